@@ -1,0 +1,3 @@
+"""dbglog: a debug-log knowledge base and bisection assistant."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from dbglog.cli import main
+
+main()

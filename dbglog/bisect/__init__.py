@@ -1,0 +1,1 @@
+"""Bisection: pure algorithms (algorithms.py) and the sessions that drive them."""
