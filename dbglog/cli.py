@@ -1,0 +1,570 @@
+"""Command line: parse arguments, call the library, print. Nothing else lives here.
+
+Every command takes ``--json`` (stable shapes, documented in README.md). Errors the user can
+fix print one line ``dbglog: ...`` to stderr and exit 2, with ``{"error": ...}`` on stdout
+under ``--json``. Heavy modules (rich, jinja2, markdown-it) are imported only by the commands
+that need them, so ``dbglog --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from dbglog.errors import DbglogError
+
+OUTCOME_STYLE = {"worked": "green", "failed": "red", "partial": "yellow", "inconclusive": "magenta",
+                 "untested": "dim"}
+
+
+# --- plumbing -----------------------------------------------------------------------
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(f)
+
+
+def inv_option(f):
+    return click.option("-i", "--investigation", "inv_ref", metavar="ID",
+                        help="Investigation (id, id prefix or title words); default: the current one.")(f)
+
+
+def emit(as_json: bool, data, human=None) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    elif human is not None:
+        human()
+
+
+def open_records(create: bool = False, sync: bool = True):
+    from dbglog import workspace
+    from dbglog.records import Records
+
+    recs = Records(workspace.find(), create=create)
+    if sync:
+        recs.sync()
+    return recs
+
+
+def text_arg(value: str | None, what: str) -> str | None:
+    """Reject text that is not valid Unicode (undecodable bytes from the shell)."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DbglogError(f"the {what} is not valid UTF-8; pass text in UTF-8") from None
+    return value
+
+
+def stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Group(click.Group):
+    def list_commands(self, ctx):
+        return list(self.commands)  # definition order: the protocol's order
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dbglog")
+def cli():
+    """dbglog: a debug-log knowledge base and bisection assistant.
+
+    Search what was tried, record attempts, keep the key-differences table and the
+    what-to-try-next list, mirrored to reviewable markdown in logs/.
+    """
+
+
+# --- workspace ----------------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+def init(as_json):
+    """Create a workspace (.dbglog/ and logs/) at the git root or here."""
+    from dbglog import workspace
+    from dbglog.records import Records
+
+    ws = workspace.find()
+    existed = ws.exists
+    Records(ws, create=True).close()
+    data = {"workspace": str(ws.dir), "logs": str(ws.logs_dir), "created": not existed}
+    emit(as_json, data, lambda: click.echo(
+        f"{'Reinitialized' if existed else 'Initialized'} dbglog workspace in {ws.dir}"))
+
+
+@cli.command()
+@click.argument("title", required=False)
+@click.option("--symptom", default="", help="What goes wrong, as seen by the user.")
+@click.option("--file", "files", multiple=True, help="A related file (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--no-env", is_flag=True, help="Do not capture an environment snapshot.")
+@json_option
+def new(title, symptom, files, tags, no_env, as_json):
+    """Start an investigation and make it current."""
+    text_arg(title, "title")
+    text_arg(symptom, "symptom")
+    recs = open_records(create=True)
+    env = "" if no_env else environment_text()
+    inv = recs.new(title or "", symptom=symptom, files=files, tags=tags, environment=env)
+    data = inv.to_dict() | {"path": recs.path_for(inv.id)}
+    emit(as_json, data, lambda: click.echo(f"{inv.id}  {inv.title}\n  -> {recs.path_for(inv.id)}"))
+
+
+def environment_text() -> str:
+    try:
+        from dbglog import envinfo
+    except ImportError:  # the runner's probes are optional at this layer
+        return ""
+    return "\n".join(envinfo.markdown_lines(envinfo.collect()))
+
+
+@cli.command("list")
+@click.option("--status", type=click.Choice(["open", "resolved", "wontfix"]), help="Only this status.")
+@json_option
+def list_(status, as_json):
+    """List investigations, most recently updated first."""
+    recs = open_records()
+    rows = recs.store.summaries(status)
+    cur = recs.current()
+    for r in rows:
+        r["current"] = r["id"] == cur
+
+    def human():
+        if not rows:
+            click.echo("No investigations yet: `dbglog new TITLE` starts one.")
+        for r in rows:
+            mark = "*" if r["current"] else " "
+            click.echo(f"{mark} {r['id']:<44} {r['status']:<8} {r['attempts']:>3} att  {r['title']}")
+
+    emit(as_json, rows, human)
+
+
+@cli.command()
+@click.argument("ref", required=False)
+@click.option("--markdown", is_flag=True, help="Print the markdown mirror file.")
+@json_option
+def show(ref, markdown, as_json):
+    """Show an investigation (default: the current one)."""
+    recs = open_records()
+    inv_id = recs.resolve(ref)
+    inv = recs.store.load(inv_id)
+    if markdown and not as_json:
+        click.echo((recs.ws.root / recs.path_for(inv_id)).read_text(encoding="utf-8"), nl=False)
+        return
+    emit(as_json, inv.to_dict() | {"path": recs.path_for(inv_id)}, lambda: render_show(inv, recs.path_for(inv_id)))
+
+
+def render_show(inv, path: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(highlight=False)
+    con.print(f"[bold]{escape(inv.title)}[/bold]  [dim]{inv.id}[/dim]")
+    con.print(f"Status: [bold]{inv.status}[/bold]   Tags: {escape(', '.join(inv.tags)) or '-'}   File: {path}")
+    for label, value in (("Symptom", inv.symptom), ("Environment", inv.environment),
+                         ("Related files", "\n".join(inv.related_files)), ("Root cause", inv.root_cause)):
+        if value:
+            con.print(f"[bold]{label}:[/bold] {escape(value)}")
+    for a in inv.attempts:
+        style = OUTCOME_STYLE.get(a.outcome, "")
+        con.print(f"\n[bold]Attempt {a.number}[/bold]: {escape(a.title)}  [{style}]{a.outcome}[/{style}]")
+        for label, value in (("Hypothesis", a.hypothesis), ("Did", a.did), ("Result", a.result),
+                             ("Conclusion", a.conclusion)):
+            if value:
+                con.print(f"  [dim]{label}:[/dim] {escape(value)}")
+    if inv.differences:
+        t = Table(title="Key differences", title_justify="left")
+        for col in ("#", "Factor", inv.labels[0], inv.labels[1], "Status"):
+            t.add_column(escape(col))
+        for d in inv.differences:
+            t.add_row(str(d.position), escape(d.factor), escape(d.working), escape(d.broken), d.status)
+        con.print()
+        con.print(t)
+    if inv.next_steps:
+        con.print("\n[bold]What to try next[/bold]")
+        for s in inv.next_steps:
+            mark = {"todo": "[ ]", "done": "[x]", "dropped": "[-]"}[s.status]
+            extra = f" — {escape(s.detail)}" if s.detail else ""
+            done = f" (Attempt {s.attempt})" if s.attempt else ""
+            con.print(f"  {s.position}. {escape(mark)} {escape(s.text)}{extra}{done}")
+
+
+@cli.command()
+@click.argument("ref")
+@json_option
+def use(ref, as_json):
+    """Make an investigation the current one."""
+    recs = open_records()
+    inv_id = recs.use(ref)
+    emit(as_json, {"current": inv_id}, lambda: click.echo(f"Now on {inv_id}"))
+
+
+@cli.command()
+@click.argument("args", nargs=-1, required=True, metavar="[ID] open|resolved|wontfix")
+@click.option("--root-cause", help="What the bug turned out to be.")
+@json_option
+def status(args, root_cause, as_json):
+    """Set an investigation's status (and root cause)."""
+    if len(args) > 2:
+        raise DbglogError("usage: dbglog status [ID] open|resolved|wontfix [--root-cause TEXT]")
+    ref, st = (None, args[0]) if len(args) == 1 else args
+    text_arg(root_cause, "root cause")
+    recs = open_records()
+    inv = recs.set_status(recs.resolve(ref), st, root_cause)
+    emit(as_json, {"id": inv.id, "status": inv.status, "root_cause": inv.root_cause},
+         lambda: click.echo(f"{inv.id}: {inv.status}"))
+
+
+# --- attempts -----------------------------------------------------------------------
+
+
+@cli.group()
+def attempt():
+    """Record and browse numbered attempts."""
+
+
+def edit_attempt_in_editor(initial: dict) -> dict:
+    """Open $EDITOR on the attempt template; return the fields the user filled in."""
+    from dbglog import mirror
+
+    lines = ["# Fill in the fields; lines starting with '#' are ignored. Save and quit to record.", ""]
+    for key, label in (("title", "Title"), ("hypothesis", "Hypothesis"), ("did", "What you did"),
+                       ("result", "Result"), ("conclusion", "Conclusion"), ("outcome", "Outcome")):
+        lines += [f"**{label}:** {initial.get(key) or ''}".rstrip(), ""]
+    edited = click.edit("\n".join(lines), extension=".md")
+    if edited is None:
+        raise DbglogError("editor closed without saving; nothing recorded")
+    body = [ln for ln in edited.split("\n") if not ln.startswith("# ")]
+    labels = {"Title": "title", "Hypothesis": "hypothesis", "What you did": "did", "Result": "result",
+              "Conclusion": "conclusion", "Outcome": "outcome"}
+    vals, _ = mirror.scan_fields(body, labels)
+    return {k: v for k, v in vals.items() if v}
+
+
+@attempt.command("add")
+@click.argument("title", required=False)
+@click.option("--hypothesis", "-H", help="What you think is going on.")
+@click.option("--did", "-d", help="What you did (command, change).")
+@click.option("--result", "-r", help="What happened.")
+@click.option("--conclusion", "-c", help="What it tells you.")
+@click.option("--outcome", "-o", help="worked | failed | partial | inconclusive | untested")
+@click.option("--run", "runs", multiple=True, help="Link a run id (repeatable).")
+@inv_option
+@json_option
+def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_ref, as_json):
+    """Record an attempt. Opens $EDITOR for missing fields when run from a terminal."""
+    fields = {"title": title, "hypothesis": hypothesis, "did": did, "result": result,
+              "conclusion": conclusion, "outcome": outcome}
+    for k, v in fields.items():
+        text_arg(v, k)
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    if any(fields[k] is None for k in ("hypothesis", "did", "result", "conclusion")) and stdin_is_tty() \
+            and os.environ.get("DBGLOG_NO_EDITOR") != "1" and not as_json:
+        fields.update(edit_attempt_in_editor(fields))
+    a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
+                         outcome=fields["outcome"] or None, runs=runs)
+    data = a.to_dict() | {"investigation": inv_id}
+    emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({a.outcome})"))
+
+
+@attempt.command("edit")
+@click.argument("number", type=int)
+@click.option("--title")
+@click.option("--hypothesis", "-H")
+@click.option("--did", "-d")
+@click.option("--result", "-r")
+@click.option("--conclusion", "-c")
+@click.option("--outcome", "-o")
+@inv_option
+@json_option
+def attempt_edit(number, title, hypothesis, did, result, conclusion, outcome, inv_ref, as_json):
+    """Change fields of attempt NUMBER."""
+    fields = dict(title=title, hypothesis=hypothesis, did=did, result=result, conclusion=conclusion,
+                  outcome=outcome)
+    for k, v in fields.items():
+        text_arg(v, k)
+    if all(v is None for v in fields.values()):
+        raise DbglogError("nothing to change: pass --title, --hypothesis, --did, --result, --conclusion or --outcome")
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    a = recs.edit_attempt(inv_id, number, **fields)
+    emit(as_json, a.to_dict() | {"investigation": inv_id},
+         lambda: click.echo(f"Attempt {a.number} updated in {inv_id}"))
+
+
+@attempt.command("list")
+@inv_option
+@json_option
+def attempt_list(inv_ref, as_json):
+    """List the attempts of an investigation."""
+    recs = open_records()
+    inv = recs.store.load(recs.resolve(inv_ref))
+    data = [a.to_dict() | {"investigation": inv.id} for a in inv.attempts]
+
+    def human():
+        for a in inv.attempts:
+            click.echo(f"{a.number:>3}. [{a.outcome}] {a.title or a.did.splitlines()[0] if (a.title or a.did) else ''}")
+
+    emit(as_json, data, human)
+
+
+# --- key differences ----------------------------------------------------------------
+
+
+@cli.group()
+def diff():
+    """The key-differences table: working case vs broken case."""
+
+
+def _labels(working_label, broken_label):
+    text_arg(working_label, "column label")
+    text_arg(broken_label, "column label")
+    return (working_label, broken_label)
+
+
+@diff.command("add")
+@click.argument("factor")
+@click.argument("working")
+@click.argument("broken")
+@click.option("--working-label", help="Column label of the working case, e.g. 'Repro (works)'.")
+@click.option("--broken-label", help="Column label of the broken case, e.g. 'Actual (hangs)'.")
+@click.option("--status", default="untested", help="untested | ruled-out | culprit")
+@click.option("--apply", "apply_", default="", help="How to switch it: env:NAME=VALUE, arg:TEXT, config:FILE:KEY=VALUE")
+@inv_option
+@json_option
+def diff_add(factor, working, broken, working_label, broken_label, status, apply_, inv_ref, as_json):
+    """Add a row: FACTOR, its value in the WORKING case and in the BROKEN case."""
+    for v, what in ((factor, "factor"), (working, "working value"), (broken, "broken value")):
+        text_arg(v, what)
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    d = recs.diff_add(inv_id, factor, working, broken, labels=_labels(working_label, broken_label),
+                      status=status, apply=apply_)
+    emit(as_json, d.to_dict() | {"investigation": inv_id},
+         lambda: click.echo(f"Difference {d.position} added: {d.factor}"))
+
+
+@diff.command("set")
+@click.argument("factor", required=False, default="")
+@click.option("--working", help="New value in the working case.")
+@click.option("--broken", help="New value in the broken case.")
+@click.option("--status", help="untested | ruled-out | culprit")
+@click.option("--apply", "apply_", help="How to switch it (env:..., arg:..., config:...).")
+@click.option("--working-label")
+@click.option("--broken-label")
+@inv_option
+@json_option
+def diff_set(factor, working, broken, status, apply_, working_label, broken_label, inv_ref, as_json):
+    """Change a row (by factor name or number) or the column labels."""
+    if not factor and working_label is None and broken_label is None:
+        raise DbglogError("name a factor (or its number), or pass --working-label/--broken-label")
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    d = recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply_,
+                      labels=_labels(working_label, broken_label))
+    inv = recs.store.load(inv_id)
+    data = (d.to_dict() if d else {}) | {"investigation": inv_id,
+                                         "labels": {"working": inv.labels[0], "broken": inv.labels[1]}}
+    emit(as_json, data, lambda: click.echo(f"Updated {d.factor}" if d else "Labels updated"))
+
+
+@diff.command("list")
+@inv_option
+@json_option
+def diff_list(inv_ref, as_json):
+    """Show the key-differences table."""
+    recs = open_records()
+    inv = recs.store.load(recs.resolve(inv_ref))
+    data = {"investigation": inv.id, "labels": {"working": inv.labels[0], "broken": inv.labels[1]},
+            "rows": [d.to_dict() for d in inv.differences]}
+
+    def human():
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        t = Table()
+        for col in ("#", "Factor", inv.labels[0], inv.labels[1], "Status"):
+            t.add_column(escape(col))
+        for d in inv.differences:
+            t.add_row(str(d.position), escape(d.factor), escape(d.working), escape(d.broken), d.status)
+        Console().print(t)
+
+    emit(as_json, data, human)
+
+
+# --- what to try next ---------------------------------------------------------------
+
+
+@cli.group("next")
+def next_():
+    """The prioritised what-to-try-next list."""
+
+
+@next_.command("add")
+@click.argument("text")
+@click.option("--detail", default="", help="Why, or how.")
+@click.option("--at", "position", type=int, help="Insert at this position (default: the end).")
+@inv_option
+@json_option
+def next_add(text, detail, position, inv_ref, as_json):
+    """Add an idea to try."""
+    text_arg(text, "step")
+    text_arg(detail, "detail")
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    s = recs.next_add(inv_id, text, detail, position)
+    emit(as_json, s.to_dict() | {"investigation": inv_id}, lambda: click.echo(f"{s.position}. {s.text}"))
+
+
+def _mark(ref, status, attempt_no, inv_ref, as_json):
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    s = recs.next_mark(inv_id, ref, status, attempt_no)
+    emit(as_json, s.to_dict() | {"investigation": inv_id}, lambda: click.echo(f"{s.position}. {s.text}: {s.status}"))
+
+
+@next_.command("done")
+@click.argument("ref")
+@click.option("--attempt", "attempt_no", type=int, help="The attempt that did it.")
+@inv_option
+@json_option
+def next_done(ref, attempt_no, inv_ref, as_json):
+    """Check off a step (by number or words)."""
+    _mark(ref, "done", attempt_no, inv_ref, as_json)
+
+
+@next_.command("drop")
+@click.argument("ref")
+@inv_option
+@json_option
+def next_drop(ref, inv_ref, as_json):
+    """Drop a step that is no longer worth trying."""
+    _mark(ref, "dropped", None, inv_ref, as_json)
+
+
+@next_.command("move")
+@click.argument("ref")
+@click.argument("to", type=int)
+@inv_option
+@json_option
+def next_move(ref, to, inv_ref, as_json):
+    """Move a step to position TO."""
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    s = recs.next_move(inv_id, ref, to)
+    emit(as_json, s.to_dict() | {"investigation": inv_id}, lambda: click.echo(f"{s.position}. {s.text}"))
+
+
+@next_.command("list")
+@inv_option
+@json_option
+def next_list(inv_ref, as_json):
+    """Show the what-to-try-next list."""
+    recs = open_records()
+    inv = recs.store.load(recs.resolve(inv_ref))
+
+    def human():
+        for s in inv.next_steps:
+            mark = {"todo": "[ ]", "done": "[x]", "dropped": "[-]"}[s.status]
+            click.echo(f"{s.position}. {mark} {s.text}" + (f" — {s.detail}" if s.detail else ""))
+
+    emit(as_json, [s.to_dict() for s in inv.next_steps], human)
+
+
+# --- mirror -------------------------------------------------------------------------
+
+
+@cli.command("sync")
+@click.option("--resolve", "resolve", multiple=True, metavar="PATH",
+              help="After merging a conflict by hand: take this file as the truth.")
+@json_option
+def sync_cmd(resolve, as_json):
+    """Import edits made to logs/ outside dbglog (runs before every command anyway)."""
+    recs = open_records(sync=False)
+    rels = set()
+    for p in resolve:
+        path = os.path.abspath(p)
+        try:
+            rels.add(os.path.relpath(path, recs.ws.root))
+        except ValueError:
+            raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}") from None
+    report = recs.sync(resolve=rels, force=True)
+    data = report.to_dict()
+
+    def human():
+        for k in ("imported", "added", "missing"):
+            for p in data[k]:
+                click.echo(f"{k:<9} {p}")
+        for a, b in report.moved:
+            click.echo(f"moved     {a} -> {b}")
+        if not report.changed and not report.missing:
+            click.echo("Up to date.")
+
+    emit(as_json, data, human)
+
+
+@cli.command()
+@json_option
+def export(as_json):
+    """Re-render every investigation's markdown file."""
+    recs = open_records()
+    paths = []
+    with recs.store.write():
+        for inv_id in recs.store.ids():
+            paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
+    emit(as_json, {"written": paths}, lambda: click.echo(f"Rendered {len(paths)} file(s) in logs/"))
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the throwaway workspace and print its path.")
+@json_option
+def demo(keep, as_json):
+    """Build a throwaway workspace with a realistic investigation and show it."""
+    from dbglog.demo import run_demo
+
+    result = run_demo(keep=keep, as_json=as_json)
+    if as_json:
+        emit(True, result)
+
+
+def main(argv=None) -> None:
+    try:
+        cli.main(args=argv, prog_name="dbglog", standalone_mode=False)
+    except DbglogError as e:
+        _fail(str(e), e.exit_code, argv)
+    except click.exceptions.Abort:
+        click.echo("dbglog: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        _fail(e.format_message().replace("\n", " ") + hint, 2, argv)
+    except KeyboardInterrupt:
+        click.echo("dbglog: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug of ours: say so in one line, traceback on request
+        if os.environ.get("DBGLOG_DEBUG"):
+            raise
+        _fail(f"internal error: {type(e).__name__}: {e} (set DBGLOG_DEBUG=1 for the traceback)", 1, argv)
+    sys.exit(0)
+
+
+def _fail(message: str, code: int, argv) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if "--json" in args:
+        click.echo(json.dumps({"error": message}))
+    click.echo(f"dbglog: {message}", err=True)
+    sys.exit(code)

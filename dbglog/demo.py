@@ -1,0 +1,89 @@
+"""`dbglog demo`: the whole loop on a throwaway workspace, so a new user sees it work in seconds."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from dbglog.records import Records
+from dbglog.workspace import Workspace
+
+
+def step(title: str, quiet: bool) -> None:
+    if not quiet:
+        click.secho(f"\n== {title}", bold=True)
+
+
+def record_investigation(recs: Records) -> str:
+    inv = recs.new(
+        "NCU profiling hangs on TMA + mbarrier kernels",
+        symptom='`ncu --set full ./bench` hangs at "==PROF== Profiling ... 0%" on the first replay pass.',
+        files=["csrc/attention/tma_kernel.cu", "scripts/profile.sh"],
+        tags=["ncu", "tma", "hang"],
+        environment="- GPU: NVIDIA H100 80GB HBM3 (sm_90)\n- Driver: 550.54.15, CUDA 12.4\n- Nsight Compute: 2024.1.1",
+    )
+    i = inv.id
+    recs.diff_add(i, "Launch context", "raw CUDA driver API", "PyTorch custom op",
+                  labels=("Repro (works)", "Actual kernel (hangs)"))
+    recs.diff_add(i, "mbarrier phases", "1", "2 (producer/consumer)")
+    recs.diff_add(i, "Replay mode", "application", "kernel")
+    recs.diff_add(i, "Sections", "--section SpeedOfLight", "--set full")
+    recs.next_add(i, "Replay mode application", "re-runs the whole program per pass; confirms kernel replay is the trigger")
+    recs.next_add(i, "Fewer sections", "bisect --set full down to the section that hangs")
+    recs.next_add(i, "cuda-gdb attach during the hang", "see which warp waits on which mbarrier phase")
+    recs.add_attempt(
+        i, title="Default kernel replay with --set full",
+        hypothesis="The hang is in our kernel, not in the profiler.",
+        did="ncu --set full --target-processes all python bench.py",
+        result="Hangs at 0% of the first pass; the kernel alone (no ncu) finishes in 3 ms.",
+        conclusion="Only hangs under the profiler: replay interacts with the mbarrier protocol.",
+        outcome="failed")
+    recs.add_attempt(
+        i, title="Application replay instead of kernel replay",
+        hypothesis="Kernel replay restores memory but not the mbarrier phase bits, so the consumer waits forever.",
+        did="ncu --replay-mode application --set full python bench.py",
+        result="Completes all 38 passes in 4 min; metrics look sane.",
+        conclusion="Kernel replay is the trigger: mbarrier state is not part of the saved/restored memory.",
+        outcome="worked")
+    recs.next_mark(i, "1", "done", attempt=2)
+    recs.diff_set(i, "Replay mode", status="culprit")
+    recs.diff_set(i, "Launch context", status="ruled-out")
+    recs.add_attempt(
+        i, title="Only SpeedOfLight section under kernel replay",
+        hypothesis="A single-pass section needs no replay, so it cannot hang.",
+        did="ncu --section SpeedOfLight python bench.py",
+        result="Works (1 pass).",
+        conclusion="Consistent with replay being the trigger.",
+        outcome="worked")
+    recs.next_mark(i, "Fewer sections", "done", attempt=3)
+    return i
+
+
+def run_demo(keep: bool = False, as_json: bool = False) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="dbglog-demo-"))
+    quiet = as_json
+    try:
+        recs = Records(Workspace(tmp / ".dbglog"), create=True)
+        step("Recording an investigation (dbglog new / diff add / next add / attempt add)", quiet)
+        inv_id = record_investigation(recs)
+        inv = recs.store.load(inv_id)
+        path = recs.ws.root / recs.path_for(inv_id)
+        if not quiet:
+            from dbglog.cli import render_show
+
+            step(f"dbglog show {inv_id}", quiet)
+            render_show(inv, recs.path_for(inv_id))
+            step(f"The reviewable markdown mirror: {path.relative_to(tmp)}", quiet)
+            click.echo(path.read_text(encoding="utf-8"))
+        result = {"workspace": str(tmp) if keep else None, "investigation": inv.to_dict(),
+                  "markdown_path": str(path.relative_to(tmp))}
+        recs.close()
+        if keep and not quiet:
+            click.echo(f"Workspace kept at {tmp}")
+        return result
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)

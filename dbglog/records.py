@@ -1,0 +1,327 @@
+"""The record-keeping operations: each is one transaction plus a re-render of the mirror file.
+
+Order inside every write (all under ``BEGIN IMMEDIATE``):
+sync edits from `logs/` -> change rows -> render -> atomic file write -> record baseline -> COMMIT.
+A kill before the rename leaves the old file and rolls the database back; a kill between the
+rename and the commit leaves a file that is ahead of the database, which the next command's
+sync imports (its hash differs from the baseline and the database revision did not move).
+Either way nothing is torn and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from dbglog import mirror, model, sync
+from dbglog.errors import DbglogError
+from dbglog.model import Attempt, Difference, Investigation, NextStep
+from dbglog.store import Store
+from dbglog.workspace import Workspace
+
+CURRENT = "current"
+
+
+def atomic_write(path: Path, data: bytes) -> os.stat_result:
+    """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+    return path.stat()
+
+
+class Records:
+    """An open workspace: store + mirror. One per command."""
+
+    def __init__(self, ws: Workspace, *, create: bool = False):
+        if not ws.exists:
+            if not create:
+                raise DbglogError(
+                    f"no dbglog workspace here (looked for .dbglog/ up from {Path.cwd()}); run `dbglog init`"
+                )
+            ws.create()
+        self.ws = ws
+        self.store = Store(ws.db_path)
+        self.last_sync: sync.SyncReport | None = None
+        self._clean_temp_files()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _clean_temp_files(self) -> None:
+        # Leftovers of a writer killed before its rename; the real file is intact.
+        try:
+            for e in os.scandir(self.ws.logs_dir):
+                if e.name.startswith(".") and e.name.endswith(".tmp"):
+                    os.unlink(e.path)
+        except FileNotFoundError:
+            pass
+
+    # --- sync -----------------------------------------------------------------------
+
+    def sync(self, resolve: set[str] | None = None, force: bool = False) -> sync.SyncReport:
+        """Import outside edits. Cheap when nothing changed (a stat pass, no transaction)."""
+        if not force and not resolve and not sync.is_stale(self.store, self.ws):
+            self.last_sync = sync.SyncReport()
+            return self.last_sync
+        with self.store.write():
+            self.last_sync = sync.sync(self.store, self.ws, resolve=resolve)
+        return self.last_sync
+
+    @contextmanager
+    def change(self, inv_id: str | None):
+        """Transaction for one change to ``inv_id``; the mirror is re-rendered before commit."""
+        with self.store.write():
+            sync.sync(self.store, self.ws)
+            yield
+            if inv_id is not None:
+                self.store.touch(inv_id, model.now_iso())
+                self.publish(inv_id)
+
+    def path_for(self, inv_id: str) -> str:
+        row = self.store.mirror_for(inv_id)
+        return row["path"] if row else f"logs/{inv_id}.md"
+
+    def publish(self, inv_id: str) -> Path:
+        inv = self.store.load(inv_id)
+        data = mirror.render(inv, self.ws.templates_dir).encode("utf-8")
+        rel = self.path_for(inv_id)
+        path = self.ws.root / rel
+        st = atomic_write(path, data)
+        self.store.set_mirror(rel, inv_id, st.st_size, st.st_mtime_ns, sync.sha256(data), self.store.rev(inv_id))
+        return path
+
+    # --- selection ------------------------------------------------------------------
+
+    def resolve(self, ref: str | None) -> str:
+        """An investigation id from an id, a unique id prefix, title words, or the current pointer."""
+        if ref is None or ref == "":
+            cur = self.store.get_meta(CURRENT)
+            if cur and self.store.exists(cur):
+                return cur
+            raise DbglogError("no current investigation: pass an ID or run `dbglog use ID` (see `dbglog list`)")
+        if self.store.exists(ref):
+            return ref
+        rows = self.store.title_rows()
+        by_prefix = [i for i, _ in rows if i.startswith(ref)]
+        if len(by_prefix) == 1:
+            return by_prefix[0]
+        if not by_prefix:
+            words = re.findall(r"\w+", ref.casefold())
+            if words:
+                by_prefix = [i for i, t in rows
+                             if all(any(tw.startswith(w) for tw in re.findall(r"\w+", t.casefold())) for w in words)]
+            if len(by_prefix) == 1:
+                return by_prefix[0]
+        if not by_prefix:
+            raise DbglogError(f"unknown investigation {ref!r} (see `dbglog list`)")
+        shown = ", ".join(sorted(by_prefix)[:5]) + (" ..." if len(by_prefix) > 5 else "")
+        raise DbglogError(f"{ref!r} matches {len(by_prefix)} investigations ({shown}); give more of the id")
+
+    # --- investigations -------------------------------------------------------------
+
+    def new(self, title: str, *, symptom: str = "", files=(), tags=(), environment: str = "") -> Investigation:
+        title = model.check_title(title)
+        tags = [model.check_cell(t, "tag") for t in tags if t.strip()]
+        now = model.now_iso()
+        inv = Investigation(id=model.new_id(title), title=title, symptom=symptom.strip(),
+                            environment=environment.strip(), related_files=[f.strip() for f in files if f.strip()],
+                            tags=tags, created=now, updated=now)
+        with self.store.write():
+            sync.sync(self.store, self.ws)
+            while self.store.exists(inv.id):
+                inv.id = model.new_id(title)
+            self.store.insert_investigation(inv)
+            self.store.set_meta(CURRENT, inv.id)
+            self.publish(inv.id)
+        return self.store.load(inv.id)
+
+    def use(self, ref: str) -> str:
+        inv_id = self.resolve(ref)
+        with self.store.write():
+            self.store.set_meta(CURRENT, inv_id)
+        return inv_id
+
+    def current(self) -> str | None:
+        return self.store.get_meta(CURRENT)
+
+    def set_status(self, inv_id: str, status: str, root_cause: str | None = None) -> Investigation:
+        status = model.check_choice(status, model.STATUSES, "status")
+        with self.change(inv_id):
+            fields = {"status": status}
+            if root_cause is not None:
+                fields["root_cause"] = root_cause.strip()
+            self.store.update_fields(inv_id, **fields)
+        return self.store.load(inv_id)
+
+    def edit(self, inv_id: str, **fields) -> Investigation:
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if "title" in fields:
+            fields["title"] = model.check_title(fields["title"])
+        with self.change(inv_id):
+            if fields:
+                self.store.update_fields(inv_id, **fields)
+        return self.store.load(inv_id)
+
+    # --- attempts -------------------------------------------------------------------
+
+    def add_attempt(self, inv_id: str, *, title: str = "", hypothesis: str = "", did: str = "",
+                    result: str = "", conclusion: str = "", outcome: str | None = None,
+                    runs=()) -> Attempt:
+        title = (title or "").strip()
+        if "\n" in title:
+            raise DbglogError("the attempt title must be one line")
+        if not (title or hypothesis.strip() or did.strip()):
+            raise DbglogError("an attempt needs at least a title, --hypothesis or --did")
+        if outcome is None:
+            outcome = "inconclusive" if result.strip() else "untested"
+        outcome = model.check_choice(outcome, model.OUTCOMES, "outcome")
+        with self.change(inv_id):
+            number = self.store.next_attempt_number(inv_id)
+            a = Attempt(number=number, title=title, hypothesis=hypothesis.strip(), did=did.strip(),
+                        result=result.strip(), conclusion=conclusion.strip(), outcome=outcome,
+                        created=model.now_iso(), runs=list(runs))
+            self.store.upsert_attempt(inv_id, a)
+        return a
+
+    def edit_attempt(self, inv_id: str, number: int, **fields) -> Attempt:
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if "outcome" in fields:
+            fields["outcome"] = model.check_choice(fields["outcome"], model.OUTCOMES, "outcome")
+        if "\n" in fields.get("title", ""):
+            raise DbglogError("the attempt title must be one line")
+        with self.change(inv_id):
+            a = self.store.get_attempt(inv_id, number)
+            for k, v in fields.items():
+                setattr(a, k, v.strip() if isinstance(v, str) else v)
+            self.store.upsert_attempt(inv_id, a)
+        return a
+
+    # --- key differences ------------------------------------------------------------
+
+    def diff_add(self, inv_id: str, factor: str, working: str, broken: str, *,
+                 labels: tuple[str | None, str | None] = (None, None), status: str = "untested",
+                 apply: str = "") -> Difference:
+        factor = model.check_cell(factor, "factor")
+        if not factor:
+            raise DbglogError("empty factor: name what differs (e.g. 'Launch context')")
+        status = model.check_choice(status, model.DIFF_STATUSES, "difference status")
+        with self.change(inv_id):
+            inv = self.store.load(inv_id)
+            if any(d.factor.casefold() == factor.casefold() for d in inv.differences):
+                raise DbglogError(f"factor {factor!r} is already in the table; use `dbglog diff set`")
+            self._set_labels(inv_id, labels)
+            d = Difference(position=len(inv.differences) + 1, factor=factor,
+                           working=model.check_cell(working, "working value"),
+                           broken=model.check_cell(broken, "broken value"), status=status,
+                           apply=model.check_cell(apply, "apply spec"))
+            self.store.set_differences(inv_id, inv.differences + [d])
+        return d
+
+    def _set_labels(self, inv_id: str, labels) -> None:
+        lw, lb = labels
+        if lw is not None:
+            self.store.update_fields(inv_id, label_working=model.check_cell(lw, "column label") or "Working")
+        if lb is not None:
+            self.store.update_fields(inv_id, label_broken=model.check_cell(lb, "column label") or "Broken")
+
+    def diff_set(self, inv_id: str, factor: str, *, working=None, broken=None, status=None, apply=None,
+                 labels=(None, None)) -> Difference | None:
+        with self.change(inv_id):
+            inv = self.store.load(inv_id)
+            self._set_labels(inv_id, labels)
+            if not factor:
+                return None
+            d = self._find_diff(inv, factor)
+            if working is not None:
+                d.working = model.check_cell(working, "working value")
+            if broken is not None:
+                d.broken = model.check_cell(broken, "broken value")
+            if status is not None:
+                d.status = model.check_choice(status, model.DIFF_STATUSES, "difference status")
+            if apply is not None:
+                d.apply = model.check_cell(apply, "apply spec")
+            self.store.set_differences(inv_id, inv.differences)
+        return d
+
+    @staticmethod
+    def _find_diff(inv: Investigation, factor: str) -> Difference:
+        if factor.isdigit() and 1 <= int(factor) <= len(inv.differences):
+            return inv.differences[int(factor) - 1]
+        hits = [d for d in inv.differences if d.factor.casefold() == factor.casefold()] or \
+               [d for d in inv.differences if d.factor.casefold().startswith(factor.casefold())]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise DbglogError(f"no factor {factor!r} in the differences table (see `dbglog diff list`)")
+        raise DbglogError(f"{factor!r} matches several factors: {', '.join(d.factor for d in hits)}")
+
+    # --- what to try next -----------------------------------------------------------
+
+    def next_add(self, inv_id: str, text: str, detail: str = "", position: int | None = None) -> NextStep:
+        text = model.check_cell(text, "step")
+        if not text:
+            raise DbglogError("empty step: say what to try")
+        with self.change(inv_id):
+            steps = self.store.load(inv_id).next_steps
+            step = NextStep(position=0, text=text, detail=model.check_cell(detail, "detail"))
+            idx = len(steps) if position is None else max(0, min(len(steps), position - 1))
+            steps.insert(idx, step)
+            self.store.set_next_steps(inv_id, steps)
+            step.position = idx + 1
+        return step
+
+    def next_mark(self, inv_id: str, ref: str, status: str, attempt: int | None = None) -> NextStep:
+        with self.change(inv_id):
+            steps = self.store.load(inv_id).next_steps
+            step = self._find_step(steps, ref)
+            step.status = status
+            if attempt is not None:
+                self.store.get_attempt(inv_id, attempt)  # must exist
+                step.attempt = attempt
+            self.store.set_next_steps(inv_id, steps)
+        return step
+
+    def next_move(self, inv_id: str, ref: str, to: int) -> NextStep:
+        with self.change(inv_id):
+            steps = self.store.load(inv_id).next_steps
+            step = self._find_step(steps, ref)
+            steps.remove(step)
+            idx = max(0, min(len(steps), to - 1))
+            steps.insert(idx, step)
+            self.store.set_next_steps(inv_id, steps)
+            step.position = idx + 1
+        return step
+
+    @staticmethod
+    def _find_step(steps: list[NextStep], ref: str) -> NextStep:
+        if ref.isdigit():
+            n = int(ref)
+            if 1 <= n <= len(steps):
+                return steps[n - 1]
+            raise DbglogError(f"no step {n} (the list has {len(steps)}; see `dbglog next list`)")
+        hits = [s for s in steps if ref.casefold() in s.text.casefold()]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise DbglogError(f"no step matches {ref!r} (see `dbglog next list`)")
+        raise DbglogError(f"{ref!r} matches {len(hits)} steps; use the step number")

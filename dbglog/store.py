@@ -1,0 +1,370 @@
+"""SQLite storage: schema, migrations, transactions, and row <-> model conversion.
+
+The hot path uses the stdlib ``sqlite3`` connection directly (importing sqlite-utils costs
+~125 ms, more than a whole ``attempt add`` should). sqlite-utils owns the schema: its
+``Migrations`` run only when ``PRAGMA user_version`` says the file is behind, so a normal
+command never imports it.
+
+Writers take ``BEGIN IMMEDIATE`` so numbering (``max(number)+1``) and the mirror write that
+follows are serialised across processes; WAL keeps readers unblocked.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+from dbglog.errors import DbglogError
+from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+
+# Bump when a migration is added to ``_migrations()``; compared with PRAGMA user_version.
+SCHEMA_VERSION = 1
+
+
+def _migrations():
+    from sqlite_utils.migrations import Migrations
+
+    m = Migrations("dbglog")
+
+    @m(name="0001_core")
+    def core(db):
+        db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS investigations (
+              id TEXT PRIMARY KEY,
+              title TEXT NOT NULL,
+              status TEXT NOT NULL DEFAULT 'open',
+              symptom TEXT NOT NULL DEFAULT '',
+              environment TEXT NOT NULL DEFAULT '',
+              related_files TEXT NOT NULL DEFAULT '[]',
+              tags TEXT NOT NULL DEFAULT '[]',
+              root_cause TEXT NOT NULL DEFAULT '',
+              created TEXT NOT NULL DEFAULT '',
+              updated TEXT NOT NULL DEFAULT '',
+              label_working TEXT NOT NULL DEFAULT 'Working',
+              label_broken TEXT NOT NULL DEFAULT 'Broken',
+              sections TEXT NOT NULL DEFAULT '[]',
+              rev INTEGER NOT NULL DEFAULT 1
+            );
+            CREATE TABLE IF NOT EXISTS attempts (
+              id INTEGER PRIMARY KEY,
+              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+              number INTEGER NOT NULL,
+              title TEXT NOT NULL DEFAULT '',
+              hypothesis TEXT NOT NULL DEFAULT '',
+              did TEXT NOT NULL DEFAULT '',
+              result TEXT NOT NULL DEFAULT '',
+              conclusion TEXT NOT NULL DEFAULT '',
+              outcome TEXT NOT NULL DEFAULT 'untested',
+              created TEXT NOT NULL DEFAULT '',
+              runs TEXT NOT NULL DEFAULT '[]',
+              UNIQUE (investigation_id, number)
+            );
+            CREATE TABLE IF NOT EXISTS differences (
+              id INTEGER PRIMARY KEY,
+              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+              position INTEGER NOT NULL,
+              factor TEXT NOT NULL,
+              working TEXT NOT NULL DEFAULT '',
+              broken TEXT NOT NULL DEFAULT '',
+              status TEXT NOT NULL DEFAULT 'untested',
+              apply TEXT NOT NULL DEFAULT ''
+            );
+            CREATE INDEX IF NOT EXISTS differences_inv ON differences(investigation_id, position);
+            CREATE TABLE IF NOT EXISTS next_steps (
+              id INTEGER PRIMARY KEY,
+              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+              position INTEGER NOT NULL,
+              text TEXT NOT NULL,
+              detail TEXT NOT NULL DEFAULT '',
+              status TEXT NOT NULL DEFAULT 'todo',
+              attempt INTEGER
+            );
+            CREATE INDEX IF NOT EXISTS next_steps_inv ON next_steps(investigation_id, position);
+            -- What dbglog last wrote (or imported) for each mirror file: the sync baseline.
+            CREATE TABLE IF NOT EXISTS mirror_files (
+              path TEXT PRIMARY KEY,
+              investigation_id TEXT NOT NULL,
+              size INTEGER NOT NULL,
+              mtime_ns INTEGER NOT NULL,
+              sha256 TEXT NOT NULL,
+              rev INTEGER NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS mirror_files_inv ON mirror_files(investigation_id);
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+            """
+        )
+
+    return m
+
+
+def _check_migrations_match():
+    # Guard against bumping one without the other.
+    assert len(_migrations()._migrations) == SCHEMA_VERSION
+
+
+class Store:
+    def __init__(self, db_path: Path):
+        self.path = db_path
+        try:
+            self.conn = sqlite3.connect(str(db_path), timeout=60, isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA busy_timeout = 60000")
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA recursive_triggers = ON")  # FTS delete triggers on upsert
+            if version < SCHEMA_VERSION:
+                self._migrate()
+            elif version > SCHEMA_VERSION:
+                raise DbglogError(
+                    f"{db_path} was written by a newer dbglog (schema {version}); upgrade dbglog"
+                )
+        except sqlite3.DatabaseError as e:
+            raise DbglogError(
+                f"the database {db_path} is unreadable ({e}); move it aside and run "
+                "`dbglog reindex --force` to rebuild it from logs/"
+            ) from None
+
+    def _migrate(self) -> None:
+        import sqlite_utils
+
+        self.conn.execute("BEGIN IMMEDIATE")  # one migrator at a time
+        try:
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                self.conn.execute("COMMIT")
+                db = sqlite_utils.Database(self.conn)
+                _migrations().apply(db)
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            else:
+                self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- transactions ---------------------------------------------------------------
+
+    @contextmanager
+    def write(self):
+        """One serialised write transaction (nested calls join the outer one)."""
+        if self.conn.in_transaction:
+            yield self.conn
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    def q(self, sql: str, *args):
+        return self.conn.execute(sql, args)
+
+    # --- meta -----------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.q("SELECT value FROM meta WHERE key = ?", key).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.q("DELETE FROM meta WHERE key = ?", key)
+        else:
+            self.q("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                   key, value)
+
+    # --- investigations -------------------------------------------------------------
+
+    def exists(self, inv_id: str) -> bool:
+        return self.q("SELECT 1 FROM investigations WHERE id = ?", inv_id).fetchone() is not None
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self.q("SELECT id FROM investigations ORDER BY id")]
+
+    def summaries(self, status: str | None = None) -> list[dict]:
+        sql = """SELECT i.id, i.title, i.status, i.tags, i.created, i.updated,
+                        (SELECT count(*) FROM attempts a WHERE a.investigation_id = i.id) AS attempts
+                 FROM investigations i"""
+        args: tuple = ()
+        if status:
+            sql += " WHERE i.status = ?"
+            args = (status,)
+        sql += " ORDER BY i.updated DESC, i.id"
+        out = []
+        for r in self.q(sql, *args):
+            d = dict(r)
+            d["tags"] = json.loads(d["tags"])
+            out.append(d)
+        return out
+
+    def title_rows(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.q("SELECT id, title FROM investigations")]
+
+    def rev(self, inv_id: str) -> int:
+        row = self.q("SELECT rev FROM investigations WHERE id = ?", inv_id).fetchone()
+        return row[0] if row else 0
+
+    def load(self, inv_id: str) -> Investigation:
+        r = self.q("SELECT * FROM investigations WHERE id = ?", inv_id).fetchone()
+        if r is None:
+            raise DbglogError(f"unknown investigation {inv_id!r} (see `dbglog list`)")
+        inv = Investigation(
+            id=r["id"], title=r["title"], status=r["status"], symptom=r["symptom"],
+            environment=r["environment"], related_files=json.loads(r["related_files"]),
+            tags=json.loads(r["tags"]), root_cause=r["root_cause"], created=r["created"],
+            updated=r["updated"], labels=(r["label_working"], r["label_broken"]),
+            sections=[Section(**s) for s in json.loads(r["sections"])],
+        )
+        inv.attempts = [self._attempt(a) for a in self.q(
+            "SELECT * FROM attempts WHERE investigation_id = ? ORDER BY number", inv_id)]
+        inv.differences = [Difference(position=d["position"], factor=d["factor"], working=d["working"],
+                                      broken=d["broken"], status=d["status"], apply=d["apply"])
+                           for d in self.q("SELECT * FROM differences WHERE investigation_id = ? ORDER BY position",
+                                           inv_id)]
+        inv.next_steps = [NextStep(position=s["position"], text=s["text"], detail=s["detail"],
+                                   status=s["status"], attempt=s["attempt"])
+                          for s in self.q("SELECT * FROM next_steps WHERE investigation_id = ? ORDER BY position",
+                                          inv_id)]
+        return inv
+
+    @staticmethod
+    def _attempt(a) -> Attempt:
+        return Attempt(number=a["number"], title=a["title"], hypothesis=a["hypothesis"], did=a["did"],
+                       result=a["result"], conclusion=a["conclusion"], outcome=a["outcome"],
+                       created=a["created"], runs=json.loads(a["runs"]))
+
+    def insert_investigation(self, inv: Investigation) -> None:
+        self.q(
+            """INSERT INTO investigations (id, title, status, symptom, environment, related_files, tags,
+                 root_cause, created, updated, label_working, label_broken, sections, rev)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)""",
+            inv.id, inv.title, inv.status, inv.symptom, inv.environment,
+            json.dumps(inv.related_files), json.dumps(inv.tags), inv.root_cause, inv.created,
+            inv.updated, inv.labels[0], inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]),
+        )
+        self._replace_children(inv)
+
+    def replace_investigation(self, inv: Investigation) -> None:
+        """Make the stored investigation equal to ``inv`` (used when importing an edited file).
+
+        Rows are updated in place by their natural key rather than deleted and re-inserted,
+        so row ids (and the search index built on them) stay stable.
+        """
+        if not self.exists(inv.id):
+            self.insert_investigation(inv)
+            return
+        self.q(
+            """UPDATE investigations SET title=?, status=?, symptom=?, environment=?, related_files=?,
+                 tags=?, root_cause=?, created=?, updated=?, label_working=?, label_broken=?, sections=?,
+                 rev = rev + 1 WHERE id = ?""",
+            inv.title, inv.status, inv.symptom, inv.environment, json.dumps(inv.related_files),
+            json.dumps(inv.tags), inv.root_cause, inv.created, inv.updated, inv.labels[0],
+            inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]), inv.id,
+        )
+        self._replace_children(inv)
+
+    def _replace_children(self, inv: Investigation) -> None:
+        numbers = [a.number for a in inv.attempts]
+        if len(set(numbers)) != len(numbers):
+            dup = sorted({n for n in numbers if numbers.count(n) > 1})
+            raise DbglogError(f"investigation {inv.id} has two attempts numbered {dup[0]}; renumber one")
+        for a in inv.attempts:
+            self.upsert_attempt(inv.id, a)
+        marks = ",".join("?" * len(numbers))
+        self.q(f"DELETE FROM attempts WHERE investigation_id = ? AND number NOT IN ({marks})", inv.id, *numbers)
+        self.set_differences(inv.id, inv.differences)
+        self.set_next_steps(inv.id, inv.next_steps)
+
+    def upsert_attempt(self, inv_id: str, a: Attempt) -> None:
+        self.q(
+            """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,
+                 outcome, created, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT(investigation_id, number) DO UPDATE SET title=excluded.title,
+                 hypothesis=excluded.hypothesis, did=excluded.did, result=excluded.result,
+                 conclusion=excluded.conclusion, outcome=excluded.outcome, created=excluded.created,
+                 runs=excluded.runs""",
+            inv_id, a.number, a.title, a.hypothesis, a.did, a.result, a.conclusion, a.outcome,
+            a.created, json.dumps(a.runs),
+        )
+
+    def next_attempt_number(self, inv_id: str) -> int:
+        return self.q("SELECT coalesce(max(number), 0) + 1 FROM attempts WHERE investigation_id = ?",
+                      inv_id).fetchone()[0]
+
+    def get_attempt(self, inv_id: str, number: int) -> Attempt:
+        r = self.q("SELECT * FROM attempts WHERE investigation_id = ? AND number = ?", inv_id, number).fetchone()
+        if r is None:
+            raise DbglogError(f"investigation {inv_id} has no attempt {number}")
+        return self._attempt(r)
+
+    def set_differences(self, inv_id: str, rows: list[Difference]) -> None:
+        existing = [r[0] for r in self.q(
+            "SELECT id FROM differences WHERE investigation_id = ? ORDER BY position", inv_id)]
+        for i, d in enumerate(rows):
+            args = (i + 1, d.factor, d.working, d.broken, d.status, d.apply)
+            if i < len(existing):
+                self.q("UPDATE differences SET position=?, factor=?, working=?, broken=?, status=?, apply=? "
+                       "WHERE id = ?", *args, existing[i])
+            else:
+                self.q("INSERT INTO differences (position, factor, working, broken, status, apply, "
+                       "investigation_id) VALUES (?, ?, ?, ?, ?, ?, ?)", *args, inv_id)
+        for rid in existing[len(rows):]:
+            self.q("DELETE FROM differences WHERE id = ?", rid)
+
+    def set_next_steps(self, inv_id: str, steps: list[NextStep]) -> None:
+        existing = [r[0] for r in self.q(
+            "SELECT id FROM next_steps WHERE investigation_id = ? ORDER BY position", inv_id)]
+        for i, s in enumerate(steps):
+            args = (i + 1, s.text, s.detail, s.status, s.attempt)
+            if i < len(existing):
+                self.q("UPDATE next_steps SET position=?, text=?, detail=?, status=?, attempt=? WHERE id = ?",
+                       *args, existing[i])
+            else:
+                self.q("INSERT INTO next_steps (position, text, detail, status, attempt, investigation_id) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", *args, inv_id)
+        for rid in existing[len(steps):]:
+            self.q("DELETE FROM next_steps WHERE id = ?", rid)
+
+    def touch(self, inv_id: str, when: str) -> None:
+        """Mark a change: the mirror must be re-rendered for the new revision."""
+        self.q("UPDATE investigations SET updated = ?, rev = rev + 1 WHERE id = ?", when, inv_id)
+
+    def update_fields(self, inv_id: str, **fields) -> None:
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        vals = [json.dumps(v) if isinstance(v, list) else v for v in fields.values()]
+        self.q(f"UPDATE investigations SET {cols} WHERE id = ?", *vals, inv_id)
+
+    def delete_investigation(self, inv_id: str) -> None:
+        self.q("DELETE FROM investigations WHERE id = ?", inv_id)
+        self.q("DELETE FROM mirror_files WHERE investigation_id = ?", inv_id)
+
+    # --- mirror baseline ------------------------------------------------------------
+
+    def mirror_rows(self) -> dict[str, sqlite3.Row]:
+        return {r["path"]: r for r in self.q("SELECT * FROM mirror_files")}
+
+    def mirror_for(self, inv_id: str):
+        return self.q("SELECT * FROM mirror_files WHERE investigation_id = ?", inv_id).fetchone()
+
+    def set_mirror(self, path: str, inv_id: str, size: int, mtime_ns: int, sha: str, rev: int) -> None:
+        self.q("DELETE FROM mirror_files WHERE investigation_id = ? AND path != ?", inv_id, path)
+        self.q(
+            """INSERT INTO mirror_files (path, investigation_id, size, mtime_ns, sha256, rev)
+               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET
+               investigation_id=excluded.investigation_id, size=excluded.size,
+               mtime_ns=excluded.mtime_ns, sha256=excluded.sha256, rev=excluded.rev""",
+            path, inv_id, size, mtime_ns, sha, rev,
+        )
+
+    def drop_mirror(self, path: str) -> None:
+        self.q("DELETE FROM mirror_files WHERE path = ?", path)

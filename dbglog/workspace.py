@@ -1,0 +1,89 @@
+"""Finding and creating a workspace: the `.dbglog/` directory and its `logs/` mirror.
+
+Discovery walks up from the current directory like git does; ``DBGLOG_DIR`` names the
+`.dbglog` directory explicitly. A workspace is created on first write at the git root
+(or the current directory outside git).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbglog.errors import DbglogError
+
+GITIGNORE = """\
+# Written by dbglog: the database and run outputs are local caches, never committed.
+# The markdown mirror in logs/ is the shared, reviewable record.
+*
+!.gitignore
+!config.toml
+!templates/
+!templates/**
+"""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    dir: Path  # the .dbglog directory
+
+    @property
+    def root(self) -> Path:
+        return self.dir.parent
+
+    @property
+    def db_path(self) -> Path:
+        return self.dir / "dbglog.db"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.dir / "runs"
+
+    @property
+    def config_path(self) -> Path:
+        return self.dir / "config.toml"
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.dir / "templates"
+
+    @property
+    def exists(self) -> bool:
+        return self.dir.is_dir()
+
+    def create(self) -> "Workspace":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.logs_dir.mkdir(exist_ok=True)
+        self.runs_dir.mkdir(exist_ok=True)
+        gi = self.dir / ".gitignore"
+        if not gi.exists():
+            gi.write_text(GITIGNORE)
+        return self
+
+
+def _git_root(start: Path) -> Path | None:
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    return None
+
+
+def find(cwd: Path | None = None) -> Workspace:
+    """The workspace that applies here; it may not exist yet (see ``Workspace.exists``)."""
+    env = os.environ.get("DBGLOG_DIR")
+    if env:
+        p = Path(env).expanduser()
+        if p.exists() and not p.is_dir():
+            raise DbglogError(f"DBGLOG_DIR={env} is not a directory")
+        return Workspace(p.resolve())
+    cwd = (cwd or Path.cwd()).resolve()
+    for p in (cwd, *cwd.parents):
+        if (p / ".dbglog").is_dir():
+            return Workspace(p / ".dbglog")
+    root = _git_root(cwd) or cwd
+    return Workspace(root / ".dbglog")
