@@ -19,90 +19,90 @@ from pathlib import Path
 from dbglog.errors import DbglogError
 from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
 
-# Bump when a migration is added to ``_migrations()``; compared with PRAGMA user_version.
-SCHEMA_VERSION = 1
+def _core(db) -> None:
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS investigations (
+          id TEXT PRIMARY KEY,
+          title TEXT NOT NULL,
+          status TEXT NOT NULL DEFAULT 'open',
+          symptom TEXT NOT NULL DEFAULT '',
+          environment TEXT NOT NULL DEFAULT '',
+          related_files TEXT NOT NULL DEFAULT '[]',
+          tags TEXT NOT NULL DEFAULT '[]',
+          root_cause TEXT NOT NULL DEFAULT '',
+          created TEXT NOT NULL DEFAULT '',
+          updated TEXT NOT NULL DEFAULT '',
+          label_working TEXT NOT NULL DEFAULT 'Working',
+          label_broken TEXT NOT NULL DEFAULT 'Broken',
+          sections TEXT NOT NULL DEFAULT '[]',
+          rev INTEGER NOT NULL DEFAULT 1
+        );
+        CREATE TABLE IF NOT EXISTS attempts (
+          id INTEGER PRIMARY KEY,
+          investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+          number INTEGER NOT NULL,
+          title TEXT NOT NULL DEFAULT '',
+          hypothesis TEXT NOT NULL DEFAULT '',
+          did TEXT NOT NULL DEFAULT '',
+          result TEXT NOT NULL DEFAULT '',
+          conclusion TEXT NOT NULL DEFAULT '',
+          outcome TEXT NOT NULL DEFAULT 'untested',
+          created TEXT NOT NULL DEFAULT '',
+          runs TEXT NOT NULL DEFAULT '[]',
+          UNIQUE (investigation_id, number)
+        );
+        CREATE TABLE IF NOT EXISTS differences (
+          id INTEGER PRIMARY KEY,
+          investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+          position INTEGER NOT NULL,
+          factor TEXT NOT NULL,
+          working TEXT NOT NULL DEFAULT '',
+          broken TEXT NOT NULL DEFAULT '',
+          status TEXT NOT NULL DEFAULT 'untested',
+          apply TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX IF NOT EXISTS differences_inv ON differences(investigation_id, position);
+        CREATE TABLE IF NOT EXISTS next_steps (
+          id INTEGER PRIMARY KEY,
+          investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
+          position INTEGER NOT NULL,
+          text TEXT NOT NULL,
+          detail TEXT NOT NULL DEFAULT '',
+          status TEXT NOT NULL DEFAULT 'todo',
+          attempt INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS next_steps_inv ON next_steps(investigation_id, position);
+        -- What dbglog last wrote (or imported) for each mirror file: the sync baseline.
+        CREATE TABLE IF NOT EXISTS mirror_files (
+          path TEXT PRIMARY KEY,
+          investigation_id TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          mtime_ns INTEGER NOT NULL,
+          sha256 TEXT NOT NULL,
+          rev INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS mirror_files_inv ON mirror_files(investigation_id);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+        """
+    )
+
+
+# Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
+# so a command only imports sqlite-utils when this list grew.
+MIGRATIONS = [
+    ("0001_core", _core),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def _migrations():
     from sqlite_utils.migrations import Migrations
 
     m = Migrations("dbglog")
-
-    @m(name="0001_core")
-    def core(db):
-        db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS investigations (
-              id TEXT PRIMARY KEY,
-              title TEXT NOT NULL,
-              status TEXT NOT NULL DEFAULT 'open',
-              symptom TEXT NOT NULL DEFAULT '',
-              environment TEXT NOT NULL DEFAULT '',
-              related_files TEXT NOT NULL DEFAULT '[]',
-              tags TEXT NOT NULL DEFAULT '[]',
-              root_cause TEXT NOT NULL DEFAULT '',
-              created TEXT NOT NULL DEFAULT '',
-              updated TEXT NOT NULL DEFAULT '',
-              label_working TEXT NOT NULL DEFAULT 'Working',
-              label_broken TEXT NOT NULL DEFAULT 'Broken',
-              sections TEXT NOT NULL DEFAULT '[]',
-              rev INTEGER NOT NULL DEFAULT 1
-            );
-            CREATE TABLE IF NOT EXISTS attempts (
-              id INTEGER PRIMARY KEY,
-              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
-              number INTEGER NOT NULL,
-              title TEXT NOT NULL DEFAULT '',
-              hypothesis TEXT NOT NULL DEFAULT '',
-              did TEXT NOT NULL DEFAULT '',
-              result TEXT NOT NULL DEFAULT '',
-              conclusion TEXT NOT NULL DEFAULT '',
-              outcome TEXT NOT NULL DEFAULT 'untested',
-              created TEXT NOT NULL DEFAULT '',
-              runs TEXT NOT NULL DEFAULT '[]',
-              UNIQUE (investigation_id, number)
-            );
-            CREATE TABLE IF NOT EXISTS differences (
-              id INTEGER PRIMARY KEY,
-              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
-              position INTEGER NOT NULL,
-              factor TEXT NOT NULL,
-              working TEXT NOT NULL DEFAULT '',
-              broken TEXT NOT NULL DEFAULT '',
-              status TEXT NOT NULL DEFAULT 'untested',
-              apply TEXT NOT NULL DEFAULT ''
-            );
-            CREATE INDEX IF NOT EXISTS differences_inv ON differences(investigation_id, position);
-            CREATE TABLE IF NOT EXISTS next_steps (
-              id INTEGER PRIMARY KEY,
-              investigation_id TEXT NOT NULL REFERENCES investigations(id) ON DELETE CASCADE,
-              position INTEGER NOT NULL,
-              text TEXT NOT NULL,
-              detail TEXT NOT NULL DEFAULT '',
-              status TEXT NOT NULL DEFAULT 'todo',
-              attempt INTEGER
-            );
-            CREATE INDEX IF NOT EXISTS next_steps_inv ON next_steps(investigation_id, position);
-            -- What dbglog last wrote (or imported) for each mirror file: the sync baseline.
-            CREATE TABLE IF NOT EXISTS mirror_files (
-              path TEXT PRIMARY KEY,
-              investigation_id TEXT NOT NULL,
-              size INTEGER NOT NULL,
-              mtime_ns INTEGER NOT NULL,
-              sha256 TEXT NOT NULL,
-              rev INTEGER NOT NULL
-            );
-            CREATE INDEX IF NOT EXISTS mirror_files_inv ON mirror_files(investigation_id);
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-            """
-        )
-
+    for name, fn in MIGRATIONS:
+        m(name=name)(fn)
     return m
-
-
-def _check_migrations_match():
-    # Guard against bumping one without the other.
-    assert len(_migrations()._migrations) == SCHEMA_VERSION
 
 
 class Store:
