@@ -286,10 +286,14 @@ def _read_data_comment(line: str, lines: list[str]):
     return obj.get("data")
 
 
+def _one_line_each(lines: list[str]) -> bool:
+    return not any("\n" in line or "\r" in line for line in lines)
+
+
 def diff_section_lines(inv: Investigation) -> list[str]:
     lines = render_diff_table(inv.labels, inv.differences)
     try:
-        ok = parse_diff_table(lines) == (tuple(inv.labels), inv.differences)
+        ok = _one_line_each(lines) and parse_diff_table(lines) == (tuple(inv.labels), inv.differences)
     except ValueError:
         ok = False
     if not ok:
@@ -305,7 +309,7 @@ def diff_section_lines(inv: Investigation) -> list[str]:
 
 def steps_section_lines(steps: list[NextStep]) -> list[str]:
     lines = [render_step(s) for s in steps]
-    if all(parse_step(line, s.position) == s for line, s in zip(lines, steps)):
+    if _one_line_each(lines) and all(parse_step(line, s.position) == s for line, s in zip(lines, steps)):
         return lines
     shown = [render_step(NextStep(s.position, _flat(s.text).replace("**", "") or "(untitled)",
                                   _flat(s.detail), s.status, s.attempt)) for s in steps]
@@ -316,7 +320,7 @@ def files_lines(files: list[str]) -> str:
     if not files:
         return ""
     body = [f"- `{f}`" for f in files]
-    if _parse_files(body) == files:
+    if _one_line_each(body) and _parse_files(body) == files:
         return "**Related files:**\n" + "\n".join(body) + "\n\n"
     return f"**Related files:**\n```dbglog-json\n{json.dumps(files)}\n```\n\n"
 

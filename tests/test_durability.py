@@ -1,0 +1,107 @@
+"""Concurrency and crash safety with real processes and real SIGKILL."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import cli_env, run_cli
+from dbglog import mirror
+
+ADDER = textwrap.dedent("""
+    import sys
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+    ws, inv, n, tag = Workspace(__import__('pathlib').Path(sys.argv[1])), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    recs = Records(ws)
+    for k in range(n):
+        recs.add_attempt(inv, title=f"{tag}-{k}", did="y" * int(sys.argv[5]) if len(sys.argv) > 5 else "x")
+        print(k, flush=True)
+""")
+
+
+def make_inv(workdir):
+    r = run_cli("new", "race target", "--no-env", "--json", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    return json.loads(r.stdout)
+
+
+def test_eight_writers_fifty_attempts_each(workdir):
+    inv = make_inv(workdir)
+    procs = [subprocess.Popen([sys.executable, "-c", ADDER, str(workdir / ".dbglog"), inv["id"], "50", f"p{i}"],
+                              env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for i in range(8)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()
+    con = sqlite3.connect(workdir / ".dbglog" / "dbglog.db")
+    numbers = [r[0] for r in con.execute("SELECT number FROM attempts ORDER BY number")]
+    titles = {r[0] for r in con.execute("SELECT title FROM attempts")}
+    con.close()
+    assert numbers == list(range(1, 401))
+    assert titles == {f"p{i}-{k}" for i in range(8) for k in range(50)}
+    parsed = mirror.parse((workdir / inv["path"]).read_text())
+    assert [a.number for a in parsed.attempts] == list(range(1, 401))
+    assert {a.title for a in parsed.attempts} == titles
+
+
+def _state(workdir, inv):
+    """(attempt numbers in the db, attempt numbers in the file) after a dbglog command synced them."""
+    r = run_cli("list", "--json", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(workdir / ".dbglog" / "dbglog.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db = [row[0] for row in con.execute("SELECT number FROM attempts ORDER BY number")]
+    con.close()
+    text = (workdir / inv["path"]).read_text()
+    return db, [a.number for a in mirror.parse(text).attempts]
+
+
+def test_sigkill_mid_write_never_tears(workdir):
+    inv = make_inv(workdir)
+    big = "200000"  # bytes per attempt: each render+write takes a while, so kills land inside writes
+    for round_ in range(8):
+        p = subprocess.Popen([sys.executable, "-c", ADDER, str(workdir / ".dbglog"), inv["id"], "1000",
+                              f"r{round_}", big], env=cli_env(), stdout=subprocess.PIPE)
+        # Kill right after the child reports a finished write: the next one is in flight.
+        for _ in range(1 + round_ % 3):
+            assert p.stdout.readline()
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+        db, file_ = _state(workdir, inv)
+        assert db == file_ == list(range(1, len(db) + 1))
+    assert not [n for n in os.listdir(workdir / "logs") if n.endswith(".tmp")]
+
+
+KILL_AT = textwrap.dedent("""
+    import os, signal, sys
+    import dbglog.records as records
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+    real = os.replace
+    def replace(src, dst):
+        if sys.argv[3] == "after":
+            real(src, dst)
+        os.kill(os.getpid(), signal.SIGKILL)
+    records.os.replace = replace
+    Records(Workspace(__import__('pathlib').Path(sys.argv[1]))).add_attempt(sys.argv[2], title="doomed")
+""")
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_sigkill_around_the_rename(workdir, when):
+    """Before the rename: old file, db rolled back. After: new file, db behind -> sync imports it."""
+    inv = make_inv(workdir)
+    run_cli("attempt", "add", "kept", "--did", "x", cwd=workdir)
+    p = subprocess.run([sys.executable, "-c", KILL_AT, str(workdir / ".dbglog"), inv["id"], when], env=cli_env())
+    assert p.returncode == -signal.SIGKILL
+    db, file_ = _state(workdir, inv)
+    expected = [1] if when == "before" else [1, 2]
+    assert db == file_ == expected

@@ -1,0 +1,112 @@
+"""The canonical markdown format: render and parse are exact inverses, for any content."""
+
+import string
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dbglog import mirror
+from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+
+# Text that stresses the format: markdown syntax, our own labels, fences, pipes, CR, unicode.
+NASTY = [
+    "**Result:** fake", "**Outcome:** worked", "# heading", "## Attempts", "### Attempt 9: x",
+    "```", "````py", "~~~", "---", "===", "***", "| a | b |", "|---|", "<!-- x", "-->", "<div>",
+    "- item", "1. [ ] **x** — y", "\\|", "\\", "`", "**", "\r", "\r\n", "\t", "  ", "\x00", "\u2028",
+    "é漢字🙂", "<!-- dbglog-data {} -->", "```dbglog", "```dbglog-json", "[a]: /url",
+]
+text = st.one_of(
+    st.text(max_size=40),
+    st.lists(st.one_of(st.sampled_from(NASTY), st.text(string.printable, max_size=12)), max_size=8).map("".join),
+    st.lists(st.one_of(st.sampled_from(NASTY), st.text(max_size=12)), max_size=6).map("\n".join),
+)
+long_text = st.builds(lambda t, n: (t + "\n") * n, text, st.integers(1, 30))
+field_text = st.one_of(text, long_text)
+stamp = st.sampled_from(["", "2026-11-21T09:12:03Z", "2025-01-02T03:04:05Z"])
+
+
+@st.composite
+def investigations(draw):
+    n_att = draw(st.integers(0, 4))
+    numbers = sorted(draw(st.sets(st.integers(1, 500), min_size=n_att, max_size=n_att)))
+    attempts = [
+        Attempt(number=n, title=draw(text), hypothesis=draw(field_text), did=draw(field_text),
+                result=draw(field_text), conclusion=draw(text),
+                outcome=draw(st.sampled_from(["worked", "failed", "partial", "inconclusive", "untested"])),
+                created=draw(stamp), runs=draw(st.lists(st.from_regex(r"[a-z0-9]{1,8}-[a-z0-9]{4}", fullmatch=True),
+                                                        max_size=2)))
+        for n in numbers
+    ]
+    diffs = [
+        Difference(position=i + 1, factor=draw(text), working=draw(text), broken=draw(text),
+                   status=draw(st.sampled_from(["untested", "ruled-out", "culprit"])), apply=draw(text))
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    steps = [
+        NextStep(position=i + 1, text=draw(text), detail=draw(text),
+                 status=draw(st.sampled_from(["todo", "done", "dropped"])),
+                 attempt=draw(st.one_of(st.none(), st.integers(1, 99))))
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    labels = draw(st.one_of(st.just(("Working", "Broken")), st.tuples(text, text)))
+    return Investigation(
+        id=draw(st.from_regex(r"20\d{6}-[a-z0-9]{1,10}(-[a-z0-9]{1,6})?-[a-z0-9]{4}", fullmatch=True)),
+        title=draw(text), status=draw(st.sampled_from(["open", "resolved", "wontfix"])),
+        symptom=draw(field_text), environment=draw(field_text),
+        related_files=draw(st.lists(text, max_size=3)), tags=draw(st.lists(text, max_size=3)),
+        root_cause=draw(field_text), created=draw(stamp), updated=draw(stamp), labels=labels,
+        attempts=attempts, differences=diffs, next_steps=steps,
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(investigations())
+def test_parse_inverts_render(inv):
+    md = mirror.render(inv)
+    back = mirror.parse(md)
+    assert back == inv
+    assert mirror.render(back) == md  # byte-identical re-render
+
+
+def test_plain_fields_stay_plain():
+    inv = Investigation(id="20261121-x-abcd", title="NCCL hang", symptom="all_reduce never returns",
+                        attempts=[Attempt(1, "Set NCCL_P2P_DISABLE=1", hypothesis="P2P is broken",
+                                          did="NCCL_P2P_DISABLE=1 torchrun ...", result="Still hangs",
+                                          outcome="failed")],
+                        differences=[Difference(1, "Driver", "535", "550")],
+                        next_steps=[NextStep(1, "Try NCCL_DEBUG=INFO", "see which rank stalls")])
+    md = mirror.render(inv)
+    assert "**What you did:** NCCL_P2P_DISABLE=1 torchrun ..." in md
+    assert "| Driver | 535 | 550 | untested |" in md
+    assert "1. [ ] **Try NCCL_DEBUG=INFO** — see which rank stalls" in md
+    assert "dbglog-data" not in md and "```dbglog" not in md
+
+
+def test_structure_in_field_is_fenced_not_parsed():
+    inv = Investigation(id="20261121-x-abcd", title="t",
+                        attempts=[Attempt(1, "a", hypothesis="## Attempts\n**Result:** no", outcome="failed"),
+                                  Attempt(2, "b", outcome="worked")])
+    md = mirror.render(inv)
+    assert "```dbglog\n## Attempts\n**Result:** no\n```" in md
+    back = mirror.parse(md)
+    assert [a.number for a in back.attempts] == [1, 2]
+    assert back.attempts[0].result == ""
+
+
+def test_hand_edited_table_beats_stale_data_comment():
+    inv = Investigation(id="20261121-x-abcd", title="t",
+                        differences=[Difference(1, "f", " padded", "b")])
+    md = mirror.render(inv)
+    assert "dbglog-data" in md
+    edited = md.replace("| f | padded | b | untested |", "| f | padded | b | culprit |")
+    assert edited != md
+    back = mirror.parse(edited)
+    assert back.differences[0].status == "culprit"
+
+
+def test_unknown_sections_are_kept_verbatim():
+    inv = Investigation(id="20261121-x-abcd", title="t", attempts=[Attempt(1, "a", outcome="failed")],
+                        sections=[Section("## Notes", "free text\n\n### sub\n- list"), Section("## More", "")])
+    md = mirror.render(inv)
+    back = mirror.parse(md)
+    assert back == inv
