@@ -144,6 +144,8 @@ def _resolve_memory_fault(m: re.Match[str]) -> tuple[str, int]:
     return ("rocm.memory_fault", 94) if "ECC" in (m.group(5) or "") else ("rocm.memory_fault", 84)
 
 
+# vLLM prefixes engine-core output with "(EngineCore_DP0 pid=123) "; torch.distributed with "[rank0]: ".
+_PREFIX = r"(?:\([\w.-]+ pid=\d+\) |\[rank\d+\]:[ \t]?)?"
 _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
 
 # --- the catalog ------------------------------------------------------------------------------
@@ -220,7 +222,7 @@ BUILTIN: tuple[Signature, ...] = (
        79),
     # Python (rows 35-37). The traceback pattern needs the "Traceback" header earlier; see
     # _traceback_matches. pytest prints exceptions as "E   ValueError: ..." lines instead.
-    _S("py.traceback", (r"^" + _EXC + r"(?::[ \t]*(?P<msg>.*))?$",
+    _S("py.traceback", (r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>.*))?$",
                         r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>.*))?$"), 45,
        resolve=_resolve_traceback),
     _S("py.fatal",
@@ -272,7 +274,7 @@ del _S
 
 CATEGORY_NAMES = tuple(s.name for s in BUILTIN)
 
-_TRACEBACK_HEADER = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+_TRACEBACK_HEADER = re.compile(r"^" + _PREFIX + r"Traceback \(most recent call last\):", re.MULTILINE)
 _WRAPPER_TEXT = re.compile(
     r"See root cause above|See stack trace \(above\)|Process group watchdog thread terminated"
 )
@@ -359,7 +361,7 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     for h in hits[1:]:
         if h.name != best.name and h.name not in others:
             others.append(h.name)
-        if len(key) < max_key_lines and h.rank >= 20:
+        if len(key) < max_key_lines:
             n, t = lines.locate(h.offset)
             if n not in seen_lines:
                 seen_lines.add(n)
