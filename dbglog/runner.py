@@ -542,6 +542,15 @@ def _run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, st
     return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")
 
 
+def _which(tool: str) -> str | None:
+    """On PATH, or installed next to this interpreter (pip install py-spy into dbglog's venv)."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / tool
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) and shutil.which(str(beside)) else None
+
+
 def _is_python(p) -> bool:
     ps = _psutil()
     try:
@@ -573,7 +582,7 @@ def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[st
 
     # 1. py-spy on every Python process: non-destructive, so first.
     if "py-spy" in presets:
-        exe = shutil.which("py-spy")
+        exe = _which("py-spy")
         pys = [p for p in procs if _is_python(p)]
         if not exe:
             out.append({"name": "py-spy", "status": "missing", "path": None,
@@ -622,7 +631,7 @@ def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[st
 
     # 4. gdb: invasive (stops all threads), never concurrent with py-spy; a few processes only.
     if "gdb" in presets:
-        exe = shutil.which("gdb")
+        exe = _which("gdb")
         if not exe:
             out.append({"name": "gdb", "status": "missing", "path": None, "note": "gdb is not installed; skipped"})
         for p in procs[:4] if exe else ():

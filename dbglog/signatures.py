@@ -44,6 +44,10 @@ class Signature:
     flags: int = 0
     resolve: Resolver | None = None
     source: str = "builtin"  # "builtin" or the config file a user signature came from
+    # Per pattern, literals one of which every match contains (None: scan everything). Only lines
+    # holding a needle are handed to the regex, so a 10 MB log costs a few str.find calls per
+    # pattern and no pattern can backtrack across megabytes of unrelated output.
+    needles: tuple = ()
 
     def compiled(self) -> list[re.Pattern[str]]:
         return [_compile(p, self.flags) for p in self.patterns]
@@ -215,7 +219,7 @@ BUILTIN: tuple[Signature, ...] = (
     _S("kernel.xid", (r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (.*)",), 95, resolve=_resolve_xid),
     _S("kernel.hung_task", (r"INFO: task (.+):(\d+) blocked for more than (\d+) seconds",), 60, "hang"),
     _S("kernel.segfault",
-       (r"(\S{1,64})\[(\d+)\]: segfault at ([0-9a-f]+) ip ([0-9a-f]+) sp ([0-9a-f]+) error (\d+)",), 64),
+       (r"(?<!\S)(\S{1,64})\[(\d+)\]: segfault at ([0-9a-f]+) ip ([0-9a-f]+) sp ([0-9a-f]+) error (\d+)",), 64),
     _S("kernel.amdgpu_ring_timeout", (r"amdgpu_job_timedout.*\*ERROR\* ring (\S+) timeout",), 78, "hang"),
     _S("kernel.amdgpu_page_fault",
        (r"\[(gfxhub|mmhub)\d*\] (?:(?:no-)?retry )?page fault \(src_id:(\d+) ring:(\d+) vmid:(\d+) pasid:(\d+)",),
@@ -272,6 +276,9 @@ BUILTIN: tuple[Signature, ...] = (
 )
 del _S
 
+_NEEDLES = {'gpu.illegal_address': [(' error: an illegal memory access was encountered',), ("Cuda failure 'an illegal memory access",)], 'gpu.device_assert': [(' error: device-side assert triggered',)], 'gpu.device_assert.site': [('], thread: [',)], 'gpu.misaligned': [(' error: misaligned address',)], 'gpu.launch_failure': [(' error: unspecified launch failure',)], 'gpu.illegal_instruction': [(' error: an illegal instruction was encountered',)], 'gpu.launch_timeout': [('the launch timed out and was terminated',)], 'build.no_kernel_image': [('no kernel image is available',)], 'build.hip_no_binary': [('hipErrorNoBinaryForGpu',)], 'gpu.graph_capture': [('operation not permitted when stream is capturing',)], 'gpu.error_name': [('Search for `',)], 'gpu.async_hint': [('CUDA kernel errors might be asynchronously',)], 'oom.torch_cuda': [('CUDA out of memory.',)], 'oom.torch_hip': [('HIP out of memory.',)], 'oom.exception_type': [('OutOfMemoryError',)], 'oom.runtime': [(' error: out of memory',)], 'oom.vllm_kv': [('No available memory for the cache blocks',)], 'oom.host_killer': [(': Killed process ',)], 'rocm.memory_fault': [('Memory access fault by GPU node-',)], 'rocm.hw_exception': [('HW Exception by GPU node-',)], 'rocm.queue_abort': [('HSA_STATUS_',)], 'nccl.watchdog_timeout': [('Watchdog caught collective operation timeout',)], 'nccl.watchdog_stuck': [('watchdog got stuck for',)], 'nccl.teardown': [('Some NCCL operations have failed',), ('Process group watchdog thread terminated with exception',)], 'nccl.error': [('NCCL error in: ',)], 'nccl.result_text': [('unhandled cuda error',), ('unhandled system error',), ('remote process exited or there was a network error',), ('internal error - please report',)], 'nccl.warn': [('NCCL WARN ',)], 'triton.out_of_resources': [('out of resource: ',)], 'triton.driver_error': [('Triton Error [CUDA]: ',)], 'kernel.xid': [('NVRM: Xid (',)], 'kernel.hung_task': [('INFO: task ',)], 'kernel.segfault': [(']: segfault at ',)], 'kernel.amdgpu_ring_timeout': [('amdgpu_job_timedout',)], 'kernel.amdgpu_page_fault': [('page fault (src_id:',)], 'py.traceback': [('Error', 'Exception', 'Exit', 'Interrupt'), ('Error', 'Exception', 'Exit', 'Interrupt')], 'py.fatal': [('Fatal Python error: ',)], 'py.faulthandler_timeout': [('Timeout (',)], 'cpp.terminate': [('terminate called after throwing',)], 'shell.signal': [('Segmentation fault', 'Aborted', 'Killed', 'Bus error', 'Floating point exception', 'Illegal instruction'), ('IOT instruction',), ('zsh: ',)], 'gpu.coredump_written': [('coredump: Detected',), ('coredump: Writing ELF',)], 'vllm.engine_init': [('See root cause above',)], 'vllm.engine_dead': [('EngineCore encountered an issue',)], 'test.pytest_failed': [('FAILED ', 'ERROR ')], 'test.pytest_timeout': [('+++++ Timeout +++++',), ('from pytest-timeout',), ('Failed: Timeout >',)], 'sanitizer.memcheck': [('========= Invalid __',), ('=========     Address ',), ('========= Program hit ',)], 'sanitizer.racecheck': [('Race reported between',)], 'sanitizer.initcheck': [('Uninitialized __global__',)], 'sanitizer.summary': [('ERROR SUMMARY: ',), ('RACECHECK SUMMARY: ',)], 'sanitizer.asan': [('ERROR: AddressSanitizer: ',), ('SUMMARY: AddressSanitizer: ',)], 'sanitizer.tsan': [('WARNING: ThreadSanitizer: ',)], 'sanitizer.ubsan': [(': runtime error: ',)], 'numeric.nan_anomaly': [('returned nan values',)], 'numeric.nan_stats': [('nan_count=',), ('inf_count=',)]}
+BUILTIN = tuple(Signature(**{**sig.__dict__, "needles": tuple(_NEEDLES[sig.name])}) for sig in BUILTIN)
+assert all(len(sig.needles) == len(sig.patterns) for sig in BUILTIN)
 CATEGORY_NAMES = tuple(s.name for s in BUILTIN)
 
 _TRACEBACK_HEADER = re.compile(r"^" + _PREFIX + r"Traceback \(most recent call last\):", re.MULTILINE)
@@ -309,12 +316,36 @@ class _Hit:
     groups: tuple
 
 
+def _needle_lines(text: str, needles: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of every line containing one of ``needles``, in order, without duplicates."""
+    spans = set()
+    for n in needles:
+        pos = text.find(n)
+        while pos != -1:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            spans.add((start, end))
+            pos = text.find(n, end)
+    return sorted(spans)
+
+
+def _finditer(rx: re.Pattern[str], text: str, needles) -> Iterable[re.Match[str]]:
+    if needles is None:
+        yield from rx.finditer(text)
+        return
+    for start, end in _needle_lines(text, needles):
+        # pos/endpos keep offsets absolute; "^" and "$" still match at line boundaries.
+        yield from rx.finditer(text, start, end)
+
+
 def _hits(text: str, sigs: Sequence[Signature]) -> list[_Hit]:
     hits: list[_Hit] = []
     header_offsets: list[int] | None = None
     for sig in sigs:
         for idx, rx in enumerate(sig.compiled()):
-            for m in rx.finditer(text):
+            needles = sig.needles[idx] if idx < len(sig.needles) else None
+            for m in _finditer(rx, text, needles):
                 if m.end() == m.start():
                     continue  # an empty user pattern would otherwise match everywhere
                 name, rank = (sig.resolve(m) if sig.resolve else (sig.name, sig.rank))
