@@ -1,0 +1,1081 @@
+"""Run a repro under supervision: capture its output, classify how it ended, never leak processes.
+
+Rules from /work/shared/reference/gpu-debug-practice.md §2, §4 and §5:
+
+* Argument lists only (no shell unless the user passes one), in a new session so the repro leads its
+  own process group. ``subprocess.run(timeout=)`` kills only the direct child; torchrun ranks and
+  vLLM engine cores would survive holding the GPU. We signal the group *and* every descendant we
+  ever saw, because descendants that call ``setsid`` leave the group and, once their parent dies,
+  the parent/child links too. Descendants are snapshotted repeatedly while the run is alive and
+  are also found by an inherited marker variable (``DBGLOG_RUN_ID``) at teardown.
+* Output goes through pipes drained by one pump thread into files (stdout, stderr, merged output),
+  so a chatty child never blocks and we never deadlock; beyond the cap the middle is dropped with a
+  visible marker. ``PYTHONUNBUFFERED=1`` so the last lines before an abort are not lost.
+* On timeout the outcome is fixed as ``hang`` first, then diagnostics run in the documented safe
+  order (snapshot, py-spy, faulthandler, user commands, gdb, one terminal CUDA core dump), then
+  SIGTERM to the tree, a grace period, SIGKILL, and anything still alive is reported with its state.
+* Exit statuses are normalised (-N and 128+N both mean signal N); ``git bisect run`` only ever gets
+  0, 1 or 125 from us.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import errno
+import fnmatch
+import json
+import os
+import secrets
+import select
+import selectors
+import shlex
+import shutil
+import signal as _signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from dbglog.errors import DbglogError
+
+OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error")
+PRESETS = ("py-spy", "faulthandler", "gdb", "cuda-coredump")
+DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
+RUN_ID_VAR = "DBGLOG_RUN_ID"
+
+
+# --- exit status ------------------------------------------------------------------------------
+
+def normalize_exit(returncode: int | None) -> tuple[int | None, int | None]:
+    """Return ``(exit_code, signal)`` for a Popen returncode.
+
+    ``-N`` (Popen: killed by signal N) gives ``(None, N)``. A shell reports a child's death by
+    signal N as exit status ``128+N`` (``sh -c "a; b"``, ``bash -c``), so 129..159 gives
+    ``(128+N, N)``: the run counts as a crash by N while the raw status is kept.
+    """
+    if returncode is None:
+        return None, None
+    if returncode < 0:
+        return None, -returncode
+    if 128 < returncode <= 128 + 31:
+        return returncode, returncode - 128
+    return returncode, None
+
+
+def signal_name(sig: int | None) -> str | None:
+    if sig is None:
+        return None
+    try:
+        return _signal.Signals(sig).name
+    except ValueError:
+        return f"SIG{sig}"
+
+
+# --- result -----------------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    id: str
+    cmd: list[str]
+    cwd: str
+    env_overrides: dict
+    started: str  # ISO 8601 UTC
+    duration_s: float
+    exit_code: int | None  # raw status when the process exited; None when killed by a signal
+    signal: int | None  # normalised: from -N or 128+N
+    outcome: str  # one of OUTCOMES
+    signature: str | None = None
+    key_lines: list[dict] = field(default_factory=list)  # [{"line": n, "text": ...}]
+    captures: list[dict] = field(default_factory=list)  # [{"name", "status", "path", "note"}]
+    notes: list[str] = field(default_factory=list)
+    survivors: list[dict] = field(default_factory=list)  # processes that outlived SIGKILL
+    truncated: bool = False
+    omitted_bytes: dict = field(default_factory=dict)  # stream -> bytes dropped from the middle
+    paths: dict = field(default_factory=dict)
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    timeout: float | None = None
+    infra_tainted: bool = False  # a process survived: the next bisect step must not trust the GPU
+    kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
+    error: str | None = None  # why the command could not start (outcome "error")
+
+    @property
+    def signal_name(self) -> str | None:
+        return signal_name(self.signal)
+
+    def to_dict(self) -> dict:
+        """Plain JSON types, fixed key order (so JSON output is stable across runs)."""
+        return {
+            "id": self.id,
+            "cmd": list(self.cmd),
+            "cwd": self.cwd,
+            "env_overrides": {k: self.env_overrides[k] for k in sorted(self.env_overrides)},
+            "started": self.started,
+            "duration_s": round(self.duration_s, 3),
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "signal_name": self.signal_name,
+            "outcome": self.outcome,
+            "signature": self.signature,
+            "key_lines": [dict(k) for k in self.key_lines],
+            "captures": [dict(c) for c in self.captures],
+            "notes": list(self.notes),
+            "survivors": [dict(s) for s in self.survivors],
+            "truncated": self.truncated,
+            "omitted_bytes": dict(self.omitted_bytes),
+            "paths": dict(self.paths),
+            "git_commit": self.git_commit,
+            "git_dirty": self.git_dirty,
+            "timeout": self.timeout,
+            "infra_tainted": self.infra_tainted,
+            "kernel_api": [dict(k) for k in self.kernel_api],
+            "error": self.error,
+        }
+
+
+# --- exit-code mappings for callers -----------------------------------------------------------
+
+def exit_code_plain(result: RunResult) -> int:
+    """`dbglog run` default: 0 pass, 124 hang (like timeout(1)), 1 anything else."""
+    if result.outcome == "pass":
+        return 0
+    if result.outcome == "hang":
+        return 124
+    return 1
+
+
+def matches_expect(result: RunResult, expect: str) -> bool:
+    """``expect`` names a signature (glob allowed, e.g. ``py.traceback:*``) or an outcome."""
+    if expect in OUTCOMES:
+        return result.outcome == expect
+    sig = result.signature or ""
+    return sig == expect or fnmatch.fnmatchcase(sig, expect)
+
+
+def git_bisect_exit(result: RunResult, expect: str | None = None) -> int:
+    """Map a run to ``git bisect run``'s contract: 0 good, 1 bad, 125 skip. Never >= 128
+    (that would abort the bisection).
+
+    Without ``expect`` any failure is bad. With it, only a run matching ``expect`` is bad and any
+    other failure is skipped (it is not the bug being hunted). Runs that could not start, runs the
+    repro itself marked with 125, and runs that left an unkillable process (the machine state is
+    suspect) are skipped.
+    """
+    if result.outcome == "error" or result.infra_tainted:
+        return 125
+    if result.outcome == "pass":
+        return 0
+    if result.outcome == "fail" and result.exit_code == 125:
+        return 125
+    if expect is not None:
+        return 1 if matches_expect(result, expect) else 125
+    return 1
+
+
+# --- output capture ---------------------------------------------------------------------------
+
+class _CappedFile:
+    """Writes a stream to a file: the first half of the cap goes straight to disk, the last half is
+    kept in memory and appended at close after a visible marker saying how much was dropped."""
+
+    def __init__(self, path: Path, cap: int | None):
+        self.path = path
+        self.f = open(path, "wb")
+        self.cap = cap
+        self.head_cap = None if cap is None else cap // 2
+        self.tail_cap = None if cap is None else cap - cap // 2
+        self.head_written = 0
+        self.total = 0
+        self.tail = bytearray()
+        self.omitted = 0
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        if self.head_cap is None:
+            self.f.write(data)
+            return
+        room = self.head_cap - self.head_written
+        if room > 0:
+            part = data[:room]
+            self.f.write(part)
+            self.head_written += len(part)
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self.tail_cap:  # trim in batches: amortised O(1) per byte
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    def flush(self) -> None:
+        self.f.flush()
+
+    def close(self) -> int:
+        if self.tail_cap is not None and len(self.tail) > self.tail_cap:
+            del self.tail[: len(self.tail) - self.tail_cap]
+        self.omitted = self.total - self.head_written - len(self.tail)
+        if self.omitted > 0:
+            self.f.write(
+                f"\n\n[dbglog: {self.omitted} bytes omitted here; output cap is {self.cap} bytes, "
+                f"the first and last {self.head_cap} bytes are kept]\n\n".encode())
+        self.f.write(self.tail)
+        self.f.close()
+        return self.omitted
+
+
+class _Pump(threading.Thread):
+    """Drains the child's stdout and stderr pipes into the capped files (and the terminal)."""
+
+    def __init__(self, streams: dict[str, int], sinks: dict[str, _CappedFile], merged: _CappedFile,
+                 echo: bool, echo_cap: int | None):
+        super().__init__(name="dbglog-pump", daemon=True)
+        self.streams = streams
+        self.sinks = sinks
+        self.merged = merged
+        self.echo = echo
+        self.echo_cap = echo_cap
+        self.echoed = 0
+        self.abandon = threading.Event()
+        self.lock = threading.Lock()
+        self.open_fds = set(streams.values())
+
+    def _echo(self, name: str, data: bytes) -> None:
+        if not self.echo:
+            return
+        if self.echo_cap is not None and self.echoed >= self.echo_cap:
+            return
+        if self.echo_cap is not None and self.echoed + len(data) >= self.echo_cap:
+            data = data[: self.echo_cap - self.echoed] + b"\n[dbglog: echo stopped at the output cap; see the run's output file]\n"
+        self.echoed += len(data)
+        target = sys.stdout if name == "stdout" else sys.stderr
+        try:
+            buf = getattr(target, "buffer", None)
+            if buf is not None:
+                buf.write(data)
+                buf.flush()
+            else:
+                target.write(data.decode("utf-8", errors="replace"))
+                target.flush()
+        except (OSError, ValueError):
+            self.echo = False  # our terminal went away; keep capturing to files
+
+    def run(self) -> None:
+        sel = selectors.DefaultSelector()
+        for name, fd in self.streams.items():
+            sel.register(fd, selectors.EVENT_READ, name)
+        try:
+            while sel.get_map() and not self.abandon.is_set():
+                for key, _ in sel.select(0.1):
+                    try:
+                        data = os.read(key.fd, 1 << 20)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        sel.unregister(key.fd)
+                        self.open_fds.discard(key.fd)
+                        continue
+                    with self.lock:
+                        self.sinks[key.data].write(data)
+                        self.merged.write(data)
+                    self._echo(key.data, data)
+        finally:
+            sel.close()
+
+    def tail_text(self, n: int = 1 << 16) -> bytes:
+        """Recent merged output (for watching a core dump's progress lines)."""
+        with self.lock:
+            m = self.merged
+            if m.tail:
+                return bytes(m.tail[-n:])
+            try:
+                with open(m.path, "rb") as f:
+                    m.f.flush()
+                    f.seek(max(0, m.head_written - n))
+                    return f.read(n)
+            except OSError:
+                return b""
+
+
+# --- the process tree -------------------------------------------------------------------------
+
+def _psutil():
+    import psutil  # lazy: importing dbglog must stay cheap
+
+    return psutil
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return [p for p in _psutil().pids()]
+
+
+def _ppid_table() -> dict[int, int]:
+    """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
+    runs every poll interval)."""
+    table: dict[int, int] = {}
+    if not os.path.isdir("/proc/self"):
+        ps = _psutil()
+        for p in ps.process_iter(["ppid"]):
+            table[p.pid] = p.info.get("ppid") or 0
+        return table
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ..." and comm may contain spaces or parentheses.
+        rest = stat[stat.rfind(b")") + 2:].split(b" ", 2)
+        try:
+            table[pid] = int(rest[1])
+        except (IndexError, ValueError):
+            continue
+    return table
+
+
+class _Tree:
+    """Every process the run ever spawned, as psutil handles (which guard against PID reuse)."""
+
+    def __init__(self, root_pid: int, run_id: str, started: float):
+        self.psutil = _psutil()
+        self.root_pid = root_pid
+        self.run_id = run_id
+        self.started = started
+        self.procs: dict[int, object] = {}
+        try:
+            self.procs[root_pid] = self.psutil.Process(root_pid)
+        except self.psutil.Error:
+            pass
+
+    def alive(self) -> list:
+        out = []
+        for p in list(self.procs.values()):
+            try:
+                if p.is_running() and p.status() != self.psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except self.psutil.Error:
+                pass
+        return out
+
+    def snapshot(self) -> None:
+        """Add every descendant of every process we track (one pass over the ppid table), so a
+        setsid'd grandchild stays tracked after its parent dies and it is re-parented."""
+        ps = self.psutil
+        children: dict[int, list[int]] = collections.defaultdict(list)
+        for pid, ppid in _ppid_table().items():
+            children[ppid].append(pid)
+        stack = [pid for pid, p in self.procs.items() if self._running(p)]
+        seen = set(stack)
+        while stack:
+            pid = stack.pop()
+            for c in children.get(pid, ()):
+                if c in seen:
+                    continue
+                seen.add(c)
+                stack.append(c)
+                if c not in self.procs:
+                    try:
+                        self.procs[c] = ps.Process(c)
+                    except ps.Error:
+                        pass
+
+    def _running(self, p) -> bool:
+        try:
+            return p.is_running()
+        except self.psutil.Error:
+            return False
+
+    def scan_marker(self) -> None:
+        """Find processes that inherited our DBGLOG_RUN_ID even if every link to them was lost
+        (e.g. a double fork that finished between two snapshots). The id is random, so a match
+        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
+        ps = self.psutil
+        needle = f"{RUN_ID_VAR}={self.run_id}".encode()
+        me = os.getpid()
+        for pid in _pids():
+            if pid in self.procs or pid == me:
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if b"\0" + needle + b"\0" in b"\0" + data + b"\0":
+                try:
+                    self.procs[pid] = ps.Process(pid)
+                except ps.Error:
+                    pass
+
+    def signal_all(self, sig: int) -> None:
+        try:
+            os.killpg(self.root_pid, sig)  # the group the repro leads (start_new_session)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for p in self.alive():
+            try:
+                p.send_signal(sig)
+            except (self.psutil.Error, OSError):
+                pass
+
+    def wait_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            if not self.alive():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _proc_state(p) -> dict:
+    ps = _psutil()
+    info: dict = {"pid": p.pid}
+    for key, fn in (("name", p.name), ("status", p.status), ("cmdline", lambda: " ".join(p.cmdline()))):
+        try:
+            info[key] = fn()
+        except (ps.Error, OSError):
+            info[key] = None
+    try:
+        info["wchan"] = Path(f"/proc/{p.pid}/wchan").read_text().strip() or None
+    except OSError:
+        info["wchan"] = None
+    return info
+
+
+def terminate_tree(tree: _Tree, grace: float, kill_wait: float = 3.0) -> list[dict]:
+    """SIGTERM the group and every tracked descendant, wait ``grace``, SIGKILL what is left,
+    wait ``kill_wait``. Returns the processes that survived SIGKILL (e.g. stuck in state D)."""
+    tree.snapshot()
+    tree.scan_marker()
+    if not tree.alive():
+        return []
+    tree.signal_all(_signal.SIGTERM)
+    if not tree.wait_gone(grace):
+        tree.snapshot()  # a dying process may have spawned something
+        tree.signal_all(_signal.SIGKILL)
+        tree.wait_gone(kill_wait)
+    return [_proc_state(p) for p in tree.alive()]
+
+
+# --- hang captures ----------------------------------------------------------------------------
+
+_SITECUSTOMIZE = '''\
+# Written by dbglog for the "faulthandler" hang capture: dump every thread's stack to a per-process
+# file on SIGUSR1. The file's existence tells dbglog this process registered (an unregistered
+# process would be killed by SIGUSR1). Then chain to any sitecustomize further down sys.path.
+import faulthandler, os, signal, sys
+_dir = os.environ.get("DBGLOG_FAULTHANDLER_DIR")
+_files = []
+def _register():
+    try:
+        f = open(os.path.join(_dir, "faulthandler.%d.txt" % os.getpid()), "w")
+        _files.append(f)
+        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
+    except Exception:
+        pass
+if _dir:
+    _register()
+    try:
+        os.register_at_fork(after_in_child=_register)
+    except Exception:
+        pass
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+del sys.modules["sitecustomize"]
+try:
+    import sitecustomize  # noqa: F401
+except ImportError:
+    pass
+'''
+
+
+def _preset_env(captures: Sequence[str], run_dir: Path, base_env: dict) -> dict:
+    """Hang diagnostics must be enabled at launch (reference §4, insight 4)."""
+    env: dict[str, str] = {}
+    hang_dir = run_dir / "hang"
+    if "faulthandler" in captures:
+        site = run_dir / ".dbglog_site"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+        hang_dir.mkdir(parents=True, exist_ok=True)
+        old = base_env.get("PYTHONPATH")
+        env["PYTHONPATH"] = str(site) + (os.pathsep + old if old else "")
+        env["PYTHONFAULTHANDLER"] = "1"  # also covers SEGV/FPE/ABRT/BUS/ILL
+        env["DBGLOG_FAULTHANDLER_DIR"] = str(hang_dir)
+    if "cuda-coredump" in captures:
+        env.update({
+            "CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1",
+            "CUDA_COREDUMP_PIPE": str(run_dir / "cuda_coredump_pipe_%h.%p.%t"),
+            "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1",
+            "CUDA_COREDUMP_SHOW_PROGRESS": "1",
+            "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,"
+                                              "skip_shared_memory,skip_local_memory,skip_constbank_memory",
+            "CUDA_COREDUMP_FILE": str(run_dir / "cuda_coredump_%h.%p.%t"),
+        })
+    return env
+
+
+def _run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, str | None]:
+    """Run a capture tool with its output in a file and its own time limit; kill its group on
+    timeout. Returns (status, note)."""
+    try:
+        with open(out_path, "wb") as out:
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+    except OSError as e:
+        return "failed", f"{argv[0]}: {e.strerror or e}"
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, _signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        return "timeout", f"{argv[0]} did not finish within {limit:g}s; killed"
+    return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")
+
+
+def _which(tool: str) -> str | None:
+    """On PATH, or installed next to this interpreter (pip install py-spy into dbglog's venv)."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / tool
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) and shutil.which(str(beside)) else None
+
+
+def _is_python(p) -> bool:
+    ps = _psutil()
+    try:
+        name = p.name().lower()
+        cmd = p.cmdline()
+    except (ps.Error, OSError):
+        return False
+    first = os.path.basename(cmd[0]).lower() if cmd else ""
+    return "python" in name or first.startswith("python")
+
+
+def _subst(arg: str, pid: int, run_dir: Path) -> str:
+    return arg.replace("{pid}", str(pid)).replace("{pgid}", str(pid)).replace("{run_dir}", str(run_dir))
+
+
+def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str],
+                   commands: Sequence[str], limit: float) -> list[dict]:
+    hang_dir = run_dir / "hang"
+    hang_dir.mkdir(parents=True, exist_ok=True)
+    out: list[dict] = []
+    tree.snapshot()
+    tree.scan_marker()
+    procs = tree.alive()
+
+    # 0. Passive snapshot: state and wait channel of every process (a D state means a kernel wait).
+    snap = hang_dir / "snapshot.json"
+    snap.write_text(json.dumps([_proc_state(p) for p in procs], indent=1))
+    out.append({"name": "snapshot", "status": "ok", "path": str(snap), "note": None})
+
+    # 1. py-spy on every Python process: non-destructive, so first.
+    if "py-spy" in presets:
+        exe = _which("py-spy")
+        pys = [p for p in procs if _is_python(p)]
+        if not exe:
+            out.append({"name": "py-spy", "status": "missing", "path": None,
+                        "note": "py-spy is not installed (pip install py-spy); skipped"})
+        elif not pys:
+            out.append({"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"})
+        for p in pys if exe else ():
+            path = hang_dir / f"py-spy.{p.pid}.txt"
+            status, note = _run_limited([exe, "dump", "--pid", str(p.pid)], path, limit)
+            out.append({"name": f"py-spy:{p.pid}", "status": status, "path": str(path), "note": note})
+
+    # 2. faulthandler: only processes that registered SIGUSR1 (their file exists) get the signal;
+    #    an unregistered process would be killed by it.
+    if "faulthandler" in presets:
+        targets = [(p, hang_dir / f"faulthandler.{p.pid}.txt") for p in procs]
+        targets = [(p, f) for p, f in targets if f.exists()]
+        if not targets:
+            out.append({"name": "faulthandler", "status": "skipped", "path": None,
+                        "note": "no process registered the SIGUSR1 dump (not Python, or run with -I/-S)"})
+        for p, _ in targets:
+            try:
+                p.send_signal(_signal.SIGUSR1)
+            except (tree.psutil.Error, OSError):
+                pass
+        deadline = time.monotonic() + min(limit, 5.0)
+        while targets and time.monotonic() < deadline and any(f.stat().st_size == 0 for _, f in targets):
+            time.sleep(0.02)
+        for p, f in targets:
+            ok = f.stat().st_size > 0
+            out.append({"name": f"faulthandler:{p.pid}", "status": "ok" if ok else "timeout",
+                        "path": str(f), "note": None if ok else "no stack dump written in time"})
+
+    # 3. The user's own commands, with {pid} {pgid} {run_dir}.
+    for i, command in enumerate(commands, 1):
+        argv = [_subst(a, tree.root_pid, run_dir) for a in shlex.split(command)]
+        path = hang_dir / f"on_hang.{i}.txt"
+        if not argv:
+            continue
+        if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
+            out.append({"name": f"on_hang:{i}", "status": "missing", "path": None,
+                        "note": f"{argv[0]}: command not found; skipped"})
+            continue
+        status, note = _run_limited(argv, path, limit)
+        out.append({"name": f"on_hang:{i}", "status": status, "path": str(path), "note": note,
+                    "cmd": argv})
+
+    # 4. gdb: invasive (stops all threads), never concurrent with py-spy; a few processes only.
+    if "gdb" in presets:
+        exe = _which("gdb")
+        if not exe:
+            out.append({"name": "gdb", "status": "missing", "path": None, "note": "gdb is not installed; skipped"})
+        for p in procs[:4] if exe else ():
+            path = hang_dir / f"gdb.{p.pid}.txt"
+            status, note = _run_limited([exe, "-p", str(p.pid), "-batch", "-nx", "-ex", "set pagination off",
+                                         "-ex", "thread apply all bt"], path, limit)
+            out.append({"name": f"gdb:{p.pid}", "status": status, "path": str(path), "note": note})
+
+    # 5. One terminal GPU capture: the CUDA user-triggered core dump aborts the process afterwards,
+    #    which is why the caller fixed the outcome as "hang" before calling us.
+    if "cuda-coredump" in presets:
+        out.extend(_cuda_coredump(tree, pump, run_dir, procs, limit))
+    return out
+
+
+def _cuda_coredump(tree: _Tree, pump: _Pump, run_dir: Path, procs: list, limit: float) -> list[dict]:
+    pipes: set[str] = set()
+    for p in procs:
+        try:
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if "cuda_coredump_pipe_" in target:
+                    pipes.add(target.split(" (deleted)")[0])
+        except OSError:
+            continue
+    for f in run_dir.glob("cuda_coredump_pipe_*"):
+        pipes.add(str(f))
+    if not pipes:
+        return [{"name": "cuda-coredump", "status": "skipped", "path": None,
+                 "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
+    out = []
+    deadline = time.monotonic() + limit
+    chunk = b"\0" * 65536
+    for pipe in sorted(pipes):
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
+            continue
+        sent = 0
+        try:
+            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
+            while sent < 1 << 20 and time.monotonic() < deadline:
+                try:
+                    sent += os.write(fd, chunk)
+                except BlockingIOError:
+                    time.sleep(0.01)
+                except OSError:
+                    break  # reader went away: the dump started and the process is exiting
+        finally:
+            os.close(fd)
+        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
+    # Bounded wait for the dump to finish: progress lines or the process going away.
+    while time.monotonic() < deadline:
+        tail = pump.tail_text()
+        if b"coredump: All done" in tail or b"Writing done" in tail or not tree.alive():
+            break
+        time.sleep(0.05)
+    for c in out:
+        if c["status"] == "triggered":
+            c["status"] = "ok" if any(run_dir.glob("cuda_coredump_*")) else "triggered"
+            c["dumps"] = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    return out
+
+
+# --- evidence for OOM kills we did not send ----------------------------------------------------
+
+def _oom_kill_count() -> int | None:
+    """The cgroup's oom_kill counter (v2 memory.events, v1 memory.oom_control), if readable."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hid, ctrls, path = (line.split(":", 2) + ["", ""])[:3]
+        if hid == "0":
+            candidates = [Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.events"]
+        elif "memory" in ctrls.split(","):
+            candidates = [Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.oom_control"]
+        else:
+            continue
+        for c in candidates:
+            try:
+                for row in c.read_text().splitlines():
+                    k, _, v = row.partition(" ")
+                    if k == "oom_kill":
+                        return int(v)
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def _dmesg_oom(pids: Iterable[int]) -> str | None:
+    try:
+        p = subprocess.run(["dmesg"], capture_output=True, timeout=2, text=True, errors="replace")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    pids = set(pids)
+    from dbglog.signatures import BUILTIN
+
+    rx = next(s for s in BUILTIN if s.name == "oom.host_killer").compiled()[0]
+    for m in rx.finditer(p.stdout or ""):
+        if int(m.group(1)) in pids:
+            return m.group(0)
+    return None
+
+
+# --- git --------------------------------------------------------------------------------------
+
+def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
+    def git(*args):
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=5,
+                              stdin=subprocess.DEVNULL)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return None, None
+        st = git("status", "--porcelain", "--untracked-files=no")
+        return head.stdout.strip(), (bool(st.stdout.strip()) if st.returncode == 0 else None)
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+
+
+# --- run --------------------------------------------------------------------------------------
+
+def new_run_id() -> str:
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> int | None:
+    """Wait up to ``timeout`` for the child; a pidfd wakes us the moment it exits."""
+    if pidfd is not None:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll(max(0, int(timeout * 1000)))
+        return proc.poll()
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = None,
+        env_overrides: dict | None = None, timeout: float | None = None, grace: float = 5.0,
+        captures: Sequence[str] = (), on_hang: Sequence[str] = (),
+        output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
+        capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
+        kill_wait: float = 3.0) -> RunResult:
+    """Run ``cmd`` (an argument list) under supervision and classify how it ended.
+
+    ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
+    Other ``on_hang`` entries are commands (split like a shell would, but not run by one) with
+    ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
+    ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
+    catalog (pass ``signatures.all_signatures(config)`` to add the user's).
+    """
+    if isinstance(cmd, (str, bytes)) or not cmd:
+        raise DbglogError("the command must be a non-empty argument list; put the repro after --")
+    cmd = [os.fspath(c) for c in cmd]
+    presets = [c for c in list(captures) + list(on_hang) if c in PRESETS]
+    unknown = [c for c in captures if c not in PRESETS]
+    if unknown:
+        raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
+    commands = [c for c in on_hang if c not in PRESETS]
+    for c in commands:
+        try:
+            shlex.split(c)
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --on-hang command {c!r}: {e}") from None
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    env_overrides = dict(env_overrides or {})
+    run_id = run_id or new_run_id()
+    started_wall = _dt.datetime.now(_dt.timezone.utc)
+
+    paths = {"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
+             "output": str(run_dir / "output"), "result": str(run_dir / "result.json")}
+    result = RunResult(id=run_id, cmd=cmd, cwd=str(cwd_path), env_overrides=env_overrides,
+                       started=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                       duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=timeout,
+                       paths=paths)
+    if git_info:
+        result.git_commit, result.git_dirty = _git_state(cwd_path)
+
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    api_dir = run_dir / "api"
+    # Kernel-API logs to one file per process: crash-safe boundary markers (reference §5.2, §6).
+    for var, stem in (("FLASHINFER_LOGDEST", "flashinfer"), ("SGLANG_KERNEL_API_LOGDEST", "sglang")):
+        if var not in env and var not in env_overrides:
+            env[var] = str(api_dir / f"{stem}_%i.log")
+    env.update(_preset_env(presets, run_dir, env))
+    for k, v in env_overrides.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    env[RUN_ID_VAR] = run_id  # inherited marker to find descendants that escaped the tree
+    if "FLASHINFER_LOGDEST" in env or "SGLANG_KERNEL_API_LOGDEST" in env:
+        api_dir.mkdir(exist_ok=True)
+
+    if not cwd_path.is_dir():
+        result.error = f"working directory {cwd_path} does not exist"
+        result.notes.append(result.error)
+        _finish(result, run_dir, None, signatures)
+        return result
+
+    sinks = {"stdout": _CappedFile(run_dir / "stdout", output_cap_bytes),
+             "stderr": _CappedFile(run_dir / "stderr", output_cap_bytes)}
+    merged = _CappedFile(run_dir / "output", output_cap_bytes)
+    oom_before = _oom_kill_count()
+    t0 = time.monotonic()
+    started_epoch = time.time()
+    try:
+        proc = subprocess.Popen(cmd, cwd=str(cwd_path), env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        for s in (*sinks.values(), merged):
+            s.close()
+        if isinstance(e, FileNotFoundError):
+            result.error = f"command not found: {cmd[0]}"
+        elif isinstance(e, PermissionError):
+            result.error = f"permission denied: {cmd[0]} (is it executable?)"
+        else:
+            result.error = f"cannot start {cmd[0]}: {e.strerror or e}"
+        result.notes.append(result.error)
+        result.duration_s = time.monotonic() - t0
+        _finish(result, run_dir, None, signatures)
+        return result
+
+    for f in (proc.stdout, proc.stderr):
+        try:
+            import fcntl
+
+            fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)  # fewer wakeups on big output
+        except (OSError, AttributeError, ImportError):
+            pass
+    pump = _Pump({"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno()}, sinks, merged,
+                 echo, output_cap_bytes)
+    pump.start()
+    tree = _Tree(proc.pid, run_id, started_epoch)
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+
+    timed_out = False
+    rc = None
+    try:
+        deadline = None if timeout is None else t0 + timeout
+        interval = 0.02
+        while True:
+            wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
+            rc = _wait_exit(proc, pidfd, wait)
+            if rc is not None:
+                break
+            tree.snapshot()
+            interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                break
+
+        if timed_out:
+            result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
+            result.notes.append(f"timed out after {timeout:g}s")
+            result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
+            result.survivors = terminate_tree(tree, grace, kill_wait)
+        else:
+            # The command is done; anything it left running is not part of a finished run.
+            tree.snapshot()
+            tree.scan_marker()
+            leftovers = [p for p in tree.alive() if p.pid != proc.pid]
+            if leftovers:
+                result.notes.append(
+                    f"{len(leftovers)} process(es) were still running after the command exited "
+                    f"({', '.join(str(p.pid) for p in leftovers[:5])}); terminated")
+                result.survivors = terminate_tree(tree, grace, kill_wait)
+    except BaseException:
+        # dbglog itself interrupted (Ctrl-C, error): never leave the repro running.
+        terminate_tree(tree, min(grace, 1.0), kill_wait)
+        raise
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+        try:
+            rc = proc.wait(timeout=kill_wait)
+        except subprocess.TimeoutExpired:
+            rc = proc.poll()
+        pump.join(timeout=5.0)
+        if pump.is_alive():
+            # Something outside the tree still holds the pipes; stop reading rather than hang.
+            pump.abandon.set()
+            pump.join(timeout=1.0)
+            result.notes.append("output pipes were still held open by an untracked process; stopped reading")
+        for f in (proc.stdout, proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+        for name, s in (*sinks.items(), ("output", merged)):
+            result.omitted_bytes[name] = s.close()
+        result.duration_s = time.monotonic() - t0
+
+    result.truncated = any(result.omitted_bytes.values())
+    if result.truncated:
+        result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
+    if result.survivors:
+        result.infra_tainted = True
+        result.notes.append(f"{len(result.survivors)} process(es) survived SIGKILL "
+                            f"(states: {', '.join(str(s.get('status')) for s in result.survivors)})")
+
+    code, sig = normalize_exit(rc)
+    result.exit_code, result.signal = code, sig
+    if not timed_out:
+        if rc == 0:
+            result.outcome = "pass"
+        elif sig is not None:
+            result.outcome = "crash"
+            if rc is not None and rc > 0:
+                result.notes.append(f"exit status {rc} read as signal {sig} ({signal_name(sig)}): "
+                                    "a shell reports a child's signal as 128+N")
+        else:
+            result.outcome = "fail"
+        if sig == _signal.SIGKILL:
+            # We did not send it (no timeout): look for host/cgroup OOM evidence (reference §5.7).
+            oom_after = _oom_kill_count()
+            if oom_before is not None and oom_after is not None and oom_after > oom_before:
+                result.outcome = "oom"
+                result.notes.append(f"cgroup oom_kill counter rose {oom_before} -> {oom_after}")
+            else:
+                line = _dmesg_oom(tree.procs.keys())
+                if line:
+                    result.outcome = "oom"
+                    result.notes.append(f"dmesg: {line}")
+    _finish(result, run_dir, pump, signatures)
+    return result
+
+
+def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
+    """Classify the kept output, read kernel-API logs, write result.json."""
+    from dbglog import signatures as sigmod
+
+    try:
+        data = Path(result.paths["output"]).read_bytes()
+    except OSError:
+        data = b""
+    match = sigmod.classify_text(data, signatures) if data else None
+    if match is not None:
+        result.signature = match.name
+        result.key_lines = [{"line": n, "text": t[:500]} for n, t in match.key_lines]
+        if match.outcome == "oom" and result.outcome in ("fail", "crash"):
+            result.outcome = "oom"
+    boundaries = []
+    for f in sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else ():
+        try:
+            b = sigmod.parse_kernel_api_log(f.read_bytes(), source=str(f))
+        except OSError:
+            continue
+        if b is not None:
+            boundaries.append(b.to_dict())
+    if not boundaries and data and b" API Call: " in data:
+        b = sigmod.parse_kernel_api_log(data, source=result.paths["output"])
+        if b is not None:
+            boundaries.append(b.to_dict())
+    result.kernel_api = boundaries
+    try:
+        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+    except OSError as e:
+        result.notes.append(f"could not write result.json: {e}")
+
+
+# --- repeats ----------------------------------------------------------------------------------
+
+@dataclass
+class RepeatResult:
+    results: list[RunResult]
+    histogram: dict  # (outcome, signature) -> count
+
+    def __iter__(self):  # allows `results, histogram = run_repeated(...)`
+        return iter((self.results, self.histogram))
+
+    @property
+    def flaky(self) -> bool:
+        return len(self.histogram) > 1
+
+    def to_dict(self) -> dict:
+        return {
+            "runs": [r.to_dict() for r in self.results],
+            "histogram": [{"outcome": o, "signature": s, "count": n}
+                          for (o, s), n in sorted(self.histogram.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))],
+            "flaky": self.flaky,
+        }
+
+
+def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, until_fail: bool = False,
+                 **kwargs) -> RepeatResult:
+    """Run ``cmd`` up to ``repeat`` times (each in ``run_dir/NNN``) and histogram (outcome,
+    signature): disagreeing repeats mean a flaky repro. ``until_fail`` stops at the first
+    non-pass."""
+    if repeat < 1:
+        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
+    results: list[RunResult] = []
+    hist: collections.Counter = collections.Counter()
+    for i in range(1, repeat + 1):
+        r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}", **kwargs)
+        results.append(r)
+        hist[(r.outcome, r.signature)] += 1
+        if until_fail and r.outcome != "pass":
+            break
+    return RepeatResult(results, dict(hist))
+
+
+# --- a tiny entry point (tests, bench, `git bisect run`) until the CLI wires `dbglog run` -----
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m dbglog.runner",
+                                 description="Run a repro under supervision and classify it.")
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--timeout", type=float)
+    ap.add_argument("--grace", type=float, default=5.0)
+    ap.add_argument("--capture", action="append", default=[], choices=PRESETS)
+    ap.add_argument("--on-hang", action="append", default=[])
+    ap.add_argument("--git-bisect-exit", action="store_true")
+    ap.add_argument("--expect")
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args(argv)
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    try:
+        r = run(cmd, run_dir=Path(a.run_dir) / new_run_id(), timeout=a.timeout, grace=a.grace,
+                captures=a.capture, on_hang=a.on_hang, echo=not a.quiet)
+    except DbglogError as e:
+        print(f"dbglog: {e}", file=sys.stderr)
+        return 125 if a.git_bisect_exit else 2
+    print(f"dbglog: {r.outcome}" + (f" [{r.signature}]" if r.signature else "") + f" ({r.duration_s:.2f}s)",
+          file=sys.stderr)
+    return git_bisect_exit(r, a.expect) if a.git_bisect_exit else exit_code_plain(r)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""The failure catalog: one realistic sample per category (text from the reference's sources),
+precedence between wrappers and causes, user signatures, kernel-API logs."""
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbglog import signatures as S
+from dbglog.errors import DbglogError
+from conftest import REPROS
+
+# category -> (sample lines, expected reported name)
+SAMPLES = {
+    "gpu.illegal_address": (["RuntimeError: CUDA error: an illegal memory access was encountered"], "gpu.illegal_address"),
+    "gpu.device_assert": (["RuntimeError: CUDA error: device-side assert triggered"], "gpu.device_assert"),
+    "gpu.device_assert.site": ([
+        "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [3,0,0] "
+        "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
+        "RuntimeError: CUDA error: device-side assert triggered"], "gpu.device_assert.site"),
+    "gpu.misaligned": (["RuntimeError: CUDA error: misaligned address"], "gpu.misaligned"),
+    "gpu.launch_failure": (["RuntimeError: HIP error: unspecified launch failure"], "gpu.launch_failure"),
+    "gpu.illegal_instruction": (["RuntimeError: CUDA error: an illegal instruction was encountered"], "gpu.illegal_instruction"),
+    "gpu.launch_timeout": (["RuntimeError: CUDA error: the launch timed out and was terminated"], "gpu.launch_timeout"),
+    "build.no_kernel_image": (["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
+                              "build.no_kernel_image"),
+    "build.hip_no_binary": (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"],
+                            "build.hip_no_binary"),
+    "gpu.graph_capture": (["RuntimeError: CUDA error: operation not permitted when stream is capturing"], "gpu.graph_capture"),
+    "gpu.error_name": ([
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+        "Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html "
+        "for more information."], "gpu.illegal_address"),
+    "gpu.async_hint": (["CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                        "below might be incorrect."], "gpu.async_hint"),
+    "oom.torch_cuda": (["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total "
+                        "capacity of 79.11 GiB of which 1.20 GiB is free."], "oom.torch_cuda"),
+    "oom.torch_hip": (["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                       "capacity of 191.98 GiB ... set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"], "oom.torch_hip"),
+    "oom.exception_type": (["torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory."],
+                           "oom.exception_type"),
+    "oom.runtime": (["RuntimeError: CUDA error: out of memory"], "oom.runtime"),
+    "oom.vllm_kv": (["ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                     "when initializing the engine."], "oom.vllm_kv"),
+    "oom.host_killer": (["[12345.678901] Out of memory: Killed process 4242 (python) total-vm:123456kB, "
+                         "anon-rss:1234kB"], "oom.host_killer"),
+    "rocm.memory_fault": (["Memory access fault by GPU node-2 (Agent handle: 0x5581e8e8a9c0) on address 0x7f1234560000. "
+                           "Reason: Page not present or supervisor privilege."], "rocm.memory_fault"),
+    "rocm.hw_exception": (["HW Exception by GPU node-1 (Agent handle: 0x55d3c0c0e000) reason :GPU Hang"], "rocm.hw_exception"),
+    "rocm.queue_abort": ([":0:rocdevice.cpp            :2881: 4213051226 us: [pid:1234  tid:0x7f2a] Callback: Queue "
+                          "0x7f2a4c000000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent "
+                          "attempted to access memory beyond the largest legal address. code: 0x29"], "rocm.queue_abort"),
+    "nccl.watchdog_timeout": (["[E ProcessGroupNCCL.cpp:474] [Rank 2] Watchdog caught collective operation timeout: "
+                               "WorkNCCL(SeqNum=15173, OpType=ALLREDUCE, NumelIn=2048, NumelOut=2048, Timeout(ms)=1800000)"
+                               " ran for 1800011 milliseconds before timing out."], "nccl.watchdog_timeout"),
+    "nccl.watchdog_stuck": (["[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] ProcessGroupNCCL's watchdog got stuck "
+                             "for 480 seconds without making progress in monitoring enqueued collectives."],
+                            "nccl.watchdog_stuck"),
+    "nccl.teardown": (["[rank1]:[E ProcessGroupNCCL.cpp:1834] Some NCCL operations have failed or timed out. Due to the "
+                       "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted data."],
+                      "nccl.teardown"),
+    "nccl.error": (["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                    "ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+                    "NCCL version 2.20.5"], "nccl.error"),
+    "nccl.result_text": (["ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+                          "device error. Last error: unhandled system error"], "nccl.result_text"),
+    "nccl.warn": (["node1:1234:5678 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44567> "
+                   "message truncated"], "nccl.warn"),
+    "triton.out_of_resources": (["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144, "
+                                 "Hardware limit: 232448. Reducing block sizes or `num_stages` may help."],
+                                "triton.out_of_resources"),
+    "triton.driver_error": (["RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"],
+                            "triton.driver_error"),
+    "kernel.xid": (["[ 1234.5678] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."], "kernel.xid:79"),
+    "kernel.hung_task": (["[ 3600.123] INFO: task python:4242 blocked for more than 120 seconds."], "kernel.hung_task"),
+    "kernel.segfault": (["[ 99.1] python[4242]: segfault at 0 ip 00007f0000001234 sp 00007ffd00001234 error 4 in "
+                         "libfoo.so[7f0000000000+1000]"], "kernel.segfault"),
+    "kernel.amdgpu_ring_timeout": (["amdgpu 0000:03:00.0: [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, "
+                                    "signaled seq=123, emitted seq=125"], "kernel.amdgpu_ring_timeout"),
+    "kernel.amdgpu_page_fault": (["amdgpu 0000:03:00.0: amdgpu: [gfxhub0] retry page fault (src_id:0 ring:0 vmid:8 "
+                                  "pasid:32769, for process python pid 4242 thread python pid 4242)"],
+                                 "kernel.amdgpu_page_fault"),
+    "py.traceback": (["Traceback (most recent call last):", '  File "repro.py", line 3, in <module>',
+                      '    raise ValueError("bad shape")', "ValueError: bad shape"], "py.traceback:ValueError"),
+    "py.fatal": (["Fatal Python error: Segmentation fault", "", "Current thread 0x00007f1c2b3c4740 (most recent call first):",
+                  '  File "repro.py", line 2 in <module>'], "py.fatal"),
+    "py.faulthandler_timeout": (["Timeout (0:00:01)!", "Thread 0x00007f1c2b3c4740 (most recent call first):",
+                                 '  File "repro.py", line 5 in <module>'], "py.faulthandler_timeout"),
+    "cpp.terminate": (["terminate called after throwing an instance of 'c10::Error'", "  what():  invalid argument"],
+                      "cpp.terminate"),
+    "shell.signal": (["bash: line 1:  4242 Segmentation fault      (core dumped) python repro.py"], "shell.signal"),
+    "gpu.coredump_written": (["[01:02:03.456] coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS "
+                              "(14)", "[01:02:04.000] coredump: Writing ELF file to /tmp/cuda_coredump_h.42.0"],
+                             "gpu.coredump_written"),
+    "vllm.engine_init": (["RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"],
+                         "vllm.engine_init"),
+    "vllm.engine_dead": (["vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
+                          "(above) for the root cause."], "vllm.engine_dead"),
+    "test.pytest_failed": (["FAILED tests/test_model.py::test_forward - assert 1 == 2",
+                            "========================= 1 failed, 3 passed in 0.12s ========================="],
+                           "test.pytest_failed"),
+    "test.pytest_timeout": (["+++++++++++++++++++++++++++++++++++ Timeout +++++++++++++++++++++++++++++++++++",
+                             "FAILED tests/test_x.py::test_hang - Failed: Timeout (>1.0s) from pytest-timeout."],
+                            "test.pytest_timeout"),
+    "sanitizer.memcheck": (["========= COMPUTE-SANITIZER", "========= Invalid __global__ write of size 4 bytes",
+                            "=========     at 0x70 in kernel(int*)",
+                            "=========     Address 0x7f0000000400 is out of bounds", "========= ERROR SUMMARY: 1 error"],
+                           "sanitizer.memcheck"),
+    "sanitizer.racecheck": (["========= Error: Race reported between Write access at 0x1a0 in kernel(float*) and Read "
+                             "access at 0x1d0 in kernel(float*) [4 hazards]",
+                             "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"], "sanitizer.racecheck"),
+    "sanitizer.initcheck": (["========= Uninitialized __global__ memory read of size 4 bytes"], "sanitizer.initcheck"),
+    "sanitizer.summary": (["========= ERROR SUMMARY: 3 errors"], "sanitizer.summary"),
+    "sanitizer.asan": (["==4242==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014 at pc 0x55",
+                        "SUMMARY: AddressSanitizer: heap-buffer-overflow repro.c:5 in main"], "sanitizer.asan"),
+    "sanitizer.tsan": (["WARNING: ThreadSanitizer: data race (pid=4242)"], "sanitizer.tsan"),
+    "sanitizer.ubsan": (["repro.c:5:12: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented "
+                         "in type 'int'"], "sanitizer.ubsan"),
+    "numeric.nan_anomaly": (["RuntimeError: Function 'MulBackward0' returned nan values in its 0th output."],
+                            "numeric.nan_anomaly"),
+    "numeric.nan_stats": (["      min=-1.5 max=nan mean=nan nan_count=12 inf_count=0"], "numeric.nan_stats"),
+}
+
+
+def test_every_catalog_entry_has_a_sample_and_there_are_at_least_49():
+    assert set(SAMPLES) == set(S.CATEGORY_NAMES)
+    assert len(S.CATEGORY_NAMES) >= 49
+    assert len(set(S.CATEGORY_NAMES)) == len(S.CATEGORY_NAMES)
+
+
+@pytest.mark.parametrize("category", sorted(SAMPLES))
+def test_sample_classifies(category):
+    lines, expected = SAMPLES[category]
+    text = "some startup noise\nloading model...\n" + "\n".join(lines) + "\nexiting\n"
+    m = S.classify_text(text)
+    assert m is not None and m.name == expected
+    assert m.line_no >= 3  # points at the error line, not the noise
+    assert m.key_lines[0] == (m.line_no, m.line)
+
+
+def test_unknown_error_token_keeps_the_token():
+    m = S.classify_text("Search for `cudaErrorStreamCaptureInvalidated' in https://docs.nvidia.com for more.")
+    assert m.name == "gpu.error:cudaErrorStreamCaptureInvalidated"
+
+
+def test_app_xid_ranks_below_the_cuda_error_but_hardware_xid_above():
+    app = "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics SM Warp Exception\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert S.classify_text(app).name == "gpu.illegal_address"
+    hw = app.replace(": 13,", ": 79,")
+    assert S.classify_text(hw).name == "kernel.xid:79"
+
+
+NCCL_WRAPPING = """\
+[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):
+terminate called after throwing an instance of 'c10::DistBackendError'
+  what():  [PG 0 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
+[rank1]:[E ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600083 milliseconds before timing out.
+[rank1]:[E ProcessGroupNCCL.cpp:1834] Some NCCL operations have failed or timed out.
+Aborted (core dumped)
+"""
+
+VLLM_ROOT_CAUSE = """\
+(EngineCore_DP0 pid=2345) ERROR 11-21 09:12:03 [core.py:700] EngineCore failed to start.
+(EngineCore_DP0 pid=2345) Traceback (most recent call last):
+(EngineCore_DP0 pid=2345)   File "/opt/vllm/v1/engine/core.py", line 691, in run_engine_core
+(EngineCore_DP0 pid=2345)     raise ValueError(msg)
+(EngineCore_DP0 pid=2345) ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (40000).
+Traceback (most recent call last):
+  File "/opt/vllm/entrypoints/llm.py", line 12, in <module>
+    llm = LLM(model)
+RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
+"""
+
+
+def test_nccl_watchdog_wrapping_illegal_address_reports_illegal_address():
+    m = S.classify_text(NCCL_WRAPPING)
+    assert m.name == "gpu.illegal_address"
+    assert m.line_no == 1
+    assert "nccl.watchdog_timeout" in m.others and "cpp.terminate" in m.others
+
+
+def test_vllm_see_root_cause_above_reports_the_root_cause():
+    m = S.classify_text(VLLM_ROOT_CAUSE)
+    assert m.name == "py.traceback:ValueError"
+    assert "max seq len" in m.line
+    assert "vllm.engine_init" in m.others
+
+
+def test_pytest_summary_ranks_below_the_exception():
+    text = "E       ValueError: shapes differ\n\nFAILED tests/test_a.py::test_b - ValueError: shapes differ\n"
+    assert S.classify_text(text).name == "py.traceback:ValueError"
+
+
+def test_chained_traceback_reports_the_first_cause():
+    text = ("Traceback (most recent call last):\nKeyError: 'w'\n\nDuring handling of the above exception, another "
+            "exception occurred:\n\nTraceback (most recent call last):\nTypeError: bad\n")
+    assert S.classify_text(text).name == "py.traceback:KeyError"
+
+
+def test_exception_line_without_traceback_header_is_not_a_traceback():
+    assert S.classify_text("ValueError: just a log line mentioning an error\n") is None
+
+
+def test_no_match_and_bytes_input():
+    assert S.classify_text("all good\n") is None
+    assert S.classify_text(b"\xff\xfe RuntimeError: CUDA error: misaligned address\n").name == "gpu.misaligned"
+
+
+def test_catastrophic_inputs_are_fast():
+    import time
+
+    t = time.perf_counter()
+    S.classify_text("x" * 2_000_000 + "[" + "a" * 100_000 + "\n" * 10)
+    S.classify_text(("FAILED " + "a" * 5000 + "\n") * 200)
+    assert time.perf_counter() - t < 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_classify_never_raises_on_text(text):
+    m = S.classify_text(text)
+    assert m is None or (m.name and m.line_no >= 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary())
+def test_classify_never_raises_on_bytes(data):
+    S.classify_text(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([l for v in SAMPLES.values() for l in v[0]] + ["noise", "", "Traceback (most recent call last):"]), max_size=12))
+def test_classify_mixed_catalog_lines_never_raises(lines):
+    m = S.classify_text("\n".join(lines))
+    if m is not None:
+        assert 1 <= m.line_no <= len(lines)
+
+
+# --- user signatures -------------------------------------------------------------------------
+
+def test_user_signatures_roundtrip_and_preserve_existing_content(tmp_path):
+    cfg = tmp_path / ".dbglog" / "config.toml"
+    cfg.parent.mkdir()
+    original = "# my settings\n[run]\ntimeout = 30  # seconds\n"
+    cfg.write_text(original)
+    S.add_user_signature(cfg, "myapp.bad_kv", r"KV cache corrupted at block (\d+)", rank=88)
+    S.add_user_signature(cfg, "myapp.quote", r"it's \d+ o'clock")
+    text = cfg.read_text()
+    assert text.startswith(original)
+    sigs = S.load_user_signatures(cfg)
+    assert [(s.name, s.rank) for s in sigs] == [("myapp.bad_kv", 88), ("myapp.quote", S.DEFAULT_USER_RANK)]
+    m = S.classify_text("RuntimeError: CUDA error: out of memory\nKV cache corrupted at block 7\n", S.all_signatures(cfg))
+    assert m.name == "myapp.bad_kv"
+    assert S.classify_text("it's 5 o'clock", S.all_signatures(cfg)).name == "myapp.quote"
+
+
+def test_user_signature_errors_are_clear(tmp_path):
+    cfg = tmp_path / "config.toml"
+    with pytest.raises(DbglogError, match="invalid regex"):
+        S.add_user_signature(cfg, "x", "(unclosed")
+    with pytest.raises(DbglogError, match="rank"):
+        S.add_user_signature(cfg, "x", "ok", rank=500)
+    S.add_user_signature(cfg, "x", "ok")
+    with pytest.raises(DbglogError, match="already exists"):
+        S.add_user_signature(cfg, "x", "other")
+    cfg.write_text("[[signature]]\nname = 'y'\n")
+    with pytest.raises(DbglogError, match="pattern"):
+        S.load_user_signatures(cfg)
+    cfg.write_text("this is = = not toml")
+    with pytest.raises(DbglogError, match="cannot read"):
+        S.load_user_signatures(cfg)
+    assert S.load_user_signatures(tmp_path / "missing.toml") == []
+
+
+# --- kernel-API logs -------------------------------------------------------------------------
+
+SGLANG_LOG = """\
+================================================================================
+[2026-03-19 00:47:06] SGLang Kernel API Call: RMSNorm.forward
+Positional input arguments:
+  arg[0]=Tensor(
+      shape=(1, 1024)
+      dtype=torch.bfloat16 / device=cuda:0 / requires_grad=False / is_contiguous=True
+    )
+Output:
+  return=Tensor(...)
+================================================================================
+[2026-03-19 00:47:06] SGLang Kernel API Call: sglang.quant_method.UnquantizedLinearMethod.apply
+Positional input arguments:
+  arg[0]=Tensor(
+      shape=(1, 1024)
+    )
+"""
+
+FLASHINFER_LOG = """\
+[2026-03-19 00:47:05] FlashInfer API Logging - System Information
+================================================================================
+[2026-03-19 00:47:06] FlashInfer API Call: BatchDecodeWithPagedKVCacheWrapper.run
+--------------------------------------------------------------------------------
+Positional input arguments:
+  arg[0]:
+    Tensor(
+      shape=(4, 32, 128) min=0 max=1 mean=0.5 nan_count=0 inf_count=0
+    )
+Output value:
+  Tensor(...)
+================================================================================
+"""
+
+
+def test_sglang_in_flight_boundary():
+    b = S.parse_kernel_api_log(SGLANG_LOG)
+    assert (b.framework, b.name, b.status, b.calls, b.line_no) == (
+        "SGLang Kernel", "sglang.quant_method.UnquantizedLinearMethod.apply", "in_flight", 2, 11)
+
+
+def test_flashinfer_completed_and_sglang_exception_and_level1():
+    b = S.parse_kernel_api_log(FLASHINFER_LOG)
+    assert (b.framework, b.name, b.status) == ("FlashInfer", "BatchDecodeWithPagedKVCacheWrapper.run", "completed")
+    exc = SGLANG_LOG + "[2026-03-19 00:47:07] SGLang Kernel API Exception: sglang.quant_method.UnquantizedLinearMethod.apply (RuntimeError: CUDA error: misaligned address)\n"
+    b = S.parse_kernel_api_log(exc)
+    assert b.status == "exception" and b.exception == "RuntimeError: CUDA error: misaligned address"
+    level1 = "[2026-03-19 00:47:06] FlashInfer API Call: a\n[2026-03-19 00:47:06] FlashInfer API Call: b\n"
+    b = S.parse_kernel_api_log(level1)
+    assert (b.name, b.status) == ("b", "started")
+    assert S.parse_kernel_api_log("nothing here") is None
+
+
+# --- every category through a real subprocess -------------------------------------------------
+
+@pytest.mark.parametrize("category", sorted(SAMPLES))
+def test_sample_through_real_subprocess(category, tmp_path, pid_dir):
+    from dbglog import runner
+    from conftest import assert_none_alive
+
+    lines, expected = SAMPLES[category]
+    f = tmp_path / "lines.txt"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = runner.run([sys.executable, str(REPROS / "emit.py"), str(f), "1"], run_dir=tmp_path / "run",
+                   timeout=20, grace=1, echo=False, git_info=False)
+    assert r.signature == expected
+    assert r.outcome == ("oom" if category.startswith("oom.") else "fail")
+    assert r.exit_code == 1
+    assert_none_alive(pid_dir)
