@@ -119,10 +119,8 @@ def new(title, symptom, files, tags, no_env, as_json):
 
 
 def environment_text() -> str:
-    try:
-        from dbglog import envinfo
-    except ImportError:  # the runner's probes are optional at this layer
-        return ""
+    from dbglog import envinfo
+
     return "\n".join(envinfo.markdown_lines(envinfo.collect()))
 
 
@@ -480,6 +478,264 @@ def next_list(inv_ref, as_json):
             click.echo(f"{s.position}. {mark} {s.text}" + (f" — {s.detail}" if s.detail else ""))
 
     emit(as_json, [s.to_dict() for s in inv.next_steps], human)
+
+# --- supervised runs (runner.py, signatures.py, envinfo.py) ----------------------------
+
+
+def parse_size(text: str) -> int | None:
+    t = text.strip().lower()
+    if t in ("0", "none", "unlimited"):
+        return None
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    try:
+        return int(float(t[:-1] if mult != 1 else t) * mult)
+    except ValueError:
+        raise DbglogError(f"bad size {text!r}: use e.g. 64M, 512K or 0 for no cap") from None
+
+
+def parse_env_pairs(pairs) -> dict:
+    out = {}
+    for p in pairs:
+        if "=" not in p or not p.split("=", 1)[0]:
+            raise DbglogError(f"bad --env {p!r}: use NAME=VALUE (NAME= sets empty; use --unset to remove)")
+        k, v = p.split("=", 1)
+        out[k] = v
+    return out
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--timeout", type=float, help="Seconds before the run is a hang (captures, then tree kill).")
+@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
+              help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET",
+              help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler (repeatable).")
+@click.option("--repeat", type=int, default=1, show_default=True, help="Run N times; report a histogram.")
+@click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
+@click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")
+@click.option("--git-bisect-exit", is_flag=True, help="Exit 0 good, 1 bad, 125 skip (for `git bisect run`).")
+@click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE", help="Set a variable for the run.")
+@click.option("--unset", "unset", multiple=True, metavar="NAME", help="Remove a variable for the run.")
+@click.option("--output-cap", default="64M", show_default=True, help="Max bytes kept per stream (middle is cut).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo the output live.")
+@click.option("--attempt", "attempt_title", metavar="TITLE", help="Also record the run as an attempt.")
+@click.option("--hypothesis", "-H", default="", help="With --attempt: the hypothesis.")
+@inv_option
+@json_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
+        output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
+    """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
+    from dbglog import runner, signatures
+
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise DbglogError("no command: put the repro after --, e.g. dbglog run --timeout 60 -- python repro.py")
+    if repeat < 1:
+        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
+    if timeout is not None and timeout <= 0:
+        raise DbglogError("--timeout must be a positive number of seconds")
+    env = parse_env_pairs(env_pairs) | {k: None for k in unset}
+    recs = open_records(create=True)
+    sigs = signatures.all_signatures(recs.ws.config_path)
+    run_id = runner.new_run_id()
+    run_dir = recs.ws.runs_dir / run_id
+    kwargs = dict(cwd=os.getcwd(), env_overrides=env, timeout=timeout, grace=grace, captures=captures,
+                  on_hang=on_hang, output_cap_bytes=parse_size(output_cap), echo=not (quiet or as_json),
+                  signatures=sigs)
+    if repeat == 1:
+        results = [runner.run(cmd, run_dir=run_dir, run_id=run_id, **kwargs)]
+        dirs = [str(run_dir)]
+    else:
+        rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail, **kwargs)
+        results = rep.results
+        dirs = [str(run_dir / f"{i:03d}") for i in range(1, len(results) + 1)]
+    dicts = [r.to_dict() for r in results]
+    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
+                         did=" ".join(_shell_quote(c) for c in cmd))
+    codes = [runner.git_bisect_exit(r, expect) if git_bisect_exit else runner.exit_code_plain(r) for r in results]
+    code = codes[0] if len(set(codes)) == 1 else (125 if git_bisect_exit else 1)
+    for d, r in zip(dicts, results):
+        d["expect_matched"] = runner.matches_expect(r, expect) if expect else None
+    if as_json:
+        data = dicts[0] if repeat == 1 else {"runs": dicts, "histogram": _histogram(dicts),
+                                             "flaky": len(_histogram(dicts)) > 1}
+        if a is not None:
+            data = data | {"attempt": a.to_dict() | {"investigation": recs.resolve(inv_ref)}}
+        emit(True, data)
+    else:
+        for d in dicts:
+            click.echo(_run_summary(d), err=True)
+        if repeat > 1:
+            for h in _histogram(dicts):
+                click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""),
+                           err=True)
+        if a is not None:
+            click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
+    sys.exit(code)
+
+
+def _shell_quote(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+def _histogram(dicts: list[dict]) -> list[dict]:
+    hist: dict = {}
+    for d in dicts:
+        hist[(d["outcome"], d["signature"])] = hist.get((d["outcome"], d["signature"]), 0) + 1
+    return [{"outcome": o, "signature": s, "count": n} for (o, s), n in sorted(hist.items(), key=lambda kv: -kv[1])]
+
+
+def _run_summary(d: dict) -> str:
+    lines = [f"dbglog: run {d['id']}: {d['outcome'].upper()}"
+             + (f" [{d['signature']}]" if d["signature"] else "")
+             + (f" {d['signal_name']}" if d.get("signal_name") and d["outcome"] != "hang" else "")
+             + (f" exit {d['exit_code']}" if d["exit_code"] not in (None, 0) else "")
+             + f" in {d['duration_s']:.2f}s"]
+    if d.get("error"):
+        lines.append(f"  error: {d['error']}")
+    for k in d["key_lines"][:5]:
+        lines.append(f"  line {k.get('line')}: {k.get('text', '').strip()[:200]}")
+    for c in d["captures"]:
+        lines.append(f"  capture {c.get('name')}: {c.get('status')}" + (f" -> {c['path']}" if c.get("path") else "")
+                     + (f" ({c['note']})" if c.get("note") else ""))
+    for s in d["survivors"]:
+        lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
+    for n in d["notes"]:
+        lines.append(f"  note: {n}")
+    for k in d.get("kernel_api") or []:
+        lines.append(f"  last kernel API call: {k.get('api') or k}")
+    lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
+    return "\n".join(lines)
+
+
+@cli.group()
+def runs():
+    """Browse recorded runs."""
+
+
+@runs.command("list")
+@click.option("--limit", type=int, default=20, show_default=True)
+@json_option
+def runs_list(limit, as_json):
+    """Most recent runs first."""
+    recs = open_records()
+    rows = recs.store.runs(limit)
+
+    def human():
+        if not rows:
+            click.echo("No runs yet: `dbglog run -- CMD` records one.")
+        for r in rows:
+            sig = f" [{r['signature']}]" if r["signature"] else ""
+            click.echo(f"{r['id']}  {r['outcome']:<5}{sig}  {r['duration_s']:.2f}s  {' '.join(r['cmd'])[:70]}")
+
+    emit(as_json, rows, human)
+
+
+@runs.command("show")
+@click.argument("ref")
+@json_option
+def runs_show(ref, as_json):
+    """One run: outcome, signature, key lines, captures, paths."""
+    recs = open_records()
+    r = recs.store.get_run(ref)
+    emit(as_json, r, lambda: click.echo(f"{' '.join(r['cmd'])}\n{_run_summary(r)}"))
+
+
+@cli.command("env")
+@click.option("--python", "python", metavar="PATH", help="Probe torch/triton/... in this interpreter.")
+@click.option("--timeout", type=float, default=5.0, show_default=True, help="Per-probe time limit.")
+@json_option
+def env_cmd(python, timeout, as_json):
+    """Environment snapshot: OS, CPU, Python, git, GPUs, driver, CUDA/ROCm, ML packages, env vars."""
+    from dbglog import envinfo
+
+    snap = envinfo.collect(timeout=timeout, python=python)
+    emit(as_json, snap, lambda: click.echo("\n".join(envinfo.markdown_lines(snap))))
+
+
+@cli.group()
+def signature():
+    """Failure signatures: the built-in catalog plus yours in .dbglog/config.toml."""
+
+
+def _config_path():
+    from dbglog import workspace
+
+    ws = workspace.find()
+    return ws.config_path if ws.exists else None
+
+
+@signature.command("list")
+@json_option
+def signature_list(as_json):
+    """All signatures, most causal first."""
+    from dbglog import signatures
+
+    sigs = sorted(signatures.all_signatures(_config_path()), key=lambda s: -s.rank)
+    rows = [{"name": s.name, "rank": s.rank, "outcome": s.outcome, "wrapper": s.wrapper,
+             "source": s.source, "description": s.description} for s in sigs]
+
+    def human():
+        for r in rows:
+            click.echo(f"{r['rank']:>4}  {r['name']:<32} {r['source']:<8} {r['description']}")
+
+    emit(as_json, rows, human)
+
+
+@signature.command("test")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@json_option
+def signature_test(file, as_json):
+    """Classify a log FILE (or - for stdin): the most causal signature and its key lines."""
+    from dbglog import signatures
+
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    except OSError as e:
+        raise DbglogError(f"cannot read {file}: {e.strerror}") from None
+    m = signatures.classify_text(data, signatures.all_signatures(_config_path()))
+    api = signatures.parse_kernel_api_log(data.decode("utf-8", "replace"))
+    data_out = {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None}
+
+    def human():
+        if m is None:
+            click.echo("No known failure signature.")
+        else:
+            click.echo(f"{m.name} (rank {m.rank}) at line {m.line_no}: {m.line.strip()[:200]}")
+            for other in (m.others or [])[:5]:
+                click.echo(f"  also: {other}")
+        if api is not None:
+            click.echo(f"Last kernel API call: {api.to_dict()}")
+
+    emit(as_json, data_out, human)
+    sys.exit(0 if m else 1)
+
+
+@signature.command("add")
+@click.argument("name")
+@click.argument("pattern")
+@click.option("--rank", type=int, default=75, show_default=True, help="Higher = more causal.")
+@json_option
+def signature_add(name, pattern, rank, as_json):
+    """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
+    import re
+
+    from dbglog import signatures
+
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise DbglogError(f"bad pattern {pattern!r}: {e}") from None
+    recs = open_records(create=True)
+    signatures.add_user_signature(recs.ws.config_path, name, pattern, rank)
+    emit(as_json, {"name": name, "pattern": pattern, "rank": rank, "config": str(recs.ws.config_path)},
+         lambda: click.echo(f"Added signature {name} to {recs.ws.config_path}"))
+
 
 
 # --- mirror -------------------------------------------------------------------------

@@ -62,6 +62,56 @@ def record_investigation(recs: Records) -> str:
     return i
 
 
+CRASH_REPRO = """\
+import os, signal, sys
+print("step 0: loss 2.31", flush=True)
+print("[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered", file=sys.stderr)
+print("CUDA kernel errors might be asynchronously reported at some other API call.", file=sys.stderr)
+print("[rank0]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE)",
+      file=sys.stderr, flush=True)
+os.kill(os.getpid(), signal.SIGABRT)
+"""
+
+HANG_REPRO = """\
+import subprocess, sys, time
+# A worker that ignores SIGTERM, like a process stuck in a GPU kernel.
+subprocess.Popen([sys.executable, "-c",
+                  "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+print("==PROF== Profiling \\"attention_fwd\\" - 0: 0%....", flush=True)
+time.sleep(600)
+"""
+
+
+def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
+    """Two real supervised runs: a crash whose real cause sits above the last line, and a hang."""
+    from dbglog import runner, signatures
+    from dbglog.records import run_result_line
+
+    out = []
+    for name, script, timeout, title in (
+        ("crash_repro.py", CRASH_REPRO, 30.0, "Run the training step under dbglog run"),
+        ("hang_repro.py", HANG_REPRO, 1.5, "Profile with a 1.5 s timeout"),
+    ):
+        path = recs.ws.root / name
+        path.write_text(script)
+        import sys
+
+        cmd = [sys.executable, name]
+        step(f"dbglog run --timeout {timeout:g} --attempt {title!r} -- python {name}", quiet)
+        run_id = runner.new_run_id()
+        r = runner.run(cmd, run_dir=recs.ws.runs_dir / run_id, run_id=run_id, cwd=recs.ws.root, timeout=timeout,
+                       grace=1.0, echo=not quiet, signatures=signatures.all_signatures(recs.ws.config_path),
+                       git_info=False).to_dict()
+        recs.record_runs([r], [str(recs.ws.runs_dir / run_id)], attempt_title=title, inv_ref=inv_id,
+                         did=f"python {name}")
+        if not quiet:
+            click.echo(f"-> {run_result_line([r])}")
+            if r["outcome"] == "hang":
+                click.echo(f"-> whole process tree killed; survivors: {len(r['survivors'])}")
+        out.append(r)
+    return out
+
+
 def run_demo(keep: bool = False, as_json: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="dbglog-demo-"))
     quiet = as_json
@@ -69,6 +119,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
         recs = Records(Workspace(tmp / ".dbglog"), create=True)
         step("Recording an investigation (dbglog new / diff add / next add / attempt add)", quiet)
         inv_id = record_investigation(recs)
+        runs = supervised_runs(recs, inv_id, quiet)
         inv = recs.store.load(inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:
@@ -78,7 +129,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
             render_show(inv, recs.path_for(inv_id))
             step(f"The reviewable markdown mirror: {path.relative_to(tmp)}", quiet)
             click.echo(path.read_text(encoding="utf-8"))
-        result = {"workspace": str(tmp) if keep else None, "investigation": inv.to_dict(),
+        result = {"workspace": str(tmp) if keep else None, "investigation": inv.to_dict(), "runs": runs,
                   "markdown_path": str(path.relative_to(tmp))}
         recs.close()
         if keep and not quiet:

@@ -351,7 +351,13 @@ def markdown_lines(snapshot: dict) -> list[str]:
     if s.get("nvidia_driver") or s.get("cuda_driver_max"):
         lines.append(f"- NVIDIA driver: {_v(s.get('nvidia_driver'))} (supports CUDA {_v(s.get('cuda_driver_max'))})")
     if s.get("cuda_toolkit") or s.get("torch_cuda_build"):
-        lines.append(f"- CUDA: torch built with {_v(s.get('torch_cuda_build'))}; toolkit (nvcc) {_v(s.get('cuda_toolkit'))}")
+        # Kept apart on purpose: the CUDA torch was built with, the toolkit on PATH, the driver's max.
+        parts = []
+        if s.get("torch_cuda_build"):
+            parts.append(f"torch built with {s['torch_cuda_build']}")
+        if s.get("cuda_toolkit"):
+            parts.append(f"toolkit (nvcc) {s['cuda_toolkit']}")
+        lines.append("- CUDA: " + "; ".join(parts))
     if any(s.get(k) for k in ("rocm_version", "hip_version", "torch_hip_build", "amd_driver", "gfx_arch", "gcn_arch")):
         lines.append(f"- ROCm: {_v(s.get('rocm_version'))}; HIP {_v(s.get('hip_version') or s.get('torch_hip_build'))}; "
                      f"amdgpu {_v(s.get('amd_driver'))}; arch {_v(s.get('gfx_arch') or s.get('gcn_arch'))}")

@@ -325,3 +325,58 @@ class Records:
         if not hits:
             raise DbglogError(f"no step matches {ref!r} (see `dbglog next list`)")
         raise DbglogError(f"{ref!r} matches {len(hits)} steps; use the step number")
+
+    # --- supervised runs -----------------------------------------------------------
+
+    def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
+                             inv_ref: str | None = None, hypothesis: str = "", did: str = "") -> Attempt | None:
+        """Store runs; with ``attempt_title`` also record them as an attempt of an investigation."""
+        inv_id = self.resolve(inv_ref) if attempt_title is not None else None
+        if inv_id is None:
+            with self.store.write():
+                for r, d in zip(results, run_dirs):
+                    self.store.insert_run(r, d)
+            return None
+        with self.change(inv_id):
+            number = self.store.next_attempt_number(inv_id)
+            a = Attempt(number=number, title=attempt_title.strip() or "Supervised run", hypothesis=hypothesis.strip(),
+                        did=did.strip(), result=run_result_line(results), outcome=attempt_outcome_from_runs(results),
+                        created=model.now_iso(), runs=[r["id"] for r in results])
+            self.store.upsert_attempt(inv_id, a)
+            for r, d in zip(results, run_dirs):
+                self.store.insert_run(r, d, inv_id, number)
+        return a
+
+
+# --- supervised runs ----------------------------------------------------------------
+
+
+def run_result_line(results: list[dict]) -> str:
+    """The generated Result text of an attempt recorded from runs: outcome, signature, time, key lines."""
+    if len(results) == 1:
+        r = results[0]
+        what = r["outcome"] + (f" ({r['signature']})" if r["signature"] else "")
+        if r.get("signal_name") and r["outcome"] != "hang":  # a hang's signal is our own SIGTERM
+            what += f", {r['signal_name']}"
+        elif r["exit_code"] not in (None, 0):
+            what += f", exit {r['exit_code']}"
+        line = f"{what} after {r['duration_s']:.1f}s [run {r['id']}]"
+        keys = [k["text"].strip() for k in r.get("key_lines", [])[:3] if k.get("text", "").strip()]
+        if keys:
+            line += "\n" + "\n".join(f"- `{k[:200]}`" if "`" not in k else f"- {k[:200]}" for k in keys)
+        return line
+    hist: dict[str, int] = {}
+    for r in results:
+        key = r["outcome"] + (f" ({r['signature']})" if r["signature"] else "")
+        hist[key] = hist.get(key, 0) + 1
+    parts = ", ".join(f"{n}× {k}" for k, n in sorted(hist.items(), key=lambda kv: -kv[1]))
+    return f"{len(results)} runs: {parts}" + (" — flaky" if len(hist) > 1 else "")
+
+
+def attempt_outcome_from_runs(results: list[dict]) -> str:
+    outcomes = {r["outcome"] for r in results}
+    if outcomes == {"pass"}:
+        return "worked"
+    if "error" in outcomes:
+        return "inconclusive"
+    return "partial" if "pass" in outcomes else "failed"

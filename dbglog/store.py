@@ -88,10 +88,36 @@ def _core(db) -> None:
     )
 
 
+def _runs(db) -> None:
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS runs (
+          id TEXT PRIMARY KEY,
+          investigation_id TEXT,
+          attempt_number INTEGER,
+          started TEXT NOT NULL,
+          duration_s REAL,
+          cmd TEXT NOT NULL,          -- JSON argument list
+          cwd TEXT,
+          outcome TEXT NOT NULL,
+          signature TEXT,
+          exit_code INTEGER,
+          signal INTEGER,
+          git_commit TEXT,
+          git_dirty INTEGER,
+          run_dir TEXT,
+          result TEXT NOT NULL        -- the runner's full JSON record
+        );
+        CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
+        """
+    )
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
+    ("0004_runs", _runs),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -347,6 +373,44 @@ class Store:
     def delete_investigation(self, inv_id: str) -> None:
         self.q("DELETE FROM investigations WHERE id = ?", inv_id)
         self.q("DELETE FROM mirror_files WHERE investigation_id = ?", inv_id)
+
+    # --- runs -------------------------------------------------------------------------
+
+    def insert_run(self, result: dict, run_dir: str, investigation_id: str | None = None,
+                   attempt_number: int | None = None) -> None:
+        self.q(
+            """INSERT INTO runs (id, investigation_id, attempt_number, started, duration_s, cmd, cwd, outcome,
+                 signature, exit_code, signal, git_commit, git_dirty, run_dir, result)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            result["id"], investigation_id, attempt_number, result["started"], result["duration_s"],
+            json.dumps(result["cmd"]), result["cwd"], result["outcome"], result["signature"],
+            result["exit_code"], result["signal"], result["git_commit"],
+            None if result["git_dirty"] is None else int(result["git_dirty"]), run_dir, json.dumps(result),
+        )
+
+    def link_run(self, run_id: str, investigation_id: str, attempt_number: int) -> None:
+        self.q("UPDATE runs SET investigation_id = ?, attempt_number = ? WHERE id = ?",
+               investigation_id, attempt_number, run_id)
+
+    def runs(self, limit: int = 50) -> list[dict]:
+        rows = self.q("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT ?", limit)
+        return [self._run(r) for r in rows]
+
+    def get_run(self, ref: str) -> dict:
+        rows = self.q("SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
+                      ref, ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%").fetchall()
+        exact = [r for r in rows if r["id"] == ref]
+        if exact or len(rows) == 1:
+            return self._run((exact or rows)[0])
+        if not rows:
+            raise DbglogError(f"unknown run {ref!r} (see `dbglog runs list`)")
+        raise DbglogError(f"{ref!r} matches several runs ({', '.join(r['id'] for r in rows[:5])}); give more of the id")
+
+    @staticmethod
+    def _run(r) -> dict:
+        d = json.loads(r["result"])
+        d.update(investigation=r["investigation_id"], attempt=r["attempt_number"], run_dir=r["run_dir"])
+        return d
 
     # --- mirror baseline ------------------------------------------------------------
 
