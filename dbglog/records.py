@@ -326,6 +326,26 @@ class Records:
             raise DbglogError(f"no step matches {ref!r} (see `dbglog next list`)")
         raise DbglogError(f"{ref!r} matches {len(hits)} steps; use the step number")
 
+    # --- free sections (bisection reports, notes) ------------------------------------
+
+    def set_section(self, inv_id: str, heading: str, body: str) -> None:
+        """Replace the `## heading` section (or append it): reports regenerate in place."""
+        import json
+
+        heading = heading if heading.startswith("#") else f"## {heading}"
+        if "\n" in heading:
+            raise DbglogError("a section heading must be one line")
+        with self.change(inv_id):
+            inv = self.store.load(inv_id)
+            body = "\n".join(line.rstrip() for line in body.strip("\n").split("\n"))
+            for s in inv.sections:
+                if s.heading == heading:
+                    s.body = body
+                    break
+            else:
+                inv.sections.append(model.Section(heading, body))
+            self.store.update_fields(inv_id, sections=json.dumps([s.to_dict() for s in inv.sections]))
+
     # --- supervised runs -----------------------------------------------------------
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,

@@ -1079,3 +1079,45 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
+    """Terminate every process whose environment holds ``var=value`` and return the survivors.
+
+    Used after a supervisor was killed with -9: its repro (own session, so not killed with it)
+    and that repro's descendants still carry the marker variable the supervisor set.
+    """
+    ps = _psutil()
+    needle = f"{var}={value}".encode()
+    me = os.getpid()
+    tree = _Tree(me, value, time.time())
+    tree.procs.clear()
+    for pid in _pids():
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"\0" + needle + b"\0" in b"\0" + data + b"\0":
+            try:
+                tree.procs[pid] = ps.Process(pid)
+            except ps.Error:
+                pass
+    if not tree.procs:
+        return []
+    tree.snapshot()
+    for p in tree.alive():
+        try:
+            p.send_signal(_signal.SIGTERM)
+        except (ps.Error, OSError):
+            pass
+    if not tree.wait_gone(grace):
+        for p in tree.alive():
+            try:
+                p.send_signal(_signal.SIGKILL)
+            except (ps.Error, OSError):
+                pass
+        tree.wait_gone(3.0)
+    return [_proc_state(p) for p in tree.alive()]

@@ -113,11 +113,47 @@ def _runs(db) -> None:
     )
 
 
+def _bisect(db) -> None:
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS bisect_sessions (
+          id TEXT PRIMARY KEY,
+          kind TEXT NOT NULL,               -- git | toggles
+          investigation_id TEXT,
+          status TEXT NOT NULL,             -- running | done | failed | aborted
+          spec TEXT NOT NULL,               -- JSON: everything needed to rebuild the search
+          result TEXT,                      -- JSON, when finished
+          created TEXT NOT NULL,
+          updated TEXT NOT NULL,
+          pid INTEGER                       -- the process driving it (to detect a dead driver)
+        );
+        CREATE TABLE IF NOT EXISTS bisect_trials (
+          id INTEGER PRIMARY KEY,
+          session_id TEXT NOT NULL REFERENCES bisect_sessions(id) ON DELETE CASCADE,
+          seq INTEGER NOT NULL,             -- order in which verdicts were obtained
+          key TEXT NOT NULL,                -- commit sha, or JSON list of enabled toggle names
+          cache_key TEXT NOT NULL,
+          verdict TEXT NOT NULL,            -- good | bad | skip | flaky
+          reason TEXT NOT NULL DEFAULT '',
+          outcome TEXT,
+          signature TEXT,
+          duration_s REAL,
+          runs TEXT NOT NULL DEFAULT '[]',  -- JSON list of run ids
+          source TEXT NOT NULL DEFAULT 'run',  -- run | cache | manual
+          created TEXT NOT NULL,
+          UNIQUE (session_id, key)
+        );
+        CREATE INDEX IF NOT EXISTS bisect_trials_cache ON bisect_trials(cache_key);
+        """
+    )
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
     ("0004_runs", _runs),
+    ("0005_bisect", _bisect),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,411 @@
+"""What history and toggle bisection share: verdicts, trials, cache, persisted state, recording.
+
+The pure searches in ``algorithms.py`` ask for verdicts on *keys* (a commit sha, a set of
+enabled toggles). This module turns a key into a verdict by running the repro under the
+supervised runner, and makes every verdict durable evidence:
+
+* **Target** decides what "bad" means: the *same* outcome and failure signature as the known
+  bad end (``--match`` to name it, ``--any-failure`` to opt out). Anything else that fails --
+  another crash, a build failure, exit 125, a run that could not start, a process that
+  survived SIGKILL -- is ``skip``, with the reason kept per step.
+* **Executor** runs one trial: optional ``--build`` step, then ``repeat`` runs through an
+  optional ``--launcher`` prefix. Repeats that disagree make the step ``flaky``.
+* **SessionDB** persists the session spec and every trial in SQLite (one small transaction
+  per trial). A session resumes by rebuilding its search object from the spec and replaying
+  the recorded verdicts (the algorithms are deterministic), so no finished step re-runs.
+  The same table is the result cache: a trial with the same cache key (kind, key, command,
+  build, target, environment) in any session answers instantly.
+* Trials carry ``DBGLOG_BISECT_SESSION`` in their environment, so the leftovers of a
+  bisection killed with -9 are found and killed by the next ``resume``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import secrets
+import shlex
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Sequence
+
+from dbglog.bisect.algorithms import Verdict
+from dbglog.errors import DbglogError
+
+SESSION_VAR = "DBGLOG_BISECT_SESSION"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- verdict rules -------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """What counts as *the* failure. Built from the bad end's run unless the user names it."""
+
+    outcome: str | None = None
+    signature: str | None = None
+    match: str | None = None  # --match: a signature name / glob, or a regex over the output
+    any_failure: bool = False
+
+    def describe(self) -> str:
+        if self.any_failure:
+            return "any failure"
+        if self.match:
+            return f"matching {self.match!r}"
+        return self.outcome + (f" [{self.signature}]" if self.signature else " (no signature)")
+
+    def judge(self, run: dict) -> tuple[str, str]:
+        """('good'|'bad'|'skip', reason) for one run's record (runner.RunResult.to_dict())."""
+        outcome, sig = run["outcome"], run.get("signature")
+        if run.get("infra_tainted"):
+            return "skip", "a process survived SIGKILL: machine state is suspect"
+        if outcome == "error":
+            return "skip", f"could not start: {run.get('error') or 'error'}"
+        if outcome == "pass":
+            return "good", "passed"
+        if outcome == "fail" and run.get("exit_code") == 125:
+            return "skip", "the repro exited 125 (untestable)"
+        what = outcome + (f" [{sig}]" if sig else "")
+        if self.any_failure:
+            return "bad", what
+        if self.match:
+            if self._matches(run):
+                return "bad", f"{what} matches {self.match!r}"
+            return "skip", f"different failure: {what} does not match {self.match!r}"
+        if outcome == self.outcome and sig == self.signature:
+            return "bad", what
+        return "skip", f"different failure: {what}, the bad end was {self.describe()}"
+
+    def _matches(self, run: dict) -> bool:
+        sig = run.get("signature") or ""
+        if sig and (fnmatch.fnmatchcase(sig, self.match) or sig == self.match):
+            return True
+        if run["outcome"] == self.match:
+            return True
+        try:
+            rx = re.compile(self.match)
+        except re.error:
+            return False
+        path = (run.get("paths") or {}).get("output")
+        if path and os.path.exists(path):
+            with open(path, "rb") as f:
+                return rx.search(f.read().decode("utf-8", "replace")) is not None
+        return False
+
+
+def target_for(bad_runs: list[dict], match: str | None, any_failure: bool) -> Target:
+    r = bad_runs[0]
+    return Target(outcome=r["outcome"], signature=r.get("signature"), match=match, any_failure=any_failure)
+
+
+@dataclass
+class Step:
+    """One trial's evidence: the verdict for a key and the runs behind it."""
+
+    key: str
+    verdict: Verdict
+    reason: str = ""
+    outcome: str | None = None
+    signature: str | None = None
+    duration_s: float = 0.0
+    runs: list[str] = field(default_factory=list)
+    source: str = "run"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["verdict"] = self.verdict.value
+        return d
+
+
+def verdict_of(judged: list[tuple[str, str]]) -> tuple[Verdict, str]:
+    """Combine repeats: all bad -> bad, all good -> good, good+bad -> flaky, else skip."""
+    kinds = [k for k, _ in judged]
+    reasons = [r for k, r in judged if k == "skip"]
+    bad, good = kinds.count("bad"), kinds.count("good")
+    if bad and good:
+        return Verdict.FLAKY, f"repeats disagree: {bad} bad, {good} good of {len(kinds)}"
+    if reasons and not (bad or good):
+        return Verdict.SKIP, reasons[0]
+    if reasons:  # some runs skipped, the rest agree: the step is still uncertain
+        return Verdict.SKIP, f"{len(reasons)} of {len(kinds)} runs untestable: {reasons[0]}"
+    if bad:
+        return Verdict.BAD, judged[0][1]
+    return Verdict.GOOD, "passed" + (f" ({good}×)" if good > 1 else "")
+
+
+# --- running trials --------------------------------------------------------------------
+
+
+@dataclass
+class Execution:
+    """How to run one trial of a bisection (everything but the key-specific part)."""
+
+    cmd: list[str]
+    timeout: float | None = None
+    grace: float = 5.0
+    repeat: int = 1
+    build: str | None = None
+    launcher: str | None = None
+    captures: Sequence[str] = ()
+    on_hang: Sequence[str] = ()
+    quiet: bool = True
+
+    def argv(self, cmd: list[str] | None = None) -> list[str]:
+        prefix = shlex.split(self.launcher) if self.launcher else []
+        return prefix + list(cmd if cmd is not None else self.cmd)
+
+
+class Executor:
+    def __init__(self, recs, session_id: str, execution: Execution, signatures=None):
+        self.recs = recs
+        self.session_id = session_id
+        self.ex = execution
+        self.signatures = signatures
+
+    def run_trial(self, key: str, target: Target, *, cwd: str, env: dict | None = None,
+                  cmd: list[str] | None = None) -> tuple[Step, list[dict]]:
+        """Build (if asked), then run ``repeat`` times; return the step and the run records."""
+        from dbglog import runner
+
+        env = dict(env or {})
+        env[SESSION_VAR] = self.session_id
+        records: list[dict] = []
+        if self.ex.build:
+            b = self._run(["sh", "-c", self.ex.build], cwd, env, timeout=None)
+            records.append(b)
+            if b["outcome"] != "pass":
+                what = b["outcome"] + (f" [{b['signature']}]" if b.get("signature") else "")
+                return Step(key, Verdict.SKIP, f"build failed: {what}", b["outcome"], b.get("signature"),
+                            b["duration_s"], [b["id"]]), records
+        judged = []
+        runs = []
+        for _ in range(max(1, self.ex.repeat)):
+            r = self._run(self.ex.argv(cmd), cwd, env, timeout=self.ex.timeout)
+            records.append(r)
+            runs.append(r)
+            judged.append(target.judge(r))
+        verdict, reason = verdict_of(judged)
+        last = runs[-1]
+        return Step(key, verdict, reason, last["outcome"], last.get("signature"),
+                    round(sum(r["duration_s"] for r in runs), 3), [r["id"] for r in records]), records
+
+    def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None) -> dict:
+        from dbglog import runner
+
+        run_id = runner.new_run_id()
+        run_dir = self.recs.ws.runs_dir / run_id
+        r = runner.run(argv, run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout,
+                       grace=self.ex.grace, captures=self.ex.captures, on_hang=self.ex.on_hang,
+                       echo=not self.ex.quiet, signatures=self.signatures, git_info=False).to_dict()
+        r["run_dir"] = str(run_dir)
+        return r
+
+
+def run_parallel(fn: Callable, items: list, jobs: int) -> list:
+    """``[fn(x) for x in items]`` with up to ``jobs`` at once (trials are I/O-bound subprocesses)."""
+    if jobs <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+# --- persistence -----------------------------------------------------------------------
+
+
+def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: dict | None = None) -> str:
+    """Results are reusable across sessions only for the same command, build, target and setup."""
+    blob = json.dumps({"kind": kind, "key": key, "cmd": execution.cmd, "build": execution.build,
+                       "launcher": execution.launcher, "repeat": execution.repeat, "timeout": execution.timeout,
+                       "target": asdict(target), "extra": extra or {}}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class SessionDB:
+    def __init__(self, store):
+        self.store = store
+
+    def create(self, kind: str, spec: dict, investigation_id: str | None) -> str:
+        sid = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{kind}-{secrets.token_hex(2)}"
+        with self.store.write():
+            self.store.q("INSERT INTO bisect_sessions (id, kind, investigation_id, status, spec, created, updated, pid)"
+                         " VALUES (?, ?, ?, 'running', ?, ?, ?, ?)", sid, kind, investigation_id,
+                         json.dumps(spec), now_iso(), now_iso(), os.getpid())
+        return sid
+
+    def get(self, ref: str | None = None, *, kind: str | None = None) -> dict:
+        """A session by id/prefix, or the most recent one (running first)."""
+        if ref:
+            rows = self.store.q("SELECT * FROM bisect_sessions WHERE id = ? OR id LIKE ? ORDER BY id",
+                                ref, ref.replace("%", "").replace("_", "\\_") + "%").fetchall()
+            exact = [r for r in rows if r["id"] == ref]
+            if not exact and len(rows) > 1:
+                raise DbglogError(f"{ref!r} matches several bisections ({', '.join(r['id'] for r in rows[:4])})")
+            rows = exact or rows
+        else:
+            sql = "SELECT * FROM bisect_sessions" + (" WHERE kind = ?" if kind else "") + \
+                  " ORDER BY (status = 'running') DESC, created DESC, id DESC LIMIT 1"
+            rows = self.store.q(sql, *([kind] if kind else [])).fetchall()
+        if not rows:
+            raise DbglogError("no bisection found" + (f" matching {ref!r}" if ref else "") +
+                              " (start one with `dbglog bisect git` or `dbglog bisect toggles`)")
+        r = rows[0]
+        return {"id": r["id"], "kind": r["kind"], "investigation": r["investigation_id"], "status": r["status"],
+                "spec": json.loads(r["spec"]), "result": json.loads(r["result"]) if r["result"] else None,
+                "created": r["created"], "updated": r["updated"], "pid": r["pid"]}
+
+    def list(self) -> list[dict]:
+        return [{"id": r["id"], "kind": r["kind"], "status": r["status"], "created": r["created"],
+                 "investigation": r["investigation_id"]}
+                for r in self.store.q("SELECT * FROM bisect_sessions ORDER BY created DESC, id DESC")]
+
+    def trials(self, sid: str) -> list[Step]:
+        return [Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
+                     json.loads(r["runs"]), r["source"])
+                for r in self.store.q("SELECT * FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid)]
+
+    def record(self, sid: str, step: Step, ckey: str, runs: Sequence[dict] = ()) -> None:
+        """Persist one verdict (and its runs) in one transaction; a later verdict for a key replaces it."""
+        with self.store.write():
+            for r in runs:
+                self.store.insert_run(r, r.get("run_dir", ""))
+            seq = self.store.q("SELECT coalesce(max(seq), 0) + 1 FROM bisect_trials WHERE session_id = ?",
+                               sid).fetchone()[0]
+            self.store.q(
+                """INSERT INTO bisect_trials (session_id, seq, key, cache_key, verdict, reason, outcome, signature,
+                     duration_s, runs, source, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(session_id, key) DO UPDATE SET seq=excluded.seq, cache_key=excluded.cache_key,
+                     verdict=excluded.verdict, reason=excluded.reason, outcome=excluded.outcome,
+                     signature=excluded.signature, duration_s=excluded.duration_s, runs=excluded.runs,
+                     source=excluded.source, created=excluded.created""",
+                sid, seq, step.key, ckey, step.verdict.value, step.reason, step.outcome, step.signature,
+                step.duration_s, json.dumps(step.runs), step.source, now_iso())
+            self.store.q("UPDATE bisect_sessions SET updated = ? WHERE id = ?", now_iso(), sid)
+
+    def cached(self, ckey: str) -> Step | None:
+        """A finished, trustworthy verdict for the same trial from any session (skips are not reused:
+        infrastructure trouble may be gone)."""
+        r = self.store.q("SELECT * FROM bisect_trials WHERE cache_key = ? AND verdict IN ('good', 'bad') "
+                         "AND source != 'manual' ORDER BY id DESC LIMIT 1", ckey).fetchone()
+        if r is None:
+            return None
+        return Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
+                    json.loads(r["runs"]), "cache")
+
+    def finish(self, sid: str, status: str, result: dict) -> None:
+        with self.store.write():
+            self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL WHERE id = ?",
+                         status, json.dumps(result), now_iso(), sid)
+
+    def claim(self, sid: str) -> None:
+        """Take over a session (resume): refuse if its driver is still alive."""
+        import psutil
+
+        s = self.get(sid)
+        pid = s["pid"]
+        if pid and pid != os.getpid() and s["status"] == "running":
+            try:
+                if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    raise DbglogError(f"bisection {sid} is still being driven by process {pid}; "
+                                      "wait for it or `dbglog bisect abort`")
+            except psutil.Error:
+                pass
+        with self.store.write():
+            self.store.q("UPDATE bisect_sessions SET pid = ?, status = 'running', updated = ? WHERE id = ?",
+                         os.getpid(), now_iso(), sid)
+
+
+def reap_leftovers(sid: str) -> list[dict]:
+    """Kill what a killed driver left running (trials carry SESSION_VAR=sid)."""
+    from dbglog import runner
+
+    return runner.kill_marked(SESSION_VAR, sid)
+
+
+# --- progress ------------------------------------------------------------------------
+
+
+class Progress:
+    """A rich live line on a terminal, plain lines otherwise (and nothing with --json)."""
+
+    def __init__(self, total_hint: int, enabled: bool = True):
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.start = time.monotonic()
+        self.done = 0
+        self._progress = None
+        if self.tty:
+            from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+            self._progress = RichProgress(TextColumn("[bold]bisect[/bold] {task.description}"), BarColumn(),
+                                          TextColumn("{task.completed}/{task.total} steps"), TimeElapsedColumn(),
+                                          transient=True)
+            self._task = self._progress.add_task("starting", total=max(1, total_hint))
+            self._progress.start()
+
+    def running(self, what: str, left: int | None = None, est: int | None = None) -> None:
+        if not self.enabled:
+            return
+        desc = f"testing {what}" + (f" · {left} candidates left" if left is not None else "") + \
+               (f" · ~{est} steps to go" if est is not None else "")
+        if self._progress is not None:
+            self._progress.update(self._task, description=desc, total=max(self.done + (est or 1), 1))
+        else:
+            print(f"dbglog bisect: {desc} ({time.monotonic() - self.start:.0f}s elapsed)", file=sys.stderr,
+                  flush=True)
+
+    def stepped(self, step: Step, label: str) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        line = f"  {label}: {step.verdict.value}" + (f" — {step.reason}" if step.reason else "") + \
+               (f" [{step.duration_s:.1f}s]" if step.source == "run" else f" [{step.source}]")
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.done)
+            self._progress.console.print(line, highlight=False, markup=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+# --- recording in the investigation ----------------------------------------------------
+
+
+def record_section(recs, inv_id: str, heading: str, body: str) -> None:
+    """Put a bisection report into the investigation as its own `## ...` section (replacing
+    an earlier version of the same report, matched by heading)."""
+    recs.set_section(inv_id, heading, body)
+
+
+def md_cell(s) -> str:
+    return str(s if s is not None else "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def runs_link(recs, run_ids: Sequence[str]) -> str:
+    """Relative links to the runs' output (under .dbglog/runs, which is local to this clone)."""
+    return ", ".join(f"[{r}](../.dbglog/runs/{r}/output)" for r in run_ids[-3:])
+
+
+def default_timeout(bad_runs: list[dict], factor: float = 5.0, floor: float = 10.0) -> float | None:
+    """A step that takes 5× the bad end's time is a hang (Shrink Ray / OpenROAD practice)."""
+    if any(r["outcome"] == "hang" for r in bad_runs):
+        return max(r.get("timeout") or 0 for r in bad_runs) or None
+    d = max(r["duration_s"] for r in bad_runs)
+    return max(floor, round(d * factor, 1))
+
+
+def workdir_root(recs) -> Path:
+    return recs.ws.dir / "bisect"
