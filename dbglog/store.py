@@ -88,10 +88,42 @@ def _core(db) -> None:
     )
 
 
+def _import(db) -> None:
+    """Provenance of imported debug docs (issue 3): which source document made which investigation.
+
+    ``imports`` keys an investigation by (source path, normalised title) so importing the same file
+    again updates it instead of duplicating it; ``import_items`` remembers the line each imported
+    item (investigation, attempt, difference row, next step) came from.
+    """
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS imports (
+          source TEXT NOT NULL,
+          key TEXT NOT NULL,
+          investigation_id TEXT NOT NULL,
+          line INTEGER NOT NULL,
+          sha256 TEXT NOT NULL DEFAULT '',
+          imported TEXT NOT NULL DEFAULT '',
+          PRIMARY KEY (source, key)
+        );
+        CREATE INDEX IF NOT EXISTS imports_inv ON imports(investigation_id);
+        CREATE TABLE IF NOT EXISTS import_items (
+          investigation_id TEXT NOT NULL,
+          kind TEXT NOT NULL,
+          ref TEXT NOT NULL,
+          source TEXT NOT NULL,
+          line INTEGER NOT NULL,
+          PRIMARY KEY (investigation_id, kind, ref)
+        );
+        """
+    )
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
+    ("0003_import", _import),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
