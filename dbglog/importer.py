@@ -503,7 +503,7 @@ class _Doc:
                 body += lines[heads[j].idx:self.own_end(j)]
                 j += 1
             body_text = value(body)
-            sections.append(Section("## " + " ".join(sh.text.split()), _demote(body_text)))
+            sections.append(Section(_section_heading(sh.text), _demote(body_text)))
         inv.attempts = [attempts[n] for n in sorted(attempts)]
         inv.sections = [s for s in sections if s.body or s.heading != _NOTES]
         try:
@@ -783,6 +783,15 @@ def _files(buf: list[str]) -> list[str]:
             if p:
                 out.append(p)
     return out
+
+
+def _section_heading(text: str) -> str:
+    """A kept section's heading, never one the canonical parser would read as its own section."""
+    text = " ".join(text.split()) or "Notes"
+    low = text.lower()
+    if low == "attempts" or low.startswith("key differences") or low == "what to try next":
+        text = f"Notes: {text}"
+    return "## " + text
 
 
 def _demote(body: str) -> str:
