@@ -45,7 +45,10 @@ def open_records(create: bool = False, sync: bool = True):
 
     recs = Records(workspace.find(), create=create)
     if sync:
-        recs.sync()
+        report = recs.sync()
+        for rel in report.missing:
+            click.echo(f"dbglog: warning: {rel} was deleted; restore it, or run `dbglog sync --prune` "
+                       "to delete it from the database", err=True)
     return recs
 
 
@@ -741,33 +744,112 @@ def signature_add(name, pattern, rank, as_json):
 # --- mirror -------------------------------------------------------------------------
 
 
+# --- import and mirror upkeep (issue 3) ----------------------------------------------
+
+
+@cli.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.option("--dry-run", is_flag=True, help="Show what would be imported; change nothing.")
+@json_option
+def import_cmd(files, dry_run, as_json):
+    """Import hand-written debug docs (DEBUG.md, per-bug notes) as investigations.
+
+    Re-importing a file updates what it imported before instead of duplicating it. Template
+    sections and protocol prose are skipped. Any file that cannot be understood stops the
+    whole import (nothing is written) with the file and line.
+    """
+    from dbglog import importer
+
+    recs = open_records(create=not dry_run)
+    data = importer.import_files(recs, list(files), dry_run=dry_run)
+
+    def human():
+        verb = {"create": "new", "update": "updated", "unchanged": "unchanged"}
+        for r in data["investigations"]:
+            click.echo(f"{'would ' if dry_run else ''}{verb[r['action']]:<9} {r['id']:<44} {r['title']}")
+            click.echo(f"          from {r['source']}: {r['attempts']} attempt(s), {r['differences']} "
+                       f"difference(s), {r['next_steps']} next step(s)")
+        for sk in data["skipped"]:
+            click.echo(f"skipped   {sk['source']}:{sk['line']} {sk['title']!r} ({sk['reason']})")
+
+    emit(as_json, data, human)
+
+
 @cli.command("sync")
 @click.option("--resolve", "resolve", multiple=True, metavar="PATH",
               help="After merging a conflict by hand: take this file as the truth.")
+@click.option("--prune", is_flag=True, help="Delete investigations whose mirror file was deleted.")
 @json_option
-def sync_cmd(resolve, as_json):
+def sync_cmd(resolve, prune, as_json):
     """Import edits made to logs/ outside dbglog (runs before every command anyway)."""
     recs = open_records(sync=False)
     rels = set()
     for p in resolve:
         path = os.path.abspath(p)
-        try:
-            rels.add(os.path.relpath(path, recs.ws.root))
-        except ValueError:
-            raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}") from None
-    report = recs.sync(resolve=rels, force=True)
+        rel = os.path.relpath(path, recs.ws.root)
+        if rel.startswith(".."):
+            raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}")
+        rels.add(rel)
+    report = recs.sync(resolve=rels, force=True, prune=prune)
     data = report.to_dict()
 
     def human():
-        for k in ("imported", "added", "missing"):
+        for k in ("imported", "added", "pruned"):
             for p in data[k]:
                 click.echo(f"{k:<9} {p}")
         for a, b in report.moved:
             click.echo(f"moved     {a} -> {b}")
-        if not report.changed and not report.missing:
+        for p in data["missing"]:
+            click.echo(f"missing   {p} (deleted; `dbglog sync --prune` removes it from the database)")
+        for p in data["resolved"]:
+            click.echo(f"resolved  conflict copy kept as {p}")
+        if not report.changed and not report.missing and not report.resolved:
             click.echo("Up to date.")
 
     emit(as_json, data, human)
+
+
+@cli.command()
+@click.option("--force", is_flag=True,
+              help="Also drop what only the database holds; set an unreadable database aside.")
+@json_option
+def reindex(force, as_json):
+    """Rebuild the database from logs/ alone."""
+    from dbglog import workspace
+    from dbglog.records import Records
+    from dbglog.sync import reindex as do_reindex, set_aside_database
+
+    ws = workspace.find()
+    try:
+        recs = Records(ws)
+    except DbglogError:
+        if not (force and ws.exists and ws.db_path.exists()):
+            raise
+        set_aside_database(ws)
+        recs = Records(ws)
+    with recs.store.write():
+        data = do_reindex(recs.store, recs.ws, force=force)
+    emit(as_json, data, lambda: click.echo(f"Reindexed {data['investigations']} investigation(s) from logs/"))
+
+
+@cli.command()
+@json_option
+def doctor(as_json):
+    """Check logs/ against the database. Exit 0 when healthy, 1 when problems are listed."""
+    from dbglog.sync import doctor as run_doctor
+
+    recs = open_records(sync=False)
+    problems = run_doctor(recs.store, recs.ws)
+
+    def human():
+        for p in problems:
+            click.echo(f"{p['kind']:<17} {p['path']}: {p['message']}")
+        if not problems:
+            click.echo("Healthy: logs/ and the database agree.")
+
+    emit(as_json, {"healthy": not problems, "problems": problems}, human)
+    if problems:
+        sys.exit(1)
 
 
 @cli.command()

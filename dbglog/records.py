@@ -78,13 +78,20 @@ class Records:
 
     # --- sync -----------------------------------------------------------------------
 
-    def sync(self, resolve: set[str] | None = None, force: bool = False) -> sync.SyncReport:
-        """Import outside edits. Cheap when nothing changed (a stat pass, no transaction)."""
-        if not force and not resolve and not sync.is_stale(self.store, self.ws):
+    def sync(self, resolve: set[str] | None = None, force: bool = False, prune: bool = False) -> sync.SyncReport:
+        """Import outside edits. Cheap when nothing changed (a stat pass, no transaction).
+
+        A moved git HEAD (pull, checkout, rebase) makes it hash every file, not just the ones
+        whose size or mtime changed.
+        """
+        moved, head = sync.head_moved(self.store, self.ws)
+        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
             self.last_sync = sync.SyncReport()
             return self.last_sync
         with self.store.write():
-            self.last_sync = sync.sync(self.store, self.ws, resolve=resolve)
+            self.last_sync = sync.sync(self.store, self.ws, resolve=resolve, rehash=moved or force, prune=prune)
+            if head is not None:
+                self.store.set_meta(sync.HEAD_KEY, head)
         return self.last_sync
 
     @contextmanager

@@ -144,6 +144,35 @@ def _bisect(db) -> None:
           UNIQUE (session_id, key)
         );
         CREATE INDEX IF NOT EXISTS bisect_trials_cache ON bisect_trials(cache_key);
+
+
+def _import(db) -> None:
+    """Provenance of imported debug docs (issue 3): which source document made which investigation.
+
+    ``imports`` keys an investigation by (source path, normalised title) so importing the same file
+    again updates it instead of duplicating it; ``import_items`` remembers the line each imported
+    item (investigation, attempt, difference row, next step) came from.
+    """
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS imports (
+          source TEXT NOT NULL,
+          key TEXT NOT NULL,
+          investigation_id TEXT NOT NULL,
+          line INTEGER NOT NULL,
+          sha256 TEXT NOT NULL DEFAULT '',
+          imported TEXT NOT NULL DEFAULT '',
+          PRIMARY KEY (source, key)
+        );
+        CREATE INDEX IF NOT EXISTS imports_inv ON imports(investigation_id);
+        CREATE TABLE IF NOT EXISTS import_items (
+          investigation_id TEXT NOT NULL,
+          kind TEXT NOT NULL,
+          ref TEXT NOT NULL,
+          source TEXT NOT NULL,
+          line INTEGER NOT NULL,
+          PRIMARY KEY (investigation_id, kind, ref)
+        );
         """
     )
 
@@ -152,6 +181,7 @@ def _bisect(db) -> None:
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
+    ("0003_import", _import),
     ("0004_runs", _runs),
     ("0005_bisect", _bisect),
 ]

@@ -35,14 +35,17 @@ class SyncReport:
     added: list[str] = field(default_factory=list)  # new files -> new investigations
     moved: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # baseline files no longer on disk
+    pruned: list[str] = field(default_factory=list)  # investigations removed by --prune
+    resolved: list[str] = field(default_factory=list)  # conflict copies set aside by --resolve
 
     @property
     def changed(self) -> bool:
-        return bool(self.imported or self.added or self.moved)
+        return bool(self.imported or self.added or self.moved or self.pruned)
 
     def to_dict(self) -> dict:
         return {"imported": self.imported, "added": self.added,
-                "moved": [list(m) for m in self.moved], "missing": self.missing}
+                "moved": [list(m) for m in self.moved], "missing": self.missing,
+                "pruned": self.pruned, "resolved": self.resolved}
 
 
 def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
@@ -63,16 +66,31 @@ def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
 
 
 def is_stale(store: Store, ws: Workspace) -> bool:
-    """The cheap check: does any mirror file differ (by size/mtime) from its baseline?"""
-    rows = store.mirror_rows()
-    files = mirror_files(ws)
-    if set(rows) != set(files):
-        return True
-    for rel, st in files.items():
-        r = rows[rel]
-        if r["size"] != st.st_size or r["mtime_ns"] != st.st_mtime_ns:
-            return True
-    return False
+    """The cheap check: does any mirror file differ (by size/mtime) from its baseline?
+
+    One query for the baseline as plain tuples and one stat per file, stopping at the first
+    difference: ~10 ms per 1,000 files when nothing changed.
+    """
+    base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
+        "SELECT path, size, mtime_ns FROM mirror_files")}
+    try:
+        entries = os.scandir(ws.logs_dir)
+    except FileNotFoundError:
+        return bool(base)
+    seen = 0
+    with entries:
+        for e in entries:
+            name = e.name
+            if not name.endswith(".md") or name.startswith(".") or name.endswith(CONFLICT_SUFFIX):
+                continue
+            if not e.is_file():
+                continue
+            st = e.stat()
+            b = base.get("logs/" + name)
+            if b is None or b[0] != st.st_size or b[1] != st.st_mtime_ns:
+                return True
+            seen += 1
+    return seen != len(base)
 
 
 def sha256(data: bytes) -> str:
@@ -95,23 +113,37 @@ def check_markers(text: str, rel: str) -> None:
             raise DbglogError(f"{rel}:{n}: git conflict markers; resolve the merge in this file, then retry")
 
 
-def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None) -> SyncReport:
-    """Bring the database up to date with `logs/`. Must run inside ``store.write()``."""
+def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash: bool = False,
+         prune: bool = False) -> SyncReport:
+    """Bring the database up to date with `logs/`. Must run inside ``store.write()``.
+
+    ``rehash``: hash every file even when size and mtime match its baseline (after git moved
+    HEAD: a checkout can restore a file with the same size within the mtime granularity).
+    ``prune``: investigations whose mirror file was deleted are deleted from the database too.
+    """
     report = SyncReport()
     rows = store.mirror_rows()
     files = mirror_files(ws)
     resolve = resolve or set()
+    gone = {r["sha256"]: p for p, r in rows.items() if p not in files}
     for rel, st in sorted(files.items()):
         row = rows.get(rel)
         if row is not None and row["size"] == st.st_size and row["mtime_ns"] == st.st_mtime_ns \
-                and rel not in resolve:
+                and rel not in resolve and not rehash:
             continue
         path = ws.root / rel
         data = path.read_bytes()
         digest = sha256(data)
         if row is not None and digest == row["sha256"] and rel not in resolve:
-            store.set_mirror(rel, row["investigation_id"], st.st_size, st.st_mtime_ns, digest, row["rev"])
+            if row["size"] != st.st_size or row["mtime_ns"] != st.st_mtime_ns:
+                store.set_mirror(rel, row["investigation_id"], st.st_size, st.st_mtime_ns, digest, row["rev"])
             continue
+        if row is None and digest in gone and rel not in resolve:
+            old = rows[gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
+            if store.exists(old["investigation_id"]):
+                store.set_mirror(rel, old["investigation_id"], st.st_size, st.st_mtime_ns, digest, old["rev"])
+                report.moved.append((old["path"], rel))
+                continue
         text = read_text(path, rel)
         check_markers(text, rel)
         inv = mirror.parse(text, rel)
@@ -135,8 +167,193 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None) -> Syn
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
     moved_from = {m[0] for m in report.moved}
     for rel in sorted(set(rows) - set(files) - moved_from):
-        report.missing.append(rel)
+        row = rows[rel]
+        if not prune:
+            report.missing.append(rel)
+            continue
+        inv_id = row["investigation_id"]
+        if store.exists(inv_id) and store.rev(inv_id) != row["rev"]:
+            raise DbglogError(
+                f"{rel} was deleted, but {inv_id} changed in the database since it was written; "
+                f"run `dbglog export` to write it back, or delete it from the database with a fresh prune "
+                f"after checking `dbglog show {inv_id}`")
+        store.delete_investigation(inv_id)
+        store.drop_mirror(rel)
+        report.pruned.append(rel)
+    for rel in sorted(resolve):
+        conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
+        if conflict.exists():
+            kept = ws.dir / "conflicts" / f"{conflict.name[:-3]}.{int(conflict.stat().st_mtime)}.md"
+            kept.parent.mkdir(exist_ok=True)
+            os.replace(conflict, kept)
+            report.resolved.append(str(kept.relative_to(ws.root)))
     return report
+
+
+# --- git HEAD -----------------------------------------------------------------------
+
+
+def git_head(root: Path) -> str | None:
+    """The commit HEAD points at, read from .git files (no subprocess); None outside git."""
+    for p in (root, *root.parents):
+        dot = p / ".git"
+        if dot.exists():
+            break
+    else:
+        return None
+    try:
+        if dot.is_file():  # a linked worktree: "gitdir: /path/.git/worktrees/name"
+            gitdir = Path(dot.read_text().split(":", 1)[1].strip())
+            if not gitdir.is_absolute():
+                gitdir = (dot.parent / gitdir).resolve()
+        else:
+            gitdir = dot
+        head = (gitdir / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head
+        ref = head[4:].strip()
+        common = gitdir
+        cd = gitdir / "commondir"
+        if cd.exists():
+            common = (gitdir / cd.read_text().strip()).resolve()
+        for base in (gitdir, common):
+            f = base / ref
+            if f.exists():
+                return f"{ref} {f.read_text().strip()}"
+        packed = common / "packed-refs"
+        if packed.exists():
+            for line in packed.read_text().splitlines():
+                if line.endswith(" " + ref):
+                    return f"{ref} {line.split()[0]}"
+        return f"{ref} (unborn)"
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+
+
+HEAD_KEY = "git_head"
+
+
+def head_moved(store: Store, ws: Workspace) -> tuple[bool, str | None]:
+    head = git_head(ws.root)
+    return (head is not None and head != store.get_meta(HEAD_KEY)), head
+
+
+# --- reindex and doctor -------------------------------------------------------------
+
+
+def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
+    """Rebuild every investigation from `logs/` alone. Must run inside ``store.write()``.
+
+    Without ``force`` it refuses to drop anything only the database holds (an investigation with
+    no file, or changes not yet written to its file).
+    """
+    files = mirror_files(ws)
+    parsed = {}
+    by_id: dict[str, str] = {}
+    for rel, st in sorted(files.items()):
+        data = (ws.root / rel).read_bytes()
+        if b"\x00" in data[:8192]:
+            raise DbglogError(f"{rel} is a binary file, not a dbglog markdown file; move it out of logs/")
+        text = read_text(ws.root / rel, rel)
+        check_markers(text, rel)
+        inv = mirror.parse(text, rel)
+        if inv.id in by_id:
+            raise DbglogError(f"{rel} and {by_id[inv.id]} both hold investigation {inv.id}; remove one of them")
+        by_id[inv.id] = rel
+        parsed[rel] = (inv, st, sha256(data))
+    if not force:
+        base = {r["investigation_id"]: r for r in store.mirror_rows().values()}
+        db_only = [i for i in store.ids() if i not in by_id]
+        unsynced = [i for i in store.ids() if i in base and store.rev(i) != base[i]["rev"]]
+        if db_only or unsynced:
+            ids = db_only or unsynced
+            raise DbglogError(
+                f"{len(ids)} investigation(s) exist only in the database or have changes not in logs/ "
+                f"(e.g. {ids[0]}); run `dbglog export` first, or `dbglog reindex --force` to drop them")
+    store.q("DELETE FROM investigations")
+    store.q("DELETE FROM mirror_files")
+    for rel, (inv, st, digest) in parsed.items():
+        store.insert_investigation(inv)
+        store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+    for table in ("imports", "import_items"):
+        store.q(f"DELETE FROM {table} WHERE investigation_id NOT IN (SELECT id FROM investigations)")
+    head = git_head(ws.root)
+    if head:
+        store.set_meta(HEAD_KEY, head)
+    return {"investigations": len(parsed), "files": sorted(parsed)}
+
+
+def set_aside_database(ws: Workspace) -> Path:
+    """Move an unreadable database (and its WAL files) aside so a rebuild can start fresh."""
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = ws.db_path.with_name(f"dbglog.db.broken-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(str(ws.db_path) + suffix)
+        if src.exists():
+            os.replace(src, Path(str(target) + suffix))
+    return target
+
+
+def doctor(store: Store, ws: Workspace) -> list[dict]:
+    """Every problem between `logs/` and the database, one dict per problem (empty: healthy)."""
+    problems = []
+
+    def add(kind, path, message):
+        problems.append({"kind": kind, "path": path, "message": message})
+
+    try:
+        names = sorted(os.listdir(ws.logs_dir))
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        if name.endswith(CONFLICT_SUFFIX):
+            add("conflict-copy", f"logs/{name}",
+                "database side of a conflict; merge it into the file, delete it, run `dbglog sync --resolve FILE`")
+    rows = store.mirror_rows()
+    files = mirror_files(ws)
+    ids = set(store.ids())
+    seen: dict[str, str] = {}
+    for rel, st in sorted(files.items()):
+        row = rows.get(rel)
+        path = ws.root / rel
+        try:
+            data = path.read_bytes()
+            if row is not None and sha256(data) == row["sha256"]:
+                seen[row["investigation_id"]] = rel
+                continue
+            text = read_text(path, rel)
+        except (OSError, DbglogError) as e:
+            add("unreadable", rel, str(e))
+            continue
+        try:
+            check_markers(text, rel)
+        except DbglogError as e:
+            add("conflict-markers", rel, str(e))
+            continue
+        try:
+            inv = mirror.parse(text, rel)
+        except DbglogError as e:
+            add("parse-error", rel, str(e))
+            continue
+        if inv.id in seen:
+            add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
+        seen[inv.id] = rel
+        if row is not None:
+            add("unsynced", rel, "edited outside dbglog and not imported yet; run `dbglog sync`")
+        elif inv.id not in ids:
+            add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
+    for rel, row in sorted(rows.items()):
+        if rel not in files:
+            add("missing", rel, f"file of {row['investigation_id']} was deleted; restore it, or "
+                "`dbglog sync --prune` to delete it from the database")
+        if row["investigation_id"] not in ids:
+            add("orphan-baseline", rel, f"baseline row for unknown investigation {row['investigation_id']}")
+    with_file = {r["investigation_id"] for r in rows.values()}
+    for inv_id in sorted(ids - with_file):
+        add("no-file", f"logs/{inv_id}.md", f"{inv_id} has no mirror file; `dbglog export` writes it")
+    return problems
 
 
 def _write_conflict(store: Store, ws: Workspace, inv_id: str, rel: str) -> None:

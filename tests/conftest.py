@@ -92,3 +92,24 @@ def assert_none_alive(d: Path) -> None:
         except OSError:
             pass
     assert not alive, f"processes left alive: {alive}"
+
+
+def run_cli_at(cwd, *args, check=None, input=None):
+    """Like run_cli, with the workspace first and an optional expected exit code."""
+    p = run_cli(*args, cwd=cwd, input=input)
+    if check is not None:
+        assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+@pytest.fixture
+def cli():
+    return run_cli_at
+
+
+@pytest.fixture
+def ws(tmp_path):
+    d = tmp_path / "ws"
+    d.mkdir()
+    run_cli_at(d, "init", check=0)
+    return d

@@ -1,0 +1,118 @@
+"""`dbglog import` end to end: idempotence, dry run, provenance, and bad input (exit 2, nothing written)."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def n_investigations(ws):
+    con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
+    try:
+        return con.execute("SELECT count(*) FROM investigations").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_import_twice_does_not_duplicate(ws, cli):
+    docs = sorted(GOLDEN.glob("*.md"))
+    first = json.loads(cli(ws, "import", *docs, "--json", check=0).stdout)
+    assert [r["action"] for r in first["investigations"]] == ["create"] * 8
+    assert len(list((ws / "logs").glob("*.md"))) == 8
+    second = json.loads(cli(ws, "import", *docs, "--json", check=0).stdout)
+    assert [r["action"] for r in second["investigations"]] == ["unchanged"] * 8
+    assert [r["id"] for r in second["investigations"]] == [r["id"] for r in first["investigations"]]
+    assert n_investigations(ws) == 8
+    cli(ws, "doctor", check=0)
+
+
+def test_reimport_updates_and_keeps_attempts_added_in_dbglog(ws, cli, tmp_path):
+    doc = tmp_path / "DEBUG.md"
+    src = (GOLDEN / "04_nccl_timeout_container.md").read_text()
+    doc.write_text(src)
+    inv_id = json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]["id"]
+    cli(ws, "attempt", "add", "Swap HCA", "-i", inv_id, "--did", "replaced mlx5_2", "--result", "Works", check=0)
+    doc.write_text(src.replace("Ran 9 h without timeout.", "Ran 12 h without timeout."))
+    out = json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]
+    assert out["action"] == "update" and out["id"] == inv_id
+    inv = json.loads(cli(ws, "show", inv_id, "--json", check=0).stdout)
+    assert [a["number"] for a in inv["attempts"]] == [1, 2, 3, 4]
+    assert inv["attempts"][1]["result"] == "Ran 12 h without timeout."
+    assert inv["attempts"][3]["did"] == "replaced mlx5_2"
+
+
+def test_dry_run_writes_nothing(ws, cli):
+    out = json.loads(cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--dry-run", "--json", check=0).stdout)
+    assert out["dry_run"] and len(out["investigations"]) == 2
+    assert out["skipped"][0]["reason"] == "template"
+    assert list((ws / "logs").glob("*.md")) == []
+    assert n_investigations(ws) == 0
+    human = cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--dry-run", check=0).stdout
+    assert "would new" in human and "skipped" in human
+
+
+def test_provenance_is_recorded(ws, cli):
+    out = json.loads(cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--json", check=0).stdout)
+    inv = out["investigations"][1]
+    assert inv["source"].endswith("01_debug_md_multi.md:59")
+    con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
+    rows = con.execute("SELECT kind, ref, line FROM import_items WHERE investigation_id = ? ORDER BY line",
+                       (inv["id"],)).fetchall()
+    assert rows[:3] == [("investigation", "", 59), ("attempt", "1", 65), ("attempt", "2", 72)]
+
+
+BAD = {
+    "binary.md": (b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "binary file"),
+    "empty.md": (b"\n\n  \n", "empty file"),
+    "latin1.md": ("# Bug\n\n**Status:** Open\n**Symptom:** caf\u00e9\n".encode("latin-1"), "invalid UTF-8"),
+    "fence.md": (b"# Bug\n\n**Status:** Open\n\n### Attempt 1\n**What you did:**\n```bash\nncu ...\n", "never closed"),
+    "ragged.md": (b"# Bug\n**Status:** Open\n\n## Key differences\n\n| Factor | Works | Hangs |\n|---|---|---|\n"
+                  b"| a | b | c |\n| d | e |\n", "cells but the header has 3"),
+    "ragged_fixed.md": (b"# Bug\n**Status:** Open\n\n## Differences\n\n```\nFactor   Works    Hangs\n"
+                        b"-------  -------  -------\nstream   one      two\nlaunchcontext x\n```\n",
+                        "not aligned"),
+    "markers.md": (b"# Bug\n**Status:** Open\n<<<<<<< HEAD\n### Attempt 1: a\n=======\n### Attempt 1: b\n"
+                   b">>>>>>> origin/main\n", "conflict markers"),
+    "prose.md": (b"# How we work\n\nWe write things down.\n", "no debug investigation found"),
+}
+LINES = {"fence.md": ":7:", "ragged.md": ":9:", "ragged_fixed.md": ":10:", "markers.md": ":3:", "latin1.md": ":4:"}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_one_clear_line_and_nothing_imported(ws, cli, tmp_path, name):
+    good = GOLDEN / "03_illegal_address_variants.md"
+    bad = tmp_path / name
+    data, needle = BAD[name]
+    bad.write_bytes(data)
+    p = cli(ws, "import", good, bad)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.strip()
+    assert err.count("\n") == 0 and err.startswith("dbglog: ") and needle in err, err
+    assert name in err and "Traceback" not in err
+    if name in LINES:
+        assert LINES[name] in err, err
+    assert list((ws / "logs").glob("*.md")) == []  # the good file was not half-imported either
+    assert n_investigations(ws) == 0
+
+
+def test_fifty_megabyte_file(ws, cli, tmp_path):
+    big = tmp_path / "huge.md"
+    with open(big, "wb") as f:
+        f.write(b"# Bug\n**Status:** Open\n")
+        f.write((b"x" * 1023 + b"\n") * 50 * 1024)
+    p = cli(ws, "import", big, "--json")
+    assert p.returncode == 2
+    assert "too large" in json.loads(p.stdout)["error"]
+    assert n_investigations(ws) == 0
+
+
+def test_missing_file_and_mirror_file(ws, cli, tmp_path):
+    p = cli(ws, "import", tmp_path / "nope.md")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    cli(ws, "new", "Some hang", "--no-env", check=0)
+    mirror_file = next((ws / "logs").glob("*.md"))
+    p = cli(ws, "import", mirror_file)
+    assert p.returncode == 2 and "already in the mirror" in p.stderr

@@ -1,0 +1,160 @@
+"""Sync between logs/ and the database: outside edits, conflicts, moves, prune, reindex, doctor, git."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def new(cli, cwd, title):
+    return json.loads(cli(cwd, "new", title, "--no-env", "--json", check=0).stdout)["id"]
+
+
+def mirror_path(ws, inv_id):
+    return ws / "logs" / f"{inv_id}.md"
+
+
+def test_hand_edit_is_imported_by_the_next_command(ws, cli):
+    i = new(cli, ws, "NCCL timeout on rank 17")
+    f = mirror_path(ws, i)
+    f.write_text(f.read_text().replace("**Status:** Open", "**Status:** Open\n**Symptom:** watchdog fired"))
+    inv = json.loads(cli(ws, "show", i, "--json", check=0).stdout)
+    assert inv["symptom"] == "watchdog fired"
+
+
+def test_conflict_stops_keeps_both_and_resolve_clears(ws, cli):
+    import sqlite3
+
+    i = new(cli, ws, "Illegal address in MoE scatter")
+    f = mirror_path(ws, i)
+    con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
+    con.execute("UPDATE investigations SET rev = rev + 1, symptom = 'db side' WHERE id = ?", (i,))
+    con.commit()
+    con.close()
+    f.write_text(f.read_text().replace("**Status:** Open", "**Status:** Open\n**Symptom:** file side"))
+    p = cli(ws, "list")
+    assert p.returncode == 2 and f"logs/{i}.md" in p.stderr and "conflict" in p.stderr
+    copy = ws / "logs" / f"{i}.dbglog-conflict.md"
+    assert "db side" in copy.read_text() and "file side" in f.read_text()
+    d = cli(ws, "doctor", "--json")
+    assert d.returncode == 1
+    assert "conflict-copy" in {p["kind"] for p in json.loads(d.stdout)["problems"]}
+    out = json.loads(cli(ws, "sync", "--resolve", f"logs/{i}.md", "--json", check=0).stdout)
+    assert out["resolved"] and not copy.exists() and (ws / out["resolved"][0]).exists()
+    assert json.loads(cli(ws, "show", i, "--json", check=0).stdout)["symptom"] == "file side"
+    cli(ws, "doctor", check=0)
+
+
+def test_move_detection_and_missing_and_prune(ws, cli):
+    a = new(cli, ws, "Profiler deadlock with CUPTI")
+    b = new(cli, ws, "Triton autotune hang")
+    os.rename(mirror_path(ws, a), ws / "logs" / "cupti-deadlock.md")
+    out = json.loads(cli(ws, "sync", "--json", check=0).stdout)
+    assert out["moved"] == [[f"logs/{a}.md", "logs/cupti-deadlock.md"]] and not out["missing"]
+    cli(ws, "attempt", "add", "x", "-i", a, "--did", "y", check=0)  # written at the new path
+    assert "### Attempt 1: x" in (ws / "logs" / "cupti-deadlock.md").read_text()
+    mirror_path(ws, b).unlink()
+    p = cli(ws, "list", "--json", check=0)
+    assert "was deleted" in p.stderr and b in p.stdout  # reported, not silently deleted
+    assert json.loads(cli(ws, "sync", "--json", check=0).stdout)["missing"] == [f"logs/{b}.md"]
+    assert cli(ws, "doctor").returncode == 1
+    out = json.loads(cli(ws, "sync", "--prune", "--json", check=0).stdout)
+    assert out["pruned"] == [f"logs/{b}.md"]
+    assert b not in cli(ws, "list", "--json", check=0).stdout
+    cli(ws, "doctor", check=0)
+
+
+def test_reindex_renders_byte_identical(ws, cli, tmp_path):
+    golden = Path(__file__).parent / "golden"
+    cli(ws, "import", *sorted(golden.glob("*.md")), check=0)
+    i = new(cli, ws, "Hang in cudaStreamSynchronize")
+    cli(ws, "attempt", "add", "CUDA_LAUNCH_BLOCKING", "-i", i, "--did", "CUDA_LAUNCH_BLOCKING=1", "--result",
+        "Still hangs", check=0)
+    cli(ws, "diff", "add", "Stream", "default", "side", "-i", i, check=0)
+    before = {p.name: p.read_bytes() for p in (ws / "logs").glob("*.md")}
+    p = cli(ws, "reindex", "--json", check=0)
+    assert json.loads(p.stdout)["investigations"] == 9
+    (ws / ".dbglog" / "dbglog.db").write_bytes(b"garbage" * 100)
+    for s in ("-wal", "-shm"):
+        Path(str(ws / ".dbglog" / "dbglog.db") + s).unlink(missing_ok=True)
+    assert cli(ws, "list").returncode == 2
+    cli(ws, "reindex", "--force", check=0)
+    cli(ws, "export", check=0)
+    after = {p.name: p.read_bytes() for p in (ws / "logs").glob("*.md")}
+    assert after == before
+    assert len(json.loads(cli(ws, "list", "--json", check=0).stdout)) == 9
+
+
+def test_reindex_refuses_to_drop_db_only_data(ws, cli):
+    i = new(cli, ws, "Kernel hang")
+    mirror_path(ws, i).unlink()
+    p = cli(ws, "reindex")
+    assert p.returncode == 2 and "--force" in p.stderr
+    cli(ws, "reindex", "--force", check=0)
+    assert json.loads(cli(ws, "list", "--json", check=0).stdout) == []
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t",
+                            GIT_COMMITTER_EMAIL="t@x"))
+
+
+def test_git_head_move_rehashes_same_size_same_mtime_edit(tmp_path, cli):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    i = new(cli, repo, "ncu hang")
+    git(repo, "add", "logs")
+    git(repo, "commit", "-qm", "x")
+    cli(repo, "list", check=0)  # remembers the new HEAD
+    f = mirror_path(repo, i)
+    st = f.stat()
+    text = f.read_text().replace("# ncu hang", "# ncu HANG")  # same size
+    f.write_text(text)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size
+    assert json.loads(cli(repo, "show", i, "--json", check=0).stdout)["title"] == "ncu hang"  # stat: same
+    git(repo, "commit", "-qam", "y")  # HEAD moved: every file is hashed
+    assert json.loads(cli(repo, "show", i, "--json", check=0).stdout)["title"] == "ncu HANG"
+
+
+def test_two_clones_merge_to_the_union(tmp_path, cli):
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    a, b = tmp_path / "a", tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(remote), str(a))
+    (a / "README").write_text("x\n")
+    shared = new(cli, a, "NCCL watchdog timeout in FSDP")
+    cli(a, "attempt", "add", "NCCL_DEBUG=INFO", "--did", "NCCL_DEBUG=INFO", "--result", "Hangs", check=0)
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "shared")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
+    cli(b, "sync", check=0)
+    assert json.loads(cli(b, "show", shared, "--json", check=0).stdout)["attempts"][0]["result"] == "Hangs"
+    # Divergent work: A adds an attempt to the shared bug and a new bug; B adds two new bugs.
+    cli(a, "attempt", "add", "exclude node 3", "-i", shared, "--did", "7 nodes", "--result", "Works", check=0)
+    a_new = new(cli, a, "Illegal memory access in MoE")
+    cli(a, "attempt", "add", "sanitizer", "-i", a_new, "--did", "compute-sanitizer", check=0)
+    b_new1 = new(cli, b, "ncu hangs on TMA kernels")
+    cli(b, "attempt", "add", "app replay", "-i", b_new1, "--did", "--replay-mode application", check=0)
+    cli(b, "attempt", "add", "fewer sections", "-i", b_new1, "--did", "--section SOL", check=0)
+    b_new2 = new(cli, b, "ncu hangs on TMA kernels")  # same title: ids still differ
+    for clone, msg in ((a, "a"), (b, "b")):
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", msg)
+    git(a, "push", "-q", "origin", "HEAD:main")
+    git(b, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    git(b, "push", "-q", "origin", "HEAD:main")
+    git(a, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    expected = {shared: 2, a_new: 1, b_new1: 2, b_new2: 0}
+    assert len(set(expected)) == 4
+    for clone in (a, b):
+        cli(clone, "sync", check=0)
+        rows = json.loads(cli(clone, "list", "--json", check=0).stdout)
+        assert {r["id"]: r["attempts"] for r in rows} == expected
+        cli(clone, "doctor", check=0)
+    assert not (a / ".dbglog" / "dbglog.db").exists() or "dbglog.db" not in subprocess.run(
+        ["git", "ls-files"], cwd=a, capture_output=True, text=True).stdout
