@@ -144,6 +144,8 @@ def _bisect(db) -> None:
           UNIQUE (session_id, key)
         );
         CREATE INDEX IF NOT EXISTS bisect_trials_cache ON bisect_trials(cache_key);
+        """
+    )
 
 
 def _import(db) -> None:
