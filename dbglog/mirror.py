@@ -357,11 +357,13 @@ _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "non
 
 
 def yaml_list(items: list[str]) -> str:
-    if all(_SIMPLE_TAG.match(t) and t.lower() not in _YAML_WORDS for t in items):
+    if all(_SIMPLE_TAG.fullmatch(t) and t.lower() not in _YAML_WORDS for t in items):
         return "[" + ", ".join(items) + "]"
     import yaml
 
-    return yaml.safe_dump(items, default_flow_style=True, allow_unicode=True, width=1 << 30).strip()
+    # Double quotes: the only YAML style that escapes newlines and NEL instead of folding them.
+    return yaml.safe_dump(items, default_flow_style=True, default_style='"', allow_unicode=True,
+                          width=1 << 30).strip()
 
 
 def yaml_str(s: str) -> str:
@@ -375,9 +377,9 @@ _PLAIN_SCALAR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+\-]*$")
 
 def scalar(s: str) -> str:
     """A front-matter value: plain when YAML would read it back as the same string."""
-    if _PLAIN_SCALAR.match(s) and s.lower() not in _YAML_WORDS and not re.match(r"^[\d.:+\-]+$", s):
+    if _PLAIN_SCALAR.fullmatch(s) and s.lower() not in _YAML_WORDS and not re.fullmatch(r"[\d.:+\-]+", s):
         return s
-    if re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", s):
+    if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", s):
         return s  # our timestamps: read back as datetime, turned back into this string by parse()
     return yaml_str(s)
 

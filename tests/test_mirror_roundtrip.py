@@ -110,3 +110,9 @@ def test_unknown_sections_are_kept_verbatim():
     md = mirror.render(inv)
     back = mirror.parse(md)
     assert back == inv
+
+
+def test_front_matter_values_that_yaml_would_retype_or_fold():
+    for t in ("a\n", "a\x85", "a\u2028", "yes", "1.0", "1:30", "a: b", "- x", "[x]", "null", "é"):
+        inv = Investigation(id="20261121-x-abcd", title="T", tags=["a" + t, t], created=t)
+        assert mirror.parse(mirror.render(inv)) == inv, t
