@@ -740,6 +740,113 @@ def signature_add(name, pattern, rank, as_json):
          lambda: click.echo(f"Added signature {name} to {recs.ws.config_path}"))
 
 
+# --- bisection (dbglog/bisect/) ----------------------------------------------------------
+
+
+@cli.group("bisect")
+def bisect_group():
+    """Find the first bad commit (git) or the minimal sets of suspect toggles (toggles)."""
+
+
+def _session(recs, ref):
+    from dbglog.bisect.session import SessionDB
+
+    return SessionDB(recs.store).get(ref)
+
+
+@bisect_group.command("status")
+@click.argument("ref", required=False)
+@json_option
+def bisect_status(ref, as_json):
+    """Where a bisection stands (default: the latest)."""
+    from dbglog.bisect.session import driver
+
+    recs = open_records()
+    s = _session(recs, ref)
+    info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],
+            "created": s["created"], "updated": s["updated"], "result": s["result"]}
+    info |= driver(s["kind"]).describe(recs, s)
+
+    def human():
+        click.echo(f"{s['id']} ({s['kind']}): {s['status']}")
+        for k, v in info.items():
+            if k not in ("id", "kind", "status", "result") and v not in (None, [], {}, ""):
+                click.echo(f"  {k}: {v}")
+        if s["result"]:
+            click.echo(f"  result: {s['result'].get('message', s['result'].get('status'))}")
+
+    emit(as_json, info, human)
+
+
+@bisect_group.command("log")
+@click.argument("ref", required=False)
+@json_option
+def bisect_log(ref, as_json):
+    """Every step of a bisection: key, verdict, why, outcome, runs."""
+    from dbglog.bisect.session import SessionDB
+
+    recs = open_records()
+    s = _session(recs, ref)
+    steps = [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]
+
+    def human():
+        click.echo(f"# {s['id']} ({s['kind']}) {s['status']}")
+        for n, t in enumerate(steps, 1):
+            click.echo(f"{n:>3}. {t['verdict']:<5} {t['key'][:60]:<60} {t['reason']} [{t['source']}]")
+
+    emit(as_json, {"id": s["id"], "kind": s["kind"], "steps": steps}, human)
+
+
+@bisect_group.command("resume")
+@click.argument("ref", required=False)
+@json_option
+def bisect_resume(ref, as_json):
+    """Continue an interrupted bisection; finished steps are not re-run."""
+    from dbglog.bisect.session import SessionDB, driver, reap_leftovers
+
+    recs = open_records()
+    s = _session(recs, ref)
+    if s["status"] in ("aborted",):
+        raise DbglogError(f"bisection {s['id']} was aborted; start a new one")
+    SessionDB(recs.store).claim(s["id"])
+    reap_leftovers(s["id"])
+    result = driver(s["kind"]).resume(recs, s, progress=not as_json)
+    _bisect_finish(result, as_json)
+
+
+def _bisect_finish(result: dict, as_json: bool) -> None:
+    emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
+    sys.exit(result.get("exit_code", 0))
+
+
+@bisect_group.command("abort")
+@click.argument("ref", required=False)
+@json_option
+def bisect_abort(ref, as_json):
+    """Stop a bisection: kill its leftovers, remove its worktrees, restore edited files."""
+    from dbglog.bisect.session import abort
+
+    recs = open_records()
+    out = abort(recs, _session(recs, ref))
+    emit(as_json, out, lambda: click.echo(f"Aborted {out['id']}"))
+
+
+@bisect_group.command("mark")
+@click.argument("ref")
+@click.argument("verdict", type=click.Choice(["good", "bad", "skip"]))
+@click.option("--session", "session_ref", help="The bisection (default: the latest).")
+@json_option
+def bisect_mark(ref, verdict, session_ref, as_json):
+    """Correct a verdict (REV for git, comma-separated toggle names for toggles); resume replays."""
+    from dbglog.bisect.session import mark
+
+    recs = open_records()
+    s = _session(recs, session_ref)
+    step = mark(recs, s, ref, verdict)
+    emit(as_json, step.to_dict() | {"session": s["id"]},
+         lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
+
+
 
 # --- mirror -------------------------------------------------------------------------
 

@@ -409,3 +409,45 @@ def default_timeout(bad_runs: list[dict], factor: float = 5.0, floor: float = 10
 
 def workdir_root(recs) -> Path:
     return recs.ws.dir / "bisect"
+
+
+# --- drivers -------------------------------------------------------------------------
+#
+# Each kind of bisection is a module with the same four functions, so `dbglog bisect
+# status|log|resume|abort|mark` work for every kind:
+#
+#   resume(recs, session: dict, *, progress: bool) -> dict     # run to the end; the result dict
+#   cleanup(recs, session: dict) -> None                      # remove worktrees / restore files
+#   mark_key(recs, session: dict, ref: str) -> str            # user's REV / toggle list -> trial key
+#   describe(recs, session: dict) -> dict                     # status: candidates left, steps, ...
+#
+# A result dict always has "status" (found | complete | inconclusive | flaky | refused | ...),
+# "exit_code" (0 found, 1 nothing conclusive, 2 refused) and "message" (one line for people).
+
+DRIVERS = {"git": "dbglog.bisect.history", "toggles": "dbglog.bisect.toggles"}
+
+
+def driver(kind: str):
+    import importlib
+
+    if kind not in DRIVERS:
+        raise DbglogError(f"unknown bisection kind {kind!r}")
+    return importlib.import_module(DRIVERS[kind])
+
+
+def mark(recs, session: dict, ref: str, verdict: str) -> Step:
+    """Correct a verdict by hand; the search replays from the log on the next resume/status."""
+    v = Verdict(verdict) if verdict in ("good", "bad", "skip") else None
+    if v is None:
+        raise DbglogError(f"invalid verdict {verdict!r}: use good, bad or skip")
+    key = driver(session["kind"]).mark_key(recs, session, ref)
+    step = Step(key, v, "marked by hand", source="manual")
+    SessionDB(recs.store).record(session["id"], step, ckey=f"manual:{session['id']}:{key}")
+    return step
+
+
+def abort(recs, session: dict) -> dict:
+    survivors = reap_leftovers(session["id"])
+    driver(session["kind"]).cleanup(recs, session)
+    SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})
+    return {"id": session["id"], "status": "aborted", "survivors": survivors}
