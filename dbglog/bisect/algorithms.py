@@ -832,8 +832,10 @@ class ToggleSearch(_QuerySearch):
             if hi == 0:
                 break  # F alone is pool[:0] | F, known to fail
             gap = (top - hi) / len(F) if F else None
-            gallop = (self.strategy == "auto" and len(F) >= 2 and gap is not None
-                      and 2 * math.log2(gap + 1) + 1 < math.log2(hi + 1))
+            # Dense sets: after a few members found close together, expect more
+            # and gallop down (no "F alone?" check); otherwise check and halve.
+            gallop = (self.strategy == "auto" and len(F) >= 4 and gap is not None
+                      and gap <= 4 and 2 * math.log2(gap + 1) + 1 < math.log2(hi + 1))
             if self.max_set_size is not None and len(F) >= self.max_set_size:
                 (v,) = yield from self._ask([q(0)])
                 if self._fails(v):
