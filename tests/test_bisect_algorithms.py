@@ -230,6 +230,43 @@ def test_skip_random_sets_sound_and_exact_when_probing(culprit, skipped):
     assert set(res.candidates) >= omniscient_candidates(n, culprit, skipped)
 
 
+@FAST
+@given(data=st.data())
+def test_random_dag_with_skips_is_sound(data):
+    parents = data.draw(dags())
+    n = len(parents)
+    bad = str(n - 1)
+    anc = {c: full_ancestors(parents, c) for c in parents}
+    cands = sorted(anc[bad] - {"0"}, key=int)
+    assume(cands)
+    culprit = data.draw(st.sampled_from(cands))
+    skipped = data.draw(st.sets(st.sampled_from(cands), max_size=max(1, len(cands) // 2)))
+    probe = data.draw(st.booleans())
+    s = HistoryBisect(parents, bad, ["0"], probe_skip_ranges=probe)
+    oracle = Counter(lambda c: S if c in skipped else (B if culprit in anc[c] else G))
+    while not s.done:
+        for c in s.next_steps(data.draw(st.sampled_from([1, 1, 3]))):
+            s.record(c, oracle(c))
+    r = s.result
+    assert culprit in r.candidates
+    assert r.status in ("found", "inconclusive")
+    if r.status == "found":
+        assert r.first_bad == culprit
+    else:
+        assert not (set(r.candidates) - set(r.skipped) - set(r.untested) - {bad}
+                    - {c for c in r.candidates if s.verdicts.get(c) is B})
+    assert len(set(oracle.calls)) == len(oracle.calls)
+
+
+def test_corrected_verdict_and_unknown_bad():
+    s = HistoryBisect(linear(8), "7", ["0"])
+    s.record("4", B)
+    s.record("4", G)  # corrected after more repeats
+    assert "4" not in s.candidates and "7" in s.candidates
+    with pytest.raises(ValueError):
+        HistoryBisect(linear(8), "nope", ["0"])
+
+
 def test_flaky_reports_commit_and_resolves_with_more_evidence():
     parents = linear(64)
     culprit = 40
@@ -519,5 +556,9 @@ def test_find_nth_skips_and_jobs():
             s.record(q, B if q >= 123 else G)
     assert s.result.nth == 123 and len(rounds) <= 1 + 5
     assert find_nth(10, lambda k: B).status == "bad_endpoints"
+    r = find_nth(10**6, lambda k: S if 400_000 <= k <= 600_000 else (B if k >= 5 else G))
+    assert r.nth == 5
+    r = find_nth(10**6, lambda k: S if 400_000 <= k <= 600_000 else (B if k >= 500_000 else G))
+    assert r.status == "inconclusive" and (r.low, r.high) == (399_999, 600_001)
     r = find_nth(10**6, lambda k: B if k >= 5 else G, max_runs=5)
     assert r.status == "budget_exhausted" and r.runs <= 5

@@ -220,8 +220,13 @@ class HistoryBisect:
 
     Use: ``while not s.done: for c in s.next_steps(j): s.record(c, run(c))``.
     ``record`` may be called in any order and for commits not asked (replay).
-    A later definitive verdict replaces an earlier SKIP/FLAKY for the same commit
-    (e.g. after more repeats).
+    The state is a function of the *set* of recorded verdicts, so replaying a
+    persisted verdict log (in order, or all at once) restores it exactly.
+    A later GOOD/BAD replaces an earlier verdict for the same commit (e.g. after
+    more repeats); a SKIP/FLAKY never downgrades a GOOD/BAD.
+    The graph must contain ``bad`` and should contain the goods (give the
+    driver's ``git rev-list --parents bad`` plus the goods' ancestry down to the
+    merge base); goods outside the graph exclude nothing.
     """
 
     def __init__(
@@ -234,6 +239,8 @@ class HistoryBisect:
     ) -> None:
         self.probe_skip_ranges = probe_skip_ranges
         self.parents: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in parents.items()}
+        if bad not in self.parents:
+            raise ValueError(f"bad commit {bad!r} is not in the graph")
         self.first_parent = first_parent
         self.initial_bad = bad
         self.initial_goods = tuple(goods)
@@ -347,11 +354,13 @@ class HistoryBisect:
         if old is not None and not old.uncertain and v.uncertain:
             return  # a definitive verdict is not downgraded
         self.verdicts[commit] = v
-        if v is Verdict.BAD and commit not in self._bads:
-            self._bads.append(commit)
-        elif v is Verdict.GOOD and commit not in self._goods:
-            self._goods.append(commit)
         if v in (Verdict.BAD, Verdict.GOOD):
+            # a corrected verdict (e.g. after more repeats) replaces the old one
+            if commit in self._bads and commit != self.initial_bad:
+                self._bads.remove(commit)
+            if commit in self._goods and commit not in self.initial_goods:
+                self._goods.remove(commit)
+            (self._bads if v is Verdict.BAD else self._goods).append(commit)
             self._recompute()
 
     def next_steps(self, j: int = 1, exclude: Iterable[str] = ()) -> list[str]:
@@ -966,8 +975,10 @@ class CountSearch(_QuerySearch):
     Queries are ints ``k``: "enable only the first k applications".
     """
 
-    def __init__(self, max_count: int, *, jobs: int = 1, max_runs: int | None = None) -> None:
+    def __init__(self, max_count: int, *, jobs: int = 1, max_runs: int | None = None,
+                 probe_skip_ranges: bool = False) -> None:
         self.max_count = max_count
+        self.probe_skip_ranges = probe_skip_ranges
         self.jobs = max(1, jobs)
         self.max_runs = max_runs
         self._bracket = (0, max_count)
@@ -997,23 +1008,29 @@ class CountSearch(_QuerySearch):
         unknown: set[int] = set()
         while True:
             self._bracket = (lo, hi)
-            free = [k for k in range(lo + 1, hi) if k not in unknown] if hi - lo <= 4096 else None
-            if free is not None and not free:
-                break
-            pts: list[int] = []
-            for t in range(1, self.jobs + 1):
-                target = lo + (hi - lo) * t / (self.jobs + 1)
-                if free is None:
-                    p = int(round(target))
-                    p = min(max(p, lo + 1), hi - 1)
-                    if p in unknown or p in pts:
-                        continue
-                else:
-                    opts = [k for k in free if k not in pts]
-                    if not opts:
+            inside = sorted(k for k in unknown if lo < k < hi)
+            if not inside:
+                pts = sorted({int(round(lo + (hi - lo) * t / (self.jobs + 1)))
+                              for t in range(1, self.jobs + 1)} - {lo, hi})
+                if not pts and hi - lo > 1:
+                    pts = [(lo + hi) // 2]
+            else:
+                # Skipped counts form a range: do not walk through it; binary-search
+                # its edges (the gaps between the bracket and the skipped range).
+                gaps = [(lo, inside[0]), (inside[-1], hi)]
+                if self.probe_skip_ranges:
+                    gaps += [(a, b) for a, b in zip(inside, inside[1:])]
+                pts = []
+                for _ in range(self.jobs):
+                    gaps.sort(key=lambda g: (g[1] - g[0], -g[0]))
+                    a, b = gaps[-1]
+                    if b - a <= 1:
                         break
-                    p = min(opts, key=lambda k: (abs(k - target), k))
-                pts.append(p)
+                    m = (a + b) // 2
+                    pts.append(m)
+                    gaps[-1:] = [(a, m), (m, b)]
+            if not pts:
+                break
             pts.sort()
             vs = yield from self._ask(pts)
             for p, v in zip(pts, vs):
@@ -1029,10 +1046,18 @@ class CountSearch(_QuerySearch):
         if hi - lo == 1:
             return ("found", hi, "")
         return ("inconclusive", None,
-                f"counts {lo + 1}..{hi} could be the first failing one (others skipped)")
+                f"counts {lo + 1}..{hi} could be the first failing one (skipped, or inside a "
+                "skipped range and not tried)")
 
 
 def find_nth(max_count: int, oracle: Callable[[int], "Verdict | str"], *, jobs: int = 1,
-             max_runs: int | None = None) -> CountResult:
-    """Find the smallest ``k`` in ``1..max_count`` such that enabling calls ``<= k`` fails."""
-    return drive(CountSearch(max_count, jobs=jobs, max_runs=max_runs), oracle)
+             max_runs: int | None = None, probe_skip_ranges: bool = False) -> CountResult:
+    """Find the smallest ``k`` in ``1..max_count`` such that enabling calls ``<= k`` fails.
+
+    ``oracle(k)``: verdict with only the first ``k`` applications enabled.
+    Skipped counts are stepped around; counts between two skipped ones are
+    assumed untestable unless ``probe_skip_ranges`` (then status
+    ``inconclusive`` gives the bracket ``low < nth <= high``).
+    """
+    return drive(CountSearch(max_count, jobs=jobs, max_runs=max_runs,
+                             probe_skip_ranges=probe_skip_ranges), oracle)
