@@ -1,0 +1,1082 @@
+"""Pure bisection algorithms for dbglog: no I/O, no clocks, no randomness.
+
+Everything here is driven by *queries* and *verdicts*.  An algorithm object asks
+for verdicts on queries (a commit, a set of toggle indices, a call count), the
+driver (``history.py`` / ``toggles.py`` / ``session.py``) runs the repro and
+records the verdicts back.  The algorithms never run anything themselves, so
+they are tested with fake oracles (``tests/test_bisect_algo*.py``).
+
+Shared contract (all three searches)
+====================================
+
+* **Verdicts** (:class:`Verdict`): ``GOOD`` (passes), ``BAD`` (reproduces *the*
+  failure), ``SKIP`` (untestable: build failure, other crash, infra), ``FLAKY``
+  (repeats disagree).  ``FLAKY`` is treated like ``SKIP`` by the search (no
+  guessing) but is reported separately so the driver can ask for more repeats.
+  :meth:`Verdict.from_counts` turns ``bad_runs/total_runs`` into a verdict;
+  history searches also keep those counts per commit (:attr:`HistoryBisect.evidence`),
+  which is the hook where a probabilistic (Bayesian, git_bayesect-style) step
+  selector can plug in later: it only has to replace ``_choose`` with a rule
+  reading ``evidence`` instead of the hard verdicts.
+
+* **Determinism / resume by replay**: the sequence of queries depends only on the
+  constructor arguments and on the verdicts given to earlier queries.  Ties are
+  broken by a fixed order, never by hashing or randomness.  A driver resumes a
+  session by rebuilding the object with the same arguments and feeding it its
+  persisted verdict cache: ``record()`` accepts verdicts for queries that were
+  not asked yet (they are kept as a cache and consumed when the algorithm asks),
+  so a finished step is never re-run.
+
+* **Batches**: ``next_queries()`` / ``next_steps(j)`` may return several queries
+  at once; they are independent and can run in parallel.  The algorithm moves
+  on when all of them have verdicts (order of ``record`` calls does not matter).
+
+* **Run counting**: ``runs`` counts the distinct queries the algorithm asked for,
+  whether the driver had to execute them or answered from its cache, so a
+  replayed session reports the same counts and hits ``max_runs`` at the same
+  point as the original one.
+
+Section 1: history bisection over a commit DAG  (:class:`HistoryBisect`)
+========================================================================
+
+Like ``git bisect``: candidates are the commits that are ancestors (inclusive)
+of *every* bad commit and not ancestors (inclusive) of any good commit.  This
+candidate set is exactly the set of commits that can still be the first bad
+commit under the usual model "a commit is bad iff it contains the culprit".
+With ``first_parent`` only first-parent edges are followed from the bad end (the
+result is the merge that brought the culprit in); goods still exclude their full
+ancestry.
+
+Step selection is ``git rev-list --bisect``: the *weight* of a candidate ``c`` is
+the number of candidates reachable from it (its ancestors among candidates,
+inclusive).  Testing ``c`` leaves ``weight(c)`` candidates if it is bad and
+``N - weight(c)`` if it is good, so we pick the commit maximising
+``min(weight, N - weight)``.  Weights are computed with one bitset per
+candidate (Python ints), or by a chain walk when no candidate merges two
+candidate parents (linear ranges, ``--first-parent``).
+
+Skips step *away* from skipped commits.  Untestable commits come in clusters
+(a broken build stays broken for a while), so the commits next to a skipped one
+are likely skipped too; git's random sqrt-biased pick pays one run per skipped
+commit it hits.  We score a testable commit by
+``min(split_value, distance_to_nearest_skipped_candidate)`` where distance is
+the size of the symmetric difference of the two ancestor sets (in a line: the
+number of commits between them).  In a line with a skipped commit ``x`` inside
+``(good, bad)`` this probes half-way between ``x`` and an end, i.e. it
+binary-searches for the edges of the skipped cluster instead of walking along
+it.  Commits *sandwiched* between skipped ones (a skipped ancestor and a skipped
+descendant among the candidates) are assumed to be inside the same broken range
+and are not tried (``probe_skip_ranges=True`` tries them too, like git; they are
+listed in ``result.untested``).  When nothing is left to try the search ends and
+reports the exact candidate set (``status == "inconclusive"``) -- every commit
+that could still be the first bad one given the verdicts -- or
+``status == "flaky"`` naming the flaky commits if more repeats could settle it.
+Measured (bench/history_algo_bench.py): 21 skipped commits around the culprit in
+a linear 1,024-commit history cost 16 runs on average, 19 at most (git: 28), and
+return the 22 possible commits (the 21 skipped ones plus the first bad after
+them).
+
+k-ary search (``next_steps(j)``): ``j`` commits whose weights are closest to
+``i*N/(j+1)`` for ``i = 1..j`` (same skip distance rule), splitting the
+candidates into ``j+1`` near-equal parts; about ``log_{j+1}(N)`` rounds.
+
+Section 2: toggle bisection -- every minimal failure-inducing set (:class:`ToggleSearch`)
+========================================================================================
+
+Toggles are indices ``0..n-1``; a query is the frozenset of *enabled* toggles;
+``BAD`` means the failure reproduces.  The search is Go's bisect-reduce idea
+(grow a forced "Add" set while halving the rest) in its prefix form:
+
+1. Endpoints: ask ``all`` (must be BAD) and ``{}`` (must be GOOD).
+2. Find one minimal set inside a failing *pool* (ordered list).  Keep a forced
+   set ``F`` (initially empty) and a prefix bound ``hi`` with
+   ``pool[:hi] + F`` known to fail.  Binary-search the smallest ``i`` with
+   ``pool[:i] + F`` failing: then ``pool[i-1]`` is necessary given ``F``; add
+   it to ``F`` and continue inside ``pool[:i-1]``.  Before each further search
+   ask ``F`` alone (the set may already be complete; this is also the
+   confirmation run).  Each element costs about ``log2(n)`` runs, one culprit
+   costs exactly ``ceil(log2 n)``.  Interacting AND-sets fall out naturally: the
+   later element is found with the earlier one forced on.
+   When the set turns out dense (estimated gap between members small) the next
+   element is found by *galloping* down from the top (``hi-1, hi-2, hi-4, ...``)
+   which costs ``O(log gap)`` instead of ``O(log n)``: this is the "large set"
+   path where ddmin-like linear scans are cheaper than halving.
+3. Confirm: ``M`` alone fails and ``M - {m}`` passes for every member (batched).
+   If some ``M - {m}`` still fails (a non-monotone or flaky target) the member is
+   dropped and the set re-confirmed, so the reported set is always 1-minimal.
+4. More sets: first ask ``all - union(found)`` (Go's Skip; finds disjoint
+   independent sets cheaply).  When that passes and ``exhaustive`` is on, ask
+   ``all - H`` for every minimal hitting set ``H`` of the found sets.  Any
+   failing set not containing a found set avoids some such ``H``, so when all
+   of these pass, *every* minimal failing set has been found (for a monotone
+   target).  This finds overlapping alternatives such as
+   ``c OR (a AND b)`` and ``(a AND b) OR (a AND c)``.  A pool that is a subset of
+   a set already seen passing is not asked (monotonicity).
+5. Budgets: ``max_sets`` (stop after that many sets), ``max_set_size`` (give up a
+   set once ``F`` reaches that size without failing alone), ``max_runs`` (never
+   ask more distinct queries).  Stopping early gives a status saying so and the
+   sets found so far.
+
+``SKIP``/``FLAKY`` answers are treated as "does not fail" (like ddmin's
+unresolved outcome: we never accuse on an uncertain run) and listed in
+``result.uncertain`` so the report can say the result may be incomplete.
+
+``strategy="ddmin"`` replaces step 2 with classic ddmin (Zeller & Hildebrandt
+2002) for comparison / for targets where prefix monotonicity is doubtful.
+
+Disable mode ("what must be *removed* from a setup to break it") is the same
+search on complements: see :func:`disable_mode_oracle` and :func:`complement`.
+
+Section 3: counting bisection (:func:`find_nth`, :class:`CountSearch`)
+======================================================================
+
+PyTorch CompilerBisector / LLVM ``-opt-bisect-limit`` style: a query ``k``
+means "enable only the first ``k`` applications"; find the smallest ``k`` that
+fails (the ``k``-th application is the one that matters).  Endpoints ``0``
+(must pass) and ``max_count`` (must fail), then (k-ary) binary search, stepping
+around skipped counts the same way as history bisection (edges of a skipped
+range are binary-searched; its inside is not walked unless asked).
+
+Driver loop (toggles and counts; history uses ``next_steps``/``record``)::
+
+    s = ToggleSearch(n, max_runs=..., jobs=J)
+    for q, v in persisted_cache.items():      # resume: replay, nothing re-run
+        s.record(q, v)
+    while not s.done:
+        batch = s.next_queries()              # independent: run in parallel
+        for q in batch:
+            s.record(q, run(q))               # persist (q, v) as well
+    s.result
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+
+__all__ = [
+    "Verdict",
+    "HistoryBisect",
+    "HistoryResult",
+    "bisect_history",
+    "ToggleSearch",
+    "ToggleResult",
+    "find_minimal_sets",
+    "CountSearch",
+    "CountResult",
+    "find_nth",
+    "drive",
+    "complement",
+    "disable_mode_oracle",
+    "minimal_hitting_sets",
+]
+
+
+class Verdict(str, Enum):
+    """Outcome of one bisection step (possibly several repeats)."""
+
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"
+    FLAKY = "flaky"
+
+    @classmethod
+    def from_counts(cls, bad_runs: int, total_runs: int) -> "Verdict":
+        """All repeats bad -> BAD, none bad -> GOOD, mixed -> FLAKY, none run -> SKIP."""
+        if total_runs <= 0:
+            return cls.SKIP
+        if bad_runs <= 0:
+            return cls.GOOD
+        if bad_runs >= total_runs:
+            return cls.BAD
+        return cls.FLAKY
+
+    @property
+    def uncertain(self) -> bool:
+        return self in (Verdict.SKIP, Verdict.FLAKY)
+
+
+def _verdict(v: "Verdict | str") -> Verdict:
+    return v if isinstance(v, Verdict) else Verdict(str(v).lower())
+
+
+# ---------------------------------------------------------------------------
+# Section 1: history bisection
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    """State/result of a history bisection.
+
+    status: ``running`` | ``found`` | ``inconclusive`` (only skipped/flaky commits
+    left; ``candidates`` is the exact set that may hold the first bad commit) |
+    ``flaky`` (like inconclusive, but some candidates got FLAKY verdicts: repeat
+    them, listed in ``flaky``) | ``inconsistent`` (verdicts contradict: no
+    candidate left).
+    """
+
+    status: str
+    first_bad: str | None
+    candidates: tuple[str, ...]
+    skipped: tuple[str, ...]
+    flaky: tuple[str, ...]
+    runs: int
+    reason: str = ""
+    #: candidates never tested because they sit between skipped commits
+    untested: tuple[str, ...] = ()
+
+
+class HistoryBisect:
+    """Driver-agnostic ``git bisect``-like state over a commit DAG.
+
+    ``parents`` maps each commit to its parents (first parent first); commits
+    missing from the map are roots.  ``bad`` is a known bad commit, ``goods``
+    known good ones (both are taken as recorded verdicts, not as runs).
+
+    Use: ``while not s.done: for c in s.next_steps(j): s.record(c, run(c))``.
+    ``record`` may be called in any order and for commits not asked (replay).
+    The state is a function of the *set* of recorded verdicts, so replaying a
+    persisted verdict log (in order, or all at once) restores it exactly.
+    A later GOOD/BAD replaces an earlier verdict for the same commit (e.g. after
+    more repeats); a SKIP/FLAKY never downgrades a GOOD/BAD.
+    The graph must contain ``bad`` and should contain the goods (give the
+    driver's ``git rev-list --parents bad`` plus the goods' ancestry down to the
+    merge base); goods outside the graph exclude nothing.
+    """
+
+    def __init__(
+        self,
+        parents: Mapping[str, Sequence[str]],
+        bad: str,
+        goods: Iterable[str],
+        first_parent: bool = False,
+        probe_skip_ranges: bool = False,
+    ) -> None:
+        self.probe_skip_ranges = probe_skip_ranges
+        self.parents: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in parents.items()}
+        if bad not in self.parents:
+            raise ValueError(f"bad commit {bad!r} is not in the graph")
+        self.first_parent = first_parent
+        self.initial_bad = bad
+        self.initial_goods = tuple(goods)
+        self.verdicts: dict[str, Verdict] = {}
+        #: per-commit (bad_runs, total_runs) -- hook for probabilistic bisection
+        self.evidence: dict[str, tuple[int, int]] = {}
+        self.asked: list[str] = []  # distinct commits handed out by next_steps, in order
+        self._asked_set: set[str] = set()
+        self._bads: list[str] = [bad]
+        self._goods: list[str] = list(self.initial_goods)
+        self._order = self._topo_order(bad)
+        self._pos = {c: i for i, c in enumerate(self._order)}
+        self._recompute()
+
+    # -- graph helpers -------------------------------------------------------
+
+    def _edges(self, c: str) -> tuple[str, ...]:
+        ps = self.parents.get(c, ())
+        return ps[:1] if self.first_parent else ps
+
+    def _topo_order(self, start: str) -> list[str]:
+        """Ancestors-first order of all commits reachable from ``start`` (full parents)."""
+        order: list[str] = []
+        seen = {start}
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            c, i = stack.pop()
+            ps = self.parents.get(c, ())
+            if i < len(ps):
+                stack.append((c, i + 1))
+                p = ps[i]
+                if p not in seen:
+                    seen.add(p)
+                    stack.append((p, 0))
+            else:
+                order.append(c)
+        return order
+
+    def _closure(self, starts: Iterable[str], edges: Callable[[str], Sequence[str]],
+                 within: set[str] | None = None) -> set[str]:
+        out: set[str] = set()
+        stack = [s for s in starts if within is None or s in within]
+        while stack:
+            c = stack.pop()
+            if c in out:
+                continue
+            out.add(c)
+            for p in edges(c):
+                if p not in out and (within is None or p in within):
+                    stack.append(p)
+        return out
+
+    def _recompute(self) -> None:
+        good_anc = self._closure(self._goods, lambda c: self.parents.get(c, ()))
+        allowed = set(self._pos) - good_anc
+        cands: set[str] | None = None
+        for b in self._bads:
+            if cands is not None and b in cands:
+                cands = self._closure([b], self._edges, within=cands)
+            else:
+                reach = self._closure([b], self._edges, within=allowed)
+                cands = reach if cands is None else (cands & reach)
+        cands = cands or set()
+        order = sorted(cands, key=lambda c: self._pos.get(c, -1))
+        self._cands = order
+        self._cand_set = cands
+        # weights
+        cparents = {c: [p for p in self._edges(c) if p in cands] for c in order}
+        self._linear = all(len(ps) <= 1 for ps in cparents.values())
+        self._weight: dict[str, int] = {}
+        self._mask: dict[str, int] = {}
+        if self._linear:
+            for c in order:
+                ps = cparents[c]
+                self._weight[c] = 1 + (self._weight[ps[0]] if ps else 0)
+        else:
+            bit = {c: 1 << i for i, c in enumerate(order)}
+            for c in order:
+                m = bit[c]
+                for p in cparents[c]:
+                    m |= self._mask[p]
+                self._mask[c] = m
+                self._weight[c] = m.bit_count()
+
+    # -- public API ----------------------------------------------------------
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """Commits that may still be the first bad one (ancestors-first order)."""
+        return tuple(self._cands)
+
+    def _uncertain_in_cands(self, kind: Verdict | None = None) -> list[str]:
+        return [c for c in self._cands
+                if c in self.verdicts and self.verdicts[c].uncertain
+                and (kind is None or self.verdicts[c] is kind)]
+
+    def _testable(self, exclude: Iterable[str] = ()) -> list[str]:
+        ex = set(exclude)
+        bads = set(self._bads)
+        return [c for c in self._cands
+                if c not in bads and c not in self.verdicts and c not in ex]
+
+    def record(self, commit: str, verdict: "Verdict | str",
+               bad_runs: int | None = None, total_runs: int | None = None) -> None:
+        """Record a verdict (optionally with repeat counts, accumulated in ``evidence``)."""
+        v = _verdict(verdict)
+        if bad_runs is not None and total_runs is not None:
+            b0, t0 = self.evidence.get(commit, (0, 0))
+            self.evidence[commit] = (b0 + bad_runs, t0 + total_runs)
+        old = self.verdicts.get(commit)
+        if old is not None and not old.uncertain and v.uncertain:
+            return  # a definitive verdict is not downgraded
+        self.verdicts[commit] = v
+        if v in (Verdict.BAD, Verdict.GOOD):
+            # a corrected verdict (e.g. after more repeats) replaces the old one
+            if commit in self._bads and commit != self.initial_bad:
+                self._bads.remove(commit)
+            if commit in self._goods and commit not in self.initial_goods:
+                self._goods.remove(commit)
+            (self._bads if v is Verdict.BAD else self._goods).append(commit)
+            self._recompute()
+
+    def next_steps(self, j: int = 1, exclude: Iterable[str] = ()) -> list[str]:
+        """Up to ``j`` commits to test now (empty when done).
+
+        ``exclude``: commits already running (speculative prefetch); they are not
+        proposed again.  Returned commits are counted in ``runs``.
+        """
+        if self.done:
+            return []
+        testable = self._testable(exclude)
+        dist, sandwiched = self._skip_info(testable)
+        if not self.probe_skip_ranges:
+            testable = [c for c in testable if c not in sandwiched]
+        picks = self._choose(max(1, j), testable, dist, sandwiched)
+        for c in picks:
+            if c not in self._asked_set:
+                self._asked_set.add(c)
+                self.asked.append(c)
+        return picks
+
+    def _skip_info(self, testable: list[str]) -> tuple[dict[str, int], set[str]]:
+        """Distance of each testable commit to the nearest skipped/flaky candidate,
+        and the testable commits *sandwiched* between skipped ones (a skipped
+        ancestor and a skipped descendant: probably inside the same broken range)."""
+        skipped = self._uncertain_in_cands()
+        if not skipped:
+            return {}, set()
+        dist: dict[str, int] = {}
+        sandwiched: set[str] = set()
+        if self._linear:
+            ws = sorted(self._weight[s] for s in skipped)
+            for c in testable:
+                w = self._weight[c]
+                i = bisect_left(ws, w)
+                dist[c] = min(abs(w - ws[k]) for k in (i - 1, i) if 0 <= k < len(ws))
+                if ws[0] < w < ws[-1]:
+                    sandwiched.add(c)
+        else:
+            sm = [self._mask[s] for s in skipped]
+            below = 0  # union of ancestors of skipped commits
+            for m in sm:
+                below |= m
+            index = {c: i for i, c in enumerate(self._cands)}
+            skipbits = 0
+            for s in skipped:
+                skipbits |= 1 << index[s]
+            for c in testable:
+                mc = self._mask[c]
+                dist[c] = min((mc ^ m).bit_count() for m in sm)
+                if (mc & skipbits) and (below >> index[c]) & 1:
+                    sandwiched.add(c)
+        return dist, sandwiched
+
+    def _open(self) -> list[str]:
+        """Commits the search would still test."""
+        testable = self._testable()
+        if self.probe_skip_ranges:
+            return testable
+        _, sandwiched = self._skip_info(testable)
+        return [c for c in testable if c not in sandwiched]
+
+    def _choose(self, j: int, testable: list[str], dist: dict[str, int],
+                sandwiched: set[str]) -> list[str]:
+        if not testable:
+            return []
+        n = len(self._cands)
+        spacing = n / (j + 1)
+        picks: list[str] = []
+        taken: set[str] = set()
+        for i in range(1, j + 1):
+            target = i * spacing
+            best = None
+            best_key = None
+            for c in testable:
+                if c in taken:
+                    continue
+                w = self._weight[c]
+                value = spacing - abs(w - target)
+                if c in dist:
+                    value = min(value, dist[c])
+                key = (c not in sandwiched, value, -abs(w - target), -self._pos.get(c, 0))
+                if best_key is None or key > best_key:
+                    best, best_key = c, key
+            if best is None:
+                break
+            picks.append(best)
+            taken.add(best)
+        # stable order: ancestors first
+        return sorted(picks, key=lambda c: self._pos.get(c, 0))
+
+    @property
+    def done(self) -> bool:
+        return self.result.status != "running"
+
+    @property
+    def runs(self) -> int:
+        return len(self.asked)
+
+    def estimated_steps_left(self, j: int = 1) -> int:
+        n = len(self._open()) + 1
+        if n <= 1 or self.done:
+            return 0
+        return math.ceil(math.log(n) / math.log(j + 1) - 1e-9)
+
+    @property
+    def result(self) -> HistoryResult:
+        cands = tuple(self._cands)
+        skipped = tuple(self._uncertain_in_cands(Verdict.SKIP))
+        flaky = tuple(self._uncertain_in_cands(Verdict.FLAKY))
+        if not cands:
+            return HistoryResult("inconsistent", None, (), skipped, flaky, self.runs,
+                                 "no commit can be the first bad one: a bad commit is an "
+                                 "ancestor of a good one, or the good/bad ends are swapped")
+        if len(cands) == 1:
+            c = cands[0]
+            why = "tested bad, all its parents good" if self.verdicts.get(c) is Verdict.BAD \
+                or c in self._bads else "only remaining candidate"
+            return HistoryResult("found", c, cands, skipped, flaky, self.runs, why)
+        if self._open():
+            return HistoryResult("running", None, cands, skipped, flaky, self.runs)
+        untested = tuple(self._testable())
+        note = ""
+        if untested:
+            note = (f"; {len(untested)} commit(s) inside skipped ranges were not tried "
+                    "(assumed untestable; probe_skip_ranges=True tries them)")
+        if flaky:
+            return HistoryResult("flaky", None, cands, skipped, flaky, self.runs,
+                                 "flaky commits remain among the candidates: repeat them" + note,
+                                 untested)
+        return HistoryResult("inconclusive", None, cands, skipped, flaky, self.runs,
+                             "only skipped commits left; the first bad commit is one of the "
+                             "candidates" + note, untested)
+
+
+def bisect_history(
+    parents: Mapping[str, Sequence[str]],
+    bad: str,
+    goods: Iterable[str],
+    oracle: Callable[[str], "Verdict | str"],
+    *,
+    first_parent: bool = False,
+    jobs: int = 1,
+    max_runs: int | None = None,
+) -> tuple[HistoryResult, int]:
+    """Run a history bisection to the end with ``oracle(commit) -> Verdict``.
+
+    Returns ``(result, rounds)``; ``result.runs`` is the number of oracle calls.
+    """
+    s = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+    rounds = 0
+    while not s.done:
+        j = jobs if max_runs is None else min(jobs, max_runs - s.runs)
+        if j <= 0:
+            break
+        steps = s.next_steps(j)
+        rounds += 1
+        for c in steps:
+            s.record(c, oracle(c))
+    return s.result, rounds
+
+
+# ---------------------------------------------------------------------------
+# Coroutine machinery shared by the toggle and counting searches
+# ---------------------------------------------------------------------------
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+class _QuerySearch:
+    """Runs a generator-based algorithm as a resumable, batchable state machine.
+
+    Subclasses implement ``_algorithm()`` (a generator) and use
+    ``vs = yield from self._ask([q1, q2])`` to get verdicts.
+    """
+
+    max_runs: int | None = None
+
+    def __init__(self) -> None:
+        self.verdicts: dict[Hashable, Verdict] = {}
+        self.asked: list[Hashable] = []  # distinct queries the algorithm asked, in order
+        self._asked_set: set[Hashable] = set()
+        self.uncertain: list[tuple[Hashable, Verdict]] = []
+        self._uncertain_seen: set[Hashable] = set()
+        self._pending: list[Hashable] = []
+        self._final = None
+        self._gen = self._algorithm()
+        self._advance()
+
+    # subclass API
+    def _algorithm(self) -> Iterator[list[Hashable]]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _normalize(self, q: Hashable) -> Hashable:
+        return q
+
+    def _ask(self, queries: Sequence[Hashable]):
+        queries = list(dict.fromkeys(queries))
+        new = [q for q in queries if q not in self._asked_set]
+        if self.max_runs is not None and len(self.asked) + len(new) > self.max_runs:
+            raise _BudgetExhausted()
+        for q in new:
+            self._asked_set.add(q)
+            self.asked.append(q)
+        if any(q not in self.verdicts for q in queries):
+            yield queries
+        out = [self.verdicts[q] for q in queries]
+        for q, v in zip(queries, out):
+            if v.uncertain and q not in self._uncertain_seen:
+                self._uncertain_seen.add(q)
+                self.uncertain.append((q, v))
+        return out
+
+    def _advance(self) -> None:
+        while self._final is None and all(q in self.verdicts for q in self._pending):
+            try:
+                self._pending = next(self._gen)
+            except StopIteration as stop:
+                self._final = stop.value
+                self._pending = []
+
+    # public API
+    def next_queries(self) -> list:
+        """Queries to run now (independent: run them in parallel). Empty when done."""
+        return [q for q in self._pending if q not in self.verdicts]
+
+    def record(self, query: Hashable, verdict: "Verdict | str") -> None:
+        """Give a verdict for a query (asked or not: unasked ones act as a cache)."""
+        q = self._normalize(query)
+        if q not in self.verdicts:
+            self.verdicts[q] = _verdict(verdict)
+        self._advance()
+
+    @property
+    def done(self) -> bool:
+        return self._final is not None
+
+    @property
+    def runs(self) -> int:
+        return len(self.asked)
+
+
+def drive(search: "_QuerySearch", oracle: Callable | None = None,
+          batch_oracle: Callable[[list], Sequence] | None = None):
+    """Run ``search`` to the end with ``oracle(q)`` or ``batch_oracle([q...])``."""
+    while not search.done:
+        qs = search.next_queries()
+        if batch_oracle is not None:
+            vs = list(batch_oracle(qs))
+        else:
+            vs = [oracle(q) for q in qs]
+        for q, v in zip(qs, vs):
+            search.record(q, v)
+    return search.result
+
+
+# ---------------------------------------------------------------------------
+# Section 2: toggle bisection
+# ---------------------------------------------------------------------------
+
+
+def minimal_hitting_sets(sets: Sequence[frozenset], limit: int = 4096) -> list[frozenset]:
+    """All minimal hitting sets (transversals) of ``sets``, deterministic order.
+
+    Raises OverflowError when more than ``limit`` partial sets are explored.
+    """
+    sets = sorted({frozenset(s) for s in sets}, key=lambda s: (len(s), sorted(s)))
+    if not sets:
+        return [frozenset()]
+    found: set[frozenset] = set()
+    budget = [limit]
+
+    def rec(h: frozenset) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise OverflowError("too many hitting sets")
+        for s in sets:
+            if not (s & h):
+                for e in sorted(s):
+                    rec(h | {e})
+                return
+        found.add(h)
+
+    rec(frozenset())
+    minimal = [h for h in found if not any(o < h for o in found)]
+    return sorted(minimal, key=lambda h: (len(h), sorted(h)))
+
+
+def complement(n: int, s: Iterable[int]) -> frozenset[int]:
+    """``{0..n-1} - s``: maps an enabled set to a disabled set and back."""
+    return frozenset(range(n)) - frozenset(s)
+
+
+def disable_mode_oracle(n: int, test: Callable[[frozenset], "Verdict | str"]):
+    """Disable mode: search over *disabled* sets.
+
+    ``test(enabled)`` is the real oracle.  The returned oracle takes the set of
+    disabled toggles, so :class:`ToggleSearch` finds minimal sets whose removal
+    makes the failure appear (all-disabled fails, nothing disabled passes).
+    """
+    universe = frozenset(range(n))
+    return lambda disabled: test(universe - frozenset(disabled))
+
+
+@dataclass(frozen=True)
+class ToggleResult:
+    """Result of a toggle search.
+
+    status: ``running`` | ``complete`` (every minimal set found; with
+    ``exhaustive=False`` every *disjoint* one) | ``max_sets`` | ``max_set_size`` |
+    ``budget_exhausted`` (max_runs) | ``too_many_alternatives`` |
+    ``bad_endpoints`` | ``inconsistent`` (a found set failed its confirmation).
+    ``sets`` are the confirmed minimal sets (sorted tuples), in discovery order.
+    ``uncertain`` lists (query, verdict) for SKIP/FLAKY answers that were treated
+    as "does not fail": when non-empty the result may be incomplete or too large.
+    """
+
+    status: str
+    sets: tuple[tuple[int, ...], ...]
+    runs: int
+    uncertain: tuple[tuple[tuple[int, ...], Verdict], ...] = ()
+    message: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    @property
+    def certain(self) -> bool:
+        return not self.uncertain
+
+
+class ToggleSearch(_QuerySearch):
+    """Find every minimal failing set of toggles (see module docstring, section 2).
+
+    Queries are ``frozenset[int]`` of enabled toggles.  ``jobs > 1`` asks up to
+    ``jobs`` queries per batch (k-ary prefix search, batched confirmations and
+    pool checks).
+    """
+
+    def __init__(
+        self,
+        n: int,
+        *,
+        max_sets: int | None = None,
+        max_set_size: int | None = None,
+        max_runs: int | None = None,
+        exhaustive: bool = True,
+        jobs: int = 1,
+        strategy: str = "auto",
+        max_alternatives: int = 4096,
+    ) -> None:
+        if strategy not in ("auto", "bisect", "ddmin"):
+            raise ValueError(f"unknown strategy {strategy!r}")
+        self.n = n
+        self.universe = frozenset(range(n))
+        self.max_sets = max_sets
+        self.max_set_size = max_set_size
+        self.max_runs = max_runs
+        self.exhaustive = exhaustive
+        self.jobs = max(1, jobs)
+        self.strategy = strategy
+        self.max_alternatives = max_alternatives
+        self.found: list[frozenset[int]] = []
+        super().__init__()
+
+    def _normalize(self, q: Hashable) -> Hashable:
+        return frozenset(q)
+
+    def _fails(self, v: Verdict) -> bool:
+        return v is Verdict.BAD
+
+    # -- result ---------------------------------------------------------------
+
+    @property
+    def result(self) -> ToggleResult:
+        status, msg = self._final if self._final is not None else ("running", "")
+        unc = tuple((tuple(sorted(q)), v) for q, v in self.uncertain)
+        return ToggleResult(status, tuple(tuple(sorted(s)) for s in self.found),
+                            self.runs, unc, msg)
+
+    # -- algorithm ------------------------------------------------------------
+
+    def _algorithm(self):
+        try:
+            return (yield from self._main())
+        except _BudgetExhausted:
+            return ("budget_exhausted", f"max_runs={self.max_runs} reached")
+
+    def _main(self):
+        U, empty = self.universe, frozenset()
+        v_all, v_none = yield from self._ask([U, empty])
+        if not self._fails(v_all) or v_none is not Verdict.GOOD:
+            return ("bad_endpoints",
+                    f"all toggles on: {v_all.value} (need bad); none: {v_none.value} (need good)")
+        pool: frozenset[int] | None = U
+        while pool is not None:
+            m = yield from self._find_one(sorted(pool))
+            if m is None:
+                return ("max_set_size",
+                        f"a failing pool needs more than max_set_size={self.max_set_size} toggles")
+            m = yield from self._confirm(m)
+            if m is None:
+                return ("inconsistent", "a set found failing did not fail when run alone")
+            self.found.append(m)
+            if self.max_sets is not None and len(self.found) >= self.max_sets:
+                return ("max_sets", f"stopped after max_sets={self.max_sets}")
+            pool = yield from self._next_pool()
+            if isinstance(pool, tuple):  # status
+                return pool
+        return ("complete", "")
+
+    def _known_not_failing(self, q: frozenset) -> bool:
+        for k, v in self.verdicts.items():
+            if v is Verdict.GOOD and q <= k and k in self._asked_set:
+                return True
+        return False
+
+    def _next_pool(self):
+        """A failing pool that avoids every found set, or None when none is left."""
+        U = self.universe
+        union = frozenset().union(*self.found)
+        (v,) = yield from self._ask([U - union])
+        if self._fails(v):
+            return U - union
+        if not self.exhaustive:
+            return None
+        try:
+            hs = minimal_hitting_sets(self.found, self.max_alternatives)
+        except OverflowError:
+            return ("too_many_alternatives", "too many combinations of found sets to check")
+        pools = [U - h for h in hs]
+        pools = [p for p in pools if not self._known_not_failing(p)]
+        for i in range(0, len(pools), self.jobs):
+            batch = [p for p in pools[i:i + self.jobs] if not self._known_not_failing(p)]
+            if not batch:
+                continue
+            vs = yield from self._ask(batch)
+            for p, v in zip(batch, vs):
+                if self._fails(v):
+                    return p
+        return None
+
+    def _confirm(self, m: frozenset):
+        """Confirm ``m`` fails and is 1-minimal; drop members whose removal still fails."""
+        while True:
+            members = sorted(m)
+            qs = [m] + [m - {e} for e in members]
+            vs = []
+            for i in range(0, len(qs), self.jobs):
+                vs += (yield from self._ask(qs[i:i + self.jobs]))
+            if not self._fails(vs[0]):
+                return None
+            for e, v in zip(members, vs[1:]):
+                if self._fails(v):
+                    m = m - {e}
+                    break
+            else:
+                return m
+
+    def _find_one(self, pool: list[int]):
+        if self.strategy == "ddmin":
+            res = yield from self._ddmin(pool)
+            if self.max_set_size is not None and len(res) > self.max_set_size:
+                return None
+            return res
+        return (yield from self._prefix_search(pool))
+
+    def _prefix_search(self, pool: list[int]):
+        """One minimal failing subset of ``pool`` (which fails); see docstring step 2."""
+        F: set[int] = set()
+        top = len(pool)
+        hi = top  # pool[:hi] | F fails (known)
+        q = lambda i: frozenset(pool[:i]) | F  # noqa: E731
+        while True:
+            if hi == 0:
+                break  # F alone is pool[:0] | F, known to fail
+            gap = (top - hi) / len(F) if F else None
+            # Dense sets: after a few members found close together, expect more
+            # and gallop down (no "F alone?" check); otherwise check and halve.
+            gallop = (self.strategy == "auto" and len(F) >= 4 and gap is not None
+                      and gap <= 4 and 2 * math.log2(gap + 1) + 1 < math.log2(hi + 1))
+            if self.max_set_size is not None and len(F) >= self.max_set_size:
+                (v,) = yield from self._ask([q(0)])
+                if self._fails(v):
+                    break
+                return None
+            if gallop:
+                i = yield from self._gallop(q, hi)
+            else:
+                if F:
+                    (v,) = yield from self._ask([q(0)])  # is F already complete?
+                    if self._fails(v):
+                        break
+                i = yield from self._search_min(q, 0, hi)
+            if i == 0:
+                break
+            F.add(pool[i - 1])
+            hi = i - 1
+        return frozenset(F)
+
+    def _search_min(self, q, lo: int, hi: int):
+        """Smallest i in (lo, hi] with q(i) failing; q(lo) not failing, q(hi) failing."""
+        J = self.jobs
+        while hi - lo > 1:
+            pts = sorted({lo + ((hi - lo) * t) // (J + 1) for t in range(1, J + 1)} - {lo, hi})
+            if not pts:
+                pts = [(lo + hi) // 2]
+            vs = yield from self._ask([q(p) for p in pts])
+            fails = [p for p, v in zip(pts, vs) if self._fails(v)]
+            if fails:
+                hi = min(fails)
+            lo = max([lo] + [p for p, v in zip(pts, vs) if not self._fails(v) and p < hi])
+        return hi
+
+    def _gallop(self, q, hi: int):
+        """Smallest i in [0, hi] with q(i) failing, probing hi-1, hi-2, hi-4, ... first."""
+        J = self.jobs
+        step = 1
+        lo = -1
+        while True:
+            pts = []
+            s = step
+            for _ in range(J):
+                p = max(hi - s, 0)
+                if p not in pts:
+                    pts.append(p)
+                if p == 0:
+                    break
+                s *= 2
+            step = s
+            vs = yield from self._ask([q(p) for p in pts])
+            passed = [p for p, v in zip(pts, vs) if not self._fails(v)]
+            failed = [p for p, v in zip(pts, vs) if self._fails(v)]
+            if passed:
+                lo = max(passed)
+                failed_above = [p for p in failed if p > lo]
+                hi = min(failed_above) if failed_above else hi
+                break
+            hi = min(failed)
+            if hi == 0:
+                return 0
+        return (yield from self._search_min(q, lo, hi))
+
+    def _ddmin(self, pool: list[int]):
+        """Classic ddmin (subsets, then complements; granularity doubling)."""
+        config = list(pool)
+        n = 2
+        while len(config) >= 2:
+            size = len(config)
+            chunks = [config[(size * i) // n:(size * (i + 1)) // n] for i in range(n)]
+            chunks = [c for c in chunks if c]
+            reduced = False
+            for c in chunks:
+                (v,) = yield from self._ask([frozenset(c)])
+                if self._fails(v):
+                    config, n, reduced = c, 2, True
+                    break
+            if not reduced and len(chunks) > 2:
+                for i in range(len(chunks)):
+                    comp = [x for j, c in enumerate(chunks) if j != i for x in c]
+                    (v,) = yield from self._ask([frozenset(comp)])
+                    if self._fails(v):
+                        config, n, reduced = comp, max(n - 1, 2), True
+                        break
+            if not reduced:
+                if n >= len(config):
+                    break
+                n = min(2 * n, len(config))
+        return frozenset(config)
+
+
+def find_minimal_sets(
+    n: int,
+    test: Callable[[frozenset], "Verdict | str"] | None = None,
+    *,
+    batch_test: Callable[[list], Sequence] | None = None,
+    **options,
+) -> ToggleResult:
+    """Convenience loop: run :class:`ToggleSearch` to the end with an oracle."""
+    s = ToggleSearch(n, **options)
+    return drive(s, test, batch_test)
+
+
+# ---------------------------------------------------------------------------
+# Section 3: counting bisection
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """status: running | found | inconclusive (skips) | bad_endpoints | budget_exhausted.
+
+    ``nth``: the smallest failing count (the application that matters) when found;
+    ``low``/``high``: the final bracket (``low`` passes, ``high`` fails).
+    """
+
+    status: str
+    nth: int | None
+    low: int
+    high: int
+    runs: int
+    uncertain: tuple = ()
+    message: str = ""
+
+
+class CountSearch(_QuerySearch):
+    """Binary (or k-ary) search of the first failing count in ``0..max_count``.
+
+    Queries are ints ``k``: "enable only the first k applications".
+    """
+
+    def __init__(self, max_count: int, *, jobs: int = 1, max_runs: int | None = None,
+                 probe_skip_ranges: bool = False) -> None:
+        self.max_count = max_count
+        self.probe_skip_ranges = probe_skip_ranges
+        self.jobs = max(1, jobs)
+        self.max_runs = max_runs
+        self._bracket = (0, max_count)
+        super().__init__()
+
+    def _normalize(self, q: Hashable) -> Hashable:
+        return int(q)  # type: ignore[arg-type]
+
+    @property
+    def result(self) -> CountResult:
+        status, nth, msg = self._final if self._final is not None else ("running", None, "")
+        lo, hi = self._bracket
+        return CountResult(status, nth, lo, hi, self.runs, tuple(self.uncertain), msg)
+
+    def _algorithm(self):
+        try:
+            return (yield from self._main())
+        except _BudgetExhausted:
+            return ("budget_exhausted", None, f"max_runs={self.max_runs} reached")
+
+    def _main(self):
+        v0, vm = yield from self._ask([0, self.max_count])
+        if v0 is not Verdict.GOOD or vm is not Verdict.BAD:
+            return ("bad_endpoints", None,
+                    f"count 0: {v0.value} (need good); count {self.max_count}: {vm.value} (need bad)")
+        lo, hi = 0, self.max_count
+        unknown: set[int] = set()
+        while True:
+            self._bracket = (lo, hi)
+            inside = sorted(k for k in unknown if lo < k < hi)
+            if not inside:
+                pts = sorted({int(round(lo + (hi - lo) * t / (self.jobs + 1)))
+                              for t in range(1, self.jobs + 1)} - {lo, hi})
+                if not pts and hi - lo > 1:
+                    pts = [(lo + hi) // 2]
+            else:
+                # Skipped counts form a range: do not walk through it; binary-search
+                # its edges (the gaps between the bracket and the skipped range).
+                gaps = [(lo, inside[0]), (inside[-1], hi)]
+                if self.probe_skip_ranges:
+                    gaps += [(a, b) for a, b in zip(inside, inside[1:])]
+                pts = []
+                for _ in range(self.jobs):
+                    gaps.sort(key=lambda g: (g[1] - g[0], -g[0]))
+                    a, b = gaps[-1]
+                    if b - a <= 1:
+                        break
+                    m = (a + b) // 2
+                    pts.append(m)
+                    gaps[-1:] = [(a, m), (m, b)]
+            if not pts:
+                break
+            pts.sort()
+            vs = yield from self._ask(pts)
+            for p, v in zip(pts, vs):
+                if v.uncertain:
+                    unknown.add(p)
+            fails = [p for p, v in zip(pts, vs) if v is Verdict.BAD]
+            if fails:
+                hi = min(fails)
+            goods = [p for p, v in zip(pts, vs) if v is Verdict.GOOD and p < hi]
+            if goods:
+                lo = max([lo] + goods)
+        self._bracket = (lo, hi)
+        if hi - lo == 1:
+            return ("found", hi, "")
+        return ("inconclusive", None,
+                f"counts {lo + 1}..{hi} could be the first failing one (skipped, or inside a "
+                "skipped range and not tried)")
+
+
+def find_nth(max_count: int, oracle: Callable[[int], "Verdict | str"], *, jobs: int = 1,
+             max_runs: int | None = None, probe_skip_ranges: bool = False) -> CountResult:
+    """Find the smallest ``k`` in ``1..max_count`` such that enabling calls ``<= k`` fails.
+
+    ``oracle(k)``: verdict with only the first ``k`` applications enabled.
+    Skipped counts are stepped around; counts between two skipped ones are
+    assumed untestable unless ``probe_skip_ranges`` (then status
+    ``inconclusive`` gives the bracket ``low < nth <= high``).
+    """
+    return drive(CountSearch(max_count, jobs=jobs, max_runs=max_runs,
+                             probe_skip_ranges=probe_skip_ranges), oracle)
