@@ -88,10 +88,17 @@ def _core(db) -> None:
     )
 
 
+def _search(db) -> None:
+    from dbglog.search import create_index  # FTS5 tables + triggers, the sqlite-utils way
+
+    create_index(db)
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
+    ("0002_search", _search),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
