@@ -709,10 +709,11 @@ CLOSE_SIMILARITY = 80.0
 
 def is_close(h: Hit, q: Query) -> bool:
     """A prior attempt counts as close when it covers most of the idea's words, or reads alike."""
-    n = len(q.active)
-    if n == 0:
+    n = len(q.terms)  # unknown words count against closeness: they are part of the idea
+    if n == 0 or not q.active:
         return False
-    own = sum(1 for _ in h.matched_terms) / n
+    typo = {t.corrected for t in q.terms if t.kind == "typo"}
+    own = sum(0.75 if m in typo else 1.0 for m in h.matched_terms) / n
     return own >= CLOSE_COVERAGE or (h.similarity >= CLOSE_SIMILARITY and own >= 0.5)
 
 
