@@ -40,7 +40,7 @@ from dbglog.errors import DbglogError
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
-CANDIDATES = 200
+CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
 
 # kind -> (base table, FTS columns in order, bm25 weights)
 KINDS = {
@@ -227,27 +227,77 @@ def _has(conn, table: str, match: str) -> bool:
 
 
 class Vocabulary:
-    """Index terms (porter stems) with document counts, read through fts5vocab; cached per
-    connection and refreshed when the content changed (investigation revisions / counts)."""
+    """Index terms (porter stems) with document counts, read through ``fts5vocab``.
 
+    Reading the vocabulary scans the whole FTS index (~50 ms at 10k attempts), so it is cached
+    in memory and in ``search-vocab.json`` beside the database, keyed by a cheap content stamp
+    (investigation count and revisions, attempt count and max id). A stale cache is rebuilt; above
+    ``STALE_OK_ATTEMPTS`` attempts a stale cache younger than ``STALE_OK_SECONDS`` is used as is
+    (typo correction may then miss words added in the last minutes; exact and substring search
+    never depend on it)."""
+
+    STALE_OK_ATTEMPTS = 20000
+    STALE_OK_SECONDS = 600
     _cache: dict = {}
+
+    @staticmethod
+    def _stamp(conn) -> list:
+        a = conn.execute("SELECT count(*), total(rev) FROM investigations").fetchone()
+        b = conn.execute("SELECT count(*), max(id) FROM attempts").fetchone()
+        return [a[0], a[1], b[0], b[1]]
+
+    @staticmethod
+    def _file(conn):
+        from pathlib import Path
+
+        for _seq, name, path in conn.execute("PRAGMA database_list"):
+            if name == "main" and path:
+                return Path(path).with_name("search-vocab.json")
+        return None
 
     @classmethod
     def terms(cls, conn) -> dict[str, int]:
-        stamp = conn.execute("SELECT count(*), total(rev) FROM investigations").fetchone()
-        stamp = (tuple(stamp), conn.execute("SELECT max(id), count(*) FROM attempts").fetchone()[:])
-        key = id(conn)
-        hit = cls._cache.get(key)
+        stamp = cls._stamp(conn)
+        hit = cls._cache.get(id(conn))
         if hit and hit[0] == stamp:
             return hit[1]
+        path = cls._file(conn)
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                fresh = data["stamp"] == stamp
+                if fresh or (stamp[2] > cls.STALE_OK_ATTEMPTS and time.time() - data["time"] < cls.STALE_OK_SECONDS):
+                    cls._cache = {id(conn): (stamp, data["terms"])}
+                    return data["terms"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
         vocab: dict[str, int] = {}
         for table in ("attempts_fts", "investigations_fts"):
             conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, row)")
             for term, doc in conn.execute(f"SELECT term, doc FROM temp.{table}_vocab"):
                 if len(term) >= 3 and not term.isdigit():
                     vocab[term] = vocab.get(term, 0) + doc
-        cls._cache = {key: (stamp, vocab)}
+        cls._cache = {id(conn): (stamp, vocab)}
+        if path is not None:
+            try:  # best effort: a cache, written atomically
+                tmp = path.with_name(f".{path.name}.{id(vocab)}.tmp")
+                tmp.write_text(json.dumps({"stamp": stamp, "time": time.time(), "terms": vocab}), encoding="utf-8")
+                tmp.replace(path)
+            except OSError:
+                pass
         return vocab
+
+    @classmethod
+    def by_length(cls, conn, n: int) -> list[str]:
+        vocab = cls.terms(conn)
+        key = ("len", id(vocab))
+        buckets = cls._cache.get(key)
+        if buckets is None:
+            buckets = {}
+            for t in vocab:
+                buckets.setdefault(len(t), []).append(t)
+            cls._cache[key] = buckets
+        return [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
 
 
 def correct_word(conn, word: str) -> str | None:
@@ -263,7 +313,7 @@ def correct_word(conn, word: str) -> str | None:
         n = len(w)
         if n < 3:
             continue
-        choices = [t for t in vocab if abs(len(t) - n) <= 2]
+        choices = Vocabulary.by_length(conn, n)
         for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
             found[term] = max(found.get(term, 0), score)
     if not found:
@@ -558,7 +608,6 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
         "some words" if matched else "context")
     best = hit.matched_fields[0] if hit.matched_fields else next(iter(_FIELDS[hit.kind]))
     hit.snippet_field = best
-    hit.snippet_parts = make_snippet(str(hit.fields.get(best) or ""), regs)
 
 
 def make_snippet(text: str, regs: list[re.Pattern], width: int = 160) -> list[tuple[str, bool]]:
@@ -648,16 +697,18 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     terms = q.active
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
-    per_kind = max(CANDIDATES if rerank else limit, limit)
+    def per_kind(k):
+        return max(CANDIDATES[k] if rerank else limit, limit)
+
     rows: dict[tuple[str, int], Hit] = {}
     mode = "and"
     for k in kinds:
-        for r in _candidates(conn, k, terms, "and", filters, per_kind):
+        for r in _candidates(conn, k, terms, "and", filters, per_kind(k)):
             rows[(k, r["rowid"])] = _make_hit(k, r)
     if len(rows) < limit and len(terms) > 1:
         mode = "or"
         for k in kinds:
-            for r in _candidates(conn, k, terms, "or", filters, per_kind):
+            for r in _candidates(conn, k, terms, "or", filters, per_kind(k)):
                 rows.setdefault((k, r["rowid"]), _make_hit(k, r))
     elif len(terms) == 1 and not rows:
         mode = "or"
@@ -666,7 +717,11 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
     _rank(conn, q, terms, hits, rerank)
     hits.sort(key=lambda h: -h.score)
-    return Result(q, hits[:limit], mode, (time.perf_counter() - t0) * 1000)
+    hits = hits[:limit]
+    regs = _term_regexes(terms)
+    for h in hits:
+        h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
+    return Result(q, hits, mode, (time.perf_counter() - t0) * 1000)
 
 
 def _inv_context(conn, ids: set[str]) -> dict[str, str]:
