@@ -809,12 +809,14 @@ def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothe
 
     proc = utils.default_process
     for name, value in fields:
-        q = parse_query(value)
-        if not q.terms:
+        words = []
+        for w in _WORD.findall(value.lower()):  # single words: a command is often one shell token
+            if w not in STOPWORDS and w not in words and not w.isdigit():
+                words.append(w)
+        terms = [Term(raw=w, parts=[w]) for w in sorted(words, key=len, reverse=True)[:16]]
+        if not terms:
             continue
-        for t in q.terms:
-            t.kind = "word"
-        rows = _candidates(conn, "attempt", q.terms[:16], "or", filters, 30)
+        rows = _candidates(conn, "attempt", terms, "or", filters, 30)
         pv = proc(value)
         for r in rows:
             other = r[name] or ""
