@@ -218,7 +218,7 @@ def run_size(n: int, keep: Path | None, e2e: bool) -> list[tuple]:
         rows.append((n, cls, "dbglog search (in-process)", p50, p95, f"{hits_by[cls]}/{len(ql)} queries with hits"))
     p50, p95 = timeit(lambda q: search.tried(conn, q), qs["selective"] + qs["typo"])
     rows.append((n, "mixed", "dbglog tried (in-process)", p50, p95, ""))
-    rows.append((n, "-", "typo vocabulary load (once per change)", vocab_ms, vocab_ms, ""))
+    rows.append((n, "-", "typo vocabulary load (cache file or fts5vocab scan)", vocab_ms, vocab_ms, ""))
 
     # naive peers
     from rapidfuzz import fuzz, process, utils

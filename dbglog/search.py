@@ -40,6 +40,7 @@ from dbglog.errors import DbglogError
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
+OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
 CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
 
 # kind -> (base table, FTS columns in order, bm25 weights)
@@ -705,7 +706,7 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     for k in kinds:
         for r in _candidates(conn, k, terms, "and", filters, per_kind(k)):
             rows[(k, r["rowid"])] = _make_hit(k, r)
-    if len(rows) < limit and len(terms) > 1:
+    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
         mode = "or"
         for k in kinds:
             for r in _candidates(conn, k, terms, "or", filters, per_kind(k)):
