@@ -274,8 +274,11 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
         fields.update(edit_attempt_in_editor(fields))
     a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
                          outcome=fields["outcome"] or None, runs=runs)
-    data = a.to_dict() | {"investigation": inv_id}
+    similar = similar_to_attempt(recs, inv_id, a)  # search block below
+    data = a.to_dict() | {"investigation": inv_id, "similar": similar}
     emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({a.outcome})"))
+    if not as_json:
+        warn_similar(similar)
 
 
 @attempt.command("edit")
@@ -846,6 +849,171 @@ def bisect_mark(ref, verdict, session_ref, as_json):
     emit(as_json, step.to_dict() | {"session": s["id"]},
          lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
 
+
+
+# --- search (issue 4) ------------------------------------------------------------------
+# search / tried / attempt delete, and the "same as a failed attempt" warning of attempt add.
+
+
+def similar_to_attempt(recs, inv_id: str, a) -> list[dict]:
+    from dbglog import search
+
+    return search.similar_attempts(recs.store.conn, inv_id, a.number, title=a.title,
+                                   hypothesis=a.hypothesis, did=a.did)
+
+
+def warn_similar(similar: list[dict]) -> None:
+    for s in similar:
+        click.echo(f"dbglog: warning: this looks like attempt {s['attempt']} of {s['investigation']} "
+                   f"({s['title']!r}, {s['outcome']}): {s['conclusion'] or 'no conclusion recorded'}", err=True)
+
+
+def _search_filters(recs, status, outcomes, tags, inv_ref, since):
+    from dbglog import model, search
+
+    return search.Filters(
+        status=model.check_choice(status, model.STATUSES, "status") if status else None,
+        outcomes=tuple(model.check_choice(o, model.OUTCOMES, "outcome") for o in outcomes),
+        tags=tuple(tags), investigation=recs.resolve(inv_ref) if inv_ref else None,
+        since=search.parse_since(since))
+
+
+def _query_arg(words) -> str:
+    query = " ".join(words)
+    text_arg(query, "query")
+    return query
+
+
+def _styled_snippet(hit) -> str:
+    return "".join(click.style(t, bold=True, fg="yellow") if m else t for t, m in hit.snippet_parts)
+
+
+def _hit_heading(h) -> str:
+    color = OUTCOME_STYLE.get(h.outcome, "")
+    fg = {"green": "green", "red": "red", "yellow": "yellow", "magenta": "magenta"}.get(color)
+    outcome = click.style(h.outcome, fg=fg, bold=True) if h.outcome else ""
+    if h.kind == "attempt":
+        return f"Attempt {h.number}: {h.title}  [{outcome}]"
+    if h.kind == "investigation":
+        return f"Investigation: {h.title}  [{outcome}]"
+    if h.kind == "difference":
+        return f"Key difference {h.number}: {h.title} ({h.fields['working']} vs {h.fields['broken']})  [{outcome}]"
+    return f"Next step {h.number}: {h.title}  [{outcome}]"
+
+
+def _print_hit(h, n: int) -> None:
+    click.echo(f"{n}. {_hit_heading(h)}")
+    click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+    if h.kind == "attempt" and h.fields.get("conclusion"):
+        click.echo(f"   conclusion: {h.fields['conclusion']}")
+    if h.snippet_parts:
+        click.echo(f"   {h.snippet_field}: {_styled_snippet(h)}")
+    terms = ", ".join(h.matched_terms) or "its investigation"
+    click.echo(click.style(f"   why: {h.match} ({terms}) in {', '.join(h.matched_fields) or 'context'}"
+                           f"; similarity {h.similarity:.0f}", dim=True))
+
+
+def _query_notes(q) -> list[str]:
+    notes = []
+    for t in q.terms:
+        if t.kind == "typo":
+            notes.append(f"{t.raw!r} -> {t.corrected!r} (typo?)")
+        elif t.kind == "substring":
+            notes.append(f"{t.raw!r} matched as a substring")
+        elif t.kind == "unknown":
+            notes.append(f"{t.raw!r} is in no record (ignored)")
+    if q.truncated:
+        notes.append("query truncated")
+    return notes
+
+
+@cli.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--status", help="Only investigations with this status (open | resolved | wontfix).")
+@click.option("--outcome", "outcomes", multiple=True, help="Only attempts with this outcome (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
+@inv_option
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["attempt", "investigation", "difference", "next"]),
+              help="Only this kind of record (repeatable; default: all).")
+@click.option("--since", help="Only records since a date (2026-11-01) or an age (3d, 2w).")
+@click.option("--limit", "-n", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_json):
+    """Ranked, typo-tolerant search over attempts, investigations, differences and next steps."""
+    from dbglog import search
+
+    text = _query_arg(query)
+    recs = open_records()
+    filters = _search_filters(recs, status, outcomes, tags, inv_ref, since)
+    res = search.search(recs.store.conn, text, kinds=kinds or None, filters=filters, limit=limit)
+
+    def human():
+        for note in _query_notes(res.query):
+            click.echo(click.style(f"note: {note}", dim=True), err=True)
+        if not res.hits:
+            click.echo(f"No matches for {text!r}.")
+        for n, h in enumerate(res.hits, 1):
+            _print_hit(h, n)
+
+    emit(as_json, res.to_dict(), human)
+
+
+@cli.command()
+@click.argument("idea", nargs=-1, required=True)
+@click.option("--status", help="Only investigations with this status.")
+@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
+@inv_option
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True)
+@json_option
+def tried(idea, status, tags, inv_ref, limit, as_json):
+    """Was IDEA already tried, and what happened? Run it before trying a fix.
+
+    Exit status: 0 = a close prior attempt exists (printed first, with its outcome and
+    conclusion), 1 = nothing close was found, 2 = bad input.
+    """
+    from dbglog import search
+
+    text = _query_arg(idea)
+    recs = open_records()
+    filters = _search_filters(recs, status, (), tags, inv_ref, None)
+    res = search.tried(recs.store.conn, text, filters=filters, limit=limit)
+
+    def human():
+        for note in _query_notes(res.result.query):
+            click.echo(click.style(f"note: {note}", dim=True), err=True)
+        if res.close:
+            click.echo(click.style(f"Yes: {len(res.close)} close prior attempt(s).", bold=True))
+            for n, h in enumerate(res.close, 1):
+                click.echo(f"{n}. [{click.style(h.outcome.upper(), bold=True)}] Attempt {h.number}: {h.title}")
+                click.echo(f"   {h.investigation}  {h.investigation_title}  ({h.status})")
+                if h.fields.get("did"):
+                    click.echo(f"   did: {h.fields['did']}")
+                click.echo(f"   result: {h.fields.get('result') or '-'}")
+                click.echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
+        else:
+            click.echo(f"No close prior attempt for {text!r}.")
+        others = [h for h in res.result.hits if h not in res.close]
+        if others:
+            click.echo("Related:")
+            for h in others:
+                click.echo(f"  - [{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})")
+
+    emit(as_json, res.to_dict(), human)
+    if not res.close:
+        sys.exit(1)
+
+
+@attempt.command("delete")
+@click.argument("number", type=int)
+@inv_option
+@json_option
+def attempt_delete(number, inv_ref, as_json):
+    """Delete attempt NUMBER (the other attempts keep their numbers)."""
+    recs = open_records()
+    inv_id = recs.resolve(inv_ref)
+    a = recs.delete_attempt(inv_id, number)
+    emit(as_json, {"deleted": a.to_dict(), "investigation": inv_id},
+         lambda: click.echo(f"Attempt {a.number} deleted from {inv_id}"))
 
 
 # --- mirror -------------------------------------------------------------------------

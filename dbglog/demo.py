@@ -112,6 +112,31 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
     return out
 
 
+def demo_search(recs: Records, quiet: bool) -> tuple[dict, dict]:
+    """Search the knowledge base, then run the before-trying-a-fix check."""
+    from dbglog import search
+
+    conn = recs.store.conn
+    query, idea = "replay mod mbarier", "kernel replay with --set full"
+    res = search.search(conn, query, limit=3)
+    check = search.tried(conn, idea)
+    if not quiet:
+        from dbglog.cli import _print_hit, _query_notes
+
+        step(f'dbglog search "{query}"   (a partial word and a typo on purpose)', quiet)
+        for note in _query_notes(res.query):
+            click.echo(click.style(f"note: {note}", dim=True))
+        for n, h in enumerate(res.hits, 1):
+            _print_hit(h, n)
+        step(f'dbglog tried "{idea}"   (run it before trying a fix; exit 0 = already tried)', quiet)
+        for h in check.close:
+            click.echo(f"[{h.outcome.upper()}] Attempt {h.number}: {h.title}")
+            click.echo(f"   conclusion: {h.fields['conclusion']}")
+        if not check.close:
+            click.echo("No close prior attempt.")
+    return res.to_dict(), check.to_dict()
+
+
 def run_demo(keep: bool = False, as_json: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="dbglog-demo-"))
     quiet = as_json
@@ -129,8 +154,9 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
             render_show(inv, recs.path_for(inv_id))
             step(f"The reviewable markdown mirror: {path.relative_to(tmp)}", quiet)
             click.echo(path.read_text(encoding="utf-8"))
+        searched, checked = demo_search(recs, quiet)
         result = {"workspace": str(tmp) if keep else None, "investigation": inv.to_dict(), "runs": runs,
-                  "markdown_path": str(path.relative_to(tmp))}
+                  "markdown_path": str(path.relative_to(tmp)), "search": searched, "tried": checked}
         recs.close()
         if keep and not quiet:
             click.echo(f"Workspace kept at {tmp}")

@@ -223,6 +223,13 @@ class Records:
             self.store.upsert_attempt(inv_id, a)
         return a
 
+    def delete_attempt(self, inv_id: str, number: int) -> Attempt:
+        """Remove attempt NUMBER (the numbers of the others do not change)."""
+        with self.change(inv_id):
+            a = self.store.get_attempt(inv_id, number)
+            self.store.q("DELETE FROM attempts WHERE investigation_id = ? AND number = ?", inv_id, number)
+        return a
+
     # --- key differences ------------------------------------------------------------
 
     def diff_add(self, inv_id: str, factor: str, working: str, broken: str, *,

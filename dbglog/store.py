@@ -179,12 +179,19 @@ def _import(db) -> None:
     )
 
 
+def _search(db) -> None:
+    from dbglog.search import create_index  # FTS5 tables + triggers, the sqlite-utils way
+
+    create_index(db)
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
     ("0001_core", _core),
     ("0003_import", _import),
     ("0004_runs", _runs),
+    ("0002_search", _search),
     ("0005_bisect", _bisect),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

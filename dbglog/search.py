@@ -1,0 +1,836 @@
+"""Search: "was this already tried, and what happened?"
+
+A pure library over the store's sqlite3 connection (cli.py only parses and prints).
+
+Index (migration ``0002_search``, built the way sqlite-utils' ``enable_fts(...,
+create_triggers=True)`` does it, so Datasette detects it and offers search):
+
+* ``attempts_fts``, ``investigations_fts``, ``differences_fts``, ``next_steps_fts``: FTS5
+  external-content tables (``content=<table>``) kept in sync by AFTER INSERT/UPDATE/DELETE
+  triggers ``<table>_ai/_ad/_au``; tokenizer ``porter unicode61 remove_diacritics 2``. No extra
+  tokenchars on purpose: ``--replay-mode``, ``__launch_bounds__``, ``cuda:0`` are split into their
+  words, and because every query token is quoted, the same token in a query becomes an FTS5
+  *phrase* of those words, so it matches exactly that identifier (and ``replay mode`` still finds
+  it); substrings are the trigram table's job.
+* ``attempts_trigram``: FTS5 ``trigram`` table over the identifier-heavy attempt fields (title,
+  what was done, result) for substring hits (``eplay-mod``); triggers ``attempts_trigram_ai/...``.
+
+Ranking (kb-anchors §4): every query token is resolved once against the index: a *word* (the FTS
+index has it), a *substring* (only the trigram index has it), or a *typo* (corrected with
+rapidfuzz against the FTS vocabulary, read through an ``fts5vocab`` table). Then AND over the
+resolved tokens, OR fallback when AND finds too little; the top candidates are reranked by a
+fusion of coverage (how many query tokens the hit contains), bm25 with per-column weights, and a
+rapidfuzz similarity on the short fields, plus a small boost when the hit's investigation matches
+too. A query never yields "0 results" because of its syntax: operators and quotes are just text.
+
+rapidfuzz is imported lazily (only for reranking, typo correction and similarity checks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from dbglog.errors import DbglogError
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 24
+OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
+CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
+
+# kind -> (base table, FTS columns in order, bm25 weights)
+KINDS = {
+    "attempt": ("attempts", ("title", "did", "hypothesis", "result", "conclusion", "outcome"),
+                (10.0, 10.0, 4.0, 3.0, 3.0, 1.0)),
+    "investigation": ("investigations", ("title", "symptom", "root_cause", "environment", "tags"),
+                      (10.0, 5.0, 5.0, 1.0, 3.0)),
+    "difference": ("differences", ("factor", "working", "broken"), (6.0, 3.0, 3.0)),
+    "next": ("next_steps", ("text", "detail"), (6.0, 2.0)),
+}
+TRIGRAM_COLS = ("title", "did", "result")
+KIND_NAMES = tuple(KINDS)
+# Non-attempt rows are context; at equal relevance an attempt (with its verdict) comes first.
+KIND_FACTOR = {"attempt": 1.0, "investigation": 0.9, "difference": 0.85, "next": 0.85}
+
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does doing for from had has have how i if in "
+    "into is it its me my no not of on or our so that the then there these this those to try tried "
+    "trying was we were what when where which while who why will with would you anyone someone "
+    "already again".split()
+)
+
+
+# --- schema ---------------------------------------------------------------------------
+
+
+def create_index(db) -> None:
+    """Migration ``0002_search``: FTS tables + triggers. ``db`` is a ``sqlite_utils.Database``."""
+    for kind, (table, cols, _w) in KINDS.items():
+        db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
+    cols = ", ".join(TRIGRAM_COLS)
+    new = ", ".join(f"new.{c}" for c in TRIGRAM_COLS)
+    old = ", ".join(f"old.{c}" for c in TRIGRAM_COLS)
+    db.executescript(
+        f"""
+        CREATE VIRTUAL TABLE IF NOT EXISTS attempts_trigram USING FTS5 (
+            {cols}, tokenize='trigram', content=attempts
+        );
+        INSERT INTO attempts_trigram(attempts_trigram) VALUES('rebuild');
+        CREATE TRIGGER IF NOT EXISTS attempts_trigram_ai AFTER INSERT ON attempts BEGIN
+          INSERT INTO attempts_trigram (rowid, {cols}) VALUES (new.rowid, {new});
+        END;
+        CREATE TRIGGER IF NOT EXISTS attempts_trigram_ad AFTER DELETE ON attempts BEGIN
+          INSERT INTO attempts_trigram (attempts_trigram, rowid, {cols}) VALUES('delete', old.rowid, {old});
+        END;
+        CREATE TRIGGER IF NOT EXISTS attempts_trigram_au AFTER UPDATE ON attempts BEGIN
+          INSERT INTO attempts_trigram (attempts_trigram, rowid, {cols}) VALUES('delete', old.rowid, {old});
+          INSERT INTO attempts_trigram (rowid, {cols}) VALUES (new.rowid, {new});
+        END;
+        """
+    )
+
+
+def index_tables() -> list[str]:
+    return [f"{t}_fts" for t, _c, _w in KINDS.values()] + ["attempts_trigram"]
+
+
+def rebuild_index(conn: sqlite3.Connection) -> None:
+    """Rebuild every search table from its content table (for `reindex --force` / `doctor --fix`).
+
+    Needed after a VACUUM: ``investigations`` has an implicit rowid, which VACUUM may renumber.
+    """
+    for t in index_tables():
+        conn.execute(f"INSERT INTO {t}({t}) VALUES('rebuild')")
+
+
+def check_index(conn: sqlite3.Connection) -> list[str]:
+    """Problems found by FTS5's integrity-check against the content tables (empty = healthy)."""
+    problems = []
+    for t in index_tables():
+        try:
+            conn.execute(f"INSERT INTO {t}({t}, rank) VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError as e:
+            problems.append(f"{t}: {e}")
+    return problems
+
+
+# --- query parsing ----------------------------------------------------------------------
+
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WORD = re.compile(r"\w+")
+
+
+def _fts_quote(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+def _stem(w: str) -> str:
+    """A crude English stem for highlighting and coverage (the index itself uses porter)."""
+    for suf in ("ations", "ation", "ings", "ing", "ions", "ion", "ers", "er", "edly", "ed", "ies", "es", "s", "ly"):
+        if len(w) - len(suf) >= 3 and w.endswith(suf):
+            return w[: -len(suf)]
+    return w
+
+
+@dataclass
+class Term:
+    raw: str  # the user's token, as typed
+    parts: list[str]  # its lower-cased words
+    kind: str = "word"  # word | substring | typo | unknown
+    corrected: str = ""  # for typos: the vocabulary word used instead
+    stop: bool = False
+
+    @property
+    def fts(self) -> str:
+        return _fts_quote(self.corrected if self.kind == "typo" else self.raw)
+
+    def pattern(self) -> str:
+        if self.kind == "substring":
+            return re.escape(self.raw)
+        words = [self.corrected] if self.kind == "typo" else self.parts
+        pats = []
+        for w in words:
+            s = _stem(w)
+            pats.append(re.escape(s) + (r"\w{0,5}" if len(s) >= 3 else ""))
+        return r"(?<![^\W_])" + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])"
+
+
+@dataclass
+class Query:
+    text: str
+    terms: list[Term]
+    truncated: bool = False
+
+    @property
+    def active(self) -> list[Term]:
+        return [t for t in self.terms if t.kind != "unknown"]
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "truncated": self.truncated,
+                "terms": [{"token": t.raw, "as": t.kind, **({"corrected": t.corrected} if t.corrected else {})}
+                          for t in self.terms]}
+
+
+def clean_query(text) -> tuple[str, bool]:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text = text.encode("utf-8", "replace").decode("utf-8") if _has_surrogates(text) else text
+    text = _CTRL.sub(" ", text or "").strip()
+    truncated = len(text) > MAX_QUERY_CHARS
+    return text[:MAX_QUERY_CHARS], truncated
+
+
+def _has_surrogates(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def parse_query(text) -> Query:
+    """Split into tokens; keep every token that has a letter or digit. Never raises on content."""
+    text, truncated = clean_query(text)
+    terms: list[Term] = []
+    seen = set()
+    for tok in text.split():
+        tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
+        parts = [p.lower() for p in _WORD.findall(tok)]
+        if not parts:
+            continue
+        key = tok.lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        stop = len(parts) == 1 and parts[0] in STOPWORDS
+        terms.append(Term(raw=tok, parts=parts, stop=stop))
+        if len(terms) >= MAX_TERMS:
+            truncated = truncated or len(text.split()) > MAX_TERMS
+            break
+    if any(not t.stop for t in terms):
+        terms = [t for t in terms if not t.stop]
+    return Query(text=text, terms=terms, truncated=truncated)
+
+
+# --- term resolution: word / substring / typo -------------------------------------------
+
+
+def _has(conn, table: str, match: str) -> bool:
+    try:
+        return conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
+class Vocabulary:
+    """Index terms (porter stems) with document counts, read through ``fts5vocab``.
+
+    Reading the vocabulary scans the whole FTS index (~50 ms at 10k attempts), so it is cached
+    in memory and in ``search-vocab.json`` beside the database, keyed by a cheap content stamp
+    (investigation count and revisions, attempt count and max id). A stale cache is rebuilt; above
+    ``STALE_OK_ATTEMPTS`` attempts a stale cache younger than ``STALE_OK_SECONDS`` is used as is
+    (typo correction may then miss words added in the last minutes; exact and substring search
+    never depend on it)."""
+
+    STALE_OK_ATTEMPTS = 20000
+    STALE_OK_SECONDS = 600
+    _cache: dict = {}
+
+    @staticmethod
+    def _stamp(conn) -> list:
+        a = conn.execute("SELECT count(*), total(rev) FROM investigations").fetchone()
+        b = conn.execute("SELECT count(*), max(id) FROM attempts").fetchone()
+        return [a[0], a[1], b[0], b[1]]
+
+    @staticmethod
+    def _file(conn):
+        from pathlib import Path
+
+        for _seq, name, path in conn.execute("PRAGMA database_list"):
+            if name == "main" and path:
+                return Path(path).with_name("search-vocab.json")
+        return None
+
+    @classmethod
+    def terms(cls, conn) -> dict[str, int]:
+        stamp = cls._stamp(conn)
+        hit = cls._cache.get(id(conn))
+        if hit and hit[0] == stamp:
+            return hit[1]
+        path = cls._file(conn)
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                fresh = data["stamp"] == stamp
+                if fresh or (stamp[2] > cls.STALE_OK_ATTEMPTS and time.time() - data["time"] < cls.STALE_OK_SECONDS):
+                    cls._cache = {id(conn): (stamp, data["terms"])}
+                    return data["terms"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        vocab: dict[str, int] = {}
+        for table in ("attempts_fts", "investigations_fts"):
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, row)")
+            for term, doc in conn.execute(f"SELECT term, doc FROM temp.{table}_vocab"):
+                if len(term) >= 3 and not term.isdigit():
+                    vocab[term] = vocab.get(term, 0) + doc
+        cls._cache = {id(conn): (stamp, vocab)}
+        if path is not None:
+            try:  # best effort: a cache, written atomically
+                tmp = path.with_name(f".{path.name}.{id(vocab)}.tmp")
+                tmp.write_text(json.dumps({"stamp": stamp, "time": time.time(), "terms": vocab}), encoding="utf-8")
+                tmp.replace(path)
+            except OSError:
+                pass
+        return vocab
+
+    @classmethod
+    def by_length(cls, conn, n: int) -> list[str]:
+        vocab = cls.terms(conn)
+        key = ("len", id(vocab))
+        buckets = cls._cache.get(key)
+        if buckets is None:
+            buckets = {}
+            for t in vocab:
+                buckets.setdefault(len(t), []).append(t)
+            cls._cache[key] = buckets
+        return [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
+
+
+def correct_word(conn, word: str) -> str | None:
+    """The closest vocabulary term to a word the index does not know (None if nothing close)."""
+    from rapidfuzz import fuzz, process
+
+    if len(word) < 4 or word.isdigit():
+        return None
+    vocab = Vocabulary.terms(conn)
+    cutoff = 80 if len(word) <= 5 else 74
+    found: dict[str, float] = {}
+    for w in {word, _stem(word)}:  # the vocabulary holds porter stems: try the word and its stem
+        n = len(w)
+        if n < 3:
+            continue
+        choices = Vocabulary.by_length(conn, n)
+        for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+            found[term] = max(found.get(term, 0), score)
+    if not found:
+        return None
+    # prefer the most similar, then the most common
+    return max(found, key=lambda t: (round(found[t]), vocab[t]))
+
+
+def resolve_terms(conn, q: Query, kinds) -> None:
+    ftables = [f"{KINDS[k][0]}_fts" for k in kinds]
+    for t in q.terms:
+        if any(_has(conn, ft, t.fts) for ft in ftables):
+            t.kind = "word"
+            continue
+        if "attempt" in kinds and len(t.raw) >= 3 and _has(conn, "attempts_trigram", _fts_quote(t.raw)):
+            t.kind = "substring"
+            continue
+        fixed = None
+        if len(t.parts) == 1:
+            fixed = correct_word(conn, t.parts[0])
+        else:  # multi-word token with a typo in it (launch_bouds): correct the longest word
+            w = max(t.parts, key=len)
+            fixed = correct_word(conn, w)
+        if fixed and any(_has(conn, ft, _fts_quote(fixed)) for ft in ftables):
+            t.kind, t.corrected = "typo", fixed
+        else:
+            t.kind = "unknown"
+
+
+# --- filters ----------------------------------------------------------------------------
+
+
+def parse_since(value: str | None) -> str | None:
+    """``2026-11-01``, an ISO timestamp, or a relative age: ``3d``, ``2w``, ``6h``, ``1m``(months)."""
+    if not value:
+        return None
+    v = value.strip()
+    m = re.fullmatch(r"(\d+)\s*([hdwmy])", v.lower())
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        days = {"h": n / 24, "d": n, "w": 7 * n, "m": 30 * n, "y": 365 * n}[unit]
+        return (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        raise DbglogError(f"invalid --since {value!r}: use a date (2026-11-01) or an age (3d, 2w, 6h)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Filters:
+    status: str | None = None
+    outcomes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    investigation: str | None = None
+    since: str | None = None  # ISO UTC
+    exclude: tuple[str, int] | None = None  # (investigation, attempt number) to leave out
+
+    def sql(self, kind: str) -> tuple[str, list]:
+        where, args = [], []
+        if self.status:
+            where.append("i.status = ?")
+            args.append(self.status)
+        for tag in self.tags:
+            where.append("EXISTS (SELECT 1 FROM json_each(i.tags) WHERE lower(value) = lower(?))")
+            args.append(tag)
+        if self.investigation:
+            where.append("i.id = ?")
+            args.append(self.investigation)
+        if kind == "attempt":
+            if self.outcomes:
+                where.append(f"r.outcome IN ({','.join('?' * len(self.outcomes))})")
+                args += list(self.outcomes)
+            if self.since:
+                where.append("r.created >= ?")
+                args.append(self.since)
+            if self.exclude:
+                where.append("NOT (r.investigation_id = ? AND r.number = ?)")
+                args += list(self.exclude)
+        elif self.since:
+            where.append("i.updated >= ?")
+            args.append(self.since)
+        return (" AND ".join(where), args)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.status or self.outcomes or self.tags or self.investigation or self.since or self.exclude)
+
+
+# --- hits ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    kind: str
+    investigation: str
+    investigation_title: str
+    status: str  # the investigation's status
+    tags: list[str]
+    fields: dict  # the row's own text fields
+    number: int | None = None  # attempt number / difference or step position
+    outcome: str = ""  # attempt outcome, difference status, step status
+    score: float = 0.0
+    match: str = ""  # all words | some words
+    matched_fields: list[str] = field(default_factory=list)
+    matched_terms: list[str] = field(default_factory=list)
+    coverage: float = 0.0
+    similarity: float = 0.0
+    snippet_field: str = ""
+    snippet_parts: list[tuple[str, bool]] = field(default_factory=list)
+    _bm25: float = 0.0
+    _rowid: int = 0
+
+    @property
+    def title(self) -> str:
+        f = self.fields
+        if self.kind == "attempt":
+            return f.get("title") or _first_line(f.get("did") or f.get("hypothesis") or "")
+        if self.kind == "investigation":
+            return f.get("title", "")
+        if self.kind == "difference":
+            return f.get("factor", "")
+        return f.get("text", "")
+
+    @property
+    def snippet(self) -> str:
+        return "".join(f"**{t}**" if m else t for t, m in self.snippet_parts)
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "investigation": self.investigation,
+             "investigation_title": self.investigation_title, "investigation_status": self.status,
+             "tags": self.tags}
+        if self.kind == "attempt":
+            d |= {"attempt": self.number, "title": self.title, "outcome": self.outcome,
+                  "hypothesis": self.fields["hypothesis"], "did": self.fields["did"],
+                  "result": self.fields["result"], "conclusion": self.fields["conclusion"],
+                  "created": self.fields.get("created", "")}
+        elif self.kind == "investigation":
+            d |= {"title": self.title, "symptom": self.fields["symptom"], "root_cause": self.fields["root_cause"]}
+        elif self.kind == "difference":
+            d |= {"position": self.number, "factor": self.fields["factor"], "working": self.fields["working"],
+                  "broken": self.fields["broken"], "difference_status": self.outcome}
+        else:
+            d |= {"position": self.number, "text": self.fields["text"], "detail": self.fields["detail"],
+                  "step_status": self.outcome, "done_in_attempt": self.fields.get("attempt")}
+        d |= {"snippet": self.snippet, "snippet_field": self.snippet_field, "score": round(self.score, 4),
+              "why": {"match": self.match, "fields": self.matched_fields, "terms": self.matched_terms,
+                      "coverage": round(self.coverage, 3), "similarity": round(self.similarity, 1)}}
+        return d
+
+
+def _first_line(s: str) -> str:
+    return s.strip().split("\n", 1)[0][:120]
+
+
+_SELECT = {
+    "attempt": ("r.id AS rowid, r.investigation_id AS inv_id, r.number AS num, r.outcome AS outcome, "
+                "r.title, r.hypothesis, r.did, r.result, r.conclusion, r.created, "
+                "i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
+                "attempts r", "JOIN investigations i ON i.id = r.investigation_id"),
+    "investigation": ("r.rowid AS rowid, r.id AS inv_id, NULL AS num, r.status AS outcome, r.title, r.symptom, "
+                      "r.root_cause, r.environment, r.tags, r.title AS inv_title, r.status AS inv_status, "
+                      "r.tags AS inv_tags",
+                      "investigations r", "JOIN investigations i ON i.id = r.id"),
+    "difference": ("r.id AS rowid, r.investigation_id AS inv_id, r.position AS num, r.status AS outcome, r.factor, "
+                   "r.working, r.broken, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
+                   "differences r", "JOIN investigations i ON i.id = r.investigation_id"),
+    "next": ("r.id AS rowid, r.investigation_id AS inv_id, r.position AS num, r.status AS outcome, r.text, "
+             "r.detail, r.attempt, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
+             "next_steps r", "JOIN investigations i ON i.id = r.investigation_id"),
+}
+_FIELDS = {
+    "attempt": ("title", "did", "hypothesis", "result", "conclusion"),
+    "investigation": ("title", "symptom", "root_cause", "environment", "tags"),
+    "difference": ("factor", "working", "broken"),
+    "next": ("text", "detail"),
+}
+
+
+def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters, limit: int) -> list[sqlite3.Row]:
+    """Top rows of one kind for the resolved terms; mode 'and' or 'or'."""
+    table, cols, weights = KINDS[kind]
+    fts = f"{table}_fts"
+    words = [t for t in terms if t.kind in ("word", "typo")]
+    subs = [t for t in terms if t.kind == "substring"] if kind == "attempt" else []
+    if mode == "and" and not words and not subs:
+        return []
+    fsql, fargs = filters.sql(kind)
+    select, base, join = _SELECT[kind]
+    bm = f"bm25({fts}, {', '.join(str(w) for w in weights)})"
+    out: dict[int, sqlite3.Row] = {}
+
+    def run(sql, args):
+        try:
+            for r in conn.execute(sql, args):
+                if r["rowid"] not in out:
+                    out[r["rowid"]] = r
+        except sqlite3.OperationalError:
+            pass  # an FTS parse problem cannot happen with quoted terms; be safe anyway
+
+    if mode == "and":
+        if words:
+            match = " AND ".join(t.fts for t in words)
+            extra = "".join(" AND r.rowid IN (SELECT rowid FROM attempts_trigram WHERE attempts_trigram MATCH ?)"
+                            for _ in subs)
+            sargs = [_fts_quote(t.raw) for t in subs]
+            if filters.any or subs:
+                sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
+                       f"WHERE {fts} MATCH ?{extra}{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
+                run(sql, [match, *sargs, *fargs, limit])
+            else:  # rank inside the FTS table first, join only the top rows (broad queries)
+                sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
+                       f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
+                       f"ORDER BY top.bm")
+                run(sql, [match, limit])
+        else:
+            match = " AND ".join(_fts_quote(t.raw) for t in subs)
+            sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
+                   f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
+                   f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
+            run(sql, [match, *fargs, limit])
+        return list(out.values())
+    # OR: the union of word matches (bm25 over any word) and substring matches
+    if words:
+        match = " OR ".join(t.fts for t in words)
+        if filters.any:
+            sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
+                   f"WHERE {fts} MATCH ?{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
+            run(sql, [match, *fargs, limit])
+        else:
+            sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
+                   f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
+                   f"ORDER BY top.bm")
+            run(sql, [match, limit])
+    for t in subs:
+        sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
+               f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
+               f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
+        run(sql, [_fts_quote(t.raw), *fargs, limit // 2])
+    return list(out.values())
+
+
+def _make_hit(kind: str, r: sqlite3.Row) -> Hit:
+    keys = r.keys()
+    fields = {k: (r[k] or "") for k in _FIELDS[kind] if k in keys}
+    if kind == "attempt":
+        fields["created"] = r["created"]
+    if kind == "next":
+        fields["attempt"] = r["attempt"]
+    try:
+        tags = json.loads(r["inv_tags"] or "[]")
+    except ValueError:
+        tags = []
+    return Hit(kind=kind, investigation=r["inv_id"], investigation_title=r["inv_title"], status=r["inv_status"],
+               tags=tags, fields=fields, number=r["num"], outcome=r["outcome"] or "", _bm25=r["bm"],
+               _rowid=r["rowid"])
+
+
+# --- scoring, snippets ------------------------------------------------------------------------
+
+
+def _term_regexes(terms: list[Term]) -> list[re.Pattern]:
+    return [re.compile(t.pattern(), re.IGNORECASE) for t in terms]
+
+
+def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str) -> None:
+    """Which terms matched where; the coverage of the query by this hit; the best snippet."""
+    matched = set()
+    ctx_matched = set()
+    field_hits: dict[str, int] = {}
+    for name, text in hit.fields.items():
+        if not isinstance(text, str) or not text or name == "created":
+            continue
+        n = 0
+        for i, rg in enumerate(regs):
+            if rg.search(text):
+                matched.add(i)
+                n += 1
+        if n:
+            field_hits[name] = n
+    if context:
+        for i, rg in enumerate(regs):
+            if i not in matched and rg.search(context):
+                ctx_matched.add(i)
+    total = len(regs) or 1
+    hit.coverage = (len(matched) + 0.5 * len(ctx_matched)) / total
+    hit.matched_terms = [terms[i].corrected or terms[i].raw for i in sorted(matched)]
+    hit.matched_fields = sorted(field_hits, key=lambda f: -field_hits[f])
+    hit.match = "all words" if len(matched) == len(regs) and regs else (
+        "some words" if matched else "context")
+    best = hit.matched_fields[0] if hit.matched_fields else next(iter(_FIELDS[hit.kind]))
+    hit.snippet_field = best
+
+
+def make_snippet(text: str, regs: list[re.Pattern], width: int = 160) -> list[tuple[str, bool]]:
+    text = " ".join(text.split())
+    spans = []
+    for rg in regs:
+        for m in rg.finditer(text):
+            if m.end() > m.start():
+                spans.append((m.start(), m.end()))
+    spans.sort()
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    start = 0
+    if merged and len(text) > width:
+        start = max(0, merged[0][0] - width // 4)
+        if start:
+            sp = text.find(" ", start)
+            start = sp + 1 if 0 <= sp < merged[0][0] else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        sp = text.rfind(" ", start, end)
+        end = sp if sp > start + width // 2 else end
+    parts: list[tuple[str, bool]] = []
+    if start > 0:
+        parts.append(("…", False))
+    pos = start
+    for s, e in merged:
+        if e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        if s > pos:
+            parts.append((text[pos:s], False))
+        parts.append((text[s:e], True))
+        pos = e
+    if pos < end:
+        parts.append((text[pos:end], False))
+    if end < len(text):
+        parts.append(("…", False))
+    return parts
+
+
+def _similarity(query_text: str, hit: Hit, fuzz, proc) -> float:
+    q = proc(query_text)
+    best = 0.0
+    for name in ("title", "did", "text", "factor", "hypothesis"):
+        v = hit.fields.get(name)
+        if isinstance(v, str) and v:
+            s = proc(v[:300])
+            best = max(best, fuzz.token_set_ratio(q, s) * (1.0 if name != "hypothesis" else 0.9))
+    return best
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    query: Query
+    hits: list[Hit]
+    mode: str  # and | or | none
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"query": self.query.to_dict(), "mode": self.mode, "count": len(self.hits),
+                "elapsed_ms": round(self.elapsed_ms, 2), "hits": [h.to_dict() for h in self.hits]}
+
+
+def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | None = None, limit: int = 10,
+           rerank: bool = True) -> Result:
+    t0 = time.perf_counter()
+    q = parse_query(text)
+    if not q.terms:
+        raise DbglogError("nothing to search for: the query has no letters or digits")
+    filters = filters or Filters()
+    kinds = tuple(kinds or KIND_NAMES)
+    for k in kinds:
+        if k not in KINDS:
+            raise DbglogError(f"invalid kind {k!r}: use one of {', '.join(KIND_NAMES)}")
+    if filters.outcomes or filters.exclude:
+        kinds = tuple(k for k in kinds if k == "attempt") or ("attempt",)
+    limit = max(1, min(int(limit), 500))
+    resolve_terms(conn, q, kinds)
+    terms = q.active
+    if not terms:
+        return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
+    def per_kind(k):
+        return max(CANDIDATES[k] if rerank else limit, limit)
+
+    rows: dict[tuple[str, int], Hit] = {}
+    mode = "and"
+    for k in kinds:
+        for r in _candidates(conn, k, terms, "and", filters, per_kind(k)):
+            rows[(k, r["rowid"])] = _make_hit(k, r)
+    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
+        mode = "or"
+        for k in kinds:
+            for r in _candidates(conn, k, terms, "or", filters, per_kind(k)):
+                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
+    elif len(terms) == 1 and not rows:
+        mode = "or"
+    hits = list(rows.values())
+    if not hits:
+        return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
+    _rank(conn, q, terms, hits, rerank)
+    hits.sort(key=lambda h: -h.score)
+    hits = hits[:limit]
+    regs = _term_regexes(terms)
+    for h in hits:
+        h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
+    return Result(q, hits, mode, (time.perf_counter() - t0) * 1000)
+
+
+def _inv_context(conn, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    ids = list(ids)
+    out = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for r in conn.execute(f"SELECT id, title, symptom, tags FROM investigations WHERE id IN "
+                              f"({','.join('?' * len(chunk))})", chunk):
+            out[r[0]] = f"{r[1]}\n{r[2]}\n{r[3]}"
+    return out
+
+
+def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool) -> None:
+    regs = _term_regexes(terms)
+    ctx = _inv_context(conn, {h.investigation for h in hits if h.kind != "investigation"})
+    # bm25 normalised per kind (scores of different FTS tables are not comparable)
+    best: dict[str, float] = {}
+    for h in hits:
+        best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
+    if rerank:
+        from rapidfuzz import fuzz, utils
+        proc = utils.default_process
+        qtext = " ".join((t.corrected or t.raw) for t in terms)
+    for h in hits:
+        _annotate(h, terms, regs, ctx.get(h.investigation, "") if h.kind != "investigation" else "")
+        bm = (h._bm25 / best[h.kind]) if best.get(h.kind) else 0.0
+        sim = _similarity(qtext, h, fuzz, proc) / 100.0 if rerank else 0.0
+        h.similarity = sim * 100
+        h.score = (0.5 * h.coverage + 0.3 * bm + 0.2 * sim) * KIND_FACTOR[h.kind]
+
+
+# --- "was this already tried?" ------------------------------------------------------------------
+
+CLOSE_COVERAGE = 0.66
+CLOSE_SIMILARITY = 80.0
+
+
+def is_close(h: Hit, q: Query) -> bool:
+    """A prior attempt counts as close when it covers most of the idea's words, or reads alike."""
+    n = len(q.terms)  # unknown words count against closeness: they are part of the idea
+    if n == 0 or not q.active:
+        return False
+    typo = {t.corrected for t in q.terms if t.kind == "typo"}
+    own = sum(0.75 if m in typo else 1.0 for m in h.matched_terms) / n
+    return own >= CLOSE_COVERAGE or (h.similarity >= CLOSE_SIMILARITY and own >= 0.5)
+
+
+@dataclass
+class TriedResult:
+    result: Result
+    close: list[Hit]
+
+    def to_dict(self) -> dict:
+        d = self.result.to_dict()
+        d["tried"] = bool(self.close)
+        d["close"] = [h.to_dict() for h in self.close]
+        d["others"] = [h.to_dict() for h in self.result.hits if h not in self.close]
+        del d["hits"]
+        return d
+
+
+def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
+    res = search(conn, idea, kinds=("attempt",), filters=filters, limit=limit)
+    close = [h for h in res.hits if is_close(h, res.query)]
+    return TriedResult(res, close)
+
+
+def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothesis: str = "", did: str = "",
+                     threshold: float = 85.0, limit: int = 3) -> list[dict]:
+    """Earlier failed/inconclusive attempts whose hypothesis or action reads like this one.
+
+    Cheap: FTS OR over the distinctive words of each field (top 30), then rapidfuzz on the field
+    pairs. Used by ``attempt add`` to warn before the same failed fix is tried again.
+    """
+    filters = Filters(outcomes=("failed", "inconclusive"), exclude=(inv_id, number))
+    found: dict[tuple[str, int], dict] = {}
+    fields = [("did", did), ("hypothesis", hypothesis), ("title", title)]
+    fields = [(n, v.strip()) for n, v in fields if v and len(v.strip()) >= 8]
+    if not fields:
+        return []
+    from rapidfuzz import fuzz, utils
+
+    proc = utils.default_process
+    for name, value in fields:
+        words = []
+        for w in _WORD.findall(value.lower()):  # single words: a command is often one shell token
+            if w not in STOPWORDS and w not in words and not w.isdigit():
+                words.append(w)
+        terms = [Term(raw=w, parts=[w]) for w in sorted(words, key=len, reverse=True)[:16]]
+        if not terms:
+            continue
+        rows = _candidates(conn, "attempt", terms, "or", filters, 30)
+        pv = proc(value)
+        for r in rows:
+            other = r[name] or ""
+            if not other:
+                continue
+            po = proc(other)
+            score = fuzz.token_sort_ratio(pv, po)
+            score = max(score, fuzz.token_set_ratio(pv, po) * (0.95 if min(len(pv), len(po)) > 20 else 0.85))
+            if score >= threshold:
+                key = (r["inv_id"], r["num"])
+                prev = found.get(key)
+                if prev is None or prev["score"] < score:
+                    found[key] = {"investigation": r["inv_id"], "attempt": r["num"],
+                                  "title": r["title"] or _first_line(r["did"]), "outcome": r["outcome"],
+                                  "conclusion": r["conclusion"], "field": name, "score": round(score, 1)}
+    return sorted(found.values(), key=lambda d: -d["score"])[:limit]
