@@ -451,7 +451,7 @@ class _Doc:
             return None
         notes = [i for i in stray if lines[i].strip() and lines[i].strip() not in ("---", "***", "___")]
         if notes:
-            sections.append(Section(_NOTES, value(lines[notes[0]:notes[-1] + 1])))
+            sections.append(Section(_NOTES, _demote(value(lines[notes[0]:notes[-1] + 1]))))
         # Sub-headings.
         j = first_sub
         attempts: dict[int, Attempt] = {}
@@ -806,6 +806,11 @@ def _demote(body: str) -> str:
             fence = None
         elif fence is None and re.match(r"^ {0,3}#{1,2}(\s|$)", ln):
             ln = "###" + ln.lstrip().lstrip("#")
+        elif fence is None and re.match(r"^ {0,3}(=+|-+)[ \t]*$", ln) and out and out[-1].strip() \
+                and not re.match(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#)", out[-1]):
+            # A setext underline makes the line above a level-1/2 heading: write it as level 3.
+            out[-1] = "### " + out[-1].strip()
+            continue
         out.append(ln)
     return "\n".join(out)
 
