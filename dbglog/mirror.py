@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -397,12 +398,21 @@ def heading_safe(s: str) -> bool:
 
 
 @lru_cache(maxsize=4)
-def _template(override_dir: str | None):
+def _template(override_dir: str | None, cache_dir: str | None = None):
     import jinja2
 
     dirs = [d for d in (override_dir, str(templates_dir())) if d]
+    bcc = None
+    if cache_dir:
+        # Compiling the template costs more than rendering 1,000 attempts: keep the bytecode.
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            bcc = jinja2.FileSystemBytecodeCache(cache_dir)
+        except OSError:
+            bcc = None
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(dirs),
+        bytecode_cache=bcc,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -434,8 +444,10 @@ def templates_dir() -> Path:
     return Path(__file__).parent.parent / "templates"
 
 
-def render(inv: Investigation, override_dir: Path | None = None) -> str:
-    tpl = _template(str(override_dir) if override_dir and override_dir.is_dir() else None)
+def render(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:
+    """The canonical markdown; ``override_dir`` holds user templates, ``cache_dir`` compiled ones."""
+    tpl = _template(str(override_dir) if override_dir and override_dir.is_dir() else None,
+                    str(cache_dir) if cache_dir else None)
     return tpl.render(inv=inv, attempts=sorted(inv.attempts, key=lambda a: a.number))
 
 

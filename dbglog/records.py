@@ -110,7 +110,7 @@ class Records:
 
     def publish(self, inv_id: str) -> Path:
         inv = self.store.load(inv_id)
-        data = mirror.render(inv, self.ws.templates_dir).encode("utf-8")
+        data = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache").encode("utf-8")
         rel = self.path_for(inv_id)
         path = self.ws.root / rel
         st = atomic_write(path, data)
