@@ -62,19 +62,27 @@ class Records:
         self.ws = ws
         self.store = Store(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
-        self._clean_temp_files()
 
     def close(self) -> None:
         self.store.close()
 
-    def _clean_temp_files(self) -> None:
-        # Leftovers of a writer killed before its rename; the real file is intact.
+    def _temp_files(self) -> list[str]:
         try:
-            for e in os.scandir(self.ws.logs_dir):
-                if e.name.startswith(".") and e.name.endswith(".tmp"):
-                    os.unlink(e.path)
+            return [e.path for e in os.scandir(self.ws.logs_dir)
+                    if e.name.startswith(".") and e.name.endswith(".tmp")]
         except FileNotFoundError:
-            pass
+            return []
+
+    def _clean_temp_files(self) -> None:
+        """Remove temp files of a writer killed before its rename (the real file is intact).
+
+        Only call this holding the write lock: every mirror write happens under it, so then no
+        temp file can belong to a live writer."""
+        for path in self._temp_files():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     # --- sync -----------------------------------------------------------------------
 
@@ -86,9 +94,13 @@ class Records:
         """
         moved, head = sync.head_moved(self.store, self.ws)
         if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
+            if self._temp_files():
+                with self.store.write():
+                    self._clean_temp_files()
             self.last_sync = sync.SyncReport()
             return self.last_sync
         with self.store.write():
+            self._clean_temp_files()
             self.last_sync = sync.sync(self.store, self.ws, resolve=resolve, rehash=moved or force, prune=prune)
             if head is not None:
                 self.store.set_meta(sync.HEAD_KEY, head)
@@ -98,6 +110,7 @@ class Records:
     def change(self, inv_id: str | None):
         """Transaction for one change to ``inv_id``; the mirror is re-rendered before commit."""
         with self.store.write():
+            self._clean_temp_files()
             sync.sync(self.store, self.ws)
             yield
             if inv_id is not None:

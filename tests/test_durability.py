@@ -105,3 +105,29 @@ def test_sigkill_around_the_rename(workdir, when):
     db, file_ = _state(workdir, inv)
     expected = [1] if when == "before" else [1, 2]
     assert db == file_ == expected
+
+
+def test_startup_never_deletes_a_live_writers_temp_file(workdir):
+    """Regression (seen in CI): a process starting up deleted another writer's in-flight temp file,
+    whose rename then failed. Leftover temp files may only be removed under the write lock."""
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    make_inv(workdir)
+    tmp = workdir / "logs" / ".20261121-x-abcd.md.live.tmp"
+    tmp.write_text("a writer is filling this in")
+    recs = Records(Workspace(workdir / ".dbglog"))
+    assert tmp.exists()
+    # Another process holds the write lock (it is mid-write): a reader must not touch the file.
+    other = sqlite3.connect(workdir / ".dbglog" / "dbglog.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    recs.store.conn.execute("PRAGMA busy_timeout = 50")
+    with pytest.raises(sqlite3.OperationalError):
+        recs.sync()
+    assert tmp.exists()
+    other.execute("ROLLBACK")
+    other.close()
+    recs.store.conn.execute("PRAGMA busy_timeout = 60000")
+    recs.sync()  # the lock is free: nobody can be writing it, so it is a leftover
+    assert not tmp.exists()
+    recs.close()

@@ -24,7 +24,7 @@ def test_installed_package_has_templates(tmp_path):
     if r.returncode != 0:
         pytest.skip("dbglog is not installed in this interpreter")
     pkg = Path(r.stdout.strip()).parent
-    if REPO in pkg.parents or pkg.parent == REPO:
+    if pkg == REPO / "dbglog":
         pytest.skip("dbglog is installed in editable mode")
     assert (pkg / "templates" / "investigation.md.j2").is_file()
     r = subprocess.run([sys.executable, "-m", "dbglog", "demo", "--json"], cwd=tmp_path, env=env,
