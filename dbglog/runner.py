@@ -393,22 +393,11 @@ class _Tree:
         """Find processes that inherited our DBGLOG_RUN_ID even if every link to them was lost
         (e.g. a double fork that finished between two snapshots). The id is random, so a match
         is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
-        ps = self.psutil
-        needle = f"{RUN_ID_VAR}={self.run_id}".encode()
-        me = os.getpid()
-        for pid in _pids():
-            if pid in self.procs or pid == me:
-                continue
+        for pid in _pids_with_env(RUN_ID_VAR, self.run_id, skip=set(self.procs)):
             try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    data = f.read()
-            except OSError:
-                continue
-            if b"\0" + needle + b"\0" in b"\0" + data + b"\0":
-                try:
-                    self.procs[pid] = ps.Process(pid)
-                except ps.Error:
-                    pass
+                self.procs[pid] = self.psutil.Process(pid)
+            except self.psutil.Error:
+                pass
 
     def signal_all(self, sig: int) -> None:
         try:
@@ -1077,8 +1066,25 @@ def main(argv: list[str] | None = None) -> int:
     return git_bisect_exit(r, a.expect) if a.git_bisect_exit else exit_code_plain(r)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+
+
+def _pids_with_env(var: str, value: str, skip: set | frozenset = frozenset()) -> list[int]:
+    """Pids (other than ours and ``skip``) whose environment holds ``var=value``; unreadable
+    /proc/<pid>/environ (other users' processes) is skipped."""
+    needle = b"\0" + f"{var}={value}".encode() + b"\0"
+    me = os.getpid()
+    out = []
+    for pid in _pids():
+        if pid == me or pid in skip:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if needle in b"\0" + data + b"\0":
+            out.append(pid)
+    return out
 
 
 def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
@@ -1088,23 +1094,13 @@ def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
     and that repro's descendants still carry the marker variable the supervisor set.
     """
     ps = _psutil()
-    needle = f"{var}={value}".encode()
-    me = os.getpid()
-    tree = _Tree(me, value, time.time())
+    tree = _Tree(os.getpid(), value, time.time())
     tree.procs.clear()
-    for pid in _pids():
-        if pid == me:
-            continue
+    for pid in _pids_with_env(var, value):
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"\0" + needle + b"\0" in b"\0" + data + b"\0":
-            try:
-                tree.procs[pid] = ps.Process(pid)
-            except ps.Error:
-                pass
+            tree.procs[pid] = ps.Process(pid)
+        except ps.Error:
+            pass
     if not tree.procs:
         return []
     tree.snapshot()
@@ -1121,3 +1117,7 @@ def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
                 pass
         tree.wait_gone(3.0)
     return [_proc_state(p) for p in tree.alive()]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
