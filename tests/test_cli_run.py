@@ -5,9 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-import psutil
-
-from conftest import REPROS, run_cli
+from conftest import REPROS, assert_none_alive, recorded_pids, run_cli
 
 CRASH = textwrap.dedent("""
     import os, signal, sys
@@ -36,14 +34,14 @@ def test_crash_recorded_as_attempt_with_run_link(workdir):
     assert f"**Runs:** {d['id']}" in md
 
 
-def test_hang_kills_tree_and_exits_124(workdir):
+def test_hang_kills_tree_and_exits_124(workdir, pid_dir):
     r = run_cli("run", "--json", "--timeout", "1", "--grace", "1", "--", sys.executable,
                 str(REPROS / "hang_grandchild.py"), cwd=workdir)
     assert r.returncode == 124, r.stderr
     d = json.loads(r.stdout)
     assert d["outcome"] == "hang" and d["survivors"] == []
-    own = [p for p in psutil.process_iter(["cmdline"]) if "hang_grandchild" in " ".join(p.info["cmdline"] or [])]
-    assert own == []
+    assert len(recorded_pids(pid_dir)) >= 2  # the script and its grandchild reported their pids
+    assert_none_alive(pid_dir)
 
 
 def test_git_bisect_exit_mapping(workdir):
