@@ -759,7 +759,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
             raise DbglogError(f"the bad end {bad_ref} is an ancestor of the good end {ref}: are --good and --bad "
                               "swapped? (to find a fix, swap them and use a repro that fails when fixed)")
         if is_ancestor(repo, g, bad):
-            pairs = [(g, ref)]
+            pairs = [(g, g[:10] if ref == g else ref)]
         else:
             mbs = git(repo, "merge-base", "--all", g, bad, check=False).split()
             if not mbs:
@@ -781,6 +781,8 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
     else:
         cur = recs.current()
         inv_id = cur if cur and recs.store.exists(cur) else None
+    if bad_ref == bad:
+        bad_ref = bad[:10]
     spec = {"repo": str(repo), "cwd_rel": cwd_rel, "bad": bad, "bad_ref": bad_ref, "goods": goods,
             "good_labels": labels, "cmd": list(cmd), "build": build, "timeout": timeout, "grace": grace,
             "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
