@@ -311,7 +311,7 @@ def test_21_untestable_commits_fewer_runs_than_git_bisect_and_exact_candidates(t
         elif c["verdict"] == "skip":
             assert "exited 125" in c["reason"]
         else:
-            assert c["verdict"] is None and "skipped" in c["reason"]
+            assert c["verdict"] is None and "skipped commits" in c["reason"]
     theirs, out = run_git_bisect(tmp_path, repo, shas[0], repro)
     assert "only 'skip'ped commits left" in out
     assert ours < theirs, (ours, theirs)

@@ -549,7 +549,7 @@ class _Driver:
             if s is not None:
                 why = s["reason"]
             elif c in untested:
-                why = "not tried: inside a range of skipped commits (assumed untestable like its neighbours)"
+                why = "inside a range of skipped commits, assumed untestable like them"
             else:
                 why = ""
             cands.append({"commit": c, "short": c[:10], "subject": self.subjects.get(c, ""),
@@ -611,7 +611,7 @@ class _Driver:
         else:
             lines.append(res["message"] + ":")
             for c in res["candidates"]:
-                lines.append(f"  {c['short']} {c['subject'][:50]} — {c['verdict'] or 'untested'}: {c['reason']}")
+                lines.append(f"  {c['short']} {c['subject'][:50]} — {c['verdict'] or 'not tried'}: {c['reason']}")
         n = len(res["steps"])
         lines.append(f"{n} step(s), {res['runs']} run now, {res['cached_steps']} from cache, "
                      f"{res['elapsed_s']:.1f}s; session {self.sid} (`dbglog bisect log {self.sid}`)")
@@ -667,7 +667,7 @@ class _Driver:
             out.append(f"**Result:** {st} — {res['message']}")
             out.append("")
             for c in res["candidates"]:
-                out.append(f"- `{c['short']}` {S.md_cell(c['subject'][:70])} — {c['verdict'] or 'untested'}: "
+                out.append(f"- `{c['short']}` {S.md_cell(c['subject'][:70])} — {c['verdict'] or 'not tried'}: "
                            f"{S.md_cell(c['reason'])}")
         return "\n".join(out)
 
@@ -702,7 +702,7 @@ class _Driver:
                     self.inv, title=f"Bisect {self._range_text()}: {res['status']}",
                     hypothesis=f"The failure ({res['target']}) was introduced between {self._range_text()}.",
                     did=did, result=res["message"],
-                    conclusion="Candidates: " + ", ".join(f"{c['short']} ({c['verdict'] or 'untested'})"
+                    conclusion="Candidates: " + ", ".join(f"{c['short']} ({c['verdict'] or 'not tried'})"
                                                            for c in res["candidates"]),
                     outcome="inconclusive")
             rec["attempt"] = a.number
