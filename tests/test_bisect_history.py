@@ -445,3 +445,13 @@ def test_build_failure_is_skip(tmp_path):
     for s in res["steps"]:
         if s["verdict"] == "skip":
             assert s["reason"].startswith("build failed")
+
+
+def test_demo_includes_a_history_bisection(tmp_path):
+    p = run_cli("demo", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    inv = json.loads(p.stdout)["investigation"]
+    heads = [s["heading"] for s in inv["sections"]]
+    assert any(h.startswith("## Bisection: HEAD~23..HEAD") for h in heads), heads
+    assert any(a["title"].startswith("Bisect: first bad commit") and a["outcome"] == "worked"
+               for a in inv["attempts"])

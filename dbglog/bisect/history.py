@@ -115,9 +115,21 @@ def is_ancestor(repo, a: str, b: str) -> bool:
     return _git_ok(repo, "merge-base", "--is-ancestor", a, b)
 
 
+_GRAPHS: dict = {}
+
+
 def history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], dict]:
     """(parents of every commit reachable from bad but not from a good, the boundary commits
-    (ancestors of a good that are parents of those: known good), subject of each commit)."""
+    (ancestors of a good that are parents of those: known good), subject of each commit).
+    Commits are immutable, so the answer is memoised per process (start() and the driver share it)."""
+    key = (str(repo), bad, tuple(goods))
+    if key not in _GRAPHS:
+        _GRAPHS.clear()
+        _GRAPHS[key] = _history_graph(repo, bad, goods)
+    return _GRAPHS[key]
+
+
+def _history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], dict]:
     out = git(repo, "log", "-z", "--boundary", "--format=%m%x1f%H%x1f%P%x1f%s", bad, "--not", *goods, "--")
     parents: dict[str, tuple[str, ...]] = {}
     boundary: list[str] = []
@@ -473,10 +485,11 @@ class _Driver:
         hb = HistoryBisect(parents, bad, goods + [b for b in boundary if b not in goods],
                            first_parent=sp.get("first_parent", False))
         ends = {bad, *goods}
-        for t in self.db.trials(self.sid):
+        trials = self.db.trials(self.sid)
+        for t in trials:
             if t.key not in ends:
                 hb.record(t.key, t.verdict)
-        self.progress.done = len(self.db.trials(self.sid))
+        self.progress.done = len(trials)
         while not hb.done:
             picks = hb.next_steps(self.jobs)
             if not picks:
