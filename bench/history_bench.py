@@ -136,7 +136,7 @@ def main() -> None:
         shas = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.split()
         culprit = 703
-        print("| repro | jobs | repro runs | rounds-bound wall s | ratio vs jobs 1 |")
+        print("| repro | jobs | repro runs | wall s | ratio vs jobs 1 |")
         print("|---|---|---|---|---|")
         r1, w1, _ = dbglog_bisect(tmp, repo, shas[0], script, culprit, sleep=1, jobs=1)
         print(f"| sleep 1 s, {n:,} commits | 1 | {r1} | {w1:.2f} | 1.00 |")
