@@ -850,6 +850,49 @@ def bisect_mark(ref, verdict, session_ref, as_json):
          lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
 
 
+# `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
+@bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--good", "goods", multiple=True, required=True, metavar="REV", help="A commit without the bug "
+              "(repeatable).")
+@click.option("--bad", required=True, metavar="REV", help="A commit with the bug (its failure defines 'bad').")
+@click.option("--first-parent", is_flag=True, help="Follow first parents only: finds the merge that brought it in.")
+@click.option("--match", metavar="SIGNATURE|REGEX", help="Bad = this signature (glob) or regex over the output.")
+@click.option("--any-failure", is_flag=True, help="Bad = any failure (not just the bad end's).")
+@click.option("--build", metavar="CMD", help="Shell command run before the repro each step; failure = skip.")
+@click.option("--timeout", type=float, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
+              "at least 10 s).")
+@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=int, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Commits tested at once (k-ary search, "
+              "one worktree each).")
+@click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
+@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
+@inv_option
+@json_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
+               captures, on_hang, inv_ref, as_json, cmd):
+    """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
+
+    Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
+    touched), skips commits that fail differently, persists every step (resume/abort/mark), and
+    records the bisection in the current investigation. Exit 0 found, 1 inconclusive/flaky,
+    2 refused.
+    """
+    from dbglog.bisect import history
+
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    recs = open_records(create=True)
+    result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
+                           grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
+                           any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
+                           inv_ref=inv_ref, progress=not as_json)
+    _bisect_finish(result, as_json)
+
+
 
 # --- search (issue 4) ------------------------------------------------------------------
 # search / tried / attempt delete, and the "same as a failed attempt" warning of attempt add.

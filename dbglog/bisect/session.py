@@ -302,6 +302,17 @@ class SessionDB:
         return Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
                     json.loads(r["runs"]), "cache")
 
+    def update_spec(self, sid: str, spec: dict) -> None:
+        """Persist what a driver learned about its session (e.g. the calibrated target and timeout)."""
+        with self.store.write():
+            self.store.q("UPDATE bisect_sessions SET spec = ?, updated = ? WHERE id = ?", json.dumps(spec), now_iso(),
+                         sid)
+
+    def release(self, sid: str) -> None:
+        """The driver stops without finishing (Ctrl-C): the session stays resumable."""
+        with self.store.write():
+            self.store.q("UPDATE bisect_sessions SET pid = NULL, updated = ? WHERE id = ?", now_iso(), sid)
+
     def finish(self, sid: str, status: str, result: dict) -> None:
         with self.store.write():
             self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL WHERE id = ?",

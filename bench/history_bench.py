@@ -1,0 +1,150 @@
+"""`dbglog bisect git` versus `git bisect run`: repro runs, wall time, per-step overhead.
+
+Same machine, same run, same generated repos (git fast-import, one version.txt change per
+commit), same repro (a tiny shell script that reads version.txt: exit 1 from the culprit on).
+
+1. Linear 1,024 and 10,000-commit repos, fast repro: runs and wall time of each tool. dbglog's
+   runs include its two endpoint checks (git checks nothing). Per-step overhead =
+   (wall - runs x the repro's own time) / runs; dbglog's wall also contains its Python start-up
+   (printed separately).
+2. 1,024 commits, a repro that sleeps 1 s: `--jobs 4` versus `--jobs 1` wall time (target <= 0.6x).
+
+Every dbglog run uses a fresh copy of the repo (its own workspace), so nothing comes from the
+verdict cache.
+
+Run:  PYTHONPATH=. python bench/history_bench.py [--quick]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dbglog.bisect.history import make_repo  # noqa: E402
+
+CHECK = """#!/bin/sh
+v=$(cat version.txt)
+echo "$v" >> "$LOG"
+[ "$SLEEP" = "0" ] || sleep "$SLEEP"
+[ "$v" -lt "$CULPRIT" ]
+"""
+
+
+def env(log: Path, culprit: int, sleep: float = 0) -> dict:
+    e = dict(os.environ)
+    e.update(LOG=str(log), CULPRIT=str(culprit), SLEEP=str(sleep), PYTHONPATH=str(ROOT))
+    e.pop("DBGLOG_DIR", None)
+    return e
+
+
+def count(log: Path) -> int:
+    return len(log.read_text().split()) if log.exists() else 0
+
+
+def repro_time(tmp: Path, repo: Path, script: Path) -> float:
+    e = env(tmp / "rt.log", 10**9)
+    n = 30
+    t = time.perf_counter()
+    for _ in range(n):
+        subprocess.run(["sh", str(script)], cwd=repo, env=e, check=True)
+    return (time.perf_counter() - t) / n
+
+
+def git_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, sleep: float = 0) -> tuple[int, float]:
+    clone = tmp / f"clone-{time.monotonic_ns()}"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    log = tmp / f"git-{time.monotonic_ns()}.log"
+    e = env(log, culprit, sleep)
+    t = time.perf_counter()
+    subprocess.run(["git", "-C", str(clone), "bisect", "start", "HEAD", good], check=True, capture_output=True)
+    p = subprocess.run(["git", "-C", str(clone), "bisect", "run", "sh", str(script)], env=e, capture_output=True,
+                       text=True)
+    subprocess.run(["git", "-C", str(clone), "bisect", "reset"], check=True, capture_output=True)
+    wall = time.perf_counter() - t
+    assert "is the first bad commit" in p.stdout, p.stdout[-500:]
+    shutil.rmtree(clone, ignore_errors=True)
+    return count(log), wall
+
+
+def dbglog_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, sleep: float = 0,
+                  jobs: int = 1) -> tuple[int, float, dict]:
+    work = tmp / f"copy-{time.monotonic_ns()}"
+    subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
+    log = tmp / f"dbg-{time.monotonic_ns()}.log"
+    e = env(log, culprit, sleep)
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "dbglog", "bisect", "git", "--good", good, "--bad", "HEAD",
+                        "--jobs", str(jobs), "--json", "--", "sh", str(script)], cwd=work, env=e,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    assert p.returncode == 0, (p.stdout[-800:], p.stderr[-800:])
+    res = json.loads(p.stdout)
+    shutil.rmtree(work, ignore_errors=True)
+    return count(log), wall, res
+
+
+def startup() -> float:
+    e = env(Path("/dev/null"), 0)
+    t = time.perf_counter()
+    for _ in range(5):
+        subprocess.run([sys.executable, "-m", "dbglog", "--version"], env=e, capture_output=True, check=True)
+    return (time.perf_counter() - t) / 5
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    tmp = Path(tempfile.mkdtemp(prefix="dbglog-history-bench-"))
+    try:
+        script = tmp / "check.sh"
+        script.write_text(CHECK)
+        st = startup()
+        print(f"dbglog start-up (python -m dbglog --version): {st * 1000:.0f} ms")
+        print()
+        print("| commits | tool | repro runs | wall s | repro alone ms | overhead ms/step |")
+        print("|---|---|---|---|---|---|")
+        sizes = (1024,) if quick else (1024, 10000)
+        for n in sizes:
+            t = time.perf_counter()
+            repo = tmp / f"repo{n}"
+            shas = make_repo(repo, n, lambda i: {"version.txt": f"{i}\n"})
+            build = time.perf_counter() - t
+            culprit = (n * 7) // 10 + 3
+            rt = repro_time(tmp, repo, script)
+            g_runs, g_wall = git_bisect(tmp, repo, shas[0], script, culprit)
+            d_runs, d_wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
+            assert res["first_bad"]["commit"] == shas[culprit]
+            for tool, runs, wall, extra in (("git bisect run", g_runs, g_wall, 0.0),
+                                            ("dbglog bisect git", d_runs, d_wall, st)):
+                ovh = (wall - extra - runs * rt) / runs * 1000
+                print(f"| {n:,} | {tool} | {runs} | {wall:.2f} | {rt * 1000:.1f} | {ovh:.1f}"
+                      + (" (start-up excluded)" if extra else "") + " |")
+            print(f"|  | (repo built with fast-import in {build:.2f} s) | | | | |")
+        print()
+        n = 1024
+        repo = tmp / "repo1024"
+        if not repo.exists():
+            make_repo(repo, n, lambda i: {"version.txt": f"{i}\n"})
+        shas = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.split()
+        culprit = 703
+        print("| repro | jobs | repro runs | wall s | ratio vs jobs 1 |")
+        print("|---|---|---|---|---|")
+        r1, w1, _ = dbglog_bisect(tmp, repo, shas[0], script, culprit, sleep=1, jobs=1)
+        print(f"| sleep 1 s, {n:,} commits | 1 | {r1} | {w1:.2f} | 1.00 |")
+        r4, w4, _ = dbglog_bisect(tmp, repo, shas[0], script, culprit, sleep=1, jobs=4)
+        print(f"| sleep 1 s, {n:,} commits | 4 | {r4} | {w4:.2f} | {w4 / w1:.2f} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

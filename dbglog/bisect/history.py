@@ -1,0 +1,934 @@
+"""History bisection: ``dbglog bisect git --good REV --bad REV -- CMD...``.
+
+The session driver for ``kind = "git"`` (see the DRIVER INTERFACE at the bottom of
+``session.py``): git plumbing, worktrees, endpoint verification, the step loop, the report.
+
+How a bisection runs
+--------------------
+1. ``start`` resolves the revisions (``git rev-parse --verify REV^{commit}``), refuses bad input
+   (same commit, swapped ends, no common history) and creates a session whose *spec* holds
+   everything needed to rebuild the search. A good end that is not an ancestor of the bad end is
+   replaced by its merge base(s) with it, which are then verified like any good end.
+2. ``resume`` (also used by ``start``) is a replay: the trials already in the session are fed back
+   into the pure :class:`~dbglog.bisect.algorithms.HistoryBisect`; only steps without a verdict run.
+3. Endpoints first. The bad end runs first: its outcome and failure signature define the
+   :class:`~dbglog.bisect.session.Target` ("bad" = the same failure), and its duration the default
+   ``--timeout`` (``session.default_timeout``). With ``--jobs > 1`` the good end(s) run at the same
+   time and are judged once the target is known. A bad end that passes, is flaky or cannot be
+   tested, and a good end that fails (the same way or differently), stop the bisection with status
+   ``refused`` (exit 2): nothing is blamed, and the outcomes seen are reported and recorded.
+4. Steps. ``HistoryBisect.next_steps(jobs)`` picks the commits that halve (k-sect) the
+   candidates, stepping away from skipped clusters. Each commit runs in its own git worktree under
+   ``.dbglog/bisect/<session>/wt<k>`` (``git worktree add --detach`` once, then
+   ``git checkout --detach --force`` per step), through ``session.Executor`` (build step,
+   ``--repeat``, ``--launcher``, the supervised runner). Every verdict is persisted as soon as it
+   is known (one transaction), so kill -9 loses at most the steps that were running.
+5. Results are cached by (commit, command, build, target, repeat, timeout, launcher, cwd) across
+   sessions (``session.cache_key``): re-asking the same question is instant. Skips are not cached.
+6. The report: a ``## Bisection: <good>..<bad> (<session>)`` section in the investigation's
+   markdown (range, command, every step with subject, verdict, signature, duration and run links,
+   the result with author, date and diffstat), plus an attempt naming the first bad commit.
+
+The user's working tree, index, HEAD and stash are never touched: every git command here either
+reads objects or works inside our own worktrees, and runs with ``GIT_OPTIONAL_LOCKS=0`` so not even
+an index refresh is written. ``.dbglog/`` ignores its own contents, so the worktrees never show up
+in ``git status``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from dbglog.bisect import session as S
+from dbglog.bisect.algorithms import HistoryBisect, Verdict
+from dbglog.errors import DbglogError
+
+KIND = "git"
+#: cap on the bad end's run when no --timeout is given (its duration then sets the step timeout)
+BAD_END_TIMEOUT = 600.0
+COMMIT_VAR = "DBGLOG_BISECT_COMMIT"
+
+
+# --- git plumbing ------------------------------------------------------------------------
+
+
+class GitError(DbglogError):
+    pass
+
+
+def _git_env() -> dict:
+    env = dict(os.environ)
+    for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"):
+        env.pop(k, None)
+    # Never write the user's index (not even a stat refresh), never prompt.
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    return env
+
+
+def git(repo, *args: str, check: bool = True) -> str:
+    p = subprocess.run(["git", "-c", "log.showSignature=false", "-c", "core.quotepath=false", "-C", str(repo),
+                        *args], capture_output=True, text=True, encoding="utf-8", errors="replace",
+                       env=_git_env(), stdin=subprocess.DEVNULL)
+    if check and p.returncode != 0:
+        msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise GitError(f"git {' '.join(args[:2])} failed: {msg}")
+    return p.stdout
+
+
+def _git_ok(repo, *args: str) -> bool:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, env=_git_env(),
+                          stdin=subprocess.DEVNULL).returncode == 0
+
+
+def repo_root(cwd) -> Path:
+    try:
+        out = git(cwd, "rev-parse", "--show-toplevel")
+    except GitError:
+        raise DbglogError(f"{cwd} is not inside a git repository (dbglog bisect git needs one)") from None
+    except FileNotFoundError:
+        raise DbglogError("git is not installed (dbglog bisect git needs it)") from None
+    return Path(out.strip()).resolve()
+
+
+def rev(repo, ref: str) -> str:
+    """A full commit sha for REV; DbglogError when it does not name a commit."""
+    out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
+                          f"{ref}^{{commit}}"], capture_output=True, text=True, env=_git_env(),
+                         stdin=subprocess.DEVNULL)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise DbglogError(f"unknown revision {ref!r}: not a commit in {repo}")
+    return out.stdout.strip()
+
+
+def is_ancestor(repo, a: str, b: str) -> bool:
+    return _git_ok(repo, "merge-base", "--is-ancestor", a, b)
+
+
+_GRAPHS: dict = {}
+
+
+def history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], dict]:
+    """(parents of every commit reachable from bad but not from a good, the boundary commits
+    (ancestors of a good that are parents of those: known good), subject of each commit).
+    Commits are immutable, so the answer is memoised per process (start() and the driver share it)."""
+    key = (str(repo), bad, tuple(goods))
+    if key not in _GRAPHS:
+        _GRAPHS.clear()
+        _GRAPHS[key] = _history_graph(repo, bad, goods)
+    return _GRAPHS[key]
+
+
+def _history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], dict]:
+    out = git(repo, "log", "-z", "--boundary", "--format=%m%x1f%H%x1f%P%x1f%s", bad, "--not", *goods, "--")
+    parents: dict[str, tuple[str, ...]] = {}
+    boundary: list[str] = []
+    subjects: dict[str, str] = {}
+    for rec in out.split("\0"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        mark, sha, ps, subject = (rec.split("\x1f", 3) + ["", "", ""])[:4]
+        subjects[sha] = subject
+        if mark == "-":
+            boundary.append(sha)
+        else:
+            parents[sha] = tuple(ps.split())
+    return parents, boundary, subjects
+
+
+def commit_info(repo, sha: str) -> dict:
+    out = git(repo, "show", "-s", "--format=%H%x1f%an <%ae>%x1f%aI%x1f%s%x1f%P", sha)
+    h, author, date, subject, ps = (out.rstrip("\n").split("\x1f") + [""] * 5)[:5]
+    parents = ps.split()
+    if parents:
+        stat = git(repo, "diff", "--stat=100", "--no-color", parents[0], sha, check=False)
+    else:
+        stat = git(repo, "show", "--stat=100", "--no-color", "--format=", sha, check=False)
+    return {"commit": h, "short": h[:10], "subject": subject, "author": author, "date": date,
+            "parents": parents, "merge": len(parents) > 1, "diffstat": stat.strip("\n")}
+
+
+def subjects_of(repo, shas) -> dict:
+    shas = list(dict.fromkeys(shas))
+    if not shas:
+        return {}
+    out = git(repo, "log", "-z", "--no-walk=unsorted", "--format=%H%x1f%s", *shas, "--", check=False)
+    res = {}
+    for rec in out.split("\0"):
+        rec = rec.strip("\n")
+        if "\x1f" in rec:
+            h, s = rec.split("\x1f", 1)
+            res[h] = s
+    return res
+
+
+# --- worktrees ---------------------------------------------------------------------------
+
+
+def _worktree_root(recs, sid: str) -> Path:
+    return S.workdir_root(recs) / sid
+
+
+def remove_worktrees(repo, root: Path) -> None:
+    """Remove every worktree of a session (also after kill -9) and forget them in the repo."""
+    if root.is_dir():
+        for p in sorted(root.iterdir()):
+            if p.is_dir() and repo is not None and Path(repo).is_dir():
+                _git_ok(repo, "worktree", "remove", "--force", "--force", str(p))
+            shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
+    if repo is not None and Path(repo).is_dir():
+        _git_ok(repo, "worktree", "prune")
+
+
+# --- the driver --------------------------------------------------------------------------
+
+
+def _what(outcome, signature) -> str:
+    if not outcome:
+        return ""
+    return outcome + (f" [{signature}]" if signature else "")
+
+
+class Refused(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class _Driver:
+    def __init__(self, recs, session: dict, progress: bool):
+        from dbglog import signatures
+
+        self.recs = recs
+        self.session = session
+        self.sid = session["id"]
+        self.spec = session["spec"]
+        self.inv = session["investigation"]
+        self.db = S.SessionDB(recs.store)
+        self.repo = Path(self.spec["repo"])
+        if not self.repo.is_dir():
+            raise DbglogError(f"the repository {self.repo} of bisection {self.sid} is gone")
+        self.jobs = max(1, int(self.spec.get("jobs") or 1))
+        self.wt_root = _worktree_root(recs, self.sid)
+        self.sigs = signatures.all_signatures(recs.ws.config_path)
+        self.subjects: dict[str, str] = {}
+        self.executed = 0  # repro trials run by this invocation
+        self.cached_steps = 0
+        self.t0 = time.monotonic()
+        self._wt_lock = threading.Lock()
+        self.progress = S.Progress(max(1, self.spec.get("size_hint") or 1), enabled=progress)
+        self.target: S.Target | None = None
+        self.ex: S.Execution | None = None
+
+    # -- helpers --------------------------------------------------------------------
+
+    def execution(self, timeout) -> S.Execution:
+        sp = self.spec
+        return S.Execution(cmd=list(sp["cmd"]), timeout=timeout, grace=sp.get("grace", 5.0),
+                           repeat=sp.get("repeat", 1), build=sp.get("build"), launcher=sp.get("launcher"),
+                           captures=tuple(sp.get("captures") or ()), on_hang=tuple(sp.get("on_hang") or ()))
+
+    def ckey(self, sha: str, ex: S.Execution | None = None, target: S.Target | None = None,
+             kind: str = KIND) -> str:
+        return S.cache_key(kind, sha, ex or self.ex, target or self.target, {"cwd": self.spec.get("cwd_rel", ".")})
+
+    def label(self, sha: str) -> str:
+        subj = self.subjects.get(sha)
+        if subj is None:
+            self.subjects.update(subjects_of(self.repo, [sha]))
+            subj = self.subjects.get(sha, "")
+        return f"{sha[:10]} {subj[:60]}".rstrip()
+
+    def checkout(self, k: int, sha: str) -> Path:
+        p = self.wt_root / f"wt{k}"
+        if (p / ".git").exists():
+            if _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
+                return p
+            _git_ok(self.repo, "worktree", "remove", "--force", "--force", str(p))
+            shutil.rmtree(p, ignore_errors=True)
+        with self._wt_lock:
+            self.wt_root.mkdir(parents=True, exist_ok=True)
+            if p.exists():
+                shutil.rmtree(p, ignore_errors=True)
+                _git_ok(self.repo, "worktree", "prune")
+            git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
+        return p
+
+    def trial(self, sha: str, target: S.Target, ex: S.Execution, k: int):
+        try:
+            wt = self.checkout(k, sha)
+        except GitError as e:
+            return S.Step(sha, Verdict.SKIP, f"infrastructure: checkout failed: {e}"), []
+        cwd = wt / self.spec.get("cwd_rel", ".")
+        step, records = S.Executor(self.recs, self.sid, ex, self.sigs).run_trial(
+            sha, target, cwd=str(cwd), env={COMMIT_VAR: sha})
+        for r in records:
+            r["git_commit"], r["git_dirty"] = sha, False
+        return step, records
+
+    def run_many(self, shas: list[str], target: S.Target, ex: S.Execution,
+                 on_done: Callable[[str, S.Step, list], None]) -> None:
+        """Run trials for ``shas``, up to ``jobs`` at once, each in its own worktree; ``on_done``
+        is called in this thread as each finishes (so it is persisted at once)."""
+        if len(shas) == 1 or self.jobs == 1:
+            for sha in shas:
+                step, records = self.trial(sha, target, ex, 0)
+                self.executed += 1
+                on_done(sha, step, records)
+            return
+        free = list(range(self.jobs))
+        todo = list(shas)
+        pending: dict = {}
+        pool = ThreadPoolExecutor(max_workers=min(self.jobs, len(shas)))
+        try:
+            while todo or pending:
+                while free and todo:
+                    sha, k = todo.pop(0), free.pop(0)
+                    pending[pool.submit(self.trial, sha, target, ex, k)] = (sha, k)
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for f in done:
+                    sha, k = pending.pop(f)
+                    free.append(k)
+                    step, records = f.result()
+                    self.executed += 1
+                    on_done(sha, step, records)
+        except BaseException:
+            S.reap_leftovers(self.sid)  # the repros run in their own sessions: stop them so threads return
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
+    def persist(self, step: S.Step, records: list, ckey: str, hb: HistoryBisect | None = None,
+                counts: tuple[int, int] | None = None, role: str = "") -> None:
+        self.db.record(self.sid, step, ckey, runs=records)
+        if step.source == "cache":
+            self.cached_steps += 1
+        if hb is not None:
+            if counts:
+                hb.record(step.key, step.verdict, *counts)
+            else:
+                hb.record(step.key, step.verdict)
+        self.progress.stepped(step, self.label(step.key) + (f" ({role})" if role else ""))
+
+    def from_cache(self, sha: str, ckey: str) -> S.Step | None:
+        st = self.db.cached(ckey)
+        if st is None:
+            return None
+        st.key = sha
+        st.source = "cache"
+        return st
+
+    # -- judging --------------------------------------------------------------------
+
+    def _test_runs(self, records: list) -> list | None:
+        """The repro runs of a trial, or None when its build step failed."""
+        if self.spec.get("build"):
+            if not records or records[0]["outcome"] != "pass":
+                return None
+            return records[1:]
+        return records
+
+    def judge_bad_end(self, step: S.Step, records: list) -> S.Step:
+        runs = self._test_runs(records)
+        if runs is None or not runs:
+            return step  # build failed: SKIP with its reason
+        prov = S.Target(match=self.spec.get("match"), any_failure=self.spec.get("any_failure", False))
+        untestable = [prov.judge(r)[1] for r in runs if r["outcome"] == "error" or r.get("infra_tainted")
+                      or (r["outcome"] == "fail" and r.get("exit_code") == 125)]
+        last = runs[-1]
+        mk = lambda v, why, r=last: S.Step(step.key, v, why, r["outcome"], r.get("signature"),  # noqa: E731
+                                           step.duration_s, step.runs)
+        if untestable:
+            return mk(Verdict.SKIP, untestable[0])
+        failing = [r for r in runs if r["outcome"] != "pass"]
+        if not failing:
+            return mk(Verdict.GOOD, "passed" + (f" ({len(runs)}×)" if len(runs) > 1 else ""))
+        if len(failing) < len(runs):
+            return mk(Verdict.FLAKY, f"repeats disagree: {len(failing)} of {len(runs)} failed")
+        t = S.target_for(runs, self.spec.get("match"), self.spec.get("any_failure", False))
+        judged = [t.judge(r) for r in runs]
+        if all(k == "bad" for k, _ in judged):
+            return mk(Verdict.BAD, judged[0][1], runs[0])
+        why = next(w for k, w in judged if k != "bad")
+        if not self.spec.get("match"):
+            why = "repeats failed differently: " + ", ".join(sorted({_what(r["outcome"], r.get("signature"))
+                                                                      for r in runs}))
+        return mk(Verdict.SKIP, why)
+
+    def rejudge(self, step: S.Step, records: list, target: S.Target) -> S.Step:
+        runs = self._test_runs(records)
+        if runs is None or not runs:
+            return step
+        verdict, reason = S.verdict_of([target.judge(r) for r in runs])
+        return S.Step(step.key, verdict, reason, step.outcome, step.signature, step.duration_s, step.runs)
+
+    def _counts(self, records: list, target: S.Target) -> tuple[int, int] | None:
+        runs = self._test_runs(records)
+        if not runs:
+            return None
+        kinds = [target.judge(r)[0] for r in runs]
+        return kinds.count("bad"), kinds.count("bad") + kinds.count("good")
+
+    # -- phases ---------------------------------------------------------------------
+
+    def verify_ends(self) -> dict[str, S.Step]:
+        sp = self.spec
+        bad, goods = sp["bad"], list(sp["goods"])
+        trials = {t.key: t for t in self.db.trials(self.sid)}
+        ends: dict[str, S.Step] = {}
+        pending: dict[str, tuple] = {}
+        cal = sp.get("calibrated")
+        if cal is None:
+            prov = S.Target(match=sp.get("match"), any_failure=sp.get("any_failure", False))
+            ex0 = self.execution(sp.get("timeout") or BAD_END_TIMEOUT)
+            ck_bad = self.ckey(bad, ex0, prov, kind="git-bad-end")
+            bstep = trials.get(bad)
+            if bstep is None:
+                bstep = self.from_cache(bad, ck_bad)
+                if bstep is not None:
+                    self.persist(bstep, [], ck_bad, role="bad end")
+            if bstep is None:
+                first = [bad] + ([g for g in goods if g not in trials][: self.jobs - 1] if self.jobs > 1 else [])
+                self.progress.running(", ".join(self.label(c) for c in first) + " (endpoints)")
+                got: dict[str, tuple] = {}
+                # judged again below, once the bad end has defined the target
+                self.run_many(first, S.Target(any_failure=True), ex0,
+                              lambda sha, st, rs: got.__setitem__(sha, (st, rs)))
+                st, rs = got.pop(bad)
+                bstep = self.judge_bad_end(st, rs)
+                self.persist(bstep, rs, ck_bad, role="bad end")
+                pending = got
+            ends[bad] = bstep
+            if bstep.verdict is not Verdict.BAD:
+                raise Refused(self._bad_end_refusal(bstep))
+            target = S.Target(outcome=bstep.outcome, signature=bstep.signature, match=sp.get("match"),
+                              any_failure=sp.get("any_failure", False))
+            timeout = sp.get("timeout") or S.default_timeout(
+                [{"outcome": bstep.outcome, "duration_s": (bstep.duration_s or 0) / max(1, sp.get("repeat", 1)),
+                  "timeout": ex0.timeout}])
+            cal = {"target": asdict(target), "timeout": timeout}
+            sp["calibrated"] = cal
+            self.db.update_spec(self.sid, sp)
+        else:
+            ends[bad] = trials.get(bad) or S.Step(bad, Verdict.BAD, "bad end")
+        self.target = S.Target(**cal["target"])
+        self.ex = self.execution(cal["timeout"])
+        to_run = []
+        for g in goods:
+            st = trials.get(g)
+            if st is None and g in pending:
+                s0, rs = pending[g]
+                st = self.rejudge(s0, rs, self.target)
+                self.persist(st, rs, self.ckey(g), role="good end")
+            if st is None:
+                st = self.from_cache(g, self.ckey(g))
+                if st is not None:
+                    self.persist(st, [], self.ckey(g), role="good end")
+            if st is None:
+                to_run.append(g)
+            else:
+                ends[g] = st
+        if to_run:
+            self.progress.running(", ".join(self.label(c) for c in to_run) + " (good end)")
+
+            def done(sha, st, rs):
+                self.persist(st, rs, self.ckey(sha), role="good end")
+                ends[sha] = st
+
+            self.run_many(to_run, self.target, self.ex, done)
+        for g in goods:
+            st = ends[g]
+            if st.verdict is not Verdict.GOOD:
+                raise Refused(self._good_end_refusal(g, st, ends[bad]))
+        return ends
+
+    def _bad_end_refusal(self, st: S.Step) -> str:
+        ref = f"the bad end {self.spec['bad_ref']} ({st.key[:10]})"
+        if st.verdict is Verdict.GOOD:
+            return f"{ref} passes: the repro does not reproduce there, nothing to bisect (check the command, " \
+                   "its working directory and --bad)"
+        if st.verdict is Verdict.FLAKY:
+            return f"{ref} is flaky ({st.reason}): a single run cannot be trusted; raise --repeat or make the " \
+                   "repro deterministic"
+        return f"{ref} cannot be used: {st.reason}"
+
+    def _good_end_refusal(self, g: str, st: S.Step, bstep: S.Step) -> str:
+        refs = dict(zip(self.spec["goods"], self.spec.get("good_labels") or self.spec["goods"]))
+        ref = f"the good end {refs.get(g, g[:10])} ({g[:10]})"
+        if st.verdict is Verdict.BAD:
+            return f"{ref} fails the same way as the bad end ({_what(st.outcome, st.signature)}): the repro " \
+                   "fails everywhere, or the good end is not good; nothing blamed"
+        if st.verdict is Verdict.FLAKY:
+            return f"{ref} is flaky ({st.reason}); nothing blamed"
+        if st.reason.startswith("different failure"):
+            return f"{ref} fails differently ({_what(st.outcome, st.signature)}; the bad end: " \
+                   f"{_what(bstep.outcome, bstep.signature)}): it is not a passing baseline; nothing blamed"
+        return f"{ref} cannot be tested: {st.reason}; nothing blamed"
+
+    def search(self) -> HistoryBisect:
+        sp = self.spec
+        bad, goods = sp["bad"], list(sp["goods"])
+        parents, boundary, subjects = history_graph(self.repo, bad, goods)
+        self.subjects.update(subjects)
+        hb = HistoryBisect(parents, bad, goods + [b for b in boundary if b not in goods],
+                           first_parent=sp.get("first_parent", False))
+        ends = {bad, *goods}
+        trials = self.db.trials(self.sid)
+        for t in trials:
+            if t.key not in ends:
+                hb.record(t.key, t.verdict)
+        self.progress.done = len(trials)
+        while not hb.done:
+            picks = hb.next_steps(self.jobs)
+            if not picks:
+                break
+            torun = []
+            for c in picks:
+                st = self.from_cache(c, self.ckey(c))
+                if st is not None:
+                    self.persist(st, [], self.ckey(c), hb)
+                else:
+                    torun.append(c)
+            if not torun:
+                continue
+            self.progress.running(", ".join(self.label(c) for c in torun), left=len(hb.candidates),
+                                  est=hb.estimated_steps_left(self.jobs))
+            self.run_many(torun, self.target, self.ex,
+                          lambda sha, st, rs: self.persist(st, rs, self.ckey(sha), hb, self._counts(rs, self.target)))
+        return hb
+
+    # -- results --------------------------------------------------------------------
+
+    def drive(self) -> dict:
+        try:
+            ends = self.verify_ends()
+        except Refused as r:
+            return self.finish_refused(r.message)
+        hb = self.search()
+        return self.finish(hb, ends)
+
+    def _steps(self) -> list[dict]:
+        sp = self.spec
+        trials = self.db.trials(self.sid)
+        self.subjects.update(subjects_of(self.repo, [t.key for t in trials if t.key not in self.subjects]))
+        out = []
+        for t in trials:
+            role = "bad end" if t.key == sp["bad"] else ("good end" if t.key in sp["goods"] else "")
+            out.append(t.to_dict() | {"commit": t.key, "short": t.key[:10], "subject": self.subjects.get(t.key, ""),
+                                      "role": role})
+        return out
+
+    def _base(self, status: str, exit_code: int, message: str) -> dict:
+        sp = self.spec
+        return {"session": self.sid, "kind": KIND, "status": status, "exit_code": exit_code, "message": message,
+                "range": {"good": sp.get("good_labels") or sp["goods"], "bad": sp["bad_ref"],
+                          "good_commits": sp["goods"], "bad_commit": sp["bad"]},
+                "command": sp["cmd"], "first_parent": sp.get("first_parent", False),
+                "target": self.target.describe() if self.target else None,
+                "timeout": self.ex.timeout if self.ex else None,
+                "runs": self.executed, "cached_steps": self.cached_steps,
+                "elapsed_s": round(time.monotonic() - self.t0, 3), "investigation": self.inv}
+
+    def finish_refused(self, message: str) -> dict:
+        res = self._base("refused", 2, f"bisection refused: {message}")
+        res["first_bad"] = None
+        res["candidates"] = []
+        res["steps"] = self._steps()
+        res["report"] = self._report(res)
+        self._record(res)
+        self.db.finish(self.sid, "refused", _slim(res))
+        return res
+
+    def finish(self, hb: HistoryBisect, ends: dict) -> dict:
+        r = hb.result
+        steps = self._steps()
+        by_key = {s["commit"]: s for s in steps}
+        untested = set(r.untested)
+        cands = []
+        for c in r.candidates:
+            s = by_key.get(c)
+            if s is not None:
+                why = s["reason"]
+            elif c in untested:
+                why = "inside a range of skipped commits, assumed untestable like them"
+            else:
+                why = ""
+            cands.append({"commit": c, "short": c[:10], "subject": self.subjects.get(c, ""),
+                          "verdict": s["verdict"] if s else None, "reason": why})
+        if r.status == "found":
+            info = commit_info(self.repo, r.first_bad)
+            msg = f"first bad commit: {info['short']} {info['subject']}"
+            res = self._base("found", 0, msg)
+            res["first_bad"] = info
+        else:
+            code = 1
+            if r.status == "flaky":
+                msg = (f"no single first bad commit: flaky commit(s) {', '.join(c[:10] for c in r.flaky)} among "
+                       f"{len(r.candidates)} candidates; more evidence needed: rerun with a higher --repeat, or "
+                       "`dbglog bisect mark REV good|bad` and `dbglog bisect resume`")
+            elif r.status == "inconsistent":
+                msg = f"inconsistent verdicts: {r.reason}"
+            else:
+                msg = (f"the first bad commit is one of {len(r.candidates)} candidates (the others could not be "
+                       "tested)")
+            res = self._base(r.status, code, msg)
+            res["first_bad"] = None
+        res["candidates"] = cands
+        res["skipped"] = list(r.skipped)
+        res["flaky"] = list(r.flaky)
+        res["untested"] = list(r.untested)
+        res["steps"] = steps
+        res["report"] = self._report(res)
+        self._record(res)
+        self.db.finish(self.sid, "done", _slim(res))
+        return res
+
+    # -- report and recording -------------------------------------------------------
+
+    def _range_text(self) -> str:
+        sp = self.spec
+        goods = sp.get("good_labels") or [g[:10] for g in sp["goods"]]
+        return f"{','.join(goods)}..{sp['bad_ref']}"
+
+    def _cmd_text(self) -> str:
+        return " ".join(shlex.quote(c) for c in self.spec["cmd"])
+
+    def _report(self, res: dict) -> str:
+        lines = []
+        st = res["status"]
+        if st == "found":
+            fb = res["first_bad"]
+            lines.append(f"First bad commit: {fb['commit']}")
+            lines.append(f"  {fb['subject']}")
+            lines.append(f"  Author: {fb['author']}  Date: {fb['date']}" + ("  (merge)" if fb["merge"] else ""))
+            if fb["diffstat"]:
+                lines += ["  " + ln for ln in fb["diffstat"].splitlines()]
+        elif st == "refused":
+            lines.append(res["message"])
+            for s in res["steps"]:
+                if s["role"]:
+                    lines.append(f"  {s['role']} {s['short']}: {s['verdict']} — {_what(s['outcome'], s['signature'])}"
+                                 f" {s['reason']}".rstrip())
+        else:
+            lines.append(res["message"] + ":")
+            for c in res["candidates"]:
+                lines.append(f"  {c['short']} {c['subject'][:50]} — {c['verdict'] or 'not tried'}: {c['reason']}")
+        n = len(res["steps"])
+        lines.append(f"{n} step(s), {res['runs']} run now, {res['cached_steps']} from cache, "
+                     f"{res['elapsed_s']:.1f}s; session {self.sid} (`dbglog bisect log {self.sid}`)")
+        rec = res.get("recorded")
+        if rec:
+            lines.append(f"Recorded in {rec['path']} (section \"{rec['section']}\")"
+                         + (f", attempt {rec['attempt']}" if rec.get("attempt") else ""))
+        elif st != "interrupted":
+            lines.append("No current investigation: kept in the bisection session only (use -i ID to record it)")
+        return "\n".join(lines)
+
+    def section_body(self, res: dict) -> str:
+        sp = self.spec
+        out = []
+        goods = ", ".join(f"`{lbl}` ({g[:10]})" for lbl, g in zip(sp.get("good_labels") or sp["goods"], sp["goods"]))
+        out.append(f"**Range:** good {goods} .. bad `{sp['bad_ref']}` ({sp['bad'][:10]})"
+                   + (" — first-parent" if sp.get("first_parent") else ""))
+        opts = []
+        if sp.get("build"):
+            opts.append(f"build `{sp['build']}`")
+        if sp.get("launcher"):
+            opts.append(f"launcher `{sp['launcher']}`")
+        opts.append(f"repeat {sp.get('repeat', 1)}")
+        if res.get("timeout"):
+            opts.append(f"timeout {res['timeout']:g}s")
+        opts.append(f"jobs {self.jobs}")
+        out.append(f"**Command:** `{self._cmd_text()}` ({', '.join(opts)})")
+        if res.get("target"):
+            out.append(f"**Bad means:** {res['target']}")
+        out.append(f"**Session:** `{self.sid}` (`dbglog bisect log {self.sid}`)")
+        out.append("")
+        out.append("| # | Commit | Subject | Verdict | Outcome | Why | Duration | Runs |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for i, s in enumerate(res["steps"], 1):
+            commit = f"`{s['short']}`" + (f" ({s['role']})" if s["role"] else "")
+            runs = S.runs_link(self.recs, s["runs"]) if s["runs"] else ""
+            src = "" if s["source"] == "run" else f" ({s['source']})"
+            out.append(f"| {i} | {commit} | {S.md_cell(s['subject'][:70])} | {s['verdict']}{src} | "
+                       f"{S.md_cell(_what(s['outcome'], s['signature']))} | {S.md_cell(s['reason'])} | "
+                       f"{(s['duration_s'] or 0):.2f}s | {runs} |")
+        out.append("")
+        st = res["status"]
+        if st == "found":
+            fb = res["first_bad"]
+            out.append(f"**Result:** first bad commit `{fb['commit']}` — {fb['subject']}")
+            out.append(f"- Author: {fb['author']}")
+            out.append(f"- Date: {fb['date']}" + (" (a merge commit)" if fb["merge"] else ""))
+            if fb["diffstat"]:
+                out += ["", "```", fb["diffstat"].replace("```", "'''"), "```"]
+        elif st == "refused":
+            out.append(f"**Result:** refused — {res['message'].removeprefix('bisection refused: ')}")
+        else:
+            out.append(f"**Result:** {st} — {res['message']}")
+            out.append("")
+            for c in res["candidates"]:
+                out.append(f"- `{c['short']}` {S.md_cell(c['subject'][:70])} — {c['verdict'] or 'not tried'}: "
+                           f"{S.md_cell(c['reason'])}")
+        return "\n".join(out)
+
+    def _record(self, res: dict) -> None:
+        if not self.inv:
+            return
+        if not self.recs.store.exists(self.inv):
+            return
+        heading = f"## Bisection: {self._range_text()} ({self.sid})"
+        S.record_section(self.recs, self.inv, heading, self.section_body(res))
+        rec = {"investigation": self.inv, "section": heading.removeprefix("## "),
+               "path": self.recs.path_for(self.inv)}
+        key = f"{res['status']}:{(res.get('first_bad') or {}).get('commit', '')}"
+        if res["status"] != "refused" and self.spec.get("recorded") != key:
+            did = f"dbglog bisect git {' '.join('--good ' + shlex.quote(g) for g in self.spec.get('good_labels', []))}" \
+                  f" --bad {shlex.quote(self.spec['bad_ref'])} -- {self._cmd_text()}"
+            nsteps = len(res["steps"])
+            if res["status"] == "found":
+                fb = res["first_bad"]
+                fb_step = next((s for s in res["steps"] if s["commit"] == fb["commit"]), None)
+                a = self.recs.add_attempt(
+                    self.inv, title=f"Bisect: first bad commit {fb['short']} {fb['subject']}"[:200],
+                    hypothesis=f"The failure ({res['target']}) was introduced between {self._range_text()}.",
+                    did=did,
+                    result=f"{nsteps} steps: first bad commit {fb['commit']} ({fb['subject']}), by {fb['author']} "
+                           f"on {fb['date']}.",
+                    conclusion=f"{fb['short']} \"{fb['subject']}\" introduced the failure; its parent"
+                               f"{'s are' if len(fb['parents']) > 1 else ' is'} good. Changed:\n{fb['diffstat']}",
+                    outcome="worked", runs=(fb_step or {}).get("runs", [])[-3:])
+            else:
+                a = self.recs.add_attempt(
+                    self.inv, title=f"Bisect {self._range_text()}: {res['status']}",
+                    hypothesis=f"The failure ({res['target']}) was introduced between {self._range_text()}.",
+                    did=did, result=res["message"],
+                    conclusion="Candidates: " + ", ".join(f"{c['short']} ({c['verdict'] or 'not tried'})"
+                                                           for c in res["candidates"]),
+                    outcome="inconclusive")
+            rec["attempt"] = a.number
+            self.spec["recorded"] = key
+            self.db.update_spec(self.sid, self.spec)
+        res["recorded"] = rec
+        res["report"] = self._report(res)
+
+
+def _slim(res: dict) -> dict:
+    return {k: v for k, v in res.items() if k not in ("steps", "report")}
+
+
+# --- entry points ------------------------------------------------------------------------
+
+
+def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: str | None = None,
+          timeout: float | None = None, grace: float = 5.0, repeat: int = 1, jobs: int = 1,
+          launcher: str | None = None, match: str | None = None, any_failure: bool = False,
+          first_parent: bool = False, captures=(), on_hang=(), inv_ref: str | None = None, cwd=None,
+          progress: bool = True) -> dict:
+    """Create a git bisection session and run it to the end (see the module docstring)."""
+    if not cmd:
+        raise DbglogError("no command: put the repro after --, e.g. dbglog bisect git --good v1 --bad HEAD "
+                          "-- python repro.py")
+    if not good_refs:
+        raise DbglogError("give at least one --good REV")
+    if repeat < 1:
+        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
+    if jobs < 1:
+        raise DbglogError(f"--jobs must be at least 1, got {jobs}")
+    if timeout is not None and timeout <= 0:
+        raise DbglogError("--timeout must be a positive number of seconds")
+    if match and any_failure:
+        raise DbglogError("--match and --any-failure contradict each other; use one")
+    if launcher:
+        try:
+            shlex.split(launcher)
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --launcher {launcher!r}: {e}") from None
+    cwd = Path(cwd or os.getcwd()).resolve()
+    repo = repo_root(cwd)
+    rel = os.path.relpath(cwd, repo)
+    cwd_rel = "." if rel.startswith("..") else rel
+    bad = rev(repo, bad_ref)
+    goods: list[str] = []
+    labels: list[str] = []
+    notes: list[str] = []
+    for ref in good_refs:
+        g = rev(repo, ref)
+        if g == bad:
+            raise DbglogError(f"--good {ref} and --bad {bad_ref} are the same commit")
+        if is_ancestor(repo, bad, g):
+            raise DbglogError(f"the bad end {bad_ref} is an ancestor of the good end {ref}: are --good and --bad "
+                              "swapped? (to find a fix, swap them and use a repro that fails when fixed)")
+        if is_ancestor(repo, g, bad):
+            pairs = [(g, g[:10] if ref == g else ref)]
+        else:
+            mbs = git(repo, "merge-base", "--all", g, bad, check=False).split()
+            if not mbs:
+                raise DbglogError(f"--good {ref} and --bad {bad_ref} share no history")
+            pairs = [(m, f"merge-base({ref})") for m in mbs]
+            notes.append(f"{ref} is not an ancestor of {bad_ref}: its merge base(s) with it are verified as good "
+                         "ends instead")
+        for g2, lbl in pairs:
+            if g2 not in goods:
+                goods.append(g2)
+                labels.append(lbl)
+    parents, _, _ = history_graph(repo, bad, goods)
+    size = len(parents)
+    if size == 0:
+        raise DbglogError(f"no commits between {', '.join(good_refs)} and {bad_ref}")
+    inv_id = None
+    if inv_ref:
+        inv_id = recs.resolve(inv_ref)
+    else:
+        cur = recs.current()
+        inv_id = cur if cur and recs.store.exists(cur) else None
+    if bad_ref == bad:
+        bad_ref = bad[:10]
+    spec = {"repo": str(repo), "cwd_rel": cwd_rel, "bad": bad, "bad_ref": bad_ref, "goods": goods,
+            "good_labels": labels, "cmd": list(cmd), "build": build, "timeout": timeout, "grace": grace,
+            "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
+            "first_parent": first_parent, "captures": list(captures), "on_hang": list(on_hang),
+            "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
+            "calibrated": None, "recorded": None}
+    db = S.SessionDB(recs.store)
+    sid = db.create(KIND, spec, inv_id)
+    return resume(recs, db.get(sid), progress=progress)
+
+
+def resume(recs, session: dict, *, progress: bool = True) -> dict:
+    """Run (or continue) a session to the end; finished steps are replayed, not re-run."""
+    d = _Driver(recs, session, progress)
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        def _term(signum, frame):
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGTERM, _term)
+    remove_worktrees(d.repo, d.wt_root)  # stale ones from a killed driver
+    try:
+        return d.drive()
+    except KeyboardInterrupt:
+        S.reap_leftovers(d.sid)
+        d.db.release(d.sid)
+        n = len(d.db.trials(d.sid))
+        return {"session": d.sid, "kind": KIND, "status": "interrupted", "exit_code": 130,
+                "message": f"interrupted after {n} step(s); `dbglog bisect resume {d.sid}` continues "
+                           "(finished steps are kept)"}
+    except BaseException:
+        d.db.release(d.sid)
+        raise
+    finally:
+        d.progress.close()
+        remove_worktrees(d.repo, d.wt_root)
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def cleanup(recs, session: dict) -> None:
+    remove_worktrees(session["spec"].get("repo"), _worktree_root(recs, session["id"]))
+
+
+def mark_key(recs, session: dict, ref: str) -> str:
+    repo = session["spec"]["repo"]
+    if not Path(repo).is_dir():
+        raise DbglogError(f"the repository {repo} of bisection {session['id']} is gone")
+    return rev(repo, ref)
+
+
+def describe(recs, session: dict) -> dict:
+    sp = session["spec"]
+    db = S.SessionDB(recs.store)
+    trials = db.trials(session["id"])
+    info = {"range": f"{','.join(sp.get('good_labels') or sp['goods'])}..{sp['bad_ref']}",
+            "repo": sp["repo"], "command": " ".join(shlex.quote(c) for c in sp["cmd"]),
+            "steps_done": len(trials), "calibrated": bool(sp.get("calibrated"))}
+    if sp.get("calibrated"):
+        info["bad_means"] = S.Target(**sp["calibrated"]["target"]).describe()
+        info["timeout"] = sp["calibrated"]["timeout"]
+    if not Path(sp["repo"]).is_dir():
+        return info
+    try:
+        parents, boundary, _ = history_graph(sp["repo"], sp["bad"], sp["goods"])
+    except GitError:
+        return info
+    hb = HistoryBisect(parents, sp["bad"], list(sp["goods"]) + boundary, first_parent=sp.get("first_parent", False))
+    ends = {sp["bad"], *sp["goods"]}
+    for t in trials:
+        if t.key not in ends:
+            hb.record(t.key, t.verdict)
+    r = hb.result
+    info.update(candidates_left=len(r.candidates), estimated_steps_left=hb.estimated_steps_left(sp.get("jobs", 1)),
+                search=r.status, skipped=[c[:10] for c in r.skipped])
+    if r.first_bad:
+        info["first_bad"] = r.first_bad
+    if trials:
+        last = trials[-1]
+        info["last_step"] = f"{last.key[:10]} {last.verdict.value} {last.reason}".strip()
+    return info
+
+
+# --- demo --------------------------------------------------------------------------------
+
+DEMO_CHECK = """\
+import sys
+level = int(open("tiling.txt").read())
+if level >= 4:
+    raise RuntimeError("CUDA error: an illegal memory access was encountered (tile %d)" % level)
+print("attention_fwd ok, tile", level)
+"""
+
+
+def make_repo(path: Path, n: int, content: Callable[[int], dict], subjects: Callable[[int], str] | None = None,
+              branch: str = "main") -> list[str]:
+    """A linear repo of ``n`` commits built with ``git fast-import`` (fast); returns the shas, oldest first."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True, env=_git_env())
+    chunks = []
+    for i in range(n):
+        msg = (subjects(i) if subjects else f"commit {i}").encode()
+        chunks.append(f"commit refs/heads/{branch}\nmark :{i + 1}\n"
+                      f"author Dev <dev@example.com> {1700000000 + i * 60} +0000\n"
+                      f"committer Dev <dev@example.com> {1700000000 + i * 60} +0000\n".encode())
+        chunks.append(f"data {len(msg)}\n".encode() + msg + b"\n")
+        if i:
+            chunks.append(f"from :{i}\n".encode())
+        for name, data in content(i).items():
+            b = data.encode()
+            chunks.append(f"M 644 inline {name}\ndata {len(b)}\n".encode() + b + b"\n")
+        chunks.append(b"\n")
+    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(chunks), check=True,
+                   env=_git_env())
+    subprocess.run(["git", "-C", str(path), "checkout", "-q", "-f", branch], check=True, env=_git_env())
+    return git(path, "rev-list", "--reverse", branch).split()
+
+
+def demo(recs, inv_id: str, quiet: bool) -> dict:
+    """`dbglog demo`: bisect a generated 24-commit repo where commit 13 breaks a kernel."""
+    import sys
+
+    import click
+
+    repo = recs.ws.root / "demo-repo"
+    bad_at = 13
+    make_repo(repo, 24, lambda i: {"tiling.txt": str(4 if i >= bad_at else 2) + "\n", "check.py": DEMO_CHECK,
+                                   "version.txt": f"{i}\n"},
+              lambda i: "Use 4-wide tiles in attention_fwd" if i == bad_at else f"Refactor step {i}")
+    if not quiet:
+        click.secho("\n== dbglog bisect git --good HEAD~23 --bad HEAD --timeout 20 -- python check.py", bold=True)
+    res = start(recs, good_refs=["HEAD~23"], bad_ref="HEAD", cmd=[sys.executable, "check.py"], timeout=20.0,
+                grace=1.0, inv_ref=inv_id, cwd=repo, progress=not quiet)
+    if not quiet:
+        click.echo(res["report"])
+    return res

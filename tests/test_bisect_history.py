@@ -1,0 +1,457 @@
+"""`dbglog bisect git` on real git repositories built by the tests (git fast-import).
+
+The repro (CHECK, outside the repo) reads version.txt (or looks for bug.txt) in the worktree
+it runs in, logs the version it saw to a count file (so tests count repro runs exactly), and
+behaves as the JSON spec next to it says: culprit, skipped (exit 125) versions, a different
+crash, hangs, flaky versions, sleeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_none_alive, cli_env, run_cli
+from dbglog.bisect.history import make_repo
+
+CHECK = r"""
+import json, os, sys, time
+d = os.environ.get("DBGLOG_TEST_PIDS")
+if d:
+    open(os.path.join(d, "%d.pid" % os.getpid()), "w").write(str(os.getpid()))
+spec = json.load(open(sys.argv[2]))
+v = int(open("version.txt").read()) if os.path.exists("version.txt") else -1
+with open(sys.argv[1], "a") as f:
+    f.write("%d\n" % v)
+time.sleep(spec.get("sleep", 0))
+if v in spec.get("skip", []):
+    sys.exit(125)
+if v in spec.get("other", []):
+    raise KeyError("a different crash")
+if v in spec.get("flaky", []):
+    n = len([1 for line in open(sys.argv[1]) if line.strip() == str(v)])
+    if n % 2:
+        raise ValueError("the bug")
+    sys.exit(0)
+if spec.get("good_fails_differently") and v == 0:
+    raise KeyError("unrelated breakage at the good end")
+bad = spec.get("fail_all") or os.path.exists("bug.txt") or (spec.get("culprit") is not None and v >= spec["culprit"])
+if bad and not spec.get("pass_all"):
+    if spec.get("hang"):
+        time.sleep(60)
+    raise ValueError("the bug")
+"""
+
+
+class Repro:
+    def __init__(self, tmp: Path, **spec):
+        self.dir = tmp / "repro"
+        self.dir.mkdir(exist_ok=True)
+        (self.dir / "check.py").write_text(CHECK)
+        self.log = self.dir / "count.log"
+        self.spec_path = self.dir / "spec.json"
+        self.set(**spec)
+
+    def set(self, **spec):
+        self.spec_path.write_text(json.dumps(spec))
+
+    @property
+    def cmd(self):
+        return [sys.executable, str(self.dir / "check.py"), str(self.log), str(self.spec_path)]
+
+    def versions(self) -> list[int]:
+        return [int(x) for x in self.log.read_text().split()] if self.log.exists() else []
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+
+
+def snapshot(repo: Path) -> tuple:
+    """Everything of the user's checkout that a bisection must not change."""
+    idx = hashlib.sha256((repo / ".git" / "index").read_bytes()).hexdigest()
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(repo.iterdir()) if p.is_file()}
+    return (idx, git(repo, "status", "--porcelain", "--untracked-files=all"), git(repo, "rev-parse", "HEAD"),
+            git(repo, "symbolic-ref", "-q", "HEAD"), git(repo, "stash", "list"), files)
+
+
+def linear_repo(tmp: Path, n: int, name="repo") -> tuple[Path, list[str]]:
+    repo = tmp / name
+    shas = make_repo(repo, n, lambda i: {"version.txt": f"{i}\n"})
+    init_ws(repo)
+    return repo, shas
+
+
+def init_ws(repo: Path) -> None:
+    p = run_cli("init", cwd=repo)
+    assert p.returncode == 0, p.stderr
+
+
+def bisect(repo, repro, *args, env=None):
+    p = run_cli("bisect", "git", "--grace", "0.5", "--json", *args, "--", *repro.cmd, cwd=repo, env=env)
+    data = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+    return p, data
+
+
+def no_worktrees_left(repo: Path) -> None:
+    wts = [ln for ln in git(repo, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")]
+    assert wts == [f"worktree {repo}"], wts
+    root = repo / ".dbglog" / "bisect"
+    assert not root.exists() or not any(root.iterdir()), list(root.iterdir())
+
+
+def dirty(repo: Path) -> None:
+    """A user mid-work: a stash, a staged change, an unstaged change, an untracked file."""
+    (repo / "version.txt").write_text("stashed\n")
+    git(repo, "stash", "-q")
+    (repo / "notes.txt").write_text("untracked\n")
+    (repo / "version.txt").write_text("staged\n")
+    git(repo, "add", "version.txt")
+    (repo / "version.txt").write_text("unstaged edit\n")
+
+
+# --- the tests -------------------------------------------------------------------------
+
+
+def test_linear_1024_finds_culprit_within_log2_plus_2_runs_and_leaves_checkout_alone(tmp_path):
+    repo, shas = linear_repo(tmp_path, 1024)
+    dirty(repo)
+    before = snapshot(repo)
+    repro = Repro(tmp_path, culprit=700)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0, p.stderr
+    assert res["status"] == "found"
+    assert res["first_bad"]["commit"] == shas[700]
+    assert res["first_bad"]["subject"] == "commit 700"
+    assert "version.txt" in res["first_bad"]["diffstat"]
+    assert len(repro.versions()) <= 10 + 2  # ceil(log2 1024) + both endpoint checks
+    assert res["runs"] == len(repro.versions())
+    assert repro.versions()[:2] == [1023, 0]  # bad end first (it defines "bad"), then the good end
+    assert snapshot(repo) == before
+    no_worktrees_left(repo)
+
+    # Re-asking is instant: every verdict comes from the cache, nothing runs.
+    n = len(repro.versions())
+    p, res2 = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0, p.stderr
+    assert res2["first_bad"]["commit"] == shas[700]
+    assert len(repro.versions()) == n and res2["runs"] == 0
+    assert snapshot(repo) == before
+
+
+def merge_repo(tmp: Path) -> tuple[Path, dict]:
+    """main: m0..m3, side branch from m3: s1..s5 (s3 adds bug.txt), merged at M (after m4..m6),
+    then m7..m9. Every commit changes version.txt on its own line of history."""
+    repo = tmp / "mrepo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    cmds = []
+    t = [1700000000]
+
+    def commit(ref, mark, msg, frm=None, merge=None, files=()):
+        t[0] += 60
+        s = (f"commit {ref}\nmark :{mark}\nauthor Dev <d@e.x> {t[0]} +0000\ncommitter Dev <d@e.x> {t[0]} +0000\n"
+             f"data {len(msg)}\n{msg}\n")
+        if frm:
+            s += f"from :{frm}\n"
+        if merge:
+            s += f"merge :{merge}\n"
+        for name, data in files:
+            s += f"M 644 inline {name}\ndata {len(data)}\n{data}\n"
+        cmds.append(s + "\n")
+
+    marks = {}
+    m = 0
+    for i in range(4):
+        m += 1
+        marks[f"m{i}"] = m
+        commit("refs/heads/main", m, f"main {i}", frm=m - 1 if i else None, files=[("version.txt", f"{i}\n")])
+    prev = marks["m3"]
+    for i in range(1, 6):
+        m += 1
+        marks[f"s{i}"] = m
+        files = [("side.txt", f"{i}\n")] + ([("bug.txt", "x\n")] if i == 3 else [])
+        commit("refs/heads/side", m, f"side {i}" + (" (introduces the bug)" if i == 3 else ""), frm=prev, files=files)
+        prev = m
+    prev = marks["m3"]
+    for i in range(4, 7):
+        m += 1
+        marks[f"m{i}"] = m
+        commit("refs/heads/main", m, f"main {i}", frm=prev, files=[("version.txt", f"{i}\n")])
+        prev = m
+    m += 1
+    marks["M"] = m
+    commit("refs/heads/main", m, "Merge branch 'side'", frm=prev, merge=marks["s5"],
+           files=[("side.txt", "5\n"), ("bug.txt", "x\n")])
+    prev = m
+    for i in range(7, 10):
+        m += 1
+        marks[f"m{i}"] = m
+        commit("refs/heads/main", m, f"main {i}", frm=prev, files=[("version.txt", f"{i}\n")])
+        prev = m
+    subprocess.run(["git", "-C", str(repo), "fast-import", "--quiet", f"--export-marks={tmp / 'marks'}"],
+                   input="".join(cmds).encode(), check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-f", "main"], check=True)
+    bymark = dict(line.split() for line in (tmp / "marks").read_text().splitlines())
+    shas = {name: bymark[f":{mk}"] for name, mk in marks.items()}
+    init_ws(repo)
+    return repo, shas
+
+
+def test_merges_side_branch_culprit_and_first_parent_finds_the_merge(tmp_path):
+    repo, c = merge_repo(tmp_path)
+    before = snapshot(repo)
+    repro = Repro(tmp_path)
+    p, res = bisect(repo, repro, "--good", c["m0"], "--bad", "main")
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == c["s3"], res["report"]
+    assert len(res["steps"]) <= 2 + 4  # 15 candidates: ceil(log2 15) = 4 steps
+    p, res = bisect(repo, repro, "--good", c["m0"], "--bad", "main", "--first-parent")
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == c["M"]
+    assert res["first_bad"]["merge"] is True
+    assert "bug.txt" in res["first_bad"]["diffstat"]  # diff against the first parent
+    assert snapshot(repo) == before
+    no_worktrees_left(repo)
+
+
+@pytest.mark.parametrize("spec, why", [
+    ({"fail_all": True}, "fails the same way"),
+    ({"pass_all": True}, "passes"),
+    ({"culprit": 9, "good_fails_differently": True}, "fails differently"),
+])
+def test_refuses_when_the_ends_do_not_check_out(tmp_path, spec, why):
+    repo, shas = linear_repo(tmp_path, 16)
+    before = snapshot(repo)
+    repro = Repro(tmp_path, **spec)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert res["status"] == "refused" and res["first_bad"] is None and res["candidates"] == []
+    assert why in res["message"]
+    assert len(repro.versions()) <= 2  # only the endpoint checks ran
+    # still recorded in the session log
+    log = json.loads(run_cli("bisect", "log", "--json", cwd=repo).stdout)
+    assert [s["key"] for s in log["steps"]][0] == shas[15]
+    st = json.loads(run_cli("bisect", "status", "--json", cwd=repo).stdout)
+    assert st["status"] == "refused"
+    assert snapshot(repo) == before
+    no_worktrees_left(repo)
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path):
+    repo, shas = linear_repo(tmp_path, 8)
+    repro = Repro(tmp_path, culprit=4)
+    p, _ = bisect(repo, repro, "--good", "no-such-rev", "--bad", "HEAD")
+    assert p.returncode == 2 and "unknown revision 'no-such-rev'" in p.stderr
+    p, _ = bisect(repo, repro, "--good", "HEAD", "--bad", shas[0])
+    assert p.returncode == 2 and "swapped" in p.stderr
+    p = run_cli("bisect", "mark", "nope", "good", cwd=repo)
+    assert p.returncode == 2
+    assert repro.versions() == []
+
+
+def test_different_crash_in_the_middle_is_skipped_not_blamed(tmp_path):
+    repo, shas = linear_repo(tmp_path, 64)
+    repro = Repro(tmp_path, culprit=45, other=list(range(28, 36)))
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == shas[45]
+    skipped = [s for s in res["steps"] if s["verdict"] == "skip"]
+    assert skipped, res["steps"]
+    for s in skipped:
+        assert shas.index(s["commit"]) in range(28, 36)
+        assert "different failure" in s["reason"] and "KeyError" in s["reason"]
+
+
+def test_hang_is_the_bug_when_the_bad_end_hangs(tmp_path, pid_dir):
+    repo, shas = linear_repo(tmp_path, 32)
+    repro = Repro(tmp_path, culprit=20, hang=True)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--timeout", "0.5")
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == shas[20]
+    assert res["target"].startswith("hang")
+    assert any(s["outcome"] == "hang" and s["verdict"] == "bad" for s in res["steps"][2:])
+    assert_none_alive(pid_dir)
+    no_worktrees_left(repo)
+
+
+def run_git_bisect(tmp: Path, repo: Path, good: str, repro: Repro) -> tuple[int, str]:
+    clone = tmp / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    git(clone, "bisect", "start", "HEAD", good)
+    start = len(repro.versions())
+    p = subprocess.run(["git", "-C", str(clone), "bisect", "run", *repro.cmd], capture_output=True, text=True)
+    return len(repro.versions()) - start, p.stdout
+
+
+def test_21_untestable_commits_fewer_runs_than_git_bisect_and_exact_candidates(tmp_path):
+    repo, shas = linear_repo(tmp_path, 1024)
+    skip = list(range(490, 511))  # 21 commits around the culprit (500)
+    repro = Repro(tmp_path, culprit=500, skip=skip)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 1, p.stderr
+    assert res["status"] == "inconclusive"
+    ours = len(repro.versions())
+    cands = {shas.index(c["commit"]) for c in res["candidates"]}
+    assert cands == set(range(490, 512))  # the skipped ones and the first testable bad commit after them
+    for c in res["candidates"]:
+        i = shas.index(c["commit"])
+        if i == 511:
+            assert c["verdict"] == "bad"
+        elif c["verdict"] == "skip":
+            assert "exited 125" in c["reason"]
+        else:
+            assert c["verdict"] is None and "skipped commits" in c["reason"]
+    theirs, out = run_git_bisect(tmp_path, repo, shas[0], repro)
+    assert "only 'skip'ped commits left" in out
+    assert ours < theirs, (ours, theirs)
+
+
+def _trials(repo: Path) -> list[str]:
+    try:
+        con = sqlite3.connect(f"file:{repo / '.dbglog' / 'dbglog.db'}?mode=ro", uri=True, timeout=5)
+        try:
+            return [r[0] for r in con.execute("SELECT key FROM bisect_trials ORDER BY seq")]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return []
+
+
+def _start_bg(repo, repro, *args):
+    return subprocess.Popen([sys.executable, "-m", "dbglog", "bisect", "git", "--grace", "0.5", *args, "--",
+                             *repro.cmd], cwd=repo, env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+
+
+def _wait_trials(repo, n, proc, limit=30.0):
+    deadline = time.monotonic() + limit
+    while len(_trials(repo)) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_kill_9_mid_step_then_resume_same_answer_nothing_rerun_nothing_left(tmp_path, pid_dir):
+    repo, shas = linear_repo(tmp_path, 64)
+    before = snapshot(repo)
+    repro = Repro(tmp_path, culprit=41, sleep=0.3)
+    proc = _start_bg(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    _wait_trials(repo, 4, proc)
+    time.sleep(0.1)  # mid-step
+    proc.kill()
+    proc.wait()
+    finished = _trials(repo)
+    assert (repo / ".dbglog" / "bisect").exists()  # the killed driver left its worktree behind
+    p = run_cli("bisect", "resume", "--json", cwd=repo)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["first_bad"]["commit"] == shas[41]
+    seen = repro.versions()
+    for key in finished:
+        assert seen.count(shas.index(key)) == 1, (shas.index(key), seen)
+    assert len(set(seen)) == len(seen) or len(seen) - len(set(seen)) <= 1  # at most the interrupted step re-ran
+    no_worktrees_left(repo)
+    assert_none_alive(pid_dir)
+    assert snapshot(repo) == before
+    st = json.loads(run_cli("bisect", "status", "--json", cwd=repo).stdout)
+    assert st["status"] == "done" and st["first_bad"] == shas[41]
+
+
+def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path, pid_dir):
+    repo, shas = linear_repo(tmp_path, 32)
+    repro = Repro(tmp_path, culprit=9, sleep=0.3)
+    proc = _start_bg(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    _wait_trials(repo, 3, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert "bisect resume" in out
+    no_worktrees_left(repo)
+    assert_none_alive(pid_dir)
+    p = run_cli("bisect", "resume", "--json", cwd=repo)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["first_bad"]["commit"] == shas[9]
+
+
+def test_recorded_in_investigation_and_mark_replays(tmp_path):
+    repo, shas = linear_repo(tmp_path, 32)
+    assert run_cli("new", "Loss NaN after refactor", "--no-env", cwd=repo).returncode == 0
+    repro = Repro(tmp_path, culprit=17)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0, p.stderr
+    rec = res["recorded"]
+    md = (repo / rec["path"]).read_text()
+    assert f"## Bisection: {shas[0][:10]}..HEAD ({res['session']})" in md
+    assert "| # | Commit | Subject | Verdict |" in md
+    assert f"**Result:** first bad commit `{shas[17]}` — commit 17" in md
+    assert "(bad end)" in md and "(good end)" in md and "../.dbglog/runs/" in md
+    assert f"### Attempt 1: Bisect: first bad commit {shas[17][:10]} commit 17" in md
+    # the mirror still round-trips (sync sees no outside edit / conflict)
+    assert run_cli("sync", cwd=repo).returncode == 0
+    n = len(repro.versions())
+    # a wrong verdict corrected by hand: the search replays from the log
+    p = run_cli("bisect", "mark", shas[17], "good", cwd=repo)
+    assert p.returncode == 0, p.stderr
+    p = run_cli("bisect", "resume", "--json", cwd=repo)
+    assert p.returncode == 0, p.stderr
+    res2 = json.loads(p.stdout)
+    assert res2["first_bad"]["commit"] == shas[18]
+    assert len(repro.versions()) - n <= 1  # only commit 18 needed a run
+    md = (repo / rec["path"]).read_text()
+    assert md.count("## Bisection:") == 1  # the section is regenerated in place
+    assert "### Attempt 2: Bisect: first bad commit" in md
+    log = json.loads(run_cli("bisect", "log", "--json", cwd=repo).stdout)
+    assert any(s["source"] == "manual" for s in log["steps"])
+
+
+def test_repeat_disagreement_is_flaky_not_a_guess(tmp_path):
+    repo, shas = linear_repo(tmp_path, 16)
+    repro = Repro(tmp_path, culprit=8, flaky=[6, 7, 8, 9])
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--repeat", "2")
+    assert p.returncode == 1, p.stderr
+    assert res["status"] == "flaky" and res["first_bad"] is None
+    assert res["flaky"] and all(shas.index(c) in (6, 7, 8, 9) for c in res["flaky"])
+    assert "--repeat" in res["message"]
+
+
+def test_jobs_and_launcher(tmp_path):
+    repo, shas = linear_repo(tmp_path, 256)
+    repro = Repro(tmp_path, culprit=77)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--jobs", "3", "--launcher", "env DBG_L=1")
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == shas[77]
+    assert all(s["runs"] for s in res["steps"])
+    no_worktrees_left(repo)
+
+
+def test_build_failure_is_skip(tmp_path):
+    repo, shas = linear_repo(tmp_path, 32)
+    repro = Repro(tmp_path, culprit=20)
+    build = "test $(cat version.txt) -lt 14 -o $(cat version.txt) -gt 17"
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--build", build)
+    assert p.returncode == 0, p.stderr
+    assert res["first_bad"]["commit"] == shas[20]
+    for s in res["steps"]:
+        if s["verdict"] == "skip":
+            assert s["reason"].startswith("build failed")
+
+
+def test_demo_includes_a_history_bisection(tmp_path):
+    p = run_cli("demo", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    inv = json.loads(p.stdout)["investigation"]
+    heads = [s["heading"] for s in inv["sections"]]
+    assert any(h.startswith("## Bisection: HEAD~23..HEAD") for h in heads), heads
+    assert any(a["title"].startswith("Bisect: first bad commit") and a["outcome"] == "worked"
+               for a in inv["attempts"])
