@@ -868,7 +868,7 @@ def describe(recs, session: dict) -> dict:
     if spec.get("target") and spec.get("mode") in ("enable", "disable"):
         search = _search(spec, len(names))
         _replay(search, steps, names, spec["mode"])
-        info["sets_found"] = [[names[i] for i in s] for s in search.found]
+        info["sets_found"] = [[names[i] for i in sorted(s)] for s in search.found]
         info["next"] = [describe_set({names[i] for i in (q if spec["mode"] == "enable" else
                                                            complement(len(names), q))}, names)
                         for q in search.next_queries()][:4]
