@@ -120,6 +120,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
         step("Recording an investigation (dbglog new / diff add / next add / attempt add)", quiet)
         inv_id = record_investigation(recs)
         runs = supervised_runs(recs, inv_id, quiet)
+        __import__("dbglog.bisect.toggles", fromlist=["demo"]).demo(recs, inv_id, quiet)
         inv = recs.store.load(inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:
