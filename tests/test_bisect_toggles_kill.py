@@ -90,6 +90,19 @@ def test_kill_minus_9_in_place_always_restored(ws, tmp_path):
         with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
             assert db.execute("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
     assert restored_any >= 5  # the kills really landed while files were edited
+    # SIGTERM and Ctrl-C (SIGINT): the driver itself restores before it exits
+    for sig, n in ((signal.SIGTERM, 3), (signal.SIGINT, 5)):
+        proc = subprocess.Popen([PY, "-m", "dbglog", "bisect", "toggles", "--in-place", "--suspects", "src", "--",
+                                 PY, "src/step.py", str(sig)], cwd=ws, env=cli_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        for _ in range(n):
+            proc.stderr.readline()
+        proc.send_signal(sig)
+        proc.stderr.read()
+        assert proc.wait(timeout=60) in (0, 130)
+        assert snapshot(src) == original
+        with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
+            assert db.execute("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
     # the last killed session resumes (finished trials replayed, not re-run) and gets the answer
     p = run_cli("bisect", "resume", "--json", cwd=ws)
     out = json.loads(p.stdout)

@@ -489,6 +489,9 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
                 raise DbglogError(f"{rp} is outside the workspace {root}: bisections edit a copy of the workspace; "
                                   "use --in-place to edit it where it is")
             files[rp] = hashlib.sha256(Path(rp).read_bytes()).hexdigest()
+    if files and not in_place and not (cwd == root or str(cwd).startswith(str(root) + os.sep)):
+        raise DbglogError(f"the current directory {cwd} is outside the workspace {root}, so the command could not "
+                          "run in the bisection's copy of it: run from inside the workspace or use --in-place")
     for p, ks in kinds.items():
         if len(ks) > 1:
             raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
