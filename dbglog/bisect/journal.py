@@ -119,7 +119,12 @@ class Journal:
             write_file(path, data, self.claimed[path][1])
 
     def release_all(self) -> list[str]:
-        """Put every claimed file back and forget it (also rows of an earlier driver of this session)."""
+        """Put every claimed file back and forget it (also rows of an earlier driver of this session).
+
+        Called from ``finally`` after an interruption: a signal that landed between BEGIN and
+        COMMIT of some write can leave a dangling transaction, which would swallow the deletes."""
+        if self.store.conn.in_transaction:
+            self.store.conn.execute("ROLLBACK")
         return restore_session(self.store, self.sid)
 
 

@@ -545,7 +545,7 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
             result = _drive(recs, session, trials, prog)
     finally:
         prog.close()
-        trials.close()
+        _shielded(trials.close)  # a second Ctrl-C must not cut the restore short
         if old:
             for s, h in old.items():
                 signal.signal(s, h)
@@ -553,6 +553,18 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     db.finish(session["id"], "done" if result["status"] != "refused" else "failed", result)
     _record(recs, db.get(session["id"]), result)
     return result
+
+
+def _shielded(fn) -> None:
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        fn()
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
 
 
 class _Loop:
