@@ -1059,6 +1059,64 @@ def attempt_delete(number, inv_ref, as_json):
          lambda: click.echo(f"Attempt {a.number} deleted from {inv_id}"))
 
 
+@bisect_group.command("toggles", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--env", "envs", multiple=True, metavar="NAME=VALUE", help="Toggle: on sets it, off unsets it.")
+@click.option("--env-off", "env_offs", multiple=True, metavar="NAME=VALUE",
+              help="The off (working) value of an --env toggle instead of unset.")
+@click.option("--arg", "args", multiple=True, metavar="TEXT",
+              help="Toggle: these words at {toggles} in the command (or appended).")
+@click.option("--args-from", "args_from", multiple=True, metavar="FILE", help="One --arg per line of FILE.")
+@click.option("--config", "configs", multiple=True, metavar="FILE:KEY.PATH=VALUE",
+              help="Toggle: a JSON/YAML/TOML key set to VALUE (off: the file's value).")
+@click.option("--suspects", "suspect_paths", multiple=True, metavar="PATH",
+              help="Files/dirs with `dbglog: suspect NAME` / `dbglog: begin|end NAME` markers.")
+@click.option("--coop", "coops", multiple=True, metavar="NAME", help="Toggle: dbglog.toggle(NAME) in the code.")
+@click.option("--count", metavar="NAME", help="Counting mode: find the N-th call of dbglog.toggle(NAME, count=True) "
+              "that matters.")
+@click.option("--from-diffs", "from_diffs", is_flag=False, flag_value="", default=None, metavar="[INVESTIGATION]",
+              help="Toggles from the key-differences rows that have an apply spec; marks them at the end.")
+@click.option("--mode", type=click.Choice(["auto", "enable", "disable"]), default="auto", show_default=True,
+              help="enable: all-on fails; disable: all-off fails (what must be removed); auto: detect.")
+@click.option("--max-sets", type=int, help="Stop after this many sets.")
+@click.option("--max-set-size", type=int, help="Give up on sets larger than this.")
+@click.option("--max-runs", type=int, help="At most this many distinct trials.")
+@click.option("--strategy", type=click.Choice(["auto", "bisect", "ddmin"]), default="auto", show_default=True)
+@click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
+@click.option("--timeout", type=float, help="Seconds per trial before it is a hang (default: 5x the failing end).")
+@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=int, default=1, show_default=True, help="Runs per trial; disagreeing runs = flaky.")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Trials in parallel.")
+@click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
+@click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
+@click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
+@click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
+@click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
+@inv_option
+@json_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
+                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, jobs, launcher, build, match,
+                   any_failure, in_place, inv_ref, as_json, cmd):
+    """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
+    import shlex
+
+    from dbglog.bisect import toggles
+
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    recs = open_records(create=True)
+    argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
+    result = toggles.start(
+        recs, cmd=cmd, cwd=os.getcwd(), envs=envs, env_offs=env_offs, args=args, args_from=args_from,
+        configs=configs, suspect_paths=suspect_paths, coops=coops, count=count, from_diffs=from_diffs, mode=mode,
+        max_sets=max_sets, max_set_size=max_set_size, max_runs=max_runs, strategy=strategy,
+        exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
+        build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
+        progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "")
+    _bisect_finish(result, as_json)
+
+
 # --- mirror -------------------------------------------------------------------------
 
 

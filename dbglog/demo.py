@@ -145,7 +145,10 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
         step("Recording an investigation (dbglog new / diff add / next add / attempt add)", quiet)
         inv_id = record_investigation(recs)
         runs = supervised_runs(recs, inv_id, quiet)
-        from dbglog.bisect import history; history.demo(recs, inv_id, quiet)  # noqa: E702  bisect git
+        from dbglog.bisect import history, toggles
+
+        history.demo(recs, inv_id, quiet)  # dbglog bisect git on a generated repo
+        toggles.demo(recs, inv_id, quiet)  # dbglog bisect toggles on marked suspect calls
         inv = recs.store.load(inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:

@@ -25,11 +25,15 @@ from dbglog.workspace import Workspace
 CURRENT = "current"
 
 
-def atomic_write(path: Path, data: bytes) -> os.stat_result:
-    """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn."""
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_result:
+    """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn.
+
+    ``mode``: permission bits for the result (the temp file is created 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -62,9 +66,24 @@ class Records:
         self.ws = ws
         self.store = Store(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
+        self.restored_files = self._restore_bisect_edits()
 
     def close(self) -> None:
         self.store.close()
+
+    def _restore_bisect_edits(self) -> list[str]:
+        # Source files a toggle bisection edited in place and whose driver died (kill -9):
+        # put the original bytes back before doing anything else. One SELECT when there are none.
+        if self.store.q("SELECT 1 FROM toggle_journal LIMIT 1").fetchone() is None:
+            return []
+        from dbglog.bisect.journal import restore_orphans
+
+        restored = restore_orphans(self.store)
+        for p in restored:
+            import sys
+
+            print(f"dbglog: restored {p} (edited in place by a bisection that was killed)", file=sys.stderr)
+        return restored
 
     def _temp_files(self) -> list[str]:
         try:

@@ -185,6 +185,26 @@ def _search(db) -> None:
     create_index(db)
 
 
+def _toggle_journal(db) -> None:
+    """In-place source edits of a toggle bisection (issue 7): the original bytes of every file a
+    bisection edits, written and committed BEFORE the file is touched, so any later dbglog
+    command can put the file back after the driver died (even by kill -9)."""
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS toggle_journal (
+          path TEXT PRIMARY KEY,            -- resolved absolute path of the edited file
+          session_id TEXT NOT NULL,
+          original BLOB,                    -- NULL: the file did not exist
+          sha256 TEXT NOT NULL,
+          mode INTEGER,                     -- st_mode bits to restore
+          pid INTEGER NOT NULL,             -- the driver that owns the edit
+          pid_started REAL,                 -- its start time (pid reuse)
+          created TEXT NOT NULL
+        );
+        """
+    )
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -193,6 +213,7 @@ MIGRATIONS = [
     ("0004_runs", _runs),
     ("0002_search", _search),
     ("0005_bisect", _bisect),
+    ("0006_toggle_journal", _toggle_journal),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

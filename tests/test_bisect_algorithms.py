@@ -404,7 +404,7 @@ def families(draw, n):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_toggle_finds_all_minimal_sets(data):
-    n = data.draw(st.sampled_from([4, 5, 17, 90, 300, 1024]))
+    n = data.draw(st.one_of(st.sampled_from([4, 5, 17, 90, 300, 1024]), st.integers(8, 1024)))
     fam = data.draw(families(n))
     fam = [s for s in fam if s]
     assume(frozenset(range(n)) not in fam or n > 1)

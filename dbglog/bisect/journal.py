@@ -1,0 +1,171 @@
+"""Journaled in-place file edits (``dbglog bisect toggles --in-place``).
+
+Protocol, per file:
+
+1. ``claim``: insert (path, original bytes, sha256, mode, owner pid) into ``toggle_journal`` and
+   COMMIT, before the file is touched.
+2. ``write``: atomic write (temp file in the same directory + fsync + rename, mode preserved).
+3. ``release``: atomic write of the original bytes (skipped when already identical), then delete
+   the row.
+
+The driver releases on every exit path it can see (success, failure, Ctrl-C, SIGTERM turned into
+an exception). For kill -9, every dbglog command calls :func:`restore_orphans` when it opens the
+workspace (``Records.__init__``; the check is one SELECT on the journal's primary key): rows whose
+owner process is gone are restored and deleted. A temp file left by a write killed half-way is
+removed too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from dbglog.errors import DbglogError
+
+
+def _sha(data: bytes | None) -> str:
+    return hashlib.sha256(data).hexdigest() if data is not None else "-"
+
+
+def _started(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return psutil.Process(pid).create_time()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _alive(pid: int, started: float | None) -> bool:
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or abs(p.create_time() - started) < 1.0
+    except psutil.Error:
+        return False
+
+
+def write_file(path: Path, data: bytes | None, mode: int | None = None) -> None:
+    """Atomic write keeping permission bits; ``data=None`` removes the file."""
+    from dbglog.records import atomic_write
+
+    if data is None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    atomic_write(path, data, mode=mode)
+
+
+def _remove_temps(path: Path) -> None:
+    try:
+        for e in os.scandir(path.parent):
+            if e.name.startswith(f".{path.name}.") and e.name.endswith(".tmp"):
+                os.unlink(e.path)
+    except OSError:
+        pass
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+class Journal:
+    """The in-place edits of one bisection session, owned by this process."""
+
+    def __init__(self, store, session_id: str):
+        self.store = store
+        self.sid = session_id
+        self.pid = os.getpid()
+        self.started = _started(self.pid)
+        self.claimed: dict[Path, tuple[bytes | None, int | None]] = {}
+
+    def claim(self, path: Path) -> bytes | None:
+        """Record the original before any edit; returns the original bytes."""
+        path = Path(path)
+        if path in self.claimed:
+            return self.claimed[path][0]
+        data = _read(path)
+        mode = stat.S_IMODE(path.stat().st_mode) if data is not None else None
+        with self.store.write():
+            row = self.store.q("SELECT session_id, pid FROM toggle_journal WHERE path = ?", str(path)).fetchone()
+            if row is not None and row["session_id"] != self.sid:
+                raise DbglogError(f"{path} is being edited in place by bisection {row['session_id']} "
+                                  f"(process {row['pid']}); wait for it or `dbglog bisect abort`")
+            if row is None:
+                self.store.q("INSERT INTO toggle_journal (path, session_id, original, sha256, mode, pid, pid_started,"
+                             " created) VALUES (?, ?, ?, ?, ?, ?, ?, datetime('now'))", str(path), self.sid, data,
+                             _sha(data), mode, self.pid, self.started)
+            else:
+                self.store.q("UPDATE toggle_journal SET pid = ?, pid_started = ? WHERE path = ?", self.pid,
+                             self.started, str(path))
+        self.claimed[path] = (data, mode)
+        return data
+
+    def write(self, path: Path, data: bytes) -> None:
+        path = Path(path)
+        if path not in self.claimed:
+            self.claim(path)
+        if _read(path) != data:
+            write_file(path, data, self.claimed[path][1])
+
+    def release_all(self) -> list[str]:
+        """Put every claimed file back and forget it (also rows of an earlier driver of this session).
+
+        Called from ``finally`` after an interruption: a signal that landed between BEGIN and
+        COMMIT of some write can leave a dangling transaction, which would swallow the deletes."""
+        if self.store.conn.in_transaction:
+            self.store.conn.execute("ROLLBACK")
+        return restore_session(self.store, self.sid)
+
+
+def _restore_rows(store, rows) -> list[str]:
+    restored = []
+    for r in rows:
+        path = Path(r["path"])
+        original = r["original"]
+        if _sha(_read(path)) != r["sha256"]:
+            write_file(path, original, r["mode"])
+            restored.append(str(path))
+        _remove_temps(path)
+        with store.write():
+            store.q("DELETE FROM toggle_journal WHERE path = ? AND session_id = ?", str(path), r["session_id"])
+    return restored
+
+
+def restore_session(store, session_id: str) -> list[str]:
+    rows = store.q("SELECT * FROM toggle_journal WHERE session_id = ?", session_id).fetchall()
+    return _restore_rows(store, rows)
+
+
+def restore_orphans(store) -> list[str]:
+    """Restore files edited in place by bisection drivers that are gone. Returns the restored paths."""
+    rows = store.q("SELECT * FROM toggle_journal").fetchall()
+    orphans = [r for r in rows if not _alive(r["pid"], r["pid_started"])]
+    if not orphans:
+        return []
+    try:  # the dead driver's repro may still be running on the edited files: stop it first
+        from dbglog.bisect.session import reap_leftovers
+
+        for sid in sorted({r["session_id"] for r in orphans}):
+            reap_leftovers(sid)
+    except Exception:  # noqa: BLE001 - restoring the bytes matters more
+        pass
+    return _restore_rows(store, orphans)
+
+
+def pending(store) -> bool:
+    """Cheap check used at start-up by every command."""
+    try:
+        return store.q("SELECT 1 FROM toggle_journal LIMIT 1").fetchone() is not None
+    except Exception:  # noqa: BLE001 - a store from before the migration
+        return False

@@ -1,0 +1,1006 @@
+"""Toggle bisection (``dbglog bisect toggles``): the minimal sets of suspects that cause a failure.
+
+A *toggle* is a named suspect with an off and an on state:
+
+=========  =====================================  ============================================
+kind       on                                     off
+=========  =====================================  ============================================
+env        ``NAME=VALUE`` set                     unset (or ``--env-off NAME=VALUE``)
+arg        its words at ``{toggles}`` in the      absent
+           command (appended when there is none)
+config     ``FILE:KEY.PATH=VALUE`` written        the file's own value
+suspect    marked source lines as written         disabled, file kept valid (``suspects.py``)
+coop       ``dbglog.toggle(NAME)`` returns True   returns False (``coop.py``)
+=========  =====================================  ============================================
+
+``--from-diffs`` turns the rows of an investigation's key-differences table that carry an apply
+spec (``env:..``, ``arg:..``, ``config:..``) into toggles named by the row's factor, and marks the
+rows ``culprit`` / ``ruled-out`` at the end.
+
+The search is :class:`~dbglog.bisect.algorithms.ToggleSearch` (every minimal failing set,
+interactions included; each set confirmed). This module is the driver: it checks the two ends
+itself first (all on / all off) to decide the direction (``--mode auto``: when all-on passes and
+all-off fails it searches what must be *disabled* for the failure to appear) and to learn the
+target failure (same outcome + signature as the failing end), then turns every query into a
+supervised trial through :mod:`dbglog.bisect.session` (verdicts, repeats, cache, persistence).
+
+Trial keys are the JSON sorted list of the enabled toggle names, so the result cache is keyed by
+the exact toggle set. Counting mode (``--count NAME``) keys are ``{"count": NAME, "limit": K}``.
+
+Source and config edits happen in copies of the workspace (``.dbglog/bisect/<session>/w<i>``, one
+per parallel job; the command runs with its cwd and absolute paths mapped into the copy) unless
+``--in-place``, which edits the real files behind the journal of :mod:`dbglog.bisect.journal`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from dbglog.bisect import configedit, suspects
+from dbglog.bisect.algorithms import CountSearch, ToggleSearch, Verdict, complement
+from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, cache_key, default_timeout,
+                                   md_cell, record_section, run_parallel, target_for, verdict_of, workdir_root)
+from dbglog.coop import COUNT_FILE_VAR, ENABLED_VAR, MANAGED_VAR, limit_var
+from dbglog.errors import DbglogError
+
+KIND = "toggles"
+PLACEHOLDER = "{toggles}"
+ENDPOINT_TIMEOUT = 600.0  # the ends run before a per-step timeout can be derived from the bad end
+
+
+# --- toggles ---------------------------------------------------------------------------
+
+
+@dataclass
+class Toggle:
+    name: str
+    kind: str  # env | arg | config | suspect | coop
+    var: str = ""
+    value: object = None
+    off: str | None = None
+    words: list = field(default_factory=list)
+    file: str = ""
+    key: str = ""
+    regions: list = field(default_factory=list)
+    factor: str | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v not in (None, "", [])}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Toggle":
+        return cls(**d)
+
+    def states(self) -> tuple[str, str]:
+        """(on, off) in words, for the report."""
+        if self.kind == "env":
+            return f"{self.var}={self.value}", (f"{self.var}={self.off}" if self.off is not None else f"{self.var} unset")
+        if self.kind == "arg":
+            return shlex.join(self.words), "absent"
+        if self.kind == "config":
+            return f"{Path(self.file).name}: {self.key} = {json.dumps(self.value)}", "the file's value"
+        if self.kind == "suspect":
+            where = ", ".join(f"{Path(r[0]).name}:{r[1] + 1}" + (f"-{r[2] + 1}" if r[2] != r[1] else "")
+                              for r in self.regions[:4]) + (" ..." if len(self.regions) > 4 else "")
+            return f"lines as written ({where})", "disabled"
+        return f"dbglog.toggle({self.name!r}) True", "False"
+
+
+def _parse_env(text: str, what: str = "--env") -> tuple[str, str]:
+    if "=" not in text or not text.split("=", 1)[0]:
+        raise DbglogError(f"bad {what} {text!r}: use NAME=VALUE")
+    k, v = text.split("=", 1)
+    return k, v
+
+
+def _parse_config(text: str, cwd: Path, what: str = "--config") -> tuple[str, str, object]:
+    if "=" not in text:
+        raise DbglogError(f"bad {what} {text!r}: use FILE:KEY.PATH=VALUE")
+    left, value = text.split("=", 1)
+    if ":" not in left:
+        raise DbglogError(f"bad {what} {text!r}: use FILE:KEY.PATH=VALUE")
+    f, key = left.rsplit(":", 1)
+    configedit.split_key(key)
+    path = (cwd / f).resolve()
+    configedit.file_format(str(path))
+    if not path.is_file():
+        raise DbglogError(f"{what} {text!r}: no such file {path}")
+    return str(path), key, configedit.parse_value(value)
+
+
+def apply_spec_toggle(name: str, spec: str, cwd: Path, factor: str | None = None) -> Toggle:
+    """A toggle from a key-differences apply spec: env:NAME=VALUE | arg:TEXT | config:FILE:KEY=VALUE."""
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind == "env":
+        var, val = _parse_env(rest, "apply spec")
+        return Toggle(name, "env", var=var, value=val, factor=factor)
+    if kind == "arg":
+        words = shlex.split(rest)
+        if not words:
+            raise DbglogError(f"apply spec {spec!r}: no words after arg:")
+        return Toggle(name, "arg", words=words, factor=factor)
+    if kind == "config":
+        f, key, value = _parse_config(rest, cwd, "apply spec")
+        return Toggle(name, "config", file=f, key=key, value=value, factor=factor)
+    raise DbglogError(f"unknown apply spec {spec!r} (row {name!r}): use env:NAME=VALUE, arg:TEXT or "
+                      "config:FILE:KEY=VALUE")
+
+
+def build_toggles(recs, *, cwd: Path, envs=(), env_offs=(), args=(), args_from=(), configs=(), suspect_paths=(),
+                  coops=(), from_diffs_inv: str | None = None) -> list[Toggle]:
+    out: list[Toggle] = []
+    offs = dict(_parse_env(e, "--env-off") for e in env_offs)
+    for e in envs:
+        var, val = _parse_env(e)
+        out.append(Toggle(var, "env", var=var, value=val, off=offs.pop(var, None)))
+    if offs:
+        raise DbglogError(f"--env-off {next(iter(offs))}: no --env toggle for that variable")
+    arg_texts = list(args)
+    for f in args_from:
+        try:
+            lines = Path(cwd / f).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise DbglogError(f"--args-from {f}: {e.strerror}") from None
+        arg_texts += [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    for a in arg_texts:
+        try:
+            words = shlex.split(a)
+        except ValueError as e:
+            raise DbglogError(f"bad --arg {a!r}: {e}") from None
+        if not words:
+            raise DbglogError("empty --arg")
+        out.append(Toggle(a.strip(), "arg", words=words))
+    for c in configs:
+        f, key, value = _parse_config(c, cwd)
+        out.append(Toggle(key, "config", file=f, key=key, value=value))
+    if suspect_paths:
+        found = suspects.scan([cwd / p for p in suspect_paths])
+        if not found:
+            raise DbglogError("no `dbglog: suspect NAME` or `dbglog: begin NAME` markers found in "
+                              + ", ".join(map(str, suspect_paths)))
+        for name, regions in found.items():
+            out.append(Toggle(name, "suspect", regions=[r.to_list() for r in regions]))
+    for c in coops:
+        out.append(Toggle(c, "coop"))
+    if from_diffs_inv is not None:
+        inv = recs.store.load(from_diffs_inv)
+        rows = [d for d in inv.differences if d.apply.strip()]
+        if not rows:
+            raise DbglogError(f"no row of {from_diffs_inv}'s key-differences table has an apply spec; add one with "
+                              "`dbglog diff set FACTOR --apply 'env:NAME=VALUE'`")
+        for d in rows:
+            out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor))
+    # unique names, stable
+    seen: dict[str, int] = {}
+    for t in out:
+        base = t.name
+        if base in seen:
+            seen[base] += 1
+            t.name = f"{base}#{seen[base]}"
+        else:
+            seen[base] = 1
+    envs_seen: dict[str, str] = {}
+    for t in out:
+        if t.kind == "env":
+            if t.var in envs_seen:
+                raise DbglogError(f"{t.var} is set by two toggles ({envs_seen[t.var]!r}, {t.name!r})")
+            envs_seen[t.var] = t.name
+    return out
+
+
+def key_of(names) -> str:
+    return json.dumps(sorted(names), ensure_ascii=False)
+
+
+def count_key(name: str, k: int) -> str:
+    return json.dumps({"count": name, "limit": int(k)}, sort_keys=True)
+
+
+def _fmt_names(names, limit: int = 8) -> str:
+    names = list(names)
+    shown = ", ".join(names[:limit]) + (f", … (+{len(names) - limit})" if len(names) > limit else "")
+    return "{" + shown + "}"
+
+
+def describe_set(enabled: set[str], all_names: list[str]) -> str:
+    if not enabled:
+        return "all off"
+    if len(enabled) == len(all_names):
+        return "all on"
+    ordered = [n for n in all_names if n in enabled]
+    if len(enabled) > len(all_names) / 2:
+        return "all on except " + _fmt_names([n for n in all_names if n not in enabled])
+    return _fmt_names(ordered)
+
+
+def _join(names) -> str:
+    names = [f"`{n}`" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def result_words(sets: list[list[str]], mode: str) -> str:
+    parts = []
+    for s in sets:
+        if mode == "disable":
+            if len(s) == 1:
+                parts.append(f"switching {_join(s)} off alone brings the failure back")
+            else:
+                parts.append(f"the failure appears only when {_join(s)} are all off "
+                             "(any one of them on prevents it)")
+        elif len(s) == 1:
+            parts.append(f"{_join(s)} alone causes the failure")
+        else:
+            parts.append(f"{_join(s)} fail only together: an interaction between them")
+    if not parts:
+        return "no failing set was found"
+    if len(parts) == 1:
+        return parts[0][0].upper() + parts[0][1:] + "."
+    return f"{len(parts)} independent causes: " + "; ".join(parts) + "."
+
+
+# --- running trials -------------------------------------------------------------------------
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        p = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    return [x for x in p.stdout.decode("utf-8", "surrogateescape").split("\0") if x]
+
+
+def copy_workspace(root: Path, dest: Path, also: list[Path]) -> None:
+    """A copy of the workspace's files (git: tracked + untracked-not-ignored; else everything but
+    .git/.dbglog), plus ``also`` (the files the toggles edit, even if ignored)."""
+    rels = _git_files(root)
+    if rels is None:
+        rels = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in (".git", ".dbglog")]
+            rels += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
+    rels = [r for r in rels if not r.startswith(".dbglog/") and r != ".dbglog"]
+    rels += [os.path.relpath(p, root) for p in also]
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel in dict.fromkeys(rels):
+        src, dst = root / rel, dest / rel
+        try:
+            if src.is_symlink():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(os.readlink(src), dst)
+            elif src.is_file():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise DbglogError(f"cannot copy {src} into the bisection's worktree: {e.strerror}") from None
+
+
+class Trials:
+    """Turns a set of enabled toggle names into a supervised trial."""
+
+    def __init__(self, recs, session: dict):
+        self.recs = recs
+        self.sid = session["id"]
+        spec = self.spec = session["spec"]
+        self.toggles = [Toggle.from_dict(d) for d in spec["toggles"]]
+        self.names = [t.name for t in self.toggles]
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.root = Path(spec["root"])
+        self.cwd = Path(spec["cwd"])
+        self.in_place = bool(spec.get("in_place"))
+        self.jobs = max(1, int(spec.get("jobs", 1)))
+        self.workdir = workdir_root(recs) / self.sid
+        self.originals: dict[str, bytes] = {}
+        for path, sha in spec.get("files", {}).items():
+            data = Path(path).read_bytes() if Path(path).exists() else b""
+            import hashlib
+
+            if hashlib.sha256(data).hexdigest() != sha:
+                raise DbglogError(f"{path} changed since bisection {self.sid} started; start a new bisection")
+            self.originals[path] = data
+        self.journal = None
+        if self.originals and self.in_place:
+            from dbglog.bisect.journal import Journal
+
+            self.journal = Journal(recs.store, self.sid)
+        self._slots: queue.Queue = queue.Queue()
+        self._made = 0
+        self._lock = threading.Lock()
+
+    # what a trial looks like
+    def env_for(self, enabled: set[str]) -> dict:
+        env: dict = {}
+        coop = [t.name for t in self.toggles if t.kind == "coop"]
+        for t in self.toggles:
+            if t.kind == "env":
+                env[t.var] = t.value if t.name in enabled else t.off
+        if coop:
+            env[ENABLED_VAR] = json.dumps([n for n in coop if n in enabled])
+            env[MANAGED_VAR] = json.dumps(coop)
+        return env
+
+    def argv_for(self, enabled: set[str]) -> list[str]:
+        words = [w for t in self.toggles if t.kind == "arg" and t.name in enabled for w in t.words]
+        cmd = list(self.spec["execution"]["cmd"])
+        if PLACEHOLDER in cmd:
+            i = cmd.index(PLACEHOLDER)
+            return cmd[:i] + words + cmd[i + 1:]
+        return cmd + words
+
+    def files_for(self, enabled: set[str]) -> dict[str, bytes]:
+        out = {}
+        for path, original in self.originals.items():
+            data = original
+            cfg = [t for t in self.toggles if t.kind == "config" and t.file == path and t.name in enabled]
+            if cfg:
+                text = data.decode("utf-8")
+                fmt = configedit.file_format(path)
+                for t in cfg:
+                    text = configedit.set_value(text, fmt, configedit.split_key(t.key), t.value, where=path)
+                data = text.encode("utf-8")
+            off = [suspects.Region.from_list(r) for t in self.toggles
+                   if t.kind == "suspect" and t.name not in enabled for r in t.regions if r[0] == path]
+            if off:
+                data = suspects.render(data, off)
+            out[path] = data
+        return out
+
+    # where it runs
+    def _acquire(self) -> Path | None:
+        if not self.originals or self.in_place:
+            return None
+        try:
+            return self._slots.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            self._made += 1
+            slot = self.workdir / f"w{self._made}"
+        if slot.exists():
+            shutil.rmtree(slot)
+        copy_workspace(self.root, slot, [Path(p) for p in self.originals])
+        return slot
+
+    def _map(self, slot: Path | None, p: str) -> str:
+        if slot is None or not os.path.isabs(p):
+            return p
+        try:
+            rel = Path(p).relative_to(self.root)
+        except ValueError:
+            return p
+        return str(slot / rel)
+
+    def run_one(self, key: str, enabled: set[str], target: Target, execution: Execution,
+                extra_env: dict | None = None) -> tuple[Step, list[dict]]:
+        slot = self._acquire()
+        try:
+            for path, data in self.files_for(enabled).items():
+                if self.journal is not None:
+                    self.journal.write(Path(path), data)
+                else:
+                    from dbglog.bisect.journal import write_file
+
+                    dst = Path(self._map(slot, path))
+                    if not dst.exists() or dst.read_bytes() != data:
+                        write_file(dst, data)
+            env = self.env_for(enabled) | (extra_env or {})
+            argv = [self._map(slot, a) for a in self.argv_for(enabled)]
+            cwd = self._map(slot, str(self.cwd))
+            ex = Executor(self.recs, self.sid, execution, self.recs_signatures())
+            return ex.run_trial(key, target, cwd=cwd, env=env, cmd=argv)
+        finally:
+            if slot is not None:
+                self._slots.put(slot)
+
+    _sigs = None
+
+    def recs_signatures(self):
+        if self._sigs is None:
+            from dbglog import signatures
+
+            self._sigs = signatures.all_signatures(self.recs.ws.config_path)
+        return self._sigs
+
+    def run_batch(self, items: list[tuple], target: Target, execution: Execution,
+                  extra_env: dict | None = None) -> list[tuple[Step, list[dict]]]:
+        """items: (key, enabled names[, extra env]); run up to ``jobs`` at once."""
+        self.recs_signatures()
+        jobs = 1 if self.in_place else self.jobs
+        return run_parallel(lambda it: self.run_one(it[0], it[1], target, execution,
+                                                    (extra_env or {}) | (it[2] if len(it) > 2 else {})), items, jobs)
+
+    def cache_extra(self) -> dict:
+        return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.get("files", {}),
+                "cwd": str(self.cwd), "in_place": self.in_place}
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.release_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# --- starting ----------------------------------------------------------------------------
+
+
+def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), args_from=(), configs=(),
+          suspect_paths=(), coops=(), count: str | None = None, from_diffs: str | None = None, mode: str = "auto",
+          max_sets: int | None = None, max_set_size: int | None = None, max_runs: int | None = None,
+          strategy: str = "auto", exhaustive: bool = True, timeout: float | None = None, grace: float = 5.0,
+          repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
+          match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
+          progress: bool = True, argv_text: str = "") -> dict:
+    import hashlib
+
+    if not cmd:
+        raise DbglogError("no command: put the repro after --, e.g. dbglog bisect toggles --env X=1 -- python repro.py")
+    if mode not in ("auto", "enable", "disable"):
+        raise DbglogError(f"bad --mode {mode!r}: use enable, disable or auto")
+    if repeat < 1 or jobs < 1:
+        raise DbglogError("--repeat and --jobs must be at least 1")
+    for name, v in (("--max-sets", max_sets), ("--max-set-size", max_set_size), ("--max-runs", max_runs)):
+        if v is not None and v < 1:
+            raise DbglogError(f"{name} must be at least 1")
+    if timeout is not None and timeout <= 0:
+        raise DbglogError("--timeout must be a positive number of seconds")
+    cwd = Path(cwd).resolve()
+    root = recs.ws.root.resolve()
+    inv_id = None
+    if from_diffs is not None:
+        inv_id = recs.resolve(from_diffs or inv_ref)
+    elif inv_ref:
+        inv_id = recs.resolve(inv_ref)
+    else:
+        cur = recs.current()
+        inv_id = cur if cur and recs.store.exists(cur) else None
+    toggles = build_toggles(recs, cwd=cwd, envs=envs, env_offs=env_offs, args=args, args_from=args_from,
+                            configs=configs, suspect_paths=suspect_paths, coops=coops,
+                            from_diffs_inv=inv_id if from_diffs is not None else None)
+    if not toggles and not count:
+        raise DbglogError("no toggles: give --env, --arg, --args-from, --config, --suspects, --coop, --count "
+                          "or --from-diffs")
+    if count and any(t.kind == "coop" and t.name == count for t in toggles):
+        raise DbglogError(f"--count {count} and --coop {count}: count mode bisects the calls of one toggle")
+    if in_place and jobs > 1:
+        raise DbglogError("--in-place edits the real files, so trials run one at a time: drop --jobs or --in-place")
+    # the files the toggles edit: originals, checks
+    files: dict[str, str] = {}
+    kinds: dict[str, set] = {}
+    for t in toggles:
+        paths = [t.file] if t.kind == "config" else [r[0] for r in t.regions] if t.kind == "suspect" else []
+        for p in paths:
+            rp = str(Path(p).resolve())
+            kinds.setdefault(rp, set()).add(t.kind)
+            if not in_place and not rp.startswith(str(root) + os.sep):
+                raise DbglogError(f"{rp} is outside the workspace {root}: bisections edit a copy of the workspace; "
+                                  "use --in-place to edit it where it is")
+            files[rp] = hashlib.sha256(Path(rp).read_bytes()).hexdigest()
+    if files and not in_place and not (cwd == root or str(cwd).startswith(str(root) + os.sep)):
+        raise DbglogError(f"the current directory {cwd} is outside the workspace {root}, so the command could not "
+                          "run in the bisection's copy of it: run from inside the workspace or use --in-place")
+    for p, ks in kinds.items():
+        if len(ks) > 1:
+            raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
+    execution = Execution(cmd=list(cmd), timeout=timeout, grace=grace, repeat=repeat, build=build, launcher=launcher)
+    spec = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
+            "in_place": in_place, "jobs": jobs, "mode": mode, "count": count, "from_diffs": from_diffs is not None,
+            "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
+                       "strategy": strategy, "exhaustive": exhaustive},
+            "execution": asdict(execution), "user_timeout": timeout, "match": match, "any_failure": any_failure,
+            "argv": argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *cmd])}
+    # validate the edits up front (bad keys, suspects that would break a Python file)
+    session_like = {"id": "check", "spec": spec}
+    probe = Trials(recs, session_like)
+    all_on, all_off = set(probe.names), set()
+    probe.files_for(all_on)
+    for p, data in probe.files_for(all_off).items():
+        try:
+            compile(probe.originals[p], p, "exec") if suspects.language(p) == "python" else None
+        except SyntaxError:
+            continue  # the user's file does not compile as it is: not ours to judge
+        suspects.check_python(p, data)
+    sid = SessionDB(recs.store).create(KIND, spec, inv_id)
+    return resume(recs, SessionDB(recs.store).get(sid), progress=progress)
+
+
+# --- the driver (session.py's interface) ----------------------------------------------------
+
+
+def _update_spec(recs, sid: str, spec: dict) -> None:
+    from dbglog.bisect.session import now_iso
+
+    with recs.store.write():
+        recs.store.q("UPDATE bisect_sessions SET spec = ?, updated = ? WHERE id = ?", json.dumps(spec), now_iso(), sid)
+
+
+def _on_term(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def resume(recs, session: dict, *, progress: bool = True) -> dict:
+    """Run (or continue) a toggle bisection to its end; returns the result dict."""
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = {s: signal.signal(s, _on_term) for s in (signal.SIGTERM, signal.SIGHUP)}
+    trials = Trials(recs, session)
+    prog = Progress(2 * math.ceil(math.log2(max(2, len(trials.names)))) + 6, enabled=progress)
+    try:
+        if session["spec"].get("count"):
+            result = _drive_count(recs, session, trials, prog)
+        else:
+            result = _drive(recs, session, trials, prog)
+    finally:
+        prog.close()
+        _shielded(trials.close)  # a second Ctrl-C must not cut the restore short
+        if old:
+            for s, h in old.items():
+                signal.signal(s, h)
+    db = SessionDB(recs.store)
+    db.finish(session["id"], "done" if result["status"] != "refused" else "failed", result)
+    _record(recs, db.get(session["id"]), result)
+    return result
+
+
+def _shielded(fn) -> None:
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        fn()
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
+
+
+class _Loop:
+    """Shared query -> verdict plumbing of both searches (replay, cache, parallel runs, records)."""
+
+    def __init__(self, recs, session, trials: Trials, prog: Progress, target: Target, execution: Execution):
+        self.recs, self.session, self.t, self.prog = recs, session, trials, prog
+        self.db = SessionDB(recs.store)
+        self.sid = session["id"]
+        self.target, self.execution = target, execution
+        self.known = {s.key: s for s in self.db.trials(self.sid)}
+        self.executed = 0
+
+    def ckey(self, key: str) -> str:
+        return cache_key(KIND, key, self.execution, self.target, self.t.cache_extra())
+
+    def verdicts(self, items: list[tuple[str, set[str], str]], extra_env_of=None) -> dict[str, Verdict]:
+        """items: (key, enabled names, label). Known and cached keys answer at once; the rest run."""
+        out: dict[str, Verdict] = {}
+        todo = []
+        for key, enabled, label in items:
+            if key in self.known:
+                out[key] = self.known[key].verdict
+                continue
+            ck = self.ckey(key)
+            c = self.db.cached(ck)
+            if c is not None:
+                c.key = key
+                self.db.record(self.sid, c, ck)
+                self.known[key] = c
+                out[key] = c.verdict
+                self.prog.stepped(c, label)
+                continue
+            todo.append((key, enabled, label))
+        for key, enabled, label in todo:
+            self.prog.running(label)
+        if todo:
+            rs = self.t.run_batch([(k, e, extra_env_of(k) if extra_env_of else {}) for k, e, _ in todo],
+                                  self.target, self.execution)
+            for (key, enabled, label), (step, records) in zip(todo, rs):
+                self.db.record(self.sid, step, self.ckey(key), records)
+                self.known[key] = step
+                self.executed += 1
+                out[key] = step.verdict
+                self.prog.stepped(step, label)
+        return out
+
+
+def _execution(spec: dict) -> Execution:
+    return Execution(**{k: (tuple(v) if k in ("captures", "on_hang") else v) for k, v in spec["execution"].items()})
+
+
+def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
+    """Run both ends, pick the direction and the target failure. None when already done."""
+    spec = session["spec"]
+    if spec.get("target") is not None:
+        return None
+    names = trials.names
+    execution = _execution(spec)
+    if execution.timeout is None:
+        execution.timeout = ENDPOINT_TIMEOUT
+    probe_target = Target(any_failure=True)
+    items = [(key_of(names), set(names)), (key_of([]), set())]
+    for k, e in items:
+        prog.running(describe_set(e, names))
+    res = trials.run_batch(items, probe_target, execution)
+    (on_step, on_recs), (off_step, off_recs) = res
+    for (k, e), (st, _) in zip(items, res):
+        prog.stepped(st, describe_set(e, names))
+
+    def runs_of(records):  # the repro's runs (a --build run comes first)
+        return records[1:] if execution.build else records
+
+    on_runs, off_runs = runs_of(on_recs), runs_of(off_recs)
+    v_on, v_off = on_step.verdict, off_step.verdict
+    wanted = spec["mode"]
+    if v_on is Verdict.BAD and v_off is Verdict.GOOD and wanted in ("auto", "enable"):
+        mode, bad_runs = "enable", on_runs
+    elif v_on is Verdict.GOOD and v_off is Verdict.BAD and wanted in ("auto", "disable"):
+        mode, bad_runs = "disable", off_runs
+    else:
+        hint = ""
+        if v_on is Verdict.GOOD and v_off is Verdict.BAD:
+            hint = " (the ends are the other way round: use --mode disable or auto)"
+        elif v_on is Verdict.BAD and v_off is Verdict.GOOD:
+            hint = " (use --mode enable or auto)"
+        elif v_on is Verdict.BAD and v_off is Verdict.BAD:
+            hint = ": it fails with every toggle off too, so the toggles are not what breaks it"
+        elif v_on is Verdict.GOOD and v_off is Verdict.GOOD:
+            hint = ": it passes both ways, so the failure does not reproduce here"
+        msg = (f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}")
+        db = SessionDB(recs.store)
+        for (k, _), (st, rr) in zip(items, res):
+            db.record(session["id"], st, "endpoint:" + session["id"] + k, rr)
+        return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
+                "sets": [], "mode": wanted}
+    target = target_for(bad_runs, spec.get("match"), bool(spec.get("any_failure")))
+    db = SessionDB(recs.store)
+    good_judged = [target.judge(r) for r in (off_runs if mode == "enable" else on_runs)]
+    bad_judged = [target.judge(r) for r in bad_runs]
+    vb, rb = verdict_of(bad_judged)
+    if vb is not Verdict.BAD:
+        msg = f"refused: the failing end does not match the target ({rb})"
+        return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
+                "sets": [], "mode": mode}
+    timeout = spec.get("user_timeout")
+    if timeout is None:
+        timeout = default_timeout(bad_runs)
+    spec["execution"]["timeout"] = timeout
+    spec["mode"] = mode
+    spec["target"] = asdict(target)
+    _update_spec(recs, session["id"], spec)
+    # the two ends become ordinary, judged steps of the session
+    final = _execution(spec)
+    for (k, _e), (st, rr), judged in zip(items, res, [bad_judged, good_judged] if mode == "enable"
+                                         else [good_judged, bad_judged]):
+        v, why = verdict_of(judged)
+        step = Step(k, v, why, st.outcome, st.signature, st.duration_s, st.runs)
+        ck = cache_key(KIND, k, final, target, trials.cache_extra()) if execution.timeout == final.timeout else \
+            "endpoint:" + session["id"] + k
+        db.record(session["id"], step, ck, rr)
+    return None
+
+
+def _what(step: Step) -> str:
+    return step.verdict.value.replace("bad", "fails").replace("good", "passes") + \
+        (f" ({step.outcome}" + (f" [{step.signature}]" if step.signature else "") + ")" if step.outcome else "") + \
+        (f" — {step.reason}" if step.verdict in (Verdict.SKIP, Verdict.FLAKY) else "")
+
+
+def _target(spec) -> Target:
+    return Target(**spec["target"])
+
+
+def _search(spec: dict, n: int) -> ToggleSearch:
+    s = spec["search"]
+    return ToggleSearch(n, max_sets=s["max_sets"], max_set_size=s["max_set_size"], max_runs=s["max_runs"],
+                        exhaustive=s["exhaustive"], jobs=max(1, int(spec.get("jobs", 1))) if not spec.get("in_place")
+                        else 1, strategy=s["strategy"])
+
+
+def _replay(search: ToggleSearch, steps, names: list[str], mode: str) -> None:
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    for st in steps:
+        try:
+            got = json.loads(st.key)
+        except ValueError:
+            continue
+        if not isinstance(got, list) or any(x not in index for x in got):
+            continue
+        en = frozenset(index[x] for x in got)
+        search.record(en if mode == "enable" else complement(n, en), st.verdict)
+
+
+def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
+    refused = _endpoints(recs, session, trials, prog)
+    if refused:
+        return refused
+    session = SessionDB(recs.store).get(session["id"])
+    spec = session["spec"]
+    mode, names, n = spec["mode"], trials.names, len(trials.names)
+    loop = _Loop(recs, session, trials, prog, _target(spec), _execution(spec))
+    search = _search(spec, n)
+    _replay(search, loop.known.values(), names, mode)
+
+    def enabled_of(q) -> set[str]:
+        idx = q if mode == "enable" else complement(n, q)
+        return {names[i] for i in idx}
+
+    while not search.done:
+        qs = search.next_queries()
+        items = [(key_of(enabled_of(q)), enabled_of(q), describe_set(enabled_of(q), names)) for q in qs]
+        vs = loop.verdicts(items)
+        for q, (k, _, _) in zip(qs, items):
+            search.record(q, vs[k])
+    r = search.result
+    sets = [[names[i] for i in s] for s in r.sets]
+    # reverse verification: the failing end with every found set reverted must pass
+    reverse = None
+    if sets:
+        union = frozenset(i for s in r.sets for i in s)
+        q = frozenset(range(n)) - union
+        en = enabled_of(q)
+        k = key_of(en)
+        v = loop.verdicts([(k, en, "reverse check: " + describe_set(en, names))])[k]
+        reverse = {"key": k, "verdict": v.value, "passed": v is Verdict.GOOD}
+    uncertain = [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
+    words = result_words(sets, mode)
+    complete = r.status == "complete"
+    ok = complete and not uncertain and (reverse is None or reverse["passed"])
+    status = "complete" if complete else r.status
+    msg = words
+    if not complete:
+        msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    if uncertain:
+        msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
+    if reverse is not None and not reverse["passed"]:
+        msg += " Reverse check failed: reverting the sets from the failing end does not pass."
+    steps = SessionDB(recs.store).trials(session["id"])
+    return {"status": status, "exit_code": 0 if ok else 1, "message": msg, "report": msg, "session": session["id"],
+            "mode": mode, "sets": sets, "queries": r.runs, "trials": len(steps), "executed": loop.executed,
+            "uncertain": uncertain, "reverse_check": reverse, "target": _target(spec).describe(),
+            "toggles": len(names)}
+
+
+def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
+    spec = session["spec"]
+    name = spec["count"]
+    names = trials.names
+    db = SessionDB(recs.store)
+    count_file = trials.workdir / "counts.json"
+    if spec.get("target") is None:
+        trials.workdir.mkdir(parents=True, exist_ok=True)
+        execution = _execution(spec)
+        if execution.timeout is None:
+            execution.timeout = ENDPOINT_TIMEOUT
+        try:
+            count_file.unlink()
+        except FileNotFoundError:
+            pass
+        prog.running(f"counting the calls of {name}")
+        ((step, records),) = trials.run_batch([("count-probe", set(names))], Target(any_failure=True), execution,
+                                              {COUNT_FILE_VAR: str(count_file)})
+        prog.stepped(step, f"all {name} calls on")
+        try:
+            counts = json.loads(count_file.read_text())
+        except (OSError, ValueError):
+            counts = {}
+        total = int(counts.get(name, 0))
+        runs = records[1:] if execution.build else records
+        if step.verdict is not Verdict.BAD or total < 1:
+            why = (f"dbglog.toggle({name!r}, count=True) was never called" if total < 1 else
+                   f"with every call on it does not fail ({_what(step)})")
+            msg = f"refused: {why}"
+            return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
+                    "mode": "count", "sets": []}
+        target = target_for(runs, spec.get("match"), bool(spec.get("any_failure")))
+        spec["target"] = asdict(target)
+        spec["count_max"] = total
+        if spec.get("user_timeout") is None:
+            spec["execution"]["timeout"] = default_timeout(runs)
+        _update_spec(recs, session["id"], spec)
+        v, why = verdict_of([target.judge(r) for r in runs])
+        k = count_key(name, total)
+        db.record(session["id"], Step(k, v, why, step.outcome, step.signature, step.duration_s, step.runs),
+                  "count-probe:" + session["id"], records)
+        session = db.get(session["id"])
+        spec = session["spec"]
+    total = spec["count_max"]
+    loop = _Loop(recs, session, trials, prog, _target(spec), _execution(spec))
+    search = CountSearch(total, jobs=1 if spec.get("in_place") else max(1, int(spec.get("jobs", 1))),
+                         max_runs=spec["search"]["max_runs"])
+    for st in loop.known.values():
+        try:
+            d = json.loads(st.key)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and d.get("count") == name:
+            search.record(int(d["limit"]), st.verdict)
+    while not search.done:
+        qs = search.next_queries()
+        items = [(count_key(name, q), set(names), f"first {q} call(s) of {name}") for q in qs]
+        vs = loop.verdicts(items, extra_env_of=lambda key: {limit_var(name): str(json.loads(key)["limit"])})
+        for q, (k, _, _) in zip(qs, items):
+            search.record(q, vs[k])
+    r = search.result
+    if r.status == "found":
+        msg = (f"Call {r.nth} of `{name}` is the one that matters: with calls 1..{r.nth - 1} on it passes, "
+               f"enabling call {r.nth} fails ({total} calls in all).")
+    else:
+        msg = f"No single call found: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    return {"status": "complete" if r.status == "found" else r.status, "exit_code": 0 if r.status == "found" else 1,
+            "message": msg, "report": msg, "session": session["id"], "mode": "count", "nth": r.nth,
+            "calls": total, "low": r.low, "high": r.high, "queries": r.runs, "sets": [[name]] if r.nth else [],
+            "target": _target(spec).describe()}
+
+
+def cleanup(recs, session: dict) -> None:
+    from dbglog.bisect.journal import restore_session
+
+    restore_session(recs.store, session["id"])
+    shutil.rmtree(workdir_root(recs) / session["id"], ignore_errors=True)
+
+
+def mark_key(recs, session: dict, ref: str) -> str:
+    spec = session["spec"]
+    if spec.get("count"):
+        try:
+            return count_key(spec["count"], int(ref))
+        except ValueError:
+            raise DbglogError(f"count mode: give a number of calls, not {ref!r}") from None
+    names = [t["name"] for t in spec["toggles"]]
+    if ref.strip().lower() in ("", "none", "off"):
+        return key_of([])
+    if ref.strip().lower() in ("all", "on"):
+        return key_of(names)
+    got = [x.strip() for x in ref.split(",") if x.strip()]
+    unknown = [x for x in got if x not in names]
+    if unknown:
+        raise DbglogError(f"unknown toggle {unknown[0]!r}; toggles: {', '.join(names[:20])}")
+    return key_of(got)
+
+
+def describe(recs, session: dict) -> dict:
+    spec = session["spec"]
+    names = [t["name"] for t in spec["toggles"]]
+    steps = SessionDB(recs.store).trials(session["id"])
+    info = {"toggles": len(names), "mode": spec.get("mode"), "steps": len(steps),
+            "target": Target(**spec["target"]).describe() if spec.get("target") else None,
+            "in_place": bool(spec.get("in_place"))}
+    if spec.get("count"):
+        info["count"] = spec["count"]
+        info["calls"] = spec.get("count_max")
+        return info
+    if spec.get("target") and spec.get("mode") in ("enable", "disable"):
+        search = _search(spec, len(names))
+        _replay(search, steps, names, spec["mode"])
+        info["sets_found"] = [[names[i] for i in sorted(s)] for s in search.found]
+        info["next"] = [describe_set({names[i] for i in (q if spec["mode"] == "enable" else
+                                                           complement(len(names), q))}, names)
+                        for q in search.next_queries()][:4]
+    return info
+
+
+# --- recording ----------------------------------------------------------------------------
+
+
+def _record(recs, session: dict, result: dict) -> None:
+    inv_id = session["investigation"]
+    if not inv_id or not recs.store.exists(inv_id):
+        return
+    spec = session["spec"]
+    toggles = [Toggle.from_dict(d) for d in spec["toggles"]]
+    names = [t.name for t in toggles]
+    steps = SessionDB(recs.store).trials(session["id"])
+    lines = [f"Session `{session['id']}` ({result['status']}). Command: `{spec['argv']}`", ""]
+    if spec.get("count"):
+        lines.append(f"Counting mode over the calls of `dbglog.toggle({spec['count']!r}, count=True)`"
+                     + (f" ({spec.get('count_max')} calls)." if spec.get("count_max") else "."))
+    else:
+        lines += [f"Mode: {spec.get('mode')}; target: {result.get('target') or '-'}.", "",
+                  "| Toggle | Kind | On | Off |", "|---|---|---|---|"]
+        for t in toggles:
+            on, off = t.states()
+            lines.append(f"| {md_cell(t.name)} | {t.kind} | {md_cell(on)} | {md_cell(off)} |")
+    lines += ["", "| # | Enabled | Verdict | Outcome | Signature | Duration | Runs |", "|---|---|---|---|---|---|---|"]
+    for i, st in enumerate(steps, 1):
+        try:
+            k = json.loads(st.key)
+            what = describe_set(set(k), names) if isinstance(k, list) else f"first {k['limit']} call(s)"
+        except (ValueError, KeyError, TypeError):
+            what = st.key
+        lines.append(f"| {i} | {md_cell(what)} | {st.verdict.value} | {md_cell(st.outcome or '')} | "
+                     f"{md_cell(st.signature or '')} | {st.duration_s:.2f}s | "
+                     f"{md_cell(', '.join(st.runs[-2:]) + (' (' + st.source + ')' if st.source != 'run' else ''))} |")
+    lines += ["", f"**Result:** {result['message']}"]
+    if result.get("reverse_check"):
+        rc = result["reverse_check"]
+        lines.append(f"**Reverse check** (the failing end with the sets reverted): {rc['verdict']}.")
+    record_section(recs, inv_id, f"Bisection: toggles {session['id']}", "\n".join(lines))
+    # one attempt per session (edited when the session is resumed)
+    title = "Toggle bisection: " + (", ".join(" + ".join(s) for s in result.get("sets", [])) or result["status"])
+    title = title[:120]
+    fields = dict(title=title,
+                  hypothesis=f"One of {len(names)} suspect toggles, or a combination of them, causes "
+                             f"{result.get('target') or 'the failure'}.",
+                  did=spec["argv"], result=f"{result['status']} after {len(steps)} trials: {result['message']}",
+                  conclusion=result["message"],
+                  outcome="worked" if result["exit_code"] == 0 else ("failed" if result["status"] == "refused"
+                                                                     else "inconclusive"))
+    num = spec.get("attempt")
+    if num:
+        try:
+            recs.edit_attempt(inv_id, num, **fields)
+        except DbglogError:
+            num = None
+    if not num:
+        a = recs.add_attempt(inv_id, **fields)
+        spec["attempt"] = a.number
+        _update_spec(recs, session["id"], spec)
+    if spec.get("from_diffs") and result["status"] != "refused":
+        culprits = {n for s in result.get("sets", []) for n in s}
+        certain = result["exit_code"] == 0
+        for t in toggles:
+            if not t.factor:
+                continue
+            if t.name in culprits:
+                recs.diff_set(inv_id, t.factor, status="culprit")
+            elif certain:
+                recs.diff_set(inv_id, t.factor, status="ruled-out")
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+DEMO_PROGRAM = '''\
+"""A training step with six suspect calls; two of them race, but only together."""
+import sys
+
+state = {"cache": 0, "writes": 0, "flag": False}
+
+
+def prefetch(): state["cache"] += 1
+def swa_write(): state["writes"] += 1
+def log_metrics(): pass
+def update_states(): state["flag"] = True
+def fused_norm(): pass
+def all_reduce(): pass
+
+
+prefetch()          # dbglog: suspect prefetch
+swa_write()         # dbglog: suspect swa_write
+log_metrics()       # dbglog: suspect log_metrics
+update_states()     # dbglog: suspect update_states
+fused_norm()        # dbglog: suspect fused_norm
+all_reduce()        # dbglog: suspect all_reduce
+if state["writes"] and state["flag"]:
+    print("RuntimeError: CUDA error: an illegal memory access was encountered", file=sys.stderr)
+    sys.exit(1)
+print("step ok")
+'''
+
+
+def demo(recs, inv_id: str, quiet: bool) -> dict:
+    """Bisect six marked suspects of a small program in the demo workspace (two fail only together)."""
+    import sys
+
+    import click
+
+    prog = recs.ws.root / "train_step.py"
+    prog.write_text(DEMO_PROGRAM)
+    if not quiet:
+        click.secho("\n== dbglog bisect toggles --suspects train_step.py -- python train_step.py", bold=True)
+    result = start(recs, cmd=[sys.executable, "train_step.py"], cwd=recs.ws.root, suspect_paths=["train_step.py"],
+                   inv_ref=inv_id, timeout=30.0, grace=1.0, progress=False,
+                   argv_text="dbglog bisect toggles --suspects train_step.py -- python train_step.py")
+    if not quiet:
+        click.echo(f"-> {result['message']} ({result['trials']} trials; train_step.py untouched)")
+    return result

@@ -1,0 +1,111 @@
+"""kill -9 of an --in-place toggle bisection at random moments: the next dbglog command restores
+every source file byte for byte (journal in the database), and the session can still be resumed."""
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+
+from conftest import cli_env, run_cli
+
+PY = sys.executable
+
+STEP = """\
+import os, sys
+# the repro may kill its supervisor (the bisection driver) on its N-th run: a kill mid-trial
+counter, kill_at = os.environ.get("KILL_COUNTER"), int(os.environ.get("KILL_AT", "0"))
+if counter and kill_at:
+    n = int(open(counter).read() or 0) + 1 if os.path.exists(counter) else 1
+    open(counter, "w").write(str(n))
+    if n == kill_at:
+        os.kill(os.getppid(), 9)
+from helpers import ops
+out = []
+out.append(ops.a())  # dbglog: suspect a
+out.append(ops.b())  # dbglog: suspect b
+# dbglog: begin c
+out.append(ops.c())
+out.append(ops.c())
+# dbglog: end c
+out.append(ops.d())  # dbglog: suspect d
+out.append(ops.e())  # dbglog: suspect e
+if "b" in out and "e" in out:
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+"""
+OPS = """\
+def a(): return "a"
+def b(): return "b"
+def c(): return "c"
+# dbglog: begin f
+def unused(): return "u"
+# dbglog: end f
+def d(): return "d"
+TRACE = False  # dbglog: suspect g
+def e(): return "e"
+"""
+
+
+def snapshot(d):
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_kill_minus_9_in_place_always_restored(ws, tmp_path):
+    src = ws / "src"
+    (src / "helpers").mkdir(parents=True)
+    (src / "step.py").write_text(STEP)
+    (src / "helpers" / "ops.py").write_bytes(OPS.encode() + b"# trailing bytes \xc3\xa9\r\n")
+    (src / "helpers" / "__init__.py").write_text("")
+    os.chmod(src / "step.py", 0o750)
+    original = snapshot(src)
+    modes = {p: os.stat(src / p).st_mode for p in original}
+    rng = random.Random(7)
+    restored_any = 0
+    for i in range(22):
+        env = cli_env()
+        by_repro = i % 2 == 1
+        if by_repro:
+            env |= {"KILL_COUNTER": str(tmp_path / f"counter{i}"), "KILL_AT": str(rng.randint(1, 14))}
+        # a distinct command per iteration so no trial is answered from the cache of an earlier one
+        cmd = [PY, "-m", "dbglog", "bisect", "toggles", "--in-place", "--suspects", "src", "--timeout", "20",
+               "--", PY, "src/step.py", str(i)]
+        proc = subprocess.Popen(cmd, cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        if not by_repro:
+            n = rng.randint(0, 16)
+            for _ in range(n):
+                if not proc.stderr.readline():
+                    break
+            proc.send_signal(signal.SIGKILL)
+        proc.stderr.read()
+        proc.wait(timeout=60)
+        changed = snapshot(src) != original
+        restored_any += changed
+        p = run_cli("list", cwd=ws)  # any command restores what a dead driver left edited
+        assert p.returncode == 0, p.stderr
+        assert snapshot(src) == original, f"iteration {i}: not restored"
+        assert {p: os.stat(src / p).st_mode for p in original} == modes
+        with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
+            assert db.execute("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
+    assert restored_any >= 5  # the kills really landed while files were edited
+    # SIGTERM and Ctrl-C (SIGINT): the driver itself restores before it exits
+    for sig, n in ((signal.SIGTERM, 3), (signal.SIGINT, 5)):
+        proc = subprocess.Popen([PY, "-m", "dbglog", "bisect", "toggles", "--in-place", "--suspects", "src", "--",
+                                 PY, "src/step.py", str(sig)], cwd=ws, env=cli_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        for _ in range(n):
+            proc.stderr.readline()
+        proc.send_signal(sig)
+        proc.stderr.read()
+        assert proc.wait(timeout=60) in (0, 130)
+        assert snapshot(src) == original
+        with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
+            assert db.execute("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
+    # the last killed session resumes (finished trials replayed, not re-run) and gets the answer
+    p = run_cli("bisect", "resume", "--json", cwd=ws)
+    out = json.loads(p.stdout)
+    assert p.returncode == 0, p.stderr
+    assert out["sets"] == [["b", "e"]]
+    assert snapshot(src) == original
