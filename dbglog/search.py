@@ -42,6 +42,8 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
 OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
 CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
+BROAD = 1000  # matches of one table ranked by bm25 at most (the newest); see _floor
+BROAD_OR = 300  # the same in OR mode once the selective words' rows are ranked on their own
 
 # kind -> (base table, FTS columns in order, bm25 weights)
 KINDS = {
@@ -496,8 +498,26 @@ _FIELDS = {
 }
 
 
+def _floor(conn, sql_from: str, fid: str, args: list, broad: int = BROAD) -> int | None:
+    """The rowid at or below which matches are not ranked (None: at most ``BROAD`` matches).
+
+    bm25 costs ~2 µs per matching row, so a broad match (``python``, ``cuda``) over 100k attempts
+    would cost 100-200 ms to rank in full; it is ranked within its ``BROAD`` newest matches
+    instead. Finding that boundary walks the doclist in rowid order without scoring (~0.1-1 ms)."""
+    try:
+        row = conn.execute(f"SELECT {fid} AS fid {sql_from} ORDER BY fid DESC LIMIT 1 OFFSET {broad}", args).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
 def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters, limit: int) -> list[sqlite3.Row]:
-    """Top rows of one kind for the resolved terms; mode 'and' or 'or'."""
+    """Top rows of one kind for the resolved terms; mode 'and' or 'or'.
+
+    Matches are ranked by bm25 inside SQL (``ORDER BY bm LIMIT``); a match with more than
+    ``BROAD`` rows is ranked within its newest ``BROAD`` rows (see ``_floor``); in OR mode the
+    rows of the selective terms are then ranked on their own, so a rare word's few hits are
+    never cut off by a common word's many."""
     table, cols, weights = KINDS[kind]
     fts = f"{table}_fts"
     words = [t for t in terms if t.kind in ("word", "typo")]
@@ -517,45 +537,49 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
         except sqlite3.OperationalError:
             pass  # an FTS parse problem cannot happen with quoted terms; be safe anyway
 
+    def ranked(ftab, bmexpr, match, extra="", eargs=(), n=limit, joined=False, broad=BROAD):
+        """Rows of ``ftab MATCH match`` (+ conditions on r/i), best ``bmexpr`` first."""
+        if joined:  # conditions on the content row: join first, rank the filtered matches
+            frm = (f"FROM {ftab} JOIN {base} ON r.rowid = {ftab}.rowid {join} WHERE {ftab} MATCH ?{extra}"
+                   f"{' AND ' + fsql if fsql else ''}")
+            args = [match, *eargs, *fargs]
+            lo = _floor(conn, frm, f"{ftab}.rowid", args, broad)
+            cap = f" AND {ftab}.rowid > ?" if lo is not None else ""
+            run(f"SELECT {select}, {bmexpr} AS bm {frm}{cap} ORDER BY bm LIMIT ?",
+                [*args, *([lo] if lo is not None else []), n])
+            return lo
+        # rank inside the FTS table first, join only the top rows (broad queries)
+        lo = _floor(conn, f"FROM {ftab} WHERE {ftab} MATCH ?", "rowid", [match], broad)
+        cap = " AND rowid > ?" if lo is not None else ""
+        run(f"WITH top AS (SELECT rowid AS fid, {bmexpr} AS bm FROM {ftab} WHERE {ftab} MATCH ?{cap} "
+            f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
+            f"ORDER BY top.bm", [match, *([lo] if lo is not None else []), n])
+        return lo
+
+    tbm = "bm25(attempts_trigram)"
     if mode == "and":
         if words:
             match = " AND ".join(t.fts for t in words)
             extra = "".join(" AND r.rowid IN (SELECT rowid FROM attempts_trigram WHERE attempts_trigram MATCH ?)"
                             for _ in subs)
             sargs = [_fts_quote(t.raw) for t in subs]
-            if filters.any or subs:
-                sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
-                       f"WHERE {fts} MATCH ?{extra}{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-                run(sql, [match, *sargs, *fargs, limit])
-            else:  # rank inside the FTS table first, join only the top rows (broad queries)
-                sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
-                       f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
-                       f"ORDER BY top.bm")
-                run(sql, [match, limit])
+            ranked(fts, bm, match, extra, sargs, joined=bool(filters.any or subs))
         else:
-            match = " AND ".join(_fts_quote(t.raw) for t in subs)
-            sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
-                   f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
-                   f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-            run(sql, [match, *fargs, limit])
+            ranked("attempts_trigram", tbm, " AND ".join(_fts_quote(t.raw) for t in subs), joined=filters.any)
         return list(out.values())
     # OR: the union of word matches (bm25 over any word) and substring matches
     if words:
         match = " OR ".join(t.fts for t in words)
-        if filters.any:
-            sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
-                   f"WHERE {fts} MATCH ?{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-            run(sql, [match, *fargs, limit])
-        else:
-            sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
-                   f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
-                   f"ORDER BY top.bm")
-            run(sql, [match, limit])
+        broad = BROAD
+        if len(words) > 1 and _floor(conn, f"FROM {fts} WHERE {fts} MATCH ?", "rowid", [match]) is not None:
+            # broad: rank the selective words' rows on their own, then the newest rows of the rest
+            rare = [t for t in words if _floor(conn, f"FROM {fts} WHERE {fts} MATCH ?", "rowid", [t.fts]) is None]
+            if rare:
+                ranked(fts, bm, " OR ".join(t.fts for t in rare), joined=filters.any)
+                broad = BROAD_OR
+        ranked(fts, bm, match, joined=filters.any, broad=broad)
     for t in subs:
-        sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
-               f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
-               f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-        run(sql, [_fts_quote(t.raw), *fargs, limit // 2])
+        ranked("attempts_trigram", tbm, _fts_quote(t.raw), n=limit // 2, joined=filters.any)
     return list(out.values())
 
 
