@@ -245,9 +245,17 @@ class Vocabulary:
 
     @staticmethod
     def _stamp(conn) -> list:
-        a = conn.execute("SELECT count(*), total(rev) FROM investigations").fetchone()
-        b = conn.execute("SELECT count(*), max(id) FROM attempts").fetchone()
-        return [a[0], a[1], b[0], b[1]]
+        """O(1): the FTS5 averages and structure records of both indexes (any write to an index
+        changes them) and the largest attempt id (a size hint for ``STALE_OK_ATTEMPTS``)."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=12)
+        for table in ("attempts_fts", "investigations_fts"):
+            for (block,) in conn.execute(f"SELECT block FROM {table}_data WHERE id IN (1, 10) ORDER BY id"):
+                h.update(bytes(block or b""))
+                h.update(b"|")
+        n = conn.execute("SELECT max(id) FROM attempts").fetchone()[0] or 0
+        return [h.hexdigest(), 0, n, n]
 
     @staticmethod
     def _file(conn):
@@ -291,8 +299,9 @@ class Vocabulary:
         return vocab
 
     @classmethod
-    def by_length(cls, conn, n: int) -> list[str]:
-        vocab = cls.terms(conn)
+    def by_length(cls, conn, n: int, vocab: dict | None = None) -> list[str]:
+        """Vocabulary terms of length n-2..n+2 (cached per vocabulary and length)."""
+        vocab = cls.terms(conn) if vocab is None else vocab
         key = ("len", id(vocab))
         buckets = cls._cache.get(key)
         if buckets is None:
@@ -300,7 +309,10 @@ class Vocabulary:
             for t in vocab:
                 buckets.setdefault(len(t), []).append(t)
             cls._cache[key] = buckets
-        return [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
+        near = buckets.get(("near", n))
+        if near is None:
+            near = buckets[("near", n)] = [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
+        return near
 
 
 def correct_word(conn, word: str) -> str | None:
@@ -316,7 +328,7 @@ def correct_word(conn, word: str) -> str | None:
         n = len(w)
         if n < 3:
             continue
-        choices = Vocabulary.by_length(conn, n)
+        choices = Vocabulary.by_length(conn, n, vocab)
         for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
             found[term] = max(found.get(term, 0), score)
     if not found:
@@ -740,7 +752,7 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     hits = list(rows.values())
     if not hits:
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
-    _rank(conn, q, terms, hits, rerank)
+    _rank(conn, q, terms, hits, rerank, limit)
     hits.sort(key=lambda h: -h.score)
     hits = hits[:limit]
     regs = _term_regexes(terms)
@@ -762,23 +774,38 @@ def _inv_context(conn, ids: set[str]) -> dict[str, str]:
     return out
 
 
-def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool) -> None:
+def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limit: int | None = None) -> None:
     regs = _term_regexes(terms)
     ctx = _inv_context(conn, {h.investigation for h in hits if h.kind != "investigation"})
     # bm25 normalised per kind (scores of different FTS tables are not comparable)
     best: dict[str, float] = {}
     for h in hits:
         best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
-    if rerank:
-        from rapidfuzz import fuzz, utils
-        proc = utils.default_process
-        qtext = " ".join((t.corrected or t.raw) for t in terms)
     for h in hits:
         _annotate(h, terms, regs, ctx.get(h.investigation, "") if h.kind != "investigation" else "")
         bm = (h._bm25 / best[h.kind]) if best.get(h.kind) else 0.0
-        sim = _similarity(qtext, h, fuzz, proc) / 100.0 if rerank else 0.0
+        h.similarity = 0.0
+        h.score = (0.5 * h.coverage + 0.3 * bm) * KIND_FACTOR[h.kind]
+    if not rerank:
+        return
+    from rapidfuzz import fuzz, utils
+
+    proc = utils.default_process
+    qtext = " ".join((t.corrected or t.raw) for t in terms)
+    # The similarity adds at most 0.2 * KIND_FACTOR: once ``limit`` hits are scored in full, a hit
+    # whose score cannot reach the limit-th best even with a perfect similarity is left as it is
+    # (it cannot enter the top ``limit``, so the result is the same as scoring everything).
+    import heapq
+
+    top: list[float] = []
+    for h in sorted(hits, key=lambda h: -(h.score + 0.2 * KIND_FACTOR[h.kind])):
+        if limit and len(top) >= limit and h.score + 0.2 * KIND_FACTOR[h.kind] < top[0]:
+            break
+        sim = _similarity(qtext, h, fuzz, proc) / 100.0
         h.similarity = sim * 100
-        h.score = (0.5 * h.coverage + 0.3 * bm + 0.2 * sim) * KIND_FACTOR[h.kind]
+        h.score += 0.2 * sim * KIND_FACTOR[h.kind]
+        if limit:
+            (heapq.heappush if len(top) < limit else heapq.heappushpop)(top, h.score)
 
 
 # --- "was this already tried?" ------------------------------------------------------------------
