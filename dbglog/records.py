@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,6 +27,8 @@ CURRENT = "current"
 def atomic_write(path: Path, data: bytes) -> os.stat_result:
     """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

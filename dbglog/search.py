@@ -857,9 +857,7 @@ def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothe
     fields = [(n, v.strip()) for n, v in fields if v and len(v.strip()) >= 8]
     if not fields:
         return []
-    from rapidfuzz import fuzz, utils
-
-    proc = utils.default_process
+    fuzz = proc = None  # rapidfuzz is imported only when there is a candidate to compare
     for name, value in fields:
         words = []
         for w in _WORD.findall(value.lower()):  # single words: a command is often one shell token
@@ -869,6 +867,12 @@ def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothe
         if not terms:
             continue
         rows = _candidates(conn, "attempt", terms, "or", filters, 30)
+        if not rows:
+            continue
+        if fuzz is None:
+            from rapidfuzz import fuzz, utils
+
+            proc = utils.default_process
         pv = proc(value)
         for r in rows:
             other = r[name] or ""
