@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import secrets
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -143,6 +141,8 @@ _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def slugify(title: str, max_len: int = 40) -> str:
+    import unicodedata
+
     text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
     words = re.findall(r"[a-z0-9]+", text)
     slug = ""
@@ -157,6 +157,8 @@ def slugify(title: str, max_len: int = 40) -> str:
 def new_id(title: str, when: datetime | None = None) -> str:
     """Date + slug + random suffix: unique across branches and teammates without coordination."""
     when = when or datetime.now(timezone.utc)
+    import secrets
+
     suffix = "".join(secrets.choice(_ALPHABET) for _ in range(4))
     return f"{when:%Y%m%d}-{slugify(title)}-{suffix}"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,6 +29,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_re
 
     ``mode``: permission bits for the result (the temp file is created 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         if mode is not None:

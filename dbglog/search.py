@@ -42,6 +42,8 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
 OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
 CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
+BROAD = 1000  # matches of one table ranked by bm25 at most (the newest); see _floor
+BROAD_OR = 300  # the same in OR mode once the selective words' rows are ranked on their own
 
 # kind -> (base table, FTS columns in order, bm25 weights)
 KINDS = {
@@ -243,9 +245,17 @@ class Vocabulary:
 
     @staticmethod
     def _stamp(conn) -> list:
-        a = conn.execute("SELECT count(*), total(rev) FROM investigations").fetchone()
-        b = conn.execute("SELECT count(*), max(id) FROM attempts").fetchone()
-        return [a[0], a[1], b[0], b[1]]
+        """O(1): the FTS5 averages and structure records of both indexes (any write to an index
+        changes them) and the largest attempt id (a size hint for ``STALE_OK_ATTEMPTS``)."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=12)
+        for table in ("attempts_fts", "investigations_fts"):
+            for (block,) in conn.execute(f"SELECT block FROM {table}_data WHERE id IN (1, 10) ORDER BY id"):
+                h.update(bytes(block or b""))
+                h.update(b"|")
+        n = conn.execute("SELECT max(id) FROM attempts").fetchone()[0] or 0
+        return [h.hexdigest(), 0, n, n]
 
     @staticmethod
     def _file(conn):
@@ -289,8 +299,9 @@ class Vocabulary:
         return vocab
 
     @classmethod
-    def by_length(cls, conn, n: int) -> list[str]:
-        vocab = cls.terms(conn)
+    def by_length(cls, conn, n: int, vocab: dict | None = None) -> list[str]:
+        """Vocabulary terms of length n-2..n+2 (cached per vocabulary and length)."""
+        vocab = cls.terms(conn) if vocab is None else vocab
         key = ("len", id(vocab))
         buckets = cls._cache.get(key)
         if buckets is None:
@@ -298,7 +309,10 @@ class Vocabulary:
             for t in vocab:
                 buckets.setdefault(len(t), []).append(t)
             cls._cache[key] = buckets
-        return [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
+        near = buckets.get(("near", n))
+        if near is None:
+            near = buckets[("near", n)] = [t for d in range(-2, 3) for t in buckets.get(n + d, ())]
+        return near
 
 
 def correct_word(conn, word: str) -> str | None:
@@ -314,7 +328,7 @@ def correct_word(conn, word: str) -> str | None:
         n = len(w)
         if n < 3:
             continue
-        choices = Vocabulary.by_length(conn, n)
+        choices = Vocabulary.by_length(conn, n, vocab)
         for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
             found[term] = max(found.get(term, 0), score)
     if not found:
@@ -496,8 +510,26 @@ _FIELDS = {
 }
 
 
+def _floor(conn, sql_from: str, fid: str, args: list, broad: int = BROAD) -> int | None:
+    """The rowid at or below which matches are not ranked (None: at most ``BROAD`` matches).
+
+    bm25 costs ~2 µs per matching row, so a broad match (``python``, ``cuda``) over 100k attempts
+    would cost 100-200 ms to rank in full; it is ranked within its ``BROAD`` newest matches
+    instead. Finding that boundary walks the doclist in rowid order without scoring (~0.1-1 ms)."""
+    try:
+        row = conn.execute(f"SELECT {fid} AS fid {sql_from} ORDER BY fid DESC LIMIT 1 OFFSET {broad}", args).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
 def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters, limit: int) -> list[sqlite3.Row]:
-    """Top rows of one kind for the resolved terms; mode 'and' or 'or'."""
+    """Top rows of one kind for the resolved terms; mode 'and' or 'or'.
+
+    Matches are ranked by bm25 inside SQL (``ORDER BY bm LIMIT``); a match with more than
+    ``BROAD`` rows is ranked within its newest ``BROAD`` rows (see ``_floor``); in OR mode the
+    rows of the selective terms are then ranked on their own, so a rare word's few hits are
+    never cut off by a common word's many."""
     table, cols, weights = KINDS[kind]
     fts = f"{table}_fts"
     words = [t for t in terms if t.kind in ("word", "typo")]
@@ -517,45 +549,49 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
         except sqlite3.OperationalError:
             pass  # an FTS parse problem cannot happen with quoted terms; be safe anyway
 
+    def ranked(ftab, bmexpr, match, extra="", eargs=(), n=limit, joined=False, broad=BROAD):
+        """Rows of ``ftab MATCH match`` (+ conditions on r/i), best ``bmexpr`` first."""
+        if joined:  # conditions on the content row: join first, rank the filtered matches
+            frm = (f"FROM {ftab} JOIN {base} ON r.rowid = {ftab}.rowid {join} WHERE {ftab} MATCH ?{extra}"
+                   f"{' AND ' + fsql if fsql else ''}")
+            args = [match, *eargs, *fargs]
+            lo = _floor(conn, frm, f"{ftab}.rowid", args, broad)
+            cap = f" AND {ftab}.rowid > ?" if lo is not None else ""
+            run(f"SELECT {select}, {bmexpr} AS bm {frm}{cap} ORDER BY bm LIMIT ?",
+                [*args, *([lo] if lo is not None else []), n])
+            return lo
+        # rank inside the FTS table first, join only the top rows (broad queries)
+        lo = _floor(conn, f"FROM {ftab} WHERE {ftab} MATCH ?", "rowid", [match], broad)
+        cap = " AND rowid > ?" if lo is not None else ""
+        run(f"WITH top AS (SELECT rowid AS fid, {bmexpr} AS bm FROM {ftab} WHERE {ftab} MATCH ?{cap} "
+            f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
+            f"ORDER BY top.bm", [match, *([lo] if lo is not None else []), n])
+        return lo
+
+    tbm = "bm25(attempts_trigram)"
     if mode == "and":
         if words:
             match = " AND ".join(t.fts for t in words)
             extra = "".join(" AND r.rowid IN (SELECT rowid FROM attempts_trigram WHERE attempts_trigram MATCH ?)"
                             for _ in subs)
             sargs = [_fts_quote(t.raw) for t in subs]
-            if filters.any or subs:
-                sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
-                       f"WHERE {fts} MATCH ?{extra}{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-                run(sql, [match, *sargs, *fargs, limit])
-            else:  # rank inside the FTS table first, join only the top rows (broad queries)
-                sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
-                       f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
-                       f"ORDER BY top.bm")
-                run(sql, [match, limit])
+            ranked(fts, bm, match, extra, sargs, joined=bool(filters.any or subs))
         else:
-            match = " AND ".join(_fts_quote(t.raw) for t in subs)
-            sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
-                   f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
-                   f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-            run(sql, [match, *fargs, limit])
+            ranked("attempts_trigram", tbm, " AND ".join(_fts_quote(t.raw) for t in subs), joined=filters.any)
         return list(out.values())
     # OR: the union of word matches (bm25 over any word) and substring matches
     if words:
         match = " OR ".join(t.fts for t in words)
-        if filters.any:
-            sql = (f"SELECT {select}, {bm} AS bm FROM {fts} JOIN {base} ON r.rowid = {fts}.rowid {join} "
-                   f"WHERE {fts} MATCH ?{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-            run(sql, [match, *fargs, limit])
-        else:
-            sql = (f"WITH top AS (SELECT rowid AS fid, {bm} AS bm FROM {fts} WHERE {fts} MATCH ? "
-                   f"ORDER BY bm LIMIT ?) SELECT {select}, top.bm AS bm FROM top JOIN {base} ON r.rowid = top.fid {join} "
-                   f"ORDER BY top.bm")
-            run(sql, [match, limit])
+        broad = BROAD
+        if len(words) > 1 and _floor(conn, f"FROM {fts} WHERE {fts} MATCH ?", "rowid", [match]) is not None:
+            # broad: rank the selective words' rows on their own, then the newest rows of the rest
+            rare = [t for t in words if _floor(conn, f"FROM {fts} WHERE {fts} MATCH ?", "rowid", [t.fts]) is None]
+            if rare:
+                ranked(fts, bm, " OR ".join(t.fts for t in rare), joined=filters.any)
+                broad = BROAD_OR
+        ranked(fts, bm, match, joined=filters.any, broad=broad)
     for t in subs:
-        sql = (f"SELECT {select}, bm25(attempts_trigram) AS bm FROM attempts_trigram JOIN {base} "
-               f"ON r.rowid = attempts_trigram.rowid {join} WHERE attempts_trigram MATCH ?"
-               f"{' AND ' + fsql if fsql else ''} ORDER BY bm LIMIT ?")
-        run(sql, [_fts_quote(t.raw), *fargs, limit // 2])
+        ranked("attempts_trigram", tbm, _fts_quote(t.raw), n=limit // 2, joined=filters.any)
     return list(out.values())
 
 
@@ -716,7 +752,7 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     hits = list(rows.values())
     if not hits:
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
-    _rank(conn, q, terms, hits, rerank)
+    _rank(conn, q, terms, hits, rerank, limit)
     hits.sort(key=lambda h: -h.score)
     hits = hits[:limit]
     regs = _term_regexes(terms)
@@ -738,23 +774,38 @@ def _inv_context(conn, ids: set[str]) -> dict[str, str]:
     return out
 
 
-def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool) -> None:
+def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limit: int | None = None) -> None:
     regs = _term_regexes(terms)
     ctx = _inv_context(conn, {h.investigation for h in hits if h.kind != "investigation"})
     # bm25 normalised per kind (scores of different FTS tables are not comparable)
     best: dict[str, float] = {}
     for h in hits:
         best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
-    if rerank:
-        from rapidfuzz import fuzz, utils
-        proc = utils.default_process
-        qtext = " ".join((t.corrected or t.raw) for t in terms)
     for h in hits:
         _annotate(h, terms, regs, ctx.get(h.investigation, "") if h.kind != "investigation" else "")
         bm = (h._bm25 / best[h.kind]) if best.get(h.kind) else 0.0
-        sim = _similarity(qtext, h, fuzz, proc) / 100.0 if rerank else 0.0
+        h.similarity = 0.0
+        h.score = (0.5 * h.coverage + 0.3 * bm) * KIND_FACTOR[h.kind]
+    if not rerank:
+        return
+    from rapidfuzz import fuzz, utils
+
+    proc = utils.default_process
+    qtext = " ".join((t.corrected or t.raw) for t in terms)
+    # The similarity adds at most 0.2 * KIND_FACTOR: once ``limit`` hits are scored in full, a hit
+    # whose score cannot reach the limit-th best even with a perfect similarity is left as it is
+    # (it cannot enter the top ``limit``, so the result is the same as scoring everything).
+    import heapq
+
+    top: list[float] = []
+    for h in sorted(hits, key=lambda h: -(h.score + 0.2 * KIND_FACTOR[h.kind])):
+        if limit and len(top) >= limit and h.score + 0.2 * KIND_FACTOR[h.kind] < top[0]:
+            break
+        sim = _similarity(qtext, h, fuzz, proc) / 100.0
         h.similarity = sim * 100
-        h.score = (0.5 * h.coverage + 0.3 * bm + 0.2 * sim) * KIND_FACTOR[h.kind]
+        h.score += 0.2 * sim * KIND_FACTOR[h.kind]
+        if limit:
+            (heapq.heappush if len(top) < limit else heapq.heappushpop)(top, h.score)
 
 
 # --- "was this already tried?" ------------------------------------------------------------------
@@ -806,9 +857,7 @@ def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothe
     fields = [(n, v.strip()) for n, v in fields if v and len(v.strip()) >= 8]
     if not fields:
         return []
-    from rapidfuzz import fuzz, utils
-
-    proc = utils.default_process
+    fuzz = proc = None  # rapidfuzz is imported only when there is a candidate to compare
     for name, value in fields:
         words = []
         for w in _WORD.findall(value.lower()):  # single words: a command is often one shell token
@@ -818,6 +867,12 @@ def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothe
         if not terms:
             continue
         rows = _candidates(conn, "attempt", terms, "or", filters, 30)
+        if not rows:
+            continue
+        if fuzz is None:
+            from rapidfuzz import fuzz, utils
+
+            proc = utils.default_process
         pv = proc(value)
         for r in rows:
             other = r[name] or ""
