@@ -419,6 +419,12 @@ def _template(override_dir: str | None, cache_dir: str | None = None):
         autoescape=False,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(
+        field=lambda value, label, style="inline": render_field(label, value, style),
+        heading=lambda s: s if heading_safe(s) else _flat(s),
+        heading_safe=heading_safe,
+        block=block,
+    )
     env.globals.update(
         field=render_field,
         block=block,

@@ -363,7 +363,7 @@ class Store:
     def _attempt(a) -> Attempt:
         return Attempt(number=a["number"], title=a["title"], hypothesis=a["hypothesis"], did=a["did"],
                        result=a["result"], conclusion=a["conclusion"], outcome=a["outcome"],
-                       created=a["created"], runs=json.loads(a["runs"]))
+                       created=a["created"], runs=json.loads(a["runs"]) if a["runs"] != "[]" else [])
 
     def insert_investigation(self, inv: Investigation) -> None:
         self.q(
