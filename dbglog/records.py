@@ -233,7 +233,7 @@ class Records:
         if not (title or hypothesis.strip() or did.strip()):
             raise DbglogError("an attempt needs at least a title, --hypothesis or --did")
         if outcome is None:
-            outcome = "inconclusive" if result.strip() else "untested"
+            outcome = model.infer_outcome(result)  # "Still hangs" -> failed, "Works" -> worked
         outcome = model.check_choice(outcome, model.OUTCOMES, "outcome")
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)

@@ -241,3 +241,11 @@ def test_workspace_found_walking_up_and_at_git_root(workdir):
     assert (workdir / ".dbglog").is_dir() and (workdir / "logs").is_dir()
     r = run_cli("list", "--json", cwd=sub)
     assert len(json.loads(r.stdout)) == 1
+
+
+def test_outcome_inferred_from_result_when_not_given(dbg):
+    new(dbg, "inference case")
+    for result, expected in (("Still hangs at 0%", "failed"), ("Works: 38 passes complete", "worked"),
+                             ("Metrics look odd", "inconclusive"), ("", "untested")):
+        code, out, _ = dbg("attempt", "add", f"try {expected}", "--did", "x", "--result", result, "--json")
+        assert code == 0 and j(out)["outcome"] == expected, result
