@@ -548,26 +548,17 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
     sigs = signatures.all_signatures(recs.ws.config_path)
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
-    kwargs = dict(cwd=os.getcwd(), env_overrides=env, timeout=timeout, grace=grace, captures=captures,
-                  on_hang=on_hang, output_cap_bytes=parse_size(output_cap), echo=not (quiet or as_json),
-                  signatures=sigs)
-    if repeat == 1:
-        results = [runner.run(cmd, run_dir=run_dir, run_id=run_id, **kwargs)]
-        dirs = [str(run_dir)]
-    else:
-        rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail, **kwargs)
-        results = rep.results
-        dirs = [str(run_dir / f"{i:03d}") for i in range(1, len(results) + 1)]
-    dicts = [r.to_dict() for r in results]
+    rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
+                              run_id=run_id if repeat == 1 else None, cwd=os.getcwd(), env_overrides=env,
+                              timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
+                              output_cap_bytes=parse_size(output_cap), echo=not (quiet or as_json), signatures=sigs)
+    dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
+             for r in rep.results]
+    dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
                          did=" ".join(_shell_quote(c) for c in cmd))
-    codes = [runner.git_bisect_exit(r, expect) if git_bisect_exit else runner.exit_code_plain(r) for r in results]
-    code = codes[0] if len(set(codes)) == 1 else (125 if git_bisect_exit else 1)
-    for d, r in zip(dicts, results):
-        d["expect_matched"] = runner.matches_expect(r, expect) if expect else None
     if as_json:
-        data = dicts[0] if repeat == 1 else {"runs": dicts, "histogram": _histogram(dicts),
-                                             "flaky": len(_histogram(dicts)) > 1}
+        data = dicts[0] if repeat == 1 else {"runs": dicts, "histogram": rep.histogram_rows(), "flaky": rep.flaky}
         if a is not None:
             data = data | {"attempt": a.to_dict() | {"investigation": recs.resolve(inv_ref)}}
         emit(True, data)
@@ -575,25 +566,18 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
         for d in dicts:
             click.echo(_run_summary(d), err=True)
         if repeat > 1:
-            for h in _histogram(dicts):
+            for h in rep.histogram_rows():
                 click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""),
                            err=True)
         if a is not None:
             click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
-    sys.exit(code)
+    sys.exit(rep.exit_code(git_bisect_exit, expect))
 
 
 def _shell_quote(s: str) -> str:
     import shlex
 
     return shlex.quote(s)
-
-
-def _histogram(dicts: list[dict]) -> list[dict]:
-    hist: dict = {}
-    for d in dicts:
-        hist[(d["outcome"], d["signature"])] = hist.get((d["outcome"], d["signature"]), 0) + 1
-    return [{"outcome": o, "signature": s, "count": n} for (o, s), n in sorted(hist.items(), key=lambda kv: -kv[1])]
 
 
 def _run_summary(d: dict) -> str:

@@ -1010,13 +1010,19 @@ class RepeatResult:
     def flaky(self) -> bool:
         return len(self.histogram) > 1
 
+    def histogram_rows(self) -> list[dict]:
+        return [{"outcome": o, "signature": s, "count": n}
+                for (o, s), n in sorted(self.histogram.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))]
+
+    def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
+        """The common exit code of the repeats; repeats that disagree are 1 (125 for git bisect:
+        a flaky commit is not evidence either way)."""
+        codes = {git_bisect_exit(r, expect) if git_bisect else exit_code_plain(r) for r in self.results}
+        return codes.pop() if len(codes) == 1 else (125 if git_bisect else 1)
+
     def to_dict(self) -> dict:
-        return {
-            "runs": [r.to_dict() for r in self.results],
-            "histogram": [{"outcome": o, "signature": s, "count": n}
-                          for (o, s), n in sorted(self.histogram.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))],
-            "flaky": self.flaky,
-        }
+        return {"runs": [r.to_dict() for r in self.results], "histogram": self.histogram_rows(),
+                "flaky": self.flaky}
 
 
 def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, until_fail: bool = False,
@@ -1029,7 +1035,8 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
     results: list[RunResult] = []
     hist: collections.Counter = collections.Counter()
     for i in range(1, repeat + 1):
-        r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}", **kwargs)
+        # One run keeps the plain layout runs/<id>/; repeats go to runs/<id>/001, 002, ...
+        r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
         results.append(r)
         hist[(r.outcome, r.signature)] += 1
         if until_fail and r.outcome != "pass":
