@@ -63,6 +63,9 @@ class Workspace:
         gi = self.dir / ".gitignore"
         if not gi.exists():
             gi.write_text(GITIGNORE)
+            from dbglog.merge import configure_git
+
+            configure_git(self.root, self.logs_dir)  # first creation only: one git call, local config
         return self
 
 

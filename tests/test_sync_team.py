@@ -158,3 +158,72 @@ def test_two_clones_merge_to_the_union(tmp_path, cli):
         cli(clone, "doctor", check=0)
     assert not (a / ".dbglog" / "dbglog.db").exists() or "dbglog.db" not in subprocess.run(
         ["git", "ls-files"], cwd=a, capture_output=True, text=True).stdout
+
+
+def _git_env():
+    from conftest import REPO
+
+    return dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t",
+                GIT_COMMITTER_EMAIL="t@x", PYTHONPATH=str(REPO))
+
+
+def _two_clones_with_shared(tmp_path, cli):
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    a, b = tmp_path / "a", tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(remote), str(a))
+    shared = new(cli, a, "NCCL watchdog timeout in FSDP")
+    cli(a, "attempt", "add", "NCCL_DEBUG=INFO", "--did", "NCCL_DEBUG=INFO", "--result", "Hangs", check=0)
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "shared")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
+    cli(b, "init", check=0)  # a fresh clone: init sets up this clone's merge driver, sync imports logs/
+    return a, b, shared
+
+
+def test_two_clones_adding_attempts_to_the_same_investigation_merge_cleanly(tmp_path, cli):
+    a, b, shared = _two_clones_with_shared(tmp_path, cli)
+    cli(a, "attempt", "add", "exclude node 3", "-i", shared, "--did", "7 nodes", "--result", "Works", check=0)
+    cli(a, "next", "add", "Replace the n3 cable", "-i", shared, check=0)
+    cli(b, "attempt", "add", "IB timeout 23", "-i", shared, "--did", "NCCL_IB_TIMEOUT=23", "--result", "Hangs",
+        check=0)
+    cli(b, "attempt", "add", "ring algo", "-i", shared, "--did", "NCCL_ALGO=Ring", "--result", "Hangs", check=0)
+    cli(b, "next", "add", "Try NCCL_ALGO=Tree", "-i", shared, check=0)
+    cli(b, "next", "done", "Tree", "-i", shared, "--attempt", "3", check=0)
+    cli(b, "diff", "add", "Nodes", "7", "8", "-i", shared, check=0)
+    for clone, msg in ((a, "a"), (b, "b")):
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", msg)
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=b,
+                          capture_output=True, text=True, env=_git_env())
+    assert pull.returncode == 0, pull.stdout + pull.stderr  # no conflict markers to resolve by hand
+    git(b, "push", "-q", "origin", "HEAD:main")
+    git(a, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    for clone in (a, b):
+        cli(clone, "sync", check=0)
+        inv = json.loads(cli(clone, "show", shared, "--json", check=0).stdout)
+        titles = {x["number"]: x["title"] for x in inv["attempts"]}
+        # B merged A's branch in: B's own attempts keep 2 and 3, A's new attempt 2 becomes 4.
+        assert titles == {1: "NCCL_DEBUG=INFO", 2: "IB timeout 23", 3: "ring algo", 4: "exclude node 3"}
+        steps = {s["text"]: s for s in inv["next_steps"]}
+        assert set(steps) == {"Replace the n3 cable", "Try NCCL_ALGO=Tree"}
+        assert steps["Try NCCL_ALGO=Tree"]["attempt"] == 3 and steps["Try NCCL_ALGO=Tree"]["status"] == "done"
+        assert [d["factor"] for d in inv["differences"]] == ["Nodes"]
+        text = (clone / inv["path"]).read_text()
+        assert "<<<<<<<" not in text
+
+
+def test_same_field_changed_on_both_sides_is_a_real_conflict(tmp_path, cli):
+    a, b, shared = _two_clones_with_shared(tmp_path, cli)
+    cli(a, "attempt", "edit", "1", "-i", shared, "--result", "Hangs at step 448812", check=0)
+    cli(b, "attempt", "edit", "1", "-i", shared, "--result", "Hangs only on node 3", check=0)
+    for clone, msg in ((a, "a"), (b, "b")):
+        git(clone, "commit", "-qam", msg)
+    git(a, "push", "-q", "origin", "HEAD:main")
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=b,
+                          capture_output=True, text=True, env=_git_env())
+    assert pull.returncode != 0  # git stops: both sides changed the same result
+    r = cli(b, "list")
+    assert r.returncode == 2 and "conflict markers" in r.stderr and len(r.stderr.strip().splitlines()) == 1
