@@ -1206,6 +1206,8 @@ def sync_cmd(resolve, prune, as_json):
             click.echo(f"missing   {p} (deleted; `dbglog sync --prune` removes it from the database)")
         for p in data["resolved"]:
             click.echo(f"resolved  conflict copy kept as {p}")
+        for p in data["ignored"]:
+            click.echo(f"ignored   {p} (not a dbglog file: no front matter with an id)")
         if not report.changed and not report.missing and not report.resolved:
             click.echo("Up to date.")
 

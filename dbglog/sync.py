@@ -17,7 +17,9 @@ never import the same edit twice.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +39,7 @@ class SyncReport:
     missing: list[str] = field(default_factory=list)  # baseline files no longer on disk
     pruned: list[str] = field(default_factory=list)  # investigations removed by --prune
     resolved: list[str] = field(default_factory=list)  # conflict copies set aside by --resolve
+    ignored: list[str] = field(default_factory=list)  # markdown in logs/ that is not a dbglog file
 
     @property
     def changed(self) -> bool:
@@ -45,7 +48,7 @@ class SyncReport:
     def to_dict(self) -> dict:
         return {"imported": self.imported, "added": self.added,
                 "moved": [list(m) for m in self.moved], "missing": self.missing,
-                "pruned": self.pruned, "resolved": self.resolved}
+                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored}
 
 
 def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
@@ -65,6 +68,22 @@ def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
     return out
 
 
+IGNORED_KEY = "ignored_files"
+_OUR_FRONT = re.compile(rb"\A---\r?\n(?:(?!---\r?\n).*\r?\n){0,40}?id:[ \t]*\S", re.M)
+
+
+def looks_like_ours(data: bytes) -> bool:
+    """A dbglog mirror file starts with front matter holding an ``id:``. Other markdown that
+    happens to live in `logs/` (a README, notes) is left alone instead of blocking every command."""
+    return _OUR_FRONT.match(data[:8192]) is not None
+
+
+def ignored_files(store: Store) -> dict[str, list[int]]:
+    """Foreign files in `logs/` seen before: path -> [size, mtime_ns] (so the stat pass skips them)."""
+    raw = store.get_meta(IGNORED_KEY)
+    return json.loads(raw) if raw else {}
+
+
 def is_stale(store: Store, ws: Workspace) -> bool:
     """The cheap check: does any mirror file differ (by size/mtime) from its baseline?
 
@@ -73,6 +92,7 @@ def is_stale(store: Store, ws: Workspace) -> bool:
     """
     base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
         "SELECT path, size, mtime_ns FROM mirror_files")}
+    foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
     try:
         entries = os.scandir(ws.logs_dir)
     except FileNotFoundError:
@@ -87,7 +107,11 @@ def is_stale(store: Store, ws: Workspace) -> bool:
                 continue
             st = e.stat()
             b = base.get("logs/" + name)
-            if b is None or b[0] != st.st_size or b[1] != st.st_mtime_ns:
+            if b is None:
+                if foreign.get("logs/" + name) == (st.st_size, st.st_mtime_ns):
+                    continue
+                return True
+            if b[0] != st.st_size or b[1] != st.st_mtime_ns:
                 return True
             seen += 1
     return seen != len(base)
@@ -126,8 +150,20 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     files = mirror_files(ws)
     resolve = resolve or set()
     gone = {r["sha256"]: p for p, r in rows.items() if p not in files}
+    foreign = ignored_files(store)
+    foreign_now: dict[str, list[int]] = {}
     for rel, st in sorted(files.items()):
         row = rows.get(rel)
+        if row is None and rel not in resolve:
+            if foreign.get(rel) == [st.st_size, st.st_mtime_ns]:
+                foreign_now[rel] = foreign[rel]
+                report.ignored.append(rel)
+                continue
+            head = (ws.root / rel).read_bytes()
+            if not looks_like_ours(head):
+                foreign_now[rel] = [st.st_size, st.st_mtime_ns]
+                report.ignored.append(rel)
+                continue
         if row is not None and row["size"] == st.st_size and row["mtime_ns"] == st.st_mtime_ns \
                 and rel not in resolve and not rehash:
             continue
@@ -165,6 +201,8 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
             report.imported.append(rel)
         store.replace_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+    if foreign_now != foreign:
+        store.set_meta(IGNORED_KEY, json.dumps(foreign_now) if foreign_now else None)
     moved_from = {m[0] for m in report.moved}
     for rel in sorted(set(rows) - set(files) - moved_from):
         row = rows[rel]
@@ -252,6 +290,8 @@ def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
     by_id: dict[str, str] = {}
     for rel, st in sorted(files.items()):
         data = (ws.root / rel).read_bytes()
+        if not looks_like_ours(data):
+            continue  # someone else's markdown in logs/
         if b"\x00" in data[:8192]:
             raise DbglogError(f"{rel} is a binary file, not a dbglog markdown file; move it out of logs/")
         text = read_text(ws.root / rel, rel)
@@ -323,6 +363,8 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
             if row is not None and sha256(data) == row["sha256"]:
                 seen[row["investigation_id"]] = rel
                 continue
+            if row is None and not looks_like_ours(data):
+                continue  # not a dbglog file (see `dbglog sync`: reported as ignored)
             text = read_text(path, rel)
         except (OSError, DbglogError) as e:
             add("unreadable", rel, str(e))

@@ -227,3 +227,25 @@ def test_same_field_changed_on_both_sides_is_a_real_conflict(tmp_path, cli):
     assert pull.returncode != 0  # git stops: both sides changed the same result
     r = cli(b, "list")
     assert r.returncode == 2 and "conflict markers" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_foreign_markdown_in_logs_is_left_alone(tmp_path, cli):
+    ws = tmp_path / "w"
+    (ws / "logs").mkdir(parents=True)
+    readme = ws / "logs" / "README.md"
+    readme.write_text("# Logs\n\nTraining logs go here.\n")
+    before = readme.read_bytes()
+    cli(ws, "init", check=0)
+    i = new(cli, ws, "real investigation")
+    assert [r["id"] for r in json.loads(cli(ws, "list", "--json", check=0).stdout)] == [i]
+    r = cli(ws, "sync", "--json", check=0)
+    assert json.loads(r.stdout)["ignored"] == ["logs/README.md"]
+    assert cli(ws, "doctor", check=0).returncode == 0
+    cli(ws, "reindex", "--force", check=0)
+    assert [r["id"] for r in json.loads(cli(ws, "list", "--json", check=0).stdout)] == [i]
+    assert readme.read_bytes() == before
+    # A dbglog file whose front matter a hand edit broke is still an error, not ignored.
+    mine = next(p for p in (ws / "logs").glob("2*.md"))
+    mine.write_text(mine.read_text().replace("---\nid:", "--\nid:", 1))
+    r = cli(ws, "list")
+    assert r.returncode == 2 and mine.name in r.stderr
