@@ -1078,12 +1078,14 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
 @click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
+@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
                    max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, jobs, launcher, build, match,
-                   any_failure, in_place, inv_ref, as_json, cmd):
+                   any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1100,7 +1102,8 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         max_sets=max_sets, max_set_size=max_set_size, max_runs=max_runs, strategy=strategy,
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
-        progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "")
+        progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
+        on_hang=on_hang)
     _bisect_finish(result, as_json)
 
 

@@ -161,6 +161,13 @@ class Execution:
     on_hang: Sequence[str] = ()
     quiet: bool = True
 
+    def __post_init__(self) -> None:
+        from dbglog.runner import PRESETS
+
+        unknown = [c for c in self.captures if c not in PRESETS]
+        if unknown:  # fail before the first step, not in the middle of a bisection
+            raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
+
     def argv(self, cmd: list[str] | None = None) -> list[str]:
         prefix = shlex.split(self.launcher) if self.launcher else []
         return prefix + list(cmd if cmd is not None else self.cmd)

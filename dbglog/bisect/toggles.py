@@ -443,7 +443,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           strategy: str = "auto", exhaustive: bool = True, timeout: float | None = None, grace: float = 5.0,
           repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
           match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
-          progress: bool = True, argv_text: str = "") -> dict:
+          progress: bool = True, argv_text: str = "", captures=(), on_hang=()) -> dict:
     import hashlib
 
     if not cmd:
@@ -495,7 +495,8 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
     for p, ks in kinds.items():
         if len(ks) > 1:
             raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
-    execution = Execution(cmd=list(cmd), timeout=timeout, grace=grace, repeat=repeat, build=build, launcher=launcher)
+    execution = Execution(cmd=list(cmd), timeout=timeout, grace=grace, repeat=repeat, build=build, launcher=launcher,
+                          captures=tuple(captures), on_hang=tuple(on_hang))
     spec = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
             "in_place": in_place, "jobs": jobs, "mode": mode, "count": count, "from_diffs": from_diffs is not None,
             "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
