@@ -58,6 +58,10 @@ compute-sanitizer --tool racecheck {cmd}
 1. **Upstream the fix** — add a regression test with block size 256
 2. [x] **Racecheck** — done in Attempt 2
 3. **Check MI300X** — same kernel on ROCm
+4. **Nsight Systems timeline** — confirm the stuck kernel is `reduce_kernel_{k}` and not the NCCL
+   all-reduce that follows it on the side stream; capture with `--cuda-graph-trace node`
+5. **Shrink the repro** — one node, two ranks, the smallest tensor that still hangs, so the
+   racecheck run finishes in minutes instead of an hour
 """
 
 
