@@ -120,3 +120,13 @@ def test_run_bad_input(workdir):
         r = run_cli(*args, cwd=workdir)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_arguments_reach_the_repro_verbatim_never_through_a_shell(workdir):
+    nasty = ["$(touch pwned)", "`touch pwned2`", "a; touch pwned3", "|", "&&", "*", "'\"", "~", "$HOME"]
+    r = run_cli("run", "--json", "--", sys.executable, "-c", "import json, sys; print(json.dumps(sys.argv[1:]))",
+                *nasty, cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    out = open(json.loads(r.stdout)["paths"]["stdout"]).read()
+    assert json.loads(out) == nasty
+    assert not any((workdir / f).exists() for f in ("pwned", "pwned2", "pwned3"))
