@@ -925,15 +925,21 @@ def _decide(recs, plan: Plan) -> Investigation:
     row = store.q("SELECT investigation_id FROM imports WHERE source = ? AND key = ?",
                   plan.source, plan.parsed.key).fetchone()
     inv = plan.parsed.inv
+    key = f"{plan.source}#{plan.parsed.key}"
     existing = None
     if row and store.exists(row[0]):
         existing = row[0]
     elif plan.parsed.canonical and store.exists(inv.id):
         existing = inv.id
+    elif not plan.parsed.canonical:
+        # Imported before in another clone: its file (pulled through git) carries the key.
+        hit = store.q("SELECT id FROM investigations WHERE source = ?", key).fetchone()
+        existing = hit[0] if hit else None
     if existing is None:
         plan.action = "create"
         new = copy.deepcopy(inv)
         if not plan.parsed.canonical:
+            new.source = key
             new.id = model.new_id(new.title)
             while store.exists(new.id):
                 new.id = model.new_id(new.title)

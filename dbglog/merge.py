@@ -94,7 +94,7 @@ def merge(base: Investigation | None, ours: Investigation, theirs: Investigation
     m = _Merger()
     base = base or Investigation(id=ours.id, title=ours.title)
     out = copy.deepcopy(ours)
-    for name in ("id", "title", "status", "symptom", "environment", "root_cause", "created", "labels"):
+    for name in ("id", "title", "status", "symptom", "environment", "root_cause", "created", "labels", "source"):
         setattr(out, name, m.value(name, getattr(base, name), getattr(ours, name), getattr(theirs, name)))
     out.updated = max(ours.updated, theirs.updated)
     out.tags = m.strings("tag", base.tags, ours.tags, theirs.tags)

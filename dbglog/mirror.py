@@ -517,6 +517,7 @@ def parse(text: str, path: str | None = None) -> Investigation:
         created=_ts(meta.get("created")),
         updated=_ts(meta.get("updated")),
         tags=[str(t) for t in (meta.get("tags") or [])],
+        source=meta["source"] if isinstance(meta.get("source"), str) else "",
     )
     # Sections: every top-level heading of level <= 2 after the title starts one.
     bounds = [h for h in heads if h[0] > title_line and h[1] <= 2]

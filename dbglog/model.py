@@ -94,6 +94,9 @@ class Investigation:
     differences: list[Difference] = field(default_factory=list)
     next_steps: list[NextStep] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    # Where `dbglog import` took it from ("DEBUG.md#key"): travels in the front matter, so
+    # re-importing the same document in another clone updates instead of duplicating.
+    source: str = ""
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

@@ -205,6 +205,11 @@ def _toggle_journal(db) -> None:
     )
 
 
+def _inv_source(db) -> None:
+    db.execute("ALTER TABLE investigations ADD COLUMN source TEXT NOT NULL DEFAULT ''")
+    db.execute("CREATE INDEX IF NOT EXISTS investigations_source ON investigations(source) WHERE source != ''")
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -214,6 +219,7 @@ MIGRATIONS = [
     ("0002_search", _search),
     ("0005_bisect", _bisect),
     ("0006_toggle_journal", _toggle_journal),
+    ("0007_inv_source", _inv_source),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -345,7 +351,7 @@ class Store:
             environment=r["environment"], related_files=json.loads(r["related_files"]),
             tags=json.loads(r["tags"]), root_cause=r["root_cause"], created=r["created"],
             updated=r["updated"], labels=(r["label_working"], r["label_broken"]),
-            sections=[Section(**s) for s in json.loads(r["sections"])],
+            sections=[Section(**s) for s in json.loads(r["sections"])], source=r["source"],
         )
         inv.attempts = [self._attempt(a) for a in self.q(
             "SELECT * FROM attempts WHERE investigation_id = ? ORDER BY number", inv_id)]
@@ -368,11 +374,12 @@ class Store:
     def insert_investigation(self, inv: Investigation) -> None:
         self.q(
             """INSERT INTO investigations (id, title, status, symptom, environment, related_files, tags,
-                 root_cause, created, updated, label_working, label_broken, sections, rev)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)""",
+                 root_cause, created, updated, label_working, label_broken, sections, source, rev)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)""",
             inv.id, inv.title, inv.status, inv.symptom, inv.environment,
             json.dumps(inv.related_files), json.dumps(inv.tags), inv.root_cause, inv.created,
             inv.updated, inv.labels[0], inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]),
+            inv.source,
         )
         self._replace_children(inv)
 
@@ -388,10 +395,10 @@ class Store:
         self.q(
             """UPDATE investigations SET title=?, status=?, symptom=?, environment=?, related_files=?,
                  tags=?, root_cause=?, created=?, updated=?, label_working=?, label_broken=?, sections=?,
-                 rev = rev + 1 WHERE id = ?""",
+                 source=?, rev = rev + 1 WHERE id = ?""",
             inv.title, inv.status, inv.symptom, inv.environment, json.dumps(inv.related_files),
             json.dumps(inv.tags), inv.root_cause, inv.created, inv.updated, inv.labels[0],
-            inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]), inv.id,
+            inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]), inv.source, inv.id,
         )
         self._replace_children(inv)
 

@@ -56,6 +56,7 @@ def investigations(draw):
         related_files=draw(st.lists(text, max_size=3)), tags=draw(st.lists(text, max_size=3)),
         root_cause=draw(field_text), created=draw(stamp), updated=draw(stamp), labels=labels,
         attempts=attempts, differences=diffs, next_steps=steps,
+        source=draw(st.one_of(st.just(""), text)),
     )
 
 

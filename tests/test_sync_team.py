@@ -249,3 +249,23 @@ def test_foreign_markdown_in_logs_is_left_alone(tmp_path, cli):
     mine.write_text(mine.read_text().replace("---\nid:", "--\nid:", 1))
     r = cli(ws, "list")
     assert r.returncode == 2 and mine.name in r.stderr
+
+
+def test_reimport_in_a_fresh_clone_updates_instead_of_duplicating(tmp_path, cli):
+    golden = sorted((Path(__file__).parent / "golden").glob("01_*.md"))[0]
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    a, b = tmp_path / "a", tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(remote), str(a))
+    (a / "DEBUG.md").write_text(golden.read_text())
+    first = json.loads(cli(a, "import", "DEBUG.md", "--json", check=0).stdout)["investigations"]
+    assert first and {r["action"] for r in first} == {"create"}
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "imported")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
+    cli(b, "init", check=0)
+    again = json.loads(cli(b, "import", "DEBUG.md", "--json", check=0).stdout)["investigations"]
+    assert {r["action"] for r in again} == {"unchanged"}
+    assert sorted(r["id"] for r in again) == sorted(r["id"] for r in first)
+    assert len(json.loads(cli(b, "list", "--json", check=0).stdout)) == len(first)
