@@ -325,19 +325,28 @@ class SessionDB:
             self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL WHERE id = ?",
                          status, json.dumps(result), now_iso(), sid)
 
-    def claim(self, sid: str) -> None:
-        """Take over a session (resume): refuse if its driver is still alive."""
+    def live_driver(self, sid: str):
+        """The psutil.Process still driving ``sid`` (a dbglog process), or None."""
         import psutil
 
         s = self.get(sid)
         pid = s["pid"]
-        if pid and pid != os.getpid() and s["status"] == "running":
-            try:
-                if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    raise DbglogError(f"bisection {sid} is still being driven by process {pid}; "
-                                      "wait for it or `dbglog bisect abort`")
-            except psutil.Error:
-                pass
+        if not pid or pid == os.getpid() or s["status"] != "running":
+            return None
+        try:
+            p = psutil.Process(pid)
+            if p.status() == psutil.STATUS_ZOMBIE or "dbglog" not in " ".join(p.cmdline()):
+                return None  # gone, or the pid was reused by something else
+            return p
+        except psutil.Error:
+            return None
+
+    def claim(self, sid: str) -> None:
+        """Take over a session (resume): refuse if its driver is still alive."""
+        p = self.live_driver(sid)
+        if p is not None:
+            raise DbglogError(f"bisection {sid} is still being driven by process {p.pid}; "
+                              "wait for it or `dbglog bisect abort`")
         with self.store.write():
             self.store.q("UPDATE bisect_sessions SET pid = ?, status = 'running', updated = ? WHERE id = ?",
                          os.getpid(), now_iso(), sid)
@@ -465,6 +474,33 @@ def mark(recs, session: dict, ref: str, verdict: str) -> Step:
 
 
 def abort(recs, session: dict) -> dict:
+    import signal
+
+    import psutil
+
+    def gone(p, timeout: float) -> bool:
+        # Not our child: a dead driver stays a zombie until its own parent reaps it.
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if p.status() == psutil.STATUS_ZOMBIE:
+                    return True
+            except psutil.Error:
+                return True
+            time.sleep(0.05)
+        return False
+
+    drv = SessionDB(recs.store).live_driver(session["id"])
+    if drv is not None:
+        # Stop the driver first: it restores in-place edits and removes worktrees on SIGTERM.
+        # Cleaning up under a live driver would let it edit the files again afterwards.
+        try:
+            drv.send_signal(signal.SIGTERM)
+            if not gone(drv, 30):
+                drv.kill()
+                gone(drv, 10)
+        except psutil.Error:
+            pass
     survivors = reap_leftovers(session["id"])
     driver(session["kind"]).cleanup(recs, session)
     SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})
