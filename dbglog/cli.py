@@ -203,6 +203,12 @@ def render_show(inv, path: str) -> None:
             extra = f" — {escape(s.detail)}" if s.detail else ""
             done = f" (Attempt {s.attempt})" if s.attempt else ""
             con.print(f"  {s.position}. {escape(mark)} {escape(s.text)}{extra}{done}")
+    if inv.sections:  # bisection reports, notes: markdown the user or dbglog wrote
+        from rich.markdown import Markdown
+
+        for sec in inv.sections:
+            con.print()
+            con.print(Markdown(sec.heading + "\n\n" + sec.body))
 
 
 @cli.command()

@@ -249,3 +249,15 @@ def test_outcome_inferred_from_result_when_not_given(dbg):
                              ("Metrics look odd", "inconclusive"), ("", "untested")):
         code, out, _ = dbg("attempt", "add", f"try {expected}", "--did", "x", "--result", result, "--json")
         assert code == 0 and j(out)["outcome"] == expected, result
+
+
+def test_show_displays_free_sections(dbg, workdir):
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    inv = new(dbg, "sections in show")
+    recs = Records(Workspace(workdir / ".dbglog"))
+    recs.set_section(inv["id"], "Bisection: v1..v2 (s1)", "**Result:** first bad commit `abc1234`")
+    recs.close()
+    code, out, _ = dbg("show")
+    assert code == 0 and "Bisection: v1..v2 (s1)" in out and "abc1234" in out
