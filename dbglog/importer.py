@@ -420,14 +420,14 @@ class _Doc:
     def _investigation(self, k: int | None, order: list[int], excluded: list[bool]) -> Parsed | None:
         lines, heads = self.lines, self.heads
         if k is None:
-            start_idx, level, title = self.body_start, 0, Path(self.path).stem.replace("_", " ").replace("-", " ")
+            start_idx, title = self.body_start, Path(self.path).stem.replace("_", " ").replace("-", " ")
             end = heads[order[0]].idx if order else len(lines)
             first_sub = next((j for j, h in enumerate(heads) if h.idx >= start_idx), len(heads))
             header_end = heads[first_sub].idx if first_sub < len(heads) else end
             header_start = start_idx
         else:
             h = heads[k]
-            start_idx, level, title = h.idx, h.level, h.text
+            start_idx, title = h.idx, h.text
             end = self.end_of(k)
             for j in order:
                 if j > k and heads[j].idx < end:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import datetime as _dt
-import errno
 import fnmatch
 import json
 import os

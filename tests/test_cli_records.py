@@ -1,7 +1,6 @@
 """The record-keeping commands, driven through the real entry point."""
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 

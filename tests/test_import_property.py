@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from dbglog import mirror, model
 from dbglog.errors import DbglogError
 from dbglog.importer import check_roundtrip, parse_document
-from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.model import Attempt, Difference, Investigation, NextStep
 
 GOLDEN = Path(__file__).parent / "golden"
 

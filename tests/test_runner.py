@@ -2,14 +2,12 @@
 exit-status normalisation and `git bisect run`."""
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPROS, ROOT, assert_none_alive, recorded_pids

@@ -183,7 +183,6 @@ class Executor:
     def run_trial(self, key: str, target: Target, *, cwd: str, env: dict | None = None,
                   cmd: list[str] | None = None) -> tuple[Step, list[dict]]:
         """Build (if asked), then run ``repeat`` times; return the step and the run records."""
-        from dbglog import runner
 
         env = dict(env or {})
         env[SESSION_VAR] = self.session_id
