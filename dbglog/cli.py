@@ -1123,37 +1123,12 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
 @click.argument("path", required=False, default="")
 def merge_driver(base, ours, theirs, path):
     """Git merge driver for logs/*.md (set up by `dbglog init`): %O %A %B %P."""
-    import subprocess
+    from dbglog.merge import run_driver
 
-    from dbglog import mirror
-    from dbglog.merge import merge_texts
-    from dbglog.records import atomic_write
-    from pathlib import Path
-
-    def read(p):
-        try:
-            return Path(p).read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    texts = [read(p) for p in (base, ours, theirs)]
-    result = None
-    if texts[1] is not None and texts[2] is not None:
-        try:
-            result = merge_texts(texts[0], texts[1], texts[2])
-        except DbglogError:
-            result = None
-    if result is not None and not result.conflicts:
-        atomic_write(Path(ours), mirror.render(result.inv).encode("utf-8"))
-        if result.renumbered:
-            moved = ", ".join(f"{a}->{b}" for a, b in sorted(result.renumbered.items()))
-            click.echo(f"dbglog: merged {path or ours}: their new attempts renumbered {moved}", err=True)
-        sys.exit(0)
-    why = "; ".join(result.conflicts[:3]) if result is not None else "not a canonical dbglog file"
-    click.echo(f"dbglog: {path or ours}: cannot merge record by record ({why}); falling back to a text merge",
-               err=True)
-    r = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs])
-    sys.exit(1 if r.returncode != 0 else 0)
+    code, message = run_driver(base, ours, theirs, path)
+    if message:
+        click.echo(f"dbglog: {message}", err=True)
+    sys.exit(code)
 
 
 # --- mirror -------------------------------------------------------------------------

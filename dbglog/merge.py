@@ -187,3 +187,36 @@ def configure_git(root, logs_dir) -> bool:
     except (OSError, subprocess.CalledProcessError):
         return False
     return True
+
+
+def run_driver(base: str, ours: str, theirs: str, path: str = "") -> tuple[int, str]:
+    """Git's merge-driver contract: merge into ``ours`` in place; 0 when clean, else non-zero with
+    git's own text merge (conflict markers) left in ``ours``. Returns (exit code, message)."""
+    import subprocess
+    from pathlib import Path
+
+    from dbglog import mirror
+    from dbglog.errors import DbglogError
+    from dbglog.records import atomic_write
+
+    def read(p):
+        try:
+            return Path(p).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    texts = [read(p) for p in (base, ours, theirs)]
+    result = None
+    if texts[1] is not None and texts[2] is not None:
+        try:
+            result = merge_texts(texts[0], texts[1], texts[2])
+        except DbglogError:
+            result = None
+    name = path or ours
+    if result is not None and not result.conflicts:
+        atomic_write(Path(ours), mirror.render(result.inv).encode("utf-8"))
+        moved = ", ".join(f"{a}->{b}" for a, b in sorted(result.renumbered.items()))
+        return 0, f"merged {name}: their new attempts renumbered {moved}" if moved else ""
+    why = "; ".join(result.conflicts[:3]) if result is not None else "not a canonical dbglog file"
+    r = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs])
+    return (1 if r.returncode != 0 else 0), f"{name}: cannot merge record by record ({why}); text merge instead"

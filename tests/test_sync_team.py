@@ -120,18 +120,7 @@ def test_git_head_move_rehashes_same_size_same_mtime_edit(tmp_path, cli):
 
 
 def test_two_clones_merge_to_the_union(tmp_path, cli):
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    a, b = tmp_path / "a", tmp_path / "b"
-    git(tmp_path, "clone", "-q", str(remote), str(a))
-    (a / "README").write_text("x\n")
-    shared = new(cli, a, "NCCL watchdog timeout in FSDP")
-    cli(a, "attempt", "add", "NCCL_DEBUG=INFO", "--did", "NCCL_DEBUG=INFO", "--result", "Hangs", check=0)
-    git(a, "add", "-A")
-    git(a, "commit", "-qm", "shared")
-    git(a, "push", "-q", "origin", "HEAD:main")
-    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
-    cli(b, "sync", check=0)
+    a, b, shared = _two_clones_with_shared(tmp_path, cli, first="sync")  # sync alone works in a fresh clone
     assert json.loads(cli(b, "show", shared, "--json", check=0).stdout)["attempts"][0]["result"] == "Hangs"
     # Divergent work: A adds an attempt to the shared bug and a new bug; B adds two new bugs.
     cli(a, "attempt", "add", "exclude node 3", "-i", shared, "--did", "7 nodes", "--result", "Works", check=0)
@@ -166,7 +155,7 @@ def _git_env():
                 GIT_COMMITTER_EMAIL="t@x", PYTHONPATH=str(REPO))
 
 
-def _two_clones_with_shared(tmp_path, cli):
+def _two_clones_with_shared(tmp_path, cli, first="init"):
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     a, b = tmp_path / "a", tmp_path / "b"
@@ -177,7 +166,8 @@ def _two_clones_with_shared(tmp_path, cli):
     git(a, "commit", "-qm", "shared")
     git(a, "push", "-q", "origin", "HEAD:main")
     git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
-    cli(b, "init", check=0)  # a fresh clone: init sets up this clone's merge driver, sync imports logs/
+    # A fresh clone: init sets up this clone's merge driver and takes in logs/ (sync does the latter).
+    cli(b, first, check=0)
     return a, b, shared
 
 
