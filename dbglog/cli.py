@@ -937,15 +937,26 @@ def _hit_heading(h) -> str:
         return f"Investigation: {h.title}  [{outcome}]"
     if h.kind == "difference":
         return f"Key difference {h.number}: {h.title} ({h.fields['working']} vs {h.fields['broken']})  [{outcome}]"
+    if h.kind == "section":
+        what = "Section" if h.investigation else "Watched doc"
+        return f"{what}: {h.title}" + (f"  [{outcome}]" if outcome else "")
     return f"Next step {h.number}: {h.title}  [{outcome}]"
+
+
+def _where(h) -> str:
+    """A section hit's file:line (the mirror file, or the watched doc)."""
+    return f"{h.path}:{h.line}" if h.line else (h.path or "")
 
 
 def _print_hit(h, n: int) -> None:
     click.echo(f"{n}. {_hit_heading(h)}")
-    click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+    if h.investigation:
+        click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
     if h.kind == "attempt" and h.fields.get("conclusion"):
         click.echo(f"   conclusion: {h.fields['conclusion']}")
-    if h.snippet_parts:
+    if h.kind == "section":
+        click.echo(f"   {_where(h)}: {_styled_snippet(h)}")
+    elif h.snippet_parts:
         click.echo(f"   {h.snippet_field}: {_styled_snippet(h)}")
     terms = ", ".join(h.matched_terms) or "its investigation"
     click.echo(click.style(f"   why: {h.match} ({terms}) in {', '.join(h.matched_fields) or 'context'}"
@@ -966,23 +977,36 @@ def _query_notes(q) -> list[str]:
     return notes
 
 
+def _refresh_watched(recs) -> None:
+    """Watched living docs (config.toml [search] watch) are re-indexed when they changed."""
+    from dbglog import sections
+
+    report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
+    for p in report.skipped:
+        click.echo(f"dbglog: warning: watched doc {p} skipped (unreadable, binary or larger than "
+                   f"{sections.MAX_FILE_BYTES // 1_000_000} MB)", err=True)
+
+
 @cli.command("search")
 @click.argument("query", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status (open | resolved | wontfix).")
 @click.option("--outcome", "outcomes", multiple=True, help="Only attempts with this outcome (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
 @inv_option
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(["attempt", "investigation", "difference", "next"]),
-              help="Only this kind of record (repeatable; default: all).")
+@click.option("--kind", "kinds", multiple=True,
+              type=click.Choice(["attempt", "investigation", "difference", "next", "section"]),
+              help="Only this kind of record (repeatable; default: all). section = free sections and watched docs.")
 @click.option("--since", help="Only records since a date (2026-11-01) or an age (3d, 2w).")
 @click.option("--limit", "-n", type=click.IntRange(1, 500), default=10, show_default=True)
 @json_option
 def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_json):
-    """Ranked, typo-tolerant search over attempts, investigations, differences and next steps."""
+    """Ranked, typo-tolerant search over attempts, investigations, differences, next steps, free
+    sections and watched docs."""
     from dbglog import search
 
     text = _query_arg(query)
     recs = open_records()
+    _refresh_watched(recs)
     filters = _search_filters(recs, status, outcomes, tags, inv_ref, since)
     res = search.search(recs.store.conn, text, kinds=kinds or None, filters=filters, limit=limit)
 
@@ -997,6 +1021,31 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
     emit(as_json, res.to_dict(), human)
 
 
+def _print_prior(h, n: int) -> None:
+    """One close prior attempt for `tried`: outcome and conclusion first, then the rest."""
+    outcome = click.style((h.outcome or "noted").upper(), bold=True)
+    if h.kind == "attempt":
+        click.echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}")
+        click.echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
+        click.echo(f"   result: {h.fields.get('result') or '-'}")
+        if h.fields.get("did"):
+            click.echo(f"   did: {h.fields['did']}")
+        click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+        return
+    click.echo(f"{n}. [{outcome}] {h.title}")
+    click.echo(f"   {_where(h)}: {h.line_text}")
+    if h.investigation:
+        click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+    else:
+        click.echo(click.style("   watched doc (outcome read from its text)", dim=True))
+
+
+def _brief(h) -> str:
+    if h.kind == "attempt":
+        return f"[{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})"
+    return f"{h.title}  ({_where(h)})"
+
+
 @cli.command()
 @click.argument("idea", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status.")
@@ -1007,13 +1056,15 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
 def tried(idea, status, tags, inv_ref, limit, as_json):
     """Was IDEA already tried, and what happened? Run it before trying a fix.
 
-    Exit status: 0 = a close prior attempt exists (printed first, with its outcome and
-    conclusion), 1 = nothing close was found, 2 = bad input.
+    Looks in attempts, free sections and watched docs. Exit status: 0 = a close prior attempt
+    exists (printed first, with its outcome and conclusion), 1 = nothing close was found, 2 = bad
+    input.
     """
     from dbglog import search
 
     text = _query_arg(idea)
     recs = open_records()
+    _refresh_watched(recs)
     filters = _search_filters(recs, status, (), tags, inv_ref, None)
     res = search.tried(recs.store.conn, text, filters=filters, limit=limit)
 
@@ -1023,19 +1074,19 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
         if res.close:
             click.echo(click.style(f"Yes: {len(res.close)} close prior attempt(s).", bold=True))
             for n, h in enumerate(res.close, 1):
-                click.echo(f"{n}. [{click.style(h.outcome.upper(), bold=True)}] Attempt {h.number}: {h.title}")
-                click.echo(f"   {h.investigation}  {h.investigation_title}  ({h.status})")
-                if h.fields.get("did"):
-                    click.echo(f"   did: {h.fields['did']}")
-                click.echo(f"   result: {h.fields.get('result') or '-'}")
-                click.echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
+                _print_prior(h, n)
         else:
-            click.echo(f"No close prior attempt for {text!r}.")
-        others = [h for h in res.result.hits if h not in res.close]
+            click.echo(click.style(f"No close prior attempt for {text!r}: not tried, as far as the attempts, "
+                                   "free sections and watched docs tell.", bold=True))
+        if res.mentioned:
+            click.echo("Mentioned as an idea, not as tried:")
+            for h in res.mentioned:
+                click.echo(f"  - {_brief(h)}: {h.line_text}")
+        others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
         if others:
-            click.echo("Related:")
+            click.echo("Related (not close):" if not res.close else "Related:")
             for h in others:
-                click.echo(f"  - [{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})")
+                click.echo(f"  - {_brief(h)}")
 
     emit(as_json, res.to_dict(), human)
     if not res.close:

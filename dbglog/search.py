@@ -41,7 +41,7 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
 OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
-CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20}
+CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20, "section": 60}
 BROAD = 1000  # matches of one table ranked by bm25 at most (the newest); see _floor
 BROAD_OR = 300  # the same in OR mode once the selective words' rows are ranked on their own
 
@@ -53,11 +53,16 @@ KINDS = {
                       (10.0, 5.0, 5.0, 1.0, 3.0)),
     "difference": ("differences", ("factor", "working", "broken"), (6.0, 3.0, 3.0)),
     "next": ("next_steps", ("text", "detail"), (6.0, 2.0)),
+    # free sections of investigations and chunks of watched docs (dbglog/sections.py)
+    "section": ("sections", ("heading", "body"), (4.0, 1.0)),
 }
+BASE_KINDS = ("attempt", "investigation", "difference", "next")  # indexed by migration 0002
 TRIGRAM_COLS = ("title", "did", "result")
+# kind -> its trigram table (substring matches: identifiers, flags, paths)
+TRIGRAMS = {"attempt": "attempts_trigram", "section": "sections_trigram"}
 KIND_NAMES = tuple(KINDS)
 # Non-attempt rows are context; at equal relevance an attempt (with its verdict) comes first.
-KIND_FACTOR = {"attempt": 1.0, "investigation": 0.9, "difference": 0.85, "next": 0.85}
+KIND_FACTOR = {"attempt": 1.0, "investigation": 0.9, "difference": 0.85, "next": 0.85, "section": 0.85}
 
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does doing for from had has have how i if in "
@@ -72,7 +77,8 @@ STOPWORDS = frozenset(
 
 def create_index(db) -> None:
     """Migration ``0002_search``: FTS tables + triggers. ``db`` is a ``sqlite_utils.Database``."""
-    for kind, (table, cols, _w) in KINDS.items():
+    for kind in BASE_KINDS:
+        table, cols, _w = KINDS[kind]
         db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
     cols = ", ".join(TRIGRAM_COLS)
     new = ", ".join(f"new.{c}" for c in TRIGRAM_COLS)
@@ -97,34 +103,64 @@ def create_index(db) -> None:
     )
 
 
+def create_section_index(db) -> None:
+    """Migration ``0008_sections``: the FTS and trigram tables over ``sections`` (same scheme)."""
+    table, cols, _w = KINDS["section"]
+    db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
+    db.executescript(
+        """
+        CREATE VIRTUAL TABLE IF NOT EXISTS sections_trigram USING FTS5 (
+            body, tokenize='trigram', content=sections
+        );
+        INSERT INTO sections_trigram(sections_trigram) VALUES('rebuild');
+        CREATE TRIGGER IF NOT EXISTS sections_trigram_ai AFTER INSERT ON sections BEGIN
+          INSERT INTO sections_trigram (rowid, body) VALUES (new.rowid, new.body);
+        END;
+        CREATE TRIGGER IF NOT EXISTS sections_trigram_ad AFTER DELETE ON sections BEGIN
+          INSERT INTO sections_trigram (sections_trigram, rowid, body) VALUES('delete', old.rowid, old.body);
+        END;
+        CREATE TRIGGER IF NOT EXISTS sections_trigram_au AFTER UPDATE ON sections BEGIN
+          INSERT INTO sections_trigram (sections_trigram, rowid, body) VALUES('delete', old.rowid, old.body);
+          INSERT INTO sections_trigram (rowid, body) VALUES (new.rowid, new.body);
+        END;
+        """
+    )
+
+
 def index_tables() -> list[str]:
-    return [f"{t}_fts" for t, _c, _w in KINDS.values()] + ["attempts_trigram"]
+    return [f"{t}_fts" for t, _c, _w in KINDS.values()] + list(TRIGRAMS.values())
 
 
 def rebuild_index(conn: sqlite3.Connection) -> None:
     """Rebuild every search table from its content table (for `reindex --force` / `doctor --fix`).
 
     Needed after a VACUUM: ``investigations`` has an implicit rowid, which VACUUM may renumber.
+    Free-section chunks are first re-cut from ``investigations.sections``.
     """
+    from dbglog import sections
+
+    sections.rebuild(conn)
     for t in index_tables():
         conn.execute(f"INSERT INTO {t}({t}) VALUES('rebuild')")
 
 
 def check_index(conn: sqlite3.Connection) -> list[str]:
-    """Problems found by FTS5's integrity-check against the content tables (empty = healthy)."""
+    """Problems found by FTS5's integrity-check against the content tables, and chunks that do not
+    match their investigation's sections (empty = healthy)."""
+    from dbglog import sections
+
     problems = []
     for t in index_tables():
         try:
             conn.execute(f"INSERT INTO {t}({t}, rank) VALUES('integrity-check', 1)")
         except sqlite3.DatabaseError as e:
             problems.append(f"{t}: {e}")
-    return problems
-
-
-# --- query parsing ----------------------------------------------------------------------
+    return problems + sections.check(conn)
 
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _WORD = re.compile(r"\w+")
+_CASE = re.compile(r"[a-z][A-Z]|[A-Za-z]\d[A-Za-z]")  # an identifier made of several words
+_TRIVIAL_VALUES = frozenset("0 1 true false yes no on off none".split())
 
 
 def _fts_quote(s: str) -> str:
@@ -139,27 +175,45 @@ def _stem(w: str) -> str:
     return w
 
 
+def _word_pattern(words: list[str]) -> str:
+    pats = []
+    for w in words:
+        s = _stem(w)
+        pats.append(re.escape(s) + (r"\w{0,5}" if len(s) >= 3 else ""))
+    return r"(?<![^\W_])" + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])"
+
+
 @dataclass
 class Term:
-    raw: str  # the user's token, as typed
+    raw: str  # the user's token(s), as typed
     parts: list[str]  # its lower-cased words
     kind: str = "word"  # word | substring | typo | unknown
     corrected: str = ""  # for typos: the vocabulary word used instead
     stop: bool = False
+    alts: list[str] = field(default_factory=list)  # equivalent phrases (synonyms, identifier words)
+    base: str = ""  # what is searched for the token itself when not ``raw`` (an env var without its value)
+
+    @property
+    def forms(self) -> list[str]:
+        first = self.corrected if self.kind == "typo" else (self.base or self.raw)
+        return [first] + [a for a in self.alts if a.lower() != first.lower()]
 
     @property
     def fts(self) -> str:
-        return _fts_quote(self.corrected if self.kind == "typo" else self.raw)
+        forms = self.forms
+        if len(forms) == 1:
+            return _fts_quote(forms[0])
+        return "(" + " OR ".join(_fts_quote(f) for f in forms) + ")"
 
     def pattern(self) -> str:
         if self.kind == "substring":
             return re.escape(self.raw)
-        words = [self.corrected] if self.kind == "typo" else self.parts
         pats = []
-        for w in words:
-            s = _stem(w)
-            pats.append(re.escape(s) + (r"\w{0,5}" if len(s) >= 3 else ""))
-        return r"(?<![^\W_])" + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])"
+        for f in self.forms:
+            words = [w.lower() for w in _WORD.findall(f)]
+            if words:
+                pats.append(_word_pattern(words))
+        return "|".join(pats)
 
 
 @dataclass
@@ -174,7 +228,8 @@ class Query:
 
     def to_dict(self) -> dict:
         return {"text": self.text, "truncated": self.truncated,
-                "terms": [{"token": t.raw, "as": t.kind, **({"corrected": t.corrected} if t.corrected else {})}
+                "terms": [{"token": t.raw, "as": t.kind, **({"corrected": t.corrected} if t.corrected else {}),
+                           **({"also": t.alts} if t.alts else {})}
                           for t in self.terms]}
 
 
@@ -195,28 +250,84 @@ def _has_surrogates(s: str) -> bool:
         return True
 
 
-def parse_query(text) -> Query:
-    """Split into tokens; keep every token that has a letter or digit. Never raises on content."""
-    text, truncated = clean_query(text)
-    terms: list[Term] = []
-    seen = set()
+def _env_terms(tok: str, name: str) -> list[Term]:
+    """``NAME=VALUE``: the variable (with the words for what it does) and a value worth matching."""
+    from dbglog import synonyms
+
+    t = Term(raw=tok, parts=[p.lower() for p in _WORD.findall(name)], base=name,
+             alts=[p for p in synonyms.ENV_VARS.get(name, ())])
+    out = [t]
+    value = tok[len(name) + 1:] if len(tok) > len(name) else ""
+    for v in re.split(r"[:=,;]", value):
+        if _WORD.search(v) and v.lower() not in _TRIVIAL_VALUES and not v.isdigit():
+            out.append(Term(raw=v, parts=[p.lower() for p in _WORD.findall(v)]))
+    return out
+
+
+def _tokens(text: str) -> list[tuple[str, list[str]]]:
+    out = []
     for tok in text.split():
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
         parts = [p.lower() for p in _WORD.findall(tok)]
-        if not parts:
-            continue
-        key = tok.lower()
-        if key in seen:
-            continue
-        seen.add(key)
-        stop = len(parts) == 1 and parts[0] in STOPWORDS
-        terms.append(Term(raw=tok, parts=parts, stop=stop))
-        if len(terms) >= MAX_TERMS:
-            truncated = truncated or len(text.split()) > MAX_TERMS
-            break
+        if parts:
+            out.append((tok, parts))
+    return out
+
+
+def parse_query(text) -> Query:
+    """Split into tokens; keep every token that has a letter or digit. Never raises on content.
+
+    The field's language (``dbglog/synonyms.py``): a run of tokens that is a known phrase or
+    abbreviation (``IMA``, ``out of memory``, ``tensor parallel``) becomes one term that matches any
+    of its equivalents; an env var assignment matches the variable whatever its value, and the
+    words for what it does; an identifier with case changes (``cudaMallocAsync``) also matches its
+    words written apart."""
+    from dbglog import synonyms
+
+    text, truncated = clean_query(text)
+    toks = _tokens(text)
+    norm = [synonyms.words(tok) for tok, _p in toks]
+    terms: list[Term] = []
+    seen = set()
+    i = 0
+    while i < len(toks) and len(terms) < MAX_TERMS:
+        tok, parts = toks[i]
+        new: list[Term] = []
+        # the longest run of whole tokens that the synonym table knows
+        for j in range(min(len(toks), i + synonyms.MAX_PHRASE), i, -1):
+            key = tuple(w for n in norm[i:j] for w in n)
+            alts = synonyms.expansions(key) if len(key) <= synonyms.MAX_PHRASE else ()
+            if alts:
+                raw = " ".join(t for t, _p in toks[i:j])
+                name = synonyms.env_name(raw)
+                if j == i + 1 and name and name != raw:
+                    new = _env_terms(raw, name)
+                else:
+                    new = [Term(raw=raw, parts=[p for _t, ps in toks[i:j] for p in ps],
+                                alts=[a for a in alts if a.lower() != raw.lower()])]
+                i = j
+                break
+        else:
+            name = synonyms.env_name(tok)
+            if name:
+                new = _env_terms(tok, name)
+            else:
+                t = Term(raw=tok, parts=parts)
+                if _CASE.search(tok):  # cudaMallocAsync -> also "cuda malloc async"
+                    t.alts = [" ".join(synonyms.split_identifier(tok))]
+                new = [t]
+            i += 1
+        for t in new:
+            key = t.raw.lower()
+            if key in seen:
+                continue
+            seen.add(key)
+            t.stop = len(t.parts) == 1 and t.parts[0] in STOPWORDS and not t.alts
+            terms.append(t)
+    truncated = truncated or i < len(toks)
     if any(not t.stop for t in terms):
         terms = [t for t in terms if not t.stop]
-    return Query(text=text, terms=terms, truncated=truncated)
+    return Query(text=text, terms=terms[:MAX_TERMS], truncated=truncated)
 
 
 # --- term resolution: word / substring / typo -------------------------------------------
@@ -227,6 +338,9 @@ def _has(conn, table: str, match: str) -> bool:
         return conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchone() is not None
     except sqlite3.OperationalError:
         return False
+
+
+VOCAB_TABLES = ("attempts_fts", "investigations_fts", "sections_fts")  # the words typos are corrected to
 
 
 class Vocabulary:
@@ -250,7 +364,7 @@ class Vocabulary:
         import hashlib
 
         h = hashlib.blake2b(digest_size=12)
-        for table in ("attempts_fts", "investigations_fts"):
+        for table in VOCAB_TABLES:
             for (block,) in conn.execute(f"SELECT block FROM {table}_data WHERE id IN (1, 10) ORDER BY id"):
                 h.update(bytes(block or b""))
                 h.update(b"|")
@@ -283,7 +397,7 @@ class Vocabulary:
             except (OSError, ValueError, KeyError, TypeError):
                 pass
         vocab: dict[str, int] = {}
-        for table in ("attempts_fts", "investigations_fts"):
+        for table in VOCAB_TABLES:
             conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab(main, {table}, row)")
             for term, doc in conn.execute(f"SELECT term, doc FROM temp.{table}_vocab"):
                 if len(term) >= 3 and not term.isdigit():
@@ -339,11 +453,13 @@ def correct_word(conn, word: str) -> str | None:
 
 def resolve_terms(conn, q: Query, kinds) -> None:
     ftables = [f"{KINDS[k][0]}_fts" for k in kinds]
+    tri = [TRIGRAMS[k] for k in kinds if k in TRIGRAMS]
+    _join_split_words(conn, q, ftables)
     for t in q.terms:
         if any(_has(conn, ft, t.fts) for ft in ftables):
             t.kind = "word"
             continue
-        if "attempt" in kinds and len(t.raw) >= 3 and _has(conn, "attempts_trigram", _fts_quote(t.raw)):
+        if len(t.raw) >= 3 and any(_has(conn, tt, _fts_quote(t.raw)) for tt in tri):
             t.kind = "substring"
             continue
         fixed = None
@@ -356,6 +472,20 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             t.kind, t.corrected = "typo", fixed
         else:
             t.kind = "unknown"
+
+
+def _join_split_words(conn, q: Query, ftables: list[str]) -> None:
+    """Two plain query words that the index holds written together (``flash attention`` for
+    ``FlashAttention``, ``data loader`` for ``dataloader``) become one term matching either."""
+    i = 0
+    while i + 1 < len(q.terms):
+        a, b = q.terms[i], q.terms[i + 1]
+        if (not a.alts and not b.alts and len(a.parts) == 1 and len(b.parts) == 1 and a.parts[0].isalpha()
+                and b.parts[0].isalpha() and len(a.parts[0]) >= 2 and len(b.parts[0]) >= 2):
+            joined = a.parts[0] + b.parts[0]
+            if any(_has(conn, ft, _fts_quote(joined)) for ft in ftables):
+                q.terms[i:i + 2] = [Term(raw=f"{a.raw} {b.raw}", parts=[*a.parts, *b.parts], alts=[joined])]
+        i += 1
 
 
 # --- filters ----------------------------------------------------------------------------
@@ -441,8 +571,12 @@ class Hit:
     similarity: float = 0.0
     snippet_field: str = ""
     snippet_parts: list[tuple[str, bool]] = field(default_factory=list)
+    path: str = ""  # a section: the file it is in (the mirror file, or the watched doc)
+    line: int = 0  # a section: the line of ``line_text`` in that file (0: unknown)
+    line_text: str = ""  # a section: the line that matches best
     _bm25: float = 0.0
     _rowid: int = 0
+    _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
 
     @property
     def title(self) -> str:
@@ -453,7 +587,14 @@ class Hit:
             return f.get("title", "")
         if self.kind == "difference":
             return f.get("factor", "")
+        if self.kind == "section":
+            return f.get("heading", "")
         return f.get("text", "")
+
+    @property
+    def source(self) -> str:
+        """Where a hit lives: an investigation (structured or free section), or a watched doc."""
+        return "watched" if self.kind == "section" and not self.investigation else "investigation"
 
     @property
     def snippet(self) -> str:
@@ -473,6 +614,11 @@ class Hit:
         elif self.kind == "difference":
             d |= {"position": self.number, "factor": self.fields["factor"], "working": self.fields["working"],
                   "broken": self.fields["broken"], "difference_status": self.outcome}
+        elif self.kind == "section":
+            if not self.investigation:
+                d |= {"investigation": None, "investigation_title": None, "investigation_status": None}
+            d |= {"source": self.source, "heading": self.fields["heading"], "path": self.path,
+                  "line": self.line or None, "text": self.line_text, "outcome": self.outcome or None}
         else:
             d |= {"position": self.number, "text": self.fields["text"], "detail": self.fields["detail"],
                   "step_status": self.outcome, "done_in_attempt": self.fields.get("attempt")}
@@ -501,12 +647,17 @@ _SELECT = {
     "next": ("r.id AS rowid, r.investigation_id AS inv_id, r.position AS num, r.status AS outcome, r.text, "
              "r.detail, r.attempt, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
              "next_steps r", "JOIN investigations i ON i.id = r.investigation_id"),
+    # watched docs have no investigation: LEFT JOIN (any investigation filter then leaves them out)
+    "section": ("r.id AS rowid, r.investigation_id AS inv_id, r.position AS num, '' AS outcome, r.heading, "
+                "r.body, r.path, r.line, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
+                "sections r", "LEFT JOIN investigations i ON i.id = r.investigation_id"),
 }
 _FIELDS = {
     "attempt": ("title", "did", "hypothesis", "result", "conclusion"),
     "investigation": ("title", "symptom", "root_cause", "environment", "tags"),
     "difference": ("factor", "working", "broken"),
     "next": ("text", "detail"),
+    "section": ("heading", "body"),
 }
 
 
@@ -533,7 +684,8 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
     table, cols, weights = KINDS[kind]
     fts = f"{table}_fts"
     words = [t for t in terms if t.kind in ("word", "typo")]
-    subs = [t for t in terms if t.kind == "substring"] if kind == "attempt" else []
+    trigram = TRIGRAMS.get(kind)
+    subs = [t for t in terms if t.kind == "substring"] if trigram else []
     if mode == "and" and not words and not subs:
         return []
     fsql, fargs = filters.sql(kind)
@@ -568,16 +720,16 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
             f"ORDER BY top.bm", [match, *([lo] if lo is not None else []), n])
         return lo
 
-    tbm = "bm25(attempts_trigram)"
+    tbm = f"bm25({trigram})"
     if mode == "and":
         if words:
             match = " AND ".join(t.fts for t in words)
-            extra = "".join(" AND r.rowid IN (SELECT rowid FROM attempts_trigram WHERE attempts_trigram MATCH ?)"
+            extra = "".join(f" AND r.rowid IN (SELECT rowid FROM {trigram} WHERE {trigram} MATCH ?)"
                             for _ in subs)
             sargs = [_fts_quote(t.raw) for t in subs]
             ranked(fts, bm, match, extra, sargs, joined=bool(filters.any or subs))
         else:
-            ranked("attempts_trigram", tbm, " AND ".join(_fts_quote(t.raw) for t in subs), joined=filters.any)
+            ranked(trigram, tbm, " AND ".join(_fts_quote(t.raw) for t in subs), joined=filters.any)
         return list(out.values())
     # OR: the union of word matches (bm25 over any word) and substring matches
     if words:
@@ -591,7 +743,7 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
                 broad = BROAD_OR
         ranked(fts, bm, match, joined=filters.any, broad=broad)
     for t in subs:
-        ranked("attempts_trigram", tbm, _fts_quote(t.raw), n=limit // 2, joined=filters.any)
+        ranked(trigram, tbm, _fts_quote(t.raw), n=limit // 2, joined=filters.any)
     return list(out.values())
 
 
@@ -606,9 +758,14 @@ def _make_hit(kind: str, r: sqlite3.Row) -> Hit:
         tags = json.loads(r["inv_tags"] or "[]")
     except ValueError:
         tags = []
-    return Hit(kind=kind, investigation=r["inv_id"], investigation_title=r["inv_title"], status=r["inv_status"],
-               tags=tags, fields=fields, number=r["num"], outcome=r["outcome"] or "", _bm25=r["bm"],
-               _rowid=r["rowid"])
+    h = Hit(kind=kind, investigation=r["inv_id"] or "", investigation_title=r["inv_title"] or "",
+            status=r["inv_status"] or "", tags=tags, fields=fields, number=r["num"], outcome=r["outcome"] or "",
+            _bm25=r["bm"], _rowid=r["rowid"])
+    if kind == "section":
+        h.path = r["path"] or ""
+        h.investigation_title = h.investigation_title or h.path
+        h.line = r["line"]  # the chunk's first line until _locate finds the matching one
+    return h
 
 
 # --- scoring, snippets ------------------------------------------------------------------------
@@ -693,8 +850,10 @@ def make_snippet(text: str, regs: list[re.Pattern], width: int = 160) -> list[tu
 def _similarity(query_text: str, hit: Hit, fuzz, proc) -> float:
     q = proc(query_text)
     best = 0.0
-    for name in ("title", "did", "text", "factor", "hypothesis"):
+    for name in ("title", "did", "text", "factor", "hypothesis", "heading"):
         v = hit.fields.get(name)
+        if name == "heading" and v:
+            v = v.rsplit(" > ", 1)[-1]
         if isinstance(v, str) and v:
             s = proc(v[:300])
             best = max(best, fuzz.token_set_ratio(q, s) * (1.0 if name != "hypothesis" else 0.9))
@@ -754,11 +913,98 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
     _rank(conn, q, terms, hits, rerank, limit)
     hits.sort(key=lambda h: -h.score)
-    hits = hits[:limit]
+    hits = _spread(hits)[:limit]
     regs = _term_regexes(terms)
     for h in hits:
-        h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
+        if h.kind == "section":
+            _best_line(h, regs)
+            h.snippet_parts = make_snippet(h.line_text, regs)
+        else:
+            h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
+    _locate(conn, [h for h in hits if h.kind == "section"])
     return Result(q, hits, mode, (time.perf_counter() - t0) * 1000)
+
+
+SECTIONS_PER_SOURCE = 2  # chunks of one investigation or doc among the first hits, before the others'
+
+
+def _spread(hits: list[Hit]) -> list[Hit]:
+    """Many chunks of one long doc would crowd out every other source: past the first two of a
+    source, its chunks move after the rest (still in score order)."""
+    seen: dict[str, int] = {}
+    first, later = [], []
+    for h in hits:
+        if h.kind == "section":
+            key = h.investigation or h.path
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > SECTIONS_PER_SOURCE:
+                later.append(h)
+                continue
+        first.append(h)
+    return first + later
+
+
+def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
+    """The chunk line that matches the most query terms (the first of equals), and its window:
+    the line, its neighbours and the chunk's own heading, which ``tried`` judges closeness on."""
+    lines = h.fields.get("body", "").split("\n")
+    best, best_n = 0, -1
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        n = sum(1 for rg in regs if rg.search(line))
+        if n > best_n:
+            best, best_n = i, n
+    h.line_text = lines[best].strip() if lines else ""
+    h.line = (h.line or 0) + best
+    own = h.fields.get("heading", "").rsplit(" > ", 1)[-1]
+    h._window = "\n".join([own, *lines[max(0, best - 1): best + 2]])
+
+
+def _locate(conn, hits: list[Hit]) -> None:
+    """Section hits of investigations: the mirror file and the line the matching text is on."""
+    if not hits:
+        return
+    root = _root(conn)
+    cache: dict[str, list[str] | None] = {}
+    for h in hits:
+        if not h.investigation:
+            continue  # a watched doc's line is already its file's line
+        rel_in_section = h.line
+        h.line = 0
+        row = conn.execute("SELECT path FROM mirror_files WHERE investigation_id = ?", (h.investigation,)).fetchone()
+        h.path = row[0] if row else f"logs/{h.investigation}.md"
+        if root is None:
+            continue
+        if h.path not in cache:
+            try:
+                cache[h.path] = (root / h.path).read_text(encoding="utf-8").split("\n")
+            except (OSError, UnicodeDecodeError):
+                cache[h.path] = None
+        lines = cache[h.path]
+        if not lines:
+            continue
+        from dbglog.sections import heading_text
+
+        top = h.fields["heading"].split(" > ", 1)[0]
+        start = next((i for i, ln in enumerate(lines) if ln.startswith("#") and heading_text(ln) == top), None)
+        if start is None:
+            continue
+        want = h.line_text
+        guess = start + rel_in_section
+        if 0 <= guess < len(lines) and lines[guess].strip() == want:
+            h.line = guess + 1
+        else:
+            h.line = next((i + 1 for i in range(start, len(lines)) if lines[i].strip() == want), 0)
+
+
+def _root(conn):
+    from pathlib import Path
+
+    for _seq, name, path in conn.execute("PRAGMA database_list"):
+        if name == "main" and path:
+            return Path(path).parent.parent  # .dbglog/dbglog.db -> the workspace root
+    return None
 
 
 def _inv_context(conn, ids: set[str]) -> dict[str, str]:
@@ -815,33 +1061,82 @@ CLOSE_SIMILARITY = 80.0
 
 
 def is_close(h: Hit, q: Query) -> bool:
-    """A prior attempt counts as close when it covers most of the idea's words, or reads alike."""
+    """A prior attempt counts as close when it covers most of the idea's words, or reads alike.
+
+    A free-text hit is judged on its best line with its neighbours and heading (``_window``), not
+    on the whole chunk: a long note mentions most words somewhere."""
     n = len(q.terms)  # unknown words count against closeness: they are part of the idea
     if n == 0 or not q.active:
         return False
     typo = {t.corrected for t in q.terms if t.kind == "typo"}
+    if h.kind == "section":
+        own = sum(0.75 if t.kind == "typo" else 1.0 for t in q.active
+                  if re.search(t.pattern(), h._window, re.IGNORECASE)) / n
+        return own >= CLOSE_COVERAGE
     own = sum(0.75 if m in typo else 1.0 for m in h.matched_terms) / n
     return own >= CLOSE_COVERAGE or (h.similarity >= CLOSE_SIMILARITY and own >= 0.5)
+
+
+# Free text that proposes rather than reports: a close match there is an idea, not a prior attempt.
+_IDEA_HEADING = re.compile(
+    r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
+    r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
+    r"hypothes[ie]s|theories|suspects?|wishlist)\b", re.IGNORECASE)
+_IDEA_LINE = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
+    r"try next|to be tried|not (yet )?tried|haven'?t tried|have not tried|idea:|maybe try|consider)\b",
+    re.IGNORECASE)
+
+
+def is_idea(h: Hit) -> bool:
+    """A section hit that only proposes the idea (a TODO list, an ideas file, "could try X")."""
+    if h.kind != "section":
+        return False
+    name = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if not h.investigation else ""
+    return bool(_IDEA_HEADING.search(h.fields.get("heading", "")) or _IDEA_HEADING.search(name.replace("_", " "))
+                or _IDEA_LINE.search(h.line_text))
+
+
+def section_outcome(h: Hit) -> str:
+    """What a free-text report says happened (the same inference as ``attempt add``)."""
+    from dbglog.model import infer_outcome
+
+    text = "\n".join(h._window.split("\n")[1:]) or h.line_text
+    return infer_outcome(text)
 
 
 @dataclass
 class TriedResult:
     result: Result
     close: list[Hit]
+    mentioned: list[Hit] = field(default_factory=list)  # close, but only as an idea / a to-do
 
     def to_dict(self) -> dict:
         d = self.result.to_dict()
         d["tried"] = bool(self.close)
         d["close"] = [h.to_dict() for h in self.close]
-        d["others"] = [h.to_dict() for h in self.result.hits if h not in self.close]
+        d["mentioned"] = [h.to_dict() for h in self.mentioned]
+        d["others"] = [h.to_dict() for h in self.result.hits if h not in self.close and h not in self.mentioned]
         del d["hits"]
         return d
 
 
+TRIED_KINDS = ("attempt", "section")
+
+
 def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
-    res = search(conn, idea, kinds=("attempt",), filters=filters, limit=limit)
-    close = [h for h in res.hits if is_close(h, res.query)]
-    return TriedResult(res, close)
+    """Close prior attempts (structured attempts, free sections, watched docs), best first.
+
+    Free-text hits carry the outcome their text states (``section_outcome``); a close hit that
+    only proposes the idea goes to ``mentioned``, not ``close``."""
+    res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=limit)
+    close, mentioned = [], []
+    for h in res.hits:
+        if h.kind == "section":
+            h.outcome = section_outcome(h)
+        if is_close(h, res.query):
+            (mentioned if is_idea(h) else close).append(h)
+    return TriedResult(res, close, mentioned)
 
 
 def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothesis: str = "", did: str = "",

@@ -210,6 +210,14 @@ def _inv_source(db) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS investigations_source ON investigations(source) WHERE source != ''")
 
 
+def _sections(db) -> None:
+    """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
+    trigram tables over them; existing investigations' sections are chunked now."""
+    from dbglog.sections import create_tables
+
+    create_tables(db)
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -220,6 +228,7 @@ MIGRATIONS = [
     ("0005_bisect", _bisect),
     ("0006_toggle_journal", _toggle_journal),
     ("0007_inv_source", _inv_source),
+    ("0008_sections", _sections),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -381,7 +390,16 @@ class Store:
             inv.updated, inv.labels[0], inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]),
             inv.source,
         )
+        if inv.sections:
+            self._index_sections(inv.id, inv.sections)
         self._replace_children(inv)
+
+    def _index_sections(self, inv_id: str, sections) -> None:
+        # The chunk rows follow investigations.sections on every write (dbglog/sections.py);
+        # deleting the investigation removes them (ON DELETE CASCADE).
+        from dbglog.sections import set_investigation
+
+        set_investigation(self.conn, inv_id, sections)
 
     def replace_investigation(self, inv: Investigation) -> None:
         """Make the stored investigation equal to ``inv`` (used when importing an edited file).
@@ -389,17 +407,21 @@ class Store:
         Rows are updated in place by their natural key rather than deleted and re-inserted,
         so row ids (and the search index built on them) stay stable.
         """
-        if not self.exists(inv.id):
+        old = self.q("SELECT sections FROM investigations WHERE id = ?", inv.id).fetchone()
+        if old is None:
             self.insert_investigation(inv)
             return
+        sections = json.dumps([s.to_dict() for s in inv.sections])
         self.q(
             """UPDATE investigations SET title=?, status=?, symptom=?, environment=?, related_files=?,
                  tags=?, root_cause=?, created=?, updated=?, label_working=?, label_broken=?, sections=?,
                  source=?, rev = rev + 1 WHERE id = ?""",
             inv.title, inv.status, inv.symptom, inv.environment, json.dumps(inv.related_files),
             json.dumps(inv.tags), inv.root_cause, inv.created, inv.updated, inv.labels[0],
-            inv.labels[1], json.dumps([s.to_dict() for s in inv.sections]), inv.source, inv.id,
+            inv.labels[1], sections, inv.source, inv.id,
         )
+        if old[0] != sections:  # re-chunk only when the free text changed (a sync re-reads many files)
+            self._index_sections(inv.id, inv.sections)
         self._replace_children(inv)
 
     def _replace_children(self, inv: Investigation) -> None:
@@ -472,8 +494,12 @@ class Store:
         cols = ", ".join(f"{k} = ?" for k in fields)
         vals = [json.dumps(v) if isinstance(v, list) else v for v in fields.values()]
         self.q(f"UPDATE investigations SET {cols} WHERE id = ?", *vals, inv_id)
+        if "sections" in fields:
+            raw = fields["sections"]
+            self._index_sections(inv_id, json.loads(raw) if isinstance(raw, str) else raw)
 
     def delete_investigation(self, inv_id: str) -> None:
+        self.q("DELETE FROM sections WHERE investigation_id = ?", inv_id)  # also cascades; explicit is cheap
         self.q("DELETE FROM investigations WHERE id = ?", inv_id)
         self.q("DELETE FROM mirror_files WHERE investigation_id = ?", inv_id)
 
