@@ -265,12 +265,20 @@ def _env_terms(tok: str, name: str) -> list[Term]:
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
+    from dbglog import synonyms
+
     out = []
     for tok in text.split():
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
-        parts = [p.lower() for p in _WORD.findall(tok)]
-        if parts:
-            out.append((tok, parts))
+        key, eq, value = tok.partition("=")
+        if eq and key and value and not synonyms.env_name(tok) and synonyms.expansions(synonyms.words(key)):
+            pieces = [key, value]  # TP=8, bs=32: the known word, then its value
+        else:
+            pieces = [tok]
+        for piece in pieces:
+            parts = [p.lower() for p in _WORD.findall(piece)]
+            if parts:
+                out.append((piece, parts))
     return out
 
 
@@ -948,11 +956,12 @@ def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
     """The chunk line that matches the most query terms (the first of equals), and its window:
     the line, its neighbours and the chunk's own heading, which ``tried`` judges closeness on."""
     lines = h.fields.get("body", "").split("\n")
-    best, best_n = 0, -1
+    best, best_n = 0, (-1, 0)
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        n = sum(1 for rg in regs if rg.search(line))
+        found = [m for m in (rg.search(line) for rg in regs) if m]
+        n = (len(found), sum(m.end() - m.start() for m in found))  # terms, then how much of them
         if n > best_n:
             best, best_n = i, n
     h.line_text = lines[best].strip() if lines else ""

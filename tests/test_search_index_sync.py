@@ -1,8 +1,9 @@
 """The search index stays true under every write path (property test).
 
 Random sequences of add / edit / delete attempt / import (file edited outside dbglog, then sync) /
-reindex (investigation dropped and re-inserted) / delete investigation; afterwards every stored
-attempt is found by its distinctive word and no removed word finds anything.
+reindex (investigation dropped and re-inserted) / delete investigation / free sections set by
+dbglog (``set_section``) or edited in the file (sync) / full reindex from logs/; afterwards every
+stored attempt and every free-section word is found, and no removed word finds anything.
 """
 
 import itertools
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dbglog import mirror, search
+from dbglog import mirror, model, search, sync
 from dbglog.records import Records
 from dbglog.workspace import Workspace
 
@@ -24,7 +25,8 @@ def word(seed: str) -> str:
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["add", "add", "edit", "delete", "import", "reindex", "drop", "new"]),
+    st.tuples(st.sampled_from(["add", "add", "edit", "delete", "import", "reindex", "drop", "new",
+                               "section", "section-file", "reindex-all"]),
               st.integers(0, 10), st.text("bcdfghjklmnpqrstvz", min_size=4, max_size=6)),
     min_size=3, max_size=14)
 
@@ -42,6 +44,14 @@ def test_index_follows_every_write_path(seq):
         invs = [recs.new(f"Investigation {n}").id for n in range(2)]
         live: dict[str, tuple[str, int]] = {}  # word -> (investigation, attempt number)
         dead: set[str] = set()
+        notes: dict[str, tuple[str, str]] = {}  # word -> (investigation, section heading) of free text
+        dead_notes: set[str] = set()
+
+        def kill_notes(pred):
+            for w, loc in list(notes.items()):
+                if pred(loc):
+                    dead_notes.add(w)
+                    del notes[w]
 
         def kill_words(pred):
             for w, loc in list(live.items()):
@@ -56,6 +66,30 @@ def test_index_follows_every_write_path(seq):
             atts = attempts_of(recs, inv)
             if op == "new":
                 invs.append(recs.new(f"Investigation {seed}").id)
+            elif op == "section":  # dbglog writes a free section (a bisection report does this)
+                heading = f"## Notes {k % 2}"
+                w = word(seed)
+                kill_notes(lambda loc: loc == (inv, heading))
+                recs.set_section(inv, heading, f"intro {w}\n\n### Sub {seed}\nran `{w}_flag` twice")
+                notes[w] = (inv, heading)
+            elif op == "section-file":  # a free section edited by hand in the mirror file, then sync
+                model_inv = recs.store.load(inv)
+                w = word(seed)
+                if model_inv.sections and k % 2:
+                    sec = model_inv.sections[k % len(model_inv.sections)]
+                    kill_notes(lambda loc: loc == (inv, sec.heading))
+                    sec.body = f"rewritten by hand: {w}"
+                else:
+                    sec = model.Section(f"## Hand notes {seed}", f"- tried {w}\n- [ ] maybe later")
+                    kill_notes(lambda loc: loc == (inv, sec.heading))
+                    model_inv.sections = [s for s in model_inv.sections if s.heading != sec.heading] + [sec]
+                notes[w] = (inv, sec.heading)
+                path = recs.ws.root / recs.path_for(inv)
+                path.write_text(mirror.render(model_inv, recs.ws.templates_dir), encoding="utf-8")
+                recs.sync(force=True)
+            elif op == "reindex-all":  # `dbglog reindex --force`: every investigation rebuilt from logs/
+                with recs.store.write():
+                    sync.reindex(recs.store, recs.ws, force=True)
             elif op == "add" or not atts and op in ("edit", "delete", "import"):
                 w = word(seed)
                 a = recs.add_attempt(inv, title=f"try {seed}", did=f"ran {w} with flags", outcome="failed")
@@ -96,6 +130,7 @@ def test_index_follows_every_write_path(seq):
                 (recs.ws.root / f"logs/{inv}.md").unlink(missing_ok=True)
                 invs.remove(inv)
                 kill_words(lambda loc: loc[0] == inv)
+                kill_notes(lambda loc: loc[0] == inv)
 
         conn = recs.store.conn
         assert search.check_index(conn) == []
@@ -110,6 +145,19 @@ def test_index_follows_every_write_path(seq):
         n_att = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
         for t in ("attempts_fts", "attempts_trigram"):
             assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_att
+        for w, (inv, heading) in notes.items():
+            hits = search.search(conn, w, kinds=("section",)).hits
+            assert hits and hits[0].investigation == inv, (w, hits[:1])
+            assert hits[0].fields["heading"].startswith(heading.lstrip("# ")), hits[0].fields
+            assert w in hits[0].line_text
+            sub = search.search(conn, w[2:-1], kinds=("section",)).hits  # substring via the trigram table
+            assert any(h.investigation == inv for h in sub)
+        for w in dead_notes:
+            for h in search.search(conn, w, kinds=("section",), limit=50).hits:
+                assert w not in h.fields["body"], (w, h.fields)
+        n_sec = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        for t in ("sections_fts", "sections_trigram"):
+            assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_sec
     finally:
         recs.close()
         shutil.rmtree(root, ignore_errors=True)
