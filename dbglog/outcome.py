@@ -1,0 +1,226 @@
+"""What happened, in one word: an attempt's outcome read from the words people write.
+
+People write results as "Still hangs", "No OOM anymore after 5000 steps", "❌ same error",
+"Error rate dropped from 30% to 0", "Helps, but still fails 1 run in 10". Reading the first word
+is wrong half the time: "No OOM" starts with "no" and means it worked. So the text is read as a
+list of *cues*, each a phrase with a meaning:
+
+* **negated failures** ("no OOM", "without a hang", "zero NaNs", "hang disappears", "the
+  segfault is gone", "dropped ... to 0") are success cues, and the failure word inside them is
+  consumed so it cannot count again;
+* **negated successes** ("did not help", "doesn't fix", "no improvement", "not fixed") are
+  failure cues, consumed the same way;
+* the rest are plain success / failure / partial / unknown words.
+
+Then: a partial cue, or success and failure together ("fixes the crash but still hangs"), is
+``partial``; success alone is ``worked``; failure alone is ``failed``; no cue, or only words that
+say the result is unknown, is ``inconclusive`` -- a guess never lands as a confident verdict.
+
+An explicit label ("Outcome: FAILED", "✅", a heading "(WRONG)") wins over the result text.
+Pure functions, no I/O; the catalogue is data so it can grow with the field.
+"""
+
+from __future__ import annotations
+
+import re
+
+OUTCOMES = ("worked", "failed", "partial", "inconclusive", "untested")
+
+# Bad things a run can do. "No <bad>" / "<bad> is gone" means the attempt worked.
+_BAD = (
+    r"(?:oom|ooms|out[- ]of[- ]memory|crash(?:es|ed)?|hang(?:s|ing)?|hung|deadlock(?:s|ed)?|livelock|"
+    r"segfault(?:s|ed)?|seg(?:mentation)? ?fault|nan(?:s)?|inf(?:s)?|errors?|exceptions?|failures?|fails?|"
+    r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
+    r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
+    r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
+    r"repro|problems?|issues?)"
+)
+_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
+
+# Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
+_NEGATED_FAIL = [
+    rf"\bno (?:more |longer |further |new |other |single |additional )?(?:\w+[ -]){{0,2}}{_BAD}\b",
+    rf"\bno longer (?:\w+ ){{0,2}}(?:{_BAD}|reproduc\w*|fails?|failing|occurs?|happens?|see[ns]?|observed)",
+    rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
+    rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
+    rf"\b{_BAD}[- ]free\b",
+    rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
+    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)s?\b",
+    r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
+    r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
+    r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
+    rf"\b(?:fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|eliminat\w+|removes?|removed|avoids?|avoided|prevents?|prevented|gets? rid of|got rid of|cures?|cured) (?:the |this |that |all |any |our )?(?:\w+[ -]){{0,2}}{_BAD}\b",
+    r"\b(?:\d+|all)/(?:\d+) (?:runs? |iterations? |steps? )?(?:pass(?:ed)?|green|clean|succeed\w*|ok)\b",
+    r"\ball (?:\d+ )?(?:runs?|tests?|iterations?|steps?|ranks?|jobs?) (?:pass(?:ed)?|green|clean|succeed\w*|complete\w*|finish\w*)",
+]
+_NEGATED_WIN = [
+    r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
+    r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
+    r"\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
+    r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
+    r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
+    r"\bmade (?:it|things) worse\b|\bworse\b",
+]
+_PARTIAL = [
+    r"\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
+    r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
+    rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:rate|frequency|{_BAD})\b|\b(?:rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
+    r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
+    r"\bonly (?:some|sometimes|partially|in part|for)\b|\bsometimes\b|\bintermittent\w*\b|\bbut not\b|\bworkaround\b",
+    r"⚠️?|🟡|🟠|½",
+]
+_WIN = [
+    r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
+    r"pass(?:es|ed)?|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
+    r"root cause found|that was it|this was it|bingo|correct|matches|identical|recovered|goes through|went through|runs? through)\b",
+    r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b",
+]
+_FAIL = [
+    r"\b(?:still|again|same|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    rf"\b{_BAD}\b",
+    r"\b(?:fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|rejected|invalid)\b",
+    r"❌|✗|✘|⛔|🔴|🚫|💥",
+]
+_UNKNOWN = [
+    r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
+    r"untested|not tested|not yet|waiting|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
+    r"🔄|⏳|❓|\?\?",
+]
+
+_CUES = [(p, "fail") for p in _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
+        [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
+        [(p, "unknown") for p in _UNKNOWN]
+_COMPILED = [(re.compile(p, re.I), m) for p, m in _CUES]
+
+# Single words that, alone or first, are a verdict (labels, table cells, heading tags).
+_VERDICT_WORDS = {
+    "worked": "worked", "works": "worked", "work": "worked", "working": "worked", "fixed": "worked",
+    "fix": "worked", "success": "worked", "succeeded": "worked", "successful": "worked", "solved": "worked",
+    "resolved": "worked", "pass": "worked", "passed": "worked", "passes": "worked", "yes": "worked",
+    "confirmed": "worked", "right": "worked", "correct": "worked", "done": "worked", "good": "worked",
+    "ok": "worked", "green": "worked", "solution": "worked",
+    "failed": "failed", "fail": "failed", "fails": "failed", "failure": "failed", "no": "failed",
+    "wrong": "failed", "rejected": "failed", "disproved": "failed", "ruled-out": "failed",
+    "ruled out": "failed", "dead end": "failed", "dead-end": "failed", "broken": "failed", "nope": "failed",
+    "didn't work": "failed", "did not work": "failed", "not fixed": "failed", "abandoned": "failed",
+    "reverted": "failed", "regression": "failed", "worse": "failed", "no effect": "failed",
+    "no change": "failed", "no improvement": "failed", "didn't help": "failed", "did not help": "failed",
+    "red herring": "failed", "not the cause": "failed",
+    "partial": "partial", "partially": "partial", "partly": "partial", "partial fix": "partial",
+    "partially right": "partial", "partially works": "partial", "partially fixed": "partial",
+    "mitigated": "partial", "workaround": "partial", "improved": "partial", "better": "partial",
+    "helps": "partial", "helped": "partial", "mixed": "partial",
+    "inconclusive": "inconclusive", "unclear": "inconclusive", "unknown": "inconclusive",
+    "flaky": "inconclusive", "pending": "untested", "untested": "untested", "todo": "untested",
+    "not tested": "untested", "not yet tested": "untested", "in progress": "untested", "planned": "untested",
+    "wip": "untested", "tbd": "untested", "skipped": "untested",
+}
+_EMOJI = {"✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+          "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
+          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
+          "🔄": "inconclusive", "❓": "inconclusive", "⏳": "untested", "🔲": "untested"}
+
+_CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s)\s*")
+_CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while)\b", re.I)
+_MD = re.compile(r"[*_`~>#]|\[(?:[ xX])\]")
+_SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
+
+
+def _clean(text: str) -> str:
+    text = _MD.sub(" ", text or "")
+    return " ".join(text.replace("’", "'").split())
+
+
+def verdict_word(text: str) -> str | None:
+    """The outcome a short label states outright ("FAILED", "✅ Fixed", "Partially right"), else None."""
+    t = _clean(text).strip(" .:;,!-—–()[]").lower()
+    if not t:
+        return None
+    for e, o in _EMOJI.items():
+        if t.startswith(e):
+            return o
+    if t in _VERDICT_WORDS:
+        return _VERDICT_WORDS[t]
+    m = re.match(r"^([a-z'-]+(?: [a-z'-]+)?)\s*(?:[:.;,!—–(\[]|-\s)", t)
+    if m:
+        # "FAILED — same error", "Fixed (200 runs clean)", "Partially right: ...": a verdict first.
+        for lead in (m.group(1), m.group(1).split()[0]):
+            if lead in _VERDICT_WORDS and lead not in ("no", "good", "fix", "solution", "done", "right", "work"):
+                return _VERDICT_WORDS[lead]
+    return None
+
+
+def _scan(text: str) -> dict[str, int]:
+    """Count the cues of each meaning in ``text``; a matched span is consumed (negations first)."""
+    low = text.lower()
+    taken = [False] * len(low)
+    counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0}
+    for rx, meaning in _COMPILED:
+        for m in rx.finditer(low):
+            s, e = m.span()
+            if e <= s or any(taken[s:e]):
+                continue
+            for i in range(s, e):
+                taken[i] = True
+            counts[meaning] += 1
+    return counts
+
+
+def classify(text: str) -> str:
+    """The outcome a result sentence states: worked | failed | partial | inconclusive."""
+    clean = _clean(text)
+    if not clean:
+        return "inconclusive"
+    word = verdict_word(clean)
+    if word is not None:
+        return word if word != "untested" else "inconclusive"
+    # The verdict is nearly always in the first sentence or two; later text is detail (logs, numbers).
+    parts = [p for p in _SENTENCE_END.split(clean) if p.strip()]
+    head = " ".join(parts[:2])[:400]
+    # The first clause usually carries the verdict ("Hangs at 0%; the kernel alone finishes"),
+    # unless the sentence turns on a contrast ("Works, but 20% slower"): then weigh everything.
+    first, _, rest = _CLAUSE.split(head, maxsplit=1)[0], None, head
+    if not _CONTRAST.search(head):
+        c1 = _scan(first)
+        meanings = [k for k in ("win", "fail", "partial") if c1[k]]
+        if len(meanings) == 1:
+            return {"win": "worked", "fail": "failed", "partial": "partial"}[meanings[0]]
+    c = _scan(rest)
+    if c["partial"] or (c["win"] and c["fail"]):
+        if c["partial"] and not c["fail"] and c["win"] > c["partial"]:
+            return "worked"
+        if c["partial"] and c["fail"] and not c["win"] and c["fail"] > c["partial"]:
+            return "failed"
+        return "partial"
+    if c["win"]:
+        return "worked"
+    if c["fail"]:
+        return "failed"
+    return "inconclusive"
+
+
+def infer(result: str, explicit: str = "", conclusion: str = "") -> str:
+    """An attempt's outcome: an explicit label wins; else the result; else the conclusion.
+
+    ``untested`` only when there is nothing at all to read.
+    """
+    if explicit and explicit.strip():
+        w = verdict_word(explicit)
+        if w is not None:
+            return w
+        if explicit.strip().lower() in OUTCOMES:
+            return explicit.strip().lower()
+        guess = classify(explicit)
+        if guess != "inconclusive":
+            return guess
+    for text in (result, conclusion):
+        if text and text.strip():
+            guess = classify(text)
+            if guess != "inconclusive" or text is conclusion:
+                return guess
+            if conclusion and conclusion.strip():
+                second = classify(conclusion)
+                if second != "inconclusive":
+                    return second
+            return guess
+    return "untested"
