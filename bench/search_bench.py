@@ -11,6 +11,10 @@ triggers do the indexing) and the markdown mirror, then times:
   default) and ``attempt add`` end to end (includes the similar-attempt check);
 * the naive peers on the same queries: a full rapidfuzz scan (``process.extract`` over the
   attempt texts, token_set_ratio) and ``grep -ri`` over the markdown mirror.
+
+Every investigation also carries free sections (``## Investigation notes`` with sub-headings, a
+code fence and a table: ~1 KB), so the section chunk index is as big relative to the attempts
+as in an imported knowledge base.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dbglog import mirror, search  # noqa: E402
-from dbglog.model import Attempt, Difference, Investigation, NextStep  # noqa: E402
+from dbglog.model import Attempt, Difference, Investigation, NextStep, Section  # noqa: E402
 from dbglog.records import Records  # noqa: E402
 from dbglog.workspace import Workspace  # noqa: E402
 
@@ -119,7 +123,33 @@ class Gen:
         inv.attempts = [self.attempt(i + 1) for i in range(n_attempts)]
         inv.differences = [Difference(position=1, factor=rng.choice(COMPONENTS), working="on", broken="off")]
         inv.next_steps = [NextStep(position=1, text=f"Try {rng.choice(FLAGS)} on {self.ident()}")]
+        inv.sections = self.sections()
         return inv
+
+    def sections(self) -> list[Section]:
+        """Free text as an imported doc has it: notes with sub-headings, a log excerpt, a table."""
+        rng = self.rng
+        comp, comp2 = rng.sample(COMPONENTS, 2)
+        notes = "\n".join([
+            f"We first looked at the {comp} because {rng.choice(CAUSES)} was the obvious suspect.",
+            f"Running {rng.choice(TOOLS)} {rng.choice(FLAGS)} showed {self.ident()} in every trace.",
+            "",
+            f"### {comp2.capitalize()} timeline",
+            f"- step {rng.randint(1, 900)}: {rng.choice(PROBLEMS)} in {self.ident()}",
+            f"- step {rng.randint(1, 900)}: {rng.choice(RESULTS).format(n=rng.randint(2, 99))}",
+            f"- with {rng.choice(ENVS)} {rng.choice(RESULTS).format(n=rng.randint(2, 99)).lower()}",
+            "",
+            "```",
+            f"{self.ident()}.py:{rng.randint(10, 999)}: {rng.choice(PROBLEMS)} ({self.ident()})",
+            "```",
+            "",
+            "### Measurements",
+            "| run | setting | result |",
+            "|---|---|---|",
+            *(f"| {k} | {rng.choice(ENVS)} | {rng.choice(RESULTS).format(n=rng.randint(2, 99))} |" for k in range(3)),
+        ])
+        lessons = f"{rng.choice(CONCL).format(c=rng.choice(CAUSES))} Keep {self.ident()} pinned."
+        return [Section("## Investigation notes", notes), Section("## Lessons", lessons)]
 
 
 def _accumulate(xs):
