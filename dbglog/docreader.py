@@ -1,0 +1,1676 @@
+"""Reading debug docs written by people: any markdown in, investigations out, no line lost.
+
+Real debug write-ups come in every shape: the DEBUG.md protocol (``### Attempt N`` with
+``**Hypothesis:**`` fields), postmortems (Summary / Timeline / Root cause / Action items),
+"What we tried" sections whose attempts are sub-headings (``### Theory 2: ... (WRONG)``),
+numbered list items, bullets ("Tried X → still hangs") or table rows (Approach | Result |
+Status), exported issue threads, and notes with no recognisable structure at all. This module
+reads all of them with one model:
+
+1. **Outline.** markdown-it-py (the parser ``mirror.py`` uses) gives the block structure with
+   line maps; headings (ATX and setext) make a tree of sections, each with its own blocks
+   (paragraphs, lists with their items, tables with their rows, fences, HTML) and children.
+   Lines no token covers (link reference definitions) become raw blocks: nothing falls out.
+2. **Roles.** Each section heading is classified by its words: an attempt ("Attempt 3", "Fix
+   #2", "Theory 1", "Phase 2 (dead end)"; any sub-heading of a "What we tried" container), a
+   container of attempts, a next-steps list ("Next steps", "TODO", "Action items", "Open
+   questions"), a key-differences table, a header field (symptom, environment, root cause,
+   related files, status) or plain text. Inside a container, list items and table rows are
+   attempts too; anywhere, a list item that starts "Tried ..." or a paragraph that starts
+   "**Attempt 3 (FAILED):**" is one.
+3. **Investigations.** A document is one investigation (one bug) however many sections it
+   has; it is several only when it plainly holds several bugs: two or more sections, none
+   inside another, each with its own ``Status:``/``Symptom:`` fields, or sibling sections whose
+   attempt numbering starts over. Text outside every bug (a preamble, the team's protocol, a
+   template) is kept with the first.
+4. **Keep everything.** What is not structure is kept verbatim, in order, as free sections
+   under its own headings. Then the result is *checked*: it is rendered in the canonical
+   format and every non-blank source line must be found in it (compared the way
+   ``shared/tools/import-report`` compares: markdown decoration, a leading ``Label:``, case and
+   spacing aside). A structured unit that lost a line (a table whose rows became attempts, a
+   fixed-width cell that wrapped in a middle column, an italic label) is kept again verbatim
+   as "<heading> (as written)"; a heading whose words were only renamed ("What we tried" read
+   as the attempts) is listed in a "Source headings" section that says where its content
+   went. Import is lossless by verification, not by hope.
+
+Outcomes come from an explicit label or a tag in the heading ("(WRONG)", "✅", "— FAILED"),
+else from the result text (``outcome.infer``), else from the container's words ("What didn't
+work"); when nothing says, the outcome is ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from dbglog import outcome as outcomes
+from dbglog.mirror import ParseError, split_row
+from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+
+# --- outline ------------------------------------------------------------------------------
+
+
+@dataclass
+class Block:
+    kind: str  # paragraph | list | table | fence | code | html | quote | hr | raw
+    start: int  # 0-based line index
+    end: int  # exclusive
+    items: list[tuple[int, int]] = field(default_factory=list)  # list items / table rows (start, end)
+    ordered: bool = False
+
+
+@dataclass
+class Node:
+    level: int  # 0 = the document itself
+    text: str  # heading text, emphasis removed
+    start: int  # heading line index (-1 for the document)
+    head_end: int  # first line after the heading (setext headings take two)
+    blocks: list[Block] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
+    parent: Node | None = None
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    @property
+    def end(self) -> int:
+        ends = [b.end for b in self.blocks] + [c.end for c in self.children] + [self.head_end]
+        return max(ends)
+
+    def lines(self) -> list[int]:
+        """Every line index of this subtree that belongs to it (heading, blocks, children)."""
+        out = list(range(self.start, self.head_end)) if self.start >= 0 else []
+        for b in self.blocks:
+            out.extend(range(b.start, b.end))
+        for c in self.children:
+            out.extend(c.lines())
+        return sorted(out)
+
+
+@lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+
+
+_KINDS = {"paragraph_open": "paragraph", "bullet_list_open": "list", "ordered_list_open": "list",
+          "table_open": "table", "fence": "fence", "code_block": "code", "html_block": "html",
+          "blockquote_open": "quote", "hr": "hr"}
+
+
+def outline(lines: list[str]) -> tuple[tuple[int, int] | None, Node]:
+    """(front matter line span or None, the section tree)."""
+    text = "\n".join(lines)
+    tokens = _md().parse(text)
+    root = Node(0, "", -1, 0)
+    stack = [root]
+    front = None
+    covered = [False] * len(lines)
+    cur_block: Block | None = None
+    for t in tokens:
+        if t.level == 0 and t.map:
+            a, b = t.map
+            if t.type == "front_matter":
+                front = (a, b)
+            elif t.type == "heading_open":
+                level = int(t.tag[1])
+                while stack[-1].level >= level:
+                    stack.pop()
+                raw = lines[a]
+                node = Node(level, heading_text(raw, setext=(b - a) > 1 and not raw.lstrip().startswith("#")),
+                            a, b, parent=stack[-1])
+                stack[-1].children.append(node)
+                stack.append(node)
+            elif t.type in _KINDS:
+                cur_block = Block(_KINDS[t.type], a, b, ordered=t.type == "ordered_list_open")
+                stack[-1].blocks.append(cur_block)
+            for i in range(a, min(b, len(lines))):
+                covered[i] = True
+        elif cur_block is not None and t.map and (
+                (t.type == "list_item_open" and t.level == 1) or (t.type == "tr_open" and t.level == 2)):
+            cur_block.items.append((t.map[0], t.map[1]))
+    _pseudo_headings(root, lines)
+    # Lines no block token covers (link reference definitions, stray text) are kept as raw blocks,
+    # attached to the section they sit in.
+    for i, line in enumerate(lines):
+        if not covered[i] and line.strip():
+            node = _node_at(root, i)
+            node.blocks.append(Block("raw", i, i + 1))
+            node.blocks.sort(key=lambda b: b.start)
+    return front, root
+
+
+def _pseudo_heading(line: str) -> str | None:
+    """ "**Next steps:**", "What I tried, in order:", "TODO" on a line of their own act as headings."""
+    raw = line.strip()
+    m = re.fullmatch(r"(?:\*\*|__)(.{2,80}?)(?:\*\*|__)\s*:?", raw)
+    if m:
+        text = m.group(1).strip().rstrip(":").strip()
+    elif raw.endswith(":") and len(raw) <= 80 and not raw.startswith(("-", "*", "|", ">", "`")):
+        text = raw[:-1].strip()
+    elif len(raw.split()) <= 3 and not raw.startswith(("-", "*", "|", ">", "`", "#")):
+        text = raw
+        if not (_NEXT_HEAD.fullmatch(_bare(text)) or _STRONG_CONTAINER.fullmatch(_bare(text))):
+            return None
+    else:
+        return None
+    bare = _bare(text)
+    if not bare or bare in INV_LABELS:
+        return None
+    if _NEXT_HEAD.search(bare) or _STRONG_CONTAINER.search(bare) or field_of(text) or _DIFF_HEAD.search(bare):
+        return text
+    return None
+
+
+def _pseudo_headings(root: Node, lines: list[str]) -> None:
+    """A one-line paragraph that names a role, right above a list or table, becomes a heading node."""
+    for node in list(root.walk()):
+        blocks = node.blocks
+        k = 0
+        while k < len(blocks) - 1:
+            b = blocks[k]
+            nxt = blocks[k + 1]
+            text = _pseudo_heading(lines[b.start]) if b.kind == "paragraph" and b.end - b.start == 1 else None
+            if text and nxt.kind in ("list", "table") and nxt.start - b.end <= 1:
+                j = k + 1
+                while j + 1 < len(blocks) and blocks[j + 1].kind in ("list", "table", "fence", "code") \
+                        and blocks[j + 1].start - blocks[j].end <= 1:
+                    j += 1
+                child = Node(node.level + 1 if node.level < 6 else 6, text, b.start, b.end,
+                             blocks=blocks[k + 1:j + 1], parent=node)
+                node.children.append(child)
+                node.children.sort(key=lambda c: c.start)
+                del blocks[k:j + 1]
+                continue
+            k += 1
+
+
+def _node_at(root: Node, i: int) -> Node:
+    best = root
+    for n in root.walk():
+        if 0 <= n.start <= i and n.start >= best.start:
+            best = n
+    return best
+
+
+_EMPH = ("**", "__", "*", "_", "`")
+
+
+def heading_text(raw: str, setext: bool = False) -> str:
+    s = raw.strip() if setext else re.sub(r"^\s{0,3}#{1,6}\s*", "", raw).strip()
+    s = re.sub(r"\s+#+\s*$", "", s) if not setext else s
+    s = s.strip()
+    for mark in _EMPH:
+        if len(s) > 2 * len(mark) and s.startswith(mark) and s.endswith(mark) and mark not in s[len(mark):-len(mark)]:
+            s = s[len(mark):-len(mark)].strip()
+    return " ".join(s.split())
+
+
+# --- the yardstick: is a source line kept? --------------------------------------------------
+# The same comparison as shared/tools/import-report (markdown decoration, list markers,
+# checkboxes, one leading "Label:" , case and spacing do not count).
+
+_NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
+
+
+def norm(line: str) -> str:
+    line = line.replace("**", "").replace("__", "").replace("`", "").replace("|", " ")
+    line = re.sub(r"^\s*(#+|>+)\s*", "", line)
+    line = re.sub(r"^\s*([-*+•]|\d+[.)])\s+", "", line)
+    line = re.sub(r"^\[[ xX]\]\s*", "", line)
+    line = _NLABEL.sub("", line)
+    return re.sub(r"\s+", " ", line).strip().lower()
+
+
+def counts(line: str) -> bool:
+    """Does this source line carry content the check must find (fences, rules, short bits do not)?"""
+    if re.match(r"^\s*(```|~~~)", line) or re.fullmatch(r"[-:| ]+", line.strip()):
+        return False
+    return len(re.sub(r"[\W_]", "", norm(line))) >= 4
+
+
+def kept_text(rendered: str) -> str:
+    return " \n ".join(norm(x) for x in rendered.splitlines() if not re.match(r"^\s*`{3,}\s*\w*\s*$", x))
+
+
+# --- vocabularies -------------------------------------------------------------------------
+
+_STRONG_KW = r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix"
+_WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
+_NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
+_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})\b\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
+                           re.I)
+_NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})[.)]\s+(?P<rest>.+)$")
+_STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
+
+_NEXT_HEAD = re.compile(
+    r"\b(?:next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
+    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
+    r"future work|remaining|pending|outstanding|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
+    r"plan(?: of attack)?|questions)\b", re.I)
+_DIFF_HEAD = re.compile(r"\b(?:key differences|differences|diff table|comparison|works? vs\.?|working vs\.?|"
+                        r"good vs\.? bad|vs\.?|versus)\b", re.I)
+_STRONG_CONTAINER = re.compile(
+    r"\b(?:what (?:we|i|you|they)(?:'ve| have)? tried|things (?:we |i )?tried|tried so far|attempts?(?: so far| made| log)?|"
+    r"experiments?|approaches(?: tried| taken)?|(?:solutions?|fixes|approaches) (?:attempted|tried)|attempted "
+    r"(?:fixes|solutions)|hypothes[ie]s(?: tested)?|theories|debug(?:ging)? (?:steps|attempts|log|history|journal)|"
+    r"what didn'?t work|what did not work|what (?:has been|was) tried|failed (?:attempts|approaches|fixes)|dead ends|"
+    r"what worked|workarounds(?: tried)?|troubleshooting(?: steps)?|fix attempts|things that didn'?t work|"
+    r"tried|eliminated|ruled out)\b", re.I)
+_WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
+                             r"progress|session|work log|notes)\b", re.I)
+_FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|failed|dead ends?|rejected|ruled out|eliminated|"
+                               r"not (?:the )?(?:cause|fix)", re.I)
+_WORKED_CONTAINER = re.compile(r"^(?:what (?:finally )?worked|(?:the )?(?:working )?(?:fix|solution)s? that worked)$",
+                               re.I)
+
+_FIELD_HEAD = [
+    ("symptom", re.compile(r"^(?:the )?(?:symptoms?|problem(?: statement| description| summary)?|(?:the )?issue"
+                           r"(?: description| summary)?|description|the bug|bug(?: description)?|observed behaviou?r|"
+                           r"what happens|what goes wrong|error(?: message)?s?|summary|tl;?dr|overview|"
+                           r"problem summary|bug summary|issue summary|failure)$", re.I)),
+    ("environment", re.compile(r"^(?:(?:the )?environment|env|hardware|(?:test |hardware |software )?setup|system"
+                               r"(?: info(?:rmation)?| details)?|versions?|software(?: versions?)?|platform|"
+                               r"machine|specs|configuration|hardware ?/ ?software|environment details|stack)$",
+                               re.I)),
+    ("root_cause", re.compile(r"^(?:(?:the )?root[- ]?causes?(?: analysis| theory| found| \(confirmed\))?|(?:the )?cause|"
+                              r"resolution|(?:the )?(?:final |actual |real )?fix|(?:the )?solution|what fixed it|"
+                              r"diagnosis|explanation|why it (?:happened|happens)|answer|verdict|conclusion|"
+                              r"conclusions|fix applied|final solution|rca)$", re.I)),
+    ("related_files", re.compile(r"^(?:related files|files|relevant files|key files|related code|files changed|"
+                                 r"code locations?|files touched|affected files)$", re.I)),
+    ("status", re.compile(r"^(?:current )?status$", re.I)),
+]
+
+_TEMPLATE = re.compile(r"\btemplates?\b", re.I)
+_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
+
+INV_LABELS = {
+    "status": "status", "state": "status", "current status": "status",
+    "symptom": "symptom", "symptoms": "symptom", "problem": "symptom", "issue": "symptom", "error": "symptom",
+    "environment": "environment", "env": "environment", "setup": "environment", "hardware": "environment",
+    "related files": "related_files", "files": "related_files", "relevant files": "related_files",
+    "related code": "related_files", "key files": "related_files",
+    "root cause": "root_cause", "root-cause": "root_cause", "cause": "root_cause", "resolution": "root_cause",
+    "tags": "tags", "labels": "tags",
+}
+ATTEMPT_LABELS = {
+    "title": "title",
+    "hypothesis": "hypothesis", "hypotheses": "hypothesis", "theory": "hypothesis", "idea": "hypothesis",
+    "assumption": "hypothesis", "assumed": "hypothesis", "why": "hypothesis", "rationale": "hypothesis",
+    "the hypothesis": "hypothesis", "suspicion": "hypothesis", "motivation": "hypothesis",
+    "what you did": "did", "what we did": "did", "what i did": "did", "what was done": "did",
+    "what we tried": "did", "what i tried": "did", "what you tried": "did", "action": "did",
+    "actions": "did", "change": "did", "changes": "did", "did": "did", "tried": "did", "steps": "did",
+    "command": "did", "commands": "did", "approach": "did", "method": "did", "experiment": "did",
+    "fix": "did", "attempted fix": "did", "patch": "did", "test": "did", "setup": "did", "config": "did",
+    "implementation": "did", "code": "did", "how": "did", "check": "did", "procedure": "did", "try": "did",
+    "result": "result", "results": "result", "what happened": "result", "observed": "result",
+    "observation": "result", "observations": "result", "output": "result", "effect": "result",
+    "the result": "result", "finding": "result", "findings": "result", "evidence": "result",
+    "error": "result", "outcome details": "result", "behavior": "result", "behaviour": "result",
+    "measurement": "result", "measurements": "result", "impact": "result",
+    "conclusion": "conclusion", "conclusions": "conclusion", "takeaway": "conclusion",
+    "takeaways": "conclusion", "learned": "conclusion", "lesson": "conclusion", "lessons": "conclusion",
+    "analysis": "conclusion", "interpretation": "conclusion", "what it means": "conclusion",
+    "what this tells us": "conclusion", "why it failed": "conclusion", "why it didn't work": "conclusion",
+    "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
+    "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
+    "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
+    "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
+    "state": "outcome",
+}
+
+# A label at the start of a line: **Label:**, **Label**:, __Label:__, *Label:*, Label:, Label - (list
+# markers and quote marks before it are fine).
+_LABEL = re.compile(
+    r"^\s{0,12}(?:>\s*)?(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:"
+    r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s)"
+    r"|(?P<i>[*_])(?P<l3>[^*_:\n]{1,40}?)(?::(?P=i)|(?P=i):)"
+    r"|(?P<l2>[A-Za-z][A-Za-z '’/()-]{0,40}?)(?::|\s+[—–]\s|\s+-\s)"
+    r")(?:[ \t]*(?P<rest>.*))?$"
+)
+
+
+def label_of(line: str, labels: dict[str, str]) -> tuple[str, str] | None:
+    m = _LABEL.match(line)
+    if not m:
+        return None
+    name = (m.group("l1") or m.group("l3") or m.group("l2") or "").strip().lower().replace("’", "'")
+    name = re.sub(r"^[^\w]+\s*", "", name).strip()  # "✅ Result:" -> "result"
+    key = labels.get(name)
+    if key is None:
+        return None
+    return key, (m.group("rest") or "").strip()
+
+
+def heading_key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s'/.-]", "", text).split()).rstrip(":").strip().lower()
+
+
+def _bare(text: str) -> str:
+    """Heading words only: no emoji, numbering, outcome tags or trailing colon."""
+    t = re.sub(r"[^\w\s'/&.,()-]", " ", text)
+    t = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", t)
+    t = re.sub(r"^\s*(?:\d{1,3}(?:\.\d+)*[.)]?|[A-Z][.)])\s+", "", t)
+    return " ".join(t.split()).strip(" :.-").lower()
+
+
+def field_of(text: str) -> str | None:
+    b = _bare(text)
+    for key, rx in _FIELD_HEAD:
+        if rx.match(b):
+            return key
+    return None
+
+
+def is_placeholder(text: str) -> bool:
+    t = text.strip()
+    if not t:
+        return False
+    if _PLACEHOLDER.search(t) and not t.startswith("`"):
+        return True
+    low = t.lower()
+    return low.count("/") >= 1 and sum(w in low for w in ("open", "resolved", "won't fix", "wontfix")) >= 2
+
+
+def heading_outcome(text: str) -> str | None:
+    """An outcome tag written into a heading: "(WRONG)", "[FAILED]", "✅", "— didn't help"."""
+    for e, o in outcomes._EMOJI.items():
+        if e in text:
+            return o
+    for tag in re.findall(r"\(([^()]{2,60})\)|\[([^\[\]]{2,40})\]", text):
+        w = outcomes.verdict_word(tag[0] or tag[1])
+        if w:
+            return w
+    m = re.search(r"(?:\s[—–-]{1,2}\s|:\s)([^—–:]{2,60})$", text)
+    if m:
+        w = outcomes.verdict_word(m.group(1))
+        if w:
+            return w
+    m = re.match(r"^\s*(?:\[|\()?(FAILED|FAIL|WORKED|FIXED|SOLVED|PARTIAL|WRONG|DEAD END|RESOLVED|REJECTED)\b", text)
+    if m:
+        return outcomes.verdict_word(m.group(1))
+    return None
+
+
+def status_word(text: str) -> str | None:
+    t = re.sub(r"[^a-z' ]", " ", text.lower().replace("’", "'")).split()
+    s = " ".join(t)
+    for prefix, st in (("won't fix", "wontfix"), ("wont fix", "wontfix"), ("wontfix", "wontfix"),
+                       ("not a bug", "wontfix"), ("abandoned", "wontfix"), ("by design", "wontfix"),
+                       ("resolved", "resolved"), ("fixed", "resolved"), ("closed", "resolved"),
+                       ("solved", "resolved"), ("done", "resolved"), ("complete", "resolved"),
+                       ("mitigated", "resolved"), ("root caused", "resolved"), ("open", "open"),
+                       ("active", "open"), ("in progress", "open"), ("investigating", "open"),
+                       ("ongoing", "open"), ("blocked", "open"), ("wip", "open"), ("reopened", "open"),
+                       ("unresolved", "open"), ("needs", "open"), ("pending", "open"), ("new", "open")):
+        if s.startswith(prefix):
+            return st
+    if "✅" in text or "🟢" in text:
+        return "resolved"
+    return None
+
+
+# --- result of reading ----------------------------------------------------------------------
+
+
+@dataclass
+class Parsed:
+    inv: Investigation
+    line: int  # 1-based line of the investigation heading
+    key: str  # idempotence key within its source file
+    items: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, ref, line)
+    canonical: bool = False
+    recognized: dict = field(default_factory=dict)  # what became structure, what stayed free text
+
+
+@dataclass
+class Skipped:
+    line: int
+    title: str
+    reason: str
+
+
+# --- the reader ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Attempt:
+    line: int
+    number: int | None
+    title: str
+    fields: dict[str, list[str]]
+    lead: list[str]
+    explicit: str = ""
+    tag: str | None = None  # outcome from the heading / emoji
+    context: str | None = None  # outcome implied by the container
+    lines: list[int] = field(default_factory=list)
+    unit: str = ""  # heading text of the unit, for an "(as written)" copy
+
+
+@dataclass
+class _Unit:
+    """A piece of source turned into structure: its lines, and a heading to keep it under if needed."""
+
+    heading: str
+    lines: list[int]
+    role: str
+
+
+class _Reader:
+    def __init__(self, text: str, path: str):
+        self.path = path
+        self.text = text
+        self.lines = text.split("\n")
+        self._check_markers()
+        self.front, self.root = outline(self.lines)
+        self.meta = self._front_matter()
+
+    def _check_markers(self) -> None:
+        fence = None
+        for i, line in enumerate(self.lines):
+            m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+            if m:
+                fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (
+                    fence or m.group(1))
+                continue
+            if fence is None and re.match(r"^(<{7}|>{7})( |$)", line):
+                raise ParseError("git conflict markers; resolve the merge in this file, then retry", self.path, i + 1)
+
+    def _front_matter(self) -> dict:
+        if not self.front:
+            return {}
+        import yaml
+
+        a, b = self.front
+        try:
+            meta = yaml.safe_load("\n".join(self.lines[a + 1:b - 1]))
+        except yaml.YAMLError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
+    # --- which sections are bugs ----------------------------------------------------------
+
+    def _template(self, n: Node) -> bool:
+        return bool(n.start >= 0 and (_TEMPLATE.search(n.text) or is_placeholder(n.text)))
+
+    def _own_fields(self, n: Node) -> set[str]:
+        keys = set()
+        for b in n.blocks:
+            if b.kind not in ("paragraph", "list", "raw", "quote"):
+                continue
+            for i in range(b.start, b.end):
+                hit = label_of(self.lines[i], INV_LABELS)
+                if hit and hit[1] and not is_placeholder(hit[1]):
+                    keys.add(hit[0])
+        return keys
+
+    def bugs(self) -> list[Node]:
+        skip: set[int] = set()
+        cands: list[Node] = []
+        for n in self.root.walk():
+            if n.start < 0 or id(n) in skip:
+                continue
+            if self._template(n):
+                skip.update(id(x) for x in n.walk())
+                continue
+            f = self._own_fields(n)
+            if "status" in f or "symptom" in f:
+                cands.append(n)
+                skip.update(id(x) for x in n.walk())  # an inner section with a status is part of this bug
+        if len(cands) >= 2:
+            return cands
+        # Sibling sections whose attempt numbering starts over are separate bugs ("## Bug A" with
+        # "### Attempt 1..3", "## Bug B" with "### Attempt 1..2").
+        for parent in self.root.walk():
+            groups = []
+            for c in parent.children:
+                if self._template(c) or self._is_attempt_heading(c) or _STRONG_CONTAINER.search(c.text):
+                    continue
+                nums = [int(float(m.group("n"))) for d in c.walk() if d is not c
+                        and (m := _ATTEMPT_HEAD.match(d.text)) and m.group("n").isdigit()]
+                if nums and 1 in nums:
+                    groups.append(c)
+            if len(groups) >= 2:
+                return groups
+        return cands
+
+    def _is_attempt_heading(self, n: Node) -> bool:
+        m = _ATTEMPT_HEAD.match(n.text)
+        if not m:
+            return False
+        if _STRONG_RE.match(m.group("kw")):
+            # "Fix" / "Solution" alone as a field heading is handled by field_of; "Try 2" is an attempt.
+            return True
+        return self._has_attempt_evidence(n)
+
+    def _has_attempt_evidence(self, n: Node) -> bool:
+        if heading_outcome(n.text):
+            return True
+        for d in n.walk():
+            if d is not n and heading_key(d.text) in ATTEMPT_LABELS:
+                return True
+            for b in d.blocks:
+                for i in range(b.start, min(b.end, b.start + 60)):
+                    hit = label_of(self.lines[i], ATTEMPT_LABELS)
+                    if hit and hit[0] in ("result", "outcome", "conclusion", "hypothesis"):
+                        return True
+        return False
+
+    # --- documents -> investigations --------------------------------------------------------
+
+    def read(self) -> tuple[list[Parsed], list[Skipped]]:
+        if not self.text.strip():
+            raise ParseError("empty file: nothing to import", self.path, 1)
+        bugs = self.bugs()
+        skipped = [Skipped(n.start + 1, n.text, "template: kept as text, not read as an investigation")
+                   for n in self.root.walk() if self._template(n)]
+        if len(bugs) <= 1:
+            scope = bugs[0] if bugs else None
+            return [self._investigation(self.root, title_node=scope, extra=None)], skipped
+        out = []
+        inside = {id(x) for b in bugs for x in b.walk()}
+        for k, b in enumerate(bugs):
+            extra = None
+            if k == 0:
+                # Everything outside every bug (preamble, protocol, template) goes with the first.
+                extra = [n for n in self.root.walk() if id(n) not in inside]
+            out.append(self._investigation(b, title_node=b, extra=extra))
+        seen: dict[str, int] = {}
+        for p in out:
+            n = seen.get(p.key, 0) + 1
+            seen[p.key] = n
+            if n > 1:
+                p.key = f"{p.key}#{n}"
+        return out, skipped
+
+    def _title(self, scope: Node, title_node: Node | None) -> tuple[str, Node | None]:
+        if title_node is not None and title_node.start >= 0:
+            if title_node is not scope or scope.level > 0:
+                return title_node.text, title_node
+        meta_title = self.meta.get("title")
+        h1 = [c for c in scope.children if c.level == 1]
+        if h1:
+            first = h1[0]
+            return first.text, first
+        heads = [n for n in scope.walk() if n.start >= 0]
+        if isinstance(meta_title, str) and meta_title.strip():
+            return " ".join(meta_title.split()), None
+        if heads and len(heads[0].text) <= 160 and not self._template(heads[0]):
+            return heads[0].text, heads[0]
+        stem = Path(self.path).stem.replace("_", " ").replace("-", " ").strip()
+        return stem or "Imported notes", None
+
+    def _investigation(self, scope: Node, title_node: Node | None, extra: list[Node] | None) -> Parsed:
+        title, tnode = self._title(scope, title_node)
+        title, tstatus = _status_from_title(title)
+        title = _one_line(title) or "Imported notes"
+        inv = Investigation(id="", title=title)
+        b = _Builder(self, inv, tnode)
+        if tstatus:
+            inv.status = tstatus
+        if scope is self.root:
+            b.front_matter(self.front, self.meta)
+        # The scope's own text (and the title section's) is the header: fields, then notes.
+        if tnode is not None and tnode is not scope:
+            b.header(scope)  # text before the title heading
+            b.header(tnode)
+        else:
+            b.header(scope)
+        kids = [c for c in scope.children]
+        for c in kids:
+            if c is tnode:
+                for cc in c.children:
+                    b.section(cc, context=None)
+            else:
+                b.section(c, context=None)
+        if extra:
+            for n in extra:
+                if n is self.root or n.start < 0:
+                    b.header(n, notes_heading="## Notes (document)")
+                elif n.parent is None or n.parent is self.root or id(n.parent) not in {id(x) for x in extra}:
+                    b.free(n, whole=True, outside=True)
+        line = (tnode.start + 1) if tnode is not None else 1
+        return b.finish(line)
+
+
+class _Builder:
+    """Collects one investigation: structure, free sections, and which lines went where."""
+
+    def __init__(self, reader: _Reader, inv: Investigation, tnode: Node | None):
+        self.r = reader
+        self.lines = reader.lines
+        self.inv = inv
+        self.attempts: list[_Attempt] = []
+        self.steps: list[tuple[int, NextStep]] = []
+        self.sections: list[tuple[int, str, list[str]]] = []  # (first line, heading, body lines)
+        self.units: list[_Unit] = []
+        self.renamed: list[tuple[int, str, str]] = []  # (line, heading text, where it went)
+        self.owned: list[int] = []  # every source line this investigation answers for
+        self.diff_rows: list[tuple[int, Difference]] = []
+        self.fields_seen: dict[str, int] = {}
+        if tnode is not None:
+            self.owned.extend(range(tnode.start, tnode.head_end))
+
+    # --- header ---------------------------------------------------------------------------
+
+    def front_matter(self, span, meta: dict) -> None:
+        if not span:
+            return
+        a, b = span
+        st = meta.get("status")
+        if isinstance(st, str) and status_word(st):
+            self.inv.status = status_word(st)
+        tags = meta.get("tags")
+        if isinstance(tags, list):
+            self.inv.tags = [str(t).strip() for t in tags if str(t).strip() and "\n" not in str(t)][:20]
+        elif isinstance(tags, str):
+            self.inv.tags = [t.strip().lstrip("#") for t in re.split(r"[,\s]+", tags) if t.strip().lstrip("#")]
+        body = ["```yaml"] + self.lines[a + 1:b - 1] + ["```"]
+        self._add_section(a, "## Front matter", body, list(range(a, b)))
+
+    def header(self, n: Node, notes_heading: str = "## Notes") -> None:
+        """A section's own blocks read as investigation fields; the rest kept as notes."""
+        if n.start >= 0:
+            self.owned.extend(range(n.start, n.head_end))
+        notes: list[int] = []
+        key, buf, buf_lines = None, [], []
+
+        def flush():
+            nonlocal key, buf, buf_lines
+            if key is not None:
+                self._set_field(key, buf, buf_lines)
+            key, buf, buf_lines = None, [], []
+
+        for blk in n.blocks:
+            self.owned.extend(range(blk.start, blk.end))
+            # A label with nothing after it ("**Environment:**") takes the list, fence or table
+            # right below it; a label with text takes the rest of its own paragraph or item.
+            if key is not None and not _has_text(buf) and blk.kind in ("list", "fence", "code", "table") \
+                    and blk.start - buf_lines[-1] <= 2:
+                buf.extend(self.lines[blk.start:blk.end])
+                buf_lines.extend(range(blk.start, blk.end))
+                continue
+            flush()
+            if blk.kind == "list" and self._tried_items(n, blk, None, keep_rest=notes):
+                continue
+            if blk.kind in ("paragraph", "list", "raw", "quote"):
+                for i in range(blk.start, blk.end):
+                    line = self.lines[i]
+                    hit = label_of(line, INV_LABELS)
+                    if hit is not None:
+                        flush()
+                        key, buf, buf_lines = hit[0], ([hit[1]] if hit[1] else []), [i]
+                        continue
+                    if key is not None and buf_lines[-1] == i - 1 and not _ITEM_START.match(line):
+                        buf.append(_unquote(line))
+                        buf_lines.append(i)
+                        continue
+                    if key is not None and not _has_text(buf) and buf_lines[-1] == i - 1:
+                        buf.append(_unquote(line))  # "**Environment:**" then "- GPU: ..." items
+                        buf_lines.append(i)
+                        continue
+                    flush()
+                    if self._inline_attempt(blk, i):
+                        continue
+                    notes.append(i)
+            else:
+                notes.extend(range(blk.start, blk.end))
+        flush()
+        notes = [i for i in notes if i not in self._inline_lines]
+        if notes:
+            body = _span_lines(self.lines, notes)
+            self._add_section(notes[0], notes_heading, body, notes)
+
+    _inline_lines: set = set()
+
+    def _set_field(self, key: str, buf: list[str], lines: list[int]) -> None:
+        text = _value(buf)
+        unit = _Unit(key, lines, "field")
+        self.units.append(unit)
+        if key == "status":
+            self.inv.status = status_word(text) or self.inv.status
+            if status_word(text) is None or len(text.split()) > 3:
+                # "Status: blocked on the driver team" keeps its words as notes.
+                self._add_section(lines[0], "## Status notes", [self.lines[i] for i in lines], lines)
+            return
+        if key == "tags":
+            self.inv.tags += [t.strip().lstrip("#").strip("`") for t in re.split(r"[,\s]+", text)
+                              if t.strip().lstrip("#").strip("`") and t.strip().lstrip("#").strip("`") not in self.inv.tags]
+            return
+        if key == "related_files":
+            self.inv.related_files += [f for f in _files(buf) if f not in self.inv.related_files]
+            return
+        cur = getattr(self.inv, key)
+        setattr(self.inv, key, f"{cur}\n\n{text}" if cur and text else (cur or text))
+
+    # --- sections ---------------------------------------------------------------------------
+
+    def section(self, n: Node, context: str | None) -> None:
+        r = self.r
+        if r._template(n):
+            self.free(n, whole=True)
+            return
+        text = n.text
+        bare = _bare(text)
+        if r._is_attempt_heading(n) or (context == "container" and not self._special(n)):
+            self.attempt_from_node(n, container=context)
+            return
+        if context == "weak" and (_NUMBERED_HEAD.match(text) or r._has_attempt_evidence(n)) and not self._special(n):
+            self.attempt_from_node(n, container=None)
+            return
+        fkey = field_of(text)
+        if _NEXT_HEAD.search(bare) and not _STRONG_CONTAINER.search(bare.replace("untried", "")) \
+                and fkey is None:
+            self.next_steps(n)
+            return
+        if _DIFF_HEAD.search(bare) and self.differences(n):
+            return
+        if fkey is not None:
+            self.field_section(n, fkey)
+            return
+        if _STRONG_CONTAINER.search(bare) and not _NEXT_HEAD.search(bare):
+            self.container(n, strong=True)
+            return
+        if _WEAK_CONTAINER.search(bare):
+            self.container(n, strong=False)
+            return
+        self.free(n, whole=False)
+
+    def _special(self, n: Node) -> bool:
+        bare = _bare(n.text)
+        return bool((_NEXT_HEAD.search(bare) and not _STRONG_CONTAINER.search(bare))
+                    or (_DIFF_HEAD.search(bare) and self._has_table(n)) or field_of(n.text))
+
+    def _has_table(self, n: Node) -> bool:
+        return any(b.kind in ("table", "fence", "code") for b in n.blocks)
+
+    def container(self, n: Node, strong: bool) -> None:
+        self.owned.extend(range(n.start, n.head_end))
+        ctx = None
+        if _FAILED_CONTAINER.search(n.text):
+            ctx = "failed"
+        elif _WORKED_CONTAINER.match(_bare(n.text)):
+            ctx = "worked"
+        before = len(self.attempts)
+        free_lines: list[int] = []
+        for blk in n.blocks:
+            self.owned.extend(range(blk.start, blk.end))
+            if strong and blk.kind == "list":
+                self.attempts_from_list(n, blk, ctx)
+            elif strong and blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
+                pass
+            elif blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
+                for i in range(blk.start, blk.end):
+                    if i not in self._inline_lines:
+                        free_lines.append(i)
+            elif blk.kind == "list" and self._tried_items(n, blk, ctx):
+                pass
+            else:
+                free_lines.extend(range(blk.start, blk.end))
+        if free_lines:
+            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, free_lines), free_lines)
+        for c in n.children:
+            if strong:
+                if self._special(c) or _STRONG_CONTAINER.search(_bare(c.text)) and not self.r._is_attempt_heading(c):
+                    self.section(c, context=None)
+                else:
+                    self.attempt_from_node(c, container=ctx or "container")
+            else:
+                self.section(c, context="weak")
+        made = len(self.attempts) - before
+        if not free_lines:
+            self.renamed.append((n.start, n.text, f"attempts ({made})" if made else "sections below"))
+
+    def free(self, n: Node, whole: bool, outside: bool = False) -> None:
+        """Keep a section as text. ``whole``: its sub-sections too, verbatim, in one piece.
+
+        Otherwise attempts written inside plain text (a "Tried ..." list, a paragraph that starts
+        "**Attempt 3:**") are read out of it, and sub-sections with structure go their own way.
+        """
+        if whole:
+            lines = n.lines()
+            self.owned.extend(lines)
+            body = _span_lines(self.lines, [i for i in lines if i >= n.head_end])
+            if n.start < 0:
+                if body:
+                    self._add_section(lines[0], "## Notes", body, lines)
+                return
+            self._add_section(n.start, "## " + n.text, body, lines)
+            return
+        self.owned.extend(range(n.start, n.head_end))
+        keep = self._scan_blocks(n, n.blocks, None)
+        split = any(self._structured(c) for c in n.children)
+        if not split:
+            for c in n.children:
+                sub = c.lines()
+                self.owned.extend(sub)
+                keep.extend(sub)
+        if keep or not split:
+            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+        else:
+            self.renamed.append((n.start, n.text, "sections below"))
+        if split:
+            for c in n.children:
+                self.section(c, context=None)
+
+    def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None) -> list[int]:
+        """Read attempts out of plain blocks; return the lines that stay text."""
+        keep: list[int] = []
+        for blk in blocks:
+            self.owned.extend(range(blk.start, blk.end))
+            if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
+                continue
+            if blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep):
+                continue
+            keep.extend(range(blk.start, blk.end))
+        return keep
+
+    def _structured(self, n: Node) -> bool:
+        r = self.r
+        for d in n.walk():
+            if r._template(d):
+                continue
+            bare = _bare(d.text)
+            if r._is_attempt_heading(d) or field_of(d.text) or _NEXT_HEAD.search(bare) \
+                    or _STRONG_CONTAINER.search(bare) or (_DIFF_HEAD.search(bare) and self._has_table(d)):
+                return True
+            for b in d.blocks:
+                if b.kind == "list" and any(_TRIED_ITEM.match(self._item_text(b, it)[0]) for it in b.items):
+                    return True
+                if b.kind == "paragraph" and _bold_attempt(self.lines[b.start]):
+                    return True
+        return False
+
+    def field_section(self, n: Node, key: str) -> None:
+        self.owned.extend(range(n.start, n.head_end))
+        own = [i for b in n.blocks for i in range(b.start, b.end)]
+        self.owned.extend(own)
+        if own:
+            if key == "status":
+                txt = _value(_span_lines(self.lines, own))
+                st = status_word(txt)
+                if st:
+                    self.inv.status = st
+                if st is None or len(txt.split()) > 3:
+                    self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
+                    return
+            else:
+                buf = _span_lines(self.lines, own)
+                self._set_field(key, buf, own)
+        self.renamed.append((n.start, n.text, key.replace("_", " ")))
+        for c in n.children:
+            self.section(c, context=None)
+
+    # --- attempts ---------------------------------------------------------------------------
+
+    def attempt_from_node(self, n: Node, container: str | None) -> None:
+        lines = n.lines()
+        self.owned.extend(lines)
+        number, title = None, n.text
+        m = _ATTEMPT_HEAD.match(n.text)
+        if m:
+            if m.group("n").isdigit():
+                number = int(m.group("n"))
+            title = attempt_title(n.text, m)
+        else:
+            nm = _NUMBERED_HEAD.match(n.text)
+            if nm:
+                number = int(nm.group("n"))
+        body_lines = [i for i in lines if i >= n.head_end]
+        # Field sub-headings ("#### Result", "### The Hypothesis") act like labels.
+        sub_labels = {}
+        for d in n.walk():
+            if d is not n and heading_key(d.text) in ATTEMPT_LABELS:
+                sub_labels[d.start] = ATTEMPT_LABELS[heading_key(d.text)]
+        a = self._attempt_body(body_lines, sub_labels)
+        a.line, a.number, a.title = n.start, number, _one_line(title)
+        a.tag = heading_outcome(n.text)
+        a.context = container if container in ("failed", "worked") else None
+        a.lines = lines
+        a.unit = n.text
+        self.attempts.append(a)
+
+    def _attempt_body(self, idxs: list[int], sub_labels: dict[int, str] | None = None) -> _Attempt:
+        fields: dict[str, list[str]] = {}
+        lead: list[str] = []
+        key = None
+        fence = None
+        for i in idxs:
+            line = self.lines[i]
+            fm = re.match(r"^\s*(`{3,}|~{3,})", line)
+            if fence is None and sub_labels and i in sub_labels:
+                key = sub_labels[i]
+                fields.setdefault(key, [])
+                if fields[key]:
+                    fields[key].append("")
+                continue
+            hit = label_of(line, ATTEMPT_LABELS) if fence is None else None
+            if fm:
+                fence = None if fence and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence) else (
+                    fence or fm.group(1))
+            if hit is not None:
+                key = hit[0]
+                if key in fields:
+                    fields[key].append("")
+                    fields[key].append(hit[1])
+                else:
+                    fields[key] = [hit[1]] if hit[1] else []
+                continue
+            if key is None:
+                lead.append(line)
+            else:
+                fields[key].append(line)
+        return _Attempt(line=idxs[0] if idxs else 0, number=None, title="", fields=fields, lead=lead)
+
+    def _item_text(self, blk: Block, item: tuple[int, int]) -> tuple[str, list[int]]:
+        a, b = item
+        idxs = [i for i in range(a, min(b, blk.end)) if self.lines[i].strip()]
+        first = re.sub(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+", "", self.lines[a]) if idxs else ""
+        return first, idxs
+
+    def attempts_from_list(self, n: Node, blk: Block, ctx: str | None) -> None:
+        for item in blk.items:
+            first, idxs = self._item_text(blk, item)
+            if not idxs:
+                continue
+            self._attempt_from_item(first, idxs, ctx, n.text)
+
+    def _attempt_from_item(self, first: str, idxs: list[int], ctx: str | None, unit: str) -> None:
+        # The item's lines, list marker and indentation removed, read like an attempt body.
+        sub = {}
+        dedented = []
+        base = len(self.lines[idxs[0]]) - len(self.lines[idxs[0]].lstrip())
+        for k, i in enumerate(idxs):
+            line = self.lines[i]
+            if k == 0:
+                line = first
+            else:
+                line = line[base + 2:] if line[:base + 2].strip() == "" else line.strip()
+            dedented.append(line)
+            sub[i] = line
+        saved = self.lines
+        try:
+            self.lines = {**dict(enumerate(saved)), **sub}
+            a = self._attempt_body(idxs)
+        finally:
+            self.lines = saved
+        lead_first = re.sub(r"^\[[ xX]\]\s*", "", first).strip()
+        a.title = _item_title(lead_first)
+        a.tag = _lead_tag(lead_first)
+        a.context = ctx
+        a.lines = idxs
+        a.unit = unit
+        a.line = idxs[0]
+        a.number = None
+        m = re.match(r"^\*\*(.+?)\*\*", lead_first)
+        km = _ATTEMPT_HEAD.match(m.group(1)) if m else None
+        if km and km.group("n").isdigit():
+            a.number = int(km.group("n"))
+        self.attempts.append(a)
+
+    def attempts_from_table(self, n: Node, blk: Block, ctx: str | None) -> bool:
+        rows = blk.items
+        if len(rows) < 2:
+            return False
+        head = [c.strip() for c in split_row(self.lines[rows[0][0]])]
+        if len(head) < 2:
+            return False
+        low = [_bare(h) for h in head]
+
+        def col(*words):
+            for k, h in enumerate(low):
+                if any(re.search(rf"\b{w}", h) for w in words):
+                    return k
+            return None
+
+        c_title = col("attempt", "approach", "fix", "change", "what", "tried", "experiment", "config", "option",
+                      "idea", "hypothes", "theory", "action", "try", "test", "setting", "variant", "solution")
+        c_title = 0 if c_title is None else c_title
+        c_res = col("result", "effect", "observ", "finding", "what happened", "output", "outcome")
+        c_stat = col("status", "verdict", "work", "fixed", "helped", "pass", "ok")
+        if c_stat == c_title:
+            c_stat = None
+        c_note = col("note", "conclusion", "why", "comment", "reason", "learn")
+        c_hyp = col("hypothes", "theory", "rationale") if c_title != col("hypothes", "theory") else None
+        for (a, _b) in rows[1:]:
+            cells = split_row(self.lines[a])
+            if not any(c.strip() for c in cells):
+                continue
+            cells += [""] * (len(head) - len(cells))
+            t = cells[c_title].strip()
+            if not t:
+                continue
+            fields: dict[str, list[str]] = {"did": [t]}
+            if c_res is not None and c_res != c_title and cells[c_res].strip():
+                fields["result"] = [cells[c_res].strip()]
+            if c_note is not None and cells[c_note].strip():
+                fields["conclusion"] = [cells[c_note].strip()]
+            if c_hyp is not None and cells[c_hyp].strip():
+                fields["hypothesis"] = [cells[c_hyp].strip()]
+            explicit = cells[c_stat].strip() if c_stat is not None and c_stat != c_res else ""
+            at = _Attempt(line=a, number=None, title=_item_title(t), fields=fields, lead=[], explicit=explicit,
+                          tag=_lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
+                          lines=[a], unit=n.text)
+            m = re.match(r"^\s*#?(\d{1,3})\s*$", t) or re.match(rf"^(?:{_STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
+            if m:
+                at.number = int(m.group(1))
+            self.attempts.append(at)
+        # The table itself stays too (verification decides): rows split into fields change lines.
+        self.units.append(_Unit(n.text, list(range(blk.start, blk.end)), "table"))
+        return True
+
+    def _tried_items(self, n: Node, blk: Block, ctx: str | None, keep_rest: list[int] | None = None) -> bool:
+        """A list anywhere whose items say "Tried ..." holds attempts; other items stay text."""
+        hits = []
+        for item in blk.items:
+            first, idxs = self._item_text(blk, item)
+            if idxs and _TRIED_ITEM.match(first):
+                hits.append((first, idxs))
+        if not hits:
+            return False
+        for first, idxs in hits:
+            self._attempt_from_item(first, idxs, ctx, n.text)
+        rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
+                if not any(i in idxs for _f, idxs in hits)]
+        if rest and keep_rest is not None:
+            keep_rest.extend(rest)
+        elif rest:
+            self._add_section(rest[0], "## " + (n.text or "Notes"), _span_lines(self.lines, rest), rest)
+        return True
+
+    def _inline_attempt(self, blk: Block, i: int, ctx: str | None = None) -> bool:
+        """A paragraph that starts "**Attempt 3 (FAILED):** ..." is an attempt (the whole paragraph)."""
+        if i != blk.start or blk.kind not in ("paragraph", "raw"):
+            return False
+        got = _bold_attempt(self.lines[i])
+        if not got:
+            return False
+        m, lead, km = got
+        idxs = list(range(blk.start, blk.end))
+        a = self._attempt_body(idxs)
+        a.title = _one_line(attempt_title(lead, km))
+        a.tag = heading_outcome(lead)
+        a.number = int(km.group("n")) if km.group("n").isdigit() else None
+        a.context, a.lines, a.unit, a.line = ctx, idxs, lead, blk.start
+        # The paragraph's first line carries the label; the body is everything after it.
+        first_rest = m.group(2)
+        a.lead = ([first_rest] if first_rest else []) + a.lead[1:] if a.lead else a.lead
+        self.attempts.append(a)
+        self._inline_lines = self._inline_lines | set(idxs)
+        return True
+
+    # --- next steps and differences -----------------------------------------------------------
+
+    def next_steps(self, n: Node) -> None:
+        self.owned.extend(range(n.start, n.head_end))
+        free: list[int] = []
+        for d in n.walk():
+            if d is not n:
+                self.owned.extend(range(d.start, d.head_end))
+                if d.start >= 0:
+                    self.renamed.append((d.start, d.text, "what to try next"))
+            for blk in d.blocks:
+                self.owned.extend(range(blk.start, blk.end))
+                if blk.kind == "list":
+                    for item in blk.items:
+                        _first, idxs = self._item_text(blk, item)
+                        if idxs:
+                            self._step_from_item(idxs)
+                    self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
+                elif blk.kind == "table" and len(blk.items) >= 2:
+                    for (a, _b) in blk.items[1:]:
+                        cells = [c for c in split_row(self.lines[a])]
+                        text = next((c for c in cells if c.strip()), "")
+                        rest = " · ".join(c for c in cells if c.strip() and c is not text)
+                        if text.strip():
+                            s = _step(text, [rest] if rest else [], 0)
+                            if s:
+                                self.steps.append((a, s))
+                    self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
+                elif blk.kind in ("paragraph", "raw") and _question(self.lines, blk):
+                    for i in range(blk.start, blk.end):
+                        s = _step(self.lines[i].strip(), [], 0)
+                        if s:
+                            self.steps.append((i, s))
+                else:
+                    free.extend(range(blk.start, blk.end))
+        if free:
+            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, free), [n.start] + free)
+        else:
+            self.renamed.append((n.start, n.text, "what to try next"))
+
+    def _step_from_item(self, idxs: list[int]) -> None:
+        lines = [self.lines[i] for i in idxs]
+        m = re.match(r"^(\s*)(?:\d{1,4}[.)]|[-*+])\s+(.*)$", lines[0])
+        text = m.group(2) if m else lines[0].strip()
+        extra = []
+        for ln in lines[1:]:
+            em = re.match(r"^\s*(?:\d{1,4}[.)]|[-*+])\s+(.*)$", ln)
+            extra.append((em.group(1) if em else ln).strip())
+        s = _step(text, extra, 0)
+        if s is not None:
+            self.steps.append((idxs[0], s))
+
+    def differences(self, n: Node) -> bool:
+        for blk in n.blocks:
+            rows = None
+            if blk.kind == "table" and len(blk.items) >= 2:
+                head = split_row(self.lines[blk.items[0][0]])
+                if len(head) >= 3:
+                    rows = [(a, split_row(self.lines[a])) for a, _ in blk.items[1:]]
+            elif blk.kind in ("fence", "code"):
+                got = _fixed_width(self.lines, blk)
+                if got:
+                    head, rows = got
+            if rows is None:
+                continue
+            self.owned.extend(range(n.start, n.head_end))
+            self._diff_table(head, rows)
+            self.units.append(_Unit(n.text, list(range(blk.start, blk.end)), "differences"))
+            others = [i for b in n.blocks if b is not blk for i in range(b.start, b.end)]
+            self.owned.extend(range(blk.start, blk.end))
+            self.owned.extend(others)
+            if others:
+                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, others), [n.start] + others)
+            else:
+                self.renamed.append((n.start, n.text, "key differences"))
+            for c in n.children:
+                self.section(c, context=None)
+            return True
+        return False
+
+    def _diff_table(self, head: list[str], rows: list[tuple[int, list[str]]]) -> None:
+        head = [h.strip() for h in head]
+        status_col = next((c for c in range(3, len(head))
+                           if re.search(r"status|verdict|tested|ruled|eliminat|result|culprit", head[c], re.I)), None)
+        if not self.inv.differences:
+            self.inv.labels = (_one_line(head[1]) or "Working", _one_line(head[2]) or "Broken")
+        for i, cells in rows:
+            cells = [c.strip() for c in cells] + [""] * (len(head) - len(cells))
+            if not any(cells):
+                continue
+            status = _diff_status(cells[status_col]) if status_col is not None else "untested"
+            extra = [c for k, c in enumerate(cells) if k >= 3 and k != status_col and c]
+            broken = cells[2] + (" · " + " · ".join(extra) if extra else "")
+            self.diff_rows.append((i, Difference(0, _one_line(cells[0]) or f"(row {len(self.diff_rows) + 1})",
+                                                 _one_line(cells[1]), _one_line(broken), status)))
+
+    # --- free sections ----------------------------------------------------------------------
+
+    def _add_section(self, line: int, heading: str, body: list[str], lines: list[int],
+                     attempts_ok: bool = False) -> None:
+        if attempts_ok:
+            # Items that say "Tried ..." inside plain text are attempts; the text stays as written.
+            pass
+        self.owned.extend(lines)
+        self.sections.append((line, heading, body))
+
+    # --- finish -----------------------------------------------------------------------------
+
+    def finish(self, line: int) -> Parsed:
+        inv = self.inv
+        items: list[tuple[str, str, int]] = [("investigation", "", line)]
+        # Attempts: the author's numbers when every attempt has a distinct one; else document order.
+        atts = sorted(self.attempts, key=lambda a: a.line)
+        nums = [a.number for a in atts]
+        keep = all(n is not None for n in nums) and len(set(nums)) == len(nums)
+        for k, a in enumerate(atts, 1):
+            inv.attempts.append(self._make_attempt(a, a.number if keep else k))
+            items.append(("attempt", str(inv.attempts[-1].number), a.line + 1))
+        if keep:
+            inv.attempts.sort(key=lambda x: x.number)
+        seen_steps = set()
+        for i, s in sorted(self.steps, key=lambda x: x[0]):
+            if s.text.casefold() in seen_steps:
+                continue
+            seen_steps.add(s.text.casefold())
+            s.position = len(inv.next_steps) + 1
+            inv.next_steps.append(s)
+            items.append(("step", str(s.position), i + 1))
+        seen_f = set()
+        for i, d in sorted(self.diff_rows, key=lambda x: x[0]):
+            key = d.factor.casefold()
+            if key in seen_f:
+                d.factor = f"{d.factor} ({i + 1})"
+                key = d.factor.casefold()
+            seen_f.add(key)
+            d.position = len(inv.differences) + 1
+            inv.differences.append(d)
+            items.append(("difference", key, i + 1))
+        self._place_sections()
+        self._verify()
+        key = heading_key(inv.title) or f"line:{line}"
+        return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized())
+
+    def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
+        f = {k: _value(v) for k, v in a.fields.items()}
+        lead = _value(a.lead)
+        did = f.get("did", "")
+        if lead:
+            if not did:
+                did = lead
+            elif "hypothesis" not in f:
+                f["hypothesis"] = lead
+            else:
+                did = f"{lead}\n\n{did}"
+        explicit = f.pop("outcome", "") or a.explicit
+        result, conclusion = f.get("result", ""), f.get("conclusion", "")
+        out = None
+        if explicit:
+            out = outcomes.verdict_word(explicit) or (outcomes.classify(explicit) if len(explicit) < 200 else None)
+            if out == "inconclusive":
+                out = None
+            if len(explicit.split()) > 2 or out is None:
+                # "Outcome: worked around it, not a real fix" keeps its words.
+                conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
+        if out is None and a.tag:
+            out = a.tag
+        if out is None:
+            texts = [result] if result else []
+            if not result:
+                texts.append(did if not a.fields else "")
+            for t in texts:
+                if t:
+                    g = outcomes.classify(t)
+                    if g != "inconclusive":
+                        out = g
+                        break
+        if out is None and conclusion:
+            g = outcomes.classify(conclusion)
+            out = g if g != "inconclusive" else None
+        if out is None and a.context:
+            out = a.context
+        if out is None:
+            out = "inconclusive" if (result or conclusion or did) else "untested"
+        title = a.title or _item_title(did or result or f"Attempt {number}")
+        return Attempt(number=number, title=_one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
+                       result=result, conclusion=conclusion, outcome=out if out in outcomes.OUTCOMES else "inconclusive")
+
+    def _place_sections(self) -> None:
+        used: dict[str, int] = {}
+        out = []
+        for _line, heading, body in sorted(self.sections, key=lambda s: s[0]):
+            h = _section_heading(heading)
+            n = used.get(h.casefold(), 0) + 1
+            used[h.casefold()] = n
+            if n > 1:
+                h = f"{h} ({n})"
+                used[h.casefold()] = 1
+            out.append(Section(h, _demote(_close_fences(_value_keep(body)))))
+        self.inv.sections = [s for s in out if s.body or not s.heading.startswith("## Notes")]
+
+    def _verify(self) -> None:
+        """Render, then keep again whatever the structure did not keep word for word."""
+        from dbglog import mirror
+
+        owned = sorted(set(i for i in self.owned if 0 <= i < len(self.lines)))
+        probe = _probe(self.inv)
+        kept = kept_text(mirror.render(probe))
+        lost = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
+        if not lost:
+            return
+        lost_set = set(lost)
+        heads = {n.start: n for n in self.r.root.walk() if n.start >= 0}
+        # 1. Units (tables, fixed-width blocks, attempts, lists) that lost a line: keep as written.
+        redo: list[tuple[int, str, list[int]]] = []
+        for a in self.attempts:
+            body = [i for i in a.lines if i not in heads]
+            if any(i in lost_set for i in body):
+                redo.append((a.lines[0], f"{a.unit or a.title} (as written)", a.lines))
+        for u in self.units:
+            if any(i in lost_set for i in u.lines):
+                redo.append((u.lines[0], f"{u.heading or u.role} (as written)", u.lines))
+        covered = set()
+        for first, heading, idxs in sorted(redo):
+            if set(idxs) <= covered:
+                continue
+            covered.update(idxs)
+            body = _span_lines(self.lines, [i for i in idxs if i not in heads or i != first])
+            self.sections.append((first, "## " + heading, body))
+        # 2. Headings whose words went nowhere: say where their content went.
+        renamed = {ln: (t, w) for ln, t, w in self.renamed}
+        outline_lines = []
+        for i in lost:
+            if i in covered:
+                continue
+            if i in heads:
+                t, where = renamed.get(i, (heads[i].text, "the fields and lists above"))
+                outline_lines.append(f"- {self.lines[i].strip().lstrip('#').strip()} → {where}")
+                covered.add(i)
+        if outline_lines:
+            self.sections.append((10**9, "## Source headings",
+                                  ["Headings of the imported document, and where their content is now:", ""]
+                                  + outline_lines))
+        # 3. Anything still missing (should be rare): kept verbatim, in order, at the end.
+        self._place_sections()
+        kept = kept_text(mirror.render(_probe(self.inv)))
+        rest = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
+        if rest:
+            self.sections.append((10**9 + 1, "## Imported text (as written)", _span_lines(self.lines, rest)))
+            self._place_sections()
+
+    def _recognized(self) -> dict:
+        inv = self.inv
+        return {"attempts": len(inv.attempts), "next_steps": len(inv.next_steps),
+                "differences": len(inv.differences),
+                "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
+                + (["related_files"] if inv.related_files else []),
+                "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading
+                                  for s in inv.sections]}
+
+
+_TRIED_ITEM = re.compile(r"^\s*(?:\[[ xX]\]\s*)?(?:[^\w\s]{1,3}\s*)?(?:\*\*|__)?\s*(?:tried|tested|attempted|"
+                         r"experimented with|we tried|i tried|also tried|then tried|retried|trying)\b", re.I)
+
+
+def attempt_title(text: str, m) -> str:
+    """"Attempt 3: Disable graphs" -> "Disable graphs"; other words stay whole ("Fix 2: bump NCCL",
+    "Experiment 1 — lower LR"): they are what the author called it, and what people search for."""
+    rest = m.group("rest").strip()
+    if m.group("kw").lower() == "attempt" and rest:
+        tag_only = re.fullmatch(r"[\[(][^\])]*[\])]|[^\w]*", rest) or outcomes.verdict_word(rest)
+        if not tag_only:
+            return rest
+    return text
+
+
+def _bold_attempt(line: str):
+    """A paragraph led by "**Attempt 3 (FAILED):**" / "**Option A — ...**": (match, lead, attempt match)."""
+    m = re.match(r"^\s*(?:\*\*|__)(.{2,100}?)(?:\*\*|__)\s*[:—–-]?\s*(.*)$", line)
+    if not m:
+        return None
+    lead = m.group(1).rstrip(":").strip()
+    km = _ATTEMPT_HEAD.match(lead)
+    if not km:
+        return None
+    return m, lead, km
+
+
+_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+")
+
+
+def _has_text(buf: list[str]) -> bool:
+    return any(x.strip() for x in buf)
+
+
+def _question(lines: list[str], blk: Block) -> bool:
+    return all(lines[i].strip().endswith("?") for i in range(blk.start, blk.end) if lines[i].strip())
+
+
+def _probe(inv: Investigation) -> Investigation:
+    p = copy.copy(inv)
+    p.id = p.id or "20000101-import-check-0000"
+    p.created = p.updated = "2000-01-01T00:00:00Z"
+    return p
+
+
+# --- small text helpers -------------------------------------------------------------------
+
+
+def _one_line(s: str) -> str:
+    return " ".join((s or "").split())
+
+
+def _unquote(line: str) -> str:
+    return re.sub(r"^\s{0,3}>\s?", "", line)
+
+
+def _span_lines(lines, idxs: list[int]) -> list[str]:
+    """The given lines, with one blank line where the source had a gap (so paragraphs stay apart)."""
+    out: list[str] = []
+    prev = None
+    for i in sorted(set(idxs)):
+        if prev is not None and i > prev + 1 and out and out[-1].strip():
+            gap = [lines[j] for j in range(prev + 1, i)]
+            if all(not g.strip() for g in gap):
+                out.append("")
+            else:
+                out.append("")
+        out.append(lines[i])
+        prev = i
+    return out
+
+
+def _value(buf: list[str]) -> str:
+    """Field text: the lines joined, common indentation removed, outer blank lines dropped."""
+    lines = list(buf)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) > 1:
+        body = [ln for ln in lines[1:] if ln.strip()]
+        indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
+        if indent:
+            lines = [lines[0]] + [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip(" ") for ln in lines[1:]]
+    out = "\n".join(ln.rstrip() for ln in lines).strip()
+    return _close_fences(out)
+
+
+def _value_keep(buf: list[str]) -> str:
+    lines = list(buf)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(ln.rstrip() for ln in lines)
+
+
+def _close_fences(text: str) -> str:
+    """A code fence the author never closed is closed, so it cannot swallow what follows."""
+    fence = None
+    for ln in text.split("\n"):
+        m = re.match(r"^\s*(`{3,}|~{3,})(.*)$", ln)
+        if not m:
+            continue
+        if fence is None:
+            if not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence = m.group(1)
+        elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+            fence = None
+    return text + "\n" + fence if fence else text
+
+
+def _item_title(text: str) -> str:
+    t = re.sub(r"^\[[ xX]\]\s*", "", (text or "").strip())
+    m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
+    if m and len(m.group(1)) >= 3:
+        return _one_line(m.group(1).rstrip(":"))
+    t = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+|:\s+", t, maxsplit=1)[0]
+    t = _one_line(t)
+    return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
+
+
+def _lead_tag(text: str) -> str | None:
+    t = (text or "").strip()
+    for e, o in outcomes._EMOJI.items():
+        if t.startswith(e) or t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
+            return o
+    m = re.search(r"(?:→|->|=>|—|:)\s*([^→]{2,80})$", t)
+    if m:
+        w = outcomes.verdict_word(m.group(1))
+        if w:
+            return w
+        g = outcomes.classify(m.group(1))
+        if g != "inconclusive":
+            return g
+    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
+    if m:
+        return outcomes.verdict_word(m.group(1))
+    return None
+
+
+def _section_heading(text: str) -> str:
+    """A kept section's heading, never one the canonical parser would read as its own section."""
+    raw = text[3:] if text.startswith("## ") else text
+    raw = " ".join(raw.split()) or "Notes"
+    low = raw.lower()
+    if low == "attempts" or low.startswith("key differences") or low == "what to try next":
+        raw = f"Notes: {raw}"
+    return "## " + raw
+
+
+def _demote(body: str) -> str:
+    """Lines of a kept section that would read as a level-1/2 heading are demoted to level 3."""
+    out, fence = [], None
+    for ln in body.split("\n"):
+        fm = re.match(r"^( {0,3})(`{3,}|~{3,})(.*)$", ln)
+        if fence is None and fm and not (fm.group(2)[0] == "`" and "`" in fm.group(3)):
+            fence = fm.group(2)
+        elif fence is not None and fm and fm.group(2)[0] == fence[0] and len(fm.group(2)) >= len(fence) \
+                and not fm.group(3).strip():
+            fence = None
+        elif fence is None and re.match(r"^ {0,3}#{1,2}(\s|$)", ln):
+            ln = "###" + ln.lstrip().lstrip("#")
+        elif fence is None and re.match(r"^ {0,3}(=+|-+)[ \t]*$", ln) and out and out[-1].strip() \
+                and not re.match(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)", out[-1]):
+            out[-1] = "### " + out[-1].strip()
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+_CHECK = re.compile(r"^\[([ xX~-])\]\s*")
+_ATT_REF = re.compile(r"\s*\(?(?:[—–-]+\s*)?(?:done|tried|see|covered)?\s*(?:in|by)?\s*(?:→|->)?\s*"
+                      r"attempt\s*#?(\d+)\)?\.?\s*$", re.I)
+
+
+def _step(text: str, extra: list[str], position: int) -> NextStep | None:
+    status = "todo"
+    text = text.strip()
+    cm = _CHECK.match(text)
+    if cm:
+        status = {" ": "todo", "x": "done", "X": "done", "~": "dropped", "-": "dropped"}[cm.group(1)]
+        text = text[cm.end():]
+    text = text.strip()
+    for e in ("✅", "✔️", "✔"):
+        if text.startswith(e):
+            status, text = "done", text[len(e):].strip()
+    attempt = None
+    am = _ATT_REF.search(text)
+    if am:
+        attempt = int(am.group(1))
+        if "→" in am.group(0) and am.group(0).strip().startswith("(→"):
+            text = text[:am.start()].rstrip(" .,;—–-")  # dbglog's own "(→ Attempt N)" link
+        if status == "todo" and re.search(r"done|tried|covered", am.group(0), re.I):
+            status = "done"
+    detail = ""
+    bm = re.match(r"^\*\*(.+?)\*\*\s*(?:[—–:-]+\s*|\.\s+)?(.*)$", text)
+    if bm and bm.group(1).strip().rstrip(":"):
+        text, detail = bm.group(1).strip().rstrip(":"), bm.group(2).strip()
+    else:
+        sm = re.match(r"^(.{1,120}?)\s+[—–]\s+(.*)$", text)
+        if sm:
+            text, detail = sm.group(1), sm.group(2)
+    detail = " ".join([detail] + [e for e in extra if e]).strip()
+    text = " ".join(text.split())
+    detail = " ".join(detail.split())
+    if not text:
+        if not detail:
+            return None
+        text, detail = detail, ""
+    return NextStep(position=position, text=text, detail=detail, status=status, attempt=attempt)
+
+
+def _diff_status(cell: str) -> str:
+    c = cell.strip().lower()
+    if not c or c in ("?", "-", "—", "todo", "pending", "untested", "not tested", "n/a"):
+        return "untested"
+    if re.search(r"culprit|root cause|🎯|\bthe cause\b|\bcause\b|confirmed|this is it", c):
+        return "culprit"
+    if re.search(r"ruled[ -]?out|eliminated|excluded|not it|not the cause|no effect|no change|same|✅|"
+                 r"irrelevant|tested", c):
+        return "ruled-out"
+    return "untested"
+
+
+def _status_from_title(title: str) -> tuple[str, str | None]:
+    m = re.match(r"^[\[(]([A-Za-z' ]{2,20})[\])]\s*[:—–-]?\s*(.+)$", title)
+    if m and status_word(m.group(1)):
+        return m.group(2).strip(), status_word(m.group(1))
+    m = re.match(r"^(.+?)\s*[\[(]([A-Za-z' ]{2,20})[\])]$", title)
+    if m and status_word(m.group(2)) in ("resolved", "wontfix"):
+        return title, status_word(m.group(2))
+    m = re.match(r"^(?:✅|✔️?)\s*(.+)$", title)
+    if m:
+        return title, "resolved"
+    return title, None
+
+
+def _files(buf: list[str]) -> list[str]:
+    out = []
+    for line in buf:
+        s = line.strip()
+        if not s:
+            continue
+        if s[:2] in ("- ", "* ", "+ "):
+            s = s[2:].strip()
+        parts = [p.strip() for p in s.split(",")] if not s.startswith("`") or s.count("`") > 2 else [s]
+        for p in parts:
+            note = ""
+            if p.startswith("`") and "`" in p[1:]:
+                end = p.index("`", 1)
+                p, note = p[1:end], p[end + 1:].strip()
+            p = " ".join(p.split())
+            if note:
+                p = f"{p} {note}"
+            if p:
+                out.append(p)
+    return out
+
+
+_RULE = re.compile(r"^[\s\-=+|:]+$")
+
+
+def _fixed_width(lines: list[str], blk: Block):
+    """A fixed-width table in a code fence: (header cells, [(line, cells)]) or None.
+
+    Columns come from the dashed rule under the header. A row whose first column is empty
+    continues the row above (a cell that wrapped): its text is appended to that row's cells.
+    """
+    inner = list(range(blk.start + (1 if blk.kind == "fence" else 0), blk.end - (1 if blk.kind == "fence" else 0)))
+    content = [i for i in inner if lines[i].strip()]
+    if len(content) < 3 or not _RULE.match(lines[content[1]]) or not re.search(r"[-=]{3}", lines[content[1]]):
+        return None
+    rule = lines[content[1]]
+    if "|" in lines[content[0]] and "|" in rule:
+        head = split_row(lines[content[0]])
+        return head, [(i, split_row(lines[i])) for i in content[2:] if not _RULE.match(lines[i])]
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[-=:]+", rule.replace("+", " ").replace("|", " "))]
+    if len(spans) < 3:
+        return None
+    starts = [s for s, _ in spans]
+
+    def cells(i: int) -> list[str]:
+        ln = lines[i].rstrip()
+        out = [ln[a:b].strip() for a, b in zip(starts, starts[1:] + [max(len(ln), starts[-1])])]
+        out[-1] = ln[starts[-1]:].strip()
+        return out
+
+    head = cells(content[0])
+    rows: list[tuple[int, list[str]]] = []
+    for i in content[2:]:
+        if _RULE.match(lines[i]):
+            continue
+        c = cells(i)
+        if rows and not c[0]:
+            prev = rows[-1][1]
+            for k, v in enumerate(c):
+                if v:
+                    prev[k] = f"{prev[k]} {v}".strip()
+            continue
+        rows.append((i, c))
+    return head, rows
+
+
+def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:
+    return _Reader(text, path).read()
