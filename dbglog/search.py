@@ -40,6 +40,7 @@ from dbglog.errors import DbglogError
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 24
+DOC_WEIGHT = 0.3  # see _rank: the share of the query the hit's whole investigation or doc covers
 OR_FALLBACK_BELOW = 3  # AND hits below this: widen to OR (more is enough to answer)
 CANDIDATES = {"attempt": 100, "investigation": 30, "difference": 20, "next": 20, "section": 60}
 BROAD = 1000  # matches of one table ranked by bm25 at most (the newest); see _floor
@@ -62,13 +63,13 @@ TRIGRAM_COLS = ("title", "did", "result")
 TRIGRAMS = {"attempt": "attempts_trigram", "section": "sections_trigram"}
 KIND_NAMES = tuple(KINDS)
 # Non-attempt rows are context; at equal relevance an attempt (with its verdict) comes first.
-KIND_FACTOR = {"attempt": 1.0, "investigation": 0.9, "difference": 0.85, "next": 0.85, "section": 0.85}
+KIND_FACTOR = {"attempt": 1.0, "investigation": 0.8, "difference": 0.85, "next": 0.85, "section": 0.85}
 
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does doing for from had has have how i if in "
     "into is it its me my no not of on or our so that the then there these this those to try tried "
     "trying was we were what when where which while who why will with would you anyone someone "
-    "already again".split()
+    "already again use using used".split()
 )
 
 
@@ -160,6 +161,7 @@ def check_index(conn: sqlite3.Connection) -> list[str]:
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _WORD = re.compile(r"\w+")
 _CASE = re.compile(r"[a-z][A-Z]|[A-Za-z]\d[A-Za-z]")  # an identifier made of several words
+_UNIT = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z]{1,4})$")
 _TRIVIAL_VALUES = frozenset("0 1 true false yes no on off none".split())
 
 
@@ -172,6 +174,8 @@ def _stem(w: str) -> str:
     for suf in ("ations", "ation", "ings", "ing", "ions", "ion", "ers", "er", "edly", "ed", "ies", "es", "s", "ly"):
         if len(w) - len(suf) >= 3 and w.endswith(suf):
             return w[: -len(suf)]
+    if len(w) >= 5 and w.endswith("e") and w[-2] not in "aeiou":
+        return w[:-1]  # update -> updat (updating), enable -> enabl (enabled)
     return w
 
 
@@ -192,6 +196,8 @@ class Term:
     stop: bool = False
     alts: list[str] = field(default_factory=list)  # equivalent phrases (synonyms, identifier words)
     base: str = ""  # what is searched for the token itself when not ``raw`` (an env var without its value)
+    group: bool = False  # ``alts`` come from the synonym table (not from splitting an identifier)
+    weight: float = 1.0  # how telling the term is (inverse document frequency, see _weigh)
 
     @property
     def forms(self) -> list[str]:
@@ -312,7 +318,7 @@ def parse_query(text) -> Query:
                     new = _env_terms(raw, name)
                 else:
                     new = [Term(raw=raw, parts=[p for _t, ps in toks[i:j] for p in ps],
-                                alts=[a for a in alts if a.lower() != raw.lower()])]
+                                alts=[a for a in alts if a.lower() != raw.lower()], group=True)]
                 i = j
                 break
         else:
@@ -323,6 +329,8 @@ def parse_query(text) -> Query:
                 t = Term(raw=tok, parts=parts)
                 if _CASE.search(tok):  # cudaMallocAsync -> also "cuda malloc async"
                     t.alts = [" ".join(synonyms.split_identifier(tok))]
+                elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"
+                    t.alts = [" ".join(_UNIT.match(tok).groups())]
                 new = [t]
             i += 1
         for t in new:
@@ -452,6 +460,8 @@ def correct_word(conn, word: str) -> str | None:
             continue
         choices = Vocabulary.by_length(conn, n, vocab)
         for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+            if len(word) < 8 and term[0] != word[0]:
+                continue  # typos keep the first letter of a short word (wafer is not "after")
             found[term] = max(found.get(term, 0), score)
     if not found:
         return None
@@ -471,7 +481,9 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             t.kind = "substring"
             continue
         fixed = None
-        if len(t.parts) == 1:
+        if t.raw.isupper() and len(t.raw) <= 5:
+            pass  # an acronym means what it says: HCCL is not a typo of NCCL
+        elif len(t.parts) == 1:
             fixed = correct_word(conn, t.parts[0])
         else:  # multi-word token with a typo in it (launch_bouds): correct the longest word
             w = max(t.parts, key=len)
@@ -482,14 +494,43 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             t.kind = "unknown"
 
 
+DF_CAP = 2000  # document frequencies are counted up to this (a common word is common enough)
+
+
+def _weigh(conn, q: Query, kinds) -> None:
+    """Each term's weight: log(1 + N / (1 + df)) over the searched tables (N, df capped at DF_CAP),
+    so "cuda" or "memory" tell less than "snapshot"; a word no record has weighs the most."""
+    import math
+
+    tables = [f"{KINDS[k][0]}_fts" for k in kinds]
+    n = 0
+    for ft in tables:
+        n += conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {ft} LIMIT {DF_CAP})").fetchone()[0]
+    for t in q.terms:
+        if t.kind == "unknown":
+            t.weight = math.log(1 + n)
+            continue
+        match = _fts_quote(t.raw) if t.kind == "substring" else t.fts
+        df = 0
+        for ft in tables if t.kind != "substring" else [TRIGRAMS[k] for k in kinds if k in TRIGRAMS]:
+            try:
+                df += conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {ft} WHERE {ft} MATCH ? LIMIT {DF_CAP})",
+                                   (match,)).fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+        t.weight = math.log(1 + n / (1 + df))
+
+
 def _join_split_words(conn, q: Query, ftables: list[str]) -> None:
     """Two plain query words that the index holds written together (``flash attention`` for
     ``FlashAttention``, ``data loader`` for ``dataloader``) become one term matching either."""
     i = 0
     while i + 1 < len(q.terms):
         a, b = q.terms[i], q.terms[i + 1]
-        if (not a.alts and not b.alts and len(a.parts) == 1 and len(b.parts) == 1 and a.parts[0].isalpha()
-                and b.parts[0].isalpha() and len(a.parts[0]) >= 2 and len(b.parts[0]) >= 2):
+        x, y = a.parts[-1], b.parts[0]
+        words = x.isalpha() and y.isalpha() and len(x) >= 2 and len(y) >= 2
+        unit = x.isdigit() and y.isalpha() and len(y) <= 3  # "350 W" for 350W
+        if not a.alts and not b.alts and len(a.parts) == 1 and len(b.parts) == 1 and (words or unit):
             joined = a.parts[0] + b.parts[0]
             if any(_has(conn, ft, _fts_quote(joined)) for ft in ftables):
                 q.terms[i:i + 2] = [Term(raw=f"{a.raw} {b.raw}", parts=[*a.parts, *b.parts], alts=[joined])]
@@ -585,6 +626,8 @@ class Hit:
     _bm25: float = 0.0
     _rowid: int = 0
     _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
+    _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
+    _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
 
     @property
     def title(self) -> str:
@@ -804,6 +847,8 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
                 ctx_matched.add(i)
     total = len(regs) or 1
     hit.coverage = (len(matched) + 0.5 * len(ctx_matched)) / total
+    hit._matched = matched | ctx_matched
+    hit._context = ctx_matched
     hit.matched_terms = [terms[i].corrected or terms[i].raw for i in sorted(matched)]
     hit.matched_fields = sorted(field_hits, key=lambda f: -field_hits[f])
     hit.match = "all words" if len(matched) == len(regs) and regs else (
@@ -901,6 +946,8 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     terms = q.active
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
+    _weigh(conn, q, kinds)
+
     def per_kind(k):
         return max(CANDIDATES[k] if rerank else limit, limit)
 
@@ -933,6 +980,7 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     return Result(q, hits, mode, (time.perf_counter() - t0) * 1000)
 
 
+WHOLE_CHUNK_LINES = 12  # a chunk this short is judged whole by `tried`, a longer one around its best line
 SECTIONS_PER_SOURCE = 2  # chunks of one investigation or doc among the first hits, before the others'
 
 
@@ -967,7 +1015,10 @@ def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
     h.line_text = lines[best].strip() if lines else ""
     h.line = (h.line or 0) + best
     own = h.fields.get("heading", "").rsplit(" > ", 1)[-1]
-    h._window = "\n".join([own, *lines[max(0, best - 1): best + 2]])
+    if sum(1 for ln in lines if ln.strip()) <= WHOLE_CHUNK_LINES:
+        h._window = "\n".join([own, *lines])  # a short chunk is one attempt or note: judge it whole
+    else:
+        h._window = "\n".join([own, *lines[max(0, best - 2): best + 3]])
 
 
 def _locate(conn, hits: list[Hit]) -> None:
@@ -1037,10 +1088,25 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
     for h in hits:
         best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
     for h in hits:
-        _annotate(h, terms, regs, ctx.get(h.investigation, "") if h.kind != "investigation" else "")
+        if h.kind == "investigation":
+            context = ""
+        elif h.investigation:
+            context = ctx.get(h.investigation, "")
+        else:  # a watched doc: its title (first heading) and file name are its context
+            context = f"{h.fields['heading'].split(' > ', 1)[0]}\n{h.path.rsplit('/', 1)[-1]}"
+        _annotate(h, terms, regs, context)
+    # How much of the query the hit's whole document covers, over all its matching records: a doc
+    # that has every word somewhere beats one that has a few of them in one place (what ranking
+    # grep's files by the number of query words matched gets right).
+    union: dict[str, set] = {}
+    for h in hits:
+        union.setdefault(h.investigation or h.path, set()).update(h._matched)
+    total = len(regs) or 1
+    for h in hits:
         bm = (h._bm25 / best[h.kind]) if best.get(h.kind) else 0.0
         h.similarity = 0.0
-        h.score = (0.5 * h.coverage + 0.3 * bm) * KIND_FACTOR[h.kind]
+        doc = len(union[h.investigation or h.path]) / total
+        h.score = (0.5 * h.coverage + 0.3 * bm + DOC_WEIGHT * doc) * KIND_FACTOR[h.kind]
     if not rerank:
         return
     from rapidfuzz import fuzz, utils
@@ -1065,25 +1131,50 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
 
 # --- "was this already tried?" ------------------------------------------------------------------
 
-CLOSE_COVERAGE = 0.66
+CLOSE_COVERAGE = 0.52  # share of the idea's words a close prior attempt (with its context) holds
+CLOSE_DIRECT = 0.3  # share of the idea's words the record itself must hold (the rest: its context)
 CLOSE_SIMILARITY = 80.0
 
 
 def is_close(h: Hit, q: Query) -> bool:
-    """A prior attempt counts as close when it covers most of the idea's words, or reads alike.
+    """A prior attempt counts as close when it holds most of the idea, weighted by how telling each
+    word is (``Term.weight``: "snapshot" counts more than "cuda"), or reads alike.
 
     A free-text hit is judged on its best line with its neighbours and heading (``_window``), not
-    on the whole chunk: a long note mentions most words somewhere."""
-    n = len(q.terms)  # unknown words count against closeness: they are part of the idea
-    if n == 0 or not q.active:
+    on the whole chunk: a long note mentions most words somewhere. The investigation's title,
+    symptom and tags count too (the idea names the GPU, the record the fix), but a fair share of the
+    idea must be in the record itself, and any flag, env var or identifier the idea names must be
+    there: an idea about something no record has was not tried."""
+    if not q.terms or not q.active:
         return False
-    typo = {t.corrected for t in q.terms if t.kind == "typo"}
+    active = q.active
     if h.kind == "section":
-        own = sum(0.75 if t.kind == "typo" else 1.0 for t in q.active
-                  if re.search(t.pattern(), h._window, re.IGNORECASE)) / n
-        return own >= CLOSE_COVERAGE
-    own = sum(0.75 if m in typo else 1.0 for m in h.matched_terms) / n
-    return own >= CLOSE_COVERAGE or (h.similarity >= CLOSE_SIMILARITY and own >= 0.5)
+        direct = {i for i, t in enumerate(active) if re.search(t.pattern(), h._window, re.IGNORECASE)}
+    else:
+        direct = h._matched - h._context
+    found = direct | h._context
+    total = sum(t.weight for t in q.terms) or 1.0
+
+    def share(idx):
+        return sum(active[i].weight * (0.75 if active[i].kind == "typo" else 1.0) for i in idx) / total
+
+    if any(_specific(t) for t in q.terms if t.kind == "unknown"):
+        return False
+    if not all(i in found for i, t in enumerate(active) if _specific(t)):
+        return False
+    if share(direct) < CLOSE_DIRECT:
+        return False
+    return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
+                                              and share(found) >= 0.5)
+
+
+_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$")
+
+
+def _specific(t: Term) -> bool:
+    """An identifier, flag, env var or number with a unit: the part of an idea that names exactly
+    what was done (``NCCL_ALGO=Tree``, ``--enforce-eager``, ``350W``); a close prior attempt has it."""
+    return bool(t.base) or not t.group and bool(_IDENT.search(t.raw))
 
 
 # Free text that proposes rather than reports: a close match there is an idea, not a prior attempt.
@@ -1095,6 +1186,16 @@ _IDEA_LINE = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
     r"try next|to be tried|not (yet )?tried|haven'?t tried|have not tried|idea:|maybe try|consider)\b",
     re.IGNORECASE)
+
+
+# Free text that sets the scene (what was checked before starting, links): a close match there is
+# neither a prior attempt nor an idea. (Not "Environment": issue threads report tries there.)
+_BACKGROUND_HEADING = re.compile(
+    r"\b(pre-?flight|checklist|references?|links|glossary)\b", re.IGNORECASE)
+
+
+def is_background(h: Hit) -> bool:
+    return h.kind == "section" and bool(_BACKGROUND_HEADING.search(h.fields.get("heading", "").rsplit(" > ", 1)[-1]))
 
 
 def is_idea(h: Hit) -> bool:
@@ -1143,7 +1244,7 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     for h in res.hits:
         if h.kind == "section":
             h.outcome = section_outcome(h)
-        if is_close(h, res.query):
+        if is_close(h, res.query) and not is_background(h):
             (mentioned if is_idea(h) else close).append(h)
     return TriedResult(res, close, mentioned)
 
