@@ -245,7 +245,8 @@ def kept_text(rendered: str) -> str:
 _STRONG_KW = r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix"
 _WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
-_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})\b\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
+_DATE_LEAD = r"(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?\]?|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*"
+_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})\b\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
                            re.I)
 _NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})[.)]\s+(?P<rest>.+)$")
 _STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
@@ -633,11 +634,17 @@ class _Reader:
             else:
                 b.section(c, context=None)
         if extra:
+            in_template = {id(d) for n in extra if self._template(n) for d in n.walk() if d is not n}
             for n in extra:
+                if id(n) in in_template:
+                    continue
+                if self._template(n):
+                    b.free(n, whole=True)
+                    continue
                 if n is self.root or n.start < 0:
                     b.header(n, notes_heading="## Notes (document)")
-                elif n.parent is None or n.parent is self.root or id(n.parent) not in {id(x) for x in extra}:
-                    b.free(n, whole=True, outside=True)
+                else:
+                    b.free_own(n)
         line = (tnode.start + 1) if tnode is not None else 1
         return b.finish(line)
 
@@ -694,13 +701,15 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             # A label with nothing after it ("**Environment:**") takes the list, fence or table
             # right below it; a label with text takes the rest of its own paragraph or item.
-            if key is not None and not _has_text(buf) and blk.kind in ("list", "fence", "code", "table") \
+            if key is not None and not _has_text(buf) and blk.kind in ("fence", "code", "table") \
                     and blk.start - buf_lines[-1] <= 2:
                 buf.extend(self.lines[blk.start:blk.end])
                 buf_lines.extend(range(blk.start, blk.end))
                 continue
-            flush()
-            if blk.kind == "list" and self._tried_items(n, blk, None, keep_rest=notes):
+            open_field = key is not None and not _has_text(buf) and blk.start - buf_lines[-1] <= 2
+            if not open_field:
+                flush()
+            if blk.kind == "list" and not open_field and self._tried_items(n, blk, None, keep_rest=notes):
                 continue
             if blk.kind in ("paragraph", "list", "raw", "quote"):
                 for i in range(blk.start, blk.end):
@@ -709,16 +718,17 @@ class _Builder:
                     if hit is not None:
                         flush()
                         key, buf, buf_lines = hit[0], ([hit[1]] if hit[1] else []), [i]
+                        open_field = not hit[1]
                         continue
-                    if key is not None and buf_lines[-1] == i - 1 and not _ITEM_START.match(line):
+                    contiguous = key is not None and buf_lines[-1] >= i - 2 and line.strip() != ""
+                    # "**Environment:**" then its "- GPU: ..." items; "**Symptom:** text" then the
+                    # lines that wrap it (not a new item).
+                    if contiguous and (open_field or (buf_lines[-1] == i - 1 and not _ITEM_START.match(line))):
                         buf.append(_unquote(line))
                         buf_lines.append(i)
                         continue
-                    if key is not None and not _has_text(buf) and buf_lines[-1] == i - 1:
-                        buf.append(_unquote(line))  # "**Environment:**" then "- GPU: ..." items
-                        buf_lines.append(i)
-                        continue
                     flush()
+                    open_field = False
                     if self._inline_attempt(blk, i):
                         continue
                     notes.append(i)
@@ -861,6 +871,13 @@ class _Builder:
         if split:
             for c in n.children:
                 self.section(c, context=None)
+
+    def free_own(self, n: Node) -> None:
+        """A section outside every bug (preamble, protocol, template): its heading and own text."""
+        own = [i for blk in n.blocks for i in range(blk.start, blk.end)]
+        self.owned.extend(range(n.start, n.head_end))
+        self.owned.extend(own)
+        self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
 
     def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None) -> list[int]:
         """Read attempts out of plain blocks; return the lines that stay text."""
@@ -1248,6 +1265,7 @@ class _Builder:
             items.append(("difference", key, i + 1))
         self._place_sections()
         self._verify()
+        self._ensure_roundtrip()
         key = heading_key(inv.title) or f"line:{line}"
         return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized())
 
@@ -1305,7 +1323,10 @@ class _Builder:
             if n > 1:
                 h = f"{h} ({n})"
                 used[h.casefold()] = 1
-            out.append(Section(h, _demote(_close_fences(_value_keep(body)))))
+            text = _value_keep(body)
+            if not text.strip(" \n-*_=") and text.strip():
+                continue  # nothing but a thematic break
+            out.append(Section(h, _demote(_close_fences(text))))
         self.inv.sections = [s for s in out if s.body or not s.heading.startswith("## Notes")]
 
     def _verify(self) -> None:
@@ -1318,38 +1339,43 @@ class _Builder:
         lost = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
         if not lost:
             return
-        lost_set = set(lost)
         heads = {n.start: n for n in self.r.root.walk() if n.start >= 0}
-        # 1. Units (tables, fixed-width blocks, attempts, lists) that lost a line: keep as written.
+        renamed = {ln: (t, w) for ln, t, w in self.renamed}
+        # 1. Headings and bare labels ("**Results:**" above a list) whose words were only renamed:
+        #    one line each in "Source headings", saying where their content went.
+        outline_lines, seen = [], set()
+        for i in lost:
+            bare_label = label_of(self.lines[i], {**ATTEMPT_LABELS, **INV_LABELS})
+            if i in heads or (bare_label is not None and not bare_label[1]):
+                key = norm(self.lines[i])
+                if key not in seen:
+                    seen.add(key)
+                    if i in heads:
+                        t, where = renamed.get(i, (heads[i].text, "the fields and lists above"))
+                        text = self.lines[i].strip().lstrip("#").strip()
+                    else:
+                        text, where = self.lines[i].strip(), f"the {bare_label[0].replace('_', ' ')} fields above"
+                    outline_lines.append(f"- {where} ← {text}")
+        lost_set = {i for i in lost if i not in heads and norm(self.lines[i]) not in seen}
+        # 2. Units (tables, fixed-width blocks, attempts, lists) that lost a content line: keep as written.
         redo: list[tuple[int, str, list[int]]] = []
         for a in self.attempts:
-            body = [i for i in a.lines if i not in heads]
-            if any(i in lost_set for i in body):
+            if any(i in lost_set for i in a.lines):
                 redo.append((a.lines[0], f"{a.unit or a.title} (as written)", a.lines))
         for u in self.units:
             if any(i in lost_set for i in u.lines):
                 redo.append((u.lines[0], f"{u.heading or u.role} (as written)", u.lines))
-        covered = set()
+        covered: set[int] = set()
         for first, heading, idxs in sorted(redo):
             if set(idxs) <= covered:
                 continue
             covered.update(idxs)
             body = _span_lines(self.lines, [i for i in idxs if i not in heads or i != first])
             self.sections.append((first, "## " + heading, body))
-        # 2. Headings whose words went nowhere: say where their content went.
-        renamed = {ln: (t, w) for ln, t, w in self.renamed}
-        outline_lines = []
-        for i in lost:
-            if i in covered:
-                continue
-            if i in heads:
-                t, where = renamed.get(i, (heads[i].text, "the fields and lists above"))
-                outline_lines.append(f"- {self.lines[i].strip().lstrip('#').strip()} → {where}")
-                covered.add(i)
         if outline_lines:
             self.sections.append((10**9, "## Source headings",
-                                  ["Headings of the imported document, and where their content is now:", ""]
-                                  + outline_lines))
+                                  ["Where the content under these headings and labels of the imported document is now:",
+                                   ""] + outline_lines))
         # 3. Anything still missing (should be rare): kept verbatim, in order, at the end.
         self._place_sections()
         kept = kept_text(mirror.render(_probe(self.inv)))
@@ -1357,6 +1383,27 @@ class _Builder:
         if rest:
             self.sections.append((10**9 + 1, "## Imported text (as written)", _span_lines(self.lines, rest)))
             self._place_sections()
+
+    def _ensure_roundtrip(self) -> None:
+        """Free text that would not read back the same (an HTML comment never closed, a stray
+        table line that joins the next section) is stored inside a fence: same lines, inert."""
+        from dbglog import mirror
+
+        def same() -> bool:
+            probe = _probe(self.inv)
+            try:
+                return mirror.parse(mirror.render(probe)) == probe
+            except ParseError:
+                return False
+
+        if same():
+            return
+        for s in self.inv.sections:
+            longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
+            fence = "`" * max(3, longest + 1)
+            s.body = f"{fence}markdown\n{s.body}\n{fence}"
+            if same():
+                return
 
     def _recognized(self) -> dict:
         inv = self.inv
@@ -1554,7 +1601,9 @@ def _step(text: str, extra: list[str], position: int) -> NextStep | None:
     text = text.strip()
     for e in ("✅", "✔️", "✔"):
         if text.startswith(e):
-            status, text = "done", text[len(e):].strip()
+            status = "done"
+    if text.startswith("~~") and "~~" in text[2:]:
+        status = "dropped"  # struck through; the words stay as written
     attempt = None
     am = _ATT_REF.search(text)
     if am:

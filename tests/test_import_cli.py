@@ -47,7 +47,7 @@ def test_reimport_updates_and_keeps_attempts_added_in_dbglog(ws, cli, tmp_path):
 def test_dry_run_writes_nothing(ws, cli):
     out = json.loads(cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--dry-run", "--json", check=0).stdout)
     assert out["dry_run"] and len(out["investigations"]) == 2
-    assert out["skipped"][0]["reason"] == "template"
+    assert out["skipped"][0]["reason"].startswith("template")
     assert list((ws / "logs").glob("*.md")) == []
     assert n_investigations(ws) == 0
     human = cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--dry-run", check=0).stdout
@@ -68,17 +68,38 @@ BAD = {
     "binary.md": (b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "binary file"),
     "empty.md": (b"\n\n  \n", "empty file"),
     "latin1.md": ("# Bug\n\n**Status:** Open\n**Symptom:** caf\u00e9\n".encode("latin-1"), "invalid UTF-8"),
-    "fence.md": (b"# Bug\n\n**Status:** Open\n\n### Attempt 1\n**What you did:**\n```bash\nncu ...\n", "never closed"),
-    "ragged.md": (b"# Bug\n**Status:** Open\n\n## Key differences\n\n| Factor | Works | Hangs |\n|---|---|---|\n"
-                  b"| a | b | c |\n| d | e |\n", "cells but the header has 3"),
-    "ragged_fixed.md": (b"# Bug\n**Status:** Open\n\n## Differences\n\n```\nFactor   Works    Hangs\n"
-                        b"-------  -------  -------\nstream   one      two\nlaunchcontext x\n```\n",
-                        "not aligned"),
     "markers.md": (b"# Bug\n**Status:** Open\n<<<<<<< HEAD\n### Attempt 1: a\n=======\n### Attempt 1: b\n"
                    b">>>>>>> origin/main\n", "conflict markers"),
-    "prose.md": (b"# How we work\n\nWe write things down.\n", "no debug investigation found"),
 }
-LINES = {"fence.md": ":7:", "ragged.md": ":9:", "ragged_fixed.md": ":10:", "markers.md": ":3:", "latin1.md": ":4:"}
+LINES = {"markers.md": ":3:", "latin1.md": ":4:"}
+
+# Markdown is never refused for lack of structure (issue 11): what cannot be read as structure is
+# kept as text. Each of these was an error once.
+UNSTRUCTURED = {
+    "fence.md": b"# Bug\n\n**Status:** Open\n\n### Attempt 1\n**What you did:**\n```bash\nncu ...\n",
+    "ragged.md": b"# Bug\n**Status:** Open\n\n## Key differences\n\n| Factor | Works | Hangs |\n|---|---|---|\n"
+                 b"| a | b | c |\n| d | e |\n",
+    "ragged_fixed.md": b"# Bug\n**Status:** Open\n\n## Differences\n\n```\nFactor   Works    Hangs\n"
+                       b"-------  -------  -------\nstream   one      two\nlaunchcontext x\n```\n",
+    "prose.md": b"# How we work\n\nWe write things down.\n",
+    "comment.md": b"# Bug\n\n<!-- never closed\n\n## Attempts\n\n### Attempt 1: x\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSTRUCTURED))
+def test_unstructured_markdown_is_imported_without_loss(ws, cli, tmp_path, name):
+    doc = tmp_path / name
+    doc.write_bytes(UNSTRUCTURED[name])
+    p = cli(ws, "import", doc, "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)["investigations"]
+    assert len(out) == 1
+    text = (ws / out[0]["path"]).read_text()
+    for line in UNSTRUCTURED[name].decode().splitlines():
+        if len(line.strip("`#*- ")) >= 4:
+            assert line.strip().strip("#").strip() in text, line
+    again = cli(ws, "import", doc, "--json")
+    assert [i["action"] for i in json.loads(again.stdout)["investigations"]] == ["unchanged"]
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
