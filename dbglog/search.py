@@ -497,15 +497,16 @@ def resolve_terms(conn, q: Query, kinds) -> None:
 DF_CAP = 2000  # document frequencies are counted up to this (a common word is common enough)
 
 
-def _weigh(conn, q: Query, kinds) -> None:
-    """Each term's weight: log(1 + N / (1 + df)) over the searched tables (N, df capped at DF_CAP),
-    so "cuda" or "memory" tell less than "snapshot"; a word no record has weighs the most."""
+def weigh(conn, q: Query, kinds=None) -> None:
+    """Each term's weight: log(1 + N / (1 + df)) over the searched tables (df counted up to DF_CAP),
+    so "cuda" or "memory" tell less than "snapshot"; a word no record has weighs the most. Only
+    ``is_close`` needs weights: ``tried`` computes them, plain ``search`` does not pay for them."""
     import math
 
+    kinds = tuple(kinds or KIND_NAMES)
     tables = [f"{KINDS[k][0]}_fts" for k in kinds]
-    n = 0
-    for ft in tables:
-        n += conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {ft} LIMIT {DF_CAP})").fetchone()[0]
+    n = sum(min(DF_CAP, conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {KINDS[k][0]}").fetchone()[0])
+            for k in kinds)
     for t in q.terms:
         if t.kind == "unknown":
             t.weight = math.log(1 + n)
@@ -946,7 +947,6 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     terms = q.active
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
-    _weigh(conn, q, kinds)
 
     def per_kind(k):
         return max(CANDIDATES[k] if rerank else limit, limit)
@@ -1240,6 +1240,7 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     Free-text hits carry the outcome their text states (``section_outcome``); a close hit that
     only proposes the idea goes to ``mentioned``, not ``close``."""
     res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=limit)
+    weigh(conn, res.query, TRIED_KINDS)
     close, mentioned = [], []
     for h in res.hits:
         if h.kind == "section":

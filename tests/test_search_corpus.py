@@ -147,6 +147,7 @@ def figures(corpus):
     none_fp = 0
     for e in qs["none"]:
         res = search.search(conn, e["q"], limit=3)
+        search.weigh(conn, res.query)
         close = [h for h in res.hits if search.is_close(h, res.query)]
         if close:
             none_fp += 1
