@@ -242,11 +242,12 @@ def kept_text(rendered: str) -> str:
 
 # --- vocabularies -------------------------------------------------------------------------
 
-_STRONG_KW = r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix"
+_STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix|"
+              r"fix attempt|intento|prueba|versuch|essai|tentative|h(?=\d)")
 _WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
 _DATE_LEAD = r"(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?\]?|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*"
-_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})\b\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
+_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})(?![A-Za-z])\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
                            re.I)
 _NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})[.)]\s+(?P<rest>.+)$")
 _STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
@@ -264,10 +265,11 @@ _STRONG_CONTAINER = re.compile(
     r"(?:fixes|solutions)|hypothes[ie]s(?: tested)?|theories|debug(?:ging)? (?:steps|attempts|log|history|journal)|"
     r"what didn'?t work|what did not work|what (?:has been|was) tried|failed (?:attempts|approaches|fixes)|dead ends|"
     r"what worked|workarounds(?: tried)?|troubleshooting(?: steps)?|fix attempts|things that didn'?t work|"
-    r"tried|eliminated|ruled out)\b", re.I)
+    r"tried|eliminated|ruled out|tests(?: run| performed)?|checks(?: run)?|what helped|things that helped|"
+    r"what (?:doesn'?t|does not) work|change ?log|changes(?: made| tried)?|trials|experiments run|solutions)\b", re.I)
 _WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
                              r"progress|session|work log|notes)\b", re.I)
-_FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|failed|dead ends?|rejected|ruled out|eliminated|"
+_FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|doesn'?t work|does not work|failed|dead ends?|rejected|ruled out|eliminated|"
                                r"not (?:the )?(?:cause|fix)", re.I)
 _WORKED_CONTAINER = re.compile(r"^(?:what (?:finally )?worked|(?:the )?(?:working )?(?:fix|solution)s? that worked)$",
                                re.I)
@@ -474,6 +476,8 @@ class _Reader:
         self._check_markers()
         self.front, self.root = outline(self.lines)
         self.meta = self._front_matter()
+        # An exported issue thread: its attempts are sentences in comments.
+        self.thread = bool(_COMMENT.search(text))
 
     def _check_markers(self) -> None:
         fence = None
@@ -551,6 +555,12 @@ class _Reader:
         if _STRONG_RE.match(m.group("kw")):
             # "Fix" / "Solution" alone as a field heading is handled by field_of; "Try 2" is an attempt.
             return True
+        if n.parent is not None:
+            # "Test 1", "Test 2", ... / "Config A", "Config B": a numbered series is a series of attempts.
+            kw = m.group("kw").lower()
+            same = [c for c in n.parent.children if (cm := _ATTEMPT_HEAD.match(c.text)) and cm.group("kw").lower() == kw]
+            if len(same) >= 2:
+                return True
         return self._has_attempt_evidence(n)
 
     def _has_attempt_evidence(self, n: Node) -> bool:
@@ -805,6 +815,17 @@ class _Builder:
 
     def container(self, n: Node, strong: bool) -> None:
         self.owned.extend(range(n.start, n.head_end))
+        if not strong:
+            # A timeline, log or thread: attempts are its items and sentences; the text stays.
+            prose = bool(_PROSE_CONTAINER.search(_bare(n.text))) or self.r.thread
+            keep = self._scan_blocks(n, n.blocks, None, prose=prose)
+            if keep:
+                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+            else:
+                self.renamed.append((n.start, n.text, "attempts"))
+            for c in n.children:
+                self.section(c, context="weak")
+            return
         ctx = None
         if _FAILED_CONTAINER.search(n.text):
             ctx = "failed"
@@ -857,7 +878,7 @@ class _Builder:
             self._add_section(n.start, "## " + n.text, body, lines)
             return
         self.owned.extend(range(n.start, n.head_end))
-        keep = self._scan_blocks(n, n.blocks, None)
+        keep = self._scan_blocks(n, n.blocks, None, prose=self.r.thread)
         split = any(self._structured(c) for c in n.children)
         if not split:
             for c in n.children:
@@ -879,17 +900,54 @@ class _Builder:
         self.owned.extend(own)
         self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
 
-    def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None) -> list[int]:
-        """Read attempts out of plain blocks; return the lines that stay text."""
+    def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None, prose: bool = False) -> list[int]:
+        """Read attempts out of plain blocks; return the lines that stay text.
+
+        ``prose``: also a paragraph or list item that says it did something and what happened
+        ("Also tried `--cuda-graph-max-bs 32`: still crashes") -- used for logs, timelines and
+        issue-thread comments, where attempts are written as sentences.
+        """
         keep: list[int] = []
         for blk in blocks:
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
-            if blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep):
+            if blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=prose):
+                continue
+            if prose and blk.kind == "paragraph" and self._prose_attempt(n, blk, ctx):
+                continue
+            if blk.kind == "table" and self._attempt_table(n, blk, ctx):
+                keep.extend(range(blk.start, blk.end))  # the table stays as written; rows became attempts
                 continue
             keep.extend(range(blk.start, blk.end))
         return keep
+
+    def _attempt_table(self, n: Node, blk: Block, ctx: str | None) -> bool:
+        """A table whose columns say what was done and what happened: its rows are attempts."""
+        if len(blk.items) < 2:
+            return False
+        head = " | ".join(_bare(h) for h in split_row(self.lines[blk.items[0][0]]))
+        if re.search(r"\b(?:working|broken|works|fails|good|bad|expected|actual|owner|assignee|due)\b", head):
+            return False
+        if not (re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed)\b", head)
+                and re.search(r"\b(?:change|approach|attempt|fix|tried|experiment|config\w*|action|idea|hypothes\w*|"
+                              r"test|try|setting|variant|what)\b", head)):
+            return False
+        before = len(self.units)
+        self.attempts_from_table(n, blk, ctx)
+        del self.units[before:]
+        return True
+
+    def _prose_attempt(self, n: Node, blk: Block, ctx: str | None) -> bool:
+        text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
+        if not _ACTION_LEAD.match(text) or outcomes.classify(text) == "inconclusive":
+            return False
+        idxs = list(range(blk.start, blk.end))
+        a = _Attempt(line=blk.start, number=None, title=_item_title(text), fields={}, lead=[self.lines[i] for i in idxs],
+                     context=ctx, lines=idxs, unit=n.text or "Notes")
+        self.attempts.append(a)
+        self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
+        return False  # the paragraph also stays where it was written: it is the thread's record
 
     def _structured(self, n: Node) -> bool:
         r = self.r
@@ -909,7 +967,18 @@ class _Builder:
 
     def field_section(self, n: Node, key: str) -> None:
         self.owned.extend(range(n.start, n.head_end))
-        own = [i for b in n.blocks for i in range(b.start, b.end)]
+        # A field's text ends at a thematic break: what follows (the comments of an exported
+        # issue, a new topic) is not the environment or the root cause.
+        cut = next((k for k, b in enumerate(n.blocks) if b.kind == "hr"), len(n.blocks))
+        after = n.blocks[cut:]
+        if after:
+            keep = self._scan_blocks(n, after, None, prose=True)
+            if keep:
+                first = next((i for i in keep if self.lines[i].strip() and not re.fullmatch(r"[-*_ ]+", self.lines[i])),
+                             keep[0])
+                name = "Comments" if _COMMENT.match(self.lines[first]) else f"{n.text} (continued)"
+                self._add_section(after[0].start, "## " + name, _span_lines(self.lines, keep), keep)
+        own = [i for b in n.blocks[:cut] for i in range(b.start, b.end)]
         self.owned.extend(own)
         if own:
             if key == "status":
@@ -1085,12 +1154,20 @@ class _Builder:
         self.units.append(_Unit(n.text, list(range(blk.start, blk.end)), "table"))
         return True
 
-    def _tried_items(self, n: Node, blk: Block, ctx: str | None, keep_rest: list[int] | None = None) -> bool:
-        """A list anywhere whose items say "Tried ..." holds attempts; other items stay text."""
+    def _tried_items(self, n: Node, blk: Block, ctx: str | None, keep_rest: list[int] | None = None,
+                     actions: bool = False) -> bool:
+        """A list anywhere whose items say "Tried ..." holds attempts; other items stay text.
+
+        ``actions``: in a timeline or log, an item that did something ("**10:30** compared the
+        checksums ...", "re-added the barrier") is an attempt too."""
         hits = []
         for item in blk.items:
             first, idxs = self._item_text(blk, item)
-            if idxs and _TRIED_ITEM.match(first):
+            if not idxs:
+                continue
+            whole = " ".join(self.lines[i].strip() for i in idxs)
+            if _TRIED_ITEM.match(first) or (actions and _ACTION_LEAD.match(re.sub(r"^\[[ xX]\]\s*", "", first))
+                                           and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
         if not hits:
             return False
@@ -1415,6 +1492,20 @@ class _Builder:
                                   for s in inv.sections]}
 
 
+_COMMENT = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?[\w.-]+\*\*|@[\w-]+)\s+(?:commented|wrote|replied|answered)\b|"
+                      r"^#{2,5}\s*(?:\W\s*)?(?:comments?|conversation|discussion|replies)\b", re.I | re.M)
+_PROSE_CONTAINER = re.compile(r"\b(?:timeline|log|journal|history|comments?|conversation|discussion|thread|updates?|"
+                              r"progress|notes|worklog|chronology|what happened)\b", re.I)
+_ACTION = (r"tried|retried|tested|attempted|switched|swapped|set|unset|disabled|enabled|turned (?:off|on)|"
+           r"added|re-?added|removed|dropped|reverted|rolled back|upgraded|downgraded|updated|updating|"
+           r"rebuilt|built|recompiled|reinstalled|installed|pinned|forced|patched|applied|replaced|moved|"
+           r"changed|increased|decreased|reduced|raised|lowered|bumped|limited|capped|ran|reran|re-ran|"
+           r"compared|bisected|profiled|captured|traced|checked|measured|excluded|isolated|reseated|"
+           r"re-?cabled|reflashed|flashed|restarted|rebooted|reloaded|suspected|used|using|with|without|"
+           r"lowering|raising|setting|disabling|enabling|adding|removing|switching|downgrading|upgrading|"
+           r"building|running|forcing|pinning|reverting|compiling|recompiling")
+_ACTION_LEAD = re.compile(rf"^\s*(?:\*\*[^*]{{1,30}}\*\*\s*[:—–-]?\s*)?(?:[\d:./-]{{3,16}}\s*[:—–-]?\s*)?"
+                          rf"(?:(?:i|we|then|also|and|finally|next|so)\s+){{0,2}}(?:{_ACTION})\b", re.I)
 _TRIED_ITEM = re.compile(r"^\s*(?:\[[ xX]\]\s*)?(?:[^\w\s]{1,3}\s*)?(?:\*\*|__)?\s*(?:tried|tested|attempted|"
                          r"experimented with|we tried|i tried|also tried|then tried|retried|trying)\b", re.I)
 
@@ -1431,15 +1522,29 @@ def attempt_title(text: str, m) -> str:
 
 
 def _bold_attempt(line: str):
-    """A paragraph led by "**Attempt 3 (FAILED):**" / "**Option A — ...**": (match, lead, attempt match)."""
+    """A paragraph led by "**Attempt 3 (FAILED):**" / "**Option A — ...**" / "Try 1 - prune configs":
+    (match, lead, attempt match)."""
     m = re.match(r"^\s*(?:\*\*|__)(.{2,100}?)(?:\*\*|__)\s*[:—–-]?\s*(.*)$", line)
-    if not m:
-        return None
-    lead = m.group(1).rstrip(":").strip()
-    km = _ATTEMPT_HEAD.match(lead)
-    if not km:
-        return None
-    return m, lead, km
+    if m:
+        lead = m.group(1).rstrip(":").strip()
+        km = _ATTEMPT_HEAD.match(lead)
+        return (m, lead, km) if km else None
+    # Unadorned: only a strong word with a number and a separator ("Try 1 - ...", "Attempt 2: ...").
+    km = _ATTEMPT_HEAD.match(line.strip())
+    if km and _STRONG_RE.match(km.group("kw")) and km.group("sep") and km.group("n").isdigit():
+        m = re.match(r"^(\s*)(.*)$", line)
+        return (_Lead(line.strip(), ""), line.strip(), km)
+    return None
+
+
+class _Lead:
+    """A match-like pair for an unadorned lead line: the whole line is the lead, nothing follows."""
+
+    def __init__(self, lead: str, rest: str):
+        self._g = (lead, rest)
+
+    def group(self, k: int) -> str:
+        return self._g[k - 1]
 
 
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+")

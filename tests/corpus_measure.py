@@ -5,7 +5,7 @@ hand (``python tests/corpus_measure.py [-v] [DOC...]``) to see per-doc figures.
 Matching follows the corpus README (tests/corpus/docs/INDEX.md): an expected attempt is found
 when its ``match`` phrase occurs (case-insensitively, markdown decoration aside) in one imported
 attempt's title, or failing that in its other fields; each imported attempt answers for at most
-one expected attempt. A next step is found when its phrase occurs in one step's text or detail.
+one expected attempt; the title is read as the mirror shows it ("Attempt 3: <title>"). A next step is found when its phrase occurs in one step's text or detail.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def measure(doc: Path) -> dict:
                 for k, a in enumerate(attempts):
                     if k in used:
                         continue
-                    hay = _n(a.title) if pass_ == "title" else _n(" ".join(
+                    # The title as the mirror shows it: "### Attempt 3: <title>".
+                    hay = _n(f"attempt {a.number}: {a.title}") if pass_ == "title" else _n(" ".join(
                         [a.title, a.hypothesis, a.did, a.result, a.conclusion]))
                     if phrase in hay:
                         hit = k
