@@ -256,7 +256,15 @@ _NEXT_HEAD = re.compile(
     r"\b(?:next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
     r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
     r"future work|remaining|pending|outstanding|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
-    r"plan(?: of attack)?|questions)\b", re.I)
+    r"plan(?: of attack)?|questions|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
+    r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open)\b", re.I)
+NEXT_LABELS = {"next": "next", "next steps": "next", "next step": "next", "todo": "next", "to do": "next",
+               "to-do": "next", "still to do": "next", "still open": "next", "recommendation": "next",
+               "recommendations": "next", "follow-up": "next", "follow-ups": "next", "followup": "next",
+               "action items": "next", "action item": "next", "open questions": "next", "next actions": "next",
+               "next up": "next", "to try": "next", "plan": "next"}
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([ xX])\]\s+(.*)$")
+_TEMPLATE_CHECK = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:i have|i've|i am|i'm|i checked|i searched|i read|i confirm)\b", re.I)
 _DIFF_HEAD = re.compile(r"\b(?:key differences|differences|diff table|comparison|works? vs\.?|working vs\.?|"
                         r"good vs\.? bad|vs\.?|versus)\b", re.I)
 _STRONG_CONTAINER = re.compile(
@@ -719,10 +727,14 @@ class _Builder:
             open_field = key is not None and not _has_text(buf) and blk.start - buf_lines[-1] <= 2
             if not open_field:
                 flush()
-            if blk.kind == "list" and not open_field and self._tried_items(n, blk, None, keep_rest=notes):
+            taken = self._todo_lines(blk) if not open_field and blk.kind in ("paragraph", "list", "raw") else set()
+            if blk.kind == "list" and not open_field and self._tried_items(n, blk, None, keep_rest=notes,
+                                                                          skip=taken, actions=self.r.thread):
                 continue
             if blk.kind in ("paragraph", "list", "raw", "quote"):
                 for i in range(blk.start, blk.end):
+                    if i in taken:
+                        continue
                     line = self.lines[i]
                     hit = label_of(line, INV_LABELS)
                     if hit is not None:
@@ -912,6 +924,15 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
+            if blk.kind in ("paragraph", "raw", "list"):
+                taken = self._todo_lines(blk)
+                if taken:
+                    rest = [i for i in range(blk.start, blk.end) if i not in taken]
+                    if blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=prose,
+                                                               skip=taken):
+                        continue
+                    keep.extend(rest)
+                    continue
             if blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=prose):
                 continue
             if prose and blk.kind == "paragraph" and self._prose_attempt(n, blk, ctx):
@@ -921,6 +942,30 @@ class _Builder:
                 continue
             keep.extend(range(blk.start, blk.end))
         return keep
+
+    def _todo_lines(self, blk: Block) -> set[int]:
+        """Lines of plain text that are to-dos: "- [ ] check the cable", "**Next:** a → b", "Still to do: x".
+
+        They become next steps (the words are kept there); returns the lines taken."""
+        taken: set[int] = set()
+        if blk.kind == "list":
+            for item in blk.items:
+                first, idxs = self._item_text(blk, item)
+                m = _CHECKBOX.match(self.lines[item[0]]) if idxs else None
+                if m and not _TEMPLATE_CHECK.match(m.group(2)):
+                    self._step_from_item(idxs)
+                    taken.update(idxs)
+            return taken
+        for i in range(blk.start, blk.end):
+            hit = label_of(self.lines[i], NEXT_LABELS)
+            if hit and hit[1]:
+                parts = [p.strip() for p in re.split(r"\s+(?:→|->)\s+", hit[1]) if p.strip()]
+                for p in parts if len(parts) > 1 else [hit[1]]:
+                    st = _step(p, [], 0)
+                    if st:
+                        self.steps.append((i, st))
+                taken.add(i)
+        return taken
 
     def _attempt_table(self, n: Node, blk: Block, ctx: str | None) -> bool:
         """A table whose columns say what was done and what happened: its rows are attempts."""
@@ -1155,7 +1200,7 @@ class _Builder:
         return True
 
     def _tried_items(self, n: Node, blk: Block, ctx: str | None, keep_rest: list[int] | None = None,
-                     actions: bool = False) -> bool:
+                     actions: bool = False, skip: set[int] | None = None) -> bool:
         """A list anywhere whose items say "Tried ..." holds attempts; other items stay text.
 
         ``actions``: in a timeline or log, an item that did something ("**10:30** compared the
@@ -1163,7 +1208,7 @@ class _Builder:
         hits = []
         for item in blk.items:
             first, idxs = self._item_text(blk, item)
-            if not idxs:
+            if not idxs or (skip and idxs[0] in skip):
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
             if _TRIED_ITEM.match(first) or (actions and _ACTION_LEAD.match(re.sub(r"^\[[ xX]\]\s*", "", first))
@@ -1174,7 +1219,7 @@ class _Builder:
         for first, idxs in hits:
             self._attempt_from_item(first, idxs, ctx, n.text)
         rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
-                if not any(i in idxs for _f, idxs in hits)]
+                if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip)]
         if rest and keep_rest is not None:
             keep_rest.extend(rest)
         elif rest:
