@@ -1415,22 +1415,16 @@ class _Builder:
         if out is None and a.tag:
             out = a.tag
         if out is None:
-            texts = [result] if result else []
-            if not result:
-                texts.append(did if not a.fields else "")
-            for t in texts:
-                if t:
-                    g = outcomes.classify(t)
-                    if g != "inconclusive":
-                        out = g
-                        break
-        if out is None and conclusion:
-            g = outcomes.classify(conclusion)
-            out = g if g != "inconclusive" else None
+            r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
+            r_out = outcomes.classify(r_text) if r_text else "inconclusive"
+            c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
+            out = _combine(r_out, c_out)
         if out is None and a.context:
             out = a.context
         if out is None:
-            out = "inconclusive" if (result or conclusion or did) else "untested"
+            # Nothing says what happened: not run yet when nothing says it was done either.
+            done = result or conclusion or _ACTION_LEAD.match(did or "") or _TRIED_ITEM.match(did or "")
+            out = "inconclusive" if done else "untested"
         title = a.title or _item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=_one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
                        result=result, conclusion=conclusion, outcome=out if out in outcomes.OUTCOMES else "inconclusive")
@@ -1601,6 +1595,20 @@ def _has_text(buf: list[str]) -> bool:
 
 def _question(lines: list[str], blk: Block) -> bool:
     return all(lines[i].strip().endswith("?") for i in range(blk.start, blk.end) if lines[i].strip())
+
+
+def _combine(r: str, c: str) -> str | None:
+    """Outcome from the result's verdict and the conclusion's: the author's reading of a result
+    ("found it", "delays it, does not remove it") refines it."""
+    if r == "inconclusive" and c == "inconclusive":
+        return None
+    if r == "inconclusive":
+        return c
+    if c == "inconclusive" or c == r:
+        return r
+    if "partial" in (r, c):
+        return "partial"
+    return "worked" if c == "worked" else r
 
 
 def _probe(inv: Investigation) -> Investigation:

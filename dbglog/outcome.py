@@ -33,19 +33,24 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?)"
+    r"repro|problems?|issues?|(?:device )?lost|recompil\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_FAIL = [
+    r"\bno more\b(?: [\w'-]+){0,3}",
+    rf"\bnothing (?:\w+ )?{_BAD}",
+    rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
+    r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
+    r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
     rf"\bno (?:more |longer |further |new |other |single |additional )?(?:\w+[ -]){{0,2}}{_BAD}\b",
-    rf"\bno longer (?:\w+ ){{0,2}}(?:{_BAD}|reproduc\w*|fails?|failing|occurs?|happens?|see[ns]?|observed)",
+    rf"\bno longer (?:\w+ ){{0,2}}(?:{_BAD}|reproduc\w*|fails?|failing|occurs?|happens?|see[ns]?|observed|shows? up|appears?|triggers?)",
     rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
     rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
-    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)s?\b",
+    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b",
     r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
@@ -55,8 +60,8 @@ _NEGATED_FAIL = [
 ]
 _NEGATED_WIN = [
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
-    r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
-    r"\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
+    r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
+    r"\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
@@ -68,23 +73,29 @@ _PARTIAL = [
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
     r"\bonly (?:some|sometimes|partially|in part|for)\b|\bsometimes\b|\bintermittent\w*\b|\bbut not\b|\bworkaround\b",
     r"⚠️?|🟡|🟠|½",
+    r"\bbetter\b|\b[\d,]+ (?:steps?|iterations?|minutes?|hours?|requests?|epochs?) later\b|\blater than before\b",
+    r"\b(?:recovered|back|up|down|improved) to \d{1,2}(?:\.\d+)? ?%",
+    r"\btoo (?:slow|expensive|costly|hacky|big|much|long)\b|\bugly\b|\bhacky\b|\bnot ideal\b|"
+    r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
-    r"root cause found|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical|recovered|goes through|went through|runs? through)\b",
+    r"root cause found|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b",
 ]
 _FAIL = [
-    r"\b(?:still|again|same|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    r"\bsame(?= (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
+    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output)|\s*$|[.,;:)])|\bsame as before\b",
+    r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
-    r"\b(?:fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|rejected|invalid)\b",
+    r"\b(?:ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
 ]
 _UNKNOWN = [
     r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
-    r"untested|not tested|not yet|waiting|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
-    r"🔄|⏳|❓|\?\?",
+    r"untested|not tested|not yet|waiting|couldn'?t tell|could not tell|can'?t say|no data|no result|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
+    r"🔄|⏳|❓|🔍|\?\?|\binfo(?:rmational)? only\b",
 ]
 
 _CUES = [(p, "fail") for p in _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
@@ -113,12 +124,15 @@ _VERDICT_WORDS = {
     "inconclusive": "inconclusive", "unclear": "inconclusive", "unknown": "inconclusive",
     "flaky": "inconclusive", "pending": "untested", "untested": "untested", "todo": "untested",
     "not tested": "untested", "not yet tested": "untested", "in progress": "untested", "planned": "untested",
-    "wip": "untested", "tbd": "untested", "skipped": "untested",
+    "wip": "untested", "tbd": "untested", "skipped": "untested", "not tried": "untested",
+    "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
+    "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
+    "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
 _EMOJI = {"✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
           "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
-          "🔄": "inconclusive", "❓": "inconclusive", "⏳": "untested", "🔲": "untested"}
+          "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
 _CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s)\s*")
 _CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while)\b", re.I)
@@ -138,7 +152,8 @@ def verdict_word(text: str) -> str | None:
         return None
     for e, o in _EMOJI.items():
         if t.startswith(e):
-            return o
+            others = {v for k, v in _EMOJI.items() if k in t and v != o}
+            return "partial" if others & {"worked", "failed"} else o
     if t in _VERDICT_WORDS:
         return _VERDICT_WORDS[t]
     m = re.match(r"^([a-z'-]+(?: [a-z'-]+)?)\s*(?:[:.;,!—–(\[]|-\s)", t)
@@ -168,7 +183,7 @@ def _scan(text: str) -> dict[str, int]:
 
 def classify(text: str) -> str:
     """The outcome a result sentence states: worked | failed | partial | inconclusive."""
-    clean = _clean(text)
+    clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", _clean(text), flags=re.I)
     if not clean:
         return "inconclusive"
     word = verdict_word(clean)
@@ -185,12 +200,13 @@ def classify(text: str) -> str:
         meanings = [k for k in ("win", "fail", "partial") if c1[k]]
         if len(meanings) == 1:
             return {"win": "worked", "fail": "failed", "partial": "partial"}[meanings[0]]
+    c1 = _scan(first)
+    if c1["unknown"] and not c1["partial"]:
+        return "inconclusive"  # "Couldn't tell, the node was drained before the run finished"
     c = _scan(rest)
     if c["partial"] or (c["win"] and c["fail"]):
         if c["partial"] and not c["fail"] and c["win"] > c["partial"]:
             return "worked"
-        if c["partial"] and c["fail"] and not c["win"] and c["fail"] > c["partial"]:
-            return "failed"
         return "partial"
     if c["win"]:
         return "worked"
