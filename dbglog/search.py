@@ -1004,12 +1004,19 @@ def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
     """The chunk line that matches the most query terms (the first of equals), and its window:
     the line, its neighbours and the chunk's own heading, which ``tried`` judges closeness on."""
     lines = h.fields.get("body", "").split("\n")
-    best, best_n = 0, (-1, 0)
+    best, best_n = 0, (-1, 0, 0)
+    fence = None
     for i, line in enumerate(lines):
-        if not line.strip():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fence = None if fence and stripped.startswith(fence) else (fence or stripped[:3])
+            continue
+        if not stripped:
             continue
         found = [m for m in (rg.search(line) for rg in regs) if m]
-        n = (len(found), sum(m.end() - m.start() for m in found))  # terms, then how much of them
+        # terms, then prose before code (a log line or stack frame is evidence, not a report of
+        # what was tried), then how much of the terms
+        n = (len(found), fence is None, sum(m.end() - m.start() for m in found))
         if n > best_n:
             best, best_n = i, n
     h.line_text = lines[best].strip() if lines else ""
@@ -1134,6 +1141,7 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
 CLOSE_COVERAGE = 0.52  # share of the idea's words a close prior attempt (with its context) holds
 CLOSE_DIRECT = 0.3  # share of the idea's words the record itself must hold (the rest: its context)
 CLOSE_SIMILARITY = 80.0
+CLOSE_RELATIVE = 0.8  # a close hit scoring under this share of the best close hit is listed as related
 
 
 def is_close(h: Hit, q: Query) -> bool:
@@ -1208,11 +1216,16 @@ def is_idea(h: Hit) -> bool:
 
 
 def section_outcome(h: Hit) -> str:
-    """What a free-text report says happened (the same inference as ``attempt add``)."""
-    from dbglog.model import infer_outcome
-
-    text = "\n".join(h._window.split("\n")[1:]) or h.line_text
-    return infer_outcome(text)
+    """What a free-text report says happened: its best line's verdict ("| --x | same hang | ❌ |"),
+    else its window's (the importer's outcome reading, which handles "no OOM anymore" = worked)."""
+    try:
+        from dbglog.outcome import classify
+    except ImportError:  # pragma: no cover - older tree
+        from dbglog.model import infer_outcome as classify
+    first = classify(h.line_text) if h.line_text else "inconclusive"
+    if first != "inconclusive":
+        return first
+    return classify("\n".join(h._window.split("\n")[1:]) or h.line_text)
 
 
 @dataclass
@@ -1247,6 +1260,9 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
             h.outcome = section_outcome(h)
         if is_close(h, res.query) and not is_background(h):
             (mentioned if is_idea(h) else close).append(h)
+    if close:  # the answer is the best few: much weaker "close" hits are only related
+        top = max(h.score for h in close)
+        close = [h for h in close if h.score >= CLOSE_RELATIVE * top]
     return TriedResult(res, close, mentioned)
 
 
