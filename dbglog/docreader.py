@@ -249,7 +249,7 @@ _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
 _DATE_LEAD = r"(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?\]?|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*"
 _ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})(?![A-Za-z])\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
                            re.I)
-_NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})[.)]\s+(?P<rest>.+)$")
+_NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})(?:\.\d{1,2})?[a-z]?[.)]?\s+(?P<rest>.+)$")
 _STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
 
 _NEXT_HEAD = re.compile(
@@ -335,6 +335,8 @@ ATTEMPT_LABELS = {
     "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
     "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
+    "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
+    "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
     "state": "outcome",
 }
@@ -1044,6 +1046,11 @@ class _Builder:
     # --- attempts ---------------------------------------------------------------------------
 
     def attempt_from_node(self, n: Node, container: str | None) -> None:
+        subs = [c for c in n.children if _NUMBERED_HEAD.match(c.text) or _ATTEMPT_HEAD.match(c.text)]
+        if len(subs) >= 2:
+            # "Phase 3: try fixes" with "3a. ..." / "3b. ...": the sub-headings are the attempts.
+            self.container(n, strong=True)
+            return
         lines = n.lines()
         self.owned.extend(lines)
         number, title = None, n.text
@@ -1406,14 +1413,24 @@ class _Builder:
         result, conclusion = f.get("result", ""), f.get("conclusion", "")
         out = None
         if explicit:
-            out = outcomes.verdict_word(explicit) or (outcomes.classify(explicit) if len(explicit) < 200 else None)
-            if out == "inconclusive":
-                out = None
+            out = outcomes.verdict_word(explicit)
+            if out is None and len(explicit) < 200:
+                out = outcomes.classify(explicit)
+                out = None if out == "inconclusive" else out
+            if out is None and len(explicit.split()) > 3:
+                out = outcomes.classify(explicit)  # "Outcome: training runs, step time +28%"
+                out = None if out == "inconclusive" else out
             if len(explicit.split()) > 2 or out is None:
                 # "Outcome: worked around it, not a real fix" keeps its words.
                 conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
         if out is None and a.tag:
             out = a.tag
+        if out is None and not result:
+            # "... **Resultado:** sigue saliendo basura." / "x → PASS": a verdict written inside the text.
+            im = _INLINE_RESULT.search(did or "")
+            if im:
+                g = outcomes.classify(did[im.end():])
+                out = None if g == "inconclusive" else g
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
@@ -1597,6 +1614,10 @@ def _question(lines: list[str], blk: Block) -> bool:
     return all(lines[i].strip().endswith("?") for i in range(blk.start, blk.end) if lines[i].strip())
 
 
+_INLINE_RESULT = re.compile(r"(?:\*\*|__)?\b(?:result|results|resultado|outcome|verdict|ergebnis|r[ée]sultat)"
+                            r"(?:\*\*|__)?\s*:(?:\*\*|__)?", re.I)
+
+
 def _combine(r: str, c: str) -> str | None:
     """Outcome from the result's verdict and the conclusion's: the author's reading of a result
     ("found it", "delays it, does not remove it") refines it."""
@@ -1687,6 +1708,8 @@ def _close_fences(text: str) -> str:
 
 def _item_title(text: str) -> str:
     t = re.sub(r"^\[[ xX]\]\s*", "", (text or "").strip())
+    # A time or date in bold first ("**09:05** tried ...") is when, not what.
+    t = re.sub(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+", "", t) or t
     m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
     if m and len(m.group(1)) >= 3:
         return _one_line(m.group(1).rstrip(":"))

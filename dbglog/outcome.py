@@ -67,7 +67,7 @@ _NEGATED_WIN = [
     r"\bmade (?:it|things) worse\b|\bworse\b",
 ]
 _PARTIAL = [
-    r"\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
+    r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
     r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
     rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:rate|frequency|{_BAD})\b|\b(?:rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
@@ -81,11 +81,12 @@ _PARTIAL = [
 _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
-    r"root cause found|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
-    r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b",
+    r"root cause found|explains it|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
+    r"funciona|resuelto|arreglado|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
+    r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
 ]
 _FAIL = [
-    r"\bsame(?= (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
+    r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
     r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output)|\s*$|[.,;:)])|\bsame as before\b",
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
@@ -153,7 +154,14 @@ def verdict_word(text: str) -> str | None:
     for e, o in _EMOJI.items():
         if t.startswith(e):
             others = {v for k, v in _EMOJI.items() if k in t and v != o}
-            return "partial" if others & {"worked", "failed"} else o
+            if others & {"worked", "failed"}:
+                return "partial"
+            # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
+            c = _scan(t[len(e):])
+            words = [k for k in ("win", "fail", "partial") if c[k]]
+            if len(words) == 1 and {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]] != o:
+                return {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]]
+            return o
     if t in _VERDICT_WORDS:
         return _VERDICT_WORDS[t]
     m = re.match(r"^([a-z'-]+(?: [a-z'-]+)?)\s*(?:[:.;,!—–(\[]|-\s)", t)
