@@ -700,11 +700,15 @@ def signature_test(file, as_json):
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
-    m = signatures.classify_text(data, signatures.all_signatures(_config_path()))
-    api = signatures.parse_kernel_api_log(data.decode("utf-8", "replace"))
-    data_out = {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None}
+    warns: list[str] = []
+    m = signatures.classify_text(data, signatures.all_signatures(_config_path()), warnings=warns)
+    api = signatures.parse_kernel_api_log(data)
+    data_out = {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
+                "warnings": warns}
 
     def human():
+        for w in warns:
+            click.echo(f"warning: {w}", err=True)
         if m is None:
             click.echo("No known failure signature.")
         else:

@@ -970,7 +970,9 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
         data = Path(result.paths["output"]).read_bytes()
     except OSError:
         data = b""
-    match = sigmod.classify_text(data, signatures) if data else None
+    warns: list[str] = []
+    match = sigmod.classify_text(data, signatures, warnings=warns) if data else None
+    result.notes.extend(warns)  # e.g. a user signature whose regex ran out of its time budget
     if match is not None:
         result.signature = match.name
         result.key_lines = [{"line": n, "text": t[:500]} for n, t in match.key_lines]

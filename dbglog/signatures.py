@@ -1,19 +1,26 @@
 """Failure signatures: turn a run's output into the one most *causal* failure name.
 
-The catalog follows /work/shared/reference/gpu-debug-practice.md §1 (each row cites its source
-there). Two rules shape this module:
+The catalog follows /work/shared/reference/gpu-debug-practice.md §1 and the wordings collected from
+public failure logs for tests/corpus/logs/ (CUDA, HIP/HSA/ROCm 5-7, NCCL/RCCL, cuBLAS/cuDNN/MIOpen,
+Triton, torchrun/elastic, vLLM/SGLang engines, kernel logs, cuda-gdb, rocgdb, gdb, rocm-debug-agent).
+Three rules shape this module:
 
 * Report the most causal match, not the last line. Several messages are wrappers that re-print an
   earlier error (NCCL "watchdog thread terminated with exception", vLLM "See root cause above",
-  ``terminate called ...``, pytest's ``FAILED`` summary). Every signature therefore carries a
-  ``rank``; higher means "closer to the real cause". Ties go to the earliest line, because the
-  cause is printed before its consequences (chained tracebacks, assert site before CUDA error).
+  ``terminate called ...``, torchrun's ``ChildFailedError``, pytest's ``FAILED`` summary) and some are
+  consequences ("Aborted (core dumped)", "Fatal Python error: Aborted"). Every signature carries a
+  ``rank``; higher means "closer to the real cause". Ties go to the earliest line, because the cause
+  is printed before its consequences (chained tracebacks, assert site before CUDA error).
 * Never raise on arbitrary text: classification runs on whatever a crashing process printed,
   including invalid UTF-8 already decoded with replacement characters.
+* Stay linear in the size of the output. Built-in patterns only look at lines holding one of their
+  literal needles (a handful of ``str.find`` scans in C), giant lines are looked at through a window
+  around the needle, and a user's own regex runs under a time budget (it may backtrack
+  catastrophically; the slow pattern is named and skipped, never allowed to hang ``run``).
 
 Rank bands (keep new signatures inside them so precedence stays predictable):
-  90-99 infrastructure (hardware Xid, ECC)      80-89 GPU fault (illegal address, assert, ...)
-  70-79 OOM, build/arch, driver, Triton          60-69 fatal signals seen by Python, collectives
+  90-99 infrastructure (hardware Xid, ECC)      80-89 GPU fault (illegal address, assert, traps, ...)
+  70-79 OOM, build/arch, driver, libraries      60-69 fatal signals seen by Python, collectives
   40-59 Python exceptions, test timeouts         20-39 hints, summaries, shell job messages
   0-19  wrappers that re-print an earlier error
 """
@@ -21,7 +28,14 @@ Rank bands (keep new signatures inside them so precedence stays predictable):
 from __future__ import annotations
 
 import bisect
+import itertools
+import json
+import os
 import re
+import signal as _signal
+import subprocess
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -29,7 +43,8 @@ from typing import Callable, Iterable, Sequence
 from dbglog.errors import DbglogError
 
 # A resolver turns a regex match into (reported name, rank); used where the name depends on the
-# text (``py.traceback:ValueError``, the ``cudaError...`` token, hardware vs app Xids).
+# text (``py.traceback:ValueError``, the ``cudaError...`` token, hardware vs app Xids, wave stop
+# reasons, the signal a torchrun rank died of).
 Resolver = Callable[["re.Match[str]"], "tuple[str, int]"]
 
 
@@ -45,8 +60,8 @@ class Signature:
     resolve: Resolver | None = None
     source: str = "builtin"  # "builtin" or the config file a user signature came from
     # Per pattern, literals one of which every match contains (None: scan everything). Only lines
-    # holding a needle are handed to the regex, so a 10 MB log costs a few str.find calls per
-    # pattern and no pattern can backtrack across megabytes of unrelated output.
+    # holding a needle are handed to the regex, so a 100 MB log costs a few str.find calls per
+    # needle and no pattern can backtrack across megabytes of unrelated output.
     needles: tuple = ()
 
     def compiled(self) -> list[re.Pattern[str]]:
@@ -66,6 +81,7 @@ class Match:
     groups: tuple[str | None, ...] = ()
     key_lines: list[tuple[int, str]] = field(default_factory=list)  # deciding line first
     others: list[str] = field(default_factory=list)  # other names seen, most causal first
+    warnings: list[str] = field(default_factory=list)  # e.g. a user pattern that ran out of time
 
     def to_dict(self) -> dict:
         return {
@@ -77,6 +93,7 @@ class Match:
             "outcome": self.outcome,
             "key_lines": [{"line": n, "text": t} for n, t in self.key_lines],
             "others": list(self.others),
+            "warnings": list(self.warnings),
         }
 
 
@@ -87,55 +104,101 @@ def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     key = (pattern, flags)
     rx = _CACHE.get(key)
     if rx is None:
-        # MULTILINE: we scan the whole text with each regex in C (fast on tens of MB) and map
-        # offsets back to line numbers, instead of looping over lines in Python.
+        # MULTILINE: "^"/"$" hold at line boundaries when the regex runs over a slice of the text.
         rx = _CACHE[key] = re.compile(pattern, flags | re.MULTILINE)
     return rx
 
 
 # --- resolvers -------------------------------------------------------------------------------
 
-# The machine token torch prints ("Search for `cudaErrorIllegalAddress' in ...") is the best single
-# key (reference §7.1); map it onto the same names the text messages use so both agree.
+# The machine token ("Search for `cudaErrorIllegalAddress' in ...", "CUDA_ERROR_ILLEGAL_ADDRESS",
+# "hipErrorNoBinaryForGpu") is the best single key (reference §7.1); map it onto the same names the
+# text messages use so both agree.
 _TOKEN_NAMES = {
-    "IllegalAddress": ("gpu.illegal_address", 81),
-    "Assert": ("gpu.device_assert", 81),
-    "MisalignedAddress": ("gpu.misaligned", 81),
-    "LaunchFailure": ("gpu.launch_failure", 81),
-    "IllegalInstruction": ("gpu.illegal_instruction", 81),
-    "LaunchTimeout": ("gpu.launch_timeout", 77),
-    "NoKernelImageForDevice": ("build.no_kernel_image", 78),
-    "NoBinaryForGpu": ("build.no_kernel_image", 78),
-    "MemoryAllocation": ("oom.runtime", 71),
-    "OutOfMemory": ("oom.runtime", 71),
-    "StreamCaptureUnsupported": ("gpu.graph_capture", 75),
+    "illegaladdress": ("gpu.illegal_address", 81),
+    "assert": ("gpu.device_assert", 81),
+    "misalignedaddress": ("gpu.misaligned", 81),
+    "launchfailure": ("gpu.launch_failure", 81),
+    "illegalinstruction": ("gpu.illegal_instruction", 81),
+    "launchtimeout": ("gpu.launch_timeout", 77),
+    "nokernelimagefordevice": ("build.no_kernel_image", 78),
+    "nobinaryforgpu": ("build.hip_no_binary", 78),
+    "invaliddevicefunction": ("build.invalid_device_function", 78),
+    "memoryallocation": ("oom.runtime", 71),
+    "outofmemory": ("oom.runtime", 71),
+    "launchoutofresources": ("gpu.launch_out_of_resources", 75),
+    "streamcaptureunsupported": ("gpu.graph_capture", 75),
+    "hardwarestackerror": ("gpu.stack_overflow", 81),
 }
 
 
+def _token_key(token: str) -> str:
+    return re.sub(r"^(?:cuda|hip)Error|^CUDA_ERROR_|^HIP_ERROR_", "", token).replace("_", "").lower()
+
+
 def _resolve_error_token(m: re.Match[str]) -> tuple[str, int]:
-    token = m.group(1)
-    suffix = re.sub(r"^(?:cuda|hip)Error", "", token)
-    if suffix in _TOKEN_NAMES:
-        return _TOKEN_NAMES[suffix]
-    return f"gpu.error:{token}", 79
+    token = m.group("tok")
+    known = _TOKEN_NAMES.get(_token_key(token))
+    if known:
+        return known
+    # An unknown token in torch's "Search for" hint is the error; elsewhere it may be a mention.
+    return f"gpu.error:{token}", (79 if m.re.pattern.startswith("Search for") else 56)
+
+
+# The runtime's error text -> the name every other wording of the same error gets.
+_CUDA_TEXTS = (
+    ("an illegal memory access was encountered", "gpu.illegal_address", 80),
+    ("illegal memory access", "gpu.illegal_address", 80),
+    ("device-side assert triggered", "gpu.device_assert", 80),
+    ("misaligned address", "gpu.misaligned", 80),
+    ("unspecified launch failure", "gpu.launch_failure", 80),
+    ("an illegal instruction was encountered", "gpu.illegal_instruction", 80),
+    ("the launch timed out and was terminated", "gpu.launch_timeout", 76),
+    ("no kernel image is available", "build.no_kernel_image", 77),
+    ("invalid device function", "build.invalid_device_function", 77),
+    ("too many resources requested for launch", "gpu.launch_out_of_resources", 74),
+    ("out of memory", "oom.runtime", 71),
+    ("operation not permitted when stream is capturing", "gpu.graph_capture", 74),
+)
+
+
+def _resolve_cuda_failure(m: re.Match[str]) -> tuple[str, int]:
+    """NCCL's "Cuda failure 700 'text'", vLLM's "Cuda error file:line 'text'", CNTK's
+    "CUDA failure 77: text": name it by the runtime's text when we know the text."""
+    text = (m.group("text") or "").lower()
+    for needle, name, rank in _CUDA_TEXTS:
+        if needle in text:
+            return name, rank
+    return "gpu.cuda_failure", 59
 
 
 def _resolve_traceback(m: re.Match[str]) -> tuple[str, int]:
     exc = m.group("exc").rsplit(".", 1)[-1]
     if exc in ("KeyboardInterrupt", "SystemExit", "GeneratorExit"):
         return f"py.traceback:{exc}", 35
+    if exc == "ChildFailedError":
+        return "elastic.child_failed", 9  # torchrun re-raises a rank's failure; the rank printed why
+    if exc in _WRAPPER_EXCEPTIONS:
+        return f"py.traceback:{exc}", 11
     return f"py.traceback:{exc}", 45
 
 
-# Xids the NVIDIA catalog lists as hardware/infrastructure (reference row 30); the rest are
-# usually application-induced (13, 31, 43, 45) and rank below the CUDA error they accompany.
-_HW_XIDS = {48, 63, 64, 74, 79, 92, 94, 95, 119, 120}
+# Exceptions that only carry an earlier failure (printed before them, or in their message).
+_WRAPPER_EXCEPTIONS = {"EngineDeadError", "BackendCompilerFailed", "InductorError", "RayTaskError",
+                       "ActorDiedError", "WorkerError"}
+
+# Xids the NVIDIA catalog lists as hardware/infrastructure (reference row 30; 140, 149 and 154 from
+# the catalog's fatal NVLink/ECC/reboot entries); the rest are usually application-induced
+# (13, 31, 43, 45) and rank below the CUDA error they accompany.
+_HW_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 149, 154}
 
 
 def _resolve_xid(m: re.Match[str]) -> tuple[str, int]:
+    if m.groupdict().get("bus"):
+        return "kernel.xid:79", 95  # the multi-line "has fallen off the bus" wording, no Xid number
     try:
-        xid = int(m.group(2))
-    except (TypeError, ValueError):
+        xid = int(m.group("xid"))
+    except (TypeError, ValueError, IndexError):
         return "kernel.xid", 72
     return (f"kernel.xid:{xid}", 95) if xid in _HW_XIDS else (f"kernel.xid:{xid}", 72)
 
@@ -145,166 +208,606 @@ def _resolve_hw_exception(m: re.Match[str]) -> tuple[str, int]:
 
 
 def _resolve_memory_fault(m: re.Match[str]) -> tuple[str, int]:
-    return ("rocm.memory_fault", 94) if "ECC" in (m.group(5) or "") else ("rocm.memory_fault", 84)
+    return ("rocm.memory_fault", 94) if "ECC" in m.group(0) else ("rocm.memory_fault", 84)
 
 
-# vLLM prefixes engine-core output with "(EngineCore_DP0 pid=123) "; torch.distributed with "[rank0]: ".
-_PREFIX = r"(?:\([\w.-]+ pid=\d+\) |\[rank\d+\]:[ \t]?)?"
+# rocm-debug-agent / rocm-dbgapi wave stop reasons (rocr_debug_agent stop_reason_util.cpp). Several
+# can be joined with "|"; the most severe names the run.
+_WAVE_STOPS = {
+    "ECC_ERROR": ("rocm.ecc_error", 94),
+    "ASSERT_TRAP": ("rocm.assert_trap", 86),
+    "MEMORY_VIOLATION": ("rocm.memory_violation", 86),
+    "ADDRESS_ERROR": ("rocm.address_error", 86),
+    "ILLEGAL_INSTRUCTION": ("rocm.illegal_instruction", 86),
+    "FATAL_HALT": ("rocm.fatal_halt", 85),
+    "FP_DIVIDE_BY_0": ("rocm.math_error", 84), "FP_OVERFLOW": ("rocm.math_error", 84),
+    "FP_UNDERFLOW": ("rocm.math_error", 84), "FP_INEXACT": ("rocm.math_error", 84),
+    "FP_INVALID_OPERATION": ("rocm.math_error", 84), "FP_INPUT_DENORMAL": ("rocm.math_error", 84),
+    "INT_DIVIDE_BY_0": ("rocm.math_error", 84),
+}
+
+
+def _resolve_wave_stop(m: re.Match[str]) -> tuple[str, int]:
+    if m.groupdict().get("xnack"):
+        return "rocm.memory_violation", 86  # the old agent's "wavefront(s) found in XNACK error state"
+    reasons = [r for r in (m.group("reason") or "").split("|") if r]
+    best = max((_WAVE_STOPS.get(r, (f"rocm.wave_stop:{r}", 21)) for r in reasons), key=lambda t: t[1],
+               default=("rocm.wave_stop", 21))
+    return best
+
+
+# cuda-gdb exception names (CUDA-GDB manual, "CUDA Exception Codes") and the CUDBG_EXCEPTION_*
+# tokens of the core-dump progress lines; the same fault classes as the runtime's error texts.
+_CUDA_EXCEPTIONS = {
+    "warpillegaladdress": "gpu.illegal_address", "laneillegaladdress": "gpu.illegal_address",
+    "deviceillegaladdress": "gpu.illegal_address", "warpoutofrangeaddress": "gpu.illegal_address",
+    "warpinvalidaddressspace": "gpu.illegal_address",
+    "warpmisalignedaddress": "gpu.misaligned", "lanemisalignedaddress": "gpu.misaligned",
+    "warpillegalinstruction": "gpu.illegal_instruction", "warpinvalidpc": "gpu.invalid_pc",
+    "deviceinvalidpc": "gpu.invalid_pc", "warpassert": "gpu.device_assert",
+    "laneuserstackoverflow": "gpu.stack_overflow", "warphardwarestackoverflow": "gpu.stack_overflow",
+    "devicehardwarestackoverflow": "gpu.stack_overflow", "lanesyscallerror": "gpu.syscall_error",
+    "deviceunknownexception": "gpu.exception",
+}
+
+
+def _resolve_cuda_exception(m: re.Match[str]) -> tuple[str, int]:
+    raw = m.group("exc") or ""
+    key = re.sub(r"[^a-z]", "", raw.lower())
+    return _CUDA_EXCEPTIONS.get(key, f"gpu.exception:{raw.strip()}"), 83
+
+
+_SIGNAMES = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
+             11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+
+
+def _resolve_rank_signal(m: re.Match[str]) -> tuple[str, int]:
+    """torchrun/elastic: a rank died of a signal. SIGKILL sent by nobody in the log is most often the
+    host OOM killer (check dmesg); other signals come with the rank's own message, which outranks."""
+    name = m.groupdict().get("name")
+    if not name:
+        try:
+            name = _SIGNAMES.get(int(m.group("sig")), f"SIG{m.group('sig')}")
+        except (TypeError, ValueError):
+            name = "SIG?"
+    return f"elastic.rank_killed:{name}", (63 if name == "SIGKILL" else 26)
+
+
+def _resolve_gdb_signal(m: re.Match[str]) -> tuple[str, int]:
+    sig = m.group("sig")
+    if sig in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"):
+        return f"gdb.signal:{sig}", 64
+    if sig == "SIGABRT":
+        return f"gdb.signal:{sig}", 28
+    return f"gdb.signal:{sig}", 15  # SIGTRAP, SIGINT, real-time signals: debugger traffic
+
+
+def _resolve_fatal(m: re.Match[str]) -> tuple[str, int]:
+    # "Aborted" is what every C++ terminate, CUDA core-dump trigger and ROCm fault ends in: a
+    # consequence. A segfault/bus error/FPE/illegal instruction in native code is a cause.
+    return ("py.fatal", 29) if m.group(1) == "Aborted" else ("py.fatal", 65)
+
+
+def _resolve_library_status(m: re.Match[str]) -> tuple[str, int]:
+    tok = m.group("tok")
+    lib = m.group("lib").lower()
+    return f"{lib}:{tok}", 74
+
+
+def _resolve_miopen_status(m: re.Match[str]) -> tuple[str, int]:
+    return f"miopen:{m.group('tok')}", 68
+
+
+# Log-line prefixes that sit in front of a Python exception line: k8s/docker timestamps, process
+# tags ("(EngineCore_DP0 pid=2345) ", "(VllmWorker rank=5 pid=33503) ", "(SGLangEngine pid=952,
+# ip=...) "), torch.distributed "[rank0]: ", accelerate "stderr: ", vLLM's logger "ERROR 07-21
+# 13:02:07 [core.py:588] " (older: "ERROR 01-28 03:21:01 engine.py:387] ").
+_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?(?: (?:stdout|stderr) [FP])?(?: \|)? )?"
+           r"(?:\([^()\n]{1,100}\) ){0,3}"
+           r"(?:(?:stdout|stderr): )?"
+           r"(?:\[rank\d+\]:[ \t]?)?"
+           r"(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] )?")
 _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
+_TRACEBACK_HEADER_TEXT = "Traceback (most recent call last)"
+_WRAPPER_TEXT = re.compile(
+    r"See root cause above|See stack trace \(above\)|watchdog thread terminated|"
+    r"please check the stack trace above|Failed core proc"
+)
+
 
 # --- the catalog ------------------------------------------------------------------------------
-# Patterns use [ \t] instead of \s where a match must stay on one line (MULTILINE scanning).
+# Patterns use [ \t] / [^\n] instead of \s / . where a match must stay on one line. Each pattern
+# comes with its needles: literals, one of which is in every line the pattern can match.
 
-_S = Signature
+
+def _S(name: str, pats: Sequence[tuple[str, str | tuple[str, ...]]], rank: int, outcome: str | None = None,
+       **kw) -> Signature:
+    patterns = tuple(p for p, _ in pats)
+    needles = tuple((n,) if isinstance(n, str) else tuple(n) for _, n in pats)
+    return Signature(name=name, patterns=patterns, rank=rank, outcome=outcome, needles=needles, **kw)
+
+
+_TOK = r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+)"
+
 BUILTIN: tuple[Signature, ...] = (
-    # GPU faults (rows 1-12): CUDA and HIP share the strings, so one (CUDA|HIP) prefix covers both.
-    _S("gpu.illegal_address", (r"(?:CUDA|HIP) error: an illegal memory access was encountered",
-                               r"Cuda failure 'an illegal memory access was encountered'"), 80),
-    _S("gpu.device_assert", (r"(?:CUDA|HIP) error: device-side assert triggered",), 80),
+    # GPU faults (rows 1-12). CUDA and HIP share the runtime's texts; the same text also arrives
+    # through NCCL ("Cuda failure 700 '...'"), llama.cpp ("CUDA error: ..."), Warp, CNTK, NVHPC
+    # ("CUDA_ERROR_ILLEGAL_ADDRESS"), so the text itself is the key, whoever prints it.
+    _S("gpu.illegal_address",
+       [(r"an illegal memory access was encountered", "illegal memory access"),
+        (r"\bCUDA_ERROR_ILLEGAL_ADDRESS\b|Illegal address during kernel execution", ("ILLEGAL_ADDRESS", "Illegal address")),
+        (r"\b(?:cuda|hip)ErrorIllegalAddress\b", "ErrorIllegalAddress")], 80),
+    _S("gpu.device_assert", [(r"device-side assert triggered", "device-side assert")], 80),
     # The assert() print names the kernel source site; more specific than the CUDA error, and
     # printed first, so it wins and the CUDA error becomes a supporting key line.
     _S("gpu.device_assert.site",
-       (r"^(.{1,512}?):(\d+): (.{0,512}?): block: \[(\d+),(\d+),(\d+)\], thread: \[(\d+),(\d+),(\d+)\] "
-        r"Assertion `(.*)` failed\.",), 82),
-    _S("gpu.misaligned", (r"(?:CUDA|HIP) error: misaligned address",), 80),
-    _S("gpu.launch_failure", (r"(?:CUDA|HIP) error: unspecified launch failure",), 80),
-    _S("gpu.illegal_instruction", (r"(?:CUDA|HIP) error: an illegal instruction was encountered",), 80),
-    _S("gpu.launch_timeout", (r"the launch timed out and was terminated",), 76),
-    _S("build.no_kernel_image", (r"no kernel image is available for execution on the device",), 77),
+       [(r"^([^\n]{1,512}?):(\d+): ([^\n]{0,512}?): block: \[(\d+),(\d+),(\d+)\], thread: \[(\d+),(\d+),(\d+)\] "
+         r"Assertion `([^\n]*)` failed\.", "], thread: [")], 82),
+    _S("gpu.misaligned", [(r"(?:error|ERROR|failure|Error)[^\n]{0,40}misaligned address|'misaligned address'",
+                           "misaligned address")], 80),
+    _S("gpu.launch_failure", [(r"unspecified launch failure", "unspecified launch failure")], 80),
+    _S("gpu.ecc_error", [(r"uncorrectable ECC error encountered", "uncorrectable ECC error")], 93,
+       description="the GPU's memory failed: infrastructure, not the code"),
+    _S("gpu.illegal_instruction", [(r"an illegal instruction was encountered", "illegal instruction was")], 80),
+    _S("gpu.launch_timeout", [(r"the launch timed out and was terminated", "launch timed out")], 76),
+    _S("gpu.launch_out_of_resources",
+       [(r"too many resources requested for launch", "too many resources requested"),
+        (r"\bCUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\b|\b(?:cuda|hip)ErrorLaunchOutOfResources\b", "OutOfResources"),
+        (r"ERROR_LAUNCH_OUT_OF_RESOURCES", "ERROR_LAUNCH_OUT_OF_RESOURCES")], 74),
+    _S("build.no_kernel_image", [(r"no kernel image is available for execution on the device", "no kernel image")], 77),
     _S("build.hip_no_binary",
-       (r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",), 77),
-    _S("gpu.graph_capture", (r"operation not permitted when stream is capturing",), 74),
-    _S("gpu.error_name", (r"Search for `((?:cuda|hip)Error\w+)' in",), 81,
-       resolve=_resolve_error_token, description="torch's machine token; mapped to the text name"),
+       [(r"hipErrorNoBinaryForGpu: (?:Unable to find code object for all current devices|Coudn't find binary)",
+         "hipErrorNoBinaryForGpu")], 77),
+    _S("build.invalid_device_function",
+       [(r"invalid device function", "invalid device function")], 77),
+    _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
+    _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
+                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_"))], 81,
+       resolve=_resolve_error_token, description="the runtime's machine token; mapped to the text name"),
     _S("gpu.async_hint",
-       (r"CUDA kernel errors might be asynchronously reported at some other API call",), 20,
+       [(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call",
+         "kernel errors might be asynchronously")], 20,
        description="a hint printed next to sticky errors, never a cause"),
+    _S("gpu.cuda_failure",
+       [(r"Cuda failure (?:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
+        (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
+        (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error "))], 59,
+       resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
+    # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
+    # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
+    _S("cuda.exception",
+       [(r"CUDA Exception: (?P<exc>[A-Z][\w -]*?[A-Za-z])[ \t]*$", "CUDA Exception: "),
+        (r"received signal CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "CUDA_EXCEPTION_"),
+        (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "CUDBG_EXCEPTION_")],
+       83, resolve=_resolve_cuda_exception, description="cuda-gdb / CUDA core dump exception of the faulting warp"),
     # Memory (rows 13-18).
-    _S("oom.torch_cuda", (r"CUDA out of memory\. Tried to allocate ([\d.]+ [KMGT]?i?B)",), 72, "oom"),
-    _S("oom.torch_hip", (r"HIP out of memory\. Tried to allocate",), 72, "oom"),
-    _S("oom.exception_type", (r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",), 70, "oom"),
-    _S("oom.runtime", (r"(?:CUDA|HIP) error: out of memory",), 71, "oom"),
-    _S("oom.vllm_kv", (r"No available memory for the cache blocks",), 70, "oom"),
-    _S("oom.host_killer", (r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)",),
-       73, "oom"),
-    # ROCm runtime (rows 19-21): printed without any torch message.
+    _S("oom.torch_cuda", [(r"CUDA out of memory\. Tried to allocate ([\d.]+ [KMGT]?i?B)", "CUDA out of memory.")], 72, "oom"),
+    _S("oom.torch_hip", [(r"HIP out of memory\. Tried to allocate", "HIP out of memory.")], 72, "oom"),
+    _S("oom.exception_type", [(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", "OutOfMemoryError")], 70, "oom"),
+    _S("oom.runtime", [(r"(?:CUDA|HIP) error: out of memory", " error: out of memory"),
+                       (r"returned error 2: Out of memory|RESOURCE_EXHAUSTED: Out of memory",
+                        ("error 2: Out of memory", "RESOURCE_EXHAUSTED: Out of memory"))], 71, "oom"),
+    _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache")], 70, "oom"),
+    _S("oom.host_killer",
+       [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
+        (r"oom-kill:constraint=\w+,[^\n]*?task=([^,\n]+),pid=(\d+)", "oom-kill:constraint=")], 73, "oom"),
+    # ROCm runtime (rows 19-21): printed without any torch message. Wordings from ROCm 2 to 7.2,
+    # including the older one without the agent handle and LLVM offload's "OFFLOAD ERROR: memory
+    # access fault by GPU N (agent 0x..) at virtual address ... Reasons:".
     _S("rocm.memory_fault",
-       (r"Memory access fault by GPU node-(\d+) \(Agent handle: (\S+)\) on address (\S+?)"
-        r"(\(may not be exact address\))?\. Reason: (.+)\.",), 84, resolve=_resolve_memory_fault),
+       [(r"Memory access fault by GPU node-(\d+)(?: \(Agent handle: (\S+)\))? on address (\S+?)"
+         r"(\(may not be exact address\))?(?:\.? Reason: ([^\n]*)|\.?(?=\s|$))", "Memory access fault by GPU node-"),
+        (r"(?i:memory access fault by GPU) (\d+) \(agent (\S+)\) at virtual address (\S+?)\.? Reasons?: ([^\n]*)",
+         ("emory access fault by GPU ",)),
+        (r"Memory access fault (?:at GPU Node: (\d+)|by GPU agent: ([^\n]+))", "Memory access fault "),
+        (r"System event \(HSA_AMD_GPU_MEMORY_FAULT_EVENT: ([^\n]*)\)", "HSA_AMD_GPU_MEMORY_FAULT_EVENT")], 84,
+       resolve=_resolve_memory_fault),
     _S("rocm.hw_exception",
-       (r"HW Exception by GPU node-(\d+) \(Agent handle: (\S+)\) reason ?:(GPU Hang|ECC)",), 83,
-       resolve=_resolve_hw_exception),
+       [(r"HW Exception by GPU node-(\d+) \(Agent handle: (\S+)\) reason ?:(GPU Hang|ECC)", "HW Exception by GPU node-")],
+       83, resolve=_resolve_hw_exception),
     _S("rocm.queue_abort",
-       (r"Callback: Queue (\S+) [Aa]borting with error : (HSA_STATUS_\w+): (.*?) code: (0x[0-9a-fA-F]+)",),
-       79, flags=re.IGNORECASE),
-    # Collectives (rows 22-27).
+       [(r"(?:Callback: Queue (\S+) |callbackQueue )[Aa]borting with error : (HSA_STATUS_\w+)([^\n]*)",
+         "borting with error : HSA_STATUS_"),
+        (r"Queue error \((HSA_STATUS_\w+): ([^\n]*)\)", "Queue error (HSA_STATUS_"),
+        (r"STATUS_CHECK Error: (HSA_STATUS_\w+) \((0x[0-9a-fA-F]+)\)", "STATUS_CHECK Error: HSA_STATUS_")], 79),
+    # rocm-debug-agent (and rocgdb) wave dumps: the wave's stop reason is the precise cause; the
+    # "Queue error"/"Aborted" around it are consequences.
+    _S("rocm.wave_stop",
+       [(r"\(stopped, reason: (?P<reason>[A-Z_0-9|]+)\)", "(stopped, reason: "),
+        (r"(?P<xnack>wavefront\(s\) found in XNACK error state)", "XNACK error state")], 86,
+       resolve=_resolve_wave_stop, description="rocm-debug-agent wave stop reason (ASSERT_TRAP, MEMORY_VIOLATION, ...)"),
+    # Libraries: cuBLAS, cuDNN, hipBLAS/rocBLAS, MIOpen. EXECUTION_FAILED is often the first place
+    # an earlier asynchronous fault surfaces, so a GPU fault in the same log outranks it.
+    _S("blas.status",
+       [(r"(?P<tok>(?P<lib>CUBLAS)_STATUS_(?!SUCCESS\b)[A-Z_]+)", "CUBLAS_STATUS_"),
+        (r"(?P<tok>(?P<lib>HIPBLAS|HIPBLASLT)_STATUS_(?!SUCCESS\b)[A-Z_]+)", "BLAS_STATUS_"),
+        (r"(?P<tok>(?P<lib>rocblas)_status_(?!success\b)[a-z_]+)", "rocblas_status_")], 74,
+       resolve=_resolve_library_status, description="cuBLAS / hipBLAS / rocBLAS status (cublas:CUBLAS_STATUS_...)"),
+    _S("cudnn.status",
+       [(r"(?P<tok>(?P<lib>CUDNN)_STATUS_(?!SUCCESS\b)[A-Z_0-9]+)", "CUDNN_STATUS_")], 74,
+       resolve=_resolve_library_status, description="cuDNN status (cudnn:CUDNN_STATUS_...)"),
+    _S("miopen.error",
+       [(r"MIOpen Error: (\S+?):(\d+): ([^\n]*)", "MIOpen Error: "),
+        (r"MIOpen\(HIP\): Error \[(\w+)\] ([^\n]*)", "MIOpen(HIP): Error")], 70),
+    _S("miopen.status", [(r"(?P<tok>\bmiopenStatus(?!Success\b)\w+)", "miopenStatus")], 68,
+       resolve=_resolve_miopen_status),
+    # Collectives (rows 22-27). Older torch prints no SeqNum; older watchdog says "NCCL watchdog".
     _S("nccl.watchdog_timeout",
-       (r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+).*?"
-        r"Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds before timing out",), 62, "hang"),
+       [(r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(\d+), )?OpType=(\w+)[^\n]*?"
+         r"Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds before timing out", "Watchdog caught collective")], 62, "hang"),
     _S("nccl.watchdog_stuck",
-       (r"ProcessGroupNCCL's watchdog got stuck for (\d+) seconds without making progress",), 61, "hang"),
+       [(r"ProcessGroupNCCL's watchdog got stuck for (\d+) seconds without making progress", "watchdog got stuck")],
+       61, "hang"),
     _S("nccl.teardown",
-       (r"Some NCCL operations have failed or timed out",
-        r"Process group watchdog thread terminated with exception: (.*)"), 15, wrapper=True),
-    _S("nccl.error", (r"NCCL error in: (\S+):(\d+), (.*)",), 58),
+       [(r"Some NCCL operations have failed or timed out", "Some NCCL operations have failed"),
+        (r"(?:Process group|NCCL) watchdog thread terminated with exception: ([^\n]*)", "watchdog thread terminated")],
+       15, wrapper=True),
+    _S("nccl.error", [(r"NCCL error in: (\S+):(\d+), ([^\n]*)", "NCCL error in: "),
+                      (r"NCCL error: ([^\n]*)", "NCCL error: ")], 58),
     _S("nccl.result_text",
-       (r"unhandled cuda error \(run with NCCL_DEBUG=INFO", r"unhandled system error",
-        r"remote process exited or there was a network error", r"internal error - please report"), 57),
-    _S("nccl.warn", (r"NCCL WARN (.*)",), 52),
-    # Triton (rows 28-29).
+       [(r"unhandled cuda error", "unhandled cuda error"), (r"unhandled system error", "unhandled system error"),
+        (r"remote process exited or there was a network error", "remote process exited"),
+        (r"internal error - please report", "internal error - please report"),
+        (r"\bnccl(?:SystemError|InternalError|RemoteError|InvalidUsage|UnhandledCudaError|InvalidArgument)\b",
+         ("ncclSystemError", "ncclInternalError", "ncclRemoteError", "ncclInvalidUsage", "ncclUnhandledCudaError",
+          "ncclInvalidArgument"))], 57),
+    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 52),
+    _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
+       description="a consequence of a timeout or failure elsewhere"),
+    # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
+    # header, e.g. re-printed by Inductor's "backend='inductor' raised:").
     _S("triton.out_of_resources",
-       (r"out of resource: (.+?),? Required: (\d+),? Hardware limit: ?(\d+)",), 74),
-    _S("triton.driver_error", (r"Triton Error \[CUDA\]: (.*)",), 75),
+       [(r"out of resource: ([^,\n]+?),? Required: (\d+)[, ]*Hardware limit(?:ation)?: ?(\d+)", "out of resource: ")], 74),
+    _S("triton.driver_error", [(r"Triton Error \[(?:CUDA|HIP)\]: ([^\n]*)", "Triton Error [")], 75),
+    _S("triton.compilation_error",
+       [(r"(?:triton\.compiler\.errors\.|triton\.code_gen\.)?CompilationError: at (\d+):(\d+):?", "CompilationError: at ")],
+       74),
     # Kernel log lines (rows 30-34), seen when dmesg is merged into the output.
-    _S("kernel.xid", (r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (.*)",), 95, resolve=_resolve_xid),
-    _S("kernel.hung_task", (r"INFO: task (.+):(\d+) blocked for more than (\d+) seconds",), 60, "hang"),
+    _S("kernel.xid",
+       [(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (?P<xid>\d+), ([^\n]*)", "NVRM: Xid ("),
+        (r"NVRM: (?P<bus>fallen off the bus and is not responding to commands)", "fallen off the bus")], 95,
+       resolve=_resolve_xid),
+    _S("kernel.hung_task", [(r"INFO: task (.+):(\d+) blocked for more than (\d+) seconds", "blocked for more than")],
+       60, "hang"),
     _S("kernel.segfault",
-       (r"(?<!\S)(\S{1,64})\[(\d+)\]: segfault at ([0-9a-f]+) ip ([0-9a-f]+) sp ([0-9a-f]+) error (\d+)",), 64),
-    _S("kernel.amdgpu_ring_timeout", (r"amdgpu_job_timedout.*\*ERROR\* ring (\S+) timeout",), 78, "hang"),
+       [(r"(?<!\S)(\S{1,64})\[(\d+)\]: segfault at ([0-9a-f]+) ip ([0-9a-f]+) sp ([0-9a-f]+) error (\d+)", "]: segfault at ")],
+       64),
+    _S("kernel.amdgpu_ring_timeout",
+       [(r"ring (\S+) timeout, signaled seq=(\d+), emitted seq=(\d+)", " timeout, signaled seq="),
+        (r"amdgpu_job_timedout[^\n]*?ring (\S+) timeout", "amdgpu_job_timedout")], 78, "hang"),
     _S("kernel.amdgpu_page_fault",
-       (r"\[(gfxhub|mmhub)\d*\] (?:(?:no-)?retry )?page fault \(src_id:(\d+) ring:(\d+) vmid:(\d+) pasid:(\d+)",),
-       79),
-    # Python (rows 35-37). The traceback pattern needs the "Traceback" header earlier; see
-    # _traceback_matches. pytest prints exceptions as "E   ValueError: ..." lines instead.
-    _S("py.traceback", (r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>.*))?$",
-                        r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>.*))?$"), 45,
+       [(r"\[(gfxhub|mmhub)\d*\] (?:(?:no-)?retry )?page fault \(src_id:(\d+) ring:(\d+) vmid:(\d+) pasid:(\d+)",
+         "page fault (src_id:")], 79),
+    _S("kernel.amdgpu_mes", [(r"MES(?:\(\d+\))? failed to respond to msg=(\w+)", "failed to respond to msg=")], 77, "hang"),
+    # torchrun / torch.distributed.elastic: the ChildFailedError table names the rank's signal.
+    _S("elastic.rank_killed",
+       [(r"exitcode\s*: -(?P<sig>\d+) \(pid: \d+\)", "exitcode"),
+        (r"failed \(exitcode: -(?P<sig>\d+)\) local_rank: \d+", "exitcode"),
+        (r"Signal (?P<sig>\d+) \((?P<name>SIG\w+)\) received by PID \d+", "received by PID")], 63,
+       resolve=_resolve_rank_signal, description="a torchrun rank died of a signal (SIGKILL: usually the OOM killer)"),
+    _S("elastic.child_failed",
+       [(r"ChildFailedError", "ChildFailedError"), (r"failed \(exitcode: \d+\) local_rank: \d+", "exitcode")], 9,
+       wrapper=True, description="torchrun re-raising a rank's failure; the rank's own output says why"),
+    # Python (rows 35-37). The exception line must follow a "Traceback" header (see _scan_tracebacks);
+    # pytest prints exceptions as "E   ValueError: ..." lines instead.
+    _S("py.traceback", [(r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", _TRACEBACK_HEADER_TEXT),
+                        (r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", ("E   ", "E\t"))], 45,
        resolve=_resolve_traceback),
     _S("py.fatal",
-       (r"^Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",),
-       65),
-    _S("py.faulthandler_timeout", (r"^Timeout \((\d+:\d\d:\d\d(?:\.\d+)?)\)!$",), 47, "hang"),
+       [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
+         "Fatal Python error: ")], 65, resolve=_resolve_fatal),
+    _S("py.faulthandler_timeout", [(r"^Timeout \((\d+:\d\d:\d\d(?:\.\d+)?)\)!$", "Timeout (")], 47, "hang"),
     # C++ and shell (rows 38-39).
-    _S("cpp.terminate", (r"terminate called after throwing an instance of '([^']+)'",), 30),
+    _S("cpp.terminate", [(r"terminate called after throwing an instance of '([^']+)'", "terminate called after")], 30),
+    _S("cpp.check_failed", [(r"^F\d{4} [\d:.]+ +\d+ (\S+):(\d+)\] Check failed: ([^\n]*)", "] Check failed: ")], 44),
+    _S("gdb.signal",
+       [(r"(?:Program|Thread \d+ \"[^\"\n]*\") received signal (?P<sig>SIG[A-Z0-9]+), ([^\n]*)", "received signal SIG")],
+       64, resolve=_resolve_gdb_signal, description="gdb/rocgdb stopped the process on a signal"),
     _S("shell.signal",
        # bash prints "Segmentation fault (core dumped)" alone, or "line 1: 123 Killed   cmd" for
-       # a job; zsh prints "zsh: IOT instruction (core dumped)  cmd".
-       (r"^(?:.*\b\d+ )?(?:Segmentation fault|Aborted|Killed|Bus error|Floating point exception"
-        r"|Illegal instruction)(?:[ \t]+\(core dumped\))?(?:[ \t]{2,}.*)?$",
-        r"IOT instruction \(core dumped\)",
-        r"^zsh: (?:segmentation fault|abort|killed|bus error|illegal hardware instruction)"), 25),
+       # a job; zsh prints "zsh: IOT instruction (core dumped)  cmd"; fish "terminated by signal".
+       [(r"^(?:[^\n]*\b\d+ )?(?:Segmentation fault|Aborted|Killed|Bus error|Floating point exception"
+         r"|Illegal instruction)(?:[ \t]+\(core dumped\))?(?:[ \t]{2,}[^\n]*)?$",
+         ("Segmentation fault", "Aborted", "Killed", "Bus error", "Floating point exception", "Illegal instruction")),
+        (r"IOT instruction \(core dumped\)", "IOT instruction"),
+        (r"^zsh: (?:segmentation fault|abort|killed|bus error|illegal hardware instruction)",
+         ("zsh: segmentation fault", "zsh: abort", "zsh: killed", "zsh: bus error", "zsh: illegal hardware")),
+        (r"terminated by signal (SIG\w+) \(([^)\n]*)\)", "terminated by signal")], 25),
     # GPU coredump progress (row 40): accompanies the real fault.
-    _S("gpu.coredump_written",
-       (r"coredump: Detected an exception of type (CUDBG_EXCEPTION_\w+)",
-        r"coredump: Writing ELF file to (\S+)"), 35),
-    # vLLM wrappers (rows 41-42): the cause is printed earlier.
-    _S("vllm.engine_init", (r"Engine core initialization failed\. See root cause above\.",), 10, wrapper=True),
+    _S("gpu.coredump_written", [(r"coredump: Writing ELF file to (\S+)", "coredump: Writing ELF")], 35),
+    # Engine wrappers (rows 41-42): the cause is printed earlier.
+    _S("vllm.engine_init", [(r"Engine core initialization failed\. See root cause above\.", "See root cause above")],
+       10, wrapper=True),
     _S("vllm.engine_dead",
-       (r"EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.",), 10, wrapper=True),
+       [(r"EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.", "EngineCore encountered"),
+        (r"Engine core proc (\S+) died unexpectedly", "died unexpectedly"),
+        (r"Worker proc (\S+) died unexpectedly", "died unexpectedly"),
+        (r"Worker failed with error '?(.*?)'?, please check the stack trace above", "please check the stack trace")],
+       10, wrapper=True),
+    _S("sglang.child_failed", [(r"Received sigquit from a child process", "Received sigquit")], 10, wrapper=True),
     # pytest (rows 43-44).
-    _S("test.pytest_failed", (r"^(?:FAILED|ERROR) (\S+?)(?: - (.*))?$",), 12, wrapper=True),
+    _S("test.pytest_failed", [(r"^(?:FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", ("FAILED ", "ERROR "))], 12, wrapper=True),
     _S("test.pytest_timeout",
-       (r"^\+{5,} Timeout \+{5,}$", r"Timeout \(>([\d.]+)s\) from pytest-timeout\.",
-        r"Failed: Timeout >([\d.]+)s"), 48, "hang"),
+       [(r"^\+{5,} Timeout \+{5,}$", "+++++ Timeout +++++"), (r"Timeout \(>([\d.]+)s\) from pytest-timeout\.", "from pytest-timeout"),
+        (r"Failed: Timeout >([\d.]+)s", "Failed: Timeout >")], 48, "hang"),
     # Sanitizers (rows 45-47): precise reports of the faulting access, above the CUDA error.
     _S("sanitizer.memcheck",
-       (r"^========= Invalid __(global|shared|local)__ (read|write) of size (\d+)(?: bytes)?",
-        r"^=========     Address (0x[0-9a-f]+) is (out of bounds|misaligned)",
-        r"^========= Program hit (cuda\w+)"), 86),
+       [(r"^========= Invalid __(global|shared|local)__ (read|write) of size (\d+)(?: bytes)?", "========= Invalid __"),
+        (r"^=========     Address (0x[0-9a-f]+) is (out of bounds|misaligned)", "=========     Address "),
+        (r"^========= Program hit (cuda\w+)", "========= Program hit ")], 86),
     _S("sanitizer.racecheck",
-       (r"^========= (?:Error|WARN): Race reported between (Read|Write) access",), 86),
-    _S("sanitizer.initcheck", (r"Uninitialized __global__ memory read of size",), 85),
+       [(r"^========= (?:Error|WARN): Race reported between (Read|Write) access", "Race reported between")], 86),
+    _S("sanitizer.initcheck", [(r"Uninitialized __global__ memory read of size", "Uninitialized __global__")], 85),
     _S("sanitizer.summary",
-       (r"^========= ERROR SUMMARY: ([1-9]\d*) errors?",
-        r"^========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)"), 30),
-    _S("sanitizer.asan", (r"^==(\d+)==ERROR: AddressSanitizer: ([\w-]+)", r"^SUMMARY: AddressSanitizer: "), 86),
-    _S("sanitizer.tsan", (r"^WARNING: ThreadSanitizer: (data race|[\w -]+)",), 86),
-    _S("sanitizer.ubsan", (r"\S:\d+:\d+: runtime error: ",), 66),
+       [(r"^========= ERROR SUMMARY: ([1-9]\d*) errors?", "ERROR SUMMARY: "),
+        (r"^========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "RACECHECK SUMMARY: ")],
+       30),
+    _S("sanitizer.asan", [(r"^==(\d+)==ERROR: AddressSanitizer: ([\w-]+)", "ERROR: AddressSanitizer: "),
+                          (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: AddressSanitizer: ")], 86),
+    _S("sanitizer.tsan", [(r"^WARNING: ThreadSanitizer: (data race|[\w -]+)", "WARNING: ThreadSanitizer: ")], 86),
+    _S("sanitizer.ubsan", [(r"\S:\d+:\d+: runtime error: ", ": runtime error: ")], 66),
     # Numerics (rows 48-49).
-    _S("numeric.nan_anomaly", (r"Function '(\w+)' returned nan values in its (\d+)th output\.",), 50),
-    _S("numeric.nan_stats", (r"^[ \t]*(?:min=\S+ max=\S+ mean=\S+ )?nan_count=([1-9]\d*)",
-                             r"\binf_count=([1-9]\d*)"), 28),
+    _S("numeric.nan_anomaly", [(r"Function '(\w+)' returned nan values in its (\d+)th output\.", "returned nan values")], 50),
+    _S("numeric.nan_stats", [(r"^[ \t]*(?:min=\S+ max=\S+ mean=\S+ )?nan_count=([1-9]\d*)", "nan_count="),
+                             (r"\binf_count=([1-9]\d*)", "inf_count=")], 28),
 )
 del _S
-
-_NEEDLES = {'gpu.illegal_address': [(' error: an illegal memory access was encountered',), ("Cuda failure 'an illegal memory access",)], 'gpu.device_assert': [(' error: device-side assert triggered',)], 'gpu.device_assert.site': [('], thread: [',)], 'gpu.misaligned': [(' error: misaligned address',)], 'gpu.launch_failure': [(' error: unspecified launch failure',)], 'gpu.illegal_instruction': [(' error: an illegal instruction was encountered',)], 'gpu.launch_timeout': [('the launch timed out and was terminated',)], 'build.no_kernel_image': [('no kernel image is available',)], 'build.hip_no_binary': [('hipErrorNoBinaryForGpu',)], 'gpu.graph_capture': [('operation not permitted when stream is capturing',)], 'gpu.error_name': [('Search for `',)], 'gpu.async_hint': [('CUDA kernel errors might be asynchronously',)], 'oom.torch_cuda': [('CUDA out of memory.',)], 'oom.torch_hip': [('HIP out of memory.',)], 'oom.exception_type': [('OutOfMemoryError',)], 'oom.runtime': [(' error: out of memory',)], 'oom.vllm_kv': [('No available memory for the cache blocks',)], 'oom.host_killer': [(': Killed process ',)], 'rocm.memory_fault': [('Memory access fault by GPU node-',)], 'rocm.hw_exception': [('HW Exception by GPU node-',)], 'rocm.queue_abort': [('HSA_STATUS_',)], 'nccl.watchdog_timeout': [('Watchdog caught collective operation timeout',)], 'nccl.watchdog_stuck': [('watchdog got stuck for',)], 'nccl.teardown': [('Some NCCL operations have failed',), ('Process group watchdog thread terminated with exception',)], 'nccl.error': [('NCCL error in: ',)], 'nccl.result_text': [('unhandled cuda error',), ('unhandled system error',), ('remote process exited or there was a network error',), ('internal error - please report',)], 'nccl.warn': [('NCCL WARN ',)], 'triton.out_of_resources': [('out of resource: ',)], 'triton.driver_error': [('Triton Error [CUDA]: ',)], 'kernel.xid': [('NVRM: Xid (',)], 'kernel.hung_task': [('INFO: task ',)], 'kernel.segfault': [(']: segfault at ',)], 'kernel.amdgpu_ring_timeout': [('amdgpu_job_timedout',)], 'kernel.amdgpu_page_fault': [('page fault (src_id:',)], 'py.traceback': [('Error', 'Exception', 'Exit', 'Interrupt'), ('Error', 'Exception', 'Exit', 'Interrupt')], 'py.fatal': [('Fatal Python error: ',)], 'py.faulthandler_timeout': [('Timeout (',)], 'cpp.terminate': [('terminate called after throwing',)], 'shell.signal': [('Segmentation fault', 'Aborted', 'Killed', 'Bus error', 'Floating point exception', 'Illegal instruction'), ('IOT instruction',), ('zsh: ',)], 'gpu.coredump_written': [('coredump: Detected',), ('coredump: Writing ELF',)], 'vllm.engine_init': [('See root cause above',)], 'vllm.engine_dead': [('EngineCore encountered an issue',)], 'test.pytest_failed': [('FAILED ', 'ERROR ')], 'test.pytest_timeout': [('+++++ Timeout +++++',), ('from pytest-timeout',), ('Failed: Timeout >',)], 'sanitizer.memcheck': [('========= Invalid __',), ('=========     Address ',), ('========= Program hit ',)], 'sanitizer.racecheck': [('Race reported between',)], 'sanitizer.initcheck': [('Uninitialized __global__',)], 'sanitizer.summary': [('ERROR SUMMARY: ',), ('RACECHECK SUMMARY: ',)], 'sanitizer.asan': [('ERROR: AddressSanitizer: ',), ('SUMMARY: AddressSanitizer: ',)], 'sanitizer.tsan': [('WARNING: ThreadSanitizer: ',)], 'sanitizer.ubsan': [(': runtime error: ',)], 'numeric.nan_anomaly': [('returned nan values',)], 'numeric.nan_stats': [('nan_count=',), ('inf_count=',)]}
-BUILTIN = tuple(Signature(**{**sig.__dict__, "needles": tuple(_NEEDLES[sig.name])}) for sig in BUILTIN)
 assert all(len(sig.needles) == len(sig.patterns) for sig in BUILTIN)
 CATEGORY_NAMES = tuple(s.name for s in BUILTIN)
-
-_TRACEBACK_HEADER = re.compile(r"^" + _PREFIX + r"Traceback \(most recent call last\):", re.MULTILINE)
-_WRAPPER_TEXT = re.compile(
-    r"See root cause above|See stack trace \(above\)|Process group watchdog thread terminated"
-)
+_BY_NAME = {s.name: s for s in BUILTIN}
 
 
-class _Lines:
-    """Offset -> 1-based line number and line text, without splitting a huge string."""
+# --- the scanning engine ----------------------------------------------------------------------
+#
+# Cost model (measured on 100 MB): a bytes.find pass ~20 ms, splitting into lines ~0.4 s, a Python
+# loop ~0.1 us per line. Big logs are repetitive (training steps, progress bars, NCCL INFO chatter),
+# so lines are first grouped by a key (the line without its digits and hex letters, so counters,
+# timestamps and pointers collapse); the needles are looked up in one representative line per
+# group, and only groups whose representative holds a needle are expanded back to their lines,
+# where the regexes run one line at a time. A log without repetition is scanned directly, one
+# bytes.find pass per needle. Regexes never see more than one line (or a window of a giant line).
 
-    def __init__(self, text: str):
-        self.text = text
-        self.starts = [0]
-        find = text.find
-        pos = find("\n")
+_KEY_DELETE = b"0123456789abcdefABCDEF"
+_DEDUPE_MIN_LINES = 20_000
+_LAZY_NEEDLES = {"E   ", "E\t"}  # looked up only when needed (see _pytest_output)
+_MAX_HITS = 2000  # per pattern: enough to rank; bounded work on logs that repeat one failure
+_MAX_MEMBERS = 20_000  # lines of one group looked at
+_PARALLEL_MIN_TEXT = 24 << 20
+_LONG_LINE = 65536  # longer lines are looked at through windows around the needle
+_WINDOW = 4096
+_TRACEBACK_SPAN = 2000  # lines after a "Traceback" header in which its exception line is looked for
+# Big texts: a needle is looked up among the lines holding its hub (a short literal it contains),
+# found with one pass, instead of with a pass of its own; a hub on too many lines is not used.
+_HUBS = ("rror", "RROR", "ault", "xception", "imeout", "STATUS", "CUDA", "NCCL", "bort", "ncounter", "emory",
+         "nval", "ddress", "fail", "atchdog", "eceived", "=====", "llegal", "esource")
+_HUB_MIN_TEXT = 8 << 20
+_HUB_MAX_LINES = 50_000
+
+
+_HUB_MIN_NEEDLES = 4  # a hub pass (short literal: ~3x slower than a long needle's) must save more
+
+
+def _hub_for(needle: str) -> str | None:
+    return _HUB_OF.get(needle)
+
+
+def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
+    first: dict[str, str] = {}
+    for n in dict.fromkeys(needles):
+        for h in _HUBS:
+            if h in n:
+                first[n] = h
+                break
+    counts: dict[str, int] = {}
+    for h in first.values():
+        counts[h] = counts.get(h, 0) + 1
+    return {n: h for n, h in first.items() if counts[h] >= _HUB_MIN_NEEDLES}
+
+
+class _Text:
+    """A log as bytes lines, grouped for needle lookup, decoded lazily line by line."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.lines = data.split(b"\n")
+        n = len(self.lines)
+        self.keys: list[bytes] | None = None
+        reps: Sequence[int] = range(n)
+        if n >= _DEDUPE_MIN_LINES and self._repetitive():
+            keys = list(map(bytes.translate, self.lines, itertools.repeat(None), itertools.repeat(_KEY_DELETE)))
+            first = dict(zip(reversed(keys), range(n - 1, -1, -1)))
+            if len(first) <= n // 2:
+                self.keys = keys
+                reps = sorted(first.values())
+        self.reps = reps
+        if self.keys is None:
+            self.rep_text = data
+            lens = map(len, self.lines)
+        else:
+            self.rep_text = b"\n".join([self.lines[i] for i in reps])
+            lens = (len(self.lines[i]) for i in reps)
+        self.rep_starts = list(itertools.accumulate(map((1).__add__, lens), initial=0))
+        self._groups: dict[bytes, list[int]] | None = None
+        self._decoded: dict[int, str] = {}
+        self._needle_reps: dict[str, list[tuple[int, int]]] = {}
+        self._full: str | None = None
+        self._hubs: dict[str, tuple[bytes, list[int], list[int]] | None | bool] = {}
+
+    def _repetitive(self) -> bool:
+        """Grouping pays only when lines repeat; judge from an evenly spread sample of lines."""
+        lines = self.lines
+        step = max(1, len(lines) // 4000)
+        sample = [ln.translate(None, _KEY_DELETE) for ln in lines[::step]]
+        return len(set(sample)) <= len(sample) // 2
+
+    def _hub(self, hub: str) -> tuple[bytes, list[int], list[int]] | None | bool:
+        """The representative lines holding ``hub``, joined: (text, starts, rep index per line).
+        None: the hub is absent. False: it is everywhere, look needles up in the full text."""
+        if hub in self._hubs:
+            return self._hubs[hub]
+        hb = hub.encode()
+        text, starts = self.rep_text, self.rep_starts
+        reps: list[int] = []
+        pos = text.find(hb)
+        result: tuple[bytes, list[int], list[int]] | None | bool = None
         while pos != -1:
-            self.starts.append(pos + 1)
-            pos = find("\n", pos + 1)
+            if len(reps) >= _HUB_MAX_LINES:
+                result = False
+                break
+            r = bisect.bisect_right(starts, pos) - 1
+            reps.append(r)
+            pos = text.find(hb, starts[r + 1])
+        else:
+            if reps:
+                parts = [text[starts[r]:starts[r + 1] - 1] for r in reps]
+                hstarts = list(itertools.accumulate(map((1).__add__, map(len, parts)), initial=0))
+                result = (b"\n".join(parts), hstarts, reps)
+        self._hubs[hub] = result
+        return result
 
-    def locate(self, offset: int) -> tuple[int, str]:
-        i = bisect.bisect_right(self.starts, offset) - 1
-        start = self.starts[i]
-        end = self.text.find("\n", start)
-        line = self.text[start:] if end == -1 else self.text[start:end]
-        return i + 1, line.rstrip("\r")
+    # --- needles -> lines ---
+    def prefetch(self, needles: Sequence[str]) -> None:
+        """Look all ``needles`` up. On a big text that did not group (no repetition) this is one
+        pass per needle over tens of megabytes: share the passes with a forked child (2 cores halve
+        it). The child only runs bytes.find and pickles the positions back."""
+        todo = [n for n in dict.fromkeys(needles) if n not in self._needle_reps]
+        if (len(self.rep_text) >= _PARALLEL_MIN_TEXT and len(todo) > 8 and hasattr(os, "fork")
+                and (os.cpu_count() or 1) > 1 and threading.active_count() == 1):
+            import pickle
+
+            theirs, mine = todo[::2], todo[1::2]
+            try:
+                rfd, wfd = os.pipe()
+                pid = os.fork()
+            except OSError:
+                pid = -1
+            if pid == 0:  # child: look up its half, send it, leave without cleanup handlers
+                try:
+                    os.close(rfd)
+                    payload = pickle.dumps({n: self.needle_reps(n) for n in theirs})
+                    with os.fdopen(wfd, "wb") as f:
+                        f.write(payload)
+                finally:
+                    os._exit(0)
+            if pid > 0:
+                os.close(wfd)
+                for n in mine:
+                    self.needle_reps(n)
+                with os.fdopen(rfd, "rb") as f:
+                    payload = f.read()
+                os.waitpid(pid, 0)
+                try:
+                    got = pickle.loads(payload)
+                except Exception:  # the child died: do its half here
+                    got = {}
+                for n, v in got.items():
+                    self._needle_reps.setdefault(n, v)
+        for n in todo:
+            self.needle_reps(n)
+
+    def needle_reps(self, needle: str) -> list[tuple[int, int]]:
+        """(representative index, byte offset of the needle in that line) for each representative
+        line holding ``needle`` (first occurrence per line; giant lines: every occurrence)."""
+        got = self._needle_reps.get(needle)
+        if got is not None:
+            return got
+        nb = needle.encode("utf-8")
+        out: list[tuple[int, int]] = []
+        hub = _hub_for(needle) if len(self.rep_text) > _HUB_MIN_TEXT else None
+        sub = self._hub(hub) if hub else False
+        if sub is None:
+            self._needle_reps[needle] = out
+            return out
+        if sub is not False:
+            htext, hstarts, hreps = sub  # type: ignore[misc]
+            pos = htext.find(nb)
+            while pos != -1:
+                k = bisect.bisect_right(hstarts, pos) - 1
+                r = hreps[k]
+                out.append((r, pos - hstarts[k]))
+                pos = htext.find(nb, hstarts[k + 1])
+            self._needle_reps[needle] = out
+            return out
+        text, starts = self.rep_text, self.rep_starts
+        pos = text.find(nb)
+        while pos != -1 and len(out) < _MAX_MEMBERS:
+            r = bisect.bisect_right(starts, pos) - 1
+            out.append((r, pos - starts[r]))
+            line_len = starts[r + 1] - 1 - starts[r]
+            nxt = starts[r + 1] if line_len <= _LONG_LINE else pos + _WINDOW
+            pos = text.find(nb, max(nxt, pos + 1))
+        self._needle_reps[needle] = out
+        return out
+
+    def expand(self, rep_hits: Iterable[tuple[int, int]], needle: str) -> list[tuple[int, int]]:
+        """(line index, byte offset of the needle) of every line in the groups of ``rep_hits``."""
+        if self.keys is None:
+            return [(self.reps[r], off) for r, off in rep_hits]
+        groups = self._groups
+        assert groups is not None
+        nb = needle.encode("utf-8")
+        out: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for r, off in rep_hits:
+            idx = self.reps[r]
+            if len(self.lines[idx]) > _LONG_LINE:
+                out.append((idx, off))  # giant lines are never grouped together meaningfully
+                continue
+            for i in groups.get(self.keys[idx], (idx,)):
+                if i not in seen:
+                    seen.add(i)
+                    o = self.lines[i].find(nb)
+                    if o != -1:
+                        out.append((i, o))
+        out.sort()
+        return out
+
+    def prepare_groups(self, rep_indices: Iterable[int]) -> None:
+        """One pass over all lines collecting the members of the groups that matter (capped)."""
+        if self.keys is None:
+            return
+        wanted = {self.keys[self.reps[r]] for r in rep_indices}
+        if self._groups is not None:
+            wanted -= set(self._groups)
+        groups = self._groups if self._groups is not None else {}
+        if wanted:
+            for k in wanted:
+                groups[k] = []
+            for i, k in enumerate(self.keys):
+                if k in wanted:
+                    g = groups[k]
+                    if len(g) < _MAX_MEMBERS:
+                        g.append(i)
+        self._groups = groups
+
+    # --- decoding ---
+    def line(self, i: int) -> str:
+        s = self._decoded.get(i)
+        if s is None:
+            raw = self.lines[i]
+            if len(raw) > _LONG_LINE:
+                raw = raw[:_LONG_LINE]
+            s = self._decoded[i] = raw.decode("utf-8", "replace").rstrip("\r")
+        return s
+
+    def window(self, i: int, off: int) -> tuple[str, int]:
+        """Text to run a regex on for line ``i`` around byte ``off``, and its byte start."""
+        raw = self.lines[i]
+        if len(raw) <= _LONG_LINE:
+            return self.line(i), 0
+        start = max(0, off - _WINDOW)
+        return raw[start:off + _WINDOW].decode("utf-8", "replace"), start
+
+    def display(self, i: int, off: int = 0) -> str:
+        raw = self.lines[i]
+        if len(raw) > 4096:
+            raw = raw[max(0, off - 2048):off + 2048]
+        return raw.decode("utf-8", "replace").rstrip("\r")
+
+    def full_text(self) -> str:
+        if self._full is None:
+            self._full = self.data.decode("utf-8", "replace")
+        return self._full
 
 
 @dataclass
@@ -312,94 +815,269 @@ class _Hit:
     name: str
     sig: Signature
     rank: int
-    offset: int
+    line: int  # 0-based line index
+    col: int  # byte offset within the line, for ordering and display
     groups: tuple
 
 
-def _needle_lines(text: str, needles: Sequence[str]) -> list[tuple[int, int]]:
-    """(start, end) of every line containing one of ``needles``, in order, without duplicates."""
-    spans = set()
-    for n in needles:
-        pos = text.find(n)
-        while pos != -1:
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            end = len(text) if end == -1 else end
-            spans.add((start, end))
-            pos = text.find(n, end)
-    return sorted(spans)
+def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
+    if m.end() == m.start():
+        return  # an empty user pattern would otherwise match everywhere
+    name, rank = sig.resolve(m) if sig.resolve else (sig.name, sig.rank)
+    if sig.name == "py.traceback" and sig.source == "builtin" and _WRAPPER_TEXT.search(m.group("msg") or ""):
+        rank = min(rank, 11)  # a Python exception that only re-raises an earlier failure
+    hits.append(_Hit(name, sig, rank, line, col, m.groups()))
 
 
-def _finditer(rx: re.Pattern[str], text: str, needles) -> Iterable[re.Match[str]]:
-    if needles is None:
-        yield from rx.finditer(text)
+def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
+    for idx, rx in enumerate(sig.compiled()):
+        needles = sig.needles[idx] if idx < len(sig.needles) else ()
+        if sig.name == "py.traceback" and idx == 0:
+            _scan_tracebacks(t, rx, sig, hits)
+            continue
+        if sig.name == "py.traceback" and idx == 1 and not _pytest_output(t):
+            continue
+        cands: list[tuple[int, int]] = []
+        for n in needles:
+            reps = t.needle_reps(n)
+            if reps:
+                t.prepare_groups(r for r, _ in reps)
+                cands.extend(t.expand(reps, n))
+        if len(needles) > 1:
+            cands = sorted(set(cands))
+        found = 0
+        last = None
+        for i, off in cands:
+            if i == last and len(t.lines[i]) <= _LONG_LINE:
+                continue  # one pass over a line is enough for every needle it holds
+            last = i
+            s, base = t.window(i, off)
+            for m in rx.finditer(s):
+                _add(hits, sig, m, i, base + m.start())
+                found += 1
+            if found >= _MAX_HITS:
+                break
+
+
+def _pytest_output(t: _Text) -> bool:
+    """pytest's "E   ValueError" lines are looked for only in pytest output (cheaper, and "E  "
+    is too common a literal to look for in every log)."""
+    return any(t.needle_reps(n) for n in ("FAILED ", "ERROR ", " FAILURES ", "short test summary"))
+
+
+def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> None:
+    """A bare "XError: msg" line is an exception only when it ends a traceback: the first such line
+    after each "Traceback (most recent call last)" header (frames are indented, so the first
+    unindented exception line is the one raised), never anywhere in the log."""
+    reps = t.needle_reps(_TRACEBACK_HEADER_TEXT)
+    if not reps:
         return
-    for start, end in _needle_lines(text, needles):
-        # pos/endpos keep offsets absolute; "^" and "$" still match at line boundaries.
-        yield from rx.finditer(text, start, end)
+    t.prepare_groups(r for r, _ in reps)
+    headers = [i for i, _ in t.expand(reps, _TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
+    n = len(t.lines)
+    for k, h in enumerate(headers):
+        stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
+        for j in range(h + 1, stop):
+            if len(t.lines[j]) > _LONG_LINE:
+                continue
+            m = rx.match(t.line(j))
+            if m:
+                _add(hits, sig, m, j, m.start())
+                # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
+                # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
+                if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
+                    for k2 in range(j + 1, min(j + 4, stop)):
+                        m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
+                        if m2:
+                            _add(hits, sig, m2, k2, m2.start())
+                            break
+                break
 
 
-def _hits(text: str, sigs: Sequence[Signature]) -> list[_Hit]:
-    hits: list[_Hit] = []
-    header_offsets: list[int] | None = None
-    for sig in sigs:
-        for idx, rx in enumerate(sig.compiled()):
-            needles = sig.needles[idx] if idx < len(sig.needles) else None
-            for m in _finditer(rx, text, needles):
-                if m.end() == m.start():
-                    continue  # an empty user pattern would otherwise match everywhere
-                name, rank = (sig.resolve(m) if sig.resolve else (sig.name, sig.rank))
-                if sig.name == "py.traceback" and sig.source == "builtin":
-                    if idx == 0:
-                        # A bare "XError: msg" line is only an exception if a traceback header
-                        # came before it; otherwise log lines like "ValueError: ..." would fire.
-                        if header_offsets is None:
-                            header_offsets = [h.start() for h in _TRACEBACK_HEADER.finditer(text)]
-                        if not header_offsets or header_offsets[0] > m.start():
-                            continue
-                    # A Python exception that only re-raises an earlier failure ("...See root
-                    # cause above") is itself a wrapper.
-                    if _WRAPPER_TEXT.search(m.group("msg") or ""):
-                        rank = 11
-                hits.append(_Hit(name, sig, rank, m.start(), m.groups()))
-    return hits
+# --- user patterns under a time budget ---------------------------------------------------------
 
+USER_PATTERN_BUDGET = 1.0  # seconds per user pattern per classification
+
+
+class _Slow(Exception):
+    pass
+
+
+def _alarm_usable() -> bool:
+    if threading.current_thread() is not threading.main_thread() or not hasattr(_signal, "setitimer"):
+        return False
+    try:
+        handler = _signal.getsignal(_signal.SIGALRM)
+        delay, _ = _signal.getitimer(_signal.ITIMER_REAL)
+    except (ValueError, OSError):
+        return False
+    # Someone else (pytest-timeout's signal method, the application) owns SIGALRM: leave it alone.
+    return handler in (_signal.SIG_DFL, _signal.SIG_IGN, None) and delay == 0.0
+
+
+def _on_alarm(signum, frame):
+    raise _Slow()
+
+
+def _user_matches_alarm(rx: re.Pattern[str], text: str, budget: float) -> list[tuple[int, int, tuple]] | None:
+    """Run in this process; SRE checks for signals while it backtracks, so SIGALRM interrupts it."""
+    old = _signal.signal(_signal.SIGALRM, _on_alarm)
+    try:
+        _signal.setitimer(_signal.ITIMER_REAL, budget)
+        out = [(m.start(), m.end(), m.groups()) for m in itertools.islice(rx.finditer(text), _MAX_HITS)]
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        return out
+    except _Slow:
+        return None
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _signal.signal(_signal.SIGALRM, old)
+
+
+_WORKER = (
+    "import itertools,json,re,sys\n"
+    "p,f,n=json.loads(sys.stdin.readline())\n"
+    "t=sys.stdin.read()\n"
+    "rx=re.compile(p,f)\n"
+    "out=[(m.start(),m.end(),m.groups()) for m in itertools.islice(rx.finditer(t),n)]\n"
+    "sys.stdout.write(json.dumps(out))\n"
+)
+
+
+def _user_matches_subprocess(rx: re.Pattern[str], text: str, budget: float) -> list[tuple[int, int, tuple]] | None:
+    """Off the main thread (or with SIGALRM taken) a regex cannot be interrupted in-process: run it
+    in a child that is killed when the budget runs out. Offsets are in characters, as here."""
+    header = json.dumps([rx.pattern, rx.flags & ~re.UNICODE, _MAX_HITS]) + "\n"
+    try:
+        p = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WORKER], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return []
+    try:
+        out, _ = p.communicate((header + text).encode("utf-8", "surrogatepass"), timeout=budget + 0.5)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, _signal.SIGKILL)
+        except OSError:
+            pass
+        p.communicate()
+        return None
+    except OSError:
+        return []
+    try:
+        return [(s, e, tuple(g)) for s, e, g in json.loads(out.decode("utf-8") or "[]")]
+    except (ValueError, TypeError):
+        return []
+
+
+class _UserMatch:
+    """Enough of re.Match for _Hit: start(), end(), groups() of a match found under the budget."""
+
+    __slots__ = ("_s", "_e", "_g")
+
+    def __init__(self, s: int, e: int, g: tuple):
+        self._s, self._e, self._g = s, e, g
+
+    def start(self) -> int:
+        return self._s
+
+    def end(self) -> int:
+        return self._e
+
+    def groups(self) -> tuple:
+        return self._g
+
+
+def _scan_user(t: _Text, sig: Signature, hits: list[_Hit], warnings: list[str], budget: float) -> None:
+    text = t.full_text()
+    for rx in sig.compiled():
+        found = (_user_matches_alarm(rx, text, budget) if _alarm_usable()
+                 else _user_matches_subprocess(rx, text, budget))
+        if found is None:
+            warnings.append(f"user signature {sig.name!r} ({sig.source}) took over {budget:g}s on this output "
+                            f"and was skipped: its pattern {rx.pattern!r} backtracks too much; "
+                            "simplify it (avoid nested quantifiers such as (a+)+)")
+            continue
+        line, prev = 0, 0
+        for s, e, g in sorted(found):
+            line += text.count("\n", prev, s)
+            prev = s
+            col = s - (text.rfind("\n", 0, s) + 1)
+            _add(hits, sig, _UserMatch(s, e, g), line, col)
+
+
+# --- classification ---------------------------------------------------------------------------
 
 def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = None,
-                  *, max_key_lines: int = 8) -> Match | None:
+                  *, max_key_lines: int = 8, warnings: list[str] | None = None,
+                  budget: float | None = None) -> Match | None:
     """Return the most causal signature match in ``text`` (None if nothing matched).
 
     ``signatures`` defaults to the built-in catalog; pass ``all_signatures(config)`` to include the
-    user's. Never raises on odd input (bytes are decoded with replacement characters).
+    user's. Never raises on odd input (bytes are decoded with replacement characters). A user
+    pattern that needs more than ``budget`` seconds (default USER_PATTERN_BUDGET) is skipped and
+    named in ``warnings`` (a list the caller passes) and in the returned Match's ``warnings``.
     """
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", errors="replace")
-    if not text:
+    if isinstance(text, str):
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        data = bytes(text)
+    if not data:
         return None
     sigs = list(BUILTIN if signatures is None else signatures)
-    hits = _hits(text, sigs)
+    t = _Text(data)
+    builtin = [s for s in sigs if s.source == "builtin"]
+    # Needle phase first, so the groups to expand are collected in a single pass over the lines.
+    wanted = [n for sig in builtin for needles in sig.needles for n in needles if n not in _LAZY_NEEDLES]
+    t.prefetch(wanted)
+    rep_hits: list[int] = []
+    for n in wanted:
+        rep_hits.extend(r for r, _ in t.needle_reps(n))
+    t.prepare_groups(rep_hits)
+    hits: list[_Hit] = []
+    notes: list[str] = []
+    for sig in sigs:
+        if sig.source == "builtin":
+            _scan_builtin(t, sig, hits)
+        else:
+            _scan_user(t, sig, hits, notes, USER_PATTERN_BUDGET if budget is None else budget)
+    if warnings is not None:
+        warnings.extend(notes)
     if not hits:
         return None
     # Highest rank wins; on a tie the earliest line wins (causes print before consequences);
     # user signatures win ties against built-ins because the user asked for them.
-    hits.sort(key=lambda h: (-h.rank, h.sig.source == "builtin", h.offset))
+    hits.sort(key=lambda h: (-h.rank, h.sig.source == "builtin", h.line, h.col))
     best = hits[0]
-    lines = _Lines(text)
-    line_no, line = lines.locate(best.offset)
-    key: list[tuple[int, str]] = [(line_no, line)]
-    seen_lines = {line_no}
     others: list[str] = []
+    key: list[tuple[int, str]] = [(best.line + 1, t.display(best.line, best.col))]
+    seen_lines = {best.line}
     for h in hits[1:]:
         if h.name != best.name and h.name not in others:
             others.append(h.name)
-        if len(key) < max_key_lines:
-            n, t = lines.locate(h.offset)
-            if n not in seen_lines:
-                seen_lines.add(n)
-                key.append((n, t))
-    return Match(name=best.name, signature=best.sig.name, rank=best.rank, line_no=line_no,
-                 line=line, outcome=best.sig.outcome, groups=tuple(best.groups),
-                 key_lines=key, others=others)
+        if len(key) < max_key_lines and h.line not in seen_lines:
+            seen_lines.add(h.line)
+            key.append((h.line + 1, t.display(h.line, h.col)))
+    return Match(name=best.name, signature=best.sig.name, rank=best.rank, line_no=best.line + 1,
+                 line=key[0][1], outcome=best.sig.outcome, groups=tuple(best.groups),
+                 key_lines=key, others=others, warnings=notes)
+
+
+_HUB_OF = _assign_hubs(n for sig in BUILTIN for needles in sig.needles for n in needles)
+
+
+def describe(name: str) -> Signature | None:
+    """The catalog entry a reported name comes from ("gpu.error:cudaErrorX" -> gpu.error_name)."""
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    for prefix, entry in (("py.traceback:", "py.traceback"), ("kernel.xid", "kernel.xid"),
+                          ("rocm.", "rocm.wave_stop"), ("gpu.error:", "gpu.error_name"),
+                          ("elastic.rank_killed:", "elastic.rank_killed"), ("gdb.signal:", "gdb.signal"),
+                          ("cublas:", "blas.status"), ("hipblas", "blas.status"), ("rocblas:", "blas.status"),
+                          ("cudnn:", "cudnn.status"), ("miopen:", "miopen.status"), ("gpu.exception", "cuda.exception")):
+        if name.startswith(prefix):
+            return _BY_NAME.get(entry)
+    return None
 
 
 # --- user signatures in .dbglog/config.toml ---------------------------------------------------
@@ -499,7 +1177,16 @@ def all_signatures(config_path: str | Path | None = None) -> list[Signature]:
 
 _API_CALL = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] (SGLang Kernel|FlashInfer) API Call: (.+?)\s*$")
 _API_DONE = re.compile(r"^(Output:|Output value:)\s*$")
-_API_EXC = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] SGLang Kernel API Exception: (\S+) \((\w+): (.*)\)\s*$")
+# "%s SGLang Kernel API Exception: %s (%s: %s)" with the exception's str(), which for torch errors
+# spans several lines ("CUDA error: ...\nCUDA kernel errors might be ...\n...)"): the first line
+# has no closing parenthesis. Older/abridged logs print the name alone.
+_API_EXC = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] SGLang Kernel API Exception: (\S+)"
+                      r"(?: \(([\w.]+): ?(.*?))?\s*$")
+_API_ARG = re.compile(r"^  (arg\[\d+\]|[A-Za-z_]\w*)(?:=|:\s*$)(.*)$")
+_API_SHAPE = re.compile(r"shape=(\([^)]*\))")
+_API_DTYPE = re.compile(r"dtype=(torch\.\w+)")
+_API_DEVICE = re.compile(r"device=([\w:]+)")
+_API_DUMP = re.compile(r"^(?:Dumped inputs to|Inputs dumped to|Outputs dumped to|Dumped outputs to):\s*(\S.*?)\s*$")
 
 
 @dataclass
@@ -514,9 +1201,20 @@ class ApiBoundary:
     exception: str | None = None
     calls: int = 0
     source: str | None = None
+    inputs: list[dict] = field(default_factory=list)  # level >= 3: [{"arg", "shape", "dtype", "device"}]
+    dump_dir: str | None = None  # level 10: where the call's inputs were saved
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["inputs"] = [dict(i) for i in self.inputs]
+        return d
+
+
+def _close_exception(call: dict, lines: list[str]) -> None:
+    msg = " ".join(x.strip() for x in lines if x.strip())
+    if msg.endswith(")"):
+        msg = msg[:-1].rstrip()
+    call["exc"] = f"{call['exc_type']}: {msg}" if call.get("exc_type") else (msg or None)
 
 
 def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBoundary | None:
@@ -525,29 +1223,77 @@ def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBou
     "API Call" is written before the kernel runs and "Output:"/"Output value:" only after a
     successful return, so the last call without a completion marker is where the process was
     when it died (host side; CUDA errors are asynchronous, so the faulting kernel may be earlier).
-    Returns the last call with its status when every call finished, None when there is no call.
+    An "API Exception" line (whose message may run over several lines) closes the call with status
+    "exception". Returns the last call with its status when every call finished, None when there
+    is no call.
     """
     if isinstance(text, (bytes, bytearray)):
+        if b" API Call: " not in text:
+            return None  # the common case, decided without decoding megabytes
         text = bytes(text).decode("utf-8", errors="replace")
+    if " API Call: " not in text:
+        return None
     calls: list[dict] = []
     markers_seen = False
+    exc_lines: list[str] | None = None  # continuation lines of a multi-line exception message
+    arg: dict | None = None
     for no, raw in enumerate(text.splitlines(), 1):
+        if exc_lines is not None:
+            if _API_CALL.match(raw) or raw.startswith("====") or len(exc_lines) >= 40:
+                _close_exception(calls[-1], exc_lines)
+                exc_lines = None
+            else:
+                exc_lines.append(raw)
+                if raw.rstrip().endswith(")"):
+                    _close_exception(calls[-1], exc_lines)
+                    exc_lines = None
+                continue
         m = _API_CALL.match(raw)
         if m:
             calls.append({"ts": m.group(1), "fw": m.group(2), "name": m.group(3), "line": no,
-                          "status": "in_flight", "exc": None})
+                          "status": "in_flight", "exc": None, "inputs": [], "dump": None})
+            arg = None
             continue
         if not calls:
             continue
+        call = calls[-1]
         if _API_DONE.match(raw):
             markers_seen = True
-            calls[-1]["status"] = "completed"
+            call["status"] = "completed"
+            arg = None
             continue
         m = _API_EXC.match(raw)
         if m:
             markers_seen = True
-            calls[-1]["status"] = "exception"
-            calls[-1]["exc"] = f"{m.group(3)}: {m.group(4)}"
+            call["status"] = "exception"
+            call["exc_type"] = m.group(3)
+            first = m.group(4) or ""
+            if m.group(3) is None:
+                call["exc"] = None
+            elif first.endswith(")"):
+                _close_exception(call, [first])
+            else:
+                exc_lines = [first]
+            continue
+        m = _API_DUMP.match(raw)
+        if m:
+            call["dump"] = m.group(1)
+            continue
+        if call["status"] != "in_flight":
+            continue  # the return value's tensors are not inputs
+        m = _API_ARG.match(raw)
+        if m:
+            arg = {"arg": m.group(1), "shape": None, "dtype": None, "device": None}
+            call["inputs"].append(arg)
+            raw = m.group(2)
+        if arg is not None:
+            for key, rx in (("shape", _API_SHAPE), ("dtype", _API_DTYPE), ("device", _API_DEVICE)):
+                if arg[key] is None:
+                    mm = rx.search(raw)
+                    if mm:
+                        arg[key] = mm.group(1).replace(" ", "") if key == "shape" else mm.group(1)
+    if exc_lines is not None and calls:
+        _close_exception(calls[-1], exc_lines)
     if not calls:
         return None
     # Calls in one file (one process) are sequential, so only the last one can be in flight.
@@ -555,6 +1301,7 @@ def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBou
     status = chosen["status"]
     if status == "in_flight" and not markers_seen:
         status = "started"  # level 1 logs have no completion markers: only "last call started"
+    inputs = [a for a in chosen["inputs"] if a["shape"] or a["dtype"]]
     return ApiBoundary(framework=chosen["fw"], name=chosen["name"], timestamp=chosen["ts"],
                        line_no=chosen["line"], status=status, exception=chosen["exc"],
-                       calls=len(calls), source=source)
+                       calls=len(calls), source=source, inputs=inputs, dump_dir=chosen["dump"])

@@ -69,7 +69,7 @@ SAMPLES = {
     "triton.out_of_resources": (["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144, "
                                  "Hardware limit: 232448. Reducing block sizes or `num_stages` may help."],
                                 "triton.out_of_resources"),
-    "triton.driver_error": (["RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"],
+    "triton.driver_error": (["RuntimeError: Triton Error [CUDA]: device kernel image is invalid"],
                             "triton.driver_error"),
     "kernel.xid": (["[ 1234.5678] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."], "kernel.xid:79"),
     "kernel.hung_task": (["[ 3600.123] INFO: task python:4242 blocked for more than 120 seconds."], "kernel.hung_task"),
@@ -89,9 +89,43 @@ SAMPLES = {
     "cpp.terminate": (["terminate called after throwing an instance of 'c10::Error'", "  what():  invalid argument"],
                       "cpp.terminate"),
     "shell.signal": (["bash: line 1:  4242 Segmentation fault      (core dumped) python repro.py"], "shell.signal"),
-    "gpu.coredump_written": (["[01:02:03.456] coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS "
-                              "(14)", "[01:02:04.000] coredump: Writing ELF file to /tmp/cuda_coredump_h.42.0"],
-                             "gpu.coredump_written"),
+    "gpu.coredump_written": (["[01:02:04.000] coredump: Writing ELF file to /tmp/cuda_coredump_h.42.0",
+                              "[01:02:04.100] coredump: Writing done"], "gpu.coredump_written"),
+    "cuda.exception": (["[01:02:03.456] coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS "
+                        "(14)", "[01:02:04.000] coredump: Writing ELF file to /tmp/cuda_coredump_h.42.0"],
+                       "gpu.illegal_address"),
+    "gpu.ecc_error": (["RuntimeError: CUDA error: uncorrectable ECC error encountered"], "gpu.ecc_error"),
+    "gpu.launch_out_of_resources": (["RuntimeError: CUDA error: too many resources requested for launch"],
+                                    "gpu.launch_out_of_resources"),
+    "build.invalid_device_function": (["RuntimeError: HIP error: invalid device function"],
+                                      "build.invalid_device_function"),
+    "gpu.cuda_failure": (["node1:1234:5678 [0] NCCL INFO init.cc:1501 -> 1", "[rank7]: Last error:",
+                          "[rank7]: Cuda failure 1 'invalid argument'"], "gpu.cuda_failure"),
+    "rocm.wave_stop": (["wave_1: pc=0x7fd4f100d0e8 (stopped, reason: ASSERT_TRAP)", "Aborted (core dumped)"],
+                       "rocm.assert_trap"),
+    "blas.status": (["RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                     "opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, "
+                     "CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`"], "cublas:CUBLAS_STATUS_EXECUTION_FAILED"),
+    "cudnn.status": (["RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"], "cudnn:CUDNN_STATUS_EXECUTION_FAILED"),
+    "miopen.error": (["MIOpen Error: /MIOpen/src/ocl/convolutionocl.cpp:831: Forward Convolution cannot be executed "
+                      "due to incorrect params"], "miopen.error"),
+    "miopen.status": (["RuntimeError: miopenStatusUnknownError"], "miopen:miopenStatusUnknownError"),
+    "nccl.aborted": (["RuntimeError: NCCL communicator was aborted on rank 3."], "nccl.aborted"),
+    "triton.compilation_error": (["backend='inductor' raised:", "CompilationError: at 8:11:",
+                                  "def triton_poi_fused__to_copy_1(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):"],
+                                 "triton.compilation_error"),
+    "kernel.amdgpu_mes": (["[127037.563935] amdgpu 0000:c5:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE"],
+                          "kernel.amdgpu_mes"),
+    "elastic.rank_killed": (["  exitcode  : -9 (pid: 14750)", "  error_file: <N/A>",
+                             "  traceback : Signal 9 (SIGKILL) received by PID 14750"], "elastic.rank_killed:SIGKILL"),
+    "elastic.child_failed": (["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+                              "train.py FAILED"], "elastic.child_failed"),
+    "cpp.check_failed": (["F0525 12:35:32.850440 182776 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)"],
+                         "cpp.check_failed"),
+    "gdb.signal": (['Thread 1 "python3" received signal SIGSEGV, Segmentation fault.', "0x00007fb8000055ae in ?? ()"],
+                   "gdb.signal:SIGSEGV"),
+    "sglang.child_failed": (["[2025-02-21 22:59:28] Received sigquit from a child process. It usually means the child "
+                             "failed."], "sglang.child_failed"),
     "vllm.engine_init": (["RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"],
                          "vllm.engine_init"),
     "vllm.engine_dead": (["vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
@@ -345,3 +379,177 @@ def test_sample_through_real_subprocess(category, tmp_path, pid_dir):
     assert r.outcome == ("oom" if category.startswith("oom.") else "fail")
     assert r.exit_code == 1
     assert_none_alive(pid_dir)
+
+
+# --- field wordings, precedence, speed and safety (issue 12) ------------------------------------
+
+def test_older_and_newer_wordings_of_the_same_fault():
+    for line in ("Memory access fault by GPU node-2 on address (nil). Reason: unknown.",
+                 "Memory access fault by GPU node-9 (Agent handle: 0x32463c0) on address 0x1544",
+                 "Memory access fault by GPU node-2 (Agent handle: 0x3596e2c0) on address 0x7f9de440f000"
+                 "(may not be exact address). Reason: Write access to a read-only page.",
+                 "OFFLOAD ERROR: memory access fault by GPU 4 (agent 0x55555896f810) at virtual address "
+                 "0x7ffb61f02000. Reasons: Write access to a read-only page"):
+        assert S.classify_text(line + "\nAborted (core dumped)\n").name == "rocm.memory_fault", line
+    ecc = "Memory access fault by GPU node-4 (Agent handle: 0x5) on address 0x7f12. Reason: DRAM ECC failure.\n"
+    assert S.classify_text(ecc).rank == 94
+    for line in (":0:rocdevice.cpp :2672: 0696142325 us: 5999 : [tid:0x7f67] Device::callbackQueue aborting with error : "
+                 "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest "
+                 "legal address. code: 0x29",
+                 "rocdevice.cpp Callback: Queue 0x7fc220400000 aborting with error : HSA_STATUS_ERROR_EXCEPTION: An "
+                 "HSAIL operation resulted in a hardware exception. code: 0x1016"):
+        assert S.classify_text(line).name == "rocm.queue_abort"
+    assert S.classify_text("hip_code_object.cpp:92: guarantee(false && \"hipErrorNoBinaryForGpu: Coudn't find binary "
+                           "for current devices!\")").name == "build.hip_no_binary"
+    old_watchdog = ("[E ProcessGroupNCCL.cpp:566] [Rank 1] Watchdog caught collective operation timeout: "
+                    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1803304 milliseconds before timing out.")
+    assert S.classify_text(old_watchdog).name == "nccl.watchdog_timeout"
+
+
+def test_nccl_numeric_cuda_failure_and_cuda_gdb_name_the_fault():
+    text = ("node1:1:2 [0] enqueue.cc:1556 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'\n"
+            "Aborted (core dumped)\n")
+    assert S.classify_text(text).name == "gpu.illegal_address"
+    text = ("CUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7ff533bb91d0\n"
+            "Thread 1 \"python\" received signal CUDA_EXCEPTION_14, Warp Illegal Address.\n")
+    m = S.classify_text(text)
+    assert (m.name, m.line_no) == ("gpu.illegal_address", 1)
+    assert "gdb.signal" not in " ".join(m.others)
+
+
+def test_torchrun_sigkill_beats_child_failed_wrapper_and_oom_killer_beats_both():
+    child = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+             "  exitcode  : -9 (pid: 14750)\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n")
+    text = "Traceback (most recent call last):\n  File \"/bin/torchrun\", line 8, in <module>\n" + child
+    m = S.classify_text(text)
+    assert m.name == "elastic.rank_killed:SIGKILL" and "elastic.child_failed" in m.others
+    m = S.classify_text(text + "[1.0] Out of memory: Killed process 14750 (python) total-vm:1kB\n")
+    assert m.name == "oom.host_killer"
+
+
+def test_aborted_and_fatal_aborted_are_consequences():
+    text = "Fatal Python error: Aborted\n\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: x\n"
+    assert S.classify_text(text).name == "py.traceback:ValueError"
+    assert S.classify_text("Fatal Python error: Segmentation fault\n").rank > 60
+
+
+def test_vllm_and_k8s_prefixes_in_front_of_exceptions():
+    pre = "(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 [multiproc_executor.py:374] "
+    text = pre + "Traceback (most recent call last):\n" + pre + '  File "a.py", line 1, in f\n' + pre + "KeyError: 'w'\n"
+    assert S.classify_text(text).name == "py.traceback:KeyError"
+    k8s = "2025-07-25T07:53:08.21748708+08:00 stdout F "
+    text = k8s + "Traceback (most recent call last):\n" + k8s + "  File \"a.py\"\n" + k8s + "TypeError: bad\n"
+    assert S.classify_text(text).name == "py.traceback:TypeError"
+
+
+def test_giant_line_is_looked_at_through_a_window():
+    text = "x" * 3_000_000 + " RuntimeError: CUDA error: misaligned address " + "y" * 3_000_000 + "\n"
+    m = S.classify_text(text)
+    assert m.name == "gpu.misaligned" and m.line_no == 1 and len(m.line) <= 4200
+
+
+def test_repetitive_big_log_is_grouped_and_finds_late_distinct_lines():
+    noise = "".join(f"INFO step {i} loss 0.{i % 97:02d} addr 0x{i:08x}\n" for i in range(60_000))
+    xids = "".join(f"NVRM: Xid (PCI:0000:3b:00): 13, pid={i}, Graphics SM Warp Exception\n" for i in range(300))
+    text = noise + xids + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n" + noise
+    m = S.classify_text(text)
+    assert m.name == "kernel.xid:79" and m.line_no == 60_000 + 300 + 1
+    assert "kernel.xid:13" in m.others
+
+
+def test_twenty_megabytes_classify_quickly():
+    import time
+
+    block = ("INFO 11-21 09:12:03 [core.py:700] step 1 loss=0.1 lr=1e-4 throughput 123.4 tokens/s\n"
+             "node1:1234:5678 [0] NCCL INFO Channel 00/04 :    0   1   2   3\n")
+    text = (block * (20_000_000 // len(block))).encode() + b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    t = time.perf_counter()
+    m = S.classify_text(text)
+    assert m.name == "gpu.illegal_address"
+    assert time.perf_counter() - t < 3.0
+
+
+CATASTROPHIC = r"(a+)+$"
+
+
+def test_user_pattern_that_backtracks_is_skipped_and_named_main_thread(tmp_path):
+    import time
+
+    cfg = tmp_path / "config.toml"
+    S.add_user_signature(cfg, "my.slow", CATASTROPHIC, rank=90)
+    text = "a" * 40 + "b\nRuntimeError: CUDA error: misaligned address\n"
+    warnings = []
+    t = time.perf_counter()
+    m = S.classify_text(text, S.all_signatures(cfg), warnings=warnings, budget=0.3)
+    assert time.perf_counter() - t < 5
+    assert m.name == "gpu.misaligned"
+    assert warnings and "my.slow" in warnings[0] and CATASTROPHIC in warnings[0]
+    assert m.warnings == warnings
+
+
+def test_user_pattern_budget_off_the_main_thread(tmp_path):
+    import threading
+    import time
+
+    cfg = tmp_path / "config.toml"
+    S.add_user_signature(cfg, "my.slow", CATASTROPHIC, rank=90)
+    S.add_user_signature(cfg, "my.ok", r"KV cache corrupted at block (\d+)", rank=88)
+    text = "a" * 40 + "b\nKV cache corrupted at block 7\n"
+    out = {}
+
+    def work():
+        w = []
+        t = time.perf_counter()
+        out["m"] = S.classify_text(text, S.all_signatures(cfg), warnings=w, budget=0.5)
+        out["w"], out["t"] = w, time.perf_counter() - t
+
+    th = threading.Thread(target=work)
+    th.start()
+    th.join(30)
+    assert out["m"].name == "my.ok" and out["m"].line_no == 2
+    assert len(out["w"]) == 1 and "my.slow" in out["w"][0]
+    assert out["t"] < 10
+
+
+def test_user_pattern_with_sigalrm_taken_uses_a_child(tmp_path):
+    import signal
+
+    cfg = tmp_path / "config.toml"
+    S.add_user_signature(cfg, "my.slow", CATASTROPHIC, rank=90)
+    old = signal.signal(signal.SIGALRM, lambda *a: None)
+    try:
+        w = []
+        m = S.classify_text("a" * 40 + "b\n", S.all_signatures(cfg), warnings=w, budget=0.3)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert m is None and w and "my.slow" in w[0]
+
+
+SGLANG_MULTILINE_EXC = SGLANG_LOG + """\
+[2026-03-19 00:47:07] SGLang Kernel API Exception: sglang.quant_method.UnquantizedLinearMethod.apply (AcceleratorError: CUDA error: an illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+)
+"""
+
+
+def test_sglang_multiline_exception_is_not_in_flight():
+    b = S.parse_kernel_api_log(SGLANG_MULTILINE_EXC)
+    assert (b.name, b.status) == ("sglang.quant_method.UnquantizedLinearMethod.apply", "exception")
+    assert b.exception.startswith("AcceleratorError: CUDA error: an illegal memory access was encountered")
+    assert b.inputs == [{"arg": "arg[0]", "shape": "(1,1024)", "dtype": None, "device": None}]
+    abridged = SGLANG_LOG + "[2026-03-19 00:47:07] SGLang Kernel API Exception: sglang.x\n"
+    assert S.parse_kernel_api_log(abridged).status == "exception"
+
+
+def test_kernel_api_inputs_and_dump_dir():
+    log = ("[2026-03-19 00:47:06] FlashInfer API Call: BatchDecodeWithPagedKVCacheWrapper.run\n"
+           "Positional input arguments:\n  arg[0]:\n    Tensor(\n      shape=(4, 32, 128) dtype=torch.bfloat16 "
+           "device=cuda:0\n    )\n  arg[1]=Tensor(shape=(2,), dtype=torch.int64, device=cuda:0)\n"
+           "Inputs dumped to: /tmp/fi_dumps/20260319_004706_123_pid42_run_call0007\n")
+    b = S.parse_kernel_api_log(log)
+    assert b.status == "in_flight" or b.status == "started"
+    assert [(i["arg"], i["shape"], i["dtype"]) for i in b.inputs] == [
+        ("arg[0]", "(4,32,128)", "torch.bfloat16"), ("arg[1]", "(2,)", "torch.int64")]
+    assert b.dump_dir == "/tmp/fi_dumps/20260319_004706_123_pid42_run_call0007"
