@@ -847,8 +847,23 @@ class _Builder:
             ctx = "worked"
         before = len(self.attempts)
         free_lines: list[int] = []
-        for blk in n.blocks:
+        blocks = list(n.blocks)
+        k = 0
+        while k < len(blocks):
+            blk = blocks[k]
+            k += 1
             self.owned.extend(range(blk.start, blk.end))
+            if strong and blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
+                    and not _bold_attempt(self.lines[blk.start]):
+                # "❌ **Reloading the module:** `rmmod ...`" with its detail list right below.
+                idxs = list(range(blk.start, blk.end))
+                if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
+                    idxs += list(range(blocks[k].start, blocks[k].end))
+                    self.owned.extend(range(blocks[k].start, blocks[k].end))
+                    k += 1
+                first = self.lines[blk.start].strip()
+                self._attempt_from_item(first, idxs, ctx, n.text)
+                continue
             if strong and blk.kind == "list":
                 self.attempts_from_list(n, blk, ctx)
             elif strong and blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
@@ -987,10 +1002,11 @@ class _Builder:
 
     def _prose_attempt(self, n: Node, blk: Block, ctx: str | None) -> bool:
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
-        if not _ACTION_LEAD.match(text) or outcomes.classify(text) == "inconclusive":
+        lead = next((x for x in _SENTENCES.split(text) if _ACTION_LEAD.match(x) or _PROSE_LEAD.match(x)), None)
+        if lead is None or outcomes.classify(text) == "inconclusive" or text.rstrip().endswith("?"):
             return False
         idxs = list(range(blk.start, blk.end))
-        a = _Attempt(line=blk.start, number=None, title=_item_title(text), fields={}, lead=[self.lines[i] for i in idxs],
+        a = _Attempt(line=blk.start, number=None, title=_item_title(lead), fields={}, lead=[self.lines[i] for i in idxs],
                      context=ctx, lines=idxs, unit=n.text or "Notes")
         self.attempts.append(a)
         self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
@@ -1218,7 +1234,9 @@ class _Builder:
             if not idxs or (skip and idxs[0] in skip):
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
-            if _TRIED_ITEM.match(first) or (actions and _ACTION_LEAD.match(re.sub(r"^\[[ xX]\]\s*", "", first))
+            bare_first = re.sub(r"^\[[ xX]\]\s*", "", first)
+            if _TRIED_ITEM.match(first) or (actions and (_ACTION_LEAD.match(bare_first) or (
+                    _PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
                                            and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
         if not hits:
@@ -1562,6 +1580,10 @@ _ACTION = (r"tried|retried|tested|attempted|switched|swapped|set|unset|disabled|
            r"building|running|forcing|pinning|reverting|compiling|recompiling")
 _ACTION_LEAD = re.compile(rf"^\s*(?:\*\*[^*]{{1,30}}\*\*\s*[:—–-]?\s*)?(?:[\d:./-]{{3,16}}\s*[:—–-]?\s*)?"
                           rf"(?:(?:i|we|then|also|and|finally|next|so)\s+){{0,2}}(?:{_ACTION})\b", re.I)
+# In a thread or log, a sentence that names a flag, an env var or a PR and says what happened is an attempt.
+_PROSE_LEAD = re.compile(r"^\s*(?:`[^`]{2,120}`|#\d{2,7}\b|PR ?#?\d+|commit [0-9a-f]{7,}|[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|"
+                         r"--[a-z][\w-]+)", re.I)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z`#\-])")
 _TRIED_ITEM = re.compile(r"^\s*(?:\[[ xX]\]\s*)?(?:[^\w\s]{1,3}\s*)?(?:\*\*|__)?\s*(?:tried|tested|attempted|"
                          r"experimented with|we tried|i tried|also tried|then tried|retried|trying)\b", re.I)
 
@@ -1603,6 +1625,7 @@ class _Lead:
         return self._g[k - 1]
 
 
+_BOLD_LEAD = re.compile(r"^\s*(?:[^\w\s*_`]{1,3}\s*)?(?:\*\*|__)[^*_]{3,100}(?:\*\*|__)")
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+")
 
 
