@@ -1443,6 +1443,8 @@ class _Builder:
                 conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
         if out is None and a.tag:
             out = a.tag
+        if out is None and result and outcomes.verdict_word(result) == "untested":
+            out = "untested"  # "not run yet — needs llm-compressor support"
         if out is None and not result:
             # "... **Resultado:** sigue saliendo basura." / "x → PASS": a verdict written inside the text.
             im = _INLINE_RESULT.search(did or "")
@@ -1744,7 +1746,9 @@ def _item_title(text: str) -> str:
 def _lead_tag(text: str) -> str | None:
     t = (text or "").strip()
     for e, o in outcomes._EMOJI.items():
-        if t.startswith(e) or t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
+        if t.startswith(e):
+            return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win
+        if t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
             return o
     m = re.search(r"(?:→|->|=>|—|:)\s*([^→]{2,80})$", t)
     if m:

@@ -61,7 +61,7 @@ _NEGATED_FAIL = [
 _NEGATED_WIN = [
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
-    r"\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
+    r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
@@ -73,7 +73,7 @@ _PARTIAL = [
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
     r"\bonly (?:some|sometimes|partially|in part|for)\b|\bsometimes\b|\bintermittent\w*\b|\bbut not\b|\bworkaround\b",
     r"⚠️?|🟡|🟠|½",
-    r"\bbetter\b|\b[\d,]+ (?:steps?|iterations?|minutes?|hours?|requests?|epochs?) later\b|\blater than before\b",
+    r"\bcloser\b|\bnot the bulk\b|\bgrows\b|\bgrowing\b|\bcreeps? up\b|\bbetter\b|\b[\d,]+ (?:steps?|iterations?|minutes?|hours?|requests?|epochs?) later\b|\blater than before\b",
     r"\b(?:recovered|back|up|down|improved) to \d{1,2}(?:\.\d+)? ?%",
     r"\btoo (?:slow|expensive|costly|hacky|big|much|long)\b|\bugly\b|\bhacky\b|\bnot ideal\b|"
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
@@ -81,7 +81,7 @@ _PARTIAL = [
 _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
-    r"root cause found|explains it|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
+    r"root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
     r"funciona|resuelto|arreglado|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
 ]
@@ -128,9 +128,10 @@ _VERDICT_WORDS = {
     "wip": "untested", "tbd": "untested", "skipped": "untested", "not tried": "untested",
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
     "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
+    "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
-_EMOJI = {"✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+_EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
           "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
@@ -189,8 +190,13 @@ def _scan(text: str) -> dict[str, int]:
     return counts
 
 
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]{1,200}\"|“[^”]{1,200}”")
+
+
 def classify(text: str) -> str:
     """The outcome a result sentence states: worked | failed | partial | inconclusive."""
+    # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
+    text = _QUOTED.sub(" ", text or "")
     clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", _clean(text), flags=re.I)
     if not clean:
         return "inconclusive"
@@ -199,6 +205,10 @@ def classify(text: str) -> str:
         return word if word != "untested" else "inconclusive"
     # The verdict is nearly always in the first sentence or two; later text is detail (logs, numbers).
     parts = [p for p in _SENTENCE_END.split(clean) if p.strip()]
+    if len(parts) > 1 and len(parts[-1].split()) <= 3:
+        last = verdict_word(parts[-1])  # "... 240 ms. Fixed." / "... Parcial."
+        if last is not None and last != "untested":
+            return last
     head = " ".join(parts[:2])[:400]
     # The first clause usually carries the verdict ("Hangs at 0%; the kernel alone finishes"),
     # unless the sentence turns on a contrast ("Works, but 20% slower"): then weigh everything.
