@@ -224,14 +224,6 @@ def watched_files(root: Path, patterns: list[str]) -> dict[str, os.stat_result]:
     return out
 
 
-def is_stale(conn, root: Path, patterns: list[str]) -> bool:
-    base = {p: (s, m) for p, s, m in conn.execute("SELECT path, size, mtime_ns FROM watched_files")}
-    files = watched_files(root, patterns) if patterns else {}
-    if set(base) != set(files):
-        return True
-    return any(base[p] != (st.st_size, st.st_mtime_ns) for p, st in files.items())
-
-
 def refresh(store, root: Path, config_path: Path) -> WatchReport:
     """Bring the watched docs' chunks up to date (a stat pass; a write only when something moved)."""
     report = WatchReport()
