@@ -178,6 +178,15 @@ def _pseudo_headings(root: Node, lines: list[str]) -> None:
             b = blocks[k]
             nxt = blocks[k + 1]
             text = _pseudo_heading(lines[b.start]) if b.kind == "paragraph" and b.end - b.start == 1 else None
+            if text is None and b.kind == "paragraph" and nxt.kind == "list":
+                last = lines[b.end - 1].strip()
+                if last.endswith(":") and _STRONG_CONTAINER.search(_bare(last)) and not _NEXT_HEAD.search(_bare(last)):
+                    # "... `auto` is fine. What I already tried:" right above a list.
+                    if b.end - b.start > 1:
+                        blocks.insert(k + 1, Block("paragraph", b.end - 1, b.end))
+                        b.end -= 1
+                        continue
+                    text = last.rstrip(":")
             if text and nxt.kind in ("list", "table") and nxt.start - b.end <= 1:
                 j = k + 1
                 while j + 1 < len(blocks) and blocks[j + 1].kind in ("list", "table", "fence", "code") \
@@ -274,6 +283,7 @@ _STRONG_CONTAINER = re.compile(
     r"what didn'?t work|what did not work|what (?:has been|was) tried|failed (?:attempts|approaches|fixes)|dead ends|"
     r"what worked|workarounds(?: tried)?|troubleshooting(?: steps)?|fix attempts|things that didn'?t work|"
     r"tried|eliminated|ruled out|tests(?: run| performed)?|checks(?: run)?|what helped|things that helped|"
+    r"actions taken|steps taken|what (?:i|we) did|things done|what (?:i|we) (?:already |also )?tried|"
     r"what (?:doesn'?t|does not) work|change ?log|changes(?: made| tried)?|trials|experiments run|solutions)\b", re.I)
 _WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
                              r"progress|session|work log|notes)\b", re.I)
@@ -335,6 +345,7 @@ ATTEMPT_LABELS = {
     "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
     "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
+    "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
     "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
@@ -970,7 +981,12 @@ class _Builder:
                 first, idxs = self._item_text(blk, item)
                 m = _CHECKBOX.match(self.lines[item[0]]) if idxs else None
                 if m and not _TEMPLATE_CHECK.match(m.group(2)):
-                    self._step_from_item(idxs)
+                    body = m.group(2)
+                    if m.group(1) in "xX" and (_lead_tag(body) or re.search(r"\s[—–-]\s|→", body)):
+                        # "[x] Step 3: run with X - ✅ Complete (fault now in nll_loss)": done, with a result.
+                        self._attempt_from_item(body, idxs, None, "")
+                    else:
+                        self._step_from_item(idxs)
                     taken.update(idxs)
             return taken
         for i in range(blk.start, blk.end):
@@ -1158,7 +1174,8 @@ class _Builder:
         finally:
             self.lines = saved
         lead_first = re.sub(r"^\[[ xX]\]\s*", "", first).strip()
-        a.title = _item_title(lead_first)
+        lab = label_of(lead_first, ATTEMPT_LABELS)
+        a.title = _item_title(lab[1] if lab and lab[1] else lead_first)
         a.tag = _lead_tag(lead_first)
         a.context = ctx
         a.lines = idxs
@@ -1234,6 +1251,10 @@ class _Builder:
             if not idxs or (skip and idxs[0] in skip):
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
+            keys = {h[0] for i in idxs if (h := label_of(self.lines[i], ATTEMPT_LABELS))}
+            if keys & {"did", "hypothesis"} and keys & {"result", "conclusion", "outcome"}:
+                hits.append((first, idxs))  # "- checked: X / found: Y": a recorded attempt
+                continue
             bare_first = re.sub(r"^\[[ xX]\]\s*", "", first)
             if _TRIED_ITEM.match(first) or (actions and (_ACTION_LEAD.match(bare_first) or (
                     _PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
