@@ -1472,6 +1472,10 @@ class _Builder:
             if im:
                 g = outcomes.classify(did[im.end():])
                 out = None if g == "inconclusive" else g
+            elif " → " in (did or "") and not a.fields:
+                # "`rocm/pytorch:...` → PASS, 212 kernel records": what follows the arrow is the result.
+                g = outcomes.classify(did.split(" → ", 1)[1])
+                out = None if g == "inconclusive" else g
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"

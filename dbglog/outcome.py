@@ -33,7 +33,7 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?|(?:device )?lost|recompil\w*|errors?)"
+    r"repro|problems?|issues?|cliffs?|(?:device )?lost|recompil\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
@@ -41,6 +41,7 @@ _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gon
 _NEGATED_FAIL = [
     r"\bno more\b(?: [\w'-]+){0,3}",
     rf"\bnothing (?:\w+ )?{_BAD}",
+    r"\b\w+ (?:is|are) (?:now |finally )?gone\b",
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
@@ -81,7 +82,7 @@ _PARTIAL = [
 _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
-    r"root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
+    r"\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
     r"funciona|resuelto|arreglado|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
 ]
@@ -129,6 +130,8 @@ _VERDICT_WORDS = {
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
     "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
     "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
+    "not done": "untested", "not yet done": "untested", "blocked": "untested", "complete": "worked",
+    "completed": "worked", "so yes": "worked", "yes it works": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
 _EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
@@ -165,10 +168,11 @@ def verdict_word(text: str) -> str | None:
             return o
     if t in _VERDICT_WORDS:
         return _VERDICT_WORDS[t]
-    m = re.match(r"^([a-z'-]+(?: [a-z'-]+)?)\s*(?:[:.;,!—–(\[]|-\s)", t)
+    m = re.match(r"^([a-z'-]+(?: [a-z'-]+){0,2})\s*(?:[:.;,!—–(\[]|-\s)", t)
     if m:
         # "FAILED — same error", "Fixed (200 runs clean)", "Partially right: ...": a verdict first.
-        for lead in (m.group(1), m.group(1).split()[0]):
+        words = m.group(1).split()
+        for lead in (m.group(1), " ".join(words[:2]), words[0]):
             if lead in _VERDICT_WORDS and lead not in ("no", "good", "fix", "solution", "done", "right", "work"):
                 return _VERDICT_WORDS[lead]
     return None
