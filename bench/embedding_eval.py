@@ -26,7 +26,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import re
 import statistics
 import sys
 import tempfile
@@ -256,7 +255,6 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", "import numpy"], check=True)
     print(f"python -c 'import numpy' (a CLI call would pay it too): {(time.perf_counter() - t) * 1000:.0f} ms")
     recs.close()
-    _ = re  # noqa: F841 (kept for ad-hoc filtering when run by hand)
 
 
 if __name__ == "__main__":
