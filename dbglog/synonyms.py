@@ -97,6 +97,15 @@ GROUPS: list[tuple[str, ...]] = [
     ("nvidia-smi", "nvidia smi", "nvsmi"),
     ("dcgm", "dcgmi"),
     ("ld_preload", "ld preload"),
+    # hardware: product names and the architecture names logs and build flags use
+    ("jetson", "orin", "jetson orin", "agx orin", "orin nx", "xavier", "jetpack", "l4t", "tegra"),
+    ("h100", "hopper", "sm90", "sm_90", "gh100"),
+    ("h200", "hopper"),
+    ("a100", "ampere", "sm80", "sm_80", "ga100"),
+    ("mi250x", "mi250", "gfx90a"),
+    ("mi300x", "mi300", "gfx942"),
+    ("mi210", "gfx90a"),
+    ("rdna3", "gfx1100", "7900 xtx", "rx 7900"),
     # frameworks and general words
     ("vllm", "v-llm"),
     ("sglang", "sg-lang"),
