@@ -288,3 +288,18 @@ def test_watch_refresh_is_cheap_when_nothing_changed(tmp_path):
     with pytest.raises(Exception, match="watch must be a list"):
         sections.refresh(recs.store, tmp_path, recs.ws.config_path)
     recs.close()
+
+
+def test_tried_weighs_words_and_requires_named_identifiers(kb):
+    """Closeness: telling words count more than common ones; a named flag/env var must be there."""
+    recs, ids = kb
+    conn = recs.store.conn
+    r = search.tried(conn, "cap the KV cache with --gpu-memory-utilization")
+    assert r.close and r.close[0].investigation == ids["oom"] and r.close[0].outcome == "failed"
+    # the same idea with a flag nobody used: not tried, however many other words match
+    assert not search.tried(conn, "cap the KV cache with --max-model-len").close
+    assert not search.tried(conn, "set NCCL_ALGO=Tree on the TP=8 startup hang").close
+    # common words alone (cuda, memory) do not make an idea about something else close
+    assert not search.tried(conn, "record a cuda memory snapshot").close
+    weights = {t.raw: t.weight for t in search.tried(conn, "memory snapshot").result.query.terms}
+    assert weights["snapshot"] > weights["memory"]
