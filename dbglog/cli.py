@@ -32,6 +32,19 @@ def inv_option(f):
                         help="Investigation (id, id prefix or title words); default: the current one.")(f)
 
 
+_CTRL = None
+
+
+def safe_text(s: str) -> str:
+    """Text for the terminal: control characters and escape sequences from documents shown inert."""
+    global _CTRL
+    if _CTRL is None:
+        import re
+
+        _CTRL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    return _CTRL.sub(lambda m: repr(m.group(0))[1:-1], s or "")
+
+
 def emit(as_json: bool, data, human=None) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -609,8 +622,15 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
     for n in d["notes"]:
         lines.append(f"  note: {n}")
-    for k in d.get("kernel_api") or []:
-        lines.append(f"  last kernel API call: {k.get('api') or k}")
+    ev = d.get("evidence") or []
+    for e in ev:
+        if e.get("summary"):
+            lines.append(f"  evidence: {e['summary'][:300]}")
+        for f in (e.get("findings") or [])[:4]:
+            lines.append(f"    - {f[:200]}")
+    if not any(e.get("kind") == "kernel-api" for e in ev):
+        for k in d.get("kernel_api") or []:
+            lines.append(f"  last kernel API call: {k.get('name')} ({k.get('status')})")
     lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
     return "\n".join(lines)
 
@@ -1199,9 +1219,12 @@ def merge_driver(base, ours, theirs, path):
 def import_cmd(files, dry_run, as_json):
     """Import hand-written debug docs (DEBUG.md, per-bug notes) as investigations.
 
-    Re-importing a file updates what it imported before instead of duplicating it. Template
-    sections and protocol prose are skipped. Any file that cannot be understood stops the
-    whole import (nothing is written) with the file and line.
+    Every line of the document is kept: what reads as structure becomes fields, attempts (with
+    outcomes), key differences and next steps; the rest stays verbatim, in order, under its own
+    headings, as free sections. Markdown is never refused for lack of structure. Re-importing a
+    file updates what it imported before instead of duplicating it. A file that cannot be read
+    (not UTF-8, binary, git conflict markers) stops the whole import, nothing written, with the
+    file and line. --dry-run says what was recognized and what was kept as free text.
     """
     from dbglog import importer
 
@@ -1214,8 +1237,16 @@ def import_cmd(files, dry_run, as_json):
             click.echo(f"{'would ' if dry_run else ''}{verb[r['action']]:<9} {r['id']:<44} {r['title']}")
             click.echo(f"          from {r['source']}: {r['attempts']} attempt(s), {r['differences']} "
                        f"difference(s), {r['next_steps']} next step(s)")
+            rec = r.get("recognized") or {}
+            if rec.get("fields"):
+                click.echo(f"          fields: {', '.join(f.replace('_', ' ') for f in rec['fields'])}")
+            if dry_run:
+                for a in r.get("attempt_list", []):
+                    click.echo(f"          attempt {a['number']:<3} {a['outcome']:<12} {safe_text(a['title'])[:70]}")
+            if rec.get("free_sections"):
+                click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
         for sk in data["skipped"]:
-            click.echo(f"skipped   {sk['source']}:{sk['line']} {sk['title']!r} ({sk['reason']})")
+            click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
 
     emit(as_json, data, human)
 

@@ -311,6 +311,9 @@ _FIELD_HEAD = [
 ]
 
 _TEMPLATE = re.compile(r"\btemplates?\b", re.I)
+# An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
+_DOC_TITLE = re.compile(r"\bdebug(?:\.md|ging)?\b(?! in\b)|\bnotes\b|\blog\b|\bjournal\b|\bprotocol\b|\breadme\b|"
+                        r"\bissues\b|\bbugs\b|\bknown problems\b|\btroubleshooting\b", re.I)
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
 
 INV_LABELS = {
@@ -607,6 +610,9 @@ class _Reader:
                    for n in self.root.walk() if self._template(n)]
         if len(bugs) <= 1:
             scope = bugs[0] if bugs else None
+            h1 = [c for c in self.root.children if c.level == 1]
+            if scope is not None and scope.level > 1 and len(h1) == 1 and not _DOC_TITLE.search(h1[0].text):
+                scope = None  # "## Problem Summary" with the Symptom: the H1 above it names the bug
             return [self._investigation(self.root, title_node=scope, extra=None)], skipped
         out = []
         inside = {id(x) for b in bugs for x in b.walk()}
@@ -680,6 +686,13 @@ class _Reader:
         return b.finish(line)
 
 
+class _Own(Node):
+    """A node seen with only some of its blocks (those before a thematic break)."""
+
+    def __init__(self, n: Node, blocks: list[Block]):
+        super().__init__(n.level, n.text, n.start, n.head_end, blocks=list(blocks), children=[], parent=n.parent)
+
+
 class _Builder:
     """Collects one investigation: structure, free sections, and which lines went where."""
 
@@ -695,6 +708,7 @@ class _Builder:
         self.owned: list[int] = []  # every source line this investigation answers for
         self.diff_rows: list[tuple[int, Difference]] = []
         self.fields_seen: dict[str, int] = {}
+        self.tnode = tnode
         if tnode is not None:
             self.owned.extend(range(tnode.start, tnode.head_end))
 
@@ -779,7 +793,7 @@ class _Builder:
 
     def _set_field(self, key: str, buf: list[str], lines: list[int]) -> None:
         text = _value(buf)
-        unit = _Unit(key, lines, "field")
+        unit = _Unit(key.replace("_", " ").capitalize(), lines, "field")
         self.units.append(unit)
         if key == "status":
             self.inv.status = status_word(text) or self.inv.status
@@ -801,6 +815,10 @@ class _Builder:
 
     def section(self, n: Node, context: str | None) -> None:
         r = self.r
+        if n is self.tnode:
+            for c in n.children:  # its own text is the header, read already
+                self.section(c, context=None)
+            return
         if r._template(n):
             self.free(n, whole=True)
             return
@@ -864,6 +882,8 @@ class _Builder:
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
+            if blk.kind == "hr":
+                continue  # a separator, not content
             if strong and blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
                     and not _bold_attempt(self.lines[blk.start]):
                 # "❌ **Reloading the module:** `rmmod ...`" with its detail list right below.
@@ -950,6 +970,8 @@ class _Builder:
         keep: list[int] = []
         for blk in blocks:
             self.owned.extend(range(blk.start, blk.end))
+            if blk.kind == "hr":
+                continue  # a separator, not content
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
             if blk.kind in ("paragraph", "raw", "list"):
@@ -1059,6 +1081,13 @@ class _Builder:
                 self._add_section(after[0].start, "## " + name, _span_lines(self.lines, keep), keep)
         own = [i for b in n.blocks[:cut] for i in range(b.start, b.end)]
         self.owned.extend(own)
+        if any(label_of(self.lines[i], INV_LABELS) for i in own):
+            # "## Problem Summary" holding "**Symptom:** ..." and "**GPU:** ...": read it as a header.
+            self.header(_Own(n, n.blocks[:cut]), notes_heading="## " + n.text)
+            self.renamed.append((n.start, n.text, "the fields above"))
+            for c in n.children:
+                self.section(c, context=None)
+            return
         if own:
             if key == "status":
                 txt = _value(_span_lines(self.lines, own))
@@ -1094,7 +1123,7 @@ class _Builder:
         else:
             nm = _NUMBERED_HEAD.match(n.text)
             if nm:
-                number = int(nm.group("n"))
+                number, title = int(nm.group("n")), nm.group("rest")
         body_lines = [i for i in lines if i >= n.head_end]
         # Field sub-headings ("#### Result", "### The Hypothesis") act like labels.
         sub_labels = {}
@@ -1717,11 +1746,12 @@ def _span_lines(lines, idxs: list[int]) -> list[str]:
 
 
 def _value(buf: list[str]) -> str:
-    """Field text: the lines joined, common indentation removed, outer blank lines dropped."""
+    """Field text: the lines joined, common indentation removed, outer blank lines and trailing
+    thematic breaks (a separator between sections, not part of the value) dropped."""
     lines = list(buf)
     while lines and not lines[0].strip():
         lines.pop(0)
-    while lines and not lines[-1].strip():
+    while lines and (not lines[-1].strip() or re.fullmatch(r"\s{0,3}(?:[-*_]\s*){3,}", lines[-1])):
         lines.pop()
     if len(lines) > 1:
         body = [ln for ln in lines[1:] if ln.strip()]

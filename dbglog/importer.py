@@ -288,6 +288,9 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
                     "status": inv.status, "source": f"{plan.source}:{p.line}",
                     "attempts": len(p.inv.attempts), "differences": len(p.inv.differences),
                     "next_steps": len(p.inv.next_steps), "sections": len(p.inv.sections),
+                    "recognized": p.recognized,
+                    "attempt_list": [{"number": a.number, "title": a.title, "outcome": a.outcome}
+                                     for a in p.inv.attempts],
                     "path": recs.path_for(inv.id) if plan.action != "unchanged" or not dry_run else "",
                     "items": [{"kind": k, "ref": r, "line": ln} for k, r, ln in p.items],
                 })

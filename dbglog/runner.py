@@ -100,6 +100,7 @@ class RunResult:
     timeout: float | None = None
     infra_tainted: bool = False  # a process survived: the next bisect step must not trust the GPU
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
+    evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
 
     @property
@@ -132,6 +133,7 @@ class RunResult:
             "timeout": self.timeout,
             "infra_tainted": self.infra_tainted,
             "kernel_api": [dict(k) for k in self.kernel_api],
+            "evidence": [dict(e) for e in self.evidence],
             "error": self.error,
         }
 
@@ -991,10 +993,35 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
         if b is not None:
             boundaries.append(b.to_dict())
     result.kernel_api = boundaries
+    _evidence(result, run_dir, data)
     try:
         Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
     except OSError as e:
         result.notes.append(f"could not write result.json: {e}")
+
+
+def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
+    """Structured facts from debugger dumps in the output and in the hang captures, kept in
+    evidence.json beside result.json (and summarised on the run record)."""
+    from dbglog import evidence as evmod
+
+    try:
+        files = [c["path"] for c in result.captures if c.get("path") and os.path.isfile(c["path"])]
+        env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
+        found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
+                              config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                              run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
+        found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
+    except Exception as e:  # evidence must never cost the run its record
+        result.notes.append(f"evidence extraction failed: {e!r}")
+        return
+    result.evidence = found
+    if found:
+        try:
+            (run_dir / "evidence.json").write_text(json.dumps(found, indent=1) + "\n")
+            result.paths["evidence"] = str(run_dir / "evidence.json")
+        except OSError as e:
+            result.notes.append(f"could not write evidence.json: {e}")
 
 
 # --- repeats ----------------------------------------------------------------------------------

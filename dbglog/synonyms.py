@@ -40,7 +40,7 @@ GROUPS: list[tuple[str, ...]] = [
     ("pp", "pipeline parallel", "pipeline parallelism", "pipeline-parallel-size"),
     ("ep", "expert parallel", "expert parallelism"),
     ("sp", "sequence parallel", "sequence parallelism"),
-    ("cp", "context parallel", "context parallelism"),
+    ("context parallel", "context parallelism", "context-parallel"),  # not "cp": that is the copy command
     ("ddp", "distributed data parallel", "DistributedDataParallel"),
     ("fsdp", "fully sharded data parallel", "FullyShardedDataParallel"),
     ("zero", "deepspeed zero", "zero stage", "zero3"),

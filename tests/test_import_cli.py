@@ -51,7 +51,7 @@ def test_dry_run_writes_nothing(ws, cli):
     assert list((ws / "logs").glob("*.md")) == []
     assert n_investigations(ws) == 0
     human = cli(ws, "import", GOLDEN / "01_debug_md_multi.md", "--dry-run", check=0).stdout
-    assert "would new" in human and "skipped" in human
+    assert "would new" in human and "template" in human and "kept as free text" in human
 
 
 def test_provenance_is_recorded(ws, cli):
