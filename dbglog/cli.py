@@ -300,8 +300,11 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
     a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
                          outcome=fields["outcome"] or None, runs=runs)
     similar = similar_to_attempt(recs, inv_id, a)  # search block below
-    data = a.to_dict() | {"investigation": inv_id, "similar": similar}
-    emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({a.outcome})"))
+    inferred = not fields["outcome"]
+    data = a.to_dict() | {"investigation": inv_id, "similar": similar, "outcome_inferred": inferred}
+    note = (f"{a.outcome}, a guess from the result; set it with `dbglog attempt edit {a.number} -o OUTCOME`"
+            if inferred else a.outcome)
+    emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({note})"))
     if not as_json:
         warn_similar(similar)
 

@@ -1509,7 +1509,7 @@ class _Builder:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
             c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
-            out = _combine(r_out, c_out)
+            out = outcomes.combine(r_out, c_out)
         if out is None and a.context:
             out = a.context
         if out is None:
@@ -1695,20 +1695,6 @@ def _question(lines: list[str], blk: Block) -> bool:
 
 _INLINE_RESULT = re.compile(r"(?:\*\*|__)?\b(?:result|results|resultado|outcome|verdict|ergebnis|r[ée]sultat)"
                             r"(?:\*\*|__)?\s*:(?:\*\*|__)?", re.I)
-
-
-def _combine(r: str, c: str) -> str | None:
-    """Outcome from the result's verdict and the conclusion's: the author's reading of a result
-    ("found it", "delays it, does not remove it") refines it."""
-    if r == "inconclusive" and c == "inconclusive":
-        return None
-    if r == "inconclusive":
-        return c
-    if c == "inconclusive" or c == r:
-        return r
-    if "partial" in (r, c):
-        return "partial"
-    return "worked" if c == "worked" else r
 
 
 def _probe(inv: Investigation) -> Investigation:

@@ -171,56 +171,13 @@ ID_RE = re.compile(r"^\d{8}-[a-z0-9-]+-[a-z0-9]{4}$")
 
 # --- outcome inference --------------------------------------------------------------
 
-_OUTCOME_WORDS = {
-    "worked": "worked", "works": "worked", "work": "worked", "fixed": "worked", "fixes": "worked",
-    "success": "worked", "succeeded": "worked", "passes": "worked", "passed": "worked", "pass": "worked",
-    "confirmed": "worked", "resolved": "worked", "solved": "worked", "yes": "worked", "done": "worked",
-    "completes": "worked", "completed": "worked", "compiles": "worked", "finishes": "worked", "finished": "worked", "clean": "worked", "✅": "worked", "✔": "worked", "✔️": "worked",
-    "failed": "failed", "fails": "failed", "fail": "failed", "failure": "failed", "hangs": "failed",
-    "hang": "failed", "hung": "failed", "errors": "failed", "error": "failed", "crashes": "failed",
-    "crash": "failed", "crashed": "failed", "segfaults": "failed", "segfault": "failed",
-    "deadlocks": "failed", "deadlock": "failed", "deadlocked": "failed", "timeout": "failed",
-    "oom": "failed", "same": "failed", "unchanged": "failed", "no": "failed", "nope": "failed",
-    "worse": "failed", "regressed": "failed", "ruled-out": "failed", "rejected": "failed",
-    "disproved": "failed", "❌": "failed", "✗": "failed", "illegal": "failed",
-    "partial": "partial", "partially": "partial", "partly": "partial", "better": "partial",
-    "improved": "partial", "improves": "partial", "mostly": "partial", "sometimes": "partial",
-    "⚠️": "partial", "⚠": "partial",
-    "inconclusive": "inconclusive", "unclear": "inconclusive", "unknown": "inconclusive",
-    "flaky": "inconclusive", "untested": "untested", "pending": "untested", "todo": "untested",
-}
-_OUTCOME_PHRASES = (
-    ("still ", "failed"), ("no change", "failed"), ("no effect", "failed"), ("no difference", "failed"),
-    ("did not", "failed"), ("didn't", "failed"), ("does not", "failed"), ("doesn't", "failed"),
-    ("times out", "failed"), ("timed out", "failed"), ("ruled out", "failed"), ("not fixed", "failed"),
-    ("no longer", "worked"), ("no hang", "worked"), ("no error", "worked"), ("no crash", "worked"), ("no more", "worked"), ("not reproducible", "worked"),
-    ("partially", "partial"), ("not sure", "inconclusive"), ("can't tell", "inconclusive"),
-)
-
 
 def infer_outcome(result: str, explicit: str = "") -> str:
-    """An attempt's outcome from its explicit label (if any) or the first words of its result.
+    """An attempt's outcome from its explicit label (if any) or its result text.
 
-    ``explicit`` is the text of an ``Outcome:``/``Verdict:`` field; it wins when recognisable.
-    A result that starts with "Hangs", "Still hangs", "Errors", "Crashes" is ``failed``; "Works",
-    "Fixed", "Passes", "No longer hangs" is ``worked``; "Partially", "Better" is ``partial``.
-    Anything unclear is ``inconclusive`` (``untested`` when there is no result at all).
+    The reading itself (negations such as "No OOM anymore" = worked, "did not help" = failed)
+    lives in ``dbglog.outcome``; unclear text is ``inconclusive``, no text at all ``untested``.
     """
-    for text, fallback in ((explicit, None), (result, "inconclusive")):
-        head = " ".join((text or "").strip().lower().replace("*", "").replace("_", " ").split())[:80]
-        if not head:
-            continue
-        head = head.lstrip("-:>#` ")
-        for phrase, outcome in _OUTCOME_PHRASES:
-            if head.startswith(phrase):
-                return outcome
-        words = re.findall(r"[\w'-]+|[^\w\s]+", head)
-        for w in words[:2]:
-            w = w.strip(".,;:!()[]")
-            if w in _OUTCOME_WORDS:
-                return _OUTCOME_WORDS[w]
-            if w.replace(" ", "-") in OUTCOMES:
-                return w
-        if fallback:
-            return fallback
-    return "untested"
+    from dbglog import outcome
+
+    return outcome.infer(result, explicit)

@@ -237,10 +237,24 @@ def classify(text: str) -> str:
     return "inconclusive"
 
 
-def infer(result: str, explicit: str = "", conclusion: str = "") -> str:
-    """An attempt's outcome: an explicit label wins; else the result; else the conclusion.
+def combine(r: str, c: str) -> str | None:
+    """Outcome from a result's verdict and its conclusion's: the author's reading of a result
+    ("found it", "delays it, does not remove it") refines it. None when neither says."""
+    if r == "inconclusive" and c == "inconclusive":
+        return None
+    if r == "inconclusive":
+        return c
+    if c == "inconclusive" or c == r:
+        return r
+    if "partial" in (r, c):
+        return "partial"
+    return "worked" if c == "worked" else r
 
-    ``untested`` only when there is nothing at all to read.
+
+def infer(result: str, explicit: str = "", conclusion: str = "") -> str:
+    """An attempt's outcome: an explicit label wins; else the result, refined by the conclusion.
+
+    ``inconclusive`` when the text does not say; ``untested`` only when there is no text at all.
     """
     if explicit and explicit.strip():
         w = verdict_word(explicit)
@@ -251,14 +265,9 @@ def infer(result: str, explicit: str = "", conclusion: str = "") -> str:
         guess = classify(explicit)
         if guess != "inconclusive":
             return guess
-    for text in (result, conclusion):
-        if text and text.strip():
-            guess = classify(text)
-            if guess != "inconclusive" or text is conclusion:
-                return guess
-            if conclusion and conclusion.strip():
-                second = classify(conclusion)
-                if second != "inconclusive":
-                    return second
-            return guess
-    return "untested"
+    r = classify(result) if result and result.strip() else "inconclusive"
+    c = classify(conclusion) if conclusion and conclusion.strip() else "inconclusive"
+    out = combine(r, c)
+    if out is not None:
+        return out
+    return "inconclusive" if (result or "").strip() or (conclusion or "").strip() else "untested"

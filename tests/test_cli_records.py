@@ -260,3 +260,20 @@ def test_show_displays_free_sections(dbg, workdir):
     recs.close()
     code, out, _ = dbg("show")
     assert code == 0 and "Bisection: v1..v2 (s1)" in out and "abc1234" in out
+
+
+def test_inferred_outcome_reads_negations_and_says_it_is_a_guess(ws, cli):
+    cli(ws, "new", "OOM at step 4k", "--no-env", check=0)
+    cases = {"No OOM anymore after 5000 steps": "worked", "No segfault after 1000 iterations": "worked",
+             "No deadlock in 50 runs": "worked", "Hang disappears": "worked",
+             "Error rate dropped from 30% to 0": "worked", "Still hangs at step 4k": "failed",
+             "Collected an nsys trace": "inconclusive"}
+    for result, expected in cases.items():
+        out = json.loads(cli(ws, "attempt", "add", result[:20], "--did", "x", "--result", result, "--json",
+                             check=0).stdout)
+        assert (out["outcome"], out["outcome_inferred"]) == (expected, True), result
+    human = cli(ws, "attempt", "add", "y", "--did", "x", "--result", "did not help", check=0).stdout
+    assert "failed, a guess from the result" in human
+    given = json.loads(cli(ws, "attempt", "add", "z", "--did", "x", "--result", "did not help", "-o", "partial",
+                           "--json", check=0).stdout)
+    assert (given["outcome"], given["outcome_inferred"]) == ("partial", False)
