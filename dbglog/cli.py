@@ -574,6 +574,11 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
     sigs = signatures.all_signatures(recs.ws.config_path)
+    rules = None
+    if attempt_title is not None:
+        from dbglog import advice
+
+        rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
     rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
@@ -585,10 +590,14 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
                          did=" ".join(_shell_quote(c) for c in cmd))
+    added = []
+    if a is not None:
+        a, added = _evidence_and_advice(recs, inv_ref, a, dicts, f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
     if as_json:
         data = dicts[0] if repeat == 1 else {"runs": dicts, "histogram": rep.histogram_rows(), "flaky": rep.flaky}
         if a is not None:
-            data = data | {"attempt": a.to_dict() | {"investigation": recs.resolve(inv_ref)}}
+            data = data | {"attempt": a.to_dict() | {"investigation": recs.resolve(inv_ref)},
+                           "advice": [s.to_dict() for s in added]}
         emit(True, data)
     else:
         for d in dicts:
@@ -599,7 +608,33 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
                            err=True)
         if a is not None:
             click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
+            for s in added:
+                click.echo(f"Next step {s.position} added: {s.text}", err=True)
     sys.exit(rep.exit_code(git_bisect_exit, expect))
+
+
+def _evidence_and_advice(recs, inv_ref, a, dicts: list[dict], text: str, rules):
+    """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
+    for them to the investigation's next steps (once per advice: see dbglog/advice.py)."""
+    from dbglog import advice, evidence
+
+    inv_id = recs.resolve(inv_ref)
+    lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
+    if lines:
+        quoted = "\n".join(f"- evidence: {ln.strip()[:300]}" for ln in lines)
+        a = recs.edit_attempt(inv_id, a.number, result=f"{a.result}\n{quoted}")
+    ids = {d["id"] for d in dicts}
+    history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
+    steps, seen = [], set()
+    for d in dicts:
+        for s in advice.advise(advice.Context(run=d, text=text, history=history), rules):
+            if s["id"] not in seen:
+                seen.add(s["id"])
+                steps.append(s)
+    if "synchronize-is-a-workaround" in seen and not a.conclusion:
+        a = recs.edit_attempt(inv_id, a.number, conclusion="Workaround, not a fix: the added synchronize() hides "
+                                                           "a race (see next steps).")
+    return a, advice.apply_to_investigation(recs, inv_id, steps)
 
 
 def _shell_quote(s: str) -> str:

@@ -229,13 +229,20 @@ def heading_text(raw: str, setext: bool = False) -> str:
 _NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
 
 
+_N_HEAD = re.compile(r"^\s*(#+|>+)\s*")
+_N_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
+_N_BOX = re.compile(r"^\[[ xX]\]\s*")
+_N_WS = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=65536)
 def norm(line: str) -> str:
     line = line.replace("**", "").replace("__", "").replace("`", "").replace("|", " ")
-    line = re.sub(r"^\s*(#+|>+)\s*", "", line)
-    line = re.sub(r"^\s*([-*+•]|\d+[.)])\s+", "", line)
-    line = re.sub(r"^\[[ xX]\]\s*", "", line)
-    line = _NLABEL.sub("", line)
-    return re.sub(r"\s+", " ", line).strip().lower()
+    line = _N_HEAD.sub("", line, count=1)
+    line = _N_ITEM.sub("", line, count=1)
+    line = _N_BOX.sub("", line, count=1)
+    line = _NLABEL.sub("", line, count=1)
+    return _N_WS.sub(" ", line).strip().lower()
 
 
 def counts(line: str) -> bool:
@@ -456,7 +463,8 @@ class Parsed:
     key: str  # idempotence key within its source file
     items: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, ref, line)
     canonical: bool = False
-    recognized: dict = field(default_factory=dict)  # what became structure, what stayed free text
+    recognized: dict = field(default_factory=dict)
+    verified: bool = False  # render -> parse gives back the same (checked by the reader)  # what became structure, what stayed free text
 
 
 @dataclass
@@ -1462,9 +1470,9 @@ class _Builder:
             items.append(("difference", key, i + 1))
         self._place_sections()
         self._verify()
-        self._ensure_roundtrip()
+        verified = self._ensure_roundtrip()
         key = heading_key(inv.title) or f"line:{line}"
-        return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized())
+        return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized(), verified=verified)
 
     def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
         f = {k: _value(v) for k, v in a.fields.items()}
@@ -1591,7 +1599,7 @@ class _Builder:
             self.sections.append((10**9 + 1, "## Imported text (as written)", _span_lines(self.lines, rest)))
             self._place_sections()
 
-    def _ensure_roundtrip(self) -> None:
+    def _ensure_roundtrip(self) -> bool:
         """Free text that would not read back the same (an HTML comment never closed, a stray
         table line that joins the next section) is stored inside a fence: same lines, inert."""
         from dbglog import mirror
@@ -1604,13 +1612,14 @@ class _Builder:
                 return False
 
         if same():
-            return
+            return True
         for s in self.inv.sections:
             longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
             fence = "`" * max(3, longest + 1)
             s.body = f"{fence}markdown\n{s.body}\n{fence}"
             if same():
-                return
+                return True
+        return False
 
     def _recognized(self) -> dict:
         inv = self.inv

@@ -48,15 +48,20 @@ BROAD_OR = 300  # the same in OR mode once the selective words' rows are ranked 
 
 # kind -> (base table, FTS columns in order, bm25 weights)
 KINDS = {
-    "attempt": ("attempts", ("title", "did", "hypothesis", "result", "conclusion", "outcome"),
-                (10.0, 10.0, 4.0, 3.0, 3.0, 1.0)),
+    # words: the words of compound identifiers (cudaMallocAsync -> cuda malloc async), see
+    # synonyms.identifier_words (migration 0009)
+    "attempt": ("attempts", ("title", "did", "hypothesis", "result", "conclusion", "outcome", "words"),
+                (10.0, 10.0, 4.0, 3.0, 3.0, 1.0, 3.0)),
     "investigation": ("investigations", ("title", "symptom", "root_cause", "environment", "tags"),
                       (10.0, 5.0, 5.0, 1.0, 3.0)),
     "difference": ("differences", ("factor", "working", "broken"), (6.0, 3.0, 3.0)),
     "next": ("next_steps", ("text", "detail"), (6.0, 2.0)),
     # free sections of investigations and chunks of watched docs (dbglog/sections.py)
-    "section": ("sections", ("heading", "body"), (4.0, 1.0)),
+    "section": ("sections", ("heading", "body", "words"), (4.0, 1.0, 1.0)),
 }
+# The columns each migration indexed (a migration replays as it was first written).
+_COLUMNS_0002 = {"attempt": ("title", "did", "hypothesis", "result", "conclusion", "outcome")}
+_COLUMNS_0008 = ("heading", "body")
 BASE_KINDS = ("attempt", "investigation", "difference", "next")  # indexed by migration 0002
 TRIGRAM_COLS = ("title", "did", "result")
 # kind -> its trigram table (substring matches: identifiers, flags, paths)
@@ -80,6 +85,7 @@ def create_index(db) -> None:
     """Migration ``0002_search``: FTS tables + triggers. ``db`` is a ``sqlite_utils.Database``."""
     for kind in BASE_KINDS:
         table, cols, _w = KINDS[kind]
+        cols = _COLUMNS_0002.get(kind, cols)
         db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
     cols = ", ".join(TRIGRAM_COLS)
     new = ", ".join(f"new.{c}" for c in TRIGRAM_COLS)
@@ -106,8 +112,7 @@ def create_index(db) -> None:
 
 def create_section_index(db) -> None:
     """Migration ``0008_sections``: the FTS and trigram tables over ``sections`` (same scheme)."""
-    table, cols, _w = KINDS["section"]
-    db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
+    db["sections"].enable_fts(list(_COLUMNS_0008), tokenize=TOKENIZE, create_triggers=True, replace=True)
     db.executescript(
         """
         CREATE VIRTUAL TABLE IF NOT EXISTS sections_trigram USING FTS5 (
@@ -126,6 +131,28 @@ def create_section_index(db) -> None:
         END;
         """
     )
+
+
+def add_identifier_words(db) -> None:
+    """Migration ``0009_identifier_words``: a ``words`` column on attempts and sections holding the
+    words of their compound identifiers, filled for existing rows and indexed with the rest."""
+    from dbglog.synonyms import identifier_words
+
+    conn = db.conn
+    for table in ("attempts", "sections"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN words TEXT NOT NULL DEFAULT ''")
+    for kind in ("attempt", "section"):
+        table, cols, _w = KINDS[kind]
+        db[table].enable_fts(list(cols), tokenize=TOKENIZE, create_triggers=True, replace=True)
+    conn.executemany("UPDATE attempts SET words = ? WHERE id = ?", [
+        (w, r[0]) for r in conn.execute("SELECT id, title, hypothesis, did, result, conclusion FROM attempts")
+        if (w := identifier_words(*r[1:]))])
+    from dbglog import sections
+
+    sections.rebuild(conn)  # investigations' free sections, chunked with their words
+    conn.executemany("UPDATE sections SET words = ? WHERE id = ?", [
+        (w, r[0]) for r in conn.execute("SELECT id, heading, body FROM sections WHERE path IS NOT NULL")
+        if (w := identifier_words(*r[1:]))])
 
 
 def index_tables() -> list[str]:
@@ -686,7 +713,7 @@ def _first_line(s: str) -> str:
 
 _SELECT = {
     "attempt": ("r.id AS rowid, r.investigation_id AS inv_id, r.number AS num, r.outcome AS outcome, "
-                "r.title, r.hypothesis, r.did, r.result, r.conclusion, r.created, "
+                "r.title, r.hypothesis, r.did, r.result, r.conclusion, r.created, r.words, "
                 "i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
                 "attempts r", "JOIN investigations i ON i.id = r.investigation_id"),
     "investigation": ("r.rowid AS rowid, r.id AS inv_id, NULL AS num, r.status AS outcome, r.title, r.symptom, "
@@ -701,16 +728,17 @@ _SELECT = {
              "next_steps r", "JOIN investigations i ON i.id = r.investigation_id"),
     # watched docs have no investigation: LEFT JOIN (any investigation filter then leaves them out)
     "section": ("r.id AS rowid, r.investigation_id AS inv_id, r.position AS num, '' AS outcome, r.heading, "
-                "r.body, r.path, r.line, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
+                "r.body, r.words, r.path, r.line, i.title AS inv_title, i.status AS inv_status, i.tags AS inv_tags",
                 "sections r", "LEFT JOIN investigations i ON i.id = r.investigation_id"),
 }
 _FIELDS = {
-    "attempt": ("title", "did", "hypothesis", "result", "conclusion"),
+    "attempt": ("title", "did", "hypothesis", "result", "conclusion", "words"),
     "investigation": ("title", "symptom", "root_cause", "environment", "tags"),
     "difference": ("factor", "working", "broken"),
     "next": ("text", "detail"),
-    "section": ("heading", "body"),
+    "section": ("heading", "body", "words"),
 }
+_NOT_SNIPPETS = ("words",)  # matched, but not shown: the identifier itself is in a shown field
 
 
 def _floor(conn, sql_from: str, fid: str, args: list, broad: int = BROAD) -> int | None:
@@ -854,7 +882,8 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
     hit.matched_fields = sorted(field_hits, key=lambda f: -field_hits[f])
     hit.match = "all words" if len(matched) == len(regs) and regs else (
         "some words" if matched else "context")
-    best = hit.matched_fields[0] if hit.matched_fields else next(iter(_FIELDS[hit.kind]))
+    shown = [f for f in hit.matched_fields if f not in _NOT_SNIPPETS]
+    best = shown[0] if shown else next(iter(_FIELDS[hit.kind]))
     hit.snippet_field = best
 
 

@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.errors import DbglogError
+from dbglog.synonyms import identifier_words
 
 SEP = " > "  # between the headings of a heading path
 MAX_CHUNK_LINES = 40  # a longer piece under one heading is split at block boundaries
@@ -133,8 +134,9 @@ def set_investigation(conn, inv_id: str, sections) -> None:
     if not sections:
         return
     conn.executemany(
-        "INSERT INTO sections (investigation_id, position, heading, line, body) VALUES (?, ?, ?, ?, ?)",
-        [(inv_id, n, c.heading, c.line, c.body) for n, c in enumerate(investigation_chunks(sections), 1)])
+        "INSERT INTO sections (investigation_id, position, heading, line, body, words) VALUES (?, ?, ?, ?, ?, ?)",
+        [(inv_id, n, c.heading, c.line, c.body, identifier_words(c.heading, c.body))
+         for n, c in enumerate(investigation_chunks(sections), 1)])
 
 
 def rebuild(conn) -> None:
@@ -258,8 +260,9 @@ def refresh(store, root: Path, config_path: Path) -> WatchReport:
                 text = data.decode("utf-8", "replace").replace("\r\n", "\n")
                 conn.execute("DELETE FROM sections WHERE path = ?", (p,))
                 conn.executemany(
-                    "INSERT INTO sections (path, position, heading, line, body) VALUES (?, ?, ?, ?, ?)",
-                    [(p, n, c.heading, c.line, c.body) for n, c in enumerate(chunk(text), 1)])
+                    "INSERT INTO sections (path, position, heading, line, body, words) VALUES (?, ?, ?, ?, ?, ?)",
+                    [(p, n, c.heading, c.line, c.body, identifier_words(c.heading, c.body))
+                     for n, c in enumerate(chunk(text), 1)])
                 report.indexed.append(p)
             conn.execute(
                 "INSERT INTO watched_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?) ON CONFLICT(path) "
@@ -300,5 +303,4 @@ def create_tables(db) -> None:
     )
     from dbglog.search import create_section_index
 
-    create_section_index(db)
-    rebuild(db.conn)
+    create_section_index(db)  # existing investigations are chunked by the next migration (0009)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dbglog.errors import DbglogError
 from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.synonyms import identifier_words
 
 def _core(db) -> None:
     db.executescript(
@@ -210,6 +211,14 @@ def _inv_source(db) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS investigations_source ON investigations(source) WHERE source != ''")
 
 
+def _identifier_words(db) -> None:
+    """Compound identifiers' words (cudaMallocAsync -> cuda malloc async) indexed beside attempts
+    and free text, so `malloc async` finds `cudaMallocAsync`."""
+    from dbglog.search import add_identifier_words
+
+    add_identifier_words(db)
+
+
 def _sections(db) -> None:
     """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
     trigram tables over them; existing investigations' sections are chunked now."""
@@ -229,6 +238,7 @@ MIGRATIONS = [
     ("0006_toggle_journal", _toggle_journal),
     ("0007_inv_source", _inv_source),
     ("0008_sections", _sections),
+    ("0009_identifier_words", _identifier_words),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -439,13 +449,13 @@ class Store:
     def upsert_attempt(self, inv_id: str, a: Attempt) -> None:
         self.q(
             """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,
-                 outcome, created, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 outcome, created, runs, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT(investigation_id, number) DO UPDATE SET title=excluded.title,
                  hypothesis=excluded.hypothesis, did=excluded.did, result=excluded.result,
                  conclusion=excluded.conclusion, outcome=excluded.outcome, created=excluded.created,
-                 runs=excluded.runs""",
+                 runs=excluded.runs, words=excluded.words""",
             inv_id, a.number, a.title, a.hypothesis, a.did, a.result, a.conclusion, a.outcome,
-            a.created, json.dumps(a.runs),
+            a.created, json.dumps(a.runs), identifier_words(a.title, a.hypothesis, a.did, a.result, a.conclusion),
         )
 
     def next_attempt_number(self, inv_id: str) -> int:

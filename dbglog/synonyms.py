@@ -116,7 +116,7 @@ GROUPS: list[tuple[str, ...]] = [
     ("seq len", "sequence length", "seqlen", "max_seq_len", "context length", "seq", "sequence"),
     ("single node", "one node", "1 node", "single-node"),
     ("multi node", "multinode", "multi-node", "two nodes", "several nodes", "cross node"),
-    ("dataloader", "data loader", "num_workers"),
+    ("dataloader", "data loader", "data-loader"),
     ("env var", "environment variable"),
     ("config", "configuration", "cfg"),
     ("mem", "memory"),
@@ -206,6 +206,22 @@ def split_identifier(token: str) -> list[str]:
         else:
             out += [p.lower() for p in _IDENT_SPLIT.findall(w)] or [w.lower()]
     return out
+
+
+_COMPOUND = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
+
+
+def identifier_words(*texts: str) -> str:
+    """The words inside the compound identifiers of some text (``cudaMallocAsync`` -> "cuda malloc
+    async", ``ShardedEvalSampler`` -> "sharded eval sampler"), one per line: what the search index
+    holds beside the text, since its tokenizer splits at ``_``, ``-``, ``.`` but not at case changes."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        if not text:
+            continue
+        for m in _COMPOUND.finditer(text):
+            seen.setdefault(" ".join(split_identifier(m.group(0))), None)
+    return "\n".join(seen)
 
 
 def words(phrase: str) -> tuple[str, ...]:
