@@ -37,6 +37,12 @@ def test_identifier_split():
     assert synonyms.env_name("expandable_segments") is None
 
 
+def test_identifier_words_are_indexed():
+    assert synonyms.identifier_words("our ShardedEvalSampler and cudaMallocAsync; NCCL_P2P_DISABLE=1 H100") == \
+        "sharded eval sampler\ncuda malloc async"
+    assert synonyms.identifier_words("plain words, snake_case, UPPER") == ""
+
+
 def test_query_expansion():
     (raw, alts), = terms("IMA")
     assert raw == "IMA" and "illegal memory access" in alts
@@ -83,6 +89,8 @@ def kb(tmp_path):
                [("sync_batch_norm off", "SyncBatchNorm replaced", "2x faster", "worked")]),
         "malloc": ("Async allocator", "cuda_malloc_async backend leaks",
                    [("Switch backend", "cudaMallocAsync via PYTORCH_CUDA_ALLOC_CONF=backend:native", "same", "failed")]),
+        "sampler": ("Eval desync", "one rank runs one more eval batch",
+                    [("Custom sampler", "our ShardedEvalSampler does not pad", "rank 12 hangs", "failed")]),
     }
     ids = {}
     for key, (title, symptom, atts) in docs.items():
@@ -105,6 +113,7 @@ def kb(tmp_path):
     ("batch norm slow", "bn"), ("sync batch norm", "bn"),
     ("cudaMallocAsync leak", "malloc"), ("CudaMallocAsync", "malloc"),
     ("ilegal memroy acess", "ima"),  # typos still work
+    ("sharded eval sampler", "sampler"), ("eval sampler", "sampler"),  # identifier words, index side
 ])
 def test_field_language_finds_the_other_spelling(kb, query, key):
     recs, ids = kb
@@ -202,12 +211,12 @@ def test_section_index_after_merge(tmp_path):
 
 
 def test_migration_chunks_existing_sections(tmp_path):
-    """A database from before 0008_sections: its investigations' sections are indexed on open."""
+    """A database from before 0008_sections: its investigations' sections are indexed on open, and
+    its attempts' identifier words (0009)."""
     import sqlite_utils
+    from sqlite_utils.migrations import Migrations
 
     from dbglog import store
-
-    from sqlite_utils.migrations import Migrations
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)
@@ -217,12 +226,16 @@ def test_migration_chunks_existing_sections(tmp_path):
     old.apply(sqlite_utils.Database(conn))
     conn.execute("INSERT INTO investigations (id, title, sections) VALUES ('20260101-x-abcd', 'old', ?)",
                  (json.dumps([{"heading": "## Notes", "body": "the cuobjdump output\n### Later\nmore"}]),))
+    conn.execute("INSERT INTO attempts (investigation_id, number, did) VALUES ('20260101-x-abcd', 1, "
+                 "'switched to cudaMallocAsync')")
     conn.execute(f"PRAGMA user_version = {store.MIGRATIONS.index(('0008_sections', store._sections))}")
     conn.commit()
     conn.close()
     s = store.Store(db)
     hits = search.search(s.conn, "cuobjdump").hits
     assert hits and hits[0].kind == "section" and hits[0].fields["heading"] == "Notes"
+    hits = search.search(s.conn, "malloc async", kinds=("attempt",)).hits  # 0009 filled old rows' words
+    assert hits and hits[0].number == 1
     assert search.check_index(s.conn) == []
     s.conn.execute("DELETE FROM sections")  # a damaged index is reported, and rebuilt
     assert search.check_index(s.conn)
