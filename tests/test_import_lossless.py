@@ -94,3 +94,29 @@ def test_every_source_line_is_kept_and_reimport_changes_nothing(doc):
     for p in parsed:  # re-import merges into what the first import stored: no change
         stored = copy.deepcopy(p.inv)
         assert importer.merge(stored, p.inv) == stored
+
+
+def test_fixed_width_cell_that_wraps_stays_in_its_row():
+    doc = """# NCU hang on TMA kernels
+
+**Status:** Open
+
+## Key Differences
+
+```
+Factor            Repro (works)               Actual (hangs)              Status
+----------------  --------------------------  --------------------------  ---------
+Launch context    raw CUDA driver API         PyTorch custom op           ruled out
+Memory inputs     random tensors, one         weights loaded from the     untested
+                  allocation                  checkpoint, 40 allocations
+Replay mode       application                 kernel                      culprit
+```
+"""
+    (p,), _ = importer.parse_document(doc, "seed.md")
+    rows = {d.factor: d for d in p.inv.differences}
+    assert list(rows) == ["Launch context", "Memory inputs", "Replay mode"]
+    assert rows["Memory inputs"].working == "random tensors, one allocation"
+    assert rows["Memory inputs"].broken == "weights loaded from the checkpoint, 40 allocations"
+    assert [d.status for d in p.inv.differences] == ["ruled-out", "untested", "culprit"]
+    kept = docreader.kept_text(mirror.render(docreader._probe(p.inv)))
+    assert all(docreader.norm(ln) in kept for ln in doc.split("\n") if docreader.counts(ln))
