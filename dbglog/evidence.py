@@ -1,0 +1,840 @@
+"""Evidence: structured facts read out of what GPU debuggers and logs print.
+
+A signature names the failure; evidence says where it happened. The parsers here are pure
+functions from text to plain dicts (JSON-ready), tested against the formats the tools document:
+
+* rocm-debug-agent wave dumps (``wave_N: pc=... (stopped, reason: ASSERT_TRAP)``, ROCm 6 and the
+  7.2 ``kernel_code_entry=<name>, kernargs=`` form, the old XNACK dump): the demangled kernel name,
+  the stop reason and what it means, the PC and faulting instruction, the code object URI and the
+  file ``--save-code-objects`` wrote for it, and the framework op the kernel implements (a table of
+  kernel-name fragments, extensible with ``[[kernel_op]]`` in .dbglog/config.toml).
+* rocgdb batch output: in-flight dispatches (``info dispatches``), queues whose write pointer is
+  ahead of the read pointer (``info queues``), waves grouped by kernel and PC (``info threads``),
+  all waves of a kernel at one PC (a barrier/spin wait), and the shared-workspace deadlock tell-tale
+  (two or more ``_clean`` dispatches on different queues with a full ``B|Aa|Ra`` fence).
+* CUDA core dumps: the exception, SM/warp, PC and kernel from the core-dump progress lines and from
+  cuda-gdb; then, when cuda-gdb and nvdisasm are installed, the chain ``target cudacore`` ->
+  ``info symbol $errorpc`` -> the extracted cubin -> ``nvdisasm -ndf -c -gi`` (with ``cuobjdump
+  -elf`` and ``-fun`` when the PC appears in several functions) -> the full "file:line inlined at
+  file:line" chain of the faulting PC, or a plain statement that line info is missing and why.
+* kernel-API logs (SGLang ``@debug_kernel_api``, FlashInfer): see signatures.parse_kernel_api_log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterable, Sequence
+
+# --- rocm-debug-agent -------------------------------------------------------------------------
+
+# What each wave stop reason means (rocm-dbgapi stop reasons, rocr_debug_agent stop_reason_util.cpp,
+# and the ROCm debug-agent playbook).
+STOP_REASONS = {
+    "ASSERT_TRAP": "the wave executed s_trap 2: a device-side assert (CUDA_KERNEL_ASSERT / __builtin_trap) failed; "
+                   "in PyTorch indexing kernels that is the bound check 0 <= idx < size(dim)",
+    "MEMORY_VIOLATION": "a load or store touched memory it may not access (out of bounds, freed, or unmapped); "
+                        "the instruction at the PC (or just before it) is the access",
+    "ADDRESS_ERROR": "a memory instruction used an invalid address (aperture or alignment)",
+    "ILLEGAL_INSTRUCTION": "the wave met an instruction the GPU cannot execute: a corrupted code object "
+                           "(an allocator stomping on the kernel binary) or code built for another gfx target",
+    "INVALID_OPCODE": "corrupted code object: usually an allocator stomp on the kernel binary (rare)",
+    "ECC_ERROR": "an uncorrectable ECC error: hardware, not the code",
+    "FATAL_HALT": "the wave was halted by a fatal error",
+    "FP_DIVIDE_BY_0": "floating-point division by zero (trapping enabled)",
+    "FP_OVERFLOW": "floating-point overflow (trapping enabled)",
+    "FP_UNDERFLOW": "floating-point underflow (trapping enabled)",
+    "FP_INEXACT": "inexact floating-point result (trapping enabled)",
+    "FP_INVALID_OPERATION": "invalid floating-point operation (trapping enabled)",
+    "FP_INPUT_DENORMAL": "denormal floating-point input (trapping enabled)",
+    "INT_DIVIDE_BY_0": "integer division by zero",
+    "DEBUG_TRAP": "a debug trap (s_trap 3): not an error unless the agent was told to report it",
+    "TRAP": "a trap instruction",
+    "BREAKPOINT": "a debugger breakpoint",
+    "WATCHPOINT": "a debugger watchpoint",
+    "SINGLE_STEP": "single-stepping",
+    "NONE": "stopped for the dump (e.g. SIGQUIT), not because of an error",
+}
+
+# Kernel-name fragment -> the framework op that launches it (ROCm debug-agent playbook, PyTorch
+# ATen kernel names). Most specific first; extend with [[kernel_op]] fragment/op in config.toml.
+KERNEL_OPS: tuple[tuple[str, str], ...] = (
+    ("index_copy_kernel_impl", "Tensor.index_copy_(dim, index, source)"),
+    ("index_put_kernel_impl", "Tensor.index_put_ / tensor[idx] = value"),
+    ("index_fill_kernel", "Tensor.index_fill_(dim, index, value)"),
+    ("index_add_kernel", "Tensor.index_add_(dim, index, source)"),
+    ("indexSelectSmallIndex", "torch.index_select / embedding lookup"),
+    ("indexSelectLargeIndex", "torch.index_select / embedding lookup"),
+    ("index_select", "torch.index_select"),
+    ("embedding_backward", "nn.Embedding backward"),
+    ("scatter_gather_elementwise_kernel", "Tensor.scatter_ / Tensor.gather"),
+    ("scatter_kernel", "Tensor.scatter_(dim, index, src)"),
+    ("gather_kernel", "Tensor.gather(dim, index)"),
+    ("index_kernel_impl", "advanced-indexing read tensor[idx]"),
+    ("nll_loss", "F.nll_loss / F.cross_entropy (a target out of [0, classes))"),
+    ("ClassNLLCriterion", "F.nll_loss / F.cross_entropy (a target out of [0, classes))"),
+    ("cunn_SoftMaxForward", "softmax"),
+    ("reduce_kernel", "a reduction (sum/mean/max)"),
+    ("vectorized_elementwise_kernel", "an elementwise op"),
+    ("unrolled_elementwise_kernel", "an elementwise op"),
+)
+
+_OPAQUE_DTYPES = {"1": "uint8/int8/bool", "2": "float16/bfloat16/int16", "4": "int32/float32", "8": "int64/float64",
+                  "16": "complex128"}
+
+_WAVE = re.compile(r"^\s*wave_(\d+): pc=(0x[0-9a-fA-F]+)")
+_WAVE_STATE = re.compile(r"\((stopped|running)(?:, reason: ([A-Z_0-9|]+))?\)\s*$")
+_ENTRY = re.compile(r"kernel_code_entry=(0x[0-9a-fA-F]+)(?: <)?")
+_DISASM = re.compile(r"^\s*Disassembly(?: for function (.+?))?:\s*$")
+_CODE_OBJECT = re.compile(r"^\s*code object: (\S+)\s*$")
+_LOADED = re.compile(r"^\s*loaded at: \[(0x[0-9a-fA-F]+)[-,] ?(0x[0-9a-fA-F]+)\]")
+_ARROW = re.compile(r"^\s*=>\s+(0x[0-9a-fA-F]+)(?: <([+-]\d+)>)?:\s+(.*?)\s*$")
+_SOURCE_LINE = re.compile(r"^(\d+)\s{2,}(.*)$")
+_QUEUE_ERROR = re.compile(r"Queue error \((HSA_STATUS_\w+): ([^)]*)\)")
+_SYSTEM_EVENT = re.compile(r"System event \((HSA_AMD_GPU_\w+): ([^)]*)\)")
+_FAULTING_PAGE = re.compile(r"Faulting page: (0x[0-9a-fA-F]+)")
+_OLD_XNACK = re.compile(r"(\d+) wavefront\(s\) found in XNACK error state @PC: (0x[0-9a-fA-F]+)")
+_OLD_FAULT = re.compile(r"Memory access fault by GPU agent: (.+)|Address: (0x[0-9a-fA-Fx]+) \(([^)]*)\)")
+_FAULT_LINE = re.compile(r"(?:Memory access fault by GPU node-(\d+)(?: \(Agent handle: \S+\))? on address (\S+?)"
+                         r"(?:\(may not be exact address\))?\.? Reason: ([^\n]*?)\.?\s*$"
+                         r"|(?i:memory access fault by GPU) (\d+) \(agent \S+\) at virtual address (\S+?)\.? "
+                         r"Reasons?: ([^\n]*))")
+
+
+def saved_code_object_name(uri: str) -> str:
+    """The file name rocm-debug-agent --save-code-objects gives a code object URI: the URI with
+    each of ':/#?&=' replaced by '_' (rocr_debug_agent code_object.cpp)."""
+    return re.sub(r"[:/#?&=]", "_", uri)
+
+
+def find_saved_code_object(uri: str, dirs: Iterable[str | Path]) -> str | None:
+    """The saved file for ``uri`` in ``dirs`` (exact name, or with the 'N_' load-order prefix some
+    versions add, e.g. 7_memory___2188702_offset_0x546c3060_size_4026672)."""
+    name = saved_code_object_name(uri)
+    for d in dirs:
+        d = Path(d)
+        if not d.is_dir():
+            continue
+        exact = d / name
+        if exact.is_file():
+            return str(exact)
+        try:
+            for f in sorted(d.iterdir()):
+                if f.is_file() and f.name.endswith("_" + name) and re.fullmatch(r"\d+_", f.name[: -len(name)]):
+                    return str(f)
+        except OSError:
+            continue
+    return None
+
+
+def kernel_op(kernel: str | None, table: Sequence[tuple[str, str]] = ()) -> dict | None:
+    """The framework op a kernel implements, from its (demangled) name; user entries first."""
+    if not kernel:
+        return None
+    for frag, op in tuple(table) + KERNEL_OPS:
+        if frag and frag in kernel:
+            out = {"fragment": frag, "op": op}
+            m = re.search(r"OpaqueType<(\d+)\s*>", kernel)
+            if m:
+                out["dtype_bytes"] = int(m.group(1))
+                out["dtype"] = f"a {m.group(1)}-byte dtype ({_OPAQUE_DTYPES.get(m.group(1), '?')})"
+            return out
+    return None
+
+
+def short_kernel(name: str | None, width: int = 90) -> str | None:
+    """A kernel name without template arguments and parameters, for one-line summaries."""
+    if not name:
+        return name
+    s = re.sub(r"\(.*\)$", "", name.strip()) or name
+    depth, out = 0, []
+    for ch in s:
+        if ch == "<":
+            depth += 1
+            if depth == 1:
+                out.append("<…>")
+            continue
+        if ch == ">":
+            depth = max(0, depth - 1)
+            continue
+        if depth == 0:
+            out.append(ch)
+    s = "".join(out).replace("void ", "", 1).strip()
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def _wave_kernel(lines: list[str], i: int) -> tuple[str | None, str | None, str | None, int]:
+    """The wave header may span lines (a long demangled name wrapped by whoever pasted it): join
+    until "(stopped" / "(running"; return (kernel, state, reason, last line index)."""
+    text = lines[i]
+    j = i
+    while not _WAVE_STATE.search(text) and j + 1 < len(lines) and j - i < 60:
+        nxt = lines[j + 1]
+        if _WAVE.match(nxt) or not nxt.strip():
+            break
+        j += 1
+        text += " " + nxt.strip()
+    st = _WAVE_STATE.search(text)
+    kernel = None
+    m = _ENTRY.search(text)
+    if m:
+        rest = text[m.end():]
+        # name runs to the ">" that closes "<": balance the template brackets
+        depth, end = 1, None
+        for k, ch in enumerate(rest):
+            if ch == "<":
+                depth += 1
+            elif ch == ">":
+                depth -= 1
+                if depth == 0:
+                    end = k
+                    break
+        if end is not None:
+            kernel = re.sub(r"\s+", " ", rest[:end]).strip()
+            if j > i:  # re-joined from several lines: drop the wrapping's spaces inside brackets
+                kernel = re.sub(r"(?<=[<(]) | (?=[>)])", "", kernel)
+    return kernel, (st.group(1) if st else None), (st.group(2) if st else None), j
+
+
+def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = (),
+                      ops: Sequence[tuple[str, str]] = ()) -> dict | None:
+    """Facts from a rocm-debug-agent wave dump; None if the text has none."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "(stopped, reason: " not in text and "XNACK error state" not in text and "wave_" not in text:
+        return None
+    lines = text.splitlines()
+    waves: list[dict] = []
+    disasms: list[dict] = []
+    event = fault = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _WAVE.match(line)
+        if m:
+            kernel, state, reason, j = _wave_kernel(lines, i)
+            waves.append({"wave": int(m.group(1)), "pc": m.group(2).lower(), "kernel": kernel, "state": state,
+                          "reason": reason})
+            i = j + 1
+            continue
+        m = _DISASM.match(line)
+        if m:
+            d = {"function": m.group(1), "code_object": None, "loaded_at": None, "pc": None, "instruction": None,
+                 "source": []}
+            k = i + 1
+            last_file = None
+            while k < len(lines) and k - i < 400:
+                s = lines[k]
+                if s.strip().startswith("End of disassembly") or _WAVE.match(s) or _DISASM.match(s):
+                    break
+                mm = _CODE_OBJECT.match(s)
+                if mm:
+                    d["code_object"] = mm.group(1)
+                mm = _LOADED.match(s)
+                if mm:
+                    d["loaded_at"] = [mm.group(1).lower(), mm.group(2).lower()]
+                mm = _ARROW.match(s)
+                if mm:
+                    d["pc"], d["instruction"] = mm.group(1).lower(), mm.group(3)
+                    if mm.group(2):
+                        d["offset"] = int(mm.group(2))
+                    if d["source"]:
+                        d["source_at_pc"] = d["source"][-1]
+                if s.rstrip().endswith(":") and "/" in s and not s.startswith(" "):
+                    last_file = s.rstrip()[:-1]
+                mm = _SOURCE_LINE.match(s)
+                if mm and last_file:
+                    d["source"].append(f"{last_file}:{mm.group(1)}: {mm.group(2).strip()}")
+                k += 1
+            disasms.append(d)
+            i = k
+            continue
+        for rx, key in ((_QUEUE_ERROR, "queue_error"), (_SYSTEM_EVENT, "system_event")):
+            mm = rx.search(line)
+            if mm and event is None:
+                event = {"kind": key, "status": mm.group(1), "text": mm.group(2).strip()}
+        mm = _FAULTING_PAGE.search(line)
+        if mm:
+            fault = dict(fault or {}, address=mm.group(1).lower())
+        mm = _FAULT_LINE.search(line)
+        if mm:
+            g = mm.groups()
+            fault = dict(fault or {}, node=g[0] or g[3], address=(g[1] or g[4] or "").lower() or None,
+                         reason=(g[2] or g[5] or "").strip() or None)
+        mm = _OLD_XNACK.search(line)
+        if mm:
+            waves.append({"wave": None, "pc": mm.group(2).lower(), "kernel": None, "state": "stopped",
+                          "reason": "MEMORY_VIOLATION", "count": int(mm.group(1))})
+        i += 1
+    if not waves and not disasms:
+        return None
+    stopped = [w for w in waves if w.get("reason")]
+    # Waves stopped for an error name the faulting kernel(s): group them by (kernel, reason, PC).
+    groups: dict[tuple, dict] = {}
+    for w in stopped or waves:
+        key = (w["kernel"], w["reason"], w["pc"])
+        g = groups.setdefault(key, {"kernel": w["kernel"], "reason": w["reason"], "pc": w["pc"], "waves": 0})
+        g["waves"] += w.get("count", 1)
+    faulting = sorted(groups.values(), key=lambda g: (-_severity(g["reason"]), -g["waves"]))
+    for g in faulting:
+        d = _disasm_for(g["pc"], disasms)
+        if d:
+            g["kernel"] = g["kernel"] or _strip_signature_type(d["function"])
+            g["code_object"] = d["code_object"]
+            if d.get("instruction") and d.get("pc") == g["pc"]:
+                g["instruction"] = d["instruction"]
+            if d.get("source_at_pc"):
+                g["source"] = d["source_at_pc"]
+            if d["code_object"]:
+                g["code_object_file"] = find_saved_code_object(d["code_object"], save_dirs)
+        reasons = [r for r in (g["reason"] or "").split("|") if r]
+        g["meaning"] = "; ".join(STOP_REASONS.get(r, "see the rocm-dbgapi stop reasons") for r in reasons) or None
+        g["op"] = kernel_op(g["kernel"], ops)
+    top = faulting[0] if faulting else {}
+    if not top.get("kernel") and disasms:
+        top["kernel"] = _strip_signature_type(disasms[0]["function"])
+    out = {"kind": "rocm-debug-agent", "event": event, "fault": fault, "waves": sum(g["waves"] for g in faulting),
+           "faulting": faulting[:8], "kernel": top.get("kernel"), "reason": top.get("reason"),
+           "meaning": top.get("meaning"), "pc": top.get("pc"), "code_object": top.get("code_object"),
+           "code_object_file": top.get("code_object_file"), "op": top.get("op"),
+           "truncated": not any(d.get("pc") for d in disasms) and bool(disasms)}
+    out["summary"] = _agent_summary(out)
+    return out
+
+
+def _severity(reason: str | None) -> int:
+    order = ["NONE", "SINGLE_STEP", "BREAKPOINT", "WATCHPOINT", "TRAP", "DEBUG_TRAP"]
+    rs = [r for r in (reason or "").split("|") if r]
+    return max((0 if r in order else 10 if r.startswith(("FP_", "INT_")) else 20 for r in rs), default=-1)
+
+
+def _strip_signature_type(fn: str | None) -> str | None:
+    return fn.strip() if fn else fn
+
+
+def _disasm_for(pc: str | None, disasms: list[dict]) -> dict | None:
+    if not disasms:
+        return None
+    if pc:
+        p = int(pc, 16)
+        for d in disasms:
+            if d.get("pc") == pc:
+                return d
+        for d in disasms:
+            if d.get("loaded_at"):
+                lo, hi = (int(x, 16) for x in d["loaded_at"])
+                if lo <= p < hi:
+                    return d
+    return disasms[0] if len(disasms) == 1 else None
+
+
+def _agent_summary(e: dict) -> str:
+    parts = [f"rocm-debug-agent: {e.get('reason') or 'wave dump'}"]
+    if e.get("kernel"):
+        parts.append(f"in {short_kernel(e['kernel'])}")
+    if e.get("pc"):
+        parts.append(f"at pc {e['pc']}")
+    if e.get("op"):
+        op = e["op"]["op"] + (f" on {e['op']['dtype']}" if e["op"].get("dtype") else "")
+        parts.append(f"(= {op})")
+    s = " ".join(parts)
+    if e.get("waves"):
+        s += f"; {e['waves']} wave(s)"
+    if e.get("code_object_file"):
+        s += f"; code object saved as {e['code_object_file']}"
+    elif e.get("code_object"):
+        s += f"; code object {e['code_object']}"
+    return s
+
+
+# --- rocgdb -----------------------------------------------------------------------------------
+
+_DISPATCH_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Dispatch (\d+):(\d+):(\d+) \(PKID (\d+)\)\s+"
+                           r"(\[[\d,\s]+\])\s+(\[[\d,\s]+\])\s+(\S+)\s+(.*?)\s*$")
+_QUEUE_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Queue (\d+):(\d+) \(QID (\d+)\)\s+(\S+(?: \([^)]*\))?)\s+"
+                        r"(\d+)\s+(\d+)\s+(\d+)\s+(0x[0-9a-fA-F]+)")
+_AGENT_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+(\S+)\s+AMDGPU Agent \(GPUID (\d+)\)\s+(\S+)\s+(.*?)\s+(\d+)\s+(\d+)\s+(\S+)\s*$")
+_WAVE_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Wave (\d+):(\d+):(\d+):(\d+) \((\d+),(\d+),(\d+)\)/(\d+)"
+                       r"(?: \"[^\"]*\")?\s+(.*?)\s*$")
+_FRAME = re.compile(r"^(?:(0x[0-9a-fA-F]+) in )?([^\s(][^(]*?) \([^)]*\)(?: at (\S+))?")
+_FULL_FENCE = "B|Aa|Ra"
+
+
+def parse_rocgdb(text: str | bytes) -> dict | None:
+    """Facts from rocgdb batch output (info agents / dispatches / queues / threads)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "AMDGPU " not in text and "No dispatches" not in text and "No queues" not in text:
+        return None
+    agents, dispatches, queues, waves = [], [], [], []
+    for line in text.splitlines():
+        m = _DISPATCH_ROW.match(line)
+        if m:
+            dispatches.append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
+                               "dispatch": int(m.group(5)), "pkid": int(m.group(6)),
+                               "grid": m.group(7).replace(" ", ""), "workgroup": m.group(8).replace(" ", ""),
+                               "fence": m.group(9), "kernel": m.group(10)})
+            continue
+        m = _QUEUE_ROW.match(line)
+        if m:
+            read, write = int(m.group(7)), int(m.group(8))
+            queues.append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
+                           "qid": int(m.group(5)), "type": m.group(6), "read": read, "write": write,
+                           "pending": write - read, "size": int(m.group(9)), "address": m.group(10)})
+            continue
+        m = _AGENT_ROW.match(line)
+        if m:
+            agents.append({"id": int(m.group(2)), "state": m.group(3), "gpuid": int(m.group(4)),
+                           "arch": m.group(5), "name": m.group(6)})
+            continue
+        m = _WAVE_ROW.match(line)
+        if m:
+            frame = m.group(11)
+            f = _FRAME.match(frame)
+            waves.append({"agent": int(m.group(3)), "queue": int(m.group(4)), "dispatch": int(m.group(5)),
+                          "wave": int(m.group(6)), "workgroup": f"({m.group(7)},{m.group(8)},{m.group(9)})",
+                          "kernel": f.group(2).strip() if f else frame, "pc": (f.group(1) or "").lower() or None,
+                          "at": f.group(3) if f else None})
+    if not (agents or dispatches or queues or waves):
+        if "No dispatches are currently active" in text or "No queues are currently active" in text:
+            return {"kind": "rocgdb", "agents": [], "dispatches": [], "queues": [], "waves": [], "findings": [
+                "rocgdb saw no queues/dispatches: the process has no GPU work, or rocm-debug-agent (HSA_TOOLS_LIB) "
+                "holds the debugger hook; attach to a worker, without the agent"], "summary": "rocgdb: no dispatches"}
+        return None
+    stalled = [q for q in queues if q["pending"] > 0]
+    # Waves grouped by kernel and where they stand.
+    groups: dict[tuple, dict] = {}
+    for w in waves:
+        key = (w["kernel"], w["pc"] or w["at"])
+        g = groups.setdefault(key, {"kernel": w["kernel"], "pc": w["pc"], "at": w["at"], "waves": 0,
+                                    "dispatches": set()})
+        g["waves"] += 1
+        g["dispatches"].add((w["agent"], w["queue"], w["dispatch"]))
+    wave_groups = []
+    for g in sorted(groups.values(), key=lambda g: -g["waves"]):
+        g["dispatches"] = sorted(f"{a}:{q}:{d}" for a, q, d in g["dispatches"])
+        wave_groups.append(g)
+    findings = []
+    per_kernel: dict[str, list[dict]] = {}
+    for g in wave_groups:
+        per_kernel.setdefault(g["kernel"], []).append(g)
+    for k, gs in per_kernel.items():
+        n = sum(g["waves"] for g in gs)
+        if len(gs) == 1 and n >= 2:
+            where = gs[0]["pc"] or gs[0]["at"]
+            findings.append(f"all {n} waves of {short_kernel(k)} at one PC ({where}): a barrier or spin wait "
+                            "(waiting for something that never arrives)")
+    cleans = [d for d in dispatches if re.search(r"_clean\b|_clean[^A-Za-z]|_clean$", d["kernel"])]
+    if len({d["queue"] for d in cleans if d["fence"] == _FULL_FENCE}) >= 2:
+        findings.append(f"{len(cleans)} `_clean` dispatches on different queues with a full fence ({_FULL_FENCE}): "
+                        "the shared-workspace deadlock (split-K reduction counters in one workspace, interleaved by "
+                        "two streams); make the workspace per stream")
+    if len({d["queue"] for d in dispatches}) >= 2:
+        findings.append(f"{len(dispatches)} dispatches in flight on {len({d['queue'] for d in dispatches})} queues: "
+                        "concurrent streams")
+    for q in stalled:
+        findings.append(f"queue {q['agent']}:{q['queue']} (QID {q['qid']}) has {q['pending']} packet(s) pending "
+                        f"(write {q['write']} > read {q['read']})")
+    out = {"kind": "rocgdb", "agents": agents, "dispatches": dispatches, "queues": queues, "stalled_queues": stalled,
+           "wave_groups": wave_groups[:20], "waves": len(waves), "findings": findings}
+    names = ", ".join(dict.fromkeys(short_kernel(d["kernel"]) or "?" for d in dispatches))
+    out["summary"] = (f"rocgdb: {len(dispatches)} dispatch(es) in flight" + (f" ({names})" if names else "")
+                      + (f", {len(stalled)} stalled queue(s)" if stalled else "")
+                      + (f"; {findings[0]}" if findings else ""))
+    return out
+
+
+# --- CUDA core dumps --------------------------------------------------------------------------
+
+CUDA_EXCEPTION_MEANINGS = {
+    "Warp Illegal Address": "a thread of the warp accessed an address outside any allocation (cudaErrorIllegalAddress)",
+    "Lane Illegal Address": "a lane accessed an address outside any allocation",
+    "Device Illegal Address": "the device saw an access to an illegal address (the warp is not known)",
+    "Warp Out-of-range Address": "a thread accessed an address outside the valid range of local or shared memory",
+    "Warp Misaligned Address": "a thread accessed an address not aligned for the access size",
+    "Lane Misaligned Address": "a lane accessed an address not aligned for the access size",
+    "Warp Invalid Address Space": "an instruction accessed memory through the wrong address space",
+    "Warp Invalid PC": "the warp jumped to an invalid program counter",
+    "Warp Illegal Instruction": "the warp executed an illegal instruction",
+    "Warp Assert": "a device-side assert failed",
+    "Lane User Stack Overflow": "a thread overflowed its call stack (deep recursion or big local arrays; raise "
+                                "cudaLimitStackSize)",
+    "Warp Hardware Stack Overflow": "the warp overflowed the hardware stack",
+    "Device Hardware Stack Overflow": "the device overflowed the hardware stack",
+    "Lane Syscall Error": "a device-side syscall (e.g. malloc/printf) failed",
+}
+
+_CG_EXC = re.compile(r"CUDA Exception: ([A-Z][\w -]*?[A-Za-z])\s*$", re.M)
+_CG_SIGNAL = re.compile(r"received signal CUDA_EXCEPTION_(\d+), ([A-Z][\w -]*?[A-Za-z])\.", re.M)
+_CG_PC = re.compile(r"The exception was triggered at PC (0x[0-9a-fA-F]+)")
+_CG_FOCUS = re.compile(r"\[(?:Current focus set to|Switching focus to) CUDA kernel (\d+), grid (\d+), block \(([^)]*)\), "
+                       r"thread \(([^)]*)\), device (\d+), sm (\d+), warp (\d+), lane (\d+)\]")
+_CG_FRAME = re.compile(r"^#0\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?:<<<([^>]*)>>>)?\s*\(\)\s*$|"
+                       r"^(?:(0x[0-9a-fA-F]+) in )(.+?)<<<([^>]*)>>>\s*\(\)", re.M)
+_CG_AT = re.compile(r"^\s+at (\S+?):(\d+)(?: in (\S+) inlined from (\S+))?\s*$", re.M)
+_CG_SYMBOL = re.compile(r"^(.+?) \+ (\d+) in section (\.text\.\S+) of (\S+)\s*$", re.M)
+_CG_PRINT_PC = re.compile(r"^\$\d+ = (?:\([^)]*\) )?(0x[0-9a-fA-F]+)", re.M)
+_CD_EXC = re.compile(r"coredump: Detected an exception of type CUDBG_EXCEPTION_(\w+?) \((\d+)\)")
+_CD_FIELD = re.compile(r"coredump:\s+- (Device|SM|Warp|PC):? (.*?)\s*$", re.M)
+_CD_FRAME = re.compile(r"coredump:\s+#(\d+)\s+(0x[0-9a-fA-F]+)\s+(\S+)")
+_CD_FILE = re.compile(r"coredump: Writing ELF file to (\S+)")
+
+
+def _exc_name(token: str) -> str:
+    return " ".join(w.capitalize() if w.lower() not in ("pc",) else "PC" for w in token.split("_")) \
+        .replace("Out Of Range", "Out-of-range")
+
+
+def demangle(names: Iterable[str], timeout: float = 5.0) -> dict[str, str]:
+    """Itanium-mangled names -> demangled, with c++filt when it is installed (else unchanged)."""
+    names = [n for n in dict.fromkeys(names) if n and n.startswith("_Z")]
+    exe = shutil.which("cu++filt") or shutil.which("c++filt")
+    if not names or not exe:
+        return {}
+    try:
+        p = subprocess.run([exe], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = p.stdout.splitlines()
+    return {n: d for n, d in zip(names, out) if d and d != n}
+
+
+def parse_cuda_coredump_progress(text: str | bytes) -> dict | None:
+    """CUDA_COREDUMP_SHOW_PROGRESS lines: the exception, device/SM/warp, PC, the kernel (from the
+    stack trace) and the dump file written."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "coredump:" not in text:
+        return None
+    m = _CD_EXC.search(text)
+    files = [f for f in _CD_FILE.findall(text)]
+    if not m and not files:
+        return None
+    out: dict = {"kind": "cuda-coredump", "exception": _exc_name(m.group(1)) if m else None,
+                 "exception_code": int(m.group(2)) if m else None, "files": files}
+    if m:
+        tail = text[m.end():m.end() + 4000]
+        for key, val in _CD_FIELD.findall(tail):
+            out.setdefault(key.lower(), val.strip())
+        frames = [{"frame": int(n), "pc": pc.lower(), "function": fn} for n, pc, fn in _CD_FRAME.findall(tail)]
+        if frames:
+            names = demangle(f["function"] for f in frames)
+            for f in frames:
+                if f["function"] in names:
+                    f["demangled"] = names[f["function"]]
+            out["frames"] = frames
+            out["kernel"] = frames[0].get("demangled") or frames[0]["function"]
+    if out.get("pc"):
+        out["pc"] = out["pc"].lower()
+    out["meaning"] = CUDA_EXCEPTION_MEANINGS.get(out["exception"] or "")
+    out["summary"] = ("CUDA core dump: " + (out["exception"] or "dump written")
+                      + (f" in {short_kernel(out['kernel'])}" if out.get("kernel") else "")
+                      + (f" at pc {out['pc']}" if out.get("pc") else "")
+                      + (f"; dump {files[-1]}" if files else ""))
+    return out
+
+
+def parse_cuda_gdb(text: str | bytes) -> dict | None:
+    """cuda-gdb output (live or ``target cudacore``): exception, PC, focus, frame, ``info symbol``."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    exc = _CG_EXC.search(text) or _CG_SIGNAL.search(text)
+    sym = _CG_SYMBOL.search(text)
+    if not exc and not sym and "cudacore" not in text:
+        return None
+    out: dict = {"kind": "cuda-gdb"}
+    if exc:
+        out["exception"] = exc.group(exc.lastindex or 1).strip()
+    m = _CG_PC.search(text) or _CG_PRINT_PC.search(text)
+    if m:
+        out["errorpc"] = m.group(1).lower()
+    m = _CG_FOCUS.search(text)
+    if m:
+        out["focus"] = {"kernel": int(m.group(1)), "grid": int(m.group(2)), "block": f"({m.group(3)})",
+                        "thread": f"({m.group(4)})", "device": int(m.group(5)), "sm": int(m.group(6)),
+                        "warp": int(m.group(7)), "lane": int(m.group(8))}
+    m = _CG_FRAME.search(text)
+    if m:
+        fn = (m.group(2) or m.group(5) or "").strip()
+        out["kernel"] = fn or None
+        pc = m.group(1) or m.group(4)
+        if pc:
+            out["pc"] = pc.lower()
+        tail = text[m.end():m.end() + 2000]
+        a = _CG_AT.search(tail)
+        if a:
+            out["source"] = f"{a.group(1)}:{a.group(2)}" + (f" (inlined from {a.group(4)})" if a.group(4) else "")
+    if sym:
+        out["symbol"] = {"function": sym.group(1), "offset": int(sym.group(2)), "section": sym.group(3),
+                         "cubin": sym.group(4)}
+        out.setdefault("kernel", sym.group(1))
+    out["meaning"] = CUDA_EXCEPTION_MEANINGS.get(out.get("exception") or "")
+    out["summary"] = ("cuda-gdb: " + (out.get("exception") or "core dump opened")
+                      + (f" in {short_kernel(out['kernel'])}" if out.get("kernel") else "")
+                      + (f" at pc {out['errorpc']}" if out.get("errorpc") else ""))
+    return out
+
+
+_NVD_FILE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
+_NVD_FUNC = re.compile(r"^\s*\.text\.(\S+?):\s*$|^\s*\.section\s+\.text\.(\S+?),")
+
+
+def parse_nvdisasm_chain(text: str, pc: str) -> dict:
+    """The source chain of ``pc`` in ``nvdisasm -ndf -c -gi`` output: the ``//## File "...", line N
+    inlined at "...", line M`` block nearest above the instruction ``/*<pc>*/``.
+
+    Returns {"matches": n, "chains": [[{"file", "line", "inlined_at"?}, ...], ...], "functions": [...],
+    "line_info": bool}. More than one match means the PC occurs in several functions of the cubin
+    (pick one with ``cuobjdump -elf`` and ``nvdisasm -fun``)."""
+    want = int(pc, 16)
+    lines = text.splitlines()
+    line_info = any("//## File" in s for s in lines[:100000])
+    out = {"matches": 0, "chains": [], "functions": [], "line_info": line_info}
+    func = None
+    addr_rx = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
+    for i, s in enumerate(lines):
+        fm = _NVD_FUNC.match(s)
+        if fm:
+            func = fm.group(1) or fm.group(2)
+            continue
+        m = addr_rx.search(s)
+        if not m or int(m.group(1), 16) != want:
+            continue
+        out["matches"] += 1
+        out["functions"].append(func)
+        chain: list[dict] = []
+        k = i - 1
+        while k >= 0 and k > i - 400:
+            t = lines[k]
+            fm2 = _NVD_FILE.match(t)
+            if fm2:
+                # the block of consecutive //## lines right above the nearest label/instructions
+                block = []
+                j = k
+                while j >= 0 and _NVD_FILE.match(lines[j]):
+                    block.append(lines[j])
+                    j -= 1
+                for b in reversed(block):
+                    g = _NVD_FILE.match(b)
+                    item = {"file": g.group(1), "line": int(g.group(2))}
+                    if g.group(3):
+                        item["inlined_at"] = f"{g.group(3)}:{g.group(4)}"
+                    chain.append(item)
+                break
+            if _NVD_FUNC.match(t):
+                break
+            k -= 1
+        out["chains"].append(chain)
+    return out
+
+
+def parse_cuobjdump_fun(text: str, section: str) -> str | None:
+    """The function index ``nvdisasm -fun`` takes for ``section`` (e.g. .text._ZN2at6native...), from
+    ``cuobjdump -elf``'s section table (the number right before the section name on its PROGBITS row)."""
+    for line in text.splitlines():
+        toks = line.split()
+        if len(toks) >= 2 and toks[-1] == section and "PROGBITS" in toks:
+            return toks[-2]
+    return None
+
+
+def format_chain(chain: list[dict]) -> str:
+    """'IndexKernel.cu:203 inlined at IndexKernel.cu:118 <- ...' innermost first, as nvdisasm prints."""
+    return " <- ".join(f"{c['file']}:{c['line']}" + (f" (inlined at {c['inlined_at']})" if c.get("inlined_at") else "")
+                       for c in chain)
+
+
+def _run_tool(argv: list[str], timeout: float, cwd: str | None = None) -> tuple[int | None, str]:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout,
+                           stdin=subprocess.DEVNULL, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return None, f"{Path(argv[0]).name} did not finish within {timeout:g}s"
+    except OSError as e:
+        return None, f"{argv[0]}: {e}"
+    return p.returncode, p.stdout + p.stderr
+
+
+def cuda_core_chain(core: str | Path, *, timeout: float = 120.0, path: str | None = None,
+                    cwd: str | None = None) -> dict:
+    """Automate vLLM's core-dump post: target cudacore -> info symbol $errorpc -> nvdisasm -gi (and
+    cuobjdump -elf / -fun on a PC collision) -> the inline chain of the faulting PC. Every step that
+    cannot run says why (tool missing, no line info, PC not found)."""
+    core = str(core)
+    out: dict = {"kind": "cuda-core-chain", "core": core, "steps": []}
+    gdb = shutil.which("cuda-gdb", path=path)
+    if not gdb:
+        out["status"] = "missing-tool"
+        out["summary"] = (f"CUDA core dump {core}: cuda-gdb is not installed, so the faulting PC was not resolved; "
+                          f"run: cuda-gdb -batch -ex 'target cudacore {core}' -ex 'info symbol $errorpc'")
+        return out
+    rc, text = _run_tool([gdb, "-batch", "-nx", "-ex", "set pagination off", "-ex", f"target cudacore {core}",
+                          "-ex", "info symbol $errorpc", "-ex", "print $errorpc", "-ex", "bt 4"], timeout, cwd)
+    out["steps"].append({"cmd": "cuda-gdb target cudacore / info symbol $errorpc", "rc": rc})
+    g = parse_cuda_gdb(text) or {}
+    out.update({k: g[k] for k in ("exception", "errorpc", "kernel", "focus", "source", "symbol", "meaning") if k in g})
+    if not g.get("errorpc") or not g.get("symbol"):
+        out["status"] = "no-errorpc"
+        out["summary"] = (f"CUDA core dump {core}: cuda-gdb gave no faulting PC/symbol "
+                          f"({(text.strip().splitlines() or ['no output'])[-1][:160]})")
+        return out
+    pc, cubin = g["errorpc"], g["symbol"]["cubin"]
+    nvd = shutil.which("nvdisasm", path=path)
+    if not nvd:
+        out["status"] = "missing-tool"
+        out["summary"] = (f"{g.get('exception') or 'exception'} in {short_kernel(g['kernel'])} at pc {pc}; nvdisasm is "
+                          f"not installed, so the source line was not resolved (nvdisasm -ndf -c -gi {cubin})")
+        return out
+    if not Path(cubin).exists():
+        out["status"] = "no-cubin"
+        out["summary"] = f"cuda-gdb named cubin {cubin}, which no longer exists (cuda-gdb removes it on exit)"
+        return out
+    rc, listing = _run_tool([nvd, "-ndf", "-c", "-gi", cubin], timeout, cwd)
+    out["steps"].append({"cmd": f"nvdisasm -ndf -c -gi {cubin}", "rc": rc})
+    res = parse_nvdisasm_chain(listing, pc)
+    if res["matches"] > 1:
+        obj = shutil.which("cuobjdump", path=path)
+        fun = None
+        if obj:
+            rc, elf = _run_tool([obj, "-elf", cubin], timeout, cwd)
+            out["steps"].append({"cmd": f"cuobjdump -elf {cubin}", "rc": rc})
+            fun = parse_cuobjdump_fun(elf, g["symbol"]["section"])
+        if fun:
+            rc, listing = _run_tool([nvd, "-ndf", "-c", "-gi", "-fun", fun, cubin], timeout, cwd)
+            out["steps"].append({"cmd": f"nvdisasm -ndf -c -gi -fun {fun} {cubin}", "rc": rc})
+            res = parse_nvdisasm_chain(listing, pc)
+            out["function_index"] = fun
+        else:
+            out["ambiguous"] = True
+            out["note"] = (f"pc {pc} occurs in {res['matches']} functions of the cubin and "
+                           + ("cuobjdump is not installed" if not obj else "cuobjdump did not list the section")
+                           + "; the chains of all of them are listed")
+    out["matches"] = res["matches"]
+    out["line_info"] = res["line_info"]
+    chains = [c for c in res["chains"] if c]
+    if res["matches"] == 0:
+        out["status"] = "pc-not-found"
+        out["summary"] = f"pc {pc} is not in nvdisasm's listing of {cubin}"
+    elif not res["line_info"] or not chains:
+        out["status"] = "no-line-info"
+        out["summary"] = (f"{g.get('exception') or 'exception'} in {short_kernel(g['kernel'])} at pc {pc}: the cubin has "
+                          "no line info, so no source line can be given; rebuild with -lineinfo (export "
+                          "NVCC_PREPEND_FLAGS='-lineinfo', and bypass ccache, which may ignore it)")
+    else:
+        out["status"] = "ok"
+        out["chain"] = chains[0]
+        if len(chains) > 1:
+            out["other_chains"] = chains[1:]
+        out["summary"] = (f"{g.get('exception') or 'exception'} in {short_kernel(g['kernel'])} at pc {pc}: "
+                          f"{format_chain(chains[0])}")
+    return out
+
+
+# --- user tables in .dbglog/config.toml -------------------------------------------------------
+
+def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
+    """``[[kernel_op]]`` tables (fragment, op) from config.toml; bad entries are skipped."""
+    if not config_path or not Path(config_path).exists():
+        return []
+    try:
+        from dbglog.signatures import _toml
+
+        data = _toml().loads(Path(config_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    out = []
+    for e in data.get("kernel_op", []) if isinstance(data.get("kernel_op"), list) else []:
+        if isinstance(e, dict) and isinstance(e.get("fragment"), str) and isinstance(e.get("op"), str) and e["fragment"]:
+            out.append((e["fragment"], e["op"]))
+    return out
+
+
+# --- everything a run left behind -------------------------------------------------------------
+
+def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs: Iterable[str | Path] = (),
+            config_path: str | Path | None = None, run_tools: bool = True, tool_timeout: float = 120.0,
+            path: str | None = None, cwd: str | None = None) -> list[dict]:
+    """All evidence in a run's output and in the capture files it produced, most specific first."""
+    if isinstance(output, (bytes, bytearray)):
+        output = bytes(output).decode("utf-8", "replace")
+    ops = load_kernel_ops(config_path)
+    texts = [("output", output)]
+    for f in files:
+        try:
+            texts.append((str(f), Path(f).read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    found: list[dict] = []
+    cores: list[str] = []
+    for src, text in texts:
+        for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
+                   parse_cuda_gdb, parse_cuda_coredump_progress):
+            try:
+                e = fn(text)
+            except Exception as exc:  # a parser must never cost the run its record
+                e = {"kind": "error", "summary": f"evidence parser failed on {src}: {exc!r}"}
+            if e:
+                e["source"] = src
+                found.append(e)
+                if e["kind"] == "cuda-coredump":
+                    cores.extend(e.get("files") or [])
+    for core in dict.fromkeys(cores):
+        if not os.path.exists(core):
+            found.append({"kind": "cuda-core-chain", "core": core, "status": "no-core",
+                          "summary": f"core dump {core} was announced but is not on disk"})
+        elif run_tools:
+            found.append(cuda_core_chain(core, timeout=tool_timeout, path=path, cwd=cwd))
+    return found
+
+
+def summary_lines(evidence: Iterable[dict], limit: int = 6) -> list[str]:
+    out = []
+    for e in evidence:
+        s = e.get("summary")
+        if s and s not in out:
+            out.append(s)
+        for f in (e.get("findings") or [])[1:3]:
+            out.append(f"  {f}")
+    return out[:limit]
+
+
+def kernel_api_evidence(boundary: dict) -> dict:
+    """A kernel-API boundary (signatures.parse_kernel_api_log) as evidence with a one-line summary."""
+    b = dict(boundary)
+    status = {"in_flight": "in flight (started, never returned)", "completed": "completed",
+              "exception": "raised", "started": "started (level 1 logs show no returns)"}.get(b.get("status"), b.get("status"))
+    s = f"last {b.get('framework')} API call: {b.get('name')} {status}"
+    if b.get("exception"):
+        s += f": {b['exception'][:160]}"
+    ins = [f"{i['arg']} {i.get('shape') or ''} {i.get('dtype') or ''}".strip() for i in b.get("inputs") or []]
+    if ins:
+        s += "; inputs " + ", ".join(ins[:4]) + (" …" if len(ins) > 4 else "")
+    if b.get("dump_dir"):
+        s += f"; inputs dumped to {b['dump_dir']}"
+    b.update(kind="kernel-api", summary=s)
+    return b
+
+
+def config_near(path: str | Path) -> Path | None:
+    """The .dbglog/config.toml of the workspace a run directory lives in (None outside one)."""
+    p = Path(path).resolve()
+    for d in (p, *p.parents):
+        if d.name == ".dbglog":
+            cfg = d / "config.toml"
+            return cfg if cfg.exists() else None
+    return None
+
+
+def code_object_dirs(env: dict, cwd: str | Path) -> list[str]:
+    """Where rocm-debug-agent --save-code-objects[=DIR] writes: DIR, else the process's cwd."""
+    out = []
+    opts = env.get("ROCM_DEBUG_AGENT_OPTIONS") or ""
+    m = re.search(r"(?:--save-code-objects|(?<!\S)-s)(?:=|\s+)(?!-)(\S+)", opts)
+    if m:
+        d = Path(m.group(1))
+        out.append(str(d if d.is_absolute() else Path(cwd) / d))
+    out.append(str(cwd))
+    return out
