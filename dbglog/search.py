@@ -335,9 +335,9 @@ def parse_query(text) -> Query:
         tok, parts = toks[i]
         new: list[Term] = []
         # the longest run of whole tokens that the synonym table knows
-        for j in range(min(len(toks), i + synonyms.MAX_PHRASE), i, -1):
+        for j in range(min(len(toks), i + synonyms.max_phrase()), i, -1):
             key = tuple(w for n in norm[i:j] for w in n)
-            alts = synonyms.expansions(key) if len(key) <= synonyms.MAX_PHRASE else ()
+            alts = synonyms.expansions(key) if len(key) <= synonyms.max_phrase() else ()
             if alts:
                 raw = " ".join(t for t, _p in toks[i:j])
                 name = synonyms.env_name(raw)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from dbglog.errors import DbglogError
 from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
-from dbglog.synonyms import identifier_words
 
 def _core(db) -> None:
     db.executescript(
@@ -447,6 +446,8 @@ class Store:
         self.set_next_steps(inv.id, inv.next_steps)
 
     def upsert_attempt(self, inv_id: str, a: Attempt) -> None:
+        from dbglog.synonyms import identifier_words  # words of compound identifiers, for search
+
         self.q(
             """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,
                  outcome, created, runs, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -261,7 +261,11 @@ def table() -> dict[tuple[str, ...], tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-MAX_PHRASE = max(len(k) for k in table())
+@lru_cache(maxsize=1)
+def max_phrase() -> int:
+    """The most words an entry has (built lazily: `attempt add` imports this module for
+    ``identifier_words`` and should not pay for the table)."""
+    return max(len(k) for k in table())
 
 
 def expansions(phrase_words: tuple[str, ...]) -> tuple[str, ...]:
