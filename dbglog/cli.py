@@ -758,11 +758,20 @@ def signature_test(file, as_json):
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
+    from dbglog import evidence
+
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(_config_path()), warnings=warns)
     api = signatures.parse_kernel_api_log(data)
+    # Evidence parsers on big logs only when the signature points at a dump (keeps 100 MB fast).
+    dump_entries = {"rocm.wave_stop", "cuda.exception", "gpu.coredump_written", "gdb.signal"}
+    dumpy = m is not None and (m.signature in dump_entries or any(
+        getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
+    ev = evidence.extract(data, config_path=_config_path(), run_tools=False,
+                          save_dirs=[os.path.dirname(os.path.abspath(file))] if file != "-" else ()) \
+        if len(data) <= (16 << 20) or dumpy else []
     data_out = {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
-                "warnings": warns}
+                "evidence": ev, "warnings": warns}
 
     def human():
         for w in warns:
@@ -774,7 +783,11 @@ def signature_test(file, as_json):
             for other in (m.others or [])[:5]:
                 click.echo(f"  also: {other}")
         if api is not None:
-            click.echo(f"Last kernel API call: {api.to_dict()}")
+            click.echo(evidence.kernel_api_evidence(api.to_dict())["summary"].replace("last ", "Last ", 1))
+        for e in ev:
+            click.echo(f"evidence: {e.get('summary')}")
+            for f in (e.get("findings") or [])[:4]:
+                click.echo(f"  - {f}")
 
     emit(as_json, data_out, human)
     sys.exit(0 if m else 1)
@@ -1018,8 +1031,8 @@ def _print_hit(h, n: int) -> None:
         click.echo(f"   conclusion: {h.fields['conclusion']}")
     if h.kind == "section":
         click.echo(f"   {_where(h)}: {_styled_snippet(h)}")
-    elif h.snippet_parts:
-        click.echo(f"   {h.snippet_field}: {_styled_snippet(h)}")
+    elif h.snippet_parts and not (h.kind == "attempt" and h.snippet_field == "conclusion"):
+        click.echo(f"   {h.snippet_field}: {_styled_snippet(h)}")  # (a conclusion is printed above)
     terms = ", ".join(h.matched_terms) or "its investigation"
     click.echo(click.style(f"   why: {h.match} ({terms}) in {', '.join(h.matched_fields) or 'context'}"
                            f"; similarity {h.similarity:.0f}", dim=True))

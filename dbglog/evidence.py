@@ -754,14 +754,27 @@ def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
 
 # --- everything a run left behind -------------------------------------------------------------
 
+_DUMP_MARKERS = ("wave_", "AMDGPU ", "No dispatches", "CUDA Exception", "CUDA_EXCEPTION_", "coredump:", "cudacore",
+                 "XNACK error state", " in section .text.")
+
+
+def may_hold_dump(data: str | bytes) -> bool:
+    """Cheap test (a few substring scans, no decoding) for text any parser here could use."""
+    if isinstance(data, (bytes, bytearray)):
+        return any(m.encode() in data for m in _DUMP_MARKERS)
+    return any(m in data for m in _DUMP_MARKERS)
+
+
 def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs: Iterable[str | Path] = (),
             config_path: str | Path | None = None, run_tools: bool = True, tool_timeout: float = 120.0,
             path: str | None = None, cwd: str | None = None) -> list[dict]:
     """All evidence in a run's output and in the capture files it produced, most specific first."""
+    if not may_hold_dump(output):
+        output = ""  # nothing to read: do not decode megabytes of ordinary output
     if isinstance(output, (bytes, bytearray)):
         output = bytes(output).decode("utf-8", "replace")
     ops = load_kernel_ops(config_path)
-    texts = [("output", output)]
+    texts = [("output", output)] if output else []
     for f in files:
         try:
             texts.append((str(f), Path(f).read_text(encoding="utf-8", errors="replace")))

@@ -180,3 +180,14 @@ def test_user_advice_rule_from_config(dbg, workdir):
     assert code != 0 and "advice" in err
     code, out, _ = dbg("runs", "list", "--json")
     assert len(json.loads(out)) == 1  # refused before running: the bad rule did not cost a run
+
+
+def test_signature_test_shows_evidence_of_a_pasted_dump(dbg, workdir):
+    log = workdir / "agent.log"
+    log.write_text((CORPUS / "debug_agent_assert_trap_docs.log").read_text())
+    code, out, _ = dbg("signature", "test", str(log), "--json")
+    d = json.loads(out)
+    assert d["signature"]["name"] == "rocm.assert_trap" and d["warnings"] == []
+    assert d["evidence"][0]["kernel"] == "vector_add_assert_trap(int*, int*, int*)"
+    code, out, _ = dbg("signature", "test", str(log))
+    assert "evidence: rocm-debug-agent: ASSERT_TRAP in vector_add_assert_trap at pc 0x7fd4f100d0e8" in out
