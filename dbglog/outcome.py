@@ -51,7 +51,7 @@ _NEGATED_FAIL = [
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
     rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
-    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b",
+    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
@@ -82,7 +82,7 @@ _PARTIAL = [
 _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
-    r"\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
+    r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
     r"funciona|resuelto|arreglado|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
 ]
@@ -91,12 +91,12 @@ _FAIL = [
     r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output)|\s*$|[.,;:)])|\bsame as before\b",
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
-    r"\b(?:ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
+    r"\b(?:garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
 ]
 _UNKNOWN = [
     r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
-    r"untested|not tested|not yet|waiting|couldn'?t tell|could not tell|can'?t say|no data|no result|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
+    r"untested|not tested|not yet|waiting|seems|appears to|looks like|probably|likely|couldn'?t tell|could not tell|can'?t say|no data|no result|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
     r"🔄|⏳|❓|🔍|\?\?|\binfo(?:rmational)? only\b",
 ]
 
@@ -130,7 +130,7 @@ _VERDICT_WORDS = {
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
     "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
     "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
-    "not done": "untested", "not yet done": "untested", "blocked": "untested", "complete": "worked",
+    "not yet run": "untested", "not done": "untested", "not yet done": "untested", "blocked": "untested", "complete": "worked",
     "completed": "worked", "so yes": "worked", "yes it works": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
@@ -140,7 +140,7 @@ _EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked"
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
 _CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s)\s*")
-_CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while)\b", re.I)
+_CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
 _MD = re.compile(r"[*_`~>#]|\[(?:[ xX])\]")
 _SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
 
@@ -217,14 +217,13 @@ def classify(text: str) -> str:
     # The first clause usually carries the verdict ("Hangs at 0%; the kernel alone finishes"),
     # unless the sentence turns on a contrast ("Works, but 20% slower"): then weigh everything.
     first, _, rest = _CLAUSE.split(head, maxsplit=1)[0], None, head
+    c1 = _scan(first)
+    if c1["unknown"] and not c1["partial"]:
+        return "inconclusive"  # "Couldn't tell, the node was drained", "Seems to work, needs more runs"
     if not _CONTRAST.search(head):
-        c1 = _scan(first)
         meanings = [k for k in ("win", "fail", "partial") if c1[k]]
         if len(meanings) == 1:
             return {"win": "worked", "fail": "failed", "partial": "partial"}[meanings[0]]
-    c1 = _scan(first)
-    if c1["unknown"] and not c1["partial"]:
-        return "inconclusive"  # "Couldn't tell, the node was drained before the run finished"
     c = _scan(rest)
     if c["partial"] or (c["win"] and c["fail"]):
         if c["partial"] and not c["fail"] and c["win"] > c["partial"]:
