@@ -97,6 +97,8 @@ SAMPLES = {
     "gpu.ecc_error": (["RuntimeError: CUDA error: uncorrectable ECC error encountered"], "gpu.ecc_error"),
     "gpu.launch_out_of_resources": (["RuntimeError: CUDA error: too many resources requested for launch"],
                                     "gpu.launch_out_of_resources"),
+    "build.rocblas_no_arch": (["rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal "
+                               "seek for GPU arch : gfx1030"], "build.rocblas_no_arch"),
     "build.invalid_device_function": (["RuntimeError: HIP error: invalid device function"],
                                       "build.invalid_device_function"),
     "gpu.cuda_failure": (["node1:1234:5678 [0] NCCL INFO init.cc:1501 -> 1", "[rank7]: Last error:",
