@@ -319,7 +319,7 @@ _FIELD_HEAD = [
 
 _TEMPLATE = re.compile(r"\btemplates?\b", re.I)
 # An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
-_DOC_TITLE = re.compile(r"\bdebug(?:\.md|ging)?\b(?! in\b)|\bnotes\b|\blog\b|\bjournal\b|\bprotocol\b|\breadme\b|"
+_DOC_TITLE = re.compile(r"\bdebug(?:\.md|ging)?\b(?! in\b)|\bnotes\b|\b(?:work)?log\b|\bjournal\b|\bprotocol\b|\breadme\b|"
                         r"\bissues\b|\bbugs\b|\bknown problems\b|\btroubleshooting\b", re.I)
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
 
@@ -445,7 +445,8 @@ def status_word(text: str) -> str | None:
                        ("mitigated", "resolved"), ("root caused", "resolved"), ("open", "open"),
                        ("active", "open"), ("in progress", "open"), ("investigating", "open"),
                        ("ongoing", "open"), ("blocked", "open"), ("wip", "open"), ("reopened", "open"),
-                       ("unresolved", "open"), ("needs", "open"), ("pending", "open"), ("new", "open")):
+                       ("unresolved", "open"), ("needs", "open"), ("pending", "open"), ("new", "open"),
+                       ("partially", "open"), ("workaround", "open"), ("mitigat", "resolved")):
         if s.startswith(prefix):
             return st
     if "✅" in text or "🟢" in text:
@@ -540,14 +541,22 @@ class _Reader:
         return bool(n.start >= 0 and (_TEMPLATE.search(n.text) or is_placeholder(n.text)))
 
     def _own_fields(self, n: Node) -> set[str]:
+        """Which bug-header fields a section states for itself: a ``Status:`` whose value is a bug's
+        status (open, resolved, ...), not a verdict ("❌ NOT POSSIBLE"), and a ``Symptom:``."""
         keys = set()
         for b in n.blocks:
             if b.kind not in ("paragraph", "list", "raw", "quote"):
                 continue
             for i in range(b.start, b.end):
                 hit = label_of(self.lines[i], INV_LABELS)
-                if hit and hit[1] and not is_placeholder(hit[1]):
-                    keys.add(hit[0])
+                if not hit or not hit[1] or is_placeholder(hit[1]):
+                    continue
+                name = _LABEL.match(self.lines[i])
+                raw = (name.group("l1") or name.group("l3") or name.group("l2") or "").strip().lower()
+                if hit[0] == "status" and status_word(hit[1]):
+                    keys.add("status")
+                elif hit[0] == "symptom" and raw in ("symptom", "symptoms"):
+                    keys.add("symptom")
         return keys
 
     def bugs(self) -> list[Node]:
@@ -556,15 +565,22 @@ class _Reader:
         for n in self.root.walk():
             if n.start < 0 or id(n) in skip:
                 continue
-            if self._template(n):
+            if self._template(n) or _ATTEMPT_HEAD.match(n.text) or _STRONG_CONTAINER.search(_bare(n.text)):
+                # An option or attempt with its own "Status: ❌" is a verdict, not a separate bug.
                 skip.update(id(x) for x in n.walk())
                 continue
             f = self._own_fields(n)
             if "status" in f or "symptom" in f:
                 cands.append(n)
                 skip.update(id(x) for x in n.walk())  # an inner section with a status is part of this bug
+        h1 = [c for c in self.root.children if c.level == 1]
+
+        def one_bug(groups: list[Node]) -> bool:
+            # Sections under one H1 that names a bug (not "DEBUG.md", "Notes", "Issues") are parts of it.
+            return len(h1) == 1 and not _DOC_TITLE.search(h1[0].text) and all(self._inside(c, h1[0]) for c in groups)
+
         if len(cands) >= 2:
-            return cands
+            return [] if one_bug(cands) else cands
         # Sibling sections whose attempt numbering starts over are separate bugs ("## Bug A" with
         # "### Attempt 1..3", "## Bug B" with "### Attempt 1..2").
         for parent in self.root.walk():
@@ -572,13 +588,22 @@ class _Reader:
             for c in parent.children:
                 if self._template(c) or self._is_attempt_heading(c) or _STRONG_CONTAINER.search(c.text):
                     continue
-                nums = [int(float(m.group("n"))) for d in c.walk() if d is not c
-                        and (m := _ATTEMPT_HEAD.match(d.text)) and m.group("n").isdigit()]
-                if nums and 1 in nums:
-                    groups.append(c)
-            if len(groups) >= 2:
-                return groups
+                found = [(m.group("kw").lower(), int(m.group("n"))) for d in c.walk() if d is not c
+                         and (m := _ATTEMPT_HEAD.match(d.text)) and m.group("n").isdigit()]
+                if any(n == 1 for _k, n in found):
+                    groups.append((c, {k for k, n in found if n == 1}))
+            # The same word numbered from 1 again ("Attempt 1..3", then "Attempt 1..2") in each.
+            if len(groups) >= 2 and set.intersection(*[k for _c, k in groups]) and not one_bug([c for c, _ in groups]):
+                return [c for c, _ in groups]
         return cands
+
+    @staticmethod
+    def _inside(n: Node, anc: Node) -> bool:
+        while n is not None:
+            if n is anc:
+                return True
+            n = n.parent
+        return False
 
     def _is_attempt_heading(self, n: Node) -> bool:
         m = _ATTEMPT_HEAD.match(n.text)
