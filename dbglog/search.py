@@ -1274,6 +1274,7 @@ class TriedResult:
 
 
 TRIED_KINDS = ("attempt", "section")
+TRIED_POOL = 10  # hits tried judges for closeness (at least)
 
 
 def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
@@ -1281,7 +1282,8 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
 
     Free-text hits carry the outcome their text states (``section_outcome``); a close hit that
     only proposes the idea goes to ``mentioned``, not ``close``."""
-    res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=limit)
+    # judged over more hits than are shown: the close one may rank just below a related one
+    res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL))
     weigh(conn, res.query, TRIED_KINDS)
     close, mentioned = [], []
     for h in res.hits:
@@ -1292,6 +1294,9 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     if close:  # the answer is the best few: much weaker "close" hits are only related
         top = max(h.score for h in close)
         close = [h for h in close if h.score >= CLOSE_RELATIVE * top]
+    close, mentioned = close[:limit], mentioned[:limit]
+    shown = set(map(id, close + mentioned))
+    res.hits = [h for h in res.hits if id(h) in shown] + [h for h in res.hits if id(h) not in shown][:limit]
     return TriedResult(res, close, mentioned)
 
 
