@@ -262,6 +262,8 @@ _STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|work
               r"fix attempt|intento|prueba|versuch|essai|tentative|h(?=\d)")
 _WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
+_DATE_HEAD = re.compile(r"^\W{0,3}\s*(?:\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]{2,8} \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|"
+                        r"day \d{1,3}\b|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]* \d{1,2})", re.I)
 _DATE_LEAD = r"(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?\]?|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*"
 _ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})(?![A-Za-z])\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
                            re.I)
@@ -288,10 +290,14 @@ _STRONG_CONTAINER = re.compile(
     r"experiments?|approaches(?: tried| taken)?|(?:solutions?|fixes|approaches) (?:attempted|tried)|attempted "
     r"(?:fixes|solutions)|hypothes[ie]s(?: tested)?|theories|debug(?:ging)? (?:steps|attempts|log|history|journal)|"
     r"what didn'?t work|what did not work|what (?:has been|was) tried|failed (?:attempts|approaches|fixes)|dead ends|"
-    r"what worked|workarounds(?: tried)?|troubleshooting(?: steps)?|fix attempts|things that didn'?t work|"
-    r"tried|eliminated|ruled out|tests(?: run| performed)?|checks(?: run)?|what helped|things that helped|"
-    r"actions taken|steps taken|what (?:i|we) did|things done|what (?:i|we) (?:already |also )?tried|"
-    r"what (?:doesn'?t|does not) work|change ?log|changes(?: made| tried)?|trials|experiments run|solutions)\b", re.I)
+    r"workarounds tried|fix attempts|"
+    r"tried|eliminated|ruled out|tests(?: run| performed)?|checks(?: run)?|"
+    r"actions taken|steps taken|what (?:i|we) did|things done|what (?:i|we) (?:already |also )?tried|change ?log|changes(?: made| tried)?|trials|experiments run|solutions)\b", re.I)
+# "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
+_RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
+                               r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
+                               r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b",
+                               re.I)
 _WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
                              r"progress|session|work log|notes)\b", re.I)
 _FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|doesn'?t work|does not work|failed|dead ends?|rejected|ruled out|eliminated|"
@@ -416,14 +422,17 @@ def is_placeholder(text: str) -> bool:
 
 
 def heading_outcome(text: str) -> str | None:
-    """An outcome tag written into a heading: "(WRONG)", "[FAILED]", "✅", "— didn't help"."""
-    for e, o in outcomes._EMOJI.items():
-        if e in text:
-            return o
+    """An outcome tag written into a heading: "(WRONG)", "[FAILED]", "✅", "— didn't help".
+
+    Words in parentheses win over an emoji ("✅ Réduction nœuds (pas d'effet)": the tick says
+    done, the words say what happened)."""
     for tag in re.findall(r"\(([^()]{2,60})\)|\[([^\[\]]{2,40})\]", text):
         w = outcomes.verdict_word(tag[0] or tag[1])
         if w:
             return w
+    for e, o in outcomes._EMOJI.items():
+        if e in text:
+            return o
     m = re.search(r"(?:\s[—–-]{1,2}\s|:\s)([^—–:]{2,60})$", text)
     if m:
         w = outcomes.verdict_word(m.group(1))
@@ -873,11 +882,14 @@ class _Builder:
         if fkey is not None:
             self.field_section(n, fkey)
             return
+        if _RESULT_CONTAINER.search(n.text):
+            self.container(n, strong=False, result=True)
+            return
         if _STRONG_CONTAINER.search(bare) and not _NEXT_HEAD.search(bare):
             self.container(n, strong=True)
             return
-        if _WEAK_CONTAINER.search(bare):
-            self.container(n, strong=False)
+        if _WEAK_CONTAINER.search(bare) or _DATE_HEAD.match(n.text):
+            self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
 
@@ -889,11 +901,43 @@ class _Builder:
     def _has_table(self, n: Node) -> bool:
         return any(b.kind in ("table", "fence", "code") for b in n.blocks)
 
-    def container(self, n: Node, strong: bool) -> None:
+    def container(self, n: Node, strong: bool, result: bool = False) -> None:
         self.owned.extend(range(n.start, n.head_end))
+        if result:
+            # Bold-lead entries ("❌ **Reloading the module:** ...") and sub-headings that did
+            # something are attempts, with the heading's verdict; plain noun lists are facts.
+            ctx = "failed" if _FAILED_CONTAINER.search(n.text) else "worked"
+            keep: list[int] = []
+            blocks = list(n.blocks)
+            k = 0
+            while k < len(blocks):
+                blk = blocks[k]
+                k += 1
+                self.owned.extend(range(blk.start, blk.end))
+                if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]):
+                    idxs = list(range(blk.start, blk.end))
+                    if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
+                        idxs += list(range(blocks[k].start, blocks[k].end))
+                        self.owned.extend(range(blocks[k].start, blocks[k].end))
+                        k += 1
+                    self._attempt_from_item(self.lines[blk.start].strip(), idxs, ctx, n.text)
+                elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
+                    pass
+                elif blk.kind != "hr":
+                    keep.extend(range(blk.start, blk.end))
+            if keep:
+                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+            else:
+                self.renamed.append((n.start, n.text, "attempts"))
+            for c in n.children:
+                if self.r._is_attempt_heading(c) or _NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
+                    self.attempt_from_node(c, container=ctx)
+                else:
+                    self.section(c, context=None)
+            return
         if not strong:
             # A timeline, log or thread: attempts are its items and sentences; the text stays.
-            prose = bool(_PROSE_CONTAINER.search(_bare(n.text))) or self.r.thread
+            prose = bool(_PROSE_CONTAINER.search(_bare(n.text)) or _DATE_HEAD.match(n.text)) or self.r.thread
             keep = self._scan_blocks(n, n.blocks, None, prose=prose)
             if keep:
                 self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
@@ -907,6 +951,9 @@ class _Builder:
             ctx = "failed"
         elif _WORKED_CONTAINER.match(_bare(n.text)):
             ctx = "worked"
+        elif re.search(r"not yet (?:proven|tested|tried|run)|unproven|untested|to (?:test|verify)|proposed|planned",
+                       n.text, re.I):
+            ctx = "untested"  # "Hypotheses (not yet proven)"
         before = len(self.attempts)
         free_lines: list[int] = []
         blocks = list(n.blocks)
@@ -1166,7 +1213,7 @@ class _Builder:
         a = self._attempt_body(body_lines, sub_labels)
         a.line, a.number, a.title = n.start, number, _one_line(title)
         a.tag = heading_outcome(n.text)
-        a.context = container if container in ("failed", "worked") else None
+        a.context = container if container in ("failed", "worked", "untested") else None
         a.lines = lines
         a.unit = n.text
         self.attempts.append(a)
@@ -1235,6 +1282,10 @@ class _Builder:
             a = self._attempt_body(idxs)
         finally:
             self.lines = saved
+        if not a.fields and len(a.lead) > 1 and _ITEM_START.match(a.lead[1]):
+            # "- Tried X" with "  - bucket 4 captures ✅ ..." under it: the nested items are the result.
+            a.fields = {"result": a.lead[1:]}
+            a.lead = a.lead[:1]
         lead_first = re.sub(r"^\[[ xX]\]\s*", "", first).strip()
         lab = label_of(lead_first, ATTEMPT_LABELS)
         a.title = _item_title(lab[1] if lab and lab[1] else lead_first)
@@ -1383,6 +1434,9 @@ class _Builder:
                             if s:
                                 self.steps.append((a, s))
                     self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
+                elif blk.kind == "paragraph" and (self._inline_attempt(blk, blk.start) or (
+                        _TRIED_ITEM.match(self.lines[blk.start]) and self._prose_attempt(d, blk, None))):
+                    free.extend(i for i in range(blk.start, blk.end) if i not in self._inline_lines)
                 elif blk.kind in ("paragraph", "raw") and _question(self.lines, blk):
                     for i in range(blk.start, blk.end):
                         s = _step(self.lines[i].strip(), [], 0)
@@ -1526,6 +1580,8 @@ class _Builder:
                 conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
         if out is None and a.tag:
             out = a.tag
+        if out is None and a.context == "untested":
+            out = "untested"  # under "Hypotheses (not yet proven)": whatever the prose says
         if out is None and result and outcomes.verdict_word(result) == "untested":
             out = "untested"  # "not run yet — needs llm-compressor support"
         if out is None and not result:
@@ -1820,6 +1876,9 @@ def _item_title(text: str) -> str:
 
 def _lead_tag(text: str) -> str | None:
     t = (text or "").strip()
+    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
+    if m and outcomes.verdict_word(m.group(1)):
+        return outcomes.verdict_word(m.group(1))  # "❌ Revert commit (pas encore testé)"
     for e, o in outcomes._EMOJI.items():
         if t.startswith(e):
             return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win

@@ -130,7 +130,11 @@ _VERDICT_WORDS = {
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
     "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
     "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
-    "not yet run": "untested", "not done": "untested", "not yet done": "untested", "blocked": "untested", "complete": "worked",
+    "not yet run": "untested", "not done": "untested", "likely": "untested", "unlikely": "untested",
+    "needs investigation": "untested", "to investigate": "untested", "not yet proven": "untested",
+    "unproven": "untested", "to verify": "untested", "to be tested": "untested", "pas encore testé": "untested",
+    "non testé": "untested", "pas d'effet": "failed", "aucun effet": "failed", "sans effet": "failed",
+    "no tested": "untested", "sin probar": "untested", "not possible": "failed", "impossible": "failed", "not yet done": "untested", "blocked": "untested", "complete": "worked",
     "completed": "worked", "so yes": "worked", "yes it works": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
@@ -194,13 +198,15 @@ def _scan(text: str) -> dict[str, int]:
     return counts
 
 
+_FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.M | re.S)
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]{1,200}\"|“[^”]{1,200}”")
 
 
 def classify(text: str) -> str:
     """The outcome a result sentence states: worked | failed | partial | inconclusive."""
     # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
-    text = _QUOTED.sub(" ", text or "")
+    # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
+    text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
     clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", _clean(text), flags=re.I)
     if not clean:
         return "inconclusive"
