@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from dbglog import ops
 from dbglog.errors import DbglogError
 
 OUTCOME_STYLE = {"worked": "green", "failed": "red", "partial": "yellow", "inconclusive": "magenta",
@@ -52,28 +53,15 @@ def emit(as_json: bool, data, human=None) -> None:
         human()
 
 
+def warn(message: str) -> None:
+    click.echo(f"dbglog: warning: {message}", err=True)
+
+
 def open_records(create: bool = False, sync: bool = True):
-    from dbglog import workspace
-    from dbglog.records import Records
-
-    recs = Records(workspace.find(), create=create)
-    if sync:
-        report = recs.sync()
-        for rel in report.missing:
-            click.echo(f"dbglog: warning: {rel} was deleted; restore it, or run `dbglog sync --prune` "
-                       "to delete it from the database", err=True)
-    return recs
+    return ops.open_records(create=create, sync=sync, warn=warn)
 
 
-def text_arg(value: str | None, what: str) -> str | None:
-    """Reject text that is not valid Unicode (undecodable bytes from the shell)."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise DbglogError(f"the {what} is not valid UTF-8; pass text in UTF-8") from None
-    return value
+text_arg = ops.check_text  # reject text that is not valid Unicode (undecodable bytes from the shell)
 
 
 def stdin_is_tty() -> bool:
@@ -134,16 +122,9 @@ def new(title, symptom, files, tags, no_env, as_json):
     text_arg(title, "title")
     text_arg(symptom, "symptom")
     recs = open_records(create=True)
-    env = "" if no_env else environment_text()
-    inv = recs.new(title or "", symptom=symptom, files=files, tags=tags, environment=env)
+    inv = ops.new_investigation(recs, title, symptom=symptom, files=files, tags=tags, environment=not no_env)
     data = inv.to_dict() | {"path": recs.path_for(inv.id)}
     emit(as_json, data, lambda: click.echo(f"{inv.id}  {inv.title}\n  -> {recs.path_for(inv.id)}"))
-
-
-def environment_text() -> str:
-    from dbglog import envinfo
-
-    return "\n".join(envinfo.markdown_lines(envinfo.collect()))
 
 
 @cli.command("list")
@@ -297,11 +278,9 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
     if any(fields[k] is None for k in ("hypothesis", "did", "result", "conclusion")) and stdin_is_tty() \
             and os.environ.get("DBGLOG_NO_EDITOR") != "1" and not as_json:
         fields.update(edit_attempt_in_editor(fields))
-    a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
-                         outcome=fields["outcome"] or None, runs=runs)
-    similar = similar_to_attempt(recs, inv_id, a)  # search block below
-    inferred = not fields["outcome"]
-    data = a.to_dict() | {"investigation": inv_id, "similar": similar, "outcome_inferred": inferred}
+    rec = ops.add_attempt(recs, inv_id, **fields, runs=runs)
+    a, similar, inferred = rec.attempt, rec.similar, rec.outcome_inferred
+    data = rec.to_dict()
     note = (f"{a.outcome}, a guess from the result; set it with `dbglog attempt edit {a.number} -o OUTCOME`"
             if inferred else a.outcome)
     emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({note})"))
@@ -560,45 +539,17 @@ def parse_env_pairs(pairs) -> dict:
 def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
         output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
     """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
-    from dbglog import runner, signatures
-
-    cmd = list(cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise DbglogError("no command: put the repro after --, e.g. dbglog run --timeout 60 -- python repro.py")
-    if repeat < 1:
-        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
-    if timeout is not None and timeout <= 0:
-        raise DbglogError("--timeout must be a positive number of seconds")
+    cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
+    cap = parse_size(output_cap)
     recs = open_records(create=True)
-    sigs = signatures.all_signatures(recs.ws.config_path)
-    rules = None
-    if attempt_title is not None:
-        from dbglog import advice
-
-        rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
-    run_id = runner.new_run_id()
-    run_dir = recs.ws.runs_dir / run_id
-    rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
-                              run_id=run_id if repeat == 1 else None, cwd=os.getcwd(), env_overrides=env,
-                              timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
-                              output_cap_bytes=parse_size(output_cap), echo=not (quiet or as_json), signatures=sigs)
-    dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
-             for r in rep.results]
-    dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
-    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                         did=" ".join(_shell_quote(c) for c in cmd))
-    added = []
-    if a is not None:
-        a, added = _evidence_and_advice(recs, inv_ref, a, dicts, f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
+    out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
+                        on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect, output_cap_bytes=cap,
+                        echo=not (quiet or as_json), attempt_title=attempt_title, hypothesis=hypothesis,
+                        inv_ref=inv_ref)
+    dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
     if as_json:
-        data = dicts[0] if repeat == 1 else {"runs": dicts, "histogram": rep.histogram_rows(), "flaky": rep.flaky}
-        if a is not None:
-            data = data | {"attempt": a.to_dict() | {"investigation": recs.resolve(inv_ref)},
-                           "advice": [s.to_dict() for s in added]}
-        emit(True, data)
+        emit(True, out.to_dict())
     else:
         for d in dicts:
             click.echo(_run_summary(d), err=True)
@@ -610,37 +561,7 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
             click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
             for s in added:
                 click.echo(f"Next step {s.position} added: {s.text}", err=True)
-    sys.exit(rep.exit_code(git_bisect_exit, expect))
-
-
-def _evidence_and_advice(recs, inv_ref, a, dicts: list[dict], text: str, rules):
-    """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
-    for them to the investigation's next steps (once per advice: see dbglog/advice.py)."""
-    from dbglog import advice, evidence
-
-    inv_id = recs.resolve(inv_ref)
-    lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
-    if lines:
-        quoted = "\n".join(f"- evidence: {ln.strip()[:300]}" for ln in lines)
-        a = recs.edit_attempt(inv_id, a.number, result=f"{a.result}\n{quoted}")
-    ids = {d["id"] for d in dicts}
-    history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
-    steps, seen = [], set()
-    for d in dicts:
-        for s in advice.advise(advice.Context(run=d, text=text, history=history), rules):
-            if s["id"] not in seen:
-                seen.add(s["id"])
-                steps.append(s)
-    if "synchronize-is-a-workaround" in seen and not a.conclusion:
-        a = recs.edit_attempt(inv_id, a.number, conclusion="Workaround, not a fix: the added synchronize() hides "
-                                                           "a race (see next steps).")
-    return a, advice.apply_to_investigation(recs, inv_id, steps)
-
-
-def _shell_quote(s: str) -> str:
-    import shlex
-
-    return shlex.quote(s)
+    sys.exit(out.exit_code(git_bisect_exit, expect))
 
 
 def _run_summary(d: dict) -> str:
@@ -833,21 +754,16 @@ def _session(recs, ref):
 @json_option
 def bisect_status(ref, as_json):
     """Where a bisection stands (default: the latest)."""
-    from dbglog.bisect.session import driver
-
     recs = open_records()
-    s = _session(recs, ref)
-    info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],
-            "created": s["created"], "updated": s["updated"], "result": s["result"]}
-    info |= driver(s["kind"]).describe(recs, s)
+    info = ops.bisect_status(recs, ref)
 
     def human():
-        click.echo(f"{s['id']} ({s['kind']}): {s['status']}")
+        click.echo(f"{info['id']} ({info['kind']}): {info['status']}")
         for k, v in info.items():
             if k not in ("id", "kind", "status", "result") and v not in (None, [], {}, ""):
                 click.echo(f"  {k}: {v}")
-        if s["result"]:
-            click.echo(f"  result: {s['result'].get('message', s['result'].get('status'))}")
+        if info["result"]:
+            click.echo(f"  result: {info['result'].get('message', info['result'].get('status'))}")
 
     emit(as_json, info, human)
 
@@ -969,27 +885,10 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
 # search / tried / attempt delete, and the "same as a failed attempt" warning of attempt add.
 
 
-def similar_to_attempt(recs, inv_id: str, a) -> list[dict]:
-    from dbglog import search
-
-    return search.similar_attempts(recs.store.conn, inv_id, a.number, title=a.title,
-                                   hypothesis=a.hypothesis, did=a.did)
-
-
 def warn_similar(similar: list[dict]) -> None:
     for s in similar:
         click.echo(f"dbglog: warning: this looks like attempt {s['attempt']} of {s['investigation']} "
                    f"({s['title']!r}, {s['outcome']}): {s['conclusion'] or 'no conclusion recorded'}", err=True)
-
-
-def _search_filters(recs, status, outcomes, tags, inv_ref, since):
-    from dbglog import model, search
-
-    return search.Filters(
-        status=model.check_choice(status, model.STATUSES, "status") if status else None,
-        outcomes=tuple(model.check_choice(o, model.OUTCOMES, "outcome") for o in outcomes),
-        tags=tuple(tags), investigation=recs.resolve(inv_ref) if inv_ref else None,
-        since=search.parse_since(since))
 
 
 def _query_arg(words) -> str:
@@ -1038,28 +937,7 @@ def _print_hit(h, n: int) -> None:
                            f"; similarity {h.similarity:.0f}", dim=True))
 
 
-def _query_notes(q) -> list[str]:
-    notes = []
-    for t in q.terms:
-        if t.kind == "typo":
-            notes.append(f"{t.raw!r} -> {t.corrected!r} (typo?)")
-        elif t.kind == "substring":
-            notes.append(f"{t.raw!r} matched as a substring")
-        elif t.kind == "unknown":
-            notes.append(f"{t.raw!r} is in no record (ignored)")
-    if q.truncated:
-        notes.append("query truncated")
-    return notes
-
-
-def _refresh_watched(recs) -> None:
-    """Watched living docs (config.toml [search] watch) are re-indexed when they changed."""
-    from dbglog import sections
-
-    report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
-    for p in report.skipped:
-        click.echo(f"dbglog: warning: watched doc {p} skipped (unreadable, binary or larger than "
-                   f"{sections.MAX_FILE_BYTES // 1_000_000} MB)", err=True)
+_query_notes = ops.query_notes
 
 
 @cli.command("search")
@@ -1077,13 +955,10 @@ def _refresh_watched(recs) -> None:
 def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_json):
     """Ranked, typo-tolerant search over attempts, investigations, differences, next steps, free
     sections and watched docs."""
-    from dbglog import search
-
     text = _query_arg(query)
     recs = open_records()
-    _refresh_watched(recs)
-    filters = _search_filters(recs, status, outcomes, tags, inv_ref, since)
-    res = search.search(recs.store.conn, text, kinds=kinds or None, filters=filters, limit=limit)
+    res = ops.search(recs, text, status=status, outcomes=outcomes, tags=tags, inv_ref=inv_ref, kinds=kinds,
+                     since=since, limit=limit, warn=warn)
 
     def human():
         for note in _query_notes(res.query):
@@ -1135,13 +1010,9 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
     exists (printed first, with its outcome and conclusion), 1 = nothing close was found, 2 = bad
     input.
     """
-    from dbglog import search
-
     text = _query_arg(idea)
     recs = open_records()
-    _refresh_watched(recs)
-    filters = _search_filters(recs, status, (), tags, inv_ref, None)
-    res = search.tried(recs.store.conn, text, filters=filters, limit=limit)
+    res = ops.tried(recs, text, status=status, tags=tags, inv_ref=inv_ref, limit=limit, warn=warn)
 
     def human():
         for note in _query_notes(res.result.query):

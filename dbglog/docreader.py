@@ -271,7 +271,8 @@ _NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})(?:\.\d{1,2})?[a-z]?[.)]?\s+(?P<res
 _STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
 
 _NEXT_HEAD = re.compile(
-    r"\b(?:next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
+    r"\b(?:(?:steps?|checks?|actions?|tests?) (?:needed|required|proposed|planned|to (?:take|run|do))|recommended actions?|"
+    r"next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
     r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
     r"future work|remaining|pending|outstanding|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
     r"plan(?: of attack)?|questions|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
@@ -285,14 +286,18 @@ _CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([ xX])\]\s+(.*)$")
 _TEMPLATE_CHECK = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:i have|i've|i am|i'm|i checked|i searched|i read|i confirm)\b", re.I)
 _DIFF_HEAD = re.compile(r"\b(?:key differences|differences|diff table|comparison|works? vs\.?|working vs\.?|"
                         r"good vs\.? bad|vs\.?|versus)\b", re.I)
+# Headings whose sub-sections, items and rows are attempts. Phrases count anywhere in the heading;
+# bare nouns ("Attempts", "Experiments", "Tests") only as the whole heading, so that a finding called
+# "2. Multiple runner attempts" is not taken for a container.
 _STRONG_CONTAINER = re.compile(
-    r"\b(?:what (?:we|i|you|they)(?:'ve| have)? tried|things (?:we |i )?tried|tried so far|attempts?(?: so far| made| log)?|"
-    r"experiments?|approaches(?: tried| taken)?|(?:solutions?|fixes|approaches) (?:attempted|tried)|attempted "
-    r"(?:fixes|solutions)|hypothes[ie]s(?: tested)?|theories|debug(?:ging)? (?:steps|attempts|log|history|journal)|"
-    r"what didn'?t work|what did not work|what (?:has been|was) tried|failed (?:attempts|approaches|fixes)|dead ends|"
-    r"workarounds tried|fix attempts|"
-    r"tried|eliminated|ruled out|tests(?: run| performed)?|checks(?: run)?|"
-    r"actions taken|steps taken|what (?:i|we) did|things done|what (?:i|we) (?:already |also )?tried|change ?log|changes(?: made| tried)?|trials|experiments run|solutions)\b", re.I)
+    r"\b(?:what (?:we|i|you|they)(?:'ve| have)? (?:already |also )?tried|things (?:we |i )?tried|tried so far|"
+    r"(?:solutions?|fixes|approaches|workarounds|changes|ideas) (?:attempted|tried)|attempted (?:fixes|solutions)|"
+    r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
+    r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
+    r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log)\b"
+    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
+    r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
+    r"(?: so far| made| log| and results?| tried)?$", re.I)
 # "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
 _RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
@@ -751,6 +756,7 @@ class _Builder:
         self.diff_rows: list[tuple[int, Difference]] = []
         self.fields_seen: dict[str, int] = {}
         self.tnode = tnode
+        self.status_stated = False  # a Status: field or heading said it; else a resolution may
         if tnode is not None:
             self.owned.extend(range(tnode.start, tnode.head_end))
 
@@ -838,6 +844,7 @@ class _Builder:
         unit = _Unit(key.replace("_", " ").capitalize(), lines, "field")
         self.units.append(unit)
         if key == "status":
+            self.status_stated = self.status_stated or status_word(text) is not None
             self.inv.status = status_word(text) or self.inv.status
             if status_word(text) is None or len(text.split()) > 3:
                 # "Status: blocked on the driver team" keeps its words as notes.
@@ -869,7 +876,7 @@ class _Builder:
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)):
             self.attempt_from_node(n, container=context)
             return
-        if context == "weak" and (_NUMBERED_HEAD.match(text) or r._has_attempt_evidence(n)) and not self._special(n):
+        if context == "weak" and r._has_attempt_evidence(n) and not self._special(n):
             self.attempt_from_node(n, container=None)
             return
         fkey = field_of(text)
@@ -921,6 +928,9 @@ class _Builder:
                         self.owned.extend(range(blocks[k].start, blocks[k].end))
                         k += 1
                     self._attempt_from_item(self.lines[blk.start].strip(), idxs, ctx, n.text)
+                elif blk.kind == "list" and any(_BOLD_LEAD.match(self.lines[a]) or _BOLD_LEAD.match(
+                        re.sub(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+", "", self.lines[a])) for a, _b in blk.items):
+                    self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
                 elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
                     pass
                 elif blk.kind != "hr":
@@ -1174,12 +1184,16 @@ class _Builder:
                 st = status_word(txt)
                 if st:
                     self.inv.status = st
+                    self.status_stated = True
                 if st is None or len(txt.split()) > 3:
                     self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
                     return
             else:
                 buf = _span_lines(self.lines, own)
                 self._set_field(key, buf, own)
+                if key == "root_cause" and not self.status_stated and re.match(
+                        r"^\W*(?:resolved|fixed|solved|closed)\b", _value(buf), re.I):
+                    self.inv.status = "resolved"  # "## Resolution — **Resolved**. The issue was fixed by ..."
         self.renamed.append((n.start, n.text, key.replace("_", " ")))
         for c in n.children:
             self.section(c, context=None)
