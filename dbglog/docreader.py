@@ -697,7 +697,8 @@ class _Reader:
     def _investigation(self, scope: Node, title_node: Node | None, extra: list[Node] | None) -> Parsed:
         title, tnode = self._title(scope, title_node)
         title, tstatus = _status_from_title(title)
-        title = _one_line(title) or "Imported notes"
+        # "🐛 [#500](https://…/issues/500) - Bug: …": the link's words, not its address.
+        title = _one_line(re.sub(r"\[([^\]]{1,200})\]\((?:[^()\s]|\([^()\s]*\))+\)", r"\1", title)) or "Imported notes"
         inv = Investigation(id="", title=title)
         b = _Builder(self, inv, tnode)
         if tstatus:
@@ -1960,6 +1961,8 @@ def _step(text: str, extra: list[str], position: int) -> NextStep | None:
             status = "done"
     if text.startswith("~~") and "~~" in text[2:]:
         status = "dropped"  # struck through; the words stay as written
+    elif status == "todo" and re.search(r"\((?:done|completed?|fixed)\b[^)]*\)|\b(?:DONE|COMPLETED)\b", text):
+        status = "done"  # "Pin the driver (DONE 2026-01-12)"
     attempt = None
     am = _ATT_REF.search(text)
     if am:
