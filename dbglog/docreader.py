@@ -910,53 +910,64 @@ class _Builder:
         return any(b.kind in ("table", "fence", "code") for b in n.blocks)
 
     def container(self, n: Node, strong: bool, result: bool = False) -> None:
+        """A section that holds attempts: "What we tried" (strong: its sub-sections, items and rows
+        are attempts), "What didn't work" (result: entries that did something, with the heading's
+        verdict) or "Investigation"/"Timeline"/a dated entry (weak: attempts where they show)."""
         self.owned.extend(range(n.start, n.head_end))
         if result:
-            # Bold-lead entries ("❌ **Reloading the module:** ...") and sub-headings that did
-            # something are attempts, with the heading's verdict; plain noun lists are facts.
-            ctx = "failed" if _FAILED_CONTAINER.search(n.text) else "worked"
-            keep: list[int] = []
-            blocks = list(n.blocks)
-            k = 0
-            while k < len(blocks):
-                blk = blocks[k]
-                k += 1
-                self.owned.extend(range(blk.start, blk.end))
-                if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]):
-                    idxs = list(range(blk.start, blk.end))
-                    if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
-                        idxs += list(range(blocks[k].start, blocks[k].end))
-                        self.owned.extend(range(blocks[k].start, blocks[k].end))
-                        k += 1
-                    self._attempt_from_item(self.lines[blk.start].strip(), idxs, ctx, n.text)
-                elif blk.kind == "list" and any(_BOLD_LEAD.match(self.lines[a]) or _BOLD_LEAD.match(
-                        re.sub(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+", "", self.lines[a])) for a, _b in blk.items):
-                    self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
-                elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
-                    pass
-                elif blk.kind != "hr":
-                    keep.extend(range(blk.start, blk.end))
-            if keep:
-                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
-            else:
-                self.renamed.append((n.start, n.text, "attempts"))
-            for c in n.children:
-                if self.r._is_attempt_heading(c) or _NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
-                    self.attempt_from_node(c, container=ctx)
-                else:
-                    self.section(c, context=None)
-            return
-        if not strong:
+            self._result_container(n)
+        elif strong:
+            self._strong_container(n)
+        else:
             # A timeline, log or thread: attempts are its items and sentences; the text stays.
             prose = bool(_PROSE_CONTAINER.search(_bare(n.text)) or _DATE_HEAD.match(n.text)) or self.r.thread
-            keep = self._scan_blocks(n, n.blocks, None, prose=prose)
-            if keep:
-                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
-            else:
-                self.renamed.append((n.start, n.text, "attempts"))
+            self._keep_or_rename(n, self._scan_blocks(n, n.blocks, None, prose=prose), "attempts")
             for c in n.children:
                 self.section(c, context="weak")
-            return
+
+    def _keep_or_rename(self, n: Node, keep: list[int], where: str) -> None:
+        if keep:
+            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+        else:
+            self.renamed.append((n.start, n.text, where))
+
+    def _bold_entry(self, n: Node, blocks: list[Block], k: int, ctx: str | None) -> int:
+        """ "❌ **Reloading the module:** `rmmod ...`" with its detail list right below: one attempt.
+        ``blocks[k - 1]`` is the paragraph; returns the index of the next block to read."""
+        blk = blocks[k - 1]
+        idxs = list(range(blk.start, blk.end))
+        if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
+            idxs += list(range(blocks[k].start, blocks[k].end))
+            self.owned.extend(range(blocks[k].start, blocks[k].end))
+            k += 1
+        self._attempt_from_item(self.lines[blk.start].strip(), idxs, ctx, n.text)
+        return k
+
+    def _result_container(self, n: Node) -> None:
+        ctx = "failed" if _FAILED_CONTAINER.search(n.text) else "worked"
+        keep: list[int] = []
+        blocks, k = list(n.blocks), 0
+        while k < len(blocks):
+            blk = blocks[k]
+            k += 1
+            self.owned.extend(range(blk.start, blk.end))
+            if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]):
+                k = self._bold_entry(n, blocks, k, ctx)
+            elif blk.kind == "list" and any(_BOLD_LEAD.match(_ITEM_START.sub("", self.lines[a], count=1))
+                                            for a, _b in blk.items):
+                self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
+            elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
+                pass
+            elif blk.kind != "hr":
+                keep.extend(range(blk.start, blk.end))
+        self._keep_or_rename(n, keep, "attempts")
+        for c in n.children:
+            if self.r._is_attempt_heading(c) or _NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
+                self.attempt_from_node(c, container=ctx)
+            else:
+                self.section(c, context=None)
+
+    def _strong_container(self, n: Node) -> None:
         ctx = None
         if _FAILED_CONTAINER.search(n.text):
             ctx = "failed"
@@ -966,51 +977,32 @@ class _Builder:
                        n.text, re.I):
             ctx = "untested"  # "Hypotheses (not yet proven)"
         before = len(self.attempts)
-        free_lines: list[int] = []
-        blocks = list(n.blocks)
-        k = 0
+        keep: list[int] = []
+        blocks, k = list(n.blocks), 0
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "hr":
                 continue  # a separator, not content
-            if strong and blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
+            if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
                     and not _bold_attempt(self.lines[blk.start]):
-                # "❌ **Reloading the module:** `rmmod ...`" with its detail list right below.
-                idxs = list(range(blk.start, blk.end))
-                if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
-                    idxs += list(range(blocks[k].start, blocks[k].end))
-                    self.owned.extend(range(blocks[k].start, blocks[k].end))
-                    k += 1
-                first = self.lines[blk.start].strip()
-                self._attempt_from_item(first, idxs, ctx, n.text)
-                continue
-            if strong and blk.kind == "list":
+                k = self._bold_entry(n, blocks, k, ctx)
+            elif blk.kind == "list":
                 self.attempts_from_list(n, blk, ctx)
-            elif strong and blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
+            elif blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
                 pass
             elif blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
-                for i in range(blk.start, blk.end):
-                    if i not in self._inline_lines:
-                        free_lines.append(i)
-            elif blk.kind == "list" and self._tried_items(n, blk, ctx):
-                pass
+                keep.extend(i for i in range(blk.start, blk.end) if i not in self._inline_lines)
             else:
-                free_lines.extend(range(blk.start, blk.end))
-        if free_lines:
-            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, free_lines), free_lines)
+                keep.extend(range(blk.start, blk.end))
         for c in n.children:
-            if strong:
-                if self._special(c) or _STRONG_CONTAINER.search(_bare(c.text)) and not self.r._is_attempt_heading(c):
-                    self.section(c, context=None)
-                else:
-                    self.attempt_from_node(c, container=ctx or "container")
+            if self._special(c) or _STRONG_CONTAINER.search(_bare(c.text)) and not self.r._is_attempt_heading(c):
+                self.section(c, context=None)
             else:
-                self.section(c, context="weak")
+                self.attempt_from_node(c, container=ctx or "container")
         made = len(self.attempts) - before
-        if not free_lines:
-            self.renamed.append((n.start, n.text, f"attempts ({made})" if made else "sections below"))
+        self._keep_or_rename(n, keep, f"attempts ({made})" if made else "sections below")
 
     def free(self, n: Node, whole: bool, outside: bool = False) -> None:
         """Keep a section as text. ``whole``: its sub-sections too, verbatim, in one piece.
