@@ -377,12 +377,11 @@ def diff_add(factor, working, broken, working_label, broken_label, status, apply
 @json_option
 def diff_set(factor, working, broken, status, apply_, working_label, broken_label, inv_ref, as_json):
     """Change a row (by factor name or number) or the column labels."""
-    if not factor and working_label is None and broken_label is None:
+    if not factor and working_label is None and broken_label is None:  # (before the workspace is opened)
         raise DbglogError("name a factor (or its number), or pass --working-label/--broken-label")
     recs = open_records()
-    inv_id = recs.resolve(inv_ref)
-    d = recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply_,
-                      labels=_labels(working_label, broken_label))
+    inv_id, d = ops.set_difference(recs, inv_ref, factor, working=working, broken=broken, status=status,
+                                   apply=apply_, working_label=working_label, broken_label=broken_label)
     inv = recs.store.load(inv_id)
     data = (d.to_dict() if d else {}) | {"investigation": inv_id,
                                          "labels": {"working": inv.labels[0], "broken": inv.labels[1]}}
@@ -1111,6 +1110,29 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
         on_hang=on_hang)
     _bisect_finish(result, as_json)
+
+
+# --- agents (issue 16): MCP server (dbglog/mcp_server.py) ---------------------------------
+
+
+@cli.command("mcp")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, exists=True),
+              help="Serve the workspace found from this directory (default: the current one).")
+def mcp_cmd(directory):
+    """Serve the protocol to a coding agent as MCP tools over stdio (needs `pip install 'dbglog[mcp]'`).
+
+    Tools: tried, search, new_investigation, add_attempt, add_difference, set_difference, next_steps,
+    run_repro, bisect_status, show. Register it with your agent's client, e.g.
+    `claude mcp add dbglog -- dbglog mcp` (see README, "For coding agents").
+    """
+    try:
+        from dbglog import mcp_server
+    except ImportError as e:
+        raise DbglogError(f"dbglog mcp needs the MCP Python SDK ({e}); install it with: pip install 'dbglog[mcp]'") \
+            from None
+    if directory:
+        os.chdir(directory)
+    mcp_server.serve()
 
 
 @cli.command("merge-driver", hidden=True)

@@ -1,0 +1,348 @@
+"""The protocol's steps as functions: check, record, run, look up. Shared by every front end.
+
+``cli.py`` (one process per command) and ``mcp_server.py`` (one long-lived process serving an
+agent) both call these, so a tool and its command can never drift apart: same validation, same
+one-line ``DbglogError`` messages, same data. Nothing here parses arguments, prints, or exits;
+warnings go to the ``warn`` callback the caller passes (the CLI prints ``dbglog: warning: ...``,
+the MCP server returns them in the tool's result).
+
+Heavy modules are imported inside the functions that need them (see ``bench/agent_bench.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dbglog.errors import DbglogError
+
+Warn = Callable[[str], None]
+
+
+def _ignore(_msg: str) -> None:
+    pass
+
+
+def check_text(value: str | None, what: str) -> str | None:
+    """Reject text that is not valid Unicode (undecodable bytes from a shell, lone surrogates)."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DbglogError(f"the {what} is not valid UTF-8; pass text in UTF-8") from None
+    return value
+
+
+# --- workspace ------------------------------------------------------------------------
+
+
+def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
+    """The workspace that applies here, open, with outside edits of ``logs/`` taken in."""
+    from dbglog import workspace
+    from dbglog.records import Records
+
+    recs = Records(workspace.find(), create=create)
+    if sync:
+        sync_records(recs, warn)
+    return recs
+
+
+def sync_records(recs, warn: Warn = _ignore):
+    report = recs.sync()
+    for rel in report.missing:
+        warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")
+    return report
+
+
+# --- search: "was this already tried?" ------------------------------------------------------
+
+
+def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=None):
+    from dbglog import model, search
+
+    return search.Filters(
+        status=model.check_choice(status, model.STATUSES, "status") if status else None,
+        outcomes=tuple(model.check_choice(o, model.OUTCOMES, "outcome") for o in outcomes),
+        tags=tuple(tags), investigation=recs.resolve(inv_ref) if inv_ref else None,
+        since=search.parse_since(since))
+
+
+def refresh_watched(recs, warn: Warn = _ignore) -> None:
+    """Watched living docs (config.toml [search] watch) are re-indexed when they changed."""
+    from dbglog import sections
+
+    report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
+    for p in report.skipped:
+        warn(f"watched doc {p} skipped (unreadable, binary or larger than "
+             f"{sections.MAX_FILE_BYTES // 1_000_000} MB)")
+
+
+def query_notes(q) -> list[str]:
+    """What the query parser did with the words: typo corrections, substrings, unknown words."""
+    notes = []
+    for t in q.terms:
+        if t.kind == "typo":
+            notes.append(f"{t.raw!r} -> {t.corrected!r} (typo?)")
+        elif t.kind == "substring":
+            notes.append(f"{t.raw!r} matched as a substring")
+        elif t.kind == "unknown":
+            notes.append(f"{t.raw!r} is in no record (ignored)")
+    if q.truncated:
+        notes.append("query truncated")
+    return notes
+
+
+def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5, warn: Warn = _ignore):
+    """``search.TriedResult`` for IDEA: close prior attempts first (``.close``), then ideas and related."""
+    from dbglog import search
+
+    check_text(idea, "query")
+    refresh_watched(recs, warn)
+    filters = search_filters(recs, status, (), tags, inv_ref, None)
+    return search.tried(recs.store.conn, idea, filters=filters, limit=limit)
+
+
+def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None, kinds=None, since=None,
+           limit: int = 10, warn: Warn = _ignore):
+    """``search.Result``: ranked hits over attempts, investigations, differences, steps, sections."""
+    from dbglog import search as _search
+
+    check_text(query, "query")
+    refresh_watched(recs, warn)
+    filters = search_filters(recs, status, outcomes, tags, inv_ref, since)
+    return _search.search(recs.store.conn, query, kinds=kinds or None, filters=filters, limit=limit)
+
+
+# --- records -----------------------------------------------------------------------------
+
+
+def environment_text() -> str:
+    from dbglog import envinfo
+
+    return "\n".join(envinfo.markdown_lines(envinfo.collect()))
+
+
+def new_investigation(recs, title: str, *, symptom: str = "", files=(), tags=(), environment: bool = True):
+    """Start an investigation (with an environment snapshot unless told not to) and make it current."""
+    check_text(title, "title")
+    check_text(symptom, "symptom")
+    env = environment_text() if environment else ""
+    return recs.new(title or "", symptom=symptom, files=files, tags=tags, environment=env)
+
+
+@dataclass
+class RecordedAttempt:
+    attempt: object  # model.Attempt
+    investigation: str
+    similar: list[dict]  # earlier failed/inconclusive attempts that read alike
+    outcome_inferred: bool
+
+    def to_dict(self) -> dict:
+        return self.attempt.to_dict() | {"investigation": self.investigation, "similar": self.similar,
+                                         "outcome_inferred": self.outcome_inferred}
+
+
+def similar_to_attempt(recs, inv_id: str, a) -> list[dict]:
+    from dbglog import search
+
+    return search.similar_attempts(recs.store.conn, inv_id, a.number, title=a.title,
+                                   hypothesis=a.hypothesis, did=a.did)
+
+
+def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, result=None, conclusion=None,
+                outcome=None, runs=()) -> RecordedAttempt:
+    """Record an attempt; the outcome is read from the result when not given (``outcome_inferred``)."""
+    fields = {"title": title, "hypothesis": hypothesis, "did": did, "result": result, "conclusion": conclusion,
+              "outcome": outcome}
+    for k, v in fields.items():
+        check_text(v, k)
+    inv_id = recs.resolve(inv_ref)
+    a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
+                         outcome=outcome or None, runs=runs)
+    return RecordedAttempt(a, inv_id, similar_to_attempt(recs, inv_id, a), not outcome)
+
+
+def add_difference(recs, inv_ref, factor: str, working: str, broken: str, *, status: str = "untested",
+                   apply: str = "", working_label=None, broken_label=None):
+    """Add a key-differences row; returns (investigation id, the row)."""
+    for v, what in ((factor, "factor"), (working, "working value"), (broken, "broken value"),
+                    (working_label, "column label"), (broken_label, "column label"), (apply, "apply spec")):
+        check_text(v, what)
+    inv_id = recs.resolve(inv_ref)
+    return inv_id, recs.diff_add(inv_id, factor, working, broken, labels=(working_label, broken_label),
+                                 status=status, apply=apply or "")
+
+
+def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None, status=None, apply=None,
+                   working_label=None, broken_label=None):
+    """Change a row (by factor name, prefix or number) or the column labels; returns (investigation, row or None)."""
+    if not factor and working_label is None and broken_label is None:
+        raise DbglogError("name a factor (or its number), or pass --working-label/--broken-label")
+    for v, what in ((factor, "factor"), (working, "working value"), (broken, "broken value"),
+                    (working_label, "column label"), (broken_label, "column label"), (apply, "apply spec")):
+        check_text(v, what)
+    inv_id = recs.resolve(inv_ref)
+    return inv_id, recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply,
+                                 labels=(working_label, broken_label))
+
+
+NEXT_ACTIONS = ("list", "add", "done", "drop")
+
+
+def next_steps(recs, inv_ref=None, action: str = "list", text: str | None = None, *, detail: str = "",
+               position: int | None = None, attempt: int | None = None):
+    """The what-to-try-next list, after adding a step (``text``) or checking one off / dropping it
+    (``text``: its number or words). Returns (investigation id, the step changed or None, all steps)."""
+    from dbglog import model
+
+    action = model.check_choice(action, NEXT_ACTIONS, "action")
+    check_text(text, "step")
+    check_text(detail, "detail")
+    inv_id = recs.resolve(inv_ref)
+    step = None
+    if action != "list" and not (text or "").strip():
+        raise DbglogError(f"next steps {action}: say which step (" +
+                          ("the text to add" if action == "add" else "its number or words") + ")")
+    if action == "add":
+        step = recs.next_add(inv_id, text, detail or "", position)
+    elif action in ("done", "drop"):
+        step = recs.next_mark(inv_id, text, "done" if action == "done" else "dropped",
+                              attempt if action == "done" else None)
+    return inv_id, step, recs.store.load(inv_id).next_steps
+
+
+# --- supervised runs ------------------------------------------------------------------------
+
+
+DEFAULT_OUTPUT_CAP = 64 << 20  # `dbglog run --output-cap 64M`
+
+
+@dataclass
+class ReproRun:
+    """The outcome of ``run_repro``: the run records (dicts, as ``runs show`` prints them) and, when
+    recorded as an attempt, the attempt and the next steps the playbooks added."""
+    runs: list[dict]
+    repeat: object  # runner.RepeatResult
+    repeated: bool = False  # asked for more than one run (--repeat N)
+    attempt: object = None  # model.Attempt | None
+    investigation: str | None = None
+    advice: list = field(default_factory=list)  # model.NextStep
+
+    def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
+        return self.repeat.exit_code(git_bisect, expect)
+
+    @property
+    def verdict(self) -> str:
+        """pass | fail | flaky | error: all runs passed, all failed alike, they disagree, none started."""
+        outcomes = {r["outcome"] for r in self.runs}
+        if self.repeat.flaky:
+            return "flaky"
+        if outcomes == {"pass"}:
+            return "pass"
+        if outcomes == {"error"}:
+            return "error"
+        return "fail"
+
+    def to_dict(self) -> dict:
+        """`dbglog run --json`: one run record, or {runs, histogram, flaky}; plus attempt and advice."""
+        data = self.runs[0] if not self.repeated else \
+            {"runs": self.runs, "histogram": self.repeat.histogram_rows(), "flaky": self.repeat.flaky}
+        if self.attempt is not None:
+            data = data | {"attempt": self.attempt.to_dict() | {"investigation": self.investigation},
+                           "advice": [s.to_dict() for s in self.advice]}
+        return data
+
+
+def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
+    """The command as an argument list (a leading ``--`` dropped); bad input refused before anything runs."""
+    cmd = [str(c) for c in cmd or ()]
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise DbglogError("no command: put the repro after --, e.g. dbglog run --timeout 60 -- python repro.py")
+    if repeat < 1:
+        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
+    if timeout is not None and timeout <= 0:
+        raise DbglogError("--timeout must be a positive number of seconds")
+    for c in cmd:
+        check_text(c, "command")
+    return cmd
+
+
+def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0, captures=(), on_hang=(),
+              repeat: int = 1, until_fail: bool = False, expect: str | None = None,
+              output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None) -> ReproRun:
+    """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
+    record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
+
+    ``env``: NAME -> value for the run (None unsets NAME)."""
+    from dbglog import runner, signatures
+
+    cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
+    check_text(attempt_title, "attempt title")
+    check_text(hypothesis, "hypothesis")
+    sigs = signatures.all_signatures(recs.ws.config_path)
+    rules = None
+    if attempt_title is not None:
+        from dbglog import advice
+
+        recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
+        rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
+    run_id = runner.new_run_id()
+    run_dir = recs.ws.runs_dir / run_id
+    rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
+                              run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
+                              env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
+                              on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs)
+    dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
+             for r in rep.results]
+    dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
+    import shlex
+
+    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
+                         did=" ".join(shlex.quote(c) for c in cmd))
+    out = ReproRun(dicts, rep, repeated=repeat > 1)
+    if a is not None:
+        out.investigation = recs.resolve(inv_ref)
+        out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
+                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
+    return out
+
+
+def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules):
+    """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
+    for them to the investigation's next steps (once per advice: see dbglog/advice.py)."""
+    from dbglog import advice, evidence
+
+    lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
+    if lines:
+        quoted = "\n".join(f"- evidence: {ln.strip()[:300]}" for ln in lines)
+        a = recs.edit_attempt(inv_id, a.number, result=f"{a.result}\n{quoted}")
+    ids = {d["id"] for d in dicts}
+    history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
+    steps, seen = [], set()
+    for d in dicts:
+        for s in advice.advise(advice.Context(run=d, text=text, history=history), rules):
+            if s["id"] not in seen:
+                seen.add(s["id"])
+                steps.append(s)
+    if "synchronize-is-a-workaround" in seen and not a.conclusion:
+        a = recs.edit_attempt(inv_id, a.number, conclusion="Workaround, not a fix: the added synchronize() hides "
+                                                           "a race (see next steps).")
+    return a, advice.apply_to_investigation(recs, inv_id, steps)
+
+
+# --- bisection -------------------------------------------------------------------------------
+
+
+def bisect_status(recs, ref: str | None = None) -> dict:
+    """Where a bisection stands (default: the latest): the session and its driver's description."""
+    from dbglog.bisect.session import SessionDB, driver
+
+    s = SessionDB(recs.store).get(ref)
+    info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],
+            "created": s["created"], "updated": s["updated"], "result": s["result"]}
+    return info | driver(s["kind"]).describe(recs, s)

@@ -1,0 +1,231 @@
+"""`dbglog mcp` end to end: the real server as a subprocess, driven by the MCP SDK's own stdio client.
+
+Every tool is called over the wire and its answer compared with what the CLI says about the same
+workspace (the tools call the same services, so the data must agree), errors come back as tool
+errors with the CLI's one-line message, and the server keeps serving after them.
+"""
+
+import asyncio
+import json
+import sys
+import textwrap
+
+import pytest
+
+from conftest import cli_env, run_cli
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+
+TOOLS = {"tried", "search", "new_investigation", "add_attempt", "add_difference", "set_difference", "next_steps",
+         "run_repro", "bisect_status", "show"}
+
+
+def serve(cwd, scenario):
+    """Start `python -m dbglog mcp` in CWD and run ``await scenario(call, session)``."""
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "dbglog", "mcp"], cwd=str(cwd),
+                                       env=cli_env())
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+
+                async def call(name, **args):
+                    res = await session.call_tool(name, args)
+                    if res.is_error:
+                        return {"error": res.content[0].text}
+                    return res.structured_content
+
+                return await scenario(call, session)
+    return asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def cli_json(cwd, *args, code=0):
+    p = run_cli(*args, "--json", cwd=cwd)
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    return json.loads(p.stdout)
+
+
+def cli_error(cwd, *args) -> str:
+    p = run_cli(*args, cwd=cwd)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    line = p.stderr.strip()
+    assert line.startswith("dbglog: ") and "\n" not in line
+    return line[len("dbglog: "):]
+
+
+def test_tools_listed_with_typed_inputs_and_outputs(workdir):
+    async def scenario(call, session):
+        return (await session.list_tools()).tools
+
+    tools = serve(workdir, scenario)
+    assert {t.name for t in tools} == TOOLS
+    for t in tools:
+        assert t.description and t.output_schema and t.output_schema.get("type") == "object", t.name
+        assert t.input_schema["type"] == "object"
+    by = {t.name: t for t in tools}
+    assert by["tried"].input_schema["required"] == ["idea"]
+    assert by["tried"].output_schema["properties"]["tried"]["type"] == "boolean"
+    assert by["add_attempt"].input_schema["properties"]["outcome"]["anyOf"][0]["enum"] == \
+        ["worked", "failed", "partial", "inconclusive", "untested"]
+    assert by["run_repro"].input_schema["properties"]["cmd"]["type"] == "array"
+    assert by["tried"].annotations.read_only_hint and not by["add_attempt"].annotations.read_only_hint
+
+
+def test_record_then_tried_and_search_agree_with_the_cli(workdir):
+    async def scenario(call, session):
+        out = {"before": await call("tried", idea="disable p2p")}
+        out["new"] = await call("new_investigation", title="NCCL all_reduce hangs on 8 GPUs",
+                                symptom="rank 3 stalls in all_reduce", tags=["nccl"], environment=False)
+        out["a1"] = await call("add_attempt", title="Disable P2P", hypothesis="NVLink P2P is broken",
+                               did="NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py",
+                               result="Still hangs at step 3", conclusion="Not the P2P path")
+        out["a2"] = await call("add_attempt", title="Disable P2P again", did="NCCL_P2P_DISABLE=1 torchrun train.py",
+                               result="same hang", outcome="failed")
+        out["tried"] = await call("tried", idea="turn off NCCL P2P")
+        out["untried"] = await call("tried", idea="NCCL_ALGO=Tree")
+        out["search"] = await call("search", query="NCCL_P2P_DISABLE", kinds=["attempt"])
+        out["d"] = await call("add_difference", factor="GPUs", working="4", broken="8",
+                              working_label="Repro (works)", broken_label="Actual (hangs)")
+        out["d2"] = await call("set_difference", factor="gpu", status="ruled-out")
+        out["bad_factor"] = await call("set_difference", factor="nope", status="culprit")
+        out["n1"] = await call("next_steps", action="add", text="Try NCCL_ALGO=Tree", detail="rules out ring")
+        out["n2"] = await call("next_steps", action="done", text="Tree", attempt=2)
+        out["n_bad"] = await call("next_steps", action="done", text="9")
+        out["show"] = await call("show")
+        return out
+
+    out = serve(workdir, scenario)
+    assert out["before"]["error"].startswith("no dbglog workspace here (looked for .dbglog/ up from ")
+    inv = out["new"]
+    assert inv["title"] == "NCCL all_reduce hangs on 8 GPUs" and inv["path"] == f"logs/{inv['id']}.md"
+    a1 = out["a1"]
+    assert a1["number"] == 1 and a1["outcome"] == "failed" and a1["outcome_inferred"] is True
+    assert out["a2"]["outcome_inferred"] is False and out["a2"]["similar"][0]["attempt"] == 1
+
+    t = out["tried"]
+    assert t["tried"] is True and t["close"][0]["attempt"] in (1, 2) and t["close"][0]["outcome"] == "failed"
+    cli_t = cli_json(workdir, "tried", "turn off NCCL P2P")
+    assert [(h["investigation"], h["attempt"]) for h in t["close"]] == \
+        [(h["investigation"], h["attempt"]) for h in cli_t["close"]]
+    assert out["untried"]["tried"] is False
+    run_cli_untried = run_cli("tried", "NCCL_ALGO=Tree", cwd=workdir)
+    assert run_cli_untried.returncode == 1
+    cli_s = cli_json(workdir, "search", "NCCL_P2P_DISABLE", "--kind", "attempt")
+    assert [h["attempt"] for h in out["search"]["hits"]] == [h["attempt"] for h in cli_s["hits"]] and cli_s["hits"]
+
+    assert out["d"]["position"] == 1 and out["d"]["labels"] == {"working": "Repro (works)", "broken": "Actual (hangs)"}
+    assert out["d2"]["status"] == "ruled-out"
+    assert out["bad_factor"]["error"] == cli_error(workdir, "diff", "set", "nope", "--status", "culprit")
+    assert out["n1"]["changed"]["text"] == "Try NCCL_ALGO=Tree"
+    assert out["n2"]["steps"] == [{"position": 1, "text": "Try NCCL_ALGO=Tree", "detail": "rules out ring",
+                                   "status": "done", "attempt": 2}]
+    assert out["n_bad"]["error"] == cli_error(workdir, "next", "done", "9")
+
+    shown, cli_shown = out["show"], cli_json(workdir, "show")
+    assert shown["id"] == cli_shown["id"] and shown["path"] == cli_shown["path"]
+    for key in ("attempts", "differences", "next_steps", "labels", "symptom", "tags"):
+        assert shown[key] == cli_shown[key], key
+    md = (workdir / inv["path"]).read_text()
+    assert "NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py" in md and "| GPUs |" in md
+
+
+def test_errors_are_one_line_and_the_server_keeps_serving(workdir):
+    run_cli("new", "flaky NaN", "--no-env", cwd=workdir)
+
+    async def scenario(call, session):
+        out = {}
+        out["unknown_inv"] = await call("show", investigation="nope")
+        out["bad_type"] = await session.call_tool("tried", {"idea": "x", "limit": "lots"})
+        out["no_tool"] = await session.call_tool("no_such_tool", {})
+        out["bad_choice"] = await call("search", query="nan", status="closed")
+        out["empty_attempt"] = await call("add_attempt", result="it still fails")
+        out["no_cmd"] = await call("run_repro", cmd=[])
+        out["no_bisect"] = await call("bisect_status")
+        out["after"] = await call("show")
+        return out
+
+    out = serve(workdir, scenario)
+    assert out["unknown_inv"]["error"] == cli_error(workdir, "show", "nope") == \
+        "unknown investigation 'nope' (see `dbglog list`)"
+    assert out["bad_type"].is_error and "limit" in out["bad_type"].content[0].text
+    assert out["no_tool"].is_error
+    assert out["bad_choice"]["error"] == cli_error(workdir, "search", "nan", "--status", "closed")
+    assert out["empty_attempt"]["error"] == cli_error(workdir, "attempt", "add", "--result", "it still fails")
+    assert out["no_cmd"]["error"] == cli_error(workdir, "run")
+    assert out["no_bisect"]["error"] == cli_error(workdir, "bisect", "status")
+    assert out["after"]["title"] == "flaky NaN"  # still serving
+    for k, v in out.items():
+        text = v["error"] if isinstance(v, dict) and "error" in v else None
+        assert text is None or "\n" not in text, k
+
+
+CRASH = textwrap.dedent("""
+    import sys
+    print("step 1 ok")
+    print("RuntimeError: CUDA error: an illegal memory access was encountered", file=sys.stderr)
+    sys.exit(1)
+""")
+
+
+def test_run_repro_supervised_and_recorded(workdir, pid_dir):
+    (workdir / "crash.py").write_text(CRASH)
+    (workdir / "ok.py").write_text("print('fine')\n")
+    run_cli("new", "illegal address in paged attention", "--no-env", cwd=workdir)
+
+    async def scenario(call, session):
+        return {
+            "crash": await call("run_repro", cmd=[sys.executable, "crash.py"], timeout=60, attempt="baseline repro",
+                                hypothesis="the kernel reads past the block table"),
+            "hang": await call("run_repro", cmd=[sys.executable, "-c", "import time; time.sleep(60)"], timeout=1),
+            "ok": await call("run_repro", cmd=[sys.executable, "ok.py"], repeat=2, env={"X": "1"}),
+            "tried": await call("tried", idea="baseline repro"),
+        }
+
+    out = serve(workdir, scenario)
+    c = out["crash"]
+    assert c["verdict"] == "fail" and c["outcome"] == "fail" and c["signature"] == "gpu.illegal_address"
+    assert c["exit_code"] == 1 and any("illegal memory access" in k["text"] for k in c["key_lines"])
+    assert c["attempt"]["number"] == 1 and c["attempt"]["runs"] == [c["run_id"]]
+    assert c["attempt"]["outcome"] == "failed" and "gpu.illegal_address" in c["attempt"]["result"]
+    shown = cli_json(workdir, "runs", "show", c["run_id"])
+    assert shown["signature"] == c["signature"] and shown["attempt"] == 1
+    assert open(c["runs"][0]["output"]).read().count("illegal memory access") == 1
+    h = out["hang"]
+    assert h["verdict"] == "fail" and h["outcome"] == "hang" and h["exit_code"] == 124 and h["attempt"] is None
+    ok = out["ok"]
+    assert ok["verdict"] == "pass" and len(ok["runs"]) == 2 and ok["histogram"][0]["count"] == 2
+    assert out["tried"]["tried"] is True
+
+
+def test_bisect_status_matches_the_cli(workdir):
+    run_cli("new", "env var breaks it", "--no-env", cwd=workdir)
+    script = "import os, sys; sys.exit(1 if os.environ.get('BAD') else 0)"
+    p = run_cli("bisect", "toggles", "--env", "BAD=1", "--env", "FINE=1", "--timeout", "30", "--",
+                sys.executable, "-c", script, cwd=workdir)
+    assert p.returncode == 0, p.stderr
+
+    async def scenario(call, session):
+        return await call("bisect_status")
+
+    st = serve(workdir, scenario)
+    cli_st = cli_json(workdir, "bisect", "status")
+    assert st["kind"] == "toggles" and st["status"] == cli_st["status"]
+    assert {k: v for k, v in st.items() if k != "warnings"} == cli_st
+
+
+def test_hand_edits_of_logs_are_seen_by_a_running_server(workdir):
+    run_cli("new", "segfault in loader", "--no-env", cwd=workdir)
+    run_cli("attempt", "add", "pin memory off", "--did", "pin_memory=False", "--result", "still segfaults",
+            cwd=workdir)
+    md = next((workdir / "logs").glob("*.md"))
+
+    async def scenario(call, session):
+        before = await call("show")
+        md.write_text(md.read_text().replace("still segfaults", "no segfault in 500 steps"))
+        after = await call("show")
+        return before, after
+
+    before, after = serve(workdir, scenario)
+    assert before["attempts"][0]["result"] == "still segfaults"
+    assert after["attempts"][0]["result"] == "no segfault in 500 steps"
