@@ -2,24 +2,33 @@
 
 Cases: linear histories of 1,024 and 10,000 commits (good = first, bad = last,
 culprit at several positions), a 21-commit untestable (skip) cluster centred on
-the culprit in 1,024 commits, k-ary rounds for ``--jobs J``, and random DAGs
-with merges.  Counts exclude the driver's 2 endpoint checks.
+the culprit in 1,024 commits, 500 histories with several short build-broken
+ranges interleaved with buildable commits on both sides of the culprit (the
+layouts of tests/test_bisect_history_skips.py), k-ary rounds for ``--jobs J``,
+and random DAGs with merges.  Counts exclude the driver's 2 endpoint checks.
 
-Peer: git 2.39.5 measured in bisect-anchors.md: 1,024 commits 10 runs; with 21
-skipped commits around the culprit 28 runs, inconclusive.
+Peer: ``git bisect run`` with a skip script, simulated step for step
+(tests/git_bisect_sim.py, checked against git 2.39.5 by the tests) on the same
+layouts; bisect-anchors.md measured git at 28 runs for the 21-commit cluster.
 
 Run:  PYTHONPATH=. python bench/history_algo_bench.py
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from dbglog.bisect.algorithms import HistoryBisect, Verdict, bisect_history
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from git_bisect_sim import git_bisect_run  # noqa: E402
+from test_bisect_history_skips import layout  # noqa: E402
 
 G, B, S = Verdict.GOOD, Verdict.BAD, Verdict.SKIP
 
@@ -28,14 +37,14 @@ def linear(n: int) -> dict[str, tuple[str, ...]]:
     return {str(i): ((str(i - 1),) if i else ()) for i in range(n)}
 
 
-def run_linear(n: int, culprit: int, skipped=frozenset(), jobs=1, probe=False):
+def run_linear(n: int, culprit: int, skipped=frozenset(), jobs=1):
     parents = linear(n)
 
     def oracle(c):
         i = int(c)
         return S if i in skipped else (B if i >= culprit else G)
 
-    s = HistoryBisect(parents, str(n - 1), ["0"], probe_skip_ranges=probe)
+    s = HistoryBisect(parents, str(n - 1), ["0"])
     rounds = 0
     while not s.done:
         steps = s.next_steps(jobs)
@@ -86,16 +95,37 @@ def main() -> int:
         print(f"{f'linear {n}':<46} {f'{statistics.mean(runs):.1f}/{max(runs)}':>14} "
               f"{'<=' + str(bound):>8} {'found':>22}")
 
-    for probe in (False, True):
-        runs, sizes = [], []
-        for c in (100, 333, 500, 512, 777, 900, 1000):
-            sk = frozenset(range(c - 10, c + 11))
-            r, _ = run_linear(1024, c, sk, probe=probe)
-            runs.append(r.runs)
-            sizes.append(len(r.candidates))
-        name = "linear 1024, 21 skipped around culprit" + (" (probe)" if probe else "")
-        print(f"{name:<46} {f'{statistics.mean(runs):.1f}/{max(runs)}':>14} {'git 28':>8} "
-              f"{f'inconclusive, {min(sizes)}-{max(sizes)} cands':>22}")
+    def git(n, culprit, skipped, tag):
+        names = [hashlib.sha1(f"{tag}:{i}".encode()).hexdigest() for i in range(n)]
+        return len(git_bisect_run(names, lambda i: "skip" if i in skipped
+                                  else ("bad" if i >= culprit else "good"))[0])
+
+    runs, sizes, gits = [], [], []
+    for c in (100, 333, 500, 512, 777, 900, 1000):
+        sk = frozenset(range(c - 10, c + 11))
+        r, _ = run_linear(1024, c, sk)
+        assert r.status == "inconclusive" and not r.untested
+        runs.append(r.runs)
+        sizes.append(len(r.candidates))
+        gits.append(git(1024, c, sk, c))
+    print(f"{'linear 1024, 21 skipped around culprit':<46} {f'{statistics.mean(runs):.1f}/{max(runs)}':>14} "
+          f"{f'git {statistics.mean(gits):.1f}':>8} {f'inconclusive, {min(sizes)}-{max(sizes)} cands':>22}")
+
+    rows = []
+    for seed in range(500):
+        n, culprit, broken = layout(random.Random(seed))
+        r, _ = run_linear(n, culprit, frozenset(broken))
+        ident = culprit not in broken and culprit - 1 not in broken
+        assert (r.status == "found" and r.first_bad == str(culprit)) == ident
+        rows.append((ident, r.runs, git(n, culprit, broken, seed)))
+    for ident in (True, False):
+        mine = [o for i, o, _ in rows if i is ident]
+        theirs = [g for i, _, g in rows if i is ident]
+        le = sum(o <= g for i, o, g in rows if i is ident)
+        name = f"interleaved broken ranges, {'identifiable' if ident else 'not identifiable'} ({len(mine)})"
+        print(f"{name:<46} {f'{statistics.mean(mine):.2f}/{max(mine)}':>14} "
+              f"{f'git {statistics.mean(theirs):.2f}':>8} "
+              f"{(f'found, <= git in {le}' if ident else f'exact set, <= git in {le}'):>22}")
 
     for j in (2, 4, 8):
         rounds_l, runs_l = [], []

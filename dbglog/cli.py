@@ -788,8 +788,10 @@ def bisect_log(ref, as_json):
 
 @bisect_group.command("resume")
 @click.argument("ref", required=False)
+@click.option("--max-steps", "--budget", "max_steps", type=int, metavar="N",
+              help="git bisections: a new budget of commits tried (the steps already done count).")
 @json_option
-def bisect_resume(ref, as_json):
+def bisect_resume(ref, max_steps, as_json):
     """Continue an interrupted bisection; finished steps are not re-run."""
     from dbglog.bisect.session import SessionDB, driver, reap_leftovers
 
@@ -797,6 +799,11 @@ def bisect_resume(ref, as_json):
     s = _session(recs, ref)
     if s["status"] in ("aborted",):
         raise DbglogError(f"bisection {s['id']} was aborted; start a new one")
+    if max_steps is not None:
+        if s["kind"] != "git" or max_steps < 1:
+            raise DbglogError("--max-steps takes a number >= 1 and applies to git bisections")
+        s["spec"]["max_steps"] = max_steps
+        SessionDB(recs.store).update_spec(s["id"], s["spec"])
     SessionDB(recs.store).claim(s["id"])
     reap_leftovers(s["id"])
     result = driver(s["kind"]).resume(recs, s, progress=not as_json)
@@ -852,13 +859,15 @@ def bisect_mark(ref, verdict, session_ref, as_json):
 @click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
 @click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
+@click.option("--max-steps", "--budget", "max_steps", type=int, metavar="N",
+              help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed.")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
-               captures, on_hang, inv_ref, as_json, cmd):
+               max_steps, captures, on_hang, inv_ref, as_json, cmd):
     """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
 
     Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
@@ -875,7 +884,7 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
                            grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
                            any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
-                           inv_ref=inv_ref, progress=not as_json)
+                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps)
     _bisect_finish(result, as_json)
 
 

@@ -294,27 +294,26 @@ def run_git_bisect(tmp: Path, repo: Path, good: str, repro: Repro) -> tuple[int,
     return len(repro.versions()) - start, p.stdout
 
 
-def test_21_untestable_commits_fewer_runs_than_git_bisect_and_exact_candidates(tmp_path):
+def test_21_untestable_commits_every_one_tried_exact_candidates_like_git(tmp_path):
     repo, shas = linear_repo(tmp_path, 1024)
     skip = list(range(490, 511))  # 21 commits around the culprit (500)
     repro = Repro(tmp_path, culprit=500, skip=skip)
     p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
     assert p.returncode == 1, p.stderr
-    assert res["status"] == "inconclusive"
-    ours = len(repro.versions())
+    assert res["status"] == "inconclusive" and res["untested"] == []
+    ours = len(repro.versions()) - 2  # the endpoint checks aside
     cands = {shas.index(c["commit"]) for c in res["candidates"]}
     assert cands == set(range(490, 512))  # the skipped ones and the first testable bad commit after them
-    for c in res["candidates"]:
+    for c in res["candidates"]:  # nothing assumed: every candidate was tried
         i = shas.index(c["commit"])
         if i == 511:
             assert c["verdict"] == "bad"
-        elif c["verdict"] == "skip":
-            assert "exited 125" in c["reason"]
         else:
-            assert c["verdict"] is None and "skipped commits" in c["reason"]
+            assert c["verdict"] == "skip" and "exited 125" in c["reason"]
+    assert "21 commit(s) tried and untestable" in res["message"]
     theirs, out = run_git_bisect(tmp_path, repo, shas[0], repro)
     assert "only 'skip'ped commits left" in out
-    assert ours < theirs, (ours, theirs)
+    assert ours <= theirs, (ours, theirs)
 
 
 def _trials(repo: Path) -> list[str]:
@@ -455,3 +454,47 @@ def test_demo_includes_a_history_bisection(tmp_path):
     assert any(h.startswith("## Bisection: HEAD~23..HEAD") for h in heads), heads
     assert any(a["title"].startswith("Bisect: first bad commit") and a["outcome"] == "worked"
                for a in inv["attempts"])
+
+
+BUILD = "echo $(cat version.txt) >> {log}; grep -qx ok build.txt"
+#: the shape of issue 18: a 300-commit history where the bug arrives in commit 161 and several short
+#: ranges of commits around it do not build, with buildable commits between them
+BROKEN = [*range(120, 127), *range(141, 153), *range(155, 159), *range(163, 171), *range(185, 191)]
+
+
+def test_interleaved_build_breaks_culprit_named_in_no_more_steps_than_git_bisect_run(tmp_path):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, 300, lambda i: {"version.txt": f"{i}\n",
+                                           "build.txt": "broken\n" if i in BROKEN else "ok\n"})
+    init_ws(repo)
+    repro = Repro(tmp_path, culprit=161)
+    log = tmp_path / "built.log"
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--build", BUILD.format(log=log))
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert res["status"] == "found" and res["first_bad"]["commit"] == shas[161]
+    ours = len(log.read_text().split()) - 2  # commits tried, the two endpoint checks (git has none) aside
+    assert len(res["steps"]) - 2 == ours
+    skipped = [s for s in res["steps"] if s["verdict"] == "skip"]
+    assert skipped and all(shas.index(s["commit"]) in BROKEN and s["reason"].startswith("build failed")
+                           for s in skipped)
+
+    # git bisect run with the script everyone writes: exit 125 when the build fails
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    git(clone, "bisect", "start", "HEAD", shas[0])
+    glog = tmp_path / "git-built.log"
+    script = f"{BUILD.format(log=glog)} || exit 125; exec {' '.join(repro.cmd)}"
+    out = subprocess.run(["git", "-C", str(clone), "bisect", "run", "sh", "-c", script], capture_output=True,
+                         text=True).stdout
+    assert f"{shas[161]} is the first bad commit" in out
+    theirs = len(glog.read_text().split())
+    print(f"interleaved build breaks: dbglog {ours} commits tried (+2 endpoint checks), git bisect run {theirs}")
+    assert ours <= theirs, (ours, theirs)
+
+    # --max-steps bounds the effort: the candidates never tried are named as such
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--build", BUILD.format(log=log),
+                    "--max-steps", "3")
+    assert p.returncode == 1 and res["status"] == "budget_exhausted", res["message"]
+    assert "--max-steps 3 reached" in res["message"] and res["untested"]
+    untried = [c for c in res["candidates"] if c["verdict"] is None]
+    assert untried and all("not tried: the --max-steps budget (3) ran out" in c["reason"] for c in untried)

@@ -55,29 +55,38 @@ inclusive).  Testing ``c`` leaves ``weight(c)`` candidates if it is bad and
 candidate (Python ints), or by a chain walk when no candidate merges two
 candidate parents (linear ranges, ``--first-parent``).
 
-Skips step *away* from skipped commits.  Untestable commits come in clusters
-(a broken build stays broken for a while), so the commits next to a skipped one
-are likely skipped too; git's random sqrt-biased pick pays one run per skipped
-commit it hits.  We score a testable commit by
-``min(split_value, distance_to_nearest_skipped_candidate)`` where distance is
-the size of the symmetric difference of the two ancestor sets (in a line: the
-number of commits between them).  In a line with a skipped commit ``x`` inside
-``(good, bad)`` this probes half-way between ``x`` and an end, i.e. it
-binary-searches for the edges of the skipped cluster instead of walking along
-it.  Commits *sandwiched* between skipped ones (a skipped ancestor and a skipped
-descendant among the candidates) are assumed to be inside the same broken range
-and are not tried (``probe_skip_ranges=True`` tries them too, like git; they are
-listed in ``result.untested``).  When nothing is left to try the search ends and
-reports the exact candidate set (``status == "inconclusive"``) -- every commit
-that could still be the first bad one given the verdicts -- or
+Untestable commits (``SKIP``: a broken build, another crash) are evidence about
+themselves only: a commit is never assumed untestable because its neighbours are,
+and the search ends only when every commit left between the nearest good and bad
+verdicts has been tried (or the ``max_runs`` budget is spent).  Where to step
+next is a matter of cost, not of truth: broken builds come in ranges, so a
+commit next to an untestable one is probably untestable too.  The selector
+scores each untried candidate by its *expected* split,
+``(1 - P(untestable)) * H(weight / N)`` (``H`` the binary entropy: one bit for an
+even split), where ``P(untestable)`` comes from a two-state chain along the
+candidates (:func:`skip_posterior`, forward-backward over "a broken range starts
+after a testable commit with probability ``SKIP_START`` and goes on with
+probability ``SKIP_CONTINUE``").  So a skipped midpoint sends the next step a
+few commits away (where a working build is likely and the split still nearly
+even) rather than a quarter of the range away, and the inside of a skipped
+cluster is probed last but is probed -- the commits next to the nearest good and
+bad verdicts first (a testable neighbour lowers ``P(untestable)`` more than a
+skipped one), since one of them may be the culprit itself.  Without skips, in a
+line of fewer than 2,048 commits, the steps are exactly git's (same weights, same
+tie-breaks; git settles for "about half" in longer ones).
+When nothing is left to
+try the search ends with the exact candidate set (``status == "inconclusive"``):
+the commits tried and found untestable plus the first bad one after them, or
 ``status == "flaky"`` naming the flaky commits if more repeats could settle it.
-Measured (bench/history_algo_bench.py): 21 skipped commits around the culprit in
-a linear 1,024-commit history cost 16 runs on average, 19 at most (git: 28), and
-return the 22 possible commits (the 21 skipped ones plus the first bad after
-them).
+Measured against a faithful simulation of ``git bisect run`` with a skip script
+(``tests/git_bisect_sim.py``, checked step for step against git 2.39.5) on
+histories with several broken ranges on both sides of the culprit
+(``bench/history_algo_bench.py``): the culprit whenever it is identifiable, in
+fewer runs on average; and on 21 untestable commits around the culprit in
+1,024, the same 22 candidates in about as many runs as git (both must try all 21).
 
 k-ary search (``next_steps(j)``): ``j`` commits whose weights are closest to
-``i*N/(j+1)`` for ``i = 1..j`` (same skip distance rule), splitting the
+``i*N/(j+1)`` for ``i = 1..j`` (weighted by ``1 - P(untestable)``), splitting the
 candidates into ``j+1`` near-equal parts; about ``log_{j+1}(N)`` rounds.
 
 Section 2: toggle bisection -- every minimal failure-inducing set (:class:`ToggleSearch`)
@@ -152,7 +161,6 @@ Driver loop (toggles and counts; history uses ``next_steps``/``record``)::
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -212,11 +220,13 @@ def _verdict(v: "Verdict | str") -> Verdict:
 class HistoryResult:
     """State/result of a history bisection.
 
-    status: ``running`` | ``found`` | ``inconclusive`` (only skipped/flaky commits
-    left; ``candidates`` is the exact set that may hold the first bad commit) |
-    ``flaky`` (like inconclusive, but some candidates got FLAKY verdicts: repeat
-    them, listed in ``flaky``) | ``inconsistent`` (verdicts contradict: no
-    candidate left).
+    status: ``running`` | ``found`` | ``inconclusive`` (every commit left between
+    the nearest good and bad verdicts was tried and is untestable; ``candidates``
+    is the exact set that may hold the first bad commit: those commits and the
+    first bad one after them) | ``flaky`` (like inconclusive, but some candidates
+    got FLAKY verdicts: repeat them, listed in ``flaky``) | ``budget_exhausted``
+    (``max_runs`` reached first: ``untested`` lists the candidates never tried) |
+    ``inconsistent`` (verdicts contradict: no candidate left).
     """
 
     status: str
@@ -226,8 +236,52 @@ class HistoryResult:
     flaky: tuple[str, ...]
     runs: int
     reason: str = ""
-    #: candidates never tested because they sit between skipped commits
+    #: candidates never tried: only when the budget (``max_runs``) stopped the search
     untested: tuple[str, ...] = ()
+
+
+def skip_posterior(observed: Sequence[bool | None], start: float, cont: float) -> list[float]:
+    """P(untestable) at each position of a line of commits (forward-backward, two states).
+
+    The broken-range model: walking from old to new, a testable commit's child is
+    untestable with probability ``start`` (a broken range begins) and an
+    untestable commit's child stays untestable with probability ``cont``.
+    ``observed[i]`` is True (tried: untestable), False (tried: testable) or None
+    (not tried).  Observed positions get 1.0 / 0.0.
+    """
+    n = len(observed)
+    if not n:
+        return []
+
+    def emit(o: bool | None, untestable: bool) -> float:
+        return 1.0 if o is None or o is untestable else 0.0
+
+    tt, ts, st_, ss = 1.0 - start, start, 1.0 - cont, cont
+    fwd: list[tuple[float, float]] = []
+    a_t, a_s = (1.0 - start) * emit(observed[0], False), start * emit(observed[0], True)
+    for i in range(n):
+        if i:
+            a_t, a_s = ((a_t * tt + a_s * st_) * emit(observed[i], False),
+                        (a_t * ts + a_s * ss) * emit(observed[i], True))
+        z = a_t + a_s
+        a_t, a_s = (a_t / z, a_s / z) if z > 0 else (0.5, 0.5)
+        fwd.append((a_t, a_s))
+    post = [0.0] * n
+    b_t = b_s = 1.0
+    for i in range(n - 1, -1, -1):
+        p_t, p_s = fwd[i][0] * b_t, fwd[i][1] * b_s
+        post[i] = p_s / (p_t + p_s) if p_t + p_s > 0 else 0.5
+        e_t, e_s = emit(observed[i], False) * b_t, emit(observed[i], True) * b_s
+        b_t, b_s = tt * e_t + ts * e_s, st_ * e_t + ss * e_s
+        z = b_t + b_s
+        b_t, b_s = (b_t / z, b_s / z) if z > 0 else (1.0, 1.0)
+    return post
+
+
+def _entropy(p: float) -> float:
+    if p <= 0.0 or p >= 1.0:
+        return 0.0
+    return -(p * math.log2(p) + (1.0 - p) * math.log2(1.0 - p))
 
 
 class HistoryBisect:
@@ -246,7 +300,16 @@ class HistoryBisect:
     The graph must contain ``bad`` and should contain the goods (give the
     driver's ``git rev-list --parents bad`` plus the goods' ancestry down to the
     merge base); goods outside the graph exclude nothing.
+
+    ``max_runs`` bounds the commits tried (asked, or recorded by a replay; the
+    given ends do not count): when it is reached the status is
+    ``budget_exhausted`` and ``result.untested`` lists the candidates never tried.
     """
+
+    #: the broken-range model of the step selector (module docstring, section 1):
+    #: P(a testable commit's child is untestable), P(an untestable commit's child is too)
+    SKIP_START = 0.1
+    SKIP_CONTINUE = 0.7
 
     def __init__(
         self,
@@ -254,13 +317,13 @@ class HistoryBisect:
         bad: str,
         goods: Iterable[str],
         first_parent: bool = False,
-        probe_skip_ranges: bool = False,
+        max_runs: int | None = None,
     ) -> None:
-        self.probe_skip_ranges = probe_skip_ranges
         self.parents: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in parents.items()}
         if bad not in self.parents:
             raise ValueError(f"bad commit {bad!r} is not in the graph")
         self.first_parent = first_parent
+        self.max_runs = max_runs
         self.initial_bad = bad
         self.initial_goods = tuple(goods)
         self.verdicts: dict[str, Verdict] = {}
@@ -268,6 +331,8 @@ class HistoryBisect:
         self.evidence: dict[str, tuple[int, int]] = {}
         self.asked: list[str] = []  # distinct commits handed out by next_steps, in order
         self._asked_set: set[str] = set()
+        self._ends = {bad, *self.initial_goods}
+        self._tried: set[str] = set()  # commits asked or recorded, the given ends excepted
         self._bads: list[str] = [bad]
         self._goods: list[str] = list(self.initial_goods)
         self._order = self._topo_order(bad)
@@ -330,18 +395,18 @@ class HistoryBisect:
         cparents = {c: [p for p in self._edges(c) if p in cands] for c in order}
         self._linear = all(len(ps) <= 1 for ps in cparents.values())
         self._weight: dict[str, int] = {}
-        self._mask: dict[str, int] = {}
         if self._linear:
             for c in order:
                 ps = cparents[c]
                 self._weight[c] = 1 + (self._weight[ps[0]] if ps else 0)
         else:
+            mask: dict[str, int] = {}
             bit = {c: 1 << i for i, c in enumerate(order)}
             for c in order:
                 m = bit[c]
                 for p in cparents[c]:
-                    m |= self._mask[p]
-                self._mask[c] = m
+                    m |= mask[p]
+                mask[c] = m
                 self._weight[c] = m.bit_count()
 
     # -- public API ----------------------------------------------------------
@@ -357,6 +422,7 @@ class HistoryBisect:
                 and (kind is None or self.verdicts[c] is kind)]
 
     def _testable(self, exclude: Iterable[str] = ()) -> list[str]:
+        """Candidates without a verdict (the bad ones excepted): what the search may still try."""
         ex = set(exclude)
         bads = set(self._bads)
         return [c for c in self._cands
@@ -369,6 +435,8 @@ class HistoryBisect:
         if bad_runs is not None and total_runs is not None:
             b0, t0 = self.evidence.get(commit, (0, 0))
             self.evidence[commit] = (b0 + bad_runs, t0 + total_runs)
+        if commit not in self._ends and commit in self._pos:
+            self._tried.add(commit)
         old = self.verdicts.get(commit)
         if old is not None and not old.uncertain and v.uncertain:
             return  # a definitive verdict is not downgraded
@@ -390,63 +458,60 @@ class HistoryBisect:
         """
         if self.done:
             return []
+        if self.max_runs is not None:
+            j = min(j, self.max_runs - self.runs)
+            if j <= 0:
+                return []
         testable = self._testable(exclude)
-        dist, sandwiched = self._skip_info(testable)
-        if not self.probe_skip_ranges:
-            testable = [c for c in testable if c not in sandwiched]
-        picks = self._choose(max(1, j), testable, dist, sandwiched)
+        picks = self._choose(max(1, j), testable, self.skip_probability())
         for c in picks:
             if c not in self._asked_set:
                 self._asked_set.add(c)
                 self.asked.append(c)
+                if c not in self._ends:
+                    self._tried.add(c)
         return picks
 
-    def _skip_info(self, testable: list[str]) -> tuple[dict[str, int], set[str]]:
-        """Distance of each testable commit to the nearest skipped/flaky candidate,
-        and the testable commits *sandwiched* between skipped ones (a skipped
-        ancestor and a skipped descendant: probably inside the same broken range)."""
-        skipped = self._uncertain_in_cands()
-        if not skipped:
-            return {}, set()
-        dist: dict[str, int] = {}
-        sandwiched: set[str] = set()
-        if self._linear:
-            ws = sorted(self._weight[s] for s in skipped)
-            for c in testable:
-                w = self._weight[c]
-                i = bisect_left(ws, w)
-                dist[c] = min(abs(w - ws[k]) for k in (i - 1, i) if 0 <= k < len(ws))
-                if ws[0] < w < ws[-1]:
-                    sandwiched.add(c)
-        else:
-            sm = [self._mask[s] for s in skipped]
-            below = 0  # union of ancestors of skipped commits
-            for m in sm:
-                below |= m
-            index = {c: i for i, c in enumerate(self._cands)}
-            skipbits = 0
-            for s in skipped:
-                skipbits |= 1 << index[s]
-            for c in testable:
-                mc = self._mask[c]
-                dist[c] = min((mc ^ m).bit_count() for m in sm)
-                if (mc & skipbits) and (below >> index[c]) & 1:
-                    sandwiched.add(c)
-        return dist, sandwiched
+    def skip_probability(self) -> dict[str, float]:
+        """P(untestable) of every candidate under the broken-range model (empty when no
+        candidate was found untestable yet: then every untried commit counts as testable).
 
-    def _open(self) -> list[str]:
-        """Commits the search would still test."""
-        testable = self._testable()
-        if self.probe_skip_ranges:
-            return testable
-        _, sandwiched = self._skip_info(testable)
-        return [c for c in testable if c not in sandwiched]
+        The chain runs along the candidates in ancestors-first order, after a
+        testable start (the good side) and ending at the bad one: exact for a
+        line of commits, an approximation across merges (it only steers the
+        order of the steps, never what is concluded)."""
+        cands = self._cands
+        if not any(self.verdicts.get(c) is Verdict.SKIP for c in cands):
+            return {}
+        bads = set(self._bads)
+        observed: list[bool | None] = [False]
+        for c in cands:
+            v = self.verdicts.get(c)
+            if v is Verdict.SKIP:
+                observed.append(True)
+            elif c in bads or v in (Verdict.GOOD, Verdict.BAD):
+                observed.append(False)
+            else:
+                observed.append(None)  # untried, or FLAKY (says nothing about the build)
+        post = skip_posterior(observed, self.SKIP_START, self.SKIP_CONTINUE)
+        return dict(zip(cands, post[1:]))
 
-    def _choose(self, j: int, testable: list[str], dist: dict[str, int],
-                sandwiched: set[str]) -> list[str]:
+    def _choose(self, j: int, testable: list[str], p_skip: Mapping[str, float]) -> list[str]:
+        """The ``j`` commits with the best expected split (see the module docstring)."""
         if not testable:
             return []
         n = len(self._cands)
+        if j == 1:
+            best, best_key = None, None
+            for c in testable:
+                w = self._weight[c]
+                value = (1.0 - p_skip.get(c, 0.0)) * _entropy(min(w, n - w) / n)
+                # ties like git's rev-list --bisect: the older of two equal halves, but
+                # the newer of the two commits before a bad one
+                key = (value, -abs(2 * w - n), w == 2 if n == 3 else -self._pos.get(c, 0))
+                if best_key is None or key > best_key:
+                    best, best_key = c, key
+            return [best] if best is not None else []
         spacing = n / (j + 1)
         picks: list[str] = []
         taken: set[str] = set()
@@ -458,10 +523,8 @@ class HistoryBisect:
                 if c in taken:
                     continue
                 w = self._weight[c]
-                value = spacing - abs(w - target)
-                if c in dist:
-                    value = min(value, dist[c])
-                key = (c not in sandwiched, value, -abs(w - target), -self._pos.get(c, 0))
+                value = (1.0 - p_skip.get(c, 0.0)) * max(0.0, spacing - abs(w - target))
+                key = (value, -abs(w - target), -self._pos.get(c, 0))
                 if best_key is None or key > best_key:
                     best, best_key = c, key
             if best is None:
@@ -477,13 +540,17 @@ class HistoryBisect:
 
     @property
     def runs(self) -> int:
-        return len(self.asked)
+        """Commits tried: asked by ``next_steps`` or recorded (a replay), the given ends not counted."""
+        return len(self._tried)
 
     def estimated_steps_left(self, j: int = 1) -> int:
-        n = len(self._open()) + 1
+        n = len(self._testable()) + 1
         if n <= 1 or self.done:
             return 0
-        return math.ceil(math.log(n) / math.log(j + 1) - 1e-9)
+        est = math.ceil(math.log(n) / math.log(j + 1) - 1e-9)
+        if self.max_runs is not None:
+            est = min(est, max(0, self.max_runs - self.runs))
+        return est
 
     @property
     def result(self) -> HistoryResult:
@@ -499,20 +566,20 @@ class HistoryBisect:
             why = "tested bad, all its parents good" if self.verdicts.get(c) is Verdict.BAD \
                 or c in self._bads else "only remaining candidate"
             return HistoryResult("found", c, cands, skipped, flaky, self.runs, why)
-        if self._open():
-            return HistoryResult("running", None, cands, skipped, flaky, self.runs)
-        untested = tuple(self._testable())
-        note = ""
-        if untested:
-            note = (f"; {len(untested)} commit(s) inside skipped ranges were not tried "
-                    "(assumed untestable; probe_skip_ranges=True tries them)")
+        open_ = self._testable()
+        if open_:
+            waiting = any(c not in self.verdicts for c in self.asked)
+            if self.max_runs is None or self.runs < self.max_runs or waiting:
+                return HistoryResult("running", None, cands, skipped, flaky, self.runs)
+            return HistoryResult("budget_exhausted", None, cands, skipped, flaky, self.runs,
+                                 f"max_runs={self.max_runs} reached with {len(open_)} candidate(s) "
+                                 "never tried", tuple(open_))
         if flaky:
             return HistoryResult("flaky", None, cands, skipped, flaky, self.runs,
-                                 "flaky commits remain among the candidates: repeat them" + note,
-                                 untested)
+                                 "flaky commits remain among the candidates: repeat them")
         return HistoryResult("inconclusive", None, cands, skipped, flaky, self.runs,
-                             "only skipped commits left; the first bad commit is one of the "
-                             "candidates" + note, untested)
+                             "every commit left between the nearest good and bad verdicts was "
+                             "tried and is untestable; the first bad commit is one of the candidates")
 
 
 def bisect_history(
@@ -529,13 +596,12 @@ def bisect_history(
 
     Returns ``(result, rounds)``; ``result.runs`` is the number of oracle calls.
     """
-    s = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+    s = HistoryBisect(parents, bad, goods, first_parent=first_parent, max_runs=max_runs)
     rounds = 0
     while not s.done:
-        j = jobs if max_runs is None else min(jobs, max_runs - s.runs)
-        if j <= 0:
+        steps = s.next_steps(jobs)
+        if not steps:
             break
-        steps = s.next_steps(j)
         rounds += 1
         for c in steps:
             s.record(c, oracle(c))

@@ -483,7 +483,7 @@ class _Driver:
         parents, boundary, subjects = history_graph(self.repo, bad, goods)
         self.subjects.update(subjects)
         hb = HistoryBisect(parents, bad, goods + [b for b in boundary if b not in goods],
-                           first_parent=sp.get("first_parent", False))
+                           first_parent=sp.get("first_parent", False), max_runs=sp.get("max_steps"))
         ends = {bad, *goods}
         trials = self.db.trials(self.sid)
         for t in trials:
@@ -562,7 +562,7 @@ class _Driver:
             if s is not None:
                 why = s["reason"]
             elif c in untested:
-                why = "inside a range of skipped commits, assumed untestable like them"
+                why = f"not tried: the --max-steps budget ({self.spec.get('max_steps')}) ran out first"
             else:
                 why = ""
             cands.append({"commit": c, "short": c[:10], "subject": self.subjects.get(c, ""),
@@ -580,9 +580,14 @@ class _Driver:
                        "`dbglog bisect mark REV good|bad` and `dbglog bisect resume`")
             elif r.status == "inconsistent":
                 msg = f"inconsistent verdicts: {r.reason}"
+            elif r.status == "budget_exhausted":
+                msg = (f"--max-steps {self.spec.get('max_steps')} reached: the first bad commit is one of "
+                       f"{len(r.candidates)} candidates, {len(r.untested)} of them not tried; "
+                       f"`dbglog bisect resume {self.sid} --max-steps N` continues")
             else:
-                msg = (f"the first bad commit is one of {len(r.candidates)} candidates (the others could not be "
-                       "tested)")
+                n_skip = len(r.skipped)
+                msg = (f"the first bad commit is one of {len(r.candidates)} candidates: {n_skip} commit(s) tried "
+                       f"and untestable, and the first bad one after them")
             res = self._base(r.status, code, msg)
             res["first_bad"] = None
         res["candidates"] = cands
@@ -736,7 +741,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
           timeout: float | None = None, grace: float = 5.0, repeat: int = 1, jobs: int = 1,
           launcher: str | None = None, match: str | None = None, any_failure: bool = False,
           first_parent: bool = False, captures=(), on_hang=(), inv_ref: str | None = None, cwd=None,
-          progress: bool = True) -> dict:
+          progress: bool = True, max_steps: int | None = None) -> dict:
     """Create a git bisection session and run it to the end (see the module docstring)."""
     if not cmd:
         raise DbglogError("no command: put the repro after --, e.g. dbglog bisect git --good v1 --bad HEAD "
@@ -747,6 +752,8 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
         raise DbglogError(f"--repeat must be at least 1, got {repeat}")
     if jobs < 1:
         raise DbglogError(f"--jobs must be at least 1, got {jobs}")
+    if max_steps is not None and max_steps < 1:
+        raise DbglogError(f"--max-steps must be at least 1, got {max_steps}")
     if timeout is not None and timeout <= 0:
         raise DbglogError("--timeout must be a positive number of seconds")
     if match and any_failure:
@@ -801,7 +808,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
             "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
             "first_parent": first_parent, "captures": list(captures), "on_hang": list(on_hang),
             "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
-            "calibrated": None, "recorded": None}
+            "calibrated": None, "recorded": None, "max_steps": max_steps}
     db = S.SessionDB(recs.store)
     sid = db.create(KIND, spec, inv_id)
     return resume(recs, db.get(sid), progress=progress)
@@ -863,7 +870,8 @@ def describe(recs, session: dict) -> dict:
         parents, boundary, _ = history_graph(sp["repo"], sp["bad"], sp["goods"])
     except GitError:
         return info
-    hb = HistoryBisect(parents, sp["bad"], list(sp["goods"]) + boundary, first_parent=sp.get("first_parent", False))
+    hb = HistoryBisect(parents, sp["bad"], list(sp["goods"]) + boundary, first_parent=sp.get("first_parent", False),
+                       max_runs=sp.get("max_steps"))
     ends = {sp["bad"], *sp["goods"]}
     for t in trials:
         if t.key not in ends:
