@@ -1,3 +1,3 @@
-from dbglog.cli import main
+from dbglog.entry import main
 
 main()

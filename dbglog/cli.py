@@ -1144,6 +1144,19 @@ def mcp_cmd(directory):
     mcp_server.serve()
 
 
+@cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                      "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(args):
+    """Agent hook points: `dbglog hook pre-command|prompt` reads a shell command or a prompt (plain or
+    Claude Code hook JSON) on stdin and prints a notice: prior failed attempts that did it, a circuit
+    breaker after 3 identical failures, relevant prior attempts for a debugging prompt. Always exits 0.
+    """
+    from dbglog.hooks import main as hook_main  # (the `dbglog` executable goes there without the CLI)
+
+    sys.exit(hook_main(list(args)))
+
+
 @cli.command("merge-driver", hidden=True)
 @click.argument("base", type=click.Path(dir_okay=False))
 @click.argument("ours", type=click.Path(dir_okay=False))

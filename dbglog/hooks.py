@@ -1,0 +1,694 @@
+"""`dbglog hook`: memory that comes to the agent. Small commands for a coding agent's hook points.
+
+    dbglog hook pre-command   # before a shell command runs: was this exact experiment already a failure?
+    dbglog hook prompt        # on a prompt that looks like a debugging task: the 3 most relevant prior attempts
+
+Each reads the proposed shell command or the prompt on stdin, either as plain text or as the JSON
+that Claude Code's hooks send, and prints a short notice (or nothing). Claude Code's hook input
+(hooks reference, https://code.claude.com/docs/en/hooks, formerly
+https://docs.anthropic.com/en/docs/claude-code/hooks), as read here:
+
+* every event: ``{"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name", ...}``
+* PreToolUse (matcher ``Bash``): ``"tool_name": "Bash", "tool_input": {"command": "...",
+  "description": "...", "timeout": ..., "run_in_background": ...}, "tool_use_id": "..."``
+* UserPromptSubmit: ``"prompt": "..."``
+
+and its output: on exit 0, a UserPromptSubmit hook's stdout is added to the model's context, while
+a PreToolUse hook's plain stdout is only shown in the transcript; both events take
+``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}`` to put TEXT in
+front of the model without deciding anything, which is what we print for JSON input
+(``--format text`` forces plain text). Exit code 2 would *block* the tool call, so a hook here
+never exits with anything but 0: bad input prints nothing (one line on stderr at most), an
+internal error one ``dbglog hook: ...`` line on stderr.
+
+The command notice: the proposed command is split into its simple commands (``&&``, ``||``, ``;``,
+``|``, newlines), each normalised — env assignments (prefix, ``export``, ``env``) as a set, logging-only
+variables (``NCCL_DEBUG``, ...) dropped; wrappers (``time``, ``timeout 60``, ``nohup``, ``dbglog run
+... --``) stripped; the program's directory and python's version dropped; flags as a set between
+two positional words (``--b 2 --a 1`` = ``--a=1 --b 2``); paths resolved from the working directory
+and made relative to the workspace root; redirections dropped — and compared with what recorded
+**failed or inconclusive** attempts did (their supervised runs' exact argv, cwd and env when they
+have runs, else the commands in their "what was done" text: code spans, fenced lines, or the
+lines themselves). Output filters and navigation (``cd``, ``tail``, ``grep``, ...) never match alone.
+
+The circuit breaker: when the most recent supervised runs (``dbglog run``) of the same normalised
+command, and failed attempts that did it, are N failures in a row with the same outcome and
+signature (N = ``--threshold``, else ``[hook] breaker_threshold`` in config.toml, else 3), the
+notice says so and points at a bisection instead of another retry.
+
+Cheap on purpose: stdlib and the store only (no jinja2, rich, sqlite-utils or rapidfuzz) unless the
+prompt looks like a debugging task, when the search engine runs (``bench/agent_bench.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+BREAKER_THRESHOLD = 3
+MAX_INPUT = 1 << 20  # a hook input larger than this is not a command or a prompt
+NOTICE_ATTEMPTS = 3
+
+# Variables that change only what is logged, not what runs: a retry with NCCL_DEBUG=INFO is a retry.
+LOGGING_ENV = frozenset("""
+NCCL_DEBUG NCCL_DEBUG_SUBSYS NCCL_DEBUG_FILE RCCL_DEBUG TORCH_CPP_LOG_LEVEL TORCH_SHOW_CPP_STACKTRACES
+TORCH_LOGS TORCH_DISTRIBUTED_DEBUG PYTHONUNBUFFERED PYTHONFAULTHANDLER PYTHONDONTWRITEBYTECODE PYTHONWARNINGS
+AMD_LOG_LEVEL HIP_TRACE_API GLOG_v GLOG_minloglevel TF_CPP_MIN_LOG_LEVEL RUST_BACKTRACE RUST_LOG LOGLEVEL
+LOG_LEVEL VLLM_LOGGING_LEVEL TERM COLUMNS LINES NO_COLOR FORCE_COLOR CLICOLOR PAGER
+""".split())
+# Commands that only move around or filter output: never an experiment on their own.
+TRIVIAL = frozenset("""
+cd pushd popd echo printf cat ls ll tee head tail grep egrep fgrep rg less more wc sort uniq cut tr jq true
+false : sleep pwd which type clear exit wait set unset date history alias source .
+""".split())
+WRAPPERS = frozenset("time nohup exec command builtin nice ionice stdbuf chrt taskset unbuffer sudo".split())
+SEPARATORS = frozenset(["&&", "||", ";", "|", "|&", "&", ";;", "(", ")", "\n"])
+PY_FLAGS = frozenset("-u -O -OO -B -E -s -S -I -q -b -bb -d -v -i -P".split())  # python's own, no value
+FAILING = ("fail", "crash", "hang", "oom")
+
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_FILEISH = re.compile(r"\.(py|sh|bash|yaml|yml|json|toml|cfg|ini|txt|cu|cuh|cpp|cc|c|h|so|pt|pth|bin|ckpt|"
+                      r"safetensors|onnx|log|md|csv)$", re.IGNORECASE)
+
+
+# --- normalising a shell command ----------------------------------------------------------
+
+
+def _lex(text: str) -> list[str]:
+    import shlex
+
+    lex = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
+    lex.whitespace_split = True
+    lex.whitespace = " \t\r"
+    lex.commenters = ""
+    try:
+        return list(lex)
+    except ValueError:  # an unclosed quote: words are still words
+        return text.replace("\n", " \n ").split(" ")
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    """Simple commands, redirections (and a bare fd number before them) dropped."""
+    segs, cur, skip = [], [], False
+    for i, t in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        if t in SEPARATORS:
+            if cur:
+                segs.append(cur)
+            cur = []
+        elif t and set(t) <= set("<>&|") and any(c in t for c in "<>"):
+            skip = True  # the redirection's target
+            if cur and cur[-1].isdigit() and len(cur[-1]) == 1:
+                cur.pop()  # 2>&1: the '2'
+        elif t:
+            cur.append(t)
+    if cur:
+        segs.append(cur)
+    return segs
+
+
+class Norm:
+    """Paths: resolved against ``cwd``, relative to ``root`` when inside it."""
+
+    def __init__(self, cwd: str, root: str):
+        self.cwd, self.root = cwd, root
+
+    def path(self, tok: str) -> str:
+        if not tok or tok.startswith("-") or "://" in tok:
+            return tok
+        if not ("/" in tok or tok.startswith("~") or _FILEISH.search(tok)):
+            return tok
+        p = os.path.expanduser(tok)
+        p = os.path.normpath(p if os.path.isabs(p) else os.path.join(self.cwd, p))
+        rel = os.path.relpath(p, self.root)
+        return p if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+    def value(self, tok: str) -> str:
+        return self.path(tok)
+
+
+def _strip_wrappers(words: list[str], env: dict) -> list[str]:
+    """`env A=1 time timeout 60 nohup dbglog run --timeout 9 -- CMD` -> CMD (env gathered)."""
+    while words:
+        w = os.path.basename(words[0])
+        if _ASSIGN.match(words[0]):
+            k, _, v = words[0].partition("=")
+            env[k] = v
+            words = words[1:]
+        elif w == "env":
+            words = words[1:]
+            while words and (words[0].startswith("-") or _ASSIGN.match(words[0])):
+                if words[0] in ("-u", "--unset") and len(words) > 1:
+                    env.pop(words[1], None)
+                    words = words[1:]
+                elif _ASSIGN.match(words[0]):
+                    k, _, v = words[0].partition("=")
+                    env[k] = v
+                words = words[1:]
+        elif w in WRAPPERS:
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                flag = words[0]
+                words = words[1:]
+                if flag in ("-n", "-o", "-e", "-i", "-c", "-p") and words and not words[0].startswith("-"):
+                    words = words[1:]  # nice -n 10, stdbuf -o L, ionice -c 3, taskset -c 0-3
+            if w == "taskset" and words and not words[0].startswith("-") and len(words) > 1:
+                words = words[1:]  # taskset MASK CMD
+        elif w == "timeout":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                flag = words[0]
+                words = words[1:]
+                if flag in ("-s", "-k", "--signal", "--kill-after") and words:
+                    words = words[1:]
+            words = words[1:]  # the duration
+        elif w == "dbglog" and len(words) > 1 and words[1] == "run":
+            rest = words[2:]
+            if "--" not in rest:
+                return []
+            pre, post = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+            for i, t in enumerate(pre):
+                if t == "--env" and i + 1 < len(pre) and "=" in pre[i + 1]:
+                    k, _, v = pre[i + 1].partition("=")
+                    env[k] = v
+            words = post
+        else:
+            break
+    return words
+
+
+def normalize(words: list[str], env: dict, norm: Norm):
+    """A simple command's key: (program, env, groups). Groups: (positional, flags as a set) in
+    order; flags reorder freely between two positional words."""
+    env = dict(env)
+    words = _strip_wrappers(list(words), env)
+    if not words:
+        return None
+    prog = norm.path(words[0]) if "/" in words[0] else words[0]
+    if os.path.isabs(prog):  # a program outside the workspace (/usr/bin/torchrun): its name
+        prog = os.path.basename(prog)
+    python = bool(_PYTHON.match(prog))
+    if python:
+        prog = "python"
+    groups: list[tuple[str, frozenset]] = []
+    pos, flags = prog, []
+    i = 1
+    while i < len(words):
+        t = words[i]
+        if python and t == "-m" and i + 1 < len(words):
+            groups.append((pos, frozenset(flags)))
+            pos, flags = f"-m {words[i + 1]}", []
+            i += 2
+            continue
+        if python and t == "-c" and i + 1 < len(words):
+            groups.append((pos, frozenset(flags)))
+            pos, flags = f"-c {' '.join(words[i + 1].split())}", []
+            i += 2
+            continue
+        if t.startswith("-") and len(t) > 1 and t != "--":
+            if python and t in PY_FLAGS:
+                if t != "-u":  # unbuffered output only
+                    flags.append((t, ""))
+                i += 1
+                continue
+            if "=" in t and t.startswith("--"):
+                k, _, v = t.partition("=")
+                flags.append((k, norm.value(v)))
+                i += 1
+                continue
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            if nxt is not None and not nxt.startswith("-"):
+                flags.append((t, norm.value(nxt)))
+                i += 2
+            else:
+                flags.append((t, ""))
+                i += 1
+            continue
+        groups.append((pos, frozenset(flags)))
+        pos, flags = norm.path(t), []
+        i += 1
+    groups.append((pos, frozenset(flags)))
+    env = frozenset((k, v) for k, v in env.items() if k not in LOGGING_ENV and not k.startswith("DBGLOG_"))
+    return (prog, env, tuple(groups))
+
+
+def command_keys(text: str, cwd: str, root: str, env: dict | None = None) -> list[tuple]:
+    """The keys of the experiments in a shell command line (trivial commands left out)."""
+    norm = Norm(cwd, root)
+    shell_env = dict(env or {})
+    keys = []
+    for seg in _segments(_lex(text)):
+        if seg[0] in ("cd", "pushd") and len(seg) > 1:  # later commands run (and resolve paths) there
+            norm = Norm(os.path.normpath(os.path.join(norm.cwd, os.path.expanduser(seg[1]))), root)
+            continue
+        if seg[0] == "export" or all(_ASSIGN.match(w) for w in seg):
+            for w in seg:
+                if _ASSIGN.match(w):
+                    k, _, v = w.partition("=")
+                    shell_env[k] = v
+            continue
+        key = normalize(seg, shell_env, norm)
+        if key is not None and key[0] not in TRIVIAL:
+            keys.append(key)
+    return keys
+
+
+def argv_key(argv: list[str], cwd: str, root: str, env: dict | None = None):
+    """The key of a supervised run: its exact argument list, cwd and env overrides."""
+    return normalize(list(argv), {k: v for k, v in (env or {}).items() if v is not None}, Norm(cwd, root))
+
+
+def describe_key(key) -> str:
+    """The normalised command as a shell line (env first, through `env`, so it runs as an argv too)."""
+    import shlex
+
+    prog, env, groups = key
+    words = ["env", *(f"{k}={v}" for k, v in sorted(env))] if env else []
+    for pos, flags in groups:
+        words += pos.split(" ", 1) if pos.startswith(("-m ", "-c ")) else [pos]
+        for f, v in sorted(flags):
+            words += [f, v] if v else [f]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def did_commands(did: str) -> list[str]:
+    """The shell commands in an attempt's "what was done": code spans and fenced lines, else its lines."""
+    lines = did.splitlines()
+    out, fence = [], False
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith("```") or s.startswith("~~~"):
+            fence = not fence
+            continue
+        if fence:
+            if s and not s.startswith("#"):
+                out.append(s[2:] if s.startswith("$ ") else s)
+            continue
+        out += _CODE_SPAN.findall(ln)
+    if out:
+        return out
+    return [re.sub(r"^(?:[-*+]\s+|\$\s+)", "", ln.strip()) for ln in lines if ln.strip()]
+
+
+# --- what the workspace recorded ------------------------------------------------------------
+
+
+def _anchor(key) -> str:
+    """A word the recorded text must contain for the key to match (a cheap SQL prefilter)."""
+    prog, _env, groups = key
+    for pos, _flags in groups[1:]:
+        base = os.path.basename(pos.split(" ", 1)[-1]) if pos.startswith("-") else os.path.basename(pos)
+        if len(base) >= 3:
+            return base
+    return os.path.basename(prog)
+
+
+def _like(word: str) -> str:
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
+    """Failed or inconclusive attempts that did one of ``keys``, most recent first."""
+    root = str(recs.ws.root)
+    found: dict[tuple, dict] = {}
+    for key in keys:
+        rows = recs.store.q(
+            """SELECT a.investigation_id inv, a.number, a.title, a.did, a.result, a.conclusion, a.outcome, a.created,
+                      a.runs, i.title inv_title, i.status FROM attempts a JOIN investigations i ON i.id = a.investigation_id
+               WHERE a.outcome IN ('failed', 'inconclusive') AND a.did LIKE ? ESCAPE '\\'""", _like(_anchor(key)))
+        for r in rows:
+            if (r["inv"], r["number"]) in found:
+                continue
+            if key in _attempt_keys(recs, r, root):
+                found[(r["inv"], r["number"])] = dict(r)
+        # attempts recorded by `dbglog run --attempt`: their runs' exact argv, cwd and env
+        for run in _runs_like(recs, key):
+            if run["attempt_number"] is None or (run["investigation_id"], run["attempt_number"]) in found:
+                continue
+            if _run_key(run, root) == key:
+                r = recs.store.q(
+                    """SELECT a.investigation_id inv, a.number, a.title, a.did, a.result, a.conclusion, a.outcome,
+                              a.created, a.runs, i.title inv_title, i.status FROM attempts a
+                       JOIN investigations i ON i.id = a.investigation_id
+                       WHERE a.investigation_id = ? AND a.number = ? AND a.outcome IN ('failed', 'inconclusive')""",
+                    run["investigation_id"], run["attempt_number"]).fetchone()
+                if r is not None:
+                    found[(r["inv"], r["number"])] = dict(r)
+    return sorted(found.values(), key=lambda r: r["created"], reverse=True)
+
+
+def _attempt_keys(recs, r, root: str) -> list[tuple]:
+    run_ids = json.loads(r["runs"] or "[]")
+    if run_ids:  # the runs know exactly what ran, and where
+        keys = []
+        for rid in run_ids:
+            row = recs.store.q("SELECT cmd, cwd, result FROM runs WHERE id = ?", rid).fetchone()
+            if row is not None:
+                keys.append(_run_key(row, root))
+        if keys:
+            return keys
+    return [k for c in did_commands(r["did"]) for k in command_keys(c, root, root)]
+
+
+def _runs_like(recs, key):
+    return recs.store.q("""SELECT id, investigation_id, attempt_number, started, cmd, cwd, outcome, signature, result
+                           FROM runs WHERE cmd LIKE ? ESCAPE '\\' ORDER BY started DESC, id DESC LIMIT 500""",
+                        _like(_anchor(key))).fetchall()
+
+
+def _run_key(row, root: str):
+    try:
+        env = json.loads(row["result"]).get("env_overrides") or {}
+    except (ValueError, TypeError, AttributeError):
+        env = {}
+    return argv_key(json.loads(row["cmd"]), row["cwd"] or root, root, env)
+
+
+def _is_bisect_run(row, root: str) -> bool:
+    cwd = row["cwd"] or ""
+    if cwd.startswith(os.path.join(root, ".dbglog")):
+        return True
+    try:
+        env = json.loads(row["result"]).get("env_overrides") or {}
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return any(k.startswith("DBGLOG_") for k in env)
+
+
+def breaker(recs, key, attempts: list[dict], threshold: int) -> dict | None:
+    """N failures in a row, the same way, of this command: {count, outcome, signature, runs}."""
+    root = str(recs.ws.root)
+    events = []  # (when, outcome, signature, run id)
+    for row in _runs_like(recs, key):
+        if _is_bisect_run(row, root) or _run_key(row, root) != key:
+            continue
+        events.append((row["started"], row["outcome"], row["signature"], row["id"]))
+    run_ids = {e[3] for e in events}
+    for a in attempts:  # failed attempts recorded by hand (no supervised run of this command)
+        if a["outcome"] == "failed" and not run_ids.intersection(json.loads(a["runs"] or "[]")):
+            events.append((a["created"], "fail", None, None))
+    events.sort(key=lambda e: e[0] or "", reverse=True)
+    if not events or events[0][1] not in FAILING:
+        return None
+    streak = [e for e in _takewhile_same(events)]
+    if len(streak) < threshold:
+        return None
+    return {"count": len(streak), "outcome": streak[0][1], "signature": streak[0][2],
+            "runs": [e[3] for e in streak if e[3]]}
+
+
+def _takewhile_same(events):
+    first = (events[0][1], events[0][2])
+    for e in events:
+        if (e[1], e[2]) != first:
+            return
+        yield e
+
+
+def _untested_rows(recs, inv_ids: list[str]) -> list[dict]:
+    if not inv_ids:
+        return []
+    marks = ",".join("?" * len(inv_ids))
+    return [dict(r) for r in recs.store.q(
+        f"""SELECT investigation_id inv, factor, apply FROM differences WHERE status = 'untested'
+            AND investigation_id IN ({marks}) ORDER BY investigation_id, position""", *inv_ids)]
+
+
+def _threshold(recs, given: int | None) -> int:
+    if given is not None:
+        return given
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(recs.ws.config_path, "rb") as f:
+            value = tomllib.load(f).get("hook", {}).get("breaker_threshold", BREAKER_THRESHOLD)
+        return int(value) if int(value) >= 1 else BREAKER_THRESHOLD
+    except (OSError, ValueError, TypeError, AttributeError):
+        return BREAKER_THRESHOLD
+
+
+# --- the notices ---------------------------------------------------------------------------------
+
+
+def _one_line(s: str, n: int = 160) -> str:
+    s = " ".join((s or "").split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = None) -> str:
+    root = str(recs.ws.root)
+    keys = command_keys(command, cwd, root)
+    if not keys:
+        return ""
+    attempts = matching_attempts(recs, keys)
+    lines = []
+    if attempts:
+        lines.append(f"dbglog: this was tried before — {len(attempts)} recorded attempt(s) that ran the same "
+                     "command ended badly:")
+        for a in attempts[:NOTICE_ATTEMPTS]:
+            lines.append(f"- [{a['outcome'].upper()}] attempt {a['number']} \"{_one_line(a['title'] or a['did'], 80)}\""
+                         f" in {a['inv']} ({_one_line(a['inv_title'], 60)}, {a['status']})")
+            if a["conclusion"]:
+                lines.append(f"  conclusion: {_one_line(a['conclusion'])}")
+            if a["result"]:
+                lines.append(f"  result: {_one_line(a['result'])}")
+        if len(attempts) > NOTICE_ATTEMPTS:
+            lines.append(f"  ... and {len(attempts) - NOTICE_ATTEMPTS} more (`dbglog search` the command)")
+    n = _threshold(recs, threshold)
+    for key in keys:
+        b = breaker(recs, key, [a for a in attempts if key in _attempt_keys(recs, a, root)], n)
+        if b is None:
+            continue
+        how = b["outcome"] + (f" [{b['signature']}]" if b["signature"] else "")
+        runs = f" (runs {', '.join(b['runs'][:3])}{' ...' if len(b['runs']) > 3 else ''})" if b["runs"] else ""
+        lines.append(f"dbglog: circuit breaker: `{_one_line(describe_key(key), 100)}` failed {b['count']} times in a "
+                     f"row, the same way: {how}{runs}. Stop re-running it; change one thing and record it, or bisect.")
+        invs = sorted({a["inv"] for a in attempts}) or ([recs.current()] if recs.current() else [])
+        rows = _untested_rows(recs, invs)
+        cmd = _one_line(describe_key(key), 200)
+        if rows:
+            lines.append(f"  untested key differences: {', '.join(r['factor'] for r in rows[:5])}"
+                         + (f" -> `dbglog bisect toggles --from-diffs -- {cmd}`" if any(r["apply"] for r in rows)
+                            else " (give them --apply specs, then `dbglog bisect toggles --from-diffs -- CMD`)"))
+        else:
+            lines.append(f"  a last good commit? `dbglog bisect git --good REV --bad HEAD -- {cmd}`")
+        break
+    return "\n".join(lines)
+
+
+_STRONG = re.compile(
+    r"\b(bugs?|debug\w*|errors?|exceptions?|traceback|crash\w*|hang\w*|hung|stall\w*|deadlock\w*|races?|racy|"
+    r"flak\w+|fail\w*|regress\w*|segfault\w*|segmentation|sigsegv|sigabrt|sigkill|core ?dump\w*|oom|"
+    r"out of memory|nan|illegal|fault\w*|timeouts?|timed out|diagnos\w*|bisect\w*|root cause|stack ?trace|"
+    r"assert\w*|panic\w*|leak\w*|corrupt\w*|killed|abort\w*|stuck|freez\w*|diverg\w*|xid|fell off|"
+    r"recompil\w*)\b|\b\w+(Error|Exception)\b|exit (code|status) \d+", re.IGNORECASE)
+_WEAK = re.compile(
+    r"\b(fix\w*|broken|breaks?|wrong|invalid|mismatch\w*|not working|does ?n[o']t work|investigat\w*|repro\w*|"
+    r"slow(er|down)?|unstable|instabilit\w*|throttl\w*|degrad\w*|does ?n[o']t|did ?n[o']t|won'?t|can'?t|cannot|"
+    r"unable|no longer|stopped|why)\b", re.IGNORECASE)
+
+
+# Words that say "this is a debugging task" but not which bug: never what makes an attempt relevant.
+GENERIC = frozenset("""
+error errors fail fails failed failing failure crash crashes crashed bug bugs fix fixes fixed debug debugging
+issue issues problem problems broken wrong why investigate investigation please help again work works working
+still happens happen getting get see job jobs run runs running test tests code figure out new our we it
+please thanks can could would you help look into
+""".split())
+
+
+def looks_like_debugging(prompt: str) -> bool:
+    """A failure word ("hangs", "RuntimeError", "exit code 139"), or two weaker ones ("why ... wrong")."""
+    return bool(_STRONG.search(prompt or "")) or len(_WEAK.findall(prompt or "")) >= 2
+
+
+def prompt_notice(recs, prompt: str, limit: int = NOTICE_ATTEMPTS) -> str:
+    """The most relevant prior attempts for a debugging prompt: close ones (`tried`) first, then
+    search hits that share at least two telling words (or one identifier) with the prompt."""
+    import math
+
+    from dbglog import ops, search
+    from dbglog.errors import DbglogError
+
+    text = " ".join(prompt.split())[:search.MAX_QUERY_CHARS]
+    try:
+        res = ops.tried(recs, text, limit=10)
+    except DbglogError:  # a prompt the search refuses (no words) is not worth a line
+        return ""
+    q = res.result.query
+    # how many records the weights were counted over (as search.weigh counts them)
+    n = sum(min(search.DF_CAP, recs.store.q(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
+            for t in ("attempts", "sections"))
+    def held_by_at_most(share: float, least: float) -> float:  # the weight of a word that many records hold
+        return math.log(1 + n / (1 + max(least, share * n)))
+
+    specific_of = getattr(search, "_specific", lambda t: False)
+    specific = {t.raw.lower() for t in q.active if specific_of(t)}
+    words = [t for t in q.active if not t.stop and t.kind != "typo" and not {w.lower() for w in t.parts} <= GENERIC]
+    telling = {t.raw.lower() for t in words if t.weight >= held_by_at_most(0.15, 5)} | specific
+    rare = {t.raw.lower() for t in words if t.weight >= held_by_at_most(0.02, 3)} | specific
+    # A prompt is long: `tried`'s closeness (made for a short idea) is not enough. An investigation (or a
+    # watched doc) is relevant when its hits share an identifier with the prompt, three telling words, or two
+    # of which one is rare (two common English words never make a match); then its close attempts come
+    # first, then its other attempts in search order.
+    shared: dict[str, set] = {}
+    for h in res.result.hits:
+        shared.setdefault(h.investigation or h.path, set()).update(m.lower() for m in h.matched_terms)
+    relevant = {k for k, m in shared.items()
+                if m & specific or len(m & telling) >= 3 or (len(m & telling) >= 2 and m & rare)}
+    order = [h for h in res.close if h.kind == "attempt"] + [h for h in res.close if h.kind != "attempt"] + \
+        [h for h in res.result.hits if h.kind == "attempt" and h not in res.close and h not in res.mentioned]
+    picked = []
+    for h in order:
+        if (h.investigation or h.path) in relevant and h not in picked:
+            picked.append(h)
+    picked = picked[:limit]
+    if not picked:
+        return ""
+    lines = ["dbglog: prior attempts that look relevant to this task (`dbglog tried \"IDEA\"` before trying a fix):"]
+    for k, h in enumerate(picked, 1):
+        if h.kind == "attempt":
+            lines.append(f"{k}. [{(h.outcome or 'noted').upper()}] attempt {h.number} \"{_one_line(h.title, 80)}\" in "
+                         f"{h.investigation} ({_one_line(h.investigation_title, 60)}, {h.status})")
+            if h.fields.get("conclusion"):
+                lines.append(f"   conclusion: {_one_line(h.fields['conclusion'])}")
+            elif h.fields.get("result"):
+                lines.append(f"   result: {_one_line(h.fields['result'])}")
+        else:
+            lines.append(f"{k}. [{(h.outcome or 'noted').upper()}] {_one_line(h.title, 80)} "
+                         f"({h.path}:{h.line}): {_one_line(h.line_text)}")
+    return "\n".join(lines)
+
+
+# --- the entry point ---------------------------------------------------------------------------
+
+USAGE = """usage: dbglog hook pre-command|prompt [--format auto|text|claude] [--threshold N]
+
+Reads the proposed shell command (pre-command) or the prompt (prompt) on stdin, as plain text or as
+the JSON of a Claude Code PreToolUse / UserPromptSubmit hook; prints a short notice or nothing; always
+exits 0 (see README, "For coding agents")."""
+
+
+def _parse(argv: list[str]):
+    event, fmt, threshold = None, "auto", None
+    it = iter(argv)
+    for a in it:
+        if a in ("-h", "--help"):
+            return "help", fmt, threshold
+        if a.startswith("--format"):
+            fmt = a.split("=", 1)[1] if "=" in a else next(it, "auto")
+        elif a.startswith("--threshold"):
+            threshold = int(a.split("=", 1)[1] if "=" in a else next(it, ""))
+        elif event is None and not a.startswith("-"):
+            event = a
+        else:
+            raise ValueError(f"unknown argument {a!r}")
+    if event not in ("pre-command", "prompt"):
+        raise ValueError(f"unknown hook {event!r}: use pre-command or prompt")
+    if fmt not in ("auto", "text", "claude") or (threshold is not None and threshold < 1):
+        raise ValueError("--format is auto, text or claude; --threshold is a number >= 1")
+    return event, fmt, threshold
+
+
+def _read_input(stdin) -> tuple[str, dict | None]:
+    data = stdin.buffer.read(MAX_INPUT + 1) if hasattr(stdin, "buffer") else stdin.read(MAX_INPUT + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    if len(data) > MAX_INPUT:
+        raise ValueError("input larger than 1 MB")
+    text = data.decode("utf-8", "replace")
+    s = text.strip()
+    if s.startswith("{"):
+        try:
+            obj = json.loads(s)
+        except ValueError:
+            return text, None  # a brace group, `{ cmd; }`, is a command too
+        if isinstance(obj, dict):
+            return "", obj
+    return text, None
+
+
+def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
+    text, obj = _read_input(stdin)
+    cwd = os.getcwd()
+    hook_event = None
+    if obj is not None:
+        hook_event = obj.get("hook_event_name")
+        if isinstance(obj.get("cwd"), str) and os.path.isdir(obj["cwd"]):
+            cwd = obj["cwd"]
+        if event == "pre-command":
+            tool_input = obj.get("tool_input") if "tool_input" in obj else obj  # {"command": ...} too
+            if obj.get("tool_name") not in (None, "Bash") or not isinstance(tool_input, dict):
+                return
+            text = tool_input.get("command")
+        else:
+            text = obj.get("prompt")
+        if not isinstance(text, str):
+            return
+    if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
+        return
+    os.chdir(cwd)
+    from dbglog import workspace
+    from dbglog.errors import DbglogError
+    from dbglog.records import Records
+
+    ws = workspace.find()
+    if not ws.exists:
+        return
+    recs = Records(ws)
+    try:
+        try:
+            recs.sync()
+        except DbglogError:
+            pass  # a conflict in logs/ is for the next real command to report; the database still answers
+        notice = pre_command_notice(recs, text, cwd, threshold) if event == "pre-command" else prompt_notice(recs, text)
+    finally:
+        recs.close()
+    if not notice:
+        return
+    if fmt == "claude" or (fmt == "auto" and obj is not None and hook_event):
+        name = hook_event or ("PreToolUse" if event == "pre-command" else "UserPromptSubmit")
+        stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": notice}}) + "\n")
+    else:
+        stdout.write(notice + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Always 0: a hook must never block or fail the agent."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        event, fmt, threshold = _parse(argv)
+        if event == "help":
+            print(USAGE)
+            return 0
+        run(event, fmt, threshold, sys.stdin, sys.stdout)
+        sys.stdout.flush()
+    except (ValueError, StopIteration) as e:
+        _stderr(f"dbglog hook: {e} (see `dbglog hook --help`)")
+    except BaseException as e:  # noqa: BLE001 - never fail the agent, whatever happened
+        if isinstance(e, SystemExit) and not e.code:
+            return 0
+        if os.environ.get("DBGLOG_DEBUG") and not isinstance(e, (KeyboardInterrupt, SystemExit)):
+            import traceback
+
+            traceback.print_exc()
+        _stderr(f"dbglog hook: {type(e).__name__}: {' '.join(str(e).split())[:200]}")
+    return 0
+
+
+def _stderr(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass

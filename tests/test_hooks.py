@@ -1,0 +1,233 @@
+"""`dbglog hook`: real subprocesses reading what an agent's hook points send, against recorded attempts.
+
+A table of proposed commands (the same command with flags reordered, extra env vars, another path
+to the same file, wrappers and pipes, a genuinely different command) with the notice or silence
+each must give; supervised runs as attempts; the circuit breaker (fires on the third identical
+failure, not on three different ones, not after a pass); prompts; and input that must never make
+the hook fail the agent.
+"""
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cli_env, run_cli
+
+CMD = "NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py --steps 10 --lr 0.1"
+
+
+def hook(cwd, event, stdin, *args, env=None):
+    p = subprocess.run([sys.executable, "-m", "dbglog", "hook", event, *args], cwd=cwd, input=stdin,
+                       capture_output=True, text=True, env=cli_env(env), timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def claude_pre(command, cwd):
+    """A Claude Code PreToolUse hook input for the Bash tool (see dbglog/hooks.py for the format)."""
+    return json.dumps({"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": str(cwd),
+                       "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": command, "description": "run it", "timeout": 120000},
+                       "tool_use_id": "toolu_01"})
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    """A workspace with a failed, an inconclusive and a worked attempt (commands in their 'did')."""
+    root = tmp_path_factory.mktemp("kb")
+    (root / ".git").mkdir()
+    (root / "train.py").write_text("print('train')\n")
+    (root / "other").mkdir()
+    (root / "other" / "train.py").write_text("print('other')\n")
+    (root / "sub").mkdir()
+    run_cli("new", "NCCL all_reduce hangs on 8 GPUs", "--no-env", cwd=root)
+    run_cli("attempt", "add", "Disable P2P", "--did", CMD, "--result", "Still hangs at step 3",
+            "--conclusion", "Not the P2P path", "--outcome", "failed", cwd=root)
+    run_cli("attempt", "add", "Tree algorithm", "--did", "Ran `NCCL_ALGO=Tree python -m torch.distributed.run "
+            "--nproc_per_node 8 train.py` twice", "--result", "hung once, passed once", "--outcome", "inconclusive",
+            cwd=root)
+    run_cli("attempt", "add", "Smaller world", "--did", "```\n$ torchrun --nproc_per_node 4 train.py --steps 10\n```",
+            "--result", "works", "--outcome", "worked", cwd=root)
+    return root
+
+
+# (proposed command, run from, the attempt the notice must name or None for silence)
+TABLE = [
+    (CMD, ".", 1),
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py --lr 0.1 --steps 10", ".", 1),  # flags reordered
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node=8 train.py --steps=10 --lr=0.1", ".", 1),  # --flag=value
+    ("NCCL_DEBUG=INFO TORCH_CPP_LOG_LEVEL=INFO " + CMD, ".", 1),  # extra env vars that only log
+    ("export NCCL_P2P_DISABLE=1; torchrun --nproc_per_node 8 ./train.py --steps 10 --lr 0.1", ".", 1),
+    ("env NCCL_P2P_DISABLE=1 timeout 900 /usr/local/bin/torchrun --nproc_per_node 8 train.py --steps 10 --lr 0.1",
+     ".", 1),  # wrappers, the program's directory
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 ../train.py --steps 10 --lr 0.1 2>&1 | tee run.log", "sub", 1),
+    ("cd sub && NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 ../train.py --steps 10 --lr 0.1", ".", 1),
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 {root}/train.py --steps 10 --lr 0.1", "sub", 1),  # abs path
+    ("NCCL_ALGO=Tree python3 -m torch.distributed.run --nproc_per_node 8 train.py", ".", 2),  # from a code span
+    # silence
+    ("NCCL_P2P_DISABLE=1 NCCL_ALGO=Ring " + CMD.split(" ", 1)[1], ".", None),  # an extra variable that matters
+    ("NCCL_P2P_DISABLE=0 torchrun --nproc_per_node 8 train.py --steps 10 --lr 0.1", ".", None),  # another value
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 other/train.py --steps 10 --lr 0.1", ".", None),  # other file
+    ("NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py --steps 20 --lr 0.1", ".", None),  # another flag value
+    ("torchrun --nproc_per_node 4 train.py --steps 10", ".", None),  # that one worked
+    ("python eval.py --ckpt last.pt", ".", None),  # a different command
+    ("cat train.py | grep lr", ".", None),  # only looks
+]
+
+
+@pytest.mark.parametrize("command, where, expected", TABLE)
+def test_pre_command_table(kb, command, where, expected):
+    command = command.replace("{root}", str(kb))
+    cwd = kb / where
+    plain = hook(cwd, "pre-command", command)
+    claude = hook(kb, "pre-command", claude_pre(command, cwd))
+    if expected is None:
+        assert plain.stdout == "" and claude.stdout == "", (plain.stdout, claude.stdout)
+        return
+    assert f"attempt {expected} " in plain.stdout, plain.stdout
+    assert plain.stdout.startswith("dbglog: this was tried before") and len(plain.stdout.splitlines()) <= 8
+    out = json.loads(claude.stdout)
+    ctx = out["hookSpecificOutput"]
+    assert ctx["hookEventName"] == "PreToolUse" and set(ctx) == {"hookEventName", "additionalContext"}
+    assert ctx["additionalContext"] == plain.stdout.rstrip("\n")  # the same notice, for the model to read
+    if expected == 1:
+        assert "[FAILED]" in plain.stdout and "conclusion: Not the P2P path" in plain.stdout
+        assert "result: Still hangs at step 3" in plain.stdout
+    else:
+        assert "[INCONCLUSIVE]" in plain.stdout
+
+
+FAIL = """import os, sys
+n = len(os.listdir(sys.argv[1])) if len(sys.argv) > 1 else 0
+open(os.path.join(sys.argv[1], str(n)), "w").close() if len(sys.argv) > 1 else None
+msgs = {MSGS}
+print(msgs[n % len(msgs)], file=sys.stderr)
+sys.exit(0 if msgs[n % len(msgs)] == "ok" else 1)
+"""
+
+
+def make_repro(root, name, msgs):
+    (root / name).write_text(FAIL.replace("{MSGS}", repr(msgs)))
+    (root / f"{name}.d").mkdir()
+
+
+def test_supervised_run_attempt_and_circuit_breaker(workdir):
+    (workdir / ".git").mkdir()
+    run_cli("new", "illegal address in decode", "--no-env", cwd=workdir)
+    make_repro(workdir, "same.py", ["RuntimeError: CUDA error: an illegal memory access was encountered"])
+    cmd = [sys.executable, "same.py", "same.py.d"]
+    r = run_cli("run", "--attempt", "baseline", "--env", "CUDA_LAUNCH_BLOCKING=1", "--", *cmd, cwd=workdir)
+    assert r.returncode == 1, r.stderr
+    shell = f"CUDA_LAUNCH_BLOCKING=1 {sys.executable} same.py same.py.d"
+    first = hook(workdir, "pre-command", shell).stdout
+    assert "attempt 1 \"baseline\"" in first and "[FAILED]" in first and "circuit breaker" not in first
+    assert hook(workdir, "pre-command", f"{sys.executable} same.py same.py.d").stdout == ""  # without the env var
+
+    run_cli("run", "--env", "CUDA_LAUNCH_BLOCKING=1", "--", *cmd, cwd=workdir)
+    assert "circuit breaker" not in hook(workdir, "pre-command", shell).stdout  # two
+    assert "circuit breaker" in hook(workdir, "pre-command", shell, "--threshold", "2").stdout
+    run_cli("run", "--env", "CUDA_LAUNCH_BLOCKING=1", "--", *cmd, cwd=workdir)
+    third = hook(workdir, "pre-command", f"cd {workdir} && CUDA_LAUNCH_BLOCKING=1 {sys.executable} ./same.py "
+                 "same.py.d 2>&1 | tail -30").stdout
+    assert "circuit breaker" in third and "failed 3 times in a row, the same way: fail [gpu.illegal_address]" in third
+    assert "dbglog bisect git --good REV --bad HEAD -- env CUDA_LAUNCH_BLOCKING=1" in third
+    (workdir / ".dbglog" / "config.toml").write_text("[hook]\nbreaker_threshold = 4\n")
+    assert "circuit breaker" not in hook(workdir, "pre-command", shell).stdout
+    (workdir / ".dbglog" / "config.toml").write_text("")
+    # untested key differences with apply specs: the ready toggle bisection
+    run_cli("diff", "add", "Launch blocking", "0", "1", "--apply", "env:CUDA_LAUNCH_BLOCKING=1", cwd=workdir)
+    assert "untested key differences: Launch blocking -> `dbglog bisect toggles --from-diffs --" in \
+        hook(workdir, "pre-command", shell).stdout
+
+
+def test_breaker_not_on_different_failures_nor_after_a_pass(workdir):
+    (workdir / ".git").mkdir()
+    make_repro(workdir, "varied.py", ["RuntimeError: CUDA error: out of memory",
+                                      "RuntimeError: CUDA error: an illegal memory access was encountered",
+                                      "Segmentation fault (core dumped)"])
+    for _ in range(3):
+        run_cli("run", "--", sys.executable, "varied.py", "varied.py.d", cwd=workdir)
+    assert hook(workdir, "pre-command", f"{sys.executable} varied.py varied.py.d").stdout == ""
+
+    make_repro(workdir, "fixed.py", ["RuntimeError: boom", "RuntimeError: boom", "RuntimeError: boom", "ok"])
+    for _ in range(3):
+        run_cli("run", "--", sys.executable, "fixed.py", "fixed.py.d", cwd=workdir)
+    assert "circuit breaker" in hook(workdir, "pre-command", f"{sys.executable} fixed.py fixed.py.d").stdout
+    run_cli("run", "--", sys.executable, "fixed.py", "fixed.py.d", cwd=workdir)  # now it passes
+    assert hook(workdir, "pre-command", f"{sys.executable} fixed.py fixed.py.d").stdout == ""
+
+
+def test_prompt_lists_relevant_prior_attempts(kb):
+    prompt = "The 8-GPU NCCL all_reduce job hangs again at step 3. Can you debug the hang?"
+    plain = hook(kb, "prompt", prompt).stdout
+    lines = plain.splitlines()
+    assert lines[0].startswith("dbglog: prior attempts that look relevant")
+    numbered = [ln for ln in lines if ln[:2] in ("1.", "2.", "3.", "4.")]
+    assert 1 <= len(numbered) <= 3 and "Disable P2P" in plain
+    claude = json.loads(hook(kb, "prompt", json.dumps({
+        "session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": str(kb), "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit", "prompt": prompt})).stdout)
+    assert claude["hookSpecificOutput"] == {"hookEventName": "UserPromptSubmit", "additionalContext": plain.rstrip()}
+    # not a debugging task, or nothing relevant: silence
+    assert hook(kb, "prompt", "Add a section about installation to the README").stdout == ""
+    assert hook(kb, "prompt", "Fix the typo in the docs and bump the version").stdout == ""
+    assert hook(kb, "prompt", "The React date picker crashes on an empty value, debug it").stdout == ""
+
+
+@pytest.mark.parametrize("stdin", [
+    "", "   \n", "{not json", '{"tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}}',
+    '{"tool_name": "Bash", "tool_input": "not a dict"}', '{"tool_name": "Bash", "tool_input": {"command": 42}}',
+    "[1, 2, 3]", "\x00\x01\x02 binary", "'unclosed quote torchrun train.py",
+])
+def test_bad_input_is_silent(kb, stdin):
+    for event in ("pre-command", "prompt"):
+        p = hook(kb, event, stdin)
+        assert p.stdout == "" and len(p.stderr.splitlines()) <= 1
+
+
+def test_never_fails_the_agent(tmp_path, kb):
+    # no workspace here
+    p = hook(tmp_path, "pre-command", CMD)
+    assert p.stdout == "" and p.stderr == ""
+    # bad arguments: one line on stderr, exit 0 (exit 2 would block the tool call)
+    p = hook(kb, "pre-commnd", CMD)
+    assert p.stdout == "" and p.stderr.startswith("dbglog hook: unknown hook") and len(p.stderr.splitlines()) == 1
+    p = hook(kb, "pre-command", CMD, "--threshold", "zero")
+    assert p.stdout == "" and len(p.stderr.splitlines()) == 1
+    # a database that cannot be read
+    ws = tmp_path / "broken"
+    ws.mkdir()
+    run_cli("new", "x", "--no-env", cwd=ws)
+    db = ws / ".dbglog" / "dbglog.db"
+    for extra in ("-wal", "-shm"):
+        (ws / ".dbglog" / f"dbglog.db{extra}").unlink(missing_ok=True)
+    db.write_bytes(b"this is not sqlite" * 100)
+    p = hook(ws, "pre-command", CMD)
+    assert p.stdout == "" and len(p.stderr.splitlines()) == 1 and p.stderr.startswith("dbglog hook: ")
+    # through the CLI module too (`from dbglog.cli import main`, as the benches call it)
+    p = subprocess.run([sys.executable, "-c", "from dbglog.cli import main; main()", "hook", "bogus"], cwd=kb,
+                       input="", capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert p.returncode == 0 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+
+
+def test_the_command_hook_stays_light(kb):
+    """Before every shell command: no click, jinja2, rich, sqlite-utils or rapidfuzz imported."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "dbglog", "hook", "pre-command"], cwd=kb,
+                       input=CMD, capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert p.returncode == 0 and "attempt 1" in p.stdout
+    imported = {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
+    heavy = {m for m in imported if m.split(".")[0] in ("click", "jinja2", "rich", "sqlite_utils", "rapidfuzz",
+                                                        "markdown_it", "yaml", "psutil", "tomlkit")}
+    assert not heavy, heavy
+    assert "dbglog.hooks" in imported and "dbglog.cli" not in imported
+
+
+def test_database_unchanged_by_hooks(kb):
+    db = kb / ".dbglog" / "dbglog.db"
+    before = sqlite3.connect(db).execute("SELECT count(*), max(id) FROM attempts").fetchone()
+    hook(kb, "pre-command", CMD)
+    hook(kb, "prompt", "NCCL hangs, debug it")
+    assert sqlite3.connect(db).execute("SELECT count(*), max(id) FROM attempts").fetchone() == before
