@@ -36,12 +36,15 @@ command, and failed attempts that did it, are N failures in a row with the same 
 signature (N = ``--threshold``, else ``[hook] breaker_threshold`` in config.toml, else 3), the
 notice says so and points at a bisection instead of another retry.
 
-Cheap on purpose: stdlib and the store only (no jinja2, rich, sqlite-utils or rapidfuzz) unless the
-prompt looks like a debugging task, when the search engine runs (``bench/agent_bench.py``).
+Cheap on purpose (``bench/agent_bench.py``): ``pre-command`` imports the standard library only and
+reads the database read-only (``Recorded``: as the last dbglog command left it, without the record
+layer); ``prompt`` opens the workspace like any command and runs the search engine, but only for a
+prompt that looks like a debugging task. Neither records anything.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -301,18 +304,28 @@ def did_commands(did: str) -> list[str]:
 # --- what the workspace recorded ------------------------------------------------------------
 
 
-def _anchor(key) -> str:
-    """A word the recorded text must contain for the key to match (a cheap SQL prefilter)."""
+def _anchors(key) -> list[str]:
+    """Words the recorded text must contain for the key to match (a cheap SQL prefilter): the
+    program's name and the most telling positional word (a file name first, else the longest)."""
     prog, _env, groups = key
+    words = []
     for pos, _flags in groups[1:]:
-        base = os.path.basename(pos.split(" ", 1)[-1]) if pos.startswith("-") else os.path.basename(pos)
+        w = pos.split(" ", 1)[-1] if pos.startswith(("-m ", "-c ")) else pos
+        base = os.path.basename(w) if not pos.startswith("-c ") else max(w.split(), key=len, default="")
         if len(base) >= 3:
-            return base
-    return os.path.basename(prog)
+            words.append(base)
+    files = [w for w in words if "." in w or _FILEISH.search(w)]
+    best = max(files or words, key=len, default="")
+    return [a for a in (best, os.path.basename(prog)) if a]
 
 
 def _like(word: str) -> str:
     return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _likes(key) -> list[str]:
+    a = _anchors(key)
+    return [_like(w) for w in (a + a)[:2]]
 
 
 def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
@@ -323,7 +336,8 @@ def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
         rows = recs.store.q(
             """SELECT a.investigation_id inv, a.number, a.title, a.did, a.result, a.conclusion, a.outcome, a.created,
                       a.runs, i.title inv_title, i.status FROM attempts a JOIN investigations i ON i.id = a.investigation_id
-               WHERE a.outcome IN ('failed', 'inconclusive') AND a.did LIKE ? ESCAPE '\\'""", _like(_anchor(key)))
+               WHERE a.outcome IN ('failed', 'inconclusive') AND a.did LIKE ? ESCAPE '\\' AND a.did LIKE ? ESCAPE '\\'""",
+            *_likes(key))
         for r in rows:
             if (r["inv"], r["number"]) in found:
                 continue
@@ -360,8 +374,8 @@ def _attempt_keys(recs, r, root: str) -> list[tuple]:
 
 def _runs_like(recs, key):
     return recs.store.q("""SELECT id, investigation_id, attempt_number, started, cmd, cwd, outcome, signature, result
-                           FROM runs WHERE cmd LIKE ? ESCAPE '\\' ORDER BY started DESC, id DESC LIMIT 500""",
-                        _like(_anchor(key))).fetchall()
+                           FROM runs WHERE cmd LIKE ? ESCAPE '\\' AND cmd LIKE ? ESCAPE '\\'
+                           ORDER BY started DESC, id DESC LIMIT 500""", *_likes(key)).fetchall()
 
 
 def _run_key(row, root: str):
@@ -426,15 +440,66 @@ def _threshold(recs, given: int | None) -> int:
     if given is not None:
         return given
     try:
+        with open(recs.ws.config_path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return BREAKER_THRESHOLD
+    if b"breaker_threshold" not in data:  # (tomllib costs more than the rest of the hook)
+        return BREAKER_THRESHOLD
+    try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
     try:
-        with open(recs.ws.config_path, "rb") as f:
-            value = tomllib.load(f).get("hook", {}).get("breaker_threshold", BREAKER_THRESHOLD)
-        return int(value) if int(value) >= 1 else BREAKER_THRESHOLD
-    except (OSError, ValueError, TypeError, AttributeError):
+        value = int(tomllib.loads(data.decode("utf-8")).get("hook", {}).get("breaker_threshold", BREAKER_THRESHOLD))
+        return value if value >= 1 else BREAKER_THRESHOLD
+    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
         return BREAKER_THRESHOLD
+
+
+class Recorded:
+    """What ``pre-command`` reads: the workspace's database, read-only, found as ``workspace.find``
+    finds it, without the record layer (its imports — dataclasses, the mirror — would cost more
+    than the whole check). It reads the database as the last dbglog command left it: a hand edit of
+    ``logs/`` since then is seen from the next command on."""
+
+    def __init__(self, dotdir: str):
+        import sqlite3
+        from types import SimpleNamespace
+
+        self.ws = SimpleNamespace(root=os.path.dirname(dotdir), config_path=os.path.join(dotdir, "config.toml"))
+        db = os.path.join(dotdir, "dbglog.db")
+        if not os.path.isfile(db):
+            raise FileNotFoundError(db)
+        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        self.conn.row_factory = sqlite3.Row
+        self.store = self
+
+    @staticmethod
+    def find(cwd: str) -> str | None:
+        """The .dbglog directory that applies in ``cwd`` (``DBGLOG_DIR``, else the nearest one up)."""
+        env = os.environ.get("DBGLOG_DIR")
+        if env:
+            p = os.path.abspath(os.path.expanduser(env))
+            return p if os.path.isdir(p) else None
+        p = os.path.abspath(cwd)
+        while True:
+            if os.path.isdir(os.path.join(p, ".dbglog")):
+                return os.path.join(p, ".dbglog")
+            parent = os.path.dirname(p)
+            if parent == p:
+                return None
+            p = parent
+
+    def q(self, sql: str, *args):
+        return self.conn.execute(sql, args)
+
+    def current(self) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'current'").fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 # --- the notices ---------------------------------------------------------------------------------
@@ -486,13 +551,13 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
     return "\n".join(lines)
 
 
-_STRONG = re.compile(
+_STRONG = (
     r"\b(bugs?|debug\w*|errors?|exceptions?|traceback|crash\w*|hang\w*|hung|stall\w*|deadlock\w*|races?|racy|"
     r"flak\w+|fail\w*|regress\w*|segfault\w*|segmentation|sigsegv|sigabrt|sigkill|core ?dump\w*|oom|"
     r"out of memory|nan|illegal|fault\w*|timeouts?|timed out|diagnos\w*|bisect\w*|root cause|stack ?trace|"
     r"assert\w*|panic\w*|leak\w*|corrupt\w*|killed|abort\w*|stuck|freez\w*|diverg\w*|xid|fell off|"
     r"recompil\w*)\b|\b\w+(Error|Exception)\b|exit (code|status) \d+", re.IGNORECASE)
-_WEAK = re.compile(
+_WEAK = (
     r"\b(fix\w*|broken|breaks?|wrong|invalid|mismatch\w*|not working|does ?n[o']t work|investigat\w*|repro\w*|"
     r"slow(er|down)?|unstable|instabilit\w*|throttl\w*|degrad\w*|does ?n[o']t|did ?n[o']t|won'?t|can'?t|cannot|"
     r"unable|no longer|stopped|why)\b", re.IGNORECASE)
@@ -509,7 +574,13 @@ please thanks can could would you help look into
 
 def looks_like_debugging(prompt: str) -> bool:
     """A failure word ("hangs", "RuntimeError", "exit code 139"), or two weaker ones ("why ... wrong")."""
-    return bool(_STRONG.search(prompt or "")) or len(_WEAK.findall(prompt or "")) >= 2
+    strong, weak = _debug_words()
+    return bool(strong.search(prompt or "")) or len(weak.findall(prompt or "")) >= 2
+
+
+@functools.lru_cache(maxsize=None)
+def _debug_words():  # compiled on first use: the command hook never needs them
+    return re.compile(*_STRONG), re.compile(*_WEAK)
 
 
 def prompt_notice(recs, prompt: str, limit: int = NOTICE_ATTEMPTS) -> str:
@@ -638,22 +709,32 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
     if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
         return
     os.chdir(cwd)
-    from dbglog import workspace
-    from dbglog.errors import DbglogError
-    from dbglog.records import Records
-
-    ws = workspace.find()
-    if not ws.exists:
-        return
-    recs = Records(ws)
-    try:
+    if event == "pre-command":
+        dotdir = Recorded.find(cwd)
+        if dotdir is None or not os.path.isfile(os.path.join(dotdir, "dbglog.db")):
+            return
+        db = Recorded(dotdir)
         try:
-            recs.sync()
-        except DbglogError:
-            pass  # a conflict in logs/ is for the next real command to report; the database still answers
-        notice = pre_command_notice(recs, text, cwd, threshold) if event == "pre-command" else prompt_notice(recs, text)
-    finally:
-        recs.close()
+            notice = pre_command_notice(db, text, cwd, threshold)
+        finally:
+            db.close()
+    else:
+        from dbglog import workspace
+        from dbglog.errors import DbglogError
+        from dbglog.records import Records
+
+        ws = workspace.find()
+        if not ws.exists:
+            return
+        recs = Records(ws)
+        try:
+            try:
+                recs.sync()
+            except DbglogError:
+                pass  # a conflict in logs/ is for the next real command to report; the database still answers
+            notice = prompt_notice(recs, text)
+        finally:
+            recs.close()
     if not notice:
         return
     if fmt == "claude" or (fmt == "auto" and obj is not None and hook_event):
