@@ -1137,8 +1137,8 @@ def mcp_cmd(directory):
     try:
         from dbglog import mcp_server
     except ImportError as e:
-        raise DbglogError(f"dbglog mcp needs the MCP Python SDK ({e}); install it with: pip install 'dbglog[mcp]'") \
-            from None
+        msg = str(e) if "MCP Python SDK" in str(e) else f"dbglog mcp needs the MCP Python SDK ({e})"
+        raise DbglogError(f"{msg}; install it with: pip install 'dbglog[mcp]'") from None
     if directory:
         os.chdir(directory)
     mcp_server.serve()

@@ -33,7 +33,7 @@ from dbglog.errors import DbglogError
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer
 except ImportError as e:  # pragma: no cover - depends on the installed SDK
-    raise ImportError("dbglog mcp needs the MCP Python SDK 2.x: pip install 'dbglog[mcp]'") from e
+    raise ImportError(f"dbglog mcp needs the MCP Python SDK 2.x ({e})") from e
 
 INSTRUCTIONS = """\
 dbglog is the debug log of this workspace: investigations (one per bug) with numbered attempts

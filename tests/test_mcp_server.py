@@ -229,3 +229,15 @@ def test_hand_edits_of_logs_are_seen_by_a_running_server(workdir):
     before, after = serve(workdir, scenario)
     assert before["attempts"][0]["result"] == "still segfaults"
     assert after["attempts"][0]["result"] == "no segfault in 500 steps"
+
+
+def test_without_the_sdk_one_line_says_how_to_install(workdir):
+    code = ("import sys\nfor m in ('mcp', 'mcp.server', 'mcp.server.mcpserver'): sys.modules[m] = None\n"
+            "sys.argv = ['dbglog', 'mcp']\nfrom dbglog.entry import main\nmain()")
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, env=cli_env(),
+                       timeout=60)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith("dbglog: dbglog mcp needs the MCP Python SDK 2.x (")
+    assert p.stderr.rstrip().endswith("install it with: pip install 'dbglog[mcp]'") and p.stderr.count("\n") == 1
