@@ -208,7 +208,7 @@ def split_identifier(token: str) -> list[str]:
     return out
 
 
-_COMPOUND = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
+_COMPOUND = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # searched within one word: linear time
 
 
 def identifier_words(*texts: str) -> str:
@@ -219,8 +219,10 @@ def identifier_words(*texts: str) -> str:
     for text in texts:
         if not text:
             continue
-        for m in _COMPOUND.finditer(text):
-            seen.setdefault(" ".join(split_identifier(m.group(0))), None)
+        for m in _WORDS.finditer(text):
+            w = m.group(0)
+            if len(w) <= 100 and _COMPOUND.search(w):  # a 200 KB run of letters is no identifier
+                seen.setdefault(" ".join(split_identifier(w)), None)
     return "\n".join(seen)
 
 

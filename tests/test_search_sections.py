@@ -41,6 +41,11 @@ def test_identifier_words_are_indexed():
     assert synonyms.identifier_words("our ShardedEvalSampler and cudaMallocAsync; NCCL_P2P_DISABLE=1 H100") == \
         "sharded eval sampler\ncuda malloc async"
     assert synonyms.identifier_words("plain words, snake_case, UPPER") == ""
+    import time
+
+    t = time.perf_counter()  # linear time: a 200 KB field (a pasted log) must not backtrack
+    assert synonyms.identifier_words("y" * 200_000, "aB" * 100_000, "x " * 100_000) == ""
+    assert time.perf_counter() - t < 2.0
 
 
 def test_query_expansion():
