@@ -294,14 +294,17 @@ _STRONG_CONTAINER = re.compile(
     r"(?:solutions?|fixes|approaches|workarounds|changes|ideas) (?:attempted|tried)|attempted (?:fixes|solutions)|"
     r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
     r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
-    r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log)\b"
+    r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
+    r"(?:changes|fixes|patches|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
+    r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche)\b"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
     r"(?: so far| made| log| and results?| tried)?$", re.I)
 # "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
 _RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
-                               r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b",
+                               r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
+                               r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b",
                                re.I)
 _WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
                              r"progress|session|work log|notes)\b", re.I)
