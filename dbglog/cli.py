@@ -590,7 +590,7 @@ def _run_summary(d: dict) -> str:
         for k in d.get("kernel_api") or []:
             lines.append(f"  last kernel API call: {k.get('name')} ({k.get('status')})")
     lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 @cli.group()
@@ -1108,6 +1108,12 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
+    from dbglog import redact
+
+    redact.remember_env([*envs, *env_offs])  # --env HF_TOKEN=...: the value never reaches logs/ or the DB
+    for c in configs:  # FILE:KEY.PATH=VALUE with a secret-named last key
+        key, _, value = c.split(":", 1)[-1].partition("=")
+        redact.remember_env({key.rsplit(".", 1)[-1]: value})
     recs = open_records(create=True)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
     result = toggles.start(
@@ -1263,12 +1269,14 @@ def reindex(force, as_json):
     from dbglog.records import Records
     from dbglog.sync import reindex as do_reindex, set_aside_database
 
+    from dbglog.fserrors import FilesystemError
+
     ws = workspace.find()
     try:
         recs = Records(ws)
-    except DbglogError:
-        if not (force and ws.exists and ws.db_path.exists()):
-            raise
+    except DbglogError as e:
+        if isinstance(e, FilesystemError) or not (force and ws.exists and ws.db_path.exists()):
+            raise  # a full disk is no reason to set a healthy database aside
         set_aside_database(ws)
         recs = Records(ws)
     with recs.store.write():
@@ -1338,6 +1346,11 @@ def main(argv=None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # a bug of ours: say so in one line, traceback on request
+        from dbglog.fserrors import describe
+
+        machine = describe(e)  # a full disk, a read-only file system, a permission: not a bug
+        if machine is not None and not os.environ.get("DBGLOG_DEBUG"):
+            _fail(machine, 2, argv)
         if os.environ.get("DBGLOG_DEBUG"):
             raise
         _fail(f"internal error: {type(e).__name__}: {e} (set DBGLOG_DEBUG=1 for the traceback)", 1, argv)
@@ -1345,6 +1358,7 @@ def main(argv=None) -> None:
 
 
 def _fail(message: str, code: int, argv) -> None:
+    message = safe_text(message)  # it may quote what the user typed or a file held
     args = sys.argv[1:] if argv is None else argv
     if "--json" in args:
         click.echo(json.dumps({"error": message}))

@@ -15,7 +15,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog import mirror, model, sync
+from dbglog import mirror, model, redact, sync
 from dbglog.errors import DbglogError
 from dbglog.model import Attempt, Difference, Investigation, NextStep
 from dbglog.store import Store
@@ -24,17 +24,40 @@ from dbglog.workspace import Workspace
 CURRENT = "current"
 
 
+_UMASK: int | None = None
+
+
+def default_mode() -> int:
+    """0666 minus the process umask: what an ordinary file created here would get."""
+    global _UMASK
+    if _UMASK is None:
+        try:
+            with open("/proc/self/status") as f:
+                _UMASK = next(int(ln.split()[1], 8) for ln in f if ln.startswith("Umask:"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _UMASK = os.umask(0o022)  # no /proc: read it the old way (and put it back)
+            os.umask(_UMASK)
+    return 0o666 & ~_UMASK
+
+
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_result:
     """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn.
 
-    ``mode``: permission bits for the result (the temp file is created 0600)."""
+    ``mode``: permission bits for the result; default: the replaced file's, else 0666 minus the
+    umask (the temp file itself is created 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = default_mode()
+        except OSError:
+            mode = default_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -54,6 +77,86 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_re
     return path.stat()
 
 
+class JournaledStore(Store):
+    """The store, whose write transaction also takes back the mirror files written inside it.
+
+    A command that fails after it wrote `logs/<id>.md` but before (or while) its transaction
+    committed — a full disk refusing the commit, an error, Ctrl-C — leaves `logs/` as it found it:
+    the replaced file comes back (a hard link to it is kept until the commit, so putting it back
+    is a rename that needs no free space), a new file is removed."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self._undo: dict[Path, Path | bytes | None] | None = None
+        self._seq = 0
+
+    @contextmanager
+    def write(self):
+        if self.conn.in_transaction:
+            with super().write() as c:
+                yield c
+            return
+        self._undo = {}
+        ok = False
+        try:
+            with super().write() as c:
+                yield c
+            ok = True
+        finally:
+            undo, self._undo = self._undo, None
+            if not ok:
+                try:
+                    if self.conn.in_transaction:  # a COMMIT that failed leaves it open
+                        self.conn.execute("ROLLBACK")
+                except Exception:
+                    pass
+                _restore(undo)
+            else:
+                for saved in undo.values():
+                    if isinstance(saved, Path):
+                        try:
+                            os.unlink(saved)
+                        except OSError:
+                            pass
+
+    def insert_run(self, result: dict, *args, **kwargs) -> None:
+        """Runs are stored cleaned (captured lines without control characters, secrets redacted),
+        whoever records them (``dbglog run``, a bisection's trials)."""
+        redact.remember_env({k: v for k, v in (result.get("env_overrides") or {}).items() if isinstance(v, str)})
+        super().insert_run(redact.clean_obj(result), *args, **kwargs)
+
+    def journal(self, path: Path) -> None:
+        """Remember ``path`` as it is now, before this transaction writes it."""
+        if self._undo is None or path in self._undo:
+            return
+        if not os.path.lexists(path):
+            self._undo[path] = None
+            return
+        self._seq += 1
+        keep = path.with_name(f".{path.name}.{os.getpid()}-{self._seq}.undo.tmp")
+        try:
+            os.link(path, keep)
+            self._undo[path] = keep
+        except OSError:
+            self._undo[path] = path.read_bytes()
+
+
+def _restore(undo: dict) -> None:
+    for path, saved in undo.items():
+        try:
+            if saved is None:
+                os.unlink(path)
+            elif isinstance(saved, Path):
+                if os.path.lexists(path) and os.path.samefile(saved, path):
+                    os.unlink(saved)  # never replaced (rename() of two links to one file does nothing)
+                else:
+                    os.replace(saved, path)
+            else:
+                atomic_write(path, saved)
+        except OSError:
+            pass
+
+
 class Records:
     """An open workspace: store + mirror. One per command."""
 
@@ -65,7 +168,7 @@ class Records:
                 )
             ws.create()
         self.ws = ws
-        self.store = Store(ws.db_path)
+        self.store = JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
         self.restored_files = self._restore_bisect_edits()
 
@@ -128,24 +231,36 @@ class Records:
 
     @contextmanager
     def change(self, inv_id: str | None):
-        """Transaction for one change to ``inv_id``; the mirror is re-rendered before commit."""
+        """Transaction for one change to ``inv_id``; the mirror is re-rendered before commit.
+
+        The record methods clean what they are given (``redact.clean``: no control characters,
+        no secrets) before it gets here, so the re-render does not scan the whole file again."""
         with self.store.write():
             self._clean_temp_files()
             sync.sync(self.store, self.ws)
             yield
             if inv_id is not None:
                 self.store.touch(inv_id, model.now_iso())
-                self.publish(inv_id)
+                self.publish(inv_id, scan=False)
 
     def path_for(self, inv_id: str) -> str:
         row = self.store.mirror_for(inv_id)
         return row["path"] if row else f"logs/{inv_id}.md"
 
-    def publish(self, inv_id: str) -> Path:
+    def publish(self, inv_id: str, scan: bool = True) -> Path:
+        """Re-render ``logs/<id>.md``. ``scan``: make sure first that nothing stored for it holds a
+        control character or a secret (text that did not come through a record method: an import,
+        an old database), cleaning the stored investigation when it does."""
         inv = self.store.load(inv_id)
-        data = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache").encode("utf-8")
+        text = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache")
+        if scan and redact.clean(text) != text and redact.clean_record(inv):
+            self.store.replace_investigation(inv)
+            text = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache")
+        data = text.encode("utf-8")
         rel = self.path_for(inv_id)
         path = self.ws.root / rel
+        if isinstance(self.store, JournaledStore):
+            self.store.journal(path)
         st = atomic_write(path, data)
         self.store.set_mirror(rel, inv_id, st.st_size, st.st_mtime_ns, sync.sha256(data), self.store.rev(inv_id))
         return path
@@ -180,6 +295,8 @@ class Records:
     # --- investigations -------------------------------------------------------------
 
     def new(self, title: str, *, symptom: str = "", files=(), tags=(), environment: str = "") -> Investigation:
+        title, symptom, environment = _clean(title, symptom, environment)
+        files, tags = _clean(*files), _clean(*tags)
         title = model.check_title(title)
         tags = [model.check_cell(t, "tag") for t in tags if t.strip()]
         now = model.now_iso()
@@ -192,7 +309,7 @@ class Records:
                 inv.id = model.new_id(title)
             self.store.insert_investigation(inv)
             self.store.set_meta(CURRENT, inv.id)
-            self.publish(inv.id)
+            self.publish(inv.id, scan=False)
         return self.store.load(inv.id)
 
     def use(self, ref: str) -> str:
@@ -209,12 +326,12 @@ class Records:
         with self.change(inv_id):
             fields = {"status": status}
             if root_cause is not None:
-                fields["root_cause"] = root_cause.strip()
+                fields["root_cause"] = redact.clean(root_cause).strip()
             self.store.update_fields(inv_id, **fields)
         return self.store.load(inv_id)
 
     def edit(self, inv_id: str, **fields) -> Investigation:
-        fields = {k: v for k, v in fields.items() if v is not None}
+        fields = {k: redact.clean_obj(v) for k, v in fields.items() if v is not None}
         if "title" in fields:
             fields["title"] = model.check_title(fields["title"])
         with self.change(inv_id):
@@ -227,7 +344,8 @@ class Records:
     def add_attempt(self, inv_id: str, *, title: str = "", hypothesis: str = "", did: str = "",
                     result: str = "", conclusion: str = "", outcome: str | None = None,
                     runs=()) -> Attempt:
-        title = (title or "").strip()
+        title, hypothesis, did, result, conclusion = _clean(title or "", hypothesis, did, result, conclusion)
+        title = title.strip()
         if "\n" in title:
             raise DbglogError("the attempt title must be one line")
         if not (title or hypothesis.strip() or did.strip()):
@@ -244,7 +362,7 @@ class Records:
         return a
 
     def edit_attempt(self, inv_id: str, number: int, **fields) -> Attempt:
-        fields = {k: v for k, v in fields.items() if v is not None}
+        fields = {k: redact.clean_obj(v) for k, v in fields.items() if v is not None}
         if "outcome" in fields:
             fields["outcome"] = model.check_choice(fields["outcome"], model.OUTCOMES, "outcome")
         if "\n" in fields.get("title", ""):
@@ -268,6 +386,8 @@ class Records:
     def diff_add(self, inv_id: str, factor: str, working: str, broken: str, *,
                  labels: tuple[str | None, str | None] = (None, None), status: str = "untested",
                  apply: str = "") -> Difference:
+        factor, working, broken, apply = _clean(factor, working, broken, apply)
+        labels = tuple(_clean(*labels))
         factor = model.check_cell(factor, "factor")
         if not factor:
             raise DbglogError("empty factor: name what differs (e.g. 'Launch context')")
@@ -293,6 +413,8 @@ class Records:
 
     def diff_set(self, inv_id: str, factor: str, *, working=None, broken=None, status=None, apply=None,
                  labels=(None, None)) -> Difference | None:
+        working, broken, apply = _clean(working, broken, apply)
+        labels = tuple(_clean(*labels))
         with self.change(inv_id):
             inv = self.store.load(inv_id)
             self._set_labels(inv_id, labels)
@@ -325,6 +447,7 @@ class Records:
     # --- what to try next -----------------------------------------------------------
 
     def next_add(self, inv_id: str, text: str, detail: str = "", position: int | None = None) -> NextStep:
+        text, detail = _clean(text, detail)
         text = model.check_cell(text, "step")
         if not text:
             raise DbglogError("empty step: say what to try")
@@ -379,6 +502,7 @@ class Records:
         """Replace the `## heading` section (or append it): reports regenerate in place."""
         import json
 
+        heading, body = _clean(heading, body)
         heading = heading if heading.startswith("#") else f"## {heading}"
         if "\n" in heading:
             raise DbglogError("a section heading must be one line")
@@ -397,7 +521,14 @@ class Records:
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
                              inv_ref: str | None = None, hypothesis: str = "", did: str = "") -> Attempt | None:
-        """Store runs; with ``attempt_title`` also record them as an attempt of an investigation."""
+        """Store runs; with ``attempt_title`` also record them as an attempt of an investigation.
+
+        The run records are cleaned in place (``redact.clean_obj``: captured lines without control
+        characters, secrets in the command, its environment and its output redacted)."""
+        for r in results:  # --env HF_TOKEN=...: that value is redacted wherever it shows up
+            redact.remember_env({k: v for k, v in (r.get("env_overrides") or {}).items() if isinstance(v, str)})
+        results[:] = [redact.clean_obj(r) for r in results]
+        attempt_title, hypothesis, did = _clean(attempt_title, hypothesis, did)
         inv_id = self.resolve(inv_ref) if attempt_title is not None else None
         if inv_id is None:
             with self.store.write():
@@ -413,6 +544,11 @@ class Records:
             for r, d in zip(results, run_dirs):
                 self.store.insert_run(r, d, inv_id, number)
         return a
+
+
+def _clean(*texts):
+    """``redact.clean`` each of ``texts`` (None stays None)."""
+    return [redact.clean(t) if isinstance(t, str) else t for t in texts]
 
 
 # --- supervised runs ----------------------------------------------------------------

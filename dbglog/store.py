@@ -270,6 +270,9 @@ class Store:
                     f"{db_path} was written by a newer dbglog (schema {version}); upgrade dbglog"
                 )
         except sqlite3.DatabaseError as e:
+            from dbglog.fserrors import check
+
+            check(e, db_path)  # a full disk or a read-only file system is not a broken database
             raise DbglogError(
                 f"the database {db_path} is unreadable ({e}); move it aside and run "
                 "`dbglog reindex --force` to rebuild it from logs/"

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbglog import mirror
+from dbglog import mirror, redact
 from dbglog.errors import ConflictError, DbglogError
 from dbglog.store import Store
 from dbglog.workspace import Workspace
@@ -123,7 +123,9 @@ def sha256(data: bytes) -> str:
 
 def read_text(path: Path, rel: str) -> str:
     data = path.read_bytes()
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] and not looks_like_ours(data):
+        # A dbglog file with a stray NUL (written by an older dbglog, or by hand) is still read:
+        # the control bytes are dropped on import and the file is written back without them.
         raise DbglogError(f"{rel} is a binary file, not a dbglog markdown file; move it out of logs/")
     try:
         return data.decode("utf-8")
@@ -183,6 +185,7 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
         text = read_text(path, rel)
         check_markers(text, rel)
         inv = mirror.parse(text, rel)
+        dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         if row is None:
             other = store.mirror_for(inv.id)
             if other is not None and other["path"] != rel:
@@ -201,6 +204,8 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
             report.imported.append(rel)
         store.replace_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+        if dirty:
+            rewrite(store, ws, rel, inv.id)
     if foreign_now != foreign:
         store.set_meta(IGNORED_KEY, json.dumps(foreign_now) if foreign_now else None)
     moved_from = {m[0] for m in report.moved}
@@ -287,16 +292,17 @@ def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
     """
     files = mirror_files(ws)
     parsed = {}
+    parsed_dirty: set[str] = set()
     by_id: dict[str, str] = {}
     for rel, st in sorted(files.items()):
         data = (ws.root / rel).read_bytes()
         if not looks_like_ours(data):
             continue  # someone else's markdown in logs/
-        if b"\x00" in data[:8192]:
-            raise DbglogError(f"{rel} is a binary file, not a dbglog markdown file; move it out of logs/")
         text = read_text(ws.root / rel, rel)
         check_markers(text, rel)
         inv = mirror.parse(text, rel)
+        if redact.clean_record(inv):
+            parsed_dirty = parsed_dirty | {rel}
         if inv.id in by_id:
             raise DbglogError(f"{rel} and {by_id[inv.id]} both hold investigation {inv.id}; remove one of them")
         by_id[inv.id] = rel
@@ -315,6 +321,8 @@ def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
     for rel, (inv, st, digest) in parsed.items():
         store.insert_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+        if rel in parsed_dirty:
+            rewrite(store, ws, rel, inv.id)
     for table in ("imports", "import_items"):
         store.q(f"DELETE FROM {table} WHERE investigation_id NOT IN (SELECT id FROM investigations)")
     head = git_head(ws.root)
@@ -396,6 +404,20 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     for inv_id in sorted(ids - with_file):
         add("no-file", f"logs/{inv_id}.md", f"{inv_id} has no mirror file; `dbglog export` writes it")
     return problems
+
+
+def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
+    """Write ``rel`` from the database (after an import had to clean what the file held) and take
+    it as the new baseline. Inside the caller's transaction: a journaled store takes it back if the
+    transaction fails."""
+    from dbglog.records import atomic_write
+
+    path = ws.root / rel
+    data = mirror.render(store.load(inv_id), ws.templates_dir, ws.dir / "cache").encode("utf-8")
+    if hasattr(store, "journal"):
+        store.journal(path)
+    st = atomic_write(path, data)
+    store.set_mirror(rel, inv_id, st.st_size, st.st_mtime_ns, sha256(data), store.rev(inv_id))
 
 
 def _write_conflict(store: Store, ws: Workspace, inv_id: str, rel: str) -> None:

@@ -1,0 +1,260 @@
+"""What may be stored or shown: text without control bytes, and without secrets.
+
+Everything dbglog stores (the markdown in `logs/`, which is committed and shared, and the
+database's text fields) and everything it prints from stored or captured text goes through
+``clean``:
+
+* **Control characters and terminal escapes** (``sanitize``): ANSI/VT escape sequences (CSI, OSC,
+  DCS, 8-bit CSI, two-byte ESC sequences) are removed, ``\\r\\n`` and a lone ``\\r`` become ``\\n``,
+  every other C0/C1 control character and DEL is dropped (NUL included: one NUL makes git treat
+  a mirror file as binary). Tabs and newlines are kept.
+* **Secrets** (``redact``), replaced by ``<redacted>``:
+  - by the variable's name: ``NAME=VALUE`` / ``NAME: VALUE`` / ``--name VALUE`` where the name says
+    secret (``HF_TOKEN``, ``WANDB_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ``--hf-token``,
+    ``password=``...; not ``MAX_TOKENS``, ``EOS_TOKEN_ID``, ``TOKEN_FILE``);
+  - by the value's shape: ``hf_...``, ``ghp_...``/``github_pat_...``, ``sk-...``, ``AKIA...``/``ASIA...``,
+    ``xox?-...``, ``glpat-...``, JWTs, ``Bearer ...``, ``user:password@`` in URLs, PEM private keys;
+  - by value: the values of secret-named variables in dbglog's environment, and values the user
+    passed for secret-named variables (``dbglog run --env HF_TOKEN=...``, ``bisect toggles --env``:
+    see ``remember``), wherever they appear (a repro that prints its token, an argument).
+
+``clean_obj`` applies ``clean`` to every string in a JSON-like value (and redacts a dict value, or
+the argument after a flag, whose name says secret). All functions are idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "<redacted>"
+
+# --- control characters and escape sequences ------------------------------------------------
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"          # CSI ... final byte (a cut-off one too)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST (titles, hyperlinks)
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"    # DCS / SOS / PM / APC ... ST
+    r"|\x1b[ -/]*[0-~]?"                 # two/three-byte ESC sequences (charset, keypad, RIS)
+    r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def sanitize(text: str) -> str:
+    """``text`` without terminal escapes and control characters (tab and newline kept)."""
+    if not text or _NEEDS_SANITIZE.search(text) is None:
+        return text
+    text = _ESCAPES.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", text)
+
+
+# --- secrets --------------------------------------------------------------------------------
+
+# Upper-case (environment-style) names: any of these words, as a whole _-separated word.
+_ENV_SECRET_WORD = re.compile(r"(?:^|_)(?:SECRET|SECRETS|TOKEN|PASSWORD|PASSWD|PASS|PASSPHRASE|KEY|APIKEY|"
+                              r"CREDENTIAL|CREDENTIALS|AUTH|COOKIE)(?:_|$)")
+# Any other name (flags, kwargs, config keys): ends with a word that cannot mean anything else
+# (hf_token, --api-key, client_secret; not token_budget).
+_WORD_SECRET = re.compile(r"(?:^|[_.-])(?:secret|token|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
+                          r"secret[_-]?key|private[_-]?key|credentials?)$", re.I)
+# ... and names that hold a number, an id or a path, not the secret itself.
+_NOT_SECRET = re.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|NUM|LIMIT|FILE|PATH|DIR|SOCK|"
+                         r"TYPE|NAME|URL_FILE|ENABLED?|DISABLED?)$|^(?:MAX|MIN|NUM|N|TOTAL)[_-]", re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    """Does a variable / flag / key named ``name`` hold a secret? (``HF_TOKEN`` yes, ``MAX_TOKENS``,
+    ``PAD_TOKEN_ID``, ``TOKENIZERS_PARALLELISM`` no.)"""
+    name = name.strip().lstrip("-")
+    if not name or _NOT_SECRET.search(name):
+        return False
+    if name.isupper() or (name.upper() == name and any(c.isalpha() for c in name)):
+        return _ENV_SECRET_WORD.search(name.replace("-", "_")) is not None
+    return _WORD_SECRET.search(name) is not None
+
+
+_B = r"(?<![A-Za-z0-9_+/=-])"  # a token starts here (not inside a longer word)
+_E = r"(?![A-Za-z0-9_+/=-])"
+# (a literal every match contains: a cheap `in` test first, the regex only when it is there)
+_VALUE_PATTERNS = [
+    ("hf_", rf"{_B}hf_[A-Za-z0-9]{{20,}}{_E}"),
+    ("_", rf"{_B}gh[pousr]_[A-Za-z0-9]{{20,}}{_E}"),
+    ("github_pat_", rf"{_B}github_pat_[A-Za-z0-9_]{{20,}}{_E}"),
+    ("sk-", rf"{_B}sk-(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{{20,}}{_E}"),
+    ("A", rf"{_B}(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{{16}}{_E}"),
+    ("xox", rf"{_B}xox[abposr]-[A-Za-z0-9-]{{10,}}{_E}"),
+    ("glpat-", rf"{_B}glpat-[A-Za-z0-9_-]{{20,}}{_E}"),
+    ("npm_", rf"{_B}npm_[A-Za-z0-9]{{30,}}{_E}"),
+    ("eyJ", rf"{_B}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}"),
+    ("PRIVATE KEY-----", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
+]
+_VALUES = [(lit, re.compile(rx)) for lit, rx in _VALUE_PATTERNS]
+_AKIA = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")
+_GH = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
+_AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
+# A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
+_NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase)[\w.-]*[\"']?[ \t]*[=:]"
+                        r"|--?[\w.-]*(?:token|secret|passw|key|credential|phrase)[ \t]")
+_URL_CREDS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
+# NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
+_ASSIGN = re.compile(
+    r"""(?P<pre>(?<![A-Za-z0-9_])(?P<q>["']?)(?P<flag>--?)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
+    r"""(?P<sep>[ \t]*[=:][ \t]*)(?P<lead>\$\{?|))"""
+    r"""(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;|&)}\]]+)""")
+# --name VALUE
+_FLAG = re.compile(
+    r"""(?P<pre>(?<![A-Za-z0-9_-])(?P<q>)(?P<flag>--?)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>[ \t]+)(?P<lead>))"""
+    r"""(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;|&)}\]<$-][^\s"'`,;|&)}\]]*)""")
+
+_env_values: re.Pattern | None | bool = None
+_remembered: set[str] = set()
+
+
+def remember(value: str) -> None:
+    """A value the user passed for a secret-named variable: redact it wherever it shows up."""
+    global _env_values
+    if value and len(value) >= 4 and value != REDACTED:
+        _remembered.add(value)
+        _env_values = None
+
+
+def remember_env(pairs) -> None:
+    """``remember`` the values of the secret-named ones among NAME=VALUE pairs (or a dict)."""
+    items = pairs.items() if isinstance(pairs, dict) else (p.split("=", 1) for p in pairs if "=" in p)
+    for name, value in items:
+        if value and is_secret_name(name):
+            remember(value)
+
+
+def _literal_values() -> re.Pattern | None:
+    global _env_values
+    if _env_values is None:
+        vals = set(_remembered)
+        for name, value in os.environ.items():
+            if len(value) >= 8 and not value.startswith(("/", "~", ".")) and not value.isdigit() \
+                    and is_secret_name(name) and value.lower() not in ("true", "false"):
+                vals.add(value)
+        vals.discard(REDACTED)
+        _env_values = re.compile("|".join(re.escape(v) for v in sorted(vals, key=len, reverse=True))) \
+            if vals else False
+    return _env_values or None
+
+
+def reset_cache() -> None:
+    """Forget what was learnt from the environment (tests change it)."""
+    global _env_values
+    _env_values = None
+
+
+def _assign(m: re.Match) -> str:
+    name, sep, val = m.group("name"), m.group("sep"), m.group("val")
+    if not is_secret_name(name) or val.strip("\"'") in ("", REDACTED) or val.startswith(("<redacted", '"<redacted')):
+        return m.group(0)
+    if sep.strip() == ":" and not (m.group("q") or "_" in name or "-" in name):
+        return m.group(0)  # "Token: expired" in prose; "api_key: x" and '"token": "x"' are redacted
+    if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
+        return m.group(0)
+    q = val[0] if val[:1] in "\"'" else ""
+    return f"{m.group('pre')}{q}{REDACTED}{q}"
+
+
+def redact(text: str) -> str:
+    """``text`` with secrets replaced by ``<redacted>`` (see the module docstring)."""
+    if not text:
+        return text
+    lit = _literal_values()
+    if lit is not None:
+        text = lit.sub(REDACTED, text)
+    for hint, rx in _VALUES:
+        if hint == "A":
+            if not any(a in text for a in _AKIA):
+                continue
+        elif hint == "_":
+            if not any(g in text for g in _GH):
+                continue
+        elif hint not in text:
+            continue
+        text = rx.sub(REDACTED, text)
+    if "://" in text:
+        text = _URL_CREDS.sub(rf"\1{REDACTED}@", text)
+    low = text.lower()
+    if "authorization" in low:
+        text = _AUTH_HEADER.sub(rf"\1{REDACTED}", text)
+    if "bearer" in low:
+        text = _BEARER.sub(rf"\1\2{REDACTED}", text)
+    if _NAME_HINT.search(low) is not None:
+        text = _ASSIGN.sub(_assign, text)
+        text = _FLAG.sub(_assign, text)
+    return text
+
+
+def clean(text: str) -> str:
+    """What may be stored or shown: ``redact(sanitize(text))``."""
+    if not isinstance(text, str) or not text:
+        return text
+    return redact(sanitize(text))
+
+
+def clean_argv(argv: list[str]) -> list[str]:
+    """A command's argument list: every word cleaned, the word after a secret-named flag redacted."""
+    out: list[str] = []
+    hide = False
+    for a in argv:
+        if hide and not a.startswith("-"):
+            out.append(REDACTED)
+            hide = False
+            continue
+        hide = a.startswith("-") and "=" not in a and is_secret_name(a.lstrip("-"))
+        out.append(clean(a))
+    return out
+
+
+def clean_obj(value):
+    """``clean`` every string of a JSON-like value; a dict entry or flag value named secret is redacted."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            ck = clean(k) if isinstance(k, str) else k
+            if isinstance(k, str) and isinstance(v, str) and v and is_secret_name(k):
+                out[ck] = REDACTED
+            else:
+                out[ck] = clean_obj(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(x, str) for x in value):
+            return type(value)(clean_argv(list(value)))
+        return type(value)(clean_obj(v) for v in value)
+    return value
+
+
+def clean_record(obj):
+    """A model dataclass (Investigation, Attempt, ...) with every string field cleaned, in place;
+    returns True when something changed."""
+    import dataclasses
+
+    changed = False
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, str):
+            c = clean(v)
+        elif isinstance(v, tuple) and all(isinstance(x, str) for x in v):
+            c = tuple(clean(x) for x in v)
+        elif isinstance(v, list):
+            c = v
+            for x in v:
+                if dataclasses.is_dataclass(x):
+                    changed |= clean_record(x)
+            if v and all(isinstance(x, str) for x in v):
+                c = [clean(x) for x in v]
+        else:
+            continue
+        if c != v:
+            setattr(obj, f.name, c)
+            changed = True
+    return changed
