@@ -102,7 +102,8 @@ def init(as_json):
     recs = Records(ws, create=True)
     report = recs.sync()  # a fresh clone: take in the logs/ that came with it
     recs.close()
-    git = configure_git(ws.root, ws.logs_dir)  # (re)point git's merge driver at this dbglog
+    git = configure_git(ws.root, ws.logs_dir, ws.dir)  # (re)point git's merge driver at this dbglog
+    ws.upgrade_gitignore()  # an older dbglog's .gitignore showed as untracked
     data = {"workspace": str(ws.dir), "logs": str(ws.logs_dir), "created": not existed, "git_merge_driver": git,
             "imported": report.added + report.imported}
     emit(as_json, data, lambda: click.echo(

@@ -19,6 +19,8 @@ Pure functions over ``model`` objects; ``merge_files`` adds the markdown parse/r
 from __future__ import annotations
 
 import copy
+import os
+import re
 from dataclasses import dataclass, field, fields
 
 from dbglog.model import Attempt, Investigation
@@ -151,12 +153,125 @@ def merge_texts(base: str | None, ours: str, theirs: str) -> MergeResult:
 
 
 
-def configure_git(root, logs_dir) -> bool:
-    """Make git merge `logs/*.md` with dbglog in this clone (local only: `.git/info/attributes`
-    and the repository's own config, so nothing appears in the working tree). False outside git."""
+# The driver git runs for `logs/*.md`. Not a bare interpreter path (a rebuilt venv or another
+# machine would make git fail to run it, which git reports as a conflict while leaving only our
+# side, no markers: the other side's attempts silently lost). Instead a shell line that tries the
+# interpreter that registered it, then `dbglog` on PATH, and if neither runs (or one fails without
+# leaving markers) falls back to git's own text merge: a conflict WITH markers, which dbglog
+# refuses to read until it is resolved. ``DRIVER_MARK`` tells this driver from older ones.
+DRIVER_MARK = "dbglog-merge-v2"
+_DRIVER_SCRIPT = (
+    f": {DRIVER_MARK}; "
+    'if "$0" -c "import dbglog" >/dev/null 2>&1; then "$0" -m dbglog merge-driver "$@"; '
+    'elif command -v dbglog >/dev/null 2>&1; then dbglog merge-driver "$@"; '
+    'else echo "dbglog: the merge driver cannot run ($0 is gone and there is no dbglog on PATH): '
+    'text merge of $4 instead" >&2; false; fi; '
+    'rc=$?; if [ $rc -ne 0 ] && ! grep -q "^<<<<<<< " "$2"; then '
+    'git merge-file -L ours -L base -L theirs "$2" "$1" "$3"; if [ $? -eq 0 ]; then rc=0; else rc=1; fi; fi; '
+    "exit $rc"
+)
+
+
+def driver_command(python: str | None = None) -> str:
+    """The `merge.dbglog.driver` line (git fills in %O %A %B %P)."""
     import shlex
-    import subprocess
     import sys
+
+    return f"sh -c '{_DRIVER_SCRIPT}' {shlex.quote(python or sys.executable)} %O %A %B %P"
+
+
+def git_dirs(start) -> tuple | None:
+    """(work tree top, git dir, common git dir) from the files alone (no subprocess); None outside git."""
+    from pathlib import Path
+
+    start = Path(start).resolve()
+    for top in (start, *start.parents):
+        dot = top / ".git"
+        if dot.is_dir():
+            gitdir = dot
+            break
+        if dot.is_file():
+            try:
+                gitdir = Path(dot.read_text().split(":", 1)[1].strip())
+            except (OSError, IndexError, UnicodeDecodeError):
+                return None
+            if not gitdir.is_absolute():
+                gitdir = (top / gitdir).resolve()
+            break
+    else:
+        return None
+    common = gitdir
+    try:
+        cd = gitdir / "commondir"
+        if cd.is_file():
+            common = (gitdir / cd.read_text().strip()).resolve()
+    except OSError:
+        pass
+    return top, gitdir, common
+
+
+def _attributes_line(top, logs_dir) -> str | None:
+    from pathlib import Path
+
+    try:
+        rel = Path(logs_dir).resolve().relative_to(top).as_posix()
+    except ValueError:
+        return None
+    return f"/{rel}/*.md merge=dbglog"
+
+
+def _exclude_lines(top, dbglog_dir) -> list[str]:
+    """`.git/info/exclude` lines that keep the workspace's local files out of `git status`
+    (the database, runs, caches) and let config.toml and templates/ be committed."""
+    from pathlib import Path
+
+    try:
+        rel = Path(dbglog_dir).resolve().relative_to(top).as_posix()
+    except ValueError:
+        return []
+    return [f"/{rel}/*", f"!/{rel}/config.toml", f"!/{rel}/templates/"]
+
+
+def is_configured(root, logs_dir, dbglog_dir=None) -> bool | None:
+    """Is this clone set up (attributes line, this driver, exclude lines)? None outside git or when
+    `logs/` is not in the work tree. Reads three small files: cheap enough for every command."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    top, _, common = dirs
+    line = _attributes_line(top, logs_dir)
+    if line is None:
+        return None
+    try:
+        attrs = (common / "info" / "attributes").read_text().splitlines() \
+            if (common / "info" / "attributes").exists() else []
+        config = (common / "config").read_text()
+        exclude = (common / "info" / "exclude").read_text().splitlines() \
+            if (common / "info" / "exclude").exists() else []
+    except (OSError, UnicodeDecodeError):
+        return False
+    want_exclude = _exclude_lines(top, dbglog_dir) if dbglog_dir is not None else []
+    if not (line in attrs and DRIVER_MARK in config and all(x in exclude for x in want_exclude)):
+        return False
+    # The interpreter it names first is gone (a rebuilt venv): point it at this one.
+    m = re.search(r"' ('[^']+'|\S+) %O %A %B %P", config)
+    return m is None or os.path.exists(m.group(1).strip("'"))
+
+
+def ensure_git(root, logs_dir, dbglog_dir=None) -> bool:
+    """Register the merge driver in this clone unless it already is (a fresh clone, a clone set up
+    by an older dbglog): whatever files the clone came with."""
+    state = is_configured(root, logs_dir, dbglog_dir)
+    if state is None or state:
+        return bool(state)
+    return configure_git(root, logs_dir, dbglog_dir)
+
+
+def configure_git(root, logs_dir, dbglog_dir=None, python: str | None = None) -> bool:
+    """Make git merge `logs/*.md` with dbglog in this clone (local only: `.git/info/attributes`
+    and the repository's own config, so nothing appears in the working tree), and keep
+    ``dbglog_dir``'s local files out of `git status` (`.git/info/exclude`). False outside git."""
+    import subprocess
     from pathlib import Path
 
     def git(*args: str) -> str:
@@ -169,24 +284,27 @@ def configure_git(root, logs_dir) -> bool:
     except (OSError, subprocess.CalledProcessError):
         return False
     common = common if common.is_absolute() else (Path(root) / common).resolve()
-    try:
-        rel = Path(logs_dir).resolve().relative_to(top).as_posix()
-    except ValueError:
+    line = _attributes_line(top, logs_dir)
+    if line is None:
         return False
-    line = f"/{rel}/*.md merge=dbglog"
-    attributes = common / "info" / "attributes"
     try:
-        existing = attributes.read_text().splitlines() if attributes.exists() else []
-        if line not in existing:
-            attributes.parent.mkdir(parents=True, exist_ok=True)
-            with open(attributes, "a") as f:
-                f.write(("\n" if existing and existing[-1] else "") + line + "\n")
-        driver = f"{shlex.quote(sys.executable)} -m dbglog merge-driver %O %A %B %P"
+        _append_lines(common / "info" / "attributes", [line])
+        if dbglog_dir is not None:
+            _append_lines(common / "info" / "exclude", _exclude_lines(top, dbglog_dir))
         git("config", "merge.dbglog.name", "dbglog: merge investigations record by record")
-        git("config", "merge.dbglog.driver", driver)
+        git("config", "merge.dbglog.driver", driver_command(python))
     except (OSError, subprocess.CalledProcessError):
         return False
     return True
+
+
+def _append_lines(path, lines: list[str]) -> None:
+    text = path.read_text() if path.exists() else ""
+    missing = [ln for ln in lines if ln not in text.splitlines()]
+    if missing:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write(("\n" if text and not text.endswith("\n") else "") + "\n".join(missing) + "\n")
 
 
 def run_driver(base: str, ours: str, theirs: str, path: str = "") -> tuple[int, str]:

@@ -162,7 +162,9 @@ class Records:
 
     def __init__(self, ws: Workspace, *, create: bool = False):
         if not ws.exists:
-            if not create:
+            # A fresh clone of a repository whose logs/ holds investigations is a workspace too:
+            # `.dbglog/` is local (never committed), so the first command sets it up.
+            if not create and not _holds_investigations(ws.logs_dir):
                 raise DbglogError(
                     f"no dbglog workspace here (looked for .dbglog/ up from {Path.cwd()}); run `dbglog init`"
                 )
@@ -171,6 +173,20 @@ class Records:
         self.store = JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
         self.restored_files = self._restore_bisect_edits()
+        self._ensure_git()
+
+    def _ensure_git(self) -> None:
+        """The first command in a clone (fresh, or set up by an older dbglog) registers git's merge
+        driver for `logs/` and the excludes for `.dbglog/`, whatever files the clone came with.
+        Three small file reads when it is already done."""
+        from dbglog import merge
+
+        try:
+            if merge.is_configured(self.ws.root, self.ws.logs_dir, self.ws.dir) is False:
+                merge.configure_git(self.ws.root, self.ws.logs_dir, self.ws.dir)
+                self.ws.upgrade_gitignore()
+        except Exception:  # never a reason to refuse a command
+            pass
 
     def close(self) -> None:
         self.store.close()
@@ -215,6 +231,7 @@ class Records:
         A moved git HEAD (pull, checkout, rebase) makes it hash every file, not just the ones
         whose size or mtime changed.
         """
+        sync.refuse_unmerged(self.store, self.ws)  # a logs/ file git could not merge: nothing is trusted
         moved, head = sync.head_moved(self.store, self.ws)
         if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
             if self._temp_files():
@@ -544,6 +561,21 @@ class Records:
             for r, d in zip(results, run_dirs):
                 self.store.insert_run(r, d, inv_id, number)
         return a
+
+
+def _holds_investigations(logs_dir: Path) -> bool:
+    try:
+        entries = sorted(e.path for e in os.scandir(logs_dir) if e.name.endswith(".md") and e.is_file())
+    except OSError:
+        return False
+    for p in entries[:50]:
+        try:
+            with open(p, "rb") as f:
+                if sync.looks_like_ours(f.read(8192)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _clean(*texts):

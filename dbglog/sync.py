@@ -274,6 +274,66 @@ def git_head(root: Path) -> str | None:
 
 
 HEAD_KEY = "git_head"
+UNMERGED_KEY = "git_unmerged"
+
+
+def unmerged_logs(store: Store, ws: Workspace) -> list[str]:
+    """Mirror files git holds as unmerged (`git ls-files -u`: a merge, rebase, cherry-pick or stash
+    pop that stopped on them), as `logs/...` paths. Such a file may hold only our side without
+    any conflict marker (a merge driver that could not run), so its content cannot be trusted.
+
+    Cheap: ``git ls-files`` runs only when git's index changed since the last look (its size and
+    mtime are remembered in the database)."""
+    import subprocess
+
+    from dbglog.merge import git_dirs
+
+    dirs = git_dirs(ws.root)
+    if dirs is None:
+        return []
+    top, gitdir, _ = dirs
+    try:
+        st = os.stat(gitdir / "index")
+    except OSError:
+        return []
+    stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    cached = store.get_meta(UNMERGED_KEY)
+    if cached:
+        seen, _, paths = cached.partition(" ")
+        if seen == stamp:
+            return json.loads(paths)
+    try:
+        rel = ws.logs_dir.resolve().relative_to(top).as_posix()
+        p = subprocess.run(["git", "ls-files", "-u", "-z", "--full-name", "--", f":/{rel}"], cwd=top,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+    except (ValueError, OSError, subprocess.SubprocessError):
+        return []
+    if p.returncode != 0:
+        return []
+    names = sorted({e.split("\t", 1)[1] for e in p.stdout.split("\0") if "\t" in e})
+    out = [os.path.relpath(top / n, ws.root) for n in names if n.endswith(".md")]
+    try:
+        store.set_meta(UNMERGED_KEY, f"{stamp} {json.dumps(out)}")
+    except Exception:  # a read-only database: look again next time
+        pass
+    return out
+
+
+def refuse_unmerged(store: Store, ws: Workspace) -> None:
+    """Stop every command while a mirror file is unmerged in git (see ``unmerged_logs``)."""
+    paths = unmerged_logs(store, ws)
+    if paths:
+        try:  # markers (git's text merge) say more about where
+            check_markers((ws.root / paths[0]).read_text(encoding="utf-8", errors="replace"), paths[0])
+        except DbglogError as e:
+            raise ConflictError(f"{e} (unmerged in git: `git add {paths[0]}` once resolved)") from None
+        except OSError:
+            pass
+        more = f" (and {len(paths) - 1} more: `git ls-files -u logs/`)" if len(paths) > 1 else ""
+        raise ConflictError(
+            f"{paths[0]} is unmerged in git{more}: redo its merge with `git checkout -m -- {paths[0]}` "
+            f"(the dbglog merge driver keeps both sides' attempts) or merge it by hand, then "
+            f"`git add {paths[0]}` and retry")
 
 
 def head_moved(store: Store, ws: Workspace) -> tuple[bool, str | None]:
@@ -350,6 +410,10 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
 
     def add(kind, path, message):
         problems.append({"kind": kind, "path": path, "message": message})
+
+    for rel in unmerged_logs(store, ws):
+        add("unmerged", rel, f"unmerged in git (an unfinished merge): `git checkout -m -- {rel}` redoes it "
+            f"with the dbglog merge driver; then `git add {rel}`")
 
     try:
         names = sorted(os.listdir(ws.logs_dir))

@@ -13,7 +13,20 @@ from pathlib import Path
 
 from dbglog.errors import DbglogError
 
+# Written by dbglog into .dbglog/. It ignores itself too, so `git status` stays clean after
+# `dbglog init` (an untracked .dbglog/.gitignore invited committing it); in git the same is also
+# said by .git/info/exclude (merge.configure_git), which does not depend on any file in the tree.
 GITIGNORE = """\
+# Written by dbglog: the database and run outputs are local caches, never committed.
+# The markdown mirror in logs/ is the shared, reviewable record. (This file ignores itself.)
+*
+!config.toml
+!templates/
+!templates/**
+"""
+# What older versions wrote (it let itself through, so it showed as untracked): replaced on sight
+# unless it was committed.
+OLD_GITIGNORE = """\
 # Written by dbglog: the database and run outputs are local caches, never committed.
 # The markdown mirror in logs/ is the shared, reviewable record.
 *
@@ -63,10 +76,24 @@ class Workspace:
         gi = self.dir / ".gitignore"
         if not gi.exists():
             gi.write_text(GITIGNORE)
-            from dbglog.merge import configure_git
-
-            configure_git(self.root, self.logs_dir)  # first creation only: one git call, local config
+        # (git's merge driver and excludes: Records registers them on the first command in a clone)
         return self
+
+    def upgrade_gitignore(self) -> None:
+        """Replace the .gitignore an older dbglog wrote (which showed as untracked) unless it is
+        committed."""
+        import subprocess
+
+        gi = self.dir / ".gitignore"
+        try:
+            if gi.read_text() != OLD_GITIGNORE:
+                return
+            tracked = subprocess.run(["git", "ls-files", "--error-unmatch", ".gitignore"], cwd=self.dir,
+                                     capture_output=True, stdin=subprocess.DEVNULL).returncode == 0
+            if not tracked:
+                gi.write_text(GITIGNORE)
+        except (OSError, UnicodeDecodeError):
+            pass
 
 
 def _git_root(start: Path) -> Path | None:
