@@ -1086,7 +1086,11 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
 @click.option("--timeout", type=float, help="Seconds per trial before it is a hang (default: 5x the failing end).")
 @click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
-@click.option("--repeat", type=int, default=1, show_default=True, help="Runs per trial; disagreeing runs = flaky.")
+@click.option("--repeat", type=int, default=1, show_default=True,
+              help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
+@click.option("--bad-if-any", "bad_if_any", is_flag=True,
+              help="Flaky target: a trial is bad if any of its runs fails (N = --repeat, else calibrated "
+                   "from the failing end's failure rate); automatic once runs disagree.")
 @click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Trials in parallel.")
 @click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
 @click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
@@ -1099,8 +1103,8 @@ def attempt_delete(number, inv_ref, as_json):
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
-                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, jobs, launcher, build, match,
-                   any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
+                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, bad_if_any, jobs, launcher,
+                   build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1124,7 +1128,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
-        on_hang=on_hang)
+        on_hang=on_hang, bad_if_any=bad_if_any)
     _bisect_finish(result, as_json)
 
 

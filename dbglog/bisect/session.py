@@ -121,6 +121,8 @@ class Step:
     duration_s: float = 0.0
     runs: list[str] = field(default_factory=list)
     source: str = "run"
+    #: [bad, good, skip]: how the repro runs behind the verdict were judged (None: not counted)
+    counts: list[int] | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -181,8 +183,12 @@ class Executor:
         self.signatures = signatures
 
     def run_trial(self, key: str, target: Target, *, cwd: str, env: dict | None = None,
-                  cmd: list[str] | None = None) -> tuple[Step, list[dict]]:
-        """Build (if asked), then run ``repeat`` times; return the step and the run records."""
+                  cmd: list[str] | None = None, stop: str | None = None) -> tuple[Step, list[dict]]:
+        """Build (if asked), then run ``repeat`` times; return the step and the run records.
+
+        ``stop``: ``"bad"`` ends the repeats at the first run that shows the failure, ``"mixed"``
+        as soon as two runs disagree (bad and good). ``Step.counts`` says how the runs were judged;
+        a failed build counts every run asked for as untestable."""
 
         env = dict(env or {})
         env[SESSION_VAR] = self.session_id
@@ -193,7 +199,7 @@ class Executor:
             if b["outcome"] != "pass":
                 what = b["outcome"] + (f" [{b['signature']}]" if b.get("signature") else "")
                 return Step(key, Verdict.SKIP, f"build failed: {what}", b["outcome"], b.get("signature"),
-                            b["duration_s"], [b["id"]]), records
+                            b["duration_s"], [b["id"]], counts=[0, 0, max(1, self.ex.repeat)]), records
         judged = []
         runs = []
         for _ in range(max(1, self.ex.repeat)):
@@ -201,10 +207,15 @@ class Executor:
             records.append(r)
             runs.append(r)
             judged.append(target.judge(r))
+            kinds = {k for k, _ in judged}
+            if (stop == "bad" and "bad" in kinds) or (stop == "mixed" and {"bad", "good"} <= kinds):
+                break
         verdict, reason = verdict_of(judged)
         last = runs[-1]
+        kinds = [k for k, _ in judged]
         return Step(key, verdict, reason, last["outcome"], last.get("signature"),
-                    round(sum(r["duration_s"] for r in runs), 3), [r["id"] for r in records]), records
+                    round(sum(r["duration_s"] for r in runs), 3), [r["id"] for r in records],
+                    counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")]), records
 
     def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None) -> dict:
         from dbglog import runner
@@ -275,9 +286,17 @@ class SessionDB:
                  "investigation": r["investigation_id"]}
                 for r in self.store.q("SELECT * FROM bisect_sessions ORDER BY created DESC, id DESC")]
 
+    @staticmethod
+    def _step(r, source: str | None = None) -> Step:
+        runs = json.loads(r["runs"])
+        counts = None
+        if isinstance(runs, dict):  # {"ids": [...], "counts": [bad, good, skip]}
+            runs, counts = runs.get("ids", []), runs.get("counts")
+        return Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
+                    runs, source or r["source"], counts)
+
     def trials(self, sid: str) -> list[Step]:
-        return [Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
-                     json.loads(r["runs"]), r["source"])
+        return [self._step(r)
                 for r in self.store.q("SELECT * FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid)]
 
     def record(self, sid: str, step: Step, ckey: str, runs: Sequence[dict] = ()) -> None:
@@ -295,18 +314,23 @@ class SessionDB:
                      signature=excluded.signature, duration_s=excluded.duration_s, runs=excluded.runs,
                      source=excluded.source, created=excluded.created""",
                 sid, seq, step.key, ckey, step.verdict.value, step.reason, step.outcome, step.signature,
-                step.duration_s, json.dumps(step.runs), step.source, now_iso())
+                step.duration_s, json.dumps({"ids": step.runs, "counts": step.counts} if step.counts is not None
+                                            else step.runs), step.source, now_iso())
             self.store.q("UPDATE bisect_sessions SET updated = ? WHERE id = ?", now_iso(), sid)
 
-    def cached(self, ckey: str) -> Step | None:
+    def cached(self, ckey: str, confirmed_only: bool = False) -> Step | None:
         """A finished, trustworthy verdict for the same trial from any session (skips are not reused:
-        infrastructure trouble may be gone)."""
-        r = self.store.q("SELECT * FROM bisect_trials WHERE cache_key = ? AND verdict IN ('good', 'bad') "
-                         "AND source != 'manual' ORDER BY id DESC LIMIT 1", ckey).fetchone()
+        infrastructure trouble may be gone). ``confirmed_only``: only from sessions that finished
+        with exit 0 -- a session whose confirmation failed, or that saw the target flaky, is never
+        replayed."""
+        sql = ("SELECT t.* FROM bisect_trials t JOIN bisect_sessions s ON s.id = t.session_id "
+               "WHERE t.cache_key = ? AND t.verdict IN ('good', 'bad') AND t.source != 'manual'")
+        if confirmed_only:
+            sql += " AND s.status = 'done' AND json_extract(s.result, '$.exit_code') = 0"
+        r = self.store.q(sql + " ORDER BY t.id DESC LIMIT 1", ckey).fetchone()
         if r is None:
             return None
-        return Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
-                    json.loads(r["runs"]), "cache")
+        return self._step(r, "cache")
 
     def update_spec(self, sid: str, spec: dict) -> None:
         """Persist what a driver learned about its session (e.g. the calibrated target and timeout)."""

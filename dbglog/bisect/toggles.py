@@ -17,8 +17,10 @@ coop       ``dbglog.toggle(NAME)`` returns True   returns False (``coop.py``)
 spec (``env:..``, ``arg:..``, ``config:..``) into toggles named by the row's factor, and marks the
 rows ``culprit`` / ``ruled-out`` at the end.
 
-The search is :class:`~dbglog.bisect.algorithms.ToggleSearch` (every minimal failing set,
-interactions included; each set confirmed). This module is the driver: it checks the two ends
+The search is :class:`~dbglog.bisect.algorithms.SafeToggleSearch` around ``ToggleSearch`` (every
+minimal failing set, interactions included; each set confirmed; flaky-safe: runs that disagree switch
+every verdict to "bad if any of N runs fails", N calibrated on the failing end). This module is the
+driver: it turns the search's run requests into supervised runs and checks the two ends
 itself first (all on / all off) to decide the direction (``--mode auto``: when all-on passes and
 all-off fails it searches what must be *disabled* for the failure to appear) and to learn the
 target failure (same outcome + signature as the failing end), then turns every query into a
@@ -43,11 +45,11 @@ import shutil
 import signal
 import subprocess
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from dbglog.bisect import configedit, suspects
-from dbglog.bisect.algorithms import CountSearch, ToggleSearch, Verdict, complement
+from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
 from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, cache_key, default_timeout,
                                    md_cell, record_section, run_parallel, target_for, verdict_of, workdir_root)
 from dbglog.coop import COUNT_FILE_VAR, ENABLED_VAR, MANAGED_VAR, limit_var
@@ -386,7 +388,7 @@ class Trials:
         return str(slot / rel)
 
     def run_one(self, key: str, enabled: set[str], target: Target, execution: Execution,
-                extra_env: dict | None = None) -> tuple[Step, list[dict]]:
+                extra_env: dict | None = None, stop: str | None = None) -> tuple[Step, list[dict]]:
         slot = self._acquire()
         try:
             for path, data in self.files_for(enabled).items():
@@ -402,7 +404,7 @@ class Trials:
             argv = [self._map(slot, a) for a in self.argv_for(enabled)]
             cwd = self._map(slot, str(self.cwd))
             ex = Executor(self.recs, self.sid, execution, self.recs_signatures())
-            return ex.run_trial(key, target, cwd=cwd, env=env, cmd=argv)
+            return ex.run_trial(key, target, cwd=cwd, env=env, cmd=argv, stop=stop)
         finally:
             if slot is not None:
                 self._slots.put(slot)
@@ -424,6 +426,12 @@ class Trials:
         return run_parallel(lambda it: self.run_one(it[0], it[1], target, execution,
                                                     (extra_env or {}) | (it[2] if len(it) > 2 else {})), items, jobs)
 
+    def run_requests(self, items: list[tuple], target: Target) -> list[tuple[Step, list[dict]]]:
+        """items: (key, enabled names, execution, stop); run up to ``jobs`` at once."""
+        self.recs_signatures()
+        jobs = 1 if self.in_place else self.jobs
+        return run_parallel(lambda it: self.run_one(it[0], it[1], target, it[2], None, it[3]), items, jobs)
+
     def cache_extra(self) -> dict:
         return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.get("files", {}),
                 "cwd": str(self.cwd), "in_place": self.in_place}
@@ -443,7 +451,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           strategy: str = "auto", exhaustive: bool = True, timeout: float | None = None, grace: float = 5.0,
           repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
           match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
-          progress: bool = True, argv_text: str = "", captures=(), on_hang=()) -> dict:
+          progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False) -> dict:
     import hashlib
 
     if not cmd:
@@ -473,6 +481,8 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
     if not toggles and not count:
         raise DbglogError("no toggles: give --env, --arg, --args-from, --config, --suspects, --coop, --count "
                           "or --from-diffs")
+    if bad_if_any and count:
+        raise DbglogError("--bad-if-any applies to set searches, not to --count")
     if count and any(t.kind == "coop" and t.name == count for t in toggles):
         raise DbglogError(f"--count {count} and --coop {count}: count mode bisects the calls of one toggle")
     if in_place and jobs > 1:
@@ -502,6 +512,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
             "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
                        "strategy": strategy, "exhaustive": exhaustive},
             "execution": asdict(execution), "user_timeout": timeout, "match": match, "any_failure": any_failure,
+            "bad_if_any": bad_if_any,
             "argv": argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *cmd])}
     # validate the edits up front (bad keys, suspects that would break a Python file)
     session_like = {"id": "check", "spec": spec}
@@ -641,39 +652,45 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
 
     on_runs, off_runs = runs_of(on_recs), runs_of(off_recs)
     v_on, v_off = on_step.verdict, off_step.verdict
+    # an end "fails" when any of its runs failed: with --repeat a flaky failing end is still the
+    # failing end (its runs calibrate the flaky-safe verdicts), not a reason to refuse
+    fails = (Verdict.BAD, Verdict.FLAKY)
     wanted = spec["mode"]
-    if v_on is Verdict.BAD and v_off is Verdict.GOOD and wanted in ("auto", "enable"):
-        mode, bad_runs = "enable", on_runs
-    elif v_on is Verdict.GOOD and v_off is Verdict.BAD and wanted in ("auto", "disable"):
-        mode, bad_runs = "disable", off_runs
+    if v_on in fails and v_off is Verdict.GOOD and wanted in ("auto", "enable"):
+        mode, end_runs = "enable", on_runs
+    elif v_on is Verdict.GOOD and v_off in fails and wanted in ("auto", "disable"):
+        mode, end_runs = "disable", off_runs
     else:
         hint = ""
-        if v_on is Verdict.GOOD and v_off is Verdict.BAD:
+        once = execution.repeat == 1
+        if v_on is Verdict.GOOD and v_off in fails:
             hint = " (the ends are the other way round: use --mode disable or auto)"
-        elif v_on is Verdict.BAD and v_off is Verdict.GOOD:
+        elif v_on in fails and v_off is Verdict.GOOD:
             hint = " (use --mode enable or auto)"
-        elif v_on is Verdict.BAD and v_off is Verdict.BAD:
+        elif v_on in fails and v_off in fails:
             hint = ": it fails with every toggle off too, so the toggles are not what breaks it"
         elif v_on is Verdict.GOOD and v_off is Verdict.GOOD:
-            hint = ": it passes both ways, so the failure does not reproduce here"
+            hint = ": it passes both ways, so the failure does not reproduce here" + (
+                " (each end was run once: if the failure is intermittent, rerun with --repeat N)" if once else "")
         msg = (f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}")
         db = SessionDB(recs.store)
         for (k, _), (st, rr) in zip(items, res):
             db.record(session["id"], st, "endpoint:" + session["id"] + k, rr)
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": wanted}
-    target = target_for(bad_runs, spec.get("match"), bool(spec.get("any_failure")))
+    failing = [r for r in end_runs if probe_target.judge(r)[0] == "bad"]
+    target = target_for(failing, spec.get("match"), bool(spec.get("any_failure")))
     db = SessionDB(recs.store)
     good_judged = [target.judge(r) for r in (off_runs if mode == "enable" else on_runs)]
-    bad_judged = [target.judge(r) for r in bad_runs]
-    vb, rb = verdict_of(bad_judged)
-    if vb is not Verdict.BAD:
+    bad_judged = [target.judge(r) for r in end_runs]
+    if not any(k == "bad" for k, _ in bad_judged):
+        vb, rb = verdict_of(bad_judged)
         msg = f"refused: the failing end does not match the target ({rb})"
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": mode}
     timeout = spec.get("user_timeout")
     if timeout is None:
-        timeout = default_timeout(bad_runs)
+        timeout = default_timeout(failing)
     spec["execution"]["timeout"] = timeout
     spec["mode"] = mode
     spec["target"] = asdict(target)
@@ -683,7 +700,9 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
     for (k, _e), (st, rr), judged in zip(items, res, [bad_judged, good_judged] if mode == "enable"
                                          else [good_judged, bad_judged]):
         v, why = verdict_of(judged)
-        step = Step(k, v, why, st.outcome, st.signature, st.duration_s, st.runs)
+        kinds = [j for j, _ in judged]
+        step = Step(k, v, why, st.outcome, st.signature, st.duration_s, st.runs,
+                    counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")])
         ck = cache_key(KIND, k, final, target, trials.cache_extra()) if execution.timeout == final.timeout else \
             "endpoint:" + session["id"] + k
         db.record(session["id"], step, ck, rr)
@@ -700,76 +719,174 @@ def _target(spec) -> Target:
     return Target(**spec["target"])
 
 
-def _search(spec: dict, n: int) -> ToggleSearch:
+def _search(spec: dict, n: int) -> SafeToggleSearch:
     s = spec["search"]
-    return ToggleSearch(n, max_sets=s["max_sets"], max_set_size=s["max_set_size"], max_runs=s["max_runs"],
-                        exhaustive=s["exhaustive"], jobs=max(1, int(spec.get("jobs", 1))) if not spec.get("in_place")
-                        else 1, strategy=s["strategy"])
+    return SafeToggleSearch(n, repeat=int(spec["execution"].get("repeat") or 1),
+                            bad_if_any=bool(spec.get("bad_if_any")), max_sets=s["max_sets"],
+                            max_set_size=s["max_set_size"], max_runs=s["max_runs"], exhaustive=s["exhaustive"],
+                            jobs=max(1, int(spec.get("jobs", 1))) if not spec.get("in_place") else 1,
+                            strategy=s["strategy"])
 
 
-def _replay(search: ToggleSearch, steps, names: list[str], mode: str) -> None:
+#: a verdict marked by hand counts like this many runs: more than any check asks for
+MANUAL_RUNS = 10**6
+
+
+def counts_of(step: Step) -> tuple[int, int, int]:
+    """(bad, good, skip) runs behind a recorded step (older rows: from the verdict)."""
+    if step.source == "manual":
+        return {Verdict.BAD: (1, 0, 0), Verdict.GOOD: (0, MANUAL_RUNS, 0)}.get(step.verdict, (0, 0, MANUAL_RUNS))
+    if step.counts is not None:
+        b, g, sk = (list(step.counts) + [0, 0, 0])[:3]
+        return int(b), int(g), int(sk)
+    return {Verdict.BAD: (1, 0, 0), Verdict.GOOD: (0, 1, 0), Verdict.FLAKY: (1, 1, 0)}.get(step.verdict, (0, 0, 1))
+
+
+def _query_of(key: str, index: dict, n: int, mode: str) -> frozenset | None:
+    try:
+        got = json.loads(key)
+    except ValueError:
+        return None
+    if not isinstance(got, list) or any(x not in index for x in got):
+        return None
+    en = frozenset(index[x] for x in got)
+    return en if mode == "enable" else complement(n, en)
+
+
+def _replay(search: SafeToggleSearch, steps, names: list[str], mode: str) -> None:
+    """Feed a session's recorded runs to the search (its state is a function of this evidence)."""
     index = {n: i for i, n in enumerate(names)}
-    n = len(names)
     for st in steps:
-        try:
-            got = json.loads(st.key)
-        except ValueError:
-            continue
-        if not isinstance(got, list) or any(x not in index for x in got):
-            continue
-        en = frozenset(index[x] for x in got)
-        search.record(en if mode == "enable" else complement(n, en), st.verdict)
+        q = _query_of(st.key, index, len(names), mode)
+        if q is not None:
+            search.record(q, *counts_of(st), counted=st.source != "manual")
+
+
+def _merge(old: Step | None, new: Step) -> Step:
+    """The evidence of a key: its earlier runs and the new ones."""
+    if old is None:
+        return new
+    ob, og, osk = counts_of(old) if old.source != "manual" else (0, 0, 0)
+    nb, ng, nsk = counts_of(new)
+    return Step(new.key, new.verdict, new.reason, new.outcome or old.outcome, new.signature or old.signature,
+                round((old.duration_s or 0) + (new.duration_s or 0), 3), list(old.runs) + list(new.runs), new.source,
+                [ob + nb, og + ng, osk + nsk])
+
+
+def _evidence_words(b: int, g: int, sk: int) -> str:
+    total = b + g + sk
+    if b and g:
+        return f"failed {b} of {total} runs"
+    if b:
+        return "failed" + (f" ({b}×)" if b > 1 else "")
+    if g and not sk:
+        return "passed" + (f" ({g}×)" if g > 1 else "")
+    return f"{sk} of {total} runs untestable"
 
 
 def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
     refused = _endpoints(recs, session, trials, prog)
     if refused:
         return refused
-    session = SessionDB(recs.store).get(session["id"])
-    spec = session["spec"]
+    db = SessionDB(recs.store)
+    session = db.get(session["id"])
+    spec, sid = session["spec"], session["id"]
     mode, names, n = spec["mode"], trials.names, len(trials.names)
-    loop = _Loop(recs, session, trials, prog, _target(spec), _execution(spec))
+    target, execution = _target(spec), _execution(spec)
+    known = {st.key: st for st in db.trials(sid)}
     search = _search(spec, n)
-    _replay(search, loop.known.values(), names, mode)
+    _replay(search, known.values(), names, mode)
+    extra = trials.cache_extra()
+    executed = 0
 
     def enabled_of(q) -> set[str]:
         idx = q if mode == "enable" else complement(n, q)
         return {names[i] for i in idx}
 
+    def verdict_step(q, st: Step) -> Step:
+        v = search.verdict(q)
+        b, g, sk = counts_of(st)
+        if v is None:
+            v = Verdict.FLAKY if b and g else (Verdict.BAD if b else (Verdict.GOOD if g else Verdict.SKIP))
+        st.verdict, st.reason = v, (st.reason if v is Verdict.SKIP and not (b or g) else _evidence_words(b, g, sk))
+        return st
+
     while not search.done:
-        qs = search.next_queries()
-        items = [(key_of(enabled_of(q)), enabled_of(q), describe_set(enabled_of(q), names)) for q in qs]
-        vs = loop.verdicts(items)
-        for q, (k, _, _) in zip(qs, items):
-            search.record(q, vs[k])
+        todo = []
+        for req in search.next_runs():
+            en = enabled_of(req.query)
+            key = key_of(en)
+            label = describe_set(en, names)
+            ck = cache_key(KIND, key, execution, target, extra)
+            if key not in known:
+                c = db.cached(ck, confirmed_only=True)
+                if c is not None:  # runs of an earlier session whose result was confirmed
+                    c.key = key
+                    search.record(req.query, *counts_of(c))
+                    c = verdict_step(req.query, c)
+                    db.record(sid, c, ck)
+                    known[key] = c
+                    prog.stepped(c, label)
+                    continue
+            prog.running(label + (f" ×{req.runs}" if req.runs > 1 else ""))
+            todo.append((req, key, en, label, ck))
+        if not todo:
+            continue
+        rs = trials.run_requests([(key, en, replace(execution, repeat=req.runs), req.stop)
+                                  for req, key, en, _, _ in todo], target)
+        for (req, key, en, label, ck), (step, records) in zip(todo, rs):
+            executed += sum(step.counts or [0])
+            search.record(req.query, *counts_of(step))
+            merged = verdict_step(req.query, _merge(known.get(key), step))
+            db.record(sid, merged, ck, records)
+            known[key] = merged
+            prog.stepped(merged, label)
     r = search.result
     sets = [[names[i] for i in s] for s in r.sets]
-    # reverse verification: the failing end with every found set reverted must pass
+    # reverse verification: the failing end with every found set reverted must pass (the search
+    # asked it as its completeness check, with the confirmation's runs)
     reverse = None
     if sets:
-        union = frozenset(i for s in r.sets for i in s)
-        q = frozenset(range(n)) - union
+        q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
         en = enabled_of(q)
-        k = key_of(en)
-        v = loop.verdicts([(k, en, "reverse check: " + describe_set(en, names))])[k]
-        reverse = {"key": k, "verdict": v.value, "passed": v is Verdict.GOOD}
+        v = search.verdict(q)
+        reverse = {"key": key_of(en), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
     uncertain = [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
     words = result_words(sets, mode)
     complete = r.status == "complete"
     ok = complete and not uncertain and (reverse is None or reverse["passed"])
-    status = "complete" if complete else r.status
-    msg = words
-    if not complete:
-        msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    status = r.status
+    fb, fm = r.failing_end
+    if r.status == "bad_endpoints":  # the ends no longer check out: a flaky passing end
+        status, ok = "refused", False
+        msg = ("refused: with every toggle off it failed too " + _evidence_words(*counts_of(known[key_of(
+            enabled_of(frozenset()))])) + ", so the toggles are not (all) what breaks it")
+    else:
+        msg = words
+        if r.status == "unsure":
+            msg = f"Unsure: {r.message}; the sets so far: " + words
+        elif not complete:
+            msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    if r.flaky:
+        msg += (f" The failure is intermittent: the failing end failed {fb} of {fm} runs, so every verdict was "
+                f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
+                f"({r.n_confirm} passing runs each).")
+    elif status != "refused":
+        msg += (f" Each end was run {'once' if execution.repeat == 1 else f'{execution.repeat}×'} and each "
+                f"confirmation check {r.n_confirm}×, every run agreeing; if the failure is intermittent, "
+                "--repeat N --bad-if-any.")
     if uncertain:
         msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
-    if reverse is not None and not reverse["passed"]:
+    if reverse is not None and not reverse["passed"] and status == "complete":
         msg += " Reverse check failed: reverting the sets from the failing end does not pass."
-    steps = SessionDB(recs.store).trials(session["id"])
-    return {"status": status, "exit_code": 0 if ok else 1, "message": msg, "report": msg, "session": session["id"],
-            "mode": mode, "sets": sets, "queries": r.runs, "trials": len(steps), "executed": loop.executed,
-            "uncertain": uncertain, "reverse_check": reverse, "target": _target(spec).describe(),
-            "toggles": len(names)}
+    steps = db.trials(sid)
+    return {"status": status, "exit_code": 0 if ok else (2 if status == "refused" else 1), "message": msg,
+            "report": msg, "session": sid, "mode": mode, "sets": sets, "queries": r.queries, "trials": len(steps),
+            "executed": executed, "runs": r.runs, "uncertain": uncertain, "reverse_check": reverse,
+            "target": target.describe(), "toggles": len(names), "flaky": r.flaky,
+            "rule": "bad-if-any" if r.flaky else "once",
+            "verdict_runs": {"search": r.n_search, "confirm": r.n_confirm},
+            "failing_end": {"failed": fb, "runs": fm}}
 
 
 def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
@@ -884,10 +1001,11 @@ def describe(recs, session: dict) -> dict:
     if spec.get("target") and spec.get("mode") in ("enable", "disable"):
         search = _search(spec, len(names))
         _replay(search, steps, names, spec["mode"])
-        info["sets_found"] = [[names[i] for i in sorted(s)] for s in search.found]
-        info["next"] = [describe_set({names[i] for i in (q if spec["mode"] == "enable" else
-                                                           complement(len(names), q))}, names)
-                        for q in search.next_queries()][:4]
+        info["sets_found"] = [[names[i] for i in sorted(s)] for s in search.inner.found]
+        info["rule"] = "bad-if-any" if search.rule == "any" else "once"
+        info["next"] = [describe_set({names[i] for i in (r.query if spec["mode"] == "enable" else
+                                                           complement(len(names), r.query))}, names)
+                        for r in search.next_runs()][:4]
     return info
 
 
@@ -947,16 +1065,12 @@ def _record(recs, session: dict, result: dict) -> None:
         a = recs.add_attempt(inv_id, **fields)
         spec["attempt"] = a.number
         _update_spec(recs, session["id"], spec)
-    if spec.get("from_diffs") and result["status"] != "refused":
+    if spec.get("from_diffs") and result["exit_code"] == 0:
+        # rows are marked from confirmed evidence only: an unsure or incomplete result marks nothing
         culprits = {n for s in result.get("sets", []) for n in s}
-        certain = result["exit_code"] == 0
         for t in toggles:
-            if not t.factor:
-                continue
-            if t.name in culprits:
-                recs.diff_set(inv_id, t.factor, status="culprit")
-            elif certain:
-                recs.diff_set(inv_id, t.factor, status="ruled-out")
+            if t.factor:
+                recs.diff_set(inv_id, t.factor, status="culprit" if t.name in culprits else "ruled-out")
 
 
 # --- demo ---------------------------------------------------------------------------------
