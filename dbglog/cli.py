@@ -495,6 +495,23 @@ def next_list(inv_ref, as_json):
 # --- supervised runs (runner.py, signatures.py, envinfo.py) ----------------------------
 
 
+def reject_unknown_option(cmd) -> None:
+    """The commands that take a repro after ``--`` let unknown options through (they belong to the
+    repro), so a misspelled one of ours (``dbglog run --timout 5 -- python repro.py``) would become
+    the command. A command cannot start with an option: refuse it, naming the closest one of ours."""
+    if not cmd or cmd[0] == "--" or not cmd[0].startswith("-") or cmd[0] == "-":
+        return
+    import difflib
+
+    word = cmd[0].split("=", 1)[0]
+    ctx = click.get_current_context()
+    names = [o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
+    names += ["--help"]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    raise DbglogError(f"no such option: {word}" + (f" (did you mean {close[0]}?)" if close else "")
+                      + f"; the command goes after --, e.g. {ctx.command_path} [OPTIONS] -- CMD ARGS")
+
+
 def parse_size(text: str) -> int | None:
     t = text.strip().lower()
     if t in ("0", "none", "unlimited"):
@@ -539,6 +556,7 @@ def parse_env_pairs(pairs) -> dict:
 def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
         output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
     """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
+    reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
     cap = parse_size(output_cap)
@@ -878,6 +896,7 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     """
     from dbglog.bisect import history
 
+    reject_unknown_option(cmd)
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -1110,6 +1129,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
 
     from dbglog.bisect import toggles
 
+    reject_unknown_option(cmd)
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
