@@ -335,7 +335,19 @@ def attempt_list(inv_ref, as_json):
 
 @cli.group()
 def diff():
-    """The key-differences table: working case vs broken case."""
+    """The key-differences table: working case vs broken case.
+
+    \b
+    Each row: FACTOR, its value in the WORKING case (the one that passes) and in the BROKEN case
+    (the one that fails). With an apply spec the row is a toggle for `bisect toggles --from-diffs`:
+    its off state is the WORKING value, its on state the BROKEN value (`unset` or empty = not set),
+    and the bisection finds which rows must take their broken value for the failure.
+    \b
+    --apply env:NAME | arg | config:FILE:KEY.PATH   both states from the row's columns
+    --apply 'env:NAME on=unset off=1'               explicit states (any knob)
+    --apply env:NAME=VALUE | arg:TEXT | config:FILE:KEY=VALUE   on = VALUE; off = unset / absent /
+                                                                 the file's value
+    """
 
 
 def _labels(working_label, broken_label):
@@ -351,11 +363,13 @@ def _labels(working_label, broken_label):
 @click.option("--working-label", help="Column label of the working case, e.g. 'Repro (works)'.")
 @click.option("--broken-label", help="Column label of the broken case, e.g. 'Actual (hangs)'.")
 @click.option("--status", default="untested", help="untested | ruled-out | culprit")
-@click.option("--apply", "apply_", default="", help="How to switch it: env:NAME=VALUE, arg:TEXT, config:FILE:KEY=VALUE")
+@click.option("--apply", "apply_", default="", help="How to switch it for `bisect toggles --from-diffs`: env:NAME, arg "
+              "or config:FILE:KEY (off = WORKING, on = BROKEN; unset/empty = not set), or env:NAME=VALUE, arg:TEXT, "
+              "config:FILE:KEY=VALUE.")
 @inv_option
 @json_option
 def diff_add(factor, working, broken, working_label, broken_label, status, apply_, inv_ref, as_json):
-    """Add a row: FACTOR, its value in the WORKING case and in the BROKEN case."""
+    """Add a row: FACTOR, its value in the WORKING case (passes) and in the BROKEN case (fails)."""
     for v, what in ((factor, "factor"), (working, "working value"), (broken, "broken value")):
         text_arg(v, what)
     recs = open_records()
@@ -371,7 +385,8 @@ def diff_add(factor, working, broken, working_label, broken_label, status, apply
 @click.option("--working", help="New value in the working case.")
 @click.option("--broken", help="New value in the broken case.")
 @click.option("--status", help="untested | ruled-out | culprit")
-@click.option("--apply", "apply_", help="How to switch it (env:..., arg:..., config:...).")
+@click.option("--apply", "apply_", help="How to switch it (env:NAME, arg, config:FILE:KEY: off = working value, "
+              "on = broken value; see `dbglog diff --help`).")
 @click.option("--working-label")
 @click.option("--broken-label")
 @inv_option

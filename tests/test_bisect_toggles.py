@@ -182,3 +182,41 @@ def test_in_place_restores_and_bad_input(ws):
     assert p.returncode == 2 and "one at a time" in p.stderr
     p = run_cli("bisect", "toggles", "--config", "nope.json:a=1", "--", PY, "x", cwd=ws)
     assert p.returncode == 2 and "no such file" in p.stderr
+
+
+def test_from_diffs_rows_carry_both_states_broken_unset_fails_together(ws):
+    (ws / "cfg.json").write_text('{\n  "train": {"batch": 8}\n}\n')
+    (ws / "app.py").write_text(
+        "import json, os, sys\n"
+        "cfg = json.load(open('cfg.json'))\n"
+        "assert os.environ.get('NCCL_DEBUG') in ('INFO', 'WARN'), 'NCCL_DEBUG must be set either way'\n"
+        "assert cfg['train']['batch'] in (8, 16)\n"
+        "if os.environ.get('HIP_LAUNCH_BLOCKING') != '1' and '--graphs' in sys.argv:\n"
+        "    sys.exit('HIP error: hipErrorLaunchFailure (unspecified launch failure)')\n"
+        "print('ok')\n")
+    run_cli("new", "Graph replay fails without launch blocking", "--no-env", cwd=ws)
+    for factor, working, broken, apply in (("HIP_LAUNCH_BLOCKING", "1", "unset", "env:HIP_LAUNCH_BLOCKING"),
+                                           ("CUDA graphs", "unset", "--graphs", "arg"),
+                                           ("Batch", "8", "16", "config:cfg.json:train.batch"),
+                                           ("NCCL debug", "INFO", "WARN", "env:NCCL_DEBUG"),
+                                           ("GPU", "MI250X", "MI300X", "")):
+        p = run_cli("diff", "add", *(["--apply", apply] if apply else []), "--", factor, working, broken, cwd=ws)
+        assert p.returncode == 0, p.stderr
+    before = snapshot(ws)
+    out, p = cli_json(ws, "bisect", "toggles", "--from-diffs", "--", PY, "app.py", code=0)
+    assert out["mode"] == "enable" and out["sets"] == [["HIP_LAUNCH_BLOCKING", "CUDA graphs"]]
+    assert snapshot(ws) == before
+    rows = {d["factor"]: d["status"] for d in json.loads(run_cli("diff", "list", "--json", cwd=ws).stdout)["rows"]}
+    assert rows == {"HIP_LAUNCH_BLOCKING": "culprit", "CUDA graphs": "culprit", "Batch": "ruled-out",
+                    "NCCL debug": "ruled-out", "GPU": "untested"}
+    md = run_cli("show", "--markdown", cwd=ws).stdout
+    assert "| HIP_LAUNCH_BLOCKING | env | HIP_LAUNCH_BLOCKING unset | HIP_LAUNCH_BLOCKING=1 |" in md
+    assert "| CUDA graphs | arg | --graphs | absent |" in md and "cfg.json: train.batch = 8 |" in md
+    # explicit states and bad specs
+    p = run_cli("diff", "set", "NCCL debug", "--apply", "env:NCCL_DEBUG on=WARN off=unset", cwd=ws)
+    assert p.returncode == 0
+    out, p = cli_json(ws, "bisect", "toggles", "--from-diffs", "--", PY, "app.py", code=2)
+    assert "fails with every toggle off" in out["message"]  # off = unset now breaks the app's assert
+    p = run_cli("diff", "set", "NCCL debug", "--apply", "env:NCCL_DEBUG on=1 off=1", cwd=ws)
+    p = run_cli("bisect", "toggles", "--from-diffs", "--", PY, "app.py", cwd=ws)
+    assert p.returncode == 2 and "nothing to switch" in p.stderr

@@ -40,12 +40,13 @@ import json
 import math
 import os
 import queue
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import threading
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from dbglog.bisect import configedit, suspects
@@ -68,16 +69,22 @@ class Toggle:
     name: str
     kind: str  # env | arg | config | suspect | coop
     var: str = ""
-    value: object = None
-    off: str | None = None
-    words: list = field(default_factory=list)
+    value: object = None  # env: on value (None: unset); config: on value
+    off: str | None = None  # env: off value (None: unset)
+    words: list = field(default_factory=list)  # arg: on words
+    off_words: list = field(default_factory=list)  # arg: off words (a diff row's working value)
     file: str = ""
     key: str = ""
+    on_unset: bool = False  # config: on = the file as it is
+    off_value: object = None  # config: off value, when not off_unset
+    off_unset: bool = True  # config: off = the file as it is
     regions: list = field(default_factory=list)
     factor: str | None = None
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v not in (None, "", [])}
+        defaults = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+                    for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
+        return {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Toggle":
@@ -86,11 +93,15 @@ class Toggle:
     def states(self) -> tuple[str, str]:
         """(on, off) in words, for the report."""
         if self.kind == "env":
-            return f"{self.var}={self.value}", (f"{self.var}={self.off}" if self.off is not None else f"{self.var} unset")
+            def env(v):
+                return f"{self.var}={v}" if v is not None else f"{self.var} unset"
+            return env(self.value), env(self.off)
         if self.kind == "arg":
-            return shlex.join(self.words), "absent"
+            return shlex.join(self.words) or "absent", shlex.join(self.off_words) or "absent"
         if self.kind == "config":
-            return f"{Path(self.file).name}: {self.key} = {json.dumps(self.value)}", "the file's value"
+            def cfg(unset, v):
+                return "the file's value" if unset else f"{Path(self.file).name}: {self.key} = {json.dumps(v)}"
+            return cfg(self.on_unset, self.value), cfg(self.off_unset, self.off_value)
         if self.kind == "suspect":
             where = ", ".join(f"{Path(r[0]).name}:{r[1] + 1}" + (f"-{r[2] + 1}" if r[2] != r[1] else "")
                               for r in self.regions[:4]) + (" ..." if len(self.regions) > 4 else "")
@@ -120,23 +131,84 @@ def _parse_config(text: str, cwd: Path, what: str = "--config") -> tuple[str, st
     return str(path), key, configedit.parse_value(value)
 
 
-def apply_spec_toggle(name: str, spec: str, cwd: Path, factor: str | None = None) -> Toggle:
-    """A toggle from a key-differences apply spec: env:NAME=VALUE | arg:TEXT | config:FILE:KEY=VALUE."""
-    kind, _, rest = spec.partition(":")
-    kind = kind.strip().lower()
-    if kind == "env":
-        var, val = _parse_env(rest, "apply spec")
-        return Toggle(name, "env", var=var, value=val, factor=factor)
-    if kind == "arg":
+#: a diff cell that means "not set" (the variable unset, the argument absent, the file as it is)
+UNSET_WORDS = ("", "unset", "(unset)", "<unset>", "not set")
+
+
+def _cell(text: str | None) -> str | None:
+    """A diff row's cell as a state: None when it means unset."""
+    t = (text or "").strip().strip("`").strip()
+    return None if t.lower() in UNSET_WORDS else t
+
+
+def _explicit_states(rest: str, spec: str) -> tuple[str, dict[str, str | None]]:
+    """``NAME on=VALUE off=VALUE`` -> (NAME, {"on": ..., "off": ...}); a value ``unset`` is None."""
+    try:
         words = shlex.split(rest)
-        if not words:
-            raise DbglogError(f"apply spec {spec!r}: no words after arg:")
-        return Toggle(name, "arg", words=words, factor=factor)
+    except ValueError as e:
+        raise DbglogError(f"apply spec {spec!r}: {e}") from None
+    head, states = (words[0] if words else ""), {}
+    for w in words[1:]:
+        k, eq, v = w.partition("=")
+        if not eq or k not in ("on", "off"):
+            raise DbglogError(f"apply spec {spec!r}: expected on=VALUE and/or off=VALUE after the name, got {w!r}")
+        states[k] = _cell(v)
+    return head, states
+
+
+def apply_spec_toggle(name: str, spec: str, cwd: Path, factor: str | None = None, working: str | None = None,
+                      broken: str | None = None) -> Toggle:
+    """A toggle from a key-differences row. The spec names the knob, and the two states come from
+    the row's columns -- on = the BROKEN value, off = the WORKING value, ``unset``/empty = not set:
+    ``env:NAME``, ``config:FILE:KEY``, ``arg``. Explicit states remain possible:
+    ``env:NAME=VALUE`` (off: unset), ``arg:TEXT`` (off: absent), ``config:FILE:KEY=VALUE`` (off: the
+    file's value), or ``KNOB on=VALUE off=VALUE`` for any of them."""
+    spec = spec.strip()
+    kind = re.split(r"[:\s]", spec, maxsplit=1)[0].lower()
+    rest = spec[len(kind):].lstrip(":").strip() if spec[:len(kind)].lower() == kind else ""
+    on, off = _cell(broken), _cell(working)
+    explicit = any(w.startswith(("on=", "off=")) for w in rest.split())
+    if kind == "env":
+        if explicit or "=" not in rest:  # the knob, states from the columns (or on=/off=)
+            var, st = _explicit_states(rest, spec) if explicit else (rest, {})
+            on, off = st.get("on", on), st.get("off", off)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var or ""):
+                raise DbglogError(f"apply spec {spec!r} (row {name!r}): env:NAME, e.g. env:HIP_LAUNCH_BLOCKING")
+            t = Toggle(name, "env", var=var, value=on, off=off, factor=factor)
+        else:
+            var, val = _parse_env(rest, "apply spec")
+            t = Toggle(name, "env", var=var, value=val, factor=factor)
+        if t.value == t.off:
+            raise DbglogError(f"row {name!r}: the working and broken states of {t.var} are the same "
+                              f"({t.states()[0]}): nothing to switch")
+        return t
+    if kind == "arg":
+        if explicit or not rest:
+            _, st = _explicit_states("arg " + rest, spec) if explicit else ("", {})
+            on, off = st.get("on", on), st.get("off", off)
+            t = Toggle(name, "arg", words=shlex.split(on or ""), off_words=shlex.split(off or ""), factor=factor)
+        else:
+            t = Toggle(name, "arg", words=shlex.split(rest), factor=factor)
+        if t.words == t.off_words:
+            raise DbglogError(f"row {name!r}: the working and broken arguments are the same: nothing to switch")
+        return t
     if kind == "config":
+        if explicit or "=" not in rest:
+            target, st = _explicit_states(rest, spec) if explicit else (rest, {})
+            on, off = st.get("on", on), st.get("off", off)
+            if ":" not in target:
+                raise DbglogError(f"apply spec {spec!r} (row {name!r}): config:FILE:KEY.PATH")
+            f, key, _ = _parse_config(target + "=null", cwd, "apply spec")
+            t = Toggle(name, "config", file=f, key=key, factor=factor,
+                       value=configedit.parse_value(on) if on is not None else None, on_unset=on is None,
+                       off_value=configedit.parse_value(off) if off is not None else None, off_unset=off is None)
+            if t.on_unset and t.off_unset:
+                raise DbglogError(f"row {name!r}: both states of {key} are unset: nothing to switch")
+            return t
         f, key, value = _parse_config(rest, cwd, "apply spec")
         return Toggle(name, "config", file=f, key=key, value=value, factor=factor)
-    raise DbglogError(f"unknown apply spec {spec!r} (row {name!r}): use env:NAME=VALUE, arg:TEXT or "
-                      "config:FILE:KEY=VALUE")
+    raise DbglogError(f"unknown apply spec {spec!r} (row {name!r}): use env:NAME, arg or config:FILE:KEY (both "
+                      "states from the row's columns), or env:NAME=VALUE, arg:TEXT, config:FILE:KEY=VALUE")
 
 
 def build_toggles(recs, *, cwd: Path, envs=(), env_offs=(), args=(), args_from=(), configs=(), suspect_paths=(),
@@ -182,7 +254,8 @@ def build_toggles(recs, *, cwd: Path, envs=(), env_offs=(), args=(), args_from=(
             raise DbglogError(f"no row of {from_diffs_inv}'s key-differences table has an apply spec; add one with "
                               "`dbglog diff set FACTOR --apply 'env:NAME=VALUE'`")
         for d in rows:
-            out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor))
+            out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor, working=d.working,
+                                         broken=d.broken))
     # unique names, stable
     seen: dict[str, int] = {}
     for t in out:
@@ -337,7 +410,8 @@ class Trials:
         return env
 
     def argv_for(self, enabled: set[str]) -> list[str]:
-        words = [w for t in self.toggles if t.kind == "arg" and t.name in enabled for w in t.words]
+        words = [w for t in self.toggles if t.kind == "arg"
+                 for w in (t.words if t.name in enabled else t.off_words)]
         cmd = list(self.spec["execution"]["cmd"])
         if PLACEHOLDER in cmd:
             i = cmd.index(PLACEHOLDER)
@@ -348,12 +422,14 @@ class Trials:
         out = {}
         for path, original in self.originals.items():
             data = original
-            cfg = [t for t in self.toggles if t.kind == "config" and t.file == path and t.name in enabled]
+            cfg = [(t, t.value) if t.name in enabled else (t, t.off_value) for t in self.toggles
+                   if t.kind == "config" and t.file == path
+                   and not (t.on_unset if t.name in enabled else t.off_unset)]
             if cfg:
                 text = data.decode("utf-8")
                 fmt = configedit.file_format(path)
-                for t in cfg:
-                    text = configedit.set_value(text, fmt, configedit.split_key(t.key), t.value, where=path)
+                for t, value in cfg:
+                    text = configedit.set_value(text, fmt, configedit.split_key(t.key), value, where=path)
                 data = text.encode("utf-8")
             off = [suspects.Region.from_list(r) for t in self.toggles
                    if t.kind == "suspect" and t.name not in enabled for r in t.regions if r[0] == path]
