@@ -576,10 +576,15 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
     cap = parse_size(output_cap)
     recs = open_records(create=True)
-    out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
-                        on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect, output_cap_bytes=cap,
-                        echo=not (quiet or as_json), attempt_title=attempt_title, hypothesis=hypothesis,
-                        inv_ref=inv_ref)
+    from dbglog.runner import Interrupted
+
+    try:
+        out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
+                            on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
+                            output_cap_bytes=cap, echo=not (quiet or as_json), attempt_title=attempt_title,
+                            hypothesis=hypothesis, inv_ref=inv_ref)
+    except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
+        _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
     if as_json:
         emit(True, out.to_dict())
@@ -595,6 +600,32 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
             for s in added:
                 click.echo(f"Next step {s.position} added: {s.text}", err=True)
     sys.exit(out.exit_code(git_bisect_exit, expect))
+
+
+def _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json) -> None:
+    """Record the runs of an interrupted `dbglog run` (the last one as "interrupted by SIGTERM"),
+    as an inconclusive attempt with --attempt, then exit 128 + the signal like the shell would."""
+    import shlex
+    from pathlib import Path
+
+    dicts = [r.to_dict() | {"interrupted": True} for r in e.results if r is not None]
+    dirs = [str(Path(d["paths"].get("output", ".")).parent) for d in dicts]
+    a = None
+    if dicts:
+        try:
+            a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
+                                 did=shlex.join(cmd))
+        except DbglogError:  # no investigation to record the attempt in: the runs at least
+            recs.record_runs(dicts, dirs)
+    if as_json:
+        emit(True, {"runs": dicts, "interrupted": str(e),
+                    "attempt": a.to_dict() if a is not None else None})
+    else:
+        for d in dicts:
+            click.echo(_run_summary(d), err=True)
+        if a is not None:
+            click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
+    sys.exit(128 + e.signum)
 
 
 def _run_summary(d: dict) -> str:

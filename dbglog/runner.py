@@ -754,6 +754,50 @@ def new_run_id() -> str:
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+class Interrupted(KeyboardInterrupt):
+    """dbglog was stopped (Ctrl-C, SIGTERM, SIGHUP) while it supervised a run: the whole tree was
+    stopped first. ``result`` is the run so far (outcome "error", ``error`` "interrupted by ...");
+    ``run_repeated`` adds the finished repeats before it in ``results``. Callers that record runs
+    record these, then exit 128 + ``signum``; others see a KeyboardInterrupt as before."""
+
+    def __init__(self, signum: int, result: "RunResult | None" = None):
+        super().__init__(signal_name(signum) or str(signum))
+        self.signum = signum
+        self.result = result
+        self.results: list = [result] if result is not None else []
+
+
+def _trap_stop_signals() -> dict:
+    """SIGTERM and SIGHUP, when nothing else handles them (a bisection does), stop dbglog like
+    Ctrl-C: an exception, so the tree kill below runs instead of leaving the repro orphaned.
+    Only the first one counts (a second one must not cut the clean-up short)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    got: list[int] = []
+
+    def stop(signum, frame):
+        if not got:
+            got.append(signum)
+            raise Interrupted(signum)
+
+    old = {}
+    for sig in (_signal.SIGTERM, _signal.SIGHUP):
+        try:
+            if _signal.getsignal(sig) is _signal.SIG_DFL:
+                old[sig] = _signal.signal(sig, stop)
+        except (ValueError, OSError):
+            pass
+    return old
+
+
+def _untrap(old: dict) -> None:
+    for sig, h in old.items():
+        try:
+            _signal.signal(sig, h)
+        except (ValueError, OSError):
+            pass
+
+
 def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> int | None:
     """Wait up to ``timeout`` for the child; a pidfd wakes us the moment it exits."""
     if pidfd is not None:
@@ -874,6 +918,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
 
     timed_out = False
     rc = None
+    trapped = _trap_stop_signals()
+    interrupted: Interrupted | None = None
     try:
         deadline = None if timeout is None else t0 + timeout
         interval = 0.02
@@ -903,10 +949,16 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                     f"{len(leftovers)} process(es) were still running after the command exited "
                     f"({', '.join(str(p.pid) for p in leftovers[:5])}); terminated")
                 result.survivors = terminate_tree(tree, grace, kill_wait)
-    except BaseException:
-        # dbglog itself interrupted (Ctrl-C, error): never leave the repro running.
-        terminate_tree(tree, min(grace, 1.0), kill_wait)
-        raise
+    except BaseException as e:
+        # dbglog itself interrupted (Ctrl-C, SIGTERM, SIGHUP, error): never leave the repro running.
+        if isinstance(e, KeyboardInterrupt):  # the tree first, the second signal cannot stop that
+            interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
+            if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
+                trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
+        result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
+        if interrupted is None:
+            _untrap(trapped)
+            raise
     finally:
         if pidfd is not None:
             os.close(pidfd)
@@ -929,6 +981,16 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             result.omitted_bytes[name] = s.close()
         result.duration_s = time.monotonic() - t0
 
+    if interrupted is not None:
+        _untrap(trapped)
+        result.outcome = "error"
+        result.error = f"interrupted by {signal_name(interrupted.signum)}: the run and its processes were stopped"
+        result.notes.append(result.error)
+        result.exit_code, result.signal = normalize_exit(rc)
+        interrupted.result = result
+        interrupted.results = [result]
+        raise interrupted
+    _untrap(trapped)
     result.truncated = any(result.omitted_bytes.values())
     if result.truncated:
         result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
@@ -1064,7 +1126,11 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
     hist: collections.Counter = collections.Counter()
     for i in range(1, repeat + 1):
         # One run keeps the plain layout runs/<id>/; repeats go to runs/<id>/001, 002, ...
-        r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
+        try:
+            r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
+        except Interrupted as e:
+            e.results = results + e.results  # the finished repeats are recorded too
+            raise
         results.append(r)
         hist[(r.outcome, r.signature)] += 1
         if until_fail and r.outcome != "pass":
