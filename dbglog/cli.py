@@ -691,6 +691,34 @@ def runs_show(ref, as_json):
     emit(as_json, r, lambda: click.echo(f"{' '.join(r['cmd'])}\n{_run_summary(r)}"))
 
 
+@runs.command("prune")
+@click.option("--older-than", "older_than", type=click.FloatRange(min=0), metavar="DAYS",
+              help="Remove the outputs of runs older than DAYS days.")
+@click.option("--keep", type=click.IntRange(min=0), metavar="N", help="Keep the newest N runs' outputs, remove the rest.")
+@click.option("--max-size", "max_size", metavar="SIZE", help="Remove the oldest until the rest fits (e.g. 2G, 500M).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@json_option
+def runs_prune(older_than, keep, max_size, dry_run, as_json):
+    """Remove old run outputs from .dbglog/runs/. A run an attempt or a bisection cites keeps its
+    record (only its output files go); the others are deleted. `dbglog run` also keeps the
+    directory under a size cap: [runs] max_size in .dbglog/config.toml (default 2G, 0 = none)."""
+    from dbglog.records import parse_size as size_of
+
+    if older_than is None and keep is None and max_size is None:
+        raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
+    max_bytes = size_of(max_size) if max_size is not None else None
+    recs = open_records()
+    out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_bytes, dry_run=dry_run)
+
+    def human():
+        verb = "Would remove" if dry_run else "Removed"
+        click.echo(f"{verb} the outputs of {len(out['pruned'])} run(s), {out['freed_bytes'] / (1 << 20):.1f} MiB"
+                   + (f"; {len(out['rows_kept'])} record(s) kept (cited by attempts or bisections)"
+                      if out["rows_kept"] else ""))
+
+    emit(as_json, out, human)
+
+
 @cli.command("env")
 @click.option("--python", "python", metavar="PATH", help="Probe torch/triton/... in this interpreter.")
 @click.option("--timeout", type=float, default=5.0, show_default=True, help="Per-probe time limit.")

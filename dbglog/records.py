@@ -10,6 +10,7 @@ Either way nothing is torn and nothing is lost.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from contextlib import contextmanager
@@ -89,6 +90,8 @@ class JournaledStore(Store):
         super().__init__(path)
         self._undo: dict[Path, Path | bytes | None] | None = None
         self._seq = 0
+        self.runs_added: list[str] = []  # run ids inserted by the open transaction
+        self.after_runs = None  # called with them once that transaction committed (the size cap)
 
     @contextmanager
     def write(self):
@@ -118,12 +121,19 @@ class JournaledStore(Store):
                             os.unlink(saved)
                         except OSError:
                             pass
+            added, self.runs_added = self.runs_added, []
+            if ok and added and self.after_runs is not None:
+                try:
+                    self.after_runs(added)
+                except Exception:  # upkeep never fails the command that recorded the runs
+                    pass
 
     def insert_run(self, result: dict, *args, **kwargs) -> None:
         """Runs are stored cleaned (captured lines without control characters, secrets redacted),
         whoever records them (``dbglog run``, a bisection's trials)."""
         redact.remember_env({k: v for k, v in (result.get("env_overrides") or {}).items() if isinstance(v, str)})
         super().insert_run(redact.clean_obj(result), *args, **kwargs)
+        self.runs_added.append(result.get("id"))
 
     def journal(self, path: Path) -> None:
         """Remember ``path`` as it is now, before this transaction writes it."""
@@ -174,6 +184,7 @@ class Records:
         self.last_sync: sync.SyncReport | None = None
         self.restored_files = self._restore_bisect_edits()
         self._ensure_git()
+        self.store.after_runs = self._cap_runs
 
     def _ensure_git(self) -> None:
         """The first command in a clone (fresh, or set up by an older dbglog) registers git's merge
@@ -561,6 +572,187 @@ class Records:
             for r, d in zip(results, run_dirs):
                 self.store.insert_run(r, d, inv_id, number)
         return a
+
+    def prune_runs(self, *, older_than_days: float | None = None, keep: int | None = None,
+                   max_bytes: int | None = None, dry_run: bool = False) -> dict:
+        """`dbglog runs prune`: remove run outputs (see ``plan_prune``)."""
+        plan = plan_prune(self, older_than_days=older_than_days, keep=keep, max_bytes=max_bytes)
+        if dry_run:
+            plan.pop("_units")
+            return plan | {"dry_run": True}
+        return apply_prune(self, plan) | {"dry_run": False}
+
+    def _cap_runs(self, added: list[str]) -> None:
+        """After runs were recorded: keep `.dbglog/runs/` under its size cap, oldest outputs first
+        (never the runs just recorded)."""
+        cap = runs_cap(self.ws.config_path)
+        if cap is None:
+            return
+        plan = plan_prune(self, max_bytes=cap, protect=set(added))
+        if plan["pruned"]:
+            apply_prune(self, plan)
+            import sys
+
+            print(f"dbglog: .dbglog/runs/ is over its cap ({cap >> 20} MiB): removed the outputs of "
+                  f"{len(plan['pruned'])} older run(s), {plan['freed_bytes'] >> 20} MiB ([runs] max_size in "
+                  f"{self.ws.config_path.name})", file=sys.stderr)
+
+
+# --- run outputs: prune and the size cap ----------------------------------------------
+
+DEFAULT_RUNS_CAP = 2 << 30  # .dbglog/runs/ beyond this loses its oldest outputs ([runs] max_size)
+
+
+def parse_size(text) -> int | None:
+    """``64M``, ``2G``, ``512K``, a number of bytes; ``0``/``none``/``unlimited`` = no cap (None)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return None if text <= 0 else int(text)
+    t = str(text).strip().lower().removesuffix("b").removesuffix("i")
+    if t in ("0", "none", "unlimited", ""):
+        return None
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(t[-1:], 1)
+    try:
+        n = float(t[:-1] if mult != 1 else t)
+    except ValueError:
+        raise DbglogError(f"bad size {text!r}: use e.g. 2G, 500M, 64K or 0 for no cap") from None
+    if n < 0 or n != n or n == float("inf"):
+        raise DbglogError(f"bad size {text!r}: use e.g. 2G, 500M, 64K or 0 for no cap")
+    return int(n * mult) or None
+
+
+def runs_cap(config_path: Path) -> int | None:
+    """The size cap of `.dbglog/runs/` from ``[runs] max_size`` in config.toml (default 2 GiB)."""
+    try:
+        import tomllib
+
+        with open(config_path, "rb") as f:
+            cfg = tomllib.load(f)
+    except FileNotFoundError:
+        return DEFAULT_RUNS_CAP
+    except (OSError, ValueError) as e:
+        raise DbglogError(f"{config_path}: {e}") from None
+    value = (cfg.get("runs") or {}).get("max_size", DEFAULT_RUNS_CAP) if isinstance(cfg.get("runs"), dict) \
+        else DEFAULT_RUNS_CAP
+    try:
+        return parse_size(value)
+    except DbglogError as e:
+        raise DbglogError(f"{config_path}: [runs] max_size: {e}") from None
+
+
+def _du(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def plan_prune(recs: "Records", *, older_than_days: float | None = None, keep: int | None = None,
+               max_bytes: int | None = None, protect=()) -> dict:
+    """Which run outputs to remove. A unit is one top-level entry of `.dbglog/runs/` (one `dbglog
+    run`, its repeats inside; or one trial of a bisection). Newest first; ``keep`` keeps the newest
+    N, ``older_than_days`` drops older ones, ``max_bytes`` drops the oldest until the rest fits.
+    ``protect``: run ids never dropped (the ones just recorded)."""
+    import time
+    from datetime import datetime
+
+    root = recs.ws.runs_dir
+    try:
+        names = [e.name for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except FileNotFoundError:
+        names = []
+    rows: dict[str, list] = {}
+    for r in recs.store.q("SELECT id, run_dir, started, investigation_id, attempt_number FROM runs"):
+        try:
+            top = Path(r["run_dir"]).resolve().relative_to(root.resolve()).parts[0]
+        except (ValueError, IndexError, TypeError, OSError):
+            top = None
+        rows.setdefault(top or f"?{r['id']}", []).append(r)
+    linked = set()
+    for (ids,) in recs.store.q("SELECT runs FROM bisect_trials"):
+        try:
+            linked.update(json.loads(ids or "[]"))
+        except ValueError:
+            pass
+    units = []
+    for name in set(names) | set(rows):
+        rs = rows.get(name, [])
+        when = None
+        for r in rs:
+            try:
+                t = datetime.fromisoformat(r["started"].replace("Z", "+00:00")).timestamp()
+            except (ValueError, AttributeError):
+                continue
+            when = t if when is None else max(when, t)
+        path = root / name if name in names else None
+        if when is None:
+            try:
+                when = os.stat(path).st_mtime if path is not None else 0.0
+            except OSError:
+                when = 0.0
+        units.append({"name": name, "path": path, "when": when, "rows": rs,
+                      "protected": any(r["id"] in protect for r in rs) or name in protect})
+    units.sort(key=lambda u: (u["when"], u["name"]), reverse=True)
+    drop: list[dict] = []
+    now = time.time()
+    for i, u in enumerate(units):
+        if u["protected"]:
+            continue
+        if (keep is not None and i >= keep) or \
+                (older_than_days is not None and u["when"] < now - older_than_days * 86400):
+            drop.append(u)
+    if max_bytes is not None:
+        sizes = {u["name"]: (_du(u["path"]) if u["path"] is not None else 0) for u in units}
+        total = sum(sizes[u["name"]] for u in units if u not in drop)
+        for u in reversed(units):  # oldest first
+            if total <= max_bytes:
+                break
+            if u in drop or u["protected"]:
+                continue
+            drop.append(u)
+            total -= sizes[u["name"]]
+    out = {"pruned": [], "rows_deleted": [], "rows_kept": [], "freed_bytes": 0}
+    for u in drop:
+        out["pruned"].append(u["name"])
+        if u["path"] is not None:
+            out["freed_bytes"] += _du(u["path"])
+        for r in u["rows"]:
+            # a run an attempt or a bisection cites keeps its record (only its output goes)
+            (out["rows_kept"] if r["attempt_number"] is not None or r["id"] in linked
+             else out["rows_deleted"]).append(r["id"])
+    out["_units"] = drop
+    return out
+
+
+def apply_prune(recs: "Records", plan: dict) -> dict:
+    """Delete the rows, commit, then remove the directories (a failed commit removes nothing)."""
+    import shutil
+
+    units = plan.pop("_units")
+    with recs.store.write():
+        for rid in plan["rows_deleted"]:
+            recs.store.q("DELETE FROM runs WHERE id = ?", rid)
+        for rid in plan["rows_kept"]:
+            row = recs.store.q("SELECT result FROM runs WHERE id = ?", rid).fetchone()
+            if row is None:
+                continue
+            try:
+                d = json.loads(row[0])
+            except ValueError:
+                continue
+            note = "outputs pruned (`dbglog runs prune` or the [runs] max_size cap)"
+            if note not in d.get("notes", []):
+                d.setdefault("notes", []).append(note)
+                recs.store.q("UPDATE runs SET result = ? WHERE id = ?", json.dumps(d), rid)
+    root = recs.ws.runs_dir.resolve()
+    for u in units:
+        p = u["path"]
+        if p is not None and Path(p).resolve().parent == root:
+            shutil.rmtree(p, ignore_errors=True)
+    return plan
 
 
 def _holds_investigations(logs_dir: Path) -> bool:

@@ -1,0 +1,81 @@
+"""Issue 17: `dbglog runs prune [--older-than DAYS] [--keep N]` and a size cap on .dbglog/runs/
+(each run may keep up to 128 MiB of output, and nothing used to remove them)."""
+
+import json
+import os
+import sqlite3
+import sys
+import time
+
+from conftest import run_cli
+
+
+def make_runs(workdir, n, *, attempt_every=0, payload=0):
+    ids = []
+    for k in range(n):
+        args = ["run", "--json", "-q"]
+        if attempt_every and k % attempt_every == 0:
+            args += ["--attempt", f"try {k}"]
+        code = f"import sys; sys.stdout.write('x' * {payload}); print({k})"
+        r = run_cli(*args, "--", sys.executable, "-c", code, cwd=workdir)
+        assert r.returncode == 0, r.stderr
+        ids.append(json.loads(r.stdout)["id"])
+    return ids
+
+
+def run_rows(workdir):
+    con = sqlite3.connect(workdir / ".dbglog" / "dbglog.db")
+    rows = {r[0]: r[1] for r in con.execute("SELECT id, attempt_number FROM runs")}
+    con.close()
+    return rows
+
+
+def test_keep_n_removes_older_outputs_and_unlinked_records(workdir):
+    assert run_cli("new", "prune", "--no-env", cwd=workdir).returncode == 0
+    ids = make_runs(workdir, 5, attempt_every=2)  # runs 0, 2, 4 are attempts
+    r = run_cli("runs", "prune", "--keep", "2", "--json", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert sorted(out["pruned"]) == sorted(ids[:3])
+    assert sorted(out["rows_deleted"]) == [ids[1]] and sorted(out["rows_kept"]) == sorted([ids[0], ids[2]])
+    left = sorted(os.listdir(workdir / ".dbglog" / "runs"))
+    assert left == sorted(ids[3:])
+    assert set(run_rows(workdir)) == {ids[0], ids[2], ids[3], ids[4]}
+    shown = json.loads(run_cli("runs", "show", ids[0], "--json", cwd=workdir).stdout)
+    assert any("outputs pruned" in n for n in shown["notes"])
+    assert run_cli("doctor", cwd=workdir).returncode == 0
+
+
+def test_older_than_and_dry_run(workdir):
+    ids = make_runs(workdir, 3)
+    old = workdir / ".dbglog" / "runs" / "20200101-000000-dead"  # an orphan directory (no record)
+    old.mkdir()
+    (old / "output").write_text("x")
+    t = time.time() - 40 * 86400
+    os.utime(old, (t, t))
+    dry = json.loads(run_cli("runs", "prune", "--older-than", "30", "--dry-run", "--json", cwd=workdir).stdout)
+    assert dry["pruned"] == [old.name] and dry["dry_run"] and old.exists()
+    out = json.loads(run_cli("runs", "prune", "--older-than", "30", "--json", cwd=workdir).stdout)
+    assert out["pruned"] == [old.name] and not old.exists()
+    assert set(run_rows(workdir)) == set(ids)
+
+
+def test_size_cap_from_config_keeps_the_newest(workdir):
+    assert run_cli("init", cwd=workdir).returncode == 0
+    (workdir / ".dbglog" / "config.toml").write_text('[runs]\nmax_size = "300K"\n')
+    ids = make_runs(workdir, 4, payload=120_000)  # ~120 KB of output (x2: output and stdout) each
+    left = sorted(os.listdir(workdir / ".dbglog" / "runs"))
+    assert ids[-1] in left and ids[0] not in left
+    total = sum(f.stat().st_size for f in (workdir / ".dbglog" / "runs").rglob("*") if f.is_file())
+    assert total <= 300 * 1024 + 130_000 * 2  # under the cap, or only the run just recorded over it
+
+
+def test_bad_values_are_one_line(workdir):
+    assert run_cli("init", cwd=workdir).returncode == 0
+    for args in (["--keep", "-1"], ["--older-than", "soon"], ["--max-size", "lots"], []):
+        r = run_cli("runs", "prune", *args, cwd=workdir)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    (workdir / ".dbglog" / "config.toml").write_text('[runs]\nmax_size = "huge"\n')
+    r = run_cli("run", "-q", "--", sys.executable, "-c", "pass", cwd=workdir)
+    assert r.returncode == 0  # a broken cap setting never fails the run it follows
