@@ -1298,7 +1298,13 @@ class _Builder:
             a.lead = a.lead[:1]
         lead_first = re.sub(r"^\[[ xX]\]\s*", "", first).strip()
         lab = label_of(lead_first, ATTEMPT_LABELS)
-        a.title = _item_title(lab[1] if lab and lab[1] else lead_first)
+        named = next((_value(a.fields[k]) for k in ("did", "hypothesis") if _value(a.fields.get(k, []))), "")
+        if lab and lab[1]:
+            a.title = _item_title(lab[1])
+        elif named and re.match(r"^[\w -]{1,20}:\s", lead_first):
+            a.title = _item_title(named)  # "- timestamp: ...\n  checked: py-spy dump of rank 0"
+        else:
+            a.title = _item_title(lead_first)
         a.tag = _lead_tag(lead_first)
         a.context = ctx
         a.lines = idxs
@@ -1532,11 +1538,20 @@ class _Builder:
         items: list[tuple[str, str, int]] = [("investigation", "", line)]
         # Attempts: the author's numbers when every attempt has a distinct one; else document order.
         atts = sorted(self.attempts, key=lambda a: a.line)
-        nums = [a.number for a in atts]
-        keep = all(n is not None for n in nums) and len(set(nums)) == len(nums)
+        # The author's numbers are kept when most attempts carry one and none repeats ("see Attempt 3"
+        # in the text stays true); the others are numbered after them, in document order.
+        nums = [a.number for a in atts if a.number is not None]
+        keep = len(set(nums)) == len(nums) and len(nums) * 2 > len(atts)
+        nxt = max(nums, default=0)
         for k, a in enumerate(atts, 1):
-            inv.attempts.append(self._make_attempt(a, a.number if keep else k))
-            items.append(("attempt", str(inv.attempts[-1].number), a.line + 1))
+            if keep:
+                if a.number is None:
+                    nxt += 1
+                number = a.number if a.number is not None else nxt
+            else:
+                number = k
+            inv.attempts.append(self._make_attempt(a, number))
+            items.append(("attempt", str(number), a.line + 1))
         if keep:
             inv.attempts.sort(key=lambda x: x.number)
         seen_steps = set()
@@ -1590,8 +1605,10 @@ class _Builder:
                 conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
         if out is None and a.tag:
             out = a.tag
-        if out is None and a.context == "untested":
-            out = "untested"  # under "Hypotheses (not yet proven)": whatever the prose says
+        if out is None and a.context is not None:
+            # Under "Eliminated", "Attempted fixes (all failed)", "Hypotheses (not yet proven)": the
+            # heading's verdict holds whatever the prose says ("dd write succeeds in 21 s").
+            out = a.context
         if out is None and result and outcomes.verdict_word(result) == "untested":
             out = "untested"  # "not run yet — needs llm-compressor support"
         if out is None and not result:
@@ -1609,8 +1626,6 @@ class _Builder:
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
             c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
             out = outcomes.combine(r_out, c_out)
-        if out is None and a.context:
-            out = a.context
         if out is None:
             # Nothing says what happened: not run yet when nothing says it was done either.
             done = result or conclusion or _ACTION_LEAD.match(did or "") or _TRIED_ITEM.match(did or "")
@@ -1879,7 +1894,7 @@ def _item_title(text: str) -> str:
     m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
     if m and len(m.group(1)) >= 3:
         return _one_line(m.group(1).rstrip(":"))
-    t = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+|:\s+", t, maxsplit=1)[0]
+    t = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
     t = _one_line(t)
     return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
 

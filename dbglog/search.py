@@ -68,6 +68,7 @@ TRIGRAM_COLS = ("title", "did", "result")
 TRIGRAMS = {"attempt": "attempts_trigram", "section": "sections_trigram"}
 KIND_NAMES = tuple(KINDS)
 # Non-attempt rows are context; at equal relevance an attempt (with its verdict) comes first.
+OUTCOME_FACTOR = {"worked": 1.12, "partial": 1.05}
 KIND_FACTOR = {"attempt": 1.0, "investigation": 0.8, "difference": 0.85, "next": 0.85, "section": 0.85}
 
 STOPWORDS = frozenset(
@@ -1143,6 +1144,10 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
         h.similarity = 0.0
         doc = len(union[h.investigation or h.path]) / total
         h.score = (0.5 * h.coverage + 0.3 * bm + DOC_WEIGHT * doc) * KIND_FACTOR[h.kind]
+        if h.kind == "attempt":
+            # Between attempts that match alike, the one that fixed it answers a symptom-shaped query
+            # ("deepspeed save_checkpoint hangs rank 0") better than the dead ends before it.
+            h.score *= OUTCOME_FACTOR.get(h.outcome, 1.0)
     if not rerank:
         return
     from rapidfuzz import fuzz, utils

@@ -97,6 +97,11 @@ GROUPS: list[tuple[str, ...]] = [
     ("nvidia-smi", "nvidia smi", "nvsmi"),
     ("dcgm", "dcgmi"),
     ("ld_preload", "ld preload"),
+    # libraries and runtimes people name by their short forms
+    ("ort", "onnxruntime", "onnx runtime", "onnxruntime-gpu"),
+    ("trt-llm", "tensorrt-llm", "tensorrt llm", "trtllm"),
+    ("caching allocator", "cudacachingallocator", "cuda caching allocator", "cuda allocator"),
+    ("nvml", "nvidia management library"),
     # hardware: product names and the architecture names logs and build flags use
     ("jetson", "orin", "jetson orin", "agx orin", "orin nx", "xavier", "jetpack", "l4t", "tegra"),
     ("h100", "hopper", "sm90", "sm_90", "gh100"),
