@@ -28,6 +28,33 @@ def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(f)
 
 
+class _Seconds(click.ParamType):
+    """A finite, non-negative number of seconds (``nan``, ``inf``, ``-1`` are refused, not run)."""
+
+    name = "seconds"
+
+    def __init__(self, allow_zero: bool = False):
+        self.allow_zero = allow_zero
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            v = value
+        else:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if v != v or v in (float("inf"), float("-inf")) or v < 0 or (v == 0 and not self.allow_zero):
+            self.fail(f"{value!r} must be a finite number {'>= 0' if self.allow_zero else '> 0'}", param, ctx)
+        return v
+
+
+SECONDS = _Seconds()  # --timeout
+GRACE = _Seconds(allow_zero=True)  # --grace, --older-than
+INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
+COUNT = click.IntRange(1, 2**31 - 1)  # --jobs, --limit, budgets, attempt numbers
+
+
 def inv_option(f):
     return click.option("-i", "--investigation", "inv_ref", metavar="ID",
                         help="Investigation (id, id prefix or title words); default: the current one.")(f)
@@ -290,7 +317,7 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
 
 
 @attempt.command("edit")
-@click.argument("number", type=int)
+@click.argument("number", type=COUNT)
 @click.option("--title")
 @click.option("--hypothesis", "-H")
 @click.option("--did", "-d")
@@ -440,7 +467,7 @@ def next_():
 @next_.command("add")
 @click.argument("text")
 @click.option("--detail", default="", help="Why, or how.")
-@click.option("--at", "position", type=int, help="Insert at this position (default: the end).")
+@click.option("--at", "position", type=INT, help="Insert at this position (default: the end).")
 @inv_option
 @json_option
 def next_add(text, detail, position, inv_ref, as_json):
@@ -462,7 +489,7 @@ def _mark(ref, status, attempt_no, inv_ref, as_json):
 
 @next_.command("done")
 @click.argument("ref")
-@click.option("--attempt", "attempt_no", type=int, help="The attempt that did it.")
+@click.option("--attempt", "attempt_no", type=COUNT, help="The attempt that did it.")
 @inv_option
 @json_option
 def next_done(ref, attempt_no, inv_ref, as_json):
@@ -481,7 +508,7 @@ def next_drop(ref, inv_ref, as_json):
 
 @next_.command("move")
 @click.argument("ref")
-@click.argument("to", type=int)
+@click.argument("to", type=INT)
 @inv_option
 @json_option
 def next_move(ref, to, inv_ref, as_json):
@@ -528,14 +555,10 @@ def reject_unknown_option(cmd) -> None:
 
 
 def parse_size(text: str) -> int | None:
-    t = text.strip().lower()
-    if t in ("0", "none", "unlimited"):
-        return None
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
-    try:
-        return int(float(t[:-1] if mult != 1 else t) * mult)
-    except ValueError:
-        raise DbglogError(f"bad size {text!r}: use e.g. 64M, 512K or 0 for no cap") from None
+    """``64M``, ``512K``, bytes; 0/none/unlimited = no cap. Negative, inf, nan: refused (one line)."""
+    from dbglog.records import parse_size as size_of
+
+    return size_of(text)
 
 
 def parse_env_pairs(pairs) -> dict:
@@ -549,13 +572,13 @@ def parse_env_pairs(pairs) -> dict:
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--timeout", type=float, help="Seconds before the run is a hang (captures, then tree kill).")
-@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--timeout", type=SECONDS, help="Seconds before the run is a hang (captures, then tree kill).")
+@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET",
               help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler (repeatable).")
-@click.option("--repeat", type=int, default=1, show_default=True, help="Run N times; report a histogram.")
+@click.option("--repeat", type=INT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
 @click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")
 @click.option("--git-bisect-exit", is_flag=True, help="Exit 0 good, 1 bad, 125 skip (for `git bisect run`).")
@@ -664,7 +687,7 @@ def runs():
 
 
 @runs.command("list")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=COUNT, default=20, show_default=True)
 @json_option
 def runs_list(limit, as_json):
     """Most recent runs first."""
@@ -692,7 +715,7 @@ def runs_show(ref, as_json):
 
 
 @runs.command("prune")
-@click.option("--older-than", "older_than", type=click.FloatRange(min=0), metavar="DAYS",
+@click.option("--older-than", "older_than", type=GRACE, metavar="DAYS",
               help="Remove the outputs of runs older than DAYS days.")
 @click.option("--keep", type=click.IntRange(min=0), metavar="N", help="Keep the newest N runs' outputs, remove the rest.")
 @click.option("--max-size", "max_size", metavar="SIZE", help="Remove the oldest until the rest fits (e.g. 2G, 500M).")
@@ -721,7 +744,7 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
 
 @cli.command("env")
 @click.option("--python", "python", metavar="PATH", help="Probe torch/triton/... in this interpreter.")
-@click.option("--timeout", type=float, default=5.0, show_default=True, help="Per-probe time limit.")
+@click.option("--timeout", type=SECONDS, default=5.0, show_default=True, help="Per-probe time limit.")
 @json_option
 def env_cmd(python, timeout, as_json):
     """Environment snapshot: OS, CPU, Python, git, GPUs, driver, CUDA/ROCm, ML packages, env vars."""
@@ -809,7 +832,7 @@ def signature_test(file, as_json):
 @signature.command("add")
 @click.argument("name")
 @click.argument("pattern")
-@click.option("--rank", type=int, default=75, show_default=True, help="Higher = more causal.")
+@click.option("--rank", type=INT, default=75, show_default=True, help="Higher = more causal.")
 @json_option
 def signature_add(name, pattern, rank, as_json):
     """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
@@ -881,7 +904,7 @@ def bisect_log(ref, as_json):
 
 @bisect_group.command("resume")
 @click.argument("ref", required=False)
-@click.option("--max-steps", "--budget", "max_steps", type=int, metavar="N",
+@click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
               help="git bisections: a new budget of commits tried (the steps already done count).")
 @json_option
 def bisect_resume(ref, max_steps, as_json):
@@ -945,14 +968,14 @@ def bisect_mark(ref, verdict, session_ref, as_json):
 @click.option("--match", metavar="SIGNATURE|REGEX", help="Bad = this signature (glob) or regex over the output.")
 @click.option("--any-failure", is_flag=True, help="Bad = any failure (not just the bad end's).")
 @click.option("--build", metavar="CMD", help="Shell command run before the repro each step; failure = skip.")
-@click.option("--timeout", type=float, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
+@click.option("--timeout", type=SECONDS, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
               "at least 10 s).")
-@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
-@click.option("--repeat", type=int, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Commits tested at once (k-ary search, "
+@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=INT, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
+@click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
 @click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
-@click.option("--max-steps", "--budget", "max_steps", type=int, metavar="N",
+@click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
               help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed.")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
@@ -1142,7 +1165,7 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
 
 
 @attempt.command("delete")
-@click.argument("number", type=int)
+@click.argument("number", type=COUNT)
 @inv_option
 @json_option
 def attempt_delete(number, inv_ref, as_json):
@@ -1172,19 +1195,19 @@ def attempt_delete(number, inv_ref, as_json):
               help="Toggles from the key-differences rows that have an apply spec; marks them at the end.")
 @click.option("--mode", type=click.Choice(["auto", "enable", "disable"]), default="auto", show_default=True,
               help="enable: all-on fails; disable: all-off fails (what must be removed); auto: detect.")
-@click.option("--max-sets", type=int, help="Stop after this many sets.")
-@click.option("--max-set-size", type=int, help="Give up on sets larger than this.")
-@click.option("--max-runs", type=int, help="At most this many distinct trials.")
+@click.option("--max-sets", type=COUNT, help="Stop after this many sets.")
+@click.option("--max-set-size", type=COUNT, help="Give up on sets larger than this.")
+@click.option("--max-runs", type=COUNT, help="At most this many distinct trials.")
 @click.option("--strategy", type=click.Choice(["auto", "bisect", "ddmin"]), default="auto", show_default=True)
 @click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
-@click.option("--timeout", type=float, help="Seconds per trial before it is a hang (default: 5x the failing end).")
-@click.option("--grace", type=float, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
-@click.option("--repeat", type=int, default=1, show_default=True,
+@click.option("--timeout", type=SECONDS, help="Seconds per trial before it is a hang (default: 5x the failing end).")
+@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=INT, default=1, show_default=True,
               help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
 @click.option("--bad-if-any", "bad_if_any", is_flag=True,
               help="Flaky target: a trial is bad if any of its runs fails (N = --repeat, else calibrated "
                    "from the failing end's failure rate); automatic once runs disagree.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Trials in parallel.")
+@click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Trials in parallel.")
 @click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
 @click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")

@@ -54,6 +54,20 @@ def no_space_left(path) -> bool:
     return st.f_bavail * st.f_frsize < 64 * 1024 or (st.f_files and st.f_favail == 0)
 
 
+def read_only(path) -> bool:
+    """Is ``path`` (or its nearest existing parent) on a read-only file system?"""
+    p = os.fspath(path) if path is not None else "."
+    while p and not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    try:
+        return bool(os.statvfs(p or ".").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def _where(path) -> str:
     if not path:
         return ""
@@ -81,6 +95,9 @@ def describe(exc: BaseException, path=None) -> str | None:
         if code == 13 or "database or disk is full" in text or (code == 10 or "disk I/O error" in text) \
                 and no_space_left(path):
             return f"no space left on device{where}: free some space and retry; nothing was changed"
+        if code in (8, 14) and path is not None and read_only(path):
+            return (f"read-only file system{where}: dbglog needs to write logs/ and .dbglog/; "
+                    "nothing was changed")
         if code == 8 or "readonly database" in text:
             return (f"the database is read-only{where}: check the permissions of .dbglog/ "
                     "(and that its file system is writable); nothing was changed")

@@ -211,6 +211,9 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     moved_from = {m[0] for m in report.moved}
     for rel in sorted(set(rows) - set(files) - moved_from):
         row = rows[rel]
+        if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory, a link)
+            raise DbglogError(f"{rel} is not a regular file (a directory?); move it away and restore the "
+                              f"investigation's file (git checkout -- {rel}, or `dbglog export`)")
         if not prune:
             report.missing.append(rel)
             continue
@@ -459,7 +462,10 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
         elif inv.id not in ids:
             add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
     for rel, row in sorted(rows.items()):
-        if rel not in files:
+        if rel not in files and os.path.lexists(ws.root / rel):
+            add("not-a-file", rel, f"not a regular file (a directory?) where {row['investigation_id']} is kept; "
+                "move it away and restore the file")
+        elif rel not in files:
             add("missing", rel, f"file of {row['investigation_id']} was deleted; restore it, or "
                 "`dbglog sync --prune` to delete it from the database")
         if row["investigation_id"] not in ids:
