@@ -352,6 +352,8 @@ def test_kill_9_mid_step_then_resume_same_answer_nothing_rerun_nothing_left(tmp_
     proc.wait()
     finished = _trials(repo)
     assert (repo / ".dbglog" / "bisect").exists()  # the killed driver left its worktree behind
+    st = json.loads(run_cli("bisect", "status", "--json", cwd=repo).stdout)
+    assert st["status"] == "interrupted"  # its driver is gone: not "running"
     p = run_cli("bisect", "resume", "--json", cwd=repo)
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
@@ -378,9 +380,11 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path, pid_dir):
     assert "bisect resume" in out
     no_worktrees_left(repo)
     assert_none_alive(pid_dir)
+    assert json.loads(run_cli("bisect", "status", "--json", cwd=repo).stdout)["status"] == "interrupted"
     p = run_cli("bisect", "resume", "--json", cwd=repo)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["first_bad"]["commit"] == shas[9]
+    assert json.loads(run_cli("bisect", "status", "--json", cwd=repo).stdout)["status"] == "done"
 
 
 def test_recorded_in_investigation_and_mark_replays(tmp_path):

@@ -99,13 +99,23 @@ def test_kill_minus_9_in_place_always_restored(ws, tmp_path):
             proc.stderr.readline()
         proc.send_signal(sig)
         proc.stderr.read()
-        assert proc.wait(timeout=60) in (0, 130)
+        code = proc.wait(timeout=60)
+        assert code in (0, 130)
         assert snapshot(src) == original
         with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
             assert db.execute("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
+        st = json.loads(run_cli("bisect", "status", "--json", cwd=ws).stdout)
+        # never left "running" (a signal that lands after the result was stored leaves it done)
+        assert st["status"] in (("done",) if code == 0 else ("done", "interrupted"))
+    with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:  # the kill -9 ones: nothing reads as running
+        ids = [r[0] for r in db.execute("SELECT id FROM bisect_sessions")]
+    for sid in ids:
+        st = json.loads(run_cli("bisect", "status", sid, "--json", cwd=ws).stdout)
+        assert st["status"] in ("done", "failed", "interrupted"), st
     # the last killed session resumes (finished trials replayed, not re-run) and gets the answer
     p = run_cli("bisect", "resume", "--json", cwd=ws)
     out = json.loads(p.stdout)
     assert p.returncode == 0, p.stderr
     assert out["sets"] == [["b", "e"]]
     assert snapshot(src) == original
+    assert json.loads(run_cli("bisect", "status", out["session"], "--json", cwd=ws).stdout)["status"] == "done"

@@ -248,6 +248,29 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def _alive(pid) -> bool:
+    """Whether a dbglog process ``pid`` still runs (not a zombie, not a reused pid)."""
+    if not pid:
+        return False
+    if pid == os.getpid():
+        return True
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        return p.status() != psutil.STATUS_ZOMBIE and "dbglog" in " ".join(p.cmdline())
+    except psutil.Error:
+        return False
+
+
+def _status(r) -> str:
+    """A session's status as it stands: ``running`` only while its driver lives; a driver that was
+    killed (kill -9, a crash) leaves it ``interrupted`` (resumable), never ``running``."""
+    if r["status"] == "running" and not _alive(r["pid"]):
+        return "interrupted"
+    return r["status"]
+
+
 class SessionDB:
     def __init__(self, store):
         self.store = store
@@ -261,7 +284,7 @@ class SessionDB:
         return sid
 
     def get(self, ref: str | None = None, *, kind: str | None = None) -> dict:
-        """A session by id/prefix, or the most recent one (running first)."""
+        """A session by id/prefix, or the one a live driver runs, else the most recent one."""
         if ref:
             rows = self.store.q("SELECT * FROM bisect_sessions WHERE id = ? OR id LIKE ? ORDER BY id",
                                 ref, ref.replace("%", "").replace("_", "\\_") + "%").fetchall()
@@ -269,20 +292,22 @@ class SessionDB:
             if not exact and len(rows) > 1:
                 raise DbglogError(f"{ref!r} matches several bisections ({', '.join(r['id'] for r in rows[:4])})")
             rows = exact or rows
-        else:
+        else:  # the one a live driver is running, else the latest
             sql = "SELECT * FROM bisect_sessions" + (" WHERE kind = ?" if kind else "") + \
-                  " ORDER BY (status = 'running') DESC, created DESC, id DESC LIMIT 1"
+                  " ORDER BY created DESC, id DESC"
             rows = self.store.q(sql, *([kind] if kind else [])).fetchall()
+            live = [r for r in rows if r["status"] == "running" and _alive(r["pid"])]
+            rows = live[:1] or rows[:1]
         if not rows:
             raise DbglogError("no bisection found" + (f" matching {ref!r}" if ref else "") +
                               " (start one with `dbglog bisect git` or `dbglog bisect toggles`)")
         r = rows[0]
-        return {"id": r["id"], "kind": r["kind"], "investigation": r["investigation_id"], "status": r["status"],
+        return {"id": r["id"], "kind": r["kind"], "investigation": r["investigation_id"], "status": _status(r),
                 "spec": json.loads(r["spec"]), "result": json.loads(r["result"]) if r["result"] else None,
                 "created": r["created"], "updated": r["updated"], "pid": r["pid"]}
 
     def list(self) -> list[dict]:
-        return [{"id": r["id"], "kind": r["kind"], "status": r["status"], "created": r["created"],
+        return [{"id": r["id"], "kind": r["kind"], "status": _status(r), "created": r["created"],
                  "investigation": r["investigation_id"]}
                 for r in self.store.q("SELECT * FROM bisect_sessions ORDER BY created DESC, id DESC")]
 
@@ -339,9 +364,11 @@ class SessionDB:
                          sid)
 
     def release(self, sid: str) -> None:
-        """The driver stops without finishing (Ctrl-C): the session stays resumable."""
+        """The driver stops without finishing (Ctrl-C, SIGTERM): the session is ``interrupted`` and
+        stays resumable."""
         with self.store.write():
-            self.store.q("UPDATE bisect_sessions SET pid = NULL, updated = ? WHERE id = ?", now_iso(), sid)
+            self.store.q("UPDATE bisect_sessions SET pid = NULL, status = 'interrupted', updated = ? "
+                         "WHERE id = ? AND status = 'running'", now_iso(), sid)
 
     def finish(self, sid: str, status: str, result: dict) -> None:
         with self.store.write():

@@ -631,6 +631,10 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
             result = _drive_count(recs, session, trials, prog)
         else:
             result = _drive(recs, session, trials, prog)
+    except BaseException:
+        # Ctrl-C, SIGTERM, an error: the session is left interrupted (resumable), never "running"
+        _shielded(lambda: SessionDB(recs.store).release(session["id"]))
+        raise
     finally:
         prog.close()
         _shielded(trials.close)  # a second Ctrl-C must not cut the restore short
