@@ -400,6 +400,9 @@ def test_recorded_in_investigation_and_mark_replays(tmp_path):
     assert f"**Result:** first bad commit `{shas[17]}` — commit 17" in md
     assert "(bad end)" in md and "(good end)" in md and "../.dbglog/runs/" in md
     assert f"### Attempt 1: Bisect: first bad commit {shas[17][:10]} commit 17" in md
+    did = json.loads(run_cli("attempt", "list", "--json", cwd=repo).stdout)[0]["did"]
+    assert did.startswith(f"dbglog bisect git --good {shas[0][:10]} --bad HEAD --timeout ")  # the calibrated one
+    assert did.endswith(" -- " + " ".join(repro.cmd))
     # the mirror still round-trips (sync sees no outside edit / conflict)
     assert run_cli("sync", cwd=repo).returncode == 0
     n = len(repro.versions())

@@ -607,6 +607,38 @@ class _Driver:
         goods = sp.get("good_labels") or [g[:10] for g in sp["goods"]]
         return f"{','.join(goods)}..{sp['bad_ref']}"
 
+    def _did_text(self, res: dict) -> str:
+        """The bisection as a command, with every option that shapes a verdict (the timeout as
+        calibrated), so two attempts with different options never read the same."""
+        sp = self.spec
+        words = ["dbglog", "bisect", "git"]
+        for g in sp.get("good_labels") or sp["goods"]:
+            words += ["--good", g]
+        words += ["--bad", sp["bad_ref"]]
+        if sp.get("first_parent"):
+            words.append("--first-parent")
+        if sp.get("match"):
+            words += ["--match", sp["match"]]
+        if sp.get("any_failure"):
+            words.append("--any-failure")
+        if sp.get("build"):
+            words += ["--build", sp["build"]]
+        if res.get("timeout"):
+            words += ["--timeout", f"{res['timeout']:g}"]
+        if sp.get("repeat", 1) != 1:
+            words += ["--repeat", str(sp["repeat"])]
+        if self.jobs != 1:
+            words += ["--jobs", str(self.jobs)]
+        if sp.get("launcher"):
+            words += ["--launcher", sp["launcher"]]
+        if sp.get("max_steps"):
+            words += ["--max-steps", str(sp["max_steps"])]
+        for c in sp.get("captures") or ():
+            words += ["--capture", c]
+        text = f"{shlex.join(words)} -- {self._cmd_text()}"
+        cwd = sp.get("cwd_rel", ".")
+        return text if cwd == "." else f"cd {shlex.quote(cwd)} && {text}"
+
     def _cmd_text(self) -> str:
         return " ".join(shlex.quote(c) for c in self.spec["cmd"])
 
@@ -700,8 +732,7 @@ class _Driver:
                "path": self.recs.path_for(self.inv)}
         key = f"{res['status']}:{(res.get('first_bad') or {}).get('commit', '')}"
         if res["status"] != "refused" and self.spec.get("recorded") != key:
-            did = f"dbglog bisect git {' '.join('--good ' + shlex.quote(g) for g in self.spec.get('good_labels', []))}" \
-                  f" --bad {shlex.quote(self.spec['bad_ref'])} -- {self._cmd_text()}"
+            did = self._did_text(res)
             nsteps = len(res["steps"])
             if res["status"] == "found":
                 fb = res["first_bad"]
