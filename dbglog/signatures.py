@@ -583,7 +583,8 @@ _TRACEBACK_SPAN = 2000  # lines after a "Traceback" header in which its exceptio
 # Big texts: a needle is looked up among the lines holding its hub (a short literal it contains),
 # found with one pass, instead of with a pass of its own; a hub on too many lines is not used.
 _HUBS = ("rror", "RROR", "ault", "xception", "imeout", "STATUS", "CUDA", "NCCL", "bort", "ncounter", "emory",
-         "nval", "ddress", "fail", "atchdog", "eceived", "=====", "llegal", "esource")
+         "nval", "ddress", "fail", "atchdog", "eceived", "=====", "llegal", "esource", "illed", "ignal", "erminate",
+         "xited", "xit", "ailure")
 _HUB_MIN_TEXT = 8 << 20
 _HUB_MAX_LINES = 50_000
 
@@ -596,16 +597,20 @@ def _hub_for(needle: str) -> str | None:
 
 
 def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
-    first: dict[str, str] = {}
-    for n in dict.fromkeys(needles):
+    """Greedy cover: the hub held by the most unassigned needles first, while it holds enough."""
+    left = list(dict.fromkeys(needles))
+    out: dict[str, str] = {}
+    while True:
+        best, held = None, []
         for h in _HUBS:
-            if h in n:
-                first[n] = h
-                break
-    counts: dict[str, int] = {}
-    for h in first.values():
-        counts[h] = counts.get(h, 0) + 1
-    return {n: h for n, h in first.items() if counts[h] >= _HUB_MIN_NEEDLES}
+            got = [n for n in left if h in n]
+            if len(got) > len(held):
+                best, held = h, got
+        if best is None or len(held) < _HUB_MIN_NEEDLES:
+            return out
+        for n in held:
+            out[n] = best
+        left = [n for n in left if n not in out]
 
 
 class _Text:

@@ -471,6 +471,16 @@ def test_twenty_megabytes_classify_quickly():
     assert time.perf_counter() - t < 3.0
 
 
+def test_hub_lookup_finds_what_the_direct_lookup_finds(monkeypatch):
+    """Big texts look needles up among the lines holding their hub: force that path on every sample."""
+    assert all(h in n for n, h in S._HUB_OF.items())
+    monkeypatch.setattr(S, "_HUB_MIN_TEXT", 0)
+    for category, (lines, expected) in SAMPLES.items():
+        text = "some startup noise\n" + "\n".join(lines) + "\nexiting\n"
+        m = S.classify_text(text)
+        assert m is not None and m.name == expected, category
+
+
 CATASTROPHIC = r"(a+)+$"
 
 
