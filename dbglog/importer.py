@@ -299,6 +299,13 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
                 })
             if dry_run:
                 raise _DryRun
+            created = [r["id"] for r in results if r["action"] == "create"]
+            if len(results) == 1 and len(created) == 1:
+                # One doc, one new investigation: it becomes the current one, as `dbglog new` does.
+                from dbglog.records import CURRENT
+
+                store.set_meta(CURRENT, created[0])
+                results[0]["current"] = True
     except _DryRun:
         pass
     except BaseException:
