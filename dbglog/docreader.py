@@ -137,6 +137,7 @@ def outline(lines: list[str]) -> tuple[tuple[int, int] | None, Node]:
                 (t.type == "list_item_open" and t.level == 1) or (t.type == "tr_open" and t.level == 2)):
             cur_block.items.append((t.map[0], t.map[1]))
     _pseudo_headings(root, lines)
+    _title_items(root, lines)
     # Lines no block token covers (link reference definitions, stray text) are kept as raw blocks,
     # attached to the section they sit in.
     for i, line in enumerate(lines):
@@ -199,6 +200,40 @@ def _pseudo_headings(root: Node, lines: list[str]) -> None:
                 del blocks[k:j + 1]
                 continue
             k += 1
+
+
+_TITLE_ITEM = re.compile(r"^\s{0,3}(\d{1,3})[.)]\s+(?:\*\*|__)([^*_]{2,100})(?:\*\*|__)\s*:?\s*$")
+
+
+def _title_items(root: Node, lines: list[str]) -> None:
+    """ "1. **Disable P2P**" alone on its line, then "- Action: ..." / "- Result: ..." bullets (and the
+    fences between them): a numbered entry written as a list, read like a numbered heading."""
+    for node in list(root.walk()):
+        blocks = node.blocks
+        starts = [k for k, b in enumerate(blocks) if b.kind == "list" and len(b.items) == 1
+                  and b.items[0][1] - b.items[0][0] <= 2 and _TITLE_ITEM.match(lines[b.start])]
+        if len(starts) < 2:
+            continue
+        made = []
+        for j, k in enumerate(starts):
+            end = starts[j + 1] if j + 1 < len(starts) else len(blocks)
+            body = blocks[k + 1:end]
+            # The entry ends at a paragraph that is not part of it (a blank-separated conclusion).
+            cut = next((i for i, b in enumerate(body) if b.kind in ("hr",)), len(body))
+            body = body[:cut]
+            labelled = any(re.match(r"^\s*[-*+]\s+(?:\*\*)?[A-Za-z][\w ]{0,25}(?:\*\*)?\s*:", lines[i])
+                           for b in body for i in range(b.start, b.end))
+            if not labelled:
+                continue
+            m = _TITLE_ITEM.match(lines[blocks[k].start])
+            head = blocks[k]
+            child = Node(min(node.level + 1, 6), f"{m.group(1)}. {m.group(2).strip()}", head.start, head.end,
+                         blocks=list(body), parent=node)
+            made.append((k, k + 1 + len(body), child))
+        for k, stop, child in reversed(made):
+            del blocks[k:stop]
+            node.children.append(child)
+        node.children.sort(key=lambda c: c.start)
 
 
 def _node_at(root: Node, i: int) -> Node:
@@ -274,8 +309,8 @@ _NEXT_HEAD = re.compile(
     r"\b(?:(?:steps?|checks?|actions?|tests?) (?:needed|required|proposed|planned|to (?:take|run|do))|recommended actions?|"
     r"next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
     r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
-    r"future work|remaining|pending|outstanding|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
-    r"plan(?: of attack)?|questions|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
+    r"future work|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
+    r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open)\b", re.I)
 NEXT_LABELS = {"next": "next", "next steps": "next", "next step": "next", "todo": "next", "to do": "next",
                "to-do": "next", "still to do": "next", "still open": "next", "recommendation": "next",
@@ -333,8 +368,9 @@ _FIELD_HEAD = [
 
 _TEMPLATE = re.compile(r"\btemplates?\b", re.I)
 # An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
-_DOC_TITLE = re.compile(r"\bdebug(?:\.md|ging)?\b(?! in\b)|\bnotes\b|\b(?:work)?log\b|\bjournal\b|\bprotocol\b|\breadme\b|"
-                        r"\bissues\b|\bbugs\b|\bknown problems\b|\btroubleshooting\b", re.I)
+_DOC_TITLE = re.compile(r"^\W*(?:debug\.md\b|debug\b\s*(?:$|[—–:-])|debug(?:ging)?\s+(?:log|notes|journal)s?\b|"
+                        r"(?:work|dev|engineering|debug)?\s*log(?:book)?\b|notes\b|journal\b|known (?:issues|problems)\b|"
+                        r"issues\b|bugs\b|open bugs\b|troubleshooting\b|.*\b(?:issues|bugs|debug log|worklog)\s*$)", re.I)
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
 
 INV_LABELS = {
@@ -877,7 +913,8 @@ class _Builder:
             return
         text = n.text
         bare = _bare(text)
-        if r._is_attempt_heading(n) or (context == "container" and not self._special(n)):
+        if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
+                _NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)):
             self.attempt_from_node(n, container=context)
             return
         if context == "weak" and r._has_attempt_evidence(n) and not self._special(n):
@@ -903,6 +940,14 @@ class _Builder:
             self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
+
+    def _own_role(self, n: Node) -> bool:
+        """Does this heading name something other than a group of steps?"""
+        bare = _bare(n.text)
+        return bool(self.r._is_attempt_heading(n) or field_of(n.text) or _STRONG_CONTAINER.search(bare)
+                    or _RESULT_CONTAINER.search(n.text) or (_DIFF_HEAD.search(bare) and self._has_table(n))
+                    or re.search(r"\b(?:analysis|observations?|findings?|lessons?|rationale|evidence|artifacts|"
+                                 r"background|context|summary|options?|details?)\b", bare))
 
     def _special(self, n: Node) -> bool:
         bare = _bare(n.text)
@@ -989,7 +1034,7 @@ class _Builder:
             if blk.kind == "hr":
                 continue  # a separator, not content
             if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
-                    and not _bold_attempt(self.lines[blk.start]):
+                    and not _bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list":
                 self.attempts_from_list(n, blk, ctx)
@@ -1143,6 +1188,7 @@ class _Builder:
                 continue
             bare = _bare(d.text)
             if r._is_attempt_heading(d) or field_of(d.text) or _NEXT_HEAD.search(bare) \
+                    or (_NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
                     or _STRONG_CONTAINER.search(bare) or (_DIFF_HEAD.search(bare) and self._has_table(d)):
                 return True
             for b in d.blocks:
@@ -1427,7 +1473,13 @@ class _Builder:
     def next_steps(self, n: Node) -> None:
         self.owned.extend(range(n.start, n.head_end))
         free: list[int] = []
-        for d in n.walk():
+        # Its own lists, and those of sub-headings that only group steps ("Immediate", "Long term");
+        # a sub-section with a role of its own (analysis, options, findings) is read as that.
+        parts = [n] + [c for c in n.children if not c.children and not self._own_role(c)]
+        for c in n.children:
+            if c not in parts:
+                self.section(c, context=None)
+        for d in parts:
             if d is not n:
                 self.owned.extend(range(d.start, d.head_end))
                 if d.start >= 0:
@@ -1797,6 +1849,13 @@ class _Lead:
 
 
 _BOLD_LEAD = re.compile(r"^\s*(?:[^\w\s*_`]{1,3}\s*)?(?:\*\*|__)[^*_]{3,100}(?:\*\*|__)")
+def _caption(lines, blk: Block) -> bool:
+    """ "**All failures show identical error:**" above a log, or a bold sentence: not an attempt."""
+    text = " ".join(lines[i].strip() for i in range(blk.start, blk.end))
+    m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]+)(?:\*\*|__)\s*:?\s*(.*)$", text)
+    return bool(m and (not m.group(2).strip() or len(m.group(1).split()) > 8))
+
+
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+")
 
 
@@ -1971,7 +2030,8 @@ def _step(text: str, extra: list[str], position: int) -> NextStep | None:
             status = "done"
     if text.startswith("~~") and "~~" in text[2:]:
         status = "dropped"  # struck through; the words stay as written
-    elif status == "todo" and re.search(r"\((?:done|completed?|fixed)\b[^)]*\)|\b(?:DONE|COMPLETED)\b", text):
+    elif status == "todo" and re.search(r"\((?:done|completed?|fixed)\b[^)]*\)|\b(?:DONE|COMPLETED)\b|"
+                                        r"\balready (?:run|done|tried|tested|applied|merged)\b", text):
         status = "done"  # "Pin the driver (DONE 2026-01-12)"
     attempt = None
     am = _ATT_REF.search(text)

@@ -38,6 +38,9 @@ _BAD = (
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
+_NEGATED_WIN_EXTRA = [
+    r"\b0 ?/ ?\d+ (?:\w+ )?(?:pass(?:ed|es)?|succeed\w*|ok|green|clean)\b",
+]
 _NEGATED_FAIL = [
     r"\bno more\b(?: [\w'-]+){0,3}",
     rf"\bnothing (?:\w+ )?{_BAD}",
@@ -55,7 +58,7 @@ _NEGATED_FAIL = [
     r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
-    rf"\b(?:fix(?:es|ed)?|solv(?:es|ed)|resolv(?:es|ed)|eliminat\w+|removes?|removed|avoids?|avoided|prevents?|prevented|gets? rid of|got rid of|cures?|cured) (?:the |this |that |all |any |our )?(?:\w+[ -]){{0,2}}{_BAD}\b",
+    rf"\b(?:fix(?:es|ed|ing)?|solv(?:es|ed|ing)|resolv(?:es|ed|ing)|eliminat\w+|remov(?:es?|ed|ing)|avoid(?:s|ed|ing)?|prevent(?:s|ed|ing)?|gets? rid of|got rid of|getting rid of|cur(?:es?|ed|ing)) (?:the |this |that |all |any |our )?(?:\w+[ -]){{0,2}}{_BAD}\b",
     r"\b(?:\d+|all)/(?:\d+) (?:runs? |iterations? |steps? )?(?:pass(?:ed)?|green|clean|succeed\w*|ok)\b",
     r"\ball (?:\d+ )?(?:runs?|tests?|iterations?|steps?|ranks?|jobs?) (?:pass(?:ed)?|green|clean|succeed\w*|complete\w*|finish\w*)",
 ]
@@ -91,7 +94,7 @@ _FAIL = [
     r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output)|\s*$|[.,;:)])|\bsame as before\b",
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
-    r"\b(?:garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
+    r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
 ]
 _UNKNOWN = [
@@ -100,7 +103,7 @@ _UNKNOWN = [
     r"🔄|⏳|❓|🔍|\?\?|\binfo(?:rmational)? only\b",
 ]
 
-_CUES = [(p, "fail") for p in _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
+_CUES = [(p, "fail") for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
         [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
         [(p, "unknown") for p in _UNKNOWN]
 _COMPILED = [(re.compile(p, re.I), m) for p, m in _CUES]
@@ -130,7 +133,7 @@ _VERDICT_WORDS = {
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
     "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
     "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
-    "not yet run": "untested", "not done": "untested", "likely": "untested", "unlikely": "untested",
+    "not yet run": "untested", "not tested yet": "untested", "not done": "untested", "likely": "untested", "unlikely": "untested",
     "needs investigation": "untested", "to investigate": "untested", "not yet proven": "untested",
     "unproven": "untested", "to verify": "untested", "to be tested": "untested", "pas encore testé": "untested",
     "non testé": "untested", "pas d'effet": "failed", "aucun effet": "failed", "sans effet": "failed",
@@ -143,7 +146,7 @@ _EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked"
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
-_CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s)\s*")
+_CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
 _CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
 _MD = re.compile(r"[*_`~>#]|\[(?:[ xX])\]")
 _SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
