@@ -697,7 +697,8 @@ class _Reader:
         if len(bugs) <= 1:
             scope = bugs[0] if bugs else None
             h1 = [c for c in self.root.children if c.level == 1]
-            if scope is not None and scope.level > 1 and len(h1) == 1 and not _DOC_TITLE.search(h1[0].text):
+            if scope is not None and scope.level > 1 and len(h1) == 1 and not _DOC_TITLE.search(h1[0].text) \
+                    and ("status" not in self._own_fields(scope) or self._own_fields(h1[0])):
                 scope = None  # "## Problem Summary" with the Symptom: the H1 above it names the bug
             return [self._investigation(self.root, title_node=scope, extra=None)], skipped
         out = []
@@ -935,6 +936,12 @@ class _Builder:
             return
         if _STRONG_CONTAINER.search(bare) and not _NEXT_HEAD.search(bare):
             self.container(n, strong=True)
+            return
+        if self.r._own_fields(n):
+            # "**Status:** / **Symptom:**" under a heading of its own: the bug's header, read as fields.
+            self.header(n, notes_heading="## " + n.text)
+            for c in n.children:
+                self.section(c, context=None)
             return
         if _WEAK_CONTAINER.search(bare) or _DATE_HEAD.match(n.text):
             self.container(n, strong=False)  # a dated entry is a log entry
