@@ -698,7 +698,7 @@ class _Reader:
             scope = bugs[0] if bugs else None
             h1 = [c for c in self.root.children if c.level == 1]
             if scope is not None and scope.level > 1 and len(h1) == 1 and not _DOC_TITLE.search(h1[0].text) \
-                    and ("status" not in self._own_fields(scope) or self._own_fields(h1[0])):
+                    and (self._own_fields(scope) != {"status", "symptom"} or self._own_fields(h1[0])):
                 scope = None  # "## Problem Summary" with the Symptom: the H1 above it names the bug
             return [self._investigation(self.root, title_node=scope, extra=None)], skipped
         out = []
