@@ -543,6 +543,7 @@ class _Attempt:
     context: str | None = None  # outcome implied by the container
     lines: list[int] = field(default_factory=list)
     unit: str = ""  # heading text of the unit, for an "(as written)" copy
+    proposal: bool = False  # "Option B", "Step 3": may be a plan; its prose is not read as a result
 
 
 @dataclass
@@ -1259,6 +1260,7 @@ class _Builder:
         self.owned.extend(lines)
         number, title = None, n.text
         m = _ATTEMPT_HEAD.match(n.text)
+        proposal = bool(m and re.match(r"(?i)option|step|phase|idea|solution|candidate|variant", m.group("kw")))
         if m:
             if m.group("n").isdigit():
                 number = int(m.group("n"))
@@ -1276,6 +1278,7 @@ class _Builder:
         a = self._attempt_body(body_lines, sub_labels)
         a.line, a.number, a.title = n.start, number, _one_line(title)
         a.tag = heading_outcome(n.text)
+        a.proposal = proposal
         a.context = container if container in ("failed", "worked", "untested") else None
         a.lines = lines
         a.unit = n.text
@@ -1663,7 +1666,14 @@ class _Builder:
                 # "Outcome: worked around it, not a real fix" keeps its words.
                 conclusion = f"{conclusion}\n\nOutcome: {explicit}" if conclusion else f"Outcome: {explicit}"
         if out is None and a.tag:
-            out = a.tag
+            # A tag in the heading ("✅", "(IN PROGRESS)") is the author's summary; a Result that
+            # says otherwise in so many words ("FAILED ❌", "incompatible") was written later.
+            said = outcomes.verdict_word(result) if result else None
+            if said is None and result:
+                first = re.split(r"(?<=[.!?])\s|\n", outcomes._clean(result).strip(), maxsplit=1)[0]
+                said = outcomes.verdict_word(first)
+            out = said if said in ("worked", "failed") and a.tag in ("worked", "failed", "untested") \
+                and said != a.tag else a.tag
         if out is None and a.context is not None:
             # Under "Eliminated", "Attempted fixes (all failed)", "Hypotheses (not yet proven)": the
             # heading's verdict holds whatever the prose says ("dd write succeeds in 21 s").
@@ -1680,6 +1690,9 @@ class _Builder:
                 # "`rocm/pytorch:...` → PASS, 212 kernel records": what follows the arrow is the result.
                 g = outcomes.classify(did.split(" → ", 1)[1])
                 out = None if g == "inconclusive" else g
+        if out is None and a.proposal and not result and not conclusion and _PLAN_WORDS.search(did or "") \
+                and not _RAN_WORDS.search(did or ""):
+            out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
@@ -1856,6 +1869,11 @@ class _Lead:
 
 
 _BOLD_LEAD = re.compile(r"^\s*(?:[^\w\s*_`]{1,3}\s*)?(?:\*\*|__)[^*_]{3,100}(?:\*\*|__)")
+_PLAN_WORDS = re.compile(r"\b(?:would|could|might|should|will|plan(?:ned)?|propos\w+|consider\w*|recommend\w*|"
+                         r"if (?:this|that|it|we)|needs? to|requires?|feasible|pros?|cons?|effort|risk)\b", re.I)
+_RAN_WORDS = re.compile(r"\b(?:measured|ran|tested|observed|got|results?|gave|saw|median|p50|p99|→)\b|→", re.I)
+
+
 def _caption(lines, blk: Block) -> bool:
     """ "**All failures show identical error:**" above a log, or a bold sentence: not an attempt."""
     text = " ".join(lines[i].strip() for i in range(blk.start, blk.end))
