@@ -25,9 +25,6 @@ _OS = {
     errno.EISDIR: "is a directory (a file was expected)",
     errno.ENOTDIR: "not a directory (a directory was expected)",
     errno.ENAMETOOLONG: "file name too long",
-    errno.EMLINK: "too many links",
-    errno.ENOTEMPTY: "directory not empty",
-    errno.EEXIST: "already exists",
     errno.EIO: "input/output error",
 }
 _ADVICE = {
