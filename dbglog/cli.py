@@ -1366,15 +1366,15 @@ def sync_cmd(resolve, prune, as_json):
     def human():
         for k in ("imported", "added", "pruned"):
             for p in data[k]:
-                click.echo(f"{k:<9} {p}")
+                click.echo(safe_text(f"{k:<9} {p}"))
         for a, b in report.moved:
-            click.echo(f"moved     {a} -> {b}")
+            click.echo(safe_text(f"moved     {a} -> {b}"))
         for p in data["missing"]:
-            click.echo(f"missing   {p} (deleted; `dbglog sync --prune` removes it from the database)")
+            click.echo(safe_text(f"missing   {p} (deleted; `dbglog sync --prune` removes it from the database)"))
         for p in data["resolved"]:
-            click.echo(f"resolved  conflict copy kept as {p}")
+            click.echo(safe_text(f"resolved  conflict copy kept as {p}"))
         for p in data["ignored"]:
-            click.echo(f"ignored   {p} (not a dbglog file: no front matter with an id)")
+            click.echo(safe_text(f"ignored   {p} (not a dbglog file: no front matter with an id)"))
         if not report.changed and not report.missing and not report.resolved:
             click.echo("Up to date.")
 
@@ -1417,7 +1417,7 @@ def doctor(as_json):
 
     def human():
         for p in problems:
-            click.echo(f"{p['kind']:<17} {p['path']}: {p['message']}")
+            click.echo(safe_text(f"{p['kind']:<17} {p['path']}: {p['message']}"))
         if not problems:
             click.echo("Healthy: logs/ and the database agree.")
 

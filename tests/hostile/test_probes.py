@@ -241,3 +241,15 @@ def test_a_catastrophic_user_signature_cannot_hang_classification(tmp_path, patt
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
     r = run_cli("run", "-q", "--", sys.executable, "-c", "print('a' * 40000 + '!')", cwd=ws, timeout=60)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_file_name_with_escapes_is_listed_inert(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert run_cli("init", cwd=ws).returncode == 0
+    (ws / "logs" / "evil\x1b]0;owned\x07\x1b[2Jx.md").write_text("not ours\n")
+    for args in (["sync"], ["doctor"], ["list"]):
+        r = run_cli(*args, cwd=ws)
+        assert r.returncode in (0, 1), (args, r.stderr)
+        for b in BAD:
+            assert b not in r.stdout and b not in r.stderr, (args, r.stdout)
