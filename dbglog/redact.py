@@ -158,6 +158,8 @@ def _assign(m: re.Match) -> str:
         return m.group(0)  # "Token: expired" in prose; "api_key: x" and '"token": "x"' are redacted
     if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
         return m.group(0)
+    if re.fullmatch(r"[\d.,:+-]+", val.strip("\"'")):
+        return m.group(0)  # "BOS token = 151643", "KEY=4": numbers are ids and counts, not secrets
     q = val[0] if val[:1] in "\"'" else ""
     return f"{m.group('pre')}{q}{REDACTED}{q}"
 

@@ -235,3 +235,12 @@ def _spec_text(workdir) -> str:
     out = "\n".join(r[0] for r in con.execute("SELECT spec FROM bisect_sessions"))
     con.close()
     return out
+
+
+def test_numbers_after_a_secret_looking_name_are_not_secrets():
+    # llama.cpp prints its vocabulary ids this way; redacting them lost lines of imported logs.
+    from dbglog import redact
+
+    line = "llm_load_print_meta: BOS token = 151643 '<|endoftext|>'"
+    assert redact.redact(line) == line
+    assert redact.redact("HF_TOKEN=hf_abcdefghijklmnopqrstu") == "HF_TOKEN=<redacted>"
