@@ -27,6 +27,7 @@ from dbglog.importer import decode, parse_document  # noqa: E402
 def _n(s: str) -> str:
     s = re.sub(r"[*`_~]", "", s or "").lower()
     s = re.sub(r"\s*(?:[:—–]|\s-\s)\s*", " ", s)  # "Attempt 1 — x" and "Attempt 1: x" are one heading
+    s = re.sub(r"\b(attempt|try|fix) #(\d)", r"\1 \2", s)  # "Attempt #1" is "Attempt 1"
     return " ".join(s.replace("’", "'").split())
 
 
