@@ -299,7 +299,8 @@ _WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|chang
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
 _DATE_HEAD = re.compile(r"^\W{0,3}\s*(?:\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]{2,8} \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|"
                         r"day \d{1,3}\b|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]* \d{1,2})", re.I)
-_DATE_LEAD = r"(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?\]?|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*"
+_DATE_LEAD = (r"(?:(?:timestamp|date|time|updated?)\s*:\s*)?(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?Z?(?: ?UTC)?)?\]?"
+              r"|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*")
 _ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})(?![A-Za-z])\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
                            re.I)
 _NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})(?:\.\d{1,2})?[a-z]?[.)]?\s+(?P<rest>.+)$")
@@ -330,7 +331,7 @@ _STRONG_CONTAINER = re.compile(
     r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
     r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
     r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
-    r"(?:changes|fixes|patches|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
+    r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche)\b"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
@@ -367,6 +368,8 @@ _FIELD_HEAD = [
 ]
 
 _TEMPLATE = re.compile(r"\btemplates?\b", re.I)
+_REFERENCE_HEAD = re.compile(r"^(?:artifacts?|references?|links|resources|appendix\b.*|see also|related (?:issues|links|docs)|"
+                             r"further reading|files|attachments)$", re.I)
 # An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
 _DOC_TITLE = re.compile(r"^\W*(?:debug\.md\b|debug\b\s*(?:$|[—–:-])|debug(?:ging)?\s+(?:log|notes|journal)s?\b|"
                         r"(?:work|dev|engineering|debug)?\s*log(?:book)?\b|notes\b|journal\b|known (?:issues|problems)\b|"
@@ -470,13 +473,20 @@ def heading_outcome(text: str) -> str | None:
 
     Words in parentheses win over an emoji ("✅ Réduction nœuds (pas d'effet)": the tick says
     done, the words say what happened)."""
-    for tag in re.findall(r"\(([^()]{2,60})\)|\[([^\[\]]{2,40})\]", text):
-        w = outcomes.verdict_word(tag[0] or tag[1])
+    tags = [t[0] or t[1] for t in re.findall(r"\(([^()]{2,60})\)|\[([^\[\]]{2,40})\]", text)]
+    for tag in tags:
+        w = outcomes.verdict_word(tag)
         if w:
             return w
     for e, o in outcomes._EMOJI.items():
         if e in text:
             return o
+    for tag in tags:
+        if len(tag.split()) <= 6 and tag.isupper():
+            # "(ROOT CAUSE FOUND & FIXED)", "(STILL FAILING)": a shouted status, read as a sentence.
+            w = outcomes.classify(tag)
+            if w != "inconclusive":
+                return w
     m = re.search(r"(?:\s[—–-]{1,2}\s|:\s)([^—–:]{2,60})$", text)
     if m:
         w = outcomes.verdict_word(m.group(1))
@@ -937,6 +947,9 @@ class _Builder:
             return
         if _STRONG_CONTAINER.search(bare) and not _NEXT_HEAD.search(bare):
             self.container(n, strong=True)
+            return
+        if _REFERENCE_HEAD.match(bare):
+            self.free(n, whole=True)  # "Artifacts", "References", "Appendix": pointers, not work done
             return
         if self.r._own_fields(n):
             # "**Status:** / **Symptom:**" under a heading of its own: the bug's header, read as fields.
