@@ -1,523 +1,28 @@
-"""Reading debug docs written by people: any markdown in, investigations out, no line lost.
-
-Real debug write-ups come in every shape: the DEBUG.md protocol (``### Attempt N`` with
-``**Hypothesis:**`` fields), postmortems (Summary / Timeline / Root cause / Action items),
-"What we tried" sections whose attempts are sub-headings (``### Theory 2: ... (WRONG)``),
-numbered list items, bullets ("Tried X → still hangs") or table rows (Approach | Result |
-Status), exported issue threads, and notes with no recognisable structure at all. This module
-reads all of them with one model:
-
-1. **Outline.** markdown-it-py (the parser ``mirror.py`` uses) gives the block structure with
-   line maps; headings (ATX and setext) make a tree of sections, each with its own blocks
-   (paragraphs, lists with their items, tables with their rows, fences, HTML) and children.
-   Lines no token covers (link reference definitions) become raw blocks: nothing falls out.
-2. **Roles.** Each section heading is classified by its words: an attempt ("Attempt 3", "Fix
-   #2", "Theory 1", "Phase 2 (dead end)"; any sub-heading of a "What we tried" container), a
-   container of attempts, a next-steps list ("Next steps", "TODO", "Action items", "Open
-   questions"), a key-differences table, a header field (symptom, environment, root cause,
-   related files, status) or plain text. Inside a container, list items and table rows are
-   attempts too; anywhere, a list item that starts "Tried ..." or a paragraph that starts
-   "**Attempt 3 (FAILED):**" is one.
-3. **Investigations.** A document is one investigation (one bug) however many sections it
-   has; it is several only when it plainly holds several bugs: two or more sections, none
-   inside another, each with its own ``Status:``/``Symptom:`` fields, or sibling sections whose
-   attempt numbering starts over. Text outside every bug (a preamble, the team's protocol, a
-   template) is kept with the first.
-4. **Keep everything.** What is not structure is kept verbatim, in order, as free sections
-   under its own headings. Then the result is *checked*: it is rendered in the canonical
-   format and every non-blank source line must be found in it (compared the way
-   ``shared/tools/import-report`` compares: markdown decoration, a leading ``Label:``, case and
-   spacing aside). A structured unit that lost a line (a table whose rows became attempts, a
-   fixed-width cell that wrapped in a middle column, an italic label) is kept again verbatim
-   as "<heading> (as written)"; a heading whose words were only renamed ("What we tried" read
-   as the attempts) is listed in a "Source headings" section that says where its content
-   went. Import is lossless by verification, not by hope.
-
-Outcomes come from an explicit label or a tag in the heading ("(WRONG)", "✅", "— FAILED"),
-else from the result text (``outcome.infer``), else from the container's words ("What didn't
-work"); when nothing says, the outcome is ``inconclusive``.
-"""
+"""The reader: a document's outline, section by section, into investigations (see the package docstring)."""
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from dbglog import outcome as outcomes
 from dbglog.mirror import ParseError, split_row
 from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
-
-# --- outline ------------------------------------------------------------------------------
-
-
-@dataclass
-class Block:
-    kind: str  # paragraph | list | table | fence | code | html | quote | hr | raw
-    start: int  # 0-based line index
-    end: int  # exclusive
-    items: list[tuple[int, int]] = field(default_factory=list)  # list items / table rows (start, end)
-    ordered: bool = False
-
-
-@dataclass
-class Node:
-    level: int  # 0 = the document itself
-    text: str  # heading text, emphasis removed
-    start: int  # heading line index (-1 for the document)
-    head_end: int  # first line after the heading (setext headings take two)
-    blocks: list[Block] = field(default_factory=list)
-    children: list[Node] = field(default_factory=list)
-    parent: Node | None = None
-
-    def walk(self):
-        yield self
-        for c in self.children:
-            yield from c.walk()
-
-    @property
-    def end(self) -> int:
-        ends = [b.end for b in self.blocks] + [c.end for c in self.children] + [self.head_end]
-        return max(ends)
-
-    def lines(self) -> list[int]:
-        """Every line index of this subtree that belongs to it (heading, blocks, children)."""
-        out = list(range(self.start, self.head_end)) if self.start >= 0 else []
-        for b in self.blocks:
-            out.extend(range(b.start, b.end))
-        for c in self.children:
-            out.extend(c.lines())
-        return sorted(out)
-
-
-@lru_cache(maxsize=1)
-def _md():
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.front_matter import front_matter_plugin
-
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
-
-
-_KINDS = {"paragraph_open": "paragraph", "bullet_list_open": "list", "ordered_list_open": "list",
-          "table_open": "table", "fence": "fence", "code_block": "code", "html_block": "html",
-          "blockquote_open": "quote", "hr": "hr"}
-
-
-def outline(lines: list[str]) -> tuple[tuple[int, int] | None, Node]:
-    """(front matter line span or None, the section tree)."""
-    text = "\n".join(lines)
-    tokens = _md().parse(text)
-    root = Node(0, "", -1, 0)
-    stack = [root]
-    front = None
-    covered = [False] * len(lines)
-    cur_block: Block | None = None
-    for t in tokens:
-        if t.level == 0 and t.map:
-            a, b = t.map
-            if t.type == "front_matter":
-                front = (a, b)
-            elif t.type == "heading_open":
-                level = int(t.tag[1])
-                while stack[-1].level >= level:
-                    stack.pop()
-                raw = lines[a]
-                node = Node(level, heading_text(raw, setext=(b - a) > 1 and not raw.lstrip().startswith("#")),
-                            a, b, parent=stack[-1])
-                stack[-1].children.append(node)
-                stack.append(node)
-            elif t.type in _KINDS:
-                cur_block = Block(_KINDS[t.type], a, b, ordered=t.type == "ordered_list_open")
-                stack[-1].blocks.append(cur_block)
-            for i in range(a, min(b, len(lines))):
-                covered[i] = True
-        elif cur_block is not None and t.map and (
-                (t.type == "list_item_open" and t.level == 1) or (t.type == "tr_open" and t.level == 2)):
-            cur_block.items.append((t.map[0], t.map[1]))
-    _pseudo_headings(root, lines)
-    _title_items(root, lines)
-    # Lines no block token covers (link reference definitions, stray text) are kept as raw blocks,
-    # attached to the section they sit in.
-    for i, line in enumerate(lines):
-        if not covered[i] and line.strip():
-            node = _node_at(root, i)
-            node.blocks.append(Block("raw", i, i + 1))
-            node.blocks.sort(key=lambda b: b.start)
-    return front, root
-
-
-def _pseudo_heading(line: str) -> str | None:
-    """ "**Next steps:**", "What I tried, in order:", "TODO" on a line of their own act as headings."""
-    raw = line.strip()
-    m = re.fullmatch(r"(?:\*\*|__)(.{2,80}?)(?:\*\*|__)\s*:?", raw)
-    if m:
-        text = m.group(1).strip().rstrip(":").strip()
-    elif raw.endswith(":") and len(raw) <= 80 and not raw.startswith(("-", "*", "|", ">", "`")):
-        text = raw[:-1].strip()
-    elif len(raw.split()) <= 3 and not raw.startswith(("-", "*", "|", ">", "`", "#")):
-        text = raw
-        if not (_NEXT_HEAD.fullmatch(_bare(text)) or _STRONG_CONTAINER.fullmatch(_bare(text))):
-            return None
-    else:
-        return None
-    bare = _bare(text)
-    if not bare or bare in INV_LABELS:
-        return None
-    if _NEXT_HEAD.search(bare) or _STRONG_CONTAINER.search(bare) or field_of(text) or _DIFF_HEAD.search(bare):
-        return text
-    return None
-
-
-def _pseudo_headings(root: Node, lines: list[str]) -> None:
-    """A one-line paragraph that names a role, right above a list or table, becomes a heading node."""
-    for node in list(root.walk()):
-        blocks = node.blocks
-        k = 0
-        while k < len(blocks) - 1:
-            b = blocks[k]
-            nxt = blocks[k + 1]
-            text = _pseudo_heading(lines[b.start]) if b.kind == "paragraph" and b.end - b.start == 1 else None
-            if text is None and b.kind == "paragraph" and nxt.kind == "list":
-                last = lines[b.end - 1].strip()
-                if last.endswith(":") and _STRONG_CONTAINER.search(_bare(last)) and not _NEXT_HEAD.search(_bare(last)):
-                    # "... `auto` is fine. What I already tried:" right above a list.
-                    if b.end - b.start > 1:
-                        blocks.insert(k + 1, Block("paragraph", b.end - 1, b.end))
-                        b.end -= 1
-                        continue
-                    text = last.rstrip(":")
-            if text and nxt.kind in ("list", "table") and nxt.start - b.end <= 1:
-                j = k + 1
-                while j + 1 < len(blocks) and blocks[j + 1].kind in ("list", "table", "fence", "code") \
-                        and blocks[j + 1].start - blocks[j].end <= 1:
-                    j += 1
-                child = Node(node.level + 1 if node.level < 6 else 6, text, b.start, b.end,
-                             blocks=blocks[k + 1:j + 1], parent=node)
-                node.children.append(child)
-                node.children.sort(key=lambda c: c.start)
-                del blocks[k:j + 1]
-                continue
-            k += 1
-
-
-_TITLE_ITEM = re.compile(r"^\s{0,3}(\d{1,3})[.)]\s+(?:\*\*|__)([^*_]{2,100})(?:\*\*|__)\s*:?\s*$")
-
-
-def _title_items(root: Node, lines: list[str]) -> None:
-    """ "1. **Disable P2P**" alone on its line, then "- Action: ..." / "- Result: ..." bullets (and the
-    fences between them): a numbered entry written as a list, read like a numbered heading."""
-    for node in list(root.walk()):
-        blocks = node.blocks
-        starts = [k for k, b in enumerate(blocks) if b.kind == "list" and len(b.items) == 1
-                  and b.items[0][1] - b.items[0][0] <= 2 and _TITLE_ITEM.match(lines[b.start])]
-        if len(starts) < 2:
-            continue
-        made = []
-        for j, k in enumerate(starts):
-            end = starts[j + 1] if j + 1 < len(starts) else len(blocks)
-            body = blocks[k + 1:end]
-            # The entry ends at a paragraph that is not part of it (a blank-separated conclusion).
-            cut = next((i for i, b in enumerate(body) if b.kind in ("hr",)), len(body))
-            body = body[:cut]
-            labelled = any(re.match(r"^\s*[-*+]\s+(?:\*\*)?[A-Za-z][\w ]{0,25}(?:\*\*)?\s*:", lines[i])
-                           for b in body for i in range(b.start, b.end))
-            if not labelled:
-                continue
-            m = _TITLE_ITEM.match(lines[blocks[k].start])
-            head = blocks[k]
-            child = Node(min(node.level + 1, 6), f"{m.group(1)}. {m.group(2).strip()}", head.start, head.end,
-                         blocks=list(body), parent=node)
-            made.append((k, k + 1 + len(body), child))
-        for k, stop, child in reversed(made):
-            del blocks[k:stop]
-            node.children.append(child)
-        node.children.sort(key=lambda c: c.start)
-
-
-def _node_at(root: Node, i: int) -> Node:
-    best = root
-    for n in root.walk():
-        if 0 <= n.start <= i and n.start >= best.start:
-            best = n
-    return best
-
-
-_EMPH = ("**", "__", "*", "_", "`")
-
-
-def heading_text(raw: str, setext: bool = False) -> str:
-    s = raw.strip() if setext else re.sub(r"^\s{0,3}#{1,6}\s*", "", raw).strip()
-    s = re.sub(r"\s+#+\s*$", "", s) if not setext else s
-    s = s.strip()
-    for mark in _EMPH:
-        if len(s) > 2 * len(mark) and s.startswith(mark) and s.endswith(mark) and mark not in s[len(mark):-len(mark)]:
-            s = s[len(mark):-len(mark)].strip()
-    return " ".join(s.split())
-
-
-# --- the yardstick: is a source line kept? --------------------------------------------------
-# The same comparison as shared/tools/import-report (markdown decoration, list markers,
-# checkboxes, one leading "Label:" , case and spacing do not count).
-
-_NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
-
-
-_N_HEAD = re.compile(r"^\s*(#+|>+)\s*")
-_N_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
-_N_BOX = re.compile(r"^\[[ xX]\]\s*")
-_N_WS = re.compile(r"\s+")
-
-
-@lru_cache(maxsize=65536)
-def norm(line: str) -> str:
-    line = line.replace("**", "").replace("__", "").replace("`", "").replace("|", " ")
-    line = _N_HEAD.sub("", line, count=1)
-    line = _N_ITEM.sub("", line, count=1)
-    line = _N_BOX.sub("", line, count=1)
-    line = _NLABEL.sub("", line, count=1)
-    return _N_WS.sub(" ", line).strip().lower()
-
-
-def counts(line: str) -> bool:
-    """Does this source line carry content the check must find (fences, rules, short bits do not)?"""
-    if re.match(r"^\s*(```|~~~)", line) or re.fullmatch(r"[-:| ]+", line.strip()):
-        return False
-    return len(re.sub(r"[\W_]", "", norm(line))) >= 4
-
-
-def kept_text(rendered: str) -> str:
-    return " \n ".join(norm(x) for x in rendered.splitlines() if not re.match(r"^\s*`{3,}\s*\w*\s*$", x))
-
-
-# --- vocabularies -------------------------------------------------------------------------
-
-_STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix|"
-              r"fix attempt|intento|prueba|versuch|essai|tentative|h(?=\d)")
-_WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
-_NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
-_DATE_HEAD = re.compile(r"^\W{0,3}\s*(?:\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]{2,8} \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|"
-                        r"day \d{1,3}\b|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]* \d{1,2})", re.I)
-_DATE_LEAD = (r"(?:(?:timestamp|date|time|updated?)\s*:\s*)?(?:\[?\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?Z?(?: ?UTC)?)?\]?"
-              r"|day \d{1,3}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\s*[:—–-]?\s*")
-_ATTEMPT_HEAD = re.compile(rf"^(?:[^\w\s]{{1,3}}\s*)?(?:{_DATE_LEAD})?(?:[^\w\s]{{1,3}}\s*)?(?P<kw>{_STRONG_KW}|{_WEAK_KW})(?![A-Za-z])\s*{_NUM}\s*(?P<sep>[:.)—–-]+)?\s*(?P<rest>.*)$",
-                           re.I)
-_NUMBERED_HEAD = re.compile(r"^(?P<n>\d{1,3})(?:\.\d{1,2})?[a-z]?[.)]?\s+(?P<rest>.+)$")
-_STRONG_RE = re.compile(rf"^(?:{_STRONG_KW})$", re.I)
-
-_NEXT_HEAD = re.compile(
-    r"\b(?:(?:steps?|checks?|actions?|tests?) (?:needed|required|proposed|planned|to (?:take|run|do))|recommended actions?|"
-    r"next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
-    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
-    r"future work|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
-    r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
-    r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open)\b", re.I)
-NEXT_LABELS = {"next": "next", "next steps": "next", "next step": "next", "todo": "next", "to do": "next",
-               "to-do": "next", "still to do": "next", "still open": "next", "recommendation": "next",
-               "recommendations": "next", "follow-up": "next", "follow-ups": "next", "followup": "next",
-               "action items": "next", "action item": "next", "open questions": "next", "next actions": "next",
-               "next up": "next", "to try": "next", "plan": "next"}
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([ xX])\]\s+(.*)$")
-_TEMPLATE_CHECK = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:i have|i've|i am|i'm|i checked|i searched|i read|i confirm)\b", re.I)
-_DIFF_HEAD = re.compile(r"\b(?:key differences|differences|diff table|comparison|works? vs\.?|working vs\.?|"
-                        r"good vs\.? bad|vs\.?|versus)\b", re.I)
-# Headings whose sub-sections, items and rows are attempts. Phrases count anywhere in the heading;
-# bare nouns ("Attempts", "Experiments", "Tests") only as the whole heading, so that a finding called
-# "2. Multiple runner attempts" is not taken for a container.
-_STRONG_CONTAINER = re.compile(
-    r"\b(?:what (?:we|i|you|they)(?:'ve| have)? (?:already |also )?tried|things (?:we |i )?tried|tried so far|"
-    r"(?:solutions?|fixes|approaches|workarounds|changes|ideas) (?:attempted|tried)|attempted (?:fixes|solutions)|"
-    r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
-    r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
-    r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
-    r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
-    r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche)\b"
-    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
-    r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
-    r"(?: so far| made| log| and results?| tried)?$", re.I)
-# "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
-_RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
-                               r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
-                               r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
-                               r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b",
-                               re.I)
-_WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|timeline|history|log|journal|findings|"
-                             r"progress|session|work log|notes)\b", re.I)
-_FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|doesn'?t work|does not work|failed|dead ends?|rejected|ruled out|eliminated|"
-                               r"not (?:the )?(?:cause|fix)", re.I)
-_WORKED_CONTAINER = re.compile(r"^(?:what (?:finally )?worked|(?:the )?(?:working )?(?:fix|solution)s? that worked)$",
-                               re.I)
-
-_FIELD_HEAD = [
-    ("symptom", re.compile(r"^(?:the )?(?:symptoms?|problem(?: statement| description| summary)?|(?:the )?issue"
-                           r"(?: description| summary)?|description|the bug|bug(?: description)?|observed behaviou?r|"
-                           r"what happens|what goes wrong|error(?: message)?s?|summary|tl;?dr|overview|"
-                           r"problem summary|bug summary|issue summary|failure)$", re.I)),
-    ("environment", re.compile(r"^(?:(?:the )?environment|env|hardware|(?:test |hardware |software )?setup|system"
-                               r"(?: info(?:rmation)?| details)?|versions?|software(?: versions?)?|platform|"
-                               r"machine|specs|configuration|hardware ?/ ?software|environment details|stack)$",
-                               re.I)),
-    ("root_cause", re.compile(r"^(?:(?:the )?root[- ]?causes?(?: analysis| theory| found| \(confirmed\))?|(?:the )?cause|"
-                              r"resolution|(?:the )?(?:final |actual |real )?fix|(?:the )?solution|what fixed it|"
-                              r"diagnosis|explanation|why it (?:happened|happens)|answer|verdict|conclusion|"
-                              r"conclusions|fix applied|final solution|rca)$", re.I)),
-    ("related_files", re.compile(r"^(?:related files|files|relevant files|key files|related code|files changed|"
-                                 r"code locations?|files touched|affected files)$", re.I)),
-    ("status", re.compile(r"^(?:current )?status$", re.I)),
-]
-
-_TEMPLATE = re.compile(r"\btemplates?\b", re.I)
-_REFERENCE_HEAD = re.compile(r"^(?:artifacts?|references?|links|resources|appendix\b.*|see also|related (?:issues|links|docs)|"
-                             r"further reading|files|attachments)$", re.I)
-# An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
-_DOC_TITLE = re.compile(r"^\W*(?:debug\.md\b|debug\b\s*(?:$|[—–:-])|debug(?:ging)?\s+(?:log|notes|journal)s?\b|"
-                        r"(?:work|dev|engineering|debug)?\s*log(?:book)?\b|notes\b|journal\b|known (?:issues|problems)\b|"
-                        r"issues\b|bugs\b|open bugs\b|troubleshooting\b|.*\b(?:issues|bugs|debug log|worklog)\s*$)", re.I)
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
-
-INV_LABELS = {
-    "status": "status", "state": "status", "current status": "status",
-    "symptom": "symptom", "symptoms": "symptom", "problem": "symptom", "issue": "symptom", "error": "symptom",
-    "environment": "environment", "env": "environment", "setup": "environment", "hardware": "environment",
-    "related files": "related_files", "files": "related_files", "relevant files": "related_files",
-    "related code": "related_files", "key files": "related_files",
-    "root cause": "root_cause", "root-cause": "root_cause", "cause": "root_cause", "resolution": "root_cause",
-    "tags": "tags", "labels": "tags",
-}
-ATTEMPT_LABELS = {
-    "title": "title",
-    "hypothesis": "hypothesis", "hypotheses": "hypothesis", "theory": "hypothesis", "idea": "hypothesis",
-    "assumption": "hypothesis", "assumed": "hypothesis", "why": "hypothesis", "rationale": "hypothesis",
-    "the hypothesis": "hypothesis", "suspicion": "hypothesis", "motivation": "hypothesis",
-    "what you did": "did", "what we did": "did", "what i did": "did", "what was done": "did",
-    "what we tried": "did", "what i tried": "did", "what you tried": "did", "action": "did",
-    "actions": "did", "change": "did", "changes": "did", "did": "did", "tried": "did", "steps": "did",
-    "command": "did", "commands": "did", "approach": "did", "method": "did", "experiment": "did",
-    "fix": "did", "attempted fix": "did", "patch": "did", "test": "did", "setup": "did", "config": "did",
-    "implementation": "did", "code": "did", "how": "did", "check": "did", "procedure": "did", "try": "did",
-    "result": "result", "results": "result", "what happened": "result", "observed": "result",
-    "observation": "result", "observations": "result", "output": "result", "effect": "result",
-    "the result": "result", "finding": "result", "findings": "result", "evidence": "result",
-    "error": "result", "outcome details": "result", "behavior": "result", "behaviour": "result",
-    "measurement": "result", "measurements": "result", "impact": "result",
-    "conclusion": "conclusion", "conclusions": "conclusion", "takeaway": "conclusion",
-    "takeaways": "conclusion", "learned": "conclusion", "lesson": "conclusion", "lessons": "conclusion",
-    "analysis": "conclusion", "interpretation": "conclusion", "what it means": "conclusion",
-    "what this tells us": "conclusion", "why it failed": "conclusion", "why it didn't work": "conclusion",
-    "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
-    "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
-    "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
-    "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
-    "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
-    "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
-    "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
-    "state": "outcome",
-}
-
-# A label at the start of a line: **Label:**, **Label**:, __Label:__, *Label:*, Label:, Label - (list
-# markers and quote marks before it are fine).
-_LABEL = re.compile(
-    r"^\s{0,12}(?:>\s*)?(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:"
-    r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s)"
-    r"|(?P<i>[*_])(?P<l3>[^*_:\n]{1,40}?)(?::(?P=i)|(?P=i):)"
-    r"|(?P<l2>[A-Za-z][A-Za-z '’/()-]{0,40}?)(?::|\s+[—–]\s|\s+-\s)"
-    r")(?:[ \t]*(?P<rest>.*))?$"
+from dbglog.docreader.vocab import (
+    ATTEMPT_LABELS, INV_LABELS, NEXT_LABELS, ACTION_LEAD, ATTEMPT_HEAD, BOLD_LEAD, CHECKBOX, COMMENT,
+    DATE_HEAD, DIFF_HEAD, DOC_TITLE, FAILED_CONTAINER, INLINE_RESULT, ITEM_START, LABEL, NEXT_HEAD,
+    NUMBERED_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
+    SENTENCES, STRONG_CONTAINER, STRONG_KW, STRONG_RE, TEMPLATE, TEMPLATE_CHECK, TRIED_ITEM, WEAK_CONTAINER,
+    WORKED_CONTAINER, bare_words, bold_attempt, has_text, attempt_title, field_of, heading_key,
+    heading_outcome, is_placeholder, label_of, status_word,
 )
-
-
-def label_of(line: str, labels: dict[str, str]) -> tuple[str, str] | None:
-    m = _LABEL.match(line)
-    if not m:
-        return None
-    name = (m.group("l1") or m.group("l3") or m.group("l2") or "").strip().lower().replace("’", "'")
-    name = re.sub(r"^[^\w]+\s*", "", name).strip()  # "✅ Result:" -> "result"
-    key = labels.get(name)
-    if key is None:
-        return None
-    return key, (m.group("rest") or "").strip()
-
-
-def heading_key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s'/.-]", "", text).split()).rstrip(":").strip().lower()
-
-
-def _bare(text: str) -> str:
-    """Heading words only: no emoji, numbering, outcome tags or trailing colon."""
-    t = re.sub(r"[^\w\s'/&.,()-]", " ", text)
-    t = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", t)
-    t = re.sub(r"^\s*(?:\d{1,3}(?:\.\d+)*[.)]?|[A-Z][.)])\s+", "", t)
-    return " ".join(t.split()).strip(" :.-").lower()
-
-
-def field_of(text: str) -> str | None:
-    b = _bare(text)
-    for key, rx in _FIELD_HEAD:
-        if rx.match(b):
-            return key
-    return None
-
-
-def is_placeholder(text: str) -> bool:
-    t = text.strip()
-    if not t:
-        return False
-    if _PLACEHOLDER.search(t) and not t.startswith("`"):
-        return True
-    low = t.lower()
-    return low.count("/") >= 1 and sum(w in low for w in ("open", "resolved", "won't fix", "wontfix")) >= 2
-
-
-def heading_outcome(text: str) -> str | None:
-    """An outcome tag written into a heading: "(WRONG)", "[FAILED]", "✅", "— didn't help".
-
-    Words in parentheses win over an emoji ("✅ Réduction nœuds (pas d'effet)": the tick says
-    done, the words say what happened)."""
-    tags = [t[0] or t[1] for t in re.findall(r"\(([^()]{2,60})\)|\[([^\[\]]{2,40})\]", text)]
-    for tag in tags:
-        w = outcomes.verdict_word(tag)
-        if w:
-            return w
-    for e, o in outcomes._EMOJI.items():
-        if e in text:
-            return o
-    for tag in tags:
-        if len(tag.split()) <= 6 and tag.isupper():
-            # "(ROOT CAUSE FOUND & FIXED)", "(STILL FAILING)": a shouted status, read as a sentence.
-            w = outcomes.classify(tag)
-            if w != "inconclusive":
-                return w
-    m = re.search(r"(?:\s[—–-]{1,2}\s|:\s)([^—–:]{2,60})$", text)
-    if m:
-        w = outcomes.verdict_word(m.group(1))
-        if w:
-            return w
-    m = re.match(r"^\s*(?:\[|\()?(FAILED|FAIL|WORKED|FIXED|SOLVED|PARTIAL|WRONG|DEAD END|RESOLVED|REJECTED)\b", text)
-    if m:
-        return outcomes.verdict_word(m.group(1))
-    return None
-
-
-def status_word(text: str) -> str | None:
-    t = re.sub(r"[^a-z' ]", " ", text.lower().replace("’", "'")).split()
-    s = " ".join(t)
-    for prefix, st in (("won't fix", "wontfix"), ("wont fix", "wontfix"), ("wontfix", "wontfix"),
-                       ("not a bug", "wontfix"), ("abandoned", "wontfix"), ("by design", "wontfix"),
-                       ("resolved", "resolved"), ("fixed", "resolved"), ("closed", "resolved"),
-                       ("solved", "resolved"), ("done", "resolved"), ("complete", "resolved"),
-                       ("mitigated", "resolved"), ("root caused", "resolved"), ("open", "open"),
-                       ("active", "open"), ("in progress", "open"), ("investigating", "open"),
-                       ("ongoing", "open"), ("blocked", "open"), ("wip", "open"), ("reopened", "open"),
-                       ("unresolved", "open"), ("needs", "open"), ("pending", "open"), ("new", "open"),
-                       ("partially", "open"), ("workaround", "open"), ("mitigat", "resolved")):
-        if s.startswith(prefix):
-            return st
-    if "✅" in text or "🟢" in text:
-        return "resolved"
-    return None
-
-
-# --- result of reading ----------------------------------------------------------------------
+from dbglog.docreader.text import (
+    RULE_LINE, close_fences, demote_headings, diff_status, parse_files, item_title, lead_tag, one_line,
+    section_heading, span_lines, status_from_title, make_step, unquote, field_value, verbatim_value,
+)
+from dbglog.docreader.outline import Block, Node, outline
+from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 
 
 @dataclass
@@ -527,8 +32,8 @@ class Parsed:
     key: str  # idempotence key within its source file
     items: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, ref, line)
     canonical: bool = False
-    recognized: dict = field(default_factory=dict)
-    verified: bool = False  # render -> parse gives back the same (checked by the reader)  # what became structure, what stayed free text
+    recognized: dict = field(default_factory=dict)  # what became structure, what stayed free text
+    verified: bool = False  # render -> parse gives back the same (checked by the reader)
 
 
 @dataclass
@@ -536,9 +41,6 @@ class Skipped:
     line: int
     title: str
     reason: str
-
-
-# --- the reader ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -574,7 +76,7 @@ class _Reader:
         self.front, self.root = outline(self.lines)
         self.meta = self._front_matter()
         # An exported issue thread: its attempts are sentences in comments.
-        self.thread = bool(_COMMENT.search(text))
+        self.thread = bool(COMMENT.search(text))
 
     def _check_markers(self) -> None:
         fence = None
@@ -602,7 +104,7 @@ class _Reader:
     # --- which sections are bugs ----------------------------------------------------------
 
     def _template(self, n: Node) -> bool:
-        return bool(n.start >= 0 and (_TEMPLATE.search(n.text) or is_placeholder(n.text)))
+        return bool(n.start >= 0 and (TEMPLATE.search(n.text) or is_placeholder(n.text)))
 
     def _own_fields(self, n: Node) -> set[str]:
         """Which bug-header fields a section states for itself: a ``Status:`` whose value is a bug's
@@ -615,7 +117,7 @@ class _Reader:
                 hit = label_of(self.lines[i], INV_LABELS)
                 if not hit or not hit[1] or is_placeholder(hit[1]):
                     continue
-                name = _LABEL.match(self.lines[i])
+                name = LABEL.match(self.lines[i])
                 raw = (name.group("l1") or name.group("l3") or name.group("l2") or "").strip().lower()
                 if hit[0] == "status" and status_word(hit[1]):
                     keys.add("status")
@@ -629,7 +131,7 @@ class _Reader:
         for n in self.root.walk():
             if n.start < 0 or id(n) in skip:
                 continue
-            if self._template(n) or _ATTEMPT_HEAD.match(n.text) or _STRONG_CONTAINER.search(_bare(n.text)):
+            if self._template(n) or ATTEMPT_HEAD.match(n.text) or STRONG_CONTAINER.search(bare_words(n.text)):
                 # An option or attempt with its own "Status: ❌" is a verdict, not a separate bug.
                 skip.update(id(x) for x in n.walk())
                 continue
@@ -641,7 +143,7 @@ class _Reader:
 
         def one_bug(groups: list[Node]) -> bool:
             # Sections under one H1 that names a bug (not "DEBUG.md", "Notes", "Issues") are parts of it.
-            return len(h1) == 1 and not _DOC_TITLE.search(h1[0].text) and all(self._inside(c, h1[0]) for c in groups)
+            return len(h1) == 1 and not DOC_TITLE.search(h1[0].text) and all(self._inside(c, h1[0]) for c in groups)
 
         if len(cands) >= 2:
             return [] if one_bug(cands) else cands
@@ -650,10 +152,10 @@ class _Reader:
         for parent in self.root.walk():
             groups = []
             for c in parent.children:
-                if self._template(c) or self._is_attempt_heading(c) or _STRONG_CONTAINER.search(c.text):
+                if self._template(c) or self._is_attempt_heading(c) or STRONG_CONTAINER.search(c.text):
                     continue
                 found = [(m.group("kw").lower(), int(m.group("n"))) for d in c.walk() if d is not c
-                         and (m := _ATTEMPT_HEAD.match(d.text)) and m.group("n").isdigit()]
+                         and (m := ATTEMPT_HEAD.match(d.text)) and m.group("n").isdigit()]
                 if any(n == 1 for _k, n in found):
                     groups.append((c, {k for k, n in found if n == 1}))
             # The same word numbered from 1 again ("Attempt 1..3", then "Attempt 1..2") in each.
@@ -670,16 +172,16 @@ class _Reader:
         return False
 
     def _is_attempt_heading(self, n: Node) -> bool:
-        m = _ATTEMPT_HEAD.match(n.text)
+        m = ATTEMPT_HEAD.match(n.text)
         if not m:
             return False
-        if _STRONG_RE.match(m.group("kw")):
+        if STRONG_RE.match(m.group("kw")):
             # "Fix" / "Solution" alone as a field heading is handled by field_of; "Try 2" is an attempt.
             return True
         if n.parent is not None:
             # "Test 1", "Test 2", ... / "Config A", "Config B": a numbered series is a series of attempts.
             kw = m.group("kw").lower()
-            same = [c for c in n.parent.children if (cm := _ATTEMPT_HEAD.match(c.text)) and cm.group("kw").lower() == kw]
+            same = [c for c in n.parent.children if (cm := ATTEMPT_HEAD.match(c.text)) and cm.group("kw").lower() == kw]
             if len(same) >= 2:
                 return True
         return self._has_attempt_evidence(n)
@@ -708,7 +210,7 @@ class _Reader:
         if len(bugs) <= 1:
             scope = bugs[0] if bugs else None
             h1 = [c for c in self.root.children if c.level == 1]
-            if scope is not None and scope.level > 1 and len(h1) == 1 and not _DOC_TITLE.search(h1[0].text) \
+            if scope is not None and scope.level > 1 and len(h1) == 1 and not DOC_TITLE.search(h1[0].text) \
                     and (self._own_fields(scope) != {"status", "symptom"} or self._own_fields(h1[0])):
                 scope = None  # "## Problem Summary" with the Symptom: the H1 above it names the bug
             return [self._investigation(self.root, title_node=scope, extra=None)], skipped
@@ -747,9 +249,9 @@ class _Reader:
 
     def _investigation(self, scope: Node, title_node: Node | None, extra: list[Node] | None) -> Parsed:
         title, tnode = self._title(scope, title_node)
-        title, tstatus = _status_from_title(title)
+        title, tstatus = status_from_title(title)
         # "🐛 [#500](https://…/issues/500) - Bug: …": the link's words, not its address.
-        title = _one_line(re.sub(r"\[([^\]]{1,200})\]\((?:[^()\s]|\([^()\s]*\))+\)", r"\1", title)) or "Imported notes"
+        title = one_line(re.sub(r"\[([^\]]{1,200})\]\((?:[^()\s]|\([^()\s]*\))+\)", r"\1", title)) or "Imported notes"
         inv = Investigation(id="", title=title)
         b = _Builder(self, inv, tnode)
         if tstatus:
@@ -846,12 +348,12 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             # A label with nothing after it ("**Environment:**") takes the list, fence or table
             # right below it; a label with text takes the rest of its own paragraph or item.
-            if key is not None and not _has_text(buf) and blk.kind in ("fence", "code", "table") \
+            if key is not None and not has_text(buf) and blk.kind in ("fence", "code", "table") \
                     and blk.start - buf_lines[-1] <= 2:
                 buf.extend(self.lines[blk.start:blk.end])
                 buf_lines.extend(range(blk.start, blk.end))
                 continue
-            open_field = key is not None and not _has_text(buf) and blk.start - buf_lines[-1] <= 2
+            open_field = key is not None and not has_text(buf) and blk.start - buf_lines[-1] <= 2
             if not open_field:
                 flush()
             taken = self._todo_lines(blk) if not open_field and blk.kind in ("paragraph", "list", "raw") else set()
@@ -872,8 +374,8 @@ class _Builder:
                     contiguous = key is not None and buf_lines[-1] >= i - 2 and line.strip() != ""
                     # "**Environment:**" then its "- GPU: ..." items; "**Symptom:** text" then the
                     # lines that wrap it (not a new item).
-                    if contiguous and (open_field or (buf_lines[-1] == i - 1 and not _ITEM_START.match(line))):
-                        buf.append(_unquote(line))
+                    if contiguous and (open_field or (buf_lines[-1] == i - 1 and not ITEM_START.match(line))):
+                        buf.append(unquote(line))
                         buf_lines.append(i)
                         continue
                     flush()
@@ -886,13 +388,13 @@ class _Builder:
         flush()
         notes = [i for i in notes if i not in self._inline_lines]
         if notes:
-            body = _span_lines(self.lines, notes)
+            body = span_lines(self.lines, notes)
             self._add_section(notes[0], notes_heading, body, notes)
 
     _inline_lines: set = set()
 
     def _set_field(self, key: str, buf: list[str], lines: list[int]) -> None:
-        text = _value(buf)
+        text = field_value(buf)
         unit = _Unit(key.replace("_", " ").capitalize(), lines, "field")
         self.units.append(unit)
         if key == "status":
@@ -907,7 +409,7 @@ class _Builder:
                               if t.strip().lstrip("#").strip("`") and t.strip().lstrip("#").strip("`") not in self.inv.tags]
             return
         if key == "related_files":
-            self.inv.related_files += [f for f in _files(buf) if f not in self.inv.related_files]
+            self.inv.related_files += [f for f in parse_files(buf) if f not in self.inv.related_files]
             return
         cur = getattr(self.inv, key)
         setattr(self.inv, key, f"{cur}\n\n{text}" if cur and text else (cur or text))
@@ -924,31 +426,31 @@ class _Builder:
             self.free(n, whole=True)
             return
         text = n.text
-        bare = _bare(text)
+        bare = bare_words(text)
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
-                _NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)):
+                NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)):
             self.attempt_from_node(n, container=context)
             return
         if context == "weak" and r._has_attempt_evidence(n) and not self._special(n):
             self.attempt_from_node(n, container=None)
             return
         fkey = field_of(text)
-        if _NEXT_HEAD.search(bare) and not _STRONG_CONTAINER.search(bare.replace("untried", "")) \
+        if NEXT_HEAD.search(bare) and not STRONG_CONTAINER.search(bare.replace("untried", "")) \
                 and fkey is None:
             self.next_steps(n)
             return
-        if _DIFF_HEAD.search(bare) and self.differences(n):
+        if DIFF_HEAD.search(bare) and self.differences(n):
             return
         if fkey is not None:
             self.field_section(n, fkey)
             return
-        if _RESULT_CONTAINER.search(n.text):
+        if RESULT_CONTAINER.search(n.text):
             self.container(n, strong=False, result=True)
             return
-        if _STRONG_CONTAINER.search(bare) and not _NEXT_HEAD.search(bare):
+        if STRONG_CONTAINER.search(bare) and not NEXT_HEAD.search(bare):
             self.container(n, strong=True)
             return
-        if _REFERENCE_HEAD.match(bare):
+        if REFERENCE_HEAD.match(bare):
             self.free(n, whole=True)  # "Artifacts", "References", "Appendix": pointers, not work done
             return
         if self.r._own_fields(n):
@@ -957,23 +459,23 @@ class _Builder:
             for c in n.children:
                 self.section(c, context=None)
             return
-        if _WEAK_CONTAINER.search(bare) or _DATE_HEAD.match(n.text):
+        if WEAK_CONTAINER.search(bare) or DATE_HEAD.match(n.text):
             self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
 
     def _own_role(self, n: Node) -> bool:
         """Does this heading name something other than a group of steps?"""
-        bare = _bare(n.text)
-        return bool(self.r._is_attempt_heading(n) or field_of(n.text) or _STRONG_CONTAINER.search(bare)
-                    or _RESULT_CONTAINER.search(n.text) or (_DIFF_HEAD.search(bare) and self._has_table(n))
+        bare = bare_words(n.text)
+        return bool(self.r._is_attempt_heading(n) or field_of(n.text) or STRONG_CONTAINER.search(bare)
+                    or RESULT_CONTAINER.search(n.text) or (DIFF_HEAD.search(bare) and self._has_table(n))
                     or re.search(r"\b(?:analysis|observations?|findings?|lessons?|rationale|evidence|artifacts|"
                                  r"background|context|summary|options?|details?)\b", bare))
 
     def _special(self, n: Node) -> bool:
-        bare = _bare(n.text)
-        return bool((_NEXT_HEAD.search(bare) and not _STRONG_CONTAINER.search(bare))
-                    or (_DIFF_HEAD.search(bare) and self._has_table(n)) or field_of(n.text))
+        bare = bare_words(n.text)
+        return bool((NEXT_HEAD.search(bare) and not STRONG_CONTAINER.search(bare))
+                    or (DIFF_HEAD.search(bare) and self._has_table(n)) or field_of(n.text))
 
     def _has_table(self, n: Node) -> bool:
         return any(b.kind in ("table", "fence", "code") for b in n.blocks)
@@ -989,14 +491,14 @@ class _Builder:
             self._strong_container(n)
         else:
             # A timeline, log or thread: attempts are its items and sentences; the text stays.
-            prose = bool(_PROSE_CONTAINER.search(_bare(n.text)) or _DATE_HEAD.match(n.text)) or self.r.thread
+            prose = bool(PROSE_CONTAINER.search(bare_words(n.text)) or DATE_HEAD.match(n.text)) or self.r.thread
             self._keep_or_rename(n, self._scan_blocks(n, n.blocks, None, prose=prose), "attempts")
             for c in n.children:
                 self.section(c, context="weak")
 
     def _keep_or_rename(self, n: Node, keep: list[int], where: str) -> None:
         if keep:
-            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+            self._add_section(n.start, "## " + n.text, span_lines(self.lines, keep), [n.start] + keep)
         else:
             self.renamed.append((n.start, n.text, where))
 
@@ -1013,16 +515,16 @@ class _Builder:
         return k
 
     def _result_container(self, n: Node) -> None:
-        ctx = "failed" if _FAILED_CONTAINER.search(n.text) else "worked"
+        ctx = "failed" if FAILED_CONTAINER.search(n.text) else "worked"
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
-            if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]):
+            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
-            elif blk.kind == "list" and any(_BOLD_LEAD.match(_ITEM_START.sub("", self.lines[a], count=1))
+            elif blk.kind == "list" and any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
                                             for a, _b in blk.items):
                 self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
             elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
@@ -1031,16 +533,16 @@ class _Builder:
                 keep.extend(range(blk.start, blk.end))
         self._keep_or_rename(n, keep, "attempts")
         for c in n.children:
-            if self.r._is_attempt_heading(c) or _NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
+            if self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
                 self.attempt_from_node(c, container=ctx)
             else:
                 self.section(c, context=None)
 
     def _strong_container(self, n: Node) -> None:
         ctx = None
-        if _FAILED_CONTAINER.search(n.text):
+        if FAILED_CONTAINER.search(n.text):
             ctx = "failed"
-        elif _WORKED_CONTAINER.match(_bare(n.text)):
+        elif WORKED_CONTAINER.match(bare_words(n.text)):
             ctx = "worked"
         elif re.search(r"not yet (?:proven|tested|tried|run)|unproven|untested|to (?:test|verify)|proposed|planned",
                        n.text, re.I):
@@ -1054,8 +556,8 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "hr":
                 continue  # a separator, not content
-            if blk.kind == "paragraph" and _BOLD_LEAD.match(self.lines[blk.start]) \
-                    and not _bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk):
+            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
+                    and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list":
                 self.attempts_from_list(n, blk, ctx)
@@ -1066,7 +568,7 @@ class _Builder:
             else:
                 keep.extend(range(blk.start, blk.end))
         for c in n.children:
-            if self._special(c) or _STRONG_CONTAINER.search(_bare(c.text)) and not self.r._is_attempt_heading(c):
+            if self._special(c) or STRONG_CONTAINER.search(bare_words(c.text)) and not self.r._is_attempt_heading(c):
                 self.section(c, context=None)
             else:
                 self.attempt_from_node(c, container=ctx or "container")
@@ -1082,7 +584,7 @@ class _Builder:
         if whole:
             lines = n.lines()
             self.owned.extend(lines)
-            body = _span_lines(self.lines, [i for i in lines if i >= n.head_end])
+            body = span_lines(self.lines, [i for i in lines if i >= n.head_end])
             if n.start < 0:
                 if body:
                     self._add_section(lines[0], "## Notes", body, lines)
@@ -1098,7 +600,7 @@ class _Builder:
                 self.owned.extend(sub)
                 keep.extend(sub)
         if keep or not split:
-            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, keep), [n.start] + keep)
+            self._add_section(n.start, "## " + n.text, span_lines(self.lines, keep), [n.start] + keep)
         else:
             self.renamed.append((n.start, n.text, "sections below"))
         if split:
@@ -1110,7 +612,7 @@ class _Builder:
         own = [i for blk in n.blocks for i in range(blk.start, blk.end)]
         self.owned.extend(range(n.start, n.head_end))
         self.owned.extend(own)
-        self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
+        self._add_section(n.start, "## " + n.text, span_lines(self.lines, own), [n.start] + own)
 
     def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None, prose: bool = False) -> list[int]:
         """Read attempts out of plain blocks; return the lines that stay text.
@@ -1153,10 +655,10 @@ class _Builder:
         if blk.kind == "list":
             for item in blk.items:
                 first, idxs = self._item_text(blk, item)
-                m = _CHECKBOX.match(self.lines[item[0]]) if idxs else None
-                if m and not _TEMPLATE_CHECK.match(m.group(2)):
+                m = CHECKBOX.match(self.lines[item[0]]) if idxs else None
+                if m and not TEMPLATE_CHECK.match(m.group(2)):
                     body = m.group(2)
-                    if m.group(1) in "xX" and (_lead_tag(body) or re.search(r"\s[—–-]\s|→", body)):
+                    if m.group(1) in "xX" and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body)):
                         # "[x] Step 3: run with X - ✅ Complete (fault now in nll_loss)": done, with a result.
                         self._attempt_from_item(body, idxs, None, "")
                     else:
@@ -1168,7 +670,7 @@ class _Builder:
             if hit and hit[1]:
                 parts = [p.strip() for p in re.split(r"\s+(?:→|->)\s+", hit[1]) if p.strip()]
                 for p in parts if len(parts) > 1 else [hit[1]]:
-                    st = _step(p, [], 0)
+                    st = make_step(p, [], 0)
                     if st:
                         self.steps.append((i, st))
                 taken.add(i)
@@ -1178,7 +680,7 @@ class _Builder:
         """A table whose columns say what was done and what happened: its rows are attempts."""
         if len(blk.items) < 2:
             return False
-        head = " | ".join(_bare(h) for h in split_row(self.lines[blk.items[0][0]]))
+        head = " | ".join(bare_words(h) for h in split_row(self.lines[blk.items[0][0]]))
         if re.search(r"\b(?:working|broken|works|fails|good|bad|expected|actual|owner|assignee|due)\b", head):
             return False
         if not (re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed)\b", head)
@@ -1192,11 +694,11 @@ class _Builder:
 
     def _prose_attempt(self, n: Node, blk: Block, ctx: str | None) -> bool:
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
-        lead = next((x for x in _SENTENCES.split(text) if _ACTION_LEAD.match(x) or _PROSE_LEAD.match(x)), None)
+        lead = next((x for x in SENTENCES.split(text) if ACTION_LEAD.match(x) or PROSE_LEAD.match(x)), None)
         if lead is None or outcomes.classify(text) == "inconclusive" or text.rstrip().endswith("?"):
             return False
         idxs = list(range(blk.start, blk.end))
-        a = _Attempt(line=blk.start, number=None, title=_item_title(lead), fields={}, lead=[self.lines[i] for i in idxs],
+        a = _Attempt(line=blk.start, number=None, title=item_title(lead), fields={}, lead=[self.lines[i] for i in idxs],
                      context=ctx, lines=idxs, unit=n.text or "Notes")
         self.attempts.append(a)
         self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
@@ -1207,15 +709,15 @@ class _Builder:
         for d in n.walk():
             if r._template(d):
                 continue
-            bare = _bare(d.text)
-            if r._is_attempt_heading(d) or field_of(d.text) or _NEXT_HEAD.search(bare) \
-                    or (_NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
-                    or _STRONG_CONTAINER.search(bare) or (_DIFF_HEAD.search(bare) and self._has_table(d)):
+            bare = bare_words(d.text)
+            if r._is_attempt_heading(d) or field_of(d.text) or NEXT_HEAD.search(bare) \
+                    or (NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
+                    or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)):
                 return True
             for b in d.blocks:
-                if b.kind == "list" and any(_TRIED_ITEM.match(self._item_text(b, it)[0]) for it in b.items):
+                if b.kind == "list" and any(TRIED_ITEM.match(self._item_text(b, it)[0]) for it in b.items):
                     return True
-                if b.kind == "paragraph" and _bold_attempt(self.lines[b.start]):
+                if b.kind == "paragraph" and bold_attempt(self.lines[b.start]):
                     return True
         return False
 
@@ -1230,8 +732,8 @@ class _Builder:
             if keep:
                 first = next((i for i in keep if self.lines[i].strip() and not re.fullmatch(r"[-*_ ]+", self.lines[i])),
                              keep[0])
-                name = "Comments" if _COMMENT.match(self.lines[first]) else f"{n.text} (continued)"
-                self._add_section(after[0].start, "## " + name, _span_lines(self.lines, keep), keep)
+                name = "Comments" if COMMENT.match(self.lines[first]) else f"{n.text} (continued)"
+                self._add_section(after[0].start, "## " + name, span_lines(self.lines, keep), keep)
         own = [i for b in n.blocks[:cut] for i in range(b.start, b.end)]
         self.owned.extend(own)
         if any(label_of(self.lines[i], INV_LABELS) for i in own):
@@ -1243,19 +745,19 @@ class _Builder:
             return
         if own:
             if key == "status":
-                txt = _value(_span_lines(self.lines, own))
+                txt = field_value(span_lines(self.lines, own))
                 st = status_word(txt)
                 if st:
                     self.inv.status = st
                     self.status_stated = True
                 if st is None or len(txt.split()) > 3:
-                    self._add_section(n.start, "## " + n.text, _span_lines(self.lines, own), [n.start] + own)
+                    self._add_section(n.start, "## " + n.text, span_lines(self.lines, own), [n.start] + own)
                     return
             else:
-                buf = _span_lines(self.lines, own)
+                buf = span_lines(self.lines, own)
                 self._set_field(key, buf, own)
                 if key == "root_cause" and not self.status_stated and re.match(
-                        r"^\W*(?:resolved|fixed|solved|closed)\b", _value(buf), re.I):
+                        r"^\W*(?:resolved|fixed|solved|closed)\b", field_value(buf), re.I):
                     self.inv.status = "resolved"  # "## Resolution — **Resolved**. The issue was fixed by ..."
         self.renamed.append((n.start, n.text, key.replace("_", " ")))
         for c in n.children:
@@ -1264,7 +766,7 @@ class _Builder:
     # --- attempts ---------------------------------------------------------------------------
 
     def attempt_from_node(self, n: Node, container: str | None) -> None:
-        subs = [c for c in n.children if _NUMBERED_HEAD.match(c.text) or _ATTEMPT_HEAD.match(c.text)]
+        subs = [c for c in n.children if NUMBERED_HEAD.match(c.text) or ATTEMPT_HEAD.match(c.text)]
         if len(subs) >= 2:
             # "Phase 3: try fixes" with "3a. ..." / "3b. ...": the sub-headings are the attempts.
             self.container(n, strong=True)
@@ -1272,14 +774,14 @@ class _Builder:
         lines = n.lines()
         self.owned.extend(lines)
         number, title = None, n.text
-        m = _ATTEMPT_HEAD.match(n.text)
+        m = ATTEMPT_HEAD.match(n.text)
         proposal = bool(m and re.match(r"(?i)option|step|phase|idea|solution|candidate|variant", m.group("kw")))
         if m:
             if m.group("n").isdigit():
                 number = int(m.group("n"))
             title = attempt_title(n.text, m)
         else:
-            nm = _NUMBERED_HEAD.match(n.text)
+            nm = NUMBERED_HEAD.match(n.text)
             if nm:
                 number, title = int(nm.group("n")), nm.group("rest")
         body_lines = [i for i in lines if i >= n.head_end]
@@ -1289,7 +791,7 @@ class _Builder:
             if d is not n and heading_key(d.text) in ATTEMPT_LABELS:
                 sub_labels[d.start] = ATTEMPT_LABELS[heading_key(d.text)]
         a = self._attempt_body(body_lines, sub_labels)
-        a.line, a.number, a.title = n.start, number, _one_line(title)
+        a.line, a.number, a.title = n.start, number, one_line(title)
         a.tag = heading_outcome(n.text)
         a.proposal = proposal
         a.context = container if container in ("failed", "worked", "untested") else None
@@ -1361,27 +863,27 @@ class _Builder:
             a = self._attempt_body(idxs)
         finally:
             self.lines = saved
-        if not a.fields and len(a.lead) > 1 and _ITEM_START.match(a.lead[1]):
+        if not a.fields and len(a.lead) > 1 and ITEM_START.match(a.lead[1]):
             # "- Tried X" with "  - bucket 4 captures ✅ ..." under it: the nested items are the result.
             a.fields = {"result": a.lead[1:]}
             a.lead = a.lead[:1]
         lead_first = re.sub(r"^\[[ xX]\]\s*", "", first).strip()
         lab = label_of(lead_first, ATTEMPT_LABELS)
-        named = next((_value(a.fields[k]) for k in ("did", "hypothesis") if _value(a.fields.get(k, []))), "")
+        named = next((field_value(a.fields[k]) for k in ("did", "hypothesis") if field_value(a.fields.get(k, []))), "")
         if lab and lab[1]:
-            a.title = _item_title(lab[1])
+            a.title = item_title(lab[1])
         elif named and re.match(r"^[\w -]{1,20}:\s", lead_first):
-            a.title = _item_title(named)  # "- timestamp: ...\n  checked: py-spy dump of rank 0"
+            a.title = item_title(named)  # "- timestamp: ...\n  checked: py-spy dump of rank 0"
         else:
-            a.title = _item_title(lead_first)
-        a.tag = _lead_tag(lead_first)
+            a.title = item_title(lead_first)
+        a.tag = lead_tag(lead_first)
         a.context = ctx
         a.lines = idxs
         a.unit = unit
         a.line = idxs[0]
         a.number = None
         m = re.match(r"^\*\*(.+?)\*\*", lead_first)
-        km = _ATTEMPT_HEAD.match(m.group(1)) if m else None
+        km = ATTEMPT_HEAD.match(m.group(1)) if m else None
         if km and km.group("n").isdigit():
             a.number = int(km.group("n"))
         self.attempts.append(a)
@@ -1393,7 +895,7 @@ class _Builder:
         head = [c.strip() for c in split_row(self.lines[rows[0][0]])]
         if len(head) < 2:
             return False
-        low = [_bare(h) for h in head]
+        low = [bare_words(h) for h in head]
 
         def col(*words):
             for k, h in enumerate(low):
@@ -1426,10 +928,10 @@ class _Builder:
             if c_hyp is not None and cells[c_hyp].strip():
                 fields["hypothesis"] = [cells[c_hyp].strip()]
             explicit = cells[c_stat].strip() if c_stat is not None and c_stat != c_res else ""
-            at = _Attempt(line=a, number=None, title=_item_title(t), fields=fields, lead=[], explicit=explicit,
-                          tag=_lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
+            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit,
+                          tag=lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
                           lines=[a], unit=n.text)
-            m = re.match(r"^\s*#?(\d{1,3})\s*$", t) or re.match(rf"^(?:{_STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
+            m = re.match(r"^\s*#?(\d{1,3})\s*$", t) or re.match(rf"^(?:{STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
             if m:
                 at.number = int(m.group(1))
             self.attempts.append(at)
@@ -1454,8 +956,8 @@ class _Builder:
                 hits.append((first, idxs))  # "- checked: X / found: Y": a recorded attempt
                 continue
             bare_first = re.sub(r"^\[[ xX]\]\s*", "", first)
-            if _TRIED_ITEM.match(first) or (actions and (_ACTION_LEAD.match(bare_first) or (
-                    _PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
+            if TRIED_ITEM.match(first) or (actions and (ACTION_LEAD.match(bare_first) or (
+                    PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
                                            and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
         if not hits:
@@ -1467,20 +969,20 @@ class _Builder:
         if rest and keep_rest is not None:
             keep_rest.extend(rest)
         elif rest:
-            self._add_section(rest[0], "## " + (n.text or "Notes"), _span_lines(self.lines, rest), rest)
+            self._add_section(rest[0], "## " + (n.text or "Notes"), span_lines(self.lines, rest), rest)
         return True
 
     def _inline_attempt(self, blk: Block, i: int, ctx: str | None = None) -> bool:
         """A paragraph that starts "**Attempt 3 (FAILED):** ..." is an attempt (the whole paragraph)."""
         if i != blk.start or blk.kind not in ("paragraph", "raw"):
             return False
-        got = _bold_attempt(self.lines[i])
+        got = bold_attempt(self.lines[i])
         if not got:
             return False
         m, lead, km = got
         idxs = list(range(blk.start, blk.end))
         a = self._attempt_body(idxs)
-        a.title = _one_line(attempt_title(lead, km))
+        a.title = one_line(attempt_title(lead, km))
         a.tag = heading_outcome(lead)
         a.number = int(km.group("n")) if km.group("n").isdigit() else None
         a.context, a.lines, a.unit, a.line = ctx, idxs, lead, blk.start
@@ -1521,22 +1023,22 @@ class _Builder:
                         text = next((c for c in cells if c.strip()), "")
                         rest = " · ".join(c for c in cells if c.strip() and c is not text)
                         if text.strip():
-                            s = _step(text, [rest] if rest else [], 0)
+                            s = make_step(text, [rest] if rest else [], 0)
                             if s:
                                 self.steps.append((a, s))
                     self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
                 elif blk.kind == "paragraph" and (self._inline_attempt(blk, blk.start) or (
-                        _TRIED_ITEM.match(self.lines[blk.start]) and self._prose_attempt(d, blk, None))):
+                        TRIED_ITEM.match(self.lines[blk.start]) and self._prose_attempt(d, blk, None))):
                     free.extend(i for i in range(blk.start, blk.end) if i not in self._inline_lines)
                 elif blk.kind in ("paragraph", "raw") and _question(self.lines, blk):
                     for i in range(blk.start, blk.end):
-                        s = _step(self.lines[i].strip(), [], 0)
+                        s = make_step(self.lines[i].strip(), [], 0)
                         if s:
                             self.steps.append((i, s))
                 else:
                     free.extend(range(blk.start, blk.end))
         if free:
-            self._add_section(n.start, "## " + n.text, _span_lines(self.lines, free), [n.start] + free)
+            self._add_section(n.start, "## " + n.text, span_lines(self.lines, free), [n.start] + free)
         else:
             self.renamed.append((n.start, n.text, "what to try next"))
 
@@ -1548,7 +1050,7 @@ class _Builder:
         for ln in lines[1:]:
             em = re.match(r"^\s*(?:\d{1,4}[.)]|[-*+])\s+(.*)$", ln)
             extra.append((em.group(1) if em else ln).strip())
-        s = _step(text, extra, 0)
+        s = make_step(text, extra, 0)
         if s is not None:
             self.steps.append((idxs[0], s))
 
@@ -1572,7 +1074,7 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             self.owned.extend(others)
             if others:
-                self._add_section(n.start, "## " + n.text, _span_lines(self.lines, others), [n.start] + others)
+                self._add_section(n.start, "## " + n.text, span_lines(self.lines, others), [n.start] + others)
             else:
                 self.renamed.append((n.start, n.text, "key differences"))
             for c in n.children:
@@ -1585,16 +1087,16 @@ class _Builder:
         status_col = next((c for c in range(3, len(head))
                            if re.search(r"status|verdict|tested|ruled|eliminat|result|culprit", head[c], re.I)), None)
         if not self.inv.differences:
-            self.inv.labels = (_one_line(head[1]) or "Working", _one_line(head[2]) or "Broken")
+            self.inv.labels = (one_line(head[1]) or "Working", one_line(head[2]) or "Broken")
         for i, cells in rows:
             cells = [c.strip() for c in cells] + [""] * (len(head) - len(cells))
             if not any(cells):
                 continue
-            status = _diff_status(cells[status_col]) if status_col is not None else "untested"
+            status = diff_status(cells[status_col]) if status_col is not None else "untested"
             extra = [c for k, c in enumerate(cells) if k >= 3 and k != status_col and c]
             broken = cells[2] + (" · " + " · ".join(extra) if extra else "")
-            self.diff_rows.append((i, Difference(0, _one_line(cells[0]) or f"(row {len(self.diff_rows) + 1})",
-                                                 _one_line(cells[1]), _one_line(broken), status)))
+            self.diff_rows.append((i, Difference(0, one_line(cells[0]) or f"(row {len(self.diff_rows) + 1})",
+                                                 one_line(cells[1]), one_line(broken), status)))
 
     # --- free sections ----------------------------------------------------------------------
 
@@ -1654,8 +1156,8 @@ class _Builder:
         return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized(), verified=verified)
 
     def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
-        f = {k: _value(v) for k, v in a.fields.items()}
-        lead = _value(a.lead)
+        f = {k: field_value(v) for k, v in a.fields.items()}
+        lead = field_value(a.lead)
         did = f.get("did", "")
         if lead:
             if not did:
@@ -1695,7 +1197,7 @@ class _Builder:
             out = "untested"  # "not run yet — needs llm-compressor support"
         if out is None and not result:
             # "... **Resultado:** sigue saliendo basura." / "x → PASS": a verdict written inside the text.
-            im = _INLINE_RESULT.search(did or "")
+            im = INLINE_RESULT.search(did or "")
             if im:
                 g = outcomes.classify(did[im.end():])
                 out = None if g == "inconclusive" else g
@@ -1703,8 +1205,8 @@ class _Builder:
                 # "`rocm/pytorch:...` → PASS, 212 kernel records": what follows the arrow is the result.
                 g = outcomes.classify(did.split(" → ", 1)[1])
                 out = None if g == "inconclusive" else g
-        if out is None and a.proposal and not result and not conclusion and _PLAN_WORDS.search(did or "") \
-                and not _RAN_WORDS.search(did or ""):
+        if out is None and a.proposal and not result and not conclusion and PLAN_WORDS.search(did or "") \
+                and not RAN_WORDS.search(did or ""):
             out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
@@ -1713,26 +1215,26 @@ class _Builder:
             out = outcomes.combine(r_out, c_out)
         if out is None:
             # Nothing says what happened: not run yet when nothing says it was done either.
-            done = result or conclusion or _ACTION_LEAD.match(did or "") or _TRIED_ITEM.match(did or "")
+            done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "")
             out = "inconclusive" if done else "untested"
-        title = a.title or _item_title(did or result or f"Attempt {number}")
-        return Attempt(number=number, title=_one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
+        title = a.title or item_title(did or result or f"Attempt {number}")
+        return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
                        result=result, conclusion=conclusion, outcome=out if out in outcomes.OUTCOMES else "inconclusive")
 
     def _place_sections(self) -> None:
         used: dict[str, int] = {}
         out = []
         for _line, heading, body in sorted(self.sections, key=lambda s: s[0]):
-            h = _section_heading(heading)
+            h = section_heading(heading)
             n = used.get(h.casefold(), 0) + 1
             used[h.casefold()] = n
             if n > 1:
                 h = f"{h} ({n})"
                 used[h.casefold()] = 1
-            text = _value_keep(body)
+            text = verbatim_value(body)
             if not text.strip(" \n-*_=") and text.strip():
                 continue  # nothing but a thematic break
-            out.append(Section(h, _demote(_close_fences(text))))
+            out.append(Section(h, demote_headings(close_fences(text))))
         self.inv.sections = [s for s in out if s.body or not s.heading.startswith("## Notes")]
 
     def _verify(self) -> None:
@@ -1776,7 +1278,7 @@ class _Builder:
             if set(idxs) <= covered:
                 continue
             covered.update(idxs)
-            body = _span_lines(self.lines, [i for i in idxs if i not in heads or i != first])
+            body = span_lines(self.lines, [i for i in idxs if i not in heads or i != first])
             self.sections.append((first, "## " + heading, body))
         if outline_lines:
             self.sections.append((10**9, "## Source headings",
@@ -1787,7 +1289,7 @@ class _Builder:
         kept = kept_text(mirror.render(_probe(self.inv)))
         rest = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
         if rest:
-            self.sections.append((10**9 + 1, "## Imported text (as written)", _span_lines(self.lines, rest)))
+            self.sections.append((10**9 + 1, "## Imported text (as written)", span_lines(self.lines, rest)))
             self._place_sections()
 
     def _ensure_roundtrip(self) -> bool:
@@ -1822,71 +1324,6 @@ class _Builder:
                                   for s in inv.sections]}
 
 
-_COMMENT = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?[\w.-]+\*\*|@[\w-]+)\s+(?:commented|wrote|replied|answered)\b|"
-                      r"^#{2,5}\s*(?:\W\s*)?(?:comments?|conversation|discussion|replies)\b", re.I | re.M)
-_PROSE_CONTAINER = re.compile(r"\b(?:timeline|log|journal|history|comments?|conversation|discussion|thread|updates?|"
-                              r"progress|notes|worklog|chronology|what happened)\b", re.I)
-_ACTION = (r"tried|retried|tested|attempted|switched|swapped|set|unset|disabled|enabled|turned (?:off|on)|"
-           r"added|re-?added|removed|dropped|reverted|rolled back|upgraded|downgraded|updated|updating|"
-           r"rebuilt|built|recompiled|reinstalled|installed|pinned|forced|patched|applied|replaced|moved|"
-           r"changed|increased|decreased|reduced|raised|lowered|bumped|limited|capped|ran|reran|re-ran|"
-           r"compared|bisected|profiled|captured|traced|checked|measured|excluded|isolated|reseated|"
-           r"re-?cabled|reflashed|flashed|restarted|rebooted|reloaded|suspected|used|using|with|without|"
-           r"lowering|raising|setting|disabling|enabling|adding|removing|switching|downgrading|upgrading|"
-           r"building|running|forcing|pinning|reverting|compiling|recompiling")
-_ACTION_LEAD = re.compile(rf"^\s*(?:\*\*[^*]{{1,30}}\*\*\s*[:—–-]?\s*)?(?:[\d:./-]{{3,16}}\s*[:—–-]?\s*)?"
-                          rf"(?:(?:i|we|then|also|and|finally|next|so)\s+){{0,2}}(?:{_ACTION})\b", re.I)
-# In a thread or log, a sentence that names a flag, an env var or a PR and says what happened is an attempt.
-_PROSE_LEAD = re.compile(r"^\s*(?:`[^`]{2,120}`|#\d{2,7}\b|PR ?#?\d+|commit [0-9a-f]{7,}|[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|"
-                         r"--[a-z][\w-]+)", re.I)
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z`#\-])")
-_TRIED_ITEM = re.compile(r"^\s*(?:\[[ xX]\]\s*)?(?:[^\w\s]{1,3}\s*)?(?:\*\*|__)?\s*(?:tried|tested|attempted|"
-                         r"experimented with|we tried|i tried|also tried|then tried|retried|trying)\b", re.I)
-
-
-def attempt_title(text: str, m) -> str:
-    """"Attempt 3: Disable graphs" -> "Disable graphs"; other words stay whole ("Fix 2: bump NCCL",
-    "Experiment 1 — lower LR"): they are what the author called it, and what people search for."""
-    rest = m.group("rest").strip()
-    if m.group("kw").lower() == "attempt" and rest:
-        tag_only = re.fullmatch(r"[\[(][^\])]*[\])]|[^\w]*", rest) or outcomes.verdict_word(rest)
-        if not tag_only:
-            return rest
-    return text
-
-
-def _bold_attempt(line: str):
-    """A paragraph led by "**Attempt 3 (FAILED):**" / "**Option A — ...**" / "Try 1 - prune configs":
-    (match, lead, attempt match)."""
-    m = re.match(r"^\s*(?:\*\*|__)(.{2,100}?)(?:\*\*|__)\s*[:—–-]?\s*(.*)$", line)
-    if m:
-        lead = m.group(1).rstrip(":").strip()
-        km = _ATTEMPT_HEAD.match(lead)
-        return (m, lead, km) if km else None
-    # Unadorned: only a strong word with a number and a separator ("Try 1 - ...", "Attempt 2: ...").
-    km = _ATTEMPT_HEAD.match(line.strip())
-    if km and _STRONG_RE.match(km.group("kw")) and km.group("sep") and km.group("n").isdigit():
-        m = re.match(r"^(\s*)(.*)$", line)
-        return (_Lead(line.strip(), ""), line.strip(), km)
-    return None
-
-
-class _Lead:
-    """A match-like pair for an unadorned lead line: the whole line is the lead, nothing follows."""
-
-    def __init__(self, lead: str, rest: str):
-        self._g = (lead, rest)
-
-    def group(self, k: int) -> str:
-        return self._g[k - 1]
-
-
-_BOLD_LEAD = re.compile(r"^\s*(?:[^\w\s*_`]{1,3}\s*)?(?:\*\*|__)[^*_]{3,100}(?:\*\*|__)")
-_PLAN_WORDS = re.compile(r"\b(?:would|could|might|should|will|plan(?:ned)?|propos\w+|consider\w*|recommend\w*|"
-                         r"if (?:this|that|it|we)|needs? to|requires?|feasible|pros?|cons?|effort|risk)\b", re.I)
-_RAN_WORDS = re.compile(r"\b(?:measured|ran|tested|observed|got|results?|gave|saw|median|p50|p99|→)\b|→", re.I)
-
-
 def _caption(lines, blk: Block) -> bool:
     """ "**All failures show identical error:**" above a log, or a bold sentence: not an attempt."""
     text = " ".join(lines[i].strip() for i in range(blk.start, blk.end))
@@ -1894,257 +1331,8 @@ def _caption(lines, blk: Block) -> bool:
     return bool(m and (not m.group(2).strip() or len(m.group(1).split()) > 8))
 
 
-_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s+")
-
-
-def _has_text(buf: list[str]) -> bool:
-    return any(x.strip() for x in buf)
-
-
 def _question(lines: list[str], blk: Block) -> bool:
     return all(lines[i].strip().endswith("?") for i in range(blk.start, blk.end) if lines[i].strip())
-
-
-_INLINE_RESULT = re.compile(r"(?:\*\*|__)?\b(?:result|results|resultado|outcome|verdict|ergebnis|r[ée]sultat)"
-                            r"(?:\*\*|__)?\s*:(?:\*\*|__)?", re.I)
-
-
-def _probe(inv: Investigation) -> Investigation:
-    p = copy.copy(inv)
-    p.id = p.id or "20000101-import-check-0000"
-    p.created = p.updated = "2000-01-01T00:00:00Z"
-    return p
-
-
-# --- small text helpers -------------------------------------------------------------------
-
-
-def _one_line(s: str) -> str:
-    return " ".join((s or "").split())
-
-
-def _unquote(line: str) -> str:
-    return re.sub(r"^\s{0,3}>\s?", "", line)
-
-
-def _span_lines(lines, idxs: list[int]) -> list[str]:
-    """The given lines, with one blank line where the source had a gap (so paragraphs stay apart)."""
-    out: list[str] = []
-    prev = None
-    for i in sorted(set(idxs)):
-        if prev is not None and i > prev + 1 and out and out[-1].strip():
-            gap = [lines[j] for j in range(prev + 1, i)]
-            if all(not g.strip() for g in gap):
-                out.append("")
-            else:
-                out.append("")
-        out.append(lines[i])
-        prev = i
-    return out
-
-
-def _value(buf: list[str]) -> str:
-    """Field text: the lines joined, common indentation removed, outer blank lines and trailing
-    thematic breaks (a separator between sections, not part of the value) dropped."""
-    lines = list(buf)
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and (not lines[-1].strip() or re.fullmatch(r"\s{0,3}(?:[-*_]\s*){3,}", lines[-1])):
-        lines.pop()
-    if len(lines) > 1:
-        body = [ln for ln in lines[1:] if ln.strip()]
-        indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
-        if indent:
-            lines = [lines[0]] + [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip(" ") for ln in lines[1:]]
-    out = "\n".join(ln.rstrip() for ln in lines).strip()
-    return _close_fences(out)
-
-
-def _value_keep(buf: list[str]) -> str:
-    lines = list(buf)
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(ln.rstrip() for ln in lines)
-
-
-def _close_fences(text: str) -> str:
-    """A code fence the author never closed is closed, so it cannot swallow what follows."""
-    fence = None
-    for ln in text.split("\n"):
-        m = re.match(r"^\s*(`{3,}|~{3,})(.*)$", ln)
-        if not m:
-            continue
-        if fence is None:
-            if not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence = m.group(1)
-        elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
-            fence = None
-    return text + "\n" + fence if fence else text
-
-
-def _item_title(text: str) -> str:
-    t = re.sub(r"^\[[ xX]\]\s*", "", (text or "").strip())
-    # A time or date in bold first ("**09:05** tried ...") is when, not what.
-    t = re.sub(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+", "", t) or t
-    m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
-    if m and len(m.group(1)) >= 3:
-        return _one_line(m.group(1).rstrip(":"))
-    t = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
-    t = _one_line(t)
-    return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
-
-
-def _lead_tag(text: str) -> str | None:
-    t = (text or "").strip()
-    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
-    if m and outcomes.verdict_word(m.group(1)):
-        return outcomes.verdict_word(m.group(1))  # "❌ Revert commit (pas encore testé)"
-    for e, o in outcomes._EMOJI.items():
-        if t.startswith(e):
-            return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win
-        if t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
-            return o
-    m = re.search(r"(?:→|->|=>|—|:)\s*([^→]{2,80})$", t)
-    if m:
-        w = outcomes.verdict_word(m.group(1))
-        if w:
-            return w
-        g = outcomes.classify(m.group(1))
-        if g != "inconclusive":
-            return g
-    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
-    if m:
-        return outcomes.verdict_word(m.group(1))
-    return None
-
-
-def _section_heading(text: str) -> str:
-    """A kept section's heading, never one the canonical parser would read as its own section."""
-    raw = text[3:] if text.startswith("## ") else text
-    raw = " ".join(raw.split()) or "Notes"
-    low = raw.lower()
-    if low == "attempts" or low.startswith("key differences") or low == "what to try next":
-        raw = f"Notes: {raw}"
-    return "## " + raw
-
-
-def _demote(body: str) -> str:
-    """Lines of a kept section that would read as a level-1/2 heading are demoted to level 3."""
-    out, fence = [], None
-    for ln in body.split("\n"):
-        fm = re.match(r"^( {0,3})(`{3,}|~{3,})(.*)$", ln)
-        if fence is None and fm and not (fm.group(2)[0] == "`" and "`" in fm.group(3)):
-            fence = fm.group(2)
-        elif fence is not None and fm and fm.group(2)[0] == fence[0] and len(fm.group(2)) >= len(fence) \
-                and not fm.group(3).strip():
-            fence = None
-        elif fence is None and re.match(r"^ {0,3}#{1,2}(\s|$)", ln):
-            ln = "###" + ln.lstrip().lstrip("#")
-        elif fence is None and re.match(r"^ {0,3}(=+|-+)[ \t]*$", ln) and out and out[-1].strip() \
-                and not re.match(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)", out[-1]):
-            out[-1] = "### " + out[-1].strip()
-            continue
-        out.append(ln)
-    return "\n".join(out)
-
-
-_CHECK = re.compile(r"^\[([ xX~-])\]\s*")
-_ATT_REF = re.compile(r"\s*\(?(?:[—–-]+\s*)?(?:done|tried|see|covered)?\s*(?:in|by)?\s*(?:→|->)?\s*"
-                      r"attempt\s*#?(\d+)\)?\.?\s*$", re.I)
-
-
-def _step(text: str, extra: list[str], position: int) -> NextStep | None:
-    status = "todo"
-    text = text.strip()
-    cm = _CHECK.match(text)
-    if cm:
-        status = {" ": "todo", "x": "done", "X": "done", "~": "dropped", "-": "dropped"}[cm.group(1)]
-        text = text[cm.end():]
-    text = text.strip()
-    for e in ("✅", "✔️", "✔"):
-        if text.startswith(e):
-            status = "done"
-    if text.startswith("~~") and "~~" in text[2:]:
-        status = "dropped"  # struck through; the words stay as written
-    elif status == "todo" and re.search(r"\((?:done|completed?|fixed)\b[^)]*\)|\b(?:DONE|COMPLETED)\b|"
-                                        r"\balready (?:run|done|tried|tested|applied|merged)\b", text):
-        status = "done"  # "Pin the driver (DONE 2026-01-12)"
-    attempt = None
-    am = _ATT_REF.search(text)
-    if am:
-        attempt = int(am.group(1))
-        if "→" in am.group(0) and am.group(0).strip().startswith("(→"):
-            text = text[:am.start()].rstrip(" .,;—–-")  # dbglog's own "(→ Attempt N)" link
-        if status == "todo" and re.search(r"done|tried|covered", am.group(0), re.I):
-            status = "done"
-    detail = ""
-    bm = re.match(r"^\*\*(.+?)\*\*\s*(?:[—–:-]+\s*|\.\s+)?(.*)$", text)
-    if bm and bm.group(1).strip().rstrip(":"):
-        text, detail = bm.group(1).strip().rstrip(":"), bm.group(2).strip()
-    else:
-        sm = re.match(r"^(.{1,120}?)\s+[—–]\s+(.*)$", text)
-        if sm:
-            text, detail = sm.group(1), sm.group(2)
-    detail = " ".join([detail] + [e for e in extra if e]).strip()
-    text = " ".join(text.split())
-    detail = " ".join(detail.split())
-    if not text:
-        if not detail:
-            return None
-        text, detail = detail, ""
-    return NextStep(position=position, text=text, detail=detail, status=status, attempt=attempt)
-
-
-def _diff_status(cell: str) -> str:
-    c = cell.strip().lower()
-    if not c or c in ("?", "-", "—", "todo", "pending", "untested", "not tested", "n/a"):
-        return "untested"
-    if re.search(r"culprit|root cause|🎯|\bthe cause\b|\bcause\b|confirmed|this is it", c):
-        return "culprit"
-    if re.search(r"ruled[ -]?out|eliminated|excluded|not it|not the cause|no effect|no change|same|✅|"
-                 r"irrelevant|tested", c):
-        return "ruled-out"
-    return "untested"
-
-
-def _status_from_title(title: str) -> tuple[str, str | None]:
-    m = re.match(r"^[\[(]([A-Za-z' ]{2,20})[\])]\s*[:—–-]?\s*(.+)$", title)
-    if m and status_word(m.group(1)):
-        return m.group(2).strip(), status_word(m.group(1))
-    m = re.match(r"^(.+?)\s*[\[(]([A-Za-z' ]{2,20})[\])]$", title)
-    if m and status_word(m.group(2)) in ("resolved", "wontfix"):
-        return title, status_word(m.group(2))
-    m = re.match(r"^(?:✅|✔️?)\s*(.+)$", title)
-    if m:
-        return title, "resolved"
-    return title, None
-
-
-def _files(buf: list[str]) -> list[str]:
-    out = []
-    for line in buf:
-        s = line.strip()
-        if not s:
-            continue
-        if s[:2] in ("- ", "* ", "+ "):
-            s = s[2:].strip()
-        parts = [p.strip() for p in s.split(",")] if not s.startswith("`") or s.count("`") > 2 else [s]
-        for p in parts:
-            note = ""
-            if p.startswith("`") and "`" in p[1:]:
-                end = p.index("`", 1)
-                p, note = p[1:end], p[end + 1:].strip()
-            p = " ".join(p.split())
-            if note:
-                p = f"{p} {note}"
-            if p:
-                out.append(p)
-    return out
-
-
-_RULE = re.compile(r"^[\s\-=+|:]+$")
 
 
 def _fixed_width(lines: list[str], blk: Block):
@@ -2155,12 +1343,12 @@ def _fixed_width(lines: list[str], blk: Block):
     """
     inner = list(range(blk.start + (1 if blk.kind == "fence" else 0), blk.end - (1 if blk.kind == "fence" else 0)))
     content = [i for i in inner if lines[i].strip()]
-    if len(content) < 3 or not _RULE.match(lines[content[1]]) or not re.search(r"[-=]{3}", lines[content[1]]):
+    if len(content) < 3 or not RULE_LINE.match(lines[content[1]]) or not re.search(r"[-=]{3}", lines[content[1]]):
         return None
     rule = lines[content[1]]
     if "|" in lines[content[0]] and "|" in rule:
         head = split_row(lines[content[0]])
-        return head, [(i, split_row(lines[i])) for i in content[2:] if not _RULE.match(lines[i])]
+        return head, [(i, split_row(lines[i])) for i in content[2:] if not RULE_LINE.match(lines[i])]
     spans = [(m.start(), m.end()) for m in re.finditer(r"[-=:]+", rule.replace("+", " ").replace("|", " "))]
     if len(spans) < 3:
         return None
@@ -2175,7 +1363,7 @@ def _fixed_width(lines: list[str], blk: Block):
     head = cells(content[0])
     rows: list[tuple[int, list[str]]] = []
     for i in content[2:]:
-        if _RULE.match(lines[i]):
+        if RULE_LINE.match(lines[i]):
             continue
         c = cells(i)
         if rows and not c[0]:

@@ -1,0 +1,53 @@
+"""The yardstick of losslessness: is a source line's content in the rendered mirror? Compared as
+`shared/tools/import-report` compares (markdown decoration, one leading `Label:`, case and spacing aside)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from functools import lru_cache
+
+from dbglog.model import Investigation
+
+
+_NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
+
+
+_N_HEAD = re.compile(r"^\s*(#+|>+)\s*")
+
+
+_N_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
+
+
+_N_BOX = re.compile(r"^\[[ xX]\]\s*")
+
+
+_N_WS = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=65536)
+def norm(line: str) -> str:
+    line = line.replace("**", "").replace("__", "").replace("`", "").replace("|", " ")
+    line = _N_HEAD.sub("", line, count=1)
+    line = _N_ITEM.sub("", line, count=1)
+    line = _N_BOX.sub("", line, count=1)
+    line = _NLABEL.sub("", line, count=1)
+    return _N_WS.sub(" ", line).strip().lower()
+
+
+def counts(line: str) -> bool:
+    """Does this source line carry content the check must find (fences, rules, short bits do not)?"""
+    if re.match(r"^\s*(```|~~~)", line) or re.fullmatch(r"[-:| ]+", line.strip()):
+        return False
+    return len(re.sub(r"[\W_]", "", norm(line))) >= 4
+
+
+def kept_text(rendered: str) -> str:
+    return " \n ".join(norm(x) for x in rendered.splitlines() if not re.match(r"^\s*`{3,}\s*\w*\s*$", x))
+
+
+def _probe(inv: Investigation) -> Investigation:
+    p = copy.copy(inv)
+    p.id = p.id or "20000101-import-check-0000"
+    p.created = p.updated = "2000-01-01T00:00:00Z"
+    return p
