@@ -751,7 +751,9 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 # --- run --------------------------------------------------------------------------------------
 
 def new_run_id() -> str:
-    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    # 32 random bits: a toggle bisection with --jobs starts dozens of runs in one second, and 16 bits
+    # collided (two trials sharing a run folder, then "UNIQUE constraint failed: runs.id").
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(4)
 
 
 class Interrupted(KeyboardInterrupt):
