@@ -56,6 +56,7 @@ class _Attempt:
     lines: list[int] = field(default_factory=list)
     unit: str = ""  # heading text of the unit, for an "(as written)" copy
     proposal: bool = False  # "Option B", "Step 3": may be a plan; its prose is not read as a result
+    summary: bool = False  # a table row or a sentence: may restate an attempt written out elsewhere
 
 
 @dataclass
@@ -698,7 +699,8 @@ class _Builder:
         if lead is None or outcomes.classify(text) == "inconclusive" or text.rstrip().endswith("?"):
             return False
         idxs = list(range(blk.start, blk.end))
-        a = _Attempt(line=blk.start, number=None, title=item_title(lead), fields={}, lead=[self.lines[i] for i in idxs],
+        a = _Attempt(line=blk.start, number=None, title=item_title(lead), fields={}, summary=True,
+                     lead=[self.lines[i] for i in idxs],
                      context=ctx, lines=idxs, unit=n.text or "Notes")
         self.attempts.append(a)
         self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
@@ -928,7 +930,7 @@ class _Builder:
             if c_hyp is not None and cells[c_hyp].strip():
                 fields["hypothesis"] = [cells[c_hyp].strip()]
             explicit = cells[c_stat].strip() if c_stat is not None and c_stat != c_res else ""
-            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit,
+            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit, summary=True,
                           tag=lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
                           lines=[a], unit=n.text)
             m = re.match(r"^\s*#?(\d{1,3})\s*$", t) or re.match(rf"^(?:{STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
@@ -1114,7 +1116,7 @@ class _Builder:
         inv = self.inv
         items: list[tuple[str, str, int]] = [("investigation", "", line)]
         # Attempts: the author's numbers when every attempt has a distinct one; else document order.
-        atts = sorted(self.attempts, key=lambda a: a.line)
+        atts = sorted(self._without_restatements(), key=lambda a: a.line)
         # The author's numbers are kept when most attempts carry one and none repeats ("see Attempt 3"
         # in the text stays true); the others are numbered after them, in document order.
         nums = [a.number for a in atts if a.number is not None]
@@ -1154,6 +1156,27 @@ class _Builder:
         verified = self._ensure_roundtrip()
         key = heading_key(inv.title) or f"line:{line}"
         return Parsed(inv=inv, line=line, key=key, items=items, recognized=self._recognized(), verified=verified)
+
+    def _without_restatements(self) -> list[_Attempt]:
+        """Attempts, less the summary-table rows and sentences that restate one written out under
+        its own heading or item (a "What we tried" table above the per-attempt sections). The
+        restating lines stay where they are, as text."""
+        full = [a for a in self.attempts if not a.summary]
+        if not full:
+            return list(self.attempts)
+        from rapidfuzz import fuzz
+
+        def key(a: _Attempt) -> str:
+            t = re.sub(r"^(?:\w+\s*#?\d+[a-z]?\s*[:.)—–-]\s*)", "", a.title.lower())
+            return re.sub(r"[^\w\s]", " ", t)
+
+        names = [key(a) for a in full]
+        out = []
+        for a in self.attempts:
+            if a.summary and any(fuzz.token_set_ratio(key(a), n) >= 90 for n in names if n):
+                continue
+            out.append(a)
+        return out
 
     def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
         f = {k: field_value(v) for k, v in a.fields.items()}
