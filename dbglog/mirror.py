@@ -247,11 +247,7 @@ _STEP_RE = re.compile(
 
 
 def render_step(s: NextStep) -> str:
-    # Text that has bold of its own ("add **step-level logging**") is not wrapped in more bold:
-    # "**add **step-level logging****" renders as garbage. Such a line reads back through the
-    # data comment (steps_section_lines checks every line).
-    text = s.text if "**" in s.text else f"**{s.text}**"
-    line = f"{s.position}. [{_MARK[s.status]}] {text}"
+    line = f"{s.position}. [{_MARK[s.status]}] **{s.text}**"
     if s.detail:
         line += f" — {s.detail}"
     if s.attempt is not None:

@@ -117,15 +117,3 @@ def test_front_matter_values_that_yaml_would_retype_or_fold():
     for t in ("a\n", "a\x85", "a\u2028", "yes", "1.0", "1:30", "a: b", "- x", "[x]", "null", "é"):
         inv = Investigation(id="20261121-x-abcd", title="T", tags=["a" + t, t], created=t)
         assert mirror.parse(mirror.render(inv)) == inv, t
-
-
-def test_a_step_with_bold_of_its_own_is_not_wrapped_in_more_bold():
-    from dbglog.model import Investigation, NextStep
-
-    inv = Investigation(id="20261124-steps-bold-ab12", title="Bold steps", created="2026-11-24T00:00:00Z",
-                        updated="2026-11-24T00:00:00Z",
-                        next_steps=[NextStep(1, "Optionally add **step-level logging** to the sampler", "cheap")])
-    text = mirror.render(inv)
-    assert "1. [ ] Optionally add **step-level logging** to the sampler" in text
-    assert "****" not in text and "**Optionally" not in text
-    assert mirror.parse(text) == inv
