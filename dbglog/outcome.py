@@ -33,7 +33,7 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?|cliffs?|(?:device )?lost|recompil\w*|errors?)"
+    r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
@@ -91,7 +91,7 @@ _WIN = [
 ]
 _FAIL = [
     r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
-    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output)|\s*$|[.,;:)])|\bsame as before\b",
+    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem)|\s*$|[.,;:)])|\bsame as before\b",
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",

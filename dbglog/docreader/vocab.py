@@ -75,7 +75,9 @@ STRONG_CONTAINER = re.compile(
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche)\b"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
-    r"(?: so far| made| log| and results?| tried)?$", re.I)
+    r"(?: so far| made| log| and results?| tried)?$"
+    r"|^[\w-]+ (?:attempts|experiments|trials)(?: log| so far| made)?$"
+    r"|^(?:[\w-]+ ){1,2}(?:attempted|tried)$", re.I)
 
 
 # "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
