@@ -523,7 +523,7 @@ class _Builder:
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
-            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]):
+            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) and not _caption(self.lines, blk):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list" and any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
                                             for a, _b in blk.items):
@@ -1350,8 +1350,14 @@ class _Builder:
 def _caption(lines, blk: Block) -> bool:
     """ "**All failures show identical error:**" above a log, or a bold sentence: not an attempt."""
     text = " ".join(lines[i].strip() for i in range(blk.start, blk.end))
-    m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]+)(?:\*\*|__)\s*:?\s*(.*)$", text)
-    return bool(m and (not m.group(2).strip() or len(m.group(1).split()) > 8))
+    m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]+)(?:\*\*|__)\s*(:?)\s*(.*)$", text)
+    if not m:
+        return False
+    lead = m.group(1).strip()
+    colon = lead.endswith(":") or m.group(2)
+    return bool((colon and not m.group(3).strip())  # "**H200 nodes tested:**" above its list: the items are the entries
+                or len(lead.split()) > 7 or lead.endswith((".", "!"))  # a bold sentence
+                or re.match(r"(?i)(?:all|this|these|those|the|it|we|our|note|summary|conclusion)\b", lead))
 
 
 def _question(lines: list[str], blk: Block) -> bool:
