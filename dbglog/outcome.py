@@ -45,6 +45,8 @@ _NEGATED_FAIL = [
     r"\bno more\b(?: [\w'-]+){0,3}",
     rf"\bnothing (?:\w+ )?{_BAD}",
     r"\b\w+ (?:is|are) (?:now |finally )?gone\b",
+    rf"\b(?:don'?t|do not|didn'?t|did not|doesn'?t|does not|never|no longer) (?:get|see|hit|have|run into|got|saw) "
+    rf"(?:any(?: more)?|more|the|those|these|that|this)? ?(?:\w+ ){{0,2}}{_BAD}",
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",

@@ -1112,8 +1112,41 @@ class _Builder:
 
     # --- finish -----------------------------------------------------------------------------
 
+    def _thread_suggestions(self) -> None:
+        """In an exported issue thread, "Try `-DGGML_SCHED_MAX_COPIES=1`" in one comment and "It works
+        fine now" in the next (by someone else) are one attempt: the suggestion, and its result.
+        The comments stay where they are, as text."""
+        if not self.r.thread:
+            return
+        owned = set(self.owned)
+        marks = [i for i in sorted(owned) if _AUTHOR.match(self.lines[i])]
+        bounds = marks + [max(owned, default=0) + 1]
+        comments = []
+        for a, b in zip(bounds, bounds[1:]):
+            body = [i for i in range(a + 1, b) if i in owned and self.lines[i].strip()
+                    and not re.fullmatch(r"\s*(?:[-*_]\s*){3,}", self.lines[i])]
+            m = _AUTHOR.match(self.lines[a])
+            comments.append(((m.group(1) or m.group(2) or "").lower(), body))
+        taken = {i for a in self.attempts for i in a.lines}
+        for (who, body), (who2, reply) in zip(comments, comments[1:]):
+            sugg = next((i for i in body if _SUGGESTION.match(self.lines[i])), None)
+            if sugg is None or who2 == who or not reply or sugg in taken:
+                continue
+            answer = [i for i in reply[:4]]
+            if taken & set(answer):
+                continue  # the reply was read as an attempt of its own ("With --disable-cuda-graph: no IMA")
+            verdict = outcomes.classify(" ".join(self.lines[i] for i in answer))
+            if verdict == "inconclusive":
+                continue
+            a = _Attempt(line=sugg, number=None, title=item_title(_SUGGESTION.sub("", self.lines[sugg]).strip() or
+                                                                self.lines[sugg].strip()),
+                         fields={"did": [self.lines[sugg].strip()], "result": [self.lines[i] for i in answer]},
+                         lead=[], lines=[sugg] + answer, unit="Comments", summary=True)
+            self.attempts.append(a)
+
     def finish(self, line: int) -> Parsed:
         inv = self.inv
+        self._thread_suggestions()
         items: list[tuple[str, str, int]] = [("investigation", "", line)]
         # Attempts: the author's numbers when every attempt has a distinct one; else document order.
         atts = sorted(self._without_restatements(), key=lambda a: a.line)
@@ -1345,6 +1378,12 @@ class _Builder:
                 + (["related_files"] if inv.related_files else []),
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading
                                   for s in inv.sections]}
+
+
+_AUTHOR = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?([\w.-]+)\*\*|@([\w-]+))\s+(?:commented|wrote|replied|answered)\b", re.I)
+_SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please (?:try|test)|have you tried|try(?:ing)?|"
+                         r"maybe try|what about|does it (?:still )?(?:happen|work|reproduce|crash) (?:with|without))\b[:,]?\s*",
+                         re.I)
 
 
 def _caption(lines, blk: Block) -> bool:

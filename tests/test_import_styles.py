@@ -1,0 +1,70 @@
+"""Shapes of real debug docs, one each: what the reader must make of them (written for these tests)."""
+
+from dbglog import importer
+
+
+def _attempts(doc):
+    (p,), _ = importer.parse_document(doc, "doc.md")
+    return [(a.title, a.outcome) for a in p.inv.attempts]
+
+
+def test_a_suggestion_and_the_reply_in_an_issue_thread_are_one_attempt():
+    doc = """# OOM when loading a 70B model on two GPUs
+
+Loading fails with `cudaMalloc failed: out of memory` although 40 GB are free.
+
+---
+
+👤 **maintainer** commented on **2025-06-06**:
+
+Try `-DGGML_SCHED_MAX_COPIES=1` when you build.
+
+---
+
+👤 **reporter** commented on **2025-06-06**:
+
+Perfect, it works fine now and I don't get any more of those OOMs.
+"""
+    (title, outcome), = _attempts(doc)
+    assert "GGML_SCHED_MAX_COPIES=1" in title and outcome == "worked"
+
+
+def test_checked_found_items_are_attempts_titled_by_what_was_checked():
+    doc = """# Checkpoint save hangs on rank 0
+
+## Evidence
+
+- timestamp: 2025-07-08T14:02:00Z
+  checked: py-spy dump of rank 0 during the hang
+  found: rank 0 waits in our own barrier
+- timestamp: 2025-07-09T11:20:00Z
+  checked: moved the early return after the barrier
+  found: 40 checkpoints written, no hang
+"""
+    got = _attempts(doc)
+    assert [t for t, _ in got] == ["py-spy dump of rank 0 during the hang", "moved the early return after the barrier"]
+    assert got[1][1] == "worked"
+
+
+def test_options_that_only_plan_are_untested_not_judged_by_their_prose():
+    doc = """# MIOpen convolution error on gfx1030
+
+## Attempted solutions
+
+### 1. MIOpen find mode
+
+`MIOPEN_FIND_MODE=1` - still fails with the same error.
+
+## Possible solutions
+
+### Option A: upgrade ROCm
+
+Would need a new base image; not feasible before the release.
+
+### Option B: precompile MIOpen kernels
+
+This should avoid the runtime compile if the kernel database matches.
+"""
+    got = dict(_attempts(doc))
+    assert got["MIOpen find mode"] == "failed"
+    assert got["Option A: upgrade ROCm"] == "untested" and got["Option B: precompile MIOpen kernels"] == "untested"
