@@ -1318,7 +1318,8 @@ def import_cmd(files, dry_run, as_json):
     headings, as free sections. Markdown is never refused for lack of structure. Re-importing a
     file updates what it imported before instead of duplicating it. A file that cannot be read
     (not UTF-8, binary, git conflict markers) stops the whole import, nothing written, with the
-    file and line. --dry-run says what was recognized and what was kept as free text.
+    file and line. --dry-run says what was recognized and what was kept as free text. A directory
+    stands for the .md files under it.
     """
     from dbglog import importer
 

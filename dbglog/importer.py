@@ -199,12 +199,30 @@ class Plan:
     investigation_id: str = ""
 
 
+def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
+    """A directory stands for the markdown files under it (``docs/debug/``), in name order; the
+    mirror and dbglog's own directory are not read."""
+    out: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_dir():
+            out.append(raw)
+            continue
+        found = sorted(str(f) for f in p.rglob("*.md") if f.is_file()
+                       and logs not in f.resolve().parents and state not in f.resolve().parents
+                       and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        if not found:
+            raise DbglogError(f"{raw}: no markdown (.md) files in this directory")
+        out.extend(found)
+    return out
+
+
 def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
     """Read and parse every file first: one bad file stops the command before anything is written."""
     plans: list[Plan] = []
     skipped: list[dict] = []
     logs = recs.ws.logs_dir.resolve()
-    for raw in paths:
+    for raw in _expand(paths, logs, recs.ws.dir.resolve()):
         path = Path(raw)
         shown = raw
         if path.resolve().parent == logs and path.suffix == ".md":

@@ -146,3 +146,19 @@ def test_importing_one_new_investigation_makes_it_current(ws, cli, tmp_path):
     assert out["current"] is True
     shown = json.loads(cli(ws, "show", "--json").stdout)
     assert shown["id"] == out["id"] and shown["attempts"][0]["outcome"] == "failed"
+
+
+def test_a_directory_imports_the_markdown_files_under_it(ws, cli, tmp_path):
+    notes = tmp_path / "debug"
+    (notes / "gpu").mkdir(parents=True)
+    (notes / "a.md").write_text("# Hang in all-reduce\n\n- Tried NCCL_P2P_DISABLE=1 → still hangs\n")
+    (notes / "gpu" / "b.md").write_text("# IMA in paged attention\n\n### Attempt 1: enforce eager\n\n**Result:** works\n")
+    (notes / "gpu" / "c.txt").write_text("not markdown")
+    (notes / ".hidden").mkdir()
+    (notes / ".hidden" / "d.md").write_text("# hidden\n")
+    out = json.loads(cli(ws, "import", notes, "--json").stdout)["investigations"]
+    assert sorted(i["title"] for i in out) == ["Hang in all-reduce", "IMA in paged attention"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = cli(ws, "import", empty)
+    assert p.returncode == 2 and "no markdown (.md) files" in p.stderr
