@@ -143,7 +143,7 @@ _VERDICT_WORDS = {
     "completed": "worked", "so yes": "worked", "yes it works": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
 }
-_EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
           "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
@@ -154,19 +154,19 @@ _MD = re.compile(r"[*_`~>#]|\[(?:[ xX])\]")
 _SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
 
 
-def _clean(text: str) -> str:
+def plain_text(text: str) -> str:
     text = _MD.sub(" ", text or "")
     return " ".join(text.replace("’", "'").split())
 
 
 def verdict_word(text: str) -> str | None:
     """The outcome a short label states outright ("FAILED", "✅ Fixed", "Partially right"), else None."""
-    t = _clean(text).strip(" .:;,!-—–()[]").lower()
+    t = plain_text(text).strip(" .:;,!-—–()[]").lower()
     if not t:
         return None
-    for e, o in _EMOJI.items():
+    for e, o in EMOJI.items():
         if t.startswith(e):
-            others = {v for k, v in _EMOJI.items() if k in t and v != o}
+            others = {v for k, v in EMOJI.items() if k in t and v != o}
             if others & {"worked", "failed"}:
                 return "partial"
             # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
@@ -212,7 +212,7 @@ def classify(text: str) -> str:
     # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
     # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
     text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
-    clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", _clean(text), flags=re.I)
+    clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
     if not clean:
         return "inconclusive"
     word = verdict_word(clean)

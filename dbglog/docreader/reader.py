@@ -1241,7 +1241,7 @@ class _Builder:
             # says otherwise in so many words ("FAILED ❌", "incompatible") was written later.
             said = outcomes.verdict_word(result) if result else None
             if said is None and result:
-                first = re.split(r"(?<=[.!?])\s|\n", outcomes._clean(result).strip(), maxsplit=1)[0]
+                first = re.split(r"(?<=[.!?])\s|\n", outcomes.plain_text(result).strip(), maxsplit=1)[0]
                 said = outcomes.verdict_word(first)
             out = said if said in ("worked", "failed") and a.tag in ("worked", "failed", "untested") \
                 and said != a.tag else a.tag

@@ -91,7 +91,7 @@ def lead_tag(text: str) -> str | None:
     m = re.search(r"\(([^()]{2,40})\)\s*$", t)
     if m and outcomes.verdict_word(m.group(1)):
         return outcomes.verdict_word(m.group(1))  # "❌ Revert commit (pas encore testé)"
-    for e, o in outcomes._EMOJI.items():
+    for e, o in outcomes.EMOJI.items():
         if t.startswith(e):
             return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win
         if t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):

@@ -240,7 +240,7 @@ def heading_outcome(text: str) -> str | None:
         w = outcomes.verdict_word(tag)
         if w:
             return w
-    for e, o in outcomes._EMOJI.items():
+    for e, o in outcomes.EMOJI.items():
         if e in text:
             return o
     for tag in tags:
