@@ -121,7 +121,8 @@ def demo_search(recs: Records, quiet: bool) -> tuple[dict, dict]:
     res = search.search(conn, query, limit=3)
     check = search.tried(conn, idea)
     if not quiet:
-        from dbglog.cli import _print_hit, _query_notes
+        from dbglog.ops import query_notes as _query_notes
+        from dbglog.present import print_hit as _print_hit
 
         step(f'dbglog search "{query}"   (a partial word and a typo on purpose)', quiet)
         for note in _query_notes(res.query):
@@ -152,7 +153,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
         inv = recs.store.load(inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:
-            from dbglog.cli import render_show
+            from dbglog.present import render_show
 
             step(f"dbglog show {inv_id}", quiet)
             render_show(inv, recs.path_for(inv_id))

@@ -23,6 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 
+from dbglog.fsutil import atomic_write
 from dbglog.model import Attempt, Investigation
 
 
@@ -315,8 +316,6 @@ def run_driver(base: str, ours: str, theirs: str, path: str = "") -> tuple[int, 
 
     from dbglog import mirror
     from dbglog.errors import DbglogError
-    from dbglog.records import atomic_write
-
     def read(p):
         try:
             return Path(p).read_bytes().decode("utf-8")

@@ -18,64 +18,12 @@ from pathlib import Path
 
 from dbglog import mirror, model, redact, sync
 from dbglog.errors import DbglogError
+from dbglog.fsutil import atomic_write
 from dbglog.model import Attempt, Difference, Investigation, NextStep
 from dbglog.store import Store
 from dbglog.workspace import Workspace
 
 CURRENT = "current"
-
-
-_UMASK: int | None = None
-
-
-def default_mode() -> int:
-    """0666 minus the process umask: what an ordinary file created here would get."""
-    global _UMASK
-    if _UMASK is None:
-        try:
-            with open("/proc/self/status") as f:
-                _UMASK = next(int(ln.split()[1], 8) for ln in f if ln.startswith("Umask:"))
-        except (OSError, StopIteration, ValueError, IndexError):
-            _UMASK = os.umask(0o022)  # no /proc: read it the old way (and put it back)
-            os.umask(_UMASK)
-    return 0o666 & ~_UMASK
-
-
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_result:
-    """Write via a temp file in the same directory, fsync, rename: readers see old or new, never torn.
-
-    ``mode``: permission bits for the result; default: the replaced file's, else 0666 minus the
-    umask (the temp file itself is created 0600)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile
-
-    if mode is None:
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = default_mode()
-        except OSError:
-            mode = default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-    return path.stat()
 
 
 class JournaledStore(Store):

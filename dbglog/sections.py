@@ -300,7 +300,4 @@ def create_tables(db) -> None:
           sha256 TEXT NOT NULL
         );
         """
-    )
-    from dbglog.search import create_section_index
-
-    create_section_index(db)  # existing investigations are chunked by the next migration (0009)
+    )  # the search tables over them: search.create_section_index, called next by the migration

@@ -221,9 +221,11 @@ def _identifier_words(db) -> None:
 def _sections(db) -> None:
     """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
     trigram tables over them; existing investigations' sections are chunked now."""
+    from dbglog.search import create_section_index
     from dbglog.sections import create_tables
 
     create_tables(db)
+    create_section_index(db)  # existing investigations are chunked by the next migration (0009)
 
 
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,

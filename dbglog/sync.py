@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dbglog import mirror, redact
 from dbglog.errors import ConflictError, DbglogError
+from dbglog.fsutil import atomic_write
 from dbglog.store import Store
 from dbglog.workspace import Workspace
 
@@ -480,8 +481,6 @@ def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
     """Write ``rel`` from the database (after an import had to clean what the file held) and take
     it as the new baseline. Inside the caller's transaction: a journaled store takes it back if the
     transaction fails."""
-    from dbglog.records import atomic_write
-
     path = ws.root / rel
     data = mirror.render(store.load(inv_id), ws.templates_dir, ws.dir / "cache").encode("utf-8")
     if hasattr(store, "journal"):
@@ -492,8 +491,6 @@ def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
 
 def _write_conflict(store: Store, ws: Workspace, inv_id: str, rel: str) -> None:
     conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
-    from dbglog.records import atomic_write
-
     atomic_write(conflict, mirror.render(store.load(inv_id), ws.templates_dir).encode())
     raise ConflictError(
         f"{rel} was edited outside dbglog while the database also changed; the database version is in "

@@ -500,6 +500,7 @@ def test_toggle_skip_is_conservative_and_reported():
     r = find_minimal_sets(90, oracle)
     assert r.uncertain and not r.certain
     assert all(v in (S, F) for _, v in r.uncertain)
+    assert r.sets  # the culprit is still found around the skipped queries
     for s in r.sets:  # whatever is reported is confirmed failing
         assert base(frozenset(s)) is B
 
@@ -508,6 +509,7 @@ def test_toggle_nonmonotone_result_is_one_minimal():
     # fails iff 7 in q and (8 in q or 9 not in q): {7} alone fails
     oracle = lambda q: B if 7 in q and (8 in q or 9 not in q) else G  # noqa: E731
     r = find_minimal_sets(12, oracle, exhaustive=False)
+    assert r.sets == ((7,),)  # {7} alone fails; the loop below must not pass on an empty result
     for s in r.sets:
         s = frozenset(s)
         assert oracle(s) is B and all(oracle(s - {e}) is G for e in s)

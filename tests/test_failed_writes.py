@@ -111,16 +111,16 @@ def test_files_keep_the_umask(recs, tmp_path):
     old = os.umask(0o027)
     try:
         records_mode = None
-        from dbglog import records
+        from dbglog import fsutil
 
-        records._UMASK = None  # read again
+        fsutil._UMASK = None  # read again
         i = recs.new("modes").id
         records_mode = (tmp_path / recs.path_for(i)).stat().st_mode & 0o777
     finally:
         os.umask(old)
-        from dbglog import records
+        from dbglog import fsutil
 
-        records._UMASK = None
+        fsutil._UMASK = None
     assert records_mode == 0o640  # not mkstemp's 0600
 
 

@@ -23,6 +23,7 @@ import stat
 from pathlib import Path
 
 from dbglog.errors import DbglogError
+from dbglog.fsutil import atomic_write
 
 
 def _sha(data: bytes | None) -> str:
@@ -52,8 +53,6 @@ def _alive(pid: int, started: float | None) -> bool:
 
 def write_file(path: Path, data: bytes | None, mode: int | None = None) -> None:
     """Atomic write keeping permission bits; ``data=None`` removes the file."""
-    from dbglog.records import atomic_write
-
     if data is None:
         try:
             os.unlink(path)

@@ -1,0 +1,122 @@
+"""The package imports downward only and has no import cycles (ARCHITECTURE.md).
+
+Read with ``ast`` over the source, function-local imports included: a cycle hidden inside a
+function body is still a cycle (it only moves the failure to run time).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "dbglog"
+
+# Higher imports lower, never the reverse. A module not listed here (a new one) is checked for
+# cycles and for importing the command layer, and should be added to its layer.
+LAYERS = {
+    4: {"dbglog.cli", "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__"},
+    3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
+        "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.session", "dbglog.bisect.journal",
+        "dbglog.bisect.suspects", "dbglog.bisect.configedit"},
+    2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
+        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",
+        "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
+    1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
+        "dbglog.advice", "dbglog.envinfo", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
+        "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog"},
+}
+RANK = {m: r for r, mods in LAYERS.items() for m in mods}
+COMMANDS = LAYERS[4]
+# The console entry point dispatches to the commands; the demo drives the bisect commands' demos.
+ALLOWED_UP = {("dbglog.entry", "dbglog.cli"), ("dbglog.entry", "dbglog.hooks"), ("dbglog.__main__", "dbglog.entry"),
+              ("dbglog.__main__", "dbglog.cli")}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        parts = list(p.relative_to(PKG.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        pkg = m if p.name == "__init__.py" else m.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                # `from dbglog import x` imports the submodule x (or a name of the package itself)
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            else:
+                continue
+            graph[m] |= {n for n in names if n in mods and n != m}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert _cycles(import_graph()) == []
+
+
+def test_imports_go_downward_only():
+    bad = []
+    for m, targets in import_graph().items():
+        for t in targets:
+            if (m, t) in ALLOWED_UP:
+                continue
+            if t in COMMANDS and m not in COMMANDS:
+                bad.append(f"{m} -> {t} (a command)")
+            elif m in RANK and t in RANK and RANK[t] > RANK[m]:
+                bad.append(f"{m} (layer {RANK[m]}) -> {t} (layer {RANK[t]})")
+    assert bad == []
+
+
+def test_the_checker_sees_cycles_and_upward_imports():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    graph = import_graph()
+    assert "dbglog.records" in graph["dbglog.cli"] or "dbglog.ops" in graph["dbglog.cli"]
+    assert "dbglog.fsutil" in graph["dbglog.records"]  # a module-level import
+    assert "dbglog.runner" in graph["dbglog.ops"]  # a function-local import is seen too
