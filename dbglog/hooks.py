@@ -2,6 +2,7 @@
 
     dbglog hook pre-command   # before a shell command runs: was this exact experiment already a failure?
     dbglog hook prompt        # on a prompt that looks like a debugging task: the 3 most relevant prior attempts
+    dbglog hook session-start # a fresh or compacted session: the open investigations, under a token budget
 
 Each reads the proposed shell command or the prompt on stdin, either as plain text or as the JSON
 that Claude Code's hooks send, and prints a short notice (or nothing). Claude Code's hook input
@@ -641,37 +642,131 @@ def prompt_notice(recs, prompt: str, limit: int = NOTICE_ATTEMPTS) -> str:
     return "\n".join(lines)
 
 
+# --- the session-start digest ------------------------------------------------------------------
+
+DIGEST_BUDGET = 1500  # tokens: what a fresh or compacted agent gets before its first turn
+DIGEST_ATTEMPTS = 3
+DIGEST_DIFFS = 5
+DIGEST_STEPS = 3
+DIGEST_FULL = 3  # investigations shown whole; the others in two lines (the most recent first)
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count: ~3.5 characters a token (identifiers, paths and flags, which this
+    text is full of, tokenize worse than English prose's ~4), and never fewer than its words."""
+    return max(-(-len(text) * 2 // 7), len(text.split()))
+
+
+def _digest_block(db, inv, full: bool) -> list[str]:
+    """One investigation: title and symptom; with ``full`` its last attempts, untested key
+    differences and the top of the what-to-try-next list."""
+    n = db.q("SELECT count(*) FROM attempts WHERE investigation_id = ?", inv["id"]).fetchone()[0]
+    lines = [f"## {_one_line(inv['title'], 100)} ({inv['id']}, {n} attempt(s))"]
+    if inv["symptom"].strip():
+        lines.append(f"symptom: {_one_line(inv['symptom'], 200 if full else 120)}")
+    last = db.q("""SELECT number, title, did, outcome, conclusion, result FROM attempts WHERE investigation_id = ?
+                   ORDER BY number DESC LIMIT ?""", inv["id"], DIGEST_ATTEMPTS if full else 1).fetchall()
+    if last:
+        lines.append("last attempts:" if full else "last attempt:")
+    for a in last:
+        why = a["conclusion"] or a["result"]
+        lines.append(f"- {a['number']}. [{a['outcome'].upper()}] {_one_line(a['title'] or a['did'], 80)}"
+                     + (f" — {_one_line(why, 140 if full else 80)}" if why.strip() else ""))
+    if not full:
+        return lines
+    rows = db.q("""SELECT factor, working, broken, apply FROM differences WHERE investigation_id = ?
+                   AND status = 'untested' ORDER BY position""", inv["id"]).fetchall()
+    if rows:
+        lines.append("untested key differences (working vs broken):")
+        for r in rows[:DIGEST_DIFFS]:
+            lines.append(f"- {_one_line(r['factor'], 60)}: {_one_line(r['working'], 40)} vs {_one_line(r['broken'], 40)}"
+                         + (" [bisectable]" if r["apply"] else ""))
+        if len(rows) > DIGEST_DIFFS:
+            lines.append(f"- ... {len(rows) - DIGEST_DIFFS} more (`dbglog diff list -i {inv['id']}`)")
+        if any(r["apply"] for r in rows):
+            lines.append("  -> `dbglog bisect toggles --from-diffs -- CMD` tests them all")
+    steps = db.q("""SELECT position, text FROM next_steps WHERE investigation_id = ? AND status = 'todo'
+                    ORDER BY position LIMIT ?""", inv["id"], DIGEST_STEPS).fetchall()
+    if steps:
+        lines.append("next to try:")
+        lines += [f"- {s['position']}. {_one_line(s['text'], 120)}" for s in steps]
+    return lines
+
+
+def session_digest(db, budget: int = DIGEST_BUDGET) -> str:
+    """The open investigations (the current one first, then the most recently updated) as a digest
+    that fits ``budget`` tokens (``estimate_tokens``): the first ``DIGEST_FULL`` whole while they
+    fit, the others as title, symptom and last attempt, then a count of the rest. Empty when
+    nothing is open."""
+    cur = db.current()
+    invs = db.q("""SELECT id, title, symptom, updated FROM investigations WHERE status = 'open'
+                   ORDER BY (id = ?) DESC, updated DESC, id""", cur or "").fetchall()
+    if not invs:
+        return ""
+    head = [f"dbglog: {len(invs)} open investigation(s) in this workspace. Before trying a fix, "
+            "`dbglog tried \"IDEA\"` (exit 0 = already tried: read its outcome); record with "
+            "`dbglog attempt add` or `dbglog run --attempt TITLE -- CMD`; `dbglog agent-guide` has the protocol."]
+    used = estimate_tokens("\n".join(head))
+    out = list(head)
+    for k, inv in enumerate(invs):
+        rest = len(invs) - k - 1
+        tail = estimate_tokens(f"... and {len(invs)} more open: `dbglog list --status open`") + 2
+        for full in ((True, False) if k < DIGEST_FULL else (False,)):
+            block = _digest_block(db, inv, full)
+            cost = estimate_tokens("\n".join(block)) + 1
+            if used + cost + (tail if rest else 0) <= budget:
+                out += block
+                used += cost
+                break
+        else:
+            out.append(f"... and {len(invs) - k} more open: `dbglog list --status open`")
+            break
+    return "\n".join(out)
+
+
 # --- the entry point ---------------------------------------------------------------------------
 
-USAGE = """usage: dbglog hook pre-command|prompt [--format auto|text|claude] [--threshold N]
+USAGE = """usage: dbglog hook pre-command|prompt|session-start [--format auto|text|claude] [--threshold N]
+                   [--budget TOKENS]
 
 Reads the proposed shell command (pre-command) or the prompt (prompt) on stdin, as plain text or as
-the JSON of a Claude Code PreToolUse / UserPromptSubmit hook; prints a short notice or nothing; always
-exits 0 (see README, "For coding agents")."""
+the JSON of a Claude Code PreToolUse / UserPromptSubmit hook; prints a short notice or nothing.
+session-start prints a digest of the open investigations (stdin: nothing, or the JSON of a Claude
+Code SessionStart hook) under --budget tokens (default 1500). Always exits 0 (see README, "For
+coding agents")."""
+
+
+EVENTS = ("pre-command", "prompt", "session-start")
 
 
 def _parse(argv: list[str]):
-    event, fmt, threshold = None, "auto", None
+    """(event, format, threshold or budget): --threshold for pre-command, --budget for session-start."""
+    event, fmt, number = None, "auto", None
     it = iter(argv)
     for a in it:
         if a in ("-h", "--help"):
-            return "help", fmt, threshold
+            return "help", fmt, number
         if a.startswith("--format"):
             fmt = a.split("=", 1)[1] if "=" in a else next(it, "auto")
-        elif a.startswith("--threshold"):
-            threshold = int(a.split("=", 1)[1] if "=" in a else next(it, ""))
+        elif a.startswith(("--threshold", "--budget")):
+            number = int(a.split("=", 1)[1] if "=" in a else next(it, ""))
         elif event is None and not a.startswith("-"):
             event = a
         else:
             raise ValueError(f"unknown argument {a!r}")
-    if event not in ("pre-command", "prompt"):
-        raise ValueError(f"unknown hook {event!r}: use pre-command or prompt")
-    if fmt not in ("auto", "text", "claude") or (threshold is not None and threshold < 1):
-        raise ValueError("--format is auto, text or claude; --threshold is a number >= 1")
-    return event, fmt, threshold
+    if event not in EVENTS:
+        raise ValueError(f"unknown hook {event!r}: use pre-command, prompt or session-start")
+    if fmt not in ("auto", "text", "claude") or (number is not None and number < 1):
+        raise ValueError("--format is auto, text or claude; --threshold and --budget are numbers >= 1")
+    return event, fmt, number
 
 
 def _read_input(stdin) -> tuple[str, dict | None]:
+    try:
+        if stdin.isatty():  # `dbglog hook session-start` typed in a terminal: nothing to wait for
+            return "", None
+    except (AttributeError, ValueError):
+        pass
     data = stdin.buffer.read(MAX_INPUT + 1) if hasattr(stdin, "buffer") else stdin.read(MAX_INPUT + 1)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
@@ -697,7 +792,9 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
         hook_event = obj.get("hook_event_name")
         if isinstance(obj.get("cwd"), str) and os.path.isdir(obj["cwd"]):
             cwd = obj["cwd"]
-        if event == "pre-command":
+        if event == "session-start":
+            text = "-"
+        elif event == "pre-command":
             tool_input = obj.get("tool_input") if "tool_input" in obj else obj  # {"command": ...} too
             if obj.get("tool_name") not in (None, "Bash") or not isinstance(tool_input, dict):
                 return
@@ -706,16 +803,19 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
             text = obj.get("prompt")
         if not isinstance(text, str):
             return
+    if event == "session-start":
+        text = text if text.strip() else "-"  # it reads nothing: stdin is only the hook's JSON
     if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
         return
     os.chdir(cwd)
-    if event == "pre-command":
+    if event in ("pre-command", "session-start"):
         dotdir = Recorded.find(cwd)
         if dotdir is None or not os.path.isfile(os.path.join(dotdir, "dbglog.db")):
             return
         db = Recorded(dotdir)
         try:
-            notice = pre_command_notice(db, text, cwd, threshold)
+            notice = pre_command_notice(db, text, cwd, threshold) if event == "pre-command" else \
+                session_digest(db, threshold or DIGEST_BUDGET)
         finally:
             db.close()
     else:
@@ -738,7 +838,7 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
     if not notice:
         return
     if fmt == "claude" or (fmt == "auto" and obj is not None and hook_event):
-        name = hook_event or ("PreToolUse" if event == "pre-command" else "UserPromptSubmit")
+        name = hook_event or {"pre-command": "PreToolUse", "prompt": "UserPromptSubmit"}.get(event, "SessionStart")
         stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": notice}}) + "\n")
     else:
         stdout.write(notice + "\n")

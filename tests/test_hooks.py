@@ -231,3 +231,74 @@ def test_database_unchanged_by_hooks(kb):
     hook(kb, "pre-command", CMD)
     hook(kb, "prompt", "NCCL hangs, debug it")
     assert sqlite3.connect(db).execute("SELECT count(*), max(id) FROM attempts").fetchone() == before
+
+
+# --- session start: a digest of the open investigations under a token budget ---------------------
+
+
+def _big_investigation(root, n_attempts=500):
+    """One open investigation with ``n_attempts`` long attempts, 12 untested differences and 6 steps,
+    two more open ones and a resolved one (written in one transaction: the hook reads the database)."""
+    from dbglog.model import Attempt
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    big = recs.new("Decode kernel faults under load", symptom="illegal memory access in paged attention " * 8)
+    for k in range(3):
+        recs.new(f"Other bug {k}", symptom=f"symptom {k}")
+    recs.set_status(recs.new("Old resolved bug").id, "resolved")
+    with recs.change(big.id):
+        for n in range(1, n_attempts + 1):
+            recs.store.upsert_attempt(big.id, Attempt(
+                number=n, title=f"Attempt number {n} " + "with a long title " * 10, did="python repro.py " * 30,
+                result="Still faults at the same address " * 20, conclusion=f"conclusion {n} " * 40,
+                outcome="failed", created=f"2026-11-01T00:{n // 60:02d}:{n % 60:02d}Z"))
+    for k in range(12):
+        recs.diff_add(big.id, f"factor {k}", "off", "on", apply="env:F%d=1" % k if k < 2 else "")
+    for k in range(6):
+        recs.next_add(big.id, f"step {k} " + "to try " * 40)
+    recs.use(big.id)
+    recs.close()
+    return big.id
+
+
+def test_session_start_digest_under_budget(tmp_path):
+    from dbglog import hooks
+
+    inv = _big_investigation(tmp_path)
+    db = hooks.Recorded(str(tmp_path / ".dbglog"))
+    try:
+        text = hooks.session_digest(db)
+        small = hooks.session_digest(db, budget=150)
+    finally:
+        db.close()
+    assert hooks.estimate_tokens(text) <= 1500 and len(text) <= 1500 * 4
+    assert hooks.estimate_tokens(small) <= 150
+    lines = text.splitlines()
+    assert lines[0].startswith("dbglog: 4 open investigation(s)") and "Old resolved bug" not in text
+    assert lines[1].startswith("## Decode kernel faults under load") and inv in lines[1] and "500 attempt(s)" in lines[1]
+    # the current one first: symptom, its last three attempts (newest first), untested rows, top steps
+    assert [ln.split(".")[0] for ln in lines if ln.startswith(("- 49", "- 50"))] == ["- 500", "- 499", "- 498"]
+    assert "- 497." not in text and "[FAILED]" in text and "symptom: illegal memory access" in text
+    assert "- factor 0: off vs on [bisectable]" in text and "7 more (`dbglog diff list" in text
+    assert "bisect toggles --from-diffs" in text
+    assert "- 1. step 0" in text and "- 3. step 2" in text and "- 4. step 3" not in text
+    assert all(f"Other bug {k}" in text for k in range(3))
+    # a tight budget keeps the head and says what it left out
+    assert small.startswith("dbglog: 4 open") and "more open: `dbglog list --status open`" in small
+
+
+def test_session_start_hook_wiring(tmp_path, kb):
+    payload = json.dumps({"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": str(kb),
+                          "hook_event_name": "SessionStart", "source": "compact"})
+    out = json.loads(hook(tmp_path, "session-start", payload).stdout)  # cwd from the JSON
+    ctx = out["hookSpecificOutput"]
+    assert ctx["hookEventName"] == "SessionStart" and "NCCL all_reduce hangs on 8 GPUs" in ctx["additionalContext"]
+    assert "3. [WORKED] Smaller world" in ctx["additionalContext"]
+    plain = hook(kb, "session-start", "").stdout
+    assert plain.rstrip() == ctx["additionalContext"]
+    assert hook(tmp_path, "session-start", "").stdout == ""  # no workspace: nothing
+    p = hook(kb, "session-start", "", "--budget", "0")
+    assert p.stdout == "" and p.stderr.startswith("dbglog hook: ")
