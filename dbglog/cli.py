@@ -269,6 +269,7 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
     emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({note})"))
     if not as_json:
         warn_similar(similar)
+        print_breaker(rec.breaker)
 
 
 @attempt.command("edit")
@@ -577,6 +578,7 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
             click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
             for s in added:
                 click.echo(f"Next step {s.position} added: {s.text}", err=True)
+            print_breaker(out.breaker)
     sys.exit(out.exit_code(git_bisect_exit, expect))
 
 
@@ -963,6 +965,17 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
 
 # --- search (issue 4) ------------------------------------------------------------------
 # search / tried / attempt delete, and the "same as a failed attempt" warning of attempt add.
+
+
+def print_breaker(b: dict | None) -> None:
+    """The circuit breaker (ops.circuit_breaker): the same failure N times; what to do instead."""
+    if not b:
+        return
+    click.echo(f"Circuit breaker: {b['message']}")
+    for d in b["untested_differences"][:5]:
+        click.echo(f"  untested: {d['position']}. {d['factor']}: {d['working']} vs {d['broken']}"
+                   + (f" [--apply {d['apply']}]" if d["apply"] else ""))
+    click.echo(f"  next: {b['bisect']}")
 
 
 def warn_similar(similar: list[dict]) -> None:

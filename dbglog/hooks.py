@@ -445,14 +445,16 @@ def _threshold(recs, given: int | None) -> int:
             data = f.read()
     except OSError:
         return BREAKER_THRESHOLD
-    if b"breaker_threshold" not in data:  # (tomllib costs more than the rest of the hook)
+    if b"threshold" not in data:  # (tomllib costs more than the rest of the hook)
         return BREAKER_THRESHOLD
     try:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
     try:
-        value = int(tomllib.loads(data.decode("utf-8")).get("hook", {}).get("breaker_threshold", BREAKER_THRESHOLD))
+        doc = tomllib.loads(data.decode("utf-8"))  # [breaker] threshold, shared with `attempt add`; the old name
+        value = int(doc.get("breaker", {}).get("threshold", doc.get("hook", {}).get("breaker_threshold",
+                                                                                  BREAKER_THRESHOLD)))
         return value if value >= 1 else BREAKER_THRESHOLD
     except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
         return BREAKER_THRESHOLD

@@ -78,6 +78,10 @@ class Similar(_Open):
 class RecordedAttempt(Attempt):
     outcome_inferred: bool = Field(description="The outcome was read from the result (a guess), not given.")
     similar: list[Similar] = Field(description="Earlier failed or inconclusive attempts that read alike.")
+    circuit_breaker: Optional[dict[str, Any]] = Field(
+        None, description="Set when this is the Nth failed attempt ending the same way (same signature or "
+                          "near-identical result): message, untested_differences[], a ready `bisect` command line.")
+    next: list[str] = Field([], description="The natural next commands.")
     warnings: list[str] = []
 
 
@@ -201,6 +205,9 @@ class ReproResult(BaseModel):
     histogram: list[dict[str, Any]] = []
     attempt: Optional[Attempt] = Field(None, description="The attempt the run was recorded as (with `attempt`).")
     advice: list[NextStep] = Field([], description="Next steps the playbooks added for this failure.")
+    circuit_breaker: Optional[dict[str, Any]] = Field(
+        None, description="With `attempt`: set when it is the Nth failed attempt ending the same way; read its "
+                          "message and run its `bisect` line instead of another patch.")
     warnings: list[str] = []
 
 
@@ -420,7 +427,8 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
                            histogram=out.repeat.histogram_rows(),
                            attempt=Attempt.model_validate(out.attempt.to_dict() | {"investigation": out.investigation})
                            if out.attempt is not None else None,
-                           advice=[NextStep.model_validate(s.to_dict()) for s in out.advice], warnings=warnings)
+                           advice=[NextStep.model_validate(s.to_dict()) for s in out.advice],
+                           circuit_breaker=out.breaker, warnings=warnings)
     return _call(body)
 
 

@@ -138,10 +138,14 @@ class RecordedAttempt:
     investigation: str
     similar: list[dict]  # earlier failed/inconclusive attempts that read alike
     outcome_inferred: bool
+    breaker: dict | None = None  # circuit_breaker(): the same failure N times
 
     def to_dict(self) -> dict:
         return self.attempt.to_dict() | {"investigation": self.investigation, "similar": self.similar,
-                                         "outcome_inferred": self.outcome_inferred}
+                                         "outcome_inferred": self.outcome_inferred,
+                                         "circuit_breaker": self.breaker,
+                                         "next": next_commands_for_attempt(self.investigation, self.attempt,
+                                                                           self.breaker)}
 
 
 def similar_to_attempt(recs, inv_id: str, a) -> list[dict]:
@@ -161,7 +165,150 @@ def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, re
     inv_id = recs.resolve(inv_ref)
     a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
                          outcome=outcome or None, runs=runs)
-    return RecordedAttempt(a, inv_id, similar_to_attempt(recs, inv_id, a), not outcome)
+    return RecordedAttempt(a, inv_id, similar_to_attempt(recs, inv_id, a), not outcome,
+                           circuit_breaker(recs, inv_id, a))
+
+
+# --- the circuit breaker: the same failure N times in one investigation -------------------------
+
+BREAKER_THRESHOLD = 3
+
+
+def breaker_threshold(config_path) -> int:
+    """``[breaker] threshold`` in .dbglog/config.toml (``[hook] breaker_threshold`` also read: the
+    command hook's name for it), else 3."""
+    try:
+        with open(config_path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return BREAKER_THRESHOLD
+    if b"threshold" not in data:
+        return BREAKER_THRESHOLD
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+        value = doc.get("breaker", {}).get("threshold", doc.get("hook", {}).get("breaker_threshold"))
+        return int(value) if value is not None and int(value) >= 1 else BREAKER_THRESHOLD
+    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
+        return BREAKER_THRESHOLD
+
+
+_RUN_NOISE = None
+
+
+def _result_key(text: str) -> str:
+    """A result with what differs between two runs of the same failure taken out: run ids, times,
+    numbers, addresses, quoting."""
+    global _RUN_NOISE
+    import re
+
+    if _RUN_NOISE is None:
+        _RUN_NOISE = (re.compile(r"\[run [^\]]*\]|\bafter [\d.]+ ?s\b|0x[0-9a-f]+|\d+(?:\.\d+)?"),
+                      re.compile(r"[^\w]+"))
+    noise, punct = _RUN_NOISE
+    return " ".join(punct.sub(" ", noise.sub(" ", (text or "").lower())).split())
+
+
+def _failure_of(recs, inv_id: str, a) -> tuple[str | None, str]:
+    """(signature, result key) of a failed attempt: its runs' most causal signature when it has runs."""
+    sig = None
+    if a.runs:
+        marks = ",".join("?" * len(a.runs))
+        rows = recs.store.q(f"SELECT outcome, signature FROM runs WHERE id IN ({marks})", *a.runs).fetchall()
+        sigs = [r["signature"] or r["outcome"] for r in rows if r["outcome"] != "pass"]
+        sig = max(set(sigs), key=sigs.count) if sigs else None
+    return sig, _result_key(a.result)
+
+
+def _same_failure(x: tuple, y: tuple) -> bool:
+    if x[0] and y[0]:
+        return x[0] == y[0]
+    if not x[1] or not y[1]:
+        return False
+    import difflib
+
+    return x[1] == y[1] or difflib.SequenceMatcher(None, x[1], y[1]).ratio() >= 0.85
+
+
+def _attempt_command(recs, a) -> str:
+    """The command an attempt ran, as a shell line: its first run's argv and env, else the first
+    code span / fenced line / line of what it did ("CMD" when it says none)."""
+    import re
+    import shlex
+
+    if a.runs:
+        row = recs.store.q("SELECT cmd, result FROM runs WHERE id = ?", a.runs[0]).fetchone()
+        if row is not None:
+            import json
+
+            try:
+                env = json.loads(row["result"] or "{}").get("env_overrides") or {}
+            except (ValueError, AttributeError):
+                env = {}
+            pre = ["env", *(f"{k}={v}" for k, v in sorted(env.items()) if v is not None)] if env else []
+            return shlex.join(pre + json.loads(row["cmd"]))
+    did = a.did or ""
+    span = re.search(r"`([^`\n]+)`", did)
+    lines = [ln.strip().removeprefix("$ ") for ln in did.splitlines() if ln.strip() and not ln.strip().startswith("```")]
+    return span.group(1) if span else (lines[0] if lines else "CMD")
+
+
+def circuit_breaker(recs, inv_id: str, a, threshold: int | None = None) -> dict | None:
+    """When attempt ``a`` is the N-th failed attempt of its investigation (since the last one that
+    worked) to end with the same failure signature, or with a near-identical result: what to do
+    instead of another patch — the untested key differences and a ready `dbglog bisect` line."""
+    if a.outcome != "failed":
+        return None
+    n = threshold or breaker_threshold(recs.ws.config_path)
+    inv = recs.store.load(inv_id)
+    mine = _failure_of(recs, inv_id, a)
+    if not mine[0] and not mine[1]:
+        return None
+    same = []
+    for b in sorted(inv.attempts, key=lambda x: x.number, reverse=True):
+        if b.number > a.number:
+            continue
+        if b.outcome == "worked":
+            break
+        if b.outcome == "failed" and (b.number == a.number or _same_failure(mine, _failure_of(recs, inv_id, b))):
+            same.append(b.number)
+    if len(same) < n:
+        return None
+    untested = [d for d in inv.differences if d.status == "untested"]
+    cmd = _attempt_command(recs, a)
+    if any(d.apply for d in untested):
+        bisect = f"dbglog bisect toggles --from-diffs -i {inv_id} -- {cmd}"
+    elif untested:
+        bisect = (f"dbglog diff set {shlex_quote(untested[0].factor)} --apply env:NAME  (an apply spec per row), "
+                  f"then: dbglog bisect toggles --from-diffs -i {inv_id} -- {cmd}")
+    else:
+        bisect = f"dbglog bisect git --good REV --bad HEAD -i {inv_id} -- {cmd}"
+    how = f"[{mine[0]}]" if mine[0] else "with the same result"
+    return {"threshold": n, "count": len(same), "attempts": sorted(same), "signature": mine[0],
+            "message": f"{len(same)} failed attempts ended the same way {how} (attempts "
+                       f"{', '.join(map(str, sorted(same)))}): stop patching the symptom. Test the untested key "
+                       "differences or bisect instead.",
+            "untested_differences": [{"position": d.position, "factor": d.factor, "working": d.working,
+                                      "broken": d.broken, "apply": d.apply} for d in untested],
+            "bisect": bisect}
+
+
+def shlex_quote(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+def next_commands_for_attempt(inv_id: str, a, breaker: dict | None) -> list[str]:
+    """The natural next command after recording attempt ``a``."""
+    if breaker:
+        return [breaker["bisect"]]
+    if a.outcome == "worked":
+        return [f"dbglog status {inv_id} resolved --root-cause TEXT", "dbglog next add TEXT  (if it only hides the bug)"]
+    return ["dbglog tried \"NEXT IDEA\"  (before the next fix)", f"dbglog next list -i {inv_id}"]
 
 
 def add_difference(recs, inv_ref, factor: str, working: str, broken: str, *, status: str = "untested",
@@ -229,6 +376,7 @@ class ReproRun:
     attempt: object = None  # model.Attempt | None
     investigation: str | None = None
     advice: list = field(default_factory=list)  # model.NextStep
+    breaker: dict | None = None  # circuit_breaker() of the attempt
 
     def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
         return self.repeat.exit_code(git_bisect, expect)
@@ -251,7 +399,7 @@ class ReproRun:
             {"runs": self.runs, "histogram": self.repeat.histogram_rows(), "flaky": self.repeat.flaky}
         if self.attempt is not None:
             data = data | {"attempt": self.attempt.to_dict() | {"investigation": self.investigation},
-                           "advice": [s.to_dict() for s in self.advice]}
+                           "advice": [s.to_dict() for s in self.advice], "circuit_breaker": self.breaker}
         return data
 
 
@@ -309,6 +457,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         out.investigation = recs.resolve(inv_ref)
         out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
                                                       f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
+        out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     return out
 
 
