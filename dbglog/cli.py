@@ -1200,13 +1200,27 @@ def mcp_cmd(directory):
     mcp_server.serve()
 
 
+@cli.command("agent-guide")
+@json_option
+def agent_guide(as_json):
+    """Print the agent skill file: the protocol as a coding agent should follow it with dbglog
+    (check, record, run, bisect, close). Save it where your agent reads skills or instructions,
+    e.g. `dbglog agent-guide > .claude/skills/dbglog/SKILL.md`."""
+    from pathlib import Path
+
+    path = Path(__file__).with_name("agent_guide.md")
+    text = path.read_text(encoding="utf-8")
+    emit(as_json, {"guide": text, "path": str(path)}, lambda: click.echo(text, nl=False))
+
+
 @cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                                       "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook_cmd(args):
-    """Agent hook points: `dbglog hook pre-command|prompt` reads a shell command or a prompt (plain or
-    Claude Code hook JSON) on stdin and prints a notice: prior failed attempts that did it, a circuit
-    breaker after 3 identical failures, relevant prior attempts for a debugging prompt. Always exits 0.
+    """Agent hook points: `dbglog hook pre-command|prompt|session-start` reads a shell command or a
+    prompt (plain or Claude Code hook JSON) on stdin and prints a notice: prior failed attempts that
+    did it, a circuit breaker after 3 identical failures, relevant prior attempts for a debugging
+    prompt, a digest of the open investigations at session start. Always exits 0.
     """
     from dbglog.hooks import main as hook_main  # (the `dbglog` executable goes there without the CLI)
 
