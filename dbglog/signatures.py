@@ -129,6 +129,11 @@ _TOKEN_NAMES = {
     "launchoutofresources": ("gpu.launch_out_of_resources", 75),
     "streamcaptureunsupported": ("gpu.graph_capture", 75),
     "hardwarestackerror": ("gpu.stack_overflow", 81),
+    "eccuncorrectable": ("gpu.ecc_error", 93),
+    "insufficientdriver": ("driver.insufficient", 76),
+    "nodevice": ("driver.no_device", 75),
+    "initializationerror": ("driver.init_failed", 70),
+    "notinitialized": ("driver.init_failed", 70),
 }
 
 
@@ -159,6 +164,10 @@ _CUDA_TEXTS = (
     ("too many resources requested for launch", "gpu.launch_out_of_resources", 74),
     ("out of memory", "oom.runtime", 71),
     ("operation not permitted when stream is capturing", "gpu.graph_capture", 74),
+    ("uncorrectable ecc error", "gpu.ecc_error", 93),
+    ("driver version is insufficient", "driver.insufficient", 76),
+    ("no cuda-capable device", "driver.no_device", 75),
+    ("initialization error", "driver.init_failed", 70),
 )
 
 
@@ -193,6 +202,9 @@ _WRAPPER_EXCEPTIONS = {"EngineDeadError", "BackendCompilerFailed", "InductorErro
 _HW_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 149, 154}
 
 
+_XID_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+
+
 def _resolve_xid(m: re.Match[str]) -> tuple[str, int]:
     if m.groupdict().get("bus"):
         return "kernel.xid:79", 95  # the multi-line "has fallen off the bus" wording, no Xid number
@@ -200,6 +212,11 @@ def _resolve_xid(m: re.Match[str]) -> tuple[str, int]:
         xid = int(m.group("xid"))
     except (TypeError, ValueError, IndexError):
         return "kernel.xid", 72
+    # Newer drivers say which earlier Xid an Xid 45 (channel teardown) follows from; the earlier
+    # one is the cause, even when its own line fell outside the captured log.
+    prev = _XID_CAUSED_BY.search(m.group(0))
+    if prev:
+        xid = int(prev.group(1))
     return (f"kernel.xid:{xid}", 95) if xid in _HW_XIDS else (f"kernel.xid:{xid}", 72)
 
 
@@ -294,6 +311,21 @@ def _resolve_library_status(m: re.Match[str]) -> tuple[str, int]:
     return f"{lib}:{tok}", 74
 
 
+# RCCL/NCCL advisories printed at init on healthy runs ("Missing \"iommu=pt\" from kernel command
+# line which can lead to ...", deprecated variables): noise, never the cause.
+_NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
+
+
+def _resolve_nccl_warn(m: re.Match[str]) -> tuple[str, int]:
+    return ("nccl.warn", 21) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
+
+
+def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
+    # pasid 0 is no user process: the driver's own access, typically while resetting after a ring
+    # timeout; it ranks below that timeout. A fault with a process's pasid is the process's fault.
+    return ("kernel.amdgpu_page_fault", 76) if m.group(5) == "0" else ("kernel.amdgpu_page_fault", 79)
+
+
 def _resolve_miopen_status(m: re.Match[str]) -> tuple[str, int]:
     return f"miopen:{m.group('tok')}", 68
 
@@ -362,8 +394,21 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"rocBLAS error: Cannot read (\S*TensileLibrary\S*)[^\n]*?GPU arch ?: ?(\w+)", "rocBLAS error: Cannot read")], 77,
        description="rocBLAS/Tensile has no kernels for this gfx target"),
     _S("build.invalid_device_function",
-       [(r"invalid device function", "invalid device function")], 77),
+       [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
     _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
+    # Driver and device setup: nothing ran on the GPU yet, so any later error is a consequence.
+    _S("driver.insufficient",
+       [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", ("driver version is insufficient",
+                                                                                "Driver version is insufficient"))], 76,
+       description="the installed driver is older than the CUDA runtime the program was built with"),
+    _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
+    _S("driver.no_device",
+       [(r"no CUDA-capable device is detected|No CUDA GPUs are available|no ROCm-capable device is detected",
+         ("CUDA-capable device", "No CUDA GPUs are available", "ROCm-capable device"))], 75),
+    _S("driver.init_failed",
+       [(r"(?:CUDA|HIP) error: initialization error|CUDA driver initialization failed",
+         (" error: initialization error", "CUDA driver initialization failed"))], 70,
+       description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
                           (_TOK, ("cudaError", "hipError", "CUDA_ERROR_"))], 81,
        resolve=_resolve_error_token, description="the runtime's machine token; mapped to the text name"),
@@ -374,13 +419,15 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.cuda_failure",
        [(r"Cuda failure (?:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
-        (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error "))], 59,
+        (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
+        # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
+        (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error (")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
     # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
     _S("cuda.exception",
        [(r"CUDA Exception: (?P<exc>[A-Z][\w -]*?[A-Za-z])[ \t]*$", "CUDA Exception: "),
-        (r"received signal CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "CUDA_EXCEPTION_"),
+        (r"(?:received signal )?CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "CUDA_EXCEPTION_"),
         (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "CUDBG_EXCEPTION_")],
        83, resolve=_resolve_cuda_exception, description="cuda-gdb / CUDA core dump exception of the faulting warp"),
     # Memory (rows 13-18).
@@ -389,7 +436,9 @@ BUILTIN: tuple[Signature, ...] = (
     _S("oom.exception_type", [(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", "OutOfMemoryError")], 70, "oom"),
     _S("oom.runtime", [(r"(?:CUDA|HIP) error: out of memory", " error: out of memory"),
                        (r"returned error 2: Out of memory|RESOURCE_EXHAUSTED: Out of memory",
-                        ("error 2: Out of memory", "RESOURCE_EXHAUSTED: Out of memory"))], 71, "oom"),
+                        ("error 2: Out of memory", "RESOURCE_EXHAUSTED: Out of memory")),
+                       # NCCL's "Last error:" when its cudaMalloc failed: the device had no room left
+                       (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA ")], 71, "oom"),
     _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache")], 70, "oom"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
@@ -454,13 +503,17 @@ BUILTIN: tuple[Signature, ...] = (
         (r"\bnccl(?:SystemError|InternalError|RemoteError|InvalidUsage|UnhandledCudaError|InvalidArgument)\b",
          ("ncclSystemError", "ncclInternalError", "ncclRemoteError", "ncclInvalidUsage", "ncclUnhandledCudaError",
           "ncclInvalidArgument"))], 57),
-    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 52),
+    # The first NCCL WARN states the cause; the result code NCCL returns afterwards ("unhandled
+    # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
+    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 58, resolve=_resolve_nccl_warn),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
     # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
     # header, e.g. re-printed by Inductor's "backend='inductor' raised:").
     _S("triton.out_of_resources",
-       [(r"out of resource: ([^,\n]+?),? Required: (\d+)[, ]*Hardware limit(?:ation)?: ?(\d+)", "out of resource: ")], 74),
+       [(r"out of resource: ([a-z][a-z ]*?),? ?Required: ?(\d+)[, ]*Hardware limit(?:ation)?: ?(\d+)", "out of resource: "),
+        # the exception line cut short (or printed without numbers) still names it
+        (r"OutOfResources: out of resource: ([a-z][a-z ]*)", "OutOfResources: out of resource: ")], 74),
     _S("triton.driver_error", [(r"Triton Error \[(?:CUDA|HIP)\]: ([^\n]*)", "Triton Error [")], 75),
     _S("triton.compilation_error",
        [(r"(?:triton\.compiler\.errors\.|triton\.code_gen\.)?CompilationError: at (\d+):(\d+):?", "CompilationError: at ")],
@@ -480,7 +533,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"amdgpu_job_timedout[^\n]*?ring (\S+) timeout", "amdgpu_job_timedout")], 78, "hang"),
     _S("kernel.amdgpu_page_fault",
        [(r"\[(gfxhub|mmhub)\d*\] (?:(?:no-)?retry )?page fault \(src_id:(\d+) ring:(\d+) vmid:(\d+) pasid:(\d+)",
-         "page fault (src_id:")], 79),
+         "page fault (src_id:")], 79, resolve=_resolve_amdgpu_page_fault),
     _S("kernel.amdgpu_mes", [(r"MES(?:\(\d+\))? failed to respond to msg=(\w+)", "failed to respond to msg=")], 77, "hang"),
     # torchrun / torch.distributed.elastic: the ChildFailedError table names the rank's signal.
     _S("elastic.rank_killed",
@@ -551,7 +604,13 @@ BUILTIN: tuple[Signature, ...] = (
     _S("sanitizer.tsan", [(r"^WARNING: ThreadSanitizer: (data race|[\w -]+)", "WARNING: ThreadSanitizer: ")], 86),
     _S("sanitizer.ubsan", [(r"\S:\d+:\d+: runtime error: ", ": runtime error: ")], 66),
     # Numerics (rows 48-49).
-    _S("numeric.nan_anomaly", [(r"Function '(\w+)' returned nan values in its (\d+)th output\.", "returned nan values")], 50),
+    _S("numeric.nan_anomaly", [(r"Function '(\w+)' returned nan values in its (\d+)(?:st|nd|rd|th) output",
+                                "returned nan values")], 50),
+    # A training loop's own report; a hint that ranks below any crash in the same log.
+    _S("numeric.loss_nan", [(r"\b(?i:loss)(?:=| ?= ?|: ?| is )(?i:nan)\b",
+                             ("loss=nan", "loss: nan", "loss:nan", "loss = nan", "loss is nan", "Loss: nan", "Loss=nan",
+                              "Loss = nan", "Loss is nan", "loss=NaN", "loss: NaN", "Loss: NaN", "Loss is NaN",
+                              "loss is NaN", "LOSS: NAN"))], 27),
     _S("numeric.nan_stats", [(r"^[ \t]*(?:min=\S+ max=\S+ mean=\S+ )?nan_count=([1-9]\d*)", "nan_count="),
                              (r"\binf_count=([1-9]\d*)", "inf_count=")], 28),
 )

@@ -155,6 +155,13 @@ SAMPLES = {
     "numeric.nan_anomaly": (["RuntimeError: Function 'MulBackward0' returned nan values in its 0th output."],
                             "numeric.nan_anomaly"),
     "numeric.nan_stats": (["      min=-1.5 max=nan mean=nan nan_count=12 inf_count=0"], "numeric.nan_stats"),
+    "numeric.loss_nan": (["Epoch 3: 100%|####| 320/320 [00:21<00:00, 14.77it/s, loss=nan, v_num=0]"], "numeric.loss_nan"),
+    "driver.insufficient": (["RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"],
+                            "driver.insufficient"),
+    "driver.no_driver": (["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"],
+                         "driver.no_driver"),
+    "driver.no_device": (["RuntimeError: No CUDA GPUs are available"], "driver.no_device"),
+    "driver.init_failed": (["RuntimeError: CUDA error: initialization error"], "driver.init_failed"),
 }
 
 
