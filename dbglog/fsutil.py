@@ -8,7 +8,6 @@ of the directory. Readers see the old bytes or the new, never a torn file.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 _UMASK: int | None = None
@@ -40,6 +39,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_re
             mode = default_mode()
         except OSError:
             mode = default_mode()
+    import tempfile  # (here: the commands that only read should not pay for it)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)

@@ -13,6 +13,11 @@ OUTCOME_STYLE = {"worked": "green", "failed": "red", "partial": "yellow", "incon
 
 
 def render_show(inv, path: str) -> None:
+    import sys
+
+    if not sys.stdout.isatty():  # an agent, a pipe: the same text without rich (~50 ms of imports)
+        render_show_plain(inv, path)
+        return
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -54,6 +59,37 @@ def render_show(inv, path: str) -> None:
             con.print(Markdown(sec.heading + "\n\n" + sec.body))
 
 
+
+
+def render_show_plain(inv, path: str) -> None:
+    """``render_show`` as plain text: the key differences as a markdown table, sections as the
+    markdown they are."""
+    out = [f"{inv.title}  {inv.id}", f"Status: {inv.status}   Tags: {', '.join(inv.tags) or '-'}   File: {path}"]
+    for label, value in (("Symptom", inv.symptom), ("Environment", inv.environment),
+                         ("Related files", "\n".join(inv.related_files)), ("Root cause", inv.root_cause)):
+        if value:
+            out.append(f"{label}: {value}")
+    for a in inv.attempts:
+        out += ["", f"Attempt {a.number}: {a.title}  {a.outcome}"]
+        for label, value in (("Hypothesis", a.hypothesis), ("Did", a.did), ("Result", a.result),
+                             ("Conclusion", a.conclusion)):
+            if value:
+                out.append(f"  {label}: {value}")
+    if inv.differences:
+        cell = lambda v: str(v).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+        out += ["", "Key differences", "", f"| # | Factor | {cell(inv.labels[0])} | {cell(inv.labels[1])} | Status |",
+                "|---|---|---|---|---|"]
+        out += [f"| {d.position} | {cell(d.factor)} | {cell(d.working)} | {cell(d.broken)} | {d.status} |"
+                for d in inv.differences]
+    if inv.next_steps:
+        out += ["", "What to try next"]
+        for s in inv.next_steps:
+            mark = {"todo": "[ ]", "done": "[x]", "dropped": "[-]"}[s.status]
+            out.append(f"  {s.position}. {mark} {s.text}" + (f" — {s.detail}" if s.detail else "")
+                       + (f" (Attempt {s.attempt})" if s.attempt else ""))
+    for sec in inv.sections:
+        out += ["", sec.heading, "", sec.body.rstrip("\n")]
+    click.echo("\n".join(out))
 
 
 def styled_snippet(hit) -> str:

@@ -16,7 +16,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog import mirror, model, redact, sync
+from dbglog import model, redact, sync
 from dbglog.errors import DbglogError
 from dbglog.fsutil import atomic_write
 from dbglog.model import Attempt, Difference, Investigation, NextStep
@@ -227,6 +227,8 @@ class Records:
         """Re-render ``logs/<id>.md``. ``scan``: make sure first that nothing stored for it holds a
         control character or a secret (text that did not come through a record method: an import,
         an old database), cleaning the stored investigation when it does."""
+        from dbglog import mirror  # (commands that only read never render: see bench/agent_bench.py)
+
         inv = self.store.load(inv_id)
         text = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache")
         if scan and redact.clean(text) != text and redact.clean_record(inv):

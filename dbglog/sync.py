@@ -16,14 +16,13 @@ never import the same edit twice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbglog import mirror, redact
+from dbglog import redact
 from dbglog.errors import ConflictError, DbglogError
 from dbglog.fsutil import atomic_write
 from dbglog.store import Store
@@ -118,7 +117,17 @@ def is_stale(store: Store, ws: Workspace) -> bool:
     return seen != len(base)
 
 
+def _mirror():
+    """The mirror module, imported when a file is read or written: the stat pass that runs before
+    every command does not need it (nor its jinja2 and hashlib)."""
+    from dbglog import mirror
+
+    return mirror
+
+
 def sha256(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -185,7 +194,7 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
                 continue
         text = read_text(path, rel)
         check_markers(text, rel)
-        inv = mirror.parse(text, rel)
+        inv = _mirror().parse(text, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         if row is None:
             other = store.mirror_for(inv.id)
@@ -288,8 +297,6 @@ def unmerged_logs(store: Store, ws: Workspace) -> list[str]:
 
     Cheap: ``git ls-files`` runs only when git's index changed since the last look (its size and
     mtime are remembered in the database)."""
-    import subprocess
-
     from dbglog.merge import git_dirs
 
     dirs = git_dirs(ws.root)
@@ -306,6 +313,8 @@ def unmerged_logs(store: Store, ws: Workspace) -> list[str]:
         seen, _, paths = cached.partition(" ")
         if seen == stamp:
             return json.loads(paths)
+    import subprocess  # (only when git's index changed: it costs more than the rest of the check)
+
     try:
         rel = ws.logs_dir.resolve().relative_to(top).as_posix()
         p = subprocess.run(["git", "ls-files", "-u", "-z", "--full-name", "--", f":/{rel}"], cwd=top,
@@ -364,7 +373,7 @@ def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
             continue  # someone else's markdown in logs/
         text = read_text(ws.root / rel, rel)
         check_markers(text, rel)
-        inv = mirror.parse(text, rel)
+        inv = _mirror().parse(text, rel)
         if redact.clean_record(inv):
             parsed_dirty = parsed_dirty | {rel}
         if inv.id in by_id:
@@ -451,7 +460,7 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
             add("conflict-markers", rel, str(e))
             continue
         try:
-            inv = mirror.parse(text, rel)
+            inv = _mirror().parse(text, rel)
         except DbglogError as e:
             add("parse-error", rel, str(e))
             continue
@@ -482,7 +491,7 @@ def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
     it as the new baseline. Inside the caller's transaction: a journaled store takes it back if the
     transaction fails."""
     path = ws.root / rel
-    data = mirror.render(store.load(inv_id), ws.templates_dir, ws.dir / "cache").encode("utf-8")
+    data = _mirror().render(store.load(inv_id), ws.templates_dir, ws.dir / "cache").encode("utf-8")
     if hasattr(store, "journal"):
         store.journal(path)
     st = atomic_write(path, data)
@@ -491,7 +500,7 @@ def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
 
 def _write_conflict(store: Store, ws: Workspace, inv_id: str, rel: str) -> None:
     conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
-    atomic_write(conflict, mirror.render(store.load(inv_id), ws.templates_dir).encode())
+    atomic_write(conflict, _mirror().render(store.load(inv_id), ws.templates_dir).encode())
     raise ConflictError(
         f"{rel} was edited outside dbglog while the database also changed; the database version is in "
         f"{conflict.relative_to(ws.root)}. Merge it into {rel}, delete the conflict file, then run "
