@@ -51,6 +51,20 @@ def sanitize(text: str) -> str:
     return _CONTROLS.sub("", text)
 
 
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+
+
+def terminal_text(text: str, colour: bool = False) -> str:
+    """``text`` as a terminal may show it: ``sanitize``, except that with ``colour`` SGR sequences
+    (colours, bold) are kept. They only change how text looks; cursor moves, clears, titles, OSC 52
+    clipboard writes, hyperlinks and the rest are dropped like any other control byte."""
+    if not colour or "\x1b[" not in text:
+        return sanitize(text)
+    keep = _SGR.findall(text)
+    parts = _SGR.split(text)
+    return "".join(sanitize(p) + (keep[i] if i < len(keep) else "") for i, p in enumerate(parts))
+
+
 # --- secrets --------------------------------------------------------------------------------
 
 # Upper-case (environment-style) names: any of these words, as a whole _-separated word.

@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.errors import DbglogError
+from dbglog.redact import clean
 from dbglog.synonyms import identifier_words
 
 SEP = " > "  # between the headings of a heading path
@@ -125,6 +126,14 @@ def investigation_chunks(sections) -> list[Chunk]:
     return out
 
 
+def stored(chunks: list[Chunk]) -> list[Chunk]:
+    """Chunks as they may be stored: no control bytes, no secrets (a watched doc is the user's own
+    file, never cleaned by the record layer; cleaned per chunk so line numbers stay the file's)."""
+    for c in chunks:
+        c.heading, c.body = clean(c.heading), clean(c.body)
+    return chunks
+
+
 # --- the index rows ------------------------------------------------------------------------------
 
 
@@ -136,7 +145,7 @@ def set_investigation(conn, inv_id: str, sections) -> None:
     conn.executemany(
         "INSERT INTO sections (investigation_id, position, heading, line, body, words) VALUES (?, ?, ?, ?, ?, ?)",
         [(inv_id, n, c.heading, c.line, c.body, identifier_words(c.heading, c.body))
-         for n, c in enumerate(investigation_chunks(sections), 1)])
+         for n, c in enumerate(stored(investigation_chunks(sections)), 1)])
 
 
 def rebuild(conn) -> None:
@@ -262,7 +271,7 @@ def refresh(store, root: Path, config_path: Path) -> WatchReport:
                 conn.executemany(
                     "INSERT INTO sections (path, position, heading, line, body, words) VALUES (?, ?, ?, ?, ?, ?)",
                     [(p, n, c.heading, c.line, c.body, identifier_words(c.heading, c.body))
-                     for n, c in enumerate(chunk(text), 1)])
+                     for n, c in enumerate(stored(chunk(text)), 1)])
                 report.indexed.append(p)
             conn.execute(
                 "INSERT INTO watched_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?) ON CONFLICT(path) "

@@ -317,7 +317,7 @@ _NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
 
 
 def _resolve_nccl_warn(m: re.Match[str]) -> tuple[str, int]:
-    return ("nccl.warn", 21) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
+    return ("nccl.warn", -1) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
 
 
 def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
@@ -359,7 +359,8 @@ def _S(name: str, pats: Sequence[tuple[str, str | tuple[str, ...]]], rank: int, 
     return Signature(name=name, patterns=patterns, rank=rank, outcome=outcome, needles=needles, **kw)
 
 
-_TOK = r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+)"
+_TOK = (r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+"
+        r"|\bHIP_ERROR_(?!NotReady\b)[A-Za-z_]+)")
 
 BUILTIN: tuple[Signature, ...] = (
     # GPU faults (rows 1-12). CUDA and HIP share the runtime's texts; the same text also arrives
@@ -374,7 +375,8 @@ BUILTIN: tuple[Signature, ...] = (
     # printed first, so it wins and the CUDA error becomes a supporting key line.
     _S("gpu.device_assert.site",
        [(r"^([^\n]{1,512}?):(\d+): ([^\n]{0,512}?): block: \[(\d+),(\d+),(\d+)\], thread: \[(\d+),(\d+),(\d+)\] "
-         r"Assertion `([^\n]*)` failed\.", "], thread: [")], 82),
+         # markdown often eats the backticks when the line is pasted into an issue
+         r"Assertion `?([^\n`]*?)`? failed\.", "], thread: [")], 82),
     _S("gpu.misaligned", [(r"(?:error|ERROR|failure|Error)[^\n]{0,40}misaligned address|'misaligned address'",
                            "misaligned address")], 80),
     _S("gpu.launch_failure", [(r"unspecified launch failure", "unspecified launch failure")], 80),
@@ -410,7 +412,7 @@ BUILTIN: tuple[Signature, ...] = (
          (" error: initialization error", "CUDA driver initialization failed"))], 70,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
-                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_"))], 81,
+                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
        resolve=_resolve_error_token, description="the runtime's machine token; mapped to the text name"),
     _S("gpu.async_hint",
        [(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call",
@@ -505,7 +507,10 @@ BUILTIN: tuple[Signature, ...] = (
           "ncclInvalidArgument"))], 57),
     # The first NCCL WARN states the cause; the result code NCCL returns afterwards ("unhandled
     # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
-    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 58, resolve=_resolve_nccl_warn),
+    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN "),
+                     # NCCL 2.0-2.3: "host:pid:tid [0] include/socket.h:185 WARN msg", no "NCCL"
+                     (r"\[\d+\] [\w./-]+\.(?:h|cc|cu|c|cpp):\d+ WARN ([^\n]*)", " WARN ")], 58,
+       resolve=_resolve_nccl_warn),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
     # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
@@ -631,6 +636,7 @@ _BY_NAME = {s.name: s for s in BUILTIN}
 # bytes.find pass per needle. Regexes never see more than one line (or a window of a giant line).
 
 _KEY_DELETE = b"0123456789abcdefABCDEF"
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI colours, OSC titles/links
 _DEDUPE_MIN_LINES = 20_000
 _LAZY_NEEDLES = {"E   ", "E\t"}  # looked up only when needed (see _pytest_output)
 _MAX_HITS = 2000  # per pattern: enough to rank; bounded work on logs that repeat one failure
@@ -855,6 +861,8 @@ class _Text:
             raw = self.lines[i]
             if len(raw) > _LONG_LINE:
                 raw = raw[:_LONG_LINE]
+            if b"\x1b" in raw:
+                raw = _ANSI.sub(b"", raw)  # coloured loggers: "\x1b[31mKeyError\x1b[0m: 'w'" is a KeyError line
             s = self._decoded[i] = raw.decode("utf-8", "replace").rstrip("\r")
         return s
 
@@ -870,6 +878,8 @@ class _Text:
         raw = self.lines[i]
         if len(raw) > 4096:
             raw = raw[max(0, off - 2048):off + 2048]
+        if b"\x1b" in raw:
+            raw = _ANSI.sub(b"", raw)
         return raw.decode("utf-8", "replace").rstrip("\r")
 
     def full_text(self) -> str:
@@ -892,6 +902,8 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
     if m.end() == m.start():
         return  # an empty user pattern would otherwise match everywhere
     name, rank = sig.resolve(m) if sig.resolve else (sig.name, sig.rank)
+    if rank < 0:
+        return  # a resolver's verdict: this line is noise (e.g. RCCL's start-up advisories)
     if sig.name == "py.traceback" and sig.source == "builtin" and _WRAPPER_TEXT.search(m.group("msg") or ""):
         rank = min(rank, 11)  # a Python exception that only re-raises an earlier failure
     hits.append(_Hit(name, sig, rank, line, col, m.groups()))
@@ -1373,3 +1385,67 @@ def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBou
     return ApiBoundary(framework=chosen["fw"], name=chosen["name"], timestamp=chosen["ts"],
                        line_no=chosen["line"], status=status, exception=chosen["exc"],
                        calls=len(calls), source=source, inputs=inputs, dump_dir=chosen["dump"])
+
+
+# --- what the user names as "the" failure (--expect, --match) ---------------------------------
+
+_REPORTED_PREFIXES = ("py.traceback:", "gpu.error:", "elastic.rank_killed:", "gdb.signal:", "cublas:", "hipblas",
+                      "rocblas:", "cudnn:", "miopen:", "gpu.exception", "kernel.xid", "rocm.")
+_REGEX_CHARS = re.compile(r"[\\^$|()+{}]")
+
+
+def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterable[str], *,
+                 option: str = "--expect", regex: bool = False) -> None:
+    """Refuse a failure name that can never match (``--expect segfualt`` would turn every bad run
+    into "a different failure", i.e. a skip). Valid: a run outcome, a signature name as runs report
+    it (``kernel.segfault``, ``py.traceback:KeyError``, ``cublas:...``), a glob matching one
+    (``py.traceback:*``, ``gpu.*``), and with ``regex`` any regex over the output, except a plain
+    word that is a near miss of an outcome or signature name (then it is a typo, not a search)."""
+    if value is None:
+        return
+    import difflib
+    import fnmatch
+
+    outcomes = list(outcomes)
+    names = sorted({s.name for s in sigs})
+    if not value.strip():
+        raise DbglogError(f"{option} is empty: name a signature (dbglog signature list), a glob or an outcome")
+    if value in outcomes or value in names or describe(value) is not None:
+        return
+    samples = names + [p + "x" for p in _REPORTED_PREFIXES]
+    globbed = any(c in value for c in "*?[")
+    if globbed:
+        head, colon, _ = value.partition(":")
+        pat = head + ":*" if colon else value
+        if any(fnmatch.fnmatchcase(s, pat) or fnmatch.fnmatchcase(s, value) for s in samples):
+            return
+    plain = _REGEX_CHARS.search(value) is None
+    if regex:
+        try:
+            re.compile(value)
+        except re.error as e:
+            raise DbglogError(f"{option} {value!r}: not a signature, glob, outcome or valid regex ({e})") from None
+        if not plain or globbed:
+            return
+    # a near miss: suggest the full name (a word of a name, e.g. "segfault", suggests kernel.segfault)
+    by_word = {}
+    for n in names:
+        for w in re.split(r"[.:_]", n):
+            if len(w) >= 4:
+                by_word.setdefault(w, n)
+    close = None
+    for cands, cutoff in ((outcomes, 0.7), (names + list(by_word), 0.75)):
+        got = difflib.get_close_matches(value, cands, n=1, cutoff=cutoff) \
+            or difflib.get_close_matches(value.lower(), cands, n=1, cutoff=cutoff)
+        if got:
+            close = got[0]
+            break
+    if regex and (close is None or close.lower() == value.lower()):
+        return  # a word, not a near miss of a name ("OOM", "segfault"): text to find in the output
+    hint = by_word.get(close, close) if close else None
+    if regex:
+        raise DbglogError(f"{option} {value!r} looks like a misspelled signature or outcome (did you mean {hint}?); "
+                          f"to search the output for this text, write it as a regex, e.g. '{value}\\b'")
+    raise DbglogError(f"{option} {value!r} is not a signature, glob or outcome that a run can report"
+                      + (f" (did you mean {hint}?)" if hint else "")
+                      + "; see dbglog signature list (outcomes: " + ", ".join(outcomes) + ")")
