@@ -544,26 +544,7 @@ def parse_env_pairs(pairs) -> dict:
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET",
-              help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler | nccl-fr (repeatable).")
-@click.option("--idle-timeout", "idle_timeout", type=SECONDS,
-              help="Alive but no output on any stream for S seconds = hang (captures, then tree kill).")
-@click.option("--server", metavar="CMD", help="Start this server first (supervised); the command after -- is "
-              "the client. Needs --ready.")
-@click.option("--ready", metavar="URL|CMD", help="With --server: ready when this URL answers 2xx or this "
-              "command exits 0.")
-@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
-              help="With --server: seconds to wait for readiness (then server_not_ready).")
-@click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level after each failure "
-              "(SGLang/FlashInfer: 1, 3, then 10 = tensor dumps).")
-@click.option("--escalate-levels", "escalate_levels", metavar="L,L,...", help="The ladder for --escalate "
-              "(default 1,3,10; e.g. 1,3,5,10).")
-@click.option("--dump-include", "dump_include", multiple=True, metavar="PATTERN",
-              help="Level-10 dumps: only API names matching (fnmatch, repeatable).")
-@click.option("--dump-exclude", "dump_exclude", multiple=True, metavar="PATTERN",
-              help="Level-10 dumps: skip API names matching (fnmatch, repeatable).")
-@click.option("--core-dumps", "core_dumps", is_flag=True, help="Keep the core size limit (default: 0 for the repro).")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="The run its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+              help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler (repeatable).")
 @click.option("--repeat", type=INT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
 @click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")
@@ -577,24 +558,12 @@ def parse_env_pairs(pairs) -> dict:
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_timeout, escalate, escalate_levels,
-        dump_include, dump_exclude, core_dumps, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs,
-        unset, output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
-    """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]
-
-    Server-shaped repros: dbglog run --server 'python -m my.server' --ready http://127.0.0.1:8000/v1/models
-    -- python client.py"""
+def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
+        output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
+    """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
     reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     check_failure_name(expect, "--expect")
     cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
-    extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout,
-                                 escalate=escalate, escalate_levels=escalate_levels, dump_include=dump_include,
-                                 dump_exclude=dump_exclude, core_dumps=core_dumps)
-    if slurm_args is not None:
-        from dbglog import slurm
-
-        slurm.launcher(slurm_args)  # refused before anything is created
-        extra["slurm"] = slurm_args
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
     cap = parse_size(output_cap)
     recs = open_records(create=True)
@@ -604,7 +573,7 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
                             on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
                             output_cap_bytes=cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, **extra)
+                            hypothesis=hypothesis, inv_ref=inv_ref)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -670,16 +639,6 @@ def _run_summary(d: dict) -> str:
                          + ("killed" if s.get("status") == "killed" else f"still alive ({s.get('status')})"))
         else:
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
-    srv = d.get("server")
-    if srv:  # a server-shaped repro (dbglog/serve.py)
-        lines.append(f"  server: {srv.get('state')}"
-                     + (f", ready after {srv['ready_s']:.2f}s" if srv.get("ready_s") is not None else "")
-                     + (f", {srv['exit']}" if srv.get("exit") else "")
-                     + (f" ({srv['verdict']})" if srv.get("verdict") else ""))
-    lv = d.get("kernel_api_level")
-    if lv:
-        lines.append(f"  kernel-API log level {lv.get('level')}"
-                     + (f"; dumps in {lv['dump_dir']} ({lv.get('dump_count', 0)} file(s))" if lv.get("dump_dir") else ""))
     for n in d["notes"]:
         lines.append(f"  note: {n}")
     ev = d.get("evidence") or []
@@ -973,26 +932,6 @@ def bisect_mark(ref, verdict, session_ref, as_json):
          lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
 
 
-def _cluster_launcher(slurm_args, launcher):
-    """``--slurm ARGS`` as the session's launcher (``srun ARGS``); a srun ``--launcher`` gets the same
-    Slurm treatment and checks (dbglog/slurm.py)."""
-    from dbglog import slurm
-
-    if slurm_args is not None and launcher:
-        raise DbglogError("--slurm and --launcher both set how steps are launched; use one")
-    launcher = slurm.launcher(slurm_args) if slurm_args is not None else launcher
-    slurm.check_launcher(launcher)
-    return launcher
-
-
-def _scratch(recs, scratch, launcher):
-    from dbglog import slurm
-
-    if scratch is None and slurm.is_srun(launcher):
-        scratch = slurm.scratch_from_config(recs.ws.config_path)
-    return slurm.scratch_dir(scratch)
-
-
 # `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
 @bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--good", "goods", multiple=True, required=True, metavar="REV", help="A commit without the bug "
@@ -1009,28 +948,15 @@ def _scratch(recs, scratch, launcher):
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
 @click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each step its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
-@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
-              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
 @click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
               help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed.")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
-@click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree), wait for "
-              "--ready, then run the command after -- as its client.")
-@click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0.")
-@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
-              help="With --server: seconds to wait for readiness (then server_not_ready).")
-@click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang.")
-@click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
-              "(default: a fresh TRITON_CACHE_DIR per step).")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
-               slurm_args, scratch, max_steps, captures, on_hang, server, ready, ready_timeout, idle_timeout, shared_cache, inv_ref,
-               as_json, cmd):
+               max_steps, captures, on_hang, inv_ref, as_json, cmd):
     """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
 
     Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
@@ -1045,15 +971,11 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
-    scratch = _scratch(recs, scratch, launcher)
     result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
                            grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
                            any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
-                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, server=server, ready=ready,
-                           ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
-                           scratch=scratch)
+                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps)
     _bisect_finish(result, as_json)
 
 
@@ -1232,10 +1154,6 @@ def attempt_delete(number, inv_ref, as_json):
                    "from the failing end's failure rate); automatic once runs disagree.")
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Trials in parallel.")
 @click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each trial its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
-@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
-              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
 @click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
@@ -1247,7 +1165,7 @@ def attempt_delete(number, inv_ref, as_json):
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
                    max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, bad_if_any, jobs, launcher,
-                   slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
+                   build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1264,9 +1182,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
     for c in configs:  # FILE:KEY.PATH=VALUE with a secret-named last key
         key, _, value = c.split(":", 1)[-1].partition("=")
         redact.remember_env({key.rsplit(".", 1)[-1]: value})
-    launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
-    scratch = _scratch(recs, scratch, launcher)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
     result = toggles.start(
         recs, cmd=cmd, cwd=os.getcwd(), envs=envs, env_offs=env_offs, args=args, args_from=args_from,
@@ -1275,7 +1191,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
-        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch)
+        on_hang=on_hang, bad_if_any=bad_if_any)
     _bisect_finish(result, as_json)
 
 

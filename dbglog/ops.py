@@ -71,12 +71,6 @@ def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=
 
 def refresh_watched(recs, warn: Warn = _ignore) -> None:
     """Watched living docs (config.toml [search] watch) are re-indexed when they changed."""
-    try:
-        watching = b"watch" in recs.ws.config_path.read_bytes()
-    except OSError:
-        watching = False
-    if not watching and recs.store.conn.execute("SELECT 1 FROM watched_files LIMIT 1").fetchone() is None:
-        return  # the common case, without importing the sections module (see bench/agent_bench.py)
     from dbglog import sections
 
     report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
@@ -425,51 +419,19 @@ def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
     return cmd
 
 
-def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, idle_timeout=None,
-                     escalate: bool = False, escalate_levels=None, dump_include=(), dump_exclude=(),
-                     core_dumps: bool = False) -> dict:
-    """Server mode, idle timeout, escalation, core dumps (issue 14): refused before anything runs;
-    returns the keyword arguments of ``run_repro``."""
-    from dbglog import escalate as esc
-    from dbglog import serve
-
-    serve.check_args(server, ready, ready_timeout, idle_timeout)
-    if server is not None:
-        check_text(server, "server command")
-        check_text(ready, "readiness check")
-    if (escalate_levels or dump_include or dump_exclude) and not escalate:
-        raise DbglogError("--escalate-levels, --dump-include and --dump-exclude need --escalate")
-    ladder = esc.Ladder(esc.parse_ladder(escalate_levels), list(dump_include), list(dump_exclude)) if escalate else None
-    return {"server": server, "ready": ready, "ready_timeout": ready_timeout, "idle_timeout": idle_timeout,
-            "ladder": ladder, "core_dumps": core_dumps}
-
-
 def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0, captures=(), on_hang=(),
               repeat: int = 1, until_fail: bool = False, expect: str | None = None,
               output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, server=None, ready=None,
-              ready_timeout: float = 120.0, idle_timeout=None, ladder=None, core_dumps: bool = False,
-              slurm: str | None = None) -> ReproRun:
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None) -> ReproRun:
     """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
 
-    ``env``: NAME -> value for the run (None unsets NAME). ``slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/slurm.py)."""
+    ``env``: NAME -> value for the run (None unsets NAME)."""
     from dbglog import runner, signatures
 
     cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
     check_text(attempt_title, "attempt title")
     check_text(hypothesis, "hypothesis")
-    launch = {}
-    if slurm is not None:
-        import shlex
-
-        from dbglog import slurm as slurm_mode
-
-        if server is not None:
-            raise DbglogError("--slurm does not combine with --server: run the server inside the repro's own script")
-        cmd = shlex.split(slurm_mode.launcher(slurm)) + cmd  # recorded as it ran, minus the per-run job name
-        launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = None
@@ -480,18 +442,10 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
-    one = None
-    if server is not None:
-        import functools
-
-        from dbglog import serve
-
-        one = functools.partial(serve.run_server_client, server=server, ready=ready, ready_timeout=ready_timeout)
     rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
                               run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
                               env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
-                              on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs,
-                              idle_timeout=idle_timeout, ladder=ladder, core_dumps=core_dumps, runner=one, **launch)
+                              on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs)
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]

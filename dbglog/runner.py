@@ -28,6 +28,8 @@ import os
 import secrets
 import select
 import selectors
+import shlex
+import shutil
 import signal as _signal
 import subprocess
 import sys
@@ -37,15 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dbglog import captures as _captures
-from dbglog import proctree
 from dbglog.errors import DbglogError
 
-# server_died / server_not_ready: a server-shaped repro (dbglog/serve.py) whose server is the problem,
-# not the client.
-OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error", "server_died", "server_not_ready")
-# The capture presets, a live view of the registry (dbglog/captures.py).
-PRESETS = _captures.REGISTRY
+OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error")
+PRESETS = ("py-spy", "faulthandler", "gdb", "cuda-coredump")
 DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
 RUN_ID_VAR = "DBGLOG_RUN_ID"
 
@@ -105,11 +102,6 @@ class RunResult:
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
     evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
-    idle: dict | None = None  # --idle-timeout fired: which streams went quiet, for how long
-    server: dict | None = None  # a server-shaped repro's server side (dbglog/serve.py)
-    kernel_api_level: dict | None = None  # --escalate: level, dump dir and filters of this run
-    preflight: dict = field(default_factory=dict)  # core limit, GPU processes found before the run
-    slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/slurm.py)
 
     @property
     def signal_name(self) -> str | None:
@@ -143,11 +135,6 @@ class RunResult:
             "kernel_api": [dict(k) for k in self.kernel_api],
             "evidence": [dict(e) for e in self.evidence],
             "error": self.error,
-            "idle": dict(self.idle) if self.idle else None,
-            "server": dict(self.server) if self.server else None,
-            "kernel_api_level": dict(self.kernel_api_level) if self.kernel_api_level else None,
-            "preflight": dict(self.preflight),
-            "slurm": dict(self.slurm) if self.slurm else None,
         }
 
 
@@ -254,7 +241,6 @@ class _Pump(threading.Thread):
         self.abandon = threading.Event()
         self.lock = threading.Lock()
         self.open_fds = set(streams.values())
-        self.last_output = time.monotonic()  # for --idle-timeout: alive but silent
 
     def _echo(self, name: str, data: bytes) -> None:
         if not self.echo:
@@ -317,7 +303,6 @@ class _Pump(threading.Thread):
                         sel.unregister(key.fd)
                         self.open_fds.discard(key.fd)
                         continue
-                    self.last_output = time.monotonic()
                     with self.lock:
                         self.sinks[key.data].write(data)
                         self.merged.write(data)
@@ -342,33 +327,393 @@ class _Pump(threading.Thread):
 
 # --- the process tree -------------------------------------------------------------------------
 
-# Moved to dbglog/proctree.py (one process layer); the old names stay for callers and tests.
-_psutil = proctree.psutil_module
-_pids = proctree.pids
-_ppid_table = proctree.ppid_table
-_Tree = proctree.Tree
-_proc_state = proctree.proc_state
-terminate_tree = proctree.terminate_tree
+def _psutil():
+    import psutil  # lazy: importing dbglog must stay cheap
+
+    return psutil
 
 
-# --- hang captures: the presets live in dbglog/captures.py -------------------------------------
+def _pids() -> list[int]:
+    try:
+        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return [p for p in _psutil().pids()]
 
-_which = _captures.which
-_is_python = _captures.is_python
-_run_limited = _captures.run_limited
-_subst = _captures.subst
+
+def _ppid_table() -> dict[int, int]:
+    """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
+    runs every poll interval)."""
+    table: dict[int, int] = {}
+    if not os.path.isdir("/proc/self"):
+        ps = _psutil()
+        for p in ps.process_iter(["ppid"]):
+            table[p.pid] = p.info.get("ppid") or 0
+        return table
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ..." and comm may contain spaces or parentheses.
+        rest = stat[stat.rfind(b")") + 2:].split(b" ", 2)
+        try:
+            table[pid] = int(rest[1])
+        except (IndexError, ValueError):
+            continue
+    return table
+
+
+class _Tree:
+    """Every process the run ever spawned, as psutil handles (which guard against PID reuse)."""
+
+    def __init__(self, root_pid: int, run_id: str, started: float):
+        self.psutil = _psutil()
+        self.root_pid = root_pid
+        self.run_id = run_id
+        self.started = started
+        self.procs: dict[int, object] = {}
+        try:
+            self.procs[root_pid] = self.psutil.Process(root_pid)
+        except self.psutil.Error:
+            pass
+
+    def alive(self) -> list:
+        out = []
+        for p in list(self.procs.values()):
+            try:
+                if p.is_running() and p.status() != self.psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except self.psutil.Error:
+                pass
+        return out
+
+    def snapshot(self) -> None:
+        """Add every descendant of every process we track (one pass over the ppid table), so a
+        setsid'd grandchild stays tracked after its parent dies and it is re-parented."""
+        ps = self.psutil
+        children: dict[int, list[int]] = collections.defaultdict(list)
+        for pid, ppid in _ppid_table().items():
+            children[ppid].append(pid)
+        stack = [pid for pid, p in self.procs.items() if self._running(p)]
+        seen = set(stack)
+        while stack:
+            pid = stack.pop()
+            for c in children.get(pid, ()):
+                if c in seen:
+                    continue
+                seen.add(c)
+                stack.append(c)
+                if c not in self.procs:
+                    try:
+                        self.procs[c] = ps.Process(c)
+                    except ps.Error:
+                        pass
+
+    def _running(self, p) -> bool:
+        try:
+            return p.is_running()
+        except self.psutil.Error:
+            return False
+
+    def scan_marker(self) -> None:
+        """Find processes that inherited our DBGLOG_RUN_ID even if every link to them was lost
+        (e.g. a double fork that finished between two snapshots). The id is random, so a match
+        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
+        for pid in _pids_with_env(RUN_ID_VAR, self.run_id, skip=set(self.procs)):
+            try:
+                self.procs[pid] = self.psutil.Process(pid)
+            except self.psutil.Error:
+                pass
+
+    def signal_all(self, sig: int) -> None:
+        try:
+            os.killpg(self.root_pid, sig)  # the group the repro leads (start_new_session)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for p in self.alive():
+            try:
+                p.send_signal(sig)
+            except (self.psutil.Error, OSError):
+                pass
+
+    def wait_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            if not self.alive():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _proc_state(p) -> dict:
+    ps = _psutil()
+    info: dict = {"pid": p.pid}
+    for key, fn in (("name", p.name), ("status", p.status), ("cmdline", lambda: " ".join(p.cmdline()))):
+        try:
+            info[key] = fn()
+        except (ps.Error, OSError):
+            info[key] = None
+    try:
+        info["wchan"] = Path(f"/proc/{p.pid}/wchan").read_text().strip() or None
+    except OSError:
+        info["wchan"] = None
+    return info
+
+
+def terminate_tree(tree: _Tree, grace: float, kill_wait: float = 3.0) -> list[dict]:
+    """SIGTERM the group and every tracked descendant, wait ``grace``, SIGKILL what is left,
+    wait ``kill_wait``. Returns the processes that survived SIGKILL (e.g. stuck in state D)."""
+    tree.snapshot()
+    tree.scan_marker()
+    if not tree.alive():
+        return []
+    tree.signal_all(_signal.SIGTERM)
+    if not tree.wait_gone(grace):
+        tree.snapshot()  # a dying process may have spawned something
+        tree.signal_all(_signal.SIGKILL)
+        tree.wait_gone(kill_wait)
+    return [_proc_state(p) for p in tree.alive()]
+
+
+# --- hang captures ----------------------------------------------------------------------------
+
+_SITECUSTOMIZE = '''\
+# Written by dbglog for the "faulthandler" hang capture: dump every thread's stack to a per-process
+# file on SIGUSR1. The file's existence tells dbglog this process registered (an unregistered
+# process would be killed by SIGUSR1). Then chain to any sitecustomize further down sys.path.
+import faulthandler, os, signal, sys
+_dir = os.environ.get("DBGLOG_FAULTHANDLER_DIR")
+_files = []
+def _register():
+    try:
+        f = open(os.path.join(_dir, "faulthandler.%d.txt" % os.getpid()), "w")
+        _files.append(f)
+        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
+    except Exception:
+        pass
+if _dir:
+    _register()
+    try:
+        os.register_at_fork(after_in_child=_register)
+    except Exception:
+        pass
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+del sys.modules["sitecustomize"]
+try:
+    import sitecustomize  # noqa: F401
+except ImportError:
+    pass
+'''
 
 
 def _preset_env(captures: Sequence[str], run_dir: Path, base_env: dict) -> dict:
     """Hang diagnostics must be enabled at launch (reference §4, insight 4)."""
-    return _captures.launch_env(captures, run_dir, base_env)
+    env: dict[str, str] = {}
+    hang_dir = run_dir / "hang"
+    if "faulthandler" in captures:
+        site = run_dir / ".dbglog_site"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+        hang_dir.mkdir(parents=True, exist_ok=True)
+        old = base_env.get("PYTHONPATH")
+        env["PYTHONPATH"] = str(site) + (os.pathsep + old if old else "")
+        env["PYTHONFAULTHANDLER"] = "1"  # also covers SEGV/FPE/ABRT/BUS/ILL
+        env["DBGLOG_FAULTHANDLER_DIR"] = str(hang_dir)
+    if "cuda-coredump" in captures:
+        env.update({
+            "CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1",
+            "CUDA_COREDUMP_PIPE": str(run_dir / "cuda_coredump_pipe_%h.%p.%t"),
+            "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1",
+            "CUDA_COREDUMP_SHOW_PROGRESS": "1",
+            "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,"
+                                              "skip_shared_memory,skip_local_memory,skip_constbank_memory",
+            "CUDA_COREDUMP_FILE": str(run_dir / "cuda_coredump_%h.%p.%t"),
+        })
+    return env
+
+
+def _run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, str | None]:
+    """Run a capture tool with its output in a file and its own time limit; kill its group on
+    timeout. Returns (status, note)."""
+    try:
+        with open(out_path, "wb") as out:
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+    except OSError as e:
+        return "failed", f"{argv[0]}: {e.strerror or e}"
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, _signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        return "timeout", f"{argv[0]} did not finish within {limit:g}s; killed"
+    return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")
+
+
+def _which(tool: str) -> str | None:
+    """On PATH, or installed next to this interpreter (pip install py-spy into dbglog's venv)."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / tool
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) and shutil.which(str(beside)) else None
+
+
+def _is_python(p) -> bool:
+    ps = _psutil()
+    try:
+        name = p.name().lower()
+        cmd = p.cmdline()
+    except (ps.Error, OSError):
+        return False
+    first = os.path.basename(cmd[0]).lower() if cmd else ""
+    return "python" in name or first.startswith("python")
+
+
+def _subst(arg: str, pid: int, run_dir: Path) -> str:
+    return arg.replace("{pid}", str(pid)).replace("{pgid}", str(pid)).replace("{run_dir}", str(run_dir))
 
 
 def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str],
-                   commands: Sequence[str], limit: float, env: dict | None = None,
-                   reason: str = "hang") -> list[dict]:
-    return _captures.take(tree, run_dir, presets, commands, limit, env=env, reason=reason,
-                          tail=pump.tail_text if pump is not None else (lambda: b""))
+                   commands: Sequence[str], limit: float) -> list[dict]:
+    hang_dir = run_dir / "hang"
+    hang_dir.mkdir(parents=True, exist_ok=True)
+    out: list[dict] = []
+    tree.snapshot()
+    tree.scan_marker()
+    procs = tree.alive()
+
+    # 0. Passive snapshot: state and wait channel of every process (a D state means a kernel wait).
+    snap = hang_dir / "snapshot.json"
+    snap.write_text(json.dumps([_proc_state(p) for p in procs], indent=1))
+    out.append({"name": "snapshot", "status": "ok", "path": str(snap), "note": None})
+
+    # 1. py-spy on every Python process: non-destructive, so first.
+    if "py-spy" in presets:
+        exe = _which("py-spy")
+        pys = [p for p in procs if _is_python(p)]
+        if not exe:
+            out.append({"name": "py-spy", "status": "missing", "path": None,
+                        "note": "py-spy is not installed (pip install py-spy); skipped"})
+        elif not pys:
+            out.append({"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"})
+        for p in pys if exe else ():
+            path = hang_dir / f"py-spy.{p.pid}.txt"
+            status, note = _run_limited([exe, "dump", "--pid", str(p.pid)], path, limit)
+            out.append({"name": f"py-spy:{p.pid}", "status": status, "path": str(path), "note": note})
+
+    # 2. faulthandler: only processes that registered SIGUSR1 (their file exists) get the signal;
+    #    an unregistered process would be killed by it.
+    if "faulthandler" in presets:
+        targets = [(p, hang_dir / f"faulthandler.{p.pid}.txt") for p in procs]
+        targets = [(p, f) for p, f in targets if f.exists()]
+        if not targets:
+            out.append({"name": "faulthandler", "status": "skipped", "path": None,
+                        "note": "no process registered the SIGUSR1 dump (not Python, or run with -I/-S)"})
+        for p, _ in targets:
+            try:
+                p.send_signal(_signal.SIGUSR1)
+            except (tree.psutil.Error, OSError):
+                pass
+        deadline = time.monotonic() + min(limit, 5.0)
+        while targets and time.monotonic() < deadline and any(f.stat().st_size == 0 for _, f in targets):
+            time.sleep(0.02)
+        for p, f in targets:
+            ok = f.stat().st_size > 0
+            out.append({"name": f"faulthandler:{p.pid}", "status": "ok" if ok else "timeout",
+                        "path": str(f), "note": None if ok else "no stack dump written in time"})
+
+    # 3. The user's own commands, with {pid} {pgid} {run_dir}.
+    for i, command in enumerate(commands, 1):
+        argv = [_subst(a, tree.root_pid, run_dir) for a in shlex.split(command)]
+        path = hang_dir / f"on_hang.{i}.txt"
+        if not argv:
+            continue
+        if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
+            out.append({"name": f"on_hang:{i}", "status": "missing", "path": None,
+                        "note": f"{argv[0]}: command not found; skipped"})
+            continue
+        status, note = _run_limited(argv, path, limit)
+        out.append({"name": f"on_hang:{i}", "status": status, "path": str(path), "note": note,
+                    "cmd": argv})
+
+    # 4. gdb: invasive (stops all threads), never concurrent with py-spy; a few processes only.
+    if "gdb" in presets:
+        exe = _which("gdb")
+        if not exe:
+            out.append({"name": "gdb", "status": "missing", "path": None, "note": "gdb is not installed; skipped"})
+        for p in procs[:4] if exe else ():
+            path = hang_dir / f"gdb.{p.pid}.txt"
+            status, note = _run_limited([exe, "-p", str(p.pid), "-batch", "-nx", "-ex", "set pagination off",
+                                         "-ex", "thread apply all bt"], path, limit)
+            out.append({"name": f"gdb:{p.pid}", "status": status, "path": str(path), "note": note})
+
+    # 5. One terminal GPU capture: the CUDA user-triggered core dump aborts the process afterwards,
+    #    which is why the caller fixed the outcome as "hang" before calling us.
+    if "cuda-coredump" in presets:
+        out.extend(_cuda_coredump(tree, pump, run_dir, procs, limit))
+    return out
+
+
+def _cuda_coredump(tree: _Tree, pump: _Pump, run_dir: Path, procs: list, limit: float) -> list[dict]:
+    pipes: set[str] = set()
+    for p in procs:
+        try:
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if "cuda_coredump_pipe_" in target:
+                    pipes.add(target.split(" (deleted)")[0])
+        except OSError:
+            continue
+    for f in run_dir.glob("cuda_coredump_pipe_*"):
+        pipes.add(str(f))
+    if not pipes:
+        return [{"name": "cuda-coredump", "status": "skipped", "path": None,
+                 "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
+    out = []
+    deadline = time.monotonic() + limit
+    chunk = b"\0" * 65536
+    for pipe in sorted(pipes):
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
+            continue
+        sent = 0
+        try:
+            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
+            while sent < 1 << 20 and time.monotonic() < deadline:
+                try:
+                    sent += os.write(fd, chunk)
+                except BlockingIOError:
+                    time.sleep(0.01)
+                except OSError:
+                    break  # reader went away: the dump started and the process is exiting
+        finally:
+            os.close(fd)
+        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
+    # Bounded wait for the dump to finish: progress lines or the process going away.
+    while time.monotonic() < deadline:
+        tail = pump.tail_text()
+        if b"coredump: All done" in tail or b"Writing done" in tail or not tree.alive():
+            break
+        time.sleep(0.05)
+    for c in out:
+        if c["status"] == "triggered":
+            c["status"] = "ok" if any(run_dir.glob("cuda_coredump_*")) else "triggered"
+            c["dumps"] = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    return out
 
 
 # --- evidence for OOM kills we did not send ----------------------------------------------------
@@ -494,9 +839,48 @@ def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> int
         return None
 
 
-def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escalation: dict | None = None) -> dict:
-    """The environment of a supervised process (a repro, or a server-shaped repro's server)."""
-    from dbglog import escalate
+def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = None,
+        env_overrides: dict | None = None, timeout: float | None = None, grace: float = 5.0,
+        captures: Sequence[str] = (), on_hang: Sequence[str] = (),
+        output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
+        capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
+        kill_wait: float = 3.0) -> RunResult:
+    """Run ``cmd`` (an argument list) under supervision and classify how it ended.
+
+    ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
+    Other ``on_hang`` entries are commands (split like a shell would, but not run by one) with
+    ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
+    ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
+    catalog (pass ``signatures.all_signatures(config)`` to add the user's).
+    """
+    if isinstance(cmd, (str, bytes)) or not cmd:
+        raise DbglogError("the command must be a non-empty argument list; put the repro after --")
+    cmd = [os.fspath(c) for c in cmd]
+    presets = [c for c in list(captures) + list(on_hang) if c in PRESETS]
+    unknown = [c for c in captures if c not in PRESETS]
+    if unknown:
+        raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
+    commands = [c for c in on_hang if c not in PRESETS]
+    for c in commands:
+        try:
+            shlex.split(c)
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --on-hang command {c!r}: {e}") from None
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    env_overrides = dict(env_overrides or {})
+    run_id = run_id or new_run_id()
+    started_wall = _dt.datetime.now(_dt.timezone.utc)
+
+    paths = {"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
+             "output": str(run_dir / "output"), "result": str(run_dir / "result.json")}
+    result = RunResult(id=run_id, cmd=cmd, cwd=str(cwd_path), env_overrides=env_overrides,
+                       started=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                       duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=timeout,
+                       paths=paths)
+    if git_info:
+        result.git_commit, result.git_dirty = _git_state(cwd_path)
 
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
@@ -511,77 +895,7 @@ def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escala
             env.pop(k, None)
         else:
             env[k] = str(v)
-    # --escalate wins over the user's own level; the default level 1 never does.
-    env.update(escalate.level_env(escalation, run_dir) if escalation else escalate.default_env(env))
-    return env
-
-
-def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = None,
-        env_overrides: dict | None = None, timeout: float | None = None, grace: float = 5.0,
-        captures: Sequence[str] = (), on_hang: Sequence[str] = (),
-        output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
-        capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-        kill_wait: float = 3.0, idle_timeout: float | None = None, companion=None, core_dumps: bool = False,
-        escalation: dict | None = None, preflight_check: bool = True, launch=None) -> RunResult:
-    """Run ``cmd`` (an argument list) under supervision and classify how it ended.
-
-    ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
-    Other ``on_hang`` entries are commands (split like a shell would, but not run by one) with
-    ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
-    ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
-    catalog (pass ``signatures.all_signatures(config)`` to add the user's).
-
-    ``idle_timeout``: alive but silent (no output on any stream, the companion's included) for that
-    many seconds is a hang. ``companion``: something supervised beside the run (a server, see
-    dbglog/serve.py): its ``check()`` may end the run with ``(outcome, note)``, its ``last_output()``
-    counts as output, its ``hang_captures(...)`` run first on a hang. ``core_dumps``: keep the core
-    size limit (default: 0 for the repro). ``escalation``: ``escalate.Ladder.spec()`` of this run.
-    ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
-    flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
-    """
-    if isinstance(cmd, (str, bytes)) or not cmd:
-        raise DbglogError("the command must be a non-empty argument list; put the repro after --")
-    cmd = [os.fspath(c) for c in cmd]
-    presets, commands = _captures.split(captures, on_hang)
-    env_overrides = dict(env_overrides or {})
-    # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
-    preset_warnings = _captures.check(presets, {**os.environ, **{k: str(v) for k, v in env_overrides.items()
-                                                                if v is not None}})
-    run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
-    env_overrides = dict(env_overrides or {})
-    run_id = run_id or new_run_id()
-    started_wall = _dt.datetime.now(_dt.timezone.utc)
-
-    paths = {"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
-             "output": str(run_dir / "output"), "result": str(run_dir / "result.json")}
-    result = RunResult(id=run_id, cmd=cmd, cwd=str(cwd_path), env_overrides=env_overrides,
-                       started=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                       duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=timeout,
-                       paths=paths)
-    result.notes.extend(preset_warnings)
-    if git_info:
-        result.git_commit, result.git_dirty = _git_state(cwd_path)
-
-    env = build_env(run_dir, env_overrides, presets, escalation)
-    api_dir = run_dir / "api"
-    from dbglog import escalate, preflight
-
-    if escalation:
-        result.kernel_api_level = escalate.describe(escalation, run_dir, env)
-    elif env.get("FLASHINFER_LOGLEVEL") == "1" and "FLASHINFER_LOGLEVEL" not in os.environ \
-            and "FLASHINFER_LOGLEVEL" not in env_overrides:
-        result.notes.append("kernel-API logging at level 1 (SGLang/FlashInfer hooks present; costs next to nothing)")
-    result.preflight = {"core_limit": None if core_dumps else 0}
-    if preflight_check:
-        result.preflight.update(preflight.check())
-        if result.preflight.get("gpu_processes"):
-            ev = preflight.taint_evidence(result.preflight["gpu_processes"])
-            result.evidence.append(ev)
-            result.notes.append(ev["summary"])
     env[RUN_ID_VAR] = run_id  # inherited marker to find descendants that escaped the tree
-    proctree.become_subreaper()  # before the start: an orphan of this run must come to us (proctree.adopt)
     if "FLASHINFER_LOGDEST" in env or "SGLANG_KERNEL_API_LOGDEST" in env:
         api_dir.mkdir(exist_ok=True)
 
@@ -598,10 +912,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     t0 = time.monotonic()
     started_epoch = time.time()
     try:
-        with preflight.core_limit(core_dumps):  # the child inherits the limit
-            proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
-                                    env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=str(cwd_path), env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         for s in (*sinks.values(), merged):
             s.close()
@@ -632,8 +944,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     except (AttributeError, OSError):
         pidfd = None
 
-    timed_out = idled = False
-    stopped = None  # (outcome, note) from the companion: e.g. the server died under the client
+    timed_out = False
     rc = None
     trapped = _trap_stop_signals()
     interrupted: Interrupted | None = None
@@ -646,46 +957,20 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             if rc is not None:
                 break
             tree.snapshot()
-            tree.adopt()
             interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
-            if companion is not None:
-                stopped = companion.check()
-                if stopped:
-                    break
-            if idle_timeout is not None:
-                last = max(pump.last_output, companion.last_output() if companion is not None else 0.0)
-                if time.monotonic() - last >= idle_timeout:
-                    idled = True
-                    break
             if deadline is not None and time.monotonic() >= deadline:
                 timed_out = True
                 break
 
-        if timed_out or idled:
+        if timed_out:
             result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
-            if idled:
-                result.idle = _quiet_report(idle_timeout, [("client", tree, pump)]
-                                            + (companion.quiet_streams() if companion is not None else []))
-                result.notes.append(result.idle["summary"])
-            else:
-                result.notes.append(f"timed out after {timeout:g}s")
-            if companion is not None:  # the server is where the fault is: its stacks first
-                result.captures.extend(companion.hang_captures(presets, commands, capture_timeout))
-            if launch is not None:  # the processes are on the node: capture there, cancel the job step
-                result.captures.extend(launch.on_hang(run_dir, presets, commands, capture_timeout))
-            else:
-                result.captures.extend(hang_captures(tree, pump, run_dir, presets, commands, capture_timeout,
-                                                     env=env))
-            result.survivors = terminate_tree(tree, grace, kill_wait)
-        elif stopped:
-            result.outcome = stopped[0]
-            result.notes.append(stopped[1])
+            result.notes.append(f"timed out after {timeout:g}s")
+            result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
             result.survivors = terminate_tree(tree, grace, kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
             tree.snapshot()
             tree.scan_marker()
-            tree.adopt()
             leftovers = [p for p in tree.alive() if p.pid != proc.pid]
             if leftovers:
                 result.notes.append(
@@ -698,8 +983,6 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
                 trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
-        if launch is not None:
-            launch.cancel()  # the step's processes are on the node, out of the tree's reach
         result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
         if interrupted is None:
             _untrap(trapped)
@@ -739,26 +1022,14 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     result.truncated = any(result.omitted_bytes.values())
     if result.truncated:
         result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
-    stuck = list(result.survivors)
-    result.survivors = tree.report_escaped(result.survivors)
-    if stuck:
+    if result.survivors:
         result.infra_tainted = True
-        result.notes.append(f"{len(stuck)} process(es) survived SIGKILL "
-                            f"(states: {', '.join(str(s.get('status')) for s in stuck)})")
-    if tree.escaped:  # killed with the rest, but the repro hid them: say so, they may hold a GPU
-        result.notes.append(f"{len(tree.escaped)} process(es) escaped the process tree (new session, "
-                            "marker variable gone): " + ", ".join(f"{e['pid']} ({e['name']})"
-                                                                  for e in list(tree.escaped.values())[:5]))
+        result.notes.append(f"{len(result.survivors)} process(es) survived SIGKILL "
+                            f"(states: {', '.join(str(s.get('status')) for s in result.survivors)})")
 
     code, sig = normalize_exit(rc)
     result.exit_code, result.signal = code, sig
-    # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
-    caps, found = _captures.after(presets, run_dir, capture_timeout, env)
-    result.captures.extend(caps)
-    result.evidence.extend(found)
-    if escalation:
-        result.kernel_api_level = escalate.describe(escalation, run_dir, env)  # now with the dumps
-    if not (timed_out or idled or stopped):
+    if not timed_out:
         if rc == 0:
             result.outcome = "pass"
         elif sig is not None:
@@ -779,32 +1050,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                 if line:
                     result.outcome = "oom"
                     result.notes.append(f"dmesg: {line}")
-    if launch is not None:
-        launch.settle(result)  # no job left behind; which node, what Slurm said
     _finish(result, run_dir, pump, signatures)
     return result
-
-
-def hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str], commands: Sequence[str],
-                  limit: float, env: dict | None = None, reason: str = "hang") -> list[dict]:
-    """The hang captures on one supervised tree (the one entry point the run loop and a server
-    companion call, wherever the capture presets live)."""
-    return _hang_captures(tree, pump, run_dir, presets, commands, limit, env=env, reason=reason)
-
-
-def _quiet_report(after: float, streams: list) -> dict:
-    """Which supervised trees went quiet (``streams``: (role, tree, pump)), for the run's record."""
-    now = time.monotonic()
-    quiet = []
-    for role, tree, pump in streams:
-        procs = tree.alive()
-        quiet.append({"role": role, "pid": tree.root_pid, "silent_s": round(now - pump.last_output, 2),
-                      "processes": [{"pid": p.pid, **{k: v for k, v in _proc_state(p).items() if k != "pid"}}
-                                    for p in procs[:8]]})
-    parts = [f"{q['role']} (pid {q['pid']}, {len(q['processes'])} process(es) alive) silent {q['silent_s']:g}s"
-             for q in quiet]
-    return {"after_s": after, "streams": quiet,
-            "summary": f"idle for {after:g}s with no output while alive: " + "; ".join(parts)}
 
 
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
@@ -858,10 +1105,10 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
     except Exception as e:  # evidence must never cost the run its record
         result.notes.append(f"evidence extraction failed: {e!r}")
         return
-    result.evidence = [*result.evidence, *found]  # pre-flight and flight-recorder facts come first
-    if result.evidence:
+    result.evidence = found
+    if found:
         try:
-            (run_dir / "evidence.json").write_text(json.dumps(result.evidence, indent=1) + "\n")
+            (run_dir / "evidence.json").write_text(json.dumps(found, indent=1) + "\n")
             result.paths["evidence"] = str(run_dir / "evidence.json")
         except OSError as e:
             result.notes.append(f"could not write evidence.json: {e}")
@@ -897,13 +1144,10 @@ class RepeatResult:
 
 
 def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, until_fail: bool = False,
-                 ladder=None, runner=None, **kwargs) -> RepeatResult:
+                 **kwargs) -> RepeatResult:
     """Run ``cmd`` up to ``repeat`` times (each in ``run_dir/NNN``) and histogram (outcome,
     signature): disagreeing repeats mean a flaky repro. ``until_fail`` stops at the first
-    non-pass. ``ladder`` (``escalate.Ladder``): raise the kernel-API log level after each failure.
-    ``runner``: the function that runs one repeat (default ``run``; ``serve.run_server_client``
-    for a server-shaped repro)."""
-    one = runner or run
+    non-pass."""
     if repeat < 1:
         raise DbglogError(f"--repeat must be at least 1, got {repeat}")
     results: list[RunResult] = []
@@ -911,16 +1155,12 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
     for i in range(1, repeat + 1):
         # One run keeps the plain layout runs/<id>/; repeats go to runs/<id>/001, 002, ...
         try:
-            if ladder is not None:
-                kwargs["escalation"] = ladder.spec()
-            r = one(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
+            r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
         except Interrupted as e:
             e.results = results + e.results  # the finished repeats are recorded too
             raise
         results.append(r)
         hist[(r.outcome, r.signature)] += 1
-        if ladder is not None:
-            ladder.after(r.outcome)
         if until_fail and r.outcome != "pass":
             break
     return RepeatResult(results, dict(hist))
@@ -957,8 +1197,55 @@ def main(argv: list[str] | None = None) -> int:
 
 
 
-_pids_with_env = proctree.pids_with_env
-kill_marked = proctree.kill_marked
+def _pids_with_env(var: str, value: str, skip: set | frozenset = frozenset()) -> list[int]:
+    """Pids (other than ours and ``skip``) whose environment holds ``var=value``; unreadable
+    /proc/<pid>/environ (other users' processes) is skipped."""
+    needle = b"\0" + f"{var}={value}".encode() + b"\0"
+    me = os.getpid()
+    out = []
+    for pid in _pids():
+        if pid == me or pid in skip:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if needle in b"\0" + data + b"\0":
+            out.append(pid)
+    return out
+
+
+def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
+    """Terminate every process whose environment holds ``var=value`` and return the survivors.
+
+    Used after a supervisor was killed with -9: its repro (own session, so not killed with it)
+    and that repro's descendants still carry the marker variable the supervisor set.
+    """
+    ps = _psutil()
+    tree = _Tree(os.getpid(), value, time.time())
+    tree.procs.clear()
+    for pid in _pids_with_env(var, value):
+        try:
+            tree.procs[pid] = ps.Process(pid)
+        except ps.Error:
+            pass
+    if not tree.procs:
+        return []
+    tree.snapshot()
+    for p in tree.alive():
+        try:
+            p.send_signal(_signal.SIGTERM)
+        except (ps.Error, OSError):
+            pass
+    if not tree.wait_gone(grace):
+        for p in tree.alive():
+            try:
+                p.send_signal(_signal.SIGKILL)
+            except (ps.Error, OSError):
+                pass
+        tree.wait_gone(3.0)
+    return [_proc_state(p) for p in tree.alive()]
 
 
 if __name__ == "__main__":

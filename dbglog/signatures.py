@@ -317,7 +317,7 @@ _NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
 
 
 def _resolve_nccl_warn(m: re.Match[str]) -> tuple[str, int]:
-    return ("nccl.warn", -1) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
+    return ("nccl.warn", 21) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
 
 
 def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
@@ -359,8 +359,7 @@ def _S(name: str, pats: Sequence[tuple[str, str | tuple[str, ...]]], rank: int, 
     return Signature(name=name, patterns=patterns, rank=rank, outcome=outcome, needles=needles, **kw)
 
 
-_TOK = (r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+"
-        r"|\bHIP_ERROR_(?!NotReady\b)[A-Za-z_]+)")
+_TOK = r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+)"
 
 BUILTIN: tuple[Signature, ...] = (
     # GPU faults (rows 1-12). CUDA and HIP share the runtime's texts; the same text also arrives
@@ -375,8 +374,7 @@ BUILTIN: tuple[Signature, ...] = (
     # printed first, so it wins and the CUDA error becomes a supporting key line.
     _S("gpu.device_assert.site",
        [(r"^([^\n]{1,512}?):(\d+): ([^\n]{0,512}?): block: \[(\d+),(\d+),(\d+)\], thread: \[(\d+),(\d+),(\d+)\] "
-         # markdown often eats the backticks when the line is pasted into an issue
-         r"Assertion `?([^\n`]*?)`? failed\.", "], thread: [")], 82),
+         r"Assertion `([^\n]*)` failed\.", "], thread: [")], 82),
     _S("gpu.misaligned", [(r"(?:error|ERROR|failure|Error)[^\n]{0,40}misaligned address|'misaligned address'",
                            "misaligned address")], 80),
     _S("gpu.launch_failure", [(r"unspecified launch failure", "unspecified launch failure")], 80),
@@ -412,7 +410,7 @@ BUILTIN: tuple[Signature, ...] = (
          (" error: initialization error", "CUDA driver initialization failed"))], 70,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
-                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
+                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_"))], 81,
        resolve=_resolve_error_token, description="the runtime's machine token; mapped to the text name"),
     _S("gpu.async_hint",
        [(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call",
@@ -507,10 +505,7 @@ BUILTIN: tuple[Signature, ...] = (
           "ncclInvalidArgument"))], 57),
     # The first NCCL WARN states the cause; the result code NCCL returns afterwards ("unhandled
     # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
-    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN "),
-                     # NCCL 2.0-2.3: "host:pid:tid [0] include/socket.h:185 WARN msg", no "NCCL"
-                     (r"\[\d+\] [\w./-]+\.(?:h|cc|cu|c|cpp):\d+ WARN ([^\n]*)", " WARN ")], 58,
-       resolve=_resolve_nccl_warn),
+    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 58, resolve=_resolve_nccl_warn),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
     # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
@@ -636,7 +631,6 @@ _BY_NAME = {s.name: s for s in BUILTIN}
 # bytes.find pass per needle. Regexes never see more than one line (or a window of a giant line).
 
 _KEY_DELETE = b"0123456789abcdefABCDEF"
-_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI colours, OSC titles/links
 _DEDUPE_MIN_LINES = 20_000
 _LAZY_NEEDLES = {"E   ", "E\t"}  # looked up only when needed (see _pytest_output)
 _MAX_HITS = 2000  # per pattern: enough to rank; bounded work on logs that repeat one failure
@@ -861,8 +855,6 @@ class _Text:
             raw = self.lines[i]
             if len(raw) > _LONG_LINE:
                 raw = raw[:_LONG_LINE]
-            if b"\x1b" in raw:
-                raw = _ANSI.sub(b"", raw)  # coloured loggers: "\x1b[31mKeyError\x1b[0m: 'w'" is a KeyError line
             s = self._decoded[i] = raw.decode("utf-8", "replace").rstrip("\r")
         return s
 
@@ -878,8 +870,6 @@ class _Text:
         raw = self.lines[i]
         if len(raw) > 4096:
             raw = raw[max(0, off - 2048):off + 2048]
-        if b"\x1b" in raw:
-            raw = _ANSI.sub(b"", raw)
         return raw.decode("utf-8", "replace").rstrip("\r")
 
     def full_text(self) -> str:
@@ -902,8 +892,6 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
     if m.end() == m.start():
         return  # an empty user pattern would otherwise match everywhere
     name, rank = sig.resolve(m) if sig.resolve else (sig.name, sig.rank)
-    if rank < 0:
-        return  # a resolver's verdict: this line is noise (e.g. RCCL's start-up advisories)
     if sig.name == "py.traceback" and sig.source == "builtin" and _WRAPPER_TEXT.search(m.group("msg") or ""):
         rank = min(rank, 11)  # a Python exception that only re-raises an earlier failure
     hits.append(_Hit(name, sig, rank, line, col, m.groups()))
