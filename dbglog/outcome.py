@@ -63,6 +63,7 @@ _NEGATED_FAIL = [
     rf"\b(?:fix(?:es|ed|ing)?|solv(?:es|ed|ing)|resolv(?:es|ed|ing)|eliminat\w+|remov(?:es?|ed|ing)|avoid(?:s|ed|ing)?|prevent(?:s|ed|ing)?|gets? rid of|got rid of|getting rid of|cur(?:es?|ed|ing)) (?:the |this |that |all |any |our )?(?:\w+[ -]){{0,2}}{_BAD}\b",
     r"\b(?:\d+|all)/(?:\d+) (?:runs? |iterations? |steps? )?(?:pass(?:ed)?|green|clean|succeed\w*|ok)\b",
     r"\ball (?:\d+ )?(?:runs?|tests?|iterations?|steps?|ranks?|jobs?) (?:pass(?:ed)?|green|clean|succeed\w*|complete\w*|finish\w*)",
+    r"\b(?:pass(?:es|ed)?|clean|ok) (\d+)/\1\b",  # "pass 3/3": every run
 ]
 _NEGATED_WIN = [
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"

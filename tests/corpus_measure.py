@@ -98,6 +98,7 @@ def totals(results: list[dict]) -> dict:
     t = {k: sum(r[k] for r in results) for k in ("attempts_expected", "attempts_found", "outcomes_right",
                                                   "steps_expected", "steps_found", "lines")}
     t["lost"] = sum(len(r["lost"]) for r in results)
+    t["extra"] = sum(r["extra_attempts"] for r in results)
     t["docs"] = len(results)
     t["investigations_right"] = sum(r["investigations"] == r["expected_investigations"] for r in results)
     return t
@@ -123,6 +124,7 @@ def report(results: list[dict], verbose: bool = False) -> str:
     pct = lambda a, b: 100.0 * a / b if b else 100.0  # noqa: E731
     out.append(f"TOTAL {t['docs']} docs: investigations right {t['investigations_right']}/{t['docs']}; "
                f"attempts {t['attempts_found']}/{t['attempts_expected']} ({pct(t['attempts_found'], t['attempts_expected']):.1f} %); "
+               f"extra {t['extra']} (precision {pct(t['attempts_found'], t['attempts_found'] + t['extra']):.1f} %); "
                f"outcomes {t['outcomes_right']}/{t['attempts_found']} ({pct(t['outcomes_right'], t['attempts_found']):.1f} %); "
                f"next steps {t['steps_found']}/{t['steps_expected']} ({pct(t['steps_found'], t['steps_expected']):.1f} %); "
                f"lines lost {t['lost']}/{t['lines']}")

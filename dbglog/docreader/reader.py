@@ -684,14 +684,28 @@ class _Builder:
         head = " | ".join(bare_words(h) for h in split_row(self.lines[blk.items[0][0]]))
         if re.search(r"\b(?:working|broken|works|fails|good|bad|expected|actual|owner|assignee|due)\b", head):
             return False
-        if not (re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed)\b", head)
-                and re.search(r"\b(?:change|approach|attempt|fix|tried|experiment|config\w*|action|idea|hypothes\w*|"
-                              r"test|try|setting|variant|what)\b", head)):
+        if not re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed)\b", head):
+            return False
+        if not re.search(r"\b(?:change|approach|attempt|fix|tried|experiment|config\w*|action|idea|hypothes\w*|"
+                         r"test|try|setting|variant|what|suspect|mode|flag|option)\b", head) \
+                and not self._verdict_rows(blk, head):
             return False
         before = len(self.units)
         self.attempts_from_table(n, blk, ctx)
         del self.units[before:]
         return True
+
+    def _verdict_rows(self, blk: Block, head: str) -> bool:
+        """"load mode | other | result" with "crash ~2/3 runs" / "pass 3/3" in the result column: a
+        table of runs, whatever its first columns are called. Most result cells must state a verdict
+        (a benchmark table's numbers do not)."""
+        cols = head.split(" | ")
+        k = next((i for i, h in enumerate(cols) if re.search(r"\b(?:result|outcome|verdict)", h)), None)
+        if k is None or k == 0:
+            return False
+        cells = [split_row(self.lines[a]) for a, _b in blk.items[1:]]
+        said = [outcomes.classify(c[k]) != "inconclusive" for c in cells if len(c) > k and c[k].strip()]
+        return len(said) >= 2 and sum(said) * 3 >= len(said) * 2
 
     def _prose_attempt(self, n: Node, blk: Block, ctx: str | None) -> bool:
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
@@ -905,15 +919,31 @@ class _Builder:
                     return k
             return None
 
-        c_title = col("attempt", "approach", "fix", "change", "what", "tried", "experiment", "config", "option",
-                      "idea", "hypothes", "theory", "action", "try", "test", "setting", "variant", "solution")
+        c_title = col("suspect", "attempt", "approach", "fix", "change", "what", "tried", "experiment", "config",
+                      "option", "idea", "hypothes", "theory", "action", "try", "test", "setting", "variant", "solution")
         c_title = 0 if c_title is None else c_title
+        c_num = None
+        body = [split_row(self.lines[a]) for a, _b in rows[1:]]
+        if body and all(re.fullmatch(r"\s*#?\d{1,3}(?:\s*[-–]\s*\d{1,3})?\s*", (r + [""] * len(head))[c_title])
+                        for r in body):
+            # "| Attempt | Issue | Files | Result |" with 1, 2, 8-9 in the first column: the number
+            # is the attempt's number; the next column with words says what it was.
+            c_num = c_title
+            c_title = next((k for k in range(len(head)) if k != c_num and not re.search(
+                r"\b(?:result|outcome|status|verdict|files?|score|delta|date|time|duration|owner)\b", low[k])), c_title)
         c_res = col("result", "effect", "observ", "finding", "what happened", "output", "outcome")
         c_stat = col("status", "verdict", "work", "fixed", "helped", "pass", "ok")
         if c_stat == c_title:
             c_stat = None
         c_note = col("note", "conclusion", "why", "comment", "reason", "learn")
         c_hyp = col("hypothes", "theory", "rationale") if c_title != col("hypothes", "theory") else None
+        named = {c_res, c_stat, c_note, c_hyp, c_num}
+        # Columns that say what was done besides the title ("load mode | other | result": the second
+        # column tells two `--load-mode none` rows apart; "Suspect | Test | Verdict": the test).
+        c_more = [k for k in range(len(head)) if k != c_title and k not in named
+                  and not re.search(r"\b(?:files?|score|delta|date|time|duration|owner|notes?|why|comment|link|"
+                                    r"commit|pr|evidence|source)\b", low[k])]
+        titles = [(split_row(self.lines[a]) + [""] * len(head))[c_title].strip() for a, _b in rows[1:]]
         for (a, _b) in rows[1:]:
             cells = split_row(self.lines[a])
             if not any(c.strip() for c in cells):
@@ -922,7 +952,11 @@ class _Builder:
             t = cells[c_title].strip()
             if not t:
                 continue
-            fields: dict[str, list[str]] = {"did": [t]}
+            more = [cells[k].strip() for k in c_more if cells[k].strip() and cells[k].strip() not in ("—", "-", "n/a")]
+            did = " — ".join([t] + more)
+            if more and titles.count(t) > 1:
+                t = f"{t}, {more[0]}"  # the first column repeats: the next one is what changed
+            fields: dict[str, list[str]] = {"did": [did]}
             if c_res is not None and c_res != c_title and cells[c_res].strip():
                 fields["result"] = [cells[c_res].strip()]
             if c_note is not None and cells[c_note].strip():
@@ -933,7 +967,10 @@ class _Builder:
             at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit, summary=True,
                           tag=lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
                           lines=[a], unit=n.text)
-            m = re.match(r"^\s*#?(\d{1,3})\s*$", t) or re.match(rf"^(?:{STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
+            num = cells[c_num].strip() if c_num is not None else t
+            if c_num is not None:
+                fields["did"] = [f"{head[c_num]} {num}: {did}"]
+            m = re.match(r"^\s*#?(\d{1,3})\b", num) or re.match(rf"^(?:{STRONG_KW})\s*#?(\d{{1,3}})\b", t, re.I)
             if m:
                 at.number = int(m.group(1))
             self.attempts.append(at)
