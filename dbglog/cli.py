@@ -606,7 +606,7 @@ def _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_jso
     if dicts:
         try:
             a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                                 did=shlex.join(cmd))
+                                 did=getattr(e, "did", "") or shlex.join(cmd))
         except DbglogError:  # no investigation to record the attempt in: the runs at least
             recs.record_runs(dicts, dirs)
     if as_json:

@@ -442,17 +442,23 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
-    rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
-                              run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
-                              env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
-                              on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs)
+    did = ""
+    if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
+        from dbglog import story
+
+        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
+    try:
+        rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
+                                  run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
+                                  env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
+                                  on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs)
+    except runner.Interrupted as e:
+        e.did = did  # the interrupted attempt tells the same story (cli._record_interrupted)
+        raise
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
-    import shlex
-
-    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                         did=" ".join(shlex.quote(c) for c in cmd))
+    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis, did=did)
     out = ReproRun(dicts, rep, repeated=repeat > 1)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)

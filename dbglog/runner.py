@@ -1085,7 +1085,9 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
     try:
-        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        from dbglog.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
+
+        Path(result.paths["result"]).write_text(json.dumps(clean_obj(result.to_dict()), indent=1) + "\n")
     except OSError as e:
         result.notes.append(f"could not write result.json: {e}")
 

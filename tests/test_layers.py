@@ -22,7 +22,7 @@ LAYERS = {
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",
         "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
     1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
-        "dbglog.advice", "dbglog.envinfo", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
+        "dbglog.advice", "dbglog.envinfo", "dbglog.story", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
         "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
