@@ -12,7 +12,7 @@ from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
 from dbglog.docreader.vocab import (
     ATTEMPT_LABELS, INV_LABELS, NEXT_LABELS, ACTION_LEAD, ATTEMPT_HEAD, BOLD_LEAD, CHECKBOX, COMMENT,
     DATE_HEAD, DIFF_HEAD, DOC_TITLE, FAILED_CONTAINER, INLINE_RESULT, ITEM_START, LABEL, NEXT_HEAD,
-    NUMBERED_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
+    LESSONS_HEAD, NUMBERED_HEAD, PLAN_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
     SENTENCES, STRONG_CONTAINER, STRONG_KW, STRONG_RE, TEMPLATE, TEMPLATE_CHECK, TRIED_ITEM, WEAK_CONTAINER,
     WORKED_CONTAINER, bare_words, bold_attempt, has_text, attempt_title, field_of, heading_key,
     heading_outcome, is_placeholder, label_of, status_word,
@@ -428,8 +428,12 @@ class _Builder:
             return
         text = n.text
         bare = bare_words(text)
+        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare):
+            self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
+            return
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
-                NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)):
+                NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)
+                and not self._bug_like(n)):
             self.attempt_from_node(n, container=context)
             return
         if context == "weak" and r._has_attempt_evidence(n) and not self._special(n):
@@ -452,7 +456,9 @@ class _Builder:
             self.container(n, strong=True)
             return
         if REFERENCE_HEAD.match(bare):
-            self.free(n, whole=True)  # "Artifacts", "References", "Appendix": pointers, not work done
+            # "Artifacts", "References", "Appendix": pointers, not work done -- unless an appendix
+            # holds a section of its own kind ("Appendix C" with "Things we ruled out").
+            self.free(n, whole=not any(self._structured(c) for c in n.children))
             return
         if self.r._own_fields(n):
             # "**Status:** / **Symptom:**" under a heading of its own: the bug's header, read as fields.
@@ -472,6 +478,12 @@ class _Builder:
                     or RESULT_CONTAINER.search(n.text) or (DIFF_HEAD.search(bare) and self._has_table(n))
                     or re.search(r"\b(?:analysis|observations?|findings?|lessons?|rationale|evidence|artifacts|"
                                  r"background|context|summary|options?|details?)\b", bare))
+
+    def _bug_like(self, n: Node) -> bool:
+        """ "## 1. Shadow acne" with "### Symptom" and "### Root cause" under it: a bug, not an attempt."""
+        return bool({"status", "symptom"} & self.r._own_fields(n)) or sum(
+            field_of(c.text) in ("symptom", "root_cause", "environment") for c in n.children) >= 1 and any(
+            STRONG_CONTAINER.search(bare_words(d.text)) or field_of(d.text) == "symptom" for d in n.walk() if d is not n)
 
     def _special(self, n: Node) -> bool:
         bare = bare_words(n.text)
@@ -623,10 +635,14 @@ class _Builder:
         issue-thread comments, where attempts are written as sentences.
         """
         keep: list[int] = []
+        captioned = self._caption_lists(blocks)
         for blk in blocks:
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "hr":
                 continue  # a separator, not content
+            if blk.start in captioned:
+                self.attempts_from_list(n, blk, captioned[blk.start])
+                continue
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
             if blk.kind in ("paragraph", "raw", "list"):
@@ -647,6 +663,25 @@ class _Builder:
                 continue
             keep.extend(range(blk.start, blk.end))
         return keep
+
+    def _caption_lists(self, blocks: list[Block]) -> dict[int, str | None]:
+        """ "**Attempted fixes**:" / "**Investigation Steps**:" right above a list: the items are
+        attempts. Returns {list start line: the caption's verdict context}."""
+        out: dict[int, str | None] = {}
+        for k in range(1, len(blocks)):
+            cap, lst = blocks[k - 1], blocks[k]
+            if lst.kind != "list" or cap.kind != "paragraph" or cap.end - cap.start != 1 or lst.start - cap.end > 1:
+                continue
+            m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]{3,60})(?:\*\*|__)\s*:?\s*$", self.lines[cap.start]) or \
+                re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]{3,60}?):?(?:\*\*|__)\s*:?\s*$", self.lines[cap.start])
+            if not m:
+                continue
+            words = bare_words(m.group(1))
+            if re.search(r"\b(?:learn\w*|lessons?|takeaways?|insights?)\b", words):
+                continue  # "**Key Learnings from the Debugging Process**": looking back, not steps
+            if (STRONG_CONTAINER.search(words) or RESULT_CONTAINER.search(m.group(1))) and not NEXT_HEAD.search(words):
+                out[lst.start] = "failed" if FAILED_CONTAINER.search(m.group(1)) else None
+        return out
 
     def _todo_lines(self, blk: Block) -> set[int]:
         """Lines of plain text that are to-dos: "- [ ] check the cable", "**Next:** a → b", "Still to do: x".
@@ -787,6 +822,15 @@ class _Builder:
             # "Phase 3: try fixes" with "3a. ..." / "3b. ...": the sub-headings are the attempts.
             self.container(n, strong=True)
             return
+        fielded = any(ATTEMPT_LABELS.get(heading_key(c.text)) in ("result", "outcome", "conclusion", "hypothesis")
+                      for c in n.children)  # "#### What I did" next to "#### Result": the attempt's own fields
+        if not fielded and any(STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(c.text)
+                               for c in n.children) \
+                or any(self._caption_lists(d.blocks) for d in n.walk()):
+            # "Phase 1: Interrupt Bypass" with "### What We Tried" under it, or "**Attempted fixes**:"
+            # above a list: the attempts are in there; the phase is the frame.
+            self.container(n, strong=False)
+            return
         lines = n.lines()
         self.owned.extend(lines)
         number, title = None, n.text
@@ -820,6 +864,10 @@ class _Builder:
         lead: list[str] = []
         key = None
         fence = None
+        # "- Observation: it hangs in init / - Action: ... / - Result: works": an observation written
+        # before the action is why it was tried, not what came of it.
+        names = [_label_name(self.lines[i]) for i in idxs]
+        seen_result = False
         for i in idxs:
             line = self.lines[i]
             fm = re.match(r"^\s*(`{3,}|~{3,})", line)
@@ -830,6 +878,13 @@ class _Builder:
                     fields[key].append("")
                 continue
             hit = label_of(line, ATTEMPT_LABELS) if fence is None else None
+            if hit is not None and hit[0] == "result":
+                nm = _label_name(line)
+                if nm in ("observation", "observations", "observed") and not seen_result and "did" not in fields \
+                        and any(x in ("result", "results") for x in names[idxs.index(i) + 1:]):
+                    hit = ("hypothesis", hit[1])
+                else:
+                    seen_result = True
             if fm:
                 fence = None if fence and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence) else (
                     fence or fm.group(1))
@@ -857,6 +912,11 @@ class _Builder:
         for item in blk.items:
             first, idxs = self._item_text(blk, item)
             if not idxs:
+                continue
+            lead = re.match(r"^\s*(?:\*\*|__)([^*_]{2,80})(?:\*\*|__)", first)
+            if lead and _STATUS_ITEM.match(lead.group(1)):
+                # "4. **Current state** (IN PROGRESS): ..." between the steps: where things stand.
+                self._add_section(idxs[0], "## " + (n.text or "Notes"), span_lines(self.lines, idxs), idxs)
                 continue
             self._attempt_from_item(first, idxs, ctx, n.text)
 
@@ -995,6 +1055,12 @@ class _Builder:
                 hits.append((first, idxs))  # "- checked: X / found: Y": a recorded attempt
                 continue
             bare_first = re.sub(r"^\[[ xX]\]\s*", "", first)
+            tm = re.match(r"^\s*(?:\*\*|__)([^*_]{2,80})(?:\*\*|__)\s*\(([^()]{2,40})\)\s*:?", bare_first)
+            if tm and ((outcomes.verdict_word(tm.group(2)) or outcomes.classify(tm.group(2))) in ("worked", "failed", "partial")
+                       or re.search(r"(?i)\b(?:attempt\w*|tried|fix)\b", tm.group(2))) \
+                    and not _STATUS_ITEM.match(tm.group(1)):
+                hits.append((first, idxs))  # "3. **Bypass test** (SUCCESS): ..." / "**X** (ATTEMPTED FIX):"
+                continue
             if TRIED_ITEM.match(first) or (actions and (ACTION_LEAD.match(bare_first) or (
                     PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
                                            and not whole.rstrip().endswith("?")):
@@ -1421,6 +1487,18 @@ _AUTHOR = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?([\w.-]+)\*\*|@([\w-]+))\s+(?:co
 _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please (?:try|test)|have you tried|try(?:ing)?|"
                          r"maybe try|what about|does it (?:still )?(?:happen|work|reproduce|crash) (?:with|without))\b[:,]?\s*",
                          re.I)
+
+
+def _label_name(line: str) -> str:
+    m = LABEL.match(line)
+    if not m:
+        return ""
+    name = (m.group("l1") or m.group("l3") or m.group("l2") or "").strip().lower()
+    return re.sub(r"^[^\w]+\s*", "", name).strip()
+
+
+_STATUS_ITEM = re.compile(r"^\W*(?:current (?:state|status|issue|results?)|status|summary|key (?:pattern|finding)s?|"
+                          r"note|tests passing|where (?:we|things) stand)\b", re.I)
 
 
 def _caption(lines, blk: Block) -> bool:

@@ -42,7 +42,10 @@ NEXT_HEAD = re.compile(
     r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
     r"future work|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
     r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
-    r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open)\b", re.I)
+    r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
+    r"(?:still )?needs? (?:further |more )?investigation|remaining (?:work|questions|issues)|open items|"
+    r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration))\b"
+    r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 
 NEXT_LABELS = {"next": "next", "next steps": "next", "next step": "next", "todo": "next", "to do": "next",
@@ -72,7 +75,9 @@ STRONG_CONTAINER = re.compile(
     r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
     r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
     r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
-    r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche)\b"
+    r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche|investigation steps|"
+    r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried))\b"
+    r"|試したこと|やったこと|試した(?:方法|対策)|尝试过|已尝试|尝试的|做过的尝试|失败的(?:方案|尝试)"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
     r"(?: so far| made| log| and results?| tried)?$"
@@ -84,7 +89,9 @@ STRONG_CONTAINER = re.compile(
 RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
                                r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
-                               r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b",
+                               r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b|"
+                               r"\b(?:flags?|options?|settings?|fixes|approaches) (?:que |that |which )?(?:no|not|don'?t|do not) "
+                               r"(?:funcionan|work|help)\b|\bno funcionan?\b|有效的|无效的|失败的",
                                re.I)
 
 
@@ -93,7 +100,8 @@ WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|ti
 
 
 FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|doesn'?t work|does not work|failed|dead ends?|rejected|ruled out|eliminated|"
-                               r"not (?:the )?(?:cause|fix)", re.I)
+                               r"not (?:the )?(?:cause|fix)|no funcion\w*|no sirv\w*|funktioniert nicht|ne (?:marche|fonctionne) pas|"
+                               r"弃用|失败|无效|没用|失敗|ダメだった|うまくいかなかった", re.I)
 
 
 WORKED_CONTAINER = re.compile(r"^(?:what (?:finally )?worked|(?:the )?(?:working )?(?:fix|solution)s? that worked)$",
@@ -212,12 +220,32 @@ def bare_words(text: str) -> str:
     return " ".join(t.split()).strip(" :.-").lower()
 
 
+# "Symptom: Boot Failure", "The Root Cause: Unsigned Literal", "Root cause — aplay buffering": a field
+# heading that names its content after the colon.
+_FIELD_PREFIX = [("symptom", re.compile(r"^\W*(?:the )?symptoms?\s*[:—–]", re.I)),
+                 ("root_cause", re.compile(r"^\W*(?:the )?(?:probable |likely |actual |real )?root[- ]?causes?\s*[:—–]", re.I))]
+
+
 def field_of(text: str) -> str | None:
     b = bare_words(text)
     for key, rx in _FIELD_HEAD:
         if rx.match(b):
             return key
+    for key, rx in _FIELD_PREFIX:
+        if rx.match(text):
+            return key
     return None
+
+
+# Sections that look back on the work ("Lessons Learned", "Key takeaways"): their numbered
+# sub-sections are lessons, not attempts.
+LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learnt)?|takeaways|learnings|what (?:we|i) learned|"
+                          r"insights|retrospective|guidelines for [\w ]+)(?:$|\s(?:from|of|for)\b)", re.I)
+
+
+# Sections that say how a change will be checked or rolled out, not what was run.
+PLAN_HEAD = re.compile(r"^(?:(?:verification|test(?:ing)?|rollout|rollback|migration|implementation|validation) plan|"
+                       r"manual testing|implementation chunks|phasing(?: suggestion)?|estimated scope|risks?)$", re.I)
 
 
 def is_placeholder(text: str) -> bool:
