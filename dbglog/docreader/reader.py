@@ -124,6 +124,8 @@ class _Reader:
                     keys.add("status")
                 elif hit[0] == "symptom" and raw in ("symptom", "symptoms"):
                     keys.add("symptom")
+        if any(bare_words(c.text) in ("symptom", "symptoms") for c in n.children):
+            keys.add("symptom")  # "## Crash at startup" with "### Symptoms" under it: a bug's own header
         return keys
 
     def bugs(self) -> list[Node]:
@@ -449,7 +451,7 @@ class _Builder:
         if fkey is not None:
             self.field_section(n, fkey)
             return
-        if RESULT_CONTAINER.search(n.text):
+        if RESULT_CONTAINER.search(n.text) or RESULT_CONTAINER.search(outcomes.plain_text(n.text)):
             self.container(n, strong=False, result=True)
             return
         if STRONG_CONTAINER.search(bare) and not NEXT_HEAD.search(bare):
@@ -528,7 +530,13 @@ class _Builder:
         return k
 
     def _result_container(self, n: Node) -> None:
-        ctx = "failed" if FAILED_CONTAINER.search(n.text) else "worked"
+        heading = outcomes.plain_text(n.text)  # "Flags que **NO** funcionan"
+        ctx = "failed" if FAILED_CONTAINER.search(heading) else "worked"
+        # "Failed Approaches" / "Rejected fixes" / "Flags that don't work": every item is something tried.
+        named = re.search(r"\b(?:failed|rejected|abandoned|unsuccessful) (?:attempts|approaches|fixes|solutions)\b",
+                          heading, re.I) or (ctx == "failed" and re.search(
+                              r"\b(?:flags?|options?|settings?|workarounds?|mitigations?|env(?:ironment)? vars?|"
+                              r"variables|fixes|approaches)\b", heading, re.I))
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
         while k < len(blocks):
@@ -537,8 +545,8 @@ class _Builder:
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) and not _caption(self.lines, blk):
                 k = self._bold_entry(n, blocks, k, ctx)
-            elif blk.kind == "list" and any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
-                                            for a, _b in blk.items):
+            elif blk.kind == "list" and (named or any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
+                                                      for a, _b in blk.items)):
                 self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
             elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
                 pass
@@ -763,7 +771,8 @@ class _Builder:
             bare = bare_words(d.text)
             if r._is_attempt_heading(d) or field_of(d.text) or NEXT_HEAD.search(bare) \
                     or (NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
-                    or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)):
+                    or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)) \
+                    or RESULT_CONTAINER.search(outcomes.plain_text(d.text)):
                 return True
             for b in d.blocks:
                 if b.kind == "list" and any(TRIED_ITEM.match(self._item_text(b, it)[0]) for it in b.items):

@@ -81,7 +81,11 @@ def item_title(text: str) -> str:
     m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
     if m and len(m.group(1)) >= 3:
         return one_line(m.group(1).rstrip(":"))
-    t = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
+    # "`--ctx-size` menor: no soluciona", "Guarding X only - crash remained": what was done, then what happened.
+    t = re.split(r"\s+(?:→|->|=>|—|–|-)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
+    m = re.match(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S", t)
+    if m:
+        t = m.group(1)
     t = one_line(t)
     return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
 

@@ -137,7 +137,7 @@ REFERENCE_HEAD = re.compile(r"^(?:artifacts?|references?|links|resources|appendi
 # An H1 that names the document rather than a bug ("DEBUG.md — kernels team", "Debug log").
 DOC_TITLE = re.compile(r"^\W*(?:debug\.md\b|debug\b\s*(?:$|[—–:-])|debug(?:ging)?\s+(?:log|notes|journal)s?\b|"
                         r"(?:work|dev|engineering|debug)?\s*log(?:book)?\b|notes\b|journal\b|known (?:issues|problems)\b|"
-                        r"issues\b|bugs\b|open bugs\b|troubleshooting\b|.*\b(?:issues|bugs|debug log|worklog)\s*$)", re.I)
+                        r"issues\b|bugs\b|open bugs\b|troubleshooting\b|.*\b(?:issues|bugs|debug log|worklog|troubleshooting|problems)\s*$)", re.I)
 
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
