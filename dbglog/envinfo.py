@@ -29,7 +29,12 @@ from pathlib import Path
 NA = "not available"
 
 ENV_PREFIXES = ("CUDA", "CUBLAS", "CUDNN", "NCCL", "TORCH", "PYTORCH", "NVIDIA", "OMP_", "HIP_", "HSA_",
-                "AMD_", "ROCR_", "ROCM", "VLLM_", "SGLANG_", "FLASHINFER_", "TRITON_", "NVTE_", "MIOPEN_")
+                "AMD_", "ROCR_", "ROCM", "VLLM_", "SGLANG_", "FLASHINFER_", "TRITON_", "NVTE_", "MIOPEN_",
+                # whether evidence is possible at all: -lineinfo in NVCC_PREPEND_FLAGS (and ccache, which
+                # may serve objects built without it), ATOM's own switches
+                "NVCC_", "CCACHE_", "ATOM_")
+# Debuggers and profilers whose presence (and version) decides which captures can run.
+DEBUG_TOOLS = ("ncu", "nsys", "cuda-gdb", "rocgdb", "py-spy")
 _SECRET_KEY = re.compile(r"(?:^|_)(?:SECRET|TOKEN|PASSWORD|PASSWD|PASS|KEY|APIKEY|CREDENTIALS?|AUTH|COOKIE|"
                          r"PRIVATE|SIGNATURE)(?:_|$|S$)", re.IGNORECASE)
 _SECRET_VALUE = re.compile(r"^(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|"
@@ -189,6 +194,44 @@ def _rocm(timeout):
     return info
 
 
+def _version_line(text: str) -> str | None:
+    """The first line of ``--version`` output that carries a dotted version number."""
+    for line in (text or "").splitlines():
+        if re.search(r"\d+\.\d+", line):
+            return line.strip()[:120]
+    return None
+
+
+def _debug_tools(timeout, environ=None):
+    """Versions of the debuggers and profilers, ``ulimit -c``, and the facts that decide whether
+    a debugger will show source lines (``-lineinfo``) or attach at all (``HSA_TOOLS_LIB``)."""
+    environ = os.environ if environ is None else environ
+    tools = {}
+    for t in DEBUG_TOOLS:
+        exe = t
+        beside = Path(sys.executable).parent / t  # pip install py-spy into dbglog's venv
+        if not shutil.which(t) and beside.is_file():
+            exe = str(beside)
+        rc, out, err = probe([exe, "--version"], timeout)
+        tools[t] = _version_line(out or err) if rc is not None else None
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_CORE)[0]
+        core = "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
+    except (ImportError, ValueError, OSError):
+        core = None
+    nvcc_flags = " ".join(environ.get(k, "") for k in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"))
+    ccache = any(k.startswith("CCACHE_") for k in environ) or "ccache" in environ.get("CMAKE_CUDA_COMPILER_LAUNCHER", "")
+    facts = {"nvcc_lineinfo": "-lineinfo" in nvcc_flags.split(), "ccache": ccache,
+             "hsa_tools_lib": redact_value("HSA_TOOLS_LIB", environ["HSA_TOOLS_LIB"]) if environ.get("HSA_TOOLS_LIB")
+             else None, "ulimit_c": core}
+    if facts["nvcc_lineinfo"] and ccache:
+        facts["warning"] = ("ccache is configured: cached objects built before -lineinfo was added keep no line "
+                            "table (clear the cache or set CCACHE_DISABLE=1 for the debug build)")
+    return {"debug_tools": tools, "debug_facts": facts}
+
+
 def _csv_value(text: str, column: str) -> str | None:
     """A value from rocm-smi CSV: either a header column (``device,Driver version`` then
     ``card0,6.8.5``) or a ``Driver version,6.8.5`` / ``Driver version: 6.8.5`` row."""
@@ -295,6 +338,7 @@ def collect(timeout: float = 5.0, python: str | None = None, *, cwd: str | Path 
         "nvidia": lambda: _nvidia(timeout),
         "nvcc": lambda: _nvcc(timeout),
         "rocm": lambda: _rocm(timeout),
+        "tools": lambda: _debug_tools(timeout),
     }
     if python:
         jobs["child"] = lambda: _python_child(python, timeout, torch_probe)
@@ -376,6 +420,19 @@ def markdown_lines(snapshot: dict) -> list[str]:
     if s.get("git_commit"):
         dirty = " (dirty)" if s.get("git_dirty") else ""
         lines.append(f"- Git: {s['git_commit'][:12]}{dirty} on {_v(s.get('git_branch'))}")
+    tools = {k: v for k, v in (s.get("debug_tools") or {}).items() if v}
+    facts = s.get("debug_facts") or {}
+    if tools or facts:
+        parts = [f"-lineinfo {'yes' if facts.get('nvcc_lineinfo') else 'no'}", f"ulimit -c {_v(facts.get('ulimit_c'))}"]
+        if facts.get("ccache"):
+            parts.append("ccache configured")
+        if facts.get("hsa_tools_lib"):
+            parts.append(f"HSA_TOOLS_LIB={facts['hsa_tools_lib']}")
+        if tools:
+            parts.append("tools: " + ", ".join(f"{k} ({v})" for k, v in tools.items()))
+        lines.append("- Debug: " + "; ".join(parts))
+        if facts.get("warning"):
+            lines.append(f"- Warning: {facts['warning']}")
     env = s.get("env") or {}
     if env:
         items = [f"{k}={v}" for k, v in env.items()]
