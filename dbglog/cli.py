@@ -270,6 +270,8 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
     if not as_json:
         warn_similar(similar)
         print_breaker(rec.breaker)
+        if not rec.breaker:
+            click.echo(f"  next: {'; '.join(data['next'])}")
 
 
 @attempt.command("edit")
@@ -359,8 +361,20 @@ def diff_add(factor, working, broken, working_label, broken_label, status, apply
     inv_id = recs.resolve(inv_ref)
     d = recs.diff_add(inv_id, factor, working, broken, labels=_labels(working_label, broken_label),
                       status=status, apply=apply_)
-    emit(as_json, d.to_dict() | {"investigation": inv_id},
-         lambda: click.echo(f"Difference {d.position} added: {d.factor}"))
+    notes = ops.difference_notes(recs, inv_id, d)
+    emit(as_json, d.to_dict() | {"investigation": inv_id} | notes,
+         lambda: _print_difference(f"Difference {d.position} added to {inv_id}: {d.factor}", notes))
+
+
+def _print_difference(head: str, notes: dict) -> None:
+    click.echo(head)
+    if notes.get("toggle"):
+        click.echo(f"  as a toggle: off = {notes['toggle']['off']} (working case), "
+                   f"on = {notes['toggle']['on']} (broken case)")
+    if notes.get("toggle_error"):
+        click.echo(f"  apply spec: {notes['toggle_error']}")
+    for n in notes.get("next") or []:
+        click.echo(f"  next: {n}")
 
 
 @diff.command("set")
@@ -382,9 +396,11 @@ def diff_set(factor, working, broken, status, apply_, working_label, broken_labe
     inv_id, d = ops.set_difference(recs, inv_ref, factor, working=working, broken=broken, status=status,
                                    apply=apply_, working_label=working_label, broken_label=broken_label)
     inv = recs.store.load(inv_id)
+    notes = ops.difference_notes(recs, inv_id, d)
     data = (d.to_dict() if d else {}) | {"investigation": inv_id,
-                                         "labels": {"working": inv.labels[0], "broken": inv.labels[1]}}
-    emit(as_json, data, lambda: click.echo(f"Updated {d.factor}" if d else "Labels updated"))
+                                         "labels": {"working": inv.labels[0], "broken": inv.labels[1]}} | notes
+    emit(as_json, data, lambda: _print_difference(f"Updated {d.factor} in {inv_id}" if d else "Labels updated",
+                                                  notes))
 
 
 @diff.command("list")
@@ -580,16 +596,17 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
     if as_json:
         emit(True, out.to_dict())
     else:
+        # The summary is the command's output (stdout); `dbglog:` on stderr is for errors.
         for d in dicts:
-            click.echo(_run_summary(d), err=True)
+            click.echo(_run_summary(d))
+            _run_error(d)
         if repeat > 1:
             for h in rep.histogram_rows():
-                click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""),
-                           err=True)
+                click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
         if a is not None:
-            click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
+            click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
             for s in added:
-                click.echo(f"Next step {s.position} added: {s.text}", err=True)
+                click.echo(f"Next step {s.position} added: {s.text}")
             print_breaker(out.breaker)
     sys.exit(out.exit_code(git_bisect_exit, expect))
 
@@ -614,14 +631,21 @@ def _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_jso
                     "attempt": a.to_dict() if a is not None else None})
     else:
         for d in dicts:
-            click.echo(_run_summary(d), err=True)
+            click.echo(_run_summary(d))
+            _run_error(d)
         if a is not None:
-            click.echo(f"Attempt {a.number} recorded ({a.outcome})", err=True)
+            click.echo(f"Attempt {a.number} recorded ({a.outcome})")
     sys.exit(128 + e.signum)
 
 
+def _run_error(d: dict) -> None:
+    """A run that could not start or was interrupted is also an error: one `dbglog:` line on stderr."""
+    if d.get("error"):
+        click.echo(safe_text(f"dbglog: run {d['id']}: {d['error']}"), err=True)
+
+
 def _run_summary(d: dict) -> str:
-    lines = [f"dbglog: run {d['id']}: {d['outcome'].upper()}"
+    lines = [f"run {d['id']}: {d['outcome'].upper()}"
              + (f" [{d['signature']}]" if d["signature"] else "")
              + (f" {d['signal_name']}" if d.get("signal_name") and d["outcome"] != "hang" else "")
              + (f" exit {d['exit_code']}" if d["exit_code"] not in (None, 0) else "")
@@ -900,7 +924,12 @@ def bisect_resume(ref, max_steps, as_json):
 
 
 def _bisect_finish(result: dict, as_json: bool) -> None:
+    if result.get("exit_code", 0) == 0 and "next" not in result:  # found: what an agent does with it
+        result["next"] = ["dbglog next add \"FIX: ...\"  (the fix it points at, to try)",
+                          "dbglog status resolved --root-cause \"...\"  (once the fix is confirmed)"]
     emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
+    if not as_json and result.get("next"):
+        click.echo("next: " + "; ".join(result["next"]))
     sys.exit(result.get("exit_code", 0))
 
 
@@ -1043,17 +1072,27 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
 
 def _print_prior(h, n: int) -> None:
     """One close prior attempt for `tried`: outcome and conclusion first, then the rest."""
-    outcome = click.style((h.outcome or "noted").upper(), bold=True)
+    diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
+    outcome = click.style((diag or h.outcome or "noted").upper(), bold=True)
     if h.kind == "attempt":
-        click.echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}")
+        click.echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}"
+                   + (f"  (a {diag}, not a fix: it {'completed' if h.fields['stored_outcome'] == 'worked' else 'ended ' + h.fields['stored_outcome']})"
+                      if diag else ""))
         click.echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
         click.echo(f"   result: {h.fields.get('result') or '-'}")
         if h.fields.get("did"):
             click.echo(f"   did: {h.fields['did']}")
         click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
         return
-    click.echo(f"{n}. [{outcome}] {h.title}")
-    click.echo(f"   {_where(h)}: {h.line_text}")
+    if h.kind == "difference":
+        click.echo(f"{n}. [{outcome}] Key difference {h.number}: {h.title} "
+                   f"(working: {h.fields['working'] or '-'}, broken: {h.fields['broken'] or '-'})")
+    elif h.kind == "next":
+        click.echo(f"{n}. [{outcome}] Next step {h.number}: {h.title}"
+                   + (f" (-> attempt {h.fields['attempt']})" if h.fields.get("attempt") else ""))
+    else:
+        click.echo(f"{n}. [{outcome}] {h.title}")
+        click.echo(f"   {_where(h)}: {h.line_text}")
     if h.investigation:
         click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
     else:
@@ -1063,6 +1102,9 @@ def _print_prior(h, n: int) -> None:
 def _brief(h) -> str:
     if h.kind == "attempt":
         return f"[{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})"
+    if h.kind in ("difference", "next", "investigation"):
+        what = {"difference": "key difference", "next": "next step", "investigation": "investigation"}[h.kind]
+        return f"[{h.outcome}] {what}: {h.title}  ({h.investigation})"
     return f"{h.title}  ({_where(h)})"
 
 
@@ -1076,7 +1118,9 @@ def _brief(h) -> str:
 def tried(idea, status, tags, inv_ref, limit, as_json):
     """Was IDEA already tried, and what happened? Run it before trying a fix.
 
-    Looks in attempts, free sections and watched docs. Exit status: 0 = a close prior attempt
+    Looks in attempts (bisections and baseline runs labelled as such), key differences that were
+    tested, next steps done, free sections and watched docs; untested rows, to-do steps and
+    symptoms that name the idea are listed as mentioned. Exit status: 0 = a close prior attempt
     exists (printed first, with its outcome and conclusion), 1 = nothing close was found, 2 = bad
     input.
     """
@@ -1093,11 +1137,12 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
                 _print_prior(h, n)
         else:
             click.echo(click.style(f"No close prior attempt for {text!r}: not tried, as far as the attempts, "
-                                   "free sections and watched docs tell.", bold=True))
+                                   "bisections, key differences, next steps, free sections and watched docs tell.",
+                                   bold=True))
         if res.mentioned:
             click.echo("Mentioned as an idea, not as tried:")
             for h in res.mentioned:
-                click.echo(f"  - {_brief(h)}: {h.line_text}")
+                click.echo(f"  - {_brief(h)}: {h.line_text or ''.join(t for t, _m in h.snippet_parts)}")
         others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
         if others:
             click.echo("Related (not close):" if not res.close else "Related:")

@@ -354,7 +354,8 @@ def _difference(recs, inv_id: str, d, warnings) -> DifferenceResult:
     return DifferenceResult.model_validate((d.to_dict() if d else {"position": 0, "factor": "", "working": "",
                                                                   "broken": "", "status": ""})
                                            | {"investigation": inv_id, "warnings": warnings,
-                                              "labels": {"working": inv.labels[0], "broken": inv.labels[1]}})
+                                              "labels": {"working": inv.labels[0], "broken": inv.labels[1]}}
+                                           | ops.difference_notes(recs, inv_id, d))
 
 
 def add_difference(factor: str, working: str, broken: str, status: Literal["untested", "ruled-out", "culprit"]

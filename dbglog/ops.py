@@ -71,6 +71,12 @@ def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=
 
 def refresh_watched(recs, warn: Warn = _ignore) -> None:
     """Watched living docs (config.toml [search] watch) are re-indexed when they changed."""
+    try:
+        watching = b"watch" in recs.ws.config_path.read_bytes()
+    except OSError:
+        watching = False
+    if not watching and recs.store.conn.execute("SELECT 1 FROM watched_files LIMIT 1").fetchone() is None:
+        return  # the common case, without importing the sections module (see bench/agent_bench.py)
     from dbglog import sections
 
     report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
@@ -88,7 +94,7 @@ def query_notes(q) -> list[str]:
         elif t.kind == "substring":
             notes.append(f"{t.raw!r} matched as a substring")
         elif t.kind == "unknown":
-            notes.append(f"{t.raw!r} is in no record (ignored)")
+            notes.append(f"{t.raw!r} is in no record (a match without it scores lower)")
     if q.truncated:
         notes.append("query truncated")
     return notes
@@ -333,6 +339,34 @@ def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None
     inv_id = recs.resolve(inv_ref)
     return inv_id, recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply,
                                  labels=(working_label, broken_label))
+
+
+def difference_notes(recs, inv_id: str, d) -> dict:
+    """What a key-differences row means for `bisect toggles --from-diffs`: which side's value each
+    state of the toggle applies (``toggle``: {off, on} in words, or ``toggle_error``), and the
+    natural next command (``next``)."""
+    out: dict = {"toggle": None, "next": []}
+    if d is None:
+        return out
+    if d.apply.strip():
+        from pathlib import Path
+
+        from dbglog.bisect.toggles import apply_spec_toggle
+
+        try:
+            t = apply_spec_toggle(d.factor, d.apply.strip(), Path(recs.ws.root), factor=d.factor,
+                                  working=d.working, broken=d.broken)
+            on, off = t.states()
+            out["toggle"] = {"off": off, "on": on, "off_is": "the working case's value (toggle off)",
+                             "on_is": "the broken case's value (toggle on)"}
+        except DbglogError as e:
+            out["toggle_error"] = str(e)
+    if d.status == "untested":
+        out["next"] = ([f"dbglog bisect toggles --from-diffs {inv_id} -- CMD  (tests every row with an apply spec)"]
+                       if d.apply.strip() else
+                       [f"dbglog diff set {shlex_quote(d.factor)} --apply env:NAME  (then bisect toggles --from-diffs)",
+                        f"dbglog diff set {shlex_quote(d.factor)} --status ruled-out|culprit  (once tested by hand)"])
+    return out
 
 
 NEXT_ACTIONS = ("list", "add", "done", "drop")

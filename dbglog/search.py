@@ -329,12 +329,21 @@ def parse_query(text) -> Query:
     text, truncated = clean_query(text)
     toks = _tokens(text)
     norm = [synonyms.words(tok) for tok, _p in toks]
+    bags = _bag_phrases(toks, norm)
     terms: list[Term] = []
     seen = set()
     i = 0
     while i < len(toks) and len(terms) < MAX_TERMS:
         tok, parts = toks[i]
         new: list[Term] = []
+        if i in bags:
+            if bags[i] is not None:
+                new = [bags[i]]
+            i += 1
+            for t in new:
+                seen.add(t.raw.lower())
+                terms.append(t)
+            continue
         # the longest run of whole tokens that the synonym table knows
         for j in range(min(len(toks), i + synonyms.max_phrase()), i, -1):
             key = tuple(w for n in norm[i:j] for w in n)
@@ -372,6 +381,36 @@ def parse_query(text) -> Query:
     if any(not t.stop for t in terms):
         terms = [t for t in terms if not t.stop]
     return Query(text=text, terms=terms[:MAX_TERMS], truncated=truncated)
+
+
+def _bag_phrases(toks, norm) -> dict[int, Term | None]:
+    """Known phrases written in another order ("kernel launches synchronous" for "synchronous kernel
+    launches"): token index -> the phrase's term at its first token, None at its other tokens.
+    Only phrases of two or more words whose tokens all sit within a window of the phrase's length
+    plus two, none of them used twice; the longest first. A phrase in its own order is left to the
+    ordinary (contiguous) match."""
+    from dbglog import synonyms
+
+    words: dict[str, list[int]] = {}
+    for k, n in enumerate(norm):
+        if len(n) == 1:
+            words.setdefault(n[0], []).append(k)
+    if len(words) < 2:
+        return {}
+    out: dict[int, Term | None] = {}
+    for key in synonyms.bags(frozenset(words)):
+        pos = sorted(words[w][0] for w in key)
+        if any(p in out for p in pos) or pos[-1] - pos[0] > len(key) + 1:
+            continue
+        if tuple(norm[p][0] for p in pos) in synonyms.table():
+            continue  # in order: the contiguous match takes it
+        alts: list[str] = []
+        for k2 in synonyms.bag_keys(key):
+            alts += [a for a in synonyms.table()[k2] if a not in alts]
+        raw = " ".join(toks[p][0] for p in pos)
+        out[pos[0]] = Term(raw=raw, parts=[w for p in pos for w in toks[p][1]], alts=alts, group=True)
+        out.update({p: None for p in pos[1:]})
+    return out
 
 
 # --- term resolution: word / substring / typo -------------------------------------------
@@ -511,6 +550,8 @@ def resolve_terms(conn, q: Query, kinds) -> None:
         fixed = None
         if t.raw.isupper() and len(t.raw) <= 5:
             pass  # an acronym means what it says: HCCL is not a typo of NCCL
+        elif t.group and len(t.parts) > 1:
+            pass  # a known phrase no record has ("NCCL timeout") is not a typo of one of its words
         elif len(t.parts) == 1:
             fixed = correct_word(conn, t.parts[0])
         else:  # multi-word token with a typo in it (launch_bouds): correct the longest word
@@ -523,6 +564,23 @@ def resolve_terms(conn, q: Query, kinds) -> None:
 
 
 DF_CAP = 2000  # document frequencies are counted up to this (a common word is common enough)
+FILLER_WEIGHT = 0.2  # the share of its weight an everyday word a record lacks counts against it
+# How an idea is phrased rather than what it is about: verbs of doing, sizes, counts, vague nouns.
+FILLER = frozenset("""
+make makes making made turn turns turning put puts get gets getting got set sets setting go going let lets
+keep keeping give gives take takes see check checks checking find finds finding look looking figure change
+changes changing switch switching add adding remove removing increase increasing decrease decreasing raise
+raising lower lowering reduce reducing bump bumping grow shrink double halve instead whether maybe perhaps
+bigger smaller larger higher lower more less fewer much many big small large long short fast faster quick
+quickly slowly one two three four both each every all some any other another same different new old first
+last whole entire only just also even really actually again still thing things stuff way ways kind sort
+call calls calling called happen happens exactly proper properly right correct correctly
+""".split())
+
+
+def _filler(t: Term) -> bool:
+    """Everyday wording, unless the synonym table gives it a meaning ("smaller" = "lower")."""
+    return not t.group and all(p in FILLER or p in STOPWORDS for p in t.parts)
 
 
 def weigh(conn, q: Query, kinds=None) -> None:
@@ -537,7 +595,7 @@ def weigh(conn, q: Query, kinds=None) -> None:
             for k in kinds)
     for t in q.terms:
         if t.kind == "unknown":
-            t.weight = math.log(1 + n)
+            t.weight = math.log(1 + n)  # a word no record has is the most telling (see is_close for fillers)
             continue
         match = _fts_quote(t.raw) if t.kind == "substring" else t.fts
         df = 0
@@ -689,6 +747,8 @@ class Hit:
                   "hypothesis": self.fields["hypothesis"], "did": self.fields["did"],
                   "result": self.fields["result"], "conclusion": self.fields["conclusion"],
                   "created": self.fields.get("created", "")}
+            if self.fields.get("diagnostic"):  # (tried: a bisection or a baseline run, not a fix)
+                d |= {"diagnostic": self.fields["diagnostic"], "stored_outcome": self.fields["stored_outcome"]}
         elif self.kind == "investigation":
             d |= {"title": self.title, "symptom": self.fields["symptom"], "root_cause": self.fields["root_cause"]}
         elif self.kind == "difference":
@@ -1153,7 +1213,10 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
     from rapidfuzz import fuzz, utils
 
     proc = utils.default_process
-    qtext = " ".join((t.corrected or t.raw) for t in terms)
+    # the whole query, words no record has included: a record that holds two of three words must
+    # not read as identical (token_set_ratio scores a subset 100)
+    qtext = " ".join((t.corrected or t.raw) for t in q.terms if not t.stop) or \
+        " ".join((t.corrected or t.raw) for t in terms)
     # The similarity adds at most 0.2 * KIND_FACTOR: once ``limit`` hits are scored in full, a hit
     # whose score cannot reach the limit-th best even with a perfect similarity is left as it is
     # (it cannot enter the top ``limit``, so the result is the same as scoring everything).
@@ -1195,10 +1258,18 @@ def is_close(h: Hit, q: Query) -> bool:
     else:
         direct = h._matched - h._context
     found = direct | h._context
-    total = sum(t.weight for t in q.terms) or 1.0
+    # An everyday word of the idea ("make", "two", "calls") that the record itself lacks still
+    # counts against it, but less than a telling one: "make kernel launches synchronous" is about
+    # the launches.
+    have = {id(active[i]) for i in direct}
+
+    def weight(t):
+        return t.weight * (FILLER_WEIGHT if id(t) not in have and _filler(t) else 1.0)
+
+    total = sum(weight(t) for t in q.terms) or 1.0
 
     def share(idx):
-        return sum(active[i].weight * (0.75 if active[i].kind == "typo" else 1.0) for i in idx) / total
+        return sum(weight(active[i]) * (0.75 if active[i].kind == "typo" else 1.0) for i in idx) / total
 
     if any(_specific(t) for t in q.terms if t.kind == "unknown"):
         return False
@@ -1278,15 +1349,45 @@ class TriedResult:
         return d
 
 
-TRIED_KINDS = ("attempt", "section")
+TRIED_KINDS = ("attempt", "section", "difference", "next", "investigation")
 TRIED_POOL = 10  # hits tried judges for closeness (at least)
+
+# Attempts that looked rather than fixed: what they found is an answer, but not "the fix worked".
+_BISECTION_DID = re.compile(r"^\s*(?:dbglog\s+bisect|git\s+bisect)\b")
+_BASELINE_TITLE = re.compile(r"^\s*(?:baseline|reproduc\w*|repro)\b|\bbaseline (?:run|repro)\b", re.IGNORECASE)
+
+
+def diagnostic_kind(h: Hit) -> str:
+    """"bisection" or "baseline" for an attempt that diagnosed rather than tried a fix ("" else):
+    a `dbglog bisect` / `git bisect` run, or a baseline / repro run. Its stored outcome says whether
+    the diagnosis succeeded, not whether a fix did."""
+    if h.kind != "attempt":
+        return ""
+    if _BISECTION_DID.search(h.fields.get("did") or "") or h.fields.get("title", "").lower().startswith(
+            ("bisect:", "toggle bisection:")):
+        return "bisection"
+    return "baseline" if _BASELINE_TITLE.search(h.fields.get("title") or "") else ""
+
+
+def _tested(h: Hit) -> bool:
+    """A structured record that says the idea was tried: an attempt, a key difference that was ruled
+    out or found to be the culprit, a next step checked off. An untested row, a to-do step or a
+    dropped one, and the investigation's own title / symptom only name the idea."""
+    if h.kind == "difference":
+        return h.outcome in ("ruled-out", "culprit")
+    if h.kind == "next":
+        return h.outcome == "done"
+    return h.kind != "investigation"
 
 
 def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
-    """Close prior attempts (structured attempts, free sections, watched docs), best first.
+    """Close prior attempts (structured attempts, bisection results, key differences that were
+    tested, next steps done, free sections, watched docs), best first.
 
-    Free-text hits carry the outcome their text states (``section_outcome``); a close hit that
-    only proposes the idea goes to ``mentioned``, not ``close``."""
+    Free-text hits carry the outcome their text states (``section_outcome``); a diagnostic attempt
+    (a bisection, a baseline run) carries ``diagnostic`` (``diagnostic_kind``); a close hit that only
+    proposes or names the idea (a to-do, an untested key difference, the symptom) goes to
+    ``mentioned``, not ``close``."""
     # judged over more hits than are shown: the close one may rank just below a related one
     res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL))
     weigh(conn, res.query, TRIED_KINDS)
@@ -1294,8 +1395,13 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     for h in res.hits:
         if h.kind == "section":
             h.outcome = section_outcome(h)
+        diag = diagnostic_kind(h)
+        if diag:
+            h.fields["diagnostic"] = diag
+            h.fields["stored_outcome"] = h.outcome
+            h.outcome = "diagnostic"
         if is_close(h, res.query) and not is_background(h):
-            (mentioned if is_idea(h) else close).append(h)
+            (mentioned if is_idea(h) or not _tested(h) else close).append(h)
     if close:  # the answer is the best few: much weaker "close" hits are only related
         top = max(h.score for h in close)
         close = [h for h in close if h.score >= CLOSE_RELATIVE * top]

@@ -60,7 +60,10 @@ GROUPS: list[tuple[str, ...]] = [
     ("kv cache", "kvcache", "kv-cache", "key value cache"),
     ("gemm", "matmul", "matrix multiply"),
     ("cudagraphs", "cuda graphs", "cuda graph", "cudagraph", "graph capture", "cuda-graph", "cudagraph trees"),
-    ("eager", "eager mode", "enforce eager", "enforce-eager", "no cudagraphs"),
+    ("eager", "eager mode", "enforce eager", "enforce-eager", "no cudagraphs", "disable cuda graphs",
+     "disable cudagraphs", "cuda graphs off", "without cuda graphs"),
+    # a bisection is how one finds which change / switch / call does it
+    ("bisect", "bisection", "bisecting", "find which", "narrow down", "pinpoint", "git bisect"),
     ("torch.compile", "torch compile", "inductor", "torchinductor", "dynamo", "torchdynamo"),
     ("triton", "triton kernel"),
     ("bwd", "backward", "backward pass"),
@@ -273,6 +276,29 @@ def max_phrase() -> int:
     """The most words an entry has (built lazily: `attempt add` imports this module for
     ``identifier_words`` and should not pay for the table)."""
     return max(len(k) for k in table())
+
+
+@lru_cache(maxsize=1)
+def _bag_index() -> dict[frozenset, tuple[tuple[str, ...], ...]]:
+    """The entries of two or more distinct words, by their set of words (order-free lookup)."""
+    out: dict[frozenset, list] = {}
+    for k in table():
+        if len(k) >= 2 and len(set(k)) == len(k):
+            out.setdefault(frozenset(k), []).append(k)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def bags(query_words: frozenset) -> list[frozenset]:
+    """Entries (as word sets) whose every word is among ``query_words``, the longest first."""
+    found = [k for k in _bag_index() if k <= query_words]
+    return sorted(found, key=lambda k: (-len(k), sorted(k)))
+
+
+def bag_keys(words: frozenset) -> list[tuple[str, ...]]:
+    """The table keys a set of words stands for: every entry made of some of them (two or more),
+    so "kernel launches synchronous" reaches both "synchronous kernel launches" and "synchronous
+    launches" (the variables of two vendors)."""
+    return [k for ws, keys in _bag_index().items() if ws <= words for k in keys]
 
 
 def expansions(phrase_words: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,3 +21,131 @@ def test_agent_guide_text_and_json(dbg):
     named = set(re.findall(r"`dbglog ([a-z-]+)", text))
     assert {"tried", "run", "attempt", "bisect", "status", "diff", "next"} <= named
     assert named <= set(cli.commands), named - set(cli.commands)
+
+
+# --- the issue's figure: a second agent asks `tried` about ideas phrased differently -------------
+
+TRIED = ["make kernel launches synchronous",  # a HIP_LAUNCH_BLOCKING row found to be the culprit
+         "find which two calls race",  # a finished toggle bisection
+         "turn off peer to peer transfers",  # NCCL_P2P_DISABLE=1
+         "disable cuda graphs",  # --enforce-eager
+         "reserve a smaller fraction of GPU memory for vLLM"]  # --gpu-memory-utilization 0.8
+UNTRIED = ["increase NCCL timeout",  # a bisection's command has --timeout: not this
+           "quantize the KV cache to fp8", "upgrade the ROCm driver", "use a smaller batch size",
+           "set NCCL_ALGO=Tree"]  # only an untested key-differences row: mentioned, not tried
+
+
+def build_three(root):
+    """Three investigations as an agent would have left them: attempts, a toggle and a git
+    bisection recorded as attempts (as the bisect drivers record them), key differences, steps."""
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    race = recs.new("dq gradients differ run to run in fused attention backward", tags=["race", "rocm"],
+                    symptom="On MI300X dq differs between two identical runs by up to 1e-2 in 1 of 5 runs; "
+                            "with HIP_LAUNCH_BLOCKING=1 every run matches.")
+    recs.add_attempt(race.id, title="Baseline repro", did="python test_bwd.py --iters 200",
+                     result="dq mismatch in 37 of 200 iterations", outcome="failed")
+    recs.add_attempt(race.id, title="Barrier after the LDS store",
+                     hypothesis="The dq tile is read before every wave finished writing it",
+                     did="added __syncthreads() after the LDS store in bwd_kernel.hip",
+                     result="still 35 of 200 iterations mismatch", conclusion="Not an intra-block race",
+                     outcome="failed")
+    recs.diff_add(race.id, "HIP_LAUNCH_BLOCKING", "1", "unset", status="culprit", apply="env:HIP_LAUNCH_BLOCKING")
+    recs.add_attempt(race.id, title="Toggle bisection: dq_accumulate + dk_prefetch",
+                     hypothesis="One of 5 suspect toggles, or a combination of them, causes the mismatch.",
+                     did="dbglog bisect toggles --coop dq_accumulate --coop dk_prefetch --coop dv_store "
+                         "--coop softmax_lse --coop dropout_mask --repeat 5 -- python test_bwd.py --iters 50",
+                     result="complete after 14 trials: `dq_accumulate` and `dk_prefetch` fail only together: "
+                            "an interaction between them.",
+                     conclusion="`dq_accumulate` and `dk_prefetch` fail only together: an interaction between them.",
+                     outcome="worked")
+    recs.next_add(race.id, "Put dq accumulation on the same stream as the dk prefetch")
+    hang = recs.new("NCCL all_reduce hangs at step 3 on 8 GPUs", tags=["nccl", "hang"],
+                    symptom="rank 3 stalls in all_reduce; the watchdog fires after 600 s")
+    recs.add_attempt(hang.id, title="Disable P2P", did="NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py",
+                     result="still hangs at step 3", conclusion="Not the P2P path", outcome="failed")
+    recs.add_attempt(hang.id, title="Bisect: first bad commit 3f2a1b9 Switch to bucketed all_reduce",
+                     hypothesis="The hang was introduced between v1.2..HEAD.",
+                     did="dbglog bisect git --good v1.2 --bad HEAD --timeout 900 -- torchrun --nproc_per_node 8 "
+                         "train.py --steps 5",
+                     result="6 steps: first bad commit 3f2a1b9 (Switch to bucketed all_reduce).",
+                     conclusion="3f2a1b9 introduced the failure; its parent is good.", outcome="worked")
+    recs.diff_add(hang.id, "NCCL_ALGO", "Ring", "Tree", status="untested", apply="env:NCCL_ALGO")
+    recs.next_add(hang.id, "Capture py-spy dumps of every rank during the hang")
+    oom = recs.new("vLLM OOM during CUDA graph capture", tags=["vllm", "oom"],
+                   symptom="torch.OutOfMemoryError while capturing CUDA graphs with max_num_seqs 256")
+    recs.add_attempt(oom.id, title="Lower gpu memory utilization",
+                     did="vllm serve meta-llama/Llama-3-70B --gpu-memory-utilization 0.8",
+                     result="still OOM during capture", outcome="failed")
+    recs.add_attempt(oom.id, title="Enforce eager", did="vllm serve meta-llama/Llama-3-70B --enforce-eager",
+                     result="serves fine but 30% slower", conclusion="Graph capture is what runs out of memory",
+                     outcome="partial")
+    recs.close()
+    return race.id, hang.id, oom.id
+
+
+def test_tried_on_paraphrases_cli(dbg, workdir):
+    race, hang, oom = build_three(workdir)
+    found, alarms, answers = 0, 0, {}
+    for idea in TRIED + UNTRIED:
+        code, out, err = dbg("tried", idea, "--json")
+        assert code in (0, 1), err
+        answers[idea] = data = json.loads(out)
+        assert data["tried"] == (code == 0)
+        if idea in TRIED:
+            found += data["tried"]
+        else:
+            alarms += data["tried"]
+    assert found >= 4 and alarms <= 1, {k: (v["tried"], [h["title"] for h in v["close"]]) for k, v in answers.items()}
+    # what was found is the record that holds it, with what it is
+    sync = answers["make kernel launches synchronous"]["close"][0]
+    assert sync["kind"] == "difference" and sync["factor"] == "HIP_LAUNCH_BLOCKING" and \
+        sync["difference_status"] == "culprit"
+    bis = answers["find which two calls race"]["close"][0]
+    assert bis["kind"] == "attempt" and bis["outcome"] == "diagnostic" and bis["diagnostic"] == "bisection"
+    assert bis["stored_outcome"] == "worked" and bis["investigation"] == race
+    # an untested row is mentioned, not tried; a query word no record has is said so
+    algo = answers["set NCCL_ALGO=Tree"]
+    assert [h["kind"] for h in algo["mentioned"]] == ["difference"]
+    timeout = answers["increase NCCL timeout"]
+    assert not timeout["close"] and all(h["why"]["similarity"] < 80 for h in timeout["others"])
+    # the human output names what it found
+    code, out, _ = dbg("tried", "make kernel launches synchronous")
+    assert code == 0 and "[CULPRIT] Key difference 1: HIP_LAUNCH_BLOCKING (working: 1, broken: unset)" in out
+    code, out, _ = dbg("tried", "find which two calls race")
+    assert code == 0 and "[BISECTION] Attempt 3: Toggle bisection" in out and "not a fix" in out
+    code, out, err = dbg("tried", "upgrade the ROCm driver")
+    assert code == 1 and "'driver' is in no record" in err
+
+
+def test_tried_on_paraphrases_mcp(workdir):
+    import pytest
+
+    pytest.importorskip("mcp")
+    from test_mcp_server import serve
+
+    build_three(workdir)
+
+    async def scenario(call, session):
+        return {idea: await call("tried", idea=idea) for idea in TRIED + UNTRIED}
+
+    out = serve(workdir, scenario)
+    found = sum(out[i]["tried"] for i in TRIED)
+    alarms = sum(out[i]["tried"] for i in UNTRIED)
+    assert found >= 4 and alarms <= 1, {k: v.get("tried", v) for k, v in out.items()}
+
+
+# --- recording commands say what they recorded and what comes next --------------------------------
+
+
+def test_recording_says_what_and_next(dbg, workdir):
+    (workdir / ".git").mkdir()
+    dbg("new", "hang", "--no-env")
+    code, out, _ = dbg("attempt", "add", "x", "--did", "y", "--result", "works now", "--json")
+    data = json.loads(out)
+    assert data["number"] == 1 and data["investigation"] and data["next"][0].startswith("dbglog status ")
+    code, out, _ = dbg("attempt", "add", "x2", "--did", "y", "--result", "still hangs")
+    assert "Attempt 2 recorded in" in out and "next: dbglog tried" in out

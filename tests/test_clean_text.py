@@ -154,7 +154,7 @@ def test_nul_from_a_repro_failure_line_never_reaches_logs(workdir):
     assert run_cli("new", "nul line", "--no-env", cwd=workdir).returncode == 0
     r = run_cli("run", "--attempt", "repro", "--", sys.executable, "repro.py", cwd=workdir)
     assert r.returncode == 1, r.stderr
-    ours = r.stderr[r.stderr.index("dbglog: run "):]  # (before it: the repro's own output, echoed live)
+    ours = r.stdout[r.stdout.index("run "):]  # our summary (the repro's own output is echoed to stderr)
     assert "\x00" not in ours and "\x1b" not in ours and TOKEN not in ours
     assert_clean(workdir)
     md = logs_bytes(workdir).decode()
