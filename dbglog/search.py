@@ -1275,8 +1275,8 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
-    if share(direct) < CLOSE_DIRECT:
-        return False
+    if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) for i in direct):
+        return False  # (a record that shares only everyday words with the idea is not close)
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
                                               and share(found) >= 0.5)
 

@@ -121,6 +121,22 @@ def test_tried_on_paraphrases_cli(dbg, workdir):
     assert code == 1 and "'driver' is in no record" in err
 
 
+# Written after the fixes above, to check them on ideas they were not tuned on (7 + 7; at the time:
+# 5/7 found — "serialize kernel launches" and "disable NVLink peer access" are missed — 0/7 flagged).
+HELD_OUT_TRIED = ["serialize kernel launches", "add a barrier after writing to LDS", "run vllm in eager mode",
+                  "bisect the regression between v1.2 and HEAD", "lower the vLLM gpu memory utilization",
+                  "disable NVLink peer access for NCCL", "make the launches blocking"]
+HELD_OUT_UNTRIED = ["switch NCCL to the Tree algorithm", "set NCCL_IB_DISABLE=1", "raise the watchdog timeout",
+                    "turn on expandable segments", "reduce max_num_seqs to 128", "make the kernel deterministic",
+                    "profile the kernel with rocprof"]
+
+
+def test_tried_held_out_paraphrases(dbg, workdir):
+    build_three(workdir)
+    said = {i: dbg("tried", i, "--json")[0] == 0 for i in HELD_OUT_TRIED + HELD_OUT_UNTRIED}
+    assert sum(said[i] for i in HELD_OUT_TRIED) >= 5 and sum(said[i] for i in HELD_OUT_UNTRIED) <= 1, said
+
+
 def test_tried_on_paraphrases_mcp(workdir):
     import pytest
 
