@@ -561,6 +561,8 @@ def parse_env_pairs(pairs) -> dict:
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET",
               help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler (repeatable).")
+@click.option("--slurm", "slurm_args", metavar="ARGS", help="The run its own Slurm allocation: srun ARGS CMD "
+              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
 @click.option("--repeat", type=INT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
 @click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")
@@ -574,12 +576,16 @@ def parse_env_pairs(pairs) -> dict:
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
+def run(timeout, grace, on_hang, captures, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
         output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
     """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
     reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     check_failure_name(expect, "--expect")
     cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
+    if slurm_args is not None:
+        from dbglog import slurm
+
+        slurm.launcher(slurm_args)  # refused before anything is created
     env = parse_env_pairs(env_pairs) | {k: None for k in unset}
     cap = parse_size(output_cap)
     recs = open_records(create=True)
@@ -589,7 +595,7 @@ def run(timeout, grace, on_hang, captures, repeat, until_fail, expect, git_bisec
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
                             on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
                             output_cap_bytes=cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref)
+                            hypothesis=hypothesis, inv_ref=inv_ref, slurm=slurm_args)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -961,6 +967,26 @@ def bisect_mark(ref, verdict, session_ref, as_json):
          lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
 
 
+def _cluster_launcher(slurm_args, launcher):
+    """``--slurm ARGS`` as the session's launcher (``srun ARGS``); a srun ``--launcher`` gets the same
+    Slurm treatment and checks (dbglog/slurm.py)."""
+    from dbglog import slurm
+
+    if slurm_args is not None and launcher:
+        raise DbglogError("--slurm and --launcher both set how steps are launched; use one")
+    launcher = slurm.launcher(slurm_args) if slurm_args is not None else launcher
+    slurm.check_launcher(launcher)
+    return launcher
+
+
+def _scratch(recs, scratch, launcher):
+    from dbglog import slurm
+
+    if scratch is None and slurm.is_srun(launcher):
+        scratch = slurm.scratch_from_config(recs.ws.config_path)
+    return slurm.scratch_dir(scratch)
+
+
 # `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
 @bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--good", "goods", multiple=True, required=True, metavar="REV", help="A commit without the bug "
@@ -977,6 +1003,10 @@ def bisect_mark(ref, verdict, session_ref, as_json):
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
 @click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
+@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each step its own Slurm allocation: srun ARGS CMD "
+              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
+              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
 @click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
               help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed.")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
@@ -985,7 +1015,7 @@ def bisect_mark(ref, verdict, session_ref, as_json):
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
-               max_steps, captures, on_hang, inv_ref, as_json, cmd):
+               slurm_args, scratch, max_steps, captures, on_hang, inv_ref, as_json, cmd):
     """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
 
     Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
@@ -1000,11 +1030,13 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
+    launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
+    scratch = _scratch(recs, scratch, launcher)
     result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
                            grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
                            any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
-                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps)
+                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, scratch=scratch)
     _bisect_finish(result, as_json)
 
 
@@ -1199,6 +1231,10 @@ def attempt_delete(number, inv_ref, as_json):
                    "from the failing end's failure rate); automatic once runs disagree.")
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Trials in parallel.")
 @click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
+@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each trial its own Slurm allocation: srun ARGS CMD "
+              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
+              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
 @click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
@@ -1210,7 +1246,7 @@ def attempt_delete(number, inv_ref, as_json):
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
                    max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, bad_if_any, jobs, launcher,
-                   build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
+                   slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1227,7 +1263,9 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
     for c in configs:  # FILE:KEY.PATH=VALUE with a secret-named last key
         key, _, value = c.split(":", 1)[-1].partition("=")
         redact.remember_env({key.rsplit(".", 1)[-1]: value})
+    launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
+    scratch = _scratch(recs, scratch, launcher)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
     result = toggles.start(
         recs, cmd=cmd, cwd=os.getcwd(), envs=envs, env_offs=env_offs, args=args, args_from=args_from,
@@ -1236,7 +1274,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
-        on_hang=on_hang, bad_if_any=bad_if_any)
+        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch)
     _bisect_finish(result, as_json)
 
 

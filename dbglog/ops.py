@@ -456,16 +456,26 @@ def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
 def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0, captures=(), on_hang=(),
               repeat: int = 1, until_fail: bool = False, expect: str | None = None,
               output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None) -> ReproRun:
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None,
+              slurm: str | None = None) -> ReproRun:
     """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
 
-    ``env``: NAME -> value for the run (None unsets NAME)."""
+    ``env``: NAME -> value for the run (None unsets NAME). ``slurm``: srun's arguments; each run is
+    then a Slurm allocation of its own (dbglog/slurm.py)."""
     from dbglog import runner, signatures
 
     cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
     check_text(attempt_title, "attempt title")
     check_text(hypothesis, "hypothesis")
+    launch = {}
+    if slurm is not None:
+        import shlex
+
+        from dbglog import slurm as slurm_mode
+
+        cmd = shlex.split(slurm_mode.launcher(slurm)) + cmd  # recorded as it ran, minus the per-run job name
+        launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = None
@@ -485,7 +495,8 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
                                   run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
                                   env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
-                                  on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs)
+                                  on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs,
+                                  **launch)
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (cli._record_interrupted)
         raise

@@ -176,8 +176,8 @@ def subjects_of(repo, shas) -> dict:
 # --- worktrees ---------------------------------------------------------------------------
 
 
-def _worktree_root(recs, sid: str) -> Path:
-    return S.workdir_root(recs) / sid
+def _worktree_root(recs, sid: str, spec: dict | None = None) -> Path:
+    return S.workdir_root(recs, spec) / sid
 
 
 def remove_worktrees(repo, root: Path) -> None:
@@ -221,7 +221,7 @@ class _Driver:
         if not self.repo.is_dir():
             raise DbglogError(f"the repository {self.repo} of bisection {self.sid} is gone")
         self.jobs = max(1, int(self.spec.get("jobs") or 1))
-        self.wt_root = _worktree_root(recs, self.sid)
+        self.wt_root = _worktree_root(recs, self.sid, self.spec)
         self.sigs = signatures.all_signatures(recs.ws.config_path)
         self.subjects: dict[str, str] = {}
         self.executed = 0  # repro trials run by this invocation
@@ -772,7 +772,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
           timeout: float | None = None, grace: float = 5.0, repeat: int = 1, jobs: int = 1,
           launcher: str | None = None, match: str | None = None, any_failure: bool = False,
           first_parent: bool = False, captures=(), on_hang=(), inv_ref: str | None = None, cwd=None,
-          progress: bool = True, max_steps: int | None = None) -> dict:
+          progress: bool = True, max_steps: int | None = None, scratch: str | None = None) -> dict:
     """Create a git bisection session and run it to the end (see the module docstring)."""
     if not cmd:
         raise DbglogError("no command: put the repro after --, e.g. dbglog bisect git --good v1 --bad HEAD "
@@ -839,7 +839,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
             "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
             "first_parent": first_parent, "captures": list(captures), "on_hang": list(on_hang),
             "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
-            "calibrated": None, "recorded": None, "max_steps": max_steps}
+            "calibrated": None, "recorded": None, "max_steps": max_steps, "scratch": scratch}
     db = S.SessionDB(recs.store)
     sid = db.create(KIND, spec, inv_id)
     return resume(recs, db.get(sid), progress=progress)
@@ -875,7 +875,7 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
 
 
 def cleanup(recs, session: dict) -> None:
-    remove_worktrees(session["spec"].get("repo"), _worktree_root(recs, session["id"]))
+    remove_worktrees(session["spec"].get("repo"), _worktree_root(recs, session["id"], session["spec"]))
 
 
 def mark_key(recs, session: dict, ref: str) -> str:

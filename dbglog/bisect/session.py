@@ -169,6 +169,9 @@ class Execution:
         unknown = [c for c in self.captures if c not in PRESETS]
         if unknown:  # fail before the first step, not in the middle of a bisection
             raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
+        from dbglog import slurm
+
+        slurm.check_launcher(self.launcher)
 
     def argv(self, cmd: list[str] | None = None) -> list[str]:
         prefix = shlex.split(self.launcher) if self.launcher else []
@@ -203,7 +206,7 @@ class Executor:
         judged = []
         runs = []
         for _ in range(max(1, self.ex.repeat)):
-            r = self._run(self.ex.argv(cmd), cwd, env, timeout=self.ex.timeout)
+            r = self._run(self.ex.argv(cmd), cwd, env, timeout=self.ex.timeout, launched=True)
             records.append(r)
             runs.append(r)
             judged.append(target.judge(r))
@@ -217,14 +220,17 @@ class Executor:
                     round(sum(r["duration_s"] for r in runs), 3), [r["id"] for r in records],
                     counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")]), records
 
-    def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None) -> dict:
-        from dbglog import runner
+    def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None, launched: bool = False) -> dict:
+        from dbglog import runner, slurm
+
+        # An srun launcher: each run is its own allocation, cancelled on the cluster (dbglog/slurm.py).
+        launch = slurm.Step(tag=self.session_id) if launched and slurm.is_srun(self.ex.launcher) else None
 
         run_id = runner.new_run_id()
         run_dir = self.recs.ws.runs_dir / run_id
         r = runner.run(argv, run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout,
                        grace=self.ex.grace, captures=self.ex.captures, on_hang=self.ex.on_hang,
-                       echo=not self.ex.quiet, signatures=self.signatures, git_info=False).to_dict()
+                       echo=not self.ex.quiet, signatures=self.signatures, git_info=False, launch=launch).to_dict()
         r["run_dir"] = str(run_dir)
         return r
 
@@ -484,8 +490,11 @@ def default_timeout(bad_runs: list[dict], factor: float = 5.0, floor: float = 10
     return max(floor, round(d * factor, 1))
 
 
-def workdir_root(recs) -> Path:
-    return recs.ws.dir / "bisect"
+def workdir_root(recs, spec: dict | None = None) -> Path:
+    """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
+    .dbglog/bisect."""
+    scratch = (spec or {}).get("scratch")
+    return Path(scratch) if scratch else recs.ws.dir / "bisect"
 
 
 # --- drivers -------------------------------------------------------------------------
@@ -552,6 +561,13 @@ def abort(recs, session: dict) -> dict:
         except psutil.Error:
             pass
     survivors = reap_leftovers(session["id"])
+    sp = session.get("spec") or {}
+    from dbglog import slurm
+
+    cancelled = []  # Slurm jobs a killed driver left on the cluster (tagged with the session)
+    if slurm.is_srun(sp.get("launcher") or (sp.get("execution") or {}).get("launcher")):
+        cancelled = slurm.cancel_tagged(session["id"])
     driver(session["kind"]).cleanup(recs, session)
     SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})
-    return {"id": session["id"], "status": "aborted", "survivors": survivors}
+    return {"id": session["id"], "status": "aborted", "survivors": survivors,
+            **({"slurm_cancelled": cancelled} if cancelled else {})}

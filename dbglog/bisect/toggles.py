@@ -379,7 +379,7 @@ class Trials:
         self.cwd = Path(spec["cwd"])
         self.in_place = bool(spec.get("in_place"))
         self.jobs = max(1, int(spec.get("jobs", 1)))
-        self.workdir = workdir_root(recs) / self.sid
+        self.workdir = workdir_root(recs, spec) / self.sid
         self.originals: dict[str, bytes] = {}
         for path, sha in spec.get("files", {}).items():
             data = Path(path).read_bytes() if Path(path).exists() else b""
@@ -527,7 +527,8 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           strategy: str = "auto", exhaustive: bool = True, timeout: float | None = None, grace: float = 5.0,
           repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
           match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
-          progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False) -> dict:
+          progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False,
+          scratch: str | None = None) -> dict:
     import hashlib
 
     if not cmd:
@@ -588,7 +589,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
             "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
                        "strategy": strategy, "exhaustive": exhaustive},
             "execution": asdict(execution), "user_timeout": timeout, "match": match, "any_failure": any_failure,
-            "bad_if_any": bad_if_any,
+            "bad_if_any": bad_if_any, "scratch": scratch,
             "argv": argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *cmd])}
     # validate the edits up front (bad keys, suspects that would break a Python file)
     session_like = {"id": "check", "spec": spec}
@@ -1045,7 +1046,7 @@ def cleanup(recs, session: dict) -> None:
     from dbglog.bisect.journal import restore_session
 
     restore_session(recs.store, session["id"])
-    shutil.rmtree(workdir_root(recs) / session["id"], ignore_errors=True)
+    shutil.rmtree(workdir_root(recs, session["spec"]) / session["id"], ignore_errors=True)
 
 
 def mark_key(recs, session: dict, ref: str) -> str:
