@@ -57,6 +57,7 @@ class _Attempt:
     unit: str = ""  # heading text of the unit, for an "(as written)" copy
     proposal: bool = False  # "Option B", "Step 3": may be a plan; its prose is not read as a result
     summary: bool = False  # a table row or a sentence: may restate an attempt written out elsewhere
+    table: bool = False  # a table row
 
 
 @dataclass
@@ -270,8 +271,7 @@ class _Reader:
         kids = [c for c in scope.children]
         for c in kids:
             if c is tnode:
-                for cc in c.children:
-                    b.section(cc, context=None)
+                b.title_children(c)
             else:
                 b.section(c, context=None)
         if extra:
@@ -419,6 +419,27 @@ class _Builder:
 
     # --- sections ---------------------------------------------------------------------------
 
+    def title_children(self, t: Node) -> None:
+        """The sections under the title. A document that is one attempt ("# Attempt 20" with
+        "## Hypothesis", "## Command", "## Result") is read as that attempt; its "what next"
+        sections stay next steps."""
+        r = self.r
+        labels = [ATTEMPT_LABELS.get(heading_key(c.text)) for c in t.children]
+        if r._is_attempt_heading(t) and STRONG_RE.match(ATTEMPT_HEAD.match(t.text).group("kw")) \
+                and not any(r._is_attempt_heading(d) or STRONG_CONTAINER.search(bare_words(d.text))
+                            for d in t.walk() if d is not t) \
+                and any(x in ("result", "outcome") for x in labels) and len([x for x in labels if x]) >= 2:
+            later = [c for c in t.children if self._special(c) and not ATTEMPT_LABELS.get(heading_key(c.text))]
+            body = [c for c in t.children if c not in later]
+            first = body[0].start
+            self.attempt_from_node(Node(t.level, t.text, first, first, blocks=[], children=body, parent=t.parent),
+                                   container=None)
+            for c in later:
+                self.section(c, context=None)
+            return
+        for c in t.children:
+            self.section(c, context=None)
+
     def section(self, n: Node, context: str | None) -> None:
         r = self.r
         if n is self.tnode:
@@ -532,6 +553,8 @@ class _Builder:
     def _result_container(self, n: Node) -> None:
         heading = outcomes.plain_text(n.text)  # "Flags que **NO** funcionan"
         ctx = "failed" if FAILED_CONTAINER.search(heading) else "worked"
+        if self._one_prose_attempt(n, ctx):
+            return
         # "Failed Approaches" / "Rejected fixes" / "Flags that don't work": every item is something tried.
         named = re.search(r"\b(?:failed|rejected|abandoned|unsuccessful) (?:attempts|approaches|fixes|solutions)\b",
                           heading, re.I) or (ctx == "failed" and re.search(
@@ -568,6 +591,8 @@ class _Builder:
         elif re.search(r"not yet (?:proven|tested|tried|run)|unproven|untested|to (?:test|verify)|proposed|planned",
                        n.text, re.I):
             ctx = "untested"  # "Hypotheses (not yet proven)"
+        if self._one_prose_attempt(n, ctx):
+            return
         before = len(self.attempts)
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
@@ -595,6 +620,44 @@ class _Builder:
                 self.attempt_from_node(c, container=ctx or "container")
         made = len(self.attempts) - before
         self._keep_or_rename(n, keep, f"attempts ({made})" if made else "sections below")
+
+    def _one_prose_attempt(self, n: Node, ctx: str | None) -> bool:
+        """ "## What we tried that failed" / "## What Worked" written as prose (paragraphs and code,
+        no list, table or numbered entries): the section tells one attempt. Its sub-sections that
+        hold attempts of their own ("### Things we ruled out") are read as such."""
+        own = [b for b in n.blocks if b.kind != "hr"]
+        paras = [b for b in own if b.kind == "paragraph"]
+        if not paras or any(b.kind in ("list", "table") for b in own) \
+                or any(bold_attempt(self.lines[b.start]) for b in paras) \
+                or sum(len(self.lines[i].split()) + len(re.findall(r"[\u3040-\u9fff]", self.lines[i])) // 2
+                       for b in paras for i in range(b.start, b.end)) < 6:  # CJK has no spaces
+            return False
+        inner, rest = [], []
+        for c in n.children:
+            if self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self._special(c):
+                return False
+            holds = STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(outcomes.plain_text(c.text))
+            (rest if holds else inner).append(c)
+        body = Node(n.level, n.text, n.start, n.head_end, blocks=list(n.blocks), children=inner, parent=n.parent)
+        self.attempt_from_node(body, container=ctx)
+        a = self.attempts[-1]
+        title = ""
+        for b in paras:
+            line = self.lines[b.start].strip()
+            lab = LABEL.match(line)
+            bold = re.match(r"^(?:\*\*|__)([^*_]{3,80}?):?(?:\*\*|__):?\s*$", line)
+            if bold:
+                title = bold.group(1)  # "**Direct Database Update:**" above its command
+                break
+            if lab and (lab.group("rest") or "").strip():
+                continue  # "**Commit**: ff46e875": a detail, not the name
+            title = item_title(" ".join(self.lines[i].strip() for i in range(b.start, b.end)))
+            break
+        if title:
+            a.title = one_line(title)
+        for c in rest:
+            self.section(c, context=None)
+        return True
 
     def free(self, n: Node, whole: bool, outside: bool = False) -> None:
         """Keep a section as text. ``whole``: its sub-sections too, verbatim, in one piece.
@@ -1033,7 +1096,7 @@ class _Builder:
             if c_hyp is not None and cells[c_hyp].strip():
                 fields["hypothesis"] = [cells[c_hyp].strip()]
             explicit = cells[c_stat].strip() if c_stat is not None and c_stat != c_res else ""
-            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit, summary=True,
+            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit, summary=True, table=True,
                           tag=lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
                           lines=[a], unit=n.text)
             num = cells[c_num].strip() if c_num is not None else t
@@ -1118,6 +1181,8 @@ class _Builder:
         for c in n.children:
             if c not in parts:
                 self.section(c, context=None)
+        # "## Fix for Next Attempt" with one paragraph and no list: that paragraph is the step.
+        prose_step = not any(b.kind in ("list", "table") for d in parts for b in d.blocks)
         for d in parts:
             if d is not n:
                 self.owned.extend(range(d.start, d.head_end))
@@ -1125,6 +1190,13 @@ class _Builder:
                     self.renamed.append((d.start, d.text, "what to try next"))
             for blk in d.blocks:
                 self.owned.extend(range(blk.start, blk.end))
+                if prose_step and blk.kind == "paragraph" and not BOLD_LEAD.match(self.lines[blk.start]) \
+                        and not _question(self.lines, blk) and not TRIED_ITEM.match(self.lines[blk.start]) \
+                        and not ACTION_LEAD.match(self.lines[blk.start]):
+                    prose_step = False
+                    self._step_from_item(list(range(blk.start, blk.end)))
+                    self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
+                    continue
                 if blk.kind == "list":
                     for item in blk.items:
                         _first, idxs = self._item_text(blk, item)
@@ -1316,10 +1388,15 @@ class _Builder:
             return re.sub(r"[^\w\s]", " ", t)
 
         names = [key(a) for a in full]
+        numbers = {a.number for a in full if a.number is not None}
         out = []
         for a in self.attempts:
             if a.summary and any(fuzz.token_set_ratio(key(a), n) >= 90 for n in names if n):
                 continue
+            m = re.match(rf"^(?:(?:{STRONG_KW}|option|solution|test|config)\s*)?#?(\d{{1,3}})\b", a.title.strip(), re.I)
+            if a.summary and a.table and len(numbers) >= 2 and (
+                    (m and int(m.group(1)) in numbers) or re.match(r"(?i)^(?:none|baseline|no (?:fix|change))\b", a.title)):
+                continue  # "| 1 calibrated per-tensor | 79.4 | ⚠️ |" under "### Solution 1 ...": a recap row
             out.append(a)
         return out
 
