@@ -992,7 +992,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
                 trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
         if launch is not None:
-            launch.cancel()  # the step's processes are on the node, out of the tree's reach
+            launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
         result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
         if interrupted is None:
             _untrap(trapped)

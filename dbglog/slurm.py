@@ -269,9 +269,20 @@ class Step:
                         "cmd": argv})
         return out
 
-    def cancel(self) -> None:
-        """scancel the step's job and wait until squeue no longer lists it (never raises)."""
-        if not self.name or self.cancel_info is not None:
+    def cancel(self, result=None) -> None:
+        """scancel the step's job and wait until squeue no longer lists it (never raises). With the
+        run's ``result`` (dbglog interrupted), the job and its node go on the record as well."""
+        if not self.name:
+            return
+        self._cancel()
+        if result is not None:
+            try:
+                self._describe(result)
+            except Exception as e:  # never lose the run's record over the cluster's answer
+                result.notes.append(f"slurm: could not read the job's state: {e!r}")
+
+    def _cancel(self) -> None:
+        if self.cancel_info is not None:
             return
         t0 = time.monotonic()
         info: dict = {"cancelled": True, "gone_after_s": None, "left": []}
@@ -314,20 +325,7 @@ class Step:
             # srun is gone; the job should end on its own (COMPLETING) -- give it a moment, then cancel.
             if self._wait_gone(5.0):
                 self.cancel()
-        job = self._find(all_states=True, wait=1.0) or self.job
-        nodes = hostnames(job["nodelist"]) if job else []
-        rec = {"job_name": self.name, "job_id": job["job_id"] if job else None,
-               "node": nodes[0] if nodes else None, "nodes": nodes,
-               "state": job["state"] if job else None,
-               "start": _time(job["start"]) if job else None, "end": _time(job["end"]) if job else None}
-        if self.cancel_info is not None:
-            rec.update(self.cancel_info)
-        result.slurm = rec
-        if job:
-            result.notes.append(f"Slurm job {rec['job_id']} on {', '.join(nodes) or 'no node'}: {rec['state']}")
-        if rec.get("left"):
-            result.infra_tainted = True
-            result.notes.append(f"Slurm job(s) {', '.join(rec['left'])} still listed after scancel")
+        job = self._describe(result)
         tail = _tail(result.paths.get("stderr")) + "\n" + _tail(result.paths.get("stdout"))
         why = None
         if self.pending is not None:
@@ -343,6 +341,24 @@ class Step:
             result.outcome = "error"
             result.error = why
             result.notes.append(why)
+
+    def _describe(self, result) -> dict | None:
+        """``result.slurm`` (and a note) from squeue's record of the job; the job, or None."""
+        job = self._find(all_states=True, wait=1.0) or self.job
+        nodes = hostnames(job["nodelist"]) if job else []
+        rec = {"job_name": self.name, "job_id": job["job_id"] if job else None,
+               "node": nodes[0] if nodes else None, "nodes": nodes,
+               "state": job["state"] if job else None,
+               "start": _time(job["start"]) if job else None, "end": _time(job["end"]) if job else None}
+        if self.cancel_info is not None:
+            rec.update(self.cancel_info)
+        result.slurm = rec
+        if job:
+            result.notes.append(f"Slurm job {rec['job_id']} on {', '.join(nodes) or 'no node'}: {rec['state']}")
+        if rec.get("left"):
+            result.infra_tainted = True
+            result.notes.append(f"Slurm job(s) {', '.join(rec['left'])} still listed after scancel")
+        return job
 
 
 def _tail(path: str | None, n: int = 1 << 16) -> str:

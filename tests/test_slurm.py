@@ -193,13 +193,16 @@ def test_sigterm_to_dbglog_cancels_the_job(cluster, tmp_path):
         if p.poll() is None:
             p.kill()
     assert p.returncode == 128 + signal.SIGTERM, err
-    assert json.loads(out)["runs"][0]["outcome"] == "error"
+    run = json.loads(out)["runs"][0]
+    assert run["outcome"] == "error" and "interrupted by SIGTERM" in run["error"]
+    assert run["slurm"]["cancelled"] and run["slurm"]["node"] == cluster.node and run["slurm"]["left"] == []
     assert cluster.active_jobs() == [] and _procs_with(token) == []
 
 
-def test_bisect_toggles_env_reaches_the_step_on_the_node(cluster, tmp_path):
+@pytest.mark.parametrize("mode", [("--slurm", ""), ("--launcher", "srun -n1")])  # an srun launcher is the mode
+def test_bisect_toggles_env_reaches_the_step_on_the_node(cluster, tmp_path, mode):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    p = run_cli("bisect", "toggles", "--env", "A=1", "--env", "B=1", "--env", "C=1", "--slurm", "", "--jobs", "2",
+    p = run_cli("bisect", "toggles", "--env", "A=1", "--env", "B=1", "--env", "C=1", *mode, "--jobs", "2",
                 "--json", "--", "sh", "-c", 'test -z "$B" || { echo "RuntimeError: B" >&2; exit 1; }',
                 cwd=tmp_path, timeout=300)
     res = json.loads(p.stdout)
