@@ -28,8 +28,6 @@ import os
 import secrets
 import select
 import selectors
-import shlex
-import shutil
 import signal as _signal
 import subprocess
 import sys
@@ -39,10 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from dbglog import captures as _captures
+from dbglog import proctree
 from dbglog.errors import DbglogError
 
 OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error")
-PRESETS = ("py-spy", "faulthandler", "gdb", "cuda-coredump")
+# The capture presets, a live view of the registry (dbglog/captures.py).
+PRESETS = _captures.REGISTRY
 DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
 RUN_ID_VAR = "DBGLOG_RUN_ID"
 
@@ -102,7 +103,6 @@ class RunResult:
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
     evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
-    slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/slurm.py)
 
     @property
     def signal_name(self) -> str | None:
@@ -136,7 +136,6 @@ class RunResult:
             "kernel_api": [dict(k) for k in self.kernel_api],
             "evidence": [dict(e) for e in self.evidence],
             "error": self.error,
-            "slurm": dict(self.slurm) if self.slurm else None,
         }
 
 
@@ -254,41 +253,15 @@ class _Pump(threading.Thread):
         self.echoed += len(data)
         target = sys.stdout if name == "stdout" else sys.stderr
         try:
-            text = self._inert(name, target, data)
             buf = getattr(target, "buffer", None)
             if buf is not None:
-                buf.write(text.encode("utf-8", errors="replace"))
+                buf.write(data)
                 buf.flush()
             else:
-                target.write(text)
+                target.write(data.decode("utf-8", errors="replace"))
                 target.flush()
         except (OSError, ValueError):
             self.echo = False  # our terminal went away; keep capturing to files
-
-    def _inert(self, name: str, target, data: bytes) -> str:
-        """The repro's bytes as text the terminal cannot be driven by (issue 17): escapes and control
-        bytes dropped, a lone CR made a newline (a progress bar becomes lines, and cannot hide a line
-        by overwriting it). Colours stay on a terminal (NO_COLOR unset): they are how the repro's own
-        tools mark errors and cannot move the cursor or rewrite anything. Decoded incrementally per
-        stream, so a UTF-8 character or CRLF cut between two reads stays whole."""
-        from dbglog.redact import terminal_text
-
-        if not hasattr(self, "_decoders"):
-            import codecs
-
-            self._decoders = {n: codecs.getincrementaldecoder("utf-8")(errors="replace") for n in self.streams}
-            self._cr = dict.fromkeys(self.streams, False)
-            self._colour = {}
-        if name not in self._colour:
-            try:
-                self._colour[name] = target.isatty() and not os.environ.get("NO_COLOR")
-            except (AttributeError, ValueError):
-                self._colour[name] = False
-        text = self._decoders[name].decode(data)
-        if self._cr[name] and text.startswith("\n"):
-            text = text[1:]  # the LF of a CRLF split between reads: the CR already made the newline
-        self._cr[name] = text.endswith("\r")
-        return terminal_text(text, self._colour[name])
 
     def run(self) -> None:
         sel = selectors.DefaultSelector()
@@ -329,393 +302,33 @@ class _Pump(threading.Thread):
 
 # --- the process tree -------------------------------------------------------------------------
 
-def _psutil():
-    import psutil  # lazy: importing dbglog must stay cheap
-
-    return psutil
-
-
-def _pids() -> list[int]:
-    try:
-        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return [p for p in _psutil().pids()]
+# Moved to dbglog/proctree.py (one process layer); the old names stay for callers and tests.
+_psutil = proctree.psutil_module
+_pids = proctree.pids
+_ppid_table = proctree.ppid_table
+_Tree = proctree.Tree
+_proc_state = proctree.proc_state
+terminate_tree = proctree.terminate_tree
 
 
-def _ppid_table() -> dict[int, int]:
-    """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
-    runs every poll interval)."""
-    table: dict[int, int] = {}
-    if not os.path.isdir("/proc/self"):
-        ps = _psutil()
-        for p in ps.process_iter(["ppid"]):
-            table[p.pid] = p.info.get("ppid") or 0
-        return table
-    for pid in _pids():
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ..." and comm may contain spaces or parentheses.
-        rest = stat[stat.rfind(b")") + 2:].split(b" ", 2)
-        try:
-            table[pid] = int(rest[1])
-        except (IndexError, ValueError):
-            continue
-    return table
+# --- hang captures: the presets live in dbglog/captures.py -------------------------------------
 
-
-class _Tree:
-    """Every process the run ever spawned, as psutil handles (which guard against PID reuse)."""
-
-    def __init__(self, root_pid: int, run_id: str, started: float):
-        self.psutil = _psutil()
-        self.root_pid = root_pid
-        self.run_id = run_id
-        self.started = started
-        self.procs: dict[int, object] = {}
-        try:
-            self.procs[root_pid] = self.psutil.Process(root_pid)
-        except self.psutil.Error:
-            pass
-
-    def alive(self) -> list:
-        out = []
-        for p in list(self.procs.values()):
-            try:
-                if p.is_running() and p.status() != self.psutil.STATUS_ZOMBIE:
-                    out.append(p)
-            except self.psutil.Error:
-                pass
-        return out
-
-    def snapshot(self) -> None:
-        """Add every descendant of every process we track (one pass over the ppid table), so a
-        setsid'd grandchild stays tracked after its parent dies and it is re-parented."""
-        ps = self.psutil
-        children: dict[int, list[int]] = collections.defaultdict(list)
-        for pid, ppid in _ppid_table().items():
-            children[ppid].append(pid)
-        stack = [pid for pid, p in self.procs.items() if self._running(p)]
-        seen = set(stack)
-        while stack:
-            pid = stack.pop()
-            for c in children.get(pid, ()):
-                if c in seen:
-                    continue
-                seen.add(c)
-                stack.append(c)
-                if c not in self.procs:
-                    try:
-                        self.procs[c] = ps.Process(c)
-                    except ps.Error:
-                        pass
-
-    def _running(self, p) -> bool:
-        try:
-            return p.is_running()
-        except self.psutil.Error:
-            return False
-
-    def scan_marker(self) -> None:
-        """Find processes that inherited our DBGLOG_RUN_ID even if every link to them was lost
-        (e.g. a double fork that finished between two snapshots). The id is random, so a match
-        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
-        for pid in _pids_with_env(RUN_ID_VAR, self.run_id, skip=set(self.procs)):
-            try:
-                self.procs[pid] = self.psutil.Process(pid)
-            except self.psutil.Error:
-                pass
-
-    def signal_all(self, sig: int) -> None:
-        try:
-            os.killpg(self.root_pid, sig)  # the group the repro leads (start_new_session)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for p in self.alive():
-            try:
-                p.send_signal(sig)
-            except (self.psutil.Error, OSError):
-                pass
-
-    def wait_gone(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while True:
-            if not self.alive():
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-
-
-def _proc_state(p) -> dict:
-    ps = _psutil()
-    info: dict = {"pid": p.pid}
-    for key, fn in (("name", p.name), ("status", p.status), ("cmdline", lambda: " ".join(p.cmdline()))):
-        try:
-            info[key] = fn()
-        except (ps.Error, OSError):
-            info[key] = None
-    try:
-        info["wchan"] = Path(f"/proc/{p.pid}/wchan").read_text().strip() or None
-    except OSError:
-        info["wchan"] = None
-    return info
-
-
-def terminate_tree(tree: _Tree, grace: float, kill_wait: float = 3.0) -> list[dict]:
-    """SIGTERM the group and every tracked descendant, wait ``grace``, SIGKILL what is left,
-    wait ``kill_wait``. Returns the processes that survived SIGKILL (e.g. stuck in state D)."""
-    tree.snapshot()
-    tree.scan_marker()
-    if not tree.alive():
-        return []
-    tree.signal_all(_signal.SIGTERM)
-    if not tree.wait_gone(grace):
-        tree.snapshot()  # a dying process may have spawned something
-        tree.signal_all(_signal.SIGKILL)
-        tree.wait_gone(kill_wait)
-    return [_proc_state(p) for p in tree.alive()]
-
-
-# --- hang captures ----------------------------------------------------------------------------
-
-_SITECUSTOMIZE = '''\
-# Written by dbglog for the "faulthandler" hang capture: dump every thread's stack to a per-process
-# file on SIGUSR1. The file's existence tells dbglog this process registered (an unregistered
-# process would be killed by SIGUSR1). Then chain to any sitecustomize further down sys.path.
-import faulthandler, os, signal, sys
-_dir = os.environ.get("DBGLOG_FAULTHANDLER_DIR")
-_files = []
-def _register():
-    try:
-        f = open(os.path.join(_dir, "faulthandler.%d.txt" % os.getpid()), "w")
-        _files.append(f)
-        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
-    except Exception:
-        pass
-if _dir:
-    _register()
-    try:
-        os.register_at_fork(after_in_child=_register)
-    except Exception:
-        pass
-_here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-del sys.modules["sitecustomize"]
-try:
-    import sitecustomize  # noqa: F401
-except ImportError:
-    pass
-'''
+_which = _captures.which
+_is_python = _captures.is_python
+_run_limited = _captures.run_limited
+_subst = _captures.subst
 
 
 def _preset_env(captures: Sequence[str], run_dir: Path, base_env: dict) -> dict:
     """Hang diagnostics must be enabled at launch (reference §4, insight 4)."""
-    env: dict[str, str] = {}
-    hang_dir = run_dir / "hang"
-    if "faulthandler" in captures:
-        site = run_dir / ".dbglog_site"
-        site.mkdir(parents=True, exist_ok=True)
-        (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
-        hang_dir.mkdir(parents=True, exist_ok=True)
-        old = base_env.get("PYTHONPATH")
-        env["PYTHONPATH"] = str(site) + (os.pathsep + old if old else "")
-        env["PYTHONFAULTHANDLER"] = "1"  # also covers SEGV/FPE/ABRT/BUS/ILL
-        env["DBGLOG_FAULTHANDLER_DIR"] = str(hang_dir)
-    if "cuda-coredump" in captures:
-        env.update({
-            "CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1",
-            "CUDA_COREDUMP_PIPE": str(run_dir / "cuda_coredump_pipe_%h.%p.%t"),
-            "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1",
-            "CUDA_COREDUMP_SHOW_PROGRESS": "1",
-            "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,"
-                                              "skip_shared_memory,skip_local_memory,skip_constbank_memory",
-            "CUDA_COREDUMP_FILE": str(run_dir / "cuda_coredump_%h.%p.%t"),
-        })
-    return env
-
-
-def _run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, str | None]:
-    """Run a capture tool with its output in a file and its own time limit; kill its group on
-    timeout. Returns (status, note)."""
-    try:
-        with open(out_path, "wb") as out:
-            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True)
-    except OSError as e:
-        return "failed", f"{argv[0]}: {e.strerror or e}"
-    try:
-        rc = p.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, _signal.SIGKILL)
-        except OSError:
-            pass
-        p.wait()
-        return "timeout", f"{argv[0]} did not finish within {limit:g}s; killed"
-    return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")
-
-
-def _which(tool: str) -> str | None:
-    """On PATH, or installed next to this interpreter (pip install py-spy into dbglog's venv)."""
-    found = shutil.which(tool)
-    if found:
-        return found
-    beside = Path(sys.executable).parent / tool
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) and shutil.which(str(beside)) else None
-
-
-def _is_python(p) -> bool:
-    ps = _psutil()
-    try:
-        name = p.name().lower()
-        cmd = p.cmdline()
-    except (ps.Error, OSError):
-        return False
-    first = os.path.basename(cmd[0]).lower() if cmd else ""
-    return "python" in name or first.startswith("python")
-
-
-def _subst(arg: str, pid: int, run_dir: Path) -> str:
-    return arg.replace("{pid}", str(pid)).replace("{pgid}", str(pid)).replace("{run_dir}", str(run_dir))
+    return _captures.launch_env(captures, run_dir, base_env)
 
 
 def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str],
-                   commands: Sequence[str], limit: float) -> list[dict]:
-    hang_dir = run_dir / "hang"
-    hang_dir.mkdir(parents=True, exist_ok=True)
-    out: list[dict] = []
-    tree.snapshot()
-    tree.scan_marker()
-    procs = tree.alive()
-
-    # 0. Passive snapshot: state and wait channel of every process (a D state means a kernel wait).
-    snap = hang_dir / "snapshot.json"
-    snap.write_text(json.dumps([_proc_state(p) for p in procs], indent=1))
-    out.append({"name": "snapshot", "status": "ok", "path": str(snap), "note": None})
-
-    # 1. py-spy on every Python process: non-destructive, so first.
-    if "py-spy" in presets:
-        exe = _which("py-spy")
-        pys = [p for p in procs if _is_python(p)]
-        if not exe:
-            out.append({"name": "py-spy", "status": "missing", "path": None,
-                        "note": "py-spy is not installed (pip install py-spy); skipped"})
-        elif not pys:
-            out.append({"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"})
-        for p in pys if exe else ():
-            path = hang_dir / f"py-spy.{p.pid}.txt"
-            status, note = _run_limited([exe, "dump", "--pid", str(p.pid)], path, limit)
-            out.append({"name": f"py-spy:{p.pid}", "status": status, "path": str(path), "note": note})
-
-    # 2. faulthandler: only processes that registered SIGUSR1 (their file exists) get the signal;
-    #    an unregistered process would be killed by it.
-    if "faulthandler" in presets:
-        targets = [(p, hang_dir / f"faulthandler.{p.pid}.txt") for p in procs]
-        targets = [(p, f) for p, f in targets if f.exists()]
-        if not targets:
-            out.append({"name": "faulthandler", "status": "skipped", "path": None,
-                        "note": "no process registered the SIGUSR1 dump (not Python, or run with -I/-S)"})
-        for p, _ in targets:
-            try:
-                p.send_signal(_signal.SIGUSR1)
-            except (tree.psutil.Error, OSError):
-                pass
-        deadline = time.monotonic() + min(limit, 5.0)
-        while targets and time.monotonic() < deadline and any(f.stat().st_size == 0 for _, f in targets):
-            time.sleep(0.02)
-        for p, f in targets:
-            ok = f.stat().st_size > 0
-            out.append({"name": f"faulthandler:{p.pid}", "status": "ok" if ok else "timeout",
-                        "path": str(f), "note": None if ok else "no stack dump written in time"})
-
-    # 3. The user's own commands, with {pid} {pgid} {run_dir}.
-    for i, command in enumerate(commands, 1):
-        argv = [_subst(a, tree.root_pid, run_dir) for a in shlex.split(command)]
-        path = hang_dir / f"on_hang.{i}.txt"
-        if not argv:
-            continue
-        if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
-            out.append({"name": f"on_hang:{i}", "status": "missing", "path": None,
-                        "note": f"{argv[0]}: command not found; skipped"})
-            continue
-        status, note = _run_limited(argv, path, limit)
-        out.append({"name": f"on_hang:{i}", "status": status, "path": str(path), "note": note,
-                    "cmd": argv})
-
-    # 4. gdb: invasive (stops all threads), never concurrent with py-spy; a few processes only.
-    if "gdb" in presets:
-        exe = _which("gdb")
-        if not exe:
-            out.append({"name": "gdb", "status": "missing", "path": None, "note": "gdb is not installed; skipped"})
-        for p in procs[:4] if exe else ():
-            path = hang_dir / f"gdb.{p.pid}.txt"
-            status, note = _run_limited([exe, "-p", str(p.pid), "-batch", "-nx", "-ex", "set pagination off",
-                                         "-ex", "thread apply all bt"], path, limit)
-            out.append({"name": f"gdb:{p.pid}", "status": status, "path": str(path), "note": note})
-
-    # 5. One terminal GPU capture: the CUDA user-triggered core dump aborts the process afterwards,
-    #    which is why the caller fixed the outcome as "hang" before calling us.
-    if "cuda-coredump" in presets:
-        out.extend(_cuda_coredump(tree, pump, run_dir, procs, limit))
-    return out
-
-
-def _cuda_coredump(tree: _Tree, pump: _Pump, run_dir: Path, procs: list, limit: float) -> list[dict]:
-    pipes: set[str] = set()
-    for p in procs:
-        try:
-            for fd in os.listdir(f"/proc/{p.pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if "cuda_coredump_pipe_" in target:
-                    pipes.add(target.split(" (deleted)")[0])
-        except OSError:
-            continue
-    for f in run_dir.glob("cuda_coredump_pipe_*"):
-        pipes.add(str(f))
-    if not pipes:
-        return [{"name": "cuda-coredump", "status": "skipped", "path": None,
-                 "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
-    out = []
-    deadline = time.monotonic() + limit
-    chunk = b"\0" * 65536
-    for pipe in sorted(pipes):
-        try:
-            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as e:
-            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
-            continue
-        sent = 0
-        try:
-            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
-            while sent < 1 << 20 and time.monotonic() < deadline:
-                try:
-                    sent += os.write(fd, chunk)
-                except BlockingIOError:
-                    time.sleep(0.01)
-                except OSError:
-                    break  # reader went away: the dump started and the process is exiting
-        finally:
-            os.close(fd)
-        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
-    # Bounded wait for the dump to finish: progress lines or the process going away.
-    while time.monotonic() < deadline:
-        tail = pump.tail_text()
-        if b"coredump: All done" in tail or b"Writing done" in tail or not tree.alive():
-            break
-        time.sleep(0.05)
-    for c in out:
-        if c["status"] == "triggered":
-            c["status"] = "ok" if any(run_dir.glob("cuda_coredump_*")) else "triggered"
-            c["dumps"] = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
-    return out
+                   commands: Sequence[str], limit: float, env: dict | None = None,
+                   reason: str = "hang") -> list[dict]:
+    return _captures.take(tree, run_dir, presets, commands, limit, env=env, reason=reason,
+                          tail=pump.tail_text if pump is not None else (lambda: b""))
 
 
 # --- evidence for OOM kills we did not send ----------------------------------------------------
@@ -846,7 +459,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         captures: Sequence[str] = (), on_hang: Sequence[str] = (),
         output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
         capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-        kill_wait: float = 3.0, launch=None) -> RunResult:
+        kill_wait: float = 3.0) -> RunResult:
     """Run ``cmd`` (an argument list) under supervision and classify how it ended.
 
     ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
@@ -854,22 +467,15 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
     ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
     catalog (pass ``signatures.all_signatures(config)`` to add the user's).
-    ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
-    flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
     """
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
     cmd = [os.fspath(c) for c in cmd]
-    presets = [c for c in list(captures) + list(on_hang) if c in PRESETS]
-    unknown = [c for c in captures if c not in PRESETS]
-    if unknown:
-        raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
-    commands = [c for c in on_hang if c not in PRESETS]
-    for c in commands:
-        try:
-            shlex.split(c)
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --on-hang command {c!r}: {e}") from None
+    presets, commands = _captures.split(captures, on_hang)
+    env_overrides = dict(env_overrides or {})
+    # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
+    preset_warnings = _captures.check(presets, {**os.environ, **{k: str(v) for k, v in env_overrides.items()
+                                                                if v is not None}})
     run_dir = Path(run_dir).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
@@ -883,6 +489,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                        started=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                        duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=timeout,
                        paths=paths)
+    result.notes.extend(preset_warnings)
     if git_info:
         result.git_commit, result.git_dirty = _git_state(cwd_path)
 
@@ -916,9 +523,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     t0 = time.monotonic()
     started_epoch = time.time()
     try:
-        proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=str(cwd_path), env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         for s in (*sinks.values(), merged):
             s.close()
@@ -970,10 +576,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         if timed_out:
             result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
             result.notes.append(f"timed out after {timeout:g}s")
-            if launch is not None:  # the processes are on the node: capture there, cancel the job step
-                result.captures = launch.on_hang(run_dir, presets, commands, capture_timeout)
-            else:
-                result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
+            result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
             result.survivors = terminate_tree(tree, grace, kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
@@ -991,8 +594,6 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
                 trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
-        if launch is not None:
-            launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
         result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
         if interrupted is None:
             _untrap(trapped)
@@ -1060,8 +661,6 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                 if line:
                     result.outcome = "oom"
                     result.notes.append(f"dmesg: {line}")
-    if launch is not None:
-        launch.settle(result)  # no job left behind; which node, what Slurm said
     _finish(result, run_dir, pump, signatures)
     return result
 
@@ -1097,9 +696,7 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
     try:
-        from dbglog.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
-
-        Path(result.paths["result"]).write_text(json.dumps(clean_obj(result.to_dict()), indent=1) + "\n")
+        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
     except OSError as e:
         result.notes.append(f"could not write result.json: {e}")
 
@@ -1211,55 +808,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 
-def _pids_with_env(var: str, value: str, skip: set | frozenset = frozenset()) -> list[int]:
-    """Pids (other than ours and ``skip``) whose environment holds ``var=value``; unreadable
-    /proc/<pid>/environ (other users' processes) is skipped."""
-    needle = b"\0" + f"{var}={value}".encode() + b"\0"
-    me = os.getpid()
-    out = []
-    for pid in _pids():
-        if pid == me or pid in skip:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if needle in b"\0" + data + b"\0":
-            out.append(pid)
-    return out
-
-
-def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
-    """Terminate every process whose environment holds ``var=value`` and return the survivors.
-
-    Used after a supervisor was killed with -9: its repro (own session, so not killed with it)
-    and that repro's descendants still carry the marker variable the supervisor set.
-    """
-    ps = _psutil()
-    tree = _Tree(os.getpid(), value, time.time())
-    tree.procs.clear()
-    for pid in _pids_with_env(var, value):
-        try:
-            tree.procs[pid] = ps.Process(pid)
-        except ps.Error:
-            pass
-    if not tree.procs:
-        return []
-    tree.snapshot()
-    for p in tree.alive():
-        try:
-            p.send_signal(_signal.SIGTERM)
-        except (ps.Error, OSError):
-            pass
-    if not tree.wait_gone(grace):
-        for p in tree.alive():
-            try:
-                p.send_signal(_signal.SIGKILL)
-            except (ps.Error, OSError):
-                pass
-        tree.wait_gone(3.0)
-    return [_proc_state(p) for p in tree.alive()]
+_pids_with_env = proctree.pids_with_env
+kill_marked = proctree.kill_marked
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPROS, ROOT, assert_none_alive, recorded_pids
-from dbglog import runner
+from dbglog import captures, runner
 from dbglog.errors import DbglogError
 
 PY = sys.executable
@@ -201,7 +201,7 @@ def test_py_spy_preset(tmp_path, pid_dir):
 
 
 def test_missing_tool_preset_is_a_note(tmp_path, pid_dir, monkeypatch):
-    monkeypatch.setattr(runner.shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(captures.shutil, "which", lambda name, *a, **k: None)
     r = run(repro("hang.py"), tmp_path, timeout=1.0, captures=["py-spy", "gdb"])
     assert r.outcome == "hang"
     assert {c["name"]: c["status"] for c in r.captures}.get("py-spy") == "missing"

@@ -1,0 +1,791 @@
+"""Capture presets: what ``--capture NAME`` arms before a supervised run and takes when it hangs.
+
+Each preset is one :class:`Preset` registered in :data:`REGISTRY` (in this module: the CLI's help and
+validation, the MCP schema and the bisections all read the registry, so a preset defined here is
+everywhere). A preset says:
+
+* ``name``, ``help``: the ``--capture`` value and its one-line help;
+* ``order``: when it runs on a hang — passive and non-destructive first, invasive (gdb stops every
+  thread) after, terminal last (a CUDA user-triggered core dump aborts the process);
+* ``targets``: which processes it acts on — ``"workers"`` (the processes holding a GPU device
+  open, see :func:`gpu_holders`; the old rule when none do), ``"python"``, ``"tree"`` (all);
+* ``time_limit``: seconds per tool invocation (None: the run's ``capture_timeout``);
+* ``env(run_dir, base_env) -> dict``: variables set before launch (hang diagnostics must be armed
+  then: reference §4);
+* ``check(env) -> (refusal, warning)``: refuse a run env the preset cannot work in (one line, exit 2,
+  nothing started) or warn about it (a note on the run);
+* ``on_hang(ctx) -> [capture dicts]``: what it does on a hang (``ctx`` is a :class:`Context`);
+  ``on_interrupt``: also on Ctrl-C / SIGTERM / SIGHUP to dbglog, before the tree is killed;
+* ``after(ctx) -> ([capture dicts], [evidence dicts])``: after the run ended, whatever way (a crash
+  wrote core dumps, ranks wrote flight-recorder buffers).
+
+A capture dict is ``{"name", "status" (ok | missing | skipped | timeout | failed | triggered),
+"path", "note"}`` plus anything else; files at ``path`` are read by the evidence parsers
+(``dbglog/evidence.py``) and the stuck-process guess below. Adding a preset::
+
+    def _strace(ctx):
+        procs, note = ctx.targets("workers")
+        return [ctx.tool("strace", p, ["strace", "-f", "-p", str(p.pid), "-o", "/dev/stdout"], note=note)
+                for p in procs]
+
+    register(Preset("strace", "syscalls of the GPU workers for a few seconds", order=35,
+                    targets="workers", time_limit=5.0, on_hang=_strace))
+
+plus one test that runs it against a fake ``strace`` in ``tests/fixtures/fake_tools``.
+
+After the presets, :func:`take` names the **stuck process** (a guess, labelled as one): the one
+whose stack did not move between two samples, that holds the GPU, burns CPU or sits in state D, and
+that others wait on rather than waiting itself; its top frames go in the run summary, ``runs show``
+and the recorded attempt.
+
+Layering: imported by ``runner.py``; imports only ``proctree`` (process helpers), ``errors`` and,
+lazily, the modules a preset drives (never the runner).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import shutil
+import signal as _signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from dbglog import proctree
+from dbglog.errors import DbglogError
+
+# Device files a GPU worker holds open: ROCm's KFD and render nodes, NVIDIA's device nodes.
+DEVICE_PATTERNS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
+DEVICES_VAR = "DBGLOG_GPU_DEVICES"  # os.pathsep-separated globs replacing DEVICE_PATTERNS (tests)
+STACK_GAP_S = 0.3  # between the two faulthandler samples: long enough for a live stack to move
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    help: str
+    order: int = 50
+    targets: str = "tree"  # "workers" | "python" | "tree"
+    time_limit: float | None = None
+    env: Callable[[Path, dict], dict] | None = None
+    check: Callable[[dict], tuple[str | None, str | None]] | None = None
+    on_hang: Callable[["Context"], list[dict]] | None = None
+    on_interrupt: bool = True
+    after: Callable[["Context"], tuple[list[dict], list[dict]]] | None = None
+
+
+REGISTRY: dict[str, Preset] = {}
+
+
+def register(preset: Preset) -> Preset:
+    if preset.name in REGISTRY:
+        raise ValueError(f"capture preset {preset.name!r} is already registered")
+    if preset.targets not in ("workers", "python", "tree"):
+        raise ValueError(f"capture preset {preset.name!r}: unknown targets {preset.targets!r}")
+    REGISTRY[preset.name] = preset
+    return preset
+
+
+def names() -> list[str]:
+    return list(REGISTRY)
+
+
+def help_text() -> str:
+    """For ``--capture``: every preset and what it does."""
+    return "Capture preset (repeatable): " + "; ".join(f"{p.name}: {p.help}" for p in REGISTRY.values()) + "."
+
+
+def split(captures: Sequence[str], on_hang: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Validate ``--capture`` values; a preset name given to ``--on-hang`` counts as a preset.
+    Returns (presets in hang order, the other ``--on-hang`` commands)."""
+    unknown = [c for c in captures if c not in REGISTRY]
+    if unknown:
+        raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(REGISTRY)}")
+    commands = [c for c in on_hang if c not in REGISTRY]
+    for c in commands:
+        try:
+            shlex.split(c)
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --on-hang command {c!r}: {e}") from None
+    chosen = list(dict.fromkeys(c for c in [*captures, *on_hang] if c in REGISTRY))
+    return sorted(chosen, key=lambda n: REGISTRY[n].order), commands
+
+
+def check(presets: Sequence[str], env: dict) -> list[str]:
+    """Refuse (DbglogError) a run environment a preset cannot work in; return the warnings."""
+    warnings = []
+    for n in presets:
+        p = REGISTRY[n]
+        if p.check is None:
+            continue
+        refusal, warning = p.check(env)
+        if refusal:
+            raise DbglogError(refusal)
+        if warning:
+            warnings.append(warning)
+    return warnings
+
+
+def launch_env(presets: Sequence[str], run_dir: Path, base_env: dict) -> dict:
+    env: dict[str, str] = {}
+    for n in presets:
+        p = REGISTRY[n]
+        if p.env is not None:
+            env.update(p.env(run_dir, {**base_env, **env}))
+    return env
+
+
+# --- which processes ----------------------------------------------------------------------------
+
+def device_patterns(env: dict | None = None) -> tuple[str, ...]:
+    raw = (env if env is not None else os.environ).get(DEVICES_VAR)
+    return tuple(x for x in raw.split(os.pathsep) if x) if raw else DEVICE_PATTERNS
+
+
+def open_devices(pid: int, patterns: Sequence[str] = DEVICE_PATTERNS) -> list[str]:
+    """The device files (matching ``patterns``) process ``pid`` holds open, from /proc/PID/fd links
+    (psutil's open_files leaves device nodes out)."""
+    found = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target not in found and any(fnmatch.fnmatchcase(target, pat) for pat in patterns):
+            found.append(target)
+    return found
+
+
+def gpu_holders(procs: Sequence, patterns: Sequence[str] = DEVICE_PATTERNS) -> list:
+    """The workers: processes holding a GPU device open (the dispatcher that only forks them does
+    not)."""
+    return [p for p in procs if open_devices(p.pid, patterns)]
+
+
+def is_python(p) -> bool:
+    ps = proctree.psutil_module()
+    try:
+        name = p.name().lower()
+        cmd = p.cmdline()
+    except (ps.Error, OSError):
+        return False
+    first = os.path.basename(cmd[0]).lower() if cmd else ""
+    return "python" in name or first.startswith("python")
+
+
+def which(tool: str) -> str | None:
+    """On PATH, or installed next to this interpreter (pip install py-spy into dbglog's venv)."""
+    found = shutil.which(tool)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / tool
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) and shutil.which(str(beside)) else None
+
+
+def subst(arg: str, pid: int, run_dir: Path) -> str:
+    return arg.replace("{pid}", str(pid)).replace("{pgid}", str(pid)).replace("{run_dir}", str(run_dir))
+
+
+def run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, str | None]:
+    """Run a capture tool with its output in a file and its own time limit; kill its group on
+    timeout. Returns (status, note)."""
+    try:
+        with open(out_path, "wb") as out:
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+    except OSError as e:
+        return "failed", f"{argv[0]}: {e.strerror or e}"
+    proctree.SPAWNED.add(p.pid)  # ours, not an orphan of the repro (proctree.adopt)
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, _signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        return "timeout", f"{argv[0]} did not finish within {limit:g}s; killed"
+    return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")
+
+
+@dataclass
+class Context:
+    """What a preset's ``on_hang`` / ``after`` gets: the tree, where to write, the time limit."""
+    tree: object  # proctree.Tree of the supervised run
+    run_dir: Path
+    limit: float  # seconds per tool invocation
+    env: dict = field(default_factory=dict)  # the run's environment
+    reason: str = "hang"  # hang | interrupt | end
+    tail: Callable[[], bytes] = lambda: b""  # the last output (progress lines of a core dump)
+    procs: list = field(default_factory=list)  # live processes at capture time, tree order
+    devices: tuple = DEVICE_PATTERNS
+
+    @property
+    def hang_dir(self) -> Path:
+        d = self.run_dir / "hang"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def targets(self, kind: str, fallback_max: int | None = 4) -> tuple[list, str | None]:
+        """(processes, note). ``workers``: the GPU holders; when none hold a device, the Python
+        processes, else the processes in tree order, the first ``fallback_max`` of them (the rule
+        before worker selection)."""
+        procs = self.procs
+        if kind == "tree":
+            return list(procs), None
+        if kind == "python":
+            return [p for p in procs if is_python(p)], None
+        held = gpu_holders(procs, self.devices)
+        if held:
+            return held, None
+        py = [p for p in procs if is_python(p)]
+        return (py or procs)[:fallback_max], "no process holds a GPU device open; attached to " + \
+            ("the Python processes" if py else "the first processes of the tree")
+
+    def tool(self, name: str, p, argv: list[str], limit: float | None = None, note: str | None = None) -> dict:
+        """Run one capture tool on process ``p``: output in hang/NAME.PID.txt under a time limit."""
+        path = self.hang_dir / f"{name}.{p.pid}.txt"
+        status, err = run_limited(argv, path, limit or self.limit)
+        return {"name": f"{name}:{p.pid}", "status": status, "path": str(path),
+                "note": "; ".join(x for x in (err, note) if x) or None}
+
+
+# --- the presets ----------------------------------------------------------------------------------
+
+def _missing(name: str, how: str) -> list[dict]:
+    return [{"name": name, "status": "missing", "path": None, "note": f"{name} is not installed{how}; skipped"}]
+
+
+def _py_spy(ctx: Context) -> list[dict]:
+    exe = which("py-spy")
+    if not exe:
+        return _missing("py-spy", " (pip install py-spy)")
+    procs, note = ctx.targets("workers", fallback_max=None)  # non-destructive: every Python process
+    pys = [p for p in procs if is_python(p)]
+    if not pys:
+        return [{"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"}]
+    return [ctx.tool("py-spy", p, [exe, "dump", "--pid", str(p.pid)], note=note) for p in pys]
+
+
+SITECUSTOMIZE = '''\
+# Written by dbglog for the "faulthandler" hang capture: dump every thread's stack to a per-process
+# file on SIGUSR1. The file's existence tells dbglog this process registered (an unregistered
+# process would be killed by SIGUSR1). Then run the interpreter's own sitecustomize, if it has one.
+import faulthandler, os, signal, sys
+_dir = os.environ.get("DBGLOG_FAULTHANDLER_DIR")
+_files = []
+def _register():
+    try:
+        f = open(os.path.join(_dir, "faulthandler.%d.txt" % os.getpid()), "w")
+        _files.append(f)
+        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
+    except Exception:
+        pass
+if _dir:
+    _register()
+    try:
+        os.register_at_fork(after_in_child=_register)
+    except Exception:
+        pass
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+# The import system pops sys.modules["sitecustomize"] when this module finishes: it must hold a
+# module then (ours, or the chained one), or every interpreter prints KeyError: 'sitecustomize'.
+_me = sys.modules.pop("sitecustomize", None)
+try:
+    import sitecustomize  # noqa: F401  (the interpreter's own, further down sys.path)
+except ModuleNotFoundError as _e:
+    if _e.name != "sitecustomize":
+        raise
+finally:
+    if "sitecustomize" not in sys.modules and _me is not None:
+        sys.modules["sitecustomize"] = _me
+'''
+
+
+def _faulthandler_env(run_dir: Path, base_env: dict) -> dict:
+    site = run_dir / ".dbglog_site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    hang_dir = run_dir / "hang"
+    hang_dir.mkdir(parents=True, exist_ok=True)
+    old = base_env.get("PYTHONPATH")
+    return {"PYTHONPATH": str(site) + (os.pathsep + old if old else ""),
+            "PYTHONFAULTHANDLER": "1",  # also covers SEGV/FPE/ABRT/BUS/ILL
+            "DBGLOG_FAULTHANDLER_DIR": str(hang_dir)}
+
+
+def _wait_growth(targets: list, sizes: dict, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and any(_size(f) <= sizes.get(f, 0) for _, f in targets):
+        time.sleep(0.02)
+
+
+def _size(f: Path) -> int:
+    try:
+        return f.stat().st_size
+    except OSError:
+        return 0
+
+
+def _faulthandler(ctx: Context) -> list[dict]:
+    """Two SIGUSR1 dumps STACK_GAP_S apart (the stuck-process guess compares them); only processes
+    that registered the handler (their file exists) get the signal — it would kill the others."""
+    targets = [(p, ctx.hang_dir / f"faulthandler.{p.pid}.txt") for p in ctx.procs]
+    targets = [(p, f) for p, f in targets if f.exists()]
+    if not targets:
+        return [{"name": "faulthandler", "status": "skipped", "path": None,
+                 "note": "no process registered the SIGUSR1 dump (not Python, or run with -I/-S)"}]
+    limit = min(ctx.limit, 5.0)
+    firsts: dict = {}
+    for sample in (1, 2):
+        sizes = {f: _size(f) for _, f in targets}
+        for p, _ in targets:
+            try:
+                p.send_signal(_signal.SIGUSR1)
+            except (proctree.psutil_module().Error, OSError):
+                pass
+        _wait_growth(targets, sizes, limit)
+        if sample == 1:
+            firsts = {f: _size(f) for _, f in targets}
+            time.sleep(STACK_GAP_S)
+    out = []
+    for p, f in targets:
+        ok = _size(f) > 0
+        out.append({"name": f"faulthandler:{p.pid}", "status": "ok" if ok else "timeout", "path": str(f),
+                    "note": None if ok else "no stack dump written in time", "pid": p.pid,
+                    "first_sample_bytes": firsts.get(f, 0)})
+    return out
+
+
+def python_gdb_helpers(pid: int) -> str | None:
+    """The interpreter's gdb helpers (``python3.X-gdb.py``: py-bt, py-list) for process ``pid``:
+    beside the executable (pyenv, source builds) or in gdb's auto-load tree (Debian python3-dbg)."""
+    try:
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    base = os.path.basename(exe)
+    m = re.match(r"python(\d+\.\d+)", base)
+    cands = [exe + "-gdb.py", f"/usr/share/gdb/auto-load{exe}-gdb.py"]
+    if m:
+        cands += [os.path.join(os.path.dirname(exe), f"python{m.group(1)}-gdb.py"),
+                  f"/usr/share/gdb/auto-load/usr/bin/python{m.group(1)}-gdb.py"]
+    return next((c for c in cands if os.path.isfile(c)), None)
+
+
+def _gdb(ctx: Context) -> list[dict]:
+    """Every thread's C stack, plus Python frames (py-bt) where the interpreter's gdb helpers
+    exist; always ends in detach. Invasive (stops all threads): after py-spy and faulthandler."""
+    exe = which("gdb")
+    if not exe:
+        return _missing("gdb", "")
+    procs, note = ctx.targets("workers")
+    out = []
+    for p in procs:
+        script = ["set pagination off", "set confirm off"]
+        py_note = None
+        if is_python(p):
+            helpers = python_gdb_helpers(p.pid)
+            if helpers:
+                script += [f"source {helpers}", "thread apply all py-bt"]
+            else:
+                py_note = ("no Python frames: the interpreter's gdb helpers (python3.X-gdb.py, e.g. Debian's "
+                           "python3-dbg) were not found; C frames only")
+        script += ["thread apply all bt", "detach"]
+        argv = [exe, "-p", str(p.pid), "-batch", "-nx"] + [a for c in script for a in ("-ex", c)]
+        out.append(ctx.tool("gdb", p, argv, note="; ".join(x for x in (note, py_note) if x) or None))
+    return out
+
+
+ROCGDB_SCRIPT = ("set pagination off", "info agents", "info dispatches", "info queues", "info threads", "bt",
+                 "detach")
+
+
+def _rocgdb_check(env: dict) -> tuple[str | None, str | None]:
+    lib = env.get("HSA_TOOLS_LIB") or ""
+    if not lib:
+        return None, None
+    if "debug-agent" in lib or "debug_agent" in lib:
+        return (f"--capture rocgdb cannot be combined with the ROCm debug agent (HSA_TOOLS_LIB={lib}) on one "
+                "process: both need the debugger interface; drop one of them", None)
+    return None, (f"HSA_TOOLS_LIB={lib} is set: if it loads the ROCm debug agent, rocgdb cannot attach "
+                  "(one debugger per process)")
+
+
+def _rocgdb(ctx: Context) -> list[dict]:
+    """The playbook's batch script on each GPU-holding worker, ending in detach (or the worker
+    stays stopped), under the time limit."""
+    exe = which("rocgdb")
+    if not exe:
+        return _missing("rocgdb", " (ROCm's rocgdb)")
+    procs, note = ctx.targets("workers")
+    return [ctx.tool("rocgdb", p, [exe, "-p", str(p.pid), "-batch", "-nx"]
+                     + [a for c in ROCGDB_SCRIPT for a in ("-ex", c)], note=note) for p in procs]
+
+
+CUDA_GDB_SCRIPT = ("set pagination off", "info cuda kernels", "info cuda blocks", "thread apply all bt", "detach")
+
+
+def _cuda_gdb(ctx: Context) -> list[dict]:
+    exe = which("cuda-gdb")
+    if not exe:
+        return _missing("cuda-gdb", " (CUDA toolkit)")
+    procs, note = ctx.targets("workers")
+    return [ctx.tool("cuda-gdb", p, [exe, "-p", str(p.pid), "-batch", "-nx"]
+                     + [a for c in CUDA_GDB_SCRIPT for a in ("-ex", c)], note=note) for p in procs]
+
+
+def _cuda_coredump_env(run_dir: Path, base_env: dict) -> dict:
+    return {
+        "CUDA_ENABLE_USER_TRIGGERED_COREDUMP": "1",
+        "CUDA_COREDUMP_PIPE": str(run_dir / "cuda_coredump_pipe_%h.%p.%t"),
+        "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1",
+        "CUDA_COREDUMP_SHOW_PROGRESS": "1",
+        "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,"
+                                          "skip_shared_memory,skip_local_memory,skip_constbank_memory",
+        "CUDA_COREDUMP_FILE": str(run_dir / "cuda_coredump_%h.%p.%t"),
+    }
+
+
+def _cuda_coredump(ctx: Context) -> list[dict]:
+    """Write 1 MiB into each process's core-dump pipe (a terminal capture: the dump aborts the
+    process, which is why the runner fixed the outcome before calling us)."""
+    run_dir = ctx.run_dir
+    pipes: set[str] = set()
+    for p in ctx.procs:
+        try:
+            for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if "cuda_coredump_pipe_" in target:
+                    pipes.add(target.split(" (deleted)")[0])
+        except OSError:
+            continue
+    for f in run_dir.glob("cuda_coredump_pipe_*"):
+        pipes.add(str(f))
+    if not pipes:
+        return [{"name": "cuda-coredump", "status": "skipped", "path": None,
+                 "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
+    out = []
+    deadline = time.monotonic() + ctx.limit
+    chunk = b"\0" * 65536
+    for pipe in sorted(pipes):
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
+            continue
+        sent = 0
+        try:
+            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
+            while sent < 1 << 20 and time.monotonic() < deadline:
+                try:
+                    sent += os.write(fd, chunk)
+                except BlockingIOError:
+                    time.sleep(0.01)
+                except OSError:
+                    break  # reader went away: the dump started and the process is exiting
+        finally:
+            os.close(fd)
+        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
+    # Bounded wait for the dump to finish: progress lines or the process going away.
+    while time.monotonic() < deadline:
+        tail = ctx.tail()
+        if b"coredump: All done" in tail or b"Writing done" in tail or not ctx.tree.alive():
+            break
+        time.sleep(0.05)
+    dumps = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    for c in out:
+        if c["status"] == "triggered":
+            c["status"] = "ok" if dumps else "triggered"
+            c["dumps"] = dumps
+    return out
+
+
+register(Preset("py-spy", "py-spy dump of the GPU workers' Python stacks (non-destructive)", order=10,
+                targets="workers", on_hang=_py_spy))
+register(Preset("faulthandler", "every Python process dumps its threads' stacks on SIGUSR1 (armed at launch)",
+                order=20, targets="tree", env=_faulthandler_env, on_hang=_faulthandler))
+register(Preset("gdb", "gdb batch: C stacks and Python frames (py-bt) of the GPU workers, then detach", order=40,
+                targets="workers", on_hang=_gdb))
+register(Preset("rocgdb", "rocgdb batch on each GPU worker: agents, dispatches, queues, threads, bt, detach",
+                order=45, targets="workers", check=_rocgdb_check, on_hang=_rocgdb))
+register(Preset("cuda-gdb", "cuda-gdb attach to each GPU worker: kernels, blocks, bt, detach", order=46,
+                targets="workers", on_hang=_cuda_gdb))
+
+
+# The NCCL flight recorder: armed at launch, the ranks asked for dumps on a hang, the analyzer run
+# after the run (the steps themselves are in dbglog/flightrec.py).
+def _nccl_fr_env(run_dir: Path, base_env: dict) -> dict:
+    from dbglog import flightrec
+
+    return flightrec.env(run_dir)
+
+
+def _nccl_fr_hang(ctx: Context) -> list[dict]:
+    from dbglog import flightrec
+
+    asked = flightrec.request_dumps(ctx.run_dir, wait=min(ctx.limit, 5.0))
+    return [{"name": "nccl-fr:request", "status": "ok" if asked else "skipped", "path": None,
+             "note": f"asked {asked} rank(s) for a dump" if asked else "no rank opened its dump pipe"}]
+
+
+def _nccl_fr_after(ctx: Context) -> tuple[list[dict], list[dict]]:
+    from dbglog import flightrec
+
+    caps, verdict = flightrec.collect(ctx.run_dir, limit=ctx.limit)
+    return caps, [flightrec.evidence(verdict)] if verdict else []
+
+
+register(Preset("nccl-fr", "PyTorch NCCL flight recorder: armed at launch, per-rank dumps and fr_trace's verdict "
+                "after a hang", order=50, targets="tree", env=_nccl_fr_env, on_hang=_nccl_fr_hang,
+                after=_nccl_fr_after))
+register(Preset("cuda-coredump", "CUDA core dump on exception, and a user-triggered one on hang (aborts it)",
+                order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump))
+
+
+# --- taking them --------------------------------------------------------------------------------
+
+def take(tree, run_dir: Path, presets: Sequence[str], commands: Sequence[str], limit: float, *,
+         env: dict | None = None, reason: str = "hang", tail: Callable[[], bytes] = lambda: b"") -> list[dict]:
+    """Every configured capture on a live tree, in the documented safe order (snapshot, then the
+    presets by ``order`` with the user's ``--on-hang`` commands between the non-destructive and the
+    invasive ones), then the stuck-process guess (a capture named ``stuck``, second in the list)."""
+    env = dict(env if env is not None else os.environ)
+    tree.snapshot()
+    tree.scan_marker()
+    ctx = Context(tree=tree, run_dir=Path(run_dir), limit=limit, env=env, reason=reason, tail=tail,
+                  procs=tree.alive(), devices=device_patterns(env))
+    hang_dir = ctx.hang_dir
+    out: list[dict] = []
+    before = _cpu_sample(ctx.procs)
+    # 0. Passive snapshot: state, wait channel and GPU devices of every process (D = a kernel wait).
+    snap = hang_dir / "snapshot.json"
+    rows = []
+    for p in ctx.procs:
+        row = proctree.proc_state(p)
+        row["gpu_devices"] = open_devices(p.pid, ctx.devices)
+        rows.append(row)
+    snap.write_text(json.dumps(rows, indent=1))
+    out.append({"name": "snapshot", "status": "ok", "path": str(snap), "note": None})
+    steps: list[tuple[int, str]] = [(REGISTRY[n].order, n) for n in presets]
+    steps.append((30, ""))  # the user's commands: after the non-destructive presets, before gdb
+    for _, n in sorted(steps, key=lambda s: s[0]):
+        if not n:
+            out.extend(_user_commands(ctx, commands))
+            continue
+        p = REGISTRY[n]
+        if p.on_hang is None or (reason == "interrupt" and not p.on_interrupt):
+            continue
+        try:
+            out.extend(p.on_hang(ctx))
+        except Exception as e:  # noqa: BLE001 - one broken capture must not cost the others or the kill
+            out.append({"name": n, "status": "failed", "path": None, "note": f"capture failed: {e!r}"})
+    stuck = name_stuck(ctx, rows, out, before, _cpu_sample(ctx.procs))
+    if stuck:
+        out.insert(1, stuck)  # right after the snapshot: the last entry stays the last tool run
+    return out
+
+
+def _user_commands(ctx: Context, commands: Sequence[str]) -> list[dict]:
+    out = []
+    for i, command in enumerate(commands, 1):
+        argv = [subst(a, ctx.tree.root_pid, ctx.run_dir) for a in shlex.split(command)]
+        if not argv:
+            continue
+        if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
+            out.append({"name": f"on_hang:{i}", "status": "missing", "path": None,
+                        "note": f"{argv[0]}: command not found; skipped"})
+            continue
+        path = ctx.hang_dir / f"on_hang.{i}.txt"
+        status, note = run_limited(argv, path, ctx.limit)
+        out.append({"name": f"on_hang:{i}", "status": status, "path": str(path), "note": note, "cmd": argv})
+    return out
+
+
+def after(presets: Sequence[str], run_dir: Path, limit: float, env: dict | None = None) -> tuple[list, list]:
+    """The presets' after-the-run steps: (captures, evidence)."""
+    caps: list[dict] = []
+    evidence: list[dict] = []
+    ctx = Context(tree=None, run_dir=Path(run_dir), limit=limit, env=dict(env or {}), reason="end")
+    for n in presets:
+        p = REGISTRY[n]
+        if p.after is None:
+            continue
+        try:
+            c, e = p.after(ctx)
+        except Exception as exc:  # noqa: BLE001
+            c, e = [{"name": n, "status": "failed", "path": None, "note": f"collection failed: {exc!r}"}], []
+        caps.extend(c)
+        evidence.extend(e)
+    return caps, evidence
+
+
+# --- the stuck process ----------------------------------------------------------------------------
+
+_FH_THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-f]+) \(most recent call first\):", re.M)
+_FH_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (.+?)\s*$')
+_SPY_THREAD = re.compile(r'^Thread (\d+) \(([^)]*)\)(?:: "([^"]*)")?')
+_SPY_FRAME = re.compile(r"^\s+(.+?) \((.+?):(\d+)\)\s*$")
+_GDB_THREAD = re.compile(r"^Thread (\d+) \(")
+_GDB_PYFRAME = re.compile(r'^\s+File "([^"]+)", line (\d+), in (.+?)\s*$')
+_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?(\S+?)\s*\(.*?\)(?: (?:at|from) (\S+))?\s*$")
+
+
+def stack_threads(text: str) -> list[tuple[str, list[str]]]:
+    """(thread label, frames innermost first) from a faulthandler, py-spy or gdb (py-bt, bt) dump."""
+    threads: list[tuple[str, list[str]]] = []
+    cur: list[str] | None = None
+    for line in text.splitlines():
+        m = _FH_THREAD.match(line) or _SPY_THREAD.match(line) or _GDB_THREAD.match(line)
+        if m:
+            label = line.strip()
+            cur = []
+            threads.append((label, cur))
+            continue
+        if cur is None:
+            continue
+        f = _FH_FRAME.match(line) or _GDB_PYFRAME.match(line)
+        if f:
+            cur.append(f"{f.group(3)} ({os.path.basename(f.group(1))}:{f.group(2)})")
+            continue
+        f = _SPY_FRAME.match(line)
+        if f and not line.lstrip().startswith("#"):
+            cur.append(f"{f.group(1)} ({os.path.basename(f.group(2))}:{f.group(3)})")
+            continue
+        f = _GDB_FRAME.match(line.strip())
+        if f:
+            cur.append(f.group(2) + (f" ({os.path.basename(f.group(3))})" if f.group(3) else ""))
+    return [(lab, fr) for lab, fr in threads if fr]
+
+
+def main_frames(text: str) -> list[str]:
+    """The frames of the thread that matters most: faulthandler's current thread (the main thread
+    takes the signal), py-spy's MainThread, gdb's thread 1 (Python frames before C ones)."""
+    threads = stack_threads(text)
+    if not threads:
+        return []
+    for label, frames in threads:
+        if label.startswith("Current thread") or '"MainThread"' in label:
+            return frames
+    py = [fr for label, fr in threads if any(".py:" in x for x in fr)]
+    return py[0] if py else threads[0][1]
+
+
+def _cpu_sample(procs) -> dict[int, tuple[float, float]]:
+    out = {}
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            out[p.pid] = (time.monotonic(), t.user + t.system)
+        except Exception:  # noqa: BLE001 - gone or unreadable
+            continue
+    return out
+
+
+def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return [], []
+    # Byte offset of the first dump's end: the text is ASCII in practice (paths may not be).
+    raw = text.encode()
+    return main_frames(raw[:first_bytes].decode(errors="replace")), main_frames(raw[first_bytes:].decode(errors="replace"))
+
+
+def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
+    """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
+    stack unchanged between two samples +3 (moved -3), holds a GPU device +2, state D +2, the
+    busiest on CPU +1, a leaf of the tree +1, waiting for its children (wchan do_wait) -2."""
+    if not rows:
+        return None
+    stacks: dict[int, tuple[str, list[str]]] = {}  # pid -> (source path, frames)
+    moved: dict[int, bool] = {}
+    for c in caps:
+        path, name = c.get("path"), c.get("name", "")
+        if not path or ":" not in name or c.get("status") != "ok":
+            continue
+        try:
+            pid = int(name.rsplit(":", 1)[1])
+        except ValueError:
+            continue
+        if name.startswith("faulthandler:"):
+            one, two = _fh_samples(path, c.get("first_sample_bytes") or 0)
+            if one and two:
+                moved[pid] = one != two
+            frames = two or one
+        else:
+            try:
+                frames = main_frames(Path(path).read_text(errors="replace"))
+            except OSError:
+                frames = []
+        # Python frames say more than C frames of the interpreter: keep the first source with them.
+        if frames and (pid not in stacks or (not any(".py" in f for f in stacks[pid][1])
+                                            and any(".py" in f for f in frames))):
+            stacks[pid] = (path, frames)
+    pids = [r["pid"] for r in rows]
+    ppids = {}
+    for p in ctx.procs:
+        try:
+            ppids[p.pid] = p.ppid()
+        except Exception:  # noqa: BLE001
+            ppids[p.pid] = None
+    parents = {pp for pp in ppids.values() if pp in pids}
+    cpu = {}
+    for pid in pids:
+        if pid in before and pid in later:
+            (t0, c0), (t1, c1) = before[pid], later[pid]
+            cpu[pid] = (c1 - c0) / max(t1 - t0, 1e-3)
+    busiest = max(cpu, key=cpu.get) if cpu and max(cpu.values()) >= 0.1 else None
+    scored = []
+    for r in rows:
+        pid, why, score = r["pid"], [], 0
+        if moved.get(pid) is False:
+            score += 3
+            why.append("stack unchanged between two samples")
+        elif moved.get(pid):
+            score -= 3
+        if r.get("gpu_devices"):
+            score += 2
+            why.append("holds " + ", ".join(r["gpu_devices"][:2]))
+        if r.get("status") == "disk-sleep":
+            score += 2
+            why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
+        if pid == busiest:
+            score += 1
+            why.append(f"busiest on CPU ({cpu[pid]:.0%})")
+        if pid not in parents:
+            score += 1
+        if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
+            score -= 2
+        scored.append((score, pid not in parents, pid in stacks, -pid, pid, why, r))
+    scored.sort(reverse=True)
+    score, _, _, _, pid, why, row = scored[0]
+    path, frames = stacks.get(pid, (None, []))
+    if not why:
+        why.append("the only process" if len(rows) == 1 else "a leaf of the tree, nothing better known")
+    return {"name": "stuck", "status": "ok", "path": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
+            "frames": frames[:8], "reason": "guess: " + "; ".join(why), "note": None}
+
+
+def stuck_summary(stuck: dict | None, frames: int = 3) -> str | None:
+    """One line for the run summary and the attempt."""
+    if not stuck:
+        return None
+    top = " <- ".join(stuck.get("frames", [])[:frames]) or "no stack captured"
+    cmd = stuck.get("cmdline") or ""
+    return f"stuck process {stuck['pid']} ({cmd[:60]}): {top} [{stuck.get('reason')}]"

@@ -1,0 +1,342 @@
+"""Process control in one place (issue 13): a tree of processes we supervise, killing it whole, and
+the one rule for "is this process still the one we mean" (not a zombie, not a reused pid).
+
+Used by the runner (supervised runs), the capture presets (``dbglog/captures.py``: which processes
+to attach to) and the bisection sessions (leftovers of a killed driver). Standard library plus a
+lazily imported psutil; imports nothing of dbglog's, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal as _signal
+import sys
+import time
+import weakref
+from pathlib import Path
+
+
+def psutil_module():
+    import psutil  # lazy: importing dbglog must stay cheap
+
+    return psutil
+
+
+def pids() -> list[int]:
+    try:
+        return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return list(psutil_module().pids())
+
+
+def ppid_table() -> dict[int, int]:
+    """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
+    runs every poll interval)."""
+    table: dict[int, int] = {}
+    if not os.path.isdir("/proc/self"):
+        ps = psutil_module()
+        for p in ps.process_iter(["ppid"]):
+            table[p.pid] = p.info.get("ppid") or 0
+        return table
+    for pid in pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ..." and comm may contain spaces or parentheses.
+        rest = stat[stat.rfind(b")") + 2:].split(b" ", 2)
+        try:
+            table[pid] = int(rest[1])
+        except (IndexError, ValueError):
+            continue
+    return table
+
+
+def is_live(p) -> bool:
+    """The one liveness rule: a psutil handle (which remembers the create time, so a reused pid is
+    not ours) whose process runs and is not a zombie (an exited child nobody reaped yet)."""
+    ps = psutil_module()
+    try:
+        return p.is_running() and p.status() != ps.STATUS_ZOMBIE
+    except ps.Error:
+        return False
+
+
+def alive(pid: int | None, started: float | None = None) -> bool:
+    """Whether ``pid`` runs (not a zombie) and, given its create time ``started``, is still that
+    process and not a reused pid (create times agree within a second)."""
+    if not pid:
+        return False
+    ps = psutil_module()
+    try:
+        p = ps.Process(pid)
+        if p.status() == ps.STATUS_ZOMBIE:
+            return False
+        return started is None or abs(p.create_time() - started) < 1.0
+    except ps.Error:
+        return False
+
+
+def create_time(pid: int) -> float | None:
+    try:
+        return psutil_module().Process(pid).create_time()
+    except Exception:  # noqa: BLE001 - psutil missing or the process gone: unknown
+        return None
+
+
+def wait_gone(procs, timeout: float) -> bool:
+    """Wait until none of ``procs`` (psutil handles) is live — zombies count as gone, since whoever
+    must reap them may be us later or nobody; exponential back-off up to 50 ms."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        if not any(is_live(p) for p in procs):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+# A process that double-forks and setsid()s, and clears its environment (the marker variable with
+# it), leaves every link to the run: re-parented to init, it escaped the tree kill unseen (issue 17).
+# As the subreaper of our descendants (Linux prctl), such orphans are re-parented to dbglog instead,
+# where ``Tree.adopt`` finds them.
+_SUBREAPER: bool | None = None
+TREES: "weakref.WeakSet" = weakref.WeakSet()  # every live Tree in this process
+SPAWNED: set[int] = set()  # helpers dbglog starts itself during a run (capture tools): never adopted
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (once; Linux only). Call before a run starts."""
+    global _SUBREAPER
+    if _SUBREAPER is None:
+        _SUBREAPER = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                _SUBREAPER = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+            except (OSError, AttributeError):
+                pass
+    return _SUBREAPER
+
+
+def session_of(pid: int) -> tuple[int, int] | None:
+    """(process group, session) of ``pid`` from /proc/<pid>/stat."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            rest = f.read().rsplit(b")", 1)[1].split()
+        return int(rest[2]), int(rest[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def adopt(tree) -> None:
+    """Claim for ``tree`` the orphans re-parented to dbglog (the subreaper) that came from its run:
+    in the repro's process group or session; or, not being a session leader, in a session that is
+    neither ours nor of anything we started (dbglog only starts session leaders or members of its
+    own session, so such a child was re-parented to us). A session leader nobody tracks is claimed
+    only when this is the only tree in progress and it was born after the run started (it cannot
+    be told apart from a helper otherwise)."""
+    if not _SUBREAPER:
+        return
+    me = os.getpid()
+    mine = session_of(me)
+    others = [t for t in list(TREES) if t is not tree and t.procs and t.root_pid != me]
+    taken = set(SPAWNED).union(*(t.procs for t in others))
+    for pid, ppid in ppid_table().items():
+        if ppid != me or pid in tree.procs or pid in taken:
+            continue
+        ids = session_of(pid)
+        if ids is None or mine is None or ids[1] == mine[1]:
+            continue  # our own session: something dbglog itself started
+        pgrp, sid = ids
+        ours = tree.root_pid in (pgrp, sid) or sid in tree.procs
+        if not ours and sid == pid and (others or (create_time(pid) or 0.0) < tree.started - 1):
+            continue
+        if not ours and any(sid in t.procs for t in others):
+            continue
+        try:
+            p = tree.psutil.Process(pid)
+            tree.procs[pid] = p
+            tree.escaped[pid] = {"pid": pid, "name": p.name(), "cmdline": " ".join(p.cmdline())[:300]}
+        except (tree.psutil.Error, OSError):
+            pass
+
+
+def report_escaped(tree, survivors: list[dict]) -> list[dict]:
+    """``survivors`` plus the tree's adopted orphans (marked ``escaped``; the dead ones reaped)."""
+    out = list(survivors)
+    alive = {s.get("pid") for s in survivors}
+    for pid, info in tree.escaped.items():
+        if pid in alive:
+            next(s for s in out if s.get("pid") == pid)["escaped"] = True
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)  # our child now: reap it
+        except OSError:
+            pass
+        out.append(info | {"status": "killed", "escaped": True})
+    return out
+
+
+class Tree:
+    """Every process the run ever spawned, as psutil handles (which guard against PID reuse)."""
+
+    def __init__(self, root_pid: int, run_id: str, started: float, marker_var: str = "DBGLOG_RUN_ID"):
+        self.psutil = psutil_module()
+        self.root_pid = root_pid
+        self.run_id = run_id
+        self.started = started
+        self.marker_var = marker_var
+        self.procs: dict[int, object] = {}
+        self.escaped: dict[int, dict] = {}  # orphans claimed by adopt(): pid -> name, cmdline
+        try:
+            self.procs[root_pid] = self.psutil.Process(root_pid)
+        except self.psutil.Error:
+            pass
+        TREES.add(self)
+
+    adopt = adopt
+    report_escaped = report_escaped
+
+    def alive(self) -> list:
+        return [p for p in list(self.procs.values()) if is_live(p)]
+
+    def snapshot(self) -> None:
+        """Add every descendant of every process we track (one pass over the ppid table), so a
+        setsid'd grandchild stays tracked after its parent dies and it is re-parented."""
+        ps = self.psutil
+        children: dict[int, list[int]] = collections.defaultdict(list)
+        for pid, ppid in ppid_table().items():
+            children[ppid].append(pid)
+        stack = [pid for pid, p in self.procs.items() if self._running(p)]
+        seen = set(stack)
+        while stack:
+            pid = stack.pop()
+            for c in children.get(pid, ()):
+                if c in seen:
+                    continue
+                seen.add(c)
+                stack.append(c)
+                if c not in self.procs:
+                    try:
+                        self.procs[c] = ps.Process(c)
+                    except ps.Error:
+                        pass
+
+    def _running(self, p) -> bool:
+        try:
+            return p.is_running()
+        except self.psutil.Error:
+            return False
+
+    def scan_marker(self) -> None:
+        """Find processes that inherited our marker variable even if every link to them was lost
+        (e.g. a double fork that finished between two snapshots). The id is random, so a match
+        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
+        for pid in pids_with_env(self.marker_var, self.run_id, skip=set(self.procs)):
+            try:
+                self.procs[pid] = self.psutil.Process(pid)
+            except self.psutil.Error:
+                pass
+
+    def signal_all(self, sig: int) -> None:
+        try:
+            os.killpg(self.root_pid, sig)  # the group the repro leads (start_new_session)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for p in self.alive():
+            try:
+                p.send_signal(sig)
+            except (self.psutil.Error, OSError):
+                pass
+
+    def wait_gone(self, timeout: float) -> bool:
+        return wait_gone(list(self.procs.values()), timeout)
+
+
+def proc_state(p) -> dict:
+    ps = psutil_module()
+    info: dict = {"pid": p.pid}
+    for key, fn in (("name", p.name), ("status", p.status), ("cmdline", lambda: " ".join(p.cmdline()))):
+        try:
+            info[key] = fn()
+        except (ps.Error, OSError):
+            info[key] = None
+    try:
+        info["wchan"] = Path(f"/proc/{p.pid}/wchan").read_text().strip() or None
+    except OSError:
+        info["wchan"] = None
+    return info
+
+
+def terminate_tree(tree: Tree, grace: float, kill_wait: float = 3.0) -> list[dict]:
+    """SIGTERM the group and every tracked descendant, wait ``grace``, SIGKILL what is left,
+    wait ``kill_wait``. Returns the processes that survived SIGKILL (e.g. stuck in state D)."""
+    tree.snapshot()
+    tree.scan_marker()
+    tree.adopt()
+    if not tree.alive():
+        return []
+    tree.signal_all(_signal.SIGTERM)
+    if not tree.wait_gone(grace):
+        tree.snapshot()  # a dying process may have spawned something
+        tree.signal_all(_signal.SIGKILL)
+        tree.wait_gone(kill_wait)
+    return [proc_state(p) for p in tree.alive()]
+
+
+def pids_with_env(var: str, value: str, skip: set | frozenset = frozenset()) -> list[int]:
+    """Pids (other than ours and ``skip``) whose environment holds ``var=value``; unreadable
+    /proc/<pid>/environ (other users' processes) is skipped."""
+    needle = b"\0" + f"{var}={value}".encode() + b"\0"
+    me = os.getpid()
+    out = []
+    for pid in pids():
+        if pid == me or pid in skip:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if needle in b"\0" + data + b"\0":
+            out.append(pid)
+    return out
+
+
+def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
+    """Terminate every process whose environment holds ``var=value`` and return the survivors.
+
+    Used after a supervisor was killed with -9: its repro (own session, so not killed with it)
+    and that repro's descendants still carry the marker variable the supervisor set.
+    """
+    ps = psutil_module()
+    tree = Tree(os.getpid(), value, time.time(), marker_var=var)
+    tree.procs.clear()
+    for pid in pids_with_env(var, value):
+        try:
+            tree.procs[pid] = ps.Process(pid)
+        except ps.Error:
+            pass
+    if not tree.procs:
+        return []
+    tree.snapshot()
+    for p in tree.alive():
+        try:
+            p.send_signal(_signal.SIGTERM)
+        except (ps.Error, OSError):
+            pass
+    if not tree.wait_gone(grace):
+        for p in tree.alive():
+            try:
+                p.send_signal(_signal.SIGKILL)
+            except (ps.Error, OSError):
+                pass
+        tree.wait_gone(3.0)
+    return [proc_state(p) for p in tree.alive()]
