@@ -102,7 +102,7 @@ _FAIL = [
 ]
 _UNKNOWN = [
     r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
-    r"untested|not tested|not yet|waiting|seems|appears to|looks like|probably|likely|couldn'?t tell|could not tell|can'?t say|no data|no result|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
+    r"untested|not tested|not yet|waiting|under observation|being monitored|seems|appears to|looks like|probably|likely|couldn'?t tell|could not tell|can'?t say|no data|no result|flaky|mixed|ambiguous|needs? more|unverified|not verified|maybe|possibly|might)\b",
     r"🔄|⏳|❓|🔍|\?\?|\binfo(?:rmational)? only\b",
 ]
 

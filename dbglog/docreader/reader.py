@@ -589,7 +589,7 @@ class _Builder:
         elif WORKED_CONTAINER.match(bare_words(n.text)):
             ctx = "worked"
         elif re.search(r"not yet (?:proven|tested|tried|run)|unproven|untested|to (?:test|verify)|proposed|planned",
-                       n.text, re.I):
+                       n.text, re.I) and not re.search(r"\b(?:applied|done|tried|tested|deployed)\b", n.text, re.I):
             ctx = "untested"  # "Hypotheses (not yet proven)"
         if self._one_prose_attempt(n, ctx):
             return
@@ -896,8 +896,9 @@ class _Builder:
             return
         fielded = any(ATTEMPT_LABELS.get(heading_key(c.text)) in ("result", "outcome", "conclusion", "hypothesis")
                       for c in n.children)  # "#### What I did" next to "#### Result": the attempt's own fields
-        if not fielded and any(STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(c.text)
-                               for c in n.children) \
+        if not fielded and any((STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(c.text))
+                               and not (c.parent is not n and heading_key(c.text) in ATTEMPT_LABELS)
+                               for c in n.walk() if c is not n) \
                 or any(self._caption_lists(d.blocks) for d in n.walk()):
             # "Phase 1: Interrupt Bypass" with "### What We Tried" under it, or "**Attempted fixes**:"
             # above a list: the attempts are in there; the phase is the frame.
@@ -923,10 +924,21 @@ class _Builder:
             if d is not n and heading_key(d.text) in ATTEMPT_LABELS:
                 sub_labels[d.start] = ATTEMPT_LABELS[heading_key(d.text)]
         a = self._attempt_body(body_lines, sub_labels)
+        reasons_only = False
+        if m and re.match(r"(?i)hypothes|theory|h$", m.group("kw")) and "result" in a.fields \
+                and container not in ("failed", "worked") and not heading_outcome(n.text):
+            said = {_label_name(self.lines[i]) for i in body_lines} | {heading_key(d.text) for d in n.walk()}
+            if not said & {"result", "results", "test", "tested", "outcome", "observed", "observation", "finding",
+                           "findings", "what happened", "verdict", "status", "experiment", "action", "check"}:
+                # "**Evidence**: line 243 does not check the result": why it is believed, not a run.
+                a.fields["hypothesis"] = a.fields.get("hypothesis", []) + a.fields.pop("result")
+                reasons_only = True
         a.line, a.number, a.title = n.start, number, one_line(title)
         a.tag = heading_outcome(n.text)
         a.proposal = proposal
         a.context = container if container in ("failed", "worked", "untested") else None
+        if reasons_only:
+            a.context = "untested"  # a hypothesis with its reasons, nothing run to test it
         a.lines = lines
         a.unit = n.text
         self.attempts.append(a)
@@ -1161,6 +1173,7 @@ class _Builder:
         a = self._attempt_body(idxs)
         a.title = one_line(attempt_title(lead, km))
         a.tag = heading_outcome(lead)
+        a.proposal = bool(re.match(r"(?i)option|step|phase|idea|solution|candidate|variant", km.group("kw")))
         a.number = int(km.group("n")) if km.group("n").isdigit() else None
         a.context, a.lines, a.unit, a.line = ctx, idxs, lead, blk.start
         # The paragraph's first line carries the label; the body is everything after it.
@@ -1460,7 +1473,8 @@ class _Builder:
             out = outcomes.combine(r_out, c_out)
         if out is None:
             # Nothing says what happened: not run yet when nothing says it was done either.
-            done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "")
+            done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "") or re.search(
+                r"\((?:applied|done|deployed|rolled out|in place|running)\b|\bunder observation\b", did or "", re.I)
             out = "inconclusive" if done else "untested"
         title = a.title or item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
@@ -1489,7 +1503,8 @@ class _Builder:
         owned = sorted(set(i for i in self.owned if 0 <= i < len(self.lines)))
         probe = _probe(self.inv)
         kept = kept_text(mirror.render(probe))
-        lost = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
+        whole = set(kept.split(" \n "))
+        lost = [i for i in owned if counts(self.lines[i]) and not _in_kept(norm(self.lines[i]), kept, whole)]
         if not lost:
             return
         heads = {n.start: n for n in self.r.root.walk() if n.start >= 0}
@@ -1532,7 +1547,8 @@ class _Builder:
         # 3. Anything still missing (should be rare): kept verbatim, in order, at the end.
         self._place_sections()
         kept = kept_text(mirror.render(_probe(self.inv)))
-        rest = [i for i in owned if counts(self.lines[i]) and norm(self.lines[i]) not in kept]
+        whole = set(kept.split(" \n "))
+        rest = [i for i in owned if counts(self.lines[i]) and not _in_kept(norm(self.lines[i]), kept, whole)]
         if rest:
             self.sections.append((10**9 + 1, "## Imported text (as written)", span_lines(self.lines, rest)))
             self._place_sections()
@@ -1643,6 +1659,14 @@ def _fixed_width(lines: list[str], blk: Block):
             continue
         rows.append((i, c))
     return head, rows
+
+
+def _in_kept(line: str, kept: str, whole: set[str]) -> bool:
+    """``line in kept`` (``kept``: normalized rendered lines joined by " \\n "; a normalized line
+    holds no newline, so it can only be inside one of them): a set lookup of the whole lines first,
+    the substring scan only for the rest. The scan alone made a 40,000-line log in a doc take
+    minutes to import (every line scanned the whole rendered text)."""
+    return line in whole or line in kept
 
 
 def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:

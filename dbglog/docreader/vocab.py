@@ -381,7 +381,7 @@ class _Lead:
 BOLD_LEAD = re.compile(r"^\s*(?:[^\w\s*_`]{1,3}\s*)?(?:\*\*|__)[^*_]{3,100}(?:\*\*|__)")
 
 
-PLAN_WORDS = re.compile(r"\b(?:would|could|might|should|will|plan(?:ned)?|propos\w+|consider\w*|recommend\w*|"
+PLAN_WORDS = re.compile(r"\((?:if|when|once) [^)]{2,60}\)|\b(?:would|could|might|should|will|plan(?:ned)?|propos\w+|consider\w*|recommend\w*|"
                          r"if (?:this|that|it|we)|needs? to|requires?|feasible|pros?|cons?|effort|risk)\b", re.I)
 
 
