@@ -16,7 +16,7 @@ import click
 
 from dbglog import ops
 from dbglog.errors import DbglogError
-from dbglog.present import print_hit as _print_hit, render_show, where as _where
+from dbglog.present import print_hit as _print_hit, render_show
 
 # --- plumbing -----------------------------------------------------------------------
 
@@ -1102,44 +1102,6 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
     emit(as_json, res.to_dict(), human)
 
 
-def _print_prior(h, n: int) -> None:
-    """One close prior attempt for `tried`: outcome and conclusion first, then the rest."""
-    diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
-    outcome = click.style((diag or h.outcome or "noted").upper(), bold=True)
-    if h.kind == "attempt":
-        click.echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}"
-                   + (f"  (a {diag}, not a fix: it {'completed' if h.fields['stored_outcome'] == 'worked' else 'ended ' + h.fields['stored_outcome']})"
-                      if diag else ""))
-        click.echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
-        click.echo(f"   result: {h.fields.get('result') or '-'}")
-        if h.fields.get("did"):
-            click.echo(f"   did: {h.fields['did']}")
-        click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
-        return
-    if h.kind == "difference":
-        click.echo(f"{n}. [{outcome}] Key difference {h.number}: {h.title} "
-                   f"(working: {h.fields['working'] or '-'}, broken: {h.fields['broken'] or '-'})")
-    elif h.kind == "next":
-        click.echo(f"{n}. [{outcome}] Next step {h.number}: {h.title}"
-                   + (f" (-> attempt {h.fields['attempt']})" if h.fields.get("attempt") else ""))
-    else:
-        click.echo(f"{n}. [{outcome}] {h.title}")
-        click.echo(f"   {_where(h)}: {h.line_text}")
-    if h.investigation:
-        click.echo(click.style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
-    else:
-        click.echo(click.style("   watched doc (outcome read from its text)", dim=True))
-
-
-def _brief(h) -> str:
-    if h.kind == "attempt":
-        return f"[{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})"
-    if h.kind in ("difference", "next", "investigation"):
-        what = {"difference": "key difference", "next": "next step", "investigation": "investigation"}[h.kind]
-        return f"[{h.outcome}] {what}: {h.title}  ({h.investigation})"
-    return f"{h.title}  ({_where(h)})"
-
-
 @cli.command()
 @click.argument("idea", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status.")
@@ -1161,25 +1123,9 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
     res = ops.tried(recs, text, status=status, tags=tags, inv_ref=inv_ref, limit=limit, warn=warn)
 
     def human():
-        for note in _query_notes(res.result.query):
-            click.echo(click.style(f"note: {note}", dim=True), err=True)
-        if res.close:
-            click.echo(click.style(f"Yes: {len(res.close)} close prior attempt(s).", bold=True))
-            for n, h in enumerate(res.close, 1):
-                _print_prior(h, n)
-        else:
-            click.echo(click.style(f"No close prior attempt for {text!r}: not tried, as far as the attempts, "
-                                   "bisections, key differences, next steps, free sections and watched docs tell.",
-                                   bold=True))
-        if res.mentioned:
-            click.echo("Mentioned as an idea, not as tried:")
-            for h in res.mentioned:
-                click.echo(f"  - {_brief(h)}: {h.line_text or ''.join(t for t, _m in h.snippet_parts)}")
-        others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
-        if others:
-            click.echo("Related (not close):" if not res.close else "Related:")
-            for h in others:
-                click.echo(f"  - {_brief(h)}")
+        from dbglog.fastpath import print_tried  # (the printer `dbglog tried` uses without click too)
+
+        print_tried(res, text, _query_notes(res.result.query), echo=click.echo, style=click.style)
 
     emit(as_json, res.to_dict(), human)
     if not res.close:

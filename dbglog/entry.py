@@ -1,5 +1,6 @@
 """The `dbglog` executable: `dbglog hook ...` goes straight to dbglog/hooks.py (no click, no CLI
-module: an agent pays for it before every shell command); everything else to the CLI."""
+module: an agent pays for it before every shell command), a plain `dbglog tried ...` to
+dbglog/fastpath.py; everything else to the CLI."""
 
 import sys
 
@@ -9,6 +10,16 @@ def main() -> None:
         from dbglog.hooks import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["tried"]:  # before every fix: answered without click when the line is plain
+        from dbglog.fastpath import tried
+
+        try:
+            code = tried(sys.argv[2:])
+        except KeyboardInterrupt:
+            sys.stderr.write("dbglog: interrupted\n")
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
     from dbglog.cli import main as cli_main
 
     cli_main()

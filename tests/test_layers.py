@@ -14,7 +14,8 @@ PKG = Path(__file__).resolve().parent.parent / "dbglog"
 # Higher imports lower, never the reverse. A module not listed here (a new one) is checked for
 # cycles and for importing the command layer, and should be added to its layer.
 LAYERS = {
-    4: {"dbglog.cli", "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__"},
+    4: {"dbglog.cli", "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
+        "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.session", "dbglog.bisect.journal",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures"},

@@ -1,0 +1,165 @@
+"""`dbglog tried IDEA` without click: the command an agent runs before every fix.
+
+Parsing the command line with click and importing the CLI module costs ~25 ms of a ~110 ms
+command (``bench/agent_bench.py``). ``dbglog.entry`` hands a well-formed ``tried`` invocation
+(the idea's words, ``--status``, ``--tag``, ``-i/--investigation``, ``-n/--limit``, ``--json``)
+here; anything else -- ``--help``, an unknown or malformed option, a value out of range -- and any
+error while answering goes to the click CLI, which does the same work again and reports it
+exactly as always (``tried`` only reads, so running it twice changes nothing). The printer
+below is the one ``cli.tried`` uses too, so the two paths cannot print differently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+_VALUED = {"--status": "status", "--tag": "tags", "-i": "inv_ref", "--investigation": "inv_ref",
+           "--limit": "limit", "-n": "limit"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_tried(argv: list[str]) -> dict | None:
+    """The options of a plain ``tried`` invocation, or None: let click parse (and refuse) it."""
+    out: dict = {"words": [], "status": None, "tags": [], "inv_ref": None, "limit": 5, "as_json": False}
+    it = iter(argv)
+    words_only = False
+    for a in it:
+        if words_only or not a.startswith("-") or a == "-":
+            out["words"].append(a)
+            continue
+        if a == "--":
+            words_only = True
+            continue
+        name, eq, value = a.partition("=")
+        if name == "--json" and not eq:
+            out["as_json"] = True
+            continue
+        key = _VALUED.get(name)
+        if key is None or (eq and not name.startswith("--")):
+            return None  # -h, --help, -n5, a typo: click's business
+        if not eq:
+            value = next(it, None)
+            if value is None:
+                return None
+        if key == "tags":
+            out["tags"].append(value)
+        elif key == "limit":
+            if not re.fullmatch(r"[0-9]{1,3}", value) or not 1 <= int(value) <= 100:
+                return None
+            out["limit"] = int(value)
+        else:
+            out[key] = value
+    return out if out["words"] else None
+
+
+def _echo(text: str = "", err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    stream.write((text if tty else _ANSI.sub("", text)) + "\n")
+
+
+def _style(text: str, bold: bool = False, dim: bool = False) -> str:
+    return ("\x1b[1m" if bold else "") + ("\x1b[2m" if dim else "") + text + "\x1b[0m"
+
+
+def _where(h) -> str:
+    return f"{h.path}:{h.line}" if h.line else (h.path or "")
+
+
+def _print_prior(h, n: int, echo, style) -> None:
+    """One close prior attempt: outcome and conclusion first, then the rest."""
+    diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
+    outcome = style((diag or h.outcome or "noted").upper(), bold=True)
+    if h.kind == "attempt":
+        done = "completed" if h.fields.get("stored_outcome") == "worked" else f"ended {h.fields.get('stored_outcome')}"
+        echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}" + (f"  (a {diag}, not a fix: it {done})" if diag else ""))
+        echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
+        echo(f"   result: {h.fields.get('result') or '-'}")
+        if h.fields.get("did"):
+            echo(f"   did: {h.fields['did']}")
+        echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+        return
+    if h.kind == "difference":
+        echo(f"{n}. [{outcome}] Key difference {h.number}: {h.title} "
+             f"(working: {h.fields['working'] or '-'}, broken: {h.fields['broken'] or '-'})")
+    elif h.kind == "next":
+        echo(f"{n}. [{outcome}] Next step {h.number}: {h.title}"
+             + (f" (-> attempt {h.fields['attempt']})" if h.fields.get("attempt") else ""))
+    else:
+        echo(f"{n}. [{outcome}] {h.title}")
+        echo(f"   {_where(h)}: {h.line_text}")
+    if h.investigation:
+        echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+    else:
+        echo(style("   watched doc (outcome read from its text)", dim=True))
+
+
+def _brief(h) -> str:
+    if h.kind == "attempt":
+        return f"[{h.outcome}] Attempt {h.number}: {h.title}  ({h.investigation})"
+    if h.kind in ("difference", "next", "investigation"):
+        what = {"difference": "key difference", "next": "next step", "investigation": "investigation"}[h.kind]
+        return f"[{h.outcome}] {what}: {h.title}  ({h.investigation})"
+    return f"{h.title}  ({_where(h)})"
+
+
+def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> None:
+    """`dbglog tried`'s text output (``res``: ops.tried's result)."""
+    for note in notes:
+        echo(style(f"note: {note}", dim=True), err=True)
+    if res.close:
+        echo(style(f"Yes: {len(res.close)} close prior attempt(s).", bold=True))
+        for n, h in enumerate(res.close, 1):
+            _print_prior(h, n, echo, style)
+    else:
+        echo(style(f"No close prior attempt for {text!r}: not tried, as far as the attempts, bisections, key "
+                   "differences, next steps, free sections and watched docs tell.", bold=True))
+    if res.mentioned:
+        echo("Mentioned as an idea, not as tried:")
+        for h in res.mentioned:
+            echo(f"  - {_brief(h)}: {h.line_text or ''.join(t for t, _m in h.snippet_parts)}")
+    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
+    if others:
+        echo("Related (not close):" if not res.close else "Related:")
+        for h in others:
+            echo(f"  - {_brief(h)}")
+
+
+def tried(argv: list[str]) -> int | None:
+    """Answer ``dbglog tried ARGV`` and return the exit status, or None: run the click CLI instead."""
+    opts = parse_tried(argv)
+    if opts is None:
+        return None
+    try:
+        from dbglog import ops
+
+        text = " ".join(opts["words"])
+        ops.check_text(text, "query")
+        warnings: list[str] = []
+        recs = ops.open_records(warn=warnings.append)
+        try:
+            res = ops.tried(recs, text, status=opts["status"], tags=opts["tags"], inv_ref=opts["inv_ref"],
+                            limit=opts["limit"], warn=warnings.append)
+        finally:
+            recs.close()
+    except KeyboardInterrupt:
+        raise
+    except Exception:  # noqa: BLE001 - any error is reported by the CLI, which runs it again
+        return None
+    for w in warnings:
+        _echo(f"dbglog: warning: {w}", err=True)
+    try:
+        if opts["as_json"]:
+            sys.stdout.write(json.dumps(res.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            print_tried(res, text, ops.query_notes(res.result.query))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os._exit(0)  # (the reader went away: nothing left to say, and no traceback at exit)
+    return 0 if res.close else 1
