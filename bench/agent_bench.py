@@ -6,7 +6,8 @@ End to end, as the installed `dbglog` executable runs (``dbglog.entry``), with b
 first (as pip leaves an installed package): ``python -c pass``; ``dbglog --help``; ``dbglog tried``;
 ``dbglog attempt add``; ``dbglog show``; ``dbglog hook pre-command`` (a command that matches a failed
 attempt, one that does not, and JSON from Claude Code); ``dbglog hook prompt`` (a debugging prompt,
-and one that is not). And per call over one long-lived ``dbglog mcp`` server driven by the MCP SDK's
+and one that is not); ``dbglog hook session-start``. Medians of wall time; the machine's load is
+printed with them (a shared machine doubles every figure at load ~5). And per call over one long-lived ``dbglog mcp`` server driven by the MCP SDK's
 stdio client (``tried``, ``search``, ``show``, ``add_attempt``): an agent pays the start-up once.
 
 Sizes: ``small`` (3 investigations, ~15 attempts, a few supervised runs) and N attempts generated as
@@ -56,8 +57,16 @@ def run(cmd, cwd, **kw):
     return subprocess.run(DBGLOG + cmd, cwd=cwd, env=ENV, capture_output=True, text=True, **kw)
 
 
+def git_init(root: Path) -> None:
+    """A real repository, as a user has one (dbglog registers its merge driver there once)."""
+    try:
+        subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        (root / ".git").mkdir()
+
+
 def build_small(root: Path) -> None:
-    (root / ".git").mkdir()
+    git_init(root)
     run(["new", "NCCL all_reduce hangs on 8 GPUs", "--symptom", "rank 3 stalls at step 3", "--no-env"], root)
     for i, (title, did, result) in enumerate([
             ("Disable P2P", FAILED_CMD, "Still hangs"), ("Tree algorithm", "NCCL_ALGO=Tree torchrun train.py",
@@ -82,7 +91,7 @@ def build_small(root: Path) -> None:
 def build_large(root: Path, n: int) -> None:
     from search_bench import Gen, build
 
-    (root / ".git").mkdir()
+    git_init(root)
     recs = build(root, n, Gen())
     inv = recs.store.ids()[0]
     recs.store.set_meta("current", inv)
@@ -133,6 +142,8 @@ def measure(label: str, root: Path, n: int) -> list[tuple[str, float, float]]:
     add("dbglog hook pre-command (Claude Code JSON)", timed(DBGLOG + ["hook", "pre-command"], root, n, claude))
     add("dbglog hook prompt (debugging task)", timed(DBGLOG + ["hook", "prompt"], root, n, DEBUG_PROMPT))
     add("dbglog hook prompt (not a debugging task)", timed(DBGLOG + ["hook", "prompt"], root, n, PLAIN_PROMPT))
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(root)})
+    add("dbglog hook session-start (Claude Code JSON)", timed(DBGLOG + ["hook", "session-start"], root, n, start))
     try:
         per_call = asyncio.run(mcp_calls(root, n))
     except ImportError:
@@ -150,6 +161,7 @@ def main() -> None:
     a = ap.parse_args()
     compileall.compile_dir(str(REPO / "dbglog"), quiet=1)
     print(f"{'operation':<60} {'median ms':>8} {'max ms':>8}")
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
     for size in a.sizes.split(","):
         with tempfile.TemporaryDirectory(prefix="dbglog-agent-bench-") as d:
             root = Path(d)
