@@ -451,6 +451,9 @@ class _Builder:
             return
         text = n.text
         bare = bare_words(text)
+        if PLAN_HEAD.match(bare) and not n.children and any(b.kind == "list" for b in n.blocks):
+            self.next_steps(n)  # "## Verification path": 1. parity 2. PTX 3. bench -- checks still to run
+            return
         if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare):
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return

@@ -76,7 +76,8 @@ STRONG_CONTAINER = re.compile(
     r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
     r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche|investigation steps|"
-    r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried))\b"
+    r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried)|"
+    r"what (?:we|i) changed|what changed)\b"
     r"|試したこと|やったこと|試した(?:方法|対策)|尝试过|已尝试|尝试的|做过的尝试|失败的(?:方案|尝试)"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
@@ -244,7 +245,7 @@ LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learn
 
 
 # Sections that say how a change will be checked or rolled out, not what was run.
-PLAN_HEAD = re.compile(r"^(?:(?:verification|test(?:ing)?|rollout|rollback|migration|implementation|validation) plan|"
+PLAN_HEAD = re.compile(r"^(?:(?:verification|test(?:ing)?|rollout|rollback|migration|implementation|validation) (?:plan|path)|"
                        r"manual testing|implementation chunks|phasing(?: suggestion)?|estimated scope|risks?)$", re.I)
 
 
