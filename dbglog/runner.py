@@ -103,6 +103,7 @@ class RunResult:
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
     evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
+    slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/slurm.py)
 
     @property
     def signal_name(self) -> str | None:
@@ -136,6 +137,7 @@ class RunResult:
             "kernel_api": [dict(k) for k in self.kernel_api],
             "evidence": [dict(e) for e in self.evidence],
             "error": self.error,
+            "slurm": dict(self.slurm) if self.slurm else None,
         }
 
 
@@ -459,7 +461,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         captures: Sequence[str] = (), on_hang: Sequence[str] = (),
         output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
         capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-        kill_wait: float = 3.0) -> RunResult:
+        kill_wait: float = 3.0, launch=None) -> RunResult:
     """Run ``cmd`` (an argument list) under supervision and classify how it ended.
 
     ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
@@ -467,6 +469,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
     ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
     catalog (pass ``signatures.all_signatures(config)`` to add the user's).
+    ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
+    flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
     """
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
@@ -523,8 +527,9 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     t0 = time.monotonic()
     started_epoch = time.time()
     try:
-        proc = subprocess.Popen(cmd, cwd=str(cwd_path), env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
     except OSError as e:
         for s in (*sinks.values(), merged):
             s.close()
@@ -576,7 +581,10 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         if timed_out:
             result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
             result.notes.append(f"timed out after {timeout:g}s")
-            result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
+            if launch is not None:  # the processes are on the node: capture there, cancel the job step
+                result.captures = launch.on_hang(run_dir, presets, commands, capture_timeout)
+            else:
+                result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
             result.survivors = terminate_tree(tree, grace, kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
@@ -594,6 +602,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
                 trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
+        if launch is not None:
+            launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
         result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
         if interrupted is None:
             _untrap(trapped)
@@ -661,6 +671,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                 if line:
                     result.outcome = "oom"
                     result.notes.append(f"dmesg: {line}")
+    if launch is not None:
+        launch.settle(result)  # no job left behind; which node, what Slurm said
     _finish(result, run_dir, pump, signatures)
     return result
 
