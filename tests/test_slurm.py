@@ -102,6 +102,43 @@ def test_a_node_that_cannot_enter_the_directory_is_an_error(tmp_path, monkeypatc
     assert r.slurm["node"] == "n1" and r.slurm["job_id"] == "7"
 
 
+class _FakeLaunch:
+    """Stands in for slurm.Step: records what the runner asks of it."""
+
+    def __init__(self):
+        self.calls = []
+
+    def argv(self, cmd, run_id):
+        self.calls.append("argv")
+        return [cmd[0], "-c", "sleep 30"] if cmd[-1] == "hang" else list(cmd)
+
+    def on_hang(self, run_dir, presets, commands, limit):
+        self.calls.append(("on_hang", tuple(presets)))
+        return [{"name": "py-spy@n1", "status": "ok", "path": None, "note": None}]
+
+    def cancel(self, result=None):
+        self.calls.append("cancel")
+
+    def settle(self, result):
+        self.calls.append("settle")
+        result.slurm = {"job_id": "1", "node": "n1"}
+
+
+def test_the_runner_hands_a_launched_run_to_its_launcher(tmp_path):
+    """Without a cluster: the hook the Slurm mode needs is still there (argv, on_hang, settle)."""
+    from dbglog import runner
+
+    fake = _FakeLaunch()
+    r = runner.run(["sh", "-c", "exit 3"], run_dir=tmp_path / "a", echo=False, git_info=False, launch=fake)
+    assert (r.outcome, r.exit_code) == ("fail", 3) and fake.calls == ["argv", "settle"]
+    assert r.to_dict()["slurm"] == {"job_id": "1", "node": "n1"}
+    fake = _FakeLaunch()
+    r = runner.run(["sh", "hang"], run_dir=tmp_path / "b", echo=False, git_info=False, timeout=0.5, grace=0.5,
+                   captures=["py-spy"], launch=fake)
+    assert r.outcome == "hang" and fake.calls == ["argv", ("on_hang", ("py-spy",)), "settle"]
+    assert [c["name"] for c in r.captures] == ["py-spy@n1"]  # the node's captures, not the local tree's
+
+
 def test_cli_refuses_bad_slurm_options_in_one_line(tmp_path):
     p = run_cli("run", "--slurm", "-J mine", "--", "true", cwd=tmp_path)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "-J is not allowed" in p.stderr
