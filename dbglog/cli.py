@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from dbglog import captures as _captures  # the --capture presets: help built from the registry
 from dbglog import ops
 from dbglog.errors import DbglogError
 from dbglog.present import print_hit as _print_hit, render_show
@@ -262,16 +263,9 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
             and os.environ.get("DBGLOG_NO_EDITOR") != "1" and not as_json:
         fields.update(edit_attempt_in_editor(fields))
     rec = ops.add_attempt(recs, inv_id, **fields, runs=runs)
-    a, similar, inferred = rec.attempt, rec.similar, rec.outcome_inferred
-    data = rec.to_dict()
-    note = (f"{a.outcome}, a guess from the result; set it with `dbglog attempt edit {a.number} -o OUTCOME`"
-            if inferred else a.outcome)
-    emit(as_json, data, lambda: click.echo(f"Attempt {a.number} recorded in {inv_id} ({note})"))
-    if not as_json:
-        warn_similar(similar)
-        print_breaker(rec.breaker)
-        if not rec.breaker:
-            click.echo(f"  next: {'; '.join(data['next'])}")
+    from dbglog.fastpath import print_attempt  # (the printer `attempt add` uses without click too)
+
+    emit(as_json, rec.to_dict(), lambda: print_attempt(rec, echo=click.echo))
 
 
 @attempt.command("edit")
@@ -541,6 +535,8 @@ def parse_size(text: str) -> int | None:
     """``64M``, ``512K``, bytes; 0/none/unlimited = no cap. Negative, inf, nan: refused (one line)."""
     from dbglog.records import parse_size as size_of
 
+    if not str(text).strip():  # `--output-cap ""` is a slip, not "no cap" (say 0 or none for that)
+        raise DbglogError("empty size: give e.g. 64M, 512K, or 0 / none for no cap")
     return size_of(text)
 
 
@@ -559,8 +555,24 @@ def parse_env_pairs(pairs) -> dict:
 @click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET",
-              help="Hang capture preset: py-spy | gdb | cuda-coredump | faulthandler (repeatable).")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", help=_captures.help_text())
+@click.option("--idle-timeout", "idle_timeout", type=SECONDS,
+              help="Alive but no output on any stream for S seconds = hang (captures, then tree kill).")
+@click.option("--server", metavar="CMD", help="Start this server first (supervised); the command after -- is "
+              "the client. Needs --ready.")
+@click.option("--ready", metavar="URL|CMD", help="With --server: ready when this URL answers 2xx or this "
+              "command exits 0.")
+@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
+              help="With --server: seconds to wait for readiness (then server_not_ready).")
+@click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level after each failure "
+              "(SGLang/FlashInfer: 1, 3, then 10 = tensor dumps).")
+@click.option("--escalate-levels", "escalate_levels", metavar="L,L,...", help="The ladder for --escalate "
+              "(default 1,3,10; e.g. 1,3,5,10).")
+@click.option("--dump-include", "dump_include", multiple=True, metavar="PATTERN",
+              help="Level-10 dumps: only API names matching (fnmatch, repeatable).")
+@click.option("--dump-exclude", "dump_exclude", multiple=True, metavar="PATTERN",
+              help="Level-10 dumps: skip API names matching (fnmatch, repeatable).")
+@click.option("--core-dumps", "core_dumps", is_flag=True, help="Keep the core size limit (default: 0 for the repro).")
 @click.option("--slurm", "slurm_args", metavar="ARGS", help="The run its own Slurm allocation: srun ARGS CMD "
               "(timeouts scancel it; captures run on its node). ARGS may be ''.")
 @click.option("--repeat", type=INT, default=1, show_default=True, help="Run N times; report a histogram.")
@@ -576,17 +588,25 @@ def parse_env_pairs(pairs) -> dict:
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, grace, on_hang, captures, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs, unset,
-        output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
-    """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]"""
+def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_timeout, escalate, escalate_levels,
+        dump_include, dump_exclude, core_dumps, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs,
+        unset, output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
+    """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]
+
+    Server-shaped repros: dbglog run --server 'python -m my.server' --ready http://127.0.0.1:8000/v1/models
+    -- python client.py"""
     reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     check_failure_name(expect, "--expect")
     cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
+    extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout,
+                                 escalate=escalate, escalate_levels=escalate_levels, dump_include=dump_include,
+                                 dump_exclude=dump_exclude, core_dumps=core_dumps)
     if slurm_args is not None:
         from dbglog import slurm
 
         slurm.launcher(slurm_args)  # refused before anything is created
-    env = parse_env_pairs(env_pairs) | {k: None for k in unset}
+        extra["slurm"] = slurm_args
+    env = ops.check_env(parse_env_pairs(env_pairs) | {k: None for k in unset})
     cap = parse_size(output_cap)
     recs = open_records(create=True)
     from dbglog.runner import Interrupted
@@ -595,7 +615,7 @@ def run(timeout, grace, on_hang, captures, slurm_args, repeat, until_fail, expec
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
                             on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
                             output_cap_bytes=cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, slurm=slurm_args)
+                            hypothesis=hypothesis, inv_ref=inv_ref, **extra)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -661,14 +681,31 @@ def _run_summary(d: dict) -> str:
     for k in d["key_lines"][:5]:
         lines.append(f"  line {k.get('line')}: {k.get('text', '').strip()[:200]}")
     for c in d["captures"]:
+        if c.get("name") == "stuck":
+            continue  # shown below with its frames
         lines.append(f"  capture {c.get('name')}: {c.get('status')}" + (f" -> {c['path']}" if c.get("path") else "")
                      + (f" ({c['note']})" if c.get("note") else ""))
+    st = d.get("stuck")
+    if st:  # the hang captures' guess at the stuck process (dbglog/captures.py)
+        lines.append(f"  stuck process (guess): pid {st.get('pid')} {(st.get('cmdline') or '')[:80]}"
+                     f" — {(st.get('reason') or '').removeprefix('guess: ')}")
+        lines.extend(f"    at {f[:160]}" for f in (st.get("frames") or [])[:5])
     for s in d["survivors"]:
         if s.get("escaped"):  # left the tree (setsid, marker cleared); found as the subreaper's orphan
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}) escaped the process tree; "
                          + ("killed" if s.get("status") == "killed" else f"still alive ({s.get('status')})"))
         else:
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
+    srv = d.get("server")
+    if srv:  # a server-shaped repro (dbglog/serve.py)
+        lines.append(f"  server: {srv.get('state')}"
+                     + (f", ready after {srv['ready_s']:.2f}s" if srv.get("ready_s") is not None else "")
+                     + (f", {srv['exit']}" if srv.get("exit") else "")
+                     + (f" ({srv['verdict']})" if srv.get("verdict") else ""))
+    lv = d.get("kernel_api_level")
+    if lv:
+        lines.append(f"  kernel-API log level {lv.get('level')}"
+                     + (f"; dumps in {lv['dump_dir']} ({lv.get('dump_count', 0)} file(s))" if lv.get("dump_dir") else ""))
     for n in d["notes"]:
         lines.append(f"  note: {n}")
     ev = d.get("evidence") or []
@@ -728,11 +765,9 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
     """Remove old run outputs from .dbglog/runs/. A run an attempt or a bisection cites keeps its
     record (only its output files go); the others are deleted. `dbglog run` also keeps the
     directory under a size cap: [runs] max_size in .dbglog/config.toml (default 2G, 0 = none)."""
-    from dbglog.records import parse_size as size_of
-
     if older_than is None and keep is None and max_size is None:
         raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
-    max_bytes = size_of(max_size) if max_size is not None else None
+    max_bytes = parse_size(max_size) if max_size is not None else None
     recs = open_records()
     out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_bytes, dry_run=dry_run)
 
@@ -754,7 +789,7 @@ def env_cmd(python, timeout, as_json):
     from dbglog import envinfo
 
     snap = envinfo.collect(timeout=timeout, python=python)
-    emit(as_json, snap, lambda: click.echo("\n".join(envinfo.markdown_lines(snap))))
+    emit(as_json, snap, lambda: click.echo(safe_text("\n".join(envinfo.markdown_lines(snap)))))
 
 
 @cli.group()
@@ -879,9 +914,9 @@ def bisect_status(ref, as_json):
         click.echo(f"{info['id']} ({info['kind']}): {info['status']}")
         for k, v in info.items():
             if k not in ("id", "kind", "status", "result") and v not in (None, [], {}, ""):
-                click.echo(f"  {k}: {v}")
+                click.echo(safe_text(f"  {k}: {v}"))
         if info["result"]:
-            click.echo(f"  result: {info['result'].get('message', info['result'].get('status'))}")
+            click.echo(safe_text(f"  result: {info['result'].get('message', info['result'].get('status'))}"))
 
     emit(as_json, info, human)
 
@@ -989,9 +1024,9 @@ def _scratch(recs, scratch, launcher):
 
 # `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
 @bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--good", "goods", multiple=True, required=True, metavar="REV", help="A commit without the bug "
+@click.option("--good", "goods", multiple=True, metavar="REV", help="A commit without the bug "
               "(repeatable).")
-@click.option("--bad", required=True, metavar="REV", help="A commit with the bug (its failure defines 'bad').")
+@click.option("--bad", metavar="REV", help="A commit with the bug (its failure defines 'bad').")
 @click.option("--first-parent", is_flag=True, help="Follow first parents only: finds the merge that brought it in.")
 @click.option("--match", metavar="SIGNATURE|REGEX", help="Bad = this signature (glob) or regex over the output.")
 @click.option("--any-failure", is_flag=True, help="Bad = any failure (not just the bad end's).")
@@ -1008,14 +1043,33 @@ def _scratch(recs, scratch, launcher):
 @click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
               "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
 @click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
-              help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
+              help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed. "
+                   "With --flaky/--rate: at most N repro runs in all.")
+@click.option("--flaky", is_flag=True, help="The failure is intermittent: weigh every run (a posterior over the "
+              "commits) instead of trusting one verdict per step; automatic when repeats disagree.")
+@click.option("--rate", "rate", is_flag=True, help="Failure-rate bisection: both ends fail, the bad end more often; "
+              "find the commit where the rate went up.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="With --flaky/--rate: stop when one commit has this probability.")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET",
+              help="Hang capture preset, on every step: " + ", ".join(_captures.names()) + " (repeatable).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
+@click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree), wait for "
+              "--ready, then run the command after -- as its client.")
+@click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0.")
+@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
+              help="With --server: seconds to wait for readiness (then server_not_ready).")
+@click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang.")
+@click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
+              "(default: a fresh TRITON_CACHE_DIR per step).")
+@click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) across a "
+              "step's failing repeats.")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
-               slurm_args, scratch, max_steps, captures, on_hang, inv_ref, as_json, cmd):
+               slurm_args, scratch, max_steps, flaky, rate, confidence, captures, on_hang, server, ready, ready_timeout, idle_timeout, shared_cache, escalate,
+               inv_ref, as_json, cmd):
     """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
 
     Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
@@ -1025,7 +1079,10 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     """
     from dbglog.bisect import history
 
-    reject_unknown_option(cmd)
+    reject_unknown_option(cmd)  # before "missing --good": `--god HEAD~5` is a typo of it
+    for name, value in (("--good", goods), ("--bad", bad)):
+        if not value:
+            raise DbglogError(f"missing option {name}: dbglog bisect git --good REV --bad REV -- CMD ARGS")
     check_failure_name(match, "--match", regex=True)
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
@@ -1036,7 +1093,9 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
                            grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
                            any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
-                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, scratch=scratch)
+                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, server=server, ready=ready,
+                           ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
+                           scratch=scratch, flaky=flaky, rate=rate, confidence=confidence, escalate=escalate)
     _bisect_finish(result, as_json)
 
 
@@ -1047,19 +1106,9 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
 
 def print_breaker(b: dict | None) -> None:
     """The circuit breaker (ops.circuit_breaker): the same failure N times; what to do instead."""
-    if not b:
-        return
-    click.echo(f"Circuit breaker: {b['message']}")
-    for d in b["untested_differences"][:5]:
-        click.echo(f"  untested: {d['position']}. {d['factor']}: {d['working']} vs {d['broken']}"
-                   + (f" [--apply {d['apply']}]" if d["apply"] else ""))
-    click.echo(f"  next: {b['bisect']}")
+    from dbglog.fastpath import print_breaker as show
 
-
-def warn_similar(similar: list[dict]) -> None:
-    for s in similar:
-        click.echo(f"dbglog: warning: this looks like attempt {s['attempt']} of {s['investigation']} "
-                   f"({s['title']!r}, {s['outcome']}): {s['conclusion'] or 'no conclusion recorded'}", err=True)
+    show(b, echo=click.echo)
 
 
 def _query_arg(words) -> str:
@@ -1172,6 +1221,11 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
 @click.option("--repeat", type=INT, default=1, show_default=True,
               help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
+@click.option("--flaky", is_flag=True, help="Intermittent failure: a posterior over single toggles and pairs, "
+              "runs chosen by expected information, stop at --confidence or --budget runs.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="With --flaky: stop when one set has this probability.")
+@click.option("--budget", type=COUNT, metavar="N", help="With --flaky: at most N repro runs in all.")
 @click.option("--bad-if-any", "bad_if_any", is_flag=True,
               help="Flaky target: a trial is bad if any of its runs fails (N = --repeat, else calibrated "
                    "from the failing end's failure rate); automatic once runs disagree.")
@@ -1185,14 +1239,15 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
 @click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET", help="Hang capture preset (repeatable).")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET",
+              help="Hang capture preset, on every step: " + ", ".join(_captures.names()) + " (repeatable).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
-                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, bad_if_any, jobs, launcher,
-                   slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
+                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, flaky, confidence, budget,
+                   bad_if_any, jobs, launcher, slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1220,7 +1275,7 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
-        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch)
+        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch, flaky=flaky, confidence=confidence, budget=budget)
     _bisect_finish(result, as_json)
 
 

@@ -169,6 +169,7 @@ def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, re
     for k, v in fields.items():
         check_text(v, k)
     inv_id = recs.resolve(inv_ref)
+    runs = [recs.store.get_run(r)["id"] for r in runs or ()]  # a mistyped run id: refused, not linked
     a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
                          outcome=outcome or None, runs=runs)
     return RecordedAttempt(a, inv_id, similar_to_attempt(recs, inv_id, a), not outcome,
@@ -450,13 +451,48 @@ def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
         raise DbglogError("--timeout must be a positive number of seconds")
     for c in cmd:
         check_text(c, "command")
+    if not cmd[0].strip():
+        raise DbglogError("the command is empty: put the repro after --, e.g. dbglog run -- python repro.py")
     return cmd
+
+
+def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, idle_timeout=None,
+                     escalate: bool = False, escalate_levels=None, dump_include=(), dump_exclude=(),
+                     core_dumps: bool = False) -> dict:
+    """Server mode, idle timeout, escalation, core dumps (issue 14): refused before anything runs;
+    returns the keyword arguments of ``run_repro``."""
+    from dbglog import escalate as esc
+    from dbglog import serve
+
+    serve.check_args(server, ready, ready_timeout, idle_timeout)
+    if server is not None:
+        check_text(server, "server command")
+        check_text(ready, "readiness check")
+    if (escalate_levels or dump_include or dump_exclude) and not escalate:
+        raise DbglogError("--escalate-levels, --dump-include and --dump-exclude need --escalate")
+    ladder = esc.Ladder(esc.parse_ladder(escalate_levels), list(dump_include), list(dump_exclude)) if escalate else None
+    return {"server": server, "ready": ready, "ready_timeout": ready_timeout, "idle_timeout": idle_timeout,
+            "ladder": ladder, "core_dumps": core_dumps}
+
+
+def check_env(env: dict | None) -> dict:
+    """NAME -> value (None: unset) for a run; a name no process could have is refused (``A=B``, empty,
+    whitespace or control characters), so ``--unset A=B`` is not silently a no-op."""
+    for k, v in (env or {}).items():
+        if not isinstance(k, str) or not k or "=" in k or any(c.isspace() or ord(c) < 32 or c == "\x7f" for c in k):
+            what = "--unset" if v is None else "--env"
+            raise DbglogError(f"bad {what} name {k!r}: a variable name has no '=', spaces or control characters")
+        check_text(k, "variable name")
+        if v is not None:
+            check_text(str(v), f"value of {k}")
+    return dict(env or {})
 
 
 def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0, captures=(), on_hang=(),
               repeat: int = 1, until_fail: bool = False, expect: str | None = None,
               output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None,
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, server=None, ready=None,
+              ready_timeout: float = 120.0, idle_timeout=None, ladder=None, core_dumps: bool = False,
               slurm: str | None = None) -> ReproRun:
     """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
@@ -468,12 +504,17 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
     check_text(attempt_title, "attempt title")
     check_text(hypothesis, "hypothesis")
+    env = check_env(env)
+    if attempt_title is not None and "\n" in attempt_title.strip().replace("\r", "\n"):
+        raise DbglogError("the attempt title must be one line")  # (as for attempt add: before the run)
     launch = {}
     if slurm is not None:
         import shlex
 
         from dbglog import slurm as slurm_mode
 
+        if server is not None:
+            raise DbglogError("--slurm does not combine with --server: run the server inside the repro's own script")
         cmd = shlex.split(slurm_mode.launcher(slurm)) + cmd  # recorded as it ran, minus the per-run job name
         launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
@@ -483,9 +524,19 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         from dbglog import advice
 
         recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
+        from dbglog import fserrors
+
+        fserrors.check_writable(recs.ws.logs_dir, recs.ws.runs_dir.parent)  # (read-only logs/: nothing runs)
         rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
+    one = None
+    if server is not None:
+        import functools
+
+        from dbglog import serve
+
+        one = functools.partial(serve.run_server_client, server=server, ready=ready, ready_timeout=ready_timeout)
     did = ""
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
         from dbglog import story
@@ -496,6 +547,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                   run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
                                   env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
                                   on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs,
+                                  idle_timeout=idle_timeout, ladder=ladder, core_dumps=core_dumps, runner=one,
                                   **launch)
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (cli._record_interrupted)

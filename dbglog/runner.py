@@ -41,7 +41,9 @@ from dbglog import captures as _captures
 from dbglog import proctree
 from dbglog.errors import DbglogError
 
-OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error")
+# server_died / server_not_ready: a server-shaped repro (dbglog/serve.py) whose server is the problem,
+# not the client.
+OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error", "server_died", "server_not_ready")
 # The capture presets, a live view of the registry (dbglog/captures.py).
 PRESETS = _captures.REGISTRY
 DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
@@ -103,6 +105,11 @@ class RunResult:
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
     evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
+    idle: dict | None = None  # --idle-timeout fired: which streams went quiet, for how long
+    server: dict | None = None  # a server-shaped repro's server side (dbglog/serve.py)
+    kernel_api_level: dict | None = None  # --escalate: level, dump dir and filters of this run
+    preflight: dict = field(default_factory=dict)  # core limit, GPU processes found before the run
+    stuck: dict | None = None  # the hang captures' guess at the stuck process (dbglog/captures.py)
     slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/slurm.py)
 
     @property
@@ -137,6 +144,11 @@ class RunResult:
             "kernel_api": [dict(k) for k in self.kernel_api],
             "evidence": [dict(e) for e in self.evidence],
             "error": self.error,
+            "idle": dict(self.idle) if self.idle else None,
+            "server": dict(self.server) if self.server else None,
+            "kernel_api_level": dict(self.kernel_api_level) if self.kernel_api_level else None,
+            "preflight": dict(self.preflight),
+            "stuck": dict(self.stuck) if self.stuck else None,
             "slurm": dict(self.slurm) if self.slurm else None,
         }
 
@@ -244,6 +256,7 @@ class _Pump(threading.Thread):
         self.abandon = threading.Event()
         self.lock = threading.Lock()
         self.open_fds = set(streams.values())
+        self.last_output = time.monotonic()  # for --idle-timeout: alive but silent
 
     def _echo(self, name: str, data: bytes) -> None:
         if not self.echo:
@@ -255,15 +268,41 @@ class _Pump(threading.Thread):
         self.echoed += len(data)
         target = sys.stdout if name == "stdout" else sys.stderr
         try:
+            text = self._inert(name, target, data)
             buf = getattr(target, "buffer", None)
             if buf is not None:
-                buf.write(data)
+                buf.write(text.encode("utf-8", errors="replace"))
                 buf.flush()
             else:
-                target.write(data.decode("utf-8", errors="replace"))
+                target.write(text)
                 target.flush()
         except (OSError, ValueError):
             self.echo = False  # our terminal went away; keep capturing to files
+
+    def _inert(self, name: str, target, data: bytes) -> str:
+        """The repro's bytes as text the terminal cannot be driven by (issue 17): escapes and control
+        bytes dropped, a lone CR made a newline (a progress bar becomes lines, and cannot hide a line
+        by overwriting it). Colours stay on a terminal (NO_COLOR unset): they are how the repro's own
+        tools mark errors and cannot move the cursor or rewrite anything. Decoded incrementally per
+        stream, so a UTF-8 character or CRLF cut between two reads stays whole."""
+        from dbglog.redact import terminal_text
+
+        if not hasattr(self, "_decoders"):
+            import codecs
+
+            self._decoders = {n: codecs.getincrementaldecoder("utf-8")(errors="replace") for n in self.streams}
+            self._cr = dict.fromkeys(self.streams, False)
+            self._colour = {}
+        if name not in self._colour:
+            try:
+                self._colour[name] = target.isatty() and not os.environ.get("NO_COLOR")
+            except (AttributeError, ValueError):
+                self._colour[name] = False
+        text = self._decoders[name].decode(data)
+        if self._cr[name] and text.startswith("\n"):
+            text = text[1:]  # the LF of a CRLF split between reads: the CR already made the newline
+        self._cr[name] = text.endswith("\r")
+        return terminal_text(text, self._colour[name])
 
     def run(self) -> None:
         sel = selectors.DefaultSelector()
@@ -280,6 +319,7 @@ class _Pump(threading.Thread):
                         sel.unregister(key.fd)
                         self.open_fds.discard(key.fd)
                         continue
+                    self.last_output = time.monotonic()
                     with self.lock:
                         self.sinks[key.data].write(data)
                         self.merged.write(data)
@@ -456,12 +496,35 @@ def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> int
         return None
 
 
+def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escalation: dict | None = None) -> dict:
+    """The environment of a supervised process (a repro, or a server-shaped repro's server)."""
+    from dbglog import escalate
+
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    api_dir = run_dir / "api"
+    # Kernel-API logs to one file per process: crash-safe boundary markers (reference §5.2, §6).
+    for var, stem in (("FLASHINFER_LOGDEST", "flashinfer"), ("SGLANG_KERNEL_API_LOGDEST", "sglang")):
+        if var not in env and var not in env_overrides:
+            env[var] = str(api_dir / f"{stem}_%i.log")
+    env.update(_preset_env(presets, run_dir, env))
+    for k, v in env_overrides.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    # --escalate wins over the user's own level; the default level 1 never does.
+    env.update(escalate.level_env(escalation, run_dir) if escalation else escalate.default_env(env))
+    return env
+
+
 def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = None,
         env_overrides: dict | None = None, timeout: float | None = None, grace: float = 5.0,
         captures: Sequence[str] = (), on_hang: Sequence[str] = (),
         output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
         capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-        kill_wait: float = 3.0, launch=None) -> RunResult:
+        kill_wait: float = 3.0, idle_timeout: float | None = None, companion=None, core_dumps: bool = False,
+        escalation: dict | None = None, preflight_check: bool = True, launch=None) -> RunResult:
     """Run ``cmd`` (an argument list) under supervision and classify how it ended.
 
     ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
@@ -469,6 +532,12 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
     ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
     catalog (pass ``signatures.all_signatures(config)`` to add the user's).
+
+    ``idle_timeout``: alive but silent (no output on any stream, the companion's included) for that
+    many seconds is a hang. ``companion``: something supervised beside the run (a server, see
+    dbglog/serve.py): its ``check()`` may end the run with ``(outcome, note)``, its ``last_output()``
+    counts as output, its ``hang_captures(...)`` run first on a hang. ``core_dumps``: keep the core
+    size limit (default: 0 for the repro). ``escalation``: ``escalate.Ladder.spec()`` of this run.
     ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
     flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
     """
@@ -497,20 +566,24 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     if git_info:
         result.git_commit, result.git_dirty = _git_state(cwd_path)
 
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
+    env = build_env(run_dir, env_overrides, presets, escalation)
     api_dir = run_dir / "api"
-    # Kernel-API logs to one file per process: crash-safe boundary markers (reference §5.2, §6).
-    for var, stem in (("FLASHINFER_LOGDEST", "flashinfer"), ("SGLANG_KERNEL_API_LOGDEST", "sglang")):
-        if var not in env and var not in env_overrides:
-            env[var] = str(api_dir / f"{stem}_%i.log")
-    env.update(_preset_env(presets, run_dir, env))
-    for k, v in env_overrides.items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = str(v)
+    from dbglog import escalate, preflight
+
+    if escalation:
+        result.kernel_api_level = escalate.describe(escalation, run_dir, env)
+    elif env.get("FLASHINFER_LOGLEVEL") == "1" and "FLASHINFER_LOGLEVEL" not in os.environ \
+            and "FLASHINFER_LOGLEVEL" not in env_overrides:
+        result.notes.append("kernel-API logging at level 1 (SGLang/FlashInfer hooks present; costs next to nothing)")
+    result.preflight = {"core_limit": None if core_dumps else 0}
+    if preflight_check:
+        result.preflight.update(preflight.check())
+        if result.preflight.get("gpu_processes"):
+            ev = preflight.taint_evidence(result.preflight["gpu_processes"])
+            result.evidence.append(ev)
+            result.notes.append(ev["summary"])
     env[RUN_ID_VAR] = run_id  # inherited marker to find descendants that escaped the tree
+    proctree.become_subreaper()  # before the start: an orphan of this run must come to us (proctree.adopt)
     if "FLASHINFER_LOGDEST" in env or "SGLANG_KERNEL_API_LOGDEST" in env:
         api_dir.mkdir(exist_ok=True)
 
@@ -527,9 +600,10 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     t0 = time.monotonic()
     started_epoch = time.time()
     try:
-        proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        with preflight.core_limit(core_dumps):  # the child inherits the limit
+            proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
+                                    env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         for s in (*sinks.values(), merged):
             s.close()
@@ -560,7 +634,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     except (AttributeError, OSError):
         pidfd = None
 
-    timed_out = False
+    timed_out = idled = False
+    stopped = None  # (outcome, note) from the companion: e.g. the server died under the client
     rc = None
     trapped = _trap_stop_signals()
     interrupted: Interrupted | None = None
@@ -573,23 +648,46 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             if rc is not None:
                 break
             tree.snapshot()
+            tree.adopt()
             interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
+            if companion is not None:
+                stopped = companion.check()
+                if stopped:
+                    break
+            if idle_timeout is not None:
+                last = max(pump.last_output, companion.last_output() if companion is not None else 0.0)
+                if time.monotonic() - last >= idle_timeout:
+                    idled = True
+                    break
             if deadline is not None and time.monotonic() >= deadline:
                 timed_out = True
                 break
 
-        if timed_out:
+        if timed_out or idled:
             result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
-            result.notes.append(f"timed out after {timeout:g}s")
-            if launch is not None:  # the processes are on the node: capture there, cancel the job step
-                result.captures = launch.on_hang(run_dir, presets, commands, capture_timeout)
+            if idled:
+                result.idle = _quiet_report(idle_timeout, [("client", tree, pump)]
+                                            + (companion.quiet_streams() if companion is not None else []))
+                result.notes.append(result.idle["summary"])
             else:
-                result.captures = _hang_captures(tree, pump, run_dir, presets, commands, capture_timeout)
+                result.notes.append(f"timed out after {timeout:g}s")
+            if companion is not None:  # the server is where the fault is: its stacks first
+                result.captures.extend(companion.hang_captures(presets, commands, capture_timeout))
+            if launch is not None:  # the processes are on the node: capture there, cancel the job step
+                result.captures.extend(launch.on_hang(run_dir, presets, commands, capture_timeout))
+            else:
+                result.captures.extend(hang_captures(tree, pump, run_dir, presets, commands, capture_timeout,
+                                                     env=env))
+            result.survivors = terminate_tree(tree, grace, kill_wait)
+        elif stopped:
+            result.outcome = stopped[0]
+            result.notes.append(stopped[1])
             result.survivors = terminate_tree(tree, grace, kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
             tree.snapshot()
             tree.scan_marker()
+            tree.adopt()
             leftovers = [p for p in tree.alive() if p.pid != proc.pid]
             if leftovers:
                 result.notes.append(
@@ -602,6 +700,14 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
                 trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
+        if interrupted is not None and (presets or commands) and launch is None:
+            # Stopped by the user mid-hang is the commonest way a hang ends: take the configured
+            # captures before the kill (bounded; a repeated signal is ignored meanwhile).
+            try:
+                result.captures.extend(hang_captures(tree, pump, run_dir, presets, commands,
+                                                     min(capture_timeout, 10.0), env=env, reason="interrupt"))
+            except Exception as exc:  # noqa: BLE001 - the kill below must happen regardless
+                result.notes.append(f"captures on interrupt failed: {exc!r}")
         if launch is not None:
             launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
         result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
@@ -636,6 +742,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         result.error = f"interrupted by {signal_name(interrupted.signum)}: the run and its processes were stopped"
         result.notes.append(result.error)
         result.exit_code, result.signal = normalize_exit(rc)
+        result.stuck = next((c for c in result.captures if c.get("name") == "stuck"), None)
         interrupted.result = result
         interrupted.results = [result]
         raise interrupted
@@ -643,14 +750,26 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     result.truncated = any(result.omitted_bytes.values())
     if result.truncated:
         result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
-    if result.survivors:
+    stuck = list(result.survivors)
+    result.survivors = tree.report_escaped(result.survivors)
+    if stuck:
         result.infra_tainted = True
-        result.notes.append(f"{len(result.survivors)} process(es) survived SIGKILL "
-                            f"(states: {', '.join(str(s.get('status')) for s in result.survivors)})")
+        result.notes.append(f"{len(stuck)} process(es) survived SIGKILL "
+                            f"(states: {', '.join(str(s.get('status')) for s in stuck)})")
+    if tree.escaped:  # killed with the rest, but the repro hid them: say so, they may hold a GPU
+        result.notes.append(f"{len(tree.escaped)} process(es) escaped the process tree (new session, "
+                            "marker variable gone): " + ", ".join(f"{e['pid']} ({e['name']})"
+                                                                  for e in list(tree.escaped.values())[:5]))
 
     code, sig = normalize_exit(rc)
     result.exit_code, result.signal = code, sig
-    if not timed_out:
+    # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
+    caps, found = _captures.after(presets, run_dir, capture_timeout, env)
+    result.captures.extend(caps)
+    result.evidence.extend(found)
+    if escalation:
+        result.kernel_api_level = escalate.describe(escalation, run_dir, env)  # now with the dumps
+    if not (timed_out or idled or stopped):
         if rc == 0:
             result.outcome = "pass"
         elif sig is not None:
@@ -677,8 +796,31 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     return result
 
 
+def hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str], commands: Sequence[str],
+                  limit: float, env: dict | None = None, reason: str = "hang") -> list[dict]:
+    """The hang captures on one supervised tree (the one entry point the run loop and a server
+    companion call, wherever the capture presets live)."""
+    return _hang_captures(tree, pump, run_dir, presets, commands, limit, env=env, reason=reason)
+
+
+def _quiet_report(after: float, streams: list) -> dict:
+    """Which supervised trees went quiet (``streams``: (role, tree, pump)), for the run's record."""
+    now = time.monotonic()
+    quiet = []
+    for role, tree, pump in streams:
+        procs = tree.alive()
+        quiet.append({"role": role, "pid": tree.root_pid, "silent_s": round(now - pump.last_output, 2),
+                      "processes": [{"pid": p.pid, **{k: v for k, v in _proc_state(p).items() if k != "pid"}}
+                                    for p in procs[:8]]})
+    parts = [f"{q['role']} (pid {q['pid']}, {len(q['processes'])} process(es) alive) silent {q['silent_s']:g}s"
+             for q in quiet]
+    return {"after_s": after, "streams": quiet,
+            "summary": f"idle for {after:g}s with no output while alive: " + "; ".join(parts)}
+
+
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Classify the kept output, read kernel-API logs, write result.json."""
+    result.stuck = next((c for c in result.captures if c.get("name") == "stuck"), None)
     from dbglog import signatures as sigmod
 
     try:
@@ -708,7 +850,9 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
     try:
-        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        from dbglog.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
+
+        Path(result.paths["result"]).write_text(json.dumps(clean_obj(result.to_dict()), indent=1) + "\n")
     except OSError as e:
         result.notes.append(f"could not write result.json: {e}")
 
@@ -728,10 +872,10 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
     except Exception as e:  # evidence must never cost the run its record
         result.notes.append(f"evidence extraction failed: {e!r}")
         return
-    result.evidence = found
-    if found:
+    result.evidence = [*result.evidence, *found]  # pre-flight and flight-recorder facts come first
+    if result.evidence:
         try:
-            (run_dir / "evidence.json").write_text(json.dumps(found, indent=1) + "\n")
+            (run_dir / "evidence.json").write_text(json.dumps(result.evidence, indent=1) + "\n")
             result.paths["evidence"] = str(run_dir / "evidence.json")
         except OSError as e:
             result.notes.append(f"could not write evidence.json: {e}")
@@ -767,10 +911,13 @@ class RepeatResult:
 
 
 def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, until_fail: bool = False,
-                 **kwargs) -> RepeatResult:
+                 ladder=None, runner=None, **kwargs) -> RepeatResult:
     """Run ``cmd`` up to ``repeat`` times (each in ``run_dir/NNN``) and histogram (outcome,
     signature): disagreeing repeats mean a flaky repro. ``until_fail`` stops at the first
-    non-pass."""
+    non-pass. ``ladder`` (``escalate.Ladder``): raise the kernel-API log level after each failure.
+    ``runner``: the function that runs one repeat (default ``run``; ``serve.run_server_client``
+    for a server-shaped repro)."""
+    one = runner or run
     if repeat < 1:
         raise DbglogError(f"--repeat must be at least 1, got {repeat}")
     results: list[RunResult] = []
@@ -778,12 +925,16 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
     for i in range(1, repeat + 1):
         # One run keeps the plain layout runs/<id>/; repeats go to runs/<id>/001, 002, ...
         try:
-            r = run(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
+            if ladder is not None:
+                kwargs["escalation"] = ladder.spec()
+            r = one(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
         except Interrupted as e:
             e.results = results + e.results  # the finished repeats are recorded too
             raise
         results.append(r)
         hist[(r.outcome, r.signature)] += 1
+        if ladder is not None:
+            ladder.after(r.outcome)
         if until_fail and r.outcome != "pass":
             break
     return RepeatResult(results, dict(hist))

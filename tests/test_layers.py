@@ -18,13 +18,14 @@ LAYERS = {
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.session", "dbglog.bisect.journal",
-        "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures"},
+        "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures", "dbglog.serve"},
     2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",
         "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
     1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
         "dbglog.advice", "dbglog.envinfo", "dbglog.story", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
-        "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.proctree", "dbglog"},
+        "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.proctree", "dbglog", "dbglog.escalate",
+        "dbglog.preflight", "dbglog.flightrec"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]

@@ -53,6 +53,7 @@ from typing import Callable
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import HistoryBisect, Verdict
 from dbglog.errors import DbglogError
+from dbglog.redact import sanitize
 
 KIND = "git"
 #: cap on the bad end's run when no --timeout is given (its duration then sets the step timeout)
@@ -139,7 +140,7 @@ def _history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], d
         if not rec:
             continue
         mark, sha, ps, subject = (rec.split("\x1f", 3) + ["", "", ""])[:4]
-        subjects[sha] = subject
+        subjects[sha] = sanitize(subject)  # a commit subject may carry escapes: shown and stored inert
         if mark == "-":
             boundary.append(sha)
         else:
@@ -155,8 +156,8 @@ def commit_info(repo, sha: str) -> dict:
         stat = git(repo, "diff", "--stat=100", "--no-color", parents[0], sha, check=False)
     else:
         stat = git(repo, "show", "--stat=100", "--no-color", "--format=", sha, check=False)
-    return {"commit": h, "short": h[:10], "subject": subject, "author": author, "date": date,
-            "parents": parents, "merge": len(parents) > 1, "diffstat": stat.strip("\n")}
+    return {"commit": h, "short": h[:10], "subject": sanitize(subject), "author": sanitize(author), "date": date,
+            "parents": parents, "merge": len(parents) > 1, "diffstat": sanitize(stat.strip("\n"))}
 
 
 def subjects_of(repo, shas) -> dict:
@@ -169,7 +170,7 @@ def subjects_of(repo, shas) -> dict:
         rec = rec.strip("\n")
         if "\x1f" in rec:
             h, s = rec.split("\x1f", 1)
-            res[h] = s
+            res[h] = sanitize(s)
     return res
 
 
@@ -238,7 +239,10 @@ class _Driver:
         sp = self.spec
         return S.Execution(cmd=list(sp["cmd"]), timeout=timeout, grace=sp.get("grace", 5.0),
                            repeat=sp.get("repeat", 1), build=sp.get("build"), launcher=sp.get("launcher"),
-                           captures=tuple(sp.get("captures") or ()), on_hang=tuple(sp.get("on_hang") or ()))
+                           captures=tuple(sp.get("captures") or ()), on_hang=tuple(sp.get("on_hang") or ()),
+                           server=sp.get("server"), ready=sp.get("ready"), ready_timeout=sp.get("ready_timeout") or 120.0,
+                           idle_timeout=sp.get("idle_timeout"), shared_cache=bool(sp.get("shared_cache")),
+                           escalate=bool(sp.get("escalate")))
 
     def ckey(self, sha: str, ex: S.Execution | None = None, target: S.Target | None = None,
              kind: str = KIND) -> str:
@@ -512,12 +516,24 @@ class _Driver:
     # -- results --------------------------------------------------------------------
 
     def drive(self) -> dict:
+        from dbglog.bisect import flaky
+
+        if self.spec.get("flaky") or self.spec.get("rate"):
+            return flaky.drive(self)
         try:
             ends = self.verify_ends()
         except Refused as r:
+            if self._flaky_seen():  # an end whose repeats disagree: weigh the runs instead of refusing
+                return flaky.drive(self)
             return self.finish_refused(r.message)
         hb = self.search()
+        if hb.result.status == "flaky":  # flaky commits keep the culprit from being isolated
+            return flaky.drive(self)
         return self.finish(hb, ends)
+
+    def _flaky_seen(self) -> bool:
+        ends = {self.spec["bad"], *self.spec["goods"]}
+        return any(t.verdict is Verdict.FLAKY for t in self.db.trials(self.sid) if t.key in ends)
 
     def _steps(self) -> list[dict]:
         sp = self.spec
@@ -633,6 +649,12 @@ class _Driver:
             words += ["--launcher", sp["launcher"]]
         if sp.get("max_steps"):
             words += ["--max-steps", str(sp["max_steps"])]
+        if sp.get("rate"):
+            words.append("--rate")
+        elif sp.get("flaky") is True:
+            words.append("--flaky")
+        if (sp.get("flaky") or sp.get("rate")) and sp.get("confidence"):
+            words += ["--confidence", f"{sp['confidence']:g}"]
         for c in sp.get("captures") or ():
             words += ["--capture", c]
         text = f"{shlex.join(words)} -- {self._cmd_text()}"
@@ -647,7 +669,14 @@ class _Driver:
         st = res["status"]
         if st == "found":
             fb = res["first_bad"]
-            lines.append(f"First bad commit: {fb['commit']}")
+            if res.get("probability") is not None:  # probabilistic: the verdict with its probability
+                lines.append(f"First bad commit (probability {res['probability']:.3f} under the {res['mode']} model; "
+                             f"it failed {res['verification']['culprit']['failed']} of "
+                             f"{res['verification']['culprit']['runs']} runs, its parent "
+                             f"{res['verification']['parent']['failed']} of {res['verification']['parent']['runs']})"
+                             f": {fb['commit']}")
+            else:
+                lines.append(f"First bad commit: {fb['commit']}")
             lines.append(f"  {fb['subject']}")
             lines.append(f"  Author: {fb['author']}  Date: {fb['date']}" + ("  (merge)" if fb["merge"] else ""))
             if fb["diffstat"]:
@@ -704,7 +733,18 @@ class _Driver:
                        f"{(s['duration_s'] or 0):.2f}s | {runs} |")
         out.append("")
         st = res["status"]
-        if st == "found":
+        if res.get("probability") is not None:
+            out.append(f"**Model:** {res['mode']} — P(fail | bad) ≈ {res['rates']['fail_if_bad']:.2f}, "
+                       f"P(fail | good) ≈ {res['rates']['fail_if_good']:.2f}; {res['repro_runs']} runs weighed, "
+                       f"stop at probability {res['confidence']:g} or {res['budget']} runs")
+        if st == "found" and res.get("probability") is not None:
+            fb, vf = res["first_bad"], res["verification"]
+            out.append(f"**Result:** first bad commit `{fb['commit']}` — {fb['subject']} — with probability "
+                       f"{res['probability']:.3f}, not certainty (it failed {vf['culprit']['failed']} of "
+                       f"{vf['culprit']['runs']} runs, its parent {vf['parent']['failed']} of {vf['parent']['runs']})")
+            out.append(f"- Author: {fb['author']}")
+            out.append(f"- Date: {fb['date']}" + (" (a merge commit)" if fb["merge"] else ""))
+        elif st == "found":
             fb = res["first_bad"]
             out.append(f"**Result:** first bad commit `{fb['commit']}` — {fb['subject']}")
             out.append(f"- Author: {fb['author']}")
@@ -734,7 +774,19 @@ class _Driver:
         if res["status"] != "refused" and self.spec.get("recorded") != key:
             did = self._did_text(res)
             nsteps = len(res["steps"])
-            if res["status"] == "found":
+            if res["status"] == "found" and res.get("probability") is not None:
+                fb = res["first_bad"]
+                a = self.recs.add_attempt(
+                    self.inv, title=f"Bisect ({res['mode']}): first bad commit {fb['short']} {fb['subject']} "
+                                    f"(P={res['probability']:.2f})"[:200],
+                    hypothesis=f"The intermittent failure ({res['target']}) was introduced between "
+                               f"{self._range_text()}.",
+                    did=did, result=res["message"],
+                    conclusion=f"Probably {fb['short']} \"{fb['subject']}\" (probability {res['probability']:.3f}, "
+                               "not certain): " + ", ".join(f"{x['short']} {x['probability']:.3f}"
+                                                             for x in res["posterior"][:4]),
+                    outcome="worked", runs=res["verification"].get("runs_ids", [])[-3:])
+            elif res["status"] == "found":
                 fb = res["first_bad"]
                 fb_step = next((s for s in res["steps"] if s["commit"] == fb["commit"]), None)
                 a = self.recs.add_attempt(
@@ -772,7 +824,10 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
           timeout: float | None = None, grace: float = 5.0, repeat: int = 1, jobs: int = 1,
           launcher: str | None = None, match: str | None = None, any_failure: bool = False,
           first_parent: bool = False, captures=(), on_hang=(), inv_ref: str | None = None, cwd=None,
-          progress: bool = True, max_steps: int | None = None, scratch: str | None = None) -> dict:
+          progress: bool = True, max_steps: int | None = None, scratch: str | None = None,
+          server: str | None = None, ready: str | None = None, ready_timeout: float = 120.0,
+          idle_timeout: float | None = None, shared_cache: bool = False, flaky: bool = False, rate: bool = False,
+          confidence: float = 0.95, escalate: bool = False) -> dict:
     """Create a git bisection session and run it to the end (see the module docstring)."""
     if not cmd:
         raise DbglogError("no command: put the repro after --, e.g. dbglog bisect git --good v1 --bad HEAD "
@@ -787,8 +842,13 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
         raise DbglogError(f"--max-steps must be at least 1, got {max_steps}")
     if timeout is not None and timeout <= 0:
         raise DbglogError("--timeout must be a positive number of seconds")
+    if not 0.5 < confidence < 1:
+        raise DbglogError(f"--confidence must be between 0.5 and 1 (exclusive), got {confidence:g}")
     if match and any_failure:
         raise DbglogError("--match and --any-failure contradict each other; use one")
+    from dbglog import serve
+
+    serve.check_args(server, ready, ready_timeout, idle_timeout)  # server-shaped steps
     if launcher:
         try:
             shlex.split(launcher)
@@ -839,7 +899,10 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
             "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
             "first_parent": first_parent, "captures": list(captures), "on_hang": list(on_hang),
             "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
-            "calibrated": None, "recorded": None, "max_steps": max_steps, "scratch": scratch}
+            "calibrated": None, "recorded": None, "max_steps": max_steps, "scratch": scratch,
+            "server": server, "ready": ready, "ready_timeout": ready_timeout, "idle_timeout": idle_timeout,
+            "shared_cache": shared_cache, "flaky": True if flaky else None, "rate": rate,
+            "confidence": confidence, "escalate": escalate}
     db = S.SessionDB(recs.store)
     sid = db.create(KIND, spec, inv_id)
     return resume(recs, db.get(sid), progress=progress)
@@ -915,6 +978,10 @@ def describe(recs, session: dict) -> dict:
     if trials:
         last = trials[-1]
         info["last_step"] = f"{last.key[:10]} {last.verdict.value} {last.reason}".strip()
+    if sp.get("flaky") or sp.get("rate"):
+        from dbglog.bisect import flaky
+
+        info["posterior"] = flaky.posterior_of(recs, session)
     return info
 
 

@@ -123,6 +123,8 @@ class Step:
     source: str = "run"
     #: [bad, good, skip]: how the repro runs behind the verdict were judged (None: not counted)
     counts: list[int] | None = None
+    #: probabilistic bisection: the posterior's top candidates [[key, p], ...] once this step was in
+    posterior: list | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -162,6 +164,13 @@ class Execution:
     captures: Sequence[str] = ()
     on_hang: Sequence[str] = ()
     quiet: bool = True
+    # Server-shaped repros (dbglog/serve.py): the server command, its readiness check and wait.
+    server: str | None = None
+    ready: str | None = None
+    ready_timeout: float = 120.0
+    idle_timeout: float | None = None
+    shared_cache: bool = False  # else a fresh TRITON_CACHE_DIR per step: a stale cache can make a good step bad
+    escalate: bool = False  # raise the kernel-API log level across a step's failing repeats (dbglog/escalate.py)
 
     def __post_init__(self) -> None:
         from dbglog.runner import PRESETS
@@ -195,6 +204,20 @@ class Executor:
 
         env = dict(env or {})
         env[SESSION_VAR] = self.session_id
+        cache_dir = None
+        if not self.ex.shared_cache and "TRITON_CACHE_DIR" not in env:
+            import shutil
+            import tempfile
+
+            cache_dir = tempfile.mkdtemp(prefix="dbglog-triton-")
+            env["TRITON_CACHE_DIR"] = cache_dir
+        try:
+            return self._trial(key, target, cwd, env, cmd, stop)
+        finally:
+            if cache_dir:
+                shutil.rmtree(cache_dir, ignore_errors=True)
+
+    def _trial(self, key, target, cwd, env, cmd, stop) -> tuple[Step, list[dict]]:
         records: list[dict] = []
         if self.ex.build:
             b = self._run(["sh", "-c", self.ex.build], cwd, env, timeout=None)
@@ -205,8 +228,16 @@ class Executor:
                             b["duration_s"], [b["id"]], counts=[0, 0, max(1, self.ex.repeat)]), records
         judged = []
         runs = []
+        ladder = None
+        if self.ex.escalate:
+            from dbglog import escalate
+
+            ladder = escalate.Ladder()
         for _ in range(max(1, self.ex.repeat)):
-            r = self._run(self.ex.argv(cmd), cwd, env, timeout=self.ex.timeout, launched=True)
+            r = self._run(self.ex.argv(cmd), cwd, env, timeout=self.ex.timeout, launched=True,
+                          escalation=ladder.spec() if ladder else None)
+            if ladder:
+                ladder.after(r["outcome"])
             records.append(r)
             runs.append(r)
             judged.append(target.judge(r))
@@ -220,17 +251,25 @@ class Executor:
                     round(sum(r["duration_s"] for r in runs), 3), [r["id"] for r in records],
                     counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")]), records
 
-    def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None, launched: bool = False) -> dict:
+    def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None, launched: bool = False,
+             escalation: dict | None = None) -> dict:
         from dbglog import runner, slurm
 
         # An srun launcher: each run is its own allocation, cancelled on the cluster (dbglog/slurm.py).
         launch = slurm.Step(tag=self.session_id) if launched and slurm.is_srun(self.ex.launcher) else None
-
         run_id = runner.new_run_id()
         run_dir = self.recs.ws.runs_dir / run_id
-        r = runner.run(argv, run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout,
-                       grace=self.ex.grace, captures=self.ex.captures, on_hang=self.ex.on_hang,
-                       echo=not self.ex.quiet, signatures=self.signatures, git_info=False, launch=launch).to_dict()
+        kw = dict(run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout, grace=self.ex.grace,
+                  captures=self.ex.captures, on_hang=self.ex.on_hang, echo=not self.ex.quiet,
+                  signatures=self.signatures, git_info=False, idle_timeout=self.ex.idle_timeout,
+                  escalation=escalation)
+        if self.ex.server and launched:  # the repro, not the build: server first, this is its client
+            from dbglog import serve
+
+            r = serve.run_server_client(argv, server=self.ex.server, ready=self.ex.ready,
+                                        ready_timeout=self.ex.ready_timeout, **kw).to_dict()
+        else:
+            r = runner.run(argv, launch=launch, **kw).to_dict()
         r["run_dir"] = str(run_dir)
         return r
 
@@ -250,7 +289,10 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
     """Results are reusable across sessions only for the same command, build, target and setup."""
     blob = json.dumps({"kind": kind, "key": key, "cmd": execution.cmd, "build": execution.build,
                        "launcher": execution.launcher, "repeat": execution.repeat, "timeout": execution.timeout,
-                       "target": asdict(target), "extra": extra or {}}, sort_keys=True)
+                       "target": asdict(target), "extra": extra or {},
+                       # only when set, so the keys of existing sessions stay valid
+                       **({"server": [execution.server, execution.ready, execution.ready_timeout]}
+                          if execution.server else {})}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -277,6 +319,61 @@ def _status(r) -> str:
     return r["status"]
 
 
+def secrets_path(store, sid: str) -> Path:
+    """Where a session keeps the spec values it must rerun with but may not store: beside the
+    database (``.dbglog/``, never committed), readable by the owner only."""
+    return Path(store.path).parent / "bisect-secrets" / f"{sid}.json"
+
+
+def seal_spec(store, sid: str, spec: dict) -> str:
+    """The spec as stored in the database: secrets redacted (``--env HF_TOKEN=…``, a token in the
+    command). When that changed anything, the real spec goes to ``secrets_path`` (0600) so that
+    ``resume`` can still run with the real values."""
+    from dbglog import redact
+
+    clean = redact.clean_obj(spec)
+    path = secrets_path(store, sid)
+    if clean == spec:
+        if path.exists():
+            path.unlink()
+        return json.dumps(spec)
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(spec, f)
+    os.replace(tmp, path)
+    return json.dumps(clean | {"sealed": True})
+
+
+def _remember_secrets(real, clean) -> None:
+    """Teach redact the real values a sealed spec hides, so this process redacts them wherever
+    a repro prints them (the values given on the command line are only known to that process)."""
+    from dbglog import redact
+
+    if isinstance(real, str) and isinstance(clean, str):
+        if real != clean:
+            for part in real.split("=", 1)[-1:]:
+                redact.remember(part)
+    elif isinstance(real, dict) and isinstance(clean, dict):
+        for k in real:
+            _remember_secrets(real[k], clean.get(k))
+    elif isinstance(real, list) and isinstance(clean, list):
+        for x, y in zip(real, clean):
+            _remember_secrets(x, y)
+
+
+def unseal_spec(store, sid: str, stored: dict) -> dict:
+    if not stored.pop("sealed", False):
+        return stored
+    try:
+        real = json.loads(secrets_path(store, sid).read_text())
+    except (OSError, ValueError):
+        return stored | {"secrets_lost": True}
+    _remember_secrets(real, stored)
+    return real
+
+
 class SessionDB:
     def __init__(self, store):
         self.store = store
@@ -286,7 +383,7 @@ class SessionDB:
         with self.store.write():
             self.store.q("INSERT INTO bisect_sessions (id, kind, investigation_id, status, spec, created, updated, pid)"
                          " VALUES (?, ?, ?, 'running', ?, ?, ?, ?)", sid, kind, investigation_id,
-                         json.dumps(spec), now_iso(), now_iso(), os.getpid())
+                         seal_spec(self.store, sid, spec), now_iso(), now_iso(), os.getpid())
         return sid
 
     def get(self, ref: str | None = None, *, kind: str | None = None) -> dict:
@@ -309,7 +406,7 @@ class SessionDB:
                               " (start one with `dbglog bisect git` or `dbglog bisect toggles`)")
         r = rows[0]
         return {"id": r["id"], "kind": r["kind"], "investigation": r["investigation_id"], "status": _status(r),
-                "spec": json.loads(r["spec"]), "result": json.loads(r["result"]) if r["result"] else None,
+                "spec": unseal_spec(self.store, r["id"], json.loads(r["spec"])), "result": json.loads(r["result"]) if r["result"] else None,
                 "created": r["created"], "updated": r["updated"], "pid": r["pid"]}
 
     def list(self) -> list[dict]:
@@ -320,11 +417,11 @@ class SessionDB:
     @staticmethod
     def _step(r, source: str | None = None) -> Step:
         runs = json.loads(r["runs"])
-        counts = None
-        if isinstance(runs, dict):  # {"ids": [...], "counts": [bad, good, skip]}
-            runs, counts = runs.get("ids", []), runs.get("counts")
+        counts = post = None
+        if isinstance(runs, dict):  # {"ids": [...], "counts": [bad, good, skip], "posterior": [[key, p]...]}
+            runs, counts, post = runs.get("ids", []), runs.get("counts"), runs.get("posterior")
         return Step(r["key"], Verdict(r["verdict"]), r["reason"], r["outcome"], r["signature"], r["duration_s"] or 0,
-                    runs, source or r["source"], counts)
+                    runs, source or r["source"], counts, post)
 
     def trials(self, sid: str) -> list[Step]:
         return [self._step(r)
@@ -345,8 +442,9 @@ class SessionDB:
                      signature=excluded.signature, duration_s=excluded.duration_s, runs=excluded.runs,
                      source=excluded.source, created=excluded.created""",
                 sid, seq, step.key, ckey, step.verdict.value, step.reason, step.outcome, step.signature,
-                step.duration_s, json.dumps({"ids": step.runs, "counts": step.counts} if step.counts is not None
-                                            else step.runs), step.source, now_iso())
+                step.duration_s, json.dumps(({"ids": step.runs, "counts": step.counts}
+                                             | ({"posterior": step.posterior} if step.posterior else {}))
+                                            if step.counts is not None else step.runs), step.source, now_iso())
             self.store.q("UPDATE bisect_sessions SET updated = ? WHERE id = ?", now_iso(), sid)
 
     def cached(self, ckey: str, confirmed_only: bool = False) -> Step | None:
@@ -366,8 +464,8 @@ class SessionDB:
     def update_spec(self, sid: str, spec: dict) -> None:
         """Persist what a driver learned about its session (e.g. the calibrated target and timeout)."""
         with self.store.write():
-            self.store.q("UPDATE bisect_sessions SET spec = ?, updated = ? WHERE id = ?", json.dumps(spec), now_iso(),
-                         sid)
+            self.store.q("UPDATE bisect_sessions SET spec = ?, updated = ? WHERE id = ?",
+                         seal_spec(self.store, sid, spec), now_iso(), sid)
 
     def release(self, sid: str) -> None:
         """The driver stops without finishing (Ctrl-C, SIGTERM): the session is ``interrupted`` and
@@ -403,6 +501,9 @@ class SessionDB:
         if p is not None:
             raise DbglogError(f"bisection {sid} is still being driven by process {p.pid}; "
                               "wait for it or `dbglog bisect abort`")
+        if self.get(sid)["spec"].get("secrets_lost"):
+            raise DbglogError(f"bisection {sid} cannot resume: the secret values it ran with "
+                              f"({secrets_path(self.store, sid)}) are gone; start a new one")
         with self.store.write():
             self.store.q("UPDATE bisect_sessions SET pid = ?, status = 'running', updated = ? WHERE id = ?",
                          os.getpid(), now_iso(), sid)
@@ -569,5 +670,6 @@ def abort(recs, session: dict) -> dict:
         cancelled = slurm.cancel_tagged(session["id"])
     driver(session["kind"]).cleanup(recs, session)
     SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})
+    secrets_path(recs.store, session["id"]).unlink(missing_ok=True)
     return {"id": session["id"], "status": "aborted", "survivors": survivors,
             **({"slurm_cancelled": cancelled} if cancelled else {})}

@@ -1,0 +1,439 @@
+"""Server-shaped repros: start a server supervised, wait until it is ready, run a client, stop it.
+
+Most inference bugs reproduce as "start the server, wait until /v1/models answers, run a client,
+stop the server and wait until VRAM is released". ``run_server_client`` does that loop as one
+supervised run (the usual ``RunResult``, so ``dbglog run``, ``bisect git`` and ``bisect toggles``
+steps treat it like any other run):
+
+* The server runs in its own session with its own output files (``<run>/server/``), found at
+  teardown by its own marker value, so the client's clean-up never mistakes it for a leftover.
+* Readiness is an HTTP GET answering 2xx (a URL) or a command exiting 0, polled until
+  ``ready_timeout``. A server that exits first is ``server_died``; one that never answers is
+  ``server_not_ready`` (its stacks are captured: a server stuck at start is a hang of its own).
+  Neither is the client's failure, and the client does not run.
+* While the client runs, the server is its companion (``runner.run(companion=...)``): if it dies the
+  run ends as ``server_died``; its output counts for ``--idle-timeout``; on a hang its workers'
+  stacks are captured before the client's.
+* Afterwards the server's whole tree is stopped (SIGTERM, grace, SIGKILL), the GPU tools are polled
+  until none of our processes holds memory, and the run is classified from both outputs, the
+  server's first (that is where the fault is).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Sequence
+
+from dbglog import runner
+from dbglog.errors import DbglogError
+
+READY_POLL = (0.05, 0.5)  # first and longest pause between readiness checks: fast servers cost little
+
+
+def parse_server_cmd(server) -> list[str]:
+    if isinstance(server, str):
+        try:
+            argv = shlex.split(server)
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --server {server!r}: {e}") from None
+    else:
+        argv = [os.fspath(a) for a in server or ()]
+    if not argv:
+        raise DbglogError("--server needs a command, e.g. --server 'python -m vllm.entrypoints.openai.api_server'")
+    return argv
+
+
+def is_url(ready: str) -> bool:
+    return ready.startswith(("http://", "https://"))
+
+
+def check_ready_arg(ready: str | None) -> str:
+    if not ready or not ready.strip():
+        raise DbglogError("--server needs --ready URL|CMD (an HTTP URL answering 2xx, or a command exiting 0)")
+    if not is_url(ready):
+        try:
+            if not shlex.split(ready):
+                raise ValueError("empty command")
+        except ValueError as e:
+            raise DbglogError(f"cannot parse --ready {ready!r}: {e}") from None
+    return ready
+
+
+def check_args(server, ready, ready_timeout, idle_timeout) -> None:
+    """The server-mode and idle options, refused before anything runs."""
+    if (server is None) != (ready is None):
+        raise DbglogError("--server and --ready go together: --server CMD --ready URL|CMD -- CLIENT...")
+    if server is not None:
+        parse_server_cmd(server)
+        check_ready_arg(ready)
+    if ready_timeout is not None and ready_timeout <= 0:
+        raise DbglogError("--ready-timeout must be a positive number of seconds")
+    if idle_timeout is not None and idle_timeout <= 0:
+        raise DbglogError("--idle-timeout must be a positive number of seconds")
+
+
+def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, str]:
+    """One readiness check: (ready, what it said)."""
+    limit = max(0.2, limit)
+    if is_url(ready):
+        try:
+            with urllib.request.urlopen(ready, timeout=limit) as resp:  # noqa: S310 (user's own URL)
+                return 200 <= resp.status < 300, f"HTTP {resp.status}"
+        except urllib.error.HTTPError as e:
+            return False, f"HTTP {e.code}"
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            return False, str(getattr(e, "reason", e))[:200]
+    try:
+        p = subprocess.Popen(shlex.split(ready), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        return False, f"cannot run the readiness command: {e.strerror or e}"
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, 9)
+        except OSError:
+            pass
+        p.wait()
+        return False, f"readiness command did not finish within {limit:g}s"
+    return rc == 0, f"readiness command exited {rc}"
+
+
+class Server:
+    """The server side of a run: spawned, watched and stopped like a repro (runner's pieces)."""
+
+    def __init__(self, cmd: list[str], run_dir: Path, cwd: Path, env: dict, output_cap: int | None, echo: bool,
+                 marker: str):
+        self.cmd = cmd
+        self.dir = run_dir / "server"
+        (self.dir / "api").mkdir(parents=True, exist_ok=True)  # its kernel-API logs (FLASHINFER_LOGDEST, ...)
+        self.cwd = cwd
+        self.env = dict(env)
+        self.env[runner.RUN_ID_VAR] = marker  # its own value: the client's teardown leaves it alone
+        self.marker = marker
+        self.output_cap = output_cap
+        self.echo = echo
+        self.proc = None
+        self.pump = None
+        self.tree = None
+        self.sinks: dict = {}
+        self.rc = None
+        self.died_at: float | None = None
+        self.pids: set[int] = set()
+        self.paths = {"server_stdout": str(self.dir / "stdout"), "server_stderr": str(self.dir / "stderr"),
+                      "server_output": str(self.dir / "output")}
+
+    def start(self, core_dumps: bool) -> str | None:
+        """Spawn; returns an error line when the command cannot start."""
+        from dbglog import preflight
+
+        self.sinks = {"stdout": runner._CappedFile(self.dir / "stdout", self.output_cap),
+                      "stderr": runner._CappedFile(self.dir / "stderr", self.output_cap),
+                      "output": runner._CappedFile(self.dir / "output", self.output_cap)}
+        try:
+            with preflight.core_limit(core_dumps):
+                self.proc = subprocess.Popen(self.cmd, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as e:
+            for s in self.sinks.values():
+                s.close()
+            self.sinks = {}
+            if isinstance(e, FileNotFoundError):
+                return f"server command not found: {self.cmd[0]}"
+            return f"cannot start the server {self.cmd[0]}: {e.strerror or e}"
+        self.pump = runner._Pump({"stdout": self.proc.stdout.fileno(), "stderr": self.proc.stderr.fileno()},
+                                 {"stdout": self.sinks["stdout"], "stderr": self.sinks["stderr"]},
+                                 self.sinks["output"], self.echo, self.output_cap)
+        self.pump.start()
+        self.tree = runner._Tree(self.proc.pid, self.marker, time.time())
+        return None
+
+    # -- the companion protocol of runner.run ---------------------------------------------------
+
+    def alive(self) -> bool:
+        if self.proc is None:
+            return False
+        if self.rc is None:
+            self.rc = self.proc.poll()
+            if self.rc is not None:
+                self.died_at = time.monotonic()
+        return self.rc is None
+
+    def check(self):
+        """Called by the client's run loop: the server exiting under the client ends the run."""
+        if self.tree is not None:
+            self.tree.snapshot()
+        if self.alive():
+            return None
+        return "server_died", f"the server exited while the client ran ({self.exit_text()})"
+
+    def last_output(self) -> float:
+        return self.pump.last_output if self.pump is not None else 0.0
+
+    def quiet_streams(self) -> list:
+        return [("server", self.tree, self.pump)] if self.tree is not None else []
+
+    def hang_captures(self, presets: Sequence[str], commands: Sequence[str], limit: float) -> list[dict]:
+        if self.tree is None or not self.alive():
+            return []
+        caps = runner.hang_captures(self.tree, self.pump, self.dir, presets, commands, limit, env=self.env)
+        return [c | {"name": f"server:{c['name']}"} for c in caps]
+
+    # -- teardown -------------------------------------------------------------------------------
+
+    def exit_text(self) -> str:
+        code, sig = runner.normalize_exit(self.rc)
+        if sig is not None:
+            return f"killed by {runner.signal_name(sig)}"
+        return f"exit status {code}"
+
+    def stop(self, grace: float, kill_wait: float) -> list[dict]:
+        if self.proc is None:
+            return []
+        self.tree.snapshot()
+        self.tree.scan_marker()
+        self.pids = set(self.tree.procs)
+        was_alive = self.alive()
+        survivors = runner.terminate_tree(self.tree, grace, kill_wait)
+        try:
+            self.proc.wait(timeout=kill_wait)
+        except subprocess.TimeoutExpired:
+            pass
+        if was_alive:
+            self.rc = self.proc.poll()
+        self.pump.join(timeout=5.0)
+        if self.pump.is_alive():
+            self.pump.abandon.set()
+            self.pump.join(timeout=1.0)
+        for f in (self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+        for s in self.sinks.values():
+            s.close()
+        return survivors
+
+    def output(self) -> bytes:
+        try:
+            return Path(self.paths["server_output"]).read_bytes()
+        except OSError:
+            return b""
+
+
+def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir: Path | str,
+                      ready_timeout: float = 120.0, cwd: Path | str | None = None, env_overrides: dict | None = None,
+                      timeout: float | None = None, idle_timeout: float | None = None, grace: float = 5.0,
+                      captures: Sequence[str] = (), on_hang: Sequence[str] = (),
+                      output_cap_bytes: int | None = runner.DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
+                      capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
+                      kill_wait: float = 3.0, core_dumps: bool = False, escalation: dict | None = None,
+                      gpu_release_timeout: float = 60.0) -> runner.RunResult:
+    """One server-shaped run (see the module docstring). ``server`` is an argument list or a string
+    split like a shell would (not run by one); ``ready`` a URL or a command. Other arguments as
+    ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
+    from dbglog import preflight
+
+    if isinstance(client_cmd, (str, bytes)) or not client_cmd:
+        raise DbglogError("the client command must be a non-empty argument list; put it after --")
+    server_cmd = parse_server_cmd(server)
+    ready = check_ready_arg(ready)
+    if ready_timeout is None or ready_timeout <= 0:
+        raise DbglogError("--ready-timeout must be a positive number of seconds")
+    client_cmd = [os.fspath(c) for c in client_cmd]
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    env_overrides = dict(env_overrides or {})
+    run_id = run_id or runner.new_run_id()
+    from dbglog import captures as capmod
+
+    presets, commands = capmod.split(captures, on_hang)
+
+    # Pre-flight once, before the server: afterwards our own server holds the GPU.
+    pre = {"core_limit": None if core_dumps else 0, **preflight.check()}
+    srv = Server(server_cmd, run_dir, cwd_path, runner.build_env(run_dir / "server", env_overrides, presets, escalation),
+                 output_cap_bytes, echo, f"{run_id}-server")
+    t0 = time.monotonic()
+    info: dict = {"cmd": server_cmd, "ready": ready, "ready_timeout": ready_timeout, "ready_s": None,
+                  "state": "not started", "exit": None, "pids": []}
+    trapped = runner._trap_stop_signals()
+    result: runner.RunResult | None = None
+    try:
+        err = srv.start(core_dumps) if cwd_path.is_dir() else f"working directory {cwd_path} does not exist"
+        if err:
+            result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, "error", err)
+            result.error = err
+        else:
+            state, note = _wait_ready(srv, ready, ready_timeout, str(cwd_path))
+            info["ready_note"] = note
+            if state == "ready":
+                info["state"], info["ready_s"] = "ready", round(time.monotonic() - t0, 3)
+                result = runner.run(client_cmd, run_dir=run_dir, cwd=cwd_path, env_overrides=env_overrides,
+                                    timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
+                                    output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
+                                    capture_timeout=capture_timeout, run_id=run_id, git_info=git_info,
+                                    kill_wait=kill_wait, idle_timeout=idle_timeout, companion=srv,
+                                    core_dumps=core_dumps, escalation=escalation, preflight_check=False)
+            else:
+                result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, state, note)
+                if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where
+                    result.captures = srv.hang_captures(presets, commands, capture_timeout)
+    except runner.Interrupted as e:
+        survivors = srv.stop(min(grace, 1.0), kill_wait)
+        r = e.result or _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, "error",
+                                     f"interrupted by {runner.signal_name(e.signum)}")
+        r.outcome = "error"
+        r.error = r.error or f"interrupted by {runner.signal_name(e.signum)}: the run and its processes were stopped"
+        r.survivors = [*r.survivors, *survivors]
+        r.paths.update(srv.paths)
+        e.result, e.results = r, [r]
+        runner._untrap(trapped)
+        raise
+    except BaseException:
+        srv.stop(min(grace, 1.0), kill_wait)
+        runner._untrap(trapped)
+        raise
+    runner._untrap(trapped)
+
+    if info["state"] == "ready" and result.outcome in ("fail", "crash") and srv.proc is not None:
+        try:  # a client that failed may have seen the server's crash a moment before it exited
+            srv.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+    if info["state"] == "ready" and result.outcome not in ("server_died", "error") and not srv.alive():
+        # It died under the client: the client's failure (a reset connection) is the consequence.
+        result.notes.append(f"the server exited while the client ran ({srv.exit_text()}); the client ended "
+                            f"{result.outcome}")
+        result.outcome = "server_died"
+    if result.outcome == "hang" and result.idle is not None and srv.alive():
+        # Both silent, the server alive: read as a server hang. A guess, labelled so: a client stuck
+        # on its own while a healthy server idles looks the same from outside.
+        info["verdict"] = "server_hang"
+        result.notes.append("server hang (guess): the server was alive but silent while the client waited on it")
+    survivors = srv.stop(grace, kill_wait)
+    info["pids"] = sorted(srv.pids)
+    if srv.rc is not None and info["state"] != "not started":
+        info["exit"] = srv.exit_text()
+    if info["state"] == "ready":
+        info["state"] = "died" if result.outcome == "server_died" else "stopped"
+    elif srv.proc is not None:
+        info["state"] = "died" if result.outcome == "server_died" else "not ready"
+    if survivors:
+        result.survivors = [*result.survivors, *[s | {"role": "server"} for s in survivors]]
+        result.infra_tainted = True
+        result.notes.append(f"{len(survivors)} server process(es) survived SIGKILL")
+    info["gpu_release"] = preflight.wait_gpu_released(srv.pids, gpu_release_timeout)
+    if not info["gpu_release"]["released"]:
+        result.infra_tainted = True
+        result.notes.append(f"GPU memory still held by our process(es) {gpu_release_timeout:g}s after the stop: "
+                            + ", ".join(str(p["pid"]) for p in info["gpu_release"]["still"][:6]))
+    if escalation and srv.proc is not None:
+        from dbglog import escalate
+
+        info["kernel_api_level"] = escalate.describe(escalation, srv.dir, srv.env)  # the server's dumps
+    result.server = info
+    result.preflight = pre
+    if pre.get("gpu_processes"):
+        ev = preflight.taint_evidence(pre["gpu_processes"])
+        result.evidence.insert(0, ev)
+        result.notes.append(ev["summary"])
+    result.paths.update(srv.paths)
+    if srv.proc is not None:  # the presets' after-the-run steps on the server's folder (nccl-fr dumps)
+        caps, found = capmod.after(presets, srv.dir, capture_timeout, srv.env)
+        result.captures.extend(c | {"name": f"server:{c['name']}"} for c in caps)
+        result.evidence.extend(found)
+    _classify_server(result, srv, run_dir, signatures)
+    result.duration_s = time.monotonic() - t0
+    try:
+        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+    except OSError as e:
+        result.notes.append(f"could not write result.json: {e}")
+    return result
+
+
+def _wait_ready(srv: Server, ready: str, ready_timeout: float, cwd: str) -> tuple[str, str]:
+    deadline = time.monotonic() + ready_timeout
+    note = "not checked"
+    pause = READY_POLL[0]
+    while True:
+        srv.tree.snapshot()
+        if not srv.alive():
+            return "server_died", f"the server exited before it was ready ({srv.exit_text()})"
+        ok, note = probe_ready(ready, cwd, srv.env, min(5.0, max(0.2, deadline - time.monotonic())))
+        if ok:
+            return "ready", note
+        if not srv.alive():
+            return "server_died", f"the server exited before it was ready ({srv.exit_text()})"
+        if time.monotonic() >= deadline:
+            return "server_not_ready", f"not ready after {ready_timeout:g}s (last check: {note})"
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 1.5, READY_POLL[1])
+
+
+def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_id: str, timeout, srv: Server,
+                 outcome: str, note: str) -> runner.RunResult:
+    """The record of a run whose client never started: the server's output is the run's output."""
+    import datetime as _dt
+
+    paths = {"stdout": srv.paths["server_stdout"], "stderr": srv.paths["server_stderr"],
+             "output": srv.paths["server_output"], "result": str(run_dir / "result.json")}
+    r = runner.RunResult(id=run_id, cmd=list(client_cmd), cwd=str(cwd), env_overrides=env_overrides,
+                         started=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+                         .replace("+00:00", "Z"), duration_s=0.0, exit_code=None, signal=None, outcome=outcome,
+                         timeout=timeout, paths=paths)
+    r.notes.append(note + "; the client did not run")
+    return r
+
+
+def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signatures) -> None:
+    """The server's log is where the fault is: its signature wins over the client's, its kernel-API
+    logs and debugger dumps join the run's evidence."""
+    from dbglog import evidence as evmod
+    from dbglog import signatures as sigmod
+
+    data = srv.output()
+    if data:
+        warns: list[str] = []
+        match = sigmod.classify_text(data, signatures, warnings=warns)
+        result.notes.extend(warns)
+        if match is not None:
+            if result.signature and result.signature != match.name:
+                result.notes.append(f"client signature {result.signature} (the server's comes first)")
+            result.signature = match.name
+            result.key_lines = [{"line": n, "text": t[:500], "source": "server"} for n, t in match.key_lines]
+            if match.outcome == "oom" and result.outcome in ("fail", "crash", "server_died"):
+                result.notes.append("the server ran out of memory")
+    api = srv.dir / "api"
+    for f in sorted(api.glob("*.log")) if api.is_dir() else ():
+        try:
+            b = sigmod.parse_kernel_api_log(f.read_bytes(), source=str(f))
+        except OSError:
+            continue
+        if b is not None:
+            result.kernel_api.append(b.to_dict())
+            result.evidence.append(evmod.kernel_api_evidence(b.to_dict()))
+    try:
+        files = [c["path"] for c in result.captures
+                 if c.get("name", "").startswith("server:") and c.get("path") and os.path.isfile(c["path"])]
+        if data or files:
+            found = evmod.extract(data, files=files, cwd=str(run_dir),
+                                  run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
+            seen = {json.dumps(e, sort_keys=True, default=str) for e in result.evidence}
+            result.evidence.extend(e for e in found if json.dumps(e, sort_keys=True, default=str) not in seen)
+    except Exception as e:  # evidence must never cost the run its record
+        result.notes.append(f"server evidence extraction failed: {e!r}")
+    if result.evidence:
+        try:
+            (run_dir / "evidence.json").write_text(json.dumps(result.evidence, indent=1, default=str) + "\n")
+            result.paths["evidence"] = str(run_dir / "evidence.json")
+        except OSError:
+            pass

@@ -1,0 +1,123 @@
+"""Server-shaped repros (dbglog/serve.py): a real stdlib HTTP server and client, no GPU.
+
+The server (tests/fixtures/repros/fake_http_server.py) starts a worker, becomes ready after a
+delay, then livelocks, crashes, exits or never gets ready, as the test asks.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+
+import pytest
+
+from conftest import REPROS, assert_none_alive, recorded_pids, run_cli
+from dbglog import runner, serve
+from dbglog.bisect.history import make_repo
+
+SERVER = REPROS / "fake_http_server.py"
+CLIENT = REPROS / "fake_http_client.py"
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(tmp_path, monkeypatch, mode, *, ready=None, ready_timeout=20.0, **kw) -> runner.RunResult:
+    monkeypatch.setenv("FAKE_SERVER_MODE", mode)
+    port = free_port()
+    return serve.run_server_client([PY, str(CLIENT), str(port)], server=f"{PY} {SERVER} {port}",
+                                   ready=ready or f"http://127.0.0.1:{port}/v1/models", ready_timeout=ready_timeout,
+                                   run_dir=tmp_path / "run", cwd=tmp_path, echo=False, grace=1.0, git_info=False,
+                                   **kw)
+
+
+def test_livelocked_server_is_an_idle_hang_with_server_stacks_and_no_survivors(workdir, pid_dir):
+    """The issue's end-to-end case, through the real entry point: ready after a delay, livelock
+    on /generate, the client hangs; --idle-timeout catches it within S + 2 s."""
+    port, idle = free_port(), 1.5
+    r = run_cli("run", "--json", "--server", f"{PY} {SERVER} {port}", "--ready", f"http://127.0.0.1:{port}/v1/models",
+                "--ready-timeout", "30", "--idle-timeout", str(idle), "--grace", "1", "--capture", "faulthandler",
+                "--", PY, str(CLIENT), str(port), cwd=workdir, env={"FAKE_READY_DELAY": "0.5"})
+    assert r.returncode == 124, r.stderr
+    d = json.loads(r.stdout)
+    assert d["outcome"] == "hang" and d["survivors"] == []
+    assert d["server"]["state"] == "stopped" and d["server"]["verdict"] == "server_hang"
+    assert d["server"]["ready_s"] >= 0.5
+    quiet = {s["role"]: s for s in d["idle"]["streams"]}
+    assert set(quiet) == {"client", "server"}
+    assert all(idle <= s["silent_s"] < idle + 2 for s in quiet.values()), quiet
+    assert len(quiet["server"]["processes"]) == 2  # the dispatcher and its worker, named in the run
+    stacks = [c for c in d["captures"] if c["name"].startswith("server:faulthandler") and c["status"] == "ok"]
+    assert stacks and any("spin" in open(c["path"]).read() for c in stacks)
+    assert "server: ready" in open(d["paths"]["server_output"]).read()  # both logs in the run folder
+    assert "client: GET /generate" in open(d["paths"]["output"]).read()
+    assert len(recorded_pids(pid_dir)) == 3  # server, worker, client
+    assert_none_alive(pid_dir)
+
+
+def test_server_crash_under_the_client_is_server_died_classified_from_the_server_log(tmp_path, monkeypatch,
+                                                                                     pid_dir):
+    r = _run(tmp_path, monkeypatch, "crash")
+    assert r.outcome == "server_died" and runner.exit_code_plain(r) == 1
+    assert r.signature == "gpu.illegal_address"
+    assert r.key_lines and r.key_lines[0]["source"] == "server"
+    assert r.server["state"] == "died" and r.server["exit"] == "exit status 1"
+    assert_none_alive(pid_dir)
+
+
+def test_server_that_exits_before_ready_is_its_own_verdict_and_the_client_never_runs(tmp_path, monkeypatch,
+                                                                                      pid_dir):
+    r = _run(tmp_path, monkeypatch, "exit")
+    assert r.outcome == "server_died"
+    assert any("client did not run" in n for n in r.notes)
+    assert r.paths["output"] == r.paths["server_output"]
+    assert len(recorded_pids(pid_dir)) == 2  # server and worker: no client
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["outcome"] == "server_died"
+    assert_none_alive(pid_dir)
+
+
+def test_never_ready_is_server_not_ready_and_a_ready_command_works(tmp_path, monkeypatch, pid_dir):
+    r = _run(tmp_path, monkeypatch, "never", ready_timeout=1.0)
+    assert r.outcome == "server_not_ready" and "HTTP 503" in r.notes[0]
+    assert any(c["name"] == "server:snapshot" for c in r.captures)  # stuck at start: its state is kept
+    assert_none_alive(pid_dir)
+    port = free_port()
+    check = f"{PY} -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/v1/models')\""
+    monkeypatch.setenv("FAKE_SERVER_MODE", "ok")
+    ok = serve.run_server_client([PY, str(CLIENT), str(port)], server=[PY, str(SERVER), str(port)], ready=check,
+                                 ready_timeout=20, run_dir=tmp_path / "ok", cwd=tmp_path, echo=False, git_info=False)
+    assert ok.outcome == "pass" and ok.server["state"] == "stopped", ok.notes
+    assert_none_alive(pid_dir)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--server", "python srv.py"], "--server and --ready go together"),
+    (["--ready", "http://x"], "--server and --ready go together"),
+    (["--server", "'unclosed", "--ready", "http://x"], "cannot parse --server"),
+    (["--idle-timeout", "0"], "idle"),
+])
+def test_bad_server_options_are_one_line(workdir, args, needle):
+    r = run_cli("run", *args, "--", PY, "-c", "pass", cwd=workdir)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (workdir / ".dbglog").exists() or not list((workdir / ".dbglog").rglob("result.json"))
+
+
+def test_bisect_git_with_a_server_whose_readiness_breaks(tmp_path, pid_dir):
+    """Each step starts the server in its worktree; from commit 5 on it never gets ready."""
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, 8, lambda i: {"mode": "never\n" if i >= 5 else "ok\n", "v.txt": f"{i}\n"})
+    port = free_port()
+    r = run_cli("bisect", "git", "--json", "--good", shas[0], "--bad", shas[-1], "--server", f"{PY} {SERVER} {port}",
+                "--ready", f"http://127.0.0.1:{port}/v1/models", "--ready-timeout", "1", "--grace", "1",
+                "--", PY, str(CLIENT), str(port), cwd=repo, env={"FAKE_READY_DELAY": "0"})
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["first_bad"]["commit"] == shas[5]
+    assert len(recorded_pids(pid_dir)) >= 6
+    assert_none_alive(pid_dir)  # 0 orphans after the whole bisection
