@@ -1,6 +1,6 @@
 """The `dbglog` executable: `dbglog hook ...` goes straight to dbglog/hooks.py (no click, no CLI
-module: an agent pays for it before every shell command), a plain `dbglog tried ...` to
-dbglog/fastpath.py; everything else to the CLI."""
+module: an agent pays for it before every shell command), a plain `dbglog tried ...` or
+`dbglog attempt add ...` to dbglog/fastpath.py; everything else to the CLI."""
 
 import sys
 
@@ -10,11 +10,13 @@ def main() -> None:
         from dbglog.hooks import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
-    if sys.argv[1:2] == ["tried"]:  # before every fix: answered without click when the line is plain
-        from dbglog.fastpath import tried
+    fast = {("tried",): "tried", ("attempt", "add"): "attempt_add"}  # without click when the line is plain
+    name = fast.get(tuple(sys.argv[1:2])) or fast.get(tuple(sys.argv[1:3]))
+    if name:
+        from dbglog import fastpath
 
         try:
-            code = tried(sys.argv[2:])
+            code = getattr(fastpath, name)(sys.argv[2 if name == "tried" else 3:])
         except KeyboardInterrupt:
             sys.stderr.write("dbglog: interrupted\n")
             sys.exit(130)

@@ -1,12 +1,13 @@
-"""`dbglog tried IDEA` without click: the command an agent runs before every fix.
+"""`dbglog tried IDEA` and `dbglog attempt add ...` without click: what an agent runs all the time.
 
 Parsing the command line with click and importing the CLI module costs ~25 ms of a ~110 ms
-command (``bench/agent_bench.py``). ``dbglog.entry`` hands a well-formed ``tried`` invocation
-(the idea's words, ``--status``, ``--tag``, ``-i/--investigation``, ``-n/--limit``, ``--json``)
-here; anything else -- ``--help``, an unknown or malformed option, a value out of range -- and any
-error while answering goes to the click CLI, which does the same work again and reports it
-exactly as always (``tried`` only reads, so running it twice changes nothing). The printer
-below is the one ``cli.tried`` uses too, so the two paths cannot print differently.
+command (``bench/agent_bench.py``). ``dbglog.entry`` hands a well-formed invocation here:
+``tried`` with the idea's words, ``--status``, ``--tag``, ``-i/--investigation``, ``-n/--limit``,
+``--json``; ``attempt add`` with its field options when no editor would open. Anything else --
+``--help``, an unknown or malformed option, a value out of range -- goes to the click CLI, and so
+does any error raised before something is written: the CLI does the same work again and reports
+it exactly as always (nothing was changed, so running it twice changes nothing). The printers
+below are the ones the CLI uses too, so the two paths cannot print differently.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def _style(text: str, bold: bool = False, dim: bool = False) -> str:
 
 
 def _where(h) -> str:
-    return f"{h.path}:{h.line}" if h.line else (h.path or "")
+    from dbglog.redact import sanitize  # a watched doc's file name may hold escapes: shown inert
+
+    return sanitize(f"{h.path}:{h.line}" if h.line else (h.path or ""))
 
 
 def _print_prior(h, n: int, echo, style) -> None:
@@ -129,6 +132,124 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
         echo("Related (not close):" if not res.close else "Related:")
         for h in others:
             echo(f"  - {_brief(h)}")
+
+
+_ADD_VALUED = {"-H": "hypothesis", "--hypothesis": "hypothesis", "-d": "did", "--did": "did", "-r": "result",
+               "--result": "result", "-c": "conclusion", "--conclusion": "conclusion", "-o": "outcome",
+               "--outcome": "outcome", "--run": "runs", "-i": "inv_ref", "--investigation": "inv_ref"}
+
+
+def parse_attempt_add(argv: list[str]) -> dict | None:
+    """The fields of a plain ``attempt add``, or None: let click parse (and refuse) it, or open the editor."""
+    out: dict = {"title": None, "hypothesis": None, "did": None, "result": None, "conclusion": None,
+                 "outcome": None, "runs": [], "inv_ref": None, "as_json": False}
+    it = iter(argv)
+    words_only = False
+    for a in it:
+        if words_only or not a.startswith("-") or a == "-":
+            if out["title"] is not None:
+                return None  # a second positional: click's error
+            out["title"] = a
+            continue
+        if a == "--":
+            words_only = True
+            continue
+        name, eq, value = a.partition("=")
+        if name == "--json" and not eq:
+            out["as_json"] = True
+            continue
+        key = _ADD_VALUED.get(name)
+        if key is None or (eq and not name.startswith("--")):
+            return None
+        if not eq:
+            value = next(it, None)
+            if value is None:
+                return None
+        if key == "runs":
+            out["runs"].append(value)
+        else:
+            out[key] = value
+    missing = any(out[k] is None for k in ("hypothesis", "did", "result", "conclusion"))
+    if missing and not out["as_json"] and os.environ.get("DBGLOG_NO_EDITOR") != "1":
+        try:
+            if sys.stdin.isatty():
+                return None  # the CLI opens $EDITOR for the missing fields
+        except (AttributeError, ValueError):
+            pass
+    return out
+
+
+def print_attempt(rec, echo=_echo) -> None:
+    """`dbglog attempt add`'s text output (``rec``: ops.add_attempt's RecordedAttempt)."""
+    a, inv_id = rec.attempt, rec.investigation
+    note = (f"{a.outcome}, a guess from the result; set it with `dbglog attempt edit {a.number} -o OUTCOME`"
+            if rec.outcome_inferred else a.outcome)
+    echo(f"Attempt {a.number} recorded in {inv_id} ({note})")
+    for s in rec.similar:
+        echo(f"dbglog: warning: this looks like attempt {s['attempt']} of {s['investigation']} "
+             f"({s['title']!r}, {s['outcome']}): {s['conclusion'] or 'no conclusion recorded'}", err=True)
+    print_breaker(rec.breaker, echo)
+    if not rec.breaker:
+        echo(f"  next: {'; '.join(rec.to_dict()['next'])}")
+
+
+def print_breaker(b: dict | None, echo=_echo) -> None:
+    """The circuit breaker (ops.circuit_breaker): the same failure N times; what to do instead."""
+    if not b:
+        return
+    echo(f"Circuit breaker: {b['message']}")
+    for d in b["untested_differences"][:5]:
+        echo(f"  untested: {d['position']}. {d['factor']}: {d['working']} vs {d['broken']}"
+             + (f" [--apply {d['apply']}]" if d["apply"] else ""))
+    echo(f"  next: {b['bisect']}")
+
+
+def attempt_add(argv: list[str]) -> int | None:
+    """Record ``dbglog attempt add ARGV`` and return the exit status, or None: run the click CLI instead
+    (only when nothing was written)."""
+    opts = parse_attempt_add(argv)
+    if opts is None:
+        return None
+    from dbglog import ops
+
+    warnings: list[str] = []
+    try:
+        recs = ops.open_records(warn=warnings.append)
+        inv_id = recs.resolve(opts["inv_ref"])
+        before = recs.store.next_attempt_number(inv_id)
+    except KeyboardInterrupt:
+        raise
+    except Exception:  # noqa: BLE001 - reported by the CLI (nothing written yet)
+        return None
+    for w in warnings:
+        _echo(f"dbglog: warning: {w}", err=True)
+    try:
+        rec = ops.add_attempt(recs, inv_id, title=opts["title"], hypothesis=opts["hypothesis"], did=opts["did"],
+                              result=opts["result"], conclusion=opts["conclusion"], outcome=opts["outcome"],
+                              runs=opts["runs"])
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # noqa: BLE001
+        try:
+            written = recs.store.next_attempt_number(inv_id) != before
+        except Exception:  # noqa: BLE001
+            written = True  # cannot tell: never risk recording it twice
+        if not written:
+            return None  # refused before anything changed: the CLI says why, as always
+        msg = f"internal error: {type(e).__name__}: {e} (the attempt was recorded; set DBGLOG_DEBUG=1 for the traceback)"
+        if opts["as_json"]:
+            sys.stdout.write(json.dumps({"error": msg}) + "\n")
+        _echo(f"dbglog: {msg}", err=True)
+        return 1
+    try:
+        if opts["as_json"]:
+            sys.stdout.write(json.dumps(rec.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            print_attempt(rec)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os._exit(0)
+    return 0
 
 
 def tried(argv: list[str]) -> int | None:
