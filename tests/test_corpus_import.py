@@ -1,4 +1,4 @@
-"""The importer on the real-style corpus (tests/corpus/docs, 41 docs written in the styles found in
+"""The importer on the real-style corpus (tests/corpus/docs, 48 docs written in the styles found in
 public debug write-ups; see tests/corpus/STYLES.md and SOURCES.md).
 
 Prints per-doc and total figures and fails under the issue's bars: attempts found >= 90 %,
@@ -29,6 +29,8 @@ def test_corpus_figures(capsys):
     assert TOTAL["outcomes_right"] >= 0.85 * TOTAL["attempts_found"]
     assert TOTAL["steps_found"] >= 0.80 * TOTAL["steps_expected"]
     assert TOTAL["investigations_right"] == TOTAL["docs"]
+    # Junk taken for attempts (captions, lessons, plans, recap rows) stays rare.
+    assert TOTAL["attempts_found"] >= 0.90 * (TOTAL["attempts_found"] + TOTAL["extra"])
 
 
 @pytest.mark.parametrize("result", RESULTS, ids=[r["doc"] for r in RESULTS])

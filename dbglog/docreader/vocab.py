@@ -44,7 +44,8 @@ NEXT_HEAD = re.compile(
     r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
     r"(?:still )?needs? (?:further |more )?investigation|remaining (?:work|questions|issues)|open items|"
-    r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration))\b"
+    r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration)|qu[eé] probar|por probar|"
+    r"[aà] essayer|als n[aä]chstes)\b"
     r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 
