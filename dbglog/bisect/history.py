@@ -516,9 +516,9 @@ class _Driver:
     # -- results --------------------------------------------------------------------
 
     def drive(self) -> dict:
-        from dbglog.bisect import flaky
-
         if self.spec.get("flaky") or self.spec.get("rate"):
+            from dbglog.bisect import flaky  # only the flaky search needs it
+
             return flaky.drive(self)
         try:
             ends = self.verify_ends()
