@@ -697,6 +697,10 @@ def _cpu_sample(procs) -> dict[int, tuple[float, float]]:
     return out
 
 
+def _where(frame: str) -> str:
+    return re.sub(r":\d+\)$", ")", frame)
+
+
 def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
     try:
         text = Path(path).read_text(errors="replace")
@@ -725,8 +729,8 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
             continue
         if name.startswith("faulthandler:"):
             one, two = _fh_samples(path, c.get("first_sample_bytes") or 0)
-            if one and two:
-                moved[pid] = one != two
+            if one and two:  # by function and file: a loop's line may differ between samples
+                moved[pid] = [_where(f) for f in one] != [_where(f) for f in two]
             frames = two or one
         else:
             try:

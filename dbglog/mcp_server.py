@@ -27,8 +27,11 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dbglog import captures as _captures
 from dbglog import ops
 from dbglog.errors import DbglogError
+
+CapturePreset = Literal[tuple(_captures.names())]  # the schema's enum, from the registry
 
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer
@@ -403,7 +406,7 @@ def next_steps(action: Literal["list", "add", "done", "drop"] = "list", text: Op
 
 def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, until_fail: bool = False,
               expect: Optional[str] = None, env: Optional[dict[str, str]] = None, unset: Optional[list[str]] = None,
-              captures: Optional[list[Literal["py-spy", "gdb", "cuda-coredump", "faulthandler"]]] = None,
+              captures: Optional[list[CapturePreset]] = None,
               attempt: Optional[str] = None, hypothesis: str = "", investigation: Optional[str] = None,
               cwd: Optional[str] = None) -> ReproResult:
     """Run the repro CMD (an argument list, never through a shell: pass ["bash", "-c", "..."] for a

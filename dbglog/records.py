@@ -741,13 +741,27 @@ def run_result_line(results: list[dict]) -> str:
         keys = [k["text"].strip() for k in r.get("key_lines", [])[:3] if k.get("text", "").strip()]
         if keys:
             line += "\n" + "\n".join(f"- `{k[:200]}`" if "`" not in k else f"- {k[:200]}" for k in keys)
-        return line
+        return line + _stuck_lines(r)
     hist: dict[str, int] = {}
     for r in results:
         key = r["outcome"] + (f" ({r['signature']})" if r["signature"] else "")
         hist[key] = hist.get(key, 0) + 1
     parts = ", ".join(f"{n}× {k}" for k, n in sorted(hist.items(), key=lambda kv: -kv[1]))
-    return f"{len(results)} runs: {parts}" + (" — flaky" if len(hist) > 1 else "")
+    last_stuck = next((r for r in reversed(results) if r.get("stuck")), None)
+    return (f"{len(results)} runs: {parts}" + (" — flaky" if len(hist) > 1 else "")
+            + (_stuck_lines(last_stuck) if last_stuck else ""))
+
+
+def _stuck_lines(r: dict) -> str:
+    """The hang captures' stuck-process guess and its top frames, for the attempt's Result."""
+    st = r.get("stuck")
+    if not st:
+        return ""
+    def code(t: str) -> str:
+        return f"`{t}`" if "`" not in t else t
+    out = (f"\n- stuck process (guess, run {r['id']}): pid {st.get('pid')} {code((st.get('cmdline') or '?')[:100])}"
+           f" — {(st.get('reason') or '').removeprefix('guess: ')[:200]}")
+    return out + "".join(f"\n  - at {code(f[:160])}" for f in (st.get("frames") or [])[:5])
 
 
 def attempt_outcome_from_runs(results: list[dict]) -> str:

@@ -1,0 +1,287 @@
+"""Capture presets as a registry (issue 13), on the right processes (issue 14), with hang evidence
+that lands (issue 18): worker selection, rocgdb/cuda-gdb/py-spy/gdb presets, the faulthandler
+injection on several interpreters, the stuck-process guess, captures on Ctrl-C."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import REPROS, assert_none_alive, cli_env, run_cli
+from dbglog import captures, runner
+from dbglog.errors import DbglogError
+
+PY = sys.executable
+FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_tools"
+
+
+def run(cmd, tmp_path, **kw):
+    kw.setdefault("echo", False)
+    kw.setdefault("git_info", False)
+    kw.setdefault("grace", 1.0)
+    kw.setdefault("preflight_check", False)
+    return runner.run(cmd, run_dir=tmp_path / "run", **kw)
+
+
+@pytest.fixture
+def fakes_first(monkeypatch):
+    monkeypatch.setenv("PATH", str(FAKE) + os.pathsep + os.environ["PATH"])
+    monkeypatch.setenv("FAKE_ROCGDB_STATE", str(FAKE / "data" / "rocgdb_state.txt"))
+
+
+# --- the registry ---------------------------------------------------------------------------------
+
+def test_registry_drives_validation_help_and_order():
+    assert {"py-spy", "faulthandler", "gdb", "rocgdb", "cuda-gdb", "cuda-coredump"} <= set(captures.names())
+    assert runner.PRESETS is captures.REGISTRY  # the runner and the bisections read the same registry
+    for n in captures.names():
+        assert f"{n}: " in captures.help_text()
+    presets, commands = captures.split(["cuda-coredump", "gdb"], ["py-spy", "echo {pid}"])
+    assert presets == ["py-spy", "gdb", "cuda-coredump"] and commands == ["echo {pid}"]  # safe order
+    with pytest.raises(DbglogError, match="unknown capture preset 'strace'; choose from py-spy"):
+        captures.split(["strace"], [])
+    with pytest.raises(ValueError, match="already registered"):
+        captures.register(captures.Preset("gdb", "again"))
+
+
+def test_adding_a_preset_is_one_definition(tmp_path, pid_dir):
+    """The README's contributor example: env before launch, a step on hang, on the workers."""
+    def on_hang(ctx):
+        procs, note = ctx.targets("workers")
+        return [ctx.tool("echo", p, ["sh", "-c", f"echo attached {p.pid} $MARK"], note=note) for p in procs]
+
+    captures.register(captures.Preset("echo-test", "echo the targets", order=35, targets="workers",
+                                      env=lambda run_dir, base: {"MARK": "armed"}, on_hang=on_hang))
+    try:
+        r = run([PY, "-c", "import os, time; print(os.environ['MARK'], flush=True); time.sleep(60)"], tmp_path,
+                timeout=1.0, captures=["echo-test"], env_overrides={"DBGLOG_TEST_PIDS": None})
+    finally:
+        del captures.REGISTRY["echo-test"]
+    assert r.outcome == "hang" and "armed" in Path(r.paths["output"]).read_text()
+    cap = next(c for c in r.captures if c["name"].startswith("echo:"))
+    assert cap["status"] == "ok" and "attached" in Path(cap["path"]).read_text()
+    assert "no process holds a GPU device" in cap["note"]
+
+
+# --- worker selection -----------------------------------------------------------------------------
+
+def test_gpu_holders_reads_the_fd_links(tmp_path):
+    import psutil
+
+    dev = tmp_path / "renderD128"
+    dev.write_bytes(b"")
+    me = psutil.Process()
+    assert captures.gpu_holders([me], [str(tmp_path / "renderD*")]) == []
+    with open(dev, "rb"):
+        assert captures.gpu_holders([me], [str(tmp_path / "renderD*")]) == [me]
+        assert captures.open_devices(me.pid, [str(dev)]) == [str(dev)]
+        assert captures.gpu_holders([me], ["/dev/kfd"]) == []
+    assert captures.device_patterns({"DBGLOG_GPU_DEVICES": f"/a{os.pathsep}/b*"}) == ("/a", "/b*")
+    assert captures.device_patterns({}) == captures.DEVICE_PATTERNS
+
+
+def _workers(pid_dir):
+    return sorted(int((pid_dir / f"worker.{i}").read_text()) for i in range(3))
+
+
+def test_rocgdb_attaches_only_to_gpu_workers_and_the_spinner_is_named_stuck(tmp_path, pid_dir, fakes_first):
+    dev = tmp_path / "fake-kfd"
+    dev.write_bytes(b"")
+    r = run([PY, str(REPROS / "gpu_workers.py"), str(dev), "3"], tmp_path, timeout=3.0,
+            captures=["rocgdb", "faulthandler"], env_overrides={"DBGLOG_GPU_DEVICES": str(dev)}, capture_timeout=15)
+    assert r.outcome == "hang"
+    workers = _workers(pid_dir)
+    attached = sorted(int(c["name"].split(":")[1]) for c in r.captures if c["name"].startswith("rocgdb:"))
+    assert attached == workers  # not the dispatcher
+    for c in r.captures:
+        if c["name"].startswith("rocgdb:"):
+            text = Path(c["path"]).read_text()
+            assert "detached" in text and "hsa_signal_wait_scacquire" in text
+    assert any(e["kind"] == "rocgdb" for e in r.evidence)  # the dumps reach the evidence parsers
+    assert r.stuck["pid"] == workers[0]  # the spinning worker, not the idle ones or the dispatcher
+    assert r.stuck["frames"][0].startswith("spin (gpu_workers.py:") and r.stuck["reason"].startswith("guess: ")
+    snap = json.loads(next(Path(c["path"]) for c in r.captures if c["name"] == "snapshot").read_text())
+    assert sorted(s["pid"] for s in snap if s["gpu_devices"]) == workers
+    assert_none_alive(pid_dir)
+
+
+def test_rocgdb_with_the_debug_agent_is_refused_before_anything_runs(tmp_path):
+    flag = tmp_path / "ran"
+    with pytest.raises(DbglogError, match="cannot be combined with the ROCm debug agent"):
+        run([PY, "-c", f"open({str(flag)!r}, 'w')"], tmp_path, captures=["rocgdb"],
+            env_overrides={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})
+    assert not flag.exists()
+    r = run(["true"], tmp_path, captures=["rocgdb"], env_overrides={"HSA_TOOLS_LIB": "/opt/rocm/lib/libmytool.so"})
+    assert r.outcome == "pass" and any("HSA_TOOLS_LIB=/opt/rocm/lib/libmytool.so" in n for n in r.notes)
+
+
+def test_rocgdb_refusal_is_one_line_and_exit_2(workdir):
+    p = run_cli("run", "--capture", "rocgdb", "--env", "HSA_TOOLS_LIB=librocm-debug-agent.so", "--", "true",
+                cwd=workdir)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines() == [l for l in p.stderr.strip().splitlines() if l.startswith("dbglog: ")]
+    assert "debug agent" in p.stderr
+
+
+def test_cuda_gdb_and_py_spy_fakes_without_gpu_holders_fall_back_to_python(tmp_path, pid_dir, fakes_first,
+                                                                           monkeypatch):
+    monkeypatch.setenv("FAKE_PY_SPY_FRAMES", "wait threading.py:320;<module> hang.py:12")
+    r = run([PY, str(REPROS / "hang.py")], tmp_path, timeout=1.0, captures=["cuda-gdb", "py-spy"])
+    cg = [c for c in r.captures if c["name"].startswith("cuda-gdb:")]
+    spy = [c for c in r.captures if c["name"].startswith("py-spy:")]
+    assert len(cg) == 1 and cg[0]["status"] == "ok" and "no process holds a GPU device" in cg[0]["note"]
+    assert "spin_wait_kernel" in Path(cg[0]["path"]).read_text()
+    assert len(spy) == 1 and r.stuck["frames"][:2] == ["wait (threading.py:320)", "<module> (hang.py:12)"]
+    assert_none_alive(pid_dir)
+
+
+# --- issue 18: faulthandler on several interpreters, gdb with Python frames -----------------------
+
+def _interpreters():
+    cands = [PY, "/usr/bin/python3", *sorted(str(p) for p in Path("/root/.pyenv/versions").glob("3.1[23]*/bin/python3"))]
+    seen, out = set(), []
+    for c in cands:
+        if os.path.exists(c) and os.path.realpath(c) not in seen:
+            seen.add(os.path.realpath(c))
+            out.append(c)
+    return out
+
+
+HANG_PRINTING_SITE = ("import sys, threading\n"
+                      "m = sys.modules.get('sitecustomize')\n"
+                      "print('site:', getattr(m, '__file__', None), getattr(m, 'USER_MARK', ''), flush=True)\n"
+                      "def blocked():\n    threading.Event().wait()\n"
+                      "blocked()\n")
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_faulthandler_capture_on_each_interpreter_build(tmp_path, python):
+    script = tmp_path / "stuck.py"
+    script.write_text(HANG_PRINTING_SITE)
+    r = run([python, str(script)], tmp_path, timeout=1.5, captures=["faulthandler"])
+    out = Path(r.paths["output"]).read_text()
+    assert "KeyError" not in out and "Error in sitecustomize" not in out and "Traceback" not in out, out
+    fh = [c for c in r.captures if c["name"].startswith("faulthandler:")]
+    assert fh and fh[0]["status"] == "ok"
+    assert "in blocked" in Path(fh[0]["path"]).read_text()
+    assert r.stuck and "blocked (stuck.py:5)" in r.stuck["frames"]
+    own = Path("/usr/lib/python3.11/sitecustomize.py")
+    if os.path.realpath(python).startswith("/usr/bin/") and own.exists():
+        assert f"site: {own}" in out  # the interpreter's own sitecustomize still ran
+
+
+def test_faulthandler_chains_to_a_users_sitecustomize(tmp_path, monkeypatch):
+    user = tmp_path / "usersite"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text("USER_MARK = 'user-site-ran'\n")
+    monkeypatch.setenv("PYTHONPATH", str(user))
+    script = tmp_path / "stuck.py"
+    script.write_text(HANG_PRINTING_SITE)
+    r = run([PY, str(script)], tmp_path, timeout=1.5, captures=["faulthandler"])
+    out = Path(r.paths["output"]).read_text()
+    assert "user-site-ran" in out and "KeyError" not in out
+    assert any(c["name"].startswith("faulthandler:") and c["status"] == "ok" for c in r.captures)
+
+
+@pytest.mark.skipif(not shutil.which("gdb"), reason="gdb not installed")
+def test_gdb_prints_python_frames_or_says_why_not(tmp_path, pid_dir):
+    r = run([PY, str(REPROS / "hang.py")], tmp_path, timeout=1.0, captures=["gdb"], capture_timeout=30)
+    g = next(c for c in r.captures if c["name"].startswith("gdb:"))
+    text = Path(g["path"]).read_text()
+    exe = os.path.realpath(PY)
+    if os.path.exists(exe + "-gdb.py"):  # pyenv and source builds install the helpers beside the binary
+        assert "no Python frames" not in (g["note"] or "")
+        if g["status"] == "ok" and "ptrace" not in text:  # ptrace may be forbidden in some containers
+            assert "Traceback (most recent call first)" in text and "hang.py" in text
+            assert "detached" in text
+    else:
+        assert "no Python frames" in (g["note"] or "")
+    assert_none_alive(pid_dir)
+
+
+def test_gdb_helpers_missing_is_said(tmp_path, pid_dir, monkeypatch):
+    monkeypatch.setattr(captures, "python_gdb_helpers", lambda pid: None)
+    monkeypatch.setattr(captures, "which", lambda tool: "/bin/true" if tool == "gdb" else None)
+    r = run([PY, str(REPROS / "hang.py")], tmp_path, timeout=1.0, captures=["gdb"])
+    g = next(c for c in r.captures if c["name"].startswith("gdb:"))
+    assert "no Python frames: the interpreter's gdb helpers" in g["note"]
+
+
+# --- the stuck process ------------------------------------------------------------------------------
+
+FH = '''Thread 0x00007f1 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/w/loader.py", line 9 in fetch
+
+Current thread 0x00007f0 (most recent call first):
+  File "/w/train.py", line 42 in all_reduce
+  File "/w/train.py", line 80 in <module>
+'''
+SPY = '''Process 77: python train.py
+Python v3.11.7 (/usr/bin/python3.11)
+
+Thread 77 (active): "MainThread"
+    all_reduce (train.py:42)
+    <module> (train.py:80)
+Thread 78 (idle): "Thread-1"
+    wait (threading.py:320)
+'''
+GDB = '''Thread 1 (Thread 0x7f (LWP 77) "python3.11"):
+Traceback (most recent call first):
+  File "/w/train.py", line 42, in all_reduce
+  File "/w/train.py", line 80, in <module>
+
+Thread 1 (Thread 0x7f (LWP 77) "python3.11"):
+#0  0x00007f378ed15ada in pysleep (timeout=<optimized out>) at ./Modules/timemodule.c:2159
+#1  time_sleep (self=<optimized out>) at ./Modules/timemodule.c:383
+'''
+
+
+@pytest.mark.parametrize("text", [FH, SPY, GDB])
+def test_main_frames_of_each_dump_format(text):
+    assert captures.main_frames(text)[:2] == ["all_reduce (train.py:42)", "<module> (train.py:80)"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), st.integers(1, 9999)), min_size=1,
+                max_size=6), st.text(max_size=200))
+def test_main_frames_reads_back_any_faulthandler_dump(frames, noise):
+    dump = "Current thread 0x0000 (most recent call first):\n" + "".join(
+        f'  File "/x/{f}.py", line {n} in {f}\n' for f, n in frames)
+    assert captures.main_frames(dump) == [f"{f} ({f}.py:{n})" for f, n in frames]
+    captures.main_frames(noise + dump + noise)  # never raises on surrounding junk
+    assert captures.stack_threads(noise) is not None
+
+
+# --- Ctrl-C / SIGTERM: the captures are taken before the kill, and the stuck process lands ------------
+
+def test_interrupt_takes_the_captures_and_the_stuck_frames_reach_runs_show_and_the_attempt(workdir, pid_dir):
+    assert run_cli("new", "hang on ctrl-c", "--no-env", cwd=workdir).returncode == 0
+    script = workdir / "stuck.py"
+    script.write_text(f"import sys; sys.path.insert(0, {str(REPROS)!r}); import _pids; _pids.record()\n"
+                      + HANG_PRINTING_SITE)
+    p = subprocess.Popen([PY, "-m", "dbglog", "run", "--capture", "faulthandler", "--grace", "1", "--attempt",
+                          "does it hang", "--json", "--", PY, str(script)], cwd=workdir, env=cli_env(),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(pid_dir.glob("*.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # past the interpreter's start-up: the SIGUSR1 handler is registered
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 130, err
+    assert_none_alive(pid_dir)
+    d = json.loads(out)
+    run_d = d["runs"][0]
+    assert any(c["name"].startswith("faulthandler:") and c["status"] == "ok" for c in run_d["captures"])
+    assert run_d["stuck"] and "blocked (stuck.py:" in " ".join(run_d["stuck"]["frames"])
+    show = run_cli("runs", "show", run_d["id"], cwd=workdir)
+    assert "stuck process (guess)" in show.stdout and "at blocked (stuck.py:" in show.stdout
+    assert "stuck process (guess" in d["attempt"]["result"] and "blocked (stuck.py:" in d["attempt"]["result"]
