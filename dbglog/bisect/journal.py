@@ -31,24 +31,16 @@ def _sha(data: bytes | None) -> str:
 
 
 def _started(pid: int) -> float | None:
-    try:
-        import psutil
+    from dbglog import proctree
 
-        return psutil.Process(pid).create_time()
-    except Exception:  # noqa: BLE001
-        return None
+    return proctree.create_time(pid)
 
 
 def _alive(pid: int, started: float | None) -> bool:
-    import psutil
+    """Not a zombie and, by create time, not a reused pid: the one rule in dbglog/proctree.py."""
+    from dbglog import proctree
 
-    try:
-        p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return False
-        return started is None or abs(p.create_time() - started) < 1.0
-    except psutil.Error:
-        return False
+    return proctree.alive(pid, started)
 
 
 def write_file(path: Path, data: bytes | None, mode: int | None = None) -> None:

@@ -511,9 +511,9 @@ class SessionDB:
 
 def reap_leftovers(sid: str) -> list[dict]:
     """Kill what a killed driver left running (trials carry SESSION_VAR=sid)."""
-    from dbglog import runner
+    from dbglog import proctree
 
-    return runner.kill_marked(SESSION_VAR, sid)
+    return proctree.kill_marked(SESSION_VAR, sid)
 
 
 # --- progress ------------------------------------------------------------------------
@@ -638,17 +638,11 @@ def abort(recs, session: dict) -> dict:
 
     import psutil
 
+    from dbglog import proctree
+
     def gone(p, timeout: float) -> bool:
-        # Not our child: a dead driver stays a zombie until its own parent reaps it.
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if p.status() == psutil.STATUS_ZOMBIE:
-                    return True
-            except psutil.Error:
-                return True
-            time.sleep(0.05)
-        return False
+        # Not our child: a dead driver stays a zombie until its own parent reaps it (zombie = gone).
+        return proctree.wait_gone([p], timeout)
 
     drv = SessionDB(recs.store).live_driver(session["id"])
     if drv is not None:
