@@ -112,3 +112,13 @@ def check(exc: BaseException, path=None) -> None:
     msg = describe(exc, path)
     if msg is not None:
         raise FilesystemError(msg) from exc
+
+
+def check_writable(*dirs) -> None:
+    """Refuse up front when a directory dbglog must write is not writable (read-only mount, or
+    permissions), so a long repro is not run only to fail at recording it."""
+    for d in dirs:
+        if d is None or not os.path.isdir(d) or os.access(d, os.W_OK | os.X_OK):
+            continue
+        code = errno.EROFS if read_only(d) else errno.EACCES
+        raise FilesystemError(describe(OSError(code, os.strerror(code), os.fspath(d))))

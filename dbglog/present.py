@@ -113,8 +113,10 @@ def hit_heading(h) -> str:
 
 
 def where(h) -> str:
-    """A section hit's file:line (the mirror file, or the watched doc)."""
-    return f"{h.path}:{h.line}" if h.line else (h.path or "")
+    """A section hit's file:line (the mirror file, or the watched doc; its name shown inert)."""
+    from dbglog.redact import sanitize
+
+    return sanitize(f"{h.path}:{h.line}" if h.line else (h.path or ""))
 
 
 def print_hit(h, n: int) -> None:

@@ -636,7 +636,10 @@ def parse_since(value: str | None) -> str | None:
     if m:
         n, unit = int(m.group(1)), m.group(2)
         days = {"h": n / 24, "d": n, "w": 7 * n, "m": 30 * n, "y": 365 * n}[unit]
-        return (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return (datetime.now(timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError):  # 99999999999d: before the year 1
+            raise DbglogError(f"invalid --since {value!r}: that age reaches back before the year 1") from None
     try:
         dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:

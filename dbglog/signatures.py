@@ -964,7 +964,16 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
 
 # --- user patterns under a time budget ---------------------------------------------------------
 
-USER_PATTERN_BUDGET = 1.0  # seconds per user pattern per classification
+USER_PATTERN_BUDGET = 1.0  # seconds per user pattern per classification (DBGLOG_PATTERN_BUDGET overrides)
+
+
+def _budget() -> float:
+    """DBGLOG_PATTERN_BUDGET (seconds, 0.05..60; the hostile probes use a short one), else the default."""
+    try:
+        v = float(os.environ.get("DBGLOG_PATTERN_BUDGET", ""))
+    except ValueError:
+        return USER_PATTERN_BUDGET
+    return min(max(v, 0.05), 60.0) if v == v else USER_PATTERN_BUDGET
 
 
 class _Slow(Exception):
@@ -1108,7 +1117,7 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
         if sig.source == "builtin":
             _scan_builtin(t, sig, hits)
         else:
-            _scan_user(t, sig, hits, notes, USER_PATTERN_BUDGET if budget is None else budget)
+            _scan_user(t, sig, hits, notes, _budget() if budget is None else budget)
     if warnings is not None:
         warnings.extend(notes)
     if not hits:

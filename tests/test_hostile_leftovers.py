@@ -5,12 +5,17 @@
 * the live echo of a repro's output drives no terminal: escapes and control bytes dropped, text and
   newlines kept (colours only on a terminal);
 * a misspelled ``--expect`` / ``--match`` is one line with a did-you-mean, exit 2, nothing recorded;
+* a process that escapes the tree (double fork + setsid + cleared environment) is found, killed and
+  reported as a survivor in the run record and the summary.
 """
 
 import io
+import json
+import os
 import sys
 import textwrap
 
+import psutil
 import pytest
 
 from conftest import run_cli
@@ -129,3 +134,53 @@ def test_a_user_signature_is_a_valid_name(tmp_path):
     signatures.check_target("mine.deadlock", sigs, runner.OUTCOMES)
     with pytest.raises(DbglogError, match="did you mean mine.deadlock"):
         signatures.check_target("mine.deadlok", sigs, runner.OUTCOMES)
+
+
+# --- a process that escapes the tree kill --------------------------------------------------------
+
+ESCAPE = textwrap.dedent("""
+    import os, sys, time
+    leader = sys.argv[1] == "leader"
+    if os.fork() == 0:
+        if not leader:
+            os.setsid()          # the classic daemon: setsid, then fork again (not a session leader)
+        if os.fork() == 0:
+            if leader:
+                os.setsid()      # or the grandchild leads its own session
+            fd = os.open(os.devnull, os.O_RDWR)
+            for i in (0, 1, 2):
+                os.dup2(fd, i)
+            with open(sys.argv[2], "w") as f:
+                f.write(str(os.getpid()))
+            os.execve("/bin/sleep", ["sleep", "60"], {})   # no marker variable, no links left
+        os._exit(0)
+    os.wait()
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.01)
+    print("parent exits")
+""")
+
+
+@pytest.mark.parametrize("how", ["daemon", "leader"])
+def test_an_escaped_process_is_killed_and_reported_as_a_survivor(tmp_path, how):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the subreaper is Linux only")
+    script = tmp_path / "escape.py"
+    script.write_text(ESCAPE)
+    pidfile = tmp_path / "escaped.pid"
+    r = run_cli("run", "--json", "--", sys.executable, str(script), how, str(pidfile), cwd=tmp_path)
+    pid = int(pidfile.read_text())
+    try:
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        alive = False
+    if alive:
+        os.kill(pid, 9)
+    assert not alive, "the escaped process was left running"
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert [(s["pid"], s["escaped"], s["status"]) for s in d["survivors"]] == [(pid, True, "killed")]
+    assert any("escaped the process tree" in n for n in d["notes"])
+    assert d["infra_tainted"] is False  # killed: nothing holds the machine any more
+    r = run_cli("runs", "show", d["id"], cwd=tmp_path)
+    assert f"SURVIVOR pid {pid} (sleep) escaped the process tree; killed" in r.stdout
