@@ -782,7 +782,9 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     path, frames = stacks.get(pid, (None, []))
     if not why:
         why.append("the only process" if len(rows) == 1 else "a leaf of the tree, nothing better known")
-    return {"name": "stuck", "status": "ok", "path": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
+    # "source", not "path": the evidence parsers read every capture's path, and this file is
+    # already another capture's.
+    return {"name": "stuck", "status": "ok", "path": None, "source": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
             "frames": frames[:8], "reason": "guess: " + "; ".join(why), "note": None}
 
 
