@@ -421,14 +421,17 @@ def test_recorded_in_investigation_and_mark_replays(tmp_path):
     assert any(s["source"] == "manual" for s in log["steps"])
 
 
-def test_repeat_disagreement_is_flaky_not_a_guess(tmp_path):
+def test_repeat_disagreement_is_weighed_not_a_guess(tmp_path):
+    # repeats that disagree switch to the probabilistic search (issue 15): every run is evidence,
+    # and the answer comes with its probability (here 6 and 7 fail half the time before the
+    # culprit, so the first commit that fails at all is the most probable one)
     repo, shas = linear_repo(tmp_path, 16)
     repro = Repro(tmp_path, culprit=8, flaky=[6, 7, 8, 9])
-    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--repeat", "2")
-    assert p.returncode == 1, p.stderr
-    assert res["status"] == "flaky" and res["first_bad"] is None
-    assert res["flaky"] and all(shas.index(c) in (6, 7, 8, 9) for c in res["flaky"])
-    assert "--repeat" in res["message"]
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--repeat", "2", "--max-steps", "80")
+    assert p.returncode in (0, 1), p.stderr
+    assert res["mode"] == "flaky" and res["posterior"] and 0 < res["probability"] <= 1
+    assert shas.index(res["posterior"][0]["commit"]) in (6, 7, 8)
+    assert "probability" in res["message"]
 
 
 def test_jobs_and_launcher(tmp_path):

@@ -516,9 +516,9 @@ class _Driver:
     # -- results --------------------------------------------------------------------
 
     def drive(self) -> dict:
-        if self.spec.get("flaky") or self.spec.get("rate"):
-            from dbglog.bisect import flaky  # only the flaky search needs it
+        from dbglog.bisect import flaky  # the probabilistic search: --flaky/--rate, or repeats that disagree
 
+        if self.spec.get("flaky") or self.spec.get("rate"):
             return flaky.drive(self)
         try:
             ends = self.verify_ends()
@@ -530,6 +530,12 @@ class _Driver:
         if hb.result.status == "flaky":  # flaky commits keep the culprit from being isolated
             return flaky.drive(self)
         return self.finish(hb, ends)
+
+    def graph(self) -> tuple[dict, list[str], dict]:
+        return history_graph(self.repo, self.spec["bad"], self.spec["goods"])
+
+    def commit_info(self, sha: str) -> dict:
+        return commit_info(self.repo, sha)
 
     def _flaky_seen(self) -> bool:
         ends = {self.spec["bad"], *self.spec["goods"]}
@@ -981,7 +987,7 @@ def describe(recs, session: dict) -> dict:
     if sp.get("flaky") or sp.get("rate"):
         from dbglog.bisect import flaky
 
-        info["posterior"] = flaky.posterior_of(recs, session)
+        info["posterior"] = flaky.posterior_of(_Driver(recs, session, progress=False))
     return info
 
 

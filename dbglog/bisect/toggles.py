@@ -528,7 +528,8 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
           match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
           progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False,
-          scratch: str | None = None) -> dict:
+          scratch: str | None = None, flaky: bool = False, confidence: float = 0.95,
+          budget: int | None = None) -> dict:
     import hashlib
 
     if not cmd:
@@ -560,6 +561,12 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
                           "or --from-diffs")
     if bad_if_any and count:
         raise DbglogError("--bad-if-any applies to set searches, not to --count")
+    if flaky and (count or bad_if_any):
+        raise DbglogError("--flaky is its own search: drop --count / --bad-if-any")
+    if not 0.5 < confidence < 1:
+        raise DbglogError(f"--confidence must be between 0.5 and 1 (exclusive), got {confidence:g}")
+    if budget is not None and budget < 1:
+        raise DbglogError("--budget must be at least 1")
     if count and any(t.kind == "coop" and t.name == count for t in toggles):
         raise DbglogError(f"--count {count} and --coop {count}: count mode bisects the calls of one toggle")
     if in_place and jobs > 1:
@@ -589,7 +596,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
             "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
                        "strategy": strategy, "exhaustive": exhaustive},
             "execution": asdict(execution), "user_timeout": timeout, "match": match, "any_failure": any_failure,
-            "bad_if_any": bad_if_any, "scratch": scratch,
+            "bad_if_any": bad_if_any, "scratch": scratch, "flaky": flaky, "confidence": confidence, "budget": budget,
             "argv": argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *cmd])}
     # validate the edits up front (bad keys, suspects that would break a Python file)
     session_like = {"id": "check", "spec": spec}
@@ -610,10 +617,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
 
 
 def _update_spec(recs, sid: str, spec: dict) -> None:
-    from dbglog.bisect.session import now_iso
-
-    with recs.store.write():
-        recs.store.q("UPDATE bisect_sessions SET spec = ?, updated = ? WHERE id = ?", json.dumps(spec), now_iso(), sid)
+    SessionDB(recs.store).update_spec(sid, spec)  # secrets sealed out of the database there
 
 
 def _on_term(signum, frame):
@@ -630,10 +634,22 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     try:
         if session["spec"].get("count"):
             result = _drive_count(recs, session, trials, prog)
+        elif session["spec"].get("flaky"):
+            result = _drive_flaky(recs, session, trials, prog)
         else:
             result = _drive(recs, session, trials, prog)
+    except KeyboardInterrupt:
+        # Ctrl-C, SIGTERM, SIGHUP: like `bisect git`, the session is interrupted and resumable
+        from dbglog.bisect.session import reap_leftovers
+
+        _shielded(lambda: reap_leftovers(session["id"]))
+        _shielded(lambda: SessionDB(recs.store).release(session["id"]))
+        n = len(SessionDB(recs.store).trials(session["id"]))
+        return {"session": session["id"], "kind": KIND, "status": "interrupted", "exit_code": 130,
+                "message": f"interrupted after {n} step(s); `dbglog bisect resume {session['id']}` continues "
+                           "(finished steps are kept)"}
     except BaseException:
-        # Ctrl-C, SIGTERM, an error: the session is left interrupted (resumable), never "running"
+        # an error: the session is left interrupted (resumable), never "running"
         _shielded(lambda: SessionDB(recs.store).release(session["id"]))
         raise
     finally:
@@ -643,7 +659,8 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
             for s, h in old.items():
                 signal.signal(s, h)
     db = SessionDB(recs.store)
-    db.finish(session["id"], "done" if result["status"] != "refused" else "failed", result)
+    # a refused bisection is finished, not failed: nothing was tested, nothing is blamed
+    db.finish(session["id"], "done", result)
     _record(recs, db.get(session["id"]), result)
     return result
 
@@ -1126,6 +1143,10 @@ def _record(recs, session: dict, result: dict) -> None:
         rc = result["reverse_check"]
         lines.append(f"**Reverse check** (the failing end with the sets reverted): {rc['verdict']}.")
     record_section(recs, inv_id, f"Bisection: toggles {session['id']}", "\n".join(lines))
+    if result["status"] == "refused":
+        # a diagnostic, not a failed attempt: `tried` reads failed attempts as evidence that an idea
+        # does not work, and a refusal tested no idea (the repro never failed, or failed everywhere)
+        return
     # one attempt per session (edited when the session is resumed)
     title = "Toggle bisection: " + (", ".join(" + ".join(s) for s in result.get("sets", [])) or result["status"])
     title = title[:120]
@@ -1134,8 +1155,7 @@ def _record(recs, session: dict, result: dict) -> None:
                              f"{result.get('target') or 'the failure'}.",
                   did=spec["argv"], result=f"{result['status']} after {len(steps)} trials: {result['message']}",
                   conclusion=result["message"],
-                  outcome="worked" if result["exit_code"] == 0 else ("failed" if result["status"] == "refused"
-                                                                     else "inconclusive"))
+                  outcome="worked" if result["exit_code"] == 0 else "inconclusive")
     num = spec.get("attempt")
     if num:
         try:
@@ -1152,6 +1172,156 @@ def _record(recs, session: dict, result: dict) -> None:
         for t in toggles:
             if t.factor:
                 recs.diff_set(inv_id, t.factor, status="culprit" if t.name in culprits else "ruled-out")
+
+
+# --- probabilistic (--flaky) ------------------------------------------------------------
+#
+# ``bisect toggles --flaky``: a posterior over "toggle X alone causes it" and "X and Y fail only
+# together" (every single toggle and, up to PAIRS_UP_TO toggles, every pair), the same rate model
+# and information gain as history (bayes.SetPosterior). The failing end (all on; all off with
+# --mode disable) is run until it shows the failure, which defines the target, then twice more;
+# the passing end once. Verification: once a set holds half the mass, only the set alone, the
+# set minus each member and everything but the set are run, until the set reaches --confidence.
+
+#: pairs are hypotheses up to this many toggles (n(n-1)/2 of them); above, single culprits only
+PAIRS_UP_TO = 64
+
+
+def _drive_flaky(recs, session: dict, trials, prog) -> dict:
+    from dbglog.bisect.bayes import SetPosterior, verdict
+    from dbglog.bisect.flaky import BAD_END_RUNS, MAX_END_RUNS, default_budget
+
+    db = SessionDB(recs.store)
+    sid, spec = session["id"], session["spec"]
+    names, n = trials.names, len(trials.names)
+    mode = spec.get("mode") if spec.get("mode") in ("enable", "disable") else "enable"
+    if spec.get("mode") != mode:
+        spec["mode"] = mode
+        _update_spec(recs, sid, spec)
+    execution = _execution(spec)
+    conf = float(spec.get("confidence") or 0.95)
+    pairs = n <= PAIRS_UP_TO
+    post = SetPosterior(n, pairs=pairs)
+    budget = spec.get("budget") or default_budget(len(post.hyps))
+    known = {st.key: st for st in db.trials(sid)}
+    universe = frozenset(range(n))
+    fail_q = universe  # queries are in "culprit present" terms: the enabled set, or the disabled one
+    pass_q = frozenset()
+
+    def enabled_of(q: frozenset) -> set[str]:
+        idx = q if mode == "enable" else universe - q
+        return {names[i] for i in idx}
+
+    def counts(st: Step) -> tuple[int, int, int]:
+        return counts_of(st)
+
+    runs = 0
+    for st in known.values():
+        q = _query_of(st.key, trials.index, n, mode)
+        if q is None:
+            continue
+        b, g, s = counts(st)
+        runs += b + g + s
+        if spec.get("target") and (b or g):
+            post.observe(q, b, g)
+
+    def label(q):
+        return describe_set(enabled_of(q), names)
+
+    def run(q: frozenset, k: int, target: Target, snapshot: bool = True) -> Step:
+        nonlocal runs
+        key = key_of(enabled_of(q))
+        ((step, records),) = trials.run_requests([(key, enabled_of(q), replace(execution, repeat=k), None)], target)
+        merged = _merge(known.get(key), step)
+        b, g, s = counts_of(step)
+        runs += b + g + s
+        if spec.get("target") and (b or g):
+            post.observe(q, b, g)
+        mb, mg, ms = counts_of(merged)
+        merged.verdict = Verdict.FLAKY if mb and mg else Verdict.BAD if mb else Verdict.GOOD if mg else Verdict.SKIP
+        merged.reason = _evidence_words(mb, mg, ms)
+        if snapshot and spec.get("target"):
+            merged.posterior = [[sorted(names[i] for i in post.hyps[h]), round(p, 6)] for h, p in post.top(5)]
+            merged.reason += f"; then P({' + '.join(merged.posterior[0][0])}) = {merged.posterior[0][1]:.3f}"
+        db.record(sid, merged, f"flaky:{sid}:{key}", records)
+        known[key] = merged
+        prog.stepped(merged, label(q))
+        return merged
+
+    # the failing end defines the target (the first run that fails); then the calibration runs
+    if not spec.get("target"):
+        probe = Target(match=spec.get("match"), any_failure=True) if not spec.get("match") else \
+            Target(match=spec.get("match"))
+        ex0 = replace(execution, timeout=execution.timeout or ENDPOINT_TIMEOUT, repeat=1)
+        while True:
+            key = key_of(enabled_of(fail_q))
+            st = known.get(key)
+            b, g, s = counts(st) if st else (0, 0, 0)
+            if b:
+                break
+            if b + g + s >= MAX_END_RUNS:
+                msg = (f"refused: {label(fail_q)} never showed the failure in {b + g + s} runs; nothing to "
+                       "bisect (check the command, or --mode disable if all off is the failing end)")
+                return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": sid,
+                        "sets": [], "mode": mode, "flaky": True}
+            prog.running(label(fail_q) + " (failing end, until it fails)")
+            ((step, records),) = trials.run_requests([(key, enabled_of(fail_q), ex0, "bad")], probe)
+            runs += sum(step.counts or [0])
+            merged = _merge(st, step)
+            db.record(sid, merged, f"flaky:{sid}:{key}", records)
+            known[key] = merged
+            prog.stepped(merged, label(fail_q))
+            if step.counts and step.counts[0]:
+                failing = [r for r in records if probe.judge(r)[0] == "bad"]
+                target = target_for(failing, spec.get("match"), bool(spec.get("any_failure")))
+                spec["target"] = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
+                if spec.get("user_timeout") is None:
+                    spec["execution"]["timeout"] = default_timeout(failing)
+                _update_spec(recs, sid, spec)
+                execution = _execution(spec)
+                mb, mg, _ = counts_of(merged)
+                post.observe(fail_q, mb, mg)
+    target = _target(spec)
+    for q, want in ((fail_q, BAD_END_RUNS), (pass_q, 1)):
+        st = known.get(key_of(enabled_of(q)))
+        b, g, _ = counts(st) if st else (0, 0, 0)
+        if b + g < want:
+            prog.running(label(q) + " (calibration)")
+            run(q, want - b - g, target)
+    jobs = 1 if spec.get("in_place") else max(1, int(spec.get("jobs", 1)))
+    while True:
+        v = verdict(post, confidence=conf, runs=runs, budget=budget)
+        if v.status != "running":
+            break
+        qs = post.next(jobs)
+        want: dict[frozenset, int] = {}
+        for q in qs:
+            want[q] = want.get(q, 0) + 1
+        for q, k in want.items():
+            h, ph = post.top(1)[0]
+            prog.running(label(q) + (f" ×{k}" if k > 1 else "") + f" · most probable "
+                         f"{' + '.join(sorted(names[i] for i in post.hyps[h]))} ({ph:.2f})")
+            run(q, k, target)
+    a, b = post.rates()
+    top = [{"set": sorted(names[i] for i in post.hyps[h]), "probability": round(p, 4)} for h, p in v.top]
+    best = top[0]
+    words = result_words([best["set"]], mode).rstrip(".")
+    rates = f"P(fail | culprit on) ≈ {a:.2f}, P(fail | off) ≈ {b:.2f}"
+    scope = "single toggles and pairs" if pairs else "single toggles (more than 64 toggles: pairs not considered)"
+    if v.status == "confident":
+        msg = (f"{words} — probability {best['probability']:.3f}, not certainty ({rates}; hypotheses: {scope}).")
+        status, code = "complete", 0
+    else:
+        msg = (f"Not established: the budget of {budget} runs was spent before any set reached probability "
+               f"{conf:g}. Most probable: " + "; ".join(f"{{{', '.join(t['set'])}}} {t['probability']:.3f}"
+                                                       for t in top[:4]) + f" ({rates}; hypotheses: {scope}).")
+        status, code = "budget_exhausted", 1
+    steps = db.trials(sid)
+    return {"status": status, "exit_code": code, "message": msg, "report": msg, "session": sid, "mode": mode,
+            "sets": [best["set"]] if code == 0 else [], "probability": best["probability"], "posterior": top,
+            "confidence": conf, "budget": budget, "rates": {"fail_if_bad": round(a, 4), "fail_if_good": round(b, 4)},
+            "trials": len(steps), "runs": runs, "target": target.describe(), "toggles": n, "flaky": True,
+            "rule": "posterior", "hypotheses": len(post.hyps)}
 
 
 # --- demo ---------------------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""The probabilistic bisection engine (dbglog/bisect/bayes.py), in process: properties of the
+posterior, and a small seeded simulation against plain one-run-per-step bisection (the full
+table is `python bench/flaky_bisect_bench.py`)."""
+
+import math
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbglog.bisect.bayes import FlakyHistory, LinePosterior, SetPosterior, info_gain, rate_gap, verdict
+
+
+def run_history(n, a, b, seed, **kw):
+    """One seeded draw: (right?, runs, probability of the answer)."""
+    rng = random.Random(seed)
+    culprit = rng.randrange(n)
+    fh = FlakyHistory(n, **kw)
+    while not fh.done and fh.runs < 3000:
+        for pos in fh.next_runs():
+            f = rng.random() < (a if pos >= culprit else b)
+            fh.record(pos, int(f), int(not f))
+    (top, p), = fh.result(k=1).top
+    return top == culprit, fh.runs, p, culprit, rng
+
+
+def plain_bisect(n, culprit, a, b, rng):
+    """git bisect's logic on a line, one run per step: (right?, runs)."""
+    lo, hi, runs = -1, n - 1, 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        runs += 1
+        if rng.random() < (a if mid >= culprit else b):
+            hi = mid
+        else:
+            lo = mid
+    return hi == culprit, runs
+
+
+obs = st.lists(st.tuples(st.integers(-1, 15), st.integers(0, 3), st.integers(0, 3)), max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(obs, st.randoms(use_true_random=False))
+def test_posterior_depends_on_the_runs_only_not_their_order(observations, rnd):
+    """What makes resume exact: the same runs in any order give the same posterior."""
+    p1, p2 = LinePosterior(16), LinePosterior(16)
+    for o in observations:
+        p1.observe(*o)
+    shuffled = list(observations)
+    rnd.shuffle(shuffled)
+    for o in shuffled:
+        p2.observe(*o)
+    probs = p1.probabilities()
+    assert math.isclose(sum(probs), 1.0, rel_tol=1e-9)
+    assert all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12) for x, y in zip(probs, p2.probabilities()))
+    assert p1.next(1) == p2.next(1)
+
+
+def test_a_failure_moves_mass_to_and_before_the_probe_a_pass_only_partly():
+    p = LinePosterior(8)
+    p.observe(7, 3, 0)  # the bad end, calibration
+    p.observe(-1, 0, 1)
+    p.observe(3, 1, 0)  # commit 3 failed: the culprit is at or before it (or a good build failed)
+    probs = p.probabilities()
+    assert sum(probs[:4]) > 0.8
+    q = LinePosterior(8)
+    q.observe(7, 3, 0)
+    q.observe(3, 0, 1)  # one pass is not proof: the culprit may still be at or before 3
+    assert 0.05 < sum(q.probabilities()[:4]) < 0.5
+
+
+def test_information_gain_prefers_the_median_for_a_deterministic_repro_and_skews_for_a_rare_one():
+    assert math.isclose(info_gain(0.5, 1.0, 0.0), 1.0)
+    best = max((m / 100 for m in range(1, 100)), key=lambda m: info_gain(m, 0.1, 0.0))
+    assert 0.3 < best < 0.45  # a failure says more than a pass: probe where the culprit is less likely
+    p = LinePosterior(128)
+    p.observe(127, 20, 0)  # calibrated: it always fails at the bad end, never at the good end
+    p.observe(-1, 0, 20)
+    assert 50 <= p.next(1)[0] <= 77
+
+
+def test_small_simulation_beats_plain_bisection_and_is_rarely_confidently_wrong():
+    for a, b, max_mean in ((0.5, 0.0, 80), (0.8, 0.2, 90)):
+        right = confident_wrong = plain_right = 0
+        runs = []
+        draws = 30
+        for seed in range(draws):
+            ok, n_runs, p, culprit, rng = run_history(128, a, b, 1000 + seed)
+            right += ok
+            confident_wrong += (not ok) and p >= 0.95
+            runs.append(n_runs)
+            plain_right += plain_bisect(128, culprit, a, b, rng)[0]
+        assert right >= 0.85 * draws, (a, b, right)
+        assert confident_wrong <= 3, (a, b, confident_wrong)
+        assert sum(runs) / draws < max_mean, (a, b, sum(runs) / draws)
+        assert plain_right < right - 8, (a, b, plain_right, right)  # one run per step is fooled
+
+
+def test_deterministic_repro_costs_a_few_runs_more_than_plain_bisection():
+    costs = [run_history(128, 1.0, 0.0, s)[1] for s in range(20)]
+    assert all(run_history(128, 1.0, 0.0, s)[0] for s in range(5))
+    assert sum(costs) / len(costs) <= 7 + 3 + 8  # log2(128) steps + calibration + verification
+
+
+def test_budget_stops_with_the_posterior_not_an_answer():
+    fh = FlakyHistory(64, budget=15)
+    rng = random.Random(3)
+    while not fh.done:
+        for pos in fh.next_runs():
+            f = rng.random() < (0.2 if pos >= 40 else 0.0)
+            fh.record(pos, int(f), int(not f))
+    assert fh.status == "budget" and fh.runs >= 15
+    v = fh.result()
+    assert v.top[0][1] < 0.95 and len(v.top) == 5
+
+
+def test_a_bad_end_that_never_fails_is_refused():
+    fh = FlakyHistory(16, max_end_runs=10)
+    while not fh.done:
+        for pos in fh.next_runs():
+            fh.record(pos, 0, 1)
+    assert fh.status == "refused" and "never failed" in fh.refused
+
+
+def test_rate_mode_separates_two_failure_rates():
+    assert rate_gap(30, 40, 2, 40) > 0.999
+    assert 0.4 < rate_gap(5, 10, 5, 10) < 0.6
+    right = 0
+    for seed in range(10):
+        ok, *_ = run_history(32, 0.7, 0.1, seed, rate=True)
+        right += ok
+    assert right >= 8
+
+
+def test_set_posterior_finds_a_single_culprit_and_a_pair():
+    for planted in ({2}, {1, 5}):
+        right = 0
+        for seed in range(16):
+            rng = random.Random(seed)
+            post = SetPosterior(8)
+            post.observe(range(8), 1, 0)  # the failing end
+            runs = 0
+            while verdict(post, runs=runs, budget=400).status == "running":
+                for q in post.next(1):
+                    f = planted <= q and rng.random() < 0.5
+                    post.observe(q, int(f), int(not f))
+                    runs += 1
+            h, p = post.top(1)[0]
+            right += post.hyps[h] == frozenset(planted) and p >= 0.95
+        assert right >= 13, (planted, right)
