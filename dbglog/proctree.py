@@ -12,6 +12,7 @@ import collections
 import os
 import signal as _signal
 import sys
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -107,6 +108,19 @@ def wait_gone(procs, timeout: float) -> bool:
 _SUBREAPER: bool | None = None
 TREES: "weakref.WeakSet" = weakref.WeakSet()  # every live Tree in this process
 SPAWNED: set[int] = set()  # helpers dbglog starts itself during a run (capture tools): never adopted
+# A run started in another thread (bisect --jobs N) is a child of ours in a new session from fork()
+# until its Tree exists; ``adopt`` must not claim it in that window (it did, and SIGTERMed a sibling
+# run). ``start`` forks and registers under this lock, and ``adopt`` scans under it.
+SPAWN_LOCK = threading.Lock()
+STARTING: set[int] = set()  # root pids whose Tree is not built yet
+
+
+def start(popen):
+    """``popen()`` (a subprocess.Popen call) under SPAWN_LOCK; its pid is a run root, not an orphan."""
+    with SPAWN_LOCK:
+        proc = popen()
+        STARTING.add(proc.pid)
+        return proc
 
 
 def become_subreaper() -> bool:
@@ -144,10 +158,15 @@ def adopt(tree) -> None:
     be told apart from a helper otherwise)."""
     if not _SUBREAPER:
         return
+    with SPAWN_LOCK:
+        _adopt(tree)
+
+
+def _adopt(tree) -> None:
     me = os.getpid()
     mine = session_of(me)
     others = [t for t in list(TREES) if t is not tree and t.procs and t.root_pid != me]
-    taken = set(SPAWNED).union(*(t.procs for t in others))
+    taken = set(SPAWNED).union(STARTING, *(t.procs for t in others))
     for pid, ppid in ppid_table().items():
         if ppid != me or pid in tree.procs or pid in taken:
             continue
@@ -158,7 +177,7 @@ def adopt(tree) -> None:
         ours = tree.root_pid in (pgrp, sid) or sid in tree.procs
         if not ours and sid == pid and (others or (create_time(pid) or 0.0) < tree.started - 1):
             continue
-        if not ours and any(sid in t.procs for t in others):
+        if not ours and (sid in STARTING or any(sid in t.procs for t in others)):
             continue
         try:
             p = tree.psutil.Process(pid)
@@ -200,6 +219,7 @@ class Tree:
         except self.psutil.Error:
             pass
         TREES.add(self)
+        STARTING.discard(root_pid)
 
     adopt = adopt
     report_escaped = report_escaped

@@ -601,9 +601,9 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     started_epoch = time.time()
     try:
         with preflight.core_limit(core_dumps):  # the child inherits the limit
-            proc = subprocess.Popen(launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path),
-                                    env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            proc = proctree.start(lambda: subprocess.Popen(
+                launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path), env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
     except OSError as e:
         for s in (*sinks.values(), merged):
             s.close()

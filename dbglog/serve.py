@@ -31,7 +31,7 @@ import urllib.request
 from pathlib import Path
 from typing import Sequence
 
-from dbglog import runner
+from dbglog import proctree, runner
 from dbglog.errors import DbglogError
 
 READY_POLL = (0.05, 0.5)  # first and longest pause between readiness checks: fast servers cost little
@@ -140,8 +140,9 @@ class Server:
                       "output": runner._CappedFile(self.dir / "output", self.output_cap)}
         try:
             with preflight.core_limit(core_dumps):
-                self.proc = subprocess.Popen(self.cmd, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                self.proc = proctree.start(lambda: subprocess.Popen(
+                    self.cmd, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
         except OSError as e:
             for s in self.sinks.values():
                 s.close()
