@@ -554,8 +554,19 @@ def _nccl_fr_after(ctx: Context) -> tuple[list[dict], list[dict]]:
 register(Preset("nccl-fr", "PyTorch NCCL flight recorder: armed at launch, per-rank dumps and fr_trace's verdict "
                 "after a hang", order=50, targets="tree", env=_nccl_fr_env, on_hang=_nccl_fr_hang,
                 after=_nccl_fr_after))
+def _cuda_coredump_after(ctx: Context) -> tuple[list[dict], list[dict]]:
+    """Core dumps the run wrote by itself (an exception, CUDA_ENABLE_COREDUMP_ON_EXCEPTION): listed
+    on the run, not left for someone to find in the folder."""
+    dumps = sorted(str(f) for f in ctx.run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    if not dumps:
+        return [], []
+    return [{"name": "cuda-coredump:files", "status": "ok", "path": None, "dumps": dumps,
+             "note": f"{len(dumps)} CUDA core dump file(s) in the run folder"}], []
+
+
 register(Preset("cuda-coredump", "CUDA core dump on exception, and a user-triggered one on hang (aborts it)",
-                order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump))
+                order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump,
+                after=_cuda_coredump_after))
 
 
 # --- taking them --------------------------------------------------------------------------------
@@ -780,6 +791,8 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     scored.sort(reverse=True)
     score, _, _, _, pid, why, row = scored[0]
     path, frames = stacks.get(pid, (None, []))
+    if len(rows) == 1 and not frames:
+        return None  # one process and no stack: naming it would say nothing the run does not
     if not why:
         why.append("the only process" if len(rows) == 1 else "a leaf of the tree, nothing better known")
     # "source", not "path": the evidence parsers read every capture's path, and this file is

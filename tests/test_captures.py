@@ -285,3 +285,44 @@ def test_interrupt_takes_the_captures_and_the_stuck_frames_reach_runs_show_and_t
     show = run_cli("runs", "show", run_d["id"], cwd=workdir)
     assert "stuck process (guess)" in show.stdout and "at blocked (stuck.py:" in show.stdout
     assert "stuck process (guess" in d["attempt"]["result"] and "blocked (stuck.py:" in d["attempt"]["result"]
+
+
+class _P:
+    def __init__(self, pid, ppid):
+        self.pid, self._ppid = pid, ppid
+
+    def ppid(self):
+        return self._ppid
+
+
+def _row(pid, status="sleeping", wchan="futex_wait_queue", devices=()):
+    return {"pid": pid, "name": "python", "status": status, "cmdline": f"python w{pid}.py", "wchan": wchan,
+            "gpu_devices": list(devices)}
+
+
+def test_name_stuck_scoring(tmp_path):
+    """Dispatcher 10 waits for its children; 11 and 12 hold the GPU; 12 sits in state D."""
+    ctx = captures.Context(tree=None, run_dir=tmp_path, limit=1, procs=[_P(10, 1), _P(11, 10), _P(12, 10)])
+    rows = [_row(10, wchan="do_wait"), _row(11, devices=["/dev/kfd"]),
+            _row(12, status="disk-sleep", wchan="amdgpu_fence_wait", devices=["/dev/kfd"])]
+    dump = tmp_path / "py-spy.12.txt"
+    dump.write_text(SPY)
+    caps = [{"name": "py-spy:12", "status": "ok", "path": str(dump)}]
+    st = captures.name_stuck(ctx, rows, caps, {}, {})
+    assert st["pid"] == 12 and "state D" in st["reason"] and st["frames"][0] == "all_reduce (train.py:42)"
+    assert st["path"] is None and st["source"] == str(dump)
+    # A stack that moved between two samples is making progress: the other worker is named instead.
+    fh = tmp_path / "faulthandler.12.txt"
+    one = 'Current thread 0x1 (most recent call first):\n  File "/w/a.py", line 1 in step_a\n'
+    two = 'Current thread 0x1 (most recent call first):\n  File "/w/a.py", line 9 in step_b\n'
+    fh.write_text(one + two)
+    fh11 = tmp_path / "faulthandler.11.txt"
+    fh11.write_text(one + one)
+    caps = [{"name": "faulthandler:12", "status": "ok", "path": str(fh), "first_sample_bytes": len(one)},
+            {"name": "faulthandler:11", "status": "ok", "path": str(fh11), "first_sample_bytes": len(one)}]
+    rows[2]["status"] = "sleeping"
+    st = captures.name_stuck(ctx, rows, caps, {}, {})
+    assert st["pid"] == 11 and "stack unchanged" in st["reason"]
+    # One process and no stack: nothing worth saying.
+    assert captures.name_stuck(captures.Context(tree=None, run_dir=tmp_path, limit=1, procs=[_P(10, 1)]),
+                               [_row(10)], [], {}, {}) is None
