@@ -838,7 +838,10 @@ class _Builder:
             if r._is_attempt_heading(d) or field_of(d.text) or NEXT_HEAD.search(bare) \
                     or (NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
                     or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)) \
-                    or RESULT_CONTAINER.search(outcomes.plain_text(d.text)):
+                    or (RESULT_CONTAINER.search(outcomes.plain_text(d.text))
+                        and FAILED_CONTAINER.search(outcomes.plain_text(d.text))):
+                # "Flags que NO funcionan" inside a Q&A section; a "What worked" list in a takeaways
+                # section stays a summary.
                 return True
             for b in d.blocks:
                 if b.kind == "list" and any(TRIED_ITEM.match(self._item_text(b, it)[0]) for it in b.items):
@@ -1097,8 +1100,8 @@ class _Builder:
                 continue
             cells += [""] * (len(head) - len(cells))
             t = cells[c_title].strip()
-            if not t:
-                continue
+            if not t or re.match(r"^\W*(?:total|sum|overall|average|mean)\b", t, re.I):
+                continue  # "| **Total** | **2.5 hours** |": the table's sum, not a run
             more = [cells[k].strip() for k in c_more if cells[k].strip() and cells[k].strip() not in ("—", "-", "n/a")]
             did = " — ".join([t] + more)
             if more and titles.count(t) > 1:

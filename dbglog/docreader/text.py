@@ -82,7 +82,10 @@ def item_title(text: str) -> str:
     if m and len(m.group(1)) >= 3:
         return one_line(m.group(1).rstrip(":"))
     # "`--ctx-size` menor: no soluciona", "Guarding X only - crash remained": what was done, then what happened.
-    cut = re.split(r"\s+(?:→|->|=>|—|–|-)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
+    cut = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
+    dash = re.split(r"\s+-\s+", cut, maxsplit=1)[0]
+    if len(re.sub(r"`[^`]*`", " ", dash).split()) >= 3:
+        cut = dash  # "Guarding X only - crash remained"; not "`0731143` - Excluded problematic nodes"
     t = cut if cut.count("**") % 2 == 0 and cut.count("`") % 2 == 0 else t  # not inside "**4 → 2**"
     m = re.match(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S", t)
     if m:

@@ -78,7 +78,7 @@ STRONG_CONTAINER = re.compile(
     r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche|investigation steps|"
     r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried)|"
-    r"what (?:we|i) changed|what changed)\b"
+    r"what (?:we|i) changed)\b"
     r"|試したこと|やったこと|試した(?:方法|対策)|尝试过|已尝试|尝试的|做过的尝试|失败的(?:方案|尝试)"
     r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
