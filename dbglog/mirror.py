@@ -451,10 +451,58 @@ def templates_dir() -> Path:
 
 
 def render(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:
-    """The canonical markdown; ``override_dir`` holds user templates, ``cache_dir`` compiled ones."""
+    """The canonical markdown; ``override_dir`` holds user templates, ``cache_dir`` compiled ones.
+
+    Without a user template, ``render_default`` writes the packaged template's output in plain
+    Python: importing jinja2 alone costs ~20 ms of every recording command (bench/agent_bench.py).
+    tests/test_startup.py holds the two byte for byte equal over the corpus and generated records."""
+    if not (override_dir and override_dir.is_dir() and any(override_dir.iterdir())):
+        return render_default(inv)
+    return render_jinja(inv, override_dir, cache_dir)
+
+
+def render_jinja(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:
     tpl = _template(str(override_dir) if override_dir and override_dir.is_dir() else None,
                     str(cache_dir) if cache_dir else None)
     return tpl.render(inv=inv, attempts=sorted(inv.attempts, key=lambda a: a.number))
+
+
+def render_default(inv: Investigation) -> str:
+    """templates/investigation.md.j2, rendered as jinja2 renders it (trim_blocks, lstrip_blocks,
+    keep_trailing_newline); change the two together."""
+    out = ["---\n", f"id: {scalar(inv.id)}\n"]
+    if not heading_safe(inv.title):
+        out.append(f"title: {yaml_str(inv.title)}\n")
+    out += [f"status: {scalar(inv.status)}\n", f"created: {scalar(inv.created)}\n",
+            f"updated: {scalar(inv.updated)}\n", f"tags: {yaml_list(inv.tags)}\n"]
+    if inv.source:
+        out.append(f"source: {yaml_str(inv.source)}\n")
+    out += ["---\n", f"# {inv.title if heading_safe(inv.title) else _flat(inv.title)}\n", "\n",
+            block("**Status:** " + STATUS_LABELS.get(inv.status, inv.status) + "\n",
+                  render_field("Symptom", inv.symptom), render_field("Environment", inv.environment, "block"),
+                  files_lines(inv.related_files), render_field("Root cause", inv.root_cause)), "\n"]
+    attempts = sorted(inv.attempts, key=lambda a: a.number)
+    if attempts:
+        out.append("\n## Attempts\n")
+        for a in attempts:
+            out.append(f"\n### Attempt {a.number}" + (f": {a.title if heading_safe(a.title) else _flat(a.title)}"
+                                                      if a.title else "") + "\n")
+            if a.created:
+                out.append(f"<!-- created: {a.created} -->\n")
+            out += [block((render_field("Title", a.title) if not heading_safe(a.title) else "")
+                          + render_field("Hypothesis", a.hypothesis) + render_field("What you did", a.did)
+                          + render_field("Result", a.result) + render_field("Conclusion", a.conclusion)
+                          + "**Outcome:** " + str(a.outcome) + "\n"
+                          + (("**Runs:** " + ", ".join(str(r) for r in a.runs) + "\n") if a.runs else "")), "\n"]
+    if inv.differences or inv.labels != DEFAULT_LABELS:
+        out.append(f"\n## Key Differences: {_flat(inv.labels[0])} vs {_flat(inv.labels[1])}\n\n")
+        out += [f"{line}\n" for line in diff_section_lines(inv)]
+    if inv.next_steps:
+        out.append("\n## What to Try Next\n\n")
+        out += [f"{line}\n" for line in steps_section_lines(inv.next_steps)]
+    for sec in inv.sections:
+        out.append(f"\n{sec.heading}\n" + (f"{sec.body}\n" if sec.body else ""))
+    return "".join(out)
 
 
 # --- parse --------------------------------------------------------------------------

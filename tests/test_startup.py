@@ -74,10 +74,10 @@ def test_show_to_a_pipe_imports_no_rich(ws):
     assert not heavy(mods, allowed=("click",)), heavy(mods, allowed=("click",))
 
 
-def test_attempt_add_imports_no_click_only_the_renderer(ws):
+def test_attempt_add_imports_no_click_no_jinja2(ws):
     p, mods = imported(ws, "attempt", "add", "again", "--did", "x", "--result", "still hangs")
     assert p.returncode == 0, p.stderr
-    assert not heavy(mods, allowed=("jinja2",)) and "dbglog.cli" not in mods, heavy(mods, allowed=("jinja2",))
+    assert not heavy(mods) and "dbglog.cli" not in mods, heavy(mods)  # (the mirror is rendered without jinja2)
 
 
 def test_session_start_hook_is_stdlib_only(ws):
@@ -124,3 +124,39 @@ def test_attempt_add_fast_path_prints_and_records_what_the_cli_does(tmp_path):
         return re.sub(r"\d{8}-[a-z0-9-]+", "ID", json.dumps(x))
 
     assert norm(fast) == norm(slow)
+
+
+# --- the mirror without jinja2: render_default must be the packaged template, byte for byte -------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from test_mirror_roundtrip import investigations  # noqa: E402
+
+
+@given(investigations())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_python_renderer_is_the_packaged_template(inv):
+    from dbglog import mirror
+
+    assert mirror.render_default(inv) == mirror.render_jinja(inv)
+
+
+def test_python_renderer_on_recorded_investigations(tmp_path):
+    from dbglog import mirror
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+    from test_agent_output import build_three
+
+    build_three(tmp_path)
+    recs = Records(Workspace(tmp_path / ".dbglog"))
+    recs.set_status(recs.store.ids()[0], "resolved", "a race between the dq and dk streams")
+    for inv_id in recs.store.ids():
+        inv = recs.store.load(inv_id)
+        assert mirror.render_default(inv) == mirror.render_jinja(inv)
+        assert mirror.render(inv, recs.ws.templates_dir) == mirror.render_jinja(inv)
+    # a user template in .dbglog/templates/ is still rendered by jinja2
+    recs.ws.templates_dir.mkdir(parents=True, exist_ok=True)
+    (recs.ws.templates_dir / "investigation.md.j2").write_text("custom {{ inv.title }}\n")
+    mirror._template.cache_clear()
+    assert mirror.render(inv, recs.ws.templates_dir).startswith("custom ")
+    recs.close()
