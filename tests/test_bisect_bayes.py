@@ -149,3 +149,25 @@ def test_set_posterior_finds_a_single_culprit_and_a_pair():
             h, p = post.top(1)[0]
             right += post.hyps[h] == frozenset(planted) and p >= 0.95
         assert right >= 13, (planted, right)
+
+
+def test_parallel_rounds_still_converge_and_verify_the_culprit_and_its_parent():
+    right, rounds = 0, []
+    for seed in range(20):
+        rng = random.Random(500 + seed)
+        culprit = rng.randrange(64)
+        fh = FlakyHistory(64, jobs=4)
+        n_rounds = 0
+        while not fh.done:
+            picks = fh.next_runs()
+            assert 1 <= len(picks) <= 4
+            n_rounds += 1
+            for pos in picks:
+                f = rng.random() < (0.5 if pos >= culprit else 0.0)
+                fh.record(pos, int(f), int(not f))
+        (top, p), = fh.result(k=1).top
+        right += top == culprit
+        rounds.append(n_rounds)
+    assert right >= 18
+    single = [run_history(64, 0.5, 0.0, 500 + s)[1] for s in range(20)]
+    assert sum(rounds) < 0.6 * sum(single)  # 4 runs a round: far fewer rounds than single runs
