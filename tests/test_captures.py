@@ -326,3 +326,9 @@ def test_name_stuck_scoring(tmp_path):
     # One process and no stack: nothing worth saying.
     assert captures.name_stuck(captures.Context(tree=None, run_dir=tmp_path, limit=1, procs=[_P(10, 1)]),
                                [_row(10)], [], {}, {}) is None
+
+
+def test_bisection_refuses_rocgdb_beside_the_debug_agent_before_the_first_step(workdir):
+    p = run_cli("bisect", "toggles", "--env", "A=1", "--capture", "rocgdb", "--", "true", cwd=workdir,
+                env={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})
+    assert p.returncode == 2 and "debug agent" in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -173,11 +173,12 @@ class Execution:
     escalate: bool = False  # raise the kernel-API log level across a step's failing repeats (dbglog/escalate.py)
 
     def __post_init__(self) -> None:
-        from dbglog.runner import PRESETS
+        from dbglog import captures
 
-        unknown = [c for c in self.captures if c not in PRESETS]
-        if unknown:  # fail before the first step, not in the middle of a bisection
-            raise DbglogError(f"unknown capture preset {unknown[0]!r}; choose from {', '.join(PRESETS)}")
+        # Fail before the first step, not in the middle of a bisection: unknown presets, and presets
+        # the environment rules out (rocgdb beside the ROCm debug agent).
+        presets, _ = captures.split(self.captures, self.on_hang)
+        captures.check(presets, dict(os.environ))
         from dbglog import slurm
 
         slurm.check_launcher(self.launcher)
