@@ -1023,7 +1023,7 @@ class Result:
 
 
 def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | None = None, limit: int = 10,
-           rerank: bool = True) -> Result:
+           rerank: bool = True, candidates: dict | None = None) -> Result:
     t0 = time.perf_counter()
     q = parse_query(text)
     if not q.terms:
@@ -1041,8 +1041,10 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
 
+    pool = CANDIDATES | (candidates or {})
+
     def per_kind(k):
-        return max(CANDIDATES[k] if rerank else limit, limit)
+        return max(pool[k] if rerank else limit, limit)
 
     rows: dict[tuple[str, int], Hit] = {}
     mode = "and"
@@ -1354,6 +1356,9 @@ class TriedResult:
 
 TRIED_KINDS = ("attempt", "section", "difference", "next", "investigation")
 TRIED_POOL = 10  # hits tried judges for closeness (at least)
+# The kinds tried reads beside attempts and sections: a few of each are enough to judge (and each
+# candidate costs its share of the ranking: see bench/agent_bench.py).
+TRIED_CANDIDATES = {"investigation": 10, "difference": 10, "next": 10}
 
 # Attempts that looked rather than fixed: what they found is an answer, but not "the fix worked".
 _BISECTION_DID = re.compile(r"^\s*(?:dbglog\s+bisect|git\s+bisect)\b")
@@ -1392,7 +1397,8 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     proposes or names the idea (a to-do, an untested key difference, the symptom) goes to
     ``mentioned``, not ``close``."""
     # judged over more hits than are shown: the close one may rank just below a related one
-    res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL))
+    res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL),
+                 candidates=TRIED_CANDIDATES)
     weigh(conn, res.query, TRIED_KINDS)
     close, mentioned = [], []
     for h in res.hits:
