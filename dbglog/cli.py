@@ -828,6 +828,10 @@ def signature_test(file, as_json):
     """Classify a log FILE (or - for stdin): the most causal signature and its key lines."""
     from dbglog import signatures
 
+    if file != "-":
+        from dbglog.fserrors import check_regular_file
+
+        check_regular_file(file)  # a FIFO or /dev/zero: refused, not read forever
     try:
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     except OSError as e:

@@ -122,3 +122,23 @@ def check_writable(*dirs) -> None:
             continue
         code = errno.EROFS if read_only(d) else errno.EACCES
         raise FilesystemError(describe(OSError(code, os.strerror(code), os.fspath(d))))
+
+
+def check_regular_file(path, shown=None) -> None:
+    """A file the user names for dbglog to read must be a regular file (or a directory, which the
+    caller handles): a FIFO blocks until a writer comes, a device such as /dev/zero never ends."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the caller's own read says why
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    p = os.fspath(path)
+    if stat.S_ISFIFO(mode) and (p.startswith(("/dev/fd/", "/proc/")) or p in ("/dev/stdin", "-")):
+        return  # `<(kubectl logs pod)`, stdin: a pipe somebody writes
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    raise DbglogError(f"{shown or os.fspath(path)} is {kind}, not a regular file (reading it might never "
+                      "end); save its contents to a file first")

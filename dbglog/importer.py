@@ -57,6 +57,9 @@ def read_source(path: Path, shown: str) -> str:
         raise DbglogError(f"{shown}: cannot read ({e.strerror})") from None
     if path.is_dir():
         raise DbglogError(f"{shown} is a directory; pass the markdown files in it")
+    from dbglog.fserrors import check_regular_file
+
+    check_regular_file(path, shown)  # a FIFO or /dev/zero: refused, not read forever
     if st.st_size > MAX_BYTES:
         raise DbglogError(
             f"{shown}: {st.st_size / 1e6:.1f} MB is too large for a debug doc (limit {MAX_BYTES // 2**20} MB); "

@@ -222,6 +222,9 @@ def build_toggles(recs, *, cwd: Path, envs=(), env_offs=(), args=(), args_from=(
         raise DbglogError(f"--env-off {next(iter(offs))}: no --env toggle for that variable")
     arg_texts = list(args)
     for f in args_from:
+        from dbglog.fserrors import check_regular_file
+
+        check_regular_file(Path(cwd / f), f"--args-from {f}")  # a FIFO or /dev/zero would never end
         try:
             lines = Path(cwd / f).read_text(encoding="utf-8").splitlines()
         except OSError as e:

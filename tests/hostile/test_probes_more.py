@@ -8,7 +8,8 @@ failed on the code before its fix unless marked as a guard.
   with a read-only `logs/` refused before the repro runs;
 * the umask (guard) and escapes reaching the terminal from git commit subjects, watched-doc file
   names and the environment;
-* huge inputs: a debug doc holding a long log imports in seconds, not minutes.
+* huge inputs: a debug doc holding a long log imports in seconds, not minutes; a FIFO or /dev/zero
+  named as a file is refused instead of read forever.
 """
 
 import os
@@ -65,6 +66,22 @@ def test_more_bad_values_are_one_line_and_change_nothing(shared_ws, args):
     r = run_cli(*args, cwd=shared_ws)
     one_line_error(r, args)
     assert snapshot(shared_ws) == before, args
+
+
+@pytest.mark.parametrize("args", [["import", "@"], ["signature", "test", "@"],
+                                  ["bisect", "toggles", "--args-from", "@", "--", "true"]])
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero"])
+def test_a_file_that_never_ends_is_refused(shared_ws, tmp_path, args, what):
+    """A named pipe with no writer blocked forever; /dev/zero was read until memory ran out."""
+    path = "/dev/zero"
+    if what == "fifo":
+        path = str(tmp_path / "pipe.md")
+        os.mkfifo(path)
+    before = snapshot(shared_ws)
+    r = run_cli(*[path if a == "@" else a for a in args], cwd=shared_ws, timeout=60)
+    one_line_error(r, args)
+    assert "not a regular file" in r.stderr
+    assert snapshot(shared_ws) == before
 
 
 # --- permissions, as a user the permission bits apply to ----------------------------------------
