@@ -537,6 +537,39 @@ def parse_cuda_coredump_progress(text: str | bytes) -> dict | None:
     return out
 
 
+_CG_KERNELS_HEAD = re.compile(r"^\s*Kernel\s+Parent\s+Dev\s+Grid\s+Status\s+SMs Mask\s+GridDim\s+BlockDim\s+Name\s+Args",
+                              re.M)
+_CG_KERNEL_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+(\S+)\s+(\d+)\s+(-?\d+)\s+(\w+)\s+(0x[0-9a-fA-F]+)\s+(\([^)]*\))\s+"
+                            r"(\([^)]*\))\s+(\S+)(?:\s+(.*?))?\s*$")
+
+
+def parse_cuda_gdb_kernels(text: str | bytes) -> dict | None:
+    """``info cuda kernels`` from cuda-gdb attached to a hung process (the cuda-gdb capture preset):
+    the kernels resident on the GPU, the focused one first — what a hang is spinning in."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    head = _CG_KERNELS_HEAD.search(text)
+    if not head:
+        return None
+    kernels = []
+    for line in text[head.end():].splitlines()[1:]:
+        m = _CG_KERNEL_ROW.match(line)
+        if not m:
+            if kernels:
+                break
+            continue
+        kernels.append({"focus": bool(m.group(1)), "kernel": int(m.group(2)), "device": int(m.group(4)),
+                        "grid": int(m.group(5)), "status": m.group(6), "sm_mask": m.group(7),
+                        "grid_dim": m.group(8), "block_dim": m.group(9), "name": m.group(10), "args": m.group(11)})
+    if not kernels:
+        return {"kind": "cuda-gdb-kernels", "kernels": [], "summary": "cuda-gdb: no CUDA kernel resident"}
+    kernels.sort(key=lambda k: not k["focus"])
+    names = ", ".join(f"{short_kernel(k['name'], 60)} {k['grid_dim']}x{k['block_dim']} on device {k['device']} "
+                      f"({k['status']})" for k in kernels[:3])
+    return {"kind": "cuda-gdb-kernels", "kernels": kernels,
+            "summary": f"cuda-gdb: {len(kernels)} kernel(s) resident during the hang: {names}"}
+
+
 def parse_cuda_gdb(text: str | bytes) -> dict | None:
     """cuda-gdb output (live or ``target cudacore``): exception, PC, focus, frame, ``info symbol``."""
     if isinstance(text, (bytes, bytearray)):
@@ -784,7 +817,7 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
     cores: list[str] = []
     for src, text in texts:
         for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
-                   parse_cuda_gdb, parse_cuda_coredump_progress):
+                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress):
             try:
                 e = fn(text)
             except Exception as exc:  # a parser must never cost the run its record

@@ -138,6 +138,8 @@ def test_cuda_gdb_and_py_spy_fakes_without_gpu_holders_fall_back_to_python(tmp_p
     spy = [c for c in r.captures if c["name"].startswith("py-spy:")]
     assert len(cg) == 1 and cg[0]["status"] == "ok" and "no process holds a GPU device" in cg[0]["note"]
     assert "spin_wait_kernel" in Path(cg[0]["path"]).read_text()
+    kern = next(e for e in r.evidence if e["kind"] == "cuda-gdb-kernels")  # the dump reached the parsers
+    assert kern["kernels"][0]["name"] == "spin_wait_kernel" and "resident during the hang" in kern["summary"]
     assert len(spy) == 1 and r.stuck["frames"][:2] == ["wait (threading.py:320)", "<module> (hang.py:12)"]
     assert_none_alive(pid_dir)
 
