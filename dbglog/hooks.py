@@ -631,16 +631,23 @@ def prompt_notice(recs, prompt: str, limit: int = NOTICE_ATTEMPTS) -> str:
         return ""
     lines = ["dbglog: prior attempts that look relevant to this task (`dbglog tried \"IDEA\"` before trying a fix):"]
     for k, h in enumerate(picked, 1):
+        where = f"in {h.investigation} ({_one_line(h.investigation_title, 60)}, {h.status})"
+        label = (h.fields.get("diagnostic") or h.outcome or "noted").upper()  # a bisection: what it found
         if h.kind == "attempt":
-            lines.append(f"{k}. [{(h.outcome or 'noted').upper()}] attempt {h.number} \"{_one_line(h.title, 80)}\" in "
-                         f"{h.investigation} ({_one_line(h.investigation_title, 60)}, {h.status})")
+            lines.append(f"{k}. [{label}] attempt {h.number} \"{_one_line(h.title, 80)}\" {where}")
             if h.fields.get("conclusion"):
                 lines.append(f"   conclusion: {_one_line(h.fields['conclusion'])}")
             elif h.fields.get("result"):
                 lines.append(f"   result: {_one_line(h.fields['result'])}")
+        elif h.kind == "difference":
+            lines.append(f"{k}. [{label}] key difference {h.number} \"{_one_line(h.title, 80)}\" (working: "
+                         f"{_one_line(h.fields['working'], 40)}, broken: {_one_line(h.fields['broken'], 40)}) {where}")
+        elif h.kind == "next":
+            lines.append(f"{k}. [{label}] next step {h.number} \"{_one_line(h.title, 80)}\" {where}")
+        elif h.kind == "investigation":
+            lines.append(f"{k}. [{label}] investigation \"{_one_line(h.title, 80)}\" ({h.investigation})")
         else:
-            lines.append(f"{k}. [{(h.outcome or 'noted').upper()}] {_one_line(h.title, 80)} "
-                         f"({h.path}:{h.line}): {_one_line(h.line_text)}")
+            lines.append(f"{k}. [{label}] {_one_line(h.title, 80)} ({h.path}:{h.line}): {_one_line(h.line_text)}")
     return "\n".join(lines)
 
 
@@ -659,6 +666,9 @@ def estimate_tokens(text: str) -> int:
     return max(-(-len(text) * 2 // 7), len(text.split()))
 
 
+_BISECTION = re.compile(r"\s*(?:dbglog\s+bisect|git\s+bisect)\b")  # (search.diagnostic_kind's rule, stdlib here)
+
+
 def _digest_block(db, inv, full: bool) -> list[str]:
     """One investigation: title and symptom; with ``full`` its last attempts, untested key
     differences and the top of the what-to-try-next list."""
@@ -672,7 +682,9 @@ def _digest_block(db, inv, full: bool) -> list[str]:
         lines.append("last attempts:" if full else "last attempt:")
     for a in last:
         why = a["conclusion"] or a["result"]
-        lines.append(f"- {a['number']}. [{a['outcome'].upper()}] {_one_line(a['title'] or a['did'], 80)}"
+        diag = _BISECTION.match(a["did"] or "") or (a["title"] or "").lower().startswith(("bisect:", "toggle bisection:"))
+        lines.append(f"- {a['number']}. [{'BISECTION' if diag else a['outcome'].upper()}] "
+                     f"{_one_line(a['title'] or a['did'], 80)}"
                      + (f" — {_one_line(why, 140 if full else 80)}" if why.strip() else ""))
     if not full:
         return lines
