@@ -334,3 +334,21 @@ def test_bisection_refuses_rocgdb_beside_the_debug_agent_before_the_first_step(w
     p = run_cli("bisect", "toggles", "--env", "A=1", "--capture", "rocgdb", "--", "true", cwd=workdir,
                 env={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})
     assert p.returncode == 2 and "debug agent" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("helpers", [True, False])
+def test_gdb_preset_with_the_fake_gdb(tmp_path, pid_dir, fakes_first, monkeypatch, helpers):
+    """Where no real gdb (or no ptrace) exists: the fake prints gdb's formats for the same script."""
+    monkeypatch.setenv("FAKE_GDB_PY_FRAMES", "blocked stuck.py:5;<module> stuck.py:7")
+    monkeypatch.setattr(captures, "python_gdb_helpers", lambda pid: "/x/python3.11-gdb.py" if helpers else None)
+    r = run([PY, str(REPROS / "hang.py")], tmp_path, timeout=1.0, captures=["gdb"])
+    g = next(c for c in r.captures if c["name"].startswith("gdb:"))
+    text = Path(g["path"]).read_text()
+    assert text.rstrip().endswith("detached]")
+    if helpers:
+        assert "Traceback (most recent call first)" in text
+        assert r.stuck["frames"][:2] == ["blocked (stuck.py:5)", "<module> (stuck.py:7)"]  # Python frames win
+    else:
+        assert "py-bt" not in text and "no Python frames" in g["note"]
+        assert r.stuck["frames"][0].startswith("__futex_abstimed_wait_common64")
+    assert_none_alive(pid_dir)
