@@ -466,8 +466,10 @@ class _Builder:
             self.attempt_from_node(n, container=None)
             return
         fkey = field_of(text)
+        reported = re.search(r"\((?:tested|verified|measured|confirmed)\)|\b(?:root cause found|not sufficient|"
+                             r"does not (?:help|work)|works?|worked|fixed)\b", outcomes.plain_text(text), re.I)
         if NEXT_HEAD.search(bare) and not STRONG_CONTAINER.search(bare.replace("untried", "")) \
-                and fkey is None:
+                and fkey is None and not reported:
             self.next_steps(n)
             return
         if DIFF_HEAD.search(bare) and self.differences(n):
@@ -710,8 +712,19 @@ class _Builder:
         """
         keep: list[int] = []
         captioned = self._caption_lists(blocks)
+        paired = self._labeled_pairs(blocks)
+        taken_by_pair: set[int] = set()
         for blk in blocks:
             self.owned.extend(range(blk.start, blk.end))
+            if blk.start in taken_by_pair:
+                continue
+            if blk.start in paired:
+                group = paired[blk.start]
+                taken_by_pair.update(b.start for b in group)
+                idxs = [i for b in group for i in range(b.start, b.end)]
+                self.owned.extend(idxs)
+                self._attempt_from_item(self.lines[idxs[0]].strip(), idxs, ctx, n.text or "Notes")
+                continue
             if blk.kind == "hr":
                 continue  # a separator, not content
             if blk.start in captioned:
@@ -737,6 +750,32 @@ class _Builder:
                 continue
             keep.extend(range(blk.start, blk.end))
         return keep
+
+    _DID_NAMES = ("experiment", "test", "tried", "change", "changes", "fix", "attempted fix", "action",
+                  "what we did", "what i did", "what we tried", "what i tried", "approach", "patch")
+
+    def _labeled_pairs(self, blocks: list[Block]) -> dict[int, list[Block]]:
+        """ "**Experiment:** patched X ..." then "**Result:** ..." (with its list) in plain text: one
+        attempt made of those blocks. Returns {first block start: the blocks}."""
+        out: dict[int, list[Block]] = {}
+        k = 0
+        while k < len(blocks):
+            b = blocks[k]
+            if b.kind == "paragraph" and _label_name(self.lines[b.start]) in self._DID_NAMES \
+                    and label_of(self.lines[b.start], ATTEMPT_LABELS):
+                for j in range(k + 1, min(k + 4, len(blocks))):
+                    c = blocks[j]
+                    if c.kind == "hr" or (c.kind == "paragraph" and _label_name(self.lines[c.start]) in self._DID_NAMES):
+                        break
+                    hit = label_of(self.lines[c.start], ATTEMPT_LABELS) if c.kind in ("paragraph", "list") else None
+                    if hit and hit[0] in ("result", "outcome"):
+                        end = j + 1 if not (j + 1 < len(blocks) and blocks[j + 1].kind == "list"
+                                            and blocks[j + 1].start - c.end <= 1) else j + 2
+                        out[b.start] = blocks[k:end]
+                        k = end - 1
+                        break
+            k += 1
+        return out
 
     def _caption_lists(self, blocks: list[Block]) -> dict[int, str | None]:
         """ "**Attempted fixes**:" / "**Investigation Steps**:" right above a list: the items are
@@ -839,7 +878,8 @@ class _Builder:
                     or (NUMBERED_HEAD.match(d.text) and r._has_attempt_evidence(d)) \
                     or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)) \
                     or (RESULT_CONTAINER.search(outcomes.plain_text(d.text))
-                        and FAILED_CONTAINER.search(outcomes.plain_text(d.text))):
+                        and FAILED_CONTAINER.search(outcomes.plain_text(d.text))) \
+                    or (PLAN_HEAD.match(bare) and not d.children and any(b.kind == "list" for b in d.blocks)):
                 # "Flags que NO funcionan" inside a Q&A section; a "What worked" list in a takeaways
                 # section stays a summary.
                 return True

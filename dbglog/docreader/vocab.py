@@ -310,7 +310,8 @@ def status_word(text: str) -> str | None:
 
 
 COMMENT = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?[\w.-]+\*\*|@[\w-]+)\s+(?:commented|wrote|replied|answered)\b|"
-                      r"^#{2,5}\s*(?:\W\s*)?(?:comments?|conversation|discussion|replies)\b", re.I | re.M)
+                      r"^#{2,5}\s*(?:\W\s*)?(?:comments?|conversation|discussion|replies|评论|コメント|comentarios)(?!\w)",
+                      re.I | re.M)
 
 
 PROSE_CONTAINER = re.compile(r"\b(?:timeline|log|journal|history|comments?|conversation|discussion|thread|updates?|"
