@@ -888,6 +888,8 @@ class _Builder:
                     return True
                 if b.kind == "paragraph" and bold_attempt(self.lines[b.start]):
                     return True
+            if self._labeled_pairs(d.blocks):
+                return True  # a comment with "**Experiment:** ..." / "**Result:** ..."
         return False
 
     def field_section(self, n: Node, key: str) -> None:

@@ -114,7 +114,8 @@ _FIELD_HEAD = [
     ("symptom", re.compile(r"^(?:the )?(?:symptoms?|problem(?: statement| description| summary)?|(?:the )?issue"
                            r"(?: description| summary)?|description|the bug|bug(?: description)?|observed behaviou?r|"
                            r"what happens|what goes wrong|error(?: message)?s?|summary|tl;?dr|overview|"
-                           r"problem summary|bug summary|issue summary|failure)$", re.I)),
+                           r"problem summary|bug summary|issue summary|failure|body|issue body|正文|问题描述|症状|"
+                           r"síntoma|descripción)$", re.I)),
     ("environment", re.compile(r"^(?:(?:the )?environment|env|hardware|(?:test |hardware |software )?setup|system"
                                r"(?: info(?:rmation)?| details)?|versions?|software(?: versions?)?|platform|"
                                r"machine|specs|configuration|hardware ?/ ?software|environment details|stack)$",
