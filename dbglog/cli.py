@@ -212,7 +212,8 @@ def status(args, root_cause, as_json):
     recs = open_records()
     inv = recs.set_status(recs.resolve(ref), st, root_cause)
     emit(as_json, {"id": inv.id, "status": inv.status, "root_cause": inv.root_cause},
-         lambda: click.echo(f"{inv.id}: {inv.status}"))
+         lambda: click.echo(f"{inv.id}: {inv.status}" + (f" (root cause: {inv.root_cause})" if inv.root_cause else "")
+                            + ("\n  next: commit logs/ with the fix" if inv.status == "resolved" else "")))
 
 
 # --- attempts -----------------------------------------------------------------------
@@ -443,14 +444,19 @@ def next_add(text, detail, position, inv_ref, as_json):
     recs = open_records()
     inv_id = recs.resolve(inv_ref)
     s = recs.next_add(inv_id, text, detail, position)
-    emit(as_json, s.to_dict() | {"investigation": inv_id}, lambda: click.echo(f"{s.position}. {s.text}"))
+    emit(as_json, s.to_dict() | {"investigation": inv_id},
+         lambda: click.echo(f"Next step {s.position} added to {inv_id}: {s.text}\n"
+                            f"  next: when you try it, `dbglog run --attempt \"...\" -- CMD`, then "
+                            f"`dbglog next done {s.position} --attempt N`"))
 
 
 def _mark(ref, status, attempt_no, inv_ref, as_json):
     recs = open_records()
     inv_id = recs.resolve(inv_ref)
     s = recs.next_mark(inv_id, ref, status, attempt_no)
-    emit(as_json, s.to_dict() | {"investigation": inv_id}, lambda: click.echo(f"{s.position}. {s.text}: {s.status}"))
+    emit(as_json, s.to_dict() | {"investigation": inv_id},
+         lambda: click.echo(f"Next step {s.position} of {inv_id}: {s.text}: {s.status}"
+                            + (f" (attempt {s.attempt})" if s.attempt else "")))
 
 
 @next_.command("done")
@@ -681,7 +687,7 @@ def _run_summary(d: dict) -> str:
     for k in d["key_lines"][:5]:
         lines.append(f"  line {k.get('line')}: {k.get('text', '').strip()[:200]}")
     for c in d["captures"]:
-        if c.get("name") == "stuck":
+        if c.get("name", "").rsplit(":", 1)[-1] == "stuck":
             continue  # shown below with its frames
         lines.append(f"  capture {c.get('name')}: {c.get('status')}" + (f" -> {c['path']}" if c.get("path") else "")
                      + (f" ({c['note']})" if c.get("note") else ""))
@@ -1499,8 +1505,22 @@ def demo(keep, as_json):
         emit(True, result)
 
 
+def _check_argv(args) -> None:
+    """Arguments that are not UTF-8 (bytes from a shell, decoded with surrogates) would fail deep in
+    a write as an internal error: refuse them first. (The merge driver takes git's paths as given.)"""
+    if args and args[0] == "merge-driver":
+        return
+    for n, a in enumerate(args, 1):
+        try:
+            a.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = a.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise DbglogError(f"argument {n} ({shown!r}) is not valid UTF-8; pass text in UTF-8") from None
+
+
 def main(argv=None) -> None:
     try:
+        _check_argv(sys.argv[1:] if argv is None else list(argv))
         cli.main(args=argv, prog_name="dbglog", standalone_mode=False)
     except DbglogError as e:
         _fail(str(e), e.exit_code, argv)

@@ -51,6 +51,9 @@ MORE_BAD_VALUES = [
     ["bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--match", "segfualt", "--", "true"],
     ["bisect", "toggles", "--env", "X=1", "--match", "gpu.illegal_adress", "--", "true"],
     ["bisect", "toggles", "--env", "X=1", "-j2", "--mach", "x", "--", "true"],
+    # not UTF-8 (a shell's raw bytes arrive as surrogates): an internal error deep in a write before
+    ["show", "\udcff"], ["attempt", "add", "x", "-i", "\udcff"], ["search", "x", "--tag", "\udcff"],
+    ["new", "x", "--file", "\udcff"], ["bisect", "log", "\udcff"],
     # guards: these already held
     ["run", "--timeout=5x", "--", "true"], ["run", "---timeout", "5", "--", "true"], ["run", "-Q", "--", "true"],
     ["next", "move", "1", "99999999999999999999"], ["runs", "prune", "--max-size", "1e400"],
