@@ -304,6 +304,8 @@ def attempt_list(inv_ref, as_json):
     data = [a.to_dict() | {"investigation": inv.id} for a in inv.attempts]
 
     def human():
+        if not inv.attempts:
+            click.echo(f"No attempts in {inv.id} yet: `dbglog attempt add TITLE -d WHAT -r RESULT` records one.")
         for a in inv.attempts:
             click.echo(f"{a.number:>3}. [{a.outcome}] {a.title or a.did.splitlines()[0] if (a.title or a.did) else ''}")
 
@@ -409,6 +411,9 @@ def diff_list(inv_ref, as_json):
             "rows": [d.to_dict() for d in inv.differences]}
 
     def human():
+        if not inv.differences:
+            click.echo(f"No key differences in {inv.id}: `dbglog diff add FACTOR WORKING BROKEN` adds one.")
+            return
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
@@ -500,6 +505,8 @@ def next_list(inv_ref, as_json):
     inv = recs.store.load(recs.resolve(inv_ref))
 
     def human():
+        if not inv.next_steps:
+            click.echo(f"No next steps in {inv.id}: `dbglog next add TEXT` adds one.")
         for s in inv.next_steps:
             mark = {"todo": "[ ]", "done": "[x]", "dropped": "[-]"}[s.status]
             click.echo(f"{s.position}. {mark} {s.text}" + (f" — {s.detail}" if s.detail else ""))

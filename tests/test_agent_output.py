@@ -160,8 +160,29 @@ def test_tried_on_paraphrases_mcp(workdir):
 def test_recording_says_what_and_next(dbg, workdir):
     (workdir / ".git").mkdir()
     dbg("new", "hang", "--no-env")
+    for what in (("attempt", "list"), ("next", "list"), ("diff", "list")):  # an empty list says so
+        code, out, _ = dbg(*what)
+        assert code == 0 and out.startswith("No "), (what, out)
     code, out, _ = dbg("attempt", "add", "x", "--did", "y", "--result", "works now", "--json")
     data = json.loads(out)
     assert data["number"] == 1 and data["investigation"] and data["next"][0].startswith("dbglog status ")
     code, out, _ = dbg("attempt", "add", "x2", "--did", "y", "--result", "still hangs")
     assert "Attempt 2 recorded in" in out and "next: dbglog tried" in out
+    inv = data["investigation"]
+    code, out, _ = dbg("next", "add", "Try NCCL_ALGO=Tree")
+    assert out.startswith(f"Next step 1 added to {inv}: Try NCCL_ALGO=Tree") and "next done 1 --attempt N" in out
+    code, out, _ = dbg("next", "done", "1", "--attempt", "2")
+    assert out.strip() == f"Next step 1 of {inv}: Try NCCL_ALGO=Tree: done (attempt 2)"
+    # a key-differences row says which side's value each state of its toggle applies, and what is next
+    code, out, _ = dbg("diff", "add", "HIP_LAUNCH_BLOCKING", "1", "unset", "--apply", "env:HIP_LAUNCH_BLOCKING",
+                       "--json")
+    d = json.loads(out)
+    assert d["toggle"]["off"] == "HIP_LAUNCH_BLOCKING=1" and d["toggle"]["on"] == "HIP_LAUNCH_BLOCKING unset"
+    assert d["next"][0].startswith(f"dbglog bisect toggles --from-diffs {inv} -- CMD")
+    code, out, _ = dbg("diff", "set", "HIP", "--status", "culprit")
+    assert "as a toggle: off = HIP_LAUNCH_BLOCKING=1 (working case), on = HIP_LAUNCH_BLOCKING unset" in out
+    code, out, _ = dbg("status", "resolved", "--root-cause", "a race between two streams")
+    assert "resolved (root cause: a race between two streams)" in out and "next: commit logs/" in out
+    # an empty list says it is empty
+    code, out, _ = dbg("list", "--status", "wontfix")
+    assert code == 0 and out.strip()
