@@ -70,6 +70,10 @@ class Workspace:
         return self.dir.is_dir()
 
     def create(self) -> "Workspace":
+        for d in (self.dir, self.logs_dir, self.runs_dir):
+            if d.exists() and not d.is_dir():  # mkdir would fail with "File exists", read as a bug
+                raise DbglogError(f"{d} is a file, not a directory: dbglog keeps its {d.name} there; "
+                                  "move the file away; nothing was changed")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.logs_dir.mkdir(exist_ok=True)
         self.runs_dir.mkdir(exist_ok=True)

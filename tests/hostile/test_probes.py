@@ -165,7 +165,7 @@ def _bug(ws) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["log file is a directory", "logs is a file", "database is a directory",
-                                    "config is not toml"])
+                                    "config is not toml", ".dbglog is a file", "config is a directory"])
 def test_a_refusing_file_system_is_one_line_and_changes_nothing(tmp_path, damage):
     ws = tmp_path / "w"
     ws.mkdir()
@@ -181,6 +181,11 @@ def test_a_refusing_file_system_is_one_line_and_changes_nothing(tmp_path, damage
     elif damage == "database is a directory":
         (ws / ".dbglog" / "dbglog.db").rename(aside)
         (ws / ".dbglog" / "dbglog.db").mkdir()
+    elif damage == ".dbglog is a file":
+        (ws / ".dbglog").rename(aside)
+        (ws / ".dbglog").write_text("not a directory\n")
+    elif damage == "config is a directory":
+        (ws / ".dbglog" / "config.toml").mkdir()
     else:
         (ws / ".dbglog" / "config.toml").write_text("[[signature\nname = \n")
     listing = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".dbglog/dbglog.db" not in p.as_posix())
