@@ -175,7 +175,9 @@ def _adopt(tree) -> None:
             continue  # our own session: something dbglog itself started
         pgrp, sid = ids
         ours = tree.root_pid in (pgrp, sid) or sid in tree.procs
-        if not ours and sid == pid and (others or (create_time(pid) or 0.0) < tree.started - 1):
+        if not ours and (create_time(pid) or 0.0) < tree.started - 1:
+            continue  # older than this run: not from it (an orphan an earlier run left, say)
+        if not ours and sid == pid and others:
             continue
         if not ours and (sid in STARTING or any(sid in t.procs for t in others)):
             continue
