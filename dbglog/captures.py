@@ -684,17 +684,34 @@ def stack_threads(text: str) -> list[tuple[str, list[str]]]:
     return [(lab, fr) for lab, fr in threads if fr]
 
 
+# Top frames of a thread that waits rather than works (Python functions, and C ones by substring).
+_IDLE_PY = {"wait", "select", "poll", "sleep", "accept", "recv", "recv_into", "get", "acquire", "join", "read",
+            "readline", "readinto", "serve_forever", "_wait_for_tstate_lock", "waitpid", "_try_wait", "communicate",
+            "run_forever", "_run_once", "worker", "_worker", "wait_for", "_recv", "_recv_bytes", "recv_bytes"}
+_IDLE_C = ("wait", "sleep", "poll", "select", "futex", "accept", "recv", "__read", "read_nocancel")
+
+
+def _idle(frames: list[str]) -> bool:
+    top = frames[0].split(" (", 1)[0]
+    return top in _IDLE_PY or (".py:" not in frames[0] and any(w in top for w in _IDLE_C))
+
+
 def main_frames(text: str) -> list[str]:
-    """The frames of the thread that matters most: faulthandler's current thread (the main thread
-    takes the signal), py-spy's MainThread, gdb's thread 1 (Python frames before C ones)."""
+    """The frames of the thread that matters most: py-spy's active thread, else the first thread
+    not waiting (its top frame is not a wait, select, sleep, lock ...), else faulthandler's current
+    thread (the main thread takes the signal) or py-spy's MainThread; Python frames before gdb's C ones."""
     threads = stack_threads(text)
     if not threads:
         return []
-    for label, frames in threads:
-        if label.startswith("Current thread") or '"MainThread"' in label:
-            return frames
-    py = [fr for label, fr in threads if any(".py:" in x for x in fr)]
-    return py[0] if py else threads[0][1]
+    py = [(label, fr) for label, fr in threads if any(".py:" in x for x in fr)] or threads
+    active = [fr for label, fr in py if "(active" in label]
+    if active:
+        return active[0]
+    main = [fr for label, fr in py if label.startswith("Current thread") or '"MainThread"' in label]
+    busy = [fr for label, fr in py if not _idle(fr)]
+    if busy and (not main or _idle(main[0])):
+        return busy[0]
+    return main[0] if main else py[0][1]
 
 
 def _cpu_sample(procs) -> dict[int, tuple[float, float]]:
@@ -722,10 +739,29 @@ def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
     return main_frames(raw[:first_bytes].decode(errors="replace")), main_frames(raw[first_bytes:].decode(errors="replace"))
 
 
+def _serving(procs) -> dict[int, int]:
+    """pid -> port, for processes holding an established TCP connection on a port they also listen
+    on: a request was accepted and someone waits for the answer."""
+    out: dict[int, int] = {}
+    for p in procs:
+        try:
+            conns = p.net_connections(kind="tcp") if hasattr(p, "net_connections") else p.connections(kind="tcp")
+        except Exception:  # noqa: BLE001 - gone, or not ours to read
+            continue
+        listening = {c.laddr.port for c in conns if c.status == "LISTEN" and c.laddr}
+        for c in conns:
+            if c.status == "ESTABLISHED" and c.laddr and c.laddr.port in listening:
+                out[p.pid] = c.laddr.port
+                break
+    return out
+
+
 def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
     """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
-    stack unchanged between two samples +3 (moved -3), holds a GPU device +2, state D +2, the
-    busiest on CPU +1, a leaf of the tree +1, waiting for its children (wchan do_wait) -2."""
+    stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
+    CPU (>= 30 %: a spin, a livelock, a GPU busy-wait) +3, else the busiest +1, holds a connection it
+    accepted (a client waits on it) +1, waiting for its children (wchan do_wait) -2; at equal
+    scores a leaf of the tree before a parent."""
     if not rows:
         return None
     stacks: dict[int, tuple[str, list[str]]] = {}  # pid -> (source path, frames)
@@ -766,11 +802,12 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
             (t0, c0), (t1, c1) = before[pid], later[pid]
             cpu[pid] = (c1 - c0) / max(t1 - t0, 1e-3)
     busiest = max(cpu, key=cpu.get) if cpu and max(cpu.values()) >= 0.1 else None
+    serving = _serving(ctx.procs)
     scored = []
     for r in rows:
         pid, why, score = r["pid"], [], 0
         if moved.get(pid) is False:
-            score += 3
+            score += 2
             why.append("stack unchanged between two samples")
         elif moved.get(pid):
             score -= 3
@@ -778,13 +815,17 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
             score += 2
             why.append("holds " + ", ".join(r["gpu_devices"][:2]))
         if r.get("status") == "disk-sleep":
-            score += 2
+            score += 3
             why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
-        if pid == busiest:
+        if cpu.get(pid, 0.0) >= 0.3:
+            score += 3
+            why.append(f"busy on CPU ({cpu[pid]:.0%})")
+        elif pid == busiest:
             score += 1
             why.append(f"busiest on CPU ({cpu[pid]:.0%})")
-        if pid not in parents:
+        if pid in serving:
             score += 1
+            why.append(f"a client waits on it (accepted connection on port {serving[pid]})")
         if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
             score -= 2
         scored.append((score, pid not in parents, pid in stacks, -pid, pid, why, r))
@@ -799,6 +840,12 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     # already another capture's.
     return {"name": "stuck", "status": "ok", "path": None, "source": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
             "frames": frames[:8], "reason": "guess: " + "; ".join(why), "note": None}
+
+
+def pick_stuck(caps: Sequence[dict]) -> dict | None:
+    """The run's stuck-process guess among its captures: the first (a server companion's, named
+    ``server:stuck``, comes before the client's: the fault is usually there)."""
+    return next((c for c in caps if c.get("name", "").rsplit(":", 1)[-1] == "stuck"), None)
 
 
 def stuck_summary(stuck: dict | None, frames: int = 3) -> str | None:

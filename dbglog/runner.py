@@ -742,7 +742,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         result.error = f"interrupted by {signal_name(interrupted.signum)}: the run and its processes were stopped"
         result.notes.append(result.error)
         result.exit_code, result.signal = normalize_exit(rc)
-        result.stuck = next((c for c in result.captures if c.get("name") == "stuck"), None)
+        result.stuck = _captures.pick_stuck(result.captures)
         interrupted.result = result
         interrupted.results = [result]
         raise interrupted
@@ -820,7 +820,7 @@ def _quiet_report(after: float, streams: list) -> dict:
 
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Classify the kept output, read kernel-API logs, write result.json."""
-    result.stuck = next((c for c in result.captures if c.get("name") == "stuck"), None)
+    result.stuck = _captures.pick_stuck(result.captures)
     from dbglog import signatures as sigmod
 
     try:

@@ -352,3 +352,23 @@ def test_gdb_preset_with_the_fake_gdb(tmp_path, pid_dir, fakes_first, monkeypatc
         assert "py-bt" not in text and "no Python frames" in g["note"]
         assert r.stuck["frames"][0].startswith("__futex_abstimed_wait_common64")
     assert_none_alive(pid_dir)
+
+
+def test_a_livelocked_servers_spinning_worker_is_the_stuck_process(tmp_path, pid_dir, monkeypatch):
+    """Server mode (dbglog/serve.py): the server's captures come first and name its stuck worker."""
+    import socket
+
+    from dbglog import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("FAKE_READY_DELAY", "0.3")
+    r = serve.run_server_client([PY, str(REPROS / "fake_http_client.py"), str(port)],
+                                server=f"{PY} {REPROS / 'fake_http_server.py'} {port}",
+                                ready=f"http://127.0.0.1:{port}/v1/models", ready_timeout=30, run_dir=tmp_path / "run",
+                                cwd=tmp_path, echo=False, grace=1.0, git_info=False, idle_timeout=1.5,
+                                captures=["faulthandler"])
+    assert r.outcome == "hang" and r.stuck and r.stuck["name"] == "server:stuck"
+    assert r.stuck["frames"][0].startswith("spin (fake_http_server.py:")
+    assert_none_alive(pid_dir)
