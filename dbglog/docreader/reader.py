@@ -179,6 +179,12 @@ class _Reader:
         m = ATTEMPT_HEAD.match(n.text)
         if not m:
             return False
+        if re.match(r"(?i)(?:diagnosis|analysis|details|notes|post-?mortem|explained|breakdown)\b", m.group("rest") or ""):
+            return False  # "### Attempt 2 diagnosis — ...": about attempt 2 (the table row), not another one
+        lists = [b for b in n.blocks if b.kind == "list"]
+        if lists and all(b.kind in ("list", "hr") for b in n.blocks) and not n.children and all(
+                CHECKBOX.match(self.lines[a]) for b in lists for a, _e in b.items):
+            return False  # "## Phase 1 — 16.3.x on Vercel" holding only "- [x]"/"- [ ]" items: a group of to-dos
         if STRONG_RE.match(m.group("kw")):
             # "Fix" / "Solution" alone as a field heading is handled by field_of; "Try 2" is an attempt.
             return True
