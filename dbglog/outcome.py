@@ -50,7 +50,9 @@ _NEGATED_FAIL = [
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
-    r"\b(?:can|could) (?:now )?(?:connect|start|boot|load|launch|reach|bind|attach|mount)\b|\b(?<!not )found (?:by|via|using) (?!no\b)",
+    r"\b(?:can|could) (?:now )?(?:connect|start|boot|load|launch|reach|bind|attach|mount|compile|build|run)\b"
+    r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
+    r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b",
     # "the NaNs followed the card": the swap pinned the fault on the part, the test did its job
     r"\b(?:\w+ ){0,2}(?:follow(?:s|ed)?|moved with) the (?:card|gpu|device|node|cable|dimm|host|riser|slot)\b",
     rf"\bno (?:more |longer |further |new |other |single |additional )?(?:\w+[ -]){{0,2}}{_BAD}\b",

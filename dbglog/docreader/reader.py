@@ -179,7 +179,7 @@ class _Reader:
         m = ATTEMPT_HEAD.match(n.text)
         if not m:
             return False
-        if re.match(r"(?i)(?:diagnosis|analysis|details|notes|post-?mortem|explained|breakdown)\b", m.group("rest") or ""):
+        if _ABOUT_ATTEMPT.match(n.text):
             return False  # "### Attempt 2 diagnosis — ...": about attempt 2 (the table row), not another one
         lists = [b for b in n.blocks if b.kind == "list"]
         if lists and all(b.kind in ("list", "hr") for b in n.blocks) and not n.children and all(
@@ -625,7 +625,8 @@ class _Builder:
             else:
                 keep.extend(range(blk.start, blk.end))
         for c in n.children:
-            if self._special(c) or STRONG_CONTAINER.search(bare_words(c.text)) and not self.r._is_attempt_heading(c):
+            if self._special(c) or STRONG_CONTAINER.search(bare_words(c.text)) and not self.r._is_attempt_heading(c) \
+                    or _ABOUT_ATTEMPT.match(c.text):
                 self.section(c, context=None)
             else:
                 self.attempt_from_node(c, container=ctx or "container")
@@ -1643,6 +1644,10 @@ _AUTHOR = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?([\w.-]+)\*\*|@([\w-]+))\s+(?:co
 _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please (?:try|test)|have you tried|try(?:ing)?|"
                          r"maybe try|what about|does it (?:still )?(?:happen|work|reproduce|crash) (?:with|without))\b[:,]?\s*",
                          re.I)
+
+
+_ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(?:diagnosis|analysis|details|notes|"
+                            r"post-?mortem|explained|breakdown)\b", re.I)
 
 
 def _label_name(line: str) -> str:

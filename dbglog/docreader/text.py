@@ -110,6 +110,9 @@ def lead_tag(text: str) -> str | None:
             return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win
         if t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
             return o
+    m = re.search(r"(?:→|->|=>)\s*`([^`]{2,120})`[^→`]{0,60}$", t)
+    if m and re.search(r"(?i)error|exception|fault|fail|abort|killed|denied|\boom\b|\bnan\b|\b[45]0\d\b", m.group(1)):
+        return "failed"  # "... → `CompilationError: ...`", "→ `/en/404`": the arrow points at what went wrong
     m = re.search(r"(?:→|->|=>|—|:)\s*([^→]{2,80})$", t)
     if m:
         w = outcomes.verdict_word(m.group(1))
