@@ -317,7 +317,7 @@ _NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
 
 
 def _resolve_nccl_warn(m: re.Match[str]) -> tuple[str, int]:
-    return ("nccl.warn", 21) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
+    return ("nccl.warn", -1) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
 
 
 def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
@@ -359,7 +359,8 @@ def _S(name: str, pats: Sequence[tuple[str, str | tuple[str, ...]]], rank: int, 
     return Signature(name=name, patterns=patterns, rank=rank, outcome=outcome, needles=needles, **kw)
 
 
-_TOK = r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+)"
+_TOK = (r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+"
+        r"|\bHIP_ERROR_(?!NotReady\b)[A-Za-z_]+)")
 
 BUILTIN: tuple[Signature, ...] = (
     # GPU faults (rows 1-12). CUDA and HIP share the runtime's texts; the same text also arrives
@@ -374,7 +375,8 @@ BUILTIN: tuple[Signature, ...] = (
     # printed first, so it wins and the CUDA error becomes a supporting key line.
     _S("gpu.device_assert.site",
        [(r"^([^\n]{1,512}?):(\d+): ([^\n]{0,512}?): block: \[(\d+),(\d+),(\d+)\], thread: \[(\d+),(\d+),(\d+)\] "
-         r"Assertion `([^\n]*)` failed\.", "], thread: [")], 82),
+         # markdown often eats the backticks when the line is pasted into an issue
+         r"Assertion `?([^\n`]*?)`? failed\.", "], thread: [")], 82),
     _S("gpu.misaligned", [(r"(?:error|ERROR|failure|Error)[^\n]{0,40}misaligned address|'misaligned address'",
                            "misaligned address")], 80),
     _S("gpu.launch_failure", [(r"unspecified launch failure", "unspecified launch failure")], 80),
@@ -398,19 +400,18 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
     # Driver and device setup: nothing ran on the GPU yet, so any later error is a consequence.
     _S("driver.insufficient",
-       [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", ("driver version is insufficient",
-                                                                                "Driver version is insufficient"))], 76,
+       [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient")], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     _S("driver.no_device",
        [(r"no CUDA-capable device is detected|No CUDA GPUs are available|no ROCm-capable device is detected",
-         ("CUDA-capable device", "No CUDA GPUs are available", "ROCm-capable device"))], 75),
+         ("-capable device is detected", "No CUDA GPUs are available"))], 75),
     _S("driver.init_failed",
        [(r"(?:CUDA|HIP) error: initialization error|CUDA driver initialization failed",
          (" error: initialization error", "CUDA driver initialization failed"))], 70,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
-                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_"))], 81,
+                          (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
        resolve=_resolve_error_token, description="the runtime's machine token; mapped to the text name"),
     _S("gpu.async_hint",
        [(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call",
@@ -505,7 +506,10 @@ BUILTIN: tuple[Signature, ...] = (
           "ncclInvalidArgument"))], 57),
     # The first NCCL WARN states the cause; the result code NCCL returns afterwards ("unhandled
     # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
-    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN ")], 58, resolve=_resolve_nccl_warn),
+    _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN "),
+                     # NCCL 2.0-2.3: "host:pid:tid [0] include/socket.h:185 WARN msg", no "NCCL"
+                     (r"\[\d+\] [\w./-]+\.(?:h|cc|cu|c|cpp):\d+ WARN ([^\n]*)", " WARN ")], 58,
+       resolve=_resolve_nccl_warn),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
     # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
@@ -608,9 +612,7 @@ BUILTIN: tuple[Signature, ...] = (
                                 "returned nan values")], 50),
     # A training loop's own report; a hint that ranks below any crash in the same log.
     _S("numeric.loss_nan", [(r"\b(?i:loss)(?:=| ?= ?|: ?| is )(?i:nan)\b",
-                             ("loss=nan", "loss: nan", "loss:nan", "loss = nan", "loss is nan", "Loss: nan", "Loss=nan",
-                              "Loss = nan", "Loss is nan", "loss=NaN", "loss: NaN", "Loss: NaN", "Loss is NaN",
-                              "loss is NaN", "LOSS: NAN"))], 27),
+                             ("nan", "NaN"))], 27),  # few needles: each is a pass over a big log
     _S("numeric.nan_stats", [(r"^[ \t]*(?:min=\S+ max=\S+ mean=\S+ )?nan_count=([1-9]\d*)", "nan_count="),
                              (r"\binf_count=([1-9]\d*)", "inf_count=")], 28),
 )
@@ -631,6 +633,7 @@ _BY_NAME = {s.name: s for s in BUILTIN}
 # bytes.find pass per needle. Regexes never see more than one line (or a window of a giant line).
 
 _KEY_DELETE = b"0123456789abcdefABCDEF"
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI colours, OSC titles/links
 _DEDUPE_MIN_LINES = 20_000
 _LAZY_NEEDLES = {"E   ", "E\t"}  # looked up only when needed (see _pytest_output)
 _MAX_HITS = 2000  # per pattern: enough to rank; bounded work on logs that repeat one failure
@@ -655,13 +658,13 @@ def _hub_for(needle: str) -> str | None:
     return _HUB_OF.get(needle)
 
 
-def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
-    """Greedy cover: the hub held by the most unassigned needles first, while it holds enough."""
-    left = list(dict.fromkeys(needles))
+def _greedy_hubs(left: list[str], banned: frozenset) -> dict[str, str]:
     out: dict[str, str] = {}
     while True:
         best, held = None, []
         for h in _HUBS:
+            if h in banned:
+                continue
             got = [n for n in left if h in n]
             if len(got) > len(held):
                 best, held = h, got
@@ -670,6 +673,37 @@ def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
         for n in held:
             out[n] = best
         left = [n for n in left if n not in out]
+
+
+def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
+    """Greedy cover (the hub held by the most unassigned needles first, while it holds enough), then
+    a local search: leaving out a hub the greedy took may let others cover more. The cost counted is
+    the passes over a big text: one per needle looked up alone, ~3 per hub."""
+    left = list(dict.fromkeys(needles))
+
+    def cost(assign: dict[str, str]) -> int:
+        return len(left) - len(assign) + 3 * len(set(assign.values()))
+
+    banned: frozenset = frozenset()
+    best = _greedy_hubs(left, banned)
+    improved = True
+    while improved:
+        improved = False
+        for h in sorted(set(best.values())):
+            trial = _greedy_hubs(left, banned | {h})
+            if cost(trial) < cost(best):
+                banned, best, improved = banned | {h}, trial, True
+                break
+    # A needle looked up alone can be the hub of longer needles holding it (" WARN " of "NCCL WARN ",
+    # "nan" of "nan_count="): its one pass then serves them all (it is its own hub so that pass is shared).
+    direct = sorted((n for n in left if n not in best), key=len)
+    for n in reversed(direct):
+        if n in best:
+            continue
+        h = next((h for h in direct if h != n and h in n and best.get(h, h) == h), None)
+        if h is not None:
+            best[n] = best[h] = h
+    return best
 
 
 class _Text:
@@ -743,7 +777,7 @@ class _Text:
                 and (os.cpu_count() or 1) > 1 and threading.active_count() == 1):
             import pickle
 
-            theirs, mine = todo[::2], todo[1::2]
+            theirs, mine = self._split(todo)
             try:
                 rfd, wfd = os.pipe()
                 pid = os.fork()
@@ -772,6 +806,21 @@ class _Text:
                     self._needle_reps.setdefault(n, v)
         for n in todo:
             self.needle_reps(n)
+
+    def _split(self, todo: list[str]) -> tuple[list[str], list[str]]:
+        """Two halves of equal cost for the two processes. Needles sharing a hub go to the same side,
+        or both would make the hub's pass; a hub pass weighs ~3 needle passes."""
+        groups: dict[str, list[str]] = {}
+        for n in todo:
+            h = _hub_for(n) if len(self.rep_text) > _HUB_MIN_TEXT else None
+            groups.setdefault("\0" + h if h else n, []).append(n)
+        sides: tuple[list[str], list[str]] = ([], [])
+        load = [0.0, 0.0]
+        for key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            k = 0 if load[0] <= load[1] else 1
+            sides[k].extend(members)
+            load[k] += (3.0 + 0.1 * len(members)) if key.startswith("\0") else 1.0
+        return sides
 
     def needle_reps(self, needle: str) -> list[tuple[int, int]]:
         """(representative index, byte offset of the needle in that line) for each representative
@@ -855,6 +904,8 @@ class _Text:
             raw = self.lines[i]
             if len(raw) > _LONG_LINE:
                 raw = raw[:_LONG_LINE]
+            if b"\x1b" in raw:
+                raw = _ANSI.sub(b"", raw)  # coloured loggers: "\x1b[31mKeyError\x1b[0m: 'w'" is a KeyError line
             s = self._decoded[i] = raw.decode("utf-8", "replace").rstrip("\r")
         return s
 
@@ -870,6 +921,8 @@ class _Text:
         raw = self.lines[i]
         if len(raw) > 4096:
             raw = raw[max(0, off - 2048):off + 2048]
+        if b"\x1b" in raw:
+            raw = _ANSI.sub(b"", raw)
         return raw.decode("utf-8", "replace").rstrip("\r")
 
     def full_text(self) -> str:
@@ -892,6 +945,8 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
     if m.end() == m.start():
         return  # an empty user pattern would otherwise match everywhere
     name, rank = sig.resolve(m) if sig.resolve else (sig.name, sig.rank)
+    if rank < 0:
+        return  # a resolver's verdict: this line is noise (e.g. RCCL's start-up advisories)
     if sig.name == "py.traceback" and sig.source == "builtin" and _WRAPPER_TEXT.search(m.group("msg") or ""):
         rank = min(rank, 11)  # a Python exception that only re-raises an earlier failure
     hits.append(_Hit(name, sig, rank, line, col, m.groups()))

@@ -488,6 +488,22 @@ def test_hub_lookup_finds_what_the_direct_lookup_finds(monkeypatch):
         assert m is not None and m.name == expected, category
 
 
+def test_hub_cover_has_no_chains_and_the_fork_split_keeps_hub_groups_together(monkeypatch):
+    # A needle used as a hub is its own hub (its one pass is shared), never another hub's member.
+    hubs = set(S._HUB_OF.values())
+    assert all(S._HUB_OF.get(h, h) == h for h in hubs)
+    assert S._HUB_OF.get("NCCL WARN ") == " WARN " and S._HUB_OF.get(" WARN ") == " WARN "
+    monkeypatch.setattr(S, "_HUB_MIN_TEXT", 0)
+    t = S._Text(b"x\n" * 10)
+    todo = list(dict.fromkeys(n for sig in S.BUILTIN for ns in sig.needles for n in ns))
+    a, b = t._split(todo)
+    assert sorted(a + b) == sorted(todo)
+    for h in hubs:
+        sides = {0 if n in a else 1 for n in todo if S._HUB_OF.get(n) == h}
+        assert len(sides) <= 1, h
+    assert abs(len(a) - len(b)) < len(todo) // 2
+
+
 CATASTROPHIC = r"(a+)+$"
 
 

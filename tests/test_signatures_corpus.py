@@ -15,6 +15,8 @@ INDEX = json.loads((CORPUS / "index.json").read_text(encoding="utf-8"))
 
 def _classify(entry):
     m = S.classify_text((CORPUS / entry["file"]).read_bytes())
+    if m and entry.get("line") and entry["line"] not in m.line:
+        return f"{m.name} (decided by the wrong line: {m.line[:80]!r})"  # right family, noise line won
     return m.name if m else None
 
 
@@ -62,3 +64,25 @@ def test_wrappers_and_consequences_never_beat_a_cause():
         m = S.classify_text((CORPUS / f).read_bytes())
         assert m.name == cause, f
         assert m.rank > 30
+
+
+def test_root_beats_consequence_and_noise_on_real_log_styles():
+    """Styles seen in real issue-tracker logs (tests/corpus/logs/real2_*): the first NCCL WARN over the
+    result code it causes, RCCL start-up advisories never chosen, a NaN-loss hint below a crash, a
+    driver-context page fault below the ring timeout before it, an Xid 45 naming its earlier Xid."""
+    for f, cause, line in (("real2_rccl_advisories_then_ipc_failure.log", "nccl.warn", "hipIpcGetMemHandle"),
+                           ("real2_nccl_warn_socket_interleaved.log", "nccl.warn", "socketStartConnect"),
+                           ("real2_loss_nan_then_oom.log", "oom.torch_cuda", "OutOfMemoryError"),
+                           ("real2_amdgpu_ring_timeout_then_pasid0_fault.log", "kernel.amdgpu_ring_timeout", "timeout"),
+                           ("real2_xid45_caused_by_79_only.log", "kernel.xid:79", "caused by previous Xid 79")):
+        m = S.classify_text((CORPUS / f).read_bytes())
+        assert m is not None and m.name == cause and line in m.line, (f, m and m.name, m and m.line)
+    assert S.classify_text((CORPUS / "neg_rccl_advisories_only.log").read_bytes()) is None
+
+
+def test_ansi_colours_and_crlf_do_not_hide_the_exception():
+    m = S.classify_text((CORPUS / "real2_ansi_red_exception_name.log").read_bytes())
+    assert m.name == "py.traceback:KeyError" and "\x1b" not in m.line  # shown without the escapes
+    raw = (CORPUS / "real2_onnxruntime_cuda_failure_35_crlf.log").read_bytes()
+    assert b"\r\n" in raw and S.classify_text(raw).name == "driver.insufficient"
+    assert not S.classify_text(raw).line.endswith("\r")
