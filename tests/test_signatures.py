@@ -588,3 +588,18 @@ def test_kernel_api_inputs_and_dump_dir():
     assert [(i["arg"], i["shape"], i["dtype"]) for i in b.inputs] == [
         ("arg[0]", "(4,32,128)", "torch.bfloat16"), ("arg[1]", "(2,)", "torch.int64")]
     assert b.dump_dir == "/tmp/fi_dumps/20260319_004706_123_pid42_run_call0007"
+
+
+def test_driver_and_nan_signatures_carry_playbook_advice():
+    from dbglog import advice as A
+
+    def ids(sig):
+        run = {"id": "r1", "cmd": ["python", "train.py"], "outcome": "fail", "signature": sig, "evidence": [],
+               "env_overrides": {}, "duration_s": 1.0, "key_lines": []}
+        return [a["id"] for a in A.advise(A.Context(run), A.load(None))]
+
+    for sig in ("driver.insufficient", "driver.no_driver", "driver.no_device", "driver.init_failed"):
+        assert "driver-setup" in ids(sig) and "loss-nan-first-step" not in ids(sig)
+        assert S.describe(sig) is not None
+    assert ids("numeric.loss_nan") == ["loss-nan-first-step"]
+    assert "driver-setup" not in ids("gpu.illegal_address")
