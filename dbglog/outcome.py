@@ -52,7 +52,8 @@ _NEGATED_FAIL = [
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
     r"\b(?:can|could) (?:now )?(?:connect|start|boot|load|launch|reach|bind|attach|mount|compile|build|run)\b"
     r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
-    r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b",
+    r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b|\b(?:root )?cause found\b|"
+    r"\bfound the (?:root )?cause\b",
     # "the NaNs followed the card": the swap pinned the fault on the part, the test did its job
     r"\b(?:\w+ ){0,2}(?:follow(?:s|ed)?|moved with) the (?:card|gpu|device|node|cable|dimm|host|riser|slot)\b",
     rf"\bno (?:more |longer |further |new |other |single |additional )?(?:\w+[ -]){{0,2}}{_BAD}\b",

@@ -814,7 +814,10 @@ class _Builder:
                 m = CHECKBOX.match(self.lines[item[0]]) if idxs else None
                 if m and not TEMPLATE_CHECK.match(m.group(2)):
                     body = m.group(2)
-                    if m.group(1) in "xX" and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body)):
+                    whole = " ".join(self.lines[i].strip() for i in idxs)
+                    if m.group(1) in "xX" and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body) or (
+                            (TRIED_ITEM.match(body) or re.match(r"^\W*[A-Z]{3,}(?: [A-Z]{2,}){0,3}\b", body))
+                            and outcomes.classify(whole) != "inconclusive")):
                         # "[x] Step 3: run with X - ✅ Complete (fault now in nll_loss)": done, with a result.
                         self._attempt_from_item(body, idxs, None, "")
                     else:
@@ -1518,7 +1521,12 @@ class _Builder:
                 # "`rocm/pytorch:...` → PASS, 212 kernel records": what follows the arrow is the result.
                 g = outcomes.classify(did.split(" → ", 1)[1])
                 out = None if g == "inconclusive" else g
-        if out is None and a.proposal and not result and not conclusion and PLAN_WORDS.search(did or "") \
+        if out is None and a.proposal and not result and not conclusion \
+                and (PLAN_WORDS.search(did or "") or PLAN_WORDS.search(a.title or "") or any(re.match(
+                    r"^\s*(?:install|configure|set|add|use|switch|move|replace|upgrade|downgrade|enable|disable|"
+                    r"build|rebuild|try|pin|drop|remove|run|wait|track|force)\b", x, re.I) for x in (did or "", re.sub(
+                        r"^\W*(?:option|solution|idea|step|phase|candidate|variant)\s*#?\w{0,3}\s*[:.)—–-]*\s*", "",
+                        a.title or "", flags=re.I)))) \
                 and not RAN_WORDS.search(did or ""):
             out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
         if out is None:

@@ -99,6 +99,12 @@ def lead_tag(text: str) -> str | None:
     m = re.search(r"\(([^()]{2,40})\)\s*$", t)
     if m and outcomes.verdict_word(m.group(1)):
         return outcomes.verdict_word(m.group(1))  # "❌ Revert commit (pas encore testé)"
+    m = re.match(r"^\W{0,3}([A-Z]{3,}(?: [A-Z]{2,}){0,3})\b(?![-/.`])", t)
+    if m:
+        # "CAUSE FOUND without needing ...", "FIXED: ...": a shouted verdict leads the item
+        w = outcomes.verdict_word(m.group(1)) or outcomes.classify(m.group(1))
+        if w not in (None, "inconclusive"):
+            return w
     m = re.match(r"^\W{0,3}(?:\*\*|__)[^*_]{2,80}(?:\*\*|__)\s*\(([^()]{2,40})\)\s*:?\s*$", t)
     if m and m.group(1).isupper():
         # "**Pin the proxy thread** (PARTIAL SUCCESS):" -- a shouted status after the bold name
