@@ -408,7 +408,9 @@ BUILTIN: tuple[Signature, ...] = (
          ("-capable device is detected", "No CUDA GPUs are available"))], 75),
     _S("driver.init_failed",
        [(r"(?:CUDA|HIP) error: initialization error|CUDA driver initialization failed",
-         (" error: initialization error", "CUDA driver initialization failed"))], 70,
+         (" error: initialization error", "CUDA driver initialization failed")),
+        (r"failed to initialize (?:CUDA|HIP|ROCm): ([^\n]*)", ("failed to initialize CUDA", "failed to initialize HIP",
+                                                                 "failed to initialize ROCm"))], 70,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
                           (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
@@ -421,6 +423,8 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"Cuda failure (?:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
         (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
+        # older llama.cpp: "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
+        (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
         (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error (")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
@@ -439,7 +443,9 @@ BUILTIN: tuple[Signature, ...] = (
                        (r"returned error 2: Out of memory|RESOURCE_EXHAUSTED: Out of memory",
                         ("error 2: Out of memory", "RESOURCE_EXHAUSTED: Out of memory")),
                        # NCCL's "Last error:" when its cudaMalloc failed: the device had no room left
-                       (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA ")], 71, "oom"),
+                       (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA "),
+                       # llama.cpp / ggml: "cudaMalloc failed: out of memory", "hipMalloc failed: out of memory"
+                       (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory")], 71, "oom"),
     _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache")], 70, "oom"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
