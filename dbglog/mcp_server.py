@@ -204,6 +204,8 @@ class ReproResult(BaseModel):
     signature: Optional[str] = Field(None, description="Its most causal failure signature (e.g. gpu.illegal_address).")
     key_lines: list[KeyLine] = Field([], description="The output lines that carry the failure.")
     exit_code: int = Field(description="What `dbglog run` would exit with: 0 pass, 1 failure, 124 hang.")
+    stuck: Optional[dict[str, Any]] = Field(
+        None, description="On a hang: the process the captures guess is stuck (pid, cmdline, top frames, reason).")
     runs: list[RunSummary]
     histogram: list[dict[str, Any]] = []
     attempt: Optional[Attempt] = Field(None, description="The attempt the run was recorded as (with `attempt`).")
@@ -427,7 +429,8 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
         first = next((d for d in out.runs if d["outcome"] != "pass"), out.runs[0])
         return ReproResult(verdict=out.verdict, run_id=first["id"], outcome=first["outcome"],
                            signature=first["signature"], key_lines=[KeyLine.model_validate(k) for k in first["key_lines"]],
-                           exit_code=out.exit_code(False, expect), runs=[_run_summary(d) for d in out.runs],
+                           exit_code=out.exit_code(False, expect), stuck=first.get("stuck"),
+                           runs=[_run_summary(d) for d in out.runs],
                            histogram=out.repeat.histogram_rows(),
                            attempt=Attempt.model_validate(out.attempt.to_dict() | {"investigation": out.investigation})
                            if out.attempt is not None else None,
