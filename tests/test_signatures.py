@@ -603,3 +603,18 @@ def test_driver_and_nan_signatures_carry_playbook_advice():
         assert S.describe(sig) is not None
     assert ids("numeric.loss_nan") == ["loss-nan-first-step"]
     assert "driver-setup" not in ids("gpu.illegal_address")
+
+
+_COLOURS = st.sampled_from(["\x1b[0m", "\x1b[31m", "\x1b[1;36m", "\x1b[0;0m", "\x1b[38;5;208m", "\x1b[K"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(category=st.sampled_from(sorted(SAMPLES)), pre=_COLOURS, post=_COLOURS, crlf=st.booleans())
+def test_colour_codes_and_crlf_around_lines_do_not_change_the_verdict(category, pre, post, crlf):
+    """Loggers colour whole lines and Windows consoles end them with CRLF: the verdict is the same."""
+    lines, expected = SAMPLES[category]
+    nl = "\r\n" if crlf else "\n"
+    text = "some startup noise" + nl + nl.join(pre + ln + post for ln in lines) + nl + "exiting" + nl
+    m = S.classify_text(text)
+    assert m is not None and m.name == expected, (category, text)
+    assert "\x1b" not in m.line and not m.line.endswith("\r")
