@@ -184,9 +184,19 @@ def _adopt(tree) -> None:
         try:
             p = tree.psutil.Process(pid)
             tree.procs[pid] = p
-            tree.escaped[pid] = {"pid": pid, "name": p.name(), "cmdline": " ".join(p.cmdline())[:300]}
+            marker = getattr(tree, "marker_var", "DBGLOG_RUN_ID")
+            if not _has_env(pid, marker, tree.run_id):  # with the marker it was never lost: not an escapee
+                tree.escaped[pid] = {"pid": pid, "name": p.name(), "cmdline": " ".join(p.cmdline())[:300]}
         except (tree.psutil.Error, OSError):
             pass
+
+
+def _has_env(pid: int, var: str, value: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return b"\0" + f"{var}={value}".encode() + b"\0" in b"\0" + f.read() + b"\0"
+    except OSError:
+        return False
 
 
 def report_escaped(tree, survivors: list[dict]) -> list[dict]:
