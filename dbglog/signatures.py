@@ -383,6 +383,11 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.ecc_error", [(r"uncorrectable ECC error encountered", "uncorrectable ECC error")], 93,
        description="the GPU's memory failed: infrastructure, not the code"),
     _S("gpu.illegal_instruction", [(r"an illegal instruction was encountered", "illegal instruction was")], 80),
+    # nvidia-smi / NVML when the GPU stopped answering (Xid 79 territory): the node, not the code.
+    _S("gpu.device_lost",
+       [(r"Unable to determine the device handle for GPU ?[\w:.]*: Unknown Error|GPU is lost\. Reboot the system",
+         ("Unable to determine the device handle", "GPU is lost"))], 92,
+       description="the driver lost the GPU (fell off the bus, hung): drain the node and check dmesg for Xid 79"),
     _S("gpu.launch_timeout", [(r"the launch timed out and was terminated", "launch timed out")], 76),
     _S("gpu.launch_out_of_resources",
        [(r"too many resources requested for launch", "too many resources requested"),

@@ -162,6 +162,7 @@ SAMPLES = {
                          "driver.no_driver"),
     "driver.no_device": (["RuntimeError: No CUDA GPUs are available"], "driver.no_device"),
     "driver.init_failed": (["RuntimeError: CUDA error: initialization error"], "driver.init_failed"),
+    "gpu.device_lost": (["Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"], "gpu.device_lost"),
 }
 
 
