@@ -606,6 +606,10 @@ def take(tree, run_dir: Path, presets: Sequence[str], commands: Sequence[str], l
             out.extend(p.on_hang(ctx))
         except Exception as e:  # noqa: BLE001 - one broken capture must not cost the others or the kill
             out.append({"name": n, "status": "failed", "path": None, "note": f"capture failed: {e!r}"})
+    # CPU time ticks in 10 ms steps: a window shorter than a quarter second would read noise as a spin.
+    waited = time.monotonic() - min((t for t, _ in before.values()), default=time.monotonic())
+    if len(ctx.procs) > 1 and waited < 0.25:
+        time.sleep(0.25 - waited)
     stuck = name_stuck(ctx, rows, out, before, _cpu_sample(ctx.procs))
     if stuck:
         out.insert(1, stuck)  # right after the snapshot: the last entry stays the last tool run
@@ -800,7 +804,8 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     for pid in pids:
         if pid in before and pid in later:
             (t0, c0), (t1, c1) = before[pid], later[pid]
-            cpu[pid] = (c1 - c0) / max(t1 - t0, 1e-3)
+            if t1 - t0 >= 0.2:
+                cpu[pid] = (c1 - c0) / (t1 - t0)
     busiest = max(cpu, key=cpu.get) if cpu and max(cpu.values()) >= 0.1 else None
     serving = _serving(ctx.procs)
     scored = []
