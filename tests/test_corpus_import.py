@@ -1,4 +1,4 @@
-"""The importer on the real-style corpus (tests/corpus/docs, 50 docs written in the styles found in
+"""The importer on the real-style corpus (tests/corpus/docs, 51 docs written in the styles found in
 public debug write-ups; see tests/corpus/STYLES.md and SOURCES.md).
 
 Prints per-doc and total figures and fails under the issue's bars: attempts found >= 90 %,

@@ -768,13 +768,17 @@ class _Builder:
         k = 0
         while k < len(blocks):
             b = blocks[k]
-            if b.kind == "paragraph" and _label_name(self.lines[b.start]) in self._DID_NAMES \
-                    and label_of(self.lines[b.start], ATTEMPT_LABELS):
+            first = self.lines[b.start] if b.kind == "paragraph" else ""
+            if (_label_name(first) in self._DID_NAMES and label_of(first, ATTEMPT_LABELS)) \
+                    or (first and (TRIED_ITEM.match(first) or re.match(r"^\s*(?:ran|re-?ran|tried|tested|measured)\b", first, re.I))):
                 for j in range(k + 1, min(k + 4, len(blocks))):
                     c = blocks[j]
                     if c.kind == "hr" or (c.kind == "paragraph" and _label_name(self.lines[c.start]) in self._DID_NAMES):
                         break
                     hit = label_of(self.lines[c.start], ATTEMPT_LABELS) if c.kind in ("paragraph", "list") else None
+                    if not hit and c.kind == "paragraph" and re.match(r"^\W{0,3}(?:\*\*|__)\s*(?:result|outcome)s?\s*:",
+                                                                     self.lines[c.start], re.I):
+                        hit = ("result", "")  # "**Result: 3000 frames received, zero drops.**" -- all in bold
                     if hit and hit[0] in ("result", "outcome"):
                         end = j + 1 if not (j + 1 < len(blocks) and blocks[j + 1].kind == "list"
                                             and blocks[j + 1].start - c.end <= 1) else j + 2
@@ -783,6 +787,17 @@ class _Builder:
                         break
             k += 1
         return out
+
+    def _done_with_result(self, m, idxs: list[int]) -> bool:
+        """A checked to-do that says what came of it ("[x] Step 3: run X - ✅ Complete", "[x] Tried Y —
+        restarts returned", "[x] CAUSE FOUND ..."): an attempt; other checked items are done steps."""
+        body = m.group(2)
+        if m.group(1) not in "xX":
+            return False
+        whole = " ".join(self.lines[i].strip() for i in idxs)
+        return bool(lead_tag(body) or re.search(r"\s[—–-]\s|→", body) or (
+            (TRIED_ITEM.match(body) or re.match(r"^\W*[A-Z]{3,}(?: [A-Z]{2,}){0,3}\b", body))
+            and outcomes.classify(whole) != "inconclusive"))
 
     def _caption_lists(self, blocks: list[Block]) -> dict[int, str | None]:
         """ "**Attempted fixes**:" / "**Investigation Steps**:" right above a list: the items are
@@ -814,10 +829,7 @@ class _Builder:
                 m = CHECKBOX.match(self.lines[item[0]]) if idxs else None
                 if m and not TEMPLATE_CHECK.match(m.group(2)):
                     body = m.group(2)
-                    whole = " ".join(self.lines[i].strip() for i in idxs)
-                    if m.group(1) in "xX" and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body) or (
-                            (TRIED_ITEM.match(body) or re.match(r"^\W*[A-Z]{3,}(?: [A-Z]{2,}){0,3}\b", body))
-                            and outcomes.classify(whole) != "inconclusive")):
+                    if self._done_with_result(m, idxs):
                         # "[x] Step 3: run with X - ✅ Complete (fault now in nll_loss)": done, with a result.
                         self._attempt_from_item(body, idxs, None, "")
                     else:
@@ -1271,7 +1283,10 @@ class _Builder:
                 if blk.kind == "list":
                     for item in blk.items:
                         _first, idxs = self._item_text(blk, item)
-                        if idxs:
+                        cm = CHECKBOX.match(self.lines[item[0]]) if idxs else None
+                        if cm and self._done_with_result(cm, idxs):
+                            self._attempt_from_item(cm.group(2), idxs, None, "")  # "[x] Tried X — it came back"
+                        elif idxs:
                             self._step_from_item(idxs)
                     self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
                 elif blk.kind == "table" and len(blk.items) >= 2:
