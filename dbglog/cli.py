@@ -73,7 +73,9 @@ def safe_text(s: str) -> str:
 
 def emit(as_json: bool, data, human=None) -> None:
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        from dbglog.redact import json_text
+
+        click.echo(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
     elif human is not None:
         human()
 

@@ -243,7 +243,9 @@ def attempt_add(argv: list[str]) -> int | None:
         return 1
     try:
         if opts["as_json"]:
-            sys.stdout.write(json.dumps(rec.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            from dbglog.redact import json_text
+
+            sys.stdout.write(json_text(json.dumps(rec.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:
             print_attempt(rec)
         sys.stdout.flush()
@@ -277,7 +279,9 @@ def tried(argv: list[str]) -> int | None:
         _echo(f"dbglog: warning: {w}", err=True)
     try:
         if opts["as_json"]:
-            sys.stdout.write(json.dumps(res.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            from dbglog.redact import json_text
+
+            sys.stdout.write(json_text(json.dumps(res.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:
             print_tried(res, text, ops.query_notes(res.result.query))
         sys.stdout.flush()

@@ -65,6 +65,15 @@ def terminal_text(text: str, colour: bool = False) -> str:
     return "".join(sanitize(p) + (keep[i] if i < len(keep) else "") for i, p in enumerate(parts))
 
 
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def json_text(dumped: str) -> str:
+    """The output of ``json.dumps(..., ensure_ascii=False)`` with DEL and the C1 controls escaped as
+    well (json escapes only C0): U+009B is a CSI to terminals that honour 8-bit controls."""
+    return _C1.sub(lambda m: "\\u%04x" % ord(m.group()), dumped) if _C1.search(dumped) else dumped
+
+
 # --- secrets --------------------------------------------------------------------------------
 
 # Upper-case (environment-style) names: any of these words, as a whole _-separated word.

@@ -159,7 +159,8 @@ def test_escapes_from_git_subjects_doc_names_and_the_environment_stay_inert(tmp_
                     cwd=ws)]
     assert outs[0].returncode == 0, outs[0].stderr
     outs += [run_cli(*a, cwd=ws) for a in (["search", "hang"], ["tried", "hang"], ["bisect", "status"])]
-    outs.append(run_cli("env", cwd=ws, env={"CUDA_PROBE_VAR": ESC}))
+    for json_flag in ([], ["--json"]):  # (JSON escapes C0 itself; DEL and C1 such as U+009B, a CSI, too now)
+        outs.append(run_cli("env", *json_flag, cwd=ws, env={"CUDA_PROBE_VAR": ESC + "\x9b2J\x7f"}))
     for r in outs:
         for b in BAD:
             assert b not in r.stdout and b not in r.stderr, (r.args, b, r.stdout, r.stderr)
