@@ -837,8 +837,8 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     scored.sort(reverse=True)
     score, _, _, _, pid, why, row = scored[0]
     path, frames = stacks.get(pid, (None, []))
-    if len(rows) == 1 and not frames:
-        return None  # one process and no stack: naming it would say nothing the run does not
+    if not frames and (len(rows) == 1 or not why):
+        return None  # no stack and nothing telling it apart: naming it would say nothing
     if not why:
         why.append("the only process" if len(rows) == 1 else "a leaf of the tree, nothing better known")
     # "source", not "path": the evidence parsers read every capture's path, and this file is
