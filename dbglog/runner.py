@@ -940,40 +940,6 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
     return RepeatResult(results, dict(hist))
 
 
-# --- a tiny entry point (tests, bench, `git bisect run`) until the CLI wires `dbglog run` -----
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m dbglog.runner",
-                                 description="Run a repro under supervision and classify it.")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--timeout", type=float)
-    ap.add_argument("--grace", type=float, default=5.0)
-    ap.add_argument("--capture", action="append", default=[], choices=PRESETS)
-    ap.add_argument("--on-hang", action="append", default=[])
-    ap.add_argument("--git-bisect-exit", action="store_true")
-    ap.add_argument("--expect")
-    ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("cmd", nargs=argparse.REMAINDER)
-    a = ap.parse_args(argv)
-    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
-    try:
-        r = run(cmd, run_dir=Path(a.run_dir) / new_run_id(), timeout=a.timeout, grace=a.grace,
-                captures=a.capture, on_hang=a.on_hang, echo=not a.quiet)
-    except DbglogError as e:
-        print(f"dbglog: {e}", file=sys.stderr)
-        return 125 if a.git_bisect_exit else 2
-    print(f"dbglog: {r.outcome}" + (f" [{r.signature}]" if r.signature else "") + f" ({r.duration_s:.2f}s)",
-          file=sys.stderr)
-    return git_bisect_exit(r, a.expect) if a.git_bisect_exit else exit_code_plain(r)
-
-
-
-
 _pids_with_env = proctree.pids_with_env
 kill_marked = proctree.kill_marked
 
-
-if __name__ == "__main__":
-    sys.exit(main())
