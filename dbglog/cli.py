@@ -899,7 +899,7 @@ def signature_add(name, pattern, rank, as_json):
 
     try:
         re.compile(pattern)
-    except re.error as e:
+    except (re.error, OverflowError, RecursionError) as e:  # a{4294967296} raises OverflowError
         raise DbglogError(f"bad pattern {pattern!r}: {e}") from None
     recs = open_records(create=True)
     signatures.add_user_signature(recs.ws.config_path, name, pattern, rank)

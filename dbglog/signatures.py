@@ -1243,7 +1243,7 @@ def _validate(name: str, pattern: str, rank, where: str) -> Signature:
         raise DbglogError(f"{where}: signature {name!r} needs a non-empty pattern string")
     try:
         re.compile(pattern)
-    except re.error as e:
+    except (re.error, OverflowError, RecursionError) as e:  # a{4294967296}: OverflowError, not re.error
         raise DbglogError(f"{where}: signature {name!r} has an invalid regex ({e}); fix the pattern") from None
     if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= 100:
         raise DbglogError(f"{where}: signature {name!r} rank must be an integer 0-100, got {rank!r}")
@@ -1486,7 +1486,7 @@ def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterabl
     if regex:
         try:
             re.compile(value)
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:
             raise DbglogError(f"{option} {value!r}: not a signature, glob, outcome or valid regex ({e})") from None
         if not plain or globbed:
             return

@@ -54,6 +54,9 @@ MORE_BAD_VALUES = [
     # not UTF-8 (a shell's raw bytes arrive as surrogates): an internal error deep in a write before
     ["show", "\udcff"], ["attempt", "add", "x", "-i", "\udcff"], ["search", "x", "--tag", "\udcff"],
     ["new", "x", "--file", "\udcff"], ["bisect", "log", "\udcff"],
+    # a repetition count past C's int: OverflowError, not re.error
+    ["signature", "add", "n", "a{4294967296}"],
+    ["bisect", "toggles", "--env", "X=1", "--match", "a{4294967296}", "--", "true"],
     # guards: these already held
     ["run", "--timeout=5x", "--", "true"], ["run", "---timeout", "5", "--", "true"], ["run", "-Q", "--", "true"],
     ["next", "move", "1", "99999999999999999999"], ["runs", "prune", "--max-size", "1e400"],
