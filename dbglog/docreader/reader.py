@@ -788,14 +788,16 @@ class _Builder:
             k += 1
         return out
 
-    def _done_with_result(self, m, idxs: list[int]) -> bool:
+    def _done_with_result(self, m, idxs: list[int], strict: bool = False) -> bool:
         """A checked to-do that says what came of it ("[x] Step 3: run X - ✅ Complete", "[x] Tried Y —
-        restarts returned", "[x] CAUSE FOUND ..."): an attempt; other checked items are done steps."""
+        restarts returned", "[x] CAUSE FOUND ..."): an attempt; other checked items are done steps.
+        ``strict`` (in a next-steps list): only "Tried ..." or a shouted verdict; "[x] **Application
+        replay** — done in Attempt 2" stays a done step."""
         body = m.group(2)
         if m.group(1) not in "xX":
             return False
         whole = " ".join(self.lines[i].strip() for i in idxs)
-        return bool(lead_tag(body) or re.search(r"\s[—–-]\s|→", body) or (
+        return bool((not strict and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body))) or (
             (TRIED_ITEM.match(body) or re.match(r"^\W*[A-Z]{3,}(?: [A-Z]{2,}){0,3}\b", body))
             and outcomes.classify(whole) != "inconclusive"))
 
@@ -1284,7 +1286,7 @@ class _Builder:
                     for item in blk.items:
                         _first, idxs = self._item_text(blk, item)
                         cm = CHECKBOX.match(self.lines[item[0]]) if idxs else None
-                        if cm and self._done_with_result(cm, idxs):
+                        if cm and self._done_with_result(cm, idxs, strict=True):
                             self._attempt_from_item(cm.group(2), idxs, None, "")  # "[x] Tried X — it came back"
                         elif idxs:
                             self._step_from_item(idxs)
