@@ -134,7 +134,7 @@ from test_mirror_roundtrip import investigations  # noqa: E402
 
 
 @given(investigations())
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_python_renderer_is_the_packaged_template(inv):
     from dbglog import mirror
 
