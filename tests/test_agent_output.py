@@ -146,12 +146,24 @@ def test_tried_on_paraphrases_mcp(workdir):
     build_three(workdir)
 
     async def scenario(call, session):
-        return {idea: await call("tried", idea=idea) for idea in TRIED + UNTRIED}
+        out = {idea: await call("tried", idea=idea) for idea in TRIED + UNTRIED}
+        # the circuit breaker and the next commands come back through the tools too
+        out["adds"] = [await call("add_attempt", title=f"patch {k}", did=f"python serve.py --patch {k}",
+                                  result=f"still OOM during capture at step {k}", outcome="failed")
+                       for k in range(2)]
+        out["row"] = await call("add_difference", factor="max_num_seqs", working="64", broken="256",
+                                apply="arg:--max-num-seqs 256")
+        return out
 
     out = serve(workdir, scenario)
     found = sum(out[i]["tried"] for i in TRIED)
     alarms = sum(out[i]["tried"] for i in UNTRIED)
-    assert found >= 4 and alarms <= 1, {k: v.get("tried", v) for k, v in out.items()}
+    assert found >= 4 and alarms <= 1, {k: v.get("tried", v) for k, v in out.items() if k in TRIED + UNTRIED}
+    first, second = out["adds"]
+    assert first["circuit_breaker"] is None and first["next"]
+    b = second["circuit_breaker"]  # the vLLM investigation's third "still OOM during capture"
+    assert b and b["count"] == 3 and "stop patching" in b["message"] and b["bisect"].startswith("dbglog bisect")
+    assert out["row"]["toggle"]["on"] == "--max-num-seqs 256" and out["row"]["next"]
 
 
 # --- recording commands say what they recorded and what comes next --------------------------------
