@@ -415,7 +415,9 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"(?:CUDA|HIP) error: initialization error|CUDA driver initialization failed",
          (" error: initialization error", "CUDA driver initialization failed")),
         (r"failed to initialize (?:CUDA|HIP|ROCm): ([^\n]*)", ("failed to initialize CUDA", "failed to initialize HIP",
-                                                                 "failed to initialize ROCm"))], 70,
+                                                                 "failed to initialize ROCm")),
+        # torch's DeferredCudaCallError (bad CUDA_VISIBLE_DEVICES, arch parsing, driver) names the init failure
+        (r"CUDA call failed lazily at initialization with error: ([^\n]*)", "CUDA call failed lazily")], 70,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
                           (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
@@ -451,7 +453,10 @@ BUILTIN: tuple[Signature, ...] = (
                        (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA "),
                        # llama.cpp / ggml: "cudaMalloc failed: out of memory", "hipMalloc failed: out of memory"
                        (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory")], 71, "oom"),
-    _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache")], 70, "oom"),
+    _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache"),
+                       # SGLang's KV pool: "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+                       (r"Not enough memory\. Please try to increase --mem-fraction-static", "increase --mem-fraction-static")],
+       70, "oom", description="the inference engine's KV cache does not fit (vLLM gpu_memory_utilization, SGLang mem-fraction-static)"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
         (r"oom-kill:constraint=\w+,[^\n]*?task=([^,\n]+),pid=(\d+)", "oom-kill:constraint=")], 73, "oom"),
