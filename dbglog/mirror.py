@@ -458,7 +458,27 @@ def render(inv: Investigation, override_dir: Path | None = None, cache_dir: Path
     tests/test_startup.py holds the two byte for byte equal over the corpus and generated records."""
     if not (override_dir and override_dir.is_dir() and any(override_dir.iterdir())):
         return render_default(inv)
-    return render_jinja(inv, override_dir, cache_dir)
+    # A user template is code of the user's: its errors are one line, not an internal error.
+    try:
+        return render_jinja(inv, override_dir, cache_dir)
+    except Exception as e:  # jinja2.TemplateError, and whatever the template's own expressions raise
+        raise DbglogError(f"the template {override_dir}/investigation.md.j2 cannot render ({type(e).__name__}: "
+                          f"{e}); fix or remove it; nothing was changed") from None
+
+
+def check_reads_back(inv: Investigation, text: str, override_dir: Path | None) -> None:
+    """Before ``text`` (rendered with a user template) replaces a file in logs/: it must read back as
+    ``inv``. An empty or partial template would otherwise leave a file that loses the investigation
+    for whoever reads it next (a teammate after a pull)."""
+    if not (override_dir and override_dir.is_dir() and any(override_dir.iterdir())):
+        return  # the packaged template: parse(render(x)) == x is a tested property
+    try:
+        back = parse(text, "template check")
+    except Exception:  # noqa: BLE001 (any failure to read it back is the same answer)
+        back = None
+    if back != inv:
+        raise DbglogError(f"the template {override_dir}/investigation.md.j2 writes a file that does not read back "
+                          "as the investigation (fields missing or renamed); fix or remove it; nothing was changed")
 
 
 def render_jinja(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:

@@ -234,6 +234,7 @@ class Records:
         if scan and redact.clean(text) != text and redact.clean_record(inv):
             self.store.replace_investigation(inv)
             text = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache")
+        mirror.check_reads_back(inv, text, self.ws.templates_dir)  # (a user template's output)
         data = text.encode("utf-8")
         rel = self.path_for(inv_id)
         path = self.ws.root / rel

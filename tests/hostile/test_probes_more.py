@@ -90,6 +90,21 @@ def test_a_file_that_never_ends_is_refused(shared_ws, tmp_path, args, what):
     assert snapshot(shared_ws) == before
 
 
+@pytest.mark.parametrize("template", ["{{ foo(", "custom {{ inv.title }}\n"])
+def test_a_broken_user_template_changes_nothing(tmp_path, template):
+    """A template that does not parse was an internal error; one that drops the fields (or an empty
+    one) wrote an empty logs/ file, to be committed and read by a teammate as the investigation."""
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert run_cli("new", "tpl", "--no-env", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "templates").mkdir()
+    (ws / ".dbglog" / "templates" / "investigation.md.j2").write_text(template)
+    before = snapshot(ws)
+    r = run_cli("attempt", "add", "x", "-r", "y", cwd=ws)
+    one_line_error(r, template)
+    assert "template" in r.stderr and snapshot(ws) == before
+
+
 # --- permissions, as a user the permission bits apply to ----------------------------------------
 
 PERM_SCRIPT = textwrap.dedent("""
