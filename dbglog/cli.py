@@ -14,12 +14,35 @@ import sys
 
 import click
 
-from dbglog import captures as _captures  # the --capture presets: help built from the registry
 from dbglog import ops
 from dbglog.errors import DbglogError
 from dbglog.present import print_hit as _print_hit, render_show
 
 # --- plumbing -----------------------------------------------------------------------
+
+
+class _LazyHelpOption(click.Option):
+    """An option whose help text is built only when help is shown: the capture registry
+    (dbglog/captures.py) is then not imported by every start-up."""
+
+    def __init__(self, *args, help_fn=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._help_fn = help_fn
+
+    def get_help_record(self, ctx):
+        if self._help_fn is not None:
+            self.help, self._help_fn = self._help_fn(), None
+        return super().get_help_record(ctx)
+
+
+def _capture_help(prefix: str | None = None):
+    def build() -> str:
+        from dbglog import captures
+
+        if prefix is None:
+            return captures.help_text()
+        return prefix + ", ".join(captures.names()) + " (repeatable)."
+    return build
 
 
 def json_option(f):
@@ -570,7 +593,8 @@ def parse_env_pairs(pairs) -> dict:
 @click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET", help=_captures.help_text())
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+              help_fn=_capture_help())
 @click.option("--idle-timeout", "idle_timeout", type=SECONDS,
               help="Alive but no output on any stream for S seconds = hang (captures, then tree kill).")
 @click.option("--server", metavar="CMD", help="Start this server first (supervised); the command after -- is "
@@ -1070,8 +1094,8 @@ def _scratch(recs, scratch, launcher):
               "find the commit where the rate went up.")
 @click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
               show_default=True, help="With --flaky/--rate: stop when one commit has this probability.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET",
-              help="Hang capture preset, on every step: " + ", ".join(_captures.names()) + " (repeatable).")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+              help_fn=_capture_help("Hang capture preset, on every step: "))
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree), wait for "
               "--ready, then run the command after -- as its client.")
@@ -1258,8 +1282,8 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
 @click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET",
-              help="Hang capture preset, on every step: " + ", ".join(_captures.names()) + " (repeatable).")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+              help_fn=_capture_help("Hang capture preset, on every step: "))
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @inv_option
 @json_option
