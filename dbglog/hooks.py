@@ -70,7 +70,7 @@ false : sleep pwd which type clear exit wait set unset date history alias source
 WRAPPERS = frozenset("time nohup exec command builtin nice ionice stdbuf chrt taskset unbuffer sudo".split())
 SEPARATORS = frozenset(["&&", "||", ";", "|", "|&", "&", ";;", "(", ")", "\n"])
 PY_FLAGS = frozenset("-u -O -OO -B -E -s -S -I -q -b -bb -d -v -i -P".split())  # python's own, no value
-FAILING = ("fail", "crash", "hang", "oom")
+FAILING = ("fail", "crash", "hang", "oom", "server_died", "server_not_ready")  # runner.OUTCOMES that failed
 
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")

@@ -200,7 +200,8 @@ class ReproResult(BaseModel):
         description="pass: every run passed; fail: they failed alike; flaky: the runs disagree; error: could not "
                     "start")
     run_id: str = Field(description="The run (the first that did not pass, when repeated): `dbglog runs show ID`.")
-    outcome: str = Field(description="That run's outcome: pass | fail | crash | hang | oom | error")
+    outcome: str = Field(description="That run's outcome: pass | fail | crash | hang | oom | error | server_died | "
+                                     "server_not_ready")
     signature: Optional[str] = Field(None, description="Its most causal failure signature (e.g. gpu.illegal_address).")
     key_lines: list[KeyLine] = Field([], description="The output lines that carry the failure.")
     exit_code: int = Field(description="What `dbglog run` would exit with: 0 pass, 1 failure, 124 hang.")
@@ -410,22 +411,30 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
               expect: Optional[str] = None, env: Optional[dict[str, str]] = None, unset: Optional[list[str]] = None,
               captures: Optional[list[CapturePreset]] = None,
               attempt: Optional[str] = None, hypothesis: str = "", investigation: Optional[str] = None,
-              cwd: Optional[str] = None) -> ReproResult:
+              cwd: Optional[str] = None, server: Optional[str] = None, ready: Optional[str] = None,
+              ready_timeout: float = 120.0, idle_timeout: Optional[float] = None,
+              escalate: bool = False) -> ReproResult:
     """Run the repro CMD (an argument list, never through a shell: pass ["bash", "-c", "..."] for a
     shell line) under supervision, as `dbglog run` does: classify the end (pass / fail / crash / hang
     / oom / error), name the failure signature and the key lines, kill the whole process tree on
     `timeout` (seconds; set it: a hang otherwise waits forever) after the hang `captures`. With
     `attempt` (a title) the run is also recorded as an attempt of the investigation, with the
-    evidence quoted and the playbooks' advice added to the next steps."""
+    evidence quoted and the playbooks' advice added to the next steps. Server-shaped repros: `server`
+    (a command line, started first and supervised) and `ready` (a URL answering 2xx, or a command
+    exiting 0) make CMD the client; outcomes `server_died` / `server_not_ready` blame the server.
+    `idle_timeout`: alive but silent this many seconds is a hang. `escalate`: with `repeat`, raise
+    the kernel-API log level after each failure (1, 3, 10)."""
     def body():
         cmdl = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)
+        extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout,
+                                     idle_timeout=idle_timeout, escalate=escalate)
         recs, warnings = _records(create=True)
         overrides: dict[str, Optional[str]] = {k: v for k, v in (env or {}).items()}
         for k in unset or ():
             overrides[k] = None
         out = ops.run_repro(recs, cmdl, cwd=cwd, env=overrides, timeout=timeout, captures=captures or (),
                             repeat=repeat, until_fail=until_fail, expect=expect, echo=False, attempt_title=attempt,
-                            hypothesis=hypothesis, inv_ref=investigation)
+                            hypothesis=hypothesis, inv_ref=investigation, **extra)
         first = next((d for d in out.runs if d["outcome"] != "pass"), out.runs[0])
         return ReproResult(verdict=out.verdict, run_id=first["id"], outcome=first["outcome"],
                            signature=first["signature"], key_lines=[KeyLine.model_validate(k) for k in first["key_lines"]],

@@ -242,3 +242,31 @@ def test_without_the_sdk_one_line_says_how_to_install(workdir):
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.startswith("dbglog: dbglog mcp needs the MCP Python SDK 2.x (")
     assert p.stderr.rstrip().endswith("install it with: pip install 'dbglog[mcp]'") and p.stderr.count("\n") == 1
+
+
+def test_run_repro_server_mode_blames_the_server(workdir, monkeypatch):
+    """A server that exits before it is ready is the server's verdict, not the client's failure,
+    and the hook that warns before a repeat counts it as a failure of that command."""
+    import socket
+
+    from conftest import REPROS
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = f"{sys.executable} {REPROS / 'fake_http_server.py'} {port}"
+    client = [sys.executable, str(REPROS / "fake_http_client.py"), str(port)]
+
+    async def scenario(call, session):
+        return {"died": await call("run_repro", cmd=client, timeout=60, server=server,
+                                   ready=f"http://127.0.0.1:{port}/v1/models", ready_timeout=20),
+                "bad": await call("run_repro", cmd=client, escalate=False, idle_timeout=-1)}
+
+    monkeypatch.setenv("FAKE_SERVER_MODE", "exit")  # the server exits 3 before it is ready
+    out = serve(workdir, scenario)
+    d = out["died"]
+    assert d["outcome"] == "server_died" and d["verdict"] == "fail", d
+    assert "error" in out["bad"] and "idle" in out["bad"]["error"], out["bad"]
+    from dbglog import hooks
+
+    assert "server_died" in hooks.FAILING
