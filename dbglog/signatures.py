@@ -341,6 +341,8 @@ _PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?(?: (?:stdout|st
            r"(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] )?")
 _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
 _TRACEBACK_HEADER_TEXT = "Traceback (most recent call last)"
+_FRAME_TEXT = 'File "'
+_FRAME = re.compile(r'File "[^"\n]+", line \d+')
 _WRAPPER_TEXT = re.compile(
     r"See root cause above|See stack trace \(above\)|watchdog thread terminated|"
     r"please check the stack trace above|Failed core proc"
@@ -430,6 +432,8 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"Cuda failure (?:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
         (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
+        # torch/llama.cpp "CUDA error: <runtime text>" whose text has no entry of its own: still a CUDA failure
+        (r"(?:CUDA|HIP) error: (?P<text>[a-z][^\n]*)", ("CUDA error: ", "HIP error: ")),
         # older llama.cpp: "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
@@ -566,7 +570,7 @@ BUILTIN: tuple[Signature, ...] = (
        wrapper=True, description="torchrun re-raising a rank's failure; the rank's own output says why"),
     # Python (rows 35-37). The exception line must follow a "Traceback" header (see _scan_tracebacks);
     # pytest prints exceptions as "E   ValueError: ..." lines instead.
-    _S("py.traceback", [(r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", _TRACEBACK_HEADER_TEXT),
+    _S("py.traceback", [(r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", (_TRACEBACK_HEADER_TEXT, _FRAME_TEXT)),
                         (r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", ("E   ", "E\t"))], 45,
        resolve=_resolve_traceback),
     _S("py.fatal",
@@ -674,13 +678,11 @@ def _hub_for(needle: str) -> str | None:
     return _HUB_OF.get(needle)
 
 
-def _greedy_hubs(left: list[str], banned: frozenset) -> dict[str, str]:
+def _greedy_hubs(left: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     while True:
         best, held = None, []
         for h in _HUBS:
-            if h in banned:
-                continue
             got = [n for n in left if h in n]
             if len(got) > len(held):
                 best, held = h, got
@@ -692,24 +694,9 @@ def _greedy_hubs(left: list[str], banned: frozenset) -> dict[str, str]:
 
 
 def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
-    """Greedy cover (the hub held by the most unassigned needles first, while it holds enough), then
-    a local search: leaving out a hub the greedy took may let others cover more. The cost counted is
-    the passes over a big text: one per needle looked up alone, ~3 per hub."""
+    """Greedy cover: the hub held by the most unassigned needles first, while it holds enough."""
     left = list(dict.fromkeys(needles))
-
-    def cost(assign: dict[str, str]) -> int:
-        return len(left) - len(assign) + 3 * len(set(assign.values()))
-
-    banned: frozenset = frozenset()
-    best = _greedy_hubs(left, banned)
-    improved = True
-    while improved:
-        improved = False
-        for h in sorted(set(best.values())):
-            trial = _greedy_hubs(left, banned | {h})
-            if cost(trial) < cost(best):
-                banned, best, improved = banned | {h}, trial, True
-                break
+    best = _greedy_hubs(left)
     # A needle looked up alone can be the hub of longer needles holding it (" WARN " of "NCCL WARN ",
     # "nan" of "nan_count="): its one pass then serves them all (it is its own hub so that pass is shared).
     direct = sorted((n for n in left if n not in best), key=len)
@@ -1007,30 +994,60 @@ def _pytest_output(t: _Text) -> bool:
 def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> None:
     """A bare "XError: msg" line is an exception only when it ends a traceback: the first such line
     after each "Traceback (most recent call last)" header (frames are indented, so the first
-    unindented exception line is the one raised), never anywhere in the log."""
+    unindented exception line is the one raised), never anywhere in the log. A traceback whose
+    header was cut off (a pasted or truncated log) still ends its last 'File "...", line N' frame
+    with the exception a few lines below."""
+    covered: list[tuple[int, int]] = []  # (header, exception line) spans read through the header
     reps = t.needle_reps(_TRACEBACK_HEADER_TEXT)
-    if not reps:
-        return
-    t.prepare_groups(r for r, _ in reps)
-    headers = [i for i, _ in t.expand(reps, _TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
     n = len(t.lines)
-    for k, h in enumerate(headers):
-        stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
-        for j in range(h + 1, stop):
+    if reps:
+        t.prepare_groups(r for r, _ in reps)
+        headers = [i for i, _ in t.expand(reps, _TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
+        for k, h in enumerate(headers):
+            stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
+            end = stop
+            for j in range(h + 1, stop):
+                if len(t.lines[j]) > _LONG_LINE:
+                    continue
+                m = rx.match(t.line(j))
+                if m:
+                    end = j
+                    _add(hits, sig, m, j, m.start())
+                    # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
+                    # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
+                    if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
+                        for k2 in range(j + 1, min(j + 4, stop)):
+                            m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
+                            if m2:
+                                _add(hits, sig, m2, k2, m2.start())
+                                break
+                    break
+            covered.append((h, end))
+    frame_reps = t.needle_reps(_FRAME_TEXT)
+    if not frame_reps:
+        return
+    t.prepare_groups(r for r, _ in frame_reps)
+    frames = [i for i, _ in t.expand(frame_reps, _FRAME_TEXT)][:_MAX_MEMBERS]
+    starts = [h for h, _ in covered]
+    found = 0
+    for x, f in enumerate(frames):
+        if x + 1 < len(frames) and frames[x + 1] <= f + 3:
+            continue  # not the last frame of its run
+        c = bisect.bisect_right(starts, f) - 1
+        if c >= 0 and covered[c][0] < f <= covered[c][1]:
+            continue  # read through its header already
+        if len(t.lines[f]) > _LONG_LINE or not _FRAME.search(t.line(f)):
+            continue
+        for j in range(f + 1, min(f + 5, n)):
             if len(t.lines[j]) > _LONG_LINE:
-                continue
+                break
             m = rx.match(t.line(j))
             if m:
                 _add(hits, sig, m, j, m.start())
-                # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
-                # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
-                if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
-                    for k2 in range(j + 1, min(j + 4, stop)):
-                        m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
-                        if m2:
-                            _add(hits, sig, m2, k2, m2.start())
-                            break
+                found += 1
                 break
+        if found >= _MAX_HITS:
+            break
 
 
 # --- user patterns under a time budget ---------------------------------------------------------
@@ -1206,8 +1223,11 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
         if len(key) < max_key_lines and h.line not in seen_lines:
             seen_lines.add(h.line)
             key.append((h.line + 1, t.display(h.line, h.col)))
+    # A resolver may name another entry ("Cuda failure 'out of memory'" is oom.runtime): its outcome.
+    named = _BY_NAME.get(best.name) if best.sig.source == "builtin" else None
+    outcome = (named.outcome if named else None) or best.sig.outcome
     return Match(name=best.name, signature=best.sig.name, rank=best.rank, line_no=best.line + 1,
-                 line=key[0][1], outcome=best.sig.outcome, groups=tuple(best.groups),
+                 line=key[0][1], outcome=outcome, groups=tuple(best.groups),
                  key_lines=key, others=others, warnings=notes)
 
 

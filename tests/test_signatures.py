@@ -619,3 +619,22 @@ def test_colour_codes_and_crlf_around_lines_do_not_change_the_verdict(category, 
     m = S.classify_text(text)
     assert m is not None and m.name == expected, (category, text)
     assert "\x1b" not in m.line and not m.line.endswith("\r")
+
+
+def test_traceback_without_its_header_still_names_the_exception():
+    # a pasted log that starts mid-traceback: the last frame, its code line, then the exception
+    text = ('  File "/srv/app/worker.py", line 88, in run\n'
+            "    torch.cuda.set_device(rank)\n"
+            "KeyError: 'rank'\n")
+    m = S.classify_text(text)
+    assert m is not None and m.name == "py.traceback:KeyError"
+    # frames with no exception line after them (truncated) and exception words in prose name nothing
+    assert S.classify_text('  File "a.py", line 3, in f\n    g()\n') is None
+    assert S.classify_text("the docs say a KeyError: 'x' is raised when the key is missing\n") is None
+
+
+def test_unlisted_cuda_error_text_is_a_cuda_failure_and_resolved_names_keep_their_outcome():
+    m = S.classify_text("RuntimeError: CUDA error: invalid device ordinal\n")
+    assert m.name == "gpu.cuda_failure" and "invalid device ordinal" in m.line
+    m = S.classify_text("node1:77:90 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n")
+    assert m.name == "oom.runtime" and m.outcome == "oom"
