@@ -132,6 +132,7 @@ _TOKEN_NAMES = {
     "eccuncorrectable": ("gpu.ecc_error", 93),
     "insufficientdriver": ("driver.insufficient", 76),
     "nodevice": ("driver.no_device", 75),
+    "devicesunavailable": ("driver.no_device", 75),
     "initializationerror": ("driver.init_failed", 70),
     "notinitialized": ("driver.init_failed", 70),
 }
@@ -167,6 +168,7 @@ _CUDA_TEXTS = (
     ("uncorrectable ecc error", "gpu.ecc_error", 93),
     ("driver version is insufficient", "driver.insufficient", 76),
     ("no cuda-capable device", "driver.no_device", 75),
+    ("busy or unavailable", "driver.no_device", 75),
     ("initialization error", "driver.init_failed", 70),
 )
 
@@ -412,7 +414,9 @@ BUILTIN: tuple[Signature, ...] = (
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     _S("driver.no_device",
        [(r"no CUDA-capable device is detected|No CUDA GPUs are available|no ROCm-capable device is detected",
-         ("-capable device is detected", "No CUDA GPUs are available"))], 75),
+         ("-capable device is detected", "No CUDA GPUs are available")),
+        # exclusive-process compute mode or a GPU held by another process / in a bad state
+        (r"CUDA-capable devices? (?:\(s\) is/are|are) busy or unavailable", "busy or unavailable")], 75),
     _S("driver.init_failed",
        [(r"(?:CUDA|HIP) error: initialization error|CUDA driver initialization failed",
          (" error: initialization error", "CUDA driver initialization failed")),
@@ -433,7 +437,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
         (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
         # torch/llama.cpp "CUDA error: <runtime text>" whose text has no entry of its own: still a CUDA failure
-        (r"(?:CUDA|HIP) error: (?P<text>[a-z][^\n]*)", ("CUDA error: ", "HIP error: ")),
+        (r"(?:CUDA|HIP) error: (?P<text>[A-Za-z][^\n]*)", ("CUDA error: ", "HIP error: ")),
         # older llama.cpp: "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
@@ -459,7 +463,11 @@ BUILTIN: tuple[Signature, ...] = (
                        (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory")], 71, "oom"),
     _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache"),
                        # SGLang's KV pool: "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
-                       (r"Not enough memory\. Please try to increase --mem-fraction-static", "increase --mem-fraction-static")],
+                       (r"Not enough memory\. Please try to increase --mem-fraction-static", "increase --mem-fraction-static"),
+                       # vLLM: "The model's max seq len (4096) is larger than the maximum number of tokens that
+                       # can be stored in KV cache (3664)"
+                       (r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache",
+                        "stored in KV cache")],
        70, "oom", description="the inference engine's KV cache does not fit (vLLM gpu_memory_utilization, SGLang mem-fraction-static)"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
