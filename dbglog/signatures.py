@@ -964,10 +964,13 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
 
 
 def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
-    for idx, rx in enumerate(sig.compiled()):
+    # Patterns are compiled only when a needle is present: most never are, and compiling the whole
+    # catalog costs more than scanning a typical log.
+    for idx, pattern in enumerate(sig.patterns):
         needles = sig.needles[idx] if idx < len(sig.needles) else ()
         if sig.name == "py.traceback" and idx == 0:
-            _scan_tracebacks(t, rx, sig, hits)
+            if any(t.needle_reps(n) for n in needles):
+                _scan_tracebacks(t, _compile(pattern, sig.flags), sig, hits)
             continue
         if sig.name == "py.traceback" and idx == 1 and not _pytest_output(t):
             continue
@@ -977,8 +980,11 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
             if reps:
                 t.prepare_groups(r for r, _ in reps)
                 cands.extend(t.expand(reps, n))
+        if not cands:
+            continue
         if len(needles) > 1:
             cands = sorted(set(cands))
+        rx = _compile(pattern, sig.flags)
         found = 0
         last = None
         for i, off in cands:
