@@ -350,13 +350,13 @@ def test_git_bisect_run_finds_first_bad_commit(tmp_path, bad, expect_args, other
     repo = _make_repo(tmp_path / "repo", versions)
     revs = _git(repo, "rev-list", "--reverse", "HEAD").split()
     _git(repo, "bisect", "start", revs[-1], revs[0])
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run(["git", "-C", str(repo), "bisect", "run", PY, "-m", "dbglog.runner",
-                        "--run-dir", str(tmp_path / "runs"), "--timeout", "1", "--grace", "1", "--quiet",
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DBGLOG_DIR": str(tmp_path / "ws")}  # runs outside the repo
+    p = subprocess.run(["git", "-C", str(repo), "bisect", "run", PY, "-m", "dbglog", "run",
+                        "--timeout", "1", "--grace", "1", "--quiet",
                         "--git-bisect-exit", *expect_args, "--", PY, "repro.py"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"{revs[4]} is the first bad commit" in p.stdout
-    runs = list((tmp_path / "runs").glob("*/result.json"))
+    runs = list((tmp_path / "ws" / "runs").glob("*/result.json"))
     outcomes = {json.loads(f.read_text())["outcome"] for f in runs}
-    assert outcomes <= {"pass", "fail", "hang"}
+    assert len(runs) >= 3 and "pass" in outcomes and outcomes <= {"pass", "fail", "hang"}  # every step recorded
