@@ -74,6 +74,7 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--sizes", default="128,1024")
     ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--cells", help="P(fail|bad):P(fail|good) pairs, comma-separated (default: all six)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     out = []
@@ -81,7 +82,8 @@ def main() -> None:
         print(f"{'commits':>7} {'P(f|bad)/P(f|good)':>18} | {'right':>6} {'conf.wrong':>10} {'mean':>6} {'p95':>5} "
               f"| {'git right':>9} {'git runs':>8} | {'s':>5}")
     for n in (int(x) for x in args.sizes.split(",")):
-        for a, b in CELLS:
+        cells = [tuple(map(float, c.split(":"))) for c in args.cells.split(",")] if args.cells else CELLS
+        for a, b in cells:
             r = cell(n, a, b, args.draws, args.confidence)
             out.append(r)
             if not args.json:

@@ -34,9 +34,11 @@ update.  The rates are *calibrated* by the same formula: the bad end is bad unde
 hypothesis and the good end good under every one, so their runs inform only ``a`` and ``b``
 (the endpoint runs are the calibration), and every later run refines them too -- the rates'
 posterior means (:meth:`Posterior.rates`) are reported with the answer.  The prior of ``b``
-leans towards 0 (good builds usually pass) without excluding a good build that fails 20 % of
-the time; ``--rate`` (failure-rate bisection: "when did this become flaky?") uses flat priors
-on both, since there the good end fails too and only the two frequencies differ.
+is a mixture (the likelihood then is the same mixture of the Beta terms): half of it near 0
+(good builds usually pass), half around a background flake of some 10-40 %, which keeps a good
+build that fails now and then from being taken for a bad one; ``--rate`` (failure-rate bisection: "when did
+this become flaky?") uses flat priors on both, since there the good end fails too and only the
+two frequencies differ.
 
 Skips, builds that fail and infrastructure errors are not runs of the repro: the driver never
 feeds them here (they say nothing about ``h``).
@@ -91,12 +93,18 @@ class RatePrior:
     """Beta(alpha, beta) priors of P(fail | bad) and P(fail | good)."""
 
     bad: tuple[float, float] = (1.0, 1.0)
-    good: tuple[float, float] = (0.5, 3.0)
+    #: P(fail | good) as a mixture of Betas, (weight, alpha, beta) each: half "good builds pass"
+    #: (mean 0.08, most mass near 0), half "a background flake" (mean 0.25) -- so a good build that
+    #: fails now and then is not taken for a bad one, yet one that never fails is believed quickly
+    good: tuple = ((0.5, 0.5, 6.0), (0.5, 1.0, 3.0))
+
+    def good_components(self) -> tuple:
+        return self.good
 
     @classmethod
     def flat(cls) -> "RatePrior":
         """``--rate``: both ends fail at some rate; nothing assumed about either."""
-        return cls((1.0, 1.0), (1.0, 1.0))
+        return cls((1.0, 1.0), ((1.0, 1.0, 1.0),))
 
 
 def _lbeta(x: float, y: float) -> float:
@@ -149,10 +157,10 @@ class Posterior:
 
     def probabilities(self) -> list[float]:
         if self._cache is None:
-            (a0, a1), (g0, g1) = self.rate_prior.bad, self.rate_prior.good
+            (a0, a1) = self.rate_prior.bad
             fb, pb = self._bad_side()
             F, P = self.fails, self.passes
-            ll = [lp + _lbeta(a0 + f, a1 + p) + _lbeta(g0 + F - f, g1 + P - p) if lp > -math.inf else -math.inf
+            ll = [lp + _lbeta(a0 + f, a1 + p) + self._good_ll(F - f, P - p) if lp > -math.inf else -math.inf
                   for lp, f, p in zip(self.log_prior, fb, pb)]
             top = max(ll)
             w = [math.exp(x - top) if x > -math.inf else 0.0 for x in ll]
@@ -167,12 +175,29 @@ class Posterior:
             self._pred = self._predictive()
         return self._pred
 
+    def _good_ll(self, f: int, p: int) -> float:
+        """log P(f failures, p passes on the good side), P(fail | good) integrated out."""
+        terms = [math.log(w) + _lbeta(g0 + f, g1 + p) - _lbeta(g0, g1)
+                 for w, g0, g1 in self.rate_prior.good_components()]
+        top = max(terms)
+        return top + math.log(sum(math.exp(t - top) for t in terms))
+
+    def _good_mean(self, f: int, p: int) -> float:
+        comps = self.rate_prior.good_components()
+        if len(comps) == 1:
+            _, g0, g1 = comps[0]
+            return (g0 + f) / (g0 + g1 + f + p)
+        terms = [math.log(w) + _lbeta(g0 + f, g1 + p) - _lbeta(g0, g1) for w, g0, g1 in comps]
+        top = max(terms)
+        ws = [math.exp(t - top) for t in terms]
+        return sum(x * (g0 + f) / (g0 + g1 + f + p) for x, (_, g0, g1) in zip(ws, comps)) / sum(ws)
+
     def _predictive(self) -> tuple[list[float], list[float]]:
-        (a0, a1), (g0, g1) = self.rate_prior.bad, self.rate_prior.good
+        (a0, a1) = self.rate_prior.bad
         fb, pb = self._bad_side()
         F, P = self.fails, self.passes
         A = [(a0 + f) / (a0 + a1 + f + p) for f, p in zip(fb, pb)]
-        B = [(g0 + F - f) / (g0 + g1 + F - f + P - p) for f, p in zip(fb, pb)]
+        B = [self._good_mean(F - f, P - p) for f, p in zip(fb, pb)]
         return A, B
 
     def rates(self) -> tuple[float, float]:
