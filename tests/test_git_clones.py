@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli_inproc
 from dbglog import merge
 from dbglog.workspace import OLD_GITIGNORE
 
@@ -31,7 +31,8 @@ def git(cwd, *args, check=True, **env):
 
 
 def cli(cwd, *args, code=0):
-    p = run_cli(*args, cwd=cwd)
+    # In-process: the process boundaries under test here are git's (it runs the merge driver itself).
+    p = run_cli_inproc(cwd, *args)
     if code is not None:
         assert p.returncode == code, (args, p.returncode, p.stdout, p.stderr)
     return p

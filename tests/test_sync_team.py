@@ -5,6 +5,16 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+from conftest import run_cli_inproc
+
+
+@pytest.fixture
+def cli():
+    # In-process: nothing here is about the process boundary (git still runs the merge driver as
+    # its own process), and this file makes ~100 dbglog calls.
+    return run_cli_inproc
+
 
 def new(cli, cwd, title):
     return json.loads(cli(cwd, "new", title, "--no-env", "--json", check=0).stdout)["id"]
