@@ -1,4 +1,5 @@
-"""`dbglog hook`: real subprocesses reading what an agent's hook points send, against recorded attempts.
+"""`dbglog hook`: what an agent's hook points send, against recorded attempts (real subprocesses, except
+for the command table and the prompts, which test the matching in-process through the same entry point).
 
 A table of proposed commands (the same command with flags reordered, extra env vars, another path
 to the same file, wrappers and pipes, a genuinely different command) with the notice or silence
@@ -14,12 +15,16 @@ import sys
 
 import pytest
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, run_cli, run_cli_inproc
 
 CMD = "NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py --steps 10 --lr 0.1"
 
 
-def hook(cwd, event, stdin, *args, env=None):
+def hook(cwd, event, stdin, *args, env=None, fast=False):
+    if fast:  # dbglog.entry.main in this process, stdin from a file: what is tested is the notice
+        p = run_cli_inproc(cwd, "hook", event, *args, input=stdin, env=env)
+        assert p.returncode == 0, p.stderr
+        return p
     p = subprocess.run([sys.executable, "-m", "dbglog", "hook", event, *args], cwd=cwd, input=stdin,
                        capture_output=True, text=True, env=cli_env(env), timeout=60)
     assert p.returncode == 0, p.stderr
@@ -43,14 +48,15 @@ def kb(tmp_path_factory):
     (root / "other").mkdir()
     (root / "other" / "train.py").write_text("print('other')\n")
     (root / "sub").mkdir()
-    run_cli("new", "NCCL all_reduce hangs on 8 GPUs", "--no-env", cwd=root)
-    run_cli("attempt", "add", "Disable P2P", "--did", CMD, "--result", "Still hangs at step 3",
-            "--conclusion", "Not the P2P path", "--outcome", "failed", cwd=root)
-    run_cli("attempt", "add", "Tree algorithm", "--did", "Ran `NCCL_ALGO=Tree python -m torch.distributed.run "
-            "--nproc_per_node 8 train.py` twice", "--result", "hung once, passed once", "--outcome", "inconclusive",
-            cwd=root)
-    run_cli("attempt", "add", "Smaller world", "--did", "```\n$ torchrun --nproc_per_node 4 train.py --steps 10\n```",
-            "--result", "works", "--outcome", "worked", cwd=root)
+    run_cli_inproc(root, "new", "NCCL all_reduce hangs on 8 GPUs", "--no-env", check=0)
+    run_cli_inproc(root, "attempt", "add", "Disable P2P", "--did", CMD, "--result", "Still hangs at step 3",
+                   "--conclusion", "Not the P2P path", "--outcome", "failed", check=0)
+    run_cli_inproc(root, "attempt", "add", "Tree algorithm", "--did", "Ran `NCCL_ALGO=Tree python -m "
+                   "torch.distributed.run --nproc_per_node 8 train.py` twice", "--result", "hung once, passed once",
+                   "--outcome", "inconclusive", check=0)
+    run_cli_inproc(root, "attempt", "add", "Smaller world", "--did",
+                   "```\n$ torchrun --nproc_per_node 4 train.py --steps 10\n```", "--result", "works", "--outcome",
+                   "worked", check=0)
     return root
 
 
@@ -82,8 +88,8 @@ TABLE = [
 def test_pre_command_table(kb, command, where, expected):
     command = command.replace("{root}", str(kb))
     cwd = kb / where
-    plain = hook(cwd, "pre-command", command)
-    claude = hook(kb, "pre-command", claude_pre(command, cwd))
+    plain = hook(cwd, "pre-command", command, fast=True)
+    claude = hook(kb, "pre-command", claude_pre(command, cwd), fast=True)
     if expected is None:
         assert plain.stdout == "" and claude.stdout == "", (plain.stdout, claude.stdout)
         return
@@ -162,19 +168,19 @@ def test_breaker_not_on_different_failures_nor_after_a_pass(workdir):
 
 def test_prompt_lists_relevant_prior_attempts(kb):
     prompt = "The 8-GPU NCCL all_reduce job hangs again at step 3. Can you debug the hang?"
-    plain = hook(kb, "prompt", prompt).stdout
+    plain = hook(kb, "prompt", prompt, fast=True).stdout
     lines = plain.splitlines()
     assert lines[0].startswith("dbglog: prior attempts that look relevant")
     numbered = [ln for ln in lines if ln[:2] in ("1.", "2.", "3.", "4.")]
     assert 1 <= len(numbered) <= 3 and "Disable P2P" in plain
     claude = json.loads(hook(kb, "prompt", json.dumps({
         "session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": str(kb), "permission_mode": "default",
-        "hook_event_name": "UserPromptSubmit", "prompt": prompt})).stdout)
+        "hook_event_name": "UserPromptSubmit", "prompt": prompt}), fast=True).stdout)
     assert claude["hookSpecificOutput"] == {"hookEventName": "UserPromptSubmit", "additionalContext": plain.rstrip()}
     # not a debugging task, or nothing relevant: silence
-    assert hook(kb, "prompt", "Add a section about installation to the README").stdout == ""
-    assert hook(kb, "prompt", "Fix the typo in the docs and bump the version").stdout == ""
-    assert hook(kb, "prompt", "The React date picker crashes on an empty value, debug it").stdout == ""
+    assert hook(kb, "prompt", "Add a section about installation to the README", fast=True).stdout == ""
+    assert hook(kb, "prompt", "Fix the typo in the docs and bump the version", fast=True).stdout == ""
+    assert hook(kb, "prompt", "The React date picker crashes on an empty value, debug it", fast=True).stdout == ""
 
 
 @pytest.mark.parametrize("stdin", [
