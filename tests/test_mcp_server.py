@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, run_cli, run_cli_inproc
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
@@ -41,13 +41,13 @@ def serve(cwd, scenario):
 
 
 def cli_json(cwd, *args, code=0):
-    p = run_cli(*args, "--json", cwd=cwd)
+    p = run_cli_inproc(cwd, *args, "--json")  # (the server is the subprocess under test; the CLI side in-process)
     assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
     return json.loads(p.stdout)
 
 
 def cli_error(cwd, *args) -> str:
-    p = run_cli(*args, cwd=cwd)
+    p = run_cli_inproc(cwd, *args)
     assert p.returncode == 2, (p.stdout, p.stderr)
     line = p.stderr.strip()
     assert line.startswith("dbglog: ") and "\n" not in line
@@ -132,7 +132,7 @@ def test_record_then_tried_and_search_agree_with_the_cli(workdir):
 
 
 def test_errors_are_one_line_and_the_server_keeps_serving(workdir):
-    run_cli("new", "flaky NaN", "--no-env", cwd=workdir)
+    run_cli_inproc(workdir, "new", "flaky NaN", "--no-env", check=0)
 
     async def scenario(call, session):
         out = {}
@@ -172,7 +172,7 @@ CRASH = textwrap.dedent("""
 def test_run_repro_supervised_and_recorded(workdir, pid_dir):
     (workdir / "crash.py").write_text(CRASH)
     (workdir / "ok.py").write_text("print('fine')\n")
-    run_cli("new", "illegal address in paged attention", "--no-env", cwd=workdir)
+    run_cli_inproc(workdir, "new", "illegal address in paged attention", "--no-env", check=0)
 
     async def scenario(call, session):
         return {
@@ -200,7 +200,7 @@ def test_run_repro_supervised_and_recorded(workdir, pid_dir):
 
 
 def test_bisect_status_matches_the_cli(workdir):
-    run_cli("new", "env var breaks it", "--no-env", cwd=workdir)
+    run_cli_inproc(workdir, "new", "env var breaks it", "--no-env", check=0)
     script = "import os, sys; sys.exit(1 if os.environ.get('BAD') else 0)"
     p = run_cli("bisect", "toggles", "--env", "BAD=1", "--env", "FINE=1", "--timeout", "30", "--",
                 sys.executable, "-c", script, cwd=workdir)
@@ -216,9 +216,9 @@ def test_bisect_status_matches_the_cli(workdir):
 
 
 def test_hand_edits_of_logs_are_seen_by_a_running_server(workdir):
-    run_cli("new", "segfault in loader", "--no-env", cwd=workdir)
-    run_cli("attempt", "add", "pin memory off", "--did", "pin_memory=False", "--result", "still segfaults",
-            cwd=workdir)
+    run_cli_inproc(workdir, "new", "segfault in loader", "--no-env", check=0)
+    run_cli_inproc(workdir, "attempt", "add", "pin memory off", "--did", "pin_memory=False", "--result",
+                   "still segfaults", check=0)
     md = next((workdir / "logs").glob("*.md"))
 
     async def scenario(call, session):
