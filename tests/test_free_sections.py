@@ -4,7 +4,17 @@ they survive hand edits, sync, reindex --force and a two-clone merge, and `show`
 import json
 import subprocess
 
+import pytest
+
+from conftest import run_cli_inproc
 from test_sync_team import _git_env, git
+
+
+@pytest.fixture
+def cli():
+    # In-process through dbglog.entry (nothing here is about the process boundary)
+    return run_cli_inproc
+
 
 DOC = """# vLLM hang at startup with TP=8
 

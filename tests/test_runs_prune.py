@@ -7,7 +7,7 @@ import sqlite3
 import sys
 import time
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
 
 
 def make_runs(workdir, n, *, attempt_every=0, payload=0):
@@ -31,9 +31,9 @@ def run_rows(workdir):
 
 
 def test_keep_n_removes_older_outputs_and_unlinked_records(workdir):
-    assert run_cli("new", "prune", "--no-env", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "new", "prune", "--no-env").returncode == 0
     ids = make_runs(workdir, 5, attempt_every=2)  # runs 0, 2, 4 are attempts
-    r = run_cli("runs", "prune", "--keep", "2", "--json", cwd=workdir)
+    r = run_cli_inproc(workdir, "runs", "prune", "--keep", "2", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert sorted(out["pruned"]) == sorted(ids[:3])
@@ -41,9 +41,9 @@ def test_keep_n_removes_older_outputs_and_unlinked_records(workdir):
     left = sorted(os.listdir(workdir / ".dbglog" / "runs"))
     assert left == sorted(ids[3:])
     assert set(run_rows(workdir)) == {ids[0], ids[2], ids[3], ids[4]}
-    shown = json.loads(run_cli("runs", "show", ids[0], "--json", cwd=workdir).stdout)
+    shown = json.loads(run_cli_inproc(workdir, "runs", "show", ids[0], "--json").stdout)
     assert any("outputs pruned" in n for n in shown["notes"])
-    assert run_cli("doctor", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "doctor").returncode == 0
 
 
 def test_older_than_and_dry_run(workdir):
@@ -53,15 +53,15 @@ def test_older_than_and_dry_run(workdir):
     (old / "output").write_text("x")
     t = time.time() - 40 * 86400
     os.utime(old, (t, t))
-    dry = json.loads(run_cli("runs", "prune", "--older-than", "30", "--dry-run", "--json", cwd=workdir).stdout)
+    dry = json.loads(run_cli_inproc(workdir, "runs", "prune", "--older-than", "30", "--dry-run", "--json").stdout)
     assert dry["pruned"] == [old.name] and dry["dry_run"] and old.exists()
-    out = json.loads(run_cli("runs", "prune", "--older-than", "30", "--json", cwd=workdir).stdout)
+    out = json.loads(run_cli_inproc(workdir, "runs", "prune", "--older-than", "30", "--json").stdout)
     assert out["pruned"] == [old.name] and not old.exists()
     assert set(run_rows(workdir)) == set(ids)
 
 
 def test_size_cap_from_config_keeps_the_newest(workdir):
-    assert run_cli("init", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "init").returncode == 0
     (workdir / ".dbglog" / "config.toml").write_text('[runs]\nmax_size = "300K"\n')
     ids = make_runs(workdir, 4, payload=120_000)  # ~120 KB of output (x2: output and stdout) each
     left = sorted(os.listdir(workdir / ".dbglog" / "runs"))
@@ -71,9 +71,9 @@ def test_size_cap_from_config_keeps_the_newest(workdir):
 
 
 def test_bad_values_are_one_line(workdir):
-    assert run_cli("init", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "init").returncode == 0
     for args in (["--keep", "-1"], ["--older-than", "soon"], ["--max-size", "lots"], []):
-        r = run_cli("runs", "prune", *args, cwd=workdir)
+        r = run_cli_inproc(workdir, "runs", "prune", *args)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
         assert "Traceback" not in r.stderr and "internal error" not in r.stderr
     (workdir / ".dbglog" / "config.toml").write_text('[runs]\nmax_size = "huge"\n')

@@ -15,8 +15,15 @@ import pytest
 from dbglog import mirror, search, sections, synonyms
 from dbglog.merge import merge
 from dbglog.model import Section
+from conftest import run_cli_inproc
 from dbglog.records import Records
 from dbglog.workspace import Workspace
+
+
+@pytest.fixture
+def cli():
+    # In-process through dbglog.entry (nothing here is about the process boundary)
+    return run_cli_inproc
 
 
 def terms(q):
@@ -72,9 +79,10 @@ def test_query_expansion():
     assert search.parse_query("tensor-parallel").terms[0].alts  # '-' splits like a space
 
 
-@pytest.fixture
-def kb(tmp_path):
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    # module-scoped: the tests using it only search (read-only), 24 of them
+    recs = Records(Workspace(tmp_path_factory.mktemp("kb") / ".dbglog"), create=True)
     docs = {
         "ima": ("Paged attention crashes", "an illegal memory access was encountered in the decode kernel",
                 [("Run under compute-sanitizer", "compute-sanitizer --tool memcheck python serve.py",
