@@ -1,11 +1,12 @@
-"""`dbglog run`, `runs`, `env`, `signature` through the real entry point, on real processes."""
+"""`dbglog run`, `runs`, `env`, `signature` through the real entry point, on real processes (the commands that
+run nothing -- new, runs, env, signature, refusals -- through the same entry point in-process)."""
 
 import json
 import subprocess
 import sys
 import textwrap
 
-from conftest import REPROS, assert_none_alive, recorded_pids, run_cli
+from conftest import REPROS, assert_none_alive, recorded_pids, run_cli, run_cli_inproc
 
 CRASH = textwrap.dedent("""
     import os, signal, sys
@@ -18,7 +19,7 @@ CRASH = textwrap.dedent("""
 
 def test_crash_recorded_as_attempt_with_run_link(workdir):
     (workdir / "crash.py").write_text(CRASH)
-    assert run_cli("new", "illegal address", "--no-env", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "new", "illegal address", "--no-env").returncode == 0
     r = run_cli("run", "--json", "--attempt", "baseline repro", "--", sys.executable, "crash.py", cwd=workdir)
     assert r.returncode == 1, r.stderr
     d = json.loads(r.stdout)
@@ -26,9 +27,9 @@ def test_crash_recorded_as_attempt_with_run_link(workdir):
     assert d["signature"] == "gpu.illegal_address"  # the cause, not the NCCL wrapper below it
     assert d["attempt"]["number"] == 1 and d["attempt"]["runs"] == [d["id"]]
     assert "gpu.illegal_address" in d["attempt"]["result"] and d["attempt"]["outcome"] == "failed"
-    shown = json.loads(run_cli("runs", "show", d["id"][:-1], "--json", cwd=workdir).stdout)
+    shown = json.loads(run_cli_inproc(workdir, "runs", "show", d["id"][:-1], "--json").stdout)
     assert shown["id"] == d["id"] and shown["attempt"] == 1
-    listed = json.loads(run_cli("runs", "list", "--json", cwd=workdir).stdout)
+    listed = json.loads(run_cli_inproc(workdir, "runs", "list", "--json").stdout)
     assert [x["id"] for x in listed] == [d["id"]]
     md = next((workdir / "logs").glob("*.md")).read_text()
     assert f"**Runs:** {d['id']}" in md
@@ -95,21 +96,21 @@ def test_git_bisect_run_finds_commit_even_when_bad_commits_hang(workdir):
 
 
 def test_env_and_signatures(workdir):
-    r = run_cli("env", "--json", "--timeout", "3", cwd=workdir)
+    r = run_cli_inproc(workdir, "env", "--json", "--timeout", "3")
     assert r.returncode == 0
     snap = json.loads(r.stdout)
     assert snap["python"] and "os" in snap
-    r = run_cli("signature", "list", "--json", cwd=workdir)
+    r = run_cli_inproc(workdir, "signature", "list", "--json")
     names = {s["name"] for s in json.loads(r.stdout)}
     assert {"gpu.illegal_address", "rocm.memory_fault", "nccl.watchdog_timeout"} <= names
-    assert run_cli("signature", "add", "bad", "([", cwd=workdir).returncode == 2
-    assert run_cli("signature", "add", "my.fault", r"MYFAULT: \w+", "--rank", "90", cwd=workdir).returncode == 0
+    assert run_cli_inproc(workdir, "signature", "add", "bad", "([").returncode == 2
+    assert run_cli_inproc(workdir, "signature", "add", "my.fault", r"MYFAULT: \w+", "--rank", "90").returncode == 0
     log = workdir / "x.log"
     log.write_text("noise\nMYFAULT: boom\nTraceback (most recent call last):\nValueError: x\n")
-    r = run_cli("signature", "test", str(log), "--json", cwd=workdir)
+    r = run_cli_inproc(workdir, "signature", "test", str(log), "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["signature"]["name"] == "my.fault"
     log.write_text("all good\n")
-    assert run_cli("signature", "test", str(log), cwd=workdir).returncode == 1
+    assert run_cli_inproc(workdir, "signature", "test", str(log)).returncode == 1
 
 
 def test_run_bad_input(workdir):
@@ -117,7 +118,7 @@ def test_run_bad_input(workdir):
                          (["run", "--env", "NOVALUE", "--", "true"], "bad --env"),
                          (["run", "--repeat", "0", "--", "true"], "--repeat"),
                          (["run", "--capture", "nope", "--", "true"], "unknown capture preset")):
-        r = run_cli(*args, cwd=workdir)
+        r = run_cli_inproc(workdir, *args)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
