@@ -11,7 +11,15 @@ import pytest
 import yaml
 
 import corpus_measure as cm
+from conftest import run_cli_inproc
 from dbglog import outcome
+
+
+@pytest.fixture
+def cli():
+    # `dbglog import` through the real entry point, in-process (faster; nothing here is about the process)
+    return run_cli_inproc
+
 
 RESULTS = [cm.measure(d) for d in cm.corpus()]
 TOTAL = cm.totals(RESULTS)

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli_inproc
+
 GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def cli():
+    # `dbglog import` through the real entry point, in-process (faster; nothing here is about the process)
+    return run_cli_inproc
 
 
 def n_investigations(ws):
