@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REPROS, assert_none_alive, cli_env, run_cli
+from conftest import REPROS, assert_none_alive, cli_env, run_cli, run_cli_inproc
 from dbglog import captures, runner
 from dbglog.errors import DbglogError
 
@@ -123,8 +123,8 @@ def test_rocgdb_with_the_debug_agent_is_refused_before_anything_runs(tmp_path):
 
 
 def test_rocgdb_refusal_is_one_line_and_exit_2(workdir):
-    p = run_cli("run", "--capture", "rocgdb", "--env", "HSA_TOOLS_LIB=librocm-debug-agent.so", "--", "true",
-                cwd=workdir)
+    p = run_cli_inproc(workdir, "run", "--capture", "rocgdb", "--env", "HSA_TOOLS_LIB=librocm-debug-agent.so", "--",
+                       "true")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.strip().splitlines() == [l for l in p.stderr.strip().splitlines() if l.startswith("dbglog: ")]
     assert "debug agent" in p.stderr
@@ -331,8 +331,8 @@ def test_name_stuck_scoring(tmp_path):
 
 
 def test_bisection_refuses_rocgdb_beside_the_debug_agent_before_the_first_step(workdir):
-    p = run_cli("bisect", "toggles", "--env", "A=1", "--capture", "rocgdb", "--", "true", cwd=workdir,
-                env={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})
+    p = run_cli_inproc(workdir, "bisect", "toggles", "--env", "A=1", "--capture", "rocgdb", "--", "true",
+                       env={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})
     assert p.returncode == 2 and "debug agent" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 

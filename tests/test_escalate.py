@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
 from dbglog import escalate, runner
 from dbglog.errors import DbglogError
 
@@ -75,7 +75,7 @@ def test_parse_ladder_accepts_exactly_the_rising_known_levels(levels):
 
 
 def test_cli_refuses_dump_filters_without_escalate(workdir):
-    r = run_cli("run", "--dump-include", "x*", "--", PY, "-c", "pass", cwd=workdir)
+    r = run_cli_inproc(workdir, "run", "--dump-include", "x*", "--", PY, "-c", "pass")
     assert r.returncode == 2 and "need --escalate" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from conftest import assert_none_alive, recorded_pids, run_cli
+from conftest import assert_none_alive, recorded_pids, run_cli_inproc
 from dbglog import runner
 
 PY = sys.executable
@@ -45,5 +45,5 @@ def test_output_resets_the_idle_clock(tmp_path):
 
 def test_cli_refuses_a_nonsense_idle_timeout(workdir):
     # (the CLI's exit 124 on an idle hang is covered end to end in test_server_mode.py)
-    bad = run_cli("run", "--idle-timeout", "-3", "--", PY, "-c", "pass", cwd=workdir)
+    bad = run_cli_inproc(workdir, "run", "--idle-timeout", "-3", "--", PY, "-c", "pass")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
 
 CASES = [
     (["run", "--timout", "5", "--", "python", "repro.py"], "--timout", "--timeout"),
@@ -23,7 +23,7 @@ CASES = [
 
 @pytest.mark.parametrize("args, typo, meant", CASES)
 def test_typo_before_the_command_is_refused_and_nothing_recorded(workdir, args, typo, meant):
-    r = run_cli(*args, cwd=workdir)
+    r = run_cli_inproc(workdir, *args)  # (refused before anything runs: in-process is enough)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"dbglog: no such option: {typo} (did you mean {meant}?)"), lines
@@ -31,8 +31,8 @@ def test_typo_before_the_command_is_refused_and_nothing_recorded(workdir, args, 
 
 
 def test_typo_in_an_existing_workspace_records_no_run(workdir):
-    assert run_cli("init", cwd=workdir).returncode == 0
-    r = run_cli("run", "--json", "--timout", "5", "--", "python", "repro.py", cwd=workdir)
+    assert run_cli_inproc(workdir, "init").returncode == 0
+    r = run_cli_inproc(workdir, "run", "--json", "--timout", "5", "--", "python", "repro.py")
     assert r.returncode == 2 and json.loads(r.stdout)["error"].startswith("no such option: --timout")
     con = sqlite3.connect(workdir / ".dbglog" / "dbglog.db")
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

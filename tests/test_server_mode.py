@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import REPROS, assert_none_alive, recorded_pids, run_cli
+from conftest import REPROS, assert_none_alive, recorded_pids, run_cli, run_cli_inproc
 from dbglog import runner, serve
 from dbglog.bisect.history import make_repo
 
@@ -102,7 +102,7 @@ def test_never_ready_is_server_not_ready_and_a_ready_command_works(tmp_path, mon
     (["--idle-timeout", "0"], "idle"),
 ])
 def test_bad_server_options_are_one_line(workdir, args, needle):
-    r = run_cli("run", *args, "--", PY, "-c", "pass", cwd=workdir)
+    r = run_cli_inproc(workdir, "run", *args, "--", PY, "-c", "pass")  # (refused before anything runs)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert not (workdir / ".dbglog").exists() or not list((workdir / ".dbglog").rglob("result.json"))
