@@ -262,7 +262,8 @@ def test_show_displays_free_sections(dbg, workdir):
     assert code == 0 and "Bisection: v1..v2 (s1)" in out and "abc1234" in out
 
 
-def test_inferred_outcome_reads_negations_and_says_it_is_a_guess(ws, cli):
+def test_inferred_outcome_reads_negations_and_says_it_is_a_guess(ws, cli_fast):
+    cli = cli_fast  # the entry point (and its `attempt add` fast path) in-process
     cli(ws, "new", "OOM at step 4k", "--no-env", check=0)
     cases = {"No OOM anymore after 5000 steps": "worked", "No segfault after 1000 iterations": "worked",
              "No deadlock in 50 runs": "worked", "Hang disappears": "worked",
