@@ -76,6 +76,26 @@ INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
 COUNT = click.IntRange(1, 2**31 - 1)  # --jobs, --limit, budgets, attempt numbers
 
 
+def step_options(f):
+    """How each bisection step runs, shared by `bisect git` and `bisect toggles` (an option group as a
+    decorator, the sqlite-utils way): server-shaped steps, the idle hang, the Triton cache, escalation."""
+    opts = [
+        click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree or copy), "
+                     "wait for --ready, then run the command after -- as its client."),
+        click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0."),
+        click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
+                     help="With --server: seconds to wait for readiness (then server_not_ready)."),
+        click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang."),
+        click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
+                     "(default: a fresh TRITON_CACHE_DIR per step)."),
+        click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) "
+                     "across a step's failing repeats."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
 def inv_option(f):
     return click.option("-i", "--investigation", "inv_ref", metavar="ID",
                         help="Investigation (id, id prefix or title words); default: the current one.")(f)
@@ -1097,16 +1117,7 @@ def _scratch(recs, scratch, launcher):
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
               help_fn=_capture_help("Hang capture preset, on every step: "))
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
-@click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree), wait for "
-              "--ready, then run the command after -- as its client.")
-@click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0.")
-@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
-              help="With --server: seconds to wait for readiness (then server_not_ready).")
-@click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang.")
-@click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
-              "(default: a fresh TRITON_CACHE_DIR per step).")
-@click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) across a "
-              "step's failing repeats.")
+@step_options
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
@@ -1285,12 +1296,14 @@ def attempt_delete(number, inv_ref, as_json):
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
               help_fn=_capture_help("Hang capture preset, on every step: "))
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
+@step_options
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
                    max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, flaky, confidence, budget,
-                   bad_if_any, jobs, launcher, slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang, inv_ref, as_json, cmd):
+                   bad_if_any, jobs, launcher, slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang,
+                   server, ready, ready_timeout, idle_timeout, shared_cache, escalate, inv_ref, as_json, cmd):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -1318,7 +1331,9 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
         progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
-        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch, flaky=flaky, confidence=confidence, budget=budget)
+        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch, flaky=flaky, confidence=confidence, budget=budget,
+        server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
+        escalate=escalate)
     _bisect_finish(result, as_json)
 
 

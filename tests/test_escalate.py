@@ -108,3 +108,20 @@ def test_a_bisection_step_escalates_across_its_failing_repeats(recs, tmp_path):
     assert [r["kernel_api_level"]["level"] for r in records] == [1, 3, 10]
     caches = {open(r["paths"]["output"]).read().split()[1] for r in records}
     assert len(caches) == 1 and not os.path.exists(caches.pop())  # one per step, cleaned up
+
+
+def test_bisect_toggles_escalates_its_failing_trials(workdir):
+    """`bisect toggles --escalate --repeat 3` (the step options shared with `bisect git`): the trials
+    with the culprit on fail at levels 1, 3 and 10, each run recording its level."""
+    (workdir / "repro.py").write_text("import os, sys\nif os.environ.get('BREAK'):\n" +
+                                      "".join("    " + ln + "\n" for ln in REPRO.strip().splitlines()))
+    r = run_cli("bisect", "toggles", "--json", "--escalate", "--repeat", "3", "--env", "BREAK=1", "--env", "NOISE=1",
+                "--", PY, "repro.py", cwd=workdir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [sorted(s) for s in json.loads(r.stdout)["sets"]] == [["BREAK"]]
+    levels = []
+    for f in sorted((workdir / ".dbglog" / "runs").glob("*/result.json"), key=lambda p: p.stat().st_mtime_ns):
+        d = json.loads(f.read_text())
+        if d["outcome"] == "fail":
+            levels.append(d["kernel_api_level"]["level"])
+    assert levels[:3] == [1, 3, 10] and set(levels) == {1, 3, 10}, levels

@@ -121,3 +121,26 @@ def test_bisect_git_with_a_server_whose_readiness_breaks(tmp_path, pid_dir):
     assert res["first_bad"]["commit"] == shas[5]
     assert len(recorded_pids(pid_dir)) >= 6
     assert_none_alive(pid_dir)  # 0 orphans after the whole bisection
+
+
+def test_bisect_toggles_with_a_server_finds_the_variable_that_crashes_it(tmp_path, pid_dir):
+    """`bisect toggles` steps are server-shaped too: the toggled variable reaches the server, whose
+    crash decides the trial; every server is stopped (0 orphans)."""
+    port = free_port()
+    r = run_cli("bisect", "toggles", "--json", "--env", "FAKE_SERVER_MODE=crash", "--env-off", "FAKE_SERVER_MODE=ok",
+                "--env", "UNRELATED=1",
+                "--env", "ALSO_UNRELATED=1", "--server", f"{PY} {SERVER} {port}",
+                "--ready", f"http://127.0.0.1:{port}/v1/models", "--ready-timeout", "20", "--grace", "1",
+                "--timeout", "30", "--", PY, str(CLIENT), str(port), cwd=tmp_path,
+                env={"FAKE_READY_DELAY": "0", "FAKE_SERVER_MODE": "ok"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads(r.stdout)
+    assert [sorted(s) for s in res["sets"]] == [["FAKE_SERVER_MODE"]], res["sets"]
+    assert len(recorded_pids(pid_dir)) >= 6  # a server (and its worker) per trial
+    assert_none_alive(pid_dir)
+
+
+def test_bisect_toggles_refuses_a_server_without_readiness(tmp_path):
+    r = run_cli("bisect", "toggles", "--env", "X=1", "--server", f"{PY} {SERVER} 1", "--", PY, str(CLIENT), "1",
+                cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--ready" in r.stderr, r.stderr

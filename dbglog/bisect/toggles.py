@@ -532,7 +532,9 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
           progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False,
           scratch: str | None = None, flaky: bool = False, confidence: float = 0.95,
-          budget: int | None = None) -> dict:
+          budget: int | None = None, server: str | None = None, ready: str | None = None,
+          ready_timeout: float = 120.0, idle_timeout: float | None = None, shared_cache: bool = False,
+          escalate: bool = False) -> dict:
     import hashlib
 
     if not cmd:
@@ -592,8 +594,13 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
     for p, ks in kinds.items():
         if len(ks) > 1:
             raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
+    from dbglog import serve
+
+    serve.check_args(server, ready, ready_timeout, idle_timeout)  # server-shaped trials, refused before any run
     execution = Execution(cmd=list(cmd), timeout=timeout, grace=grace, repeat=repeat, build=build, launcher=launcher,
-                          captures=tuple(captures), on_hang=tuple(on_hang))
+                          captures=tuple(captures), on_hang=tuple(on_hang), server=server, ready=ready,
+                          ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
+                          escalate=escalate)
     spec = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
             "in_place": in_place, "jobs": jobs, "mode": mode, "count": count, "from_diffs": from_diffs is not None,
             "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
