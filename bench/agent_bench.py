@@ -68,7 +68,7 @@ def git_init(root: Path) -> None:
 def build_small(root: Path) -> None:
     git_init(root)
     run(["new", "NCCL all_reduce hangs on 8 GPUs", "--symptom", "rank 3 stalls at step 3", "--no-env"], root)
-    for i, (title, did, result) in enumerate([
+    for _i, (title, did, result) in enumerate([
             ("Disable P2P", FAILED_CMD, "Still hangs"), ("Tree algorithm", "NCCL_ALGO=Tree torchrun train.py",
                                                          "hung once, passed once"),
             ("Raise timeout", "TORCH_NCCL_BLOCKING_WAIT=1 torchrun train.py --timeout 7200", "Still hangs"),
@@ -104,20 +104,19 @@ async def mcp_calls(cwd: Path, n: int) -> dict[str, list[float]]:
 
     params = StdioServerParameters(command=DBGLOG[0], args=DBGLOG[1:] + ["mcp"], cwd=str(cwd), env=ENV)
     out: dict[str, list[float]] = {}
-    async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
-        async with ClientSession(r, w) as s:
-            await s.initialize()
-            calls = [("tried", {"idea": "disable NCCL P2P"}), ("search", {"query": "watchdog timeout allreduce"}),
-                     ("show", {}), ("add_attempt", {"title": "bench", "did": "x", "result": "still hangs"})]
-            for name, args in calls:
-                await s.call_tool(name, args)  # warm-up (first import of search, jinja2, ...)
-                ts = []
-                for _ in range(n):
-                    t = time.perf_counter()
-                    res = await s.call_tool(name, args)
-                    ts.append((time.perf_counter() - t) * 1000)
-                    assert not res.is_error, res.content
-                out[name] = ts
+    async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        calls = [("tried", {"idea": "disable NCCL P2P"}), ("search", {"query": "watchdog timeout allreduce"}),
+                 ("show", {}), ("add_attempt", {"title": "bench", "did": "x", "result": "still hangs"})]
+        for name, args in calls:
+            await s.call_tool(name, args)  # warm-up (first import of search, jinja2, ...)
+            ts = []
+            for _ in range(n):
+                t = time.perf_counter()
+                res = await s.call_tool(name, args)
+                ts.append((time.perf_counter() - t) * 1000)
+                assert not res.is_error, res.content
+            out[name] = ts
     return out
 
 

@@ -97,7 +97,7 @@ def _lex(text: str) -> list[str]:
 def _segments(tokens: list[str]) -> list[list[str]]:
     """Simple commands, redirections (and a bare fd number before them) dropped."""
     segs, cur, skip = [], [], False
-    for i, t in enumerate(tokens):
+    for t in tokens:
         if skip:
             skip = False
             continue

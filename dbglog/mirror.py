@@ -702,7 +702,7 @@ def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
         if data is not None:
             return [NextStep(**d) for d in data]
     steps = []
-    for n, (i, line) in enumerate(items, 1):
+    for n, (_i, line) in enumerate(items, 1):
         step = parse_step(line, n)
         if step is None:
             m = re.match(r"^\d+\. (?:\[([ xX~-])\] )?(.*)$", line)

@@ -99,7 +99,7 @@ def chunk(text: str, base: tuple[str, ...] = (), first_line: int = 1) -> list[Ch
             continue
         path = SEP.join([*base, *(tx for _lv, tx in stack if tx)])
 
-        def emit(a, b):
+        def emit(a, b, path=path):  # (called within this iteration)
             body = "\n".join(lines[a:b]).rstrip()
             if body.strip():
                 out.append(Chunk(path, first_line + a, body))

@@ -321,10 +321,9 @@ class Step:
 
     def _settle(self, result) -> None:
         active = jobs(self.name)
-        if active and self.cancel_info is None:
-            # srun is gone; the job should end on its own (COMPLETING) -- give it a moment, then cancel.
-            if self._wait_gone(5.0):
-                self.cancel()
+        # srun is gone; the job should end on its own (COMPLETING) -- give it a moment, then cancel.
+        if active and self.cancel_info is None and self._wait_gone(5.0):
+            self.cancel()
         job = self._describe(result)
         tail = _tail(result.paths.get("stderr")) + "\n" + _tail(result.paths.get("stdout"))
         why = None

@@ -440,7 +440,7 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     files = mirror_files(ws)
     ids = set(store.ids())
     seen: dict[str, str] = {}
-    for rel, st in sorted(files.items()):
+    for rel, _st in sorted(files.items()):
         row = rows.get(rel)
         path = ws.root / rel
         try:

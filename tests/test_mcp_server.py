@@ -26,17 +26,16 @@ def serve(cwd, scenario):
     async def main():
         params = StdioServerParameters(command=sys.executable, args=["-m", "dbglog", "mcp"], cwd=str(cwd),
                                        env=cli_env())
-        async with stdio_client(params) as (r, w):
-            async with ClientSession(r, w) as session:
-                await session.initialize()
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
 
-                async def call(name, **args):
-                    res = await session.call_tool(name, args)
-                    if res.is_error:
-                        return {"error": res.content[0].text}
-                    return res.structured_content
+            async def call(name, **args):
+                res = await session.call_tool(name, args)
+                if res.is_error:
+                    return {"error": res.content[0].text}
+                return res.structured_content
 
-                return await scenario(call, session)
+            return await scenario(call, session)
     return asyncio.run(asyncio.wait_for(main(), 120))
 
 

@@ -46,7 +46,7 @@ def test_scan_and_python_off_keeps_file_valid(tmp_path):
     original = p.read_bytes()
     compile(original, "m.py", "exec")
     all_regions = [r for rs in found.values() for r in rs]
-    for name, regions in found.items():  # each alone, and all together
+    for _name, regions in found.items():  # each alone, and all together
         for off in (regions, all_regions):
             out = suspects.render(original, off)
             compile(out, "m.py", "exec")

@@ -930,10 +930,7 @@ class ToggleSearch(_QuerySearch):
         return ("complete", "")
 
     def _known_not_failing(self, q: frozenset) -> bool:
-        for k, v in self.verdicts.items():
-            if v is Verdict.GOOD and q <= k and k in self._asked_set:
-                return True
-        return False
+        return any(v is Verdict.GOOD and q <= k and k in self._asked_set for k, v in self.verdicts.items())
 
     def _next_pool(self):
         """A failing pool that avoids every found set, or None when none is left."""

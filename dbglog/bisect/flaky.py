@@ -172,7 +172,7 @@ class FlakyDriver:
                         "nothing to bisect (check the command and --bad)")
             d.progress.running(d.label(bad) + " (bad end, until it fails)")
             got = {}
-            d.run_many([bad], S.Target(any_failure=True), ex0, lambda sha, s, rs: got.__setitem__(sha, (s, rs)))
+            d.run_many([bad], S.Target(any_failure=True), ex0, lambda sha, s, rs, got=got: got.__setitem__(sha, (s, rs)))
             s, rs = got[bad]
             for r in rs:
                 self.run_cache[r["id"]] = r

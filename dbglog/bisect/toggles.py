@@ -719,12 +719,12 @@ class _Loop:
                 self.prog.stepped(c, label)
                 continue
             todo.append((key, enabled, label))
-        for key, enabled, label in todo:
+        for _key, _enabled, label in todo:
             self.prog.running(label)
         if todo:
             rs = self.t.run_batch([(k, e, extra_env_of(k) if extra_env_of else {}) for k, e, _ in todo],
                                   self.target, self.execution)
-            for (key, enabled, label), (step, records) in zip(todo, rs):
+            for (key, _enabled, _label), (step, records) in zip(todo, rs):
                 self.db.record(self.sid, step, self.ckey(key), records)
                 self.known[key] = step
                 self.executed += 1
@@ -748,11 +748,11 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         execution.timeout = ENDPOINT_TIMEOUT
     probe_target = Target(any_failure=True)
     items = [(key_of(names), set(names)), (key_of([]), set())]
-    for k, e in items:
+    for _k, e in items:
         prog.running(describe_set(e, names))
     res = trials.run_batch(items, probe_target, execution)
     (on_step, on_recs), (off_step, off_recs) = res
-    for (k, e), (st, _) in zip(items, res):
+    for (_k, e), (st, _) in zip(items, res):
         prog.stepped(st, describe_set(e, names))
 
     def runs_of(records):  # the repro's runs (a --build run comes first)
@@ -942,7 +942,7 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             continue
         rs = trials.run_requests([(key, en, replace(execution, repeat=req.runs), req.stop)
                                   for req, key, en, _, _ in todo], target)
-        for (req, key, en, label, ck), (step, records) in zip(todo, rs):
+        for (req, key, _en, label, ck), (step, records) in zip(todo, rs):
             executed += sum(step.counts or [0])
             search.record(req.query, *counts_of(step))
             merged = verdict_step(req.query, _merge(known.get(key), step))

@@ -241,9 +241,8 @@ class _Reader:
         return out, skipped
 
     def _title(self, scope: Node, title_node: Node | None) -> tuple[str, Node | None]:
-        if title_node is not None and title_node.start >= 0:
-            if title_node is not scope or scope.level > 0:
-                return title_node.text, title_node
+        if title_node is not None and title_node.start >= 0 and (title_node is not scope or scope.level > 0):
+            return title_node.text, title_node
         meta_title = self.meta.get("title")
         h1 = [c for c in scope.children if c.level == 1]
         if h1:
