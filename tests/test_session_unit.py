@@ -262,7 +262,7 @@ def _child(*args):
 def test_a_dead_or_reused_driver_pid_reads_as_interrupted(recs):
     db = S.SessionDB(recs.store)
     sid = db.create("git", {}, None)
-    p = _child()  # alive, but not a dbglog process: the pid was reused
+    p = subprocess.Popen(["sleep", "60"])  # alive, but not a dbglog process: the pid was reused
     try:
         _set_pid(recs, sid, p.pid)
         assert db.get(sid)["status"] == "interrupted" and db.list()[0]["status"] == "interrupted"
@@ -297,7 +297,7 @@ def test_leftovers_of_a_killed_driver_are_reaped(recs):
     sid = S.SessionDB(recs.store).create("git", {}, None)
     env = dict(os.environ, **{S.SESSION_VAR: sid})
     p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
-    other = _child()  # not marked: must survive
+    other = subprocess.Popen(["sleep", "60"])  # not marked: must survive
     try:
         psutil.Process(p.pid).environ()  # (the marker is read from /proc/PID/environ)
         S.reap_leftovers(sid)
