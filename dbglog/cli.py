@@ -377,12 +377,6 @@ def diff():
     """
 
 
-def _labels(working_label, broken_label):
-    text_arg(working_label, "column label")
-    text_arg(broken_label, "column label")
-    return (working_label, broken_label)
-
-
 @diff.command("add")
 @click.argument("factor")
 @click.argument("working")
@@ -397,12 +391,9 @@ def _labels(working_label, broken_label):
 @json_option
 def diff_add(factor, working, broken, working_label, broken_label, status, apply_, inv_ref, as_json):
     """Add a row: FACTOR, its value in the WORKING case (passes) and in the BROKEN case (fails)."""
-    for v, what in ((factor, "factor"), (working, "working value"), (broken, "broken value")):
-        text_arg(v, what)
     recs = open_records()
-    inv_id = recs.resolve(inv_ref)
-    d = recs.diff_add(inv_id, factor, working, broken, labels=_labels(working_label, broken_label),
-                      status=status, apply=apply_)
+    inv_id, d = ops.add_difference(recs, inv_ref, factor, working, broken, status=status, apply=apply_,
+                                   working_label=working_label, broken_label=broken_label)
     notes = ops.difference_notes(recs, inv_id, d)
     emit(as_json, d.to_dict() | {"investigation": inv_id} | notes,
          lambda: _print_difference(f"Difference {d.position} added to {inv_id}: {d.factor}", notes))

@@ -325,8 +325,27 @@ def add_difference(recs, inv_ref, factor: str, working: str, broken: str, *, sta
                     (working_label, "column label"), (broken_label, "column label"), (apply, "apply spec")):
         check_text(v, what)
     inv_id = recs.resolve(inv_ref)
+    check_apply_spec(recs, apply, factor, working, broken)
     return inv_id, recs.diff_add(inv_id, factor, working, broken, labels=(working_label, broken_label),
                                  status=status, apply=apply or "")
+
+
+def check_apply_spec(recs, apply: str | None, factor: str, working: str | None, broken: str | None) -> None:
+    """Refuse an apply spec `bisect toggles --from-diffs` could not use, before it is stored. A config
+    file that is not there (yet, or relative to where the repro runs) is not an error here."""
+    if not (apply or "").strip():
+        return
+    from pathlib import Path
+
+    from dbglog.bisect.toggles import apply_spec_toggle
+
+    try:
+        apply_spec_toggle(factor or "row", apply.strip(), Path(recs.ws.root), factor=factor, working=working,
+                          broken=broken)
+    except DbglogError as e:
+        if apply.strip().lower().startswith("config") and "no such file" in str(e):
+            return
+        raise DbglogError(f"bad --apply {apply.strip()!r}: {e}") from None
 
 
 def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None, status=None, apply=None,
@@ -338,6 +357,11 @@ def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None
                     (working_label, "column label"), (broken_label, "column label"), (apply, "apply spec")):
         check_text(v, what)
     inv_id = recs.resolve(inv_ref)
+    if apply:  # the states may come from the row's columns: check against the row as it will be
+        row = next((d for d in recs.store.load(inv_id).differences
+                    if d.factor == factor or str(d.position) == factor), None)
+        check_apply_spec(recs, apply, factor, working if working is not None else (row.working if row else "0"),
+                         broken if broken is not None else (row.broken if row else "1"))
     return inv_id, recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply,
                                  labels=(working_label, broken_label))
 
