@@ -63,8 +63,10 @@ def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
         name = e.name
         if not name.endswith(".md") or name.startswith(".") or name.endswith(CONFLICT_SUFFIX):
             continue
-        if e.is_file():
-            out[f"logs/{name}"] = e.stat()
+        # A symlink is not a mirror file: following one would read (and import) whatever it points
+        # at, outside logs/, and writing the investigation would turn the link into a file.
+        if e.is_file(follow_symlinks=False):
+            out[f"logs/{name}"] = e.stat(follow_symlinks=False)
     return out
 
 
