@@ -1,9 +1,16 @@
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A runner that starts pytest with SIGINT ignored (a background job of a non-interactive shell, some
+# CI agents) passes that on to every child, and the Ctrl-C tests then wait for their timeouts:
+# handled, not ignored, the children start with the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO
