@@ -22,30 +22,45 @@ _VALUED = {"--status": "status", "--tag": "tags", "-i": "inv_ref", "--investigat
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def parse_tried(argv: list[str]) -> dict | None:
-    """The options of a plain ``tried`` invocation, or None: let click parse (and refuse) it."""
-    out: dict = {"words": [], "status": None, "tags": [], "inv_ref": None, "limit": 5, "as_json": False}
+def _scan(argv: list[str], valued: dict[str, str]):
+    """The words of a plain command line as ("arg", word), ("json", None) and (key, value) pairs; a
+    ("bad", None) pair for anything click must see instead (-h, --help, -n5, a typo, a missing value)."""
     it = iter(argv)
     words_only = False
     for a in it:
         if words_only or not a.startswith("-") or a == "-":
-            out["words"].append(a)
+            yield "arg", a
             continue
         if a == "--":
             words_only = True
             continue
         name, eq, value = a.partition("=")
         if name == "--json" and not eq:
-            out["as_json"] = True
+            yield "json", None
             continue
-        key = _VALUED.get(name)
+        key = valued.get(name)
         if key is None or (eq and not name.startswith("--")):
-            return None  # -h, --help, -n5, a typo: click's business
+            yield "bad", None
+            return
         if not eq:
             value = next(it, None)
             if value is None:
-                return None
-        if key == "tags":
+                yield "bad", None
+                return
+        yield key, value
+
+
+def parse_tried(argv: list[str]) -> dict | None:
+    """The options of a plain ``tried`` invocation, or None: let click parse (and refuse) it."""
+    out: dict = {"words": [], "status": None, "tags": [], "inv_ref": None, "limit": 5, "as_json": False}
+    for key, value in _scan(argv, _VALUED):
+        if key == "bad":
+            return None
+        if key == "arg":
+            out["words"].append(value)
+        elif key == "json":
+            out["as_json"] = True
+        elif key == "tags":
             out["tags"].append(value)
         elif key == "limit":
             if not re.fullmatch(r"[0-9]{1,3}", value) or not 1 <= int(value) <= 100:
@@ -143,29 +158,16 @@ def parse_attempt_add(argv: list[str]) -> dict | None:
     """The fields of a plain ``attempt add``, or None: let click parse (and refuse) it, or open the editor."""
     out: dict = {"title": None, "hypothesis": None, "did": None, "result": None, "conclusion": None,
                  "outcome": None, "runs": [], "inv_ref": None, "as_json": False}
-    it = iter(argv)
-    words_only = False
-    for a in it:
-        if words_only or not a.startswith("-") or a == "-":
+    for key, value in _scan(argv, _ADD_VALUED):
+        if key == "bad":
+            return None
+        if key == "arg":
             if out["title"] is not None:
                 return None  # a second positional: click's error
-            out["title"] = a
-            continue
-        if a == "--":
-            words_only = True
-            continue
-        name, eq, value = a.partition("=")
-        if name == "--json" and not eq:
+            out["title"] = value
+        elif key == "json":
             out["as_json"] = True
-            continue
-        key = _ADD_VALUED.get(name)
-        if key is None or (eq and not name.startswith("--")):
-            return None
-        if not eq:
-            value = next(it, None)
-            if value is None:
-                return None
-        if key == "runs":
+        elif key == "runs":
             out["runs"].append(value)
         else:
             out[key] = value

@@ -36,16 +36,21 @@ _ADVICE = {
 }
 
 
-def no_space_left(path) -> bool:
-    """Is the file system that holds ``path`` (or its nearest existing parent) out of space?"""
+def _existing(path) -> str:
+    """``path``, or its nearest existing parent (what statvfs can be asked about)."""
     p = os.fspath(path) if path is not None else "."
     while p and not os.path.exists(p):
         parent = os.path.dirname(p)
         if parent == p:
             break
         p = parent
+    return p or "."
+
+
+def no_space_left(path) -> bool:
+    """Is the file system that holds ``path`` (or its nearest existing parent) out of space?"""
     try:
-        st = os.statvfs(p or ".")
+        st = os.statvfs(_existing(path))
     except OSError:
         return False
     return st.f_bavail * st.f_frsize < 64 * 1024 or (st.f_files and st.f_favail == 0)
@@ -53,14 +58,8 @@ def no_space_left(path) -> bool:
 
 def read_only(path) -> bool:
     """Is ``path`` (or its nearest existing parent) on a read-only file system?"""
-    p = os.fspath(path) if path is not None else "."
-    while p and not os.path.exists(p):
-        parent = os.path.dirname(p)
-        if parent == p:
-            break
-        p = parent
     try:
-        return bool(os.statvfs(p or ".").f_flag & os.ST_RDONLY)
+        return bool(os.statvfs(_existing(path)).f_flag & os.ST_RDONLY)
     except OSError:
         return False
 
