@@ -51,7 +51,6 @@ import os
 import re
 import sys
 
-BREAKER_THRESHOLD = 3
 MAX_INPUT = 1 << 20  # a hook input larger than this is not a command or a prompt
 NOTICE_ATTEMPTS = 3
 
@@ -440,24 +439,9 @@ def _untested_rows(recs, inv_ids: list[str]) -> list[dict]:
 def _threshold(recs, given: int | None) -> int:
     if given is not None:
         return given
-    try:
-        with open(recs.ws.config_path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return BREAKER_THRESHOLD
-    if b"threshold" not in data:  # (tomllib costs more than the rest of the hook)
-        return BREAKER_THRESHOLD
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))  # [breaker] threshold, shared with `attempt add`; the old name
-        value = int(doc.get("breaker", {}).get("threshold", doc.get("hook", {}).get("breaker_threshold",
-                                                                                  BREAKER_THRESHOLD)))
-        return value if value >= 1 else BREAKER_THRESHOLD
-    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
-        return BREAKER_THRESHOLD
+    from dbglog import config  # (stdlib only, like the hook)
+
+    return config.breaker_threshold(recs.ws.config_path)  # shared with `attempt add`
 
 
 class Recorded:

@@ -178,29 +178,12 @@ def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, re
 
 # --- the circuit breaker: the same failure N times in one investigation -------------------------
 
-BREAKER_THRESHOLD = 3
 
 
 def breaker_threshold(config_path) -> int:
-    """``[breaker] threshold`` in .dbglog/config.toml (``[hook] breaker_threshold`` also read: the
-    command hook's name for it), else 3."""
-    try:
-        with open(config_path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return BREAKER_THRESHOLD
-    if b"threshold" not in data:
-        return BREAKER_THRESHOLD
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-        value = doc.get("breaker", {}).get("threshold", doc.get("hook", {}).get("breaker_threshold"))
-        return int(value) if value is not None and int(value) >= 1 else BREAKER_THRESHOLD
-    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
-        return BREAKER_THRESHOLD
+    from dbglog import config
+
+    return config.breaker_threshold(config_path)
 
 
 _RUN_NOISE = None

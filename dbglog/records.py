@@ -573,17 +573,9 @@ def parse_size(text) -> int | None:
 
 def runs_cap(config_path: Path) -> int | None:
     """The size cap of `.dbglog/runs/` from ``[runs] max_size`` in config.toml (default 2 GiB)."""
-    try:
-        import tomllib
+    from dbglog import config
 
-        with open(config_path, "rb") as f:
-            cfg = tomllib.load(f)
-    except FileNotFoundError:
-        return DEFAULT_RUNS_CAP
-    except (OSError, ValueError) as e:
-        raise DbglogError(f"{config_path}: {e}") from None
-    value = (cfg.get("runs") or {}).get("max_size", DEFAULT_RUNS_CAP) if isinstance(cfg.get("runs"), dict) \
-        else DEFAULT_RUNS_CAP
+    value = config.table(config_path, "runs").get("max_size", DEFAULT_RUNS_CAP)
     try:
         return parse_size(value)
     except DbglogError as e:

@@ -187,22 +187,9 @@ class WatchReport:
 
 def watch_patterns(config_path: Path) -> list[str]:
     """``[search] watch`` of config.toml: a list of paths / glob patterns (``**`` recurses)."""
-    try:
-        raw = config_path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    if b"watch" not in raw:  # the common case: no watched docs, no TOML parse
-        return []
-    try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        cfg = tomllib.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DbglogError(f"{config_path}: {e}") from None
-    sect = cfg.get("search", {})
-    pats = sect.get("watch", []) if isinstance(sect, dict) else []
+    from dbglog import config
+
+    pats = config.table(config_path, "search", needle=b"watch").get("watch", [])  # (no parse without it)
     if isinstance(pats, str):
         pats = [pats]
     if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):

@@ -92,16 +92,9 @@ def check_launcher(prefix: str | None) -> None:
 
 def scratch_from_config(config_path: Path) -> str | None:
     """``[slurm] scratch`` in .dbglog/config.toml: where bisection worktrees/copies go."""
-    try:
-        import tomllib
+    from dbglog import config
 
-        with open(config_path, "rb") as f:
-            cfg = tomllib.load(f)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise DbglogError(f"{config_path}: {e}") from None
-    value = (cfg.get("slurm") or {}).get("scratch") if isinstance(cfg.get("slurm"), dict) else None
+    value = config.table(config_path, "slurm").get("scratch")
     if value is not None and not isinstance(value, str):
         raise DbglogError(f"{config_path}: [slurm] scratch must be a path (a string)")
     return value

@@ -25,6 +25,7 @@ LAYERS = {
         "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
     1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
         "dbglog.advice", "dbglog.envinfo", "dbglog.story", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
+        "dbglog.config",
         "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.proctree", "dbglog", "dbglog.escalate",
         "dbglog.preflight", "dbglog.flightrec"},
 }

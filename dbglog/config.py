@@ -1,0 +1,52 @@
+"""Reading `.dbglog/config.toml`: one rule for every setting (bottom layer, stdlib only).
+
+A missing file or table is the defaults. A file that cannot be read or parsed is one line naming
+it (`DbglogError`), except where a caller must never fail (the agent hooks) and asks for the
+default instead. ``needle``: bytes the setting's key must contain, so that the common case (the
+key is not there) costs no TOML parse on the commands an agent runs all the time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dbglog.errors import DbglogError
+
+BREAKER_THRESHOLD = 3  # failed attempts ending the same way before the circuit breaker speaks
+
+
+def load(config_path, needle: bytes | None = None) -> dict:
+    """The parsed file, or {} when it is missing (or lacks ``needle``)."""
+    try:
+        raw = Path(config_path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as e:
+        raise DbglogError(f"{config_path}: {e.strerror or e}") from None
+    if needle is not None and needle not in raw:
+        return {}
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DbglogError(f"{config_path}: {e}") from None
+
+
+def table(config_path, name: str, needle: bytes | None = None) -> dict:
+    """The ``[name]`` table ({} when absent, or when it is not a table)."""
+    value = load(config_path, needle).get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def breaker_threshold(config_path) -> int:
+    """``[breaker] threshold`` (``[hook] breaker_threshold``, the command hook's older name, also
+    read), else 3. Never fails: the hooks and `attempt add` must not stop over a bad setting."""
+    try:
+        doc = load(config_path, b"threshold")
+        value = doc.get("breaker", {}).get("threshold", doc.get("hook", {}).get("breaker_threshold"))
+        return int(value) if value is not None and int(value) >= 1 else BREAKER_THRESHOLD
+    except (DbglogError, ValueError, TypeError, AttributeError):
+        return BREAKER_THRESHOLD
