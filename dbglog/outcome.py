@@ -39,7 +39,8 @@ _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gon
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
-    r"\b0 ?/ ?\d+ (?:\w+ )?(?:pass(?:ed|es)?|succeed\w*|ok|green|clean)\b",
+    # "0/29 wins", "0 of 5 runs succeeded": a count of successes that is zero is a failure
+    r"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){0,2}(?:pass(?:ed|es)?|wins?|won|succeed\w*|success\w*|green|clean|ok|work(?:ed|s)?)\b",
 ]
 _NEGATED_FAIL = [
     r"\bno more\b(?: [\w'-]+){0,3}",
@@ -96,7 +97,7 @@ _WIN = [
     r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
     r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
-    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
+    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
 ]
 _FAIL = [
