@@ -409,7 +409,10 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
     # Driver and device setup: nothing ran on the GPU yet, so any later error is a consequence.
     _S("driver.insufficient",
-       [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient")], 76,
+       [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient"),
+        # torch's check of the driver against the CUDA it was built for
+        (r"The NVIDIA driver on your system is too old|NVIDIA driver too old \(found version \d+\)",
+         ("driver on your system is too old", "NVIDIA driver too old"))], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     _S("driver.no_device",
