@@ -424,27 +424,26 @@ def _rocgdb_check(env: dict) -> tuple[str | None, str | None]:
                   "(one debugger per process)")
 
 
-def _rocgdb(ctx: Context) -> list[dict]:
-    """The playbook's batch script on each GPU-holding worker, ending in detach (or the worker
-    stays stopped), under the time limit."""
-    exe = which("rocgdb")
+def _gdb_batch(ctx: Context, tool: str, where: str, script: Sequence[str]) -> list[dict]:
+    """``script`` in batch mode on each GPU-holding worker, ending in detach (or the worker stays
+    stopped), under the time limit."""
+    exe = which(tool)
     if not exe:
-        return _missing("rocgdb", " (ROCm's rocgdb)")
+        return _missing(tool, where)
     procs, note = ctx.targets("workers")
-    return [ctx.tool("rocgdb", p, [exe, "-p", str(p.pid), "-batch", "-nx"]
-                     + [a for c in ROCGDB_SCRIPT for a in ("-ex", c)], note=note) for p in procs]
+    return [ctx.tool(tool, p, [exe, "-p", str(p.pid), "-batch", "-nx"] + [a for c in script for a in ("-ex", c)],
+                     note=note) for p in procs]
+
+
+def _rocgdb(ctx: Context) -> list[dict]:
+    return _gdb_batch(ctx, "rocgdb", " (ROCm's rocgdb)", ROCGDB_SCRIPT)
 
 
 CUDA_GDB_SCRIPT = ("set pagination off", "info cuda kernels", "info cuda blocks", "thread apply all bt", "detach")
 
 
 def _cuda_gdb(ctx: Context) -> list[dict]:
-    exe = which("cuda-gdb")
-    if not exe:
-        return _missing("cuda-gdb", " (CUDA toolkit)")
-    procs, note = ctx.targets("workers")
-    return [ctx.tool("cuda-gdb", p, [exe, "-p", str(p.pid), "-batch", "-nx"]
-                     + [a for c in CUDA_GDB_SCRIPT for a in ("-ex", c)], note=note) for p in procs]
+    return _gdb_batch(ctx, "cuda-gdb", " (CUDA toolkit)", CUDA_GDB_SCRIPT)
 
 
 def _cuda_coredump_env(run_dir: Path, base_env: dict) -> dict:
