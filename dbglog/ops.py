@@ -320,7 +320,7 @@ def check_apply_spec(recs, apply: str | None, factor: str, working: str | None, 
         return
     from pathlib import Path
 
-    from dbglog.bisect.toggles import apply_spec_toggle
+    from dbglog.bisect.kinds import apply_spec_toggle
 
     try:
         apply_spec_toggle(factor or "row", apply.strip(), Path(recs.ws.root), factor=factor, working=working,
@@ -359,7 +359,7 @@ def difference_notes(recs, inv_id: str, d) -> dict:
     if d.apply.strip():
         from pathlib import Path
 
-        from dbglog.bisect.toggles import apply_spec_toggle
+        from dbglog.bisect.kinds import apply_spec_toggle
 
         try:
             t = apply_spec_toggle(d.factor, d.apply.strip(), Path(recs.ws.root), factor=d.factor,

@@ -40,20 +40,22 @@ import json
 import math
 import os
 import queue
-import re
 import shlex
 import shutil
 import signal
 import subprocess
 import threading
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
-from dbglog.bisect import configedit, suspects
+from dbglog.bisect import kinds as toggle_kinds
+from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
+# the toggle record and every kind live in kinds.py (one registered Kind each); re-exported for importers
+from dbglog.bisect.kinds import UNSET_WORDS, Toggle, apply_spec_toggle, build_toggles  # noqa: F401
 from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, cache_key, default_timeout,
                                    md_cell, record_section, run_parallel, target_for, verdict_of, workdir_root)
-from dbglog.coop import COUNT_FILE_VAR, ENABLED_VAR, MANAGED_VAR, limit_var
+from dbglog.coop import COUNT_FILE_VAR, limit_var
 from dbglog.errors import DbglogError
 
 KIND = "toggles"
@@ -62,219 +64,6 @@ ENDPOINT_TIMEOUT = 600.0  # the ends run before a per-step timeout can be derive
 
 
 # --- toggles ---------------------------------------------------------------------------
-
-
-@dataclass
-class Toggle:
-    name: str
-    kind: str  # env | arg | config | suspect | coop
-    var: str = ""
-    value: object = None  # env: on value (None: unset); config: on value
-    off: str | None = None  # env: off value (None: unset)
-    words: list = field(default_factory=list)  # arg: on words
-    off_words: list = field(default_factory=list)  # arg: off words (a diff row's working value)
-    file: str = ""
-    key: str = ""
-    on_unset: bool = False  # config: on = the file as it is
-    off_value: object = None  # config: off value, when not off_unset
-    off_unset: bool = True  # config: off = the file as it is
-    regions: list = field(default_factory=list)
-    factor: str | None = None
-
-    def to_dict(self) -> dict:
-        defaults = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-                    for f in fields(self) if f.default is not MISSING or f.default_factory is not MISSING}
-        return {k: v for k, v in asdict(self).items() if k not in defaults or v != defaults[k]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Toggle":
-        return cls(**d)
-
-    def states(self) -> tuple[str, str]:
-        """(on, off) in words, for the report."""
-        if self.kind == "env":
-            def env(v):
-                return f"{self.var}={v}" if v is not None else f"{self.var} unset"
-            return env(self.value), env(self.off)
-        if self.kind == "arg":
-            return shlex.join(self.words) or "absent", shlex.join(self.off_words) or "absent"
-        if self.kind == "config":
-            def cfg(unset, v):
-                return "the file's value" if unset else f"{Path(self.file).name}: {self.key} = {json.dumps(v)}"
-            return cfg(self.on_unset, self.value), cfg(self.off_unset, self.off_value)
-        if self.kind == "suspect":
-            where = ", ".join(f"{Path(r[0]).name}:{r[1] + 1}" + (f"-{r[2] + 1}" if r[2] != r[1] else "")
-                              for r in self.regions[:4]) + (" ..." if len(self.regions) > 4 else "")
-            return f"lines as written ({where})", "disabled"
-        return f"dbglog.toggle({self.name!r}) True", "False"
-
-
-def _parse_env(text: str, what: str = "--env") -> tuple[str, str]:
-    if "=" not in text or not text.split("=", 1)[0]:
-        raise DbglogError(f"bad {what} {text!r}: use NAME=VALUE")
-    k, v = text.split("=", 1)
-    return k, v
-
-
-def _parse_config(text: str, cwd: Path, what: str = "--config") -> tuple[str, str, object]:
-    if "=" not in text:
-        raise DbglogError(f"bad {what} {text!r}: use FILE:KEY.PATH=VALUE")
-    left, value = text.split("=", 1)
-    if ":" not in left:
-        raise DbglogError(f"bad {what} {text!r}: use FILE:KEY.PATH=VALUE")
-    f, key = left.rsplit(":", 1)
-    configedit.split_key(key)
-    path = (cwd / f).resolve()
-    configedit.file_format(str(path))
-    if not path.is_file():
-        raise DbglogError(f"{what} {text!r}: no such file {path}")
-    return str(path), key, configedit.parse_value(value)
-
-
-#: a diff cell that means "not set" (the variable unset, the argument absent, the file as it is)
-UNSET_WORDS = ("", "unset", "(unset)", "<unset>", "not set")
-
-
-def _cell(text: str | None) -> str | None:
-    """A diff row's cell as a state: None when it means unset."""
-    t = (text or "").strip().strip("`").strip()
-    return None if t.lower() in UNSET_WORDS else t
-
-
-def _explicit_states(rest: str, spec: str) -> tuple[str, dict[str, str | None]]:
-    """``NAME on=VALUE off=VALUE`` -> (NAME, {"on": ..., "off": ...}); a value ``unset`` is None."""
-    try:
-        words = shlex.split(rest)
-    except ValueError as e:
-        raise DbglogError(f"apply spec {spec!r}: {e}") from None
-    head, states = (words[0] if words else ""), {}
-    for w in words[1:]:
-        k, eq, v = w.partition("=")
-        if not eq or k not in ("on", "off"):
-            raise DbglogError(f"apply spec {spec!r}: expected on=VALUE and/or off=VALUE after the name, got {w!r}")
-        states[k] = _cell(v)
-    return head, states
-
-
-def apply_spec_toggle(name: str, spec: str, cwd: Path, factor: str | None = None, working: str | None = None,
-                      broken: str | None = None) -> Toggle:
-    """A toggle from a key-differences row. The spec names the knob, and the two states come from
-    the row's columns -- on = the BROKEN value, off = the WORKING value, ``unset``/empty = not set:
-    ``env:NAME``, ``config:FILE:KEY``, ``arg``. Explicit states remain possible:
-    ``env:NAME=VALUE`` (off: unset), ``arg:TEXT`` (off: absent), ``config:FILE:KEY=VALUE`` (off: the
-    file's value), or ``KNOB on=VALUE off=VALUE`` for any of them."""
-    spec = spec.strip()
-    kind = re.split(r"[:\s]", spec, maxsplit=1)[0].lower()
-    rest = spec[len(kind):].lstrip(":").strip() if spec[:len(kind)].lower() == kind else ""
-    on, off = _cell(broken), _cell(working)
-    explicit = any(w.startswith(("on=", "off=")) for w in rest.split())
-    if kind == "env":
-        if explicit or "=" not in rest:  # the knob, states from the columns (or on=/off=)
-            var, st = _explicit_states(rest, spec) if explicit else (rest, {})
-            on, off = st.get("on", on), st.get("off", off)
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var or ""):
-                raise DbglogError(f"apply spec {spec!r} (row {name!r}): env:NAME, e.g. env:HIP_LAUNCH_BLOCKING")
-            t = Toggle(name, "env", var=var, value=on, off=off, factor=factor)
-        else:
-            var, val = _parse_env(rest, "apply spec")
-            t = Toggle(name, "env", var=var, value=val, factor=factor)
-        if t.value == t.off:
-            raise DbglogError(f"row {name!r}: the working and broken states of {t.var} are the same "
-                              f"({t.states()[0]}): nothing to switch")
-        return t
-    if kind == "arg":
-        if explicit or not rest:
-            _, st = _explicit_states("arg " + rest, spec) if explicit else ("", {})
-            on, off = st.get("on", on), st.get("off", off)
-            t = Toggle(name, "arg", words=shlex.split(on or ""), off_words=shlex.split(off or ""), factor=factor)
-        else:
-            t = Toggle(name, "arg", words=shlex.split(rest), factor=factor)
-        if t.words == t.off_words:
-            raise DbglogError(f"row {name!r}: the working and broken arguments are the same: nothing to switch")
-        return t
-    if kind == "config":
-        if explicit or "=" not in rest:
-            target, st = _explicit_states(rest, spec) if explicit else (rest, {})
-            on, off = st.get("on", on), st.get("off", off)
-            if ":" not in target:
-                raise DbglogError(f"apply spec {spec!r} (row {name!r}): config:FILE:KEY.PATH")
-            f, key, _ = _parse_config(target + "=null", cwd, "apply spec")
-            t = Toggle(name, "config", file=f, key=key, factor=factor,
-                       value=configedit.parse_value(on) if on is not None else None, on_unset=on is None,
-                       off_value=configedit.parse_value(off) if off is not None else None, off_unset=off is None)
-            if t.on_unset and t.off_unset:
-                raise DbglogError(f"row {name!r}: both states of {key} are unset: nothing to switch")
-            return t
-        f, key, value = _parse_config(rest, cwd, "apply spec")
-        return Toggle(name, "config", file=f, key=key, value=value, factor=factor)
-    raise DbglogError(f"unknown apply spec {spec!r} (row {name!r}): use env:NAME, arg or config:FILE:KEY (both "
-                      "states from the row's columns), or env:NAME=VALUE, arg:TEXT, config:FILE:KEY=VALUE")
-
-
-def build_toggles(recs, *, cwd: Path, envs=(), env_offs=(), args=(), args_from=(), configs=(), suspect_paths=(),
-                  coops=(), from_diffs_inv: str | None = None) -> list[Toggle]:
-    out: list[Toggle] = []
-    offs = dict(_parse_env(e, "--env-off") for e in env_offs)
-    for e in envs:
-        var, val = _parse_env(e)
-        out.append(Toggle(var, "env", var=var, value=val, off=offs.pop(var, None)))
-    if offs:
-        raise DbglogError(f"--env-off {next(iter(offs))}: no --env toggle for that variable")
-    arg_texts = list(args)
-    for f in args_from:
-        from dbglog.fserrors import check_regular_file
-
-        check_regular_file(Path(cwd / f), f"--args-from {f}")  # a FIFO or /dev/zero would never end
-        try:
-            lines = Path(cwd / f).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            raise DbglogError(f"--args-from {f}: {e.strerror}") from None
-        arg_texts += [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-    for a in arg_texts:
-        try:
-            words = shlex.split(a)
-        except ValueError as e:
-            raise DbglogError(f"bad --arg {a!r}: {e}") from None
-        if not words:
-            raise DbglogError("empty --arg")
-        out.append(Toggle(a.strip(), "arg", words=words))
-    for c in configs:
-        f, key, value = _parse_config(c, cwd)
-        out.append(Toggle(key, "config", file=f, key=key, value=value))
-    if suspect_paths:
-        found = suspects.scan([cwd / p for p in suspect_paths])
-        if not found:
-            raise DbglogError("no `dbglog: suspect NAME` or `dbglog: begin NAME` markers found in "
-                              + ", ".join(map(str, suspect_paths)))
-        for name, regions in found.items():
-            out.append(Toggle(name, "suspect", regions=[r.to_list() for r in regions]))
-    for c in coops:
-        out.append(Toggle(c, "coop"))
-    if from_diffs_inv is not None:
-        inv = recs.store.load(from_diffs_inv)
-        rows = [d for d in inv.differences if d.apply.strip()]
-        if not rows:
-            raise DbglogError(f"no row of {from_diffs_inv}'s key-differences table has an apply spec; add one with "
-                              "`dbglog diff set FACTOR --apply 'env:NAME=VALUE'`")
-        for d in rows:
-            out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor, working=d.working,
-                                         broken=d.broken))
-    # unique names, stable
-    seen: dict[str, int] = {}
-    for t in out:
-        base = t.name
-        if base in seen:
-            seen[base] += 1
-            t.name = f"{base}#{seen[base]}"
-        else:
-            seen[base] = 1
-    envs_seen: dict[str, str] = {}
-    for t in out:
-        if t.kind == "env":
-            if t.var in envs_seen:
-                raise DbglogError(f"{t.var} is set by two toggles ({envs_seen[t.var]!r}, {t.name!r})")
-            envs_seen[t.var] = t.name
-    return out
 
 
 def key_of(names) -> str:
@@ -402,19 +191,10 @@ class Trials:
 
     # what a trial looks like
     def env_for(self, enabled: set[str]) -> dict:
-        env: dict = {}
-        coop = [t.name for t in self.toggles if t.kind == "coop"]
-        for t in self.toggles:
-            if t.kind == "env":
-                env[t.var] = t.value if t.name in enabled else t.off
-        if coop:
-            env[ENABLED_VAR] = json.dumps([n for n in coop if n in enabled])
-            env[MANAGED_VAR] = json.dumps(coop)
-        return env
+        return toggle_kinds.env_for(self.toggles, enabled)
 
     def argv_for(self, enabled: set[str]) -> list[str]:
-        words = [w for t in self.toggles if t.kind == "arg"
-                 for w in (t.words if t.name in enabled else t.off_words)]
+        words = toggle_kinds.words_for(self.toggles, enabled)
         cmd = list(self.spec["execution"]["cmd"])
         if PLACEHOLDER in cmd:
             i = cmd.index(PLACEHOLDER)
@@ -422,24 +202,8 @@ class Trials:
         return cmd + words
 
     def files_for(self, enabled: set[str]) -> dict[str, bytes]:
-        out = {}
-        for path, original in self.originals.items():
-            data = original
-            cfg = [(t, t.value) if t.name in enabled else (t, t.off_value) for t in self.toggles
-                   if t.kind == "config" and t.file == path
-                   and not (t.on_unset if t.name in enabled else t.off_unset)]
-            if cfg:
-                text = data.decode("utf-8")
-                fmt = configedit.file_format(path)
-                for t, value in cfg:
-                    text = configedit.set_value(text, fmt, configedit.split_key(t.key), value, where=path)
-                data = text.encode("utf-8")
-            off = [suspects.Region.from_list(r) for t in self.toggles
-                   if t.kind == "suspect" and t.name not in enabled for r in t.regions if r[0] == path]
-            if off:
-                data = suspects.render(data, off)
-            out[path] = data
-        return out
+        return {path: toggle_kinds.edit_file(path, original, self.toggles, enabled)
+                for path, original in self.originals.items()}
 
     # where it runs
     def _acquire(self) -> Path | None:
@@ -578,12 +342,11 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
         raise DbglogError("--in-place edits the real files, so trials run one at a time: drop --jobs or --in-place")
     # the files the toggles edit: originals, checks
     files: dict[str, str] = {}
-    kinds: dict[str, set] = {}
+    edited_by: dict[str, set] = {}  # file -> the kinds whose toggles edit it
     for t in toggles:
-        paths = [t.file] if t.kind == "config" else [r[0] for r in t.regions] if t.kind == "suspect" else []
-        for p in paths:
+        for p in toggle_kinds.kind_of(t.kind).files(t):
             rp = str(Path(p).resolve())
-            kinds.setdefault(rp, set()).add(t.kind)
+            edited_by.setdefault(rp, set()).add(t.kind)
             if not in_place and not rp.startswith(str(root) + os.sep):
                 raise DbglogError(f"{rp} is outside the workspace {root}: bisections edit a copy of the workspace; "
                                   "use --in-place to edit it where it is")
@@ -591,9 +354,11 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
     if files and not in_place and not (cwd == root or str(cwd).startswith(str(root) + os.sep)):
         raise DbglogError(f"the current directory {cwd} is outside the workspace {root}, so the command could not "
                           "run in the bisection's copy of it: run from inside the workspace or use --in-place")
-    for p, ks in kinds.items():
-        if len(ks) > 1:
+    for p, ks in edited_by.items():
+        if ks == {"config", "suspect"}:
             raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
+        if len(ks) > 1:  # two kinds' edits of one file would be made over each other
+            raise DbglogError(f"{p} is edited by toggles of kinds {' and '.join(sorted(ks))}; bisect them separately")
     from dbglog import serve
 
     serve.check_args(server, ready, ready_timeout, idle_timeout)  # server-shaped trials, refused before any run
