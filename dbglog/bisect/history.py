@@ -41,17 +41,17 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from dbglog.bisect import lifecycle
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import HistoryBisect, Verdict
+from dbglog.bisect.oracle import Ask, Oracle, Placement, PlaceFailed
 from dbglog.errors import DbglogError
 from dbglog.redact import sanitize
 
@@ -225,11 +225,11 @@ class _Driver:
         self.wt_root = _worktree_root(recs, self.sid, self.spec)
         self.sigs = signatures.all_signatures(recs.ws.config_path)
         self.subjects: dict[str, str] = {}
-        self.executed = 0  # repro trials run by this invocation
-        self.cached_steps = 0
         self.t0 = time.monotonic()
         self._wt_lock = threading.Lock()
         self.progress = S.Progress(max(1, self.spec.get("size_hint") or 1), enabled=progress)
+        self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
+                             db=self.db)
         self.target: S.Target | None = None
         self.ex: S.Execution | None = None
 
@@ -270,69 +270,45 @@ class _Driver:
             git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
         return p
 
-    def trial(self, sha: str, target: S.Target, ex: S.Execution, k: int):
+    # -- the oracle's place: a worktree per slot ---------------------------------------
+
+    def place(self, ask: Ask, slot: int) -> Placement:
         try:
-            wt = self.checkout(k, sha)
+            wt = self.checkout(slot, ask.key)
         except GitError as e:
-            return S.Step(sha, Verdict.SKIP, f"infrastructure: checkout failed: {e}"), []
-        cwd = wt / self.spec.get("cwd_rel", ".")
-        step, records = S.Executor(self.recs, self.sid, ex, self.sigs).run_trial(
-            sha, target, cwd=str(cwd), env={COMMIT_VAR: sha})
+            raise PlaceFailed(f"infrastructure: checkout failed: {e}") from None
+        return Placement(str(wt / self.spec.get("cwd_rel", ".")), {COMMIT_VAR: ask.key})
+
+    def placed(self, ask: Ask, records: list[dict]) -> None:
         for r in records:
-            r["git_commit"], r["git_dirty"] = sha, False
-        return step, records
+            r["git_commit"], r["git_dirty"] = ask.key, False
 
     def run_many(self, shas: list[str], target: S.Target, ex: S.Execution,
                  on_done: Callable[[str, S.Step, list], None]) -> None:
-        """Run trials for ``shas``, up to ``jobs`` at once, each in its own worktree; ``on_done``
-        is called in this thread as each finishes (so it is persisted at once)."""
-        if len(shas) == 1 or self.jobs == 1:
-            for sha in shas:
-                step, records = self.trial(sha, target, ex, 0)
-                self.executed += 1
-                on_done(sha, step, records)
-            return
-        free = list(range(self.jobs))
-        todo = list(shas)
-        pending: dict = {}
-        pool = ThreadPoolExecutor(max_workers=min(self.jobs, len(shas)))
-        try:
-            while todo or pending:
-                while free and todo:
-                    sha, k = todo.pop(0), free.pop(0)
-                    pending[pool.submit(self.trial, sha, target, ex, k)] = (sha, k)
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for f in done:
-                    sha, k = pending.pop(f)
-                    free.append(k)
-                    step, records = f.result()
-                    self.executed += 1
-                    on_done(sha, step, records)
-        except BaseException:
-            S.reap_leftovers(self.sid)  # the repros run in their own sessions: stop them so threads return
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+        """Run trials for ``shas`` through the oracle (up to ``jobs`` at once, each in its own
+        worktree); ``on_done`` is called in this thread as each finishes (and persists it)."""
+        self.oracle.run([Ask(sha, "", ex, target) for sha in shas],
+                        lambda a, st, rs: on_done(a.key, st, rs))
+
+    @property
+    def executed(self) -> int:  # repro trials run by this invocation
+        return self.oracle.executed
+
+    @property
+    def cached_steps(self) -> int:
+        return self.oracle.cached_steps
 
     def persist(self, step: S.Step, records: list, ckey: str, hb: HistoryBisect | None = None,
                 counts: tuple[int, int] | None = None, role: str = "") -> None:
-        self.db.record(self.sid, step, ckey, runs=records)
-        if step.source == "cache":
-            self.cached_steps += 1
         if hb is not None:
             if counts:
                 hb.record(step.key, step.verdict, *counts)
             else:
                 hb.record(step.key, step.verdict)
-        self.progress.stepped(step, self.label(step.key) + (f" ({role})" if role else ""))
+        self.oracle.persist(step, records, ckey, self.label(step.key) + (f" ({role})" if role else ""))
 
     def from_cache(self, sha: str, ckey: str) -> S.Step | None:
-        st = self.db.cached(ckey)
-        if st is None:
-            return None
-        st.key = sha
-        st.source = "cache"
-        return st
+        return self.oracle.lookup(sha, ckey)
 
     # -- judging --------------------------------------------------------------------
 
@@ -498,19 +474,19 @@ class _Driver:
             picks = hb.next_steps(self.jobs)
             if not picks:
                 break
-            torun = []
-            for c in picks:
-                st = self.from_cache(c, self.ckey(c))
-                if st is not None:
-                    self.persist(st, [], self.ckey(c), hb)
-                else:
-                    torun.append(c)
-            if not torun:
-                continue
-            self.progress.running(", ".join(self.label(c) for c in torun), left=len(hb.candidates),
-                                  est=hb.estimated_steps_left(self.jobs))
-            self.run_many(torun, self.target, self.ex,
-                          lambda sha, st, rs: self.persist(st, rs, self.ckey(sha), hb, self._counts(rs, self.target)))
+            asks = [Ask(c, self.label(c), self.ex, self.target, self.ckey(c)) for c in picks]
+
+            def cached(a, st, _rs):
+                hb.record(a.key, st.verdict)
+                return st
+
+            def ran(a, st, rs):
+                counts = self._counts(rs, self.target)
+                hb.record(a.key, st.verdict, *counts) if counts else hb.record(a.key, st.verdict)
+                return st
+
+            self.oracle.answer(asks, ran, on_cached=cached, before_run=lambda torun: self.progress.running(
+                ", ".join(a.label for a in torun), left=len(hb.candidates), est=hb.estimated_steps_left(self.jobs)))
         return hb
 
     # -- results --------------------------------------------------------------------
@@ -917,30 +893,8 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
 def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a session to the end; finished steps are replayed, not re-run."""
     d = _Driver(recs, session, progress)
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        def _term(signum, frame):
-            raise KeyboardInterrupt
-
-        old = signal.signal(signal.SIGTERM, _term)
-    remove_worktrees(d.repo, d.wt_root)  # stale ones from a killed driver
-    try:
-        return d.drive()
-    except KeyboardInterrupt:
-        S.reap_leftovers(d.sid)
-        d.db.release(d.sid)
-        n = len(d.db.trials(d.sid))
-        return {"session": d.sid, "kind": KIND, "status": "interrupted", "exit_code": 130,
-                "message": f"interrupted after {n} step(s); `dbglog bisect resume {d.sid}` continues "
-                           "(finished steps are kept)"}
-    except BaseException:
-        d.db.release(d.sid)
-        raise
-    finally:
-        d.progress.close()
-        remove_worktrees(d.repo, d.wt_root)
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
+    stale = lambda: remove_worktrees(d.repo, d.wt_root)  # noqa: E731 - a killed driver's, then ours
+    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale, cleanup=(d.progress.close, stale))
 
 
 def cleanup(recs, session: dict) -> None:
