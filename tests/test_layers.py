@@ -15,10 +15,12 @@ PKG = Path(__file__).resolve().parent.parent / "dbglog"
 # Higher imports lower, never the reverse. A module not listed here (a new one) is checked for
 # cycles and for importing the command layer, and should be added to its layer.
 LAYERS = {
-    4: {"dbglog.cli", "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
+    4: {"dbglog.cli", "dbglog.cli.common", "dbglog.cli.records", "dbglog.cli.run", "dbglog.cli.search",
+        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
+        "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
-        "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.session", "dbglog.bisect.journal",
+        "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.kinds", "dbglog.bisect.session", "dbglog.bisect.journal",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures", "dbglog.serve"},
     2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",
@@ -122,6 +124,6 @@ def test_imports_go_downward_only():
 def test_the_checker_sees_cycles_and_upward_imports():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     graph = import_graph()
-    assert "dbglog.records" in graph["dbglog.cli"] or "dbglog.ops" in graph["dbglog.cli"]
+    assert "dbglog.records" in graph["dbglog.cli.records"] or "dbglog.ops" in graph["dbglog.cli.records"]
     assert "dbglog.fsutil" in graph["dbglog.records"]  # a module-level import
     assert "dbglog.runner" in graph["dbglog.ops"]  # a function-local import is seen too

@@ -1,0 +1,156 @@
+"""Command line: parse arguments, call the library, print. Nothing else lives here.
+
+Every command takes ``--json`` (stable shapes, documented in README.md). Errors the user can
+fix print one line ``dbglog: ...`` to stderr and exit 2, with ``{"error": ...}`` on stdout
+under ``--json``. Heavy modules (rich, jinja2, markdown-it) are imported only by the commands
+that need them, so ``dbglog --help`` stays fast.
+
+This package (layer 4, commands) holds the click group, ``main`` and the table of commands;
+each command group lives in its own module and is imported only when it is run (or listed by
+``--help``)::
+
+    common.py   the shared plumbing: emit, --json/-i options, option groups, ParamTypes, checks
+    records.py  init, new, list, show, use, status, attempt, diff, next
+    run.py      run, runs, env, signature
+    search.py   search, tried
+    bisect.py   the bisect group
+    agents.py   mcp, agent-guide, hook
+    io.py       import, sync, reindex, doctor, export, merge-driver
+    demo.py     demo
+
+A command module imports ``common`` and the services below (ops, records, runner, bisect/...),
+never another command module. Adding a command: define it in its group's module and add one
+row to ``COMMANDS`` below (the order is the order of ``dbglog --help``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import MutableMapping
+
+import click
+
+from dbglog.cli.common import safe_text
+from dbglog.errors import DbglogError
+
+# name -> "module:attribute" under dbglog/cli/, in the protocol's order (the order of --help)
+COMMANDS = {
+    "init": "records:init", "new": "records:new", "list": "records:list_", "show": "records:show",
+    "use": "records:use", "status": "records:status", "attempt": "records:attempt", "diff": "records:diff",
+    "next": "records:next_",
+    "run": "run:run", "runs": "run:runs", "env": "run:env_cmd", "signature": "run:signature",
+    "bisect": "bisect:bisect_group",
+    "search": "search:search_cmd", "tried": "search:tried",
+    "mcp": "agents:mcp_cmd", "agent-guide": "agents:agent_guide", "hook": "agents:hook_cmd",
+    "merge-driver": "io:merge_driver",
+    "import": "io:import_cmd", "sync": "io:sync_cmd", "reindex": "io:reindex", "doctor": "io:doctor",
+    "export": "io:export",
+    "demo": "demo:demo",
+}
+
+
+def stdin_is_tty() -> bool:
+    # (looked up through this package at call time: a test stands in a terminal by replacing it)
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _LazyCommands(MutableMapping):
+    """The group's commands, every name known up front, each module imported on first use: `dbglog
+    show` does not pay for building the options of `bisect toggles`."""
+
+    def __init__(self, table: dict[str, str]):
+        self._table = dict(table)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, _, attr = self._table[name].partition(":")  # KeyError: no such command
+            self._loaded[name] = getattr(importlib.import_module(f"dbglog.cli.{module}"), attr)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, cmd: click.Command) -> None:
+        self._table.setdefault(name, "")
+        self._loaded[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        del self._table[name]
+        self._loaded.pop(name, None)
+
+    def __iter__(self):
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+class Group(click.Group):
+    def list_commands(self, ctx):
+        return list(self.commands)  # table order: the protocol's order
+
+
+@click.group(cls=Group, commands=_LazyCommands(COMMANDS), context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dbglog")
+def cli():
+    """dbglog: a debug-log knowledge base and bisection assistant.
+
+    Search what was tried, record attempts, keep the key-differences table and the
+    what-to-try-next list, mirrored to reviewable markdown in logs/.
+    """
+
+
+def _check_argv(args) -> None:
+    """Arguments that are not UTF-8 (bytes from a shell, decoded with surrogates) would fail deep in
+    a write as an internal error: refuse them first. (The merge driver takes git's paths as given.)"""
+    if args and args[0] == "merge-driver":
+        return
+    for n, a in enumerate(args, 1):
+        try:
+            a.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = a.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise DbglogError(f"argument {n} ({shown!r}) is not valid UTF-8; pass text in UTF-8") from None
+
+
+def main(argv=None) -> None:
+    try:
+        _check_argv(sys.argv[1:] if argv is None else list(argv))
+        cli.main(args=argv, prog_name="dbglog", standalone_mode=False)
+    except DbglogError as e:
+        _fail(str(e), e.exit_code, argv)
+    except click.exceptions.Abort:
+        click.echo("dbglog: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        _fail(e.format_message().replace("\n", " ") + hint, 2, argv)
+    except KeyboardInterrupt:
+        click.echo("dbglog: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug of ours: say so in one line, traceback on request
+        from dbglog.fserrors import describe
+
+        machine = describe(e)  # a full disk, a read-only file system, a permission: not a bug
+        if machine is not None and not os.environ.get("DBGLOG_DEBUG"):
+            _fail(machine, 2, argv)
+        if os.environ.get("DBGLOG_DEBUG"):
+            raise
+        _fail(f"internal error: {type(e).__name__}: {e} (set DBGLOG_DEBUG=1 for the traceback)", 1, argv)
+    sys.exit(0)
+
+
+def _fail(message: str, code: int, argv) -> None:
+    message = safe_text(message)  # it may quote what the user typed or a file held
+    args = sys.argv[1:] if argv is None else argv
+    if "--json" in args:
+        click.echo(json.dumps({"error": message}))
+    click.echo(f"dbglog: {message}", err=True)
+    sys.exit(code)

@@ -1,0 +1,304 @@
+"""The bisect group: status, log, resume, abort, mark, git, toggles.
+
+Imports ``common`` and the bisection services (dbglog/bisect/, slurm, redact); the drivers are
+imported by the command that runs them."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from dbglog import ops
+from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _LazyHelpOption, check_failure_name, emit,
+                               inv_option, json_option, open_records, reject_unknown_option, safe_text, step_options)
+from dbglog.errors import DbglogError
+
+
+@click.group("bisect")
+def bisect_group():
+    """Find the first bad commit (git) or the minimal sets of suspect toggles (toggles)."""
+
+
+def _session(recs, ref):
+    from dbglog.bisect.session import SessionDB
+
+    return SessionDB(recs.store).get(ref)
+
+
+@bisect_group.command("status")
+@click.argument("ref", required=False)
+@json_option
+def bisect_status(ref, as_json):
+    """Where a bisection stands (default: the latest)."""
+    recs = open_records()
+    info = ops.bisect_status(recs, ref)
+
+    def human():
+        click.echo(f"{info['id']} ({info['kind']}): {info['status']}")
+        for k, v in info.items():
+            if k not in ("id", "kind", "status", "result") and v not in (None, [], {}, ""):
+                click.echo(safe_text(f"  {k}: {v}"))
+        if info["result"]:
+            click.echo(safe_text(f"  result: {info['result'].get('message', info['result'].get('status'))}"))
+
+    emit(as_json, info, human)
+
+
+@bisect_group.command("log")
+@click.argument("ref", required=False)
+@json_option
+def bisect_log(ref, as_json):
+    """Every step of a bisection: key, verdict, why, outcome, runs."""
+    from dbglog.bisect.session import SessionDB
+
+    recs = open_records()
+    s = _session(recs, ref)
+    steps = [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]
+
+    def human():
+        click.echo(f"# {s['id']} ({s['kind']}) {s['status']}")
+        for n, t in enumerate(steps, 1):
+            click.echo(f"{n:>3}. {t['verdict']:<5} {t['key'][:60]:<60} {t['reason']} [{t['source']}]")
+
+    emit(as_json, {"id": s["id"], "kind": s["kind"], "steps": steps}, human)
+
+
+@bisect_group.command("resume")
+@click.argument("ref", required=False)
+@click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
+              help="git bisections: a new budget of commits tried (the steps already done count).")
+@json_option
+def bisect_resume(ref, max_steps, as_json):
+    """Continue an interrupted bisection; finished steps are not re-run."""
+    from dbglog.bisect.session import SessionDB, driver, reap_leftovers
+
+    recs = open_records()
+    s = _session(recs, ref)
+    if s["status"] in ("aborted",):
+        raise DbglogError(f"bisection {s['id']} was aborted; start a new one")
+    if max_steps is not None:
+        if s["kind"] != "git" or max_steps < 1:
+            raise DbglogError("--max-steps takes a number >= 1 and applies to git bisections")
+        s["spec"]["max_steps"] = max_steps
+        SessionDB(recs.store).update_spec(s["id"], s["spec"])
+    SessionDB(recs.store).claim(s["id"])
+    reap_leftovers(s["id"])
+    result = driver(s["kind"]).resume(recs, s, progress=not as_json)
+    _bisect_finish(result, as_json)
+
+
+def _bisect_finish(result: dict, as_json: bool) -> None:
+    if result.get("exit_code", 0) == 0 and "next" not in result:  # found: what an agent does with it
+        result["next"] = ["dbglog next add \"FIX: ...\"  (the fix it points at, to try)",
+                          "dbglog status resolved --root-cause \"...\"  (once the fix is confirmed)"]
+    emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
+    if not as_json and result.get("next"):
+        click.echo("next: " + "; ".join(result["next"]))
+    sys.exit(result.get("exit_code", 0))
+
+
+@bisect_group.command("abort")
+@click.argument("ref", required=False)
+@json_option
+def bisect_abort(ref, as_json):
+    """Stop a bisection: kill its leftovers, remove its worktrees, restore edited files."""
+    from dbglog.bisect.session import abort
+
+    recs = open_records()
+    out = abort(recs, _session(recs, ref))
+    emit(as_json, out, lambda: click.echo(f"Aborted {out['id']}"))
+
+
+@bisect_group.command("mark")
+@click.argument("ref")
+@click.argument("verdict", type=click.Choice(["good", "bad", "skip"]))
+@click.option("--session", "session_ref", help="The bisection (default: the latest).")
+@json_option
+def bisect_mark(ref, verdict, session_ref, as_json):
+    """Correct a verdict (REV for git, comma-separated toggle names for toggles); resume replays."""
+    from dbglog.bisect.session import mark
+
+    recs = open_records()
+    s = _session(recs, session_ref)
+    step = mark(recs, s, ref, verdict)
+    emit(as_json, step.to_dict() | {"session": s["id"]},
+         lambda: click.echo(f"Marked {step.key} {verdict} in {s['id']}; `dbglog bisect resume` replays the search"))
+
+
+def _cluster_launcher(slurm_args, launcher):
+    """``--slurm ARGS`` as the session's launcher (``srun ARGS``); a srun ``--launcher`` gets the same
+    Slurm treatment and checks (dbglog/slurm.py)."""
+    from dbglog import slurm
+
+    if slurm_args is not None and launcher:
+        raise DbglogError("--slurm and --launcher both set how steps are launched; use one")
+    launcher = slurm.launcher(slurm_args) if slurm_args is not None else launcher
+    slurm.check_launcher(launcher)
+    return launcher
+
+
+def _scratch(recs, scratch, launcher):
+    from dbglog import slurm
+
+    if scratch is None and slurm.is_srun(launcher):
+        scratch = slurm.scratch_from_config(recs.ws.config_path)
+    return slurm.scratch_dir(scratch)
+
+
+# `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
+@bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--good", "goods", multiple=True, metavar="REV", help="A commit without the bug "
+              "(repeatable).")
+@click.option("--bad", metavar="REV", help="A commit with the bug (its failure defines 'bad').")
+@click.option("--first-parent", is_flag=True, help="Follow first parents only: finds the merge that brought it in.")
+@click.option("--match", metavar="SIGNATURE|REGEX", help="Bad = this signature (glob) or regex over the output.")
+@click.option("--any-failure", is_flag=True, help="Bad = any failure (not just the bad end's).")
+@click.option("--build", metavar="CMD", help="Shell command run before the repro each step; failure = skip.")
+@click.option("--timeout", type=SECONDS, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
+              "at least 10 s).")
+@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=INT, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
+@click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
+              "one worktree each).")
+@click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
+@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each step its own Slurm allocation: srun ARGS CMD "
+              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
+              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
+@click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
+              help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed. "
+                   "With --flaky/--rate: at most N repro runs in all.")
+@click.option("--flaky", is_flag=True, help="The failure is intermittent: weigh every run (a posterior over the "
+              "commits) instead of trusting one verdict per step; automatic when repeats disagree.")
+@click.option("--rate", "rate", is_flag=True, help="Failure-rate bisection: both ends fail, the bad end more often; "
+              "find the commit where the rate went up.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="With --flaky/--rate: stop when one commit has this probability.")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+              help_fn=_capture_help("Hang capture preset, on every step: "))
+@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
+@step_options
+@inv_option
+@json_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, grace, repeat, jobs, launcher,
+               slurm_args, scratch, max_steps, flaky, rate, confidence, captures, on_hang, server, ready, ready_timeout, idle_timeout, shared_cache, escalate,
+               inv_ref, as_json, cmd):
+    """Find the first bad commit between --good and --bad: dbglog bisect git --good REV --bad REV -- CMD...
+
+    Verifies both ends first, works in its own worktrees under .dbglog/ (your checkout is never
+    touched), skips commits that fail differently, persists every step (resume/abort/mark), and
+    records the bisection in the current investigation. Exit 0 found, 1 inconclusive/flaky,
+    2 refused.
+    """
+    from dbglog.bisect import history
+
+    reject_unknown_option(cmd)  # before "missing --good": `--god HEAD~5` is a typo of it
+    for name, value in (("--good", goods), ("--bad", bad)):
+        if not value:
+            raise DbglogError(f"missing option {name}: dbglog bisect git --good REV --bad REV -- CMD ARGS")
+    check_failure_name(match, "--match", regex=True)
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    launcher = _cluster_launcher(slurm_args, launcher)
+    recs = open_records(create=True)
+    scratch = _scratch(recs, scratch, launcher)
+    result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
+                           grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
+                           any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
+                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, server=server, ready=ready,
+                           ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
+                           scratch=scratch, flaky=flaky, rate=rate, confidence=confidence, escalate=escalate)
+    _bisect_finish(result, as_json)
+
+
+@bisect_group.command("toggles", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--env", "envs", multiple=True, metavar="NAME=VALUE", help="Toggle: on sets it, off unsets it.")
+@click.option("--env-off", "env_offs", multiple=True, metavar="NAME=VALUE",
+              help="The off (working) value of an --env toggle instead of unset.")
+@click.option("--arg", "args", multiple=True, metavar="TEXT",
+              help="Toggle: these words at {toggles} in the command (or appended).")
+@click.option("--args-from", "args_from", multiple=True, metavar="FILE", help="One --arg per line of FILE.")
+@click.option("--config", "configs", multiple=True, metavar="FILE:KEY.PATH=VALUE",
+              help="Toggle: a JSON/YAML/TOML key set to VALUE (off: the file's value).")
+@click.option("--suspects", "suspect_paths", multiple=True, metavar="PATH",
+              help="Files/dirs with `dbglog: suspect NAME` / `dbglog: begin|end NAME` markers.")
+@click.option("--coop", "coops", multiple=True, metavar="NAME", help="Toggle: dbglog.toggle(NAME) in the code.")
+@click.option("--count", metavar="NAME", help="Counting mode: find the N-th call of dbglog.toggle(NAME, count=True) "
+              "that matters.")
+@click.option("--from-diffs", "from_diffs", is_flag=False, flag_value="", default=None, metavar="[INVESTIGATION]",
+              help="Toggles from the key-differences rows that have an apply spec; marks them at the end.")
+@click.option("--mode", type=click.Choice(["auto", "enable", "disable"]), default="auto", show_default=True,
+              help="enable: all-on fails; disable: all-off fails (what must be removed); auto: detect.")
+@click.option("--max-sets", type=COUNT, help="Stop after this many sets.")
+@click.option("--max-set-size", type=COUNT, help="Give up on sets larger than this.")
+@click.option("--max-runs", type=COUNT, help="At most this many distinct trials.")
+@click.option("--strategy", type=click.Choice(["auto", "bisect", "ddmin"]), default="auto", show_default=True)
+@click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
+@click.option("--timeout", type=SECONDS, help="Seconds per trial before it is a hang (default: 5x the failing end).")
+@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@click.option("--repeat", type=INT, default=1, show_default=True,
+              help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
+@click.option("--flaky", is_flag=True, help="Intermittent failure: a posterior over single toggles and pairs, "
+              "runs chosen by expected information, stop at --confidence or --budget runs.")
+@click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="With --flaky: stop when one set has this probability.")
+@click.option("--budget", type=COUNT, metavar="N", help="With --flaky: at most N repro runs in all.")
+@click.option("--bad-if-any", "bad_if_any", is_flag=True,
+              help="Flaky target: a trial is bad if any of its runs fails (N = --repeat, else calibrated "
+                   "from the failing end's failure rate); automatic once runs disagree.")
+@click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Trials in parallel.")
+@click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
+@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each trial its own Slurm allocation: srun ARGS CMD "
+              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
+              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
+@click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
+@click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
+@click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
+@click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
+@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+              help_fn=_capture_help("Hang capture preset, on every step: "))
+@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
+@step_options
+@inv_option
+@json_option
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
+                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, flaky, confidence, budget,
+                   bad_if_any, jobs, launcher, slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang,
+                   server, ready, ready_timeout, idle_timeout, shared_cache, escalate, inv_ref, as_json, cmd):
+    """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
+    import shlex
+
+    from dbglog.bisect import toggles
+
+    reject_unknown_option(cmd)
+    check_failure_name(match, "--match", regex=True)
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    from dbglog import redact
+
+    redact.remember_env([*envs, *env_offs])  # --env HF_TOKEN=...: the value never reaches logs/ or the DB
+    for c in configs:  # FILE:KEY.PATH=VALUE with a secret-named last key
+        key, _, value = c.split(":", 1)[-1].partition("=")
+        redact.remember_env({key.rsplit(".", 1)[-1]: value})
+    launcher = _cluster_launcher(slurm_args, launcher)
+    recs = open_records(create=True)
+    scratch = _scratch(recs, scratch, launcher)
+    argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
+    result = toggles.start(
+        recs, cmd=cmd, cwd=os.getcwd(), envs=envs, env_offs=env_offs, args=args, args_from=args_from,
+        configs=configs, suspect_paths=suspect_paths, coops=coops, count=count, from_diffs=from_diffs, mode=mode,
+        max_sets=max_sets, max_set_size=max_set_size, max_runs=max_runs, strategy=strategy,
+        exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
+        build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
+        progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
+        on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch, flaky=flaky, confidence=confidence, budget=budget,
+        server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
+        escalate=escalate)
+    _bisect_finish(result, as_json)

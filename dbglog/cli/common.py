@@ -1,0 +1,189 @@
+"""What every command module shares: output (emit, warn, safe_text), the workspace opener, the
+common options (--json, -i, the bisection step options), parameter types, and the checks made
+before anything runs (a misspelled option before --, a misspelled failure name, sizes, NAME=VALUE).
+
+Imports click and the services' light entry points (ops, errors); never a command module."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from dbglog import ops
+from dbglog.errors import DbglogError
+
+
+class _LazyHelpOption(click.Option):
+    """An option whose help text is built only when help is shown: the capture registry
+    (dbglog/captures.py) is then not imported by every start-up."""
+
+    def __init__(self, *args, help_fn=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._help_fn = help_fn
+
+    def get_help_record(self, ctx):
+        if self._help_fn is not None:
+            self.help, self._help_fn = self._help_fn(), None
+        return super().get_help_record(ctx)
+
+
+def _capture_help(prefix: str | None = None):
+    def build() -> str:
+        from dbglog import captures
+
+        if prefix is None:
+            return captures.help_text()
+        return prefix + ", ".join(captures.names()) + " (repeatable)."
+    return build
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(f)
+
+
+class _Seconds(click.ParamType):
+    """A finite, non-negative number of seconds (``nan``, ``inf``, ``-1`` are refused, not run)."""
+
+    name = "seconds"
+
+    def __init__(self, allow_zero: bool = False):
+        self.allow_zero = allow_zero
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            v = value
+        else:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if v != v or v in (float("inf"), float("-inf")) or v < 0 or (v == 0 and not self.allow_zero):
+            self.fail(f"{value!r} must be a finite number {'>= 0' if self.allow_zero else '> 0'}", param, ctx)
+        return v
+
+
+SECONDS = _Seconds()  # --timeout
+GRACE = _Seconds(allow_zero=True)  # --grace, --older-than
+INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
+COUNT = click.IntRange(1, 2**31 - 1)  # --jobs, --limit, budgets, attempt numbers
+
+
+def step_options(f):
+    """How each bisection step runs, shared by `bisect git` and `bisect toggles` (an option group as a
+    decorator, the sqlite-utils way): server-shaped steps, the idle hang, the Triton cache, escalation."""
+    opts = [
+        click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree or copy), "
+                     "wait for --ready, then run the command after -- as its client."),
+        click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0."),
+        click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
+                     help="With --server: seconds to wait for readiness (then server_not_ready)."),
+        click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang."),
+        click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
+                     "(default: a fresh TRITON_CACHE_DIR per step)."),
+        click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) "
+                     "across a step's failing repeats."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def inv_option(f):
+    return click.option("-i", "--investigation", "inv_ref", metavar="ID",
+                        help="Investigation (id, id prefix or title words); default: the current one.")(f)
+
+
+_CTRL = None
+
+
+def safe_text(s: str) -> str:
+    """Text for the terminal: control characters and escape sequences from documents shown inert."""
+    global _CTRL
+    if _CTRL is None:
+        import re
+
+        _CTRL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    return _CTRL.sub(lambda m: repr(m.group(0))[1:-1], s or "")
+
+
+def emit(as_json: bool, data, human=None) -> None:
+    if as_json:
+        from dbglog.redact import json_text
+
+        click.echo(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
+    elif human is not None:
+        human()
+
+
+def warn(message: str) -> None:
+    click.echo(f"dbglog: warning: {message}", err=True)
+
+
+def open_records(create: bool = False, sync: bool = True):
+    return ops.open_records(create=create, sync=sync, warn=warn)
+
+
+text_arg = ops.check_text  # reject text that is not valid Unicode (undecodable bytes from the shell)
+
+
+def stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def reject_unknown_option(cmd) -> None:
+    """The commands that take a repro after ``--`` let unknown options through (they belong to the
+    repro), so a misspelled one of ours (``dbglog run --timout 5 -- python repro.py``) would become
+    the command. A command cannot start with an option: refuse it, naming the closest one of ours."""
+    if not cmd or cmd[0] == "--" or not cmd[0].startswith("-") or cmd[0] == "-":
+        return
+    import difflib
+
+    word = cmd[0].split("=", 1)[0]
+    ctx = click.get_current_context()
+    names = [o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
+    names += ["--help"]
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    raise DbglogError(f"no such option: {word}" + (f" (did you mean {close[0]}?)" if close else "")
+                      + f"; the command goes after --, e.g. {ctx.command_path} [OPTIONS] -- CMD ARGS")
+
+
+def check_failure_name(value, option: str, regex: bool = False) -> None:
+    """A misspelled --expect/--match (``segfualt``) would quietly make every bad run "a different
+    failure" (a skip): refuse it, with a did-you-mean, before anything runs or is recorded."""
+    if value is None:
+        return
+    from dbglog import runner, signatures
+
+    signatures.check_target(value, signatures.all_signatures(_config_path()), runner.OUTCOMES, option=option,
+                            regex=regex)
+
+
+def parse_size(text: str) -> int | None:
+    """``64M``, ``512K``, bytes; 0/none/unlimited = no cap. Negative, inf, nan: refused (one line)."""
+    from dbglog.records import parse_size as size_of
+
+    if not str(text).strip():  # `--output-cap ""` is a slip, not "no cap" (say 0 or none for that)
+        raise DbglogError("empty size: give e.g. 64M, 512K, or 0 / none for no cap")
+    return size_of(text)
+
+
+def parse_env_pairs(pairs) -> dict:
+    out = {}
+    for p in pairs:
+        if "=" not in p or not p.split("=", 1)[0]:
+            raise DbglogError(f"bad --env {p!r}: use NAME=VALUE (NAME= sets empty; use --unset to remove)")
+        k, v = p.split("=", 1)
+        out[k] = v
+    return out
+
+
+def _config_path():
+    from dbglog import workspace
+
+    ws = workspace.find()
+    return ws.config_path if ws.exists else None

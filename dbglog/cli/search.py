@@ -1,0 +1,84 @@
+"""Search and "was this tried?": search, tried.
+
+Imports ``common`` and ops (search lives in dbglog/search.py); the plain ``tried`` line is answered
+without click by dbglog/fastpath.py, whose printer this module shares."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dbglog import ops
+from dbglog.cli.common import emit, inv_option, json_option, open_records, text_arg, warn
+from dbglog.present import print_hit as _print_hit
+
+
+def _query_arg(words) -> str:
+    query = " ".join(words)
+    text_arg(query, "query")
+    return query
+
+
+_query_notes = ops.query_notes
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--status", help="Only investigations with this status (open | resolved | wontfix).")
+@click.option("--outcome", "outcomes", multiple=True, help="Only attempts with this outcome (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
+@inv_option
+@click.option("--kind", "kinds", multiple=True,
+              type=click.Choice(["attempt", "investigation", "difference", "next", "section"]),
+              help="Only this kind of record (repeatable; default: all). section = free sections and watched docs.")
+@click.option("--since", help="Only records since a date (2026-11-01) or an age (3d, 2w).")
+@click.option("--limit", "-n", type=click.IntRange(1, 500), default=10, show_default=True)
+@json_option
+def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_json):
+    """Ranked, typo-tolerant search over attempts, investigations, differences, next steps, free
+    sections and watched docs."""
+    text = _query_arg(query)
+    recs = open_records()
+    res = ops.search(recs, text, status=status, outcomes=outcomes, tags=tags, inv_ref=inv_ref, kinds=kinds,
+                     since=since, limit=limit, warn=warn)
+
+    def human():
+        for note in _query_notes(res.query):
+            click.echo(click.style(f"note: {note}", dim=True), err=True)
+        if not res.hits:
+            click.echo(f"No matches for {text!r}.")
+        for n, h in enumerate(res.hits, 1):
+            _print_hit(h, n)
+
+    emit(as_json, res.to_dict(), human)
+
+
+@click.command()
+@click.argument("idea", nargs=-1, required=True)
+@click.option("--status", help="Only investigations with this status.")
+@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
+@inv_option
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True)
+@json_option
+def tried(idea, status, tags, inv_ref, limit, as_json):
+    """Was IDEA already tried, and what happened? Run it before trying a fix.
+
+    Looks in attempts (bisections and baseline runs labelled as such), key differences that were
+    tested, next steps done, free sections and watched docs; untested rows, to-do steps and
+    symptoms that name the idea are listed as mentioned. Exit status: 0 = a close prior attempt
+    exists (printed first, with its outcome and conclusion), 1 = nothing close was found, 2 = bad
+    input.
+    """
+    text = _query_arg(idea)
+    recs = open_records()
+    res = ops.tried(recs, text, status=status, tags=tags, inv_ref=inv_ref, limit=limit, warn=warn)
+
+    def human():
+        from dbglog.fastpath import print_tried  # (the printer `dbglog tried` uses without click too)
+
+        print_tried(res, text, _query_notes(res.result.query), echo=click.echo, style=click.style)
+
+    emit(as_json, res.to_dict(), human)
+    if not res.close:
+        sys.exit(1)
