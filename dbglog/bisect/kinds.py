@@ -97,6 +97,7 @@ class Option:
     metavar: str
     help: str
     multiple: bool = True
+    gives_toggles: bool = True  # False: it only qualifies another option's toggles (--env-off)
 
 
 class Kind:
@@ -170,8 +171,8 @@ def options() -> list[Option]:
     return [o for k in REGISTRY.values() for o in k.options]
 
 
-def option_flags() -> list[str]:
-    return [o.flag for o in options()]
+def option_flags(toggles_only: bool = False) -> list[str]:
+    return [o.flag for o in options() if o.gives_toggles or not toggles_only]
 
 
 def _or(words: list[str]) -> str:
@@ -312,12 +313,12 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
                   **given) -> list[Toggle]:
     """Every toggle of a bisection: each kind's from its options (``values``/keywords by option
     dest: ``envs=``, ``args=``, ...), then the rows of ``from_diffs_inv`` that have an apply spec."""
-    values = {**(values or {}), **given}
+    values = values or {}
     known = {o.dest for o in options()}
-    unknown = sorted(set(values) - known)
+    unknown = sorted((set(values) | set(given)) - known)
     if unknown:
         raise TypeError(f"build_toggles: no toggle kind has an option {unknown[0]!r}")
-    values = {d: tuple(values.get(d) or ()) for d in known}
+    values = {d: tuple(values.get(d) or ()) + tuple(given.get(d) or ()) for d in known}
     out: list[Toggle] = []
     for k in REGISTRY.values():
         out += k.from_options(values, cwd)
@@ -361,7 +362,7 @@ class EnvKind(Kind):
     name = "env"
     options = (Option("--env", "envs", "NAME=VALUE", "Toggle: on sets it, off unsets it."),
                Option("--env-off", "env_offs", "NAME=VALUE",
-                      "The off (working) value of an --env toggle instead of unset."))
+                      "The off (working) value of an --env toggle instead of unset.", gives_toggles=False))
     apply_forms = ("env:NAME", "env:NAME=VALUE")
 
     def from_options(self, values, cwd):

@@ -298,7 +298,9 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
           scratch: str | None = None, flaky: bool = False, confidence: float = 0.95,
           budget: int | None = None, server: str | None = None, ready: str | None = None,
           ready_timeout: float = 120.0, idle_timeout: float | None = None, shared_cache: bool = False,
-          escalate: bool = False) -> dict:
+          escalate: bool = False, toggle_options: dict | None = None) -> dict:
+    """``toggle_options``: the registered kinds' option values by dest (``kinds.options()``), beside
+    or instead of the built-in kinds' keywords ``envs=`` ... ``coops=``."""
     import hashlib
 
     if not cmd:
@@ -323,10 +325,10 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
         cur = recs.current()
         inv_id = cur if cur and recs.store.exists(cur) else None
     toggles = build_toggles(recs, cwd=cwd, envs=envs, env_offs=env_offs, args=args, args_from=args_from,
-                            configs=configs, suspect_paths=suspect_paths, coops=coops,
+                            configs=configs, suspect_paths=suspect_paths, coops=coops, values=toggle_options,
                             from_diffs_inv=inv_id if from_diffs is not None else None)
     if not toggles and not count:
-        raise DbglogError("no toggles: give --env, --arg, --args-from, --config, --suspects, --coop, --count "
+        raise DbglogError(f"no toggles: give {', '.join(toggle_kinds.option_flags(toggles_only=True))}, --count "
                           "or --from-diffs")
     if bad_if_any and count:
         raise DbglogError("--bad-if-any applies to set searches, not to --count")

@@ -215,18 +215,25 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     _bisect_finish(result, as_json)
 
 
-@bisect_group.command("toggles", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--env", "envs", multiple=True, metavar="NAME=VALUE", help="Toggle: on sets it, off unsets it.")
-@click.option("--env-off", "env_offs", multiple=True, metavar="NAME=VALUE",
-              help="The off (working) value of an --env toggle instead of unset.")
-@click.option("--arg", "args", multiple=True, metavar="TEXT",
-              help="Toggle: these words at {toggles} in the command (or appended).")
-@click.option("--args-from", "args_from", multiple=True, metavar="FILE", help="One --arg per line of FILE.")
-@click.option("--config", "configs", multiple=True, metavar="FILE:KEY.PATH=VALUE",
-              help="Toggle: a JSON/YAML/TOML key set to VALUE (off: the file's value).")
-@click.option("--suspects", "suspect_paths", multiple=True, metavar="PATH",
-              help="Files/dirs with `dbglog: suspect NAME` / `dbglog: begin|end NAME` markers.")
-@click.option("--coop", "coops", multiple=True, metavar="NAME", help="Toggle: dbglog.toggle(NAME) in the code.")
+class _ToggleKindsCommand(click.Command):
+    """`bisect toggles`, whose first options are the registered toggle kinds' (bisect/kinds.py). They
+    are read when the command parses or prints help (not at import: start-up, and a kind registered
+    later is there too)."""
+
+    _kind_params: tuple = ((), [])
+
+    def get_params(self, ctx):
+        from dbglog.bisect import kinds
+
+        key = tuple(kinds.options())
+        if self._kind_params[0] != key:  # the same Option objects on every call: click orders by identity
+            self._kind_params = (key, [click.Option([o.flag, o.dest], multiple=o.multiple, metavar=o.metavar,
+                                                    help=o.help) for o in key])
+        return self._kind_params[1] + super().get_params(ctx)
+
+
+@bisect_group.command("toggles", cls=_ToggleKindsCommand,
+                      context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--count", metavar="NAME", help="Counting mode: find the N-th call of dbglog.toggle(NAME, count=True) "
               "that matters.")
 @click.option("--from-diffs", "from_diffs", is_flag=False, flag_value="", default=None, metavar="[INVESTIGATION]",
@@ -267,10 +274,10 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coops, count, from_diffs, mode, max_sets,
-                   max_set_size, max_runs, strategy, first_only, timeout, grace, repeat, flaky, confidence, budget,
-                   bad_if_any, jobs, launcher, slurm_args, scratch, build, match, any_failure, in_place, captures, on_hang,
-                   server, ready, ready_timeout, idle_timeout, shared_cache, escalate, inv_ref, as_json, cmd):
+def bisect_toggles(count, from_diffs, mode, max_sets, max_set_size, max_runs, strategy, first_only, timeout, grace,
+                   repeat, flaky, confidence, budget, bad_if_any, jobs, launcher, slurm_args, scratch, build, match,
+                   any_failure, in_place, captures, on_hang, server, ready, ready_timeout, idle_timeout, shared_cache,
+                   escalate, inv_ref, as_json, cmd, **toggle_options):
     """Find every minimal set of toggles that causes the failure.  ... -- CMD [ARGS...]"""
     import shlex
 
@@ -281,19 +288,15 @@ def bisect_toggles(envs, env_offs, args, args_from, configs, suspect_paths, coop
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
-    from dbglog import redact
+    from dbglog.bisect import kinds
 
-    redact.remember_env([*envs, *env_offs])  # --env HF_TOKEN=...: the value never reaches logs/ or the DB
-    for c in configs:  # FILE:KEY.PATH=VALUE with a secret-named last key
-        key, _, value = c.split(":", 1)[-1].partition("=")
-        redact.remember_env({key.rsplit(".", 1)[-1]: value})
+    kinds.remember_secrets(toggle_options)  # --env HF_TOKEN=...: the value never reaches logs/ or the DB
     launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
     scratch = _scratch(recs, scratch, launcher)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
     result = toggles.start(
-        recs, cmd=cmd, cwd=os.getcwd(), envs=envs, env_offs=env_offs, args=args, args_from=args_from,
-        configs=configs, suspect_paths=suspect_paths, coops=coops, count=count, from_diffs=from_diffs, mode=mode,
+        recs, cmd=cmd, cwd=os.getcwd(), toggle_options=toggle_options, count=count, from_diffs=from_diffs, mode=mode,
         max_sets=max_sets, max_set_size=max_set_size, max_runs=max_runs, strategy=strategy,
         exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
         build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,

@@ -145,7 +145,7 @@ def reject_unknown_option(cmd) -> None:
 
     word = cmd[0].split("=", 1)[0]
     ctx = click.get_current_context()
-    names = [o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
+    names = [o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
     names += ["--help"]
     close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     raise DbglogError(f"no such option: {word}" + (f" (did you mean {close[0]}?)" if close else "")
