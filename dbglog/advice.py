@@ -166,6 +166,7 @@ def _fill(template: str, ctx: Context, ev: dict) -> str:
         "pc": ev.get("pc") or ev.get("errorpc") or "the PC", "core": ev.get("core") or "CORE",
         "code_object_file": ev.get("code_object_file") or ev.get("code_object") or "the saved code object",
         "site": next((k.get("text", "") for k in run.get("key_lines") or []), "")[:120],
+        "access": ev.get("access") or "the access the report names",
         "timeout": str(max(60, int(3 * float(run.get("duration_s") or 20)))),
     }
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)

@@ -149,7 +149,8 @@ def short_kernel(name: str | None, width: int = 90) -> str | None:
     """A kernel name without template arguments and parameters, for one-line summaries."""
     if not name:
         return name
-    s = re.sub(r"\(.*\)$", "", name.strip()) or name
+    # "Functor::operator()" keeps its own "()"; only the parameter list after it goes
+    s = re.sub(r"\(.*\)$", "", name.strip().replace("operator()", "operator\0")).replace("operator\0", "operator()") or name
     depth, out = 0, []
     for ch in s:
         if ch == "<":
@@ -475,6 +476,11 @@ _CG_FOCUS = re.compile(r"\[(?:Current focus set to|Switching focus to) CUDA kern
 _CG_FRAME = re.compile(r"^#0\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?:<<<([^>]*)>>>)?\s*\(\)\s*$|"
                        r"^(?:(0x[0-9a-fA-F]+) in )(.+?)<<<([^>]*)>>>\s*\(\)", re.M)
 _CG_AT = re.compile(r"^\s+at (\S+?):(\d+)(?: in (\S+) inlined from (\S+))?\s*$", re.M)
+_CG_FN = re.compile(r"^(0x[0-9a-fA-F]+) in (.+?) \((?:\w+=|\)).*$", re.M)
+_CG_LAUNCH = re.compile(r"^(?:#\d+\s+)?(?:0x[0-9a-fA-F]+ in )?(\S.*?)<<<\(([^)]*)\),\(([^)]*)\)>>>", re.M)
+_CG_PC_SRC = re.compile(r"The exception was triggered at PC 0x[0-9a-fA-F]+ \(([^()\s]+:\d+)\)")
+_CG_WHERE = re.compile(r"^(0x[0-9a-fA-F]+)\s+(?:in (\S.*?) \(.*|(\d+)\s+(.*))$")
+_CG_WARP_CMD = re.compile(r"^\(cuda-gdb\) cuda (?:device \d+ )?(?:sm \d+ )?warp (\d+)")
 _CG_SYMBOL = re.compile(r"^(.+?) \+ (\d+) in section (\.text\.\S+) of (\S+)\s*$", re.M)
 _CG_PRINT_PC = re.compile(r"^\$\d+ = (?:\([^)]*\) )?(0x[0-9a-fA-F]+)", re.M)
 _CD_EXC = re.compile(r"coredump: Detected an exception of type CUDBG_EXCEPTION_(\w+?) \((\d+)\)")
@@ -577,7 +583,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     exc = _CG_EXC.search(text) or _CG_SIGNAL.search(text)
     sym = _CG_SYMBOL.search(text)
     if not exc and not sym and "cudacore" not in text:
-        return None
+        return _cuda_gdb_warps(text)
     out: dict = {"kind": "cuda-gdb"}
     if exc:
         out["exception"] = exc.group(exc.lastindex or 1).strip()
@@ -604,10 +610,177 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
         out["symbol"] = {"function": sym.group(1), "offset": int(sym.group(2)), "section": sym.group(3),
                          "cubin": sym.group(4)}
         out.setdefault("kernel", sym.group(1))
+    if not out.get("kernel"):
+        # A stop in a __device__ function with arguments: "0x... in copyParticle::operator() (this=...,
+        # ...)" then "    at File.H:66"; the kernel is the frame of ``bt`` with the launch <<<grid,block>>>.
+        f = _CG_FN.search(text)
+        if f:
+            out["function"] = f.group(2).strip()
+            out.setdefault("pc", f.group(1).lower())
+            a = _CG_AT.search(text[f.end():f.end() + 400])
+            if a:
+                out.setdefault("source", f"{a.group(1)}:{a.group(2)}")
+        k = _CG_LAUNCH.search(text)
+        if k:
+            out["kernel"] = k.group(1).strip()
+            out["grid_dim"], out["block_dim"] = f"({k.group(2)})", f"({k.group(3)})"
+    m = _CG_PC_SRC.search(text)
+    if m:
+        out.setdefault("source", m.group(1))
     out["meaning"] = CUDA_EXCEPTION_MEANINGS.get(out.get("exception") or "")
+    where = out.get("kernel") or out.get("function")
+    focus = out.get("focus")
     out["summary"] = ("cuda-gdb: " + (out.get("exception") or "core dump opened")
-                      + (f" in {short_kernel(out['kernel'])}" if out.get("kernel") else "")
-                      + (f" at pc {out['errorpc']}" if out.get("errorpc") else ""))
+                      + (f" in {short_kernel(where)}" if where else "")
+                      + (f" ({out['function']})" if out.get("function") and out.get("kernel") else "")
+                      + (f" at {out['source']}" if out.get("source") else "")
+                      + (f", pc {out['errorpc']}" if out.get("errorpc") else "")
+                      + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else ""))
+    return out
+
+
+def _cuda_gdb_warps(text: str) -> dict | None:
+    """A hang inspected warp by warp (``cuda device 0 sm 0 warp N lane 0`` after ``cuda kernel``):
+    where each warp stands, and the warps cuda-gdb could not focus on (exited; a __syncthreads()
+    the others wait at that they will never reach)."""
+    warps: list[dict] = []
+    missing: list[int] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _CG_FOCUS.search(line)
+        if m:
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            w = _CG_WHERE.match(nxt)
+            at = (w.group(2) or f"line {w.group(3)}: {w.group(4).strip()}") if w else None
+            warps.append({"block": f"({m.group(3)})", "thread": f"({m.group(4)})", "warp": int(m.group(7)),
+                          "lane": int(m.group(8)), "at": at})
+            continue
+        c = _CG_WARP_CMD.search(line)
+        if c and i + 1 < len(lines) and "Request cannot be satisfied" in lines[i + 1]:
+            missing.append(int(c.group(1)))
+    if len(warps) < 2 and not missing:
+        return None
+    places: dict[str, list[int]] = {}
+    for w in warps:
+        places.setdefault(w["at"] or "?", []).append(w["warp"])
+    text_places = "; ".join(f"{at} (warp {', '.join(map(str, ws))})" for at, ws in places.items())
+    out = {"kind": "cuda-gdb", "warps": warps, "missing_warps": missing,
+           "summary": f"cuda-gdb: {len(warps)} warps inspected, stopped at {len(places)} place(s): {text_places}"
+                      + (f"; warps {', '.join(map(str, missing))} no longer exist (exited before a barrier?)"
+                         if missing else "")}
+    return out
+
+
+# --- compute-sanitizer / cuda-memcheck --------------------------------------------------------
+
+# Every report line starts with "=========" (after whatever a CI log or launcher put in front).
+# The wordings of compute-sanitizer 2019-2025 and of the older cuda-memcheck:
+#   Invalid __global__ read of size 4 bytes         (cuda-memcheck: "of size 4")
+#       at col_kernel(...)+0x490 [in file.cu:12]    (cuda-memcheck: "at 0x000002e8 in Kernel(...)")
+#       by thread (1,0,0) in block (5,0,0)
+#       Address 0x... is out of bounds | is misaligned   (newer: "Access at/to 0x... is out of bounds")
+#       and is 1 bytes after the nearest allocation at 0x... of size 324 bytes
+#   Uninitialized __global__ memory read of size 8 bytes          (initcheck)
+#   Error: Race reported between Write access at ... and Read access at ...   (racecheck)
+#   Program hit cudaErrorLaunchFailure (error 719) due to "..." on CUDA API call to ...
+_CS_LINE = re.compile(r"^[^\n=]{0,60}=========(?: (.*?))?\s*$")
+_CS_ERROR = re.compile(r"^(Invalid __(\w+)__ (read|write) of size (\d+)(?: bytes)?|"
+                       r"Uninitialized __(\w+)__ memory read of size (\d+)(?: bytes)?|"
+                       r"(?:Error|WARN|Warning): Race reported between (\w+) access.*|"
+                       r"Program hit (\w+)(?: \(error \d+\))?(?: due to \"([^\"]*)\")?.*|"
+                       r"Barrier error detected.*|[\w ]*[Ee]rror:? [^\n]*detected.*)$")
+_CS_AT = re.compile(r"^at (?:(0x[0-9a-fA-F]+) in )?(.+?)(?:\+(0x[0-9a-fA-F]+))?(?: in (\S+:\d+))?$")
+_CS_THREAD = re.compile(r"^by thread \(([^)]*)\) in block \(([^)]*)\)")
+_CS_ADDR = re.compile(r"^(?:Address|Access at|Access to) (0x[0-9a-fA-F]+)(?: is ([\w ]+?))?\s*$")
+_CS_ALLOC = re.compile(r"^and is (.+?nearest allocation at 0x[0-9a-fA-F]+ of size \d+ bytes)")
+_CS_HOST = re.compile(r"^Host Frame:\s*(.+?)\s*$")
+_CS_TOOL = re.compile(r"--tool[ =](memcheck|racecheck|initcheck|synccheck)")
+_CS_TOTAL = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)")
+
+
+def parse_compute_sanitizer(text: str | bytes) -> dict | None:
+    """compute-sanitizer (memcheck, initcheck, racecheck, synccheck) and cuda-memcheck reports: for
+    each report the error, the kernel and offset, the thread and block, the address and what is
+    wrong with it (out of bounds, misaligned, N bytes after an allocation) and the first host frame.
+    The first report is the one to fix; the others are counted and grouped by kernel."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "=========" not in text:
+        return None
+    reports: list[dict] = []
+    cur: dict | None = None
+    total = None
+    for raw in text.splitlines():
+        m = _CS_LINE.match(raw)
+        if not m:
+            continue
+        body = (m.group(1) or "").strip()
+        if not body:
+            continue
+        t = _CS_TOTAL.search(body)
+        if t:
+            total = int(t.group(1))
+            continue
+        e = _CS_ERROR.match(body)
+        if e:
+            cur = {"error": body}
+            if e.group(2):
+                cur.update(space=e.group(2), access=e.group(3), size=int(e.group(4)))
+            elif e.group(5):
+                cur.update(space=e.group(5), access="uninitialized read", size=int(e.group(6)))
+            elif e.group(7):
+                cur["access"] = "race"
+            elif e.group(8):
+                cur.update(api_error=e.group(8), api_text=e.group(9))
+            reports.append(cur)
+            continue
+        if cur is None:
+            continue
+        if "kernel" not in cur and (a := _CS_AT.match(body)):
+            cur["kernel"] = a.group(2).strip()
+            off = a.group(3) or a.group(1)
+            if off:
+                cur["pc"] = off.lower()
+            if a.group(4):
+                cur["source"] = a.group(4)
+        elif th := _CS_THREAD.match(body):
+            cur["thread"], cur["block"] = f"({th.group(1)})", f"({th.group(2)})"
+        elif ad := _CS_ADDR.match(body):
+            cur["address"] = ad.group(1).lower()
+            if ad.group(2):
+                cur["problem"] = ad.group(2)
+        elif al := _CS_ALLOC.match(body):
+            cur["allocation"] = al.group(1)
+        elif (h := _CS_HOST.match(body)) and "host_frame" not in cur and not h.group(1).startswith("/lib"):
+            cur["host_frame"] = h.group(1)
+    if not reports:
+        return None
+    tool = _CS_TOOL.search(text)
+    first = reports[0]
+    kinds = {"uninitialized read": "initcheck", "race": "racecheck"}
+    out: dict = {"kind": "compute-sanitizer",
+                 "tool": tool.group(1) if tool else kinds.get(first.get("access") or "", "memcheck"),
+                 "reports": reports[:20], "count": len(reports), "total": total}
+    for key in ("kernel", "pc", "source", "thread", "block", "address", "problem", "allocation", "host_frame"):
+        if first.get(key):
+            out[key] = first[key]
+    where = f"{short_kernel(first['kernel'], 60)}" + (f"+{first['pc']}" if first.get("pc") else "") \
+        if first.get("kernel") else "?"
+    access = first["error"]
+    if first.get("address"):
+        detail = ", ".join(x for x in (first.get("problem"), first.get("allocation")) if x)
+        access += f" at {first['address']}" + (f" ({detail})" if detail else "")
+    out["access"] = access
+    by = f" by thread {first['thread']} in block {first['block']}" if first.get("thread") else ""
+    more = len(reports) - 1
+    out["summary"] = (f"compute-sanitizer {out['tool']}: {out['access']} in {where}{by}"
+                      + (f" (+{more} more report{'s' if more != 1 else ''})" if more else ""))
+    kernels: dict[str, int] = {}
+    for r in reports:
+        if r.get("kernel"):
+            k = short_kernel(r["kernel"], 60) or r["kernel"]
+            kernels[k] = kernels.get(k, 0) + 1
+    out["findings"] = [out["summary"]] + [f"{n} report(s) in {k}" for k, n in kernels.items()]
     return out
 
 
@@ -788,7 +961,7 @@ def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
 # --- everything a run left behind -------------------------------------------------------------
 
 _DUMP_MARKERS = ("wave_", "AMDGPU ", "No dispatches", "CUDA Exception", "CUDA_EXCEPTION_", "coredump:", "cudacore",
-                 "XNACK error state", " in section .text.")
+                 "XNACK error state", " in section .text.", "========= ", "Switching focus to CUDA kernel")
 
 
 def may_hold_dump(data: str | bytes) -> bool:
@@ -817,7 +990,7 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
     cores: list[str] = []
     for src, text in texts:
         for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
-                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress):
+                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress, parse_compute_sanitizer):
             try:
                 e = fn(text)
             except Exception as exc:  # a parser must never cost the run its record

@@ -328,6 +328,10 @@ def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
     return ("kernel.amdgpu_page_fault", 76) if m.group(5) == "0" else ("kernel.amdgpu_page_fault", 79)
 
 
+def _resolve_watchdog(m: re.Match[str]) -> tuple[str, int]:
+    return "nccl.watchdog_timeout", (60 if "checkTimeout" in m.group(0) else 62)
+
+
 def _resolve_miopen_status(m: re.Match[str]) -> tuple[str, int]:
     return f"miopen:{m.group('tok')}", 68
 
@@ -335,11 +339,14 @@ def _resolve_miopen_status(m: re.Match[str]) -> tuple[str, int]:
 # Log-line prefixes that sit in front of a Python exception line: k8s/docker timestamps, process
 # tags ("(EngineCore_DP0 pid=2345) ", "(VllmWorker rank=5 pid=33503) ", "(SGLangEngine pid=952,
 # ip=...) "), torch.distributed "[rank0]: ", accelerate "stderr: ", vLLM's logger "ERROR 07-21
-# 13:02:07 [core.py:588] " (older: "ERROR 01-28 03:21:01 engine.py:387] ").
-_PREFIX = (r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?(?: (?:stdout|stderr) [FP])?(?: \|)? )?"
+# 13:02:07 [core.py:588] " (older: "ERROR 01-28 03:21:01 engine.py:387] "); and, in pasted
+# multi-process logs, markdown quotes ("> "), srun --label ("3: "), Open MPI --tag-output
+# ("[1,3]<stderr>:") and torchrun --tee ("[default3]:").
+_PREFIX = (r"(?:> ?)?(?:\d{1,5}: )?(?:\[\d+,\d+\]<std(?:out|err)>:)?"
+           r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?(?: (?:stdout|stderr) [FP])?(?: \|)? )?"
            r"(?:\([^()\n]{1,100}\) ){0,3}"
            r"(?:(?:stdout|stderr): )?"
-           r"(?:\[rank\d+\]:[ \t]?)?"
+           r"(?:\[(?:rank|default)\d+\]:[ \t]?)?"
            r"(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] )?")
 _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
 _TRACEBACK_HEADER_TEXT = "Traceback (most recent call last)"
@@ -347,7 +354,9 @@ _FRAME_TEXT = 'File "'
 _FRAME = re.compile(r'File "[^"\n]+", line \d+')
 _WRAPPER_TEXT = re.compile(
     r"See root cause above|See stack trace \(above\)|watchdog thread terminated|"
-    r"please check the stack trace above|Failed core proc"
+    r"please check the stack trace above|Failed core proc|"
+    # torch's ExceptionWrapper: the worker's own exception follows under "Original Traceback"
+    r"Caught \w+ in (?:replica \d+ on device \d+|DataLoader worker process \d+)"
 )
 
 
@@ -458,12 +467,19 @@ BUILTIN: tuple[Signature, ...] = (
     _S("oom.torch_hip", [(r"HIP out of memory\. Tried to allocate", "HIP out of memory.")], 72, "oom"),
     _S("oom.exception_type", [(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", "OutOfMemoryError")], 70, "oom"),
     _S("oom.runtime", [(r"(?:CUDA|HIP) error: out of memory", " error: out of memory"),
-                       (r"returned error 2: Out of memory|RESOURCE_EXHAUSTED: Out of memory",
-                        ("error 2: Out of memory", "RESOURCE_EXHAUSTED: Out of memory")),
+                       (r"returned error 2: Out of memory", "error 2: Out of memory"),
+                       # XLA (JAX, TF, torch_xla): "RESOURCE_EXHAUSTED: Out of memory while trying to allocate",
+                       # "... Failed to allocate request for 2.99GiB", the TPU compiler's "Ran out of memory in
+                       # memory space vmem", older jaxlib's "Resource exhausted: Out of memory"
+                       (r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:Out of memory|Failed to allocate request for"
+                        r"|[^\n]{0,80}?Ran out of memory in memory space)", ("RESOURCE_EXHAUSTED: ", "Resource exhausted: ")),
                        # NCCL's "Last error:" when its cudaMalloc failed: the device had no room left
                        (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA "),
                        # llama.cpp / ggml: "cudaMalloc failed: out of memory", "hipMalloc failed: out of memory"
                        (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory")], 71, "oom"),
+    # PyTorch on Apple silicon: "MPS backend out of memory (MPS allocated: ..., max allowed: ...)"
+    _S("oom.mps", [(r"MPS backend out of memory(?: \(MPS allocated: ([^,)\n]+))?", "MPS backend out of memory")], 72, "oom",
+       description="the Metal (MPS) allocator hit its high-watermark limit (PYTORCH_MPS_HIGH_WATERMARK_RATIO)"),
     _S("oom.vllm_kv", [(r"No available memory for the cache blocks", "No available memory for the cache"),
                        # SGLang's KV pool: "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
                        (r"Not enough memory\. Please try to increase --mem-fraction-static", "increase --mem-fraction-static"),
@@ -518,7 +534,11 @@ BUILTIN: tuple[Signature, ...] = (
     # Collectives (rows 22-27). Older torch prints no SeqNum; older watchdog says "NCCL watchdog".
     _S("nccl.watchdog_timeout",
        [(r"Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=(\d+), )?OpType=(\w+)[^\n]*?"
-         r"Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds before timing out", "Watchdog caught collective")], 62, "hang"),
+         r"Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds before timing out", "Watchdog caught collective"),
+        # Only the watchdog's C++ stack survived (the message was cut or scrolled away): a frame in
+        # WorkNCCL::checkTimeout is that timeout; it ranks below the message, which says which collective.
+        (r"ProcessGroupNCCL::WorkNCCL::checkTimeout\(", "WorkNCCL::checkTimeout")], 62, "hang",
+       resolve=_resolve_watchdog),
     _S("nccl.watchdog_stuck",
        [(r"ProcessGroupNCCL's watchdog got stuck for (\d+) seconds without making progress", "watchdog got stuck")],
        61, "hang"),
@@ -608,7 +628,9 @@ BUILTIN: tuple[Signature, ...] = (
     # GPU coredump progress (row 40): accompanies the real fault.
     _S("gpu.coredump_written", [(r"coredump: Writing ELF file to (\S+)", "coredump: Writing ELF")], 35),
     # Engine wrappers (rows 41-42): the cause is printed earlier.
-    _S("vllm.engine_init", [(r"Engine core initialization failed\. See root cause above\.", "See root cause above")],
+    _S("vllm.engine_init", [(r"Engine core initialization failed\. See root cause above\.", "See root cause above"),
+                            # the engine process's own line before its traceback (V1)
+                            (r"EngineCore failed to start\.", "EngineCore failed to start")],
        10, wrapper=True),
     _S("vllm.engine_dead",
        [(r"EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.", "EngineCore encountered"),
@@ -624,15 +646,19 @@ BUILTIN: tuple[Signature, ...] = (
         (r"Failed: Timeout >([\d.]+)s", "Failed: Timeout >")], 48, "hang"),
     # Sanitizers (rows 45-47): precise reports of the faulting access, above the CUDA error.
     _S("sanitizer.memcheck",
-       [(r"^========= Invalid __(global|shared|local)__ (read|write) of size (\d+)(?: bytes)?", "========= Invalid __"),
-        (r"^=========     Address (0x[0-9a-f]+) is (out of bounds|misaligned)", "=========     Address "),
-        (r"^========= Program hit (cuda\w+)", "========= Program hit ")], 86),
+       # CI logs indent the report, and log prefixes sit in front of it: "========= " need not start the line.
+       # Newer releases say "Access at/to 0x... is out of bounds" where older ones said "Address".
+       [(r"^[^\n=]{0,60}========= Invalid __(global|shared|local)__ (read|write) of size (\d+)(?: bytes)?",
+         "========= Invalid __"),
+        (r"^[^\n=]{0,60}=========     (?:Address|Access at|Access to) (0x[0-9a-f]+) is (out of bounds|misaligned)",
+         "=========     A"),
+        (r"^[^\n=]{0,60}========= Program hit (cuda\w+)", "========= Program hit ")], 86),
     _S("sanitizer.racecheck",
-       [(r"^========= (?:Error|WARN): Race reported between (Read|Write) access", "Race reported between")], 86),
+       [(r"^[^\n=]{0,60}========= (?:Error|WARN): Race reported between (Read|Write) access", "Race reported between")], 86),
     _S("sanitizer.initcheck", [(r"Uninitialized __global__ memory read of size", "Uninitialized __global__")], 85),
     _S("sanitizer.summary",
-       [(r"^========= ERROR SUMMARY: ([1-9]\d*) errors?", "ERROR SUMMARY: "),
-        (r"^========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "RACECHECK SUMMARY: ")],
+       [(r"^[^\n=]{0,60}========= ERROR SUMMARY: ([1-9]\d*) errors?", "ERROR SUMMARY: "),
+        (r"^[^\n=]{0,60}========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "RACECHECK SUMMARY: ")],
        30),
     _S("sanitizer.asan", [(r"^==(\d+)==ERROR: AddressSanitizer: ([\w-]+)", "ERROR: AddressSanitizer: "),
                           (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: AddressSanitizer: ")], 86),
@@ -641,6 +667,9 @@ BUILTIN: tuple[Signature, ...] = (
     # Numerics (rows 48-49).
     _S("numeric.nan_anomaly", [(r"Function '(\w+)' returned nan values in its (\d+)(?:st|nd|rd|th) output",
                                 "returned nan values")], 50),
+    # DeepSpeed / Megatron fp16 loss scaler: every step overflowed (inf/NaN gradients) down to the minimum scale.
+    _S("numeric.loss_scale_min", [(r"Current loss scale already at minimum", "loss scale already at minimum")], 50,
+       description="fp16 gradients overflow on every step: the dynamic loss scale hit its floor"),
     # A training loop's own report; a hint that ranks below any crash in the same log.
     _S("numeric.loss_nan", [(r"\b(?i:loss)(?:=| ?= ?|: ?| is )(?i:nan)\b",
                              ("nan", "NaN"))], 27),  # few needles: each is a pass over a big log
@@ -962,7 +991,9 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
     if rank < 0:
         return  # a resolver's verdict: this line is noise (e.g. RCCL's start-up advisories)
     if sig.name == "py.traceback" and sig.source == "builtin" and _WRAPPER_TEXT.search(m.group("msg") or ""):
-        rank = min(rank, 11)  # a Python exception that only re-raises an earlier failure
+        # A Python exception that only re-raises an earlier failure: below the engines' own wrapper
+        # lines too (vllm.engine_init says more than "RuntimeError" does).
+        rank = min(rank, 9)
     hits.append(_Hit(name, sig, rank, line, col, m.groups()))
 
 
@@ -1023,10 +1054,15 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
         for k, h in enumerate(headers):
             stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
             end = stop
+            # A log pasted indented (a CI step, a code block in a list) indents the exception line
+            # as much as its header: read the lines below at the header's indentation.
+            head = t.line(h)
+            indent = head[:len(head) - len(head.lstrip(" \t"))] if head[:1] in (" ", "\t") else ""
             for j in range(h + 1, stop):
                 if len(t.lines[j]) > _LONG_LINE:
                     continue
-                m = rx.match(t.line(j))
+                line = t.line(j)
+                m = rx.match(line[len(indent):] if indent and line.startswith(indent) else line)
                 if m:
                     end = j
                     _add(hits, sig, m, j, m.start())

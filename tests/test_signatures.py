@@ -35,6 +35,8 @@ SAMPLES = {
                         "below might be incorrect."], "gpu.async_hint"),
     "oom.torch_cuda": (["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total "
                         "capacity of 79.11 GiB of which 1.20 GiB is free."], "oom.torch_cuda"),
+    "oom.mps": (["RuntimeError: MPS backend out of memory (MPS allocated: 17.10 GB, other allocations: 1.02 GB, max allowed: "
+                 "18.13 GB). Tried to allocate 512.00 MB on private pool."], "oom.mps"),
     "oom.torch_hip": (["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                        "capacity of 191.98 GiB ... set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"], "oom.torch_hip"),
     "oom.exception_type": (["torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory."],
@@ -156,6 +158,9 @@ SAMPLES = {
                             "numeric.nan_anomaly"),
     "numeric.nan_stats": (["      min=-1.5 max=nan mean=nan nan_count=12 inf_count=0"], "numeric.nan_stats"),
     "numeric.loss_nan": (["Epoch 3: 100%|####| 320/320 [00:21<00:00, 14.77it/s, loss=nan, v_num=0]"], "numeric.loss_nan"),
+    "numeric.loss_scale_min": (["[2025-03-02 10:11:12] [INFO] [loss_scaler.py:183:update_scale] Grad overflow on iteration 40",
+                                "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."],
+                               "numeric.loss_scale_min"),
     "driver.insufficient": (["RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"],
                             "driver.insufficient"),
     "driver.no_driver": (["RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"],
