@@ -12,7 +12,7 @@ from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
 from dbglog.docreader.vocab import (
     ATTEMPT_LABELS, INV_LABELS, NEXT_LABELS, ACTION_LEAD, ATTEMPT_HEAD, BOLD_LEAD, CHECKBOX, COMMENT,
     DATE_HEAD, DIFF_HEAD, DOC_TITLE, FAILED_CONTAINER, INLINE_RESULT, ITEM_START, LABEL, NEXT_HEAD,
-    LESSONS_HEAD, NUMBERED_HEAD, PLAN_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
+    LESSONS_HEAD, LIMITS_HEAD, NUMBERED_HEAD, PLAN_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
     SENTENCES, STRONG_CONTAINER, STRONG_KW, STRONG_RE, TEMPLATE, TEMPLATE_CHECK, TRIED_ITEM, WEAK_CONTAINER,
     WORKED_CONTAINER, bare_words, bold_attempt, has_text, attempt_title, field_of, heading_key,
     heading_outcome, is_placeholder, label_of, status_word,
@@ -459,7 +459,7 @@ class _Builder:
         if PLAN_HEAD.match(bare) and not n.children and any(b.kind == "list" for b in n.blocks):
             self.next_steps(n)  # "## Verification path": 1. parity 2. PTX 3. bench -- checks still to run
             return
-        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare):
+        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare):
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
@@ -471,10 +471,13 @@ class _Builder:
             self.attempt_from_node(n, container=None)
             return
         fkey = field_of(text)
+        plain = outcomes.plain_text(text).lower()
         reported = re.search(r"\((?:tested|verified|measured|confirmed)\)|\b(?:root cause found|not sufficient|"
-                             r"does not (?:help|work)|works?|worked|fixed)\b", outcomes.plain_text(text), re.I)
-        if NEXT_HEAD.search(bare) and not STRONG_CONTAINER.search(bare.replace("untried", "")) \
-                and fkey is None and not reported:
+                             r"does not (?:help|work)|works?|worked|fixed)\b", plain, re.I) \
+            and not re.search(r"\b(?:would|could|might|should|untried|not yet tried)\b", plain)
+        # "What would make this better (future work)": the words in parentheses name the section too.
+        if (NEXT_HEAD.search(bare) or NEXT_HEAD.search(plain)) \
+                and not STRONG_CONTAINER.search(bare.replace("untried", "")) and fkey is None and not reported:
             self.next_steps(n)
             return
         if DIFF_HEAD.search(bare) and self.differences(n):
@@ -576,13 +579,16 @@ class _Builder:
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
-            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) and not _caption(self.lines, blk):
+            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) and not _caption(self.lines, blk) \
+                    and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list" and (named or any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
                                                       for a, _b in blk.items)):
                 self.attempts_from_list(n, blk, ctx)  # "1. **LD_PRELOAD intercept** - causes init errors"
             elif blk.kind == "list" and self._tried_items(n, blk, ctx, keep_rest=keep, actions=True):
                 pass
+            elif blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
+                pass  # "Failed Attempts Summary" as a table: its rows are attempts
             elif blk.kind != "hr":
                 keep.extend(range(blk.start, blk.end))
         self._keep_or_rename(n, keep, "attempts")
@@ -613,7 +619,8 @@ class _Builder:
             if blk.kind == "hr":
                 continue  # a separator, not content
             if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
-                    and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk):
+                    and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk) \
+                    and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list":
                 self.attempts_from_list(n, blk, ctx)
@@ -1146,7 +1153,12 @@ class _Builder:
             c_num = c_title
             c_title = next((k for k in range(len(head)) if k != c_num and not re.search(
                 r"\b(?:result|outcome|status|verdict|files?|score|delta|date|time|duration|owner)\b", low[k])), c_title)
-        c_res = col("result", "effect", "observ", "finding", "what happened", "output", "outcome")
+        # "Expected Result | Actual Result": what happened is the actual one.
+        c_res = col("actual", "observed") if col("expected") is not None else None
+        c_res = c_res if c_res is not None else col("result", "effect", "observ", "finding", "what happened", "output",
+                                                    "outcome")
+        if c_res is not None and re.search(r"\bexpect", low[c_res]):
+            c_res = None
         c_stat = col("status", "verdict", "work", "fixed", "helped", "pass", "ok")
         if c_stat == c_title:
             c_stat = None
@@ -1489,6 +1501,11 @@ class _Builder:
 
     def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
         f = {k: field_value(v) for k, v in a.fields.items()}
+        # "**Expected Outcome:** ..." / "**Priority:** try this first": what a plan hopes for, kept
+        # with the reasons; with no result next to it, nothing was run.
+        expected = f.pop("expected", "")
+        if expected:
+            f["hypothesis"] = f"{f['hypothesis']}\n\n{expected}" if f.get("hypothesis") else expected
         lead = field_value(a.lead)
         did = f.get("did", "")
         if lead:
@@ -1525,6 +1542,8 @@ class _Builder:
             # Under "Eliminated", "Attempted fixes (all failed)", "Hypotheses (not yet proven)": the
             # heading's verdict holds whatever the prose says ("dd write succeeds in 21 s").
             out = a.context
+        if out is None and expected and not result:
+            out = "untested"  # a plan with the result it hopes for, and none it got
         if out is None and result and outcomes.verdict_word(result) == "untested":
             out = "untested"  # "not run yet — needs llm-compressor support"
         if out is None and not result:
@@ -1684,6 +1703,14 @@ def _label_name(line: str) -> str:
 
 _STATUS_ITEM = re.compile(r"^\W*(?:current (?:state|status|issue|results?)|status|summary|key (?:pattern|finding)s?|"
                           r"note|tests passing|where (?:we|things) stand)\b", re.I)
+
+
+def _section_label(line: str) -> bool:
+    """ "**Diagnosis**: the hang is before training", "**Result:** all failed": a label of the section
+    (its diagnosis, its result), not the name of something tried."""
+    name = _label_name(line)
+    return bool(name) and (name in ATTEMPT_LABELS or name in INV_LABELS or bool(_STATUS_ITEM.match(name))
+                           or name in ("diagnosis", "analysis", "bottom line", "tl;dr", "tldr", "verdict"))
 
 
 def _caption(lines, blk: Block) -> bool:

@@ -45,7 +45,8 @@ NEXT_HEAD = re.compile(
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
     r"(?:still )?needs? (?:further |more )?investigation|remaining (?:work|questions|issues)|open items|"
     r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration)|qu[eé] probar|por probar|"
-    r"[aà] essayer|als n[aä]chstes)\b"
+    r"[aà] essayer|als n[aä]chstes|where (?:we'?re|we are|to go) (?:going|next)|going forward|"
+    r"(?:critical |key |remaining |open )?questions (?:for|to answer|to resolve)\b|what would (?:probably |likely )?(?:work|help|fix it))\b"
     r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 
@@ -78,12 +79,12 @@ STRONG_CONTAINER = re.compile(
     r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche|investigation steps|"
     r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried)|"
-    r"what (?:we|i) changed)\b"
+    r"what (?:we|i) changed|solutions? (?:applied|implemented)|(?:fixes|solutions|changes) (?:we )?(?:applied|implemented))\b"
     r"|試したこと|やったこと|試した(?:方法|対策)|尝试过|已尝试|尝试的|做过的尝试|失败的(?:方案|尝试)"
-    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
+    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and|alternative) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
     r"(?: so far| made| log| and results?| tried)?$"
-    r"|^[\w-]+ (?:attempts|experiments|trials)(?: log| so far| made)?$"
+    r"|^[\w-]+ (?:attempts|experiments|trials)(?: log| so far| made| summary)?$"
     r"|^(?:[\w-]+ ){1,2}(?:attempted|tried)$", re.I)
 
 
@@ -92,6 +93,7 @@ RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|h
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
                                r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
                                r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b|"
+                               r"\bwhy (?:we|i) (?:can'?t|cannot|couldn'?t) (?:fix|solve|work around)\b|"
                                r"\b(?:flags?|options?|settings?|fixes|approaches) (?:que |that |which )?(?:no|not|don'?t|do not) "
                                r"(?:funcionan|work|help)\b|\bno funcionan?\b|有效的|无效的|失败的",
                                re.I)
@@ -102,6 +104,7 @@ WEAK_CONTAINER = re.compile(r"\b(?:investigation|debugging|analysis|diagnosis|ti
 
 
 FAILED_CONTAINER = re.compile(r"didn'?t work|did not work|doesn'?t work|does not work|failed|dead ends?|rejected|ruled out|eliminated|"
+                               r"did(?:n'?t| not) (?:fix|help|solve)|(?:can'?t|cannot|couldn'?t) fix|unhelpful|no effect|"
                                r"not (?:the )?(?:cause|fix)|no funcion\w*|no sirv\w*|funktioniert nicht|ne (?:marche|fonctionne) pas|"
                                r"弃用|失败|无效|没用|失敗|ダメだった|うまくいかなかった", re.I)
 
@@ -181,6 +184,11 @@ ATTEMPT_LABELS = {
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
     "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
     "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
+    "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
+    "expected outcome": "expected", "expected result": "expected", "expected results": "expected",
+    "expected": "expected", "priority": "expected", "why this works": "hypothesis",
+    "why this might help": "hypothesis", "why this should work": "hypothesis", "why this might work": "hypothesis",
+    "verdict and why": "outcome",
     "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
@@ -244,6 +252,13 @@ def field_of(text: str) -> str | None:
 # sub-sections are lessons, not attempts.
 LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learnt)?|takeaways|learnings|what (?:we|i) learned|"
                           r"insights|retrospective|guidelines for [\w ]+)(?:$|\s(?:from|of|for)\b)", re.I)
+
+
+# Sections that say where the system still falls short ("What doesn't work well yet", "Known
+# limitations", "Persistent issues"): facts about the system, not things that were tried.
+LIMITS_HEAD = re.compile(r"\b(?:(?:does ?n[o']t|do ?n[o']t|does not|do not) work (?:well|yet)\b|(?:known |current )?limitations|"
+                         r"(?:persistent|known|current) (?:issues|problems|blockers)$|"
+                         r"(?:current )?blockers$)", re.I)
 
 
 # Sections that say how a change will be checked or rolled out, not what was run.
@@ -399,5 +414,5 @@ def has_text(buf: list[str]) -> bool:
     return any(x.strip() for x in buf)
 
 
-INLINE_RESULT = re.compile(r"(?:\*\*|__)?\b(?:result|results|resultado|outcome|verdict|ergebnis|r[ée]sultat)"
+INLINE_RESULT = re.compile(r"(?:\*\*|__)?\b(?:result|results|resultado|outcome|verdict|ergebnis|r[ée]sultat|found)"
                             r"(?:\*\*|__)?\s*:(?:\*\*|__)?", re.I)
