@@ -551,11 +551,29 @@ class _Builder:
         else:
             self.renamed.append((n.start, n.text, where))
 
+    def _numbered_paras(self, blocks: list[Block]) -> set[int]:
+        """Paragraphs led by "**1. I told the operator ...**", "**2. ...**" (two or more): numbered entries."""
+        got = {b.start for b in blocks if b.kind == "paragraph" and _NUMBERED_BOLD.match(self.lines[b.start])}
+        return got if len(got) >= 2 else set()
+
     def _bold_entry(self, n: Node, blocks: list[Block], k: int, ctx: str | None) -> int:
         """ "❌ **Reloading the module:** `rmmod ...`" with its detail list right below: one attempt.
         ``blocks[k - 1]`` is the paragraph; returns the index of the next block to read."""
         blk = blocks[k - 1]
         idxs = list(range(blk.start, blk.end))
+        numbered = self._numbered_paras(blocks)
+        if blk.start in numbered:
+            # "**1. ...**" then its paragraphs, code and lists up to "**2. ...**": one entry.
+            while k < len(blocks) and blocks[k].start not in numbered and blocks[k].kind != "hr":
+                idxs += list(range(blocks[k].start, blocks[k].end))
+                self.owned.extend(range(blocks[k].start, blocks[k].end))
+                k += 1
+            self._attempt_from_item(self.lines[blk.start].strip(), idxs, ctx, n.text)
+            a = self.attempts[-1]
+            nm = re.match(r"^\s*(\d{1,2})[.)]\s+(.+)$", a.title)
+            if nm:
+                a.number, a.title = int(nm.group(1)), nm.group(2)
+            return k
         if k < len(blocks) and blocks[k].kind == "list" and blocks[k].start - blk.end <= 1:
             idxs += list(range(blocks[k].start, blocks[k].end))
             self.owned.extend(range(blocks[k].start, blocks[k].end))
@@ -598,8 +616,25 @@ class _Builder:
             else:
                 self.section(c, context=None)
 
-    def _strong_container(self, n: Node) -> None:
-        ctx = None
+    _GROUP_NOUN = re.compile(r"\b(?:approaches|ideas|knobs|options|changes|fixes|tweaks|settings|flags|variants|"
+                             r"experiments|attempts|issues|things|tries|candidates|alternatives|workarounds|patches|"
+                             r"configs|configurations)$", re.I)
+
+    def _item_group(self, c: Node) -> bool:
+        """Under "Things we tried": "### Rejected or deprioritized" / "### Weak or unhelpful knobs" holding
+        only a list: a group of attempts, one per item, not one attempt."""
+        if c.children or self.r._is_attempt_heading(c) or heading_outcome(c.text) or self.r._has_attempt_evidence(c):
+            return False
+        own = [b for b in c.blocks if b.kind != "hr"]
+        lists = [b for b in own if b.kind == "list"]
+        if not lists or sum(len(b.items) for b in lists) < 2 or len(own) - len(lists) > 1 \
+                or any(b.kind not in ("list", "paragraph") for b in own):
+            return False
+        bare = bare_words(c.text)
+        return bool(FAILED_CONTAINER.search(bare) or WORKED_CONTAINER.match(bare) or self._GROUP_NOUN.search(bare))
+
+    def _strong_container(self, n: Node, inherit: str | None = None) -> None:
+        ctx = inherit
         if FAILED_CONTAINER.search(n.text):
             ctx = "failed"
         elif WORKED_CONTAINER.match(bare_words(n.text)):
@@ -623,7 +658,9 @@ class _Builder:
                     and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list":
+                first = len(self.attempts)
                 self.attempts_from_list(n, blk, ctx)
+                self._done_ticks(n, self.attempts[first:])
             elif blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
                 pass
             elif blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
@@ -634,10 +671,36 @@ class _Builder:
             if self._special(c) or STRONG_CONTAINER.search(bare_words(c.text)) and not self.r._is_attempt_heading(c) \
                     or _ABOUT_ATTEMPT.match(c.text):
                 self.section(c, context=None)
+            elif self._item_group(c):
+                self.owned.extend(range(c.start, c.head_end))
+                self._strong_container(c, inherit=ctx)
             else:
                 self.attempt_from_node(c, container=ctx or "container")
         made = len(self.attempts) - before
         self._keep_or_rename(n, keep, f"attempts ({made})" if made else "sections below")
+
+    def _done_ticks(self, n: Node, atts: list[_Attempt]) -> None:
+        """ "### What We Tried" with "- ✅ Granted ALL privileges", "- ✅ Regenerated the client", ... and
+        no words saying what came of them: the ticks mark steps done, not fixes that worked. Under a
+        heading that says the problem stands ("❌ Current Blocker"), they did not fix it."""
+        ticked = [a for a in atts if a.tag == "worked" and not a.context]
+        if len(ticked) < 3:
+            return
+        bare = [a for a in ticked if outcomes.classify(re.sub(r"[✅✔️☑]", " ", " ".join(a.lead + sum(a.fields.values(), []))))
+                == "inconclusive"]
+        if len(bare) * 3 < len(ticked) * 2:
+            return
+        p, stands = n, False
+        while p is not None and p.start >= 0:
+            if heading_outcome(p.text) == "failed" or re.search(
+                    r"\b(?:blockers?|blocked|still (?:failing|broken|open|hangs?|crashes)|unresolved|not (?:yet )?(?:fixed|resolved))\b",
+                    p.text, re.I):
+                stands = True
+                break
+            p = p.parent
+        for a in bare:
+            a.tag = None
+            a.context = "failed" if stands else None
 
     def _one_prose_attempt(self, n: Node, ctx: str | None) -> bool:
         """ "## What we tried that failed" / "## What Worked" written as prose (paragraphs and code,
@@ -645,7 +708,7 @@ class _Builder:
         hold attempts of their own ("### Things we ruled out") are read as such."""
         own = [b for b in n.blocks if b.kind != "hr"]
         paras = [b for b in own if b.kind == "paragraph"]
-        if not paras or any(b.kind in ("list", "table") for b in own) \
+        if not paras or any(b.kind in ("list", "table") for b in own) or self._numbered_paras(own) \
                 or any(bold_attempt(self.lines[b.start]) for b in paras) \
                 or sum(len(self.lines[i].split()) + len(re.findall(r"[\u3040-\u9fff]", self.lines[i])) // 2
                        for b in paras for i in range(b.start, b.end)) < 6:  # CJK has no spaces
@@ -1572,7 +1635,8 @@ class _Builder:
         if out is None:
             # Nothing says what happened: not run yet when nothing says it was done either.
             done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "") or re.search(
-                r"\((?:applied|done|deployed|rolled out|in place|running)\b|\bunder observation\b", did or "", re.I)
+                r"\((?:applied|done|deployed|rolled out|in place|running)\b|\bunder observation\b", did or "", re.I) \
+                or _DONE_WORDS.search(did or "")
             out = "inconclusive" if done else "untested"
         title = a.title or item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
@@ -1713,8 +1777,19 @@ def _section_label(line: str) -> bool:
                            or name in ("diagnosis", "analysis", "bottom line", "tl;dr", "tldr", "verdict"))
 
 
+# Told in the past tense: it was done ("Tried once as a walkthrough", "I then verified independently"),
+# even when nothing says how it came out. "should be tried", "not tested" are not.
+_DONE_WORDS = re.compile(r"(?<!-)(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )\b(?:tried|tested|ran|re-?ran|measured|verified|"
+                         r"observed|found|saw|installed|rebuilt|reverted|benchmarked|profiled)\b", re.I)
+
+
+_NUMBERED_BOLD = re.compile(r"^\s*(?:\*\*|__)\s*\d{1,2}[.)]\s+\S")
+
+
 def _caption(lines, blk: Block) -> bool:
     """ "**All failures show identical error:**" above a log, or a bold sentence: not an attempt."""
+    if _NUMBERED_BOLD.match(lines[blk.start]):
+        return False  # "**1. First B-15 build failed immediately**: ...": a numbered entry
     text = " ".join(lines[i].strip() for i in range(blk.start, blk.end))
     m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]+)(?:\*\*|__)\s*(:?)\s*(.*)$", text)
     if not m:
