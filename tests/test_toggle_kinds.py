@@ -233,6 +233,14 @@ class FlagKind(kinds.Kind):
             out.append(Toggle(Path(f).stem, self.name, file=str(p)))
         return out
 
+    apply_forms = ("flag:FILE", "flag:FILE")
+
+    def from_apply_spec(self, row):  # a key-differences row: `diff add ... --apply flag:FILE`
+        p = (row.cwd / row.rest).resolve()
+        if not row.rest:
+            raise DbglogError(f"apply spec {row.spec!r} (row {row.name!r}): flag:FILE")
+        return Toggle(row.name, self.name, file=str(p), factor=row.factor)
+
     def states(self, t):
         return f"{Path(t.file).name} = 1", f"{Path(t.file).name} as it is"
 
@@ -285,3 +293,16 @@ def test_a_registered_kind_drives_a_real_toggle_bisection(ws, flag_kind):
     assert "| a | flag | a.flag = 1 | a.flag as it is |" in md
     p = run_cli_inproc(ws, "bisect", "toggles", "--flag", "nope.flag", "--", sys.executable, "repro.py")
     assert p.returncode == 2 and p.stderr.startswith("dbglog: --flag nope.flag: no such file")
+
+
+def test_a_registered_kind_takes_apply_specs_and_is_in_the_diff_help(ws, flag_kind):
+    from conftest import run_cli_inproc
+
+    run_cli_inproc(ws, "new", "flags race", "--no-env", check=0)
+    assert "env:NAME, arg, config:FILE:KEY or flag:FILE (off = WORKING" in " ".join(
+        run_cli_inproc(ws, "diff", "add", "--help").stdout.split())
+    p = run_cli_inproc(ws, "diff", "add", "fast path", "off", "on", "--apply", "flag:a.flag", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["toggle"]["on"] == "a.flag = 1"
+    p = run_cli_inproc(ws, "diff", "add", "other", "off", "on", "--apply", "flag:")
+    assert p.returncode == 2 and "flag:FILE" in p.stderr and p.stderr.count("\n") == 1

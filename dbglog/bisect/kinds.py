@@ -179,9 +179,14 @@ def _or(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def apply_forms() -> list[tuple[str, str]]:
+    """(states from the row's columns, explicit value) spec forms of every kind that has them."""
+    return [k.apply_forms for k in REGISTRY.values() if k.apply_forms]
+
+
 def apply_forms_text() -> str:
-    """The apply-spec forms of every kind that has them, e.g. for ``unknown apply spec``."""
-    forms = [k.apply_forms for k in REGISTRY.values() if k.apply_forms]
+    """The apply-spec forms in a sentence, for ``unknown apply spec``."""
+    forms = apply_forms()
     return (f"use {_or([f[0] for f in forms])} (both states from the row's columns), "
             f"or {', '.join(f[1] for f in forms)}")
 

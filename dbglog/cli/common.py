@@ -24,8 +24,8 @@ class _LazyHelpOption(click.Option):
         self._help_fn = help_fn
 
     def get_help_record(self, ctx):
-        if self._help_fn is not None:
-            self.help, self._help_fn = self._help_fn(), None
+        if self._help_fn is not None:  # built each time: a registry may have grown (tests register kinds)
+            self.help = self._help_fn()
         return super().get_help_record(ctx)
 
 

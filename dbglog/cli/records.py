@@ -10,7 +10,7 @@ import os
 import click
 
 from dbglog import ops
-from dbglog.cli.common import COUNT, INT, emit, inv_option, json_option, open_records, text_arg
+from dbglog.cli.common import COUNT, INT, _LazyHelpOption, emit, inv_option, json_option, open_records, text_arg
 from dbglog.errors import DbglogError
 from dbglog.present import render_show
 
@@ -238,6 +238,19 @@ def diff():
     """
 
 
+def _apply_help(short: bool) -> str:
+    """--apply's help, from the toggle kinds that take an apply spec (bisect/kinds.py)."""
+    from dbglog.bisect import kinds
+
+    forms = kinds.apply_forms()
+    if short:
+        return (f"How to switch it ({', '.join(f[0] for f in forms)}: off = working value, on = broken value; "
+                "see `dbglog diff --help`).")
+    cols = " or ".join(filter(None, [", ".join(f[0] for f in forms[:-1]), forms[-1][0]]))
+    return (f"How to switch it for `bisect toggles --from-diffs`: {cols} (off = WORKING, on = BROKEN; unset/empty = "
+            f"not set), or {', '.join(f[1] for f in forms)}.")
+
+
 @diff.command("add")
 @click.argument("factor")
 @click.argument("working")
@@ -245,9 +258,7 @@ def diff():
 @click.option("--working-label", help="Column label of the working case, e.g. 'Repro (works)'.")
 @click.option("--broken-label", help="Column label of the broken case, e.g. 'Actual (hangs)'.")
 @click.option("--status", default="untested", help="untested | ruled-out | culprit")
-@click.option("--apply", "apply_", default="", help="How to switch it for `bisect toggles --from-diffs`: env:NAME, arg "
-              "or config:FILE:KEY (off = WORKING, on = BROKEN; unset/empty = not set), or env:NAME=VALUE, arg:TEXT, "
-              "config:FILE:KEY=VALUE.")
+@click.option("--apply", "apply_", default="", cls=_LazyHelpOption, help_fn=lambda: _apply_help(False))
 @inv_option
 @json_option
 def diff_add(factor, working, broken, working_label, broken_label, status, apply_, inv_ref, as_json):
@@ -276,8 +287,7 @@ def _print_difference(head: str, notes: dict) -> None:
 @click.option("--working", help="New value in the working case.")
 @click.option("--broken", help="New value in the broken case.")
 @click.option("--status", help="untested | ruled-out | culprit")
-@click.option("--apply", "apply_", help="How to switch it (env:NAME, arg, config:FILE:KEY: off = working value, "
-              "on = broken value; see `dbglog diff --help`).")
+@click.option("--apply", "apply_", cls=_LazyHelpOption, help_fn=lambda: _apply_help(True))
 @click.option("--working-label")
 @click.option("--broken-label")
 @inv_option
