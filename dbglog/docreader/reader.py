@@ -58,6 +58,7 @@ class _Attempt:
     proposal: bool = False  # "Option B", "Step 3": may be a plan; its prose is not read as a result
     summary: bool = False  # a table row or a sentence: may restate an attempt written out elsewhere
     table: bool = False  # a table row
+    recap: bool = False  # "- ~~**Framework structure**~~ - changed": struck through, a recap of one done above
 
 
 @dataclass
@@ -390,6 +391,8 @@ class _Builder:
                     open_field = False
                     if self._inline_attempt(blk, i):
                         continue
+                    if i == blk.start:
+                        self._knob_attempt(n, blk)
                     notes.append(i)
             else:
                 notes.extend(range(blk.start, blk.end))
@@ -821,6 +824,8 @@ class _Builder:
                 continue
             if prose and blk.kind == "paragraph" and self._prose_attempt(n, blk, ctx):
                 continue
+            if not prose:
+                self._knob_attempt(n, blk)
             if blk.kind == "table" and self._attempt_table(n, blk, ctx):
                 keep.extend(range(blk.start, blk.end))  # the table stays as written; rows became attempts
                 continue
@@ -961,6 +966,19 @@ class _Builder:
         self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
         return False  # the paragraph also stays where it was written: it is the thread's record
 
+    def _knob_attempt(self, n: Node, blk: Block) -> None:
+        """ "Forcing NCCL_P2P_DISABLE=1 did not help to resolve the issue." in an issue's text: a setting
+        named and what it did is an attempt, wherever it is written. The paragraph stays as written."""
+        if blk.kind != "paragraph" or self.r.thread:
+            return
+        text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
+        for sent in SENTENCES.split(text):
+            if _KNOB.search(sent) and _HELP_VERDICT.search(sent) and not sent.rstrip().endswith("?"):
+                idxs = list(range(blk.start, blk.end))
+                self.attempts.append(_Attempt(line=blk.start, number=None, title=item_title(sent), fields={
+                    "did": [sent], "result": [sent]}, lead=[], summary=True, lines=idxs, unit=n.text or "Notes"))
+                self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
+
     def _structured(self, n: Node) -> bool:
         r = self.r
         for d in n.walk():
@@ -1039,6 +1057,7 @@ class _Builder:
                       for c in n.children)  # "#### What I did" next to "#### Result": the attempt's own fields
         if not fielded and any((STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(c.text))
                                and not (c.parent is not n and heading_key(c.text) in ATTEMPT_LABELS)
+                               and not (label_of(c.text, ATTEMPT_LABELS) or ("", ""))[1]  # "**What we tried:** X" above its list
                                for c in n.walk() if c is not n) \
                 or any(self._caption_lists(d.blocks) for d in n.walk()):
             # "Phase 1: Interrupt Bypass" with "### What We Tried" under it, or "**Attempted fixes**:"
@@ -1179,6 +1198,8 @@ class _Builder:
             a.title = item_title(lead_first)
         a.tag = lead_tag(lead_first)
         a.context = ctx
+        if re.match(r"^\W{0,3}\s*~~", lead_first):
+            a.summary = a.recap = True
         a.lines = idxs
         a.unit = unit
         a.line = idxs[0]
@@ -1550,10 +1571,16 @@ class _Builder:
             return re.sub(r"[^\w\s]", " ", t)
 
         names = [key(a) for a in full]
+        # A struck-through recap names the attempt in other words: its words all in one attempt's
+        # title and what was done ("Framework structure" / "Changed to versioned framework structure").
+        bodies = [re.sub(r"[^\w\s]", " ", f"{key(a)} {' '.join(a.lead)} {' '.join(a.fields.get('did', []))}".lower())
+                  for a in full]
         numbers = {a.number for a in full if a.number is not None}
         out = []
         for a in self.attempts:
             if a.summary and any(fuzz.token_set_ratio(key(a), n) >= 90 for n in names if n):
+                continue
+            if a.recap and key(a).split() and any(set(key(a).split()) <= set(b.split()) for b in bodies):
                 continue
             m = re.match(rf"^(?:(?:{STRONG_KW}|option|solution|test|config)\s*)?#?(\d{{1,3}})\b", a.title.strip(), re.I)
             if a.summary and a.table and len(numbers) >= 2 and (
@@ -1781,6 +1808,16 @@ def _section_label(line: str) -> bool:
 # even when nothing says how it came out. "should be tried", "not tested" are not.
 _DONE_WORDS = re.compile(r"(?<!-)(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )\b(?:tried|tested|ran|re-?ran|measured|verified|"
                          r"observed|found|saw|installed|rebuilt|reverted|benchmarked|profiled)\b", re.I)
+
+
+# A setting by name: an env var assignment, a command-line flag.
+_KNOB = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
+# ... and what it did, said outright.
+_HELP_VERDICT = re.compile(r"\b(?:did(?: not|n'?t)|does(?: not|n'?t)|do(?: not|n'?t)) (?:help|fix|change|work|resolve|solve|"
+                           r"make (?:a|any) difference)\b|\b(?:had|has|made|makes) no (?:effect|difference|impact)\b|"
+                           r"\bno (?:effect|improvement|change|difference)\b|\b(?:fixed|fixes|resolved|resolves|solved|solves) "
+                           r"(?:it|the (?:issue|problem|crash|hang|error|oom|leak))\b|\bmakes? (?:it|the \w+) go away\b|"
+                           r"\bstill (?:crashes|hangs|fails|happens|reproduces|ooms)\b", re.I)
 
 
 _NUMBERED_BOLD = re.compile(r"^\s*(?:\*\*|__)\s*\d{1,2}[.)]\s+\S")
