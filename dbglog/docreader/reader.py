@@ -59,6 +59,7 @@ class _Attempt:
     summary: bool = False  # a table row or a sentence: may restate an attempt written out elsewhere
     table: bool = False  # a table row
     recap: bool = False  # "- ~~**Framework structure**~~ - changed": struck through, a recap of one done above
+    done: bool = False  # under "Workarounds implemented": done, whatever it says of the result
 
 
 @dataclass
@@ -680,6 +681,9 @@ class _Builder:
             else:
                 self.attempt_from_node(c, container=ctx or "container")
         made = len(self.attempts) - before
+        if re.search(r"\b(?:implemented|applied|deployed|made|done|taken|in place)\b", n.text, re.I):
+            for a in self.attempts[before:]:
+                a.done = True  # "Workarounds Implemented": carried out, even where nothing says how it went
         self._keep_or_rename(n, keep, f"attempts ({made})" if made else "sections below")
 
     def _done_ticks(self, n: Node, atts: list[_Attempt]) -> None:
@@ -1313,7 +1317,8 @@ class _Builder:
                 hits.append((first, idxs))  # "3. **Bypass test** (SUCCESS): ..." / "**X** (ATTEMPTED FIX):"
                 continue
             if TRIED_ITEM.match(first) or (actions and (ACTION_LEAD.match(bare_first) or (
-                    PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"))
+                    PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"
+                    and not _POINTER.match(bare_first)))
                                            and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
         if not hits:
@@ -1663,7 +1668,8 @@ class _Builder:
             # Nothing says what happened: not run yet when nothing says it was done either.
             done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "") or re.search(
                 r"\((?:applied|done|deployed|rolled out|in place|running)\b|\bunder observation\b", did or "", re.I) \
-                or _DONE_WORDS.search(did or "")
+                or _DONE_WORDS.search(re.sub(r"(?ms)^\s*(```|~~~).*?^\s*\1", " ", did or "")) \
+                or (a.done and not re.match(r"^\W*(?:pending|planned|proposed|todo|to do|next)\b", did or "", re.I))
             out = "inconclusive" if done else "untested"
         title = a.title or item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
@@ -1793,7 +1799,12 @@ def _label_name(line: str) -> str:
 
 
 _STATUS_ITEM = re.compile(r"^\W*(?:current (?:state|status|issue|results?)|status|summary|key (?:pattern|finding)s?|"
-                          r"note|tests passing|where (?:we|things) stand)\b", re.I)
+                          r"note|tests passing|where (?:we|things) stand|time (?:spent|investment|taken)|effort|duration)\b",
+                          re.I)
+
+
+# "`scripts/experiments_reverted/` contains the failed experiments above": a pointer to them, not one.
+_POINTER = re.compile(r"^\W*`[^`]+`\s+(?:contains|has|holds|lists|documents|describes|keeps|is where|are where)\b", re.I)
 
 
 def _section_label(line: str) -> bool:

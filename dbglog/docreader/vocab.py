@@ -81,7 +81,7 @@ STRONG_CONTAINER = re.compile(
     r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried)|"
     r"what (?:we|i) changed|solutions? (?:applied|implemented)|(?:fixes|solutions|changes) (?:we )?(?:applied|implemented))\b"
     r"|試したこと|やったこと|試した(?:方法|対策)|尝试过|已尝试|尝试的|做过的尝试|失败的(?:方案|尝试)"
-    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and|alternative) )?"
+    r"|^(?:(?:failed|previous|earlier|our|my|all|other|fix|debugging|approaches and) )?"
     r"(?:attempts?|experiments?|approaches|solutions|tests|checks|trials|hypotheses|theories)"
     r"(?: so far| made| log| and results?| tried)?$"
     r"|^[\w-]+ (?:attempts|experiments|trials)(?: log| so far| made| summary)?$"
@@ -257,7 +257,7 @@ LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learn
 # Sections that say where the system still falls short ("What doesn't work well yet", "Known
 # limitations", "Persistent issues"): facts about the system, not things that were tried.
 LIMITS_HEAD = re.compile(r"\b(?:(?:does ?n[o']t|do ?n[o']t|does not|do not) work (?:well|yet)\b|(?:known |current )?limitations|"
-                         r"(?:persistent|known|current) (?:issues|problems|blockers)$|"
+                         r"(?:persistent|current) (?:issues|problems|blockers)$|"
                          r"(?:current )?blockers$)", re.I)
 
 
