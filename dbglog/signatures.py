@@ -134,6 +134,9 @@ _TOKEN_NAMES = {
     "nodevice": ("driver.no_device", 75),
     "devicesunavailable": ("driver.no_device", 75),
     "initializationerror": ("driver.init_failed", 70),
+    "systemnotready": ("driver.init_failed", 70),
+    "unsupportedptxversion": ("driver.insufficient", 76),
+    "nvlinkuncorrectable": ("gpu.nvlink_error", 92),
     "notinitialized": ("driver.init_failed", 70),
 }
 
@@ -170,6 +173,11 @@ _CUDA_TEXTS = (
     ("no cuda-capable device", "driver.no_device", 75),
     ("busy or unavailable", "driver.no_device", 75),
     ("initialization error", "driver.init_failed", 70),
+    # NVSwitch systems before nvidia-fabricmanager is up (cudaErrorSystemNotReady)
+    ("system not yet initialized", "driver.init_failed", 70),
+    # PTX JIT needs a driver at least as new as the toolkit that wrote the PTX
+    ("the provided ptx was compiled with an unsupported toolchain", "driver.insufficient", 76),
+    ("uncorrectable nvlink error", "gpu.nvlink_error", 92),
 )
 
 
@@ -196,7 +204,9 @@ def _resolve_traceback(m: re.Match[str]) -> tuple[str, int]:
 
 # Exceptions that only carry an earlier failure (printed before them, or in their message).
 _WRAPPER_EXCEPTIONS = {"EngineDeadError", "BackendCompilerFailed", "InductorError", "RayTaskError",
-                       "ActorDiedError", "WorkerError"}
+                       "ActorDiedError", "WorkerError",
+                       # a launcher (accelerate, a build's setup.py) re-raising its child's exit status
+                       "CalledProcessError"}
 
 # Xids the NVIDIA catalog lists as hardware/infrastructure (reference row 30; 140, 149 and 154 from
 # the catalog's fatal NVLink/ECC/reboot entries); the rest are usually application-induced
@@ -328,6 +338,12 @@ def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
     return ("kernel.amdgpu_page_fault", 76) if m.group(5) == "0" else ("kernel.amdgpu_page_fault", 79)
 
 
+def _resolve_init_failed(m: re.Match[str]) -> tuple[str, int]:
+    # torch's device-count probe failing is why it later says "No CUDA GPUs are available"
+    # (driver.no_device): the probe's error outranks that consequence.
+    return "driver.init_failed", (76 if "cudaGetDeviceCount" in m.group(0) or "CUDA initialization" in m.group(0) else 70)
+
+
 def _resolve_watchdog(m: re.Match[str]) -> tuple[str, int]:
     return "nccl.watchdog_timeout", (60 if "checkTimeout" in m.group(0) else 62)
 
@@ -401,6 +417,8 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"Unable to determine the device handle for GPU ?[\w:.]*: Unknown Error|GPU is lost\. Reboot the system",
          ("Unable to determine the device handle", "GPU is lost"))], 92,
        description="the driver lost the GPU (fell off the bus, hung): drain the node and check dmesg for Xid 79"),
+    _S("gpu.nvlink_error", [(r"(?i:uncorrectable NVLink error)", ("uncorrectable NVLink error", "Uncorrectable NVLink error"))],
+       92, description="an NVLink link failed: infrastructure (check nvidia-smi nvlink -e, dmesg Xid 74)"),
     _S("gpu.launch_timeout", [(r"the launch timed out and was terminated", "launch timed out")], 76),
     _S("gpu.launch_out_of_resources",
        [(r"too many resources requested for launch", "too many resources requested"),
@@ -413,6 +431,14 @@ BUILTIN: tuple[Signature, ...] = (
     _S("build.rocblas_no_arch",
        [(r"rocBLAS error: Cannot read (\S*TensileLibrary\S*)[^\n]*?GPU arch ?: ?(\w+)", "rocBLAS error: Cannot read")], 77,
        description="rocBLAS/Tensile has no kernels for this gfx target"),
+    # Building a CUDA extension (flash-attn, apex, a setup.py): the compiler's first error is the cause;
+    # "ninja: build stopped", CalledProcessError and "Error compiling objects" only report it.
+    _S("build.compile_error",
+       [(r"nvcc fatal\s*: ([^\n]+)", "nvcc fatal"),
+        (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp))\((\d+)\): error: ([^\n]+)", "): error: "),
+        (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)):(\d+):(?:\d+:)? (?:fatal )?error: ([^\n]+)",
+         (": error: ", ": fatal error: "))], 73,
+       description="a CUDA/C++ extension failed to compile (nvcc or the host compiler)"),
     _S("build.invalid_device_function",
        [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
     _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
@@ -424,9 +450,14 @@ BUILTIN: tuple[Signature, ...] = (
          ("driver on your system is too old", "NVIDIA driver too old"))], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
+    # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
+    _S("build.torch_without_gpu", [(r"Torch not compiled with (?:CUDA|ROCm|HIP) enabled", "Torch not compiled with")], 76,
+       description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
     _S("driver.no_device",
-       [(r"no CUDA-capable device is detected|No CUDA GPUs are available|no ROCm-capable device is detected",
-         ("-capable device is detected", "No CUDA GPUs are available")),
+       [(r"no CUDA-capable device is detected|No (?:CUDA|HIP) GPUs are available|no ROCm-capable device is detected"
+         r"|Could not initialize Tensile host: No devices found",
+         ("-capable device is detected", "No CUDA GPUs are available", "No HIP GPUs are available",
+          "Could not initialize Tensile host")),
         # exclusive-process compute mode or a GPU held by another process / in a bad state
         (r"CUDA-capable devices? (?:\(s\) is/are|are) busy or unavailable", "busy or unavailable")], 75),
     _S("driver.init_failed",
@@ -435,7 +466,12 @@ BUILTIN: tuple[Signature, ...] = (
         (r"failed to initialize (?:CUDA|HIP|ROCm): ([^\n]*)", ("failed to initialize CUDA", "failed to initialize HIP",
                                                                  "failed to initialize ROCm")),
         # torch's DeferredCudaCallError (bad CUDA_VISIBLE_DEVICES, arch parsing, driver) names the init failure
-        (r"CUDA call failed lazily at initialization with error: ([^\n]*)", "CUDA call failed lazily")], 70,
+        (r"CUDA call failed lazily at initialization with error: ([^\n]*)", "CUDA call failed lazily"),
+        # torch's device count probe ("Error 804: forward compatibility was attempted on non supported HW",
+        # "Error 802: system not yet initialized"), also as the "CUDA initialization: ..." UserWarning
+        (r"Unexpected error from cudaGetDeviceCount\(\)[^\n]*|CUDA initialization: CUDA unknown error",
+         ("Unexpected error from cudaGetDeviceCount", "CUDA initialization: CUDA unknown error"))], 70,
+       resolve=_resolve_init_failed,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
                           (_TOK, ("cudaError", "hipError", "CUDA_ERROR_", "HIP_ERROR_"))], 81,
@@ -449,7 +485,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
         (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
         # torch/llama.cpp "CUDA error: <runtime text>" whose text has no entry of its own: still a CUDA failure
-        (r"(?:CUDA|HIP) error: (?P<text>[A-Za-z][^\n]*)", ("CUDA error: ", "HIP error: ")),
+        (r"(?:CUDA|HIP)(?: driver)? error: (?P<text>[A-Za-z][^\n]*)", ("CUDA error: ", "HIP error: ", "CUDA driver error: ")),
         # older llama.cpp: "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
@@ -488,6 +524,12 @@ BUILTIN: tuple[Signature, ...] = (
                        (r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache",
                         "stored in KV cache")],
        70, "oom", description="the inference engine's KV cache does not fit (vLLM gpu_memory_utilization, SGLang mem-fraction-static)"),
+    # DataLoader workers share batches through /dev/shm; a container's default 64 MB runs out.
+    _S("oom.shm",
+       [(r"Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory",
+         "Unexpected bus error encountered in worker"),
+        (r"DataLoader worker \(pid[^\n]*?\) is killed by signal: Bus error", "is killed by signal: Bus error")], 71, "oom",
+       description="shared memory (/dev/shm) ran out in DataLoader workers (docker --shm-size / --ipc=host)"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
         (r"oom-kill:constraint=\w+,[^\n]*?task=([^,\n]+),pid=(\d+)", "oom-kill:constraint=")], 73, "oom"),
@@ -594,10 +636,13 @@ BUILTIN: tuple[Signature, ...] = (
     _S("elastic.rank_killed",
        [(r"exitcode\s*: -(?P<sig>\d+) \(pid: \d+\)", "exitcode"),
         (r"failed \(exitcode: -(?P<sig>\d+)\) local_rank: \d+", "exitcode"),
-        (r"Signal (?P<sig>\d+) \((?P<name>SIG\w+)\) received by PID \d+", "received by PID")], 63,
+        (r"Signal (?P<sig>\d+) \((?P<name>SIG\w+)\) received by PID \d+", "received by PID"),
+        # the DeepSpeed launcher: "[launch.py:321:sigkill_handler] ['python', ...] exits with return code = -9"
+        (r"exits with return code = -(?P<sig>\d+)", "exits with return code")], 63,
        resolve=_resolve_rank_signal, description="a torchrun rank died of a signal (SIGKILL: usually the OOM killer)"),
     _S("elastic.child_failed",
-       [(r"ChildFailedError", "ChildFailedError"), (r"failed \(exitcode: \d+\) local_rank: \d+", "exitcode")], 9,
+       [(r"ChildFailedError", "ChildFailedError"), (r"failed \(exitcode: \d+\) local_rank: \d+", "exitcode"),
+        (r"exits with return code = \d+", "exits with return code")], 9,
        wrapper=True, description="torchrun re-raising a rank's failure; the rank's own output says why"),
     # Python (rows 35-37). The exception line must follow a "Traceback" header (see _scan_tracebacks);
     # pytest prints exceptions as "E   ValueError: ..." lines instead.

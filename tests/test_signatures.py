@@ -37,6 +37,16 @@ SAMPLES = {
                         "capacity of 79.11 GiB of which 1.20 GiB is free."], "oom.torch_cuda"),
     "oom.mps": (["RuntimeError: MPS backend out of memory (MPS allocated: 17.10 GB, other allocations: 1.02 GB, max allowed: "
                  "18.13 GB). Tried to allocate 512.00 MB on private pool."], "oom.mps"),
+    "oom.shm": (["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+                 "RuntimeError: DataLoader worker (pid 4711) is killed by signal: Bus error. It is possible that "
+                 "dataloader's workers are out of shared memory. Please try to raise your shared memory limit."], "oom.shm"),
+    "build.torch_without_gpu": (["    raise AssertionError(\"Torch not compiled with CUDA enabled\")",
+                                 "AssertionError: Torch not compiled with CUDA enabled"], "build.torch_without_gpu"),
+    "gpu.nvlink_error": (["RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution"],
+                         "gpu.nvlink_error"),
+    "build.compile_error": (["/tmp/ext/csrc/attn.cu(212): error: identifier \"__hmax2\" is undefined",
+                             "1 error detected in the compilation of \"/tmp/ext/csrc/attn.cu\".",
+                             "ninja: build stopped: subcommand failed."], "build.compile_error"),
     "oom.torch_hip": (["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                        "capacity of 191.98 GiB ... set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"], "oom.torch_hip"),
     "oom.exception_type": (["torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory."],

@@ -86,3 +86,25 @@ def test_ansi_colours_and_crlf_do_not_hide_the_exception():
     raw = (CORPUS / "real2_onnxruntime_cuda_failure_35_crlf.log").read_bytes()
     assert b"\r\n" in raw and S.classify_text(raw).name == "driver.insufficient"
     assert not S.classify_text(raw).line.endswith("\r")
+
+
+def test_round5_real_styles_decide_on_the_root_line():
+    """Round 5 (real issue logs): the replica's own exception under torch's ExceptionWrapper, the
+    device-count probe before its consequence, the compiler's error before the build wrappers, the
+    first NVLink error before the timeouts it causes, and exception lines under quoting/label/tee prefixes."""
+    for f, cause, line in (("real5_dataparallel_replica_wrapper.log", "py.traceback:IndexError", "index out of range"),
+                           ("real5_fabricmanager_system_not_initialized.log", "driver.init_failed", "Error 802"),
+                           ("real5_flash_attn_build_nvcc_error.log", "build.compile_error", "compute_120"),
+                           ("real5_nvlink_uncorrectable.log", "gpu.nvlink_error", "NVLink"),
+                           ("real5_markdown_quoted_traceback.log", "py.traceback:KeyError", "attention_mask"),
+                           ("real5_srun_label_traceback.log", "py.traceback:AssertionError", "2047"),
+                           ("real5_torchrun_tee_prefix.log", "py.traceback:AttributeError", "gradient_checkpointing"),
+                           ("real5_sanitizer_ci_indented.log", "sanitizer.memcheck", "Invalid __global__ read")):
+        m = S.classify_text((CORPUS / f).read_bytes())
+        assert m is not None and m.name == cause and line in m.line, (f, m and m.name, m and m.line)
+
+
+def test_quote_and_label_prefixes_do_not_make_exceptions_out_of_prose():
+    # the prefixes are read only on the exception line of a real traceback, never in free text
+    text = "> KeyError: 'x' is what the docs say you get\n3: ValueError: not from a traceback\n"
+    assert S.classify_text(text) is None

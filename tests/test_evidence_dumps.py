@@ -1,0 +1,113 @@
+"""Evidence from the tool dumps seen in real issue threads (round 5): compute-sanitizer and
+cuda-memcheck reports in their several wordings, cuda-gdb stops in device functions, and a hang
+inspected warp by warp. The texts are written here in those tools' formats."""
+from dbglog import advice as A
+from dbglog import evidence as E
+
+SANITIZER_NEW = """\
+  ========= COMPUTE-SANITIZER
+  ========= Invalid __global__ write of size 8 bytes
+  =========     at scatter_add_kernel(float *, const long *, const float *, int)+0x1f0 in /src/ops/scatter.cu:44
+  =========     by thread (33,0,0) in block (7,0,0)
+  =========     Access at 0x7f00aa001008 is out of bounds
+  =========     and is 8 bytes after the nearest allocation at 0x7f00aa000000 of size 4096 bytes
+  =========     Saved host backtrace up to driver entry point at kernel launch time
+  =========         Host Frame: run_scatter(Tensor&) [0x1a2b] in libops.so
+  ========= 
+  ========= Invalid __global__ write of size 8 bytes
+  =========     at scatter_add_kernel(float *, const long *, const float *, int)+0x1f0 in /src/ops/scatter.cu:44
+  =========     by thread (34,0,0) in block (7,0,0)
+  =========     Access at 0x7f00aa001010 is out of bounds
+  ========= ERROR SUMMARY: 2 errors
+"""
+
+MEMCHECK_OLD = """\
+========= CUDA-MEMCHECK
+========= Invalid __shared__ read of size 4
+=========     at 0x00000150 in tile_transpose(float*, float const *, int)
+=========     by thread (31,3,0) in block (0,2,0)
+=========     Address 0x00001040 is out of bounds
+========= ERROR SUMMARY: 1 error
+"""
+
+INITCHECK = """\
+========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at reduce_sum(const float *, float *, int)+0x90
+=========     by thread (0,0,0) in block (3,0,0)
+=========     Address 0x7f11c0000300
+"""
+
+
+def test_compute_sanitizer_new_wording_first_report_named():
+    e = E.parse_compute_sanitizer(SANITIZER_NEW)
+    assert e["kind"] == "compute-sanitizer" and e["tool"] == "memcheck"
+    assert e["kernel"].startswith("scatter_add_kernel(") and e["pc"] == "0x1f0" and e["source"] == "/src/ops/scatter.cu:44"
+    assert (e["thread"], e["block"], e["address"], e["problem"]) == ("(33,0,0)", "(7,0,0)", "0x7f00aa001008", "out of bounds")
+    assert "8 bytes after the nearest allocation" in e["allocation"] and e["host_frame"].startswith("run_scatter")
+    assert e["count"] == 2 and e["total"] == 2
+    assert "scatter_add_kernel+0x1f0" in e["summary"] and "(+1 more report)" in e["summary"]
+    assert "2 report(s) in scatter_add_kernel" in e["findings"]
+
+
+def test_cuda_memcheck_old_wording_and_initcheck():
+    e = E.parse_compute_sanitizer(MEMCHECK_OLD)
+    assert e["kernel"].startswith("tile_transpose(") and e["pc"] == "0x00000150" and e["block"] == "(0,2,0)"
+    assert "Invalid __shared__ read of size 4 at 0x00001040 (out of bounds)" in e["summary"]
+    i = E.parse_compute_sanitizer(INITCHECK)
+    assert i["tool"] == "initcheck" and i["address"] == "0x7f11c0000300" and "problem" not in i
+
+
+def test_sanitizer_without_reports_and_unrelated_rules_are_not_evidence():
+    assert E.parse_compute_sanitizer("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n") is None
+    assert E.parse_compute_sanitizer("=========\nresults\n=========\n") is None
+    assert E.may_hold_dump(SANITIZER_NEW) and [x["kind"] for x in E.extract(SANITIZER_NEW, run_tools=False)] == \
+        ["compute-sanitizer"]
+
+
+CUDA_GDB_DEVICE_FN = """\
+CUDA Exception: Warp Illegal Address
+The exception was triggered at PC 0x7f3c2a40b9d0 (stencil.cuh:77)
+
+Thread 1 "solver" received signal CUDA_EXCEPTION_14, Warp Illegal Address.
+[Switching focus to CUDA kernel 1, grid 9, block (4,2,0), thread (64,1,0), device 0, sm 30, warp 9, lane 0]
+0x00007f3c2a40b9e0 in Stencil::operator() (this=0x7ffd10000040, i=4097, j=3)
+    at /src/solver/stencil.cuh:77
+77	    out[i] = c0 * in[i] + c1 * (in[i - 1] + in[i + 1]);
+(cuda-gdb) bt
+#0  0x00007f3c2a40b9e0 in Stencil::operator() (this=0x7ffd10000040, i=4097, j=3) at /src/solver/stencil.cuh:77
+#1  apply_stencil<Stencil><<<(64,64,1),(128,2,1)>>> (op=..., nx=4096, ny=4096) at /src/solver/apply.cu:21
+"""
+
+CUDA_GDB_WARPS = """\
+(cuda-gdb) cuda kernel 0 block 0 thread 0
+[Switching focus to CUDA kernel 0, grid 3, block (0,0,0), thread (0,0,0), device 0, sm 0, warp 0, lane 0]
+0x00007f5e3c1209a0      210             __syncthreads();
+(cuda-gdb) cuda device 0 sm 0 warp 1 lane 0
+[Switching focus to CUDA kernel 0, grid 3, block (0,0,0), thread (32,0,0), device 0, sm 0, warp 1, lane 0]
+0x00007f5e3c1209a0      210             __syncthreads();
+(cuda-gdb) cuda device 0 sm 0 warp 2 lane 0
+Request cannot be satisfied. CUDA focus unchanged.
+"""
+
+
+def test_cuda_gdb_stop_in_a_device_function_names_kernel_function_and_line():
+    e = E.parse_cuda_gdb(CUDA_GDB_DEVICE_FN)
+    assert e["kernel"] == "apply_stencil<Stencil>" and (e["grid_dim"], e["block_dim"]) == ("(64,64,1)", "(128,2,1)")
+    assert e["function"] == "Stencil::operator()" and e["source"] == "/src/solver/stencil.cuh:77"
+    assert e["errorpc"] == "0x7f3c2a40b9d0" and e["focus"]["block"] == "(4,2,0)" and e["focus"]["lane"] == 0
+    assert "apply_stencil<…> (Stencil::operator())" in e["summary"] and "lane 0" in e["summary"]
+
+
+def test_cuda_gdb_warp_by_warp_hang_names_the_missing_warps():
+    e = E.parse_cuda_gdb(CUDA_GDB_WARPS)
+    assert e["kind"] == "cuda-gdb" and [w["warp"] for w in e["warps"]] == [0, 1] and e["missing_warps"] == [2]
+    assert "line 210: __syncthreads(); (warp 0, 1)" in e["summary"] and "warps 2 no longer exist" in e["summary"]
+    assert E.short_kernel("Functor::operator()") == "Functor::operator()"
+
+
+def test_sanitizer_advice_names_the_access():
+    ev = E.parse_compute_sanitizer(SANITIZER_NEW)
+    ctx = A.Context(run={"outcome": "fail", "signature": "sanitizer.memcheck", "cmd": ["./t"], "evidence": [ev]})
+    steps = [s for s in A.advise(ctx, A.load()) if s["id"] == "sanitizer-first-error"]
+    assert steps and "scatter_add_kernel: Invalid __global__ write of size 8 bytes at 0x7f00aa001008" in steps[0]["step"]
