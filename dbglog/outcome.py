@@ -79,6 +79,9 @@ _NEGATED_WIN = [
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
+    # "Then nothing happened", "the ranking loss didn't move", "barely moved": no effect
+    r"\bnothing (?:happened|changed|moved)\b|\b(?:did ?n[o']t|does ?n[o']t|never) (?:move|budge|change)\b|"
+    r"\bbarely (?:moved|changed|improved)\b|\bstayed (?:flat|the same|stuck)\b",
     r"\bno (?:lo |la )?(?:soluciona|resuelve|arregla|ayuda|sirve|cambia)\w*\b|\bsin (?:efecto|cambios?)\b",
 ]
 _PARTIAL = [
@@ -94,7 +97,11 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
-    r"\b(?:works?|worked|working|fixed|fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?|"
+    r"\b(?:works?|worked|working|fixed|(?<!\bboth )(?<!\bthe )(?<!\bthese )(?<!\bthose )(?<!\btwo )(?<!\bour )"
+    r"(?<!\bsome )(?<!\bother )(?<!\bmany )(?<!\bwith )fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?"
+    # "multi-signal success detection", "success banner": the word names a thing, it is no verdict
+    r"(?!\s+(?:detection|signals?|criteria|metrics?|banners?|rates?|paths?|cases?|messages?|pages?|handlers?|"
+    r"callbacks?|checks?|indicators?|states?|flags?|codes?))|"
     r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
     r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
     r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",

@@ -1100,6 +1100,9 @@ class _Builder:
         a.line, a.number, a.title = n.start, number, one_line(title)
         a.tag = heading_outcome(n.text)
         a.proposal = proposal
+        if m and re.match(r"(?i)attempt|try|trial|experiment|run|versuch|intento|essai", m.group("kw")) \
+                and any(b.kind == "table" for d in n.walk() for b in d.blocks):
+            a.done = True  # "### Attempt 2" with a table of what it measured: it was run
         a.context = container if container in ("failed", "worked", "untested") else None
         if reasons_only:
             a.context = "untested"  # a hypothesis with its reasons, nothing run to test it
@@ -1818,7 +1821,8 @@ def _section_label(line: str) -> bool:
 # Told in the past tense: it was done ("Tried once as a walkthrough", "I then verified independently"),
 # even when nothing says how it came out. "should be tried", "not tested" are not.
 _DONE_WORDS = re.compile(r"(?<!-)(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )\b(?:tried|tested|ran|re-?ran|measured|verified|"
-                         r"observed|found|saw|installed|rebuilt|reverted|benchmarked|profiled)\b", re.I)
+                         r"observed|found|saw|installed|rebuilt|reverted|benchmarked|profiled|stopped it|we stopped|"
+                         r"(?:the first|this|that|the) run (?:used|showed|took|reached|stopped|ended))\b", re.I)
 
 
 # A setting by name: an env var assignment, a command-line flag.
