@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -264,6 +265,16 @@ def test_registering_a_kind_twice_or_with_a_taken_option_is_refused(flag_kind):
     other = type("Other", (kinds.Kind,), {"name": "other", "options": (kinds.Option("--env", "x", "X", "h"),)})
     with pytest.raises(ValueError, match="option --env is already"):
         kinds.register(other())
+    # an option of the command itself (--timeout) cannot be taken by a kind either
+    kinds.register(type("Late", (kinds.Kind,), {"name": "late", "options": (kinds.Option("--timeout", "t", "S", "h"),)})())
+    try:
+        from dbglog.cli import cli
+
+        cmd = cli.commands["bisect"].commands["toggles"]
+        with pytest.raises(ValueError, match="--timeout clashes"):
+            cmd.get_params(click.Context(cmd))
+    finally:
+        kinds.unregister("late")
 
 
 REPRO = ("import pathlib, sys\n"

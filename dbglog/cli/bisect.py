@@ -225,11 +225,16 @@ class _ToggleKindsCommand(click.Command):
     def get_params(self, ctx):
         from dbglog.bisect import kinds
 
+        own = super().get_params(ctx)
         key = tuple(kinds.options())
         if self._kind_params[0] != key:  # the same Option objects on every call: click orders by identity
+            taken = {p.name for p in own} | {o for p in own for o in p.opts}
+            clash = [o.flag for o in key if o.flag in taken or o.dest in taken]
+            if clash:  # a kind's option would silently shadow one of the command's own
+                raise ValueError(f"toggle kind option {clash[0]} clashes with a `bisect toggles` option")
             self._kind_params = (key, [click.Option([o.flag, o.dest], multiple=o.multiple, metavar=o.metavar,
                                                     help=o.help) for o in key])
-        return self._kind_params[1] + super().get_params(ctx)
+        return self._kind_params[1] + own
 
 
 @bisect_group.command("toggles", cls=_ToggleKindsCommand,
