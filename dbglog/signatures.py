@@ -367,6 +367,7 @@ _PREFIX = (r"(?:> ?)?(?:\d{1,5}: )?(?:\[\d+,\d+\]<std(?:out|err)>:)?"
 _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
 _TRACEBACK_HEADER_TEXT = "Traceback (most recent call last)"
 _FRAME_TEXT = 'File "'
+_RAISED_FROM = "Exception raised from "
 _FRAME = re.compile(r'File "[^"\n]+", line \d+')
 _WRAPPER_TEXT = re.compile(
     r"See root cause above|See stack trace \(above\)|watchdog thread terminated|"
@@ -489,7 +490,9 @@ BUILTIN: tuple[Signature, ...] = (
         # older llama.cpp: "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
-        (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error (")], 59,
+        (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error ("),
+        # nccl-tests / rccl-tests: "host: Test CUDA failure common.cu:941 'invalid device ordinal'"
+        (r"Test CUDA failure \S+:\d+ '(?P<text>[^'\n]+)'", "Test CUDA failure")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
     # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
@@ -588,8 +591,10 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"Some NCCL operations have failed or timed out", "Some NCCL operations have failed"),
         (r"(?:Process group|NCCL) watchdog thread terminated with exception: ([^\n]*)", "watchdog thread terminated")],
        15, wrapper=True),
+    # Below nccl.warn: a WARN printed after the result code (another process, or NCCL_DEBUG only
+    # switched on later) still says why.
     _S("nccl.error", [(r"NCCL error in: (\S+):(\d+), ([^\n]*)", "NCCL error in: "),
-                      (r"NCCL error: ([^\n]*)", "NCCL error: ")], 58),
+                      (r"NCCL error: ([^\n]*)", "NCCL error: ")], 57),
     _S("nccl.result_text",
        [(r"unhandled cuda error", "unhandled cuda error"), (r"unhandled system error", "unhandled system error"),
         (r"remote process exited or there was a network error", "remote process exited"),
@@ -647,7 +652,11 @@ BUILTIN: tuple[Signature, ...] = (
     # Python (rows 35-37). The exception line must follow a "Traceback" header (see _scan_tracebacks);
     # pytest prints exceptions as "E   ValueError: ..." lines instead.
     _S("py.traceback", [(r"^" + _PREFIX + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", (_TRACEBACK_HEADER_TEXT, _FRAME_TEXT)),
-                        (r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", ("E   ", "E\t"))], 45,
+                        (r"^E[ \t]+" + _EXC + r"(?::[ \t]*(?P<msg>[^\n]*))?$", ("E   ", "E\t")),
+                        # A module-qualified exception with a message is one even when its traceback was
+                        # not pasted ("torch.distributed.DistStoreError: Timed out after 1801 seconds ...").
+                        (r"^" + _PREFIX + r"[`'\"]?(?P<exc>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\.[A-Z]\w*(?:Error|Exception))"
+                         r":[ \t]+(?P<msg>\S[^\n]*)$", ("Error: ", "Exception: "))], 45,
        resolve=_resolve_traceback),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
@@ -1048,7 +1057,7 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
     for idx, pattern in enumerate(sig.patterns):
         needles = sig.needles[idx] if idx < len(sig.needles) else ()
         if sig.name == "py.traceback" and idx == 0:
-            if any(t.needle_reps(n) for n in needles):
+            if any(t.needle_reps(n) for n in needles) or t.needle_reps(_RAISED_FROM):
                 _scan_tracebacks(t, _compile(pattern, sig.flags), sig, hits)
             continue
         if sig.name == "py.traceback" and idx == 1 and not _pytest_output(t):
@@ -1121,6 +1130,19 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
                                 break
                     break
             covered.append((h, end))
+    # A c10::Error printed without its Python traceback: the message line, then "Exception raised
+    # from <fn> at <file>:<line> (most recent call first):" and the C++ frames.
+    raised = t.needle_reps(_RAISED_FROM)
+    if raised:
+        t.prepare_groups(r for r, _ in raised)
+        for i, _ in t.expand(raised, _RAISED_FROM)[:_MAX_HITS]:
+            for j in range(i - 1, max(-1, i - 3), -1):
+                if len(t.lines[j]) > _LONG_LINE:
+                    break
+                m = rx.match(t.line(j).lstrip("`'\" \t"))
+                if m:
+                    _add(hits, sig, m, j, m.start())
+                    break
     frame_reps = t.needle_reps(_FRAME_TEXT)
     if not frame_reps:
         return
