@@ -116,9 +116,11 @@ class Oracle:
         self.place.placed(ask, records)
         return step, records
 
-    def run(self, asks: list[Ask], on_done: OnDone | None = None) -> None:
+    def run(self, asks: list[Ask], on_done: OnDone | None = None, *, ordered: bool = False) -> None:
         """Run ``asks``, up to ``jobs`` at once, each in a free slot; as each finishes (in this
-        thread) ``on_done`` decides what is stored, and it is stored at once."""
+        thread) ``on_done`` decides what is stored, and it is stored at once. ``ordered``: hand
+        them to ``on_done`` in the order asked (a search whose state machine advances per
+        result), each as soon as it and every earlier one finished."""
 
         def finished(ask: Ask, step: Step, records: list) -> None:
             self.executed += 1
@@ -133,28 +135,39 @@ class Oracle:
                 finished(ask, step, records)
             return
         free = list(range(self.jobs))
-        todo = list(asks)
+        todo = list(enumerate(asks))
         pending: dict = {}
+        held: dict[int, tuple] = {}  # ordered: finished, waiting for an earlier one
+        nxt = 0
         pool = ThreadPoolExecutor(max_workers=min(self.jobs, len(asks)))
         try:
             while todo or pending:
                 while free and todo:
-                    ask, k = todo.pop(0), free.pop(0)
-                    pending[pool.submit(self.trial, ask, k)] = (ask, k)
+                    (i, ask), k = todo.pop(0), free.pop(0)
+                    pending[pool.submit(self.trial, ask, k)] = (i, ask, k)
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for f in done:
-                    ask, k = pending.pop(f)
+                for f in sorted(done, key=lambda f: pending[f][0]):
+                    i, ask, k = pending.pop(f)
                     free.append(k)
-                    step, records = f.result()
-                    finished(ask, step, records)
+                    held[i] = (ask, *f.result())
+                for i in sorted(held) if not ordered else []:
+                    finished(*held.pop(i))
+                while ordered and nxt in held:
+                    finished(*held.pop(nxt))
+                    nxt += 1
         except BaseException:
             reap_leftovers(self.sid)  # the repros run in their own sessions: stop them so the threads return
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
 
+    def reload(self) -> None:
+        """Re-read the session's steps (after a driver stored one beside the oracle)."""
+        self.known.update({t.key: t for t in self.db.trials(self.sid)})
+
     def answer(self, asks: list[Ask], on_done: OnDone | None = None, *, confirmed_only: bool = False,
-               on_cached: OnDone | None = None, before_run: Callable[[list[Ask]], None] | None = None) -> None:
+               on_cached: OnDone | None = None, before_run: Callable[[list[Ask]], None] | None = None,
+               ordered: bool = False) -> None:
         """Known keys are skipped, cached ones stored (``on_cached`` may adjust them first), the
         rest run (``before_run`` sees them first: the progress line of what runs)."""
         torun = []
@@ -171,4 +184,4 @@ class Oracle:
         if torun:
             if before_run is not None:
                 before_run(torun)
-            self.run(torun, on_done)
+            self.run(torun, on_done, ordered=ordered)

@@ -39,22 +39,21 @@ from __future__ import annotations
 import json
 import math
 import os
-import queue
 import shlex
 import shutil
-import signal
 import subprocess
-import threading
 from dataclasses import asdict, replace
 from pathlib import Path
 
 from dbglog.bisect import kinds as toggle_kinds
+from dbglog.bisect import lifecycle
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
+from dbglog.bisect.oracle import Ask, Oracle, Placement
 # the toggle record and every kind live in kinds.py (one registered Kind each); re-exported for importers
 from dbglog.bisect.kinds import UNSET_WORDS, Toggle, apply_spec_toggle, build_toggles  # noqa: F401
-from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, cache_key, default_timeout,
-                                   md_cell, record_section, run_parallel, target_for, verdict_of, workdir_root)
+from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, default_timeout,
+                                   md_cell, record_section, target_for, verdict_of, workdir_root)
 from dbglog.coop import COUNT_FILE_VAR, limit_var
 from dbglog.errors import DbglogError
 
@@ -185,9 +184,8 @@ class Trials:
             from dbglog.bisect.journal import Journal
 
             self.journal = Journal(recs.store, self.sid)
-        self._slots: queue.Queue = queue.Queue()
-        self._made = 0
-        self._lock = threading.Lock()
+        self._made: set[int] = set()  # slots whose copy this process made
+        self.oracle: Oracle | None = None  # set by resume(): the drivers ask it for verdicts
 
     # what a trial looks like
     def env_for(self, enabled: set[str]) -> dict:
@@ -205,20 +203,16 @@ class Trials:
         return {path: toggle_kinds.edit_file(path, original, self.toggles, enabled)
                 for path, original in self.originals.items()}
 
-    # where it runs
-    def _acquire(self) -> Path | None:
+    # where it runs: the oracle's place (a copy of the workspace per slot; none in place)
+    def _slot(self, k: int) -> Path | None:
         if not self.originals or self.in_place:
             return None
-        try:
-            return self._slots.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            self._made += 1
-            slot = self.workdir / f"w{self._made}"
-        if slot.exists():
-            shutil.rmtree(slot)
-        copy_workspace(self.root, slot, [Path(p) for p in self.originals])
+        slot = self.workdir / f"w{k + 1}"
+        if k not in self._made:  # a fresh copy the first time this process uses the slot
+            if slot.exists():
+                shutil.rmtree(slot)
+            copy_workspace(self.root, slot, [Path(p) for p in self.originals])
+            self._made.add(k)
         return slot
 
     def _map(self, slot: Path | None, p: str) -> str:
@@ -230,50 +224,37 @@ class Trials:
             return p
         return str(slot / rel)
 
-    def run_one(self, key: str, enabled: set[str], target: Target, execution: Execution,
-                extra_env: dict | None = None, stop: str | None = None) -> tuple[Step, list[dict]]:
-        slot = self._acquire()
-        try:
-            for path, data in self.files_for(enabled).items():
-                if self.journal is not None:
-                    self.journal.write(Path(path), data)
-                else:
-                    from dbglog.bisect.journal import write_file
+    def place(self, ask: Ask, k: int) -> Placement:
+        """Put the toggle set ``ask.payload`` (enabled names) into slot ``k``: files edited in the
+        slot's copy (or in place, journaled), the environment and the command for that set."""
+        enabled = ask.payload
+        slot = self._slot(k)
+        for path, data in self.files_for(enabled).items():
+            if self.journal is not None:
+                self.journal.write(Path(path), data)
+            else:
+                from dbglog.bisect.journal import write_file
 
-                    dst = Path(self._map(slot, path))
-                    if not dst.exists() or dst.read_bytes() != data:
-                        write_file(dst, data)
-            env = self.env_for(enabled) | (extra_env or {})
-            argv = [self._map(slot, a) for a in self.argv_for(enabled)]
-            cwd = self._map(slot, str(self.cwd))
-            ex = Executor(self.recs, self.sid, execution, self.recs_signatures())
-            return ex.run_trial(key, target, cwd=cwd, env=env, cmd=argv, stop=stop)
-        finally:
-            if slot is not None:
-                self._slots.put(slot)
+                dst = Path(self._map(slot, path))
+                if not dst.exists() or dst.read_bytes() != data:
+                    write_file(dst, data)
+        return Placement(self._map(slot, str(self.cwd)), self.env_for(enabled),
+                         [self._map(slot, a) for a in self.argv_for(enabled)])
 
-    _sigs = None
+    def placed(self, ask: Ask, records: list[dict]) -> None:
+        pass
 
-    def recs_signatures(self):
-        if self._sigs is None:
-            from dbglog import signatures
+    def ask(self, key: str, enabled: set[str], label: str, execution: Execution, target: Target, ckey: str = "",
+            stop: str | None = None, env: dict | None = None) -> Ask:
+        return Ask(key, label, execution, target, ckey, stop, dict(env or {}), set(enabled))
 
-            self._sigs = signatures.all_signatures(self.recs.ws.config_path)
-        return self._sigs
-
-    def run_batch(self, items: list[tuple], target: Target, execution: Execution,
-                  extra_env: dict | None = None) -> list[tuple[Step, list[dict]]]:
-        """items: (key, enabled names[, extra env]); run up to ``jobs`` at once."""
-        self.recs_signatures()
-        jobs = 1 if self.in_place else self.jobs
-        return run_parallel(lambda it: self.run_one(it[0], it[1], target, execution,
-                                                    (extra_env or {}) | (it[2] if len(it) > 2 else {})), items, jobs)
-
-    def run_requests(self, items: list[tuple], target: Target) -> list[tuple[Step, list[dict]]]:
-        """items: (key, enabled names, execution, stop); run up to ``jobs`` at once."""
-        self.recs_signatures()
-        jobs = 1 if self.in_place else self.jobs
-        return run_parallel(lambda it: self.run_one(it[0], it[1], target, it[2], None, it[3]), items, jobs)
+    def run(self, asks: list[Ask]) -> list[tuple[Step, list[dict]]]:
+        """Run ``asks`` through the oracle (up to ``jobs`` at once); (step, records) in the order
+        asked, nothing stored (the caller judges and stores)."""
+        got: dict[int, tuple] = {}
+        index = {id(a): i for i, a in enumerate(asks)}
+        self.oracle.run(asks, lambda a, st, rs: got.__setitem__(index[id(a)], (st, rs)), ordered=True)
+        return [got[i] for i in range(len(asks))]
 
     def cache_extra(self) -> dict:
         return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.get("files", {}),
@@ -397,107 +378,44 @@ def _update_spec(recs, sid: str, spec: dict) -> None:
     SessionDB(recs.store).update_spec(sid, spec)  # secrets sealed out of the database there
 
 
-def _on_term(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a toggle bisection to its end; returns the result dict."""
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        old = {s: signal.signal(s, _on_term) for s in (signal.SIGTERM, signal.SIGHUP)}
     trials = Trials(recs, session)
     prog = Progress(2 * math.ceil(math.log2(max(2, len(trials.names)))) + 6, enabled=progress)
-    try:
-        if session["spec"].get("count"):
-            result = _drive_count(recs, session, trials, prog)
-        elif session["spec"].get("flaky"):
-            result = _drive_flaky(recs, session, trials, prog)
-        else:
-            result = _drive(recs, session, trials, prog)
-    except KeyboardInterrupt:
-        # Ctrl-C, SIGTERM, SIGHUP: like `bisect git`, the session is interrupted and resumable
-        from dbglog.bisect.session import reap_leftovers
+    trials.oracle = Oracle(recs, session["id"], trials, jobs=1 if trials.in_place else trials.jobs, progress=prog)
+    spec = session["spec"]
+    drive = _drive_count if spec.get("count") else _drive_flaky if spec.get("flaky") else _drive
 
-        _shielded(lambda: reap_leftovers(session["id"]))
-        _shielded(lambda: SessionDB(recs.store).release(session["id"]))
-        n = len(SessionDB(recs.store).trials(session["id"]))
-        return {"session": session["id"], "kind": KIND, "status": "interrupted", "exit_code": 130,
-                "message": f"interrupted after {n} step(s); `dbglog bisect resume {session['id']}` continues "
-                           "(finished steps are kept)"}
-    except BaseException:
-        # an error: the session is left interrupted (resumable), never "running"
-        _shielded(lambda: SessionDB(recs.store).release(session["id"]))
-        raise
-    finally:
-        prog.close()
-        _shielded(trials.close)  # a second Ctrl-C must not cut the restore short
-        if old:
-            for s, h in old.items():
-                signal.signal(s, h)
-    db = SessionDB(recs.store)
-    # a refused bisection is finished, not failed: nothing was tested, nothing is blamed
-    db.finish(session["id"], "done", result)
-    _record(recs, db.get(session["id"]), result)
-    return result
+    def conclude(result: dict) -> None:
+        db = SessionDB(recs.store)
+        # a refused bisection is finished, not failed: nothing was tested, nothing is blamed
+        db.finish(session["id"], "done", result)
+        _record(recs, db.get(session["id"]), result)
 
-
-def _shielded(fn) -> None:
-    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    try:
-        fn()
-    finally:
-        if main:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
+    # the restore of in-place edits is shielded: a second Ctrl-C must not cut it short
+    return lifecycle.run(recs, session["id"], KIND, lambda: drive(recs, session, trials, prog),
+                         cleanup=(prog.close, trials.close), conclude=conclude)
 
 
 class _Loop:
-    """Shared query -> verdict plumbing of both searches (replay, cache, parallel runs, records)."""
+    """Query -> verdict for the counting search: known keys, the verdict cache, then runs (the oracle)."""
 
     def __init__(self, recs, session, trials: Trials, prog: Progress, target: Target, execution: Execution):
         self.recs, self.session, self.t, self.prog = recs, session, trials, prog
-        self.db = SessionDB(recs.store)
-        self.sid = session["id"]
+        self.oracle = trials.oracle
+        self.oracle.reload()  # the probe's step was stored beside the oracle
+        self.known = self.oracle.known
         self.target, self.execution = target, execution
-        self.known = {s.key: s for s in self.db.trials(self.sid)}
-        self.executed = 0
 
     def ckey(self, key: str) -> str:
         return cache_key(KIND, key, self.execution, self.target, self.t.cache_extra())
 
     def verdicts(self, items: list[tuple[str, set[str], str]], extra_env_of=None) -> dict[str, Verdict]:
         """items: (key, enabled names, label). Known and cached keys answer at once; the rest run."""
-        out: dict[str, Verdict] = {}
-        todo = []
-        for key, enabled, label in items:
-            if key in self.known:
-                out[key] = self.known[key].verdict
-                continue
-            ck = self.ckey(key)
-            c = self.db.cached(ck)
-            if c is not None:
-                c.key = key
-                self.db.record(self.sid, c, ck)
-                self.known[key] = c
-                out[key] = c.verdict
-                self.prog.stepped(c, label)
-                continue
-            todo.append((key, enabled, label))
-        for _key, _enabled, label in todo:
-            self.prog.running(label)
-        if todo:
-            rs = self.t.run_batch([(k, e, extra_env_of(k) if extra_env_of else {}) for k, e, _ in todo],
-                                  self.target, self.execution)
-            for (key, _enabled, _label), (step, records) in zip(todo, rs):
-                self.db.record(self.sid, step, self.ckey(key), records)
-                self.known[key] = step
-                self.executed += 1
-                out[key] = step.verdict
-                self.prog.stepped(step, label)
-        return out
+        asks = [self.t.ask(key, enabled, label, self.execution, self.target, self.ckey(key),
+                           env=extra_env_of(key) if extra_env_of else None) for key, enabled, label in items]
+        self.oracle.answer(asks, ordered=True, before_run=lambda todo: [self.prog.running(a.label) for a in todo])
+        return {key: self.known[key].verdict for key, _, _ in items}
 
 
 def _execution(spec: dict) -> Execution:
@@ -517,7 +435,7 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
     items = [(key_of(names), set(names)), (key_of([]), set())]
     for _k, e in items:
         prog.running(describe_set(e, names))
-    res = trials.run_batch(items, probe_target, execution)
+    res = trials.run([trials.ask(k, e, describe_set(e, names), execution, probe_target) for k, e in items])
     (on_step, on_recs), (off_step, off_recs) = res
     for (_k, e), (st, _) in zip(items, res):
         prog.stepped(st, describe_set(e, names))
@@ -668,7 +586,9 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
     spec, sid = session["spec"], session["id"]
     mode, names, n = spec["mode"], trials.names, len(trials.names)
     target, execution = _target(spec), _execution(spec)
-    known = {st.key: st for st in db.trials(sid)}
+    oracle = trials.oracle
+    oracle.reload()  # the ends were stored by _endpoints
+    known = oracle.known
     search = _search(spec, n)
     _replay(search, known.values(), names, mode)
     extra = trials.cache_extra()
@@ -694,28 +614,26 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             label = describe_set(en, names)
             ck = cache_key(KIND, key, execution, target, extra)
             if key not in known:
-                c = db.cached(ck, confirmed_only=True)
+                c = oracle.lookup(key, ck, confirmed_only=True)
                 if c is not None:  # runs of an earlier session whose result was confirmed
-                    c.key = key
                     search.record(req.query, *counts_of(c))
-                    c = verdict_step(req.query, c)
-                    db.record(sid, c, ck)
-                    known[key] = c
-                    prog.stepped(c, label)
+                    oracle.persist(verdict_step(req.query, c), [], ck, label)
                     continue
             prog.running(label + (f" ×{req.runs}" if req.runs > 1 else ""))
-            todo.append((req, key, en, label, ck))
+            todo.append((req, trials.ask(key, en, label, replace(execution, repeat=req.runs), target, ck,
+                                         stop=req.stop)))
         if not todo:
             continue
-        rs = trials.run_requests([(key, en, replace(execution, repeat=req.runs), req.stop)
-                                  for req, key, en, _, _ in todo], target)
-        for (req, key, _en, label, ck), (step, records) in zip(todo, rs):
+        req_of = {id(a): req for req, a in todo}
+
+        def ran(a, step: Step, _records, req_of=req_of) -> Step:
+            nonlocal executed
+            req = req_of[id(a)]
             executed += sum(step.counts or [0])
             search.record(req.query, *counts_of(step))
-            merged = verdict_step(req.query, _merge(known.get(key), step))
-            db.record(sid, merged, ck, records)
-            known[key] = merged
-            prog.stepped(merged, label)
+            return verdict_step(req.query, _merge(known.get(a.key), step))  # stored by the oracle at once
+
+        oracle.run([a for _, a in todo], ran, ordered=True)
     r = search.result
     sets = [[names[i] for i in s] for s in r.sets]
     # reverse verification: the failing end with every found set reverted must pass (the search
@@ -780,8 +698,8 @@ def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
         except FileNotFoundError:
             pass
         prog.running(f"counting the calls of {name}")
-        ((step, records),) = trials.run_batch([("count-probe", set(names))], Target(any_failure=True), execution,
-                                              {COUNT_FILE_VAR: str(count_file)})
+        ((step, records),) = trials.run([trials.ask("count-probe", set(names), f"all {name} calls on", execution,
+                                                    Target(any_failure=True), env={COUNT_FILE_VAR: str(count_file)})])
         prog.stepped(step, f"all {name} calls on")
         try:
             counts = json.loads(count_file.read_text())
@@ -1008,7 +926,8 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
     def run(q: frozenset, k: int, target: Target, snapshot: bool = True) -> Step:
         nonlocal runs
         key = key_of(enabled_of(q))
-        ((step, records),) = trials.run_requests([(key, enabled_of(q), replace(execution, repeat=k), None)], target)
+        ((step, records),) = trials.run([trials.ask(key, enabled_of(q), label(q), replace(execution, repeat=k),
+                                                    target)])
         merged = _merge(known.get(key), step)
         b, g, s = counts_of(step)
         runs += b + g + s
@@ -1042,7 +961,7 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
                 return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": sid,
                         "sets": [], "mode": mode, "flaky": True}
             prog.running(label(fail_q) + " (failing end, until it fails)")
-            ((step, records),) = trials.run_requests([(key, enabled_of(fail_q), ex0, "bad")], probe)
+            ((step, records),) = trials.run([trials.ask(key, enabled_of(fail_q), label(fail_q), ex0, probe, stop="bad")])
             runs += sum(step.counts or [0])
             merged = _merge(st, step)
             db.record(sid, merged, f"flaky:{sid}:{key}", records)
