@@ -599,6 +599,9 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     if m:
         fn = (m.group(2) or m.group(5) or "").strip()
         out["kernel"] = fn or None
+        dims = re.match(r"\(([^)]*)\),\(([^)]*)\)$", (m.group(3) or m.group(6) or "").strip())
+        if dims:  # the launch configuration cuda-gdb prints as <<<(grid),(block)>>>
+            out["grid_dim"], out["block_dim"] = f"({dims.group(1)})", f"({dims.group(2)})"
         pc = m.group(1) or m.group(4)
         if pc:
             out["pc"] = pc.lower()

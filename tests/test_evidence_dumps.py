@@ -111,3 +111,10 @@ def test_sanitizer_advice_names_the_access():
     ctx = A.Context(run={"outcome": "fail", "signature": "sanitizer.memcheck", "cmd": ["./t"], "evidence": [ev]})
     steps = [s for s in A.advise(ctx, A.load()) if s["id"] == "sanitizer-first-error"]
     assert steps and "scatter_add_kernel: Invalid __global__ write of size 8 bytes at 0x7f00aa001008" in steps[0]["step"]
+
+
+def test_cuda_gdb_empty_args_kernel_frame_keeps_its_launch_configuration():
+    e = E.parse_cuda_gdb("CUDA Exception: Warp Out-of-range Address\n"
+                         "[Switching focus to CUDA kernel 3, grid 7, block (1,0,0), thread (0,2,0), device 0, sm 4, "
+                         "warp 1, lane 0]\n0x0000000000a1b2c0 in void init_tiles<double>(State&)<<<(40,32,1),(16,16,1)>>> ()\n")
+    assert e["kernel"] == "void init_tiles<double>(State&)" and (e["grid_dim"], e["block_dim"]) == ("(40,32,1)", "(16,16,1)")
