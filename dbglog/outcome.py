@@ -109,6 +109,8 @@ _WIN = [
     # "~13s off page generation", "saves 20 s", "391x faster": a measured gain
     r"~?\d+(?:[.,]\d+)?\s?(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?|%|x|×)\s+(?:off|faster|quicker|shorter|saved|less time)\b|"
     r"\bsav(?:es|ed|ing)\s+~?\d",
+    # "This time the head learned", "this time it converged": the retry worked
+    r"\bthis time (?:it|the \w+|we) (?:learned|learnt|worked|trained|converged|passed|held|went through)\b",
 ]
 _FAIL = [
     r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
@@ -232,6 +234,7 @@ def classify(text: str) -> str:
     # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
     text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
     clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
+    clean = re.sub(r"^\d{1,3}[.)]\s+", "", clean)  # "2. I blamed the upgrade. ...": the entry's number is no sentence
     if not clean:
         return "inconclusive"
     word = verdict_word(clean)

@@ -1,4 +1,4 @@
-"""The importer on the real-style corpus (tests/corpus/docs, 51 docs written in the styles found in
+"""The importer on the real-style corpus (tests/corpus/docs, 61 docs written in the styles found in
 public debug write-ups; see tests/corpus/STYLES.md and SOURCES.md).
 
 Prints per-doc and total figures and fails under the issue's bars: attempts found >= 90 %,
@@ -79,3 +79,14 @@ def test_outcome_sentences(capsys):
     # And text that says nothing is inconclusive, not failed.
     for text in ("Collected a trace with nsys", "Ran it with NCCL_DEBUG=INFO", "See the log below"):
         assert outcome.classify(text) == "inconclusive", text
+
+
+# The styles of the fourth batch of real write-ups (docs 52-61, see STYLES.md S14): each doc is read in
+# full, so a regression in one style fails here even when the corpus totals stay above the bars.
+NEW_STYLES = [r for r in RESULTS if r["doc"][:2].isdigit() and int(r["doc"][:2]) >= 52]
+
+
+@pytest.mark.parametrize("result", NEW_STYLES, ids=[r["doc"] for r in NEW_STYLES])
+def test_fourth_batch_styles_read_in_full(result):
+    assert result["missed"] == [] and result["wrong"] == [] and result["missed_steps"] == []
+    assert result["extra_attempts"] <= 1

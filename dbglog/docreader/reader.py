@@ -597,12 +597,13 @@ class _Builder:
                               r"variables|fixes|approaches)\b", heading, re.I))
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
+        numbered = self._numbered_paras(blocks)
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
-            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) and not _caption(self.lines, blk) \
-                    and not _section_label(self.lines[blk.start]):
+            if blk.start in numbered or blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
+                    and not _caption(self.lines, blk) and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
             elif blk.kind == "list" and (named or any(BOLD_LEAD.match(ITEM_START.sub("", self.lines[a], count=1))
                                                       for a, _b in blk.items)):
@@ -651,13 +652,14 @@ class _Builder:
         before = len(self.attempts)
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
+        numbered = self._numbered_paras(blocks)
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "hr":
                 continue  # a separator, not content
-            if blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
+            if blk.start in numbered or blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
                     and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk) \
                     and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
@@ -1581,14 +1583,19 @@ class _Builder:
         names = [key(a) for a in full]
         # A struck-through recap names the attempt in other words: its words all in one attempt's
         # title and what was done ("Framework structure" / "Changed to versioned framework structure").
-        bodies = [re.sub(r"[^\w\s]", " ", f"{key(a)} {' '.join(a.lead)} {' '.join(a.fields.get('did', []))}".lower())
+        bodies = [set(re.sub(r"[^\w\s]", " ", f"{key(a)} {' '.join(a.lead)} {' '.join(a.fields.get('did', []))}".lower()).split())
                   for a in full]
+
+        def recap_of(a: _Attempt) -> bool:
+            words = {w for w in key(a).split() if len(w) > 2}
+            return any(len(words & b) >= min(2, len(words)) and len(words & b) * 3 >= len(words) * 2 for b in bodies)
+
         numbers = {a.number for a in full if a.number is not None}
         out = []
         for a in self.attempts:
             if a.summary and any(fuzz.token_set_ratio(key(a), n) >= 90 for n in names if n):
                 continue
-            if a.recap and key(a).split() and any(set(key(a).split()) <= set(b.split()) for b in bodies):
+            if a.recap and key(a).split() and recap_of(a):
                 continue
             m = re.match(rf"^(?:(?:{STRONG_KW}|option|solution|test|config)\s*)?#?(\d{{1,3}})\b", a.title.strip(), re.I)
             if a.summary and a.table and len(numbers) >= 2 and (
@@ -1664,6 +1671,10 @@ class _Builder:
             out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
+            if r_text and not result:
+                # A metrics table inside the prose ("| step 0 | 0.05 |") is numbers; the verdict is in the sentences.
+                prose = re.sub(r"(?m)^\s*\|.*\|\s*$", " ", r_text)
+                r_text = prose if prose.strip() else r_text
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
             c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
             out = outcomes.combine(r_out, c_out)
