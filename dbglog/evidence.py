@@ -17,6 +17,12 @@ functions from text to plain dicts (JSON-ready), tested against the formats the 
   ``info symbol $errorpc`` -> the extracted cubin -> ``nvdisasm -ndf -c -gi`` (with ``cuobjdump
   -elf`` and ``-fun`` when the PC appears in several functions) -> the full "file:line inlined at
   file:line" chain of the faulting PC, or a plain statement that line info is missing and why.
+* compute-sanitizer / cuda-memcheck reports (memcheck, initcheck, racecheck; indented or prefixed as CI
+  logs paste them, "Address" and the newer "Access at/to" wordings): per report the error, kernel and
+  offset, thread and block, address, what is wrong with it and the nearest allocation.
+* cuda-gdb stops in a __device__ function (the function, its source line, and the kernel of the
+  ``bt`` frame with <<<grid,block>>>), and a hang inspected warp by warp (where each warp stands,
+  and the warps that no longer exist).
 * kernel-API logs (SGLang ``@debug_kernel_api``, FlashInfer): see signatures.parse_kernel_api_log.
 """
 

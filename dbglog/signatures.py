@@ -452,13 +452,13 @@ BUILTIN: tuple[Signature, ...] = (
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
-    _S("build.torch_without_gpu", [(r"Torch not compiled with (?:CUDA|ROCm|HIP) enabled", "Torch not compiled with")], 76,
+    _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
     _S("driver.no_device",
        [(r"no CUDA-capable device is detected|No (?:CUDA|HIP) GPUs are available|no ROCm-capable device is detected"
-         r"|Could not initialize Tensile host: No devices found",
-         ("-capable device is detected", "No CUDA GPUs are available", "No HIP GPUs are available",
-          "Could not initialize Tensile host")),
+         r"|rocBLAS error: Could not initialize Tensile host: No devices found",
+         # needles that share a hub or a pass: each direct needle is a pass over a big log
+         ("-capable device is detected", "GPUs are available", "rocBLAS error: Could not")),
         # exclusive-process compute mode or a GPU held by another process / in a bad state
         (r"CUDA-capable devices? (?:\(s\) is/are|are) busy or unavailable", "busy or unavailable")], 75),
     _S("driver.init_failed",
