@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbglog import docreader, model
+from dbglog import docreader, model, redact
 from dbglog.errors import DbglogError
 from dbglog.mirror import ParseError
 from dbglog.model import Difference, Investigation, NextStep
@@ -246,7 +246,10 @@ def _decide(recs, plan: Plan) -> Investigation:
     store = recs.store
     row = store.q("SELECT investigation_id FROM imports WHERE source = ? AND key = ?",
                   plan.source, plan.parsed.key).fetchone()
-    inv = plan.parsed.inv
+    # What is stored was cleaned (secrets, control bytes): compare the document's values cleaned the same
+    # way, or a second import of a doc with a redacted value would always "update".
+    inv = copy.deepcopy(plan.parsed.inv)
+    redact.clean_record(inv)
     key = f"{plan.source}#{plan.parsed.key}"
     existing = None
     if row and store.exists(row[0]):

@@ -170,3 +170,15 @@ def test_a_directory_imports_the_markdown_files_under_it(ws, cli, tmp_path):
     empty.mkdir()
     p = cli(ws, "import", empty)
     assert p.returncode == 2 and "no markdown (.md) files" in p.stderr
+
+
+def test_reimport_of_a_doc_with_a_redacted_value_changes_nothing(ws, cli, tmp_path):
+    # The stored copy has the value redacted; the second import compares like with like.
+    doc = tmp_path / "keys.md"
+    doc.write_text("# Reader never matches\n\n## Attempt 1: swap the constants\n\n"
+                   "```python\nAPI_KEY = 'sk-live-abcdefghijklmnop1234'\n```\n\n**Result:** still no match.\n")
+    first = json.loads(cli(ws, "import", str(doc), "--json").stdout)["investigations"]
+    assert [i["action"] for i in first] == ["create"]
+    again = json.loads(cli(ws, "import", str(doc), "--json").stdout)["investigations"]
+    assert [i["action"] for i in again] == ["unchanged"]
+    assert "abcdefghijklmnop1234" not in "".join(p.read_text() for p in (ws / "logs").glob("*.md"))
