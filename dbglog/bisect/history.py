@@ -229,7 +229,7 @@ class _Driver:
         self._wt_lock = threading.Lock()
         self.progress = S.Progress(max(1, self.spec.get("size_hint") or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
-                             db=self.db)
+                             db=self.db, workdir=self.wt_root)
         self.target: S.Target | None = None
         self.ex: S.Execution | None = None
 

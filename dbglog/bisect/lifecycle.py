@@ -48,6 +48,18 @@ def shielded(fn: Callable[[], object]) -> None:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
 
 
+def _clean_up(steps: Iterable[Callable[[], object]]) -> None:
+    """Every step runs, shielded, even when an earlier one failed (its error is raised after)."""
+    error = None
+    for fn in steps:
+        try:
+            shielded(fn)
+        except Exception as e:  # noqa: BLE001 - the next step (a restore) must still run
+            error = error or e
+    if error is not None:
+        raise error
+
+
 def interrupted_result(db: SessionDB, sid: str, kind: str) -> dict:
     n = len(db.trials(sid))
     return {"session": sid, "kind": kind, "status": "interrupted", "exit_code": 130,
@@ -82,8 +94,7 @@ def run(recs, sid: str, kind: str, drive: Callable[[], dict], *, prepare: Callab
             shielded(lambda: db.release(sid))  # never left "running" with a dead pid
             raise
         finally:
-            for fn in cleanup:
-                shielded(fn)
+            _clean_up(cleanup)
     finally:
         if old:
             for s, h in old.items():

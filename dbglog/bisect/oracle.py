@@ -66,7 +66,7 @@ OnDone = Callable[[Ask, Step, list], "Step | None"]
 
 class Oracle:
     def __init__(self, recs, sid: str, place: Place, *, jobs: int = 1, progress: Progress | None = None,
-                 signatures=None, db: SessionDB | None = None):
+                 signatures=None, db: SessionDB | None = None, workdir=None):
         self.recs = recs
         self.sid = sid
         self.place = place
@@ -74,6 +74,7 @@ class Oracle:
         self.progress = progress or Progress(1, enabled=False)
         self.db = db or SessionDB(recs.store)
         self._signatures = signatures
+        self.workdir = workdir  # the session's work dir (per-step scratch; Executor's default when None)
         self.known: dict[str, Step] = {t.key: t for t in self.db.trials(sid)}
         self.executed = 0  # trials run by this invocation
         self.cached_steps = 0  # steps answered from the verdict cache
@@ -110,7 +111,7 @@ class Oracle:
             where = self.place.place(ask, slot)
         except PlaceFailed as e:
             return Step(ask.key, Verdict.SKIP, str(e)), []
-        ex = Executor(self.recs, self.sid, ask.execution, self.signatures())
+        ex = Executor(self.recs, self.sid, ask.execution, self.signatures(), workdir=self.workdir)
         step, records = ex.run_trial(ask.key, ask.target, cwd=where.cwd, env=where.env | ask.env,
                                          cmd=where.argv, stop=ask.stop)
         self.place.placed(ask, records)

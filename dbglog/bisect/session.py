@@ -189,11 +189,14 @@ class Execution:
 
 
 class Executor:
-    def __init__(self, recs, session_id: str, execution: Execution, signatures=None):
+    def __init__(self, recs, session_id: str, execution: Execution, signatures=None, workdir: Path | None = None):
         self.recs = recs
         self.session_id = session_id
         self.ex = execution
         self.signatures = signatures
+        # the session's work dir (worktrees / copies): per-step scratch lives there, so the clean-up
+        # of an aborted or resumed session removes what a driver killed with -9 left behind
+        self.workdir = Path(workdir) if workdir is not None else workdir_root(recs) / session_id
 
     def run_trial(self, key: str, target: Target, *, cwd: str, env: dict | None = None,
                   cmd: list[str] | None = None, stop: str | None = None) -> tuple[Step, list[dict]]:
@@ -210,7 +213,8 @@ class Executor:
             import shutil
             import tempfile
 
-            cache_dir = tempfile.mkdtemp(prefix="dbglog-triton-")
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            cache_dir = tempfile.mkdtemp(prefix="dbglog-triton-", dir=self.workdir)
             env["TRITON_CACHE_DIR"] = cache_dir
         try:
             return self._trial(key, target, cwd, env, cmd, stop)

@@ -382,7 +382,8 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a toggle bisection to its end; returns the result dict."""
     trials = Trials(recs, session)
     prog = Progress(2 * math.ceil(math.log2(max(2, len(trials.names)))) + 6, enabled=progress)
-    trials.oracle = Oracle(recs, session["id"], trials, jobs=1 if trials.in_place else trials.jobs, progress=prog)
+    trials.oracle = Oracle(recs, session["id"], trials, jobs=1 if trials.in_place else trials.jobs, progress=prog,
+                           workdir=trials.workdir)
     spec = session["spec"]
     drive = _drive_count if spec.get("count") else _drive_flaky if spec.get("flaky") else _drive
 

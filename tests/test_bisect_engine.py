@@ -1,0 +1,251 @@
+"""In-process unit tests of the bisection engine's shared parts (issue 13): the oracle
+(dbglog/bisect/oracle.py: known -> verdict cache -> run, slots, persistence order, counts) and the
+session lifecycle (dbglog/bisect/lifecycle.py: interrupt, error, clean-up, conclude), with a fake
+place and a fake run -- no subprocess. The drivers end to end are in tests/test_bisect_*.py."""
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from dbglog.bisect import history, lifecycle, toggles
+from dbglog.bisect import session as S
+from dbglog.bisect.algorithms import Verdict
+from dbglog.bisect.oracle import Ask, Oracle, Placement, PlaceFailed
+
+EX = S.Execution(cmd=["./repro"])
+TARGET = S.Target(outcome="fail", signature="gpu.illegal_address")
+
+
+class FakePlace:
+    """Slot k of key K: cwd 'slot-k', KEY=K in the environment; keys in ``broken`` cannot be placed."""
+
+    def __init__(self, broken=()):
+        self.broken = set(broken)
+        self.slots: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+
+    def place(self, ask, slot):
+        if ask.key in self.broken:
+            raise PlaceFailed(f"infrastructure: cannot place {ask.key}")
+        with self.lock:
+            self.slots.append((ask.key, slot))
+        return Placement(f"slot-{slot}", {"KEY": ask.key})
+
+    def placed(self, ask, records):
+        for r in records:
+            r["placed"] = ask.key
+
+
+@pytest.fixture
+def fake_runs(monkeypatch):
+    """Executor._run stand-in: a key in ``fails`` fails with the target's signature, others pass;
+    ``gate[key]`` (an Event) holds that key's run until it is set; ``then[key]`` is set once it ran."""
+    state = {"fails": set(), "gate": {}, "then": {}, "calls": []}
+
+    def run(self, argv, cwd, env, timeout, launched=False, escalation=None):
+        key = env["KEY"]
+        state["calls"].append({"key": key, "cwd": cwd, "env": dict(env)})
+        if key in state["gate"]:
+            assert state["gate"][key].wait(30)
+        if key in state["then"]:
+            state["then"][key].set()
+        bad = key in state["fails"]
+        n = len(state["calls"])
+        return {"id": f"r{n}-{key}", "outcome": "fail" if bad else "pass", "exit_code": 1 if bad else 0,
+                "signature": "gpu.illegal_address" if bad else None, "duration_s": 0.1}
+
+    monkeypatch.setattr(S.Executor, "_run", run)
+    monkeypatch.setattr(S.SessionDB, "record", _record_without_runs(S.SessionDB.record))
+    return state
+
+
+def _record_without_runs(real):
+    # the fake run records are not real runs: keep them out of the runs table
+    def record(self, sid, step, ckey, runs=()):
+        return real(self, sid, step, ckey, ())
+    return record
+
+
+def ask(key, ckey=None):
+    return Ask(key, f"label {key}", EX, TARGET, ckey or f"ck-{key}")
+
+
+# --- the oracle ---------------------------------------------------------------------------
+
+
+def test_known_then_cache_then_run(recs, fake_runs):
+    db = S.SessionDB(recs.store)
+    old = db.create("git", {}, None)
+    db.record(old, S.Step("a", Verdict.BAD, "fail"), "ck-a")  # the same trial, another session
+    sid = db.create("git", {}, None)
+    fake_runs["fails"] = {"b"}
+    o = Oracle(recs, sid, FakePlace(), signatures=[])
+    seen = []
+    o.answer([ask("a"), ask("b"), ask("c")], lambda a, st, rs: seen.append((a.key, st.verdict)) or st,
+             before_run=lambda todo: seen.append([a.key for a in todo]))
+    assert seen == [["b", "c"], ("b", Verdict.BAD), ("c", Verdict.GOOD)]  # "a" came from the cache
+    assert [c["key"] for c in fake_runs["calls"]] == ["b", "c"]
+    assert (o.executed, o.cached_steps) == (2, 1)
+    steps = {t.key: t for t in db.trials(sid)}
+    assert steps["a"].source == "cache" and steps["a"].verdict is Verdict.BAD
+    assert steps["b"].verdict is Verdict.BAD and steps["b"].runs == ["r1-b"]
+    # asked again: every key is known, nothing runs, nothing is stored twice
+    o.answer([ask("a"), ask("b"), ask("c")])
+    assert len(fake_runs["calls"]) == 2 and len(db.trials(sid)) == 3
+    # a fresh oracle of the session knows them too (it reads the persisted steps)
+    assert set(Oracle(recs, sid, FakePlace(), signatures=[]).known) == {"a", "b", "c"}
+
+
+def test_confirmed_only_cache_and_skips_are_not_reused(recs, fake_runs):
+    db = S.SessionDB(recs.store)
+    old = db.create("toggles", {}, None)
+    db.record(old, S.Step("a", Verdict.BAD, "fail"), "ck-a")
+    db.record(old, S.Step("s", Verdict.SKIP, "infra"), "ck-s")
+    sid = db.create("toggles", {}, None)
+    o = Oracle(recs, sid, FakePlace(), signatures=[])
+    assert o.lookup("a", "ck-a", confirmed_only=True) is None  # that session never finished with exit 0
+    assert o.lookup("s", "ck-s") is None
+    assert o.lookup("a2", "ck-a").key == "a2"
+
+
+@pytest.mark.parametrize("ordered, expect", [(False, ["fast", "slow"]), (True, ["slow", "fast"])])
+def test_steps_are_stored_as_they_finish(recs, fake_runs, ordered, expect):
+    db = S.SessionDB(recs.store)
+    sid = db.create("git", {}, None)
+    gate = fake_runs["gate"]["slow"] = threading.Event()
+    place = FakePlace()
+    o = Oracle(recs, sid, place, jobs=2, signatures=[])
+    stored_before = {}
+
+    if ordered:
+        fake_runs["then"]["fast"] = gate  # "slow" finishes after "fast" ran, is handed over first
+
+    def done(a, st, rs):
+        stored_before[a.key] = [t.key for t in db.trials(sid)]  # what a kill -9 right now would keep
+        if a.key == "fast":
+            gate.set()  # "slow" finishes only after "fast" was handed over
+        return st
+
+    # "slow" is asked first but finishes last
+    o.run([ask("slow"), ask("fast")], done, ordered=ordered)
+    assert [t.key for t in db.trials(sid)] == expect
+    if not ordered:
+        assert stored_before == {"fast": [], "slow": ["fast"]}  # fast was durable before slow ended
+    assert sorted(k for _, k in place.slots) == [0, 1]  # two trials at once: two slots
+    assert {c["cwd"] for c in fake_runs["calls"]} == {"slot-0", "slot-1"}
+
+
+def test_on_done_decides_what_is_stored_and_place_failures_are_skips(recs, fake_runs):
+    db = S.SessionDB(recs.store)
+    sid = db.create("git", {}, None)
+    o = Oracle(recs, sid, FakePlace(broken={"x"}), signatures=[])
+    kept = {}
+    o.run([ask("x"), ask("y")], lambda a, st, rs: kept.setdefault(a.key, (st, rs)) and None)
+    assert db.trials(sid) == [] and o.executed == 2  # nothing stored: the driver keeps them
+    st, rs = kept["x"]
+    assert st.verdict is Verdict.SKIP and st.reason == "infrastructure: cannot place x" and rs == []
+    st, rs = kept["y"]
+    assert st.verdict is Verdict.GOOD and rs[0]["placed"] == "y"  # the place annotated the record
+    env = fake_runs["calls"][0]["env"]
+    assert env["KEY"] == "y" and env[S.SESSION_VAR] == sid
+
+
+# --- the lifecycle -------------------------------------------------------------------------
+
+
+def _session(recs):
+    db = S.SessionDB(recs.store)
+    return db, db.create("toggles", {}, None)
+
+
+def test_interrupt_leaves_the_session_resumable_with_the_one_message(recs):
+    db, sid = _session(recs)
+    log = []
+
+    def drive():
+        db.record(sid, S.Step("k1", Verdict.BAD, "fail"), "ck1")
+        raise KeyboardInterrupt
+
+    res = lifecycle.run(recs, sid, "toggles", drive, prepare=lambda: log.append("prepare"),
+                        cleanup=(lambda: log.append("cleanup"),), conclude=lambda r: log.append("conclude"))
+    assert res == {"session": sid, "kind": "toggles", "status": "interrupted", "exit_code": 130,
+                   "message": f"interrupted after 1 step(s); `dbglog bisect resume {sid}` continues "
+                              "(finished steps are kept)"}
+    assert log == ["prepare", "cleanup"]  # nothing concluded
+    s = db.get(sid)
+    assert s["status"] == "interrupted" and s["pid"] is None
+
+
+def test_sigterm_is_an_interrupt_and_the_handlers_come_back(recs):
+    db, sid = _session(recs)
+    before = signal.getsignal(signal.SIGTERM)
+
+    def drive():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs between bytecodes
+            threading.Event().wait(0.01)
+        raise AssertionError("SIGTERM did not interrupt the driver")
+
+    res = lifecycle.run(recs, sid, "git", drive)
+    assert res["status"] == "interrupted" and res["exit_code"] == 130
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert db.get(sid)["status"] == "interrupted"
+
+
+def test_an_error_releases_the_session_and_is_raised(recs):
+    db, sid = _session(recs)
+    log = []
+
+    def drive():
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        lifecycle.run(recs, sid, "git", drive, cleanup=(lambda: log.append("cleanup"),),
+                      conclude=lambda r: log.append("conclude"))
+    assert log == ["cleanup"]
+    s = db.get(sid)
+    assert s["status"] == "interrupted" and s["pid"] is None  # resumable, no dead pid
+
+
+def test_conclude_runs_after_the_clean_up(recs):
+    db, sid = _session(recs)
+    log = []
+    res = lifecycle.run(recs, sid, "git", lambda: {"status": "found", "exit_code": 0},
+                        cleanup=(lambda: log.append("cleanup"),),
+                        conclude=lambda r: log.append(("conclude", r["status"])) or r | {"recorded": True})
+    assert log == ["cleanup", ("conclude", "found")] and res["recorded"] is True
+    assert db.get(sid)["status"] == "running"  # finishing is the kind's conclude, not the lifecycle's
+
+
+def test_a_failing_clean_up_step_does_not_stop_the_others(recs):
+    db, sid = _session(recs)
+    log = []
+
+    def bad():
+        raise OSError("gone")
+
+    with pytest.raises(OSError):
+        lifecycle.run(recs, sid, "git", lambda: {"status": "x"}, cleanup=(bad, lambda: log.append("second")))
+    assert log == ["second"]
+
+
+# --- per-step scratch under the session's work dir (kill -9 leaves nothing in /tmp) ------------
+
+
+def test_triton_cache_lives_in_the_session_work_dir_and_goes_with_its_clean_up(recs, fake_runs, tmp_path):
+    db = S.SessionDB(recs.store)
+    for kind, mod in (("toggles", toggles), ("git", history)):
+        sid = db.create(kind, {}, None)
+        o = Oracle(recs, sid, FakePlace(), signatures=[])
+        o.run([ask("k")])
+        cache = fake_runs["calls"][-1]["env"]["TRITON_CACHE_DIR"]
+        work = S.workdir_root(recs) / sid
+        assert Path(cache).parent == work and Path(cache).name.startswith("dbglog-triton-")
+        assert not Path(cache).exists()  # removed after the step
+        # a driver killed with -9 mid-step leaves its cache dir: the session's clean-up takes it
+        (work / "dbglog-triton-leftover").mkdir(parents=True)
+        mod.cleanup(recs, {"id": sid, "spec": {"repo": str(tmp_path / "no-repo")}})
+        assert not work.exists()
