@@ -1099,6 +1099,11 @@ class _Builder:
                 # "**Evidence**: line 243 does not check the result": why it is believed, not a run.
                 a.fields["hypothesis"] = a.fields.get("hypothesis", []) + a.fields.pop("result")
                 reasons_only = True
+        if m and re.fullmatch(rf"\W*(?:{STRONG_KW}|run|test)\s*#?\s*\w{{1,4}}\s*(?:[\[(][^\])]*[\])])?\W*", title, re.I):
+            # "### Attempt 2 (successful)": the heading names no change; its first line says what it was.
+            first = next((x for x in (a.lead + a.fields.get("did", [])) if x.strip() and not x.lstrip().startswith(("```", "|"))), "")
+            if first:
+                title = f"{title} — {item_title(ITEM_START.sub('', first, count=1))}"
         a.line, a.number, a.title = n.start, number, one_line(title)
         a.tag = heading_outcome(n.text)
         a.proposal = proposal
@@ -1284,7 +1289,9 @@ class _Builder:
             if c_hyp is not None and cells[c_hyp].strip():
                 fields["hypothesis"] = [cells[c_hyp].strip()]
             explicit = cells[c_stat].strip() if c_stat is not None and c_stat != c_res else ""
-            at = _Attempt(line=a, number=None, title=item_title(t), fields=fields, lead=[], explicit=explicit, summary=True, table=True,
+            # A cell is a name as written ("ROCm 7.0 → 6.2.0 downgrade"): no cut at an arrow or a dash.
+            cell = one_line(re.sub(r"\*\*|__", "", t))
+            at = _Attempt(line=a, number=None, title=cell if len(cell) <= 90 else item_title(t), fields=fields, lead=[], explicit=explicit, summary=True, table=True,
                           tag=lead_tag(cells[c_res]) if c_res is not None else None, context=ctx,
                           lines=[a], unit=n.text)
             num = cells[c_num].strip() if c_num is not None else t
