@@ -11,7 +11,7 @@ import sys
 import click
 
 from dbglog import ops
-from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _LazyHelpOption, check_failure_name, emit,
+from dbglog.cli.common import (COUNT, GRACE, SECONDS, _capture_help, _LazyHelpOption, check_failure_name, emit,
                                inv_option, json_option, open_records, reject_unknown_option, safe_text, step_options)
 from dbglog.errors import DbglogError
 
@@ -159,7 +159,7 @@ def _scratch(recs, scratch, launcher):
 @click.option("--timeout", type=SECONDS, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
               "at least 10 s).")
 @click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
-@click.option("--repeat", type=INT, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
+@click.option("--repeat", type=COUNT, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
 @click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
@@ -252,7 +252,7 @@ class _ToggleKindsCommand(click.Command):
 @click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
 @click.option("--timeout", type=SECONDS, help="Seconds per trial before it is a hang (default: 5x the failing end).")
 @click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
-@click.option("--repeat", type=INT, default=1, show_default=True,
+@click.option("--repeat", type=COUNT, default=1, show_default=True,
               help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
 @click.option("--flaky", is_flag=True, help="Intermittent failure: a posterior over single toggles and pairs, "
               "runs chosen by expected information, stop at --confidence or --budget runs.")

@@ -64,10 +64,105 @@ class _Seconds(click.ParamType):
         return v
 
 
-SECONDS = _Seconds()  # --timeout
+class _Refused(click.BadParameter):
+    """A value refused in dbglog's own words, which name the option themselves (the texts the checks
+    had before they became types; no "Invalid value for" in front)."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def _opt(param) -> str:
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    return param.human_readable_name if param is not None else "the value"  # an argument: NUMBER
+
+
+class _Count(click.ParamType):
+    """A whole number >= 1 that SQLite and every loop can hold: --repeat, --jobs, budgets, attempt
+    numbers. (One check instead of a `< 1` test in every command that repeats or runs in parallel.)"""
+
+    name = "integer"
+    MAX = 2**31 - 1
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, bool):  # (True is an int to Python, not a count)
+            self.fail(f"{value!r} is not a valid integer.", param, ctx)
+        try:
+            v = value if isinstance(value, int) else int(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r} is not a valid integer.", param, ctx)
+        if v < 1:
+            raise _Refused(f"{_opt(param)} must be at least 1, got {v}", ctx=ctx, param=param)
+        if v > self.MAX:
+            raise _Refused(f"{_opt(param)} must be at most {self.MAX}, got {v}", ctx=ctx, param=param)
+        return v
+
+
+class _Size(click.ParamType):
+    """A byte size: ``64M``, ``512K``, ``2G``, bytes; ``0``/``none``/``unlimited`` = no cap (None).
+    Negative, inf, nan, words and an empty value are refused."""
+
+    name = "size"
+
+    def __init__(self, no_cap=None):
+        self.no_cap = no_cap  # what "no cap" converts to (0 where None means "not given")
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, int):
+            return value  # (already converted: a default given in bytes, or no cap)
+        from dbglog.records import parse_size as size_of
+
+        try:
+            if not str(value).strip():  # `--output-cap ""` is a slip, not "no cap" (say 0 or none for that)
+                raise DbglogError("empty size: give e.g. 64M, 512K, or 0 / none for no cap")
+            n = size_of(value)
+            return self.no_cap if n is None else n
+        except DbglogError as e:
+            raise _Refused(f"{_opt(param)}: {e}", ctx=ctx, param=param) from None
+
+
+class _EnvPair(click.ParamType):
+    """``NAME=VALUE`` for a run's environment (``NAME=`` sets it empty) -> (name, value); the name is
+    checked by the run's own rule (ops.check_env)."""
+
+    name = "name=value"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        name, eq, val = str(value).partition("=")
+        if not eq or not name:
+            raise _Refused(f"bad {_opt(param)} {value!r}: use NAME=VALUE (NAME= sets empty; use --unset to remove)",
+                           ctx=ctx, param=param)
+        try:
+            ops.check_env({name: val})
+        except DbglogError as e:
+            raise _Refused(str(e), ctx=ctx, param=param) from None
+        return name, val
+
+
+class _VarName(click.ParamType):
+    """A variable name to remove from a run's environment (``--unset A=B`` is refused, not a no-op)."""
+
+    name = "name"
+
+    def convert(self, value, param, ctx):
+        try:
+            ops.check_env({value: None})
+        except DbglogError as e:
+            raise _Refused(str(e), ctx=ctx, param=param) from None
+        return value
+
+
+SECONDS = _Seconds()  # --timeout, --idle-timeout, --ready-timeout
 GRACE = _Seconds(allow_zero=True)  # --grace, --older-than
 INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
-COUNT = click.IntRange(1, 2**31 - 1)  # --jobs, --limit, budgets, attempt numbers
+COUNT = _Count()  # --repeat, --jobs, --limit, budgets, attempt numbers
+SIZE = _Size()  # --output-cap (None: no cap)
+LIMIT_SIZE = _Size(no_cap=0)  # runs prune --max-size (0: no cap, None: not given)
+ENV_PAIR = _EnvPair()  # run --env
+VAR_NAME = _VarName()  # run --unset
 
 
 def step_options(f):
@@ -161,25 +256,6 @@ def check_failure_name(value, option: str, regex: bool = False) -> None:
 
     signatures.check_target(value, signatures.all_signatures(_config_path()), runner.OUTCOMES, option=option,
                             regex=regex)
-
-
-def parse_size(text: str) -> int | None:
-    """``64M``, ``512K``, bytes; 0/none/unlimited = no cap. Negative, inf, nan: refused (one line)."""
-    from dbglog.records import parse_size as size_of
-
-    if not str(text).strip():  # `--output-cap ""` is a slip, not "no cap" (say 0 or none for that)
-        raise DbglogError("empty size: give e.g. 64M, 512K, or 0 / none for no cap")
-    return size_of(text)
-
-
-def parse_env_pairs(pairs) -> dict:
-    out = {}
-    for p in pairs:
-        if "=" not in p or not p.split("=", 1)[0]:
-            raise DbglogError(f"bad --env {p!r}: use NAME=VALUE (NAME= sets empty; use --unset to remove)")
-        k, v = p.split("=", 1)
-        out[k] = v
-    return out
 
 
 def _config_path():

@@ -11,8 +11,8 @@ import click
 
 from dbglog import ops
 from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _config_path, _LazyHelpOption,
-                               check_failure_name, emit, inv_option, json_option, open_records, parse_env_pairs,
-                               parse_size, reject_unknown_option, safe_text)
+                               check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
+                               safe_text, SIZE, LIMIT_SIZE, ENV_PAIR, VAR_NAME)
 from dbglog.errors import DbglogError
 
 
@@ -42,13 +42,14 @@ from dbglog.errors import DbglogError
 @click.option("--core-dumps", "core_dumps", is_flag=True, help="Keep the core size limit (default: 0 for the repro).")
 @click.option("--slurm", "slurm_args", metavar="ARGS", help="The run its own Slurm allocation: srun ARGS CMD "
               "(timeouts scancel it; captures run on its node). ARGS may be ''.")
-@click.option("--repeat", type=INT, default=1, show_default=True, help="Run N times; report a histogram.")
+@click.option("--repeat", type=COUNT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
 @click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")
 @click.option("--git-bisect-exit", is_flag=True, help="Exit 0 good, 1 bad, 125 skip (for `git bisect run`).")
-@click.option("--env", "env_pairs", multiple=True, metavar="NAME=VALUE", help="Set a variable for the run.")
-@click.option("--unset", "unset", multiple=True, metavar="NAME", help="Remove a variable for the run.")
-@click.option("--output-cap", default="64M", show_default=True, help="Max bytes kept per stream (middle is cut).")
+@click.option("--env", "env_pairs", type=ENV_PAIR, multiple=True, metavar="NAME=VALUE",
+              help="Set a variable for the run.")
+@click.option("--unset", "unset", type=VAR_NAME, multiple=True, metavar="NAME", help="Remove a variable for the run.")
+@click.option("--output-cap", type=SIZE, default="64M", show_default=True, help="Max bytes kept per stream (middle is cut).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the output live.")
 @click.option("--attempt", "attempt_title", metavar="TITLE", help="Also record the run as an attempt.")
 @click.option("--hypothesis", "-H", default="", help="With --attempt: the hypothesis.")
@@ -73,15 +74,14 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
 
         slurm.launcher(slurm_args)  # refused before anything is created
         extra["slurm"] = slurm_args
-    env = ops.check_env(parse_env_pairs(env_pairs) | {k: None for k in unset})
-    cap = parse_size(output_cap)
+    env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
     from dbglog.runner import Interrupted
 
     try:
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
                             on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
-                            output_cap_bytes=cap, echo=not (quiet or as_json), attempt_title=attempt_title,
+                            output_cap_bytes=output_cap, echo=not (quiet or as_json), attempt_title=attempt_title,
                             hypothesis=hypothesis, inv_ref=inv_ref, **extra)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
@@ -225,7 +225,7 @@ def runs_show(ref, as_json):
 @click.option("--older-than", "older_than", type=GRACE, metavar="DAYS",
               help="Remove the outputs of runs older than DAYS days.")
 @click.option("--keep", type=click.IntRange(min=0), metavar="N", help="Keep the newest N runs' outputs, remove the rest.")
-@click.option("--max-size", "max_size", metavar="SIZE", help="Remove the oldest until the rest fits (e.g. 2G, 500M).")
+@click.option("--max-size", "max_size", type=LIMIT_SIZE, metavar="SIZE", help="Remove the oldest until the rest fits (e.g. 2G, 500M).")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
 @json_option
 def runs_prune(older_than, keep, max_size, dry_run, as_json):
@@ -234,9 +234,8 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
     directory under a size cap: [runs] max_size in .dbglog/config.toml (default 2G, 0 = none)."""
     if older_than is None and keep is None and max_size is None:
         raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
-    max_bytes = parse_size(max_size) if max_size is not None else None
     recs = open_records()
-    out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_bytes, dry_run=dry_run)
+    out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_size or None, dry_run=dry_run)
 
     def human():
         verb = "Would remove" if dry_run else "Removed"
