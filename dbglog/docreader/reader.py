@@ -1099,11 +1099,11 @@ class _Builder:
                 # "**Evidence**: line 243 does not check the result": why it is believed, not a run.
                 a.fields["hypothesis"] = a.fields.get("hypothesis", []) + a.fields.pop("result")
                 reasons_only = True
-        if m and re.fullmatch(rf"\W*(?:{STRONG_KW}|run|test)\s*#?\s*\w{{1,4}}\s*(?:[\[(][^\])]*[\])])?\W*", title, re.I):
+        if m and re.fullmatch(rf"\W*(?:{STRONG_KW}|run|test)\s*#?\s*\w{{1,4}}\s*[\[(][^\])]*[\])]\W*", title, re.I):
             # "### Attempt 2 (successful)": the heading names no change; its first line says what it was.
             first = next((x for x in (a.lead + a.fields.get("did", [])) if x.strip() and not x.lstrip().startswith(("```", "|"))), "")
             if first:
-                title = f"{title} — {item_title(ITEM_START.sub('', first, count=1))}"
+                title = f"{title} — {item_title(ITEM_START.sub('', first, count=1)).rstrip('.')}"
         a.line, a.number, a.title = n.start, number, one_line(title)
         a.tag = heading_outcome(n.text)
         a.proposal = proposal
