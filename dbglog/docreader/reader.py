@@ -1083,6 +1083,8 @@ class _Builder:
             nm = NUMBERED_HEAD.match(n.text)
             if nm:
                 number, title = int(nm.group("n")), nm.group("rest")
+                # "### 1. **Aggressive Logit Clamping**": the bold wraps the whole name
+                title = re.sub(r"^(\W{0,3}\s*)(?:\*\*|__)([^*_]+)(?:\*\*|__)\s*$", r"\1\2", title)
         body_lines = [i for i in lines if i >= n.head_end]
         # Field sub-headings ("#### Result", "### The Hypothesis") act like labels.
         sub_labels = {}
