@@ -249,3 +249,14 @@ def test_triton_cache_lives_in_the_session_work_dir_and_goes_with_its_clean_up(r
         (work / "dbglog-triton-leftover").mkdir(parents=True)
         mod.cleanup(recs, {"id": sid, "spec": {"repo": str(tmp_path / "no-repo")}})
         assert not work.exists()
+
+
+def test_calibration_is_the_failing_ends_failure_and_time():
+    failing = [{"outcome": "fail", "signature": "gpu.illegal_address", "duration_s": 3.0},
+               {"outcome": "fail", "signature": "oom.cuda", "duration_s": 4.0}]
+    t, timeout = S.calibrate(failing, match=None, any_failure=False, user_timeout=None)
+    assert (t.outcome, t.signature, timeout) == ("fail", "gpu.illegal_address", 20.0)  # 5x the slowest
+    t, timeout = S.calibrate(failing, match="gpu.*", any_failure=False, user_timeout=7.5)
+    assert t.match == "gpu.*" and timeout == 7.5
+    hang = [{"outcome": "hang", "signature": None, "duration_s": 60.0, "timeout": 60.0}]
+    assert S.calibrate(hang, match=None, any_failure=True, user_timeout=None)[1] == 60.0

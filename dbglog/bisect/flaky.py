@@ -182,11 +182,10 @@ class FlakyDriver:
             d.persist(merged, rs, self.ckey(bad), role="bad end")
             self.steps[bad] = merged
         first = failing[0]
-        target = S.Target(outcome=first["outcome"], signature=first.get("signature"), match=sp.get("match"),
-                          any_failure=sp.get("any_failure", False))
-        timeout = sp.get("timeout") or S.default_timeout([{"outcome": first["outcome"],
-                                                           "duration_s": first.get("duration_s") or 0,
-                                                           "timeout": ex0.timeout}])
+        target, timeout = S.calibrate([{"outcome": first["outcome"], "signature": first.get("signature"),
+                                        "duration_s": first.get("duration_s") or 0, "timeout": ex0.timeout}],
+                                      match=sp.get("match"), any_failure=sp.get("any_failure", False),
+                                      user_timeout=sp.get("timeout"))
         sp["calibrated"] = {"target": {k: getattr(target, k) for k in ("outcome", "signature", "match",
                                                                           "any_failure")}, "timeout": timeout}
         d.db.update_spec(d.sid, sp)

@@ -393,11 +393,10 @@ class _Driver:
             ends[bad] = bstep
             if bstep.verdict is not Verdict.BAD:
                 raise Refused(self._bad_end_refusal(bstep))
-            target = S.Target(outcome=bstep.outcome, signature=bstep.signature, match=sp.get("match"),
-                              any_failure=sp.get("any_failure", False))
-            timeout = sp.get("timeout") or S.default_timeout(
-                [{"outcome": bstep.outcome, "duration_s": (bstep.duration_s or 0) / max(1, sp.get("repeat", 1)),
-                  "timeout": ex0.timeout}])
+            target, timeout = S.calibrate(
+                [{"outcome": bstep.outcome, "signature": bstep.signature,
+                  "duration_s": (bstep.duration_s or 0) / max(1, sp.get("repeat", 1)), "timeout": ex0.timeout}],
+                match=sp.get("match"), any_failure=sp.get("any_failure", False), user_timeout=sp.get("timeout"))
             cal = {"target": asdict(target), "timeout": timeout}
             sp["calibrated"] = cal
             self.db.update_spec(self.sid, sp)

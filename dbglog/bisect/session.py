@@ -596,6 +596,15 @@ def default_timeout(bad_runs: list[dict], factor: float = 5.0, floor: float = 10
     return max(floor, round(d * factor, 1))
 
 
+def calibrate(failing: list[dict], *, match: str | None, any_failure: bool,
+              user_timeout: float | None) -> tuple[Target, float | None]:
+    """The endpoint calibration every kind shares: the target failure is the failing end's (its
+    first failing run's outcome and signature, unless --match / --any-failure say otherwise), the
+    step timeout the user's or ``default_timeout`` of the failing end's runs."""
+    target = target_for(failing, match, bool(any_failure))
+    return target, (user_timeout if user_timeout is not None else default_timeout(failing))
+
+
 def workdir_root(recs, spec: dict | None = None) -> Path:
     """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
     .dbglog/bisect."""

@@ -52,8 +52,8 @@ from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, com
 from dbglog.bisect.oracle import Ask, Oracle, Placement
 # the toggle record and every kind live in kinds.py (one registered Kind each); re-exported for importers
 from dbglog.bisect.kinds import UNSET_WORDS, Toggle, apply_spec_toggle, build_toggles  # noqa: F401
-from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, default_timeout,
-                                   md_cell, record_section, target_for, verdict_of, workdir_root)
+from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, calibrate,
+                                   md_cell, record_section, verdict_of, workdir_root)
 from dbglog.coop import COUNT_FILE_VAR, limit_var
 from dbglog.errors import DbglogError
 
@@ -473,7 +473,8 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": wanted}
     failing = [r for r in end_runs if probe_target.judge(r)[0] == "bad"]
-    target = target_for(failing, spec.get("match"), bool(spec.get("any_failure")))
+    target, timeout = calibrate(failing, match=spec.get("match"), any_failure=bool(spec.get("any_failure")),
+                                user_timeout=spec.get("user_timeout"))
     db = SessionDB(recs.store)
     good_judged = [target.judge(r) for r in (off_runs if mode == "enable" else on_runs)]
     bad_judged = [target.judge(r) for r in end_runs]
@@ -482,9 +483,6 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         msg = f"refused: the failing end does not match the target ({rb})"
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": mode}
-    timeout = spec.get("user_timeout")
-    if timeout is None:
-        timeout = default_timeout(failing)
     spec["execution"]["timeout"] = timeout
     spec["mode"] = mode
     spec["target"] = asdict(target)
@@ -714,11 +712,11 @@ def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             msg = f"refused: {why}"
             return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                     "mode": "count", "sets": []}
-        target = target_for(runs, spec.get("match"), bool(spec.get("any_failure")))
+        target, spec["execution"]["timeout"] = calibrate(runs, match=spec.get("match"),
+                                                         any_failure=bool(spec.get("any_failure")),
+                                                         user_timeout=spec.get("user_timeout"))
         spec["target"] = asdict(target)
         spec["count_max"] = total
-        if spec.get("user_timeout") is None:
-            spec["execution"]["timeout"] = default_timeout(runs)
         _update_spec(recs, session["id"], spec)
         v, why = verdict_of([target.judge(r) for r in runs])
         k = count_key(name, total)
@@ -970,10 +968,10 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
             prog.stepped(merged, label(fail_q))
             if step.counts and step.counts[0]:
                 failing = [r for r in records if probe.judge(r)[0] == "bad"]
-                target = target_for(failing, spec.get("match"), bool(spec.get("any_failure")))
+                target, spec["execution"]["timeout"] = calibrate(failing, match=spec.get("match"),
+                                                                 any_failure=bool(spec.get("any_failure")),
+                                                                 user_timeout=spec.get("user_timeout"))
                 spec["target"] = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
-                if spec.get("user_timeout") is None:
-                    spec["execution"]["timeout"] = default_timeout(failing)
                 _update_spec(recs, sid, spec)
                 execution = _execution(spec)
                 mb, mg, _ = counts_of(merged)
