@@ -917,6 +917,13 @@ class _Builder:
                     else:
                         self._step_from_item(idxs)
                     taken.update(idxs)
+                elif idxs and (hit := label_of(first, NEXT_LABELS)) and hit[1] and hit[0] == "next" \
+                        and _label_name(first) in ("todo", "to do", "to-do", "next", "next step", "next steps", "follow-up"):
+                    # "- **TODO:** set a hard budget cap": a to-do written as an item of a note
+                    st = make_step(hit[1], [self.lines[i].strip() for i in idxs[1:]], 0)
+                    if st:
+                        self.steps.append((idxs[0], st))
+                        taken.update(idxs)
             return taken
         for i in range(blk.start, blk.end):
             hit = label_of(self.lines[i], NEXT_LABELS)
@@ -1048,8 +1055,15 @@ class _Builder:
                         r"^\W*(?:resolved|fixed|solved|closed)\b", field_value(buf), re.I):
                     self.inv.status = "resolved"  # "## Resolution — **Resolved**. The issue was fixed by ..."
         self.renamed.append((n.start, n.text, key.replace("_", " ")))
+        # "## Solution" > "### Fix 1 — Dynamic version number": the fixes that solved it.
+        solved = key == "root_cause" and re.match(r"^(?:the )?(?:final |actual )?(?:solutions?|fix(?:es)?|resolution|"
+                                                  r"what fixed it|fix applied)$", bare_words(n.text)) \
+            and not re.search(r"\b(?:proposed|planned|untested|options?|todo|candidates?)\b", n.text, re.I)
         for c in n.children:
-            self.section(c, context=None)
+            if solved and self.r._is_attempt_heading(c):
+                self.attempt_from_node(c, container="worked")
+            else:
+                self.section(c, context=None)
 
     # --- attempts ---------------------------------------------------------------------------
 
@@ -1330,7 +1344,8 @@ class _Builder:
                     and not _STATUS_ITEM.match(tm.group(1)):
                 hits.append((first, idxs))  # "3. **Bypass test** (SUCCESS): ..." / "**X** (ATTEMPTED FIX):"
                 continue
-            if TRIED_ITEM.match(first) or (actions and (ACTION_LEAD.match(bare_first) or (
+            if TRIED_ITEM.match(first) or (actions and ctx == "failed" and _GERUND.match(bare_first)) \
+                    or (actions and (ACTION_LEAD.match(bare_first) or (
                     PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"
                     and not _POINTER.match(bare_first)))
                                            and not whole.rstrip().endswith("?")):
@@ -1824,6 +1839,10 @@ def _label_name(line: str) -> str:
 _STATUS_ITEM = re.compile(r"^\W*(?:current (?:state|status|issue|results?)|status|summary|key (?:pattern|finding)s?|"
                           r"note|tests passing|where (?:we|things) stand|time (?:spent|investment|taken)|effort|duration)\b",
                           re.I)
+
+
+# "- Making the converter reject `{}`. ...", "- Relying on `set -e`": under "What didn't work", a thing done.
+_GERUND = re.compile(r"^\W{0,3}(?:\*\*|__)?[A-Z][a-z]{2,}ing\b(?! (?:is|was|are|were)\b)")
 
 
 # "`scripts/experiments_reverted/` contains the failed experiments above": a pointer to them, not one.
