@@ -680,6 +680,181 @@ def _cuda_gdb_warps(text: str) -> dict | None:
     return out
 
 
+# --- thread stacks of a hung process (py-spy dump, gdb thread apply all bt, faulthandler) -----
+
+_TS_SPY = re.compile(r'^Thread (0x[0-9A-Fa-f]+|\d+) \((idle|active[^)]*)\)(?:: "([^"]*)")?\s*$')
+_TS_SPY_FRAME = re.compile(r"^\s+(\S.*?) \((\S+?)(?::(\d+))?\)\s*$")
+_TS_PROCESS = re.compile(r"^Process (\d+): (.*?)\s*$")
+_TS_GDB = re.compile(r'^Thread (\d+) \(Thread (0x[0-9a-fA-F]+) \(LWP (\d+)\)(?: "([^"]*)")?\):?\s*$')
+_TS_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)(?: \(.*?\))?(?: (?:at|from) (\S+?))?\s*$")
+_TS_FH = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):\s*$")
+_TS_FH_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (\S+)')
+# What a blocked thread waits for, by the frames it sits in (innermost match wins).
+_TS_WAITS = (
+    ("collective", re.compile(r"nccl|rccl|ProcessGroupNCCL|c10d::|all_reduce|all_gather|reduce_scatter|all_to_all|"
+                              r"broadcast|barrier|allreduce|allgather|_coalescing|\bwait \(distributed")),
+    ("gpu-sync", re.compile(r"(?:cuda|hip|cu)(?:Stream|Device|Event|Ctx)Synchroni[sz]e|cudaMemcpy\b|hipMemcpy\b|"
+                            r"cuMemcpyDtoH|_local_scalar_dense|^item$|^synchronize$|^tolist$|^cpu$")),
+    ("gil", re.compile(r"take_gil|PyEval_RestoreThread|PyGILState_Ensure|PyEval_AcquireThread")),
+    ("lock", re.compile(r"^acquire$|pthread_mutex_lock|__lll_lock_wait|_wait_for_tstate_lock|^join$")),
+    ("queue", re.compile(r"^get$|_recv_bytes|^recv_bytes$|_poll$|^poll$|^select$|^accept$|^recv$")),
+    ("sleep", re.compile(r"^sleep$|nanosleep|clock_nanosleep")),
+)
+# Helper threads every NCCL / torch process has; their waiting is normal, never the hang's cause.
+_TS_BACKGROUND = re.compile(r"ncclProxy|ncclIbAsyncThread|ibv_get_async_event|ncclCommWatchdog|heartbeatMonitor|"
+                            r"watchdogHandler|ncclAsyncJob|_pin_memory_loop|_handle_results|event_file_writer|"
+                            r"_monitor_thread|_bootstrap_inner")
+_TS_IDLE = re.compile(r"futex|pthread_cond_\w*wait|__GI___poll|epoll_wait|__select|sem_wait|nanosleep|^read$|"
+                      r"__libc_read|^wait$|syscall$|^clone\d*$|start_thread")
+
+
+def _ts_wait(frames: list[dict]) -> tuple[str | None, str | None]:
+    """(what the thread waits for, the frame that says so): the most specific kind any frame names
+    (a collective over a GPU sync over the GIL ...; a poll under cuStreamSynchronize is the sync)."""
+    for kind, rx in _TS_WAITS:
+        for f in frames:
+            if rx.search(f["function"]) or (kind == "collective" and rx.search(f.get("file") or "")):
+                return kind, f["function"]
+    return None, None
+
+
+def _ts_where(frames: list[dict]) -> str | None:
+    """The innermost frame that is the program's own code, not a libc/runtime wait primitive."""
+    for f in frames:
+        if not _TS_IDLE.search(f["function"]):
+            return f["function"] + (f" ({f['file']}{':' + f['line'] if f.get('line') else ''})" if f.get("file") else "")
+    return None
+
+
+def parse_thread_stacks(text: str | bytes) -> dict | None:
+    """Thread stacks of a process that hangs — ``py-spy dump`` (state, thread name, Python frames),
+    gdb ``thread apply all bt`` (native frames) and a faulthandler dump: per thread its innermost
+    frames, the frame it is stuck in and what it waits for (a collective, a GPU sync, the GIL, a
+    lock, a queue, a sleep); the main thread first, the threads grouped by what they wait for."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if not (re.search(r'^Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)', text, re.M)
+            or re.search(r"^Thread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)", text, re.M)
+            or re.search(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):", text, re.M)):
+        return None
+    threads: list[dict] = []
+    cur: dict | None = None
+    process = None
+    tool = None
+    for line in text.splitlines():
+        m = _TS_PROCESS.match(line)
+        if m:
+            process = {"pid": int(m.group(1)), "cmd": m.group(2)}
+            continue
+        m = _TS_SPY.match(line)
+        if m:
+            tool = tool or "py-spy"
+            cur = {"thread": m.group(1), "name": m.group(3), "state": m.group(2), "frames": [],
+                   "process": process["pid"] if process else None}
+            threads.append(cur)
+            continue
+        m = _TS_GDB.match(line)
+        if m:
+            tool = tool or "gdb"
+            cur = {"thread": m.group(1), "lwp": int(m.group(3)), "name": m.group(4), "frames": []}
+            threads.append(cur)
+            continue
+        m = _TS_FH.match(line)
+        if m:
+            tool = tool or "faulthandler"
+            cur = {"thread": m.group(2), "name": "current" if m.group(1) == "Current thread" else None,
+                   "frames": []}
+            threads.append(cur)
+            continue
+        if cur is None or len(cur["frames"]) >= 40:
+            continue
+        if (f := _TS_FH_FRAME.match(line)) is not None:
+            cur["frames"].append({"function": f.group(3), "file": os.path.basename(f.group(1)), "line": f.group(2)})
+        elif (f := _TS_GDB_FRAME.match(line.strip())) is not None and line.lstrip().startswith("#"):
+            cur["frames"].append({"function": f.group(2).strip(), "file": os.path.basename(f.group(3) or "") or None})
+        elif (f := _TS_SPY_FRAME.match(line)) is not None and tool == "py-spy":
+            cur["frames"].append({"function": f.group(1), "file": os.path.basename(f.group(2)), "line": f.group(3)})
+    if not threads:
+        return None
+    for t in threads:
+        if any(_TS_BACKGROUND.search(f["function"]) for f in t["frames"]):
+            t["wait"], t["wait_frame"] = "background", None
+        else:
+            t["wait"], t["wait_frame"] = _ts_wait(t["frames"])
+        t["stuck_in"] = _ts_where(t["frames"])
+        t["frames"] = t["frames"][:12]
+
+    def is_main(t: dict) -> bool:
+        return t.get("name") in ("MainThread", "current") or (tool == "gdb" and t["thread"] == "1")
+
+    # the main thread first, then threads doing the program's own work, NCCL/torch helpers last
+    threads.sort(key=lambda t: (not is_main(t), t["wait"] == "background", not t["frames"]))
+    main = threads[0]
+    label = {"py-spy": "py-spy", "gdb": "gdb", "faulthandler": "faulthandler"}[tool or "py-spy"]
+    who = f"thread {main['thread']}" + (f" \"{main['name']}\"" if main.get("name") not in (None, "current") else "") \
+        + (f" ({main['state']})" if main.get("state") else "")
+    where = main["stuck_in"] or (main["frames"][0]["function"] if main["frames"] else None)
+    waits = {"background": "work (a NCCL/torch helper thread, normal while idle)","collective": "a collective (NCCL/RCCL)", "gpu-sync": "the GPU (a synchronize or device-to-host copy)",
+             "gil": "the GIL", "lock": "a lock", "queue": "a queue or socket", "sleep": "a sleep"}
+    summary = f"{label}: {len(threads)} thread(s); {who} " + (f"is in {where}" if where else "shows no frame") \
+        + (f", waiting for {waits[main['wait']]}" + (f" ({main['wait_frame']})" if main.get("wait_frame") else "")
+           if main.get("wait") else "") \
+        + ("; no main thread in the dump" if not is_main(main) and main.get("wait") == "background" else "")
+    groups: dict[str, list[str]] = {}
+    for t in threads:
+        if t.get("wait"):
+            groups.setdefault(t["wait"], []).append(str(t["thread"]))
+    groups = dict(sorted(groups.items(), key=lambda kv: kv[0] == "background"))
+    findings = [summary] + [f"{len(ids)} thread(s) waiting for {waits[k]}: {', '.join(ids[:8])}"
+                            for k, ids in groups.items()]
+    return {"kind": "thread-stacks", "tool": tool, "threads": threads[:64], "count": len(threads),
+            "main": {k: main.get(k) for k in ("thread", "name", "state", "stuck_in", "wait", "wait_frame")},
+            "summary": summary, "findings": findings}
+
+
+# --- NCCL flight recorder: the fr_trace report ------------------------------------------------
+
+_FR_NOT_ALL = re.compile(r"Not all ranks joining collective(?: for group (\S+) collective (\S+)"
+                         r"|,? (?:sequence number:? )?(\d+)(?: at entry (\d+))?)?")
+_FR_COLLECTIVE = re.compile(r"^\s*collective: (\S+)", re.MULTILINE)
+_FR_MISSING = re.compile(r"(?:missing ranks:|Missing ranks are) \{([\d, ]*)\}")
+_FR_GROUP = re.compile(r"^\s*group info: (.+)$", re.MULTILINE)
+
+
+def fr_trace_verdict(text: str | bytes) -> dict | None:
+    """The first mismatch in a ``torch.distributed.flight_recorder.fr_trace`` report:
+    {"collective", "missing_ranks", "group", "seq"}. Two report styles exist: the logger one (``Not
+    all ranks joining collective 5 at entry 4`` then ``collective: nccl:all_reduce`` and ``missing
+    ranks: {1}`` lines) and the older print one (``... for group G collective NAME Missing ranks are
+    {1}`` on one line)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    m = _FR_NOT_ALL.search(text or "")
+    if not m:
+        return None
+    block = text[m.start():m.start() + 2000]
+    c = _FR_COLLECTIVE.search(block)
+    coll = m.group(2) or (c.group(1) if c else None)
+    miss = _FR_MISSING.search(block)
+    g = _FR_GROUP.search(block)
+    group = m.group(1) or (g.group(1).strip() if g else None)
+    ranks = sorted(int(x) for x in re.findall(r"\d+", miss.group(1))) if miss else []
+    return {"collective": coll, "missing_ranks": ranks, "group": group, "seq": m.group(3)}
+
+
+def fr_trace_evidence(verdict: dict) -> dict:
+    """A flight-recorder verdict as an evidence record."""
+    ranks = ", ".join(str(r) for r in verdict["missing_ranks"]) or "unknown"
+    summary = (f"NCCL flight recorder: collective {verdict.get('collective') or '?'} was not joined by rank(s) "
+               f"{ranks}" + (f" (group {verdict['group']})" if verdict.get("group") else ""))
+    return {"kind": "nccl-flight-recorder", "summary": summary, "findings": [], "facts": dict(verdict)}
+
+
+def parse_fr_trace(text: str | bytes) -> dict | None:
+    v = fr_trace_verdict(text)
+    return fr_trace_evidence(v) if v else None
+
+
 # --- compute-sanitizer / cuda-memcheck --------------------------------------------------------
 
 # Every report line starts with "=========" (after whatever a CI log or launcher put in front).
@@ -970,7 +1145,10 @@ def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
 # --- everything a run left behind -------------------------------------------------------------
 
 _DUMP_MARKERS = ("wave_", "AMDGPU ", "No dispatches", "CUDA Exception", "CUDA_EXCEPTION_", "coredump:", "cudacore",
-                 "XNACK error state", " in section .text.", "========= ", "Switching focus to CUDA kernel")
+                 "XNACK error state", " in section .text.", "========= ", "Switching focus to CUDA kernel",
+                 # thread stacks: py-spy dump, gdb thread apply all bt, faulthandler
+                 '(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n",
+                 "Not all ranks joining collective")
 
 
 def may_hold_dump(data: str | bytes) -> bool:
@@ -998,8 +1176,11 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
     found: list[dict] = []
     cores: list[str] = []
     for src, text in texts:
+        # An fr_trace report in a capture file is the nccl-fr preset's, which records its verdict itself.
+        fr = (parse_fr_trace,) if src == "output" else ()
         for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
-                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress, parse_compute_sanitizer):
+                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress, parse_compute_sanitizer,
+                   parse_thread_stacks, *fr):
             try:
                 e = fn(text)
             except Exception as exc:  # a parser must never cost the run its record

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import subprocess
 import sys
 import time
@@ -69,29 +68,12 @@ def dumps(run_dir: Path) -> list[Path]:
     return sorted(p for p in Path(run_dir).glob(DUMP_PREFIX + "*") if not p.name.endswith(".pipe"))
 
 
-_NOT_ALL = re.compile(r"Not all ranks joining collective(?: for group (\S+) collective (\S+)"
-                      r"|,? (?:sequence number:? )?(\d+)(?: at entry (\d+))?)?")
-_COLLECTIVE = re.compile(r"^\s*collective: (\S+)", re.MULTILINE)
-_MISSING = re.compile(r"(?:missing ranks:|Missing ranks are) \{([\d, ]*)\}")
-_GROUP = re.compile(r"^\s*group info: (.+)$", re.MULTILINE)
-
-
 def parse_verdict(text: str) -> dict | None:
-    """The first mismatch in an fr_trace report: {"collective", "missing_ranks", "group", "seq"}.
+    """The first mismatch in an fr_trace report: {"collective", "missing_ranks", "group", "seq"}
+    (read by dbglog.evidence, which also reads reports pasted into ``signature test``)."""
+    from dbglog.evidence import fr_trace_verdict
 
-    Two report styles exist: the logger one (``Not all ranks joining collective 5 at entry 4`` then
-    ``collective: nccl:all_reduce`` and ``missing ranks: {1}`` lines) and the older print one
-    (``... for group G collective NAME Missing ranks are {1}`` on one line)."""
-    m = _NOT_ALL.search(text or "")
-    if not m:
-        return None
-    rest = text[m.start():]
-    block = rest[: 2000]
-    coll = m.group(2) or (_COLLECTIVE.search(block).group(1) if _COLLECTIVE.search(block) else None)
-    miss = _MISSING.search(block)
-    group = m.group(1) or (_GROUP.search(block).group(1).strip() if _GROUP.search(block) else None)
-    ranks = sorted(int(x) for x in re.findall(r"\d+", miss.group(1))) if miss else []
-    return {"collective": coll, "missing_ranks": ranks, "group": group, "seq": m.group(3)}
+    return fr_trace_verdict(text)
 
 
 def torch_importable() -> bool:
@@ -140,8 +122,6 @@ def collect(run_dir: Path, limit: float = 60.0, python: str | None = None) -> tu
 
 def evidence(verdict: dict) -> dict:
     """The verdict as an evidence record (the shape of dbglog/evidence.py's entries)."""
-    ranks = ", ".join(str(r) for r in verdict["missing_ranks"]) or "unknown"
-    summary = (f"NCCL flight recorder: collective {verdict.get('collective') or '?'} was not joined by rank(s) "
-               f"{ranks}" + (f" (group {verdict['group']})" if verdict.get("group") else ""))
-    return {"kind": "nccl-flight-recorder", "summary": summary, "findings": [],
-            "facts": dict(verdict)}
+    from dbglog.evidence import fr_trace_evidence
+
+    return fr_trace_evidence(verdict)

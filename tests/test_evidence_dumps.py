@@ -118,3 +118,75 @@ def test_cuda_gdb_empty_args_kernel_frame_keeps_its_launch_configuration():
                          "[Switching focus to CUDA kernel 3, grid 7, block (1,0,0), thread (0,2,0), device 0, sm 4, "
                          "warp 1, lane 0]\n0x0000000000a1b2c0 in void init_tiles<double>(State&)<<<(40,32,1),(16,16,1)>>> ()\n")
     assert e["kernel"] == "void init_tiles<double>(State&)" and (e["grid_dim"], e["block_dim"]) == ("(40,32,1)", "(16,16,1)")
+
+
+PYSPY_DUMP = """\
+Process 48211: /usr/bin/python3 -u train.py --config cfg/7b.yaml
+Python v3.10.12 (/usr/bin/python3.10)
+
+Thread 48390 (idle): "Thread-3 (_pin_memory_loop)"
+    select (selectors.py:416)
+    _pin_memory_loop (torch/utils/data/_utils/pin_memory.py:53)
+Thread 48211 (idle): "MainThread"
+    wait (torch/distributed/distributed_c10d.py:3011)
+    barrier (torch/distributed/distributed_c10d.py:4137)
+    save_checkpoint (trainer/ckpt.py:88)
+    train (train.py:212)
+Thread 48402 (active): "Thread-5"
+    _local_scalar_dense (torch/_tensor.py:1050)
+    log_metrics (trainer/metrics.py:31)
+"""
+
+GDB_ALL_BT = """\
+(gdb) thread apply all bt
+
+Thread 2 (Thread 0x7f1c2d3fe640 (LWP 9102) "python3"):
+#0  0x00007f1c4a2d3e96 in futex_wait (private=0, expected=2, futex_word=0x55d0c4) at ../sysdeps/nptl/futex-internal.h:146
+#1  0x00007f1c3e112a01 in ncclProxyProgress (proxyState_=0x55d0c4e0) at proxy.cc:900
+#2  0x00007f1c4a2d6ac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+
+Thread 1 (Thread 0x7f1c4a5f1740 (LWP 9100) "python3"):
+#0  0x00007f1c4a3a4d3f in __GI___poll (fds=0x7ffd1c, nfds=1, timeout=100) at ../sysdeps/unix/sysv/linux/poll.c:29
+#1  0x00007f1c3b61c2e5 in cuStreamSynchronize () from /lib/x86_64-linux-gnu/libcuda.so.1
+#2  0x00007f1c3f9d1c4a in cudaStreamSynchronize () from /opt/venv/lib/python3.11/site-packages/torch/lib/libcudart.so.12
+#3  0x00007f1c40c1f2a0 in at::native::_local_scalar_dense_cuda(at::Tensor const&) () from /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so
+"""
+
+FAULTHANDLER = """\
+Timeout (0:10:00)!
+Thread 0x00007f88a1bff640 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 324 in wait
+  File "/usr/lib/python3.11/queue.py", line 180 in get
+
+Current thread 0x00007f88b3e4e740 (most recent call first):
+  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce
+  File "/work/train.py", line 97 in step
+"""
+
+
+def test_thread_stacks_py_spy_names_the_main_threads_collective():
+    e = E.parse_thread_stacks(PYSPY_DUMP)
+    assert e["kind"] == "thread-stacks" and e["tool"] == "py-spy" and e["count"] == 3
+    assert e["main"]["name"] == "MainThread" and e["main"]["wait"] == "collective"
+    assert e["main"]["stuck_in"] == "barrier (distributed_c10d.py:4137)"
+    assert "waiting for the GPU" in " ".join(e["findings"]) and "helper thread" in e["findings"][-1]
+    assert [t["name"] for t in e["threads"]][0] == "MainThread"
+
+
+def test_thread_stacks_gdb_and_faulthandler():
+    g = E.parse_thread_stacks(GDB_ALL_BT)
+    assert g["tool"] == "gdb" and g["main"]["thread"] == "1" and g["main"]["wait"] == "gpu-sync"
+    assert g["main"]["stuck_in"].startswith("cuStreamSynchronize")
+    assert {t["thread"]: t["wait"] for t in g["threads"]}["2"] == "background"
+    f = E.parse_thread_stacks(FAULTHANDLER)
+    assert f["tool"] == "faulthandler" and f["main"]["wait"] == "collective" and "all_reduce" in f["main"]["stuck_in"]
+    assert E.parse_thread_stacks("Thread pool started with 4 workers\n") is None
+    assert [x["kind"] for x in E.extract(PYSPY_DUMP, run_tools=False)] == ["thread-stacks"]
+
+
+def test_fr_trace_report_in_the_output_is_evidence_once():
+    report = ("Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\n"
+              "collective: nccl:all_reduce\nmissing ranks: {1, 3}\n")
+    ev = E.extract(report, run_tools=False)
+    assert [x["kind"] for x in ev] == ["nccl-flight-recorder"] and "rank(s) 1, 3" in ev[0]["summary"]
+    assert ev[0]["facts"]["collective"] == "nccl:all_reduce"
