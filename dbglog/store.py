@@ -228,6 +228,12 @@ def _sections(db) -> None:
     create_section_index(db)  # existing investigations are chunked by the next migration (0009)
 
 
+def _bisect_driver(db) -> None:
+    """The create time of a bisection's driver beside its pid ("PID:CREATE_TIME"): whether the pid
+    still names that driver is then proctree's pid-reuse rule, not a guess from its command line."""
+    db.execute("ALTER TABLE bisect_sessions ADD COLUMN driver TEXT")
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -240,6 +246,7 @@ MIGRATIONS = [
     ("0007_inv_source", _inv_source),
     ("0008_sections", _sections),
     ("0009_identifier_words", _identifier_words),
+    ("0010_bisect_driver", _bisect_driver),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -260,3 +260,40 @@ def test_calibration_is_the_failing_ends_failure_and_time():
     assert t.match == "gpu.*" and timeout == 7.5
     hang = [{"outcome": "hang", "signature": None, "duration_s": 60.0, "timeout": 60.0}]
     assert S.calibrate(hang, match=None, any_failure=True, user_timeout=None)[1] == 60.0
+
+
+# --- one liveness rule for a session's driver ------------------------------------------------
+
+
+def test_driver_liveness_is_proctrees_create_time_rule(recs):
+    import subprocess
+    import sys
+
+    db = S.SessionDB(recs.store)
+    sid = db.create("git", {}, None)
+
+    def drive_by(pid, driver):
+        with recs.store.write():
+            recs.store.q("UPDATE bisect_sessions SET pid = ?, driver = ? WHERE id = ?", pid, driver, sid)
+
+    plain = subprocess.Popen(["sleep", "60"])  # a driver whose command line does not say dbglog
+    named = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "dbglog"])
+    try:
+        drive_by(plain.pid, S._stamp(plain.pid))
+        assert db.get(sid)["status"] == "running" and db.live_driver(sid).pid == plain.pid
+        # the pid now names another process (reused): its create time differs, whatever its name
+        drive_by(named.pid, f"{named.pid}:1000.0")
+        assert db.get(sid)["status"] == "interrupted" and db.live_driver(sid) is None
+        drive_by(named.pid, None)  # an older dbglog's row (no create time): the command line decides
+        assert db.get(sid)["status"] == "running"
+    finally:
+        for p in (plain, named):
+            p.kill()
+            p.wait()
+    drive_by(plain.pid, S._stamp(plain.pid) or f"{plain.pid}:1.0")
+    assert db.get(sid)["status"] == "interrupted"  # gone
+    db.claim(sid)
+    row = recs.store.q("SELECT pid, driver FROM bisect_sessions WHERE id = ?", sid).fetchone()
+    assert row["pid"] == os.getpid() and row["driver"].startswith(f"{os.getpid()}:")
+    db.release(sid)
+    assert recs.store.q("SELECT driver FROM bisect_sessions WHERE id = ?", sid).fetchone()[0] is None

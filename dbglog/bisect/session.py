@@ -301,25 +301,44 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _alive(pid) -> bool:
-    """Whether a dbglog process ``pid`` still runs (not a zombie, not a reused pid)."""
+def _stamp(pid: int) -> str | None:
+    """What is stored beside a driver's pid: "PID:CREATE_TIME" (None when it cannot be read)."""
+    from dbglog import proctree
+
+    started = proctree.create_time(pid)
+    return f"{pid}:{started!r}" if started is not None else None
+
+
+def _alive(pid, driver: str | None = None) -> bool:
+    """Whether the driver ``pid`` still runs. When its create time was stored with it (``driver``,
+    "PID:CREATE_TIME"), proctree's rule decides: not a zombie and the same create time (a reused
+    pid is another process). A pid stored without one (a session written by an older dbglog) is
+    taken for its driver only while it is a live dbglog process by command line."""
     if not pid:
         return False
     if pid == os.getpid():
         return True
-    import psutil
+    from dbglog import proctree
 
+    spid, _, started = (driver or "").partition(":")
+    if spid == str(pid) and started:
+        return proctree.alive(pid, float(started))
+    ps = proctree.psutil_module()
     try:
-        p = psutil.Process(pid)
-        return p.status() != psutil.STATUS_ZOMBIE and "dbglog" in " ".join(p.cmdline())
-    except psutil.Error:
+        p = ps.Process(pid)
+        return p.status() != ps.STATUS_ZOMBIE and "dbglog" in " ".join(p.cmdline())
+    except ps.Error:
         return False
+
+
+def _driver_of(r) -> str | None:
+    return r["driver"] if "driver" in r.keys() else None  # noqa: SIM118 - sqlite3.Row: `in` tests values
 
 
 def _status(r) -> str:
     """A session's status as it stands: ``running`` only while its driver lives; a driver that was
     killed (kill -9, a crash) leaves it ``interrupted`` (resumable), never ``running``."""
-    if r["status"] == "running" and not _alive(r["pid"]):
+    if r["status"] == "running" and not _alive(r["pid"], _driver_of(r)):
         return "interrupted"
     return r["status"]
 
@@ -386,9 +405,9 @@ class SessionDB:
     def create(self, kind: str, spec: dict, investigation_id: str | None) -> str:
         sid = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{kind}-{secrets.token_hex(2)}"
         with self.store.write():
-            self.store.q("INSERT INTO bisect_sessions (id, kind, investigation_id, status, spec, created, updated, pid)"
-                         " VALUES (?, ?, ?, 'running', ?, ?, ?, ?)", sid, kind, investigation_id,
-                         seal_spec(self.store, sid, spec), now_iso(), now_iso(), os.getpid())
+            self.store.q("INSERT INTO bisect_sessions (id, kind, investigation_id, status, spec, created, updated, pid,"
+                         " driver) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)", sid, kind, investigation_id,
+                         seal_spec(self.store, sid, spec), now_iso(), now_iso(), os.getpid(), _stamp(os.getpid()))
         return sid
 
     def get(self, ref: str | None = None, *, kind: str | None = None) -> dict:
@@ -404,7 +423,7 @@ class SessionDB:
             sql = "SELECT * FROM bisect_sessions" + (" WHERE kind = ?" if kind else "") + \
                   " ORDER BY created DESC, id DESC"
             rows = self.store.q(sql, *([kind] if kind else [])).fetchall()
-            live = [r for r in rows if r["status"] == "running" and _alive(r["pid"])]
+            live = [r for r in rows if r["status"] == "running" and _alive(r["pid"], _driver_of(r))]
             rows = live[:1] or rows[:1]
         if not rows:
             raise DbglogError("no bisection found" + (f" matching {ref!r}" if ref else "") +
@@ -476,27 +495,25 @@ class SessionDB:
         """The driver stops without finishing (Ctrl-C, SIGTERM): the session is ``interrupted`` and
         stays resumable."""
         with self.store.write():
-            self.store.q("UPDATE bisect_sessions SET pid = NULL, status = 'interrupted', updated = ? "
+            self.store.q("UPDATE bisect_sessions SET pid = NULL, driver = NULL, status = 'interrupted', updated = ? "
                          "WHERE id = ? AND status = 'running'", now_iso(), sid)
 
     def finish(self, sid: str, status: str, result: dict) -> None:
         with self.store.write():
-            self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL WHERE id = ?",
+            self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL, driver = NULL "
+                         "WHERE id = ?",
                          status, json.dumps(result), now_iso(), sid)
 
     def live_driver(self, sid: str):
         """The psutil.Process still driving ``sid`` (a dbglog process), or None."""
         import psutil
 
-        s = self.get(sid)
-        pid = s["pid"]
-        if not pid or pid == os.getpid() or s["status"] != "running":
-            return None
+        r = self.store.q("SELECT * FROM bisect_sessions WHERE id = ?", self.get(sid)["id"]).fetchone()
+        pid = r["pid"]
+        if not pid or pid == os.getpid() or r["status"] != "running" or not _alive(pid, _driver_of(r)):
+            return None  # none, this process, or gone (a zombie, a reused pid)
         try:
-            p = psutil.Process(pid)
-            if p.status() == psutil.STATUS_ZOMBIE or "dbglog" not in " ".join(p.cmdline()):
-                return None  # gone, or the pid was reused by something else
-            return p
+            return psutil.Process(pid)
         except psutil.Error:
             return None
 
@@ -510,8 +527,8 @@ class SessionDB:
             raise DbglogError(f"bisection {sid} cannot resume: the secret values it ran with "
                               f"({secrets_path(self.store, sid)}) are gone; start a new one")
         with self.store.write():
-            self.store.q("UPDATE bisect_sessions SET pid = ?, status = 'running', updated = ? WHERE id = ?",
-                         os.getpid(), now_iso(), sid)
+            self.store.q("UPDATE bisect_sessions SET pid = ?, driver = ?, status = 'running', updated = ? WHERE id = ?",
+                         os.getpid(), _stamp(os.getpid()), now_iso(), sid)
 
 
 def reap_leftovers(sid: str) -> list[dict]:
