@@ -36,3 +36,24 @@ def test_unknown_command_is_one_line_with_a_suggestion(dbg):
     code, out, err = dbg("serch", "p2p")
     assert code == 2 and out == ""
     assert err == "dbglog: No such command 'serch'. Did you mean 'search'? (see `dbglog --help`)\n"
+
+
+def test_shared_option_groups_read_the_same_in_every_command():
+    """run, bisect git and bisect toggles take their supervision options from one definition each
+    (cli/common.py); what differs on purpose is the help's subject (run / step / trial)."""
+    from dbglog.cli import cli
+
+    bis = cli.commands["bisect"]
+    cmds = {"run": cli.commands["run"], "git": bis.commands["git"], "toggles": bis.commands["toggles"]}
+
+    def spec(cmd, name):
+        (p,) = [p for p in cmd.params if p.name == name]
+        return tuple(p.opts), type(p.type).__name__, p.default, p.multiple
+
+    for name in ("timeout", "grace", "ready_timeout", "server", "ready", "slurm_args", "idle_timeout", "captures",
+                 "on_hang", "escalate", "repeat"):
+        assert len({spec(c, name) for c in cmds.values()}) == 1, name
+    for name in ("launcher", "scratch", "shared_cache", "jobs"):
+        assert spec(cmds["git"], name)[::2] == spec(cmds["toggles"], name)[::2], name
+    for name in ("tags", "inv_ref"):
+        assert spec(cli.commands["search"], name) == spec(cli.commands["tried"], name)

@@ -11,8 +11,8 @@ import sys
 import click
 
 from dbglog import ops
-from dbglog.cli.common import (COUNT, GRACE, SECONDS, _capture_help, _LazyHelpOption, check_failure_name, emit,
-                               inv_option, json_option, open_records, reject_unknown_option, safe_text, step_options)
+from dbglog.cli.common import (COUNT, check_failure_name, cluster_options, emit, inv_option, json_option,
+                               open_records, reject_unknown_option, safe_text, step_options, timeout_options)
 from dbglog.errors import DbglogError
 
 
@@ -156,17 +156,11 @@ def _scratch(recs, scratch, launcher):
 @click.option("--match", metavar="SIGNATURE|REGEX", help="Bad = this signature (glob) or regex over the output.")
 @click.option("--any-failure", is_flag=True, help="Bad = any failure (not just the bad end's).")
 @click.option("--build", metavar="CMD", help="Shell command run before the repro each step; failure = skip.")
-@click.option("--timeout", type=SECONDS, help="Seconds per run before it is a hang (default: 5x the bad end's time, "
-              "at least 10 s).")
-@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@timeout_options("Seconds per run before it is a hang (default: 5x the bad end's time, at least 10 s).")
 @click.option("--repeat", type=COUNT, default=1, show_default=True, help="Runs per step; disagreement = flaky.")
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Commits tested at once (k-ary search, "
               "one worktree each).")
-@click.option("--launcher", metavar="PREFIX", help="Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each step its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
-@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
-              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
+@cluster_options("step", "PREFIX", "Run each step through a prefix, e.g. 'srun -N1 --gres=gpu:1'.")
 @click.option("--max-steps", "--budget", "max_steps", type=COUNT, metavar="N",
               help="Try at most N commits (the endpoint checks not counted); the untried candidates are listed. "
                    "With --flaky/--rate: at most N repro runs in all.")
@@ -176,9 +170,6 @@ def _scratch(recs, scratch, launcher):
               "find the commit where the rate went up.")
 @click.option("--confidence", type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True), default=0.95,
               show_default=True, help="With --flaky/--rate: stop when one commit has this probability.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
-              help_fn=_capture_help("Hang capture preset, on every step: "))
-@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @step_options
 @inv_option
 @json_option
@@ -250,8 +241,7 @@ class _ToggleKindsCommand(click.Command):
 @click.option("--max-runs", type=COUNT, help="At most this many distinct trials.")
 @click.option("--strategy", type=click.Choice(["auto", "bisect", "ddmin"]), default="auto", show_default=True)
 @click.option("--first-only", is_flag=True, help="Stop looking after disjoint sets (no overlap checks).")
-@click.option("--timeout", type=SECONDS, help="Seconds per trial before it is a hang (default: 5x the failing end).")
-@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@timeout_options("Seconds per trial before it is a hang (default: 5x the failing end).")
 @click.option("--repeat", type=COUNT, default=1, show_default=True,
               help="Runs per trial; runs that disagree switch to flaky-safe verdicts (--bad-if-any).")
 @click.option("--flaky", is_flag=True, help="Intermittent failure: a posterior over single toggles and pairs, "
@@ -263,18 +253,11 @@ class _ToggleKindsCommand(click.Command):
               help="Flaky target: a trial is bad if any of its runs fails (N = --repeat, else calibrated "
                    "from the failing end's failure rate); automatic once runs disagree.")
 @click.option("--jobs", "-j", type=COUNT, default=1, show_default=True, help="Trials in parallel.")
-@click.option("--launcher", metavar="CMD", help="Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="Each trial its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
-@click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
-              "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect).")
+@cluster_options("trial", "CMD", "Prefix for every trial (e.g. 'srun -n1', 'ncu --target-processes all').")
 @click.option("--build", metavar="SHELL_CMD", help="Run before every trial; failure = skip.")
 @click.option("--match", metavar="SIG|REGEX", help="The failure to hunt (signature, glob, outcome or regex).")
 @click.option("--any-failure", is_flag=True, help="Any failure counts as bad.")
 @click.option("--in-place", is_flag=True, help="Edit the real files (journaled, always restored) instead of a copy.")
-@click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
-              help_fn=_capture_help("Hang capture preset, on every step: "))
-@click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable).")
 @step_options
 @inv_option
 @json_option

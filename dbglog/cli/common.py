@@ -165,29 +165,71 @@ ENV_PAIR = _EnvPair()  # run --env
 VAR_NAME = _VarName()  # run --unset
 
 
-def step_options(f):
-    """How each bisection step runs, shared by `bisect git` and `bisect toggles` (an option group as a
-    decorator, the sqlite-utils way): server-shaped steps, the idle hang, the Triton cache, escalation."""
-    opts = [
-        click.option("--server", metavar="CMD", help="Each step: start this server (in the step's worktree or copy), "
-                     "wait for --ready, then run the command after -- as its client."),
-        click.option("--ready", metavar="URL|CMD", help="With --server: ready when the URL answers 2xx or CMD exits 0."),
-        click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
-                     help="With --server: seconds to wait for readiness (then server_not_ready)."),
-        click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang."),
-        click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
-                     "(default: a fresh TRITON_CACHE_DIR per step)."),
-        click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) "
-                     "across a step's failing repeats."),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+def option_group(*options):
+    """Several options as one decorator, in the order given (the order --help lists them): an option
+    group shared by commands, the sqlite-utils way."""
+    def decorate(f):
+        for opt in reversed(options):
+            f = opt(f)
+        return f
+    return decorate
 
+
+def timeout_options(timeout_help: str):
+    """--timeout (a hang after S seconds) and --grace (SIGTERM to SIGKILL): every supervised run."""
+    return option_group(
+        click.option("--timeout", type=SECONDS, help=timeout_help),
+        click.option("--grace", type=GRACE, default=5.0, show_default=True,
+                     help="Seconds between SIGTERM and SIGKILL."))
+
+
+def server_options(server_help: str, ready_help: str):
+    """A server-shaped repro (dbglog/serve.py): `run` and every bisection step."""
+    return option_group(
+        click.option("--server", metavar="CMD", help=server_help),
+        click.option("--ready", metavar="URL|CMD", help=ready_help),
+        click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
+                     help="With --server: seconds to wait for readiness (then server_not_ready)."))
+
+
+def slurm_option(who: str):
+    """``--slurm ARGS``: WHO ("The run", "Each step") gets its own allocation (dbglog/slurm.py)."""
+    return click.option("--slurm", "slurm_args", metavar="ARGS", help=f"{who} its own Slurm allocation: srun ARGS "
+                        "CMD (timeouts scancel it; captures run on its node). ARGS may be ''.")
+
+
+def cluster_options(unit: str, launcher_metavar: str, launcher_help: str):
+    """Where a bisection's steps run: a launcher prefix, a Slurm allocation each, a scratch directory
+    the nodes see (`bisect git` says step, `bisect toggles` trial)."""
+    return option_group(
+        click.option("--launcher", metavar=launcher_metavar, help=launcher_help),
+        slurm_option(f"Each {unit}"),
+        click.option("--scratch", metavar="DIR", help="Worktrees/copies under DIR, a path the cluster nodes see "
+                     "(default: [slurm] scratch in config.toml with an srun launcher, else .dbglog/bisect)."))
+
+
+# How each bisection step runs, shared by `bisect git` and `bisect toggles`: hang captures, server-shaped
+# steps, the idle hang, the Triton cache, escalation.
+step_options = option_group(
+    click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
+                 help_fn=_capture_help("Hang capture preset, on every step: ")),
+    click.option("--on-hang", "on_hang", multiple=True, metavar="CMD", help="Run on hang before the kill (repeatable)."),
+    server_options("Each step: start this server (in the step's worktree or copy), wait for --ready, then run the "
+                   "command after -- as its client.", "With --server: ready when the URL answers 2xx or CMD exits 0."),
+    click.option("--idle-timeout", "idle_timeout", type=SECONDS, help="Alive but silent for S seconds = hang."),
+    click.option("--shared-cache", "shared_cache", is_flag=True, help="Keep the Triton cache across steps "
+                 "(default: a fresh TRITON_CACHE_DIR per step)."),
+    click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level (1, 3, 10) "
+                 "across a step's failing repeats."))
 
 def inv_option(f):
     return click.option("-i", "--investigation", "inv_ref", metavar="ID",
                         help="Investigation (id, id prefix or title words); default: the current one.")(f)
+
+
+# The scope of a search: `search` and `tried`.
+scope_options = option_group(
+    click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable)."), inv_option)
 
 
 _CTRL = None

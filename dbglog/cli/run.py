@@ -12,25 +12,20 @@ import click
 from dbglog import ops
 from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _config_path, _LazyHelpOption,
                                check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
-                               safe_text, SIZE, LIMIT_SIZE, ENV_PAIR, VAR_NAME)
+                               safe_text, server_options, slurm_option, timeout_options, SIZE, LIMIT_SIZE, ENV_PAIR, VAR_NAME)
 from dbglog.errors import DbglogError
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--timeout", type=SECONDS, help="Seconds before the run is a hang (captures, then tree kill).")
-@click.option("--grace", type=GRACE, default=5.0, show_default=True, help="Seconds between SIGTERM and SIGKILL.")
+@timeout_options("Seconds before the run is a hang (captures, then tree kill).")
 @click.option("--on-hang", "on_hang", multiple=True, metavar="CMD",
               help="Run on hang before the kill; {pid} {pgid} {run_dir} are filled in (repeatable).")
 @click.option("--capture", "captures", multiple=True, metavar="PRESET", cls=_LazyHelpOption,
               help_fn=_capture_help())
 @click.option("--idle-timeout", "idle_timeout", type=SECONDS,
               help="Alive but no output on any stream for S seconds = hang (captures, then tree kill).")
-@click.option("--server", metavar="CMD", help="Start this server first (supervised); the command after -- is "
-              "the client. Needs --ready.")
-@click.option("--ready", metavar="URL|CMD", help="With --server: ready when this URL answers 2xx or this "
-              "command exits 0.")
-@click.option("--ready-timeout", "ready_timeout", type=SECONDS, default=120.0, show_default=True,
-              help="With --server: seconds to wait for readiness (then server_not_ready).")
+@server_options("Start this server first (supervised); the command after -- is the client. Needs --ready.",
+                "With --server: ready when this URL answers 2xx or this command exits 0.")
 @click.option("--escalate", is_flag=True, help="With --repeat: raise the kernel-API log level after each failure "
               "(SGLang/FlashInfer: 1, 3, then 10 = tensor dumps).")
 @click.option("--escalate-levels", "escalate_levels", metavar="L,L,...", help="The ladder for --escalate "
@@ -40,8 +35,7 @@ from dbglog.errors import DbglogError
 @click.option("--dump-exclude", "dump_exclude", multiple=True, metavar="PATTERN",
               help="Level-10 dumps: skip API names matching (fnmatch, repeatable).")
 @click.option("--core-dumps", "core_dumps", is_flag=True, help="Keep the core size limit (default: 0 for the repro).")
-@click.option("--slurm", "slurm_args", metavar="ARGS", help="The run its own Slurm allocation: srun ARGS CMD "
-              "(timeouts scancel it; captures run on its node). ARGS may be ''.")
+@slurm_option("The run")
 @click.option("--repeat", type=COUNT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
 @click.option("--expect", metavar="SIGNATURE", help="The failure being hunted (signature, glob or outcome).")

@@ -10,7 +10,7 @@ import sys
 import click
 
 from dbglog import ops
-from dbglog.cli.common import emit, inv_option, json_option, open_records, text_arg, warn
+from dbglog.cli.common import emit, json_option, open_records, scope_options, text_arg, warn
 from dbglog.present import print_hit as _print_hit
 
 
@@ -27,8 +27,7 @@ _query_notes = ops.query_notes
 @click.argument("query", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status (open | resolved | wontfix).")
 @click.option("--outcome", "outcomes", multiple=True, help="Only attempts with this outcome (repeatable).")
-@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
-@inv_option
+@scope_options
 @click.option("--kind", "kinds", multiple=True,
               type=click.Choice(["attempt", "investigation", "difference", "next", "section"]),
               help="Only this kind of record (repeatable; default: all). section = free sections and watched docs.")
@@ -57,8 +56,7 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
 @click.command()
 @click.argument("idea", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status.")
-@click.option("--tag", "tags", multiple=True, help="Only investigations with this tag (repeatable).")
-@inv_option
+@scope_options
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True)
 @json_option
 def tried(idea, status, tags, inv_ref, limit, as_json):
