@@ -557,7 +557,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                   idle_timeout=idle_timeout, ladder=ladder, core_dumps=core_dumps, runner=one,
                                   **launch)
     except runner.Interrupted as e:
-        e.did = did  # the interrupted attempt tells the same story (cli._record_interrupted)
+        e.did = did  # the interrupted attempt tells the same story (record_interrupted)
         raise
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
@@ -570,6 +570,25 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                                       f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     return out
+
+
+def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypothesis: str = "", inv_ref=None):
+    """Record the runs of a supervised run stopped by Ctrl-C, SIGTERM or SIGHUP (``runner.Interrupted``
+    from ``run_repro``; the last run "interrupted by SIGTERM"), with ``attempt_title`` as an attempt,
+    or the runs alone when there is no investigation to record it in. Returns (run dicts, attempt)."""
+    import shlex
+    from pathlib import Path
+
+    dicts = [r.to_dict() | {"interrupted": True} for r in e.results if r is not None]
+    dirs = [str(Path(d["paths"].get("output", ".")).parent) for d in dicts]  # each run's own folder
+    a = None
+    if dicts:
+        try:
+            a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
+                                 did=getattr(e, "did", "") or shlex.join(cmd))
+        except DbglogError:  # no investigation to record the attempt in: the runs at least
+            recs.record_runs(dicts, dirs)
+    return dicts, a
 
 
 def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules):

@@ -99,20 +99,10 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
 
 
 def _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json) -> None:
-    """Record the runs of an interrupted `dbglog run` (the last one as "interrupted by SIGTERM"),
-    as an inconclusive attempt with --attempt, then exit 128 + the signal like the shell would."""
-    import shlex
-    from pathlib import Path
-
-    dicts = [r.to_dict() | {"interrupted": True} for r in e.results if r is not None]
-    dirs = [str(Path(d["paths"].get("output", ".")).parent) for d in dicts]
-    a = None
-    if dicts:
-        try:
-            a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                                 did=getattr(e, "did", "") or shlex.join(cmd))
-        except DbglogError:  # no investigation to record the attempt in: the runs at least
-            recs.record_runs(dicts, dirs)
+    """Record what an interrupted `dbglog run` ran (ops.record_interrupted), print it, then exit
+    128 + the signal like the shell would."""
+    dicts, a = ops.record_interrupted(recs, e, cmd, attempt_title=attempt_title, hypothesis=hypothesis,
+                                      inv_ref=inv_ref)
     if as_json:
         emit(True, {"runs": dicts, "interrupted": str(e),
                     "attempt": a.to_dict() if a is not None else None})
