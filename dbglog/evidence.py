@@ -812,6 +812,152 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
             "summary": summary, "findings": findings}
 
 
+# --- node health: nvidia-smi -q, kernel log (dmesg) ------------------------------------------
+
+_SMI_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_SMI_KV = re.compile(r"^(\s+)([^:]+?)\s*:\s*(.*?)\s*$")
+_SMI_HEAD = re.compile(r"^(\s+)(\S[^:]*?)\s*$")
+
+
+def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
+    """``nvidia-smi -q``: per GPU what says "the node, not the code" — uncorrectable ECC errors
+    (volatile since the driver loaded, aggregate lifetime), pages pending retirement, rows pending
+    remapping or a remapping failure, clock slowdowns that are active (HW slowdown, thermal, power
+    brake), and the compute mode."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "NVSMI LOG" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", text, re.M):
+        return None
+    gpus: list[dict] = []
+    cur: dict | None = None
+    path: list[tuple[int, str]] = []
+    driver = None
+    for line in text.splitlines():
+        m = _SMI_GPU.match(line)
+        if m:
+            cur = {"bus_id": m.group(1), "uncorrectable_volatile": 0, "uncorrectable_aggregate": 0, "problems": []}
+            gpus.append(cur)
+            path = []
+            continue
+        if line.startswith("Driver Version"):
+            driver = line.split(":", 1)[-1].strip()
+        if cur is None or not line.strip():
+            continue
+        kv = _SMI_KV.match(line)
+        head = None if kv else _SMI_HEAD.match(line)
+        indent = len((kv or head).group(1)) if (kv or head) else 0
+        while path and path[-1][0] >= indent:
+            path.pop()
+        if head:
+            path.append((indent, head.group(2)))
+            continue
+        if not kv:
+            continue
+        key, val = kv.group(2), kv.group(3)
+        where = " / ".join(p for _, p in path)
+        if key == "Product Name":
+            cur["product"] = val
+        elif key == "Compute Mode":
+            cur["compute_mode"] = val
+        elif key == "GPU Current Temp":
+            cur["temperature"] = val
+        elif "ECC Errors" in where and re.search(r"Uncorrectable|Double Bit", where + " " + key) \
+                and (key.startswith(("DRAM", "SRAM", "Total")) or key in ("Uncorrectable", "Device Memory")) \
+                and val.isdigit():
+            # newer drivers: "DRAM Uncorrectable : 2"; older: "Double Bit / Device Memory : 2", "Total : 2"
+            if "Total" in key and ("DRAM" in where or "SRAM" in where):
+                continue
+            bucket = "uncorrectable_volatile" if "Volatile" in where else "uncorrectable_aggregate"
+            if key == "Total" and cur[bucket]:
+                continue  # the old layout's Total repeats the parts already counted
+            cur[bucket] += int(val)
+        elif (key in ("Pending Page Blacklist", "Pending Page Retirement")
+              or ("Retired Pages" in where and key == "Pending")) and val.lower() == "yes":
+            cur["problems"].append("retired pages pending (reset the GPU)")
+        elif "Remapped Rows" in where and key == "Pending" and val.lower() == "yes":
+            cur["problems"].append("row remapping pending (reset the GPU)")
+        elif "Remapped Rows" in where and key == "Remapping Failure Occurred" and val.lower() == "yes":
+            cur["problems"].append("row remapping failed (replace the GPU)")
+        elif re.search(r"Clocks? (?:Throttle|Event) Reasons", where) and val == "Active" \
+                and key not in ("Idle", "Applications Clocks Setting", "SW Power Cap", "Sync Boost",
+                                "Display Clock Setting", "GPU Idle"):
+            cur["problems"].append(f"{key} active")
+    if not gpus:
+        return None
+    for g in gpus:
+        if g["uncorrectable_volatile"]:
+            g["problems"].insert(0, f"{g['uncorrectable_volatile']} uncorrectable ECC error(s) since the driver loaded")
+        elif g["uncorrectable_aggregate"]:
+            g["problems"].insert(0, f"{g['uncorrectable_aggregate']} uncorrectable ECC error(s) in its lifetime")
+        if (g.get("compute_mode") or "").startswith("Exclusive"):
+            g["problems"].append(f"compute mode {g['compute_mode']} (a second process cannot use it)")
+    bad = [g for g in gpus if g["problems"]]
+    findings = [f"GPU {g['bus_id']}" + (f" ({g['product']})" if g.get("product") else "") + ": "
+                + "; ".join(g["problems"]) for g in bad]
+    summary = (f"nvidia-smi -q: {len(bad)} of {len(gpus)} GPU(s) unhealthy — {findings[0]}" if bad
+               else f"nvidia-smi -q: {len(gpus)} GPU(s), no uncorrectable ECC, pending retirement/remapping or "
+                    "active slowdown")
+    return {"kind": "nvidia-smi", "gpus": gpus, "driver": driver, "summary": summary, "findings": findings}
+
+
+_KL_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+), (?:pid=(\S+?), (?:name=(\S+?), )?)?(.*?)\s*$",
+                     re.M)
+_KL_AMD_FAULT = re.compile(r"amdgpu (\S+): amdgpu: \[(\w+)\] (?:(?:no-)?retry )?page fault \(src_id:\d+ ring:(\d+) "
+                           r"vmid:(\d+) pasid:(\d+)(?:, for process (\S+) pid (\d+))?")
+# the process on the next lines (newer kernels): "Process python3 pid 2931 thread ..." or
+# "Process information: process python3 pid 2931 thread ..."
+_KL_AMD_PROC = re.compile(r"amdgpu: +Process (?:information: process )?(\S+) pid (\d+) thread")
+_KL_AMD_ADDR = re.compile(r"in page starting at address (0x[0-9a-fA-F]+)")
+
+
+def parse_kernel_log(text: str | bytes) -> dict | None:
+    """dmesg / journalctl -k lines about the GPUs: NVIDIA Xids (which GPU, which process, the
+    driver's text; an Xid 45 "caused by previous Xid N" points at N) and amdgpu page faults (which
+    process, the faulting page)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "NVRM: Xid" not in text and "page fault (src_id" not in text:
+        return None
+    events: list[dict] = []
+    for m in _KL_XID.finditer(text):
+        pid = m.group(3).strip("'") if m.group(3) else None
+        events.append({"xid": int(m.group(2)), "pci": m.group(1), "pid": None if pid in (None, "<unknown>") else pid,
+                       "process": None if m.group(4) in (None, "<unknown>") else m.group(4), "text": m.group(5)})
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _KL_AMD_FAULT.search(line)
+        if not m:
+            continue
+        ev = {"amdgpu_fault": m.group(2), "pci": m.group(1), "vmid": int(m.group(4)), "pasid": int(m.group(5))}
+        if m.group(6):
+            ev["process"], ev["pid"] = m.group(6), m.group(7)
+        for nxt in lines[i + 1:i + 4]:
+            p = _KL_AMD_PROC.search(nxt)
+            if p:
+                ev["process"], ev["pid"] = p.group(1), p.group(2)
+            a = _KL_AMD_ADDR.search(nxt)
+            if a:
+                ev["address"] = a.group(1)
+        events.append(ev)
+    if not events:
+        return None
+    first = events[0]
+    if "xid" in first:
+        prev = re.search(r"caused by previous Xid (\d+)", first["text"])
+        what = f"Xid {first['xid']}" + (f" (after Xid {prev.group(1)})" if prev else "") + f" on {first['pci']}"
+    else:
+        what = f"amdgpu {first['amdgpu_fault']} page fault on {first['pci']}" \
+            + (f" at {first['address']}" if first.get("address") else "") \
+            + (" (pasid 0: the driver itself)" if first["pasid"] == 0 else "")
+    who = f" by {first['process']} (pid {first['pid']})" if first.get("process") else ""
+    xids = sorted({e["xid"] for e in events if "xid" in e})
+    gpus = sorted({e["pci"] for e in events})
+    summary = f"kernel log: {what}{who}" + (f"; Xids seen: {', '.join(map(str, xids))}" if len(xids) > 1 else "") \
+        + (f"; {len(gpus)} GPUs involved" if len(gpus) > 1 else "")
+    return {"kind": "kernel-log", "events": events[:50], "count": len(events), "xids": xids, "gpus": gpus,
+            "summary": summary, "findings": [summary]}
+
+
 # --- NCCL flight recorder: the fr_trace report ------------------------------------------------
 
 _FR_NOT_ALL = re.compile(r"Not all ranks joining collective(?: for group (\S+) collective (\S+)"
@@ -1148,7 +1294,7 @@ _DUMP_MARKERS = ("wave_", "AMDGPU ", "No dispatches", "CUDA Exception", "CUDA_EX
                  "XNACK error state", " in section .text.", "========= ", "Switching focus to CUDA kernel",
                  # thread stacks: py-spy dump, gdb thread apply all bt, faulthandler
                  '(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n",
-                 "Not all ranks joining collective")
+                 "Not all ranks joining collective", "NVSMI LOG", "NVRM: Xid", "page fault (src_id")
 
 
 def may_hold_dump(data: str | bytes) -> bool:
@@ -1180,7 +1326,7 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
         fr = (parse_fr_trace,) if src == "output" else ()
         for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
                    parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress, parse_compute_sanitizer,
-                   parse_thread_stacks, *fr):
+                   parse_thread_stacks, parse_nvidia_smi_q, parse_kernel_log, *fr):
             try:
                 e = fn(text)
             except Exception as exc:  # a parser must never cost the run its record

@@ -190,3 +190,86 @@ def test_fr_trace_report_in_the_output_is_evidence_once():
     ev = E.extract(report, run_tools=False)
     assert [x["kind"] for x in ev] == ["nccl-flight-recorder"] and "rank(s) 1, 3" in ev[0]["summary"]
     assert ev[0]["facts"]["collective"] == "nccl:all_reduce"
+
+
+SMI_Q = """\
+==============NVSMI LOG==============
+
+Driver Version                            : 550.90.07
+Attached GPUs                             : 2
+GPU 00000000:18:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Compute Mode                          : Default
+    Clocks Event Reasons
+        Idle                              : Not Active
+        SW Power Cap                      : Active
+        HW Slowdown                       : Active
+            HW Thermal Slowdown           : Active
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 0
+            SRAM Uncorrectable Parity     : 0
+            DRAM Correctable              : 5
+            DRAM Uncorrectable            : 1
+        Aggregate
+            DRAM Uncorrectable            : 4
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : 1
+        Pending                           : Yes
+        Remapping Failure Occurred        : No
+GPU 00000000:3B:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Compute Mode                          : Exclusive_Process
+    ECC Errors
+        Volatile
+            DRAM Uncorrectable            : 0
+"""
+
+OLD_SMI_Q = """\
+GPU 0000:04:00.0
+    Product Name                    : Tesla K80
+    Ecc Mode
+        Current                     : Enabled
+    ECC Errors
+        Volatile
+            Single Bit
+                Device Memory       : 0
+                Total               : 0
+            Double Bit
+                Device Memory       : 3
+                Register File       : 0
+                Total               : 3
+    Retired Pages
+        Single Bit ECC              : 0
+        Double Bit ECC              : 2
+        Pending                     : Yes
+"""
+
+
+def test_nvidia_smi_q_names_the_unhealthy_gpu():
+    e = E.parse_nvidia_smi_q(SMI_Q)
+    assert e["kind"] == "nvidia-smi" and e["driver"] == "550.90.07" and len(e["gpus"]) == 2
+    g = e["gpus"][0]
+    assert (g["uncorrectable_volatile"], g["uncorrectable_aggregate"]) == (1, 4)
+    assert "row remapping pending (reset the GPU)" in g["problems"] and "HW Thermal Slowdown active" in g["problems"]
+    assert "SW Power Cap active" not in g["problems"]
+    assert e["summary"].startswith("nvidia-smi -q: 2 of 2 GPU(s) unhealthy — GPU 00000000:18:00.0 (NVIDIA H100")
+    assert "compute mode Exclusive_Process" in e["findings"][1]
+    old = E.parse_nvidia_smi_q(OLD_SMI_Q)
+    assert old["gpus"][0]["uncorrectable_volatile"] == 3  # Device Memory, not again as Total
+    assert "retired pages pending (reset the GPU)" in old["gpus"][0]["problems"]
+    healthy = E.parse_nvidia_smi_q("GPU 00000000:18:00.0\n    Product Name   : NVIDIA L4\n")
+    assert "no uncorrectable ECC" in healthy["summary"]
+
+
+def test_kernel_log_xids_and_amdgpu_faults():
+    k = E.parse_kernel_log("[ 81.2] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus.\n"
+                           "[ 81.3] NVRM: Xid (PCI:0000:3b:00): 45, pid='<unknown>', name=<unknown>, Ch 00000008\n")
+    assert k["xids"] == [45, 79] and k["events"][0]["process"] == "python3" and k["events"][1]["pid"] is None
+    assert k["summary"] == "kernel log: Xid 79 on 0000:3b:00 by python3 (pid 4242); Xids seen: 45, 79"
+    a = E.parse_kernel_log("amdgpu 0000:c3:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32770)\n"
+                           "amdgpu 0000:c3:00.0: amdgpu:  Process information: process python3 pid 2931 thread python3 pid 2931\n"
+                           "amdgpu 0000:c3:00.0: amdgpu:   in page starting at address 0x00007f12a0000000 from client 10\n")
+    assert a["events"][0]["pid"] == "2931" and "at 0x00007f12a0000000 by python3 (pid 2931)" in a["summary"]
+    assert E.parse_kernel_log("no gpu lines here") is None
