@@ -163,6 +163,7 @@ _VERDICT_WORDS = {
     "no tested": "untested", "sin probar": "untested", "not possible": "failed", "impossible": "failed", "not yet done": "untested", "blocked": "untested", "complete": "worked",
     "completed": "worked", "so yes": "worked", "yes it works": "worked",
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
+    "investigating": "inconclusive", "under investigation": "inconclusive", "still investigating": "inconclusive",
 }
 EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
           "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",

@@ -354,8 +354,15 @@ class _Builder:
                 self._set_field(key, buf, buf_lines)
             key, buf, buf_lines = None, [], []
 
+        entries = self._entries(n.blocks)
+        in_entry = {b.start for g in entries.values() for b in g}
         for blk in n.blocks:
             self.owned.extend(range(blk.start, blk.end))
+            if blk.start in in_entry:
+                if blk.start in entries:
+                    flush()
+                    self._entry(n, entries[blk.start])
+                continue
             # A label with nothing after it ("**Environment:**") takes the list, fence or table
             # right below it; a label with text takes the rest of its own paragraph or item.
             if key is not None and not has_text(buf) and blk.kind in ("fence", "code", "table") \
@@ -598,10 +605,15 @@ class _Builder:
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
         numbered = self._numbered_paras(blocks)
+        entries = self._entries(blocks)
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
+            if blk.start in entries:
+                self._entry(n, entries[blk.start])
+                k += len(entries[blk.start]) - 1  # its labeled items
+                continue
             if blk.start in numbered or blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
                     and not _caption(self.lines, blk) and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
@@ -653,12 +665,17 @@ class _Builder:
         keep: list[int] = []
         blocks, k = list(n.blocks), 0
         numbered = self._numbered_paras(blocks)
+        entries = self._entries(blocks)
         while k < len(blocks):
             blk = blocks[k]
             k += 1
             self.owned.extend(range(blk.start, blk.end))
             if blk.kind == "hr":
                 continue  # a separator, not content
+            if blk.start in entries:
+                self._entry(n, entries[blk.start])
+                k += len(entries[blk.start]) - 1  # its labeled items
+                continue
             if blk.start in numbered or blk.kind == "paragraph" and BOLD_LEAD.match(self.lines[blk.start]) \
                     and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk) \
                     and not _section_label(self.lines[blk.start]):
@@ -798,10 +815,15 @@ class _Builder:
         keep: list[int] = []
         captioned = self._caption_lists(blocks)
         paired = self._labeled_pairs(blocks)
+        entries = self._entries(blocks)
         taken_by_pair: set[int] = set()
         for blk in blocks:
             self.owned.extend(range(blk.start, blk.end))
             if blk.start in taken_by_pair:
+                continue
+            if blk.start in entries:
+                taken_by_pair.update(b.start for b in entries[blk.start])
+                self._entry(n, entries[blk.start])
                 continue
             if blk.start in paired:
                 group = paired[blk.start]
@@ -837,6 +859,54 @@ class _Builder:
                 continue
             keep.extend(range(blk.start, blk.end))
         return keep
+
+    _ENTRY_LABELS = ("problem", "issue", "symptom", "solution", "fix", "status", "reason", "cause", "root cause",
+                     "result", "workaround", "error")
+
+    def _entries(self, blocks: list[Block]) -> dict[int, list[Block]]:
+        """ "1. Can't see cuda ✅" then "- **Problem:** ... / - **Solution:** ... / - **Status:** solved": one
+        entry of an issue log (a numbered title, then its labeled items). Returns {title start: [title, list]}."""
+        out: dict[int, list[Block]] = {}
+        for k in range(len(blocks) - 1):
+            t, lst = blocks[k], blocks[k + 1]
+            if t.kind != "list" or len(t.items) != 1 or lst.kind != "list" or lst.start - t.end > 1:
+                continue
+            # "- **Problem:**" / a fence with the error / "- **Solution:** ...": the labeled items may be
+            # split by a code block; they run on to the next numbered title.
+            group = [t, lst]
+            j = k + 2
+            while j < len(blocks) and blocks[j].kind in ("fence", "code", "list") and not (
+                    blocks[j].kind == "list" and re.match(r"^\s*\d{1,3}[.)]\s", self.lines[blocks[j].start])):
+                group.append(blocks[j])
+                j += 1
+            a, b = t.items[0]
+            body = [i for i in range(a, min(b, t.end)) if self.lines[i].strip()]
+            head = self.lines[a]
+            if len(body) != 1 or not re.match(r"^\s*\d{1,3}[.)]\s+\S", head) or label_of(head, ATTEMPT_LABELS) \
+                    or label_of(head, INV_LABELS) or len(head.split()) > 16:
+                continue
+            named = [_label_name(self.lines[x]) for b in group if b.kind == "list" for x, _y in b.items]
+            if sum(nm in self._ENTRY_LABELS for nm in named) >= 2 and any(nm in ("solution", "fix", "workaround", "result",
+                                                                                 "status") for nm in named):
+                out[t.start] = group
+        return out
+
+    def _entry(self, n: Node, group: list[Block]) -> None:
+        """One issue-log entry: the solution is what was done, the status says how it went; a solution that
+        is still a plan ("Need to investigate ...") is a next step."""
+        idxs = [i for b in group for i in range(b.start, b.end) if self.lines[i].strip()]
+        self.owned.extend(i for b in group for i in range(b.start, b.end))
+        first = re.sub(r"^\s*\d{1,3}[.)]\s+", "", self.lines[idxs[0]])
+        self._attempt_from_item(first, idxs, None, n.text or "Notes")
+        a = self.attempts[-1]
+        a.title = item_title(first)  # the entry's own name, not its solution
+        did = field_value(a.fields.get("did", []))
+        if did and re.match(r"^\W*(?:need(?:s)? to|todo|to do|should|will|plan to|to investigate|tbd)\b", did, re.I):
+            self.attempts.pop()
+            st = make_step(did, [], 0)
+            if st:
+                self.steps.append((idxs[0], st))
+            self.sections.append((idxs[0], "## " + (n.text or "Notes"), span_lines(self.lines, idxs)))
 
     _DID_NAMES = ("experiment", "test", "tried", "change", "changes", "fix", "attempted fix", "action",
                   "what we did", "what i did", "what we tried", "what i tried", "approach", "patch")

@@ -189,7 +189,7 @@ ATTEMPT_LABELS = {
     "expected outcome": "expected", "expected result": "expected", "expected results": "expected",
     "expected": "expected", "priority": "expected", "why this works": "hypothesis",
     "why this might help": "hypothesis", "why this should work": "hypothesis", "why this might work": "hypothesis",
-    "verdict and why": "outcome",
+    "verdict and why": "outcome", "solution": "did", "problem": "hypothesis",
     "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
