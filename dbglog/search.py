@@ -298,6 +298,10 @@ def _env_terms(tok: str, name: str) -> list[Term]:
     return out
 
 
+_SETTING = re.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
+_ABBR_NUM = re.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
+
+
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
     from dbglog import synonyms
 
@@ -305,8 +309,13 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
     for tok in text.split():
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
         key, eq, value = tok.partition("=")
-        if eq and key and value and not synonyms.env_name(tok) and synonyms.expansions(synonyms.words(key)):
-            pieces = [key, value]  # TP=8, bs=32: the known word, then its value
+        m = _ABBR_NUM.match(tok)
+        if eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
+            # TP=8, bs=32, retain_graph=False: the setting, then its value (records write
+            # ``RETAIN_GRAPH: bool = False`` or ``--tp 8`` as often as ``name=value``)
+            pieces = [key, value]
+        elif m and not synonyms.expansions(synonyms.words(tok)) and synonyms.expansions(synonyms.words(m[1])):
+            pieces = [m[1], m[2]]  # TP8 = TP=8 (but fa2, sm80, h100 are names of their own)
         else:
             pieces = [tok]
         for piece in pieces:
@@ -344,8 +353,10 @@ def parse_query(text) -> Query:
                 seen.add(t.raw.lower())
                 terms.append(t)
             continue
-        # the longest run of whole tokens that the synonym table knows
-        for j in range(min(len(toks), i + synonyms.max_phrase()), i, -1):
+        # the longest run of whole tokens that the synonym table knows (up to the next token an
+        # out-of-order phrase took: "turn off the caching allocator" is "turn" + that phrase)
+        end = min([len(toks), i + synonyms.max_phrase()] + [k for k in bags if k > i])
+        for j in range(end, i, -1):
             key = tuple(w for n in norm[i:j] for w in n)
             alts = synonyms.expansions(key) if len(key) <= synonyms.max_phrase() else ()
             if alts:
@@ -574,7 +585,8 @@ raising lower lowering reduce reducing bump bumping grow shrink double halve ins
 bigger smaller larger higher lower more less fewer much many big small large long short fast faster quick
 quickly slowly one two three four both each every all some any other another same different new old first
 last whole entire only just also even really actually again still thing things stuff way ways kind sort
-call calls calling called happen happens exactly proper properly right correct correctly
+call calls calling called happen happens exactly proper properly right correct correctly pick picks picked
+choose choosing chose select selecting
 """.split())
 
 
@@ -1280,10 +1292,87 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
+    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h)):
+        return False  # the same knob turned another way is another experiment
+    if not all(i in found for i, t in enumerate(active) if _acronym(t)):
+        return False  # an acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP
     if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) for i in direct):
         return False  # (a record that shares only everyday words with the idea is not close)
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
                                               and share(found) >= 0.5)
+
+
+def _acronym(t: Term) -> bool:
+    """A name in capitals (``FSDP``, ``NIC``, ``LDS``) other than a typo's correction."""
+    return t.kind != "typo" and len(t.raw) >= 2 and t.raw.isalpha() and t.raw.isupper()
+
+
+def _did_text(h: Hit) -> str:
+    """What a record says was done (where a direction or a value is read): an attempt's title and
+    action, a free-text hit's window, a row's or a step's own text."""
+    f = h.fields
+    if h.kind == "section":
+        return h._window
+    if h.kind == "attempt":
+        return f"{f.get('title') or ''}\n{f.get('did') or ''}"
+    return "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
+
+
+# Which way an idea turns its knob. An idea that goes one way ("increase the dataloader timeout",
+# "enable flash attention", "downgrade pytorch") is not a record that only went the other way
+# ("reduced the timeout from 600 s to 120 s", "Completed upgrades"). ``_`` counts as a space:
+# NCCL_P2P_DISABLE says "disable".
+_WAYS = (
+    (re.compile(r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger|larger|higher|grow\w*|doubl\w*|enlarg\w*|"
+                r"bump\w*|extend\w*|longer|boost\w*)\b", re.I),
+     re.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
+    (re.compile(r"\b(upgrad\w*|newer|update[ds]? to)\b", re.I),
+     re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
+    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*)\b", re.I),
+     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without)\b", re.I)),
+)
+
+
+def _opposite(idea: str, record: str) -> bool:
+    """The idea goes one way on an axis (more/less, upgrade/downgrade, on/off) and the record only
+    the other way."""
+    idea, record = idea.replace("_", " "), record.replace("_", " ")
+    for up, down in _WAYS:
+        i_up, i_down = bool(up.search(idea)), bool(down.search(idea))
+        if i_up == i_down:
+            continue  # no way, or both ("turn off mmap, turn on mlock")
+        same, other = (up, down) if i_up else (down, up)
+        if other.search(record) and not same.search(record):
+            return True
+    return False
+
+
+_ASSIGN = re.compile(r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)")
+_SAME_VALUE = ({"1", "true", "yes", "on"}, {"0", "false", "no", "off", "none"})
+
+
+def _norm_value(v: str) -> str:
+    v = v.strip("\"'`,;").lower()
+    for i, group in enumerate(_SAME_VALUE):
+        if v in group:
+            return f"<{i}>"
+    return v
+
+
+def _other_value(idea: str, record: str) -> bool:
+    """The idea sets a knob to a value (``NCCL_IB_DISABLE=1``, ``retain_graph=False``) and the
+    record gives that knob only other values (``NCCL_IB_DISABLE=0``, ``GGML_CUDA_FORCE_MMQ: no``)."""
+    for name, value in _ASSIGN.findall(idea):
+        key = name.lstrip("-")
+        if len(key) < 3:
+            continue  # tp=8: "tp" is everywhere, its value is checked as a word
+        pat = re.compile(r"(?<![\w])-{0,2}" + "[_-]".join(map(re.escape, re.split(r"[_-]", key)))
+                         + r"(?:\s*:\s*[A-Za-z]\w*\s*=|\s*[=:]" + (r"|\s+(?=[\w\"'.-]))" if name.startswith("-") else ")")
+                         + r"\s*[\"']?([\w.:+-]+)", re.I)
+        given = {_norm_value(m) for m in pat.findall(record)}
+        if given and _norm_value(value) not in given:
+            return True
+    return False
 
 
 _IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$")
@@ -1299,7 +1388,9 @@ def _specific(t: Term) -> bool:
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
-    r"hypothes[ie]s|theories|suspects?|wishlist)\b", re.IGNORECASE)
+    r"hypothes[ie]s|theories|suspects?|wishlist|"
+    r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
+    re.IGNORECASE)
 _IDEA_LINE = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
     r"try next|to be tried|not (yet )?tried|haven'?t tried|have not tried|idea:|maybe try|consider)\b",
@@ -1308,8 +1399,11 @@ _IDEA_LINE = re.compile(
 
 # Free text that sets the scene (what was checked before starting, links): a close match there is
 # neither a prior attempt nor an idea. (Not "Environment": issue threads report tries there.)
+# Nor is a log, a trace or a report of versions that merely shows a setting (an issue template's
+# "Relevant log output" prints `GGML_CUDA_FORCE_MMQ: no`; "Diagnostic information" the ROCm version).
 _BACKGROUND_HEADING = re.compile(
-    r"\b(pre-?flight|checklist|references?|links|glossary)\b", re.IGNORECASE)
+    r"\b(pre-?flight|checklist|references?|links|glossary|log output|stack ?traces?|tracebacks?|"
+    r"system info\w*|diagnostic info\w*|version info\w*|versions)\b", re.IGNORECASE)
 
 
 def is_background(h: Hit) -> bool:
@@ -1385,6 +1479,8 @@ def _tested(h: Hit) -> bool:
         return h.outcome in ("ruled-out", "culprit")
     if h.kind == "next":
         return h.outcome == "done"
+    if h.kind == "attempt":
+        return h.outcome != "untested"  # a plan recorded as an attempt ("Option B: ...") names it only
     return h.kind != "investigation"
 
 

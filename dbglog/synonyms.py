@@ -95,7 +95,7 @@ GROUPS: list[tuple[str, ...]] = [
     ("py-spy", "pyspy", "py spy"),
     ("rocprof", "rocprofv2", "rocprofv3", "omniperf"),
     ("hip", "rocm", "amdgpu", "amd gpu"),
-    ("miopen", "rocblas", "hipblaslt"),
+    # (miopen, rocblas and hipblaslt are three libraries: one is not the other)
     ("vulkan", "vk"),
     ("nvidia-smi", "nvidia smi", "nvsmi"),
     ("dcgm", "dcgmi"),
@@ -125,6 +125,8 @@ GROUPS: list[tuple[str, ...]] = [
     ("single node", "one node", "1 node", "single-node"),
     ("multi node", "multinode", "multi-node", "two nodes", "several nodes", "cross node"),
     ("dataloader", "data loader", "data-loader"),
+    ("conv", "convolution", "convolutions", "conv2d", "conv3d"),
+    ("nic", "network interface", "network interfaces", "network card"),
     ("env var", "environment variable"),
     ("config", "configuration", "cfg"),
     ("mem", "memory"),
