@@ -625,3 +625,64 @@ def bisect_status(recs, ref: str | None = None) -> dict:
     info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],
             "created": s["created"], "updated": s["updated"], "result": s["result"]}
     return info | driver(s["kind"]).describe(recs, s)
+
+
+# --- workspace upkeep (init, sync, reindex, export) -----------------------------------------------
+
+
+def init_workspace() -> dict:
+    """Create (or re-initialize) the workspace at the git root or here, take in the logs/ that came
+    with a fresh clone, and (re)point git's merge driver at this dbglog."""
+    from dbglog import workspace
+    from dbglog.merge import configure_git
+    from dbglog.records import Records
+
+    ws = workspace.find()
+    existed = ws.exists
+    recs = Records(ws, create=True)
+    report = recs.sync()  # a fresh clone: take in the logs/ that came with it
+    recs.close()
+    git = configure_git(ws.root, ws.logs_dir, ws.dir)  # (re)point git's merge driver at this dbglog
+    ws.upgrade_gitignore()  # an older dbglog's .gitignore showed as untracked
+    return {"workspace": str(ws.dir), "logs": str(ws.logs_dir), "created": not existed, "git_merge_driver": git,
+            "imported": report.added + report.imported}
+
+
+def sync_workspace(recs, resolve=(), prune: bool = False):
+    """Take in hand edits of logs/ now; ``resolve``: files (paths as the user gave them) to take as
+    the truth after a conflict merged by hand. Returns the sync report."""
+    rels = set()
+    for p in resolve:
+        rel = os.path.relpath(os.path.abspath(p), recs.ws.root)
+        if rel.startswith(".."):
+            raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}")
+        rels.add(rel)
+    return recs.sync(resolve=rels, force=True, prune=prune)
+
+
+def reindex_workspace(force: bool = False) -> dict:
+    """Rebuild the database from logs/ alone; with ``force`` an unreadable database is set aside first."""
+    from dbglog import workspace
+    from dbglog.fserrors import FilesystemError
+    from dbglog.records import Records
+    from dbglog.sync import reindex, set_aside_database
+
+    ws = workspace.find()
+    try:
+        recs = Records(ws)
+    except DbglogError as e:
+        if isinstance(e, FilesystemError) or not (force and ws.exists and ws.db_path.exists()):
+            raise  # a full disk is no reason to set a healthy database aside
+        set_aside_database(ws)
+        recs = Records(ws)
+    with recs.store.write():
+        return reindex(recs.store, recs.ws, force=force)
+
+
+def export_all(recs) -> list[str]:
+    """Re-render every investigation's markdown file; the paths written, relative to the workspace."""
+    paths = []
+    with recs.store.write():
+        for inv_id in recs.store.ids():
+            paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
+    return paths

@@ -4,13 +4,12 @@ Imports ``common`` and the format and storage services (importer, sync, merge, r
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
+from dbglog import ops
 from dbglog.cli.common import emit, json_option, open_records, safe_text
-from dbglog.errors import DbglogError
 
 
 @click.command("merge-driver", hidden=True)
@@ -76,14 +75,7 @@ def import_cmd(files, dry_run, as_json):
 def sync_cmd(resolve, prune, as_json):
     """Import edits made to logs/ outside dbglog (runs before every command anyway)."""
     recs = open_records(sync=False)
-    rels = set()
-    for p in resolve:
-        path = os.path.abspath(p)
-        rel = os.path.relpath(path, recs.ws.root)
-        if rel.startswith(".."):
-            raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}")
-        rels.add(rel)
-    report = recs.sync(resolve=rels, force=True, prune=prune)
+    report = ops.sync_workspace(recs, resolve, prune=prune)
     data = report.to_dict()
 
     def human():
@@ -110,22 +102,7 @@ def sync_cmd(resolve, prune, as_json):
 @json_option
 def reindex(force, as_json):
     """Rebuild the database from logs/ alone."""
-    from dbglog import workspace
-    from dbglog.records import Records
-    from dbglog.sync import reindex as do_reindex, set_aside_database
-
-    from dbglog.fserrors import FilesystemError
-
-    ws = workspace.find()
-    try:
-        recs = Records(ws)
-    except DbglogError as e:
-        if isinstance(e, FilesystemError) or not (force and ws.exists and ws.db_path.exists()):
-            raise  # a full disk is no reason to set a healthy database aside
-        set_aside_database(ws)
-        recs = Records(ws)
-    with recs.store.write():
-        data = do_reindex(recs.store, recs.ws, force=force)
+    data = ops.reindex_workspace(force=force)
     emit(as_json, data, lambda: click.echo(f"Reindexed {data['investigations']} investigation(s) from logs/"))
 
 
@@ -153,9 +130,5 @@ def doctor(as_json):
 @json_option
 def export(as_json):
     """Re-render every investigation's markdown file."""
-    recs = open_records()
-    paths = []
-    with recs.store.write():
-        for inv_id in recs.store.ids():
-            paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
+    paths = ops.export_all(open_records())
     emit(as_json, {"written": paths}, lambda: click.echo(f"Rendered {len(paths)} file(s) in logs/"))

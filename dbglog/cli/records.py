@@ -22,21 +22,10 @@ from dbglog.present import render_show
 @json_option
 def init(as_json):
     """Create a workspace (.dbglog/ and logs/) at the git root or here."""
-    from dbglog import workspace
-    from dbglog.merge import configure_git
-    from dbglog.records import Records
-
-    ws = workspace.find()
-    existed = ws.exists
-    recs = Records(ws, create=True)
-    report = recs.sync()  # a fresh clone: take in the logs/ that came with it
-    recs.close()
-    git = configure_git(ws.root, ws.logs_dir, ws.dir)  # (re)point git's merge driver at this dbglog
-    ws.upgrade_gitignore()  # an older dbglog's .gitignore showed as untracked
-    data = {"workspace": str(ws.dir), "logs": str(ws.logs_dir), "created": not existed, "git_merge_driver": git,
-            "imported": report.added + report.imported}
+    data = ops.init_workspace()
+    existed = not data["created"]
     emit(as_json, data, lambda: click.echo(
-        f"{'Reinitialized' if existed else 'Initialized'} dbglog workspace in {ws.dir}"
+        f"{'Reinitialized' if existed else 'Initialized'} dbglog workspace in {data['workspace']}"
         + (f" ({len(data['imported'])} investigation(s) taken in from logs/)" if data["imported"] else "")))
 
 
