@@ -560,7 +560,7 @@ def parse_cuda_gdb_kernels(text: str | bytes) -> dict | None:
     the kernels resident on the GPU, the focused one first — what a hang is spinning in."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    head = _CG_KERNELS_HEAD.search(text)
+    head = _CG_KERNELS_HEAD.search(text) if "SMs Mask" in text else None
     if not head:
         return None
     kernels = []
@@ -587,7 +587,8 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
     exc = _CG_EXC.search(text) or _CG_SIGNAL.search(text)
-    sym = _CG_SYMBOL.search(text)
+    # "^(.+?) + N in section" under re.M costs seconds on a big log: look for its literal first
+    sym = _CG_SYMBOL.search(text) if " in section .text." in text else None
     if not exc and not sym and "cudacore" not in text:
         return _cuda_gdb_warps(text)
     out: dict = {"kind": "cuda-gdb"}
@@ -652,6 +653,8 @@ def _cuda_gdb_warps(text: str) -> dict | None:
     """A hang inspected warp by warp (``cuda device 0 sm 0 warp N lane 0`` after ``cuda kernel``):
     where each warp stands, and the warps cuda-gdb could not focus on (exited; a __syncthreads()
     the others wait at that they will never reach)."""
+    if "Switching focus to CUDA kernel" not in text:
+        return None  # (a C-level look: big logs are not walked line by line)
     warps: list[dict] = []
     missing: list[int] = []
     lines = text.splitlines()
@@ -708,6 +711,11 @@ _TS_IDLE = re.compile(r"futex|pthread_cond_\w*wait|__GI___poll|epoll_wait|__sele
                       r"__libc_read|^wait$|syscall$|^clone\d*$|start_thread")
 
 
+_TS_ANY_SPY = re.compile(r'\nThread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)')
+_TS_ANY_GDB = re.compile(r"\nThread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)")
+_TS_ANY_FH = re.compile(r"\n(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
+
+
 def _ts_wait(frames: list[dict]) -> tuple[str | None, str | None]:
     """(what the thread waits for, the frame that says so): the most specific kind any frame names
     (a collective over a GPU sync over the GIL ...; a poll under cuStreamSynchronize is the sync)."""
@@ -733,9 +741,11 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
     lock, a queue, a sleep); the main thread first, the threads grouped by what they wait for."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if not (re.search(r'^Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)', text, re.M)
-            or re.search(r"^Thread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)", text, re.M)
-            or re.search(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):", text, re.M)):
+    # Literal-led searches (the regex engine skips to the literal; a "^" under re.M would not).
+    t = "\n" + text
+    if not (("(idle)" in text or "(active" in text) and _TS_ANY_SPY.search(t)
+            or " (LWP " in text and _TS_ANY_GDB.search(t)
+            or "(most recent call first):" in text and _TS_ANY_FH.search(t)):
         return None
     threads: list[dict] = []
     cur: dict | None = None
@@ -826,7 +836,7 @@ def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
     brake), and the compute mode."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "NVSMI LOG" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", text, re.M):
+    if "NVSMI LOG" not in text and not re.search(r"\nGPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", "\n" + text[:1 << 20]):
         return None
     gpus: list[dict] = []
     cur: dict | None = None
@@ -923,7 +933,7 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
         pid = m.group(3).strip("'") if m.group(3) else None
         events.append({"xid": int(m.group(2)), "pci": m.group(1), "pid": None if pid in (None, "<unknown>") else pid,
                        "process": None if m.group(4) in (None, "<unknown>") else m.group(4), "text": m.group(5)})
-    lines = text.splitlines()
+    lines = text.splitlines() if "page fault (src_id" in text else []
     for i, line in enumerate(lines):
         m = _KL_AMD_FAULT.search(line)
         if not m:
@@ -1025,6 +1035,8 @@ _CS_ADDR = re.compile(r"^(?:Address|Access at|Access to) (0x[0-9a-fA-F]+)(?: is 
 _CS_ALLOC = re.compile(r"^and is (.+?nearest allocation at 0x[0-9a-fA-F]+ of size \d+ bytes)")
 _CS_HOST = re.compile(r"^Host Frame:\s*(.+?)\s*$")
 _CS_TOOL = re.compile(r"--tool[ =](memcheck|racecheck|initcheck|synccheck)")
+_CS_ANY = re.compile(r"=========[ \t]+(?:Invalid __|Uninitialized __|(?:Error|WARN|Warning): Race|Program hit|"
+                     r"Barrier error|[\w ]*[Ee]rror:? [^\n]*detected)")
 _CS_TOTAL = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)")
 
 
@@ -1035,7 +1047,8 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
     The first report is the one to fix; the others are counted and grouped by kernel."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "=========" not in text:
+    # a C-level look for a report line first: a big log with a "=========" banner is not walked line by line
+    if "=========" not in text or not _CS_ANY.search(text):
         return None
     reports: list[dict] = []
     cur: dict | None = None
