@@ -627,6 +627,25 @@ def bisect_status(recs, ref: str | None = None) -> dict:
     return info | driver(s["kind"]).describe(recs, s)
 
 
+def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) -> dict:
+    """What a log says: the most causal failure signature (``signature``), the last kernel-API call
+    (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
+    beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
+    from dbglog import evidence, signatures
+
+    warns: list[str] = []
+    m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)
+    api = signatures.parse_kernel_api_log(data)
+    # Evidence parsers on big logs only when the signature points at a dump (keeps 100 MB fast).
+    dump_entries = {"rocm.wave_stop", "cuda.exception", "gpu.coredump_written", "gdb.signal"}
+    dumpy = m is not None and (m.signature in dump_entries or any(
+        getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
+    ev = evidence.extract(data, config_path=config_path, run_tools=False,
+                          save_dirs=[save_dir] if save_dir else ()) if len(data) <= (16 << 20) or dumpy else []
+    return {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
+            "evidence": ev, "warnings": warns}
+
+
 # --- workspace upkeep (init, sync, reindex, export) -----------------------------------------------
 
 

@@ -269,8 +269,6 @@ def signature_list(as_json):
 @json_option
 def signature_test(file, as_json):
     """Classify a log FILE (or - for stdin): the most causal signature and its key lines."""
-    from dbglog import signatures
-
     if file != "-":
         from dbglog.fserrors import check_regular_file
 
@@ -279,33 +277,24 @@ def signature_test(file, as_json):
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
-    from dbglog import evidence
-
-    warns: list[str] = []
-    m = signatures.classify_text(data, signatures.all_signatures(_config_path()), warnings=warns)
-    api = signatures.parse_kernel_api_log(data)
-    # Evidence parsers on big logs only when the signature points at a dump (keeps 100 MB fast).
-    dump_entries = {"rocm.wave_stop", "cuda.exception", "gpu.coredump_written", "gdb.signal"}
-    dumpy = m is not None and (m.signature in dump_entries or any(
-        getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
-    ev = evidence.extract(data, config_path=_config_path(), run_tools=False,
-                          save_dirs=[os.path.dirname(os.path.abspath(file))] if file != "-" else ()) \
-        if len(data) <= (16 << 20) or dumpy else []
-    data_out = {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
-                "evidence": ev, "warnings": warns}
+    data_out = ops.classify_log(data, config_path=_config_path(),
+                                save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
+    m, api = data_out["signature"], data_out["kernel_api"]
 
     def human():
-        for w in warns:
+        from dbglog import evidence
+
+        for w in data_out["warnings"]:
             click.echo(f"warning: {w}", err=True)
         if m is None:
             click.echo("No known failure signature.")
         else:
-            click.echo(f"{m.name} (rank {m.rank}) at line {m.line_no}: {m.line.strip()[:200]}")
-            for other in (m.others or [])[:5]:
+            click.echo(f"{m['name']} (rank {m['rank']}) at line {m['line_no']}: {m['line'].strip()[:200]}")
+            for other in (m["others"] or [])[:5]:
                 click.echo(f"  also: {other}")
         if api is not None:
-            click.echo(evidence.kernel_api_evidence(api.to_dict())["summary"].replace("last ", "Last ", 1))
-        for e in ev:
+            click.echo(evidence.kernel_api_evidence(api)["summary"].replace("last ", "Last ", 1))
+        for e in data_out["evidence"]:
             click.echo(f"evidence: {e.get('summary')}")
             for f in (e.get("findings") or [])[:4]:
                 click.echo(f"  - {f}")
