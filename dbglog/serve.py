@@ -26,8 +26,6 @@ import os
 import shlex
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Sequence
 
@@ -83,6 +81,9 @@ def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, st
     """One readiness check: (ready, what it said)."""
     limit = max(0.2, limit)
     if is_url(ready):
+        import urllib.error  # lazy: http.client and ssl cost ~15 ms of every `bisect git` start
+        import urllib.request
+
         try:
             with urllib.request.urlopen(ready, timeout=limit) as resp:  # noqa: S310 (user's own URL)
                 return 200 <= resp.status < 300, f"HTTP {resp.status}"

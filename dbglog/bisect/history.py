@@ -183,12 +183,11 @@ def _worktree_root(recs, sid: str, spec: dict | None = None) -> Path:
 
 def remove_worktrees(repo, root: Path) -> None:
     """Remove every worktree of a session (also after kill -9) and forget them in the repo."""
-    if root.is_dir():
-        for p in sorted(root.iterdir()):
-            if p.is_dir() and repo is not None and Path(repo).is_dir():
-                _git_ok(repo, "worktree", "remove", "--force", "--force", str(p))
-            shutil.rmtree(p, ignore_errors=True)
-        shutil.rmtree(root, ignore_errors=True)
+    if not root.is_dir():
+        return  # nothing of ours (a worktree whose folder is gone is forgotten by the next prune)
+    # the folders first, then one prune forgets every worktree whose folder is gone (one git
+    # process per session, not one per worktree)
+    shutil.rmtree(root, ignore_errors=True)
     if repo is not None and Path(repo).is_dir():
         _git_ok(repo, "worktree", "prune")
 
@@ -366,6 +365,7 @@ class _Driver:
     def verify_ends(self) -> dict[str, S.Step]:
         sp = self.spec
         bad, goods = sp["bad"], list(sp["goods"])
+        self.subjects.update(self.graph()[2])  # the range's subjects in one git log (memoised), not one per label
         trials = {t.key: t for t in self.db.trials(self.sid)}
         ends: dict[str, S.Step] = {}
         pending: dict[str, tuple] = {}
