@@ -1,6 +1,6 @@
 """The protocol's steps as functions: check, record, run, look up. Shared by every front end.
 
-``cli.py`` (one process per command) and ``mcp_server.py`` (one long-lived process serving an
+``cli/`` (one process per command) and ``mcp_server.py`` (one long-lived process serving an
 agent) both call these, so a tool and its command can never drift apart: same validation, same
 one-line ``DbglogError`` messages, same data. Nothing here parses arguments, prints, or exits;
 warnings go to the ``warn`` callback the caller passes (the CLI prints ``dbglog: warning: ...``,
