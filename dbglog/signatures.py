@@ -606,7 +606,9 @@ BUILTIN: tuple[Signature, ...] = (
     # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
     _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN "),
                      # NCCL 2.0-2.3: "host:pid:tid [0] include/socket.h:185 WARN msg", no "NCCL"
-                     (r"\[\d+\] [\w./-]+\.(?:h|cc|cu|c|cpp):\d+ WARN ([^\n]*)", " WARN ")], 58,
+                     (r"\[\d+\] [\w./-]+\.(?:h|cc|cu|c|cpp):\d+ WARN ([^\n]*)", " WARN "),
+                     # an InfiniBand completion error quoted without its "NCCL WARN" prefix
+                     (r"NET/IB\w*\s*:\s*(Got completion from peer [^\n]*)", "Got completion from peer")], 58,
        resolve=_resolve_nccl_warn),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
@@ -656,7 +658,11 @@ BUILTIN: tuple[Signature, ...] = (
                         # A module-qualified exception with a message is one even when its traceback was
                         # not pasted ("torch.distributed.DistStoreError: Timed out after 1801 seconds ...").
                         (r"^" + _PREFIX + r"[`'\"]?(?P<exc>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\.[A-Z]\w*(?:Error|Exception))"
-                         r":[ \t]+(?P<msg>\S[^\n]*)$", ("Error: ", "Exception: "))], 45,
+                         r":[ \t]+(?P<msg>\S[^\n]*)$", ("Error: ", "Exception: ")),
+                        # torch.compile's wrapper with the inner exception on the same line:
+                        # "BackendCompilerFailed: backend='inductor' raised: RuntimeError: Cannot find ..."
+                        (r"(?:BackendCompilerFailed|InductorError): [^\n]*?raised:[ \t]+" + _EXC
+                         + r"(?::[ \t]*(?P<msg>[^\n]*))?$", "raised: ")], 45,
        resolve=_resolve_traceback),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
