@@ -338,6 +338,14 @@ def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
     return ("kernel.amdgpu_page_fault", 76) if m.group(5) == "0" else ("kernel.amdgpu_page_fault", 79)
 
 
+def _resolve_headerless(m: re.Match[str]) -> tuple[str, int]:
+    """An exception line pasted without its traceback: the same name, one rank below a confirmed one."""
+    name, rank = _resolve_traceback(m)
+    if _WRAPPER_TEXT.search(m.group("msg") or ""):
+        rank = min(rank, 9)
+    return name, min(rank, 44)
+
+
 def _resolve_init_failed(m: re.Match[str]) -> tuple[str, int]:
     # torch's device-count probe failing is why it later says "No CUDA GPUs are available"
     # (driver.no_device): the probe's error outranks that consequence.
@@ -664,6 +672,21 @@ BUILTIN: tuple[Signature, ...] = (
                         (r"(?:BackendCompilerFailed|InductorError): [^\n]*?raised:[ \t]+" + _EXC
                          + r"(?::[ \t]*(?P<msg>[^\n]*))?$", "raised: ")], 45,
        resolve=_resolve_traceback),
+    # Issue reports often paste only the exception line (and what the exception printed below it):
+    # a CamelCase "...Error:"/"...Exception:" at the start of a line is the failure when nothing
+    # better is in the log; a traceback-confirmed exception of the same name ranks above it.
+    _S("py.traceback_headerless",
+       [(r"^" + _PREFIX + r"[`'\"]?(?P<exc>[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)*(?:Error|Exception)):"
+         r"(?:[ \t]+(?P<msg>\S[^\n]*?))?[ \t`'\"]*$", ("Error:", "Exception:"))], 44,
+       resolve=_resolve_headerless, description="a Python exception line without its traceback"),
+    # Host-side C/C++ assertions: llama.cpp/ggml's GGML_ASSERT (old "GGML_ASSERT: file:line: cond",
+    # new "file:line: GGML_ASSERT(cond) failed") and glibc's assert() ("prog: file:line: func:
+    # Assertion `cond' failed."); a device-side assert with block/thread is gpu.device_assert.site.
+    _S("cpp.assert",
+       [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
+        (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", "GGML_ASSERT("),
+        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "Assertion `")], 44,
+       description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
          "Fatal Python error: ")], 65, resolve=_resolve_fatal),
@@ -1087,10 +1110,23 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
             last = i
             s, base = t.window(i, off)
             for m in rx.finditer(s):
+                if sig.name == "py.traceback_headerless" and not _exception_output_around(t, i):
+                    continue
                 _add(hits, sig, m, i, base + m.start())
                 found += 1
             if found >= _MAX_HITS:
                 break
+
+
+def _exception_output_around(t: _Text, i: int) -> bool:
+    """A bare "XError: msg" line is Python's exception output (not a log line that mentions an
+    error) when what Python prints around one is there: the message continued on indented lines
+    below it, or the bottom of a rich traceback box just above it."""
+    if i + 1 < len(t.lines) and len(t.lines[i + 1]) <= _LONG_LINE:
+        nxt = t.line(i + 1)
+        if nxt[:1] in (" ", "\t") and nxt.strip() and not nxt.lstrip().startswith(("File \"", "at ")):
+            return True
+    return i > 0 and len(t.lines[i - 1]) <= _LONG_LINE and t.line(i - 1).lstrip().startswith("╰")
 
 
 def _pytest_output(t: _Text) -> bool:

@@ -47,6 +47,10 @@ SAMPLES = {
     "build.compile_error": (["/tmp/ext/csrc/attn.cu(212): error: identifier \"__hmax2\" is undefined",
                              "1 error detected in the compilation of \"/tmp/ext/csrc/attn.cu\".",
                              "ninja: build stopped: subcommand failed."], "build.compile_error"),
+    "py.traceback_headerless": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
+                                 "     query       : shape=(1, 577, 16, 64) (torch.bfloat16)"],
+                                "py.traceback:NotImplementedError"),
+    "cpp.assert": (["GGML_ASSERT: ggml/src/ggml-cuda.cu:1257: to_fp32_cuda != nullptr"], "cpp.assert"),
     "oom.torch_hip": (["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                        "capacity of 191.98 GiB ... set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"], "oom.torch_hip"),
     "oom.exception_type": (["torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory."],

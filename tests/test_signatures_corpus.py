@@ -105,6 +105,8 @@ def test_round5_real_styles_decide_on_the_root_line():
 
 
 def test_quote_and_label_prefixes_do_not_make_exceptions_out_of_prose():
-    # the prefixes are read only on the exception line of a real traceback, never in free text
+    # a prefixed exception-looking line without a traceback or the exception's own output around it
+    # is a mention, not the failure
     text = "> KeyError: 'x' is what the docs say you get\n3: ValueError: not from a traceback\n"
     assert S.classify_text(text) is None
+    assert S.classify_text("I sometimes see a RuntimeError: CUDA setup failed here\n  and then it works\n") is None
