@@ -617,6 +617,55 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
 # --- bisection -------------------------------------------------------------------------------
 
 
+# --- look up (the read-only commands: list, show, attempt/diff/next list, runs, doctor) -----------------
+
+
+def investigations(recs, status: str | None = None) -> list[dict]:
+    """Every investigation (or those with ``status``), most recently updated first; ``current`` marks
+    the one commands act on by default."""
+    rows = recs.store.summaries(status)
+    cur = recs.current()
+    for r in rows:
+        r["current"] = r["id"] == cur
+    return rows
+
+
+def investigation(recs, ref: str | None = None):
+    """One investigation (id, id prefix, title words; default: the current one), loaded whole."""
+    return recs.store.load(recs.resolve(ref))
+
+
+def recent_runs(recs, limit: int = 20) -> list[dict]:
+    return recs.store.runs(limit)
+
+
+def run_record(recs, ref: str) -> dict:
+    return recs.store.get_run(ref)
+
+
+def doctor(recs) -> list[dict]:
+    """What disagrees between logs/ and the database (empty: healthy)."""
+    from dbglog.sync import doctor as check
+
+    return check(recs.store, recs.ws)
+
+
+def bisect_session(recs, ref: str | None = None) -> dict:
+    """A bisection's session row (default: the latest)."""
+    from dbglog.bisect.session import SessionDB
+
+    return SessionDB(recs.store).get(ref)
+
+
+def bisect_log(recs, ref: str | None = None) -> dict:
+    """Every step of a bisection: key, verdict, why, source (run or cache), runs."""
+    from dbglog.bisect.session import SessionDB
+
+    s = bisect_session(recs, ref)
+    return {"id": s["id"], "kind": s["kind"], "status": s["status"],
+            "steps": [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]}
+
+
 def bisect_status(recs, ref: str | None = None) -> dict:
     """Where a bisection stands (default: the latest): the session and its driver's description."""
     from dbglog.bisect.session import SessionDB, driver

@@ -21,10 +21,7 @@ def bisect_group():
     """Find the first bad commit (git) or the minimal sets of suspect toggles (toggles)."""
 
 
-def _session(recs, ref):
-    from dbglog.bisect.session import SessionDB
-
-    return SessionDB(recs.store).get(ref)
+_session = ops.bisect_session
 
 
 @bisect_group.command("status")
@@ -51,18 +48,14 @@ def bisect_status(ref, as_json):
 @json_option
 def bisect_log(ref, as_json):
     """Every step of a bisection: key, verdict, why, outcome, runs."""
-    from dbglog.bisect.session import SessionDB
-
-    recs = open_records()
-    s = _session(recs, ref)
-    steps = [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]
+    log = ops.bisect_log(open_records(), ref)
 
     def human():
-        click.echo(f"# {s['id']} ({s['kind']}) {s['status']}")
-        for n, t in enumerate(steps, 1):
+        click.echo(f"# {log['id']} ({log['kind']}) {log['status']}")
+        for n, t in enumerate(log["steps"], 1):
             click.echo(f"{n:>3}. {t['verdict']:<5} {t['key'][:60]:<60} {t['reason']} [{t['source']}]")
 
-    emit(as_json, {"id": s["id"], "kind": s["kind"], "steps": steps}, human)
+    emit(as_json, {"id": log["id"], "kind": log["kind"], "steps": log["steps"]}, human)
 
 
 @bisect_group.command("resume")
@@ -185,6 +178,7 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     2 refused.
     """
     from dbglog.bisect import history
+    from dbglog.bisect.spec import HistorySpec
 
     reject_unknown_option(cmd)  # before "missing --good": `--god HEAD~5` is a typo of it
     for name, value in (("--good", goods), ("--bad", bad)):
@@ -197,12 +191,13 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     launcher = _cluster_launcher(slurm_args, launcher)
     recs = open_records(create=True)
     scratch = _scratch(recs, scratch, launcher)
-    result = history.start(recs, good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout,
-                           grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, match=match,
-                           any_failure=any_failure, first_parent=first_parent, captures=captures, on_hang=on_hang,
-                           inv_ref=inv_ref, progress=not as_json, max_steps=max_steps, server=server, ready=ready,
-                           ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
-                           scratch=scratch, flaky=flaky, rate=rate, confidence=confidence, escalate=escalate)
+    spec = HistorySpec(good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout, grace=grace,
+                       repeat=repeat, jobs=jobs, launcher=launcher, match=match, any_failure=any_failure,
+                       first_parent=first_parent, captures=captures, on_hang=on_hang, max_steps=max_steps,
+                       server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout,
+                       shared_cache=shared_cache, scratch=scratch, flaky=flaky, rate=rate, confidence=confidence,
+                       escalate=escalate)
+    result = history.start(recs, spec, inv_ref=inv_ref, progress=not as_json)
     _bisect_finish(result, as_json)
 
 
@@ -270,6 +265,7 @@ def bisect_toggles(count, from_diffs, mode, max_sets, max_set_size, max_runs, st
     import shlex
 
     from dbglog.bisect import toggles
+    from dbglog.bisect.spec import ToggleSpec
 
     reject_unknown_option(cmd)
     check_failure_name(match, "--match", regex=True)
@@ -283,13 +279,13 @@ def bisect_toggles(count, from_diffs, mode, max_sets, max_set_size, max_runs, st
     recs = open_records(create=True)
     scratch = _scratch(recs, scratch, launcher)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
-    result = toggles.start(
-        recs, cmd=cmd, cwd=os.getcwd(), toggle_options=toggle_options, count=count, from_diffs=from_diffs, mode=mode,
-        max_sets=max_sets, max_set_size=max_set_size, max_runs=max_runs, strategy=strategy,
-        exhaustive=not first_only, timeout=timeout, grace=grace, repeat=repeat, jobs=jobs, launcher=launcher,
-        build=build, match=match, any_failure=any_failure, in_place=in_place, inv_ref=inv_ref,
-        progress=not as_json, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
+    spec = ToggleSpec(
+        cmd=cmd, toggle_options=toggle_options, count=count, from_diffs=from_diffs, mode=mode, max_sets=max_sets,
+        max_set_size=max_set_size, max_runs=max_runs, strategy=strategy, exhaustive=not first_only, timeout=timeout,
+        grace=grace, repeat=repeat, jobs=jobs, launcher=launcher, build=build, match=match, any_failure=any_failure,
+        in_place=in_place, argv_text=shlex.join(["dbglog", *argv]) if argv else "", captures=captures,
         on_hang=on_hang, bad_if_any=bad_if_any, scratch=scratch, flaky=flaky, confidence=confidence, budget=budget,
         server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
         escalate=escalate)
+    result = toggles.start(recs, spec, cwd=os.getcwd(), inv_ref=inv_ref, progress=not as_json)
     _bisect_finish(result, as_json)

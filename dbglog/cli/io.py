@@ -110,10 +110,7 @@ def reindex(force, as_json):
 @json_option
 def doctor(as_json):
     """Check logs/ against the database. Exit 0 when healthy, 1 when problems are listed."""
-    from dbglog.sync import doctor as run_doctor
-
-    recs = open_records(sync=False)
-    problems = run_doctor(recs.store, recs.ws)
+    problems = ops.doctor(open_records(sync=False))
 
     def human():
         for p in problems:

@@ -51,11 +51,7 @@ def new(title, symptom, files, tags, no_env, as_json):
 @json_option
 def list_(status, as_json):
     """List investigations, most recently updated first."""
-    recs = open_records()
-    rows = recs.store.summaries(status)
-    cur = recs.current()
-    for r in rows:
-        r["current"] = r["id"] == cur
+    rows = ops.investigations(open_records(), status)
 
     def human():
         if not rows:
@@ -74,8 +70,8 @@ def list_(status, as_json):
 def show(ref, markdown, as_json):
     """Show an investigation (default: the current one)."""
     recs = open_records()
-    inv_id = recs.resolve(ref)
-    inv = recs.store.load(inv_id)
+    inv = ops.investigation(recs, ref)
+    inv_id = inv.id
     if markdown and not as_json:
         click.echo((recs.ws.root / recs.path_for(inv_id)).read_text(encoding="utf-8"), nl=False)
         return
@@ -195,7 +191,7 @@ def attempt_edit(number, title, hypothesis, did, result, conclusion, outcome, in
 def attempt_list(inv_ref, as_json):
     """List the attempts of an investigation."""
     recs = open_records()
-    inv = recs.store.load(recs.resolve(inv_ref))
+    inv = ops.investigation(recs, inv_ref)
     data = [a.to_dict() | {"investigation": inv.id} for a in inv.attempts]
 
     def human():
@@ -288,7 +284,7 @@ def diff_set(factor, working, broken, status, apply_, working_label, broken_labe
     recs = open_records()
     inv_id, d = ops.set_difference(recs, inv_ref, factor, working=working, broken=broken, status=status,
                                    apply=apply_, working_label=working_label, broken_label=broken_label)
-    inv = recs.store.load(inv_id)
+    inv = ops.investigation(recs, inv_id)
     notes = ops.difference_notes(recs, inv_id, d)
     data = (d.to_dict() if d else {}) | {"investigation": inv_id,
                                          "labels": {"working": inv.labels[0], "broken": inv.labels[1]}} | notes
@@ -302,7 +298,7 @@ def diff_set(factor, working, broken, status, apply_, working_label, broken_labe
 def diff_list(inv_ref, as_json):
     """Show the key-differences table."""
     recs = open_records()
-    inv = recs.store.load(recs.resolve(inv_ref))
+    inv = ops.investigation(recs, inv_ref)
     data = {"investigation": inv.id, "labels": {"working": inv.labels[0], "broken": inv.labels[1]},
             "rows": [d.to_dict() for d in inv.differences]}
 
@@ -398,7 +394,7 @@ def next_move(ref, to, inv_ref, as_json):
 def next_list(inv_ref, as_json):
     """Show the what-to-try-next list."""
     recs = open_records()
-    inv = recs.store.load(recs.resolve(inv_ref))
+    inv = ops.investigation(recs, inv_ref)
 
     def human():
         if not inv.next_steps:

@@ -183,7 +183,7 @@ def runs():
 def runs_list(limit, as_json):
     """Most recent runs first."""
     recs = open_records()
-    rows = recs.store.runs(limit)
+    rows = ops.recent_runs(recs, limit)
 
     def human():
         if not rows:
@@ -201,7 +201,7 @@ def runs_list(limit, as_json):
 def runs_show(ref, as_json):
     """One run: outcome, signature, key lines, captures, paths."""
     recs = open_records()
-    r = recs.store.get_run(ref)
+    r = ops.run_record(recs, ref)
     emit(as_json, r, lambda: click.echo(f"{' '.join(r['cmd'])}\n{_run_summary(r)}"))
 
 
