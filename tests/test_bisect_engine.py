@@ -297,3 +297,33 @@ def test_driver_liveness_is_proctrees_create_time_rule(recs):
     assert row["pid"] == os.getpid() and row["driver"].startswith(f"{os.getpid()}:")
     db.release(sid)
     assert recs.store.q("SELECT driver FROM bisect_sessions WHERE id = ?", sid).fetchone()[0] is None
+
+
+# --- the typed spec: validation beside the fields ------------------------------------------------
+
+
+def test_specs_refuse_bad_input_in_one_line():
+    from dbglog.bisect.kinds import Toggle
+    from dbglog.bisect.spec import HistorySpec, ToggleSpec
+    from dbglog.errors import DbglogError
+
+    ok = HistorySpec(cmd=["./repro"], good_refs=["v1"], bad_ref="HEAD")
+    ok.validate()
+    for change, words in (({"cmd": []}, "no command"), ({"good_refs": []}, "at least one --good"),
+                          ({"repeat": 0}, "--repeat must be at least 1"), ({"timeout": 0}, "--timeout must be"),
+                          ({"confidence": 1.0}, "--confidence must be between"),
+                          ({"match": "x", "any_failure": True}, "contradict"),
+                          ({"launcher": "srun '"}, "cannot parse --launcher")):
+        bad = HistorySpec(**{**vars(ok), **change})
+        with pytest.raises(DbglogError, match=words):
+            bad.validate()
+    t = ToggleSpec(cmd=["./repro"])
+    t.validate()
+    with pytest.raises(DbglogError, match="bad --mode 'sideways'"):
+        ToggleSpec(cmd=["x"], mode="sideways").validate()
+    with pytest.raises(DbglogError, match="--max-runs must be at least 1"):
+        ToggleSpec(cmd=["x"], max_runs=0).validate()
+    with pytest.raises(DbglogError, match="--in-place edits the real files"):
+        ToggleSpec(cmd=["x"], in_place=True, jobs=2).validate_with([])
+    with pytest.raises(DbglogError, match="count mode bisects the calls of one toggle"):
+        ToggleSpec(cmd=["x"], count="c").validate_with([Toggle("c", "coop")])

@@ -21,7 +21,7 @@ LAYERS = {
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.kinds", "dbglog.bisect.session", "dbglog.bisect.journal",
-        "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky",
+        "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures", "dbglog.serve"},
     2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",

@@ -52,6 +52,7 @@ from dbglog.bisect import lifecycle
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import HistoryBisect, Verdict
 from dbglog.bisect.oracle import Ask, Oracle, Placement, PlaceFailed
+from dbglog.bisect.spec import HistorySpec
 from dbglog.errors import DbglogError
 from dbglog.redact import sanitize
 
@@ -801,40 +802,10 @@ def _slim(res: dict) -> dict:
 # --- entry points ------------------------------------------------------------------------
 
 
-def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: str | None = None,
-          timeout: float | None = None, grace: float = 5.0, repeat: int = 1, jobs: int = 1,
-          launcher: str | None = None, match: str | None = None, any_failure: bool = False,
-          first_parent: bool = False, captures=(), on_hang=(), inv_ref: str | None = None, cwd=None,
-          progress: bool = True, max_steps: int | None = None, scratch: str | None = None,
-          server: str | None = None, ready: str | None = None, ready_timeout: float = 120.0,
-          idle_timeout: float | None = None, shared_cache: bool = False, flaky: bool = False, rate: bool = False,
-          confidence: float = 0.95, escalate: bool = False) -> dict:
+def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, progress: bool = True) -> dict:
     """Create a git bisection session and run it to the end (see the module docstring)."""
-    if not cmd:
-        raise DbglogError("no command: put the repro after --, e.g. dbglog bisect git --good v1 --bad HEAD "
-                          "-- python repro.py")
-    if not good_refs:
-        raise DbglogError("give at least one --good REV")
-    if repeat < 1:
-        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
-    if jobs < 1:
-        raise DbglogError(f"--jobs must be at least 1, got {jobs}")
-    if max_steps is not None and max_steps < 1:
-        raise DbglogError(f"--max-steps must be at least 1, got {max_steps}")
-    if timeout is not None and timeout <= 0:
-        raise DbglogError("--timeout must be a positive number of seconds")
-    if not 0.5 < confidence < 1:
-        raise DbglogError(f"--confidence must be between 0.5 and 1 (exclusive), got {confidence:g}")
-    if match and any_failure:
-        raise DbglogError("--match and --any-failure contradict each other; use one")
-    from dbglog import serve
-
-    serve.check_args(server, ready, ready_timeout, idle_timeout)  # server-shaped steps
-    if launcher:
-        try:
-            shlex.split(launcher)
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --launcher {launcher!r}: {e}") from None
+    spec.validate()
+    bad_ref = spec.bad_ref
     cwd = Path(cwd or os.getcwd()).resolve()
     repo = repo_root(cwd)
     rel = os.path.relpath(cwd, repo)
@@ -843,7 +814,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
     goods: list[str] = []
     labels: list[str] = []
     notes: list[str] = []
-    for ref in good_refs:
+    for ref in spec.good_refs:
         g = rev(repo, ref)
         if g == bad:
             raise DbglogError(f"--good {ref} and --bad {bad_ref} are the same commit")
@@ -866,7 +837,7 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
     parents, _, _ = history_graph(repo, bad, goods)
     size = len(parents)
     if size == 0:
-        raise DbglogError(f"no commits between {', '.join(good_refs)} and {bad_ref}")
+        raise DbglogError(f"no commits between {', '.join(spec.good_refs)} and {bad_ref}")
     inv_id = None
     if inv_ref:
         inv_id = recs.resolve(inv_ref)
@@ -875,17 +846,19 @@ def start(recs, *, good_refs: list[str], bad_ref: str, cmd: list[str], build: st
         inv_id = cur if cur and recs.store.exists(cur) else None
     if bad_ref == bad:
         bad_ref = bad[:10]
-    spec = {"repo": str(repo), "cwd_rel": cwd_rel, "bad": bad, "bad_ref": bad_ref, "goods": goods,
-            "good_labels": labels, "cmd": list(cmd), "build": build, "timeout": timeout, "grace": grace,
-            "repeat": repeat, "jobs": jobs, "launcher": launcher, "match": match, "any_failure": any_failure,
-            "first_parent": first_parent, "captures": list(captures), "on_hang": list(on_hang),
-            "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
-            "calibrated": None, "recorded": None, "max_steps": max_steps, "scratch": scratch,
-            "server": server, "ready": ready, "ready_timeout": ready_timeout, "idle_timeout": idle_timeout,
-            "shared_cache": shared_cache, "flaky": True if flaky else None, "rate": rate,
-            "confidence": confidence, "escalate": escalate}
+    stored = {"repo": str(repo), "cwd_rel": cwd_rel, "bad": bad, "bad_ref": bad_ref, "goods": goods,
+              "good_labels": labels, "cmd": list(spec.cmd), "build": spec.build, "timeout": spec.timeout,
+              "grace": spec.grace, "repeat": spec.repeat, "jobs": spec.jobs, "launcher": spec.launcher,
+              "match": spec.match, "any_failure": spec.any_failure, "first_parent": spec.first_parent,
+              "captures": list(spec.captures), "on_hang": list(spec.on_hang),
+              "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
+              "calibrated": None, "recorded": None, "max_steps": spec.max_steps, "scratch": spec.scratch,
+              "server": spec.server, "ready": spec.ready, "ready_timeout": spec.ready_timeout,
+              "idle_timeout": spec.idle_timeout, "shared_cache": spec.shared_cache,
+              "flaky": True if spec.flaky else None, "rate": spec.rate, "confidence": spec.confidence,
+              "escalate": spec.escalate}
     db = S.SessionDB(recs.store)
-    sid = db.create(KIND, spec, inv_id)
+    sid = db.create(KIND, stored, inv_id)
     return resume(recs, db.get(sid), progress=progress)
 
 
@@ -992,8 +965,8 @@ def demo(recs, inv_id: str, quiet: bool) -> dict:
               lambda i: "Use 4-wide tiles in attention_fwd" if i == bad_at else f"Refactor step {i}")
     if not quiet:
         click.secho("\n== dbglog bisect git --good HEAD~23 --bad HEAD --timeout 20 -- python check.py", bold=True)
-    res = start(recs, good_refs=["HEAD~23"], bad_ref="HEAD", cmd=[sys.executable, "check.py"], timeout=20.0,
-                grace=1.0, inv_ref=inv_id, cwd=repo, progress=not quiet)
+    res = start(recs, HistorySpec(good_refs=["HEAD~23"], bad_ref="HEAD", cmd=[sys.executable, "check.py"],
+                                  timeout=20.0, grace=1.0), inv_ref=inv_id, cwd=repo, progress=not quiet)
     if not quiet:
         click.echo(res["report"])
     return res

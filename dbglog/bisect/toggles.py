@@ -50,6 +50,7 @@ from dbglog.bisect import lifecycle
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
 from dbglog.bisect.oracle import Ask, Oracle, Placement
+from dbglog.bisect.spec import ToggleSpec
 # the toggle record and every kind live in kinds.py (one registered Kind each); re-exported for importers
 from dbglog.bisect.kinds import UNSET_WORDS, Toggle, apply_spec_toggle, build_toggles  # noqa: F401
 from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, calibrate,
@@ -269,60 +270,29 @@ class Trials:
 # --- starting ----------------------------------------------------------------------------
 
 
-def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), args_from=(), configs=(),
-          suspect_paths=(), coops=(), count: str | None = None, from_diffs: str | None = None, mode: str = "auto",
-          max_sets: int | None = None, max_set_size: int | None = None, max_runs: int | None = None,
-          strategy: str = "auto", exhaustive: bool = True, timeout: float | None = None, grace: float = 5.0,
-          repeat: int = 1, jobs: int = 1, launcher: str | None = None, build: str | None = None,
-          match: str | None = None, any_failure: bool = False, in_place: bool = False, inv_ref: str | None = None,
-          progress: bool = True, argv_text: str = "", captures=(), on_hang=(), bad_if_any: bool = False,
-          scratch: str | None = None, flaky: bool = False, confidence: float = 0.95,
-          budget: int | None = None, server: str | None = None, ready: str | None = None,
-          ready_timeout: float = 120.0, idle_timeout: float | None = None, shared_cache: bool = False,
-          escalate: bool = False, toggle_options: dict | None = None) -> dict:
-    """``toggle_options``: the registered kinds' option values by dest (``kinds.options()``), beside
-    or instead of the built-in kinds' keywords ``envs=`` ... ``coops=``."""
+def start(recs, spec: ToggleSpec, *, cwd: Path, inv_ref: str | None = None, progress: bool = True) -> dict:
+    """Create a toggle bisection session (``spec``: what was asked, checked here) and run it to the end."""
     import hashlib
 
-    if not cmd:
-        raise DbglogError("no command: put the repro after --, e.g. dbglog bisect toggles --env X=1 -- python repro.py")
-    if mode not in ("auto", "enable", "disable"):
-        raise DbglogError(f"bad --mode {mode!r}: use enable, disable or auto")
-    if repeat < 1 or jobs < 1:
-        raise DbglogError("--repeat and --jobs must be at least 1")
-    for name, v in (("--max-sets", max_sets), ("--max-set-size", max_set_size), ("--max-runs", max_runs)):
-        if v is not None and v < 1:
-            raise DbglogError(f"{name} must be at least 1")
-    if timeout is not None and timeout <= 0:
-        raise DbglogError("--timeout must be a positive number of seconds")
+    spec.validate()
     cwd = Path(cwd).resolve()
     root = recs.ws.root.resolve()
     inv_id = None
-    if from_diffs is not None:
-        inv_id = recs.resolve(from_diffs or inv_ref)
+    if spec.from_diffs is not None:
+        inv_id = recs.resolve(spec.from_diffs or inv_ref)
     elif inv_ref:
         inv_id = recs.resolve(inv_ref)
     else:
         cur = recs.current()
         inv_id = cur if cur and recs.store.exists(cur) else None
-    toggles = build_toggles(recs, cwd=cwd, envs=envs, env_offs=env_offs, args=args, args_from=args_from,
-                            configs=configs, suspect_paths=suspect_paths, coops=coops, values=toggle_options,
-                            from_diffs_inv=inv_id if from_diffs is not None else None)
-    if not toggles and not count:
+    toggles = build_toggles(recs, cwd=cwd, envs=spec.envs, env_offs=spec.env_offs, args=spec.args,
+                            args_from=spec.args_from, configs=spec.configs, suspect_paths=spec.suspect_paths,
+                            coops=spec.coops, values=spec.toggle_options,
+                            from_diffs_inv=inv_id if spec.from_diffs is not None else None)
+    if not toggles and not spec.count:
         raise DbglogError(f"no toggles: give {', '.join(toggle_kinds.option_flags(toggles_only=True))}, --count "
                           "or --from-diffs")
-    if bad_if_any and count:
-        raise DbglogError("--bad-if-any applies to set searches, not to --count")
-    if flaky and (count or bad_if_any):
-        raise DbglogError("--flaky is its own search: drop --count / --bad-if-any")
-    if not 0.5 < confidence < 1:
-        raise DbglogError(f"--confidence must be between 0.5 and 1 (exclusive), got {confidence:g}")
-    if budget is not None and budget < 1:
-        raise DbglogError("--budget must be at least 1")
-    if count and any(t.kind == "coop" and t.name == count for t in toggles):
-        raise DbglogError(f"--count {count} and --coop {count}: count mode bisects the calls of one toggle")
-    if in_place and jobs > 1:
-        raise DbglogError("--in-place edits the real files, so trials run one at a time: drop --jobs or --in-place")
+    spec.validate_with(toggles)
     # the files the toggles edit: originals, checks
     files: dict[str, str] = {}
     edited_by: dict[str, set] = {}  # file -> the kinds whose toggles edit it
@@ -330,11 +300,11 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
         for p in toggle_kinds.kind_of(t.kind).files(t):
             rp = str(Path(p).resolve())
             edited_by.setdefault(rp, set()).add(t.kind)
-            if not in_place and not rp.startswith(str(root) + os.sep):
+            if not spec.in_place and not rp.startswith(str(root) + os.sep):
                 raise DbglogError(f"{rp} is outside the workspace {root}: bisections edit a copy of the workspace; "
                                   "use --in-place to edit it where it is")
             files[rp] = hashlib.sha256(Path(rp).read_bytes()).hexdigest()
-    if files and not in_place and not (cwd == root or str(cwd).startswith(str(root) + os.sep)):
+    if files and not spec.in_place and not (cwd == root or str(cwd).startswith(str(root) + os.sep)):
         raise DbglogError(f"the current directory {cwd} is outside the workspace {root}, so the command could not "
                           "run in the bisection's copy of it: run from inside the workspace or use --in-place")
     for p, ks in edited_by.items():
@@ -342,22 +312,23 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
             raise DbglogError(f"{p} has both suspect markers and --config keys; bisect them separately")
         if len(ks) > 1:  # two kinds' edits of one file would be made over each other
             raise DbglogError(f"{p} is edited by toggles of kinds {' and '.join(sorted(ks))}; bisect them separately")
-    from dbglog import serve
-
-    serve.check_args(server, ready, ready_timeout, idle_timeout)  # server-shaped trials, refused before any run
-    execution = Execution(cmd=list(cmd), timeout=timeout, grace=grace, repeat=repeat, build=build, launcher=launcher,
-                          captures=tuple(captures), on_hang=tuple(on_hang), server=server, ready=ready,
-                          ready_timeout=ready_timeout, idle_timeout=idle_timeout, shared_cache=shared_cache,
-                          escalate=escalate)
-    spec = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
-            "in_place": in_place, "jobs": jobs, "mode": mode, "count": count, "from_diffs": from_diffs is not None,
-            "search": {"max_sets": max_sets, "max_set_size": max_set_size, "max_runs": max_runs,
-                       "strategy": strategy, "exhaustive": exhaustive},
-            "execution": asdict(execution), "user_timeout": timeout, "match": match, "any_failure": any_failure,
-            "bad_if_any": bad_if_any, "scratch": scratch, "flaky": flaky, "confidence": confidence, "budget": budget,
-            "argv": argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *cmd])}
+    spec.check_server()  # server-shaped trials, refused before any run
+    execution = Execution(cmd=list(spec.cmd), timeout=spec.timeout, grace=spec.grace, repeat=spec.repeat,
+                          build=spec.build, launcher=spec.launcher, captures=tuple(spec.captures),
+                          on_hang=tuple(spec.on_hang), server=spec.server, ready=spec.ready,
+                          ready_timeout=spec.ready_timeout, idle_timeout=spec.idle_timeout,
+                          shared_cache=spec.shared_cache, escalate=spec.escalate)
+    stored = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
+              "in_place": spec.in_place, "jobs": spec.jobs, "mode": spec.mode, "count": spec.count,
+              "from_diffs": spec.from_diffs is not None,
+              "search": {"max_sets": spec.max_sets, "max_set_size": spec.max_set_size, "max_runs": spec.max_runs,
+                         "strategy": spec.strategy, "exhaustive": spec.exhaustive},
+              "execution": asdict(execution), "user_timeout": spec.timeout, "match": spec.match,
+              "any_failure": spec.any_failure, "bad_if_any": spec.bad_if_any, "scratch": spec.scratch,
+              "flaky": spec.flaky, "confidence": spec.confidence, "budget": spec.budget,
+              "argv": spec.argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *spec.cmd])}
     # validate the edits up front (bad keys, suspects that would break a Python file)
-    session_like = {"id": "check", "spec": spec}
+    session_like = {"id": "check", "spec": stored}
     probe = Trials(recs, session_like)
     all_on, all_off = set(probe.names), set()
     probe.files_for(all_on)
@@ -367,7 +338,7 @@ def start(recs, *, cmd: list[str], cwd: Path, envs=(), env_offs=(), args=(), arg
         except SyntaxError:
             continue  # the user's file does not compile as it is: not ours to judge
         suspects.check_python(p, data)
-    sid = SessionDB(recs.store).create(KIND, spec, inv_id)
+    sid = SessionDB(recs.store).create(KIND, stored, inv_id)
     return resume(recs, SessionDB(recs.store).get(sid), progress=progress)
 
 
@@ -1059,9 +1030,10 @@ def demo(recs, inv_id: str, quiet: bool) -> dict:
     prog.write_text(DEMO_PROGRAM)
     if not quiet:
         click.secho("\n== dbglog bisect toggles --suspects train_step.py -- python train_step.py", bold=True)
-    result = start(recs, cmd=[sys.executable, "train_step.py"], cwd=recs.ws.root, suspect_paths=["train_step.py"],
-                   inv_ref=inv_id, timeout=30.0, grace=1.0, progress=False,
-                   argv_text="dbglog bisect toggles --suspects train_step.py -- python train_step.py")
+    result = start(recs, ToggleSpec(cmd=[sys.executable, "train_step.py"], suspect_paths=("train_step.py",),
+                                    timeout=30.0, grace=1.0,
+                                    argv_text="dbglog bisect toggles --suspects train_step.py -- python train_step.py"),
+                   cwd=recs.ws.root, inv_ref=inv_id, progress=False)
     if not quiet:
         click.echo(f"-> {result['message']} ({result['trials']} trials; train_step.py untouched)")
     return result
