@@ -273,3 +273,12 @@ def test_kernel_log_xids_and_amdgpu_faults():
                            "amdgpu 0000:c3:00.0: amdgpu:   in page starting at address 0x00007f12a0000000 from client 10\n")
     assert a["events"][0]["pid"] == "2931" and "at 0x00007f12a0000000 by python3 (pid 2931)" in a["summary"]
     assert E.parse_kernel_log("no gpu lines here") is None
+
+
+def test_new_signatures_get_their_own_advice_not_the_arch_one():
+    rules = A.load()
+    for sig, want in (("build.compile_error", "compile-first-error"), ("build.torch_without_gpu", "torch-cpu-only"),
+                      ("oom.shm", "dataloader-shm"), ("cpp.assert", "host-assert"), ("gpu.nvlink_error", "nvlink-node"),
+                      ("build.no_kernel_image", "arch-mismatch")):
+        ids = [s["id"] for s in A.advise(A.Context(run={"outcome": "fail", "signature": sig, "cmd": ["t"]}), rules)]
+        assert want in ids and (sig == "build.no_kernel_image" or "arch-mismatch" not in ids), (sig, ids)
