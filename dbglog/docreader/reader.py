@@ -478,7 +478,9 @@ class _Builder:
                 and not self._bug_like(n)):
             self.attempt_from_node(n, container=context)
             return
-        if context == "weak" and r._has_attempt_evidence(n) and not self._special(n):
+        if context == "weak" and not self._special(n) and (r._has_attempt_evidence(n) or (
+                (nm := NUMBERED_HEAD.match(text)) and ACTION_LEAD.match(nm.group("rest")) and not n.children)):
+            # "## Investigation log" > "### 2. Checked the production backend log": a step that was taken
             self.attempt_from_node(n, container=None)
             return
         fkey = field_of(text)
@@ -1158,7 +1160,7 @@ class _Builder:
         self.owned.extend(lines)
         number, title = None, n.text
         m = ATTEMPT_HEAD.match(n.text)
-        proposal = bool(m and re.match(r"(?i)option|step|phase|idea|solution|candidate|variant", m.group("kw")))
+        proposal = bool(m and re.match(r"(?i)option|step|phase|idea|solution|candidate|variant|priority", m.group("kw")))
         if m:
             if m.group("n").isdigit():
                 number = int(m.group("n"))
@@ -1444,7 +1446,7 @@ class _Builder:
         a = self._attempt_body(idxs)
         a.title = one_line(attempt_title(lead, km))
         a.tag = heading_outcome(lead)
-        a.proposal = bool(re.match(r"(?i)option|step|phase|idea|solution|candidate|variant", km.group("kw")))
+        a.proposal = bool(re.match(r"(?i)option|step|phase|idea|solution|candidate|variant|priority", km.group("kw")))
         a.number = int(km.group("n")) if km.group("n").isdigit() else None
         a.context, a.lines, a.unit, a.line = ctx, idxs, lead, blk.start
         # The paragraph's first line carries the label; the body is everything after it.
@@ -1763,6 +1765,10 @@ class _Builder:
                         a.title or "", flags=re.I)))) \
                 and not RAN_WORDS.search(did or ""):
             out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
+        if out is None and not result and _DIAG_WON.match(a.title or ""):
+            # "4. Isolated the code defect" / "Reproduced the hang": a diagnostic step whose name says it got
+            # there; the failure its text describes is the bug's, not the step's
+            out = "worked"
         if out is None:
             r_text = result or ("" if a.fields and set(a.fields) - {"did", "hypothesis"} else did)
             if r_text and not result:
@@ -1777,6 +1783,7 @@ class _Builder:
             done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "") or re.search(
                 r"\((?:applied|done|deployed|rolled out|in place|running)\b|\bunder observation\b", did or "", re.I) \
                 or _DONE_WORDS.search(re.sub(r"(?ms)^\s*(```|~~~).*?^\s*\1", " ", did or "")) \
+                or (a.title and ACTION_LEAD.match(re.sub(r"^\W*\d{1,3}[.)]\s*", "", a.title)) and not a.proposal) \
                 or (a.done and not re.match(r"^\W*(?:pending|planned|proposed|todo|to do|next)\b", did or "", re.I))
             out = "inconclusive" if done else "untested"
         title = a.title or item_title(did or result or f"Attempt {number}")
@@ -1925,6 +1932,10 @@ def _section_label(line: str) -> bool:
     name = _label_name(line)
     return bool(name) and (name in ATTEMPT_LABELS or name in INV_LABELS or bool(_STATUS_ITEM.match(name))
                            or name in ("diagnosis", "analysis", "bottom line", "tl;dr", "tldr", "verdict"))
+
+
+_DIAG_WON = re.compile(r"^\W*(?:\d{1,3}[.)]\s*)?(?:reproduced|isolated|identified|pinpointed|located|traced|found|"
+                       r"narrowed (?:it )?down)\b", re.I)
 
 
 # Told in the past tense: it was done ("Tried once as a walkthrough", "I then verified independently"),

@@ -12,7 +12,7 @@ STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|worka
               r"fix attempt|intento|prueba|versuch|essai|tentative|h(?=\d)")
 
 
-_WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case"
+_WEAK_KW = r"test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case|priority"
 
 
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
@@ -39,7 +39,7 @@ STRONG_RE = re.compile(rf"^(?:{STRONG_KW})$", re.I)
 NEXT_HEAD = re.compile(
     r"\b(?:(?:steps?|checks?|actions?|tests?) (?:needed|required|proposed|planned|to (?:take|run|do))|recommended actions?|"
     r"next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
-    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?|"
+    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?$|follow[- ]?ups? (?:actions?|items?|tasks?|work|steps?|needed)|"
     r"future work|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
     r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
@@ -47,7 +47,7 @@ NEXT_HEAD = re.compile(
     r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration)|qu[eé] probar|por probar|"
     r"[aà] essayer|als n[aä]chstes|where (?:we'?re|we are|to go) (?:going|next)|going forward|"
     r"(?:critical |key |remaining |open )?questions (?:for|to answer|to resolve)\b|what would (?:probably |likely )?(?:work|help|fix it)|"
-    r"future (?:improvements?|ideas|directions|fixes)|nice to have|what would make (?:this|it) better)\b"
+    r"future (?:improvements?|ideas|directions|fixes)|nice to have|what would make (?:this|it) better|roadmap)\b"
     r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 
@@ -134,7 +134,9 @@ _FIELD_HEAD = [
 ]
 
 
-TEMPLATE = re.compile(r"\btemplates?\b", re.I)
+# "## Template", "## Debug Log Template": a blank form to copy. Not "Hypothesis check: chat template".
+TEMPLATE = re.compile(r"^\W*(?!.*\b(?:chat|prompt|jinja|kernel|c\+\+|html|class|function)\b)(?:[\w-]+ ){0,3}templates?(?:\s*$|\s*[:(—–-]|\s+(?:for|to)\b)",
+                      re.I)
 
 
 REFERENCE_HEAD = re.compile(r"^(?:artifacts?|references?|links|resources|appendix\b.*|see also|related (?:issues|links|docs)|"
@@ -215,6 +217,8 @@ def label_of(line: str, labels: dict[str, str]) -> tuple[str, str] | None:
     name = (m.group("l1") or m.group("l3") or m.group("l2") or "").strip().lower().replace("’", "'")
     name = re.sub(r"^[^\w]+\s*", "", name).strip()  # "✅ Result:" -> "result"
     key = labels.get(name)
+    if key is None and labels is ATTEMPT_LABELS and re.match(r"^(?:hypothesis|h)\s*#?\d{0,2}\s+(?:update|status|verdict)$", name):
+        key = "outcome"  # "**Hypothesis 5 Update:** REJECTED": the verdict on what this entry tested
     if key is None:
         return None
     return key, (m.group("rest") or "").strip()
@@ -342,7 +346,9 @@ _ACTION = (r"tried|retried|tested|attempted|switched|swapped|set|unset|disabled|
            r"compared|bisected|profiled|captured|traced|checked|measured|excluded|isolated|reseated|"
            r"re-?cabled|reflashed|flashed|restarted|rebooted|reloaded|suspected|used|using|with|without|"
            r"lowering|raising|setting|disabling|enabling|adding|removing|switching|downgrading|upgrading|"
-           r"building|running|forcing|pinning|reverting|compiling|recompiling")
+           r"building|running|forcing|pinning|reverting|compiling|recompiling|reproduced|"
+           r"inspected|examined|investigated|identified|renamed|implemented|rewrote|refactored|migrated|dumped|"
+           r"diffed|bisected|instrumented|logged|printed|attached|reran|replayed")
 
 
 ACTION_LEAD = re.compile(rf"^\s*(?:\*\*[^*]{{1,30}}\*\*\s*[:—–-]?\s*)?(?:[\d:./-]{{3,16}}\s*[:—–-]?\s*)?"
