@@ -71,7 +71,10 @@ class _LazyCommands(MutableMapping):
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._loaded:
             module, _, attr = self._table[name].partition(":")  # KeyError: no such command
-            self._loaded[name] = getattr(importlib.import_module(f"dbglog.cli.{module}"), attr)
+            try:
+                self._loaded[name] = getattr(importlib.import_module(f"dbglog.cli.{module}"), attr)
+            except KeyError as e:  # a bug in the module, not "no such command" (Mapping.get would say that)
+                raise RuntimeError(f"dbglog.cli.{module}: {e!r}") from e
         return self._loaded[name]
 
     def __setitem__(self, name: str, cmd: click.Command) -> None:
