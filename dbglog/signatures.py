@@ -175,6 +175,8 @@ _CUDA_TEXTS = (
     ("initialization error", "driver.init_failed", 70),
     # NVSwitch systems before nvidia-fabricmanager is up (cudaErrorSystemNotReady)
     ("system not yet initialized", "driver.init_failed", 70),
+    # kernel module and user-space driver (or a forward-compat package) do not match: Error 803
+    ("unsupported display driver / cuda driver combination", "driver.init_failed", 70),
     # PTX JIT needs a driver at least as new as the toolkit that wrote the PTX
     ("the provided ptx was compiled with an unsupported toolchain", "driver.insufficient", 76),
     ("uncorrectable nvlink error", "gpu.nvlink_error", 92),
@@ -499,6 +501,8 @@ BUILTIN: tuple[Signature, ...] = (
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
         (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error ("),
+        # Caffe / MXNet / glog CHECKs: "Check failed: error == cudaSuccess (803 vs. 0)  <runtime text>"
+        (r"Check failed: \w+ == cudaSuccess \((\d+) vs\. 0\)\s*:?\s*(?P<text>[^\n]+)", "== cudaSuccess ("),
         # nccl-tests / rccl-tests: "host: Test CUDA failure common.cu:941 'invalid device ordinal'"
         (r"Test CUDA failure \S+:\d+ '(?P<text>[^'\n]+)'", "Test CUDA failure")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
