@@ -608,6 +608,7 @@ class _Builder:
         blocks, k = list(n.blocks), 0
         numbered = self._numbered_paras(blocks)
         entries = self._entries(blocks)
+        before = len(self.attempts)
         while k < len(blocks):
             blk = blocks[k]
             k += 1
@@ -628,6 +629,15 @@ class _Builder:
                 pass  # "Failed Attempts Summary" as a table: its rows are attempts
             elif blk.kind != "hr":
                 keep.extend(range(blk.start, blk.end))
+        paras = [b for b in blocks if b.kind == "paragraph"]
+        if ctx == "worked" and len(self.attempts) == before and not n.children and paras \
+                and any(b.kind in ("fence", "code") for b in blocks):
+            # "## What works (v4 — shipped)": a paragraph, the code that changed and why it works: one attempt.
+            self.attempt_from_node(Node(n.level, n.text, n.start, n.head_end, blocks=list(n.blocks), children=[],
+                                        parent=n.parent), container="worked")
+            self.attempts[-1].title = one_line(item_title(" ".join(
+                self.lines[i].strip() for i in range(paras[0].start, paras[0].end))).rstrip(":"))
+            return
         self._keep_or_rename(n, keep, "attempts")
         for c in n.children:
             if self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
