@@ -25,7 +25,6 @@ row to ``COMMANDS`` below (the order is the order of ``dbglog --help``).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -71,8 +70,9 @@ class _LazyCommands(MutableMapping):
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._loaded:
             module, _, attr = self._table[name].partition(":")  # KeyError: no such command
-            try:
-                self._loaded[name] = getattr(importlib.import_module(f"dbglog.cli.{module}"), attr)
+            try:  # (__import__, not importlib.import_module: `python -X importtime` then lists the module)
+                __import__(f"dbglog.cli.{module}")
+                self._loaded[name] = getattr(sys.modules[f"dbglog.cli.{module}"], attr)
             except KeyError as e:  # a bug in the module, not "no such command" (Mapping.get would say that)
                 raise RuntimeError(f"dbglog.cli.{module}: {e!r}") from e
         return self._loaded[name]
