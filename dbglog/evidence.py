@@ -916,7 +916,8 @@ _KL_AMD_FAULT = re.compile(r"amdgpu (\S+): amdgpu: \[(\w+)\] (?:(?:no-)?retry )?
                            r"vmid:(\d+) pasid:(\d+)(?:, for process (\S+) pid (\d+))?")
 # the process on the next lines (newer kernels): "Process python3 pid 2931 thread ..." or
 # "Process information: process python3 pid 2931 thread ..."
-_KL_AMD_PROC = re.compile(r"amdgpu: +Process (?:information: process )?(\S+) pid (\d+) thread")
+_KL_AMD_PROC = re.compile(r"(?:amdgpu: +|\*ERROR\* )Process (?:information: process )?(\S+) pid (\d+) thread")
+_KL_AMD_RING = re.compile(r"ring (\S+) timeout, signaled seq=(\d+), emitted seq=(\d+)")
 _KL_AMD_ADDR = re.compile(r"in page starting at address (0x[0-9a-fA-F]+)")
 
 
@@ -926,15 +927,28 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
     process, the faulting page)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "NVRM: Xid" not in text and "page fault (src_id" not in text:
+    if "NVRM: Xid" not in text and "page fault (src_id" not in text and "timeout, signaled seq=" not in text:
         return None
     events: list[dict] = []
     for m in _KL_XID.finditer(text):
         pid = m.group(3).strip("'") if m.group(3) else None
         events.append({"xid": int(m.group(2)), "pci": m.group(1), "pid": None if pid in (None, "<unknown>") else pid,
                        "process": None if m.group(4) in (None, "<unknown>") else m.group(4), "text": m.group(5)})
-    lines = text.splitlines() if "page fault (src_id" in text else []
+    lines = text.splitlines() if "page fault (src_id" in text or "timeout, signaled seq=" in text else []
     for i, line in enumerate(lines):
+        r = _KL_AMD_RING.search(line)
+        if r:
+            # a ring that stopped retiring work: the GPU hang the driver then resets
+            pci = re.search(r"amdgpu ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+):", line)
+            ev = {"amdgpu_ring_timeout": r.group(1), "signaled": int(r.group(2)), "emitted": int(r.group(3)),
+                  "pci": pci.group(1) if pci else None}
+            for nxt in lines[i + 1:i + 3]:
+                p = _KL_AMD_PROC.search(nxt)
+                if p:
+                    ev["process"], ev["pid"] = p.group(1), p.group(2)
+                    break
+            events.append(ev)
+            continue
         m = _KL_AMD_FAULT.search(line)
         if not m:
             continue
@@ -952,7 +966,10 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
     if not events:
         return None
     first = events[0]
-    if "xid" in first:
+    if "amdgpu_ring_timeout" in first:
+        what = f"amdgpu ring {first['amdgpu_ring_timeout']} timeout (signaled {first['signaled']}, " \
+               f"emitted {first['emitted']})" + (f" on {first['pci']}" if first.get("pci") else "")
+    elif "xid" in first:
         prev = re.search(r"caused by previous Xid (\d+)", first["text"])
         what = f"Xid {first['xid']}" + (f" (after Xid {prev.group(1)})" if prev else "") + f" on {first['pci']}"
     else:
@@ -961,7 +978,7 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
             + (" (pasid 0: the driver itself)" if first["pasid"] == 0 else "")
     who = f" by {first['process']} (pid {first['pid']})" if first.get("process") else ""
     xids = sorted({e["xid"] for e in events if "xid" in e})
-    gpus = sorted({e["pci"] for e in events})
+    gpus = sorted({e["pci"] for e in events if e.get("pci")})
     summary = f"kernel log: {what}{who}" + (f"; Xids seen: {', '.join(map(str, xids))}" if len(xids) > 1 else "") \
         + (f"; {len(gpus)} GPUs involved" if len(gpus) > 1 else "")
     return {"kind": "kernel-log", "events": events[:50], "count": len(events), "xids": xids, "gpus": gpus,

@@ -367,9 +367,11 @@ def _resolve_miopen_status(m: re.Match[str]) -> tuple[str, int]:
 # ip=...) "), torch.distributed "[rank0]: ", accelerate "stderr: ", vLLM's logger "ERROR 07-21
 # 13:02:07 [core.py:588] " (older: "ERROR 01-28 03:21:01 engine.py:387] "); and, in pasted
 # multi-process logs, markdown quotes ("> "), srun --label ("3: "), Open MPI --tag-output
-# ("[1,3]<stderr>:") and torchrun --tee ("[default3]:").
+# ("[1,3]<stderr>:"), torchrun --tee ("[default3]:") and glog/absl ("I0517 16:48:59.6 140 f.py:255] ").
 _PREFIX = (r"(?:> ?)?(?:\d{1,5}: )?(?:\[\d+,\d+\]<std(?:out|err)>:)?"
            r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?(?: (?:stdout|stderr) [FP])?(?: \|)? )?"
+           # glog / absl: "I0517 16:48:59.615311 140650292352064 run_docker.py:255] "
+           r"(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\] )?"
            r"(?:\([^()\n]{1,100}\) ){0,3}"
            r"(?:(?:stdout|stderr): )?"
            r"(?:\[(?:rank|default)\d+\]:[ \t]?)?"

@@ -282,3 +282,12 @@ def test_new_signatures_get_their_own_advice_not_the_arch_one():
                       ("build.no_kernel_image", "arch-mismatch")):
         ids = [s["id"] for s in A.advise(A.Context(run={"outcome": "fail", "signature": sig, "cmd": ["t"]}), rules)]
         assert want in ids and (sig == "build.no_kernel_image" or "arch-mismatch" not in ids), (sig, ids)
+
+
+def test_kernel_log_amdgpu_ring_timeout_names_ring_and_process():
+    k = E.parse_kernel_log("[ 81.0] amdgpu 0000:c1:00.0: amdgpu: ring comp_1.2.0 timeout, signaled seq=410, emitted seq=412\n"
+                           "[ 81.0] amdgpu 0000:c1:00.0: amdgpu:  Process python3 pid 7001 thread python3 pid 7001\n"
+                           "[ 81.1] amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!\n")
+    assert k["events"][0]["amdgpu_ring_timeout"] == "comp_1.2.0" and k["events"][0]["pid"] == "7001"
+    assert k["summary"] == ("kernel log: amdgpu ring comp_1.2.0 timeout (signaled 410, emitted 412) on 0000:c1:00.0 "
+                            "by python3 (pid 7001)")
