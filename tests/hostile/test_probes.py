@@ -18,7 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
+
+
+def dbg(*args, cwd, env=None):
+    """The same entry point in this process (a Python start-up saved per call); run_cli stays for runs of a
+    repro, the SIGALRM pattern budget and shell scripts."""
+    return run_cli_inproc(cwd, *args, env=env)
 
 BAD = ("\x00", "\x1b", "\x07", "\x08", "\x9b", "\r")
 TABLES = ("investigations", "attempts", "differences", "next_steps", "runs", "bisect_sessions", "bisect_trials",
@@ -48,7 +54,7 @@ def ws(tmp_path_factory):
                  ["attempt", "add", "disable p2p", "-d", "NCCL_P2P_DISABLE=1", "-r", "Still hangs", "-o", "failed"],
                  ["diff", "add", "GPUs", "4", "8"], ["next", "add", "Try NCCL_ALGO=Tree"],
                  ["run", "-q", "--", sys.executable, "-c", "pass"]):
-        r = run_cli(*args, cwd=d)
+        r = (run_cli if args[0] == "run" else dbg)(*args, cwd=d)
         assert r.returncode == 0, (args, r.stderr)
     (d / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (d / "args.txt").write_text("--a\n")
@@ -115,10 +121,10 @@ BAD_VALUES = [
 @pytest.mark.parametrize("args", BAD_VALUES, ids=lambda a: " ".join(a)[:60])
 def test_a_bad_value_is_one_line_exit_2_and_changes_nothing(ws, args):
     before = snapshot(ws)
-    r = run_cli(*args, cwd=ws)
+    r = dbg(*args, cwd=ws)
     one_line_error(r, args)
     assert snapshot(ws) == before, args
-    rj = run_cli(*args, "--json", cwd=ws) if args and args[0] not in ("no-such-command",) else None
+    rj = dbg(*args, "--json", cwd=ws) if args and args[0] not in ("no-such-command",) else None
     if rj is not None and rj.returncode == 2 and rj.stdout.strip():
         assert "error" in json.loads(rj.stdout.strip().splitlines()[-1])
 
@@ -140,7 +146,7 @@ def test_control_bytes_in_every_field_are_stored_and_shown_clean(tmp_path):
              ["next", "add", f"n{ESC}", "--detail", f"d{ESC}"],
              ["status", "resolved", "--root-cause", HOSTILE_TEXT]]
     for args in steps:
-        r = run_cli(*args, cwd=ws)
+        r = dbg(*args, cwd=ws)
         assert r.returncode == 0, (args, r.stderr)
     repro = ws / "r.py"
     repro.write_text("import sys\nsys.stderr.buffer.write(b'Error: \\x1b[31mboom\\x00\\x07\\x9b2J\\r\\n'); sys.exit(3)\n")
@@ -151,7 +157,7 @@ def test_control_bytes_in_every_field_are_stored_and_shown_clean(tmp_path):
             assert b not in data, (p, b)
     for args in (["show"], ["show", "--markdown"], ["list"], ["attempt", "list"], ["next", "list"], ["diff", "list"],
                  ["search", "red text"], ["tried", "red text"], ["runs", "list"], ["doctor"]):
-        r = run_cli(*args, cwd=ws)
+        r = dbg(*args, cwd=ws)
         assert r.returncode in (0, 1), (args, r.stderr)
         for b in BAD:
             assert b not in r.stdout and b not in r.stderr, (args, b, r.stdout)
@@ -169,7 +175,7 @@ def _bug(ws) -> Path:
 def test_a_refusing_file_system_is_one_line_and_changes_nothing(tmp_path, damage):
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("new", "fs", "--no-env", cwd=ws).returncode == 0
+    assert dbg("new", "fs", "--no-env", cwd=ws).returncode == 0
     aside = tmp_path / "aside"
     if damage == "log file is a directory":
         target = _bug(ws)
@@ -191,7 +197,7 @@ def test_a_refusing_file_system_is_one_line_and_changes_nothing(tmp_path, damage
     listing = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".dbglog/dbglog.db" not in p.as_posix())
     for args in (["attempt", "add", "x", "-r", "y"], ["next", "add", "z"], ["signature", "list"],
                  ["run", "-q", "--", sys.executable, "-c", "pass"]):
-        r = run_cli(*args, cwd=ws)
+        r = (run_cli if args[0] == "run" else dbg)(*args, cwd=ws)
         if r.returncode == 0:
             continue  # (what this damage does not touch)
         one_line_error(r, (damage, args))
@@ -215,7 +221,7 @@ def test_read_only_logs(tmp_path):
         pytest.skip("no unshare on this machine")
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("new", "ro", "--no-env", cwd=ws).returncode == 0
+    assert dbg("new", "ro", "--no-env", cwd=ws).returncode == 0
     before = snapshot(ws)
     script = tmp_path / "ro.sh"
     script.write_text(RO_SCRIPT)
@@ -239,7 +245,7 @@ def test_read_only_logs(tmp_path):
 def test_a_catastrophic_user_signature_cannot_hang_classification(tmp_path, pattern):
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("signature", "add", "evil", pattern, cwd=ws).returncode == 0
+    assert dbg("signature", "add", "evil", pattern, cwd=ws).returncode == 0
     log = tmp_path / "log.txt"
     log.write_text("a" * 40000 + "!\n" + "word " * 5000 + "!\n")
     fast = {"DBGLOG_PATTERN_BUDGET": "0.2"}  # the budget, not its length, is under test: keep the probe quick
@@ -253,10 +259,10 @@ def test_a_catastrophic_user_signature_cannot_hang_classification(tmp_path, patt
 def test_a_file_name_with_escapes_is_listed_inert(tmp_path):
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("init", cwd=ws).returncode == 0
+    assert dbg("init", cwd=ws).returncode == 0
     (ws / "logs" / "evil\x1b]0;owned\x07\x1b[2Jx.md").write_text("not ours\n")
     for args in (["sync"], ["doctor"], ["list"]):
-        r = run_cli(*args, cwd=ws)
+        r = dbg(*args, cwd=ws)
         assert r.returncode in (0, 1), (args, r.stderr)
         for b in BAD:
             assert b not in r.stdout and b not in r.stderr, (args, r.stdout)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from test_probes import BAD, one_line_error, snapshot
+from test_probes import BAD, dbg, one_line_error, snapshot
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def shared_ws(tmp_path_factory):
         subprocess.run([*g, "commit", "-q", "--allow-empty", "-m", f"c{n}"], cwd=d, check=True)
     for args in (["new", "NCCL hang", "--no-env"], ["attempt", "add", "p2p", "-r", "Still hangs", "-o", "failed"],
                  ["next", "add", "Try NCCL_ALGO=Tree"], ["run", "-q", "--", sys.executable, "-c", "pass"]):
-        assert run_cli(*args, cwd=d).returncode == 0, args
+        assert (run_cli if args[0] == "run" else dbg)(*args, cwd=d).returncode == 0, args
     return d
 
 MORE_BAD_VALUES = [
@@ -69,7 +69,8 @@ MORE_BAD_VALUES = [
 @pytest.mark.parametrize("args", MORE_BAD_VALUES, ids=lambda a: " ".join(a)[:60])
 def test_more_bad_values_are_one_line_and_change_nothing(shared_ws, args):
     before = snapshot(shared_ws)
-    r = run_cli(*args, cwd=shared_ws)
+    # non-UTF-8 arguments go through a real process (the interpreter decodes argv)
+    r = (run_cli if any("\udc80" <= c <= "\udcff" for a in args for c in a) else dbg)(*args, cwd=shared_ws)
     one_line_error(r, args)
     assert snapshot(shared_ws) == before, args
 
@@ -96,11 +97,11 @@ def test_a_broken_user_template_changes_nothing(tmp_path, template):
     one) wrote an empty logs/ file, to be committed and read by a teammate as the investigation."""
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("new", "tpl", "--no-env", cwd=ws).returncode == 0
+    assert dbg("new", "tpl", "--no-env", cwd=ws).returncode == 0
     (ws / ".dbglog" / "templates").mkdir()
     (ws / ".dbglog" / "templates" / "investigation.md.j2").write_text(template)
     before = snapshot(ws)
-    r = run_cli("attempt", "add", "x", "-r", "y", cwd=ws)
+    r = dbg("attempt", "add", "x", "-r", "y", cwd=ws)
     one_line_error(r, template)
     assert "template" in r.stderr and snapshot(ws) == before
 
@@ -124,7 +125,7 @@ def test_missing_permissions_are_one_line_and_nothing_runs(tmp_path, damage):
         pytest.skip("no unshare on this machine")
     ws = tmp_path / "w"
     ws.mkdir()
-    assert run_cli("new", "perm", "--no-env", cwd=ws).returncode == 0
+    assert dbg("new", "perm", "--no-env", cwd=ws).returncode == 0
     before = snapshot(ws)
     script = tmp_path / "perm.sh"
     script.write_text(PERM_SCRIPT)
@@ -169,16 +170,16 @@ def test_escapes_from_git_subjects_doc_names_and_the_environment_stay_inert(tmp_
     (ws / "bad").write_text("")
     subprocess.run(["git", "add", "bad"], cwd=ws, check=True)
     subprocess.run([*g, "commit", "-q", "-m", f"break it {ESC} now"], cwd=ws, check=True)
-    assert run_cli("new", "escapes", "--no-env", cwd=ws).returncode == 0
+    assert dbg("new", "escapes", "--no-env", cwd=ws).returncode == 0
     (ws / "notes").mkdir()
     (ws / "notes" / f"n{ESC}.md").write_text(f"# Notes {ESC}\nhang seen {ESC} here\n")
     (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/*.md"]\n')
     outs = [run_cli("bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--", "sh", "-c", "! test -f bad",
                     cwd=ws)]
     assert outs[0].returncode == 0, outs[0].stderr
-    outs += [run_cli(*a, cwd=ws) for a in (["search", "hang"], ["tried", "hang"], ["bisect", "status"])]
+    outs += [dbg(*a, cwd=ws) for a in (["search", "hang"], ["tried", "hang"], ["bisect", "status"])]
     for json_flag in ([], ["--json"]):  # (JSON escapes C0 itself; DEL and C1 such as U+009B, a CSI, too now)
-        outs.append(run_cli("env", *json_flag, cwd=ws, env={"CUDA_PROBE_VAR": ESC + "\x9b2J\x7f"}))
+        outs.append(dbg("env", *json_flag, cwd=ws, env={"CUDA_PROBE_VAR": ESC + "\x9b2J\x7f"}))
     for r in outs:
         for b in BAD:
             assert b not in r.stdout and b not in r.stderr, (r.args, b, r.stdout, r.stderr)
