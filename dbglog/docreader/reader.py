@@ -1064,7 +1064,7 @@ class _Builder:
     def _knob_attempt(self, n: Node, blk: Block) -> None:
         """ "Forcing NCCL_P2P_DISABLE=1 did not help to resolve the issue." in an issue's text: a setting
         named and what it did is an attempt, wherever it is written. The paragraph stays as written."""
-        if blk.kind != "paragraph" or self.r.thread:
+        if blk.kind not in ("paragraph", "heading") or self.r.thread:
             return
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
         for sent in SENTENCES.split(text):
@@ -1630,6 +1630,11 @@ class _Builder:
     def finish(self, line: int) -> Parsed:
         inv = self.inv
         self._thread_suggestions()
+        owned = set(self.owned)
+        for n in self.r.root.walk():
+            if n.start >= 0 and n.start in owned and len(n.text.split()) > 25:
+                # An issue body flattened onto one "### Describe the bug Hello, ... did not help ..." line.
+                self._knob_attempt(n, Block("heading", n.start, n.start + 1, []))
         items: list[tuple[str, str, int]] = [("investigation", "", line)]
         # Attempts: the author's numbers when every attempt has a distinct one; else document order.
         atts = sorted(self._without_restatements(), key=lambda a: a.line)
