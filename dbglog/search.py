@@ -299,6 +299,7 @@ def _env_terms(tok: str, name: str) -> list[Term]:
 
 
 _SETTING = re.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
+_ALTERNATIVES = re.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}")
 _ABBR_NUM = re.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
 
 
@@ -310,7 +311,9 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
         key, eq, value = tok.partition("=")
         m = _ABBR_NUM.match(tok)
-        if eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
+        if _ALTERNATIVES.fullmatch(tok):
+            pieces = tok.split("/")  # 3090/4090, fp16/bf16, TP/PP: each on its own
+        elif eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
             # TP=8, bs=32, retain_graph=False: the setting, then its value (records write
             # ``RETAIN_GRAPH: bool = False`` or ``--tp 8`` as often as ``name=value``)
             pieces = [key, value]
@@ -548,6 +551,8 @@ def correct_word(conn, word: str) -> str | None:
 
 
 def resolve_terms(conn, q: Query, kinds) -> None:
+    from dbglog import synonyms
+
     ftables = [f"{KINDS[k][0]}_fts" for k in kinds]
     tri = [TRIGRAMS[k] for k in kinds if k in TRIGRAMS]
     _join_split_words(conn, q, ftables)
@@ -563,6 +568,8 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             pass  # an acronym means what it says: HCCL is not a typo of NCCL
         elif t.group and len(t.parts) > 1:
             pass  # a known phrase no record has ("NCCL timeout") is not a typo of one of its words
+        elif all(w in synonyms.known_words() for w in synonyms.words(t.raw)):
+            pass  # a word of the field ("deepspeed") is not a typo of a word the records have ("deeper")
         elif len(t.parts) == 1:
             fixed = correct_word(conn, t.parts[0])
         else:  # multi-word token with a typo in it (launch_bouds): correct the longest word
@@ -730,6 +737,7 @@ class Hit:
     _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
+    _topic: set = field(default_factory=set)  # ... that its investigation's title/symptom/tags have (see is_close)
 
     @property
     def title(self) -> str:
@@ -946,10 +954,14 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
                 n += 1
         if n:
             field_hits[name] = n
+    topic = set()
     if context:
         for i, rg in enumerate(regs):
-            if i not in matched and rg.search(context):
-                ctx_matched.add(i)
+            if rg.search(context):
+                topic.add(i)
+                if i not in matched:
+                    ctx_matched.add(i)
+    hit._topic = topic
     total = len(regs) or 1
     hit.coverage = (len(matched) + 0.5 * len(ctx_matched)) / total
     hit._matched = matched | ctx_matched
@@ -1255,6 +1267,7 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
 CLOSE_COVERAGE = 0.52  # share of the idea's words a close prior attempt (with its context) holds
 CLOSE_DIRECT = 0.3  # share of the idea's words the record itself must hold (the rest: its context)
 CLOSE_SIMILARITY = 80.0
+CLOSE_FIX = 0.6  # share of the idea beyond its investigation's topic the record itself must hold
 CLOSE_RELATIVE = 0.8  # a close hit scoring under this share of the best close hit is listed as related
 
 
@@ -1298,6 +1311,14 @@ def is_close(h: Hit, q: Query) -> bool:
         return False  # an acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP
     if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) for i in direct):
         return False  # (a record that shares only everyday words with the idea is not close)
+    # What the idea says beyond its investigation's topic is the fix: "split the big matmul on
+    # gfx1010" in "rocBLAS GEMM hang on gfx1010" is about splitting; a record of that investigation
+    # that does something else is the same topic, not the same idea.
+    fix = [i for i in range(len(active)) if i not in h._topic and not _way(active[i]) and not _filler(active[i])]
+    fix_weight = sum(weight(active[i]) for i in fix)
+    if h.kind != "investigation" and fix_weight and \
+            sum(weight(active[i]) for i in fix if i in direct) / fix_weight < CLOSE_FIX:
+        return False
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
                                               and share(found) >= 0.5)
 
@@ -1323,14 +1344,19 @@ def _did_text(h: Hit) -> str:
 # ("reduced the timeout from 600 s to 120 s", "Completed upgrades"). ``_`` counts as a space:
 # NCCL_P2P_DISABLE says "disable".
 _WAYS = (
-    (re.compile(r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger|larger|higher|grow\w*|doubl\w*|enlarg\w*|"
+    (re.compile(r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger|larger|higher|grow\w*|enlarg\w*|"
                 r"bump\w*|extend\w*|longer|boost\w*)\b", re.I),
      re.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
-    (re.compile(r"\b(upgrad\w*|newer|update[ds]? to)\b", re.I),
+    (re.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
      re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
     (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*)\b", re.I),
      re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without)\b", re.I)),
 )
+
+
+def _way(t: Term) -> bool:
+    """A word that only says which way ("without", "disable", "raise"): _opposite judges it."""
+    return any(rg.fullmatch(t.raw) for pair in _WAYS for rg in pair)
 
 
 def _opposite(idea: str, record: str) -> bool:
@@ -1344,7 +1370,13 @@ def _opposite(idea: str, record: str) -> bool:
         same, other = (up, down) if i_up else (down, up)
         if other.search(record) and not same.search(record):
             return True
+        if up is _WAYS[1][0] and not same.search(record) and not _VERSION_ACT.search(record):
+            return True  # an upgrade or a downgrade is an act the record states, not a version it names
     return False
+
+
+# A version change written without a direction: "pinned deepspeed 0.14.0", "ROCm 6.3 → 6.1".
+_VERSION_ACT = re.compile(r"\bpinn?\w*|→|->|\bswitch\w* to\b|\bmoved? to\b", re.I)
 
 
 _ASSIGN = re.compile(r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)")
@@ -1375,24 +1407,24 @@ def _other_value(idea: str, record: str) -> bool:
     return False
 
 
-_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$")
+_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z]+)+$")
 
 
 def _specific(t: Term) -> bool:
     """An identifier, flag, env var or number with a unit: the part of an idea that names exactly
     what was done (``NCCL_ALGO=Tree``, ``--enforce-eager``, ``350W``); a close prior attempt has it."""
-    return bool(t.base) or not t.group and bool(_IDENT.search(t.raw))
+    return bool(t.base) or bool(_IDENT.search(t.raw)) and (not t.group or "." in t.raw)
 
 
 # Free text that proposes rather than reports: a close match there is an idea, not a prior attempt.
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
-    r"hypothes[ie]s|theories|suspects?|wishlist|"
+    r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
     re.IGNORECASE)
 _IDEA_LINE = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
+    r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|^\W*option [a-z0-9]\b|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
     r"try next|to be tried|not (yet )?tried|haven'?t tried|have not tried|idea:|maybe try|consider)\b",
     re.IGNORECASE)
 
@@ -1403,11 +1435,15 @@ _IDEA_LINE = re.compile(
 # "Relevant log output" prints `GGML_CUDA_FORCE_MMQ: no`; "Diagnostic information" the ROCm version).
 _BACKGROUND_HEADING = re.compile(
     r"\b(pre-?flight|checklist|references?|links|glossary|log output|stack ?traces?|tracebacks?|"
-    r"system info\w*|diagnostic info\w*|version info\w*|versions)\b", re.IGNORECASE)
+    r"system info\w*|diagnostic info\w*|version info\w*|versions|source headings)\b", re.IGNORECASE)
 
 
 def is_background(h: Hit) -> bool:
     return h.kind == "section" and bool(_BACKGROUND_HEADING.search(h.fields.get("heading", "").rsplit(" > ", 1)[-1]))
+
+
+# A runbook's conditional advice: "Troubleshooting > If data loading is slow:".
+_ADVICE_HEADING = re.compile(r"(?:^|> )if\b", re.IGNORECASE)
 
 
 def is_idea(h: Hit) -> bool:
@@ -1415,7 +1451,8 @@ def is_idea(h: Hit) -> bool:
     if h.kind != "section":
         return False
     name = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if not h.investigation else ""
-    return bool(_IDEA_HEADING.search(h.fields.get("heading", "")) or _IDEA_HEADING.search(name.replace("_", " "))
+    heading = h.fields.get("heading", "")
+    return bool(_IDEA_HEADING.search(heading) or _ADVICE_HEADING.search(heading) or _IDEA_HEADING.search(name.replace("_", " "))
                 or _IDEA_LINE.search(h.line_text))
 
 

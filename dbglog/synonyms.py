@@ -138,6 +138,8 @@ GROUPS: list[tuple[str, ...]] = [
     ("enable", "enabled", "turn on", "switch on"),
     ("increase", "raise", "bigger", "larger", "higher"),
     ("decrease", "reduce", "lower", "smaller"),
+    ("limit", "cap", "capped", "limited", "limits", "caps"),
+    ("machine", "box", "host", "server", "runner", "workstation"),
 ]
 
 # Environment variable -> the words people write for what setting it does.
@@ -301,6 +303,13 @@ def bag_keys(words: frozenset) -> list[tuple[str, ...]]:
     so "kernel launches synchronous" reaches both "synchronous kernel launches" and "synchronous
     launches" (the variables of two vendors)."""
     return [k for ws, keys in _bag_index().items() if ws <= words for k in keys]
+
+
+@lru_cache(maxsize=1)
+def known_words() -> frozenset:
+    """Every (normalised) word of the table: words of the field, never a misspelling of another
+    ("deepspeed" is not a typo of "deeper")."""
+    return frozenset(w for k in table() for w in k if len(w) >= 4)
 
 
 def expansions(phrase_words: tuple[str, ...]) -> tuple[str, ...]:
