@@ -72,7 +72,8 @@ def bisect_log(ref, as_json):
 @json_option
 def bisect_resume(ref, max_steps, as_json):
     """Continue an interrupted bisection; finished steps are not re-run."""
-    from dbglog.bisect.session import SessionDB, driver, reap_leftovers
+    from dbglog.bisect import lifecycle
+    from dbglog.bisect.session import SessionDB, driver
 
     recs = open_records()
     s = _session(recs, ref)
@@ -83,8 +84,7 @@ def bisect_resume(ref, max_steps, as_json):
             raise DbglogError("--max-steps takes a number >= 1 and applies to git bisections")
         s["spec"]["max_steps"] = max_steps
         SessionDB(recs.store).update_spec(s["id"], s["spec"])
-    SessionDB(recs.store).claim(s["id"])
-    reap_leftovers(s["id"])
+    lifecycle.claim(recs, s["id"])  # refused while its driver lives; a killed driver's leftovers stopped
     result = driver(s["kind"]).resume(recs, s, progress=not as_json)
     _bisect_finish(result, as_json)
 
