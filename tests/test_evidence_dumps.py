@@ -291,3 +291,23 @@ def test_kernel_log_amdgpu_ring_timeout_names_ring_and_process():
     assert k["events"][0]["amdgpu_ring_timeout"] == "comp_1.2.0" and k["events"][0]["pid"] == "7001"
     assert k["summary"] == ("kernel log: amdgpu ring comp_1.2.0 timeout (signaled 410, emitted 412) on 0000:c1:00.0 "
                             "by python3 (pid 7001)")
+
+
+AMD_LOG = """\
+:3:hip_module.cpp           :662 : 2317434120 us: [pid:4410  tid:0x7f5fe9669740]  hipModuleLaunchKernel ( 0x55d0a1, 64, 1, 1, 256, 1, 1, 0, stream:0x55d0b2 )
+:4:rocvirtual.cpp           :3089: 2317434131 us: [pid:4410  tid:0x7f5fe9669740] ShaderName : gather_rows_kernel
+:3:hip_module.cpp           :685 : 2317434140 us: [pid:4410  tid:0x7f5fe9669740] hipModuleLaunchKernel: Returned hipSuccess : 
+:3:hip_memory.cpp           :1395: 2317434150 us: [pid:4410  tid:0x7f5fe9669740]  hipMemcpyWithStream ( 0x7ffd1c, 0x7f12a0000000, 4, hipMemcpyDeviceToHost, stream:0x55d0b2 )
+:3:hip_memory.cpp           :1401: 2317434190 us: [pid:4410  tid:0x7f5fe9669800]  hipMalloc ( 0x7ffd20, 1073741824 )
+:3:hip_memory.cpp           :1403: 2317434199 us: [pid:4410  tid:0x7f5fe9669800] hipMalloc: Returned hipErrorOutOfMemory : 
+"""
+
+
+def test_amd_log_level_trace_names_the_call_in_flight_and_the_last_kernel():
+    e = E.parse_amd_log(AMD_LOG)
+    assert e["kind"] == "amd-log" and e["lines"] == 6 and e["last_kernel"] == "gather_rows_kernel"
+    assert [c["api"] for c in e["in_flight"]] == ["hipMemcpyWithStream"]
+    assert e["first_error"] == {"api": "hipMalloc", "error": "hipErrorOutOfMemory", "tid": "0x7f5fe9669800"}
+    assert e["summary"] == ("AMD_LOG_LEVEL trace: hipMalloc returned hipErrorOutOfMemory; in flight: "
+                            "hipMemcpyWithStream (tid 0x7f5fe9669740); last kernel dispatched gather_rows_kernel")
+    assert E.parse_amd_log("took 12 us: fine\n") is None
