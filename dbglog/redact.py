@@ -181,8 +181,10 @@ def _assign(m: re.Match) -> str:
         return m.group(0)  # "Token: expired" in prose; "api_key: x" and '"token": "x"' are redacted
     if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
         return m.group(0)
-    if re.fullmatch(r"[\d.,:+-]+", val.strip("\"'")):
-        return m.group(0)  # "BOS token = 151643", "KEY=4": numbers are ids and counts, not secrets
+    if re.fullmatch(r"[\d.,:+-]+|0[xX][0-9a-fA-F]{1,16}", val.strip("\"'")):
+        # "BOS token = 151643", "KEY=4", "KIND_WITH_KEY = 0x04": numbers (up to 64-bit hex constants) are ids,
+        # counts and flags, not secrets; a longer hex string may be a key and stays redacted
+        return m.group(0)
     q = val[0] if val[:1] in "\"'" else ""
     return f"{m.group('pre')}{q}{REDACTED}{q}"
 

@@ -244,3 +244,7 @@ def test_numbers_after_a_secret_looking_name_are_not_secrets():
     line = "llm_load_print_meta: BOS token = 151643 '<|endoftext|>'"
     assert redact.redact(line) == line
     assert redact.redact("HF_TOKEN=hf_abcdefghijklmnopqrstu") == "HF_TOKEN=<redacted>"
+    # a C enum in a pasted header: a short hex constant is a flag value (lost 3 lines of a real doc)
+    line = "ENTITY_KIND_USER_READER_WITH_KEY = 0x04,"
+    assert redact.redact(line) == line
+    assert redact.redact("API_KEY=0x3a8f9c2e7b1d4f6a0c5e8b2d9f7a1c3e") == "API_KEY=<redacted>"
