@@ -60,7 +60,8 @@ def investigations(draw):
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 120 per run keeps the suite fast; the .hypothesis database replays any failure found in an earlier run
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(investigations())
 def test_parse_inverts_render(inv):
     md = mirror.render(inv)
