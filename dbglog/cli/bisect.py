@@ -21,10 +21,7 @@ def bisect_group():
     """Find the first bad commit (git) or the minimal sets of suspect toggles (toggles)."""
 
 
-def _session(recs, ref):
-    from dbglog.bisect.session import SessionDB
-
-    return SessionDB(recs.store).get(ref)
+_session = ops.bisect_session
 
 
 @bisect_group.command("status")
@@ -51,18 +48,14 @@ def bisect_status(ref, as_json):
 @json_option
 def bisect_log(ref, as_json):
     """Every step of a bisection: key, verdict, why, outcome, runs."""
-    from dbglog.bisect.session import SessionDB
-
-    recs = open_records()
-    s = _session(recs, ref)
-    steps = [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]
+    log = ops.bisect_log(open_records(), ref)
 
     def human():
-        click.echo(f"# {s['id']} ({s['kind']}) {s['status']}")
-        for n, t in enumerate(steps, 1):
+        click.echo(f"# {log['id']} ({log['kind']}) {log['status']}")
+        for n, t in enumerate(log["steps"], 1):
             click.echo(f"{n:>3}. {t['verdict']:<5} {t['key'][:60]:<60} {t['reason']} [{t['source']}]")
 
-    emit(as_json, {"id": s["id"], "kind": s["kind"], "steps": steps}, human)
+    emit(as_json, {"id": log["id"], "kind": log["kind"], "steps": log["steps"]}, human)
 
 
 @bisect_group.command("resume")
