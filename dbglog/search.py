@@ -1267,7 +1267,7 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
 CLOSE_COVERAGE = 0.52  # share of the idea's words a close prior attempt (with its context) holds
 CLOSE_DIRECT = 0.3  # share of the idea's words the record itself must hold (the rest: its context)
 CLOSE_SIMILARITY = 80.0
-CLOSE_FIX = 0.6  # share of the idea beyond its investigation's topic the record itself must hold
+CLOSE_FIX = 0.5  # share of the idea beyond its investigation's topic the record itself must hold
 CLOSE_RELATIVE = 0.8  # a close hit scoring under this share of the best close hit is listed as related
 
 
@@ -1393,7 +1393,8 @@ def _norm_value(v: str) -> str:
 
 def _other_value(idea: str, record: str) -> bool:
     """The idea sets a knob to a value (``NCCL_IB_DISABLE=1``, ``retain_graph=False``) and the
-    record gives that knob only other values (``NCCL_IB_DISABLE=0``, ``GGML_CUDA_FORCE_MMQ: no``)."""
+    record gives that knob only other values (``NCCL_IB_DISABLE=0``, ``GGML_CUDA_FORCE_MMQ: no``),
+    or, for a lower-case setting (not an env var, which is often named without its ``=1``), none."""
     for name, value in _ASSIGN.findall(idea):
         key = name.lstrip("-")
         if len(key) < 3:
@@ -1404,6 +1405,8 @@ def _other_value(idea: str, record: str) -> bool:
         given = {_norm_value(m) for m in pat.findall(record)}
         if given and _norm_value(value) not in given:
             return True
+        if not given and not key.isupper() and _WORD.search(value):
+            return True  # a setting the record names but never sets ("trainer" vs trainer=cpu)
     return False
 
 
