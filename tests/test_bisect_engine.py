@@ -327,3 +327,24 @@ def test_specs_refuse_bad_input_in_one_line():
         ToggleSpec(cmd=["x"], in_place=True, jobs=2).validate_with([])
     with pytest.raises(DbglogError, match="count mode bisects the calls of one toggle"):
         ToggleSpec(cmd=["x"], count="c").validate_with([Toggle("c", "coop")])
+
+
+def test_a_session_stored_by_an_older_dbglog_reads_with_defaults(recs, tmp_path):
+    """Stored specs keep their keys; keys a newer dbglog added are read with their defaults."""
+    repo = tmp_path / "repo"
+    shas = history.make_repo(repo, 4, lambda i: {"v.txt": f"{i}\n"})
+    db = S.SessionDB(recs.store)
+    old = {"repo": str(repo), "bad": shas[-1], "bad_ref": "HEAD", "goods": [shas[0]], "cmd": ["./repro"],
+           "calibrated": None}  # no cwd_rel, jobs, captures, server, escalate, scratch, flaky ...
+    s = db.get(db.create("git", old, None))
+    d = history._Driver(recs, s, progress=False)
+    ex = d.execution(12.0)
+    assert (ex.repeat, ex.grace, ex.server, ex.escalate, ex.captures, d.jobs) == (1, 5.0, None, False, (), 1)
+    assert history.describe(recs, s)["candidates_left"] == 3
+    t = {"toggles": [{"name": "A", "kind": "env", "var": "A", "value": "1"}], "root": str(tmp_path),
+         "cwd": str(tmp_path), "files": {}, "mode": "auto", "search": {}, "argv": "x",
+         "execution": {"cmd": ["./repro"], "timeout": None}}  # before server, escalate, shared_cache ...
+    ex = toggles._execution(t)
+    assert (ex.cmd, ex.repeat, ex.shared_cache, ex.idle_timeout) == (["./repro"], 1, False, None)
+    trials = toggles.Trials(recs, {"id": "old", "spec": t})
+    assert trials.env_for({"A"}) == {"A": "1"} and trials.jobs == 1 and not trials.in_place
