@@ -504,7 +504,7 @@ BUILTIN: tuple[Signature, ...] = (
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
         (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error ("),
         # Caffe / MXNet / glog CHECKs: "Check failed: error == cudaSuccess (803 vs. 0)  <runtime text>"
-        (r"Check failed: \w+ == cudaSuccess \((\d+) vs\. 0\)\s*:?\s*(?P<text>[^\n]+)", "== cudaSuccess ("),
+        (r"Check failed: \w+ == cudaSuccess \((\d+) vs\. 0\)\s*:?\s*(?P<text>[^\n]+)", "Check failed: "),
         # nccl-tests / rccl-tests: "host: Test CUDA failure common.cu:941 'invalid device ordinal'"
         (r"Test CUDA failure \S+:\d+ '(?P<text>[^'\n]+)'", "Test CUDA failure")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
@@ -690,8 +690,9 @@ BUILTIN: tuple[Signature, ...] = (
     # Assertion `cond' failed."); a device-side assert with block/thread is gpu.device_assert.site.
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
-        (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", "GGML_ASSERT("),
-        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "Assertion `")], 44,
+        # (needles holding a hub: "fail" lines are looked up together on big logs)
+        (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
+        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed.")], 44,
        description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
