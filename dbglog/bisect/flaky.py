@@ -286,8 +286,6 @@ class FlakyDriver:
                    steps=steps, notes=sp.get("notes", []))
         res["runs"] = d.executed
         res["report"] = d._report(res)
-        d._record(res)
-        d.db.finish(d.sid, "done", {k: v for k, v in res.items() if k not in ("steps", "report")})
         return res
 
 

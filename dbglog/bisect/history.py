@@ -539,14 +539,17 @@ class _Driver:
                 "runs": self.executed, "cached_steps": self.cached_steps,
                 "elapsed_s": round(time.monotonic() - self.t0, 3), "investigation": self.inv}
 
+    def conclude(self, res: dict) -> None:
+        """After the clean-up (the lifecycle's last step): record into the investigation, finish."""
+        self._record(res)
+        self.db.finish(self.sid, "refused" if res["status"] == "refused" else "done", _slim(res))
+
     def finish_refused(self, message: str) -> dict:
         res = self._base("refused", 2, f"bisection refused: {message}")
         res["first_bad"] = None
         res["candidates"] = []
         res["steps"] = self._steps()
         res["report"] = self._report(res)
-        self._record(res)
-        self.db.finish(self.sid, "refused", _slim(res))
         return res
 
     def finish(self, hb: HistoryBisect, ends: dict) -> dict:
@@ -594,8 +597,6 @@ class _Driver:
         res["untested"] = list(r.untested)
         res["steps"] = steps
         res["report"] = self._report(res)
-        self._record(res)
-        self.db.finish(self.sid, "done", _slim(res))
         return res
 
     # -- report and recording -------------------------------------------------------
@@ -866,7 +867,8 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a session to the end; finished steps are replayed, not re-run."""
     d = _Driver(recs, session, progress)
     stale = lambda: remove_worktrees(d.repo, d.wt_root)  # noqa: E731 - a killed driver's, then ours
-    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale, cleanup=(d.progress.close, stale))
+    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale, cleanup=(d.progress.close, stale),
+                         conclude=d.conclude)
 
 
 def cleanup(recs, session: dict) -> None:
