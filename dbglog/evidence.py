@@ -364,8 +364,11 @@ _DISPATCH_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Dispatch (\d+):(\d+):(\d
 _QUEUE_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Queue (\d+):(\d+) \(QID (\d+)\)\s+(\S+(?: \([^)]*\))?)\s+"
                         r"(\d+)\s+(\d+)\s+(\d+)\s+(0x[0-9a-fA-F]+)")
 _AGENT_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+(\S+)\s+AMDGPU Agent \(GPUID (\d+)\)\s+(\S+)\s+(.*?)\s+(\d+)\s+(\d+)\s+(\S+)\s*$")
-_WAVE_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Wave (\d+):(\d+):(\d+):(\d+) \((\d+),(\d+),(\d+)\)/(\d+)"
-                       r"(?: \"[^\"]*\")?\s+(.*?)\s*$")
+# "AMDGPU Wave 1:1:1:2 (5,0,0)/0" and the lane-focused form "AMDGPU Wave 1:1:1:29/0 (3,0,0)[128,0,0]"
+_WAVE_ROW = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Wave (\d+):(\d+):(\d+):(\d+)(?:/\d+)? \((\d+),(\d+),(\d+)\)"
+                       r"(?:/(\d+)|\[[\d,]+\])(?: \"[^\"]*\")?\s+(.*?)\s*$")
+# A device-side assert in a HIP kernel stops the wave in __assert_fail (rocgdb shows SIGABRT)
+_ROCGDB_ASSERT = re.compile(r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)')
 _FRAME = re.compile(r"^(?:(0x[0-9a-fA-F]+) in )?([^\s(][^(]*?) \([^)]*\)(?: at (\S+))?")
 _FULL_FENCE = "B|Aa|Ra"
 
@@ -405,7 +408,8 @@ def parse_rocgdb(text: str | bytes) -> dict | None:
                           "wave": int(m.group(6)), "workgroup": f"({m.group(7)},{m.group(8)},{m.group(9)})",
                           "kernel": f.group(2).strip() if f else frame, "pc": (f.group(1) or "").lower() or None,
                           "at": f.group(3) if f else None})
-    if not (agents or dispatches or queues or waves):
+    assert_m = _ROCGDB_ASSERT.search(text)
+    if not (agents or dispatches or queues or waves or (assert_m and "AMDGPU Wave" in text)):
         if "No dispatches are currently active" in text or "No queues are currently active" in text:
             return {"kind": "rocgdb", "agents": [], "dispatches": [], "queues": [], "waves": [], "findings": [
                 "rocgdb saw no queues/dispatches: the process has no GPU work, or rocm-debug-agent (HSA_TOOLS_LIB) "
@@ -447,8 +451,12 @@ def parse_rocgdb(text: str | bytes) -> dict | None:
                         f"(write {q['write']} > read {q['read']})")
     out = {"kind": "rocgdb", "agents": agents, "dispatches": dispatches, "queues": queues, "stalled_queues": stalled,
            "wave_groups": wave_groups[:20], "waves": len(waves), "findings": findings}
+    if assert_m:
+        out["assert"] = {"condition": assert_m.group(1), "file": assert_m.group(2), "line": int(assert_m.group(3))}
+        findings.insert(0, f"device-side assert `{assert_m.group(1)}` failed at {assert_m.group(2)}:{assert_m.group(3)}")
     names = ", ".join(dict.fromkeys(short_kernel(d["kernel"]) or "?" for d in dispatches))
-    out["summary"] = (f"rocgdb: {len(dispatches)} dispatch(es) in flight" + (f" ({names})" if names else "")
+    out["summary"] = (f"rocgdb: {findings[0]} ({len(waves)} wave(s) listed)" if assert_m else
+                      f"rocgdb: {len(dispatches)} dispatch(es) in flight" + (f" ({names})" if names else "")
                       + (f", {len(stalled)} stalled queue(s)" if stalled else "")
                       + (f"; {findings[0]}" if findings else ""))
     return out

@@ -348,6 +348,13 @@ def _resolve_headerless(m: re.Match[str]) -> tuple[str, int]:
     return name, min(rank, 44)
 
 
+def _resolve_assert(m: re.Match[str]) -> tuple[str, int]:
+    line = m.group(0)
+    if "__assert_fail" in line and (re.search(r'\.(?:hip|cu|cuh)"', line) or "hip_assert.h" in line):
+        return "gpu.device_assert", 80
+    return "cpp.assert", 44
+
+
 def _resolve_init_failed(m: re.Match[str]) -> tuple[str, int]:
     # torch's device-count probe failing is why it later says "No CUDA GPUs are available"
     # (driver.no_device): the probe's error outranks that consequence.
@@ -692,8 +699,12 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)
         (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
-        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed.")], 44,
-       description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
+        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed."),
+        # gdb/rocgdb stopped in __assert_fail: in a HIP kernel (a .hip/.cu file, hip_assert.h) it is
+        # a device-side assert
+        (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
+         "__assert_fail (")], 44,
+       resolve=_resolve_assert, description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
          "Fatal Python error: ")], 65, resolve=_resolve_fatal),

@@ -311,3 +311,26 @@ def test_amd_log_level_trace_names_the_call_in_flight_and_the_last_kernel():
     assert e["summary"] == ("AMD_LOG_LEVEL trace: hipMalloc returned hipErrorOutOfMemory; in flight: "
                             "hipMemcpyWithStream (tid 0x7f5fe9669740); last kernel dispatched gather_rows_kernel")
     assert E.parse_amd_log("took 12 us: fine\n") is None
+
+
+ROCGDB_ASSERT = """\
+Thread 5 "sampler" received signal SIGABRT, Aborted.
+__assert_fail (assertion=0x7fffe1a0 <str> "idx < n_vocab", file=0x7fffe1b0 <str> "topk.hip", line=118, function=<__PRETTY_FUNCTION__.topk_kernel>) at hip_assert.h:85
+(gdb) info threads
+  Id   Target Id                                     Frame
+  1    Thread 0x7ffff7e8f880 (LWP 9001) "sampler"    0x00007ffff6b1c2d4 in ioctl () from /lib/x86_64-linux-gnu/libc.so.6
+* 5    AMDGPU Wave 1:1:1:2 (3,0,0)/0 "sampler"      __assert_fail (assertion=..., file=..., line=118) at hip_assert.h:85
+  6    AMDGPU Wave 1:1:1:7/0 (4,0,0)[64,0,0] "sampler" topk_kernel (logits=..., n=...) at topk.hip:110
+"""
+
+
+def test_rocgdb_device_assert_and_lane_form_wave_rows():
+    e = E.parse_rocgdb(ROCGDB_ASSERT)
+    assert e["assert"] == {"condition": "idx < n_vocab", "file": "topk.hip", "line": 118} and e["waves"] == 2
+    assert e["summary"] == "rocgdb: device-side assert `idx < n_vocab` failed at topk.hip:118 (2 wave(s) listed)"
+    assert {g["kernel"] for g in e["wave_groups"]} == {"__assert_fail", "topk_kernel"}
+    from dbglog import signatures as S
+    m = S.classify_text(ROCGDB_ASSERT)
+    assert m.name == "gpu.device_assert" and "idx < n_vocab" in m.line
+    host = '#4  0x7f in __assert_fail (assertion=0x55 "n > 0", file=0x55 "main.c", line=12, function=0x55) at assert.c:101\n'
+    assert S.classify_text(host).name == "cpp.assert"
