@@ -32,6 +32,7 @@ from dataclasses import replace
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import Verdict
 from dbglog.bisect.bayes import FlakyHistory
+from dbglog.bisect.oracle import Ask
 
 #: runs the bad end gets (one failing run defines the target; the rest calibrate the rate)
 BAD_END_RUNS = 3
@@ -172,7 +173,8 @@ class FlakyDriver:
                         "nothing to bisect (check the command and --bad)")
             d.progress.running(d.label(bad) + " (bad end, until it fails)")
             got = {}
-            d.run_many([bad], S.Target(any_failure=True), ex0, lambda sha, s, rs, got=got: got.__setitem__(sha, (s, rs)))
+            d.oracle.run([Ask(bad, "", ex0, S.Target(any_failure=True))],
+                         lambda a, s, rs, got=got: got.__setitem__(a.key, (s, rs)))
             s, rs = got[bad]
             for r in rs:
                 self.run_cache[r["id"]] = r
@@ -216,7 +218,8 @@ class FlakyDriver:
                                + f" · most probable {self.chain[h][:10]} ({ph:.2f}) · {self.fh.runs} runs")
             for k in sorted(set(want.values())):
                 shas = [c for c, v in want.items() if v == k]
-                d.run_many(shas, d.target, replace(d.ex, repeat=k), self._done)
+                d.oracle.run([Ask(c, "", replace(d.ex, repeat=k), d.target) for c in shas],
+                             lambda a, st, rs: self._done(a.key, st, rs))  # _done stores the merged tally
         return self.finish()
 
     def _done(self, sha: str, step: S.Step, records: list) -> None:

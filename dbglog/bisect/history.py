@@ -283,13 +283,6 @@ class _Driver:
         for r in records:
             r["git_commit"], r["git_dirty"] = ask.key, False
 
-    def run_many(self, shas: list[str], target: S.Target, ex: S.Execution,
-                 on_done: Callable[[str, S.Step, list], None]) -> None:
-        """Run trials for ``shas`` through the oracle (up to ``jobs`` at once, each in its own
-        worktree); ``on_done`` is called in this thread as each finishes (and persists it)."""
-        self.oracle.run([Ask(sha, "", ex, target) for sha in shas],
-                        lambda a, st, rs: on_done(a.key, st, rs))
-
     @property
     def executed(self) -> int:  # repro trials run by this invocation
         return self.oracle.executed
@@ -385,8 +378,8 @@ class _Driver:
                 self.progress.running(", ".join(self.label(c) for c in first) + " (endpoints)")
                 got: dict[str, tuple] = {}
                 # judged again below, once the bad end has defined the target
-                self.run_many(first, S.Target(any_failure=True), ex0,
-                              lambda sha, st, rs: got.__setitem__(sha, (st, rs)))
+                self.oracle.run([Ask(c, "", ex0, S.Target(any_failure=True)) for c in first],
+                                lambda a, st, rs: got.__setitem__(a.key, (st, rs)))
                 st, rs = got.pop(bad)
                 bstep = self.judge_bad_end(st, rs)
                 self.persist(bstep, rs, ck_bad, role="bad end")
@@ -422,12 +415,8 @@ class _Driver:
                 ends[g] = st
         if to_run:
             self.progress.running(", ".join(self.label(c) for c in to_run) + " (good end)")
-
-            def done(sha, st, rs):
-                self.persist(st, rs, self.ckey(sha), role="good end")
-                ends[sha] = st
-
-            self.run_many(to_run, self.target, self.ex, done)
+            asks = [Ask(g, self.label(g) + " (good end)", self.ex, self.target, self.ckey(g)) for g in to_run]
+            self.oracle.run(asks, lambda a, st, rs: ends.setdefault(a.key, st))  # stored by the oracle
         for g in goods:
             st = ends[g]
             if st.verdict is not Verdict.GOOD:
