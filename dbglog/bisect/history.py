@@ -20,9 +20,11 @@ How a bisection runs
 4. Steps. ``HistoryBisect.next_steps(jobs)`` picks the commits that halve (k-sect) the
    candidates, stepping away from skipped clusters. Each commit runs in its own git worktree under
    ``.dbglog/bisect/<session>/wt<k>`` (``git worktree add --detach`` once, then
-   ``git checkout --detach --force`` per step), through ``session.Executor`` (build step,
-   ``--repeat``, ``--launcher``, the supervised runner). Every verdict is persisted as soon as it
-   is known (one transaction), so kill -9 loses at most the steps that were running.
+   ``git checkout --detach --force`` per step): the driver is the ``oracle.Place`` of
+   ``bisect/oracle.py``, which runs each step through ``session.Executor`` (build step,
+   ``--repeat``, ``--launcher``, the supervised runner) in a free worktree slot. Every verdict is
+   persisted as soon as it is known (one transaction), so kill -9 loses at most the steps that were
+   running. Signals, release, clean-up and the final record are ``bisect/lifecycle.py``'s.
 5. Results are cached by (commit, command, build, target, repeat, timeout, launcher, cwd) across
    sessions (``session.cache_key``): re-asking the same question is instant. Skips are not cached.
 6. The report: a ``## Bisection: <good>..<bad> (<session>)`` section in the investigation's
