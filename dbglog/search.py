@@ -240,14 +240,17 @@ class Term:
         return "(" + " OR ".join(_fts_quote(f) for f in forms) + ")"
 
     def pattern(self) -> str:
+        key = (self.kind, self.corrected, tuple(self.alts))
+        cached = self.__dict__.get("_pattern")
+        if cached and cached[0] == key:
+            return cached[1]  # (the ranking and is_close ask for it once per hit)
         if self.kind == "substring":
-            return re.escape(self.raw)
-        pats = []
-        for f in self.forms:
-            words = [w.lower() for w in _WORD.findall(f)]
-            if words:
-                pats.append(_word_pattern(words))
-        return "|".join(pats)
+            pat = re.escape(self.raw)
+        else:
+            pat = "|".join(_word_pattern(words) for f in self.forms
+                           if (words := [w.lower() for w in _WORD.findall(f)]))
+        self.__dict__["_pattern"] = (key, pat)
+        return pat
 
 
 @dataclass
@@ -737,7 +740,7 @@ class Hit:
     _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
-    _topic: set = field(default_factory=set)  # ... that its investigation's title/symptom/tags have (see is_close)
+    _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
 
     @property
     def title(self) -> str:
@@ -942,7 +945,6 @@ def _term_regexes(terms: list[Term]) -> list[re.Pattern]:
 def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str) -> None:
     """Which terms matched where; the coverage of the query by this hit; the best snippet."""
     matched = set()
-    ctx_matched = set()
     field_hits: dict[str, int] = {}
     for name, text in hit.fields.items():
         if not isinstance(text, str) or not text or name == "created":
@@ -954,14 +956,8 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
                 n += 1
         if n:
             field_hits[name] = n
-    topic = set()
-    if context:
-        for i, rg in enumerate(regs):
-            if rg.search(context):
-                topic.add(i)
-                if i not in matched:
-                    ctx_matched.add(i)
-    hit._topic = topic
+    ctx_matched = {i for i, rg in enumerate(regs) if i not in matched and context and rg.search(context)}
+    hit._ctx_text = context  # (is_close reads the rest of the topic from it: few hits get that far)
     total = len(regs) or 1
     hit.coverage = (len(matched) + 0.5 * len(ctx_matched)) / total
     hit._matched = matched | ctx_matched
@@ -1314,7 +1310,8 @@ def is_close(h: Hit, q: Query) -> bool:
     # What the idea says beyond its investigation's topic is the fix: "split the big matmul on
     # gfx1010" in "rocBLAS GEMM hang on gfx1010" is about splitting; a record of that investigation
     # that does something else is the same topic, not the same idea.
-    fix = [i for i in range(len(active)) if i not in h._topic and not _way(active[i]) and not _filler(active[i])]
+    topic = h._context | {i for i in direct if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
+    fix = [i for i in range(len(active)) if i not in topic and not _way(active[i]) and not _filler(active[i])]
     fix_weight = sum(weight(active[i]) for i in fix)
     if h.kind != "investigation" and fix_weight and \
             sum(weight(active[i]) for i in fix if i in direct) / fix_weight < CLOSE_FIX:
