@@ -1,0 +1,122 @@
+"""`tried` on near-misses: the general rules found on real debug docs (session s4).
+
+One small workspace in the shapes real docs are imported in: a plan recorded as an untested
+attempt, a knob set one way, a setting written in code, an issue's log output, a runbook's advice.
+Each rule is checked both ways: the near-miss is not "tried", the idea itself still is.
+"""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbglog import search
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("tried_rules")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    inv = recs.new("ROCm cleanup hang on two RX 7900 XT", symptom="hangs in torch.cuda.empty_cache before training")
+    recs.add_attempt(inv.id, title="TORCH_BLAS_PREFER_HIPBLASLT=0", result="no effect on the hang", outcome="failed")
+    recs.add_attempt(inv.id, title="Solution 1: Skip the pre-training GPU cleanup",
+                     hypothesis="the cleanup triggers the deadlock", outcome="untested")
+    recs.add_attempt(inv.id, title="Reduced the dataloader timeout from 600 s to 120 s",
+                     did="MU_DL_TIMEOUT=120", result="hang caught earlier", outcome="partial")
+    recs.add_attempt(inv.id, title="Fixed the retain_graph flag", did="RETAIN_GRAPH: bool = False",
+                     result="memory stable", outcome="worked")
+    recs.add_attempt(inv.id, title="Infiniband settings", did="export NCCL_IB_DISABLE=0\nexport NCCL_SOCKET_IFNAME=ens4f0",
+                     result="same hang", outcome="failed")
+    recs.add_attempt(inv.id, title="Disabled CUDA graphs", did="--disable-cuda-graph on TP=8",
+                     result="server stays up", outcome="worked")
+    recs.add_attempt(inv.id, title="Trainer smoke test", did="python train.py --trainer gpu --steps 10",
+                     result="hangs at step 1", outcome="failed")
+    issue = recs.new("llama.cpp cudaMalloc OOM on dual 3090")
+    recs.set_section(issue.id, "Relevant log output",
+                     "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no\nggml_cuda_init: found 2 CUDA devices")
+    recs.set_section(issue.id, "Troubleshooting",
+                     "### If data loading is slow:\n1. Increase `MU_TRAIN_WORKERS`\n2. Increase the NCCL socket threads")
+    yield recs.store.conn
+    recs.close()
+
+
+def said(conn, idea):
+    res = search.tried(conn, idea)
+    return bool(res.close), res
+
+
+def test_untested_attempt_is_mentioned_not_tried(conn):
+    tried, res = said(conn, "skip the pre-training gpu cleanup")
+    assert not tried and res.mentioned and res.mentioned[0].outcome == "untested"
+
+
+def test_a_knob_turned_the_other_way_is_another_experiment(conn):
+    assert not said(conn, "increase the dataloader timeout")[0]
+    assert said(conn, "lower the dataloader timeout")[0]
+    assert not said(conn, "enable cuda graphs on TP=8")[0]
+    assert said(conn, "turn off cuda graphs")[0]
+
+
+def test_another_value_is_another_experiment(conn):
+    assert not said(conn, "NCCL_IB_DISABLE=1")[0]
+    assert said(conn, "NCCL_IB_DISABLE=0")[0]
+    assert said(conn, "retain_graph=False")[0]  # written `RETAIN_GRAPH: bool = False`
+    assert not said(conn, "retain_graph=True")[0]
+    assert not said(conn, "--trainer=cpu")[0]  # the record ran `--trainer gpu`
+    assert not said(conn, "trainer=cpu")[0]
+
+
+def test_logs_and_advice_are_not_attempts(conn):
+    assert not said(conn, "GGML_CUDA_FORCE_MMQ=1")[0]  # an issue template's log prints the setting
+    tried, res = said(conn, "increase MU_TRAIN_WORKERS")  # "If data loading is slow:" is advice
+    assert not tried and res.mentioned
+
+
+def test_acronyms_and_library_names(conn):
+    assert said(conn, "turn off hipblaslt")[0]  # the word inside TORCH_BLAS_PREFER_HIPBLASLT=0
+    res = search.tried(conn, "turn off hipblaslt")
+    assert not any("miopen" in a.lower() for t in res.result.query.terms for a in t.alts)
+    assert not said(conn, "replace DDP with FSDP for the cleanup hang")[0]
+
+
+def test_query_parsing():
+    def terms(q):
+        return [t.raw for t in search.parse_query(q).terms]
+
+    # an out-of-order phrase after a shorter one is kept, not swallowed
+    assert terms("turn off the caching allocator") == ["turn", "off caching allocator"]
+    assert terms("go from TP4 to TP8") == ["go", "TP", "4", "8"]  # TP8 = TP 8; fa2, h100 stay names
+    assert terms("fa2 on h100") == ["fa2", "h100"]
+    assert terms("retain_graph=False") == ["retain_graph", "False"]
+    assert terms("mixed 3090/4090 box") == ["mixed", "3090", "4090", "box"]
+    assert terms("/usr/local/cuda") == ["/usr/local/cuda"]
+
+
+def test_a_word_of_the_field_is_not_a_typo(conn):
+    res = search.tried(conn, "switch to deepspeed zero-3")
+    assert not res.close
+    assert all(t.kind != "typo" for t in res.result.query.terms if t.raw == "deepspeed")
+
+
+_name = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{2,12}", fullmatch=True)
+_value = st.from_regex(r"[A-Za-z0-9.]{1,6}", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_name, _value, _value, st.text(max_size=80))
+def test_other_value_property(name, v1, v2, noise):
+    record = f"{noise}\nexport {name}={v1}\n"
+    assert not search._other_value(f"{name}={v1}", record)  # the same setting is the same experiment
+    if search._norm_value(v1) != search._norm_value(v2) and v2.lower() not in record.lower():
+        assert search._other_value(f"{name}={v2}", f"export {name}={v1}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_rules_never_raise(idea, record):
+    search._other_value(idea, record)
+    search._opposite(idea, record)
+    search.parse_query(idea)
