@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli as run_cli_process
+from conftest import run_cli_inproc
 
 PY = sys.executable
+
+
+def run_cli(*args, cwd):
+    """The bisection drivers run as real processes; the record commands around them in-process (faster)."""
+    if args[:2] in (("bisect", "toggles"), ("bisect", "resume")):
+        return run_cli_process(*args, cwd=cwd)
+    return run_cli_inproc(cwd, *args)
 
 
 def cli_json(cwd, *args, code=None):
