@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_none_alive, cli_env, run_cli
+from conftest import assert_none_alive, cli_env, run_cli_inproc
+from conftest import run_cli as run_cli_process
 from dbglog.bisect.history import make_repo
 
 CHECK = r"""
@@ -90,6 +91,13 @@ def linear_repo(tmp: Path, n: int, name="repo") -> tuple[Path, list[str]]:
     shas = make_repo(repo, n, lambda i: {"version.txt": f"{i}\n"})
     init_ws(repo)
     return repo, shas
+
+
+def run_cli(*args, cwd, env=None):
+    """Bisections and the demo run as real processes; the record commands around them in-process (faster)."""
+    if args[0] == "demo" or args[:2] in (("bisect", "git"), ("bisect", "resume")):
+        return run_cli_process(*args, cwd=cwd, env=env)
+    return run_cli_inproc(cwd, *args, env=env)
 
 
 def init_ws(repo: Path) -> None:
