@@ -683,7 +683,7 @@ BUILTIN: tuple[Signature, ...] = (
                         # torch.compile's wrapper with the inner exception on the same line:
                         # "BackendCompilerFailed: backend='inductor' raised: RuntimeError: Cannot find ..."
                         (r"(?:BackendCompilerFailed|InductorError): [^\n]*?raised:[ \t]+" + _EXC
-                         + r"(?::[ \t]*(?P<msg>[^\n]*))?$", "raised: ")], 45,
+                         + r"(?::[ \t]*(?P<msg>[^\n]*))?$", ("BackendCompilerFailed: ", "InductorError: "))], 45,
        resolve=_resolve_traceback),
     # Issue reports often paste only the exception line (and what the exception printed below it):
     # a CamelCase "...Error:"/"...Exception:" at the start of a line is the failure when nothing
@@ -769,7 +769,9 @@ BUILTIN: tuple[Signature, ...] = (
     _S("numeric.nan_anomaly", [(r"Function '(\w+)' returned nan values in its (\d+)(?:st|nd|rd|th) output",
                                 "returned nan values")], 50),
     # DeepSpeed / Megatron fp16 loss scaler: every step overflowed (inf/NaN gradients) down to the minimum scale.
-    _S("numeric.loss_scale_min", [(r"Current loss scale already at minimum", "loss scale already at minimum")], 50,
+    # (DeepSpeed raises a bare Exception; its "xception" makes the lookup share a hub pass on big logs)
+    _S("numeric.loss_scale_min", [(r"Exception: Current loss scale already at minimum",
+                                   "Exception: Current loss scale")], 50,
        description="fp16 gradients overflow on every step: the dynamic loss scale hit its floor"),
     # A training loop's own report; a hint that ranks below any crash in the same log.
     _S("numeric.loss_nan", [(r"\b(?i:loss)(?:=| ?= ?|: ?| is )(?i:nan)\b",
