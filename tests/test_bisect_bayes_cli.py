@@ -10,8 +10,17 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, run_cli_inproc
+from conftest import run_cli as run_cli_process
 from dbglog.bisect.history import make_repo
+
+
+def run_cli(*args, cwd):
+    """Bisections run as real processes; the record commands around them in-process (faster)."""
+    if args[0] == "bisect" and args[1] in ("git", "toggles", "resume"):
+        return run_cli_process(*args, cwd=cwd)
+    return run_cli_inproc(cwd, *args)
+
 
 PY = sys.executable
 
