@@ -1301,20 +1301,22 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
-    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h)):
+    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h), h.kind == "section"):
         return False  # the same knob turned another way is another experiment
     if not all(i in found for i, t in enumerate(active) if _acronym(t)):
         return False  # an acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP
-    if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) for i in direct):
-        return False  # (a record that shares only everyday words with the idea is not close)
+    if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) or _way(active[i]) for i in direct):
+        return False  # (a record that shares only everyday words, or "enabled", with the idea is not close)
     # What the idea says beyond its investigation's topic is the fix: "split the big matmul on
     # gfx1010" in "rocBLAS GEMM hang on gfx1010" is about splitting; a record of that investigation
     # that does something else is the same topic, not the same idea.
     topic = h._context | {i for i in direct if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
-    fix = [i for i in range(len(active)) if i not in topic and not _way(active[i]) and not _filler(active[i])]
+    fix = [i for i in range(len(active)) if i not in topic and not _filler(active[i])]
     fix_weight = sum(weight(active[i]) for i in fix)
-    if h.kind != "investigation" and fix_weight and \
-            sum(weight(active[i]) for i in fix if i in direct) / fix_weight < CLOSE_FIX:
+    # a word that says which way ("without", "enable") is there when the record goes that way
+    # ("--moe_plugin disable" for "without the plugin")
+    held = [i for i in fix if (_way_in(active[i], _did_text(h)) if _way(active[i]) else i in direct)]
+    if h.kind != "investigation" and fix_weight and sum(weight(active[i]) for i in held) / fix_weight < CLOSE_FIX:
         return False
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
                                               and share(found) >= 0.5)
@@ -1346,8 +1348,9 @@ _WAYS = (
      re.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
     (re.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
      re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
-    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*)\b", re.I),
-     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without)\b", re.I)),
+    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))", re.I | re.M),
+     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|off(?=\s*$|\s*[(,;:\u2014-]))|"
+                r"[=:]\s*[\"']?(?:0|false|off)\b", re.I | re.M)),
 )
 
 
@@ -1356,9 +1359,15 @@ def _way(t: Term) -> bool:
     return any(rg.fullmatch(t.raw) for pair in _WAYS for rg in pair)
 
 
-def _opposite(idea: str, record: str) -> bool:
+def _way_in(t: Term, record: str) -> bool:
+    """The record goes the way the word ``t`` says."""
+    record = record.replace("_", " ")
+    return any(rg.fullmatch(t.raw) and rg.search(record) for pair in _WAYS for rg in pair)
+
+
+def _opposite(idea: str, record: str, free: bool = False) -> bool:
     """The idea goes one way on an axis (more/less, upgrade/downgrade, on/off) and the record only
-    the other way."""
+    the other way (``free``: free text, which must go the idea's way)."""
     idea, record = idea.replace("_", " "), record.replace("_", " ")
     for up, down in _WAYS:
         i_up, i_down = bool(up.search(idea)), bool(down.search(idea))
@@ -1369,6 +1378,10 @@ def _opposite(idea: str, record: str) -> bool:
             return True
         if up is _WAYS[1][0] and not same.search(record) and not _VERSION_ACT.search(record):
             return True  # an upgrade or a downgrade is an act the record states, not a version it names
+        if up is _WAYS[2][0] and not same.search(record) and same.search(re.sub(r"(?i)\bwithout\b", "", idea)):
+            # a record that names a switch without turning it (an error line, a config listing) did
+            # not turn it ("without the network" is not a switch)
+            return True
     return False
 
 
@@ -1377,6 +1390,7 @@ _VERSION_ACT = re.compile(r"\bpinn?\w*|→|->|\bswitch\w* to\b|\bmoved? to\b", r
 
 
 _ASSIGN = re.compile(r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)")
+_CODE_ASSIGN = re.compile(r"""\[["'](\w+)["']\]\s*=\s*|["'](\w+)["']\s*,\s*""")
 _SAME_VALUE = ({"1", "true", "yes", "on"}, {"0", "false", "no", "off", "none"})
 
 
@@ -1392,6 +1406,8 @@ def _other_value(idea: str, record: str) -> bool:
     """The idea sets a knob to a value (``NCCL_IB_DISABLE=1``, ``retain_graph=False``) and the
     record gives that knob only other values (``NCCL_IB_DISABLE=0``, ``GGML_CUDA_FORCE_MMQ: no``),
     or, for a lower-case setting (not an env var, which is often named without its ``=1``), none."""
+    # code sets it too: os.environ.setdefault("NAME", "1"), os.environ["NAME"] = "1"
+    record = _CODE_ASSIGN.sub(lambda m: f" {m[1] or m[2]}=", record)
     for name, value in _ASSIGN.findall(idea):
         key = name.lstrip("-")
         if len(key) < 3:
@@ -1403,7 +1419,7 @@ def _other_value(idea: str, record: str) -> bool:
         if given and _norm_value(value) not in given:
             return True
         if not given and not key.isupper() and _WORD.search(value):
-            return True  # a setting the record names but never sets ("trainer" vs trainer=cpu)
+            return True  # a setting the record does not set ("trainer" vs trainer=cpu)
     return False
 
 

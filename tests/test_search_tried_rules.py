@@ -34,6 +34,11 @@ def conn(tmp_path_factory):
                      result="server stays up", outcome="worked")
     recs.add_attempt(inv.id, title="Trainer smoke test", did="python train.py --trainer gpu --steps 10",
                      result="hangs at step 1", outcome="failed")
+    recs.add_attempt(inv.id, title="NCCL timeouts in code",
+                     did='os.environ.setdefault("NCCL_BLOCKING_WAIT", "1")\nos.environ["NCCL_ASYNC_ERROR_HANDLING"] = "1"',
+                     result="errors surface at once", outcome="partial")
+    recs.add_attempt(inv.id, title="Smaller model", did="vllm serve qwen-7b",
+                     result="RuntimeError at CUDACachingAllocator.cpp:1131", outcome="failed")
     issue = recs.new("llama.cpp cudaMalloc OOM on dual 3090")
     recs.set_section(issue.id, "Relevant log output",
                      "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no\nggml_cuda_init: found 2 CUDA devices")
@@ -67,6 +72,18 @@ def test_another_value_is_another_experiment(conn):
     assert not said(conn, "retain_graph=True")[0]
     assert not said(conn, "--trainer=cpu")[0]  # the record ran `--trainer gpu`
     assert not said(conn, "trainer=cpu")[0]
+
+
+def test_settings_written_in_code(conn):
+    assert said(conn, "NCCL_BLOCKING_WAIT=1")[0]
+    assert not said(conn, "NCCL_BLOCKING_WAIT=0")[0]
+    assert not said(conn, "NCCL_ASYNC_ERROR_HANDLING=0")[0]
+
+
+def test_a_switch_must_be_turned(conn):
+    # the record names the allocator in an error line: it did not turn it on (or off)
+    assert not said(conn, "enable the caching allocator again")[0]
+    assert said(conn, "turn off hipblaslt")[0]  # `..._HIPBLASLT=0` turns it off
 
 
 def test_logs_and_advice_are_not_attempts(conn):
