@@ -556,6 +556,8 @@ BUILTIN: tuple[Signature, ...] = (
        description="shared memory (/dev/shm) ran out in DataLoader workers (docker --shm-size / --ipc=host)"),
     _S("oom.host_killer",
        [(r"(?:Memory cgroup out of memory|Out of memory): Killed process (\d+) \((.+?)\)", "Killed process "),
+        # older kernels: "Killed process 935 (python) total-vm:113656kB, anon-rss:..."
+        (r"Killed process (\d+) \((.+?)\) total-vm:", "Killed process "),
         (r"oom-kill:constraint=\w+,[^\n]*?task=([^,\n]+),pid=(\d+)", "oom-kill:constraint=")], 73, "oom"),
     # ROCm runtime (rows 19-21): printed without any torch message. Wordings from ROCm 2 to 7.2,
     # including the older one without the agent handle and LLVM offload's "OFFLOAD ERROR: memory
@@ -719,13 +721,17 @@ BUILTIN: tuple[Signature, ...] = (
     _S("shell.signal",
        # bash prints "Segmentation fault (core dumped)" alone, or "line 1: 123 Killed   cmd" for
        # a job; zsh prints "zsh: IOT instruction (core dumped)  cmd"; fish "terminated by signal".
-       [(r"^(?:[^\n]*\b\d+ )?(?:Segmentation fault|Aborted|Killed|Bus error|Floating point exception"
-         r"|Illegal instruction)(?:[ \t]+\(core dumped\))?(?:[ \t]{2,}[^\n]*)?$",
+       # (a pasted one may be wrapped in markdown: "**Killed**", "`Segmentation fault (core dumped)`")
+       [(r"^(?:[^\n]*\b\d+ )?(?:\*\*|`)?(?:Segmentation fault|Aborted|Killed|Bus error|Floating point exception"
+         r"|Illegal instruction)(?:[ \t]+\(core dumped\))?(?:\*\*|`)?(?:[ \t]{2,}[^\n]*)?$",
          ("Segmentation fault", "Aborted", "Killed", "Bus error", "Floating point exception", "Illegal instruction")),
         (r"IOT instruction \(core dumped\)", "IOT instruction"),
         (r"^zsh: (?:segmentation fault|abort|killed|bus error|illegal hardware instruction)",
          ("zsh: segmentation fault", "zsh: abort", "zsh: killed", "zsh: bus error", "zsh: illegal hardware")),
-        (r"terminated by signal (SIG\w+) \(([^)\n]*)\)", "terminated by signal")], 25),
+        (r"terminated by signal (SIG\w+) \(([^)\n]*)\)", "terminated by signal"),
+        # bash in a zh_CN locale: 已杀死 (Killed), 段错误 (Segmentation fault), 已放弃 (Aborted), "(核心已转储)"
+        (r"^(?:[^\n]*\b\d+ )?(?:已杀死|段错误|已放弃)(?:[ \t]*\(核心已转储\))?(?:[ \t]{2,}[^\n]*)?[ \t]*$",
+         ("已杀死", "段错误", "已放弃"))], 25),
     # GPU coredump progress (row 40): accompanies the real fault.
     _S("gpu.coredump_written", [(r"coredump: Writing ELF file to (\S+)", "coredump: Writing ELF")], 35),
     # Engine wrappers (rows 41-42): the cause is printed earlier.
