@@ -33,14 +33,14 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|errors?)"
+    r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|collaps\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
     # "0/29 wins", "0 of 5 runs succeeded": a count of successes that is zero is a failure
-    r"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){0,2}(?:pass(?:ed|es)?|wins?|won|succeed\w*|success\w*|green|clean|ok|work(?:ed|s)?)\b",
+    r"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){0,2}(?:pass(?:ed|es)?|wins?|won|succeed\w*|success\w*|green|clean|ok|work(?:ed|s)?|improved|better|helped|faster)\b",
 ]
 _NEGATED_FAIL = [
     r"\bno more\b(?: [\w'-]+){0,3}",
@@ -62,6 +62,7 @@ _NEGATED_FAIL = [
     rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
+    rf"\b{_BAD}\s*(?:total|count|seen|observed)?\s*[:=]?\s*(?:0|zero|none)\b(?![.,/]\d)",  # "problems total 0"
     rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
     r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
@@ -77,12 +78,21 @@ _NEGATED_WIN = [
     r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
     r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
+    r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
     # "Then nothing happened", "the ranking loss didn't move", "barely moved": no effect
     r"\bnothing (?:happened|changed|moved)\b|\b(?:did ?n[o']t|does ?n[o']t|never) (?:move|budge|change)\b|"
     r"\bbarely (?:moved|changed|improved)\b|\bstayed (?:flat|the same|stuck)\b",
     r"\bno (?:lo |la )?(?:soluciona|resuelve|arregla|ayuda|sirve|cambia)\w*\b|\bsin (?:efecto|cambios?)\b",
+]
+# "Works WITHOUT header. Fails WITH header.": a success under the condition that never failed says
+# nothing about the attempt; the span is consumed and counts for nothing -- only when the text says it
+# still fails with that condition ("works without find_unused_parameters" alone is a success).
+_NEUTRAL_WHEN = re.compile(r"\b(?:fail\w*|breaks?|broken|still \w+)\b[^.;]{0,40}?\b(?:with|when|if)\b", re.I)
+_NEUTRAL = [
+    rf"\b(?:works?|worked|working|fine|ok) (?:fine |ok |again )?(?:without|w/o|with no) (?:the |a |an |any )?"
+    rf"(?!{_BAD}\b)(?![\w-]+ing\b)[\w-]+",
 ]
 _PARTIAL = [
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
@@ -118,6 +128,7 @@ _FAIL = [
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
+    r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
 ]
 _UNKNOWN = [
@@ -127,7 +138,7 @@ _UNKNOWN = [
 ]
 
 _CUES = [(p, "fail") for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
-        [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
+        [(p, "neutral") for p in _NEUTRAL] + [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
         [(p, "unknown") for p in _UNKNOWN]
 _COMPILED = [(re.compile(p, re.I), m) for p, m in _CUES]
 
@@ -145,6 +156,9 @@ _VERDICT_WORDS = {
     "reverted": "failed", "regression": "failed", "worse": "failed", "no effect": "failed",
     "no change": "failed", "no improvement": "failed", "didn't help": "failed", "did not help": "failed",
     "red herring": "failed", "not the cause": "failed",
+    # experiment logs: "Verdict: KEEP", "(KEPT)", "(DISCARDED — OOM)", "Verdict: NEUTRAL" (no effect), "REVERT"
+    "keep": "worked", "kept": "worked", "discard": "failed", "discarded": "failed", "revert": "failed",
+    "neutral": "failed", "no-op": "failed", "noop": "failed",
     "partial": "partial", "partially": "partial", "partly": "partial", "partial fix": "partial",
     "partially right": "partial", "partially works": "partial", "partially fixed": "partial",
     "mitigated": "partial", "workaround": "partial", "improved": "partial", "better": "partial",
@@ -194,7 +208,9 @@ def verdict_word(text: str) -> str | None:
             # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
             c = _scan(t[len(e):])
             words = [k for k in ("win", "fail", "partial") if c[k]]
-            if len(words) == 1 and {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]] != o:
+            if len(words) == 1 and {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]] != o \
+                    and not (o == "partial" and words[0] == "win"):
+                # "⚠️ works, -0.9%": the warning is the author's hedge on words that say it runs
                 return {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]]
             return o
     if t in _VERDICT_WORDS:
@@ -203,18 +219,34 @@ def verdict_word(text: str) -> str | None:
     if m:
         # "FAILED — same error", "Fixed (200 runs clean)", "Partially right: ...": a verdict first.
         words = m.group(1).split()
+        shouted = plain_text(text).lstrip(" .:;,!-—–()[]").startswith("KEEP")
         for lead in (m.group(1), " ".join(words[:2]), words[0]):
-            if lead in _VERDICT_WORDS and lead not in ("no", "good", "fix", "solution", "done", "right", "work"):
-                return _VERDICT_WORDS[lead]
+            if lead in _VERDICT_WORDS and lead not in ("no", "good", "fix", "solution", "done", "right", "work") \
+                    and (lead != "keep" or shouted):
+                v = _VERDICT_WORDS[lead]
+                after = words[len(lead.split()):]
+                if v == "worked" and after and after[0] in _QUALIFIERS:
+                    return None  # "Works without header. Fails with it.": a condition follows, read the sentence
+                if v == "worked" and _RULED_OUT.search(t[m.end():]):
+                    return "failed"  # "Fixed — not the OOM cause": it fixed something else
+                return v
     return None
 
 
-def _scan(text: str) -> dict[str, int]:
+# "Works without ...", "works only for ...": the word after a success verdict makes it conditional.
+_QUALIFIERS = {"without", "only", "except", "when", "if", "unless", "for", "on", "with", "in", "under"}
+_RULED_OUT = re.compile(r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|"
+                        r"\bnot related\b|\bred herring\b|\birrelevant\b", re.I)
+
+
+def _scan(text: str, whole: str | None = None) -> dict[str, int]:
     """Count the cues of each meaning in ``text``; a matched span is consumed (negations first)."""
     low = text.lower()
     taken = [False] * len(low)
-    counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0}
+    counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0}
     for rx, meaning in _COMPILED:
+        if meaning == "neutral" and not _NEUTRAL_WHEN.search(whole or low):
+            continue
         for m in rx.finditer(low):
             s, e = m.span()
             if e <= s or any(taken[s:e]):
@@ -251,7 +283,7 @@ def classify(text: str) -> str:
     # The first clause usually carries the verdict ("Hangs at 0%; the kernel alone finishes"),
     # unless the sentence turns on a contrast ("Works, but 20% slower"): then weigh everything.
     first, _, rest = _CLAUSE.split(head, maxsplit=1)[0], None, head
-    c1 = _scan(first)
+    c1 = _scan(first, whole=head)  # "Works without header. Fails with it.": the clause read in its sentence
     if c1["unknown"] and not c1["partial"]:
         return "inconclusive"  # "Couldn't tell, the node was drained", "Seems to work, needs more runs"
     if not _CONTRAST.search(head):

@@ -1793,6 +1793,14 @@ class _Builder:
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
             c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
             out = outcomes.combine(r_out, c_out)
+        if out is None and a.lines:
+            # "**Why it worked:** stale dev servers don't hot-reload": the label is the author's verdict,
+            # whatever the explanation under it sounds like.
+            said = {_label_name(self.lines[i]) for i in a.lines if 0 <= i < len(self.lines)}
+            if said & _WHY_WON and not said & _WHY_LOST:
+                out = "worked"
+            elif said & _WHY_LOST and not said & _WHY_WON:
+                out = "failed"
         if out is None:
             # Nothing says what happened: not run yet when nothing says it was done either.
             done = result or conclusion or ACTION_LEAD.match(did or "") or TRIED_ITEM.match(did or "") or re.search(
@@ -1918,6 +1926,11 @@ _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please 
 
 _ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(?:diagnosis|analysis|details|notes|"
                             r"post-?mortem|explained|breakdown)\b", re.I)
+
+
+_WHY_WON = {"why it worked", "why that worked", "why this worked", "what made it work"}
+_WHY_LOST = {"why it failed", "why it didn't work", "why that failed", "why this failed", "why it did not work",
+             "why it didn't help", "why it did not help"}
 
 
 def _label_name(line: str) -> str:

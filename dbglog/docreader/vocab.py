@@ -186,6 +186,7 @@ ATTEMPT_LABELS = {
     "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
     "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
+    "rule": "conclusion", "rules": "conclusion",  # lessons logs: Situation / Action / Result / Rule
     "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
     "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
     "expected outcome": "expected", "expected result": "expected", "expected results": "expected",
