@@ -515,10 +515,24 @@ class _Builder:
             for c in n.children:
                 self.section(c, context=None)
             return
+        if DATE_HEAD.match(n.text) and self._one_run_entry(n):
+            # "### 2026-04-27 — iter3 wider model (DISCARDED)" with "- **Change:** / - **Result:** /
+            # - **Verdict:**": an experiment journal's entry is one run.
+            self.attempt_from_node(n, container=None)
+            return
         if WEAK_CONTAINER.search(bare) or DATE_HEAD.match(n.text):
             self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
+
+    def _one_run_entry(self, n: Node) -> bool:
+        """A dated entry that is one run: no sub-sections, each of its labels once, a result and what changed."""
+        if n.children:
+            return False
+        keys = [h[0] for b in n.blocks for i in range(b.start, b.end)
+                if (h := label_of(self.lines[i], ATTEMPT_LABELS))]
+        return len(keys) == len(set(keys)) and "result" in keys and ("did" in keys or "hypothesis" in keys) \
+            and ("outcome" in keys or "conclusion" in keys)
 
     def _own_role(self, n: Node) -> bool:
         """Does this heading name something other than a group of steps?"""
@@ -1085,7 +1099,8 @@ class _Builder:
                     or STRONG_CONTAINER.search(bare) or (DIFF_HEAD.search(bare) and self._has_table(d)) \
                     or (RESULT_CONTAINER.search(outcomes.plain_text(d.text))
                         and FAILED_CONTAINER.search(outcomes.plain_text(d.text))) \
-                    or (PLAN_HEAD.match(bare) and not d.children and any(b.kind == "list" for b in d.blocks)):
+                    or (PLAN_HEAD.match(bare) and not d.children and any(b.kind == "list" for b in d.blocks)) \
+                    or (DATE_HEAD.match(d.text) and self._one_run_entry(d)):
                 # "Flags que NO funcionan" inside a Q&A section; a "What worked" list in a takeaways
                 # section stays a summary.
                 return True
