@@ -47,7 +47,7 @@ _NEGATED_FAIL = [
     rf"\bnothing (?:\w+ )?{_BAD}",
     r"\b\w+ (?:is|are) (?:now |finally )?gone\b",
     rf"\b(?:don'?t|do not|didn'?t|did not|doesn'?t|does not|never|no longer) (?:get|see|hit|have|run into|got|saw) "
-    rf"(?:any(?: more)?|more|the|those|these|that|this)? ?(?:\w+ ){{0,2}}{_BAD}",
+    rf"(?:any(?: more)?|more|the|those|these|that|this)? ?(?:\w+ ){{0,2}}{_BAD}\b",  # not "the NCCL INFO lines"
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
@@ -62,7 +62,9 @@ _NEGATED_FAIL = [
     rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
-    rf"\b{_BAD}\s*(?:total|count|seen|observed)?\s*[:=]?\s*(?:0|zero|none)\b(?![.,/]\d)",  # "problems total 0"
+    # "problems total 0", "errors: 0", "Xid events total 0" (not "hangs at 0%")
+    rf"\b{_BAD}(?: (?:events?|messages?|lines?|entries|reports?))?\s*(?:total|count|seen|observed|reported)?\s*[:=]?\s*"
+    r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
     rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
     r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
@@ -89,7 +91,7 @@ _NEGATED_WIN = [
 # "Works WITHOUT header. Fails WITH header.": a success under the condition that never failed says
 # nothing about the attempt; the span is consumed and counts for nothing -- only when the text says it
 # still fails with that condition ("works without find_unused_parameters" alone is a success).
-_NEUTRAL_WHEN = re.compile(r"\b(?:fail\w*|breaks?|broken|still \w+)\b[^.;]{0,40}?\b(?:with|when|if)\b", re.I)
+_NEUTRAL_WHEN = re.compile(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
 _NEUTRAL = [
     rf"\b(?:works?|worked|working|fine|ok) (?:fine |ok |again )?(?:without|w/o|with no) (?:the |a |an |any )?"
     rf"(?!{_BAD}\b)(?![\w-]+ing\b)[\w-]+",
@@ -184,7 +186,7 @@ EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
-_CLAUSE = re.compile(r"\s*(?:[;:]|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
+_CLAUSE = re.compile(r"\s*(?:;|:(?!\s*\d)|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
 _CONTRAST = re.compile(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
 _MD = re.compile(r"[*_`~>#]|\[(?:[ xX])\]")
 _SENTENCE_END = re.compile(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
@@ -266,7 +268,7 @@ def classify(text: str) -> str:
     # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
     # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
     text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
-    clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
+    clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect|verdict)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
     clean = re.sub(r"^\d{1,3}[.)]\s+", "", clean)  # "2. I blamed the upgrade. ...": the entry's number is no sentence
     if not clean:
         return "inconclusive"
