@@ -731,7 +731,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"terminated by signal (SIG\w+) \(([^)\n]*)\)", "terminated by signal"),
         # bash in a zh_CN locale: 已杀死 (Killed), 段错误 (Segmentation fault), 已放弃 (Aborted), "(核心已转储)"
         (r"^(?:[^\n]*\b\d+ )?(?:已杀死|段错误|已放弃)(?:[ \t]*[(（]核心已转储[)）])?(?:[ \t]+[^\n]*)?[ \t]*$",
-         ("已杀死", "段错误", "已放弃"))], 25),
+         ("已", "段错误"))], 25),  # "已" serves 已杀死 and 已放弃 with one pass over a big log
     # GPU coredump progress (row 40): accompanies the real fault.
     _S("gpu.coredump_written", [(r"coredump: Writing ELF file to (\S+)", "coredump: Writing ELF")], 35),
     # Engine wrappers (rows 41-42): the cause is printed earlier.
