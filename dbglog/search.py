@@ -385,6 +385,8 @@ def parse_query(text) -> Query:
                     t.alts = [" ".join(synonyms.split_identifier(tok))]
                 elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"
                     t.alts = [" ".join(_UNIT.match(tok).groups())]
+                elif re.fullmatch(r"0\.\d+", tok):  # 0.5 = 0.50 (a fraction; 2.1 is not 2.10, a version)
+                    t.alts = [tok.rstrip("0").rstrip(".") if tok.endswith("0") else tok + "0"]
                 new = [t]
             i += 1
         for t in new:

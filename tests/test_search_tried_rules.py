@@ -110,6 +110,8 @@ def test_query_parsing():
     assert terms("retain_graph=False") == ["retain_graph", "False"]
     assert terms("mixed 3090/4090 box") == ["mixed", "3090", "4090", "box"]
     assert terms("/usr/local/cuda") == ["/usr/local/cuda"]
+    alts = {t.raw: t.alts for t in search.parse_query("utilization 0.5 torch 2.10").terms}
+    assert alts["0.5"] == ["0.50"] and alts["2.10"] == []  # a fraction, not a version
 
 
 def test_a_word_of_the_field_is_not_a_typo(conn):
