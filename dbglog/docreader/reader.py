@@ -653,8 +653,17 @@ class _Builder:
                 self.lines[i].strip() for i in range(paras[0].start, paras[0].end))).rstrip(":"))
             return
         self._keep_or_rename(n, keep, "attempts")
+        fix = None
+        if ctx == "worked" and len(self.attempts) == before and not any(
+                self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) for c in n.children):
+            # "## ✅ The Fix That Worked" > "### Root Cause" + "### The Fix": the fix section is the attempt.
+            fix = next((c for c in n.children if re.match(r"^(?:the )?(?:fix|solution|change|patch)\b",
+                                                          bare_words(c.text))), None)
         for c in n.children:
-            if self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
+            if c is fix:
+                self.attempt_from_node(c, container=ctx)
+                self.attempts[-1].title = one_line(re.sub(r"^\W+", "", outcomes.plain_text(n.text)))
+            elif self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
                 self.attempt_from_node(c, container=ctx)
             else:
                 self.section(c, context=None)

@@ -93,6 +93,7 @@ STRONG_CONTAINER = re.compile(
 RESULT_CONTAINER = re.compile(r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
                                r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
+                               r"\b(?:fix|solution|change|approach) that (?:actually |finally )?(?:worked|works|helped)\b|"
                                r"\bwhy (?:all |the |our |these )?(?:\w+ ){0,2}failed\b|\ball (?:\w+ )?failed\b|"
                                r"\bwhy (?:we|i) (?:can'?t|cannot|couldn'?t) (?:fix|solve|work around)\b|"
                                r"\b(?:flags?|options?|settings?|fixes|approaches) (?:que |that |which )?(?:no|not|don'?t|do not) "
