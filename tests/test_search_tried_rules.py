@@ -39,7 +39,10 @@ def conn(tmp_path_factory):
                      result="errors surface at once", outcome="partial")
     recs.add_attempt(inv.id, title="Smaller model", did="vllm serve qwen-7b",
                      result="RuntimeError at CUDACachingAllocator.cpp:1131", outcome="failed")
+    recs.add_attempt(inv.id, title="Half precision for the cleanup hang", did="--dtype float16", result="same hang",
+                     outcome="failed")
     issue = recs.new("llama.cpp cudaMalloc OOM on dual 3090")
+    recs.add_attempt(issue.id, title="bf16 weights", did="--dtype bf16", result="same OOM", outcome="failed")
     recs.set_section(issue.id, "Relevant log output",
                      "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no\nggml_cuda_init: found 2 CUDA devices")
     recs.set_section(issue.id, "Troubleshooting",
@@ -72,6 +75,11 @@ def test_another_value_is_another_experiment(conn):
     assert not said(conn, "retain_graph=True")[0]
     assert not said(conn, "--trainer=cpu")[0]  # the record ran `--trainer gpu`
     assert not said(conn, "trainer=cpu")[0]
+
+
+def test_instead_of_names_what_goes_in(conn):
+    assert said(conn, "use fp16 instead of bf16 for the cleanup hang")[0]
+    assert not said(conn, "use bf16 instead of fp16 for the cleanup hang")[0]
 
 
 def test_settings_written_in_code(conn):
