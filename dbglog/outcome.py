@@ -125,8 +125,10 @@ _WIN = [
     r"\bthis time (?:it|the \w+|we) (?:learned|learnt|worked|trained|converged|passed|held|went through)\b",
 ]
 _FAIL = [
-    r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
-    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem)|\s*$|[.,;:)])|\bsame as before\b",
+    # "same error", "Same blank icons.", "same loss curve": one word may sit between
+    r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:[\w-]+ )?(?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
+    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem|icons?|glyphs?|screen|"
+    r"picture|pattern|outcome|values?|loss|curve|speed|throughput|timings?|toast|response|rejection|signature)s?\b|\s*$|[.,;:)])|\bsame as before\b",
     r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
@@ -207,6 +209,8 @@ def verdict_word(text: str) -> str | None:
             others = {v for k, v in EMOJI.items() if k in t and v != o}
             if others & {"worked", "failed"}:
                 return "partial"
+            if verdict_word(t[len(e):]) == "untested":
+                return "untested"  # "| `--max-num-batched-tokens 16384` | ✅ **untested** |": usable, not run
             # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
             c = _scan(t[len(e):])
             words = [k for k in ("win", "fail", "partial") if c[k]]
