@@ -22,8 +22,6 @@ import shutil
 import threading
 import time
 
-from dbglog import envinfo
-
 _LIMIT_LOCK = threading.Lock()
 _NV_QUERY = ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader"]
 _ROCM_QUERY = ["rocm-smi", "--showpids"]
@@ -85,6 +83,8 @@ def parse_rocm_pids(text: str) -> list[dict]:
 
 def gpu_processes(timeout: float = 5.0) -> tuple[list[str], list[dict], list[str]]:
     """(tools found, processes holding GPU memory, errors). No tool: ([], [], [])."""
+    from dbglog import envinfo  # only with a GPU tool present: a run on a machine without one skips the import
+
     tools, procs, errors = gpu_tools(), [], []
     for tool in tools:
         cmd, parse = (_NV_QUERY, parse_nvidia_apps) if tool == "nvidia-smi" else (_ROCM_QUERY, parse_rocm_pids)

@@ -31,9 +31,25 @@ def pids() -> list[int]:
         return list(psutil_module().pids())
 
 
+def _read_proc(path: str, size: int = 1024) -> bytes | None:
+    """One read of a /proc file: raw os.open/os.read, half the cost of open() (a file object per
+    read), which matters with one read per process on the machine."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def ppid_table() -> dict[int, int]:
     """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
-    runs every poll interval)."""
+    runs every poll interval). /proc/<pid>/task/*/children would read only our descendants, but
+    kernels built without CONFIG_PROC_CHILDREN (this VM's) lack it."""
     table: dict[int, int] = {}
     if not os.path.isdir("/proc/self"):
         ps = psutil_module()
@@ -41,10 +57,8 @@ def ppid_table() -> dict[int, int]:
             table[p.pid] = p.info.get("ppid") or 0
         return table
     for pid in pids():
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
+        stat = _read_proc(f"/proc/{pid}/stat")
+        if not stat:
             continue
         # "pid (comm) state ppid ..." and comm may contain spaces or parentheses.
         rest = stat[stat.rfind(b")") + 2:].split(b" ", 2)
@@ -149,25 +163,25 @@ def session_of(pid: int) -> tuple[int, int] | None:
         return None
 
 
-def adopt(tree) -> None:
+def adopt(tree, table: dict[int, int] | None = None) -> None:
     """Claim for ``tree`` the orphans re-parented to dbglog (the subreaper) that came from its run:
     in the repro's process group or session; or, not being a session leader, in a session that is
     neither ours nor of anything we started (dbglog only starts session leaders or members of its
     own session, so such a child was re-parented to us). A session leader nobody tracks is claimed
     only when this is the only tree in progress and it was born after the run started (it cannot
-    be told apart from a helper otherwise)."""
+    be told apart from a helper otherwise). ``table``: a ppid table just read (see ``sweep``)."""
     if not _SUBREAPER:
         return
     with SPAWN_LOCK:
-        _adopt(tree)
+        _adopt(tree, table)
 
 
-def _adopt(tree) -> None:
+def _adopt(tree, table: dict[int, int] | None = None) -> None:
     me = os.getpid()
     mine = session_of(me)
     others = [t for t in list(TREES) if t is not tree and t.procs and t.root_pid != me]
     taken = set(SPAWNED).union(STARTING, *(t.procs for t in others))
-    for pid, ppid in ppid_table().items():
+    for pid, ppid in (ppid_table() if table is None else table).items():
         if ppid != me or pid in tree.procs or pid in taken:
             continue
         ids = session_of(pid)
@@ -197,6 +211,31 @@ def _has_env(pid: int, var: str, value: str) -> bool:
             return b"\0" + f"{var}={value}".encode() + b"\0" in b"\0" + f.read() + b"\0"
     except OSError:
         return False
+
+
+def descendants(table: dict[int, int], roots) -> set[int]:
+    """Every pid below ``roots`` in a ppid table (the roots themselves not included)."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for pid, ppid in table.items():
+        children[ppid].append(pid)
+    out: set[int] = set()
+    stack = list(roots)
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            if c not in out:
+                out.add(c)
+                stack.append(c)
+    return out
+
+
+def sweep(tree) -> None:
+    """``snapshot``, ``scan_marker`` and ``adopt`` of ``tree`` over ONE read of the ppid table
+    (each read is one /proc file per process on the machine: a few ms on a busy host, and a
+    finished run used to pay three of them)."""
+    table = ppid_table()
+    tree.snapshot(table)
+    tree.scan_marker(table)
+    tree.adopt(table)
 
 
 def report_escaped(tree, survivors: list[dict]) -> list[dict]:
@@ -239,12 +278,13 @@ class Tree:
     def alive(self) -> list:
         return [p for p in list(self.procs.values()) if is_live(p)]
 
-    def snapshot(self) -> None:
-        """Add every descendant of every process we track (one pass over the ppid table), so a
-        setsid'd grandchild stays tracked after its parent dies and it is re-parented."""
+    def snapshot(self, table: dict[int, int] | None = None) -> None:
+        """Add every descendant of every process we track (one pass over the ppid table, or over
+        ``table`` when the caller just read one), so a setsid'd grandchild stays tracked after its
+        parent dies and it is re-parented."""
         ps = self.psutil
         children: dict[int, list[int]] = collections.defaultdict(list)
-        for pid, ppid in ppid_table().items():
+        for pid, ppid in (ppid_table() if table is None else table).items():
             children[ppid].append(pid)
         stack = [pid for pid, p in self.procs.items() if self._running(p)]
         seen = set(stack)
@@ -267,11 +307,19 @@ class Tree:
         except self.psutil.Error:
             return False
 
-    def scan_marker(self) -> None:
+    def scan_marker(self, table: dict[int, int] | None = None) -> None:
         """Find processes that inherited our marker variable even if every link to them was lost
         (e.g. a double fork that finished between two snapshots). The id is random, so a match
-        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped."""
-        for pid in pids_with_env(self.marker_var, self.run_id, skip=set(self.procs)):
+        is ours; /proc/<pid>/environ of other users' processes is unreadable and skipped.
+
+        As the subreaper (``become_subreaper``) every process that came from a run stays below
+        dbglog: an orphan is re-parented to us, never to init. Then only our descendants can
+        carry the marker, and with a ppid table at hand (``sweep``) only they are read, not the
+        environment of every process on the machine."""
+        among = None
+        if table is not None and _SUBREAPER:
+            among = descendants(table, [os.getpid()])
+        for pid in pids_with_env(self.marker_var, self.run_id, skip=set(self.procs), among=among):
             try:
                 self.procs[pid] = self.psutil.Process(pid)
             except self.psutil.Error:
@@ -310,9 +358,7 @@ def proc_state(p) -> dict:
 def terminate_tree(tree: Tree, grace: float, kill_wait: float = 3.0) -> list[dict]:
     """SIGTERM the group and every tracked descendant, wait ``grace``, SIGKILL what is left,
     wait ``kill_wait``. Returns the processes that survived SIGKILL (e.g. stuck in state D)."""
-    tree.snapshot()
-    tree.scan_marker()
-    tree.adopt()
+    sweep(tree)
     if not tree.alive():
         return []
     tree.signal_all(_signal.SIGTERM)
@@ -323,13 +369,13 @@ def terminate_tree(tree: Tree, grace: float, kill_wait: float = 3.0) -> list[dic
     return [proc_state(p) for p in tree.alive()]
 
 
-def pids_with_env(var: str, value: str, skip: set | frozenset = frozenset()) -> list[int]:
-    """Pids (other than ours and ``skip``) whose environment holds ``var=value``; unreadable
-    /proc/<pid>/environ (other users' processes) is skipped."""
+def pids_with_env(var: str, value: str, skip: set | frozenset = frozenset(), among=None) -> list[int]:
+    """Pids (other than ours and ``skip``; only ``among`` when given) whose environment holds
+    ``var=value``; unreadable /proc/<pid>/environ (other users' processes) is skipped."""
     needle = b"\0" + f"{var}={value}".encode() + b"\0"
     me = os.getpid()
     out = []
-    for pid in pids():
+    for pid in pids() if among is None else sorted(among):
         if pid == me or pid in skip:
             continue
         try:

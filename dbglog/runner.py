@@ -647,8 +647,9 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             rc = _wait_exit(proc, pidfd, wait)
             if rc is not None:
                 break
-            tree.snapshot()
-            tree.adopt()
+            table = proctree.ppid_table()  # one read for both
+            tree.snapshot(table)
+            tree.adopt(table)
             interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
             if companion is not None:
                 stopped = companion.check()
@@ -685,9 +686,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             result.survivors = terminate_tree(tree, grace, kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
-            tree.snapshot()
-            tree.scan_marker()
-            tree.adopt()
+            proctree.sweep(tree)
             leftovers = [p for p in tree.alive() if p.pid != proc.pid]
             if leftovers:
                 result.notes.append(
@@ -864,10 +863,15 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
 
     try:
         files = [c["path"] for c in result.captures if c.get("path") and os.path.isfile(c["path"])]
-        env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
-        found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
-                              config_path=evmod.config_near(run_dir), cwd=str(run_dir),
-                              run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
+        if not files and not evmod.may_hold_dump(data):
+            # extract() would find nothing either (no capture file, no text any parser reads); this
+            # skips its read of config.toml, most of a short run's finishing time.
+            found = []
+        else:
+            env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
+            found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
+                                  config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                                  run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
         found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
     except Exception as e:  # evidence must never cost the run its record
         result.notes.append(f"evidence extraction failed: {e!r}")
