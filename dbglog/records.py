@@ -539,7 +539,11 @@ class Records:
         cap = runs_cap(self.ws.config_path)
         if cap is None:
             return
+        est = self.__dict__.setdefault("_runs_size", RunsSize(self.ws.runs_dir))
+        if est.total(added) <= cap:
+            return  # plan_prune would drop nothing (it adds up the same folders)
         plan = plan_prune(self, max_bytes=cap, protect=set(added))
+        est.forget()  # measured afresh next time
         if plan["pruned"]:
             apply_prune(self, plan)
             import sys
@@ -591,6 +595,44 @@ def _du(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+class RunsSize:
+    """The size of `.dbglog/runs/` as ``plan_prune`` adds it up (its top-level folders), kept up to
+    date cheaply for the cap check after every recorded run.
+
+    Measuring every folder (and reading every run row) after each run made every bisection step
+    pay for the workspace's whole history. Here a folder is measured when first seen and again
+    only when it holds runs just recorded (a run's folder does not change once it is recorded);
+    folders that are gone drop out. Everything is measured afresh at least every ``REFRESH_S``
+    seconds: growth the estimate cannot see (another dbglog process's run, still writing) is
+    caught then, and that process checks the cap itself once its run is recorded. Over the cap,
+    the caller makes the exact plan (``plan_prune``)."""
+
+    REFRESH_S = 60.0
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.sizes: dict[str, int] = {}
+        self.measured: float | None = None  # time.monotonic() of the last full measurement
+
+    def total(self, added=()) -> int:
+        import time
+
+        try:
+            names = [e.name for e in os.scandir(self.root) if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            names = []
+        now = time.monotonic()
+        if self.measured is None or now - self.measured >= self.REFRESH_S:
+            self.sizes, self.measured = {}, now
+        fresh = set(added)
+        old = self.sizes
+        self.sizes = {n: old[n] if n in old and n not in fresh else _du(self.root / n) for n in names}
+        return sum(self.sizes.values())
+
+    def forget(self) -> None:
+        self.measured = None
 
 
 def plan_prune(recs: "Records", *, older_than_days: float | None = None, keep: int | None = None,
