@@ -12,7 +12,11 @@ commit), same repro (a tiny shell script that reads version.txt: exit 1 from the
 Every dbglog run uses a fresh copy of the repo with a new, empty workspace (`dbglog init` before
 the clock starts), so nothing comes from the verdict cache.
 
-Run:  PYTHONPATH=. python bench/history_bench.py [--quick]
+Per-step overhead is noisy on a shared machine: ``--rounds N`` runs both tools N times, interleaved
+(git, dbglog, git, dbglog, ...), and prints the medians with the load average before and after.
+``--quick``: 1,024 commits only; ``--no-jobs``: skip part 2.
+
+Run:  PYTHONPATH=. python bench/history_bench.py [--quick] [--rounds N] [--no-jobs]
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,8 +109,26 @@ def startup() -> float:
     return (time.perf_counter() - t) / 5
 
 
+def _rounds() -> int:
+    if "--rounds" in sys.argv:
+        i = sys.argv.index("--rounds")
+        try:
+            return max(1, int(sys.argv[i + 1]))
+        except (IndexError, ValueError):
+            sys.exit("history_bench: --rounds needs a number")
+    return 1
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    rounds = _rounds()
     tmp = Path(tempfile.mkdtemp(prefix="dbglog-history-bench-"))
     try:
         script = tmp / "check.sh"
@@ -113,6 +136,8 @@ def main() -> None:
         st = startup()
         print(f"dbglog start-up (python -m dbglog --version): {st * 1000:.0f} ms")
         print()
+        if rounds > 1:
+            print(f"medians of {rounds} interleaved rounds; load average before: {_load()}")
         print("| commits | tool | repro runs | wall s | repro alone ms | overhead ms/step |")
         print("|---|---|---|---|---|---|")
         sizes = (1024,) if quick else (1024, 10000)
@@ -123,15 +148,28 @@ def main() -> None:
             build = time.perf_counter() - t
             culprit = (n * 7) // 10 + 3
             rt = repro_time(tmp, repo, script)
-            g_runs, g_wall = git_bisect(tmp, repo, shas[0], script, culprit)
-            d_runs, d_wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
-            assert res["first_bad"]["commit"] == shas[culprit]
-            for tool, runs, wall, extra in (("git bisect run", g_runs, g_wall, 0.0),
-                                            ("dbglog bisect git", d_runs, d_wall, st)):
+            g_all, d_all = [], []
+            for _ in range(rounds):  # interleaved: both tools see the same load drift
+                g_all.append(git_bisect(tmp, repo, shas[0], script, culprit))
+                d_runs, d_wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
+                assert res["first_bad"]["commit"] == shas[culprit]
+                d_all.append((d_runs, d_wall))
+            for tool, results, extra in (("git bisect run", g_all, 0.0), ("dbglog bisect git", d_all, st)):
+                runs = results[0][0]
+                assert all(r == runs for r, _ in results), results  # the run count is deterministic
+                wall = statistics.median(w for _, w in results)
                 ovh = (wall - extra - runs * rt) / runs * 1000
-                print(f"| {n:,} | {tool} | {runs} | {wall:.2f} | {rt * 1000:.1f} | {ovh:.1f}"
+                spread = ""
+                if rounds > 1:
+                    o = sorted((w - extra - runs * rt) / runs * 1000 for _, w in results)
+                    spread = f" (range {o[0]:.1f}-{o[-1]:.1f})"
+                print(f"| {n:,} | {tool} | {runs} | {wall:.2f} | {rt * 1000:.1f} | {ovh:.1f}{spread}"
                       + (" (start-up excluded)" if extra else "") + " |")
             print(f"|  | (repo built with fast-import in {build:.2f} s) | | | | |")
+        if rounds > 1:
+            print(f"load average after: {_load()}")
+        if "--no-jobs" in sys.argv:
+            return
         print()
         n = 1024
         repo = tmp / "repo1024"
