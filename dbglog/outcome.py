@@ -62,6 +62,9 @@ _NEGATED_FAIL = [
     rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
+    # "0/20 hangs", "0 of 50 runs hung", "hangs in 0 of 50 runs": a count of failures that is zero
+    rf"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){{0,2}}{_BAD}\b",
+    rf"\b{_BAD} (?:in|on|during|over|across) (?:0|zero|none) ?(?:/|of|out of) ?\d+\b",
     # "problems total 0", "errors: 0", "Xid events total 0" (not "hangs at 0%")
     rf"\b{_BAD}(?: (?:events?|messages?|lines?|entries|reports?))?\s*(?:total|count|seen|observed|reported)?\s*[:=]?\s*"
     r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
@@ -267,6 +270,41 @@ _FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.M | re.S)
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]{1,200}\"|“[^”]{1,200}”")
 
 
+# "3/20 hangs (was 14/20)", "2 hangs in 200 runs (was 30)": a count of failures against the one before.
+_COUNT_VS = re.compile(rf"(?P<a>\d[\d,]*)(?:\s*/\s*\d[\d,]*)?\s+(?:[a-z]+\s+){{0,2}}?{_BAD}\b[^()]{{0,40}}?"
+                       r"\((?:was|vs\.?|down from|from|before:?)\s*(?P<b>\d[\d,]*)", re.I)
+# "throughput 410 → 980 tok/s", "TTFT 1.8 s → 0.4 s", "p99 latency 220 ms → 380 ms": a measured change. The
+# metric's name or unit says which way is better; a small change is no verdict (noise).
+_CHANGE = re.compile(r"(?:(?P<name>[a-z][\w /%@.-]{0,40}?)[\s:=]+)?(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<u1>[a-z%/]*)\s*"
+                     r"(?:→|->|=>)\s*(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<u2>[a-z%/]*)", re.I)
+_HIGHER = re.compile(r"tok/s|tokens?/s|throughput|tflops|mfu|accuracy|\bacc\b|\bf1\b|\bauc\b|samples?/s|it/s|"
+                     r"\bqps\b|req/s|gb/s|bandwidth|score|speed-?up|hit rate|utili[sz]ation|pass rate|recall|precision", re.I)
+_LOWER = re.compile(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\bms\b|memory|\bpeak\b|\bgb\b|"
+                    r"\bmib\b|\bgib\b|error rate|perplexity|\bppl\b|\bwer\b|\bmae\b|\bmse\b|vram|rss|startup|"
+                    r"\bsize\b|padding|\bs\b|\bsec", re.I)
+
+
+def _measured(text: str) -> str | None:
+    """The verdict of numbers alone, or None: fewer failures than before, or a metric moved the right way."""
+    m = _COUNT_VS.search(text)
+    if m:
+        a, b = int(m.group("a").replace(",", "")), int(m.group("b").replace(",", ""))
+        return "worked" if a == 0 < b else "partial" if a < b else "failed"
+    verdicts = set()
+    for m in _CHANGE.finditer(text):
+        a, b = float(m.group("a").replace(",", "")), float(m.group("b").replace(",", ""))
+        where = f"{m.group('name') or ''} {m.group('u1')} {m.group('u2')}"
+        up = bool(_HIGHER.search(where))
+        if not a or (not up and not _LOWER.search(where)):
+            continue
+        change = (b - a) / a * (1 if up else -1)
+        if change >= 0.10:
+            verdicts.add("worked")
+        elif change <= -0.05:
+            verdicts.add("failed")
+    return verdicts.pop() if len(verdicts) == 1 else ("partial" if verdicts else None)
+
+
 def classify(text: str) -> str:
     """The outcome a result sentence states: worked | failed | partial | inconclusive."""
     # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
@@ -288,6 +326,9 @@ def classify(text: str) -> str:
     head = " ".join(parts[:2])[:400]
     # The first clause usually carries the verdict ("Hangs at 0%; the kernel alone finishes"),
     # unless the sentence turns on a contrast ("Works, but 20% slower"): then weigh everything.
+    counted = _COUNT_VS.search(head) and _measured(head)
+    if counted:
+        return counted  # "3/20 hangs (was 14/20)": fewer, not none
     first, _, rest = _CLAUSE.split(head, maxsplit=1)[0], None, head
     c1 = _scan(first, whole=head)  # "Works without header. Fails with it.": the clause read in its sentence
     if c1["unknown"] and not c1["partial"]:
@@ -305,7 +346,7 @@ def classify(text: str) -> str:
         return "worked"
     if c["fail"]:
         return "failed"
-    return "inconclusive"
+    return _measured(head) or "inconclusive"
 
 
 def combine(r: str, c: str) -> str | None:
