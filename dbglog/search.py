@@ -1305,7 +1305,7 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h), h.kind == "section"):
         return False  # the same knob turned another way is another experiment
-    if not all(i in found for i in _replacement(q.text, active)):
+    if (new := _replacement(q.text, active)) and not any(i in found for i in new):
         return False  # "use bf16 instead of fp16": a record with fp16 only is what it replaces
     if not all(i in found for i, t in enumerate(active) if _acronym(t)):
         return False  # an acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP
@@ -1330,15 +1330,15 @@ _INSTEAD = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
 
 
 def _replacement(text: str, active: list[Term]) -> list[int]:
-    """The most telling term of what an "A instead of B" idea puts in (``bf16`` of "use bf16 instead
-    of fp16", ``AdamW`` of "plain AdamW instead of ..."), as a list (empty: no such phrase)."""
+    """The telling terms of what an "A instead of B" idea puts in (``bf16`` of "use bf16 instead of
+    fp16"; "plain AdamW instead of ..." needs ``AdamW`` or ``plain``): empty if no such phrase."""
     m = _INSTEAD.search(text)
     if not m:
         return []
     head, tail = text[:m.start()], text[m.end():]
     new = [i for i, t in enumerate(active) if not _filler(t) and not _way(t) and (pat := t.pattern())
            and re.search(pat, head, re.I) and not re.search(pat, tail, re.I)]
-    return [max(new, key=lambda i: active[i].weight)] if new else []
+    return new
 
 
 def _acronym(t: Term) -> bool:
