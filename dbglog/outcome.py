@@ -62,6 +62,7 @@ _NEGATED_FAIL = [
     rf"\bwithout (?:an? |any )?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b(?:zero|0) (?:\w+ ){{0,1}}{_BAD}\b",
     rf"\b{_BAD}[- ]free\b",
+    rf"\bnot (?:a |one )?(?:single |one )(?:\w+ )?{_BAD}\b",  # "Not a single hang in 3 days"
     # "0/20 hangs", "0 of 50 runs hung", "hangs in 0 of 50 runs": a count of failures that is zero
     rf"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b{_BAD} (?:in|on|during|over|across) (?:0|zero|none) ?(?:/|of|out of) ?\d+\b",
@@ -70,7 +71,7 @@ _NEGATED_FAIL = [
     r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
     rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
     r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
-    r"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){0,2}reproduce\b",
+    rf"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){{0,2}}reproduce\b(?: (?:the |this |that |any |it )?(?:\w+ )?{_BAD}\b)?",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
     rf"\b(?:fix(?:es|ed|ing)?|solv(?:es|ed|ing)|resolv(?:es|ed|ing)|eliminat\w+|remov(?:es?|ed|ing)|avoid(?:s|ed|ing)?|prevent(?:s|ed|ing)?|gets? rid of|got rid of|getting rid of|cur(?:es?|ed|ing)) (?:the |this |that |all |any |our )?(?:\w+[ -]){{0,2}}{_BAD}\b",
@@ -79,6 +80,7 @@ _NEGATED_FAIL = [
     r"\b(?:pass(?:es|ed)?|clean|ok) (\d+)/\1\b",  # "pass 3/3": every run
 ]
 _NEGATED_WIN = [
+    r"\bconfirmed (?:(?:it|this|that)(?:'s| is| was) )?not (?:the |a )?(?:[\w-]+ )?(?:cause|culprit|issue|problem)\b",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
     r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
@@ -86,6 +88,9 @@ _NEGATED_WIN = [
     r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
+    # "Neither X nor Y changed anything", "Barely any difference", "Identical behaviour", "Confirmed not the cause"
+    r"\bneither\b[^.;]{0,80}\bnor\b[^.;]{0,60}?\b(?:changed anything|helped|fixed it|made (?:a|any) difference|mattered|worked)\b",
+    r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
     # "Then nothing happened", "the ranking loss didn't move", "barely moved": no effect
     r"\bnothing (?:happened|changed|moved)\b|\b(?:did ?n[o']t|does ?n[o']t|never) (?:move|budge|change)\b|"
     r"\bbarely (?:moved|changed|improved)\b|\bstayed (?:flat|the same|stuck)\b",
@@ -95,9 +100,17 @@ _NEGATED_WIN = [
 # nothing about the attempt; the span is consumed and counts for nothing -- only when the text says it
 # still fails with that condition ("works without find_unused_parameters" alone is a success).
 _NEUTRAL_WHEN = re.compile(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
+# "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
+_CONTROL = [rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
 _NEUTRAL = [
     rf"\b(?:works?|worked|working|fine|ok) (?:fine |ok |again )?(?:without|w/o|with no) (?:the |a |an |any )?"
     rf"(?!{_BAD}\b)(?![\w-]+ing\b)[\w-]+",
+]
+# "Helped a lot", "huge improvement", "much better": more than partial.
+_STRONG_WIN = [
+    r"\b(?:helped|helps|improved|improves) (?:a lot|massively|significantly|dramatically|hugely|enormously|greatly)\b|"
+    r"\b(?:huge|big|massive|major|dramatic|significant) (?:improvement|win|speed-?up|gain|help)\b|"
+    r"\b(?:much|way|far) better\b",
 ]
 _PARTIAL = [
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
@@ -145,7 +158,8 @@ _UNKNOWN = [
 ]
 
 _CUES = [(p, "fail") for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
-        [(p, "neutral") for p in _NEUTRAL] + [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
+        [(p, "control") for p in _CONTROL] + [(p, "neutral") for p in _NEUTRAL] + \
+        [(p, "win") for p in _STRONG_WIN] + [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
         [(p, "unknown") for p in _UNKNOWN]
 _COMPILED = [(re.compile(p, re.I), m) for p, m in _CUES]
 
@@ -164,7 +178,7 @@ _VERDICT_WORDS = {
     "no change": "failed", "no improvement": "failed", "didn't help": "failed", "did not help": "failed",
     "red herring": "failed", "not the cause": "failed",
     # experiment logs: "Verdict: KEEP", "(KEPT)", "(DISCARDED — OOM)", "Verdict: NEUTRAL" (no effect), "REVERT"
-    "keep": "worked", "kept": "worked", "discard": "failed", "discarded": "failed", "revert": "failed",
+    "gone": "worked", "keep": "worked", "kept": "worked", "discard": "failed", "discarded": "failed", "revert": "failed",
     "neutral": "failed", "no-op": "failed", "noop": "failed",
     "partial": "partial", "partially": "partial", "partly": "partial", "partial fix": "partial",
     "partially right": "partial", "partially works": "partial", "partially fixed": "partial",
@@ -252,7 +266,7 @@ def _scan(text: str, whole: str | None = None) -> dict[str, int]:
     """Count the cues of each meaning in ``text``; a matched span is consumed (negations first)."""
     low = text.lower()
     taken = [False] * len(low)
-    counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0}
+    counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0, "control": 0}
     for rx, meaning in _COMPILED:
         if meaning == "neutral" and not _NEUTRAL_WHEN.search(whole or low):
             continue
