@@ -344,7 +344,98 @@ def test_a_session_stored_by_an_older_dbglog_reads_with_defaults(recs, tmp_path)
     t = {"toggles": [{"name": "A", "kind": "env", "var": "A", "value": "1"}], "root": str(tmp_path),
          "cwd": str(tmp_path), "files": {}, "mode": "auto", "search": {}, "argv": "x",
          "execution": {"cmd": ["./repro"], "timeout": None}}  # before server, escalate, shared_cache ...
-    ex = toggles._execution(t)
+    from dbglog.bisect.spec import ToggleSpec
+
+    ex = toggles._execution(ToggleSpec.from_stored(t))
     assert (ex.cmd, ex.repeat, ex.shared_cache, ex.idle_timeout) == (["./repro"], 1, False, None)
     trials = toggles.Trials(recs, {"id": "old", "spec": t})
     assert trials.env_for({"A"}) == {"A": "1"} and trials.jobs == 1 and not trials.in_place
+
+
+# --- the stored spec, typed: from_stored / to_stored ----------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dbglog.bisect.spec import HistorySpec, ToggleSpec  # noqa: E402
+
+_word = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+_opt_word = st.none() | _word
+_secs = st.none() | st.floats(0.1, 1e4, allow_nan=False)
+_step = dict(cmd=st.lists(_word, min_size=1, max_size=4), build=_opt_word, timeout=_secs,
+             grace=st.floats(0, 60, allow_nan=False), repeat=st.integers(1, 9), jobs=st.integers(1, 8),
+             launcher=_opt_word, match=_opt_word, any_failure=st.booleans(),
+             captures=st.lists(_word, max_size=3).map(tuple), on_hang=st.lists(_word, max_size=2).map(tuple),
+             scratch=_opt_word, server=_opt_word, ready=_opt_word, ready_timeout=st.floats(1, 600, allow_nan=False),
+             idle_timeout=_secs, shared_cache=st.booleans(), escalate=st.booleans())
+_sha = st.text("0123456789abcdef", min_size=40, max_size=40)
+_target = st.none() | st.fixed_dictionaries({"outcome": st.sampled_from(["fail", "hang"]), "signature": _opt_word,
+                                              "match": _opt_word, "any_failure": st.booleans()})
+_extra = st.dictionaries(st.sampled_from(["added_later", "secrets_lost"]), st.integers() | _word, max_size=2)
+
+HISTORY_SPECS = st.builds(
+    HistorySpec, **_step, bad_ref=_word, first_parent=st.booleans(), max_steps=st.none() | st.integers(1, 99),
+    flaky=st.sampled_from([False, True, "auto"]), rate=st.booleans(), confidence=st.floats(0.51, 0.99),
+    repo=_word, cwd_rel=_word, bad=_sha, goods=st.lists(_sha, min_size=1, max_size=3),
+    good_labels=st.lists(_word, max_size=3), size_hint=st.none() | st.integers(1, 40),
+    candidates=st.none() | st.integers(0, 10**6), notes=st.lists(_word, max_size=2),
+    calibrated=st.none() | st.fixed_dictionaries({"target": _target.filter(bool), "timeout": _secs}),
+    recorded=_opt_word, extra=_extra)
+TOGGLE_SPECS = st.builds(
+    ToggleSpec, **_step, count=_opt_word, from_diffs=st.sampled_from([None, ""]),
+    mode=st.sampled_from(["auto", "enable", "disable"]), max_sets=st.none() | st.integers(1, 9),
+    max_set_size=st.none() | st.integers(1, 9), max_runs=st.none() | st.integers(1, 999),
+    strategy=st.sampled_from(["auto", "ddmin"]), exhaustive=st.booleans(), in_place=st.booleans(),
+    bad_if_any=st.booleans(), flaky=st.booleans(), confidence=st.floats(0.51, 0.99),
+    budget=st.none() | st.integers(1, 999), argv_text=_word,
+    toggles=st.lists(st.fixed_dictionaries({"name": _word, "kind": st.just("env"), "var": _word, "value": _word}),
+                     max_size=3),
+    root=_word, cwd=_word, files=st.dictionaries(_word, _sha, max_size=2), step_timeout=_secs, target=_target,
+    count_max=st.none() | st.integers(1, 99), attempt=st.none() | st.integers(1, 99), extra=_extra)
+
+#: the keys start() has always written (sessions in the field have them; resume reads them)
+HISTORY_KEYS = {"repo", "cwd_rel", "bad", "bad_ref", "goods", "good_labels", "cmd", "build", "timeout", "grace",
+                "repeat", "jobs", "launcher", "match", "any_failure", "first_parent", "captures", "on_hang",
+                "size_hint", "candidates", "notes", "calibrated", "recorded", "max_steps", "scratch", "server",
+                "ready", "ready_timeout", "idle_timeout", "shared_cache", "flaky", "rate", "confidence", "escalate"}
+TOGGLE_KEYS = {"toggles", "root", "cwd", "files", "in_place", "jobs", "mode", "count", "from_diffs", "search",
+               "execution", "user_timeout", "match", "any_failure", "bad_if_any", "scratch", "flaky", "confidence",
+               "budget", "argv"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(HISTORY_SPECS)
+def test_history_spec_round_trips_through_its_stored_form(s):
+    import json
+
+    stored = json.loads(json.dumps(s.to_stored()))  # as the session row holds it
+    assert HistorySpec.from_stored(stored) == s
+    assert set(stored) == HISTORY_KEYS | set(s.extra)
+    assert stored["flaky"] in (None, True, "auto") and isinstance(stored["captures"], list)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TOGGLE_SPECS)
+def test_toggle_spec_round_trips_through_its_stored_form(s):
+    import json
+
+    stored = json.loads(json.dumps(s.to_stored()))
+    assert ToggleSpec.from_stored(stored) == s
+    learned = {k for k in ("target", "count_max", "attempt") if getattr(s, k) is not None}
+    assert set(stored) == TOGGLE_KEYS | learned | set(s.extra)
+    ex = stored["execution"]
+    assert set(ex) == set(vars(S.Execution(cmd=["x"]))) and ex["timeout"] == s.step_timeout
+    assert (stored["user_timeout"], stored["argv"], stored["from_diffs"]) == (s.timeout, s.argv_text,
+                                                                             s.from_diffs is not None)
+    assert set(stored["search"]) == {"max_sets", "max_set_size", "max_runs", "strategy", "exhaustive"}
+
+
+def test_a_stored_none_reads_as_the_default_and_unknown_keys_are_written_back():
+    h = HistorySpec.from_stored({"bad": "b", "goods": ["g"], "cmd": ["x"], "jobs": None, "flaky": None,
+                                 "captures": None, "ready_timeout": None, "from_a_newer_dbglog": [1]})
+    assert (h.jobs, h.flaky, h.captures, h.ready_timeout, h.timeout) == (1, False, (), 120.0, None)
+    assert h.to_stored()["from_a_newer_dbglog"] == [1] and h.to_stored()["flaky"] is None
+    t = ToggleSpec.from_stored({"toggles": [], "execution": {"cmd": ["x"], "timeout": 7.0, "quiet": True},
+                                "user_timeout": None, "from_diffs": True, "search": {"max_runs": 5}})
+    assert (t.step_timeout, t.timeout, t.from_diffs, t.max_runs, t.strategy) == (7.0, None, "", 5, "auto")
+    assert "target" not in t.to_stored()  # learned keys appear once learned, as ever

@@ -69,19 +69,19 @@ class FlakyDriver:
         sp = self.sp = d.spec
         parents, _, subjects = d.graph()
         d.subjects.update(subjects)
-        self.chain = chain_of(parents, sp["bad"])
+        self.chain = chain_of(parents, sp.bad)
         self.pos = {c: i for i, c in enumerate(self.chain)}
-        for g in sp["goods"]:
+        for g in sp.goods:
             self.pos[g] = -1
         self.n = len(self.chain)
         if any(len(ps) > 1 for c, ps in parents.items() if c in self.pos):
             note = "the range has merges: the probabilistic search follows first parents (the answer is a " \
                    "commit on the first-parent line, possibly the merge that brought the bug in)"
-            if note not in sp.setdefault("notes", []):
-                sp["notes"].append(note)
-        self.budget = sp.get("max_steps") or default_budget(self.n)
-        self.rate = bool(sp.get("rate"))
-        self.fh = FlakyHistory(self.n, confidence=float(sp.get("confidence") or 0.95), budget=self.budget,
+            if note not in sp.notes:
+                sp.notes.append(note)
+        self.budget = sp.max_steps or default_budget(self.n)
+        self.rate = bool(sp.rate)
+        self.fh = FlakyHistory(self.n, confidence=float(sp.confidence or 0.95), budget=self.budget,
                                jobs=d.jobs, rate=self.rate, bad_end_runs=BAD_END_RUNS, max_end_runs=MAX_END_RUNS)
         self.steps = {t.key: t for t in d.db.trials(d.sid)}
         self.run_cache: dict[str, dict] = {}
@@ -101,7 +101,7 @@ class FlakyDriver:
         return out
 
     def _repro_runs(self, records: list[dict]) -> list[dict]:
-        build = self.sp.get("build")
+        build = self.sp.build
         return [r for r in records if r and not (build and r.get("cmd") == ["sh", "-c", build])]
 
     def counts(self, step: S.Step, target: S.Target) -> tuple[int, int, int]:
@@ -158,9 +158,9 @@ class FlakyDriver:
     def calibrate(self) -> str | None:
         """Run the bad end until it shows a failure that defines the target. The refusal, if any."""
         d, sp = self.d, self.sp
-        bad = sp["bad"]
-        prov = S.Target(match=sp.get("match"), any_failure=sp.get("any_failure", False))
-        ex0 = replace(d.execution(sp.get("timeout") or 600.0), repeat=1)
+        bad = sp.bad
+        prov = S.Target(match=sp.match, any_failure=sp.any_failure)
+        ex0 = replace(d.execution(sp.timeout or 600.0), repeat=1)
         while True:
             st = self.steps.get(bad)
             recs = self._repro_runs(self._records(st)) if st else []
@@ -169,7 +169,7 @@ class FlakyDriver:
             if failing:
                 break
             if len(recs) >= MAX_END_RUNS:
-                return (f"the bad end {sp['bad_ref']} ({bad[:10]}) never showed the failure in {len(recs)} runs: "
+                return (f"the bad end {sp.bad_ref} ({bad[:10]}) never showed the failure in {len(recs)} runs: "
                         "nothing to bisect (check the command and --bad)")
             d.progress.running(d.label(bad) + " (bad end, until it fails)")
             got = {}
@@ -186,25 +186,25 @@ class FlakyDriver:
         first = failing[0]
         target, timeout = S.calibrate([{"outcome": first["outcome"], "signature": first.get("signature"),
                                         "duration_s": first.get("duration_s") or 0, "timeout": ex0.timeout}],
-                                      match=sp.get("match"), any_failure=sp.get("any_failure", False),
-                                      user_timeout=sp.get("timeout"))
-        sp["calibrated"] = {"target": {k: getattr(target, k) for k in ("outcome", "signature", "match",
+                                      match=sp.match, any_failure=sp.any_failure,
+                                      user_timeout=sp.timeout)
+        sp.calibrated = {"target": {k: getattr(target, k) for k in ("outcome", "signature", "match",
                                                                           "any_failure")}, "timeout": timeout}
-        d.db.update_spec(d.sid, sp)
+        d.db.update_spec(d.sid, sp.to_stored())
         return None
 
     def drive(self) -> dict:
         d, sp = self.d, self.sp
-        sp["flaky"] = sp.get("flaky") or "auto"
-        d.db.update_spec(d.sid, sp)
-        if sp.get("calibrated") is None:
+        sp.flaky = sp.flaky or "auto"
+        d.db.update_spec(d.sid, sp.to_stored())
+        if sp.calibrated is None:
             why = self.calibrate()
             if why:
                 return d.finish_refused(why)
-        d.target = S.Target(**sp["calibrated"]["target"])
-        d.ex = replace(d.execution(sp["calibrated"]["timeout"]), repeat=1)
+        d.target = S.Target(**sp.calibrated["target"])
+        d.ex = replace(d.execution(sp.calibrated["timeout"]), repeat=1)
         self.replay(d.target)
-        labels = {-1: sp["goods"][0]}
+        labels = {-1: sp.goods[0]}
         while not self.fh.done:
             picks = self.fh.next_runs()
             if not picks:
@@ -241,7 +241,7 @@ class FlakyDriver:
         merged.posterior = self.snapshot()
         top_key, top_p = merged.posterior[0]
         merged.reason += f"; then P(first bad = {top_key[:10]}) = {top_p:.3f}"
-        role = "bad end" if sha == self.sp["bad"] else "good end" if p == -1 else ""
+        role = "bad end" if sha == self.sp.bad else "good end" if p == -1 else ""
         d.persist(merged, records, self.ckey(sha), role=role)
         self.steps[sha] = merged
 
@@ -258,14 +258,14 @@ class FlakyDriver:
                  "probability": round(p, 4)} for i, p in v.top]
         h, ph = v.top[0]
         culprit = self.chain[h]
-        parent = self.chain[h - 1] if h > 0 else sp["goods"][0]
+        parent = self.chain[h - 1] if h > 0 else sp.goods[0]
         cf, cn = self.fh.post.counts(h)
         pf, pn = self.fh.post.counts(h - 1) if h > 0 else tuple(self.fh.good_end)
         verification = {"culprit": {"commit": culprit, "failed": cf, "runs": cn},
                         "runs_ids": list(self.steps[culprit].runs) if culprit in self.steps else [],
                         "parent": {"commit": parent, "failed": pf, "runs": pn, "good_end": h == 0}}
         mode = "rate" if self.rate else "flaky"
-        conf = float(sp.get("confidence") or 0.95)
+        conf = float(sp.confidence or 0.95)
         rates = (f"P(fail | bad) ≈ {a:.2f}, P(fail | good) ≈ {b:.2f}")
         if v.status == "confident":
             info = d.commit_info(culprit)
@@ -286,7 +286,7 @@ class FlakyDriver:
                    candidates=[{"commit": x["commit"], "short": x["short"], "subject": x["subject"],
                                 "verdict": None, "reason": f"probability {x['probability']:.3f}"} for x in post],
                    skipped=[self.chain[p] for p in sorted(self.fh.untestable)], flaky=[], untested=[],
-                   steps=steps, notes=sp.get("notes", []))
+                   steps=steps, notes=sp.notes)
         res["runs"] = d.executed
         res["report"] = d._report(res)
         return res
@@ -300,10 +300,10 @@ def posterior_of(d) -> dict | None:
     """The posterior a probabilistic session stands at, recomputed from its recorded runs
     (what ``bisect status`` shows; equal to what its driver had after its last recorded step)."""
     sp = d.spec
-    if not sp.get("calibrated"):
+    if not sp.calibrated:
         return None
     f = FlakyDriver(d)
-    f.replay(S.Target(**sp["calibrated"]["target"]))
+    f.replay(S.Target(**sp.calibrated["target"]))
     a, b = f.fh.post.rates()
     return {"top": [[f.chain[i], round(p, 6)] for i, p in f.fh.post.top(5)], "runs": f.fh.runs,
             "rates": {"fail_if_bad": round(a, 4), "fail_if_good": round(b, 4)}}

@@ -46,7 +46,7 @@ import shutil
 import subprocess
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
@@ -180,8 +180,8 @@ def subjects_of(repo, shas) -> dict:
 # --- worktrees ---------------------------------------------------------------------------
 
 
-def _worktree_root(recs, sid: str, spec: dict | None = None) -> Path:
-    return S.workdir_root(recs, spec) / sid
+def _worktree_root(recs, sid: str, scratch: str | None = None) -> Path:
+    return S.workdir_root(recs, scratch) / sid
 
 
 def remove_worktrees(repo, root: Path) -> None:
@@ -217,19 +217,19 @@ class _Driver:
         self.recs = recs
         self.session = session
         self.sid = session["id"]
-        self.spec = session["spec"]
+        self.spec = HistorySpec.from_stored(session["spec"])  # typed once; written back with to_stored()
         self.inv = session["investigation"]
         self.db = S.SessionDB(recs.store)
-        self.repo = Path(self.spec["repo"])
+        self.repo = Path(self.spec.repo)
         if not self.repo.is_dir():
             raise DbglogError(f"the repository {self.repo} of bisection {self.sid} is gone")
-        self.jobs = max(1, int(self.spec.get("jobs") or 1))
-        self.wt_root = _worktree_root(recs, self.sid, self.spec)
+        self.jobs = max(1, int(self.spec.jobs))
+        self.wt_root = _worktree_root(recs, self.sid, self.spec.scratch)
         self.sigs = signatures.all_signatures(recs.ws.config_path)
         self.subjects: dict[str, str] = {}
         self.t0 = time.monotonic()
         self._wt_lock = threading.Lock()
-        self.progress = S.Progress(max(1, self.spec.get("size_hint") or 1), enabled=progress)
+        self.progress = S.Progress(max(1, self.spec.size_hint or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
                              db=self.db, workdir=self.wt_root)
         self.target: S.Target | None = None
@@ -238,17 +238,11 @@ class _Driver:
     # -- helpers --------------------------------------------------------------------
 
     def execution(self, timeout) -> S.Execution:
-        sp = self.spec
-        return S.Execution(cmd=list(sp["cmd"]), timeout=timeout, grace=sp.get("grace", 5.0),
-                           repeat=sp.get("repeat", 1), build=sp.get("build"), launcher=sp.get("launcher"),
-                           captures=tuple(sp.get("captures") or ()), on_hang=tuple(sp.get("on_hang") or ()),
-                           server=sp.get("server"), ready=sp.get("ready"), ready_timeout=sp.get("ready_timeout") or 120.0,
-                           idle_timeout=sp.get("idle_timeout"), shared_cache=bool(sp.get("shared_cache")),
-                           escalate=bool(sp.get("escalate")))
+        return S.Execution(**self.spec.execution_args(), timeout=timeout)
 
     def ckey(self, sha: str, ex: S.Execution | None = None, target: S.Target | None = None,
              kind: str = KIND) -> str:
-        return S.cache_key(kind, sha, ex or self.ex, target or self.target, {"cwd": self.spec.get("cwd_rel", ".")})
+        return S.cache_key(kind, sha, ex or self.ex, target or self.target, {"cwd": self.spec.cwd_rel})
 
     def label(self, sha: str) -> str:
         subj = self.subjects.get(sha)
@@ -279,7 +273,7 @@ class _Driver:
             wt = self.checkout(slot, ask.key)
         except GitError as e:
             raise PlaceFailed(f"infrastructure: checkout failed: {e}") from None
-        return Placement(str(wt / self.spec.get("cwd_rel", ".")), {COMMIT_VAR: ask.key})
+        return Placement(str(wt / self.spec.cwd_rel), {COMMIT_VAR: ask.key})
 
     def placed(self, ask: Ask, records: list[dict]) -> None:
         for r in records:
@@ -309,7 +303,7 @@ class _Driver:
 
     def _test_runs(self, records: list) -> list | None:
         """The repro runs of a trial, or None when its build step failed."""
-        if self.spec.get("build"):
+        if self.spec.build:
             if not records or records[0]["outcome"] != "pass":
                 return None
             return records[1:]
@@ -319,7 +313,7 @@ class _Driver:
         runs = self._test_runs(records)
         if runs is None or not runs:
             return step  # build failed: SKIP with its reason
-        prov = S.Target(match=self.spec.get("match"), any_failure=self.spec.get("any_failure", False))
+        prov = S.Target(match=self.spec.match, any_failure=self.spec.any_failure)
         untestable = [prov.judge(r)[1] for r in runs if r["outcome"] == "error" or r.get("infra_tainted")
                       or (r["outcome"] == "fail" and r.get("exit_code") == 125)]
         last = runs[-1]
@@ -332,12 +326,12 @@ class _Driver:
             return mk(Verdict.GOOD, "passed" + (f" ({len(runs)}×)" if len(runs) > 1 else ""))
         if len(failing) < len(runs):
             return mk(Verdict.FLAKY, f"repeats disagree: {len(failing)} of {len(runs)} failed")
-        t = S.target_for(runs, self.spec.get("match"), self.spec.get("any_failure", False))
+        t = S.target_for(runs, self.spec.match, self.spec.any_failure)
         judged = [t.judge(r) for r in runs]
         if all(k == "bad" for k, _ in judged):
             return mk(Verdict.BAD, judged[0][1], runs[0])
         why = next(w for k, w in judged if k != "bad")
-        if not self.spec.get("match"):
+        if not self.spec.match:
             why = "repeats failed differently: " + ", ".join(sorted({_what(r["outcome"], r.get("signature"))
                                                                       for r in runs}))
         return mk(Verdict.SKIP, why)
@@ -360,15 +354,15 @@ class _Driver:
 
     def verify_ends(self) -> dict[str, S.Step]:
         sp = self.spec
-        bad, goods = sp["bad"], list(sp["goods"])
+        bad, goods = sp.bad, list(sp.goods)
         self.subjects.update(self.graph()[2])  # the range's subjects in one git log (memoised), not one per label
         trials = {t.key: t for t in self.db.trials(self.sid)}
         ends: dict[str, S.Step] = {}
         pending: dict[str, tuple] = {}
-        cal = sp.get("calibrated")
+        cal = sp.calibrated
         if cal is None:
-            prov = S.Target(match=sp.get("match"), any_failure=sp.get("any_failure", False))
-            ex0 = self.execution(sp.get("timeout") or BAD_END_TIMEOUT)
+            prov = S.Target(match=sp.match, any_failure=sp.any_failure)
+            ex0 = self.execution(sp.timeout or BAD_END_TIMEOUT)
             ck_bad = self.ckey(bad, ex0, prov, kind="git-bad-end")
             bstep = trials.get(bad)
             if bstep is None:
@@ -391,11 +385,11 @@ class _Driver:
                 raise Refused(self._bad_end_refusal(bstep))
             target, timeout = S.calibrate(
                 [{"outcome": bstep.outcome, "signature": bstep.signature,
-                  "duration_s": (bstep.duration_s or 0) / max(1, sp.get("repeat", 1)), "timeout": ex0.timeout}],
-                match=sp.get("match"), any_failure=sp.get("any_failure", False), user_timeout=sp.get("timeout"))
+                  "duration_s": (bstep.duration_s or 0) / max(1, sp.repeat), "timeout": ex0.timeout}],
+                match=sp.match, any_failure=sp.any_failure, user_timeout=sp.timeout)
             cal = {"target": asdict(target), "timeout": timeout}
-            sp["calibrated"] = cal
-            self.db.update_spec(self.sid, sp)
+            sp.calibrated = cal
+            self.db.update_spec(self.sid, sp.to_stored())
         else:
             ends[bad] = trials.get(bad) or S.Step(bad, Verdict.BAD, "bad end")
         self.target = S.Target(**cal["target"])
@@ -426,7 +420,7 @@ class _Driver:
         return ends
 
     def _bad_end_refusal(self, st: S.Step) -> str:
-        ref = f"the bad end {self.spec['bad_ref']} ({st.key[:10]})"
+        ref = f"the bad end {self.spec.bad_ref} ({st.key[:10]})"
         if st.verdict is Verdict.GOOD:
             return f"{ref} passes: the repro does not reproduce there, nothing to bisect (check the command, " \
                    "its working directory and --bad)"
@@ -436,7 +430,7 @@ class _Driver:
         return f"{ref} cannot be used: {st.reason}"
 
     def _good_end_refusal(self, g: str, st: S.Step, bstep: S.Step) -> str:
-        refs = dict(zip(self.spec["goods"], self.spec.get("good_labels") or self.spec["goods"]))
+        refs = dict(zip(self.spec.goods, self.spec.good_labels or self.spec.goods))
         ref = f"the good end {refs.get(g, g[:10])} ({g[:10]})"
         if st.verdict is Verdict.BAD:
             return f"{ref} fails the same way as the bad end ({_what(st.outcome, st.signature)}): the repro " \
@@ -450,11 +444,11 @@ class _Driver:
 
     def search(self) -> HistoryBisect:
         sp = self.spec
-        bad, goods = sp["bad"], list(sp["goods"])
+        bad, goods = sp.bad, list(sp.goods)
         parents, boundary, subjects = history_graph(self.repo, bad, goods)
         self.subjects.update(subjects)
         hb = HistoryBisect(parents, bad, goods + [b for b in boundary if b not in goods],
-                           first_parent=sp.get("first_parent", False), max_runs=sp.get("max_steps"))
+                           first_parent=sp.first_parent, max_runs=sp.max_steps)
         ends = {bad, *goods}
         trials = self.db.trials(self.sid)
         for t in trials:
@@ -485,7 +479,7 @@ class _Driver:
     def drive(self) -> dict:
         from dbglog.bisect import flaky  # the probabilistic search: --flaky/--rate, or repeats that disagree
 
-        if self.spec.get("flaky") or self.spec.get("rate"):
+        if self.spec.flaky or self.spec.rate:
             return flaky.drive(self)
         try:
             ends = self.verify_ends()
@@ -499,13 +493,13 @@ class _Driver:
         return self.finish(hb, ends)
 
     def graph(self) -> tuple[dict, list[str], dict]:
-        return history_graph(self.repo, self.spec["bad"], self.spec["goods"])
+        return history_graph(self.repo, self.spec.bad, self.spec.goods)
 
     def commit_info(self, sha: str) -> dict:
         return commit_info(self.repo, sha)
 
     def _flaky_seen(self) -> bool:
-        ends = {self.spec["bad"], *self.spec["goods"]}
+        ends = {self.spec.bad, *self.spec.goods}
         return any(t.verdict is Verdict.FLAKY for t in self.db.trials(self.sid) if t.key in ends)
 
     def _steps(self) -> list[dict]:
@@ -514,7 +508,7 @@ class _Driver:
         self.subjects.update(subjects_of(self.repo, [t.key for t in trials if t.key not in self.subjects]))
         out = []
         for t in trials:
-            role = "bad end" if t.key == sp["bad"] else ("good end" if t.key in sp["goods"] else "")
+            role = "bad end" if t.key == sp.bad else ("good end" if t.key in sp.goods else "")
             out.append(t.to_dict() | {"commit": t.key, "short": t.key[:10], "subject": self.subjects.get(t.key, ""),
                                       "role": role})
         return out
@@ -522,9 +516,9 @@ class _Driver:
     def _base(self, status: str, exit_code: int, message: str) -> dict:
         sp = self.spec
         return {"session": self.sid, "kind": KIND, "status": status, "exit_code": exit_code, "message": message,
-                "range": {"good": sp.get("good_labels") or sp["goods"], "bad": sp["bad_ref"],
-                          "good_commits": sp["goods"], "bad_commit": sp["bad"]},
-                "command": sp["cmd"], "first_parent": sp.get("first_parent", False),
+                "range": {"good": sp.good_labels or sp.goods, "bad": sp.bad_ref,
+                          "good_commits": sp.goods, "bad_commit": sp.bad},
+                "command": sp.cmd, "first_parent": sp.first_parent,
                 "target": self.target.describe() if self.target else None,
                 "timeout": self.ex.timeout if self.ex else None,
                 "runs": self.executed, "cached_steps": self.cached_steps,
@@ -554,7 +548,7 @@ class _Driver:
             if s is not None:
                 why = s["reason"]
             elif c in untested:
-                why = f"not tried: the --max-steps budget ({self.spec.get('max_steps')}) ran out first"
+                why = f"not tried: the --max-steps budget ({self.spec.max_steps}) ran out first"
             else:
                 why = ""
             cands.append({"commit": c, "short": c[:10], "subject": self.subjects.get(c, ""),
@@ -573,7 +567,7 @@ class _Driver:
             elif r.status == "inconsistent":
                 msg = f"inconsistent verdicts: {r.reason}"
             elif r.status == "budget_exhausted":
-                msg = (f"--max-steps {self.spec.get('max_steps')} reached: the first bad commit is one of "
+                msg = (f"--max-steps {self.spec.max_steps} reached: the first bad commit is one of "
                        f"{len(r.candidates)} candidates, {len(r.untested)} of them not tried; "
                        f"`dbglog bisect resume {self.sid} --max-steps N` continues")
             else:
@@ -594,49 +588,49 @@ class _Driver:
 
     def _range_text(self) -> str:
         sp = self.spec
-        goods = sp.get("good_labels") or [g[:10] for g in sp["goods"]]
-        return f"{','.join(goods)}..{sp['bad_ref']}"
+        goods = sp.good_labels or [g[:10] for g in sp.goods]
+        return f"{','.join(goods)}..{sp.bad_ref}"
 
     def _did_text(self, res: dict) -> str:
         """The bisection as a command, with every option that shapes a verdict (the timeout as
         calibrated), so two attempts with different options never read the same."""
         sp = self.spec
         words = ["dbglog", "bisect", "git"]
-        for g in sp.get("good_labels") or sp["goods"]:
+        for g in sp.good_labels or sp.goods:
             words += ["--good", g]
-        words += ["--bad", sp["bad_ref"]]
-        if sp.get("first_parent"):
+        words += ["--bad", sp.bad_ref]
+        if sp.first_parent:
             words.append("--first-parent")
-        if sp.get("match"):
-            words += ["--match", sp["match"]]
-        if sp.get("any_failure"):
+        if sp.match:
+            words += ["--match", sp.match]
+        if sp.any_failure:
             words.append("--any-failure")
-        if sp.get("build"):
-            words += ["--build", sp["build"]]
+        if sp.build:
+            words += ["--build", sp.build]
         if res.get("timeout"):
             words += ["--timeout", f"{res['timeout']:g}"]
-        if sp.get("repeat", 1) != 1:
-            words += ["--repeat", str(sp["repeat"])]
+        if sp.repeat != 1:
+            words += ["--repeat", str(sp.repeat)]
         if self.jobs != 1:
             words += ["--jobs", str(self.jobs)]
-        if sp.get("launcher"):
-            words += ["--launcher", sp["launcher"]]
-        if sp.get("max_steps"):
-            words += ["--max-steps", str(sp["max_steps"])]
-        if sp.get("rate"):
+        if sp.launcher:
+            words += ["--launcher", sp.launcher]
+        if sp.max_steps:
+            words += ["--max-steps", str(sp.max_steps)]
+        if sp.rate:
             words.append("--rate")
-        elif sp.get("flaky") is True:
+        elif sp.flaky is True:
             words.append("--flaky")
-        if (sp.get("flaky") or sp.get("rate")) and sp.get("confidence"):
-            words += ["--confidence", f"{sp['confidence']:g}"]
-        for c in sp.get("captures") or ():
+        if (sp.flaky or sp.rate) and sp.confidence:
+            words += ["--confidence", f"{sp.confidence:g}"]
+        for c in sp.captures:
             words += ["--capture", c]
         text = f"{shlex.join(words)} -- {self._cmd_text()}"
-        cwd = sp.get("cwd_rel", ".")
+        cwd = sp.cwd_rel
         return text if cwd == "." else f"cd {shlex.quote(cwd)} && {text}"
 
     def _cmd_text(self) -> str:
-        return " ".join(shlex.quote(c) for c in self.spec["cmd"])
+        return " ".join(shlex.quote(c) for c in self.spec.cmd)
 
     def _report(self, res: dict) -> str:
         lines = []
@@ -679,15 +673,15 @@ class _Driver:
     def section_body(self, res: dict) -> str:
         sp = self.spec
         out = []
-        goods = ", ".join(f"`{lbl}` ({g[:10]})" for lbl, g in zip(sp.get("good_labels") or sp["goods"], sp["goods"]))
-        out.append(f"**Range:** good {goods} .. bad `{sp['bad_ref']}` ({sp['bad'][:10]})"
-                   + (" — first-parent" if sp.get("first_parent") else ""))
+        goods = ", ".join(f"`{lbl}` ({g[:10]})" for lbl, g in zip(sp.good_labels or sp.goods, sp.goods))
+        out.append(f"**Range:** good {goods} .. bad `{sp.bad_ref}` ({sp.bad[:10]})"
+                   + (" — first-parent" if sp.first_parent else ""))
         opts = []
-        if sp.get("build"):
-            opts.append(f"build `{sp['build']}`")
-        if sp.get("launcher"):
-            opts.append(f"launcher `{sp['launcher']}`")
-        opts.append(f"repeat {sp.get('repeat', 1)}")
+        if sp.build:
+            opts.append(f"build `{sp.build}`")
+        if sp.launcher:
+            opts.append(f"launcher `{sp.launcher}`")
+        opts.append(f"repeat {sp.repeat}")
         if res.get("timeout"):
             opts.append(f"timeout {res['timeout']:g}s")
         opts.append(f"jobs {self.jobs}")
@@ -745,7 +739,7 @@ class _Driver:
         rec = {"investigation": self.inv, "section": heading.removeprefix("## "),
                "path": self.recs.path_for(self.inv)}
         key = f"{res['status']}:{(res.get('first_bad') or {}).get('commit', '')}"
-        if res["status"] != "refused" and self.spec.get("recorded") != key:
+        if res["status"] != "refused" and self.spec.recorded != key:
             did = self._did_text(res)
             nsteps = len(res["steps"])
             if res["status"] == "found" and res.get("probability") is not None:
@@ -781,8 +775,8 @@ class _Driver:
                                                            for c in res["candidates"]),
                     outcome="inconclusive")
             rec["attempt"] = a.number
-            self.spec["recorded"] = key
-            self.db.update_spec(self.sid, self.spec)
+            self.spec.recorded = key
+            self.db.update_spec(self.sid, self.spec.to_stored())
         res["recorded"] = rec
         res["report"] = self._report(res)
 
@@ -838,19 +832,11 @@ def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, prog
         inv_id = cur if cur and recs.store.exists(cur) else None
     if bad_ref == bad:
         bad_ref = bad[:10]
-    stored = {"repo": str(repo), "cwd_rel": cwd_rel, "bad": bad, "bad_ref": bad_ref, "goods": goods,
-              "good_labels": labels, "cmd": list(spec.cmd), "build": spec.build, "timeout": spec.timeout,
-              "grace": spec.grace, "repeat": spec.repeat, "jobs": spec.jobs, "launcher": spec.launcher,
-              "match": spec.match, "any_failure": spec.any_failure, "first_parent": spec.first_parent,
-              "captures": list(spec.captures), "on_hang": list(spec.on_hang),
-              "size_hint": math.ceil(math.log2(size + 1)) + 1 + len(goods), "candidates": size, "notes": notes,
-              "calibrated": None, "recorded": None, "max_steps": spec.max_steps, "scratch": spec.scratch,
-              "server": spec.server, "ready": spec.ready, "ready_timeout": spec.ready_timeout,
-              "idle_timeout": spec.idle_timeout, "shared_cache": spec.shared_cache,
-              "flaky": True if spec.flaky else None, "rate": spec.rate, "confidence": spec.confidence,
-              "escalate": spec.escalate}
+    stored = replace(spec, repo=str(repo), cwd_rel=cwd_rel, bad=bad, bad_ref=bad_ref, goods=goods, good_labels=labels,
+                     size_hint=math.ceil(math.log2(size + 1)) + 1 + len(goods), candidates=size, notes=notes,
+                     calibrated=None, recorded=None, flaky=bool(spec.flaky))
     db = S.SessionDB(recs.store)
-    sid = db.create(KIND, stored, inv_id)
+    sid = db.create(KIND, stored.to_stored(), inv_id)
     return resume(recs, db.get(sid), progress=progress)
 
 
@@ -863,47 +849,48 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
 
 
 def cleanup(recs, session: dict) -> None:
-    remove_worktrees(session["spec"].get("repo"), _worktree_root(recs, session["id"], session["spec"]))
+    sp = HistorySpec.from_stored(session["spec"])
+    remove_worktrees(sp.repo or None, _worktree_root(recs, session["id"], sp.scratch))
 
 
 def mark_key(recs, session: dict, ref: str) -> str:
-    repo = session["spec"]["repo"]
+    repo = HistorySpec.from_stored(session["spec"]).repo
     if not Path(repo).is_dir():
         raise DbglogError(f"the repository {repo} of bisection {session['id']} is gone")
     return rev(repo, ref)
 
 
 def describe(recs, session: dict) -> dict:
-    sp = session["spec"]
+    sp = HistorySpec.from_stored(session["spec"])
     db = S.SessionDB(recs.store)
     trials = db.trials(session["id"])
-    info = {"range": f"{','.join(sp.get('good_labels') or sp['goods'])}..{sp['bad_ref']}",
-            "repo": sp["repo"], "command": " ".join(shlex.quote(c) for c in sp["cmd"]),
-            "steps_done": len(trials), "calibrated": bool(sp.get("calibrated"))}
-    if sp.get("calibrated"):
-        info["bad_means"] = S.Target(**sp["calibrated"]["target"]).describe()
-        info["timeout"] = sp["calibrated"]["timeout"]
-    if not Path(sp["repo"]).is_dir():
+    info = {"range": f"{','.join(sp.good_labels or sp.goods)}..{sp.bad_ref}",
+            "repo": sp.repo, "command": " ".join(shlex.quote(c) for c in sp.cmd),
+            "steps_done": len(trials), "calibrated": bool(sp.calibrated)}
+    if sp.calibrated:
+        info["bad_means"] = S.Target(**sp.calibrated["target"]).describe()
+        info["timeout"] = sp.calibrated["timeout"]
+    if not Path(sp.repo).is_dir():
         return info
     try:
-        parents, boundary, _ = history_graph(sp["repo"], sp["bad"], sp["goods"])
+        parents, boundary, _ = history_graph(sp.repo, sp.bad, sp.goods)
     except GitError:
         return info
-    hb = HistoryBisect(parents, sp["bad"], list(sp["goods"]) + boundary, first_parent=sp.get("first_parent", False),
-                       max_runs=sp.get("max_steps"))
-    ends = {sp["bad"], *sp["goods"]}
+    hb = HistoryBisect(parents, sp.bad, list(sp.goods) + boundary, first_parent=sp.first_parent,
+                       max_runs=sp.max_steps)
+    ends = {sp.bad, *sp.goods}
     for t in trials:
         if t.key not in ends:
             hb.record(t.key, t.verdict)
     r = hb.result
-    info.update(candidates_left=len(r.candidates), estimated_steps_left=hb.estimated_steps_left(sp.get("jobs", 1)),
+    info.update(candidates_left=len(r.candidates), estimated_steps_left=hb.estimated_steps_left(sp.jobs),
                 search=r.status, skipped=[c[:10] for c in r.skipped])
     if r.first_bad:
         info["first_bad"] = r.first_bad
     if trials:
         last = trials[-1]
         info["last_step"] = f"{last.key[:10]} {last.verdict.value} {last.reason}".strip()
-    if sp.get("flaky") or sp.get("rate"):
+    if sp.flaky or sp.rate:
         from dbglog.bisect import flaky
 
         info["posterior"] = flaky.posterior_of(_Driver(recs, session, progress=False))

@@ -641,10 +641,9 @@ def calibrate(failing: list[dict], *, match: str | None, any_failure: bool,
     return target, (user_timeout if user_timeout is not None else default_timeout(failing))
 
 
-def workdir_root(recs, spec: dict | None = None) -> Path:
+def workdir_root(recs, scratch: str | None = None) -> Path:
     """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
     .dbglog/bisect."""
-    scratch = (spec or {}).get("scratch")
     return Path(scratch) if scratch else recs.ws.dir / "bisect"
 
 
@@ -706,11 +705,11 @@ def abort(recs, session: dict) -> dict:
         except psutil.Error:
             pass
     survivors = reap_leftovers(session["id"])
-    sp = session.get("spec") or {}
     from dbglog import slurm
+    from dbglog.bisect.spec import from_stored
 
     cancelled = []  # Slurm jobs a killed driver left on the cluster (tagged with the session)
-    if slurm.is_srun(sp.get("launcher") or (sp.get("execution") or {}).get("launcher")):
+    if slurm.is_srun(from_stored(session["kind"], session.get("spec") or {}).launcher):
         cancelled = slurm.cancel_tagged(session["id"])
     driver(session["kind"]).cleanup(recs, session)
     SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})

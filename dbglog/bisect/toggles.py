@@ -163,17 +163,18 @@ class Trials:
     def __init__(self, recs, session: dict):
         self.recs = recs
         self.sid = session["id"]
-        spec = self.spec = session["spec"]
-        self.toggles = [Toggle.from_dict(d) for d in spec["toggles"]]
+        spec = session["spec"]  # the stored dict, typed once here (start() hands the typed one)
+        spec = self.spec = spec if isinstance(spec, ToggleSpec) else ToggleSpec.from_stored(spec)
+        self.toggles = [Toggle.from_dict(d) for d in spec.toggles]
         self.names = [t.name for t in self.toggles]
         self.index = {n: i for i, n in enumerate(self.names)}
-        self.root = Path(spec["root"])
-        self.cwd = Path(spec["cwd"])
-        self.in_place = bool(spec.get("in_place"))
-        self.jobs = max(1, int(spec.get("jobs", 1)))
-        self.workdir = workdir_root(recs, spec) / self.sid
+        self.root = Path(spec.root)
+        self.cwd = Path(spec.cwd)
+        self.in_place = bool(spec.in_place)
+        self.jobs = max(1, int(spec.jobs))
+        self.workdir = workdir_root(recs, spec.scratch) / self.sid
         self.originals: dict[str, bytes] = {}
-        for path, sha in spec.get("files", {}).items():
+        for path, sha in spec.files.items():
             data = Path(path).read_bytes() if Path(path).exists() else b""
             import hashlib
 
@@ -194,7 +195,7 @@ class Trials:
 
     def argv_for(self, enabled: set[str]) -> list[str]:
         words = toggle_kinds.words_for(self.toggles, enabled)
-        cmd = list(self.spec["execution"]["cmd"])
+        cmd = list(self.spec.cmd)
         if PLACEHOLDER in cmd:
             i = cmd.index(PLACEHOLDER)
             return cmd[:i] + words + cmd[i + 1:]
@@ -258,7 +259,7 @@ class Trials:
         return [got[i] for i in range(len(asks))]
 
     def cache_extra(self) -> dict:
-        return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.get("files", {}),
+        return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.files,
                 "cwd": str(self.cwd), "in_place": self.in_place}
 
     def close(self) -> None:
@@ -313,20 +314,12 @@ def start(recs, spec: ToggleSpec, *, cwd: Path, inv_ref: str | None = None, prog
         if len(ks) > 1:  # two kinds' edits of one file would be made over each other
             raise DbglogError(f"{p} is edited by toggles of kinds {' and '.join(sorted(ks))}; bisect them separately")
     spec.check_server()  # server-shaped trials, refused before any run
-    execution = Execution(cmd=list(spec.cmd), timeout=spec.timeout, grace=spec.grace, repeat=spec.repeat,
-                          build=spec.build, launcher=spec.launcher, captures=tuple(spec.captures),
-                          on_hang=tuple(spec.on_hang), server=spec.server, ready=spec.ready,
-                          ready_timeout=spec.ready_timeout, idle_timeout=spec.idle_timeout,
-                          shared_cache=spec.shared_cache, escalate=spec.escalate)
-    stored = {"toggles": [t.to_dict() for t in toggles], "root": str(root), "cwd": str(cwd), "files": files,
-              "in_place": spec.in_place, "jobs": spec.jobs, "mode": spec.mode, "count": spec.count,
-              "from_diffs": spec.from_diffs is not None,
-              "search": {"max_sets": spec.max_sets, "max_set_size": spec.max_set_size, "max_runs": spec.max_runs,
-                         "strategy": spec.strategy, "exhaustive": spec.exhaustive},
-              "execution": asdict(execution), "user_timeout": spec.timeout, "match": spec.match,
-              "any_failure": spec.any_failure, "bad_if_any": spec.bad_if_any, "scratch": spec.scratch,
-              "flaky": spec.flaky, "confidence": spec.confidence, "budget": spec.budget,
-              "argv": spec.argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *spec.cmd])}
+    Execution(**spec.execution_args(), timeout=spec.timeout)  # refuses bad presets and launchers now
+    stored = replace(spec, toggles=[t.to_dict() for t in toggles], root=str(root), cwd=str(cwd), files=files,
+                     from_diffs="" if spec.from_diffs is not None else None, step_timeout=spec.timeout,
+                     argv_text=spec.argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *spec.cmd]),
+                     toggle_options={}, envs=(), env_offs=(), args=(), args_from=(), configs=(),
+                     suspect_paths=(), coops=())  # the options became the toggles
     # validate the edits up front (bad keys, suspects that would break a Python file)
     session_like = {"id": "check", "spec": stored}
     probe = Trials(recs, session_like)
@@ -338,15 +331,15 @@ def start(recs, spec: ToggleSpec, *, cwd: Path, inv_ref: str | None = None, prog
         except SyntaxError:
             continue  # the user's file does not compile as it is: not ours to judge
         suspects.check_python(p, data)
-    sid = SessionDB(recs.store).create(KIND, stored, inv_id)
+    sid = SessionDB(recs.store).create(KIND, stored.to_stored(), inv_id)
     return resume(recs, SessionDB(recs.store).get(sid), progress=progress)
 
 
 # --- the driver (session.py's interface) ----------------------------------------------------
 
 
-def _update_spec(recs, sid: str, spec: dict) -> None:
-    SessionDB(recs.store).update_spec(sid, spec)  # secrets sealed out of the database there
+def _update_spec(recs, sid: str, spec: ToggleSpec) -> None:
+    SessionDB(recs.store).update_spec(sid, spec.to_stored())  # secrets sealed out of the database there
 
 
 def resume(recs, session: dict, *, progress: bool = True) -> dict:
@@ -355,14 +348,14 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     prog = Progress(2 * math.ceil(math.log2(max(2, len(trials.names)))) + 6, enabled=progress)
     trials.oracle = Oracle(recs, session["id"], trials, jobs=1 if trials.in_place else trials.jobs, progress=prog,
                            workdir=trials.workdir)
-    spec = session["spec"]
-    drive = _drive_count if spec.get("count") else _drive_flaky if spec.get("flaky") else _drive
+    spec = trials.spec
+    drive = _drive_count if spec.count else _drive_flaky if spec.flaky else _drive
 
     def conclude(result: dict) -> None:
         db = SessionDB(recs.store)
         # a refused bisection is finished, not failed: nothing was tested, nothing is blamed
         db.finish(session["id"], "done", result)
-        _record(recs, db.get(session["id"]), result)
+        _record(recs, session, trials.spec, result)
 
     # the restore of in-place edits is shielded: a second Ctrl-C must not cut it short
     return lifecycle.run(recs, session["id"], KIND, lambda: drive(recs, session, trials, prog),
@@ -390,14 +383,14 @@ class _Loop:
         return {key: self.known[key].verdict for key, _, _ in items}
 
 
-def _execution(spec: dict) -> Execution:
-    return Execution(**{k: (tuple(v) if k in ("captures", "on_hang") else v) for k, v in spec["execution"].items()})
+def _execution(spec: ToggleSpec) -> Execution:
+    return Execution(**spec.execution_args(), timeout=spec.step_timeout)
 
 
 def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
     """Run both ends, pick the direction and the target failure. None when already done."""
-    spec = session["spec"]
-    if spec.get("target") is not None:
+    spec = trials.spec
+    if spec.target is not None:
         return None
     names = trials.names
     execution = _execution(spec)
@@ -420,7 +413,7 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
     # an end "fails" when any of its runs failed: with --repeat a flaky failing end is still the
     # failing end (its runs calibrate the flaky-safe verdicts), not a reason to refuse
     fails = (Verdict.BAD, Verdict.FLAKY)
-    wanted = spec["mode"]
+    wanted = spec.mode
     if v_on in fails and v_off is Verdict.GOOD and wanted in ("auto", "enable"):
         mode, end_runs = "enable", on_runs
     elif v_on is Verdict.GOOD and v_off in fails and wanted in ("auto", "disable"):
@@ -444,8 +437,8 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": wanted}
     failing = [r for r in end_runs if probe_target.judge(r)[0] == "bad"]
-    target, timeout = calibrate(failing, match=spec.get("match"), any_failure=bool(spec.get("any_failure")),
-                                user_timeout=spec.get("user_timeout"))
+    target, timeout = calibrate(failing, match=spec.match, any_failure=bool(spec.any_failure),
+                                user_timeout=spec.timeout)
     db = SessionDB(recs.store)
     good_judged = [target.judge(r) for r in (off_runs if mode == "enable" else on_runs)]
     bad_judged = [target.judge(r) for r in end_runs]
@@ -454,9 +447,9 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         msg = f"refused: the failing end does not match the target ({rb})"
         return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                 "sets": [], "mode": mode}
-    spec["execution"]["timeout"] = timeout
-    spec["mode"] = mode
-    spec["target"] = asdict(target)
+    spec.step_timeout = timeout
+    spec.mode = mode
+    spec.target = asdict(target)
     _update_spec(recs, session["id"], spec)
     # the two ends become ordinary, judged steps of the session
     final = _execution(spec)
@@ -479,16 +472,14 @@ def _what(step: Step) -> str:
 
 
 def _target(spec) -> Target:
-    return Target(**spec["target"])
+    return Target(**spec.target)
 
 
-def _search(spec: dict, n: int) -> SafeToggleSearch:
-    s = spec["search"]
-    return SafeToggleSearch(n, repeat=int(spec["execution"].get("repeat") or 1),
-                            bad_if_any=bool(spec.get("bad_if_any")), max_sets=s["max_sets"],
-                            max_set_size=s["max_set_size"], max_runs=s["max_runs"], exhaustive=s["exhaustive"],
-                            jobs=max(1, int(spec.get("jobs", 1))) if not spec.get("in_place") else 1,
-                            strategy=s["strategy"])
+def _search(spec: ToggleSpec, n: int) -> SafeToggleSearch:
+    return SafeToggleSearch(n, repeat=int(spec.repeat or 1), bad_if_any=bool(spec.bad_if_any),
+                            max_sets=spec.max_sets, max_set_size=spec.max_set_size, max_runs=spec.max_runs,
+                            exhaustive=spec.exhaustive, jobs=max(1, int(spec.jobs)) if not spec.in_place else 1,
+                            strategy=spec.strategy)
 
 
 #: a verdict marked by hand counts like this many runs: more than any check asks for
@@ -552,9 +543,8 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
     if refused:
         return refused
     db = SessionDB(recs.store)
-    session = db.get(session["id"])
-    spec, sid = session["spec"], session["id"]
-    mode, names, n = spec["mode"], trials.names, len(trials.names)
+    spec, sid = trials.spec, session["id"]  # as _endpoints calibrated it
+    mode, names, n = spec.mode, trials.names, len(trials.names)
     target, execution = _target(spec), _execution(spec)
     oracle = trials.oracle
     oracle.reload()  # the ends were stored by _endpoints
@@ -653,12 +643,12 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
 
 
 def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
-    spec = session["spec"]
-    name = spec["count"]
+    spec = trials.spec
+    name = spec.count
     names = trials.names
     db = SessionDB(recs.store)
     count_file = trials.workdir / "counts.json"
-    if spec.get("target") is None:
+    if spec.target is None:
         trials.workdir.mkdir(parents=True, exist_ok=True)
         execution = _execution(spec)
         if execution.timeout is None:
@@ -683,22 +673,20 @@ def _drive_count(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             msg = f"refused: {why}"
             return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
                     "mode": "count", "sets": []}
-        target, spec["execution"]["timeout"] = calibrate(runs, match=spec.get("match"),
-                                                         any_failure=bool(spec.get("any_failure")),
-                                                         user_timeout=spec.get("user_timeout"))
-        spec["target"] = asdict(target)
-        spec["count_max"] = total
+        target, spec.step_timeout = calibrate(runs, match=spec.match,
+                                                         any_failure=bool(spec.any_failure),
+                                                         user_timeout=spec.timeout)
+        spec.target = asdict(target)
+        spec.count_max = total
         _update_spec(recs, session["id"], spec)
         v, why = verdict_of([target.judge(r) for r in runs])
         k = count_key(name, total)
         db.record(session["id"], Step(k, v, why, step.outcome, step.signature, step.duration_s, step.runs),
                   "count-probe:" + session["id"], records)
-        session = db.get(session["id"])
-        spec = session["spec"]
-    total = spec["count_max"]
+    total = spec.count_max
     loop = _Loop(recs, session, trials, prog, _target(spec), _execution(spec))
-    search = CountSearch(total, jobs=1 if spec.get("in_place") else max(1, int(spec.get("jobs", 1))),
-                         max_runs=spec["search"]["max_runs"])
+    search = CountSearch(total, jobs=1 if spec.in_place else max(1, int(spec.jobs)),
+                         max_runs=spec.max_runs)
     for st in loop.known.values():
         try:
             d = json.loads(st.key)
@@ -728,17 +716,18 @@ def cleanup(recs, session: dict) -> None:
     from dbglog.bisect.journal import restore_session
 
     restore_session(recs.store, session["id"])
-    shutil.rmtree(workdir_root(recs, session["spec"]) / session["id"], ignore_errors=True)
+    shutil.rmtree(workdir_root(recs, ToggleSpec.from_stored(session["spec"]).scratch) / session["id"],
+                  ignore_errors=True)
 
 
 def mark_key(recs, session: dict, ref: str) -> str:
-    spec = session["spec"]
-    if spec.get("count"):
+    spec = ToggleSpec.from_stored(session["spec"])
+    if spec.count:
         try:
-            return count_key(spec["count"], int(ref))
+            return count_key(spec.count, int(ref))
         except ValueError:
             raise DbglogError(f"count mode: give a number of calls, not {ref!r}") from None
-    names = [t["name"] for t in spec["toggles"]]
+    names = [t["name"] for t in spec.toggles]
     if ref.strip().lower() in ("", "none", "off"):
         return key_of([])
     if ref.strip().lower() in ("all", "on"):
@@ -751,22 +740,22 @@ def mark_key(recs, session: dict, ref: str) -> str:
 
 
 def describe(recs, session: dict) -> dict:
-    spec = session["spec"]
-    names = [t["name"] for t in spec["toggles"]]
+    spec = ToggleSpec.from_stored(session["spec"])
+    names = [t["name"] for t in spec.toggles]
     steps = SessionDB(recs.store).trials(session["id"])
-    info = {"toggles": len(names), "mode": spec.get("mode"), "steps": len(steps),
-            "target": Target(**spec["target"]).describe() if spec.get("target") else None,
-            "in_place": bool(spec.get("in_place"))}
-    if spec.get("count"):
-        info["count"] = spec["count"]
-        info["calls"] = spec.get("count_max")
+    info = {"toggles": len(names), "mode": spec.mode, "steps": len(steps),
+            "target": Target(**spec.target).describe() if spec.target else None,
+            "in_place": bool(spec.in_place)}
+    if spec.count:
+        info["count"] = spec.count
+        info["calls"] = spec.count_max
         return info
-    if spec.get("target") and spec.get("mode") in ("enable", "disable"):
+    if spec.target and spec.mode in ("enable", "disable"):
         search = _search(spec, len(names))
-        _replay(search, steps, names, spec["mode"])
+        _replay(search, steps, names, spec.mode)
         info["sets_found"] = [[names[i] for i in sorted(s)] for s in search.inner.found]
         info["rule"] = "bad-if-any" if search.rule == "any" else "once"
-        info["next"] = [describe_set({names[i] for i in (r.query if spec["mode"] == "enable" else
+        info["next"] = [describe_set({names[i] for i in (r.query if spec.mode == "enable" else
                                                            complement(len(names), r.query))}, names)
                         for r in search.next_runs()][:4]
     return info
@@ -775,20 +764,19 @@ def describe(recs, session: dict) -> dict:
 # --- recording ----------------------------------------------------------------------------
 
 
-def _record(recs, session: dict, result: dict) -> None:
+def _record(recs, session: dict, spec: ToggleSpec, result: dict) -> None:
     inv_id = session["investigation"]
     if not inv_id or not recs.store.exists(inv_id):
         return
-    spec = session["spec"]
-    toggles = [Toggle.from_dict(d) for d in spec["toggles"]]
+    toggles = [Toggle.from_dict(d) for d in spec.toggles]
     names = [t.name for t in toggles]
     steps = SessionDB(recs.store).trials(session["id"])
-    lines = [f"Session `{session['id']}` ({result['status']}). Command: `{spec['argv']}`", ""]
-    if spec.get("count"):
-        lines.append(f"Counting mode over the calls of `dbglog.toggle({spec['count']!r}, count=True)`"
-                     + (f" ({spec.get('count_max')} calls)." if spec.get("count_max") else "."))
+    lines = [f"Session `{session['id']}` ({result['status']}). Command: `{spec.argv_text}`", ""]
+    if spec.count:
+        lines.append(f"Counting mode over the calls of `dbglog.toggle({spec.count!r}, count=True)`"
+                     + (f" ({spec.count_max} calls)." if spec.count_max else "."))
     else:
-        lines += [f"Mode: {spec.get('mode')}; target: {result.get('target') or '-'}.", "",
+        lines += [f"Mode: {spec.mode}; target: {result.get('target') or '-'}.", "",
                   "| Toggle | Kind | On | Off |", "|---|---|---|---|"]
         for t in toggles:
             on, off = t.states()
@@ -818,10 +806,10 @@ def _record(recs, session: dict, result: dict) -> None:
     fields = dict(title=title,
                   hypothesis=f"One of {len(names)} suspect toggles, or a combination of them, causes "
                              f"{result.get('target') or 'the failure'}.",
-                  did=spec["argv"], result=f"{result['status']} after {len(steps)} trials: {result['message']}",
+                  did=spec.argv_text, result=f"{result['status']} after {len(steps)} trials: {result['message']}",
                   conclusion=result["message"],
                   outcome="worked" if result["exit_code"] == 0 else "inconclusive")
-    num = spec.get("attempt")
+    num = spec.attempt
     if num:
         try:
             recs.edit_attempt(inv_id, num, **fields)
@@ -829,9 +817,9 @@ def _record(recs, session: dict, result: dict) -> None:
             num = None
     if not num:
         a = recs.add_attempt(inv_id, **fields)
-        spec["attempt"] = a.number
+        spec.attempt = a.number
         _update_spec(recs, session["id"], spec)
-    if spec.get("from_diffs") and result["exit_code"] == 0:
+    if spec.from_diffs is not None and result["exit_code"] == 0:
         # rows are marked from confirmed evidence only: an unsure or incomplete result marks nothing
         culprits = {n for s in result.get("sets", []) for n in s}
         for t in toggles:
@@ -857,17 +845,17 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
     from dbglog.bisect.flaky import BAD_END_RUNS, MAX_END_RUNS, default_budget
 
     db = SessionDB(recs.store)
-    sid, spec = session["id"], session["spec"]
+    sid, spec = session["id"], trials.spec
     names, n = trials.names, len(trials.names)
-    mode = spec.get("mode") if spec.get("mode") in ("enable", "disable") else "enable"
-    if spec.get("mode") != mode:
-        spec["mode"] = mode
+    mode = spec.mode if spec.mode in ("enable", "disable") else "enable"
+    if spec.mode != mode:
+        spec.mode = mode
         _update_spec(recs, sid, spec)
     execution = _execution(spec)
-    conf = float(spec.get("confidence") or 0.95)
+    conf = float(spec.confidence or 0.95)
     pairs = n <= PAIRS_UP_TO
     post = SetPosterior(n, pairs=pairs)
-    budget = spec.get("budget") or default_budget(len(post.hyps))
+    budget = spec.budget or default_budget(len(post.hyps))
     known = {st.key: st for st in db.trials(sid)}
     universe = frozenset(range(n))
     fail_q = universe  # queries are in "culprit present" terms: the enabled set, or the disabled one
@@ -887,7 +875,7 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
             continue
         b, g, s = counts(st)
         runs += b + g + s
-        if spec.get("target") and (b or g):
+        if spec.target and (b or g):
             post.observe(q, b, g)
 
     def label(q):
@@ -901,12 +889,12 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
         merged = _merge(known.get(key), step)
         b, g, s = counts_of(step)
         runs += b + g + s
-        if spec.get("target") and (b or g):
+        if spec.target and (b or g):
             post.observe(q, b, g)
         mb, mg, ms = counts_of(merged)
         merged.verdict = Verdict.FLAKY if mb and mg else Verdict.BAD if mb else Verdict.GOOD if mg else Verdict.SKIP
         merged.reason = _evidence_words(mb, mg, ms)
-        if snapshot and spec.get("target"):
+        if snapshot and spec.target:
             merged.posterior = [[sorted(names[i] for i in post.hyps[h]), round(p, 6)] for h, p in post.top(5)]
             merged.reason += f"; then P({' + '.join(merged.posterior[0][0])}) = {merged.posterior[0][1]:.3f}"
         db.record(sid, merged, f"flaky:{sid}:{key}", records)
@@ -915,9 +903,9 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
         return merged
 
     # the failing end defines the target (the first run that fails); then the calibration runs
-    if not spec.get("target"):
-        probe = Target(match=spec.get("match"), any_failure=True) if not spec.get("match") else \
-            Target(match=spec.get("match"))
+    if not spec.target:
+        probe = Target(match=spec.match, any_failure=True) if not spec.match else \
+            Target(match=spec.match)
         ex0 = replace(execution, timeout=execution.timeout or ENDPOINT_TIMEOUT, repeat=1)
         while True:
             key = key_of(enabled_of(fail_q))
@@ -939,10 +927,10 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
             prog.stepped(merged, label(fail_q))
             if step.counts and step.counts[0]:
                 failing = [r for r in records if probe.judge(r)[0] == "bad"]
-                target, spec["execution"]["timeout"] = calibrate(failing, match=spec.get("match"),
-                                                                 any_failure=bool(spec.get("any_failure")),
-                                                                 user_timeout=spec.get("user_timeout"))
-                spec["target"] = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
+                target, spec.step_timeout = calibrate(failing, match=spec.match,
+                                                                 any_failure=bool(spec.any_failure),
+                                                                 user_timeout=spec.timeout)
+                spec.target = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
                 _update_spec(recs, sid, spec)
                 execution = _execution(spec)
                 mb, mg, _ = counts_of(merged)
@@ -954,7 +942,7 @@ def _drive_flaky(recs, session: dict, trials, prog) -> dict:
         if b + g < want:
             prog.running(label(q) + " (calibration)")
             run(q, want - b - g, target)
-    jobs = 1 if spec.get("in_place") else max(1, int(spec.get("jobs", 1)))
+    jobs = 1 if spec.in_place else max(1, int(spec.jobs))
     while True:
         v = verdict(post, confidence=conf, runs=runs, budget=budget)
         if v.status != "running":
