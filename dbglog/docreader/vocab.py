@@ -47,7 +47,8 @@ NEXT_HEAD = re.compile(
     r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration)|qu[eé] probar|por probar|"
     r"[aà] essayer|als n[aä]chstes|where (?:we'?re|we are|to go) (?:going|next)|going forward|"
     r"(?:critical |key |remaining |open )?questions (?:for|to answer|to resolve)\b|what would (?:probably |likely )?(?:work|help|fix it)|"
-    r"future (?:improvements?|ideas|directions|fixes)|nice to have|what would make (?:this|it) better|roadmap)\b"
+    r"future (?:improvements?|ideas|directions|fixes)|nice to have|what would make (?:this|it) better|roadmap|"
+    r"files to (?:change|edit|touch)|changes to make|(?:planned|proposed) changes)\b"
     r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 
