@@ -88,6 +88,7 @@ _NEGATED_WIN = [
     r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
+    r"\b(?:fixed|fixes|solved|changed|helped|did) nothing\b",  # "fixed nothing — wrong theory"
     # "Neither X nor Y changed anything", "Barely any difference", "Identical behaviour", "Confirmed not the cause"
     r"\bneither\b[^.;]{0,80}\bnor\b[^.;]{0,60}?\b(?:changed anything|helped|fixed it|made (?:a|any) difference|mattered|worked)\b",
     r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
@@ -178,6 +179,8 @@ _VERDICT_WORDS = {
     "no change": "failed", "no improvement": "failed", "didn't help": "failed", "did not help": "failed",
     "red herring": "failed", "not the cause": "failed",
     # experiment logs: "Verdict: KEEP", "(KEPT)", "(DISCARDED — OOM)", "Verdict: NEUTRAL" (no effect), "REVERT"
+    "fixed nothing": "failed", "fixes nothing": "failed", "changed nothing": "failed", "did nothing": "failed",
+    "solved nothing": "failed", "helped nothing": "failed",
     "gone": "worked", "keep": "worked", "kept": "worked", "discard": "failed", "discarded": "failed", "revert": "failed",
     "neutral": "failed", "no-op": "failed", "noop": "failed",
     "partial": "partial", "partially": "partial", "partly": "partial", "partial fix": "partial",

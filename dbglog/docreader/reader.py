@@ -180,7 +180,8 @@ class _Reader:
     def _is_attempt_heading(self, n: Node) -> bool:
         m = ATTEMPT_HEAD.match(n.text)
         if not m:
-            return False
+            # "## P-006 — third attempt: exclude SCRIPT from the wrap", "### Second try — pin the driver"
+            return bool(_ORDINAL_ATTEMPT.match(n.text)) and not _ABOUT_ATTEMPT.match(n.text)
         if _ABOUT_ATTEMPT.match(n.text):
             return False  # "### Attempt 2 diagnosis — ...": about attempt 2 (the table row), not another one
         lists = [b for b in n.blocks if b.kind == "list"]
@@ -1952,6 +1953,9 @@ _ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(
                             r"post-?mortem|explained|breakdown)\b", re.I)
 
 
+_ORDINAL_ATTEMPT = re.compile(r"^(?:[^\n]{0,40}?\s[—–:-]\s*)?\W{0,3}(?:first|second|third|fourth|fifth|sixth|seventh|"
+                              r"eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|final|last|next) (?:(?:fix|debug) )?"
+                              r"(?:attempt|try|approach|experiment)\b(?!s)", re.I)
 _WHY_WON = {"why it worked", "why that worked", "why this worked", "what made it work"}
 _WHY_LOST = {"why it failed", "why it didn't work", "why that failed", "why this failed", "why it did not work",
              "why it didn't help", "why it did not help"}
