@@ -1049,8 +1049,8 @@ class _Builder:
         head = " | ".join(bare_words(h) for h in split_row(self.lines[blk.items[0][0]]))
         if re.search(r"\b(?:working|broken|works|fails|good|bad|expected|actual|owner|assignee|due)\b", head):
             return False
-        if not re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed)\b", head):
-            return False
+        if not re.search(r"\b(?:result|outcome|effect|observ\w*|status|verdict|worked|helped|fixed|pass(?:es|ed)?)\b", head):
+            return False  # "Layer | refusal | ... | passes (Δ ≥ 0.30)": a pass/fail column is a verdict column too
         if not re.search(r"\b(?:change|approach|attempt|fix|tried|experiment|config\w*|action|idea|hypothes\w*|"
                          r"test|try|setting|variant|what|suspect|mode|flag|option)\b", head) \
                 and not self._verdict_rows(blk, head):
@@ -1065,7 +1065,7 @@ class _Builder:
         table of runs, whatever its first columns are called. Most result cells must state a verdict
         (a benchmark table's numbers do not)."""
         cols = head.split(" | ")
-        k = next((i for i, h in enumerate(cols) if re.search(r"\b(?:result|outcome|verdict)", h)), None)
+        k = next((i for i, h in enumerate(cols) if re.search(r"\b(?:result|outcome|verdict|pass(?:es|ed)?\b)", h)), None)
         if k is None or k == 0:
             return False
         cells = [split_row(self.lines[a]) for a, _b in blk.items[1:]]
