@@ -206,7 +206,7 @@ def _resolve_traceback(m: re.Match[str]) -> tuple[str, int]:
 
 # Exceptions that only carry an earlier failure (printed before them, or in their message).
 _WRAPPER_EXCEPTIONS = {"EngineDeadError", "BackendCompilerFailed", "InductorError", "RayTaskError",
-                       "ActorDiedError", "WorkerError",
+                       "ActorDiedError", "RayActorError", "WorkerError",
                        # a launcher (accelerate, a build's setup.py) re-raising its child's exit status
                        "CalledProcessError"}
 
@@ -746,6 +746,15 @@ BUILTIN: tuple[Signature, ...] = (
         (r"Worker failed with error '?(.*?)'?, please check the stack trace above", "please check the stack trace")],
        10, wrapper=True),
     _S("sglang.child_failed", [(r"Received sigquit from a child process", "Received sigquit")], 10, wrapper=True),
+    # Ray's notice that a worker process vanished (OOM killer, SIGSEGV, ray stop): what killed it is in
+    # the worker's own log or dmesg; above a bare RayActorError because it says how the worker exited.
+    _S("ray.worker_died",
+       [(r"Worker exit type: (SYSTEM_ERROR|NODE_OUT_OF_MEMORY|USER_ERROR)(?: Worker exit detail: ([^\n]*))?",
+         "Worker exit type: "),
+        (r"A worker died or was killed while executing a task by an unexpected system error",
+         "A worker died or was killed"),
+        (r"The actor (?:is dead because its worker process has died|died unexpectedly before finishing this task)",
+         ("The actor is dead", "The actor died unexpectedly"))], 12, wrapper=True),
     # pytest (rows 43-44).
     _S("test.pytest_failed", [(r"^(?:FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", ("FAILED ", "ERROR "))], 12, wrapper=True),
     _S("test.pytest_timeout",

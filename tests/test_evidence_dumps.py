@@ -279,7 +279,7 @@ def test_new_signatures_get_their_own_advice_not_the_arch_one():
     rules = A.load()
     for sig, want in (("build.compile_error", "compile-first-error"), ("build.torch_without_gpu", "torch-cpu-only"),
                       ("oom.shm", "dataloader-shm"), ("cpp.assert", "host-assert"), ("gpu.nvlink_error", "nvlink-node"),
-                      ("build.no_kernel_image", "arch-mismatch")):
+                      ("build.no_kernel_image", "arch-mismatch"), ("ray.worker_died", "ray-dead-worker-log")):
         ids = [s["id"] for s in A.advise(A.Context(run={"outcome": "fail", "signature": sig, "cmd": ["t"]}), rules)]
         assert want in ids and (sig == "build.no_kernel_image" or "arch-mismatch" not in ids), (sig, ids)
 

@@ -148,6 +148,9 @@ SAMPLES = {
                          "vllm.engine_init"),
     "vllm.engine_dead": (["vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
                           "(above) for the root cause."], "vllm.engine_dead"),
+    "ray.worker_died": (["(raylet) A worker died or was killed while executing a task by an unexpected system error. "
+                         "Worker PID: 5120 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly "
+                         "exits with a connection error code 2. End of file."], "ray.worker_died"),
     "test.pytest_failed": (["FAILED tests/test_model.py::test_forward - assert 1 == 2",
                             "========================= 1 failed, 3 passed in 0.12s ========================="],
                            "test.pytest_failed"),
