@@ -1192,6 +1192,13 @@ class _Builder:
             self.container(n, strong=False)
             return
         lines = n.lines()
+        # "**Next Steps**:" with its list at the end of an attempt (a section of its own in the outline):
+        # what is still to do, not what was done.
+        for d in [d for d in n.walk() if d is not n and not d.children and NEXT_HEAD.search(bare_words(d.text))
+                  and not STRONG_CONTAINER.search(bare_words(d.text)) and any(b.kind == "list" for b in d.blocks)]:
+            self.next_steps(d)
+            gone = set(d.lines())
+            lines = [i for i in lines if i not in gone]
         self.owned.extend(lines)
         number, title = None, n.text
         m = ATTEMPT_HEAD.match(n.text)
