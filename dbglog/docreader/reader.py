@@ -875,6 +875,14 @@ class _Builder:
                 continue
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
+            wm = _WHAT_WORKED_PARA.match(self.lines[blk.start]) if blk.kind == "paragraph" else None
+            if wm and wm.group("rest").strip():
+                # "**What did work**: pointing the encoder at a separate process fixed it": one attempt, the
+                # label's verdict
+                verdict = "failed" if re.search(r"n[o']t|never", wm.group("what"), re.I) else "worked"
+                self._attempt_from_item(wm.group("rest").strip(), list(range(blk.start, blk.end)), verdict,
+                                        n.text or "Notes")
+                continue
             if blk.kind in ("paragraph", "raw", "list"):
                 taken = self._todo_lines(blk)
                 if taken:
@@ -1960,6 +1968,9 @@ _ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(
                             r"post-?mortem|explained|breakdown)\b", re.I)
 
 
+_WHAT_WORKED_PARA = re.compile(r"^\s*(?:\*\*|__)(?P<what>what (?:actually |finally |did |does |eventually )?"
+                               r"(?:worked|works?|fixed it|helped|did(?:n'?t| not) (?:work|help)|never worked))"
+                               r"\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:)(?P<rest>.*)$", re.I)
 _ORDINAL_ATTEMPT = re.compile(r"^(?:[^\n]{0,40}?\s[—–:-]\s*)?\W{0,3}(?:first|second|third|fourth|fifth|sixth|seventh|"
                               r"eighth|ninth|tenth|\d{1,2}(?:st|nd|rd|th)|final|last|next) (?:(?:fix|debug) )?"
                               r"(?:attempt|try|approach|experiment)\b(?!s)", re.I)
