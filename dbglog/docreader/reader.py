@@ -1100,7 +1100,8 @@ class _Builder:
             return
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
         for sent in SENTENCES.split(text):
-            if _KNOB.search(sent) and _HELP_VERDICT.search(sent) and not sent.rstrip().endswith("?"):
+            if (_KNOB.search(sent) or _ACTION_SUBJECT.match(sent)) and _HELP_VERDICT.search(sent) \
+                    and not sent.rstrip().endswith("?"):
                 idxs = list(range(blk.start, blk.end))
                 self.attempts.append(_Attempt(line=blk.start, number=None, title=item_title(sent), fields={
                     "did": [sent], "result": [sent]}, lead=[], summary=True, lines=idxs, unit=n.text or "Notes"))
@@ -1166,6 +1167,9 @@ class _Builder:
             else:
                 buf = span_lines(self.lines, own)
                 self._set_field(key, buf, own)
+                if key == "symptom":
+                    for b in n.blocks[:cut]:
+                        self._knob_attempt(n, b)  # "Restarting didn't help. A fresh image didn't help either."
                 if key == "root_cause" and not self.status_stated and re.match(
                         r"^\W*(?:resolved|fixed|solved|closed)\b", field_value(buf), re.I):
                     self.inv.status = "resolved"  # "## Resolution — **Resolved**. The issue was fixed by ..."
@@ -2021,6 +2025,9 @@ _DONE_WORDS = re.compile(r"(?<!-)(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )\
 
 # A setting by name: an env var assignment, a command-line flag.
 _KNOB = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
+# "Restarting didn't help.", "A fresh image didn't help either.": an action as the sentence's subject.
+_ACTION_SUBJECT = re.compile(r"^\W{0,3}(?:also |even |then |and )?(?:(?!(?:no|some|every|any)?thing\b|during\b|being\b)"
+                             r"[A-Za-z][a-z]+ing\b|an? (?:fresh|new|clean|full|second|bigger|smaller) [\w-]+)", re.I)
 # ... and what it did, said outright.
 _HELP_VERDICT = re.compile(r"\b(?:did(?: not|n'?t)|does(?: not|n'?t)|do(?: not|n'?t)) (?:help|fix|change|work|resolve|solve|"
                            r"make (?:a|any) difference)\b|\b(?:had|has|made|makes) no (?:effect|difference|impact)\b|"
