@@ -546,8 +546,9 @@ def correct_word(conn, word: str) -> str | None:
             continue
         choices = Vocabulary.by_length(conn, n, vocab)
         for term, score, _ in process.extract(w, choices, scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
-            if len(word) < 8 and term[0] != word[0]:
-                continue  # typos keep the first letter of a short word (wafer is not "after")
+            if len(word) < 8 and (term[0] != word[0] or abs(len(term) - n) > 1):
+                continue  # typos keep the first letter and the length of a short word (wafer is not
+                # "after", opencl is not "open")
             found[term] = max(found.get(term, 0), score)
     if not found:
         return None
@@ -1305,6 +1306,13 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h), h.kind == "section"):
         return False  # the same knob turned another way is another experiment
+    at = {id(t): i for i, t in enumerate(active)}
+    for prev, t in zip(q.terms, q.terms[1:]):  # "triton 3.2": the version is triton's, not any 3.2 of the record
+        if _VERSION.fullmatch(t.raw) and at.get(id(t)) in found and prev.raw.isalpha() \
+                and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in found:
+            return False
+    if any(i in direct and _negated(t, _did_text(h)) for i, t in enumerate(active) if _specific(t) or len(t.parts) > 1):
+        return False  # "power-of-2 channels" is not "Non-Power-of-2 channels"
     if (new := _replacement(q.text, active)) and not any(i in found for i in new):
         return False  # "use bf16 instead of fp16": a record with fp16 only is what it replaces
     if not all(i in found for i, t in enumerate(active) if _acronym(t)):
@@ -1324,6 +1332,15 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
                                               and share(found) >= 0.5)
+
+
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
+
+
+def _negated(t: Term, record: str) -> bool:
+    """Every mention of ``t`` in the record carries a "non-"/"not-" prefix."""
+    found = [m.start() for m in re.finditer(t.pattern(), record, re.I)]
+    return bool(found) and all(re.search(r"\bno[nt]-?\s?$", record[max(0, p - 5):p], re.I) for p in found)
 
 
 _INSTEAD = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
@@ -1442,7 +1459,7 @@ def _other_value(idea: str, record: str) -> bool:
     return False
 
 
-_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z]+)+$")
+_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
 
 
 def _specific(t: Term) -> bool:
@@ -1455,7 +1472,7 @@ def _specific(t: Term) -> bool:
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
-    r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|"
+    r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|expected (?:results?|outcomes?)|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
     re.IGNORECASE)
 _IDEA_LINE = re.compile(
@@ -1470,7 +1487,8 @@ _IDEA_LINE = re.compile(
 # "Relevant log output" prints `GGML_CUDA_FORCE_MMQ: no`; "Diagnostic information" the ROCm version).
 _BACKGROUND_HEADING = re.compile(
     r"\b(pre-?flight|checklist|references?|links|glossary|log output|stack ?traces?|tracebacks?|"
-    r"system info\w*|diagnostic info\w*|version info\w*|versions|source headings)\b", re.IGNORECASE)
+    r"system info\w*|diagnostic info\w*|version info\w*|versions|source headings|(?:training|console|"
+    r"program|sample|example|log|command|script) output)\b", re.IGNORECASE)
 
 
 def is_background(h: Hit) -> bool:

@@ -43,6 +43,9 @@ def conn(tmp_path_factory):
                      outcome="failed")
     issue = recs.new("llama.cpp cudaMalloc OOM on dual 3090")
     recs.add_attempt(issue.id, title="bf16 weights", did="--dtype bf16", result="same OOM", outcome="failed")
+    recs.add_attempt(issue.id, title="Use non-power-of-2 channels", did="nn.Conv2d(16, 31, 3)", outcome="worked")
+    recs.add_attempt(issue.id, title="Newer build", did="built b5190 with CUDA 12.8", outcome="failed")
+    recs.set_section(issue.id, "Expected Results", "### Training output\n{'loss': 2.2, 'learning_rate': 0.0002}")
     recs.set_section(issue.id, "Relevant log output",
                      "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no\nggml_cuda_init: found 2 CUDA devices")
     recs.set_section(issue.id, "Troubleshooting",
@@ -80,6 +83,22 @@ def test_another_value_is_another_experiment(conn):
 def test_instead_of_names_what_goes_in(conn):
     assert said(conn, "use fp16 instead of bf16 for the cleanup hang")[0]
     assert not said(conn, "use bf16 instead of fp16 for the cleanup hang")[0]
+
+
+def test_names_and_their_qualifiers(conn):
+    assert said(conn, "non-power-of-2 channels")[0]
+    assert not said(conn, "use power-of-2 channels")[0]  # the record's "non-" says the other
+    assert said(conn, "build with CUDA 12.8")[0]
+    assert not said(conn, "build with triton 12.8")[0]  # 12.8 is CUDA's here
+    tried, res = said(conn, "reduce the learning rate")  # a training log shows it, under expected results
+    assert not tried
+
+
+def test_a_short_word_is_not_corrected_into_another_length(conn):
+    from dbglog.search import correct_word
+
+    assert correct_word(conn, "opencl") != "open"
+    assert correct_word(conn, "trainr") in ("trainer", "train")
 
 
 def test_settings_written_in_code(conn):
