@@ -88,3 +88,38 @@ def test_verdict_words_and_conditions():
     assert outcome.classify("Fixed — not the OOM cause") == "failed"
     assert outcome.classify("❌ 0/5 improved") == "failed"
     assert outcome.classify("hangs at 0%") == "failed"
+
+
+PASS_TABLE = """# Which layer gates the refusal
+
+## Single-layer ablation
+
+| Layer | refusal | Δ vs baseline | passes (Δ ≥ 0.30) |
+|---|---:|---:|---|
+| L3 | 1.00 | +0.00 | ❌ no effect |
+| L7 | 0.62 | +0.38 | ✅ partial |
+| L13 | 0.00 | +1.00 | ✅ full |
+"""
+
+
+def test_pass_column_makes_a_table_of_runs():
+    assert [o for _t, o in _attempts(PASS_TABLE)] == ["failed", "partial", "worked"]
+
+
+NEXT_IN_ATTEMPT = """# Share links keep their tracking blob
+
+## Phase 6: strip the query string
+
+**Test 1:** copy link — 568 chars before, 63 after. ✅ PASS
+
+**Next Steps**:
+1. Complete the test matrix (mail, chat apps)
+2. Gate the debug logs behind the build type
+"""
+
+
+def test_next_steps_list_inside_an_attempt_is_next_steps():
+    parsed, _ = parse_document(NEXT_IN_ATTEMPT, "doc.md")
+    steps = [s.text for p in parsed for s in p.inv.next_steps]
+    assert any("Complete the test matrix" in s for s in steps), steps
+    assert any("Gate the debug logs" in s for s in steps), steps

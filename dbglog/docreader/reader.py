@@ -1211,6 +1211,13 @@ class _Builder:
             self.next_steps(d)
             gone = set(d.lines())
             lines = [i for i in lines if i not in gone]
+        for b in [b for d in n.walk() for b in d.blocks if b.kind == "paragraph"]:
+            wm = _WHAT_WORKED_PARA.match(self.lines[b.start])
+            if wm and wm.group("rest").strip() and b.start > n.start:
+                # "**What did work**: ..." after the last attempt's result, under its heading: the fix, not part of it
+                verdict = "failed" if re.search(r"n[o']t|never", wm.group("what"), re.I) else "worked"
+                self._attempt_from_item(wm.group("rest").strip(), list(range(b.start, b.end)), verdict, n.text)
+                lines = [i for i in lines if not b.start <= i < b.end]
         self.owned.extend(lines)
         number, title = None, n.text
         m = ATTEMPT_HEAD.match(n.text)
