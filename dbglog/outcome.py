@@ -16,6 +16,11 @@ Then: a partial cue, or success and failure together ("fixes the crash but still
 ``partial``; success alone is ``worked``; failure alone is ``failed``; no cue, or only words that
 say the result is unknown, is ``inconclusive`` -- a guess never lands as a confident verdict.
 
+Some cues count for nothing: "works without the header" next to "fails with it" is about the
+condition that never failed, "without the patch it hangs" is the control run. When no word says,
+numbers may: "throughput 410 → 980 tok/s" (the metric's name or unit says which way is better; a
+move under 10 % up or 5 % down is noise), "3/20 hangs (was 14/20)" (fewer, not none: partial).
+
 An explicit label ("Outcome: FAILED", "✅", a heading "(WRONG)") wins over the result text.
 Pure functions, no I/O; the catalogue is data so it can grow with the field.
 """
