@@ -352,6 +352,21 @@ def test_a_session_stored_by_an_older_dbglog_reads_with_defaults(recs, tmp_path)
     assert trials.env_for({"A"}) == {"A": "1"} and trials.jobs == 1 and not trials.in_place
 
 
+def test_collect_hands_back_every_end_in_the_order_asked_and_stores_nothing(recs, fake_runs):
+    """The endpoint phases run their ends through ``Oracle.collect``: judged (and stored) by the
+    target once the failing end has defined what "bad" means."""
+    db = S.SessionDB(recs.store)
+    sid = db.create("toggles", {}, None)
+    fake_runs["fails"] = {"on"}
+    fake_runs["gate"]["on"] = threading.Event()
+    fake_runs["then"]["off"] = fake_runs["gate"]["on"]  # "on" (asked first) finishes last
+    o = Oracle(recs, sid, FakePlace(), jobs=2, signatures=[])
+    got = o.collect([ask("on"), ask("off")])
+    assert [(st.key, st.verdict) for st, _ in got] == [("on", Verdict.BAD), ("off", Verdict.GOOD)]
+    assert [[r["placed"] for r in rs] for _, rs in got] == [["on"], ["off"]]
+    assert db.trials(sid) == [] and o.known == {} and o.executed == 2
+
+
 # --- the stored spec, typed: from_stored / to_stored ----------------------------------------------
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

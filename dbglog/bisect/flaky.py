@@ -172,10 +172,7 @@ class FlakyDriver:
                 return (f"the bad end {sp.bad_ref} ({bad[:10]}) never showed the failure in {len(recs)} runs: "
                         "nothing to bisect (check the command and --bad)")
             d.progress.running(d.label(bad) + " (bad end, until it fails)")
-            got = {}
-            d.oracle.run([Ask(bad, "", ex0, S.Target(any_failure=True))],
-                         lambda a, s, rs, got=got: got.__setitem__(a.key, (s, rs)))
-            s, rs = got[bad]
+            ((s, rs),) = d.oracle.collect([Ask(bad, "", ex0, S.Target(any_failure=True))])
             for r in rs:
                 self.run_cache[r["id"]] = r
             merged = self.merge(bad, s, None)

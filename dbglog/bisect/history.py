@@ -372,10 +372,9 @@ class _Driver:
             if bstep is None:
                 first = [bad] + ([g for g in goods if g not in trials][: self.jobs - 1] if self.jobs > 1 else [])
                 self.progress.running(", ".join(self.label(c) for c in first) + " (endpoints)")
-                got: dict[str, tuple] = {}
                 # judged again below, once the bad end has defined the target
-                self.oracle.run([Ask(c, "", ex0, S.Target(any_failure=True)) for c in first],
-                                lambda a, st, rs: got.__setitem__(a.key, (st, rs)))
+                got = dict(zip(first, self.oracle.collect([Ask(c, "", ex0, S.Target(any_failure=True))
+                                                           for c in first])))
                 st, rs = got.pop(bad)
                 bstep = self.judge_bad_end(st, rs)
                 self.persist(bstep, rs, ck_bad, role="bad end")

@@ -162,6 +162,14 @@ class Oracle:
             raise
         pool.shutdown(wait=True)
 
+    def collect(self, asks: list[Ask]) -> list[tuple[Step, list]]:
+        """Run ``asks`` (up to ``jobs`` at once) and hand back (step, run records) in the order
+        asked, storing nothing: the endpoint phases judge their ends once the target is known."""
+        got: dict[int, tuple] = {}
+        index = {id(a): i for i, a in enumerate(asks)}
+        self.run(asks, lambda a, st, rs: got.__setitem__(index[id(a)], (st, rs)))
+        return [got[i] for i in range(len(asks))]
+
     def reload(self) -> None:
         """Re-read the session's steps (after a driver stored one beside the oracle)."""
         self.known.update({t.key: t for t in self.db.trials(self.sid)})

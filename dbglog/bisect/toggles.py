@@ -253,10 +253,7 @@ class Trials:
     def run(self, asks: list[Ask]) -> list[tuple[Step, list[dict]]]:
         """Run ``asks`` through the oracle (up to ``jobs`` at once); (step, records) in the order
         asked, nothing stored (the caller judges and stores)."""
-        got: dict[int, tuple] = {}
-        index = {id(a): i for i, a in enumerate(asks)}
-        self.oracle.run(asks, lambda a, st, rs: got.__setitem__(index[id(a)], (st, rs)), ordered=True)
-        return [got[i] for i in range(len(asks))]
+        return self.oracle.collect(asks)
 
     def cache_extra(self) -> dict:
         return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.files,
