@@ -1278,7 +1278,12 @@ def is_close(h: Hit, q: Query) -> bool:
     on the whole chunk: a long note mentions most words somewhere. The investigation's title,
     symptom and tags count too (the idea names the GPU, the record the fix), but a fair share of the
     idea must be in the record itself, and any flag, env var or identifier the idea names must be
-    there: an idea about something no record has was not tried."""
+    there: an idea about something no record has was not tried.
+
+    Near-misses (the same topic, another fix; found on real debug docs) are not close: the part of
+    the idea beyond its investigation's topic must be half in the record; a knob turned the other
+    way or set to another value, a switch only named, the B of "A instead of B", another tool's
+    version, a "non-" name are other experiments."""
     if not q.terms or not q.active:
         return False
     active = q.active
@@ -1304,7 +1309,7 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
-    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h), h.kind == "section"):
+    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h)):
         return False  # the same knob turned another way is another experiment
     at = {id(t): i for i, t in enumerate(active)}
     for prev, t in zip(q.terms, q.terms[1:]):  # "triton 3.2": the version is triton's, not any 3.2 of the record
@@ -1353,9 +1358,8 @@ def _replacement(text: str, active: list[Term]) -> list[int]:
     if not m:
         return []
     head, tail = text[:m.start()], text[m.end():]
-    new = [i for i, t in enumerate(active) if not _filler(t) and not _way(t) and (pat := t.pattern())
-           and re.search(pat, head, re.I) and not re.search(pat, tail, re.I)]
-    return new
+    return [i for i, t in enumerate(active) if not _filler(t) and not _way(t) and (pat := t.pattern())
+            and re.search(pat, head, re.I) and not re.search(pat, tail, re.I)]
 
 
 def _acronym(t: Term) -> bool:
@@ -1401,9 +1405,9 @@ def _way_in(t: Term, record: str) -> bool:
     return any(rg.fullmatch(t.raw) and rg.search(record) for pair in _WAYS for rg in pair)
 
 
-def _opposite(idea: str, record: str, free: bool = False) -> bool:
+def _opposite(idea: str, record: str) -> bool:
     """The idea goes one way on an axis (more/less, upgrade/downgrade, on/off) and the record only
-    the other way (``free``: free text, which must go the idea's way)."""
+    the other way, or (versions, switches) no way at all."""
     idea, record = idea.replace("_", " "), record.replace("_", " ")
     for up, down in _WAYS:
         i_up, i_down = bool(up.search(idea)), bool(down.search(idea))
