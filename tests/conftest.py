@@ -86,11 +86,12 @@ def pytest_xdist_auto_num_workers(config):
 # pytest options turn xdist's own order, by number of tests, off). Other files keep their order; a
 # name that no longer exists is harmless.
 SLOW_FILES_FIRST = (
-    "test_bisect_history.py", "test_bisect_toggles.py", "test_bisect_bayes_cli.py", "test_slurm.py",
-    "test_bisect_flaky.py", "test_runner.py", "test_mcp_server.py", "test_durability.py", "test_captures.py",
-    "test_cli_run.py", "test_server_mode.py", "test_bisect_toggles_kill.py", "test_startup.py",
-    "test_run_signals.py", "test_hooks.py", "test_bisect_toggles_options.py", "test_bisect_bayes.py",
-    "test_search_corpus.py", "test_runs_prune.py", "test_bisect_captures.py", "test_clean_text.py",
+    "test_bisect_toggles_kill.py", "test_bisect_history.py", "test_search_corpus.py", "test_bisect_toggles.py",
+    "test_bisect_bayes_cli.py", "test_slurm.py", "test_bisect_flaky.py", "test_startup.py", "test_bisect_bayes.py",
+    "test_runner.py", "test_captures.py", "test_hooks.py", "test_durability.py", "test_mcp_server.py",
+    "test_server_mode.py", "test_import_property.py", "test_cli_run.py", "test_bisect_toggles_options.py",
+    "test_mirror_roundtrip.py", "test_run_signals.py", "test_search_index_sync.py", "test_runs_prune.py",
+    "test_bisect_captures.py", "test_import_lossless.py", "test_corpus_import.py", "test_clean_text.py",
 )
 
 
