@@ -211,7 +211,8 @@ def _word_pattern(words: list[str]) -> str:
     pats = []
     for w in words:
         s = _stem(w)
-        pats.append(re.escape(s) + (r"\w{0,5}" if len(s) >= 3 else ""))
+        # the endings of the word itself at least ("implementations" is "implement" + 6)
+        pats.append(re.escape(s) + (r"\w{0,%d}" % max(5, len(w) - len(s)) if len(s) >= 3 else ""))
     return r"(?<![^\W_])" + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])"
 
 

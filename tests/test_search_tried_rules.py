@@ -160,6 +160,18 @@ def test_other_value_property(name, v1, v2, noise):
         assert search._other_value(f"{name}={v2}", f"export {name}={v1}")
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.builds(lambda base, end: base + end, st.from_regex(r"[a-z]{3,10}", fullmatch=True),
+                 st.sampled_from(["", "s", "ations", "ation", "ings", "ions", "edly", "ers", "ies"])))
+def test_a_word_matches_itself(word):
+    # "implementations" once failed its own pattern ("implement" + at most 5 letters)
+    import re
+
+    t = search.Term(raw=word, parts=[word])
+    assert re.search(t.pattern(), f"x {word} y", re.I)
+    assert re.search(t.pattern(), f"x {word.capitalize()}. y", re.I)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=200))
 def test_rules_never_raise(idea, record):
