@@ -46,10 +46,11 @@ def _read_proc(path: str, size: int = 1024) -> bytes | None:
         os.close(fd)
 
 
-def ppid_table() -> dict[int, int]:
+def ppid_table(min_pid: int = 0) -> dict[int, int]:
     """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
     runs every poll interval). /proc/<pid>/task/*/children would read only our descendants, but
-    kernels built without CONFIG_PROC_CHILDREN (this VM's) lack it."""
+    kernels built without CONFIG_PROC_CHILDREN (this VM's) lack it. ``min_pid``: leave out the
+    processes with a smaller pid (see ``Tree.table``)."""
     table: dict[int, int] = {}
     if not os.path.isdir("/proc/self"):
         ps = psutil_module()
@@ -57,6 +58,8 @@ def ppid_table() -> dict[int, int]:
             table[p.pid] = p.info.get("ppid") or 0
         return table
     for pid in pids():
+        if pid < min_pid:
+            continue
         stat = _read_proc(f"/proc/{pid}/stat")
         if not stat:
             continue
@@ -67,6 +70,50 @@ def ppid_table() -> dict[int, int]:
         except (IndexError, ValueError):
             continue
     return table
+
+
+_PID_MAX: list[int] = []
+
+
+def _pid_max() -> int:
+    if not _PID_MAX:
+        raw = _read_proc("/proc/sys/kernel/pid_max", 64)
+        try:
+            _PID_MAX.append(int(raw or b""))
+        except ValueError:
+            _PID_MAX.append(0)  # unknown: never assume pids did not wrap
+    return _PID_MAX[0]
+
+
+def fork_count() -> int | None:
+    """Processes and threads created since boot (/proc/stat ``processes``); None when unknown."""
+    data = _read_proc("/proc/stat", 1 << 20) or b""
+    i = data.find(b"\nprocesses ")
+    if i < 0:
+        return None
+    try:
+        return int(data[i + 11:data.index(b"\n", i + 1)])
+    except ValueError:
+        return None
+
+
+def no_wrap_since(pid: int, forks_then: int | None) -> bool:
+    """Whether every process created since ``pid`` was (``forks_then``: ``fork_count()`` read just
+    after) has a larger pid. Linux hands pids out counting up, skipping pids in use, and wraps at
+    pid_max to 300. A wrap means the cursor (the last pid, /proc/loadavg) went below ``pid`` or
+    moved by a whole cycle; it moves by at most one step per creation plus one per pid skipped,
+    and no more pids are in use than tasks exist, so creations plus tasks (plus a margin for
+    the creations before ``forks_then`` was read) under a cycle, with the cursor at or above
+    ``pid``, mean no wrap. Unknown anything: False (the caller reads every process)."""
+    if forks_then is None:
+        return False
+    fields = (_read_proc("/proc/loadavg", 256) or b"").split()
+    now = fork_count()
+    try:
+        tasks, last = int(fields[3].split(b"/")[1]), int(fields[4])
+    except (IndexError, ValueError):
+        return False
+    return now is not None and last >= pid and (now - forks_then) + tasks + 1000 < _pid_max() - 300
 
 
 def is_live(p) -> bool:
@@ -232,7 +279,7 @@ def sweep(tree) -> None:
     """``snapshot``, ``scan_marker`` and ``adopt`` of ``tree`` over ONE read of the ppid table
     (each read is one /proc file per process on the machine: a few ms on a busy host, and a
     finished run used to pay three of them)."""
-    table = ppid_table()
+    table = tree.table()
     tree.snapshot(table)
     tree.scan_marker(table)
     tree.adopt(table)
@@ -269,6 +316,7 @@ class Tree:
             self.procs[root_pid] = self.psutil.Process(root_pid)
         except self.psutil.Error:
             pass
+        self.forks_then = fork_count() if root_pid != os.getpid() else None  # see table()
         TREES.add(self)
         STARTING.discard(root_pid)
 
@@ -277,6 +325,16 @@ class Tree:
 
     def alive(self) -> list:
         return [p for p in list(self.procs.values()) if is_live(p)]
+
+    def table(self) -> dict[int, int]:
+        """The ppid table for this tree's snapshot, marker scan and adopt: every process born
+        since its root started is younger than the root, so unless pids wrapped since
+        (``no_wrap_since``) only pids above the root's are read -- a handful, not every process on
+        the machine. Older ones cannot be of this run: not its descendants, not in its session,
+        never given its marker (an orphan adopt would claim must be younger than the run too)."""
+        if no_wrap_since(self.root_pid, self.forks_then):
+            return ppid_table(min_pid=self.root_pid)
+        return ppid_table()
 
     def snapshot(self, table: dict[int, int] | None = None) -> None:
         """Add every descendant of every process we track (one pass over the ppid table, or over

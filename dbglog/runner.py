@@ -433,6 +433,24 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 
 # --- run --------------------------------------------------------------------------------------
 
+def warm_up() -> None:
+    """Start paying a run's one-time costs in a background thread, for a caller about to do other
+    work first (a bisection: git set-up, worktree, endpoints): the failure-signature catalog's
+    import, the kernel-API hook lookup (package metadata, ~15 ms) and psutil's import. The first
+    run then finds them done (Python's import lock makes a racing import wait, never repeat)."""
+
+    def work() -> None:
+        try:
+            from dbglog import escalate, signatures  # noqa: F401 - imported for the side effect
+
+            escalate.has_hooks({})
+            proctree.psutil_module()
+        except Exception:  # noqa: BLE001 - an optimisation: the run pays the cost itself instead
+            pass
+
+    threading.Thread(target=work, name="dbglog-warm-up", daemon=True).start()
+
+
 def new_run_id() -> str:
     # 32 random bits: a toggle bisection with --jobs starts dozens of runs in one second, and 16 bits
     # collided (two trials sharing a run folder, then "UNIQUE constraint failed: runs.id").
@@ -647,7 +665,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
             rc = _wait_exit(proc, pidfd, wait)
             if rc is not None:
                 break
-            table = proctree.ppid_table()  # one read for both
+            table = tree.table()  # one read for both
             tree.snapshot(table)
             tree.adopt(table)
             interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
@@ -859,20 +877,23 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
 def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
     """Structured facts from debugger dumps in the output and in the hang captures, kept in
     evidence.json beside result.json (and summarised on the run record)."""
-    from dbglog import evidence as evmod
-
     try:
         files = [c["path"] for c in result.captures if c.get("path") and os.path.isfile(c["path"])]
-        if not files and not evmod.may_hold_dump(data):
-            # extract() would find nothing either (no capture file, no text any parser reads); this
-            # skips its read of config.toml, most of a short run's finishing time.
-            found = []
+        if not files and not result.kernel_api and not data:
+            found = []  # nothing to read: not even the import (its ~85 patterns compile at import)
         else:
-            env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
-            found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
-                                  config_path=evmod.config_near(run_dir), cwd=str(run_dir),
-                                  run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
-        found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
+            from dbglog import evidence as evmod
+
+            if not files and not evmod.may_hold_dump(data):
+                # extract() would find nothing either (no capture file, no text any parser reads):
+                # this skips its read of config.toml, most of a short run's finishing time
+                found = []
+            else:
+                env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
+                found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
+                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                                      run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
+            found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
     except Exception as e:  # evidence must never cost the run its record
         result.notes.append(f"evidence extraction failed: {e!r}")
         return
