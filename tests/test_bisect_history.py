@@ -516,3 +516,20 @@ def test_interleaved_build_breaks_culprit_named_in_no_more_steps_than_git_bisect
     assert "--max-steps 3 reached" in res["message"] and res["untested"]
     untried = [c for c in res["candidates"] if c["verdict"] is None]
     assert untried and all("not tried: the --max-steps budget (3) ran out" in c["reason"] for c in untried)
+
+
+def test_merge_bases_answer_both_ancestry_questions(tmp_path):
+    """start() asks one `git merge-base --all` instead of two --is-ancestor checks: [good] = an
+    ancestor of bad, [bad] = swapped ends, other commits = a good end off the bad end's history."""
+    from dbglog.bisect.history import git, merge_bases
+
+    repo = tmp_path / "r"
+    shas = make_repo(repo, 6, lambda i: {"version.txt": f"{i}\n"})
+    git(repo, "checkout", "-q", "-b", "side", shas[2])
+    (repo / "side.txt").write_text("x\n")
+    git(repo, "add", "side.txt")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "side")
+    side = git(repo, "rev-parse", "HEAD").strip()
+    assert merge_bases(repo, shas[1], shas[5]) == [shas[1]]
+    assert merge_bases(repo, shas[5], shas[1]) == [shas[1]]  # (good, bad) swapped: the bad end
+    assert merge_bases(repo, side, shas[5]) == [shas[2]]  # off the history: its merge base is verified

@@ -119,6 +119,13 @@ def is_ancestor(repo, a: str, b: str) -> bool:
     return _git_ok(repo, "merge-base", "--is-ancestor", a, b)
 
 
+def merge_bases(repo, a: str, b: str) -> list[str]:
+    """The best common ancestors of two different commits ([] without shared history). One git
+    process answers both ancestry questions of ``start``: it is ``[a]`` exactly when a is an
+    ancestor of b, ``[b]`` when b is one of a."""
+    return git(repo, "merge-base", "--all", a, b, check=False).split()
+
+
 _GRAPHS: dict = {}
 
 
@@ -803,13 +810,13 @@ def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, prog
         g = rev(repo, ref)
         if g == bad:
             raise DbglogError(f"--good {ref} and --bad {bad_ref} are the same commit")
-        if is_ancestor(repo, bad, g):
+        mbs = merge_bases(repo, g, bad)
+        if mbs == [bad]:
             raise DbglogError(f"the bad end {bad_ref} is an ancestor of the good end {ref}: are --good and --bad "
                               "swapped? (to find a fix, swap them and use a repro that fails when fixed)")
-        if is_ancestor(repo, g, bad):
+        if mbs == [g]:
             pairs = [(g, g[:10] if ref == g else ref)]
         else:
-            mbs = git(repo, "merge-base", "--all", g, bad, check=False).split()
             if not mbs:
                 raise DbglogError(f"--good {ref} and --bad {bad_ref} share no history")
             pairs = [(m, f"merge-base({ref})") for m in mbs]
