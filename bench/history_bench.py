@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,6 +52,16 @@ def env(log: Path, culprit: int, sleep: float = 0) -> dict:
     return e
 
 
+CPU: dict[str, float] = {}  # the last measured call's CPU seconds (user + system, its whole process tree)
+
+
+def _cpu() -> float:
+    """CPU seconds of every waited-for child so far: a wall clock on a loaded machine mostly measures
+    the other tenants, the CPU a tool burns per step much less so."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def count(log: Path) -> int:
     return len(log.read_text().split()) if log.exists() else 0
 
@@ -58,9 +69,10 @@ def count(log: Path) -> int:
 def repro_time(tmp: Path, repo: Path, script: Path) -> float:
     e = env(tmp / "rt.log", 10**9)
     n = 30
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     for _ in range(n):
         subprocess.run(["sh", str(script)], cwd=repo, env=e, check=True)
+    CPU["repro"] = (_cpu() - c) / n
     return (time.perf_counter() - t) / n
 
 
@@ -69,12 +81,13 @@ def git_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, sle
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
     log = tmp / f"git-{time.monotonic_ns()}.log"
     e = env(log, culprit, sleep)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     subprocess.run(["git", "-C", str(clone), "bisect", "start", "HEAD", good], check=True, capture_output=True)
     p = subprocess.run(["git", "-C", str(clone), "bisect", "run", "sh", str(script)], env=e, capture_output=True,
                        text=True)
     subprocess.run(["git", "-C", str(clone), "bisect", "reset"], check=True, capture_output=True)
     wall = time.perf_counter() - t
+    CPU["git"] = _cpu() - c
     assert "is the first bad commit" in p.stdout, p.stdout[-500:]
     shutil.rmtree(clone, ignore_errors=True)
     return count(log), wall
@@ -90,11 +103,12 @@ def dbglog_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, 
     # import sqlite-utils and through it numpy, ~0.2 s) is not a per-step cost. The verdict cache
     # is empty either way.
     subprocess.run([sys.executable, "-m", "dbglog", "init"], cwd=work, env=e, check=True, capture_output=True)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     p = subprocess.run([sys.executable, "-m", "dbglog", "bisect", "git", "--good", good, "--bad", "HEAD",
                         "--jobs", str(jobs), "--json", "--", "sh", str(script)], cwd=work, env=e,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     wall = time.perf_counter() - t
+    CPU["dbglog"] = _cpu() - c
     assert p.returncode == 0, (p.stdout[-800:], p.stderr[-800:])
     res = json.loads(p.stdout)
     shutil.rmtree(work, ignore_errors=True)
@@ -103,9 +117,10 @@ def dbglog_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, 
 
 def startup() -> float:
     e = env(Path("/dev/null"), 0)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     for _ in range(5):
         subprocess.run([sys.executable, "-m", "dbglog", "--version"], env=e, capture_output=True, check=True)
+    CPU["startup"] = (_cpu() - c) / 5
     return (time.perf_counter() - t) / 5
 
 
@@ -129,6 +144,12 @@ def _load() -> str:
 def main() -> None:
     quick = "--quick" in sys.argv
     rounds = _rounds()
+    # An installed dbglog has its bytecode (pip compiles it). A checkout under PYTHONDONTWRITEBYTECODE=1
+    # would compile every module each process imports, on every run: ~0.1 s of CPU, more than the
+    # whole difference being measured here.
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "dbglog"), quiet=2)
     tmp = Path(tempfile.mkdtemp(prefix="dbglog-history-bench-"))
     try:
         script = tmp / "check.sh"
@@ -138,8 +159,8 @@ def main() -> None:
         print()
         if rounds > 1:
             print(f"medians of {rounds} interleaved rounds; load average before: {_load()}")
-        print("| commits | tool | repro runs | wall s | repro alone ms | overhead ms/step |")
-        print("|---|---|---|---|---|---|")
+        print("| commits | tool | repro runs | wall s | repro alone ms | overhead ms/step | CPU overhead ms/step |")
+        print("|---|---|---|---|---|---|---|")
         sizes = (1024,) if quick else (1024, 10000)
         for n in sizes:
             t = time.perf_counter()
@@ -148,13 +169,16 @@ def main() -> None:
             build = time.perf_counter() - t
             culprit = (n * 7) // 10 + 3
             rt = repro_time(tmp, repo, script)
-            g_all, d_all = [], []
+            g_all, d_all, cpus = [], [], {"git": [], "dbglog": []}
             for _ in range(rounds):  # interleaved: both tools see the same load drift
                 g_all.append(git_bisect(tmp, repo, shas[0], script, culprit))
+                cpus["git"].append(CPU["git"])
                 d_runs, d_wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
+                cpus["dbglog"].append(CPU["dbglog"])
                 assert res["first_bad"]["commit"] == shas[culprit]
                 d_all.append((d_runs, d_wall))
-            for tool, results, extra in (("git bisect run", g_all, 0.0), ("dbglog bisect git", d_all, st)):
+            for tool, results, extra, key, cextra in (("git bisect run", g_all, 0.0, "git", 0.0),
+                                                      ("dbglog bisect git", d_all, st, "dbglog", CPU["startup"])):
                 runs = results[0][0]
                 assert all(r == runs for r, _ in results), results  # the run count is deterministic
                 wall = statistics.median(w for _, w in results)
@@ -163,9 +187,10 @@ def main() -> None:
                 if rounds > 1:
                     o = sorted((w - extra - runs * rt) / runs * 1000 for _, w in results)
                     spread = f" (range {o[0]:.1f}-{o[-1]:.1f})"
+                cpu = (statistics.median(cpus[key]) - cextra - runs * CPU["repro"]) / runs * 1000
                 print(f"| {n:,} | {tool} | {runs} | {wall:.2f} | {rt * 1000:.1f} | {ovh:.1f}{spread}"
-                      + (" (start-up excluded)" if extra else "") + " |")
-            print(f"|  | (repo built with fast-import in {build:.2f} s) | | | | |")
+                      + (" (start-up excluded)" if extra else "") + f" | {cpu:.1f} |")
+            print(f"|  | (repo built with fast-import in {build:.2f} s) | | | | | |")
         if rounds > 1:
             print(f"load average after: {_load()}")
         if "--no-jobs" in sys.argv:
