@@ -170,3 +170,38 @@ def test_journal_restores_orphans_byte_exact(tmp_path):
     assert f.read_bytes() == b"print(1)\r\n\xff\n" and stat.S_IMODE(f.stat().st_mode) == 0o755
     assert not (tmp_path / ".src.py.abc.tmp").exists()
     assert recs.store.q("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0
+
+
+def test_a_rewritten_module_never_runs_stale_bytecode(tmp_path):
+    # Python trusts a .pyc whose recorded source mtime (whole seconds) and size match. Toggle trials
+    # write variants of the same size within one second (two suspects of the same length switched
+    # off), and a restore can put back an original of the last trial's size: each must run as written.
+    from dbglog.bisect.journal import Journal, write_file
+    from dbglog.records import Records
+    from dbglog.workspace import Workspace
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}  # bytecode is written, as for users
+    f = tmp_path / "m.py"
+
+    def runs(expected: str, same_second: bool = True) -> None:
+        if same_second:
+            os.utime(f, (1_700_000_000, 1_700_000_000))
+        out = subprocess.run([sys.executable, "-c", "import m; print(m.x)"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert out == expected
+        assert list((tmp_path / "__pycache__").glob("m.*.pyc"))  # the cache is in use, not bypassed
+
+    for v in (1, 2, 3):  # the copy-per-slot path
+        write_file(f, f"x = {v}\n".encode())
+        runs(str(v))
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    j = Journal(recs.store, "s1")  # the in-place path: edits, then the original put back
+    j.write(f, b"x = 8\n")
+    runs("8")
+    j.release_all()
+    runs("3")
+    (tmp_path / "n.py").write_text("y = 1\n")
+    (tmp_path / "__pycache__" / "n.cpython-0.pyc").write_bytes(b"")
+    write_file(f, b"x = 4\n")
+    assert (tmp_path / "__pycache__" / "n.cpython-0.pyc").exists()  # only the rewritten module's cache goes
+    recs.close()
