@@ -1310,7 +1310,7 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
-    if _other_value(q.text, _did_text(h)) or _opposite(q.text, _did_text(h)):
+    if _other_value(q.text, _did_text(h, whole=True)) or _opposite(q.text, _did_text(h)):
         return False  # the same knob turned another way is another experiment
     at = {id(t): i for i, t in enumerate(active)}
     for prev, t in zip(q.terms, q.terms[1:]):  # "triton 3.2": the version is triton's, not any 3.2 of the record
@@ -1368,14 +1368,16 @@ def _acronym(t: Term) -> bool:
     return t.kind != "typo" and len(t.raw) >= 2 and t.raw.isalpha() and t.raw.isupper()
 
 
-def _did_text(h: Hit) -> str:
+def _did_text(h: Hit, whole: bool = False) -> str:
     """What a record says was done (where a direction or a value is read): an attempt's title and
-    action, a free-text hit's window, a row's or a step's own text."""
+    action (``whole``: all its fields, for the values it sets: an import may leave the commands in
+    its conclusion), a free-text hit's window, a row's or a step's own text."""
     f = h.fields
     if h.kind == "section":
         return h._window
     if h.kind == "attempt":
-        return f"{f.get('title') or ''}\n{f.get('did') or ''}"
+        names = ("title", "did", "hypothesis", "result", "conclusion") if whole else ("title", "did")
+        return "\n".join(f.get(k) or "" for k in names)
     return "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
 
 
@@ -1409,7 +1411,8 @@ def _way_in(t: Term, record: str) -> bool:
 def _opposite(idea: str, record: str) -> bool:
     """The idea goes one way on an axis (more/less, upgrade/downgrade, on/off) and the record only
     the other way, or (versions, switches) no way at all."""
-    idea, record = idea.replace("_", " "), record.replace("_", " ")
+    idea = _ASSIGN.sub(" ", idea).replace("_", " ")  # (a value the idea sets is _other_value's to judge)
+    record = record.replace("_", " ")
     for up, down in _WAYS:
         i_up, i_down = bool(up.search(idea)), bool(down.search(idea))
         if i_up == i_down:

@@ -37,6 +37,8 @@ def conn(tmp_path_factory):
     recs.add_attempt(inv.id, title="NCCL timeouts in code",
                      did='os.environ.setdefault("NCCL_BLOCKING_WAIT", "1")\nos.environ["NCCL_ASYNC_ERROR_HANDLING"] = "1"',
                      result="errors surface at once", outcome="partial")
+    recs.add_attempt(inv.id, title="Solution 2: enhanced MIOpen debug variables",
+                     conclusion="```bash\nexport MIOPEN_DEBUG_CONV_WINOGRAD=0\n```", outcome="partial")
     recs.add_attempt(inv.id, title="Smaller model", did="vllm serve qwen-7b",
                      result="RuntimeError at CUDACachingAllocator.cpp:1131", outcome="failed")
     recs.add_attempt(inv.id, title="Half precision for the cleanup hang", did="--dtype float16", result="same hang",
@@ -105,6 +107,8 @@ def test_settings_written_in_code(conn):
     assert said(conn, "NCCL_BLOCKING_WAIT=1")[0]
     assert not said(conn, "NCCL_BLOCKING_WAIT=0")[0]
     assert not said(conn, "NCCL_ASYNC_ERROR_HANDLING=0")[0]
+    assert said(conn, "MIOPEN_DEBUG_CONV_WINOGRAD=0")[0]  # (the import left the command in the conclusion)
+    assert not said(conn, "MIOPEN_DEBUG_CONV_WINOGRAD=1")[0]
 
 
 def test_a_switch_must_be_turned(conn):
