@@ -433,24 +433,6 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 
 # --- run --------------------------------------------------------------------------------------
 
-def warm_up() -> None:
-    """Start paying a run's one-time costs in a background thread, for a caller about to do other
-    work first (a bisection: git set-up, worktree, endpoints): the failure-signature catalog's
-    import, the kernel-API hook lookup (package metadata, ~15 ms) and psutil's import. The first
-    run then finds them done (Python's import lock makes a racing import wait, never repeat)."""
-
-    def work() -> None:
-        try:
-            from dbglog import escalate, signatures  # noqa: F401 - imported for the side effect
-
-            escalate.has_hooks({})
-            proctree.psutil_module()
-        except Exception:  # noqa: BLE001 - an optimisation: the run pays the cost itself instead
-            pass
-
-    threading.Thread(target=work, name="dbglog-warm-up", daemon=True).start()
-
-
 def new_run_id() -> str:
     # 32 random bits: a toggle bisection with --jobs starts dozens of runs in one second, and 16 bits
     # collided (two trials sharing a run folder, then "UNIQUE constraint failed: runs.id").

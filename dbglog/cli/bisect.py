@@ -189,9 +189,6 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     launcher = _cluster_launcher(slurm_args, launcher)
-    from dbglog import runner
-
-    runner.warm_up()  # the runs' one-time imports overlap the workspace and git set-up below
     recs = open_records(create=True)
     scratch = _scratch(recs, scratch, launcher)
     spec = HistorySpec(good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout, grace=grace,
