@@ -61,3 +61,20 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> os.stat_re
     finally:
         os.close(dfd)
     return path.stat()
+
+
+def drop_bytecode(path: Path) -> None:
+    """Remove the cached bytecode of a Python file we just rewrote (or checked out). Python trusts a ``.pyc`` whose
+    recorded source mtime (whole seconds) and size match: two variants of the same size written
+    within one second (two suspects of the same length switched off, a value 1 -> 2) would run the
+    previous variant's code, a restored original the last trial's, a bisection step the previous
+    commit's."""
+    if path.suffix not in (".py", ".pyw"):
+        return
+    try:
+        with os.scandir(path.parent / "__pycache__") as it:
+            for e in it:
+                if e.name.split(".", 1)[0] == path.stem and e.name.endswith((".pyc", ".pyo")):
+                    os.unlink(e.path)
+    except OSError:
+        pass

@@ -533,3 +533,18 @@ def test_merge_bases_answer_both_ancestry_questions(tmp_path):
     assert merge_bases(repo, shas[1], shas[5]) == [shas[1]]
     assert merge_bases(repo, shas[5], shas[1]) == [shas[1]]  # (good, bad) swapped: the bad end
     assert merge_bases(repo, side, shas[5]) == [shas[2]]  # off the history: its merge base is verified
+
+
+def test_a_module_changed_to_one_of_the_same_size_never_runs_stale_bytecode(tmp_path):
+    # Every commit changes mod.py to a file of the same size (v = 10, 11, ...). A reused worktree keeps
+    # the previous commit's __pycache__, and Python trusts a .pyc whose source mtime (whole seconds)
+    # and size match: steps checked out within one second would run the previous commit's code.
+    # Bytecode writing is on here, as it is for users.
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, 48, lambda i: {"mod.py": f"v = {10 + i}\n"})
+    init_ws(repo)
+    (tmp_path / "check.py").write_text("import sys\nsys.path.insert(0, '.')\nimport mod\n"
+                                       "sys.exit('AssertionError: v is %d' % mod.v if mod.v >= 40 else 0)\n")
+    p, out = bisect(repo, type("R", (), {"cmd": [sys.executable, str(tmp_path / "check.py")]}),
+                    "--good", shas[0], "--bad", shas[-1], env={"PYTHONDONTWRITEBYTECODE": ""})
+    assert p.returncode == 0 and out["first_bad"]["commit"] == shas[30], (out or {}).get("message", p.stderr[-2000:])

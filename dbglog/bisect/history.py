@@ -236,6 +236,8 @@ class _Driver:
         self.subjects: dict[str, str] = {}
         self.t0 = time.monotonic()
         self._wt_lock = threading.Lock()
+        self._wt_at: dict[int, str] = {}  # slot -> the commit its worktree holds
+        self._has_python: bool | None = None
         self.progress = S.Progress(max(1, self.spec.size_hint or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
                              db=self.db, workdir=self.wt_root)
@@ -262,6 +264,8 @@ class _Driver:
         p = self.wt_root / f"wt{k}"
         if (p / ".git").exists():
             if _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
+                self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
+                self._wt_at[k] = sha
                 return p
             _git_ok(self.repo, "worktree", "remove", "--force", "--force", str(p))
             shutil.rmtree(p, ignore_errors=True)
@@ -271,7 +275,26 @@ class _Driver:
                 shutil.rmtree(p, ignore_errors=True)
                 _git_ok(self.repo, "worktree", "prune")
             git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
+        self._wt_at[k] = sha
         return p
+
+    def _drop_stale_bytecode(self, wt: Path, prev: str | None, sha: str) -> None:
+        """A reused worktree keeps the __pycache__ of the commit it held. Python trusts a .pyc whose
+        source mtime (whole seconds) and size match, so a module changed to one of the same size
+        (``x = 1`` -> ``x = 2``) checked out within the same second would run the previous commit's
+        code. Drop the bytecode of the .py files that differ (one git call, Python repos only)."""
+        from dbglog.fsutil import drop_bytecode
+
+        if prev is None or prev == sha:
+            return
+        if self._has_python is None:
+            self._has_python = any(n.endswith((".py", ".pyw")) for n in
+                                   git(self.repo, "ls-tree", "-r", "--name-only", self.spec.bad).splitlines())
+        if not self._has_python:
+            return
+        for rel in git(wt, "diff", "--name-only", "--no-renames", prev, sha, "--", "*.py", "*.pyw",
+                       check=False).splitlines():
+            drop_bytecode(wt / rel)
 
     # -- the oracle's place: a worktree per slot ---------------------------------------
 

@@ -23,7 +23,7 @@ import stat
 from pathlib import Path
 
 from dbglog.errors import DbglogError
-from dbglog.fsutil import atomic_write
+from dbglog.fsutil import atomic_write, drop_bytecode
 
 
 def _sha(data: bytes | None) -> str:
@@ -53,22 +53,6 @@ def write_file(path: Path, data: bytes | None, mode: int | None = None) -> None:
     else:
         atomic_write(path, data, mode=mode)
     drop_bytecode(Path(path))
-
-
-def drop_bytecode(path: Path) -> None:
-    """Remove the cached bytecode of a Python file we just rewrote. Python trusts a ``.pyc`` whose
-    recorded source mtime (whole seconds) and size match: two variants of the same size written
-    within one second (two suspects of the same length switched off, a value 1 -> 2) would run the
-    previous variant's code, and a restored original could run the last trial's."""
-    if path.suffix not in (".py", ".pyw"):
-        return
-    try:
-        with os.scandir(path.parent / "__pycache__") as it:
-            for e in it:
-                if e.name.split(".", 1)[0] == path.stem and e.name.endswith((".pyc", ".pyo")):
-                    os.unlink(e.path)
-    except OSError:
-        pass
 
 
 def _remove_temps(path: Path) -> None:
