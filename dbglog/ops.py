@@ -666,6 +666,27 @@ def bisect_log(recs, ref: str | None = None) -> dict:
             "steps": [t.to_dict() for t in SessionDB(recs.store).trials(s["id"])]}
 
 
+def bisect_resume(recs, ref: str | None = None, *, max_steps: int | None = None, progress: bool = True) -> dict:
+    """Continue an interrupted bisection (default: the latest); finished steps are not re-run.
+    ``max_steps``: a new budget of commits tried, for git bisections."""
+    from dbglog.bisect import lifecycle
+    from dbglog.bisect.session import SessionDB, driver
+    from dbglog.bisect.spec import HistorySpec
+
+    s = bisect_session(recs, ref)
+    if s["status"] == "aborted":
+        raise DbglogError(f"bisection {s['id']} was aborted; start a new one")
+    if max_steps is not None:
+        if s["kind"] != "git" or max_steps < 1:
+            raise DbglogError("--max-steps takes a number >= 1 and applies to git bisections")
+        spec = HistorySpec.from_stored(s["spec"])
+        spec.max_steps = max_steps
+        s["spec"] = spec.to_stored()
+        SessionDB(recs.store).update_spec(s["id"], s["spec"])
+    lifecycle.claim(recs, s["id"])  # refused while its driver lives; a killed driver's leftovers stopped
+    return driver(s["kind"]).resume(recs, s, progress=progress)
+
+
 def bisect_status(recs, ref: str | None = None) -> dict:
     """Where a bisection stands (default: the latest): the session and its driver's description."""
     from dbglog.bisect.session import SessionDB, driver

@@ -65,20 +65,7 @@ def bisect_log(ref, as_json):
 @json_option
 def bisect_resume(ref, max_steps, as_json):
     """Continue an interrupted bisection; finished steps are not re-run."""
-    from dbglog.bisect import lifecycle
-    from dbglog.bisect.session import SessionDB, driver
-
-    recs = open_records()
-    s = _session(recs, ref)
-    if s["status"] in ("aborted",):
-        raise DbglogError(f"bisection {s['id']} was aborted; start a new one")
-    if max_steps is not None:
-        if s["kind"] != "git" or max_steps < 1:
-            raise DbglogError("--max-steps takes a number >= 1 and applies to git bisections")
-        s["spec"]["max_steps"] = max_steps
-        SessionDB(recs.store).update_spec(s["id"], s["spec"])
-    lifecycle.claim(recs, s["id"])  # refused while its driver lives; a killed driver's leftovers stopped
-    result = driver(s["kind"]).resume(recs, s, progress=not as_json)
+    result = ops.bisect_resume(open_records(), ref, max_steps=max_steps, progress=not as_json)
     _bisect_finish(result, as_json)
 
 
