@@ -79,3 +79,20 @@ def test_attempt_add_warns_and_delete(ws):
     assert run(ws, "attempt", "delete", str(n)).returncode == 0
     p = run(ws, "search", "pad empty batches", "--json", "--kind", "attempt")
     assert all(h["attempt"] != n for h in json.loads(p.stdout)["hits"])
+
+
+def test_an_idea_that_is_a_flag_is_the_query_and_a_misspelt_option_is_refused(ws):
+    p = run(ws, "attempt", "add", "Eager mode", "--did", "vllm serve --enforce-eager", "-r", "still crashes",
+            "-o", "failed")
+    assert p.returncode == 0, p.stderr
+    for args in (["tried", "--enforce-eager"], ["tried", "--enforce-eager", "--json"],
+                 ["search", "--enforce-eager", "--json"], ["tried", "--json", "--", "--enforce-eager"]):
+        p = run(ws, *args)
+        assert p.returncode == 0, (args, p.stdout, p.stderr)
+        if "--json" in args:
+            assert json.loads(p.stdout)["query"]["text"] == "--enforce-eager"
+    p = run(ws, "tried", "--jsno", "--enforce-eager")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "did you mean --json?" in p.stderr
+    assert "dbglog tried -- --jsno" in p.stderr
+    p = run(ws, "search", "--limt", "3", "nccl")
+    assert p.returncode == 2 and "did you mean --limit?" in p.stderr

@@ -10,8 +10,31 @@ import sys
 import click
 
 from dbglog import ops
+from dbglog.errors import DbglogError
 from dbglog.cli.common import emit, json_option, open_records, scope_options, text_arg, warn
 from dbglog.present import print_hit as _print_hit
+
+
+class _IdeaCommand(click.Command):
+    """An idea often is a flag (``dbglog tried --enforce-eager``): a word that is no option of ours
+    is part of the query, unless it looks like one of ours misspelt (``--jsno``); after ``--``
+    every word is the query's."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("context_settings", {})["ignore_unknown_options"] = True
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx, args):
+        import difflib
+
+        ours = [o for p in self.get_params(ctx) for o in (*p.opts, *p.secondary_opts) if o.startswith("--")]
+        for w in args[:args.index("--")] if "--" in args else args:
+            if w.startswith("--") and w not in ours:
+                close = difflib.get_close_matches(w.split("=", 1)[0], ours + ["--help"], n=1, cutoff=0.75)
+                if close and close[0] != w.split("=", 1)[0]:
+                    raise DbglogError(f"no such option: {w} (did you mean {close[0]}?); to look for it as words, "
+                                      f"put them after --: {ctx.command_path} -- {w}")
+        return super().parse_args(ctx, args)
 
 
 def _query_arg(words) -> str:
@@ -23,7 +46,7 @@ def _query_arg(words) -> str:
 _query_notes = ops.query_notes
 
 
-@click.command("search")
+@click.command("search", cls=_IdeaCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status (open | resolved | wontfix).")
 @click.option("--outcome", "outcomes", multiple=True, help="Only attempts with this outcome (repeatable).")
@@ -53,7 +76,7 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
     emit(as_json, res.to_dict(), human)
 
 
-@click.command()
+@click.command(cls=_IdeaCommand)
 @click.argument("idea", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status.")
 @scope_options
