@@ -21,7 +21,6 @@ date by every :meth:`persist`.
 
 from __future__ import annotations
 
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Protocol
 
@@ -135,6 +134,9 @@ class Oracle:
                 step, records = self.trial(ask, 0)
                 finished(ask, step, records)
             return
+        # imported here: concurrent.futures brings logging and traceback (~5 ms), for --jobs only
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
         free = list(range(self.jobs))
         todo = list(enumerate(asks))
         pending: dict = {}

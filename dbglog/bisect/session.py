@@ -30,7 +30,6 @@ import secrets
 import shlex
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -284,6 +283,8 @@ def run_parallel(fn: Callable, items: list, jobs: int) -> list:
     """``[fn(x) for x in items]`` with up to ``jobs`` at once (trials are I/O-bound subprocesses)."""
     if jobs <= 1 or len(items) <= 1:
         return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor  # (for jobs only: it imports logging and traceback)
+
     with ThreadPoolExecutor(max_workers=min(jobs, len(items))) as pool:
         return list(pool.map(fn, items))
 
