@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dbglog import proctree
+from dbglog import evidence, proctree
 from dbglog.errors import DbglogError
 
 # Device files a GPU worker holds open: ROCm's KFD and render nodes, NVIDIA's device nodes.
@@ -634,7 +634,7 @@ def _user_commands(ctx: Context, commands: Sequence[str]) -> list[dict]:
 def after(presets: Sequence[str], run_dir: Path, limit: float, env: dict | None = None) -> tuple[list, list]:
     """The presets' after-the-run steps: (captures, evidence)."""
     caps: list[dict] = []
-    evidence: list[dict] = []
+    found: list[dict] = []
     ctx = Context(tree=None, run_dir=Path(run_dir), limit=limit, env=dict(env or {}), reason="end")
     for n in presets:
         p = REGISTRY[n]
@@ -645,46 +645,29 @@ def after(presets: Sequence[str], run_dir: Path, limit: float, env: dict | None 
         except Exception as exc:  # noqa: BLE001
             c, e = [{"name": n, "status": "failed", "path": None, "note": f"collection failed: {exc!r}"}], []
         caps.extend(c)
-        evidence.extend(e)
-    return caps, evidence
+        found.extend(e)
+    return caps, found
 
 
 # --- the stuck process ----------------------------------------------------------------------------
 
-_FH_THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-f]+) \(most recent call first\):", re.M)
-_FH_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (.+?)\s*$')
-_SPY_THREAD = re.compile(r'^Thread (\d+) \(([^)]*)\)(?:: "([^"]*)")?')
-_SPY_FRAME = re.compile(r"^\s+(.+?) \((.+?):(\d+)\)\s*$")
-_GDB_THREAD = re.compile(r"^Thread (\d+) \(")
-_GDB_PYFRAME = re.compile(r'^\s+File "([^"]+)", line (\d+), in (.+?)\s*$')
-_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?(\S+?)\s*\(.*?\)(?: (?:at|from) (\S+))?\s*$")
+def _frame(f: evidence.Frame) -> str:
+    """A frame as the stuck-process guess shows it: ``function (file.py:line)``, or a native
+    ``function (lib or file:line)`` without a C++ signature's argument types (the line stays short)."""
+    if f.line is not None:
+        return f"{f.function} ({os.path.basename(f.file or '')}:{f.line})"
+    name = (f.function.split("(", 1)[0].strip() or f.function) if f.native else f.function
+    return name + (f" ({os.path.basename(f.file)})" if f.file else "")
+
+
+def _stacks(text: str) -> list[tuple[evidence.Thread, list[str]]]:
+    """The dump's threads that have frames (read by evidence.split_threads), frames formatted."""
+    return [(t, [_frame(f) for f in t.frames]) for t in evidence.split_threads(text, max_frames=None) if t.frames]
 
 
 def stack_threads(text: str) -> list[tuple[str, list[str]]]:
-    """(thread label, frames innermost first) from a faulthandler, py-spy or gdb (py-bt, bt) dump."""
-    threads: list[tuple[str, list[str]]] = []
-    cur: list[str] | None = None
-    for line in text.splitlines():
-        m = _FH_THREAD.match(line) or _SPY_THREAD.match(line) or _GDB_THREAD.match(line)
-        if m:
-            label = line.strip()
-            cur = []
-            threads.append((label, cur))
-            continue
-        if cur is None:
-            continue
-        f = _FH_FRAME.match(line) or _GDB_PYFRAME.match(line)
-        if f:
-            cur.append(f"{f.group(3)} ({os.path.basename(f.group(1))}:{f.group(2)})")
-            continue
-        f = _SPY_FRAME.match(line)
-        if f and not line.lstrip().startswith("#"):
-            cur.append(f"{f.group(1)} ({os.path.basename(f.group(2))}:{f.group(3)})")
-            continue
-        f = _GDB_FRAME.match(line.strip())
-        if f:
-            cur.append(f.group(2) + (f" ({os.path.basename(f.group(3))})" if f.group(3) else ""))
-    return [(lab, fr) for lab, fr in threads if fr]
+    """(thread header, frames innermost first) from a faulthandler, py-spy or gdb (py-bt, bt) dump."""
+    return [(t.header, frames) for t, frames in _stacks(text)]
 
 
 # Top frames of a thread that waits rather than works (Python functions, and C ones by substring).
@@ -703,15 +686,15 @@ def main_frames(text: str) -> list[str]:
     """The frames of the thread that matters most: py-spy's active thread, else the first thread
     not waiting (its top frame is not a wait, select, sleep, lock ...), else faulthandler's current
     thread (the main thread takes the signal) or py-spy's MainThread; Python frames before gdb's C ones."""
-    threads = stack_threads(text)
+    threads = _stacks(text)
     if not threads:
         return []
-    py = [(label, fr) for label, fr in threads if any(".py:" in x for x in fr)] or threads
-    active = [fr for label, fr in py if "(active" in label]
+    py = [(t, fr) for t, fr in threads if any(".py:" in x for x in fr)] or threads
+    active = [fr for t, fr in py if (t.state or "").startswith("active")]
     if active:
         return active[0]
-    main = [fr for label, fr in py if label.startswith("Current thread") or '"MainThread"' in label]
-    busy = [fr for label, fr in py if not _idle(fr)]
+    main = [fr for t, fr in py if t.current or t.name == "MainThread"]
+    busy = [fr for t, fr in py if not _idle(fr)]
     if busy and (not main or _idle(main[0])):
         return busy[0]
     return main[0] if main else py[0][1]

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -691,15 +692,94 @@ def _cuda_gdb_warps(text: str) -> dict | None:
     return out
 
 
-# --- thread stacks of a hung process (py-spy dump, gdb thread apply all bt, faulthandler) -----
+# --- thread stacks of a hung process (py-spy dump, gdb thread apply all bt / py-bt, faulthandler) ---
+# One splitter (split_threads) for every reader of these dumps: parse_thread_stacks below and the
+# stuck-process guess in captures.py.
 
 _TS_SPY = re.compile(r'^Thread (0x[0-9A-Fa-f]+|\d+) \((idle|active[^)]*)\)(?:: "([^"]*)")?\s*$')
-_TS_SPY_FRAME = re.compile(r"^\s+(\S.*?) \((\S+?)(?::(\d+))?\)\s*$")
+# A Python frame (its file may hold spaces), or a native one (--native: a library, no line).
+_TS_SPY_FRAME = re.compile(r"^\s+(\S.*?) \((?:(.+?):(\d+)|(\S+?))\)\s*$")
 _TS_PROCESS = re.compile(r"^Process (\d+): (.*?)\s*$")
 _TS_GDB = re.compile(r'^Thread (\d+) \(Thread (0x[0-9a-fA-F]+) \(LWP (\d+)\)(?: "([^"]*)")?\):?\s*$')
+# Any other gdb thread header: a core without libthread_db ("Thread 2 (LWP 812):"), "(process N)".
+_TS_GDB_OTHER = re.compile(r"^Thread (\d+) \((?:.*?\(LWP (\d+)\))?")
 _TS_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)(?: \(.*?\))?(?: (?:at|from) (\S+?))?\s*$")
-_TS_FH = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):\s*$")
-_TS_FH_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (\S+)')
+_TS_FH = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):")
+# faulthandler ("line N in f") and gdb's py-bt, CPython's traceback form ("line N, in f").
+_TS_PY_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+),? in (.+?)\s*$')
+MAX_FRAMES = 40
+
+
+@dataclass
+class Frame:
+    """One frame as the dump printed it: ``file`` is the full path (or library), ``line`` None where
+    the dump gives none; ``native`` for gdb's ``#N`` frames."""
+
+    function: str
+    file: str | None = None
+    line: str | None = None
+    native: bool = False
+
+
+@dataclass
+class Thread:
+    """One thread of a dump: ``tool`` (py-spy, gdb, faulthandler), the id it printed, its name,
+    py-spy's state (idle, active, active+gil), gdb's LWP, py-spy's process, faulthandler's current
+    thread, the header line as printed and the frames innermost first."""
+
+    tool: str
+    id: str
+    header: str
+    name: str | None = None
+    state: str | None = None
+    lwp: int | None = None
+    process: int | None = None
+    current: bool = False
+    frames: list[Frame] = field(default_factory=list)
+
+
+def split_threads(text: str, max_frames: int | None = MAX_FRAMES) -> list[Thread]:
+    """The threads of a py-spy dump, gdb ``thread apply all bt`` / ``py-bt`` output or faulthandler
+    dump, in the order printed (gdb's py-bt and bt sections each give a thread once; threads without
+    frames kept); lines outside a thread are skipped. At most ``max_frames`` frames per thread."""
+    threads: list[Thread] = []
+    cur: Thread | None = None
+    process = None
+    for line in text.splitlines():
+        if (m := _TS_PROCESS.match(line)) is not None:
+            process = int(m.group(1))
+            continue
+        if (m := _TS_SPY.match(line)) is not None:
+            cur = Thread("py-spy", m.group(1), line.strip(), name=m.group(3), state=m.group(2), process=process)
+        elif (m := _TS_GDB.match(line)) is not None:
+            cur = Thread("gdb", m.group(1), line.strip(), name=m.group(4), lwp=int(m.group(3)))
+        elif (m := _TS_FH.match(line)) is not None:
+            cur = Thread("faulthandler", m.group(2), line.strip(), current=m.group(1) == "Current thread")
+        elif (m := _TS_GDB_OTHER.match(line)) is not None:
+            cur = Thread("gdb", m.group(1), line.strip(), lwp=int(m.group(2)) if m.group(2) else None)
+        else:
+            if cur is not None and (max_frames is None or len(cur.frames) < max_frames):
+                f = _ts_frame(line, cur.tool)
+                if f is not None:
+                    cur.frames.append(f)
+            continue
+        threads.append(cur)
+    return threads
+
+
+def _ts_frame(line: str, tool: str) -> Frame | None:
+    if (f := _TS_PY_FRAME.match(line)) is not None:
+        return Frame(f.group(3), f.group(1), f.group(2))
+    if line.lstrip().startswith("#"):
+        if (f := _TS_GDB_FRAME.match(line.strip())) is not None:
+            return Frame(f.group(2).strip(), f.group(3), None, native=True)
+        return None
+    # py-spy's frame form is loose enough to match other text: only under a py-spy thread.
+    if tool == "py-spy" and (f := _TS_SPY_FRAME.match(line)) is not None:
+        return Frame(f.group(1), f.group(2) or f.group(4), f.group(3))
+    return None
+
+
 # What a blocked thread waits for, by the frames it sits in (innermost match wins).
 _TS_WAITS = (
     ("collective", re.compile(r"nccl|rccl|ProcessGroupNCCL|c10d::|all_reduce|all_gather|reduce_scatter|all_to_all|"
@@ -742,6 +822,21 @@ def _ts_where(frames: list[dict]) -> str | None:
     return None
 
 
+def _ts_thread(t: Thread) -> dict:
+    """A thread as the evidence record stores it (the keys each tool's dump gives)."""
+    if t.tool == "py-spy":
+        out = {"thread": t.id, "name": t.name, "state": t.state, "frames": [], "process": t.process}
+    elif t.tool == "gdb":
+        out = {"thread": t.id, "lwp": t.lwp, "name": t.name, "frames": []}
+    else:
+        out = {"thread": t.id, "name": "current" if t.current else None, "frames": []}
+    for f in t.frames:
+        file = os.path.basename(f.file or "")
+        out["frames"].append({"function": f.function, "file": file or None} if f.native
+                             else {"function": f.function, "file": file, "line": f.line})
+    return out
+
+
 def parse_thread_stacks(text: str | bytes) -> dict | None:
     """Thread stacks of a process that hangs — ``py-spy dump`` (state, thread name, Python frames),
     gdb ``thread apply all bt`` (native frames) and a faulthandler dump: per thread its innermost
@@ -755,43 +850,9 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
             or " (LWP " in text and _TS_ANY_GDB.search(t)
             or "(most recent call first):" in text and _TS_ANY_FH.search(t)):
         return None
-    threads: list[dict] = []
-    cur: dict | None = None
-    process = None
-    tool = None
-    for line in text.splitlines():
-        m = _TS_PROCESS.match(line)
-        if m:
-            process = {"pid": int(m.group(1)), "cmd": m.group(2)}
-            continue
-        m = _TS_SPY.match(line)
-        if m:
-            tool = tool or "py-spy"
-            cur = {"thread": m.group(1), "name": m.group(3), "state": m.group(2), "frames": [],
-                   "process": process["pid"] if process else None}
-            threads.append(cur)
-            continue
-        m = _TS_GDB.match(line)
-        if m:
-            tool = tool or "gdb"
-            cur = {"thread": m.group(1), "lwp": int(m.group(3)), "name": m.group(4), "frames": []}
-            threads.append(cur)
-            continue
-        m = _TS_FH.match(line)
-        if m:
-            tool = tool or "faulthandler"
-            cur = {"thread": m.group(2), "name": "current" if m.group(1) == "Current thread" else None,
-                   "frames": []}
-            threads.append(cur)
-            continue
-        if cur is None or len(cur["frames"]) >= 40:
-            continue
-        if (f := _TS_FH_FRAME.match(line)) is not None:
-            cur["frames"].append({"function": f.group(3), "file": os.path.basename(f.group(1)), "line": f.group(2)})
-        elif (f := _TS_GDB_FRAME.match(line.strip())) is not None and line.lstrip().startswith("#"):
-            cur["frames"].append({"function": f.group(2).strip(), "file": os.path.basename(f.group(3) or "") or None})
-        elif (f := _TS_SPY_FRAME.match(line)) is not None and tool == "py-spy":
-            cur["frames"].append({"function": f.group(1), "file": os.path.basename(f.group(2)), "line": f.group(3)})
+    split = split_threads(text)
+    tool = split[0].tool if split else None
+    threads = [_ts_thread(t) for t in split]
     if not threads:
         return None
     for t in threads:
