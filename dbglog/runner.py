@@ -452,27 +452,46 @@ class Interrupted(KeyboardInterrupt):
         self.results: list = [result] if result is not None else []
 
 
-def _trap_stop_signals() -> dict:
+class _Trap(dict):
+    """The handlers replaced by ``_trap_stop_signals`` (to put back), and whether a signal came."""
+
+    armed = True
+    got: list
+
+    def arm(self) -> None:
+        """Raise a signal held since before the supervision loop, now that its clean-up is in reach."""
+        self.armed = True
+        if self.got:
+            raise Interrupted(self.got[0])
+
+
+def _trap_stop_signals(defer: bool = False) -> dict:
     """SIGTERM and SIGHUP, when nothing else handles them (a bisection does), stop dbglog like
     Ctrl-C: an exception, so the tree kill below runs instead of leaving the repro orphaned.
-    Only the first one counts (a second one must not cut the clean-up short)."""
+    Only the first one counts (a second one must not cut the clean-up short). ``defer``: trapped
+    before the child starts, but held until ``arm()`` (inside the try that kills the tree): a
+    signal between the start and the loop used to kill dbglog and orphan the repro."""
+    trap = _Trap()
+    trap.got = []
+    trap.armed = not defer
     if threading.current_thread() is not threading.main_thread():
-        return {}
-    got: list[int] = []
+        return trap
 
     def stop(signum, frame):
-        if not got:
-            got.append(signum)
-            raise Interrupted(signum)
+        if not trap.got:
+            trap.got.append(signum)
+            if trap.armed:
+                raise Interrupted(signum)
 
-    old = {}
     for sig in (_signal.SIGTERM, _signal.SIGHUP):
         try:
             if _signal.getsignal(sig) is _signal.SIG_DFL:
-                old[sig] = _signal.signal(sig, stop)
+                trap[sig] = _signal.signal(sig, stop)
         except (ValueError, OSError):
             pass
-    return old
+    if defer and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        trap[_signal.SIGINT] = _signal.signal(_signal.SIGINT, stop)  # Ctrl-C in the window: held the same way
+    return trap
 
 
 def _untrap(old: dict) -> None:
@@ -599,12 +618,14 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     oom_before = _oom_kill_count()
     t0 = time.monotonic()
     started_epoch = time.time()
+    trapped = _trap_stop_signals(defer=True)  # held until the loop below: no window that orphans the child
     try:
         with preflight.core_limit(core_dumps):  # the child inherits the limit
             proc = proctree.start(lambda: subprocess.Popen(
                 launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path), env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
     except OSError as e:
+        _untrap(trapped)
         for s in (*sinks.values(), merged):
             s.close()
         if isinstance(e, FileNotFoundError):
@@ -637,9 +658,9 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     timed_out = idled = False
     stopped = None  # (outcome, note) from the companion: e.g. the server died under the client
     rc = None
-    trapped = _trap_stop_signals()
     interrupted: Interrupted | None = None
     try:
+        trapped.arm()  # a SIGTERM/SIGHUP that came since the start is raised here, inside the tree kill's reach
         deadline = None if timeout is None else t0 + timeout
         interval = 0.02
         while True:
