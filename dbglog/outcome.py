@@ -44,10 +44,17 @@ _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gon
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
+    # "they work even less well", "works worse than before": a comparison that went the wrong way
+    r"\b(?:works?|worked|working|runs?|ran) (?:\w+ )?(?:even )?(?:less well|worse)\b",
+    # "That attempt was reverted.": the change was taken back, whatever it did on the way
+    r"\b(?:attempt|change|patch|fix|approach|commit|experiment)s? (?:was|were|got|has been|had to be) "
+    r"(?:reverted|rolled back|backed out|abandoned|dropped)\b",
     # "0/29 wins", "0 of 5 runs succeeded": a count of successes that is zero is a failure
     r"\b(?:0|zero|none) ?(?:/|of|out of) ?\d+ (?:\w+ ){0,2}(?:pass(?:ed|es)?|wins?|won|succeed\w*|success\w*|green|clean|ok|work(?:ed|s)?|improved|better|helped|faster)\b",
 ]
 _NEGATED_FAIL = [
+    r"\bstill (?:works|working|passes|builds|runs fine|boots)\b",  # "the patched crate still works in practice"
+    r"\b(?:green|working|works|worked|fine|ok|back|running|stable|passing|boots?) again\b",  # "green again": recovered
     r"\bno more\b(?: [\w'-]+){0,3}",
     rf"\bnothing (?:\w+ )?{_BAD}",
     r"\b\w+ (?:is|are) (?:now |finally )?gone\b",
@@ -107,7 +114,9 @@ _NEGATED_WIN = [
 # still fails with that condition ("works without find_unused_parameters" alone is a success).
 _NEUTRAL_WHEN = re.compile(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
-_CONTROL = [rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
+# ... and "in case that was the problem": a guess at the cause, no verdict either.
+_CONTROL = [r"\b(?:in case|whether|if) (?:that|it|this) (?:was|is|were) the (?:problem|cause|issue|culprit|bug)\b",
+            rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
 _NEUTRAL = [
     rf"\b(?:works?|worked|working|fine|ok) (?:fine |ok |again )?(?:without|w/o|with no) (?:the |a |an |any )?"
     rf"(?!{_BAD}\b)(?![\w-]+ing\b)[\w-]+",
@@ -306,8 +315,17 @@ _LOWER = re.compile(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|durat
                     r"\bsize\b|padding|\bs\b|\bsec", re.I)
 
 
+# "~10% improvement in requests per second", "a 100% increase in throughput": a gain by its size.
+_PCT_GAIN = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
+                       r"(?= (?:in |of )?(?:\w+ ){0,3}(?:throughput|requests|speed|tok|qps|bandwidth|accuracy|score)))", re.I)
+
+
 def _measured(text: str) -> str | None:
     """The verdict of numbers alone, or None: fewer failures than before, or a metric moved the right way."""
+    g = _PCT_GAIN.search(text)
+    if g:
+        n = float(g.group("n"))
+        return "worked" if n >= 30 else "partial" if n >= 5 else None
     m = _COUNT_VS.search(text)
     if m:
         a, b = int(m.group("a").replace(",", "")), int(m.group("b").replace(",", ""))

@@ -24,7 +24,7 @@ LAYERS = {
         "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures", "dbglog.serve"},
     2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
-        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.store",
+        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.store",
         "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
     1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
         "dbglog.advice", "dbglog.envinfo", "dbglog.story", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",

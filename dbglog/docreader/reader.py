@@ -21,6 +21,7 @@ from dbglog.docreader.text import (
     RULE_LINE, close_fences, demote_headings, diff_status, parse_files, item_title, lead_tag, one_line,
     section_heading, span_lines, status_from_title, make_step, unquote, field_value, verbatim_value,
 )
+from dbglog.docreader import narrative
 from dbglog.docreader.outline import Block, Node, outline
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 
@@ -357,6 +358,7 @@ class _Builder:
 
         entries = self._entries(n.blocks)
         in_entry = {b.start for g in entries.values() for b in g}
+        knobs_before = len(self.attempts)
         for blk in n.blocks:
             self.owned.extend(range(blk.start, blk.end))
             if blk.start in in_entry:
@@ -407,6 +409,8 @@ class _Builder:
                 notes.extend(range(blk.start, blk.end))
         flush()
         notes = [i for i in notes if i not in self._inline_lines]
+        if not self.r.thread:
+            self._story_attempts(n, n.blocks, set(notes), knobs_before)
         if notes:
             body = span_lines(self.lines, notes)
             self._add_section(notes[0], notes_heading, body, notes)
@@ -819,7 +823,7 @@ class _Builder:
             self._add_section(n.start, "## " + n.text, body, lines)
             return
         self.owned.extend(range(n.start, n.head_end))
-        keep = self._scan_blocks(n, n.blocks, None, prose=self.r.thread)
+        keep = self._scan_blocks(n, n.blocks, None, prose=self.r.thread, story=True)
         split = any(self._structured(c) for c in n.children)
         if not split:
             for c in n.children:
@@ -841,7 +845,8 @@ class _Builder:
         self.owned.extend(own)
         self._add_section(n.start, "## " + n.text, span_lines(self.lines, own), [n.start] + own)
 
-    def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None, prose: bool = False) -> list[int]:
+    def _scan_blocks(self, n: Node, blocks: list[Block], ctx: str | None, prose: bool = False,
+                     story: bool = False) -> list[int]:
         """Read attempts out of plain blocks; return the lines that stay text.
 
         ``prose``: also a paragraph or list item that says it did something and what happened
@@ -849,6 +854,7 @@ class _Builder:
         issue-thread comments, where attempts are written as sentences.
         """
         keep: list[int] = []
+        knobs_before = len(self.attempts)
         captioned = self._caption_lists(blocks)
         paired = self._labeled_pairs(blocks)
         entries = self._entries(blocks)
@@ -902,7 +908,43 @@ class _Builder:
                 keep.extend(range(blk.start, blk.end))  # the table stays as written; rows became attempts
                 continue
             keep.extend(range(blk.start, blk.end))
+        if story and not prose:
+            self._story_attempts(n, blocks, set(keep), knobs_before)
         return keep
+
+    def _story_attempts(self, n: Node, blocks: list[Block], kept: set[int], since: int) -> None:
+        """Attempts told as sentences in the paragraphs and list items that stayed text ("I first tried
+        X. This made no difference. I then ..."); see ``narrative``. The text stays as written. A
+        knob sentence read just before ("Forcing X=1 did not help") gives way to the story's reading."""
+        units: list[narrative.Unit] = []
+        for blk in blocks:
+            if not all(i in kept for i in range(blk.start, blk.end)):
+                units.append(narrative.Unit(None, []))
+            elif blk.kind in ("paragraph", "raw") and not self.lines[blk.start].lstrip().startswith(">"):
+                units.append(narrative.Unit(" ".join(self.lines[i].strip() for i in range(blk.start, blk.end)),
+                                            list(range(blk.start, blk.end))))
+            elif blk.kind == "list":
+                for item in blk.items:
+                    first, idxs = self._item_text(blk, item)
+                    if idxs:
+                        text = " ".join([first.strip()] + [self.lines[i].strip() for i in idxs[1:]])
+                        units.append(narrative.Unit(text, idxs))
+            else:
+                units.append(narrative.Unit(None, []))  # code, a table, a quote: between, not the story
+        stories = narrative.read(units)
+        if not stories:
+            return
+        told = {i for st in stories for i in st.lines}
+        self.attempts[since:] = [a for a in self.attempts[since:] if not (a.summary and a.line in told
+                                                                          and a.fields.get("did") == a.fields.get("result"))]
+        for st in stories:
+            fields = {"did": [st.did]}
+            if st.result:
+                fields["result"] = [st.result]
+            self.attempts.append(_Attempt(line=st.lines[0], number=None, title=item_title(st.title), fields=fields,
+                                          lead=[], context=st.verdict, summary=True, lines=st.lines,
+                                          unit=n.text or "Notes"))
+            self.units.append(_Unit(n.text or "Notes", st.lines, "prose"))
 
     _ENTRY_LABELS = ("problem", "issue", "symptom", "solution", "fix", "status", "reason", "cause", "root cause",
                      "result", "workaround", "error")

@@ -1,0 +1,241 @@
+"""Attempts told as a story: "I first tried X, which ... Then I switched to Y and it worked."
+
+Blog posts, forum threads and notes write what was tried as sentences inside paragraphs, with
+the verdict in the same sentence, the next one ("This made no difference."), or the next
+paragraph after a code block ("Even after this, nslookup was still resolving ..."). This module
+reads that shape from the sentence structure, not from one document's words:
+
+- an **action start** is a first-person past-tense clause ("I reverted ...", "we then vendored
+  ...", "I've tried to use ...", "So I got rid of ..."), a sentence that opens on a past-tense
+  verb with no subject ("Bumped the version ...", log style), a gerund subject ("Clearing
+  DynamoDB didn't help"), an action noun ("A quick revert to the plist and ..."), or "The fix
+  was to ..." (the fix: worked unless the text says otherwise);
+- an attempt runs from its action start to the next one; its verdict is the first sentence in
+  that span (the action's own sentence first) that says what happened, looking at most a few
+  units (paragraphs, list items) ahead;
+- no verdict, no attempt: a story's other sentences ("I went to bed", "I opened lldb") stay
+  text. Thinking and looking verbs ("assumed", "noticed", "found", "checked") are not actions,
+  a clause after "if/when/until ..." is no action done, and quotes (other people's words) and
+  questions are skipped.
+
+The reader keeps every paragraph as written; the attempts are read out of it, not cut from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dbglog import outcome as outcomes
+
+# Verbs of thinking, looking and measuring: a first-person past tense that changed nothing.
+_NOT_ACTIONS = {
+    "assumed", "figured", "noticed", "decided", "wanted", "hoped", "thought", "guessed", "believed", "realized",
+    "realised", "suspected", "wondered", "learned", "learnt", "searched", "looked", "googled", "needed", "expected",
+    "managed", "started", "asked", "posted", "mentioned", "said", "waited", "reported", "imagined", "felt", "liked",
+    "loved", "planned", "intended", "considered", "discovered", "observed", "noted", "confirmed", "verified",
+    "checked", "compared", "identified", "found", "saw", "got", "had", "was", "were", "went", "read", "followed",
+    "continued", "ended", "worked", "spent", "sneaked", "attempted", "ran", "reran", "re-ran", "measured",
+    "benchmarked", "profiled", "inspected", "examined", "investigated", "opened", "printed", "logged", "traced",
+    "dumped", "knew", "seemed", "appeared", "happened", "used", "preferred", "agreed", "recommended",
+    "suggested", "explained", "described", "documented", "wrote", "blogged", "answered", "replied", "tested",
+    "reproduced", "isolated", "narrowed", "tracked", "did", "made", "came", "became", "heard", "told", "called",
+    "meant", "missed", "failed", "succeeded", "stumbled", "struggled", "faced", "encountered", "hit", "ran into",
+    "guess", "think", "believe", "assume", "want", "need", "hope", "suspect", "wonder", "see", "know", "mean",
+    "received", "experienced", "obtained", "lost", "scoped", "based", "tired", "excited", "surprised", "stuck",
+}
+# Irregular past tenses of changes ("set", "rebuilt"); regular ones are any other "-ed" word.
+_IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|swapped|stripped|dropped|pinned|got rid of|" \
+             r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did a (?:full |clean |fresh )?\w+"
+_ADVERB = r"(?:\w+ly|then|first|also|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
+          r"ultimately|quickly|simply|manually|temporarily|initially)"
+_VERB = rf"(?:{_IRREGULAR}|[a-z][a-z-]{{2,}}ed)"
+# "I reverted", "we then vendored", "I've tried", "So I got rid of"
+_FIRST_PERSON = re.compile(rf"\b(?P<subj>I|[Ww]e)(?:'ve|'d| have| had)?(?:\s+{_ADVERB}){{0,2}}\s+(?P<verb>{_VERB})\b")
+# "Bumped the version requirement ...", "Reinstalled proprietary and graphics are back again."
+_SUBJECTLESS = re.compile(rf"^\W{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
+                          rf"\s+(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were)\b)[\w`(\"']", re.I)
+# "Clearing DynamoDB didn't help", "Adding a delay between calls didn't help either"
+_GERUND = re.compile(r"^\W{0,3}(?:also |even |then |and |so )?(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
+                     r"according\b|regarding\b|including\b|following\b|interesting\b|morning\b|evening\b)"
+                     r"[A-Za-z][a-z]+ing)\b(?! (?:is|was|are|were|to)\b)", re.I)
+# ... whose sentence says what the action did, not what the system does ("Serving a 14B model hangs" is
+# the symptom; "Running with --flag fixed the hang" is an attempt).
+_EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|matter|do (?:anything|much)|make (?:a|any) "
+                     r"difference|solve|resolve)|\b(?:made|makes|had|has) (?:no|little) (?:difference|effect|impact)|"
+                     r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
+                     r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"
+                     r"\bmade (?:it|things|the \w+) (?:worse|better|go away)\b", re.I)
+# "A quick revert to the plist and everything worked": an action named by its noun.
+_ACTION_NOUN = re.compile(r"^\W{0,3}(?:a|an|the|one)\s+(?:\w+\s+)?(?P<verb>revert|rollback|roll-back|downgrade|upgrade|"
+                          r"reinstall|re-install|rebuild|restart|reboot|reset|patch|bump|switch|fresh install|"
+                          r"clean install)\s+(?:to|of|from|and|back)\b", re.I)
+# "The fix was to disable it", "So to fix the issue, I simply gave ...": the fix that worked.
+_THE_FIX = re.compile(r"^\W{0,3}(?:so\s+|and\s+)?(?:the\s+(?:\w+\s+)?(?:fix|solution|workaround|answer|cure)\b[^.]{0,40}?"
+                      r"\b(?:was|is)\s+(?:to|simply)\b|to (?:fix|solve|resolve|work around) (?:it|this|that|the (?:issue|"
+                      r"problem|crash|error|bug|hang)),)", re.I)
+# A subordinate clause does not say the action was done: "if I set X", "until we pinned".
+_SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
+                          r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[A-Z`\"'(*_\[@])|(?<=:)\s+(?=[A-Z])")
+# "A follow-up pass then vendored `vtkio`": a sequence word before a past tense, whatever the subject.
+_THEN_VERB = re.compile(r"(?<![Aa]nd )\bthen\s+(?P<verb>[a-z][a-z-]{2,}ed)\b")
+# A sentence that only wonders is no verdict: "I figured if I could get the path, it would work".
+_HYPOTHETICAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bif\b[^.]*\bthen\b|\bto see (?:if|whether)\b", re.I)
+# A sentence that points back at the action: "This made no difference.", "That attempt was reverted.",
+# "After rebuilding without the cache everything worked."
+_BACK = re.compile(r"^\W{0,3}(?:(?:this|that|it|these|those|they|again|even after|even with|the (?:attempt|change|fix|patch|"
+                   r"result|difference))\b|(?:after|with|once|since)\s+(?P<what>\w+))", re.I)
+# A sentence that asks or wishes is not a verdict ("Any ideas?").
+_QUESTION = re.compile(r"\?\s*$")
+_LOOKAHEAD = 3  # units (paragraphs, list items) after an action's own unit searched for its verdict
+
+
+@dataclass
+class Unit:
+    """One paragraph or list item, in order; ``text`` None for a code block or table between them."""
+    text: str | None
+    lines: list[int]
+
+
+@dataclass
+class Story:
+    title: str
+    did: str
+    result: str
+    verdict: str
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Start:
+    unit: int
+    pos: int
+    kind: str  # first | bare | gerund | noun | fix
+
+
+def _starts(k: int, text: str) -> list[_Start]:
+    out: list[_Start] = []
+    for m in _FIRST_PERSON.finditer(text):
+        verb = m.group("verb").lower()
+        if (verb.split()[0] in _NOT_ACTIONS and " " not in verb) or verb in _NOT_ACTIONS:
+            continue
+        before = text[max(0, m.start() - 40):m.start()]
+        if _SUBORDINATE.search(before) or re.search(r"(?:^|\W)(?:I|[Ww]e)\s+(?:would|will|could|should|might|may|"
+                                                    r"can|must|need to|want to|plan to)\W*$", before):
+            continue
+        # "so I" / "and I": the clause starts at its conjunction
+        pre = re.search(r"(?:\b(?:so|and|then|but)\s+|,\s*)$", before)
+        pos = m.start() - (len(pre.group(0)) if pre and not pre.group(0).startswith(",") else 0)
+        out.append(_Start(k, pos, "first"))
+    for m in _THEN_VERB.finditer(text):
+        if m.group("verb") not in _NOT_ACTIONS and not any(abs(st.pos - m.start()) < 30 for st in out):
+            out.append(_Start(k, m.start(), "first"))
+    spans = _sentence_spans(text)
+    for n_s, sm in enumerate(spans):
+        s = text[sm[0]:sm[1]]
+        if any(sm[0] <= st.pos < sm[1] for st in out):
+            continue
+        if _THE_FIX.match(s):
+            out.append(_Start(k, sm[0], "fix"))
+            continue
+        m = _SUBJECTLESS.match(s)
+        # Log style ("Bumped the version ...") opens a paragraph or follows its bold lead; mid-story a
+        # capitalised participle is more often an adjective ("Scoped tests pass").
+        lead = n_s == 0 or re.fullmatch(r"\W*(?:\*\*|__).+(?:\*\*|__)\W*", text[spans[n_s - 1][0]:sm[0]].strip())
+        if m and lead and m.group("verb").lower().split()[0] not in _NOT_ACTIONS:
+            out.append(_Start(k, sm[0], "bare"))
+            continue
+        if _ACTION_NOUN.match(s):
+            out.append(_Start(k, sm[0], "noun"))
+            continue
+        g = _GERUND.match(s)
+        if g and _EFFECT.search(s) and outcomes.classify(s) != "inconclusive":
+            out.append(_Start(k, sm[0], "gerund"))
+    return sorted(out, key=lambda s: s.pos)
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans, at = [], 0
+    for m in _SENTENCE.finditer(text):
+        spans.append((at, m.start()))
+        at = m.end()
+    spans.append((at, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[a:b].strip() for a, b in _sentence_spans(text)]
+
+
+def _verdict(sentences: list[str]) -> tuple[str, str]:
+    """The sentence that says what happened, and its verdict: the first that points back at the
+    action ("That didn't help either", "After rebuilding ... it worked"), else the first at all."""
+    action = set(re.findall(r"[a-z]{4,}", sentences[0].lower())) if sentences else set()
+    for s in sentences[1:]:
+        if re.match(r"^\W{0,3}(?:results?|outcome|verdict)\W{0,3}\s*[:—–-]", s, re.I):
+            v = outcomes.classify(s)  # "- Result: 3 evals per hour, no hang": the author's own label
+            if v != "inconclusive":
+                return v, s
+    said = []
+    for s in sentences:
+        if _QUESTION.search(s) or _HYPOTHETICAL.search(s):
+            continue
+        # "removed `--x` (falls back to the default)": the aside explains, it is no verdict
+        v = outcomes.classify(re.sub(r"\([^()]*\)", " ", s) if s is sentences[0] else s)
+        if v == "inconclusive":
+            continue
+        said.append((v, s))
+        b = _BACK.match(s)
+        if s is not sentences[0] and b and (not b.group("what") or b.group("what").lower()[:5] in
+                                            {w[:5] for w in action}):
+            return v, s
+    return said[0] if said else ("inconclusive", "")
+
+
+def read(units: list[Unit]) -> list[Story]:
+    """The attempts a run of paragraphs and list items tells, with their verdicts."""
+    starts = [st for k, u in enumerate(units) if u.text for st in _starts(k, u.text)]
+    stories: list[Story] = []
+    for j, st in enumerate(starts):
+        nxt = starts[j + 1] if j + 1 < len(starts) else None
+        own = units[st.unit].text or ""
+        end = nxt.pos if nxt and nxt.unit == st.unit else len(own)
+        span = own[st.pos:end]
+        parts = [span]
+        last = nxt.unit if nxt else len(units)
+        seen = 0
+        for k in range(st.unit + 1, min(last + 1, len(units))):
+            u = units[k]
+            if u.text is None:
+                continue
+            seen += 1
+            if seen > _LOOKAHEAD:
+                break
+            if nxt and k == nxt.unit:
+                if nxt.pos:
+                    parts.append(u.text[:nxt.pos])  # "Even after this, X still failed. The fix was to ..."
+                break
+            parts.append(u.text)
+        sents = [s for p in parts for s in _sentences(p)]
+        action = sents[0] if sents else span.strip()
+        verdict, said = _verdict(sents)
+        if verdict == "inconclusive" and st.kind == "fix":
+            verdict, said = "worked", action
+        if verdict == "inconclusive":
+            continue  # a story's other sentences: no verdict, no attempt
+        title = re.sub(r"^\W*(?:so|and|then|but)\s+", "", action).strip()
+        title = re.sub(r"[:,;]\s*$", "", title)
+        # Only the lines up to the verdict belong to the attempt.
+        cut = next((i for i, p in enumerate(parts) if said and said in " ".join(_sentences(p))), len(parts) - 1)
+        keep_units = cut + 1
+        used = list(units[st.unit].lines)
+        k, n_text = st.unit, 1
+        while n_text < keep_units and k + 1 < len(units):
+            k += 1
+            if units[k].text is not None:
+                n_text += 1
+            used += units[k].lines
+        stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,
+                             lines=used))
+    return stories
