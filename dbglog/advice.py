@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from dbglog import config
 from dbglog.errors import DbglogError
 
 BUILTIN_FILE = Path(__file__).with_name("advice.toml")
@@ -38,12 +39,6 @@ class Context:
     run: dict  # the run record (runner.RunResult.to_dict())
     text: str = ""  # attempt title + hypothesis + command
     history: Sequence[dict] = ()  # earlier runs of the same investigation (run records)
-
-
-def _toml():
-    from dbglog.signatures import _toml as t
-
-    return t()
 
 
 def _parse(entries, where: str) -> list[Advice]:
@@ -76,13 +71,9 @@ def _parse(entries, where: str) -> list[Advice]:
 def load(config_path: str | Path | None = None) -> list[Advice]:
     """The user's advice first (from config.toml, if any), then the built-in rules."""
     rules: list[Advice] = []
-    if config_path and Path(config_path).exists():
-        try:
-            data = _toml().loads(Path(config_path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise DbglogError(f"cannot read {config_path}: {e}; fix or remove the file") from None
-        rules.extend(_parse(data.get("advice", []), str(config_path)))
-    rules.extend(_parse(_toml().loads(BUILTIN_FILE.read_text(encoding="utf-8")).get("advice", []), "builtin"))
+    if config_path:
+        rules.extend(_parse(config.load(config_path).get("advice", []), str(config_path)))
+    rules.extend(_parse(config.parse(BUILTIN_FILE.read_text(encoding="utf-8")).get("advice", []), "builtin"))
     seen: set[str] = set()
     out = []
     for r in rules:  # a user rule with a built-in's id replaces it

@@ -15,6 +15,21 @@ from dbglog.errors import DbglogError
 BREAKER_THRESHOLD = 3  # failed attempts ending the same way before the circuit breaker speaks
 
 
+def parse(text: str) -> dict:
+    """TOML text as a dict (ValueError when it is not TOML): the one TOML reader, also for the
+    package's own tables (advice.toml) and for checking a config before it is written."""
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads(text)
+
+
+def unreadable(config_path, why) -> DbglogError:
+    """The one line for a config file that cannot be read or parsed."""
+    return DbglogError(f"cannot read {config_path}: {why}; fix or remove the file")
+
+
 def load(config_path, needle: bytes | None = None) -> dict:
     """The parsed file, or {} when it is missing (or lacks ``needle``)."""
     try:
@@ -22,17 +37,13 @@ def load(config_path, needle: bytes | None = None) -> dict:
     except (FileNotFoundError, NotADirectoryError):
         return {}
     except OSError as e:
-        raise DbglogError(f"{config_path}: {e.strerror or e}") from None
+        raise unreadable(config_path, e.strerror or e) from None
     if needle is not None and needle not in raw:
         return {}
     try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
+        return parse(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise DbglogError(f"{config_path}: {e}") from None
+        raise unreadable(config_path, e) from None
 
 
 def table(config_path, name: str, needle: bytes | None = None) -> dict:

@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from dbglog import config
+from dbglog.errors import DbglogError
+
 # --- rocm-debug-agent -------------------------------------------------------------------------
 
 # What each wave stop reason means (rocm-dbgapi stop reasons, rocr_debug_agent stop_reason_util.cpp,
@@ -1436,13 +1439,11 @@ def cuda_core_chain(core: str | Path, *, timeout: float = 120.0, path: str | Non
 
 def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
     """``[[kernel_op]]`` tables (fragment, op) from config.toml; bad entries are skipped."""
-    if not config_path or not Path(config_path).exists():
+    if not config_path:
         return []
     try:
-        from dbglog.signatures import _toml
-
-        data = _toml().loads(Path(config_path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = config.load(config_path, needle=b"kernel_op")
+    except DbglogError:  # reading a dump never fails over a setting
         return []
     out = []
     for e in data.get("kernel_op", []) if isinstance(data.get("kernel_op"), list) else []:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from dbglog import config
 from dbglog.errors import DbglogError
 
 # A resolver turns a regex match into (reported name, rank); used where the name depends on the
@@ -1450,14 +1451,6 @@ def describe(name: str) -> Signature | None:
 DEFAULT_USER_RANK = 75  # above OOM and collectives: a user signature names what they are hunting
 
 
-def _toml():
-    try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:  # pragma: no cover - 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def _validate(name: str, pattern: str, rank, where: str) -> Signature:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.:\-]+", name or ""):
         raise DbglogError(f"{where}: signature name {name!r} must be letters, digits, '.', '_', ':' or '-'")
@@ -1478,13 +1471,7 @@ def load_user_signatures(path: str | Path) -> list[Signature]:
     A missing file means no user signatures. A malformed one is a DbglogError naming the file.
     """
     path = Path(path)
-    if not path.exists():
-        return []
-    try:
-        data = _toml().loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise DbglogError(f"cannot read {path}: {e}; fix or remove the file") from None
-    entries = data.get("signature", [])
+    entries = config.load(path).get("signature", [])
     if not isinstance(entries, list):
         raise DbglogError(f"{path}: 'signature' must be an array of tables ([[signature]])")
     out = []
@@ -1522,7 +1509,10 @@ def add_user_signature(path: str | Path, name: str, pattern: str, rank: int = DE
     block = f"[[signature]]\nname = {_toml_str(name)}\npattern = {_toml_str(pattern)}\nrank = {rank}\n"
     sep = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
     new = old + sep + block
-    _toml().loads(new)  # never leave an unparsable config behind
+    try:
+        config.parse(new)  # never leave an unparsable config behind
+    except ValueError as e:
+        raise config.unreadable(path, e) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(new, encoding="utf-8")
