@@ -1,17 +1,8 @@
 """Toggle bisection (``dbglog bisect toggles``): the minimal sets of suspects that cause a failure.
 
-A *toggle* is a named suspect with an off and an on state:
-
-=========  =====================================  ============================================
-kind       on                                     off
-=========  =====================================  ============================================
-env        ``NAME=VALUE`` set                     unset (or ``--env-off NAME=VALUE``)
-arg        its words at ``{toggles}`` in the      absent
-           command (appended when there is none)
-config     ``FILE:KEY.PATH=VALUE`` written        the file's own value
-suspect    marked source lines as written         disabled, file kept valid (``suspects.py``)
-coop       ``dbglog.toggle(NAME)`` returns True   returns False (``coop.py``)
-=========  =====================================  ============================================
+A *toggle* is a named suspect with an off and an on state; its kind (env, arg, config, suspect,
+coop: what on and off mean for each is the table in :mod:`dbglog.bisect.kinds`) says how a trial
+sets it.
 
 ``--from-diffs`` turns the rows of an investigation's key-differences table that carry an apply
 spec (``env:..``, ``arg:..``, ``config:..``) into toggles named by the row's factor, and marks the
