@@ -535,6 +535,19 @@ def test_merge_bases_answer_both_ancestry_questions(tmp_path):
     assert merge_bases(repo, side, shas[5]) == [shas[2]]  # off the history: its merge base is verified
 
 
+def test_the_ends_resolve_in_one_git_process_or_one_by_one(tmp_path):
+    from dbglog.bisect.history import _resolve_ends
+
+    repo = tmp_path / "r"
+    shas = make_repo(repo, 3, lambda i: {"version.txt": f"{i}\n"})
+    (repo / "sub").mkdir()
+    assert _resolve_ends(repo / "sub", ["HEAD", shas[0][:10]]) == (repo.resolve(), [shas[2], shas[0]])
+    # anything amiss: None, and start() asks one question at a time for the precise refusal
+    assert _resolve_ends(repo, ["HEAD", "nope"]) is None
+    assert _resolve_ends(repo, ["--all"]) is None
+    assert _resolve_ends(tmp_path, ["HEAD"]) is None
+
+
 def test_a_module_changed_to_one_of_the_same_size_never_runs_stale_bytecode(tmp_path):
     # Every commit changes mod.py to a file of the same size (v = 10, 11, ...). A reused worktree keeps
     # the previous commit's __pycache__, and Python trusts a .pyc whose source mtime (whole seconds)

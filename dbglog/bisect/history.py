@@ -115,6 +115,27 @@ def rev(repo, ref: str) -> str:
     return out.stdout.strip()
 
 
+def _resolve_ends(cwd, refs: list[str]) -> tuple[Path, list[str]] | None:
+    """The repository root and the commit of every ref in ONE git process (``repo_root`` and
+    ``rev`` each, one process per question); None when anything is amiss -- the caller then asks
+    them one by one, which says precisely what."""
+    if any(r.startswith("-") for r in refs):
+        return None  # (rev-parse would read it as an option; --end-of-options is echoed without --verify)
+    try:
+        p = subprocess.run(["git", "-C", str(cwd), "rev-parse", "--show-toplevel",
+                            *(f"{r}^{{commit}}" for r in refs)], capture_output=True, text=True, env=_git_env(),
+                           stdin=subprocess.DEVNULL)
+    except OSError:
+        return None
+    lines = p.stdout.split("\n")
+    if p.returncode != 0 or len(lines) != len(refs) + 2 or lines[-1] != "":
+        return None
+    shas = lines[1:-1]
+    if not all(len(x) in (40, 64) and all(c in "0123456789abcdef" for c in x) for x in shas):
+        return None
+    return Path(lines[0]).resolve(), shas
+
+
 def is_ancestor(repo, a: str, b: str) -> bool:
     return _git_ok(repo, "merge-base", "--is-ancestor", a, b)
 
@@ -506,20 +527,24 @@ class _Driver:
     # -- results --------------------------------------------------------------------
 
     def drive(self) -> dict:
-        from dbglog.bisect import flaky  # the probabilistic search: --flaky/--rate, or repeats that disagree
-
         if self.spec.flaky or self.spec.rate:
-            return flaky.drive(self)
+            return self._drive_flaky()
         try:
             ends = self.verify_ends()
         except Refused as r:
             if self._flaky_seen():  # an end whose repeats disagree: weigh the runs instead of refusing
-                return flaky.drive(self)
+                return self._drive_flaky()
             return self.finish_refused(r.message)
         hb = self.search()
         if hb.result.status == "flaky":  # flaky commits keep the culprit from being isolated
-            return flaky.drive(self)
+            return self._drive_flaky()
         return self.finish(hb, ends)
+
+    def _drive_flaky(self) -> dict:
+        # the probabilistic search: --flaky/--rate, or repeats that disagree (imported only then)
+        from dbglog.bisect import flaky
+
+        return flaky.drive(self)
 
     def graph(self) -> tuple[dict, list[str], dict]:
         return history_graph(self.repo, self.spec.bad, self.spec.goods)
@@ -822,15 +847,19 @@ def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, prog
     spec.validate()
     bad_ref = spec.bad_ref
     cwd = Path(cwd or os.getcwd()).resolve()
-    repo = repo_root(cwd)
+    quick = _resolve_ends(cwd, [bad_ref, *spec.good_refs])
+    if quick is not None:
+        repo, (bad, *good_shas) = quick
+    else:  # one question at a time, for the precise refusal
+        repo = repo_root(cwd)
+        bad, good_shas = rev(repo, bad_ref), None
     rel = os.path.relpath(cwd, repo)
     cwd_rel = "." if rel.startswith("..") else rel
-    bad = rev(repo, bad_ref)
     goods: list[str] = []
     labels: list[str] = []
     notes: list[str] = []
-    for ref in spec.good_refs:
-        g = rev(repo, ref)
+    for i, ref in enumerate(spec.good_refs):
+        g = good_shas[i] if good_shas is not None else rev(repo, ref)
         if g == bad:
             raise DbglogError(f"--good {ref} and --bad {bad_ref} are the same commit")
         mbs = merge_bases(repo, g, bad)
