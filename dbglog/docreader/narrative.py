@@ -53,7 +53,7 @@ _VERB = rf"(?:{_IRREGULAR}|[a-z][a-z-]{{2,}}ed)"
 # "I reverted", "we then vendored", "I've tried", "So I got rid of"
 _FIRST_PERSON = re.compile(rf"\b(?P<subj>I|[Ww]e)(?:'ve|'d| have| had)?(?:\s+{_ADVERB}){{0,2}}\s+(?P<verb>{_VERB})\b")
 # "Bumped the version requirement ...", "Reinstalled proprietary and graphics are back again."
-_SUBJECTLESS = re.compile(rf"^\W{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
+_SUBJECTLESS = re.compile(rf"^[^\w*_]{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
                           rf"\s+(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were)\b)[\w`(\"']", re.I)
 # "Clearing DynamoDB didn't help", "Adding a delay between calls didn't help either"
 _GERUND = re.compile(r"^\W{0,3}(?:also |even |then |and |so )?(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
@@ -77,7 +77,7 @@ _THE_FIX = re.compile(r"^\W{0,3}(?:so\s+|and\s+)?(?:the\s+(?:\w+\s+)?(?:fix|solu
 # A subordinate clause does not say the action was done: "if I set X", "until we pinned".
 _SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
                           r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[A-Z`\"'(*_\[@])|(?<=:)\s+(?=[A-Z])")
+_SENTENCE = re.compile(r"(?:(?<=[.!?])|(?<=:\(|:\)))[\"')\]*_]*\s+(?=[A-Z`\"'(*_\[@])|(?<=:)\s+(?=[A-Z])")
 # "A follow-up pass then vendored `vtkio`": a sequence word before a past tense, whatever the subject.
 _THEN_VERB = re.compile(r"(?<![Aa]nd )\bthen\s+(?P<verb>[a-z][a-z-]{2,}ed)\b")
 # A sentence that only wonders is no verdict: "I figured if I could get the path, it would work".
@@ -89,6 +89,12 @@ _BACK = re.compile(r"^\W{0,3}(?:(?:this|that|it|these|those|they|again|even afte
 # A sentence that asks or wishes is not a verdict ("Any ideas?").
 _QUESTION = re.compile(r"\?\s*$")
 _LOOKAHEAD = 3  # units (paragraphs, list items) after an action's own unit searched for its verdict
+# With no verdict, a change named concretely is still an attempt done ("I updated to the latest Docker,
+# 1.1", "I updated the Dockerfile to append `priority=1`"): a change verb and a version or a code span.
+_CHANGE_VERB = re.compile(r"\b(?:updated|upgraded|downgraded|pinned|bumped|set|disabled|enabled|reverted|patched|rebuilt|"
+                          r"reinstalled|installed|uninstalled|removed|replaced|changed|switched|added|appended|vendored|"
+                          r"rolled back|turned (?:off|on)|lowered|raised|increased|decreased|reduced)\b", re.I)
+_CONCRETE = re.compile(r"`[^`]+`|\b\d+\.\d+(?:\.\d+)?\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
 
 
 @dataclass
@@ -96,6 +102,7 @@ class Unit:
     """One paragraph or list item, in order; ``text`` None for a code block or table between them."""
     text: str | None
     lines: list[int]
+    code: str = ""  # a code block's text: what an action ending in ":" did ("I first tried setting it via netplan:")
 
 
 @dataclass
@@ -129,7 +136,8 @@ def _starts(k: int, text: str) -> list[_Start]:
         pos = m.start() - (len(pre.group(0)) if pre and not pre.group(0).startswith(",") else 0)
         out.append(_Start(k, pos, "first"))
     for m in _THEN_VERB.finditer(text):
-        if m.group("verb") not in _NOT_ACTIONS and not any(abs(st.pos - m.start()) < 30 for st in out):
+        if m.group("verb") not in _NOT_ACTIONS and outcomes.verdict_word(m.group("verb")) is None \
+                and not any(abs(st.pos - m.start()) < 30 for st in out):  # "then import error, then fixed": a result
             out.append(_Start(k, m.start(), "first"))
     spans = _sentence_spans(text)
     for n_s, sm in enumerate(spans):
@@ -143,7 +151,8 @@ def _starts(k: int, text: str) -> list[_Start]:
         # Log style ("Bumped the version ...") opens a paragraph or follows its bold lead; mid-story a
         # capitalised participle is more often an adjective ("Scoped tests pass").
         lead = n_s == 0 or re.fullmatch(r"\W*(?:\*\*|__).+(?:\*\*|__)\W*", text[spans[n_s - 1][0]:sm[0]].strip())
-        if m and lead and m.group("verb").lower().split()[0] not in _NOT_ACTIONS:
+        if m and lead and m.group("verb").lower().split()[0] not in _NOT_ACTIONS and len(s.split()) >= 4 \
+                and outcomes.verdict_word(m.group("verb")) is None:
             out.append(_Start(k, sm[0], "bare"))
             continue
         if _ACTION_NOUN.match(s):
@@ -193,6 +202,11 @@ def _verdict(sentences: list[str]) -> tuple[str, str]:
     return said[0] if said else ("inconclusive", "")
 
 
+def nxt_unit_ok(st: _Start, nxt: _Start | None) -> bool:
+    """The action is the last thing its unit says (its code block below belongs to it)."""
+    return nxt is None or nxt.unit != st.unit
+
+
 def read(units: list[Unit]) -> list[Story]:
     """The attempts a run of paragraphs and list items tells, with their verdicts."""
     starts = [st for k, u in enumerate(units) if u.text for st in _starts(k, u.text)]
@@ -222,7 +236,8 @@ def read(units: list[Unit]) -> list[Story]:
         verdict, said = _verdict(sents)
         if verdict == "inconclusive" and st.kind == "fix":
             verdict, said = "worked", action
-        if verdict == "inconclusive":
+        if verdict == "inconclusive" and not (st.kind in ("first", "bare") and _CHANGE_VERB.search(action)
+                                              and _CONCRETE.search(action) and not _HYPOTHETICAL.search(action)):
             continue  # a story's other sentences: no verdict, no attempt
         title = re.sub(r"^\W*(?:so|and|then|but)\s+", "", action).strip()
         title = re.sub(r"[:,;]\s*$", "", title)
@@ -236,6 +251,10 @@ def read(units: list[Unit]) -> list[Story]:
             if units[k].text is not None:
                 n_text += 1
             used += units[k].lines
+        after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
+        if action.rstrip().endswith(":") and after is not None and after.code and nxt_unit_ok(st, nxt):
+            action = f"{action}\n\n{after.code}"  # the config or command shown under "I first tried X:"
+            used = sorted(set(used) | set(after.lines))
         stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,
                              lines=used))
     return stories

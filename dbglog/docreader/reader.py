@@ -929,8 +929,11 @@ class _Builder:
                     if idxs:
                         text = " ".join([first.strip()] + [self.lines[i].strip() for i in idxs[1:]])
                         units.append(narrative.Unit(text, idxs))
+            elif blk.kind in ("fence", "code"):
+                units.append(narrative.Unit(None, list(range(blk.start, blk.end)),
+                                            code="\n".join(self.lines[blk.start:blk.end])))
             else:
-                units.append(narrative.Unit(None, []))  # code, a table, a quote: between, not the story
+                units.append(narrative.Unit(None, []))  # a table, a quote: between, not the story
         stories = narrative.read(units)
         if not stories:
             return
