@@ -83,8 +83,12 @@ time.sleep(600)
 
 
 def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
-    """Two real supervised runs: a crash whose real cause sits above the last line, and a hang."""
-    from dbglog import runner, signatures
+    """Two real supervised runs, each recorded as an attempt the way ``dbglog run --attempt`` does
+    it (``ops.run_repro``: evidence quoted, the playbooks' next steps added): a crash whose real
+    cause sits above the last line, and a hang."""
+    import sys
+
+    from dbglog import ops
     from dbglog.records import run_result_line
 
     out = []
@@ -92,22 +96,18 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
         ("crash_repro.py", CRASH_REPRO, 30.0, "Run the training step under dbglog run"),
         ("hang_repro.py", HANG_REPRO, 1.5, "Profile with a 1.5 s timeout"),
     ):
-        path = recs.ws.root / name
-        path.write_text(script)
-        import sys
-
-        cmd = [sys.executable, name]
+        (recs.ws.root / name).write_text(script)
         step(f"dbglog run --timeout {timeout:g} --attempt {title!r} -- python {name}", quiet)
-        run_id = runner.new_run_id()
-        r = runner.run(cmd, run_dir=recs.ws.runs_dir / run_id, run_id=run_id, cwd=recs.ws.root, timeout=timeout,
-                       grace=1.0, echo=not quiet, signatures=signatures.all_signatures(recs.ws.config_path),
-                       git_info=False).to_dict()
-        recs.record_runs([r], [str(recs.ws.runs_dir / run_id)], attempt_title=title, inv_ref=inv_id,
-                         did=f"python {name}")
+        # grace 1 s, not 5: the hang's worker ignores SIGTERM, and the demo must stay quick
+        rr = ops.run_repro(recs, [sys.executable, name], cwd=recs.ws.root, timeout=timeout, grace=1.0,
+                           echo=not quiet, attempt_title=title, inv_ref=inv_id)
+        r = rr.runs[0]
         if not quiet:
             click.echo(f"-> {run_result_line([r])}")
             if r["outcome"] == "hang":
                 click.echo(f"-> whole process tree killed; survivors: {len(r['survivors'])}")
+            for n in rr.advice:
+                click.echo(f"-> next step added: {n.text}")
         out.append(r)
     return out
 
