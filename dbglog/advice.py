@@ -41,13 +41,9 @@ class Context:
     history: Sequence[dict] = ()  # earlier runs of the same investigation (run records)
 
 
-def _parse(entries, where: str) -> list[Advice]:
-    if not isinstance(entries, list):
-        raise DbglogError(f"{where}: 'advice' must be an array of tables ([[advice]])")
+def _parse(doc: dict, where: str) -> list[Advice]:
     out = []
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
-            raise DbglogError(f"{where}: advice #{i + 1} must be a table")
+    for i, e in enumerate(config.tables(doc, "advice", where)):
         aid, step = e.get("id"), e.get("step")
         if not isinstance(aid, str) or not re.fullmatch(r"[A-Za-z0-9_.:\-]+", aid):
             raise DbglogError(f"{where}: advice #{i + 1} needs an id of letters, digits, '.', '_', ':' or '-'")
@@ -72,8 +68,8 @@ def load(config_path: str | Path | None = None) -> list[Advice]:
     """The user's advice first (from config.toml, if any), then the built-in rules."""
     rules: list[Advice] = []
     if config_path:
-        rules.extend(_parse(config.load(config_path).get("advice", []), str(config_path)))
-    rules.extend(_parse(config.parse(BUILTIN_FILE.read_text(encoding="utf-8")).get("advice", []), "builtin"))
+        rules.extend(_parse(config.load(config_path), str(config_path)))
+    rules.extend(_parse(config.parse(BUILTIN_FILE.read_text(encoding="utf-8")), "builtin"))
     seen: set[str] = set()
     out = []
     for r in rules:  # a user rule with a built-in's id replaces it

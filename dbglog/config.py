@@ -46,6 +46,18 @@ def load(config_path, needle: bytes | None = None) -> dict:
         raise unreadable(config_path, e) from None
 
 
+def tables(doc: dict, name: str, where) -> list[dict]:
+    """The ``[[name]]`` array of tables of a parsed file ([] when absent); anything else is one
+    line naming ``where``."""
+    entries = doc.get(name, [])
+    if not isinstance(entries, list):
+        raise DbglogError(f"{where}: '{name}' must be an array of tables ([[{name}]])")
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise DbglogError(f"{where}: {name} #{i + 1} must be a table")
+    return entries
+
+
 def table(config_path, name: str, needle: bytes | None = None) -> dict:
     """The ``[name]`` table ({} when absent, or when it is not a table)."""
     value = load(config_path, needle).get(name)

@@ -1471,13 +1471,8 @@ def load_user_signatures(path: str | Path) -> list[Signature]:
     A missing file means no user signatures. A malformed one is a DbglogError naming the file.
     """
     path = Path(path)
-    entries = config.load(path).get("signature", [])
-    if not isinstance(entries, list):
-        raise DbglogError(f"{path}: 'signature' must be an array of tables ([[signature]])")
     out = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise DbglogError(f"{path}: signature #{i + 1} must be a table")
+    for entry in config.tables(config.load(path), "signature", path):
         sig = _validate(entry.get("name"), entry.get("pattern"), entry.get("rank", DEFAULT_USER_RANK), str(path))
         outcome = entry.get("outcome")
         if outcome is not None:

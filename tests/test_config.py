@@ -54,3 +54,14 @@ def test_needle_skips_the_parse_and_a_bad_signature_is_not_written(tmp_path):
     with pytest.raises(DbglogError, match="cannot read"):
         signatures.add_user_signature(cfg, "ok", "fine")
     assert cfg.read_text() == 'x = "unterminated\n'
+
+
+@pytest.mark.parametrize("name, read", [("signature", signatures.load_user_signatures), ("advice", advice.load)])
+def test_arrays_of_tables_are_checked_in_one_place(tmp_path, name, read):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"{name} = 3\n")
+    with pytest.raises(DbglogError, match=rf"^{cfg}: '{name}' must be an array of tables \(\[\[{name}\]\]\)$"):
+        read(cfg)
+    cfg.write_text(f"{name} = [1]\n")
+    with pytest.raises(DbglogError, match=rf"^{cfg}: {name} #1 must be a table$"):
+        read(cfg)
