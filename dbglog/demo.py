@@ -34,30 +34,27 @@ def record_investigation(recs: Records) -> str:
     recs.next_add(i, "Replay mode application", "re-runs the whole program per pass; confirms kernel replay is the trigger")
     recs.next_add(i, "Fewer sections", "bisect --set full down to the section that hangs")
     recs.next_add(i, "cuda-gdb attach during the hang", "see which warp waits on which mbarrier phase")
-    recs.add_attempt(
-        i, title="Default kernel replay with --set full",
-        hypothesis="The hang is in our kernel, not in the profiler.",
-        did="ncu --set full --target-processes all python bench.py",
-        result="Hangs at 0% of the first pass; the kernel alone (no ncu) finishes in 3 ms.",
-        conclusion="Only hangs under the profiler: replay interacts with the mbarrier protocol.",
-        outcome="failed")
-    recs.add_attempt(
-        i, title="Application replay instead of kernel replay",
-        hypothesis="Kernel replay restores memory but not the mbarrier phase bits, so the consumer waits forever.",
-        did="ncu --replay-mode application --set full python bench.py",
-        result="Completes all 38 passes in 4 min; metrics look sane.",
-        conclusion="Kernel replay is the trigger: mbarrier state is not part of the saved/restored memory.",
-        outcome="worked")
+    # (title, hypothesis, did, result, conclusion, outcome), then what each one settled
+    attempts = [
+        ("Default kernel replay with --set full", "The hang is in our kernel, not in the profiler.",
+         "ncu --set full --target-processes all python bench.py",
+         "Hangs at 0% of the first pass; the kernel alone (no ncu) finishes in 3 ms.",
+         "Only hangs under the profiler: replay interacts with the mbarrier protocol.", "failed"),
+        ("Application replay instead of kernel replay",
+         "Kernel replay restores memory but not the mbarrier phase bits, so the consumer waits forever.",
+         "ncu --replay-mode application --set full python bench.py",
+         "Completes all 38 passes in 4 min; metrics look sane.",
+         "Kernel replay is the trigger: mbarrier state is not part of the saved/restored memory.", "worked"),
+        ("Only SpeedOfLight section under kernel replay", "A single-pass section needs no replay, so it cannot hang.",
+         "ncu --section SpeedOfLight python bench.py", "Works (1 pass).",
+         "Consistent with replay being the trigger.", "worked"),
+    ]
+    for title, hypothesis, did, result, conclusion, outcome in attempts:
+        recs.add_attempt(i, title=title, hypothesis=hypothesis, did=did, result=result, conclusion=conclusion,
+                         outcome=outcome)
     recs.next_mark(i, "1", "done", attempt=2)
     recs.diff_set(i, "Replay mode", status="culprit")
     recs.diff_set(i, "Launch context", status="ruled-out")
-    recs.add_attempt(
-        i, title="Only SpeedOfLight section under kernel replay",
-        hypothesis="A single-pass section needs no replay, so it cannot hang.",
-        did="ncu --section SpeedOfLight python bench.py",
-        result="Works (1 pass).",
-        conclusion="Consistent with replay being the trigger.",
-        outcome="worked")
     recs.next_mark(i, "Fewer sections", "done", attempt=3)
     return i
 
