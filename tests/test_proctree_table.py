@@ -1,0 +1,60 @@
+"""The process layer's cheap reads (issue 13, per-step overhead): a run's ppid table holds only the
+processes born since its root when pids provably did not wrap, and the run path stays free of the
+heavy imports it does not need."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dbglog import proctree
+
+linux = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+
+
+@linux
+def test_a_runs_table_holds_its_descendants_and_not_older_processes(monkeypatch):
+    p = subprocess.Popen(["sh", "-c", "sleep 5 & sleep 5"], start_new_session=True)
+    try:
+        tree = proctree.Tree(p.pid, "t", time.time())
+        deadline = time.monotonic() + 10
+        while not any(ppid == p.pid for ppid in proctree.ppid_table().values()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        table = tree.table()
+        assert p.pid in table
+        if proctree.no_wrap_since(p.pid, tree.forks_then):  # (not when pids just wrapped around, rarely)
+            assert os.getpid() not in table and min(table) >= p.pid
+        tree.snapshot(table)
+        kids = {pid for pid, ppid in proctree.ppid_table().items() if ppid == p.pid}
+        assert kids and kids <= set(tree.procs)
+        # pids may have wrapped (or nothing is known): every process is read
+        monkeypatch.setattr(proctree, "no_wrap_since", lambda pid, forks: False)
+        assert os.getpid() in tree.table()
+    finally:
+        proctree.terminate_tree(proctree.Tree(p.pid, "t", time.time()), 2.0)
+        p.wait()
+
+
+@linux
+def test_no_wrap_since_reads_the_cursor_and_the_fork_counter(monkeypatch):
+    assert proctree.no_wrap_since(os.getpid(), None) is False
+    forks = proctree.fork_count()
+    assert isinstance(forks, int) and forks > 0
+    p = subprocess.Popen(["true"])
+    p.wait()
+    assert proctree.no_wrap_since(p.pid, proctree.fork_count()) is True
+    # the last pid below ours: wrapped
+    assert proctree.no_wrap_since(10**9, forks) is False
+    # a whole cycle of creations since: wrapped, whatever the cursor says
+    monkeypatch.setattr(proctree, "fork_count", lambda: forks + proctree._pid_max())
+    assert proctree.no_wrap_since(p.pid, forks) is False
+
+
+def test_the_run_path_does_not_import_what_a_silent_run_does_not_need():
+    code = ("import sys, dbglog.cli.bisect, dbglog.bisect.history, dbglog.runner, dbglog.records; "
+            "print(sorted(m for m in ('dbglog.evidence', 'concurrent.futures', 'dbglog.bisect.flaky', "
+            "'dbglog.envinfo') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
