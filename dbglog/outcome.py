@@ -46,6 +46,8 @@ _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gon
 _NEGATED_WIN_EXTRA = [
     # "they work even less well", "works worse than before": a comparison that went the wrong way
     r"\b(?:works?|worked|working|runs?|ran) (?:\w+ )?(?:even )?(?:less well|worse)\b",
+    # "Same story: fewer recompiles, but ...", "no better than eager", "Not an option.": no way forward
+    r"^\W*same story\b|\bno better than\b|\bnot an option\b",
     # "That attempt was reverted.": the change was taken back, whatever it did on the way
     r"\b(?:attempt|change|patch|fix|approach|commit|experiment)s? (?:was|were|got|has been|had to be) "
     r"(?:reverted|rolled back|backed out|abandoned|dropped)\b",

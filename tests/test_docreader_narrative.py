@@ -92,3 +92,21 @@ def test_read_never_fails_and_stays_in_its_units(paras):
     for s in narrative.read(units):
         assert s.verdict in outcome.OUTCOMES
         assert set(s.lines) <= {i for u in units for i in u.lines}
+
+
+def test_rejection_headings_take_the_verdict_their_story_tells():
+    text = ("# Store review keeps failing\n\n## Rejection 1: blank screen on launch\n\n"
+            "I assumed it was a stale bundle. I added a cache-busting header to the API. Resubmitted. Wrong.\n\n"
+            "## Rejection 2: custom domain\n\nSo I bound a custom domain in front of the API. Resubmitted.\n\n"
+            "Same rejection. Same screen.\n")
+    atts = _attempts(text)
+    assert [(a.title.split(":")[0], a.outcome) for a in atts] == [("Rejection 1", "failed"), ("Rejection 2", "failed")]
+
+
+def test_what_we_tried_told_as_a_story_is_one_attempt_per_action():
+    text = ("# Recompiles on every request\n\n## What we tried\n\n"
+            "The first thing I tried was `dynamic=True` on the compile call. It did not help: p50 got worse.\n\n"
+            "Next I pinned the batch to 8 with `--max-batch 8`. That fixed the recompiles for good.\n")
+    atts = _attempts(text)
+    assert [a.outcome for a in atts] == ["failed", "worked"]
+    assert "dynamic=True" in atts[0].did and "--max-batch 8" in atts[1].did

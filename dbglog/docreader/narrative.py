@@ -45,7 +45,7 @@ _NOT_ACTIONS = {
     "received", "experienced", "obtained", "lost", "scoped", "based", "tired", "excited", "surprised", "stuck",
 }
 # Irregular past tenses of changes ("set", "rebuilt"); regular ones are any other "-ed" word.
-_IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|swapped|stripped|dropped|pinned|got rid of|" \
+_IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|bound|rebound|rewrote|split|shut (?:off|down)|spun up|swapped|stripped|dropped|pinned|got rid of|" \
              r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did a (?:full |clean |fresh )?\w+"
 _ADVERB = r"(?:\w+ly|then|first|also|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
           r"ultimately|quickly|simply|manually|temporarily|initially)"
@@ -112,6 +112,7 @@ class Story:
     result: str
     verdict: str
     lines: list[int] = field(default_factory=list)
+    kind: str = "first"  # how the action was told: first | bare | gerund | noun | fix
 
 
 @dataclass
@@ -256,5 +257,5 @@ def read(units: list[Unit]) -> list[Story]:
             action = f"{action}\n\n{after.code}"  # the config or command shown under "I first tried X:"
             used = sorted(set(used) | set(after.lines))
         stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,
-                             lines=used))
+                             lines=used, kind=st.kind))
     return stories

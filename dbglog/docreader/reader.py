@@ -785,6 +785,8 @@ class _Builder:
                 return False
             holds = STRONG_CONTAINER.search(bare_words(c.text)) or RESULT_CONTAINER.search(outcomes.plain_text(c.text))
             (rest if holds else inner).append(c)
+        if not n.children and self._story_section(n, ctx):
+            return True
         body = Node(n.level, n.text, n.start, n.head_end, blocks=list(n.blocks), children=inner, parent=n.parent)
         self.attempt_from_node(body, container=ctx)
         a = self.attempts[-1]
@@ -1868,6 +1870,8 @@ class _Builder:
                 # "`rocm/pytorch:...` → PASS, 212 kernel records": what follows the arrow is the result.
                 g = outcomes.classify(did.split(" → ", 1)[1])
                 out = None if g == "inconclusive" else g
+        if out is None and not result and not conclusion and a.lines and not a.summary:
+            out = self._story_verdict(a.lines)  # "## Rejection 2" told as a story: "... Resubmitted. Same rejection."
         if out is None and a.proposal and not result and not conclusion \
                 and (PLAN_WORDS.search(did or "") or PLAN_WORDS.search(a.title or "") or any(re.match(
                     r"^\s*(?:install|configure|set|add|use|switch|move|replace|upgrade|downgrade|enable|disable|"
@@ -1908,6 +1912,51 @@ class _Builder:
         title = a.title or item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
                        result=result, conclusion=conclusion, outcome=out if out in outcomes.OUTCOMES else "inconclusive")
+
+    def _story_section(self, n: Node, ctx: str | None) -> bool:
+        """A "What we tried" section written as a story of two or more actions ("The first thing I tried
+        was X ... Next I marked ... Then I switched it to ..."): one attempt per action, the text kept."""
+        before, units_before = len(self.attempts), len(self.units)
+        self._story_attempts(n, n.blocks, {i for b in n.blocks for i in range(b.start, b.end)}, before)
+        if len(self.attempts) - before < 2:
+            del self.attempts[before:]
+            del self.units[units_before:]
+            return False
+        for a in self.attempts[before:]:
+            a.summary = False
+            if ctx and a.context == "inconclusive":
+                a.context = ctx
+        lines = n.lines()
+        self.owned.extend(lines)
+        self._add_section(n.start, "## " + n.text, span_lines(self.lines, [i for i in lines if i >= n.head_end]), lines)
+        return True
+
+    def _story_verdict(self, idxs: list[int]) -> str | None:
+        """The verdict of the first action an attempt's prose tells, if it tells any (see ``narrative``)."""
+        units: list[narrative.Unit] = []
+        para: list[int] = []
+        fence = False
+        for i in sorted(idxs):
+            line = self.lines[i] if 0 <= i < len(self.lines) else ""
+            if re.match(r"^\s*(```|~~~)", line):
+                fence = not fence
+                if para:
+                    units.append(narrative.Unit(" ".join(self.lines[j].strip() for j in para), para))
+                    para = []
+                continue
+            if fence or line.lstrip().startswith((">", "|", "#")):
+                continue
+            if not line.strip():
+                if para:
+                    units.append(narrative.Unit(" ".join(self.lines[j].strip() for j in para), para))
+                para = []
+                continue
+            para.append(i)
+        if para:
+            units.append(narrative.Unit(" ".join(self.lines[j].strip() for j in para), para))
+        # The first action told is the attempt's own; "The fix is to ..." inside it is a diagnosis.
+        told = [st for st in narrative.read(units) if st.verdict != "inconclusive" and st.kind != "fix"]
+        return told[0].verdict if told else None
 
     def _place_sections(self) -> None:
         used: dict[str, int] = {}
