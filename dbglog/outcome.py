@@ -147,7 +147,7 @@ _WIN = [
     # "multi-signal success detection", "success banner": the word names a thing, it is no verdict
     r"(?!\s+(?:detection|signals?|criteria|metrics?|banners?|rates?|paths?|cases?|messages?|pages?|handlers?|"
     r"callbacks?|checks?|indicators?|states?|flags?|codes?))|"
-    r"pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
+    r"(?:went|ran|got|goes|runs) (?:straight |right |all the way )through|pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
     r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
     r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",

@@ -82,6 +82,8 @@ _SENTENCE = re.compile(r"(?:(?<=[.!?])|(?<=:\(|:\)))[\"')\]*_]*\s+(?=[A-Z`\"'(*_
 _THEN_VERB = re.compile(r"(?<![Aa]nd )\bthen\s+(?P<verb>[a-z][a-z-]{2,}ed)\b")
 # A sentence that only wonders is no verdict: "I figured if I could get the path, it would work".
 _HYPOTHETICAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bif\b[^.]*\bthen\b|\bto see (?:if|whether)\b", re.I)
+# A plan is no verdict: "Still to look at: whether ...", "Next step: ...".
+_PLAN = re.compile(r"^\W*(?:still to\b|to ?do\b|next steps?\b|next:|later:|open questions?\b|left to\b)", re.I)
 # A sentence that points back at the action: "This made no difference.", "That attempt was reverted.",
 # "After rebuilding without the cache everything worked."
 _BACK = re.compile(r"^\W{0,3}(?:(?:this|that|it|these|those|they|again|even after|even with|the (?:attempt|change|fix|patch|"
@@ -178,7 +180,24 @@ def _sentences(text: str) -> list[str]:
     return [text[a:b].strip() for a, b in _sentence_spans(text)]
 
 
-def _verdict(sentences: list[str]) -> tuple[str, str]:
+# Where the action's own sentence turns to what happened: "..., and they made no difference",
+# "... and the run went through", "... but it did not help", "... - no dice".
+_RESULT_TURN = re.compile(r"(?:,?\s+(?:and|but|which|so|yet)\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|"
+                          r"now|still|i|we)\b|[,;:—–-]\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|no|"
+                          r"still|same|but)\b)", re.I)
+
+
+def _own_result(action: str) -> str:
+    """What the action's own sentence says happened; "" when it only says what was done
+    ("I rolled back to the previous kernel" is no verdict, whatever "back to the previous" sounds like)."""
+    bare = re.sub(r"\([^()]*\)", " ", action)  # "removed `--x` (falls back to ...)": the aside explains
+    m = _RESULT_TURN.search(bare)
+    if m:
+        return bare[m.start():]
+    return bare if _EFFECT.search(bare) else ""
+
+
+def _verdict(sentences: list[str], own: bool = True) -> tuple[str, str]:
     """The sentence that says what happened, and its verdict: the first that points back at the
     action ("That didn't help either", "After rebuilding ... it worked"), else the first at all."""
     action = set(re.findall(r"[a-z]{4,}", sentences[0].lower())) if sentences else set()
@@ -189,10 +208,12 @@ def _verdict(sentences: list[str]) -> tuple[str, str]:
                 return v, s
     said = []
     for s in sentences:
-        if _QUESTION.search(s) or _HYPOTHETICAL.search(s):
+        if _QUESTION.search(s) or _HYPOTHETICAL.search(s) or _PLAN.match(s):
             continue
-        # "removed `--x` (falls back to the default)": the aside explains, it is no verdict
-        v = outcomes.classify(re.sub(r"\([^()]*\)", " ", s) if s is sentences[0] else s)
+        if s is sentences[0]:
+            v = outcomes.classify(_own_result(s)) if own else "inconclusive"
+        else:
+            v = outcomes.classify(s)
         if v == "inconclusive":
             continue
         said.append((v, s))
@@ -234,11 +255,14 @@ def read(units: list[Unit]) -> list[Story]:
             parts.append(u.text)
         sents = [s for p in parts for s in _sentences(p)]
         action = sents[0] if sents else span.strip()
-        verdict, said = _verdict(sents)
+        verdict, said = _verdict(sents, own=st.kind != "fix")  # "The fix was to pin X until the deadlock fix lands"
         if verdict == "inconclusive" and st.kind == "fix":
             verdict, said = "worked", action
+        after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
+        shown = action.rstrip().endswith(":") and after is not None and bool(after.code)  # "Reduced it to 128:" + config
         if verdict == "inconclusive" and not (st.kind in ("first", "bare") and _CHANGE_VERB.search(action)
-                                              and _CONCRETE.search(action) and not _HYPOTHETICAL.search(action)):
+                                              and (_CONCRETE.search(action) or shown)
+                                              and not _HYPOTHETICAL.search(action)):
             continue  # a story's other sentences: no verdict, no attempt
         title = re.sub(r"^\W*(?:so|and|then|but)\s+", "", action).strip()
         title = re.sub(r"[:,;]\s*$", "", title)
@@ -252,8 +276,7 @@ def read(units: list[Unit]) -> list[Story]:
             if units[k].text is not None:
                 n_text += 1
             used += units[k].lines
-        after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
-        if action.rstrip().endswith(":") and after is not None and after.code and nxt_unit_ok(st, nxt):
+        if shown and nxt_unit_ok(st, nxt):
             action = f"{action}\n\n{after.code}"  # the config or command shown under "I first tried X:"
             used = sorted(set(used) | set(after.lines))
         stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,

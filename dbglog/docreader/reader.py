@@ -947,7 +947,8 @@ class _Builder:
             if st.result:
                 fields["result"] = [st.result]
             self.attempts.append(_Attempt(line=st.lines[0], number=None, title=item_title(st.title), fields=fields,
-                                          lead=[], context=st.verdict, summary=True, lines=st.lines,
+                                          lead=[], context=None if st.verdict == "inconclusive" else st.verdict,
+                                          summary=True, lines=st.lines,
                                           unit=n.text or "Notes"))
             self.units.append(_Unit(n.text or "Notes", st.lines, "prose"))
 
