@@ -38,7 +38,8 @@ else from the result text (``outcome.infer``), else from the container's words (
 work"); when nothing says, the outcome is ``inconclusive``.
 
 The parts: ``outline`` (tokens → section tree), ``vocab`` (the words: headings, labels, tags),
-``reader`` (roles → investigations, free sections, verification), ``text`` (field values,
+``reader`` (roles → investigations, free sections, verification), ``narrative`` (attempts told as
+sentences in paragraphs: "I first tried X. This made no difference."), ``text`` (field values,
 titles, steps, tables), ``yardstick`` (is a source line kept?).
 """
 
