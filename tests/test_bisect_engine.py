@@ -454,3 +454,22 @@ def test_a_stored_none_reads_as_the_default_and_unknown_keys_are_written_back():
                                 "user_timeout": None, "from_diffs": True, "search": {"max_runs": 5}})
     assert (t.step_timeout, t.timeout, t.from_diffs, t.max_runs, t.strategy) == (7.0, None, "", 5, "auto")
     assert "target" not in t.to_stored()  # learned keys appear once learned, as ever
+
+
+def test_a_stop_signal_while_concluding_does_not_lose_the_answer(recs):
+    # The search is over: a SIGTERM (or Ctrl-C) while the answer is recorded is noted, not acted
+    # on, so the result is recorded in full and the command ends with it (it used to be the default
+    # action: the process died with -15, the answer half-recorded).
+    db, sid = _session(recs)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    log = []
+
+    def conclude(r):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            os.kill(os.getpid(), sig)
+        log.append("recorded")
+        return r | {"recorded": True}
+
+    res = lifecycle.run(recs, sid, "toggles", lambda: {"status": "found", "exit_code": 0}, conclude=conclude)
+    assert res == {"status": "found", "exit_code": 0, "recorded": True} and log == ["recorded"]
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -12,8 +12,9 @@ the same and lives here:
 * on an error the session is released (resumable) and the error re-raised;
 * the clean-up steps (worktrees removed, copies removed, in-place edits restored, the progress
   line closed) run on every exit, shielded from a second signal so a restore is never cut short;
-* ``conclude`` (finish and record into the investigation) runs after the clean-up, once the
-  signal handlers are back.
+* ``conclude`` (finish and record into the investigation) runs after the clean-up with the stop
+  signals noted, not acted on: the search is over, so a late signal neither loses the answer
+  half-recorded nor kills the process with the default action (it ends with the result).
 
 Claiming a session (refusing a live driver) and reaping a killed driver's leftovers before a
 resume are :func:`claim`.
@@ -100,5 +101,20 @@ def run(recs, sid: str, kind: str, drive: Callable[[], dict], *, prepare: Callab
             for s, h in old.items():
                 signal.signal(s, h)
     if conclude is not None:
-        result = conclude(result) or result
+        result = _noted(lambda: conclude(result)) or result
     return result
+
+
+def _noted(fn: Callable[[], object]):
+    """Run ``fn`` (finishing and recording a search that is over) with Ctrl-C, SIGTERM and SIGHUP
+    noted, not acted on: a stop that lands now must not lose the answer half-recorded, nor kill the
+    process with the default action; the command then ends normally with the result."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    got: list[int] = []
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, *STOP_SIGNALS)}
+    try:
+        return fn()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
