@@ -110,3 +110,17 @@ def test_what_we_tried_told_as_a_story_is_one_attempt_per_action():
     atts = _attempts(text)
     assert [a.outcome for a in atts] == ["failed", "worked"]
     assert "dynamic=True" in atts[0].did and "--max-batch 8" in atts[1].did
+
+
+def test_timed_log_entries_and_a_later_entry_that_rules_one_out():
+    text = ("# Eval node resume state\n\n## Infra\nShared pool, frequent startup hangs.\n\n"
+            "## CRITICAL FIX (18:52): watchdog `HANG_SECS` is 1500s, not 600s.\n"
+            "The healthy startup has a silent 11-minute capture phase; 600s was killing it.\n\n"
+            "## KEY FIX (21:22): DIRTY-HANDOFF settle-wait before launching.\n"
+            "The racer now waits until the GPU is free before it starts the eval.\n\n"
+            "## UPDATE 22:55: cluster-wide fabric trouble on new starts.\n"
+            "The clean node froze at the same barrier. So NOT node-specific, NOT dirty-handoff.\n\n"
+            "## UPDATE 23:54: --disable-custom-all-reduce did NOT fix the hang.\n"
+            "Same barrier again.\n")
+    got = [(a.title.split()[0], a.outcome) for a in _attempts(text)]
+    assert got == [("watchdog", "worked"), ("DIRTY-HANDOFF", "failed")]

@@ -81,7 +81,7 @@ _SENTENCE = re.compile(r"(?:(?<=[.!?])|(?<=:\(|:\)))[\"')\]*_]*\s+(?=[A-Z`\"'(*_
 # "A follow-up pass then vendored `vtkio`": a sequence word before a past tense, whatever the subject.
 _THEN_VERB = re.compile(r"(?<![Aa]nd )\bthen\s+(?P<verb>[a-z][a-z-]{2,}ed)\b")
 # A sentence that only wonders is no verdict: "I figured if I could get the path, it would work".
-_HYPOTHETICAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bif\b[^.]*\bthen\b|\bto see (?:if|whether)\b", re.I)
+_HYPOTHETICAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bif\b[^.]*\bthen\b|^\W*if\b|\bto see (?:if|whether)\b", re.I)
 # A plan is no verdict: "Still to look at: whether ...", "Next step: ...".
 _PLAN = re.compile(r"^\W*(?:still to\b|to ?do\b|next steps?\b|next:|later:|open questions?\b|left to\b)", re.I)
 # A sentence that points back at the action: "This made no difference.", "That attempt was reverted.",
@@ -105,6 +105,7 @@ class Unit:
     text: str | None
     lines: list[int]
     code: str = ""  # a code block's text: what an action ending in ":" did ("I first tried setting it via netplan:")
+    lead: str = ""  # a log entry's heading: "fix" ("KEY FIX (21:22): X") or "entry" ("UPDATE 22:06: X")
 
 
 @dataclass
@@ -197,7 +198,7 @@ def _own_result(action: str) -> str:
     return bare if _EFFECT.search(bare) else ""
 
 
-def _verdict(sentences: list[str], own: bool = True) -> tuple[str, str]:
+def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tuple[str, str]:
     """The sentence that says what happened, and its verdict: the first that points back at the
     action ("That didn't help either", "After rebuilding ... it worked"), else the first at all."""
     action = set(re.findall(r"[a-z]{4,}", sentences[0].lower())) if sentences else set()
@@ -216,8 +217,10 @@ def _verdict(sentences: list[str], own: bool = True) -> tuple[str, str]:
             v = outcomes.classify(s)
         if v == "inconclusive":
             continue
-        said.append((v, s))
         b = _BACK.match(s)
+        if strict and not b:
+            continue  # under "The fix was ...": the text explains the bug; only a sentence about the fix judges it
+        said.append((v, s))
         if s is not sentences[0] and b and (not b.group("what") or b.group("what").lower()[:5] in
                                             {w[:5] for w in action}):
             return v, s
@@ -229,9 +232,29 @@ def nxt_unit_ok(st: _Start, nxt: _Start | None) -> bool:
     return nxt is None or nxt.unit != st.unit
 
 
+# A timestamped log entry's heading: "## UPDATE 22:06: BLACKLISTED node -0", "## CRITICAL FIX (18:52): ...".
+LOG_ENTRY = re.compile(r"^\W*(?P<kind>(?:[A-Z][\w-]* ){0,3}(?:FIX|UPDATE|EDIT|PIVOT|CHANGE|WORKAROUND))\b\s*"
+                       r"\(?\d{1,2}:\d{2}\)?\s*[:—–-]\s*(?P<rest>\S.*)$", re.I)
+
+
+def _lead_start(k: int, u: Unit) -> list[_Start]:
+    """A log entry's heading is an action when it says a fix, or names a change concretely."""
+    text = u.text or ""
+    if u.lead == "fix":
+        return [_Start(k, 0, "fix")]
+    if u.lead != "entry" or _REFUTED.search(text):
+        return []  # "UPDATE 23:54: --flag did NOT fix the hang": the verdict on an earlier entry, no new action
+    caps = [w for w in re.findall(r"\b[A-Z]{4,}ED\b", text) if w.lower() not in _NOT_ACTIONS]
+    if _CHANGE_VERB.search(text) or caps or re.search(r"(?<![\w-])--[a-z][\w-]{2,}|\bpivot\w*\b|\bswitch\w* to\b",
+                                                       text, re.I):
+        return [_Start(k, 0, "bare")]
+    return []
+
+
 def read(units: list[Unit]) -> list[Story]:
     """The attempts a run of paragraphs and list items tells, with their verdicts."""
-    starts = [st for k, u in enumerate(units) if u.text for st in _starts(k, u.text)]
+    starts = [st for k, u in enumerate(units) if u.text
+              for st in (_lead_start(k, u) or (_starts(k, u.text) if not u.lead else []))]
     stories: list[Story] = []
     for j, st in enumerate(starts):
         nxt = starts[j + 1] if j + 1 < len(starts) else None
@@ -255,12 +278,14 @@ def read(units: list[Unit]) -> list[Story]:
             parts.append(u.text)
         sents = [s for p in parts for s in _sentences(p)]
         action = sents[0] if sents else span.strip()
-        verdict, said = _verdict(sents, own=st.kind != "fix")  # "The fix was to pin X until the deadlock fix lands"
+        verdict, said = _verdict(sents, own=st.kind != "fix", strict=st.kind == "fix")  # "The fix was to pin X until the deadlock fix lands"
         if verdict == "inconclusive" and st.kind == "fix":
             verdict, said = "worked", action
         after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
         shown = action.rstrip().endswith(":") and after is not None and bool(after.code)  # "Reduced it to 128:" + config
-        if verdict == "inconclusive" and not (st.kind in ("first", "bare") and _CHANGE_VERB.search(action)
+        if verdict == "inconclusive" and units[st.unit].lead:
+            pass  # a log entry that names a change is one, whatever it says of the result
+        elif verdict == "inconclusive" and not (st.kind in ("first", "bare") and _CHANGE_VERB.search(action)
                                               and (_CONCRETE.search(action) or shown)
                                               and not _HYPOTHETICAL.search(action)):
             continue  # a story's other sentences: no verdict, no attempt
@@ -282,3 +307,22 @@ def read(units: list[Unit]) -> list[Story]:
         stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,
                              lines=used, kind=st.kind))
     return stories
+
+
+# "So NOT node-specific, NOT dirty-handoff": a later line that rules the thing out by name.
+_REFUTED = re.compile(r"\bNOT\s+(?:the\s+)?(?P<what>[\w-]{4,})|(?P<flag>`?--?[\w-]{3,}`?|[\w-]{4,})\s+did\s+(?:NOT|n'?t)\s+"
+                      r"(?:fix|help|change|solve|resolve)\b")
+
+
+def refuted(name: str, later: str) -> bool:
+    """Whether a later text rules the action out by one of its distinctive words ("DIRTY-HANDOFF settle-wait"
+    ... "NOT dirty-handoff"; "--disable-custom-all-reduce did NOT fix the hang")."""
+    keys = {w.lower().strip("`") for w in re.findall(r"`?--[\w-]{3,}`?|\b[A-Za-z]+-[\w-]+\b|\b[A-Z][A-Z_]{3,}\b", name)}
+    keys = {k for k in keys if len(k) >= 5}
+    if not keys:
+        return False
+    for m in _REFUTED.finditer(later):
+        said = (m.group("what") or m.group("flag") or "").lower().strip("`")
+        if said in keys:
+            return True
+    return False

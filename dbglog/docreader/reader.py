@@ -919,6 +919,11 @@ class _Builder:
         X. This made no difference. I then ..."); see ``narrative``. The text stays as written. A
         knob sentence read just before ("Forcing X=1 did not help") gives way to the story's reading."""
         units: list[narrative.Unit] = []
+        entry = narrative.LOG_ENTRY.match(n.text or "") if n.start >= 0 else None
+        if entry and sum(bool(narrative.LOG_ENTRY.match(c.text)) for c in (n.parent.children if n.parent else [])) >= 2:
+            # "## UPDATE 22:06: BLACKLISTED node -0 (...)": in a log of timed entries the heading says what was done
+            lead = "fix" if re.search(r"(?i)\bfix\b", entry.group("kind")) else "entry"
+            units.append(narrative.Unit(entry.group("rest"), [n.start], lead=lead))
         for blk in blocks:
             if not all(i in kept for i in range(blk.start, blk.end)):
                 units.append(narrative.Unit(None, []))
@@ -943,6 +948,10 @@ class _Builder:
         self.attempts[since:] = [a for a in self.attempts[since:] if not (a.summary and a.line in told
                                                                           and a.fields.get("did") == a.fields.get("result"))]
         for st in stories:
+            if st.lines[0] == n.start and st.verdict in ("worked", "inconclusive"):
+                later = "\n".join(self.lines[max(st.lines) + 1:])
+                if narrative.refuted(st.did, later):
+                    st.verdict = "failed"  # a later entry rules it out: "NOT dirty-handoff"
             fields = {"did": [st.did]}
             if st.result:
                 fields["result"] = [st.result]
