@@ -125,3 +125,22 @@ def test_bisect_toggles_escalates_its_failing_trials(workdir):
         if d["outcome"] == "fail":
             levels.append(d["kernel_api_level"]["level"])
     assert levels[:3] == [1, 3, 10] and set(levels) == {1, 3, 10}, levels
+
+
+def test_hook_packages_absent_without_importing_metadata(tmp_path, monkeypatch):
+    """The hook lookup reads sys.path's directories for the distributions importlib.metadata would
+    find, without importing it (its import is most of a bisection step's one-time cost); a name
+    that matches, or a path entry it cannot judge, is left to importlib.metadata."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    assert escalate._surely_absent(("flashinfer-python", "sgl-kernel"))
+    (site / "sgl_kernel-0.1.0.dist-info").mkdir()
+    assert not escalate._surely_absent(("flashinfer-python", "sgl-kernel"))
+    (site / "sgl_kernel-0.1.0.dist-info").rmdir()
+    (site / "Flashinfer_Python-0.2.egg-info").mkdir()
+    assert not escalate._surely_absent(("flashinfer-python",))
+    zipped = tmp_path / "lib.zip"
+    zipped.write_bytes(b"PK")
+    monkeypatch.setattr(sys, "path", [str(zipped)])
+    assert not escalate._surely_absent(("sglang",))
