@@ -561,3 +561,38 @@ def test_a_module_changed_to_one_of_the_same_size_never_runs_stale_bytecode(tmp_
     p, out = bisect(repo, type("R", (), {"cmd": [sys.executable, str(tmp_path / "check.py")]}),
                     "--good", shas[0], "--bad", shas[-1], env={"PYTHONDONTWRITEBYTECODE": ""})
     assert p.returncode == 0 and out["first_bad"]["commit"] == shas[30], (out or {}).get("message", p.stderr[-2000:])
+
+
+def test_start_takes_good_ends_from_the_graph_or_their_merge_bases(recs, tmp_path, monkeypatch):
+    """A good end on the range's boundary is an ancestor (no merge-base asked); one hidden behind
+    another good end, or off the bad end's history, is asked, and the latter replaced by its merge
+    base; swapped ends are refused."""
+    from dbglog.bisect import history
+    from dbglog.bisect.spec import HistorySpec
+    from dbglog.errors import DbglogError
+
+    repo = tmp_path / "r"
+    shas = make_repo(repo, 8, lambda i: {"version.txt": f"{i}\n"})
+    history.git(repo, "checkout", "-q", "-b", "side", shas[3])
+    (repo / "side.txt").write_text("x\n")
+    history.git(repo, "add", "side.txt")
+    history.git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "side")
+    side = history.git(repo, "rev-parse", "HEAD").strip()
+    history.git(repo, "checkout", "-q", "-")
+    monkeypatch.setattr(history, "resume", lambda recs, session, progress=True: session["spec"])
+    asked = []
+    real = history.merge_bases
+    monkeypatch.setattr(history, "merge_bases", lambda r, a, b: asked.append(a) or real(r, a, b))
+
+    def start(goods, bad=shas[7]):
+        asked.clear()
+        return history.start(recs, HistorySpec(good_refs=goods, bad_ref=bad, cmd=["true"]), cwd=repo)
+
+    sp = start([shas[2]])
+    assert sp["goods"] == [shas[2]] and asked == [] and not sp["notes"]
+    sp = start([shas[5], shas[1]])  # shas[1] is behind shas[5]: not on the boundary, asked
+    assert sp["goods"] == [shas[5], shas[1]] and asked == [shas[1]]
+    sp = start([side])
+    assert sp["goods"] == [shas[3]] and sp["good_labels"] == [f"merge-base({side})"] and asked == [side]
+    with pytest.raises(DbglogError, match="swapped"):
+        start([shas[7]], bad=shas[2])

@@ -858,11 +858,21 @@ def start(recs, spec: HistorySpec, *, cwd=None, inv_ref: str | None = None, prog
     goods: list[str] = []
     labels: list[str] = []
     notes: list[str] = []
+    # With every end resolved, the range's graph (needed below anyway; memoised) answers the usual
+    # case without a git merge-base: a good end on its boundary is a parent of a commit reachable
+    # from bad, so an ancestor of it. Any other good end (hidden behind another, off the history,
+    # swapped) is asked as before.
+    boundary: set[str] = set()
+    if good_shas:
+        try:
+            boundary = set(history_graph(repo, bad, list(dict.fromkeys(good_shas)))[1])
+        except GitError:
+            pass
     for i, ref in enumerate(spec.good_refs):
         g = good_shas[i] if good_shas is not None else rev(repo, ref)
         if g == bad:
             raise DbglogError(f"--good {ref} and --bad {bad_ref} are the same commit")
-        mbs = merge_bases(repo, g, bad)
+        mbs = [g] if g in boundary else merge_bases(repo, g, bad)
         if mbs == [bad]:
             raise DbglogError(f"the bad end {bad_ref} is an ancestor of the good end {ref}: are --good and --bad "
                               "swapped? (to find a fix, swap them and use a repro that fails when fixed)")
