@@ -117,11 +117,14 @@ def dbglog_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, 
 
 def startup() -> float:
     e = env(Path("/dev/null"), 0)
-    t, c = time.perf_counter(), _cpu()
-    for _ in range(5):
+    walls, cpus = [], []
+    for _ in range(9):  # the median: one slow start on a busy machine would shift every per-step figure
+        t, c = time.perf_counter(), _cpu()
         subprocess.run([sys.executable, "-m", "dbglog", "--version"], env=e, capture_output=True, check=True)
-    CPU["startup"] = (_cpu() - c) / 5
-    return (time.perf_counter() - t) / 5
+        walls.append(time.perf_counter() - t)
+        cpus.append(_cpu() - c)
+    CPU["startup"] = statistics.median(cpus)
+    return statistics.median(walls)
 
 
 def _rounds() -> int:
