@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -256,6 +257,16 @@ def _set_pid(recs, sid, pid):
 
 def _child(*args):
     p = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(60)", *args])
+    # Until the child has exec'd, /proc shows the parent's command line (a loaded machine widens
+    # that window): wait for its own, so "looks like a dbglog driver" is about the child.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if list(args) == psutil.Process(p.pid).cmdline()[-len(args):]:
+                break
+        except psutil.Error:
+            pass
+        time.sleep(0.01)
     return p
 
 
