@@ -74,6 +74,10 @@ _ACTION_NOUN = re.compile(r"^\W{0,3}(?:a|an|the|one)\s+(?:\w+\s+)?(?P<verb>rever
 _THE_FIX = re.compile(r"^\W{0,3}(?:so\s+|and\s+)?(?:the\s+(?:\w+\s+)?(?:fix|solution|workaround|answer|cure)\b[^.]{0,40}?"
                       r"\b(?:was|is)\s+(?:to|simply)\b|to (?:fix|solve|resolve|work around) (?:it|this|that|the (?:issue|"
                       r"problem|crash|error|bug|hang)),)", re.I)
+# "I finally got it working by building NMSlib from source first", "Finally got it working by removing
+# Courier": the means of a success told after it, anywhere in the sentence (a thanks or a date may lead).
+_GOT_IT = re.compile(r"\b(?:got|gotten|have|had) (?:it|this|that|things|everything|\w+) (?:all )?(?:working|to work|"
+                     r"running|going|fixed|solved|sorted(?: out)?) (?:again )?by \w+ing\b", re.I)
 # A subordinate clause does not say the action was done: "if I set X", "until we pinned".
 _SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
                           r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
@@ -146,6 +150,10 @@ def _starts(k: int, text: str) -> list[_Start]:
     spans = _sentence_spans(text)
     for n_s, sm in enumerate(spans):
         s = text[sm[0]:sm[1]]
+        if _GOT_IT.search(s) and not _HYPOTHETICAL.search(s[:_GOT_IT.search(s).start()]) and not _QUESTION.search(s):
+            # "I finally got it working by adding X, ... but I have added it to the wiki": one fix, told whole
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "fix")]
+            continue
         if any(sm[0] <= st.pos < sm[1] for st in out):
             continue
         if _THE_FIX.match(s):
@@ -209,20 +217,23 @@ def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tu
                 return v, s
     said = []
     for s in sentences:
-        if _QUESTION.search(s) or _HYPOTHETICAL.search(s) or _PLAN.match(s):
+        # The action's own sentence is judged by its result part only: "I tried to remove my profile to see
+        # if ... but that didn't help either" wonders before its turn, not in it.
+        said_part = _own_result(s) if s is sentences[0] else s
+        if _QUESTION.search(s) or _HYPOTHETICAL.search(said_part) or _PLAN.match(s):
             continue
         if s is sentences[0]:
-            v = outcomes.classify(_own_result(s)) if own else "inconclusive"
+            v = outcomes.classify(said_part) if own else "inconclusive"
         else:
             v = outcomes.classify(s)
         if v == "inconclusive":
             continue
         b = _BACK.match(s)
-        if strict and not b:
+        points = b and (not b.group("what") or b.group("what").lower()[:5] in {w[:5] for w in action})
+        if strict and not points:
             continue  # under "The fix was ...": the text explains the bug; only a sentence about the fix judges it
         said.append((v, s))
-        if s is not sentences[0] and b and (not b.group("what") or b.group("what").lower()[:5] in
-                                            {w[:5] for w in action}):
+        if s is not sentences[0] and points:
             return v, s
     return said[0] if said else ("inconclusive", "")
 
@@ -291,6 +302,7 @@ def read(units: list[Unit]) -> list[Story]:
             continue  # a story's other sentences: no verdict, no attempt
         title = re.sub(r"^\W*(?:so|and|then|but)\s+", "", action).strip()
         title = re.sub(r"[:,;]\s*$", "", title)
+        title = re.sub(r"\[([^\]]+)\]\([^)\s]+\)", r"\1", title)  # a link reads as its text in a title
         # Only the lines up to the verdict belong to the attempt.
         cut = next((i for i, p in enumerate(parts) if said and said in " ".join(_sentences(p))), len(parts) - 1)
         keep_units = cut + 1
