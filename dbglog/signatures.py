@@ -471,6 +471,17 @@ BUILTIN: tuple[Signature, ...] = (
          ("driver on your system is too old", "NVIDIA driver too old"))], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
+    # Docker's GPU hook (nvidia-container-cli) failing before the container starts: the driver's
+    # libraries are not visible to the toolkit ("load library failed: libnvidia-ml.so.1"), a mount
+    # or requirement check failed. runc's "error running hook #0" lines around it only carry it.
+    _S("driver.container_toolkit", [(r"nvidia-container-cli: ([\w ]*error): ([^\n]*)", "nvidia-container-cli: ")], 76,
+       description="the NVIDIA container toolkit could not set the GPU up for the container (host driver libraries)"),
+    # A GPU library found but not loadable (cuDNN 8 sub-libraries on Windows: "Could not load library
+    # cudnn_cnn_infer64_8.dll. Error code 126"; on Linux "... Error: libcuda.so: cannot open ..."):
+    # the install or the library path is wrong, the code is not.
+    _S("env.library_missing",
+       [(r"Could not load library (\S+?)\.? Error(?: code (\d+)|: ([^\n]*))", "Could not load library ")], 74,
+       description="a GPU runtime library (cuDNN, cuBLAS, driver) is missing from the library path or does not load"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
@@ -491,7 +502,11 @@ BUILTIN: tuple[Signature, ...] = (
         # torch's device count probe ("Error 804: forward compatibility was attempted on non supported HW",
         # "Error 802: system not yet initialized"), also as the "CUDA initialization: ..." UserWarning
         (r"Unexpected error from cudaGetDeviceCount\(\)[^\n]*|CUDA initialization: CUDA unknown error",
-         ("Unexpected error from cudaGetDeviceCount", "CUDA initialization: CUDA unknown error"))], 70,
+         ("Unexpected error from cudaGetDeviceCount", "CUDA initialization: CUDA unknown error")),
+        # JAX/XLA raising because the platform it was told to use would not start (TPU held by another
+        # process, no topology, no driver); its INFO-level fallback to the CPU is not this line
+        (r"RuntimeError: Unable to initialize backend '(\w+)': ([^\n]*)|Requested backend (\w+), but it failed"
+         r" to initialize: ([^\n]*)", ("Unable to initialize backend", "but it failed to initialize"))], 70,
        resolve=_resolve_init_failed,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
@@ -537,7 +552,9 @@ BUILTIN: tuple[Signature, ...] = (
                        # NCCL's "Last error:" when its cudaMalloc failed: the device had no room left
                        (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA "),
                        # llama.cpp / ggml: "cudaMalloc failed: out of memory", "hipMalloc failed: out of memory"
-                       (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory")], 71, "oom"),
+                       (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory"),
+                       # TensorRT's logger: "Cuda Error in allocate: 2 (out of memory)"
+                       (r"Cuda Error in \w+: 2 \(out of memory\)", "2 (out of memory)")], 71, "oom"),
     # PyTorch on Apple silicon: "MPS backend out of memory (MPS allocated: ..., max allowed: ...)"
     _S("oom.mps", [(r"MPS backend out of memory(?: \(MPS allocated: ([^,)\n]+))?", "MPS backend out of memory")], 72, "oom",
        description="the Metal (MPS) allocator hit its high-watermark limit (PYTORCH_MPS_HIGH_WATERMARK_RATIO)"),
@@ -698,6 +715,19 @@ BUILTIN: tuple[Signature, ...] = (
     # Host-side C/C++ assertions: llama.cpp/ggml's GGML_ASSERT (old "GGML_ASSERT: file:line: cond",
     # new "file:line: GGML_ASSERT(cond) failed") and glibc's assert() ("prog: file:line: func:
     # Assertion `cond' failed."); a device-side assert with block/thread is gpu.device_assert.site.
+    # TensorRT's logger at error/fatal level: "[E] [TRT] file.cpp (20) - Assertion Error in min: ...",
+    # "[F] [TRT] Assertion failed: cond", TRT 8+ "Error Code 2: Internal Error (Assertion X failed. )".
+    # The first one is the cause; the app's "Assertion `engine != nullptr' failed" (cpp.assert) and
+    # trtexec's "Engine could not be created" follow from it. Warnings ([W]) are not matched.
+    _S("tensorrt.error",
+       [(r"Error Code \d+: ([\w ]*Error \([^\n]*)", "Error Code "),
+        (r"\[[EF]\] \[TRT\] ([^\n]*(?:Assertion|Error|failed)[^\n]*)", ("[E] [TRT] ", "[F] [TRT] "))], 50,
+       description="TensorRT refused the network or failed building/running the engine (its first error names why)"),
+    # Apple frameworks (Metal, MPS) abort with "File.mm:782: failed assertion `[MPSNDArray ...] Error: ...":
+    # a PyTorch MPS op handed Metal a bad shape or buffer.
+    _S("mps.failed_assertion",
+       [(r"(\S+\.(?:mm|m|swift|metal)):(\d+): failed assertion `([^\n]*)", ": failed assertion `")], 46,
+       description="a Metal/MPS framework assertion aborted the process (an MPS op got a shape or buffer it rejects)"),
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)

@@ -184,6 +184,16 @@ SAMPLES = {
                          "driver.no_driver"),
     "driver.no_device": (["RuntimeError: No CUDA GPUs are available"], "driver.no_device"),
     "driver.init_failed": (["RuntimeError: CUDA error: initialization error"], "driver.init_failed"),
+    "driver.container_toolkit": (["nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+                                  "cannot open shared object file: no such file or directory: unknown"],
+                                 "driver.container_toolkit"),
+    "env.library_missing": (["Could not load library cudnn_ops_infer64_8.dll. Error code 126",
+                             "Please make sure cudnn_ops_infer64_8.dll is in your library path!"], "env.library_missing"),
+    "tensorrt.error": (["[E] [TRT] 2: [myelinBuilderUtils.cpp::operator()::387] Error Code 2: Internal Error "
+                        "(Assertion x failed. )", "[E] Engine could not be created from network"], "tensorrt.error"),
+    "mps.failed_assertion": (["/AppleInternal/Library/BuildRoots/x/MPSCore/Types/MPSNDArray.mm:850: failed assertion "
+                              "`[MPSNDArray initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'"],
+                             "mps.failed_assertion"),
     "gpu.device_lost": (["Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"], "gpu.device_lost"),
 }
 
