@@ -78,6 +78,18 @@ _THE_FIX = re.compile(r"^\W{0,3}(?:so\s+|and\s+)?(?:the\s+(?:\w+\s+)?(?:fix|solu
 # Courier": the means of a success told after it, anywhere in the sentence (a thanks or a date may lead).
 _GOT_IT = re.compile(r"\b(?:got|gotten|have|had) (?:it|this|that|things|everything|\w+) (?:all )?(?:working|to work|"
                      r"running|going|fixed|solved|sorted(?: out)?) (?:again )?by \w+ing\b", re.I)
+# "That gave me two options: Quick repair and Online repair. I tried both, and ...": the action's object
+# is the sentence before.
+_BACK_OBJECT = re.compile(r"^\W*(?:(?:so|and|then|but)\s+)?(?:I|we)(?:'ve| have)?(?:\s+\w+ly|\s+then|\s+also)?\s+"
+                          r"(?:tried|did|applied|ran|used|installed|attempted)\s+(?:both|them all|all of them|each of them|"
+                          r"all three|all four|them|those|these)\b", re.I)
+# "Sure enough, when I removed the X keys, both the apps opened": the clause after the comma is the result.
+_WHEN_DONE = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:when|after|once|as soon as)\s+(?:I|we)\s+(?:\w+ly\s+)?"
+                        r"[a-z-]{3,}ed\b[^,]{3,},\s*(?P<main>.+)$", re.I | re.S)
+# "I fixed my problem." says it worked, not how: the rest of its paragraph and the code under it do.
+_BARE_FIX = re.compile(r"^\W*(?:(?:so|and|finally|ok(?:ay)?|well)\W+)?(?:I|we)(?:'ve| have)?\s+(?:\w+ly\s+)?"
+                       r"(?:fixed|solved|resolved|sorted(?: out)?)\s+(?:(?:my|the|this|our)\s+(?:\w+\s+)?(?:problems?|issues?)|"
+                       r"it)\W*$", re.I)
 # A subordinate clause does not say the action was done: "if I set X", "until we pinned".
 _SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
                           r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
@@ -127,37 +139,59 @@ class _Start:
     unit: int
     pos: int
     kind: str  # first | bare | gerund | noun | fix
+    joined: bool = False  # "I tried both": the sentence before names what was tried
 
 
 def _starts(k: int, text: str) -> list[_Start]:
     out: list[_Start] = []
+    # HTML exports ("<strong><span ...>So to fix the issue, ...") read as their text; blanks keep offsets.
+    text = re.sub(r"<[^<>\n]{1,200}>", lambda m: " " * len(m.group(0)), text)
+    spans = _sentence_spans(text)
     for m in _FIRST_PERSON.finditer(text):
         verb = m.group("verb").lower()
         if (verb.split()[0] in _NOT_ACTIONS and " " not in verb) or verb in _NOT_ACTIONS:
             continue
         before = text[max(0, m.start() - 40):m.start()]
+        sent = next(((a, b) for a, b in spans if a <= m.start() < b), (0, len(text)))
+        w = _WHEN_DONE.match(text[sent[0]:sent[1]])
+        if w and not _HYPOTHETICAL.search(text[sent[0]:sent[1]]) and \
+                re.search(r"\b(?:when|after|once|as soon as)\s+$", text[sent[0]:m.start()], re.I) and \
+                outcomes.classify(w.group("main")) in ("worked", "failed") and not any(st.pos == sent[0] for st in out):
+            # "when I removed X, both apps opened": done, and judged. A mixed result ("When we turned on X,
+            # latency dropped, but ...") is more often the story's setting than a fix tried.
+            out.append(_Start(k, sent[0], "first"))
+            continue
+        pw = re.search(r"(\w+)\s+$", before)
+        if m.group(0).split()[1:2] == ["had"] and pw and pw.group(1).islower() and pw.group(1) not in \
+                {"and", "so", "then", "but", "also", "first", "finally", "already", "yesterday", "today", "now"}:
+            continue  # "the instance I had installed on another server": a relative clause, background
         if _SUBORDINATE.search(before) or re.search(r"(?:^|\W)(?:I|[Ww]e)\s+(?:would|will|could|should|might|may|"
                                                     r"can|must|need to|want to|plan to)\W*$", before):
             continue
         # "so I" / "and I": the clause starts at its conjunction
         pre = re.search(r"(?:\b(?:so|and|then|but)\s+|,\s*)$", before)
         pos = m.start() - (len(pre.group(0)) if pre and not pre.group(0).startswith(",") else 0)
+        n_s = next((i for i, (a, b) in enumerate(spans) if a <= pos < b), 0)
+        if n_s and _BACK_OBJECT.match(text[pos:spans[n_s][1]]) and not any(
+                spans[n_s - 1][0] <= st.pos < spans[n_s - 1][1] for st in out):
+            out.append(_Start(k, spans[n_s - 1][0], "first", joined=True))
+            continue
         out.append(_Start(k, pos, "first"))
     for m in _THEN_VERB.finditer(text):
         if m.group("verb") not in _NOT_ACTIONS and outcomes.verdict_word(m.group("verb")) is None \
                 and not any(abs(st.pos - m.start()) < 30 for st in out):  # "then import error, then fixed": a result
             out.append(_Start(k, m.start(), "first"))
-    spans = _sentence_spans(text)
     for n_s, sm in enumerate(spans):
         s = text[sm[0]:sm[1]]
         if _GOT_IT.search(s) and not _HYPOTHETICAL.search(s[:_GOT_IT.search(s).start()]) and not _QUESTION.search(s):
             # "I finally got it working by adding X, ... but I have added it to the wiki": one fix, told whole
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "fix")]
             continue
-        if any(sm[0] <= st.pos < sm[1] for st in out):
+        if _THE_FIX.match(s.lstrip()):
+            # "So to fix the issue, I simply gave ...": the fix, though its clause reads as a plain action
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "fix")]
             continue
-        if _THE_FIX.match(s):
-            out.append(_Start(k, sm[0], "fix"))
+        if any(sm[0] <= st.pos < sm[1] for st in out):
             continue
         m = _SUBJECTLESS.match(s)
         # Log style ("Bumped the version ...") opens a paragraph or follows its bold lead; mid-story a
@@ -200,6 +234,9 @@ def _own_result(action: str) -> str:
     """What the action's own sentence says happened; "" when it only says what was done
     ("I rolled back to the previous kernel" is no verdict, whatever "back to the previous" sounds like)."""
     bare = re.sub(r"\([^()]*\)", " ", action)  # "removed `--x` (falls back to ...)": the aside explains
+    w = _WHEN_DONE.match(bare)
+    if w:
+        return w.group("main")
     m = _RESULT_TURN.search(bare)
     if m:
         return bare[m.start():]
@@ -224,6 +261,8 @@ def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tu
             continue
         if s is sentences[0]:
             v = outcomes.classify(said_part) if own else "inconclusive"
+            if v != "inconclusive" and _WHEN_DONE.match(s):
+                return v, s  # "when I removed X, both apps opened": cause and effect in one sentence
         else:
             v = outcomes.classify(s)
         if v == "inconclusive":
@@ -288,11 +327,23 @@ def read(units: list[Unit]) -> list[Story]:
                 break
             parts.append(u.text)
         sents = [s for p in parts for s in _sentences(p)]
+        if st.joined and len(sents) > 1:
+            sents = [f"{sents[0]} {sents[1]}"] + sents[2:]  # "Two options: A and B. I tried both, ..."
         action = sents[0] if sents else span.strip()
+        after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
+        if _BARE_FIX.match(action):
+            rest = own[st.pos:end].strip()[len(action):].strip()
+            code = after.code if after is not None and nxt_unit_ok(st, nxt) else ""
+            if not rest and not code:
+                continue  # "I'm just glad I solved the problem.": a summary, no attempt
+            stories.append(Story(title=action.strip(), did="\n\n".join(x for x in (own[st.pos:end].strip(), code) if x),
+                                 result="", verdict=outcomes.classify(action) if outcomes.classify(action) !=
+                                 "inconclusive" else "worked",
+                                 lines=sorted(set(units[st.unit].lines) | set(after.lines if code else [])), kind="fix"))
+            continue
         verdict, said = _verdict(sents, own=st.kind != "fix", strict=st.kind == "fix")  # "The fix was to pin X until the deadlock fix lands"
         if verdict == "inconclusive" and st.kind == "fix":
             verdict, said = "worked", action
-        after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
         shown = action.rstrip().endswith(":") and after is not None and bool(after.code)  # "Reduced it to 128:" + config
         if verdict == "inconclusive" and units[st.unit].lead:
             pass  # a log entry that names a change is one, whatever it says of the result
