@@ -474,13 +474,17 @@ BUILTIN: tuple[Signature, ...] = (
     # Docker's GPU hook (nvidia-container-cli) failing before the container starts: the driver's
     # libraries are not visible to the toolkit ("load library failed: libnvidia-ml.so.1"), a mount
     # or requirement check failed. runc's "error running hook #0" lines around it only carry it.
-    _S("driver.container_toolkit", [(r"nvidia-container-cli: ([\w ]*error): ([^\n]*)", "nvidia-container-cli: ")], 76,
+    # (needles with a hub's literal in them: a needle of their own would be one more pass over a big log)
+    _S("driver.container_toolkit",
+       [(r"nvidia-container-cli: ((?:initialization|mount|requirement|detection|device|ldcache|container) error): ([^\n]*)",
+         ("cli: initialization error", "cli: mount error", "cli: requirement error", "cli: detection error",
+          "cli: device error", "cli: ldcache error", "cli: container error"))], 76,
        description="the NVIDIA container toolkit could not set the GPU up for the container (host driver libraries)"),
     # A GPU library found but not loadable (cuDNN 8 sub-libraries on Windows: "Could not load library
     # cudnn_cnn_infer64_8.dll. Error code 126"; on Linux "... Error: libcuda.so: cannot open ..."):
     # the install or the library path is wrong, the code is not.
     _S("env.library_missing",
-       [(r"Could not load library (\S+?)\.? Error(?: code (\d+)|: ([^\n]*))", "Could not load library ")], 74,
+       [(r"Could not load library (\S+?)\. Error(?: code (\d+)|: ([^\n]*))", ". Error")], 74,
        description="a GPU runtime library (cuDNN, cuBLAS, driver) is missing from the library path or does not load"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
@@ -506,7 +510,7 @@ BUILTIN: tuple[Signature, ...] = (
         # JAX/XLA raising because the platform it was told to use would not start (TPU held by another
         # process, no topology, no driver); its INFO-level fallback to the CPU is not this line
         (r"RuntimeError: Unable to initialize backend '(\w+)': ([^\n]*)|Requested backend (\w+), but it failed"
-         r" to initialize: ([^\n]*)", ("Unable to initialize backend", "but it failed to initialize"))], 70,
+         r" to initialize: ([^\n]*)", ("RuntimeError: Unable", "but it failed to initialize"))], 70,
        resolve=_resolve_init_failed,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
@@ -721,7 +725,10 @@ BUILTIN: tuple[Signature, ...] = (
     # trtexec's "Engine could not be created" follow from it. Warnings ([W]) are not matched.
     _S("tensorrt.error",
        [(r"Error Code \d+: ([\w ]*Error \([^\n]*)", "Error Code "),
-        (r"\[[EF]\] \[TRT\] ([^\n]*(?:Assertion|Error|failed)[^\n]*)", ("[E] [TRT] ", "[F] [TRT] "))], 50,
+        (r"\[[EF]\] \[TRT\] ([^\n]* Error in [^\n]*)", " Error in "),
+        (r"\[[EF]\] \[TRT\] ([^\n]*Assertion failed[^\n]*)", "Assertion failed"),
+        # the ONNX parser's "[E] [TRT] ModelImporter.cpp:720: ERROR: ... In node 3 (parseGraph): ..."
+        (r"\[[EF]\] \[TRT\] ([^\n]*ERROR: [^\n]*)", "ERROR: ")], 50,
        description="TensorRT refused the network or failed building/running the engine (its first error names why)"),
     # Apple frameworks (Metal, MPS) abort with "File.mm:782: failed assertion `[MPSNDArray ...] Error: ...":
     # a PyTorch MPS op handed Metal a bad shape or buffer.
