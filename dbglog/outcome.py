@@ -97,7 +97,7 @@ _NEGATED_WIN = [
     r"\bconfirmed (?:(?:it|this|that)(?:'s| is| was) )?not (?:the |a )?(?:[\w-]+ )?(?:cause|culprit|issue|problem)\b",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
-    r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|progress|impact|gain|speed-?up)\b",
+    r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|joy|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b",
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
@@ -154,6 +154,7 @@ _WIN = [
     # "~13s off page generation", "saves 20 s", "391x faster": a measured gain
     r"~?\d+(?:[.,]\d+)?\s?(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?|%|x|×)\s+(?:off|faster|quicker|shorter|saved|less time)\b|"
     r"\bsav(?:es|ed|ing)\s+~?\d",
+    r"\b(?:doing|working|works|worked|running|runs) (?:great|perfectly|fine|well)\b",
     # "This time the head learned", "this time it converged": the retry worked
     r"\bthis time (?:it|the \w+|we) (?:learned|learnt|worked|trained|converged|passed|held|went through)\b",
 ]
@@ -162,7 +163,8 @@ _FAIL = [
     r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:[\w-]+ )?(?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
     r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem|icons?|glyphs?|screen|"
     r"picture|pattern|outcome|values?|loss|curve|speed|throughput|timings?|toast|response|rejection|signature)s?\b|\s*$|[.,;:)])|\bsame as before\b",
-    r"\b(?:still|again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    # "when I started it again, it was doing great": the retry is no persistence
+    r"\b(?:still|(?<!\bit )(?<!\bthem )again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
