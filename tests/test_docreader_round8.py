@@ -74,3 +74,10 @@ def test_forum_thread_end_to_end():
     parsed, _ = read_document(doc, "thread.md")
     got = [(a.outcome, a.title.split()[2]) for p in parsed for a in p.inv.attempts]
     assert ("failed", "setting") in got and any(o == "worked" for o, _ in got)
+
+
+def test_what_i_did_was_is_an_action_and_waiting_is_none():
+    got = _stories("What I did was do a `pkill -f trainer` because I thought the old workers were still holding "
+                   "the GPU. I gave it a few minutes (around 10) and, when I started it again, it was doing great!")
+    assert [s.verdict for s in got] == ["worked"] and "pkill" in got[0].title
+    assert _stories("I've returned home and so want to install it on my desktop. It installed fine.") == []

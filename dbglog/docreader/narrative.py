@@ -43,7 +43,13 @@ _NOT_ACTIONS = {
     "meant", "missed", "failed", "succeeded", "stumbled", "struggled", "faced", "encountered", "hit", "ran into",
     "guess", "think", "believe", "assume", "want", "need", "hope", "suspect", "wonder", "see", "know", "mean",
     "received", "experienced", "obtained", "lost", "scoped", "based", "tired", "excited", "surprised", "stuck",
+    "returned",
 }
+# "What I did was do a killall", "What we did was to pin ...": an action told as what was done.
+_WHAT_I_DID = re.compile(r"\b[Ww]hat (?:I|we) (?:then |finally |eventually )?did was\s+(?:to\s+|do\s+|just\s+)?\S", re.I)
+# "I gave it a few minutes": waiting, not a change.
+_WAITED = re.compile(r"^(?:I|[Ww]e)\s+(?:\w+ly\s+)?gave (?:it|them|the \w+) (?:a (?:few|couple(?: of)?)|some|another|an?|\d+)"
+                     r"\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|time|while|reboots?)\b")
 # Irregular past tenses of changes ("set", "rebuilt"); regular ones are any other "-ed" word.
 _IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|bound|rebound|rewrote|split|shut (?:off|down)|spun up|swapped|stripped|dropped|pinned|got rid of|" \
              r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did a (?:full |clean |fresh )?\w+"
@@ -161,6 +167,8 @@ def _starts(k: int, text: str) -> list[_Start]:
             # latency dropped, but ...") is more often the story's setting than a fix tried.
             out.append(_Start(k, sent[0], "first"))
             continue
+        if _WAITED.match(text[m.start():m.start() + 80]):
+            continue
         pw = re.search(r"(\w+)\s+$", before)
         if m.group(0).split()[1:2] == ["had"] and pw and pw.group(1).islower() and pw.group(1) not in \
                 {"and", "so", "then", "but", "also", "first", "finally", "already", "yesterday", "today", "now"}:
@@ -177,6 +185,9 @@ def _starts(k: int, text: str) -> list[_Start]:
             out.append(_Start(k, spans[n_s - 1][0], "first", joined=True))
             continue
         out.append(_Start(k, pos, "first"))
+    for m in _WHAT_I_DID.finditer(text):
+        if not any(abs(st.pos - m.start()) < 30 for st in out):
+            out.append(_Start(k, m.start(), "first"))
     for m in _THEN_VERB.finditer(text):
         if m.group("verb") not in _NOT_ACTIONS and outcomes.verdict_word(m.group("verb")) is None \
                 and not any(abs(st.pos - m.start()) < 30 for st in out):  # "then import error, then fixed": a result
