@@ -484,7 +484,9 @@ BUILTIN: tuple[Signature, ...] = (
     # cudnn_cnn_infer64_8.dll. Error code 126"; on Linux "... Error: libcuda.so: cannot open ..."):
     # the install or the library path is wrong, the code is not.
     _S("env.library_missing",
-       [(r"Could not load library (\S+?)\. Error(?: code (\d+)|: ([^\n]*))", ". Error")], 74,
+       [(r"Could not load library (\S+?)\. Error(?: code (\d+)|: ([^\n]*))", ". Error"),
+        # CTranslate2 / cuDNN 9's loader after "Unable to load any of {libcudnn_ops.so.9.1.0, ...}"
+        (r"Invalid handle\. Cannot load symbol (\w+)", "Invalid handle. Cannot load symbol")], 74,
        description="a GPU runtime library (cuDNN, cuBLAS, driver) is missing from the library path or does not load"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
@@ -725,15 +727,25 @@ BUILTIN: tuple[Signature, ...] = (
     # trtexec's "Engine could not be created" follow from it. Warnings ([W]) are not matched.
     _S("tensorrt.error",
        [(r"Error Code \d+: ([\w ]*Error \([^\n]*)", "Error Code "),
-        (r"\[[EF]\] \[TRT\] ([^\n]* Error in [^\n]*)", " Error in "),
-        (r"\[[EF]\] \[TRT\] ([^\n]*Assertion failed[^\n]*)", "Assertion failed"),
+        # (the Python API's logger prints "[TRT] [E] ...", the C++ samples "[E] [TRT] ...")
+        (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]* Error in [^\n]*)", " Error in "),
+        (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]*Assertion failed[^\n]*)", "Assertion failed"),
         # the ONNX parser's "[E] [TRT] ModelImporter.cpp:720: ERROR: ... In node 3 (parseGraph): ..."
-        (r"\[[EF]\] \[TRT\] ([^\n]*ERROR: [^\n]*)", "ERROR: ")], 50,
+        (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]*ERROR: [^\n]*)", "ERROR: "),
+        # onnx-tensorrt's status without the logger's prefix: "In node 0 (importModel): INVALID_GRAPH:
+        # Assertion failed: X", "(deserializeOnnxModel): MODEL_DESERIALIZE_FAILED: Assertion failed: X",
+        # and TensorRT 5-7's "ERROR: ModelImporter.cpp:296 In function importModel:" + "[5] Assertion failed: X"
+        (r"\(\w+\): ([A-Z_]+: Assertion failed: [^\n]*)", "Assertion failed: "),
+        (r"^\[\d+\] (Assertion failed: [^\n]*)", "Assertion failed: ")], 50,
        description="TensorRT refused the network or failed building/running the engine (its first error names why)"),
     # Apple frameworks (Metal, MPS) abort with "File.mm:782: failed assertion `[MPSNDArray ...] Error: ...":
     # a PyTorch MPS op handed Metal a bad shape or buffer.
     _S("mps.failed_assertion",
-       [(r"(\S+\.(?:mm|m|swift|metal)):(\d+): failed assertion `([^\n]*)", ": failed assertion `")], 46,
+       # (a paste may break the line after the file:line, leaving "failed assertion `...'" alone)
+       [(r"(?:(\S+\.(?:mm|m|swift|metal)):(\d+): )?failed assertion `([^\n]*)", "failed assertion `"),
+        # the macOS assert() form from an Objective-C++ Metal/MPS source (GPUReductionOps.mm)
+        (r"Assertion failed: \((.*)\), function (\w+), file (\S+\.(?:mm|metal)), line (\d+)\.",
+         "Assertion failed: (")], 46,
        description="a Metal/MPS framework assertion aborted the process (an MPS op got a shape or buffer it rejects)"),
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
@@ -743,7 +755,9 @@ BUILTIN: tuple[Signature, ...] = (
         # gdb/rocgdb stopped in __assert_fail: in a HIP kernel (a .hip/.cu file, hip_assert.h) it is
         # a device-side assert
         (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
-         "__assert_fail (")], 44,
+         "__assert_fail ("),
+        # macOS libc: "Assertion failed: (cond), function f, file x.cpp, line 31."
+        (r"Assertion failed: \((.*)\), function (\w+), file (\S+), line (\d+)\.", "Assertion failed: (")], 44,
        resolve=_resolve_assert, description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
