@@ -671,3 +671,26 @@ def test_unlisted_cuda_error_text_is_a_cuda_failure_and_resolved_names_keep_thei
     assert m.name == "gpu.cuda_failure" and "invalid device ordinal" in m.line
     m = S.classify_text("node1:77:90 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n")
     assert m.name == "oom.runtime" and m.outcome == "oom"
+
+
+# Round 6: TensorRT's logger levels. Info/warning/verbose lines never decide, whatever they say; an
+# error or fatal line naming an assertion or an "Error in" does, in either order of the two tags.
+_TRT_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(level=st.sampled_from(["I", "W", "V"]), python_order=st.booleans(), text=_TRT_TEXT)
+def test_tensorrt_info_and_warning_lines_are_no_failure(level, python_order, text):
+    tags = f"[TRT] [{level}]" if python_order else f"[{level}] [TRT]"
+    m = S.classify_text(f"[03/14/2025-09:02:11] {tags} Assertion failed: {text}\n".encode())
+    assert m is None or m.name != "tensorrt.error"
+
+
+@settings(max_examples=60, deadline=None)
+@given(level=st.sampled_from(["E", "F"]), python_order=st.booleans(), text=_TRT_TEXT)
+def test_tensorrt_error_lines_beat_the_apps_assert(level, python_order, text):
+    tags = f"[TRT] [{level}]" if python_order else f"[{level}] [TRT]"
+    log = (f"[03/14/2025-09:03:47] {tags} Assertion failed: {text}\n"
+           "app: app.cpp:42: int main(): Assertion `engine != nullptr' failed.\nAborted (core dumped)\n")
+    m = S.classify_text(log.encode())
+    assert m is not None and m.name == "tensorrt.error"
