@@ -81,3 +81,22 @@ def test_what_i_did_was_is_an_action_and_waiting_is_none():
                    "the GPU. I gave it a few minutes (around 10) and, when I started it again, it was doing great!")
     assert [s.verdict for s in got] == ["worked"] and "pkill" in got[0].title
     assert _stories("I've returned home and so want to install it on my desktop. It installed fine.") == []
+
+
+def test_plan_line_in_a_doc_without_headings_is_next_steps_not_the_title():
+    doc = ("---\ntitle: 'Weekly report 3'\n---\nThe NIC did not come up. I finally got it working by adding "
+           "`iommu=pt` as a boot argument.\n\n Plan\n\n \n * Finalize the image.\n * Build the kernel on the board.\n")
+    parsed, _ = read_document(doc, "report.md")
+    inv = parsed[0].inv
+    assert inv.title == "Weekly report 3"
+    assert [s.text for s in inv.next_steps] == ["Finalize the image.", "Build the kernel on the board."]
+    assert [a.outcome for a in inv.attempts] == ["worked"]
+
+
+def test_long_story_sentence_ending_in_colon_is_no_attempt_container():
+    doc = ("The app would not start. Before touching the registry, I exported the keys to disk. To narrow it "
+           "down, I re-imported them and tried each half in turn, and eventually I managed to identify the values:\n\n"
+           "- Word\n  - Value: `AppWindowPos`\n- PowerPoint\n  - Value: `Left`\n")
+    parsed, _ = read_document(doc, "story.md")
+    titles = [a.title for p in parsed for a in p.inv.attempts]
+    assert "Word" not in titles and "PowerPoint" not in titles

@@ -270,6 +270,9 @@ def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tu
         said_part = _own_result(s) if s is sentences[0] else s
         if _QUESTION.search(s) or _HYPOTHETICAL.search(said_part) or _PLAN.match(s):
             continue
+        if s is not sentences[0] and re.match(r"^\W*(?:(?:so as |in order )?to|before|while)\s+[a-z]+", s, re.I) \
+                and not re.search(r"\b(?:it|this|that|they)\s+(?:\w+\s+)?(?:work|fix|help|fail|crash|hang|made)", s):
+            continue  # "To narrow down the problem, ...": a purpose, no verdict
         if s is sentences[0]:
             v = outcomes.classify(said_part) if own else "inconclusive"
             if v != "inconclusive" and _WHEN_DONE.match(s):

@@ -137,19 +137,23 @@ def _pseudo_headings(root: Node, lines: list[str]) -> None:
             text = _pseudo_heading(lines[b.start]) if b.kind == "paragraph" and b.end - b.start == 1 else None
             if text is None and b.kind == "paragraph" and nxt.kind == "list":
                 last = lines[b.end - 1].strip()
-                if last.endswith(":") and STRONG_CONTAINER.search(bare_words(last)) and not NEXT_HEAD.search(bare_words(last)):
+                # (a short line: a long one ending in ":" is a story's sentence leading into its list)
+                if last.endswith(":") and len(last) <= 100 and STRONG_CONTAINER.search(bare_words(last)) \
+                        and not NEXT_HEAD.search(bare_words(last)):
                     # "... `auto` is fine. What I already tried:" right above a list.
                     if b.end - b.start > 1:
                         blocks.insert(k + 1, Block("paragraph", b.end - 1, b.end))
                         b.end -= 1
                         continue
                     text = last.rstrip(":")
-            if text and nxt.kind in ("list", "table") and nxt.start - b.end <= 1:
+            # blank lines only between ("Plan", "", " ", " * Finalize ..." in an HTML-to-text export)
+            if text and nxt.kind in ("list", "table") and not any(lines[i].strip() for i in range(b.end, nxt.start)):
                 j = k + 1
                 while j + 1 < len(blocks) and blocks[j + 1].kind in ("list", "table", "fence", "code") \
                         and blocks[j + 1].start - blocks[j].end <= 1:
                     j += 1
-                child = Node(node.level + 1 if node.level < 6 else 6, text, b.start, b.end,
+                # never level 1: a "Plan" line in a doc without headings is a section, not the doc's title
+                child = Node(max(2, node.level + 1) if node.level < 6 else 6, text, b.start, b.end,
                              blocks=blocks[k + 1:j + 1], parent=node)
                 node.children.append(child)
                 node.children.sort(key=lambda c: c.start)
