@@ -117,7 +117,9 @@ _NEGATED_WIN = [
 _NEUTRAL_WHEN = re.compile(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
 # ... and "in case that was the problem": a guess at the cause, no verdict either.
-_CONTROL = [r"\b(?:in case|whether|if) (?:that|it|this) (?:was|is|were) the (?:problem|cause|issue|culprit|bug)\b",
+_CONTROL = [  # "when I started the job again": the retry is no persistence
+    r"\b(?:started|ran|run|launched|relaunched|restarted|tried|opened|booted|rebooted|resubmitted) (?:\w+ ){0,2}again\b",
+    r"\b(?:in case|whether|if) (?:that|it|this) (?:was|is|were) the (?:problem|cause|issue|culprit|bug)\b",
             rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
 _NEUTRAL = [
     rf"\b(?:works?|worked|working|fine|ok) (?:fine |ok |again )?(?:without|w/o|with no) (?:the |a |an |any )?"

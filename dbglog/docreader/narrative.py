@@ -95,7 +95,7 @@ _WHEN_DONE = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:when|after|once|as soon as)
 # "I fixed my problem." says it worked, not how: the rest of its paragraph and the code under it do.
 _BARE_FIX = re.compile(r"^\W*(?:(?:so|and|finally|ok(?:ay)?|well)\W+)?(?:I|we)(?:'ve| have)?\s+(?:\w+ly\s+)?"
                        r"(?:fixed|solved|resolved|sorted(?: out)?)\s+(?:(?:my|the|this|our)\s+(?:\w+\s+)?(?:problems?|issues?)|"
-                       r"it)\W*$", re.I)
+                       r"it)(?:\s+(?:for good|at last|now|finally|myself))?\W*$", re.I)
 # A subordinate clause does not say the action was done: "if I set X", "until we pinned".
 _SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
                           r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
