@@ -486,8 +486,16 @@ BUILTIN: tuple[Signature, ...] = (
     _S("env.library_missing",
        [(r"Could not load library (\S+?)\. Error(?: code (\d+)|: ([^\n]*))", ". Error"),
         # CTranslate2 / cuDNN 9's loader after "Unable to load any of {libcudnn_ops.so.9.1.0, ...}"
-        (r"Invalid handle\. Cannot load symbol (\w+)", "Invalid handle. Cannot load symbol")], 74,
-       description="a GPU runtime library (cuDNN, cuBLAS, driver) is missing from the library path or does not load"),
+        (r"Invalid handle\. Cannot load symbol (\w+)", "Invalid handle. Cannot load symbol"),
+        # ONNX Runtime's CUDA provider DLL: 'LoadLibrary failed with error 126 "" when trying to load "...dll"'
+        (r'LoadLibrary failed with error (\d+) "[^"\n]*" when trying to load "([^"\n]*)', "LoadLibrary failed with error"),
+        # the cuDNN found is older than the one the framework was built with: TF/XLA's "Loaded runtime
+        # CuDNN library: 8.0.4 but source was compiled with: 8.1.0", Caffe2's "cuDNN compiled (7102) and
+        # runtime (7005) versions mismatch" (one needle, "uDNN ", serves both: one pass over a big log)
+        (r"Loaded runtime CuDNN library: (\S+)(?: \(compatibility version \d+\))? but source was compiled with:? (\S+?)\.?(?= |$)",
+         "uDNN "),
+        (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "uDNN ")], 74,
+       description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
