@@ -100,3 +100,13 @@ def test_long_story_sentence_ending_in_colon_is_no_attempt_container():
     parsed, _ = read_document(doc, "story.md")
     titles = [a.title for p in parsed for a in p.inv.attempts]
     assert "Word" not in titles and "PowerPoint" not in titles
+
+
+def test_sentence_broken_around_a_config_line_is_one_action():
+    got = _stories("I rebuilt the module, but it does exactly the same thing. I added",
+                   "options nvidia NVreg_EnableGpuFirmware=0",
+                   "to modprobe.conf, but that didn't help either.")
+    assert [s.verdict for s in got] == ["failed", "failed"]
+    assert "NVreg_EnableGpuFirmware=0 to modprobe.conf" in got[1].title
+    # list items that merely lack a full stop are not joined
+    assert len(_stories("- reinstalled the driver", "- rebooted", "- same error.")) <= 2

@@ -315,8 +315,31 @@ def _lead_start(k: int, u: Unit) -> list[_Start]:
     return []
 
 
+# "I added" / "options aic7xxx debug:0xffff" / "to modprobe.conf, but that didn't help either.": a sentence
+# broken around the line it set apart, its first part ending on the action's verb.
+_CUT_AFTER_VERB = re.compile(rf"\b(?:I|[Ww]e)(?:'ve| have)?\s+(?:\w+ly\s+)?{_VERB}\s*$")
+
+
+def _rejoin(units: list[Unit]) -> list[Unit]:
+    out: list[Unit] = []
+    k = 0
+    while k < len(units):
+        u = units[k]
+        nxt = [v for v in units[k + 1:k + 3]]
+        if u.text and not u.lead and _CUT_AFTER_VERB.search(u.text) and len(nxt) == 2 \
+                and all(v.text and v.text[:1].islower() and not v.lead for v in nxt) \
+                and re.search(r"[.!?]\W*$", nxt[1].text):
+            out.append(Unit(" ".join([u.text, nxt[0].text, nxt[1].text]), u.lines + nxt[0].lines + nxt[1].lines))
+            k += 3
+            continue
+        out.append(u)
+        k += 1
+    return out
+
+
 def read(units: list[Unit]) -> list[Story]:
     """The attempts a run of paragraphs and list items tells, with their verdicts."""
+    units = _rejoin(units)
     starts = [st for k, u in enumerate(units) if u.text
               for st in (_lead_start(k, u) or (_starts(k, u.text) if not u.lead else []))]
     stories: list[Story] = []
