@@ -110,3 +110,14 @@ def test_sentence_broken_around_a_config_line_is_one_action():
     assert "NVreg_EnableGpuFirmware=0 to modprobe.conf" in got[1].title
     # list items that merely lack a full stop are not joined
     assert len(_stories("- reinstalled the driver", "- rebooted", "- same error.")) <= 2
+
+
+def test_worked_for_me_and_a_plan_tried_later():
+    got = _stories("Okay so far so good the cache wipe worked for me. No crashes in 45 minutes.")
+    assert [s.verdict for s in got] == ["worked"]
+    got = _stories("Perhaps this will work:", ("code", "torch.backends.cuda.matmul.allow_tf32 = False"),
+                   "Then, for the loader:", ("code", "pin_memory=False"),
+                   "This did not work either. I kept getting the same NaN at step 40.")
+    assert [s.verdict for s in got] == ["failed"] and "allow_tf32" in got[0].did and "pin_memory" in got[0].did
+    # a plan nobody reports on is no attempt
+    assert _stories("Perhaps this will work:", ("code", "pin_memory=False"), "I will try it tomorrow.") == []

@@ -96,6 +96,12 @@ _WHEN_DONE = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:when|after|once|as soon as)
 _BARE_FIX = re.compile(r"^\W*(?:(?:so|and|finally|ok(?:ay)?|well)\W+)?(?:I|we)(?:'ve| have)?\s+(?:\w+ly\s+)?"
                        r"(?:fixed|solved|resolved|sorted(?: out)?)\s+(?:(?:my|the|this|our)\s+(?:\w+\s+)?(?:problems?|issues?)|"
                        r"it)(?:\s+(?:for good|at last|now|finally|myself))?\W*$", re.I)
+# "so far so good the killall worked for me": another reader applied the named thing.
+_WORKED_FOR_ME = re.compile(r"\b(?:the|that|this|your|his|her) (?:[\w-]+ ){1,3}(?:worked|did the trick|fixed it) for (?:me|us)\b",
+                            re.I)
+# "Perhaps this will work:" + code ... "This did not work either.": a plan that was then tried.
+_TRY_THIS = re.compile(r"^\W*(?:perhaps|maybe|hopefully|let'?s see if)\b[^.]{0,40}\b(?:will|would|might|should|can)?\s*"
+                       r"(?:work|fix (?:it|this)|help|do (?:it|the trick))\W*:\W*$", re.I)
 # A subordinate clause does not say the action was done: "if I set X", "until we pinned".
 _SUBORDINATE = re.compile(r"\b(?:if|when|whenever|unless|until|before|after|once|because|since|as|that|whether|"
                           r"where|which|who|what|how|why|while|though|although)\s+(?:\w+\s+){0,2}$", re.I)
@@ -137,14 +143,14 @@ class Story:
     result: str
     verdict: str
     lines: list[int] = field(default_factory=list)
-    kind: str = "first"  # how the action was told: first | bare | gerund | noun | fix
+    kind: str = "first"  # how the action was told: first | bare | gerund | noun | fix | try
 
 
 @dataclass
 class _Start:
     unit: int
     pos: int
-    kind: str  # first | bare | gerund | noun | fix
+    kind: str  # first | bare | gerund | noun | fix | try
     joined: bool = False  # "I tried both": the sentence before names what was tried
 
 
@@ -212,8 +218,11 @@ def _starts(k: int, text: str) -> list[_Start]:
                 and outcomes.verdict_word(m.group("verb")) is None:
             out.append(_Start(k, sm[0], "bare"))
             continue
-        if _ACTION_NOUN.match(s):
+        if _ACTION_NOUN.match(s) or _WORKED_FOR_ME.search(s):
             out.append(_Start(k, sm[0], "noun"))
+            continue
+        if _TRY_THIS.match(s) and n_s == len(spans) - 1:
+            out.append(_Start(k, sm[0], "try"))
             continue
         g = _GERUND.match(s)
         if g and _EFFECT.search(s) and outcomes.classify(s) != "inconclusive":
@@ -356,7 +365,7 @@ def read(units: list[Unit]) -> list[Story]:
             if u.text is None:
                 continue
             seen += 1
-            if seen > _LOOKAHEAD:
+            if seen > (_LOOKAHEAD + 2 if st.kind == "try" else _LOOKAHEAD):  # a plan's code may take a few captions
                 break
             if nxt and k == nxt.unit:
                 if nxt.pos:
@@ -378,7 +387,7 @@ def read(units: list[Unit]) -> list[Story]:
                                  "inconclusive" else "worked",
                                  lines=sorted(set(units[st.unit].lines) | set(after.lines if code else [])), kind="fix"))
             continue
-        verdict, said = _verdict(sents, own=st.kind != "fix", strict=st.kind == "fix")  # "The fix was to pin X until the deadlock fix lands"
+        verdict, said = _verdict(sents, own=st.kind not in ("fix", "try"), strict=st.kind in ("fix", "try"))  # "The fix was to pin X until the deadlock fix lands"
         if verdict == "inconclusive" and st.kind == "fix":
             verdict, said = "worked", action
         shown = action.rstrip().endswith(":") and after is not None and bool(after.code)  # "Reduced it to 128:" + config
@@ -401,6 +410,11 @@ def read(units: list[Unit]) -> list[Story]:
             if units[k].text is not None:
                 n_text += 1
             used += units[k].lines
+        if st.kind == "try":  # "Perhaps this will work:" then the code tried, up to the verdict
+            shown_code = [u for u in units[st.unit + 1:k + 1] if u.text is None and u.code]
+            if shown_code:
+                action = "\n\n".join([action] + [u.code for u in shown_code])
+                used = sorted(set(used).union(*[set(u.lines) for u in shown_code]))
         if shown and nxt_unit_ok(st, nxt):
             action = f"{action}\n\n{after.code}"  # the config or command shown under "I first tried X:"
             used = sorted(set(used) | set(after.lines))
