@@ -260,19 +260,19 @@ def _has_env(pid: int, var: str, value: str) -> bool:
         return False
 
 
-def descendants(table: dict[int, int], roots) -> set[int]:
+def descendants(table: dict[int, int], roots) -> list[int]:
     """Every pid below ``roots`` in a ppid table (the roots themselves not included)."""
     children: dict[int, list[int]] = collections.defaultdict(list)
     for pid, ppid in table.items():
         children[ppid].append(pid)
-    out: set[int] = set()
+    out: dict[int, None] = {}  # (a dict: in the order found, which ``Tree.snapshot`` keeps)
     stack = list(roots)
     while stack:
         for c in children.get(stack.pop(), ()):
             if c not in out:
-                out.add(c)
+                out[c] = None
                 stack.append(c)
-    return out
+    return list(out)
 
 
 def sweep(tree) -> None:
@@ -341,23 +341,13 @@ class Tree:
         ``table`` when the caller just read one), so a setsid'd grandchild stays tracked after its
         parent dies and it is re-parented."""
         ps = self.psutil
-        children: dict[int, list[int]] = collections.defaultdict(list)
-        for pid, ppid in (ppid_table() if table is None else table).items():
-            children[ppid].append(pid)
-        stack = [pid for pid, p in self.procs.items() if self._running(p)]
-        seen = set(stack)
-        while stack:
-            pid = stack.pop()
-            for c in children.get(pid, ()):
-                if c in seen:
-                    continue
-                seen.add(c)
-                stack.append(c)
-                if c not in self.procs:
-                    try:
-                        self.procs[c] = ps.Process(c)
-                    except ps.Error:
-                        pass
+        roots = [pid for pid, p in self.procs.items() if self._running(p)]
+        for c in descendants(ppid_table() if table is None else table, roots):
+            if c not in self.procs:
+                try:
+                    self.procs[c] = ps.Process(c)
+                except ps.Error:
+                    pass
 
     def _running(self, p) -> bool:
         try:
@@ -430,18 +420,12 @@ def terminate_tree(tree: Tree, grace: float, kill_wait: float = 3.0) -> list[dic
 def pids_with_env(var: str, value: str, skip: set | frozenset = frozenset(), among=None) -> list[int]:
     """Pids (other than ours and ``skip``; only ``among`` when given) whose environment holds
     ``var=value``; unreadable /proc/<pid>/environ (other users' processes) is skipped."""
-    needle = b"\0" + f"{var}={value}".encode() + b"\0"
     me = os.getpid()
     out = []
     for pid in pids() if among is None else sorted(among):
         if pid == me or pid in skip:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if needle in b"\0" + data + b"\0":
+        if _has_env(pid, var, value):
             out.append(pid)
     return out
 
