@@ -213,10 +213,7 @@ def run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, str
     try:
         rc = p.wait(timeout=limit)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, _signal.SIGKILL)
-        except OSError:
-            pass
+        proctree.kill_group(p)
         p.wait()
         return "timeout", f"{argv[0]} did not finish within {limit:g}s; killed"
     return ("ok", None) if rc == 0 else ("failed", f"{argv[0]} exited {rc}")

@@ -388,6 +388,15 @@ class Tree:
         return wait_gone(list(self.procs.values()), timeout)
 
 
+def kill_group(p) -> None:
+    """SIGKILL the process group a helper leads (started with ``start_new_session``) when it ran out
+    of time: the whole group, since a grandchild may hold its pipe or file. The caller reaps ``p``."""
+    try:
+        os.killpg(p.pid, _signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def proc_state(p) -> dict:
     ps = psutil_module()
     info: dict = {"pid": p.pid}

@@ -1378,10 +1378,9 @@ def _user_matches_subprocess(rx: re.Pattern[str], text: str, budget: float) -> l
     try:
         out, _ = p.communicate((header + text).encode("utf-8", "surrogatepass"), timeout=budget + 0.5)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, _signal.SIGKILL)
-        except OSError:
-            pass
+        from dbglog import proctree  # (only here: most classifications never start a worker)
+
+        proctree.kill_group(p)
         p.communicate()
         return None
     except OSError:
