@@ -40,10 +40,9 @@ from dbglog.bisect import kinds as toggle_kinds
 from dbglog.bisect import lifecycle
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
+from dbglog.bisect.kinds import Toggle, build_toggles
 from dbglog.bisect.oracle import Ask, Oracle, Placement
 from dbglog.bisect.spec import ToggleSpec
-# the toggle record and every kind live in kinds.py (one registered Kind each); re-exported for importers
-from dbglog.bisect.kinds import UNSET_WORDS, Toggle, apply_spec_toggle, build_toggles  # noqa: F401
 from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, calibrate,
                                    md_cell, record_section, verdict_of, workdir_root)
 from dbglog.coop import COUNT_FILE_VAR, limit_var
