@@ -1310,14 +1310,15 @@ def is_close(h: Hit, q: Query) -> bool:
         return False
     if not all(i in found for i, t in enumerate(active) if _specific(t)):
         return False
-    if _other_value(q.text, _did_text(h, whole=True)) or _opposite(q.text, _did_text(h)):
+    did = _did_text(h)  # what the record says was done: the near-miss rules below read it
+    if _other_value(q.text, _did_text(h, whole=True)) or _opposite(q.text, did):
         return False  # the same knob turned another way is another experiment
     at = {id(t): i for i, t in enumerate(active)}
     for prev, t in zip(q.terms, q.terms[1:]):  # "triton 3.2": the version is triton's, not any 3.2 of the record
         if _VERSION.fullmatch(t.raw) and at.get(id(t)) in found and prev.raw.isalpha() \
                 and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in found:
             return False
-    if any(i in direct and _negated(t, _did_text(h)) for i, t in enumerate(active) if _specific(t) or len(t.parts) > 1):
+    if any(i in direct and _negated(t, did) for i, t in enumerate(active) if _specific(t) or len(t.parts) > 1):
         return False  # "power-of-2 channels" is not "Non-Power-of-2 channels"
     if (new := _replacement(q.text, active)) and not any(i in found for i in new):
         return False  # "use bf16 instead of fp16": a record with fp16 only is what it replaces
@@ -1333,7 +1334,7 @@ def is_close(h: Hit, q: Query) -> bool:
     fix_weight = sum(weight(active[i]) for i in fix)
     # a word that says which way ("without", "enable") is there when the record goes that way
     # ("--moe_plugin disable" for "without the plugin")
-    held = [i for i in fix if (_way_in(active[i], _did_text(h)) if _way(active[i]) else i in direct)]
+    held = [i for i in fix if (_way_in(active[i], did) if _way(active[i]) else i in direct)]
     if h.kind != "investigation" and fix_weight and sum(weight(active[i]) for i in held) / fix_weight < CLOSE_FIX:
         return False
     return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
