@@ -127,6 +127,17 @@ def _scratch(recs, scratch, launcher):
     return slurm.scratch_dir(scratch)
 
 
+def _step_setup(cmd, slurm_args, launcher, scratch):
+    """What `bisect git` and `bisect toggles` do alike once their own checks pass: the repro (a
+    leading ``--`` dropped), the launcher, the workspace (created) and the scratch directory."""
+    cmd = list(cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    launcher = _cluster_launcher(slurm_args, launcher)
+    recs = open_records(create=True)
+    return cmd, recs, launcher, _scratch(recs, scratch, launcher)
+
+
 # `dbglog bisect git` (issue 6; driver in dbglog/bisect/history.py)
 @bisect_group.command("git", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--good", "goods", multiple=True, metavar="REV", help="A commit without the bug "
@@ -172,12 +183,7 @@ def bisect_git(goods, bad, first_parent, match, any_failure, build, timeout, gra
         if not value:
             raise DbglogError(f"missing option {name}: dbglog bisect git --good REV --bad REV -- CMD ARGS")
     check_failure_name(match, "--match", regex=True)
-    cmd = list(cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    launcher = _cluster_launcher(slurm_args, launcher)
-    recs = open_records(create=True)
-    scratch = _scratch(recs, scratch, launcher)
+    cmd, recs, launcher, scratch = _step_setup(cmd, slurm_args, launcher, scratch)
     spec = HistorySpec(good_refs=list(goods), bad_ref=bad, cmd=cmd, build=build, timeout=timeout, grace=grace,
                        repeat=repeat, jobs=jobs, launcher=launcher, match=match, any_failure=any_failure,
                        first_parent=first_parent, captures=captures, on_hang=on_hang, max_steps=max_steps,
@@ -256,15 +262,10 @@ def bisect_toggles(count, from_diffs, mode, max_sets, max_set_size, max_runs, st
 
     reject_unknown_option(cmd)
     check_failure_name(match, "--match", regex=True)
-    cmd = list(cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
     from dbglog.bisect import kinds
 
     kinds.remember_secrets(toggle_options)  # --env HF_TOKEN=...: the value never reaches logs/ or the DB
-    launcher = _cluster_launcher(slurm_args, launcher)
-    recs = open_records(create=True)
-    scratch = _scratch(recs, scratch, launcher)
+    cmd, recs, launcher, scratch = _step_setup(cmd, slurm_args, launcher, scratch)
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith(("dbglog", "__main__.py")) else []
     spec = ToggleSpec(
         cmd=cmd, toggle_options=toggle_options, count=count, from_diffs=from_diffs, mode=mode, max_sets=max_sets,
