@@ -262,7 +262,7 @@ def _decide(recs, plan: Plan) -> Investigation:
         existing = hit[0] if hit else None
     if existing is None:
         plan.action = "create"
-        new = copy.deepcopy(inv)
+        new = inv  # already this plan's own copy (cleaned above)
         if not plan.parsed.canonical:
             new.source = key
             new.id = model.new_id(new.title)
