@@ -179,13 +179,6 @@ def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, re
 # --- the circuit breaker: the same failure N times in one investigation -------------------------
 
 
-
-def breaker_threshold(config_path) -> int:
-    from dbglog import config
-
-    return config.breaker_threshold(config_path)
-
-
 _RUN_NOISE = None
 
 
@@ -252,7 +245,9 @@ def circuit_breaker(recs, inv_id: str, a, threshold: int | None = None) -> dict 
     instead of another patch — the untested key differences and a ready `dbglog bisect` line."""
     if a.outcome != "failed":
         return None
-    n = threshold or breaker_threshold(recs.ws.config_path)
+    from dbglog import config
+
+    n = threshold or config.breaker_threshold(recs.ws.config_path)
     inv = recs.store.load(inv_id)
     mine = _failure_of(recs, inv_id, a)
     if not mine[0] and not mine[1]:
