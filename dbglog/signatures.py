@@ -1100,6 +1100,15 @@ class _Text:
         out.sort()
         return out
 
+    def lines_with(self, needle: str) -> list[tuple[int, int]]:
+        """(line index, byte offset of the needle) of every line holding ``needle``: its
+        representatives (``needle_reps``), then the members of their groups."""
+        reps = self.needle_reps(needle)
+        if not reps:
+            return []
+        self.prepare_groups(r for r, _ in reps)
+        return self.expand(reps, needle)
+
     def prepare_groups(self, rep_indices: Iterable[int]) -> None:
         """One pass over all lines collecting the members of the groups that matter (capped)."""
         if self.keys is None:
@@ -1188,10 +1197,7 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
             continue
         cands: list[tuple[int, int]] = []
         for n in needles:
-            reps = t.needle_reps(n)
-            if reps:
-                t.prepare_groups(r for r, _ in reps)
-                cands.extend(t.expand(reps, n))
+            cands.extend(t.lines_with(n))
         if not cands:
             continue
         if len(needles) > 1:
@@ -1237,54 +1243,44 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
     header was cut off (a pasted or truncated log) still ends its last 'File "...", line N' frame
     with the exception a few lines below."""
     covered: list[tuple[int, int]] = []  # (header, exception line) spans read through the header
-    reps = t.needle_reps(_TRACEBACK_HEADER_TEXT)
     n = len(t.lines)
-    if reps:
-        t.prepare_groups(r for r, _ in reps)
-        headers = [i for i, _ in t.expand(reps, _TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
-        for k, h in enumerate(headers):
-            stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
-            end = stop
-            # A log pasted indented (a CI step, a code block in a list) indents the exception line
-            # as much as its header: read the lines below at the header's indentation.
-            head = t.line(h)
-            indent = head[:len(head) - len(head.lstrip(" \t"))] if head[:1] in (" ", "\t") else ""
-            for j in range(h + 1, stop):
-                if len(t.lines[j]) > _LONG_LINE:
-                    continue
-                line = t.line(j)
-                m = rx.match(line[len(indent):] if indent and line.startswith(indent) else line)
-                if m:
-                    end = j
-                    _add(hits, sig, m, j, m.start())
-                    # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
-                    # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
-                    if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
-                        for k2 in range(j + 1, min(j + 4, stop)):
-                            m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
-                            if m2:
-                                _add(hits, sig, m2, k2, m2.start())
-                                break
-                    break
-            covered.append((h, end))
+    headers = [i for i, _ in t.lines_with(_TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
+    for k, h in enumerate(headers):
+        stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
+        end = stop
+        # A log pasted indented (a CI step, a code block in a list) indents the exception line
+        # as much as its header: read the lines below at the header's indentation.
+        head = t.line(h)
+        indent = head[:len(head) - len(head.lstrip(" \t"))] if head[:1] in (" ", "\t") else ""
+        for j in range(h + 1, stop):
+            if len(t.lines[j]) > _LONG_LINE:
+                continue
+            line = t.line(j)
+            m = rx.match(line[len(indent):] if indent and line.startswith(indent) else line)
+            if m:
+                end = j
+                _add(hits, sig, m, j, m.start())
+                # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
+                # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
+                if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
+                    for k2 in range(j + 1, min(j + 4, stop)):
+                        m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
+                        if m2:
+                            _add(hits, sig, m2, k2, m2.start())
+                            break
+                break
+        covered.append((h, end))
     # A c10::Error printed without its Python traceback: the message line, then "Exception raised
     # from <fn> at <file>:<line> (most recent call first):" and the C++ frames.
-    raised = t.needle_reps(_RAISED_FROM)
-    if raised:
-        t.prepare_groups(r for r, _ in raised)
-        for i, _ in t.expand(raised, _RAISED_FROM)[:_MAX_HITS]:
-            for j in range(i - 1, max(-1, i - 3), -1):
-                if len(t.lines[j]) > _LONG_LINE:
-                    break
-                m = rx.match(t.line(j).lstrip("`'\" \t"))
-                if m:
-                    _add(hits, sig, m, j, m.start())
-                    break
-    frame_reps = t.needle_reps(_FRAME_TEXT)
-    if not frame_reps:
-        return
-    t.prepare_groups(r for r, _ in frame_reps)
-    frames = [i for i, _ in t.expand(frame_reps, _FRAME_TEXT)][:_MAX_MEMBERS]
+    for i, _ in t.lines_with(_RAISED_FROM)[:_MAX_HITS]:
+        for j in range(i - 1, max(-1, i - 3), -1):
+            if len(t.lines[j]) > _LONG_LINE:
+                break
+            m = rx.match(t.line(j).lstrip("`'\" \t"))
+            if m:
+                _add(hits, sig, m, j, m.start())
+                break
+    frames = [i for i, _ in t.lines_with(_FRAME_TEXT)][:_MAX_MEMBERS]
     starts = [h for h, _ in covered]
     found = 0
     for x, f in enumerate(frames):
