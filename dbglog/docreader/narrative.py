@@ -124,7 +124,9 @@ _LOOKAHEAD = 3  # units (paragraphs, list items) after an action's own unit sear
 _CHANGE_VERB = re.compile(r"\b(?:updated|upgraded|downgraded|pinned|bumped|set|disabled|enabled|reverted|patched|rebuilt|"
                           r"reinstalled|installed|uninstalled|removed|replaced|changed|switched|added|appended|vendored|"
                           r"rolled back|turned (?:off|on)|lowered|raised|increased|decreased|reduced)\b", re.I)
-_CONCRETE = re.compile(r"`[^`]+`|\b\d+\.\d+(?:\.\d+)?\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
+# A setting by name: an env var assignment, a command-line flag (also read by ``reader``).
+KNOB = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
+_CONCRETE = re.compile(rf"`[^`]+`|\b\d+\.\d+(?:\.\d+)?\b|{KNOB.pattern}")
 
 
 @dataclass

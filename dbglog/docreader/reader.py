@@ -1157,7 +1157,7 @@ class _Builder:
             return
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
         for sent in SENTENCES.split(text):
-            if (_KNOB.search(sent) or _ACTION_SUBJECT.match(sent)) and _HELP_VERDICT.search(sent) \
+            if (narrative.KNOB.search(sent) or _ACTION_SUBJECT.match(sent)) and _HELP_VERDICT.search(sent) \
                     and not sent.rstrip().endswith("?"):
                 idxs = list(range(blk.start, blk.end))
                 self.attempts.append(_Attempt(line=blk.start, number=None, title=item_title(sent), fields={
@@ -2134,8 +2134,6 @@ _DONE_WORDS = re.compile(r"(?<!-)(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )\
                          r"(?:the first|this|that|the) run (?:used|showed|took|reached|stopped|ended))\b", re.I)
 
 
-# A setting by name: an env var assignment, a command-line flag.
-_KNOB = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
 # "Restarting didn't help.", "A fresh image didn't help either.": an action as the sentence's subject.
 _ACTION_SUBJECT = re.compile(r"^\W{0,3}(?:also |even |then |and )?(?:(?!(?:no|some|every|any)?thing\b|during\b|being\b)"
                              r"[A-Za-z][a-z]+ing\b|an? (?:fresh|new|clean|full|second|bigger|smaller) [\w-]+)", re.I)
