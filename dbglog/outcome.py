@@ -93,13 +93,15 @@ _NEGATED_FAIL = [
     r"\ball (?:\d+ )?(?:runs?|tests?|iterations?|steps?|ranks?|jobs?) (?:pass(?:ed)?|green|clean|succeed\w*|complete\w*|finish\w*)",
     r"\b(?:pass(?:es|ed)?|clean|ok) (\d+)/\1\b",  # "pass 3/3": every run
 ]
+# "not the OOM cause", "unrelated": what was found is not what was hunted.
+_NOT_THE_CAUSE = r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b"
 _NEGATED_WIN = [
     r"\bconfirmed (?:(?:it|this|that)(?:'s| is| was) )?not (?:the |a )?(?:[\w-]+ )?(?:cause|culprit|issue|problem)\b",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s)?|fix(?:ed|es)?|work(?:ed|s)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
     r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|joy|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
-    r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b",
+    _NOT_THE_CAUSE,
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",
     r"\bmade (?:it|things) worse\b|\bworse\b",
     r"\b(?:fixed|fixes|solved|changed|helped|did) nothing\b",  # "fixed nothing — wrong theory"
@@ -281,8 +283,7 @@ def verdict_word(text: str) -> str | None:
 
 # "Works without ...", "works only for ...": the word after a success verdict makes it conditional.
 _QUALIFIERS = {"without", "only", "except", "when", "if", "unless", "for", "on", "with", "in", "under"}
-_RULED_OUT = re.compile(r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|"
-                        r"\bnot related\b|\bred herring\b|\birrelevant\b", re.I)
+_RULED_OUT = re.compile(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
 
 
 def _scan(text: str, whole: str | None = None) -> dict[str, int]:
