@@ -384,9 +384,9 @@ def read(units: list[Unit]) -> list[Story]:
             code = after.code if after is not None and nxt_unit_ok(st, nxt) else ""
             if not rest and not code:
                 continue  # "I'm just glad I solved the problem.": a summary, no attempt
+            said_of_fix = outcomes.classify(action)  # "I fixed it" says worked unless its words say otherwise
             stories.append(Story(title=action.strip(), did="\n\n".join(x for x in (own[st.pos:end].strip(), code) if x),
-                                 result="", verdict=outcomes.classify(action) if outcomes.classify(action) !=
-                                 "inconclusive" else "worked",
+                                 result="", verdict=said_of_fix if said_of_fix != "inconclusive" else "worked",
                                  lines=sorted(set(units[st.unit].lines) | set(after.lines if code else [])), kind="fix"))
             continue
         verdict, said = _verdict(sents, own=st.kind not in ("fix", "try"), strict=st.kind in ("fix", "try"))  # "The fix was to pin X until the deadlock fix lands"
