@@ -336,8 +336,10 @@ def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None
         check_text(v, what)
     inv_id = recs.resolve(inv_ref)
     if apply:  # the states may come from the row's columns: check against the row as it will be
-        row = next((d for d in recs.store.load(inv_id).differences
-                    if d.factor == factor or str(d.position) == factor), None)
+        try:  # the row diff_set will change (name, case-insensitive prefix or number)
+            row = recs._find_diff(recs.store.load(inv_id), factor) if factor else None
+        except DbglogError:
+            row = None  # no such row, or several: diff_set says so
         check_apply_spec(recs, apply, factor, working if working is not None else (row.working if row else "0"),
                          broken if broken is not None else (row.broken if row else "1"))
     return inv_id, recs.diff_set(inv_id, factor, working=working, broken=broken, status=status, apply=apply,
