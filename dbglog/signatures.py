@@ -412,6 +412,13 @@ def _S(name: str, pats: Sequence[tuple[str, str | tuple[str, ...]]], rank: int, 
 _TOK = (r"(?P<tok>\b(?:cuda|hip)Error(?!Success\b|NotReady\b)[A-Z]\w+|\bCUDA_ERROR_(?!NOT_READY\b)[A-Z_]+"
         r"|\bHIP_ERROR_(?!NotReady\b)[A-Za-z_]+)")
 
+
+# macOS libc's assert(): "Assertion failed: (cond), function f, file x.cpp, line 31." (the file's
+# pattern is the caller's: mps.failed_assertion takes Metal/MPS sources, cpp.assert any)
+def _macos_assert(file: str) -> str:
+    return r"Assertion failed: \((.*)\), function (\w+), file (" + file + r"), line (\d+)\."
+
+
 BUILTIN: tuple[Signature, ...] = (
     # GPU faults (rows 1-12). CUDA and HIP share the runtime's texts; the same text also arrives
     # through NCCL ("Cuda failure 700 '...'"), llama.cpp ("CUDA error: ..."), Warp, CNTK, NVHPC
@@ -752,8 +759,7 @@ BUILTIN: tuple[Signature, ...] = (
        # (a paste may break the line after the file:line, leaving "failed assertion `...'" alone)
        [(r"(?:(\S+\.(?:mm|m|swift|metal)):(\d+): )?failed assertion `([^\n]*)", "failed assertion `"),
         # the macOS assert() form from an Objective-C++ Metal/MPS source (GPUReductionOps.mm)
-        (r"Assertion failed: \((.*)\), function (\w+), file (\S+\.(?:mm|metal)), line (\d+)\.",
-         "Assertion failed: (")], 46,
+        (_macos_assert(r"\S+\.(?:mm|metal)"), "Assertion failed: (")], 46,
        description="a Metal/MPS framework assertion aborted the process (an MPS op got a shape or buffer it rejects)"),
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
@@ -765,7 +771,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
          "__assert_fail ("),
         # macOS libc: "Assertion failed: (cond), function f, file x.cpp, line 31."
-        (r"Assertion failed: \((.*)\), function (\w+), file (\S+), line (\d+)\.", "Assertion failed: (")], 44,
+        (_macos_assert(r"\S+"), "Assertion failed: (")], 44,
        resolve=_resolve_assert, description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
