@@ -337,7 +337,7 @@ def set_difference(recs, inv_ref, factor: str = "", *, working=None, broken=None
     inv_id = recs.resolve(inv_ref)
     if apply:  # the states may come from the row's columns: check against the row as it will be
         try:  # the row diff_set will change (name, case-insensitive prefix or number)
-            row = recs._find_diff(recs.store.load(inv_id), factor) if factor else None
+            row = recs.find_diff(recs.store.load(inv_id), factor) if factor else None
         except DbglogError:
             row = None  # no such row, or several: diff_set says so
         check_apply_spec(recs, apply, factor, working if working is not None else (row.working if row else "0"),

@@ -399,7 +399,7 @@ class Records:
             self._set_labels(inv_id, labels)
             if not factor:
                 return None
-            d = self._find_diff(inv, factor)
+            d = self.find_diff(inv, factor)
             if working is not None:
                 d.working = model.check_cell(working, "working value")
             if broken is not None:
@@ -412,7 +412,8 @@ class Records:
         return d
 
     @staticmethod
-    def _find_diff(inv: Investigation, factor: str) -> Difference:
+    def find_diff(inv: Investigation, factor: str) -> Difference:
+        """The key-differences row ``factor`` names: its number, its name (any case), or a unique prefix."""
         if factor.isdigit() and 1 <= int(factor) <= len(inv.differences):
             return inv.differences[int(factor) - 1]
         hits = [d for d in inv.differences if d.factor.casefold() == factor.casefold()] or \
