@@ -20,7 +20,6 @@ import os
 import platform
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -57,10 +56,9 @@ def probe(cmd: list[str], timeout: float = 5.0, env: dict | None = None) -> tupl
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)  # the whole group: a grandchild may hold the pipe
-        except OSError:
-            pass
+        from dbglog import proctree
+
+        proctree.kill_group(p)  # the whole group: a grandchild may hold the pipe
         try:
             p.communicate(timeout=2)
         except subprocess.TimeoutExpired:

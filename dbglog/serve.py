@@ -99,10 +99,7 @@ def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, st
     try:
         rc = p.wait(timeout=limit)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, 9)
-        except OSError:
-            pass
+        proctree.kill_group(p)
         p.wait()
         return False, f"readiness command did not finish within {limit:g}s"
     return rc == 0, f"readiness command exited {rc}"
