@@ -173,9 +173,9 @@ def main() -> None:
     import yaml
 
     import test_search_corpus as T
-    from dbglog import importer, search
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb import importer, search
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     t = time.perf_counter()
     model = MiniLM(model_dir())

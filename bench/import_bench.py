@@ -12,9 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dbglog import importer
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb import importer
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 DOC = """# {title}
 

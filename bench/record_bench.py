@@ -37,13 +37,13 @@ def timed(cmd, cwd, n=15) -> list[float]:
 
 def fill(ws: Path, inv_id: str, upto: int) -> None:
     sys.path.insert(0, str(REPO))
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     recs = Records(Workspace(ws / ".dbglog"))
     have = recs.store.next_attempt_number(inv_id) - 1
     # Bulk-insert directly, then render once: the benchmark measures the next add, not the fill.
-    from dbglog.model import Attempt, now_iso
+    from dbglog.kb.model import Attempt, now_iso
 
     with recs.store.write():
         for n in range(have + 1, upto + 1):

@@ -1,4 +1,4 @@
-"""Supervision overhead and tree-kill latency of dbglog.runner. Prints a table; not a test.
+"""Supervision overhead and tree-kill latency of dbglog.run.runner. Prints a table; not a test.
 
 usage: PYTHONPATH=. python bench/run_bench.py [--n 30] [--tree 50]
 """
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from dbglog import runner  # noqa: E402
+from dbglog.run import runner  # noqa: E402
 
 TREE = r'''
 import subprocess, sys, threading

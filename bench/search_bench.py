@@ -33,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dbglog import mirror, search  # noqa: E402
-from dbglog.model import Attempt, Difference, Investigation, NextStep, Section  # noqa: E402
-from dbglog.records import Records  # noqa: E402
-from dbglog.workspace import Workspace  # noqa: E402
+from dbglog.kb import mirror, search  # noqa: E402
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section  # noqa: E402
+from dbglog.kb.records import Records  # noqa: E402
+from dbglog.util.workspace import Workspace  # noqa: E402
 
 TOOLS = ["ncu", "nsys", "compute-sanitizer", "cuda-gdb", "py-spy", "torchrun", "nvidia-smi", "rocprof", "gdb"]
 FLAGS = ["--replay-mode application", "--replay-mode kernel", "--replay-mode range", "--set full",
@@ -174,7 +174,7 @@ def build(root: Path, n_attempts: int, gen: Gen, write_mirror: bool = True) -> R
     if write_mirror:
         logs = recs.ws.logs_dir
         logs.mkdir(exist_ok=True)
-        from dbglog.sync import sha256
+        from dbglog.kb.sync import sha256
 
         with recs.store.write():
             for inv in invs:

@@ -1,4 +1,4 @@
-"""Server mode (dbglog/serve.py) beside plain mode: per-step cost in `bisect git`, orphans, idle-hang
+"""Server mode (dbglog/run/serve.py) beside plain mode: per-step cost in `bisect git`, orphans, idle-hang
 detection latency.
 
 1. A generated 64-commit history where commit CULPRIT makes the server crash on /generate. The same
@@ -88,7 +88,7 @@ def bisect(tmp: Path, n: int, culprit: int, server: bool) -> dict:
 
 
 def idle_latency(tmp: Path, idle: float) -> float:
-    from dbglog import serve
+    from dbglog.run import serve
 
     port = free_port()
     os.environ["FAKE_SERVER_MODE"] = "livelock"

@@ -10,11 +10,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from dbglog import mirror, sync
-from dbglog.model import Attempt, Difference, Investigation, NextStep
-from dbglog.records import Records
-from dbglog.store import Store
-from dbglog.workspace import Workspace
+from dbglog.kb import mirror, sync
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.kb.records import Records
+from dbglog.kb.store import Store
+from dbglog.util.workspace import Workspace
 
 
 def make(i: int) -> Investigation:

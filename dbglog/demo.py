@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 
 def step(title: str, quiet: bool) -> None:
@@ -86,7 +86,7 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
     import sys
 
     from dbglog import ops
-    from dbglog.records import run_result_line
+    from dbglog.kb.records import run_result_line
 
     out = []
     for name, script, timeout, title in (
@@ -111,7 +111,7 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
 
 def demo_search(recs: Records, quiet: bool) -> tuple[dict, dict]:
     """Search the knowledge base, then run the before-trying-a-fix check."""
-    from dbglog import search
+    from dbglog.kb import search
 
     conn = recs.store.conn
     query, idea = "replay mod mbarier", "kernel replay with --set full"
@@ -119,7 +119,7 @@ def demo_search(recs: Records, quiet: bool) -> tuple[dict, dict]:
     check = search.tried(conn, idea)
     if not quiet:
         from dbglog.ops import query_notes as _query_notes
-        from dbglog.present import print_hit as _print_hit
+        from dbglog.kb.present import print_hit as _print_hit
 
         step(f'dbglog search "{query}"   (a partial word and a typo on purpose)', quiet)
         for note in _query_notes(res.query):
@@ -150,7 +150,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
         inv = recs.store.load(inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:
-            from dbglog.present import render_show
+            from dbglog.kb.present import render_show
 
             step(f"dbglog show {inv_id}", quiet)
             render_show(inv, recs.path_for(inv_id))

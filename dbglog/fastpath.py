@@ -85,7 +85,7 @@ def _style(text: str, bold: bool = False, dim: bool = False) -> str:
 
 
 def _where(h) -> str:
-    from dbglog.redact import sanitize  # a watched doc's file name may hold escapes: shown inert
+    from dbglog.util.redact import sanitize  # a watched doc's file name may hold escapes: shown inert
 
     return sanitize(f"{h.path}:{h.line}" if h.line else (h.path or ""))
 
@@ -245,7 +245,7 @@ def attempt_add(argv: list[str]) -> int | None:
         return 1
     try:
         if opts["as_json"]:
-            from dbglog.redact import json_text
+            from dbglog.util.redact import json_text
 
             sys.stdout.write(json_text(json.dumps(rec.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:
@@ -281,7 +281,7 @@ def tried(argv: list[str]) -> int | None:
         _echo(f"dbglog: warning: {w}", err=True)
     try:
         if opts["as_json"]:
-            from dbglog.redact import json_text
+            from dbglog.util.redact import json_text
 
             sys.stdout.write(json_text(json.dumps(res.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:

@@ -439,7 +439,7 @@ def _untested_rows(recs, inv_ids: list[str]) -> list[dict]:
 def _threshold(recs, given: int | None) -> int:
     if given is not None:
         return given
-    from dbglog import config  # (stdlib only, like the hook)
+    from dbglog.util import config  # (stdlib only, like the hook)
 
     return config.breaker_threshold(recs.ws.config_path)  # shared with `attempt add`
 
@@ -575,8 +575,9 @@ def prompt_notice(recs, prompt: str, limit: int = NOTICE_ATTEMPTS) -> str:
     search hits that share at least two telling words (or one identifier) with the prompt."""
     import math
 
-    from dbglog import ops, search
-    from dbglog.errors import DbglogError
+    from dbglog import ops
+    from dbglog.kb import search
+    from dbglog.util.errors import DbglogError
 
     text = " ".join(prompt.split())[:search.MAX_QUERY_CHARS]
     try:
@@ -817,9 +818,9 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
         finally:
             db.close()
     else:
-        from dbglog import workspace
-        from dbglog.errors import DbglogError
-        from dbglog.records import Records
+        from dbglog.util import workspace
+        from dbglog.util.errors import DbglogError
+        from dbglog.kb.records import Records
 
         ws = workspace.find()
         if not ws.exists:

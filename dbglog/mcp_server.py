@@ -27,9 +27,9 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dbglog import captures as _captures
+from dbglog.run import captures as _captures
 from dbglog import ops
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 CapturePreset = Literal[tuple(_captures.names())]  # the schema's enum, from the registry
 
@@ -237,8 +237,8 @@ _local = threading.local()
 def _records(create: bool = False):
     """This thread's open workspace, re-opened when the workspace (cwd, DBGLOG_DIR) or its
     database file changed; outside edits of logs/ taken in, as before every CLI command."""
-    from dbglog import workspace
-    from dbglog.records import Records
+    from dbglog.util import workspace
+    from dbglog.kb.records import Records
 
     warnings: list[str] = []
     ws = workspace.find()

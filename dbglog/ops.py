@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 Warn = Callable[[str], None]
 
@@ -40,8 +40,8 @@ def check_text(value: str | None, what: str) -> str | None:
 
 def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
     """The workspace that applies here, open, with outside edits of ``logs/`` taken in."""
-    from dbglog import workspace
-    from dbglog.records import Records
+    from dbglog.util import workspace
+    from dbglog.kb.records import Records
 
     recs = Records(workspace.find(), create=create)
     if sync:
@@ -60,7 +60,7 @@ def sync_records(recs, warn: Warn = _ignore):
 
 
 def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=None):
-    from dbglog import model, search
+    from dbglog.kb import model, search
 
     return search.Filters(
         status=model.check_choice(status, model.STATUSES, "status") if status else None,
@@ -77,7 +77,7 @@ def refresh_watched(recs, warn: Warn = _ignore) -> None:
         watching = False
     if not watching and recs.store.conn.execute("SELECT 1 FROM watched_files LIMIT 1").fetchone() is None:
         return  # the common case, without importing the sections module (see bench/agent_bench.py)
-    from dbglog import sections
+    from dbglog.kb import sections
 
     report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
     for p in report.skipped:
@@ -102,7 +102,7 @@ def query_notes(q) -> list[str]:
 
 def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5, warn: Warn = _ignore):
     """``search.TriedResult`` for IDEA: close prior attempts first (``.close``), then ideas and related."""
-    from dbglog import search
+    from dbglog.kb import search
 
     check_text(idea, "query")
     refresh_watched(recs, warn)
@@ -113,7 +113,7 @@ def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5
 def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None, kinds=None, since=None,
            limit: int = 10, warn: Warn = _ignore):
     """``search.Result``: ranked hits over attempts, investigations, differences, steps, sections."""
-    from dbglog import search as _search
+    from dbglog.kb import search as _search
 
     check_text(query, "query")
     refresh_watched(recs, warn)
@@ -125,7 +125,7 @@ def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None,
 
 
 def environment_text() -> str:
-    from dbglog import envinfo
+    from dbglog.run import envinfo
 
     return "\n".join(envinfo.markdown_lines(envinfo.collect()))
 
@@ -155,7 +155,7 @@ class RecordedAttempt:
 
 
 def similar_to_attempt(recs, inv_id: str, a) -> list[dict]:
-    from dbglog import search
+    from dbglog.kb import search
 
     return search.similar_attempts(recs.store.conn, inv_id, a.number, title=a.title,
                                    hypothesis=a.hypothesis, did=a.did)
@@ -245,7 +245,7 @@ def circuit_breaker(recs, inv_id: str, a, threshold: int | None = None) -> dict 
     instead of another patch — the untested key differences and a ready `dbglog bisect` line."""
     if a.outcome != "failed":
         return None
-    from dbglog import config
+    from dbglog.util import config
 
     n = threshold or config.breaker_threshold(recs.ws.config_path)
     inv = recs.store.load(inv_id)
@@ -381,7 +381,7 @@ def next_steps(recs, inv_ref=None, action: str = "list", text: str | None = None
                position: int | None = None, attempt: int | None = None):
     """The what-to-try-next list, after adding a step (``text``) or checking one off / dropping it
     (``text``: its number or words). Returns (investigation id, the step changed or None, all steps)."""
-    from dbglog import model
+    from dbglog.kb import model
 
     action = model.check_choice(action, NEXT_ACTIONS, "action")
     check_text(text, "step")
@@ -465,8 +465,8 @@ def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, i
                      core_dumps: bool = False) -> dict:
     """Server mode, idle timeout, escalation, core dumps (issue 14): refused before anything runs;
     returns the keyword arguments of ``run_repro``."""
-    from dbglog import escalate as esc
-    from dbglog import serve
+    from dbglog.run import escalate as esc
+    from dbglog.run import serve
 
     serve.check_args(server, ready, ready_timeout, idle_timeout)
     if server is not None:
@@ -502,8 +502,8 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
 
     ``env``: NAME -> value for the run (None unsets NAME). ``slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/slurm.py)."""
-    from dbglog import runner, signatures
+    then a Slurm allocation of its own (dbglog/run/slurm.py)."""
+    from dbglog.run import runner, signatures
 
     cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
     check_text(attempt_title, "attempt title")
@@ -515,7 +515,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     if slurm is not None:
         import shlex
 
-        from dbglog import slurm as slurm_mode
+        from dbglog.run import slurm as slurm_mode
 
         if server is not None:
             raise DbglogError("--slurm does not combine with --server: run the server inside the repro's own script")
@@ -525,10 +525,10 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = None
     if attempt_title is not None:
-        from dbglog import advice
+        from dbglog.run import advice
 
         recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
-        from dbglog import fserrors
+        from dbglog.util import fserrors
 
         fserrors.check_writable(recs.ws.logs_dir, recs.ws.runs_dir.parent)  # (read-only logs/: nothing runs)
         rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
@@ -538,12 +538,12 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     if server is not None:
         import functools
 
-        from dbglog import serve
+        from dbglog.run import serve
 
         one = functools.partial(serve.run_server_client, server=server, ready=ready, ready_timeout=ready_timeout)
     did = ""
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
-        from dbglog import story
+        from dbglog.kb import story
 
         did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
     try:
@@ -590,8 +590,8 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
 
 def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules):
     """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
-    for them to the investigation's next steps (once per advice: see dbglog/advice.py)."""
-    from dbglog import advice, evidence
+    for them to the investigation's next steps (once per advice: see dbglog/run/advice.py)."""
+    from dbglog.run import advice, evidence
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
     if lines:
@@ -642,7 +642,7 @@ def run_record(recs, ref: str) -> dict:
 
 def doctor(recs) -> list[dict]:
     """What disagrees between logs/ and the database (empty: healthy)."""
-    from dbglog.sync import doctor as check
+    from dbglog.kb.sync import doctor as check
 
     return check(recs.store, recs.ws)
 
@@ -698,7 +698,7 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     """What a log says: the most causal failure signature (``signature``), the last kernel-API call
     (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
     beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog import evidence, signatures
+    from dbglog.run import evidence, signatures
 
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)
@@ -719,9 +719,9 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
 def init_workspace() -> dict:
     """Create (or re-initialize) the workspace at the git root or here, take in the logs/ that came
     with a fresh clone, and (re)point git's merge driver at this dbglog."""
-    from dbglog import workspace
-    from dbglog.merge import configure_git
-    from dbglog.records import Records
+    from dbglog.util import workspace
+    from dbglog.kb.merge import configure_git
+    from dbglog.kb.records import Records
 
     ws = workspace.find()
     existed = ws.exists
@@ -748,10 +748,10 @@ def sync_workspace(recs, resolve=(), prune: bool = False):
 
 def reindex_workspace(force: bool = False) -> dict:
     """Rebuild the database from logs/ alone; with ``force`` an unreadable database is set aside first."""
-    from dbglog import workspace
-    from dbglog.fserrors import FilesystemError
-    from dbglog.records import Records
-    from dbglog.sync import reindex, set_aside_database
+    from dbglog.util import workspace
+    from dbglog.util.fserrors import FilesystemError
+    from dbglog.kb.records import Records
+    from dbglog.kb.sync import reindex, set_aside_database
 
     ws = workspace.find()
     try:

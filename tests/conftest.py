@@ -18,8 +18,8 @@ REPROS = Path(__file__).resolve().parent / "fixtures" / "repros"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dbglog.records import Records  # noqa: E402
-from dbglog.workspace import Workspace  # noqa: E402
+from dbglog.kb.records import Records  # noqa: E402
+from dbglog.util.workspace import Workspace  # noqa: E402
 
 
 def _scratch_in_ram() -> None:

@@ -20,8 +20,9 @@ ROOT = Path(__file__).parent
 DOCS = ROOT / "corpus" / "docs"
 sys.path.insert(0, str(ROOT.parent))
 
-from dbglog import docreader, mirror  # noqa: E402
-from dbglog.importer import decode, parse_document  # noqa: E402
+from dbglog import docreader  # noqa: E402
+from dbglog.kb import mirror  # noqa: E402
+from dbglog.kb.importer import decode, parse_document  # noqa: E402
 
 
 def _n(s: str) -> str:

@@ -38,8 +38,8 @@ UNTRIED = ["increase NCCL timeout",  # a bisection's command has --timeout: not 
 def build_three(root):
     """Three investigations as an agent would have left them: attempts, a toggle and a git
     bisection recorded as attempts (as the bisect drivers record them), key differences, steps."""
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     (root / ".git").mkdir()
     recs = Records(Workspace(root / ".dbglog"), create=True)

@@ -6,9 +6,9 @@ run folder). Four attempts with the same command read differently."""
 import subprocess
 import sys
 
-from dbglog import story
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb import story
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 TOKEN = "hf_" + "Zq9" * 10
 

@@ -305,7 +305,7 @@ def test_driver_liveness_is_proctrees_create_time_rule(recs):
 def test_specs_refuse_bad_input_in_one_line():
     from dbglog.bisect.kinds import Toggle
     from dbglog.bisect.spec import HistorySpec, ToggleSpec
-    from dbglog.errors import DbglogError
+    from dbglog.util.errors import DbglogError
 
     ok = HistorySpec(cmd=["./repro"], good_refs=["v1"], bad_ref="HEAD")
     ok.validate()

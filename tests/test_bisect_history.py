@@ -569,7 +569,7 @@ def test_start_takes_good_ends_from_the_graph_or_their_merge_bases(recs, tmp_pat
     base; swapped ends are refused."""
     from dbglog.bisect import history
     from dbglog.bisect.spec import HistorySpec
-    from dbglog.errors import DbglogError
+    from dbglog.util.errors import DbglogError
 
     repo = tmp_path / "r"
     shas = make_repo(repo, 8, lambda i: {"version.txt": f"{i}\n"})

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPROS, assert_none_alive, cli_env, run_cli, run_cli_inproc
-from dbglog import captures, runner
-from dbglog.errors import DbglogError
+from dbglog.run import captures, runner
+from dbglog.util.errors import DbglogError
 
 PY = sys.executable
 FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_tools"
@@ -355,10 +355,10 @@ def test_gdb_preset_with_the_fake_gdb(tmp_path, pid_dir, fakes_first, monkeypatc
 
 
 def test_a_livelocked_servers_spinning_worker_is_the_stuck_process(tmp_path, pid_dir, monkeypatch):
-    """Server mode (dbglog/serve.py): the server's captures come first and name its stuck worker."""
+    """Server mode (dbglog/run/serve.py): the server's captures come first and name its stuck worker."""
     import socket
 
-    from dbglog import serve
+    from dbglog.run import serve
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

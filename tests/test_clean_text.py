@@ -1,5 +1,5 @@
 """Issue 17 points 2 and 7: control characters, terminal escapes and secrets never reach `logs/`,
-the database's text fields or the terminal raw (dbglog/redact.py applied where text is stored)."""
+the database's text fields or the terminal raw (dbglog/util/redact.py applied where text is stored)."""
 
 import json
 import sqlite3
@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import run_cli
-from dbglog import redact
+from dbglog.util import redact
 
 TOKEN = "hf_" + "Ab3" * 12
 GH = "ghp_" + "x9Y" * 12
@@ -239,7 +239,7 @@ def _spec_text(workdir) -> str:
 
 def test_numbers_after_a_secret_looking_name_are_not_secrets():
     # llama.cpp prints its vocabulary ids this way; redacting them lost lines of imported logs.
-    from dbglog import redact
+    from dbglog.util import redact
 
     line = "llm_load_print_meta: BOS token = 151643 '<|endoftext|>'"
     assert redact.redact(line) == line

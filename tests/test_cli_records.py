@@ -251,8 +251,8 @@ def test_outcome_inferred_from_result_when_not_given(dbg):
 
 
 def test_show_displays_free_sections(dbg, workdir):
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     inv = new(dbg, "sections in show")
     recs = Records(Workspace(workdir / ".dbglog"))

@@ -3,8 +3,9 @@ defaults everywhere and a broken one is the same one line whichever table a comm
 
 import pytest
 
-from dbglog import advice, config, evidence, signatures
-from dbglog.errors import DbglogError
+from dbglog.run import advice, evidence, signatures
+from dbglog.util import config
+from dbglog.util.errors import DbglogError
 
 
 def test_every_table_reads_through_config_load(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ import yaml
 
 import corpus_measure as cm
 from conftest import run_cli_inproc
-from dbglog import outcome
+from dbglog.kb import outcome
 
 
 @pytest.fixture

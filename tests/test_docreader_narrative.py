@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbglog.docreader import narrative, read_document
-from dbglog import outcome
+from dbglog.kb import outcome
 
 
 def _stories(*paras):

@@ -4,8 +4,8 @@ Each case is a small doc in a shape seen in public write-ups; the assertions are
 outcomes a reader would write down, so a rule that stops firing fails here by name.
 """
 
-from dbglog.importer import parse_document
-from dbglog import outcome
+from dbglog.kb.importer import parse_document
+from dbglog.kb import outcome
 
 
 def _attempts(text: str) -> list[tuple[str, str]]:

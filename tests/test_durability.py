@@ -10,12 +10,12 @@ import textwrap
 import pytest
 
 from conftest import cli_env, run_cli
-from dbglog import mirror
+from dbglog.kb import mirror
 
 ADDER = textwrap.dedent("""
     import sys
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
     ws, inv, n, tag = Workspace(__import__('pathlib').Path(sys.argv[1])), sys.argv[2], int(sys.argv[3]), sys.argv[4]
     recs = Records(ws)
     for k in range(n):
@@ -82,9 +82,9 @@ def test_sigkill_mid_write_never_tears(workdir):
 
 KILL_AT = textwrap.dedent("""
     import os, signal, sys
-    import dbglog.records as records
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    import dbglog.kb.records as records
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
     real = os.replace
     def replace(src, dst):
         if sys.argv[3] == "after":
@@ -110,8 +110,8 @@ def test_sigkill_around_the_rename(workdir, when):
 def test_startup_never_deletes_a_live_writers_temp_file(workdir):
     """Regression (seen in CI): a process starting up deleted another writer's in-flight temp file,
     whose rename then failed. Leftover temp files may only be removed under the write lock."""
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     make_inv(workdir)
     tmp = workdir / "logs" / ".20261121-x-abcd.md.live.tmp"

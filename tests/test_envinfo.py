@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_none_alive
-from dbglog import envinfo
+from dbglog.run import envinfo
 
 NVIDIA_QUERY = """\
 0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 81559 MiB, 9.0, 550.54.15

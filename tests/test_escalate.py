@@ -1,4 +1,4 @@
-"""--escalate: the kernel-API log level rises 1 -> 3 -> 10 across failing repeats (dbglog/escalate.py)."""
+"""--escalate: the kernel-API log level rises 1 -> 3 -> 10 across failing repeats (dbglog/run/escalate.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli, run_cli_inproc
-from dbglog import escalate, runner
-from dbglog.errors import DbglogError
+from dbglog.run import escalate, runner
+from dbglog.util.errors import DbglogError
 
 PY = sys.executable
 # Says which level it got; at level 10 writes a tensor dump where FlashInfer would; always fails.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dbglog import evidence as E
+from dbglog.run import evidence as E
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus" / "logs"

@@ -2,8 +2,8 @@
 user rules come first and can replace a built-in, bad tables are refused with the file named."""
 import pytest
 
-from dbglog import advice as A
-from dbglog.errors import DbglogError
+from dbglog.run import advice as A
+from dbglog.util.errors import DbglogError
 
 
 def run(**kw):

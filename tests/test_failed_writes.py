@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dbglog.store import Store
+from dbglog.kb.store import Store
 
 FULL = "database or disk is full"
 
@@ -92,7 +92,7 @@ def test_cli_says_no_space_left_and_nothing_changed(dbg, workdir, failing_commit
 def test_enospc_writing_the_mirror_file_is_one_line(dbg, workdir, monkeypatch):
     import errno
 
-    from dbglog import records
+    from dbglog.kb import records
 
     assert dbg("new", "disk full", "--no-env")[0] == 0
     before = snapshot(workdir)
@@ -111,14 +111,14 @@ def test_files_keep_the_umask(recs, tmp_path):
     old = os.umask(0o027)
     try:
         records_mode = None
-        from dbglog import fsutil
+        from dbglog.util import fsutil
 
         fsutil._UMASK = None  # read again
         i = recs.new("modes").id
         records_mode = (tmp_path / recs.path_for(i)).stat().st_mode & 0o777
     finally:
         os.umask(old)
-        from dbglog import fsutil
+        from dbglog.util import fsutil
 
         fsutil._UMASK = None
     assert records_mode == 0o640  # not mkstemp's 0600

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli_inproc
-from dbglog import merge
-from dbglog.workspace import OLD_GITIGNORE
+from dbglog.kb import merge
+from dbglog.util.workspace import OLD_GITIGNORE
 
 MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
 

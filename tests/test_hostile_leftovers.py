@@ -19,10 +19,12 @@ import psutil
 import pytest
 
 from conftest import run_cli
-from dbglog import redact, runner, sections, signatures
-from dbglog.errors import DbglogError
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.util import redact
+from dbglog.run import runner, signatures
+from dbglog.kb import sections
+from dbglog.util.errors import DbglogError
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 HF = "hf_" + "Ab3" * 10
 

@@ -6,7 +6,7 @@ import sys
 import time
 
 from conftest import assert_none_alive, recorded_pids, run_cli_inproc
-from dbglog import runner
+from dbglog.run import runner
 
 PY = sys.executable
 # Talks, starts a silent child, then both go quiet (a pid file each, for the survivor check).

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dbglog.importer import check_roundtrip, decode, parse_document
+from dbglog.kb.importer import check_roundtrip, decode, parse_document
 
 GOLDEN = Path(__file__).parent / "golden"
 DOCS = sorted(GOLDEN.glob("*.md"))

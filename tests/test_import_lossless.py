@@ -9,7 +9,8 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbglog import docreader, importer, mirror
+from dbglog import docreader
+from dbglog.kb import importer, mirror
 
 words = st.sampled_from(["NCCL", "hang", "rank 3", "cudaMalloc", "--enforce-eager", "`TORCH_NCCL_BLOCKING_WAIT=1`",
                          "ROCm 6.2", "OOM", "mbarrier", "naïve", "日本語", "→", "✅", "❌", "⚠️", "|", "*", "_x_",

@@ -6,10 +6,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbglog import mirror, model
-from dbglog.errors import DbglogError
-from dbglog.importer import check_roundtrip, parse_document
-from dbglog.model import Attempt, Difference, Investigation, NextStep
+from dbglog.kb import mirror, model
+from dbglog.util.errors import DbglogError
+from dbglog.kb.importer import check_roundtrip, parse_document
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
 
 GOLDEN = Path(__file__).parent / "golden"
 

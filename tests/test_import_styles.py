@@ -1,6 +1,6 @@
 """Shapes of real debug docs, one each: what the reader must make of them (written for these tests)."""
 
-from dbglog import importer
+from dbglog.kb import importer
 
 
 def _attempts(doc):

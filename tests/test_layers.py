@@ -19,18 +19,18 @@ LAYERS = {
         "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
         "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
-    3: {"dbglog.ops", "dbglog.records", "dbglog.importer", "dbglog.runner", "dbglog.bisect",
+    3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.kinds", "dbglog.bisect.session", "dbglog.bisect.journal",
         "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
-        "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.captures", "dbglog.serve"},
-    2: {"dbglog.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
-        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.store",
-        "dbglog.sync", "dbglog.merge", "dbglog.sections", "dbglog.search", "dbglog.present"},
-    1: {"dbglog.model", "dbglog.outcome", "dbglog.synonyms", "dbglog.signatures", "dbglog.evidence",
-        "dbglog.advice", "dbglog.envinfo", "dbglog.story", "dbglog.redact", "dbglog.fserrors", "dbglog.errors", "dbglog.fsutil",
-        "dbglog.config",
-        "dbglog.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.proctree", "dbglog", "dbglog.escalate",
-        "dbglog.preflight", "dbglog.flightrec"},
+        "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.run.captures", "dbglog.run.serve"},
+    2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
+        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.kb.store",
+        "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present"},
+    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
+        "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
+        "dbglog.util.config",
+        "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
+        "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]
@@ -125,6 +125,43 @@ def test_imports_go_downward_only():
 def test_the_checker_sees_cycles_and_upward_imports():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     graph = import_graph()
-    assert "dbglog.records" in graph["dbglog.cli.records"] or "dbglog.ops" in graph["dbglog.cli.records"]
-    assert "dbglog.fsutil" in graph["dbglog.records"]  # a module-level import
-    assert "dbglog.runner" in graph["dbglog.ops"]  # a function-local import is seen too
+    assert "dbglog.kb.records" in graph["dbglog.cli.records"] or "dbglog.ops" in graph["dbglog.cli.records"]
+    assert "dbglog.util.fsutil" in graph["dbglog.kb.records"]  # a module-level import
+    assert "dbglog.run.runner" in graph["dbglog.ops"]  # a function-local import is seen too
+
+
+# The folders (ARCHITECTURE.md, each package's docstring): which other folders a module in one may import.
+# `dbglog.kb.records` -> `dbglog.bisect.journal` is the one sideways call (restore a killed in-place
+# bisection's edits whenever a workspace opens), named so that no other slips in.
+FOLDERS = {
+    "util": set(),
+    "run": {"util"},
+    "kb": {"util", "docreader"},
+    "docreader": {"kb", "util"},
+    "bisect": {"run", "util", "coop"},
+}
+FOLDER_EXCEPTIONS = {("dbglog.kb.records", "dbglog.bisect.journal")}
+
+
+def _folder(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_folders_import_only_the_folders_their_docstring_allows():
+    bad = []
+    for m, deps in import_graph().items():
+        own = _folder(m)
+        if own not in FOLDERS:
+            continue
+        for d in deps:
+            other = _folder(d)
+            if other != own and other not in FOLDERS[own] and (m, d) not in FOLDER_EXCEPTIONS:
+                bad.append(f"{m} -> {d}")
+    assert sorted(bad) == []
+
+
+def test_every_folder_says_what_lives_there():
+    for folder in FOLDERS:
+        doc = ast.get_docstring(ast.parse((PKG / folder / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 80, folder

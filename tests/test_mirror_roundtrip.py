@@ -5,8 +5,8 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbglog import mirror
-from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.kb import mirror
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
 
 # Text that stresses the format: markdown syntax, our own labels, fences, pipes, CR, unicode.
 NASTY = [

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_templates_found_from_source_tree():
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     assert (mirror.templates_dir() / "investigation.md.j2").is_file()
 

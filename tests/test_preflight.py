@@ -1,5 +1,5 @@
-"""Pre-flight and hygiene (dbglog/preflight.py), the extended environment snapshot (envinfo) and
-the nccl-fr flight-recorder capture (dbglog/flightrec.py). GPU tools are the fakes in
+"""Pre-flight and hygiene (dbglog/run/preflight.py), the extended environment snapshot (envinfo) and
+the nccl-fr flight-recorder capture (dbglog/run/flightrec.py). GPU tools are the fakes in
 tests/fixtures/fake_tools (documented output formats); no GPU is needed."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from dbglog import envinfo, flightrec, preflight, runner
+from dbglog.run import envinfo, flightrec, preflight, runner
 
 PY = sys.executable
 FAKES = Path(__file__).resolve().parent / "fixtures" / "fake_tools"

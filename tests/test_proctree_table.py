@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dbglog import proctree
+from dbglog.run import proctree
 
 linux = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
 
@@ -54,8 +54,8 @@ def test_no_wrap_since_reads_the_cursor_and_the_fork_counter(monkeypatch):
 
 
 def test_the_run_path_does_not_import_what_a_silent_run_does_not_need():
-    code = ("import sys, dbglog.cli.bisect, dbglog.bisect.history, dbglog.runner, dbglog.records; "
-            "print(sorted(m for m in ('dbglog.evidence', 'concurrent.futures', 'dbglog.bisect.flaky', "
-            "'dbglog.envinfo') if m in sys.modules))")
+    code = ("import sys, dbglog.cli.bisect, dbglog.bisect.history, dbglog.run.runner, dbglog.kb.records; "
+            "print(sorted(m for m in ('dbglog.run.evidence', 'concurrent.futures', 'dbglog.bisect.flaky', "
+            "'dbglog.run.envinfo') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

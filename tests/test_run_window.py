@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from dbglog import runner
+from dbglog.run import runner
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REPROS, ROOT, assert_none_alive, recorded_pids
-from dbglog import captures, runner
-from dbglog.errors import DbglogError
+from dbglog.run import captures, runner
+from dbglog.util.errors import DbglogError
 
 PY = sys.executable
 SLACK = 3.0  # scheduling slack on a loaded 2-core box

@@ -83,7 +83,7 @@ def test_bad_values_are_one_line(workdir):
 
 def _record_run(recs, payload: int, minute: int) -> str:
     """One recorded run as a bisection step stores it: its folder written, then its row."""
-    from dbglog import runner
+    from dbglog.run import runner
 
     rid = runner.new_run_id()
     d = recs.ws.runs_dir / rid
@@ -101,7 +101,7 @@ def test_size_cap_holds_over_many_runs_of_one_process(recs, monkeypatch):
     """The cap check after each run keeps an estimate (one folder measured per run, not all of them):
     over many runs recorded by one process (a bisection) the folder still stays under the cap, the
     newest runs kept; growth the estimate did not see is found at its next full measurement."""
-    from dbglog import records
+    from dbglog.kb import records
 
     (recs.ws.config_path).write_text('[runs]\nmax_size = "200K"\n')
     runs = recs.ws.runs_dir

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dbglog import search
-from dbglog.errors import DbglogError
+from dbglog.kb import search
+from dbglog.util.errors import DbglogError
 
 WT = str(Path(__file__).resolve().parents[1])
 

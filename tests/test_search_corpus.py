@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from dbglog import search
-from dbglog.errors import DbglogError
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb import search
+from dbglog.util.errors import DbglogError
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 DOCS = sorted(p for p in (CORPUS / "docs").glob("*.md") if p.with_suffix(".expected.yaml").exists())
@@ -52,7 +52,7 @@ def _entry(e) -> dict:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """Every corpus doc imported into one fresh workspace: (records, doc stem -> investigation ids)."""
-    from dbglog import importer
+    from dbglog.kb import importer
 
     if not QUERIES.exists():
         pytest.skip("tests/corpus/queries.yaml is not there yet")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dbglog import mirror, model, search, sync
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb import mirror, model, search, sync
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 _counter = itertools.count()
 
@@ -167,7 +167,7 @@ def test_migration_indexes_existing_rows(tmp_path):
     """A database created before 0002_search gets its existing rows indexed by the migration."""
     import sqlite3
 
-    from dbglog import store
+    from dbglog.kb import store
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)

@@ -2,7 +2,7 @@
 
 from search_corpus import QUERIES
 
-from dbglog import search
+from dbglog.kb import search
 
 
 def test_relevance(corpus_recs, capsys):

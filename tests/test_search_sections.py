@@ -12,12 +12,12 @@ import sqlite3
 
 import pytest
 
-from dbglog import mirror, search, sections, synonyms
-from dbglog.merge import merge
-from dbglog.model import Section
+from dbglog.kb import mirror, search, sections, synonyms
+from dbglog.kb.merge import merge
+from dbglog.kb.model import Section
 from conftest import run_cli_inproc
-from dbglog.records import Records
-from dbglog.workspace import Workspace
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
 
 
 @pytest.fixture
@@ -229,7 +229,7 @@ def test_migration_chunks_existing_sections(tmp_path):
     import sqlite_utils
     from sqlite_utils.migrations import Migrations
 
-    from dbglog import store
+    from dbglog.kb import store
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)

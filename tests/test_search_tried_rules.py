@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog import search
+from dbglog.kb import search
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     root = tmp_path_factory.mktemp("tried_rules")
     (root / ".git").mkdir()
@@ -97,7 +97,7 @@ def test_names_and_their_qualifiers(conn):
 
 
 def test_a_short_word_is_not_corrected_into_another_length(conn):
-    from dbglog.search import correct_word
+    from dbglog.kb.search import correct_word
 
     assert correct_word(conn, "opencl") != "open"
     assert correct_word(conn, "trainr") in ("trainer", "train")

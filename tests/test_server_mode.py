@@ -1,4 +1,4 @@
-"""Server-shaped repros (dbglog/serve.py): a real stdlib HTTP server and client, no GPU.
+"""Server-shaped repros (dbglog/run/serve.py): a real stdlib HTTP server and client, no GPU.
 
 The server (tests/fixtures/repros/fake_http_server.py) starts a worker, becomes ready after a
 delay, then livelocks, crashes, exits or never gets ready, as the test asks.
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import REPROS, assert_none_alive, recorded_pids, run_cli, run_cli_inproc
-from dbglog import runner, serve
+from dbglog.run import runner, serve
 from dbglog.bisect.history import make_repo
 
 SERVER = REPROS / "fake_http_server.py"

@@ -15,7 +15,7 @@ import pytest
 
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import Verdict
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 BAD = {"outcome": "fail", "signature": "gpu.illegal_address", "exit_code": 1}
 

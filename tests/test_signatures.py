@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog import signatures as S
-from dbglog.errors import DbglogError
+from dbglog.run import signatures as S
+from dbglog.util.errors import DbglogError
 from conftest import REPROS
 
 # category -> (sample lines, expected reported name)
@@ -410,7 +410,7 @@ def test_flashinfer_completed_and_sglang_exception_and_level1():
 
 @pytest.mark.parametrize("category", sorted(SAMPLES))
 def test_sample_through_real_subprocess(category, tmp_path, pid_dir):
-    from dbglog import runner
+    from dbglog.run import runner
     from conftest import assert_none_alive
 
     lines, expected = SAMPLES[category]
@@ -625,7 +625,7 @@ def test_kernel_api_inputs_and_dump_dir():
 
 
 def test_driver_and_nan_signatures_carry_playbook_advice():
-    from dbglog import advice as A
+    from dbglog.run import advice as A
 
     def ids(sig):
         run = {"id": "r1", "cmd": ["python", "train.py"], "outcome": "fail", "signature": sig, "evidence": [],

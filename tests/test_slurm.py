@@ -1,4 +1,4 @@
-"""The Slurm launcher mode (dbglog/slurm.py) against a real single-node slurmctld + slurmd.
+"""The Slurm launcher mode (dbglog/run/slurm.py) against a real single-node slurmctld + slurmd.
 
 The cluster (tests/slurm_cluster.py) is started once for the module; every test that needs it
 skips with the reason when it cannot be had (not root, slurm-wlm/munge not installed, daemons that
@@ -24,8 +24,8 @@ import pytest
 from conftest import cli_env, run_cli
 from hypothesis import given, settings, strategies as st
 
-from dbglog import slurm
-from dbglog.errors import DbglogError
+from dbglog.run import slurm
+from dbglog.util.errors import DbglogError
 from slurm_cluster import SlurmCluster, Unavailable
 
 
@@ -126,7 +126,7 @@ class _FakeLaunch:
 
 def test_the_runner_hands_a_launched_run_to_its_launcher(tmp_path):
     """Without a cluster: the hook the Slurm mode needs is still there (argv, on_hang, settle)."""
-    from dbglog import runner
+    from dbglog.run import runner
 
     fake = _FakeLaunch()
     r = runner.run(["sh", "-c", "exit 3"], run_dir=tmp_path / "a", echo=False, git_info=False, launch=fake)

@@ -16,8 +16,8 @@ HEAVY = ("click", "jinja2", "rich", "markdown_it", "mdit_py_plugins", "pygments"
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory):
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     root = tmp_path_factory.mktemp("startup")
     (root / ".git").mkdir()
@@ -45,7 +45,7 @@ def heavy(mods, allowed=()):
 def test_tried_imports_no_click_nor_the_mirror(ws):
     p, mods = imported(ws, "tried", "disable p2p")
     assert p.returncode == 0 and "Disable P2P" in p.stdout
-    assert not heavy(mods) and "dbglog.cli" not in mods and "dbglog.mirror" not in mods, heavy(mods)
+    assert not heavy(mods) and "dbglog.cli" not in mods and "dbglog.kb.mirror" not in mods, heavy(mods)
     assert "dbglog.fastpath" in mods
 
 
@@ -83,7 +83,7 @@ def test_attempt_add_imports_no_click_no_jinja2(ws):
 def test_session_start_hook_is_stdlib_only(ws):
     p, mods = imported(ws, "hook", "session-start")
     assert p.returncode == 0 and "NCCL all_reduce hangs" in p.stdout
-    assert not heavy(mods) and "dbglog.records" not in mods and "dbglog.search" not in mods
+    assert not heavy(mods) and "dbglog.kb.records" not in mods and "dbglog.kb.search" not in mods
 
 
 def test_attempt_add_fast_path_prints_and_records_what_the_cli_does(tmp_path):
@@ -136,15 +136,15 @@ from test_mirror_roundtrip import investigations  # noqa: E402
 @given(investigations())
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_python_renderer_is_the_packaged_template(inv):
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     assert mirror.render_default(inv) == mirror.render_jinja(inv)
 
 
 def test_python_renderer_on_recorded_investigations(tmp_path):
-    from dbglog import mirror
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb import mirror
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
     from test_agent_output import build_three
 
     build_three(tmp_path)

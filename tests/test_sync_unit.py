@@ -1,4 +1,4 @@
-"""In-process unit tests of dbglog/sync.py: the stat check, imports of hand edits, moves, missing files,
+"""In-process unit tests of dbglog/kb/sync.py: the stat check, imports of hand edits, moves, missing files,
 prune, conflicts, foreign markdown, unreadable files, git HEAD reading, reindex and doctor.
 
 The end-to-end behaviour through the CLI (and across git clones) is in test_sync_team.py; these call
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from dbglog import sync
-from dbglog.errors import ConflictError, DbglogError
+from dbglog.kb import sync
+from dbglog.util.errors import ConflictError, DbglogError
 
 
 def _sync(recs, **kw):

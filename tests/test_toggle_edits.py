@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from dbglog.bisect import configedit, suspects
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 PY = '''\
 import os
@@ -151,8 +151,8 @@ def test_coop_toggle(monkeypatch, tmp_path):
 
 def test_journal_restores_orphans_byte_exact(tmp_path):
     from dbglog.bisect.journal import Journal, restore_orphans
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
     f = tmp_path / "src.py"
@@ -177,8 +177,8 @@ def test_a_rewritten_module_never_runs_stale_bytecode(tmp_path):
     # write variants of the same size within one second (two suspects of the same length switched
     # off), and a restore can put back an original of the last trial's size: each must run as written.
     from dbglog.bisect.journal import Journal, write_file
-    from dbglog.records import Records
-    from dbglog.workspace import Workspace
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
 
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}  # bytecode is written, as for users
     f = tmp_path / "m.py"

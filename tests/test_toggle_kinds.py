@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dbglog.bisect import kinds
 from dbglog.bisect.kinds import Toggle, apply_spec_toggle, build_toggles
 from dbglog.coop import ENABLED_VAR, MANAGED_VAR
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 SUSPECTS = "x = 1\ny = 2  # dbglog: suspect two\nprint(x)  # dbglog: suspect pr\n"
 
@@ -150,7 +150,7 @@ def test_effects_of_each_kind(files):
 
 
 def test_secrets_of_the_options_are_remembered_for_redaction():
-    from dbglog import redact
+    from dbglog.util import redact
 
     kinds.remember_secrets({"envs": ["HF_TOKEN=hf_abcdefgh12345678"], "env_offs": ["HF_TOKEN=hf_zyxwvuts87654321"],
                             "configs": ["c.yaml:auth.api_key=sk-live-0123456789abcdef"]})

@@ -21,7 +21,7 @@ import json
 import re
 from pathlib import Path
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 _MISSING = object()
 

@@ -55,8 +55,8 @@ from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import HistoryBisect, Verdict
 from dbglog.bisect.oracle import Ask, Oracle, Placement, PlaceFailed
 from dbglog.bisect.spec import HistorySpec
-from dbglog.errors import DbglogError
-from dbglog.redact import sanitize
+from dbglog.util.errors import DbglogError
+from dbglog.util.redact import sanitize
 
 KIND = "git"
 #: cap on the bad end's run when no --timeout is given (its duration then sets the step timeout)
@@ -240,7 +240,7 @@ class Refused(Exception):
 
 class _Driver:
     def __init__(self, recs, session: dict, progress: bool):
-        from dbglog import signatures
+        from dbglog.run import signatures
 
         self.recs = recs
         self.session = session
@@ -304,7 +304,7 @@ class _Driver:
         source mtime (whole seconds) and size match, so a module changed to one of the same size
         (``x = 1`` -> ``x = 2``) checked out within the same second would run the previous commit's
         code. Drop the bytecode of the .py files that differ (one git call, Python repos only)."""
-        from dbglog.fsutil import drop_bytecode
+        from dbglog.util.fsutil import drop_bytecode
 
         if prev is None or prev == sha:
             return

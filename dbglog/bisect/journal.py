@@ -22,8 +22,8 @@ import os
 import stat
 from pathlib import Path
 
-from dbglog.errors import DbglogError
-from dbglog.fsutil import atomic_write, drop_bytecode
+from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import atomic_write, drop_bytecode
 
 
 def _sha(data: bytes | None) -> str:
@@ -31,14 +31,14 @@ def _sha(data: bytes | None) -> str:
 
 
 def _started(pid: int) -> float | None:
-    from dbglog import proctree
+    from dbglog.run import proctree
 
     return proctree.create_time(pid)
 
 
 def _alive(pid: int, started: float | None) -> bool:
-    """Not a zombie and, by create time, not a reused pid: the one rule in dbglog/proctree.py."""
-    from dbglog import proctree
+    """Not a zombie and, by create time, not a reused pid: the one rule in dbglog/run/proctree.py."""
+    from dbglog.run import proctree
 
     return proctree.alive(pid, started)
 

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from dbglog.bisect import configedit, suspects
 from dbglog.coop import ENABLED_VAR, MANAGED_VAR
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 # --- the stored record ------------------------------------------------------------------------
 
@@ -353,7 +353,7 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
 def remember_secrets(values: dict) -> None:
     """Before anything is stored: every kind's (name, value) pairs among the option values (by dest)
     go to ``redact``, which keeps the secret-named ones' values out of logs/ and the database."""
-    from dbglog import redact
+    from dbglog.util import redact
 
     for k in REGISTRY.values():
         for name, value in k.secrets({o.dest: tuple(values.get(o.dest) or ()) for o in k.options}):
@@ -423,7 +423,7 @@ class ArgKind(Kind):
     def from_options(self, values, cwd):
         arg_texts = list(values["args"])
         for f in values["args_from"]:
-            from dbglog.fserrors import check_regular_file
+            from dbglog.util.fserrors import check_regular_file
 
             check_regular_file(Path(cwd / f), f"--args-from {f}")  # a FIFO or /dev/zero would never end
             try:

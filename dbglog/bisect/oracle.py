@@ -83,7 +83,7 @@ class Oracle:
     def signatures(self):
         """The failure signatures runs are classified with, loaded once per session."""
         if self._signatures is None:
-            from dbglog import signatures
+            from dbglog.run import signatures
 
             self._signatures = signatures.all_signatures(self.recs.ws.config_path)
         return self._signatures

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from dbglog.bisect.algorithms import Verdict
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 SESSION_VAR = "DBGLOG_BISECT_SESSION"
 
@@ -164,22 +164,22 @@ class Execution:
     captures: Sequence[str] = ()
     on_hang: Sequence[str] = ()
     quiet: bool = True
-    # Server-shaped repros (dbglog/serve.py): the server command, its readiness check and wait.
+    # Server-shaped repros (dbglog/run/serve.py): the server command, its readiness check and wait.
     server: str | None = None
     ready: str | None = None
     ready_timeout: float = 120.0
     idle_timeout: float | None = None
     shared_cache: bool = False  # else a fresh TRITON_CACHE_DIR per step: a stale cache can make a good step bad
-    escalate: bool = False  # raise the kernel-API log level across a step's failing repeats (dbglog/escalate.py)
+    escalate: bool = False  # raise the kernel-API log level across a step's failing repeats (dbglog/run/escalate.py)
 
     def __post_init__(self) -> None:
-        from dbglog import captures
+        from dbglog.run import captures
 
         # Fail before the first step, not in the middle of a bisection: unknown presets, and presets
         # the environment rules out (rocgdb beside the ROCm debug agent).
         presets, _ = captures.split(self.captures, self.on_hang)
         captures.check(presets, dict(os.environ))
-        from dbglog import slurm
+        from dbglog.run import slurm
 
         slurm.check_launcher(self.launcher)
 
@@ -235,7 +235,7 @@ class Executor:
         runs = []
         ladder = None
         if self.ex.escalate:
-            from dbglog import escalate
+            from dbglog.run import escalate
 
             ladder = escalate.Ladder()
         for _ in range(max(1, self.ex.repeat)):
@@ -258,9 +258,9 @@ class Executor:
 
     def _run(self, argv: list[str], cwd: str, env: dict, timeout: float | None, launched: bool = False,
              escalation: dict | None = None) -> dict:
-        from dbglog import runner, slurm
+        from dbglog.run import runner, slurm
 
-        # An srun launcher: each run is its own allocation, cancelled on the cluster (dbglog/slurm.py).
+        # An srun launcher: each run is its own allocation, cancelled on the cluster (dbglog/run/slurm.py).
         launch = slurm.Step(tag=self.session_id) if launched and slurm.is_srun(self.ex.launcher) else None
         run_id = runner.new_run_id()
         run_dir = self.recs.ws.runs_dir / run_id
@@ -269,7 +269,7 @@ class Executor:
                   signatures=self.signatures, git_info=False, idle_timeout=self.ex.idle_timeout,
                   escalation=escalation)
         if self.ex.server and launched:  # the repro, not the build: server first, this is its client
-            from dbglog import serve
+            from dbglog.run import serve
 
             r = serve.run_server_client(argv, server=self.ex.server, ready=self.ex.ready,
                                         ready_timeout=self.ex.ready_timeout, **kw).to_dict()
@@ -305,7 +305,7 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
 
 def _stamp(pid: int) -> str | None:
     """What is stored beside a driver's pid: "PID:CREATE_TIME" (None when it cannot be read)."""
-    from dbglog import proctree
+    from dbglog.run import proctree
 
     started = proctree.create_time(pid)
     return f"{pid}:{started!r}" if started is not None else None
@@ -320,7 +320,7 @@ def _alive(pid, driver: str | None = None) -> bool:
         return False
     if pid == os.getpid():
         return True
-    from dbglog import proctree
+    from dbglog.run import proctree
 
     spid, _, started = (driver or "").partition(":")
     if spid == str(pid) and started:
@@ -355,7 +355,7 @@ def seal_spec(store, sid: str, spec: dict) -> str:
     """The spec as stored in the database: secrets redacted (``--env HF_TOKEN=…``, a token in the
     command). When that changed anything, the real spec goes to ``secrets_path`` (0600) so that
     ``resume`` can still run with the real values."""
-    from dbglog import redact
+    from dbglog.util import redact
 
     clean = redact.clean_obj(spec)
     path = secrets_path(store, sid)
@@ -375,7 +375,7 @@ def seal_spec(store, sid: str, spec: dict) -> str:
 def _remember_secrets(real, clean) -> None:
     """Teach redact the real values a sealed spec hides, so this process redacts them wherever
     a repro prints them (the values given on the command line are only known to that process)."""
-    from dbglog import redact
+    from dbglog.util import redact
 
     if isinstance(real, str) and isinstance(clean, str):
         if real != clean:
@@ -553,7 +553,7 @@ class SessionDB:
 
 def reap_leftovers(sid: str) -> list[dict]:
     """Kill what a killed driver left running (trials carry SESSION_VAR=sid)."""
-    from dbglog import proctree
+    from dbglog.run import proctree
 
     return proctree.kill_marked(SESSION_VAR, sid)
 
@@ -688,7 +688,7 @@ def abort(recs, session: dict) -> dict:
 
     import psutil
 
-    from dbglog import proctree
+    from dbglog.run import proctree
 
     def gone(p, timeout: float) -> bool:
         # Not our child: a dead driver stays a zombie until its own parent reaps it (zombie = gone).
@@ -706,7 +706,7 @@ def abort(recs, session: dict) -> dict:
         except psutil.Error:
             pass
     survivors = reap_leftovers(session["id"])
-    from dbglog import slurm
+    from dbglog.run import slurm
     from dbglog.bisect.spec import from_stored
 
     cancelled = []  # Slurm jobs a killed driver left on the cluster (tagged with the session)

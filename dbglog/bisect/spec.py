@@ -21,7 +21,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import MISSING, dataclass, field, fields
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 @dataclass
@@ -53,7 +53,7 @@ class StepOptions:
                     idle_timeout=self.idle_timeout, shared_cache=self.shared_cache, escalate=self.escalate)
 
     def check_server(self) -> None:
-        from dbglog import serve
+        from dbglog.run import serve
 
         serve.check_args(self.server, self.ready, self.ready_timeout, self.idle_timeout)
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 MARK = re.compile(r"(?P<tok>#|//)\s*dbglog:\s*(?P<what>suspect|begin|end)\s+(?P<name>[\w.:\-]+)\s*$")
 PYTHON = {".py", ".pyw", ".pyi"}

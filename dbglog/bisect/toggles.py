@@ -46,7 +46,7 @@ from dbglog.bisect.spec import ToggleSpec
 from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, calibrate,
                                    md_cell, record_section, verdict_of, workdir_root)
 from dbglog.coop import COUNT_FILE_VAR, limit_var
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 KIND = "toggles"
 PLACEHOLDER = "{toggles}"

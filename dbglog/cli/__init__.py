@@ -33,7 +33,7 @@ from collections.abc import MutableMapping
 import click
 
 from dbglog.cli.common import safe_text
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 # name -> "module:attribute" under dbglog/cli/, in the protocol's order (the order of --help)
 COMMANDS = {
@@ -139,7 +139,7 @@ def main(argv=None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # a bug of ours: say so in one line, traceback on request
-        from dbglog.fserrors import describe
+        from dbglog.util.fserrors import describe
 
         machine = describe(e)  # a full disk, a read-only file system, a permission: not a bug
         if machine is not None and not os.environ.get("DBGLOG_DEBUG"):

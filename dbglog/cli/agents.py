@@ -11,7 +11,7 @@ import sys
 import click
 
 from dbglog.cli.common import emit, json_option
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 @click.command("mcp")

@@ -13,7 +13,7 @@ import click
 from dbglog import ops
 from dbglog.cli.common import (COUNT, check_failure_name, cluster_options, emit, inv_option, json_option,
                                open_records, reject_unknown_option, safe_text, step_options, timeout_options)
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 @click.group("bisect")
@@ -109,8 +109,8 @@ def bisect_mark(ref, verdict, session_ref, as_json):
 
 def _cluster_launcher(slurm_args, launcher):
     """``--slurm ARGS`` as the session's launcher (``srun ARGS``); a srun ``--launcher`` gets the same
-    Slurm treatment and checks (dbglog/slurm.py)."""
-    from dbglog import slurm
+    Slurm treatment and checks (dbglog/run/slurm.py)."""
+    from dbglog.run import slurm
 
     if slurm_args is not None and launcher:
         raise DbglogError("--slurm and --launcher both set how steps are launched; use one")
@@ -120,7 +120,7 @@ def _cluster_launcher(slurm_args, launcher):
 
 
 def _scratch(recs, scratch, launcher):
-    from dbglog import slurm
+    from dbglog.run import slurm
 
     if scratch is None and slurm.is_srun(launcher):
         scratch = slurm.scratch_from_config(recs.ws.config_path)

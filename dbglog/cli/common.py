@@ -12,12 +12,12 @@ import sys
 import click
 
 from dbglog import ops
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 class _LazyHelpOption(click.Option):
     """An option whose help text is built only when help is shown: the capture registry
-    (dbglog/captures.py) is then not imported by every start-up."""
+    (dbglog/run/captures.py) is then not imported by every start-up."""
 
     def __init__(self, *args, help_fn=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -31,7 +31,7 @@ class _LazyHelpOption(click.Option):
 
 def _capture_help(prefix: str | None = None):
     def build() -> str:
-        from dbglog import captures
+        from dbglog.run import captures
 
         if prefix is None:
             return captures.help_text()
@@ -111,7 +111,7 @@ class _Size(click.ParamType):
     def convert(self, value, param, ctx):
         if value is None or isinstance(value, int):
             return value  # (already converted: a default given in bytes, or no cap)
-        from dbglog.records import parse_size as size_of
+        from dbglog.kb.records import parse_size as size_of
 
         try:
             if not str(value).strip():  # `--output-cap ""` is a slip, not "no cap" (say 0 or none for that)
@@ -184,7 +184,7 @@ def timeout_options(timeout_help: str):
 
 
 def server_options(server_help: str, ready_help: str):
-    """A server-shaped repro (dbglog/serve.py): `run` and every bisection step."""
+    """A server-shaped repro (dbglog/run/serve.py): `run` and every bisection step."""
     return option_group(
         click.option("--server", metavar="CMD", help=server_help),
         click.option("--ready", metavar="URL|CMD", help=ready_help),
@@ -193,7 +193,7 @@ def server_options(server_help: str, ready_help: str):
 
 
 def slurm_option(who: str):
-    """``--slurm ARGS``: WHO ("The run", "Each step") gets its own allocation (dbglog/slurm.py)."""
+    """``--slurm ARGS``: WHO ("The run", "Each step") gets its own allocation (dbglog/run/slurm.py)."""
     return click.option("--slurm", "slurm_args", metavar="ARGS", help=f"{who} its own Slurm allocation: srun ARGS "
                         "CMD (timeouts scancel it; captures run on its node). ARGS may be ''.")
 
@@ -247,7 +247,7 @@ def safe_text(s: str) -> str:
 
 def emit(as_json: bool, data, human=None) -> None:
     if as_json:
-        from dbglog.redact import json_text
+        from dbglog.util.redact import json_text
 
         click.echo(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
     elif human is not None:
@@ -294,14 +294,14 @@ def check_failure_name(value, option: str, regex: bool = False) -> None:
     failure" (a skip): refuse it, with a did-you-mean, before anything runs or is recorded."""
     if value is None:
         return
-    from dbglog import runner, signatures
+    from dbglog.run import runner, signatures
 
     signatures.check_target(value, signatures.all_signatures(_config_path()), runner.OUTCOMES, option=option,
                             regex=regex)
 
 
 def _config_path():
-    from dbglog import workspace
+    from dbglog.util import workspace
 
     ws = workspace.find()
     return ws.config_path if ws.exists else None

@@ -19,7 +19,7 @@ from dbglog.cli.common import emit, json_option, open_records, safe_text
 @click.argument("path", required=False, default="")
 def merge_driver(base, ours, theirs, path):
     """Git merge driver for logs/*.md (set up by `dbglog init`): %O %A %B %P."""
-    from dbglog.merge import run_driver
+    from dbglog.kb.merge import run_driver
 
     code, message = run_driver(base, ours, theirs, path)
     if message:
@@ -42,7 +42,7 @@ def import_cmd(files, dry_run, as_json):
     file and line. --dry-run says what was recognized and what was kept as free text. A directory
     stands for the .md files under it.
     """
-    from dbglog import importer
+    from dbglog.kb import importer
 
     recs = open_records(create=not dry_run)
     data = importer.import_files(recs, list(files), dry_run=dry_run)

@@ -11,8 +11,8 @@ import click
 
 from dbglog import ops
 from dbglog.cli.common import COUNT, INT, _LazyHelpOption, emit, inv_option, json_option, open_records, text_arg
-from dbglog.errors import DbglogError
-from dbglog.present import render_show
+from dbglog.util.errors import DbglogError
+from dbglog.kb.present import render_show
 
 
 # --- workspace ----------------------------------------------------------------------
@@ -115,7 +115,7 @@ def attempt():
 
 def edit_attempt_in_editor(initial: dict) -> dict:
     """Open $EDITOR on the attempt template; return the fields the user filled in."""
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     lines = ["# Fill in the fields; lines starting with '#' are ignored. Save and quit to record.", ""]
     for key, label in (("title", "Title"), ("hypothesis", "Hypothesis"), ("did", "What you did"),

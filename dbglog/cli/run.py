@@ -13,7 +13,7 @@ from dbglog import ops
 from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _config_path, _LazyHelpOption,
                                check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
                                safe_text, server_options, slurm_option, timeout_options, SIZE, LIMIT_SIZE, ENV_PAIR, VAR_NAME)
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -64,13 +64,13 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
                                  escalate=escalate, escalate_levels=escalate_levels, dump_include=dump_include,
                                  dump_exclude=dump_exclude, core_dumps=core_dumps)
     if slurm_args is not None:
-        from dbglog import slurm
+        from dbglog.run import slurm
 
         slurm.launcher(slurm_args)  # refused before anything is created
         extra["slurm"] = slurm_args
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
-    from dbglog.runner import Interrupted
+    from dbglog.run.runner import Interrupted
 
     try:
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
@@ -137,7 +137,7 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  capture {c.get('name')}: {c.get('status')}" + (f" -> {c['path']}" if c.get("path") else "")
                      + (f" ({c['note']})" if c.get("note") else ""))
     st = d.get("stuck")
-    if st:  # the hang captures' guess at the stuck process (dbglog/captures.py)
+    if st:  # the hang captures' guess at the stuck process (dbglog/run/captures.py)
         lines.append(f"  stuck process (guess): pid {st.get('pid')} {(st.get('cmdline') or '')[:80]}"
                      f" — {(st.get('reason') or '').removeprefix('guess: ')}")
         lines.extend(f"    at {f[:160]}" for f in (st.get("frames") or [])[:5])
@@ -148,7 +148,7 @@ def _run_summary(d: dict) -> str:
         else:
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
     srv = d.get("server")
-    if srv:  # a server-shaped repro (dbglog/serve.py)
+    if srv:  # a server-shaped repro (dbglog/run/serve.py)
         lines.append(f"  server: {srv.get('state')}"
                      + (f", ready after {srv['ready_s']:.2f}s" if srv.get("ready_s") is not None else "")
                      + (f", {srv['exit']}" if srv.get("exit") else "")
@@ -236,7 +236,7 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
 @json_option
 def env_cmd(python, timeout, as_json):
     """Environment snapshot: OS, CPU, Python, git, GPUs, driver, CUDA/ROCm, ML packages, env vars."""
-    from dbglog import envinfo
+    from dbglog.run import envinfo
 
     snap = envinfo.collect(timeout=timeout, python=python)
     emit(as_json, snap, lambda: click.echo(safe_text("\n".join(envinfo.markdown_lines(snap)))))
@@ -251,7 +251,7 @@ def signature():
 @json_option
 def signature_list(as_json):
     """All signatures, most causal first."""
-    from dbglog import signatures
+    from dbglog.run import signatures
 
     sigs = sorted(signatures.all_signatures(_config_path()), key=lambda s: -s.rank)
     rows = [{"name": s.name, "rank": s.rank, "outcome": s.outcome, "wrapper": s.wrapper,
@@ -270,7 +270,7 @@ def signature_list(as_json):
 def signature_test(file, as_json):
     """Classify a log FILE (or - for stdin): the most causal signature and its key lines."""
     if file != "-":
-        from dbglog.fserrors import check_regular_file
+        from dbglog.util.fserrors import check_regular_file
 
         check_regular_file(file)  # a FIFO or /dev/zero: refused, not read forever
     try:
@@ -282,7 +282,7 @@ def signature_test(file, as_json):
     m, api = data_out["signature"], data_out["kernel_api"]
 
     def human():
-        from dbglog import evidence
+        from dbglog.run import evidence
 
         for w in data_out["warnings"]:
             click.echo(f"warning: {w}", err=True)
@@ -312,7 +312,7 @@ def signature_add(name, pattern, rank, as_json):
     """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
     import re
 
-    from dbglog import signatures
+    from dbglog.run import signatures
 
     try:
         re.compile(pattern)

@@ -1,6 +1,6 @@
 """Search and "was this tried?": search, tried.
 
-Imports ``common`` and ops (search lives in dbglog/search.py); the plain ``tried`` line is answered
+Imports ``common`` and ops (search lives in dbglog/kb/search.py); the plain ``tried`` line is answered
 without click by dbglog/fastpath.py, whose printer this module shares."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 import click
 
 from dbglog import ops
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 from dbglog.cli.common import emit, json_option, open_records, scope_options, text_arg, warn
-from dbglog.present import print_hit as _print_hit
+from dbglog.kb.present import print_hit as _print_hit
 
 
 class _IdeaCommand(click.Command):

@@ -41,6 +41,9 @@ The parts: ``outline`` (tokens → section tree), ``vocab`` (the words: headings
 ``reader`` (roles → investigations, free sections, verification), ``narrative`` (attempts told as
 sentences in paragraphs: "I first tried X. This made no difference."), ``text`` (field values,
 titles, steps, tables), ``yardstick`` (is a source line kept?).
+
+May import: ``dbglog.kb``'s values and readers (``model``, ``outcome``, ``synonyms``, ``mirror``) and
+``dbglog.util``; never the services above them (``kb.records``, ``kb.importer``, which call this package).
 """
 
 from dbglog.docreader.reader import Parsed, Skipped, read_document

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog import outcome as outcomes
+from dbglog.kb import outcome as outcomes
 
 # Verbs of thinking, looking and measuring: a first-person past tense that changed nothing.
 _NOT_ACTIONS = {

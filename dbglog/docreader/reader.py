@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbglog import outcome as outcomes
-from dbglog.mirror import ParseError, split_row
-from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.kb import outcome as outcomes
+from dbglog.kb.mirror import ParseError, split_row
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
 from dbglog.docreader.vocab import (
     ATTEMPT_LABELS, INV_LABELS, NEXT_LABELS, ACTION_LEAD, ATTEMPT_HEAD, BOLD_LEAD, CHECKBOX, COMMENT,
     DATE_HEAD, DIFF_HEAD, DOC_TITLE, FAILED_CONTAINER, INLINE_RESULT, ITEM_START, LABEL, NEXT_HEAD,
@@ -1986,7 +1986,7 @@ class _Builder:
 
     def _verify(self) -> None:
         """Render, then keep again whatever the structure did not keep word for word."""
-        from dbglog import mirror
+        from dbglog.kb import mirror
 
         owned = sorted(set(i for i in self.owned if 0 <= i < len(self.lines)))
         probe = _probe(self.inv)
@@ -2044,7 +2044,7 @@ class _Builder:
     def _ensure_roundtrip(self) -> bool:
         """Free text that would not read back the same (an HTML comment never closed, a stray
         table line that joins the next section) is stored inside a fence: same lines, inert."""
-        from dbglog import mirror
+        from dbglog.kb import mirror
 
         def same() -> bool:
             probe = _probe(self.inv)

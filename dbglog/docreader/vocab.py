@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from dbglog import outcome as outcomes
+from dbglog.kb import outcome as outcomes
 
 
 STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|workaround|idea|solution|attempted fix|"

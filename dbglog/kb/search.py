@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
@@ -56,7 +56,7 @@ KINDS = {
                       (10.0, 5.0, 5.0, 1.0, 3.0)),
     "difference": ("differences", ("factor", "working", "broken"), (6.0, 3.0, 3.0)),
     "next": ("next_steps", ("text", "detail"), (6.0, 2.0)),
-    # free sections of investigations and chunks of watched docs (dbglog/sections.py)
+    # free sections of investigations and chunks of watched docs (dbglog/kb/sections.py)
     "section": ("sections", ("heading", "body", "words"), (4.0, 1.0, 1.0)),
 }
 # The columns each migration indexed (a migration replays as it was first written).
@@ -137,7 +137,7 @@ def create_section_index(db) -> None:
 def add_identifier_words(db) -> None:
     """Migration ``0009_identifier_words``: a ``words`` column on attempts and sections holding the
     words of their compound identifiers, filled for existing rows and indexed with the rest."""
-    from dbglog.synonyms import identifier_words
+    from dbglog.kb.synonyms import identifier_words
 
     conn = db.conn
     for table in ("attempts", "sections"):
@@ -148,7 +148,7 @@ def add_identifier_words(db) -> None:
     conn.executemany("UPDATE attempts SET words = ? WHERE id = ?", [
         (w, r[0]) for r in conn.execute("SELECT id, title, hypothesis, did, result, conclusion FROM attempts")
         if (w := identifier_words(*r[1:]))])
-    from dbglog import sections
+    from dbglog.kb import sections
 
     sections.rebuild(conn)  # investigations' free sections, chunked with their words
     conn.executemany("UPDATE sections SET words = ? WHERE id = ?", [
@@ -166,7 +166,7 @@ def rebuild_index(conn: sqlite3.Connection) -> None:
     Needed after a VACUUM: ``investigations`` has an implicit rowid, which VACUUM may renumber.
     Free-section chunks are first re-cut from ``investigations.sections``.
     """
-    from dbglog import sections
+    from dbglog.kb import sections
 
     sections.rebuild(conn)
     for t in index_tables():
@@ -176,7 +176,7 @@ def rebuild_index(conn: sqlite3.Connection) -> None:
 def check_index(conn: sqlite3.Connection) -> list[str]:
     """Problems found by FTS5's integrity-check against the content tables, and chunks that do not
     match their investigation's sections (empty = healthy)."""
-    from dbglog import sections
+    from dbglog.kb import sections
 
     problems = []
     for t in index_tables():
@@ -290,7 +290,7 @@ def _has_surrogates(s: str) -> bool:
 
 def _env_terms(tok: str, name: str) -> list[Term]:
     """``NAME=VALUE``: the variable (with the words for what it does) and a value worth matching."""
-    from dbglog import synonyms
+    from dbglog.kb import synonyms
 
     t = Term(raw=tok, parts=[p.lower() for p in _WORD.findall(name)], base=name,
              alts=[p for p in synonyms.ENV_VARS.get(name, ())])
@@ -308,7 +308,7 @@ _ABBR_NUM = re.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbre
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
-    from dbglog import synonyms
+    from dbglog.kb import synonyms
 
     out = []
     for tok in text.split():
@@ -335,12 +335,12 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
 def parse_query(text) -> Query:
     """Split into tokens; keep every token that has a letter or digit. Never raises on content.
 
-    The field's language (``dbglog/synonyms.py``): a run of tokens that is a known phrase or
+    The field's language (``dbglog/kb/synonyms.py``): a run of tokens that is a known phrase or
     abbreviation (``IMA``, ``out of memory``, ``tensor parallel``) becomes one term that matches any
     of its equivalents; an env var assignment matches the variable whatever its value, and the
     words for what it does; an identifier with case changes (``cudaMallocAsync``) also matches its
     words written apart."""
-    from dbglog import synonyms
+    from dbglog.kb import synonyms
 
     text, truncated = clean_query(text)
     toks = _tokens(text)
@@ -409,7 +409,7 @@ def _bag_phrases(toks, norm) -> dict[int, Term | None]:
     Only phrases of two or more words whose tokens all sit within a window of the phrase's length
     plus two, none of them used twice; the longest first. A phrase in its own order is left to the
     ordinary (contiguous) match."""
-    from dbglog import synonyms
+    from dbglog.kb import synonyms
 
     words: dict[str, list[int]] = {}
     for k, n in enumerate(norm):
@@ -558,7 +558,7 @@ def correct_word(conn, word: str) -> str | None:
 
 
 def resolve_terms(conn, q: Query, kinds) -> None:
-    from dbglog import synonyms
+    from dbglog.kb import synonyms
 
     ftables = [f"{KINDS[k][0]}_fts" for k in kinds]
     tri = [TRIGRAMS[k] for k in kinds if k in TRIGRAMS]
@@ -1170,7 +1170,7 @@ def _locate(conn, hits: list[Hit]) -> None:
         lines = cache[h.path]
         if not lines:
             continue
-        from dbglog.sections import heading_text
+        from dbglog.kb.sections import heading_text
 
         top = h.fields["heading"].split(" > ", 1)[0]
         start = next((i for i, ln in enumerate(lines) if ln.startswith("#") and heading_text(ln) == top), None)
@@ -1522,9 +1522,9 @@ def section_outcome(h: Hit) -> str:
     """What a free-text report says happened: its best line's verdict ("| --x | same hang | ❌ |"),
     else its window's (the importer's outcome reading, which handles "no OOM anymore" = worked)."""
     try:
-        from dbglog.outcome import classify
+        from dbglog.kb.outcome import classify
     except ImportError:  # pragma: no cover - older tree
-        from dbglog.model import infer_outcome as classify
+        from dbglog.kb.model import infer_outcome as classify
     first = classify(h.line_text) if h.line_text else "inconclusive"
     if first != "inconclusive":
         return first

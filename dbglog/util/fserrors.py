@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import os
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 
 class FilesystemError(DbglogError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 BREAKER_THRESHOLD = 3  # failed attempts ending the same way before the circuit breaker speaks
 

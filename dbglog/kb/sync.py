@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbglog import redact
-from dbglog.errors import ConflictError, DbglogError
-from dbglog.fsutil import atomic_write
-from dbglog.store import Store
-from dbglog.workspace import Workspace
+from dbglog.util import redact
+from dbglog.util.errors import ConflictError, DbglogError
+from dbglog.util.fsutil import atomic_write
+from dbglog.kb.store import Store
+from dbglog.util.workspace import Workspace
 
 CONFLICT_SUFFIX = ".dbglog-conflict.md"
 
@@ -122,7 +122,7 @@ def is_stale(store: Store, ws: Workspace) -> bool:
 def _mirror():
     """The mirror module, imported when a file is read or written: the stat pass that runs before
     every command does not need it (nor its jinja2 and hashlib)."""
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     return mirror
 
@@ -299,7 +299,7 @@ def unmerged_logs(store: Store, ws: Workspace) -> list[str]:
 
     Cheap: ``git ls-files`` runs only when git's index changed since the last look (its size and
     mtime are remembered in the database)."""
-    from dbglog.merge import git_dirs
+    from dbglog.kb.merge import git_dirs
 
     dirs = git_dirs(ws.root)
     if dirs is None:

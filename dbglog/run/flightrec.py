@@ -70,8 +70,8 @@ def dumps(run_dir: Path) -> list[Path]:
 
 def parse_verdict(text: str) -> dict | None:
     """The first mismatch in an fr_trace report: {"collective", "missing_ranks", "group", "seq"}
-    (read by dbglog.evidence, which also reads reports pasted into ``signature test``)."""
-    from dbglog.evidence import fr_trace_verdict
+    (read by dbglog.run.evidence, which also reads reports pasted into ``signature test``)."""
+    from dbglog.run.evidence import fr_trace_verdict
 
     return fr_trace_verdict(text)
 
@@ -121,7 +121,7 @@ def collect(run_dir: Path, limit: float = 60.0, python: str | None = None) -> tu
 
 
 def evidence(verdict: dict) -> dict:
-    """The verdict as an evidence record (the shape of dbglog/evidence.py's entries)."""
-    from dbglog.evidence import fr_trace_evidence
+    """The verdict as an evidence record (the shape of dbglog/run/evidence.py's entries)."""
+    from dbglog.run.evidence import fr_trace_evidence
 
     return fr_trace_evidence(verdict)

@@ -83,7 +83,7 @@ def parse_rocm_pids(text: str) -> list[dict]:
 
 def gpu_processes(timeout: float = 5.0) -> tuple[list[str], list[dict], list[str]]:
     """(tools found, processes holding GPU memory, errors). No tool: ([], [], [])."""
-    from dbglog import envinfo  # only with a GPU tool present: a run on a machine without one skips the import
+    from dbglog.run import envinfo  # only with a GPU tool present: a run on a machine without one skips the import
 
     tools, procs, errors = gpu_tools(), [], []
     for tool in tools:

@@ -1,7 +1,7 @@
 """Process control in one place (issue 13): a tree of processes we supervise, killing it whole, and
 the one rule for "is this process still the one we mean" (not a zombie, not a reused pid).
 
-Used by the runner (supervised runs), the capture presets (``dbglog/captures.py``: which processes
+Used by the runner (supervised runs), the capture presets (``dbglog/run/captures.py``: which processes
 to attach to) and the bisection sessions (leftovers of a killed driver). Standard library plus a
 lazily imported psutil; imports nothing of dbglog's, so every layer may use it.
 """

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dbglog import config
-from dbglog.errors import DbglogError
+from dbglog.util import config
+from dbglog.util.errors import DbglogError
 
 BUILTIN_FILE = Path(__file__).with_name("advice.toml")
 _WHEN_KEYS = {"signature", "outcome", "evidence", "reason", "kernel", "status", "finding", "no_evidence",
@@ -141,7 +141,7 @@ def _matches(rule: Advice, ctx: Context) -> dict | None:
 
 
 def _fill(template: str, ctx: Context, ev: dict) -> str:
-    from dbglog.evidence import short_kernel
+    from dbglog.run.evidence import short_kernel
 
     run = ctx.run
     op = ev.get("op") or {}

@@ -56,7 +56,7 @@ def probe(cmd: list[str], timeout: float = 5.0, env: dict | None = None) -> tupl
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        from dbglog import proctree
+        from dbglog.run import proctree
 
         proctree.kill_group(p)  # the whole group: a grandchild may hold the pipe
         try:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dbglog import config
-from dbglog.errors import DbglogError
+from dbglog.util import config
+from dbglog.util.errors import DbglogError
 
 # --- rocm-debug-agent -------------------------------------------------------------------------
 

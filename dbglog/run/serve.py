@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from dbglog import proctree, runner
-from dbglog.errors import DbglogError
+from dbglog.run import proctree, runner
+from dbglog.util.errors import DbglogError
 
 READY_POLL = (0.05, 0.5)  # first and longest pause between readiness checks: fast servers cost little
 
@@ -131,7 +131,7 @@ class Server:
 
     def start(self, core_dumps: bool) -> str | None:
         """Spawn; returns an error line when the command cannot start."""
-        from dbglog import preflight
+        from dbglog.run import preflight
 
         self.sinks = {"stdout": runner._CappedFile(self.dir / "stdout", self.output_cap),
                       "stderr": runner._CappedFile(self.dir / "stderr", self.output_cap),
@@ -239,7 +239,7 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
     """One server-shaped run (see the module docstring). ``server`` is an argument list or a string
     split like a shell would (not run by one); ``ready`` a URL or a command. Other arguments as
     ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
-    from dbglog import preflight
+    from dbglog.run import preflight
 
     if isinstance(client_cmd, (str, bytes)) or not client_cmd:
         raise DbglogError("the client command must be a non-empty argument list; put it after --")
@@ -253,7 +253,7 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
     cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
     env_overrides = dict(env_overrides or {})
     run_id = run_id or runner.new_run_id()
-    from dbglog import captures as capmod
+    from dbglog.run import captures as capmod
 
     presets, commands = capmod.split(captures, on_hang)
 
@@ -336,7 +336,7 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
         result.notes.append(f"GPU memory still held by our process(es) {gpu_release_timeout:g}s after the stop: "
                             + ", ".join(str(p["pid"]) for p in info["gpu_release"]["still"][:6]))
     if escalation and srv.proc is not None:
-        from dbglog import escalate
+        from dbglog.run import escalate
 
         info["kernel_api_level"] = escalate.describe(escalation, srv.dir, srv.env)  # the server's dumps
     result.server = info
@@ -396,8 +396,8 @@ def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_
 def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signatures) -> None:
     """The server's log is where the fault is: its signature wins over the client's, its kernel-API
     logs and debugger dumps join the run's evidence."""
-    from dbglog import evidence as evmod
-    from dbglog import signatures as sigmod
+    from dbglog.run import evidence as evmod
+    from dbglog.run import signatures as sigmod
 
     data = srv.output()
     if data:

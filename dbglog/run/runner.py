@@ -37,14 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dbglog import captures as _captures
-from dbglog import proctree
-from dbglog.errors import DbglogError
+from dbglog.run import captures as _captures
+from dbglog.run import proctree
+from dbglog.util.errors import DbglogError
 
-# server_died / server_not_ready: a server-shaped repro (dbglog/serve.py) whose server is the problem,
+# server_died / server_not_ready: a server-shaped repro (dbglog/run/serve.py) whose server is the problem,
 # not the client.
 OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error", "server_died", "server_not_ready")
-# The capture presets, a live view of the registry (dbglog/captures.py).
+# The capture presets, a live view of the registry (dbglog/run/captures.py).
 PRESETS = _captures.REGISTRY
 DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
 RUN_ID_VAR = "DBGLOG_RUN_ID"
@@ -103,14 +103,14 @@ class RunResult:
     timeout: float | None = None
     infra_tainted: bool = False  # a process survived: the next bisect step must not trust the GPU
     kernel_api: list[dict] = field(default_factory=list)  # last kernel-API call per log
-    evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/evidence.py)
+    evidence: list[dict] = field(default_factory=list)  # facts from debugger dumps (dbglog/run/evidence.py)
     error: str | None = None  # why the command could not start (outcome "error")
     idle: dict | None = None  # --idle-timeout fired: which streams went quiet, for how long
-    server: dict | None = None  # a server-shaped repro's server side (dbglog/serve.py)
+    server: dict | None = None  # a server-shaped repro's server side (dbglog/run/serve.py)
     kernel_api_level: dict | None = None  # --escalate: level, dump dir and filters of this run
     preflight: dict = field(default_factory=dict)  # core limit, GPU processes found before the run
-    stuck: dict | None = None  # the hang captures' guess at the stuck process (dbglog/captures.py)
-    slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/slurm.py)
+    stuck: dict | None = None  # the hang captures' guess at the stuck process (dbglog/run/captures.py)
+    slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/run/slurm.py)
 
     @property
     def signal_name(self) -> str | None:
@@ -285,7 +285,7 @@ class _Pump(threading.Thread):
         by overwriting it). Colours stay on a terminal (NO_COLOR unset): they are how the repro's own
         tools mark errors and cannot move the cursor or rewrite anything. Decoded incrementally per
         stream, so a UTF-8 character or CRLF cut between two reads stays whole."""
-        from dbglog.redact import terminal_text
+        from dbglog.util.redact import terminal_text
 
         if not hasattr(self, "_decoders"):
             import codecs
@@ -344,7 +344,7 @@ class _Pump(threading.Thread):
 
 # --- the process tree -------------------------------------------------------------------------
 
-# Moved to dbglog/proctree.py (one process layer); the old names stay for callers and tests.
+# Moved to dbglog/run/proctree.py (one process layer); the old names stay for callers and tests.
 _psutil = proctree.psutil_module
 _pids = proctree.pids
 _ppid_table = proctree.ppid_table
@@ -353,7 +353,7 @@ _proc_state = proctree.proc_state
 terminate_tree = proctree.terminate_tree
 
 
-# --- hang captures: the presets live in dbglog/captures.py -------------------------------------
+# --- hang captures: the presets live in dbglog/run/captures.py -------------------------------------
 
 _which = _captures.which
 _is_python = _captures.is_python
@@ -406,7 +406,7 @@ def _dmesg_oom(pids: Iterable[int]) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     pids = set(pids)
-    from dbglog.signatures import BUILTIN
+    from dbglog.run.signatures import BUILTIN
 
     rx = next(s for s in BUILTIN if s.name == "oom.host_killer").compiled()[0]
     for m in rx.finditer(p.stdout or ""):
@@ -517,7 +517,7 @@ def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> int
 
 def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escalation: dict | None = None) -> dict:
     """The environment of a supervised process (a repro, or a server-shaped repro's server)."""
-    from dbglog import escalate
+    from dbglog.run import escalate
 
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
@@ -554,7 +554,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
 
     ``idle_timeout``: alive but silent (no output on any stream, the companion's included) for that
     many seconds is a hang. ``companion``: something supervised beside the run (a server, see
-    dbglog/serve.py): its ``check()`` may end the run with ``(outcome, note)``, its ``last_output()``
+    dbglog/run/serve.py): its ``check()`` may end the run with ``(outcome, note)``, its ``last_output()``
     counts as output, its ``hang_captures(...)`` run first on a hang. ``core_dumps``: keep the core
     size limit (default: 0 for the repro). ``escalation``: ``escalate.Ladder.spec()`` of this run.
     ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
@@ -587,7 +587,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
 
     env = build_env(run_dir, env_overrides, presets, escalation)
     api_dir = run_dir / "api"
-    from dbglog import escalate, preflight
+    from dbglog.run import escalate, preflight
 
     if escalation:
         result.kernel_api_level = escalate.describe(escalation, run_dir, env)
@@ -841,7 +841,7 @@ def _quiet_report(after: float, streams: list) -> dict:
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Classify the kept output, read kernel-API logs, write result.json."""
     result.stuck = _captures.pick_stuck(result.captures)
-    from dbglog import signatures as sigmod
+    from dbglog.run import signatures as sigmod
 
     try:
         data = Path(result.paths["output"]).read_bytes()
@@ -870,7 +870,7 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
     try:
-        from dbglog.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
+        from dbglog.util.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
 
         Path(result.paths["result"]).write_text(json.dumps(clean_obj(result.to_dict()), indent=1) + "\n")
     except OSError as e:
@@ -885,7 +885,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
         if not files and not result.kernel_api and not data:
             found = []  # nothing to read: not even the import (its ~85 patterns compile at import)
         else:
-            from dbglog import evidence as evmod
+            from dbglog.run import evidence as evmod
 
             if not files and not evmod.may_hold_dump(data):
                 # extract() would find nothing either (no capture file, no text any parser reads):

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 JOB_PREFIX = "dbglog-"  # + run id: unique, so squeue/scancel find exactly this step's job
 TAG_PREFIX = "dbglog:"  # --comment: the bisection session, to cancel a killed driver's jobs
@@ -92,7 +92,7 @@ def check_launcher(prefix: str | None) -> None:
 
 def scratch_from_config(config_path: Path) -> str | None:
     """``[slurm] scratch`` in .dbglog/config.toml: where bisection worktrees/copies go."""
-    from dbglog import config
+    from dbglog.util import config
 
     value = config.table(config_path, "slurm").get("scratch")
     if value is not None and not isinstance(value, str):

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 LEVELS = (0, 1, 3, 5, 10)  # what both libraries accept
 DEFAULT_LADDER = (1, 3, 10)  # the playbook: 1 on every trial, 3 on a repeat, 10 on the third

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from dbglog.errors import DbglogError
-from dbglog.redact import clean
-from dbglog.synonyms import identifier_words
+from dbglog.util.errors import DbglogError
+from dbglog.util.redact import clean
+from dbglog.kb.synonyms import identifier_words
 
 SEP = " > "  # between the headings of a heading path
 MAX_CHUNK_LINES = 40  # a longer piece under one heading is split at block boundaries
@@ -187,7 +187,7 @@ class WatchReport:
 
 def watch_patterns(config_path: Path) -> list[str]:
     """``[search] watch`` of config.toml: a list of paths / glob patterns (``**`` recurses)."""
-    from dbglog import config
+    from dbglog.util import config
 
     pats = config.table(config_path, "search", needle=b"watch").get("watch", [])  # (no parse without it)
     if isinstance(pats, str):
@@ -284,7 +284,7 @@ def create_tables(db) -> None:
           path TEXT,                       -- the watched doc (relative to the workspace root)
           position INTEGER NOT NULL,       -- order within the investigation or doc
           heading TEXT NOT NULL,           -- heading path, ' > ' between headings
-          line INTEGER NOT NULL DEFAULT 0, -- first line (see dbglog/sections.py)
+          line INTEGER NOT NULL DEFAULT 0, -- first line (see dbglog/kb/sections.py)
           body TEXT NOT NULL
         );
         CREATE INDEX IF NOT EXISTS sections_inv ON sections(investigation_id) WHERE investigation_id IS NOT NULL;

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 STATUSES = ("open", "resolved", "wontfix")
 STATUS_LABELS = {"open": "Open", "resolved": "Resolved", "wontfix": "Won't Fix"}
@@ -176,8 +176,8 @@ def infer_outcome(result: str, explicit: str = "") -> str:
     """An attempt's outcome from its explicit label (if any) or its result text.
 
     The reading itself (negations such as "No OOM anymore" = worked, "did not help" = failed)
-    lives in ``dbglog.outcome``; unclear text is ``inconclusive``, no text at all ``untested``.
+    lives in ``dbglog.kb.outcome``; unclear text is ``inconclusive``, no text at all ``untested``.
     """
-    from dbglog import outcome
+    from dbglog.kb import outcome
 
     return outcome.infer(result, explicit)

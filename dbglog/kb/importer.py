@@ -36,10 +36,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbglog import docreader, model, redact
-from dbglog.errors import DbglogError
-from dbglog.mirror import ParseError
-from dbglog.model import Difference, Investigation, NextStep
+from dbglog import docreader
+from dbglog.kb import model
+from dbglog.util import redact
+from dbglog.util.errors import DbglogError
+from dbglog.kb.mirror import ParseError
+from dbglog.kb.model import Difference, Investigation, NextStep
 
 MAX_BYTES = 8 * 1024 * 1024  # a debug doc is kilobytes; anything this big is a mistake (a log dump)
 
@@ -57,7 +59,7 @@ def read_source(path: Path, shown: str) -> str:
         raise DbglogError(f"{shown}: cannot read ({e.strerror})") from None
     if path.is_dir():
         raise DbglogError(f"{shown} is a directory; pass the markdown files in it")
-    from dbglog.fserrors import check_regular_file
+    from dbglog.util.fserrors import check_regular_file
 
     check_regular_file(path, shown)  # a FIFO or /dev/zero: refused, not read forever
     if st.st_size > MAX_BYTES:
@@ -103,7 +105,7 @@ def parse_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
-    from dbglog import mirror, sync
+    from dbglog.kb import mirror, sync
 
     try:
         sync.check_markers(text, path)
@@ -133,7 +135,7 @@ def source_name(path: Path, root: Path) -> str:
 
 def check_roundtrip(p: Parsed, source: str) -> None:
     """What we store must render to markdown that parses back to the same thing."""
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     if p.verified:
         return  # the reader rendered and parsed it back already
@@ -287,7 +289,7 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
 
 
 def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
-    from dbglog import sync
+    from dbglog.kb import sync
 
     plans, skipped = plan_files(recs, paths)
     written: list[Path] = []
@@ -326,7 +328,7 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
             created = [r["id"] for r in results if r["action"] == "create"]
             if len(results) == 1 and len(created) == 1:
                 # One doc, one new investigation: it becomes the current one, as `dbglog new` does.
-                from dbglog.records import CURRENT
+                from dbglog.kb.records import CURRENT
 
                 store.set_meta(CURRENT, created[0])
                 results[0]["current"] = True

@@ -21,7 +21,7 @@ everywhere). A preset says:
 
 A capture dict is ``{"name", "status" (ok | missing | skipped | timeout | failed | triggered),
 "path", "note"}`` plus anything else; files at ``path`` are read by the evidence parsers
-(``dbglog/evidence.py``) and the stuck-process guess below. Adding a preset::
+(``dbglog/run/evidence.py``) and the stuck-process guess below. Adding a preset::
 
     def _strace(ctx):
         procs, note = ctx.targets("workers")
@@ -58,11 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from dbglog import proctree
-from dbglog.errors import DbglogError
+from dbglog.run import proctree
+from dbglog.util.errors import DbglogError
 
 if TYPE_CHECKING:  # at run time imported where a hang's stacks are read (_stacks)
-    from dbglog import evidence
+    from dbglog.run import evidence
 
 # Device files a GPU worker holds open: ROCm's KFD and render nodes, NVIDIA's device nodes.
 DEVICE_PATTERNS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
@@ -528,15 +528,15 @@ register(Preset("cuda-gdb", "cuda-gdb attach to each GPU worker: kernels, blocks
 
 
 # The NCCL flight recorder: armed at launch, the ranks asked for dumps on a hang, the analyzer run
-# after the run (the steps themselves are in dbglog/flightrec.py).
+# after the run (the steps themselves are in dbglog/run/flightrec.py).
 def _nccl_fr_env(run_dir: Path, base_env: dict) -> dict:
-    from dbglog import flightrec
+    from dbglog.run import flightrec
 
     return flightrec.env(run_dir)
 
 
 def _nccl_fr_hang(ctx: Context) -> list[dict]:
-    from dbglog import flightrec
+    from dbglog.run import flightrec
 
     asked = flightrec.request_dumps(ctx.run_dir, wait=min(ctx.limit, 5.0))
     return [{"name": "nccl-fr:request", "status": "ok" if asked else "skipped", "path": None,
@@ -544,7 +544,7 @@ def _nccl_fr_hang(ctx: Context) -> list[dict]:
 
 
 def _nccl_fr_after(ctx: Context) -> tuple[list[dict], list[dict]]:
-    from dbglog import flightrec
+    from dbglog.run import flightrec
 
     caps, verdict = flightrec.collect(ctx.run_dir, limit=ctx.limit)
     return caps, [flightrec.evidence(verdict)] if verdict else []
@@ -663,7 +663,7 @@ def _frame(f: evidence.Frame) -> str:
 def _stacks(text: str) -> list[tuple[evidence.Thread, list[str]]]:
     """The dump's threads that have frames (read by evidence.split_threads), frames formatted."""
     # imported here, after a hang: every run imports this module, and evidence compiles ~85 patterns
-    from dbglog import evidence
+    from dbglog.run import evidence
 
     return [(t, [_frame(f) for f in t.frames]) for t in evidence.split_threads(text, max_frames=None) if t.frames]
 

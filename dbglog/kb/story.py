@@ -22,7 +22,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from dbglog import redact
+from dbglog.util import redact
 
 DIFF_CAP = 1 << 20  # bytes of the uncommitted diff kept in the run folder
 GIT_TIMEOUT = 10.0

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbglog.errors import DbglogError
+from dbglog.util.errors import DbglogError
 
 # Written by dbglog into .dbglog/. It ignores itself too, so `git status` stays clean after
 # `dbglog init` (an untracked .dbglog/.gitignore invited committing it); in git the same is also

@@ -28,8 +28,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from dbglog.errors import DbglogError
-from dbglog.model import (
+from dbglog.util.errors import DbglogError
+from dbglog.kb.model import (
     DEFAULT_LABELS,
     STATUS_LABELS,
     Attempt,
@@ -444,10 +444,11 @@ def _template(override_dir: str | None, cache_dir: str | None = None):
 
 def templates_dir() -> Path:
     """Templates ship inside the wheel as dbglog/templates; from a source tree they are ../templates."""
-    inside = Path(__file__).parent / "templates"
+    package = Path(__file__).resolve().parent.parent  # dbglog/ (this module is dbglog/kb/mirror.py)
+    inside = package / "templates"
     if inside.is_dir():
         return inside
-    return Path(__file__).parent.parent / "templates"
+    return package.parent / "templates"
 
 
 def render(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:

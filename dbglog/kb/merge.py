@@ -23,8 +23,8 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 
-from dbglog.fsutil import atomic_write
-from dbglog.model import Attempt, Investigation
+from dbglog.util.fsutil import atomic_write
+from dbglog.kb.model import Attempt, Investigation
 
 
 @dataclass
@@ -147,7 +147,7 @@ def merge(base: Investigation | None, ours: Investigation, theirs: Investigation
 
 def merge_texts(base: str | None, ours: str, theirs: str) -> MergeResult:
     """Parse the three versions of a mirror file and merge them (ParseError if one is not ours)."""
-    from dbglog import mirror
+    from dbglog.kb import mirror
 
     b = mirror.parse(base, "base") if base and base.strip() else None
     return merge(b, mirror.parse(ours, "ours"), mirror.parse(theirs, "theirs"))
@@ -314,8 +314,8 @@ def run_driver(base: str, ours: str, theirs: str, path: str = "") -> tuple[int, 
     import subprocess
     from pathlib import Path
 
-    from dbglog import mirror
-    from dbglog.errors import DbglogError
+    from dbglog.kb import mirror
+    from dbglog.util.errors import DbglogError
     def read(p):
         try:
             return Path(p).read_bytes().decode("utf-8")

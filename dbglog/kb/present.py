@@ -114,7 +114,7 @@ def hit_heading(h) -> str:
 
 def where(h) -> str:
     """A section hit's file:line (the mirror file, or the watched doc; its name shown inert)."""
-    from dbglog.redact import sanitize
+    from dbglog.util.redact import sanitize
 
     return sanitize(f"{h.path}:{h.line}" if h.line else (h.path or ""))
 

@@ -16,8 +16,8 @@ import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog.errors import DbglogError
-from dbglog.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.util.errors import DbglogError
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
 
 def _core(db) -> None:
     db.executescript(
@@ -180,7 +180,7 @@ def _import(db) -> None:
 
 
 def _search(db) -> None:
-    from dbglog.search import create_index  # FTS5 tables + triggers, the sqlite-utils way
+    from dbglog.kb.search import create_index  # FTS5 tables + triggers, the sqlite-utils way
 
     create_index(db)
 
@@ -213,7 +213,7 @@ def _inv_source(db) -> None:
 def _identifier_words(db) -> None:
     """Compound identifiers' words (cudaMallocAsync -> cuda malloc async) indexed beside attempts
     and free text, so `malloc async` finds `cudaMallocAsync`."""
-    from dbglog.search import add_identifier_words
+    from dbglog.kb.search import add_identifier_words
 
     add_identifier_words(db)
 
@@ -221,8 +221,8 @@ def _identifier_words(db) -> None:
 def _sections(db) -> None:
     """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
     trigram tables over them; existing investigations' sections are chunked now."""
-    from dbglog.search import create_section_index
-    from dbglog.sections import create_tables
+    from dbglog.kb.search import create_section_index
+    from dbglog.kb.sections import create_tables
 
     create_tables(db)
     create_section_index(db)  # existing investigations are chunked by the next migration (0009)
@@ -279,7 +279,7 @@ class Store:
                     f"{db_path} was written by a newer dbglog (schema {version}); upgrade dbglog"
                 )
         except sqlite3.DatabaseError as e:
-            from dbglog.fserrors import check
+            from dbglog.util.fserrors import check
 
             check(e, db_path)  # a full disk or a read-only file system is not a broken database
             raise DbglogError(
@@ -416,9 +416,9 @@ class Store:
         self._replace_children(inv)
 
     def _index_sections(self, inv_id: str, sections) -> None:
-        # The chunk rows follow investigations.sections on every write (dbglog/sections.py);
+        # The chunk rows follow investigations.sections on every write (dbglog/kb/sections.py);
         # deleting the investigation removes them (ON DELETE CASCADE).
-        from dbglog.sections import set_investigation
+        from dbglog.kb.sections import set_investigation
 
         set_investigation(self.conn, inv_id, sections)
 
@@ -458,7 +458,7 @@ class Store:
         self.set_next_steps(inv.id, inv.next_steps)
 
     def upsert_attempt(self, inv_id: str, a: Attempt) -> None:
-        from dbglog.synonyms import identifier_words  # words of compound identifiers, for search
+        from dbglog.kb.synonyms import identifier_words  # words of compound identifiers, for search
 
         self.q(
             """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from dbglog import config
-from dbglog.errors import DbglogError
+from dbglog.util import config
+from dbglog.util.errors import DbglogError
 
 # A resolver turns a regex match into (reported name, rank); used where the name depends on the
 # text (``py.traceback:ValueError``, the ``cudaError...`` token, hardware vs app Xids, wave stop
@@ -1380,7 +1380,7 @@ def _user_matches_subprocess(rx: re.Pattern[str], text: str, budget: float) -> l
     try:
         out, _ = p.communicate((header + text).encode("utf-8", "surrogatepass"), timeout=budget + 0.5)
     except subprocess.TimeoutExpired:
-        from dbglog import proctree  # (only here: most classifications never start a worker)
+        from dbglog.run import proctree  # (only here: most classifications never start a worker)
 
         proctree.kill_group(p)
         p.communicate()

@@ -16,12 +16,13 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog import model, redact, sync
-from dbglog.errors import DbglogError
-from dbglog.fsutil import atomic_write
-from dbglog.model import Attempt, Difference, Investigation, NextStep
-from dbglog.store import Store
-from dbglog.workspace import Workspace
+from dbglog.kb import model, sync
+from dbglog.util import redact
+from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import atomic_write
+from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.kb.store import Store
+from dbglog.util.workspace import Workspace
 
 CURRENT = "current"
 
@@ -138,7 +139,7 @@ class Records:
         """The first command in a clone (fresh, or set up by an older dbglog) registers git's merge
         driver for `logs/` and the excludes for `.dbglog/`, whatever files the clone came with.
         Three small file reads when it is already done."""
-        from dbglog import merge
+        from dbglog.kb import merge
 
         try:
             if merge.is_configured(self.ws.root, self.ws.logs_dir, self.ws.dir) is False:
@@ -227,7 +228,7 @@ class Records:
         """Re-render ``logs/<id>.md``. ``scan``: make sure first that nothing stored for it holds a
         control character or a secret (text that did not come through a record method: an import,
         an old database), cleaning the stored investigation when it does."""
-        from dbglog import mirror  # (commands that only read never render: see bench/agent_bench.py)
+        from dbglog.kb import mirror  # (commands that only read never render: see bench/agent_bench.py)
 
         inv = self.store.load(inv_id)
         text = mirror.render(inv, self.ws.templates_dir, self.ws.dir / "cache")
@@ -578,7 +579,7 @@ def parse_size(text) -> int | None:
 
 def runs_cap(config_path: Path) -> int | None:
     """The size cap of `.dbglog/runs/` from ``[runs] max_size`` in config.toml (default 2 GiB)."""
-    from dbglog import config
+    from dbglog.util import config
 
     value = config.table(config_path, "runs").get("max_size", DEFAULT_RUNS_CAP)
     try:

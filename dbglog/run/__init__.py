@@ -1,0 +1,15 @@
+"""Supervised runs: spawning and watching a repro, what its failure looks like, and what to capture.
+
+What lives here, by layer (``tests/test_layers.py`` holds the rule):
+
+- services (3): ``runner`` (spawn, watch, tree kill, classify: one ``RunResult``), ``captures`` (the
+  registered capture presets), ``serve`` (server + client repros), ``slurm`` (one allocation per step);
+- readers and probes (1): ``signatures`` (the failure catalog), ``evidence`` (facts out of debugger dumps
+  and kernel-API logs), ``advice`` (+ ``advice.toml``: playbook next steps), ``envinfo`` (environment
+  snapshot), ``proctree`` (the one process layer: trees, the pid-reuse rule, zombie-aware waits),
+  ``preflight``, ``escalate``, ``flightrec``.
+
+May import: ``dbglog.util`` only. Never ``dbglog.kb`` (``ops`` records a run's result), ``dbglog.cli``,
+``ops``, the front doors, or ``dbglog.bisect`` (bisection drives runs, not the reverse). Importing this package
+imports nothing.
+"""
