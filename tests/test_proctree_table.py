@@ -3,6 +3,7 @@ processes born since its root when pids provably did not wrap, and the run path 
 heavy imports it does not need."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,3 +60,32 @@ def test_the_run_path_does_not_import_what_a_silent_run_does_not_need():
             "'dbglog.run.envinfo') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _group(script: str):
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
+    assert p.stdout.readline() == b"ready\n"  # handlers installed before we signal
+    return p
+
+
+def test_kill_group_with_grace_lets_a_sigterm_handler_finish():
+    # srun's case: SIGTERM is passed on and handled; the group must not be SIGKILLed meanwhile.
+    p = _group("import signal, sys\n"
+               "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+               "print('ready', flush=True)\nsignal.pause()\n")
+    proctree.kill_group(p, grace=30.0)
+    assert p.wait(timeout=30) == 7
+
+
+def test_kill_group_sigkills_what_ignores_sigterm_after_the_grace():
+    p = _group("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+               "print('ready', flush=True)\nsignal.pause()\n")
+    proctree.kill_group(p, grace=0.2)
+    assert p.wait(timeout=30) == -signal.SIGKILL
+
+
+def test_kill_group_without_grace_is_one_sigkill():
+    p = _group("import signal\nsignal.signal(signal.SIGTERM, lambda *a: None)\n"
+               "print('ready', flush=True)\nsignal.pause()\n")
+    proctree.kill_group(p)
+    assert p.wait(timeout=30) == -signal.SIGKILL

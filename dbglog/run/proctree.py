@@ -388,9 +388,23 @@ class Tree:
         return wait_gone(list(self.procs.values()), timeout)
 
 
-def kill_group(p) -> None:
-    """SIGKILL the process group a helper leads (started with ``start_new_session``) when it ran out
-    of time: the whole group, since a grandchild may hold its pipe or file. The caller reaps ``p``."""
+def kill_group(p, grace: float = 0.0) -> None:
+    """Stop the process group a helper leads (started with ``start_new_session``) when it ran out of
+    time: the whole group, since a grandchild may hold its pipe or file. With ``grace``, SIGTERM first
+    and SIGKILL only after that many seconds: ``srun`` forwards a SIGTERM to the job step's tasks on
+    their node, where a SIGKILL of the local ``srun`` would leave them running. The caller reaps ``p``."""
+    import subprocess
+
+    if grace > 0:
+        try:
+            os.killpg(p.pid, _signal.SIGTERM)
+        except OSError:
+            return
+        try:
+            p.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            pass
     try:
         os.killpg(p.pid, _signal.SIGKILL)
     except OSError:

@@ -25,13 +25,13 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
+from dbglog.run import proctree
 from dbglog.util.errors import DbglogError
 
 JOB_PREFIX = "dbglog-"  # + run id: unique, so squeue/scancel find exactly this step's job
@@ -410,12 +410,8 @@ def _run_limited(argv: list[str], out_path: Path, limit: float) -> tuple[str, st
             try:
                 rc = p.wait(timeout=limit)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGTERM)
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
+                proctree.kill_group(p, grace=5.0)  # SIGTERM first: srun passes it on to the node
+                p.wait()
                 return "timeout", f"no answer within {limit:g}s"
     except OSError as e:
         return "error", f"cannot run {argv[0]}: {e.strerror or e}"
