@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from dbglog import ops
 from dbglog.kb.records import Records
 from dbglog.util.workspace import Workspace
 
@@ -85,7 +86,6 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
     cause sits above the last line, and a hang."""
     import sys
 
-    from dbglog import ops
     from dbglog.kb.records import run_result_line
 
     out = []
@@ -111,18 +111,14 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
 
 def demo_search(recs: Records, quiet: bool) -> tuple[dict, dict]:
     """Search the knowledge base, then run the before-trying-a-fix check."""
-    from dbglog.kb import search
-
-    conn = recs.store.conn
     query, idea = "replay mod mbarier", "kernel replay with --set full"
-    res = search.search(conn, query, limit=3)
-    check = search.tried(conn, idea)
+    res = ops.search(recs, query, limit=3)  # the same service calls as `dbglog search` / `dbglog tried`
+    check = ops.tried(recs, idea)
     if not quiet:
-        from dbglog.ops import query_notes as _query_notes
         from dbglog.kb.present import print_hit as _print_hit
 
         step(f'dbglog search "{query}"   (a partial word and a typo on purpose)', quiet)
-        for note in _query_notes(res.query):
+        for note in ops.query_notes(res.query):
             click.echo(click.style(f"note: {note}", dim=True))
         for n, h in enumerate(res.hits, 1):
             _print_hit(h, n)
@@ -147,7 +143,7 @@ def run_demo(keep: bool = False, as_json: bool = False) -> dict:
 
         history.demo(recs, inv_id, quiet)  # dbglog bisect git on a generated repo
         toggles.demo(recs, inv_id, quiet)  # dbglog bisect toggles on marked suspect calls
-        inv = recs.store.load(inv_id)
+        inv = ops.investigation(recs, inv_id)
         path = recs.ws.root / recs.path_for(inv_id)
         if not quiet:
             from dbglog.kb.present import render_show

@@ -325,7 +325,7 @@ def search(query: str, kinds: Optional[list[Kind]] = None, investigation: Option
 
 
 def _investigation(recs, inv_id: str, warnings: list[str]) -> Investigation:
-    inv = recs.store.load(inv_id)
+    inv = ops.investigation(recs, inv_id)
     return Investigation.model_validate(inv.to_dict() | {"path": recs.path_for(inv_id), "warnings": warnings})
 
 
@@ -356,7 +356,7 @@ def add_attempt(title: Optional[str] = None, hypothesis: Optional[str] = None, d
 
 
 def _difference(recs, inv_id: str, d, warnings) -> DifferenceResult:
-    inv = recs.store.load(inv_id)
+    inv = ops.investigation(recs, inv_id)
     return DifferenceResult.model_validate((d.to_dict() if d else {"position": 0, "factor": "", "working": "",
                                                                   "broken": "", "status": ""})
                                            | {"investigation": inv_id, "warnings": warnings,
