@@ -562,185 +562,238 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     """
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
-    cmd = [os.fspath(c) for c in cmd]
-    presets, commands = _captures.split(captures, on_hang)
-    env_overrides = dict(env_overrides or {})
-    # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
-    preset_warnings = _captures.check(presets, {**os.environ, **{k: str(v) for k, v in env_overrides.items()
-                                                                if v is not None}})
-    run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
-    env_overrides = dict(env_overrides or {})
-    run_id = run_id or new_run_id()
-    started_wall = _dt.datetime.now(_dt.timezone.utc)
-
-    paths = {"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
-             "output": str(run_dir / "output"), "result": str(run_dir / "result.json")}
-    result = RunResult(id=run_id, cmd=cmd, cwd=str(cwd_path), env_overrides=env_overrides,
-                       started=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                       duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=timeout,
-                       paths=paths)
-    result.notes.extend(preset_warnings)
-    if git_info:
-        result.git_commit, result.git_dirty = _git_state(cwd_path)
-
-    env = build_env(run_dir, env_overrides, presets, escalation)
-    api_dir = run_dir / "api"
-    from dbglog.run import escalate, preflight
-
-    if escalation:
-        result.kernel_api_level = escalate.describe(escalation, run_dir, env)
-    elif env.get("FLASHINFER_LOGLEVEL") == "1" and "FLASHINFER_LOGLEVEL" not in os.environ \
-            and "FLASHINFER_LOGLEVEL" not in env_overrides:
-        result.notes.append("kernel-API logging at level 1 (SGLang/FlashInfer hooks present; costs next to nothing)")
-    result.preflight = {"core_limit": None if core_dumps else 0}
-    if preflight_check:
-        result.preflight.update(preflight.check())
-        if result.preflight.get("gpu_processes"):
-            ev = preflight.taint_evidence(result.preflight["gpu_processes"])
-            result.evidence.append(ev)
-            result.notes.append(ev["summary"])
-    env[RUN_ID_VAR] = run_id  # inherited marker to find descendants that escaped the tree
-    proctree.become_subreaper()  # before the start: an orphan of this run must come to us (proctree.adopt)
-    if "FLASHINFER_LOGDEST" in env or "SGLANG_KERNEL_API_LOGDEST" in env:
-        api_dir.mkdir(exist_ok=True)
-
-    if not cwd_path.is_dir():
-        result.error = f"working directory {cwd_path} does not exist"
-        result.notes.append(result.error)
-        _finish(result, run_dir, None, signatures)
-        return result
-
-    sinks = {"stdout": _CappedFile(run_dir / "stdout", output_cap_bytes),
-             "stderr": _CappedFile(run_dir / "stderr", output_cap_bytes)}
-    merged = _CappedFile(run_dir / "output", output_cap_bytes)
-    oom_before = _oom_kill_count()
-    t0 = time.monotonic()
-    started_epoch = time.time()
-    trapped = _trap_stop_signals(defer=True)  # held until the loop below: no window that orphans the child
+    s = _Supervision([os.fspath(c) for c in cmd], run_dir=run_dir, cwd=cwd, env_overrides=env_overrides,
+                     timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
+                     output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
+                     capture_timeout=capture_timeout, run_id=run_id, kill_wait=kill_wait,
+                     idle_timeout=idle_timeout, companion=companion, escalation=escalation, launch=launch)
+    s.prepare(git_info, preflight_check, core_dumps)
+    if not s.start():  # no such directory or command: recorded as an error run
+        return s.result
     try:
-        with preflight.core_limit(core_dumps):  # the child inherits the limit
-            proc = proctree.start(lambda: subprocess.Popen(
-                launch.argv(cmd, run_id) if launch is not None else cmd, cwd=str(cwd_path), env=env,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
-    except OSError as e:
-        _untrap(trapped)
-        for s in (*sinks.values(), merged):
-            s.close()
-        if isinstance(e, FileNotFoundError):
-            result.error = f"command not found: {cmd[0]}"
-        elif isinstance(e, PermissionError):
-            result.error = f"permission denied: {cmd[0]} (is it executable?)"
-        else:
-            result.error = f"cannot start {cmd[0]}: {e.strerror or e}"
-        result.notes.append(result.error)
-        result.duration_s = time.monotonic() - t0
-        _finish(result, run_dir, None, signatures)
-        return result
+        s.watch()  # until it exits, times out, goes quiet, or the companion ends it
+        s.end_tree()  # a hang: captures, then the tree kill; a finished run: its leftovers
+    except BaseException as e:
+        s.stop_on_interrupt(e)  # never leaves the repro running; re-raises what is not a stop
+    finally:
+        s.reap()  # wait, drain the pipes, close the files
+    if s.interrupted is not None:
+        s.raise_interrupted()
+    s.classify()
+    return s.finish()
 
-    for f in (proc.stdout, proc.stderr):
+
+class _Supervision:
+    """One supervised run, as the steps ``run`` takes in order; the state they share lives here."""
+
+    def __init__(self, cmd: list[str], *, run_dir, cwd, env_overrides, timeout, grace, captures, on_hang,
+                 output_cap_bytes, echo, signatures, capture_timeout, run_id, kill_wait, idle_timeout,
+                 companion, escalation, launch):
+        self.cmd = cmd
+        self.presets, self.commands = _captures.split(captures, on_hang)
+        self.env_overrides = dict(env_overrides or {})
+        self.timeout, self.grace, self.kill_wait, self.idle_timeout = timeout, grace, kill_wait, idle_timeout
+        self.output_cap_bytes, self.echo, self.signatures = output_cap_bytes, echo, signatures
+        self.capture_timeout, self.companion, self.escalation, self.launch = (
+            capture_timeout, companion, escalation, launch)
+        # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
+        self.preset_warnings = _captures.check(self.presets, {
+            **os.environ, **{k: str(v) for k, v in self.env_overrides.items() if v is not None}})
+        self.run_dir = Path(run_dir).resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.cwd = Path(cwd).resolve() if cwd is not None else Path.cwd()
+        self.run_id = run_id or new_run_id()
+        self.timed_out = self.idled = False
+        self.stopped = None  # (outcome, note) from the companion: e.g. the server died under the client
+        self.rc: int | None = None
+        self.interrupted: Interrupted | None = None
+        self.pump: _Pump | None = None
+
+    def prepare(self, git_info: bool, preflight_check: bool, core_dumps: bool) -> None:
+        """The record, the environment, the pre-flight checks."""
+        from dbglog.run import escalate, preflight
+
+        started = _dt.datetime.now(_dt.timezone.utc)
+        rd = self.run_dir
+        paths = {"stdout": str(rd / "stdout"), "stderr": str(rd / "stderr"),
+                 "output": str(rd / "output"), "result": str(rd / "result.json")}
+        self.result = result = RunResult(
+            id=self.run_id, cmd=self.cmd, cwd=str(self.cwd), env_overrides=self.env_overrides,
+            started=started.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            duration_s=0.0, exit_code=None, signal=None, outcome="error", timeout=self.timeout, paths=paths)
+        result.notes.extend(self.preset_warnings)
+        if git_info:
+            result.git_commit, result.git_dirty = _git_state(self.cwd)
+        self.env = env = build_env(rd, self.env_overrides, self.presets, self.escalation)
+        if self.escalation:
+            result.kernel_api_level = escalate.describe(self.escalation, rd, env)
+        elif env.get("FLASHINFER_LOGLEVEL") == "1" and "FLASHINFER_LOGLEVEL" not in os.environ \
+                and "FLASHINFER_LOGLEVEL" not in self.env_overrides:
+            result.notes.append("kernel-API logging at level 1 (SGLang/FlashInfer hooks present; costs next to nothing)")
+        self.core_dumps = core_dumps
+        result.preflight = {"core_limit": None if core_dumps else 0}
+        if preflight_check:
+            result.preflight.update(preflight.check())
+            if result.preflight.get("gpu_processes"):
+                ev = preflight.taint_evidence(result.preflight["gpu_processes"])
+                result.evidence.append(ev)
+                result.notes.append(ev["summary"])
+        env[RUN_ID_VAR] = self.run_id  # inherited marker to find descendants that escaped the tree
+        proctree.become_subreaper()  # before the start: an orphan of this run must come to us (proctree.adopt)
+        if "FLASHINFER_LOGDEST" in env or "SGLANG_KERNEL_API_LOGDEST" in env:
+            (rd / "api").mkdir(exist_ok=True)
+
+    def start(self) -> bool:
+        """Spawn the repro in its own session with its output piped to the pump; False (and the
+        record finished as an error) when it cannot start."""
+        from dbglog.run import preflight
+
+        result, rd = self.result, self.run_dir
+        if not self.cwd.is_dir():
+            result.error = f"working directory {self.cwd} does not exist"
+            result.notes.append(result.error)
+            _finish(result, rd, None, self.signatures)
+            return False
+        cap = self.output_cap_bytes
+        self.sinks = {"stdout": _CappedFile(rd / "stdout", cap), "stderr": _CappedFile(rd / "stderr", cap)}
+        self.merged = _CappedFile(rd / "output", cap)
+        self.oom_before = _oom_kill_count()
+        self.t0 = time.monotonic()
+        started_epoch = time.time()
+        self.trapped = _trap_stop_signals(defer=True)  # held until watch(): no window that orphans the child
+        argv = self.launch.argv(self.cmd, self.run_id) if self.launch is not None else self.cmd
         try:
-            import fcntl
+            with preflight.core_limit(self.core_dumps):  # the child inherits the limit
+                self.proc = proc = proctree.start(lambda: subprocess.Popen(
+                    argv, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True))
+        except OSError as e:
+            _untrap(self.trapped)
+            for s in (*self.sinks.values(), self.merged):
+                s.close()
+            if isinstance(e, FileNotFoundError):
+                result.error = f"command not found: {self.cmd[0]}"
+            elif isinstance(e, PermissionError):
+                result.error = f"permission denied: {self.cmd[0]} (is it executable?)"
+            else:
+                result.error = f"cannot start {self.cmd[0]}: {e.strerror or e}"
+            result.notes.append(result.error)
+            result.duration_s = time.monotonic() - self.t0
+            _finish(result, rd, None, self.signatures)
+            return False
+        for f in (proc.stdout, proc.stderr):
+            try:
+                import fcntl
 
-            fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)  # fewer wakeups on big output
-        except (OSError, AttributeError, ImportError):
-            pass
-    pump = _Pump({"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno()}, sinks, merged,
-                 echo, output_cap_bytes)
-    pump.start()
-    tree = _Tree(proc.pid, run_id, started_epoch)
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        pidfd = None
+                fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)  # fewer wakeups on big output
+            except (OSError, AttributeError, ImportError):
+                pass
+        self.pump = _Pump({"stdout": proc.stdout.fileno(), "stderr": proc.stderr.fileno()}, self.sinks,
+                          self.merged, self.echo, cap)
+        self.pump.start()
+        self.tree = _Tree(proc.pid, self.run_id, started_epoch)
+        try:
+            self.pidfd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        return True
 
-    timed_out = idled = False
-    stopped = None  # (outcome, note) from the companion: e.g. the server died under the client
-    rc = None
-    interrupted: Interrupted | None = None
-    try:
-        trapped.arm()  # a SIGTERM/SIGHUP that came since the start is raised here, inside the tree kill's reach
-        deadline = None if timeout is None else t0 + timeout
+    def watch(self) -> None:
+        """Poll until the child exits, the deadline or the idle limit passes, or the companion stops
+        the run; the tree is snapshotted (and orphans adopted) on every round."""
+        self.trapped.arm()  # a SIGTERM/SIGHUP that came since the start is raised here, inside the kill's reach
+        proc, tree, companion = self.proc, self.tree, self.companion
+        deadline = None if self.timeout is None else self.t0 + self.timeout
         interval = 0.02
         while True:
             wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
-            rc = _wait_exit(proc, pidfd, wait)
-            if rc is not None:
-                break
+            self.rc = _wait_exit(proc, self.pidfd, wait)
+            if self.rc is not None:
+                return
             table = tree.table()  # one read for both
             tree.snapshot(table)
             tree.adopt(table)
             interval = min(interval * 1.5, 0.25)  # young runs spawn most; poll them more often
             if companion is not None:
-                stopped = companion.check()
-                if stopped:
-                    break
-            if idle_timeout is not None:
-                last = max(pump.last_output, companion.last_output() if companion is not None else 0.0)
-                if time.monotonic() - last >= idle_timeout:
-                    idled = True
-                    break
+                self.stopped = companion.check()
+                if self.stopped:
+                    return
+            if self.idle_timeout is not None:
+                last = max(self.pump.last_output, companion.last_output() if companion is not None else 0.0)
+                if time.monotonic() - last >= self.idle_timeout:
+                    self.idled = True
+                    return
             if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                break
+                self.timed_out = True
+                return
 
-        if timed_out or idled:
-            result.outcome = "hang"  # decided before any capture: a core dump then aborts (134)
-            if idled:
-                result.idle = _quiet_report(idle_timeout, [("client", tree, pump)]
+    def end_tree(self) -> None:
+        """A hang: the outcome first (a core dump then aborts), the captures, then the tree kill. A
+        companion's stop: the kill. A finished command: whatever it left running is terminated."""
+        result, tree, companion = self.result, self.tree, self.companion
+        if self.timed_out or self.idled:
+            result.outcome = "hang"
+            if self.idled:
+                result.idle = _quiet_report(self.idle_timeout, [("client", tree, self.pump)]
                                             + (companion.quiet_streams() if companion is not None else []))
                 result.notes.append(result.idle["summary"])
             else:
-                result.notes.append(f"timed out after {timeout:g}s")
+                result.notes.append(f"timed out after {self.timeout:g}s")
             if companion is not None:  # the server is where the fault is: its stacks first
-                result.captures.extend(companion.hang_captures(presets, commands, capture_timeout))
-            if launch is not None:  # the processes are on the node: capture there, cancel the job step
-                result.captures.extend(launch.on_hang(run_dir, presets, commands, capture_timeout))
+                result.captures.extend(companion.hang_captures(self.presets, self.commands, self.capture_timeout))
+            if self.launch is not None:  # the processes are on the node: capture there, cancel the job step
+                result.captures.extend(self.launch.on_hang(self.run_dir, self.presets, self.commands,
+                                                           self.capture_timeout))
             else:
-                result.captures.extend(hang_captures(tree, pump, run_dir, presets, commands, capture_timeout,
-                                                     env=env))
-            result.survivors = terminate_tree(tree, grace, kill_wait)
-        elif stopped:
-            result.outcome = stopped[0]
-            result.notes.append(stopped[1])
-            result.survivors = terminate_tree(tree, grace, kill_wait)
+                result.captures.extend(hang_captures(tree, self.pump, self.run_dir, self.presets, self.commands,
+                                                     self.capture_timeout, env=self.env))
+            result.survivors = terminate_tree(tree, self.grace, self.kill_wait)
+        elif self.stopped:
+            result.outcome = self.stopped[0]
+            result.notes.append(self.stopped[1])
+            result.survivors = terminate_tree(tree, self.grace, self.kill_wait)
         else:
             # The command is done; anything it left running is not part of a finished run.
             proctree.sweep(tree)
-            leftovers = [p for p in tree.alive() if p.pid != proc.pid]
+            leftovers = [p for p in tree.alive() if p.pid != self.proc.pid]
             if leftovers:
                 result.notes.append(
                     f"{len(leftovers)} process(es) were still running after the command exited "
                     f"({', '.join(str(p.pid) for p in leftovers[:5])}); terminated")
-                result.survivors = terminate_tree(tree, grace, kill_wait)
-    except BaseException as e:
-        # dbglog itself interrupted (Ctrl-C, SIGTERM, SIGHUP, error): never leave the repro running.
+                result.survivors = terminate_tree(tree, self.grace, self.kill_wait)
+
+    def stop_on_interrupt(self, e: BaseException) -> None:
+        """dbglog itself interrupted (Ctrl-C, SIGTERM, SIGHUP) or failing: never leave the repro running.
+        A stop is kept for ``raise_interrupted``; anything else is re-raised after the kill."""
+        result = self.result
         if isinstance(e, KeyboardInterrupt):  # the tree first, the second signal cannot stop that
-            interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
+            self.interrupted = e if isinstance(e, Interrupted) else Interrupted(_signal.SIGINT)
             if threading.current_thread() is threading.main_thread():  # a second Ctrl-C waits
-                trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
-        if interrupted is not None and (presets or commands) and launch is None:
+                self.trapped.setdefault(_signal.SIGINT, _signal.signal(_signal.SIGINT, _signal.SIG_IGN))
+        if self.interrupted is not None and (self.presets or self.commands) and self.launch is None:
             # Stopped by the user mid-hang is the commonest way a hang ends: take the configured
             # captures before the kill (bounded; a repeated signal is ignored meanwhile).
             try:
-                result.captures.extend(hang_captures(tree, pump, run_dir, presets, commands,
-                                                     min(capture_timeout, 10.0), env=env, reason="interrupt"))
+                result.captures.extend(hang_captures(self.tree, self.pump, self.run_dir, self.presets, self.commands,
+                                                     min(self.capture_timeout, 10.0), env=self.env,
+                                                     reason="interrupt"))
             except Exception as exc:  # noqa: BLE001 - the kill below must happen regardless
                 result.notes.append(f"captures on interrupt failed: {exc!r}")
-        if launch is not None:
-            launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
-        result.survivors = terminate_tree(tree, min(grace, 1.0), kill_wait)
-        if interrupted is None:
-            _untrap(trapped)
-            raise
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        if self.launch is not None:
+            self.launch.cancel(result)  # the step's processes are on the node, out of the tree's reach
+        result.survivors = terminate_tree(self.tree, min(self.grace, 1.0), self.kill_wait)
+        if self.interrupted is None:
+            _untrap(self.trapped)
+            raise e
+
+    def reap(self) -> None:
+        result, proc, pump = self.result, self.proc, self.pump
+        if self.pidfd is not None:
+            os.close(self.pidfd)
         try:
-            rc = proc.wait(timeout=kill_wait)
+            self.rc = proc.wait(timeout=self.kill_wait)
         except subprocess.TimeoutExpired:
-            rc = proc.poll()
+            self.rc = proc.poll()
         pump.join(timeout=5.0)
         if pump.is_alive():
             # Something outside the tree still holds the pipes; stop reading rather than hang.
@@ -752,44 +805,52 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                 f.close()
             except OSError:
                 pass
-        for name, s in (*sinks.items(), ("output", merged)):
+        for name, s in (*self.sinks.items(), ("output", self.merged)):
             result.omitted_bytes[name] = s.close()
-        result.duration_s = time.monotonic() - t0
+        result.duration_s = time.monotonic() - self.t0
 
-    if interrupted is not None:
-        _untrap(trapped)
+    def raise_interrupted(self) -> None:
+        result, interrupted = self.result, self.interrupted
+        _untrap(self.trapped)
         result.outcome = "error"
         result.error = f"interrupted by {signal_name(interrupted.signum)}: the run and its processes were stopped"
         result.notes.append(result.error)
-        result.exit_code, result.signal = normalize_exit(rc)
+        result.exit_code, result.signal = normalize_exit(self.rc)
         result.stuck = _captures.pick_stuck(result.captures)
         interrupted.result = result
         interrupted.results = [result]
         raise interrupted
-    _untrap(trapped)
-    result.truncated = any(result.omitted_bytes.values())
-    if result.truncated:
-        result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
-    stuck = list(result.survivors)
-    result.survivors = tree.report_escaped(result.survivors)
-    if stuck:
-        result.infra_tainted = True
-        result.notes.append(f"{len(stuck)} process(es) survived SIGKILL "
-                            f"(states: {', '.join(str(s.get('status')) for s in stuck)})")
-    if tree.escaped:  # killed with the rest, but the repro hid them: say so, they may hold a GPU
-        result.notes.append(f"{len(tree.escaped)} process(es) escaped the process tree (new session, "
-                            "marker variable gone): " + ", ".join(f"{e['pid']} ({e['name']})"
-                                                                  for e in list(tree.escaped.values())[:5]))
 
-    code, sig = normalize_exit(rc)
-    result.exit_code, result.signal = code, sig
-    # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
-    caps, found = _captures.after(presets, run_dir, capture_timeout, env)
-    result.captures.extend(caps)
-    result.evidence.extend(found)
-    if escalation:
-        result.kernel_api_level = escalate.describe(escalation, run_dir, env)  # now with the dumps
-    if not (timed_out or idled or stopped):
+    def classify(self) -> None:
+        """Exit status → outcome (a SIGKILL we did not send is checked for OOM evidence); notes on
+        truncation, survivors and escaped processes; the presets' after-the-run captures."""
+        from dbglog.run import escalate
+
+        result, tree, rc = self.result, self.tree, self.rc
+        _untrap(self.trapped)
+        result.truncated = any(result.omitted_bytes.values())
+        if result.truncated:
+            result.notes.append("output exceeded the cap; the middle was dropped (marker in the files)")
+        stuck = list(result.survivors)
+        result.survivors = tree.report_escaped(result.survivors)
+        if stuck:
+            result.infra_tainted = True
+            result.notes.append(f"{len(stuck)} process(es) survived SIGKILL "
+                                f"(states: {', '.join(str(s.get('status')) for s in stuck)})")
+        if tree.escaped:  # killed with the rest, but the repro hid them: say so, they may hold a GPU
+            result.notes.append(f"{len(tree.escaped)} process(es) escaped the process tree (new session, "
+                                "marker variable gone): " + ", ".join(f"{e['pid']} ({e['name']})"
+                                                                      for e in list(tree.escaped.values())[:5]))
+        code, sig = normalize_exit(rc)
+        result.exit_code, result.signal = code, sig
+        # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
+        caps, found = _captures.after(self.presets, self.run_dir, self.capture_timeout, self.env)
+        result.captures.extend(caps)
+        result.evidence.extend(found)
+        if self.escalation:
+            result.kernel_api_level = escalate.describe(self.escalation, self.run_dir, self.env)  # now with the dumps
+        if self.timed_out or self.idled or self.stopped:
+            return
         if rc == 0:
             result.outcome = "pass"
         elif sig is not None:
@@ -802,18 +863,20 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         if sig == _signal.SIGKILL:
             # We did not send it (no timeout): look for host/cgroup OOM evidence (reference §5.7).
             oom_after = _oom_kill_count()
-            if oom_before is not None and oom_after is not None and oom_after > oom_before:
+            if self.oom_before is not None and oom_after is not None and oom_after > self.oom_before:
                 result.outcome = "oom"
-                result.notes.append(f"cgroup oom_kill counter rose {oom_before} -> {oom_after}")
+                result.notes.append(f"cgroup oom_kill counter rose {self.oom_before} -> {oom_after}")
             else:
                 line = _dmesg_oom(tree.procs.keys())
                 if line:
                     result.outcome = "oom"
                     result.notes.append(f"dmesg: {line}")
-    if launch is not None:
-        launch.settle(result)  # no job left behind; which node, what Slurm said
-    _finish(result, run_dir, pump, signatures)
-    return result
+
+    def finish(self) -> RunResult:
+        if self.launch is not None:
+            self.launch.settle(self.result)  # no job left behind; which node, what Slurm said
+        _finish(self.result, self.run_dir, self.pump, self.signatures)
+        return self.result
 
 
 def hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str], commands: Sequence[str],
