@@ -53,14 +53,12 @@ from typing import Callable
 from dbglog.bisect import lifecycle
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import HistoryBisect, Verdict
-from dbglog.bisect.oracle import Ask, Oracle, Placement, PlaceFailed
+from dbglog.bisect.oracle import END_TIMEOUT, Ask, EndsPlan, Oracle, Placement, PlaceFailed, verify_ends
 from dbglog.bisect.spec import HistorySpec
 from dbglog.util.errors import DbglogError
 from dbglog.util.redact import sanitize
 
 KIND = "git"
-#: cap on the bad end's run when no --timeout is given (its duration then sets the step timeout)
-BAD_END_TIMEOUT = 600.0
 COMMIT_VAR = "DBGLOG_BISECT_COMMIT"
 
 
@@ -347,9 +345,6 @@ class _Driver:
                 hb.record(step.key, step.verdict)
         self.oracle.persist(step, records, ckey, self.label(step.key) + (f" ({role})" if role else ""))
 
-    def from_cache(self, sha: str, ckey: str) -> S.Step | None:
-        return self.oracle.lookup(sha, ckey)
-
     # -- judging --------------------------------------------------------------------
 
     def _test_runs(self, records: list) -> list | None:
@@ -359,40 +354,6 @@ class _Driver:
                 return None
             return records[1:]
         return records
-
-    def judge_bad_end(self, step: S.Step, records: list) -> S.Step:
-        runs = self._test_runs(records)
-        if runs is None or not runs:
-            return step  # build failed: SKIP with its reason
-        prov = S.Target(match=self.spec.match, any_failure=self.spec.any_failure)
-        untestable = [prov.judge(r)[1] for r in runs if r["outcome"] == "error" or r.get("infra_tainted")
-                      or (r["outcome"] == "fail" and r.get("exit_code") == 125)]
-        last = runs[-1]
-        mk = lambda v, why, r=last: S.Step(step.key, v, why, r["outcome"], r.get("signature"),  # noqa: E731
-                                           step.duration_s, step.runs)
-        if untestable:
-            return mk(Verdict.SKIP, untestable[0])
-        failing = [r for r in runs if r["outcome"] != "pass"]
-        if not failing:
-            return mk(Verdict.GOOD, "passed" + (f" ({len(runs)}×)" if len(runs) > 1 else ""))
-        if len(failing) < len(runs):
-            return mk(Verdict.FLAKY, f"repeats disagree: {len(failing)} of {len(runs)} failed")
-        t = S.target_for(runs, self.spec.match, self.spec.any_failure)
-        judged = [t.judge(r) for r in runs]
-        if all(k == "bad" for k, _ in judged):
-            return mk(Verdict.BAD, judged[0][1], runs[0])
-        why = next(w for k, w in judged if k != "bad")
-        if not self.spec.match:
-            why = "repeats failed differently: " + ", ".join(sorted({_what(r["outcome"], r.get("signature"))
-                                                                      for r in runs}))
-        return mk(Verdict.SKIP, why)
-
-    def rejudge(self, step: S.Step, records: list, target: S.Target) -> S.Step:
-        runs = self._test_runs(records)
-        if runs is None or not runs:
-            return step
-        verdict, reason = S.verdict_of([target.judge(r) for r in runs])
-        return S.Step(step.key, verdict, reason, step.outcome, step.signature, step.duration_s, step.runs)
 
     def _counts(self, records: list, target: S.Target) -> tuple[int, int] | None:
         runs = self._test_runs(records)
@@ -404,70 +365,31 @@ class _Driver:
     # -- phases ---------------------------------------------------------------------
 
     def verify_ends(self) -> dict[str, S.Step]:
+        """The endpoint phase (``oracle.verify_ends``): the bad end is told to fail, so it runs first
+        (from the verdict cache under its own provisional key), refuses before the good ends cost a
+        run, and every repeat must fail the same way."""
         sp = self.spec
-        bad, goods = sp.bad, list(sp.goods)
         self.subjects.update(self.graph()[2])  # the range's subjects in one git log (memoised), not one per label
-        trials = {t.key: t for t in self.db.trials(self.sid)}
-        ends: dict[str, S.Step] = {}
-        pending: dict[str, tuple] = {}
         cal = sp.calibrated
-        if cal is None:
-            prov = S.Target(match=sp.match, any_failure=sp.any_failure)
-            ex0 = self.execution(sp.timeout or BAD_END_TIMEOUT)
-            ck_bad = self.ckey(bad, ex0, prov, kind="git-bad-end")
-            bstep = trials.get(bad)
-            if bstep is None:
-                bstep = self.from_cache(bad, ck_bad)
-                if bstep is not None:
-                    self.persist(bstep, [], ck_bad, role="bad end")
-            if bstep is None:
-                first = [bad] + ([g for g in goods if g not in trials][: self.jobs - 1] if self.jobs > 1 else [])
-                self.progress.running(", ".join(self.label(c) for c in first) + " (endpoints)")
-                # judged again below, once the bad end has defined the target
-                got = dict(zip(first, self.oracle.collect([Ask(c, "", ex0, S.Target(any_failure=True))
-                                                           for c in first])))
-                st, rs = got.pop(bad)
-                bstep = self.judge_bad_end(st, rs)
-                self.persist(bstep, rs, ck_bad, role="bad end")
-                pending = got
-            ends[bad] = bstep
-            if bstep.verdict is not Verdict.BAD:
-                raise Refused(self._bad_end_refusal(bstep))
-            target, timeout = S.calibrate(
-                [{"outcome": bstep.outcome, "signature": bstep.signature,
-                  "duration_s": (bstep.duration_s or 0) / max(1, sp.repeat), "timeout": ex0.timeout}],
-                match=sp.match, any_failure=sp.any_failure, user_timeout=sp.timeout)
-            cal = {"target": asdict(target), "timeout": timeout}
-            sp.calibrated = cal
+        ex0 = self.execution(sp.timeout or END_TIMEOUT)
+
+        def save(target: S.Target, timeout, _failing: str) -> None:
+            sp.calibrated = {"target": asdict(target), "timeout": timeout}
             self.db.update_spec(self.sid, sp.to_stored())
-        else:
-            ends[bad] = trials.get(bad) or S.Step(bad, Verdict.BAD, "bad end")
-        self.target = S.Target(**cal["target"])
-        self.ex = self.execution(cal["timeout"])
-        to_run = []
-        for g in goods:
-            st = trials.get(g)
-            if st is None and g in pending:
-                s0, rs = pending[g]
-                st = self.rejudge(s0, rs, self.target)
-                self.persist(st, rs, self.ckey(g), role="good end")
-            if st is None:
-                st = self.from_cache(g, self.ckey(g))
-                if st is not None:
-                    self.persist(st, [], self.ckey(g), role="good end")
-            if st is None:
-                to_run.append(g)
-            else:
-                ends[g] = st
-        if to_run:
-            self.progress.running(", ".join(self.label(c) for c in to_run) + " (good end)")
-            asks = [Ask(g, self.label(g) + " (good end)", self.ex, self.target, self.ckey(g)) for g in to_run]
-            self.oracle.run(asks, lambda a, st, rs: ends.setdefault(a.key, st))  # stored by the oracle
-        for g in goods:
-            st = ends[g]
-            if st.verdict is not Verdict.GOOD:
-                raise Refused(self._good_end_refusal(g, st, ends[bad]))
-        return ends
+
+        ends = verify_ends(self.oracle, EndsPlan(
+            [sp.bad, *sp.goods], lambda c, ex, t, ck: Ask(c, self.label(c), ex, t, ck), ex0,
+            lambda c, ex, t: self.ckey(c, ex, t), save, failing=sp.bad, strict=True, match=sp.match,
+            any_failure=sp.any_failure, user_timeout=sp.timeout, roles=("bad end", "good end"),
+            provisional=self.ckey(sp.bad, ex0, S.Target(match=sp.match, any_failure=sp.any_failure),
+                                  kind="git-bad-end"),
+            calibrated=(S.Target(**cal["target"]), cal["timeout"]) if cal is not None else None))
+        self.target, self.ex = ends.target, ends.execution
+        r = ends.refused
+        if r is not None:
+            raise Refused(self._bad_end_refusal(r.step) if r.why == "failing" else
+                          self._good_end_refusal(r.key, r.step, ends.steps[sp.bad]))
+        return ends.steps
 
     def _bad_end_refusal(self, st: S.Step) -> str:
         ref = f"the bad end {self.spec.bad_ref} ({st.key[:10]})"

@@ -17,15 +17,21 @@ line of each stored step.
 
 The session's known trials are in :attr:`Oracle.known` (key -> step), loaded once and kept up to
 date by every :meth:`persist`.
+
+The endpoint phase of every kind is :func:`verify_ends`: a target hands it an :class:`EndsPlan`
+(what it knows before the first run: which end is told to fail, or that the direction is to be
+learnt) and gets back the ends' steps, the target failure and the step timeout, or a
+:class:`Refusal` it puts in its own words.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Callable, Collection, NamedTuple, Protocol
 
 from dbglog.bisect.algorithms import Verdict
-from dbglog.bisect.session import Execution, Executor, Progress, SessionDB, Step, Target, reap_leftovers
+from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, calibrate, reap_leftovers,
+                                   verdict_of)
 
 
 @dataclass
@@ -196,3 +202,232 @@ class Oracle:
             if before_run is not None:
                 before_run(torun)
             self.run(torun, on_done, ordered=ordered)
+
+
+# --- the endpoint phase: one for every kind ----------------------------------------------------
+
+#: the ends' time limit when the user gave none (the failing end's time then sets the step timeout)
+END_TIMEOUT = 600.0
+#: what an end is judged against before the failing end has defined the target: any failure
+PROBE = Target(any_failure=True)
+
+
+@dataclass
+class EndsPlan:
+    """What a target knows about its ends before the first run.
+
+    ``failing`` is the end told to fail (history: ``--bad``); None means learn it (toggles' ``--mode``:
+    the one end of ``may_fail`` that fails while the others pass). ``strict``: every repeat of the
+    failing end must fail the same way (history); otherwise any failing run makes it the failing end,
+    flaky included (toggles, whose flaky-safe search calibrates on its runs)."""
+
+    ends: list[str]  # every end, in the order they run
+    ask: Callable[[str, Execution, Target, str], Ask]  # (key, execution, target, cache key) -> the target's Ask
+    execution: Execution  # how an end runs before calibration (timeout None: END_TIMEOUT)
+    ckey: Callable[[str, Execution, Target], str]  # an end's verdict-cache key once the target is known
+    save: Callable[[Target, "float | None", str], None]  # store the calibration (target, timeout, failing end)
+    failing: str | None = None
+    may_fail: Collection[str] = ()
+    strict: bool = True
+    match: str | None = None
+    any_failure: bool = False
+    user_timeout: float | None = None
+    #: the told failing end's cache key before a target exists (it is looked up and stored there); None: none
+    provisional: str | None = None
+    #: (target, timeout) stored by an earlier run of this session: the failing end is not run again
+    calibrated: "tuple[Target, float | None] | None" = None
+    roles: tuple[str, str] = ("", "")  # progress words of the failing and passing ends ("bad end", "good end")
+
+
+@dataclass
+class Refusal:
+    """Why the ends do not check out; the target words it. ``why``: ``failing`` (the told end does not
+    fail as it must), ``passing`` (an end that must pass does not), ``direction`` (learning: not
+    exactly one allowed end fails while the others pass), ``target`` (the failing end's runs do not
+    match the target they set)."""
+
+    why: str
+    key: str | None = None
+    step: Step | None = None
+
+
+@dataclass
+class Ends:
+    steps: dict[str, Step]  # every end judged (or, for a refusal, as it ran)
+    failing: str | None = None
+    target: Target | None = None
+    execution: Execution | None = None  # the steps' execution: the calibrated timeout
+    refused: Refusal | None = None
+
+
+def _labelled(ask: Ask, role: str) -> Ask:
+    return replace(ask, label=f"{ask.label} ({role})" if role else ask.label)
+
+
+def _repro_runs(records: list, ex: Execution) -> list:
+    """The repro's runs of a trial (a --build run comes first); empty when the build failed."""
+    if ex.build:
+        return records[1:] if records and records[0]["outcome"] == "pass" else []
+    return records
+
+
+def _judged(step: Step, runs: list, target: Target) -> Step:
+    """``step`` judged against ``target`` from its runs (a failed build: the step as it ran)."""
+    if not runs:
+        return step
+    judged = [target.judge(r) for r in runs]
+    verdict, reason = verdict_of(judged)
+    kinds = [k for k, _ in judged]
+    return Step(step.key, verdict, reason, step.outcome, step.signature, step.duration_s, step.runs,
+                counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")])
+
+
+def _probe(step: Step, runs: list, strict: bool) -> Step:
+    """Does this end fail, before a target exists? Strict: an untestable run makes it untestable and
+    repeats that disagree make it flaky, in those words; else the verdict it ran with (any failure)."""
+    if not strict or not runs:
+        return step
+    last = runs[-1]
+    mk = lambda v, why: Step(step.key, v, why, last["outcome"], last.get("signature"),  # noqa: E731
+                             step.duration_s, step.runs)
+    untestable = [why for k, why in map(PROBE.judge, runs) if k == "skip"]
+    if untestable:
+        return mk(Verdict.SKIP, untestable[0])
+    failing = [r for r in runs if r["outcome"] != "pass"]
+    if not failing:
+        return mk(Verdict.GOOD, "passed" + (f" ({len(runs)}×)" if len(runs) > 1 else ""))
+    if len(failing) < len(runs):
+        return mk(Verdict.FLAKY, f"repeats disagree: {len(failing)} of {len(runs)} failed")
+    return mk(Verdict.BAD, "")
+
+
+def _fails(step: Step, strict: bool) -> bool:
+    return step.verdict is Verdict.BAD or (step.verdict is Verdict.FLAKY and not strict)
+
+
+def _failing_end(plan: EndsPlan, step: Step, runs: list) -> "tuple[Step, tuple | None]":
+    """The failing end judged, and (target, timeout) when it is one: the target is its first
+    failing run's failure (session.calibrate), the step timeout from its failing runs' times."""
+    probe = _probe(step, runs, plan.strict)
+    if not runs or not _fails(probe, plan.strict):
+        return probe, None
+    cal = calibrate([r for r in runs if PROBE.judge(r)[0] == "bad"], match=plan.match,
+                    any_failure=bool(plan.any_failure), user_timeout=plan.user_timeout)
+    judged = _judged(step, runs, cal[0])
+    if plan.strict and judged.verdict is not Verdict.BAD:  # every repeat must fail the target's way
+        why = next(w for k, w in map(cal[0].judge, runs) if k != "bad")
+        if not plan.match:
+            why = "repeats failed differently: " + ", ".join(sorted({
+                r["outcome"] + (f" [{r['signature']}]" if r.get("signature") else "") for r in runs}))
+        return replace(judged, verdict=Verdict.SKIP, reason=why, counts=None), None
+    if not judged.counts[0]:  # lenient: not one run is the failure the failing end set
+        return judged, None
+    return judged, cal
+
+
+def _summary_calibration(plan: EndsPlan, step: Step, ex: Execution) -> tuple:
+    """A failing end known without its runs (the verdict cache, an earlier run): its summary."""
+    return calibrate([{"outcome": step.outcome, "signature": step.signature, "timeout": ex.timeout,
+                       "duration_s": (step.duration_s or 0) / max(1, ex.repeat)}],
+                     match=plan.match, any_failure=bool(plan.any_failure), user_timeout=plan.user_timeout)
+
+
+def verify_ends(oracle: Oracle, plan: EndsPlan) -> Ends:
+    """The endpoint phase of every kind of bisection (module docstring; ``EndsPlan``).
+
+    Told which end fails: it is answered from the session, then the verdict cache under the plan's
+    provisional key, else run first (beside up to ``jobs - 1`` other ends, judged later), and a
+    refusal comes before any other end costs a run. Learning it: every end runs (uncached: there is
+    no target yet). The failing end's failure is the target and its time the step timeout
+    (``plan.save`` stores both before another end runs); then each other end is answered from the
+    session, its run beside the failing end (judged now), the verdict cache, or a run, and must pass.
+
+    An end is stored once it is judged (the progress line with it): the told failing end under the
+    provisional key, the others under their cache key when they ran with the calibrated execution,
+    else under a key of this session only; a refusal while learning stores every end as it ran."""
+    ex0 = plan.execution if plan.execution.timeout is not None else replace(plan.execution, timeout=END_TIMEOUT)
+    private = lambda k: "endpoint:" + oracle.sid + k  # noqa: E731 - a key no other session asks
+    fail_role, pass_role = plan.roles
+    steps: dict[str, Step] = {}
+    ran: dict[str, tuple[Step, list]] = {}  # ends that ran before the target existed
+
+    def run_first(keys: list[str]) -> dict[str, tuple[Step, list]]:
+        asks = [plan.ask(k, ex0, PROBE, "") for k in keys]
+        oracle.progress.running(", ".join(a.label for a in asks) + " (endpoints)")
+        return dict(zip(keys, oracle.collect(asks)))
+
+    def store(step: Step, records: list, ckey: str, role: str) -> None:
+        oracle.persist(step, records, ckey, _labelled(plan.ask(step.key, ex0, PROBE, ckey), role).label)
+
+    failing = plan.failing
+    if plan.calibrated is not None:
+        target, timeout = plan.calibrated
+        steps[failing] = oracle.known.get(failing) or Step(failing, Verdict.BAD, fail_role or "failing end")
+    elif failing is not None:
+        fstep, cal = oracle.known.get(failing), None
+        if fstep is None and plan.provisional:
+            fstep = oracle.lookup(failing, plan.provisional)
+            if fstep is not None:
+                store(fstep, [], plan.provisional, fail_role)
+        if fstep is None:
+            others = [k for k in plan.ends if k != failing and k not in oracle.known][: oracle.jobs - 1]
+            ran = run_first([failing, *others])
+            st, rs = ran.pop(failing)
+            fstep, cal = _failing_end(plan, st, _repro_runs(rs, ex0))
+            store(fstep, rs, plan.provisional or private(failing), fail_role)
+        elif _fails(fstep, plan.strict):
+            cal = _summary_calibration(plan, fstep, ex0)
+        steps[failing] = fstep
+        if cal is None:
+            return Ends(steps, failing, refused=Refusal("failing", failing, fstep))
+        target, timeout = cal
+    else:
+        ran = run_first(list(plan.ends))
+        probes = {k: _probe(st, _repro_runs(rs, ex0), plan.strict) for k, (st, rs) in ran.items()}
+        fails = [k for k in plan.ends if _fails(probes[k], plan.strict)]
+        ok = len(fails) == 1 and fails[0] in plan.may_fail and \
+            all(probes[k].verdict is Verdict.GOOD for k in plan.ends if k != fails[0])
+        cal = None
+        if ok:
+            failing = fails[0]
+            st, rs = ran[failing]
+            fstep, cal = _failing_end(plan, st, _repro_runs(rs, ex0))
+        if cal is None:
+            for k in plan.ends:  # the evidence of the refusal
+                store(probes[k], ran[k][1], private(k), "")
+            return Ends(probes, failing, refused=Refusal("target" if ok else "direction", failing,
+                                                         fstep if ok else None))
+        target, timeout = cal
+        ran[failing] = (fstep, ran[failing][1])
+    ex = replace(ex0, timeout=timeout)
+    if plan.calibrated is None:
+        plan.save(target, timeout, failing)
+    to_run = []
+    for k in plan.ends:
+        if k in steps:
+            continue
+        st = None if plan.failing is None else oracle.known.get(k)
+        role = fail_role if k == failing else pass_role
+        if st is None and k in ran:
+            st, rs = ran[k]
+            if k != failing:
+                st = _judged(st, _repro_runs(rs, ex0), target)
+            store(st, rs, plan.ckey(k, ex, target) if ex0.timeout == ex.timeout else private(k), role)
+        if st is None:
+            ck = plan.ckey(k, ex, target)
+            st = oracle.lookup(k, ck)
+            if st is not None:
+                store(st, [], ck, role)
+        if st is None:
+            to_run.append(k)
+        else:
+            steps[k] = st
+    if to_run:
+        asks = [_labelled(plan.ask(k, ex, target, plan.ckey(k, ex, target)), pass_role) for k in to_run]
+        oracle.progress.running(", ".join(plan.ask(k, ex, target, "").label for k in to_run) +
+                                (f" ({pass_role})" if pass_role else ""))
+        oracle.run(asks, lambda a, st, rs: steps.setdefault(a.key, st))  # stored by the oracle
+    for k in plan.ends:
+        if k != failing and steps[k].verdict is not Verdict.GOOD:
+            return Ends(steps, failing, target, ex, Refusal("passing", k, steps[k]))
+    return Ends(steps, failing, target, ex)

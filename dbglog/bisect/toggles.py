@@ -41,7 +41,7 @@ from dbglog.bisect import lifecycle
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
 from dbglog.bisect.kinds import Toggle, build_toggles
-from dbglog.bisect.oracle import Ask, Oracle, Placement
+from dbglog.bisect.oracle import END_TIMEOUT, Ask, EndsPlan, Oracle, Placement, verify_ends
 from dbglog.bisect.spec import ToggleSpec
 from dbglog.bisect.session import (Execution, Progress, SessionDB, Step, Target, cache_key, calibrate,
                                    md_cell, record_section, verdict_of, workdir_root)
@@ -50,7 +50,7 @@ from dbglog.util.errors import DbglogError
 
 KIND = "toggles"
 PLACEHOLDER = "{toggles}"
-ENDPOINT_TIMEOUT = 600.0  # the ends run before a per-step timeout can be derived from the bad end
+ENDPOINT_TIMEOUT = END_TIMEOUT  # the ends run before a per-step timeout can be derived from the bad end
 
 
 # --- toggles ---------------------------------------------------------------------------
@@ -375,39 +375,38 @@ def _execution(spec: ToggleSpec) -> Execution:
 
 
 def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
-    """Run both ends, pick the direction and the target failure. None when already done."""
+    """The endpoint phase (``oracle.verify_ends``), learning the direction: both ends run (all on,
+    all off), the one that fails is the failing end (``--mode`` says which may), any of its runs
+    failing (a flaky failing end calibrates the flaky-safe search). None when done (or done before)."""
     spec = trials.spec
     if spec.target is not None:
         return None
     names = trials.names
-    execution = _execution(spec)
-    if execution.timeout is None:
-        execution.timeout = ENDPOINT_TIMEOUT
-    probe_target = Target(any_failure=True)
-    items = [(key_of(names), set(names)), (key_of([]), set())]
-    for _k, e in items:
-        prog.running(describe_set(e, names))
-    res = trials.run([trials.ask(k, e, describe_set(e, names), execution, probe_target) for k, e in items])
-    (on_step, on_recs), (off_step, off_recs) = res
-    for (_k, e), (st, _) in zip(items, res):
-        prog.stepped(st, describe_set(e, names))
-
-    def runs_of(records):  # the repro's runs (a --build run comes first)
-        return records[1:] if execution.build else records
-
-    on_runs, off_runs = runs_of(on_recs), runs_of(off_recs)
-    v_on, v_off = on_step.verdict, off_step.verdict
-    # an end "fails" when any of its runs failed: with --repeat a flaky failing end is still the
-    # failing end (its runs calibrate the flaky-safe verdicts), not a reason to refuse
-    fails = (Verdict.BAD, Verdict.FLAKY)
+    on, off = key_of(names), key_of([])
+    enabled = {on: set(names), off: set()}
     wanted = spec.mode
-    if v_on in fails and v_off is Verdict.GOOD and wanted in ("auto", "enable"):
-        mode, end_runs = "enable", on_runs
-    elif v_on is Verdict.GOOD and v_off in fails and wanted in ("auto", "disable"):
-        mode, end_runs = "disable", off_runs
+    execution = _execution(spec)
+
+    def save(target: Target, timeout, failing: str) -> None:
+        spec.step_timeout, spec.mode, spec.target = timeout, "enable" if failing == on else "disable", asdict(target)
+        _update_spec(recs, session["id"], spec)
+
+    ends = verify_ends(trials.oracle, EndsPlan(
+        [on, off], lambda k, ex, t, ck: trials.ask(k, enabled[k], describe_set(enabled[k], names), ex, t, ck),
+        execution, lambda k, ex, t: cache_key(KIND, k, ex, t, trials.cache_extra()), save, failing=None,
+        may_fail={"auto": (on, off), "enable": (on,), "disable": (off,)}[wanted], strict=False, match=spec.match,
+        any_failure=bool(spec.any_failure), user_timeout=spec.timeout))
+    r = ends.refused
+    if r is None:
+        return None
+    if r.why == "target":
+        msg = f"refused: the failing end does not match the target ({r.step.reason})"
+        mode = "enable" if r.key == on else "disable"
     else:
-        hint = ""
-        once = execution.repeat == 1
+        on_step, off_step = ends.steps[on], ends.steps[off]
+        fails = (Verdict.BAD, Verdict.FLAKY)
+        v_on, v_off = on_step.verdict, off_step.verdict
+        hint, mode = "", wanted
         if v_on is Verdict.GOOD and v_off in fails:
             hint = " (the ends are the other way round: use --mode disable or auto)"
         elif v_on in fails and v_off is Verdict.GOOD:
@@ -416,40 +415,11 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
             hint = ": it fails with every toggle off too, so the toggles are not what breaks it"
         elif v_on is Verdict.GOOD and v_off is Verdict.GOOD:
             hint = ": it passes both ways, so the failure does not reproduce here" + (
-                " (each end was run once: if the failure is intermittent, rerun with --repeat N)" if once else "")
-        msg = (f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}")
-        db = SessionDB(recs.store)
-        for (k, _), (st, rr) in zip(items, res):
-            db.record(session["id"], st, "endpoint:" + session["id"] + k, rr)
-        return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
-                "sets": [], "mode": wanted}
-    failing = [r for r in end_runs if probe_target.judge(r)[0] == "bad"]
-    target, timeout = calibrate(failing, match=spec.match, any_failure=bool(spec.any_failure),
-                                user_timeout=spec.timeout)
-    db = SessionDB(recs.store)
-    good_judged = [target.judge(r) for r in (off_runs if mode == "enable" else on_runs)]
-    bad_judged = [target.judge(r) for r in end_runs]
-    if not any(k == "bad" for k, _ in bad_judged):
-        vb, rb = verdict_of(bad_judged)
-        msg = f"refused: the failing end does not match the target ({rb})"
-        return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
-                "sets": [], "mode": mode}
-    spec.step_timeout = timeout
-    spec.mode = mode
-    spec.target = asdict(target)
-    _update_spec(recs, session["id"], spec)
-    # the two ends become ordinary, judged steps of the session
-    final = _execution(spec)
-    for (k, _e), (st, rr), judged in zip(items, res, [bad_judged, good_judged] if mode == "enable"
-                                         else [good_judged, bad_judged]):
-        v, why = verdict_of(judged)
-        kinds = [j for j, _ in judged]
-        step = Step(k, v, why, st.outcome, st.signature, st.duration_s, st.runs,
-                    counts=[kinds.count("bad"), kinds.count("good"), kinds.count("skip")])
-        ck = cache_key(KIND, k, final, target, trials.cache_extra()) if execution.timeout == final.timeout else \
-            "endpoint:" + session["id"] + k
-        db.record(session["id"], step, ck, rr)
-    return None
+                " (each end was run once: if the failure is intermittent, rerun with --repeat N)"
+                if execution.repeat == 1 else "")
+        msg = f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}"
+    return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
+            "sets": [], "mode": mode}
 
 
 def _what(step: Step) -> str:
