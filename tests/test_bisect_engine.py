@@ -473,3 +473,144 @@ def test_a_stop_signal_while_concluding_does_not_lose_the_answer(recs):
     res = lifecycle.run(recs, sid, "toggles", lambda: {"status": "found", "exit_code": 0}, conclude=conclude)
     assert res == {"status": "found", "exit_code": 0, "recorded": True} and log == ["recorded"]
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+# --- the one endpoint phase (oracle.verify_ends) --------------------------------------------------
+
+from dbglog.bisect.oracle import END_TIMEOUT, EndsPlan, verify_ends  # noqa: E402
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    """Executor._run stand-in: ``script[key]`` lists the outcomes of that key's runs in turn ("fail":
+    the failure, "other": a different failure, "pass"; the last one repeats); every run takes 3 s."""
+    state = {"script": {}, "calls": []}
+
+    def run(self, argv, cwd, env, timeout, launched=False, escalation=None):
+        key = env["KEY"]
+        outs = state["script"].get(key, ["pass"])
+        what = outs[min(sum(c["key"] == key for c in state["calls"]), len(outs) - 1)]
+        state["calls"].append({"key": key, "timeout": timeout})
+        return {"id": f"r{len(state['calls'])}-{key}", "outcome": "pass" if what == "pass" else "fail",
+                "exit_code": 0 if what == "pass" else 1, "duration_s": 3.0, "timeout": timeout,
+                "signature": {"fail": "gpu.illegal_address", "other": "oom.cuda"}.get(what)}
+
+    monkeypatch.setattr(S.Executor, "_run", run)
+    monkeypatch.setattr(S.SessionDB, "record", _record_without_runs(S.SessionDB.record))
+    return state
+
+
+def _ends(recs, script, state, ends, *, jobs=1, repeat=1, timeout=None, db=None, **kw):
+    """Run the phase over a fresh session with ``script``; (Ends, what was saved, the session's steps by key
+    with their cache keys, the keys run in order)."""
+    state["script"].update(script)
+    db = db or S.SessionDB(recs.store)
+    sid = db.create("git", {}, None)
+    saved = []
+    o = Oracle(recs, sid, FakePlace(), jobs=jobs, signatures=[])
+    plan = EndsPlan(list(ends), lambda k, ex, t, ck: Ask(k, f"label {k}", ex, t, ck),
+                    S.Execution(cmd=["./repro"], repeat=repeat, timeout=timeout),
+                    lambda k, ex, t: f"final:{k}:{ex.timeout}",
+                    lambda t, secs, failing: saved.append((t.describe(), secs, failing)), user_timeout=timeout, **kw)
+    got = verify_ends(o, plan)
+    rows = {r["key"]: (r["cache_key"], r["verdict"]) for r in
+            recs.store.q("SELECT key, cache_key, verdict FROM bisect_trials WHERE session_id = ?", sid)}
+    return got, saved, rows, [c["key"] for c in state["calls"]]
+
+
+def test_told_bad_end_first_then_the_good_ends_judged_by_the_target_it_set(recs, scripted):
+    got, saved, rows, ran = _ends(recs, {"bad": ["fail"]}, scripted, ["bad", "g1", "g2"], failing="bad",
+                                  provisional="prov:bad", roles=("bad end", "good end"))
+    assert got.refused is None and ran == ["bad", "g1", "g2"]
+    assert saved == [("fail [gpu.illegal_address]", 15.0, "bad")]  # 5x the failing run's 3 s
+    assert [c["timeout"] for c in scripted["calls"]] == [END_TIMEOUT, 15.0, 15.0]  # the cap, then calibrated
+    assert got.execution.timeout == 15.0 and got.failing == "bad"
+    assert rows == {"bad": ("prov:bad", "bad"), "g1": ("final:g1:15.0", "good"), "g2": ("final:g2:15.0", "good")}
+
+
+def test_a_bad_end_that_passes_is_refused_before_any_good_end_runs(recs, scripted):
+    got, saved, rows, ran = _ends(recs, {"bad": ["pass"]}, scripted, ["bad", "good"], failing="bad",
+                                  provisional="prov:bad")
+    assert got.refused.why == "failing" and got.refused.step.verdict is Verdict.GOOD
+    assert ran == ["bad"] and saved == []  # one run: the good end cost nothing
+    assert rows == {"bad": ("prov:bad", "good")}  # the refused end is on the record
+
+
+def test_with_jobs_a_good_end_runs_beside_the_bad_end_and_is_not_kept_when_it_is_refused(recs, scripted):
+    got, _, rows, ran = _ends(recs, {"bad": ["other", "pass"]}, scripted, ["bad", "good"], failing="bad",
+                              provisional="prov:bad", repeat=2, jobs=2)
+    assert sorted(ran) == ["bad", "bad", "good", "good"]
+    assert got.refused.why == "failing" and got.refused.step.verdict is Verdict.FLAKY
+    assert got.refused.step.reason == "repeats disagree: 1 of 2 failed"  # strict: a flaky bad end is refused
+    assert list(rows) == ["bad"]
+
+
+def test_a_good_end_beside_the_bad_end_is_judged_later_and_cached_only_with_the_final_timeout(recs, scripted):
+    got, _, rows, ran = _ends(recs, {"bad": ["fail"]}, scripted, ["bad", "good"], failing="bad", jobs=2)
+    assert got.refused is None and sorted(ran) == ["bad", "good"]  # no second run of the good end
+    sid = recs.store.q("SELECT id FROM bisect_sessions ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    # it ran with the 600 s cap, not the calibrated 15 s: no other session may take it as the answer
+    assert rows["good"] == ("endpoint:" + sid + "good", "good") and rows["bad"][0] == "endpoint:" + sid + "bad"
+
+
+@pytest.mark.parametrize("good, why", [("fail", "fails the same way"), ("other", "fails differently")])
+def test_a_failing_good_end_is_refused(recs, scripted, good, why):
+    got, _, rows, ran = _ends(recs, {"bad": ["fail"], "good": [good]}, scripted, ["bad", "good"], failing="bad")
+    r = got.refused
+    assert r.why == "passing" and r.key == "good" and ran == ["bad", "good"]
+    assert r.step.verdict is (Verdict.BAD if good == "fail" else Verdict.SKIP)
+    assert ("different failure" in r.step.reason) is (good == "other")
+    assert rows["good"][1] == r.step.verdict.value
+
+
+def test_a_cached_bad_end_costs_no_run_and_calibrates_from_its_summary(recs, scripted):
+    db = S.SessionDB(recs.store)
+    old = db.create("git", {}, None)
+    db.record(old, S.Step("bad", Verdict.BAD, "fail", "fail", "gpu.illegal_address", 4.0), "prov:bad")
+    got, saved, rows, ran = _ends(recs, {}, scripted, ["bad", "good"], failing="bad", provisional="prov:bad",
+                                  db=db)
+    assert ran == ["good"] and got.steps["bad"].source == "cache"
+    assert saved == [("fail [gpu.illegal_address]", 20.0, "bad")]
+    assert rows == {"bad": ("prov:bad", "bad"), "good": ("final:good:20.0", "good")}
+
+
+def test_learning_the_direction_runs_both_ends_and_takes_the_failing_one(recs, scripted):
+    got, saved, rows, ran = _ends(recs, {"off": ["fail"]}, scripted, ["on", "off"], may_fail=("on", "off"),
+                                  strict=False, timeout=15.0)
+    assert got.refused is None and got.failing == "off" and ran == ["on", "off"]
+    assert saved == [("fail [gpu.illegal_address]", 15.0, "off")]
+    # they ran with the user's timeout, the final one: both go to the verdict cache
+    assert rows == {"on": ("final:on:15.0", "good"), "off": ("final:off:15.0", "bad")}
+    assert got.steps["off"].counts == [1, 0, 0]
+
+
+@pytest.mark.parametrize("script, may_fail", [({"on": ["fail"], "off": ["fail"]}, ("on", "off")),  # both fail
+                                              ({}, ("on", "off")),  # neither does
+                                              ({"off": ["fail"]}, ("on",))])  # the way --mode forbids
+def test_learning_refuses_unless_one_allowed_end_fails_and_records_the_ends(recs, scripted, script, may_fail):
+    got, saved, rows, ran = _ends(recs, script, scripted, ["on", "off"], may_fail=may_fail, strict=False)
+    assert got.refused.why == "direction" and saved == [] and ran == ["on", "off"]
+    sid = recs.store.q("SELECT id FROM bisect_sessions ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    assert {k: ck for k, (ck, _) in rows.items()} == {"on": f"endpoint:{sid}on", "off": f"endpoint:{sid}off"}
+    assert {k: st.verdict.value for k, st in got.steps.items()} == {k: v for k, (_, v) in rows.items()}
+
+
+def test_a_flaky_failing_end_is_the_failing_end_when_learning(recs, scripted):
+    got, saved, rows, _ = _ends(recs, {"on": ["pass", "fail"]}, scripted, ["on", "off"], may_fail=("on", "off"),
+                                strict=False, repeat=2)
+    assert got.refused is None and got.failing == "on" and saved[0][2] == "on"
+    assert got.steps["on"].verdict is Verdict.FLAKY and got.steps["on"].counts == [1, 1, 0]
+
+
+def test_learning_refuses_a_failing_end_that_never_matches_the_target(recs, scripted):
+    got, saved, _, _ = _ends(recs, {"on": ["other"]}, scripted, ["on", "off"], may_fail=("on", "off"),
+                             strict=False, match="gpu.*")
+    assert got.refused.why == "target" and got.refused.key == "on" and saved == []
+    assert "does not match 'gpu.*'" in got.refused.step.reason
+
+
+def test_a_stored_calibration_is_not_run_again_on_resume(recs, scripted):
+    got, saved, rows, ran = _ends(recs, {}, scripted, ["bad", "good"], failing="bad", roles=("bad end", "good end"),
+                                  calibrated=(TARGET, 42.0))
+    assert ran == ["good"] and saved == [] and scripted["calls"][0]["timeout"] == 42.0
+    assert got.steps["bad"].reason == "bad end" and list(rows) == ["good"]  # nothing stored for the bad end
