@@ -130,6 +130,30 @@ def test_acronyms_and_library_names(conn):
     assert not said(conn, "replace DDP with FSDP for the cleanup hang")[0]
 
 
+def judged(conn, idea) -> dict[str, str]:
+    """Each hit ``tried`` would judge for ``idea``: its title -> the rule that refuses it ("" = close)."""
+    res = search.search(conn, idea, kinds=search.TRIED_KINDS, limit=10, candidates=search.TRIED_CANDIDATES)
+    search.weigh(conn, res.query, search.TRIED_KINDS)
+    return {h.title: search.judge(h, res.query) for h in res.hits}
+
+
+def test_close_rules_are_one_named_documented_table():
+    names = [r.name for r in search.CLOSE_RULES]
+    assert len(set(names)) == len(names) and all(n == n.lower() and " " not in n for n in names)
+    assert all(len(r.why) > 60 for r in search.CLOSE_RULES)  # each says what it refuses and why
+
+
+def test_judge_names_the_rule_that_refuses(conn):
+    assert judged(conn, "NCCL_IB_DISABLE=1")["Infiniband settings"] == "another-value"
+    assert judged(conn, "NCCL_IB_DISABLE=0")["Infiniband settings"] == ""
+    assert judged(conn, "increase the dataloader timeout")[
+        "Reduced the dataloader timeout from 600 s to 120 s"] == "other-way"
+    assert judged(conn, "use power-of-2 channels")["Use non-power-of-2 channels"] == "negated-name"
+    assert judged(conn, "build with triton 12.8")["Newer build"] == "version-of-another-name"
+    assert judged(conn, "build with CUDA 12.8")["Newer build"] == ""
+    assert set(judged(conn, "NCCL_ALGO=Tree").values()) <= {"name-no-record-has"}
+
+
 def test_query_parsing():
     def terms(q):
         return [t.raw for t in search.parse_query(q).terms]

@@ -32,6 +32,7 @@ import json
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -1273,72 +1274,185 @@ CLOSE_RELATIVE = 0.8  # a close hit scoring under this share of the best close h
 
 def is_close(h: Hit, q: Query) -> bool:
     """A prior attempt counts as close when it holds most of the idea, weighted by how telling each
-    word is (``Term.weight``: "snapshot" counts more than "cuda"), or reads alike.
+    word is (``Term.weight``: "snapshot" counts more than "cuda"), or reads alike, and none of the
+    rules of ``CLOSE_RULES`` refuses it (``judge`` names the one that does)."""
+    return not judge(h, q)
 
-    A free-text hit is judged on its best line with its neighbours and heading (``_window``), not
-    on the whole chunk: a long note mentions most words somewhere. The investigation's title,
-    symptom and tags count too (the idea names the GPU, the record the fix), but a fair share of the
-    idea must be in the record itself, and any flag, env var or identifier the idea names must be
-    there: an idea about something no record has was not tried.
 
-    Near-misses (the same topic, another fix; found on real debug docs) are not close: the part of
-    the idea beyond its investigation's topic must be half in the record; a knob turned the other
-    way or set to another value, a switch only named, the B of "A instead of B", another tool's
-    version, a "non-" name are other experiments."""
+def judge(h: Hit, q: Query) -> str:
+    """"" when ``h`` is a close prior attempt of the idea ``q``, else the name of the first rule of
+    ``CLOSE_RULES`` that refuses it."""
     if not q.terms or not q.active:
+        return "no-terms"
+    p = _Pair(h, q)
+    for rule in CLOSE_RULES:
+        if rule.refuses(p):
+            return rule.name
+    return ""
+
+
+class _Pair:
+    """One (record, idea) pair as the closeness rules read it, worked out once.
+
+    A free-text hit is judged on its best line with its neighbours and heading (``Hit._window``),
+    not on the whole chunk: a long note mentions most words somewhere. ``direct``: the indexes (in
+    ``q.active``) of the terms the record itself holds; ``found``: those and the terms only its
+    investigation's title, symptom and tags hold (the idea names the GPU, the record the fix)."""
+
+    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did")
+
+    def __init__(self, h: Hit, q: Query):
+        self.h, self.q = h, q
+        self.active = active = q.active
+        if h.kind == "section":
+            self.direct = {i for i, t in enumerate(active) if re.search(t.pattern(), h._window, re.IGNORECASE)}
+        else:
+            self.direct = h._matched - h._context
+        self.found = self.direct | h._context
+        # An everyday word of the idea ("make", "two", "calls") that the record itself lacks still
+        # counts against it, but less than a telling one: "make kernel launches synchronous" is
+        # about the launches.
+        self.have = {id(active[i]) for i in self.direct}
+        self.total = sum(self.weight(t) for t in q.terms) or 1.0
+        self._did = None
+
+    def weight(self, t: Term) -> float:
+        return t.weight * (FILLER_WEIGHT if id(t) not in self.have and _filler(t) else 1.0)
+
+    def share(self, idx) -> float:
+        """The weighted share of the idea the terms ``idx`` make (a typo's correction counts 3/4)."""
+        active = self.active
+        return sum(self.weight(active[i]) * (0.75 if active[i].kind == "typo" else 1.0) for i in idx) / self.total
+
+    @property
+    def did(self) -> str:
+        """What the record says was done (``_did_text``): where a direction is read."""
+        if self._did is None:
+            self._did = _did_text(self.h)
+        return self._did
+
+
+@dataclass(frozen=True)
+class CloseRule:
+    """One reason a record is not a close prior attempt of an idea: ``refuses(pair)`` is true when
+    the rule applies. Its docstring says what it refuses and why (most were found on real docs)."""
+
+    name: str
+    refuses: Callable[[_Pair], bool]
+
+    @property
+    def why(self) -> str:
+        return " ".join((self.refuses.__doc__ or "").split())
+
+
+def _names_no_record_has(p: _Pair) -> bool:
+    """The idea names a flag, env var, identifier or number with a unit that no record holds
+    (``NCCL_ALGO=Tree``, ``HugePages``): an idea about something no record has was not tried."""
+    return any(_specific(t) for t in p.q.terms if t.kind == "unknown")
+
+
+def _names_this_record_lacks(p: _Pair) -> bool:
+    """The record (with its investigation) lacks a flag, env var, identifier or number with a unit
+    the idea names: the name says exactly what was done."""
+    return not all(i in p.found for i, t in enumerate(p.active) if _specific(t))
+
+
+def _another_value(p: _Pair) -> bool:
+    """The idea sets a knob to a value the record does not give it (``NCCL_IB_DISABLE=1`` against
+    ``=0``; ``trainer=cpu`` against a record that never sets ``trainer``): another experiment. Read
+    in all of an attempt's fields: an import may leave the commands in its conclusion."""
+    return _other_value(p.q.text, _did_text(p.h, whole=True))
+
+
+def _other_way(p: _Pair) -> bool:
+    """The idea turns its knob one way and the record only the other way ("increase the timeout"
+    against "reduced the timeout"; enable / disable, upgrade / downgrade), or an upgrade or a
+    switch the record names without stating it (a version listed, a switch in an error line)."""
+    return _opposite(p.q.text, p.did)
+
+
+def _version_of_another_name(p: _Pair) -> bool:
+    """A version in the idea belongs to the name before it: "triton 3.2" is not a record's CUDA
+    3.2 when the record lacks triton."""
+    at = {id(t): i for i, t in enumerate(p.active)}
+    terms = p.q.terms
+    for prev, t in zip(terms, terms[1:]):
+        if _VERSION.fullmatch(t.raw) and at.get(id(t)) in p.found and prev.raw.isalpha() \
+                and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in p.found:
+            return True
+    return False
+
+
+def _only_its_negation(p: _Pair) -> bool:
+    """A name of the idea appears in the record only with a "non-"/"not-" prefix: "power-of-2
+    channels" is not "Non-Power-of-2 channels"."""
+    return any(i in p.direct and _negated(t, p.did) for i, t in enumerate(p.active) if _specific(t) or len(t.parts) > 1)
+
+
+def _only_what_is_replaced(p: _Pair) -> bool:
+    """In "use A instead of B" the record must hold A: a record with B only is what the idea
+    replaces ("use bf16 instead of fp16" against a record of fp16)."""
+    new = _replacement(p.q.text, p.active)
+    return bool(new) and not any(i in p.found for i in new)
+
+
+def _acronym_missing(p: _Pair) -> bool:
+    """An acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP."""
+    return not all(i in p.found for i, t in enumerate(p.active) if _acronym(t))
+
+
+def _too_little_in_the_record(p: _Pair) -> bool:
+    """The record itself (not its investigation's title and symptom) holds under ``CLOSE_DIRECT``
+    of the idea, or shares only everyday words or a direction ("enabled") with it."""
+    return p.share(p.direct) < CLOSE_DIRECT or all(_filler(p.active[i]) or _way(p.active[i]) for i in p.direct)
+
+
+def _another_fix_same_topic(p: _Pair) -> bool:
+    """What the idea says beyond its investigation's topic is the fix, and the record holds under
+    ``CLOSE_FIX`` of it: "split the big matmul on gfx1010" in "rocBLAS GEMM hang on gfx1010" is
+    about splitting, and a record of that investigation that does something else is the same
+    topic, not the same idea. A word that says which way ("without", "enable") is held when the
+    record goes that way ("--moe_plugin disable" for "without the plugin"). (Not for an
+    investigation hit: its title is its topic.)"""
+    h, active = p.h, p.active
+    if h.kind == "investigation":
         return False
-    active = q.active
-    if h.kind == "section":
-        direct = {i for i, t in enumerate(active) if re.search(t.pattern(), h._window, re.IGNORECASE)}
-    else:
-        direct = h._matched - h._context
-    found = direct | h._context
-    # An everyday word of the idea ("make", "two", "calls") that the record itself lacks still
-    # counts against it, but less than a telling one: "make kernel launches synchronous" is about
-    # the launches.
-    have = {id(active[i]) for i in direct}
-
-    def weight(t):
-        return t.weight * (FILLER_WEIGHT if id(t) not in have and _filler(t) else 1.0)
-
-    total = sum(weight(t) for t in q.terms) or 1.0
-
-    def share(idx):
-        return sum(weight(active[i]) * (0.75 if active[i].kind == "typo" else 1.0) for i in idx) / total
-
-    if any(_specific(t) for t in q.terms if t.kind == "unknown"):
-        return False
-    if not all(i in found for i, t in enumerate(active) if _specific(t)):
-        return False
-    did = _did_text(h)  # what the record says was done: the near-miss rules below read it
-    if _other_value(q.text, _did_text(h, whole=True)) or _opposite(q.text, did):
-        return False  # the same knob turned another way is another experiment
-    at = {id(t): i for i, t in enumerate(active)}
-    for prev, t in zip(q.terms, q.terms[1:]):  # "triton 3.2": the version is triton's, not any 3.2 of the record
-        if _VERSION.fullmatch(t.raw) and at.get(id(t)) in found and prev.raw.isalpha() \
-                and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in found:
-            return False
-    if any(i in direct and _negated(t, did) for i, t in enumerate(active) if _specific(t) or len(t.parts) > 1):
-        return False  # "power-of-2 channels" is not "Non-Power-of-2 channels"
-    if (new := _replacement(q.text, active)) and not any(i in found for i in new):
-        return False  # "use bf16 instead of fp16": a record with fp16 only is what it replaces
-    if not all(i in found for i, t in enumerate(active) if _acronym(t)):
-        return False  # an acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP
-    if share(direct) < CLOSE_DIRECT or all(_filler(active[i]) or _way(active[i]) for i in direct):
-        return False  # (a record that shares only everyday words, or "enabled", with the idea is not close)
-    # What the idea says beyond its investigation's topic is the fix: "split the big matmul on
-    # gfx1010" in "rocBLAS GEMM hang on gfx1010" is about splitting; a record of that investigation
-    # that does something else is the same topic, not the same idea.
-    topic = h._context | {i for i in direct if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
+    topic = h._context | {i for i in p.direct if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
     fix = [i for i in range(len(active)) if i not in topic and not _filler(active[i])]
-    fix_weight = sum(weight(active[i]) for i in fix)
-    # a word that says which way ("without", "enable") is there when the record goes that way
-    # ("--moe_plugin disable" for "without the plugin")
-    held = [i for i in fix if (_way_in(active[i], did) if _way(active[i]) else i in direct)]
-    if h.kind != "investigation" and fix_weight and sum(weight(active[i]) for i in held) / fix_weight < CLOSE_FIX:
+    fix_weight = sum(p.weight(active[i]) for i in fix)
+    if not fix_weight:
         return False
-    return share(found) >= CLOSE_COVERAGE or (h.kind != "section" and h.similarity >= CLOSE_SIMILARITY
-                                              and share(found) >= 0.5)
+    did = p.did
+    held = [i for i in fix if (_way_in(active[i], did) if _way(active[i]) else i in p.direct)]
+    return sum(p.weight(active[i]) for i in held) / fix_weight < CLOSE_FIX
+
+
+def _too_little_overall(p: _Pair) -> bool:
+    """The record with its investigation's context holds under ``CLOSE_COVERAGE`` of the idea,
+    and is not an attempt or row that reads alike (rapidfuzz token-set similarity >=
+    ``CLOSE_SIMILARITY`` over the whole idea) holding at least half of it."""
+    covered = p.share(p.found)
+    return not (covered >= CLOSE_COVERAGE or (p.h.kind != "section" and p.h.similarity >= CLOSE_SIMILARITY
+                                              and covered >= 0.5))
+
+
+# The rules in the order ``judge`` applies them: the names an idea gives first (cheap, decisive),
+# then the near-miss rules found on real debug docs (another value, the other way, a version of
+# another name, a negation, "instead of", an acronym), then how much of the idea the record holds.
+# Each is a veto, so the order decides only which name ``judge`` reports and what is computed.
+CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
+    ("name-no-record-has", _names_no_record_has),
+    ("name-missing", _names_this_record_lacks),
+    ("another-value", _another_value),
+    ("other-way", _other_way),
+    ("version-of-another-name", _version_of_another_name),
+    ("negated-name", _only_its_negation),
+    ("replaced-thing", _only_what_is_replaced),
+    ("acronym-missing", _acronym_missing),
+    ("too-little-in-record", _too_little_in_the_record),
+    ("another-fix-same-topic", _another_fix_same_topic),
+    ("too-little-overall", _too_little_overall),
+))
 
 
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
