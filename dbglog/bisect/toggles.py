@@ -12,10 +12,11 @@ The search is :class:`~dbglog.bisect.algorithms.SafeToggleSearch` around ``Toggl
 minimal failing set, interactions included; each set confirmed; flaky-safe: runs that disagree switch
 every verdict to "bad if any of N runs fails", N calibrated on the failing end). This module is the
 driver: it turns the search's run requests into supervised runs and checks the two ends
-itself first (all on / all off) to decide the direction (``--mode auto``: when all-on passes and
-all-off fails it searches what must be *disabled* for the failure to appear) and to learn the
-target failure (same outcome + signature as the failing end), then turns every query into a
-supervised trial through :mod:`dbglog.bisect.session` (verdicts, repeats, cache, persistence).
+first (all on / all off, through the endpoint phase every kind shares, ``oracle.verify_ends``, in
+its learning form) to decide the direction (``--mode auto``: when all-on passes and all-off fails
+it searches what must be *disabled* for the failure to appear) and to learn the target failure
+(same outcome + signature as the failing end), then turns every query into a supervised trial
+through :mod:`dbglog.bisect.oracle` (verdicts, repeats, cache, persistence).
 
 Trial keys are the JSON sorted list of the enabled toggle names, so the result cache is keyed by
 the exact toggle set. Counting mode (``--count NAME``) keys are ``{"count": NAME, "limit": K}``.
