@@ -34,7 +34,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from dbglog.util import config
 from dbglog.util.errors import DbglogError
@@ -106,6 +106,7 @@ _SOURCE_LINE = re.compile(r"^(\d+)\s{2,}(.*)$")
 _QUEUE_ERROR = re.compile(r"Queue error \((HSA_STATUS_\w+): ([^)]*)\)")
 _SYSTEM_EVENT = re.compile(r"System event \((HSA_AMD_GPU_\w+): ([^)]*)\)")
 _FAULTING_PAGE = re.compile(r"Faulting page: (0x[0-9a-fA-F]+)")
+_OLD_NODE_FAULT = re.compile(r"Memory access fault at GPU Node: (\d+)")
 _OLD_XNACK = re.compile(r"(\d+) wavefront\(s\) found in XNACK error state @PC: (0x[0-9a-fA-F]+)")
 _OLD_FAULT = re.compile(r"Memory access fault by GPU agent: (.+)|Address: (0x[0-9a-fA-Fx]+) \(([^)]*)\)")
 _FAULT_LINE = re.compile(r"(?:Memory access fault by GPU node-(\d+)(?: \(Agent handle: \S+\))? on address (\S+?)"
@@ -215,7 +216,8 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
     """Facts from a rocm-debug-agent wave dump; None if the text has none."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "(stopped, reason: " not in text and "XNACK error state" not in text and "wave_" not in text:
+    if "(stopped, reason: " not in text and "XNACK error state" not in text and "wave_" not in text \
+            and "Memory access fault at GPU Node" not in text:
         return None
     lines = text.splitlines()
     waves: list[dict] = []
@@ -275,13 +277,30 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
             g = mm.groups()
             fault = dict(fault or {}, node=g[0] or g[3], address=(g[1] or g[4] or "").lower() or None,
                          reason=(g[2] or g[5] or "").strip() or None)
+        mm = _OLD_NODE_FAULT.search(line)
+        if mm:
+            # ROCm <= 2.x agent: "Memory access fault at GPU Node: 2" then "Address: 0x... (reasons;)"
+            fault = dict(fault or {}, node=mm.group(1))
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            a = re.search(r"Address: (0x[0-9a-fA-Fx]+) \(([^)]*)\)", nxt)
+            if a:
+                fault.update(address=a.group(1).lower(),
+                             reason="; ".join(r.strip() for r in a.group(2).split(";") if r.strip()) or None)
         mm = _OLD_XNACK.search(line)
         if mm:
             waves.append({"wave": None, "pc": mm.group(2).lower(), "kernel": None, "state": "stopped",
                           "reason": "MEMORY_VIOLATION", "count": int(mm.group(1))})
         i += 1
     if not waves and not disasms:
-        return None
+        if not fault or "node" not in fault:
+            return None
+        out = {"kind": "rocm-debug-agent", "event": event, "fault": fault, "waves": 0, "faulting": [], "kernel": None,
+               "reason": None, "pc": None, "op": None, "truncated": False}
+        out["summary"] = (f"rocm-debug-agent: memory access fault on GPU node {fault['node']}"
+                          + (f" at {fault['address']}" if fault.get("address") else "")
+                          + (f" ({fault['reason']})" if fault.get("reason") else "")
+                          + "; no wave state printed (the agent of this ROCm release names no kernel)")
+        return out
     stopped = [w for w in waves if w.get("reason")]
     # Waves stopped for an error name the faulting kernel(s): group them by (kernel, reason, PC).
     groups: dict[tuple, dict] = {}
@@ -491,7 +510,8 @@ _CG_SIGNAL = re.compile(r"received signal CUDA_EXCEPTION_(\d+), ([A-Z][\w -]*?[A
 _CG_PC = re.compile(r"The exception was triggered at PC (0x[0-9a-fA-F]+)")
 _CG_FOCUS = re.compile(r"\[(?:Current focus set to|Switching focus to) CUDA kernel (\d+), grid (\d+), block \(([^)]*)\), "
                        r"thread \(([^)]*)\), device (\d+), sm (\d+), warp (\d+), lane (\d+)\]")
-_CG_FRAME = re.compile(r"^#0\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?:<<<([^>]*)>>>)?\s*\(\)\s*$|"
+_CG_FRAME = re.compile(r"^#0\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?:<<<([^>]*)>>>)?\s*\(\)"
+                       r"(?: at \S+?:\d+(?: in \S+ inlined from \S+)?)?\s*$|"
                        r"^(?:(0x[0-9a-fA-F]+) in )(.+?)<<<([^>]*)>>>\s*\(\)", re.M)
 _CG_AT = re.compile(r"^\s+at (\S+?):(\d+)(?: in (\S+) inlined from (\S+))?\s*$", re.M)
 _CG_FN = re.compile(r"^(0x[0-9a-fA-F]+) in (.+?) \((?:\w+=|\)).*$", re.M)
@@ -602,7 +622,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     # "^(.+?) + N in section" under re.M costs seconds on a big log: look for its literal first
     sym = _CG_SYMBOL.search(text) if " in section .text." in text else None
     if not exc and not sym and "cudacore" not in text:
-        return _cuda_gdb_warps(text)
+        return _cuda_gdb_warps(text) or _cuda_gdb_stop(text)
     out: dict = {"kind": "cuda-gdb"}
     if exc:
         out["exception"] = exc.group(exc.lastindex or 1).strip()
@@ -625,7 +645,8 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
         if pc:
             out["pc"] = pc.lower()
         tail = text[m.end():m.end() + 2000]
-        a = _CG_AT.search(tail)
+        a = _CG_AT.search(tail) or _CG_AT.search("\n " + m.group(0).split(" () ", 1)[-1]) \
+            if " () at " in m.group(0) else _CG_AT.search(tail)
         if a:
             out["source"] = f"{a.group(1)}:{a.group(2)}" + (f" (inlined from {a.group(4)})" if a.group(4) else "")
     if sym:
@@ -646,6 +667,8 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
         if k:
             out["kernel"] = k.group(1).strip()
             out["grid_dim"], out["block_dim"] = f"({k.group(2)})", f"({k.group(3)})"
+            if (out.get("function") or "").startswith(out["kernel"] + "<<<"):
+                del out["function"]  # the stop is in the kernel itself, not in a __device__ function
     m = _CG_PC_SRC.search(text)
     if m:
         out.setdefault("source", m.group(1))
@@ -658,6 +681,73 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
                       + (f" at {out['source']}" if out.get("source") else "")
                       + (f", pc {out['errorpc']}" if out.get("errorpc") else "")
                       + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else ""))
+    return out
+
+
+# NCCL device kernels name what they run: ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t (NCCL 2.x),
+# ncclDevKernel_AllReduce_Sum_f32_RING_LL (2.19+), ncclKernel_AllReduce_RING_LL_Sum_float (older).
+_NCCL_KERNEL = re.compile(r"nccl(?:Function|Kernel)_(\w+?)_(RING|TREE|COLLNET\w*|NVLS\w*|PAT)_(LL128|LL|SIMPLE)_(\w+?)_(\w+)"
+                          r"|ncclDevKernel_(\w+?)_(\w+?)_(\w+?)_(RING|TREE|COLLNET\w*|NVLS\w*|PAT)_(LL128|LL|SIMPLE)")
+_CG_STOP_AT = re.compile(r" at (\S+?):(\d+)(?: in (\S+) inlined from (\S+))?\s*$")
+
+
+def nccl_kernel_info(name: str | None) -> dict | None:
+    """The collective, algorithm, protocol, reduction op and dtype an NCCL kernel's name spells."""
+    m = _NCCL_KERNEL.search(name or "")
+    if not m:
+        return None
+    if m.group(1):
+        return {"collective": m.group(1), "algorithm": m.group(2), "protocol": m.group(3), "op": m.group(4),
+                "dtype": m.group(5)}
+    return {"collective": m.group(6), "op": m.group(7), "dtype": m.group(8), "algorithm": m.group(9),
+            "protocol": m.group(10)}
+
+
+def _cuda_gdb_stop(text: str) -> dict | None:
+    """cuda-gdb stopped (attached to a hang, or at a breakpoint) without an exception: the focus
+    and the frame printed after it — the kernel, its source line and, for an inlined device
+    function, the function and where it was inlined from. An NCCL kernel says which collective it
+    runs; one spinning in a wait is waiting for a peer rank."""
+    m = _CG_FOCUS.search(text) if "CUDA kernel" in text else None
+    if not m:
+        return None
+    out: dict = {"kind": "cuda-gdb", "focus": {"kernel": int(m.group(1)), "grid": int(m.group(2)),
+                                               "block": f"({m.group(3)})", "thread": f"({m.group(4)})",
+                                               "device": int(m.group(5)), "sm": int(m.group(6)),
+                                               "warp": int(m.group(7)), "lane": int(m.group(8))}}
+    after = [ln for ln in text[m.end():m.end() + 3000].splitlines() if ln.strip()][:3]
+    frame = after[0].strip() if after else ""
+    f = re.match(r"^(?:#0\s+)?(?:(0x[0-9a-fA-F]+) in )?([^\s(<][^(<]*?)(?:<<<\(([^)]*)\),\(([^)]*)\)>>>)?\s*\(", frame)
+    if f:
+        out["kernel"] = f.group(2).strip()
+        if f.group(1):
+            out["pc"] = f.group(1).lower()
+        if f.group(3):
+            out["grid_dim"], out["block_dim"] = f"({f.group(3)})", f"({f.group(4)})"
+    a = _CG_STOP_AT.search(frame) or (_CG_STOP_AT.search(" " + after[1].strip()) if len(after) > 1 else None)
+    if a:
+        out["source"] = f"{a.group(1)}:{a.group(2)}"
+        if a.group(3):
+            fn = a.group(3)
+            out["inlined"] = {"function": demangle([fn]).get(fn, fn), "from": a.group(4)}
+    line = next((ln.strip() for ln in after[1:] if re.match(r"^\d+\s", ln.strip())), None)
+    if line:
+        out["line"] = line
+    findings = []
+    info = nccl_kernel_info(out.get("kernel"))
+    if info:
+        out["nccl"] = info
+        where = " ".join(x for x in ((out.get("inlined") or {}).get("function"), out.get("line")) if x)
+        if re.search(r"wait|connStep|StepPerSlice", where):
+            findings.append(f"the NCCL {info['collective']} kernel ({info['algorithm']}/{info['protocol']}, "
+                            f"{info['dtype']}) spins waiting for a peer: a rank did not launch the matching "
+                            "collective (or launched another one); compare the ranks' last collectives")
+    fo = out["focus"]
+    out["summary"] = ("cuda-gdb: stopped in " + (short_kernel(out.get("kernel")) or "a kernel")
+                      + (f" at {out['source']}" if out.get("source") else "")
+                      + (f" (inlined {short_kernel(out['inlined']['function'], 60)})" if out.get("inlined") else "")
+                      + f"; device {fo['device']} sm {fo['sm']} warp {fo['warp']}, block {fo['block']} thread {fo['thread']}")
+    out["findings"] = [out["summary"]] + findings
     return out
 
 
@@ -991,6 +1081,9 @@ _KL_AMD_FAULT = re.compile(r"amdgpu (\S+): amdgpu: \[(\w+)\] (?:(?:no-)?retry )?
 _KL_AMD_PROC = re.compile(r"(?:amdgpu: +|\*ERROR\* )Process (?:information: process )?(\S+) pid (\d+) thread")
 _KL_AMD_RING = re.compile(r"ring (\S+) timeout, signaled seq=(\d+), emitted seq=(\d+)")
 _KL_AMD_ADDR = re.compile(r"in page starting at address (0x[0-9a-fA-F]+)")
+# the MES (the firmware that schedules compute queues on RDNA3+/MI300) stops answering the driver
+_KL_AMD_MES = re.compile(r"amdgpu (\S+): amdgpu: MES failed to respond to msg=(\w+)")
+_KL_AMD_RESET = re.compile(r"amdgpu (\S+): amdgpu: GPU reset begin")
 
 
 def parse_kernel_log(text: str | bytes) -> dict | None:
@@ -999,15 +1092,28 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
     process, the faulting page)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "NVRM: Xid" not in text and "page fault (src_id" not in text and "timeout, signaled seq=" not in text:
+    amd_hang = "MES failed to respond" in text or "GPU reset begin" in text
+    if "NVRM: Xid" not in text and "page fault (src_id" not in text and "timeout, signaled seq=" not in text \
+            and not amd_hang:
         return None
     events: list[dict] = []
     for m in _KL_XID.finditer(text):
         pid = m.group(3).strip("'") if m.group(3) else None
         events.append({"xid": int(m.group(2)), "pci": m.group(1), "pid": None if pid in (None, "<unknown>") else pid,
                        "process": None if m.group(4) in (None, "<unknown>") else m.group(4), "text": m.group(5)})
-    lines = text.splitlines() if "page fault (src_id" in text or "timeout, signaled seq=" in text else []
+    lines = text.splitlines() if "page fault (src_id" in text or "timeout, signaled seq=" in text or amd_hang else []
+    mes_seen: set[str] = set()
     for i, line in enumerate(lines):
+        r = _KL_AMD_MES.search(line)
+        if r:
+            if r.group(2) not in mes_seen:  # it repeats per queue: once per message
+                mes_seen.add(r.group(2))
+                events.append({"amdgpu_mes": r.group(2), "pci": r.group(1)})
+            continue
+        r = _KL_AMD_RESET.search(line)
+        if r:
+            events.append({"amdgpu_reset": True, "pci": r.group(1)})
+            continue
         r = _KL_AMD_RING.search(line)
         if r:
             # a ring that stopped retiring work: the GPU hang the driver then resets
@@ -1038,7 +1144,12 @@ def parse_kernel_log(text: str | bytes) -> dict | None:
     if not events:
         return None
     first = events[0]
-    if "amdgpu_ring_timeout" in first:
+    if "amdgpu_mes" in first or "amdgpu_reset" in first:
+        mes = [e["amdgpu_mes"] for e in events if "amdgpu_mes" in e]
+        reset = any("amdgpu_reset" in e for e in events)
+        what = (f"amdgpu MES (the firmware queue scheduler) stopped answering (msg={', '.join(mes[:3])})" if mes
+                else "amdgpu GPU reset") + f" on {first['pci']}" + ("; the driver reset the GPU" if mes and reset else "")
+    elif "amdgpu_ring_timeout" in first:
         what = f"amdgpu ring {first['amdgpu_ring_timeout']} timeout (signaled {first['signaled']}, " \
                f"emitted {first['emitted']})" + (f" on {first['pci']}" if first.get("pci") else "")
     elif "xid" in first:
@@ -1130,15 +1241,40 @@ _FR_MISSING = re.compile(r"(?:missing ranks:|Missing ranks are) \{([\d, ]*)\}")
 _FR_GROUP = re.compile(r"^\s*group info: (.+)$", re.MULTILINE)
 
 
+_FR_ERRORS = re.compile(r"Collective (\d+) at entry (\d+) errors")
+_FR_LINE = re.compile(r"^\s*(input sizes|output sizes|collective state|world size|error msg): (.*?)\s*$", re.MULTILINE)
+_FR_CULPRIT = re.compile(r"Culprit rank (\d+); Error type: (\w+),? ?(.*?)(?=,? Culprit rank \d+;|$)")
+
+
 def fr_trace_verdict(text: str | bytes) -> dict | None:
     """The first mismatch in a ``torch.distributed.flight_recorder.fr_trace`` report:
     {"collective", "missing_ranks", "group", "seq"}. Two report styles exist: the logger one (``Not
     all ranks joining collective 5 at entry 4`` then ``collective: nccl:all_reduce`` and ``missing
     ranks: {1}`` lines) and the older print one (``... for group G collective NAME Missing ranks are
-    {1}`` on one line)."""
+    {1}`` on one line). A ``Collective 39 at entry 38 errors`` block (every rank joined, but some
+    with other sizes or another op) adds "culprits" ([{rank, error_type, detail}]), "error_type",
+    "input_sizes" and "state"."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    m = _FR_NOT_ALL.search(text or "")
+    text = text or ""
+    m = _FR_NOT_ALL.search(text)
+    e = _FR_ERRORS.search(text) if " errors" in text else None
+    if e and (not m or e.start() < m.start()):
+        block = text[e.start():e.start() + 4000]
+        nxt = _FR_ERRORS.search(block, 1)
+        block = block[:nxt.start()] if nxt else block
+        c = _FR_COLLECTIVE.search(block)
+        g = _FR_GROUP.search(block)
+        fields = {k.replace(" ", "_"): v for k, v in _FR_LINE.findall(block)}
+        culprits = [{"rank": int(r), "error_type": t, "detail": d.strip(" ,")[:300]}
+                    for r, t, d in _FR_CULPRIT.findall(fields.get("error_msg", ""))]
+        miss = _FR_MISSING.search(block)
+        return {"collective": c.group(1) if c else None,
+                "missing_ranks": sorted(int(x) for x in re.findall(r"\d+", miss.group(1))) if miss else [],
+                "group": g.group(1).strip() if g else None, "seq": e.group(1), "entry": e.group(2),
+                "culprits": culprits, "error_type": culprits[0]["error_type"] if culprits else None,
+                "input_sizes": fields.get("input_sizes"), "state": fields.get("collective_state"),
+                "error": fields.get("error_msg", "")[:500] or None}
     if not m:
         return None
     block = text[m.start():m.start() + 2000]
@@ -1153,10 +1289,25 @@ def fr_trace_verdict(text: str | bytes) -> dict | None:
 
 def fr_trace_evidence(verdict: dict) -> dict:
     """A flight-recorder verdict as an evidence record."""
-    ranks = ", ".join(str(r) for r in verdict["missing_ranks"]) or "unknown"
-    summary = (f"NCCL flight recorder: collective {verdict.get('collective') or '?'} was not joined by rank(s) "
-               f"{ranks}" + (f" (group {verdict['group']})" if verdict.get("group") else ""))
-    return {"kind": "nccl-flight-recorder", "summary": summary, "findings": [], "facts": dict(verdict)}
+    group = f" (group {verdict['group']})" if verdict.get("group") else ""
+    coll = verdict.get("collective") or "?"
+    findings: list[str] = []
+    if verdict.get("culprits"):
+        by_type: dict[str, list[str]] = {}
+        for c in verdict["culprits"]:
+            by_type.setdefault(c["error_type"], []).append(str(c["rank"]))
+        first = verdict["culprits"][0]
+        summary = (f"NCCL flight recorder: collective {coll} #{verdict.get('seq')} errors{group}: "
+                   + "; ".join(f"rank(s) {', '.join(rs)} {t}" for t, rs in by_type.items())
+                   + (f" — {first['detail']}" if first.get("detail") else ""))
+        if any(t.startswith("SIZE") for t in by_type):
+            findings.append("every rank joined the collective, but some with other tensor sizes: the culprit ranks "
+                            "built different inputs (or issued another collective at this point)")
+    else:
+        ranks = ", ".join(str(r) for r in verdict["missing_ranks"]) or "unknown"
+        summary = f"NCCL flight recorder: collective {coll} was not joined by rank(s) {ranks}{group}"
+    return {"kind": "nccl-flight-recorder", "summary": summary, "findings": [summary] + findings if findings else [],
+            "facts": dict(verdict)}
 
 
 def parse_fr_trace(text: str | bytes) -> dict | None:
@@ -1179,25 +1330,69 @@ def parse_fr_trace(text: str | bytes) -> dict | None:
 _CS_LINE = re.compile(r"^[^\n=]{0,60}=========(?: (.*?))?\s*$")
 _CS_ERROR = re.compile(r"^(Invalid __(\w+)__ (read|write) of size (\d+)(?: bytes)?|"
                        r"Uninitialized __(\w+)__ memory read of size (\d+)(?: bytes)?|"
-                       r"(?:Error|WARN|Warning): Race reported between (\w+) access.*|"
+                       r"(Error|ERROR|WARN|Warning): Race reported between (\w+) access at (.*)|"
                        r"Program hit (\w+)(?: \(error \d+\))?(?: due to \"([^\"]*)\")?.*|"
+                       r"Host API memory access error at host access to (0x[0-9a-fA-F]+) of size (\d+) bytes.*|"
+                       r"(ERROR|WARN|INFO):(?:\(([^)]*)\))? ?Potential (\w+) hazard detected at __(\w+)__ "
+                       r"(0x[0-9a-fA-F]+) in block \(([^)]*)\).*|"
                        r"Barrier error detected.*|[\w ]*[Ee]rror:? [^\n]*detected.*)$")
 _CS_AT = re.compile(r"^at (?:(0x[0-9a-fA-F]+) in )?(.+?)(?:\+(0x[0-9a-fA-F]+))?(?: in (\S+:\d+))?$")
 _CS_THREAD = re.compile(r"^by thread \(([^)]*)\) in block \(([^)]*)\)")
 _CS_ADDR = re.compile(r"^(?:Address|Access at|Access to) (0x[0-9a-fA-F]+)(?: is ([\w ]+?))?\s*$")
 _CS_ALLOC = re.compile(r"^and is (.+?nearest allocation at 0x[0-9a-fA-F]+ of size \d+ bytes)")
 _CS_HOST = re.compile(r"^Host Frame:\s*(.+?)\s*$")
+# initcheck on a host API call: "Uninitialized access at 0x... on access by cudaMemcpy source"
+_CS_UNINIT = re.compile(r"^Uninitialized access at (0x[0-9a-fA-F]+) on access by (\w+)(?: (source|destination))?")
+# racecheck's other side(s): "and Read access at <where> [16 hazards]"
+_CS_AND = re.compile(r"^and (\w+) access at (.*)$")
+# where a racecheck access is: "func(args)+0xd790 in file.cuh:324" or, built with -G, "0x1f20 in file.hpp:249:func"
+_CS_RACE_AT = re.compile(r"^(?:(0x[0-9a-fA-F]+) in (\S+?:\d+):(.+?)|(.+?)\+(0x[0-9a-fA-F]+)(?: in (\S+:\d+))?)"
+                         r"(?: \[(\d+) hazards?\])?\s*$")
+# old racecheck's accesses: "Write Thread (24, 0, 0) at 0x00001ab0 in /path/warp_scan.cuh:146:_ZN..."
+_CS_HAZ_ACCESS = re.compile(r"^(Read|Write) Thread \(([^)]*)\) at (0x[0-9a-fA-F]+) in (\S+?:\d+)(?::(.+?))?\s*$")
+# "Device Frame:/path/file.hpp:689:func (func : 0xff0)", newer "Device Frame:func+0x1f0 in file.cu:12"
+_CS_DEVFRAME = re.compile(r"^Device Frame:\s*(?:(\S+?:\d+):(.+?) \(.* : (0x[0-9a-fA-F]+)\)|(.+?) \((.+?) : (0x[0-9a-fA-F]+)\)"
+                          r"|(.+?)\+(0x[0-9a-fA-F]+)(?: in (\S+:\d+))?)\s*$")
+_CS_INTERNAL = re.compile(r"^__cuda|^_INTERNAL_\w*::__|/include/(?:sm_\d+_|crt/|cuda_)|^cuda(?:Launch|Memcpy|Memset)|"
+                          r"^__cudart|^\[0x|^cu[A-Z]\w*")
 _CS_TOOL = re.compile(r"--tool[ =](memcheck|racecheck|initcheck|synccheck)")
-_CS_ANY = re.compile(r"=========[ \t]+(?:Invalid __|Uninitialized __|(?:Error|WARN|Warning): Race|Program hit|"
+_CS_SEVERITY = {"ERROR": "Error", "Error": "Error", "WARN": "Warning", "Warning": "Warning", "INFO": "Info"}
+_CS_ANY = re.compile(r"=========[ \t]+(?:Invalid __|Uninitialized __|(?:Error|ERROR|WARN|Warning): Race|Program hit|"
+                     r"Host API memory access error|(?:ERROR|WARN|INFO):(?:\([^)]*\))? ?Potential \w+ hazard|"
                      r"Barrier error|[\w ]*[Ee]rror:? [^\n]*detected)")
-_CS_TOTAL = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)")
+_CS_TOTAL = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)(?: hazards? displayed \((\d+) errors?, (\d+) warnings?\))?")
+
+
+def _cs_where(loc: str) -> dict:
+    """A racecheck access location as {function, pc, source, hazards}."""
+    m = _CS_RACE_AT.match(loc.strip())
+    if not m:
+        return {"function": loc.strip()[:300]}
+    out = {"function": (m.group(3) or m.group(4) or "").strip(), "pc": (m.group(1) or m.group(5) or "").lower() or None,
+           "source": m.group(2) or m.group(6)}
+    if m.group(7):
+        out["hazards"] = int(m.group(7))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _tail_name(name: str | None, width: int = 60) -> str | None:
+    """short_kernel without the width cut, then cut from the left: a long C++ name keeps its function."""
+    s = short_kernel(name, 1 << 20)
+    return s if not s or len(s) <= width else "…" + s[-(width - 1):]
+
+
+def _cs_user_frame(name: str) -> bool:
+    """A host/device frame of the program itself, not of the CUDA runtime/driver or a CUDA header."""
+    return not _CS_INTERNAL.search(name.strip())
 
 
 def parse_compute_sanitizer(text: str | bytes) -> dict | None:
     """compute-sanitizer (memcheck, initcheck, racecheck, synccheck) and cuda-memcheck reports: for
     each report the error, the kernel and offset, the thread and block, the address and what is
-    wrong with it (out of bounds, misaligned, N bytes after an allocation) and the first host frame.
-    The first report is the one to fix; the others are counted and grouped by kernel."""
+    wrong with it (out of bounds, misaligned, N bytes after an allocation, uninitialized) and the
+    first host frame of the program; racecheck reports give both sides of the race (access, function,
+    source line, hazard count), synccheck reports the first device frame of the program. The first
+    report is the one to fix; the others are counted and grouped by kernel."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
     # a C-level look for a report line first: a big log with a "=========" banner is not walked line by line
@@ -1206,6 +1401,7 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
     reports: list[dict] = []
     cur: dict | None = None
     total = None
+    errors_warnings = None
     for raw in text.splitlines():
         m = _CS_LINE.match(raw)
         if not m:
@@ -1216,23 +1412,44 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
         t = _CS_TOTAL.search(body)
         if t:
             total = int(t.group(1))
+            if t.group(2):
+                errors_warnings = (int(t.group(2)), int(t.group(3)))
             continue
         e = _CS_ERROR.match(body)
         if e:
-            cur = {"error": body}
+            cur = {"error": body if len(body) <= 200 else body[:199] + "…"}
             if e.group(2):
                 cur.update(space=e.group(2), access=e.group(3), size=int(e.group(4)))
             elif e.group(5):
                 cur.update(space=e.group(5), access="uninitialized read", size=int(e.group(6)))
             elif e.group(7):
-                cur["access"] = "race"
-            elif e.group(8):
-                cur.update(api_error=e.group(8), api_text=e.group(9))
+                first = _cs_where(e.group(9))
+                cur.update(access="race", severity=_CS_SEVERITY.get(e.group(7), e.group(7)),
+                           accesses=[dict(first, access=e.group(8))])
+                cur["error"] = f"{cur['severity']}: race between {e.group(8)} access"
+            elif e.group(10):
+                cur.update(api_error=e.group(10), api_text=e.group(11))
+            elif e.group(12):
+                cur.update(access="host API", host_address=e.group(12).lower(), size=int(e.group(13)))
+            elif e.group(14):
+                cur.update(access="race", severity=_CS_SEVERITY.get(e.group(14), e.group(14)),
+                           hazard=e.group(16), space=e.group(17), address=e.group(18).lower(),
+                           block=f"({e.group(19).replace(' ', '')})", accesses=[])
+                if e.group(15):
+                    cur["category"] = e.group(15)
+                cur["error"] = f"{cur['severity']}: potential {e.group(16)} hazard at __{e.group(17)}__ {e.group(18)}"
+            elif body.startswith("Barrier error"):
+                cur["access"] = "barrier"
             reports.append(cur)
             continue
         if cur is None:
             continue
-        if "kernel" not in cur and (a := _CS_AT.match(body)):
+        if cur.get("access") == "race" and (a := _CS_AND.match(body)):
+            cur["accesses"].append(dict(_cs_where(a.group(2)), access=a.group(1)))
+        elif cur.get("access") == "race" and (h := _CS_HAZ_ACCESS.match(body)):
+            cur["accesses"].append({"access": h.group(1), "thread": f"({h.group(2).replace(' ', '')})",
+                                    "pc": h.group(3).lower(), "source": h.group(4), "function": h.group(5)})
+        elif "kernel" not in cur and cur.get("access") != "race" and (a := _CS_AT.match(body)):
             cur["kernel"] = a.group(2).strip()
             off = a.group(3) or a.group(1)
             if off:
@@ -1245,38 +1462,94 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
             cur["address"] = ad.group(1).lower()
             if ad.group(2):
                 cur["problem"] = ad.group(2)
+        elif u := _CS_UNINIT.match(body):
+            cur.update(address=u.group(1).lower(), problem="uninitialized", api=u.group(2))
+            if u.group(3):
+                cur["api_side"] = u.group(3)
         elif al := _CS_ALLOC.match(body):
             cur["allocation"] = al.group(1)
-        elif (h := _CS_HOST.match(body)) and "host_frame" not in cur and not h.group(1).startswith("/lib"):
+        elif (d := _CS_DEVFRAME.match(body)) and "device_frame" not in cur:
+            fn = (d.group(2) or d.group(4) or d.group(7) or "").strip()
+            src = d.group(1) or d.group(9)
+            off = (d.group(3) or d.group(6) or d.group(8) or "").lower()
+            if _cs_user_frame(fn) and _cs_user_frame(src or ""):
+                cur["device_frame"] = {k: v for k, v in (("function", fn), ("source", src), ("pc", off)) if v}
+        elif (h := _CS_HOST.match(body)) and "host_frame" not in cur and not h.group(1).startswith("/lib") \
+                and _cs_user_frame(h.group(1)):
             cur["host_frame"] = h.group(1)
     if not reports:
         return None
+    for r in reports:
+        if r.get("access") == "race" and r["accesses"]:
+            a0 = r["accesses"][0]
+            r.setdefault("kernel", a0.get("function"))
+            for k in ("pc", "source", "thread"):
+                if a0.get(k):
+                    r.setdefault(k, a0[k])
+            r["hazards"] = sum(a.get("hazards", 0) for a in r["accesses"]) or None
+        if r.get("device_frame"):
+            # the report's own "at" is a CUDA intrinsic (__cuda_sm70_warpsync): the program's frame says where
+            if not r.get("kernel") or not _cs_user_frame(r["kernel"]):
+                r["kernel"] = r["device_frame"]["function"]
+                r["pc"] = r["device_frame"].get("pc")
+            if r["device_frame"].get("source"):
+                r.setdefault("source", r["device_frame"]["source"])
     tool = _CS_TOOL.search(text)
     first = reports[0]
-    kinds = {"uninitialized read": "initcheck", "race": "racecheck"}
+    kinds = {"uninitialized read": "initcheck", "host API": "initcheck", "race": "racecheck", "barrier": "synccheck"}
     out: dict = {"kind": "compute-sanitizer",
                  "tool": tool.group(1) if tool else kinds.get(first.get("access") or "", "memcheck"),
                  "reports": reports[:20], "count": len(reports), "total": total}
-    for key in ("kernel", "pc", "source", "thread", "block", "address", "problem", "allocation", "host_frame"):
+    if errors_warnings:
+        out["errors"], out["warnings"] = errors_warnings
+    for key in ("kernel", "pc", "source", "thread", "block", "address", "problem", "allocation", "host_frame", "api",
+                "hazards", "hazard", "severity", "accesses", "device_frame"):
         if first.get(key):
             out[key] = first[key]
-    where = f"{short_kernel(first['kernel'], 60)}" + (f"+{first['pc']}" if first.get("pc") else "") \
+    where = f"{_tail_name(first['kernel'], 60)}" + (f"+{first['pc']}" if first.get("pc") else "") \
         if first.get("kernel") else "?"
-    access = first["error"]
-    if first.get("address"):
-        detail = ", ".join(x for x in (first.get("problem"), first.get("allocation")) if x)
-        access += f" at {first['address']}" + (f" ({detail})" if detail else "")
+    if first.get("access") == "race" and first.get("accesses"):
+        sides = [f"{a['access']} at {_tail_name(a.get('function'), 50) or '?'}"
+                 + (f" ({a['source']})" if a.get("source") else "") for a in first["accesses"][:3]]
+        access = f"{first['severity']}: race between " + " and ".join(sides) \
+            + (f", {first['hazards']} hazard{'s' if first['hazards'] != 1 else ''}" if first.get("hazards") else "")
+        if first.get("hazard"):
+            access = f"{first['severity']}: potential {first['hazard']} hazard on __{first['space']}__ " \
+                     f"{first['address']} in block {first['block']}" + (" between " + " and ".join(sides) if sides else "")
+        where = ""
+    elif first.get("access") == "host API":
+        access = f"Host API memory access error: {first.get('api') or 'a host API call'}" \
+                 + (f" ({first['api_side']})" if first.get("api_side") else "") \
+                 + (f" reads {first.get('problem') or 'bad'} memory at {first['address']}" if first.get("address") else "") \
+                 + f" ({first.get('size')} bytes at {first['host_address']})"
+    else:
+        access = first["error"]
+        if first.get("address"):
+            detail = ", ".join(x for x in (first.get("problem"), first.get("allocation")) if x)
+            access += f" at {first['address']}" + (f" ({detail})" if detail else "")
     out["access"] = access
-    by = f" by thread {first['thread']} in block {first['block']}" if first.get("thread") else ""
+    by = f" by thread {first['thread']} in block {first['block']}" if first.get("thread") and first.get("block") else ""
     more = len(reports) - 1
-    out["summary"] = (f"compute-sanitizer {out['tool']}: {out['access']} in {where}{by}"
+    loc = f" in {where}" if where and where != "?" else (" (from the host)" if first.get("access") == "host API" else "")
+    if first.get("access") not in ("race",) and first.get("source") and where == "?":
+        loc = f" at {first['source']}"
+    out["summary"] = (f"compute-sanitizer {out['tool']}: {out['access']}{loc}{by}"
                       + (f" (+{more} more report{'s' if more != 1 else ''})" if more else ""))
     kernels: dict[str, int] = {}
     for r in reports:
         if r.get("kernel"):
-            k = short_kernel(r["kernel"], 60) or r["kernel"]
+            k = _tail_name(r["kernel"], 60) or r["kernel"]
             kernels[k] = kernels.get(k, 0) + 1
     out["findings"] = [out["summary"]] + [f"{n} report(s) in {k}" for k, n in kernels.items()]
+    if first.get("host_frame") and first.get("access") == "host API":
+        out["findings"].append(f"the host call came from {first['host_frame']}")
+    if first.get("device_frame"):
+        df = first["device_frame"]
+        out["findings"].append(f"first device frame of the program: {short_kernel(df['function'], 80)}"
+                               + (f" at {df['source']}" if df.get("source") else ""))
+    if errors_warnings:
+        out["findings"].append(f"racecheck summary: {total} hazard(s) displayed ({errors_warnings[0]} error(s), "
+                               f"{errors_warnings[1]} warning(s))")
     return out
 
 
@@ -1435,6 +1708,390 @@ def cuda_core_chain(core: str | Path, *, timeout: float = 120.0, path: str | Non
     return out
 
 
+# --- torch.cuda.memory_summary() ------------------------------------------------------------------
+
+_MS_HEAD = re.compile(r"PyTorch (?:CUDA |HIP |XPU |MPS )?memory summary, device ID (\d+)")
+_MS_COUNTS = re.compile(r"(?:CUDA |HIP )?OOMs: (\d+)\s*\|\s*(?:cuda|hip)Malloc retries: (\d+)")
+# "| Allocated memory      |   1024 KiB |   1024 KiB |   1024 KiB |      0 B   |"
+_MS_ROW = re.compile(r"^\|\s*([A-Za-z][A-Za-z() -]*?)\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
+_MS_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGTP]?)i?B$")
+_MS_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def _ms_bytes(s: str) -> int | None:
+    """A memory_summary size ("1024 KiB", older "2048 KB": both binary) in bytes."""
+    m = _MS_SIZE.match(s.strip())
+    return int(float(m.group(1)) * _MS_UNITS[m.group(2)]) if m else None
+
+
+def parse_memory_summary(text: str | bytes) -> dict | None:
+    """``torch.cuda.memory_summary()`` tables: per device the OOM and cudaMalloc-retry counts and
+    every metric row (current, peak, total allocated, total freed, as printed); the last table of a
+    device is its latest state. Findings: OOMs, allocator retries (memory at capacity or
+    fragmented) and memory reserved but not allocated."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "memory summary, device ID" not in text:
+        return None
+    tables: list[dict] = []
+    cur: dict | None = None
+    metric = None
+    for line in text.splitlines():
+        if (h := _MS_HEAD.search(line)) is not None:
+            cur = {"device": int(h.group(1)), "ooms": None, "retries": None, "metrics": {}}
+            tables.append(cur)
+            metric = None
+            continue
+        if cur is None:
+            continue
+        if (c := _MS_COUNTS.search(line)) is not None:
+            cur["ooms"], cur["retries"] = int(c.group(1)), int(c.group(2))
+            continue
+        r = _MS_ROW.match(line.strip())
+        if not r or r.group(1) == "Metric":
+            continue
+        vals = {k: r.group(i).strip() for i, k in enumerate(("cur", "peak", "total_allocated", "total_freed"), 2)}
+        name = r.group(1)
+        if name.startswith("from ") and metric:
+            cur["metrics"][metric][name.replace(" ", "_")] = vals
+        else:
+            metric = name
+            cur["metrics"][name] = vals
+    tables = [t for t in tables if t["metrics"] or t["ooms"] is not None]
+    if not tables:
+        return None
+    last = tables[-1]
+    mets = last["metrics"]
+
+    def val(name: str, key: str = "cur") -> str | None:
+        return (mets.get(name) or {}).get(key)
+
+    out: dict = {"kind": "memory-summary", "device": last["device"], "ooms": last["ooms"], "retries": last["retries"],
+                 "allocated": val("Allocated memory"), "allocated_peak": val("Allocated memory", "peak"),
+                 "reserved": val("GPU reserved memory"), "reserved_peak": val("GPU reserved memory", "peak"),
+                 "non_releasable": val("Non-releasable memory"), "metrics": mets, "tables": len(tables),
+                 "devices": sorted({t["device"] for t in tables})}
+    findings = []
+    if last["ooms"]:
+        findings.append(f"{last['ooms']} out-of-memory error(s) on device {last['device']} so far")
+    if last["retries"]:
+        findings.append(f"the allocator freed its cache and retried cudaMalloc {last['retries']} time(s): memory is at "
+                        "capacity or fragmented (try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
+    alloc, reserved = _ms_bytes(val("Allocated memory") or ""), _ms_bytes(val("GPU reserved memory") or "")
+    if alloc is not None and reserved and reserved - alloc >= (256 << 20) and reserved - alloc >= reserved // 4:
+        findings.append(f"{val('GPU reserved memory')} reserved but only {val('Allocated memory')} allocated: "
+                        f"{(reserved - alloc) / (1 << 30):.2f} GiB held by the caching allocator (fragmentation, or "
+                        "freed tensors kept cached)")
+    parts = [f"allocated {out['allocated']}" + (f" (peak {out['allocated_peak']})" if out["allocated_peak"] else "")
+             if out["allocated"] else None,
+             f"reserved {out['reserved']}" + (f" (peak {out['reserved_peak']})" if out["reserved_peak"] else "")
+             if out["reserved"] else None,
+             f"{last['ooms']} OOM(s), {last['retries']} cudaMalloc retries" if last["ooms"] is not None else None]
+    out["summary"] = f"memory_summary (device {last['device']}): " + "; ".join(p for p in parts if p)
+    out["findings"] = [out["summary"]] + findings
+    return out
+
+
+# --- TORCH_DISTRIBUTED_DEBUG=DETAIL: collectives that differ across ranks -------------------------
+
+_CM_HEAD = "Detected mismatch between collectives on ranks"
+_CM_RANK = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective:\s*")
+_CM_FIELDS = (("seq", re.compile(r"SequenceNumber=(\d+)")), ("op", re.compile(r"OpType=(\w+)")),
+              ("shape", re.compile(r"TensorShape=\[([^\]]*)\]")), ("dtype", re.compile(r"TensorDtypes=(\w+)")),
+              ("device", re.compile(r"TensorDeviceTypes=TensorOptions\([^,]*, device=(\w+)")))
+_CM_ASPECT = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*vs\s*(.*?)\s*$")
+
+
+def _balanced(s: str, i: int) -> int:
+    """The index just past the parenthesis group that opens at s[i] (or len(s) if unclosed)."""
+    depth = 0
+    for k in range(i, min(len(s), i + 4000)):
+        if s[k] == "(":
+            depth += 1
+        elif s[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return len(s)
+
+
+def parse_collective_mismatch(text: str | bytes) -> dict | None:
+    """ProcessGroupWrapper's report under ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` ("Detected mismatch
+    between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...), but Rank
+    2 is running collective: ..."): per rank the sequence number, op, tensor shape, dtype and device,
+    and what differs ("Collectives differ in the following aspects", or worked out here)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    at = text.find(_CM_HEAD)
+    if at < 0:
+        return None
+    raw = text[at:at + 8000]
+    # a terminal- or issue-wrapped report has runs of spaces inside words ("collecti     ve")
+    seg = re.sub(r" {3,}", "", raw.replace("\t", " "))
+    tail = ""
+    cut = seg.find("Collectives differ in the following aspects:")
+    if cut >= 0:
+        tail, seg = seg[cut:].split(":", 1)[1], seg[:cut]
+    seg = seg.replace("\n", " ")
+    ranks: list[dict] = []
+    for m in _CM_RANK.finditer(seg):
+        rest = seg[m.end():]
+        if rest.startswith("CollectiveFingerPrint("):
+            fp = rest[:_balanced(rest, len("CollectiveFingerPrint"))]
+        else:  # older torch names only the other rank's op ("but Rank 1 is running collective: REDUCE.")
+            fp = "OpType=" + (re.match(r"\w*", rest).group(0))
+        r: dict = {"rank": int(m.group(1))}
+        for key, rx in _CM_FIELDS:
+            f = rx.search(fp)
+            if f:
+                r[key] = int(f.group(1)) if key == "seq" else f.group(1).replace(" ", "").replace(",", ", ")
+        ranks.append(r)
+        if len(ranks) == 2:
+            break
+    if not ranks:
+        return None
+    differ = []
+    for piece in re.split(r"[\n\t]", tail)[:8] if tail else []:
+        a = _CM_ASPECT.match(piece)
+        if a and a.group(2):
+            name = re.sub(r"^Tensor (?=Tensor)", "", a.group(1)).strip()
+            differ.append({"aspect": name, "values": [a.group(2), a.group(3)]})
+    if not differ and len(ranks) == 2:
+        for key, label in (("seq", "Sequence number"), ("op", "Op type"), ("shape", "Tensor shapes"),
+                           ("dtype", "Tensor dtypes"), ("device", "Tensor devices")):
+            va, vb = ranks[0].get(key), ranks[1].get(key)
+            if va is not None and vb is not None and va != vb:
+                differ.append({"aspect": label, "values": [str(va), str(vb)]})
+
+    def side(r: dict) -> str:
+        s = f"rank {r['rank']} runs {r.get('op') or '?'}"
+        if r.get("shape") is not None:
+            s += f" [{r['shape']}]"
+        if r.get("dtype"):
+            s += f" {r['dtype']}"
+        if r.get("seq") is not None:
+            s += f" (seq {r['seq']})"
+        return s
+
+    summary = "collective mismatch: " + " but ".join(side(r) for r in ranks)
+    if differ:
+        summary += "; they differ in " + ", ".join(f"{d['aspect'].lower()} ({d['values'][0]} vs {d['values'][1]})"
+                                                    for d in differ)
+    findings = [summary]
+    if any(d["aspect"].lower().startswith("sequence") for d in differ):
+        findings.append("the ranks are at different points of the program: one issued a collective the other "
+                        "skipped (a collective under a rank-dependent branch, or an early exit)")
+    if any("shape" in d["aspect"].lower() for d in differ):
+        findings.append("same collective with different tensor shapes: the ranks built different inputs (uneven "
+                        "data split, padding, or parameters that differ across ranks)")
+    return {"kind": "collective-mismatch", "ranks": ranks, "differ": differ, "summary": summary, "findings": findings}
+
+
+# --- ProcessGroupNCCL watchdog: where each rank's work stopped -------------------------------------
+
+_WD_RANK_PREFIX = re.compile(r"\[rank(\d+)\]:")
+_WD_PG_RANK = re.compile(r"\[(?:PG (?:ID )?(\S+) (?:PG GUID (\S+) )?)?Rank (\d+)\]")
+_WD_FAILURE = re.compile(r"failure detected by watchdog at work sequence id: (\d+) PG status: last enqueued work: "
+                         r"(\d+), last completed work: (\d+)")
+_WD_TIMEOUT_AT = re.compile(r"Timeout at NCCL work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL work: (\d+)")
+_WD_CAUGHT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
+                        r"(?:, NumelIn=(\d+), NumelOut=(\d+))?.*?Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds")
+
+
+def parse_nccl_watchdog(text: str | bytes) -> dict | None:
+    """ProcessGroupNCCL watchdog lines of every rank in the output: the work that timed out (seq,
+    op, element count, timeout, how long it ran) and the process group's last enqueued and last
+    completed work — the rank whose last completed work is lowest fell behind the others."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "watchdog" not in text.lower() and "Timeout at NCCL work" not in text:
+        return None
+    if not ("failure detected by watchdog" in text or "Timeout at NCCL work" in text
+            or "Watchdog caught collective operation timeout" in text):
+        return None
+    ranks: dict[int, dict] = {}
+    for line in text.splitlines():
+        m = _WD_FAILURE.search(line) or _WD_TIMEOUT_AT.search(line)
+        c = None if m else _WD_CAUGHT.search(line)
+        if not m and not c:
+            continue
+        pr, pg = _WD_RANK_PREFIX.search(line), _WD_PG_RANK.search(line)
+        rank = int(pg.group(3)) if pg else int(pr.group(1)) if pr else -1
+        r = ranks.setdefault(rank, {"rank": rank if rank >= 0 else None})
+        if pg and pg.group(1):
+            r["pg"] = pg.group(2) or pg.group(1)
+        if m:
+            r["failed_seq"], r["last_enqueued"], r["last_completed"] = (int(m.group(i)) for i in (1, 2, 3))
+        else:
+            r.setdefault("failed_seq", int(c.group(1)))
+            r.update(op=c.group(2), timeout_ms=int(c.group(5)), ran_ms=int(c.group(6)))
+            if c.group(3):
+                r["numel"] = int(c.group(3))
+    if not ranks:
+        return None
+    rows = sorted(ranks.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0))
+    findings = []
+    done = [r for r in rows if r.get("last_completed") is not None]
+    if len({r["last_completed"] for r in done}) > 1:
+        low = min(r["last_completed"] for r in done)
+        high = max(r["last_completed"] for r in done)
+        behind = [str(r["rank"]) for r in done if r["last_completed"] == low]
+        findings.append(f"rank(s) {', '.join(behind)} completed work only up to {low} while others reached {high}: "
+                        "the rank(s) that fell behind (stuck before the next collective, or never launched it)")
+    first = next((r for r in rows if r.get("failed_seq") is not None), rows[0])
+    who = f"rank {first['rank']}" if first.get("rank") is not None else "a rank"
+    s = f"NCCL watchdog: {who} timed out on work {first.get('failed_seq')}"
+    if first.get("op"):
+        s += f" ({first['op']}" + (f", {first['numel']} elements" if first.get("numel") is not None else "") \
+             + (f", ran {first['ran_ms']} ms of a {first['timeout_ms']} ms timeout" if first.get("ran_ms") else "") + ")"
+    if first.get("last_completed") is not None:
+        s += f"; last enqueued work {first['last_enqueued']}, last completed {first['last_completed']}"
+    if len(rows) > 1:
+        s += f"; {len(rows)} rank(s) reported"
+    return {"kind": "nccl-watchdog", "ranks": rows[:64], "summary": s, "findings": [s] + findings}
+
+
+# --- NCCL_DEBUG=INFO: rings, trees and transports ------------------------------------------------
+def _lines_with(text: str, needle: str, limit: int = 10000) -> Iterable[str]:
+    """The lines of ``text`` holding ``needle``, found by str.find (a big log is not split)."""
+    pos = n = 0
+    while n < limit and (i := text.find(needle, pos)) >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        yield text[start:end]
+        pos, n = end + 1, n + 1
+
+
+
+_NI_LINE = re.compile(r"([^\s\[\]]+):(\d+):(\d+) \[(\d+)\] NCCL INFO (.*?)\s*$")
+_NI_RING = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? :((?:\s+\d+)+)$")
+_NI_EDGE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/\d+)? : (\d+)(?:\[[^\]]*\])? -> (\d+)(?:\[[^\]]*\])?"
+                      r"(?: \[(send|receive)\])? via (\S.*)$")
+_NI_COMM = re.compile(r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?")
+_NI_VERSION = re.compile(r"NCCL version (\S+)")
+
+
+def _transport(via: str) -> str:
+    """'P2P/IPC/read' -> 'P2P/IPC', 'NET/IB/0/GDRDMA' -> 'NET/IB', 'SHM/direct/direct' -> 'SHM'."""
+    parts = via.split("/")
+    if parts[0] in ("P2P", "NET") and len(parts) > 1:
+        return f"{parts[0]}/{parts[1]}"
+    return parts[0]
+
+
+def parse_nccl_topology(text: str | bytes) -> dict | None:
+    """``NCCL_DEBUG=INFO`` init lines: the NCCL version, ranks and nodes, the ring order of each
+    channel, and the transport between each pair of ranks (P2P, SHM, NET/Socket, NET/IB, ...).
+    Findings: inter-node traffic over TCP sockets (no InfiniBand/RoCE), ranks joined through host
+    shared memory instead of P2P."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if " NCCL INFO " not in text:
+        return None
+    rings: dict[str, str] = {}
+    channels = 0
+    edges: dict[tuple, str] = {}
+    hosts: set[str] = set()
+    nranks = nnodes = version = None
+    no_ib = False
+    for line in _lines_with(text, " NCCL INFO ", limit=20000):
+        m = _NI_LINE.search(line)
+        if not m:
+            continue
+        msg = m.group(5)
+        hosts.add(m.group(1))
+        if (e := _NI_EDGE.match(msg)) is not None:
+            edges.setdefault((int(e.group(2)), int(e.group(3))), e.group(5).strip())
+            continue
+        if (r := _NI_RING.match(msg)) is not None:
+            rings.setdefault(r.group(1), " ".join(r.group(3).split()))
+            if r.group(2):
+                channels = max(channels, int(r.group(2)))
+            continue
+        if (c := _NI_COMM.search(msg)) is not None:
+            nranks = int(c.group(2))
+            if c.group(3):
+                nnodes = int(c.group(3))
+            continue
+        if version is None and (v := _NI_VERSION.search(msg)) is not None:
+            version = v.group(1)
+        if "NET/IB : No device found" in msg:
+            no_ib = True
+    if not rings and not edges:
+        return None
+    transports: dict[str, int] = {}
+    for via in edges.values():
+        t = _transport(via)
+        transports[t] = transports.get(t, 0) + 1
+    ring0 = next(iter(rings.values()), None)
+    net = any(_transport(v).startswith("NET") for v in edges.values())
+    # an excerpt may hold a few ranks' lines only: the rank count comes from a comm line or a full ring
+    out: dict = {"kind": "nccl-topology", "version": version,
+                 "ranks": nranks or (len(ring0.split()) if ring0 else None),
+                 "nodes": nnodes or (len(hosts) if len(hosts) > 1 or not net else None),
+                 "channels": channels or len(rings) or None,
+                 "rings": dict(list(rings.items())[:16]), "transports": transports,
+                 "edges": [{"from": a, "to": b, "via": via} for (a, b), via in list(edges.items())[:64]]}
+    findings = []
+    if "NET/Socket" in transports:
+        findings.append("inter-node traffic goes over TCP sockets (NET/Socket), not InfiniBand/RoCE"
+                        + (" — NET/IB found no device" if no_ib else "") + ": expect low bandwidth; check NCCL_IB_* "
+                        "settings and the RDMA devices in the container")
+    shm = [f"{a}->{b}" for (a, b), via in edges.items() if _transport(via) == "SHM"]
+    if shm and any(t.startswith("P2P") for t in transports):
+        findings.append(f"rank pairs joined through host shared memory (SHM), not P2P: {', '.join(shm[:8])} — no "
+                        "peer-to-peer path between those GPUs (different PCIe root/NUMA node, or P2P disabled)")
+    s = "NCCL topology: " + (f"{out['ranks']} rank(s)" if out["ranks"] else "ranks ?") \
+        + (f" on {out['nodes']} node(s)" if out["nodes"] else "") \
+        + (f", {out['channels']} channel(s)" if out["channels"] else "") + (f", ring {ring0}" if ring0 else "") \
+        + ("; transports (rank pairs): " + ", ".join(f"{t} {n}" for t, n in transports.items()) if transports else "")
+    out["summary"] = s
+    out["findings"] = [s] + findings
+    return out
+
+
+_RSMI_KV = re.compile(r"^GPU\[(\d+)\]\s*:\s*([^:]+?)\s*:\s*(.*?)\s*$")
+_RSMI_DRIVER = re.compile(r"^Driver version:\s*(\S+)", re.M)
+
+
+def parse_rocm_smi(text: str | bytes) -> dict | None:
+    """``rocm-smi`` / ``rocm-smi --showall`` (``-a``): per GPU its "GPU[N] : key: value" lines (ID,
+    VBIOS, temperatures, clocks, power, VRAM and GPU use, RAS error counts) and the driver version.
+    Findings: a GPU at 90 °C or more, uncorrectable error counts above zero."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "ROCm System Management Interface" not in text:
+        return None
+    gpus: dict[int, dict] = {}
+    for line in _lines_with(text, "GPU[", limit=5000):
+        m = _RSMI_KV.match(line.strip())
+        if m:
+            g = gpus.setdefault(int(m.group(1)), {})
+            if len(g) < 80:
+                g.setdefault(m.group(2), m.group(3))
+    if not gpus:
+        return None
+    d = _RSMI_DRIVER.search(text)
+    findings = []
+    for n, g in sorted(gpus.items()):
+        for k, v in g.items():
+            num = re.match(r"-?\d+(?:\.\d+)?", v)
+            if k.startswith("Temperature") and num and float(num.group(0)) >= 90:
+                findings.append(f"GPU[{n}] {k}: {v} (hot: thermal throttling likely)")
+            elif re.search(r"[Uu]ncorrectable", k) and num and float(num.group(0)) > 0:
+                findings.append(f"GPU[{n}] {k}: {v} (uncorrectable errors: the hardware, not the code)")
+
+    def brief(n: int, g: dict) -> str:
+        temp = next((v for k, v in g.items() if k.startswith("Temperature")), None)
+        return f"GPU[{n}]" + (f" {g['GPU ID']}" if g.get("GPU ID") else "") + (f" {temp} °C" if temp else "")
+
+    s = f"rocm-smi: {len(gpus)} GPU(s)" + (f", driver {d.group(1)}" if d else "") + ": " \
+        + ", ".join(brief(n, g) for n, g in sorted(gpus.items())[:8])
+    return {"kind": "rocm-smi", "driver": d.group(1) if d else None,
+            "gpus": [{"gpu": n, **g} for n, g in sorted(gpus.items())][:16], "summary": s, "findings": [s] + findings}
+
+
 # --- user tables in .dbglog/config.toml -------------------------------------------------------
 
 def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
@@ -1454,12 +2111,34 @@ def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
 
 # --- everything a run left behind -------------------------------------------------------------
 
-_DUMP_MARKERS = ("wave_", "AMDGPU ", "No dispatches", "CUDA Exception", "CUDA_EXCEPTION_", "coredump:", "cudacore",
-                 "XNACK error state", " in section .text.", "========= ", "Switching focus to CUDA kernel",
-                 # thread stacks: py-spy dump, gdb thread apply all bt, faulthandler
-                 '(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n",
-                 "Not all ranks joining collective", "NVSMI LOG", "NVRM: Xid", "page fault (src_id",
-                 "timeout, signaled seq=", " us: ")
+# Every kind of evidence, in the order extract() tries them (most specific first): the kind, the
+# literal markers may_hold_dump() looks for, and its parser. A new kind is registered here, once.
+PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
+    ("rocm-debug-agent", ("wave_", "XNACK error state", "Memory access fault at GPU Node"), parse_debug_agent),
+    ("rocgdb", ("AMDGPU ", "No dispatches"), parse_rocgdb),
+    ("cuda-gdb", ("CUDA Exception", "CUDA_EXCEPTION_", "cudacore", " in section .text.",
+                  "Switching focus to CUDA kernel"), parse_cuda_gdb),
+    ("cuda-gdb-kernels", ("SMs Mask",), parse_cuda_gdb_kernels),
+    ("cuda-coredump", ("coredump:",), parse_cuda_coredump_progress),
+    ("compute-sanitizer", ("========= ",), parse_compute_sanitizer),
+    # thread stacks: py-spy dump, gdb thread apply all bt, faulthandler
+    ("thread-stacks", ('(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n"),
+     parse_thread_stacks),
+    ("nvidia-smi", ("NVSMI LOG",), parse_nvidia_smi_q),
+    ("kernel-log", ("NVRM: Xid", "page fault (src_id", "timeout, signaled seq=", "MES failed to respond",
+                    "GPU reset begin"), parse_kernel_log),
+    ("amd-log", (" us: ",), parse_amd_log),
+    ("collective-mismatch", (_CM_HEAD,), parse_collective_mismatch),
+    ("nccl-watchdog", ("failure detected by watchdog", "Timeout at NCCL work",
+                       "Watchdog caught collective operation timeout"), parse_nccl_watchdog),
+    ("memory-summary", ("memory summary, device ID",), parse_memory_summary),
+    ("nccl-topology", (" NCCL INFO ",), parse_nccl_topology),
+    ("rocm-smi", ("ROCm System Management Interface",), parse_rocm_smi),
+    # read in a run's output only: in a capture file it is the nccl-fr preset's, which records its verdict itself
+    ("nccl-flight-recorder", ("Not all ranks joining collective", " at entry "), parse_fr_trace),
+)
+KINDS = tuple(k for k, _, _ in PARSERS)
+_DUMP_MARKERS = tuple(dict.fromkeys(m for _, markers, _ in PARSERS for m in markers))
 
 
 def may_hold_dump(data: str | bytes) -> bool:
@@ -1487,17 +2166,18 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
     found: list[dict] = []
     cores: list[str] = []
     for src, text in texts:
-        # An fr_trace report in a capture file is the nccl-fr preset's, which records its verdict itself.
-        fr = (parse_fr_trace,) if src == "output" else ()
-        for fn in (lambda t: parse_debug_agent(t, save_dirs=save_dirs, ops=ops), parse_rocgdb,
-                   parse_cuda_gdb, parse_cuda_gdb_kernels, parse_cuda_coredump_progress, parse_compute_sanitizer,
-                   parse_thread_stacks, parse_nvidia_smi_q, parse_kernel_log, parse_amd_log, *fr):
+        for kind, _, fn in PARSERS:
+            if kind == "nccl-flight-recorder" and src != "output":
+                continue
             try:
-                e = fn(text)
+                e = fn(text, save_dirs=save_dirs, ops=ops) if kind == "rocm-debug-agent" else fn(text)
             except Exception as exc:  # a parser must never cost the run its record
                 e = {"kind": "error", "summary": f"evidence parser failed on {src}: {exc!r}"}
             if e:
-                e["source"] = src
+                # "source" is the parser's file:line where it has one (cuda-gdb, compute-sanitizer), else
+                # the origin, as before; "origin" is always the output or capture file the text came from
+                e["origin"] = src
+                e.setdefault("source", src)
                 found.append(e)
                 if e["kind"] == "cuda-coredump":
                     cores.extend(e.get("files") or [])
