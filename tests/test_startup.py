@@ -126,6 +126,28 @@ def test_attempt_add_fast_path_prints_and_records_what_the_cli_does(tmp_path):
     assert norm(fast) == norm(slow)
 
 
+def test_bisect_git_with_a_silent_repro_imports_only_what_a_step_needs(tmp_path):
+    """Every import beyond start-up is per-step overhead in bench/history_bench.py: a repro that prints
+    nothing needs no signature catalog, no evidence parsers, no report renderer, no thread pool."""
+    from dbglog.bisect.history import make_repo
+
+    from conftest import run_cli
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, 8, lambda i: {"v.txt": f"{i}\n"})
+    assert run_cli("init", cwd=repo).returncode == 0
+    p, mods = imported(repo, "bisect", "git", "--good", shas[0], "--bad", "HEAD", "--json", "--",
+                       "sh", "-c", "[ $(cat v.txt) -lt 5 ]")
+    assert p.returncode == 0, p.stderr[-2000:]
+    import json
+
+    assert json.loads(p.stdout)["first_bad"]["commit"] == shas[5]
+    unneeded = {"dbglog.run.signatures", "dbglog.run.evidence", "dbglog.kb.mirror", "dbglog.kb.search",
+                "concurrent.futures", "urllib.request", "dbglog.bisect.flaky", "dbglog.bisect.bayes"}
+    assert not heavy(mods, allowed=("click", "psutil")) and not mods & unneeded, (heavy(mods, ("click", "psutil")),
+                                                                                 mods & unneeded)
+
+
 # --- the mirror without jinja2: render_default must be the packaged template, byte for byte -------
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

@@ -177,14 +177,22 @@ def _history_graph(repo, bad: str, goods: list[str]) -> tuple[dict, list[str], d
     return parents, boundary, subjects
 
 
-def commit_info(repo, sha: str) -> dict:
-    out = git(repo, "show", "-s", "--format=%H%x1f%an <%ae>%x1f%aI%x1f%s%x1f%P", sha)
+def commit_info(repo, sha: str, parents: tuple | list | None = None) -> dict:
+    """Author, date, subject, parents and diffstat (against the first parent) of ``sha``. Given
+    ``parents`` (the range's graph knows them) and at most one of them: one ``git show --stat``,
+    whose diffstat is then ``git diff --stat PARENT SHA``'s (a root's: against the empty tree);
+    a merge's would be the combined diff's, so it is asked as before, in two processes."""
+    fmt = "--format=%H%x1f%an <%ae>%x1f%aI%x1f%s%x1f%P"
+    stat = None
+    if parents is not None and len(parents) <= 1:
+        out, _, stat = git(repo, "show", "--stat=100", "--no-color", fmt + "%x1e", sha, "--").partition("\x1e")
+    else:
+        out = git(repo, "show", "-s", fmt, sha)
     h, author, date, subject, ps = (out.rstrip("\n").split("\x1f") + [""] * 5)[:5]
     parents = ps.split()
-    if parents:
-        stat = git(repo, "diff", "--stat=100", "--no-color", parents[0], sha, check=False)
-    else:
-        stat = git(repo, "show", "--stat=100", "--no-color", "--format=", sha, check=False)
+    if stat is None or len(parents) > 1:
+        stat = (git(repo, "diff", "--stat=100", "--no-color", parents[0], sha, check=False) if parents else
+                git(repo, "show", "--stat=100", "--no-color", "--format=", sha, check=False))
     return {"commit": h, "short": h[:10], "subject": sanitize(subject), "author": sanitize(author), "date": date,
             "parents": parents, "merge": len(parents) > 1, "diffstat": sanitize(stat.strip("\n"))}
 
@@ -238,8 +246,6 @@ class Refused(Exception):
 
 class _Driver:
     def __init__(self, recs, session: dict, progress: bool):
-        from dbglog.run import signatures
-
         self.recs = recs
         self.session = session
         self.sid = session["id"]
@@ -251,12 +257,14 @@ class _Driver:
             raise DbglogError(f"the repository {self.repo} of bisection {self.sid} is gone")
         self.jobs = max(1, int(self.spec.jobs))
         self.wt_root = _worktree_root(recs, self.sid, self.spec.scratch)
-        self.sigs = signatures.all_signatures(recs.ws.config_path)
+        self.sigs = S.Catalog(recs.ws.config_path)  # built when a run first prints something
         self.subjects: dict[str, str] = {}
         self.t0 = time.monotonic()
         self._wt_lock = threading.Lock()
         self._wt_at: dict[int, str] = {}  # slot -> the commit its worktree holds
         self._has_python: bool | None = None
+        self._py_probe: subprocess.Popen | None = None  # `git ls-tree` under way (_start_python_probe)
+        self._py_lock = threading.Lock()
         self.progress = S.Progress(max(1, self.spec.size_hint or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
                              db=self.db, workdir=self.wt_root)
@@ -294,8 +302,44 @@ class _Driver:
                 shutil.rmtree(p, ignore_errors=True)
                 _git_ok(self.repo, "worktree", "prune")
             git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
+            self._start_python_probe()
         self._wt_at[k] = sha
         return p
+
+    def _start_python_probe(self) -> None:
+        """Ask git whether the repo holds Python (for ``_drop_stale_bytecode``) without waiting for
+        the answer: it comes while the first step runs and is read when a worktree is first reused."""
+        with self._py_lock:
+            if self._py_probe is not None or self._has_python is not None:
+                return
+            try:
+                self._py_probe = subprocess.Popen(
+                    ["git", "-C", str(self.repo), "ls-tree", "-r", "-z", "--name-only", self.spec.bad],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=_git_env())
+            except OSError:
+                self._py_probe = None
+
+    def _repo_has_python(self) -> bool:
+        with self._py_lock:
+            if self._has_python is None:
+                names = None
+                if self._py_probe is not None:
+                    out, _ = self._py_probe.communicate()
+                    if self._py_probe.returncode == 0:
+                        names = out.decode("utf-8", "surrogateescape").split("\0")
+                    self._py_probe = None
+                if names is None:  # no probe, or it failed: ask again, and say why if git does
+                    names = git(self.repo, "ls-tree", "-r", "--name-only", self.spec.bad).splitlines()
+                self._has_python = any(n.endswith((".py", ".pyw")) for n in names)
+            return self._has_python
+
+    def end_python_probe(self) -> None:
+        """Reap a probe nobody read (the bisection ended before a worktree was reused)."""
+        with self._py_lock:
+            if self._py_probe is not None:
+                self._py_probe.kill()
+                self._py_probe.communicate()
+                self._py_probe = None
 
     def _drop_stale_bytecode(self, wt: Path, prev: str | None, sha: str) -> None:
         """A reused worktree keeps the __pycache__ of the commit it held. Python trusts a .pyc whose
@@ -306,10 +350,7 @@ class _Driver:
 
         if prev is None or prev == sha:
             return
-        if self._has_python is None:
-            self._has_python = any(n.endswith((".py", ".pyw")) for n in
-                                   git(self.repo, "ls-tree", "-r", "--name-only", self.spec.bad).splitlines())
-        if not self._has_python:
+        if not self._repo_has_python():
             return
         for rel in git(wt, "diff", "--name-only", "--no-renames", prev, sha, "--", "*.py", "*.pyw",
                        check=False).splitlines():
@@ -472,7 +513,7 @@ class _Driver:
         return history_graph(self.repo, self.spec.bad, self.spec.goods)
 
     def commit_info(self, sha: str) -> dict:
-        return commit_info(self.repo, sha)
+        return commit_info(self.repo, sha, self.graph()[0].get(sha))
 
     def _flaky_seen(self) -> bool:
         ends = {self.spec.bad, *self.spec.goods}
@@ -530,7 +571,7 @@ class _Driver:
             cands.append({"commit": c, "short": c[:10], "subject": self.subjects.get(c, ""),
                           "verdict": s["verdict"] if s else None, "reason": why})
         if r.status == "found":
-            info = commit_info(self.repo, r.first_bad)
+            info = self.commit_info(r.first_bad)
             msg = f"first bad commit: {info['short']} {info['subject']}"
             res = self._base("found", 0, msg)
             res["first_bad"] = info
@@ -834,8 +875,8 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     """Run (or continue) a session to the end; finished steps are replayed, not re-run."""
     d = _Driver(recs, session, progress)
     stale = lambda: remove_worktrees(d.repo, d.wt_root)  # noqa: E731 - a killed driver's, then ours
-    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale, cleanup=(d.progress.close, stale),
-                         conclude=d.conclude)
+    return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale,
+                         cleanup=(d.progress.close, d.end_python_probe, stale), conclude=d.conclude)
 
 
 def cleanup(recs, session: dict) -> None:

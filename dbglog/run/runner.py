@@ -904,12 +904,13 @@ def _quiet_report(after: float, streams: list) -> dict:
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Classify the kept output, read kernel-API logs, write result.json."""
     result.stuck = _captures.pick_stuck(result.captures)
-    from dbglog.run import signatures as sigmod
-
     try:
         data = Path(result.paths["output"]).read_bytes()
     except OSError:
         data = b""
+    api_logs = sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else []
+    if data or api_logs:  # a silent run without kernel-API logs has nothing to classify: not even the import
+        from dbglog.run import signatures as sigmod
     warns: list[str] = []
     match = sigmod.classify_text(data, signatures, warnings=warns) if data else None
     result.notes.extend(warns)  # e.g. a user signature whose regex ran out of its time budget
@@ -919,7 +920,7 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
         if match.outcome == "oom" and result.outcome in ("fail", "crash"):
             result.outcome = "oom"
     boundaries = []
-    for f in sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else ():
+    for f in api_logs:
         try:
             b = sigmod.parse_kernel_api_log(f.read_bytes(), source=str(f))
         except OSError:

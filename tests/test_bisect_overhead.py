@@ -1,0 +1,131 @@
+"""What `bisect git` does not pay for any more (bench/history_bench.py measures the time): the
+signature catalog built only when a run prints something, one git process for the culprit's
+details, the session's set-up writes without an fsync, the "does the repo hold Python?" question
+asked without waiting. Each test checks that the cheaper way gives the same answer."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import psutil
+import pytest
+
+from dbglog.bisect import history
+from dbglog.bisect import session as S
+from dbglog.bisect.spec import HistorySpec
+from dbglog.util.errors import DbglogError
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=history._git_env()).stdout.strip()
+
+
+# --- the signature catalog ---------------------------------------------------------------
+
+
+def test_catalog_is_built_on_first_use_and_a_config_is_read_at_once(tmp_path):
+    from dbglog.run import signatures
+
+    lazy = S.Catalog(tmp_path / "config.toml")  # no config.toml: nothing read yet
+    assert lazy._sigs is None
+    assert [s.name for s in lazy] == [s.name for s in signatures.BUILTIN]
+    assert len(lazy) == len(signatures.BUILTIN)
+
+    cfg = tmp_path / "with" / "config.toml"
+    cfg.parent.mkdir()
+    cfg.write_text("[[signature]]\nname = 'mine.nan'\npattern = 'NaN in loss'\n")
+    eager = S.Catalog(cfg)
+    assert eager._sigs is not None and "mine.nan" in {s.name for s in eager}
+    m = signatures.classify_text("step 3\nNaN in loss\n", eager)
+    assert m is not None and m.name == "mine.nan"
+
+    cfg.write_text("[[signature]]\nname = 'broken'\npattern = '('\n")
+    with pytest.raises(DbglogError):  # refused before the first step, as before
+        S.Catalog(cfg)
+
+
+# --- the culprit's details ---------------------------------------------------------------
+
+
+def _two_step_info(repo, sha):
+    """commit_info as it was: `git show -s`, then `git diff --stat PARENT SHA` (root: show --stat)."""
+    out = _git(repo, "show", "-s", "--format=%H%x1f%an <%ae>%x1f%aI%x1f%s%x1f%P", sha)
+    parents = (out.split("\x1f") + [""] * 5)[4].split()  # (a root's empty %P: strip() took its separator)
+    stat = (_git(repo, "diff", "--stat=100", "--no-color", parents[0], sha) if parents else
+            _git(repo, "show", "--stat=100", "--no-color", "--format=", sha))
+    return parents, stat.strip("\n")
+
+
+def test_commit_info_in_one_git_show_is_the_two_step_answer(tmp_path):
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 6, lambda i: {"version.txt": f"{i}\n", f"mod{i % 3}.py": f"x = {i}\n" * (i + 1)},
+                             lambda i: f"step {i}: <b>|pipes|</b>")
+    # a rename, and a merge of a side branch
+    _git(repo, "mv", "mod0.py", "renamed.py")
+    _git(repo, "-c", "user.name=A", "-c", "user.email=a@x", "commit", "-qm", "rename")
+    _git(repo, "checkout", "-qb", "side", shas[3])
+    (repo / "side.txt").write_text("side\n")
+    _git(repo, "add", "side.txt")
+    _git(repo, "-c", "user.name=B", "-c", "user.email=b@x", "commit", "-qm", "side work")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "-c", "user.name=C", "-c", "user.email=c@x", "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    head = _git(repo, "rev-parse", "HEAD")
+    renamed = _git(repo, "rev-parse", "HEAD^1")
+    for sha in [shas[0], shas[2], shas[5], renamed, head]:
+        parents, stat = _two_step_info(repo, sha)
+        fast = history.commit_info(repo, sha, tuple(parents))  # what the driver passes (the graph's parents)
+        slow = history.commit_info(repo, sha)
+        assert fast == slow, sha
+        assert fast["parents"] == parents and fast["merge"] == (len(parents) > 1)
+        assert fast["diffstat"].strip() == stat and stat, sha
+    assert "renamed.py" in history.commit_info(repo, renamed, (shas[5],))["diffstat"]
+    # parents the caller got wrong (a merge passed as one parent): git's own answer wins
+    assert history.commit_info(repo, head, (renamed,)) == history.commit_info(repo, head)
+
+
+# --- the session's set-up writes -----------------------------------------------------------
+
+
+def test_session_writes_without_fsync_are_committed_and_leave_the_setting_as_it_was(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    conn = recs.store.conn
+    before = conn.execute("PRAGMA synchronous").fetchone()[0]
+    db = S.SessionDB(recs.store)
+    sid = db.create("git", {"cmd": ["true"]}, None)
+    db.update_spec(sid, {"cmd": ["true"], "calibrated": {"timeout": 10}})
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == before
+    assert not conn.in_transaction
+    other = sqlite3.connect(str(recs.store.path))  # committed: another connection reads both writes
+    row = other.execute("SELECT kind, status, spec FROM bisect_sessions WHERE id = ?", (sid,)).fetchone()
+    assert row[:2] == ("git", "running") and json.loads(row[2])["calibrated"] == {"timeout": 10}
+    other.close()
+    with recs.store.write():  # inside an outer transaction they join it (no PRAGMA mid-transaction)
+        sid2 = db.create("git", {"cmd": ["false"]}, None)
+        assert conn.in_transaction
+    assert db.get(sid2)["spec"] == {"cmd": ["false"]}
+    recs.close()
+
+
+# --- the Python question -----------------------------------------------------------------
+
+
+def test_a_refused_bisection_leaves_no_git_probe_behind(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    history.make_repo(repo, 4, lambda i: {"v.txt": f"{i}\n"})
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    res = history.start(recs, HistorySpec(good_refs=["HEAD~3"], bad_ref="HEAD", cmd=[sys.executable, "-c", ""],
+                                          timeout=30.0), cwd=repo, progress=False)
+    assert res["status"] == "refused" and "passes" in res["message"]  # the bad end passed: no step reused a worktree
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert not left, [(p.pid, p.cmdline()) for p in left]
+    recs.close()
