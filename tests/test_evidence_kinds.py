@@ -203,3 +203,15 @@ def test_a_big_log_with_markers_stays_fast():
 
 
 _CM_LONG = "Detected mismatch between collectives on ranks. Rank 0 is running collective: " + "(" * 5000
+
+
+def test_gdb_symbolless_runs_fold_and_cuda_driver_threads_are_helpers():
+    e = one("gdb_nccl_abort_symbolless.txt")
+    t2 = next(t for t in e["threads"] if t["thread"] == "2")
+    # ten "??" frames in libcuda are one frame counted, so the 12 kept frames reach ncclCommAbort
+    assert t2["frames"][0] == {"function": "??", "file": "libcuda.so.1", "repeat": 10}
+    assert [f["function"] for f in t2["frames"]][-1] == "ncclCommAbort"
+    assert t2["stuck_in"].startswith("cudaStreamSynchronize") and t2["wait"] == "collective"
+    t3 = next(t for t in e["threads"] if t["thread"] == "3")
+    assert t3["name"] == "cuda00001400006" and t3["wait"] == "background"
+    assert e["main"]["thread"] == "1" and e["main"]["stuck_in"].startswith("pthread_join")

@@ -888,6 +888,8 @@ _TS_WAITS = (
 _TS_BACKGROUND = re.compile(r"ncclProxy|ncclIbAsyncThread|ibv_get_async_event|ncclCommWatchdog|heartbeatMonitor|"
                             r"watchdogHandler|ncclAsyncJob|_pin_memory_loop|_handle_results|event_file_writer|"
                             r"_monitor_thread|_bootstrap_inner")
+# ... and by the name the CUDA driver or torch gives the thread (gdb and py-spy print it)
+_TS_BACKGROUND_NAME = re.compile(r"cuda(?:\d{8,}|-EvtHandlr)|pt_nccl_(?:watchdg|heartbt)|pt_autograd_\d|pt_elastic")
 _TS_IDLE = re.compile(r"futex|pthread_cond_\w*wait|__GI___poll|epoll_wait|__select|sem_wait|nanosleep|^read$|"
                       r"__libc_read|^wait$|syscall$|^clone\d*$|start_thread")
 
@@ -910,7 +912,8 @@ def _ts_wait(frames: list[dict]) -> tuple[str | None, str | None]:
 def _ts_where(frames: list[dict]) -> str | None:
     """The innermost frame that is the program's own code, not a libc/runtime wait primitive."""
     for f in frames:
-        if not _TS_IDLE.search(f["function"]):
+        # "??" (gdb without symbols) names no code: the first named frame above it says more
+        if f["function"] != "??" and not _TS_IDLE.search(f["function"]):
             return f["function"] + (f" ({f['file']}{':' + f['line'] if f.get('line') else ''})" if f.get("file") else "")
     return None
 
@@ -925,6 +928,12 @@ def _ts_thread(t: Thread) -> dict:
         out = {"thread": t.id, "name": "current" if t.current else None, "frames": []}
     for f in t.frames:
         file = os.path.basename(f.file or "")
+        prev = out["frames"][-1] if out["frames"] else None
+        if f.function == "??" and prev and prev["function"] == "??" and prev["file"] == (file or None):
+            # a run of symbol-less frames in one library (libcuda) is one frame, counted: the named frames
+            # above it (cudaStreamSynchronize <- ncclCommAbort) are what the 12 kept frames should show
+            prev["repeat"] = prev.get("repeat", 1) + 1
+            continue
         out["frames"].append({"function": f.function, "file": file or None} if f.native
                              else {"function": f.function, "file": file, "line": f.line})
     return out
@@ -949,7 +958,7 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
     if not threads:
         return None
     for t in threads:
-        if any(_TS_BACKGROUND.search(f["function"]) for f in t["frames"]):
+        if any(_TS_BACKGROUND.search(f["function"]) for f in t["frames"]) or _TS_BACKGROUND_NAME.match(t.get("name") or ""):
             t["wait"], t["wait_frame"] = "background", None
         else:
             t["wait"], t["wait_frame"] = _ts_wait(t["frames"])
