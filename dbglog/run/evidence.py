@@ -23,7 +23,15 @@ functions from text to plain dicts (JSON-ready), tested against the formats the 
 * cuda-gdb stops in a __device__ function (the function, its source line, and the kernel of the
   ``bt`` frame with <<<grid,block>>>), and a hang inspected warp by warp (where each warp stands,
   and the warps that no longer exist).
+* thread stacks (py-spy, gdb ``thread apply all bt``/``py-bt``, faulthandler), ``nvidia-smi -q``,
+  ``rocm-smi``, kernel logs (Xid, amdgpu faults, ring timeouts, MES hangs), ``AMD_LOG_LEVEL`` traces,
+  ``torch.cuda.memory_summary()``, ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` collective mismatches, the
+  ProcessGroupNCCL watchdog's work counters, ``NCCL_DEBUG=INFO`` rings and transports, and
+  ``fr_trace`` reports.
 * kernel-API logs (SGLang ``@debug_kernel_api``, FlashInfer): see signatures.parse_kernel_api_log.
+
+Every kind is registered once in ``PARSERS`` (kind, the literal markers may_hold_dump looks for, the
+parser); extract() runs them in that order.
 """
 
 from __future__ import annotations
