@@ -5,6 +5,7 @@ counters, NCCL_DEBUG=INFO rings and transports, rocm-smi, fr_trace "errors" bloc
 both sides, synccheck's device frames, initcheck on a host API call, cuda-gdb attached to a hung
 NCCL kernel, amdgpu MES hangs and the ROCm 2.x debug agent's fault line."""
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -215,3 +216,22 @@ def test_gdb_symbolless_runs_fold_and_cuda_driver_threads_are_helpers():
     t3 = next(t for t in e["threads"] if t["thread"] == "3")
     assert t3["name"] == "cuda00001400006" and t3["wait"] == "background"
     assert e["main"]["thread"] == "1" and e["main"]["stuck_in"].startswith("pthread_join")
+
+
+def test_a_run_whose_output_holds_a_collective_mismatch_records_it_and_its_advice(dbg, workdir):
+    """End to end: `dbglog run --attempt` on a process printing the mismatch report (emit.py)."""
+    from conftest import REPROS
+
+    dump = workdir / "mismatch.txt"
+    dump.write_text((DUMPS / "collective_mismatch_dtype.txt").read_text())
+    dbg("new", "all_gather mismatch on 4 ranks", "--no-env")
+    code, out, err = dbg("run", "--json", "--quiet", "--attempt", "baseline with DETAIL", "--", sys.executable,
+                         str(REPROS / "emit.py"), str(dump), "1")
+    assert code == 1, err
+    d = json.loads(out)
+    ev = next(e for e in d["evidence"] if e["kind"] == "collective-mismatch")
+    assert [r["dtype"] for r in ev["ranks"]] == ["Half", "Float"] and ev["origin"] == "output"
+    assert "evidence: collective mismatch: rank 3 runs _ALLGATHER_BASE" in d["attempt"]["result"]
+    assert any(a["text"].startswith("Make every rank issue the same collectives") for a in d["advice"])
+    code, out, _ = dbg("signature", "test", str(dump))
+    assert code == 0 and "collective mismatch: rank 3" in out
