@@ -82,6 +82,10 @@ SAMPLES = {
                           "device error. Last error: unhandled system error"], "nccl.result_text"),
     "nccl.warn": (["node1:1234:5678 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44567> "
                    "message truncated"], "nccl.warn"),
+    "nccl.network_error": (["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                            "NCCLUtils.hpp:317, remote process exited or there was a network error, NCCL version 2.21.5",
+                            "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+                            "prematurely."], "nccl.network_error"),
     "triton.out_of_resources": (["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 262144, "
                                  "Hardware limit: 232448. Reducing block sizes or `num_stages` may help."],
                                 "triton.out_of_resources"),
@@ -195,6 +199,12 @@ SAMPLES = {
                               "`[MPSNDArray initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'"],
                              "mps.failed_assertion"),
     "gpu.device_lost": (["Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"], "gpu.device_lost"),
+    "mps.unsupported_op": (["NotImplementedError: The operator 'aten::_linalg_eigh.eigenvalues' is not currently "
+                            "implemented for the MPS device. As a temporary fix, you can set the environment variable "
+                            "`PYTORCH_ENABLE_MPS_FALLBACK=1`"], "mps.unsupported_op"),
+    "trtllm.error": (["[TensorRT-LLM][ERROR] Assertion failed: mNextBlocks.empty() "
+                      "(/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:160)"], "trtllm.error"),
+    "nvml.no_permission": (["pynvml.NVMLError_NoPermission: Insufficient Permissions"], "nvml.no_permission"),
 }
 
 
@@ -215,8 +225,8 @@ def test_sample_classifies(category):
 
 
 def test_unknown_error_token_keeps_the_token():
-    m = S.classify_text("Search for `cudaErrorStreamCaptureInvalidated' in https://docs.nvidia.com for more.")
-    assert m.name == "gpu.error:cudaErrorStreamCaptureInvalidated"
+    m = S.classify_text("Search for `cudaErrorCooperativeLaunchTooLarge' in https://docs.nvidia.com for more.")
+    assert m.name == "gpu.error:cudaErrorCooperativeLaunchTooLarge"
 
 
 def test_app_xid_ranks_below_the_cuda_error_but_hardware_xid_above():

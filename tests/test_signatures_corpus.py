@@ -71,7 +71,7 @@ def test_root_beats_consequence_and_noise_on_real_log_styles():
     result code it causes, RCCL start-up advisories never chosen, a NaN-loss hint below a crash, a
     driver-context page fault below the ring timeout before it, an Xid 45 naming its earlier Xid."""
     for f, cause, line in (("real2_rccl_advisories_then_ipc_failure.log", "nccl.warn", "hipIpcGetMemHandle"),
-                           ("real2_nccl_warn_socket_interleaved.log", "nccl.warn", "socketStartConnect"),
+                           ("real2_nccl_warn_socket_interleaved.log", "nccl.network_error", "socketStartConnect"),
                            ("real2_loss_nan_then_oom.log", "oom.torch_cuda", "OutOfMemoryError"),
                            ("real2_amdgpu_ring_timeout_then_pasid0_fault.log", "kernel.amdgpu_ring_timeout", "timeout"),
                            ("real2_xid45_caused_by_79_only.log", "kernel.xid:79", "caused by previous Xid 79")):

@@ -129,6 +129,15 @@ _TOKEN_NAMES = {
     "outofmemory": ("oom.runtime", 71),
     "launchoutofresources": ("gpu.launch_out_of_resources", 75),
     "streamcaptureunsupported": ("gpu.graph_capture", 75),
+    # the other stream-capture violations (CUDA 900-908); "invalidated" only reports an earlier one
+    "streamcaptureinvalidated": ("gpu.graph_capture", 74),
+    "streamcapturemerge": ("gpu.graph_capture", 75),
+    "streamcaptureunmatched": ("gpu.graph_capture", 75),
+    "streamcaptureunjoined": ("gpu.graph_capture", 75),
+    "streamcaptureisolation": ("gpu.graph_capture", 75),
+    "streamcaptureimplicit": ("gpu.graph_capture", 75),
+    "capturedevent": ("gpu.graph_capture", 75),
+    "streamcapturewrongthread": ("gpu.graph_capture", 75),
     "hardwarestackerror": ("gpu.stack_overflow", 81),
     "eccuncorrectable": ("gpu.ecc_error", 93),
     "insufficientdriver": ("driver.insufficient", 76),
@@ -169,6 +178,14 @@ _CUDA_TEXTS = (
     ("too many resources requested for launch", "gpu.launch_out_of_resources", 74),
     ("out of memory", "oom.runtime", 71),
     ("operation not permitted when stream is capturing", "gpu.graph_capture", 74),
+    ("operation failed due to a previous error during capture", "gpu.graph_capture", 73),
+    ("operation would result in a merge of separate capture sequences", "gpu.graph_capture", 74),
+    ("capture was not ended in the same stream as it began", "gpu.graph_capture", 74),
+    ("capturing stream has unjoined work", "gpu.graph_capture", 74),
+    ("dependency created on uncaptured work in another stream", "gpu.graph_capture", 74),
+    ("operation would make the legacy stream depend on a capturing blocking stream", "gpu.graph_capture", 74),
+    ("operation not permitted on an event last recorded in a capturing stream", "gpu.graph_capture", 74),
+    ("attempt to terminate a thread-local capture sequence from another thread", "gpu.graph_capture", 74),
     ("uncorrectable ecc error", "gpu.ecc_error", 93),
     ("driver version is insufficient", "driver.insufficient", 76),
     ("no cuda-capable device", "driver.no_device", 75),
@@ -331,8 +348,19 @@ def _resolve_library_status(m: re.Match[str]) -> tuple[str, int]:
 _NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
 
 
+# A WARN saying a connection to a peer failed: an InfiniBand/RoCE completion error, a socket reset or
+# closed by the other side, a connect that failed. The fabric, or a peer process that went away; it
+# ranks above the watchdog timeout it leads to and below a peer's own crash (segfault, SIGKILL).
+_NCCL_NET = re.compile(r"Got completion (?:from peer|with error)|Connection (?:closed by remote peer|reset by peer|refused"
+                       r"|timed out)|Broken pipe|Software caused connection abort|No route to host"
+                       r"|\bCall to (?:recv|send|connect)\b[^\n]*\bfailed\b|\bConnect to \S+ failed\b")
+
+
 def _resolve_nccl_warn(m: re.Match[str]) -> tuple[str, int]:
-    return ("nccl.warn", -1) if _NCCL_ADVISORY.search(m.group(1) or "") else ("nccl.warn", 58)
+    msg = m.group(1) or ""
+    if _NCCL_ADVISORY.search(msg):
+        return "nccl.warn", -1
+    return ("nccl.network_error", 62) if _NCCL_NET.search(msg) else ("nccl.warn", 58)
 
 
 def _resolve_amdgpu_page_fault(m: re.Match[str]) -> tuple[str, int]:
@@ -356,10 +384,17 @@ def _resolve_assert(m: re.Match[str]) -> tuple[str, int]:
     return "cpp.assert", 44
 
 
+def _resolve_graph_capture(m: re.Match[str]) -> tuple[str, int]:
+    return "gpu.graph_capture", (73 if "previous error during capture" in m.group(0) else 74)
+
+
 def _resolve_init_failed(m: re.Match[str]) -> tuple[str, int]:
     # torch's device-count probe failing is why it later says "No CUDA GPUs are available"
-    # (driver.no_device): the probe's error outranks that consequence.
-    return "driver.init_failed", (76 if "cudaGetDeviceCount" in m.group(0) or "CUDA initialization" in m.group(0) else 70)
+    # (driver.no_device): the probe's error outranks that consequence, and so does the kernel
+    # driver failing to attach the GPU (RmInitAdapter), which is why the probe fails.
+    line = m.group(0)
+    return "driver.init_failed", (76 if "cudaGetDeviceCount" in line or "CUDA initialization" in line
+                                  or "RmInitAdapter" in line else 70)
 
 
 def _resolve_watchdog(m: re.Match[str]) -> tuple[str, int]:
@@ -469,15 +504,33 @@ BUILTIN: tuple[Signature, ...] = (
        description="a CUDA/C++ extension failed to compile (nvcc or the host compiler)"),
     _S("build.invalid_device_function",
        [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
-    _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74),
+    # CUDA graph capture: the runtime's texts for the capture violations (cudaErrorStreamCapture*,
+    # printed by torch, NCCL's "Cuda failure '...'", XLA, Warp, CUDA.jl). "Invalidated" is what every
+    # later call in a broken capture returns: one rank lower, so the violation itself is the key line.
+    _S("gpu.graph_capture",
+       # (every one of these texts holds "captur": one needle, one pass over a big log)
+       [(r"operation not permitted when stream is capturing|operation not permitted on an event last recorded in a "
+         r"capturing stream|operation would make the legacy stream depend on a capturing blocking stream"
+         r"|operation failed due to a previous error during capture"
+         r"|dependency created on uncaptured work in another stream|capturing stream has unjoined work"
+         r"|operation would result in a merge of separate capture sequences"
+         r"|capture was not ended in the same stream as it began"
+         r"|attempt to terminate a thread-local capture sequence from another thread", "captur")], 74,
+       resolve=_resolve_graph_capture,
+       description="a CUDA graph capture hit an operation that cannot be captured (sync, allocation, host read, another stream)"),
     # Driver and device setup: nothing ran on the GPU yet, so any later error is a consequence.
     _S("driver.insufficient",
        [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient"),
         # torch's check of the driver against the CUDA it was built for
         (r"The NVIDIA driver on your system is too old|NVIDIA driver too old \(found version \d+\)",
-         ("driver on your system is too old", "NVIDIA driver too old"))], 76,
+         "too old")], 76,  # (one needle for both wordings: one pass over a big log)
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
+    # NVML's NVML_ERROR_NO_PERMISSION ("Insufficient Permissions"; pynvml raises NVMLError_NoPermission):
+    # typically a MIG instance queried from a container without NVIDIA_MIG_MONITOR_DEVICES, or a
+    # non-root user asking for device-wide state.
+    _S("nvml.no_permission", [(r"\bInsufficient Permissions\b", "Insufficient Permissions")], 68,
+       description="NVML refused a query (MIG device in a container, non-root user): the monitoring tool, not the GPU code"),
     # Docker's GPU hook (nvidia-container-cli) failing before the container starts: the driver's
     # libraries are not visible to the toolkit ("load library failed: libnvidia-ml.so.1"), a mount
     # or requirement check failed. runc's "error running hook #0" lines around it only carry it.
@@ -501,7 +554,12 @@ BUILTIN: tuple[Signature, ...] = (
         # runtime (7005) versions mismatch" (one needle, "uDNN ", serves both: one pass over a big log)
         (r"Loaded runtime CuDNN library: (\S+)(?: \(compatibility version \d+\))? but source was compiled with:? (\S+?)\.?(?= |$)",
          "uDNN "),
-        (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "uDNN ")], 74,
+        (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "uDNN "),
+        # XLA/TensorFlow cannot find the CUDA toolkit's ptxas to compile its kernels: "Couldn't find a
+        # suitable version of ptxas", "No PTX compilation provider is available. Neither ptxas/nvlink ...",
+        # "Can't find ptxas binary", "Couldn't get ptxas version"
+        (r"Couldn't find a suitable version of ptxas|No PTX compilation provider is available|Can't find ptxas binary"
+         r"|Couldn't (?:get|invoke) ptxas", "ptxas")], 74,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
@@ -527,7 +585,14 @@ BUILTIN: tuple[Signature, ...] = (
         # JAX/XLA raising because the platform it was told to use would not start (TPU held by another
         # process, no topology, no driver); its INFO-level fallback to the CPU is not this line
         (r"RuntimeError: Unable to initialize backend '(\w+)': ([^\n]*)|Requested backend (\w+), but it failed"
-         r" to initialize: ([^\n]*)", ("RuntimeError: Unable", "but it failed to initialize"))], 70,
+         r" to initialize: ([^\n]*)", ("RuntimeError: Unable", "but it failed to initialize")),
+        # ROCm's HSA runtime could not start (hsa_init, rocminfo: /dev/kfd access, KFD resources); a queue
+        # aborting with this status is rocm.queue_abort, which outranks it
+        (r"HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources",
+         "HSA_STATUS_ERROR_OUT_OF_RESOURCES"),
+        # the NVIDIA kernel module could not bring the GPU up (dmesg): "NVRM: GPU 0000:01:00.0:
+        # RmInitAdapter failed! (0x22:0x56:894)" (power, PCIe link, a GPU that fell off the bus)
+        (r"RmInitAdapter failed! ?\(([^)\n]*)\)", "RmInitAdapter failed")], 70,
        resolve=_resolve_init_failed,
        description="the CUDA/HIP runtime could not initialize (driver, container runtime, fork after CUDA init)"),
     _S("gpu.error_name", [(r"Search for `" + _TOK + r"' in", "Search for `"),
@@ -556,8 +621,9 @@ BUILTIN: tuple[Signature, ...] = (
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
     _S("cuda.exception",
        [(r"CUDA Exception: (?P<exc>[A-Z][\w -]*?[A-Za-z])[ \t]*$", "CUDA Exception: "),
-        (r"(?:received signal )?CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "CUDA_EXCEPTION_"),
-        (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "CUDBG_EXCEPTION_")],
+        # ("_EXCEPTION_" serves both token forms with one pass over a big log)
+        (r"(?:received signal )?CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "_EXCEPTION_"),
+        (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "_EXCEPTION_")],
        83, resolve=_resolve_cuda_exception, description="cuda-gdb / CUDA core dump exception of the faulting warp"),
     # Memory (rows 13-18).
     _S("oom.torch_cuda", [(r"CUDA out of memory\. Tried to allocate ([\d.]+ [KMGT]?i?B)", "CUDA out of memory.")], 72, "oom"),
@@ -574,6 +640,12 @@ BUILTIN: tuple[Signature, ...] = (
                        (r"Failed to CUDA (?:calloc|malloc)(?: async)? (\d+) bytes", "Failed to CUDA "),
                        # llama.cpp / ggml: "cudaMalloc failed: out of memory", "hipMalloc failed: out of memory"
                        (r"\b(?:cuda|hip|cuMem)Malloc\w* failed: out of memory", "alloc failed: out of memory"),
+                       # the TPU runtime: "Attempting to reserve 3.95G at the bottom of memory. That was not possible."
+                       (r"Attempting to (?:reserve|allocate) [\d.]+ ?[KMGT]i?B? at the (?:bottom|top) of memory\. "
+                        r"That was not possible", "of memory. That was not possible"),
+                       # TensorFlow's allocator: "Resource exhausted: OOM when allocating tensor with shape[...]"
+                       # (its ResourceExhaustedError / "Resource exhausted:" holds a hub literal: no pass of its own)
+                       (r"\bOOM when allocating tensor", ("Resource exhausted: OOM", "ExhaustedError")),
                        # TensorRT's logger: "Cuda Error in allocate: 2 (out of memory)"
                        (r"Cuda Error in \w+: 2 \(out of memory\)", "2 (out of memory)")], 71, "oom"),
     # PyTorch on Apple silicon: "MPS backend out of memory (MPS allocated: ..., max allowed: ...)"
@@ -655,15 +727,24 @@ BUILTIN: tuple[Signature, ...] = (
        15, wrapper=True),
     # Below nccl.warn: a WARN printed after the result code (another process, or NCCL_DEBUG only
     # switched on later) still says why.
-    _S("nccl.error", [(r"NCCL error in: (\S+):(\d+), ([^\n]*)", "NCCL error in: "),
-                      (r"NCCL error: ([^\n]*)", "NCCL error: ")], 57),
+    _S("nccl.error", [(r"NCCL error in: (\S+):(\d+), ([^\n]*)", "NCCL error"),
+                      (r"NCCL error: ([^\n]*)", "NCCL error"),
+                      # a C++ NCCLCHECK macro (TensorRT-LLM, vLLM kernels): "NCCL error file.cpp:90 'invalid usage ...'"
+                      (r"NCCL error (\S+?):(\d+) '([^'\n]+)'", "NCCL error")], 57),
     _S("nccl.result_text",
        [(r"unhandled cuda error", "unhandled cuda error"), (r"unhandled system error", "unhandled system error"),
-        (r"remote process exited or there was a network error", "remote process exited"),
         (r"internal error - please report", "internal error - please report"),
-        (r"\bnccl(?:SystemError|InternalError|RemoteError|InvalidUsage|UnhandledCudaError|InvalidArgument)\b",
-         ("ncclSystemError", "ncclInternalError", "ncclRemoteError", "ncclInvalidUsage", "ncclUnhandledCudaError",
+        (r"\bnccl(?:SystemError|InternalError|InvalidUsage|UnhandledCudaError|InvalidArgument)\b",
+         ("ncclSystemError", "ncclInternalError", "ncclInvalidUsage", "ncclUnhandledCudaError",
           "ncclInvalidArgument"))], 57),
+    # NCCL's result for a failed peer connection (ncclRemoteError, 2.14+): a remote rank exited or the
+    # network failed. The WARN naming the connection (nccl.warn's resolver calls those
+    # nccl.network_error, ranked higher) is the deciding line when the log has one.
+    _S("nccl.network_error",
+       [(r"remote process exited or there was a network error", "remote process exited"),
+        (r"\bncclRemoteError\b", "ncclRemoteError")], 58,
+       description="a connection to a peer failed: a remote rank exited (read its log first) or the network/fabric "
+                   "(InfiniBand/RoCE, sockets) failed"),
     # The first NCCL WARN states the cause; the result code NCCL returns afterwards ("unhandled
     # system error", "NCCL error in: ...") only classifies it, so a warning outranks them (ties: earliest).
     _S("nccl.warn", [(r"NCCL WARN ([^\n]*)", "NCCL WARN "),
@@ -682,7 +763,10 @@ BUILTIN: tuple[Signature, ...] = (
         (r"OutOfResources: out of resource: ([a-z][a-z ]*)", "OutOfResources: out of resource: ")], 74),
     _S("triton.driver_error", [(r"Triton Error \[(?:CUDA|HIP)\]: ([^\n]*)", "Triton Error [")], 75),
     _S("triton.compilation_error",
-       [(r"(?:triton\.compiler\.errors\.|triton\.code_gen\.)?CompilationError: at (\d+):(\d+):?", "CompilationError: at ")],
+       [(r"(?:triton\.compiler\.errors\.|triton\.code_gen\.)?CompilationError: at (\d+):(\d+):?", "CompilationError: at "),
+        # the compiler's MLIR pass pipeline failing (make_ttir/make_ttgir/make_llir): the kernel, the
+        # Triton build or the backend cannot lower it
+        (r"PassManager::run failed", "PassManager::run failed")],
        74),
     # Kernel log lines (rows 30-34), seen when dmesg is merged into the output.
     _S("kernel.xid",
@@ -753,6 +837,12 @@ BUILTIN: tuple[Signature, ...] = (
         (r"\(\w+\): ([A-Z_]+: Assertion failed: [^\n]*)", "Assertion failed: "),
         (r"^\[\d+\] (Assertion failed: [^\n]*)", "Assertion failed: ")], 50,
        description="TensorRT refused the network or failed building/running the engine (its first error names why)"),
+    # TensorRT-LLM's own errors ("[TensorRT-LLM][ERROR] Assertion failed: ... (file.cpp:180)", re-printed
+    # inside a TllmException or "Failed to initialize executor on rank 0: ..."): the first one is the
+    # cause; a CUDA fault it carries (illegal address, OOM) outranks it under its own name.
+    _S("trtllm.error",
+       [(r"\[TensorRT-LLM\]\[ERROR\] (?:[\w:]+Exception: \[TensorRT-LLM\]\[ERROR\] )?([^\n]*)", "[TensorRT-LLM][ERROR] ")], 50,
+       description="TensorRT-LLM's runtime or executor failed (its first [TensorRT-LLM][ERROR] names the file and condition)"),
     # Apple frameworks (Metal, MPS) abort with "File.mm:782: failed assertion `[MPSNDArray ...] Error: ...":
     # a PyTorch MPS op handed Metal a bad shape or buffer.
     _S("mps.failed_assertion",
@@ -761,6 +851,13 @@ BUILTIN: tuple[Signature, ...] = (
         # the macOS assert() form from an Objective-C++ Metal/MPS source (GPUReductionOps.mm)
         (_macos_assert(r"\S+\.(?:mm|metal)"), "Assertion failed: (")], 46,
        description="a Metal/MPS framework assertion aborted the process (an MPS op got a shape or buffer it rejects)"),
+    # PyTorch on Apple silicon calling an op with no MPS kernel (torch < 1.13 said "not current implemented");
+    # the dispatcher's form names the backend ('MPS', 'SparseMPS'). Above the NotImplementedError it raises.
+    _S("mps.unsupported_op",
+       # (needles: the NotImplementedError it raises holds a hub literal, so a big log costs no pass of its own)
+       [(r"The operator '([^'\n]+)' is not current(?:ly)? implemented for the MPS device", "NotImplementedError: "),
+        (r"Could not run '([^'\n]+)' with arguments from the '(\w*MPS)' backend", "NotImplementedError: ")], 48,
+       description="an op has no MPS (Apple GPU) kernel in this torch (PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU)"),
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)
@@ -771,7 +868,9 @@ BUILTIN: tuple[Signature, ...] = (
         (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
          "__assert_fail ("),
         # macOS libc: "Assertion failed: (cond), function f, file x.cpp, line 31."
-        (_macos_assert(r"\S+"), "Assertion failed: (")], 44,
+        (_macos_assert(r"\S+"), "Assertion failed: ("),
+        # XLA/TSL's internal check: "INTERNAL: RET_CHECK failure (xla/service/x.cc:120) cond"
+        (r"RET_CHECK failure \(([^()\n]+):(\d+)\) ([^\n]*)", "RET_CHECK failure")], 44,
        resolve=_resolve_assert, description="a host-side C/C++ assertion failed (the condition and file:line name the bug)"),
     _S("py.fatal",
        [(r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)",
@@ -840,10 +939,11 @@ BUILTIN: tuple[Signature, ...] = (
     _S("sanitizer.initcheck", [(r"Uninitialized __global__ memory read of size", "Uninitialized __global__")], 85),
     _S("sanitizer.summary",
        [(r"^[^\n=]{0,60}========= ERROR SUMMARY: ([1-9]\d*) errors?", "ERROR SUMMARY: "),
-        (r"^[^\n=]{0,60}========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "RACECHECK SUMMARY: ")],
+        (r"^[^\n=]{0,60}========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "SUMMARY: ")],
        30),
     _S("sanitizer.asan", [(r"^==(\d+)==ERROR: AddressSanitizer: ([\w-]+)", "ERROR: AddressSanitizer: "),
-                          (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: AddressSanitizer: ")], 86),
+                          # ("SUMMARY: " also serves racecheck's summary: one pass over a big log)
+                          (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: ")], 86),
     _S("sanitizer.tsan", [(r"^WARNING: ThreadSanitizer: (data race|[\w -]+)", "WARNING: ThreadSanitizer: ")], 86),
     _S("sanitizer.ubsan", [(r"\S:\d+:\d+: runtime error: ", ": runtime error: ")], 66),
     # Numerics (rows 48-49).
@@ -1216,13 +1316,47 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
                 continue  # one pass over a line is enough for every needle it holds
             last = i
             s, base = t.window(i, off)
+            before = found
             for m in rx.finditer(s):
                 if sig.name == "py.traceback_headerless" and not _exception_output_around(t, i):
                     continue
+                if sig.name != "py.traceback" and _frame_source(t, i):
+                    break  # the code a traceback frame shows (raise RuntimeError(f"NCCL error: ...")), not output
                 _add(hits, sig, m, i, base + m.start())
                 found += 1
+            if sig.name == "py.traceback" and idx == 3 and found == before and s.rstrip().endswith("raised:"):
+                # "BackendCompilerFailed: backend='inductor' raised:" pasted without its traceback: the
+                # exception it wraps is on the next lines
+                found += _wrapped_below(t, i, _compile(sig.patterns[0], sig.flags), sig, hits)
             if found >= _MAX_HITS:
                 break
+
+
+# A line that starts (after a log prefix) like "Name:" or "pkg.Name: ": output, never source code.
+_OUTPUT_START = re.compile(_PREFIX + r"[A-Za-z_][\w.]*:(?:[ \t]|$)")
+
+
+def _frame_source(t: _Text, i: int) -> bool:
+    """Line ``i`` is the source line Python shows under a traceback frame (the line above is
+    'File "x.py", line 3, in f'): code, so what it says is no failure. A frame without source
+    (<stdin>, a C extension) is followed by the exception line itself, which this tells apart."""
+    if i == 0 or len(t.lines[i - 1]) > _LONG_LINE or not _FRAME.search(t.line(i - 1)):
+        return False
+    return _OUTPUT_START.match(t.line(i).lstrip(" \t")) is None
+
+
+def _wrapped_below(t: _Text, i: int, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> int:
+    for j in range(i + 1, min(i + 4, len(t.lines))):
+        if len(t.lines[j]) > _LONG_LINE:
+            break
+        m = rx.match(t.line(j))
+        if m:
+            _add(hits, sig, m, j, m.start())
+            return 1
+    return 0
+
+
+_LOGGED_EXC = re.compile(r"\b(?P<exc>[A-Z][A-Za-z0-9]*(?:Error|Exception)): (?P<msg>\S[^\n]*)$")
 
 
 def _exception_output_around(t: _Text, i: int) -> bool:
@@ -1275,6 +1409,13 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
                             _add(hits, sig, m2, k2, m2.start())
                             break
                 break
+        if end == stop and h > 0 and len(t.lines[h - 1]) <= _LONG_LINE:
+            # The exception line was cut off (a truncated paste): a logger that prints the exception
+            # above its traceback ("CRITICAL Uncaught RuntimeError: msg", logging.exception) names it.
+            m = _LOGGED_EXC.search(t.line(h - 1))
+            if m:
+                _add(hits, sig, m, h - 1, m.start())
+                hits[-1].rank = min(hits[-1].rank, 44)
         covered.append((h, end))
     # A c10::Error printed without its Python traceback: the message line, then "Exception raised
     # from <fn> at <file>:<line> (most recent call first):" and the C++ frames.
