@@ -211,3 +211,21 @@ def test_inductor_wrapper_pasted_without_its_traceback_names_the_inner_exception
     m = S.classify_text("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
                         "AssertionError: Device mps not supported\n")
     assert m.name == "py.traceback:AssertionError" and "Device mps" in m.line
+
+
+def test_new_signatures_carry_their_playbook_advice():
+    from dbglog.run import advice as A
+
+    rules = A.load(None)
+
+    def ids(sig):
+        run = {"id": "r1", "cmd": ["python", "train.py"], "outcome": "fail", "signature": sig, "evidence": [],
+               "env_overrides": {}, "duration_s": 1.0, "key_lines": []}
+        return [a["id"] for a in A.advise(A.Context(run), rules)]
+
+    for sig, advice_id in (("nccl.network_error", "nccl-network-peer-or-fabric"),
+                           ("gpu.graph_capture", "graph-capture-uncapturable-op"), ("trtllm.error", "trtllm-first-error"),
+                           ("mps.unsupported_op", "mps-unsupported-op"), ("nvml.no_permission", "nvml-permission")):
+        assert S.describe(sig) is not None and S.describe(sig).description
+        assert advice_id in ids(sig), sig
+    assert "nccl-network-peer-or-fabric" not in ids("nccl.warn")
