@@ -52,6 +52,13 @@ def conn(tmp_path_factory):
                      "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no\nggml_cuda_init: found 2 CUDA devices")
     recs.set_section(issue.id, "Troubleshooting",
                      "### If data loading is slow:\n1. Increase `MU_TRAIN_WORKERS`\n2. Increase the NCCL socket threads")
+    mimo = recs.new("MIMO throughput on 8xH100", symptom="TFLOPs per GPU below target")
+    recs.add_attempt(mimo.id, title="Experiment 3: Batch Size Increase", did="Double micro_batch_size: mbs=4, nmb=2",
+                     result="OOM at 75 GB; trajectory 49 -> 48.3", outcome="failed")
+    recs.add_attempt(mimo.id, title="php-fpm static children", did="pm=static\npm.max_children=10000",
+                     result="480 rps", outcome="worked")
+    recs.add_attempt(mimo.id, title="Theories ruled out", did="| CuPy pool cap (256MB) | identical 41GB VM |",
+                     outcome="failed")
     yield recs.store.conn
     recs.close()
 
@@ -152,6 +159,16 @@ def test_judge_names_the_rule_that_refuses(conn):
     assert judged(conn, "build with triton 12.8")["Newer build"] == "version-of-another-name"
     assert judged(conn, "build with CUDA 12.8")["Newer build"] == ""
     assert set(judged(conn, "NCCL_ALGO=Tree").values()) <= {"name-no-record-has"}
+
+
+def test_a_value_the_idea_gives_must_be_the_records(conn):
+    assert said(conn, "micro batch size 4")[0]
+    assert not said(conn, "micro batch size 3")[0]  # "Experiment 3" numbers the record, 48.3 is a result
+    assert judged(conn, "micro batch size 3")["Experiment 3: Batch Size Increase"] == "value-missing"
+    assert said(conn, "pm=static for php-fpm")[0]
+    assert not said(conn, "pm=ondemand for php-fpm")[0]  # (a short setting name: its value decides)
+    assert said(conn, "cap the cupy pool at 256MB")[0]
+    assert not said(conn, "cap the cupy pool at 1GB")[0]  # not the tail of "41GB"
 
 
 def test_query_parsing():

@@ -214,7 +214,11 @@ def _word_pattern(words: list[str]) -> str:
         s = _stem(w)
         # the endings of the word itself at least ("implementations" is "implement" + 6)
         pats.append(re.escape(s) + (r"\w{0,%d}" % max(5, len(w) - len(s)) if len(s) >= 3 else ""))
-    return r"(?<![^\W_])" + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])"
+    # a number is not the decimal part of another ("3" in "48.3"), and an integer is not the whole
+    # part of one ("3" in "3.5"; but version 3.0 is in 3.0.0)
+    head = r"(?<!\d\.)" if words and words[0].isdigit() else ""
+    tail = r"(?!\.\d)" if len(words) == 1 and words[0].isdigit() else ""
+    return r"(?<![^\W_])" + head + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])" + tail
 
 
 @dataclass
@@ -247,7 +251,8 @@ class Term:
         if cached and cached[0] == key:
             return cached[1]  # (the ranking and is_close ask for it once per hit)
         if self.kind == "substring":
-            pat = re.escape(self.raw)
+            # a number starts where a number starts: "1GB" is not the tail of "41GB"
+            pat = (r"(?<![\d.])" if self.raw[:1].isdigit() else "") + re.escape(self.raw)
         else:
             pat = "|".join(_word_pattern(words) for f in self.forms
                            if (words := [w.lower() for w in _WORD.findall(f)]))
@@ -1299,7 +1304,7 @@ class _Pair:
     ``q.active``) of the terms the record itself holds; ``found``: those and the terms only its
     investigation's title, symptom and tags hold (the idea names the GPU, the record the fix)."""
 
-    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did")
+    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did", "_own")
 
     def __init__(self, h: Hit, q: Query):
         self.h, self.q = h, q
@@ -1314,7 +1319,7 @@ class _Pair:
         # about the launches.
         self.have = {id(active[i]) for i in self.direct}
         self.total = sum(self.weight(t) for t in q.terms) or 1.0
-        self._did = None
+        self._did = self._own = None
 
     def weight(self, t: Term) -> float:
         return t.weight * (FILLER_WEIGHT if id(t) not in self.have and _filler(t) else 1.0)
@@ -1330,6 +1335,17 @@ class _Pair:
         if self._did is None:
             self._did = _did_text(self.h)
         return self._did
+
+    @property
+    def own(self) -> str:
+        """All of the record's own text (a free-text hit: its window), its numbering left out
+        ("Experiment 3", "Try #2", a list's "3."): where a number the idea gives is looked for."""
+        if self._own is None:
+            h = self.h
+            text = h._window if h.kind == "section" else "\n".join(
+                v for k, v in h.fields.items() if isinstance(v, str) and k != "created")
+            self._own = _LABEL_NUMBER.sub(" ", text)
+        return self._own
 
 
 @dataclass(frozen=True)
@@ -1357,10 +1373,32 @@ def _names_this_record_lacks(p: _Pair) -> bool:
     return not all(i in p.found for i, t in enumerate(p.active) if _specific(t))
 
 
+def _value_missing(p: _Pair) -> bool:
+    """A value the idea gives is not in the record: a number ("micro batch size 3", "label
+    smoothing 0.2", "world size 8 to 16"; not the "from" side of a change) or the value of a
+    lower-case setting (``pm=ondemand``). Another value is another experiment; the record's own
+    numbering ("Experiment 3", "Try #2") is not a value it gives."""
+    h = p.h
+    at = {id(t): i for i, t in enumerate(p.active)}
+    for t in _value_terms(p.q):
+        i = at.get(id(t))
+        if i is None or i not in p.found:
+            return True  # (a value no record has, or not this one)
+        if i not in h._context and _NUMBER.fullmatch(t.raw) and not re.search(t.pattern(), p.own, re.I):
+            return True  # only the record's numbering has it
+    return False
+
+
 def _another_value(p: _Pair) -> bool:
     """The idea sets a knob to a value the record does not give it (``NCCL_IB_DISABLE=1`` against
-    ``=0``; ``trainer=cpu`` against a record that never sets ``trainer``): another experiment. Read
-    in all of an attempt's fields: an import may leave the commands in its conclusion."""
+    ``=0``; ``trainer=cpu`` against a record that never sets ``trainer``): another experiment.
+    Read in what was done (title, action) when that gives the knob a value (a note that proposes
+    the next value, "continue at LR=5e-6", is not what was done), else in all of an attempt's
+    fields: an import may leave the commands in its conclusion."""
+    if p.h.kind == "attempt":
+        did = p.did
+        if any(_given_values(name, did) for name, _v in _ASSIGN.findall(p.q.text)):
+            return _other_value(p.q.text, did)
     return _other_value(p.q.text, _did_text(p.h, whole=True))
 
 
@@ -1443,6 +1481,7 @@ def _too_little_overall(p: _Pair) -> bool:
 CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("name-no-record-has", _names_no_record_has),
     ("name-missing", _names_this_record_lacks),
+    ("value-missing", _value_missing),
     ("another-value", _another_value),
     ("other-way", _other_way),
     ("version-of-another-name", _version_of_another_name),
@@ -1561,25 +1600,59 @@ def _norm_value(v: str) -> str:
     return v
 
 
+def _given_values(name: str, record: str) -> set[str]:
+    """The values (normalised) the record gives the setting ``name`` (``--tp``, ``NCCL_IB_DISABLE``):
+    ``name=v``, ``name: v``, ``name: type = v``, a flag's ``--name v``, and code's
+    ``os.environ["NAME"] = "v"`` / ``setdefault("NAME", "v")``."""
+    record = _CODE_ASSIGN.sub(lambda m: f" {m[1] or m[2]}=", record)
+    key = name.lstrip("-")
+    pat = re.compile(r"(?<![\w])-{0,2}" + "[_-]".join(map(re.escape, re.split(r"[_-]", key)))
+                     + r"(?:\s*:\s*[A-Za-z]\w*\s*=|\s*[=:]" + (r"|\s+(?=[\w\"'.-]))" if name.startswith("-") else ")")
+                     + r"\s*[\"']?([\w.:+-]+)", re.I)
+    return {_norm_value(m) for m in pat.findall(record)}
+
+
 def _other_value(idea: str, record: str) -> bool:
     """The idea sets a knob to a value (``NCCL_IB_DISABLE=1``, ``retain_graph=False``) and the
     record gives that knob only other values (``NCCL_IB_DISABLE=0``, ``GGML_CUDA_FORCE_MMQ: no``),
     or, for a lower-case setting (not an env var, which is often named without its ``=1``), none."""
-    # code sets it too: os.environ.setdefault("NAME", "1"), os.environ["NAME"] = "1"
-    record = _CODE_ASSIGN.sub(lambda m: f" {m[1] or m[2]}=", record)
     for name, value in _ASSIGN.findall(idea):
         key = name.lstrip("-")
         if len(key) < 3:
             continue  # tp=8: "tp" is everywhere, its value is checked as a word
-        pat = re.compile(r"(?<![\w])-{0,2}" + "[_-]".join(map(re.escape, re.split(r"[_-]", key)))
-                         + r"(?:\s*:\s*[A-Za-z]\w*\s*=|\s*[=:]" + (r"|\s+(?=[\w\"'.-]))" if name.startswith("-") else ")")
-                         + r"\s*[\"']?([\w.:+-]+)", re.I)
-        given = {_norm_value(m) for m in pat.findall(record)}
+        given = _given_values(name, record)
         if given and _norm_value(value) not in given:
             return True
         if not given and not key.isupper() and _WORD.search(value):
             return True  # a setting the record does not set ("trainer" vs trainer=cpu)
     return False
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# The record's own numbering, which is not a value it gives: "Experiment 3", "Try #2", "T24",
+# "S155", "#4", a list item's "3." at the start of a line.
+_LABEL_NUMBER = re.compile(
+    r"\b(?:experiment|exp|attempt|try|fix|approach|option|config|phase|test|step|solution|iter(?:ation)?|round|"
+    r"trial|hypothes[ie]s|theory|entry|update|intento|session|rejection|issue|item|[hst])\s*#?\s*\d+\b|#\d+\b|"
+    r"^\s*(?:[-*+]\s+)?\d+[.)](?=\s)", re.I | re.M)
+# the "from" side of a change the idea names ("go from TP4 to TP8"): not a value it sets
+_FROM_NUMBER = re.compile(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
+
+
+def _value_terms(q: Query) -> list[Term]:
+    """The terms of the idea that are values it gives: its numbers (not the "from" side of a
+    change) and the values of its lower-case settings (``pm=ondemand``; an env var's value is
+    ``_other_value``'s to judge: records often name the variable without it)."""
+    cached = q.__dict__.get("_values")
+    if cached is not None:
+        return cached
+    froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)}
+    settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
+                if not k.lstrip("-").isupper() and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
+    out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
+           or t.raw.lower() in settings]
+    q.__dict__["_values"] = out
+    return out
 
 
 _IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
