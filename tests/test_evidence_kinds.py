@@ -60,9 +60,34 @@ def test_watchdog_counters_name_the_rank_that_fell_behind():
     r0, r1 = e["ranks"]
     assert (r0["rank"], r0["failed_seq"], r0["last_enqueued"], r0["last_completed"]) == (0, 4812, 4813, 4811)
     assert (r0["op"], r0["numel"], r0["timeout_ms"], r0["ran_ms"], r0["pg"]) == ("ALLREDUCE", 33554432, 600000, 600042,
-                                                                                  "0(default_pg)")
+                                                                                  "0 (default_pg)")
     assert (r1["rank"], r1["last_completed"]) == (1, 4808)
     assert "rank(s) 1 completed work only up to 4808 while others reached 4811" in e["findings"][1]
+
+
+def test_watchdog_wrapped_lines_subgroup_rank_and_nothing_completed():
+    text = ("node7 [stderr] [rank12]:[E218 04:54:23.31 ProcessGroupNCCL.cpp:1844] [PG ID 3 PG GUID 21 Rank 1] "
+            "Timeout at NCCL work: 40, last enqueued \nNCCL work: 41, last completed NCCL work: -1.\n"
+            "[rank12]:[E218 04:54:23.32 ProcessGroupNCCL.cpp:1595] [PG ID 3 PG GUID 21 Rank 1] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=40, OpType=COALESCED, NumelIn=18446744073709551615, "
+            "NumelOut=18446744073709551615, Timeout(ms)=60000) ran for 60011 milliseconds before timing out.\n")
+    e = E.parse_nccl_watchdog(text)
+    (r,) = e["ranks"]
+    assert (r["rank"], r["pg"], r["pg_rank"], r["failed_seq"], r["last_enqueued"], r["last_completed"]) == (
+        12, "3", 1, 40, 41, -1)
+    assert r["op"] == "COALESCED" and "numel" not in r  # 2**64-1 means "unknown", not a count
+    assert "no work of the process group ever completed" in e["findings"][1]
+
+
+def test_memory_summary_rows_pasted_without_the_header():
+    rows = ("| Allocated memory      |    2100 MB |    2900 MB |    9000 MB |    6900 MB |\n"
+            "| GPU reserved memory   |    9800 MB |    9800 MB |    9800 MB |       0 B  |\n"
+            "| Non-releasable memory |    3100 MB |    3300 MB |    7000 MB |    3900 MB |\n")
+    e = E.parse_memory_summary("step 9\n" + rows)
+    assert e["device"] is None and e["devices"] == [] and (e["allocated"], e["reserved"]) == ("2100 MB", "9800 MB")
+    assert e["summary"].startswith("memory_summary: allocated 2100 MB")
+    assert any("3100 MB non-releasable" in f for f in e["findings"])
+    assert E.parse_memory_summary("| Allocations | 3 | 4 | 5 | 6 |\n") is None
 
 
 def test_nccl_info_rings_transports_and_the_socket_and_shm_findings():

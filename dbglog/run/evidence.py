@@ -1731,6 +1731,7 @@ _MS_HEAD = re.compile(r"PyTorch (?:CUDA |HIP |XPU |MPS )?memory summary, device 
 _MS_COUNTS = re.compile(r"(?:CUDA |HIP )?OOMs: (\d+)\s*\|\s*(?:cuda|hip)Malloc retries: (\d+)")
 # "| Allocated memory      |   1024 KiB |   1024 KiB |   1024 KiB |      0 B   |"
 _MS_ROW = re.compile(r"^\|\s*([A-Za-z][A-Za-z() -]*?)\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
+_MS_METRICS = ("Allocated memory", "Active memory", "Requested memory", "GPU reserved memory", "Non-releasable memory")
 _MS_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGTP]?)i?B$")
 _MS_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
@@ -1748,7 +1749,7 @@ def parse_memory_summary(text: str | bytes) -> dict | None:
     fragmented) and memory reserved but not allocated."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "memory summary, device ID" not in text:
+    if "memory summary, device ID" not in text and "| Allocated memory " not in text:
         return None
     tables: list[dict] = []
     cur: dict | None = None
@@ -1759,14 +1760,18 @@ def parse_memory_summary(text: str | bytes) -> dict | None:
             tables.append(cur)
             metric = None
             continue
-        if cur is None:
-            continue
-        if (c := _MS_COUNTS.search(line)) is not None:
+        if cur is not None and (c := _MS_COUNTS.search(line)) is not None:
             cur["ooms"], cur["retries"] = int(c.group(1)), int(c.group(2))
             continue
-        r = _MS_ROW.match(line.strip())
+        r = _MS_ROW.match(line.strip()) if "|" in line else None
         if not r or r.group(1) == "Metric":
             continue
+        if cur is None:
+            if r.group(1) not in _MS_METRICS:
+                continue
+            # a table pasted without its header (the rows only): no device, no counters
+            cur = {"device": None, "ooms": None, "retries": None, "metrics": {}}
+            tables.append(cur)
         vals = {k: r.group(i).strip() for i, k in enumerate(("cur", "peak", "total_allocated", "total_freed"), 2)}
         name = r.group(1)
         if name.startswith("from ") and metric:
@@ -1787,7 +1792,7 @@ def parse_memory_summary(text: str | bytes) -> dict | None:
                  "allocated": val("Allocated memory"), "allocated_peak": val("Allocated memory", "peak"),
                  "reserved": val("GPU reserved memory"), "reserved_peak": val("GPU reserved memory", "peak"),
                  "non_releasable": val("Non-releasable memory"), "metrics": mets, "tables": len(tables),
-                 "devices": sorted({t["device"] for t in tables})}
+                 "devices": sorted({t["device"] for t in tables if t["device"] is not None})}
     findings = []
     if last["ooms"]:
         findings.append(f"{last['ooms']} out-of-memory error(s) on device {last['device']} so far")
@@ -1799,12 +1804,17 @@ def parse_memory_summary(text: str | bytes) -> dict | None:
         findings.append(f"{val('GPU reserved memory')} reserved but only {val('Allocated memory')} allocated: "
                         f"{(reserved - alloc) / (1 << 30):.2f} GiB held by the caching allocator (fragmentation, or "
                         "freed tensors kept cached)")
+    nonrel = _ms_bytes(val("Non-releasable memory") or "")
+    if nonrel and reserved and nonrel >= (256 << 20) and nonrel >= reserved // 5:
+        findings.append(f"{val('Non-releasable memory')} non-releasable: partly used blocks the allocator cannot "
+                        "give back or reuse for big requests (fragmentation)")
     parts = [f"allocated {out['allocated']}" + (f" (peak {out['allocated_peak']})" if out["allocated_peak"] else "")
              if out["allocated"] else None,
              f"reserved {out['reserved']}" + (f" (peak {out['reserved_peak']})" if out["reserved_peak"] else "")
              if out["reserved"] else None,
              f"{last['ooms']} OOM(s), {last['retries']} cudaMalloc retries" if last["ooms"] is not None else None]
-    out["summary"] = f"memory_summary (device {last['device']}): " + "; ".join(p for p in parts if p)
+    dev = f" (device {last['device']})" if last["device"] is not None else ""
+    out["summary"] = f"memory_summary{dev}: " + "; ".join(p for p in parts if p)
     out["findings"] = [out["summary"]] + findings
     return out
 
@@ -1907,43 +1917,49 @@ def parse_collective_mismatch(text: str | bytes) -> dict | None:
 # --- ProcessGroupNCCL watchdog: where each rank's work stopped -------------------------------------
 
 _WD_RANK_PREFIX = re.compile(r"\[rank(\d+)\]:")
-_WD_PG_RANK = re.compile(r"\[(?:PG (?:ID )?(\S+) (?:PG GUID (\S+) )?)?Rank (\d+)\]")
-_WD_FAILURE = re.compile(r"failure detected by watchdog at work sequence id: (\d+) PG status: last enqueued work: "
-                         r"(\d+), last completed work: (\d+)")
-_WD_TIMEOUT_AT = re.compile(r"Timeout at NCCL work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL work: (\d+)")
+# "[PG ID 0 PG GUID 0(default_pg) Rank 5]", "[PG 0 (default_pg) Rank 3]", "[PG 1 Rank 0]", "[Rank 118]"
+_WD_PG_RANK = re.compile(r"\[(?:PG (?:ID )?(\d+)(?: PG GUID (\d+))? ?(?:\(([^)\s]*)\))? )?Rank (\d+)\]")
+# the words of a message may be wrapped onto the next line by whoever pasted the log: \s+ between them
+_WD_FAILURE = re.compile(r"failure detected by watchdog at work sequence id:\s+(-?\d+)\s+PG\s+status:\s+last\s+"
+                         r"enqueued\s+work:\s+(-?\d+),\s+last\s+completed\s+work:\s+(-?\d+)")
+_WD_TIMEOUT_AT = re.compile(r"Timeout at NCCL work:\s+(-?\d+),\s+last\s+enqueued\s+NCCL\s+work:\s+(-?\d+),\s+last\s+"
+                            r"completed\s+NCCL\s+work:\s+(-?\d+)")
 _WD_CAUGHT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+)"
-                        r"(?:, NumelIn=(\d+), NumelOut=(\d+))?.*?Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds")
+                        r"(?:, NumelIn=(\d+), NumelOut=(\d+))?[^\n]*?Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds")
 
 
 def parse_nccl_watchdog(text: str | bytes) -> dict | None:
     """ProcessGroupNCCL watchdog lines of every rank in the output: the work that timed out (seq,
     op, element count, timeout, how long it ran) and the process group's last enqueued and last
-    completed work — the rank whose last completed work is lowest fell behind the others."""
+    completed work — the rank whose last completed work is lowest fell behind the others. The rank
+    is the global one of torchrun's ``[rankN]:`` prefix where there is one (``pg_rank`` the rank
+    inside a sub-group), else the one in the process group's bracket."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    if "watchdog" not in text.lower() and "Timeout at NCCL work" not in text:
-        return None
     if not ("failure detected by watchdog" in text or "Timeout at NCCL work" in text
             or "Watchdog caught collective operation timeout" in text):
         return None
     ranks: dict[int, dict] = {}
-    for line in text.splitlines():
-        m = _WD_FAILURE.search(line) or _WD_TIMEOUT_AT.search(line)
-        c = None if m else _WD_CAUGHT.search(line)
-        if not m and not c:
-            continue
-        pr, pg = _WD_RANK_PREFIX.search(line), _WD_PG_RANK.search(line)
-        rank = int(pg.group(3)) if pg else int(pr.group(1)) if pr else -1
+    hits = sorted([(m.start(), "counters", m) for rx in (_WD_FAILURE, _WD_TIMEOUT_AT) for m in rx.finditer(text)]
+                  + [(m.start(), "caught", m) for m in _WD_CAUGHT.finditer(text)], key=lambda h: h[0])
+    for at, what, m in hits[:2000]:
+        head = text[text.rfind("\n", 0, at) + 1:at]
+        pr = _WD_RANK_PREFIX.search(head)
+        pgs = list(_WD_PG_RANK.finditer(head))
+        pg = pgs[-1] if pgs else None
+        rank = int(pr.group(1)) if pr else int(pg.group(4)) if pg else -1
         r = ranks.setdefault(rank, {"rank": rank if rank >= 0 else None})
-        if pg and pg.group(1):
-            r["pg"] = pg.group(2) or pg.group(1)
-        if m:
+        if pg and pg.group(1) is not None:
+            r["pg"] = pg.group(1) + (f" ({pg.group(3)})" if pg.group(3) else "")
+        if pg and pr and int(pg.group(4)) != rank:
+            r["pg_rank"] = int(pg.group(4))
+        if what == "counters":
             r["failed_seq"], r["last_enqueued"], r["last_completed"] = (int(m.group(i)) for i in (1, 2, 3))
         else:
-            r.setdefault("failed_seq", int(c.group(1)))
-            r.update(op=c.group(2), timeout_ms=int(c.group(5)), ran_ms=int(c.group(6)))
-            if c.group(3):
-                r["numel"] = int(c.group(3))
+            r.setdefault("failed_seq", int(m.group(1)))
+            r.update(op=m.group(2), timeout_ms=int(m.group(5)), ran_ms=int(m.group(6)))
+            if m.group(3) and int(m.group(3)) < 1 << 63:  # 2**64-1 is "unknown" (a coalesced group)
+                r["numel"] = int(m.group(3))
     if not ranks:
         return None
     rows = sorted(ranks.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0))
@@ -1955,6 +1971,9 @@ def parse_nccl_watchdog(text: str | bytes) -> dict | None:
         behind = [str(r["rank"]) for r in done if r["last_completed"] == low]
         findings.append(f"rank(s) {', '.join(behind)} completed work only up to {low} while others reached {high}: "
                         "the rank(s) that fell behind (stuck before the next collective, or never launched it)")
+    if any(r["last_completed"] < 0 for r in done):
+        findings.append("no work of the process group ever completed (last completed -1): the first collective "
+                        "hangs — a rank that never joined, or a communicator that never finished its init")
     first = next((r for r in rows if r.get("failed_seq") is not None), rows[0])
     who = f"rank {first['rank']}" if first.get("rank") is not None else "a rank"
     s = f"NCCL watchdog: {who} timed out on work {first.get('failed_seq')}"
@@ -2148,7 +2167,7 @@ PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
     ("collective-mismatch", (_CM_HEAD,), parse_collective_mismatch),
     ("nccl-watchdog", ("failure detected by watchdog", "Timeout at NCCL work",
                        "Watchdog caught collective operation timeout"), parse_nccl_watchdog),
-    ("memory-summary", ("memory summary, device ID",), parse_memory_summary),
+    ("memory-summary", ("memory summary, device ID", "| Allocated memory "), parse_memory_summary),
     ("nccl-topology", (" NCCL INFO ",), parse_nccl_topology),
     ("rocm-smi", ("ROCm System Management Interface",), parse_rocm_smi),
     # read in a run's output only: in a capture file it is the nccl-fr preset's, which records its verdict itself
