@@ -129,3 +129,29 @@ def test_a_refused_bisection_leaves_no_git_probe_behind(tmp_path):
     left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     assert not left, [(p.pid, p.cmdline()) for p in left]
     recs.close()
+
+
+# --- forgetting the worktrees ------------------------------------------------------------
+
+
+def _listed(repo):
+    return [ln for ln in _git(repo, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")]
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_removed_worktrees_are_forgotten_by_the_repo_with_or_without_a_prune(tmp_path, odd):
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 3, lambda i: {"v.txt": f"{i}\n"})
+    root = tmp_path / "session"
+    root.mkdir()
+    for k in range(2):
+        _git(repo, "worktree", "add", "--detach", "-q", str(root / f"wt{k}"), shas[k])
+    (root / "dbglog-triton-x").mkdir()  # per-step scratch beside them: not a worktree
+    assert history._admin_dir(root / "wt0") == (repo / ".git" / "worktrees" / "wt0").resolve()
+    if odd:  # a .git file that does not name its admin folder: the prune forgets it instead
+        (root / "wt1" / ".git").write_text("gitdir: /nowhere\n")
+        assert history._admin_dir(root / "wt1") is None
+    history.remove_worktrees(repo, root)
+    assert not root.exists()
+    assert _listed(repo) == [f"worktree {repo}"]
+    assert not (repo / ".git" / "worktrees").exists() or not any((repo / ".git" / "worktrees").iterdir())

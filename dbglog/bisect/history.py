@@ -218,14 +218,39 @@ def _worktree_root(recs, sid: str, scratch: str | None = None) -> Path:
     return S.workdir_root(recs, scratch) / sid
 
 
+def _admin_dir(wt: Path) -> Path | None:
+    """The repository's administrative folder of our worktree ``wt`` (``worktrees/<name>`` in the
+    git dir, named by the ``gitdir:`` line of ``wt/.git``) when it points back at ``wt``; None
+    when that cannot be told for sure."""
+    try:
+        line = (wt / ".git").read_text().strip()
+        if not line.startswith("gitdir: "):
+            return None
+        admin = (wt / line[len("gitdir: "):]).resolve()  # (an absolute path stays itself)
+        back = (admin / (admin / "gitdir").read_text().strip()).resolve()
+    except (OSError, ValueError):
+        return None
+    return admin if admin.parent.name == "worktrees" and back == (wt / ".git").resolve() else None
+
+
 def remove_worktrees(repo, root: Path) -> None:
     """Remove every worktree of a session (also after kill -9) and forget them in the repo."""
     if not root.is_dir():
         return  # nothing of ours (a worktree whose folder is gone is forgotten by the next prune)
-    # the folders first, then one prune forgets every worktree whose folder is gone (one git
-    # process per session, not one per worktree)
+    # The folders first, then what `git worktree prune` would remove for them: each one's
+    # administrative folder, when it surely is its own (no git process); any doubt (a worktree
+    # killed while being added, an odd .git file): one prune forgets every worktree whose folder is gone.
+    admins, unsure = [], False
+    for wt in root.glob("wt*"):
+        a = _admin_dir(wt)
+        if a is None:
+            unsure = True
+        else:
+            admins.append(a)
     shutil.rmtree(root, ignore_errors=True)
-    if repo is not None and Path(repo).is_dir():
+    for a in admins:
+        shutil.rmtree(a, ignore_errors=True)
+    if unsure and repo is not None and Path(repo).is_dir():
         _git_ok(repo, "worktree", "prune")
 
 
