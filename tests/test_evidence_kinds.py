@@ -100,6 +100,14 @@ def test_nccl_info_rings_transports_and_the_socket_and_shm_findings():
     assert "TCP sockets (NET/Socket)" in f and "NET/IB found no device" in f and "2->3" in f
 
 
+def test_nccl_info_with_only_the_comm_line_still_gives_ranks_and_nodes():
+    e = E.parse_nccl_topology("n2:41:52 [1] NCCL INFO comm 0x5b0 rank 3 nRanks 16 nNodes 2 localRanks 8 localRank 3 MNNVL 0\n"
+                              "n2:41:52 [1] NCCL INFO Ring 02 : 2 -> 3 -> 4\n")
+    assert (e["ranks"], e["nodes"], e["rings"], e["transports"]) == (16, 2, {}, {})
+    assert e["summary"] == "NCCL topology: 16 rank(s) on 2 node(s)"
+    assert E.parse_nccl_topology("n2:41:52 [1] NCCL INFO NET/Plugin: no plugin found\n") is None
+
+
 def test_rocm_smi_per_gpu_values_and_what_is_wrong():
     e = one("rocm_smi_hot.txt")
     assert e["driver"] == "6.8.5" and [g["gpu"] for g in e["gpus"]] == [0, 1]

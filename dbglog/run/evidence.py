@@ -2054,7 +2054,7 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
             version = v.group(1)
         if "NET/IB : No device found" in msg:
             no_ib = True
-    if not rings and not edges:
+    if not rings and not edges and nranks is None:
         return None
     transports: dict[str, int] = {}
     for via in edges.values():
