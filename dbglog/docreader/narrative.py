@@ -43,7 +43,7 @@ _NOT_ACTIONS = {
     "meant", "missed", "failed", "succeeded", "stumbled", "struggled", "faced", "encountered", "hit", "ran into",
     "guess", "think", "believe", "assume", "want", "need", "hope", "suspect", "wonder", "see", "know", "mean",
     "received", "experienced", "obtained", "lost", "scoped", "based", "tired", "excited", "surprised", "stuck",
-    "returned",
+    "returned", "appreciated", "enjoyed", "hated", "regretted", "understood", "remembered", "forgot",
 }
 # "What I did was do a killall", "What we did was to pin ...": an action told as what was done.
 _WHAT_I_DID = re.compile(r"\b[Ww]hat (?:I|we) (?:then |finally |eventually )?did was\s+(?:to\s+|do\s+|just\s+)?\S", re.I)
@@ -62,7 +62,7 @@ _FIRST_PERSON = re.compile(rf"\b(?P<subj>I|[Ww]e)(?:'ve|'d| have| had)?(?:\s+{_A
 _SUBJECTLESS = re.compile(rf"^[^\w*_]{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
                           rf"\s+(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were)\b)[\w`(\"']", re.I)
 # "Clearing DynamoDB didn't help", "Adding a delay between calls didn't help either"
-_GERUND = re.compile(r"^\W{0,3}(?:also |even |then |and |so )?(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
+_GERUND = re.compile(r"^\W{0,3}(?:also |even |then |and |so |but )?(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
                      r"according\b|regarding\b|including\b|following\b|interesting\b|morning\b|evening\b)"
                      r"[A-Za-z][a-z]+ing)\b(?! (?:is|was|are|were|to)\b)", re.I)
 # ... whose sentence says what the action did, not what the system does ("Serving a 14B model hangs" is
@@ -71,14 +71,14 @@ _EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|ma
                      r"difference|solve|resolve)|\b(?:made|makes|had|has) (?:no|little) (?:difference|effect|impact)|"
                      r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
                      r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"
-                     r"\bmade (?:it|things|the \w+) (?:worse|better|go away)\b", re.I)
+                     r"\bmade (?:it|things|the \w+) (?:worse|better|go away)\b|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
 # "A quick revert to the plist and everything worked": an action named by its noun.
 _ACTION_NOUN = re.compile(r"^\W{0,3}(?:a|an|the|one)\s+(?:\w+\s+)?(?P<verb>revert|rollback|roll-back|downgrade|upgrade|"
                           r"reinstall|re-install|rebuild|restart|reboot|reset|patch|bump|switch|fresh install|"
                           r"clean install)\s+(?:to|of|from|and|back)\b", re.I)
 # "The fix was to disable it", "So to fix the issue, I simply gave ...": the fix that worked.
-_THE_FIX = re.compile(r"^\W{0,3}(?:so\s+|and\s+)?(?:the\s+(?:\w+\s+)?(?:fix|solution|workaround|answer|cure)\b[^.]{0,40}?"
-                      r"\b(?:was|is)\s+(?:to|simply)\b|to (?:fix|solve|resolve|work around) (?:it|this|that|the (?:issue|"
+_THE_FIX = re.compile(r"^\W{0,3}(?:(?:so|and|hence|thus|therefore|finally|in the end)[,\s]+)?(?:the\s+(?:\w+\s+)?(?:fix|solution|workaround|answer|cure)\b[^.]{0,40}?"
+                      r"\b(?:was|is)\s+(?:to\b|simply\b|(?:easy|simple|straightforward|obvious|trivial)?\s*:)|to (?:fix|solve|resolve|work around) (?:it|this|that|the (?:issue|"
                       r"problem|crash|error|bug|hang)),)", re.I)
 # "I finally got it working by building NMSlib from source first", "Finally got it working by removing
 # Courier": the means of a success told after it, anywhere in the sentence (a thanks or a date may lead).
@@ -90,6 +90,15 @@ _BACK_OBJECT = re.compile(r"^\W*(?:(?:so|and|then|but)\s+)?(?:I|we)(?:'ve| have)
                           r"(?:tried|did|applied|ran|used|installed|attempted)\s+(?:both|them all|all of them|each of them|"
                           r"all three|all four|them|those|these)\b", re.I)
 # "Sure enough, when I removed the X keys, both the apps opened": the clause after the comma is the result.
+# "After downgrading HPC-X to 2.14, I tried NCCL-test and it worked well": the change is the clause after
+# "after", the main clause says what it did.
+_AFTER_ING = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:after|once|by)\s+(?:\w+ly\s+)?(?P<verb>[a-z]{3,}ing)\b[^,]{3,},\s*"
+                        r"(?P<main>.+)$", re.I | re.S)
+# "Workaround:" + the command, "Actual fix: Update the GPU driver": a labelled remedy in a thread or story.
+_REMEDY_LABEL = re.compile(r"^\W{0,3}(?:(?:the|actual|real|final|permanent|proper|quick|temporary)\s+)?"
+                           r"(?P<kind>fix|solution|workaround|resolution)\W{0,3}:", re.I)
+# "I 1) disabled VT-d 2) randomly changed ...": inline enumeration inside a sentence, blanked for reading.
+_INLINE_ENUM = re.compile(r"(?<=\s)\(?\d{1,2}\)(?=\s)")
 _WHEN_DONE = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:when|after|once|as soon as)\s+(?:I|we)\s+(?:\w+ly\s+)?"
                         r"[a-z-]{3,}ed\b[^,]{3,},\s*(?P<main>.+)$", re.I | re.S)
 # "I fixed my problem." says it worked, not how: the rest of its paragraph and the code under it do.
@@ -160,6 +169,7 @@ def _starts(k: int, text: str) -> list[_Start]:
     out: list[_Start] = []
     # HTML exports ("<strong><span ...>So to fix the issue, ...") read as their text; blanks keep offsets.
     text = re.sub(r"<[^<>\n]{1,200}>", lambda m: " " * len(m.group(0)), text)
+    text = _INLINE_ENUM.sub(lambda m: " " * len(m.group(0)), text)
     spans = _sentence_spans(text)
     for m in _FIRST_PERSON.finditer(text):
         verb = m.group("verb").lower()
@@ -205,6 +215,17 @@ def _starts(k: int, text: str) -> list[_Start]:
         if _GOT_IT.search(s) and not _HYPOTHETICAL.search(s[:_GOT_IT.search(s).start()]) and not _QUESTION.search(s):
             # "I finally got it working by adding X, ... but I have added it to the wiki": one fix, told whole
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "fix")]
+            continue
+        a = _AFTER_ING.match(s)
+        if a and not _HYPOTHETICAL.search(s) and not _QUESTION.search(s) and a.group("verb").lower() not in (
+                "doing", "being", "having", "reading", "looking", "checking", "googling", "searching") \
+                and outcomes.classify(a.group("main")) in ("worked", "failed"):
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "first")]
+            continue
+        rl = _REMEDY_LABEL.match(s) if n_s == 0 else None
+        if rl:
+            kind = "workaround" if rl.group("kind").lower() == "workaround" else "fix"
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], kind)]
             continue
         if _THE_FIX.match(s.lstrip()):
             # "So to fix the issue, I simply gave ...": the fix, though its clause reads as a plain action
@@ -256,7 +277,7 @@ def _own_result(action: str) -> str:
     """What the action's own sentence says happened; "" when it only says what was done
     ("I rolled back to the previous kernel" is no verdict, whatever "back to the previous" sounds like)."""
     bare = re.sub(r"\([^()]*\)", " ", action)  # "removed `--x` (falls back to ...)": the aside explains
-    w = _WHEN_DONE.match(bare)
+    w = _WHEN_DONE.match(bare) or _AFTER_ING.match(bare)
     if w:
         return w.group("main")
     m = _RESULT_TURN.search(bare)
@@ -286,7 +307,7 @@ def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tu
             continue  # "To narrow down the problem, ...": a purpose, no verdict
         if s is sentences[0]:
             v = outcomes.classify(said_part) if own else "inconclusive"
-            if v != "inconclusive" and _WHEN_DONE.match(s):
+            if v != "inconclusive" and (_WHEN_DONE.match(s) or _AFTER_ING.match(s)):
                 return v, s  # "when I removed X, both apps opened": cause and effect in one sentence
         else:
             v = outcomes.classify(s)
@@ -379,6 +400,11 @@ def read(units: list[Unit]) -> list[Story]:
             sents = [f"{sents[0]} {sents[1]}"] + sents[2:]  # "Two options: A and B. I tried both, ..."
         action = sents[0] if sents else span.strip()
         after = next((u for u in units[st.unit + 1:st.unit + 2] if u.text is None), None)
+        if st.kind in ("fix", "workaround") and len(sents) > 1 and _REMEDY_LABEL.match(action) \
+                and not action[_REMEDY_LABEL.match(action).end():].strip():
+            # "Actual fix: Update the GPU driver to the latest.": the label and what it names are one action
+            sents = [f"{action} {sents[1]}"] + sents[2:]
+            action = sents[0]
         if _BARE_FIX.match(action):
             rest = own[st.pos:end].strip()[len(action):].strip()
             code = after.code if after is not None and nxt_unit_ok(st, nxt) else ""
@@ -389,9 +415,13 @@ def read(units: list[Unit]) -> list[Story]:
                                  result="", verdict=said_of_fix if said_of_fix != "inconclusive" else "worked",
                                  lines=sorted(set(units[st.unit].lines) | set(after.lines if code else [])), kind="fix"))
             continue
-        verdict, said = _verdict(sents, own=st.kind not in ("fix", "try"), strict=st.kind in ("fix", "try"))  # "The fix was to pin X until the deadlock fix lands"
-        if verdict == "inconclusive" and st.kind == "fix":
-            verdict, said = "worked", action
+        verdict, said = _verdict(sents, own=st.kind not in ("fix", "try", "workaround"),
+                                 strict=st.kind in ("fix", "try", "workaround"))  # "The fix was to pin X until the deadlock fix lands"
+        if verdict == "inconclusive" and st.kind == "gerund":
+            verdict, said = outcomes.classify(action), action  # "Setting X did workaround but the rate dropped to a crawl"
+        if verdict == "inconclusive" and st.kind in ("fix", "workaround"):
+            verdict, said = ("worked" if st.kind == "fix" else "partial"), action
+        said_is_action = said == action  # a default verdict names no sentence of its own
         shown = action.rstrip().endswith(":") and after is not None and bool(after.code)  # "Reduced it to 128:" + config
         if verdict == "inconclusive" and units[st.unit].lead:
             pass  # a log entry that names a change is one, whatever it says of the result
@@ -420,7 +450,7 @@ def read(units: list[Unit]) -> list[Story]:
         if shown and nxt_unit_ok(st, nxt):
             action = f"{action}\n\n{after.code}"  # the config or command shown under "I first tried X:"
             used = sorted(set(used) | set(after.lines))
-        stories.append(Story(title=title, did=action, result=said if said != action else "", verdict=verdict,
+        stories.append(Story(title=title, did=action, result="" if said_is_action or said == action else said, verdict=verdict,
                              lines=used, kind=st.kind))
     return stories
 

@@ -475,12 +475,13 @@ class _Builder:
         if PLAN_HEAD.match(bare) and not n.children and any(b.kind == "list" for b in n.blocks):
             self.next_steps(n)  # "## Verification path": 1. parity 2. PTX 3. bench -- checks still to run
             return
-        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare):
+        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare) or (
+                _WHY_HEAD.match(bare) and not n.children):  # "### Why This Works": the reason, not more tries
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
                 NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)
-                and not self._bug_like(n)):
+                and not self._bug_like(n) and not STRONG_CONTAINER.search(bare)):  # "## 8. Attempt Log": rows
             self.attempt_from_node(n, container=context)
             return
         if context == "weak" and not self._special(n) and (r._has_attempt_evidence(n) or (
@@ -499,6 +500,9 @@ class _Builder:
             self.next_steps(n)
             return
         if DIFF_HEAD.search(bare) and self.differences(n):
+            return
+        if fkey == "root_cause" and self._applied_solution(n):
+            self.attempt_from_node(n, container="worked")  # "### Solution (Final)" + the change made: the fix
             return
         if fkey is not None:
             self.field_section(n, fkey)
@@ -529,6 +533,20 @@ class _Builder:
             self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
+
+    def _applied_solution(self, n: Node) -> bool:
+        """A "Solution" section after attempts, showing the change it made (code) and saying nothing of
+        plans, is the attempt that worked; a bare "## Resolution" of facts stays the root cause."""
+        if not self.attempts or n.children or not _SOLVED_HEAD.match(bare_words(n.text)) \
+                or re.search(r"\b(?:proposed|planned|untested|options?|todo|candidates?|temporary|recommended)\b", n.text, re.I):
+            return False
+        blocks = [b for b in n.blocks if b.kind != "hr"]
+        if any(label_of(self.lines[i], INV_LABELS) for b in blocks for i in range(b.start, b.end)):
+            return False  # "## Resolution" with "root_cause:" / "fix:" keys: the investigation's header
+        first = next((b for b in blocks if b.kind == "paragraph"), None)
+        lead = " ".join(self.lines[first.start:first.end]) if first is not None else ""
+        return bool(first is not None and blocks.index(first) == 0 and any(b.kind in ("fence", "code") for b in blocks)
+                    and not re.search(r"\b(?:would|could|might|should|will|if)\b", lead, re.I))
 
     def _one_run_entry(self, n: Node) -> bool:
         """A dated entry that is one run: no sub-sections, each of its labels once, a result and what changed."""
@@ -664,10 +682,19 @@ class _Builder:
             # "## ✅ The Fix That Worked" > "### Root Cause" + "### The Fix": the fix section is the attempt.
             fix = next((c for c in n.children if re.match(r"^(?:the )?(?:fix|solution|change|patch)\b",
                                                           bare_words(c.text))), None)
+            named = fix is not None
+            if fix is None:
+                # "## The Solution That Worked ✅" > "### Aggressive Per-Block Gradient Checkpointing" (text and
+                # the code) > "### Why This Works": the first sub-section showing a change is the fix, by its name.
+                fix = next((c for c in n.children if not c.children and not self._special(c)
+                            and not re.match(r"^(?:why|how|what)\b", bare_words(c.text))
+                            and any(b.kind in ("fence", "code") for b in c.blocks)
+                            and any(b.kind == "paragraph" for b in c.blocks)), None)
         for c in n.children:
             if c is fix:
                 self.attempt_from_node(c, container=ctx)
-                self.attempts[-1].title = one_line(re.sub(r"^\W+", "", outcomes.plain_text(n.text)))
+                if named:
+                    self.attempts[-1].title = one_line(re.sub(r"^\W+", "", outcomes.plain_text(n.text)))
             elif self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self.r._has_attempt_evidence(c):
                 self.attempt_from_node(c, container=ctx)
             else:
@@ -1585,6 +1612,18 @@ class _Builder:
         for c in n.children:
             if c not in parts:
                 self.section(c, context=None)
+        heads = [d for d in parts if d is not n]
+        if len(heads) >= 2 and not any(b.kind == "list" for d in heads for b in d.blocks):
+            # "## Recommended fixes" > "### 1. Use the thread-executor path" / "### 2. Downgrade Ray": each
+            # sub-heading is one step; what it says under it (reasons, code) stays as notes.
+            for d in heads:
+                self.owned.extend(range(d.start, d.head_end))
+                nm = NUMBERED_HEAD.match(d.text)
+                s = make_step(nm.group("rest") if nm else d.text, [], 0)
+                if s:
+                    self.steps.append((d.start, s))
+                free.extend(i for b in d.blocks for i in range(b.start, b.end))
+            parts = [n]
         # "## Fix for Next Attempt" with one paragraph and no list: that paragraph is the step.
         prose_step = not any(b.kind in ("list", "table") for d in parts for b in d.blocks)
         for d in parts:
@@ -1594,6 +1633,14 @@ class _Builder:
                     self.renamed.append((d.start, d.text, "what to try next"))
             for blk in d.blocks:
                 self.owned.extend(range(blk.start, blk.end))
+                if blk.kind == "paragraph" and _WHOLE_BOLD.match(self.lines[blk.start]) \
+                        and not TRIED_ITEM.match(self.lines[blk.start]):
+                    # "**Priority 1: Check Nuclear Attenuation**" over its notes: a step, not an attempt
+                    s = make_step(self.lines[blk.start].strip(), [], 0)
+                    if s:
+                        self.steps.append((blk.start, s))
+                    free.extend(range(blk.start + 1, blk.end))
+                    continue
                 if prose_step and blk.kind == "paragraph" and not BOLD_LEAD.match(self.lines[blk.start]) \
                         and not _question(self.lines, blk) and not TRIED_ITEM.match(self.lines[blk.start]) \
                         and not ACTION_LEAD.match(self.lines[blk.start]):
@@ -2079,6 +2126,9 @@ _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please 
                          re.I)
 
 
+_WHY_HEAD = re.compile(r"^why (?:this|it|that|the fix|the \w+) (?:works?|worked|helps|helped|fails|failed)$")
+_SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual )?(?:solution|fix|resolution|what fixed it|fix applied)$")
+_WHOLE_BOLD = re.compile(r"^\s*(?:\*\*|__)[^*_]{3,120}(?:\*\*|__)\s*$")
 _ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(?:diagnosis|analysis|details|notes|"
                             r"post-?mortem|explained|breakdown)\b", re.I)
 

@@ -44,6 +44,7 @@ NEXT_HEAD = re.compile(
     r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
     r"(?:still )?needs? (?:further |more )?investigation|remaining (?:work|questions|issues)|open items|"
+    r"future prevention|prevention (?:steps|plan|actions|items|tasks)|"
     r"(?:fix|plan|idea)s? for (?:the )?next (?:attempt|run|try|iteration)|qu[eé] probar|por probar|"
     r"[aà] essayer|als n[aä]chstes|where (?:we'?re|we are|to go) (?:going|next)|going forward|"
     r"(?:critical |key |remaining |open )?questions (?:for|to answer|to resolve)\b|what would (?:probably |likely )?(?:work|help|fix it)|"
@@ -271,7 +272,7 @@ LIMITS_HEAD = re.compile(r"\b(?:(?:does ?n[o']t|do ?n[o']t|does not|do not) work
 
 
 # Sections that say how a change will be checked or rolled out, not what was run.
-PLAN_HEAD = re.compile(r"^(?:(?:verification|test(?:ing)?|rollout|rollback|migration|implementation|validation) (?:plan|path)|"
+PLAN_HEAD = re.compile(r"^(?:(?:verification|test(?:ing)?|rollout|rollback|migration|implementation|validation) (?:plan|path|steps)|"
                        r"manual testing|implementation chunks|phasing(?: suggestion)?|estimated scope|risks?)$", re.I)
 
 

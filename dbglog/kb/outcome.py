@@ -190,6 +190,8 @@ _FAIL = [
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
+    # "Wait 14+ hours for a slow init | No recovery", "the PM2 worker ignores it"
+    r"\bno recovery\b|\bnever recover(?:ed|s)?\b|\bdid ?n[o']t recover\b|\bignores (?:it|this|that|them|the \w+)\b",
 ]
 _UNKNOWN = [
     r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
@@ -235,7 +237,7 @@ _VERDICT_WORDS = {
     "not tested": "untested", "not yet tested": "untested", "in progress": "untested", "planned": "untested",
     "wip": "untested", "tbd": "untested", "skipped": "untested", "not tried": "untested",
     "not tried yet": "untested", "not yet tried": "untested", "not run": "untested", "not run yet": "untested",
-    "queued": "untested", "running": "untested", "next": "untested", "proposed": "untested", "idea": "untested",
+    "queued": "untested", "running": "untested", "next": "untested", "next step": "untested", "proposed": "untested", "idea": "untested",
     "parcial": "partial", "falló": "failed", "fallo": "failed", "funciona": "worked",
     "not yet run": "untested", "not tested yet": "untested", "not done": "untested", "likely": "untested", "unlikely": "untested",
     "needs investigation": "untested", "to investigate": "untested", "not yet proven": "untested",
@@ -272,8 +274,12 @@ def verdict_word(text: str) -> str | None:
             others = {v for k, v in EMOJI.items() if k in t and v != o}
             if others & {"worked", "failed"}:
                 return "partial"
-            if verdict_word(t[len(e):]) == "untested":
-                return "untested"  # "| `--max-num-batched-tokens 16384` | ✅ **untested** |": usable, not run
+            if verdict_word(t[len(e):]) == "untested" or any(
+                    verdict_word(tag) == "untested" or re.match(r"(?:pas encore test|not yet (?:tested|tried|run|verified)|noch nicht getestet|todav[ií]a no probad)", tag)
+                    for tag in re.findall(r"\(([^()]{2,60})(?:\)|$)", t[len(e):])):
+                # "| `--max-num-batched-tokens 16384` | ✅ **untested** |": usable, not run;
+                # "❌ Revert commit (pas encore testé, à faire maintenant)": its tag says not run
+                return "untested"
             # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
             c = _scan(t[len(e):])
             words = [k for k in ("win", "fail", "partial") if c[k]]

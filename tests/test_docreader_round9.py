@@ -1,0 +1,106 @@
+"""Round 9 (blind set /tmp/realdocs8: agent-written reports, issue threads, blog stories): shapes
+that were missed at first sight, text my own."""
+
+from dbglog.docreader import narrative, read_document
+from dbglog.kb import outcome
+
+
+def _stories(*paras):
+    units = []
+    for k, p in enumerate(paras):
+        if isinstance(p, tuple):  # ("code", text): a code block between paragraphs
+            units.append(narrative.Unit(None, [k], code=p[1]))
+        else:
+            units.append(narrative.Unit(p, [k]))
+    return narrative.read(units)
+
+
+def _read(doc):
+    parsed, _ = read_document(doc, "doc.md")
+    assert len(parsed) == 1
+    return parsed[0].inv
+
+
+def test_numbered_attempt_log_heading_is_a_table_of_attempts_not_one():
+    inv = _read("# Loss spikes at step 4k\n\n## 1. Context\n\nA100 x8, bf16.\n\n"
+                "## 2. Attempt Log (after the first refutation)\n\n"
+                "| # | Attempt | Result | Verdict |\n|---|---|---|---|\n"
+                "| 1 | warmup 500 → 2000 | Same spike at 4k | FAILED |\n"
+                "| 2 | clip grad norm 0.5 | Spike later, at 6k | FAILED |\n"
+                "| 3 | **bisect the data loader** | Bad shard found | SUCCESS |\n")
+    assert [(a.title.split()[0], a.outcome) for a in inv.attempts] == [
+        ("warmup", "failed"), ("clip", "failed"), ("bisect", "worked")]
+
+
+def test_next_steps_as_sub_headings_and_bold_priority_lines_are_steps():
+    inv = _read("# Trainer hangs at init\n\n## Attempts that did not work\n\n"
+                "| # | Attempt | Result |\n|---|---|---|\n| 1 | Clean /tmp/ray | Same hang |\n\n"
+                "## Recommended fixes (cheapest first)\n\n### 1. Build the manager in a thread\n\n"
+                "It avoids the nested event loop.\n\n```python\npool.submit(build)\n```\n\n"
+                "### 2. Pin Ray to 2.44\n\nThe reference example uses it.\n\n"
+                "## Next Steps\n\n### Verification Plan\n\n**Priority 1: Check the attenuation constant**\n"
+                "```cpp\n// compare with the spec\n```\n\n**Priority 2: Re-read the step limiter**\n")
+    steps = [s.text for s in inv.next_steps]
+    assert steps[:2] == ["Build the manager in a thread", "Pin Ray to 2.44"]
+    assert any("Check the attenuation constant" in s for s in steps)
+    assert any("Re-read the step limiter" in s for s in steps)
+    assert [a.outcome for a in inv.attempts] == ["failed"]  # the priorities are no attempts
+
+
+def test_future_prevention_and_verification_steps_lists_are_next_steps():
+    inv = _read("# Build breaks on macOS\n\n## Attempts\n\n### Attempt 1: pin the compiler\n**Result:** ❌ same error\n\n"
+                "## Future Prevention\n\n1. Add zsh to the CI matrix\n2. Test the background-job path\n\n"
+                "## Verification Steps\n\n1. Check the job exits 0\n2. Watch the gloss count\n")
+    assert [s.text for s in inv.next_steps] == ["Add zsh to the CI matrix", "Test the background-job path",
+                                                "Check the job exits 0", "Watch the gloss count"]
+
+
+def test_thread_sentences_workaround_inline_enumeration_and_after_gerund():
+    got = _stories("Setting NCCL_P2P_DISABLE=1 did workaround but the bandwidth dropped to a crawl.")
+    assert [s.verdict for s in got] == ["partial"]
+    got = _stories("I 1) turned off VT-d 2) moved the cards to other slots, which did the trick.")
+    assert [s.verdict for s in got] == ["worked"] and "VT-d" in got[0].did
+    got = _stories("After downgrading the fabric stack to 2.14, I re-ran the bandwidth test and it worked well.")
+    assert [s.verdict for s in got] == ["worked"] and "downgrading" in got[0].did
+    assert _stories("After reading the docs, I think it should work.") == []
+
+
+def test_remedy_labels_and_the_solution_was_easy():
+    got = _stories("Workaround:", ("code", "NCCL_P2P_DISABLE=1 python train.py"),
+                   "Actual fix: Update the driver to 570. The hang is gone there.")
+    assert [(s.verdict, s.kind) for s in got] == [("partial", "workaround"), ("worked", "fix")]
+    assert "NCCL_P2P_DISABLE" in got[0].did and "Update the driver" in got[1].title and got[0].result == ""
+    got = _stories("Hence, the solution was easy: make the kernel flag permanent.")
+    assert [s.verdict for s in got] == ["worked"]
+    got = _stories("I went back to the old config. But booting with the flag fixed the resume problem.")
+    assert [s.verdict for s in got] == ["worked"] and got[0].title.startswith("But booting")
+
+
+def test_feelings_are_no_actions():
+    assert _stories("I appreciated how quickly I found it, but the polish didn't reassure me.") == []
+
+
+def test_final_solution_section_with_its_code_after_attempts_is_the_fix_that_worked():
+    inv = _read("# Glosses missing under zsh\n\n### Iteration 1: swap find flags\n**Result:** ❌ Still failing\n\n"
+                "### Solution (Final)\nTurn on word splitting around the loop:\n\n```sh\nsetopt SH_WORD_SPLIT\n```\n")
+    assert [(a.title, a.outcome) for a in inv.attempts][-1] == ("Solution (Final)", "worked")
+    assert "SH_WORD_SPLIT" in inv.attempts[-1].did
+    plan = _read("# Glosses missing\n\n### Iteration 1: swap find flags\n**Result:** ❌ Still failing\n\n"
+                 "### Solution\nWe could turn on word splitting:\n\n```sh\nsetopt SH_WORD_SPLIT\n```\n")
+    assert len(plan.attempts) == 1  # a conditional is no fix made
+
+
+def test_solution_that_worked_takes_its_first_change_and_why_it_works_is_no_attempt():
+    inv = _read("# OOM in backprop\n\n## What We Tried (and Failed)\n\n### 1. FP16\n**Result**: Still OOM\n\n"
+                "## The Solution That Worked ✅\n\n### Per-block checkpointing\n\nCheckpoint every trunk block.\n\n"
+                "```python\nfor b in blocks: b.forward = ckpt(b.forward)\n```\n\n### Why This Works\n\n"
+                "Checkpointing the whole trunk at once doesn't help because its inputs are huge.\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [("FP16", "failed"), ("Per-block checkpointing", "worked")]
+
+
+def test_outcome_words_of_this_round():
+    assert outcome.classify("No recovery") == "failed"
+    assert outcome.classify("Hook scripts read the file, but the worker ignores it.") == "failed"
+    assert outcome.verdict_word("❌ Revert commit (pas encore testé, à faire maintenant)") == "untested"
+    assert outcome.verdict_word("🔄 Solution 8: install driver 550 (NEXT STEP)") == "untested"
+    assert outcome.verdict_word("✅ Done (not yet merged)") == "worked"
