@@ -104,3 +104,14 @@ def test_outcome_words_of_this_round():
     assert outcome.verdict_word("❌ Revert commit (pas encore testé, à faire maintenant)") == "untested"
     assert outcome.verdict_word("🔄 Solution 8: install driver 550 (NEXT STEP)") == "untested"
     assert outcome.verdict_word("✅ Done (not yet merged)") == "worked"
+
+
+def test_fixes_applied_with_their_change_lists_take_the_verdict_of_the_results_section_after():
+    inv = _read("# Dose peaks at the surface\n\n## 7. Fix Results\n\n### Fixes Applied\n\n"
+                "**H1: Energy Binning** - `k2.cu:135`\n```cpp\nfloat E = mid(bin);\n```\n\n"
+                "**H2: Step Size Limits** - `step.hpp:55`\n- Removed the cell limit\n- Raised the coarse step to 5mm\n\n"
+                "### Progress Assessment\n\n**Improvements:**\n- Energy deposited nearly doubled\n\n"
+                "**Remaining Issues:**\n- Only 22% of the expected energy\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert got == [("H1: Energy Binning", "partial"), ("H2: Step Size Limits", "partial")]
+    assert "Removed the cell limit" in inv.attempts[1].did and "float E" in inv.attempts[0].did

@@ -753,6 +753,17 @@ class _Builder:
                 self._done_ticks(n, self.attempts[first:])
             elif blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
                 pass
+            elif blk.kind in ("paragraph", "raw") and bold_attempt(self.lines[blk.start]) and k < len(blocks) \
+                    and blocks[k].kind in ("list", "fence", "code") and blocks[k].start - blk.end <= 1:
+                # "**H2: Step Size Limits** - `step.hpp`" with the changes listed (or the code) right under it:
+                # one attempt, its list is what it changed.
+                end = k
+                while end < len(blocks) and blocks[end].kind in ("list", "fence", "code") \
+                        and blocks[end].start - blocks[end - 1].end <= 1:
+                    end += 1
+                self.owned.extend(i for b in blocks[k:end] for i in range(b.start, b.end))
+                self._inline_attempt(Block(blk.kind, blk.start, blocks[end - 1].end), blk.start, ctx)
+                k = end
             elif blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 keep.extend(i for i in range(blk.start, blk.end) if i not in self._inline_lines)
             else:
@@ -864,8 +875,28 @@ class _Builder:
         else:
             self.renamed.append((n.start, n.text, "sections below"))
         if split:
+            made: list[_Attempt] = []
             for c in n.children:
+                before = len(self.attempts)
+                if made and _RESULTS_HEAD.match(bare_words(c.text)):
+                    self._later_verdict(c, made)
                 self.section(c, context=None)
+                if STRONG_CONTAINER.search(bare_words(c.text)):
+                    made = self.attempts[before:]
+
+    def _later_verdict(self, c: Node, made: list[_Attempt]) -> None:
+        """ "### Fixes Applied" (no word on how each went) then "### Results Summary" / "### Progress
+        Assessment": the results section is their verdict -- both improvements and what remains is partial."""
+        text = "\n".join(self.lines[i] for i in c.lines() if i >= c.head_end)
+        gained = re.search(r"\b(?:improvements?|improved|better|progress)\b", text, re.I)
+        left = re.search(r"\b(?:remaining (?:issues|problems)|still (?:fails?|broken|wrong|open)|not (?:yet )?(?:fixed|resolved))\b",
+                         text, re.I)
+        verdict = "partial" if gained and left else outcomes.classify(re.sub(r"^\s*\|.*$", " ", text, flags=re.M))
+        if verdict == "inconclusive":
+            return
+        for a in made:
+            if not a.tag and not a.context and not a.fields.get("result") and not a.explicit:
+                a.context = verdict
 
     def free_own(self, n: Node) -> None:
         """A section outside every bug (preamble, protocol, template): its heading and own text."""
@@ -2126,6 +2157,8 @@ _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please 
                          re.I)
 
 
+_RESULTS_HEAD = re.compile(r"^(?:results?(?: summary)?|outcomes?|progress assessment|assessment|verification results?|"
+                           r"effect|impact|what changed after)$")
 _WHY_HEAD = re.compile(r"^why (?:this|it|that|the fix|the \w+) (?:works?|worked|helps|helped|fails|failed)$")
 _SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual )?(?:solution|fix|resolution|what fixed it|fix applied)$")
 _WHOLE_BOLD = re.compile(r"^\s*(?:\*\*|__)[^*_]{3,120}(?:\*\*|__)\s*$")
