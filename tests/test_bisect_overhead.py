@@ -7,6 +7,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -155,3 +156,68 @@ def test_removed_worktrees_are_forgotten_by_the_repo_with_or_without_a_prune(tmp
     assert not root.exists()
     assert _listed(repo) == [f"worktree {repo}"]
     assert not (repo / ".git" / "worktrees").exists() or not any((repo / ".git" / "worktrees").iterdir())
+
+
+# --- the tree's handles without psutil -----------------------------------------------------
+
+
+def test_proc_handles_answer_as_psutil_does_and_refuse_a_reused_pid():
+    from dbglog.run import proctree
+
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        h, ps = proctree.Proc.of(p.pid), psutil.Process(p.pid)
+        assert h.is_running() and h.live() and proctree.is_live(h)
+        assert abs(h.create_time() - ps.create_time()) < 0.02
+        assert abs(proctree.create_time(p.pid) - ps.create_time()) < 0.02
+        assert h.name() == ps.name() and h.ppid() == ps.ppid()  # anything else: psutil's answer
+        assert h == proctree.Proc.of(p.pid) and len({h, proctree.Proc.of(p.pid)}) == 1
+        other = proctree.Proc(p.pid, b"1")  # the same pid, another start time: a reused pid
+        assert not other.is_running() and not other.live()
+        with pytest.raises(psutil.NoSuchProcess):
+            other.send_signal(9)  # never signals the process that now holds the pid
+        assert p.poll() is None
+        h.terminate()
+        p.wait(10)
+    finally:
+        p.kill()
+        p.wait()
+    assert not h.is_running() and not h.live() and not proctree.is_live(h)
+    with pytest.raises(psutil.NoSuchProcess):
+        h.name()
+    assert proctree.Proc.of(p.pid) is None or proctree.Proc.of(p.pid) != h
+
+
+def test_a_zombie_is_running_but_not_live():
+    from dbglog.run import proctree
+
+    p = subprocess.Popen(["true"])
+    for _ in range(200):
+        h = proctree.Proc.of(p.pid)
+        if h is not None and h._state() == b"Z":
+            break
+        time.sleep(0.01)
+    assert h.is_running() and not h.live() and not proctree.is_live(h)
+    assert proctree.wait_gone([h], 0.1)  # gone for every waiter, though nobody reaped it yet
+    p.wait()
+    assert not h.is_running()
+
+
+def test_a_run_that_leaves_nothing_behind_never_imports_psutil_and_one_that_does_is_cleaned(tmp_path):
+    code = f"""
+import json, sys
+from dbglog.run import runner
+quiet = runner.run(["sh", "-c", "echo ok"], run_dir={str(tmp_path / 'a')!r}, echo=False, git_info=False)
+had = "psutil" in sys.modules
+left = runner.run(["sh", "-c", "sleep 30 & echo started"], run_dir={str(tmp_path / 'b')!r}, echo=False,
+                  git_info=False, grace=1)
+print(json.dumps([had, quiet.outcome, left.outcome, left.notes, "psutil" in sys.modules]))
+"""
+    from conftest import cli_env
+
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    had, quiet, left, notes, later = json.loads(p.stdout)
+    assert (had, quiet, left) == (False, "pass", "pass")
+    assert any("still running after the command exited" in n and "terminated" in n for n in notes), notes
+    assert later  # the kill went through psutil's handles

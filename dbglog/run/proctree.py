@@ -46,6 +46,99 @@ def _read_proc(path: str, size: int = 1024) -> bytes | None:
         os.close(fd)
 
 
+def _stat_tail(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ... starttime at 19)."""
+    stat = _read_proc(f"/proc/{pid}/stat")
+    if not stat:
+        return None
+    rest = stat[stat.rfind(b")") + 2:].split()  # comm may hold spaces and parentheses
+    return rest if len(rest) > 19 else None
+
+
+_HAS_PROC = os.path.isdir("/proc/self")  # Linux: handles read /proc; elsewhere they are psutil's
+_BOOT: list[float] = []
+
+
+def _boot_time() -> float | None:
+    if not _BOOT:
+        data = _read_proc("/proc/stat", 1 << 20) or b""
+        i = data.find(b"\nbtime ")
+        try:
+            _BOOT.append(float(data[i + 7:data.index(b"\n", i + 1)]) if i >= 0 else -1.0)
+        except ValueError:
+            _BOOT.append(-1.0)
+    return _BOOT[0] if _BOOT[0] >= 0 else None
+
+
+class Proc:
+    """A handle on one process of a supervised tree, like ``psutil.Process`` for the two questions
+    every run asks of each of them -- is it still the process we saw (the same start time in
+    /proc/<pid>/stat: a reused pid is another process) and is it live (not a zombie) -- read from
+    /proc without psutil. Anything else (a signal, its name, a hang's captures) goes to a psutil
+    handle made on first use, refused when the pid no longer holds the same process; so psutil
+    (~8 ms to import) is loaded only by runs that need more than those two answers."""
+
+    __slots__ = ("pid", "_start", "_gone", "_ps")
+
+    def __init__(self, pid: int, start: bytes):
+        self.pid = pid
+        self._start = start
+        self._gone = False
+        self._ps = None
+
+    @classmethod
+    def of(cls, pid: int) -> "Proc | None":
+        """A handle on ``pid`` as it is now; None when there is no such process."""
+        rest = _stat_tail(pid)
+        return None if rest is None else cls(pid, rest[19])
+
+    def _state(self) -> bytes | None:
+        """The process's state letter while the pid holds the same process, else None (for good)."""
+        if self._gone:
+            return None
+        rest = _stat_tail(self.pid)
+        if rest is None or rest[19] != self._start:
+            self._gone = True
+            return None
+        return rest[0]
+
+    def is_running(self) -> bool:
+        """psutil's meaning: the same process still exists (a zombie does)."""
+        return self._state() is not None
+
+    def live(self) -> bool:
+        return self._state() not in (None, b"Z", b"X", b"x")
+
+    def create_time(self) -> float:
+        boot = _boot_time()
+        if boot is None:
+            return self._psutil().create_time()
+        return int(self._start) / os.sysconf("SC_CLK_TCK") + boot
+
+    def _psutil(self):
+        if self._ps is None:
+            ps = psutil_module()
+            p = ps.Process(self.pid)  # NoSuchProcess when gone
+            if not self.is_running():  # the pid was reused before the handle was made
+                raise ps.NoSuchProcess(self.pid)
+            self._ps = p
+        return self._ps
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # (a slot not set yet, or psutil's internals: never delegated)
+            raise AttributeError(name)
+        return getattr(self._psutil(), name)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Proc) and (self.pid, self._start) == (other.pid, other._start)
+
+    def __hash__(self) -> int:
+        return hash((self.pid, self._start))
+
+    def __repr__(self) -> str:
+        return f"proctree.Proc(pid={self.pid})"
+
+
 def ppid_table(min_pid: int = 0) -> dict[int, int]:
     """pid -> ppid straight from /proc/<pid>/stat (psutil.process_iter is ~10x slower and this
     runs every poll interval). /proc/<pid>/task/*/children would read only our descendants, but
@@ -119,6 +212,8 @@ def no_wrap_since(pid: int, forks_then: int | None) -> bool:
 def is_live(p) -> bool:
     """The one liveness rule: a psutil handle (which remembers the create time, so a reused pid is
     not ours) whose process runs and is not a zombie (an exited child nobody reaped yet)."""
+    if isinstance(p, Proc):
+        return p.live()
     ps = psutil_module()
     try:
         return p.is_running() and p.status() != ps.STATUS_ZOMBIE
@@ -142,8 +237,11 @@ def alive(pid: int | None, started: float | None = None) -> bool:
 
 
 def create_time(pid: int) -> float | None:
+    """What ``psutil.Process(pid).create_time()`` says (the same arithmetic, from /proc when there
+    is one); None when unknown."""
+    p = Proc.of(pid) if _HAS_PROC else None
     try:
-        return psutil_module().Process(pid).create_time()
+        return p.create_time() if p is not None else psutil_module().Process(pid).create_time()
     except Exception:  # noqa: BLE001 - psutil missing or the process gone: unknown
         return None
 
@@ -302,26 +400,38 @@ def report_escaped(tree, survivors: list[dict]) -> list[dict]:
 
 
 class Tree:
-    """Every process the run ever spawned, as psutil handles (which guard against PID reuse)."""
+    """Every process the run ever spawned, as handles that guard against PID reuse (``Proc``, or
+    psutil's where /proc is not there to read)."""
 
     def __init__(self, root_pid: int, run_id: str, started: float, marker_var: str = "DBGLOG_RUN_ID"):
-        self.psutil = psutil_module()
         self.root_pid = root_pid
         self.run_id = run_id
         self.started = started
         self.marker_var = marker_var
         self.procs: dict[int, object] = {}
         self.escaped: dict[int, dict] = {}  # orphans claimed by adopt(): pid -> name, cmdline
-        try:
-            self.procs[root_pid] = self.psutil.Process(root_pid)
-        except self.psutil.Error:
-            pass
+        root = self.handle(root_pid)
+        if root is not None:
+            self.procs[root_pid] = root
         self.forks_then = fork_count() if root_pid != os.getpid() else None  # see table()
         TREES.add(self)
         STARTING.discard(root_pid)
 
     adopt = adopt
     report_escaped = report_escaped
+
+    @property
+    def psutil(self):
+        return psutil_module()
+
+    def handle(self, pid: int):
+        """A handle on ``pid`` (None when it is gone): ``Proc`` from /proc, else psutil's."""
+        if _HAS_PROC:
+            return Proc.of(pid)
+        try:
+            return self.psutil.Process(pid)
+        except self.psutil.Error:
+            return None
 
     def alive(self) -> list:
         return [p for p in list(self.procs.values()) if is_live(p)]
@@ -340,14 +450,12 @@ class Tree:
         """Add every descendant of every process we track (one pass over the ppid table, or over
         ``table`` when the caller just read one), so a setsid'd grandchild stays tracked after its
         parent dies and it is re-parented."""
-        ps = self.psutil
         roots = [pid for pid, p in self.procs.items() if self._running(p)]
         for c in descendants(ppid_table() if table is None else table, roots):
             if c not in self.procs:
-                try:
-                    self.procs[c] = ps.Process(c)
-                except ps.Error:
-                    pass
+                h = self.handle(c)
+                if h is not None:
+                    self.procs[c] = h
 
     def _running(self, p) -> bool:
         try:
@@ -368,10 +476,9 @@ class Tree:
         if table is not None and _SUBREAPER:
             among = descendants(table, [os.getpid()])
         for pid in pids_with_env(self.marker_var, self.run_id, skip=set(self.procs), among=among):
-            try:
-                self.procs[pid] = self.psutil.Process(pid)
-            except self.psutil.Error:
-                pass
+            h = self.handle(pid)
+            if h is not None:
+                self.procs[pid] = h
 
     def signal_all(self, sig: int) -> None:
         try:
