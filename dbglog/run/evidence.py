@@ -748,8 +748,8 @@ def _cuda_gdb_stop(text: str) -> dict | None:
         where = " ".join(x for x in ((out.get("inlined") or {}).get("function"), out.get("line")) if x)
         if re.search(r"wait|connStep|StepPerSlice", where):
             findings.append(f"the NCCL {info['collective']} kernel ({info['algorithm']}/{info['protocol']}, "
-                            f"{info['dtype']}) spins waiting for a peer: a rank did not launch the matching "
-                            "collective (or launched another one); compare the ranks' last collectives")
+                            f"{info['dtype']}) spins waiting for a peer; guess: a rank did not launch the matching "
+                            "collective (or launched another one) — compare the ranks' last collectives")
     fo = out["focus"]
     out["summary"] = ("cuda-gdb: stopped in " + (short_kernel(out.get("kernel")) or "a kernel")
                       + (f" at {out['source']}" if out.get("source") else "")
@@ -1318,8 +1318,8 @@ def fr_trace_evidence(verdict: dict) -> dict:
                    + "; ".join(f"rank(s) {', '.join(rs)} {t}" for t, rs in by_type.items())
                    + (f" — {first['detail']}" if first.get("detail") else ""))
         if any(t.startswith("SIZE") for t in by_type):
-            findings.append("every rank joined the collective, but some with other tensor sizes: the culprit ranks "
-                            "built different inputs (or issued another collective at this point)")
+            findings.append("every rank joined the collective, but some with other tensor sizes; guess: the culprit "
+                            "ranks built different inputs (or issued another collective at this point)")
     else:
         ranks = ", ".join(str(r) for r in verdict["missing_ranks"]) or "unknown"
         summary = f"NCCL flight recorder: collective {coll} was not joined by rank(s) {ranks}{group}"
@@ -1906,11 +1906,11 @@ def parse_collective_mismatch(text: str | bytes) -> dict | None:
                                                     for d in differ)
     findings = [summary]
     if any(d["aspect"].lower().startswith("sequence") for d in differ):
-        findings.append("the ranks are at different points of the program: one issued a collective the other "
-                        "skipped (a collective under a rank-dependent branch, or an early exit)")
+        findings.append("the ranks are at different points of the program; guess: one issued a collective the "
+                        "other skipped (a collective under a rank-dependent branch, or an early exit)")
     if any("shape" in d["aspect"].lower() for d in differ):
-        findings.append("same collective with different tensor shapes: the ranks built different inputs (uneven "
-                        "data split, padding, or parameters that differ across ranks)")
+        findings.append("same collective with different tensor shapes; guess: the ranks built different inputs "
+                        "(uneven data split, padding, or parameters that differ across ranks)")
     return {"kind": "collective-mismatch", "ranks": ranks, "differ": differ, "summary": summary, "findings": findings}
 
 
@@ -1970,10 +1970,10 @@ def parse_nccl_watchdog(text: str | bytes) -> dict | None:
         high = max(r["last_completed"] for r in done)
         behind = [str(r["rank"]) for r in done if r["last_completed"] == low]
         findings.append(f"rank(s) {', '.join(behind)} completed work only up to {low} while others reached {high}: "
-                        "the rank(s) that fell behind (stuck before the next collective, or never launched it)")
+                        "they fell behind (guess: stuck before the next collective, or never launched it)")
     if any(r["last_completed"] < 0 for r in done):
-        findings.append("no work of the process group ever completed (last completed -1): the first collective "
-                        "hangs — a rank that never joined, or a communicator that never finished its init")
+        findings.append("no work of the process group ever completed (last completed -1); guess: a rank never "
+                        "joined the first collective, or a communicator never finished its init")
     first = next((r for r in rows if r.get("failed_seq") is not None), rows[0])
     who = f"rank {first['rank']}" if first.get("rank") is not None else "a rank"
     s = f"NCCL watchdog: {who} timed out on work {first.get('failed_seq')}"
@@ -2114,7 +2114,7 @@ def parse_rocm_smi(text: str | bytes) -> dict | None:
         for k, v in g.items():
             num = re.match(r"-?\d+(?:\.\d+)?", v)
             if k.startswith("Temperature") and num and float(num.group(0)) >= 90:
-                findings.append(f"GPU[{n}] {k}: {v} (hot: thermal throttling likely)")
+                findings.append(f"GPU[{n}] {k}: {v} (hot; guess: the clocks are throttled)")
             elif re.search(r"[Uu]ncorrectable", k) and num and float(num.group(0)) > 0:
                 findings.append(f"GPU[{n}] {k}: {v} (uncorrectable errors: the hardware, not the code)")
 
