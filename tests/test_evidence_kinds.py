@@ -109,6 +109,15 @@ def test_nccl_info_with_only_the_comm_line_still_gives_ranks_and_nodes():
     assert E.parse_nccl_topology("n2:41:52 [1] NCCL INFO NET/Plugin: no plugin found\n") is None
 
 
+def test_nvidia_smi_page_retirement_and_remapped_row_counts():
+    e = one("nvidia_smi_page_retirement.txt")
+    g7, g15 = e["gpus"]
+    assert g7["retired_pages"] == {"single_bit": 3, "double_bit": 2} and g15["retired_pages"]["double_bit"] == 0
+    assert g15["remapped_rows"] == {"correctable": 1, "uncorrectable": 0} and g15["problems"] == []
+    assert "2 page(s) retired after double-bit ECC errors" in g7["problems"]
+    assert e["summary"].startswith("nvidia-smi -q: 1 of 2 GPU(s) unhealthy — GPU 00000000:07:00.0")
+
+
 def test_rocm_smi_per_gpu_values_and_what_is_wrong():
     e = one("rocm_smi_hot.txt")
     assert e["driver"] == "6.8.5" and [g["gpu"] for g in e["gpus"]] == [0, 1]

@@ -1060,6 +1060,12 @@ def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
             if key == "Total" and cur[bucket]:
                 continue  # the old layout's Total repeats the parts already counted
             cur[bucket] += int(val)
+        elif "Retired Pages" in where and key in ("Single Bit ECC", "Double Bit ECC") and val.isdigit():
+            # nvidia-smi -q -d PAGE_RETIREMENT: pages the driver retired after ECC errors
+            cur.setdefault("retired_pages", {})["single_bit" if key.startswith("Single") else "double_bit"] = int(val)
+        elif "Remapped Rows" in where and key in ("Correctable Error", "Uncorrectable Error") and val.isdigit():
+            cur.setdefault("remapped_rows", {})["correctable" if key.startswith("Correctable") else "uncorrectable"] = \
+                int(val)
         elif (key in ("Pending Page Blacklist", "Pending Page Retirement")
               or ("Retired Pages" in where and key == "Pending")) and val.lower() == "yes":
             cur["problems"].append("retired pages pending (reset the GPU)")
@@ -1078,6 +1084,12 @@ def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
             g["problems"].insert(0, f"{g['uncorrectable_volatile']} uncorrectable ECC error(s) since the driver loaded")
         elif g["uncorrectable_aggregate"]:
             g["problems"].insert(0, f"{g['uncorrectable_aggregate']} uncorrectable ECC error(s) in its lifetime")
+        dbe = (g.get("retired_pages") or {}).get("double_bit")
+        if dbe:
+            g["problems"].append(f"{dbe} page(s) retired after double-bit ECC errors")
+        rows = (g.get("remapped_rows") or {}).get("uncorrectable")
+        if rows:
+            g["problems"].append(f"{rows} row(s) remapped after uncorrectable errors")
         if (g.get("compute_mode") or "").startswith("Exclusive"):
             g["problems"].append(f"compute mode {g['compute_mode']} (a second process cannot use it)")
     bad = [g for g in gpus if g["problems"]]
