@@ -115,3 +115,21 @@ def test_fixes_applied_with_their_change_lists_take_the_verdict_of_the_results_s
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert got == [("H1: Energy Binning", "partial"), ("H2: Step Size Limits", "partial")]
     assert "Removed the cell limit" in inv.attempts[1].did and "float E" in inv.attempts[0].did
+
+
+def test_decided_to_and_followed_by_gerund_are_actions_judged_by_what_follows():
+    got = _stories("One day I decided to install the open kernel driver. The result was that the video was "
+                   "completely absent at boot.")
+    assert [s.verdict for s in got] == ["failed"] and "open kernel driver" in got[0].title
+    got = _stories("I followed the guide by installing driver 515 and I basically got back the broken resume.")
+    assert [s.verdict for s in got] == ["failed"] and "installing driver 515" in got[0].title
+    assert _stories("I decided to look into the logs first.") == []
+
+
+def test_implementation_chunks_table_rows_are_steps_by_their_words():
+    inv = _read("# Speech cannot be interrupted\n\n## What We Tried\n\n| Attempt | Result |\n|---|---|\n"
+                "| Clear the queue | ❌ new packets arrive |\n\n## Implementation Chunks\n\n"
+                "| Chunk | Description | Risk |\n|---|---|---|\n| 3.1 | Add ALSA includes and the PCM handle | Low |\n"
+                "| 3.2 | Drop the buffer on interrupt | Medium |\n")
+    assert [s.text for s in inv.next_steps] == ["Add ALSA includes and the PCM handle", "Drop the buffer on interrupt"]
+    assert [a.outcome for a in inv.attempts] == ["failed"]

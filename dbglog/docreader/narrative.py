@@ -94,6 +94,12 @@ _BACK_OBJECT = re.compile(r"^\W*(?:(?:so|and|then|but)\s+)?(?:I|we)(?:'ve| have)
 # "after", the main clause says what it did.
 _AFTER_ING = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:after|once|by)\s+(?:\w+ly\s+)?(?P<verb>[a-z]{3,}ing)\b[^,]{3,},\s*"
                         r"(?P<main>.+)$", re.I | re.S)
+# "One day I decided to install the 515-open driver": a decision told as done (its verdict must follow).
+_DECIDED = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+|then\s+|finally\s+)?(?:decided|chose|opted|went ahead)\s+(?:and|to)\s+"
+                      r"(?!(?:look|check|see|investigate|search|read|ask|wait|think|google|dig|learn|find)\b)[a-z]{3,}\b")
+# "I followed the plan by installing X and ...", "We started by removing Y": the means is the action.
+_BY_GERUND = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:followed|started|began|continued|finished|ended|proceeded)\b"
+                        r"[^.]{0,40}?\bby\s+[a-z]{3,}ing\b")
 # "Workaround:" + the command, "Actual fix: Update the GPU driver": a labelled remedy in a thread or story.
 _REMEDY_LABEL = re.compile(r"^\W{0,3}(?:(?:the|actual|real|final|permanent|proper|quick|temporary)\s+)?"
                            r"(?P<kind>fix|solution|workaround|resolution)\W{0,3}:", re.I)
@@ -226,6 +232,18 @@ def _starts(k: int, text: str) -> list[_Start]:
         if rl:
             kind = "workaround" if rl.group("kind").lower() == "workaround" else "fix"
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], kind)]
+            continue
+        bg = _BY_GERUND.search(s)
+        if bg and not _HYPOTHETICAL.search(s[:bg.end()]) and not _QUESTION.search(s):
+            # "I followed the plan by installing X and I basically restored the broken setup": one action,
+            # the rest of its sentence is what came of it
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0] + bg.start(), "first")]
+            continue
+        dm = _DECIDED.search(s)
+        if dm and not any(sm[0] <= st.pos < sm[1] for st in out) and not _HYPOTHETICAL.search(s) \
+                and not _QUESTION.search(s) and not _SUBORDINATE.search(s[:dm.start()]):
+            out.append(_Start(k, sm[0] + dm.start() - len(re.search(r"(?:\b(?:so|and|then|but)\s+)?$", s[:dm.start()]).group(0)),
+                              "first"))
             continue
         if _THE_FIX.match(s.lstrip()):
             # "So to fix the issue, I simply gave ...": the fix, though its clause reads as a plain action

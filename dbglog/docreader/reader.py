@@ -472,7 +472,7 @@ class _Builder:
             return
         text = n.text
         bare = bare_words(text)
-        if PLAN_HEAD.match(bare) and not n.children and any(b.kind == "list" for b in n.blocks):
+        if PLAN_HEAD.match(bare) and not n.children and any(b.kind in ("list", "table") for b in n.blocks):
             self.next_steps(n)  # "## Verification path": 1. parity 2. PTX 3. bench -- checks still to run
             return
         if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare) or (
@@ -1691,7 +1691,9 @@ class _Builder:
                 elif blk.kind == "table" and len(blk.items) >= 2:
                     for (a, _b) in blk.items[1:]:
                         cells = [c for c in split_row(self.lines[a])]
-                        text = next((c for c in cells if c.strip()), "")
+                        # "| 3.1 | Add ALSA includes | `hal.c` | Low |": the step is the first cell in words
+                        text = next((c for c in cells if len(re.findall(r"[A-Za-z]{2,}", c)) >= 2),
+                                    next((c for c in cells if c.strip()), ""))
                         rest = " · ".join(c for c in cells if c.strip() and c is not text)
                         if text.strip():
                             s = make_step(text, [rest] if rest else [], 0)

@@ -192,6 +192,9 @@ _FAIL = [
     r"❌|✗|✘|⛔|🔴|🚫|💥",
     # "Wait 14+ hours for a slow init | No recovery", "the PM2 worker ignores it"
     r"\bno recovery\b|\bnever recover(?:ed|s)?\b|\bdid ?n[o']t recover\b|\bignores (?:it|this|that|them|the \w+)\b",
+    # "the video was completely absent at boot", "the screen stayed black"
+    r"\b(?:video|display|screen|picture|signal|image)\s+(?:was|is|stayed|stays|remained|remains|went|goes)\s+"
+    r"(?:completely |totally |still |just |entirely )?(?:absent|missing|black|blank|dead)\b",
 ]
 _UNKNOWN = [
     r"\b(?:inconclusive|unclear|unknown|not sure|unsure|can't tell|cannot tell|undecided|tbd|to be determined|pending|in progress|"
