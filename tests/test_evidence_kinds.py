@@ -178,7 +178,16 @@ def test_cuda_gdb_attached_to_a_hung_nccl_kernel():
     assert "spins waiting for a peer; guess: a rank did not launch the matching collective" in e["findings"][1]
     assert E.nccl_kernel_info("ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t") == {
         "collective": "AllGather", "algorithm": "RING", "protocol": "SIMPLE", "op": "Sum", "dtype": "int8_t"}
+    assert E.nccl_kernel_info("ncclDevKernel_AllGather_RING_LL") == {
+        "collective": "AllGather", "op": None, "dtype": None, "algorithm": "RING", "protocol": "LL"}
     assert E.nccl_kernel_info("my_kernel") is None
+
+
+def test_info_cuda_kernels_names_the_nccl_collective_resident_in_a_hang():
+    e = one("cudagdb_info_kernels_nccl.txt")
+    assert [k["name"] for k in e["kernels"]] == ["ncclDevKernel_AllGather_RING_LL", "vectorized_elementwise_kernel"]
+    assert e["kernels"][0]["nccl"]["collective"] == "AllGather" and "nccl" not in e["kernels"][1]
+    assert "AllGather RING/LL" in e["findings"][1] and "guess:" in e["findings"][1]
 
 
 def test_amdgpu_mes_hang_and_old_debug_agent_fault():

@@ -616,10 +616,21 @@ def parse_cuda_gdb_kernels(text: str | bytes) -> dict | None:
     if not kernels:
         return {"kind": "cuda-gdb-kernels", "kernels": [], "summary": "cuda-gdb: no CUDA kernel resident"}
     kernels.sort(key=lambda k: not k["focus"])
+    findings = []
+    for k in kernels:
+        info = nccl_kernel_info(k["name"])
+        if info:
+            k["nccl"] = info
+    nccl = [k for k in kernels if k.get("nccl")]
+    if nccl:
+        findings.append("NCCL kernel(s) resident during the hang: " + ", ".join(
+            f"{k['nccl']['collective']} {k['nccl']['algorithm']}/{k['nccl']['protocol']}"
+            + (f" {k['nccl']['dtype']}" if k["nccl"]["dtype"] else "") + f" on device {k['device']}" for k in nccl[:4])
+            + "; guess: a collective some rank never joined")
     names = ", ".join(f"{short_kernel(k['name'], 60)} {k['grid_dim']}x{k['block_dim']} on device {k['device']} "
                       f"({k['status']})" for k in kernels[:3])
-    return {"kind": "cuda-gdb-kernels", "kernels": kernels,
-            "summary": f"cuda-gdb: {len(kernels)} kernel(s) resident during the hang: {names}"}
+    summary = f"cuda-gdb: {len(kernels)} kernel(s) resident during the hang: {names}"
+    return {"kind": "cuda-gdb-kernels", "kernels": kernels, "summary": summary, "findings": [summary] + findings}
 
 
 def parse_cuda_gdb(text: str | bytes) -> dict | None:
@@ -695,7 +706,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
 # NCCL device kernels name what they run: ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t (NCCL 2.x),
 # ncclDevKernel_AllReduce_Sum_f32_RING_LL (2.19+), ncclKernel_AllReduce_RING_LL_Sum_float (older).
 _NCCL_KERNEL = re.compile(r"nccl(?:Function|Kernel)_(\w+?)_(RING|TREE|COLLNET\w*|NVLS\w*|PAT)_(LL128|LL|SIMPLE)_(\w+?)_(\w+)"
-                          r"|ncclDevKernel_(\w+?)_(\w+?)_(\w+?)_(RING|TREE|COLLNET\w*|NVLS\w*|PAT)_(LL128|LL|SIMPLE)")
+                          r"|ncclDevKernel_(\w+?)(?:_(\w+?)_(\w+?))?_(RING|TREE|COLLNET\w*|NVLS\w*|PAT)_(LL128|LL|SIMPLE)")
 _CG_STOP_AT = re.compile(r" at (\S+?):(\d+)(?: in (\S+) inlined from (\S+))?\s*$")
 
 
@@ -747,8 +758,8 @@ def _cuda_gdb_stop(text: str) -> dict | None:
         out["nccl"] = info
         where = " ".join(x for x in ((out.get("inlined") or {}).get("function"), out.get("line")) if x)
         if re.search(r"wait|connStep|StepPerSlice", where):
-            findings.append(f"the NCCL {info['collective']} kernel ({info['algorithm']}/{info['protocol']}, "
-                            f"{info['dtype']}) spins waiting for a peer; guess: a rank did not launch the matching "
+            findings.append(f"the NCCL {info['collective']} kernel ({info['algorithm']}/{info['protocol']}"
+                            + (f", {info['dtype']}" if info["dtype"] else "") + ") spins waiting for a peer; guess: a rank did not launch the matching "
                             "collective (or launched another one) — compare the ranks' last collectives")
     fo = out["focus"]
     out["summary"] = ("cuda-gdb: stopped in " + (short_kernel(out.get("kernel")) or "a kernel")
