@@ -78,6 +78,9 @@ def test_watchdog_wrapped_lines_subgroup_rank_and_nothing_completed():
         12, "3", 1, 40, 41, -1)
     assert r["op"] == "COALESCED" and "numel" not in r  # 2**64-1 means "unknown", not a count
     assert "no work of the process group ever completed" in e["findings"][1]
+    off = E.parse_nccl_watchdog(text + "[rank12]:[E218 ProcessGroupNCCL.cpp:670] Stack trace of the failed collective "
+                                "not found, potentially because FlightRecorder is disabled.\n")
+    assert "the flight recorder was off" in off["findings"][-1]
 
 
 def test_memory_summary_rows_pasted_without_the_header():

@@ -1997,6 +1997,12 @@ def parse_nccl_watchdog(text: str | bytes) -> dict | None:
     if any(r["last_completed"] < 0 for r in done):
         findings.append("no work of the process group ever completed (last completed -1); guess: a rank never "
                         "joined the first collective, or a communicator never finished its init")
+    if "FlightRecorder is disabled" in text:
+        findings.append("the flight recorder was off, so no rank kept its collective history: re-run with "
+                        "TORCH_NCCL_TRACE_BUFFER_SIZE set (dbglog run --capture nccl-fr)")
+    elif "preparing to dump debug info" in text:
+        findings.append("the ranks dumped their flight-recorder buffers (TORCH_NCCL_DUMP_ON_TIMEOUT): read them with "
+                        "python -m torch.distributed.flight_recorder.fr_trace")
     first = next((r for r in rows if r.get("failed_seq") is not None), rows[0])
     who = f"rank {first['rank']}" if first.get("rank") is not None else "a rank"
     s = f"NCCL watchdog: {who} timed out on work {first.get('failed_seq')}"
