@@ -133,3 +133,8 @@ def test_implementation_chunks_table_rows_are_steps_by_their_words():
                 "| 3.2 | Drop the buffer on interrupt | Medium |\n")
     assert [s.text for s in inv.next_steps] == ["Add ALSA includes and the PCM handle", "Drop the buffer on interrupt"]
     assert [a.outcome for a in inv.attempts] == ["failed"]
+
+
+def test_a_screen_no_longer_black_is_no_failure():
+    assert outcome.classify("The screen is no longer black after resume.") != "failed"
+    assert outcome.classify("The screen stayed black after the driver install.") == "failed"

@@ -287,7 +287,8 @@ def _sentences(text: str) -> list[str]:
 # Where the action's own sentence turns to what happened: "..., and they made no difference",
 # "... and the run went through", "... but it did not help", "... - no dice".
 _RESULT_TURN = re.compile(r"(?:,?\s+(?:and|but|which|so|yet)\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|"
-                          r"now|still|i|we)\b|[,;:—–-]\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|no|"
+                          r"now|still|i|we)\b|,\s*which\s+(?:\w+ly\s+)?(?:did|does|made|makes|fixed|fixes|solved|helped|"
+                          r"worked|had|was)\b|[,;:—–-]\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|no|"
                           r"still|same|but)\b)", re.I)
 
 

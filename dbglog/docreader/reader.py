@@ -895,8 +895,9 @@ class _Builder:
         if verdict == "inconclusive":
             return
         for a in made:
-            if not a.tag and not a.context and not a.fields.get("result") and not a.explicit:
-                a.context = verdict
+            said = " ".join(a.fields.get("result", []))
+            if not a.tag and not a.context and not a.explicit and (not said or outcomes.classify(said) == "inconclusive"):
+                a.context = verdict  # "- Switched the accumulator to fp32": what it changed, no word on how it went
 
     def free_own(self, n: Node) -> None:
         """A section outside every bug (preamble, protocol, template): its heading and own text."""

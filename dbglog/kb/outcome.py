@@ -137,7 +137,7 @@ _NEUTRAL_WHEN = _Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
 # ... and "in case that was the problem": a guess at the cause, no verdict either.
 _CONTROL = [  # "when I started the job again": the retry is no persistence
-    r"\b(?:started|ran|run|launched|relaunched|restarted|tried|opened|booted|rebooted|resubmitted) (?:\w+ ){0,2}again\b",
+    r"\b(?:started|ran|run|launched|relaunched|restarted|tried|opened|booted|rebooted|resubmitted) (?:\w+ ){0,4}again\b",
     r"\b(?:in case|whether|if) (?:that|it|this) (?:was|is|were) the (?:problem|cause|issue|culprit|bug)\b",
             rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
 _NEUTRAL = [
