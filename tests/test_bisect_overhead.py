@@ -221,3 +221,42 @@ print(json.dumps([had, quiet.outcome, left.outcome, left.notes, "psutil" in sys.
     assert (had, quiet, left) == (False, "pass", "pass")
     assert any("still running after the command exited" in n and "terminated" in n for n in notes), notes
     assert later  # the kill went through psutil's handles
+
+
+# --- the search's state after a verdict, without a walk over the whole graph -------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def dags_and_verdicts(draw):
+    n = draw(st.integers(2, 28))
+    parents = {}
+    for i in range(1, n):
+        k = draw(st.sampled_from([1, 1, 1, 2, 0]))
+        ps = sorted(set(draw(st.lists(st.integers(0, i - 1), min_size=k, max_size=k))), reverse=True)
+        parents[f"c{i}"] = tuple(f"c{p}" for p in ps)
+    bad = f"c{n - 1}"
+    goods = [f"c{g}" for g in draw(st.lists(st.integers(0, n - 2), min_size=1, max_size=2, unique=True))]
+    steps = draw(st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(["good", "bad", "bad", "good", "skip"])),
+                          max_size=14))
+    return parents, bad, goods, [(f"c{i}", v) for i, v in steps], draw(st.booleans())
+
+
+@given(dags_and_verdicts())
+@settings(max_examples=300, deadline=None)
+def test_one_more_verdict_gives_the_state_a_full_recompute_gives(case):
+    from dbglog.bisect.algorithms import HistoryBisect
+
+    parents, bad, goods, steps, first_parent = case
+    hb = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+    for i, (commit, verdict) in enumerate(steps):
+        hb.record(commit, verdict)
+        got = (list(hb._cands), hb._cand_set, dict(hb._weight), hb._linear, hb.result.status)
+        hb._recompute()
+        assert got == (list(hb._cands), hb._cand_set, dict(hb._weight), hb._linear, hb.result.status), (commit, verdict)
+        fresh = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+        for c, v in steps[:i + 1]:  # (a replay of the same verdicts, as resume does)
+            fresh.record(c, v)
+        assert fresh._cands == hb._cands

@@ -434,7 +434,35 @@ class HistoryBisect:
             else:
                 reach = self._closure([b], self._edges, within=allowed)
                 cands = reach if cands is None else (cands & reach)
-        cands = cands or set()
+        self._good_anc = good_anc
+        self._set_cands(cands or set())
+
+    def _extend(self, commit: str, v: Verdict) -> bool:
+        """``_recompute`` after one more GOOD/BAD verdict, from the state before it: a walk over what
+        the verdict removes instead of over the whole graph (~1 ms a step on 1,024 commits). The
+        same sets: a good commit's new ancestors leave the candidates (whatever was reachable from
+        a bad only through one of them is an ancestor of it too), a bad candidate keeps what it
+        reaches among them (as ``_recompute`` does for a later bad). False when the verdict is not
+        that plain case (a bad outside the candidates, a good above a bad): then ``_recompute``."""
+        if v is Verdict.BAD:
+            if commit not in self._cand_set:
+                return False
+            self._set_cands(self._closure([commit], self._edges, within=self._cand_set))
+            return True
+        seen, gone, stack = self._good_anc, [], [commit]
+        while stack:
+            c = stack.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            gone.append(c)
+            stack.extend(p for p in self.parents.get(c, ()) if p not in seen)
+        if any(b in seen for b in self._bads):
+            return False  # (the full rule empties the candidates: _recompute says so)
+        self._set_cands(self._cand_set.difference(gone))
+        return True
+
+    def _set_cands(self, cands: set[str]) -> None:
         order = sorted(cands, key=lambda c: self._pos.get(c, -1))
         self._cands = order
         self._cand_set = cands
@@ -490,12 +518,14 @@ class HistoryBisect:
         self.verdicts[commit] = v
         if v in (Verdict.BAD, Verdict.GOOD):
             # a corrected verdict (e.g. after more repeats) replaces the old one
+            known = commit in self._bads or commit in self._goods
             if commit in self._bads and commit != self.initial_bad:
                 self._bads.remove(commit)
             if commit in self._goods and commit not in self.initial_goods:
                 self._goods.remove(commit)
             (self._bads if v is Verdict.BAD else self._goods).append(commit)
-            self._recompute()
+            if known or not self._extend(commit, v):
+                self._recompute()
 
     def next_steps(self, j: int = 1, exclude: Iterable[str] = ()) -> list[str]:
         """Up to ``j`` commits to test now (empty when done).
