@@ -138,3 +138,26 @@ def test_implementation_chunks_table_rows_are_steps_by_their_words():
 def test_a_screen_no_longer_black_is_no_failure():
     assert outcome.classify("The screen is no longer black after resume.") != "failed"
     assert outcome.classify("The screen stayed black after the driver install.") == "failed"
+
+
+def test_a_status_section_keeps_the_sections_under_it():
+    doc = ("## Quantization\n\n### Current Status\n❌ **FAILED**: the community 8-bit model does not load\n\n"
+           "#### Attempts Made\n\n1. **Test 1**: explicit quant config\n   - Result: ❌ Same error at 11.9GB\n\n"
+           "2. **Test 2**: auto-detected quantization\n   - Result: ❌ Same error at 11.9GB\n")
+    parsed, _ = read_document(doc, "doc.md")
+    inv = parsed[0].inv
+    assert [a.outcome for a in inv.attempts] == ["failed", "failed"]
+    from dbglog import docreader
+    from dbglog.kb import mirror
+    kept = docreader.kept_text(mirror.render(docreader._probe(inv)))
+    assert all(docreader.norm(ln) in kept for ln in doc.splitlines() if docreader.counts(ln))
+
+
+def test_attempts_that_did_not_work_holds_over_a_step_that_worked_once_and_cleanup_is_no_attempt():
+    inv = _read("# LED off after login\n\n## Attempts that did NOT work\n\n### Attempt 1 — boot-time service\n"
+                "Created a unit that writes the LED at boot.\n- Worked — lit at the greeter.\n"
+                "- **Turned off again once the desktop loaded.**\n\n### Attempt 2 — sudoers one-liner\n"
+                "- Worked once, right after setup.\n- **Failed again after reboot.**\n\n"
+                "## Fix that worked\nPointed sudoers at a script file.\n\n```\nuser ALL=(root) NOPASSWD: /usr/local/bin/led.sh\n```\n\n"
+                "## Cleanup performed\n- Removed the boot-time unit (wrong trigger point)\n- Removed the udev rule\n")
+    assert [a.outcome for a in inv.attempts] == ["failed", "failed", "worked"]

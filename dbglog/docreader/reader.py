@@ -475,7 +475,7 @@ class _Builder:
         if PLAN_HEAD.match(bare) and not n.children and any(b.kind in ("list", "table") for b in n.blocks):
             self.next_steps(n)  # "## Verification path": 1. parity 2. PTX 3. bench -- checks still to run
             return
-        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare) or (
+        if LESSONS_HEAD.match(bare) or PLAN_HEAD.match(bare) or LIMITS_HEAD.search(bare) or _AFTERMATH_HEAD.match(bare) or (
                 _WHY_HEAD.match(bare) and not n.children):  # "### Why This Works": the reason, not more tries
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
@@ -1279,6 +1279,8 @@ class _Builder:
                     self.status_stated = True
                 if st is None or len(txt.split()) > 3:
                     self._add_section(n.start, "## " + n.text, span_lines(self.lines, own), [n.start] + own)
+                    for c in n.children:  # "### Current Status" > "#### Attempts Made": read, not dropped
+                        self.section(c, context=None)
                     return
             else:
                 buf = span_lines(self.lines, own)
@@ -2000,6 +2002,10 @@ class _Builder:
                 or (a.title and ACTION_LEAD.match(re.sub(r"^\W*\d{1,3}[.)]\s*", "", a.title)) and not a.proposal) \
                 or (a.done and not re.match(r"^\W*(?:pending|planned|proposed|todo|to do|next)\b", did or "", re.I))
             out = "inconclusive" if done else "untested"
+        if a.context == "failed" and out in ("worked", "untested") and not a.tag:
+            # Under "## Attempts that did NOT work": "Worked once, immediately after setup" is a step on the
+            # way, not the verdict; the heading's verdict holds.
+            out = "failed"
         title = a.title or item_title(did or result or f"Attempt {number}")
         return Attempt(number=number, title=one_line(title), hypothesis=f.get("hypothesis", ""), did=did,
                        result=result, conclusion=conclusion, outcome=out if out in outcomes.OUTCOMES else "inconclusive")
@@ -2162,6 +2168,9 @@ _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please 
 
 _RESULTS_HEAD = re.compile(r"^(?:results?(?: summary)?|outcomes?|progress assessment|assessment|verification results?|"
                            r"effect|impact|what changed after)$")
+# "## Cleanup performed" (removing what the dead ends left behind), "## Files Modified": no attempts in it.
+_AFTERMATH_HEAD = re.compile(r"^(?:clean-?up|clean up|housekeeping)(?: performed| done| steps)?$|"
+                             r"^files (?:modified|changed|created|touched)$")
 _WHY_HEAD = re.compile(r"^why (?:this|it|that|the fix|the \w+) (?:works?|worked|helps|helped|fails|failed)$")
 _SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual )?(?:solution|fix|resolution|what fixed it|fix applied)$")
 _WHOLE_BOLD = re.compile(r"^\s*(?:\*\*|__)[^*_]{3,120}(?:\*\*|__)\s*$")
