@@ -59,6 +59,20 @@ def conn(tmp_path_factory):
                      result="480 rps", outcome="worked")
     recs.add_attempt(mimo.id, title="Theories ruled out", did="| CuPy pool cap (256MB) | identical 41GB VM |",
                      outcome="failed")
+    recs.add_attempt(mimo.id, title="Experiment 4: Text Embedding Reorder",
+                     did="Moved get_text_embeddings() before the encoder forward: reordering enables overlap",
+                     result="+1.0% TFLOPs", outcome="worked")
+    recs.add_attempt(mimo.id, title="iter9 chain again, LR=1e-5", did="--lr 1e-5 --load_from best.pt",
+                     result="val 47.76", conclusion="Continue chaining at LR=5e-6; if plateau, switch to an "
+                     "ensemble of recent checkpoints.", outcome="worked")
+    recs.add_attempt(mimo.id, title="Attempt 2: shorter context", did="seq 8192 -> 4096, halving the sequence",
+                     result="still OOM", outcome="failed")
+    recs.next_add(mimo.id, "Activation recomputation", detail="enable for the encoder to free 21.7 GB")
+    recs.set_section(mimo.id, "Replies", "### Post by helper\nYour mistake was the downloaded driver. To get the "
+                     "desktop back you can remove the hidden .compiz folder and reboot.")
+    recs.set_section(mimo.id, "A hypothesis that measurement killed",
+                     "The model did not fit in RAM, so slim_gguf.py requantizes it to Q8_0.\n"
+                     "Result: 9.6 GB -> 6.0 GB, and it made no difference to speed.")
     yield recs.store.conn
     recs.close()
 
@@ -169,6 +183,32 @@ def test_a_value_the_idea_gives_must_be_the_records(conn):
     assert not said(conn, "pm=ondemand for php-fpm")[0]  # (a short setting name: its value decides)
     assert said(conn, "cap the cupy pool at 256MB")[0]
     assert not said(conn, "cap the cupy pool at 1GB")[0]  # not the tail of "41GB"
+
+
+def test_a_sentence_that_proposes_is_a_mention(conn):
+    tried, res = said(conn, "ensemble the recent checkpoints")  # "if plateau, switch to ..." in the notes
+    assert not tried and res.mentioned
+    assert not said(conn, "chain fine-tune at LR=5e-6")[0]  # "Continue chaining at LR=5e-6"
+    assert said(conn, "chain again at LR=1e-5")[0]
+    tried, res = said(conn, "remove the hidden .compiz folder")  # a reply's "you can remove ..."
+    assert not tried and res.mentioned
+
+
+def test_the_knob_is_named_before_where_it_applies(conn):
+    # "for the encoder" says where; a record that reordered the encoder did not recompute activations
+    assert judged(conn, "enable activation recomputation for the encoder")[
+        "Experiment 4: Text Embedding Reorder"] == "another-fix-same-topic"
+    assert said(conn, "reorder the text embeddings before the encoder forward")[0]
+
+
+def test_a_direction_the_record_goes_is_held(conn):
+    assert said(conn, "shorter sequence length")[0]  # "8192 -> 4096, halving the sequence"
+    assert not said(conn, "longer sequence length")[0]
+
+
+def test_a_hypothesis_with_a_result_was_tested(conn):
+    tried, res = said(conn, "requantize the gguf to Q8_0 so it fits in RAM")
+    assert tried and res.close[0].kind == "section" and res.close[0].outcome == "failed"
 
 
 def test_query_parsing():

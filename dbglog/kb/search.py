@@ -606,7 +606,7 @@ bigger smaller larger higher lower more less fewer much many big small large lon
 quickly slowly one two three four both each every all some any other another same different new old first
 last whole entire only just also even really actually again still thing things stuff way ways kind sort
 call calls calling called happen happens exactly proper properly right correct correctly pick picks picked
-choose choosing chose select selecting
+choose choosing chose select selecting run runs running rerun reproduce reproducing repro retry
 """.split())
 
 
@@ -1304,22 +1304,26 @@ class _Pair:
     ``q.active``) of the terms the record itself holds; ``found``: those and the terms only its
     investigation's title, symptom and tags hold (the idea names the GPU, the record the fix)."""
 
-    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did", "_own")
+    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did", "_own", "_fix")
 
     def __init__(self, h: Hit, q: Query):
         self.h, self.q = h, q
         self.active = active = q.active
+        self._did = self._own = self._fix = None
         if h.kind == "section":
             self.direct = {i for i, t in enumerate(active) if re.search(t.pattern(), h._window, re.IGNORECASE)}
         else:
             self.direct = h._matched - h._context
+        # a direction the record goes ("shorter" for "seq 8192 -> 4096, halving the sequence") is held
+        if any(_way(t) for t in active):
+            did = self.did
+            self.direct = self.direct | {i for i, t in enumerate(active) if _way(t) and _way_in(t, did)}
         self.found = self.direct | h._context
         # An everyday word of the idea ("make", "two", "calls") that the record itself lacks still
         # counts against it, but less than a telling one: "make kernel launches synchronous" is
         # about the launches.
         self.have = {id(active[i]) for i in self.direct}
         self.total = sum(self.weight(t) for t in q.terms) or 1.0
-        self._did = self._own = None
 
     def weight(self, t: Term) -> float:
         return t.weight * (FILLER_WEIGHT if id(t) not in self.have and _filler(t) else 1.0)
@@ -1335,6 +1339,40 @@ class _Pair:
         if self._did is None:
             self._did = _did_text(self.h)
         return self._did
+
+    @property
+    def fix(self) -> list[int]:
+        """The indexes (in ``active``) of the terms that are the fix: what the idea says beyond its
+        investigation's topic, everyday words aside, and of those the ones named before a qualifier
+        ("enable activation recomputation *for the encoder*": the encoder says where, not what)
+        when they include more than a direction."""
+        if self._fix is None:
+            h, active = self.h, self.active
+            topic = h._context | {i for i in self.direct
+                                  if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
+            fix = [i for i in range(len(active)) if i not in topic and not _filler(active[i])]
+            where = _qualifier_terms(self.q)
+            knob = [i for i in fix if id(active[i]) not in where]
+            # (the idea's leading verb is not its knob: "reproduce on one node without the network"
+            # is about the node and the network)
+            lead = self.q.terms[0]
+            lead = id(lead) if self.q.text.lower().startswith(lead.raw.lower()) and len(lead.parts) == 1 else None
+            self._fix = knob if any(not _way(active[i]) and id(active[i]) != lead for i in knob) else fix
+        return self._fix
+
+    def fix_held(self, text: str | None = None) -> float:
+        """The weighted share of the fix the record holds (in ``text`` when given: a part of it). A
+        word that says which way ("without", "enable") is held when the record goes that way
+        ("--moe_plugin disable" for "without the plugin")."""
+        active = self.active
+        total = sum(self.weight(active[i]) for i in self.fix)
+        if not total:
+            return 1.0
+        where = self.did if text is None else text
+        held = [i for i in self.fix if (_way_in(active[i], where) if _way(active[i]) else
+                                        i in self.direct if text is None else
+                                        re.search(active[i].pattern(), text, re.I))]
+        return sum(self.weight(active[i]) for i in held) / total
 
     @property
     def own(self) -> str:
@@ -1446,23 +1484,13 @@ def _too_little_in_the_record(p: _Pair) -> bool:
 
 
 def _another_fix_same_topic(p: _Pair) -> bool:
-    """What the idea says beyond its investigation's topic is the fix, and the record holds under
-    ``CLOSE_FIX`` of it: "split the big matmul on gfx1010" in "rocBLAS GEMM hang on gfx1010" is
-    about splitting, and a record of that investigation that does something else is the same
-    topic, not the same idea. A word that says which way ("without", "enable") is held when the
-    record goes that way ("--moe_plugin disable" for "without the plugin"). (Not for an
-    investigation hit: its title is its topic.)"""
-    h, active = p.h, p.active
-    if h.kind == "investigation":
-        return False
-    topic = h._context | {i for i in p.direct if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
-    fix = [i for i in range(len(active)) if i not in topic and not _filler(active[i])]
-    fix_weight = sum(p.weight(active[i]) for i in fix)
-    if not fix_weight:
-        return False
-    did = p.did
-    held = [i for i in fix if (_way_in(active[i], did) if _way(active[i]) else i in p.direct)]
-    return sum(p.weight(active[i]) for i in held) / fix_weight < CLOSE_FIX
+    """What the idea says beyond its investigation's topic is the fix (``_Pair.fix``: before a
+    qualifier such as "for the encoder", "on the jetson", when it names one), and the record holds
+    under ``CLOSE_FIX`` of it: "split the big matmul on gfx1010" in "rocBLAS GEMM hang on
+    gfx1010" is about splitting, and a record of that investigation that does something else is
+    the same topic, not the same idea; "enable activation recomputation for the encoder" is not an
+    attempt that reordered the encoder. (Not for an investigation hit: its title is its topic.)"""
+    return p.h.kind != "investigation" and p.fix_held() < CLOSE_FIX
 
 
 def _too_little_overall(p: _Pair) -> bool:
@@ -1472,6 +1500,27 @@ def _too_little_overall(p: _Pair) -> bool:
     covered = p.share(p.found)
     return not (covered >= CLOSE_COVERAGE or (p.h.kind != "section" and p.h.similarity >= CLOSE_SIMILARITY
                                               and covered >= 0.5))
+
+
+def _only_proposed(p: _Pair) -> bool:
+    """The record holds the fix only in sentences that propose it ("Continue at LR=5e-6; if it
+    plateaus, switch to an ensemble of recent checkpoints", "you can remove the .compiz folder",
+    "Need alternative: a smaller model", "If it never serves, last-resort options: ..."): it names
+    the idea as a plan or advice, it does not report trying it. Listed as mentioned, not refused.
+    (An attempt's title and a chunk's heading are what they are: "Try 2: ..." reports a try; a
+    next step is a proposal whose status says whether it was done.)"""
+    h = p.h
+    if h.kind not in ("attempt", "section"):
+        return False
+    if h.kind == "section":
+        head, _, body = h._window.partition("\n")
+    else:
+        head = h.fields.get("title") or ""
+        body = "\n".join(v for k, v in h.fields.items() if isinstance(v, str) and k not in ("title", "created"))
+    reported = _reported(body)
+    if reported == body:
+        return False
+    return p.fix_held(head + "\n" + reported) < CLOSE_FIX
 
 
 # The rules in the order ``judge`` applies them: the names an idea gives first (cheap, decisive),
@@ -1491,7 +1540,47 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("too-little-in-record", _too_little_in_the_record),
     ("another-fix-same-topic", _another_fix_same_topic),
     ("too-little-overall", _too_little_overall),
+    ("only-proposed", _only_proposed),
 ))
+# Rules after which a record is listed as *mentioned* (it names the idea without trying it), not refused.
+MENTION_RULES = frozenset({"only-proposed"})
+
+# Words after which an idea says where or when, not what: "... for the encoder", "... on the jetson".
+_QUALIFIER = re.compile(r"\b(?:for|on|in|under|during|when|while|inside|within|across|because|after)\b", re.I)
+
+
+def _qualifier_terms(q: Query) -> set[int]:
+    """ids of the idea's terms that follow its first qualifier word, once a term that is neither
+    everyday wording nor a direction came before it."""
+    cached = q.__dict__.get("_where")
+    if cached is not None:
+        return cached
+    text = q.text.lower()
+    pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
+    first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
+    m = _QUALIFIER.search(text, first + 1) if first >= 0 else None
+    out = {id(t) for t in q.terms if m and pos[id(t)] > m.start()}
+    q.__dict__["_where"] = out
+    return out
+
+
+# A sentence that proposes rather than reports (a plan, advice, a condition): "If it plateaus,
+# switch to ...", "Try using envy", "you can remove ...", "Need alternative: ...", "Continue at ...".
+_PROPOSING = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?\W*(?:if|unless|try(?!\s*#?\d)|maybe|perhaps|consider|next|later|todo|alternatively|"
+    r"continue|needs?|plan(?:ned)?|should|could|might)\b|"
+    r"\b(?:you|we)\s+(?:can|could|should|might|may|need to|would)\b(?!\s+not)|"
+    r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
+    re.I)
+# sentence ends, blank lines, list items: a wrapped line stays in its sentence
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+
+
+def _reported(text: str) -> str:
+    """``text`` without its sentences that propose (``_PROPOSING``)."""
+    parts = _SENTENCE.split(text)
+    kept = [s for s in parts if not _PROPOSING.search(s)]
+    return text if len(kept) == len(parts) else "\n".join(kept)
 
 
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
@@ -1668,6 +1757,7 @@ def _specific(t: Term) -> bool:
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
+    r"next actions?|files to change|changes to make|what is left|remaining (?:work|steps|levers|ideas)|last[- ]resorts?|"
     r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|expected (?:results?|outcomes?)|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
     re.IGNORECASE)
@@ -1701,8 +1791,15 @@ def is_idea(h: Hit) -> bool:
         return False
     name = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] if not h.investigation else ""
     heading = h.fields.get("heading", "")
-    return bool(_IDEA_HEADING.search(heading) or _ADVICE_HEADING.search(heading) or _IDEA_HEADING.search(name.replace("_", " "))
+    m = _IDEA_HEADING.search(heading)
+    if m and _TESTED_IDEA.fullmatch(m.group(0)) and h.outcome in ("worked", "failed", "partial"):
+        m = None  # a hypothesis whose text states what the test showed was tested
+    return bool(m or _ADVICE_HEADING.search(heading) or _IDEA_HEADING.search(name.replace("_", " "))
                 or _IDEA_LINE.search(h.line_text))
+
+
+# Ideas that a doc tests under the same heading: "A hypothesis that measurement killed".
+_TESTED_IDEA = re.compile(r"hypothes[ie]s|theories|suspects?", re.I)
 
 
 def section_outcome(h: Hit) -> str:
@@ -1791,8 +1888,9 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
             h.fields["diagnostic"] = diag
             h.fields["stored_outcome"] = h.outcome
             h.outcome = "diagnostic"
-        if is_close(h, res.query) and not is_background(h):
-            (mentioned if is_idea(h) or not _tested(h) else close).append(h)
+        verdict = judge(h, res.query)
+        if (not verdict or verdict in MENTION_RULES) and not is_background(h):
+            (mentioned if verdict or is_idea(h) or not _tested(h) else close).append(h)
     if close:  # the answer is the best few: much weaker "close" hits are only related
         top = max(h.score for h in close)
         close = [h for h in close if h.score >= CLOSE_RELATIVE * top]
