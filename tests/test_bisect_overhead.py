@@ -260,3 +260,21 @@ def test_one_more_verdict_gives_the_state_a_full_recompute_gives(case):
         for c, v in steps[:i + 1]:  # (a replay of the same verdicts, as resume does)
             fresh.record(c, v)
         assert fresh._cands == hb._cands
+
+
+def test_result_json_cleans_every_value_and_no_field_name_needs_it(tmp_path):
+    """runner._finish cleans the values of a run record, not its own field names: none of them may
+    ever be secret-named (a value under such a key would then be kept whole by clean_obj's rule)."""
+    import dataclasses
+
+    from dbglog.run import runner
+    from dbglog.util.redact import clean, clean_obj, is_secret_name
+
+    names = [f.name for f in dataclasses.fields(runner.RunResult)] + ["signal_name"]
+    assert not [n for n in names if is_secret_name(n) or clean(n) != n]
+    token = "hf_" + "a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV"
+    r = runner.run(["sh", "-c", f"echo HF_TOKEN={token}; exit 3"], run_dir=tmp_path / "r", echo=False,
+                   git_info=False, env_overrides={"HF_TOKEN": token, "X": f"--token={token}"})
+    written = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert token not in json.dumps(written) and written == clean_obj(r.to_dict())
+    assert written["outcome"] == "fail" and written["env_overrides"]["HF_TOKEN"] != token

@@ -89,8 +89,9 @@ def git(repo, *args: str, check: bool = True) -> str:
 
 
 def _git_ok(repo, *args: str) -> bool:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, env=_git_env(),
-                          stdin=subprocess.DEVNULL).returncode == 0
+    # (only the exit status is read: no pipes to drain, a step's checkout costs one process and no more)
+    return subprocess.run(["git", "-C", str(repo), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          env=_git_env(), stdin=subprocess.DEVNULL).returncode == 0
 
 
 def repo_root(cwd) -> Path:

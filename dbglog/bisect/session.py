@@ -442,6 +442,7 @@ def unseal_spec(store, sid: str, stored: dict) -> dict:
 class SessionDB:
     def __init__(self, store):
         self.store = store
+        self._wal: bool | None = None
 
     def create(self, kind: str, spec: dict, investigation_id: str | None) -> str:
         sid = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{kind}-{os.urandom(2).hex()}"
@@ -501,7 +502,9 @@ class SessionDB:
         ``resume`` re-runs them. The fsync was ~4 ms of a step. ``finish`` and ``release`` keep
         the fsync, which makes every earlier commit of the session durable with them."""
         conn = self.store.conn
-        relax = not conn.in_transaction and conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        if self._wal is None:  # (asked once: the store opened the database in WAL mode or could not)
+            self._wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        relax = not conn.in_transaction and self._wal
         if relax:
             old = int(conn.execute("PRAGMA synchronous").fetchone()[0])
             conn.execute("PRAGMA synchronous = NORMAL")

@@ -598,7 +598,7 @@ class _Supervision:
             capture_timeout, companion, escalation, launch)
         # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
         self.preset_warnings = _captures.check(self.presets, {
-            **os.environ, **{k: str(v) for k, v in self.env_overrides.items() if v is not None}})
+            **os.environ, **{k: str(v) for k, v in self.env_overrides.items() if v is not None}}) if self.presets else []
         self.run_dir = Path(run_dir).resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cwd = Path(cwd).resolve() if cwd is not None else Path.cwd()
@@ -936,7 +936,9 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     try:
         from dbglog.util.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
 
-        Path(result.paths["result"]).write_text(json.dumps(clean_obj(result.to_dict()), indent=1) + "\n")
+        # every value cleaned; the record's own field names are not (RunResult's, never a secret: half the work)
+        clean = {k: clean_obj(v) for k, v in result.to_dict().items()}
+        Path(result.paths["result"]).write_text(json.dumps(clean, indent=1) + "\n")
     except OSError as e:
         result.notes.append(f"could not write result.json: {e}")
 
