@@ -161,3 +161,17 @@ def test_attempts_that_did_not_work_holds_over_a_step_that_worked_once_and_clean
                 "## Fix that worked\nPointed sudoers at a script file.\n\n```\nuser ALL=(root) NOPASSWD: /usr/local/bin/led.sh\n```\n\n"
                 "## Cleanup performed\n- Removed the boot-time unit (wrong trigger point)\n- Removed the udev rule\n")
     assert [a.outcome for a in inv.attempts] == ["failed", "failed", "worked"]
+
+
+def test_fix_attempts_inside_an_issue_section_and_a_ticked_checklist_group():
+    inv = _read("# GAN run OOMs\n\n## Troubleshooting Log\n\n### Issue 2: OOM at batch size 2\n"
+                "**Error**: `RESOURCE_EXHAUSTED: OOM when allocating tensor`\n\n**Root Cause**: \n- 512 LSTM units\n"
+                "- Recognizer already loaded\n\n**Fix Attempt 1**: Reduced batch_size from 2 to 1\n**Result**: Still OOM\n\n"
+                "**Fix Attempt 2**: Reduced lstm_units from 512 to 256\n**Result**: ✅ SUCCESS\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [("Fix Attempt 1", "failed"), ("Fix Attempt 2", "worked")]
+    inv = _read("# 7B OOM\n\n## All Optimizations Attempted\n\n### 1. ✅ Memory Optimizations\n"
+                "- [x] Gradient checkpointing enabled\n- [x] CPU offload enabled\n\n### 2. ✅ Code Fixes\n"
+                "- [x] Removed quantization\n- [x] Used the adamw_torch optimizer\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [
+        ("Gradient checkpointing enabled", "inconclusive"), ("CPU offload enabled", "inconclusive"),
+        ("Removed quantization", "inconclusive"), ("Used the adamw_torch optimizer", "inconclusive")]

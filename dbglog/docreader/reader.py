@@ -700,17 +700,22 @@ class _Builder:
             else:
                 self.section(c, context=None)
 
-    _GROUP_NOUN = re.compile(r"\b(?:approaches|ideas|knobs|options|changes|fixes|tweaks|settings|flags|variants|"
+    _GROUP_NOUN = re.compile(r"\b(?:approaches|ideas|knobs|options|changes|fixes|tweaks|settings|flags|variants|optimi[sz]ations|"
                              r"experiments|attempts|issues|things|tries|candidates|alternatives|workarounds|patches|"
                              r"configs|configurations)$", re.I)
 
     def _item_group(self, c: Node) -> bool:
         """Under "Things we tried": "### Rejected or deprioritized" / "### Weak or unhelpful knobs" holding
         only a list: a group of attempts, one per item, not one attempt."""
-        if c.children or self.r._is_attempt_heading(c) or heading_outcome(c.text) or self.r._has_attempt_evidence(c):
-            return False
         own = [b for b in c.blocks if b.kind != "hr"]
         lists = [b for b in own if b.kind == "list"]
+        # "### 1. ✅ Memory Optimizations" over "- [x] batch_size reduced: 2 → 1", ...: the tick says the group was
+        # done, its items are the attempts.
+        ticked = heading_outcome(c.text) == "worked" and lists and all(
+            CHECKBOX.match(self.lines[a]) for b in lists for a, _e in b.items)
+        if c.children or self.r._is_attempt_heading(c) or (not ticked and (
+                heading_outcome(c.text) or self.r._has_attempt_evidence(c))):
+            return False
         if not lists or sum(len(b.items) for b in lists) < 2 or len(own) - len(lists) > 1 \
                 or any(b.kind not in ("list", "paragraph") for b in own):
             return False
@@ -747,6 +752,10 @@ class _Builder:
                     and not bold_attempt(self.lines[blk.start]) and not _caption(self.lines, blk) \
                     and not _section_label(self.lines[blk.start]):
                 k = self._bold_entry(n, blocks, k, ctx)
+            elif blk.kind == "list" and k >= 2 and blocks[k - 2].kind == "paragraph" \
+                    and blocks[k - 2].end - blocks[k - 2].start == 1 and _section_label(self.lines[blocks[k - 2].start]) \
+                    and not re.sub(r"^\W*[^:]*:\W*", "", self.lines[blocks[k - 2].start]).strip():
+                keep.extend(range(blk.start, blk.end))  # "**Root Cause**:" then its reasons: the label's text
             elif blk.kind == "list":
                 first = len(self.attempts)
                 self.attempts_from_list(n, blk, ctx)
@@ -1306,6 +1315,13 @@ class _Builder:
 
     def attempt_from_node(self, n: Node, container: str | None) -> None:
         subs = [c for c in n.children if NUMBERED_HEAD.match(c.text) or ATTEMPT_HEAD.match(c.text)]
+        inline = [b for b in n.blocks if b.kind in ("paragraph", "raw") and bold_attempt(self.lines[b.start])
+                  and STRONG_RE.match(bold_attempt(self.lines[b.start])[2].group("kw"))]
+        if len(inline) >= 2 and not n.children:
+            # "### Issue 2: OOM" with "**Fix Attempt 1**: ... **Result**: Still OOM" and "**Fix Attempt 2**: ...
+            # **Result**: ✅ SUCCESS": the labelled attempts are the attempts, the heading names the problem.
+            self.container(n, strong=True)
+            return
         if len(subs) >= 2:
             # "Phase 3: try fixes" with "3a. ..." / "3b. ...": the sub-headings are the attempts.
             self.container(n, strong=True)
@@ -1479,6 +1495,8 @@ class _Builder:
             a.title = item_title(lead_first)
         a.tag = lead_tag(lead_first)
         a.context = ctx
+        if re.match(r"^\[[xX]\]", first.strip()):
+            a.done = True  # "- [x] Gradient checkpointing enabled" in a list of attempts: done, however it went
         if re.match(r"^\W{0,3}\s*~~", lead_first):
             a.summary = a.recap = True
         a.lines = idxs
