@@ -175,3 +175,16 @@ def test_fix_attempts_inside_an_issue_section_and_a_ticked_checklist_group():
     assert [(a.title, a.outcome) for a in inv.attempts] == [
         ("Gradient checkpointing enabled", "inconclusive"), ("CPU offload enabled", "inconclusive"),
         ("Removed quantization", "inconclusive"), ("Used the adamw_torch optimizer", "inconclusive")]
+
+
+def test_challenges_overcome_worked_options_under_next_steps_are_steps_and_a_separate_bug():
+    inv = _read("# Omni model will not load\n\n### Attempts Made\n\n1. **Test 1**: explicit quant config\n"
+                "   - Result: ❌ Same error\n\n## Technical Challenges Overcome\n\n### 1. Model Class Discovery\n"
+                "**Error**: `ValueError: Unrecognized configuration class`\n**Solution**: Use the MoE class\n\n"
+                "## Next Steps\n\n### Immediate Options\n\n**Option 1: Wait for an official quantized release**\n"
+                "- Monitor the model hub\n\n**Option 2: Try a smaller variant**\n")
+    assert [a.outcome for a in inv.attempts] == ["failed", "worked"]
+    steps = [s.text for s in inv.next_steps]
+    assert any("Wait for an official quantized release" in s for s in steps)
+    assert any("Try a smaller variant" in s for s in steps)
+    assert outcome.verdict_word("FIXED — separate bug") == "failed"

@@ -1660,7 +1660,8 @@ class _Builder:
         free: list[int] = []
         # Its own lists, and those of sub-headings that only group steps ("Immediate", "Long term");
         # a sub-section with a role of its own (analysis, options, findings) is read as that.
-        parts = [n] + [c for c in n.children if not c.children and not self._own_role(c)]
+        parts = [n] + [c for c in n.children if not c.children and (
+            not self._own_role(c) or re.fullmatch(r"(?:\w+ )?options?", bare_words(c.text)))]  # "### Immediate Options"
         for c in n.children:
             if c not in parts:
                 self.section(c, context=None)

@@ -93,7 +93,8 @@ STRONG_CONTAINER = re.compile(
 
 
 # "What worked" / "What doesn't work": attempts when its entries did something; else facts about the system.
-RESULT_CONTAINER = re.compile(r"\b(?:attempts|approaches|fixes|things|ideas|solutions|changes) that (?:did ?n[o']t|did not|"
+RESULT_CONTAINER = re.compile(r"\b(?:challenges|problems|issues|obstacles|hurdles) (?:overcome|solved|fixed|resolved)\b|"
+                               r"\b(?:attempts|approaches|fixes|things|ideas|solutions|changes) that (?:did ?n[o']t|did not|"
                                r"do ?n[o']t|do not|failed to) (?:work|help)\b|"
                                r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"

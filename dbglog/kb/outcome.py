@@ -111,7 +111,8 @@ _NEGATED_FAIL = [
     r"\b(?:pass(?:es|ed)?|clean|ok) (\d+)/\1\b",  # "pass 3/3": every run
 ]
 # "not the OOM cause", "unrelated": what was found is not what was hunted.
-_NOT_THE_CAUSE = r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b"
+_NOT_THE_CAUSE = r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culprit)\b|\bunrelated\b|\bnot related\b|" \
+                 r"\b(?:a )?separate (?:bug|issue|problem)\b"
 _NEGATED_WIN = [
     r"\bconfirmed (?:(?:it|this|that)(?:'s| is| was) )?not (?:the |a )?(?:[\w-]+ )?(?:cause|culprit|issue|problem)\b",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|not|never|nothing|no)"
