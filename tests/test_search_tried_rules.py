@@ -67,6 +67,7 @@ def conn(tmp_path_factory):
                      "ensemble of recent checkpoints.", outcome="worked")
     recs.add_attempt(mimo.id, title="Attempt 2: shorter context", did="seq 8192 -> 4096, halving the sequence",
                      result="still OOM", outcome="failed")
+    recs.set_section(mimo.id, "Notes", "Model: 1B ViT (40L, H=1408) + 7B LLM (32L, H=4096) on 8xH100 80GB, PP=1.")
     recs.next_add(mimo.id, "Activation recomputation", detail="enable for the encoder to free 21.7 GB")
     recs.set_section(mimo.id, "Replies", "### Post by helper\nYour mistake was the downloaded driver. To get the "
                      "desktop back you can remove the hidden .compiz folder and reboot.")
@@ -204,6 +205,13 @@ def test_the_knob_is_named_before_where_it_applies(conn):
 def test_a_direction_the_record_goes_is_held(conn):
     assert said(conn, "shorter sequence length")[0]  # "8192 -> 4096, halving the sequence"
     assert not said(conn, "longer sequence length")[0]
+
+
+def test_more_or_less_is_a_change_the_text_states(conn):
+    # a setup line lists a 7B model: it did not switch to a smaller one
+    ideas = judged(conn, "switch to a smaller 7B model")
+    assert ideas["Notes"] == "other-way" and ideas["Smaller model"] == ""  # (vllm serve qwen-7b)
+    assert not said(conn, "reduce the learning rate")[0]  # a training log shows it, it does not lower it
 
 
 def test_a_hypothesis_with_a_result_was_tested(conn):

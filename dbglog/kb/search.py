@@ -1376,13 +1376,12 @@ class _Pair:
 
     @property
     def own(self) -> str:
-        """All of the record's own text (a free-text hit: its window), its numbering left out
-        ("Experiment 3", "Try #2", a list's "3."): where a number the idea gives is looked for."""
+        """All of the record's own text (a free-text hit: its window) but its sentences that
+        propose (``_reported``) and its numbering ("Experiment 3", "Try #2", a list's "3."):
+        where a value the idea gives is looked for."""
         if self._own is None:
-            h = self.h
-            text = h._window if h.kind == "section" else "\n".join(
-                v for k, v in h.fields.items() if isinstance(v, str) and k != "created")
-            self._own = _LABEL_NUMBER.sub(" ", text)
+            head, body = _head_body(self.h)
+            self._own = _LABEL_NUMBER.sub(" ", head + "\n" + _reported(body))
         return self._own
 
 
@@ -1414,16 +1413,17 @@ def _names_this_record_lacks(p: _Pair) -> bool:
 def _value_missing(p: _Pair) -> bool:
     """A value the idea gives is not in the record: a number ("micro batch size 3", "label
     smoothing 0.2", "world size 8 to 16"; not the "from" side of a change) or the value of a
-    lower-case setting (``pm=ondemand``). Another value is another experiment; the record's own
-    numbering ("Experiment 3", "Try #2") is not a value it gives."""
+    setting that is not an env var (``pm=ondemand``, ``LR=5e-6``). Another value is another
+    experiment; the record's own numbering ("Experiment 3", "Try #2") and a sentence that proposes
+    the value ("continue at LR=5e-6") do not give it."""
     h = p.h
     at = {id(t): i for i, t in enumerate(p.active)}
     for t in _value_terms(p.q):
         i = at.get(id(t))
         if i is None or i not in p.found:
             return True  # (a value no record has, or not this one)
-        if i not in h._context and _NUMBER.fullmatch(t.raw) and not re.search(t.pattern(), p.own, re.I):
-            return True  # only the record's numbering has it
+        if i not in h._context and not re.search(t.pattern(), p.own, re.I):
+            return True  # only the record's numbering has it, or a sentence that proposes it
     return False
 
 
@@ -1443,8 +1443,25 @@ def _another_value(p: _Pair) -> bool:
 def _other_way(p: _Pair) -> bool:
     """The idea turns its knob one way and the record only the other way ("increase the timeout"
     against "reduced the timeout"; enable / disable, upgrade / downgrade), or an upgrade or a
-    switch the record names without stating it (a version listed, a switch in an error line)."""
-    return _opposite(p.q.text, p.did)
+    switch the record names without stating it (a version listed, a switch in an error line), or
+    (free text) more or less of something in a passage that states no change at all: "a smaller
+    7B model" is not a setup line that lists a 7B model."""
+    if _opposite(p.q.text, p.did):
+        return True
+    if p.h.kind != "section":
+        return False
+    up, down = _WAYS[0]
+    idea = _ASSIGN.sub(" ", p.q.text).replace("_", " ")
+    if bool(up.search(idea)) == bool(down.search(idea)):
+        return False
+    record = p.did.replace("_", " ")
+    return not (up.search(record) or down.search(record) or _CHANGE.search(record))
+
+
+# A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
+# "x2", "doubled", "halved" (not a setting listed as "H=4096": a setup states no change).
+_CHANGE = re.compile(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|\b[x×]\s?\d|\d\s?[x×]\b|"
+                     r"\b(?:doubl|halv|tripl|quadrupl)\w*|\bset (?:to|at)\b|\b(?:changed?|tuned?|adjust\w*)\b", re.I)
 
 
 def _version_of_another_name(p: _Pair) -> bool:
@@ -1512,11 +1529,7 @@ def _only_proposed(p: _Pair) -> bool:
     h = p.h
     if h.kind not in ("attempt", "section"):
         return False
-    if h.kind == "section":
-        head, _, body = h._window.partition("\n")
-    else:
-        head = h.fields.get("title") or ""
-        body = "\n".join(v for k, v in h.fields.items() if isinstance(v, str) and k not in ("title", "created"))
+    head, body = _head_body(h)
     reported = _reported(body)
     if reported == body:
         return False
@@ -1574,6 +1587,18 @@ _PROPOSING = re.compile(
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+
+
+def _head_body(h: Hit) -> tuple[str, str]:
+    """A record's name (an attempt's title, a chunk's heading: "Try 2: ..." reports a try, whatever
+    its words) and the rest of its text, which may propose as well as report."""
+    if h.kind == "section":
+        head, _, body = h._window.partition("\n")
+        return head, body
+    if h.kind == "attempt":
+        return h.fields.get("title") or "", "\n".join(
+            v for k, v in h.fields.items() if isinstance(v, str) and k not in ("title", "created"))
+    return "\n".join(v for k, v in h.fields.items() if isinstance(v, str) and k != "created"), ""
 
 
 def _reported(text: str) -> str:
@@ -1736,8 +1761,10 @@ def _value_terms(q: Query) -> list[Term]:
     if cached is not None:
         return cached
     froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)}
+    from dbglog.kb.synonyms import env_name
+
     settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
-                if not k.lstrip("-").isupper() and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
+                if not env_name(f"{k}={v}") and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
     out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
            or t.raw.lower() in settings]
     q.__dict__["_values"] = out
