@@ -188,3 +188,9 @@ def test_challenges_overcome_worked_options_under_next_steps_are_steps_and_a_sep
     assert any("Wait for an official quantized release" in s for s in steps)
     assert any("Try a smaller variant" in s for s in steps)
     assert outcome.verdict_word("FIXED — separate bug") == "failed"
+
+
+def test_a_reboot_done_is_no_failure_and_a_system_back_to_working_is_a_win():
+    assert outcome.classify("It still reboots randomly.") == "failed"
+    assert outcome.classify("No reboots since the fix.") == "worked"
+    assert outcome.classify("The system is not fully functional yet.") != "worked"

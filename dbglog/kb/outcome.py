@@ -138,6 +138,8 @@ _NEUTRAL_WHEN = _Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
 # ... and "in case that was the problem": a guess at the cause, no verdict either.
 _CONTROL = [  # "when I started the job again": the retry is no persistence
+    # "with a few keystrokes and a reboot, I was back": a reboot done, not one the system did
+    r"\b(?:with|and|after|then|plus|needed|did|do|one more) (?:a|another) (?:quick |full |cold |clean |fresh )?(?:reboot|restart)\b",
     r"\b(?:started|ran|run|launched|relaunched|restarted|tried|opened|booted|rebooted|resubmitted) (?:\w+ ){0,4}again\b",
     r"\b(?:in case|whether|if) (?:that|it|this) (?:was|is|were) the (?:problem|cause|issue|culprit|bug)\b",
             rf"\bwithout (?:the |this |that |my |our )?(?:patch|fix|change|flag|workaround|setting|option)\b[^;.]{{0,30}}?{_BAD}\w*"]
@@ -164,6 +166,9 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
+    # "I was back to having a fully functional system"
+    r"(?<!\bnot )(?<!\bnever )\b(?:back to (?:having )?(?:a |an )?(?:fully |perfectly )?(?:working|functional|usable|normal)|"
+    r"fully functional)\b",
     r"\b(?:works?|worked|working|fixed|(?<!\bboth )(?<!\bthe )(?<!\bthese )(?<!\bthose )(?<!\btwo )(?<!\bour )"
     r"(?<!\bsome )(?<!\bother )(?<!\bmany )(?<!\bwith )fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?"
     # "multi-signal success detection", "success banner": the word names a thing, it is no verdict
