@@ -181,12 +181,13 @@ class Execution:
     escalate: bool = False  # raise the kernel-API log level across a step's failing repeats (dbglog/run/escalate.py)
 
     def __post_init__(self) -> None:
-        from dbglog.run import captures
-
         # Fail before the first step, not in the middle of a bisection: unknown presets, and presets
-        # the environment rules out (rocgdb beside the ROCm debug agent).
-        presets, _ = captures.split(self.captures, self.on_hang)
-        captures.check(presets, dict(os.environ))
+        # the environment rules out (rocgdb beside the ROCm debug agent). (None given: nothing to check.)
+        if self.captures or self.on_hang:
+            from dbglog.run import captures
+
+            presets, _ = captures.split(self.captures, self.on_hang)
+            captures.check(presets, dict(os.environ))
         from dbglog.run import slurm
 
         slurm.check_launcher(self.launcher)

@@ -36,15 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dbglog.run import captures as _captures
 from dbglog.run import proctree
 from dbglog.util.errors import DbglogError
 
 # server_died / server_not_ready: a server-shaped repro (dbglog/run/serve.py) whose server is the problem,
 # not the client.
 OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error", "server_died", "server_not_ready")
-# The capture presets, a live view of the registry (dbglog/run/captures.py).
-PRESETS = _captures.REGISTRY
 DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
 RUN_ID_VAR = "DBGLOG_RUN_ID"
 
@@ -354,21 +351,34 @@ terminate_tree = proctree.terminate_tree
 
 # --- hang captures: the presets live in dbglog/run/captures.py -------------------------------------
 
-_which = _captures.which
-_is_python = _captures.is_python
-_run_limited = _captures.run_limited
-_subst = _captures.subst
+def _caps():
+    """dbglog/run/captures.py, imported when a run has presets, ``--on-hang`` commands or captures to
+    read: a run with none of them (every step of a plain bisection) does not pay for its import."""
+    from dbglog.run import captures
+
+    return captures
+
+
+# PRESETS: the capture presets, a live view of the registry; and the captures' helpers by their old names.
+_FROM_CAPTURES = {"PRESETS": "REGISTRY", "_which": "which", "_is_python": "is_python", "_run_limited": "run_limited",
+                  "_subst": "subst"}
+
+
+def __getattr__(name: str):
+    if name in _FROM_CAPTURES:
+        return getattr(_caps(), _FROM_CAPTURES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _preset_env(captures: Sequence[str], run_dir: Path, base_env: dict) -> dict:
     """Hang diagnostics must be enabled at launch (reference §4, insight 4)."""
-    return _captures.launch_env(captures, run_dir, base_env)
+    return _caps().launch_env(captures, run_dir, base_env) if captures else {}
 
 
 def _hang_captures(tree: _Tree, pump: _Pump, run_dir: Path, presets: Sequence[str],
                    commands: Sequence[str], limit: float, env: dict | None = None,
                    reason: str = "hang") -> list[dict]:
-    return _captures.take(tree, run_dir, presets, commands, limit, env=env, reason=reason,
+    return _caps().take(tree, run_dir, presets, commands, limit, env=env, reason=reason,
                           tail=pump.tail_text if pump is not None else (lambda: b""))
 
 
@@ -590,14 +600,14 @@ class _Supervision:
                  output_cap_bytes, echo, signatures, capture_timeout, run_id, kill_wait, idle_timeout,
                  companion, escalation, launch):
         self.cmd = cmd
-        self.presets, self.commands = _captures.split(captures, on_hang)
+        self.presets, self.commands = _caps().split(captures, on_hang) if captures or on_hang else ([], [])
         self.env_overrides = dict(env_overrides or {})
         self.timeout, self.grace, self.kill_wait, self.idle_timeout = timeout, grace, kill_wait, idle_timeout
         self.output_cap_bytes, self.echo, self.signatures = output_cap_bytes, echo, signatures
         self.capture_timeout, self.companion, self.escalation, self.launch = (
             capture_timeout, companion, escalation, launch)
         # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
-        self.preset_warnings = _captures.check(self.presets, {
+        self.preset_warnings = _caps().check(self.presets, {
             **os.environ, **{k: str(v) for k, v in self.env_overrides.items() if v is not None}}) if self.presets else []
         self.run_dir = Path(run_dir).resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -816,7 +826,7 @@ class _Supervision:
         result.error = f"interrupted by {signal_name(interrupted.signum)}: the run and its processes were stopped"
         result.notes.append(result.error)
         result.exit_code, result.signal = normalize_exit(self.rc)
-        result.stuck = _captures.pick_stuck(result.captures)
+        result.stuck = _caps().pick_stuck(result.captures) if result.captures else None
         interrupted.result = result
         interrupted.results = [result]
         raise interrupted
@@ -844,7 +854,8 @@ class _Supervision:
         code, sig = normalize_exit(rc)
         result.exit_code, result.signal = code, sig
         # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
-        caps, found = _captures.after(self.presets, self.run_dir, self.capture_timeout, self.env)
+        caps, found = _caps().after(self.presets, self.run_dir, self.capture_timeout, self.env) if self.presets \
+            else ([], [])
         result.captures.extend(caps)
         result.evidence.extend(found)
         if self.escalation:
@@ -903,7 +914,7 @@ def _quiet_report(after: float, streams: list) -> dict:
 
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Classify the kept output, read kernel-API logs, write result.json."""
-    result.stuck = _captures.pick_stuck(result.captures)
+    result.stuck = _caps().pick_stuck(result.captures) if result.captures else None
     try:
         data = Path(result.paths["output"]).read_bytes()
     except OSError:
