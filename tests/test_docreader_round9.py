@@ -194,3 +194,10 @@ def test_a_reboot_done_is_no_failure_and_a_system_back_to_working_is_a_win():
     assert outcome.classify("It still reboots randomly.") == "failed"
     assert outcome.classify("No reboots since the fix.") == "worked"
     assert outcome.classify("The system is not fully functional yet.") != "worked"
+
+
+def test_checked_optimizations_under_a_status_that_says_the_problem_persists_did_not_fix_it():
+    inv = _read("# 7B OOM\n\n**Status**: Persistent OOM despite all optimizations\n\n## All Optimizations Attempted\n\n"
+                "### 1. ✅ Memory Optimizations\n- [x] Gradient checkpointing enabled\n- [x] CPU offload enabled\n"
+                "- [x] FP16 training\n")
+    assert [a.outcome for a in inv.attempts] == ["failed", "failed", "failed"]

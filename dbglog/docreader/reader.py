@@ -323,6 +323,7 @@ class _Builder:
         self.fields_seen: dict[str, int] = {}
         self.tnode = tnode
         self.status_stated = False  # a Status: field or heading said it; else a resolution may
+        self.status_text = ""  # the Status field's words ("Persistent OOM despite all optimizations")
         if tnode is not None:
             self.owned.extend(range(tnode.start, tnode.head_end))
 
@@ -422,6 +423,7 @@ class _Builder:
         unit = _Unit(key.replace("_", " ").capitalize(), lines, "field")
         self.units.append(unit)
         if key == "status":
+            self.status_text = f"{self.status_text} {text}"
             self.status_stated = self.status_stated or status_word(text) is not None
             self.inv.status = status_word(text) or self.inv.status
             if status_word(text) is None or len(text.split()) > 3:
@@ -796,15 +798,17 @@ class _Builder:
         """ "### What We Tried" with "- ✅ Granted ALL privileges", "- ✅ Regenerated the client", ... and
         no words saying what came of them: the ticks mark steps done, not fixes that worked. Under a
         heading that says the problem stands ("❌ Current Blocker"), they did not fix it."""
-        ticked = [a for a in atts if a.tag == "worked" and not a.context]
+        ticked = [a for a in atts if (a.tag == "worked" or a.done) and not a.context]
         if len(ticked) < 3:
             return
         bare = [a for a in ticked if outcomes.classify(re.sub(r"[✅✔️☑]", " ", " ".join(a.lead + sum(a.fields.values(), []))))
                 == "inconclusive"]
         if len(bare) * 3 < len(ticked) * 2:
             return
-        p, stands = n, False
-        while p is not None and p.start >= 0:
+        # "**Status**: Persistent OOM despite all optimizations": the header says none of them fixed it
+        p, stands = n, bool(re.search(r"\b(?:persist\w*|despite|unresolved|still (?:fail\w*|broken|oom\w*|hang\w*|crash\w*)|"
+                                      r"not (?:yet )?(?:fixed|resolved))\b", self.status_text, re.I))
+        while not stands and p is not None and p.start >= 0:
             if heading_outcome(p.text) == "failed" or re.search(
                     r"\b(?:blockers?|blocked|still (?:failing|broken|open|hangs?|crashes)|unresolved|not (?:yet )?(?:fixed|resolved))\b",
                     p.text, re.I):
