@@ -142,10 +142,10 @@ def test_xla_ret_check_is_a_host_assertion():
 
 
 def test_missing_ptxas_is_an_install_problem():
-    assert _name("No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.\n") == \
-        "env.library_missing"
-    assert _name("W external/xla/xla/stream_executor/gpu/asm_compiler.cc:1] Couldn't find a suitable version of "
-                 "ptxas. The following locations were considered: /usr/local/cuda/bin/ptxas\n") == "env.library_missing"
+    m = S.classify_text("No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.\n"
+                        " - ptxas_path: Couldn't find a suitable version of ptxas. The following locations were "
+                        "considered: /usr/local/cuda/bin/ptxas\n")
+    assert m.name == "env.library_missing" and m.line_no == 1
 
 
 @pytest.mark.parametrize("line", [

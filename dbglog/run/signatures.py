@@ -384,10 +384,6 @@ def _resolve_assert(m: re.Match[str]) -> tuple[str, int]:
     return "cpp.assert", 44
 
 
-def _resolve_graph_capture(m: re.Match[str]) -> tuple[str, int]:
-    return "gpu.graph_capture", (73 if "previous error during capture" in m.group(0) else 74)
-
-
 def _resolve_init_failed(m: re.Match[str]) -> tuple[str, int]:
     # torch's device-count probe failing is why it later says "No CUDA GPUs are available"
     # (driver.no_device): the probe's error outranks that consequence, and so does the kernel
@@ -504,26 +500,18 @@ BUILTIN: tuple[Signature, ...] = (
        description="a CUDA/C++ extension failed to compile (nvcc or the host compiler)"),
     _S("build.invalid_device_function",
        [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
-    # CUDA graph capture: the runtime's texts for the capture violations (cudaErrorStreamCapture*,
-    # printed by torch, NCCL's "Cuda failure '...'", XLA, Warp, CUDA.jl). "Invalidated" is what every
-    # later call in a broken capture returns: one rank lower, so the violation itself is the key line.
-    _S("gpu.graph_capture",
-       # (every one of these texts holds "captur": one needle, one pass over a big log)
-       [(r"operation not permitted when stream is capturing|operation not permitted on an event last recorded in a "
-         r"capturing stream|operation would make the legacy stream depend on a capturing blocking stream"
-         r"|operation failed due to a previous error during capture"
-         r"|dependency created on uncaptured work in another stream|capturing stream has unjoined work"
-         r"|operation would result in a merge of separate capture sequences"
-         r"|capture was not ended in the same stream as it began"
-         r"|attempt to terminate a thread-local capture sequence from another thread", "captur")], 74,
-       resolve=_resolve_graph_capture,
+    # CUDA graph capture. The other capture violations (cudaErrorStreamCapture*: "operation failed due
+    # to a previous error during capture", "dependency created on uncaptured work in another stream", ...)
+    # arrive as "CUDA error: <text>" / NCCL's "Cuda failure '<text>'" / the token, and get this name
+    # through _CUDA_TEXTS and _TOKEN_NAMES without a needle of their own.
+    _S("gpu.graph_capture", [(r"operation not permitted when stream is capturing", "stream is capturing")], 74,
        description="a CUDA graph capture hit an operation that cannot be captured (sync, allocation, host read, another stream)"),
     # Driver and device setup: nothing ran on the GPU yet, so any later error is a consequence.
     _S("driver.insufficient",
        [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient"),
         # torch's check of the driver against the CUDA it was built for
         (r"The NVIDIA driver on your system is too old|NVIDIA driver too old \(found version \d+\)",
-         "too old")], 76,  # (one needle for both wordings: one pass over a big log)
+         ("driver on your system is too old", "NVIDIA driver too old"))], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     # NVML's NVML_ERROR_NO_PERMISSION ("Insufficient Permissions"; pynvml raises NVMLError_NoPermission):
@@ -551,15 +539,13 @@ BUILTIN: tuple[Signature, ...] = (
         (r'LoadLibrary failed with error (\d+) "[^"\n]*" when trying to load "([^"\n]*)', "LoadLibrary failed with error"),
         # the cuDNN found is older than the one the framework was built with: TF/XLA's "Loaded runtime
         # CuDNN library: 8.0.4 but source was compiled with: 8.1.0", Caffe2's "cuDNN compiled (7102) and
-        # runtime (7005) versions mismatch" (one needle, "uDNN ", serves both: one pass over a big log)
+        # runtime (7005) versions mismatch" (long needles: a short one such as "uDNN " makes a pass over a
+        # big log several times slower)
         (r"Loaded runtime CuDNN library: (\S+)(?: \(compatibility version \d+\))? but source was compiled with:? (\S+?)\.?(?= |$)",
-         "uDNN "),
-        (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "uDNN "),
-        # XLA/TensorFlow cannot find the CUDA toolkit's ptxas to compile its kernels: "Couldn't find a
-        # suitable version of ptxas", "No PTX compilation provider is available. Neither ptxas/nvlink ...",
-        # "Can't find ptxas binary", "Couldn't get ptxas version"
-        (r"Couldn't find a suitable version of ptxas|No PTX compilation provider is available|Can't find ptxas binary"
-         r"|Couldn't (?:get|invoke) ptxas", "ptxas")], 74,
+         "Loaded runtime CuDNN library"),
+        (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "cuDNN compiled ("),
+        # XLA has neither the CUDA toolkit's ptxas nor nvJitLink to compile its kernels
+        (r"No PTX compilation provider is available", "PTX compilation provider")], 74,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
@@ -621,9 +607,8 @@ BUILTIN: tuple[Signature, ...] = (
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
     _S("cuda.exception",
        [(r"CUDA Exception: (?P<exc>[A-Z][\w -]*?[A-Za-z])[ \t]*$", "CUDA Exception: "),
-        # ("_EXCEPTION_" serves both token forms with one pass over a big log)
-        (r"(?:received signal )?CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "_EXCEPTION_"),
-        (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "_EXCEPTION_")],
+        (r"(?:received signal )?CUDA_EXCEPTION_\d+, (?P<exc>[A-Z][\w -]*?[A-Za-z])\.", "CUDA_EXCEPTION_"),
+        (r"coredump: Detected an exception of type CUDBG_EXCEPTION_(?P<exc>[A-Z_]+?) \(\d+\)", "CUDBG_EXCEPTION_")],
        83, resolve=_resolve_cuda_exception, description="cuda-gdb / CUDA core dump exception of the faulting warp"),
     # Memory (rows 13-18).
     _S("oom.torch_cuda", [(r"CUDA out of memory\. Tried to allocate ([\d.]+ [KMGT]?i?B)", "CUDA out of memory.")], 72, "oom"),
@@ -939,11 +924,10 @@ BUILTIN: tuple[Signature, ...] = (
     _S("sanitizer.initcheck", [(r"Uninitialized __global__ memory read of size", "Uninitialized __global__")], 85),
     _S("sanitizer.summary",
        [(r"^[^\n=]{0,60}========= ERROR SUMMARY: ([1-9]\d*) errors?", "ERROR SUMMARY: "),
-        (r"^[^\n=]{0,60}========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "SUMMARY: ")],
+        (r"^[^\n=]{0,60}========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", "RACECHECK SUMMARY: ")],
        30),
     _S("sanitizer.asan", [(r"^==(\d+)==ERROR: AddressSanitizer: ([\w-]+)", "ERROR: AddressSanitizer: "),
-                          # ("SUMMARY: " also serves racecheck's summary: one pass over a big log)
-                          (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: ")], 86),
+                          (r"^SUMMARY: AddressSanitizer: ", "SUMMARY: AddressSanitizer: ")], 86),
     _S("sanitizer.tsan", [(r"^WARNING: ThreadSanitizer: (data race|[\w -]+)", "WARNING: ThreadSanitizer: ")], 86),
     _S("sanitizer.ubsan", [(r"\S:\d+:\d+: runtime error: ", ": runtime error: ")], 66),
     # Numerics (rows 48-49).
@@ -1333,7 +1317,8 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
 
 
 # A line that starts (after a log prefix) like "Name:" or "pkg.Name: ": output, never source code.
-_OUTPUT_START = re.compile(_PREFIX + r"[A-Za-z_][\w.]*:(?:[ \t]|$)")
+# (compiled on first use, through _compile's cache: most classifications never need it)
+_OUTPUT_START = _PREFIX + r"[A-Za-z_][\w.]*:(?:[ \t]|$)"
 
 
 def _frame_source(t: _Text, i: int) -> bool:
@@ -1342,7 +1327,7 @@ def _frame_source(t: _Text, i: int) -> bool:
     (<stdin>, a C extension) is followed by the exception line itself, which this tells apart."""
     if i == 0 or len(t.lines[i - 1]) > _LONG_LINE or not _FRAME.search(t.line(i - 1)):
         return False
-    return _OUTPUT_START.match(t.line(i).lstrip(" \t")) is None
+    return _compile(_OUTPUT_START).match(t.line(i).lstrip(" \t")) is None
 
 
 def _wrapped_below(t: _Text, i: int, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> int:
