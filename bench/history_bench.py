@@ -13,7 +13,8 @@ Every dbglog run uses a fresh copy of the repo with a new, empty workspace (`dbg
 the clock starts), so nothing comes from the verdict cache.
 
 Per-step overhead is noisy on a shared machine: ``--rounds N`` runs both tools N times, interleaved
-(git, dbglog, git, dbglog, ...), and prints the medians with the load average before and after.
+(git then dbglog, dbglog then git, ...), each round with its own measure of the repro's time and of
+dbglog's start-up, and prints the medians of the rounds' figures with the load average before and after.
 ``--quick``: 1,024 commits only; ``--no-jobs``: skip part 2.
 
 Run:  PYTHONPATH=. python bench/history_bench.py [--quick] [--rounds N] [--no-jobs]
@@ -66,9 +67,8 @@ def count(log: Path) -> int:
     return len(log.read_text().split()) if log.exists() else 0
 
 
-def repro_time(tmp: Path, repo: Path, script: Path) -> float:
+def repro_time(tmp: Path, repo: Path, script: Path, n: int = 30) -> float:
     e = env(tmp / "rt.log", 10**9)
-    n = 30
     t, c = time.perf_counter(), _cpu()
     for _ in range(n):
         subprocess.run(["sh", str(script)], cwd=repo, env=e, check=True)
@@ -115,10 +115,10 @@ def dbglog_bisect(tmp: Path, repo: Path, good: str, script: Path, culprit: int, 
     return count(log), wall, res
 
 
-def startup() -> float:
+def startup(n: int = 9) -> float:
     e = env(Path("/dev/null"), 0)
     walls, cpus = [], []
-    for _ in range(9):  # the median: one slow start on a busy machine would shift every per-step figure
+    for _ in range(n):  # the median: one slow start on a busy machine would shift every per-step figure
         t, c = time.perf_counter(), _cpu()
         subprocess.run([sys.executable, "-m", "dbglog", "--version"], env=e, capture_output=True, check=True)
         walls.append(time.perf_counter() - t)
@@ -172,27 +172,40 @@ def main() -> None:
             build = time.perf_counter() - t
             culprit = (n * 7) // 10 + 3
             rt = repro_time(tmp, repo, script)
-            g_all, d_all, cpus = [], [], {"git": [], "dbglog": []}
-            for _ in range(rounds):  # interleaved: both tools see the same load drift
-                g_all.append(git_bisect(tmp, repo, shas[0], script, culprit))
-                cpus["git"].append(CPU["git"])
-                d_runs, d_wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
-                cpus["dbglog"].append(CPU["dbglog"])
-                assert res["first_bad"]["commit"] == shas[culprit]
-                d_all.append((d_runs, d_wall))
-            for tool, results, extra, key, cextra in (("git bisect run", g_all, 0.0, "git", 0.0),
-                                                      ("dbglog bisect git", d_all, st, "dbglog", CPU["startup"])):
+            # Every figure a round's per-step overhead subtracts -- the repro's own time, dbglog's
+            # start-up -- is measured in that round, beside the two bisections (in alternating
+            # order): on a shared machine the load drifts within seconds, and a start-up or repro
+            # time taken once, before the rounds, shifts every per-step figure by its error / runs.
+            # The median of the rounds' figures is reported.
+            res_all = {"git": [], "dbglog": []}  # (runs, wall, per-step overhead, CPU per-step overhead)
+            rts = []
+            for i in range(rounds if rounds > 1 else 1):
+                rt_i, rt_cpu = (repro_time(tmp, repo, script, 10), CPU["repro"]) if rounds > 1 else (rt, CPU["repro"])
+                st_i, st_cpu = (startup(3), CPU["startup"]) if rounds > 1 else (st, CPU["startup"])
+                rts.append(rt_i)
+                for tool in (("git", "dbglog") if i % 2 == 0 else ("dbglog", "git")):
+                    if tool == "git":
+                        runs, wall = git_bisect(tmp, repo, shas[0], script, culprit)
+                        extra, cextra = 0.0, 0.0
+                    else:
+                        runs, wall, res = dbglog_bisect(tmp, repo, shas[0], script, culprit)
+                        assert res["first_bad"]["commit"] == shas[culprit]
+                        extra, cextra = st_i, st_cpu
+                    res_all[tool].append((runs, wall, (wall - extra - runs * rt_i) / runs * 1000,
+                                          (CPU[tool] - cextra - runs * rt_cpu) / runs * 1000))
+            for tool, label in (("git", "git bisect run"), ("dbglog", "dbglog bisect git")):
+                results = res_all[tool]
                 runs = results[0][0]
-                assert all(r == runs for r, _ in results), results  # the run count is deterministic
-                wall = statistics.median(w for _, w in results)
-                ovh = (wall - extra - runs * rt) / runs * 1000
+                assert all(r[0] == runs for r in results), results  # the run count is deterministic
+                wall = statistics.median(r[1] for r in results)
+                ovh = statistics.median(r[2] for r in results)
                 spread = ""
                 if rounds > 1:
-                    o = sorted((w - extra - runs * rt) / runs * 1000 for _, w in results)
+                    o = sorted(r[2] for r in results)
                     spread = f" (range {o[0]:.1f}-{o[-1]:.1f})"
-                cpu = (statistics.median(cpus[key]) - cextra - runs * CPU["repro"]) / runs * 1000
-                print(f"| {n:,} | {tool} | {runs} | {wall:.2f} | {rt * 1000:.1f} | {ovh:.1f}{spread}"
-                      + (" (start-up excluded)" if extra else "") + f" | {cpu:.1f} |")
+                cpu = statistics.median(r[3] for r in results)
+                print(f"| {n:,} | {label} | {runs} | {wall:.2f} | {statistics.median(rts) * 1000:.1f} | {ovh:.1f}{spread}"
+                      + (" (start-up excluded)" if tool == "dbglog" else "") + f" | {cpu:.1f} |")
             print(f"|  | (repo built with fast-import in {build:.2f} s) | | | | | |")
         if rounds > 1:
             print(f"load average after: {_load()}")

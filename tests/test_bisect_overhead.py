@@ -278,3 +278,28 @@ def test_result_json_cleans_every_value_and_no_field_name_needs_it(tmp_path):
     written = json.loads((tmp_path / "r" / "result.json").read_text())
     assert token not in json.dumps(written) and written == clean_obj(r.to_dict())
     assert written["outcome"] == "fail" and written["env_overrides"]["HF_TOKEN"] != token
+
+
+def test_sweep_reads_proc_only_while_dbglog_has_a_child(monkeypatch):
+    """As the subreaper, a dbglog with no child at all has nothing of a finished run left alive (each
+    leftover would be one of its children or below one): the sweep then reads no /proc table."""
+    from dbglog.run import proctree
+
+    assert proctree.become_subreaper()
+    p = subprocess.Popen(["true"], start_new_session=True)
+    p.wait()
+    tree = proctree.Tree(p.pid, "rid-sweep", time.time())
+    reads = []
+    real = proctree.ppid_table
+    monkeypatch.setattr(proctree, "ppid_table", lambda *a, **k: reads.append(1) or real(*a, **k))
+    if proctree.no_children():  # (another test's child of this worker may still be around)
+        proctree.sweep(tree)
+        assert reads == []
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert not proctree.no_children()
+        proctree.sweep(tree)
+        assert reads  # a child: every process it might hide is looked for
+    finally:
+        child.kill()
+        child.wait()

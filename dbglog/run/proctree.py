@@ -373,10 +373,27 @@ def descendants(table: dict[int, int], roots) -> list[int]:
     return list(out)
 
 
+def no_children() -> bool:
+    """Whether this process has no child at all, running or waiting to be reaped (one waitid
+    call that reaps nothing)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    except (OSError, AttributeError):  # (no waitid: assume there are)
+        return False
+    return False
+
+
 def sweep(tree) -> None:
     """``snapshot``, ``scan_marker`` and ``adopt`` of ``tree`` over ONE read of the ppid table
     (each read is one /proc file per process on the machine: a few ms on a busy host, and a
-    finished run used to pay three of them)."""
+    finished run used to pay three of them). None when dbglog is the subreaper and has no child
+    left: every process the run left behind would be one of its children (re-parented to dbglog
+    when its parent died) or below one, so there is nothing to find -- the commonest end of a run,
+    a command that exited and took its processes with it."""
+    if _SUBREAPER and no_children():
+        return
     table = tree.table()
     tree.snapshot(table)
     tree.scan_marker(table)
