@@ -74,6 +74,14 @@ def conn(tmp_path_factory):
     recs.set_section(mimo.id, "A hypothesis that measurement killed",
                      "The model did not fit in RAM, so slim_gguf.py requantizes it to Q8_0.\n"
                      "Result: 9.6 GB -> 6.0 GB, and it made no difference to speed.")
+    fp8 = recs.new("FP8 GEMM output drifts from the bf16 reference")
+    recs.add_attempt(fp8.id, title="E2: Accumulator Width", did="Switched the epilogue accumulator from fp16 to fp32",
+                     result="max error 0.41 -> 0.09", outcome="partial")
+    recs.add_attempt(fp8.id, title="run2 activation offload to CPU", did="offload_activations: true",
+                     result="1,874 -> 1,390 tok/s", outcome="failed")
+    recs.add_attempt(fp8.id, title="Experiment 5: fp32 softmax only", did="softmax(scores.float())",
+                     result="NaN later, at 8,460", conclusion="Partial at best.\n\n**Recommendation:** QK-norm on "
+                     "for d24 and up. Re-run d20 with it to check the cost at small scale.", outcome="partial")
     yield recs.store.conn
     recs.close()
 
@@ -212,6 +220,18 @@ def test_more_or_less_is_a_change_the_text_states(conn):
     ideas = judged(conn, "switch to a smaller 7B model")
     assert ideas["Notes"] == "other-way" and ideas["Smaller model"] == ""  # (vllm serve qwen-7b)
     assert not said(conn, "reduce the learning rate")[0]  # a training log shows it, it does not lower it
+
+
+def test_what_a_change_replaced_is_not_what_it_tried(conn):
+    assert said(conn, "fp32 accumulator in the epilogue")[0]
+    assert judged(conn, "fp16 accumulator in the epilogue")["E2: Accumulator Width"] == "only-the-old-side"
+    assert said(conn, "offload activations to CPU")[0]
+    assert not said(conn, "offload activations to NVMe")[0]  # where a change goes is a value it gives
+
+
+def test_a_recommendation_paragraph_proposes(conn):
+    tried, res = said(conn, "re-run d20 with QK-norm")
+    assert not tried and res.mentioned
 
 
 def test_a_hypothesis_with_a_result_was_tested(conn):

@@ -1459,8 +1459,8 @@ def _other_way(p: _Pair) -> bool:
 
 
 # A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
-# "x2", "doubled", "halved" (not a setting listed as "H=4096": a setup states no change).
-_CHANGE = re.compile(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|\b[x×]\s?\d|\d\s?[x×]\b|"
+# "doubled", "halved" (not a setting listed as "H=4096", nor "8x A100": a setup states no change).
+_CHANGE = re.compile(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
                      r"\b(?:doubl|halv|tripl|quadrupl)\w*|\bset (?:to|at)\b|\b(?:changed?|tuned?|adjust\w*)\b", re.I)
 
 
@@ -1487,6 +1487,32 @@ def _only_what_is_replaced(p: _Pair) -> bool:
     replaces ("use bf16 instead of fp16" against a record of fp16)."""
     new = _replacement(p.q.text, p.active)
     return bool(new) and not any(i in p.found for i in new)
+
+
+def _only_the_old_side(p: _Pair) -> bool:
+    """The record holds a word of the fix only as what a change replaced ("Switched the epilogue
+    accumulator from fp16 to fp32", "fp16 → fp32", "fp32 instead of fp16"): the idea "fp16
+    accumulator in the epilogue" is what the record moved away from. (A word the idea itself puts
+    on the old side, "world size 8 -> 4", is not judged.)"""
+    h, active = p.h, p.active
+    did = h._window if h.kind == "section" else _did_text(h, whole=True)
+    spans = [m.span(g) for m in _OLD_SIDE.finditer(did) for g in range(1, 5) if m.group(g)]
+    if not spans:
+        return False
+    mine = {w.lower() for m in _OLD_SIDE.finditer(p.q.text) for g in m.groups() if g for w in _WORD.findall(g)}
+    for i in p.fix:
+        t = active[i]
+        if i not in p.direct or _way(t) or _filler(t) or set(t.parts) & mine:
+            continue
+        occ = [m.span() for m in re.finditer(t.pattern(), did, re.I)]
+        if occ and all(any(a <= s0 and e0 <= b for a, b in spans) for s0, e0 in occ):
+            return True
+    return False
+
+
+# What a change replaced: "from A to B", "A → B", "instead of A", "replaced A with B".
+_OLD_SIDE = re.compile(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
+                       r"\b(?:instead of|rather than)\s+([^\s,;.()]+)|\breplac\w*\s+([^\s,;()]+)\s+(?:with|by)\b", re.I)
 
 
 def _acronym_missing(p: _Pair) -> bool:
@@ -1550,6 +1576,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
     ("acronym-missing", _acronym_missing),
+    ("only-the-old-side", _only_the_old_side),
     ("too-little-in-record", _too_little_in_the_record),
     ("another-fix-same-topic", _another_fix_same_topic),
     ("too-little-overall", _too_little_overall),
@@ -1602,10 +1629,24 @@ def _head_body(h: Hit) -> tuple[str, str]:
 
 
 def _reported(text: str) -> str:
-    """``text`` without its sentences that propose (``_PROPOSING``)."""
-    parts = _SENTENCE.split(text)
-    kept = [s for s in parts if not _PROPOSING.search(s)]
-    return text if len(kept) == len(parts) else "\n".join(kept)
+    """``text`` without its sentences that propose (``_PROPOSING``) and the paragraphs a proposing
+    label opens ("**Recommendation:** QK-norm on for d24. Re-run d20 with it.")."""
+    kept, dropped = [], False
+    for para in _PARAGRAPH.split(text):
+        if _PROPOSING_LABEL.match(para):
+            dropped = True
+            continue
+        parts = _SENTENCE.split(para)
+        keep = [s for s in parts if not _PROPOSING.search(s)]
+        dropped = dropped or len(keep) < len(parts)
+        kept.append("\n".join(keep))
+    return "\n".join(kept) if dropped else text
+
+
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+# A paragraph that opens with a proposing label proposes throughout.
+_PROPOSING_LABEL = re.compile(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
+                              r"follow[- ]?ups?|options?)\W*:", re.I)
 
 
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
@@ -1750,6 +1791,8 @@ _LABEL_NUMBER = re.compile(
     r"trial|hypothes[ie]s|theory|entry|update|intento|session|rejection|issue|item|[hst])\s*#?\s*\d+\b|#\d+\b|"
     r"^\s*(?:[-*+]\s+)?\d+[.)](?=\s)", re.I | re.M)
 # the "from" side of a change the idea names ("go from TP4 to TP8"): not a value it sets
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten half".split())  # "to zero" = "=0"
+_TO_TARGET = re.compile(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
 _FROM_NUMBER = re.compile(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 
 
@@ -1761,12 +1804,16 @@ def _value_terms(q: Query) -> list[Term]:
     if cached is not None:
         return cached
     froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)}
-    from dbglog.kb.synonyms import env_name
+    from dbglog.kb.synonyms import env_name, known_words
 
     settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
                 if not env_name(f"{k}={v}") and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
+    # where a change goes: "offload activations to NVMe", "switch to the nccl backend" (a name, not
+    # a purpose: "to free memory")
+    settings |= {w.lower() for w in _TO_TARGET.findall(q.text) if w.lower() not in _NUMBER_WORDS
+                 and (re.search(r"\d|[A-Z]", w) or w.lower() in known_words())}
     out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
-           or t.raw.lower() in settings]
+           or (t.raw.lower() in settings and not (_filler(t) or _way(t) or t.stop))]
     q.__dict__["_values"] = out
     return out
 
