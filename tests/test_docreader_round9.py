@@ -201,3 +201,13 @@ def test_checked_optimizations_under_a_status_that_says_the_problem_persists_did
                 "### 1. ✅ Memory Optimizations\n- [x] Gradient checkpointing enabled\n- [x] CPU offload enabled\n"
                 "- [x] FP16 training\n")
     assert [a.outcome for a in inv.attempts] == ["failed", "failed", "failed"]
+
+
+def test_why_it_failed_over_a_list_is_the_attempts_conclusion_and_its_verdict():
+    inv = _read("# Black sprite backgrounds\n\n## Attempted Solutions\n\n### Attempt 2: Platform-specific blocks\n"
+                "**Result:** ✅ Compiles on both SDL versions, but ❌ still shows black\n\n**Why it failed:**\n"
+                "- Filling with transparent black becomes solid black in RGB565\n\n### Attempt 3: Keep RGBA8888\n"
+                "**Result:** ✅ Works on all platforms\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [("Platform-specific blocks", "failed"),
+                                                            ("Keep RGBA8888", "worked")]
+    assert "solid black" in inv.attempts[0].conclusion

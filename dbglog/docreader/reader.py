@@ -1139,6 +1139,8 @@ class _Builder:
             words = bare_words(m.group(1))
             if re.search(r"\b(?:learn\w*|lessons?|takeaways?|insights?)\b", words):
                 continue  # "**Key Learnings from the Debugging Process**": looking back, not steps
+            if ATTEMPT_LABELS.get(words) in ("conclusion", "result", "outcome", "hypothesis"):
+                continue  # "**Why it failed:**" over its reasons: the attempt's conclusion, not more attempts
             if (STRONG_CONTAINER.search(words) or RESULT_CONTAINER.search(m.group(1))) and not NEXT_HEAD.search(words):
                 out[lst.start] = "failed" if FAILED_CONTAINER.search(m.group(1)) else None
         return out
@@ -2009,9 +2011,9 @@ class _Builder:
             r_out = outcomes.classify(r_text) if r_text else "inconclusive"
             c_out = outcomes.classify(conclusion) if conclusion else "inconclusive"
             out = outcomes.combine(r_out, c_out)
-        if out is None and a.lines:
+        if (out is None or (out == "partial" and not a.tag)) and a.lines:
             # "**Why it worked:** stale dev servers don't hot-reload": the label is the author's verdict,
-            # whatever the explanation under it sounds like.
+            # whatever the explanation under it sounds like ("✅ Compiles, but ❌ still black" + "Why it failed").
             said = {_label_name(self.lines[i]) for i in a.lines if 0 <= i < len(self.lines)}
             if said & _WHY_WON and not said & _WHY_LOST:
                 out = "worked"
