@@ -53,6 +53,15 @@ HEADER_FIELDS = (
 )
 
 
+# An investigation id as a file name stem of logs/ (new ids are model.ID_RE; hand-written ones may be freer).
+SAFE_ID = re.compile(r"\w[\w.-]{0,199}")  # (any script's letters and digits: \w)
+
+
+def _shown(value: str) -> str:
+    """A hand-written value quoted for an error line: control characters escaped, cut at 60."""
+    return repr(value[:60] + ("..." if len(value) > 60 else ""))
+
+
 class ParseError(DbglogError):
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         where = f"{path or '<text>'}" + (f":{line}" if line else "")
@@ -578,6 +587,10 @@ def parse(text: str, path: str | None = None) -> Investigation:
         meta["id"] = str(meta["id"])
     if not meta.get("id"):
         raise ParseError("front matter has no 'id:'", path, 1)
+    if not SAFE_ID.fullmatch(meta["id"]):
+        # the id names the file in logs/ (`export`): '../x', '/etc/x' or a control byte must not reach a path
+        raise ParseError(f"front matter id {_shown(meta['id'])} must be letters, digits, '.', '_' or '-' "
+                         "(at most 200, it names the file in logs/); put the id back as it was", path, 1)
 
     inv = Investigation(
         id=meta["id"],
@@ -663,6 +676,9 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
             created, chunk = cm.group(1), chunk[1:]
         vals, _ = scan_fields(chunk, labels)
         runs = [r.strip() for r in vals.get("runs", "").split(",") if r.strip()]
+        if len(m.group(1)) > 9:  # (SQLite holds 64 bits, a loop over numbers even less: 1e9 attempts is a typo)
+            raise ParseError(f"attempt number {m.group(1)[:20]}{'...' if len(m.group(1)) > 20 else ''} is too large; "
+                             "renumber it", path, offset + s + 1)
         attempts.append(Attempt(
             number=int(m.group(1)),
             title=vals["title"] if "title" in vals else (m.group(2) or ""),
