@@ -56,7 +56,7 @@ def _parse(doc: dict, where: str) -> list[Advice]:
             if k in when:
                 try:
                     re.compile(when[k])
-                except (re.error, TypeError) as err:
+                except (re.error, TypeError, OverflowError, RecursionError) as err:  # a{4294967296}: OverflowError
                     raise DbglogError(f"{where}: advice {aid!r}: bad regex in when.{k}: {err}") from None
         detail = e.get("detail", "")
         out.append(Advice(id=aid, step=step.strip(), detail=str(detail).replace("\n", " ").strip(), when=dict(when),
@@ -100,18 +100,30 @@ def _vanishes(ctx: Context, names: Iterable[str]) -> bool:
     return False
 
 
-def _evidence_matches(ev: dict, when: dict) -> bool:
+def _search(rule: Advice, pattern: str, text: str, flags: int = 0) -> bool:
+    """Does ``pattern`` of ``rule`` match ``text``? A user's regex runs under the user signatures' time
+    budget (``(a+)+$`` against a title of 40 a's backtracks for hours): out of time is no match."""
+    if rule.source == "builtin":
+        return re.search(pattern, text, flags) is not None
+    from dbglog.run import signatures
+
+    probe = signatures.Signature(name="advice", patterns=(pattern,), rank=0, flags=flags, source=rule.source)
+    return signatures.classify_text(text, [probe], max_key_lines=1) is not None
+
+
+def _evidence_matches(rule: Advice, ev: dict) -> bool:
+    when = rule.when
     if "evidence" in when and ev.get("kind") != when["evidence"]:
         return False
     if "reason" in when and when["reason"] not in (ev.get("reason") or ev.get("exception") or ""):
         return False
-    if "kernel" in when and not re.search(when["kernel"], ev.get("kernel") or ""):
+    if "kernel" in when and not _search(rule, when["kernel"], ev.get("kernel") or ""):
         return False
     if "status" in when and ev.get("status") != when["status"]:
         return False
     if "finding" in when:
         blob = " ".join([ev.get("summary") or "", *(ev.get("findings") or [])])
-        if not re.search(when["finding"], blob):
+        if not _search(rule, when["finding"], blob):
             return False
     return True
 
@@ -130,11 +142,11 @@ def _matches(rule: Advice, ctx: Context) -> dict | None:
         names = w["vanishes_with"] if isinstance(w["vanishes_with"], list) else [w["vanishes_with"]]
         if not _vanishes(ctx, names):
             return None
-    if "text" in w and not re.search(w["text"], ctx.text or "", re.IGNORECASE):
+    if "text" in w and not _search(rule, w["text"], ctx.text or "", re.IGNORECASE):
         return None
     if {"evidence", "reason", "kernel", "status", "finding"} & set(w):
         for e in evidence:
-            if _evidence_matches(e, w):
+            if _evidence_matches(rule, e):
                 return e
         return None
     return {}

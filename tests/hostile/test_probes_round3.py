@@ -11,11 +11,13 @@ before its fix.
 """
 
 import json
+import sys
 import re
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from test_probes import dbg, one_line_error
 
 
@@ -60,3 +62,36 @@ def test_an_attempt_number_past_sqlite_integers_is_one_line(tmp_path):
         r = dbg(*args, cwd=ws)
         one_line_error(r, args)
         assert "attempt number 9999" in r.stderr and "too large" in r.stderr, r.stderr
+
+
+# --- hostile settings ---------------------------------------------------------------------------
+
+
+def _advice_config(tmp_path: Path, when: str) -> Path:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"[[advice]]\nid = 'evil'\nstep = 'do a thing'\nwhen = {when}\n")
+    return cfg
+
+
+@pytest.mark.parametrize("when", ["{ text = '(a+)+$' }", "{ evidence = 'kernel-log', finding = '(x+x+)+y' }"])
+def test_a_user_advice_regex_that_backtracks_cannot_hang_a_run(tmp_path, monkeypatch, when):
+    from dbglog.run import advice
+
+    monkeypatch.setenv("DBGLOG_PATTERN_BUDGET", "0.2")  # the budget, not its length, is under test
+    rules = [r for r in advice.load(_advice_config(tmp_path, when)) if r.id == "evil"]
+    run = {"outcome": "fail", "evidence": [{"kind": "kernel-log", "summary": "x" * 40, "findings": []}]}
+    ctx = advice.Context(run=run, text="a" * 40 + "!")
+    assert advice.advise(ctx, rules) == []  # before: hours of backtracking after the attempt was recorded
+    good = [r for r in advice.load(_advice_config(tmp_path, "{ text = 'a{4}!' }")) if r.id == "evil"]
+    assert [a["id"] for a in advice.advise(ctx, good)] == ["evil"]  # (a user's regex still matches)
+
+
+def test_a_user_advice_regex_past_cs_int_is_one_line(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "config.toml").write_text(_advice_config(tmp_path, "{ text = 'a{4294967296}' }").read_text())
+    r = run_cli("run", "-q", "--attempt", "t", "--", sys.executable, "-c", "raise SystemExit(3)", cwd=ws)
+    one_line_error(r, "advice a{4294967296}")
+    assert "bad regex in when.text" in r.stderr, r.stderr
+    assert not any((ws / ".dbglog" / "runs").glob("*")), "refused before the repro ran"
