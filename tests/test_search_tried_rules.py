@@ -239,6 +239,18 @@ def test_a_hypothesis_with_a_result_was_tested(conn):
     assert tried and res.close[0].kind == "section" and res.close[0].outcome == "failed"
 
 
+def test_numbers_match_as_numbers():
+    import re
+
+    def finds(token, text):
+        t = search.parse_query(token).terms[0]
+        return bool(re.search(t.pattern(), text, re.I))
+
+    assert finds("1e-4", "lr 1e-04") and not finds("1e-4", "spikes to ~1e4")
+    assert finds("3", "mbs 3, nmb 2") and not finds("3", "val 48.3") and not finds("3", "took 3.5 s")
+    assert finds("3.0", "Triton 3.0.0")
+
+
 def test_query_parsing():
     def terms(q):
         return [t.raw for t in search.parse_query(q).terms]

@@ -221,6 +221,9 @@ def _word_pattern(words: list[str]) -> str:
     return r"(?<![^\W_])" + head + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])" + tail
 
 
+_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
+
+
 @dataclass
 class Term:
     raw: str  # the user's token(s), as typed
@@ -250,9 +253,13 @@ class Term:
         cached = self.__dict__.get("_pattern")
         if cached and cached[0] == key:
             return cached[1]  # (the ranking and is_close ask for it once per hit)
+        sci = _SCIENTIFIC.fullmatch(self.raw)
         if self.kind == "substring":
             # a number starts where a number starts: "1GB" is not the tail of "41GB"
             pat = (r"(?<![\d.])" if self.raw[:1].isdigit() else "") + re.escape(self.raw)
+        elif sci and self.kind != "typo":  # 1e-4 is 1e-04, not 1e4
+            pat = (r"(?<![\w.])" + re.escape(sci[1]) + "[eE]" + ("-" if sci[2] == "-" else r"\+?")
+                   + "0*" + sci[3] + r"(?!\d)")
         else:
             pat = "|".join(_word_pattern(words) for f in self.forms
                            if (words := [w.lower() for w in _WORD.findall(f)]))
