@@ -211,3 +211,10 @@ def test_why_it_failed_over_a_list_is_the_attempts_conclusion_and_its_verdict():
     assert [(a.title, a.outcome) for a in inv.attempts] == [("Platform-specific blocks", "failed"),
                                                             ("Keep RGBA8888", "worked")]
     assert "solid black" in inv.attempts[0].conclusion
+
+
+def test_ticked_optimizations_above_a_result_share_it():
+    inv = _read("# Phi-1.5 OOM\n\n## Memory Constraint Encountered\n\n**GPU**: 16GB laptop\n**Optimizations applied**:\n"
+                "- ✅ Gradient checkpointing enabled\n- ✅ Mixed precision (fp16) training\n- ✅ Reduced batch size\n\n"
+                "**Result**: Still OOM after 3 batches\n")
+    assert [a.outcome for a in inv.attempts] == ["failed", "failed", "failed"]

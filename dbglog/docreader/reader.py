@@ -762,6 +762,7 @@ class _Builder:
                 first = len(self.attempts)
                 self.attempts_from_list(n, blk, ctx)
                 self._done_ticks(n, self.attempts[first:])
+                self._shared_result(blocks, blk, self.attempts[first:])
             elif blk.kind == "table" and self.attempts_from_table(n, blk, ctx):
                 pass
             elif blk.kind in ("paragraph", "raw") and bold_attempt(self.lines[blk.start]) and k < len(blocks) \
@@ -951,7 +952,9 @@ class _Builder:
             if blk.kind == "hr":
                 continue  # a separator, not content
             if blk.start in captioned:
+                first = len(self.attempts)
                 self.attempts_from_list(n, blk, captioned[blk.start])
+                self._shared_result(blocks, blk, self.attempts[first:])
                 continue
             if blk.kind in ("paragraph", "raw") and self._inline_attempt(blk, blk.start, ctx):
                 continue
@@ -1123,6 +1126,25 @@ class _Builder:
         return bool((not strict and (lead_tag(body) or re.search(r"\s[—–-]\s|→", body))) or (
             (TRIED_ITEM.match(body) or re.match(r"^\W*[A-Z]{3,}(?: [A-Z]{2,}){0,3}\b", body))
             and outcomes.classify(whole) != "inconclusive"))
+
+    def _shared_result(self, blocks: list[Block], lst: Block, atts: list[_Attempt]) -> None:
+        """ "**Optimizations applied**:" / "- ✅ Gradient checkpointing" / ... then "**Result**: Still OOM":
+        the result under the list is every item's (the ticks say applied, not worked)."""
+        i = lst.end
+        while i < len(self.lines) and i <= lst.end + 1 and not self.lines[i].strip():
+            i += 1
+        if i >= len(self.lines):
+            return
+        hit = label_of(self.lines[i], ATTEMPT_LABELS)
+        if not hit or hit[0] not in ("result", "outcome") or not hit[1].strip():
+            return
+        verdict = outcomes.classify(hit[1])
+        if verdict == "inconclusive":
+            return
+        for a in atts:
+            words = re.sub(r"[✅✔️☑]", " ", " ".join(a.lead + sum(a.fields.values(), [])))
+            if a.tag in (None, "worked") and not a.explicit and outcomes.classify(words) == "inconclusive":
+                a.tag, a.context = None, verdict
 
     def _caption_lists(self, blocks: list[Block]) -> dict[int, str | None]:
         """ "**Attempted fixes**:" / "**Investigation Steps**:" right above a list: the items are

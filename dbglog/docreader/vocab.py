@@ -80,7 +80,7 @@ STRONG_CONTAINER = re.compile(
     r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
     r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
     r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
-    r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?) (?:implemented|made|applied|deployed)|"
+    r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?|optimi[sz]ations) (?:implemented|made|applied|deployed)|"
     r"tests? effectu\w+|essais|tentatives|intentos|pruebas realizadas|versuche|investigation steps|"
     r"debugging process|attempted fixes|(?:current |applied )?mitigations|mitigations (?:applied|tried)|"
     r"what (?:we|i) changed|solutions? (?:applied|implemented)|(?:fixes|solutions|changes) (?:we )?(?:applied|implemented))\b"

@@ -262,6 +262,7 @@ EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
+_TERMS = _Lazy(r"\bmixed[- ]precision\b", re.I)
 _CLAUSE = _Lazy(r"\s*(?:;|:(?!\s*\d)|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
 _CONTRAST = _Lazy(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
 _MD = _Lazy(r"[*_`~>#]|\[(?:[ xX])\]")
@@ -275,7 +276,7 @@ def plain_text(text: str) -> str:
 
 def verdict_word(text: str) -> str | None:
     """The outcome a short label states outright ("FAILED", "✅ Fixed", "Partially right"), else None."""
-    t = plain_text(text).strip(" .:;,!-—–()[]").lower()
+    t = _TERMS.sub("amp", plain_text(text).strip(" .:;,!-—–()[]").lower())
     if not t:
         return None
     for e, o in EMOJI.items():
@@ -394,6 +395,7 @@ def classify(text: str) -> str:
     # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
     text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
     clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect|verdict)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
+    clean = _TERMS.sub("amp", clean)  # "mixed precision" names a setting, it says nothing of the result
     clean = re.sub(r"^\d{1,3}[.)]\s+", "", clean)  # "2. I blamed the upgrade. ...": the entry's number is no sentence
     if not clean:
         return "inconclusive"
