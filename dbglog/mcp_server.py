@@ -283,6 +283,34 @@ def _call(fn):
                       "server's stderr)")
 
 
+def _not_utf8(value) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_not_utf8(k) or _not_utf8(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_not_utf8(v) for v in value)
+    return False
+
+
+def _checked(fn):
+    """``fn`` refusing an argument that is not valid Unicode, the MCP side of the CLI's argv check: JSON
+    may carry a lone surrogate (``"\\udcff"``), which would fail deep in a lookup or a write."""
+    import functools
+
+    @functools.wraps(fn)  # (the SDK reads the wrapped function's signature, types and docstring)
+    def tool(*args, **kwargs):
+        for name, value in kwargs.items():
+            if _not_utf8(value):
+                return _error(f"the {name} is not valid UTF-8; pass text in UTF-8")
+        return fn(*args, **kwargs)
+    return tool
+
+
 def _hits(hits) -> list[Hit]:
     return [Hit.model_validate(h.to_dict()) for h in hits]
 
@@ -483,7 +511,7 @@ def build_server() -> MCPServer:
     server = MCPServer("dbglog", instructions=INSTRUCTIONS, version=v, log_level="WARNING")
     for fn in TOOLS:
         ro = fn.__name__ in READ_ONLY
-        server.add_tool(fn, annotations=ToolAnnotations(read_only_hint=ro, destructive_hint=False,
+        server.add_tool(_checked(fn), annotations=ToolAnnotations(read_only_hint=ro, destructive_hint=False,
                                                         idempotent_hint=ro, open_world_hint=fn is run_repro))
     return server
 

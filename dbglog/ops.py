@@ -451,10 +451,12 @@ def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
         raise DbglogError("no command: put the repro after --, e.g. dbglog run --timeout 60 -- python repro.py")
     if repeat < 1:
         raise DbglogError(f"--repeat must be at least 1, got {repeat}")
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and not 0 < timeout < float("inf"):  # (nan too: an agent's JSON may carry one)
         raise DbglogError("--timeout must be a positive number of seconds")
     for c in cmd:
         check_text(c, "command")
+        if "\x00" in c:  # (only an agent can send one: exec would fail with an internal error)
+            raise DbglogError("the command holds a NUL byte, which no program argument can carry")
     if not cmd[0].strip():
         raise DbglogError("the command is empty: put the repro after --, e.g. dbglog run -- python repro.py")
     return cmd
@@ -489,6 +491,8 @@ def check_env(env: dict | None) -> dict:
         check_text(k, "variable name")
         if v is not None:
             check_text(str(v), f"value of {k}")
+            if "\x00" in str(v):
+                raise DbglogError(f"the value of {k} holds a NUL byte, which no environment variable can carry")
     return dict(env or {})
 
 

@@ -39,16 +39,20 @@ _ESCAPES = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# A lone surrogate (a YAML "\uDCFF" in a hand edit, a JSON one from an agent) is no character: stored,
+# it could never be written as UTF-8 again (the MCP answer, a --json line, the mirror file).
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def sanitize(text: str) -> str:
-    """``text`` without terminal escapes and control characters (tab and newline kept)."""
+    """``text`` without terminal escapes and control characters (tab and newline kept); a lone
+    surrogate becomes U+FFFD."""
     if not text or _NEEDS_SANITIZE.search(text) is None:
         return text
     text = _ESCAPES.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROLS.sub("", text)
+    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
 
 
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")

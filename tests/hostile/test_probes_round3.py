@@ -11,14 +11,19 @@ before its fix.
 """
 
 import json
-import sys
+import math
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli
-from test_probes import dbg, one_line_error
+from dbglog.util import redact
+from test_probes import dbg, one_line_error, snapshot
 
 
 def _ws(tmp_path: Path) -> Path:
@@ -95,3 +100,55 @@ def test_a_user_advice_regex_past_cs_int_is_one_line(tmp_path):
     one_line_error(r, "advice a{4294967296}")
     assert "bad regex in when.text" in r.stderr, r.stderr
     assert not any((ws / ".dbglog" / "runs").glob("*")), "refused before the repro ran"
+
+
+# --- what an agent can send that a shell cannot ---------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0xE000)))
+def test_what_sanitize_keeps_can_always_be_written(text):
+    out = redact.sanitize(text)
+    out.encode("utf-8")  # a lone surrogate stored could never be written again (mirror, --json, MCP)
+    assert redact.sanitize(out) == out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
+
+
+def _mcp(tmp_path, calls):
+    """Call the tools through the real server object (its argument handling included), in this process."""
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from dbglog import mcp_server
+
+    server = mcp_server.build_server()
+
+    async def main():
+        return [await server.call_tool(name, args) for name, args in calls]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        return asyncio.run(main())
+    finally:
+        os.chdir(cwd)
+
+
+def test_mcp_arguments_no_process_could_take_are_tool_errors_and_change_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("DBGLOG_DIR", raising=False)
+    assert dbg("new", "NCCL hang", "--no-env", cwd=tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    calls = [("show", {"investigation": "x\udcff"}), ("tried", {"idea": "p2p", "tags": ["a\udcff"]}),
+             ("new_investigation", {"title": "t", "tags": ["x\udcff"]}),
+             ("add_attempt", {"title": "t", "runs": ["r\udcff"]}),
+             ("run_repro", {"cmd": ["true\x00"], "timeout": 5}),
+             ("run_repro", {"cmd": ["true"], "timeout": 5, "env": {"A": "b\x00"}}),
+             ("run_repro", {"cmd": ["true"], "timeout": math.nan}),
+             ("show", {})]
+    out = _mcp(tmp_path, calls)
+    for (name, args), res in zip(calls[:-1], out[:-1]):
+        assert res.is_error, (name, args, res)
+        text = res.content[0].text
+        assert "\n" not in text and "internal error" not in text, (name, text)
+        assert res.structured_content == {"error": text}
+    assert not out[-1].is_error  # still serving
+    assert snapshot(tmp_path) == before
