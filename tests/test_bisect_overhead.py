@@ -303,3 +303,24 @@ def test_sweep_reads_proc_only_while_dbglog_has_a_child(monkeypatch):
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize("files, version, expect", [
+    ({"a.txt": "x", "docs/readme.md": "x"}, None, False),
+    ({"a.txt": "x", "pkg/mod.py": "x = 1"}, None, True),
+    ({"tool.pyw": "x"}, None, True),
+    ({"notpy.pyc": "x", "x.py.txt": "x"}, None, False),
+    ({"pkg/mod.py": "x = 1"}, 4, None),  # prefix-compressed paths: git is asked instead
+])
+def test_the_worktree_index_tells_whether_the_repo_holds_python(tmp_path, files, version, expect):
+    repo = tmp_path / "r"
+    history.make_repo(repo, 2, lambda i: dict(files, v=str(i)))
+    if version:
+        _git(repo, "config", "index.version", str(version))
+    wt = tmp_path / "wt0"
+    _git(repo, "worktree", "add", "--detach", "-q", str(wt), "HEAD")
+    assert history._index_lists_python(wt) is expect
+    if expect is not None:  # the same answer as the git question it saves
+        names = _git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+        assert expect == any(n.endswith((".py", ".pyw")) for n in names)
+    assert history._index_lists_python(tmp_path / "nowhere") is None

@@ -78,8 +78,21 @@ def _git_env() -> dict:
     return env
 
 
+_GIT_EXE: dict[str, str] = {}
+
+
+def _git_exe() -> str:
+    """git's full path, looked up once per PATH: given as a bare "git", every spawn tries each PATH
+    entry before git's own in turn (a failed exec per pyenv shim, /usr/local/..., and so on)."""
+    path = os.environ.get("PATH", os.defpath)
+    exe = _GIT_EXE.get(path)
+    if exe is None:
+        exe = _GIT_EXE[path] = shutil.which("git", path=path) or "git"
+    return exe
+
+
 def git(repo, *args: str, check: bool = True) -> str:
-    p = subprocess.run(["git", "-c", "log.showSignature=false", "-c", "core.quotepath=false", "-C", str(repo),
+    p = subprocess.run([_git_exe(), "-c", "log.showSignature=false", "-c", "core.quotepath=false", "-C", str(repo),
                         *args], capture_output=True, text=True, encoding="utf-8", errors="replace",
                        env=_git_env(), stdin=subprocess.DEVNULL)
     if check and p.returncode != 0:
@@ -90,7 +103,7 @@ def git(repo, *args: str, check: bool = True) -> str:
 
 def _git_ok(repo, *args: str) -> bool:
     # (only the exit status is read: no pipes to drain, a step's checkout costs one process and no more)
-    return subprocess.run(["git", "-C", str(repo), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    return subprocess.run([_git_exe(), "-C", str(repo), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                           env=_git_env(), stdin=subprocess.DEVNULL).returncode == 0
 
 
@@ -106,7 +119,7 @@ def repo_root(cwd) -> Path:
 
 def rev(repo, ref: str) -> str:
     """A full commit sha for REV; DbglogError when it does not name a commit."""
-    out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
+    out = subprocess.run([_git_exe(), "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options",
                           f"{ref}^{{commit}}"], capture_output=True, text=True, env=_git_env(),
                          stdin=subprocess.DEVNULL)
     if out.returncode != 0 or not out.stdout.strip():
@@ -121,7 +134,7 @@ def _resolve_ends(cwd, refs: list[str]) -> tuple[Path, list[str]] | None:
     if any(r.startswith("-") for r in refs):
         return None  # (rev-parse would read it as an option; --end-of-options is echoed without --verify)
     try:
-        p = subprocess.run(["git", "-C", str(cwd), "rev-parse", "--show-toplevel",
+        p = subprocess.run([_git_exe(), "-C", str(cwd), "rev-parse", "--show-toplevel",
                             *(f"{r}^{{commit}}" for r in refs)], capture_output=True, text=True, env=_git_env(),
                            stdin=subprocess.DEVNULL)
     except OSError:
@@ -234,6 +247,21 @@ def _admin_dir(wt: Path) -> Path | None:
     return admin if admin.parent.name == "worktrees" and back == (wt / ".git").resolve() else None
 
 
+def _index_lists_python(wt: Path) -> bool | None:
+    """Whether the git index of worktree ``wt`` lists a .py or .pyw file, read without a git process:
+    in index versions 2 and 3 every entry's full path is followed by a NUL byte. None when that cannot
+    be told for sure (no index yet, version 4's prefix-compressed paths, a split index whose entries
+    live in another file, a sparse index's folded directories): then git is asked."""
+    admin = _admin_dir(wt)
+    try:
+        data = (admin / "index").read_bytes() if admin is not None else b""
+    except OSError:
+        return None
+    if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3) or b"link" in data or b"sdir" in data:
+        return None  # (a path that merely contains "link" only costs the git question)
+    return b".py\0" in data or b".pyw\0" in data
+
+
 def remove_worktrees(repo, root: Path) -> None:
     """Remove every worktree of a session (also after kill -9) and forget them in the repo."""
     if not root.is_dir():
@@ -328,19 +356,24 @@ class _Driver:
                 shutil.rmtree(p, ignore_errors=True)
                 _git_ok(self.repo, "worktree", "prune")
             git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
-            self._start_python_probe()
+            self._start_python_probe(p, sha)
         self._wt_at[k] = sha
         return p
 
-    def _start_python_probe(self) -> None:
-        """Ask git whether the repo holds Python (for ``_drop_stale_bytecode``) without waiting for
-        the answer: it comes while the first step runs and is read when a worktree is first reused."""
+    def _start_python_probe(self, wt: Path, sha: str) -> None:
+        """Whether the repo holds Python (for ``_drop_stale_bytecode``: the bad end's tree), from the
+        index of the worktree just made at the bad end; else asked of git without waiting for the
+        answer: it comes while the first step runs and is read when a worktree is first reused."""
         with self._py_lock:
             if self._py_probe is not None or self._has_python is not None:
                 return
+            if sha == self.spec.bad:
+                self._has_python = _index_lists_python(wt)
+                if self._has_python is not None:
+                    return
             try:
                 self._py_probe = subprocess.Popen(
-                    ["git", "-C", str(self.repo), "ls-tree", "-r", "-z", "--name-only", self.spec.bad],
+                    [_git_exe(), "-C", str(self.repo), "ls-tree", "-r", "-z", "--name-only", self.spec.bad],
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=_git_env())
             except OSError:
                 self._py_probe = None

@@ -500,8 +500,9 @@ class SessionDB:
         spec), without an fsync. In WAL mode, ``synchronous = NORMAL`` makes a COMMIT durable
         against the driver's death (kill -9: the WAL is in the OS when COMMIT returns) but not
         against a power cut, which may lose the last steps -- the database stays consistent and
-        ``resume`` re-runs them. The fsync was ~4 ms of a step. ``finish`` and ``release`` keep
-        the fsync, which makes every earlier commit of the session durable with them."""
+        ``resume`` re-runs them. The fsync was ~4 ms of a step. ``finish`` too: the command closes
+        the database right after, and that checkpoint of the WAL syncs every commit of the session
+        (in a long-lived process, its next checkpoint does); ``release`` keeps its own fsync."""
         conn = self.store.conn
         if self._wal is None:  # (asked once: the store opened the database in WAL mode or could not)
             self._wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -564,7 +565,7 @@ class SessionDB:
                          "WHERE id = ? AND status = 'running'", now_iso(), sid)
 
     def finish(self, sid: str, status: str, result: dict) -> None:
-        with self.store.write():
+        with self._step_write():  # (closing the database checkpoints the WAL, with an fsync: not twice)
             self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL, driver = NULL "
                          "WHERE id = ?",
                          status, json.dumps(result), now_iso(), sid)
