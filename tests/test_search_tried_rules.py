@@ -82,6 +82,12 @@ def conn(tmp_path_factory):
     recs.add_attempt(fp8.id, title="Experiment 5: fp32 softmax only", did="softmax(scores.float())",
                      result="NaN later, at 8,460", conclusion="Partial at best.\n\n**Recommendation:** QK-norm on "
                      "for d24 and up. Re-run d20 with it to check the cost at small scale.", outcome="partial")
+    lcd = recs.new("ST7920 graphics investigation", symptom="garbled pixels while testing the display")
+    recs.add_attempt(lcd.id, title="Workaround attempted", did="PAUSEUI command (suspend UI task)",
+                     result="Same behavior with UI paused", outcome="failed")
+    recs.next_add(lcd.id, "Decompile the LCD driver with ghidra")
+    recs.set_section(lcd.id, "Build notes", "Whenever I change GCC, kbuild rebuilds everything.\n"
+                     "How can I keep my old object files with ccache?")
     yield recs.store.conn
     recs.close()
 
@@ -232,6 +238,15 @@ def test_what_a_change_replaced_is_not_what_it_tried(conn):
 def test_a_recommendation_paragraph_proposes(conn):
     tried, res = said(conn, "re-run d20 with QK-norm")
     assert not tried and res.mentioned
+
+
+def test_a_question_is_not_a_report(conn):
+    assert not said(conn, "use ccache to keep the old object files")[0]
+
+
+def test_an_acronym_that_says_where_is_not_required(conn):
+    assert said(conn, "pause the UI task while testing the LCD")[0]
+    assert not said(conn, "pause the LCD refresh")[0]
 
 
 def test_a_hypothesis_with_a_result_was_tested(conn):

@@ -1523,8 +1523,10 @@ _OLD_SIDE = re.compile(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;(
 
 
 def _acronym_missing(p: _Pair) -> bool:
-    """An acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP."""
-    return not all(i in p.found for i, t in enumerate(p.active) if _acronym(t))
+    """An acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP.
+    (Not one that only says where, after the fix: "pause the UI task while testing the LCD".)"""
+    where = _qualifier_terms(p.q) if any(id(p.active[i]) not in _qualifier_terms(p.q) for i in p.fix) else set()
+    return not all(i in p.found for i, t in enumerate(p.active) if _acronym(t) and id(t) not in where)
 
 
 def _too_little_in_the_record(p: _Pair) -> bool:
@@ -1636,15 +1638,16 @@ def _head_body(h: Hit) -> tuple[str, str]:
 
 
 def _reported(text: str) -> str:
-    """``text`` without its sentences that propose (``_PROPOSING``) and the paragraphs a proposing
-    label opens ("**Recommendation:** QK-norm on for d24. Re-run d20 with it.")."""
+    """``text`` without its sentences that propose (``_PROPOSING``) or ask ("How do I set it back
+    to PATA?") and the paragraphs a proposing label opens ("**Recommendation:** QK-norm on for d24.
+    Re-run d20 with it.")."""
     kept, dropped = [], False
     for para in _PARAGRAPH.split(text):
         if _PROPOSING_LABEL.match(para):
             dropped = True
             continue
         parts = _SENTENCE.split(para)
-        keep = [s for s in parts if not _PROPOSING.search(s)]
+        keep = [s for s in parts if not (_PROPOSING.search(s) or s.rstrip(" *_)").endswith("?"))]
         dropped = dropped or len(keep) < len(parts)
         kept.append("\n".join(keep))
     return "\n".join(kept) if dropped else text
