@@ -320,6 +320,9 @@ def _anchors(key) -> list[str]:
 
 
 def _like(word: str) -> str:
+    # A prefix is as good a prefilter, and SQLite refuses a LIKE pattern over 50,000 bytes ("LIKE or GLOB
+    # pattern too complex": a 100 KB one-word command made the hook print that instead of its notice).
+    word = word[:1000]
     return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 

@@ -560,10 +560,18 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (record_interrupted)
         raise
+    except BaseException:
+        _drop_unrecorded(run_dir)
+        raise
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
-    a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis, did=did)
+    try:
+        a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
+                             did=did)
+    except BaseException:
+        _drop_unrecorded(run_dir)
+        raise
     out = ReproRun(dicts, rep, repeated=repeat > 1)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
@@ -571,6 +579,14 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                                       f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     return out
+
+
+def _drop_unrecorded(run_dir) -> None:
+    """A run that could not be recorded (a full disk, most often) leaves no folder behind: the error says
+    nothing was changed, and its partial output would only hold on to the space that ran out."""
+    import shutil
+
+    shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypothesis: str = "", inv_ref=None):

@@ -204,16 +204,24 @@ class _CappedFile:
         self.total = 0
         self.tail = bytearray()
         self.omitted = 0
+        self.error: OSError | None = None  # a full disk: the pump goes on draining, the file stops growing
+
+    def _put(self, data: bytes) -> None:
+        if self.error is None:
+            try:
+                self.f.write(data)
+            except OSError as e:
+                self.error = e
 
     def write(self, data: bytes) -> None:
         self.total += len(data)
         if self.head_cap is None:
-            self.f.write(data)
+            self._put(data)
             return
         room = self.head_cap - self.head_written
         if room > 0:
             part = data[:room]
-            self.f.write(part)
+            self._put(part)
             self.head_written += len(part)
             data = data[room:]
         if data:
@@ -222,18 +230,24 @@ class _CappedFile:
                 del self.tail[: len(self.tail) - self.tail_cap]
 
     def flush(self) -> None:
-        self.f.flush()
+        try:
+            self.f.flush()
+        except OSError as e:
+            self.error = self.error or e
 
     def close(self) -> int:
         if self.tail_cap is not None and len(self.tail) > self.tail_cap:
             del self.tail[: len(self.tail) - self.tail_cap]
         self.omitted = self.total - self.head_written - len(self.tail)
         if self.omitted > 0:
-            self.f.write(
+            self._put(
                 f"\n\n[dbglog: {self.omitted} bytes omitted here; output cap is {self.cap} bytes, "
                 f"the first and last {self.head_cap} bytes are kept]\n\n".encode())
-        self.f.write(self.tail)
-        self.f.close()
+        self._put(bytes(self.tail))
+        try:
+            self.f.close()
+        except OSError as e:  # (the buffered bytes met the full disk)
+            self.error = self.error or e
         return self.omitted
 
 
@@ -817,6 +831,9 @@ class _Supervision:
                 pass
         for name, s in (*self.sinks.items(), ("output", self.merged)):
             result.omitted_bytes[name] = s.close()
+        lost = next((s.error for s in (*self.sinks.values(), self.merged) if s.error is not None), None)
+        if lost is not None:
+            result.notes.append(f"the output files are incomplete: {lost.strerror or lost}")
         result.duration_s = time.monotonic() - self.t0
 
     def raise_interrupted(self) -> None:

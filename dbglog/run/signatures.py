@@ -1694,10 +1694,9 @@ def add_user_signature(path: str | Path, name: str, pattern: str, rank: int = DE
         config.parse(new)  # never leave an unparsable config behind
     except ValueError as e:
         raise config.unreadable(path, e) from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(path)
+    from dbglog.util.fsutil import atomic_write  # (a full disk leaves no config.toml.tmp behind)
+
+    atomic_write(path, new.encode("utf-8"))
     return sig
 
 

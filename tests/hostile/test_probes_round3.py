@@ -14,6 +14,8 @@ import json
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
 from dbglog.util import redact
 from test_probes import dbg, one_line_error, snapshot
 
@@ -152,3 +154,114 @@ def test_mcp_arguments_no_process_could_take_are_tool_errors_and_change_nothing(
         assert res.structured_content == {"error": text}
     assert not out[-1].is_error  # still serving
     assert snapshot(tmp_path) == before
+
+
+# --- an unlucky machine: a full disk while a repro prints -------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full (writes to it fail with ENOSPC)")
+@pytest.mark.parametrize("cap", [None, 1 << 10])
+def test_output_that_meets_a_full_disk_is_drained_not_a_thread_traceback(cap):
+    from dbglog.run import runner
+
+    f = runner._CappedFile(Path("/dev/full"), cap)
+    for _ in range(200):  # past the write buffer: before, the pump thread died here with a traceback
+        f.write(b"x" * 8192)
+    f.flush()
+    f.close()
+    assert f.error is not None and f.total == 200 * 8192
+
+
+def test_a_run_that_cannot_be_recorded_leaves_no_run_folder(tmp_path, monkeypatch):
+    from dbglog import ops
+    from dbglog.kb.records import Records
+    from dbglog.util.errors import DbglogError
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+
+    def full(*a, **k):
+        raise DbglogError("no space left on device: free some space and retry; nothing was changed")
+    monkeypatch.setattr(Records, "record_runs", full)
+    monkeypatch.chdir(ws)
+    monkeypatch.delenv("DBGLOG_DIR", raising=False)
+    recs = ops.open_records()
+    try:
+        with pytest.raises(DbglogError):
+            ops.run_repro(recs, [sys.executable, "-c", "print('x' * 1000)"], timeout=60, attempt_title="t")
+    finally:
+        recs.close()
+    assert not any((ws / ".dbglog" / "runs").glob("*"))  # before: the folder stayed, the line said nothing changed
+
+
+FULL_SCRIPT = """
+set -u
+mount -t tmpfs -o size=4m tmpfs "$1" || exit 77
+cd "$1" && git init -q . && $2 -m dbglog new "disk" --no-env >/dev/null || exit 78
+avail=$(df -B1 --output=avail . | tail -1)
+head -c $((avail - 61440)) /dev/zero > filler  # ~60 KB left: the run starts, its output does not fit
+for a in "run -q -- $2 -c print('x'*400000)" "run -q --attempt r -- $2 -c print('y'*400000)"; do
+    $2 -m dbglog $a; echo "rc=$?"
+done
+rm filler
+echo "runs=$(ls .dbglog/runs | wc -l) tmp=$(ls -a .dbglog logs | grep -c tmp)"
+$2 -m dbglog doctor >/dev/null; echo "doctor=$?"
+"""
+
+
+def test_a_full_disk_end_to_end(tmp_path):
+    """On a real full file system (a 4 MB tmpfs in a mount namespace) a run whose output does not fit:
+    no thread traceback; recorded (rc 0, its note says the output is incomplete) or refused in one line
+    with no run folder left; no temporary file; the workspace healthy after. Skipped where a tmpfs
+    cannot be mounted."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare on this machine")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = tmp_path / "full.sh"
+    script.write_text(FULL_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), DBGLOG_NO_EDITOR="1")
+    env.pop("DBGLOG_DIR", None)
+    args = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-r", "-m"]
+    p = subprocess.run([*args, "sh", str(script), str(mnt), sys.executable], capture_output=True, text=True,
+                       env=env, timeout=300)
+    if p.returncode in (77, 78) or "unshare failed" in p.stderr or "Operation not permitted" in p.stderr:
+        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()[:200]}")
+    codes = re.findall(r"rc=(\d+)", p.stdout)
+    assert len(codes) == 2 and set(codes) <= {"0", "2"}, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and all(ln.startswith("dbglog: ") for ln in p.stderr.strip().splitlines()), \
+        p.stderr
+    assert codes.count("2") == len(p.stderr.strip().splitlines())  # one line per refusal
+    assert f"runs={codes.count('0')} tmp=0" in p.stdout and "doctor=0" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_huge_command_still_gets_the_hooks_notice(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    cmd = "python3 " + "a" * 60000 + ".py --fast"
+    for args in (["new", "x", "--no-env"], ["attempt", "add", "long one", "-d", cmd, "-r", "still hangs", "-o", "failed"]):
+        assert dbg(*args, cwd=ws).returncode == 0, args
+    r = run_cli_inproc(ws, "hook", "pre-command", "--format", "text", input=cmd)
+    assert r.returncode == 0 and r.stderr == "", r.stderr  # before: "LIKE or GLOB pattern too complex", no notice
+    assert "long one" in r.stdout, r.stdout
+
+
+def test_signature_add_on_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import errno
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("signature", "add", "first", "foo", cwd=ws).returncode == 0
+    cfg = ws / ".dbglog" / "config.toml"
+    before = cfg.read_bytes()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full)
+    r = dbg("signature", "add", "second", "bar.*baz", cwd=ws)
+    monkeypatch.undo()
+    one_line_error(r, "signature add on a full disk")
+    assert "no space left on device" in r.stderr, r.stderr
+    assert cfg.read_bytes() == before
+    assert sorted(p.name for p in cfg.parent.iterdir() if "tmp" in p.name) == []  # before: config.toml.tmp
