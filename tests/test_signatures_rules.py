@@ -229,3 +229,13 @@ def test_new_signatures_carry_their_playbook_advice():
         assert S.describe(sig) is not None and S.describe(sig).description
         assert advice_id in ids(sig), sig
     assert "nccl-network-peer-or-fabric" not in ids("nccl.warn")
+
+
+def test_a_line_another_process_printed_under_a_frame_is_output():
+    text = ('Traceback (most recent call last):\n  File "/w/train.py", line 12, in step\n'
+            "node1:123:456 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer node2<4>\n"
+            "    loss.backward()\n")
+    assert _name(text) == "nccl.network_error"
+    indented = ('  File "/w/train.py", line 12, in step\n    raise RuntimeError("CUDA error: out of memory")\n'
+                "ValueError: bad batch\n")
+    assert _name(indented) != "oom.runtime"

@@ -1316,18 +1316,34 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
                 break
 
 
-# A line that starts (after a log prefix) like "Name:" or "pkg.Name: ": output, never source code.
-# (compiled on first use, through _compile's cache: most classifications never need it)
-_OUTPUT_START = _PREFIX + r"[A-Za-z_][\w.]*:(?:[ \t]|$)"
+# After a log prefix: a line starting like "Name:" / "pkg.Name: " is output; one starting like a
+# statement (raise ..., x = ..., f(...), obj.attr...) is code. (compiled on first use, through
+# _compile's cache: most classifications never need them)
+_OUTPUT_START = r"[A-Za-z_][\w.]*:(?:[ \t]|$)"
+_CODE_START = r"(?:raise|return|assert|yield|await)\b|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*(?:=|\(|\.)"
 
 
 def _frame_source(t: _Text, i: int) -> bool:
     """Line ``i`` is the source line Python shows under a traceback frame (the line above is
-    'File "x.py", line 3, in f'): code, so what it says is no failure. A frame without source
-    (<stdin>, a C extension) is followed by the exception line itself, which this tells apart."""
-    if i == 0 or len(t.lines[i - 1]) > _LONG_LINE or not _FRAME.search(t.line(i - 1)):
+    'File "x.py", line 3, in f'): code, so what it says is no failure. Code is indented deeper than
+    its frame; a paste that lost the indentation still shows a statement. A frame without source
+    (<stdin>, a C extension) is followed by the exception line itself, and a line another process
+    printed in between is neither: both stay output."""
+    if i == 0 or len(t.lines[i - 1]) > _LONG_LINE:
         return False
-    return _compile(_OUTPUT_START).match(t.line(i).lstrip(" \t")) is None
+    prev = t.line(i - 1)
+    if not _FRAME.search(prev):
+        return False
+    prefix = _compile(_PREFIX)
+    cur = t.line(i)
+    body = cur[prefix.match(cur).end():]
+    code = body.lstrip(" \t")
+    if _compile(_OUTPUT_START).match(code):
+        return False
+    frame = prev[prefix.match(prev).end():]
+    if len(body) - len(code) > len(frame) - len(frame.lstrip(" \t")):
+        return True
+    return _compile(_CODE_START).match(code) is not None
 
 
 def _wrapped_below(t: _Text, i: int, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> int:
