@@ -1571,24 +1571,25 @@ def _only_proposed(p: _Pair) -> bool:
     return p.fix_held(head + "\n" + reported) < CLOSE_FIX
 
 
-# The rules in the order ``judge`` applies them: the names an idea gives first (cheap, decisive),
-# then the near-miss rules found on real debug docs (another value, the other way, a version of
-# another name, a negation, "instead of", an acronym), then how much of the idea the record holds.
-# Each is a veto, so the order decides only which name ``judge`` reports and what is computed.
+# The rules in the order ``judge`` applies them, cheapest first: the names the idea gives, then how
+# much of the idea the record holds, then the near-miss rules that read the record's text (found on
+# real debug docs: another value, the other way, a version of another name, a negation, "instead
+# of", the old side of a change), last the one that lists a proposal as mentioned. The refusing
+# rules are vetoes, so their order decides only what is computed and which name ``judge`` reports.
 CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("name-no-record-has", _names_no_record_has),
     ("name-missing", _names_this_record_lacks),
+    ("too-little-in-record", _too_little_in_the_record),
+    ("too-little-overall", _too_little_overall),
+    ("acronym-missing", _acronym_missing),
+    ("another-fix-same-topic", _another_fix_same_topic),
+    ("version-of-another-name", _version_of_another_name),
     ("value-missing", _value_missing),
     ("another-value", _another_value),
     ("other-way", _other_way),
-    ("version-of-another-name", _version_of_another_name),
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
-    ("acronym-missing", _acronym_missing),
     ("only-the-old-side", _only_the_old_side),
-    ("too-little-in-record", _too_little_in_the_record),
-    ("another-fix-same-topic", _another_fix_same_topic),
-    ("too-little-overall", _too_little_overall),
     ("only-proposed", _only_proposed),
 ))
 # Rules after which a record is listed as *mentioned* (it names the idea without trying it), not refused.
