@@ -929,13 +929,40 @@ def _quiet_report(after: float, streams: list) -> dict:
             "summary": f"idle for {after:g}s with no output while alive: " + "; ".join(parts)}
 
 
+def _redact_outputs(result: RunResult) -> bytes:
+    """Secrets out of the kept output files (a repro that prints its HF_TOKEN, a bearer header, a
+    ``--password`` in its argv): the run folder keeps none in clear, like result.json and logs/.
+    Only secrets: the files stay the repro's bytes otherwise (escapes, invalid UTF-8 and all).
+    Returns the merged output as kept."""
+    from dbglog.util import redact
+
+    redact.remember_env({k: v for k, v in result.env_overrides.items() if v is not None})
+    data = b""
+    for name in ("stdout", "stderr", "output"):
+        path = Path(result.paths[name])
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        text = raw.decode("utf-8", "surrogateescape")
+        clean = redact.redact(text)
+        if clean != text:
+            raw = clean.encode("utf-8", "surrogateescape")
+            from dbglog.util.fsutil import atomic_write
+
+            try:
+                atomic_write(path, raw)
+            except OSError as e:  # (a full disk: the file is still the repro's own; say so)
+                result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
+        if name == "output":
+            data = raw
+    return data
+
+
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
-    """Classify the kept output, read kernel-API logs, write result.json."""
+    """Redact and classify the kept output, read kernel-API logs, write result.json."""
     result.stuck = _caps().pick_stuck(result.captures) if result.captures else None
-    try:
-        data = Path(result.paths["output"]).read_bytes()
-    except OSError:
-        data = b""
+    data = _redact_outputs(result)
     api_logs = sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else []
     if data or api_logs:  # a silent run without kernel-API logs has nothing to classify: not even the import
         from dbglog.run import signatures as sigmod

@@ -177,12 +177,17 @@ def reset_cache() -> None:
     _env_values = None
 
 
+_PASSWORD = re.compile(r"pass(?:word|wd|phrase)", re.I)
+
+
 def _assign(m: re.Match) -> str:
     name, sep, val = m.group("name"), m.group("sep"), m.group("val")
     if not is_secret_name(name) or val.strip("\"'") in ("", REDACTED) or val.startswith(("<redacted", '"<redacted')):
         return m.group(0)
-    if sep.strip() == ":" and not (m.group("q") or "_" in name or "-" in name):
-        return m.group(0)  # "Token: expired" in prose; "api_key: x" and '"token": "x"' are redacted
+    if sep.strip() == ":" and not (m.group("q") or "_" in name or "-" in name or _PASSWORD.fullmatch(name)):
+        # "Token: expired" in prose; "api_key: x", '"token": "x"' and "password: x" (a credential, whatever
+        # the prose around it) are redacted
+        return m.group(0)
     if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
         return m.group(0)
     if re.fullmatch(r"[\d.,:+-]+|0[xX][0-9a-fA-F]{1,16}", val.strip("\"'")):

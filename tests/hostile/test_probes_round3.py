@@ -265,3 +265,41 @@ def test_signature_add_on_a_full_disk_leaves_no_temporary_file(tmp_path, monkeyp
     assert "no space left on device" in r.stderr, r.stderr
     assert cfg.read_bytes() == before
     assert sorted(p.name for p in cfg.parent.iterdir() if "tmp" in p.name) == []  # before: config.toml.tmp
+
+
+# --- secrets in a repro's output, env, argv and attempt text -------------------------------------
+
+SECRET_REPRO = """
+import os, sys
+print("token", os.environ["HF_TOKEN"], "key", os.environ["OPENAI_API_KEY"])
+print("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijklmnop")
+print("argv", sys.argv[1:], "url https://user:hunter2url@example.com/r.git", file=sys.stderr)
+print("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+sys.stdout.buffer.write(b"raw \\xff\\x1b[31m bytes stay\\n")
+sys.exit(1)
+"""
+SECRETS = ("hf_abcdefghijklmnopqrstuvwxyzABCDEF", "sk-abcdefghijklmnopqrstuvwxyz0123456789", "eyJhbGciOi",
+           "hunter2", "wJalrXUtnFEMI", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB")
+
+
+def test_secrets_never_reach_logs_or_the_run_folder(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "leaky", "--no-env", cwd=ws).returncode == 0
+    (ws / "repro.py").write_text(SECRET_REPRO)
+    r = run_cli("run", "-q", "--attempt", "with ghp_abcdefghijklmnopqrstuvwxyz0123456789AB",
+                "--env", "OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz0123456789", "--",
+                sys.executable, "repro.py", "--password=hunter2pw", "--token", "hf_abcdefghijklmnopqrstuvwxyzABCDEF",
+                cwd=ws, env={"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyzABCDEF"})
+    assert r.returncode == 1, r.stderr
+    r = dbg("attempt", "add", "by hand", "-r", "password: hunter2again; Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789",
+            cwd=ws)
+    assert r.returncode == 0, r.stderr
+    files = [p for p in [*(ws / "logs").rglob("*"), *(ws / ".dbglog" / "runs").rglob("*")] if p.is_file()]
+    assert any(p.name == "output" for p in files)
+    for p in files:
+        data = p.read_bytes()
+        for s in SECRETS:
+            assert s.encode() not in data, (p, s)  # before: stdout, stderr and output held them all
+    out = next(p for p in files if p.name == "stdout").read_bytes()
+    assert b"token <redacted> key <redacted>" in out and b"raw \xff\x1b[31m bytes stay" in out  # only secrets go
