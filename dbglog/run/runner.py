@@ -938,8 +938,18 @@ def _redact_outputs(result: RunResult) -> bytes:
 
     redact.remember_env({k: v for k, v in result.env_overrides.items() if v is not None})
     data = b""
-    for name in ("stdout", "stderr", "output"):
-        path = Path(result.paths[name])
+    files = [(name, Path(result.paths[name])) for name in ("stdout", "stderr", "output")]
+    run_dir = Path(result.paths["output"]).parent
+    for c in result.captures:  # a stack dump or an on-hang command's output may show a token too
+        path = Path(c["path"]) if isinstance(c.get("path"), str) else None
+        try:  # (the run's own text files only: not a core dump, a pipe, or a file elsewhere)
+            if path is not None and path.is_relative_to(run_dir) and path.is_file() and path.stat().st_size < 32 << 20:
+                with open(path, "rb") as f:
+                    if b"\0" not in f.read(8192):
+                        files.append((str(c.get("name") or path.name), path))
+        except OSError:
+            continue
+    for name, path in files:
         try:
             raw = path.read_bytes()
         except OSError:

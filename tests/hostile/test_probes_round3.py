@@ -292,14 +292,17 @@ def test_secrets_never_reach_logs_or_the_run_folder(tmp_path):
                 sys.executable, "repro.py", "--password=hunter2pw", "--token", "hf_abcdefghijklmnopqrstuvwxyzABCDEF",
                 cwd=ws, env={"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyzABCDEF"})
     assert r.returncode == 1, r.stderr
+    r = run_cli("run", "-q", "--timeout", "1", "--on-hang", "sh -c 'echo tok $HF_TOKEN'", "--", sys.executable, "-c",
+                "import time; time.sleep(60)", cwd=ws, env={"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyzABCDEF"})
+    assert "on_hang:1: ok" in r.stdout, r.stdout + r.stderr  # (a capture's output is in the run folder too)
     r = dbg("attempt", "add", "by hand", "-r", "password: hunter2again; Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789",
             cwd=ws)
     assert r.returncode == 0, r.stderr
     files = [p for p in [*(ws / "logs").rglob("*"), *(ws / ".dbglog" / "runs").rglob("*")] if p.is_file()]
-    assert any(p.name == "output" for p in files)
+    assert any(p.name == "output" for p in files) and any(p.name.startswith("on_hang") for p in files)
     for p in files:
         data = p.read_bytes()
         for s in SECRETS:
             assert s.encode() not in data, (p, s)  # before: stdout, stderr and output held them all
-    out = next(p for p in files if p.name == "stdout").read_bytes()
+    out = b"".join(p.read_bytes() for p in files if p.name == "stdout")
     assert b"token <redacted> key <redacted>" in out and b"raw \xff\x1b[31m bytes stay" in out  # only secrets go
