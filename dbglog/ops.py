@@ -762,6 +762,11 @@ def sync_workspace(recs, resolve=(), prune: bool = False):
         rel = os.path.relpath(os.path.abspath(p), recs.ws.root)
         if rel.startswith(".."):
             raise DbglogError(f"{p} is not inside the workspace {recs.ws.root}")
+        logs = os.path.relpath(recs.ws.logs_dir, recs.ws.root)
+        if os.path.dirname(rel) != logs or not rel.endswith(".md") or not os.path.isfile(p):
+            # (a typo took nothing as the truth and said so with exit 0)
+            raise DbglogError(f"--resolve {p}: no such investigation file; give the merged file, e.g. "
+                              f"`dbglog sync --resolve {logs}/NAME.md`")
         rels.add(rel)
     return recs.sync(resolve=rels, force=True, prune=prune)
 

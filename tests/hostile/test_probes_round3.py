@@ -306,3 +306,14 @@ def test_secrets_never_reach_logs_or_the_run_folder(tmp_path):
             assert s.encode() not in data, (p, s)  # before: stdout, stderr and output held them all
     out = b"".join(p.read_bytes() for p in files if p.name == "stdout")
     assert b"token <redacted> key <redacted>" in out and b"raw \xff\x1b[31m bytes stay" in out  # only secrets go
+
+
+@pytest.mark.parametrize("target", ["nope.md", "logs/nope.md", "logs", "README.md"])
+def test_sync_resolve_of_no_investigation_file_is_refused(tmp_path, target):
+    ws = _ws(tmp_path)
+    (ws / "README.md").write_text("# not ours\n")
+    before = snapshot(ws)
+    r = dbg("sync", "--resolve", target, cwd=ws)
+    one_line_error(r, target)  # before: exit 0, nothing resolved, nothing said
+    assert "no such investigation file" in r.stderr
+    assert snapshot(ws) == before
