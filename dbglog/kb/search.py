@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 from dbglog.util.errors import DbglogError
 
@@ -219,6 +220,21 @@ def _word_pattern(words: list[str]) -> str:
     head = r"(?<!\d\.)" if words and words[0].isdigit() else ""
     tail = r"(?!\.\d)" if len(words) == 1 and words[0].isdigit() else ""
     return r"(?<![^\W_])" + head + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])" + tail
+
+
+class _Lazy:
+    """A regex compiled on first use: tried's rarer rules cost nothing to a command that never
+    reaches them (``search`` is imported by most commands)."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, *args):
+        self._args, self._rx = args, None
+
+    def __getattr__(self, name):
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
 
 
 _SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
@@ -931,6 +947,16 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
     return list(out.values())
 
 
+@lru_cache(maxsize=512)
+def _tags(text: str) -> tuple:
+    """An investigation's tags (JSON), parsed once: its attempts and chunks all carry them."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return ()
+    return tuple(value) if isinstance(value, list) else ()
+
+
 def _make_hit(kind: str, r: sqlite3.Row) -> Hit:
     keys = r.keys()
     fields = {k: (r[k] or "") for k in _FIELDS[kind] if k in keys}
@@ -938,10 +964,7 @@ def _make_hit(kind: str, r: sqlite3.Row) -> Hit:
         fields["created"] = r["created"]
     if kind == "next":
         fields["attempt"] = r["attempt"]
-    try:
-        tags = json.loads(r["inv_tags"] or "[]")
-    except ValueError:
-        tags = []
+    tags = list(_tags(r["inv_tags"] or "[]"))
     h = Hit(kind=kind, investigation=r["inv_id"] or "", investigation_title=r["inv_title"] or "",
             status=r["inv_status"] or "", tags=tags, fields=fields, number=r["num"], outcome=r["outcome"] or "",
             _bm25=r["bm"], _rowid=r["rowid"])
@@ -1392,13 +1415,18 @@ class _Pair:
         return self._own
 
 
-@dataclass(frozen=True)
 class CloseRule:
     """One reason a record is not a close prior attempt of an idea: ``refuses(pair)`` is true when
-    the rule applies. Its docstring says what it refuses and why (most were found on real docs)."""
+    the rule applies. Its docstring says what it refuses and why (most were found on real docs).
+    (A plain class: a dataclass would cost every command that imports search its set-up.)"""
 
-    name: str
-    refuses: Callable[[_Pair], bool]
+    __slots__ = ("name", "refuses")
+
+    def __init__(self, name: str, refuses: Callable[[_Pair], bool]):
+        self.name, self.refuses = name, refuses
+
+    def __repr__(self) -> str:
+        return f"CloseRule({self.name!r})"
 
     @property
     def why(self) -> str:
@@ -1467,7 +1495,7 @@ def _other_way(p: _Pair) -> bool:
 
 # A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
 # "doubled", "halved" (not a setting listed as "H=4096", nor "8x A100": a setup states no change).
-_CHANGE = re.compile(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
+_CHANGE = _Lazy(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
                      r"\b(?:doubl|halv|tripl|quadrupl)\w*|\bset (?:to|at)\b|\b(?:changed?|tuned?|adjust\w*)\b", re.I)
 
 
@@ -1518,7 +1546,7 @@ def _only_the_old_side(p: _Pair) -> bool:
 
 
 # What a change replaced: "from A to B", "A → B", "instead of A", "replaced A with B".
-_OLD_SIDE = re.compile(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
+_OLD_SIDE = _Lazy(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
                        r"\b(?:instead of|rather than)\s+([^\s,;.()]+)|\breplac\w*\s+([^\s,;()]+)\s+(?:with|by)\b", re.I)
 
 
@@ -1596,7 +1624,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
 MENTION_RULES = frozenset({"only-proposed"})
 
 # Words after which an idea says where or when, not what: "... for the encoder", "... on the jetson".
-_QUALIFIER = re.compile(r"\b(?:for|on|in|under|during|when|while|inside|within|across|because|after)\b", re.I)
+_QUALIFIER = _Lazy(r"\b(?:for|on|in|under|during|when|while|inside|within|across|because|after)\b", re.I)
 
 
 def _qualifier_terms(q: Query) -> set[int]:
@@ -1616,14 +1644,14 @@ def _qualifier_terms(q: Query) -> set[int]:
 
 # A sentence that proposes rather than reports (a plan, advice, a condition): "If it plateaus,
 # switch to ...", "Try using envy", "you can remove ...", "Need alternative: ...", "Continue at ...".
-_PROPOSING = re.compile(
+_PROPOSING = _Lazy(
     r"^\W*(?:\d+[.)]\s*)?\W*(?:if|unless|try(?!\s*#?\d)|maybe|perhaps|consider|next|later|todo|alternatively|"
     r"continue|needs?|plan(?:ned)?|should|could|might)\b|"
     r"\b(?:you|we)\s+(?:can|could|should|might|may|need to|would)\b(?!\s+not)|"
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_SENTENCE = _Lazy(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
 def _head_body(h: Hit) -> tuple[str, str]:
@@ -1654,9 +1682,9 @@ def _reported(text: str) -> str:
     return "\n".join(kept) if dropped else text
 
 
-_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_PARAGRAPH = _Lazy(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 # A paragraph that opens with a proposing label proposes throughout.
-_PROPOSING_LABEL = re.compile(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
+_PROPOSING_LABEL = _Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
                               r"follow[- ]?ups?|options?)\W*:", re.I)
 
 
@@ -1797,14 +1825,14 @@ def _other_value(idea: str, record: str) -> bool:
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # The record's own numbering, which is not a value it gives: "Experiment 3", "Try #2", "T24",
 # "S155", "#4", a list item's "3." at the start of a line.
-_LABEL_NUMBER = re.compile(
+_LABEL_NUMBER = _Lazy(
     r"\b(?:experiment|exp|attempt|try|fix|approach|option|config|phase|test|step|solution|iter(?:ation)?|round|"
     r"trial|hypothes[ie]s|theory|entry|update|intento|session|rejection|issue|item|[hst])\s*#?\s*\d+\b|#\d+\b|"
     r"^\s*(?:[-*+]\s+)?\d+[.)](?=\s)", re.I | re.M)
 # the "from" side of a change the idea names ("go from TP4 to TP8"): not a value it sets
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten half".split())  # "to zero" = "=0"
-_TO_TARGET = re.compile(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
-_FROM_NUMBER = re.compile(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
+_TO_TARGET = _Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
+_FROM_NUMBER = _Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 
 
 def _value_terms(q: Query) -> list[Term]:
@@ -1814,14 +1842,15 @@ def _value_terms(q: Query) -> list[Term]:
     cached = q.__dict__.get("_values")
     if cached is not None:
         return cached
-    froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)}
+    froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)} if "from" in q.text.lower() else set()
     from dbglog.kb.synonyms import env_name, known_words
 
     settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
                 if not env_name(f"{k}={v}") and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
     # where a change goes: "offload activations to NVMe", "switch to the nccl backend" (a name, not
     # a purpose: "to free memory")
-    settings |= {w.lower() for w in _TO_TARGET.findall(q.text) if w.lower() not in _NUMBER_WORDS
+    settings |= {w.lower() for w in (_TO_TARGET.findall(q.text) if " to " in f" {q.text.lower()} " else ())
+                 if w.lower() not in _NUMBER_WORDS
                  and (re.search(r"\d|[A-Z]", w) or w.lower() in known_words())}
     out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
            or (t.raw.lower() in settings and not (_filler(t) or _way(t) or t.stop))]
@@ -1884,7 +1913,7 @@ def is_idea(h: Hit) -> bool:
 
 
 # Ideas that a doc tests under the same heading: "A hypothesis that measurement killed".
-_TESTED_IDEA = re.compile(r"hypothes[ie]s|theories|suspects?", re.I)
+_TESTED_IDEA = _Lazy(r"hypothes[ie]s|theories|suspects?", re.I)
 
 
 def section_outcome(h: Hit) -> str:
