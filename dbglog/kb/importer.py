@@ -230,9 +230,9 @@ def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
     for raw in _expand(paths, logs, recs.ws.dir.resolve()):
         path = Path(raw)
         shown = raw
+        text = read_source(path, shown)  # first: a symlink loop is its one line, not resolve()'s RuntimeError
         if path.resolve().parent == logs and path.suffix == ".md":
             raise DbglogError(f"{shown} is already in the mirror (logs/); `dbglog sync` reads edits to it")
-        text = read_source(path, shown)
         parsed, skips = parse_document(text, shown)
         source = source_name(path, recs.ws.root)
         sha = content_sha(text)

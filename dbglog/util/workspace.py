@@ -114,6 +114,11 @@ def find(cwd: Path | None = None) -> Workspace:
         p = Path(env).expanduser()
         if p.exists() and not p.is_dir():
             raise DbglogError(f"DBGLOG_DIR={env} is not a directory")
+        if (p / ".dbglog").is_dir() or (p / ".git").exists():
+            # a project's root, not its .dbglog: the database would land among the sources and logs/
+            # in the directory above the project
+            raise DbglogError(f"DBGLOG_DIR={env} is a project's root; it names the .dbglog directory itself: "
+                              f"DBGLOG_DIR={p / '.dbglog'}")
         return Workspace(p.resolve())
     cwd = (cwd or Path.cwd()).resolve()
     for p in (cwd, *cwd.parents):

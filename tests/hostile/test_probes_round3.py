@@ -317,3 +317,31 @@ def test_sync_resolve_of_no_investigation_file_is_refused(tmp_path, target):
     one_line_error(r, target)  # before: exit 0, nothing resolved, nothing said
     assert "no such investigation file" in r.stderr
     assert snapshot(ws) == before
+
+
+def test_import_of_a_symlink_loop_is_one_line(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("init", cwd=ws).returncode == 0
+    (ws / "loop.md").symlink_to("loop.md")
+    before = snapshot(ws)
+    r = dbg("import", "loop.md", cwd=ws)
+    one_line_error(r, "import loop.md")  # before: internal error, RuntimeError from Path.resolve()
+    assert "symbolic links" in r.stderr
+    assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("marker", [".dbglog", ".git"])
+def test_dbglog_dir_naming_a_projects_root_is_refused(tmp_path, marker):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    assert dbg("init", cwd=proj).returncode == 0
+    if marker == ".git":
+        subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+        shutil.rmtree(proj / ".dbglog")
+        shutil.rmtree(proj / "logs")
+    listing = _every_file(tmp_path)
+    r = dbg("new", "x", "--no-env", cwd=proj, env={"DBGLOG_DIR": str(proj)})
+    one_line_error(r, "DBGLOG_DIR=root")  # before: dbglog.db among the sources, logs/ beside the project
+    assert f"DBGLOG_DIR={proj / '.dbglog'}" in r.stderr
+    assert _every_file(tmp_path) == listing
