@@ -87,7 +87,11 @@ def bisect_abort(ref, as_json):
     from dbglog.bisect.session import abort
 
     recs = open_records()
-    out = abort(recs, _session(recs, ref))
+    session = _session(recs, ref)
+    if session["status"] in ("done", "refused"):  # its result would be overwritten with "aborted"
+        raise DbglogError(f"bisection {session['id']} has finished ({session['status']}): nothing to abort, its "
+                          f"result stays (`dbglog bisect status {session['id']}`)")
+    out = abort(recs, session)
     emit(as_json, out, lambda: click.echo(f"Aborted {out['id']}"))
 
 

@@ -345,3 +345,18 @@ def test_dbglog_dir_naming_a_projects_root_is_refused(tmp_path, marker):
     one_line_error(r, "DBGLOG_DIR=root")  # before: dbglog.db among the sources, logs/ beside the project
     assert f"DBGLOG_DIR={proj / '.dbglog'}" in r.stderr
     assert _every_file(tmp_path) == listing
+
+
+def test_abort_of_a_finished_bisection_keeps_its_result(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    r = dbg("bisect", "toggles", "--env", "X=1", "--", sys.executable, "-c",
+            "import os, sys; sys.exit(1 if os.environ.get('X') == '1' else 0)", cwd=ws)
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = snapshot(ws)
+    r = dbg("bisect", "abort", cwd=ws)
+    one_line_error(r, "bisect abort of a done session")  # before: 'Aborted', the status and result became aborted
+    assert "has finished (done)" in r.stderr
+    assert snapshot(ws) == before
+    assert json.loads(dbg("bisect", "status", "--json", cwd=ws).stdout)["status"] == "done"
