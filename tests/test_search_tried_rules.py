@@ -82,6 +82,10 @@ def conn(tmp_path_factory):
     recs.add_attempt(fp8.id, title="Experiment 5: fp32 softmax only", did="softmax(scores.float())",
                      result="NaN later, at 8,460", conclusion="Partial at best.\n\n**Recommendation:** QK-norm on "
                      "for d24 and up. Re-run d20 with it to check the cost at small scale.", outcome="partial")
+    ddp = recs.new("DDP training 4x slower than expected on 4 GPUs")
+    recs.add_attempt(ddp.id, title="Test alternative backends",
+                     did="To isolate whether the issue was specific to NCCL, switched to gloo",
+                     result="gloo: 4x speedup", outcome="worked")
     lcd = recs.new("ST7920 graphics investigation", symptom="garbled pixels while testing the display")
     recs.add_attempt(lcd.id, title="Workaround attempted", did="PAUSEUI command (suspend UI task)",
                      result="Same behavior with UI paused", outcome="failed")
@@ -233,6 +237,11 @@ def test_what_a_change_replaced_is_not_what_it_tried(conn):
     assert judged(conn, "fp16 accumulator in the epilogue")["E2: Accumulator Width"] == "only-the-old-side"
     assert said(conn, "offload activations to CPU")[0]
     assert not said(conn, "offload activations to NVMe")[0]  # where a change goes is a value it gives
+
+
+def test_a_change_that_went_elsewhere(conn):
+    assert said(conn, "switch the DDP backend to gloo")[0]
+    assert judged(conn, "switch to the nccl backend")["Test alternative backends"] == "another-target"
 
 
 def test_a_recommendation_paragraph_proposes(conn):

@@ -1545,6 +1545,24 @@ def _only_the_old_side(p: _Pair) -> bool:
     return False
 
 
+def _another_target(p: _Pair) -> bool:
+    """The idea moves something to X ("switch to the nccl backend") and the record moved it to
+    something else ("switched to gloo"), never to X: another experiment."""
+    if " to " not in f" {p.q.text.lower()} ":
+        return False
+    mine = {w.lower() for w in _MOVED_TO.findall(p.q.text)}
+    if not mine:
+        return False
+    h = p.h
+    theirs = {w.lower() for w in _MOVED_TO.findall(h._window if h.kind == "section" else _did_text(h, whole=True))}
+    return bool(theirs) and not (mine & theirs)
+
+
+# A change and where it went: "switched to gloo", "moved the pool to the 550 driver", "set it to 0".
+_MOVED_TO = _Lazy(r"\b(?:switch\w*|mov(?:e|ed|es|ing)|migrat\w*|chang\w*|went|go|going|set|port\w*)\s+"
+                  r"(?:(?:it|them|the\s+\w+|\w+)\s+)?to\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
+
+
 # What a change replaced: "from A to B", "A → B", "instead of A", "replaced A with B".
 _OLD_SIDE = _Lazy(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
                        r"\b(?:instead of|rather than)\s+([^\s,;.()]+)|\breplac\w*\s+([^\s,;()]+)\s+(?:with|by)\b", re.I)
@@ -1618,6 +1636,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
     ("only-the-old-side", _only_the_old_side),
+    ("another-target", _another_target),
     ("only-proposed", _only_proposed),
 ))
 # Rules after which a record is listed as *mentioned* (it names the idea without trying it), not refused.
