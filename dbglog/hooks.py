@@ -728,7 +728,7 @@ def session_digest(db, budget: int = DIGEST_BUDGET) -> str:
 
 # --- the entry point ---------------------------------------------------------------------------
 
-USAGE = """usage: dbglog hook pre-command|prompt|session-start [--format auto|text|claude] [--threshold N]
+USAGE = """usage: dbglog hook pre-command|prompt|session-start [--format auto|text|claude] [--json] [--threshold N]
                    [--budget TOKENS]
 
 Reads the proposed shell command (pre-command) or the prompt (prompt) on stdin, as plain text or as
@@ -748,10 +748,16 @@ def _parse(argv: list[str]):
     for a in it:
         if a in ("-h", "--help"):
             return "help", fmt, number
-        if a.startswith("--format"):
+        if a == "--json":  # (every command takes --json: here the JSON is the hook output's shape)
+            fmt = "claude"
+        elif a.startswith("--format"):
             fmt = a.split("=", 1)[1] if "=" in a else next(it, "auto")
         elif a.startswith(("--threshold", "--budget")):
-            number = int(a.split("=", 1)[1] if "=" in a else next(it, ""))
+            value = a.split("=", 1)[1] if "=" in a else next(it, "")
+            try:
+                number = int(value)
+            except ValueError:  # (int()'s own message named Python, not the option)
+                raise ValueError(f"{a.split('=', 1)[0]} takes a number >= 1, got {value!r}") from None
         elif event is None and not a.startswith("-"):
             event = a
         else:

@@ -360,3 +360,15 @@ def test_abort_of_a_finished_bisection_keeps_its_result(tmp_path):
     assert "has finished (done)" in r.stderr
     assert snapshot(ws) == before
     assert json.loads(dbg("bisect", "status", "--json", cwd=ws).stdout)["status"] == "done"
+
+
+def test_hook_options_in_dbglogs_words(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    r = run_cli_inproc(ws, "hook", "pre-command", "--threshold", "abc", input="ls")
+    assert r.returncode == 0 and r.stderr.strip() == \
+        "dbglog hook: --threshold takes a number >= 1, got 'abc' (see `dbglog hook --help`)"  # before: int()'s words
+    r = run_cli_inproc(ws, "hook", "session-start", "--json", input="")
+    assert r.returncode == 0 and r.stderr == "", r.stderr  # before: "unknown argument '--json'"
+    assert json.loads(r.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
