@@ -327,3 +327,20 @@ def test_rules_never_raise(idea, record):
     search._other_value(idea, record)
     search._opposite(idea, record)
     search.parse_query(idea)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=300))
+def test_reported_only_drops_text(text):
+    kept = search._reported(text)
+    assert kept == text or len(kept) <= len(text)
+    assert all(w in text for w in kept.split())  # nothing is made up, only proposals are left out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80))
+def test_judge_never_raises(conn, idea):
+    res = search.search(conn, idea + " x", kinds=search.TRIED_KINDS, limit=5, candidates=search.TRIED_CANDIDATES)
+    search.weigh(conn, res.query, search.TRIED_KINDS)
+    names = {r.name for r in search.CLOSE_RULES} | {"", "no-terms"}
+    assert all(search.judge(h, res.query) in names for h in res.hits)
