@@ -239,3 +239,18 @@ def test_a_line_another_process_printed_under_a_frame_is_output():
     indented = ('  File "/w/train.py", line 12, in step\n    raise RuntimeError("CUDA error: out of memory")\n'
                 "ValueError: bad batch\n")
     assert _name(indented) != "oom.runtime"
+
+
+def test_classification_leaves_the_cyclic_collector_as_it_found_it():
+    import gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        assert _name("RuntimeError: CUDA error: an illegal memory access was encountered\n") == "gpu.illegal_address"
+        assert gc.isenabled()
+        gc.disable()
+        S.classify_text("nothing to see\n")
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

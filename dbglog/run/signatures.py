@@ -28,6 +28,7 @@ Rank bands (keep new signatures inside them so precedence stays predictable):
 from __future__ import annotations
 
 import bisect
+import gc
 import itertools
 import json
 import os
@@ -1583,6 +1584,20 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     pattern that needs more than ``budget`` seconds (default USER_PATTERN_BUDGET) is skipped and
     named in ``warnings`` (a list the caller passes) and in the returned Match's ``warnings``.
     """
+    # A big log becomes millions of short-lived lists and tuples but no reference cycles: the cyclic
+    # collector would only walk the line lists again and again, so it waits until we are done.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _classify(text, signatures, max_key_lines, warnings, budget)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
+              warnings: list[str] | None, budget: float | None) -> Match | None:
     if isinstance(text, str):
         data = text.encode("utf-8", "surrogatepass")
     else:
