@@ -461,7 +461,16 @@ class Recorded:
         db = os.path.join(dotdir, "dbglog.db")
         if not os.path.isfile(db):
             raise FileNotFoundError(db)
-        self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        # (a URI: '%', '?' and '#' in a directory name must be escaped, or SQLite opens another file)
+        uri = "file:" + db.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+        self.conn = sqlite3.connect(uri, uri=True, timeout=5)
+        try:
+            self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+        except sqlite3.OperationalError:
+            # a read-only workspace (a mount, a CI artifact): WAL wants to create its -shm file beside the
+            # database; with nobody able to write, reading the file as it stands is exact
+            self.conn.close()
+            self.conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=5)
         self.conn.row_factory = sqlite3.Row
         self.store = self
 

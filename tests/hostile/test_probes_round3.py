@@ -372,3 +372,38 @@ def test_hook_options_in_dbglogs_words(tmp_path):
     r = run_cli_inproc(ws, "hook", "session-start", "--json", input="")
     assert r.returncode == 0 and r.stderr == "", r.stderr  # before: "unknown argument '--json'"
     assert json.loads(r.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_hooks_read_a_workspace_whose_path_holds_uri_characters(tmp_path):
+    ws = tmp_path / "we?ird#dir%20x"
+    ws.mkdir()
+    assert dbg("new", "NCCL hang", "--no-env", cwd=ws).returncode == 0
+    r = run_cli_inproc(ws, "hook", "session-start", "--format", "text", input="")
+    assert r.returncode == 0 and r.stderr == "", r.stderr  # before: "OperationalError: no such table: meta"
+    assert "NCCL hang" in r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [ws.name]  # before: SQLite created tmp_path/"we"
+
+
+RO_HOOK = """
+cd "$1"
+mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" || exit 77
+cd "$1" && $2 -m dbglog hook session-start --format text </dev/null
+"""
+
+
+def test_the_session_hook_reads_a_read_only_workspace(tmp_path):
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare on this machine")
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "NCCL hang", "--no-env", cwd=ws).returncode == 0
+    script = tmp_path / "ro.sh"
+    script.write_text(RO_HOOK)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    env.pop("DBGLOG_DIR", None)
+    args = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-r", "-m"]
+    p = subprocess.run([*args, "sh", str(script), str(ws), sys.executable], capture_output=True, text=True,
+                       env=env, timeout=120)
+    if p.returncode == 77 or "unshare failed" in p.stderr or "Operation not permitted" in p.stderr:
+        pytest.skip(f"cannot make the workspace read-only here: {p.stderr.strip()[:200]}")
+    assert p.stderr == "" and "NCCL hang" in p.stdout, p.stdout + p.stderr  # before: OperationalError, no digest
