@@ -74,6 +74,10 @@ class JournaledStore(Store):
             if ok and added and self.after_runs is not None:
                 try:
                     self.after_runs(added)
+                except DbglogError as e:  # (a bad [runs] max_size: said, or the cap is off for ever unseen)
+                    import sys
+
+                    print(f"dbglog: warning: {e}; .dbglog/runs/ was not kept under its size cap", file=sys.stderr)
                 except Exception:  # upkeep never fails the command that recorded the runs
                     pass
 

@@ -407,3 +407,13 @@ def test_the_session_hook_reads_a_read_only_workspace(tmp_path):
     if p.returncode == 77 or "unshare failed" in p.stderr or "Operation not permitted" in p.stderr:
         pytest.skip(f"cannot make the workspace read-only here: {p.stderr.strip()[:200]}")
     assert p.stderr == "" and "NCCL hang" in p.stdout, p.stdout + p.stderr  # before: OperationalError, no digest
+
+
+def test_a_bad_runs_cap_setting_is_said_not_silently_dropped(tmp_path):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("init", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "config.toml").write_text('[runs]\nmax_size = "lots"\n')
+    r = dbg("run", "-q", "--", sys.executable, "-c", "pass", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert "warning:" in r.stderr and "[runs] max_size: bad size 'lots'" in r.stderr, r.stderr  # before: nothing
