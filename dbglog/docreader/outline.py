@@ -215,3 +215,37 @@ def heading_text(raw: str, setext: bool = False) -> str:
         if len(s) > 2 * len(mark) and s.startswith(mark) and s.endswith(mark) and mark not in s[len(mark):-len(mark)]:
             s = s[len(mark):-len(mark)].strip()
     return " ".join(s.split())
+
+
+_RULE = re.compile(r"^\s*([=\-━─═~*_#+])\1{2,}\s*$")
+_CAPS_LABEL = re.compile(r"^[A-Z][A-Z0-9 /&()'-]{2,60}:$")
+
+
+def plain_text_structure(lines: list[str]) -> list[str]:
+    """The outline of a plain-text note (.txt), read as its author drew it: a line between two rules
+    ("====" / "NOTEBOOK HANG INVESTIGATION" / "====") is a top heading, a line over a rule ("SOLUTION
+    1: ..." / "━━━━") a sub-heading, an upper-case line ending in a colon ("ROOT CAUSE:") a small
+    heading; a "#" in an indented line is a shell comment, not a heading. Only the structure is read
+    from this copy: every line's text is still read from the file as written."""
+    out = list(lines)
+    n = len(lines)
+    rule = [bool(_RULE.match(ln)) for ln in lines]
+    i = 0
+    while i < n:
+        ln = lines[i]
+        text = ln.strip()
+        if rule[i] and i + 2 < n and lines[i + 1].strip() and not rule[i + 1] and rule[i + 2]:
+            out[i], out[i + 1], out[i + 2] = "", "# " + lines[i + 1].strip(), ""
+            i += 3
+            continue
+        if text and not rule[i] and not ln[:1].isspace() and i + 1 < n and rule[i + 1] \
+                and (i == 0 or not lines[i - 1].strip()):
+            out[i], out[i + 1] = "## " + text, ""
+            i += 2
+            continue
+        if _CAPS_LABEL.match(ln) and sum(c.isalpha() for c in ln) >= 3:
+            out[i] = "### " + text
+        elif ln[:1].isspace() and text.startswith("#"):
+            out[i] = ln.replace("#", "\\#", 1)
+        i += 1
+    return out

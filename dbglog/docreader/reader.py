@@ -22,7 +22,7 @@ from dbglog.docreader.text import (
     section_heading, span_lines, status_from_title, make_step, unquote, field_value, verbatim_value,
 )
 from dbglog.docreader import narrative
-from dbglog.docreader.outline import Block, Node, outline
+from dbglog.docreader.outline import Block, Node, outline, plain_text_structure
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 
 
@@ -78,10 +78,28 @@ class _Reader:
         self.text = text
         self.lines = text.split("\n")
         self._check_markers()
-        self.front, self.root = outline(self.lines)
+        # A .txt note is read for its drawn structure (rules, upper-case labels), not as markdown.
+        plain = Path(path).suffix.lower() in (".txt", ".text")
+        self.front, self.root = outline(plain_text_structure(self.lines) if plain else self.lines)
+        for node in self.root.walk():
+            node.blocks = [b for blk in node.blocks for b in self._one_try_a_line(blk)]
         self.meta = self._front_matter()
         # An exported issue thread: its attempts are sentences in comments.
         self.thread = bool(COMMENT.search(text))
+
+    def _one_try_a_line(self, blk: Block) -> list[Block]:
+        """A plain-text paragraph whose soft-broken lines are each a try ("Tried X -- no change." /
+        "Tried Y -- same." / "Then downgraded Z: works again.") is one paragraph per line: each line
+        is its own attempt with its own verdict, as if blank lines stood between them."""
+        if blk.kind != "paragraph" or blk.end - blk.start < 2:
+            return [blk]
+        lines = [self.lines[i].strip() for i in range(blk.start, blk.end)]
+        if sum(bool(_TRY_LINE.match(ln)) for ln in lines) < 2:
+            return [blk]
+        # Every break is a sentence's end before a capital: a wrapped sentence stays one paragraph.
+        if not all(re.search(r"[.!?)]$", a) and re.match(r"[A-Z`]", b) for a, b in zip(lines, lines[1:])):
+            return [blk]
+        return [Block("paragraph", i, i + 1) for i in range(blk.start, blk.end)]
 
     def _check_markers(self) -> None:
         fence = None
@@ -257,11 +275,34 @@ class _Reader:
             return " ".join(meta_title.split()), None
         if heads and len(heads[0].text) <= 160 and not self._template(heads[0]):
             return heads[0].text, heads[0]
+        first = self._first_line_title()
+        if first:
+            return first, None
         stem = Path(self.path).stem.replace("_", " ").replace("-", " ").strip()
         return stem or "Imported notes", None
 
+    def _first_line_title(self) -> str | None:
+        """Plain notes with no heading: a short first line standing alone ("NCCL timeout on 8xH100
+        node" + a blank line) is the title, not the file's name. A sentence (it ends in a stop or a
+        colon) or a list item is not."""
+        start = self.front[1] if self.front else 0
+        idx = [i for i in range(start, len(self.lines)) if self.lines[i].strip()]
+        if not idx:
+            return None
+        i = idx[0]
+        line = self.lines[i].strip()
+        if i + 1 < len(self.lines) and self.lines[i + 1].strip():
+            return None
+        if len(line) > 100 or re.search(r"[.:;,!?]$", line) or re.match(r"(?:[-*+>|#`]|\d+[.)]\s|<)", line):
+            return None
+        if len(re.sub(r"[\W_]", "", line)) < 4:
+            return None
+        return line
+
     def _investigation(self, scope: Node, title_node: Node | None, extra: list[Node] | None) -> Parsed:
         title, tnode = self._title(scope, title_node)
+        # "====\nNOTEBOOK HANG INVESTIGATION\n====": a rule drawn above a plain-text title is not its words.
+        title = re.sub(r"^\s*(?:[=\-━─_*~#+]{3,}\s*)+|(?:\s*[=\-━─_*~#+]{3,})+\s*$", "", title) or title
         title, tstatus = status_from_title(title)
         # "🐛 [#500](https://…/issues/500) - Bug: …": the link's words, not its address.
         title = one_line(re.sub(r"\[([^\]]{1,200})\]\((?:[^()\s]|\([^()\s]*\))+\)", r"\1", title)) or "Imported notes"
@@ -497,8 +538,10 @@ class _Builder:
                              r"does not (?:help|work)|works?|worked|fixed)\b", plain, re.I) \
             and not re.search(r"\b(?:would|could|might|should|untried|not yet tried)\b", plain)
         # "What would make this better (future work)": the words in parentheses name the section too.
-        if (NEXT_HEAD.search(bare) or NEXT_HEAD.search(plain)) \
-                and not STRONG_CONTAINER.search(bare.replace("untried", "")) and fkey is None and not reported:
+        if ((NEXT_HEAD.search(bare) or NEXT_HEAD.search(plain))
+                and not STRONG_CONTAINER.search(bare.replace("untried", "")) and fkey is None and not reported) \
+                or (_PROPOSED_HEAD.search(bare) and not reported):
+            # "PROPOSED SOLUTIONS (Ranked by Recommendation)" > "SOLUTION 1: ...": fixes put forward, none run
             self.next_steps(n)
             return
         if DIFF_HEAD.search(bare) and self.differences(n):
@@ -1690,8 +1733,22 @@ class _Builder:
         # a sub-section with a role of its own (analysis, options, findings) is read as that.
         parts = [n] + [c for c in n.children if not c.children and (
             not self._own_role(c) or re.fullmatch(r"(?:\w+ )?options?", bare_words(c.text)))]  # "### Immediate Options"
+        # "PROPOSED SOLUTIONS" > "SOLUTION 1: Remove 500 from the retry list": each proposal is one step,
+        # whatever it holds (benefits, trade-offs, the diff to make); none of it was run.
+        proposals = [c for c in n.children if not c.children and c not in parts and c.start >= 0
+                     and _PROPOSED_HEAD.search(bare_words(n.text))
+                     and re.match(r"(?i)\W*(?:solution|option|fix|approach|alternative|idea)\s*#?\d{1,2}\b", c.text)]
+        for c in proposals:
+            self.owned.extend(range(c.start, c.head_end))
+            s = make_step(re.sub(r"(?i)^\W*\w+\s*#?\d{1,2}\s*[:.)—–-]*\s*", "", c.text) or c.text, [], 0)
+            if s:
+                self.steps.append((c.start, s))
+            body = [i for b in c.blocks for i in range(b.start, b.end)]
+            self.owned.extend(body)
+            if body:
+                self._add_section(c.start, "### " + c.text, span_lines(self.lines, body), [c.start] + body)
         for c in n.children:
-            if c not in parts:
+            if c not in parts and c not in proposals:
                 self.section(c, context=None)
         heads = [d for d in parts if d is not n]
         if len(heads) >= 2 and not any(b.kind == "list" for d in heads for b in d.blocks):
@@ -2287,6 +2344,12 @@ _HELP_VERDICT = re.compile(r"\b(?:did(?: not|n'?t)|does(?: not|n'?t)|do(?: not|n
                            r"\bstill (?:crashes|hangs|fails|happens|reproduces|ooms)\b", re.I)
 
 
+_PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
+                            r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
+                       r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
+                       r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",
+                       re.I)
 _NUMBERED_BOLD = re.compile(r"^\s*(?:\*\*|__)\s*\d{1,2}[.)]\s+\S")
 
 
