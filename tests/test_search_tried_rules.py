@@ -90,6 +90,8 @@ def conn(tmp_path_factory):
     recs.add_attempt(lcd.id, title="Workaround attempted", did="PAUSEUI command (suspend UI task)",
                      result="Same behavior with UI paused", outcome="failed")
     recs.next_add(lcd.id, "Decompile the LCD driver with ghidra")
+    recs.set_section(lcd.id, "Post by a helper", "What driver are you using? Try using envy. Remove the old "
+                     "driver. Do not reboot. Now load the 96.xx driver and see what happens.")
     recs.set_section(lcd.id, "Build notes", "Whenever I change GCC, kbuild rebuilds everything.\n"
                      "How can I keep my old object files with ccache?")
     yield recs.store.conn
@@ -246,6 +248,11 @@ def test_a_change_that_went_elsewhere(conn):
 
 def test_a_recommendation_paragraph_proposes(conn):
     tried, res = said(conn, "re-run d20 with QK-norm")
+    assert not tried and res.mentioned
+
+
+def test_an_instruction_to_the_reader_proposes(conn):
+    tried, res = said(conn, "load the 96.xx driver with envy")
     assert not tried and res.mentioned
 
 

@@ -1662,11 +1662,13 @@ def _qualifier_terms(q: Query) -> set[int]:
 
 
 # A sentence that proposes rather than reports (a plan, advice, a condition): "If it plateaus,
-# switch to ...", "Try using envy", "you can remove ...", "Need alternative: ...", "Continue at ...".
+# switch to ...", "Try using envy", "you can remove ...", "Need alternative: ...", "Continue at ...",
+# an instruction to the reader ("Now load the 96.xx driver", "Do not reboot", "Look through your
+# apache config").
 _PROPOSING = _Lazy(
     r"^\W*(?:\d+[.)]\s*)?\W*(?:if|unless|try(?!\s*#?\d)|maybe|perhaps|consider|next|later|todo|alternatively|"
-    r"continue|needs?|plan(?:ned)?|should|could|might)\b|"
-    r"\b(?:you|we)\s+(?:can|could|should|might|may|need to|would)\b(?!\s+not)|"
+    r"continue|needs?|plan(?:ned)?|should|could|might|do not|don't|never|now(?=\s+[a-z]))\b|"
+    r"\b(?:you|we)\s+(?:can|could|should|might|may|need to|would)\b(?!\s+not)|\byour\b|"
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
