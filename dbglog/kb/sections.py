@@ -205,6 +205,12 @@ def watched_files(root: Path, patterns: list[str]) -> dict[str, os.stat_result]:
     for pat in patterns:
         pat = os.path.expanduser(pat.strip())
         full = pat if os.path.isabs(pat) else os.path.join(root_s, pat)
+        if "**" in pat:
+            top = os.path.normpath(full.split("**", 1)[0] or os.sep)
+            if os.path.relpath(top, root_s).startswith(".."):
+                # ("/**/*.md", "../**": a walk of the whole disk before every search and tried)
+                raise DbglogError(f"[search] watch {pat!r}: a '**' pattern must stay inside the workspace "
+                                  f"({root_s}); name the files outside it one by one")
         names = glob.glob(full, recursive=True) if glob.has_magic(pat) else [full]
         for name in names:
             try:

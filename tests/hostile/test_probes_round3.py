@@ -417,3 +417,16 @@ def test_a_bad_runs_cap_setting_is_said_not_silently_dropped(tmp_path):
     r = dbg("run", "-q", "--", sys.executable, "-c", "pass", cwd=ws)
     assert r.returncode == 0, r.stderr
     assert "warning:" in r.stderr and "[runs] max_size: bad size 'lots'" in r.stderr, r.stderr  # before: nothing
+
+
+@pytest.mark.parametrize("pattern", ["/**/*.md", "../**/*.md", "~/**/*.md"])
+def test_a_watch_pattern_that_walks_outside_the_workspace_is_refused(tmp_path, pattern):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "config.toml").write_text(f"[search]\nwatch = [{json.dumps(pattern)}, \"**/*.md\"]\n")
+    before = snapshot(ws)
+    r = dbg("tried", "disable p2p", cwd=ws)
+    one_line_error(r, pattern)  # before: every search walked the whole disk (over 30 s here) first
+    assert "must stay inside the workspace" in r.stderr
+    assert snapshot(ws) == before
