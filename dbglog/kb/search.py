@@ -1571,8 +1571,13 @@ _OLD_SIDE = _Lazy(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\
 def _acronym_missing(p: _Pair) -> bool:
     """An acronym names the thing: "replace DDP with FSDP" is not done by a record without FSDP.
     (Not one that only says where, after the fix: "pause the UI task while testing the LCD".)"""
-    where = _qualifier_terms(p.q) if any(id(p.active[i]) not in _qualifier_terms(p.q) for i in p.fix) else set()
-    return not all(i in p.found for i, t in enumerate(p.active) if _acronym(t) and id(t) not in where)
+    missing = [t for i, t in enumerate(p.active) if i not in p.found and _acronym(t)]
+    if not missing:
+        return False
+    where = _qualifier_terms(p.q)
+    if not any(id(p.active[i]) not in where for i in p.fix):
+        where = set()  # (the fix is all qualifier: nothing says only where)
+    return any(id(t) not in where for t in missing)
 
 
 def _too_little_in_the_record(p: _Pair) -> bool:
