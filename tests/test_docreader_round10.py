@@ -41,3 +41,24 @@ def test_plain_text_banner_title_and_proposed_solutions_are_steps_not_attempts()
     assert inv.title == "KERNEL CACHE MISS INVESTIGATION"
     assert inv.attempts == []
     assert [s.text for s in inv.next_steps] == ["Key the cache by arch", "Disable the shared cache"]
+
+
+def test_a_change_made_in_hope_of_an_effect_is_an_untested_attempt():
+    inv = _read("Driver notes\n============\n\nMarch 3, 2024\n-------------\n\n"
+                "Updated the CUDA driver (`5.5.28` to `5.5.47`) in hope of avoiding the kernel panics.\n", "n.rst")
+    assert [a.outcome for a in inv.attempts] == ["untested"]
+
+
+def test_status_implemented_says_the_change_is_in_not_that_it_helped():
+    inv = _read("# NaN on ROCm\n\n## Solutions Implemented\n\n### Solution 1: Clamp logits\n\n"
+                "**Status**: ✅ Implemented in `model.py`\n\nNaN/Inf checks added before the softmax.\n\n"
+                "### Solution 2: Lower the loss scale\n\n**Status**: ✅ Implemented in `train.py`\n\n"
+                "The scaler starts at 2^10 to avoid overflow.\n")
+    assert [a.outcome for a in inv.attempts] == ["untested", "untested"]
+
+
+def test_a_fix_whose_report_is_ready_for_retesting_is_untested():
+    inv = _read("# NCCL timeout\n\n## Solution\n\n### Code Fix\n\nChanged `.expand()` to `.repeat()`:\n\n"
+                "```python\nw = w.repeat(4, 1)\n```\n\n**Why `.repeat()` works:** it copies.\n\n"
+                "## Timeline\n\n- **Status**: Ready for re-testing\n")
+    assert [a.outcome for a in inv.attempts][:1] == ["untested"]

@@ -1279,12 +1279,15 @@ class _Builder:
     def _prose_attempt(self, n: Node, blk: Block, ctx: str | None) -> bool:
         text = " ".join(self.lines[i].strip() for i in range(blk.start, blk.end))
         lead = next((x for x in SENTENCES.split(text) if ACTION_LEAD.match(x) or PROSE_LEAD.match(x)), None)
-        if lead is None or outcomes.classify(text) == "inconclusive" or text.rstrip().endswith("?"):
+        # "Updated the CUDA driver to the latest in hope of avoiding the kernel panics": a change made for a
+        # hoped-for effect that the note never reports -- an attempt, not yet tested.
+        hoped = lead is not None and bool(_HOPED.search(lead)) and outcomes.classify(text) == "inconclusive"
+        if lead is None or (outcomes.classify(text) == "inconclusive" and not hoped) or text.rstrip().endswith("?"):
             return False
         idxs = list(range(blk.start, blk.end))
         a = _Attempt(line=blk.start, number=None, title=item_title(lead), fields={}, summary=True,
                      lead=[self.lines[i] for i in idxs],
-                     context=ctx, lines=idxs, unit=n.text or "Notes")
+                     context="untested" if hoped else ctx, lines=idxs, unit=n.text or "Notes")
         self.attempts.append(a)
         self.units.append(_Unit(n.text or "Notes", idxs, "prose"))
         return False  # the paragraph also stays where it was written: it is the thread's record
@@ -2010,6 +2013,10 @@ class _Builder:
             out.append(a)
         return out
 
+    @property
+    def _pending(self) -> bool:
+        return bool(_PENDING_CHECK.search(self.r.text))
+
     def _make_attempt(self, a: _Attempt, number: int) -> Attempt:
         f = {k: field_value(v) for k, v in a.fields.items()}
         # "**Expected Outcome:** ..." / "**Priority:** try this first": what a plan hopes for, kept
@@ -2030,7 +2037,10 @@ class _Builder:
         result, conclusion = f.get("result", ""), f.get("conclusion", "")
         out = None
         if explicit:
-            out = outcomes.verdict_word(explicit)
+            # "**Status**: ✅ Implemented in `x.py`" over the change's description: the label's own line speaks
+            head = explicit.strip().split("\n", 1)[0]
+            out = outcomes.verdict_word(head) if head != explicit.strip() and _BUILT_HEAD.match(head) else None
+            out = out or outcomes.verdict_word(explicit)
             if out is None and len(explicit) < 200:
                 out = outcomes.classify(explicit)
                 out = None if out == "inconclusive" else out
@@ -2053,6 +2063,8 @@ class _Builder:
             # Under "Eliminated", "Attempted fixes (all failed)", "Hypotheses (not yet proven)": the
             # heading's verdict holds whatever the prose says ("dd write succeeds in 21 s").
             out = a.context
+            if out == "worked" and self._pending:
+                out = "untested"  # "**Status**: Ready for re-testing": the fix is made, nobody has seen it work yet
         if out is None and expected and not result:
             out = "untested"  # a plan with the result it hopes for, and none it got
         if out is None and result and outcomes.verdict_word(result) == "untested":
@@ -2346,6 +2358,12 @@ _HELP_VERDICT = re.compile(r"\b(?:did(?: not|n'?t)|does(?: not|n'?t)|do(?: not|n
 
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
+_BUILT_HEAD = re.compile(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\b", re.I)
+_PENDING_CHECK = re.compile(r"(?im)^\W*(?:(?:current )?status|state)(?:\*\*|__)?\s*[:—–-]\s*\W*(?:ready for (?:re-?)?test\w*|"
+                            r"awaiting (?:re-?)?(?:test\w*|verification|validation|confirmation)|needs? (?:re-?)?test\w*|"
+                            r"pending (?:re-?)?(?:test\w*|verification|validation)|not yet (?:tested|verified|validated)|"
+                            r"to be (?:tested|verified|validated)|untested)\b")
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",

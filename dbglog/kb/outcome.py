@@ -86,6 +86,10 @@ _NEGATED_FAIL = [
     r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
     r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b|\b(?:root )?cause found\b|"
     r"\bfound the (?:root )?cause\b",
+    # "flash_attn now installs as the final step", "remains properly installed", "now handles paths correctly"
+    r"\bnow (?:install|handle|train|boot|finish|complete|succeed)(?:es|s|ed)?\b|"
+    r"\b(?:remains?|stays?|stayed|remained) (?:\w+ )?(?:installed|functional|stable|working|healthy|responsive|correct)\b|"
+    r"\b(?:runs?|ran|works?|worked|loads?|behaves?|handles?(?: \w+){0,2}) correctly\b|\bnow (?:\w+ )?compatible\b",
     # "the NaNs followed the card": the swap pinned the fault on the part, the test did its job
     r"\b(?:\w+ ){0,2}(?:follow(?:s|ed)?|moved with) the (?:card|gpu|device|node|cable|dimm|host|riser|slot)\b",
     rf"\bno (?:more |longer |further |new |other |single |additional )?(?:\w+[ -]){{0,2}}{_BAD}\b",
@@ -137,7 +141,13 @@ _NEGATED_WIN = [
 _NEUTRAL_WHEN = _Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
 # ... and "in case that was the problem": a guess at the cause, no verdict either.
+# "Updated the driver in hope of avoiding the kernel panics", "bumped it to avoid timeouts": the aim, not
+# what happened -- read before the cues it holds ("avoiding ... panics" is no success).
+_PURPOSE = [r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that)|in order to|so as to|to (?:try to )?(?:avoid|prevent|"
+            r"stop|reduce|get rid of|work around))\b[^.;,:!?—–]{0,60}"]
 _CONTROL = [  # "when I started the job again": the retry is no persistence
+    # "import errors are expected in the dev workspace": a failure the author says is normal
+    rf"\b{_BAD} (?:are|is|were|was) (?:expected|normal|harmless|benign)\b",
     # "with a few keystrokes and a reboot, I was back": a reboot done, not one the system did
     r"\b(?:with|and|after|then|plus|needed|did|do|one more) (?:a|another) (?:quick |full |cold |clean |fresh )?(?:reboot|restart)\b",
     r"\b(?:started|ran|run|launched|relaunched|restarted|tried|opened|booted|rebooted|resubmitted) (?:\w+ ){0,4}again\b",
@@ -208,7 +218,7 @@ _UNKNOWN = [
     r"🔄|⏳|❓|🔍|\?\?|\binfo(?:rmational)? only\b",
 ]
 
-_CUES = [(p, "fail") for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
+_CUES = [(p, "control") for p in _PURPOSE] + [(p, "fail") for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN] + [(p, "win") for p in _NEGATED_FAIL] + \
         [(p, "control") for p in _CONTROL] + [(p, "neutral") for p in _NEUTRAL] + \
         [(p, "win") for p in _STRONG_WIN] + [(p, "partial") for p in _PARTIAL] + [(p, "win") for p in _WIN] + [(p, "fail") for p in _FAIL] + \
         [(p, "unknown") for p in _UNKNOWN]
@@ -294,6 +304,10 @@ def verdict_word(text: str) -> str | None:
                 return "untested"
             # "✅ Tried bf16 autocast off (still crashes)": the tick says done, the words say failed.
             c = _scan(t[len(e):])
+            if o == "worked" and _BUILT.match(t[len(e):]) and not (c["win"] or c["fail"] or c["partial"]):
+                # "Status: ✅ Implemented in `attention.py`": the tick says the change is in, not that it helped
+                return "untested"
+
             words = [k for k in ("win", "fail", "partial") if c[k]]
             if len(words) == 1 and {"win": "worked", "fail": "failed", "partial": "partial"}[words[0]] != o \
                     and not (o == "partial" and words[0] == "win"):
@@ -320,6 +334,10 @@ def verdict_word(text: str) -> str | None:
     return None
 
 
+# "Implemented in `x.py`", "Applied", "Merged (#412)": a status saying the change is in; not "Added the GPU
+# name to the cache dir" (that names the change itself, a tried-list's item).
+_BUILT = _Lazy(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\s*(?:$|[.(]|(?:in|into|at|on) \S)",
+               re.I)
 # "Works without ...", "works only for ...": the word after a success verdict makes it conditional.
 _QUALIFIERS = {"without", "only", "except", "when", "if", "unless", "for", "on", "with", "in", "under"}
 _RULED_OUT = _Lazy(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
