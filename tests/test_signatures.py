@@ -205,6 +205,7 @@ SAMPLES = {
     "trtllm.error": (["[TensorRT-LLM][ERROR] Assertion failed: mNextBlocks.empty() "
                       "(/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:160)"], "trtllm.error"),
     "nvml.no_permission": (["pynvml.NVMLError_NoPermission: Insufficient Permissions"], "nvml.no_permission"),
+    "cpp.heap_corruption": (["free(): double free detected in tcache 2", "Aborted (core dumped)"], "cpp.heap_corruption"),
 }
 
 

@@ -225,7 +225,8 @@ def test_new_signatures_carry_their_playbook_advice():
 
     for sig, advice_id in (("nccl.network_error", "nccl-network-peer-or-fabric"),
                            ("gpu.graph_capture", "graph-capture-uncapturable-op"), ("trtllm.error", "trtllm-first-error"),
-                           ("mps.unsupported_op", "mps-unsupported-op"), ("nvml.no_permission", "nvml-permission")):
+                           ("mps.unsupported_op", "mps-unsupported-op"), ("nvml.no_permission", "nvml-permission"),
+                           ("cpp.heap_corruption", "heap-corruption-native")):
         assert S.describe(sig) is not None and S.describe(sig).description
         assert advice_id in ids(sig), sig
     assert "nccl-network-peer-or-fabric" not in ids("nccl.warn")
@@ -254,3 +255,20 @@ def test_classification_leaves_the_cyclic_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("text", [
+    "    92%|####| 1667/1811 [4:43:54<08:57,  3.73s/it]\n    free(): double free detected in tcache 2\n    Aborted (core dumped)\n",
+    "*** Error in `python': double free or corruption (!prev): 0x000056383cda7e40 ***\n======= Backtrace: =========\n",
+    "* Error in `python': free(): invalid pointer: 0x00007f51b9c8d780 *\n",
+    "munmap_chunk(): invalid pointer\nFatal Python error: Aborted\n",
+])
+def test_glibc_heap_corruption_is_the_cause_of_the_abort(text):
+    m = S.classify_text(text)
+    assert m.name == "cpp.heap_corruption" and "Aborted" not in m.line
+
+
+def test_heap_corruption_ranks_below_a_gpu_fault_it_follows():
+    text = ("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            "double free or corruption (out)\nAborted (core dumped)\n")
+    assert _name(text) == "gpu.illegal_address"

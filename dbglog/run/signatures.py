@@ -865,6 +865,17 @@ BUILTIN: tuple[Signature, ...] = (
     # C++ and shell (rows 38-39).
     _S("cpp.terminate", [(r"terminate called after throwing an instance of '([^']+)'", "terminate called after")], 30),
     _S("cpp.check_failed", [(r"^F\d{4} [\d:.]+ +\d+ (\S+):(\d+)\] Check failed: ([^\n]*)", "] Check failed: ")], 44),
+    # glibc's allocator found its heap corrupted and aborted ("free(): double free detected in tcache 2",
+    # "double free or corruption (!prev)", "munmap_chunk(): invalid pointer", old glibc's "*** Error in
+    # `python': free(): invalid pointer: 0x... ***"): native code wrote out of bounds or freed twice; the
+    # "Aborted (core dumped)" after it is the consequence. (needles: two long ones, the rest hold hub literals)
+    _S("cpp.heap_corruption",
+       [(r"double free or corruption(?: \([!\w]+\))?|double free detected in tcache \d"
+         r"|\b(?:free|munmap_chunk|realloc|malloc)\(\): invalid (?:pointer|size|next size(?: \(\w+\))?)"
+         r"|malloc\(\): memory corruption",
+         ("double free or corruption", "double free detected in tcache", "(): invalid ", "(): memory corruption"))], 64,
+       description="the C allocator found its heap corrupted and aborted: an out-of-bounds write or double free in "
+                   "native code (an extension, a driver library)"),
     _S("gdb.signal",
        [(r"(?:Program|Thread \d+ \"[^\"\n]*\") received signal (?P<sig>SIG[A-Z0-9]+), ([^\n]*)", "received signal SIG"),
         (r"Program terminated with signal (?P<sig>SIG[A-Z0-9]+), ([^\n]*)", "terminated with signal SIG")],
@@ -882,7 +893,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"terminated by signal (SIG\w+) \(([^)\n]*)\)", "terminated by signal"),
         # bash in a zh_CN locale: 已杀死 (Killed), 段错误 (Segmentation fault), 已放弃 (Aborted), "(核心已转储)"
         (r"^(?:[^\n]*\b\d+ )?(?:已杀死|段错误|已放弃)(?:[ \t]*[(（]核心已转储[)）])?(?:[ \t]+[^\n]*)?[ \t]*$",
-         ("已", "段错误"))], 25),  # "已" serves 已杀死 and 已放弃 with one pass over a big log
+         ("已杀死", "已放弃", "段错误"))], 25),  # (whole words: a one-character needle is a slow pass)
     # GPU coredump progress (row 40): accompanies the real fault.
     _S("gpu.coredump_written", [(r"coredump: Writing ELF file to (\S+)", "coredump: Writing ELF")], 35),
     # Engine wrappers (rows 41-42): the cause is printed earlier.
