@@ -24,6 +24,17 @@ def _ignore(_msg: str) -> None:
     pass
 
 
+MAX_TITLE = 500  # characters: a title is one line to read in a list, a heading, a file name's slug
+
+
+def check_title_length(title: str | None, what: str, details: str) -> None:
+    """A title past MAX_TITLE is something else pasted into it (a log, a whole note): refused, with where
+    the text belongs, instead of a 1 MB heading in every list."""
+    if title is not None and len(title.strip()) > MAX_TITLE:
+        raise DbglogError(f"the {what} is {len(title.strip()):,} characters; keep it to one short line (at most "
+                          f"{MAX_TITLE}) and put the rest in {details}")
+
+
 def check_text(value: str | None, what: str) -> str | None:
     """Reject text that is not valid Unicode (undecodable bytes from a shell, lone surrogates)."""
     if value is None:
@@ -134,6 +145,7 @@ def new_investigation(recs, title: str, *, symptom: str = "", files=(), tags=(),
     """Start an investigation (with an environment snapshot unless told not to) and make it current."""
     check_text(title, "title")
     check_text(symptom, "symptom")
+    check_title_length(title, "title", "--symptom")
     env = environment_text() if environment else ""
     return recs.new(title or "", symptom=symptom, files=files, tags=tags, environment=env)
 
@@ -168,6 +180,7 @@ def add_attempt(recs, inv_ref=None, *, title=None, hypothesis=None, did=None, re
               "outcome": outcome}
     for k, v in fields.items():
         check_text(v, k)
+    check_title_length(title, "attempt title", "--hypothesis, --did or --result")
     inv_id = recs.resolve(inv_ref)
     runs = [recs.store.get_run(r)["id"] for r in runs or ()]  # a mistyped run id: refused, not linked
     a = recs.add_attempt(inv_id, **{k: v or "" for k, v in fields.items() if k != "outcome"},
@@ -515,6 +528,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     env = check_env(env)
     if attempt_title is not None and "\n" in attempt_title.strip().replace("\r", "\n"):
         raise DbglogError("the attempt title must be one line")  # (as for attempt add: before the run)
+    check_title_length(attempt_title, "attempt title", "--hypothesis")
     launch = {}
     if slurm is not None:
         import shlex

@@ -176,6 +176,7 @@ def attempt_edit(number, title, hypothesis, did, result, conclusion, outcome, in
                   outcome=outcome)
     for k, v in fields.items():
         text_arg(v, k)
+    ops.check_title_length(title, "attempt title", "--hypothesis, --did or --result")
     if all(v is None for v in fields.values()):
         raise DbglogError("nothing to change: pass --title, --hypothesis, --did, --result, --conclusion or --outcome")
     recs = open_records()

@@ -430,3 +430,16 @@ def test_a_watch_pattern_that_walks_outside_the_workspace_is_refused(tmp_path, p
     one_line_error(r, pattern)  # before: every search walked the whole disk (over 30 s here) first
     assert "must stay inside the workspace" in r.stderr
     assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("args", [["new", "t" * 501], ["attempt", "add", "t" * 501, "-r", "x"],
+                                  ["attempt", "edit", "1", "--title", "t" * 501],
+                                  ["run", "--attempt", "t" * 501, "--", "true"]])
+def test_a_title_that_is_a_pasted_text_is_refused(tmp_path, args):
+    ws = _ws(tmp_path)
+    before = snapshot(ws)
+    r = dbg(*args, cwd=ws)
+    one_line_error(r, args[:2])  # before: a 100 KB heading in every list (1 MB through MCP)
+    assert "501 characters" in r.stderr and "at most 500" in r.stderr
+    assert snapshot(ws) == before
+    assert dbg(*[("t" * 500 if a == "t" * 501 else a) for a in args], cwd=ws).returncode == 0  # (500 is fine)
