@@ -62,3 +62,15 @@ def test_a_fix_whose_report_is_ready_for_retesting_is_untested():
                 "```python\nw = w.repeat(4, 1)\n```\n\n**Why `.repeat()` works:** it copies.\n\n"
                 "## Timeline\n\n- **Status**: Ready for re-testing\n")
     assert [a.outcome for a in inv.attempts][:1] == ["untested"]
+
+
+def test_journal_entries_with_no_issue_are_not_attempts_and_fixed_says_worked():
+    inv = _read("# Engineering Journal\n\n## 2025-07-20 04:34\n\n### Docs framework\n"
+                "- **What**: Set up the docs generator\n- **Why**: Easier navigation\n"
+                "- **Issues**: None - clean setup\n- **Result**: Docs build\n\n"
+                "## 2025-07-21 05:20\n\n### Worker startup fix\n"
+                "- **What**: Fixed the entrypoint that exited with 'python: not found'\n"
+                "- **How**: Call `sys.executable` instead of `python`\n"
+                "- **Result**: Modified `app.py` lines 15 and 18\n\n### Key Learning\n"
+                "- Containers name their interpreter differently than laptops do\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [("Worker startup fix", "worked")]

@@ -527,6 +527,11 @@ class _Builder:
                 and not self._bug_like(n) and not STRONG_CONTAINER.search(bare)):  # "## 8. Attempt Log": rows
             self.attempt_from_node(n, container=context)
             return
+        if context == "weak" and self._no_problem_entry(n):
+            # "### Documentation Framework Implementation" / "- **Issues**: None - clean implementation":
+            # a journal's entry of work that met no problem is no attempt at one
+            self.free(n, whole=True)
+            return
         if context == "weak" and not self._special(n) and (r._has_attempt_evidence(n) or (
                 (nm := NUMBERED_HEAD.match(text)) and ACTION_LEAD.match(nm.group("rest")) and not n.children)):
             # "## Investigation log" > "### 2. Checked the production backend log": a step that was taken
@@ -578,6 +583,16 @@ class _Builder:
             self.container(n, strong=False)  # a dated entry is a log entry
             return
         self.free(n, whole=False)
+
+    def _no_problem_entry(self, n: Node) -> bool:
+        """An entry whose "Issues:"/"Problems:" field says "None" and whose other words name no failure."""
+        if n.children or heading_outcome(n.text) or _PROBLEM_WORDS.search(n.text):
+            return False
+        lines = [self.lines[i] for b in n.blocks for i in range(b.start, b.end)]
+        none = any(re.match(r"^\W*(?:issues?|problems?|blockers?|errors?)\W*\s*[:—–-]\s*\W*none\b", ln, re.I)
+                   for ln in lines)
+        return none and not any(_TROUBLE_WORDS.search(re.sub(r"(?i)^\W*(?:issues?|problems?|blockers?|errors?)\W*\s*"
+                                                                r"[:—–-]\s*\W*none\b.*", "", ln)) for ln in lines)
 
     def _applied_solution(self, n: Node) -> bool:
         """A "Solution" section after attempts, showing the change it made (code) and saying nothing of
@@ -2089,6 +2104,9 @@ class _Builder:
                         a.title or "", flags=re.I)))) \
                 and not RAN_WORDS.search(did or ""):
             out = "untested"  # "Option D: rebuild MIOpen ... Not feasible without ROCm 6": a plan, not a run
+        if out is None and (_FIXED_LEAD.match(did or "") or _FIXED_LEAD.match(lead or "")) \
+                and outcomes.classify(result or "") not in ("failed", "partial"):
+            out = "worked"  # "- **What**: Fixed startup.sh ..." / "Resolved the import errors by ...": the entry says so
         if out is None and not result and _DIAG_WON.match(a.title or ""):
             # "4. Isolated the code defect" / "Reproduced the hang": a diagnostic step whose name says it got
             # there; the failure its text describes is the bug's, not the step's
@@ -2364,6 +2382,11 @@ _PENDING_CHECK = re.compile(r"(?im)^\W*(?:(?:current )?status|state)(?:\*\*|__)?
                             r"awaiting (?:re-?)?(?:test\w*|verification|validation|confirmation)|needs? (?:re-?)?test\w*|"
                             r"pending (?:re-?)?(?:test\w*|verification|validation)|not yet (?:tested|verified|validated)|"
                             r"to be (?:tested|verified|validated)|untested)\b")
+_PROBLEM_WORDS = re.compile(r"\b(?:fix(?:es|ed)?|bug|errors?|fail\w*|crash\w*|hang\w*|broken|conflicts?|missing|"
+                            r"undefined|exceptions?|regress\w*|not (?:found|working)|cannot|can't|unable)\b", re.I)
+_TROUBLE_WORDS = re.compile(_PROBLEM_WORDS.pattern.replace(r"fix(?:es|ed)?|", ""), re.I)  # "verified all fixes work"
+_FIXED_LEAD = re.compile(r"^\W*(?:(?:what|change|action|fix)\W*\s*[:—–-]\s*\W*)?(?:fixed|resolved|solved|repaired|corrected)\b"
+                         r"(?! (?:in|by) (?:a |the )?(?:later|next|upcoming))", re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",

@@ -263,7 +263,7 @@ def field_of(text: str) -> str | None:
 
 # Sections that look back on the work ("Lessons Learned", "Key takeaways"): their numbered
 # sub-sections are lessons, not attempts.
-LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learnt)?|takeaways|learnings|what (?:we|i) learned|"
+LESSONS_HEAD = re.compile(r"^(?:(?:key|main|\d+) )?(?:lessons?(?: learned| learnt)?|takeaways|learnings?|what (?:we|i) learned|"
                           r"insights|retrospective|guidelines for [\w ]+)(?:$|\s(?:from|of|for)\b)", re.I)
 
 
