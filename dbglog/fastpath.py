@@ -287,6 +287,6 @@ def tried(argv: list[str]) -> int | None:
         else:
             print_tried(res, text, ops.query_notes(res.result.query))
         sys.stdout.flush()
-    except BrokenPipeError:
-        os._exit(0)  # (the reader went away: nothing left to say, and no traceback at exit)
+    except BrokenPipeError:  # (the reader went away: nothing left to say, and no traceback at exit;
+        os._exit(0 if res.close else 1)  # the answer is still the exit status: 0 only when it was tried)
     return 0 if res.close else 1

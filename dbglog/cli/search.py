@@ -5,6 +5,7 @@ without click by dbglog/fastpath.py, whose printer this module shares."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -100,6 +101,10 @@ def tried(idea, status, tags, inv_ref, limit, as_json):
 
         print_tried(res, text, _query_notes(res.result.query), echo=click.echo, style=click.style)
 
-    emit(as_json, res.to_dict(), human)
+    try:
+        emit(as_json, res.to_dict(), human)
+        sys.stdout.flush()
+    except BrokenPipeError:  # (`tried ... | head`: the answer is the exit status, not click's 1 for EPIPE)
+        os._exit(0 if res.close else 1)
     if not res.close:
         sys.exit(1)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli, run_cli_inproc
+from conftest import cli_env, run_cli, run_cli_inproc
 from dbglog.util import redact
 from test_probes import dbg, one_line_error, snapshot
 
@@ -443,3 +443,14 @@ def test_a_title_that_is_a_pasted_text_is_refused(tmp_path, args):
     assert "501 characters" in r.stderr and "at most 500" in r.stderr
     assert snapshot(ws) == before
     assert dbg(*[("t" * 500 if a == "t" * 501 else a) for a in args], cwd=ws).returncode == 0  # (500 is fine)
+
+
+@pytest.mark.parametrize("extra", [[], ["-n5"]], ids=["fast path", "click"])
+def test_tried_into_a_closed_pipe_still_answers_with_its_exit_status(tmp_path, extra):
+    ws = _ws(tmp_path)
+    for idea, code in (("zzzqqq never seen", 1), ("p2p", 0)):
+        p = subprocess.Popen([sys.executable, "-m", "dbglog", "tried", idea, *extra], cwd=ws, env=cli_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        p.stdout.close()  # `dbglog tried ... | head -0`
+        assert p.wait(timeout=120) == code, (idea, extra, p.stderr.read())  # before: 0 (fast path), 1 (click)
+        p.stderr.close()
