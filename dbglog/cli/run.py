@@ -80,21 +80,25 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
-    if as_json:
-        emit(True, out.to_dict())
-    else:
-        # The summary is the command's output (stdout); `dbglog:` on stderr is for errors.
-        for d in dicts:
-            click.echo(_run_summary(d))
-            _run_error(d)
-        if repeat > 1:
-            for h in rep.histogram_rows():
-                click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
-        if a is not None:
-            click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
-            for s in added:
-                click.echo(f"Next step {s.position} added: {s.text}")
-            print_breaker(out.breaker)
+    try:
+        if as_json:
+            emit(True, out.to_dict())
+        else:
+            # The summary is the command's output (stdout); `dbglog:` on stderr is for errors.
+            for d in dicts:
+                click.echo(_run_summary(d))
+                _run_error(d)
+            if repeat > 1:
+                for h in rep.histogram_rows():
+                    click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
+            if a is not None:
+                click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
+                for s in added:
+                    click.echo(f"Next step {s.position} added: {s.text}")
+                print_breaker(out.breaker)
+        sys.stdout.flush()
+    except BrokenPipeError:  # (`run ... | head`: the run's verdict is still the exit status, not click's 1)
+        os._exit(out.exit_code(git_bisect_exit, expect))
     sys.exit(out.exit_code(git_bisect_exit, expect))
 
 
