@@ -73,9 +73,13 @@ def _bisect_finish(result: dict, as_json: bool) -> None:
     if result.get("exit_code", 0) == 0 and "next" not in result:  # found: what an agent does with it
         result["next"] = ["dbglog next add \"FIX: ...\"  (the fix it points at, to try)",
                           "dbglog status resolved --root-cause \"...\"  (once the fix is confirmed)"]
-    emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
-    if not as_json and result.get("next"):
-        click.echo("next: " + "; ".join(result["next"]))
+    try:
+        emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
+        if not as_json and result.get("next"):
+            click.echo("next: " + "; ".join(result["next"]))
+        sys.stdout.flush()
+    except BrokenPipeError:  # (`bisect ... | tail`: 0 found, 1 inconclusive, 2 refused; not click's 1 for EPIPE)
+        os._exit(result.get("exit_code", 0))
     sys.exit(result.get("exit_code", 0))
 
 
