@@ -74,3 +74,18 @@ def test_journal_entries_with_no_issue_are_not_attempts_and_fixed_says_worked():
                 "- **Result**: Modified `app.py` lines 15 and 18\n\n### Key Learning\n"
                 "- Containers name their interpreter differently than laptops do\n")
     assert [(a.title, a.outcome) for a in inv.attempts] == [("Worker startup fix", "worked")]
+
+
+def test_after_all_of_these_still_is_the_verdict_of_the_list_above():
+    inv = _read("# Display dies in games\n\nSome other things I've tried:\n\n"
+                "- remove my 2nd monitor\n- reinstalling the drivers\n- checking for disk issues\n\n"
+                "After all of these, I'm still getting the black screens, so I think it's the card.\n")
+    assert [a.outcome for a in inv.attempts] == ["failed", "failed", "failed"]
+
+
+def test_a_summary_after_overcoming_challenges_is_not_an_attempt_and_todo_sub_items_are_steps():
+    inv = _read("# Session\n\n**After overcoming multiple challenges, training is now RUNNING successfully!**\n\n"
+                "### May 1 2019\n\n- The run stopped with OOM.\n- Something to try\n"
+                "    - Parallelize the data set loading.\n    - Save checkpoints automatically.\n")
+    assert inv.attempts == []
+    assert [s.text for s in inv.next_steps] == ["Parallelize the data set loading.", "Save checkpoints automatically."]

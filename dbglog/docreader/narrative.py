@@ -224,7 +224,9 @@ def _starts(k: int, text: str) -> list[_Start]:
             continue
         a = _AFTER_ING.match(s)
         if a and not _HYPOTHETICAL.search(s) and not _QUESTION.search(s) and a.group("verb").lower() not in (
-                "doing", "being", "having", "reading", "looking", "checking", "googling", "searching") \
+                "doing", "being", "having", "reading", "looking", "checking", "googling", "searching",
+                # "After overcoming multiple challenges, training is now RUNNING": a summary of the work, no change
+                "overcoming", "struggling", "fighting", "spending", "debugging", "investigating", "working") \
                 and outcomes.classify(a.group("main")) in ("worked", "failed"):
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], "first")]
             continue

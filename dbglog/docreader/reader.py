@@ -1194,6 +1194,15 @@ class _Builder:
         if i >= len(self.lines):
             return
         hit = label_of(self.lines[i], ATTEMPT_LABELS)
+        after_all = _AFTER_ALL.match(self.lines[i])
+        if after_all:
+            # "After all of these, I'm still encountering these crashes": the verdict on every item above
+            para = []
+            while i < len(self.lines) and self.lines[i].strip():
+                para.append(self.lines[i].strip())
+                i += 1
+            said = " ".join(para)[after_all.end():]
+            hit = ("result", re.split(r"[.;!?]|\s(?:so|but|and|which)\s", said, maxsplit=1)[0])  # its first clause
         if not hit or hit[0] not in ("result", "outcome") or not hit[1].strip():
             return
         verdict = outcomes.classify(hit[1])
@@ -1241,6 +1250,17 @@ class _Builder:
                         self._attempt_from_item(body, idxs, None, "")
                     else:
                         self._step_from_item(idxs)
+                    taken.update(idxs)
+                elif idxs and len(idxs) > 1 and _TODO_CAPTION.match(first.strip()) \
+                        and all(re.match(r"^\s+(?:[-*+]|\d{1,3}[.)])\s+\S", self.lines[i]) or not self.lines[i].strip()
+                                for i in idxs[1:]):
+                    # "- Something to try" / "    - Parallelize the data loading" / "- FIXME" + its sub-items: each
+                    # sub-item is a step still to take
+                    for i in idxs[1:]:
+                        st = make_step(re.sub(r"^\s+(?:[-*+]|\d{1,3}[.)])\s+", "", self.lines[i]), [], 0) \
+                            if self.lines[i].strip() else None
+                        if st:
+                            self.steps.append((i, st))
                     taken.update(idxs)
                 elif idxs and (hit := label_of(first, NEXT_LABELS)) and hit[1] and hit[0] == "next" \
                         and _label_name(first) in ("todo", "to do", "to-do", "next", "next step", "next steps", "follow-up"):
@@ -1342,8 +1362,8 @@ class _Builder:
                     return True
                 if b.kind == "paragraph" and bold_attempt(self.lines[b.start]):
                     return True
-            if self._labeled_pairs(d.blocks):
-                return True  # a comment with "**Experiment:** ..." / "**Result:** ..."
+            if self._labeled_pairs(d.blocks) or self._entries(d.blocks):
+                return True  # a comment with "**Experiment:** ..." / "**Result:** ..."; "**Solution**: / **Result**:"
         return False
 
     def field_section(self, n: Node, key: str) -> None:
@@ -2387,6 +2407,12 @@ _PROBLEM_WORDS = re.compile(r"\b(?:fix(?:es|ed)?|bug|errors?|fail\w*|crash\w*|ha
 _TROUBLE_WORDS = re.compile(_PROBLEM_WORDS.pattern.replace(r"fix(?:es|ed)?|", ""), re.I)  # "verified all fixes work"
 _FIXED_LEAD = re.compile(r"^\W*(?:(?:what|change|action|fix)\W*\s*[:—–-]\s*\W*)?(?:fixed|resolved|solved|repaired|corrected)\b"
                          r"(?! (?:in|by) (?:a |the )?(?:later|next|upcoming))", re.I)
+_AFTER_ALL = re.compile(r"^\W*(?:(?:even )?after (?:all|trying all|doing all)(?: of)? (?:these|this|that|those|the above)|"
+                        r"despite (?:all|trying all)(?: of)? (?:these|this|that|those|the above)|"
+                        r"none of (?:these|this|that|those|the above|them))\b", re.I)
+_TODO_CAPTION = re.compile(r"^(?:[-*+]|\d{1,3}[.)])?\s*(?:\*\*|__)?(?:something to try|things to try|(?:still )?to try|"
+                           r"to ?do|todo|fixme|ideas?(?: to try)?|next(?: steps?)?|follow[- ]?ups?)(?:\*\*|__)?\s*:?"
+                           r"(?:\*\*|__)?$", re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",
