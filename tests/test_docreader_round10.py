@@ -89,3 +89,13 @@ def test_a_summary_after_overcoming_challenges_is_not_an_attempt_and_todo_sub_it
                 "    - Parallelize the data set loading.\n    - Save checkpoints automatically.\n")
     assert inv.attempts == []
     assert [s.text for s in inv.next_steps] == ["Parallelize the data set loading.", "Save checkpoints automatically."]
+
+
+def test_thread_when_i_set_x_it_works_and_a_reply_that_says_it_does_not_work_for_me():
+    inv = _read("# NCCL error with DDP\n\nrepo/x · issue #1 · closed\n\nann · comment · 2020-12-23\n\n"
+                "I found that when the counts differ, NCCL errors. When I set num_gpus=4, it works fine.\n\n"
+                "bob · comment · 2021-02-05\n\nfixed it using `export NCCL_IB_DISABLE=1`\n\n"
+                "cat · comment · 2021-03-01\n\nthis does not work for me see:\n\n```\nRuntimeError: NCCL error\n```\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert ("When I set num_gpus=4, it works fine.", "worked") in got
+    assert [o for t, o in got if t.startswith("this does not work")] == ["failed"]

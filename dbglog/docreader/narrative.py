@@ -106,12 +106,15 @@ _REMEDY_LABEL = re.compile(r"^\W{0,3}(?:(?:the|actual|real|final|permanent|prope
 # "I 1) disabled VT-d 2) randomly changed ...": inline enumeration inside a sentence, blanked for reading.
 _INLINE_ENUM = re.compile(r"(?<=\s)\(?\d{1,2}\)(?=\s)")
 _WHEN_DONE = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:when|after|once|as soon as)\s+(?:I|we)\s+(?:\w+ly\s+)?"
-                        r"[a-z-]{3,}ed\b[^,]{3,},\s*(?P<main>.+)$", re.I | re.S)
+                        rf"(?:[a-z-]{{3,}}ed|{_IRREGULAR})\b[^,]{{3,}},\s*(?P<main>.+)$", re.I | re.S)
 # "I fixed my problem." says it worked, not how: the rest of its paragraph and the code under it do.
 _BARE_FIX = re.compile(r"^\W*(?:(?:so|and|finally|ok(?:ay)?|well)\W+)?(?:I|we)(?:'ve| have)?\s+(?:\w+ly\s+)?"
                        r"(?:fixed|solved|resolved|sorted(?: out)?)\s+(?:(?:my|the|this|our)\s+(?:\w+\s+)?(?:problems?|issues?)|"
                        r"it)(?:\s+(?:for good|at last|now|finally|myself))?\W*$", re.I)
 # "so far so good the killall worked for me": another reader applied the named thing.
+# "this does not work for me see: <trace>" opening a reply: the fix above, tried by another reader, failed.
+_NOT_FOR_ME = re.compile(r"^\W*(?:this|that|it|the (?:fix|workaround|same)|same)(?: (?:one|fix|trick|workaround|solution))? "
+                         r"(?:does|did|do)(?: not|n'?t) (?:work|help|fix (?:it|this|anything))(?: \w+)? for (?:me|us)\b", re.I)
 _WORKED_FOR_ME = re.compile(r"\b(?:the|that|this|your|his|her) (?:[\w-]+ ){1,3}(?:worked|did the trick|fixed it) for (?:me|us)\b",
                             re.I)
 # "Perhaps this will work:" + code ... "This did not work either.": a plan that was then tried.
@@ -261,7 +264,7 @@ def _starts(k: int, text: str) -> list[_Start]:
                 and outcomes.verdict_word(m.group("verb")) is None:
             out.append(_Start(k, sm[0], "bare"))
             continue
-        if _ACTION_NOUN.match(s) or _WORKED_FOR_ME.search(s):
+        if _ACTION_NOUN.match(s) or _WORKED_FOR_ME.search(s) or (n_s == 0 and _NOT_FOR_ME.match(s)):
             out.append(_Start(k, sm[0], "noun"))
             continue
         if _TRY_THIS.match(s) and n_s == len(spans) - 1:
