@@ -483,6 +483,9 @@ def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, i
     from dbglog.run import escalate as esc
     from dbglog.run import serve
 
+    for name, v in (("--ready-timeout", ready_timeout), ("--idle-timeout", idle_timeout)):
+        if v is not None and not 0 < v < float("inf"):  # (nan, inf: only an agent's JSON can send them)
+            raise DbglogError(f"{name} must be a positive number of seconds")
     serve.check_args(server, ready, ready_timeout, idle_timeout)
     if server is not None:
         check_text(server, "server command")

@@ -145,6 +145,9 @@ def test_mcp_arguments_no_process_could_take_are_tool_errors_and_change_nothing(
              ("run_repro", {"cmd": ["true\x00"], "timeout": 5}),
              ("run_repro", {"cmd": ["true"], "timeout": 5, "env": {"A": "b\x00"}}),
              ("run_repro", {"cmd": ["true"], "timeout": math.nan}),
+             ("run_repro", {"cmd": ["true"], "timeout": 5, "idle_timeout": math.inf}),
+             ("run_repro", {"cmd": ["true"], "timeout": 5, "ready_timeout": math.nan, "server": "true",
+                            "ready": "true"}),
              ("show", {})]
     out = _mcp(tmp_path, calls)
     for (name, args), res in zip(calls[:-1], out[:-1]):
