@@ -532,6 +532,9 @@ class _Builder:
             # a journal's entry of work that met no problem is no attempt at one
             self.free(n, whole=True)
             return
+        if context == "weak" and n.children and DATE_HEAD.match(n.text):
+            self.container(n, strong=False)  # "### 2025-09-28" > "#### Dataloader crash fix": a day of entries
+            return
         if context == "weak" and not self._special(n) and (r._has_attempt_evidence(n) or (
                 (nm := NUMBERED_HEAD.match(text)) and ACTION_LEAD.match(nm.group("rest")) and not n.children)):
             # "## Investigation log" > "### 2. Checked the production backend log": a step that was taken
