@@ -116,9 +116,16 @@ def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5
     from dbglog.kb import search
 
     check_text(idea, "query")
+    _check_limit(limit, 100)
     refresh_watched(recs, warn)
     filters = search_filters(recs, status, (), tags, inv_ref, None)
     return search.tried(recs.store.conn, idea, filters=filters, limit=limit)
+
+
+def _check_limit(limit, most: int) -> None:
+    """The CLI's --limit range, for the MCP tools too (SQL takes LIMIT -1 as no limit at all)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
+        raise DbglogError(f"--limit must be between 1 and {most}, got {limit!r}")
 
 
 def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None, kinds=None, since=None,
@@ -127,6 +134,7 @@ def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None,
     from dbglog.kb import search as _search
 
     check_text(query, "query")
+    _check_limit(limit, 500)
     refresh_watched(recs, warn)
     filters = search_filters(recs, status, outcomes, tags, inv_ref, since)
     return _search.search(recs.store.conn, query, kinds=kinds or None, filters=filters, limit=limit)

@@ -145,6 +145,7 @@ def test_mcp_arguments_no_process_could_take_are_tool_errors_and_change_nothing(
              ("run_repro", {"cmd": ["true\x00"], "timeout": 5}),
              ("run_repro", {"cmd": ["true"], "timeout": 5, "env": {"A": "b\x00"}}),
              ("run_repro", {"cmd": ["true"], "timeout": math.nan}),
+             ("tried", {"idea": "p2p", "limit": -1}), ("search", {"query": "p2p", "limit": 0}),
              ("run_repro", {"cmd": ["true"], "timeout": 5, "idle_timeout": math.inf}),
              ("run_repro", {"cmd": ["true"], "timeout": 5, "ready_timeout": math.nan, "server": "true",
                             "ready": "true"}),
