@@ -99,3 +99,11 @@ def test_thread_when_i_set_x_it_works_and_a_reply_that_says_it_does_not_work_for
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert ("When I set num_gpus=4, it works fine.", "worked") in got
     assert [o for t, o in got if t.startswith("this does not work")] == ["failed"]
+
+
+def test_the_own_clause_verdict_holds_over_a_later_sentence_about_another_setup():
+    inv = _read("# Hang on 2 GPUs\n\nI have tried running it with `--workspace 9000`, the result was the same. "
+                "On the VM I used the same setup. It worked fine there.\n\n"
+                "Follow-up improvements:\n\n1. Rebuild with NCCL 2.21\n2. Try `--no-nccl`\n")
+    assert [a.outcome for a in inv.attempts] == ["failed"]
+    assert [s.text for s in inv.next_steps] == ["Rebuild with NCCL 2.21", "Try `--no-nccl`"]

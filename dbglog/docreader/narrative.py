@@ -200,6 +200,9 @@ def _starts(k: int, text: str) -> list[_Start]:
         if m.group(0).split()[1:2] == ["had"] and pw and pw.group(1).islower() and pw.group(1) not in \
                 {"and", "so", "then", "but", "also", "first", "finally", "already", "yesterday", "today", "now"}:
             continue  # "the instance I had installed on another server": a relative clause, background
+        if re.search(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:think|believe|guess|suppose|reckon|feel like|am pretty sure|'m pretty sure)"
+                     r"(?: that)?\s+$", before):
+            continue  # "I think I eliminated all possible factors": a belief about the work, not a change made
         if _SUBORDINATE.search(before) or re.search(r"(?:^|\W)(?:I|[Ww]e)\s+(?:would|will|could|should|might|may|"
                                                     r"can|must|need to|want to|plan to)\W*$", before):
             continue
@@ -339,6 +342,9 @@ def _verdict(sentences: list[str], own: bool = True, strict: bool = False) -> tu
             continue
         b = _BACK.match(s)
         points = b and (not b.group("what") or b.group("what").lower()[:5] in {w[:5] for w in action})
+        if s is not sentences[0] and re.search(r"\b(?:there|on (?:that|the other) (?:machine|box|system|node|host|vm)|"
+                                               r"in (?:that|the other) (?:case|setup|scenario|vm))\s*[.!]?$", s, re.I):
+            continue  # "It worked fine there.": the other setup the author compares with, not this try
         if strict and not points:
             continue  # under "The fix was ...": the text explains the bug; only a sentence about the fix judges it
         said.append((v, s))

@@ -39,7 +39,7 @@ STRONG_RE = re.compile(rf"^(?:{STRONG_KW})$", re.I)
 NEXT_HEAD = re.compile(
     r"\b(?:(?:steps?|checks?|actions?|tests?) (?:needed|required|proposed|planned|to (?:take|run|do))|recommended actions?|"
     r"next steps?|what to try next|try next|to[- ]?do|todos?|things to try|ideas?(?: to try| for next)?|untried|"
-    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?$|follow[- ]?ups? (?:actions?|items?|tasks?|work|steps?|needed)|"
+    r"still to try|not yet tried|recommend(?:ation|ed)s?|action items?|open questions?|unanswered|follow[- ]?ups?$|follow[- ]?ups? (?:actions?|items?|tasks?|work|steps?|needed|improvements?|fixes|changes)|"
     r"future work|next actions?|what'?s next|to investigate|suggest(?:ed|ions)|"
     r"^(?:(?:action|next|the|debug(?:ging)?|test) )?plan(?: of attack)?$|^questions$|next|loose ends|action plan|pendientes?|pr[oó]ximos pasos|siguientes pasos|"
     r"offene punkte|n[aä]chste schritte|[aà] faire|prochaines [ée]tapes|still open|"
