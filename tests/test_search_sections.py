@@ -11,6 +11,8 @@ import json
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dbglog.kb import mirror, search, sections, synonyms
 from dbglog.kb.merge import merge
@@ -329,3 +331,15 @@ def test_tried_weighs_words_and_requires_named_identifiers(kb):
     assert not search.tried(conn, "record a cuda memory snapshot").close
     weights = {t.raw: t.weight for t in search.tried(conn, "memory snapshot").result.query.terms}
     assert weights["snapshot"] > weights["memory"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a b", "# h", "  ## x", "===", "---", "- item", "> q", "```", "    code", "",
+                                  " text #1", "a\\r# b", "1. one", "x\\ty", "--", "= not"]), max_size=45),
+       st.booleans())
+def test_chunk_without_a_parse_is_what_the_parse_gives(parts, base):
+    # The fast path (no heading-like line, short) must give exactly the parse's chunks.
+    text = "\n".join(p.replace("\\r", "\r") for p in parts)
+    b = ("Notes",) if base else ()
+    assert sections.chunk(text, b, first_line=3) == (
+        sections._parsed_chunks(text, text.split("\n"), b, 3) if text.strip() else [])

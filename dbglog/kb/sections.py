@@ -28,6 +28,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +47,10 @@ class Chunk:
     heading: str  # the heading path, SEP-joined, without '#'
     line: int  # 1-based first line (see the module docstring)
     body: str  # the verbatim lines, the chunk's own heading line included
+
+
+# A line that could be (or underline) a heading: an ATX '#', or a setext '===' / '---' under a paragraph.
+_MAYBE_HEADING = re.compile(r"^[ \t]*(#|=+[ \t]*$|-+[ \t]*$)", re.M)
 
 
 @lru_cache(maxsize=1)
@@ -73,6 +78,14 @@ def chunk(text: str, base: tuple[str, ...] = (), first_line: int = 1) -> list[Ch
     if not text.strip():
         return []
     lines = text.split("\n")
+    if len(lines) <= MAX_CHUNK_LINES and "\r" not in text and not _MAYBE_HEADING.search(text):
+        # No heading and too short to cut: the one chunk the parse would give, without its ~20 ms
+        # markdown-it import (a bisection's report section is such a text).
+        return [Chunk(SEP.join(base), first_line, text.rstrip())]
+    return _parsed_chunks(text, lines, base, first_line)
+
+
+def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_line: int) -> list[Chunk]:
     tokens = _md().parse(text)
     heads: list[tuple[int, int, str]] = []  # (line, level, text)
     blocks: set[int] = set()  # lines where a top-level block starts
