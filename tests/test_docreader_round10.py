@@ -107,3 +107,13 @@ def test_the_own_clause_verdict_holds_over_a_later_sentence_about_another_setup(
                 "Follow-up improvements:\n\n1. Rebuild with NCCL 2.21\n2. Try `--no-nccl`\n")
     assert [a.outcome for a in inv.attempts] == ["failed"]
     assert [s.text for s in inv.next_steps] == ["Rebuild with NCCL 2.21", "Try `--no-nccl`"]
+
+
+def test_an_attempts_label_inside_a_solved_entry_is_its_own_failed_attempt():
+    inv = _read("# Session summary\n\n## Highlights\n\nTraining runs.\n\n### What Was Accomplished:\n\n"
+                "1. **GPU Driver Resolution** ✅\n   - **Problem**: The old instance had broken drivers\n"
+                "   - **Attempts**: Tried installing the 550 driver by hand (failed - module mismatch)\n"
+                "   - **Solution**: Started a new instance from the deep learning image\n"
+                "   - **Result**: GPU working immediately!\n")
+    got = sorted((a.title[:24], a.outcome) for a in inv.attempts)
+    assert got == [("GPU Driver Resolution", "worked"), ("Tried installing the 550", "failed")]

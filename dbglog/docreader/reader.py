@@ -945,6 +945,10 @@ class _Builder:
                 sub = c.lines()
                 self.owned.extend(sub)
                 keep.extend(sub)
+                if not c.children and c.start >= 0:
+                    # "## MAJOR ACHIEVEMENT" > "### What Was Accomplished": the sub-section's own attempts
+                    # ("**Attempts**: Tried X (failed)"; "Tried ..." items) are read; its text stays here
+                    self._scan_blocks(c, c.blocks, None, prose=self.r.thread, story=True)
         if keep or not split:
             self._add_section(n.start, "## " + n.text, span_lines(self.lines, keep), [n.start] + keep)
         else:
@@ -1619,6 +1623,13 @@ class _Builder:
         km = ATTEMPT_HEAD.match(m.group(1)) if m else None
         if km and km.group("n").isdigit():
             a.number = int(km.group("n"))
+        # "- **Problem**: ... / - **Attempts**: Tried X (failed - module mismatch) / - **Solution**: Y": the
+        # tried line is an attempt of its own, with its own verdict, before the solution that worked.
+        tried = [(i, m.group("what")) for i in idxs[1:] if (m := _TRIED_LABEL.match(self.lines[i]))
+                 and outcomes.classify(m.group("what")) in ("failed", "partial")]
+        if tried and any(label_of(self.lines[i], ATTEMPT_LABELS) for i in idxs[1:] if i not in dict(tried)):
+            for i, what in tried:
+                self._attempt_from_item(what, [i], "failed" if outcomes.classify(what) == "failed" else None, unit)
         self.attempts.append(a)
 
     def attempts_from_table(self, n: Node, blk: Block, ctx: str | None) -> bool:
@@ -2416,6 +2427,8 @@ _AFTER_ALL = re.compile(r"^\W*(?:(?:even )?after (?:all|trying all|doing all)(?:
 _TODO_CAPTION = re.compile(r"^(?:[-*+]|\d{1,3}[.)])?\s*(?:\*\*|__)?(?:something to try|things to try|(?:still )?to try|"
                            r"to ?do|todo|fixme|ideas?(?: to try)?|next(?: steps?)?|follow[- ]?ups?)(?:\*\*|__)?\s*:?"
                            r"(?:\*\*|__)?$", re.I)
+_TRIED_LABEL = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+(?:\*\*|__)?(?:attempts?|tried|first attempt|initial attempt)"
+                          r"(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(?P<what>\S.*)$", re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",
