@@ -324,3 +324,15 @@ def test_the_worktree_index_tells_whether_the_repo_holds_python(tmp_path, files,
         names = _git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
         assert expect == any(n.endswith((".py", ".pyw")) for n in names)
     assert history._index_lists_python(tmp_path / "nowhere") is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=4096))
+def test_the_builtin_sha256_is_hashlibs(data):
+    # One sha256 for every file and key hash (fsutil.sha256_hex: CPython's built-in module, no OpenSSL
+    # load); a stored baseline or cache key written by hashlib must still compare equal.
+    import hashlib
+
+    from dbglog.util.fsutil import sha256_hex
+
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

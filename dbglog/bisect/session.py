@@ -36,19 +36,9 @@ from typing import Callable, Sequence
 
 from dbglog.bisect.algorithms import Verdict
 from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import sha256_hex
 
 SESSION_VAR = "DBGLOG_BISECT_SESSION"
-
-# The cache key's sha256 from CPython's built-in module: the same digest as hashlib's, whose import
-# loads OpenSSL (~2 ms of every bisection); hashlib where the built-in one is not compiled in.
-try:
-    from _sha2 import sha256 as _sha256  # CPython 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256  # CPython 3.11
-    except ImportError:
-        from hashlib import sha256 as _sha256
-
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -340,7 +330,7 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
                        # only when set, so the keys of existing sessions stay valid
                        **({"server": [execution.server, execution.ready, execution.ready_timeout]}
                           if execution.server else {})}, sort_keys=True)
-    return _sha256(blob.encode()).hexdigest()
+    return sha256_hex(blob.encode())
 
 
 def _stamp(pid: int) -> str | None:

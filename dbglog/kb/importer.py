@@ -30,7 +30,6 @@ Errors are ``ParseError`` with ``path:line``: the whole command stops before any
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from pathlib import Path
 from dbglog import docreader
 from dbglog.kb import model
 from dbglog.util import redact
+from dbglog.util.fsutil import sha256_hex
 from dbglog.util.errors import DbglogError
 from dbglog.kb.mirror import ParseError
 from dbglog.kb.model import Difference, Investigation, NextStep
@@ -122,7 +122,7 @@ def _try_canonical(text: str, path: str) -> Parsed | None:
 
 
 def content_sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_hex(text.encode())
 
 
 def source_name(path: Path, root: Path) -> str:

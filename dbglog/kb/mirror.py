@@ -21,7 +21,6 @@ How exactness is achieved while staying readable:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import sha256_hex
 from dbglog.kb.model import (
     DEFAULT_LABELS,
     STATUS_LABELS,
@@ -274,7 +274,7 @@ def parse_step(line: str, position: int) -> NextStep | None:
 
 
 def _digest(lines: list[str]) -> str:
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    return sha256_hex("\n".join(lines).encode())[:16]
 
 
 def _data_comment(lines: list[str], payload) -> str:

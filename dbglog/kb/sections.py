@@ -25,7 +25,6 @@ for an investigation (line 0 is the section's own ``##`` heading, line 1 the fir
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -34,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import sha256_hex
 from dbglog.util.redact import clean
 from dbglog.kb.synonyms import identifier_words
 
@@ -266,7 +266,7 @@ def refresh(store, root: Path, config_path: Path) -> WatchReport:
             except OSError:
                 report.skipped.append(p)
                 continue
-            digest = hashlib.sha256(data).hexdigest()
+            digest = sha256_hex(data)
             old = base.get(p)
             if old is None or old[3] != digest:
                 if b"\x00" in data[:8192]:

@@ -16,13 +16,13 @@ Outside a git work tree only the command is recorded. Git gets ``GIT_TIMEOUT`` s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import subprocess
 from pathlib import Path
 
 from dbglog.util import redact
+from dbglog.util.fsutil import sha256_hex
 
 DIFF_CAP = 1 << 20  # bytes of the uncommitted diff kept in the run folder
 GIT_TIMEOUT = 10.0
@@ -93,7 +93,7 @@ def worktree_state(cwd, run_dir: Path | None = None, root: Path | None = None) -
         state["untracked"] = sum(1 for e in st.decode("utf-8", "replace").split("\0") if e.startswith("?? "))
     if state["shortstat"]:
         _, diff = _git(cwd, "diff", base, "--no-color", "--no-ext-diff", *spec, limit=DIFF_CAP)
-        state["diff_sha"] = hashlib.sha256(diff[:DIFF_CAP]).hexdigest()[:12]
+        state["diff_sha"] = sha256_hex(diff[:DIFF_CAP])[:12]
         if run_dir is not None:
             text = redact.clean(diff[:DIFF_CAP].decode("utf-8", "replace"))
             if len(diff) > DIFF_CAP:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from dbglog.util import redact
 from dbglog.util.errors import ConflictError, DbglogError
-from dbglog.util.fsutil import atomic_write
+from dbglog.util.fsutil import atomic_write, sha256_hex
 from dbglog.kb.store import Store
 from dbglog.util.workspace import Workspace
 
@@ -128,9 +128,7 @@ def _mirror():
 
 
 def sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def read_text(path: Path, rel: str) -> str:

@@ -12,6 +12,20 @@ from pathlib import Path
 
 _UMASK: int | None = None
 
+# sha256 from CPython's built-in module: the same digest as hashlib's, whose import loads OpenSSL
+# (~2 ms of a command that hashes one file or key); hashlib where the built-in one is not compiled in.
+try:
+    from _sha2 import sha256  # CPython 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # CPython 3.11
+    except ImportError:
+        from hashlib import sha256
+
+
+def sha256_hex(data: bytes) -> str:
+    return sha256(data).hexdigest()
+
 
 def default_mode() -> int:
     """0666 minus the process umask: what an ordinary file created here would get."""
