@@ -117,3 +117,13 @@ def test_an_attempts_label_inside_a_solved_entry_is_its_own_failed_attempt():
                 "   - **Result**: GPU working immediately!\n")
     got = sorted((a.title[:24], a.outcome) for a in inv.attempts)
     assert got == [("GPU Driver Resolution", "worked"), ("Tried installing the 550", "failed")]
+
+
+def test_a_lab_note_change_then_what_it_did_one_item_each():
+    inv = _read("# Notes\n\n### June 2 2019 14:09 CST\n\n- Made another loss function to fit the shapes.\n"
+                "- Now the training can be run.\n- Analysis on this problem:\n    - the generator emits the batch size\n\n"
+                "### May 1 2019 17:00 CST\n\n- The program stopped with OOM.\n- Something to try\n"
+                "    - Parallelize the data loading.\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [
+        ("Made another loss function to fit the shapes.", "worked")]
+    assert [s.text for s in inv.next_steps] == ["Parallelize the data loading."]

@@ -1720,9 +1720,10 @@ class _Builder:
         ``actions``: in a timeline or log, an item that did something ("**10:30** compared the
         checksums ...", "re-added the barrier") is an attempt too."""
         hits = []
-        for item in blk.items:
-            first, idxs = self._item_text(blk, item)
-            if not idxs or (skip and idxs[0] in skip):
+        merged: set[int] = set()
+        items = [self._item_text(blk, item) for item in blk.items]
+        for k, (first, idxs) in enumerate(items):
+            if not idxs or (skip and idxs[0] in skip) or idxs[0] in merged:
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
             keys = {h[0] for i in idxs if (h := label_of(self.lines[i], ATTEMPT_LABELS))}
@@ -1736,6 +1737,20 @@ class _Builder:
                     and not _STATUS_ITEM.match(tm.group(1)):
                 hits.append((first, idxs))  # "3. **Bypass test** (SUCCESS): ..." / "**X** (ATTEMPTED FIX):"
                 continue
+            if actions and _ITEM_ACTION.match(bare_first) and outcomes.classify(whole) == "inconclusive":
+                # A lab note's "- Disable batch norm layers." then "- Bypass the errors before." / "- A new error in
+                # the loss": the change, then what it did, one item each
+                after = []
+                for f2, i2 in items[k + 1:k + 3]:
+                    if not i2 or _ITEM_ACTION.match(f2) or outcomes.classify(f2) == "inconclusive" or re.match(
+                            r"(?i)^\W*(?:analysis|guesses|notes?|details|observations?|context|background|reasons?|why)\b"
+                            r"[^:]{0,40}:\s*$", f2):
+                        break  # another change, or a caption ("- Analysis on this problem:"): its own
+                    after.extend(i2)
+                if after:
+                    merged.update(after)
+                    hits.append((first, idxs + after))
+                    continue
             if TRIED_ITEM.match(first) or (actions and ctx == "failed" and _GERUND.match(bare_first)) \
                     or (actions and (ACTION_LEAD.match(bare_first) or (
                     PROSE_LEAD.match(bare_first) and outcomes.classify(whole) != "inconclusive"
@@ -1747,7 +1762,7 @@ class _Builder:
         for first, idxs in hits:
             self._attempt_from_item(first, idxs, ctx, n.text)
         rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
-                if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip)]
+                if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip) and i not in merged]
         if rest and keep_rest is not None:
             keep_rest.extend(rest)
         elif rest:
@@ -2429,6 +2444,10 @@ _TODO_CAPTION = re.compile(r"^(?:[-*+]|\d{1,3}[.)])?\s*(?:\*\*|__)?(?:something 
                            r"(?:\*\*|__)?$", re.I)
 _TRIED_LABEL = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+(?:\*\*|__)?(?:attempts?|tried|first attempt|initial attempt)"
                           r"(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(?P<what>\S.*)$", re.I)
+_ITEM_ACTION = re.compile(r"^\W{0,3}(?:made|set|put|built|rebuilt|wrote|rewrote|(?:disabl|enabl|add|remov|chang|us|switch|"
+                          r"replac|reduc|increas|lower|rais|mov|dropp|skipp|rewrit|patch|revert|upgrad|downgrad|"
+                          r"install|reinstall|pinn|bump|clamp|cast|split|merg|renam|wrapp)(?:e|ed|es|s)?)\b(?! (?:to|that|when|if)\b)",
+                          re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",

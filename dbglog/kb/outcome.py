@@ -86,6 +86,9 @@ _NEGATED_FAIL = [
     r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
     r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b|\b(?:root )?cause found\b|"
     r"\bfound the (?:root )?cause\b",
+    # "Now the training can be run.", "Bypassed the errors before": the step that was blocked goes through
+    r"\bnow (?:\w+ ){0,3}can (?:be )?(?:run|start|train|load|compile|build|proceed|finish|launch|boot)\b|"
+    rf"\bbypass(?:es|ed)? (?:the |all |those |these )?(?:\w+ )?{_BAD}",
     # "flash_attn now installs as the final step", "remains properly installed", "now handles paths correctly"
     r"\bnow (?:install|handle|train|boot|finish|complete|succeed)(?:es|s|ed)?\b|"
     r"\b(?:remains?|stays?|stayed|remained) (?:\w+ )?(?:installed|functional|stable|working|healthy|responsive|correct)\b|"
