@@ -127,3 +127,17 @@ def test_a_lab_note_change_then_what_it_did_one_item_each():
     assert [(a.title, a.outcome) for a in inv.attempts] == [
         ("Made another loss function to fit the shapes.", "worked")]
     assert [s.text for s in inv.next_steps] == ["Parallelize the data loading."]
+
+
+def test_parameter_lines_iteration_tables_closed_checklists_and_bold_options():
+    inv = _read("# Kernel tuning\n\n### Phase 1: Optimization Attempts\n\n**Goal**: raise occupancy\n\n"
+                "| Iteration | Config | Result |\n|---|---|---|\n| 1 | BLOCK_M=128 | ❌ Misaligned address |\n"
+                "| 2 | BLOCK_M=80 | ❌ Misaligned address |\n\n## ACPI workarounds\n\n"
+                "**Parameter 1: `acpi_osi=Linux`** ❌ **NO IMPROVEMENT**\n- still 16 errors\n\n"
+                "## Closure Checklist\n\n- [x] Root cause identified\n- [x] GPU stopped\n\n"
+                "## Next Session Recommendations\n\n**A. Validate Infrastructure** (1 hour)\n- Run the fuzzer\n\n"
+                "**B. Learn Triton** (4-6 hours)\n- Port the kernel\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert ("BLOCK_M=128", "failed") in got and ("BLOCK_M=80", "failed") in got
+    assert ("Parameter 1: `acpi_osi=Linux`", "failed") in got
+    assert [s.text for s in inv.next_steps] == ["Validate Infrastructure", "Learn Triton"]

@@ -522,6 +522,20 @@ class _Builder:
                 _WHY_HEAD.match(bare) and not n.children):  # "### Why This Works": the reason, not more tries
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
+        if r._is_attempt_heading(n) and not n.children and _MANY_TRIES.search(n.text) and any(
+                b.kind == "table" and len(b.items) >= 3 and re.search(r"(?i)\b(?:result|outcome|verdict|status)\b",
+                                                                    self.lines[b.start]) for b in n.blocks):
+            # "### Phase 1: Optimization Attempts" over "| Iteration | Config | Result |": its rows are the attempts;
+            # the rest (its goal, its summary) stays as text, and so does the table
+            self.owned.extend(range(n.start, n.head_end))
+            keep: list[int] = []
+            for b in n.blocks:
+                self.owned.extend(range(b.start, b.end))
+                if b.kind == "table":
+                    self.attempts_from_table(n, b, None)
+                keep.extend(range(b.start, b.end))
+            self._add_section(n.start, "## " + n.text, span_lines(self.lines, keep), [n.start] + keep)
+            return
         if r._is_attempt_heading(n) or (context == "container" and not self._special(n)) or (
                 NUMBERED_HEAD.match(text) and r._has_attempt_evidence(n) and not self._special(n)
                 and not self._bug_like(n) and not STRONG_CONTAINER.search(bare)):  # "## 8. Attempt Log": rows
@@ -1247,6 +1261,10 @@ class _Builder:
         They become next steps (the words are kept there); returns the lines taken."""
         taken: set[int] = set()
         if blk.kind == "list":
+            boxes = [CHECKBOX.match(self.lines[a]) for a, _b in blk.items]
+            # "- [x] Root cause identified" / "- [x] GPU stopped" / ...: a closing checklist, every box ticked, is
+            # a record of what was done, not steps to take (a to-do list has boxes still open)
+            closed = len(boxes) >= 2 and all(b and b.group(1) in "xX" for b in boxes)
             for item in blk.items:
                 first, idxs = self._item_text(blk, item)
                 m = CHECKBOX.match(self.lines[item[0]]) if idxs else None
@@ -1255,6 +1273,8 @@ class _Builder:
                     if self._done_with_result(m, idxs):
                         # "[x] Step 3: run with X - ✅ Complete (fault now in nll_loss)": done, with a result.
                         self._attempt_from_item(body, idxs, None, "")
+                    elif closed:
+                        continue
                     else:
                         self._step_from_item(idxs)
                     taken.update(idxs)
@@ -1803,7 +1823,8 @@ class _Builder:
         # "PROPOSED SOLUTIONS" > "SOLUTION 1: Remove 500 from the retry list": each proposal is one step,
         # whatever it holds (benefits, trade-offs, the diff to make); none of it was run.
         proposals = [c for c in n.children if not c.children and c not in parts and c.start >= 0
-                     and _PROPOSED_HEAD.search(bare_words(n.text))
+                     and (_PROPOSED_HEAD.search(bare_words(n.text)) or re.search(
+                         r"\b(?:recommendations?|future work|alternative approaches|options forward)\b", bare_words(n.text)))
                      and re.match(r"(?i)\W*(?:solution|option|fix|approach|alternative|idea)\s*#?\d{1,2}\b", c.text)]
         for c in proposals:
             self.owned.extend(range(c.start, c.head_end))
@@ -1836,8 +1857,26 @@ class _Builder:
                 self.owned.extend(range(d.start, d.head_end))
                 if d.start >= 0:
                     self.renamed.append((d.start, d.text, "what to try next"))
+            under_bold = None
             for blk in d.blocks:
                 self.owned.extend(range(blk.start, blk.end))
+                if under_bold is not None and blk.kind == "list":
+                    # "**A. Validate Infrastructure** (1 hour)" + "- Run the fuzzer ...": the list details that step
+                    text, at = under_bold
+                    s = make_step(text, [self.lines[i].strip() for i in range(blk.start, blk.end) if self.lines[i].strip()], 0)
+                    if s:
+                        self.steps[at] = (self.steps[at][0], s)
+                    self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
+                    under_bold = None
+                    continue
+                under_bold = None
+                bm = _BOLD_OPTION.match(self.lines[blk.start]) if blk.kind == "paragraph" and blk.end - blk.start == 1 else None
+                if bm and not TRIED_ITEM.match(bm.group(1)):
+                    s = make_step(bm.group(1), [bm.group(3)] if bm.group(3) else [], 0)
+                    if s:
+                        self.steps.append((blk.start, s))
+                        under_bold = (bm.group(1), len(self.steps) - 1)
+                    continue
                 if blk.kind == "paragraph" and _WHOLE_BOLD.match(self.lines[blk.start]) \
                         and not TRIED_ITEM.match(self.lines[blk.start]):
                     # "**Priority 1: Check Nuclear Attenuation**" over its notes: a step, not an attempt
@@ -2448,6 +2487,9 @@ _ITEM_ACTION = re.compile(r"^\W{0,3}(?:made|set|put|built|rebuilt|wrote|rewrote|
                           r"replac|reduc|increas|lower|rais|mov|dropp|skipp|rewrit|patch|revert|upgrad|downgrad|"
                           r"install|reinstall|pinn|bump|clamp|cast|split|merg|renam|wrapp)(?:e|ed|es|s)?)\b(?! (?:to|that|when|if)\b)",
                           re.I)
+# "**A. Validate Infrastructure** (1 hour, $0.68)": a lettered or numbered option put forward, its cost after it
+_BOLD_OPTION = re.compile(r"^\s*(?:\*\*|__)\s*(?:[A-H]|\d{1,2})[.)]\s+([^*_]{3,100}?)(?:\*\*|__)\s*(\(([^()]{1,60})\))?\s*$")
+_MANY_TRIES = re.compile(r"\b(?:attempts|tries|iterations|experiments|runs|trials|configurations|configs|sweeps?)\b", re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
                        r"rolled back|pinned|bumped|patched|replaced|set|unset|lowered|raised|reduced|increased)\b",

@@ -12,7 +12,7 @@ STRONG_KW = (r"attempt|try|trial|fix|approach|experiment|hypothesis|theory|worka
               r"fix attempt|intento|prueba|versuch|essai|tentative|h(?=\d)")
 
 
-_WEAK_KW = r"rejection|test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case|priority"
+_WEAK_KW = r"rejection|test|config(?:uration)?|option|phase|step|round|iteration|run|change|candidate|variant|patch|scenario|case|priority|parameter|setting|flag|knob"
 
 
 _NUM = r"#?\s*(?P<n>\d{1,4}(?:\.\d{1,2})?|[A-Za-z](?=\s*(?:[:.)—–-]|$)))"
