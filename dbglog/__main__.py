@@ -1,3 +1,3 @@
-from dbglog.entry import main
+from dbglog.entry import run
 
-main()
+run()

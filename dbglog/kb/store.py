@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -260,11 +261,26 @@ def _migrations():
     return m
 
 
+# Every open Store, for close_all (a quick exit closes them: see dbglog/entry.py)
+_OPEN: "weakref.WeakSet[Store]" = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every open connection: the last one to close checkpoints the WAL, which syncs the
+    writes made without an fsync (a bisection's steps) to the database file."""
+    for store in list(_OPEN):
+        try:
+            store.close()
+        except Exception:  # noqa: BLE001 - closing at exit: nothing left to tell
+            pass
+
+
 class Store:
     def __init__(self, db_path: Path):
         self.path = db_path
         try:
             self.conn = sqlite3.connect(str(db_path), timeout=60, isolation_level=None)
+            _OPEN.add(self)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA busy_timeout = 60000")
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
