@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "bench"))
 ENV = dict(os.environ, PYTHONPATH=str(REPO), DBGLOG_NO_EDITOR="1")
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files
 ENV.pop("DBGLOG_DIR", None)
-DBGLOG = [sys.executable, "-c", "import sys; sys.argv[0] = 'dbglog'; from dbglog.entry import main; main()"]
+DBGLOG = [sys.executable, "-c", "import sys; sys.argv[0] = 'dbglog'; from dbglog.entry import run; run()"]
 
 FAILED_CMD = "NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py --steps 10"
 OTHER_CMD = "python eval.py --ckpt last.pt"
