@@ -88,6 +88,7 @@ def measure(doc: Path) -> dict:
     r["lines"] = sum(1 for ln in lines if docreader.counts(ln))
     r["lost"] = [ln for ln in lines if docreader.counts(ln) and docreader.norm(ln) not in kept]
     r["extra_attempts"] = len(attempts) - len(used)
+    r["extra"] = [a.title for k, a in enumerate(attempts) if k not in used]
     return r
 
 
@@ -119,6 +120,8 @@ def report(results: list[dict], verbose: bool = False) -> str:
                 out.append(f"    outcome {m!r}: expected {e}, got {g}")
             for m in r["missed_steps"]:
                 out.append(f"    missed step: {m}")
+            for m in r.get("extra", []):
+                out.append(f"    junk attempt: {m[:100]}")
             for ln in r["lost"][:6]:
                 out.append(f"    lost: {ln[:120]}")
     t = totals(results)

@@ -556,8 +556,9 @@ class _Builder:
             return
         fkey = field_of(text)
         plain = outcomes.plain_text(text).lower()
+        # ("future work" is a plan, not a verdict that it works)
         reported = re.search(r"\((?:tested|verified|measured|confirmed)\)|\b(?:root cause found|not sufficient|"
-                             r"does not (?:help|work)|works?|worked|fixed)\b", plain, re.I) \
+                             r"does not (?:help|work)|(?<!future )(?<!further )works?|worked|fixed)\b", plain, re.I) \
             and not re.search(r"\b(?:would|could|might|should|untried|not yet tried)\b", plain)
         # "What would make this better (future work)": the words in parentheses name the section too.
         if ((NEXT_HEAD.search(bare) or NEXT_HEAD.search(plain))
@@ -1822,13 +1823,17 @@ class _Builder:
             not self._own_role(c) or re.fullmatch(r"(?:\w+ )?options?", bare_words(c.text)))]  # "### Immediate Options"
         # "PROPOSED SOLUTIONS" > "SOLUTION 1: Remove 500 from the retry list": each proposal is one step,
         # whatever it holds (benefits, trade-offs, the diff to make); none of it was run.
+        # Under a heading that puts choices forward ("Recommendations for Future Work", "Options Forward"),
+        # "Option A" and "Option 2" alike are choices not yet made. (Under a plain "Next Steps" the corpus
+        # reads them as untested attempts: tests/corpus/STYLES.md.)
         proposals = [c for c in n.children if not c.children and c not in parts and c.start >= 0
                      and (_PROPOSED_HEAD.search(bare_words(n.text)) or re.search(
-                         r"\b(?:recommendations?|future work|alternative approaches|options forward)\b", bare_words(n.text)))
-                     and re.match(r"(?i)\W*(?:solution|option|fix|approach|alternative|idea)\s*#?\d{1,2}\b", c.text)]
+                         r"\b(?:recommendations?|future work|alternative approaches|(?:options|ways|paths) forward)\b",
+                         bare_words(n.text)))
+                     and _PROPOSAL_CHILD.match(c.text) and not heading_outcome(c.text)]
         for c in proposals:
             self.owned.extend(range(c.start, c.head_end))
-            s = make_step(re.sub(r"(?i)^\W*\w+\s*#?\d{1,2}\s*[:.)—–-]*\s*", "", c.text) or c.text, [], 0)
+            s = make_step(_PROPOSAL_CHILD.sub("", c.text) or c.text, [], 0)
             if s:
                 self.steps.append((c.start, s))
             body = [i for b in c.blocks for i in range(b.start, b.end)]
@@ -1916,6 +1921,12 @@ class _Builder:
                 elif blk.kind == "paragraph" and (self._inline_attempt(blk, blk.start) or (
                         TRIED_ITEM.match(self.lines[blk.start]) and self._prose_attempt(d, blk, None))):
                     free.extend(i for i in range(blk.start, blk.end) if i not in self._inline_lines)
+                elif blk.kind == "paragraph" and (rm := _RECOMMEND_LEAD.match(self.lines[blk.start])):
+                    # "**Recommendation:** Monitor with `check-health.sh` for one week.": the one thing advised
+                    s = make_step(" ".join([rm.group(1)] + [self.lines[i].strip() for i in range(blk.start + 1, blk.end)]), [], 0)
+                    if s:
+                        self.steps.append((blk.start, s))
+                    self.units.append(_Unit(d.text, list(range(blk.start, blk.end)), "steps"))
                 elif blk.kind in ("paragraph", "raw") and _question(self.lines, blk):
                     for i in range(blk.start, blk.end):
                         s = make_step(self.lines[i].strip(), [], 0)
@@ -2462,6 +2473,10 @@ _HELP_VERDICT = re.compile(r"\b(?:did(?: not|n'?t)|does(?: not|n'?t)|do(?: not|n
                            r"\bstill (?:crashes|hangs|fails|happens|reproduces|ooms)\b", re.I)
 
 
+# "Option A:", "Solution 2 —", "Idea #3": one of several choices put forward (a letter only up to H, so a
+# heading such as "Fix Utilities Creation" is not read as "Fix U")
+_PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternative|idea)\s*(?:#?\d{1,2}|[A-H])\b\s*[:.)—–-]*\s*")
+_RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)

@@ -50,7 +50,7 @@ NEXT_HEAD = re.compile(
     r"(?:critical |key |remaining |open )?questions (?:for|to answer|to resolve)\b|what would (?:probably |likely )?(?:work|help|fix it)|"
     r"future (?:improvements?|ideas|directions|fixes)|nice to have|what would make (?:this|it) better|roadmap|"
     r"files to (?:change|edit|touch)|changes to make|(?:planned|proposed) changes|what(?:'s| is) left|left to do|"
-    r"what remains|still to do)\b"
+    r"what remains|still to do|(?:options|ways|paths) forward)\b"
     r"|待探索|待办|下一步|后续(?:计划|步骤)?|今後|次のステップ|残課題", re.I)
 
 

@@ -1,0 +1,37 @@
+"""Round 11 (review of every labelled set for causes that generalise): one test per general rule, text my own."""
+
+from dbglog.docreader import read_document
+
+
+def _read(doc, name="doc.md"):
+    parsed, _ = read_document(doc, name)
+    assert len(parsed) == 1
+    return parsed[0].inv
+
+
+def test_options_under_a_way_forward_heading_are_steps_lettered_or_numbered():
+    doc = ("# Loader OOM\n\n## What we tried\n\n### Attempt 1: halve the batch\nStill OOM.\n\n"
+           "## Options Forward\n\n### Option 1: Smaller model\nFits in memory.\n\n### Option 2: Bigger GPU\n- A100\n\n"
+           "## Recommendations for Future Work\n\n### Option A: Offload to CPU\nSlower.\n\n"
+           "### Option B — Shard the optimizer\nNeeds ZeRO.\n")
+    inv = _read(doc)
+    assert [a.title for a in inv.attempts] == ["halve the batch"]
+    assert [s.text for s in inv.next_steps] == ["Smaller model", "Bigger GPU", "Offload to CPU", "Shard the optimizer"]
+
+
+def test_options_under_a_plain_next_steps_heading_stay_untested_attempts():
+    # the corpus convention (tests/corpus/STYLES.md): choices listed under "Next Steps" are untested attempts
+    inv = _read("# Prisma error\n\n## Tried\n\n- Regenerated the client: same error\n\n## Next Steps to Fix\n\n"
+                "### Option 1: Use raw SQL\nQuick.\n\n### Option 2: Pin Prisma 5.8\nSafe.\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert ("Option 1: Use raw SQL", "untested") in got and ("Option 2: Pin Prisma 5.8", "untested") in got
+
+
+def test_future_work_is_a_plan_not_a_verdict_and_its_recommendation_line_is_a_step():
+    inv = _read("# Heap growth\n\n## Tried\n\n### Attempt 1: raise the heap limit\nStill grows.\n\n"
+                "## Future Work (Optional)\n\n1. **Listener cleanup** - old warnings\n\n"
+                "**Recommendation:** Monitor with `check-health.sh` for one week.\n")
+    assert [a.title for a in inv.attempts] == ["raise the heap limit"]
+    steps = [s.text for s in inv.next_steps]
+    assert any("Listener cleanup" in s for s in steps)
+    assert any(s.startswith("Monitor with `check-health.sh`") for s in steps)
