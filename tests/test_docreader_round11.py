@@ -35,3 +35,11 @@ def test_future_work_is_a_plan_not_a_verdict_and_its_recommendation_line_is_a_st
     steps = [s.text for s in inv.next_steps]
     assert any("Listener cleanup" in s for s in steps)
     assert any(s.startswith("Monitor with `check-health.sh`") for s in steps)
+
+
+def test_a_cost_table_and_a_closure_checklist_recap_work_and_add_no_attempts():
+    inv = _read("# Kernel fault\n\n## Tries\n\n### Attempt 1: BLOCK_M=80\n❌ misaligned address\n\n"
+                "## Session Economics\n\n| Phase | Duration | Outcome |\n|---|---|---|\n"
+                "| Iteration 1-4 | 2 hours | ❌ All failed |\n| Analysis & documentation | 30 min | ✅ 3 reports |\n\n"
+                "## Session Closure Checklist\n\n- [x] Root cause identified\n- [x] Decision documented (retire kernel)\n")
+    assert [(a.title, a.outcome) for a in inv.attempts] == [("BLOCK_M=80", "failed")]

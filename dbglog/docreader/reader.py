@@ -2403,7 +2403,10 @@ _RESULTS_HEAD = re.compile(r"^(?:results?(?: summary)?|outcomes?|progress assess
                            r"effect|impact|what changed after)$")
 # "## Cleanup performed" (removing what the dead ends left behind), "## Files Modified": no attempts in it.
 _AFTERMATH_HEAD = re.compile(r"^(?:clean-?up|clean up|housekeeping)(?: performed| done| steps)?$|"
-                             r"^files (?:modified|changed|created|touched)$")
+                             r"^files (?:modified|changed|created|touched)$|"
+                             # a recap of work told above, by its cost or as ticked boxes: no new tries in it
+                             r"^(?:session |project |investigation )?(?:economics|costs?(?: breakdown| summary)?|budget|"
+                             r"(?:closure|completion|wrap-?up) checklist|deliverables(?: created)?(?: this session)?)$")
 _WHY_HEAD = re.compile(r"^why (?:this|it|that|the fix|the \w+) (?:works?|worked|helps|helped|fails|failed)$")
 _SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual )?(?:solution|fix|resolution|what fixed it|fix applied)$")
 _WHOLE_BOLD = re.compile(r"^\s*(?:\*\*|__)[^*_]{3,120}(?:\*\*|__)\s*$")
