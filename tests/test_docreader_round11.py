@@ -43,3 +43,16 @@ def test_a_cost_table_and_a_closure_checklist_recap_work_and_add_no_attempts():
                 "| Iteration 1-4 | 2 hours | ❌ All failed |\n| Analysis & documentation | 30 min | ✅ 3 reports |\n\n"
                 "## Session Closure Checklist\n\n- [x] Root cause identified\n- [x] Decision documented (retire kernel)\n")
     assert [(a.title, a.outcome) for a in inv.attempts] == [("BLOCK_M=80", "failed")]
+
+
+def test_a_bold_label_at_the_margin_under_a_list_item_starts_its_own_list():
+    # markdown reads "**Attempted Solutions**:" as the last item's lazy continuation: the writer meant a caption
+    inv = _read("# Fine-tune postmortem\n\n## Issues\n\n### 1. Phase 2 OOM (UNSOLVED)\n\n"
+                "**Cause**: too many trainable parameters for:\n\n- Gradient storage\n- Optimizer states\n"
+                "**Attempted Solutions**:\n- Upgraded T4 to A10G\n- Increased system RAM to 64GB\n"
+                "- Reduced batch size to 8\n**Result**: Still OOM at epoch 16\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert ("Upgraded T4 to A10G", "failed") in got
+    assert ("Increased system RAM to 64GB", "failed") in got
+    assert ("Reduced batch size to 8", "failed") in got
+    assert not any("Gradient storage" in t for t, _o in got)

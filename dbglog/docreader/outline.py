@@ -92,6 +92,7 @@ def outline(lines: list[str]) -> tuple[tuple[int, int] | None, Node]:
         elif cur_block is not None and t.map and (
                 (t.type == "list_item_open" and t.level == 1) or (t.type == "tr_open" and t.level == 2)):
             cur_block.items.append((t.map[0], t.map[1]))
+    _split_lazy_labels(root, lines)
     _pseudo_headings(root, lines)
     _title_items(root, lines)
     # Lines no block token covers (link reference definitions, stray text) are kept as raw blocks,
@@ -124,6 +125,43 @@ def _pseudo_heading(line: str) -> str | None:
     if NEXT_HEAD.search(bare) or STRONG_CONTAINER.search(bare) or field_of(text) or DIFF_HEAD.search(bare):
         return text
     return None
+
+
+# "**Attempted Solutions**:" at the margin: a label, whatever markdown's lazy continuation makes of it
+_MARGIN_LABEL = re.compile(r"^(?:\*\*|__)[^*_]{2,60}(?:\*\*|__)\s*:?(?:\s|$)")
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,4}[.)])\s")
+
+
+def _split_lazy_labels(root: Node, lines: list[str]) -> None:
+    """A bold label at the margin right under a list item ("- MUSIQ's patch extraction" then
+    "**Attempted Solutions**:" then "- Upgraded T4 ...") is read by markdown as the item's lazy
+    continuation, so the items before and after it and the label make one list. Writers mean a new
+    paragraph: split the list there, the label a paragraph of its own."""
+    for node in root.walk():
+        out: list[Block] = []
+        for b in node.blocks:
+            if b.kind != "list":
+                out.append(b)
+                continue
+            cuts = [i for i in range(b.start + 1, b.end) if _MARGIN_LABEL.match(lines[i]) and lines[i - 1].strip()
+                    and not any(i == a for a, _e in b.items)]
+            if not cuts:
+                out.append(b)
+                continue
+            lo = b.start
+            for i in cuts + [b.end]:
+                if i > lo:
+                    items = [(a, min(e, i)) for a, e in b.items if lo <= a < i]
+                    if items:
+                        if items[0][0] > lo:  # the label's own text went on over more lines
+                            out.append(Block("paragraph", lo, items[0][0]))
+                        out.append(Block("list", items[0][0], i, items, ordered=b.ordered))
+                    else:
+                        out.append(Block("paragraph", lo, i))
+                if i < b.end:
+                    out.append(Block("paragraph", i, i + 1))
+                lo = i + 1
+        node.blocks = out
 
 
 def _pseudo_headings(root: Node, lines: list[str]) -> None:
