@@ -56,3 +56,10 @@ def test_a_bold_label_at_the_margin_under_a_list_item_starts_its_own_list():
     assert ("Increased system RAM to 64GB", "failed") in got
     assert ("Reduced batch size to 8", "failed") in got
     assert not any("Gradient storage" in t for t, _o in got)
+
+
+def test_a_spoken_lead_before_a_gerund_try_keeps_it_an_attempt():
+    inv = _read("# Boot loops after the upgrade\n\nThe machine reboots at the splash screen.\n\n"
+                "Well, reinstalling GRUB didn't fix it either. I think I'll have to reinstall the OS.\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert len(got) == 1 and got[0][0].startswith("reinstalling GRUB") and got[0][1] == "failed"

@@ -62,7 +62,8 @@ _FIRST_PERSON = re.compile(rf"\b(?P<subj>I|[Ww]e)(?:'ve|'d| have| had)?(?:\s+{_A
 _SUBJECTLESS = re.compile(rf"^[^\w*_]{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
                           rf"\s+(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were)\b)[\w`(\"']", re.I)
 # "Clearing DynamoDB didn't help", "Adding a delay between calls didn't help either"
-_GERUND = re.compile(r"^\W{0,3}(?:also |even |then |and |so |but )?(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
+# (a spoken lead first: "Well, reinstalling GRUB didn't fix it either")
+_GERUND = re.compile(r"^\W{0,3}(?:(?:well|ok(?:ay)?|unfortunately|sadly|alas|anyway|also|even|then|and|so|but)\b,?\s+){0,2}(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
                      r"according\b|regarding\b|including\b|following\b|interesting\b|morning\b|evening\b)"
                      r"[A-Za-z][a-z]+ing)\b(?! (?:is|was|are|were|to)\b)", re.I)
 # ... whose sentence says what the action did, not what the system does ("Serving a 14B model hangs" is
@@ -459,7 +460,7 @@ def read(units: list[Unit]) -> list[Story]:
                                               and (_CONCRETE.search(action) or shown)
                                               and not _HYPOTHETICAL.search(action)):
             continue  # a story's other sentences: no verdict, no attempt
-        title = re.sub(r"^\W*(?:so|and|then|but)\s+", "", action).strip()
+        title = re.sub(r"^\W*(?:(?:so|and|then|but|[Ww]ell|[Oo]k(?:ay)?|[Aa]nyway|[Aa]las)\b,?\s+)+", "", action).strip()
         title = re.sub(r"[:,;]\s*$", "", title)
         title = re.sub(r"\[([^\]]+)\]\([^)\s]+\)", r"\1", title)  # a link reads as its text in a title
         # Only the lines up to the verdict belong to the attempt.
