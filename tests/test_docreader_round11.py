@@ -63,3 +63,11 @@ def test_a_spoken_lead_before_a_gerund_try_keeps_it_an_attempt():
                 "Well, reinstalling GRUB didn't fix it either. I think I'll have to reinstall the OS.\n")
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert len(got) == 1 and got[0][0].startswith("reinstalling GRUB") and got[0][1] == "failed"
+
+
+def test_a_reply_that_says_it_does_not_work_for_me_judges_the_change_quoted_above_it():
+    inv = _read("# NCCL error on 2.18 with lightning\n\nalice · comment\n\nThe collective hangs after the first epoch.\n\n"
+                "bob · comment\n\n> I think it is pytorch 2.1 because when I downgraded pytorch to 2.0.1, the error "
+                "disappeared.\n\nIt doesn't work for me.\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert got == [("I downgraded pytorch to 2.0.1 (quoted)", "failed")]

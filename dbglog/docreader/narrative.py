@@ -116,6 +116,7 @@ _BARE_FIX = re.compile(r"^\W*(?:(?:so|and|finally|ok(?:ay)?|well)\W+)?(?:I|we)(?
 # "this does not work for me see: <trace>" opening a reply: the fix above, tried by another reader, failed.
 _NOT_FOR_ME = re.compile(r"^\W*(?:this|that|it|the (?:fix|workaround|same)|same)(?: (?:one|fix|trick|workaround|solution))? "
                          r"(?:does|did|do)(?: not|n'?t) (?:work|help|fix (?:it|this|anything))(?: \w+)? for (?:me|us)\b", re.I)
+NOT_FOR_ME = _NOT_FOR_ME  # also read by ``reader``: the reply's change may be the quote above it
 _WORKED_FOR_ME = re.compile(r"\b(?:the|that|this|your|his|her) (?:[\w-]+ ){1,3}(?:worked|did the trick|fixed it) for (?:me|us)\b",
                             re.I)
 # "Perhaps this will work:" + code ... "This did not work either.": a plan that was then tried.
@@ -144,6 +145,7 @@ _CHANGE_VERB = re.compile(r"\b(?:updated|upgraded|downgraded|pinned|bumped|set|d
                           r"reinstalled|installed|uninstalled|removed|replaced|changed|switched|added|appended|vendored|"
                           r"rolled back|turned (?:off|on)|lowered|raised|increased|decreased|reduced)\b", re.I)
 # A setting by name: an env var assignment, a command-line flag (also read by ``reader``).
+CHANGE_VERB = _CHANGE_VERB  # also read by ``reader``
 KNOB = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+=\S+|(?<![\w-])--[a-z][\w-]{2,}")
 _CONCRETE = re.compile(rf"`[^`]+`|\b\d+\.\d+(?:\.\d+)?\b|{KNOB.pattern}")
 
@@ -291,6 +293,9 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _sentences(text: str) -> list[str]:
     return [text[a:b].strip() for a, b in _sentence_spans(text)]
+
+
+sentences = _sentences  # also read by ``reader``
 
 
 # Where the action's own sentence turns to what happened: "..., and they made no difference",

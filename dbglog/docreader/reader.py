@@ -1103,6 +1103,8 @@ class _Builder:
         self.attempts[since:] = [a for a in self.attempts[since:] if not (a.summary and a.line in told
                                                                           and a.fields.get("did") == a.fields.get("result"))]
         for st in stories:
+            if st.kind == "noun" and narrative.NOT_FOR_ME.match(st.title):
+                self._quoted_try(st, blocks)
             if st.lines[0] == n.start and st.verdict in ("worked", "inconclusive"):
                 later = "\n".join(self.lines[max(st.lines) + 1:])
                 if narrative.refuted(st.did, later):
@@ -1115,6 +1117,23 @@ class _Builder:
                                           summary=True, lines=st.lines,
                                           unit=n.text or "Notes"))
             self.units.append(_Unit(n.text or "Notes", st.lines, "prose"))
+
+    def _quoted_try(self, st: narrative.Story, blocks: list[Block]) -> None:
+        """ "> ... when I downgraded pytorch to 2.0.1, the error disappeared." then "It doesn't work for me.":
+        the reply judges the change quoted right above it; that change names the attempt."""
+        before = [b for b in blocks if b.end <= st.lines[0]]
+        if not before or not (before[-1].kind == "quote" or self.lines[before[-1].start].lstrip().startswith(">")) \
+                or any(self.lines[i].strip() for i in range(before[-1].end, st.lines[0])):
+            return
+        quote = " ".join(re.sub(r"^\s*(?:>\s?)+", "", self.lines[i]).strip() for i in range(before[-1].start, before[-1].end))
+        what = next((x for x in narrative.sentences(quote) if narrative.CHANGE_VERB.search(x)), None)
+        if what:
+            m = narrative.CHANGE_VERB.search(what)
+            subj = list(re.finditer(r"\b(?:I|[Ww]e)\b", what[max(0, m.start() - 20):m.start()]))
+            a = max(0, m.start() - 20) + subj[-1].start() if subj else m.start()
+            end = re.search(r"[,.;:]\s|[,.;:]?$", what[m.end():])
+            st.did = f"> {what}\n\n{st.did}"
+            st.title = f"{what[a:m.end() + end.start()].strip()} (quoted) - {st.title}"
 
     _ENTRY_LABELS = ("problem", "issue", "symptom", "solution", "fix", "status", "reason", "cause", "root cause",
                      "result", "workaround", "error")
