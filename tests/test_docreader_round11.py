@@ -71,3 +71,12 @@ def test_a_reply_that_says_it_does_not_work_for_me_judges_the_change_quoted_abov
                 "disappeared.\n\nIt doesn't work for me.\n")
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert got == [("I downgraded pytorch to 2.0.1 (quoted)", "failed")]
+
+
+def test_still_the_error_even_after_changes_is_a_failed_try_of_those_changes():
+    inv = _read("# NCCL error with DDP\n\ncarol · comment\n\nI still get this error (Lightning 1.1, CUDA 10.1) even after "
+                "making sure the gpu argument equals the number of visible devices and setting accelerator='ddp'.\n\n"
+                "dave · comment\n\nfixed it using `export NCCL_IB_DISABLE=1`\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert got[0][0].startswith("making sure the gpu argument") and got[0][1] == "failed"
+    assert got[1] == ("fixed it using `export NCCL_IB_DISABLE=1`", "worked")

@@ -73,6 +73,8 @@ _EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|ma
                      r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
                      r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"
                      r"\bmade (?:it|things|the \w+) (?:worse|better|go away)\b|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
+# "I still get this error ... even after making sure X and setting Y": the changes, and that they failed
+_STILL_EVEN_AFTER = re.compile(r"\bstill\b[^;]{0,160}?\beven after\s+(?:\w+ly\s+)?(?P<what>(?!(?:that|this|all|which)\b)[a-z]{3,}ing\b)", re.I)
 # "A quick revert to the plist and everything worked": an action named by its noun.
 _ACTION_NOUN = re.compile(r"^\W{0,3}(?:a|an|the|one)\s+(?:\w+\s+)?(?P<verb>revert|rollback|roll-back|downgrade|upgrade|"
                           r"reinstall|re-install|rebuild|restart|reboot|reset|patch|bump|switch|fresh install|"
@@ -173,7 +175,7 @@ class Story:
 class _Start:
     unit: int
     pos: int
-    kind: str  # first | bare | gerund | noun | fix | try
+    kind: str  # first | bare | gerund | noun | fix | try | still
     joined: bool = False  # "I tried both": the sentence before names what was tried
 
 
@@ -279,6 +281,9 @@ def _starts(k: int, text: str) -> list[_Start]:
         g = _GERUND.match(s)
         if g and _EFFECT.search(s) and outcomes.classify(s) != "inconclusive":
             out.append(_Start(k, sm[0], "gerund"))
+            continue
+        if _STILL_EVEN_AFTER.search(s) and not _HYPOTHETICAL.search(s) and not _QUESTION.search(s):
+            out.append(_Start(k, sm[0], "still"))
     return sorted(out, key=lambda s: s.pos)
 
 
@@ -453,6 +458,8 @@ def read(units: list[Unit]) -> list[Story]:
             continue
         verdict, said = _verdict(sents, own=st.kind not in ("fix", "try", "workaround"),
                                  strict=st.kind in ("fix", "try", "workaround"))  # "The fix was to pin X until the deadlock fix lands"
+        if st.kind == "still":
+            verdict, said = "failed", action  # "I still get the error even after X": its own sentence says so
         if verdict == "inconclusive" and st.kind == "gerund":
             verdict, said = outcomes.classify(action), action  # "Setting X did workaround but the rate dropped to a crawl"
         if verdict == "inconclusive" and st.kind in ("fix", "workaround"):
@@ -466,6 +473,8 @@ def read(units: list[Unit]) -> list[Story]:
                                               and not _HYPOTHETICAL.search(action)):
             continue  # a story's other sentences: no verdict, no attempt
         title = re.sub(r"^\W*(?:(?:so|and|then|but|[Ww]ell|[Oo]k(?:ay)?|[Aa]nyway|[Aa]las)\b,?\s+)+", "", action).strip()
+        if st.kind == "still" and (sm := _STILL_EVEN_AFTER.search(title)):
+            title = title[sm.start("what"):]  # the changes made are the title; the sentence stays in "did"
         title = re.sub(r"[:,;]\s*$", "", title)
         title = re.sub(r"\[([^\]]+)\]\([^)\s]+\)", r"\1", title)  # a link reads as its text in a title
         # Only the lines up to the verdict belong to the attempt.
