@@ -80,3 +80,11 @@ def test_still_the_error_even_after_changes_is_a_failed_try_of_those_changes():
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert got[0][0].startswith("making sure the gpu argument") and got[0][1] == "failed"
     assert got[1] == ("fixed it using `export NCCL_IB_DISABLE=1`", "worked")
+
+
+def test_an_email_signature_line_does_not_turn_the_last_paragraph_into_a_heading():
+    inv = _read("# aic7xxx: insmod fails\n\ninsmod: error inserting aic7xxx.ko: -1 No such device\n\n"
+                "I downloaded the latest driver, but it does exactly the same thing. I added\n\n"
+                "options aic7xxx debug:0xffff\n\nto modprobe.conf, but that didn't help either.\n-- \n    Larry\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert any("modprobe.conf" in t and o == "failed" for t, o in got)

@@ -56,6 +56,7 @@ def _md():
     return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
 
 
+_SIGNATURE = re.compile(r"^--\s*$")
 _KINDS = {"paragraph_open": "paragraph", "bullet_list_open": "list", "ordered_list_open": "list",
           "table_open": "table", "fence": "fence", "code_block": "code", "html_block": "html",
           "blockquote_open": "quote", "hr": "hr"}
@@ -75,6 +76,13 @@ def outline(lines: list[str]) -> tuple[tuple[int, int] | None, Node]:
             a, b = t.map
             if t.type == "front_matter":
                 front = (a, b)
+            elif t.type == "heading_open" and b - a > 1 and _SIGNATURE.match(lines[b - 1]) \
+                    and (lines[b - 1].endswith(" ") or re.search(r"[.!?,]\W*$", lines[b - 2])):
+                # "... but that didn't help either." over an email's "-- " signature line: a paragraph, not a
+                # setext heading (the signature mark stays a line of its own)
+                cur_block = Block("paragraph", a, b - 1)
+                stack[-1].blocks.append(cur_block)
+                stack[-1].blocks.append(Block("raw", b - 1, b))
             elif t.type == "heading_open":
                 level = int(t.tag[1])
                 while stack[-1].level >= level:
