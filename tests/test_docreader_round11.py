@@ -88,3 +88,11 @@ def test_an_email_signature_line_does_not_turn_the_last_paragraph_into_a_heading
                 "options aic7xxx debug:0xffff\n\nto modprobe.conf, but that didn't help either.\n-- \n    Larry\n")
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert any("modprobe.conf" in t and o == "failed" for t, o in got)
+
+
+def test_i_ended_up_doing_x_is_the_change_settled_on():
+    inv = _read("# Browser locks up after the update\n\nThe update made it lock up whenever I typed in the address bar. "
+                "I ended up removing it completely and installing the upstream build so I could get on with my work.\n\n"
+                "We ended up waiting for the next release, which crashes too.\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert len(got) == 1 and got[0][0].startswith("I ended up removing it completely") and got[0][1] == "worked"

@@ -100,6 +100,8 @@ _AFTER_ING = re.compile(r"^\W*(?:[\w ]{0,20},\s*)?(?:after|once|by)\s+(?:\w+ly\s
 # "One day I decided to install the 515-open driver": a decision told as done (its verdict must follow).
 _DECIDED = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+|then\s+|finally\s+)?(?:decided|chose|opted|went ahead)\s+(?:and|to)\s+"
                       r"(?!(?:look|check|see|investigate|search|read|ask|wait|think|google|dig|learn|find)\b)[a-z]{3,}\b")
+# "I ended up removing it completely and installing ...": the change settled on, told as where it ended
+_ENDED_UP = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?ended up\s+(?!(?:being|having|getting|spending|waiting|looking)\b)[a-z]{3,}ing\b")
 # "I followed the plan by installing X and ...", "We started by removing Y": the means is the action.
 _BY_GERUND = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:followed|started|began|continued|finished|ended|proceeded)\b"
                         r"[^.]{0,40}?\bby\s+[a-z]{3,}ing\b")
@@ -251,6 +253,11 @@ def _starts(k: int, text: str) -> list[_Start]:
             # "I followed the plan by installing X and I basically restored the broken setup": one action,
             # the rest of its sentence is what came of it
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0] + bg.start(), "first")]
+            continue
+        em = _ENDED_UP.search(s)
+        if em and not _HYPOTHETICAL.search(s[:em.end()]) and not _QUESTION.search(s):  # ("so I could ...": its purpose)
+            # "I ended up removing it and installing a raw build from upstream": what was settled on, the fix
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0] + em.start(), "fix")]
             continue
         dm = _DECIDED.search(s)
         if dm and not any(sm[0] <= st.pos < sm[1] for st in out) and not _HYPOTHETICAL.search(s) \
