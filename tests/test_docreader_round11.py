@@ -96,3 +96,10 @@ def test_i_ended_up_doing_x_is_the_change_settled_on():
                 "We ended up waiting for the next release, which crashes too.\n")
     got = [(a.title, a.outcome) for a in inv.attempts]
     assert len(got) == 1 and got[0][0].startswith("I ended up removing it completely") and got[0][1] == "worked"
+
+
+def test_the_real_fix_with_the_change_and_its_check_is_the_attempt_that_worked():
+    inv = _read("# App review cannot log in\n\n## Rejection 1\n\nTried a new build. Same rejection.\n\n## The Real Fix\n\n"
+                "Deleted the SG and US country challenge rules. A quick check:\n\n```\n$ curl -i https://api/login\nHTTP/2 200\n```\n")
+    got = [(a.title, a.outcome) for a in inv.attempts]
+    assert any(t.startswith("The Real Fix") and o == "worked" for t, o in got), got

@@ -2428,7 +2428,7 @@ _AFTERMATH_HEAD = re.compile(r"^(?:clean-?up|clean up|housekeeping)(?: performed
                              r"^(?:session |project |investigation )?(?:economics|costs?(?: breakdown| summary)?|budget|"
                              r"(?:closure|completion|wrap-?up) checklist|deliverables(?: created)?(?: this session)?)$")
 _WHY_HEAD = re.compile(r"^why (?:this|it|that|the fix|the \w+) (?:works?|worked|helps|helped|fails|failed)$")
-_SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual )?(?:solution|fix|resolution|what fixed it|fix applied)$")
+_SOLVED_HEAD = re.compile(r"^(?:the )?(?:final |actual |real |true )?(?:solution|fix|resolution|what fixed it|fix applied)$")
 _WHOLE_BOLD = re.compile(r"^\s*(?:\*\*|__)[^*_]{3,120}(?:\*\*|__)\s*$")
 _ABOUT_ATTEMPT = re.compile(r"^\W*(?:attempt|try|run|experiment)\s*#?\d{1,3}\s+(?:diagnosis|analysis|details|notes|"
                             r"post-?mortem|explained|breakdown)\b", re.I)
