@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import cli_env, run_cli
+from conftest import cli_env, run_cli, run_cli_inproc
 
 
 def test_a_write_command_leaves_the_database_checkpointed_and_closed(tmp_path):
@@ -24,12 +24,12 @@ def test_a_write_command_leaves_the_database_checkpointed_and_closed(tmp_path):
 
 
 def test_exit_codes_and_long_output_are_kept(tmp_path):
-    run_cli("init", cwd=tmp_path)
-    run_cli("new", "hang in all_reduce", "--no-env", cwd=tmp_path)
-    for i in range(40):  # a few hundred KB of JSON through the pipe: nothing cut at the end
+    run_cli_inproc(tmp_path, "init")
+    run_cli_inproc(tmp_path, "new", "hang in all_reduce", "--no-env")
+    for i in range(40):  # (in-process: the records; the process under test is the reader below)
         title = "set NCCL_P2P_DISABLE=1" if i == 7 else f"try {i}"
-        run_cli("attempt", "add", title, "-r", "still hangs " + "x" * 4000, cwd=tmp_path)
-    r = run_cli("show", "--json", cwd=tmp_path)
+        run_cli_inproc(tmp_path, "attempt", "add", title, "-r", "still hangs " + "x" * 4000)
+    r = run_cli("show", "--json", cwd=tmp_path)  # a few hundred KB through the pipe: nothing cut at the end
     assert r.returncode == 0 and len(json.loads(r.stdout)["attempts"]) == 40
     assert run_cli("tried", "NCCL_P2P_DISABLE=1", cwd=tmp_path).returncode == 0  # exit 0: a close prior attempt
     assert run_cli("tried", "rewrite the allocator in rust", cwd=tmp_path).returncode == 1
