@@ -462,7 +462,7 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
             overrides[k] = None
         out = ops.run_repro(recs, cmdl, cwd=cwd, env=overrides, timeout=timeout, captures=captures or (),
                             repeat=repeat, until_fail=until_fail, expect=expect, echo=False, attempt_title=attempt,
-                            hypothesis=hypothesis, inv_ref=investigation, **extra)
+                            hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append, **extra)
         first = next((d for d in out.runs if d["outcome"] != "pass"), out.runs[0])
         return ReproResult(verdict=out.verdict, run_id=first["id"], outcome=first["outcome"],
                            signature=first["signature"], key_lines=[KeyLine.model_validate(k) for k in first["key_lines"]],

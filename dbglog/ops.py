@@ -525,7 +525,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
               output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
               attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, server=None, ready=None,
               ready_timeout: float = 120.0, idle_timeout=None, ladder=None, core_dumps: bool = False,
-              slurm: str | None = None) -> ReproRun:
+              slurm: str | None = None, warn: Warn = _ignore) -> ReproRun:
     """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
 
@@ -601,7 +601,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
         out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
-                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules)
+                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn)
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     return out
 
@@ -633,7 +633,7 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
     return dicts, a
 
 
-def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules):
+def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules, warn: Warn = _ignore):
     """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
     for them to the investigation's next steps (once per advice: see dbglog/run/advice.py)."""
     from dbglog.run import advice, evidence
@@ -645,11 +645,17 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
     ids = {d["id"] for d in dicts}
     history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
     steps, seen = [], set()
+    said: list[str] = []
     for d in dicts:
-        for s in advice.advise(advice.Context(run=d, text=text, history=history), rules):
+        ctx = advice.Context(run=d, text=text, history=history)
+        for s in advice.advise(ctx, rules):
             if s["id"] not in seen:
                 seen.add(s["id"])
                 steps.append(s)
+        for w in ctx.warnings:
+            if w not in said:
+                said.append(w)
+                warn(w)
     if "synchronize-is-a-workaround" in seen and not a.conclusion:
         a = recs.edit_attempt(inv_id, a.number, conclusion="Workaround, not a fix: the added synchronize() hides "
                                                            "a race (see next steps).")

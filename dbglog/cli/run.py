@@ -12,7 +12,8 @@ import click
 from dbglog import ops
 from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _config_path, _LazyHelpOption,
                                check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
-                               safe_text, server_options, slurm_option, timeout_options, SIZE, LIMIT_SIZE, ENV_PAIR, VAR_NAME)
+                               safe_text, server_options, slurm_option, timeout_options, warn, SIZE, LIMIT_SIZE, ENV_PAIR,
+                               VAR_NAME)
 from dbglog.util.errors import DbglogError
 
 
@@ -76,7 +77,7 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
         out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
                             on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
                             output_cap_bytes=output_cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, **extra)
+                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn, **extra)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice

@@ -39,6 +39,7 @@ class Context:
     run: dict  # the run record (runner.RunResult.to_dict())
     text: str = ""  # attempt title + hypothesis + command
     history: Sequence[dict] = ()  # earlier runs of the same investigation (run records)
+    warnings: list = field(default_factory=list)  # a user rule's regex that ran out of time, in words
 
 
 def _parse(doc: dict, where: str) -> list[Advice]:
@@ -100,30 +101,38 @@ def _vanishes(ctx: Context, names: Iterable[str]) -> bool:
     return False
 
 
-def _search(rule: Advice, pattern: str, text: str, flags: int = 0) -> bool:
+def _search(rule: Advice, pattern: str, text: str, flags: int = 0, warnings: list | None = None) -> bool:
     """Does ``pattern`` of ``rule`` match ``text``? A user's regex runs under the user signatures' time
-    budget (``(a+)+$`` against a title of 40 a's backtracks for hours): out of time is no match."""
+    budget (``(a+)+$`` against a title of 40 a's backtracks for hours): out of time is no match, and
+    said in ``warnings`` (a rule that silently never fires would look like one that did not apply)."""
     if rule.source == "builtin":
         return re.search(pattern, text, flags) is not None
     from dbglog.run import signatures
 
     probe = signatures.Signature(name="advice", patterns=(pattern,), rank=0, flags=flags, source=rule.source)
-    return signatures.classify_text(text, [probe], max_key_lines=1) is not None
+    slow: list[str] = []
+    found = signatures.classify_text(text, [probe], max_key_lines=1, warnings=slow) is not None
+    if slow and warnings is not None:
+        msg = (f"advice rule {rule.id!r} ({rule.source}) was skipped: its pattern {pattern!r} ran out of time; "
+               "simplify it (avoid nested quantifiers such as (a+)+)")
+        if msg not in warnings:
+            warnings.append(msg)
+    return found
 
 
-def _evidence_matches(rule: Advice, ev: dict) -> bool:
+def _evidence_matches(rule: Advice, ev: dict, warnings: list | None = None) -> bool:
     when = rule.when
     if "evidence" in when and ev.get("kind") != when["evidence"]:
         return False
     if "reason" in when and when["reason"] not in (ev.get("reason") or ev.get("exception") or ""):
         return False
-    if "kernel" in when and not _search(rule, when["kernel"], ev.get("kernel") or ""):
+    if "kernel" in when and not _search(rule, when["kernel"], ev.get("kernel") or "", warnings=warnings):
         return False
     if "status" in when and ev.get("status") != when["status"]:
         return False
     if "finding" in when:
         blob = " ".join([ev.get("summary") or "", *(ev.get("findings") or [])])
-        if not _search(rule, when["finding"], blob):
+        if not _search(rule, when["finding"], blob, warnings=warnings):
             return False
     return True
 
@@ -142,11 +151,11 @@ def _matches(rule: Advice, ctx: Context) -> dict | None:
         names = w["vanishes_with"] if isinstance(w["vanishes_with"], list) else [w["vanishes_with"]]
         if not _vanishes(ctx, names):
             return None
-    if "text" in w and not _search(rule, w["text"], ctx.text or "", re.IGNORECASE):
+    if "text" in w and not _search(rule, w["text"], ctx.text or "", re.IGNORECASE, ctx.warnings):
         return None
     if {"evidence", "reason", "kernel", "status", "finding"} & set(w):
         for e in evidence:
-            if _evidence_matches(rule, e):
+            if _evidence_matches(rule, e, ctx.warnings):
                 return e
         return None
     return {}

@@ -89,8 +89,22 @@ def test_a_user_advice_regex_that_backtracks_cannot_hang_a_run(tmp_path, monkeyp
     run = {"outcome": "fail", "evidence": [{"kind": "kernel-log", "summary": "x" * 40, "findings": []}]}
     ctx = advice.Context(run=run, text="a" * 40 + "!")
     assert advice.advise(ctx, rules) == []  # before: hours of backtracking after the attempt was recorded
+    # ... and said, once: a rule that silently never fires looks like one that did not apply
+    assert len(ctx.warnings) == 1 and "advice rule 'evil'" in ctx.warnings[0] and "ran out of time" in ctx.warnings[0]
     good = [r for r in advice.load(_advice_config(tmp_path, "{ text = 'a{4}!' }")) if r.id == "evil"]
     assert [a["id"] for a in advice.advise(ctx, good)] == ["evil"]  # (a user's regex still matches)
+
+
+def test_run_attempt_warns_when_a_user_advice_regex_ran_out_of_time(tmp_path, monkeypatch):
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "config.toml").write_text(_advice_config(tmp_path, "{ text = '(a+)+$' }").read_text())
+    env = {"DBGLOG_PATTERN_BUDGET": "0.2"}
+    r = run_cli("run", "-q", "--attempt", "a" * 40 + "!", "--", sys.executable, "-c", "raise SystemExit(3)",
+                cwd=ws, env=env)
+    assert r.returncode == 1, r.stderr  # the run's verdict; the rule's time-out is a warning, not an error
+    assert "dbglog: warning: advice rule 'evil'" in r.stderr and "ran out of time" in r.stderr
 
 
 def test_a_user_advice_regex_past_cs_int_is_one_line(tmp_path):
