@@ -28,7 +28,7 @@ LAYERS = {
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present"},
     1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
-        "dbglog.util.config",
+        "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
         "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util"},
 }

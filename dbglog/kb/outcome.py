@@ -30,23 +30,10 @@ from __future__ import annotations
 import functools
 import re
 
+from dbglog.util.lazyre import Lazy  # importing this module compiles none of its cues
+
 OUTCOMES = ("worked", "failed", "partial", "inconclusive", "untested")
 
-
-class _Lazy:
-    """A pattern compiled on its first use. Importing this module compiles nothing: the cue
-    catalogue took ~30 ms to compile, paid by every command that imports the module but never
-    reads a result (``attempt add -o failed``, ``show``, the hooks)."""
-
-    __slots__ = ("_args", "_rx")
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self._args, self._rx = (pattern, flags), None
-
-    def __getattr__(self, name: str):
-        if self._rx is None:
-            self._rx = re.compile(*self._args)
-        return getattr(self._rx, name)
 
 # Bad things a run can do. "No <bad>" / "<bad> is gone" means the attempt worked.
 _BAD = (
@@ -141,7 +128,7 @@ _NEGATED_WIN = [
 # "Works WITHOUT header. Fails WITH header.": a success under the condition that never failed says
 # nothing about the attempt; the span is consumed and counts for nothing -- only when the text says it
 # still fails with that condition ("works without find_unused_parameters" alone is a success).
-_NEUTRAL_WHEN = _Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
+_NEUTRAL_WHEN = Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,40}}?\b(?:with|when|if)\b", re.I)
 # "Without the patch it hangs; with it, 50/50 runs pass": the failure of the control run, no verdict.
 # ... and "in case that was the problem": a guess at the cause, no verdict either.
 # "Updated the driver in hope of avoiding the kernel panics", "bumped it to avoid timeouts": the aim, not
@@ -277,11 +264,11 @@ EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
-_TERMS = _Lazy(r"\bmixed[- ]precision\b", re.I)
-_CLAUSE = _Lazy(r"\s*(?:;|:(?!\s*\d)|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
-_CONTRAST = _Lazy(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
-_MD = _Lazy(r"[*_`~>#]|\[(?:[ xX])\]")
-_SENTENCE_END = _Lazy(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
+_TERMS = Lazy(r"\bmixed[- ]precision\b", re.I)
+_CLAUSE = Lazy(r"\s*(?:;|:(?!\s*\d)|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
+_CONTRAST = Lazy(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
+_MD = Lazy(r"[*_`~>#]|\[(?:[ xX])\]")
+_SENTENCE_END = Lazy(r"(?<=[.!;])\s+(?=[A-Z0-9])|\n\s*\n")
 
 
 def plain_text(text: str) -> str:
@@ -339,11 +326,11 @@ def verdict_word(text: str) -> str | None:
 
 # "Implemented in `x.py`", "Applied", "Merged (#412)": a status saying the change is in; not "Added the GPU
 # name to the cache dir" (that names the change itself, a tried-list's item).
-_BUILT = _Lazy(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\s*(?:$|[.(]|(?:in|into|at|on) \S)",
+_BUILT = Lazy(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\s*(?:$|[.(]|(?:in|into|at|on) \S)",
                re.I)
 # "Works without ...", "works only for ...": the word after a success verdict makes it conditional.
 _QUALIFIERS = {"without", "only", "except", "when", "if", "unless", "for", "on", "with", "in", "under"}
-_RULED_OUT = _Lazy(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
+_RULED_OUT = Lazy(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
 
 
 def _scan(text: str, whole: str | None = None) -> dict[str, int]:
@@ -364,26 +351,26 @@ def _scan(text: str, whole: str | None = None) -> dict[str, int]:
     return counts
 
 
-_FENCED = _Lazy(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.M | re.S)
-_QUOTED = _Lazy(r"`[^`]*`|\"[^\"]{1,200}\"|“[^”]{1,200}”")
+_FENCED = Lazy(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.M | re.S)
+_QUOTED = Lazy(r"`[^`]*`|\"[^\"]{1,200}\"|“[^”]{1,200}”")
 
 
 # "3/20 hangs (was 14/20)", "2 hangs in 200 runs (was 30)": a count of failures against the one before.
-_COUNT_VS = _Lazy(rf"(?P<a>\d[\d,]*)(?:\s*/\s*\d[\d,]*)?\s+(?:[a-z]+\s+){{0,2}}?{_BAD}\b[^()]{{0,40}}?"
+_COUNT_VS = Lazy(rf"(?P<a>\d[\d,]*)(?:\s*/\s*\d[\d,]*)?\s+(?:[a-z]+\s+){{0,2}}?{_BAD}\b[^()]{{0,40}}?"
                        r"\((?:was|vs\.?|down from|from|before:?)\s*(?P<b>\d[\d,]*)", re.I)
 # "throughput 410 → 980 tok/s", "TTFT 1.8 s → 0.4 s", "p99 latency 220 ms → 380 ms": a measured change. The
 # metric's name or unit says which way is better; a small change is no verdict (noise).
-_CHANGE = _Lazy(r"(?:(?P<name>[a-z][\w /%@.-]{0,40}?)[\s:=]+)?(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<u1>[a-z%/]*)\s*"
+_CHANGE = Lazy(r"(?:(?P<name>[a-z][\w /%@.-]{0,40}?)[\s:=]+)?(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<u1>[a-z%/]*)\s*"
                      r"(?:→|->|=>)\s*(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<u2>[a-z%/]*)", re.I)
-_HIGHER = _Lazy(r"tok/s|tokens?/s|throughput|tflops|mfu|accuracy|\bacc\b|\bf1\b|\bauc\b|samples?/s|it/s|"
+_HIGHER = Lazy(r"tok/s|tokens?/s|throughput|tflops|mfu|accuracy|\bacc\b|\bf1\b|\bauc\b|samples?/s|it/s|"
                      r"\bqps\b|req/s|gb/s|bandwidth|score|speed-?up|hit rate|utili[sz]ation|pass rate|recall|precision", re.I)
-_LOWER = _Lazy(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\bms\b|memory|\bpeak\b|\bgb\b|"
+_LOWER = Lazy(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\bms\b|memory|\bpeak\b|\bgb\b|"
                     r"\bmib\b|\bgib\b|error rate|perplexity|\bppl\b|\bwer\b|\bmae\b|\bmse\b|vram|rss|startup|"
                     r"\bsize\b|padding|\bs\b|\bsec", re.I)
 
 
 # "~10% improvement in requests per second", "a 100% increase in throughput": a gain by its size.
-_PCT_GAIN = _Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
+_PCT_GAIN = Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
                        r"(?= (?:in |of )?(?:\w+ ){0,3}(?:throughput|requests|speed|tok|qps|bandwidth|accuracy|score)))", re.I)
 
 

@@ -38,6 +38,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from dbglog.util.errors import DbglogError
+from dbglog.util.lazyre import Lazy  # tried's rarer rules: nothing to a command that never reaches them
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
@@ -220,21 +221,6 @@ def _word_pattern(words: list[str]) -> str:
     head = r"(?<!\d\.)" if words and words[0].isdigit() else ""
     tail = r"(?!\.\d)" if len(words) == 1 and words[0].isdigit() else ""
     return r"(?<![^\W_])" + head + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])" + tail
-
-
-class _Lazy:
-    """A regex compiled on first use: tried's rarer rules cost nothing to a command that never
-    reaches them (``search`` is imported by most commands)."""
-
-    __slots__ = ("_args", "_rx")
-
-    def __init__(self, *args):
-        self._args, self._rx = args, None
-
-    def __getattr__(self, name):
-        if self._rx is None:
-            self._rx = re.compile(*self._args)
-        return getattr(self._rx, name)
 
 
 _SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
@@ -1495,7 +1481,7 @@ def _other_way(p: _Pair) -> bool:
 
 # A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
 # "doubled", "halved" (not a setting listed as "H=4096", nor "8x A100": a setup states no change).
-_CHANGE = _Lazy(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
+_CHANGE = Lazy(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
                      r"\b(?:doubl|halv|tripl|quadrupl)\w*|\bset (?:to|at)\b|\b(?:changed?|tuned?|adjust\w*)\b", re.I)
 
 
@@ -1559,12 +1545,12 @@ def _another_target(p: _Pair) -> bool:
 
 
 # A change and where it went: "switched to gloo", "moved the pool to the 550 driver", "set it to 0".
-_MOVED_TO = _Lazy(r"\b(?:switch\w*|mov(?:e|ed|es|ing)|migrat\w*|chang\w*|went|go|going|set|port\w*)\s+"
+_MOVED_TO = Lazy(r"\b(?:switch\w*|mov(?:e|ed|es|ing)|migrat\w*|chang\w*|went|go|going|set|port\w*)\s+"
                   r"(?:(?:it|them|the\s+\w+|\w+)\s+)?to\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
 
 
 # What a change replaced: "from A to B", "A → B", "instead of A", "replaced A with B".
-_OLD_SIDE = _Lazy(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
+_OLD_SIDE = Lazy(r"\bfrom\s+([^\s,;()]+(?:\s+[^\s,;()]+)?)\s+to\b|([^\s,;()]+)\s*(?:→|->)|"
                        r"\b(?:instead of|rather than)\s+([^\s,;.()]+)|\breplac\w*\s+([^\s,;()]+)\s+(?:with|by)\b", re.I)
 
 
@@ -1648,7 +1634,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
 MENTION_RULES = frozenset({"only-proposed"})
 
 # Words after which an idea says where or when, not what: "... for the encoder", "... on the jetson".
-_QUALIFIER = _Lazy(r"\b(?:for|on|in|under|during|when|while|inside|within|across|because|after)\b", re.I)
+_QUALIFIER = Lazy(r"\b(?:for|on|in|under|during|when|while|inside|within|across|because|after)\b", re.I)
 
 
 def _qualifier_terms(q: Query) -> set[int]:
@@ -1670,14 +1656,14 @@ def _qualifier_terms(q: Query) -> set[int]:
 # switch to ...", "Try using envy", "you can remove ...", "Need alternative: ...", "Continue at ...",
 # an instruction to the reader ("Now load the 96.xx driver", "Do not reboot", "Look through your
 # apache config").
-_PROPOSING = _Lazy(
+_PROPOSING = Lazy(
     r"^\W*(?:\d+[.)]\s*)?\W*(?:if|unless|try(?!\s*#?\d)|maybe|perhaps|consider|next|later|todo|alternatively|"
     r"continue|needs?|plan(?:ned)?|should|could|might|do not|don't|never|now(?=\s+[a-z]))\b|"
     r"\b(?:you|we)\s+(?:can|could|should|might|may|need to|would)\b(?!\s+not)|\byour\b|"
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
-_SENTENCE = _Lazy(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_SENTENCE = Lazy(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
 def _head_body(h: Hit) -> tuple[str, str]:
@@ -1708,9 +1694,9 @@ def _reported(text: str) -> str:
     return "\n".join(kept) if dropped else text
 
 
-_PARAGRAPH = _Lazy(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_PARAGRAPH = Lazy(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 # A paragraph that opens with a proposing label proposes throughout.
-_PROPOSING_LABEL = _Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
+_PROPOSING_LABEL = Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
                               r"follow[- ]?ups?|options?)\W*:", re.I)
 
 
@@ -1851,14 +1837,14 @@ def _other_value(idea: str, record: str) -> bool:
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # The record's own numbering, which is not a value it gives: "Experiment 3", "Try #2", "T24",
 # "S155", "#4", a list item's "3." at the start of a line.
-_LABEL_NUMBER = _Lazy(
+_LABEL_NUMBER = Lazy(
     r"\b(?:experiment|exp|attempt|try|fix|approach|option|config|phase|test|step|solution|iter(?:ation)?|round|"
     r"trial|hypothes[ie]s|theory|entry|update|intento|session|rejection|issue|item|[hst])\s*#?\s*\d+\b|#\d+\b|"
     r"^\s*(?:[-*+]\s+)?\d+[.)](?=\s)", re.I | re.M)
 # the "from" side of a change the idea names ("go from TP4 to TP8"): not a value it sets
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten half".split())  # "to zero" = "=0"
-_TO_TARGET = _Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
-_FROM_NUMBER = _Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
+_TO_TARGET = Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
+_FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 
 
 def _value_terms(q: Query) -> list[Term]:
@@ -1939,7 +1925,7 @@ def is_idea(h: Hit) -> bool:
 
 
 # Ideas that a doc tests under the same heading: "A hypothesis that measurement killed".
-_TESTED_IDEA = _Lazy(r"hypothes[ie]s|theories|suspects?", re.I)
+_TESTED_IDEA = Lazy(r"hypothes[ie]s|theories|suspects?", re.I)
 
 
 def section_outcome(h: Hit) -> str:

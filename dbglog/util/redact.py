@@ -27,39 +27,27 @@ from __future__ import annotations
 import os
 import re
 
+from dbglog.util.lazyre import Lazy
+
 REDACTED = "<redacted>"
+# Most patterns below are needed only once a cheap test says so (a hint literal in the text, an escape
+# byte): they are compiled on first use (compiling all was ~2 ms of every command that redacts).
 
-
-class _Lazy:
-    """A pattern compiled on first use. Most of those below are needed only once a cheap test says
-    so (a hint literal in the text, an escape byte): compiling all of them was ~2 ms of every
-    command that redacts (each step of a bisection writes a cleaned result.json)."""
-
-    __slots__ = ("_args", "_rx")
-
-    def __init__(self, *args):
-        self._args = args
-        self._rx = None
-
-    def __getattr__(self, name):  # sub, search, findall, split, pattern...: the compiled pattern's
-        if self._rx is None:
-            self._rx = re.compile(*self._args)
-        return getattr(self._rx, name)
 
 # --- control characters and escape sequences ------------------------------------------------
 
-_ESCAPES = _Lazy(
+_ESCAPES = Lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]?"          # CSI ... final byte (a cut-off one too)
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST (titles, hyperlinks)
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"    # DCS / SOS / PM / APC ... ST
     r"|\x1b[ -/]*[0-~]?"                 # two/three-byte ESC sequences (charset, keypad, RIS)
     r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
 )
-_CONTROLS = _Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROLS = Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # A lone surrogate (a YAML "\uDCFF" in a hand edit, a JSON one from an agent) is no character: stored,
 # it could never be written as UTF-8 again (the MCP answer, a --json line, the mirror file).
-_SURROGATES = _Lazy("[\ud800-\udfff]")
+_SURROGATES = Lazy("[\ud800-\udfff]")
 
 
 def sanitize(text: str) -> str:
@@ -72,7 +60,7 @@ def sanitize(text: str) -> str:
     return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
 
 
-_SGR = _Lazy(r"\x1b\[[0-9;:]*m")
+_SGR = Lazy(r"\x1b\[[0-9;:]*m")
 
 
 def terminal_text(text: str, colour: bool = False) -> str:
@@ -86,7 +74,7 @@ def terminal_text(text: str, colour: bool = False) -> str:
     return "".join(sanitize(p) + (keep[i] if i < len(keep) else "") for i, p in enumerate(parts))
 
 
-_C1 = _Lazy("[\x7f-\x9f]")
+_C1 = Lazy("[\x7f-\x9f]")
 
 
 def json_text(dumped: str) -> str:
@@ -135,22 +123,22 @@ _VALUE_PATTERNS = [
     ("eyJ", rf"{_B}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}"),
     ("PRIVATE KEY-----", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
 ]
-_VALUES = [(lit, _Lazy(rx)) for lit, rx in _VALUE_PATTERNS]
+_VALUES = [(lit, Lazy(rx)) for lit, rx in _VALUE_PATTERNS]
 _AKIA = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")
 _GH = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
-_BEARER = _Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
-_AUTH_HEADER = _Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
+_BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
+_AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
 _NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase)[\w.-]*[\"']?[ \t]*[=:]"
                         r"|--?[\w.-]*(?:token|secret|passw|key|credential|phrase)[ \t]")
-_URL_CREDS = _Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
+_URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
 # NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
-_ASSIGN = _Lazy(
+_ASSIGN = Lazy(
     r"""(?P<pre>(?<![A-Za-z0-9_])(?P<q>["']?)(?P<flag>--?)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
     r"""(?P<sep>[ \t]*[=:][ \t]*)(?P<lead>\$\{?|))"""
     r"""(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;|&)}\]]+)""")
 # --name VALUE
-_FLAG = _Lazy(
+_FLAG = Lazy(
     r"""(?P<pre>(?<![A-Za-z0-9_-])(?P<q>)(?P<flag>--?)(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?P<sep>[ \t]+)(?P<lead>))"""
     r"""(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;|&)}\]<$-][^\s"'`,;|&)}\]]*)""")
 
