@@ -256,6 +256,22 @@ def test_refuses_when_the_ends_do_not_check_out(tmp_path, spec, why):
     no_worktrees_left(repo)
 
 
+def test_a_repro_script_missing_from_the_commits_is_named_in_the_refusal(tmp_path):
+    # `git bisect run ./repro.sh` runs in your checkout; dbglog's steps run in clean worktrees, where
+    # an untracked script is missing and every commit "fails the same way": the refusal says why.
+    repo, shas = linear_repo(tmp_path, 8)
+    script = "#!/bin/sh\ntest \"$(cat version.txt)\" -lt 5\n"
+    (repo / "repro.sh").write_text(script)
+    p = run_cli("bisect", "git", "--json", "--good", shas[0], "--bad", "HEAD", "--", "sh", "repro.sh", cwd=repo)
+    res = json.loads(p.stdout)
+    assert p.returncode == 2 and res["status"] == "refused", p.stderr
+    assert "repro.sh is in your checkout but not in the good end's tree" in res["message"]
+    outside = tmp_path / "repro.sh"  # as the note says: outside the repository, by its absolute path
+    outside.write_text(script)
+    p = run_cli("bisect", "git", "--json", "--good", shas[0], "--bad", "HEAD", "--", "sh", str(outside), cwd=repo)
+    assert p.returncode == 0 and json.loads(p.stdout)["first_bad"]["commit"] == shas[5], p.stdout
+
+
 def test_bad_input_is_one_line_exit_2(tmp_path):
     repo, shas = linear_repo(tmp_path, 8)
     repro = Repro(tmp_path, culprit=4)

@@ -506,13 +506,39 @@ class _Driver:
         ref = f"the good end {refs.get(g, g[:10])} ({g[:10]})"
         if st.verdict is Verdict.BAD:
             return f"{ref} fails the same way as the bad end ({_what(st.outcome, st.signature)}): the repro " \
-                   "fails everywhere, or the good end is not good; nothing blamed"
+                   "fails everywhere, or the good end is not good; nothing blamed" + self._missing_repro_hint(g)
         if st.verdict is Verdict.FLAKY:
             return f"{ref} is flaky ({st.reason}); nothing blamed"
         if st.reason.startswith("different failure"):
             return f"{ref} fails differently ({_what(st.outcome, st.signature)}; the bad end: " \
                    f"{_what(bstep.outcome, bstep.signature)}): it is not a passing baseline; nothing blamed"
         return f"{ref} cannot be tested: {st.reason}; nothing blamed"
+
+    def _missing_repro_hint(self, good: str) -> str:
+        """Why a repro fails everywhere, when it is the commonest reason: a file the command names is in
+        your checkout but not in the good end's tree (an untracked script, or one committed after it),
+        and each step runs in a clean worktree of its commit. Asked of git only on this refusal."""
+        sp = self.spec
+        here = Path(sp.repo) / sp.cwd_rel
+        rels = []
+        for word in sp.cmd:
+            if os.path.isabs(word) or word.startswith("-") or not (here / word).is_file():
+                continue
+            rel = os.path.normpath(os.path.join(sp.cwd_rel, word))
+            if not rel.startswith(".."):
+                rels.append(rel)
+        if not rels:
+            return ""
+        try:
+            there = set(git(self.repo, "ls-tree", "-r", "--name-only", good, "--", *rels).splitlines())
+        except GitError:
+            return ""
+        missing = [r for r in rels if r not in there]
+        if not missing:
+            return ""
+        return (f" (note: {', '.join(missing)} is in your checkout but not in the good end's tree -- each step runs "
+                "in a clean worktree of its commit: keep the repro outside the repository and name it by its "
+                "absolute path)")
 
     def search(self) -> HistoryBisect:
         sp = self.spec
