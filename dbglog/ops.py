@@ -64,6 +64,10 @@ def sync_records(recs, warn: Warn = _ignore):
     report = recs.sync()
     for rel in report.missing:
         warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")
+    if getattr(recs, "unsynced", None):
+        n = len(recs.unsynced)
+        warn(f"{recs.unsynced[0]}" + (f" and {n - 1} more differ" if n > 1 else " differs") + " from the "
+             "database, which is read-only here and could not take hand edits in: this is the database's version")
     return report
 
 
@@ -88,6 +92,8 @@ def refresh_watched(recs, warn: Warn = _ignore) -> None:
         watching = False
     if not watching and recs.store.conn.execute("SELECT 1 FROM watched_files LIMIT 1").fetchone() is None:
         return  # the common case, without importing the sections module (see bench/agent_bench.py)
+    if recs.store.readonly:
+        return  # (the index as it was last refreshed: a read-only workspace is read as it stands)
     from dbglog.kb import sections
 
     report = sections.refresh(recs.store, recs.ws.root, recs.ws.config_path)
@@ -533,6 +539,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     then a Slurm allocation of its own (dbglog/run/slurm.py)."""
     from dbglog.run import runner, signatures
 
+    recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
     cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
     check_text(attempt_title, "attempt title")
     check_text(hypothesis, "hypothesis")

@@ -135,8 +135,17 @@ class Records:
         self.ws = ws
         self.store = JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
-        self.restored_files = self._restore_bisect_edits()
-        self._ensure_git()
+        self.unsynced: list[str] = []  # read-only: logs/ files the database could not take in
+        if self.store.readonly:  # (a reviewer's checkout, a CI artifact: read, change nothing, git config included)
+            self.restored_files = []
+            if self.store.q("SELECT 1 FROM toggle_journal LIMIT 1").fetchone() is not None:
+                import sys
+
+                print("dbglog: warning: a killed bisection left source files edited in place; they are put "
+                      "back by the next dbglog command in a writable workspace", file=sys.stderr)
+        else:
+            self.restored_files = self._restore_bisect_edits()
+            self._ensure_git()
         self.store.after_runs = self._cap_runs
 
     def _ensure_git(self) -> None:
@@ -196,6 +205,12 @@ class Records:
         whose size or mtime changed.
         """
         sync.refuse_unmerged(self.store, self.ws)  # a logs/ file git could not merge: nothing is trusted
+        if self.store.readonly:
+            if resolve or force or prune:
+                self.store.refuse_if_readonly()
+            self.unsynced = self._differs_from_baseline()
+            self.last_sync = sync.SyncReport()
+            return self.last_sync
         moved, head = sync.head_moved(self.store, self.ws)
         if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
             if self._temp_files():
@@ -209,6 +224,23 @@ class Records:
             if head is not None:
                 self.store.set_meta(sync.HEAD_KEY, head)
         return self.last_sync
+
+    def _differs_from_baseline(self) -> list[str]:
+        """The mirror files whose content is not what the database last wrote or read, by hash (a
+        copied or checked-out tree has new mtimes but the same bytes); a stat pass when none changed."""
+        if not sync.is_stale(self.store, self.ws):
+            return []
+        base = {rel: row["sha256"] for rel, row in self.store.mirror_rows().items()}
+        files = sync.mirror_files(self.ws)
+        out = [rel for rel in base if rel not in files]
+        for rel in files:
+            try:
+                data = (self.ws.root / rel).read_bytes()
+            except OSError:
+                continue
+            if (base[rel] != sync.sha256(data)) if rel in base else sync.looks_like_ours(data):
+                out.append(rel)
+        return sorted(out)
 
     @contextmanager
     def change(self, inv_id: str | None):

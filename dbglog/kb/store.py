@@ -12,6 +12,7 @@ follows are serialised across processes; WAL keeps readers unblocked.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import weakref
 from contextlib import contextmanager
@@ -275,9 +276,44 @@ def close_all() -> None:
             pass
 
 
+def writable(db_path: Path) -> bool:
+    """Can this process write the database: its directory (WAL makes -wal and -shm files beside it),
+    the file, and the WAL files a writer left? ``os.access`` also says no on a read-only mount."""
+    if not os.access(db_path.parent, os.W_OK | os.X_OK):
+        return False
+    for suffix in ("", "-wal", "-shm"):
+        p = f"{db_path}{suffix}"
+        if os.path.exists(p) and not os.access(p, os.W_OK):
+            return False
+    return True
+
+
+def _uri(path: Path) -> str:
+    # ('%', '?' and '#' in a directory name must be escaped, or SQLite opens another file)
+    p = os.path.abspath(path)
+    return "file:" + p.replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+
+
+def read_only_refusal(path: Path) -> DbglogError:
+    """The one line a write in a read-only workspace gets (before anything is written)."""
+    from dbglog.util.fserrors import FilesystemError, read_only
+
+    why = "on a read-only file system" if read_only(path) else "not writable by this user"
+    where = os.path.relpath(path.parent) if not os.path.relpath(path.parent).startswith("..") else path.parent
+    return FilesystemError(f"this workspace is read-only ({where} is {why}): this command writes to it; read "
+                           "commands (list, show, search, tried, runs, doctor) work; nothing was changed")
+
+
 class Store:
-    def __init__(self, db_path: Path):
+    def __init__(self, db_path: Path, readonly: bool | None = None):
+        """``readonly``: None decides by what this process may write (``writable``). A read-only
+        store never creates, migrates, or writes anything: ``write()`` refuses with one line."""
         self.path = db_path
+        self.readonly = (db_path.exists() and not writable(db_path)) if readonly is None else readonly
+        self._copy: str | None = None  # a private copy's directory (see _open_readonly)
+        if self.readonly:
+            self._open_readonly()
+            return
         try:
             self.conn = sqlite3.connect(str(db_path), timeout=60, isolation_level=None)
             _OPEN.add(self)
@@ -303,6 +339,58 @@ class Store:
                 "`dbglog reindex --force` to rebuild it from logs/"
             ) from None
 
+    def _open_readonly(self) -> None:
+        """Open without writing a byte. Without a WAL (no writer has the file open: a WAL-mode
+        writer always has one) the file alone is the database, read ``immutable`` (SQLite would
+        otherwise want to create the -shm file in a directory it cannot write). With the WAL of a
+        writer that did not finish, ``mode=ro`` reads it through its -shm file; when that cannot
+        be done either (no -shm, nowhere to make one), a private copy of the file and its WAL
+        is read instead, so committed records in the WAL are never silently left out."""
+        wal = f"{self.path}-wal"
+        try:
+            has_wal = os.path.getsize(wal) > 0
+        except OSError:
+            has_wal = False
+        uri = _uri(self.path)
+        try:
+            self.conn = sqlite3.connect(uri if has_wal else uri + "&immutable=1", uri=True, timeout=60,
+                                        isolation_level=None)
+            _OPEN.add(self)
+            try:
+                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                if not has_wal:
+                    raise
+                self.conn.close()
+                self.conn = self._private_copy(wal)
+                version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            if not os.access(self.path, os.R_OK):
+                from dbglog.util.fserrors import FilesystemError
+
+                raise FilesystemError(f"permission denied reading the database {self.path}: check its "
+                                      "permissions; nothing was changed") from None
+            raise DbglogError(f"the database {self.path} is unreadable ({e}) and read-only here: run `dbglog "
+                              "reindex --force` where .dbglog/ is writable to rebuild it from logs/") from None
+        self.conn.row_factory = sqlite3.Row
+        if version < SCHEMA_VERSION:
+            raise DbglogError(f"the database {self.path} was written by an older dbglog (schema {version} of "
+                              f"{SCHEMA_VERSION}) and this workspace is read-only, so it cannot be upgraded: run "
+                              "a dbglog command once where .dbglog/ is writable (or on a copy); nothing was changed")
+        if version > SCHEMA_VERSION:
+            raise DbglogError(f"{self.path} was written by a newer dbglog (schema {version}); upgrade dbglog")
+
+    def _private_copy(self, wal: str) -> sqlite3.Connection:
+        import shutil
+        import tempfile
+
+        self._copy = tempfile.mkdtemp(prefix="dbglog-ro-")
+        target = os.path.join(self._copy, "dbglog.db")
+        shutil.copyfile(self.path, target)
+        shutil.copyfile(wal, target + "-wal")
+        return sqlite3.connect(_uri(Path(target)), uri=True, timeout=60, isolation_level=None)
+
     def _migrate(self) -> None:
         import sqlite_utils
 
@@ -323,6 +411,11 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self._copy is not None:
+            import shutil
+
+            shutil.rmtree(self._copy, ignore_errors=True)
+            self._copy = None
 
     # --- transactions ---------------------------------------------------------------
 
@@ -332,6 +425,7 @@ class Store:
         if self.conn.in_transaction:
             yield self.conn
             return
+        self.refuse_if_readonly()
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -340,6 +434,11 @@ class Store:
             raise
         else:
             self.conn.execute("COMMIT")
+
+    def refuse_if_readonly(self) -> None:
+        """For a command that does work before its first write (a run): refuse before it starts."""
+        if self.readonly:
+            raise read_only_refusal(self.path)
 
     def q(self, sql: str, *args):
         return self.conn.execute(sql, args)
