@@ -336,3 +336,95 @@ def test_the_builtin_sha256_is_hashlibs(data):
     from dbglog.util.fsutil import sha256_hex
 
     assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+# --- the next checkout, readied while a step is stored -------------------------------------
+
+
+@given(dags_and_verdicts())
+@settings(max_examples=200, deadline=None)
+def test_peek_names_what_next_steps_asks_and_changes_nothing(case):
+    from dbglog.bisect.algorithms import HistoryBisect
+
+    parents, bad, goods, steps, first_parent = case
+    hb = HistoryBisect(parents, bad, goods, first_parent=first_parent, max_runs=len(steps) + 1)
+    for commit, verdict in steps:
+        hb.record(commit, verdict)
+        before = (list(hb._cands), hb.runs, list(hb.asked), hb.result.status)
+        seen = hb.peek()
+        assert (list(hb._cands), hb.runs, list(hb.asked), hb.result.status) == before
+        asked = hb.next_steps(1)
+        assert asked == ([seen] if seen is not None else [])
+
+
+def test_each_step_after_the_first_runs_in_the_worktree_readied_while_the_last_was_stored(tmp_path, monkeypatch):
+    """With one job the next commit's checkout starts before the step just run is stored; the
+    commit readied is the one the search asks next, so no step checks out twice; the answer is
+    the same and no git is left running."""
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 40, lambda i: {"v.txt": f"{i}\n"})
+    readied, placed, stored = [], [], []
+    ready, checkout = history._Driver.ready_ahead, history._Driver.checkout
+
+    def spy_ready(self, k, sha):
+        readied.append((sha, len(placed), len(stored)))
+        return ready(self, k, sha)
+
+    def spy_checkout(self, k, sha):
+        placed.append((sha, self._ahead.get(k, ("",))[0] == sha))
+        return checkout(self, k, sha)
+
+    monkeypatch.setattr(history._Driver, "ready_ahead", spy_ready)
+    monkeypatch.setattr(history._Driver, "checkout", spy_checkout)
+    from dbglog.bisect import oracle
+
+    op = oracle.Oracle.persist
+    monkeypatch.setattr(oracle.Oracle, "persist", lambda self, step, *a: (stored.append(step.key), op(self, step, *a)))
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    script = "import sys; sys.exit(int(open('v.txt').read()) >= 27)"
+    res = history.start(recs, HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=[sys.executable, "-c", script],
+                                          timeout=60.0), cwd=repo, progress=False)
+    assert res["status"] == "found" and res["first_bad"]["commit"] == shas[27]
+    # the two ends, the first search step (asked once the ends are stored), then steps readied ahead
+    assert len(placed) > 4, placed
+    assert all(hit for _, hit in placed[3:]), placed  # every later step's commit was readied, none twice
+    assert placed[0] == (shas[-1], True)  # the bad end's worktree was made while the endpoint phase set up
+    assert readied[0][1:] == (0, 0)  # the bad end's, before anything ran
+    for sha, n_placed, n_stored in readied[1:]:  # each later one while the step just run was not yet stored
+        assert n_stored == n_placed - 1 and placed[n_placed - 1][0] not in stored[:n_stored], (sha, n_placed, stored)
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert not left, [(p.pid, p.cmdline()) for p in left]
+    assert not (recs.ws.dir / "bisect").exists() or not any((recs.ws.dir / "bisect").rglob("wt0"))
+    recs.close()
+
+
+def test_a_commit_readied_but_not_asked_next_is_checked_out_over(tmp_path):
+    """The readying is a hint: when the next commit asked is another (a cached verdict moved the
+    search), the checkout waits for the readying git and checks out the commit asked."""
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 6, lambda i: {"v.txt": f"{i}\n"})
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    db = S.SessionDB(recs.store)
+    spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
+                       goods=[shas[0]], cwd_rel=".")
+    sid = db.create("git", spec.to_stored(), None)
+    d = history._Driver(recs, db.get(sid), progress=False)
+    d.ready_ahead(0, shas[2])  # the worktree is made at shas[2] ...
+    wt = d.checkout(0, shas[4])  # ... but shas[4] is asked
+    assert _git(wt, "rev-parse", "HEAD") == shas[4] and (wt / "v.txt").read_text() == "4\n"
+    d.ready_ahead(0, shas[1])
+    d.ready_ahead(0, shas[3])  # (one readying per slot: the second hint is dropped)
+    assert d.checkout(0, shas[1]) == wt and (wt / "v.txt").read_text() == "1\n"
+    d.ready_ahead(0, "f" * 40)  # a commit git does not know: the readying fails, the checkout says why
+    with pytest.raises(history.GitError):
+        d.checkout(0, "f" * 40)
+    d.settle_ahead()
+    history.remove_worktrees(repo, d.wt_root)
+    recs.close()

@@ -549,6 +549,14 @@ class HistoryBisect:
                     self._tried.add(c)
         return picks
 
+    def peek(self) -> str | None:
+        """The commit ``next_steps(1)`` would propose now, without asking it (nothing counted): a
+        driver readies its checkout while it stores the step just finished."""
+        if self.done or (self.max_runs is not None and self.runs >= self.max_runs):
+            return None
+        picks = self._choose(1, self._testable(), self.skip_probability())
+        return picks[0] if picks else None
+
     def skip_probability(self) -> dict[str, float]:
         """P(untestable) of every candidate under the broken-range model (empty when no
         candidate was found untestable yet: then every untried commit counts as testable).

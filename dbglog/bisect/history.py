@@ -319,6 +319,7 @@ class _Driver:
         self._has_python: bool | None = None
         self._py_probe: subprocess.Popen | None = None  # `git ls-tree` under way (_start_python_probe)
         self._py_lock = threading.Lock()
+        self._ahead: dict[int, tuple[str, str, subprocess.Popen]] = {}  # slot -> (commit, how, git) (ready_ahead)
         self.progress = S.Progress(max(1, self.spec.size_hint or 1), enabled=progress)
         self.oracle = Oracle(recs, self.sid, self, jobs=self.jobs, progress=self.progress, signatures=self.sigs,
                              db=self.db, workdir=self.wt_root)
@@ -341,8 +342,54 @@ class _Driver:
             subj = self.subjects.get(sha, "")
         return f"{sha[:10]} {subj[:60]}".rstrip()
 
+    def ready_ahead(self, k: int, sha: str) -> None:
+        """Start making slot ``k``'s worktree hold ``sha`` without waiting for git: the checkout (or,
+        the first time, the worktree's creation) runs while this thread stores the step just
+        finished and picks the next one; ``checkout`` waits for it. Only a hint: a failure, or a
+        different commit asked next, takes ``checkout``'s usual path."""
+        if k in self._ahead or self._wt_at.get(k) == sha:
+            return
+        p = self.wt_root / f"wt{k}"
+        if (p / ".git").exists():
+            how, args = "checkout", ["-C", str(p), "checkout", "--detach", "--force", "-q", sha]
+        elif not p.exists():
+            self.wt_root.mkdir(parents=True, exist_ok=True)
+            how, args = "add", ["-C", str(self.repo), "worktree", "add", "--detach", "--force", "-q", str(p), sha]
+        else:
+            return
+        try:
+            proc = subprocess.Popen([_git_exe(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL, env=_git_env())
+        except OSError:
+            return
+        self._ahead[k] = (sha, how, proc)
+
+    def settle_ahead(self) -> None:
+        """Wait for every git readying a slot (before the worktrees are removed, or an exit)."""
+        for k in list(self._ahead):
+            self._settle(k)
+
+    def _settle(self, k: int) -> str | None:
+        """The commit slot ``k`` holds once its readying git (if any) is done; None when there was
+        none or it failed."""
+        got = self._ahead.pop(k, None)
+        if got is None:
+            return None
+        sha, how, proc = got
+        if proc.wait() != 0:
+            return None
+        p = self.wt_root / f"wt{k}"
+        if how == "add":
+            self._start_python_probe(p, sha)
+        else:
+            self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
+        self._wt_at[k] = sha
+        return sha
+
     def checkout(self, k: int, sha: str) -> Path:
         p = self.wt_root / f"wt{k}"
+        if self._settle(k) == sha:
+            return p
         if (p / ".git").exists():
             if _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
                 self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
@@ -566,6 +613,10 @@ class _Driver:
             def ran(a, st, rs):
                 counts = self._counts(rs, self.target)
                 hb.record(a.key, st.verdict, *counts) if counts else hb.record(a.key, st.verdict)
+                if self.jobs == 1:  # the next commit's checkout runs while this step is stored
+                    nxt = hb.peek()
+                    if nxt is not None and nxt not in self.oracle.known:
+                        self.ready_ahead(0, nxt)
                 return st
 
             self.oracle.answer(asks, ran, on_cached=cached, before_run=lambda torun: self.progress.running(
@@ -577,6 +628,10 @@ class _Driver:
     def drive(self) -> dict:
         if self.spec.flaky or self.spec.rate:
             return self._drive_flaky()
+        self.ready_ahead(0, self.spec.bad)
+        from dbglog.run import runner
+
+        runner.warm()  # while git makes the first worktree
         try:
             ends = self.verify_ends()
         except Refused as r:
@@ -961,7 +1016,7 @@ def resume(recs, session: dict, *, progress: bool = True) -> dict:
     d = _Driver(recs, session, progress)
     stale = lambda: remove_worktrees(d.repo, d.wt_root)  # noqa: E731 - a killed driver's, then ours
     return lifecycle.run(recs, d.sid, KIND, d.drive, prepare=stale,
-                         cleanup=(d.progress.close, d.end_python_probe, stale), conclude=d.conclude)
+                         cleanup=(d.progress.close, d.settle_ahead, d.end_python_probe, stale), conclude=d.conclude)
 
 
 def cleanup(recs, session: dict) -> None:

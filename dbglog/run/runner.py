@@ -456,6 +456,15 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 
 # --- run --------------------------------------------------------------------------------------
 
+def warm() -> None:
+    """Load now what the first supervised run would load as it starts (the modules of its
+    environment and preflight, the subreaper flag): for a caller with a wait to fill (a bisection
+    whose first worktree git is still making), so the first step costs what the others do."""
+    from dbglog.run import escalate, preflight  # noqa: F401
+
+    proctree.become_subreaper()
+
+
 def new_run_id() -> str:
     # 32 random bits: a toggle bisection with --jobs starts dozens of runs in one second, and 16 bits
     # collided (two trials sharing a run folder, then "UNIQUE constraint failed: runs.id").
