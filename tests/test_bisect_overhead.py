@@ -428,3 +428,34 @@ def test_a_commit_readied_but_not_asked_next_is_checked_out_over(tmp_path):
     d.settle_ahead()
     history.remove_worktrees(repo, d.wt_root)
     recs.close()
+
+
+def test_a_step_the_verdict_cache_answers_is_not_readied(tmp_path, monkeypatch):
+    """A commit whose verdict the cache holds needs no checkout: it is not readied, whether the whole
+    search comes from the cache or only some of its steps do."""
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 40, lambda i: {"v.txt": f"{i}\n"})
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    cmd = [sys.executable, "-c", "import sys; sys.exit(int(open('v.txt').read()) >= 13)"]
+    first = history.start(recs, HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", timeout=60.0, cmd=cmd), cwd=repo,
+                          progress=False)
+    readied, placed = [], []
+    ready, checkout = history._Driver.ready_ahead, history._Driver.checkout
+    monkeypatch.setattr(history._Driver, "ready_ahead", lambda self, k, sha: (readied.append(sha), ready(self, k, sha)))
+    monkeypatch.setattr(history._Driver, "checkout", lambda self, k, sha: (placed.append(sha), checkout(self, k, sha))[1])
+    again = history.start(recs, HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", timeout=60.0, cmd=cmd), cwd=repo,
+                          progress=False)  # every search step from the cache
+    assert again["first_bad"]["commit"] == first["first_bad"]["commit"] == shas[13]
+    assert readied == [shas[-1]]  # the bad end's worktree only
+    readied.clear()
+    placed.clear()
+    # another range: its first two steps (7, 10) were not run above, the next two (12, 13) were
+    part = history.start(recs, HistorySpec(good_refs=[shas[0]], bad_ref=shas[14], timeout=60.0, cmd=cmd), cwd=repo,
+                         progress=False)
+    assert part["first_bad"]["commit"] == shas[13]
+    assert part["cached_steps"] >= 2 and {shas[7], shas[10]} <= set(placed)
+    assert set(readied) <= set(placed), (readied, placed)  # nothing readied went unused
+    recs.close()

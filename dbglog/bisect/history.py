@@ -615,7 +615,8 @@ class _Driver:
                 hb.record(a.key, st.verdict, *counts) if counts else hb.record(a.key, st.verdict)
                 if self.jobs == 1:  # the next commit's checkout runs while this step is stored
                     nxt = hb.peek()
-                    if nxt is not None and nxt not in self.oracle.known:
+                    if nxt is not None and nxt not in self.oracle.known and \
+                            self.oracle.lookup(nxt, self.ckey(nxt)) is None:  # (a cached one needs no checkout)
                         self.ready_ahead(0, nxt)
                 return st
 
