@@ -4,6 +4,7 @@ details, the session's set-up writes without an fsync, the "does the repo hold P
 asked without waiting. Each test checks that the cheaper way gives the same answer."""
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -458,4 +459,29 @@ def test_a_step_the_verdict_cache_answers_is_not_readied(tmp_path, monkeypatch):
     assert part["first_bad"]["commit"] == shas[13]
     assert part["cached_steps"] >= 2 and {shas[7], shas[10]} <= set(placed)
     assert set(readied) <= set(placed), (readied, placed)  # nothing readied went unused
+    recs.close()
+
+
+def test_a_steps_triton_cache_is_named_not_made_and_what_a_run_made_there_is_removed(tmp_path):
+    """Triton makes its cache dir itself; a step names a fresh one (not shared with any other step)
+    and removes whatever a run put there."""
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    code = ("import os, sys; d = os.environ['TRITON_CACHE_DIR']; print('CACHE', d, os.path.exists(d)); "
+            "os.makedirs(os.path.join(d, 'abc'), exist_ok=True); open(os.path.join(d, 'abc', 'k.cubin'), 'w').write('x')")
+    ex = S.Execution(cmd=[sys.executable, "-c", code], repeat=2)
+    seen = []
+    for _ in range(2):
+        step, records = S.Executor(recs, "sess", ex, workdir=tmp_path / "work").run_trial(
+            "k", S.Target(outcome="fail"), cwd=str(tmp_path))
+        outs = [tuple(open(r["paths"]["output"]).read().split()[1:3]) for r in records]
+        assert [o[0] for o in outs] == [outs[0][0]] * 2  # the repeats of one step share it
+        d = outs[0][0]
+        assert [o[1] for o in outs] == ["False", "True"]  # made by the first run, as Triton would
+        assert os.path.dirname(d) == str(tmp_path / "work")
+        assert not os.path.lexists(d)  # what the runs made is gone
+        seen.append(d)
+    assert seen[0] != seen[1]  # each step its own
     recs.close()

@@ -240,16 +240,16 @@ class Executor:
         env[SESSION_VAR] = self.session_id
         cache_dir = None
         if not self.ex.shared_cache and "TRITON_CACHE_DIR" not in env:
-            import shutil
-            import tempfile
-
-            self.workdir.mkdir(parents=True, exist_ok=True)
-            cache_dir = tempfile.mkdtemp(prefix="dbglog-triton-", dir=self.workdir)
+            # A fresh cache per step, named but not made: Triton makes its cache dir (os.makedirs) when
+            # a run first compiles a kernel, and most steps' runs never do.
+            cache_dir = os.path.join(self.workdir, f"dbglog-triton-{os.urandom(6).hex()}")
             env["TRITON_CACHE_DIR"] = cache_dir
         try:
             return self._trial(key, target, cwd, env, cmd, stop)
         finally:
-            if cache_dir:
+            if cache_dir and os.path.lexists(cache_dir):
+                import shutil
+
                 shutil.rmtree(cache_dir, ignore_errors=True)
 
     def _trial(self, key, target, cwd, env, cmd, stop) -> tuple[Step, list[dict]]:
