@@ -123,6 +123,32 @@ _NOT_FOR_ME = re.compile(r"^\W*(?:this|that|it|the (?:fix|workaround|same)|same)
 NOT_FOR_ME = _NOT_FOR_ME  # also read by ``reader``: the reply's change may be the quote above it
 _WORKED_FOR_ME = re.compile(r"\b(?:the|that|this|your|his|her) (?:[\w-]+ ){1,3}(?:worked|did the trick|fixed it) for (?:me|us)\b",
                             re.I)
+# A change named as the condition of an effect: "after restarting my machine, X seems to be working",
+# "when turning it off, the loss is fine", "NaN did not occur when the amp was turned off", "this worked
+# with `amp=False`", "work fine without torch.cuda.amp". The condition is what was changed; the clause
+# around it says what it did. (The verbs are changes, not operations: "it hangs when running on 8 GPUs"
+# is the symptom's condition, not a try.)
+_CHANGE_ING = (r"(?:turning (?:\w+ ){0,2}(?:off|on)|disabling|enabling|unsetting|removing|adding|restarting|rebooting|"
+               r"reinstalling|re-installing|downgrading|upgrading|replacing|switching (?:off|on|to|back)|lowering|raising|"
+               r"reducing|increasing|decreasing|reverting|rolling back|pinning|forcing|patching|rebuilding|recompiling|"
+               r"deleting|clearing|commenting out|uninstalling|swapping)")
+_CHANGE_PP = (r"(?:turned (?:off|on)|disabled|enabled|unset|removed|restarted|rebooted|reinstalled|downgraded|upgraded|"
+              r"replaced|switched (?:off|on|to)|lowered|raised|reduced|increased|decreased|reverted|rolled back|pinned|"
+              r"forced|patched|rebuilt|deleted|cleared|uninstalled|swapped)")
+_COND_CHANGE = re.compile(
+    rf"(?<=\w)[,\s]+(?:after|once|when(?:ever)?|upon|by)\s+(?:\w+ly\s+)?{_CHANGE_ING}\b|"
+    rf"\b(?:when|after|once)\s+(?:the\s+|my\s+|our\s+)?[\w`.'-]+(?:\s+[\w`.'-]+){{0,4}}\s+(?:was|were|got|has been|"
+    rf"have been)\s+{_CHANGE_PP}\b|"
+    r"\bwith(?:out)?\s+`[^`]*(?:=|\b(?:false|true|off|none|0)\b)[^`]*`|\bwithout\s+(?:`[^`]+`|[a-z_]+\.[\w.]+)", re.I)
+# "Try setting the HSA override to a lower version, this fixed the core dump error on my RX 470": advice
+# backed by the writer's own result.
+_TRY_MINE = re.compile(r"^\W*(?:(?:you (?:can|could|may|might) )?try|just)\b[^.]{3,160}?\b(?:this|that|it) (?:fixed|solved|"
+                       r"resolved|worked|helped|did the trick)\b[^.]{0,80}?\b(?:for me|for us|on my|on our|in my|in our)\b", re.I)
+# "i try to make max_seq_length smaller but it can't not work": a try told in the present (plain or
+# second-language English); a verdict in the same sentence is required.
+_TRY_PRESENT = re.compile(r"^\W*(?:(?:so|and|then|but|also)\s+)?(?:[Ii]|[Ww]e)\s+(?:also\s+|then\s+)?try\s+(?:to\s+)?[a-z]{3,}\b")
+
+
 # "Perhaps this will work:" + code ... "This did not work either.": a plan that was then tried.
 _TRY_THIS = re.compile(r"^\W*(?:perhaps|maybe|hopefully|let'?s see if)\b[^.]{0,40}\b(?:will|would|might|should|can)?\s*"
                        r"(?:work|fix (?:it|this)|help|do (?:it|the trick))\W*:\W*$", re.I)
@@ -177,7 +203,7 @@ class Story:
 class _Start:
     unit: int
     pos: int
-    kind: str  # first | bare | gerund | noun | fix | try | still
+    kind: str  # first | bare | gerund | noun | fix | try | still | cond
     joined: bool = False  # "I tried both": the sentence before names what was tried
 
 
@@ -285,6 +311,9 @@ def _starts(k: int, text: str) -> list[_Start]:
         if _TRY_THIS.match(s) and n_s == len(spans) - 1:
             out.append(_Start(k, sm[0], "try"))
             continue
+        if not _QUESTION.search(s) and (cond := _cond_effect(s)):
+            out.append(_Start(k, sm[0], cond))
+            continue
         g = _GERUND.match(s)
         if g and _EFFECT.search(s) and outcomes.classify(s) != "inconclusive":
             out.append(_Start(k, sm[0], "gerund"))
@@ -292,6 +321,19 @@ def _starts(k: int, text: str) -> list[_Start]:
         if _STILL_EVEN_AFTER.search(s) and not _HYPOTHETICAL.search(s) and not _QUESTION.search(s):
             out.append(_Start(k, sm[0], "still"))
     return sorted(out, key=lambda s: s.pos)
+
+
+def _cond_effect(s: str) -> str | None:
+    """The start kind of a sentence that names a change and what it did in one breath (see
+    ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``), else None."""
+    if _TRY_MINE.match(s):
+        return "cond"
+    # the clause that holds the change: "I may have set the lr too high, but this worked with `amp=False`"
+    for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
+        m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
+        if m and not _HYPOTHETICAL.search(clause) and outcomes.classify(clause) in ("worked", "failed"):
+            return "cond"
+    return None
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -467,6 +509,8 @@ def read(units: list[Unit]) -> list[Story]:
                                  strict=st.kind in ("fix", "try", "workaround"))  # "The fix was to pin X until the deadlock fix lands"
         if st.kind == "still":
             verdict, said = "failed", action  # "I still get the error even after X": its own sentence says so
+        if st.kind == "cond" and outcomes.classify(action) != "inconclusive":
+            verdict, said = outcomes.classify(action), action  # the change and its effect are one sentence
         if verdict == "inconclusive" and st.kind == "gerund":
             verdict, said = outcomes.classify(action), action  # "Setting X did workaround but the rate dropped to a crawl"
         if verdict == "inconclusive" and st.kind in ("fix", "workaround"):

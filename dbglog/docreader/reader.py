@@ -10,6 +10,7 @@ from dbglog.kb import outcome as outcomes
 from dbglog.kb.mirror import ParseError, split_row
 from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
 from dbglog.docreader.vocab import (
+    POST_HEADER,
     ATTEMPT_LABELS, INV_LABELS, NEXT_LABELS, ACTION_LEAD, ATTEMPT_HEAD, BOLD_LEAD, CHECKBOX, COMMENT,
     DATE_HEAD, DIFF_HEAD, DOC_TITLE, FAILED_CONTAINER, INLINE_RESULT, ITEM_START, LABEL, NEXT_HEAD,
     LESSONS_HEAD, LIMITS_HEAD, NUMBERED_HEAD, PLAN_HEAD, PLAN_WORDS, PROSE_CONTAINER, PROSE_LEAD, RAN_WORDS, REFERENCE_HEAD, RESULT_CONTAINER,
@@ -86,6 +87,9 @@ class _Reader:
         self.meta = self._front_matter()
         # An exported issue thread: its attempts are sentences in comments.
         self.thread = bool(COMMENT.search(text))
+        # Posts one after another ("bob · comment · 2023-03-20", "### Post by bob on ..."): each post is
+        # its author's story, and a reply may judge the suggestion of the post before it.
+        self.posts = self.thread or bool(POST_HEADER.search(text))
 
     def _one_try_a_line(self, blk: Block) -> list[Block]:
         """A plain-text paragraph whose soft-broken lines are each a try ("Tried X -- no change." /
@@ -451,8 +455,7 @@ class _Builder:
                 notes.extend(range(blk.start, blk.end))
         flush()
         notes = [i for i in notes if i not in self._inline_lines]
-        if not self.r.thread:
-            self._story_attempts(n, n.blocks, set(notes), knobs_before)
+        self._story_attempts(n, n.blocks, set(notes), knobs_before)
         if notes:
             body = span_lines(self.lines, notes)
             self._add_section(notes[0], notes_heading, body, notes)
@@ -1065,7 +1068,8 @@ class _Builder:
                 keep.extend(range(blk.start, blk.end))  # the table stays as written; rows became attempts
                 continue
             keep.extend(range(blk.start, blk.end))
-        if story and not prose:
+        if story and (not prose or self.r.thread):
+            # a thread's comments are stories too ("I tried X, still hangs"), told post by post
             self._story_attempts(n, blocks, set(keep), knobs_before)
         return keep
 
@@ -1079,7 +1083,12 @@ class _Builder:
             # "## UPDATE 22:06: BLACKLISTED node -0 (...)": in a log of timed entries the heading says what was done
             lead = "fix" if re.search(r"(?i)\bfix\b", entry.group("kind")) else "entry"
             units.append(narrative.Unit(entry.group("rest"), [n.start], lead=lead))
+        posts: list[list[narrative.Unit]] = []  # a thread's posts: one author's story ends where the next post starts
         for blk in blocks:
+            if _author(self.lines[blk.start]) is not None:
+                posts.append(units)
+                units = []
+                continue
             if not all(i in kept for i in range(blk.start, blk.end)):
                 units.append(narrative.Unit(None, []))
             elif blk.kind in ("paragraph", "raw") and not self.lines[blk.start].lstrip().startswith(">"):
@@ -1096,7 +1105,7 @@ class _Builder:
                                             code="\n".join(self.lines[blk.start:blk.end])))
             else:
                 units.append(narrative.Unit(None, []))  # a table, a quote: between, not the story
-        stories = narrative.read(units)
+        stories = [st for us in posts + [units] for st in narrative.read(us)]
         if not stories:
             return
         told = {i for st in stories for i in st.lines}
@@ -2031,17 +2040,16 @@ class _Builder:
         """In an exported issue thread, "Try `-DGGML_SCHED_MAX_COPIES=1`" in one comment and "It works
         fine now" in the next (by someone else) are one attempt: the suggestion, and its result.
         The comments stay where they are, as text."""
-        if not self.r.thread:
+        if not self.r.posts:
             return
         owned = set(self.owned)
-        marks = [i for i in sorted(owned) if _AUTHOR.match(self.lines[i])]
+        marks = [i for i in sorted(owned) if _author(self.lines[i]) is not None]
         bounds = marks + [max(owned, default=0) + 1]
         comments = []
         for a, b in zip(bounds, bounds[1:]):
             body = [i for i in range(a + 1, b) if i in owned and self.lines[i].strip()
                     and not re.fullmatch(r"\s*(?:[-*_]\s*){3,}", self.lines[i])]
-            m = _AUTHOR.match(self.lines[a])
-            comments.append(((m.group(1) or m.group(2) or "").lower(), body))
+            comments.append(((_author(self.lines[a]) or "").lower(), body))
         taken = {i for a in self.attempts for i in a.lines}
         for (who, body), (who2, reply) in zip(comments, comments[1:]):
             sugg = next((i for i in body if _SUGGESTION.match(self.lines[i])), None)
@@ -2414,6 +2422,18 @@ class _Builder:
 
 
 _AUTHOR = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?([\w.-]+)\*\*|@([\w-]+))\s+(?:commented|wrote|replied|answered)\b", re.I)
+
+
+def _author(line: str) -> str | None:
+    """Who wrote the post this line opens ("**bob** commented", "bob · comment · 2023-03-20",
+    "### Post by bob on 2011-04-13"), else None."""
+    m = _AUTHOR.match(line)
+    if m:
+        return m.group(1) or m.group(2) or ""
+    m = POST_HEADER.match(line)
+    return (m.group("who") or m.group("who2")) if m else None
+
+
 _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please (?:try|test)|have you tried|try(?:ing)?|"
                          r"maybe try|what about|does it (?:still )?(?:happen|work|reproduce|crash) (?:with|without))\b[:,]?\s*",
                          re.I)

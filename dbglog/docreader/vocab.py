@@ -338,6 +338,13 @@ def status_word(text: str) -> str | None:
     return None
 
 
+# One post of a thread, by who and when: "alice · comment · 2023-03-20" (an issue exported one post a
+# line) or "### Post by alice on 2011-04-13" (a forum archive). The author is group "who".
+POST_HEADER = re.compile(r"^[ \t]*(?P<who>[\w][\w.-]{0,38})[ \t]+·[ \t]+(?:comment|description|review|reply)[ \t]+·[ \t]+"
+                         r"\d{4}-\d\d-\d\d[ \t]*$|^[ \t]*#{2,5}[ \t]+Post by[ \t]+(?P<who2>\S+)[ \t]+on[ \t]+\d{4}-\d\d-\d\d[ \t]*$",
+                         re.I | re.M)
+
+
 COMMENT = re.compile(r"^\s*(?:👤\s*)?(?:\*\*@?[\w.-]+\*\*|@[\w-]+)\s+(?:commented|wrote|replied|answered)\b|"
                       r"^#{2,5}\s*(?:\W\s*)?(?:comments?|conversation|discussion|replies|评论|コメント|comentarios)(?!\w)",
                       re.I | re.M)
