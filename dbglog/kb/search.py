@@ -194,6 +194,7 @@ _WORD = re.compile(r"\w+")
 _CASE = re.compile(r"[a-z][A-Z]|[A-Za-z]\d[A-Za-z]")  # an identifier made of several words
 _UNIT = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z]{1,4})$")
 _TRIVIAL_VALUES = frozenset("0 1 true false yes no on off none".split())
+_ON_VALUES = frozenset(("true", "yes", "on"))
 
 
 def _fts_quote(s: str) -> str:
@@ -320,6 +321,7 @@ def _env_terms(tok: str, name: str) -> list[Term]:
 _SETTING = re.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
 _ALTERNATIVES = re.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}")
 _ABBR_NUM = re.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
+_POSSESSIVE = re.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
@@ -327,15 +329,20 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
 
     out = []
     for tok in text.split():
+        glob = tok.rstrip("\"'`()[]{}<>,;!?^+").endswith("*")
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
+        tok = _POSSESSIVE.sub("", tok)  # "vllm's executor" is the vllm executor
+        if glob:
+            tok = tok.rstrip("_-.") or tok  # NCCL_* / VLLM_*: the family, by its prefix
         key, eq, value = tok.partition("=")
         m = _ABBR_NUM.match(tok)
         if _ALTERNATIVES.fullmatch(tok):
             pieces = tok.split("/")  # 3090/4090, fp16/bf16, TP/PP: each on its own
         elif eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
             # TP=8, bs=32, retain_graph=False: the setting, then its value (records write
-            # ``RETAIN_GRAPH: bool = False`` or ``--tp 8`` as often as ``name=value``)
-            pieces = [key, value]
+            # ``RETAIN_GRAPH: bool = False`` or ``--tp 8`` as often as ``name=value``); a setting
+            # turned on (gradient_checkpointing=True) is the setting: records say "enabled X"
+            pieces = [key] if value.lower() in _ON_VALUES else [key, value]
         elif m and not synonyms.expansions(synonyms.words(tok)) and synonyms.expansions(synonyms.words(m[1])):
             pieces = [m[1], m[2]]  # TP8 = TP=8 (but fa2, sm80, h100 are names of their own)
         else:
@@ -547,6 +554,9 @@ class Vocabulary:
         return near
 
 
+_DIGITS = re.compile(r"\D+")  # (what is left of a word is its digits)
+
+
 def correct_word(conn, word: str) -> str | None:
     """The closest vocabulary term to a word the index does not know (None if nothing close)."""
     from rapidfuzz import fuzz, process
@@ -565,6 +575,8 @@ def correct_word(conn, word: str) -> str | None:
             if len(word) < 8 and (term[0] != word[0] or abs(len(term) - n) > 1):
                 continue  # typos keep the first letter and the length of a short word (wafer is not
                 # "after", opencl is not "open")
+            if _DIGITS.sub("", term) != _DIGITS.sub("", word):
+                continue  # another number is another thing, not a typo (gfx1100 / gfx1030, 2xlarge / 8xlarge)
             found[term] = max(found.get(term, 0), score)
     if not found:
         return None
@@ -594,8 +606,10 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             pass  # a word of the field ("deepspeed") is not a typo of a word the records have ("deeper")
         elif len(t.parts) == 1:
             fixed = correct_word(conn, t.parts[0])
-        else:  # multi-word token with a typo in it (launch_bouds): correct the longest word
-            w = max(t.parts, key=len)
+        else:  # multi-word token with a typo in it (launch_bouds): correct its longest word the
+            # index lacks (cloud.gpu.2x: "2x", which, a number, is no typo)
+            lacking = [w for w in t.parts if not any(_has(conn, ft, _fts_quote(w)) for ft in ftables)]
+            w = max(lacking or t.parts, key=len)
             fixed = correct_word(conn, w)
         if fixed and any(_has(conn, ft, _fts_quote(fixed)) for ft in ftables):
             t.kind, t.corrected = "typo", fixed
@@ -611,6 +625,7 @@ make makes making made turn turns turning put puts get gets getting got set sets
 keep keeping give gives take takes see check checks checking find finds finding look looking figure change
 changes changing switch switching add adding remove removing increase increasing decrease decreasing raise
 raising lower lowering reduce reducing bump bumping grow shrink double halve instead whether maybe perhaps
+move moves moved moving
 bigger smaller larger higher lower more less fewer much many big small large long short fast faster quick
 quickly slowly one two three four both each every all some any other another same different new old first
 last whole entire only just also even really actually again still thing things stuff way ways kind sort
@@ -1145,8 +1160,9 @@ def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
     """The chunk line that matches the most query terms (the first of equals), and its window:
     the line, its neighbours and the chunk's own heading, which ``tried`` judges closeness on."""
     lines = h.fields.get("body", "").split("\n")
-    best, best_n = 0, (-1, 0, 0)
+    best, best_n = 0, (-1, 0, 0, 0)
     fence = None
+    thread = _in_thread(h)
     for i, line in enumerate(lines):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
@@ -1156,8 +1172,10 @@ def _best_line(h: Hit, regs: list[re.Pattern]) -> None:
             continue
         found = [m for m in (rg.search(line) for rg in regs) if m]
         # terms, then prose before code (a log line or stack frame is evidence, not a report of
-        # what was tried), then how much of the terms
-        n = (len(found), fence is None, sum(m.end() - m.start() for m in found))
+        # what was tried), then how much of the terms; in a thread, a reply's advice ("Enable X and
+        # use Y") counts one term less than a report of it ("Enabling X works")
+        advice = thread and bool(_IMPERATIVE.search(line))
+        n = (len(found) - advice, not advice, fence is None, sum(m.end() - m.start() for m in found))
         if n > best_n:
             best, best_n = i, n
     h.line_text = lines[best].strip() if lines else ""
@@ -1397,7 +1415,7 @@ class _Pair:
         where a value the idea gives is looked for."""
         if self._own is None:
             head, body = _head_body(self.h)
-            self._own = _LABEL_NUMBER.sub(" ", head + "\n" + _reported(body))
+            self._own = _LABEL_NUMBER.sub(" ", head + "\n" + _reported(body, _in_thread(self.h)))
         return self._own
 
 
@@ -1602,7 +1620,7 @@ def _only_proposed(p: _Pair) -> bool:
     if h.kind not in ("attempt", "section"):
         return False
     head, body = _head_body(h)
-    reported = _reported(body)
+    reported = _reported(body, _in_thread(h))
     if reported == body:
         return False
     return p.fix_held(head + "\n" + reported) < CLOSE_FIX
@@ -1663,7 +1681,7 @@ _PROPOSING = Lazy(
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
-_SENTENCE = Lazy(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_SENTENCE = Lazy(r"(?<=[.!?;])\s+|\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")  # (a ">" line is a blank one in a quote)
 
 
 def _head_body(h: Hit) -> tuple[str, str]:
@@ -1678,23 +1696,41 @@ def _head_body(h: Hit) -> tuple[str, str]:
     return "\n".join(v for k, v in h.fields.items() if isinstance(v, str) and k != "created"), ""
 
 
-def _reported(text: str) -> str:
+def _reported(text: str, thread: bool = False) -> str:
     """``text`` without its sentences that propose (``_PROPOSING``) or ask ("How do I set it back
     to PATA?") and the paragraphs a proposing label opens ("**Recommendation:** QK-norm on for d24.
-    Re-run d20 with it.")."""
+    Re-run d20 with it."); in a thread (``_in_thread``), also the sentences a bare imperative opens
+    ("Enable gradient_checkpointing and use paged_adamw_8bit", "Build the project without CUDA"):
+    there people report in the first person or the past and advise in the imperative."""
     kept, dropped = [], False
     for para in _PARAGRAPH.split(text):
         if _PROPOSING_LABEL.match(para):
             dropped = True
             continue
         parts = _SENTENCE.split(para)
-        keep = [s for s in parts if not (_PROPOSING.search(s) or s.rstrip(" *_)").endswith("?"))]
+        keep = [s for s in parts if not (_PROPOSING.search(s) or s.rstrip(" *_)").endswith("?")
+                                         or thread and _IMPERATIVE.search(s))]
         dropped = dropped or len(keep) < len(parts)
         kept.append("\n".join(keep))
     return "\n".join(kept) if dropped else text
 
 
-_PARAGRAPH = Lazy(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_PARAGRAPH = Lazy(r"\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+# A sentence opened by a verb in its bare form (not one whose past is the same word: "Set X: still
+# hangs" reports). Read as advice only in a thread, where reports are "I rebuilt ..." / "Rebuilt ...".
+_IMPERATIVE = Lazy(
+    r"^\W*(?:build|rebuild|use|try|enable|disable|add|remove|install|reinstall|uninstall|reduce|increase|"
+    r"lower|raise|switch|change|update|upgrade|downgrade|apply|pass|turn|drop|replace|make|move|delete|"
+    r"export|pin|compile|recompile|test|limit|keep|avoid|give|start|stop|restart|reboot|disconnect|"
+    r"unplug|edit|comment|uncomment|increase|decrease|go|check ?out|pull|clone|download)\b(?!\s*(?:[:=]|is\b|was\b))",
+    re.I)
+# The heading of a thread's replies: an issue export's "Conversation", a forum's "Comments".
+_THREAD_HEADING = Lazy(r"\b(?:conversation|comments?|repl(?:y|ies)|discussion|answers?|thread)\b", re.I)
+
+
+def _in_thread(h: Hit) -> bool:
+    """A free-text hit under a thread's replies heading."""
+    return h.kind == "section" and bool(_THREAD_HEADING.search(h.fields.get("heading", "").rsplit(" > ", 1)[-1]))
 # A paragraph that opens with a proposing label proposes throughout.
 _PROPOSING_LABEL = Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
                               r"follow[- ]?ups?|options?)\W*:", re.I)
@@ -1830,6 +1866,8 @@ def _other_value(idea: str, record: str) -> bool:
         if given and _norm_value(value) not in given:
             return True
         if not given and not key.isupper() and _WORD.search(value):
+            if value.lower() in _ON_VALUES and _WAYS[2][0].search(record.replace("_", " ")):
+                continue  # gradient_checkpointing=True: "Enabling gradient checkpointing works"
             return True  # a setting the record does not set ("trainer" vs trainer=cpu)
     return False
 
@@ -1882,7 +1920,7 @@ def _specific(t: Term) -> bool:
 # Free text that proposes rather than reports: a close match there is an idea, not a prior attempt.
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
-    r"things to try|recommendations?|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
+    r"things to try|recommend(?:ations?|ed)|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
     r"next actions?|files to change|changes to make|what is left|remaining (?:work|steps|levers|ideas)|last[- ]resorts?|"
     r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|expected (?:results?|outcomes?)|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",

@@ -1,0 +1,78 @@
+"""`tried` on the shapes of the round-6 blind set (session s6): each rule both ways.
+
+The records are written in my own words in the shapes the real docs had: an issue thread whose
+replies advise in the imperative and whose author reports in the past, a fix guide with a
+"Recommended ..." list, a change written with an arrow, a setting turned on in prose.
+"""
+
+import pytest
+
+from dbglog.kb import search
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("round6")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    forum = recs.new("CUDA out of memory fine-tuning a 7B model on a 16 GB card")
+    recs.set_section(forum.id, "Comments from other users",
+                     "> ## helper_one\n>\n> Turn on gradient_checkpointing and use adafactor instead of AdamW.\n"
+                     ">\n>\n> > ## the_author\n> >\n> > Thanks. Enabling gradient checkpointing works, training runs.\n")
+    recs.set_section(forum.id, "Conversation",
+                     "What you can do meanwhile is to compare speed on the CPU.\n\n"
+                     "Build the project without CUDA:\n\n```\ncmake -DGGML_CUDA=OFF\n```\n")
+    cloud = recs.new("DataParallel hangs at the first batch on a 4-GPU cloud instance")
+    recs.add_attempt(cloud.id, title="Instance configuration",
+                     did="- Instance type: `cloud.gpu.4x` → `cloud.gpu.1x` (one GPU)", outcome="worked")
+    recs.set_section(cloud.id, "Recommended GPU Instances",
+                     "1. **cloud.t4.small** - one T4\n2. **cloud.a10.small** - one A10, newer")
+    ray = recs.new("NCCL init fails on remote Ray workers")
+    recs.add_attempt(ray.id, title="Patched the Ray executor to whitelist NCCL vars", did="edit ray_executor.py",
+                     result="still fails on the remote workers", outcome="failed")
+    yield recs.store.conn
+    recs.close()
+
+
+def _close(conn, idea):
+    return search.tried(conn, idea).close
+
+
+def test_possessive_and_glob_tokens():
+    q = search.parse_query("patch vllm's executor to pass NCCL_* through")
+    assert [t.raw for t in q.terms][:4] == ["patch", "vllm", "executor", "pass"]
+    assert "NCCL" in [t.raw for t in q.terms]
+    assert not any(t.kind == "typo" for t in q.terms)
+
+
+def test_glob_family_finds_the_named_vars(conn):
+    assert _close(conn, "patch the ray executor so NCCL_* vars reach the workers")
+
+
+def test_setting_turned_on_is_the_setting(conn):
+    q = search.parse_query("gradient_checkpointing=True")
+    assert [t.raw for t in q.terms] == ["gradient_checkpointing"]
+    assert _close(conn, "gradient_checkpointing=True")
+    # the other way is not what the author did (only said as a value: no record sets it off)
+    assert not _close(conn, "gradient_checkpointing=False")
+
+
+def test_thread_advice_is_not_a_report(conn):
+    # a reply's imperative: mentioned, not tried; the author's "Enabling ... works": tried
+    res = search.tried(conn, "use adafactor")
+    assert not res.close and res.mentioned
+    assert _close(conn, "enable grad checkpointing for the 7B finetune")
+    assert not _close(conn, "build without GGML_CUDA_FA_ALL_QUANTS")
+
+
+def test_recommended_heading_proposes(conn):
+    res = search.tried(conn, "run on cloud.a10.small")
+    assert not res.close and res.mentioned
+
+
+def test_move_from_to_arrow(conn):
+    assert _close(conn, "move from cloud.gpu.4x to cloud.gpu.1x")
+    assert not _close(conn, "move from cloud.gpu.4x to cloud.gpu.2x")
