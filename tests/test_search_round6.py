@@ -33,6 +33,11 @@ def conn(tmp_path_factory):
     ray = recs.new("NCCL init fails on remote Ray workers")
     recs.add_attempt(ray.id, title="Patched the Ray executor to whitelist NCCL vars", did="edit ray_executor.py",
                      result="still fails on the remote workers", outcome="failed")
+    moe = recs.new("illegal memory access with a MoE model on three GPUs")
+    recs.set_section(moe.id, "Conversation", "`-kvq 2` without qmoe is also crashing for me on the latest commit.")
+    recs.add_attempt(moe.id, title="Server with my usual flags", did="llama-server -fa -qmoe -ngl 99 -c 32768",
+                     result="crashes after three prompts", outcome="failed")
+    recs.add_attempt(moe.id, title="Ran it without -pmoe", result="no crash in 40 prompts", outcome="worked")
     yield recs.store.conn
     recs.close()
 
@@ -76,3 +81,13 @@ def test_recommended_heading_proposes(conn):
 def test_move_from_to_arrow(conn):
     assert _close(conn, "move from cloud.gpu.4x to cloud.gpu.1x")
     assert not _close(conn, "move from cloud.gpu.4x to cloud.gpu.2x")
+
+
+def test_switch_word_must_turn_the_knob(conn):
+    # "without" there is about another knob; a command line that names the flag ran with it
+    assert not _close(conn, "run without -kvq")
+    # ("-kvq 2 without qmoe is also crashing" did run without it; the command line did not)
+    assert [h.kind for h in _close(conn, "run the server without -qmoe")] == ["section"]
+    assert _close(conn, "run the server without -pmoe")
+    # a phrase of the synonym table that holds the switch word is judged as before
+    assert search.parse_query("disable cuda graphs").terms[0].group

@@ -1497,6 +1497,50 @@ def _other_way(p: _Pair) -> bool:
     return not (up.search(record) or down.search(record) or _CHANGE.search(record))
 
 
+def _way_on_another_knob(p: _Pair) -> bool:
+    """The idea turns a switch ("run without -mla", "disable P2P") and the record holds the switch
+    word and the knob, but never together: "`-mla 2` without fmoe is also crashing" did not run
+    without -mla; "but without the `-ngl 99` argument and using `-mla 3`" neither. Together: the
+    word up to a few words before the knob ("without the `-mla` flag", "disabled peer to peer"),
+    or a state right after it ("NCCL_P2P_DISABLE=1", "FA off"). A flag the record names with no
+    word that turns it off at all was on ("llama-server -fa -fmoe ...": not "without -fmoe")."""
+    idea = p.q.text.lower()
+    record = None
+    for rg, after in ((_WAYS[2][0], _ON_AFTER), (_WAYS[2][1], _OFF_AFTER)):
+        m = rg.search(idea)
+        if not m:
+            continue
+        if any(len(t.parts) > 1 and m.group(0).split()[0] in t.parts for t in p.active):
+            continue  # the word is part of a phrase the synonym table knows ("disable cuda graphs")
+        at = {id(t): idea.find(t.parts[0], m.end()) if t.parts else -1 for t in p.active}
+        where = _qualifier_terms(p.q)
+        knobs = [t for t in p.active if 0 <= at[id(t)] - m.end() <= _KNOB_REACH // 2
+                 and not (_filler(t) or _way(t) or t.stop or id(t) in where)]
+        if not knobs:
+            continue
+        knob = min(knobs, key=lambda t: at[id(t)])
+        if record is None:
+            record = p.did.replace("_", " ")
+        spots = [k for k in re.finditer(knob.pattern(), record, re.I)]
+        if not spots:
+            continue  # (the record lacks the knob: the other rules judge that)
+        if not rg.search(record):
+            # a flag named with no word that turns it: a command line that ran with it ("-fa
+            # -fmoe -ctk q4_0"); for "enable --x" that is on
+            if rg is _WAYS[2][1] and _specific(knob):
+                return True
+            continue
+        if not any(rg.search(record[max(0, k.start() - _KNOB_REACH):k.start()]) or after.match(record, k.end())
+                   for k in spots):
+            return True
+    return False
+
+
+_KNOB_REACH = 40  # characters between a switch word and the knob it turns ("without the `-mla` flag")
+_OFF_AFTER = Lazy(r"[\W_]{0,3}(?:disabl\w*|off\b|remov\w*|=\s*[\"']?(?:0|false|off)\b)", re.I)
+_ON_AFTER = Lazy(r"[\W_]{0,3}(?:enabl\w*|on\b|=\s*[\"']?(?:1|true|on)\b)", re.I)
+
+
 # A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
 # "doubled", "halved" (not a setting listed as "H=4096", nor "8x A100": a setup states no change).
 _CHANGE = Lazy(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
@@ -1642,6 +1686,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("value-missing", _value_missing),
     ("another-value", _another_value),
     ("other-way", _other_way),
+    ("switch-on-another-knob", _way_on_another_knob),
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
     ("only-the-old-side", _only_the_old_side),
