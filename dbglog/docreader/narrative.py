@@ -137,7 +137,7 @@ _CHANGE_PP = (r"(?:turned (?:off|on)|disabled|enabled|unset|removed|restarted|re
               r"forced|patched|rebuilt|deleted|cleared|uninstalled|swapped)")
 _COND_CHANGE = re.compile(
     rf"(?<=\w)[,\s]+(?:after|once|when(?:ever)?|upon|by)\s+(?:\w+ly\s+)?{_CHANGE_ING}\b|"
-    rf"\b(?:when|after|once)\s+(?:the\s+|my\s+|our\s+)?[\w`.'-]+(?:\s+[\w`.'-]+){{0,4}}\s+(?:was|were|got|has been|"
+    rf"\b(?:when|after|once|if)\s+(?:the\s+|my\s+|our\s+)?[\w`.'-]+(?:\s+[\w`.'-]+){{0,4}}\s+(?:is|are|was|were|got|has been|"
     rf"have been)\s+{_CHANGE_PP}\b|"
     r"\bwith(?:out)?\s+`[^`]*(?:=|\b(?:false|true|off|none|0)\b)[^`]*`|\bwithout\s+(?:`[^`]+`|[a-z_]+\.[\w.]+)", re.I)
 # "Try setting the HSA override to a lower version, this fixed the core dump error on my RX 470": advice
@@ -323,6 +323,9 @@ def _starts(k: int, text: str) -> list[_Start]:
     return sorted(out, key=lambda s: s.pos)
 
 
+_MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
+
+
 def _cond_effect(s: str) -> str | None:
     """The start kind of a sentence that names a change and what it did in one breath (see
     ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``), else None."""
@@ -331,7 +334,8 @@ def _cond_effect(s: str) -> str | None:
     # the clause that holds the change: "I may have set the lr too high, but this worked with `amp=False`"
     for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
         m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
-        if m and not _HYPOTHETICAL.search(clause) and outcomes.classify(clause) in ("worked", "failed"):
+        # ("If NCCL is disabled, Caffe2 hangs": an observation under a condition; a modal makes it a guess)
+        if m and not _MODAL.search(clause) and outcomes.classify(clause) in ("worked", "failed"):
             return "cond"
     return None
 

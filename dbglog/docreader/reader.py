@@ -2051,18 +2051,33 @@ class _Builder:
                     and not re.fullmatch(r"\s*(?:[-*_]\s*){3,}", self.lines[i])]
             comments.append(((_author(self.lines[a]) or "").lower(), body))
         taken = {i for a in self.attempts for i in a.lines}
-        for (who, body), (who2, reply) in zip(comments, comments[1:]):
-            sugg = next((i for i in body if _SUGGESTION.match(self.lines[i])), None)
-            if sugg is None or who2 == who or not reply or sugg in taken:
+        stepped = {ln for ln, _s in self.steps}
+        opener = comments[0][0] if comments else ""
+        for k, (who, body) in enumerate(comments):
+            # the suggestion may open its line or follow a sentence ("Hmm, it's probably X. Try to Y:")
+            sugg, said = next(((i, x) for i in body for x in (re.sub(r"^(?:@[\w-]+[\s,:]*)+", "", y)  # "@bob you can try"
+                                                              for y in narrative.sentences(self.lines[i].strip()))
+                               if _SUGGESTION.match(x) or _ADVICE.search(x)), (None, ""))
+            if sugg is None or sugg in taken:
                 continue
+            who2, reply = comments[k + 1] if k + 1 < len(comments) else ("", [])
             answer = [i for i in reply[:4]]
+            said_back = " ".join(self.lines[i] for i in answer)
+            # a reply that only puts more advice ("Increasing the adam_epsilon may help") says nothing of the first
+            verdict = outcomes.classify(said_back) if answer and who2 != who and not any(
+                _ADVICE.search(x) or _SUGGESTION.match(x) for x in narrative.sentences(said_back)[:2]) else "inconclusive"
             if taken & set(answer):
                 continue  # the reply was read as an attempt of its own ("With --disable-cuda-graph: no IMA")
-            verdict = outcomes.classify(" ".join(self.lines[i] for i in answer))
             if verdict == "inconclusive":
+                if (not reply or who2 != opener) and sugg not in stepped and not _HYPOTHETICAL_ADVICE.search(said) \
+                        and (outcomes.classify(said) == "inconclusive" or _ADVICE.search(said)):  # "Trying X ... fails with": a report
+                    # advice the asker has not come back on (the thread ends, or someone else speaks next):
+                    # what to try next
+                    st = make_step(_step_words(said), [], 0)
+                    if st:
+                        self.steps.append((sugg, st))
                 continue
-            a = _Attempt(line=sugg, number=None, title=item_title(_SUGGESTION.sub("", self.lines[sugg]).strip() or
-                                                                self.lines[sugg].strip()),
+            a = _Attempt(line=sugg, number=None, title=item_title(_step_words(said)),
                          fields={"did": [self.lines[sugg].strip()], "result": [self.lines[i] for i in answer]},
                          lead=[], lines=[sugg] + answer, unit="Comments", summary=True)
             self.attempts.append(a)
@@ -2434,7 +2449,22 @@ def _author(line: str) -> str | None:
     return (m.group("who") or m.group("who2")) if m else None
 
 
+# Advice put another way: "You should check your data", "Increasing the adam_epsilon may help".
+_ADVICE = re.compile(r"^\W*(?:you (?:should|need to|have to|must)|i(?:'d| would) (?:suggest|recommend))\b|"
+                     r"\b(?:may|might|could|should|would) help\b", re.I)
+
+
+def _step_words(said: str) -> str:
+    """ "Try to checkpoint the MaskNet only:" -> "checkpoint the MaskNet only": the thing to do."""
+    t = _SUGGESTION.sub("", said).strip() or said
+    t = re.sub(r"^(?:you (?:should|need to|have to|must)|to)\s+", "", t, flags=re.I)
+    return t.rstrip(" :") or said
+
+
+# "Try it only if ...": advice with a condition attached is no plain next step.
+_HYPOTHETICAL_ADVICE = re.compile(r"\b(?:if|unless|whether)\b|\?\s*$", re.I)
 _SUGGESTION = re.compile(r"^\s*>?\s*(?:(?:can|could) you (?:please )?try|please (?:try|test)|have you tried|try(?:ing)?|"
+                         r"you (?:can|could|may|might|should) (?:also )?try|"
                          r"maybe try|what about|does it (?:still )?(?:happen|work|reproduce|crash) (?:with|without))\b[:,]?\s*",
                          re.I)
 
