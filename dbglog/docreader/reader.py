@@ -572,6 +572,12 @@ class _Builder:
             return
         if DIFF_HEAD.search(bare) and self.differences(n):
             return
+        if _WORKAROUND_HEAD.match(text) and not n.children and not self._bug_like(n) and outcomes.classify(
+                " ".join(self.lines[i] for b in n.blocks if b.kind == "paragraph" for i in range(b.start, b.end))) \
+                in ("worked", "partial"):
+            # "## Workaround: CPU Mode" + "The CPU path works, but is ~10x slower": a remedy in use, and how it went
+            self.attempt_from_node(n, container=None)
+            return
         if fkey == "root_cause" and self._applied_solution(n):
             self.attempt_from_node(n, container="worked")  # "### Solution (Final)" + the change made: the fix
             return
@@ -862,6 +868,9 @@ class _Builder:
         for c in n.children:
             if self._special(c) or STRONG_CONTAINER.search(bare_words(c.text)) and not self.r._is_attempt_heading(c) \
                     or _ABOUT_ATTEMPT.match(c.text):
+                self.section(c, context=None)
+            elif _PROPOSED_HEAD.search(bare_words(c.text)) and heading_outcome(c.text) in (None, "untested"):
+                # "## Attempted Solutions" > "### Potential Solutions (Not Yet Tested)": put forward, not run
                 self.section(c, context=None)
             elif self._item_group(c):
                 self.owned.extend(range(c.start, c.head_end))
@@ -2552,6 +2561,7 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
 _BUILT_HEAD = re.compile(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\b", re.I)
 _PENDING_CHECK = re.compile(r"(?im)^\W*(?:(?:current )?status|state)(?:\*\*|__)?\s*[:—–-]\s*\W*(?:ready for (?:re-?)?test\w*|"

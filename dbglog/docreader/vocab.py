@@ -77,7 +77,8 @@ DIFF_HEAD = re.compile(r"\b(?:key differences|differences|diff table|comparison|
 STRONG_CONTAINER = re.compile(
     r"\b(?:what (?:we|i|you|they)(?:'ve| have)? (?:already |also )?tried|things (?:we |i )?tried|tried so far|"
     r"(?:solutions?|fixes|approaches|workarounds|changes|ideas|optimi[sz]ations|mitigations|tweaks) (?:attempted|tried)|attempted (?:fixes|solutions)|"
-    r"debug(?:ging)? (?:steps|attempts|log|history|journal)|what didn'?t work|what did not work|"
+    r"debug(?:ging)? (?:steps|attempts|log|history|journal)(?! (?:analysis|output|excerpts?|snippets?|dump))|"
+    r"what didn'?t work|what did not work|"
     r"what (?:has been|was) tried|dead ends|fix attempts|actions taken|steps taken|what (?:i|we) did|things done|"
     r"tests? (?:run|performed|done)|experiments? (?:run|performed|done)|tried|eliminated|ruled out|change ?log|"
     r"(?:changes|fixes|patches|diffs|mitigations?|workarounds?|optimi[sz]ations) (?:implemented|made|applied|deployed)|"
