@@ -121,6 +121,8 @@ SAMPLES = {
                                "seek for GPU arch : gfx1030"], "build.rocblas_no_arch"),
     "build.invalid_device_function": (["RuntimeError: HIP error: invalid device function"],
                                       "build.invalid_device_function"),
+    "gpu.error_code": (["numba.cuda.cudadrv.driver.CudaAPIError: [719] Call to cuCtxSynchronize results in "
+                        "UNKNOWN_CUDA_ERROR"], "gpu.launch_failure"),
     "gpu.cuda_failure": (["node1:1234:5678 [0] NCCL INFO init.cc:1501 -> 1", "[rank7]: Last error:",
                           "[rank7]: Cuda failure 1 'invalid argument'"], "gpu.cuda_failure"),
     "rocm.wave_stop": (["wave_1: pc=0x7fd4f100d0e8 (stopped, reason: ASSERT_TRAP)", "Aborted (core dumped)"],

@@ -165,6 +165,7 @@ def _resolve_error_token(m: re.Match[str]) -> tuple[str, int]:
     return f"gpu.error:{token}", (79 if m.re.pattern.startswith("Search for") else 56)
 
 
+_CODE_WORDS = r"\berror code"
 # The runtime's error text -> the name every other wording of the same error gets.
 _CUDA_TEXTS = (
     ("an illegal memory access was encountered", "gpu.illegal_address", 80),
@@ -210,6 +211,52 @@ def _resolve_cuda_failure(m: re.Match[str]) -> tuple[str, int]:
         if needle in text:
             return name, rank
     return "gpu.cuda_failure", 59
+
+
+# A CUDA error given only as its number ("[700] Call to cuCtxSynchronize results in UNKNOWN_CUDA_ERROR",
+# "CUresult error result=2", "cudaLaunchKernel failed with error code 719"): the codes the runtime
+# (cudaError_t) and the driver API (CUresult) number alike, named like their texts and tokens. Other
+# numbers say nothing certain (1 is "invalid value" in both, 999 "unknown") and are no match.
+_CUDA_CODES = {
+    2: ("oom.runtime", 70), 3: ("driver.init_failed", 69), 35: ("driver.insufficient", 75),
+    98: ("build.invalid_device_function", 76), 100: ("driver.no_device", 74), 209: ("build.no_kernel_image", 76),
+    214: ("gpu.ecc_error", 92), 222: ("driver.insufficient", 75), 700: ("gpu.illegal_address", 79),
+    701: ("gpu.launch_out_of_resources", 73), 702: ("gpu.launch_timeout", 75), 710: ("gpu.device_assert", 79),
+    715: ("gpu.illegal_instruction", 79), 716: ("gpu.misaligned", 79), 719: ("gpu.launch_failure", 79),
+    802: ("driver.init_failed", 69), 803: ("driver.init_failed", 69), 804: ("driver.init_failed", 69),
+}
+
+
+def _resolve_cuda_code(m: re.Match[str]) -> tuple[str, int]:
+    known = _CUDA_CODES.get(int(m.group("code")))
+    if known is None:
+        return "gpu.error_code", -1
+    # the generic "error code N" form only on a line that is about CUDA
+    if m.re.pattern.startswith(_CODE_WORDS) and not re.search(r"(?i)cuda|\bcu[A-Z]\w+", m.string):
+        return "gpu.error_code", -1
+    return known
+
+
+# Severity marks of a warning line: glog/absl "W0123 ..." or TF's ": W tensorflow/...cc:64]", ONNX
+# Runtime's "[W:onnxruntime:...]", Python's "UserWarning:"/"warn(msg)", a "WARNING" logger level.
+_WARNING_LINE = re.compile(r"^\s*W\d{4} |: W [\w./-]+:\d+\]|\[W:|Warning\b|\bWARN(?:ING)?\b")
+
+
+def _resolve_loader(m: re.Match[str]) -> tuple[str, int]:
+    if "ExecutionProvider" in m.re.pattern:
+        return "env.library_missing", 40
+    if ("shared object" in m.re.pattern or "undefined symbol" in m.re.pattern) and _WARNING_LINE.search(m.string):
+        return "env.library_missing", -1
+    return "env.library_missing", 74
+
+
+def _resolve_compile_error(m: re.Match[str]) -> tuple[str, int]:
+    # A source in ROCm's code-object manager's temp dir (".../comgr-9004-512-cc9f7f/include/x.hpp") is a
+    # library compiling its kernels at run time (MIOpen, hipRTC): its own error line ("MIOpen Error: ...
+    # Code object build failed") reports it and ranks above this compiler detail.
+    if re.search(r"[/\\]comgr-[\w-]+[/\\]", m.group(0)):
+        return "build.compile_error", 60
+    return "build.compile_error", 73
 
 
 def _resolve_traceback(m: re.Match[str]) -> tuple[str, int]:
@@ -498,6 +545,7 @@ BUILTIN: tuple[Signature, ...] = (
         (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp))\((\d+)\): error: ([^\n]+)", "): error: "),
         (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)):(\d+):(?:\d+:)? (?:fatal )?error: ([^\n]+)",
          (": error: ", ": fatal error: "))], 73,
+       resolve=_resolve_compile_error,
        description="a CUDA/C++ extension failed to compile (nvcc or the host compiler)"),
     _S("build.invalid_device_function",
        [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
@@ -546,7 +594,17 @@ BUILTIN: tuple[Signature, ...] = (
          "Loaded runtime CuDNN library"),
         (r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch", "cuDNN compiled ("),
         # XLA has neither the CUDA toolkit's ptxas nor nvJitLink to compile its kernels
-        (r"No PTX compilation provider is available", "PTX compilation provider")], 74,
+        (r"No PTX compilation provider is available", "PTX compilation provider"),
+        # The dynamic loader's own words, whatever the library (a framework's native extension, a
+        # non-CUDA dependency): "libfoo.so.1: cannot open shared object file", and an extension built
+        # against another torch/CUDA: "ext.so: undefined symbol: _ZN3c10...". A loader line at warning
+        # severity (TensorFlow's dso_loader probing optional libraries) is no failure (_resolve_loader).
+        (r"(\S+\.so(?:\.[\w.]+)?): cannot open shared object file", "cannot open shared object file"),
+        (r"(\S+\.so(?:\.[\w.]+)?): undefined symbol: (\S+)", ": undefined symbol: "),
+        # ONNX Runtime could not load an execution provider's libraries and fell back to the CPU: a
+        # warning, the only sign of the cause when nothing else failed (hint band)
+        (r"Failed to create (\w+)ExecutionProvider", "ExecutionProvider")], 74,
+       resolve=_resolve_loader,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
@@ -604,6 +662,15 @@ BUILTIN: tuple[Signature, ...] = (
         # nccl-tests / rccl-tests: "host: Test CUDA failure common.cu:941 'invalid device ordinal'"
         (r"Test CUDA failure \S+:\d+ '(?P<text>[^'\n]+)'", "Test CUDA failure")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
+    # The error's number without its text (numba/pycuda "[700] Call to cuX results in TOKEN", a CUresult
+    # printed as a number, "failed with error code 700"): named by the number (_CUDA_CODES), one rank
+    # below the text or token of the same error.
+    _S("gpu.error_code",
+       [(r"\[(?P<code>\d{1,3})\] Call to (cu\w+) results in (\w*CUDA_ERROR\w*)", "CUDA_ERROR"),
+        (r"\bCUresult error\s*(?:result\s*)?[=:]?\s*(?P<code>\d{1,3})\b", "CUresult error"),
+        (r"\bCUDA error \[(?P<code>\d{1,3})\]", "CUDA error ["),
+        (_CODE_WORDS + r"[ \t]*[:=]?[ \t]*\(?(?P<code>\d{1,3})\b(?![.:]\d)", "error code")], 79,
+       resolve=_resolve_cuda_code, description="a CUDA error reported by its number only"),
     # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
     _S("cuda.exception",
@@ -693,7 +760,8 @@ BUILTIN: tuple[Signature, ...] = (
        resolve=_resolve_library_status, description="cuDNN status (cudnn:CUDNN_STATUS_...)"),
     _S("miopen.error",
        [(r"MIOpen Error: (\S+?):(\d+): ([^\n]*)", "MIOpen Error: "),
-        (r"MIOpen\(HIP\): Error \[(\w+)\] ([^\n]*)", "MIOpen(HIP): Error")], 70),
+        # the logger's prefix: "MIOpen(HIP): Error [X]" (ROCm <= 6), "MIOpen: Error [X]" (TheRock builds)
+        (r"MIOpen(?:\(HIP\))?: Error \[(\w+)\] ([^\n]*)", ("MIOpen(HIP): Error", "MIOpen: Error"))], 70),
     _S("miopen.status", [(r"(?P<tok>\bmiopenStatus(?!Success\b)\w+)", "miopenStatus")], 68,
        resolve=_resolve_miopen_status),
     # Collectives (rows 22-27). Older torch prints no SeqNum; older watchdog says "NCCL watchdog".
@@ -752,7 +820,11 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"(?:triton\.compiler\.errors\.|triton\.code_gen\.)?CompilationError: at (\d+):(\d+):?", "CompilationError: at "),
         # the compiler's MLIR pass pipeline failing (make_ttir/make_ttgir/make_llir): the kernel, the
         # Triton build or the backend cannot lower it
-        (r"PassManager::run failed", "PassManager::run failed")],
+        (r"PassManager::run failed", "PassManager::run failed"),
+        # MLIR's diagnostic on an op of a Triton dialect (tt., ttg., ttng., triton_gpu., amdgpu.) that a
+        # lowering could not convert (a backend without support for it, or a Triton build mismatch)
+        (r"error: failed to legalize operation '((?:tt|ttg|ttng|triton_gpu|triton_nvidia_gpu|tritongpu|amdgpu)\.\w+)'",
+         "failed to legalize operation")],
        74),
     # Kernel log lines (rows 30-34), seen when dmesg is merged into the output.
     _S("kernel.xid",
@@ -821,7 +893,15 @@ BUILTIN: tuple[Signature, ...] = (
         # Assertion failed: X", "(deserializeOnnxModel): MODEL_DESERIALIZE_FAILED: Assertion failed: X",
         # and TensorRT 5-7's "ERROR: ModelImporter.cpp:296 In function importModel:" + "[5] Assertion failed: X"
         (r"\(\w+\): ([A-Z_]+: Assertion failed: [^\n]*)", "Assertion failed: "),
-        (r"^\[\d+\] (Assertion failed: [^\n]*)", "Assertion failed: ")], 50,
+        (r"^\[\d+\] (Assertion failed: [^\n]*)", "Assertion failed: "),
+        # The logger's own grammar, whatever the message: a line at error or fatal severity is TensorRT
+        # refusing something, and the first one says what. The samples/trtexec logger ("[E] [TRT] msg"),
+        # the Python API's ("[TRT] [E] msg"), TensorRT 5-7's Python logger ("[TensorRT] ERROR: msg") and
+        # its C++ samples' logger with a right-aligned severity ("[2020-08-20 11:03:50   ERROR] msg", also
+        # relayed inside ONNX Runtime's TensorRT provider lines). [W]/[I]/[V] lines are never matched.
+        (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]*\S)", "[TRT]"),
+        (r"\[TensorRT\] (?:INTERNAL )?ERROR: ([^\n]*\S)", "ERROR: "),
+        (r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: {2,}| INTERNAL_)ERROR\] ([^\n]*\S)", "ERROR] ")], 50,
        description="TensorRT refused the network or failed building/running the engine (its first error names why)"),
     # TensorRT-LLM's own errors ("[TensorRT-LLM][ERROR] Assertion failed: ... (file.cpp:180)", re-printed
     # inside a TllmException or "Failed to initialize executor on rank 0: ..."): the first one is the
@@ -1607,6 +1687,30 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
             gc.enable()
 
 
+# NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
+# the same thread ("NCCL INFO init.cc:766 -> 2"); after a WARN it recovers from (an optional library it
+# probed for, libibverbs missing, then "NET/Socket : Using eth0") it simply goes on.
+_NCCL_THREAD = re.compile(r"(\S+:\d+:\d+) \[\d+\] ")
+_NCCL_RETURN = re.compile(r"NCCL INFO [^\n]*?\S+:\d+ -> \d+")
+_NCCL_LOOKAHEAD = 60
+
+
+def _nccl_went_on(t: _Text, i: int) -> bool:
+    """The NCCL WARN on line ``i`` was followed by the same thread going on with its INFO lines (no
+    return-code unwinding): an advisory the run recovered from, no failure. A WARN with nothing after
+    it (NCCL_DEBUG=WARN, a paste of the WARN alone) is kept."""
+    m = _NCCL_THREAD.search(t.line(i))
+    if m is None:
+        return False
+    me = m.group(1) + " ["
+    for j in range(i + 1, min(i + 1 + _NCCL_LOOKAHEAD, len(t.lines))):
+        line = t.line(j)
+        if me not in line or "NCCL INFO " not in line:
+            continue
+        return _NCCL_RETURN.search(line) is None
+    return False
+
+
 def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
               warnings: list[str] | None, budget: float | None) -> Match | None:
     if isinstance(text, str):
@@ -1634,6 +1738,8 @@ def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key
             _scan_user(t, sig, hits, notes, _budget() if budget is None else budget)
     if warnings is not None:
         warnings.extend(notes)
+    if any(h.name == "nccl.warn" for h in hits):
+        hits = [h for h in hits if not (h.name == "nccl.warn" and _nccl_went_on(t, h.line))]
     if not hits:
         return None
     # Highest rank wins; on a tie the earliest line wins (causes print before consequences);
