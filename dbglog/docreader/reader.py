@@ -1487,7 +1487,33 @@ class _Builder:
 
     # --- attempts ---------------------------------------------------------------------------
 
+    def _plan_step(self, n: Node) -> bool:
+        """ "### Step 2: Verify Symbol Export" whose text says what to expect ("**Expected**: ...", "**Actual**:
+        Likely shows no symbols") and reports nothing -- no result label, no verdict tag or mark: a step of a
+        plan written before it was run. ("### Step 2: Checked the symbols" + "Result: ..." is a step taken.)"""
+        m = ATTEMPT_HEAD.match(n.text)
+        if not m or m.group("kw").lower() != "step" or n.children or heading_outcome(n.text):
+            return False
+        rest = m.group("rest") or ""
+        if not rest.strip() or re.match(r"\W*\w+(?:ed|ing)\b", rest, re.I):
+            return False
+        for b in n.blocks:
+            for i in range(b.start, b.end):
+                hit = label_of(self.lines[i], ATTEMPT_LABELS)
+                if (hit and hit[0] in ("result", "outcome", "conclusion")) or re.search(r"[✅❌✔✗]", self.lines[i]):
+                    return False
+        return True
+
     def attempt_from_node(self, n: Node, container: str | None) -> None:
+        if self._plan_step(n):
+            self.owned.extend(range(n.start, n.head_end))
+            st = make_step(ATTEMPT_HEAD.match(n.text).group("rest"), [], 0)
+            if st:
+                self.steps.append((n.start, st))
+            body = [i for b in n.blocks for i in range(b.start, b.end)]
+            self.owned.extend(body)
+            self._add_section(n.start, "### " + n.text, span_lines(self.lines, body), [n.start] + body)
+            return
         subs = [c for c in n.children if NUMBERED_HEAD.match(c.text) or ATTEMPT_HEAD.match(c.text)]
         inline = [b for b in n.blocks if b.kind in ("paragraph", "raw") and bold_attempt(self.lines[b.start])
                   and STRONG_RE.match(bold_attempt(self.lines[b.start])[2].group("kw"))]
