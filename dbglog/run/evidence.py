@@ -691,6 +691,16 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     m = _CG_PC_SRC.search(text)
     if m:
         out.setdefault("source", m.group(1))
+    stops = _cuda_gdb_stops(text) if exc else []
+    if stops:
+        first = stops[0]
+        if not out.get("kernel") and not out.get("function") and first.get("function"):
+            out["kernel"] = first["function"]
+        out.setdefault("pc", first.get("pc"))
+        if first.get("address"):
+            out["address"] = first["address"]
+    if len(stops) > 1:
+        out["stops"] = stops
     out["meaning"] = CUDA_EXCEPTION_MEANINGS.get(out.get("exception") or "")
     where = out.get("kernel") or out.get("function")
     focus = out.get("focus")
@@ -699,8 +709,53 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
                       + (f" ({out['function']})" if out.get("function") and out.get("kernel") else "")
                       + (f" at {out['source']}" if out.get("source") else "")
                       + (f", pc {out['errorpc']}" if out.get("errorpc") else "")
-                      + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else ""))
+                      + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else "")
+                      + (f"; illegal access to {out['address']}" if out.get("address") else ""))
+    if len(stops) > 1:
+        out["summary"] += f"; {len(stops)} stops: " + "; ".join(_cg_stop_text(st) for st in stops[:4])
     return out
+
+
+_CG_STOP_SIGNAL = re.compile(r"received signal CUDA_EXCEPTION_(\d+), ([A-Z][\w -]*?[A-Za-z])\.")
+_CG_MEMCHECK = re.compile(r"Illegal access to address \((@\w+)\)(0x[0-9a-fA-F]+) detected")
+_CG_STOP_FRAME = re.compile(r"^(?:#0\s+)?(0x[0-9a-fA-F]+) in (?:void )?(.+?)(?: \(.*|<<<.*)?\s*$")
+
+
+def _cuda_gdb_stops(text: str) -> list[dict]:
+    """Every exception stop of a cuda-gdb session ("Program received signal CUDA_EXCEPTION_N, X."): a
+    rerun with other settings (``set cuda memcheck on``, a -g build) stops again, often more precisely:
+    the exception, the memcheck address and error PC printed above it, the focus and the frame below."""
+    lines = text.splitlines()
+    stops: list[dict] = []
+    for i, line in enumerate(lines):
+        m = _CG_STOP_SIGNAL.search(line)
+        if not m:
+            continue
+        st: dict = {"exception": m.group(2)}
+        for above in lines[max(0, i - 4):i]:
+            if (a := _CG_MEMCHECK.search(above)) is not None:
+                st["address"] = f"({a.group(1)}){a.group(2)}"
+            if (p := _CG_PC.search(above)) is not None:
+                st["errorpc"] = p.group(1).lower()
+        for below in lines[i + 1:i + 4]:
+            if (f := _CG_FOCUS.search(below)) is not None:
+                st["block"], st["thread"], st["sm"], st["warp"] = f"({f.group(3)})", f"({f.group(4)})", \
+                    int(f.group(6)), int(f.group(7))
+                continue
+            if (fr := _CG_STOP_FRAME.match(below.strip())) is not None:
+                st["pc"] = fr.group(1).lower()
+                st["function"] = fr.group(2).strip()
+                break
+        stops.append(st)
+        if len(stops) >= 16:
+            break
+    return stops
+
+
+def _cg_stop_text(st: dict) -> str:
+    return (st["exception"] + (f" in {short_kernel(st['function'], 60)}" if st.get("function") else "")
+            + (f" at pc {st.get('errorpc') or st['pc']}" if st.get("errorpc") or st.get("pc") else "")
+            + (f", address {st['address']}" if st.get("address") else ""))
 
 
 # NCCL device kernels name what they run: ncclFunction_AllGather_RING_SIMPLE_Sum_int8_t (NCCL 2.x),
@@ -815,6 +870,8 @@ _TS_PROCESS = re.compile(r"^Process (\d+): (.*?)\s*$")
 _TS_GDB = re.compile(r'^Thread (\d+) \(Thread (0x[0-9a-fA-F]+) \(LWP (\d+)\)(?: "([^"]*)")?\):?\s*$')
 # Any other gdb thread header: a core without libthread_db ("Thread 2 (LWP 812):"), "(process N)".
 _TS_GDB_OTHER = re.compile(r"^Thread (\d+) \((?:.*?\(LWP (\d+)\))?")
+# frame #0 of a backtrace printed without a thread header: "#0  0x000014cd955ebdbc in ?? () from /lib64/libcuda.so.1"
+_TS_BT_START = re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?\S")
 _TS_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)(?: \(.*?\))?(?: (?:at|from) (\S+?))?\s*$")
 _TS_FH = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):")
 # faulthandler ("line N in f") and gdb's py-bt, CPython's traceback form ("line N, in f").
@@ -869,6 +926,10 @@ def split_threads(text: str, max_frames: int | None = MAX_FRAMES) -> list[Thread
             cur = Thread("faulthandler", m.group(2), line.strip(), current=m.group(1) == "Current thread")
         elif (m := _TS_GDB_OTHER.match(line)) is not None:
             cur = Thread("gdb", m.group(1), line.strip(), lwp=int(m.group(2)) if m.group(2) else None)
+        elif cur is None and _TS_BT_START.match(line):
+            # a plain ``bt`` (or a paste of one) has no thread header: its frames are gdb's current thread
+            cur = Thread("gdb", "bt", "bt", name="current")
+            cur.frames.append(_ts_frame(line, "gdb"))
         else:
             if cur is not None and (max_frames is None or len(cur.frames) < max_frames):
                 f = _ts_frame(line, cur.tool)
@@ -915,6 +976,8 @@ _TS_IDLE = re.compile(r"futex|pthread_cond_\w*wait|__GI___poll|epoll_wait|__sele
 
 _TS_ANY_SPY = re.compile(r'\nThread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)')
 _TS_ANY_GDB = re.compile(r"\nThread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)")
+# a header-less backtrace: frame #0 and frame #1 in gdb's form on consecutive lines
+_TS_ANY_BT = re.compile(r"\n#0\s+(?:0x[0-9a-fA-F]+ in )?\S[^\n]*\n#1\s+(?:0x[0-9a-fA-F]+ in )?\S")
 _TS_ANY_FH = re.compile(r"\n(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
 
 
@@ -969,7 +1032,8 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
     t = "\n" + text
     if not (("(idle)" in text or "(active" in text) and _TS_ANY_SPY.search(t)
             or " (LWP " in text and _TS_ANY_GDB.search(t)
-            or "(most recent call first):" in text and _TS_ANY_FH.search(t)):
+            or "(most recent call first):" in text and _TS_ANY_FH.search(t)
+            or "\n#0 " in t and _TS_ANY_BT.search(t)):
         return None
     split = split_threads(text)
     tool = split[0].tool if split else None
@@ -991,7 +1055,8 @@ def parse_thread_stacks(text: str | bytes) -> dict | None:
     threads.sort(key=lambda t: (not is_main(t), t["wait"] == "background", not t["frames"]))
     main = threads[0]
     label = {"py-spy": "py-spy", "gdb": "gdb", "faulthandler": "faulthandler"}[tool or "py-spy"]
-    who = f"thread {main['thread']}" + (f" \"{main['name']}\"" if main.get("name") not in (None, "current") else "") \
+    who = ("the backtrace's thread" if main["thread"] == "bt" else f"thread {main['thread']}") \
+        + (f" \"{main['name']}\"" if main.get("name") not in (None, "current") else "") \
         + (f" ({main['state']})" if main.get("state") else "")
     where = main["stuck_in"] or (main["frames"][0]["function"] if main["frames"] else None)
     waits = {"background": "work (a NCCL/torch helper thread, normal while idle)","collective": "a collective (NCCL/RCCL)", "gpu-sync": "the GPU (a synchronize or device-to-host copy)",
@@ -2029,12 +2094,14 @@ def _lines_with(text: str, needle: str, limit: int = 10000) -> Iterable[str]:
 
 
 
-_NI_LINE = re.compile(r"([^\s\[\]]+):(\d+):(\d+) \[(\d+)\] NCCL INFO (.*?)\s*$")
+_NI_LINE = re.compile(r"([^\s\[\]`]+):(\d+):(\d+) \[(\d+)\] NCCL INFO (.*?)\s*$")
 _NI_RING = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? :((?:\s+\d+)+)$")
 _NI_EDGE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/\d+)? : (\d+)(?:\[[^\]]*\])? -> (\d+)(?:\[[^\]]*\])?"
                       r"(?: \[(send|receive)\])? via (\S.*)$")
 _NI_COMM = re.compile(r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?")
 _NI_VERSION = re.compile(r"NCCL version (\S+)")
+_NI_NETWORK = re.compile(r"Using network (\w+)")
+_NI_NET_IF = re.compile(r"NET/(IB|Socket) : Using (\[\d+\]\S+(?: \[\d+\]\S+)*)")
 
 
 def _transport(via: str) -> str:
@@ -2043,6 +2110,29 @@ def _transport(via: str) -> str:
     if parts[0] in ("P2P", "NET") and len(parts) > 1:
         return f"{parts[0]}/{parts[1]}"
     return parts[0]
+
+
+def _nccl_init_only(version: str | None, network: str | None, hosts: set[str], procs: set[tuple[str, str]],
+                    no_ib: bool) -> dict | None:
+    """NCCL_DEBUG=INFO start-up lines without a communicator, ring or channel line yet (a hang in
+    init, a paste cut early): the version, the network NCCL chose and the processes and hosts seen."""
+    if version is None and network is None:
+        return None
+    n, h = len(procs), len(hosts)
+    out = {"kind": "nccl-topology", "version": version, "network": network, "processes": n or None,
+           "nodes": h or None, "ranks": None, "rings": {}, "transports": {}, "edges": []}
+    s = "NCCL start-up (no communicator line yet): " + ", ".join(x for x in (
+        f"NCCL {version}" if version else None, f"network {network}" if network else None,
+        f"{n} process(es) on {h} host(s)" if n else None) if x) \
+        + (f" ({', '.join(sorted(hosts)[:4])}{', ...' if h > 4 else ''})" if n else "")
+    findings = [s]
+    if network == "Socket":
+        findings.append("NCCL uses TCP sockets (NET/Socket), not InfiniBand/RoCE"
+                        + (" — the verbs library (libibverbs) or an IB device was not found" if no_ib else "")
+                        + ": fine on one node, slow between nodes; check the RDMA devices and libraries")
+    out["summary"] = s
+    out["findings"] = findings
+    return out
 
 
 def parse_nccl_topology(text: str | bytes) -> dict | None:
@@ -2058,7 +2148,8 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
     channels = 0
     edges: dict[tuple, str] = {}
     hosts: set[str] = set()
-    nranks = nnodes = version = None
+    procs: set[tuple[str, str]] = set()
+    nranks = nnodes = version = network = None
     no_ib = False
     for line in _lines_with(text, " NCCL INFO ", limit=20000):
         m = _NI_LINE.search(line)
@@ -2066,6 +2157,9 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
             continue
         msg = m.group(5)
         hosts.add(m.group(1))
+        procs.add((m.group(1), m.group(2)))
+        if network is None and (n := _NI_NETWORK.match(msg)) is not None:
+            network = n.group(1)
         if (e := _NI_EDGE.match(msg)) is not None:
             edges.setdefault((int(e.group(2)), int(e.group(3))), e.group(5).strip())
             continue
@@ -2083,8 +2177,13 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
             version = v.group(1)
         if "NET/IB : No device found" in msg:
             no_ib = True
+    if version is None:
+        # the version line is printed bare by rank 0 ("NCCL version 2.10.3+cuda11.3"), no INFO prefix
+        version = next((v.group(1) for v in map(_NI_VERSION.search, _lines_with(text, "NCCL version ", limit=50)) if v), None)
+    # the InfiniBand verbs library could not be loaded (misc/ibvwrap.cc): NCCL falls back to sockets
+    no_verbs = any("ibvwrap" in ln for ln in _lines_with(text, "NCCL WARN ", limit=200))
     if not rings and not edges and nranks is None:
-        return None
+        return _nccl_init_only(version, network, hosts, procs, no_ib or no_verbs)
     transports: dict[str, int] = {}
     for via in edges.values():
         t = _transport(via)
@@ -2092,8 +2191,10 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
     ring0 = next(iter(rings.values()), None)
     net = any(_transport(v).startswith("NET") for v in edges.values())
     # an excerpt may hold a few ranks' lines only: the rank count comes from a comm line or a full ring
+    seen = max((max(a, b) for a, b in edges), default=-1) + 1  # the highest rank an edge names
     out: dict = {"kind": "nccl-topology", "version": version,
                  "ranks": nranks or (len(ring0.split()) if ring0 else None),
+                 "ranks_seen": None if nranks or ring0 else (seen or None),
                  "nodes": nnodes or (len(hosts) if len(hosts) > 1 or not net else None),
                  "channels": channels or len(rings) or None,
                  "rings": dict(list(rings.items())[:16]), "transports": transports,
@@ -2107,10 +2208,16 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
     if shm and any(t.startswith("P2P") for t in transports):
         findings.append(f"rank pairs joined through host shared memory (SHM), not P2P: {', '.join(shm[:8])} — no "
                         "peer-to-peer path between those GPUs (different PCIe root/NUMA node, or P2P disabled)")
-    s = "NCCL topology: " + (f"{out['ranks']} rank(s)" if out["ranks"] else "ranks ?") \
+    if network:
+        out["network"] = network
+    s = "NCCL topology: " + (f"{out['ranks']} rank(s)" if out["ranks"] else
+                             f"at least {seen} rank(s)" if seen else "ranks ?") \
         + (f" on {out['nodes']} node(s)" if out["nodes"] else "") \
+        + (f" ({', '.join(sorted(hosts)[:4])}{', ...' if len(hosts) > 4 else ''})" if len(hosts) > 1 else "") \
         + (f", {out['channels']} channel(s)" if out["channels"] else "") + (f", ring {ring0}" if ring0 else "") \
-        + ("; transports (rank pairs): " + ", ".join(f"{t} {n}" for t, n in transports.items()) if transports else "")
+        + ("; transports (rank pairs): " + ", ".join(f"{t} {n}" for t, n in transports.items()) if transports else "") \
+        + ("; GPUDirect RDMA (GDRDMA) between nodes" if any("GDRDMA" in v for v in edges.values()) else "") \
+        + (f"; network {network}" if network else "") + (f"; NCCL {version}" if version else "")
     out["summary"] = s
     out["findings"] = [s] + findings
     return out
@@ -2187,7 +2294,7 @@ PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
     ("cuda-coredump", ("coredump:",), parse_cuda_coredump_progress),
     ("compute-sanitizer", ("========= ",), parse_compute_sanitizer),
     # thread stacks: py-spy dump, gdb thread apply all bt, faulthandler
-    ("thread-stacks", ('(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n"),
+    ("thread-stacks", ('(idle): "', '(active): "', '(active+gil): "', " (LWP ", " (most recent call first):\n", "\n#0 "),
      parse_thread_stacks),
     ("nvidia-smi", ("NVSMI LOG",), parse_nvidia_smi_q),
     ("kernel-log", ("NVRM: Xid", "page fault (src_id", "timeout, signaled seq=", "MES failed to respond",
