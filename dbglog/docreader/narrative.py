@@ -326,6 +326,17 @@ def _starts(k: int, text: str) -> list[_Start]:
 _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
 
 
+def _cond_verdict(s: str) -> str:
+    """What the change did: the clause from the change on ("NaN losses with X, when turning it off, the
+    loss is fine": worked), else the whole clause ("NaN did not occur when the amp was turned off")."""
+    for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
+        m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
+        if m:
+            after = outcomes.classify(clause[m.start():])
+            return after if after != "inconclusive" else outcomes.classify(clause)
+    return outcomes.classify(s)
+
+
 def _cond_effect(s: str) -> str | None:
     """The start kind of a sentence that names a change and what it did in one breath (see
     ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``), else None."""
@@ -513,8 +524,8 @@ def read(units: list[Unit]) -> list[Story]:
                                  strict=st.kind in ("fix", "try", "workaround"))  # "The fix was to pin X until the deadlock fix lands"
         if st.kind == "still":
             verdict, said = "failed", action  # "I still get the error even after X": its own sentence says so
-        if st.kind == "cond" and outcomes.classify(action) != "inconclusive":
-            verdict, said = outcomes.classify(action), action  # the change and its effect are one sentence
+        if st.kind == "cond" and _cond_verdict(action) != "inconclusive":
+            verdict, said = _cond_verdict(action), action  # the change and its effect are one sentence
         if verdict == "inconclusive" and st.kind == "gerund":
             verdict, said = outcomes.classify(action), action  # "Setting X did workaround but the rate dropped to a crawl"
         if verdict == "inconclusive" and st.kind in ("fix", "workaround"):

@@ -525,6 +525,11 @@ class _Builder:
                 _WHY_HEAD.match(bare) and not n.children):  # "### Why This Works": the reason, not more tries
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
+        if _FINDING_HEAD.match(text) and not heading_outcome(text):
+            # "### Finding 1: Helper Functions Not Implemented", "### 2. Known Issues from Documentation": what was
+            # found or known -- facts, not tries; kept as written
+            self.free(n, whole=True)
+            return
         if r._is_attempt_heading(n) and not n.children and _MANY_TRIES.search(n.text) and any(
                 b.kind == "table" and len(b.items) >= 3 and re.search(r"(?i)\b(?:result|outcome|verdict|status)\b",
                                                                     self.lines[b.start]) for b in n.blocks):
@@ -2099,8 +2104,10 @@ class _Builder:
             answer = [i for i in reply[:4]]
             said_back = " ".join(self.lines[i] for i in answer)
             # a reply that only puts more advice ("Increasing the adam_epsilon may help") says nothing of the first
+            # (nor does one that asks back: "How do I change my server?")
             verdict = outcomes.classify(said_back) if answer and who2 != who and not any(
-                _ADVICE.search(x) or _SUGGESTION.match(x) for x in narrative.sentences(said_back)[:2]) else "inconclusive"
+                _ADVICE.search(x) or _SUGGESTION.match(x) or x.rstrip().endswith("?")
+                for x in narrative.sentences(said_back)[:2]) else "inconclusive"
             if taken & set(answer):
                 continue  # the reply was read as an attempt of its own ("With --disable-cuda-graph: no IMA")
             if verdict == "inconclusive":
@@ -2587,6 +2594,8 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
+                           r"known (?:issues?|problems?|limitations?)\b)", re.I)
 _WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
 _BUILT_HEAD = re.compile(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\b", re.I)
