@@ -134,3 +134,17 @@ def test_the_new_shapes_never_raise(lines):
     for fn in (E.parse_cuda_gdb, E.parse_thread_stacks, E.parse_nccl_topology):
         fn(text)
     E.extract(text, run_tools=False)
+
+
+API_ERROR = """========= Program hit cudaErrorIllegalAddress (error 700) due to "an illegal memory access was encountered" on CUDA API call to cudaLaunchKernel.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: ggml_cpy_q4_0_f32_cuda(char const*, char*, int, CUstream_st*, char**, int&) [clone .constprop.0] in cpy.cu:456 [0x593df4d] in libggml.so
+=========         Host Frame: ggml_cuda_cpy(ggml_backend_cuda_context&, ggml_tensor const*, ggml_tensor*) in cpy.cu:612 [0x59421a8] in libggml.so
+=========         Host Frame: ggml_backend_cuda_graph_compute(ggml_backend*, ggml_cgraph*) in ggml-cuda.cu:2783 [0x58dac5e] in libggml.so
+"""
+
+
+def test_a_failing_api_call_names_the_programs_callers():
+    e = E.parse_compute_sanitizer(API_ERROR)
+    assert ("the failing call came from ggml_cpy_q4_0_f32_cuda (cpy.cu:456) <- ggml_cuda_cpy (cpy.cu:612) <- "
+            "ggml_backend_cuda_graph_compute (ggml-cuda.cu:2783)") in e["findings"]

@@ -1486,6 +1486,13 @@ def _tail_name(name: str | None, width: int = 60) -> str | None:
     return s if not s or len(s) <= width else "…" + s[-(width - 1):]
 
 
+def _cs_host_short(frame: str) -> str:
+    """'ggml_cuda_cpy(ggml_backend_cuda_context&, ...) in cpy.cu:612 [0x59421a8] in lib.so' -> 'ggml_cuda_cpy (cpy.cu:612)'."""
+    m = re.match(r"(.*?)(?:\(.*\))?(?: \[clone [^\]]*\])?(?: in (\S+:\d+))?(?: \[0x[0-9a-fA-F]+\])?(?: in \S+)?$", frame)
+    fn, src = (m.group(1).strip(), m.group(2)) if m else (frame, None)
+    return (_tail_name(fn, 60) or fn) + (f" ({src})" if src else "")
+
+
 def _cs_user_frame(name: str) -> bool:
     """A host/device frame of the program itself, not of the CUDA runtime/driver or a CUDA header."""
     return not _CS_INTERNAL.search(name.strip())
@@ -1579,9 +1586,10 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
             off = (d.group(3) or d.group(6) or d.group(8) or "").lower()
             if _cs_user_frame(fn) and _cs_user_frame(src or ""):
                 cur["device_frame"] = {k: v for k, v in (("function", fn), ("source", src), ("pc", off)) if v}
-        elif (h := _CS_HOST.match(body)) and "host_frame" not in cur and not h.group(1).startswith("/lib") \
-                and _cs_user_frame(h.group(1)):
-            cur["host_frame"] = h.group(1)
+        elif (h := _CS_HOST.match(body)) and not h.group(1).startswith("/lib") and _cs_user_frame(h.group(1)):
+            cur.setdefault("host_frame", h.group(1))
+            if len(chain := cur.setdefault("host_frames", [])) < 4:
+                chain.append(_cs_host_short(h.group(1)))
     if not reports:
         return None
     for r in reports:
@@ -1648,6 +1656,9 @@ def parse_compute_sanitizer(text: str | bytes) -> dict | None:
     out["findings"] = [out["summary"]] + [f"{n} report(s) in {k}" for k, n in kernels.items()]
     if first.get("host_frame") and first.get("access") == "host API":
         out["findings"].append(f"the host call came from {first['host_frame']}")
+    elif first.get("api_error") and len(first.get("host_frames") or ()) > 1:
+        # a failing CUDA API call: the program's own callers, innermost first, say which code path launched it
+        out["findings"].append("the failing call came from " + " <- ".join(first["host_frames"]))
     if first.get("device_frame"):
         df = first["device_frame"]
         out["findings"].append(f"first device frame of the program: {short_kernel(df['function'], 80)}"
