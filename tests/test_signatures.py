@@ -3,7 +3,7 @@ precedence between wrappers and causes, user signatures, kernel-API logs."""
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dbglog.run import signatures as S
@@ -703,6 +703,7 @@ def test_tensorrt_info_and_warning_lines_are_no_failure(level, python_order, tex
 @given(level=st.sampled_from(["E", "F"]), python_order=st.booleans(), text=_TRT_TEXT)
 def test_tensorrt_error_lines_beat_the_apps_assert(level, python_order, text):
     tags = f"[TRT] [{level}]" if python_order else f"[{level}] [TRT]"
+    assume(S.classify_text(text) is None)  # a text naming a failure of its own ("ncclSystemError") is that failure
     log = (f"[03/14/2025-09:03:47] {tags} Assertion failed: {text}\n"
            "app: app.cpp:42: int main(): Assertion `engine != nullptr' failed.\nAborted (core dumped)\n")
     m = S.classify_text(log.encode())

@@ -59,6 +59,9 @@ def test_the_first_tensorrt_error_is_the_cause_not_the_failure_it_leads_to():
     ("CUDA error [716] in kernel launch", "gpu.misaligned"),
     ("cudaLaunchKernel failed with error code 209", "build.no_kernel_image"),
     ("cuInit returned error code: 804", "driver.init_failed"),
+    ("hipMemcpy returned error code 700", "gpu.illegal_address"),
+    ("main: CUDA error 719", "gpu.launch_failure"),
+    ("Cuda failure 2", "oom.runtime"),
 ])
 def test_cuda_error_numbers_are_named_like_their_texts(line, expected):
     assert name("step 1\n" + line + "\n") == expected

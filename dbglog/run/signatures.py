@@ -232,7 +232,7 @@ def _resolve_cuda_code(m: re.Match[str]) -> tuple[str, int]:
     if known is None:
         return "gpu.error_code", -1
     # the generic "error code N" form only on a line that is about CUDA
-    if m.re.pattern.startswith(_CODE_WORDS) and not re.search(r"(?i)cuda|\bcu[A-Z]\w+", m.string):
+    if m.re.pattern.startswith(_CODE_WORDS) and not re.search(r"(?i:cuda|hip)|\bcu[A-Z]\w+", m.string):
         return "gpu.error_code", -1
     return known
 
@@ -668,7 +668,9 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.error_code",
        [(r"\[(?P<code>\d{1,3})\] Call to (cu\w+) results in (\w*CUDA_ERROR\w*)", "CUDA_ERROR"),
         (r"\bCUresult error\s*(?:result\s*)?[=:]?\s*(?P<code>\d{1,3})\b", "CUresult error"),
-        (r"\bCUDA error \[(?P<code>\d{1,3})\]", "CUDA error ["),
+        # "CUDA error 700", "CUDA error [700]", "Cuda failure 719" with no text after the number (with a
+        # text, gpu.cuda_failure names it by the text; both agree)
+        (r"\b(?:CUDA|Cuda|cuda) (?:error|failure) \[?(?P<code>\d{1,3})\]?(?![\d.])", ("CUDA error ", "Cuda failure", "CUDA failure")),
         (_CODE_WORDS + r"[ \t]*[:=]?[ \t]*\(?(?P<code>\d{1,3})\b(?![.:]\d)", "error code")], 79,
        resolve=_resolve_cuda_code, description="a CUDA error reported by its number only"),
     # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
