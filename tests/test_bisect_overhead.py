@@ -212,16 +212,20 @@ quiet = runner.run(["sh", "-c", "echo ok"], run_dir={str(tmp_path / 'a')!r}, ech
 had = "psutil" in sys.modules
 left = runner.run(["sh", "-c", "sleep 30 & echo started"], run_dir={str(tmp_path / 'b')!r}, echo=False,
                   git_info=False, grace=1)
-print(json.dumps([had, quiet.outcome, left.outcome, left.notes, "psutil" in sys.modules]))
+import re
+from dbglog.run import proctree
+pids = [int(x) for n in left.notes for m in re.findall(r"exited \\(([\\d, ]+)\\)", n) for x in m.split(", ")]
+assert pids, left.notes
+print(json.dumps([had, quiet.outcome, left.outcome, left.notes, [p for p in pids if proctree.alive(p)]]))
 """
     from conftest import cli_env
 
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60)
     assert p.returncode == 0, p.stderr
-    had, quiet, left, notes, later = json.loads(p.stdout)
+    had, quiet, left, notes, still = json.loads(p.stdout)
     assert (had, quiet, left) == (False, "pass", "pass")
     assert any("still running after the command exited" in n and "terminated" in n for n in notes), notes
-    assert later  # the kill went through psutil's handles
+    assert still == []  # the leftover named in the note is gone (killed through the /proc handles, or psutil's)
 
 
 # --- the search's state after a verdict, without a walk over the whole graph -------------------
@@ -484,4 +488,49 @@ def test_a_steps_triton_cache_is_named_not_made_and_what_a_run_made_there_is_rem
         assert not os.path.lexists(d)  # what the runs made is gone
         seen.append(d)
     assert seen[0] != seen[1]  # each step its own
+    recs.close()
+
+
+def test_a_readying_git_still_at_work_when_the_session_ends_is_stopped_with_its_hook(tmp_path):
+    """The clean-up does not wait for a checkout nobody needs any more (a slow post-checkout hook
+    here): git and the hook's children are stopped, and nothing is left running."""
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, 6, lambda i: {"v.txt": f"{i}\n"})
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    db = S.SessionDB(recs.store)
+    spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
+                       goods=[shas[0]], cwd_rel=".")
+    d = history._Driver(recs, db.get(db.create("git", spec.to_stored(), None)), progress=False)
+    d.checkout(0, shas[1])
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\nsleep 60\n")
+    hook.chmod(0o755)
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    d.ready_ahead(0, shas[3])
+    proc = d._ahead[0][2]
+    deadline = time.monotonic() + 30
+    while not any("sleep" in (c.name() or "") for c in psutil.Process(proc.pid).children(recursive=True)):
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.02)
+    t = time.monotonic()
+    d.settle_ahead()
+    assert time.monotonic() - t < 30  # (the hook would have slept 60 s)
+    assert proc.poll() is not None and not d._ahead
+    deadline = time.monotonic() + 30  # (the group got its SIGTERM with git; the hook ends a moment later)
+    while True:
+        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        alive = [p for p in left if p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        assert time.monotonic() < deadline, [(p.pid, p.cmdline()) for p in alive]
+        time.sleep(0.02)
+    for p in left:  # (this test process may be a subreaper: the orphaned hook came to it)
+        try:
+            os.waitpid(p.pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    history.remove_worktrees(repo, d.wt_root)
     recs.close()

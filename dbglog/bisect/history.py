@@ -359,15 +359,22 @@ class _Driver:
             return
         try:
             proc = subprocess.Popen([_git_exe(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    stdin=subprocess.DEVNULL, env=_git_env())
+                                    stdin=subprocess.DEVNULL, env=_git_env(), start_new_session=True)
         except OSError:
             return
         self._ahead[k] = (sha, how, proc)
 
     def settle_ahead(self) -> None:
-        """Wait for every git readying a slot (before the worktrees are removed, or an exit)."""
+        """End every git readying a slot: the clean-up's, before the worktrees are removed. Whatever
+        it was readying is not needed any more, so it is stopped (SIGTERM: git removes its lock
+        files), not waited for (a slow post-checkout hook would hold up an interrupt)."""
         for k in list(self._ahead):
-            self._settle(k)
+            _, _, proc = self._ahead.pop(k)
+            if proc.poll() is None:
+                from dbglog.run import proctree
+
+                proctree.kill_group(proc, grace=5)  # (its group: a hook's children too)
+            proc.wait()
 
     def _settle(self, k: int) -> str | None:
         """The commit slot ``k`` holds once its readying git (if any) is done; None when there was
