@@ -379,11 +379,13 @@ class _Driver:
     def _settle(self, k: int) -> str | None:
         """The commit slot ``k`` holds once its readying git (if any) is done; None when there was
         none or it failed."""
-        got = self._ahead.pop(k, None)
+        got = self._ahead.get(k)
         if got is None:
             return None
         sha, how, proc = got
-        if proc.wait() != 0:
+        rc = proc.wait()  # (still listed meanwhile: an interrupt here leaves it to settle_ahead)
+        del self._ahead[k]
+        if rc != 0:
             return None
         p = self.wt_root / f"wt{k}"
         if how == "add":
