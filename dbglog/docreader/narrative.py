@@ -72,7 +72,7 @@ _EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|ma
                      r"difference|solve|resolve)|\b(?:made|makes|had|has) (?:no|little) (?:difference|effect|impact)|"
                      r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
                      r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"
-                     r"\bmade (?:it|things|the \w+) (?:worse|better|go away)\b|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
+                     r"\b(?:made|makes|causes|caused) (?:it|things|the \w+) (?:to )?(?:worse|better|go away|disappear)\b|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
 # "I still get this error ... even after making sure X and setting Y": the changes, and that they failed
 _STILL_EVEN_AFTER = re.compile(r"\bstill\b[^;]{0,160}?\beven after\s+(?:\w+ly\s+)?(?P<what>(?!(?:that|this|all|which)\b)[a-z]{3,}ing\b)", re.I)
 # "A quick revert to the plist and everything worked": an action named by its noun.
@@ -315,8 +315,14 @@ def _starts(k: int, text: str) -> list[_Start]:
             out.append(_Start(k, sm[0], cond))
             continue
         g = _GERUND.match(s)
-        if g and _EFFECT.search(s) and outcomes.classify(s) != "inconclusive":
+        if g and _EFFECT.search(" ".join(s.split())) and outcomes.classify(s) != "inconclusive":
             out.append(_Start(k, sm[0], "gerund"))
+            continue
+        # "We are clipping gradients; clipping it to tiny values does not help.": the try is the clause after ";"
+        semi = next((c for c in re.finditer(r";\s+", s) if _GERUND.match(s[c.end():])
+                     and _EFFECT.search(" ".join(s[c.end():].split())) and outcomes.classify(s[c.end():]) != "inconclusive"), None)
+        if semi:
+            out.append(_Start(k, sm[0] + semi.end(), "gerund"))
             continue
         if _STILL_EVEN_AFTER.search(s) and not _HYPOTHETICAL.search(s) and not _QUESTION.search(s):
             out.append(_Start(k, sm[0], "still"))

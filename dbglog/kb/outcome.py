@@ -44,7 +44,7 @@ _BAD = (
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
     r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|collaps\w*|errors?)"
 )
-_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
+_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
@@ -94,7 +94,7 @@ _NEGATED_FAIL = [
     # "problems total 0", "errors: 0", "Xid events total 0" (not "hangs at 0%")
     rf"\b{_BAD}(?: (?:events?|messages?|lines?|entries|reports?))?\s*(?:total|count|seen|observed|reported)?\s*[:=]?\s*"
     r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
-    rf"\b{_BAD} (?:\w+ ){{0,2}}{_GONE}",
+    rf"\b{_BAD} (?:(?!not\b|never\b)\w+ ){{0,2}}{_GONE}",  # not "the error did not go away"
     r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     rf"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){{0,2}}reproduce\b(?: (?:the |this |that |any |it )?(?:\w+ )?{_BAD}\b)?",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
