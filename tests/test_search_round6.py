@@ -38,6 +38,19 @@ def conn(tmp_path_factory):
     recs.add_attempt(moe.id, title="Server with my usual flags", did="llama-server -fa -qmoe -ngl 99 -c 32768",
                      result="crashes after three prompts", outcome="failed")
     recs.add_attempt(moe.id, title="Ran it without -pmoe", result="no crash in 40 prompts", outcome="worked")
+    issue = recs.new("kernel abort in the attention path after the latest pull", symptom=(
+        "did git pull and ran tool-bench: it aborts at once.\n\n"
+        "Tried tool-serve and it answered, but got the same abort afterwards.\n\n"
+        "When not using -zz, the model answers normally, only slower.\n\n"
+        "Built with cmake -DOPT_ALL_QUANTS=ON -DOPT_GPU=ON"))
+    recs.add_attempt(issue.id, title="Training flags", did="fp32 weights: `fp16=False, bf16=False` in the trainer",
+                     result="no NaN", outcome="worked")
+    recs.set_section(issue.id, "What Hasn't Been Seriously Investigated", "- running llama.cpp instead of the server")
+    plain = recs.new("deadlock with checkpointing on the big box", symptom=(
+        "Checkpointing deadlocks with the linear attention model.\n\nWithout it the run goes out of memory.\n\n"
+        "The process sits in D state.\n\nkill -9 does not end it."))
+    recs.add_attempt(plain.id, title="Package drift", did="pip resolution upgrades packages across nodes",
+                     outcome="failed")
     yield recs.store.conn
     recs.close()
 
@@ -91,3 +104,30 @@ def test_switch_word_must_turn_the_knob(conn):
     assert _close(conn, "run the server without -pmoe")
     # a phrase of the synonym table that holds the switch word is judged as before
     assert search.parse_query("disable cuda graphs").terms[0].group
+
+
+def test_an_issue_body_reports_its_tries(conn):
+    hits = _close(conn, "run tool-serve")
+    assert [(h.kind, h.fields["heading"]) for h in hits] == [("section", "Symptom")]
+    assert search.tried(conn, "run tool-serve").to_dict()["close"][0]["heading"] == "Symptom"
+    assert _close(conn, "run without -zz")
+    # the settings it was built with are no try of building without them
+    assert not _close(conn, "build without OPT_ALL_QUANTS")
+    # a body that only describes the bug tells no try: its investigation is mentioned, not tried
+    res = search.tried(conn, "checkpointing with the linear attention model")
+    assert not any(h.title == "Symptom" for h in res.close)
+    assert any(h.kind == "investigation" and "deadlock" in h.title for h in res.mentioned)
+
+
+def test_a_setting_only_set_off_is_not_used(conn):
+    assert not _close(conn, "use bf16 instead of fp16")
+    assert _close(conn, "fp16=False")
+
+
+def test_not_investigated_heading_proposes(conn):
+    assert not _close(conn, "run llama.cpp instead of the server")
+
+
+def test_where_words_are_not_the_fix(conn):
+    # "across the nodes" says where; the try (pipeline parallel) is in no record
+    assert not _close(conn, "use pipeline parallel across the nodes")

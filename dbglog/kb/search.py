@@ -1472,11 +1472,35 @@ def _another_value(p: _Pair) -> bool:
     Read in what was done (title, action) when that gives the knob a value (a note that proposes
     the next value, "continue at LR=5e-6", is not what was done), else in all of an attempt's
     fields: an import may leave the commands in its conclusion."""
+    if _set_off(p):
+        return True
     if p.h.kind == "attempt":
         did = p.did
         if any(_given_values(name, did) for name, _v in _ASSIGN.findall(p.q.text)):
             return _other_value(p.q.text, did)
     return _other_value(p.q.text, _did_text(p.h, whole=True))
+
+
+_OFF_WORD = Lazy(r"(?<![\w.])(?:0|zero|false|off|no|none)(?![\w.])", re.I)
+
+
+def _set_off(p: _Pair) -> bool:
+    """A setting the idea puts in ("use bf16 instead of fp16") that the record only sets off
+    (``fp16=False, bf16=False``)."""
+    if _WAYS[2][1].search(p.q.text.replace("_", " ")) or _OFF_WORD.search(p.q.text):
+        return False  # (the idea turns something off itself, "flex-shrink 0": _opposite's and _other_value's)
+    old = _replaced_terms(p.q)
+    record = None
+    for i in p.fix:
+        t = p.active[i]
+        if i not in p.direct or id(t) in old or len(t.raw) < 3 or not _SETTING.match(t.raw):
+            continue
+        if record is None:
+            record = _did_text(p.h, whole=True)
+        given = _given_values(t.raw, record)
+        if given and given <= {"<1>"}:
+            return True
+    return False
 
 
 def _other_way(p: _Pair) -> bool:
@@ -1520,8 +1544,8 @@ def _way_on_another_knob(p: _Pair) -> bool:
             continue
         knob = min(knobs, key=lambda t: at[id(t)])
         if record is None:
-            record = p.did.replace("_", " ")
-        spots = [k for k in re.finditer(knob.pattern(), record, re.I)]
+            record = p.did.replace("_", " ")  # (same length: a knob's spots are read on p.did)
+        spots = [k for k in re.finditer(knob.pattern(), p.did, re.I)]
         if not spots:
             continue  # (the record lacks the knob: the other rules judge that)
         if not rg.search(record):
@@ -1641,7 +1665,13 @@ def _another_fix_same_topic(p: _Pair) -> bool:
     gfx1010" is about splitting, and a record of that investigation that does something else is
     the same topic, not the same idea; "enable activation recomputation for the encoder" is not an
     attempt that reordered the encoder. (Not for an investigation hit: its title is its topic.)"""
-    return p.h.kind != "investigation" and p.fix_held() < CLOSE_FIX
+    if p.h.kind == "investigation":
+        return False
+    where = _qualifier_terms(p.q)
+    if where and not any(id(p.active[i]) not in where for i in p.fix) and any(
+            t.kind == "unknown" and not (_filler(t) or t.stop or _way(t)) and id(t) not in where for t in p.q.terms):
+        return True  # what comes before "across the nodes" is in no record: the record holds only the where
+    return p.fix_held() < CLOSE_FIX
 
 
 def _too_little_overall(p: _Pair) -> bool:
@@ -1710,7 +1740,7 @@ def _qualifier_terms(q: Query) -> set[int]:
     pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
     first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
     m = _QUALIFIER.search(text, first + 1) if first >= 0 else None
-    out = {id(t) for t in q.terms if m and pos[id(t)] > m.start()}
+    out = {id(t) for t in q.terms if m and pos[id(t)] >= m.start()}  # (the word too: "across" says where)
     q.__dict__["_where"] = out
     return out
 
@@ -1804,6 +1834,21 @@ def _replacement(text: str, active: list[Term]) -> list[int]:
             and re.search(pat, head, re.I) and not re.search(pat, tail, re.I)]
 
 
+def _replaced_terms(q: Query) -> set[int]:
+    """ids of the terms only the "instead of B" part of the idea names (B): what the try replaces."""
+    cached = q.__dict__.get("_replaced")
+    if cached is not None:
+        return cached
+    out: set[int] = set()
+    m = _INSTEAD.search(q.text)
+    if m:
+        head, tail = q.text[:m.start()], q.text[m.end():]
+        out = {id(t) for t in q.active if (pat := t.pattern()) and re.search(pat, tail, re.I)
+               and not re.search(pat, head, re.I)}
+    q.__dict__["_replaced"] = out
+    return out
+
+
 def _acronym(t: Term) -> bool:
     """A name in capitals (``FSDP``, ``NIC``, ``LDS``) other than a typo's correction."""
     return t.kind != "typo" and len(t.raw) >= 2 and t.raw.isalpha() and t.raw.isupper()
@@ -1833,7 +1878,8 @@ _WAYS = (
     (re.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
      re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
     (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))", re.I | re.M),
-     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|off(?=\s*$|\s*[(,;:\u2014-]))|"
+     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|not using|no longer using|"
+                r"off(?=\s*$|\s*[(,;:\u2014-]))|"
                 r"[=:]\s*[\"']?(?:0|false|off)\b", re.I | re.M)),
 )
 
@@ -1966,6 +2012,7 @@ def _specific(t: Term) -> bool:
 _IDEA_HEADING = re.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommend(?:ations?|ed)|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
+    r"(?:not|\w+n't) (?:yet )?(?:been )?(?:\w+ly )?(?:tried|tested|investigated|explored)|"
     r"next actions?|files to change|changes to make|what is left|remaining (?:work|steps|levers|ideas)|last[- ]resorts?|"
     r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|expected (?:results?|outcomes?)|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
@@ -2076,6 +2123,44 @@ def _tested(h: Hit) -> bool:
     return h.kind != "investigation"
 
 
+SYMPTOM_REPORT_LINES = 4  # a symptom this long is a report of its own (an issue's body), see _symptom_report
+
+
+def _symptom_report(conn, h: Hit, q: Query) -> Hit | None:
+    """An investigation whose symptom is a report of its own (an issue's body: "Tried llama-server
+    and got the same error", "When not using -mla, the model works") as a free-text hit under the
+    heading "Symptom", judged like any section with the investigation's title as its context; None
+    for a short symptom (a line or two name the bug, they tell no tries) or when the line that
+    matches best tells no try (``_TRY_CUE``)."""
+    body = h.fields.get("symptom") or ""
+    if sum(1 for ln in body.split("\n") if ln.strip()) < SYMPTOM_REPORT_LINES:
+        return None
+    # its paragraphs that tell a try (the rest describe the bug, a setup, a log)
+    body = "\n\n".join(para for para in re.split(r"\n[ \t]*\n", body) if _TRY_CUE.search(para))
+    if not body:
+        return None
+    s = Hit(kind="section", investigation=h.investigation, investigation_title=h.investigation_title,
+            status=h.status, tags=h.tags, fields={"heading": "Symptom", "body": body}, score=h.score,
+            similarity=h.similarity)
+    terms = q.active
+    regs = _term_regexes(terms)
+    _annotate(s, terms, regs, h.fields.get("title") or "")
+    _best_line(s, regs)
+    if not _TRY_CUE.search(s.line_text):
+        return None  # the line that matches describes the bug ("GC deadlocks with Qwen"), it tells no try
+    s.snippet_parts = make_snippet(s.line_text, regs)
+    _locate(conn, [s])
+    return s
+
+
+# How a reporter tells a try in an issue's body: "Tried llama-server and ...", "I also set X",
+# "When not using -mla, it works", "with/without X it ...", "after removing X".
+_TRY_CUE = Lazy(r"\b(?:tried|trying|(?:I|we)\s+(?:also\s+|then\s+|have\s+|had\s+)?(?:set|used|ran|run|changed|built|"
+                r"rebuilt|removed|added|disabled|enabled|switched|upgraded|downgraded|installed|reinstalled|"
+                r"replaced|reduced|increased|lowered|raised|tested|checked)|when\s+(?:not\s+)?using|without|"
+                r"after\s+(?:setting|adding|removing|changing|disabling|enabling|upgrading|downgrading))\b", re.I)
+
+
 def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
     """Close prior attempts (structured attempts, bisection results, key differences that were
     tested, next steps done, free sections, watched docs), best first.
@@ -2089,7 +2174,11 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
                  candidates=TRIED_CANDIDATES)
     weigh(conn, res.query, TRIED_KINDS)
     close, mentioned = [], []
-    for h in res.hits:
+    for i, h in enumerate(res.hits):
+        if h.kind == "investigation" and (rep := _symptom_report(conn, h, res.query)) is not None:
+            rep.outcome = section_outcome(rep)
+            if judge(rep, res.query) in ("", *MENTION_RULES):  # (else the investigation names the idea)
+                h = res.hits[i] = rep
         if h.kind == "section":
             h.outcome = section_outcome(h)
         diag = diagnostic_kind(h)
