@@ -72,7 +72,7 @@ _EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|ma
                      r"difference|solve|resolve)|\b(?:made|makes|had|has) (?:no|little) (?:difference|effect|impact)|"
                      r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
                      r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"
-                     r"\b(?:made|makes|causes|caused) (?:it|things|the \w+) (?:to )?(?:worse|better|go away|disappear)\b|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
+                     r"\b(?:made|makes|causes|caused) (?:it|things|the \w+) (?:to )?(?:worse|better|go away|disappear)\b|^\W*[A-Za-z]+ing\b[^;,]{0,80}\s(?:works|worked)\W*$|\bdid (?:a |the )?workaround\b|\bwork(?:s|ed)? around\b", re.I)
 # "I still get this error ... even after making sure X and setting Y": the changes, and that they failed
 _STILL_EVEN_AFTER = re.compile(r"\bstill\b[^;]{0,160}?\beven after\s+(?:\w+ly\s+)?(?P<what>(?!(?:that|this|all|which)\b)[a-z]{3,}ing\b)", re.I)
 # "A quick revert to the plist and everything worked": an action named by its noun.

@@ -90,6 +90,9 @@ class _Reader:
         # Posts one after another ("bob · comment · 2023-03-20", "### Post by bob on ..."): each post is
         # its author's story, and a reply may judge the suggestion of the post before it.
         self.posts = self.thread or bool(POST_HEADER.search(text))
+        # Replies nested in quotes, each opened by a quoted heading ("> ## bob", "> > ## alice"): there the
+        # quote marks are the thread's shape, not words quoted from elsewhere.
+        self.nested = len(_QUOTED_HEAD.findall(text)) >= 2
 
     def _one_try_a_line(self, blk: Block) -> list[Block]:
         """A plain-text paragraph whose soft-broken lines are each a try ("Tried X -- no change." /
@@ -1105,6 +1108,19 @@ class _Builder:
                 continue
             if not all(i in kept for i in range(blk.start, blk.end)):
                 units.append(narrative.Unit(None, []))
+            elif blk.kind == "quote" and self.r.nested:
+                buf: list[int] = []
+                for i in list(range(blk.start, blk.end)) + [-1]:
+                    t = re.sub(r"^\s*(?:>\s?)+", "", self.lines[i]).strip() if i >= 0 else ""
+                    if (not t or re.match(r"#{1,6}\s+\S", t)) and buf:
+                        units.append(narrative.Unit(" ".join(re.sub(r"^\s*(?:>\s?)+", "", self.lines[j]).strip()
+                                                             for j in buf), buf))
+                        buf = []
+                    if re.match(r"#{1,6}\s+\S", t):
+                        posts.append(units)  # "> > ## alice": a reply starts
+                        units = []
+                    elif t:
+                        buf.append(i)
             elif blk.kind in ("paragraph", "raw") and not self.lines[blk.start].lstrip().startswith(">"):
                 units.append(narrative.Unit(" ".join(self.lines[i].strip() for i in range(blk.start, blk.end)),
                                             list(range(blk.start, blk.end))))
@@ -2596,6 +2612,7 @@ _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|sugges
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
 _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
                            r"known (?:issues?|problems?|limitations?)\b)", re.I)
+_QUOTED_HEAD = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?#{1,6}[ \t]+\S", re.M)
 _WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
 _BUILT_HEAD = re.compile(r"^\W*(?:implemented|added|applied|deployed|merged|committed|in place)\b", re.I)
