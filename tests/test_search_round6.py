@@ -131,3 +131,9 @@ def test_not_investigated_heading_proposes(conn):
 def test_where_words_are_not_the_fix(conn):
     # "across the nodes" says where; the try (pipeline parallel) is in no record
     assert not _close(conn, "use pipeline parallel across the nodes")
+
+
+def test_verb_compounds_and_irregular_pasts():
+    q = search.parse_query("checkout the old commit and rebuild")
+    alts = {t.raw: t.alts for t in q.terms}
+    assert "checked out" in alts["checkout"] and "rebuilt" in alts["rebuild"]

@@ -134,6 +134,8 @@ GROUPS: list[tuple[str, ...]] = [
     ("repro", "reproducer", "reproduce", "minimal repro"),
     ("upgrade", "update", "bump", "newer version"),
     ("downgrade", "older version", "roll back", "rollback"),
+    ("checkout", "check out", "checked out"),  # a verb's compound and its parts: git checkout
+    ("rebuild", "rebuilt", "recompile", "recompiled"),  # (an irregular past: porter keeps "rebuilt")
     ("disable", "disabled", "turn off", "switch off", "off"),
     ("enable", "enabled", "turn on", "switch on"),
     ("increase", "raise", "bigger", "larger", "higher"),
