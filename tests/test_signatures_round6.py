@@ -175,3 +175,11 @@ def test_a_compile_error_in_the_code_object_managers_temp_dir_is_the_librarys_ru
     assert m.name == "miopen.error" and m.line_no == 1
     # a user's own extension build keeps the compiler's error as the cause
     assert name("csrc/ext.cu:12:3: error: 'x' was not declared in this scope\n") == "build.compile_error"
+
+
+def test_a_librarys_assert_macro_in_the_assert_grammar_without_a_function():
+    text = ("[nid03508:16050:0:16050]   eager_snd.c:25   Assertion `req->send.state.dt.offset == 0' failed\n"
+            "==== backtrace ====\n    0  /opt/ucx/lib/libucs.so.0(ucs_fatal_error_message+0x68) [0x2aaace1dbd38]\n")
+    m = S.classify_text(text)
+    assert m.name == "cpp.assert" and m.line_no == 1
+    assert name("the doc says: Assertion `x' failed is what you see\n") is None

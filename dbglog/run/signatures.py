@@ -930,7 +930,10 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)
         (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
-        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed."),
+        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed"),
+        # the same assert() grammar from a library's own macro, "file.c:LINE  Assertion `cond' failed" with
+        # no function (UCX's ucs_assert: "[host:pid:0:tid]   eager_snd.c:25   Assertion `x == 0' failed")
+        (r"(\S+\.(?:c|cc|cpp|cxx|cu|h|hpp|inl)):(\d+)[ \t]+Assertion `([^'\n]*)' failed", "' failed"),
         # gdb/rocgdb stopped in __assert_fail: in a HIP kernel (a .hip/.cu file, hip_assert.h) it is
         # a device-side assert
         (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
