@@ -1,0 +1,117 @@
+"""Round 12 (threads and agent reports from other people): one test per general rule, texts my own."""
+
+from dbglog.docreader import read_document
+from dbglog.kb import outcome
+
+
+def _read(doc, name="doc.md"):
+    parsed, _ = read_document(doc, name)
+    assert len(parsed) == 1
+    return parsed[0].inv
+
+
+def _atts(inv):
+    return [(a.title, a.outcome) for a in inv.attempts]
+
+
+def test_an_issue_exported_one_post_a_line_is_read_post_by_post():
+    doc = ("# Allreduce hangs on 4 GPUs\n\nacme/net · issue #12 · open\n\n"
+           "kim · description · 2024-03-01\n\nThe all_reduce test hangs on 4 GPUs, 2 GPUs are fine.\n\n"
+           "lee · comment · 2024-03-02\n\nHmm, it could be the PCIe switch. Try to run with `NCCL_P2P_LEVEL=PHB`.\n\n"
+           "kim · comment · 2024-03-03\n\nStill hangs the same way, sadly.\n\n"
+           "kim · comment · 2024-03-04\n\nBut after restarting the machine, `all_reduce_perf -g 4` seems to be working properly.\n\n"
+           "ann · comment · 2024-03-05\n\nYou can try to update the driver to 550.\n")
+    inv = _read(doc)
+    got = _atts(inv)
+    # the advice in mid-paragraph and its answer by the asker are one attempt
+    assert ("run with `NCCL_P2P_LEVEL=PHB`.", "failed") in got
+    # a change named as the condition of an effect
+    assert any(t.startswith("But after restarting the machine") and o == "worked" for t, o in got)
+    # the last word is advice nobody has come back on: what to try next
+    assert [s.text for s in inv.next_steps] == ["update the driver to 550."]
+    # the symptom ("hangs on 4 GPUs, 2 GPUs are fine") is no attempt
+    assert len(got) == 2
+
+
+def test_forum_posts_are_stories_of_their_own_authors():
+    doc = ("# Updater stuck\n\n### Post by ann on 2010-01-02\nUpdates stop at file 20.\n\n"
+           "Rebooting the computer doesn't change a thing.\n\n---\n\n"
+           "### Post by bo on 2010-01-02\nThe mirror may be down.\n")
+    got = _atts(_read(doc))
+    assert got == [("Rebooting the computer doesn't change a thing.", "failed")]
+
+
+def test_a_change_as_the_condition_of_an_effect_is_a_try_an_operation_is_not():
+    for sent, verdict in (("NaN did not occur when the amp was turned off in the encoder.", "worked"),
+                          ("I am getting NaN with learned embeddings, when turning them off, the loss is fine.", "worked"),
+                          ("I may have set the lr too high, but in any event this worked with `amp=False`.", "worked"),
+                          ("If NCCL is disabled, the trainer hangs at context_gpu.cu:325.", "failed"),
+                          ("i try to make max_seq_length smaller but it can't not work.", "failed")):
+        got = _atts(_read(f"# NaN\n\nSome context here.\n\n{sent}\n"))
+        assert [o for _t, o in got] == [verdict], sent
+    # the symptom's condition, and a guess under a condition: no attempt
+    for sent in ("Training hangs when running on 8 GPUs.", "If NCCL is disabled, the trainer would probably hang."):
+        assert _atts(_read(f"# Hang\n\nSome context here.\n\n{sent}\n")) == [], sent
+
+
+def test_advice_backed_by_the_writers_own_result_is_an_attempt():
+    got = _atts(_read("# Segfault on RX 580\n\nSome context.\n\n"
+                      "Try setting the HSA override to a lower version, this fixed the core dump on my RX 470.\n"))
+    assert [o for _t, o in got] == ["worked"]
+
+
+def test_potential_solutions_not_yet_tested_inside_what_we_tried_are_next_steps():
+    doc = ("# Numba access violation\n\n## Attempted Solutions\n\n### Failed Attempts\n"
+           "1. **CuPy removal**: dropped CuPy → No change\n2. **Numba reinstall**: reinstalled → No change\n\n"
+           "### Potential Solutions (Not Yet Tested)\n\n#### Option 1: Downgrade CUDA Toolkit\nUse 12.0.\n\n"
+           "#### Option 2: Use TCC Driver Mode\nNot on laptops.\n\n"
+           "## Workaround: CPU Mode\n\nThe CPU implementation works and produces correct results, but is ~10x slower.\n")
+    inv = _read(doc)
+    got = _atts(inv)
+    assert ("CuPy removal", "failed") in got and ("Numba reinstall", "failed") in got
+    assert ("Workaround: CPU Mode", "partial") in got  # a remedy in use, and how it went
+    assert len(got) == 3
+    assert [s.text for s in inv.next_steps] == ["Downgrade CUDA Toolkit", "Use TCC Driver Mode"]
+
+
+def test_a_plan_step_that_reports_nothing_is_a_next_step_a_step_with_a_result_an_attempt():
+    doc = ("# Symbols not exported\n\n## Investigation Steps\n\n### Step 1: Check if Library Exists\n"
+           "**Expected**: `libk.so` is there\n\n### Step 2: Verify Symbol Export\n"
+           "**Expected**: `T k_size`\n**Actual**: Likely shows no symbols.\n\n"
+           "### Step 3: Rebuild with cdylib\n**Result**: symbols exported, the call works.\n")
+    inv = _read(doc)
+    assert [t for t, _o in _atts(inv)] == ["Step 3: Rebuild with cdylib"]
+    assert [s.text for s in inv.next_steps] == ["Check if Library Exists", "Verify Symbol Export"]
+
+
+def test_findings_and_known_issues_are_facts_and_a_log_analysis_is_no_log_of_tries():
+    doc = ("# Access violation\n\n## Diagnostic Information\n\n### Debug Log Analysis\n```\ncuInit - success\n```\n\n"
+           "The failure occurs after successful context creation, when reading the device id.\n\n"
+           "## Preliminary Findings\n\n### Finding 1: Helper Not Implemented\n**Issue**: returns an empty array.\n"
+           "**Impact**: every call fails.\n\n### 2. Known Issues from Documentation\n"
+           "- **Status**: Still fails with `dc 0.78.1`\n")
+    inv = _read(doc)
+    assert _atts(inv) == []
+
+
+def test_replies_nested_in_quotes_under_quoted_headings_are_read():
+    doc = ("# OOM fine-tuning\n\nI get CUDA OOM on a T4.\n\n# Comments from other users\n\n"
+           "> ## Ivan\n> \n> Enable gradient checkpointing.\n> \n> > ## Asker\n> > \n"
+           "> > Thank you. Enabling gradient checkpointing works. Training has started.\n\n---\n\n"
+           "> ## Kim\n> \n> Try reducing the LoRA rank.\n> \n> > ## Asker\n> > \n"
+           "> > I tried with rank 4; still getting the same error.\n")
+    got = _atts(_read(doc))
+    assert ("Enabling gradient checkpointing works.", "worked") in got
+    assert any(t.startswith("I tried with rank 4") and o == "failed" for t, o in got)
+    # an ordinary quote (another person's words) is still not read as the writer's try
+    plain = _atts(_read("# OOM\n\nSome context.\n\n> I tried rank 4; still getting the same error.\n\nAny ideas?\n"))
+    assert plain == []
+
+
+def test_a_try_after_a_semicolon_and_a_fault_that_goes_away():
+    got = _atts(_read("# NaN\n\nNaN at a random epoch. We are clipping gradients; clipping it to tiny values does not"
+                      "  help.\n"))
+    assert got == [("clipping it to tiny values does not help.", "failed")]
+    assert outcome.classify("Disabling the infill causes the NaN to go away.") == "worked"
+    for s in ("the error did not go away", "the hang never went away", "the crash did not disappear"):
+        assert outcome.classify(s) == "failed", s
