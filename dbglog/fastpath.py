@@ -113,9 +113,10 @@ def _print_prior(h, n: int, echo, style) -> None:
         echo(f"{n}. [{outcome}] {h.title}")
         echo(f"   {_where(h)}: {h.line_text}")
     if h.investigation:
-        echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
+        guess = "; outcome read from its text, a guess" if h.kind == "section" else ""
+        echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status}){guess}", dim=True))
     else:
-        echo(style("   watched doc (outcome read from its text)", dim=True))
+        echo(style("   watched doc (outcome read from its text, a guess)", dim=True))
 
 
 def _brief(h) -> str:
@@ -143,6 +144,12 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
         for h in res.mentioned:
             echo(f"  - {_brief(h)}: {h.line_text or ''.join(t for t, _m in h.snippet_parts)}")
     others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
+    if others and not res.close and getattr(others[0], "verdict", ""):
+        from dbglog.kb.search import verdict_why  # (tried has loaded it)
+
+        echo(f"Closest: {_brief(others[0])}")
+        echo(style(f"  not close ({others[0].verdict}): {verdict_why(others[0].verdict)}", dim=True))
+        others = others[1:]
     if others:
         echo("Related (not close):" if not res.close else "Related:")
         for h in others:

@@ -137,3 +137,27 @@ def test_verb_compounds_and_irregular_pasts():
     q = search.parse_query("checkout the old commit and rebuild")
     alts = {t.raw: t.alts for t in q.terms}
     assert "checked out" in alts["checkout"] and "rebuilt" in alts["rebuild"]
+
+
+def test_answer_says_how_each_hit_was_judged(conn):
+    d = search.tried(conn, "run tool-serve").to_dict()
+    top = d["close"][0]
+    assert top["verdict"] == {"close": True, "rule": "", "why": search.VERDICT_WHY[""]}
+    assert top["outcome_is_guess"] is True  # free text: its outcome is read from its words
+    names = {r.name for r in search.CLOSE_RULES} | set(search.VERDICT_WHY)
+    d = search.tried(conn, "use bf16 instead of fp16").to_dict()
+    assert not d["tried"] and d["others"]
+    for h in d["others"] + d["mentioned"]:
+        assert not h["verdict"]["close"] and h["verdict"]["rule"] in names and h["verdict"]["why"]
+
+
+def test_text_names_the_closest_record_and_the_rule(conn):
+    from dbglog.fastpath import print_tried
+
+    res = search.tried(conn, "use bf16 instead of fp16")
+    out = []
+    print_tried(res, "use bf16 instead of fp16", [], echo=lambda s="", err=False: out.append(s),
+                style=lambda s, **k: s)
+    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
+    closest = [i for i, line in enumerate(out) if line.startswith("Closest: ")]
+    assert closest and out[closest[0] + 1].strip().startswith(f"not close ({others[0].verdict}): ")

@@ -772,6 +772,7 @@ class Hit:
     _bm25: float = 0.0
     _rowid: int = 0
     _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
+    verdict: str = ""  # tried: the rule that refused it or why it is only mentioned ("" = close)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2080,11 +2081,40 @@ class TriedResult:
     def to_dict(self) -> dict:
         d = self.result.to_dict()
         d["tried"] = bool(self.close)
-        d["close"] = [h.to_dict() for h in self.close]
-        d["mentioned"] = [h.to_dict() for h in self.mentioned]
-        d["others"] = [h.to_dict() for h in self.result.hits if h not in self.close and h not in self.mentioned]
+        d["close"] = [_judged(h) for h in self.close]
+        d["mentioned"] = [_judged(h) for h in self.mentioned]
+        d["others"] = [_judged(h) for h in self.result.hits if h not in self.close and h not in self.mentioned]
         del d["hits"]
         return d
+
+
+# Why a hit is mentioned or only related when no closeness rule names it (see tried).
+VERDICT_WHY = {
+    "": "close: it holds the idea and no closeness rule refuses it",
+    "background": "free text that sets the scene (a log, a trace, system info): it shows a setting, it does not try it",
+    "proposed-here": "under a heading or on a line that proposes (next steps, ideas, 'could try'): named as an idea",
+    "untested": "an untested key difference, a to-do or dropped step, or the investigation's title or symptom: "
+                "it names the idea",
+    "weaker": "close, but much weaker than the best close hit",
+}
+
+
+def verdict_why(verdict: str) -> str:
+    """One line on a verdict of ``tried``: a closeness rule's first sentence, or ``VERDICT_WHY``'s."""
+    if verdict in VERDICT_WHY:
+        return VERDICT_WHY[verdict]
+    rule = next((r for r in CLOSE_RULES if r.name == verdict), None)
+    return re.split(r"(?<=\.)\s", rule.why, maxsplit=1)[0].replace("``", "`") if rule else ""
+
+
+def _judged(h: Hit) -> dict:
+    """A hit's JSON with how ``tried`` judged it: ``verdict`` {close, rule, why} (rule "" = close),
+    and, for free text, that its outcome is read from its words (a guess, like the importer's)."""
+    d = h.to_dict()
+    d["verdict"] = {"close": not h.verdict, "rule": h.verdict, "why": verdict_why(h.verdict)}
+    if h.kind == "section":
+        d["outcome_is_guess"] = True
+    return d
 
 
 TRIED_KINDS = ("attempt", "section", "difference", "next", "investigation")
@@ -2187,11 +2217,19 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
             h.fields["stored_outcome"] = h.outcome
             h.outcome = "diagnostic"
         verdict = judge(h, res.query)
-        if (not verdict or verdict in MENTION_RULES) and not is_background(h):
-            (mentioned if verdict or is_idea(h) or not _tested(h) else close).append(h)
+        if verdict and verdict not in MENTION_RULES:
+            h.verdict = verdict
+        elif is_background(h):
+            h.verdict = "background"
+        else:
+            h.verdict = verdict or ("proposed-here" if is_idea(h) else "" if _tested(h) else "untested")
+            (mentioned if h.verdict else close).append(h)
     if close:  # the answer is the best few: much weaker "close" hits are only related
         top = max(h.score for h in close)
-        close = [h for h in close if h.score >= CLOSE_RELATIVE * top]
+        for h in close:
+            if h.score < CLOSE_RELATIVE * top:
+                h.verdict = "weaker"
+        close = [h for h in close if not h.verdict]
     close, mentioned = close[:limit], mentioned[:limit]
     shown = set(map(id, close + mentioned))
     res.hits = [h for h in res.hits if id(h) in shown] + [h for h in res.hits if id(h) not in shown][:limit]
