@@ -315,7 +315,11 @@ def _starts(k: int, text: str) -> list[_Start]:
             out.append(_Start(k, sm[0], cond))
             continue
         g = _GERUND.match(s)
-        if g and _EFFECT.search(" ".join(s.split())) and outcomes.classify(s) != "inconclusive":
+        if g and (_EFFECT.search(" ".join(s.split())) or (_CHANGE_GERUND.match(g.group("verb"))
+                                                          and not _MODAL.search(s))) \
+                and outcomes.classify(s) != "inconclusive":
+            # ("Trying the rocm-gfx803 build ... fails with OSError": a change as the subject, what came of it;
+            # "Running on 8 GPUs fails" is the symptom -- running is no change)
             out.append(_Start(k, sm[0], "gerund"))
             continue
         # "We are clipping gradients; clipping it to tiny values does not help.": the try is the clause after ";"
@@ -329,6 +333,8 @@ def _starts(k: int, text: str) -> list[_Start]:
     return sorted(out, key=lambda s: s.pos)
 
 
+_CHANGE_GERUND = re.compile(rf"(?i)^(?:{_CHANGE_ING}|trying|following|applying|adding|setting|installing|"
+                            r"updating|changing|moving|replacing|limiting|capping|wrapping|calling|passing)$")
 _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
 
 

@@ -1911,8 +1911,8 @@ class _Builder:
         # "Option A" and "Option 2" alike are choices not yet made. (Under a plain "Next Steps" the corpus
         # reads them as untested attempts: tests/corpus/STYLES.md.)
         # (Under "Possible solutions" the lettered ones stay untested attempts: tests/test_import_styles.py.)
-        forward = re.search(r"\b(?:recommendations?|future work|alternative approaches|(?:options|ways|paths) forward)\b",
-                            bare_words(n.text))
+        forward = re.search(r"\b(?:recommendations?|recommended|future work|alternative approaches|(?:options|ways|paths) forward)\b",
+                            bare_words(n.text))  # "## Recommended Code Changes" > "### Solution 1: ...": put forward
         proposals = [c for c in n.children if not c.children and c not in parts and c.start >= 0
                      and (forward or _PROPOSED_HEAD.search(bare_words(n.text))) and _PROPOSAL_CHILD.match(c.text)
                      and (forward or not re.match(r"(?i)\W*\w+\s*[A-H]\b", c.text)) and not heading_outcome(c.text)]
