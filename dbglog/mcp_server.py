@@ -158,6 +158,8 @@ class Hit(_Open):
     text: Optional[str] = None
     snippet: str = ""
     score: float = 0.0
+    verdict: Optional[dict] = Field(None, description="tried: {close, rule, why}: the closeness rule that refused "
+                                                      "it, or why it is only mentioned (rule '' = close).")
 
 
 class TriedResult(BaseModel):
@@ -315,6 +317,13 @@ def _hits(hits) -> list[Hit]:
     return [Hit.model_validate(h.to_dict()) for h in hits]
 
 
+def _judged(hits) -> list[Hit]:
+    """tried's hits with how each was judged (``verdict``, ``outcome_is_guess``: see search.judged_dict)."""
+    from dbglog.kb.search import judged_dict
+
+    return [Hit.model_validate(judged_dict(h)) for h in hits]
+
+
 def _run_summary(d: dict) -> RunSummary:
     return RunSummary.model_validate(d | {"output": str((d.get("paths") or {}).get("output", ""))})
 
@@ -333,8 +342,8 @@ def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] 
         recs, warnings = _records()
         res = ops.tried(recs, idea, status=status, tags=tags or (), inv_ref=investigation, limit=limit,
                         warn=warnings.append)
-        return TriedResult(query=idea, tried=bool(res.close), close=_hits(res.close), mentioned=_hits(res.mentioned),
-                           others=_hits(h for h in res.result.hits if h not in res.close and h not in res.mentioned),
+        return TriedResult(query=idea, tried=bool(res.close), close=_judged(res.close), mentioned=_judged(res.mentioned),
+                           others=_judged(h for h in res.result.hits if h not in res.close and h not in res.mentioned),
                            notes=ops.query_notes(res.result.query), warnings=warnings)
     return _call(body)
 

@@ -161,3 +161,12 @@ def test_text_names_the_closest_record_and_the_rule(conn):
     others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
     closest = [i for i, line in enumerate(out) if line.startswith("Closest: ")]
     assert closest and out[closest[0] + 1].strip().startswith(f"not close ({others[0].verdict}): ")
+
+
+def test_mcp_tried_hits_carry_the_verdict(conn):
+    pytest.importorskip("mcp")
+    from dbglog import mcp_server
+
+    res = search.tried(conn, "run tool-serve")
+    hit = mcp_server._judged(res.close)[0].model_dump()
+    assert hit["verdict"]["close"] is True and hit["outcome_is_guess"] is True

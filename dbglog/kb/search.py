@@ -2081,9 +2081,9 @@ class TriedResult:
     def to_dict(self) -> dict:
         d = self.result.to_dict()
         d["tried"] = bool(self.close)
-        d["close"] = [_judged(h) for h in self.close]
-        d["mentioned"] = [_judged(h) for h in self.mentioned]
-        d["others"] = [_judged(h) for h in self.result.hits if h not in self.close and h not in self.mentioned]
+        d["close"] = [judged_dict(h) for h in self.close]
+        d["mentioned"] = [judged_dict(h) for h in self.mentioned]
+        d["others"] = [judged_dict(h) for h in self.result.hits if h not in self.close and h not in self.mentioned]
         del d["hits"]
         return d
 
@@ -2107,7 +2107,7 @@ def verdict_why(verdict: str) -> str:
     return re.split(r"(?<=\.)\s", rule.why, maxsplit=1)[0].replace("``", "`") if rule else ""
 
 
-def _judged(h: Hit) -> dict:
+def judged_dict(h: Hit) -> dict:
     """A hit's JSON with how ``tried`` judged it: ``verdict`` {close, rule, why} (rule "" = close),
     and, for free text, that its outcome is read from its words (a guess, like the importer's)."""
     d = h.to_dict()
