@@ -5,7 +5,8 @@
     dbglog hook session-start # a fresh or compacted session: the open investigations, under a token budget
 
 Each reads the proposed shell command or the prompt on stdin, either as plain text or as the JSON
-that Claude Code's hooks send, and prints a short notice (or nothing). Claude Code's hook input
+that Claude Code's hooks send (Gemini CLI's and Cursor's too: ``DIALECTS`` below), and prints a
+short notice (or nothing). Claude Code's hook input
 (hooks reference, https://code.claude.com/docs/en/hooks, formerly
 https://docs.anthropic.com/en/docs/claude-code/hooks), as read here:
 
@@ -737,14 +738,15 @@ def session_digest(db, budget: int = DIGEST_BUDGET) -> str:
 
 # --- the entry point ---------------------------------------------------------------------------
 
-USAGE = """usage: dbglog hook pre-command|prompt|session-start [--format auto|text|claude] [--json] [--threshold N]
-                   [--budget TOKENS]
+USAGE = """usage: dbglog hook pre-command|prompt|session-start [--format auto|text|claude|gemini|cursor] [--json]
+                   [--threshold N] [--budget TOKENS]
 
 Reads the proposed shell command (pre-command) or the prompt (prompt) on stdin, as plain text or as
-the JSON of a Claude Code PreToolUse / UserPromptSubmit hook; prints a short notice or nothing.
-session-start prints a digest of the open investigations (stdin: nothing, or the JSON of a Claude
-Code SessionStart hook) under --budget tokens (default 1500). Always exits 0 (see README, "For
-coding agents")."""
+the JSON a hook of Claude Code (PreToolUse, UserPromptSubmit), Gemini CLI (BeforeTool, BeforeAgent)
+or Cursor (beforeShellExecution, preToolUse) sends; prints a short notice or nothing, in the
+answer shape of the agent that sent it (--format auto). session-start prints a digest of the open
+investigations (stdin: nothing, or a SessionStart / sessionStart hook's JSON) under --budget tokens
+(default 1500). Always exits 0 (see README, "For coding agents")."""
 
 
 EVENTS = ("pre-command", "prompt", "session-start")
@@ -758,7 +760,7 @@ def _parse(argv: list[str]):
         if a in ("-h", "--help"):
             return "help", fmt, number
         if a == "--json":  # (every command takes --json: here the JSON is the hook output's shape)
-            fmt = "claude"
+            fmt = "json"  # the sender's shape, Claude Code's when the input does not tell
         elif a.startswith("--format"):
             fmt = a.split("=", 1)[1] if "=" in a else next(it, "auto")
         elif a.startswith(("--threshold", "--budget")):
@@ -773,9 +775,38 @@ def _parse(argv: list[str]):
             raise ValueError(f"unknown argument {a!r}")
     if event not in EVENTS:
         raise ValueError(f"unknown hook {event!r}: use pre-command, prompt or session-start")
-    if fmt not in ("auto", "text", "claude") or (number is not None and number < 1):
-        raise ValueError("--format is auto, text or claude; --threshold and --budget are numbers >= 1")
+    if fmt not in ("auto", "json", "text", *DIALECTS) or (number is not None and number < 1):
+        raise ValueError(f"--format is auto, text, {', '.join(DIALECTS)}; --threshold and --budget are numbers >= 1")
     return event, fmt, number
+
+
+# Whose hook sent the JSON, told by its event name (the agents name them differently), and how that
+# agent takes a notice without a decision. Sources: Claude Code's hooks reference (module docstring);
+# Gemini CLI's docs/hooks/reference.md (BeforeTool: tool_name "run_shell_command", tool_input.command;
+# only ``systemMessage`` reaches the user there, the model gets nothing short of a denial;
+# BeforeAgent and SessionStart take ``hookSpecificOutput.additionalContext``); Cursor's hooks
+# (beforeShellExecution: ``command`` and ``cwd`` at the top level, answered with ``permission`` and
+# ``agent_message``; preToolUse for its "Shell" tool; sessionStart: ``additional_context``;
+# beforeSubmitPrompt takes no context at all, so the prompt hook says nothing there).
+DIALECTS = ("claude", "gemini", "cursor")
+_EVENT_DIALECT = {"PreToolUse": "claude", "UserPromptSubmit": "claude", "SessionStart": "claude",
+                  "BeforeTool": "gemini", "BeforeAgent": "gemini",
+                  "beforeShellExecution": "cursor", "preToolUse": "cursor", "sessionStart": "cursor",
+                  "beforeSubmitPrompt": "cursor"}
+SHELL_TOOLS = (None, "Bash", "run_shell_command", "Shell")  # Claude Code's, Gemini CLI's, Cursor's
+
+
+def _answer(dialect: str, event: str, hook_event: str | None, notice: str) -> dict | None:
+    """The JSON that puts ``notice`` before the agent's model without deciding anything (None: the
+    agent has no such channel for this event)."""
+    if dialect == "cursor":
+        if event == "pre-command":
+            return {"permission": "allow", "agent_message": notice}
+        return {"additional_context": notice} if event == "session-start" else None
+    if dialect == "gemini" and event == "pre-command":
+        return {"systemMessage": notice}  # (BeforeTool: shown to the user; the model would need a denial)
+    name = hook_event or {"pre-command": "PreToolUse", "prompt": "UserPromptSubmit"}.get(event, "SessionStart")
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": notice}}
 
 
 def _read_input(stdin) -> tuple[str, dict | None]:
@@ -805,21 +836,33 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
     text, obj = _read_input(stdin)
     cwd = os.getcwd()
     hook_event = None
+    dialect = fmt if fmt in DIALECTS else None
     if obj is not None:
         hook_event = obj.get("hook_event_name")
+        if not isinstance(hook_event, str):
+            hook_event = None
+        if dialect is None and fmt in ("auto", "json") and hook_event:
+            dialect = _EVENT_DIALECT.get(hook_event, "claude")
+        roots = obj.get("workspace_roots")  # (Cursor: its sessionStart names no cwd)
         if isinstance(obj.get("cwd"), str) and os.path.isdir(obj["cwd"]):
             cwd = obj["cwd"]
+        elif isinstance(roots, list) and roots and isinstance(roots[0], str) and os.path.isdir(roots[0]):
+            cwd = roots[0]
         if event == "session-start":
             text = "-"
         elif event == "pre-command":
             tool_input = obj.get("tool_input") if "tool_input" in obj else obj  # {"command": ...} too
-            if obj.get("tool_name") not in (None, "Bash") or not isinstance(tool_input, dict):
+            if obj.get("tool_name") not in SHELL_TOOLS or not isinstance(tool_input, dict):
                 return
             text = tool_input.get("command")
         else:
             text = obj.get("prompt")
         if not isinstance(text, str):
             return
+    if dialect is None and fmt == "json":
+        dialect = "claude"
+    if dialect is not None and _answer(dialect, event, hook_event, "-") is None:
+        return  # the agent would not show it: no search for nothing
     if event == "session-start":
         text = text if text.strip() else "-"  # it reads nothing: stdin is only the hook's JSON
     if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
@@ -854,9 +897,8 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
             recs.close()
     if not notice:
         return
-    if fmt == "claude" or (fmt == "auto" and obj is not None and hook_event):
-        name = hook_event or {"pre-command": "PreToolUse", "prompt": "UserPromptSubmit"}.get(event, "SessionStart")
-        stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": notice}}) + "\n")
+    if dialect is not None:
+        stdout.write(json.dumps(_answer(dialect, event, hook_event, notice)) + "\n")
     else:
         stdout.write(notice + "\n")
 

@@ -308,3 +308,52 @@ def test_session_start_hook_wiring(tmp_path, kb):
     assert hook(tmp_path, "session-start", "").stdout == ""  # no workspace: nothing
     p = hook(kb, "session-start", "", "--budget", "0")
     assert p.stdout == "" and p.stderr.startswith("dbglog hook: ")
+
+
+# --- other agents' hooks: Gemini CLI and Cursor (their documented input and answer shapes) ------------
+
+
+def test_gemini_and_cursor_command_hooks_get_the_notice_in_their_own_answer_shape(kb):
+    plain = hook(kb, "pre-command", CMD, fast=True).stdout.rstrip("\n")
+    assert plain.startswith("dbglog: this was tried before")
+    cursor_shell = {"hook_event_name": "beforeShellExecution", "conversation_id": "c1", "generation_id": "g1",
+                    "workspace_roots": [str(kb)], "command": CMD, "cwd": str(kb)}
+    assert json.loads(hook(kb, "pre-command", json.dumps(cursor_shell), fast=True).stdout) == \
+        {"permission": "allow", "agent_message": plain}  # never a denial
+    cursor_tool = {"hook_event_name": "preToolUse", "conversation_id": "c1", "workspace_roots": [str(kb)],
+                   "tool_name": "Shell", "tool_input": {"command": CMD}}
+    assert json.loads(hook(kb, "pre-command", json.dumps(cursor_tool), fast=True).stdout) == \
+        {"permission": "allow", "agent_message": plain}
+    gemini = {"session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": str(kb), "hook_event_name": "BeforeTool",
+              "timestamp": "2026-11-24T10:00:00Z", "tool_name": "run_shell_command", "tool_input": {"command": CMD}}
+    assert json.loads(hook(kb, "pre-command", json.dumps(gemini), fast=True).stdout) == {"systemMessage": plain}
+    # another tool of theirs, or a command nobody tried: silence
+    assert hook(kb, "pre-command", json.dumps(gemini | {"tool_name": "read_file",
+                                                         "tool_input": {"file_path": "train.py"}}), fast=True).stdout == ""
+    assert hook(kb, "pre-command", json.dumps(cursor_shell | {"command": "python eval.py"}), fast=True).stdout == ""
+    # forced: a plain command answered in Cursor's shape
+    assert json.loads(hook(kb, "pre-command", CMD, "--format", "cursor", fast=True).stdout) == \
+        {"permission": "allow", "agent_message": plain}
+
+
+def test_gemini_and_cursor_prompt_and_session_hooks(tmp_path, kb):
+    prompt = "The 8-GPU NCCL all_reduce job hangs again at step 3. Can you debug the hang?"
+    plain = hook(kb, "prompt", prompt, fast=True).stdout.rstrip("\n")
+    assert "Disable P2P" in plain
+    before_agent = {"session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": str(kb),
+                    "hook_event_name": "BeforeAgent", "timestamp": "2026-11-24T10:00:00Z", "prompt": prompt}
+    assert json.loads(hook(kb, "prompt", json.dumps(before_agent), fast=True).stdout) == \
+        {"hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": plain}}
+    # Cursor's prompt hook takes no context: nothing is printed (and nothing searched)
+    cursor_prompt = {"hook_event_name": "beforeSubmitPrompt", "conversation_id": "c1", "workspace_roots": [str(kb)],
+                     "prompt": prompt, "attachments": []}
+    assert hook(kb, "prompt", json.dumps(cursor_prompt), fast=True).stdout == ""
+    # Cursor's sessionStart names the workspace roots, not a cwd
+    digest = hook(kb, "session-start", "").stdout.rstrip("\n")
+    assert "NCCL all_reduce hangs on 8 GPUs" in digest
+    start = {"hook_event_name": "sessionStart", "conversation_id": "c1", "workspace_roots": [str(kb)]}
+    assert json.loads(hook(tmp_path, "session-start", json.dumps(start)).stdout) == {"additional_context": digest}
+    gemini_start = {"session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": str(kb),
+                    "hook_event_name": "SessionStart", "timestamp": "2026-11-24T10:00:00Z", "source": "startup"}
+    assert json.loads(hook(tmp_path, "session-start", json.dumps(gemini_start)).stdout) == \
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": digest}}
