@@ -115,3 +115,22 @@ def test_a_try_after_a_semicolon_and_a_fault_that_goes_away():
     assert outcome.classify("Disabling the infill causes the NaN to go away.") == "worked"
     for s in ("the error did not go away", "the hang never went away", "the crash did not disappear"):
         assert outcome.classify(s) == "failed", s
+
+
+def test_a_change_as_the_subject_of_its_result_is_a_try_an_operation_is_the_symptom():
+    got = _atts(_read("# ROCm segfault\n\nSome context.\n\nTrying the gfx803 build on a fresh install fails with "
+                      "`OSError: libmpi_cxx.so.40`.\n"))
+    assert [o for _t, o in got] == ["failed"]
+    assert _atts(_read("# Hang\n\nSome context.\n\nRunning the server on 8 GPUs fails with a timeout.\n")) == []
+
+
+def test_solutions_under_recommended_code_changes_are_steps():
+    inv = _read("# Gather fails on 8 GPUs\n\n## Tried\n\n- Ran on 4 GPUs: works\n\n## Recommended Code Changes\n\n"
+                "### Solution 1: Clone tensors before gathering\nCheap.\n\n### Solution 2: Move to CPU first\nSlower.\n")
+    assert [t for t, _o in _atts(inv)] == ["Ran on 4 GPUs: works"]
+    assert [s.text for s in inv.next_steps] == ["Clone tensors before gathering", "Move to CPU first"]
+
+
+def test_already_before_the_verb_is_still_a_first_person_change():
+    got = _atts(_read("# OOM\n\nSome context.\n\nI already cut the batch size to 2 and it did not help.\n"))
+    assert [o for _t, o in got] == ["failed"]

@@ -53,7 +53,7 @@ _WAITED = re.compile(r"^(?:I|[Ww]e)\s+(?:\w+ly\s+)?gave (?:it|them|the \w+) (?:a
 # Irregular past tenses of changes ("set", "rebuilt"); regular ones are any other "-ed" word.
 _IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|bound|rebound|rewrote|split|shut (?:off|down)|spun up|swapped|stripped|dropped|pinned|got rid of|" \
              r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did a (?:full |clean |fresh )?\w+"
-_ADVERB = r"(?:\w+ly|then|first|also|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
+_ADVERB = r"(?:\w+ly|then|first|also|already|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
           r"ultimately|quickly|simply|manually|temporarily|initially)"
 _VERB = rf"(?:{_IRREGULAR}|[a-z][a-z-]{{2,}}ed)"
 # "I reverted", "we then vendored", "I've tried", "So I got rid of"
