@@ -170,3 +170,33 @@ def test_mcp_tried_hits_carry_the_verdict(conn):
     res = search.tried(conn, "run tool-serve")
     hit = mcp_server._judged(res.close)[0].model_dump()
     assert hit["verdict"]["close"] is True and hit["outcome_is_guess"] is True
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "search_round6"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """The fixture docs through the importer, as a user's `dbglog import` would take them in."""
+    from dbglog.kb import importer
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("round6_import")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    out = importer.import_files(recs, sorted(str(p) for p in FIXTURES.glob("*.md")))
+    by_doc = {i["source"].split("/")[-1].split(".")[0]: i["id"] for i in out["investigations"]}
+    yield recs.store.conn, by_doc
+    recs.close()
+
+
+def test_fixture_docs(imported):
+    import yaml
+
+    conn, by_doc = imported
+    ideas = yaml.safe_load((FIXTURES / "ideas.yaml").read_text())
+    missed = [e["idea"] for e in ideas["tried"]
+              if not any(h.investigation == by_doc[e["doc"]] for h in search.tried(conn, e["idea"]).close[:3])]
+    alarms = [idea for idea in ideas["untried"] if search.tried(conn, idea).close]
+    assert not missed and not alarms, (missed, alarms)

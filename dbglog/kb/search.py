@@ -1757,7 +1757,7 @@ _PROPOSING = Lazy(
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
-_SENTENCE = Lazy(r"(?<=[.!?;])\s+|\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")  # (a ">" line is a blank one in a quote)
+_SENTENCE = Lazy(r"(?<=[.!?;])(?<!\be\.g\.)(?<!\bi\.e\.)\s+|\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")  # (a ">" line is a blank one in a quote)
 
 
 def _head_body(h: Hit) -> tuple[str, str]:
@@ -1793,12 +1793,13 @@ def _reported(text: str, thread: bool = False) -> str:
 
 _PARAGRAPH = Lazy(r"\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 # A sentence opened by a verb in its bare form (not one whose past is the same word: "Set X: still
-# hangs" reports). Read as advice only in a thread, where reports are "I rebuilt ..." / "Rebuilt ...".
+# hangs" reports, "Also set X" advises). Read as advice only in a thread, where reports are
+# "I rebuilt ..." / "Rebuilt ...".
 _IMPERATIVE = Lazy(
-    r"^\W*(?:build|rebuild|use|try|enable|disable|add|remove|install|reinstall|uninstall|reduce|increase|"
+    r"^\W*(?:(?:also|then|just|please|first|now|maybe)\s+(?:set|put|run)\b|build|rebuild|use|try|enable|disable|add|remove|install|reinstall|uninstall|reduce|increase|"
     r"lower|raise|switch|change|update|upgrade|downgrade|apply|pass|turn|drop|replace|make|move|delete|"
     r"export|pin|compile|recompile|test|limit|keep|avoid|give|start|stop|restart|reboot|disconnect|"
-    r"unplug|edit|comment|uncomment|increase|decrease|go|check ?out|pull|clone|download)\b(?!\s*(?:[:=]|is\b|was\b))",
+    r"unplug|edit|comment|uncomment|decrease|go|check ?out|pull|clone|download)\b(?!\s*(?:[:=]|is\b|was\b))",
     re.I)
 # The heading of a thread's replies: an issue export's "Conversation", a forum's "Comments".
 _THREAD_HEADING = Lazy(r"\b(?:conversation|comments?|repl(?:y|ies)|discussion|answers?|thread)\b", re.I)
@@ -1927,7 +1928,7 @@ _SAME_VALUE = ({"1", "true", "yes", "on"}, {"0", "false", "no", "off", "none"})
 
 
 def _norm_value(v: str) -> str:
-    v = v.strip("\"'`,;").lower()
+    v = v.strip("\"'`,;").rstrip(":.").lower()  # ("=1: same fault", "=0." end a sentence)
     for i, group in enumerate(_SAME_VALUE):
         if v in group:
             return f"<{i}>"
