@@ -134,3 +134,11 @@ def test_solutions_under_recommended_code_changes_are_steps():
 def test_already_before_the_verb_is_still_a_first_person_change():
     got = _atts(_read("# OOM\n\nSome context.\n\nI already cut the batch size to 2 and it did not help.\n"))
     assert [o for _t, o in got] == ["failed"]
+
+
+def test_the_same_failure_under_a_named_version_and_another_version_checked_clean():
+    got = _atts(_read("# Hang\n\nSome context.\n\nI still get the same bug with NCCL 2.19.4.\n\n"
+                      "I've verified that pytorch 2.0.1 didn't show the bug.\n"))
+    assert [o for _t, o in got] == ["failed", "worked"]
+    # the symptom told once, with its versions, is no try
+    assert _atts(_read("# Hang\n\nI get this bug with NCCL 2.19.4 on 8 GPUs.\n")) == []

@@ -333,6 +333,16 @@ def _starts(k: int, text: str) -> list[_Start]:
     return sorted(out, key=lambda s: s.pos)
 
 
+# "I still get the same bug with NCCL 2.19.4", "I'm also seeing it on v0.27.9": the same failure under a named
+# version or setting -- that setting was tried, and failed.
+_SAME_WITH = re.compile(r"^\W*(?:(?:but|and|so|unfortunately|sadly)\W+)?(?:I|[Ww]e)(?:'m|'ve| am| was| have| are| were)?\s+"
+                        r"(?:\w+\s+){0,2}?(?:still|also|too)\b[^.]{0,80}?\b(?:get|gets|getting|got|see|seeing|saw|hit|"
+                        r"hitting|have|having|had)\b[^.]{0,60}?\b(?:with|on|in|under|using)\s+(?:the\s+)?[^.]{0,30}?"
+                        rf"(?:{_CONCRETE.pattern})")
+# "I've verified that pytorch 2.0.1 didn't show the bug": another version or setting checked, and clean.
+_CLEAN_WITH = re.compile(r"\b(?:I|[Ww]e)(?:'ve| have)?\s+(?:\w+ly\s+)?(?:verified|confirmed|checked|tested)\s+(?:that\s+)?"
+                         r"[^.]{0,40}?(?:\d+\.\d+(?:\.\d+)?|`[^`]+`)[^.]{0,20}?\b(?:does ?n[o']t|did ?n[o']t|does not|did not|"
+                         r"never)\s+(?:show|have|hit|reproduce|trigger|produce)\b")
 _CHANGE_GERUND = re.compile(rf"(?i)^(?:{_CHANGE_ING}|trying|following|applying|adding|setting|installing|"
                             r"updating|changing|moving|replacing|limiting|capping|wrapping|calling|passing)$")
 _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
@@ -341,6 +351,8 @@ _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto s
 def _cond_verdict(s: str) -> str:
     """What the change did: the clause from the change on ("NaN losses with X, when turning it off, the
     loss is fine": worked), else the whole clause ("NaN did not occur when the amp was turned off")."""
+    if _CLEAN_WITH.search(s):
+        return "worked"  # the other version did not show the bug
     for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
         m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
         if m:
@@ -351,8 +363,9 @@ def _cond_verdict(s: str) -> str:
 
 def _cond_effect(s: str) -> str | None:
     """The start kind of a sentence that names a change and what it did in one breath (see
-    ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``), else None."""
-    if _TRY_MINE.match(s):
+    ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``, ``_SAME_WITH``, ``_CLEAN_WITH``), else None."""
+    if _TRY_MINE.match(s) or ((_SAME_WITH.match(s) or _CLEAN_WITH.search(s)) and not _MODAL.search(s)
+                              and outcomes.classify(s) in ("worked", "failed")):
         return "cond"
     # the clause that holds the change: "I may have set the lr too high, but this worked with `amp=False`"
     for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
