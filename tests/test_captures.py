@@ -330,6 +330,57 @@ def test_name_stuck_scoring(tmp_path):
                                [_row(10)], [], {}, {}) is None
 
 
+_SERVER_FRAMES = [("fake_http_server.py", 38, "spin"), ("fake_http_server.py", 56, "do_GET"),
+                  ("server.py", 424, "handle_one_request"), ("server.py", 436, "handle"),
+                  ("socketserver.py", 755, "__init__"), ("socketserver.py", 361, "finish_request"),
+                  ("socketserver.py", 348, "process_request"), ("socketserver.py", 316, "_handle_request_noblock"),
+                  ("socketserver.py", 238, "serve_forever"), ("fake_http_server.py", 80, "<module>")]
+
+
+def _fh_dump(frames, thread="0x00007f0000000001") -> str:
+    return (f"Current thread {thread} (most recent call first):\n"
+            + "".join(f'  File "/srv/{f}", line {n} in {fn}\n' for f, n, fn in frames))
+
+
+def test_a_dump_read_while_it_was_still_written_is_not_a_stack_that_moved(tmp_path, monkeypatch):
+    """Under CPU load the byte count of the first faulthandler sample was taken in the middle of the
+    dump (many writes, the process preempted between two): the rest of it was read as the second
+    sample, the spinning dispatcher's stack "moved" (-3) and its idle worker was named stuck
+    (test_a_livelocked_servers_spinning_worker_is_the_stuck_process, ~2 in 8 under two CPU hogs). The
+    dumps are split by their shape now, whatever the byte count says."""
+    second = [(f, n - 1 if fn == "spin" else n, fn) for f, n, fn in _SERVER_FRAMES]  # a loop's line moves
+    text = _fh_dump(_SERVER_FRAMES) + _fh_dump(second)
+    (tmp_path / "faulthandler.20.txt").write_text(text)
+    worker = 'Current thread 0x00007f0000000002 (most recent call first):\n  File "<string>", line 2 in <module>\n'
+    (tmp_path / "faulthandler.21.txt").write_text(worker + worker)
+    monkeypatch.setattr(captures, "_serving", lambda procs: {20: 8000})  # the client's connection
+    ctx = captures.Context(tree=None, run_dir=tmp_path, limit=1, procs=[_P(20, 1), _P(21, 20)])
+    rows = [_row(20, wchan="do_select"), _row(21, wchan="hrtimer_nanosleep")]
+    first = len(_fh_dump(_SERVER_FRAMES))
+    for cut in (first, 60, first // 2, first - 30):  # whole, header only, mid-dump, mid-line
+        caps = [{"name": "faulthandler:20", "status": "ok", "path": str(tmp_path / "faulthandler.20.txt"),
+                 "first_sample_bytes": cut},
+                {"name": "faulthandler:21", "status": "ok", "path": str(tmp_path / "faulthandler.21.txt"),
+                 "first_sample_bytes": len(worker)}]
+        st = captures.name_stuck(ctx, rows, caps, {}, {})
+        assert st["pid"] == 20 and st["frames"][0].startswith("spin (fake_http_server.py:"), (cut, st)
+        assert st["reason"].startswith("guess: stack unchanged")
+    # a dump whose outer frames were not written yet when it was read is that stack, cut short
+    (tmp_path / "faulthandler.20.txt").write_text(_fh_dump(_SERVER_FRAMES) + _fh_dump(second[:3]))
+    assert captures.name_stuck(ctx, rows, caps, {}, {})["pid"] == 20
+    # a stack that did move still counts as moving: the worker is named then
+    moved = [("fake_http_server.py", 90, "tokenize")] + _SERVER_FRAMES[1:]
+    (tmp_path / "faulthandler.20.txt").write_text(_fh_dump(_SERVER_FRAMES) + _fh_dump(moved))
+    assert captures.name_stuck(ctx, rows, caps, {}, {})["pid"] == 21
+
+
+def test_faulthandler_dumps_split_by_shape():
+    two_threads = ("Thread 0x00007f4440da56c0 (most recent call first):\n  File \"t.py\", line 9 in run\n\n"
+                   "Current thread 0x00007f4441809b80 (most recent call first):\n  File \"m.py\", line 5 in <module>\n")
+    assert captures.fh_dumps(two_threads * 3) == [two_threads] * 3
+    assert captures.fh_dumps("") == [] and captures.fh_dumps("garbage\n") == []
+
+
 def test_bisection_refuses_rocgdb_beside_the_debug_agent_before_the_first_step(workdir):
     p = run_cli_inproc(workdir, "bisect", "toggles", "--env", "A=1", "--capture", "rocgdb", "--", "true",
                        env={"HSA_TOOLS_LIB": "/opt/rocm/lib/librocm-debug-agent.so.2"})

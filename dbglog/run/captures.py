@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # at run time imported where a hang's stacks are read (_stack
 DEVICE_PATTERNS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
 DEVICES_VAR = "DBGLOG_GPU_DEVICES"  # os.pathsep-separated globs replacing DEVICE_PATTERNS (tests)
 STACK_GAP_S = 0.3  # between the two faulthandler samples: long enough for a live stack to move
+DUMP_SETTLE_S = 0.06  # a dump file that kept its size this long is written
 
 
 @dataclass(frozen=True)
@@ -327,8 +328,18 @@ def _faulthandler_env(run_dir: Path, base_env: dict) -> dict:
 
 
 def _wait_growth(targets: list, sizes: dict, limit: float) -> None:
+    """Until every file grew and then kept its size for DUMP_SETTLE_S: a dump is many writes, and a
+    process preempted between two of them (a loaded machine) would leave half a dump to read."""
     deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and any(_size(f) <= sizes.get(f, 0) for _, f in targets):
+    last: dict | None = None
+    since = 0.0
+    while time.monotonic() < deadline:
+        now = {f: _size(f) for _, f in targets}
+        if all(now[f] > sizes.get(f, 0) for _, f in targets):
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= DUMP_SETTLE_S:
+                return
         time.sleep(0.02)
 
 
@@ -718,14 +729,36 @@ def _where(frame: str) -> str:
     return re.sub(r":\d+\)$", ")", frame)
 
 
+# A thread's header in a faulthandler dump (all_threads=True; "Stack" without it).
+_FH_HEAD = re.compile(r"^(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ |Stack )\(most recent call first\):$", re.M)
+
+
+def fh_dumps(text: str) -> list[str]:
+    """The dumps in a faulthandler file, split by their shape: inside one dump a blank line comes
+    before each further thread's header; a new dump's header follows the last frame line directly."""
+    starts = [m.start() for m in _FH_HEAD.finditer(text) if m.start() == 0 or text[m.start() - 2:m.start()] != "\n\n"]
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
 def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
     try:
         text = Path(path).read_text(errors="replace")
     except OSError:
         return [], []
+    dumps = fh_dumps(text)
+    if len(dumps) >= 2:  # the last two: the byte count was taken while the first could still be written
+        return main_frames(dumps[-2]), main_frames(dumps[-1])
     # Byte offset of the first dump's end: the text is ASCII in practice (paths may not be).
     raw = text.encode()
     return main_frames(raw[:first_bytes].decode(errors="replace")), main_frames(raw[first_bytes:].decode(errors="replace"))
+
+
+def _same_stack(one: list[str], two: list[str]) -> bool:
+    """By function and file (a loop's line may differ between samples), innermost first; one stack
+    that is the other cut short (a dump read while its outer frames were still being written) is
+    the same stack."""
+    n = min(len(one), len(two))
+    return [_where(f) for f in one[:n]] == [_where(f) for f in two[:n]]
 
 
 def _serving(procs) -> dict[int, int]:
@@ -765,8 +798,8 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
             continue
         if name.startswith("faulthandler:"):
             one, two = _fh_samples(path, c.get("first_sample_bytes") or 0)
-            if one and two:  # by function and file: a loop's line may differ between samples
-                moved[pid] = [_where(f) for f in one] != [_where(f) for f in two]
+            if one and two:
+                moved[pid] = not _same_stack(one, two)
             frames = two or one
         else:
             try:
