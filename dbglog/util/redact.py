@@ -130,7 +130,7 @@ _BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
 _AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
 _NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase)[\w.-]*[\"']?[ \t]*[=:]"
-                        r"|--?[\w.-]*(?:token|secret|passw|key|credential|phrase)[ \t]")
+                        r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]")
 _URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
 # NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
 _ASSIGN = Lazy(
@@ -183,6 +183,11 @@ def reset_cache() -> None:
 
 
 _PASSWORD = re.compile(r"pass(?:word|wd|phrase)", re.I)
+# After "password:" a plain word with more words following on the line is the sentence going on
+# ("the password: prompt never appeared", "Password: field in the form"), not a credential, which
+# ends its line or clause, or has a digit, a symbol or inner capitals ("password: hunter2; ...").
+_PROSE_WORD = re.compile(r"[A-Za-z][a-z]{0,19}")
+_MORE_WORDS = re.compile(r"[ \t]+[A-Za-z]")
 
 
 def _assign(m: re.Match) -> str:
@@ -193,6 +198,9 @@ def _assign(m: re.Match) -> str:
         # "Token: expired" in prose; "api_key: x", '"token": "x"' and "password: x" (a credential, whatever
         # the prose around it) are redacted
         return m.group(0)
+    if sep.strip() == ":" and _PASSWORD.fullmatch(name) and not (m.group("q") or m.group("flag") or name.isupper()) \
+            and _PROSE_WORD.fullmatch(val) and _MORE_WORDS.match(m.string, m.end()):
+        return m.group(0)  # "the password: prompt never appeared": prose (see _PROSE_WORD)
     if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
         return m.group(0)
     if re.fullmatch(r"[\d.,:+-]+|0[xX][0-9a-fA-F]{1,16}", val.strip("\"'")):

@@ -1,0 +1,65 @@
+"""Redaction of ``password:``: the word in a sentence is prose ("the password: prompt never appeared",
+"Password: field in the form" were stored as "the password: <redacted> never appeared"), a credential
+after it is a secret. Every real secret shape stays redacted (tests/test_clean_text.py has the table)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dbglog.util import redact
+
+PROSE = ["the password: prompt never appeared", "Password: field in the form stays empty",
+         "the passphrase: prompt hung for an hour", "ssh asks Password: and waits forever",
+         "after the password: dialog closed the job resumed", "Token: expired at step 5"]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_a_password_is_kept(text):
+    assert redact.clean(text) == text  # before: "the password: <redacted> never appeared"
+
+
+@pytest.mark.parametrize("raw, secret", [
+    ("password: hunter2", "hunter2"), ("Password: s3cr3tP4ss", "s3cr3tP4ss"), ("DB password: hunter2", "hunter2"),
+    ("password: letmein", "letmein"),  # a plain word that ends the line is the value
+    ("password: hunter2again; Bearer x", "hunter2again"), ("password: hunter2 and more", "hunter2"),
+    ("PASSWORD: abc def", "abc"), ("--password: hunter more", "hunter"), ('password: "plain words"', "plain words"),
+    ("password = prompt never appeared", "prompt"), ("db_password: plain more", "plain"),
+])
+def test_a_credential_after_password_is_still_redacted(raw, secret):
+    out = redact.clean(raw)
+    assert secret not in out and "<redacted>" in out, out
+
+
+WORDS = st.sampled_from(["the", "a", "prompt", "field", "never", "appeared", "in", "form", "dialog", "login",
+                         "screen", "was", "empty", "after", "reset", "box", "hangs", "ssh", "asks", "and", "for",
+                         "user", "expired", "at", "step", "key", "differences", "secret", "santa"])
+LABELS = st.sampled_from(["password", "Password", "passphrase", "Passphrase", "passwd", "token", "Token",
+                          "secret", "Secret", "key", "Key"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=st.lists(WORDS, max_size=4), label=LABELS, after=st.lists(WORDS, min_size=2, max_size=6),
+       end=st.sampled_from(["", ".", "!", " (see above)."]))
+def test_random_prose_with_the_words_is_unchanged(before, label, after, end):
+    text = " ".join([*before, f"{label}:", *after]) + end
+    assert redact.clean(text) == text
+
+
+# A credential: letters and at least one digit or symbol (a word alone at a line's end is covered above).
+SECRETS = st.builds(lambda a, b, c: a + b + c,
+                    st.text("abcdefghijkLMNOPQRSTxyz", min_size=3, max_size=12),
+                    st.sampled_from(list("0123456789!#%*+_.~")),
+                    st.text("abcdefXYZ0123456789", min_size=3, max_size=12))
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=SECRETS, shape=st.sampled_from([
+    "password: {s}", "Password: {s}", "the db password: {s} and more", "passphrase: {s}; next",
+    "DB_PASSWORD={s} python x.py", "export MY_SERVICE_TOKEN={s}", 'api_key: "{s}"', '{{"token": "{s}"}}',
+    "--password {s}", "--api-key={s}", "git clone https://me:{s}@github.com/x/y", "Authorization: token{s}",
+    "curl -H 'Authorization: Bearer {s}xxxxxxxxxxxx'", "client_secret: {s}"]))
+def test_random_secrets_in_every_shape_are_redacted(secret, shape):
+    text = shape.format(s=secret)
+    out = redact.clean(text)
+    assert secret not in out and "<redacted>" in out, (text, out)
+    assert redact.clean(out) == out
