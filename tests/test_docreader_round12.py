@@ -142,3 +142,13 @@ def test_the_same_failure_under_a_named_version_and_another_version_checked_clea
     assert [o for _t, o in got] == ["failed", "worked"]
     # the symptom told once, with its versions, is no try
     assert _atts(_read("# Hang\n\nI get this bug with NCCL 2.19.4 on 8 GPUs.\n")) == []
+
+
+def test_a_path_of_marked_items_with_arrows_is_a_list_of_tries_the_mark_is_the_verdict():
+    inv = _read("# Workers die in the first wave\n\n### Investigation Path\n"
+                "1. ❌ HIP kernel cache corruption → Fixed but failures continued\n"
+                "2. ❌ Parallel init race → Warmup barrier didn't help\n"
+                "3. ✅ **OOM killer** → `journalctl -k` showed the kernel killing workers\n\n"
+                "### Environment\n- ✅ CUDA available: True\n- ✅ Driver: 550\n")
+    assert _atts(inv) == [("HIP kernel cache corruption", "failed"), ("Parallel init race", "failed"),
+                          ("OOM killer", "worked")]

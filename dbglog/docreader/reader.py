@@ -1827,10 +1827,17 @@ class _Builder:
         hits = []
         merged: set[int] = set()
         items = [self._item_text(blk, item) for item in blk.items]
+        # "1. ❌ HIP cache corruption → fixed, but failures continued" / "4. ✅ **OOM killer** → journalctl showed
+        # it": two or more items each a verdict mark, a thing and an arrow to what came of it -- a path of tries
+        path = sum(bool(_MARK_ARROW.match(re.sub(r"^\[[ xX]\]\s*", "", f))) for f, i in items if i) >= 2
+        marked: list[tuple[str, list[int]]] = []
         for k, (first, idxs) in enumerate(items):
             if not idxs or (skip and idxs[0] in skip) or idxs[0] in merged:
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
+            if path and _MARK_ARROW.match(re.sub(r"^\[[ xX]\]\s*", "", first)):
+                marked.append((first, idxs))
+                continue
             keys = {h[0] for i in idxs if (h := label_of(self.lines[i], ATTEMPT_LABELS))}
             if keys & {"did", "hypothesis"} and keys & {"result", "conclusion", "outcome"}:
                 hits.append((first, idxs))  # "- checked: X / found: Y": a recorded attempt
@@ -1862,10 +1869,17 @@ class _Builder:
                     and not _POINTER.match(bare_first)))
                                            and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
-        if not hits:
+        if not hits and not marked:
             return False
         for first, idxs in hits:
             self._attempt_from_item(first, idxs, ctx, n.text)
+        for first, idxs in marked:
+            # the mark is the verdict ("❌ X → fixed, but failures continued": X was not the cause)
+            mark = re.match(r"^\s*(?:\[[ xX]\]\s*)?(❌|✅|✔️?|✗|✘|⚠️?)\s*", first)
+            self._attempt_from_item(first[mark.end():], idxs, ctx, n.text)
+            self.attempts[-1].tag = {"✅": "worked", "✔": "worked", "✔️": "worked", "⚠": "partial",
+                                     "⚠️": "partial"}.get(mark.group(1), "failed")
+        hits = hits + marked
         rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
                 if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip) and i not in merged]
         if rest and keep_rest is not None:
@@ -2612,6 +2626,7 @@ _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|sugges
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
 _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
                            r"known (?:issues?|problems?|limitations?)\b)", re.I)
+_MARK_ARROW = re.compile(r"^\s*(?:❌|✅|✔️?|✗|✘|⚠️?)\s*\S[^→]{1,160}(?:→|->|=>)\s*\S")
 _QUOTED_HEAD = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?#{1,6}[ \t]+\S", re.M)
 _WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
