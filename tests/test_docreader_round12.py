@@ -152,3 +152,16 @@ def test_a_path_of_marked_items_with_arrows_is_a_list_of_tries_the_mark_is_the_v
                 "### Environment\n- ✅ CUDA available: True\n- ✅ Driver: 550\n")
     assert _atts(inv) == [("HIP kernel cache corruption", "failed"), ("Parallel init race", "failed"),
                           ("OOM killer", "worked")]
+
+
+def test_a_fix_named_on_the_cause_line_and_a_problem_avoided_by_a_means_are_fixes():
+    inv = _read("# Ranks collide\n\nRoot cause: inconsistent device ordering across nodes. Fix: export "
+                "CUDA_DEVICE_ORDER=PCI_BUS_ID\n\nSome context.\n\nI avoided Docker port publishing entirely by running "
+                "the containers with --network host.\n")
+    got = _atts(inv)
+    assert [o for _t, o in got] == ["worked", "worked"]
+    assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in got[0][0] and "--network host" in got[1][0]
+    assert "inconsistent device ordering" in inv.root_cause
+    # a "fix:" key line of its own (a Resolution block) retells the fix; no new attempt
+    assert _atts(_read("# Hang\n\n## Resolution\n\nroot_cause: the early return skips a barrier.\n"
+                       "fix: do the barrier unconditionally.\n")) == []

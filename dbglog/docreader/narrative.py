@@ -105,6 +105,10 @@ _ENDED_UP = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?ended up\s+(?!(?:being|hav
 # "I followed the plan by installing X and ...", "We started by removing Y": the means is the action.
 _BY_GERUND = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:followed|started|began|continued|finished|ended|proceeded)\b"
                         r"[^.]{0,40}?\bby\s+[a-z]{3,}ing\b")
+# "I avoided X by running Y", "We worked around the hang by pinning Z": a problem got rid of, and how.
+_FIXED_BY = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:avoided|fixed|solved|resolved|worked around|got around|"
+                       r"stabili[sz]ed|eliminated|prevented|bypassed|sidestepped|side-stepped|circumvented)\b"
+                       r"[^.]{0,80}?\bby\s+(?:\w+ly\s+)?[a-z]{3,}ing\b")
 # "Workaround:" + the command, "Actual fix: Update the GPU driver": a labelled remedy in a thread or story.
 _REMEDY_LABEL = re.compile(r"^\W{0,3}(?:(?:the|actual|real|final|permanent|proper|quick|temporary)\s+)?"
                            r"(?P<kind>fix|solution|workaround|resolution)\W{0,3}:", re.I)
@@ -273,6 +277,11 @@ def _starts(k: int, text: str) -> list[_Start]:
         if rl:
             kind = "workaround" if rl.group("kind").lower() == "workaround" else "fix"
             out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0], kind)]
+            continue
+        fb = _FIXED_BY.search(s)
+        if fb and not _HYPOTHETICAL.search(s[:fb.end()]) and not _QUESTION.search(s):
+            # "I avoided Docker port publishing by running containers with --network host": the means is the fix
+            out = [st for st in out if not sm[0] <= st.pos < sm[1]] + [_Start(k, sm[0] + fb.start(), "fix")]
             continue
         bg = _BY_GERUND.search(s)
         if bg and not _HYPOTHETICAL.search(s[:bg.end()]) and not _QUESTION.search(s):

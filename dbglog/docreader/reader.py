@@ -486,6 +486,15 @@ class _Builder:
             return
         cur = getattr(self.inv, key)
         setattr(self.inv, key, f"{cur}\n\n{text}" if cur and text else (cur or text))
+        fm = _CAUSE_FIX.search(text) if key == "root_cause" else None
+        if fm and fm.group("fix").strip():
+            # "Root cause: inconsistent device order across nodes. Fix: export CUDA_DEVICE_ORDER=PCI_BUS_ID. That
+            # forced consistent enumeration": the fix named with the cause was applied; how it went follows it
+            fix = fm.group("fix").strip()
+            said = outcomes.classify(fix)
+            self.attempts.append(_Attempt(line=lines[0], number=None, title=item_title(fix), fields={"did": [fix]},
+                                          lead=[], context="worked" if said == "inconclusive" else said,
+                                          summary=True, lines=list(lines), unit="Root cause"))
 
     # --- sections ---------------------------------------------------------------------------
 
@@ -2626,6 +2635,8 @@ _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|sugges
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
 _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
                            r"known (?:issues?|problems?|limitations?)\b)", re.I)
+# (on the cause's own line: a "fix:" key line of its own, as in a GSD Resolution block, retells the fix)
+_CAUSE_FIX = re.compile(r"[.;][ \t]+(?:the\s+)?fix(?:ed)?(?:\s+was)?\s*:\s*(?P<fix>\S.*)$", re.I | re.S)
 _MARK_ARROW = re.compile(r"^\s*(?:❌|✅|✔️?|✗|✘|⚠️?)\s*\S[^→]{1,160}(?:→|->|=>)\s*\S")
 _QUOTED_HEAD = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?#{1,6}[ \t]+\S", re.M)
 _WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
