@@ -238,13 +238,11 @@ def _resolve_cuda_code(m: re.Match[str]) -> tuple[str, int]:
 
 
 # Severity marks of a warning line: glog/absl "W0123 ..." or TF's ": W tensorflow/...cc:64]", ONNX
-# Runtime's "[W:onnxruntime:...]", Python's "UserWarning:"/"warn(msg)", a "WARNING" logger level.
+# Runtime's "[W:onnxruntime:...]", Python's "UserWarning:", a "WARNING" logger level.
 _WARNING_LINE = re.compile(r"^\s*W\d{4} |: W [\w./-]+:\d+\]|\[W:|Warning\b|\bWARN(?:ING)?\b")
 
 
 def _resolve_loader(m: re.Match[str]) -> tuple[str, int]:
-    if "ExecutionProvider" in m.re.pattern:
-        return "env.library_missing", 40
     if ("shared object" in m.re.pattern or "undefined symbol" in m.re.pattern) and _WARNING_LINE.search(m.string):
         return "env.library_missing", -1
     return "env.library_missing", 74
@@ -597,13 +595,11 @@ BUILTIN: tuple[Signature, ...] = (
         (r"No PTX compilation provider is available", "PTX compilation provider"),
         # The dynamic loader's own words, whatever the library (a framework's native extension, a
         # non-CUDA dependency): "libfoo.so.1: cannot open shared object file", and an extension built
-        # against another torch/CUDA: "ext.so: undefined symbol: _ZN3c10...". A loader line at warning
-        # severity (TensorFlow's dso_loader probing optional libraries) is no failure (_resolve_loader).
+        # against another torch/CUDA: "ImportError: ext.so: undefined symbol: _ZN3c10...". A loader line
+        # at warning severity (TensorFlow's dso_loader probing optional libraries) is no failure.
         (r"(\S+\.so(?:\.[\w.]+)?): cannot open shared object file", "cannot open shared object file"),
-        (r"(\S+\.so(?:\.[\w.]+)?): undefined symbol: (\S+)", ": undefined symbol: "),
-        # ONNX Runtime could not load an execution provider's libraries and fell back to the CPU: a
-        # warning, the only sign of the cause when nothing else failed (hint band)
-        (r"Failed to create (\w+)ExecutionProvider", "ExecutionProvider")], 74,
+        # (on the exception's line: its "rror" is a hub literal, so a big log pays no pass of its own)
+        (r"(\S+\.so(?:\.[\w.]+)?): undefined symbol: (\S+)", "rror")], 74,
        resolve=_resolve_loader,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
