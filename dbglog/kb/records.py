@@ -83,9 +83,10 @@ class JournaledStore(Store):
 
     def insert_run(self, result: dict, *args, **kwargs) -> None:
         """Runs are stored cleaned (captured lines without control characters, secrets redacted),
-        whoever records them (``dbglog run``, a bisection's trials)."""
-        redact.remember_env({k: v for k, v in (result.get("env_overrides") or {}).items() if isinstance(v, str)})
-        super().insert_run(redact.clean_obj(result), *args, **kwargs)
+        whoever records them (``dbglog run``, a bisection's trials): once, here, unless the record
+        already went through ``redact.clean_run`` (``record_runs``)."""
+        result = redact.clean_run(result)
+        super().insert_run(result, *args, **kwargs)
         self.runs_added.append(result.get("id"))
 
     def journal(self, path: Path) -> None:
@@ -542,9 +543,9 @@ class Records:
 
         The run records are cleaned in place (``redact.clean_obj``: captured lines without control
         characters, secrets in the command, its environment and its output redacted)."""
-        for r in results:  # --env HF_TOKEN=...: that value is redacted wherever it shows up
+        for r in results:  # --env HF_TOKEN=...: that value is redacted wherever it shows up, in every run
             redact.remember_env({k: v for k, v in (r.get("env_overrides") or {}).items() if isinstance(v, str)})
-        results[:] = [redact.clean_obj(r) for r in results]
+        results[:] = [redact.clean_run(r) for r in results]  # (insert_run does not clean them again)
         attempt_title, hypothesis, did = _clean(attempt_title, hypothesis, did)
         inv_id = self.resolve(inv_ref) if attempt_title is not None else None
         if inv_id is None:

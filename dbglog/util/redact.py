@@ -130,7 +130,10 @@ _BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
 _AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
 _NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase)[\w.-]*[\"']?[ \t]*[=:]"
-                        r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]")
+                        r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]", re.I)
+# One search for every literal the value patterns, URLs and headers need: most text has none of them.
+_VALUE_HINT = re.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
+                         r"PRIVATE KEY-----|://|[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Bb][Ee][Aa][Rr][Ee][Rr]")
 _URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
 # NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
 _ASSIGN = Lazy(
@@ -218,6 +221,8 @@ def redact(text: str) -> str:
     lit = _literal_values()
     if lit is not None:
         text = lit.sub(REDACTED, text)
+    if _VALUE_HINT.search(text) is None:
+        return _assignments(text) if _NAME_HINT.search(text) is not None else text
     for hint, rx in _VALUES:
         if hint == "A":
             if not any(a in text for a in _AKIA):
@@ -235,10 +240,11 @@ def redact(text: str) -> str:
         text = _AUTH_HEADER.sub(rf"\1{REDACTED}", text)
     if "bearer" in low:
         text = _BEARER.sub(rf"\1\2{REDACTED}", text)
-    if _NAME_HINT.search(low) is not None:
-        text = _ASSIGN.sub(_assign, text)
-        text = _FLAG.sub(_assign, text)
-    return text
+    return _assignments(text) if _NAME_HINT.search(text) is not None else text
+
+
+def _assignments(text: str) -> str:
+    return _FLAG.sub(_assign, _ASSIGN.sub(_assign, text))
 
 
 def clean(text: str) -> str:
@@ -280,6 +286,24 @@ def clean_obj(value):
             return type(value)(clean_argv(list(value)))
         return type(value)(clean_obj(v) for v in value)
     return value
+
+
+class Cleaned(dict):
+    """A run's record that went through ``clean_run``: a store takes it as it is instead of cleaning
+    it again. Any change gives a plain dict (``record | {...}``, ``dict(record)``), cleaned again where
+    it is stored; never set a key of one in place."""
+
+    __slots__ = ()
+
+
+def clean_run(record: dict) -> Cleaned:
+    """A run's record as it may be stored or shown, once: the values its ``--env`` gave secret-named
+    variables remembered (so they are redacted wherever they show up, its output included), then
+    every string cleaned (``clean_obj``). A record already cleaned is returned as it is."""
+    if isinstance(record, Cleaned):
+        return record
+    remember_env({k: v for k, v in (record.get("env_overrides") or {}).items() if isinstance(v, str)})
+    return Cleaned(clean_obj(record))
 
 
 def clean_record(obj):
