@@ -200,3 +200,10 @@ def test_fixture_docs(imported):
               if not any(h.investigation == by_doc[e["doc"]] for h in search.tried(conn, e["idea"]).close[:3])]
     alarms = [idea for idea in ideas["untried"] if search.tried(conn, idea).close]
     assert not missed and not alarms, (missed, alarms)
+
+
+def test_a_duration_in_other_units():
+    alts = search.parse_query("raise the timeout to 1h").terms[-1].alts
+    assert {"60 min", "3600 s", "3600", "1 hour"} <= set(alts)
+    assert "1800" in search.parse_query("30min").terms[0].alts
+    assert search.parse_query("80GB").terms[0].alts == ["80 GB"]  # (not a duration)

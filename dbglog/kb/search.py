@@ -354,6 +354,26 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+_SECONDS = {"s": 1, "sec": 1, "secs": 1, "min": 60, "mins": 60, "h": 3600, "hr": 3600, "hrs": 3600}
+
+
+def _durations(number: str, unit: str) -> list[str]:
+    """A duration in the other units people write it in: 1h = 60 min = 3600 s (a timeout set in
+    seconds, ``NCCL_TIMEOUT=3600``, or said "1-hour"); [] for any other unit."""
+    per = _SECONDS.get(unit.lower())
+    if per is None:
+        return []
+    secs = float(number) * per
+    out = []
+    for size, names in ((3600, ("h", "hour", "hours")), (60, ("min", "minutes")), (1, ("s", "seconds"))):
+        n = secs / size
+        if n >= 1 and n == int(n):
+            out += [f"{int(n)} {name}" for name in names]
+    if secs == int(secs):
+        out.append(str(int(secs)))  # seconds with no unit: TIMEOUT=3600
+    return [a for a in dict.fromkeys(out) if a.replace(" ", "") != f"{number}{unit}".lower()]
+
+
 def parse_query(text) -> Query:
     """Split into tokens; keep every token that has a letter or digit. Never raises on content.
 
@@ -406,8 +426,8 @@ def parse_query(text) -> Query:
                 t = Term(raw=tok, parts=parts)
                 if _CASE.search(tok):  # cudaMallocAsync -> also "cuda malloc async"
                     t.alts = [" ".join(synonyms.split_identifier(tok))]
-                elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"
-                    t.alts = [" ".join(_UNIT.match(tok).groups())]
+                elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"; 1h -> also "60 min", "3600 s"
+                    t.alts = [" ".join(_UNIT.match(tok).groups())] + _durations(*_UNIT.match(tok).groups())
                 elif re.fullmatch(r"0\.\d+", tok):  # 0.5 = 0.50 (a fraction; 2.1 is not 2.10, a version)
                     t.alts = [tok.rstrip("0").rstrip(".") if tok.endswith("0") else tok + "0"]
                 new = [t]
