@@ -165,3 +165,14 @@ def test_a_fix_named_on_the_cause_line_and_a_problem_avoided_by_a_means_are_fixe
     # a "fix:" key line of its own (a Resolution block) retells the fix; no new attempt
     assert _atts(_read("# Hang\n\n## Resolution\n\nroot_cause: the early return skips a barrier.\n"
                        "fix: do the barrier unconditionally.\n")) == []
+
+
+def test_variants_under_testing_results_are_runs_and_a_caption_over_reasons_is_one_step():
+    inv = _read("# Hash table hangs\n\n## Testing Results\n\n### Without Retry Loop\n```cpp\nbuckets[b] = i;\n```\n"
+                "**Result**: the insert loses 60% of keys, a failure.\n\n### With Retry Loop\n**Result**: hangs indefinitely.\n\n"
+                "### Why Linear Probing Works\n- **Result**: 0.1% errors, no hangs\n\n## Recommendations\n\n"
+                "**Use linear probing** with a documented 0.1% error rate:\n- Acceptable for benchmarks\n- No hangs\n")
+    assert [t for t, _o in _atts(inv)] == ["Without Retry Loop", "With Retry Loop"]
+    assert _atts(inv)[1][1] == "failed"
+    assert [s.text for s in inv.next_steps] == ["Use linear probing"]
+    assert "documented 0.1% error rate" in inv.next_steps[0].detail and "No hangs" in inv.next_steps[0].detail

@@ -537,6 +537,20 @@ class _Builder:
                 _WHY_HEAD.match(bare) and not n.children):  # "### Why This Works": the reason, not more tries
             self.free(n, whole=True)  # lessons looked back on, a plan for checking: not work done
             return
+        if _RESULTS_OF_RUNS.match(bare) and sum(self.r._has_attempt_evidence(c) and not bare_words(c.text).startswith("why ")
+                                                 for c in n.children) >= 2:
+            # "## Testing Results" > "### Without Retry Loop" (code, "**Result**: loses 60%") / "### With Retry Loop"
+            # ("**Result**: hangs"): each variant run is an attempt; "### Why X works" stays the explanation
+            self.owned.extend(range(n.start, n.head_end))
+            own = [i for b in n.blocks for i in range(b.start, b.end)]
+            self.owned.extend(own)
+            self._keep_or_rename(n, own, "attempts")
+            for c in n.children:
+                if self.r._has_attempt_evidence(c) and not bare_words(c.text).startswith("why ") and not c.children:
+                    self.attempt_from_node(c, container=None)
+                else:
+                    self.section(c, context=None)
+            return
         if _FINDING_HEAD.match(text) and not heading_outcome(text):
             # "### Finding 1: Helper Functions Not Implemented", "### 2. Known Issues from Documentation": what was
             # found or known -- facts, not tries; kept as written
@@ -1984,6 +1998,17 @@ class _Builder:
                     continue
                 under_bold = None
                 bm = _BOLD_OPTION.match(self.lines[blk.start]) if blk.kind == "paragraph" and blk.end - blk.start == 1 else None
+                nxt = next((b for b in d.blocks if b.start >= blk.end), None)
+                cm = _BOLD_CAPTION.match(self.lines[blk.start]) if blk.kind == "paragraph" and blk.end - blk.start == 1 \
+                    and nxt is not None and nxt.kind == "list" and nxt.start - blk.end <= 1 else None
+                if cm and not TRIED_ITEM.match(cm.group(1)):
+                    # "**Use linear probing** with a documented 0.1% error rate:" + "- Acceptable for ...": the
+                    # caption is the step, its list the reasons
+                    s = make_step(cm.group(1), [], 0)
+                    if s:
+                        self.steps.append((blk.start, s))
+                        under_bold = (cm.group(1), len(self.steps) - 1)
+                    continue
                 if bm and not TRIED_ITEM.match(bm.group(1)):
                     s = make_step(bm.group(1), [bm.group(3)] if bm.group(3) else [], 0)
                     if s:
@@ -2633,6 +2658,7 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_RESULTS_OF_RUNS = re.compile(r"^(?:test(?:ing)?|experiment(?:al)?|benchmark(?:ing)?|trial|validation|run) results?$", re.I)
 _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
                            r"known (?:issues?|problems?|limitations?)\b)", re.I)
 # (on the cause's own line: a "fix:" key line of its own, as in a GSD Resolution block, retells the fix)
@@ -2665,6 +2691,7 @@ _ITEM_ACTION = re.compile(r"^\W{0,3}(?:made|set|put|built|rebuilt|wrote|rewrote|
                           re.I)
 # "**A. Validate Infrastructure** (1 hour, $0.68)": a lettered or numbered option put forward, its cost after it
 _BOLD_OPTION = re.compile(r"^\s*(?:\*\*|__)\s*(?:[A-H]|\d{1,2})[.)]\s+([^*_]{3,100}?)(?:\*\*|__)\s*(\(([^()]{1,60})\))?\s*$")
+_BOLD_CAPTION = re.compile(r"^\s*((?:\*\*|__)[^*_]{3,80}(?:\*\*|__)[^*_:]{0,120}?)\s*:\s*$")
 _MANY_TRIES = re.compile(r"\b(?:attempts|tries|iterations|experiments|runs|trials|configurations|configs|sweeps?)\b", re.I)
 _TRY_LINE = re.compile(r"^(?:then |also |next |finally |and then )?(?:tried|tested|attempted|retried|ran|re-?ran|"
                        r"downgraded|upgraded|switched|disabled|enabled|removed|reinstalled|rebuilt|reverted|"
