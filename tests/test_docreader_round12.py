@@ -113,6 +113,7 @@ def test_a_try_after_a_semicolon_and_a_fault_that_goes_away():
                       "  help.\n"))
     assert got == [("clipping it to tiny values does not help.", "failed")]
     assert outcome.classify("Disabling the infill causes the NaN to go away.") == "worked"
+    assert outcome.classify("Runs successfully but loses ~60% of insertions.") == "partial"
     for s in ("the error did not go away", "the hang never went away", "the crash did not disappear"):
         assert outcome.classify(s) == "failed", s
 
