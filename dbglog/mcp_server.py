@@ -247,7 +247,7 @@ def _records(create: bool = False):
     recs = getattr(_local, "recs", None)
     if recs is not None:
         try:
-            same = recs.ws == ws and os.stat(ws.db_path).st_ino == _local.ino
+            same = recs.ws == ws and os.stat(ws.db_path).st_ino == _local.ino and not recs.store.outdated()
         except OSError:
             same = False
         if not same:

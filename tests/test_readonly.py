@@ -189,3 +189,19 @@ def test_the_wal_of_a_crashed_writer_is_read_not_ignored(tmp_path, shm):
         assert _files(ws) == before
     finally:
         _unlock(ws)
+
+
+def test_a_long_lived_reader_sees_that_a_writer_changed_the_file(tmp_path, monkeypatch):
+    """The MCP server keeps its store open: read ``immutable``, a file changed under it is opened again."""
+    ws = _make(tmp_path)
+    from dbglog.kb import store
+
+    monkeypatch.setattr(store, "writable", lambda path: False)
+    ro = store.Store(ws / ".dbglog" / "dbglog.db")
+    assert ro.readonly and not ro.outdated()
+    monkeypatch.undo()
+    run_cli_inproc(ws, "attempt", "add", "NCCL_ALGO=Tree", "-r", "still hangs", "-o", "failed", check=0)
+    assert ro.outdated()  # (a WAL now, or the file itself changed)
+    ro.close()
+    store.close_all()
+    assert store.Store(ws / ".dbglog" / "dbglog.db", readonly=True).q("SELECT count(*) FROM attempts").fetchone()[0] == 2

@@ -311,6 +311,7 @@ class Store:
         self.path = db_path
         self.readonly = (db_path.exists() and not writable(db_path)) if readonly is None else readonly
         self._copy: str | None = None  # a private copy's directory (see _open_readonly)
+        self._immutable: tuple | None = None  # read immutable: the file's (size, mtime) then
         if self.readonly:
             self._open_readonly()
             return
@@ -352,6 +353,9 @@ class Store:
         except OSError:
             has_wal = False
         uri = _uri(self.path)
+        if not has_wal:
+            st = os.stat(self.path)
+            self._immutable = (st.st_size, st.st_mtime_ns)
         try:
             self.conn = sqlite3.connect(uri if has_wal else uri + "&immutable=1", uri=True, timeout=60,
                                         isolation_level=None)
@@ -380,6 +384,17 @@ class Store:
                               "a dbglog command once where .dbglog/ is writable (or on a copy); nothing was changed")
         if version > SCHEMA_VERSION:
             raise DbglogError(f"{self.path} was written by a newer dbglog (schema {version}); upgrade dbglog")
+
+    def outdated(self) -> bool:
+        """Read ``immutable``, has the file changed since (someone who may write it did, or began to:
+        a WAL now)? A long-lived reader (the MCP server) opens it again then."""
+        if self._immutable is None:
+            return False
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return True
+        return (st.st_size, st.st_mtime_ns) != self._immutable or os.path.exists(f"{self.path}-wal")
 
     def _private_copy(self, wal: str) -> sqlite3.Connection:
         import shutil
