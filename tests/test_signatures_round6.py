@@ -175,3 +175,10 @@ def test_a_librarys_assert_macro_in_the_assert_grammar_without_a_function():
     m = S.classify_text(text)
     assert m.name == "cpp.assert" and m.line_no == 1
     assert name("the doc says: Assertion `x' failed is what you see\n") is None
+
+
+def test_onnxruntime_call_macro_names_the_library_and_the_call():
+    m = S.classify_text("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Conv node. "
+                        "Status Message: CUDNN error executing cudnnConvolutionForward(s_.handle, &alpha)\n")
+    assert m.signature == "cudnn.status" and m.name == "cudnn:cudnnConvolutionForward"
+    assert S.classify_text("CUBLAS error executing cublasGemmEx(handle)\n").signature == "blas.status"

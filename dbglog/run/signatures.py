@@ -751,10 +751,14 @@ BUILTIN: tuple[Signature, ...] = (
     _S("blas.status",
        [(r"(?P<tok>(?P<lib>CUBLAS)_STATUS_(?!SUCCESS\b)[A-Z_]+)", "CUBLAS_STATUS_"),
         (r"(?P<tok>(?P<lib>HIPBLAS|HIPBLASLT)_STATUS_(?!SUCCESS\b)[A-Z_]+)", "BLAS_STATUS_"),
-        (r"(?P<tok>(?P<lib>rocblas)_status_(?!success\b)[a-z_]+)", "rocblas_status_")], 74,
+        (r"(?P<tok>(?P<lib>rocblas)_status_(?!success\b)[a-z_]+)", "rocblas_status_"),
+        # ONNX Runtime's call macro without the status: "CUBLAS error executing cublasGemmEx(...)"
+        (r"(?P<lib>CUBLAS) error executing (?P<tok>\w+)", "error executing")], 74,
        resolve=_resolve_library_status, description="cuBLAS / hipBLAS / rocBLAS status (cublas:CUBLAS_STATUS_...)"),
     _S("cudnn.status",
-       [(r"(?P<tok>(?P<lib>CUDNN)_STATUS_(?!SUCCESS\b)[A-Z_0-9]+)", "CUDNN_STATUS_")], 74,
+       [(r"(?P<tok>(?P<lib>CUDNN)_STATUS_(?!SUCCESS\b)[A-Z_0-9]+)", "CUDNN_STATUS_"),
+        # ONNX Runtime's call macro without the status: "CUDNN error executing cudnnConvolutionForward(...)"
+        (r"(?P<lib>CUDNN) error executing (?P<tok>\w+)", "error executing")], 74,
        resolve=_resolve_library_status, description="cuDNN status (cudnn:CUDNN_STATUS_...)"),
     _S("miopen.error",
        [(r"MIOpen Error: (\S+?):(\d+): ([^\n]*)", "MIOpen Error: "),
