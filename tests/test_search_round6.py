@@ -207,3 +207,20 @@ def test_a_duration_in_other_units():
     assert {"60 min", "3600 s", "3600", "1 hour"} <= set(alts)
     assert "1800" in search.parse_query("30min").terms[0].alts
     assert search.parse_query("80GB").terms[0].alts == ["80 GB"]  # (not a duration)
+
+
+def test_bold_label_that_says_untested_plan(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("watch boot-loops when the wallpaper is swapped at runtime")
+    recs.set_section(inv.id, "Notes", "**What did not fix it:**\n- Shrinking the image to 25KB: still crashed.\n\n"
+                     "**How to do it right (untested plan):** decode at boot and rely on the image cache.\n")
+    conn = recs.store.conn
+    try:
+        assert not search.tried(conn, "decode at boot and rely on the image cache").close
+        assert search.tried(conn, "shrink the image to 25KB").close
+    finally:
+        recs.close()

@@ -1830,7 +1830,9 @@ def _in_thread(h: Hit) -> bool:
     return h.kind == "section" and bool(_THREAD_HEADING.search(h.fields.get("heading", "").rsplit(" > ", 1)[-1]))
 # A paragraph that opens with a proposing label proposes throughout.
 _PROPOSING_LABEL = Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do|next(?: steps?)?|plan|"
-                              r"follow[- ]?ups?|options?)\W*:", re.I)
+                              r"follow[- ]?ups?|options?)\W*:|"
+                              # a bold label that says so anywhere: "**How to do it RIGHT (untested plan):**"
+                              r"^\W*\*\*[^*\n]{0,80}\b(?:untested|untried|plan|proposal|proposed)\b[^*\n]{0,40}\*\*", re.I)
 
 
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
