@@ -784,6 +784,7 @@ def init_workspace() -> dict:
     ws = workspace.find()
     existed = ws.exists
     recs = Records(ws, create=True)
+    recs.store.refuse_if_readonly()  # (it would point git's merge driver at this dbglog, and sync)
     report = recs.sync()  # a fresh clone: take in the logs/ that came with it
     recs.close()
     git = configure_git(ws.root, ws.logs_dir, ws.dir)  # (re)point git's merge driver at this dbglog

@@ -20,7 +20,8 @@ from conftest import cli_env, run_cli_inproc
 
 WRITES = [["attempt", "add", "x", "-r", "still hangs", "-o", "failed"], ["status", "resolved"], ["use", "nccl"],
           ["export"], ["sync"], ["next", "add", "try tree"], ["diff", "add", "GPUs", "4", "8"],
-          ["run", "--", sys.executable, "-c", "open('ran', 'w')"], ["new", "another"]]
+          ["run", "--", sys.executable, "-c", "open('ran', 'w')"], ["new", "another"], ["init"], ["reindex"],
+          ["import", "doc.md"]]
 
 
 def _make(tmp_path: Path) -> Path:
@@ -80,12 +81,24 @@ def test_read_commands_read_a_workspace_they_cannot_write_and_create_no_file(ro)
     assert _files(ro) == before  # no -wal, no -shm, no journal, the mirror untouched
 
 
+DOC = "# GPU hang\n\n## Attempts\n\n### 1. Disable P2P\nResult: still hangs\n"
+
+
 @pytest.mark.parametrize("args", WRITES, ids=lambda a: " ".join(a[:2]))
 def test_write_commands_refuse_a_read_only_workspace_in_one_line(ro, args):
+    (ro / "doc.md").write_text(DOC)
     before, rows = _files(ro), _rows(ro / ".dbglog" / "dbglog.db")
     _refused(run_cli_inproc(ro, *args))
     assert _files(ro) == before and _rows(ro / ".dbglog" / "dbglog.db") == rows
     assert not (ro / "ran").exists()  # `run` refused before the command ran: it could not be recorded
+
+
+def test_an_import_dry_run_reads_a_read_only_workspace(ro):
+    (ro / "doc.md").write_text(DOC)
+    before = _files(ro)
+    r = run_cli_inproc(ro, "import", "doc.md", "--dry-run", "--json", check=0)
+    assert [i["action"] for i in json.loads(r.stdout)["investigations"]] == ["create"]
+    assert _files(ro) == before
 
 
 def test_json_error_of_a_refused_write(ro):

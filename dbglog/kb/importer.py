@@ -29,6 +29,7 @@ Errors are ``ParseError`` with ``path:line``: the whole command stops before any
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
@@ -295,9 +296,11 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
     written: list[Path] = []
     results = []
     store = recs.store
+    look_only = dry_run and getattr(store, "readonly", False)  # (a read-only workspace: a dry run reads it as it is)
     try:
-        with store.write():
-            sync.sync(store, recs.ws)
+        with contextlib.nullcontext() if look_only else store.write():
+            if not look_only:
+                sync.sync(store, recs.ws)
             for plan in plans:
                 inv = _decide(recs, plan)
                 if not dry_run and plan.action != "unchanged":
