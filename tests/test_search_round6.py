@@ -224,3 +224,8 @@ def test_bold_label_that_says_untested_plan(tmp_path):
         assert search.tried(conn, "shrink the image to 25KB").close
     finally:
         recs.close()
+
+
+def test_rather_than_is_everyday_wording():
+    terms = {t.raw: t for t in search.parse_query("use LOCAL_RANK rather than RANK").terms}
+    assert search._filler(terms["rather"]) and search._filler(terms["than"])

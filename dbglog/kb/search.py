@@ -645,7 +645,7 @@ make makes making made turn turns turning put puts get gets getting got set sets
 keep keeping give gives take takes see check checks checking find finds finding look looking figure change
 changes changing switch switching add adding remove removing increase increasing decrease decreasing raise
 raising lower lowering reduce reducing bump bumping grow shrink double halve instead whether maybe perhaps
-move moves moved moving
+move moves moved moving rather than
 bigger smaller larger higher lower more less fewer much many big small large long short fast faster quick
 quickly slowly one two three four both each every all some any other another same different new old first
 last whole entire only just also even really actually again still thing things stuff way ways kind sort
