@@ -24,6 +24,9 @@ def test_prose_about_a_password_is_kept(text):
     ("password: hunter2again; Bearer x", "hunter2again"), ("password: hunter2 and more", "hunter2"),
     ("PASSWORD: abc def", "abc"), ("--password: hunter more", "hunter"), ('password: "plain words"', "plain words"),
     ("password = prompt never appeared", "prompt"), ("db_password: plain more", "plain"),
+    ("passphrase: correct horse battery staple", "horse battery staple"),  # content words only: a passphrase
+    ("password: correct horse battery staple; user: bob", "battery"),
+    ("Password: field form box", "form box"),
 ])
 def test_a_credential_after_password_is_still_redacted(raw, secret):
     out = redact.clean(raw)
@@ -37,12 +40,28 @@ LABELS = st.sampled_from(["password", "Password", "passphrase", "Passphrase", "p
                           "secret", "Secret", "key", "Key"])
 
 
+GRAMMAR = st.sampled_from(["the", "a", "in", "was", "and", "for", "at", "never", "after", "did", "not", "to"])
+
+
 @settings(max_examples=150, deadline=None)
-@given(before=st.lists(WORDS, max_size=4), label=LABELS, after=st.lists(WORDS, min_size=2, max_size=6),
-       end=st.sampled_from(["", ".", "!", " (see above)."]))
-def test_random_prose_with_the_words_is_unchanged(before, label, after, end):
-    text = " ".join([*before, f"{label}:", *after]) + end
+@given(before=st.lists(WORDS, max_size=4), label=LABELS, first=WORDS, between=st.lists(WORDS, max_size=3),
+       grammar=GRAMMAR, after=st.lists(WORDS, max_size=3), end=st.sampled_from(["", ".", "!", " (see above)."]))
+def test_random_prose_with_the_words_is_unchanged(before, label, first, between, grammar, after, end):
+    """A sentence: the label, a word, and within four words a grammar word (article, preposition, auxiliary)."""
+    text = " ".join([*before, f"{label}:", first, *between, grammar, *after]) + end
     assert redact.clean(text) == text
+
+
+CONTENT = st.sampled_from(["correct", "horse", "battery", "staple", "purple", "monkey", "dishwasher", "river"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(label=st.sampled_from(["password", "Password", "passphrase", "passwd"]), words=st.lists(CONTENT, min_size=1,
+       max_size=5), end=st.sampled_from(["", ";", ", next", "\nnext line"]))
+def test_a_passphrase_of_content_words_is_redacted_whole(label, words, end):
+    text = f"{label}: " + " ".join(words) + end
+    out = redact.clean(text)
+    assert not any(w in out for w in words), (text, out)
 
 
 # A credential: letters and at least one digit or symbol (a word alone at a line's end is covered above).

@@ -186,11 +186,19 @@ def reset_cache() -> None:
 
 
 _PASSWORD = re.compile(r"pass(?:word|wd|phrase)", re.I)
-# After "password:" a plain word with more words following on the line is the sentence going on
-# ("the password: prompt never appeared", "Password: field in the form"), not a credential, which
-# ends its line or clause, or has a digit, a symbol or inner capitals ("password: hunter2; ...").
+# After "password:" a plain word with a sentence going on after it on the line (a grammar word --
+# article, preposition, auxiliary, conjunction -- within the next four words) is prose ("the password:
+# prompt never appeared", "Password: field in the form"), not a credential, which ends its line or
+# clause, has a digit, a symbol or inner capitals ("password: hunter2; ..."), or is a run of content
+# words ("passphrase: correct horse battery staple").
 _PROSE_WORD = re.compile(r"[A-Za-z][a-z]{0,19}")
+_GRAMMAR = (r"the|a|an|in|on|of|to|for|from|with|at|by|and|or|but|not|never|no|was|were|is|are|be|been|did|"
+            r"does|do|has|had|have|it|its|this|that|when|after|before|until|while|then|so|as|into|again")
+_SENTENCE_GOES_ON = re.compile(rf"(?i)(?:(?:{_GRAMMAR})(?:[ \t]+[A-Za-z]+)+|[A-Za-z]+(?:[ \t]+[A-Za-z]+){{0,3}}?[ \t]+(?:{_GRAMMAR}))\b")
 _MORE_WORDS = re.compile(r"[ \t]+[A-Za-z]")
+# ... and the rest of such a run of words, to the end of its line or clause ("<redacted> horse battery staple").
+_PASS_TAIL = Lazy(rf"(?im)(?<![\w.-])(pass(?:word|wd|phrase)[ \t]*:[ \t]*{REDACTED})"
+                  rf"((?:[ \t]+(?!(?:{_GRAMMAR})\b)[A-Za-z]+)+)(?=[ \t]*(?:$|[;,)]))")
 
 
 def _assign(m: re.Match) -> str:
@@ -202,7 +210,8 @@ def _assign(m: re.Match) -> str:
         # the prose around it) are redacted
         return m.group(0)
     if sep.strip() == ":" and _PASSWORD.fullmatch(name) and not (m.group("q") or m.group("flag") or name.isupper()) \
-            and _PROSE_WORD.fullmatch(val) and _MORE_WORDS.match(m.string, m.end()):
+            and _PROSE_WORD.fullmatch(val) and _MORE_WORDS.match(m.string, m.end()) \
+            and _SENTENCE_GOES_ON.match(m.string, m.start("val")):
         return m.group(0)  # "the password: prompt never appeared": prose (see _PROSE_WORD)
     if m.group("lead"):  # NAME=$OTHER, ${OTHER}: a reference, not the value
         return m.group(0)
@@ -244,7 +253,10 @@ def redact(text: str) -> str:
 
 
 def _assignments(text: str) -> str:
-    return _FLAG.sub(_assign, _ASSIGN.sub(_assign, text))
+    text = _FLAG.sub(_assign, _ASSIGN.sub(_assign, text))
+    if f":{REDACTED} " in text or f": {REDACTED} " in text:  # (a passphrase of several words)
+        text = _PASS_TAIL.sub(rf"\1 {REDACTED}", text)
+    return text
 
 
 def clean(text: str) -> str:
