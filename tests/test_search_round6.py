@@ -229,3 +229,24 @@ def test_bold_label_that_says_untested_plan(tmp_path):
 def test_rather_than_is_everyday_wording():
     terms = {t.raw: t for t in search.parse_query("use LOCAL_RANK rather than RANK").terms}
     assert search._filler(terms["rather"]) and search._filler(terms["than"])
+
+
+def test_a_before_after_row_turns_a_switch(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("trainer runs out of memory at step 1")
+    recs.add_attempt(inv.id, title="`shard.param_offload`", did="`shard.param_offload` — False — **True** — params to CPU",
+                     outcome="worked")
+    recs.add_attempt(inv.id, title="`shard.fused_adam`", did="`shard.fused_adam` — True — **False** — plain Adam",
+                     outcome="worked")
+    conn = recs.store.conn
+    try:
+        assert search.tried(conn, "turn on shard param offload").close
+        assert not search.tried(conn, "turn off shard param offload").close
+        assert search.tried(conn, "disable fused adam").close
+        assert not search.tried(conn, "enable fused adam").close
+    finally:
+        recs.close()

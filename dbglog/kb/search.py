@@ -1576,14 +1576,17 @@ def _way_on_another_knob(p: _Pair) -> bool:
                 return True
             continue
         if not any(rg.search(record[max(0, k.start() - _KNOB_REACH):k.start()]) or after.match(record, k.end())
-                   for k in spots):
+                   or after.match(p.did, k.end()) for k in spots):
             return True
     return False
 
 
 _KNOB_REACH = 40  # characters between a switch word and the knob it turns ("without the `-mla` flag")
-_OFF_AFTER = Lazy(r"[\W_]{0,3}(?:disabl\w*|off\b|remov\w*|=\s*[\"']?(?:0|false|off)\b)", re.I)
-_ON_AFTER = Lazy(r"[\W_]{0,3}(?:enabl\w*|on\b|=\s*[\"']?(?:1|true|on)\b)", re.I)
+# (the rest of an identifier may come first: "param_offload` — False — **True**" for "param")
+_OFF_AFTER = Lazy(r"[\w.]*[\W_]{0,6}(?:disabl\w*|off\b|remov\w*|=\s*[\"']?(?:0|false|off)\b|"
+                  r"true\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}false\b)", re.I)
+_ON_AFTER = Lazy(r"[\w.]*[\W_]{0,6}(?:enabl\w*|on\b|=\s*[\"']?(?:1|true|on)\b|"
+                 r"false\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}true\b)", re.I)
 
 
 # A change of amount stated without a direction word: "8192 → 4096", "(from 0.88)", "set to 30",
@@ -1901,10 +1904,12 @@ _WAYS = (
      re.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
     (re.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
      re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
-    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))", re.I | re.M),
+    # (a change written old -> new, as a before/after table row: "False — **True**")
+    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))|"
+                r"\bfalse\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}true\b", re.I | re.M),
      re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|not using|no longer using|"
                 r"off(?=\s*$|\s*[(,;:\u2014-]))|"
-                r"[=:]\s*[\"']?(?:0|false|off)\b", re.I | re.M)),
+                r"[=:]\s*[\"']?(?:0|false|off)\b|\btrue\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}false\b", re.I | re.M)),
 )
 
 
