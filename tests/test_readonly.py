@@ -218,3 +218,19 @@ def test_a_long_lived_reader_sees_that_a_writer_changed_the_file(tmp_path, monke
     ro.close()
     store.close_all()
     assert store.Store(ws / ".dbglog" / "dbglog.db", readonly=True).q("SELECT count(*) FROM attempts").fetchone()[0] == 2
+
+
+def test_a_read_only_clone_without_dbglog_is_read_from_its_logs(tmp_path):
+    """A CI artifact or a mount holding only logs/: read through a private temporary database."""
+    ws = _make(tmp_path)
+    shutil.rmtree(ws / ".dbglog")
+    _lock(ws, "all")
+    try:
+        before = _files(ws)
+        r = _reader(ws, "tried", "--json", "disable p2p")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["tried"] is True
+        _refused(_reader(ws, "new", "another"))
+        assert _files(ws) == before  # no .dbglog/ appeared, logs/ untouched
+    finally:
+        _unlock(ws)

@@ -132,9 +132,13 @@ class Records:
                 raise DbglogError(
                     f"no dbglog workspace here (looked for .dbglog/ up from {Path.cwd()}); run `dbglog init`"
                 )
-            ws.create()
+            private = not os.access(ws.root, os.W_OK | os.X_OK) and _holds_investigations(ws.logs_dir)
+            if not private:
+                ws.create()
+        else:
+            private = False
         self.ws = ws
-        self.store = JournaledStore(ws.db_path)
+        self.store = _from_logs(ws) if private else JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
         self.unsynced: list[str] = []  # read-only: logs/ files the database could not take in
         if self.store.readonly:  # (a reviewer's checkout, a CI artifact: read, change nothing, git config included)
@@ -777,6 +781,25 @@ def apply_prune(recs: "Records", plan: dict) -> dict:
         if p is not None and Path(p).resolve().parent == root:
             shutil.rmtree(p, ignore_errors=True)
     return plan
+
+
+def _from_logs(ws: Workspace) -> JournaledStore:
+    """A clone without `.dbglog/` that cannot make one (a CI artifact, a read-only mount): its
+    `logs/` read into a private temporary database, read-only, gone with the command."""
+    import shutil
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="dbglog-ro-")
+    store = JournaledStore(Path(tmp) / "dbglog.db")
+    try:
+        with store.write():
+            sync.reindex(store, ws, force=True, rewrite_dirty=False)
+    except BaseException:
+        store.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    store.readonly, store._copy, store.refusal_path = True, tmp, ws.db_path
+    return store
 
 
 def _holds_investigations(logs_dir: Path) -> bool:

@@ -299,7 +299,9 @@ def read_only_refusal(path: Path) -> DbglogError:
     from dbglog.util.fserrors import FilesystemError, read_only
 
     why = "on a read-only file system" if read_only(path) else "not writable by this user"
-    where = os.path.relpath(path.parent) if not os.path.relpath(path.parent).startswith("..") else path.parent
+    d = path.parent if path.parent.exists() else path.parent.parent  # (a clone without .dbglog/: its root)
+    rel = os.path.relpath(d)
+    where = d if rel == "." or rel.startswith("..") else rel
     return FilesystemError(f"this workspace is read-only ({where} is {why}): this command writes to it; read "
                            "commands (list, show, search, tried, runs, doctor) work; nothing was changed")
 
@@ -312,6 +314,7 @@ class Store:
         self.readonly = (db_path.exists() and not writable(db_path)) if readonly is None else readonly
         self._copy: str | None = None  # a private copy's directory (see _open_readonly)
         self._immutable: tuple | None = None  # read immutable: the file's (size, mtime) then
+        self.refusal_path: Path | None = None  # the database a refusal names (a private copy's original)
         if self.readonly:
             self._open_readonly()
             return
@@ -453,7 +456,7 @@ class Store:
     def refuse_if_readonly(self) -> None:
         """For a command that does work before its first write (a run): refuse before it starts."""
         if self.readonly:
-            raise read_only_refusal(self.path)
+            raise read_only_refusal(self.refusal_path or self.path)
 
     def q(self, sql: str, *args):
         return self.conn.execute(sql, args)

@@ -357,8 +357,10 @@ def head_moved(store: Store, ws: Workspace) -> tuple[bool, str | None]:
 # --- reindex and doctor -------------------------------------------------------------
 
 
-def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
+def reindex(store: Store, ws: Workspace, force: bool = False, rewrite_dirty: bool = True) -> dict:
     """Rebuild every investigation from `logs/` alone. Must run inside ``store.write()``.
+    ``rewrite_dirty``: write back clean a file that held a secret or a control character (not when
+    `logs/` is only read, as by a read-only clone's private database).
 
     Without ``force`` it refuses to drop anything only the database holds (an investigation with
     no file, or changes not yet written to its file).
@@ -394,7 +396,7 @@ def reindex(store: Store, ws: Workspace, force: bool = False) -> dict:
     for rel, (inv, st, digest) in parsed.items():
         store.insert_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
-        if rel in parsed_dirty:
+        if rel in parsed_dirty and rewrite_dirty:
             rewrite(store, ws, rel, inv.id)
     for table in ("imports", "import_items"):
         store.q(f"DELETE FROM {table} WHERE investigation_id NOT IN (SELECT id FROM investigations)")
