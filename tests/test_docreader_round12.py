@@ -177,3 +177,15 @@ def test_variants_under_testing_results_are_runs_and_a_caption_over_reasons_is_o
     assert _atts(inv)[1][1] == "failed"
     assert [s.text for s in inv.next_steps] == ["Use linear probing"]
     assert "documented 0.1% error rate" in inv.next_steps[0].detail and "No hangs" in inv.next_steps[0].detail
+
+
+def test_an_upgrade_that_brought_the_failure_on_is_the_onset_and_a_labelled_recap_adds_nothing():
+    assert _atts(_read("# No boot\n\nSome context.\n\nI am having a similar problem right after upgrading the kernel "
+                       "to 2.6.31.\n")) == []
+    got = _atts(_read("# No boot\n\nSome context.\n\nI rebooted twice, but after upgrading the kernel to 2.6.32 it "
+                      "still hangs.\n"))
+    assert [o for _t, o in got] == ["failed"]
+    inv = _read("# Faults\n\nSome context.\n\nWith chunked prefill at 16384 the run faults. Setting "
+                "`--max-num-batched-tokens 8192` makes it go away.\n\n## Impact\n\n- Workaround: "
+                "`--max-num-batched-tokens 8192`.\n")
+    assert len(inv.attempts) == 1 and inv.attempts[0].outcome == "worked"

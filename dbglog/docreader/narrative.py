@@ -143,7 +143,11 @@ _COND_CHANGE = re.compile(
     rf"(?<=\w)[,\s]+(?:after|once|when(?:ever)?|upon|by)\s+(?:\w+ly\s+)?{_CHANGE_ING}\b|"
     rf"\b(?:when|after|once|if)\s+(?:the\s+|my\s+|our\s+)?[\w`.'-]+(?:\s+[\w`.'-]+){{0,4}}\s+(?:is|are|was|were|got|has been|"
     rf"have been)\s+{_CHANGE_PP}\b|"
-    r"\bwith(?:out)?\s+`[^`]*(?:=|\b(?:false|true|off|none|0)\b)[^`]*`|\bwithout\s+(?:`[^`]+`|[a-z_]+\.[\w.]+)", re.I)
+    r"(?<=\w)[,\s(]+with(?:out)?\s+`[^`]*(?:=|\b(?:false|true|off|none|0)\b)[^`]*`|\bwithout\s+(?:`[^`]+`|[a-z_]+\.[\w.]+)", re.I)
+# "I am having a similar problem right after upgrading the kernel": an upgrade that brought the failure on is
+# the bug's onset, not a try -- unless the failure is said to persist ("still", "same", "didn't help").
+_ONSET = re.compile(r"\b(?:after|since|once|when)\s+(?:\w+ly\s+)?(?:upgrading|updating|installing|moving to|switching to)\b", re.I)
+_PERSISTS = re.compile(r"\b(?:still|same|again|no (?:change|difference|luck)|did(?: not|n'?t) (?:help|fix|change))\b", re.I)
 # "Try setting the HSA override to a lower version, this fixed the core dump error on my RX 470": advice
 # backed by the writer's own result.
 _TRY_MINE = re.compile(r"^\W*(?:(?:you (?:can|could|may|might) )?try|just)\b[^.]{3,160}?\b(?:this|that|it) (?:fixed|solved|"
@@ -344,7 +348,7 @@ def _starts(k: int, text: str) -> list[_Start]:
 
 # "I still get the same bug with NCCL 2.19.4", "I'm also seeing it on v0.27.9": the same failure under a named
 # version or setting -- that setting was tried, and failed.
-_SAME_WITH = re.compile(r"^\W*(?:(?:but|and|so|unfortunately|sadly)\W+)?(?:I|[Ww]e)(?:'m|'ve| am| was| have| are| were)?\s+"
+_SAME_WITH = re.compile(r"^\W*(?:(?i:but|and|so|unfortunately|sadly)\W+)?(?:I|[Ww]e)(?:'m|'ve| am| was| have| are| were)?\s+"
                         r"(?:\w+\s+){0,2}?(?:still|also|too)\b[^.]{0,80}?\b(?:get|gets|getting|got|see|seeing|saw|hit|"
                         r"hitting|have|having|had)\b[^.]{0,60}?\b(?:with|on|in|under|using)\s+(?:the\s+)?[^.]{0,30}?"
                         rf"(?:{_CONCRETE.pattern})")
@@ -380,7 +384,10 @@ def _cond_effect(s: str) -> str | None:
     for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
         m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
         # ("If NCCL is disabled, Caffe2 hangs": an observation under a condition; a modal makes it a guess)
-        if m and not _MODAL.search(clause) and outcomes.classify(clause) in ("worked", "failed"):
+        said = outcomes.classify(clause) if m else "inconclusive"
+        if said == "failed" and _ONSET.search(clause) and not _PERSISTS.search(clause):
+            continue
+        if m and not _MODAL.search(clause) and said in ("worked", "failed"):
             return "cond"
     return None
 

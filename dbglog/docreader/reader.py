@@ -2243,9 +2243,19 @@ class _Builder:
         """Attempts, less the summary-table rows and sentences that restate one written out under
         its own heading or item (a "What we tried" table above the per-attempt sections). The
         restating lines stay where they are, as text."""
-        full = [a for a in self.attempts if not a.summary]
+        def said_before(a: _Attempt, k: int) -> bool:
+            """ "- Workaround: `--max-num-batched-tokens 8192`." under "## Impact": a label and the code of an
+            attempt told above it -- the recap names nothing new."""
+            code = re.findall(r"`([^`]+)`", a.title)
+            if not code or not re.fullmatch(r"\W*[A-Za-z][\w ]{0,25}:\s*(?:`[^`]+`[\s,;.]*)+", a.title):
+                return False
+            return any(all(c in " ".join([b.title, *b.lead, *b.fields.get("did", []), *b.fields.get("result", [])])
+                           for c in code) for b in self.attempts[:k])
+
+        told = [a for k, a in enumerate(self.attempts) if not (a.summary and said_before(a, k))]
+        full = [a for a in told if not a.summary]
         if not full:
-            return list(self.attempts)
+            return told
         from rapidfuzz import fuzz
 
         def key(a: _Attempt) -> str:
@@ -2264,7 +2274,7 @@ class _Builder:
 
         numbers = {a.number for a in full if a.number is not None}
         out = []
-        for a in self.attempts:
+        for a in told:
             if a.summary and any(fuzz.token_set_ratio(key(a), n) >= 90 for n in names if n):
                 continue
             if a.recap and key(a).split() and recap_of(a):

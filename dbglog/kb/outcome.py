@@ -69,6 +69,7 @@ _NEGATED_FAIL = [
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
+    r"\b(?<!not )(?<!n't )(?:makes?|made) (?:it|them|this|that) (?:go away|disappear)\b",  # "Setting X makes it go away"
     r"\b(?:can|could) (?:now )?(?:connect|start|boot|load|launch|reach|bind|attach|mount|compile|build|run)\b"
     r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
     r"\bnow (?:reach|work|run|pass|compile|load|build|start|connect)(?:es|s|ed)?\b|\b(?:root )?cause found\b|"
