@@ -189,3 +189,11 @@ def test_an_upgrade_that_brought_the_failure_on_is_the_onset_and_a_labelled_reca
                 "`--max-num-batched-tokens 8192` makes it go away.\n\n## Impact\n\n- Workaround: "
                 "`--max-num-batched-tokens 8192`.\n")
     assert len(inv.attempts) == 1 and inv.attempts[0].outcome == "worked"
+
+
+def test_marked_checks_under_verification_results_are_runs_elsewhere_a_status_list():
+    inv = _read("# FFI symbols\n\nSome context.\n\n### Verification Results\n\n1. **Symbols Exported**: ✅ all 9 visible\n"
+                "2. **Julia Can Call**: ✅ direct ccall works\n3. **Batch call**: ❌ segfaults\n")
+    assert _atts(inv) == [("Symbols Exported", "worked"), ("Julia Can Call", "worked"), ("Batch call", "failed")]
+    assert _atts(_read("# FFI symbols\n\nSome context.\n\n### Environment\n\n1. **CUDA**: ✅ available\n"
+                       "2. **Driver**: ✅ 550\n")) == []

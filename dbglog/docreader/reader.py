@@ -1854,12 +1854,21 @@ class _Builder:
         # it": two or more items each a verdict mark, a thing and an arrow to what came of it -- a path of tries
         path = sum(bool(_MARK_ARROW.match(re.sub(r"^\[[ xX]\]\s*", "", f))) for f, i in items if i) >= 2
         marked: list[tuple[str, list[int]]] = []
+        done_checks: list[list[int]] = []
+        # "### Verification Results" + "1. **Symbols Exported**: ✅ all 9 visible": checks run, each with its mark
+        checks = _RESULTS_OF_RUNS.match(bare_words(n.text or "")) and sum(
+            bool(_CHECK_MARKED.match(f)) for f, i in items if i) >= 2
         for k, (first, idxs) in enumerate(items):
             if not idxs or (skip and idxs[0] in skip) or idxs[0] in merged:
                 continue
             whole = " ".join(self.lines[i].strip() for i in idxs)
             if path and _MARK_ARROW.match(re.sub(r"^\[[ xX]\]\s*", "", first)):
                 marked.append((first, idxs))
+                continue
+            if checks and (cm := _CHECK_MARKED.match(first)):
+                self._attempt_from_item(first, idxs, ctx, n.text)
+                self.attempts[-1].tag = "worked" if cm.group("mark") in ("✅", "✔", "✔️") else "failed"
+                done_checks.append(idxs)
                 continue
             keys = {h[0] for i in idxs if (h := label_of(self.lines[i], ATTEMPT_LABELS))}
             if keys & {"did", "hypothesis"} and keys & {"result", "conclusion", "outcome"}:
@@ -1892,7 +1901,7 @@ class _Builder:
                     and not _POINTER.match(bare_first)))
                                            and not whole.rstrip().endswith("?")):
                 hits.append((first, idxs))
-        if not hits and not marked:
+        if not hits and not marked and not done_checks:
             return False
         for first, idxs in hits:
             self._attempt_from_item(first, idxs, ctx, n.text)
@@ -1902,7 +1911,7 @@ class _Builder:
             self._attempt_from_item(first[mark.end():], idxs, ctx, n.text)
             self.attempts[-1].tag = {"✅": "worked", "✔": "worked", "✔️": "worked", "⚠": "partial",
                                      "⚠️": "partial"}.get(mark.group(1), "failed")
-        hits = hits + marked
+        hits = hits + marked + [("", i) for i in done_checks]
         rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
                 if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip) and i not in merged]
         if rest and keep_rest is not None:
@@ -2668,7 +2677,9 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
-_RESULTS_OF_RUNS = re.compile(r"^(?:test(?:ing)?|experiment(?:al)?|benchmark(?:ing)?|trial|validation|run) results?$", re.I)
+_RESULTS_OF_RUNS = re.compile(r"^(?:test(?:ing)?|experiment(?:al)?|benchmark(?:ing)?|trial|validation|verification|run) results?$",
+                              re.I)
+_CHECK_MARKED = re.compile(r"^\s*(?:\*\*|__)[^*_]{2,60}(?:\*\*|__)\s*:?\s*(?P<mark>✅|❌|✔️?|✗|✘)")
 _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|critical|new|major) )?(?:finding|observation)\s*#?\d{1,2}\b|"
                            r"known (?:issues?|problems?|limitations?)\b)", re.I)
 # (on the cause's own line: a "fix:" key line of its own, as in a GSD Resolution block, retells the fix)
