@@ -82,3 +82,16 @@ def test_random_secrets_in_every_shape_are_redacted(secret, shape):
     out = redact.clean(text)
     assert secret not in out and "<redacted>" in out, (text, out)
     assert redact.clean(out) == out
+
+
+PIECES = st.sampled_from(["password:", "Password:", "passphrase:", " ", "\n", ";", ",", "the", "and", "hunter2",
+                          "horse", "<redacted>", "token:", "HF_TOKEN=", "abc", "--password", "=", '"', "in"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=14))
+def test_cleaning_is_idempotent_on_labels_run_together(parts):
+    """'--password token: password: password:' took two cleanings to settle (a match that kept its text hid
+    the next one), so a stored text could be cleaned again on every write."""
+    once = redact.clean(" ".join(parts))
+    assert redact.clean(once) == once

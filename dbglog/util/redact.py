@@ -227,6 +227,13 @@ def redact(text: str) -> str:
     """``text`` with secrets replaced by ``<redacted>`` (see the module docstring)."""
     if not text:
         return text
+    out = _redact_once(text)
+    while out != text:  # a match that kept its text can hide the next ("token: password: x"): until stable
+        text, out = out, _redact_once(out)
+    return out
+
+
+def _redact_once(text: str) -> str:
     lit = _literal_values()
     if lit is not None:
         text = lit.sub(REDACTED, text)
