@@ -109,7 +109,8 @@ def test_switch_word_must_turn_the_knob(conn):
 def test_an_issue_body_reports_its_tries(conn):
     hits = _close(conn, "run tool-serve")
     assert [(h.kind, h.fields["heading"]) for h in hits] == [("section", "Symptom")]
-    assert search.tried(conn, "run tool-serve").to_dict()["close"][0]["heading"] == "Symptom"
+    top = search.tried(conn, "run tool-serve").to_dict()["close"][0]
+    assert top["heading"] == "Symptom" and top["text"].startswith("Tried tool-serve") and top["line"]
     assert _close(conn, "run without -zz")
     # the settings it was built with are no try of building without them
     assert not _close(conn, "build without OPT_ALL_QUANTS")

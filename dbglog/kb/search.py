@@ -2208,6 +2208,13 @@ def _symptom_report(conn, h: Hit, q: Query) -> Hit | None:
         return None  # the line that matches describes the bug ("GC deadlocks with Qwen"), it tells no try
     s.snippet_parts = make_snippet(s.line_text, regs)
     _locate(conn, [s])
+    root = _root(conn)
+    if not s.line and root is not None:  # (the mirror shows a symptom under a label, not a heading)
+        try:
+            lines = (root / s.path).read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        s.line = next((i + 1 for i, ln in enumerate(lines) if ln.strip() == s.line_text), 0)
     return s
 
 
