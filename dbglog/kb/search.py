@@ -2207,15 +2207,20 @@ def _symptom_report(conn, h: Hit, q: Query) -> Hit | None:
     if not _TRY_CUE.search(s.line_text):
         return None  # the line that matches describes the bug ("GC deadlocks with Qwen"), it tells no try
     s.snippet_parts = make_snippet(s.line_text, regs)
+    return s
+
+
+def _place_symptom(conn, s: Hit) -> None:
+    """The mirror file and line of a symptom read as a report (only for one that is shown: the
+    mirror renders the symptom under a label, not a heading, so its line is looked up by text)."""
     _locate(conn, [s])
     root = _root(conn)
-    if not s.line and root is not None:  # (the mirror shows a symptom under a label, not a heading)
+    if not s.line and root is not None:
         try:
             lines = (root / s.path).read_text(encoding="utf-8").split("\n")
         except (OSError, UnicodeDecodeError):
             lines = []
         s.line = next((i + 1 for i, ln in enumerate(lines) if ln.strip() == s.line_text), 0)
-    return s
 
 
 # How a reporter tells a try in an issue's body: "Tried llama-server and ...", "I also set X",
@@ -2243,6 +2248,7 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
         if h.kind == "investigation" and (rep := _symptom_report(conn, h, res.query)) is not None:
             rep.outcome = section_outcome(rep)
             if judge(rep, res.query) in ("", *MENTION_RULES):  # (else the investigation names the idea)
+                _place_symptom(conn, rep)
                 h = res.hits[i] = rep
         if h.kind == "section":
             h.outcome = section_outcome(h)
