@@ -197,3 +197,9 @@ def test_marked_checks_under_verification_results_are_runs_elsewhere_a_status_li
     assert _atts(inv) == [("Symbols Exported", "worked"), ("Julia Can Call", "worked"), ("Batch call", "failed")]
     assert _atts(_read("# FFI symbols\n\nSome context.\n\n### Environment\n\n1. **CUDA**: ✅ available\n"
                        "2. **Driver**: ✅ 550\n")) == []
+
+
+def test_managed_to_run_it_using_a_setting_is_a_fix():
+    got = _atts(_read("# ROCm fault\n\nSome context.\n\nBefore this I managed to run it on Ubuntu 20.04 and ROCm 5.2.0 "
+                      "using `export HSA_OVERRIDE_GFX_VERSION=10.3.0`.\n"))
+    assert [o for _t, o in got] == ["worked"]

@@ -106,9 +106,12 @@ _ENDED_UP = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?ended up\s+(?!(?:being|hav
 _BY_GERUND = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:followed|started|began|continued|finished|ended|proceeded)\b"
                         r"[^.]{0,40}?\bby\s+[a-z]{3,}ing\b")
 # "I avoided X by running Y", "We worked around the hang by pinning Z": a problem got rid of, and how.
-_FIXED_BY = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:avoided|fixed|solved|resolved|worked around|got around|"
+_FIXED_BY = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?(?:(?:avoided|fixed|solved|resolved|worked around|got around|"
                        r"stabili[sz]ed|eliminated|prevented|bypassed|sidestepped|side-stepped|circumvented)\b"
-                       r"[^.]{0,80}?\bby\s+(?:\w+ly\s+)?[a-z]{3,}ing\b")
+                       r"[^.]{0,80}?\bby\s+(?:\w+ly\s+)?[a-z]{3,}ing\b|"
+                       # "I managed to run it on ROCm 5.2 using HSA_OVERRIDE_GFX_VERSION=10.3.0": got it going, and how
+                       r"(?:finally\s+)?managed to (?:get|run|make|build|start|load|train|boot)\b(?:[^.]|\.(?=\d)){0,160}?"
+                       r"\b(?:using|with|by|after)\s+\S)")
 # "Workaround:" + the command, "Actual fix: Update the GPU driver": a labelled remedy in a thread or story.
 _REMEDY_LABEL = re.compile(r"^\W{0,3}(?:(?:the|actual|real|final|permanent|proper|quick|temporary)\s+)?"
                            r"(?P<kind>fix|solution|workaround|resolution)\W{0,3}:", re.I)
