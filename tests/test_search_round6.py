@@ -251,3 +251,27 @@ def test_a_before_after_row_turns_a_switch(tmp_path):
         assert not search.tried(conn, "enable fused adam").close
     finally:
         recs.close()
+
+
+def test_where_a_switch_goes_is_the_change(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("collective timeout at epoch 2000")
+    recs.add_attempt(inv.id, title="Improved distributed initialization",
+                     did="dist.init_process_group(backend=opt.dist_backend, timeout=timeout)", outcome="worked")
+    recs.add_attempt(inv.id, title="Switched the process group backend to mpi", did="backend=mpi", outcome="failed")
+    other = recs.new("gloo all_gather slow on the CPU runners")  # (gloo is a word of the records)
+    recs.add_attempt(other.id, title="Bigger gloo buffers", did="GLOO_SOCKET_IFNAME=eth0", outcome="failed")
+    for i in range(6):  # (a few unrelated records: the words above weigh as they would in a real log)
+        o = recs.new(f"unrelated bug {i} in the data pipeline", symptom="loss spikes")
+        recs.add_attempt(o.id, title=f"cache the tokenizer {i}", did="tokenizer cache on", outcome="failed")
+    conn = recs.store.conn
+    try:
+        # the init call names the process group backend, not where it went: "to gloo" is the change
+        assert not search.tried(conn, "switch the process group backend to gloo").close
+        assert search.tried(conn, "switch the process group backend to mpi").close
+    finally:
+        recs.close()

@@ -2002,6 +2002,8 @@ _LABEL_NUMBER = Lazy(
 # the "from" side of a change the idea names ("go from TP4 to TP8"): not a value it sets
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten half".split())  # "to zero" = "=0"
 _TO_TARGET = Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
+_SWITCHED_TO = Lazy(r"\b(?:switch|migrate|port|move)\s+(?:[\w.-]+\s+){0,4}to\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*)",
+                    re.I)
 _FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 
 
@@ -2022,6 +2024,9 @@ def _value_terms(q: Query) -> list[Term]:
     settings |= {w.lower() for w in (_TO_TARGET.findall(q.text) if " to " in f" {q.text.lower()} " else ())
                  if w.lower() not in _NUMBER_WORDS
                  and (re.search(r"\d|[A-Z]", w) or w.lower() in known_words())}
+    # after a verb of switching, the word it goes to is the change whatever its case ("switch the
+    # process group backend to gloo")
+    settings |= {w.lower() for w in _SWITCHED_TO.findall(q.text) if w.lower() not in _NUMBER_WORDS}
     out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
            or (t.raw.lower() in settings and not (_filler(t) or _way(t) or t.stop))]
     q.__dict__["_values"] = out
