@@ -118,3 +118,31 @@ def test_front_matter_values_that_yaml_would_retype_or_fold():
     for t in ("a\n", "a\x85", "a\u2028", "yes", "1.0", "1:30", "a: b", "- x", "[x]", "null", "é"):
         inv = Investigation(id="20261121-x-abcd", title="T", tags=["a" + t, t], created=t)
         assert mirror.parse(mirror.render(inv)) == inv, t
+
+
+def _with_outcome_line(text: str, replacement: str) -> str:
+    assert "**Outcome:** failed" in text
+    return text.replace("**Outcome:** failed", replacement, 1)
+
+
+def test_a_hand_edited_outcome_is_one_of_the_outcomes_or_refused_where_it_stands():
+    """A hand edit's outcome label that states one ('FAILED ❌', '**worked**', 'Fixed') is read as it;
+    a second line under it, or a word that names no outcome, is refused at its line -- before, it
+    was stored as the outcome 'failed\\nhand edit' and printed across two lines by `tried`."""
+    import pytest
+
+    inv = Investigation(id="20260101-x-abcd", title="X", attempts=[Attempt(1, "Disable P2P", outcome="failed",
+                                                                        result="still hangs")])
+    text = mirror.render(inv)
+    line = text.splitlines().index("**Outcome:** failed") + 1
+    for label, expect in [("FAILED ❌", "failed"), ("**worked**", "worked"), ("Fixed", "worked"),
+                          ("Partial", "partial"), ("", "untested")]:
+        got = mirror.parse(_with_outcome_line(text, f"**Outcome:** {label}".rstrip()), "f.md")
+        assert got.attempts[0].outcome == expect, label
+    with pytest.raises(mirror.ParseError) as e:
+        mirror.parse(_with_outcome_line(text, "**Outcome:** failed\nhand edit"), "f.md")
+    assert str(e.value).startswith(f"f.md:{line + 1}: attempt 1: the outcome has a line under it ('hand edit')")
+    for bad in ("bogus", "maybe it helped a bit, not sure", "\x1b[31mfailed\x1b[0m!!"):
+        with pytest.raises(mirror.ParseError) as e:
+            mirror.parse(_with_outcome_line(text, f"**Outcome:** {bad}"), "f.md")
+        assert str(e.value).startswith(f"f.md:{line}: attempt 1: outcome ") and "\x1b" not in str(e.value)

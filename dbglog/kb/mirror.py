@@ -31,6 +31,7 @@ from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import sha256_hex
 from dbglog.kb.model import (
     DEFAULT_LABELS,
+    OUTCOMES,
     STATUS_LABELS,
     Attempt,
     Difference,
@@ -675,6 +676,9 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
         if chunk and (cm := re.match(r"^<!-- created: (\S+) -->$", chunk[0])):
             created, chunk = cm.group(1), chunk[1:]
         vals, _ = scan_fields(chunk, labels)
+        at = offset + s + 2 + (1 if created else 0)  # the chunk's first line, numbered from 1
+        where = next((at + i for i, line in enumerate(chunk) if (lm := _LABEL_LINE.match(line))
+                      and lm.group("label").lower() == "outcome"), at)
         runs = [r.strip() for r in vals.get("runs", "").split(",") if r.strip()]
         if len(m.group(1)) > 9:  # (SQLite holds 64 bits, a loop over numbers even less: 1e9 attempts is a typo)
             raise ParseError(f"attempt number {m.group(1)[:20]}{'...' if len(m.group(1)) > 20 else ''} is too large; "
@@ -686,11 +690,37 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
             did=vals.get("did", ""),
             result=vals.get("result", ""),
             conclusion=vals.get("conclusion", ""),
-            outcome=vals.get("outcome", "untested").strip().lower() or "untested",
+            outcome=_outcome_value(vals.get("outcome", ""), m.group(1), path, where),
             created=created,
             runs=runs,
         ))
     return attempts
+
+
+def _outcome_value(raw: str, number: str, path, line: int) -> str:
+    """An attempt's ``**Outcome:**`` as stored: one of OUTCOMES; a hand edit's plain label for one
+    ("Failed", "FIXED", "✅ works") read as the outcome it states. Anything else -- a second line
+    under it, a word that names no outcome -- is refused where it stands rather than stored as an
+    outcome no command knows (and printed across two lines by `tried`)."""
+    v = raw.strip()
+    if v.lower() in OUTCOMES or not v:
+        return v.lower() or "untested"
+    keep = "keep the **Outcome:** line to one word (" + ", ".join(OUTCOMES) + "); notes go under **Result:** or " \
+        "**Conclusion:**"
+    if "\n" in v:
+        first, extra = v.split("\n", 1)
+        raise ParseError(f"attempt {number}: the outcome has a line under it ({_shown(extra.strip())}): {keep}",
+                         path, line + 1)
+    words = re.sub(r"[^a-z]+", " ", v.lower()).split()
+    if len(words) == 1 and words[0] in OUTCOMES:  # "FAILED ❌", "**worked**"
+        return words[0]
+    if len(v) <= 60:
+        from dbglog.kb import outcome as outcomes
+
+        word = outcomes.verdict_word(v)  # "Fixed", "✅ works", "didn't help"
+        if word is not None:
+            return word
+    raise ParseError(f"attempt {number}: outcome {_shown(v)} is not one of them: {keep}", path, line)
 
 
 def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None:
