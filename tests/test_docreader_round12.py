@@ -203,3 +203,14 @@ def test_managed_to_run_it_using_a_setting_is_a_fix():
     got = _atts(_read("# ROCm fault\n\nSome context.\n\nBefore this I managed to run it on Ubuntu 20.04 and ROCm 5.2.0 "
                       "using `export HSA_OVERRIDE_GFX_VERSION=10.3.0`.\n"))
     assert [o for _t, o in got] == ["worked"]
+
+
+def test_a_named_thing_that_works_a_fix_in_a_commit_and_i_did_x_and_found_y():
+    doc = ("# IMA in RWKV7\n\nkyv · comment · 2025-02-17\n\n`rwkv-fla` works. It seems faster too.\n\n"
+           "maint · comment · 2025-03-01\n\nFixed in https://github.com/o/r/commit/e1e920da14da979d740cf02e\n\n"
+           "z5 · comment · 2025-03-02\n\nI updated my environment as follows and found that this problem doesn't occur anymore.\n")
+    got = _atts(_read(doc))
+    assert [o for _t, o in got] == ["worked", "worked", "worked"]
+    assert got[0][0] == "`rwkv-fla` works."
+    # a plan is no fix: "should be fixed by #12" has a modal
+    assert _atts(_read("# IMA\n\nSome context.\n\nThis should be fixed by #1234 once it lands.\n")) == []

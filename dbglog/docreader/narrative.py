@@ -377,9 +377,23 @@ def _cond_verdict(s: str) -> str:
     return outcomes.classify(s)
 
 
+# "`rwkv-fla` works.", "`--enforce-eager` did not help": a named thing as the subject of its verdict.
+_CODE_SUBJECT = re.compile(r"^\W{0,3}(?:(?:and|but|also|so)\s+)?`[^`]{2,80}`\s+(?:(?:also|still|alone|again)\s+)?(?:works?|worked|"
+                           r"fixe[sd] (?:it|this|the \w+)|did the trick|helps|helped|(?:does|did)(?: not|n'?t) (?:work|help|fix))\b",
+                           re.I)
+# "Fixed in https://github.com/o/r/commit/e1e9...", "Fixed by #1234": the maintainer's fix, named by its change.
+_FIXED_IN = re.compile(r"^\W{0,3}(?:this (?:is|was|has been|should be) )?(?:fixed|resolved|addressed)\s+(?:in|by|with|via)\s+"
+                       r"(?:https?://\S+/(?:commit|pull|commits)/\S+|#\d{1,7}\b|PR\s*#?\d{1,7}\b|(?:commit\s+)?[0-9a-f]{7,40}\b)",
+                       re.I)
+
+
 def _cond_effect(s: str) -> str | None:
     """The start kind of a sentence that names a change and what it did in one breath (see
     ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``, ``_SAME_WITH``, ``_CLEAN_WITH``), else None."""
+    if _FIXED_IN.match(s) and not _MODAL.search(s):
+        return "fix"
+    if _CODE_SUBJECT.match(s) and not _MODAL.search(s):
+        return "cond"
     if _TRY_MINE.match(s) or ((_SAME_WITH.match(s) or _CLEAN_WITH.search(s)) and not _MODAL.search(s)
                               and outcomes.classify(s) in ("worked", "failed")):
         return "cond"
@@ -416,7 +430,7 @@ sentences = _sentences  # also read by ``reader``
 _RESULT_TURN = re.compile(r"(?:,?\s+(?:and|but|which|so|yet)\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|"
                           r"now|still|i|we)\b|,\s*which\s+(?:\w+ly\s+)?(?:did|does|made|makes|fixed|fixes|solved|helped|"
                           r"worked|had|was)\b|[,;:—–-]\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|no|"
-                          r"still|same|but)\b)", re.I)
+                          r"still|same|but)\b|,?\s+and\s+(?:\w+ly\s+)?(?:found|saw|noticed|confirmed|observed)\s+(?:that\s+)?)", re.I)
 
 
 def _own_result(action: str) -> str:
