@@ -185,17 +185,17 @@ def reset_cache() -> None:
     _env_values = None
 
 
-_PASSWORD = re.compile(r"pass(?:word|wd|phrase)", re.I)
+_PASSWORD = Lazy(r"pass(?:word|wd|phrase)", re.I)
 # After "password:" a plain word with a sentence going on after it on the line (a grammar word --
 # article, preposition, auxiliary, conjunction -- within the next four words) is prose ("the password:
 # prompt never appeared", "Password: field in the form"), not a credential, which ends its line or
 # clause, has a digit, a symbol or inner capitals ("password: hunter2; ..."), or is a run of content
 # words ("passphrase: correct horse battery staple").
-_PROSE_WORD = re.compile(r"[A-Za-z][a-z]{0,19}")
+_PROSE_WORD = Lazy(r"[A-Za-z][a-z]{0,19}")
 _GRAMMAR = (r"the|a|an|in|on|of|to|for|from|with|at|by|and|or|but|not|never|no|was|were|is|are|be|been|did|"
             r"does|do|has|had|have|it|its|this|that|when|after|before|until|while|then|so|as|into|again")
-_SENTENCE_GOES_ON = re.compile(rf"(?i)(?:(?:{_GRAMMAR})(?:[ \t]+[A-Za-z]+)+|[A-Za-z]+(?:[ \t]+[A-Za-z]+){{0,3}}?[ \t]+(?:{_GRAMMAR}))\b")
-_MORE_WORDS = re.compile(r"[ \t]+[A-Za-z]")
+_SENTENCE_GOES_ON = Lazy(rf"(?i)(?:(?:{_GRAMMAR})(?:[ \t]+[A-Za-z]+)+|[A-Za-z]+(?:[ \t]+[A-Za-z]+){{0,3}}?[ \t]+(?:{_GRAMMAR}))\b")
+_MORE_WORDS = Lazy(r"[ \t]+[A-Za-z]")
 # ... and the rest of such a run of words, to the end of its line or clause ("<redacted> horse battery staple").
 _PASS_TAIL = Lazy(rf"(?im)(?<![\w.-])(pass(?:word|wd|phrase)[ \t]*:[ \t]*{REDACTED})"
                   rf"((?:[ \t]+(?!(?:{_GRAMMAR})\b)[A-Za-z]+)+)(?=[ \t]*(?:$|[;,)]))")
