@@ -214,3 +214,11 @@ def test_a_named_thing_that_works_a_fix_in_a_commit_and_i_did_x_and_found_y():
     assert got[0][0] == "`rwkv-fla` works."
     # a plan is no fix: "should be fixed by #12" has a modal
     assert _atts(_read("# IMA\n\nSome context.\n\nThis should be fixed by #1234 once it lands.\n")) == []
+
+
+def test_forum_words_tried_with_no_success_and_a_problem_solved_by_an_upgrade():
+    got = _atts(_read("# Printer\n\nSome context.\n\nI have since tried using HPLIP with no success.\n"))
+    assert [o for _t, o in got] == ["failed"]
+    assert outcome.classify("Just for anyone searching, this problem was solved with the Hardy upgrade.") == "worked"
+    assert outcome.classify("I finally broke down and did yet another install, and this time it works.") == "worked"
+    assert outcome.classify("the problem was not solved") == "failed"

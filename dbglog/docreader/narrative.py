@@ -52,8 +52,8 @@ _WAITED = re.compile(r"^(?:I|[Ww]e)\s+(?:\w+ly\s+)?gave (?:it|them|the \w+) (?:a
                      r"\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|time|while|reboots?)\b")
 # Irregular past tenses of changes ("set", "rebuilt"); regular ones are any other "-ed" word.
 _IRREGULAR = r"set|unset|reset|rebuilt|built|put|gave|took|cut|threw|bound|rebound|rewrote|split|shut (?:off|down)|spun up|swapped|stripped|dropped|pinned|got rid of|" \
-             r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did a (?:full |clean |fresh )?\w+"
-_ADVERB = r"(?:\w+ly|then|first|also|already|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
+             r"tore down|rolled back|turned (?:off|on)|switched (?:off|on|to|back)|did (?:a|an|another|yet another|one more) (?:full |clean |fresh |new )?\w+"
+_ADVERB = r"(?:\w+ly|then|first|also|already|since|next|now|just|even|again|later|once|still|finally|eventually|instead|" \
           r"ultimately|quickly|simply|manually|temporarily|initially)"
 _VERB = rf"(?:{_IRREGULAR}|[a-z][a-z-]{{2,}}ed)"
 # "I reverted", "we then vendored", "I've tried", "So I got rid of"
@@ -68,7 +68,8 @@ _GERUND = re.compile(r"^\W{0,3}(?:(?:well|ok(?:ay)?|unfortunately|sadly|alas|any
                      r"[A-Za-z][a-z]+ing)\b(?! (?:is|was|are|were|to)\b)", re.I)
 # ... whose sentence says what the action did, not what the system does ("Serving a 14B model hangs" is
 # the symptom; "Running with --flag fixed the hang" is an attempt).
-_EFFECT = re.compile(r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|matter|do (?:anything|much)|make (?:a|any) "
+_EFFECT = re.compile(r"\bwith(?:out)? (?:no|any|little|some|partial|limited) (?:success|luck|improvement|effect)\b|"
+                     r"\b(?:did|does|do)(?: not|n'?t) (?:help|fix|work|change|matter|do (?:anything|much)|make (?:a|any) "
                      r"difference|solve|resolve)|\b(?:made|makes|had|has) (?:no|little) (?:difference|effect|impact)|"
                      r"\bno (?:effect|difference|dice|joy|luck|change|improvement)\b|\b(?:fixed|fixes|solved|solves|resolved|"
                      r"resolves|cured|helped|helps|did the trick)\b|\bwork(?:s|ed)? (?:fine|again|now)\b|"

@@ -44,7 +44,7 @@ _BAD = (
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
     r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|collaps\w*|errors?)"
 )
-_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|fixed|eliminated|cleared|stopped|stops)"
+_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|solved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
@@ -194,7 +194,7 @@ _FAIL = [
     # "when I started it again, it was doing great": the retry is no persistence
     r"\b(?:still|(?<!\bit )(?<!\bthem )again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
     rf"\b{_BAD}\b",
-    r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
+    r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke(?! down and\b)|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
     # "runs successfully but loses ~60% of insertions": data lost is a failure, whatever ran
