@@ -222,3 +222,11 @@ def test_forum_words_tried_with_no_success_and_a_problem_solved_by_an_upgrade():
     assert outcome.classify("Just for anyone searching, this problem was solved with the Hardy upgrade.") == "worked"
     assert outcome.classify("I finally broke down and did yet another install, and this time it works.") == "worked"
     assert outcome.classify("the problem was not solved") == "failed"
+
+
+def test_a_step_whose_text_says_it_was_taken_stays_an_attempt():
+    inv = _read("# Driver\n\n## Investigation Steps\n\n### Step 1: Check the driver\nRan `nvidia-smi`; driver 550 is "
+                "loaded and the GPU shows up.\n\n### Step 2: Look at dmesg\n1. Go to the node\n2. Look for lines with "
+                "`Xid` errors\n")
+    assert [t for t, _o in _atts(inv)] == ["Step 1: Check the driver"]
+    assert [s.text for s in inv.next_steps] == ["Look at dmesg"]

@@ -1542,10 +1542,17 @@ class _Builder:
         if not rest.strip() or re.match(r"\W*\w+(?:ed|ing)\b", rest, re.I):
             return False
         for b in n.blocks:
+            if b.kind in ("fence", "code"):
+                continue
             for i in range(b.start, b.end):
-                hit = label_of(self.lines[i], ATTEMPT_LABELS)
-                if (hit and hit[0] in ("result", "outcome", "conclusion")) or re.search(r"[✅❌✔✗]", self.lines[i]):
+                line = self.lines[i]
+                hit = label_of(line, ATTEMPT_LABELS)
+                if (hit and hit[0] in ("result", "outcome", "conclusion")) or re.search(r"[✅❌✔✗]", line):
                     return False
+                if (hit and hit[0] == "expected") or _HEDGED.search(line):
+                    continue  # what should happen, or a guess at it
+                if _DONE_REPORT.search(re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", line)):
+                    return False  # "Ran nvidia-smi; driver 550 is loaded": the step was taken
         return True
 
     def attempt_from_node(self, n: Node, container: str | None) -> None:
@@ -2677,6 +2684,9 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_HEDGED = re.compile(r"\b(?:likely|probably|possibly|may|might|should|would|could|expect(?:ed)?)\b", re.I)
+_DONE_REPORT = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?[a-z]{3,}ed\b|^\W*(?:ran|re-?ran|checked|tested|found|confirmed|verified|"
+                          r"saw|got|tried)\b", re.I)
 _RESULTS_OF_RUNS = re.compile(r"^(?:test(?:ing)?|experiment(?:al)?|benchmark(?:ing)?|trial|validation|verification|run) results?$",
                               re.I)
 _CHECK_MARKED = re.compile(r"^\s*(?:\*\*|__)[^*_]{2,60}(?:\*\*|__)\s*:?\s*(?P<mark>✅|❌|✔️?|✗|✘)")
