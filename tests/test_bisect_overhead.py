@@ -534,3 +534,24 @@ def test_a_readying_git_still_at_work_when_the_session_ends_is_stopped_with_its_
             pass
     history.remove_worktrees(repo, d.wt_root)
     recs.close()
+
+
+@given(dags_and_verdicts())
+@settings(max_examples=200, deadline=None)
+def test_the_pick_without_logs_is_the_entropy_pick_and_the_memos_hold(case):
+    """With no untestable commit the step is chosen by |2w - n| alone (no entropy per candidate):
+    the same commit the entropy key picks (a p_skip that names no candidate takes that path). The
+    result and the next pick are kept between changes of state: each equals a fresh computation."""
+    from dbglog.bisect.algorithms import HistoryBisect
+
+    parents, bad, goods, steps, first_parent = case
+    hb = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+    for i, (commit, verdict) in enumerate(steps):
+        hb.record(commit, verdict)
+        t = hb._testable()
+        assert hb._choose(1, t, {}) == hb._choose(1, t, {"(no such commit)": 0.0})
+        assert hb.result == hb._result()
+        fresh = HistoryBisect(parents, bad, goods, first_parent=first_parent)
+        for c, v in steps[:i + 1]:
+            fresh.record(c, v)
+        assert hb.peek() == fresh.peek() and hb.result == fresh.result

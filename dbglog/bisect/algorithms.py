@@ -384,6 +384,11 @@ class HistoryBisect:
         self._goods: list[str] = list(self.initial_goods)
         self._order = self._topo_order(bad)
         self._pos = {c: i for i, c in enumerate(self._order)}
+        # Bumped by every change of state (record, next_steps): what is derived from the state
+        # alone -- the result, the next pick -- is kept for as long as it holds (a driver asks
+        # ``done`` and ``peek`` between two verdicts; each is a walk over every candidate).
+        self._version = 0
+        self._memo: dict[str, tuple[int, object]] = {}
         self._recompute()
 
     # -- graph helpers -------------------------------------------------------
@@ -447,7 +452,8 @@ class HistoryBisect:
         if v is Verdict.BAD:
             if commit not in self._cand_set:
                 return False
-            self._set_cands(self._closure([commit], self._edges, within=self._cand_set))
+            kept = self._closure([commit], self._edges, within=self._cand_set)
+            self._set_cands(kept, [c for c in self._cands if c in kept])
             return True
         seen, gone, stack = self._good_anc, [], [commit]
         while stack:
@@ -459,11 +465,16 @@ class HistoryBisect:
             stack.extend(p for p in self.parents.get(c, ()) if p not in seen)
         if any(b in seen for b in self._bads):
             return False  # (the full rule empties the candidates: _recompute says so)
-        self._set_cands(self._cand_set.difference(gone))
+        kept = self._cand_set.difference(gone)
+        self._set_cands(kept, [c for c in self._cands if c in kept])
         return True
 
-    def _set_cands(self, cands: set[str]) -> None:
-        order = sorted(cands, key=lambda c: self._pos.get(c, -1))
+    def _set_cands(self, cands: set[str], order: list[str] | None = None) -> None:
+        """``order``: ``cands`` in ancestors-first order when the caller has it (a subset of the
+        candidates, filtered from their order), else sorted here."""
+        if order is None:
+            order = sorted(cands, key=lambda c: self._pos.get(c, -1))
+        self._version += 1
         self._cands = order
         self._cand_set = cands
         # weights
@@ -492,9 +503,10 @@ class HistoryBisect:
         return tuple(self._cands)
 
     def _uncertain_in_cands(self, kind: Verdict | None = None) -> list[str]:
-        return [c for c in self._cands
-                if c in self.verdicts and self.verdicts[c].uncertain
-                and (kind is None or self.verdicts[c] is kind)]
+        some = {c for c, v in self.verdicts.items() if v.uncertain and (kind is None or v is kind)}
+        if not some:  # (the verdicts are a few; the candidates may be thousands)
+            return []
+        return [c for c in self._cands if c in some]
 
     def _testable(self, exclude: Iterable[str] = ()) -> list[str]:
         """Candidates without a verdict (the bad ones excepted): what the search may still try."""
@@ -507,6 +519,7 @@ class HistoryBisect:
                bad_runs: int | None = None, total_runs: int | None = None) -> None:
         """Record a verdict (optionally with repeat counts, accumulated in ``evidence``)."""
         v = _verdict(verdict)
+        self._version += 1
         if bad_runs is not None and total_runs is not None:
             b0, t0 = self.evidence.get(commit, (0, 0))
             self.evidence[commit] = (b0 + bad_runs, t0 + total_runs)
@@ -539,8 +552,12 @@ class HistoryBisect:
             j = min(j, self.max_runs - self.runs)
             if j <= 0:
                 return []
-        testable = self._testable(exclude)
-        picks = self._choose(max(1, j), testable, self.skip_probability())
+        seen = self._memo.get("peek")
+        if j == 1 and not exclude and seen is not None and seen[0] == self._version:
+            picks = [seen[1]] if seen[1] is not None else []
+        else:
+            picks = self._choose(max(1, j), self._testable(exclude), self.skip_probability())
+        self._version += 1
         for c in picks:
             if c not in self._asked_set:
                 self._asked_set.add(c)
@@ -554,8 +571,11 @@ class HistoryBisect:
         driver readies its checkout while it stores the step just finished."""
         if self.done or (self.max_runs is not None and self.runs >= self.max_runs):
             return None
-        picks = self._choose(1, self._testable(), self.skip_probability())
-        return picks[0] if picks else None
+        seen = self._memo.get("peek")
+        if seen is None or seen[0] != self._version:
+            picks = self._choose(1, self._testable(), self.skip_probability())
+            seen = self._memo["peek"] = (self._version, picks[0] if picks else None)
+        return seen[1]
 
     def skip_probability(self) -> dict[str, float]:
         """P(untestable) of every candidate under the broken-range model (empty when no
@@ -566,7 +586,8 @@ class HistoryBisect:
         line of commits, an approximation across merges (it only steers the
         order of the steps, never what is concluded)."""
         cands = self._cands
-        if not any(self.verdicts.get(c) is Verdict.SKIP for c in cands):
+        skips = {c for c, v in self.verdicts.items() if v is Verdict.SKIP}
+        if not skips or skips.isdisjoint(self._cand_set):
             return {}
         bads = set(self._bads)
         observed: list[bool | None] = [False]
@@ -586,6 +607,17 @@ class HistoryBisect:
         if not testable:
             return []
         n = len(self._cands)
+        if j == 1 and not p_skip:
+            # Every value is _entropy(min(w, n - w) / n), which falls as |2w - n| grows: the key
+            # below without it orders the commits the same (and skips a log per candidate).
+            weight, pos = self._weight, self._pos
+            best, best_key = None, None
+            for c in testable:
+                w = weight[c]
+                key = (-abs(2 * w - n), w == 2 if n == 3 else -pos.get(c, 0))
+                if best_key is None or key > best_key:
+                    best, best_key = c, key
+            return [best] if best is not None else []
         if j == 1:
             best, best_key = None, None
             for c in testable:
@@ -639,6 +671,12 @@ class HistoryBisect:
 
     @property
     def result(self) -> HistoryResult:
+        seen = self._memo.get("result")
+        if seen is None or seen[0] != self._version:
+            seen = self._memo["result"] = (self._version, self._result())
+        return seen[1]
+
+    def _result(self) -> HistoryResult:
         cands = tuple(self._cands)
         skipped = tuple(self._uncertain_in_cands(Verdict.SKIP))
         flaky = tuple(self._uncertain_in_cands(Verdict.FLAKY))
