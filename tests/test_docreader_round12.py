@@ -1,6 +1,6 @@
 """Round 12 (threads and agent reports from other people): one test per general rule, texts my own."""
 
-from dbglog.docreader import read_document
+from dbglog.docreader import narrative, read_document
 from dbglog.kb import outcome
 
 
@@ -230,3 +230,19 @@ def test_a_step_whose_text_says_it_was_taken_stays_an_attempt():
                 "`Xid` errors\n")
     assert [t for t, _o in _atts(inv)] == ["Step 1: Check the driver"]
     assert [s.text for s in inv.next_steps] == ["Look at dmesg"]
+
+
+def test_a_named_test_run_section_takes_the_verdict_its_output_ends_on():
+    inv = _read("# FFI\n\nSome context.\n\n### Cross-Validation Test Results\n\n```\n[1/7] orbit_size: 14/14 passed\n"
+                "Total tests: 113\nFailed: 0\n\n✅ CROSS-VALIDATION PASSED\n```\n\n### HSA Aperture Test Results\n```python\n"
+                "x = torch.randn(32, 129).cuda()  # FAILS\n# Error: HSA_STATUS_ERROR\n```\n")
+    assert _atts(inv) == [("Cross-Validation Test Results", "worked")]  # the second block is code, not output
+
+
+def test_a_setting_used_then_the_output_shown_under_it_and_too_little_to_help():
+    u = [narrative.Unit("However when I use the same `export HSA_OVERRIDE_GFX_VERSION=10.3.0` now I get this message:", [1]),
+         narrative.Unit(None, [2, 3], code="Memory access fault by GPU node-1. Reason: Page not present.\nAborted (core dumped)")]
+    assert [st.verdict for st in narrative.read(u)] == ["failed"]
+    got = _atts(_read("# OOM\n\nSome context.\n\nAdding `torch.cuda.empty_cache()` to the code gives back about 10 MB, "
+                      "which is too little to be an applicable solution.\n"))
+    assert [o for _t, o in got] == ["failed"]

@@ -215,7 +215,7 @@ class Story:
 class _Start:
     unit: int
     pos: int
-    kind: str  # first | bare | gerund | noun | fix | try | still | cond
+    kind: str  # first | bare | gerund | noun | fix | try | still | cond | shown
     joined: bool = False  # "I tried both": the sentence before names what was tried
 
 
@@ -388,11 +388,19 @@ _FIXED_IN = re.compile(r"^\W{0,3}(?:this (?:is|was|has been|should be) )?(?:fixe
                        re.I)
 
 
+# "However when I use the same `export HSA_OVERRIDE_GFX_VERSION=10.3.0` now I get this message:" + the output
+# shown under it: the setting tried, and the output is its verdict.
+_WHEN_USE_SHOWN = re.compile(r"\bwhen (?:I|we) (?:use|set|add|export|enable|disable|apply|pass|switch to)\b[^.]{0,100}?"
+                             rf"(?:{_CONCRETE.pattern})[^.]{{0,60}}?\b(?:I|we) (?:get|got|see|saw|hit)\b[^.]{{0,40}}:\s*$")
+
+
 def _cond_effect(s: str) -> str | None:
     """The start kind of a sentence that names a change and what it did in one breath (see
     ``_COND_CHANGE``, ``_TRY_MINE``, ``_TRY_PRESENT``, ``_SAME_WITH``, ``_CLEAN_WITH``), else None."""
     if _FIXED_IN.match(s) and not _MODAL.search(s):
         return "fix"
+    if _WHEN_USE_SHOWN.search(s):
+        return "shown"
     if _CODE_SUBJECT.match(s) and not _MODAL.search(s):
         return "cond"
     if _TRY_MINE.match(s) or ((_SAME_WITH.match(s) or _CLEAN_WITH.search(s)) and not _MODAL.search(s)
@@ -583,6 +591,9 @@ def read(units: list[Unit]) -> list[Story]:
                                  strict=st.kind in ("fix", "try", "workaround"))  # "The fix was to pin X until the deadlock fix lands"
         if st.kind == "still":
             verdict, said = "failed", action  # "I still get the error even after X": its own sentence says so
+        if st.kind == "shown":
+            shown_out = after.code if after is not None and after.code else ""
+            verdict, said = (outcomes.classify(shown_out), action) if shown_out else ("inconclusive", action)
         if st.kind == "cond" and _cond_verdict(action) != "inconclusive":
             verdict, said = _cond_verdict(action), action  # the change and its effect are one sentence
         if verdict == "inconclusive" and st.kind == "gerund":

@@ -551,6 +551,13 @@ class _Builder:
                 else:
                     self.section(c, context=None)
             return
+        ran = self._run_summary(n) if _NAMED_RESULTS.match(bare) and not n.children else None
+        if ran:
+            # "### Cross-Validation Test Results" over the run's output ("Failed: 0 ... ✅ PASSED"): one run; the
+            # output's closing summary says how it went
+            self.attempt_from_node(n, container=None)
+            self.attempts[-1].tag = self.attempts[-1].tag or ran
+            return
         if _FINDING_HEAD.match(text) and not heading_outcome(text):
             # "### Finding 1: Helper Functions Not Implemented", "### 2. Known Issues from Documentation": what was
             # found or known -- facts, not tries; kept as written
@@ -1530,6 +1537,18 @@ class _Builder:
                 self.section(c, context=None)
 
     # --- attempts ---------------------------------------------------------------------------
+
+    def _run_summary(self, n: Node) -> str | None:
+        """The verdict a run's printed output ends on: its last line that says one ("✅ ALL PASSED", "3 failed")."""
+        for b in reversed([b for b in n.blocks if b.kind in ("fence", "code")]):
+            for i in reversed(range(b.start, b.end)):
+                line = self.lines[i].strip()
+                if line.startswith(("```", "~~~", "#", "//")) or not line or " = " in line:
+                    continue  # a fence line, or the code run rather than what it printed
+                said = outcomes.classify(line)
+                if said in ("worked", "failed"):
+                    return said
+        return None
 
     def _plan_step(self, n: Node) -> bool:
         """ "### Step 2: Verify Symbol Export" whose text says what to expect ("**Expected**: ...", "**Actual**:
@@ -2684,6 +2703,7 @@ _PROPOSAL_CHILD = re.compile(r"(?i)^\W*(?:solution|option|fix|approach|alternati
 _RECOMMEND_LEAD = re.compile(r"^\s*(?:\*\*|__)(?:our |my )?recommend(?:ation|ed(?: (?:action|next step|fix))?)s?\s*:?\s*(?:\*\*|__)\s*:?\s*(\S.*)$", re.I)
 _PROPOSED_HEAD = re.compile(r"^(?:\W*\d{1,2}[.)]\s*)?(?:proposed|possible|suggested|potential|candidate|recommended) "
                             r"(?:solutions?|fix(?:es)?|workarounds?|remedies|remediations?)\b", re.I)
+_NAMED_RESULTS = re.compile(r"^(?:[\w/-]+ ){1,3}(?:test|tests|testing|validation|verification|benchmark) results?$", re.I)
 _HEDGED = re.compile(r"\b(?:likely|probably|possibly|may|might|should|would|could|expect(?:ed)?)\b", re.I)
 _DONE_REPORT = re.compile(r"\b(?:I|[Ww]e)\s+(?:\w+ly\s+)?[a-z]{3,}ed\b|^\W*(?:ran|re-?ran|checked|tested|found|confirmed|verified|"
                           r"saw|got|tried)\b", re.I)

@@ -197,6 +197,8 @@ _FAIL = [
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke(?! down and\b)|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
+    # "gives back ~10 MB, which is too little to be an applicable solution": not enough to count
+    r"\btoo (?:little|small|few|slow) to (?:be|make|matter|help|count)\b|\bnot (?:an? )?(?:applicable|viable|usable) (?:solution|fix|option)\b",
     # "runs successfully but loses ~60% of insertions": data lost is a failure, whatever ran
     r"\b(?:loses|lost|dropping|drops|dropped)\s+(?:~|about |around |over |nearly )?\d+(?:\.\d+)?\s*%\s+of\b",
     # "Wait 14+ hours for a slow init | No recovery", "the PM2 worker ignores it"
