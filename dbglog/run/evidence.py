@@ -164,12 +164,22 @@ def kernel_op(kernel: str | None, table: Sequence[tuple[str, str]] = ()) -> dict
     return None
 
 
+def _cut_params(s: str) -> str:
+    """``re.sub(r"\\(.*\\)$", "", s)`` without its quadratic time on a name of many '(': from the first
+    '(' of the last line to a ')' that ends the text."""
+    if s.endswith(")"):
+        j = s.find("(", s.rfind("\n") + 1)
+        if j >= 0:
+            return s[:j]
+    return s
+
+
 def short_kernel(name: str | None, width: int = 90) -> str | None:
     """A kernel name without template arguments and parameters, for one-line summaries."""
     if not name:
         return name
     # "Functor::operator()" keeps its own "()"; only the parameter list after it goes
-    s = re.sub(r"\(.*\)$", "", name.strip().replace("operator()", "operator\0")).replace("operator\0", "operator()") or name
+    s = _cut_params(name.strip().replace("operator()", "operator\0")).replace("operator\0", "operator()") or name
     depth, out = 0, []
     for ch in s:
         if ch == "<":
@@ -718,7 +728,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
 
 _CG_STOP_SIGNAL = re.compile(r"received signal CUDA_EXCEPTION_(\d+), ([A-Z][\w -]*?[A-Za-z])\.")
 _CG_MEMCHECK = re.compile(r"Illegal access to address \((@\w+)\)(0x[0-9a-fA-F]+) detected")
-_CG_STOP_FRAME = re.compile(r"^(?:#0\s+)?(0x[0-9a-fA-F]+) in (?:void )?(.+?)(?: \(.*|<<<.*)?\s*$")
+_CG_STOP_FRAME = re.compile(r"^(?:#0\s+)?(0x[0-9a-fA-F]+) in (?:void )?(.+?)(?: \(.*|<<<.*)?$")  # (on a stripped line)
 
 
 def _cuda_gdb_stops(text: str) -> list[dict]:
@@ -1486,10 +1496,19 @@ def _tail_name(name: str | None, width: int = 60) -> str | None:
     return s if not s or len(s) <= width else "…" + s[-(width - 1):]
 
 
+# the end of a host frame: " in cpy.cu:612 [0x59421a8] in lib.so" (each part optional)
+_CS_HOST_TAIL = re.compile(r"(?: in (\S+:\d+))?(?: \[0x[0-9a-fA-F]+\])?(?: in \S+)?$")
+
+
 def _cs_host_short(frame: str) -> str:
     """'ggml_cuda_cpy(ggml_backend_cuda_context&, ...) in cpy.cu:612 [0x59421a8] in lib.so' -> 'ggml_cuda_cpy (cpy.cu:612)'."""
-    m = re.match(r"(.*?)(?:\(.*\))?(?: \[clone [^\]]*\])?(?: in (\S+:\d+))?(?: \[0x[0-9a-fA-F]+\])?(?: in \S+)?$", frame)
-    fn, src = (m.group(1).strip(), m.group(2)) if m else (frame, None)
+    # Cut from the end, not with one lazy regex over the whole frame: a frame of many '(' was quadratic.
+    tail = _CS_HOST_TAIL.search(frame)  # (always matches: every part is optional)
+    head, src = frame[:tail.start()], tail.group(1)
+    head = re.sub(r" \[clone [^\]]*\]$", "", head)
+    if head.endswith(")") and "(" in head:
+        head = head[:head.index("(")]
+    fn = head.strip()
     return (_tail_name(fn, 60) or fn) + (f" ({src})" if src else "")
 
 
@@ -2105,7 +2124,9 @@ def _lines_with(text: str, needle: str, limit: int = 10000) -> Iterable[str]:
 
 
 
-_NI_LINE = re.compile(r"([^\s\[\]`]+):(\d+):(\d+) \[(\d+)\] NCCL INFO (.*?)\s*$")
+# (the host starts a word and the message is stripped after: both linear on a 64 KB line, which
+# "(.*?)\s*$" and a host tried at every offset were not)
+_NI_LINE = re.compile(r"(?<![^\s\[\]`])([^\s\[\]`]+):(\d+):(\d+) \[(\d+)\] NCCL INFO (.*)$")
 _NI_RING = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? :((?:\s+\d+)+)$")
 _NI_EDGE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/\d+)? : (\d+)(?:\[[^\]]*\])? -> (\d+)(?:\[[^\]]*\])?"
                       r"(?: \[(send|receive)\])? via (\S.*)$")
@@ -2166,7 +2187,7 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
         m = _NI_LINE.search(line)
         if not m:
             continue
-        msg = m.group(5)
+        msg = m.group(5).rstrip()
         hosts.add(m.group(1))
         procs.add((m.group(1), m.group(2)))
         if network is None and (n := _NI_NETWORK.match(msg)) is not None:

@@ -597,9 +597,10 @@ BUILTIN: tuple[Signature, ...] = (
         # non-CUDA dependency): "libfoo.so.1: cannot open shared object file", and an extension built
         # against another torch/CUDA: "ImportError: ext.so: undefined symbol: _ZN3c10...". A loader line
         # at warning severity (TensorFlow's dso_loader probing optional libraries) is no failure.
-        (r"(\S+\.so(?:\.[\w.]+)?): cannot open shared object file", "cannot open shared object file"),
+        # ((?<!\S) below: a match starts a word, as it would anyway; without it a long word is quadratic)
+        (r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): cannot open shared object file", "cannot open shared object file"),
         # (on the exception's line: its "rror" is a hub literal, so a big log pays no pass of its own)
-        (r"(\S+\.so(?:\.[\w.]+)?): undefined symbol: (\S+)", "rror")], 74,
+        (r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (\S+)", "rror")], 74,
        resolve=_resolve_loader,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
@@ -663,11 +664,12 @@ BUILTIN: tuple[Signature, ...] = (
     # below the text or token of the same error.
     _S("gpu.error_code",
        [(r"\[(?P<code>\d{1,3})\] Call to (cu\w+) results in (\w*CUDA_ERROR\w*)", "CUDA_ERROR"),
-        (r"\bCUresult error\s*(?:result\s*)?[=:]?\s*(?P<code>\d{1,3})\b", "CUresult error"),
+        (r"\bCUresult error\s*(?:result\s*)?(?:[=:]\s*)?(?P<code>\d{1,3})\b", "CUresult error"),
         # "CUDA error 700", "CUDA error [700]", "Cuda failure 719" with no text after the number (with a
         # text, gpu.cuda_failure names it by the text; both agree)
         (r"\b(?:CUDA|Cuda|cuda) (?:error|failure) \[?(?P<code>\d{1,3})\]?(?![\d.])", ("CUDA error ", "Cuda failure", "CUDA failure")),
-        (_CODE_WORDS + r"[ \t]*[:=]?[ \t]*\(?(?P<code>\d{1,3})\b(?![.:]\d)", "error code")], 79,
+        # (one run of blanks each side of the sign: two adjacent runs are quadratic on a line of blanks)
+        (_CODE_WORDS + r"[ \t]*(?:[:=][ \t]*)?\(?(?P<code>\d{1,3})\b(?![.:]\d)", "error code")], 79,
        resolve=_resolve_cuda_code, description="a CUDA error reported by its number only"),
     # cuda-gdb ("CUDA Exception: Warp Illegal Address", "received signal CUDA_EXCEPTION_14, ...") and
     # the CUDA core dump's progress lines name the exception precisely, and the kernel with it.
@@ -915,7 +917,7 @@ BUILTIN: tuple[Signature, ...] = (
     # a PyTorch MPS op handed Metal a bad shape or buffer.
     _S("mps.failed_assertion",
        # (a paste may break the line after the file:line, leaving "failed assertion `...'" alone)
-       [(r"(?:(\S+\.(?:mm|m|swift|metal)):(\d+): )?failed assertion `([^\n]*)", "failed assertion `"),
+       [(r"(?:(?<!\S)(\S+\.(?:mm|m|swift|metal)):(\d+): )?failed assertion `([^\n]*)", "failed assertion `"),
         # the macOS assert() form from an Objective-C++ Metal/MPS source (GPUReductionOps.mm)
         (_macos_assert(r"\S+\.(?:mm|metal)"), "Assertion failed: (")], 46,
        description="a Metal/MPS framework assertion aborted the process (an MPS op got a shape or buffer it rejects)"),
@@ -929,11 +931,11 @@ BUILTIN: tuple[Signature, ...] = (
     _S("cpp.assert",
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)
-        (r"(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
-        (r"(\S+?):(\d+): ([^\n]*?): Assertion `([^'\n]*)' failed\.", "' failed"),
+        (r"(?<!\S)(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
+        (r"(?<!\S)(\S+?):(\d+): ([^\n]{0,4096}?): Assertion `([^'\n]*)' failed\.", "' failed"),
         # the same assert() grammar from a library's own macro, "file.c:LINE  Assertion `cond' failed" with
         # no function (UCX's ucs_assert: "[host:pid:0:tid]   eager_snd.c:25   Assertion `x == 0' failed")
-        (r"(\S+\.(?:c|cc|cpp|cxx|cu|h|hpp|inl)):(\d+)[ \t]+Assertion `([^'\n]*)' failed", "' failed"),
+        (r"(?<!\S)(\S+\.(?:c|cc|cpp|cxx|cu|h|hpp|inl)):(\d+)[ \t]+Assertion `([^'\n]*)' failed", "' failed"),
         # gdb/rocgdb stopped in __assert_fail: in a HIP kernel (a .hip/.cu file, hip_assert.h) it is
         # a device-side assert
         (r'__assert_fail \(assertion=[^"\n]*"([^"\n]*)",\s*file=[^"\n]*"([^"\n]*)",\s*line=(\d+)[^\n]*',
@@ -1695,8 +1697,9 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
 # NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
 # the same thread ("NCCL INFO init.cc:766 -> 2"); after a WARN it recovers from (an optional library it
 # probed for, libibverbs missing, then "NET/Socket : Using eth0") it simply goes on.
-_NCCL_THREAD = re.compile(r"(\S+:\d+:\d+) \[\d+\] ")
-_NCCL_RETURN = re.compile(r"NCCL INFO [^\n]*?\S+:\d+ -> \d+")
+# ((?<!\S): tried at the start of a word only -- the same match, and linear on a 64 KB line of one word)
+_NCCL_THREAD = re.compile(r"(?<!\S)(\S+:\d+:\d+) \[\d+\] ")
+_NCCL_RETURN = re.compile(r"NCCL INFO [^\n]*?\S:\d+ -> \d+")  # (\S, not \S+: one char is as true, and linear)
 _NCCL_LOOKAHEAD = 60
 
 

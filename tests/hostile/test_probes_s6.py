@@ -1,0 +1,91 @@
+"""Hostile probes of session 6's new code (helper H7): what broke, each test failing on the code before
+its fix (or marked xfail, strict, where the code belongs to another helper).
+
+* regexes that were quadratic on one long line (a 64 KB minified JSON line holding "error", a word of
+  60 000 characters before "cannot open shared object file", a run of blanks after "error code"):
+  timed as a ratio -- a line 16 times longer may take at most ~50 times as long (quadratic: 256) --
+  never against a wall-clock limit.
+"""
+
+import time
+
+import pytest
+
+from dbglog.run import evidence, signatures
+
+
+def _took(f, text: str) -> float:
+    t = time.perf_counter()
+    f(text)
+    return time.perf_counter() - t
+
+
+def _linear(f, make, n: int = 4000, k: int = 16) -> None:
+    """``f(make(k*n))`` costs about k times ``f(make(n))``, not k**2 (with a floor for timer noise)."""
+    f(make(n))  # compiles the regexes
+    small = min(_took(f, make(n)) for _ in range(3))
+    big = min(_took(f, make(k * n)) for _ in range(2))
+    assert big < 3 * k * max(small, 0.002) + 0.1, (small, big)
+
+
+C = signatures.classify_text
+
+LONG_LINES = {
+    # the 'undefined symbol' pattern is tried on every line holding the hub literal "rror"
+    "a long word on an error line": lambda n: "Error " + "x" * n + "\n",
+    "a long word before the loader's words": lambda n: "x" * n + ": cannot open shared object file\n",
+    "a long word before an assert() tail": lambda n: "y" * n + ":25   Assertion `x' failed\n",
+    "an NCCL WARN of one long word": lambda n: "NCCL WARN " + "1:" * (n // 2) + "\n",
+    "blanks after 'error code'": lambda n: "cudaMalloc error code" + " " * n + "x\n",
+    "blanks after 'CUresult error'": lambda n: "CUresult error" + " " * n + "x\n",
+    "a long word before a GGML_ASSERT tail": lambda n: "x" * n + ") failed\n",
+    "a long word before an Apple failed assertion": lambda n: "a." * (n // 2) + "failed assertion `x'\n",
+}
+
+
+@pytest.mark.parametrize("name", LONG_LINES)
+def test_signatures_are_linear_on_one_long_line(name):
+    _linear(C, LONG_LINES[name])
+
+
+def test_the_anchored_patterns_still_name_what_they_named():
+    # (?<!\S) only keeps a match from starting inside a word, where it could not have started first
+    m = C("ImportError: /site/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    assert m is not None and m.name == "env.library_missing"
+    m = C("OSError: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory\n")
+    assert m is not None and m.name == "env.library_missing"
+    m = C("[h:1:0:7]   eager_snd.c:25   Assertion `x == 0' failed\n")
+    assert m is not None and m.signature == "cpp.assert"
+    m = C("cuLaunchKernel failed with error code   :   719\n")
+    assert m is not None and m.name == "gpu.launch_failure"
+    m = C("CUresult error  result = 700\n")
+    assert m is not None and m.name == "gpu.illegal_address"
+
+
+def test_a_cuda_gdb_stop_frame_with_a_run_of_blanks_is_linear():
+    def make(n):
+        return ("Program received signal CUDA_EXCEPTION_14, Warp Illegal Address.\n"
+                "0x00007fffd3a1b2c0 in k" + " " * n + "x\n")
+    _linear(evidence.parse_cuda_gdb, make)
+    out = evidence.parse_cuda_gdb(make(10))
+    assert out is not None and out.get("pc") == "0x00007fffd3a1b2c0"
+
+
+def test_a_kernel_name_of_many_parentheses_is_linear():
+    _linear(evidence.short_kernel, lambda n: "k" + "(" * n)
+    assert evidence.short_kernel("void k<float>(float*, int)") == "k<…>"
+    assert evidence.short_kernel("Functor::operator()(int)") == "Functor::operator()"
+
+
+def test_a_compute_sanitizer_host_frame_of_many_parentheses_is_linear():
+    _linear(evidence._cs_host_short, lambda n: "f" + "(" * n)
+    assert evidence._cs_host_short("ggml_cuda_cpy(ggml_backend_cuda_context&, int) in cpy.cu:612 [0x59421a8] in libggml.so") \
+        == "ggml_cuda_cpy (cpy.cu:612)"
+    assert evidence._cs_host_short("main [0x1a] in a.out") == "main"
+
+
+def test_nccl_info_lines_of_one_long_word_are_linear():
+    _linear(evidence.parse_nccl_topology, lambda n: "a:" * (n // 2) + " NCCL INFO x\n")
+    _linear(evidence.parse_nccl_topology, lambda n: "h:1:2 [0] NCCL INFO Using network Socket" + " " * n + "x\n")
+    out = evidence.parse_nccl_topology("h:1:2 [0] NCCL INFO Using network Socket   \nh:1:2 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\n")
+    assert out is not None and out["network"] == "Socket" and out["version"] == "2.18.1+cuda12.1"
