@@ -805,7 +805,9 @@ def _answer(dialect: str, event: str, hook_event: str | None, notice: str) -> di
         return {"additional_context": notice} if event == "session-start" else None
     if dialect == "gemini" and event == "pre-command":
         return {"systemMessage": notice}  # (BeforeTool: shown to the user; the model would need a denial)
-    name = hook_event or {"pre-command": "PreToolUse", "prompt": "UserPromptSubmit"}.get(event, "SessionStart")
+    # (a forced --format gemini on plain input: Gemini CLI's own event name, not Claude Code's)
+    prompt_event = "BeforeAgent" if dialect == "gemini" else "UserPromptSubmit"
+    name = hook_event or {"pre-command": "PreToolUse", "prompt": prompt_event}.get(event, "SessionStart")
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": notice}}
 
 
@@ -859,6 +861,8 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
             text = obj.get("prompt")
         if not isinstance(text, str):
             return
+        # JSON may escape a lone surrogate ("\\ud800"), which no encoder takes: one replacement char
+        text = text.encode("utf-8", "replace").decode("utf-8")
     if dialect is None and fmt == "json":
         dialect = "claude"
     if dialect is not None and _answer(dialect, event, hook_event, "-") is None:

@@ -7,6 +7,7 @@ its fix (or marked xfail, strict, where the code belongs to another helper).
   never against a wall-clock limit.
 """
 
+import json
 import time
 
 import pytest
@@ -89,3 +90,56 @@ def test_nccl_info_lines_of_one_long_word_are_linear():
     _linear(evidence.parse_nccl_topology, lambda n: "h:1:2 [0] NCCL INFO Using network Socket" + " " * n + "x\n")
     out = evidence.parse_nccl_topology("h:1:2 [0] NCCL INFO Using network Socket   \nh:1:2 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\n")
     assert out is not None and out["network"] == "Socket" and out["version"] == "2.18.1+cuda12.1"
+
+
+# --- agent hooks: odd JSON, forced dialects ------------------------------------------------------------
+
+HOOK_CMD = "NCCL_P2P_DISABLE=1 torchrun --nproc_per_node 8 train.py"
+
+
+@pytest.fixture(scope="module")
+def hook_kb(tmp_path_factory):
+    from conftest import run_cli_inproc
+
+    root = tmp_path_factory.mktemp("hookkb")
+    (root / ".git").mkdir()
+    run_cli_inproc(root, "new", "NCCL all_reduce hangs on 8 GPUs", "--no-env", check=0)
+    run_cli_inproc(root, "attempt", "add", "Disable P2P", "--did", HOOK_CMD, "--result", "still hangs",
+                   "--outcome", "failed", check=0)
+    return root
+
+
+def _hook(cwd, event, stdin, *args):
+    from conftest import run_cli_inproc
+
+    p = run_cli_inproc(cwd, "hook", event, *args, input=stdin)
+    assert p.returncode == 0
+    return p
+
+
+def test_a_forced_gemini_prompt_answer_names_geminis_event(hook_kb):
+    p = _hook(hook_kb, "prompt", "The NCCL all_reduce on 8 GPUs hangs again, can you debug the hang?",
+              "--format", "gemini")
+    assert json.loads(p.stdout)["hookSpecificOutput"]["hookEventName"] == "BeforeAgent", p.stdout
+
+
+@pytest.mark.parametrize("shape", ["claude", "cursor"])
+def test_a_lone_surrogate_escaped_in_the_hook_json_is_no_error(hook_kb, shape):
+    obj = ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "\ud800"}}
+           if shape == "claude" else {"hook_event_name": "beforeShellExecution", "command": "\ud800 " + HOOK_CMD})
+    p = _hook(hook_kb, "pre-command", json.dumps(obj))  # json.dumps writes it as the escape "\ud800"
+    assert p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("odd", [None, 1, [], {}, "x" * 20000, [1, 2], ["\x00"], "/dev/null", "rel/dir"])
+@pytest.mark.parametrize("key", ["tool_input", "cwd", "workspace_roots", "command", "hook_event_name", "tool_name"])
+def test_odd_values_in_a_cursor_or_gemini_hook_json_never_fail(hook_kb, key, odd):
+    for base in ({"hook_event_name": "beforeShellExecution", "command": HOOK_CMD, "cwd": str(hook_kb),
+                  "workspace_roots": [str(hook_kb)]},
+                 {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "cwd": str(hook_kb),
+                  "tool_input": {"command": HOOK_CMD}}):
+        p = _hook(hook_kb, "pre-command", json.dumps(base | {key: odd}))
+        assert p.stderr == "", (key, odd, p.stderr)
+        if p.stdout and (key != "hook_event_name" or isinstance(odd, str)):
+            # an agent's hook (it names its event) is answered with one JSON object, never plain text
+            json.loads(p.stdout)
