@@ -246,3 +246,22 @@ def test_a_setting_used_then_the_output_shown_under_it_and_too_little_to_help():
     got = _atts(_read("# OOM\n\nSome context.\n\nAdding `torch.cuda.empty_cache()` to the code gives back about 10 MB, "
                       "which is too little to be an applicable solution.\n"))
     assert [o for _t, o in got] == ["failed"]
+
+
+def test_the_askers_next_word_judges_the_advice_and_a_bare_try_names_nothing():
+    doc = ("# Triton compile fails\n\norg/r · issue #1 · open\n\npb · comment · 2026-04-22\n\nCan you try deleting the "
+           "triton cache and trying again? It might be corrupted.\n\njr · comment · 2026-04-22\n\nThanks, I will have a try.\n\n"
+           "jr · comment · 2026-04-23\n\n@pb I tried but it didn't work. But downgraded triton to 3.3.0 solved this problem.\n")
+    assert _atts(_read(doc)) == [("deleting the triton cache and trying again", "failed"),
+                                 ("But downgraded triton to 3.3.0 solved this problem.", "worked")]
+
+
+def test_it_went_away_after_i_removed_a_patch_and_maybe_you_can_is_advice():
+    got = _atts(_read("# Build\n\nSome context.\n\nI had similar problems 2 days ago but it went away after I removed "
+                      "one patch that was not yet ready.\n"))
+    assert [o for _t, o in got] == ["worked"]
+    assert _atts(_read("# Build\n\nSome context.\n\nThe problems started when I upgraded the kernel yesterday.\n")) == []
+    inv = _read("# Load fails\n\norg/r · issue #2 · open\n\nep · comment · 2023-09-20\n\nIt fails at the compile stage.\n\n"
+                "sx · comment · 2023-09-21\n\nMaybe you can print some information from this function.\n")
+    assert [s.text for s in inv.next_steps] == ["print some information from this function."]
+    assert outcome.classify("Commenting all wandb related code solved my segmentation fault error...") == "worked"

@@ -61,6 +61,8 @@ _FIRST_PERSON = re.compile(rf"\b(?P<subj>I|[Ww]e)(?:'ve|'d| have| had)?(?:\s+{_A
 # "Bumped the version requirement ...", "Reinstalled proprietary and graphics are back again."
 _SUBJECTLESS = re.compile(rf"^[^\w*_]{{0,3}}(?:(?:then|also|and|first|finally)\s+)?(?P<verb>(?:{_IRREGULAR}|[A-Za-z][a-z-]{{2,}}ed))"
                           rf"\s+(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were)\b)[\w`(\"']", re.I)
+_CONJ_PAST = re.compile(rf"^\W{{0,3}}(?:but|and|so|then|also)\s+(?P<verb>{_IRREGULAR}|[a-z][a-z-]{{2,}}ed)\s+"
+                        r"(?!(?:to|by|in|on|at|as|that|with|from|for|out|up|is|was|are|were|it|this|that|the problem)\b)[\w`(\"']", re.I)
 # "Clearing DynamoDB didn't help", "Adding a delay between calls didn't help either"
 # (a spoken lead first: "Well, reinstalling GRUB didn't fix it either")
 _GERUND = re.compile(r"^\W{0,3}(?:(?:well|ok(?:ay)?|unfortunately|sadly|alas|anyway|also|even|then|and|so|but)\b,?\s+){0,2}(?P<verb>(?!(?:no|some|every|any)thing\b|during\b|being\b|"
@@ -145,6 +147,9 @@ _CHANGE_PP = (r"(?:turned (?:off|on)|disabled|enabled|unset|removed|restarted|re
               r"forced|patched|rebuilt|deleted|cleared|uninstalled|swapped)")
 _COND_CHANGE = re.compile(
     rf"(?<=\w)[,\s]+(?:after|once|when(?:ever)?|upon|by)\s+(?:\w+ly\s+)?{_CHANGE_ING}\b|"
+    # "it went away after I removed the patch": a change of one's own, named after its effect
+    r"(?<=\w)[,\s]+(?:after|once)\s+(?:I|we)\s+(?:\w+ly\s+)?(?:removed|reverted|disabled|deleted|dropped|commented out|"
+    r"rolled back|pinned|set|changed|applied|patched|rebuilt|cleared|added)\b|"
     rf"\b(?:when|after|once|if)\s+(?:the\s+|my\s+|our\s+)?[\w`.'-]+(?:\s+[\w`.'-]+){{0,4}}\s+(?:is|are|was|were|got|has been|"
     rf"have been)\s+{_CHANGE_PP}\b|"
     r"(?<=\w)[,\s(]+with(?:out)?\s+`[^`]*(?:=|\b(?:false|true|off|none|0)\b)[^`]*`|\bwithout\s+(?:`[^`]+`|[a-z_]+\.[\w.]+)", re.I)
@@ -314,6 +319,12 @@ def _starts(k: int, text: str) -> list[_Start]:
             continue
         if any(sm[0] <= st.pos < sm[1] for st in out):
             continue
+        cj = _CONJ_PAST.match(s)
+        if cj and cj.group("verb").lower() not in _NOT_ACTIONS and _EFFECT.search(" ".join(s.split())) \
+                and not _QUESTION.search(s):
+            # "But downgraded triton to 3.3.0 solved this problem.": a change told without its subject, and what it did
+            out.append(_Start(k, sm[0], "bare"))
+            continue
         m = _SUBJECTLESS.match(s)
         # Log style ("Bumped the version ...") opens a paragraph or follows its bold lead; mid-story a
         # capitalised participle is more often an adjective ("Scoped tests pass").
@@ -362,6 +373,13 @@ _CLEAN_WITH = re.compile(r"\b(?:I|[Ww]e)(?:'ve| have)?\s+(?:\w+ly\s+)?(?:verifie
                          r"never)\s+(?:show|have|hit|reproduce|trigger|produce)\b")
 _CHANGE_GERUND = re.compile(rf"(?i)^(?:{_CHANGE_ING}|trying|following|applying|adding|setting|installing|"
                             r"updating|changing|moving|replacing|limiting|capping|wrapping|calling|passing)$")
+def _clauses(s: str) -> list[str]:
+    """The sentence's clauses at ", but" / ";" / " -- ", then at a bare " but" ("I had the same problem but it went
+    away after I removed X"): the coarse cut first, so "I try X but it can't work" keeps its verdict."""
+    coarse = re.split(r",\s+but\b|;\s+|\s+--\s+", s)
+    return coarse + [c for part in coarse for c in re.split(r"\s+but\s+", part)[1:]]
+
+
 _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
 
 
@@ -370,12 +388,23 @@ def _cond_verdict(s: str) -> str:
     loss is fine": worked), else the whole clause ("NaN did not occur when the amp was turned off")."""
     if _CLEAN_WITH.search(s):
         return "worked"  # the other version did not show the bug
-    for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
+    for clause in reversed(_clauses(s)):  # the finest clause that holds the change speaks for it
         m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
         if m:
-            after = outcomes.classify(clause[m.start():])
-            return after if after != "inconclusive" else outcomes.classify(clause)
+            said = _effect_of(clause, m)
+            if said != "inconclusive":
+                return said
     return outcomes.classify(s)
+
+
+def _effect_of(clause: str, m) -> str:
+    """The verdict around a change named as a condition: the words after it ("when turning it off, the loss is
+    fine"), else those before it ("it went away after I removed the patch"), else the clause."""
+    for part in (clause[m.start():], clause[:m.start()], clause):
+        said = outcomes.classify(part) if part.strip() else "inconclusive"
+        if said != "inconclusive":
+            return said
+    return "inconclusive"
 
 
 # "`rwkv-fla` works.", "`--enforce-eager` did not help": a named thing as the subject of its verdict.
@@ -407,12 +436,14 @@ def _cond_effect(s: str) -> str | None:
                               and outcomes.classify(s) in ("worked", "failed")):
         return "cond"
     # the clause that holds the change: "I may have set the lr too high, but this worked with `amp=False`"
-    for clause in re.split(r",\s+but\b|;\s+|\s+--\s+", s):
+    for clause in _clauses(s):
         m = _COND_CHANGE.search(clause) or _TRY_PRESENT.search(clause)
         # ("If NCCL is disabled, Caffe2 hangs": an observation under a condition; a modal makes it a guess)
-        said = outcomes.classify(clause) if m else "inconclusive"
+        said = _effect_of(clause, m) if m else "inconclusive"
         if said == "failed" and _ONSET.search(clause) and not _PERSISTS.search(clause):
             continue
+        if said == "failed" and m and re.match(r"[,\s]+(?:after|once)\s+(?:I|we)\b", m.group(0)):
+            continue  # "problems started when I upgraded": the onset; only a change that helped is read this way
         if m and not _MODAL.search(clause) and said in ("worked", "failed"):
             return "cond"
     return None

@@ -2200,14 +2200,38 @@ class _Builder:
             if sugg is None or sugg in taken:
                 continue
             who2, reply = comments[k + 1] if k + 1 < len(comments) else ("", [])
-            answer = [i for i in reply[:4]]
-            said_back = " ".join(self.lines[i] for i in answer)
-            # a reply that only puts more advice ("Increasing the adam_epsilon may help") says nothing of the first
-            # (nor does one that asks back: "How do I change my server?")
-            verdict = outcomes.classify(said_back) if answer and who2 != who and not any(
-                _ADVICE.search(x) or _SUGGESTION.match(x) or x.rstrip().endswith("?")
-                for x in narrative.sentences(said_back)[:2]) else "inconclusive"
-            if taken & set(answer):
+
+            def judged(rep: list[int], by: str, who: str = who) -> tuple[list[int], str]:
+                answer = rep[:4]
+                said_back = " ".join(self.lines[i] for i in answer)
+                # a reply that only puts more advice ("Increasing the adam_epsilon may help") says nothing of the first
+                # (nor does one that asks back: "How do I change my server?")
+                first = next(iter(narrative.sentences(re.sub(r"^\W*(?:@[\w-]+[\s,:]*)+", "", said_back))), "")
+                # the first sentence answers the advice ("I tried but it didn't work. But X solved it.")
+                said_first = outcomes.classify(first)
+                return answer, ((said_first if said_first != "inconclusive" else outcomes.classify(said_back))
+                                if answer and by != who and not any(
+                    _ADVICE.search(x) or _SUGGESTION.match(x) or x.rstrip().endswith("?")
+                    for x in narrative.sentences(said_back)[:2]) else "inconclusive")
+
+            answer, verdict = judged(reply, who2)
+            if verdict == "inconclusive" and who2 and who2 != who:
+                # "Thanks, I will have a try." then, a post later, "I tried but it didn't work": the same person's
+                # next word on it (before anyone else speaks) is the verdict
+                for who3, rep3 in comments[k + 2:k + 4]:
+                    if who3 != who2:
+                        break
+                    answer, verdict = judged(rep3, who3)
+                    if verdict != "inconclusive":
+                        break
+            bare = [a for a in self.attempts if set(a.lines) & set(answer) and _BARE_TRY.match(a.title)]
+            if bare and verdict != "inconclusive":
+                # "I tried but it didn't work." read on its own names nothing; the advice it answers does
+                self.attempts = [a for a in self.attempts if a not in bare]
+                taken = {i for a in self.attempts for i in a.lines}
+            head = next(iter(narrative.sentences(re.sub(r"^\W*(?:@[\w-]+[\s,:]*)+", "",
+                                                        " ".join(self.lines[i].strip() for i in answer)))), "")
+            if any(set(a.lines) & set(answer) and a.title[:24] in head for a in self.attempts):
                 continue  # the reply was read as an attempt of its own ("With --disable-cuda-graph: no IMA")
             if verdict == "inconclusive":
                 if (not reply or who2 != opener) and sugg not in stepped and not _HYPOTHETICAL_ADVICE.search(said) \
@@ -2220,7 +2244,7 @@ class _Builder:
                 continue
             a = _Attempt(line=sugg, number=None, title=item_title(_step_words(said)),
                          fields={"did": [self.lines[sugg].strip()], "result": [self.lines[i] for i in answer]},
-                         lead=[], lines=[sugg] + answer, unit="Comments", summary=True)
+                         lead=[], lines=[sugg] + answer, unit="Comments", summary=True, tag=verdict)
             self.attempts.append(a)
 
     def finish(self, line: int) -> Parsed:
@@ -2600,16 +2624,20 @@ def _author(line: str) -> str | None:
     return (m.group("who") or m.group("who2")) if m else None
 
 
+# "I tried but it didn't work.", "Tried it, no luck": a try that names nothing of its own.
+_BARE_TRY = re.compile(r"^\W*(?:@[\w-]+[\s,:]*)?(?:(?:I|we)\s+(?:\w+ly\s+|have\s+|'ve\s+)?)?tried(?:\s+(?:it|that|this|"
+                       r"your (?:suggestion|fix|solution)|the (?:suggestion|fix)))?\s*(?:,|but|and|;|:|-)", re.I)
 # Advice put another way: "You should check your data", "Increasing the adam_epsilon may help".
-_ADVICE = re.compile(r"^\W*(?:you (?:should|need to|have to|must)|i(?:'d| would) (?:suggest|recommend))\b|"
+_ADVICE = re.compile(r"^\W*(?:(?:maybe|perhaps) you (?:can|could|should)|you (?:should|need to|have to|must|could)|"
+                     r"i(?:'d| would) (?:suggest|recommend))\b|"
                      r"\b(?:may|might|could|should|would) help\b", re.I)
 
 
 def _step_words(said: str) -> str:
     """ "Try to checkpoint the MaskNet only:" -> "checkpoint the MaskNet only": the thing to do."""
     t = _SUGGESTION.sub("", said).strip() or said
-    t = re.sub(r"^(?:you (?:should|need to|have to|must)|to)\s+", "", t, flags=re.I)
-    return t.rstrip(" :") or said
+    t = re.sub(r"^(?:(?:maybe|perhaps)\s+)?(?:you (?:should|need to|have to|must|can|could)|to)\s+", "", t, flags=re.I)
+    return t.rstrip(" :?") or said
 
 
 # "Try it only if ...": advice with a condition attached is no plain next step.

@@ -69,6 +69,10 @@ _NEGATED_FAIL = [
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
+    # "it went away after I removed the patch": in a debug story "it" going away is the problem going away
+    r"\b(?<!not )(?:it|they|this|that) (?:just |finally |then )?(?:went away|goes away|disappeared|disappears|vanished)\b",
+    # "Commenting out the wandb code solved my segmentation fault error": the fault is what got solved
+    rf"\b(?<!not )(?:solved|fixed|resolved|cured|eliminated) (?:my|the|this|our|that|these|those) (?:[\w-]+ ){{0,3}}{_BAD}",
     r"\b(?<!not )(?<!n't )(?:makes?|made) (?:it|them|this|that) (?:go away|disappear)\b",  # "Setting X makes it go away"
     r"\b(?:can|could) (?:now )?(?:connect|start|boot|load|launch|reach|bind|attach|mount|compile|build|run)\b"
     r"(?: (?:[\w-]+ ){0,3}again\b)?|\b(?<!not )found (?:by|via|using) (?!no\b)|"
