@@ -265,3 +265,11 @@ def test_it_went_away_after_i_removed_a_patch_and_maybe_you_can_is_advice():
                 "sx · comment · 2023-09-21\n\nMaybe you can print some information from this function.\n")
     assert [s.text for s in inv.next_steps] == ["print some information from this function."]
     assert outcome.classify("Commenting all wandb related code solved my segmentation fault error...") == "worked"
+
+
+def test_a_blogs_what_i_tried_with_one_sub_heading_per_try():
+    inv = _read("# Phantom 400s\n\n## What I tried\n\nHere is what I tried, roughly in order:\n\n### Adding logging to the API\n"
+                "The body really was empty.\n\n### Sending the request with curl\nIt got a 200.\n\n"
+                "### Sending it from NodeJS\nIt got a 400, like the Lambda.\n")
+    assert [t for t, _o in _atts(inv)] == ["Adding logging to the API", "Sending the request with curl",
+                                           "Sending it from NodeJS"]

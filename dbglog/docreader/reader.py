@@ -957,6 +957,10 @@ class _Builder:
                 or sum(len(self.lines[i].split()) + len(re.findall(r"[\u3040-\u9fff]", self.lines[i])) // 2
                        for b in paras for i in range(b.start, b.end)) < 6:  # CJK has no spaces
             return False
+        if len(n.children) >= 3 and all(not c.children for c in n.children) and len(paras) <= 2:
+            # "## What I tried" + one line of intro + "### Adding logging to the API" / "### Sending it from my
+            # machine with curl" / ...: a blog's tries, one sub-heading each -- not one try told in prose
+            return False
         inner, rest = [], []
         for c in n.children:
             if self.r._is_attempt_heading(c) or NUMBERED_HEAD.match(c.text) or self._special(c):
