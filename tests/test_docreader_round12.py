@@ -273,3 +273,12 @@ def test_a_blogs_what_i_tried_with_one_sub_heading_per_try():
                 "### Sending it from NodeJS\nIt got a 400, like the Lambda.\n")
     assert [t for t, _o in _atts(inv)] == ["Adding logging to the API", "Sending the request with curl",
                                            "Sending it from NodeJS"]
+
+
+def test_what_works_is_a_status_list_and_numbered_next_step_headings_with_lists_are_steps():
+    inv = _read("# Priorities ignored\n\n## What Works\n\n1. **Scenario definitions** ✅\n   - all 5 packages\n"
+                "2. **Priority floor code** ✅\n   - added to core\n\n## What Actually Worked\n\n- Pinned the seed: fixed\n\n"
+                "## Next Steps (Prioritized)\n\n### 1. Confirm the action count at month 0 (5 min)\n```ts\nlog(total)\n```\n\n"
+                "### 2. Re-run validation (5 min)\n- research spending > $0B\n- Gini < 0.40\n")
+    assert [t for t, _o in _atts(inv)] == ["Pinned the seed: fixed"]
+    assert [s.text for s in inv.next_steps] == ["Confirm the action count at month 0 (5 min)", "Re-run validation (5 min)"]

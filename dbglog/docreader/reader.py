@@ -2005,7 +2005,9 @@ class _Builder:
             if c not in parts and c not in proposals:
                 self.section(c, context=None)
         heads = [d for d in parts if d is not n]
-        if len(heads) >= 2 and not any(b.kind == "list" for d in heads for b in d.blocks):
+        numbered = len(heads) >= 2 and all(NUMBERED_HEAD.match(d.text) for d in heads)
+        if len(heads) >= 2 and (numbered or not any(b.kind == "list" for d in heads for b in d.blocks)):
+            # ("### 1. Confirm the action count (5 min)" over its code and expected values: numbered, one step each)
             # "## Recommended fixes" > "### 1. Use the thread-executor path" / "### 2. Downgrade Ray": each
             # sub-heading is one step; what it says under it (reasons, code) stays as notes.
             for d in heads:

@@ -97,7 +97,7 @@ STRONG_CONTAINER = re.compile(
 RESULT_CONTAINER = re.compile(r"\b(?:challenges|problems|issues|obstacles|hurdles) (?:overcome|solved|fixed|resolved)\b|"
                                r"\b(?:attempts|approaches|fixes|things|ideas|solutions|changes) that (?:did ?n[o']t|did not|"
                                r"do ?n[o']t|do not|failed to) (?:work|help)\b|"
-                               r"\bwhat (?:actually |finally )?(?:works?|worked|helped|did ?n[o']t (?:work|help)|"
+                               r"\bwhat (?:(?:actually |finally )works?|(?:actually |finally )?(?:worked|helped)|did ?n[o']t (?:work|help)|"
                                r"does ?n[o']t work|didn'?t work|does not work|did not work|fails?)\b|"
                                r"\bthings that (?:helped|didn'?t work|worked)\b|\bfailed (?:attempts|approaches|fixes)\b|"
                                r"\b(?:fix|solution|change|approach) that (?:actually |finally )?(?:worked|works|helped)\b|"
