@@ -282,3 +282,12 @@ def test_what_works_is_a_status_list_and_numbered_next_step_headings_with_lists_
                 "### 2. Re-run validation (5 min)\n- research spending > $0B\n- Gini < 0.40\n")
     assert [t for t, _o in _atts(inv)] == ["Pinned the seed: fixed"]
     assert [s.text for s in inv.next_steps] == ["Confirm the action count at month 0 (5 min)", "Re-run validation (5 min)"]
+
+
+def test_a_plain_caption_saying_what_was_tried_over_a_list_makes_its_items_tries():
+    inv = _read("# NCCL hang\n\nbob · comment · 2021-12-08\n\nThanks, I did following tests:\n\n"
+                "- NCCL_PROTO=LL|LL128|SIMPLE - all three protocols were tested, hanging on all of them.\n"
+                "- NCCL 2.11.4 is used, it still hangs.\n\nAny ideas?\n")
+    assert [o for _t, o in _atts(inv)] == ["failed", "failed"]
+    # an ordinary list under an ordinary sentence stays text
+    assert _atts(_read("# NCCL hang\n\nMy setup is as follows:\n\n- 2x A6000\n- driver 550\n")) == []

@@ -408,8 +408,16 @@ class _Builder:
         entries = self._entries(n.blocks)
         in_entry = {b.start for g in entries.values() for b in g}
         knobs_before = len(self.attempts)
+        captioned = {k: v for k, v in self._caption_lists(n.blocks).items()
+                     if any(b.end <= k and _PLAIN_TRIED_CAPTION.search(self.lines[b.start]) for b in n.blocks)}
         for blk in n.blocks:
             self.owned.extend(range(blk.start, blk.end))
+            if blk.start in captioned and key is None:
+                # "I did following tests:" + "- NCCL_PROTO=LL|LL128|SIMPLE - all hang" in a post: each item a try
+                first = len(self.attempts)
+                self.attempts_from_list(n, blk, captioned[blk.start])
+                self._shared_result(n.blocks, blk, self.attempts[first:])
+                continue
             if blk.start in in_entry:
                 if blk.start in entries:
                     flush()
@@ -1337,6 +1345,10 @@ class _Builder:
                 continue
             m = re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]{3,60})(?:\*\*|__)\s*:?\s*$", self.lines[cap.start]) or \
                 re.match(r"^\W{0,3}\s*(?:\*\*|__)([^*_]{3,60}?):?(?:\*\*|__)\s*:?\s*$", self.lines[cap.start])
+            if not m and _PLAIN_TRIED_CAPTION.search(self.lines[cap.start]):
+                # "Thank you, I did following tests:" / "Things I've tried so far:" over a list: each item a try
+                out[lst.start] = "failed" if FAILED_CONTAINER.search(self.lines[cap.start]) else None
+                continue
             if not m:
                 continue
             words = bare_words(m.group(1))
@@ -2749,6 +2761,9 @@ _FINDING_HEAD = re.compile(r"^\W*(?:\d{1,2}[.)]\s*)?(?:(?:(?:key|preliminary|cri
 # (on the cause's own line: a "fix:" key line of its own, as in a GSD Resolution block, retells the fix)
 _CAUSE_FIX = re.compile(r"[.;][ \t]+(?:the\s+)?fix(?:ed)?(?:\s+was)?\s*:\s*(?P<fix>\S.*)$", re.I | re.S)
 _MARK_ARROW = re.compile(r"^\s*(?:❌|✅|✔️?|✗|✘|⚠️?)\s*\S[^→]{1,160}(?:→|->|=>)\s*\S")
+_PLAIN_TRIED_CAPTION = re.compile(r"(?i)(?:\b(?:I|we)(?:'ve| have)?\s+(?:\w+ly\s+|also\s+|already\s+)?(?:did|ran|tried|tested|"
+                                  r"performed)\s+(?:the\s+)?(?:following|these|some|a few|several)(?:\s+(?:tests?|things|"
+                                  r"experiments?|checks?|steps|changes))?|\bthings (?:I|we)(?:'ve| have)? tried(?: so far)?)\s*:\s*$")
 _QUOTED_HEAD = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?#{1,6}[ \t]+\S", re.M)
 _WORKAROUND_HEAD = re.compile(r"^\W*(?:the |our |a )?(?:temporary |current |quick |interim )?workaround\b(?!s)", re.I)
 _HOPED = re.compile(r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that|it would))\b", re.I)
