@@ -291,3 +291,10 @@ def test_a_plain_caption_saying_what_was_tried_over_a_list_makes_its_items_tries
     assert [o for _t, o in _atts(inv)] == ["failed", "failed"]
     # an ordinary list under an ordinary sentence stays text
     assert _atts(_read("# NCCL hang\n\nMy setup is as follows:\n\n- 2x A6000\n- driver 550\n")) == []
+
+
+def test_even_after_a_change_the_failure_stayed_and_a_setting_phrase_before_the_change():
+    got = _atts(_read("# NaN\n\nSome context.\n\nHi, I got the nan issue, even reducing the learning rate to `1e-5`, "
+                      "after ~6000 iters.\n\nI've tried `float32` and there is no nan issue.\n\nOn my setup, setting "
+                      "`pin_memory = False` and `num_workers = 4` the example hangs almost immediately.\n"))
+    assert [o for _t, o in got] == ["failed", "worked", "failed"]

@@ -342,7 +342,7 @@ def _starts(k: int, text: str) -> list[_Start]:
         if not _QUESTION.search(s) and (cond := _cond_effect(s)):
             out.append(_Start(k, sm[0], cond))
             continue
-        g = _GERUND.match(s)
+        g = _GERUND.match(s) or _LEAD_GERUND.match(s)
         if g and (_EFFECT.search(" ".join(s.split())) or (_CHANGE_GERUND.match(g.group("verb"))
                                                           and not _MODAL.search(s))) \
                 and outcomes.classify(s) != "inconclusive":
@@ -371,6 +371,9 @@ _SAME_WITH = re.compile(r"^\W*(?:(?i:but|and|so|unfortunately|sadly)\W+)?(?:I|[W
 _CLEAN_WITH = re.compile(r"\b(?:I|[Ww]e)(?:'ve| have)?\s+(?:\w+ly\s+)?(?:verified|confirmed|checked|tested)\s+(?:that\s+)?"
                          r"[^.]{0,40}?(?:\d+\.\d+(?:\.\d+)?|`[^`]+`)[^.]{0,20}?\b(?:does ?n[o']t|did ?n[o']t|does not|did not|"
                          r"never)\s+(?:show|have|hit|reproduce|trigger|produce)\b")
+# "On my setup, setting `pin_memory = False` and `num_workers = 4` the example hangs": a short setting phrase, then
+# the change as the subject of what happened
+_LEAD_GERUND = re.compile(r"^\W{0,3}(?:on|in|with|for|at) (?:my|our|this|that|the) [\w -]{1,24},\s+(?P<verb>[a-z]+ing)\b", re.I)
 _CHANGE_GERUND = re.compile(rf"(?i)^(?:{_CHANGE_ING}|trying|following|applying|adding|setting|installing|"
                             r"updating|changing|moving|replacing|limiting|capping|wrapping|calling|passing)$")
 def _clauses(s: str) -> list[str]:
@@ -380,6 +383,8 @@ def _clauses(s: str) -> list[str]:
     return coarse + [c for part in coarse for c in re.split(r"\s+but\s+", part)[1:]]
 
 
+_EVEN_ING = re.compile(rf"\b(?:even|despite)\s+(?:after\s+|when\s+|with\s+)?(?:{_CHANGE_ING}|setting|using|adding|changing|"
+                       r"trying|updating|installing|applying)\b")
 _MODAL = re.compile(r"\b(?:would|could|might|may|should|will)\b(?! not\b)|\bto see (?:if|whether)\b", re.I)
 
 
@@ -432,6 +437,8 @@ def _cond_effect(s: str) -> str | None:
         return "shown"
     if _CODE_SUBJECT.match(s) and not _MODAL.search(s):
         return "cond"
+    if _EVEN_ING.search(s) and not _MODAL.search(s) and outcomes.classify(s) in ("failed", "partial"):
+        return "still"  # "I got the NaN issue, even reducing the learning rate to 1e-5": tried, and it failed
     if _TRY_MINE.match(s) or ((_SAME_WITH.match(s) or _CLEAN_WITH.search(s)) and not _MODAL.search(s)
                               and outcomes.classify(s) in ("worked", "failed")):
         return "cond"
@@ -468,7 +475,7 @@ sentences = _sentences  # also read by ``reader``
 # Where the action's own sentence turns to what happened: "..., and they made no difference",
 # "... and the run went through", "... but it did not help", "... - no dice".
 _RESULT_TURN = re.compile(r"(?:,?\s+(?:and|but|which|so|yet)\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|"
-                          r"now|still|i|we)\b|,\s*which\s+(?:\w+ly\s+)?(?:did|does|made|makes|fixed|fixes|solved|helped|"
+                          r"now|still|i|we|there (?:is|was|are|were))\b|,\s*which\s+(?:\w+ly\s+)?(?:did|does|made|makes|fixed|fixes|solved|helped|"
                           r"worked|had|was)\b|[,;:—–-]\s+(?:\w+ly\s+)?(?:it|the|this|that|they|everything|nothing|no|"
                           r"still|same|but)\b|,?\s+and\s+(?:\w+ly\s+)?(?:found|saw|noticed|confirmed|observed)\s+(?:that\s+)?)", re.I)
 
