@@ -231,10 +231,15 @@ def _resolve_cuda_code(m: re.Match[str]) -> tuple[str, int]:
     known = _CUDA_CODES.get(int(m.group("code")))
     if known is None:
         return "gpu.error_code", -1
-    # the generic "error code N" form only on a line that is about CUDA
-    if m.re.pattern.startswith(_CODE_WORDS) and not re.search(r"(?i:cuda|hip)|\bcu[A-Z]\w+", m.string):
+    # the generic "error code N" form only on a line that is about CUDA: the word CUDA/HIP or an API
+    # call, not a path or a tool holding it ("/usr/local/cuda/bin/nvcc failed with error code 2",
+    # "hipcc exited with error code 3": a process's exit status, not a CUDA error)
+    if m.re.pattern.startswith(_CODE_WORDS) and not _ABOUT_CUDA.search(m.string):
         return "gpu.error_code", -1
     return known
+
+
+_ABOUT_CUDA = re.compile(r"(?<![\w/\\-])(?i:cuda|hip)(?![\w/\\])|\b(?:cu|cuda|hip)[A-Z]\w+")
 
 
 # Severity marks of a warning line: glog/absl "W0123 ..." or TF's ": W tensorflow/...cc:64]", ONNX

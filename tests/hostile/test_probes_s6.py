@@ -170,3 +170,26 @@ def test_database_clients_password_variables_are_redacted(text):
     from dbglog.util import redact
 
     assert "Tiger123xyz" not in redact.redact(text)
+
+
+# --- wrong verdicts of the new rules ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "error: command '/usr/local/cuda/bin/nvcc' failed with error code 2",  # a compiler's exit status
+    "hipcc exited with error code 3",
+    "C:\\CUDA\\v11.8\\bin\\nvcc.exe failed with error code 2",
+])
+def test_an_exit_status_of_a_tool_on_a_cuda_path_is_no_cuda_error(text):
+    # 'error code 2' on a line whose only CUDA is a path or a tool's name was CUDA's error 2 (out of memory)
+    m = C(text + "\n")
+    assert m is None or m.name not in ("oom.runtime", "driver.init_failed"), m.name
+
+
+@pytest.mark.parametrize("text,name", [
+    ("cudaLaunchKernel failed with error code 719", "gpu.launch_failure"),
+    ("numba.cuda: error code = 700", "gpu.illegal_address"),
+    ("HIP runtime: error code 700", "gpu.illegal_address"),
+])
+def test_a_cuda_error_code_on_a_line_about_cuda_is_still_named(text, name):
+    m = C(text + "\n")
+    assert m is not None and m.name == name
