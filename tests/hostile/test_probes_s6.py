@@ -193,3 +193,21 @@ def test_an_exit_status_of_a_tool_on_a_cuda_path_is_no_cuda_error(text):
 def test_a_cuda_error_code_on_a_line_about_cuda_is_still_named(text, name):
     m = C(text + "\n")
     assert m is not None and m.name == name
+
+
+# --- doc import (dbglog/docreader/ is helper D6's: failing tests marked, the bugs reported) -----------
+
+@pytest.mark.xfail(strict=True, reason="docreader: a verdict mark overrides the text after the arrow (D6)")
+def test_a_checklist_mark_does_not_override_what_the_item_says_came_of_it():
+    # ✅/❌ used as done / not done: the words after the arrow say how it went (or that it was not tried)
+    from dbglog.kb.importer import parse_document
+
+    doc = ("# NCCL hang on 8 GPUs\n\nThe all_reduce hangs at step 3 on 8 GPUs.\n\n## Investigation\n\n"
+           "1. ✅ Reinstalled the driver → no change, still hangs\n"
+           "2. ❌ Upgrade NCCL to 2.19 → not tried yet\n"
+           "3. ✅ Pinned NCCL_ALGO=Tree → hang is gone\n")
+    (p,), _ = parse_document(doc)
+    got = {a.title: a.outcome for a in p.inv.attempts}
+    assert got.get("Pinned NCCL_ALGO=Tree") == "worked"
+    assert got.get("Reinstalled the driver") != "worked", got  # it says: no change, still hangs
+    assert "Upgrade NCCL to 2.19" not in got, got  # not tried: a next step at most
