@@ -211,3 +211,35 @@ def test_a_checklist_mark_does_not_override_what_the_item_says_came_of_it():
     assert got.get("Pinned NCCL_ALGO=Tree") == "worked"
     assert got.get("Reinstalled the driver") != "worked", got  # it says: no change, still hangs
     assert "Upgrade NCCL to 2.19" not in got, got  # not tried: a next step at most
+
+
+# --- tried (dbglog/kb/search.py is helper S6's: failing tests marked, the bugs reported) ------------------
+
+@pytest.fixture(scope="module")
+def knob_kb(tmp_path_factory):
+    from conftest import run_cli_inproc
+
+    root = tmp_path_factory.mktemp("knobkb")
+    (root / ".git").mkdir()
+    run_cli_inproc(root, "new", "NCCL hang", "--no-env", check=0)
+    run_cli_inproc(root, "attempt", "add", "keep p2p on", "--did", "NCCL_P2P_DISABLE=0 torchrun train.py",
+                   "--result", "still hangs", "--outcome", "failed", check=0)
+    run_cli_inproc(root, "attempt", "add", "tree", "--did", "NCCL_ALGO=Tree torchrun train.py",
+                   "--result", "still hangs", "--outcome", "failed", check=0)
+    return root
+
+
+def _close_attempts(kb, idea: str) -> list:
+    from conftest import run_cli_inproc
+
+    p = run_cli_inproc(kb, "tried", idea, "--json")
+    return [h.get("attempt") for h in json.loads(p.stdout)["close"]]
+
+
+@pytest.mark.xfail(strict=True, reason="tried: a knob set to its other state is read as the idea (S6)")
+@pytest.mark.parametrize("idea,wrong", [
+    ("disable p2p", 1),  # the record set NCCL_P2P_DISABLE=0: P2P stayed on
+    ("run without NCCL_ALGO", 2),  # the record ran with NCCL_ALGO=Tree
+])
+def test_a_knob_the_record_set_the_other_way_is_not_the_idea(knob_kb, idea, wrong):
+    assert wrong not in _close_attempts(knob_kb, idea)
