@@ -43,13 +43,33 @@ LABELS = st.sampled_from(["password", "Password", "passphrase", "Passphrase", "p
 GRAMMAR = st.sampled_from(["the", "a", "in", "was", "and", "for", "at", "never", "after", "did", "not", "to"])
 
 
+# the words that tell a password's story (its prompt, field, reset ...) or grammar: prose after the label
+STORY = st.sampled_from(["prompt", "field", "form", "dialog", "login", "screen", "reset", "box", "expired", "the",
+                         "a", "and", "in", "for", "never", "empty", "policy", "mismatch"])
+
+
 @settings(max_examples=150, deadline=None)
-@given(before=st.lists(WORDS, max_size=4), label=LABELS, first=WORDS, between=st.lists(WORDS, max_size=3),
+@given(before=st.lists(WORDS, max_size=4), label=LABELS, first=STORY, between=st.lists(WORDS, max_size=3),
        grammar=GRAMMAR, after=st.lists(WORDS, max_size=3), end=st.sampled_from(["", ".", "!", " (see above)."]))
 def test_random_prose_with_the_words_is_unchanged(before, label, first, between, grammar, after, end):
-    """A sentence: the label, a word, and within four words a grammar word (article, preposition, auxiliary)."""
+    """A sentence: the label, a word of the password's story, and within four words a grammar word."""
     text = " ".join([*before, f"{label}:", first, *between, grammar, *after]) + end
     assert redact.clean(text) == text
+
+
+# Any other plain word after the label may be the password ("the password: changeme is the default"):
+# it is redacted even when a sentence goes on after it (a word of prose lost is the cheaper mistake).
+PLAIN = st.sampled_from(["tiger", "changeme", "santa", "letmein", "dragon", "sunshine", "admin", "monkey"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(before=st.lists(WORDS, max_size=3), label=st.sampled_from(["password", "Password", "passphrase", "passwd"]),
+       value=PLAIN, grammar=GRAMMAR, after=st.lists(WORDS, max_size=3), colon=st.sampled_from([": ", ":", ":\t"]))
+def test_a_plain_word_after_a_password_label_is_redacted_though_a_sentence_goes_on(before, label, value, grammar,
+                                                                                   after, colon):
+    text = " ".join([*before, f"{label}{colon}{value}", grammar, *after])
+    out = redact.clean(text)
+    assert value not in out.split() and "<redacted>" in out, (text, out)
 
 
 CONTENT = st.sampled_from(["correct", "horse", "battery", "staple", "purple", "monkey", "dishwasher", "river"])
@@ -95,3 +115,21 @@ def test_cleaning_is_idempotent_on_labels_run_together(parts):
     the next one), so a stored text could be cleaned again on every write."""
     once = redact.clean(" ".join(parts))
     assert redact.clean(once) == once
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PGPASSWORD=Tiger123xyz psql -h db", "Tiger123xyz"), ("export MYSQL_PWD=Tiger123xyz", "Tiger123xyz"),
+    ("SSHPASS=s3cret sshpass -e ssh gpu01", "s3cret"),
+    ("mysql -u root -pTiger123 mydb", "Tiger123"), ("mysqldump -uroot -ps3cret db > x.sql", "s3cret"),
+    ("curl -u admin:tiger https://gpu01/metrics", "tiger"), ("curl --user admin:tiger x", "tiger"),
+    ("curl -uadmin:tiger x", "tiger"),
+])
+def test_database_and_http_clients_passwords_are_redacted(text, secret):
+    out = redact.clean(text)
+    assert secret not in out and "<redacted>" in out, out
+
+
+@pytest.mark.parametrize("text", ["PWD=/home/me/run", "mysql -u root -p mydb", "mkdir -p /tmp/x", "curl -u admin x",
+                                  "mysql -p$DB_PASS db", "curl -u admin:$PW x", "ssh -p 2222 gpu01"])
+def test_what_only_looks_like_a_client_password_is_kept(text):
+    assert redact.clean(text) == text  # the working directory, a prompt for it, a reference to it, a port

@@ -97,10 +97,17 @@ _NOT_SECRET = re.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|N
                          r"TYPE|NAME|URL_FILE|ENABLED?|DISABLED?)$|^(?:MAX|MIN|NUM|N|TOTAL)[_-]", re.I)
 
 
+# Clients' own password variables whose names hold no secret word on its own: PostgreSQL's libpq,
+# MySQL's client, sshpass -e.
+_CLIENT_SECRET_VARS = frozenset({"PGPASSWORD", "MYSQL_PWD", "SSHPASS"})
+
+
 def is_secret_name(name: str) -> bool:
     """Does a variable / flag / key named ``name`` hold a secret? (``HF_TOKEN`` yes, ``MAX_TOKENS``,
     ``PAD_TOKEN_ID``, ``TOKENIZERS_PARALLELISM`` no.)"""
     name = name.strip().lstrip("-")
+    if name.upper() in _CLIENT_SECRET_VARS:
+        return True
     if not name or _NOT_SECRET.search(name):
         return False
     if name.isupper() or (name.upper() == name and any(c.isalpha() for c in name)):
@@ -129,12 +136,19 @@ _GH = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
 _AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
-_NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase)[\w.-]*[\"']?[ \t]*[=:]"
+_NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]"
                         r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]", re.I)
 # One search for every literal the value patterns, URLs and headers need: most text has none of them.
 _VALUE_HINT = re.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
-                         r"PRIVATE KEY-----|://|[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Bb][Ee][Aa][Rr][Ee][Rr]")
+                         r"PRIVATE KEY-----|://|[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Bb][Ee][Aa][Rr][Ee][Rr]|"
+                         r"mysql|curl")
 _URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
+# The clients that take a password on their command line: `mysql -pSECRET` (the value joined to -p:
+# `-p NAME` asks for it and names the database) and `curl -u user:SECRET` / `--user user:SECRET`.
+# (bounded: each "mysql" or "curl" looks at most 300 characters ahead, whatever the line's length)
+_MYSQL_P = Lazy(r"(\bmysql\w*\b[^\n|;&]{0,300}?(?<!\S)-p)(?!<redacted>)(?=[^\s$])[^\s'\"]+")
+_CURL_USER = Lazy(r"(\bcurl\b[^\n|;&]{0,300}?(?<!\S)(?:-u[ \t]*|--user[ \t]+|--user=)['\"]?[^\s:'\"]{1,200}:)"
+                  r"(?!<redacted>)(?=[^\s$])[^\s'\"]+")
 # NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
 _ASSIGN = Lazy(
     r"""(?P<pre>(?<![A-Za-z0-9_])(?P<q>["']?)(?P<flag>--?)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
@@ -186,14 +200,20 @@ def reset_cache() -> None:
 
 
 _PASSWORD = Lazy(r"pass(?:word|wd|phrase)", re.I)
-# After "password:" a plain word with a sentence going on after it on the line (a grammar word --
-# article, preposition, auxiliary, conjunction -- within the next four words) is prose ("the password:
-# prompt never appeared", "Password: field in the form"), not a credential, which ends its line or
-# clause, has a digit, a symbol or inner capitals ("password: hunter2; ..."), or is a run of content
-# words ("passphrase: correct horse battery staple").
-_PROSE_WORD = Lazy(r"[A-Za-z][a-z]{0,19}")
+# After "password: " (a blank after the colon: "password:tiger" is a key and its value) a word that
+# names a part of the password's own story -- its prompt, field, dialog, reset, policy -- or a grammar
+# word, with a sentence going on after it on the line (a grammar word -- article, preposition,
+# auxiliary, conjunction -- within the next four words), is prose ("the password: prompt never
+# appeared", "Password: field in the form", "ssh asks Password: and waits"). Any other word may be the
+# password itself ("the password: changeme is the default", "db password: tiger and user scott"):
+# redacted. A prose word redacted costs a word; a password kept in clear costs the secret.
 _GRAMMAR = (r"the|a|an|in|on|of|to|for|from|with|at|by|and|or|but|not|never|no|was|were|is|are|be|been|did|"
             r"does|do|has|had|have|it|its|this|that|when|after|before|until|while|then|so|as|into|again")
+_PROSE_WORD = Lazy(r"(?i)(?:prompts?|fields?|box|boxes|dialogs?|dialogues?|screens?|pages?|forms?|windows?|"
+                   r"pop-?ups?|requests?|entry|entries|inputs?|checks?|resets?|changes?|managers?|polic(?:y|ies)|"
+                   r"expired|expiry|expiration|required|requirements?|mismatch|errors?|incorrect|wrong|invalid|"
+                   r"rejected|hash(?:es|ing)?|length|complexity|authentication|auth|login|rotation|protected|"
+                   rf"less|based|strength|hint|question|not|none|empty|blank|missing|{_GRAMMAR})")
 _SENTENCE_GOES_ON = Lazy(rf"(?i)(?:(?:{_GRAMMAR})(?:[ \t]+[A-Za-z]+)+|[A-Za-z]+(?:[ \t]+[A-Za-z]+){{0,3}}?[ \t]+(?:{_GRAMMAR}))\b")
 _MORE_WORDS = Lazy(r"[ \t]+[A-Za-z]")
 # ... and the rest of such a run of words, to the end of its line or clause ("<redacted> horse battery staple").
@@ -209,7 +229,8 @@ def _assign(m: re.Match) -> str:
         # "Token: expired" in prose; "api_key: x", '"token": "x"' and "password: x" (a credential, whatever
         # the prose around it) are redacted
         return m.group(0)
-    if sep.strip() == ":" and _PASSWORD.fullmatch(name) and not (m.group("q") or m.group("flag") or name.isupper()) \
+    if sep.strip() == ":" and sep[-1:] in (" ", "\t") and _PASSWORD.fullmatch(name) \
+            and not (m.group("q") or m.group("flag") or name.isupper()) \
             and _PROSE_WORD.fullmatch(val) and _MORE_WORDS.match(m.string, m.end()) \
             and _SENTENCE_GOES_ON.match(m.string, m.start("val")):
         return m.group(0)  # "the password: prompt never appeared": prose (see _PROSE_WORD)
@@ -251,6 +272,10 @@ def _redact_once(text: str) -> str:
         text = rx.sub(REDACTED, text)
     if "://" in text:
         text = _URL_CREDS.sub(rf"\1{REDACTED}@", text)
+    if "mysql" in text:
+        text = _MYSQL_P.sub(rf"\1{REDACTED}", text)
+    if "curl" in text:
+        text = _CURL_USER.sub(rf"\1{REDACTED}", text)
     low = text.lower()
     if "authorization" in low:
         text = _AUTH_HEADER.sub(rf"\1{REDACTED}", text)

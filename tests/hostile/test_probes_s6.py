@@ -150,7 +150,6 @@ def test_odd_values_in_a_cursor_or_gemini_hook_json_never_fail(hook_kb, key, odd
 # Session 6 keeps "password: WORD <grammar word> ..." as prose ("the password: prompt never appeared").
 # A password that is a plain word is common ("tiger", "changeme", "letmein"), and the rule now writes it
 # to logs/ in clear where the code before this session redacted it.
-@pytest.mark.xfail(strict=True, reason="redact: plain-word password before a grammar word kept as prose (A6)")
 @pytest.mark.parametrize("text,secret", [
     ("password:tiger and more", "tiger"),  # no blank after the colon: a key:value, not a sentence
     ("db password: tiger and user scott", "tiger"),
@@ -164,7 +163,6 @@ def test_a_plain_word_password_in_a_sentence_is_still_redacted(text, secret):
 
 # Older than this session: the clients' own secret variables (PostgreSQL's PGPASSWORD, MySQL's
 # MYSQL_PWD) are not secret names, so `PGPASSWORD=... psql` reaches logs/ in clear.
-@pytest.mark.xfail(strict=True, reason="redact: PGPASSWORD / MYSQL_PWD are not secret names (A6)")
 @pytest.mark.parametrize("text", ["PGPASSWORD=Tiger123xyz psql -h db", "MYSQL_PWD=Tiger123xyz mysql -u root"])
 def test_database_clients_password_variables_are_redacted(text):
     from dbglog.util import redact
