@@ -1954,8 +1954,11 @@ class _Builder:
             self.attempts[-1].tag = {"✅": "worked", "✔": "worked", "✔️": "worked", "⚠": "partial",
                                      "⚠️": "partial"}.get(mark.group(1), "failed")
         hits = hits + marked + [("", i) for i in done_checks]
+        taken = set()  # every line some hit holds (one set: thousands of items stay linear)
+        for _f, idxs in hits:
+            taken.update(idxs)
         rest = [i for item in blk.items for i in self._item_text(blk, item)[1]
-                if not any(i in idxs for _f, idxs in hits) and not (skip and i in skip) and i not in merged]
+                if i not in taken and not (skip and i in skip) and i not in merged]
         if rest and keep_rest is not None:
             keep_rest.extend(rest)
         elif rest:

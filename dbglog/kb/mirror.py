@@ -664,8 +664,8 @@ def _parse_header(inv: Investigation, lines: list[str]) -> None:
 
 
 def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
-    starts = [i for i, line in enumerate(body) if _ATTEMPT_HEAD.match(line)
-              and any(h[0] == offset + i for h in heads)]
+    head_lines = {h[0] for h in heads}  # (a set: a log of thousands of attempts is read in linear time)
+    starts = [i for i, line in enumerate(body) if _ATTEMPT_HEAD.match(line) and offset + i in head_lines]
     attempts: list[Attempt] = []
     labels = {lab: key for key, lab in ATTEMPT_FIELDS}
     labels.update({"Outcome": "outcome", "Runs": "runs"})
