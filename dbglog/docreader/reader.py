@@ -1947,12 +1947,25 @@ class _Builder:
             return False
         for first, idxs in hits:
             self._attempt_from_item(first, idxs, ctx, n.text)
+        kept_marked = []
         for first, idxs in marked:
-            # the mark is the verdict ("❌ X → fixed, but failures continued": X was not the cause)
+            # the mark is the verdict ("❌ X → fixed, but failures continued": X was not the cause) --
+            # unless what follows the arrow says it was not tried (a plan, not an attempt), or a tick
+            # only said "done" and the words say it failed ("✅ Reinstalled the driver → no change")
             mark = re.match(r"^\s*(?:\[[ xX]\]\s*)?(❌|✅|✔️?|✗|✘|⚠️?)\s*", first)
+            said = re.split(r"\s(?:→|->|=>)\s", first, maxsplit=1)
+            after = said[1] if len(said) == 2 else ""
+            if after and re.match(r"(?i)\W*(?:not (?:yet )?(?:tried|tested|run|done|attempted)|untested|to do|todo|"
+                                  r"pending|planned)\b", after):
+                continue
+            kept_marked.append((first, idxs))
             self._attempt_from_item(first[mark.end():], idxs, ctx, n.text)
-            self.attempts[-1].tag = {"✅": "worked", "✔": "worked", "✔️": "worked", "⚠": "partial",
-                                     "⚠️": "partial"}.get(mark.group(1), "failed")
+            tag = {"✅": "worked", "✔": "worked", "✔️": "worked", "⚠": "partial", "⚠️": "partial"}.get(mark.group(1),
+                                                                                                     "failed")
+            if tag == "worked" and after and outcomes.classify(after) == "failed":
+                tag = "failed"
+            self.attempts[-1].tag = tag
+        marked = kept_marked
         hits = hits + marked + [("", i) for i in done_checks]
         taken = set()  # every line some hit holds (one set: thousands of items stay linear)
         for _f, idxs in hits:

@@ -195,7 +195,6 @@ def test_a_cuda_error_code_on_a_line_about_cuda_is_still_named(text, name):
 
 # --- doc import (dbglog/docreader/ is helper D6's: failing tests marked, the bugs reported) -----------
 
-@pytest.mark.xfail(strict=True, reason="docreader: a verdict mark overrides the text after the arrow (D6)")
 def test_a_checklist_mark_does_not_override_what_the_item_says_came_of_it():
     # ✅/❌ used as done / not done: the words after the arrow say how it went (or that it was not tried)
     from dbglog.kb.importer import parse_document
