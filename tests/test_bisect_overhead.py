@@ -250,7 +250,7 @@ def dags_and_verdicts(draw):
 
 
 @given(dags_and_verdicts())
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_one_more_verdict_gives_the_state_a_full_recompute_gives(case):
     from dbglog.bisect.algorithms import HistoryBisect
 
@@ -347,7 +347,7 @@ def test_the_builtin_sha256_is_hashlibs(data):
 
 
 @given(dags_and_verdicts())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_peek_names_what_next_steps_asks_and_changes_nothing(case):
     from dbglog.bisect.algorithms import HistoryBisect
 
@@ -537,7 +537,7 @@ def test_a_readying_git_still_at_work_when_the_session_ends_is_stopped_with_its_
 
 
 @given(dags_and_verdicts())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_the_pick_without_logs_is_the_entropy_pick_and_the_memos_hold(case):
     """With no untestable commit the step is chosen by |2w - n| alone (no entropy per candidate):
     the same commit the entropy key picks (a p_skip that names no candidate takes that path). The

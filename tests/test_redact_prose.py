@@ -68,8 +68,7 @@ PLAIN = st.sampled_from(["tiger", "changeme", "santa", "letmein", "dragon", "sun
 def test_a_plain_word_after_a_password_label_is_redacted_though_a_sentence_goes_on(before, label, value, grammar,
                                                                                    after, colon):
     text = " ".join([*before, f"{label}{colon}{value}", grammar, *after])
-    out = redact.clean(text)
-    assert value not in out.split() and "<redacted>" in out, (text, out)
+    assert redact.clean(text) == " ".join([*before, f"{label}{colon}<redacted>", grammar, *after])
 
 
 CONTENT = st.sampled_from(["correct", "horse", "battery", "staple", "purple", "monkey", "dishwasher", "river"])
@@ -108,7 +107,7 @@ PIECES = st.sampled_from(["password:", "Password:", "passphrase:", " ", "\n", ";
                           "horse", "<redacted>", "token:", "HF_TOKEN=", "abc", "--password", "=", '"', "in"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(PIECES, max_size=14))
 def test_cleaning_is_idempotent_on_labels_run_together(parts):
     """'--password token: password: password:' took two cleanings to settle (a match that kept its text hid
