@@ -555,3 +555,61 @@ def test_the_pick_without_logs_is_the_entropy_pick_and_the_memos_hold(case):
         for c, v in steps[:i + 1]:
             fresh.record(c, v)
         assert hb.peek() == fresh.peek() and hb.result == fresh.result
+
+
+def _driver_with_worktree(tmp_path, n=6):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    repo = tmp_path / "r"
+    shas = history.make_repo(repo, n, lambda i: {"v.txt": f"{i}\n"})
+    recs = Records(Workspace(repo / ".dbglog"), create=True)
+    db = S.SessionDB(recs.store)
+    spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
+                       goods=[shas[0]], cwd_rel=".")
+    d = history._Driver(recs, db.get(db.create("git", spec.to_stored(), None)), progress=False)
+    d.checkout(0, shas[1])
+    return recs, repo, shas, d
+
+
+def test_a_readying_git_left_by_a_killed_driver_is_stopped_by_the_resume(tmp_path):
+    """It carries the session's marker, like the trials: what a resume reaps after a kill -9."""
+    recs, repo, shas, d = _driver_with_worktree(tmp_path)
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\nsleep 60\n")
+    hook.chmod(0o755)
+    d.ready_ahead(0, shas[3])
+    proc = d._ahead[0][2]
+    deadline = time.monotonic() + 30
+    while not any("sleep" in (c.name() or "") for c in psutil.Process(proc.pid).children(recursive=True)):
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.02)
+    group = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+    S.reap_leftovers(d.sid)  # (what `bisect resume` does first, when the driver was killed)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in group):
+        assert time.monotonic() < deadline, group
+        time.sleep(0.02)
+    d._ahead.clear()
+    history.remove_worktrees(repo, d.wt_root)
+    recs.close()
+
+
+def test_a_checkout_the_readying_saw_fail_is_not_run_again(tmp_path):
+    """A failing post-checkout hook: the readying's checkout failed, so the step makes the worktree
+    anew at once instead of running the same checkout again first (the hook runs twice, not three times)."""
+    recs, repo, shas, d = _driver_with_worktree(tmp_path)
+    calls = tmp_path / "calls"
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\necho run >> {calls}\nexit 1\n")
+    hook.chmod(0o755)
+    d.ready_ahead(0, shas[3])
+    try:
+        d.checkout(0, shas[3])
+    except history.GitError:
+        pass  # (the worktree cannot be made with that hook either: the step is untestable)
+    assert calls.read_text().count("run") == 2
+    d.settle_ahead()
+    history.remove_worktrees(repo, d.wt_root)
+    recs.close()

@@ -358,8 +358,11 @@ class _Driver:
         else:
             return
         try:
+            # its own group (stopped with its hook's children); the session's marker: a resume after
+            # a kill -9 of this driver stops it with the trials it left (session.reap_leftovers)
             proc = subprocess.Popen([_git_exe(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    stdin=subprocess.DEVNULL, env=_git_env(), start_new_session=True)
+                                    stdin=subprocess.DEVNULL, env=_git_env() | {S.SESSION_VAR: self.sid},
+                                    start_new_session=True)
         except OSError:
             return
         self._ahead[k] = (sha, how, proc)
@@ -376,9 +379,9 @@ class _Driver:
                 proctree.kill_group(proc, grace=5)  # (its group: a hook's children too)
             proc.wait()
 
-    def _settle(self, k: int) -> str | None:
-        """The commit slot ``k`` holds once its readying git (if any) is done; None when there was
-        none or it failed."""
+    def _settle(self, k: int) -> tuple[str, bool] | None:
+        """(the commit slot ``k``'s readying git was readying, whether it succeeded) once it is done;
+        None when there was none."""
         got = self._ahead.get(k)
         if got is None:
             return None
@@ -386,21 +389,23 @@ class _Driver:
         rc = proc.wait()  # (still listed meanwhile: an interrupt here leaves it to settle_ahead)
         del self._ahead[k]
         if rc != 0:
-            return None
+            return sha, False
         p = self.wt_root / f"wt{k}"
         if how == "add":
             self._start_python_probe(p, sha)
         else:
             self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
         self._wt_at[k] = sha
-        return sha
+        return sha, True
 
     def checkout(self, k: int, sha: str) -> Path:
         p = self.wt_root / f"wt{k}"
-        if self._settle(k) == sha:
+        readied = self._settle(k)
+        if readied == (sha, True):
             return p
         if (p / ".git").exists():
-            if _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
+            # (a checkout of this commit that just failed is not tried again: the worktree is made anew)
+            if readied != (sha, False) and _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
                 self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
                 self._wt_at[k] = sha
                 return p
