@@ -1542,6 +1542,33 @@ def _other_way(p: _Pair) -> bool:
     return not (up.search(record) or down.search(record) or _CHANGE.search(record))
 
 
+# A variable that switches something: its name says so (NCCL_P2P_DISABLE, PYTORCH_NO_CUDA_MEMORY_CACHING,
+# CUDA_LAUNCH_BLOCKING); set to one of these, it is left as it was.
+_SWITCH_VAR = Lazy(r"(?:^|_)(?:DISABLE|DISABLED|ENABLE|ENABLED|NO|USE|BLOCKING)(?:_|$)")
+_UNSET_VALUE = Lazy(r"(?i)^(?:0|false|off|no|n)$")
+_NEGATED_BEFORE = Lazy(r"(?i)\b(?:not|don'?t|do not|never|without|no longer|stop|undo|revert)\W+(?:\w+\W+){0,2}$")
+
+
+def _switch_var_other_way(p: _Pair) -> bool:
+    """The idea says in words what setting a switch variable does ("disable p2p" is
+    ``NCCL_P2P_DISABLE=1`` by the synonym table) and what was done sets that variable the other
+    way (``NCCL_P2P_DISABLE=0``: P2P stayed on), and never the idea's way."""
+    from dbglog.kb import synonyms
+
+    idea = " ".join(p.q.text.lower().split())
+    for var, phrases in synonyms.ENV_VARS.items():
+        if not _SWITCH_VAR.search(var):
+            continue
+        at = next((i for ph in phrases for i in [idea.find(ph)] if i >= 0 and re.match(
+            rf"(?<!\w){re.escape(ph)}(?!\w)", idea[i:])), -1)
+        if at < 0 or _NEGATED_BEFORE.search(idea[:at]):
+            continue
+        values = re.findall(rf"(?<![\w-]){var}[ \t]*=[ \t]*[\"']?([\w.-]*)", p.did)
+        if values and all(_UNSET_VALUE.match(v) for v in values):
+            return True
+    return False
+
+
 def _way_on_another_knob(p: _Pair) -> bool:
     """The idea turns a switch ("run without -mla", "disable P2P") and the record holds the switch
     word and the knob, but never together: "`-mla 2` without fmoe is also crashing" did not run
@@ -1740,6 +1767,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("value-missing", _value_missing),
     ("another-value", _another_value),
     ("other-way", _other_way),
+    ("switch-variable-other-way", _switch_var_other_way),
     ("switch-on-another-knob", _way_on_another_knob),
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
