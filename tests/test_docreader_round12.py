@@ -298,3 +298,24 @@ def test_even_after_a_change_the_failure_stayed_and_a_setting_phrase_before_the_
                       "after ~6000 iters.\n\nI've tried `float32` and there is no nan issue.\n\nOn my setup, setting "
                       "`pin_memory = False` and `num_workers = 4` the example hangs almost immediately.\n"))
     assert [o for _t, o in got] == ["failed", "worked", "failed"]
+
+
+def test_hypotheses_with_evidence_only_are_kept_as_written_not_attempts():
+    """A root-cause report's '### Hypothesis N' with its cause and evidence, nothing run to test it:
+    what was thought, not a try (independent labels of real postmortems read them so); one whose
+    section says what was run and what came of it is still an attempt."""
+    from dbglog.kb.importer import parse_document
+
+    head = "# RCA: cicc segfaults on the fused MoE kernel\n\n## Root Cause Hypotheses\n\n"
+    considered = ("### Hypothesis 1 (High Confidence)\n\n**Cause**: `BLOCK_K=256` makes cicc run out of stack.\n\n"
+                  "**Evidence**:\n- only the unit with every tile size crashes\n\n"
+                  "### Hypothesis 2 (Low Confidence)\n\n**Cause**: GCC 13 headers.\n\n"
+                  "**Evidence**:\n- CUDA 12.4 supports GCC 13.2, which argues against it\n")
+    (p,), _ = parse_document(head + considered)
+    assert p.inv.attempts == []
+    kept = "\n".join(f"{s.heading}\n{s.body}" for s in p.inv.sections)
+    assert "Hypothesis 1 (High Confidence)" in kept and "GCC 13 headers" in kept
+    tested = considered + ("\n### Hypothesis 3\n\n**Cause**: stack size.\n\n**Test**: rebuilt with `ulimit -s "
+                           "unlimited`\n\n**Result**: cicc still segfaults\n")
+    (p,), _ = parse_document(head + tested)
+    assert [(a.title, a.outcome) for a in p.inv.attempts] == [("Hypothesis 3", "failed")]

@@ -1590,7 +1590,26 @@ class _Builder:
                     return False  # "Ran nvidia-smi; driver 550 is loaded": the step was taken
         return True
 
+    def _considered_only(self, n: Node, container: str | None) -> bool:
+        """"### Hypothesis 2 (Low Confidence)" with its **Cause** and **Evidence** and nothing run to
+        test it: what was thought, not a try (the independent labels of real postmortems agree; the
+        hypothesis stays in the log as written, where `tried` finds it as mentioned)."""
+        m = ATTEMPT_HEAD.match(n.text)
+        if not (m and re.match(r"(?i)hypothes|theory|h$", m.group("kw"))) or container in ("failed", "worked") \
+                or heading_outcome(n.text) or n.children:
+            return False
+        body = [i for i in n.lines() if i >= n.head_end]
+        a = self._attempt_body(body, {})
+        if "result" not in a.fields or set(a.fields) - {"result", "hypothesis"}:
+            return False  # (what was done, a conclusion, an outcome: an attempt)
+        said = {_label_name(self.lines[i]) for i in body}
+        return not said & {"result", "results", "test", "tested", "outcome", "observed", "observation", "finding",
+                           "findings", "what happened", "verdict", "status", "experiment", "action", "check"}
+
     def attempt_from_node(self, n: Node, container: str | None) -> None:
+        if self._considered_only(n, container):
+            self.free(n, whole=True)
+            return
         if self._plan_step(n):
             self.owned.extend(range(n.start, n.head_end))
             st = make_step(ATTEMPT_HEAD.match(n.text).group("rest"), [], 0)
