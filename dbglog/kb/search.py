@@ -1598,8 +1598,10 @@ def _way_on_another_knob(p: _Pair) -> bool:
             continue  # (the record lacks the knob: the other rules judge that)
         if not rg.search(record):
             # a flag named with no word that turns it: a command line that ran with it ("-fa
-            # -fmoe -ctk q4_0"); for "enable --x" that is on
-            if rg is _WAYS[2][1] and _specific(knob):
+            # -fmoe -ctk q4_0"); for "enable --x" that is on. So is a variable given a value that
+            # is no "off" ("run without NCCL_ALGO" against "NCCL_ALGO=Tree torchrun ...")
+            if rg is _WAYS[2][1] and (_specific(knob) or any(
+                    _SET_ON.match(p.did, k.end()) for k in spots)):
                 return True
             continue
         if not any(rg.search(record[max(0, k.start() - _KNOB_REACH):k.start()]) or after.match(record, k.end())
@@ -1609,6 +1611,7 @@ def _way_on_another_knob(p: _Pair) -> bool:
 
 
 _KNOB_REACH = 40  # characters between a switch word and the knob it turns ("without the `-mla` flag")
+_SET_ON = Lazy(r"=[\"']?(?!(?:0|false|off|no|none)\b)[\w.-]", re.I)  # VAR=value, the value no "off" (VAR= is unset)
 # (the rest of an identifier may come first: "param_offload` — False — **True**" for "param")
 _OFF_AFTER = Lazy(r"[\w.]*[\W_]{0,6}(?:disabl\w*|off\b|remov\w*|=\s*[\"']?(?:0|false|off)\b|"
                   r"true\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}false\b)", re.I)
