@@ -407,9 +407,9 @@ def test_each_step_after_the_first_runs_in_the_worktree_readied_while_the_last_w
     recs.close()
 
 
-def test_a_commit_readied_but_not_asked_next_is_checked_out_over(tmp_path):
-    """The readying is a hint: when the next commit asked is another (a cached verdict moved the
-    search), the checkout waits for the readying git and checks out the commit asked."""
+def _driver(tmp_path, at: int | None = None):
+    """A git session's driver over a 6-commit repo (records, repo, shas, driver); ``at``: the
+    worktree of slot 0 made at that commit first."""
     from dbglog.kb.records import Records
     from dbglog.util.workspace import Workspace
 
@@ -419,8 +419,33 @@ def test_a_commit_readied_but_not_asked_next_is_checked_out_over(tmp_path):
     db = S.SessionDB(recs.store)
     spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
                        goods=[shas[0]], cwd_rel=".")
-    sid = db.create("git", spec.to_stored(), None)
-    d = history._Driver(recs, db.get(sid), progress=False)
+    d = history._Driver(recs, db.get(db.create("git", spec.to_stored(), None)), progress=False)
+    if at is not None:
+        d.checkout(0, shas[at])
+    return recs, repo, shas, d
+
+
+def _hook(repo, body: str) -> None:
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(0o755)
+
+
+def _readying_with_its_hook_running(d, sha):
+    """Start readying slot 0 at ``sha`` and wait until its post-checkout hook's ``sleep`` runs: the git."""
+    d.ready_ahead(0, sha)
+    proc = d._ahead[0][2]
+    deadline = time.monotonic() + 30
+    while not any("sleep" in (c.name() or "") for c in psutil.Process(proc.pid).children(recursive=True)):
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.02)
+    return proc
+
+
+def test_a_commit_readied_but_not_asked_next_is_checked_out_over(tmp_path):
+    """The readying is a hint: when the next commit asked is another (a cached verdict moved the
+    search), the checkout waits for the readying git and checks out the commit asked."""
+    recs, repo, shas, d = _driver(tmp_path)
     d.ready_ahead(0, shas[2])  # the worktree is made at shas[2] ...
     wt = d.checkout(0, shas[4])  # ... but shas[4] is asked
     assert _git(wt, "rev-parse", "HEAD") == shas[4] and (wt / "v.txt").read_text() == "4\n"
@@ -494,27 +519,10 @@ def test_a_steps_triton_cache_is_named_not_made_and_what_a_run_made_there_is_rem
 def test_a_readying_git_still_at_work_when_the_session_ends_is_stopped_with_its_hook(tmp_path):
     """The clean-up does not wait for a checkout nobody needs any more (a slow post-checkout hook
     here): git and the hook's children are stopped, and nothing is left running."""
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    repo = tmp_path / "r"
-    shas = history.make_repo(repo, 6, lambda i: {"v.txt": f"{i}\n"})
-    recs = Records(Workspace(repo / ".dbglog"), create=True)
-    db = S.SessionDB(recs.store)
-    spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
-                       goods=[shas[0]], cwd_rel=".")
-    d = history._Driver(recs, db.get(db.create("git", spec.to_stored(), None)), progress=False)
-    d.checkout(0, shas[1])
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text("#!/bin/sh\nsleep 60\n")
-    hook.chmod(0o755)
+    recs, repo, shas, d = _driver(tmp_path, at=1)
+    _hook(repo, "sleep 60\n")
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    d.ready_ahead(0, shas[3])
-    proc = d._ahead[0][2]
-    deadline = time.monotonic() + 30
-    while not any("sleep" in (c.name() or "") for c in psutil.Process(proc.pid).children(recursive=True)):
-        assert time.monotonic() < deadline, "the hook never started"
-        time.sleep(0.02)
+    proc = _readying_with_its_hook_running(d, shas[3])
     t = time.monotonic()
     d.settle_ahead()
     assert time.monotonic() - t < 30  # (the hook would have slept 60 s)
@@ -557,33 +565,11 @@ def test_the_pick_without_logs_is_the_entropy_pick_and_the_memos_hold(case):
         assert hb.peek() == fresh.peek() and hb.result == fresh.result
 
 
-def _driver_with_worktree(tmp_path, n=6):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    repo = tmp_path / "r"
-    shas = history.make_repo(repo, n, lambda i: {"v.txt": f"{i}\n"})
-    recs = Records(Workspace(repo / ".dbglog"), create=True)
-    db = S.SessionDB(recs.store)
-    spec = HistorySpec(good_refs=[shas[0]], bad_ref="HEAD", cmd=["true"], repo=str(repo), bad=shas[-1],
-                       goods=[shas[0]], cwd_rel=".")
-    d = history._Driver(recs, db.get(db.create("git", spec.to_stored(), None)), progress=False)
-    d.checkout(0, shas[1])
-    return recs, repo, shas, d
-
-
 def test_a_readying_git_left_by_a_killed_driver_is_stopped_by_the_resume(tmp_path):
     """It carries the session's marker, like the trials: what a resume reaps after a kill -9."""
-    recs, repo, shas, d = _driver_with_worktree(tmp_path)
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text("#!/bin/sh\nsleep 60\n")
-    hook.chmod(0o755)
-    d.ready_ahead(0, shas[3])
-    proc = d._ahead[0][2]
-    deadline = time.monotonic() + 30
-    while not any("sleep" in (c.name() or "") for c in psutil.Process(proc.pid).children(recursive=True)):
-        assert time.monotonic() < deadline, "the hook never started"
-        time.sleep(0.02)
+    recs, repo, shas, d = _driver(tmp_path, at=1)
+    _hook(repo, "sleep 60\n")
+    proc = _readying_with_its_hook_running(d, shas[3])
     group = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
     S.reap_leftovers(d.sid)  # (what `bisect resume` does first, when the driver was killed)
     proc.wait(timeout=30)
@@ -599,11 +585,9 @@ def test_a_readying_git_left_by_a_killed_driver_is_stopped_by_the_resume(tmp_pat
 def test_a_checkout_the_readying_saw_fail_is_not_run_again(tmp_path):
     """A failing post-checkout hook: the readying's checkout failed, so the step makes the worktree
     anew at once instead of running the same checkout again first (the hook runs twice, not three times)."""
-    recs, repo, shas, d = _driver_with_worktree(tmp_path)
+    recs, repo, shas, d = _driver(tmp_path, at=1)
     calls = tmp_path / "calls"
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text(f"#!/bin/sh\necho run >> {calls}\nexit 1\n")
-    hook.chmod(0o755)
+    _hook(repo, f"echo run >> {calls}\nexit 1\n")
     d.ready_ahead(0, shas[3])
     try:
         d.checkout(0, shas[3])
