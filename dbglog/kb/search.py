@@ -1559,9 +1559,8 @@ def _switch_var_other_way(p: _Pair) -> bool:
     for var, phrases in synonyms.ENV_VARS.items():
         if not _SWITCH_VAR.search(var):
             continue
-        at = next((i for ph in phrases for i in [idea.find(ph)] if i >= 0 and re.match(
-            rf"(?<!\w){re.escape(ph)}(?!\w)", idea[i:])), -1)
-        if at < 0 or _NEGATED_BEFORE.search(idea[:at]):
+        said = next((m for ph in phrases if (m := re.search(rf"(?<!\w){re.escape(ph)}(?!\w)", idea))), None)
+        if said is None or _NEGATED_BEFORE.search(idea[:said.start()]):
             continue
         values = re.findall(rf"(?<![\w-]){var}[ \t]*=[ \t]*[\"']?([\w.-]*)", p.did)
         if values and all(_UNSET_VALUE.match(v) for v in values):
