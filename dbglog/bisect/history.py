@@ -227,6 +227,10 @@ def subjects_of(repo, shas) -> dict:
 
 # --- worktrees ---------------------------------------------------------------------------
 
+# How a slot's worktree is made to hold a commit, the same whether a step waits for it or it is readied ahead.
+_CHECKOUT = ("checkout", "--detach", "--force", "-q")
+_ADD = ("worktree", "add", "--detach", "--force", "-q")
+
 
 def _worktree_root(recs, sid: str, scratch: str | None = None) -> Path:
     return S.workdir_root(recs, scratch) / sid
@@ -351,10 +355,10 @@ class _Driver:
             return
         p = self.wt_root / f"wt{k}"
         if (p / ".git").exists():
-            how, args = "checkout", ["-C", str(p), "checkout", "--detach", "--force", "-q", sha]
+            how, args = "checkout", ["-C", str(p), *_CHECKOUT, sha]
         elif not p.exists():
             self.wt_root.mkdir(parents=True, exist_ok=True)
-            how, args = "add", ["-C", str(self.repo), "worktree", "add", "--detach", "--force", "-q", str(p), sha]
+            how, args = "add", ["-C", str(self.repo), *_ADD, str(p), sha]
         else:
             return
         try:
@@ -405,7 +409,7 @@ class _Driver:
             return p
         if (p / ".git").exists():
             # (a checkout of this commit that just failed is not tried again: the worktree is made anew)
-            if readied != (sha, False) and _git_ok(p, "checkout", "--detach", "--force", "-q", sha):
+            if readied != (sha, False) and _git_ok(p, *_CHECKOUT, sha):
                 self._drop_stale_bytecode(p, self._wt_at.get(k), sha)
                 self._wt_at[k] = sha
                 return p
@@ -416,7 +420,7 @@ class _Driver:
             if p.exists():
                 shutil.rmtree(p, ignore_errors=True)
                 _git_ok(self.repo, "worktree", "prune")
-            git(self.repo, "worktree", "add", "--detach", "--force", "-q", str(p), sha)
+            git(self.repo, *_ADD, str(p), sha)
             self._start_python_probe(p, sha)
         self._wt_at[k] = sha
         return p
