@@ -796,13 +796,13 @@ _EVENT_DIALECT = {"PreToolUse": "claude", "UserPromptSubmit": "claude", "Session
 SHELL_TOOLS = (None, "Bash", "run_shell_command", "Shell")  # Claude Code's, Gemini CLI's, Cursor's
 
 
-def _answer(dialect: str, event: str, hook_event: str | None, notice: str) -> dict | None:
-    """The JSON that puts ``notice`` before the agent's model without deciding anything (None: the
-    agent has no such channel for this event)."""
+def _answer(dialect: str, event: str, hook_event: str | None, notice: str) -> dict:
+    """The JSON that puts ``notice`` before the agent's model without deciding anything (Cursor's
+    prompt hook has no such channel: ``run`` stops before it)."""
     if dialect == "cursor":
         if event == "pre-command":
             return {"permission": "allow", "agent_message": notice}
-        return {"additional_context": notice} if event == "session-start" else None
+        return {"additional_context": notice}
     if dialect == "gemini" and event == "pre-command":
         return {"systemMessage": notice}  # (BeforeTool: shown to the user; the model would need a denial)
     # (a forced --format gemini on plain input: Gemini CLI's own event name, not Claude Code's)
@@ -865,8 +865,8 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
         text = text.encode("utf-8", "replace").decode("utf-8")
     if dialect is None and fmt == "json":
         dialect = "claude"
-    if dialect is not None and _answer(dialect, event, hook_event, "-") is None:
-        return  # the agent would not show it: no search for nothing
+    if dialect == "cursor" and event == "prompt":
+        return  # Cursor's beforeSubmitPrompt takes no context: no search for a notice it would not show
     if event == "session-start":
         text = text if text.strip() else "-"  # it reads nothing: stdin is only the hook's JSON
     if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
