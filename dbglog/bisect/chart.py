@@ -123,9 +123,9 @@ def charts(session: dict, steps: list) -> dict:
     what = "commit" if session["kind"] == "git" else "toggle set"
     title = f"Bisection {session['id']}: verdict per {what}"
     bars = posterior_bars(session, steps)
+    ptitle = f"Bisection {session['id']}: probability of being the culprit (top candidates)"
     return {"verdicts": svgchart.verdict_chart(title, rows),
-            "posterior": svgchart.posterior_chart(f"Bisection {session['id']}: probability of being the culprit",
-                                                  bars) if bars else None}
+            "posterior": svgchart.posterior_chart(ptitle, bars) if bars else None}
 
 
 def chart_name(inv_id: str, sid: str) -> str:
