@@ -31,15 +31,33 @@ def _gen():
     return mod
 
 
+def _nav_pages(nav) -> set[str]:
+    out = set()
+    for entry in nav:
+        for v in (entry.values() if isinstance(entry, dict) else [entry]):
+            out |= _nav_pages(v) if isinstance(v, list) else {v}
+    return out
+
+
+def _title(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return path.stem.replace("-", " ").capitalize()
+
+
 def on_config(config, **kwargs):
-    topics = [{title: page} for title, page in TOPICS if (DOCS / page).exists()]
+    """Topic pages enter the nav when they exist: the known ones in their order, then any other page
+    under docs/ that the nav does not list (a new page is never left out of the site's menu)."""
+    listed = _nav_pages(config["nav"]) | set(_gen().pages())
+    topics = [(title, page) for title, page in TOPICS if (DOCS / page).exists()]
+    known = {page for _, page in TOPICS}
+    for path in sorted(DOCS.rglob("*.md")):
+        rel = path.relative_to(DOCS).as_posix()
+        if rel not in listed and rel not in known:
+            topics.append((_title(path), rel))
     if topics:
-        for entry in config["nav"]:
-            if isinstance(entry, dict) and "Topics" in entry:
-                entry["Topics"] = topics
-                break
-        else:
-            config["nav"].insert(-3, {"Topics": topics})
+        config["nav"].insert(-3, {"Topics": [{title: page} for title, page in topics]})
     return config
 
 

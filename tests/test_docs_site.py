@@ -99,3 +99,19 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "toggle-kinds" / "index.html").is_file()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None,
+                    reason="mkdocs is not installed (pip install '.[docs]'); .ci/run installs it")
+def test_a_topic_page_enters_the_nav_once_it_exists(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("dbglog_docs_hooks_under_test", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    (tmp_path / "index.md").write_text("# Home\n")
+    (tmp_path / "tried.md").write_text("# Tried\n")
+    (tmp_path / "extra.md").write_text("# A page nobody listed\n")
+    monkeypatch.setattr(hooks, "DOCS", tmp_path)
+    nav = [{"Home": "index.md"}, {"Figures": "figures.md"}, {"Architecture": "architecture.md"},
+           {"Contributing": "contributing.md"}]
+    topics = hooks.on_config({"nav": nav})["nav"][1]["Topics"]
+    assert topics == [{"Was it already tried?": "tried.md"}, {"A page nobody listed": "extra.md"}]
