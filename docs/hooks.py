@@ -12,7 +12,8 @@ from pathlib import Path
 
 from mkdocs.structure.files import File
 
-DOCS = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent
+DOCS = HERE  # the pages (a test points it elsewhere)
 # (title, page) in nav order, each listed only if the file exists when the site is built
 TOPICS = [
     ("Was it already tried?", "tried.md"),
@@ -25,7 +26,7 @@ TOPICS = [
 
 
 def _gen():
-    spec = importlib.util.spec_from_file_location("dbglog_docs_gen", DOCS / "gen.py")
+    spec = importlib.util.spec_from_file_location("dbglog_docs_gen", HERE / "gen.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
