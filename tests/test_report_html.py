@@ -147,3 +147,31 @@ def test_report_refuses_a_missing_folder_and_writes_nothing(tmp_path):
     p = run_cli_inproc(ws, "report", "--html", str(tmp_path / "nope" / "r.html"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "does not exist" in p.stderr
     assert not (tmp_path / "nope").exists()
+
+
+def test_a_history_bisection_chart_has_every_commit_in_history_order(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=t@e", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for i in range(1, 9):
+        (repo / "v.txt").write_text(f"{i}\n")
+        subprocess.run([*git, "add", "v.txt"], check=True)
+        subprocess.run([*git, "commit", "-qm", f"change {i}"], check=True)
+    repro = tmp_path / "repro.sh"  # outside the repository: each step runs in a worktree
+    repro.write_text('#!/bin/sh\n[ "$(cat v.txt)" -lt 6 ] || { echo "CUDA error: an illegal memory access '
+                     'was encountered"; exit 1; }\n')
+    repro.chmod(0o755)
+    run_cli_inproc(repo, "init", check=0)
+    run_cli_inproc(repo, "new", "regression", "--no-env", check=0)
+    run_cli_at(repo, "bisect", "git", "--good", "HEAD~7", "--bad", "HEAD", "--", str(repro), check=0)
+    (svg,) = (repo / "logs").glob("*.svg")
+    rows = [g for g in ET.parse(svg).getroot().iter(f"{SVG}g") if g.get("class") == "row"]
+    labels = [g.find(f"{SVG}text").text for g in rows]  # "<sha10> <subject>[ (mark)]"
+    assert [lbl[11:].split(" (")[0] for lbl in labels] == [f"change {i}" for i in range(1, 9)]
+    verdicts = [g.get("data-verdict") for g in rows]
+    assert verdicts[0] == "good" and verdicts[-1] == "bad" and "untested" in verdicts
+    assert all(v in ("good", "untested") for v in verdicts[:5]) and all(v in ("bad", "untested") for v in verdicts[5:])
+    assert "(first bad)" in labels[5] and "(good end)" in labels[0] and "(bad end)" in labels[7]

@@ -75,17 +75,22 @@ def _set_label(key: str, names: list[str]) -> str:
 
 
 def history_rows(session: dict, steps: list) -> list[svgchart.Row]:
+    """A row per commit in history order: every commit of the range when it fits in the chart (the
+    untested ones blank), else the tested ones; the trial order when git cannot say."""
     spec, res = session["spec"], session.get("result") or {}
     order = _git_order(spec)
     first_bad = ((res.get("first_bad") or {}).get("commit")) or ""
     goods, bad = set(spec.get("goods") or []), spec.get("bad")
-    ranked = sorted(enumerate(steps), key=lambda p: (order.get(p[1].key, (len(order) + p[0], ""))[0]))
+    tested = {st.key: st for st in steps}
+    keys = sorted(order, key=lambda k: order[k][0]) if order and len(order) <= MAX_ROWS else \
+        sorted(tested, key=lambda k: order.get(k, (len(order) + list(tested).index(k), ""))[0])
     rows = []
-    for _, st in ranked:
-        subject = order.get(st.key, (0, ""))[1]
-        mark = ("first bad" if st.key == first_bad else "good end" if st.key in goods
-                else "bad end" if st.key == bad else "")
-        rows.append(svgchart.Row(f"{st.key[:10]} {subject}".strip(), st.verdict.value, _detail(st), mark))
+    for key in keys:
+        st = tested.get(key)
+        mark = ("first bad" if key == first_bad else "good end" if key in goods else "bad end" if key == bad else "")
+        label = f"{key[:10]} {order.get(key, (0, ''))[1]}".strip()
+        rows.append(svgchart.Row(label, st.verdict.value, _detail(st), mark) if st else
+                    svgchart.Row(label, "untested", "not run", mark))
     return rows
 
 
