@@ -56,7 +56,7 @@ dbglog report --html "$OUT/flaky.html" > /dev/null
 for page in toggles history flaky; do
     html="$OUT/$page.html"
     chromium --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run \
-        --hide-scrollbars --window-size=1100,1600 --screenshot="$OUT/$page.png" "file://$html" > /dev/null 2>&1
+        --hide-scrollbars --window-size=1100,2200 --screenshot="$OUT/$page.png" "file://$html" > /dev/null 2>&1
     ext=$(grep -Eoc '(src|href)="(https?:)?//' "$html" || true)
     svgs=$(grep -o '<svg ' "$html" | wc -l)
     echo "$page: $(wc -c < "$html") bytes, external references: $ext, inline charts: $svgs, screenshot: $OUT/$page.png ($(wc -c < "$OUT/$page.png") bytes)"
