@@ -115,3 +115,12 @@ def test_a_topic_page_enters_the_nav_once_it_exists(tmp_path, monkeypatch):
            {"Contributing": "contributing.md"}]
     topics = hooks.on_config({"nav": nav})["nav"][1]["Topics"]
     assert topics == [{"Was it already tried?": "tried.md"}, {"A page nobody listed": "extra.md"}]
+
+
+def test_every_repository_file_the_docs_name_exists():
+    """A renamed test, module or bench script leaves no stale path in the docs or the README."""
+    texts = [(p, p.read_text(encoding="utf-8")) for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]]
+    pattern = re.compile(r"`((?:dbglog|tests|bench|templates|docs)/[\w./-]+\.(?:py|toml|md|sh|json|j2))(?:::\w+)?`")
+    missing = sorted({f"{p.relative_to(ROOT)}: {m}" for p, text in texts for m in pattern.findall(text)
+                      if not (ROOT / m).exists()})
+    assert missing == []
