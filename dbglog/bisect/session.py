@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from dbglog.bisect.algorithms import Verdict
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import sha256_hex
 
@@ -186,6 +187,16 @@ class Execution:
         prefix = shlex.split(self.launcher) if self.launcher else []
         return prefix + list(cmd if cmd is not None else self.cmd)
 
+    def run_options(self, timeout: float | None, *, launched: bool = True) -> RunOptions:
+        """The ``RunOptions`` of one run of a trial: the repro's (``launched``) or the build's (no
+        server: the build is not a client). A step's record is the session's, not the tree's: no git
+        state per run."""
+        server = dict(server=self.server, ready=self.ready, ready_timeout=self.ready_timeout) \
+            if self.server and launched else {}
+        return RunOptions(timeout=timeout, grace=self.grace, captures=tuple(self.captures),
+                          on_hang=tuple(self.on_hang), echo=not self.quiet, git_info=False,
+                          idle_timeout=self.idle_timeout, **server)
+
 
 class Catalog:
     """The failure signatures a session's runs are classified with (``signatures.all_signatures``),
@@ -294,17 +305,15 @@ class Executor:
         launch = slurm.Step(tag=self.session_id) if launched and slurm.is_srun(self.ex.launcher) else None
         run_id = runner.new_run_id()
         run_dir = self.recs.ws.runs_dir / run_id
-        kw = dict(run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout, grace=self.ex.grace,
-                  captures=self.ex.captures, on_hang=self.ex.on_hang, echo=not self.ex.quiet,
-                  signatures=self.signatures, git_info=False, idle_timeout=self.ex.idle_timeout,
+        opts = self.ex.run_options(timeout, launched=launched)
+        kw = dict(run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, signatures=self.signatures,
                   escalation=escalation)
-        if self.ex.server and launched:  # the repro, not the build: server first, this is its client
+        if opts.server:  # the repro, not the build: server first, this is its client
             from dbglog.run import serve
 
-            r = serve.run_server_client(argv, server=self.ex.server, ready=self.ex.ready,
-                                        ready_timeout=self.ex.ready_timeout, **kw).to_dict()
+            r = serve.run_server_client(argv, opts, **kw).to_dict()
         else:
-            r = runner.run(argv, launch=launch, **kw).to_dict()
+            r = runner.run(argv, opts, launch=launch, **kw).to_dict()
         r["run_dir"] = str(run_dir)
         return r
 

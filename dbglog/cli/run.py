@@ -14,6 +14,7 @@ from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _confi
                                check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
                                safe_text, server_options, slurm_option, timeout_options, warn, SIZE, LIMIT_SIZE, ENV_PAIR,
                                VAR_NAME)
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 
@@ -60,24 +61,19 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     -- python client.py"""
     reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     check_failure_name(expect, "--expect")
-    cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
-    extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout,
-                                 escalate=escalate, escalate_levels=escalate_levels, dump_include=dump_include,
-                                 dump_exclude=dump_exclude, core_dumps=core_dumps)
-    if slurm_args is not None:
-        from dbglog.run import slurm
-
-        slurm.launcher(slurm_args)  # refused before anything is created
-        extra["slurm"] = slurm_args
+    opts = RunOptions(timeout=timeout, grace=grace, captures=captures, on_hang=on_hang, idle_timeout=idle_timeout,
+                      server=server, ready=ready, ready_timeout=ready_timeout, escalate=escalate,
+                      escalate_levels=escalate_levels, dump_include=dump_include, dump_exclude=dump_exclude,
+                      core_dumps=core_dumps, slurm=slurm_args, repeat=repeat, until_fail=until_fail,
+                      output_cap_bytes=output_cap, echo=not (quiet or as_json))
+    cmd = ops.check_run(cmd, opts)  # before the workspace is created
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
     from dbglog.run.runner import Interrupted
 
     try:
-        out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
-                            on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
-                            output_cap_bytes=output_cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn, **extra)
+        out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect, attempt_title=attempt_title,
+                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice

@@ -26,55 +26,20 @@ import os
 import shlex
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from dbglog.run import proctree, runner
+from dbglog.run import options, proctree, runner
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 READY_POLL = (0.05, 0.5)  # first and longest pause between readiness checks: fast servers cost little
 
 
-def parse_server_cmd(server) -> list[str]:
-    if isinstance(server, str):
-        try:
-            argv = shlex.split(server)
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --server {server!r}: {e}") from None
-    else:
-        argv = [os.fspath(a) for a in server or ()]
-    if not argv:
-        raise DbglogError("--server needs a command, e.g. --server 'python -m vllm.entrypoints.openai.api_server'")
-    return argv
-
-
-def is_url(ready: str) -> bool:
-    return ready.startswith(("http://", "https://"))
-
-
-def check_ready_arg(ready: str | None) -> str:
-    if not ready or not ready.strip():
-        raise DbglogError("--server needs --ready URL|CMD (an HTTP URL answering 2xx, or a command exiting 0)")
-    if not is_url(ready):
-        try:
-            if not shlex.split(ready):
-                raise ValueError("empty command")
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --ready {ready!r}: {e}") from None
-    return ready
-
-
-def check_args(server, ready, ready_timeout, idle_timeout) -> None:
-    """The server-mode and idle options, refused before anything runs."""
-    if (server is None) != (ready is None):
-        raise DbglogError("--server and --ready go together: --server CMD --ready URL|CMD -- CLIENT...")
-    if server is not None:
-        parse_server_cmd(server)
-        check_ready_arg(ready)
-    if ready_timeout is not None and ready_timeout <= 0:
-        raise DbglogError("--ready-timeout must be a positive number of seconds")
-    if idle_timeout is not None and idle_timeout <= 0:
-        raise DbglogError("--idle-timeout must be a positive number of seconds")
+# The argument checks live with RunOptions (run/options.py), checked where the values come in.
+parse_server_cmd, is_url, check_ready_arg = options.parse_server_cmd, options.is_url, options.check_ready_arg
+check_args = options.check_server_args
 
 
 def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, str]:
@@ -228,17 +193,16 @@ class Server:
             return b""
 
 
-def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir: Path | str,
-                      ready_timeout: float = 120.0, cwd: Path | str | None = None, env_overrides: dict | None = None,
-                      timeout: float | None = None, idle_timeout: float | None = None, grace: float = 5.0,
-                      captures: Sequence[str] = (), on_hang: Sequence[str] = (),
-                      output_cap_bytes: int | None = runner.DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
-                      capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-                      kill_wait: float = 3.0, core_dumps: bool = False, escalation: dict | None = None,
-                      gpu_release_timeout: float = 60.0) -> runner.RunResult:
-    """One server-shaped run (see the module docstring). ``server`` is an argument list or a string
-    split like a shell would (not run by one); ``ready`` a URL or a command. Other arguments as
+def run_server_client(client_cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str,
+                      cwd: Path | str | None = None, env_overrides: dict | None = None, run_id: str | None = None,
+                      signatures=None, escalation: dict | None = None, **changes) -> runner.RunResult:
+    """One server-shaped run (see the module docstring). ``opts.server`` is an argument list or a string
+    split like a shell would (not run by one); ``opts.ready`` a URL or a command. Other arguments as
     ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
+    opts = RunOptions.of(opts, **changes)
+    server, ready, ready_timeout, timeout = opts.server, opts.ready, opts.ready_timeout, opts.timeout
+    grace, kill_wait, capture_timeout, core_dumps = opts.grace, opts.kill_wait, opts.capture_timeout, opts.core_dumps
+    gpu_release_timeout = opts.gpu_release_timeout
     from dbglog.run import preflight
 
     if isinstance(client_cmd, (str, bytes)) or not client_cmd:
@@ -255,12 +219,12 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
     run_id = run_id or runner.new_run_id()
     from dbglog.run import captures as capmod
 
-    presets, commands = capmod.split(captures, on_hang)
+    presets, commands = capmod.split(opts.captures, opts.on_hang)
 
     # Pre-flight once, before the server: afterwards our own server holds the GPU.
     pre = {"core_limit": None if core_dumps else 0, **preflight.check()}
     srv = Server(server_cmd, run_dir, cwd_path, runner.build_env(run_dir / "server", env_overrides, presets, escalation),
-                 output_cap_bytes, echo, f"{run_id}-server")
+                 opts.output_cap_bytes, opts.echo, f"{run_id}-server")
     t0 = time.monotonic()
     info: dict = {"cmd": server_cmd, "ready": ready, "ready_timeout": ready_timeout, "ready_s": None,
                   "state": "not started", "exit": None, "pids": []}
@@ -276,12 +240,9 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
             info["ready_note"] = note
             if state == "ready":
                 info["state"], info["ready_s"] = "ready", round(time.monotonic() - t0, 3)
-                result = runner.run(client_cmd, run_dir=run_dir, cwd=cwd_path, env_overrides=env_overrides,
-                                    timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
-                                    output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
-                                    capture_timeout=capture_timeout, run_id=run_id, git_info=git_info,
-                                    kill_wait=kill_wait, idle_timeout=idle_timeout, companion=srv,
-                                    core_dumps=core_dumps, escalation=escalation, preflight_check=False)
+                result = runner.run(client_cmd, replace(opts, preflight_check=False), run_dir=run_dir, cwd=cwd_path,
+                                    env_overrides=env_overrides, signatures=signatures, run_id=run_id,
+                                    companion=srv, escalation=escalation)
             else:
                 result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, state, note)
                 if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where

@@ -207,7 +207,8 @@ def test_a_run_that_cannot_be_recorded_leaves_no_run_folder(tmp_path, monkeypatc
     recs = ops.open_records()
     try:
         with pytest.raises(DbglogError):
-            ops.run_repro(recs, [sys.executable, "-c", "print('x' * 1000)"], timeout=60, attempt_title="t")
+            ops.run_repro(recs, [sys.executable, "-c", "print('x' * 1000)"], ops.RunOptions(timeout=60),
+                          attempt_title="t")
     finally:
         recs.close()
     assert not any((ws / ".dbglog" / "runs").glob("*"))  # before: the folder stayed, the line said nothing changed
