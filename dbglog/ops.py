@@ -76,7 +76,8 @@ def sync_records(recs, warn: Warn = _ignore):
 
 
 def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=None):
-    from dbglog.kb import model, search
+    from dbglog.core import model
+    from dbglog.kb import search
 
     return search.Filters(
         status=model.check_choice(status, model.STATUSES, "status") if status else None,
@@ -409,7 +410,7 @@ def next_steps(recs, inv_ref=None, action: str = "list", text: str | None = None
                position: int | None = None, attempt: int | None = None):
     """The what-to-try-next list, after adding a step (``text``) or checking one off / dropping it
     (``text``: its number or words). Returns (investigation id, the step changed or None, all steps)."""
-    from dbglog.kb import model
+    from dbglog.core import model
 
     action = model.check_choice(action, NEXT_ACTIONS, "action")
     check_text(text, "step")
@@ -712,7 +713,8 @@ def bisect_resume(recs, ref: str | None = None, *, max_steps: int | None = None,
     """Continue an interrupted bisection (default: the latest); finished steps are not re-run.
     ``max_steps``: a new budget of commits tried, for git bisections."""
     from dbglog.bisect import lifecycle
-    from dbglog.bisect.session import SessionDB, driver
+    from dbglog.bisect.drivers import driver
+    from dbglog.bisect.session import SessionDB
     from dbglog.bisect.spec import HistorySpec
 
     s = bisect_session(recs, ref)
@@ -731,7 +733,8 @@ def bisect_resume(recs, ref: str | None = None, *, max_steps: int | None = None,
 
 def bisect_status(recs, ref: str | None = None) -> dict:
     """Where a bisection stands (default: the latest): the session and its driver's description."""
-    from dbglog.bisect.session import SessionDB, driver
+    from dbglog.bisect.drivers import driver
+    from dbglog.bisect.session import SessionDB
 
     s = SessionDB(recs.store).get(ref)
     info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],

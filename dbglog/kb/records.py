@@ -16,11 +16,12 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog.kb import model, sync
+from dbglog.core import model
+from dbglog.kb import sync
 from dbglog.util import redact
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import atomic_write
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 from dbglog.kb.store import Store
 from dbglog.util.workspace import Workspace
 
