@@ -132,6 +132,18 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  error: {d['error']}")
     for k in d["key_lines"][:5]:
         lines.append(f"  line {k.get('line')}: {k.get('text', '').strip()[:200]}")
+    lines += _capture_lines(d)
+    lines += _survivor_lines(d["survivors"])
+    lines += _server_lines(d)
+    for n in d["notes"]:
+        lines.append(f"  note: {n}")
+    lines += _evidence_lines(d)
+    lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
+    return safe_text("\n".join(lines))
+
+
+def _capture_lines(d: dict) -> list[str]:
+    lines = []
     for c in d["captures"]:
         if c.get("name", "").rsplit(":", 1)[-1] == "stuck":
             continue  # shown below with its frames
@@ -142,12 +154,22 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  stuck process (guess): pid {st.get('pid')} {(st.get('cmdline') or '')[:80]}"
                      f" — {(st.get('reason') or '').removeprefix('guess: ')}")
         lines.extend(f"    at {f[:160]}" for f in (st.get("frames") or [])[:5])
-    for s in d["survivors"]:
+    return lines
+
+
+def _survivor_lines(survivors: list[dict]) -> list[str]:
+    lines = []
+    for s in survivors:
         if s.get("escaped"):  # left the tree (setsid, marker cleared); found as the subreaper's orphan
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}) escaped the process tree; "
                          + ("killed" if s.get("status") == "killed" else f"still alive ({s.get('status')})"))
         else:
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
+    return lines
+
+
+def _server_lines(d: dict) -> list[str]:
+    lines = []
     srv = d.get("server")
     if srv:  # a server-shaped repro (dbglog/run/serve.py)
         lines.append(f"  server: {srv.get('state')}"
@@ -158,8 +180,11 @@ def _run_summary(d: dict) -> str:
     if lv:
         lines.append(f"  kernel-API log level {lv.get('level')}"
                      + (f"; dumps in {lv['dump_dir']} ({lv.get('dump_count', 0)} file(s))" if lv.get("dump_dir") else ""))
-    for n in d["notes"]:
-        lines.append(f"  note: {n}")
+    return lines
+
+
+def _evidence_lines(d: dict) -> list[str]:
+    lines = []
     ev = d.get("evidence") or []
     for e in ev:
         if e.get("summary"):
@@ -169,8 +194,7 @@ def _run_summary(d: dict) -> str:
     if not any(e.get("kind") == "kernel-api" for e in ev):
         for k in d.get("kernel_api") or []:
             lines.append(f"  last kernel API call: {k.get('name')} ({k.get('status')})")
-    lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
-    return safe_text("\n".join(lines))
+    return lines
 
 
 @click.group()
