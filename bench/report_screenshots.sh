@@ -4,9 +4,11 @@
 # Not part of the suite or CI: it installs Debian's chromium with apt when it is missing (as root).
 #   bash bench/report_screenshots.sh [OUTDIR]       (default /tmp/dbglog-report-shots)
 # Prints each page's size, whether it references anything outside itself, the number of inline
-# <svg> charts, and the PNG written; look at the PNGs to see the charts drawn.
+# <svg> charts, and how many pixels of the charts' verdict colours the screenshot holds
+# (bench/png_colours.py: 0 would mean nothing was drawn); look at the PNGs too.
 set -euo pipefail
 OUT=${1:-/tmp/dbglog-report-shots}
+BENCH=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 if ! command -v chromium > /dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
@@ -59,5 +61,7 @@ for page in toggles history flaky; do
         --hide-scrollbars --window-size=1100,2200 --screenshot="$OUT/$page.png" "file://$html" > /dev/null 2>&1
     ext=$(grep -Eoc '(src|href)="(https?:)?//' "$html" || true)
     svgs=$(grep -o '<svg ' "$html" | wc -l)
-    echo "$page: $(wc -c < "$html") bytes, external references: $ext, inline charts: $svgs, screenshot: $OUT/$page.png ($(wc -c < "$OUT/$page.png") bytes)"
+    drawn=$(python3 "$BENCH/png_colours.py" "$OUT/$page.png")
+    echo "$page: $(wc -c < "$html") bytes, external references: $ext, inline charts: $svgs," \
+         "chart pixels in the screenshot: $drawn, screenshot: $OUT/$page.png"
 done

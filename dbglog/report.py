@@ -21,7 +21,7 @@ from dbglog.bisect.session import SessionDB
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import atomic_write
 
-OUTCOME_COLOURS = {"worked": "#1a9641", "failed": "#d7191c", "partial": "#fdae61", "inconclusive": "#999999",
+OUTCOME_COLOURS = {"worked": "#1a9641", "failed": "#b2182b", "partial": "#e08214", "inconclusive": "#999999",
                    "untested": "#cccccc"}
 
 
