@@ -30,6 +30,8 @@ GROUP_PAGES = {
     "bisect": "commands/bisect-git.md", "agents": "agents.md", "io": "commands/import-sync.md",
     "demo": "index.md", "report": "commands/report.md",
 }
+# a subcommand documented on a page of its own (longest prefix wins over its module's page)
+COMMAND_PAGES = {"bisect toggles": "commands/bisect-toggles.md"}
 
 
 def _cell(text: object) -> str:
@@ -62,11 +64,12 @@ def commands_page() -> str:
     rows, blocks = [], []
     for name, target in COMMANDS.items():
         module = target.partition(":")[0]
-        page = GROUP_PAGES.get(module)
-        where = f"[{module}](../{page})" if page else module
         for path, cmd in _walk(cli.commands[name], ["dbglog", name]):
             title = " ".join(path)
             anchor = "-".join(path[1:])
+            page = next((p for pre, p in COMMAND_PAGES.items() if f"{title} ".startswith(f"dbglog {pre} ")),
+                        GROUP_PAGES.get(module))
+            where = f"[{page.rsplit('/', 1)[-1][:-3]}](../{page})" if page else module
             rows.append(f"| [`{title}`](#{anchor}) | {_cell(cmd.get_short_help_str(limit=120))} | {where} |")
             blocks.append(f"## {title} {{#{anchor}}}\n\n```text\n{_help_text(cmd, path).rstrip()}\n```\n")
     head = ("# Command reference\n\nGenerated from `COMMANDS` in `dbglog/cli/__init__.py` and each command's "
