@@ -20,24 +20,27 @@ PKG = Path(__file__).resolve().parent.parent / "dbglog"
 # (FOLDER_LAYER: every module of core/, util/ and diagnose/ is a value, a reader or a utility).
 LAYERS = {
     4: {"dbglog.cli", "dbglog.cli.common", "dbglog.cli.records", "dbglog.cli.run", "dbglog.cli.search",
-        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo", "dbglog.cli.report",
+        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
         "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.kinds", "dbglog.bisect.session", "dbglog.bisect.journal",
         "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.run.captures", "dbglog.run.serve",
-        "dbglog.bisect.drivers", "dbglog.report", "dbglog.bisect.chart"},
+        "dbglog.bisect.drivers"},
     2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.kb.store",
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present"},
     1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
-        "dbglog.util.config", "dbglog.util.lazyre", "dbglog.util.svgchart",
+        "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
         "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
         "dbglog.run.options", "dbglog.run.slurm", "dbglog.bisect.bayes", "dbglog.core"},
 }
+# `dbglog report` (its command, the service, the bisection charts; util/svgchart is layer 1 by its folder)
+LAYERS[4] |= {"dbglog.cli.report"}
+LAYERS[3] |= {"dbglog.report", "dbglog.bisect.chart"}
 FOLDER_LAYER = {"core": 1, "util": 1, "diagnose": 1}
 # The one import by name: module -> the table whose rows it imports (``"module:attribute"`` under it).
 BY_NAME = {"dbglog.cli": "COMMANDS"}
