@@ -12,6 +12,7 @@ Heavy modules are imported inside the functions that need them (see ``bench/agen
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -443,6 +444,7 @@ class ReproRun:
     investigation: str | None = None
     advice: list = field(default_factory=list)  # model.NextStep
     breaker: dict | None = None  # circuit_breaker() of the attempt
+    seen_before: dict | None = None  # what the knowledge base knows about this failure (kb/failures.recall)
 
     def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
         return self.repeat.exit_code(git_bisect, expect)
@@ -466,6 +468,8 @@ class ReproRun:
         if self.attempt is not None:
             data = data | {"attempt": self.attempt.to_dict() | {"investigation": self.investigation},
                            "advice": [s.to_dict() for s in self.advice], "circuit_breaker": self.breaker}
+        if self.seen_before is not None:
+            data = data | {"seen_before": self.seen_before}
         return data
 
 
@@ -605,12 +609,57 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         _drop_unrecorded(run_dir)
         raise
     out = ReproRun(dicts, rep, repeated=repeat > 1)
+    fps = index_failures(recs, dicts, warn)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
         out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
-                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn)
+                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn,
+                                                      failure_lines=[fp.mirror_line() for fp in dict.fromkeys(fps)])
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
+    if fps:
+        import shlex
+
+        out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in dicts],
+                                      current_inv=out.investigation, cmd=shlex.join(cmd), warn=warn)
     return out
+
+
+def index_failures(recs, dicts: list[dict], warn: Warn = _ignore) -> list:
+    """Fingerprint the runs just recorded (kb/failures.py; dbglog/diagnose/fingerprint.py), failing
+    ones first in order; a failure here is a warning, never the run's verdict."""
+    from dbglog.kb import failures
+
+    try:
+        with recs.store.write():
+            fps = [failures.index_run(recs.store, d) for d in dicts]
+    except (DbglogError, OSError, sqlite3.Error) as e:
+        warn(f"the failure fingerprint was not stored: {e}")
+        return []
+    return [fp for fp in fps if fp is not None]
+
+
+def seen_before(recs, fp, *, exclude_runs=(), current_inv: str | None = None, cmd: str | None = None,
+                warn: Warn = _ignore) -> dict | None:
+    """What the knowledge base knows about the fingerprint ``fp`` (issue 27), with its text lines
+    (``lines``: the block `dbglog run` prints under its verdict); None when it could not be looked up."""
+    from dbglog.kb import failures
+
+    try:
+        failures.refresh(recs.store, _signature_catalog(recs))
+        block = failures.recall(recs.store, fp, exclude_runs=exclude_runs, current_inv=current_inv, cmd=cmd)
+    except (DbglogError, OSError, sqlite3.Error) as e:
+        warn(f"what the knowledge base knows about this failure could not be looked up: {e}")
+        return None
+    return block | {"lines": failures.render(block)}
+
+
+def _signature_catalog(recs):
+    from dbglog.run import signatures
+
+    try:
+        return signatures.all_signatures(recs.ws.config_path)
+    except DbglogError:  # a broken [[signatures]] table: the built-in catalog reads the records
+        return None
 
 
 def _drop_unrecorded(run_dir) -> None:
@@ -640,14 +689,18 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
     return dicts, a
 
 
-def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules, warn: Warn = _ignore):
+def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules, warn: Warn = _ignore,
+                        failure_lines=()):
     """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
-    for them to the investigation's next steps (once per advice: see dbglog/run/advice.py)."""
+    for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
+    ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
+    teammate's clone matches its own failures against these lines)."""
     from dbglog.run import advice, evidence
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
-    if lines:
-        quoted = "\n".join(f"- evidence: {ln.strip()[:300]}" for ln in lines)
+    if lines or failure_lines:
+        quoted = "\n".join([f"- evidence: {ln.strip()[:300]}" for ln in lines]
+                           + [f"- {ln[:300]}" for ln in failure_lines])
         a = recs.edit_attempt(inv_id, a.number, result=f"{a.result}\n{quoted}")
     ids = {d["id"] for d in dicts}
     history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
@@ -696,6 +749,22 @@ def recent_runs(recs, limit: int = 20) -> list[dict]:
 
 def run_record(recs, ref: str) -> dict:
     return recs.store.get_run(ref)
+
+
+def failure_list(recs, limit: int = 50) -> list[dict]:
+    """`dbglog failures`: the fingerprints seen here (brought up to date with runs and records first)."""
+    from dbglog.kb import failures
+
+    failures.refresh(recs.store, _signature_catalog(recs))
+    return failures.listing(recs.store, limit)
+
+
+def failure_show(recs, ref: str) -> dict:
+    """`dbglog failures show FP`: one fingerprint's runs and records."""
+    from dbglog.kb import failures
+
+    failures.refresh(recs.store, _signature_catalog(recs))
+    return failures.show(recs.store, ref)
 
 
 def doctor(recs) -> list[dict]:

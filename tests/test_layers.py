@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parent.parent / "dbglog"
 # cycles and for importing the command layer, and should be added to its layer.
 LAYERS = {
     4: {"dbglog.cli", "dbglog.cli.common", "dbglog.cli.records", "dbglog.cli.run", "dbglog.cli.search",
-        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
+        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo", "dbglog.cli.failures",
         "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",
@@ -25,12 +25,14 @@ LAYERS = {
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.run.captures", "dbglog.run.serve"},
     2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.kb.store",
-        "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present"},
+        "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present",
+        "dbglog.kb.failures"},
     1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
-        "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util"},
+        "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
+        "dbglog.diagnose", "dbglog.diagnose.fingerprint"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]
@@ -136,7 +138,7 @@ def test_the_checker_sees_cycles_and_upward_imports():
 FOLDERS = {
     "util": set(),
     "run": {"util"},
-    "kb": {"util", "docreader"},
+    "kb": {"util", "docreader", "diagnose"},  # diagnose: kb/failures stores what fingerprint reads
     "docreader": {"kb", "util"},
     "bisect": {"run", "util", "coop"},
 }

@@ -92,6 +92,7 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
             if repeat > 1:
                 for h in rep.histogram_rows():
                     click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
+            print_seen_before(out.seen_before)
             if a is not None:
                 click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
                 for s in added:
@@ -327,6 +328,12 @@ def signature_add(name, pattern, rank, as_json):
     signatures.add_user_signature(recs.ws.config_path, name, pattern, rank)
     emit(as_json, {"name": name, "pattern": pattern, "rank": rank, "config": str(recs.ws.config_path)},
          lambda: click.echo(f"Added signature {name} to {recs.ws.config_path}"))
+
+
+def print_seen_before(block: dict | None) -> None:
+    """What the knowledge base knows about this failure (kb/failures.py), under the verdict."""
+    if block:
+        click.echo(safe_text("\n".join(block["lines"])))
 
 
 def print_breaker(b: dict | None) -> None:
