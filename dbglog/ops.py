@@ -894,8 +894,12 @@ def reindex_workspace(force: bool = False) -> dict:
             raise  # a full disk is no reason to set a healthy database aside
         set_aside_database(ws)
         recs = Records(ws)
+    from dbglog.kb import failures
+
     with recs.store.write():
-        return reindex(recs.store, recs.ws, force=force)
+        out = reindex(recs.store, recs.ws, force=force)
+        failures.rebuild(recs.store, _signature_catalog(recs))  # fingerprints from runs and the mirror again
+        return out
 
 
 def export_all(recs) -> list[str]:

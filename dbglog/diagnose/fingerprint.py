@@ -257,6 +257,28 @@ def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
     return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
 
 
+_FENCE = re.compile(r"^ {0,3}(```|~~~)[^\n]*\n(.*?)^ {0,3}\1", re.M | re.S)
+
+
+def error_blocks(text: str) -> list[str]:
+    """The blocks of a document or note that may hold one error each: its fenced code blocks, and the
+    prose around them as one more block."""
+    blocks = [m.group(2) for m in _FENCE.finditer(text)]
+    rest = _FENCE.sub("", text)
+    return blocks + ([rest] if rest.strip() else [])
+
+
+def fingerprint_blocks(text: str, signatures=None) -> list[Fingerprint]:
+    """One fingerprint per error block an import (or a record) holds, each key once, in order: the
+    hook the importer calls (``fingerprint_text`` for one block)."""
+    out: dict[str, Fingerprint] = {}
+    for block in error_blocks(text or ""):
+        fp = fingerprint_text(block, signatures)
+        if fp is not None:
+            out.setdefault(fp.key, fp)
+    return list(out.values())
+
+
 def fingerprint_run(run: dict, output: str = "") -> Fingerprint | None:
     """The fingerprint of a recorded run (``runner`` / ``runs show`` dict) that failed, from its key
     lines, its evidence and its output's tail (``output``: may be empty, a pruned run's)."""

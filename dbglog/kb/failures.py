@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_run, fingerprint_text, from_mirror_line
+from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
 from dbglog.diagnose.fingerprint import similarity
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
@@ -115,8 +115,9 @@ def index_investigation(store, inv_id: str, signatures=None) -> int:
             if quoted is not None:  # a recorded run's fingerprint, as the mirror carries it
                 _insert(store, quoted[1], "mirror", ref, inv.updated, inv_id, number, key=quoted[0])
                 n += 1
-        fp = fingerprint_text(text, signatures)
-        if fp is not None and "failure fp-" not in text:
+        if "failure fp-" in text:
+            continue  # (the recorded run's own text: its line above says it)
+        for fp in fingerprint_blocks(text, signatures):
             _insert(store, fp, source, ref, inv.updated, inv_id, number)
             n += 1
     store.q("INSERT OR REPLACE INTO failure_sources (what, rev) VALUES (?, ?)", "inv:" + inv_id,
@@ -130,8 +131,7 @@ def index_doc(store, path: str, digest: str, signatures=None) -> int:
             path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " > %")
     n = 0
     for r in store.q("SELECT heading, body FROM sections WHERE path = ? ORDER BY position", path).fetchall():
-        fp = fingerprint_text(r["body"], signatures)
-        if fp is not None:
+        for fp in fingerprint_blocks(r["body"], signatures):
             _insert(store, fp, "doc", f"{path} > {r['heading']}" if r["heading"] else path, "")
             n += 1
     store.q("INSERT OR REPLACE INTO failure_sources (what, rev) VALUES (?, ?)", "doc:" + path, digest)
@@ -209,6 +209,16 @@ _ROWS = """SELECT f.*, coalesce(f.investigation_id, r.investigation_id) AS inv,
            FROM failures f LEFT JOIN runs r ON f.source = 'run' AND r.id = f.ref"""
 
 
+def _run_places(rows) -> set:
+    """(key, investigation, attempt) of the run rows among ``rows``."""
+    return {(r["fp"], r["inv"], r["att"]) for r in rows if r["source"] == "run"}
+
+
+def _shadowed(r, local: set) -> bool:
+    """A mirror line whose run is here: the run's own row (with its frames) speaks for it."""
+    return r["source"] == "mirror" and (r["fp"], r["inv"], r["att"]) in local
+
+
 def _row_fp(r) -> Fingerprint:
     return Fingerprint(r["signature"], r["line"], tuple(json.loads(r["frames"])), r["kernel"], r["op"])
 
@@ -220,8 +230,9 @@ def lookup(store, fp: Fingerprint, exclude_runs=()) -> list[Hit]:
                     fp.signature, fp.key, CANDIDATES).fetchall()
     hits = []
     skip = set(exclude_runs)
+    local = _run_places(rows)
     for r in rows:
-        if r["source"] == "run" and r["ref"] in skip:
+        if (r["source"] == "run" and r["ref"] in skip) or _shadowed(r, local):
             continue
         like = Likeness("exact", 100, "same fingerprint") if r["fp"] == fp.key else similarity(fp, _row_fp(r))
         if like.level != "none":
@@ -309,13 +320,17 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     it, and a possible regression. ``cmd``: the repro, for the regression's ``bisect git`` line."""
     hits = lookup(store, fp, exclude_runs)
     invs: dict[str, Hit] = {}
+    quoted: dict[str, Hit] = {}
     docs: list[dict] = []
     for h in hits:
         if h.source == "doc":
             if len(docs) < MAX_MENTIONS:
                 docs.append({"kind": "doc", "ref": h.ref, "match": h.likeness.level})
         elif h.investigation and h.investigation != current_inv and store.exists(h.investigation):
-            invs.setdefault(h.investigation, h)
+            if h.likeness.level == "similar":  # a record that quotes the line: a mention, not the same failure
+                quoted.setdefault(h.investigation, h)
+            else:
+                invs.setdefault(h.investigation, h)
     rows, attempts = [], []
     for inv_id, h in list(invs.items())[:MAX_INVESTIGATIONS]:
         row, atts = _investigation(store, inv_id, h)
@@ -326,6 +341,8 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     regression = next((g for r in rows if (g := _regression(
         r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
     notes = [{"kind": "note", "ref": r["id"], "match": r["match"]} for r in rows if r["imported"]]
+    notes += [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
+              for i, h in quoted.items() if i not in invs]
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
             "regression": regression, "more": max(0, len(invs) - MAX_INVESTIGATIONS)}
@@ -386,7 +403,10 @@ def listing(store, limit: int = 50) -> list[dict]:
         _ROWS.replace("SELECT f.*", "SELECT f.fp, f.signature, f.line, f.kernel, f.seen, f.source") +
         " ORDER BY f.fp").fetchall()
     groups: dict[str, dict] = {}
+    local = _run_places(rows)
     for r in rows:
+        if _shadowed(r, local):
+            continue
         g = groups.setdefault(r["fp"], {"key": r["fp"], "signature": r["signature"], "line": r["line"],
                                         "kernel": r["kernel"], "first_seen": None, "last_seen": None, "count": 0,
                                         "runs": 0, "_invs": []})
