@@ -653,6 +653,37 @@ def seen_before(recs, fp, *, exclude_runs=(), current_inv: str | None = None, cm
     return block | {"lines": failures.render(block)}
 
 
+def bisect_seen_before(recs, result: dict, warn: Warn = _ignore) -> dict | None:
+    """The seen-before block of a bisection's first bad verdict (the first step judged bad, its first
+    failing run), the bisection's own runs left out; None when no step was bad."""
+    import json
+    import shlex
+
+    from dbglog.diagnose.fingerprint import fingerprint_run
+    from dbglog.kb import failures
+
+    sid = result.get("session")
+    rows = recs.store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall() \
+        if sid else []
+    def ids(raw) -> list[str]:  # {"ids": [...], "counts": [...]} (a list in older sessions)
+        v = json.loads(raw or "[]")
+        return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
+
+    mine = [r for row in rows for r in ids(row["runs"])]
+    bad = next((ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
+    for rid in bad:
+        try:
+            run = recs.store.get_run(rid)
+        except DbglogError:  # (a pruned run record)
+            continue
+        fp = fingerprint_run(run, failures.read_output(run))
+        if fp is not None:
+            cmd = result.get("command")
+            return seen_before(recs, fp, exclude_runs=mine, current_inv=result.get("investigation"),
+                               cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd, warn=warn)
+    return None
+
+
 def _signature_catalog(recs):
     from dbglog.run import signatures
 
@@ -836,8 +867,14 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
         getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
     ev = evidence.extract(data, config_path=config_path, run_tools=False,
                           save_dirs=[save_dir] if save_dir else ()) if len(data) <= (16 << 20) or dumpy else []
+    fp = None
+    if m is not None:  # (the match is at hand: the fingerprint reads the lines around it, no second scan)
+        from dbglog.diagnose import fingerprint
+
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        fp = fingerprint.build(m.name, [t for _, t in m.key_lines], text.splitlines(), m.line_no - 1, ev)
     return {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
-            "evidence": ev, "warnings": warns}
+            "evidence": ev, "warnings": warns, "fingerprint": fp.to_dict() if fp else None}
 
 
 # --- workspace upkeep (init, sync, reindex, export) -----------------------------------------------

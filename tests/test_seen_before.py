@@ -141,3 +141,29 @@ def test_a_watched_doc_that_quotes_the_error_is_mentioned(cli_fast, repro):
     seen = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
     assert seen["mentions"] and seen["mentions"][0]["kind"] == "doc"
     assert seen["mentions"][0]["ref"].startswith("notes/moe.md")
+
+
+def _git(cwd, *args):
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text("print('fine')\n")
+    _git(repo, "add", "crash.py")
+    _git(repo, "commit", "-qm", "good")
+    (repo / "crash.py").write_text(CRASH)
+    _git(repo, "commit", "-qam", "bad")
+    cli_fast(repo, "init", check=0)
+    first = _first_investigation(cli_fast, repo)
+    cli_fast(repo, "new", "Crash after the upgrade", "--no-env", check=0)  # (the bisection is recorded here)
+    p = cli_fast(repo, "bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--json", "--", sys.executable, "crash.py")
+    assert p.returncode == 0, p.stderr
+    seen = json.loads(p.stdout)["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first]
+    assert seen["attempts"][0]["title"] == "Eager mode"
