@@ -167,3 +167,17 @@ def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cl
     seen = json.loads(p.stdout)["seen_before"]
     assert [i["id"] for i in seen["investigations"]] == [first]
     assert seen["attempts"][0]["title"] == "Eager mode"
+
+
+def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun", check=0)
+    cli_fast(repro, "new", "Serving crash", "--no-env", check=0)
+    out = _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    key = out["seen_before"]["fingerprint"]["key"]
+    digest = cli_fast(repro, "hook", "session-start", "--format", "text").stdout
+    assert f"seen before: {key} [gpu.illegal_address] also in {first} (resolved; root cause: expert buffer " \
+           "overrun; worked: #2 Eager mode)" in digest
+    notice = cli_fast(repro, "hook", "pre-command", "--format", "text",
+                      input=shlex.join([sys.executable, "crash.py"])).stdout
+    assert f"failed against {key} [gpu.illegal_address]" in notice
