@@ -12,7 +12,6 @@ Heavy modules are imported inside the functions that need them (see ``bench/agen
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -625,15 +624,16 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
 
 
 def index_failures(recs, dicts: list[dict], warn: Warn = _ignore) -> list:
-    """Fingerprint the runs just recorded (kb/failures.py; dbglog/diagnose/fingerprint.py), failing
-    ones first in order; a failure here is a warning, never the run's verdict."""
-    from dbglog.kb import failures
+    """The fingerprints of the runs just recorded, in order, passes left out (kb/failures.py,
+    dbglog/diagnose/fingerprint.py). Computed here, stored by the refresh of ``seen_before`` in its one
+    transaction; a failure here is a warning, never the run's verdict."""
+    from dbglog.diagnose.fingerprint import fingerprint_run
+    from dbglog.kb.failures import read_output
 
     try:
-        with recs.store.write():
-            fps = [failures.index_run(recs.store, d) for d in dicts]
-    except (DbglogError, OSError, sqlite3.Error) as e:
-        warn(f"the failure fingerprint was not stored: {e}")
+        fps = [fingerprint_run(d, read_output(d)) for d in dicts]
+    except Exception as e:  # noqa: BLE001 - the run's verdict stands whatever happens here
+        warn(f"the failure could not be fingerprinted: {e}")
         return []
     return [fp for fp in fps if fp is not None]
 
@@ -647,7 +647,7 @@ def seen_before(recs, fp, *, exclude_runs=(), current_inv: str | None = None, cm
     try:
         failures.refresh(recs.store, _signature_catalog(recs))
         block = failures.recall(recs.store, fp, exclude_runs=exclude_runs, current_inv=current_inv, cmd=cmd)
-    except (DbglogError, OSError, sqlite3.Error) as e:
+    except Exception as e:  # noqa: BLE001 - the run's verdict stands whatever happens here
         warn(f"what the knowledge base knows about this failure could not be looked up: {e}")
         return None
     return block | {"lines": failures.render(block)}

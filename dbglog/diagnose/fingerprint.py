@@ -23,6 +23,7 @@ Pure: text in, values out; no I/O, no database. Rule tables are data (``PREFIXES
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -144,6 +145,7 @@ KERNEL_PATTERNS = tuple(re.compile(p) for p in (
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
     r"\bin kernel '([A-Za-z_][\w:]*)'",
 ))
+_COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
 # A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
 _OPS = tuple(re.compile(p, re.I) for p in (
     r"\bOpType=(\w+)",
@@ -173,6 +175,7 @@ def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | N
 
 def collective(lines: list[str]) -> tuple[str | None, tuple[int, ...]]:
     """A collective's operation (upper case) and the ranks said to be missing, sorted."""
+    lines = [ln for ln in lines if _COLLECTIVE_HINT.search(ln)]  # (one C scan a line; the rest on a few)
     op, missing = None, set()
     for rx in _OPS:
         op = next((m.group(1).upper() for line in lines if (m := rx.search(line)) is not None), None)
@@ -196,7 +199,7 @@ class Fingerprint:
     op: str | None = None
     missing_ranks: tuple[int, ...] = field(default=(), compare=False)
 
-    @property
+    @functools.cached_property  # (a frozen dataclass: computed once, kept in the instance's __dict__)
     def key(self) -> str:
         """The exact key: ``fp-`` and 10 hex digits of everything but the ranks."""
         raw = "\x1f".join((self.signature, self.line, "|".join(self.frames), self.kernel or "", self.op or ""))
@@ -230,6 +233,9 @@ def from_mirror_line(text: str) -> tuple[str, Fingerprint] | None:
     return m.group(1), Fingerprint(m.group(2), m.group(4).strip(), (), m.group(3))
 
 
+WINDOW = 400  # lines either side of the key line read for the kernel and the collective
+
+
 def build(signature: str, key_lines: list[str], text_lines: list[str], key_index: int | None = None,
           evidence: list[dict] | None = None) -> Fingerprint:
     """A fingerprint from a classified failure: its signature, its deciding key line (``key_lines[0]``,
@@ -238,9 +244,28 @@ def build(signature: str, key_lines: list[str], text_lines: list[str], key_index
     line = key_lines[0] if key_lines else ""
     if key_index is not None and 0 <= key_index < len(text_lines):
         line = unwrap(text_lines, key_index)
-    op, missing = collective(key_lines + text_lines[-400:] if text_lines else key_lines)
+    # (the lines around the failure, not a whole log: a bounded cost per run, whatever it printed)
+    at = len(text_lines) if key_index is None else key_index
+    near = text_lines[max(0, at - WINDOW):at + WINDOW]
+    op, missing = collective(key_lines + near)
     return Fingerprint(signature, normalise_line(line), user_frames(text_lines, key_index),
-                       kernel_name(text_lines or key_lines, evidence), op, missing)
+                       kernel_name(near or key_lines, evidence), op, missing)
+
+
+@functools.cache
+def _builtin_needles() -> tuple[str, ...]:
+    from dbglog.run.signatures import BUILTIN
+
+    return tuple(sorted({n for sig in BUILTIN for group in sig.needles if group for n in group}))
+
+
+def _may_fail(text: str, signatures) -> bool:
+    """Can any signature match ``text``? Every built-in match holds one of its literal needles (the
+    signature scan's own rule: see run/signatures.py), so a note without one is skipped for ~20 us
+    instead of a scan's ~0.6 ms; a user's regex has none, and is always tried."""
+    if signatures is not None and any(s.source != "builtin" for s in signatures):
+        return True
+    return any(n in text for n in _builtin_needles())
 
 
 def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
@@ -248,7 +273,7 @@ def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
     document), None when no signature matches. ``signatures``: the catalog (default: built-in)."""
     from dbglog.run import signatures as sigmod
 
-    if not text or not text.strip():
+    if not text or not text.strip() or not _may_fail(text, signatures):
         return None
     m = sigmod.classify_text(text, signatures, max_key_lines=4)
     if m is None:
@@ -302,6 +327,13 @@ def _find_line(lines: list[str], key: str) -> int | None:
 
 # --- near matches ----------------------------------------------------------------------------
 
+@functools.cache
+def _ratio():
+    from rapidfuzz import fuzz  # (imported on the first comparison: fingerprinting alone never needs it)
+
+    return fuzz.ratio
+
+
 NEAR = 88  # normalised key lines at least this similar (rapidfuzz ratio, 0-100) are one failure
 
 
@@ -312,13 +344,14 @@ class Likeness:
     why: str
 
 
-def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR) -> Likeness:
+def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | None = None) -> Likeness:
     """How alike two failures are. ``exact``: the same key. ``near``: the same signature, nothing that
     disagrees (kernel, operation, user frames), key lines at least ``near`` alike and a shared kernel or
     frame or both sides without either. ``similar``: the same, without that shared detail on one side
-    (a note that quotes the line). ``none``: anything else."""
-    if a.key == b.key:
-        return Likeness("exact", 100, "same fingerprint")
+    (a note that quotes the line). ``none``: anything else. ``score``: the key lines' ratio when the
+    caller has it already (a batch compared in C)."""
+    if (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op):
+        return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
     if a.signature != b.signature:
         return Likeness("none", 0, "different signature")
     for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
@@ -326,9 +359,7 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR) -> Likeness:
             return Likeness("none", 0, f"different {what} ({x} vs {y})")
     if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
-    from rapidfuzz import fuzz
-
-    score = int(round(fuzz.ratio(a.line, b.line)))
+    score = int(round(_ratio()(a.line, b.line) if score is None else score))
     if score < near:
         return Likeness("none", score, "different key line")
     shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
-from dbglog.diagnose.fingerprint import similarity
+from dbglog.diagnose.fingerprint import NEAR, similarity
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
 CANDIDATES = 5000  # near-match candidates read per lookup (the most recent, same signature)
@@ -48,8 +48,9 @@ def create_tables(db) -> None:
           seen TEXT NOT NULL,
           UNIQUE (source, ref, fp)
         );
-        CREATE INDEX IF NOT EXISTS failures_fp ON failures(fp);
-        CREATE INDEX IF NOT EXISTS failures_sig ON failures(signature, seen);
+        CREATE INDEX IF NOT EXISTS failures_fp ON failures(fp, source, ref);
+        -- (covering: a lookup reads the distinct forms of one signature from the index alone)
+        CREATE INDEX IF NOT EXISTS failures_form ON failures(signature, fp, frames, line, kernel, op);
         CREATE INDEX IF NOT EXISTS failures_inv ON failures(investigation_id) WHERE investigation_id IS NOT NULL;
         CREATE TABLE IF NOT EXISTS failure_sources (what TEXT PRIMARY KEY, rev TEXT NOT NULL);
         """
@@ -85,7 +86,6 @@ def index_run(store, run: dict, output: str | None = None) -> Fingerprint | None
     fp = fingerprint_run(run, read_output(run) if output is None else output)
     if fp is not None:
         _insert(store, fp, "run", run["id"], run.get("started") or "")
-    store.q("INSERT OR REPLACE INTO failure_sources (what, rev) VALUES (?, '1')", "run:" + run["id"])
     return fp
 
 
@@ -138,12 +138,18 @@ def index_doc(store, path: str, digest: str, signatures=None) -> int:
     return n
 
 
-def stale(store) -> tuple[list[dict], list[str], list[tuple[str, str]]]:
-    """What ``refresh`` has to read: failed runs not yet fingerprinted, investigations changed since,
-    watched docs changed since."""
-    runs = [store._run(r) for r in store.q(
-        """SELECT r.* FROM runs r LEFT JOIN failure_sources s ON s.what = 'run:' || r.id
-           WHERE s.what IS NULL AND r.outcome != 'pass'""").fetchall()]
+RUN_MARK = "runs:rowid"  # failure_sources: the last runs row (rowid) fingerprinted; runs are only appended
+
+
+def stale(store, load: bool = True) -> tuple[list[dict], int, list[str], list[tuple[str, str]]]:
+    """What ``refresh`` has to read: failed runs added since the mark (and the new mark; -1: none),
+    investigations changed or gone since, watched docs changed since. ``load``: read the runs' records
+    (else only whether there are any)."""
+    row = store.q("SELECT rev FROM failure_sources WHERE what = ?", RUN_MARK).fetchone()
+    after = int(row[0]) if row else 0
+    last = store.q("SELECT max(rowid) FROM runs").fetchone()[0] or 0
+    runs = [store._run(r) for r in store.q("SELECT * FROM runs WHERE rowid > ? AND outcome != 'pass' ORDER BY rowid",
+                                           after).fetchall()] if last > after and load else []
     invs = [r[0] for r in store.q(
         """SELECT i.id FROM investigations i LEFT JOIN failure_sources s ON s.what = 'inv:' || i.id
            WHERE s.rev IS NOT i.rev || ':' || i.updated""")]
@@ -153,41 +159,39 @@ def stale(store) -> tuple[list[dict], list[str], list[tuple[str, str]]]:
     docs = [(r[0], r[1]) for r in store.q(
         """SELECT w.path, w.sha256 FROM watched_files w LEFT JOIN failure_sources s ON s.what = 'doc:' || w.path
            WHERE s.rev IS NOT w.sha256""")]
-    return runs, invs + gone, docs
+    return runs, (last if last > after else -1), invs + gone, docs
+
+
+def _apply(store, runs: list[dict], mark: int, invs: list[str], docs: list, signatures) -> dict:
+    for r in runs:
+        index_run(store, r)
+    if mark >= 0:
+        store.q("INSERT OR REPLACE INTO failure_sources (what, rev) VALUES (?, ?)", RUN_MARK, str(mark))
+    for i in invs:
+        index_investigation(store, i, signatures)
+    for path, digest in docs:
+        index_doc(store, path, digest, signatures)
+    store.q("DELETE FROM failures WHERE source = 'doc' AND ref NOT IN (SELECT path FROM watched_files) "
+            "AND substr(ref, 1, instr(ref || ' > ', ' > ') - 1) NOT IN (SELECT path FROM watched_files)")
+    return {"runs": len(runs), "investigations": len(invs), "docs": len(docs)}
 
 
 def refresh(store, signatures=None) -> dict:
-    """Bring the rows up to date with runs, records and watched docs (one write transaction; nothing
-    when nothing changed; nothing on a read-only store, whose rows are read as they are)."""
-    if store.readonly:
-        return {"runs": 0, "investigations": 0, "docs": 0}
-    runs, invs, docs = stale(store)
-    if not (runs or invs or docs):
+    """Bring the rows up to date with runs, records and watched docs (one write transaction, what is
+    stale read again inside it; nothing when nothing changed; nothing on a read-only store, whose rows
+    are read as they are)."""
+    _, mark, invs, docs = stale(store, load=False)
+    if store.readonly or not (mark >= 0 or invs or docs):
         return {"runs": 0, "investigations": 0, "docs": 0}
     with store.write():
-        for r in runs:
-            index_run(store, r)
-        for i in invs:
-            index_investigation(store, i, signatures)
-        for path, digest in docs:
-            index_doc(store, path, digest, signatures)
-        store.q("DELETE FROM failures WHERE source = 'doc' AND ref NOT IN (SELECT path FROM watched_files) "
-                "AND substr(ref, 1, instr(ref || ' > ', ' > ') - 1) NOT IN (SELECT path FROM watched_files)")
-    return {"runs": len(runs), "investigations": len(invs), "docs": len(docs)}
+        return _apply(store, *stale(store), signatures)
 
 
 def rebuild(store, signatures=None) -> dict:
     """Derive every row again (``reindex``: inside its write transaction)."""
     store.q("DELETE FROM failures")
     store.q("DELETE FROM failure_sources")
-    runs, invs, docs = stale(store)
-    for r in runs:
-        index_run(store, r)
-    for i in invs:
-        index_investigation(store, i, signatures)
-    for path, digest in docs:
-        index_doc(store, path, digest, signatures)
-    return {"runs": len(runs), "investigations": len(invs), "docs": len(docs)}
+    return _apply(store, *stale(store), signatures)
 
 
 # --- looking up -------------------------------------------------------------------------------
@@ -209,33 +213,59 @@ _ROWS = """SELECT f.*, coalesce(f.investigation_id, r.investigation_id) AS inv,
            FROM failures f LEFT JOIN runs r ON f.source = 'run' AND r.id = f.ref"""
 
 
-def _run_places(rows) -> set:
-    """(key, investigation, attempt) of the run rows among ``rows``."""
-    return {(r["fp"], r["inv"], r["att"]) for r in rows if r["source"] == "run"}
-
-
-def _shadowed(r, local: set) -> bool:
-    """A mirror line whose run is here: the run's own row (with its frames) speaks for it."""
-    return r["source"] == "mirror" and (r["fp"], r["inv"], r["att"]) in local
+# A mirror line whose run is here: the run's own row (with its frames) speaks for it.
+_SHADOWED = """(f.source = 'mirror' AND EXISTS (SELECT 1 FROM failures g JOIN runs rr ON g.source = 'run' AND
+                rr.id = g.ref WHERE g.fp = f.fp AND rr.investigation_id = f.investigation_id
+                AND rr.attempt_number = f.attempt_number))"""
+SIMILAR_FORMS = 10  # forms that are only similar (mentions) read, the most alike; of their rows the most recent
+SIMILAR_ROWS = 30
 
 
 def _row_fp(r) -> Fingerprint:
-    return Fingerprint(r["signature"], r["line"], tuple(json.loads(r["frames"])), r["kernel"], r["op"])
+    frames = () if r["frames"] == "[]" else tuple(json.loads(r["frames"]))
+    return Fingerprint(r["signature"], r["line"], frames, r["kernel"], r["op"])
+
+
+def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
+    """(key, frames JSON) -> likeness of every distinct form seen with ``fp``'s signature that is like it.
+    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut at ``NEAR``);
+    only the forms with a close line are judged whole (kernel, operation, frames)."""
+    from rapidfuzz import fuzz, process
+
+    forms = store.q("""SELECT DISTINCT fp, signature, line, frames, kernel, op FROM failures WHERE signature = ? AND fp != ?
+                       LIMIT ?""", fp.signature, fp.key, CANDIDATES).fetchall()
+    by_line: dict[str, list] = {}
+    for f in forms:
+        by_line.setdefault(f["line"], []).append(f)
+    lines = list(by_line)
+    out = {}
+    for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR, limit=None):
+        for f in by_line[lines[j]]:
+            like = similarity(fp, _row_fp(f), score=score)
+            if like.level != "none":
+                out[(f["fp"], f["frames"])] = like
+    return out
 
 
 def lookup(store, fp: Fingerprint, exclude_runs=()) -> list[Hit]:
     """Every row that is the same failure as ``fp`` or like it (exact, near, similar), best first."""
-    rows = store.q(_ROWS + " WHERE f.fp = ?", fp.key).fetchall()
-    rows += store.q(_ROWS + " WHERE f.signature = ? AND f.fp != ? ORDER BY f.seen DESC LIMIT ?",
-                    fp.signature, fp.key, CANDIDATES).fetchall()
+    alike = _alike(store, fp)
+    strong = [fp.key] + sorted({k for (k, _), like in alike.items() if like.level == "near"})
+    similar = sorted(((like.score, k) for (k, _), like in alike.items() if like.level == "similar"), reverse=True)
+    weak = list(dict.fromkeys(k for _, k in similar if k not in strong))[:SIMILAR_FORMS]
+    where = f" AND NOT {_SHADOWED}"
+    rows = store.q(_ROWS + f" WHERE f.fp IN ({', '.join('?' * len(strong))}){where}", *strong).fetchall()
+    if weak:
+        rows += store.q(_ROWS + f" WHERE f.fp IN ({', '.join('?' * len(weak))}){where} ORDER BY f.seen DESC LIMIT ?",
+                        *weak, SIMILAR_ROWS).fetchall()
+    exact = Likeness("exact", 100, "same fingerprint")
     hits = []
     skip = set(exclude_runs)
-    local = _run_places(rows)
     for r in rows:
-        if (r["source"] == "run" and r["ref"] in skip) or _shadowed(r, local):
+        if r["source"] == "run" and r["ref"] in skip:
             continue
-        like = Likeness("exact", 100, "same fingerprint") if r["fp"] == fp.key else similarity(fp, _row_fp(r))
-        if like.level != "none":
+        like = exact if r["fp"] == fp.key else alike.get((r["fp"], r["frames"]))
+        if like is not None:
             hits.append(Hit(r["source"], r["ref"], r["inv"], r["att"], r["seen"], like, r["fp"]))
     hits.sort(key=lambda h: h.seen, reverse=True)  # most recent first among equals (a stable sort next)
     hits.sort(key=lambda h: (LEVELS[h.likeness.level], -h.likeness.score))
@@ -246,10 +276,8 @@ def occurrences(store, key: str) -> dict:
     """How often and when a fingerprint (exact key) was seen: runs and records (a run's mirror line
     counts only where the run itself is not here: a teammate's clone)."""
     r = store.q(
-        """SELECT count(*) AS n, min(nullif(seen, '')) AS first, max(seen) AS last FROM failures f
-           WHERE fp = ? AND NOT (source = 'mirror' AND EXISTS (SELECT 1 FROM failures g JOIN runs r
-             ON g.source = 'run' AND r.id = g.ref WHERE g.fp = f.fp AND r.investigation_id = f.investigation_id
-             AND r.attempt_number = f.attempt_number))""", key).fetchone()
+        f"""SELECT count(*) AS n, min(nullif(seen, '')) AS first, max(seen) AS last FROM failures f
+            WHERE fp = ? AND NOT {_SHADOWED}""", key).fetchone()
     return {"count": r["n"], "first_seen": r["first"], "last_seen": r["last"]}
 
 
@@ -326,13 +354,13 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
         if h.source == "doc":
             if len(docs) < MAX_MENTIONS:
                 docs.append({"kind": "doc", "ref": h.ref, "match": h.likeness.level})
-        elif h.investigation and h.investigation != current_inv and store.exists(h.investigation):
+        elif h.investigation and h.investigation != current_inv:
             if h.likeness.level == "similar":  # a record that quotes the line: a mention, not the same failure
                 quoted.setdefault(h.investigation, h)
             else:
                 invs.setdefault(h.investigation, h)
     rows, attempts = [], []
-    for inv_id, h in list(invs.items())[:MAX_INVESTIGATIONS]:
+    for inv_id, h in [(i, h) for i, h in invs.items() if store.exists(i)][:MAX_INVESTIGATIONS]:
         row, atts = _investigation(store, inv_id, h)
         rows.append(row)
         attempts.extend(atts)
@@ -401,12 +429,9 @@ def listing(store, limit: int = 50) -> list[dict]:
     investigations, status."""
     rows = store.q(
         _ROWS.replace("SELECT f.*", "SELECT f.fp, f.signature, f.line, f.kernel, f.seen, f.source") +
-        " ORDER BY f.fp").fetchall()
+        f" WHERE NOT {_SHADOWED} ORDER BY f.fp").fetchall()
     groups: dict[str, dict] = {}
-    local = _run_places(rows)
     for r in rows:
-        if _shadowed(r, local):
-            continue
         g = groups.setdefault(r["fp"], {"key": r["fp"], "signature": r["signature"], "line": r["line"],
                                         "kernel": r["kernel"], "first_seen": None, "last_seen": None, "count": 0,
                                         "runs": 0, "_invs": []})
