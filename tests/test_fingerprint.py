@@ -44,6 +44,9 @@ def test_what_names_the_failure_stays_in_the_key_line():
     assert F.normalise_line("sm80_xmma_gemm failed") == "sm80_xmma_gemm failed"  # digits inside a name stay
     assert F.normalise_line("cudaErrorIllegalAddress") == "cudaErrorIllegalAddress"
     assert F.normalise_line(IMA) != F.normalise_line("RuntimeError: CUDA error: misaligned address")
+    # a collective's element count is the same on every rank and names which collective it was
+    assert F.normalise_line("WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1)") == \
+        "WorkNCCL(SeqNum=N, OpType=ALLREDUCE, NumelIn=1, NumelOut=1)"
 
 
 def test_a_wrapped_key_line_has_the_fingerprint_of_the_whole_line():
@@ -82,7 +85,7 @@ def test_the_faulting_kernel_is_named_exact_case():
 
 def _nccl_timeout(rank: int, pid: int, missing: int) -> str:
     return (f"[rank{rank}]:[E1203 10:00:0{rank}.123 {pid} ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
-            f"collective operation timeout: WorkNCCL(SeqNum=1{rank}45, OpType=ALLREDUCE, NumelIn={rank}048576, "
+            f"collective operation timeout: WorkNCCL(SeqNum=1{rank}45, OpType=ALLREDUCE, NumelIn=1048576, "
             f"NumelOut=1048576, Timeout(ms)=600000) ran for 60{rank}123 milliseconds before timing out.\n"
             f"[rank{rank}]: Ranks {missing} failed to pass monitoredBarrier in 600000 ms\n")
 

@@ -37,10 +37,11 @@ PREFIXES = tuple(re.compile(p) for p in (
     r"^\s*\((?:[A-Za-z_]\w*\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)\s*",               # Ray (VllmWorker pid=123)
     r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*)?",  # vLLM
     r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
-    r"^\s*[EWIF]\d{4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
+    r"^\s*[EWIF]\d{3,4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
     r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
     r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
-    r"^\s*\[[EWIF] [\w.]+:\d+\]\s*",                                          # c10 [E ProcessGroupNCCL.cpp:607]
+    r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
+    r"^\s*\[\d+\]\s+",                                                        # a viewer's line number [80747]
     r"^\s*-?\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*[:|-]?\s+",  # a bare level
     r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
@@ -60,11 +61,13 @@ _SCRUB_RULES = (
     (r"\b(pid|tid|rank|ranks|local_rank|global_rank|device|gpu|node|worker|process|thread)(\s*[=:#]?\s*)\d+",
      r"\1\2N"),
     (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
-    (r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                                         # the rest: counts, lines
+    (r"\b(Numel(?:In|Out))=(\d+)", r"\1=#\2"),  # a collective's tensor, the same on every rank: kept (see below)
+    (r"(?<!#)\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                                         # the rest: counts, lines
 )
 SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
 _SPACE = re.compile(r"\s+")
+_KEPT = re.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
 _CONTINUES = re.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
 MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
@@ -86,6 +89,7 @@ def normalise_line(line: str) -> str:
     line = strip_prefixes(line.replace("\t", " "))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)
+    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line)
     return _SPACE.sub(" ", line).strip()[:MAX_LINE]
 
 
