@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 PREFIXES = tuple(re.compile(p) for p in (
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
-    r"^\s*\((?:[A-Za-z_]\w*\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)\s*",               # Ray (VllmWorker pid=123)
-    r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*)?",  # vLLM
+    r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+\[\d+\]:\s*",                  # journald: Dec 09 13:35:40 host x[1]:
+    r"^\s*\((?:[A-Za-z_][\w-]*\s+)?(?:(?:rank|pid|ip)=[\w.]+[,\s]*)+\)\s*",       # Ray / vLLM (VllmWorker rank=5 pid=1)
+    r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
     r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
     r"^\s*[EWIF]\d{3,4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
     r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
@@ -68,6 +69,7 @@ SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
 _SPACE = re.compile(r"\s+")
 _KEPT = re.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
+_KEPT_NUMBERS = re.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
 _CONTINUES = re.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
 MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
@@ -106,7 +108,7 @@ def unwrap(lines: list[str], i: int, most: int = 3) -> str:
 
 # --- frames in the user's code ---------------------------------------------------------------
 
-_PY_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
+_PY_FRAME = re.compile(r'(?:^|\s)File "([^"]+)", line \d+, in (\S+)')  # (behind any prefix: vLLM's workers)
 _GDB_FRAME = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?([\w:~<>]+?)\s*\(.*?\)(?: at ([^\s:]+):\d+)?")
 # Paths that are not the user's code: the interpreter, frameworks whose frames every failure shares.
 LIBRARY_PATHS = re.compile(
@@ -125,7 +127,7 @@ def user_frames(lines: list[str], end: int | None = None) -> tuple[str, ...]:
     tb = max((i for i in range(start, end) if _TRACEBACK in lines[i]), default=None)
     found: list[str] = []
     for line in lines[tb if tb is not None else start:end]:
-        m = _PY_FRAME.match(line)
+        m = _PY_FRAME.search(line) if 'File "' in line else None
         if m is not None:
             found.append(_frame(m.group(1), m.group(2)))
     if not found:  # gdb / cuda-gdb backtraces print innermost first: reverse to Python's order
@@ -361,6 +363,9 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
         if x and y and x != y:
             return Likeness("none", 0, f"different {what} ({x} vs {y})")
+    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
+    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
+        return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
     if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
     score = int(round(_ratio()(a.line, b.line) if score is None else score))
