@@ -53,7 +53,7 @@ PREFIXES = tuple(re.compile(p) for p in (
 _SCRUB_RULES = (
     (r"\x1b\[[0-9;]*[A-Za-z]", ""),                                                  # terminal colours
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
-    (r"(?<![\w.~])(?:[A-Z]:)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),                   # a path's folders
+    (r"(?<![\w.~])(?:[A-Z]:|\.\.?)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),             # a path's folders
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
@@ -150,6 +150,7 @@ KERNEL_PATTERNS = tuple(re.compile(p) for p in (
     r"^[=\s]*at 0x[0-9a-fA-F]+ in (?:void )?([A-Za-z_][\w:]*(?:<[^>]*>)?)\(",  # compute-sanitizer: at 0x.. in k(
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
     r"\bin kernel '([A-Za-z_][\w:]*)'",
+    r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
 ))
 _COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
 # A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
@@ -170,7 +171,7 @@ def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | N
         if isinstance(k, str) and k.strip():
             return _SPACE.sub("", k)[:160]  # (no spaces: the mirror line carries it as one word)
     for line in lines:
-        if "ernel" not in line and "<<<" not in line and " at 0x" not in line:
+        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and ".hip:" not in line:
             continue  # (a cheap look first: most lines name no kernel)
         for rx in KERNEL_PATTERNS:
             m = rx.search(line)
@@ -274,14 +275,20 @@ def _may_fail(text: str, signatures) -> bool:
     return any(n in text for n in _builtin_needles())
 
 
+_WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
+
+
 def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
     """The fingerprint of a failure told in ``text`` (a log, an error block an import found in a
     document), None when no signature matches. ``signatures``: the catalog (default: built-in)."""
     from dbglog.run import signatures as sigmod
 
-    if not text or not text.strip() or not _may_fail(text, signatures):
+    if not text or not text.strip():
         return None
-    m = sigmod.classify_text(text, signatures, max_key_lines=4)
+    m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
+    if m is None and _WRAPPED.search(text):  # a message a terminal or a paste wrapped: read it joined once
+        text = _WRAPPED.sub(" ", text)
+        m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
     if m is None:
         return None
     lines = text.splitlines()
@@ -340,6 +347,7 @@ def _ratio():
     return fuzz.ratio
 
 
+MIN_PREFIX = 40  # a key line cut short still names its failure from this many characters on
 NEAR = 88  # normalised key lines at least this similar (rapidfuzz ratio, 0-100) are one failure
 
 
@@ -356,7 +364,8 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     frame or both sides without either. ``similar``: the same, without that shared detail on one side
     (a note that quotes the line). ``none``: anything else. ``score``: the key lines' ratio when the
     caller has it already (a batch compared in C)."""
-    if (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op):
+    same = (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op)
+    if same and not _siteless(a, b):
         return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
     if a.signature != b.signature:
         return Likeness("none", 0, "different signature")
@@ -369,13 +378,27 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
     score = int(round(_ratio()(a.line, b.line) if score is None else score))
+    short, long_ = sorted((a.line, b.line), key=len)
+    if score < near and len(short) >= MIN_PREFIX and long_.startswith(short):
+        score = near  # one is the other cut short (an issue's title, a pasted first line)
     if score < near:
         return Likeness("none", score, "different key line")
     shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))
     bare = not (a.kernel or a.frames) and not (b.kernel or b.frames)
+    if _siteless(a, b):
+        return Likeness("similar", score, "the same message, and nothing names where it happened")
     if shared or bare:
         return Likeness("near", score, "same kernel or frames" if shared else "same key line")
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
+
+
+# Signatures whose message says what happened but never where (every OOM, every illegal address reads
+# alike): two of them without a kernel, frames or collective on either side are only similar.
+SITELESS = ("oom.", "gpu.", "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.")
+
+
+def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
+    return (a.signature.startswith(SITELESS) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op))
 
 
 def same_failure(a: Fingerprint, b: Fingerprint) -> bool:

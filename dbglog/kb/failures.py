@@ -258,7 +258,7 @@ def lookup(store, fp: Fingerprint, exclude_runs=()) -> list[Hit]:
     if weak:
         rows += store.q(_ROWS + f" WHERE f.fp IN ({', '.join('?' * len(weak))}){where} ORDER BY f.seen DESC LIMIT ?",
                         *weak, SIMILAR_ROWS).fetchall()
-    exact = Likeness("exact", 100, "same fingerprint")
+    exact = similarity(fp, fp)  # (exact, or only similar for a message that names no site)
     hits = []
     skip = set(exclude_runs)
     for r in rows:
