@@ -608,17 +608,22 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         _drop_unrecorded(run_dir)
         raise
     out = ReproRun(dicts, rep, repeated=repeat > 1)
-    fps = index_failures(recs, dicts, warn)
+    return _recorded(recs, out, a, cmd, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
+
+
+def _recorded(recs, out: ReproRun, a, cmd, inv_ref, text: str, rules, warn: Warn) -> ReproRun:
+    """After the runs are stored: their fingerprints; with an attempt (``a``) its evidence, advice and
+    circuit breaker; then what the knowledge base knows about the failure (issue 27)."""
+    import shlex
+
+    fps = index_failures(recs, out.runs, warn)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
-        out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
-                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn,
+        out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, out.runs, text, rules, warn,
                                                       failure_lines=[fp.mirror_line() for fp in dict.fromkeys(fps)])
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     if fps:
-        import shlex
-
-        out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in dicts],
+        out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
                                       current_inv=out.investigation, cmd=shlex.join(cmd), warn=warn)
     return out
 

@@ -34,6 +34,13 @@ IMA = "RuntimeError: CUDA error: an illegal memory access was encountered"
     ("assert at kernel.cu:123", "assert at kernel.cu:456"),
     # hashes, uuids
     ("request 3f2a9c1e4b5d6a7f failed", "request 0a1b2c3d4e5f6a7b failed"),
+    # vLLM's workers, journald, c10d's dated prefix, prose before the exception
+    ("(VllmWorker rank=5 pid=33503) ERROR 03-06 06:49:30 [multiproc_executor.py:375] " + IMA,
+     "(VllmWorkerProcess pid=580056) ERROR 03-17 15:28:43 multiproc_worker_utils.py:242] " + IMA),
+    ("Dec 09 13:35:40 host ocr[206214]: (EngineCore_DP0 pid=86) " + IMA, IMA),
+    ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] boom", "[E ProcessGroupNCCL.cpp:458] [Rank 7] boom"),
+    ("When running gemma2, an error is reported [rank0]: " + IMA, "RuntimeError: RuntimeError: CUDA error: an illegal "
+     "memory access was encountered"),
 ])
 def test_what_varies_between_occurrences_is_stripped_from_the_key_line(a, b):
     assert F.normalise_line(a) == F.normalise_line(b)
@@ -153,3 +160,35 @@ def test_a_passing_run_has_no_fingerprint_and_a_pruned_one_keeps_its_key_lines()
     run = {"outcome": "fail", "signature": "gpu.illegal_address", "key_lines": [{"line": 3, "text": "[rank2]: " + IMA}]}
     fp = F.fingerprint_run(run, "")
     assert fp.line == IMA and fp.frames == ()
+
+
+def test_a_device_asserts_site_names_its_kernel():
+    fp = F.fingerprint_text("../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], "
+                            "thread: [99,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n")
+    assert fp.kernel == "indexSelectLargeIndex"
+
+
+def test_a_message_that_names_no_site_is_only_similar_without_a_kernel_frames_or_collective():
+    a = F.fingerprint_text("RuntimeError: CUDA out of memory. Tried to allocate 92.00 MiB (GPU 0; 1.96 GiB total)\n")
+    b = F.fingerprint_text("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 5.80 GiB total)\n")
+    assert a.key == b.key
+    assert F.similarity(a, b).level == "similar" and not F.same_failure(a, b)
+
+
+def test_a_word_replaced_is_another_failure_and_a_line_cut_short_is_the_same():
+    sys_err = F.Fingerprint("nccl.watchdog", "NCCL error in: ProcessGroupNCCL.cpp:N, unhandled system error", op="X")
+    cuda_err = F.Fingerprint("nccl.watchdog", "NCCL error in: ProcessGroupNCCL.cpp:N, unhandled cuda error", op="X")
+    assert F.similarity(sys_err, cuda_err).level == "none"
+    whole = F.Fingerprint("cublas:X", "RuntimeError: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                                      "opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb)`", kernel="k")
+    title = F.Fingerprint("cublas:X", "RuntimeError: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                                      "opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, ld", kernel="k")
+    assert F.similarity(whole, title).level == "near"
+    renamed = F.Fingerprint("cublas:X", whole.line.replace("RuntimeError", "torch.AcceleratorError"), kernel="k")
+    assert F.similarity(whole, renamed).level == "near"  # the exception's own name may change between versions
+
+
+def test_two_collectives_of_other_sizes_are_not_one_failure():
+    a = F.fingerprint_text(_nccl_timeout(0, 1, 3))
+    b = F.fingerprint_text(_nccl_timeout(0, 1, 3).replace("NumelIn=1048576", "NumelIn=9801523"))
+    assert F.similarity(a, b).level == "none" and "collective" in F.similarity(a, b).why

@@ -85,10 +85,27 @@ def strip_prefixes(line: str) -> str:
     return line
 
 
+_EXCEPTION = re.compile(r"(?<![\w.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+
+
+def _from_exception(line: str) -> str:
+    """The line from its first exception name on (``RuntimeError: ...``): words before it are a
+    prefix nobody wrote twice alike (an issue title's prose, an unknown logger's fields). A name
+    repeated (``RuntimeError: RuntimeError: x``) is read once."""
+    m = _EXCEPTION.search(line)
+    if m is None:
+        return line
+    line = line[m.start():]
+    name = m.group(0) + ": "
+    while line.startswith(name + name):
+        line = line[len(name):]
+    return line
+
+
 def normalise_line(line: str) -> str:
     """One key line as it reads on every rank, machine and day: prefixes stripped, then what varies
     (``SCRUB``), whitespace collapsed, cut at ``MAX_LINE``."""
-    line = strip_prefixes(line.replace("\t", " "))
+    line = _from_exception(strip_prefixes(line.replace("\t", " ")))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)
     line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line)
@@ -379,10 +396,14 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
     score = int(round(_ratio()(a.line, b.line) if score is None else score))
     short, long_ = sorted((a.line, b.line), key=len)
-    if score < near and len(short) >= MIN_PREFIX and long_.startswith(short):
+    cut = len(short) >= MIN_PREFIX and long_.startswith(short)
+    if score < near and cut:
         score = near  # one is the other cut short (an issue's title, a pasted first line)
     if score < near:
         return Likeness("none", score, "different key line")
+    changed = "" if cut else _changed_words(a.line, b.line)
+    if changed:  # (words added or left out are a version's or a paste's; a word replaced is another error)
+        return Likeness("none", score, f"a different word: {changed}")
     shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))
     bare = not (a.kernel or a.frames) and not (b.kernel or b.frames)
     if _siteless(a, b):
@@ -394,11 +415,25 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address reads
 # alike): two of them without a kernel, frames or collective on either side are only similar.
-SITELESS = ("oom.", "gpu.", "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.")
+SITELESS = ("oom.", "gpu.", "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
+            "nccl.result_text")
 
 
 def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
     return (a.signature.startswith(SITELESS) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op))
+
+
+def _changed_words(x: str, y: str) -> str:
+    """The first word of one line replaced by another in the other ('' when the lines differ only by
+    words added or left out); the exception's own name may change (``RuntimeError`` became
+    ``torch.AcceleratorError``)."""
+    import difflib
+
+    wx, wy = x.split(), y.split()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wx, wy, autojunk=False).get_opcodes():
+        if op == "replace" and not (i1 == j1 == 0 and _EXCEPTION.match(wx[0] + " ") and _EXCEPTION.match(wy[0] + " ")):
+            return f"{' '.join(wx[i1:i2])} vs {' '.join(wy[j1:j2])}"
+    return ""
 
 
 def same_failure(a: Fingerprint, b: Fingerprint) -> bool:
