@@ -181,3 +181,23 @@ def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, 
     notice = cli_fast(repro, "hook", "pre-command", "--format", "text",
                       input=shlex.join([sys.executable, "crash.py"])).stdout
     assert f"failed against {key} [gpu.illegal_address]" in notice
+
+
+def test_the_regressions_bisect_line_starts_from_the_commit_the_fix_passed_on(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text(CRASH)
+    (repo / "fixed.py").write_text("print('fine')\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "fix")
+    cli_fast(repo, "init", check=0)  # (.dbglog/ is ignored, logs/ empty: a clean tree, its run names the commit)
+    head = __import__("subprocess").run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout
+    first = json.loads(cli_fast(repo, "new", "IMA", "--no-env", "--json", check=0).stdout)["id"]
+    _run(cli_fast, repo, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    fixed = _run(cli_fast, repo, "--attempt", "Bounds check in the MoE kernel", "--", sys.executable, "fixed.py")
+    assert fixed["attempt"]["outcome"] == "worked" and fixed["git_dirty"] is False
+    cli_fast(repo, "status", first, "resolved", "--root-cause", "out-of-bounds expert index", check=0)
+    g = _run(cli_fast, repo, "--", sys.executable, "crash.py")["seen_before"]["regression"]
+    assert g["fix_commit"] == head.strip()[:12]
+    assert g["bisect"].startswith(f"dbglog bisect git --good {head.strip()[:12]} --bad HEAD -- ")

@@ -313,16 +313,23 @@ def _investigation(store, inv_id: str, hit: Hit) -> tuple[dict, list[dict]]:
     return row, attempts
 
 
-def _fix_commit(inv: dict, attempts: list[dict]) -> str | None:
-    texts = [inv["root_cause"]] + [f"{a['title']} {a['line']}" for a in attempts if a["outcome"] == "worked"]
-    for t in texts:
+def _fix_commit(store, inv: dict, attempts: list[dict]) -> str | None:
+    """The commit a record names as the fix ("fixed in 3f2a9c1" in the root cause or the attempt that
+    worked), else the commit of a passing run of the attempt that worked on a clean tree."""
+    worked = [a for a in attempts if a["outcome"] == "worked"]
+    for t in [inv["root_cause"]] + [f"{a['title']} {a['line']}" for a in worked]:
         m = _FIX_COMMIT.search(t or "")
         if m is not None:
             return m.group(1)
+    for a in worked:
+        for rid in a["runs"]:
+            r = store.q("SELECT git_commit FROM runs WHERE id = ? AND outcome = 'pass' AND git_dirty = 0", rid).fetchone()
+            if r is not None and r["git_commit"]:
+                return r["git_commit"][:12]
     return None
 
 
-def _regression(inv: dict, attempts: list[dict], fp: Fingerprint, cmd: str | None) -> dict | None:
+def _regression(store, inv: dict, attempts: list[dict], fp: Fingerprint, cmd: str | None) -> dict | None:
     """A resolved investigation's failure seen again: "regressed?", and the commands that act on it."""
     if inv["status"] != "resolved" or inv["match"] not in ("exact", "near"):
         return None
@@ -335,7 +342,7 @@ def _regression(inv: dict, attempts: list[dict], fp: Fingerprint, cmd: str | Non
     commands = [f"dbglog status {inv['id']} open",
                 f"dbglog new {shlex.quote(inv['title'] + ' (regressed?)')} --symptom {shlex.quote(symptom)} "
                 f"--tag regression"]
-    commit = _fix_commit(inv, attempts)
+    commit = _fix_commit(store, inv, attempts)
     bisect = (f"dbglog bisect git --good {commit} --bad HEAD -- {cmd}" if commit and cmd else None)
     return {"investigation": inv["id"], "resolved_on": day, "by": by, "fix_commit": commit,
             "commands": commands, "bisect": bisect}
@@ -367,7 +374,7 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     rows.sort(key=lambda r: (LEVELS[r["match"]], r["status"] != "resolved", not r["root_cause"]))
     attempts.sort(key=lambda a: _OUTCOME_ORDER[a["outcome"]])  # (stable: the best investigation's first)
     regression = next((g for r in rows if (g := _regression(
-        r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
+        store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
     notes = [{"kind": "note", "ref": r["id"], "match": r["match"]} for r in rows if r["imported"]]
     notes += [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
               for i, h in quoted.items() if i not in invs]
