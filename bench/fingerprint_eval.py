@@ -91,9 +91,13 @@ def main() -> None:
     print(f"same failure: precision {prec:.1%}  recall {rec:.1%}  (tp {tp}, fp {fp_}, fn {fn}, tn {tn})")
     print(f"different bugs with the same signature called the same: {hard_wrong} of {hard}")
     n = len(timings["scan"])
+    def p95(xs: list[float]) -> float:
+        return sorted(xs)[int(0.95 * (len(xs) - 1))]
+
     print(f"cost per log over {n} readings: signature scan median {statistics.median(timings['scan']):.2f} ms "
-          f"(max {max(timings['scan']):.2f}); fingerprint beside it median {statistics.median(timings['fingerprint']):.3f} ms "
-          f"(max {max(timings['fingerprint']):.2f})")
+          f"(p95 {p95(timings['scan']):.2f}, max {max(timings['scan']):.2f}); fingerprint beside it median "
+          f"{statistics.median(timings['fingerprint']):.3f} ms (p95 {p95(timings['fingerprint']):.2f}, "
+          f"max {max(timings['fingerprint']):.2f})")
     for p, a, b, like in mistakes:
         print(f"- wrong: {Path(p['a']).name} ~ {Path(p['b']).name} labelled {'same' if p['same'] else 'different'}"
               f" ({p.get('why', '')}); {like.level + ': ' + like.why if like else 'no fingerprint'}")
