@@ -157,6 +157,7 @@ def test_text_without_a_failure_has_no_fingerprint():
 
 def test_a_passing_run_has_no_fingerprint_and_a_pruned_one_keeps_its_key_lines():
     assert F.fingerprint_run({"outcome": "pass", "signature": None}) is None
+    assert F.fingerprint_run({"outcome": "hang", "signature": None, "key_lines": []}) is None  # tells nothing apart
     run = {"outcome": "fail", "signature": "gpu.illegal_address", "key_lines": [{"line": 3, "text": "[rank2]: " + IMA}]}
     fp = F.fingerprint_run(run, "")
     assert fp.line == IMA and fp.frames == ()

@@ -340,6 +340,8 @@ def fingerprint_run(run: dict, output: str = "") -> Fingerprint | None:
     if run.get("outcome") in (None, "pass") or not (run.get("signature") or run.get("outcome")):
         return None
     keys = [k.get("text", "") for k in run.get("key_lines") or [] if isinstance(k, dict)]
+    if not run.get("signature") and not any(k.strip() for k in keys):
+        return None  # (a silent failure, a bare hang: nothing that tells it from any other)
     lines = output.splitlines() if output else []
     idx = _find_line(lines, keys[0]) if keys and lines else None
     return build(run.get("signature") or run["outcome"], keys, lines, idx, run.get("evidence") or [])
