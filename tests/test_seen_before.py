@@ -203,17 +203,15 @@ def test_the_regressions_bisect_line_starts_from_the_commit_the_fix_passed_on(cl
     assert g["bisect"].startswith(f"dbglog bisect git --good {head.strip()[:12]} --bad HEAD -- ")
 
 
-def test_an_agent_sees_a_recurring_failure_on_its_first_run_with_the_earlier_fix_named(cli_fast, repro):
-    from test_mcp_server import serve
+def test_an_agent_sees_a_recurring_failure_on_its_first_run_with_the_earlier_fix_named(cli_fast, repro, monkeypatch):
+    from dbglog import mcp_server
 
     first = _first_investigation(cli_fast, repro)
     cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun; fixed in 3f2a9c1", check=0)
     cli_fast(repro, "new", "Agent: serving crash", "--no-env", check=0)
-
-    async def scenario(call, session):
-        return await call("run_repro", cmd=[sys.executable, "crash.py"], timeout=60, attempt="first repro")
-
-    seen = serve(repro, scenario)["seen_before"]
+    monkeypatch.chdir(repro)  # (the MCP tool in this process: its result model is what an agent reads)
+    result = mcp_server.run_repro([sys.executable, "crash.py"], timeout=60, attempt="first repro")
+    seen = result.model_dump()["seen_before"]
     assert seen["investigations"][0]["id"] == first
     assert seen["attempts"][0]["title"] == "Eager mode" and seen["attempts"][0]["outcome"] == "worked"
     assert seen["regression"]["fix_commit"] == "3f2a9c1"
