@@ -216,3 +216,22 @@ def test_an_agent_sees_a_recurring_failure_on_its_first_run_with_the_earlier_fix
     assert seen["attempts"][0]["title"] == "Eager mode" and seen["attempts"][0]["outcome"] == "worked"
     assert seen["regression"]["fix_commit"] == "3f2a9c1"
     assert any("worked: #2 Eager mode" in line for line in seen["lines"])
+
+
+def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, repro):
+    (repro / "note.md").write_text(
+        "# NCCL hang on 8xH100\n\n## Symptom\n\nTraining stalls, then:\n\n```\n[rank3]:[E321 02:07:08.408271257 "
+        "ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, "
+        "OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds "
+        "before timing out.\n```\n\n## Tried\n\n- Set NCCL_P2P_DISABLE=1: worked, no more hangs.\n\n"
+        "## Root cause\n\nACS enabled on the PCIe switch.\n")
+    cli_fast(repro, "import", "note.md", check=0)
+    (repro / "log.txt").write_text(
+        "[rank0]:[E321 03:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=99, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for "
+        "600999 milliseconds before timing out.\n")
+    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+    inv = out["seen_before"]["investigations"][0]
+    assert inv["imported"] and inv["match"] == "exact" and inv["root_cause"].startswith("ACS enabled")
+    assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
+    assert "(imported note)" in out["seen_before"]["lines"][1]

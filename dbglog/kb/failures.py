@@ -375,9 +375,8 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     attempts.sort(key=lambda a: _OUTCOME_ORDER[a["outcome"]])  # (stable: the best investigation's first)
     regression = next((g for r in rows if (g := _regression(
         store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
-    notes = [{"kind": "note", "ref": r["id"], "match": r["match"]} for r in rows if r["imported"]]
-    notes += [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
-              for i, h in quoted.items() if i not in invs]
+    notes = [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
+             for i, h in quoted.items() if i not in invs]  # (an imported note that saw it is listed above, marked)
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
             "regression": regression, "more": max(0, len(invs) - MAX_INVESTIGATIONS)}
@@ -394,7 +393,8 @@ def render(block: dict) -> list[str]:
            + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
     for r in block["investigations"]:
         cause = f"; root cause: {r['root_cause'][:100]}" if r["root_cause"] else ""
-        out.append(f"  {r['id']} \"{r['title'][:60]}\" — {r['status']}{cause} [{r['match']}]")
+        note = " (imported note)" if r["imported"] else ""
+        out.append(f"  {r['id']} \"{r['title'][:60]}\"{note} — {r['status']}{cause} [{r['match']}]")
         for a in block["attempts"]:
             if a["investigation"] == r["id"]:
                 out.append(f"    {a['outcome']}: #{a['number']} {a['title'][:50]}"
