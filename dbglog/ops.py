@@ -596,10 +596,10 @@ def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, h
         _drop_unrecorded(run_dir)
         raise
     out = ReproRun(dicts, rep, repeated=repeat > 1)
-    return _recorded(recs, out, a, cmd, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
+    return _recorded(recs, out, a, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
 
 
-def _recorded(recs, out: ReproRun, a, cmd, inv_ref, text: str, rules, warn: Warn) -> ReproRun:
+def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> ReproRun:
     """After the runs are stored: their fingerprints; with an attempt (``a``) its evidence, advice and
     circuit breaker; then what the knowledge base knows about the failure (issue 27)."""
     import shlex
@@ -612,7 +612,7 @@ def _recorded(recs, out: ReproRun, a, cmd, inv_ref, text: str, rules, warn: Warn
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     if fps:
         out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
-                                      current_inv=out.investigation, cmd=shlex.join(cmd), warn=warn)
+                                      current_inv=out.investigation, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
     return out
 
 
