@@ -135,13 +135,13 @@ def main() -> None:
         real = (ops.index_failures, ops.seen_before)
 
         def with_recall():
-            out = ops.run_repro(recs, cmd, echo=False)
+            out = ops.run_repro(recs, cmd)  # (REPRO_OPTIONS: no live echo)
             assert out.seen_before is not None
 
         def without_recall():
             ops.index_failures, ops.seen_before = (lambda *a, **k: []), (lambda *a, **k: None)
             try:
-                ops.run_repro(recs, cmd, echo=False)
+                ops.run_repro(recs, cmd)  # (REPRO_OPTIONS: no live echo)
             finally:
                 ops.index_failures, ops.seen_before = real
 
