@@ -124,3 +124,13 @@ def test_every_repository_file_the_docs_name_exists():
     missing = sorted({f"{p.relative_to(ROOT)}: {m}" for p, text in texts for m in pattern.findall(text)
                       if not (ROOT / m).exists()})
     assert missing == []
+
+
+def test_the_readme_tour_runs_the_commands_of_docs_tour_sh():
+    """The tour's output is pasted from `bash docs/tour.sh`: the README shows those commands, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```console\n(.*?)```", readme, re.S).group(1)
+    shown = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+    script = (ROOT / "docs" / "tour.sh").read_text(encoding="utf-8")
+    run = re.search(r"<<'TOUR'\n(.*?)\nTOUR\n", script, re.S).group(1).splitlines()
+    assert shown == run and len(run) >= 5
