@@ -4,7 +4,7 @@ communicator line, channel lines that only name ranks and hosts."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 # cuda-gdb run twice, the second time with `set cuda memcheck on` (format of a public report)
 TWO_STOPS = """CUDA Exception: Warp Out-of-range Address

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbglog.run import captures
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 DUMPS = Path(__file__).parent / "fixtures" / "thread_dumps"
 BEFORE = json.loads((DUMPS / "before_split_threads.json").read_text())

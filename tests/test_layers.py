@@ -30,7 +30,8 @@ LAYERS = {
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
-        "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util"},
+        "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
+        "dbglog.diagnose", "dbglog.diagnose.signatures", "dbglog.diagnose.evidence"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]
@@ -135,7 +136,8 @@ def test_the_checker_sees_cycles_and_upward_imports():
 # bisection's edits whenever a workspace opens), named so that no other slips in.
 FOLDERS = {
     "util": set(),
-    "run": {"util"},
+    "run": {"util", "diagnose"},
+    "diagnose": {"util"},
     "kb": {"util", "docreader"},
     "docreader": {"kb", "util"},
     "bisect": {"run", "util", "coop"},

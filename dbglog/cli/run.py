@@ -256,7 +256,7 @@ def signature():
 @json_option
 def signature_list(as_json):
     """All signatures, most causal first."""
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     sigs = sorted(signatures.all_signatures(_config_path()), key=lambda s: -s.rank)
     rows = [{"name": s.name, "rank": s.rank, "outcome": s.outcome, "wrapper": s.wrapper,
@@ -287,7 +287,7 @@ def signature_test(file, as_json):
     m, api = data_out["signature"], data_out["kernel_api"]
 
     def human():
-        from dbglog.run import evidence
+        from dbglog.diagnose import evidence
 
         for w in data_out["warnings"]:
             click.echo(f"warning: {w}", err=True)
@@ -317,7 +317,7 @@ def signature_add(name, pattern, rank, as_json):
     """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
     import re
 
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     try:
         re.compile(pattern)

@@ -62,7 +62,7 @@ from dbglog.run import proctree
 from dbglog.util.errors import DbglogError
 
 if TYPE_CHECKING:  # at run time imported where a hang's stacks are read (_stacks)
-    from dbglog.run import evidence
+    from dbglog.diagnose import evidence
 
 # Device files a GPU worker holds open: ROCm's KFD and render nodes, NVIDIA's device nodes.
 DEVICE_PATTERNS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
@@ -674,7 +674,7 @@ def _frame(f: evidence.Frame) -> str:
 def _stacks(text: str) -> list[tuple[evidence.Thread, list[str]]]:
     """The dump's threads that have frames (read by evidence.split_threads), frames formatted."""
     # imported here, after a hang: every run imports this module, and evidence compiles ~85 patterns
-    from dbglog.run import evidence
+    from dbglog.diagnose import evidence
 
     return [(t, [_frame(f) for f in t.frames]) for t in evidence.split_threads(text, max_frames=None) if t.frames]
 

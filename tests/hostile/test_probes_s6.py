@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from dbglog.run import evidence, signatures
+from dbglog.diagnose import evidence, signatures
 
 
 def _took(f, text: str) -> float:
