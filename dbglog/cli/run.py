@@ -168,7 +168,9 @@ def _run_summary(d: dict) -> str:
     for e in ev:
         if e.get("summary"):
             lines.append(f"  evidence: {e['summary'][:300]}")
-        for f in (e.get("findings") or [])[:4]:
+        # (a parser's first finding is often its summary: printed once; "pid N: " is the summary's own)
+        more = [f for f in e.get("findings") or [] if f != e.get("summary") and f"pid {e.get('pid')}: {f}" != e.get("summary")]
+        for f in more[:4]:
             lines.append(f"    - {f[:200]}")
     if not any(e.get("kind") == "kernel-api" for e in ev):
         for k in d.get("kernel_api") or []:

@@ -40,7 +40,6 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -869,222 +868,9 @@ def _cuda_gdb_warps(text: str) -> dict | None:
     return out
 
 
-# --- thread stacks of a hung process (py-spy dump, gdb thread apply all bt / py-bt, faulthandler) ---
-# One splitter (split_threads) for every reader of these dumps: parse_thread_stacks below and the
-# stuck-process guess in captures.py.
+# --- thread stacks of a hung process: dbglog/diagnose/threads.py (the splitter and the hang verdict)
 
-_TS_SPY = re.compile(r'^Thread (0x[0-9A-Fa-f]+|\d+) \((idle|active[^)]*)\)(?:: "([^"]*)")?\s*$')
-# A Python frame (its file may hold spaces), or a native one (--native: a library, no line).
-_TS_SPY_FRAME = re.compile(r"^\s+(\S.*?) \((?:(.+?):(\d+)|(\S+?))\)\s*$")
-_TS_PROCESS = re.compile(r"^Process (\d+): (.*?)\s*$")
-_TS_GDB = re.compile(r'^Thread (\d+) \(Thread (0x[0-9a-fA-F]+) \(LWP (\d+)\)(?: "([^"]*)")?\):?\s*$')
-# Any other gdb thread header: a core without libthread_db ("Thread 2 (LWP 812):"), "(process N)".
-_TS_GDB_OTHER = re.compile(r"^Thread (\d+) \((?:.*?\(LWP (\d+)\))?")
-# frame #0 of a backtrace printed without a thread header: "#0  0x000014cd955ebdbc in ?? () from /lib64/libcuda.so.1"
-_TS_BT_START = re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?\S")
-_TS_GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)(?: \(.*?\))?(?: (?:at|from) (\S+?))?\s*$")
-_TS_FH = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):")
-# faulthandler ("line N in f") and gdb's py-bt, CPython's traceback form ("line N, in f").
-_TS_PY_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+),? in (.+?)\s*$')
-MAX_FRAMES = 40
-
-
-@dataclass
-class Frame:
-    """One frame as the dump printed it: ``file`` is the full path (or library), ``line`` None where
-    the dump gives none; ``native`` for gdb's ``#N`` frames."""
-
-    function: str
-    file: str | None = None
-    line: str | None = None
-    native: bool = False
-
-
-@dataclass
-class Thread:
-    """One thread of a dump: ``tool`` (py-spy, gdb, faulthandler), the id it printed, its name,
-    py-spy's state (idle, active, active+gil), gdb's LWP, py-spy's process, faulthandler's current
-    thread, the header line as printed and the frames innermost first."""
-
-    tool: str
-    id: str
-    header: str
-    name: str | None = None
-    state: str | None = None
-    lwp: int | None = None
-    process: int | None = None
-    current: bool = False
-    frames: list[Frame] = field(default_factory=list)
-
-
-def split_threads(text: str, max_frames: int | None = MAX_FRAMES) -> list[Thread]:
-    """The threads of a py-spy dump, gdb ``thread apply all bt`` / ``py-bt`` output or faulthandler
-    dump, in the order printed (gdb's py-bt and bt sections each give a thread once; threads without
-    frames kept); lines outside a thread are skipped. At most ``max_frames`` frames per thread."""
-    threads: list[Thread] = []
-    cur: Thread | None = None
-    process = None
-    for line in text.splitlines():
-        if (m := _TS_PROCESS.match(line)) is not None:
-            process = int(m.group(1))
-            continue
-        if (m := _TS_SPY.match(line)) is not None:
-            cur = Thread("py-spy", m.group(1), line.strip(), name=m.group(3), state=m.group(2), process=process)
-        elif (m := _TS_GDB.match(line)) is not None:
-            cur = Thread("gdb", m.group(1), line.strip(), name=m.group(4), lwp=int(m.group(3)))
-        elif (m := _TS_FH.match(line)) is not None:
-            cur = Thread("faulthandler", m.group(2), line.strip(), current=m.group(1) == "Current thread")
-        elif (m := _TS_GDB_OTHER.match(line)) is not None:
-            cur = Thread("gdb", m.group(1), line.strip(), lwp=int(m.group(2)) if m.group(2) else None)
-        elif cur is None and _TS_BT_START.match(line):
-            # a plain ``bt`` (or a paste of one) has no thread header: its frames are gdb's current thread
-            cur = Thread("gdb", "bt", "bt", name="current")
-            cur.frames.append(_ts_frame(line, "gdb"))
-        else:
-            if cur is not None and (max_frames is None or len(cur.frames) < max_frames):
-                f = _ts_frame(line, cur.tool)
-                if f is not None:
-                    cur.frames.append(f)
-            continue
-        threads.append(cur)
-    return threads
-
-
-def _ts_frame(line: str, tool: str) -> Frame | None:
-    if (f := _TS_PY_FRAME.match(line)) is not None:
-        return Frame(f.group(3), f.group(1), f.group(2))
-    if line.lstrip().startswith("#"):
-        if (f := _TS_GDB_FRAME.match(line.strip())) is not None:
-            return Frame(f.group(2).strip(), f.group(3), None, native=True)
-        return None
-    # py-spy's frame form is loose enough to match other text: only under a py-spy thread.
-    if tool == "py-spy" and (f := _TS_SPY_FRAME.match(line)) is not None:
-        return Frame(f.group(1), f.group(2) or f.group(4), f.group(3))
-    return None
-
-
-# What a blocked thread waits for, by the frames it sits in (innermost match wins).
-_TS_WAITS = (
-    ("collective", re.compile(r"nccl|rccl|ProcessGroupNCCL|c10d::|all_reduce|all_gather|reduce_scatter|all_to_all|"
-                              r"broadcast|barrier|allreduce|allgather|_coalescing|\bwait \(distributed")),
-    ("gpu-sync", re.compile(r"(?:cuda|hip|cu)(?:Stream|Device|Event|Ctx)Synchroni[sz]e|cudaMemcpy\b|hipMemcpy\b|"
-                            r"cuMemcpyDtoH|_local_scalar_dense|^item$|^synchronize$|^tolist$|^cpu$")),
-    ("gil", re.compile(r"take_gil|PyEval_RestoreThread|PyGILState_Ensure|PyEval_AcquireThread")),
-    ("lock", re.compile(r"^acquire$|pthread_mutex_lock|__lll_lock_wait|_wait_for_tstate_lock|^join$")),
-    ("queue", re.compile(r"^get$|_recv_bytes|^recv_bytes$|_poll$|^poll$|^select$|^accept$|^recv$")),
-    ("sleep", re.compile(r"^sleep$|nanosleep|clock_nanosleep")),
-)
-# Helper threads every NCCL / torch process has; their waiting is normal, never the hang's cause.
-_TS_BACKGROUND = re.compile(r"ncclProxy|ncclIbAsyncThread|ibv_get_async_event|ncclCommWatchdog|heartbeatMonitor|"
-                            r"watchdogHandler|ncclAsyncJob|_pin_memory_loop|_handle_results|event_file_writer|"
-                            r"_monitor_thread|_bootstrap_inner")
-# ... and by the name the CUDA driver or torch gives the thread (gdb and py-spy print it)
-_TS_BACKGROUND_NAME = re.compile(r"cuda(?:\d{8,}|-EvtHandlr)|pt_nccl_(?:watchdg|heartbt)|pt_autograd_\d|pt_elastic")
-_TS_IDLE = re.compile(r"futex|pthread_cond_\w*wait|__GI___poll|epoll_wait|__select|sem_wait|nanosleep|^read$|"
-                      r"__libc_read|^wait$|syscall$|^clone\d*$|start_thread")
-
-
-_TS_ANY_SPY = re.compile(r'\nThread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)')
-_TS_ANY_GDB = re.compile(r"\nThread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)")
-# a header-less backtrace: frame #0 and frame #1 in gdb's form on consecutive lines
-_TS_ANY_BT = re.compile(r"\n#0\s+(?:0x[0-9a-fA-F]+ in )?\S[^\n]*\n#1\s+(?:0x[0-9a-fA-F]+ in )?\S")
-_TS_ANY_FH = re.compile(r"\n(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
-
-
-def _ts_wait(frames: list[dict]) -> tuple[str | None, str | None]:
-    """(what the thread waits for, the frame that says so): the most specific kind any frame names
-    (a collective over a GPU sync over the GIL ...; a poll under cuStreamSynchronize is the sync)."""
-    for kind, rx in _TS_WAITS:
-        for f in frames:
-            if rx.search(f["function"]) or (kind == "collective" and rx.search(f.get("file") or "")):
-                return kind, f["function"]
-    return None, None
-
-
-def _ts_where(frames: list[dict]) -> str | None:
-    """The innermost frame that is the program's own code, not a libc/runtime wait primitive."""
-    for f in frames:
-        # "??" (gdb without symbols) names no code: the first named frame above it says more
-        if f["function"] != "??" and not _TS_IDLE.search(f["function"]):
-            return f["function"] + (f" ({f['file']}{':' + f['line'] if f.get('line') else ''})" if f.get("file") else "")
-    return None
-
-
-def _ts_thread(t: Thread) -> dict:
-    """A thread as the evidence record stores it (the keys each tool's dump gives)."""
-    if t.tool == "py-spy":
-        out = {"thread": t.id, "name": t.name, "state": t.state, "frames": [], "process": t.process}
-    elif t.tool == "gdb":
-        out = {"thread": t.id, "lwp": t.lwp, "name": t.name, "frames": []}
-    else:
-        out = {"thread": t.id, "name": "current" if t.current else None, "frames": []}
-    for f in t.frames:
-        file = os.path.basename(f.file or "")
-        prev = out["frames"][-1] if out["frames"] else None
-        if f.function == "??" and prev and prev["function"] == "??" and prev["file"] == (file or None):
-            # a run of symbol-less frames in one library (libcuda) is one frame, counted: the named frames
-            # above it (cudaStreamSynchronize <- ncclCommAbort) are what the 12 kept frames should show
-            prev["repeat"] = prev.get("repeat", 1) + 1
-            continue
-        out["frames"].append({"function": f.function, "file": file or None} if f.native
-                             else {"function": f.function, "file": file, "line": f.line})
-    return out
-
-
-def parse_thread_stacks(text: str | bytes) -> dict | None:
-    """Thread stacks of a process that hangs — ``py-spy dump`` (state, thread name, Python frames),
-    gdb ``thread apply all bt`` (native frames) and a faulthandler dump: per thread its innermost
-    frames, the frame it is stuck in and what it waits for (a collective, a GPU sync, the GIL, a
-    lock, a queue, a sleep); the main thread first, the threads grouped by what they wait for."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    # Literal-led searches (the regex engine skips to the literal; a "^" under re.M would not).
-    t = "\n" + text
-    if not (("(idle)" in text or "(active" in text) and _TS_ANY_SPY.search(t)
-            or " (LWP " in text and _TS_ANY_GDB.search(t)
-            or "(most recent call first):" in text and _TS_ANY_FH.search(t)
-            or "\n#0 " in t and _TS_ANY_BT.search(t)):
-        return None
-    split = split_threads(text)
-    tool = split[0].tool if split else None
-    threads = [_ts_thread(t) for t in split]
-    if not threads:
-        return None
-    for t in threads:
-        if any(_TS_BACKGROUND.search(f["function"]) for f in t["frames"]) or _TS_BACKGROUND_NAME.match(t.get("name") or ""):
-            t["wait"], t["wait_frame"] = "background", None
-        else:
-            t["wait"], t["wait_frame"] = _ts_wait(t["frames"])
-        t["stuck_in"] = _ts_where(t["frames"])
-        t["frames"] = t["frames"][:12]
-
-    def is_main(t: dict) -> bool:
-        return t.get("name") in ("MainThread", "current") or (tool == "gdb" and t["thread"] == "1")
-
-    # the main thread first, then threads doing the program's own work, NCCL/torch helpers last
-    threads.sort(key=lambda t: (not is_main(t), t["wait"] == "background", not t["frames"]))
-    main = threads[0]
-    label = {"py-spy": "py-spy", "gdb": "gdb", "faulthandler": "faulthandler"}[tool or "py-spy"]
-    who = ("the backtrace's thread" if main["thread"] == "bt" else f"thread {main['thread']}") \
-        + (f" \"{main['name']}\"" if main.get("name") not in (None, "current") else "") \
-        + (f" ({main['state']})" if main.get("state") else "")
-    where = main["stuck_in"] or (main["frames"][0]["function"] if main["frames"] else None)
-    waits = {"background": "work (a NCCL/torch helper thread, normal while idle)","collective": "a collective (NCCL/RCCL)", "gpu-sync": "the GPU (a synchronize or device-to-host copy)",
-             "gil": "the GIL", "lock": "a lock", "queue": "a queue or socket", "sleep": "a sleep"}
-    summary = f"{label}: {len(threads)} thread(s); {who} " + (f"is in {where}" if where else "shows no frame") \
-        + (f", waiting for {waits[main['wait']]}" + (f" ({main['wait_frame']})" if main.get("wait_frame") else "")
-           if main.get("wait") else "") \
-        + ("; no main thread in the dump" if not is_main(main) and main.get("wait") == "background" else "")
-    groups: dict[str, list[str]] = {}
-    for t in threads:
-        if t.get("wait"):
-            groups.setdefault(t["wait"], []).append(str(t["thread"]))
-    groups = dict(sorted(groups.items(), key=lambda kv: kv[0] == "background"))
-    findings = [summary] + [f"{len(ids)} thread(s) waiting for {waits[k]}: {', '.join(ids[:8])}"
-                            for k, ids in groups.items()]
-    return {"kind": "thread-stacks", "tool": tool, "threads": threads[:64], "count": len(threads),
-            "main": {k: main.get(k) for k in ("thread", "name", "state", "stuck_in", "wait", "wait_frame")},
-            "summary": summary, "findings": findings}
+from dbglog.diagnose.threads import MAX_FRAMES, Frame, Thread, parse_thread_stacks, split_threads  # noqa: E402,F401
 
 
 # --- node health: nvidia-smi -q, kernel log (dmesg) ------------------------------------------
@@ -2352,10 +2138,25 @@ def may_hold_dump(data: str | bytes) -> bool:
     return any(m in data for m in _DUMP_MARKERS)
 
 
+# A hang capture's file names the process it was taken of: hang/py-spy.1234.txt, faulthandler.1234.txt
+_CAPTURE_PID = re.compile(r"(?:^|[/\\])[\w-]+\.(\d+)\.txt$")
+
+
+def _parse_one(kind: str, fn: Callable, text: str, src: str, save_dirs, ops, roots) -> dict | None:
+    try:
+        if kind == "rocm-debug-agent":
+            return fn(text, save_dirs=save_dirs, ops=ops)
+        return fn(text, roots=roots) if kind == "thread-stacks" else fn(text)
+    except Exception as exc:  # a parser must never cost the run its record
+        return {"kind": "error", "summary": f"evidence parser failed on {src}: {exc!r}"}
+
+
 def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs: Iterable[str | Path] = (),
             config_path: str | Path | None = None, run_tools: bool = True, tool_timeout: float = 120.0,
-            path: str | None = None, cwd: str | None = None) -> list[dict]:
-    """All evidence in a run's output and in the capture files it produced, most specific first."""
+            path: str | None = None, cwd: str | None = None, roots: Sequence[str] = ()) -> list[dict]:
+    """All evidence in a run's output and in the capture files it produced, most specific first.
+    ``roots``: where relative source paths in thread dumps are read (the run's working directory).
+    Evidence from one process's capture file carries its ``pid`` and says it first in its summary."""
     if not may_hold_dump(output):
         output = ""  # nothing to read: do not decode megabytes of ordinary output
     if isinstance(output, (bytes, bytearray)):
@@ -2370,18 +2171,20 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
     found: list[dict] = []
     cores: list[str] = []
     for src, text in texts:
+        pid = _CAPTURE_PID.search(src) if src != "output" else None
         for kind, _, fn in PARSERS:
             if kind == "nccl-flight-recorder" and src != "output":
                 continue
-            try:
-                e = fn(text, save_dirs=save_dirs, ops=ops) if kind == "rocm-debug-agent" else fn(text)
-            except Exception as exc:  # a parser must never cost the run its record
-                e = {"kind": "error", "summary": f"evidence parser failed on {src}: {exc!r}"}
+            e = _parse_one(kind, fn, text, src, save_dirs, ops, tuple(roots))
             if e:
                 # "source" is the parser's file:line where it has one (cuda-gdb, compute-sanitizer), else
                 # the origin, as before; "origin" is always the output or capture file the text came from
                 e["origin"] = src
                 e.setdefault("source", src)
+                if pid and "pid" not in e:
+                    e["pid"] = int(pid.group(1))
+                    if e.get("summary"):
+                        e["summary"] = f"pid {e['pid']}: {e['summary']}"
                 found.append(e)
                 if e["kind"] == "cuda-coredump":
                     cores.extend(e.get("files") or [])

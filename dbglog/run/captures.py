@@ -276,7 +276,21 @@ def _py_spy(ctx: Context) -> list[dict]:
     pys = [p for p in procs if is_python(p)]
     if not pys:
         return [{"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"}]
-    return [ctx.tool("py-spy", p, [exe, "dump", "--pid", str(p.pid)], note=note) for p in pys]
+    out = []
+    for p in pys:  # full file names: the hang verdict reads the source line a blocked thread sits on
+        c = ctx.tool("py-spy", p, [exe, "dump", "--full-filenames", "--pid", str(p.pid)], note=note)
+        if c["status"] == "failed" and "full-filenames" in _head(c["path"]):  # a py-spy older than the flag
+            c = ctx.tool("py-spy", p, [exe, "dump", "--pid", str(p.pid)], note=note)
+        out.append(c)
+    return out
+
+
+def _head(path: str | None) -> str:
+    try:
+        with open(path or "", errors="replace") as f:
+            return f.read(2000)
+    except OSError:
+        return ""
 
 
 SITECUSTOMIZE = '''\
@@ -729,15 +743,11 @@ def _where(frame: str) -> str:
     return re.sub(r":\d+\)$", ")", frame)
 
 
-# A thread's header in a faulthandler dump (all_threads=True; "Stack" without it).
-_FH_HEAD = re.compile(r"^(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ |Stack )\(most recent call first\):$", re.M)
-
-
 def fh_dumps(text: str) -> list[str]:
-    """The dumps in a faulthandler file, split by their shape: inside one dump a blank line comes
-    before each further thread's header; a new dump's header follows the last frame line directly."""
-    starts = [m.start() for m in _FH_HEAD.finditer(text) if m.start() == 0 or text[m.start() - 2:m.start()] != "\n\n"]
-    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    """The dumps in a faulthandler file (dbglog.diagnose.threads.fh_dumps)."""
+    from dbglog.diagnose import threads
+
+    return threads.fh_dumps(text)
 
 
 def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
@@ -788,6 +798,7 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
         return None
     stacks: dict[int, tuple[str, list[str]]] = {}  # pid -> (source path, frames)
     moved: dict[int, bool] = {}
+    blocked: dict[int, str] = {}  # pid -> why its suspect thread is one
     for c in caps:
         path, name = c.get("path"), c.get("name", "")
         if not path or ":" not in name or c.get("status") != "ok":
@@ -806,6 +817,9 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
                 frames = main_frames(Path(path).read_text(errors="replace"))
             except OSError:
                 frames = []
+        suspect = _suspect(path, pid)
+        if suspect:  # a thread blocked in the program's code is the stuck spot, not an idle main loop
+            frames, blocked[pid] = suspect
         # Python frames say more than C frames of the interpreter: keep the first source with them.
         if frames and (pid not in stacks or (not any(".py" in f for f in stacks[pid][1])
                                             and any(".py" in f for f in frames))):
@@ -846,6 +860,9 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
         elif pid == busiest:
             score += 1
             why.append(f"busiest on CPU ({cpu[pid]:.0%})")
+        if pid in blocked:
+            score += 2
+            why.append(blocked[pid])
         if pid in serving:
             score += 1
             why.append(f"a client waits on it (accepted connection on port {serving[pid]})")
@@ -863,6 +880,25 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     # already another capture's.
     return {"name": "stuck", "status": "ok", "path": None, "source": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
             "frames": frames[:8], "reason": "guess: " + "; ".join(why), "note": None}
+
+
+def _suspect(path: str, pid: int) -> tuple[list[str], str] | None:
+    """The frames of the dump's first suspect thread (dbglog.diagnose.threads) and why."""
+    from dbglog.diagnose import threads
+
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+    try:  # relative source paths (python ../x.py) are the process's own: read them from its cwd
+        roots: tuple[str, ...] = (os.readlink(f"/proc/{pid}/cwd"),)
+    except OSError:
+        roots = ()
+    found = threads.first_suspect(text, roots=roots)
+    if not found:
+        return None
+    t, why = found
+    return [_frame(f) for f in t.frames], why
 
 
 def pick_stuck(caps: Sequence[dict]) -> dict | None:

@@ -1034,7 +1034,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
             else:
                 env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
                 found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
-                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir), roots=(result.cwd or ".",),
                                       run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
             found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
     except Exception as e:  # evidence must never cost the run its record
