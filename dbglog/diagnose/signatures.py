@@ -746,7 +746,9 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"(?:Callback: Queue (\S+) |callbackQueue )[Aa]borting with error : (HSA_STATUS_\w+)([^\n]*)",
          "borting with error : HSA_STATUS_"),
         (r"Queue error \((HSA_STATUS_\w+): ([^\n]*)\)", "Queue error (HSA_STATUS_"),
-        (r"STATUS_CHECK Error: (HSA_STATUS_\w+) \((0x[0-9a-fA-F]+)\)", "STATUS_CHECK Error: HSA_STATUS_")], 79),
+        (r"STATUS_CHECK Error: (HSA_STATUS_\w+) \((0x[0-9a-fA-F]+)\)", "STATUS_CHECK Error: HSA_STATUS_"),
+        # older and newer runtimes' other abort wordings: a queue or an abort, then the status code
+        (r"(?i:abort|queue)[^\n]{0,120}?\b(HSA_STATUS_ERROR_[A-Z_]+)([^\n]*)", "HSA_STATUS_ERROR_")], 79),
     # rocm-debug-agent (and rocgdb) wave dumps: the wave's stop reason is the precise cause; the
     # "Queue error"/"Aborted" around it are consequences.
     _S("rocm.wave_stop",
@@ -1047,6 +1049,36 @@ BUILTIN: tuple[Signature, ...] = (
                              ("nan", "NaN"))], 27),  # few needles: each is a pass over a big log
     _S("numeric.nan_stats", [(r"^[ \t]*(?:min=\S+ max=\S+ mean=\S+ )?nan_count=([1-9]\d*)", "nan_count="),
                              (r"\binf_count=([1-9]\d*)", "inf_count=")], 28),
+    # A framework's own error on a non-finite loss or gradient (detectron2's trainer, torch's
+    # clip_grad_norm_(error_if_nonfinite=True), a loop's check): above the exception it is raised as.
+    _S("numeric.nonfinite_loss",
+       [(r"Loss became infinite or NaN at iteration=(\d+)", "became infinite or NaN"),
+        (r"total norm of order [\d.a-z]+ for gradients from parameters is non-finite", "is non-finite"),
+        (r"(?:FloatingPointError|ValueError|RuntimeError|AssertionError|ArithmeticError): [^\n]*?\b(?i:loss)\b[^\n]*?"
+         r"(?:\b(?i:nan|inf)\b|(?i:infinite|non-finite|not finite))",
+         ("FloatingPointError: ", "ValueError: ", "RuntimeError: ", "AssertionError: ", "ArithmeticError: "))], 55,
+       description="the loss or the gradients became NaN/inf and the framework stopped the run"),
+    # numpy.seterr(..='raise'), jax_debug_nans: the operation that produced the NaN/inf raised.
+    _S("numeric.floating_point", [(r"\bFloatingPointError: ([^\n]*)", "FloatingPointError: ")], 52),
+    # Compiler codegen (ptxas, Triton's PTX step, LLVM's register allocator): the build of a kernel
+    # failed, not its run. The register-allocation line is the cause; "aborted due to errors" follows it.
+    _S("compile.register_allocation",
+       [(r"Register allocation failed with register count of '(\d+)'", "Register allocation failed"),
+        (r"ran out of registers during register allocation", "ran out of registers")], 77),
+    _S("compile.ptxas",
+       [(r"ptxas (?:error|fatal)\s*: (?!Ptx assembly aborted)([^\n]*)", ("ptxas error", "ptxas fatal")),
+        (r"ptxas fatal\s*: Ptx assembly aborted due to errors", "Ptx assembly aborted")], 76),
+    _S("triton.ptx_codegen",
+       [(r"Internal Triton PTX codegen error", "Internal Triton PTX codegen error"),
+        (r"PTXASError: ([^\n]*)", "PTXASError: ")], 74),
+    # A hang in a collective, read from a thread dump (py-spy, faulthandler) of ranks inside
+    # torch.distributed's collectives: the dump itself is the evidence of the hang.
+    _S("nccl.collective_hang",
+       [(r"^\s+(all_reduce|allreduce|barrier|all_gather\w*|reduce_scatter\w*|broadcast|all_to_all\w*|"
+         r"reduce|gather|scatter|send|recv|wait) \([^()\n]*distributed_c10d\.py:\d+\)", "distributed_c10d.py:"),
+        (r'File "[^"\n]*distributed_c10d\.py", line \d+,? in (all_reduce|allreduce|barrier|all_gather\w*|'
+         r"reduce_scatter\w*|broadcast|all_to_all\w*|reduce|gather|scatter|send|recv|wait)\b", "distributed_c10d.py\"")],
+       60, "hang"),
 )
 del _S
 assert all(len(sig.needles) == len(sig.patterns) for sig in BUILTIN)
@@ -1694,10 +1726,47 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     if paused:
         gc.disable()
     try:
-        return _classify(text, signatures, max_key_lines, warnings, budget)
+        m = _classify(text, signatures, max_key_lines, warnings, budget)
+        if m is None or m.rank < _UNWRAP_BELOW:
+            joined = unwrap(text)
+            if joined is not None:  # a terminal cut the lines: read them joined back
+                j = _classify(joined[0], signatures, max_key_lines, None, budget)
+                if j is not None and (m is None or j.rank > m.rank):
+                    j.warnings.append(f"read with the lines wrapped at {joined[1]} columns joined back")
+                    return j
+        return m
     finally:
         if paused:
             gc.enable()
+
+
+_UNWRAP_BELOW = 40  # a wrapper, hint or summary only: the cause may be in a wrapped line
+_UNWRAP_MAX = 32 << 20  # bytes; a log this big was written to a file, not copied from a terminal
+_UNWRAP_MIN_WIDTH = 60
+
+
+def unwrap(text: str | bytes) -> tuple[bytes, int] | None:
+    """The text with terminal-wrapped lines joined back, and the width, when it looks wrapped: no
+    line is longer than a width W (>= 60) and at least two lines are exactly W long (each such line
+    continues on the next). None otherwise."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX:
+        return None
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    lengths = [len(x.decode("utf-8", "replace")) for x in lines]
+    width = max(lengths, default=0)
+    if width < _UNWRAP_MIN_WIDTH or lengths.count(width) < 2:
+        return None
+    out: list[bytes] = []
+    carry = b""
+    for line, n in zip(lines, lengths):
+        carry += line
+        if n != width:
+            out.append(carry)
+            carry = b""
+    if carry:
+        out.append(carry)
+    return b"\n".join(out), width
 
 
 # NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
