@@ -228,6 +228,9 @@ def _wave_kernel(lines: list[str], i: int) -> tuple[str | None, str | None, str 
     return kernel, (st.group(1) if st else None), (st.group(2) if st else None), j
 
 
+_RACE_VICTIM_REASONS = {"MEMORY_VIOLATION", "ADDRESS_ERROR", "APERTURE_VIOLATION", "ILLEGAL_INSTRUCTION"}
+
+
 def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = (),
                       ops: Sequence[tuple[str, str]] = ()) -> dict | None:
     """Facts from a rocm-debug-agent wave dump; None if the text has none."""
@@ -349,6 +352,12 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
            "code_object_file": top.get("code_object_file"), "op": top.get("op"),
            "truncated": not any(d.get("pc") for d in disasms) and bool(disasms)}
     out["summary"] = _agent_summary(out)
+    if any(set((w.get("reason") or "").split("|")) & _RACE_VICTIM_REASONS for w in waves):
+        # the seeds' caution on this path: another wave may have corrupted what this one read
+        out["caution"] = ("the faulting PC may belong to the victim of a race, not its cause: another wave or "
+                          "kernel may have written the address or index this one used; check with racecheck-style "
+                          "tools or serialise kernels (AMD_SERIALIZE_KERNEL=3) before trusting the line")
+        out.setdefault("findings", []).append("caution: " + out["caution"])
     return out
 
 
@@ -413,62 +422,110 @@ _FRAME = re.compile(r"^(?:(0x[0-9a-fA-F]+) in )?([^\s(][^(]*?) \([^)]*\)(?: at (
 _FULL_FENCE = "B|Aa|Ra"
 
 
+# rocgdb's `info queues` rows without the Size column (a rocgdb that prints none): read without sizes.
+_QUEUE_ROW_NO_SIZE = re.compile(r"^\s*(\*)?\s*(\d+)\s+AMDGPU Queue (\d+):(\d+) \(QID (\d+)\)\s+(\S+(?: \([^)]*\))?)\s+"
+                                r"(\d+)\s+(\d+)\s+(0x[0-9a-fA-F]+)")
+_ANY_ROW = re.compile(r"^\s*\*?\s*\d+\s+AMDGPU (Queue|Dispatch|Agent|Wave) ")
+# `thread apply all info line *$pc`: each wave's PC as a source line
+_THREAD_HEAD = re.compile(r"^Thread (\d+) \((AMDGPU Wave [^)]*\)[^)]*)\)")
+_INFO_LINE = re.compile(r'^Line (\d+) of "([^"]+)" (?:starts at|is at) address (0x[0-9a-fA-F]+)')
+
+
+def _rocgdb_row(line: str, rows: dict) -> bool:
+    """One row of info agents / dispatches / queues / threads into ``rows``; False if not one."""
+    if (m := _DISPATCH_ROW.match(line)) is not None:
+        rows["dispatches"].append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
+                                   "dispatch": int(m.group(5)), "pkid": int(m.group(6)),
+                                   "grid": m.group(7).replace(" ", ""), "workgroup": m.group(8).replace(" ", ""),
+                                   "fence": m.group(9), "kernel": m.group(10)})
+    elif (m := _QUEUE_ROW.match(line) or _QUEUE_ROW_NO_SIZE.match(line)) is not None:
+        sized = m.re is _QUEUE_ROW
+        read, write = int(m.group(7)), int(m.group(8))
+        rows["queues"].append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
+                               "qid": int(m.group(5)), "type": m.group(6), "read": read, "write": write,
+                               "pending": write - read, "size": int(m.group(9)) if sized else None,
+                               "address": m.group(10) if sized else m.group(9)})
+        if not sized:
+            rows["unread"].add("info queues: table without a Size column, read without sizes")
+    elif (m := _AGENT_ROW.match(line)) is not None:
+        rows["agents"].append({"id": int(m.group(2)), "state": m.group(3), "gpuid": int(m.group(4)),
+                               "arch": m.group(5), "name": m.group(6)})
+    elif (m := _WAVE_ROW.match(line)) is not None:
+        f = _FRAME.match(m.group(11))
+        rows["waves"].append({"thread": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
+                              "dispatch": int(m.group(5)), "wave": int(m.group(6)),
+                              "workgroup": f"({m.group(7)},{m.group(8)},{m.group(9)})",
+                              "kernel": f.group(2).strip() if f else m.group(11),
+                              "pc": (f.group(1) or "").lower() or None, "at": f.group(3) if f else None})
+    else:
+        return False
+    return True
+
+
+def _rocgdb_rows(text: str) -> dict:
+    """The rows rocgdb printed, the rows in a layout not read (said, never dropped silently) and
+    each wave thread's source line from ``info line *$pc``."""
+    rows: dict = {"agents": [], "dispatches": [], "queues": [], "waves": [], "unread": set(), "lines": {}}
+    thread = None
+    for line in text.splitlines():
+        if _rocgdb_row(line, rows):
+            continue
+        if (m := _ANY_ROW.match(line)) is not None:
+            what = {"Queue": "info queues", "Dispatch": "info dispatches", "Agent": "info agents",
+                    "Wave": "info threads"}[m.group(1)]
+            rows["unread"].add(f"{what}: a row in a layout not recognised, not read ({line.strip()[:80]})")
+        elif (m := _THREAD_HEAD.match(line)) is not None:
+            thread = int(m.group(1))
+        elif thread is not None and (m := _INFO_LINE.match(line)) is not None:
+            rows["lines"][thread] = f"{m.group(2)}:{m.group(1)}"
+    for w in rows["waves"]:
+        if w["thread"] in rows["lines"]:
+            w["line"] = rows["lines"][w["thread"]]
+    return rows
+
+
 def parse_rocgdb(text: str | bytes) -> dict | None:
-    """Facts from rocgdb batch output (info agents / dispatches / queues / threads)."""
+    """Facts from rocgdb batch output (info agents / dispatches / queues / threads, and the waves'
+    source lines from ``thread apply all info line *$pc``)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
     if "AMDGPU " not in text and "No dispatches" not in text and "No queues" not in text:
         return None
-    agents, dispatches, queues, waves = [], [], [], []
-    for line in text.splitlines():
-        m = _DISPATCH_ROW.match(line)
-        if m:
-            dispatches.append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
-                               "dispatch": int(m.group(5)), "pkid": int(m.group(6)),
-                               "grid": m.group(7).replace(" ", ""), "workgroup": m.group(8).replace(" ", ""),
-                               "fence": m.group(9), "kernel": m.group(10)})
-            continue
-        m = _QUEUE_ROW.match(line)
-        if m:
-            read, write = int(m.group(7)), int(m.group(8))
-            queues.append({"id": int(m.group(2)), "agent": int(m.group(3)), "queue": int(m.group(4)),
-                           "qid": int(m.group(5)), "type": m.group(6), "read": read, "write": write,
-                           "pending": write - read, "size": int(m.group(9)), "address": m.group(10)})
-            continue
-        m = _AGENT_ROW.match(line)
-        if m:
-            agents.append({"id": int(m.group(2)), "state": m.group(3), "gpuid": int(m.group(4)),
-                           "arch": m.group(5), "name": m.group(6)})
-            continue
-        m = _WAVE_ROW.match(line)
-        if m:
-            frame = m.group(11)
-            f = _FRAME.match(frame)
-            waves.append({"agent": int(m.group(3)), "queue": int(m.group(4)), "dispatch": int(m.group(5)),
-                          "wave": int(m.group(6)), "workgroup": f"({m.group(7)},{m.group(8)},{m.group(9)})",
-                          "kernel": f.group(2).strip() if f else frame, "pc": (f.group(1) or "").lower() or None,
-                          "at": f.group(3) if f else None})
+    rows = _rocgdb_rows(text)
+    agents, dispatches, queues, waves = rows["agents"], rows["dispatches"], rows["queues"], rows["waves"]
     assert_m = _ROCGDB_ASSERT.search(text)
-    if not (agents or dispatches or queues or waves or (assert_m and "AMDGPU Wave" in text)):
+    if not (agents or dispatches or queues or waves or rows["unread"] or (assert_m and "AMDGPU Wave" in text)):
         if "No dispatches are currently active" in text or "No queues are currently active" in text:
             return {"kind": "rocgdb", "agents": [], "dispatches": [], "queues": [], "waves": [], "findings": [
                 "rocgdb saw no queues/dispatches: the process has no GPU work, or rocm-debug-agent (HSA_TOOLS_LIB) "
                 "holds the debugger hook; attach to a worker, without the agent"], "summary": "rocgdb: no dispatches"}
         return None
-    stalled = [q for q in queues if q["pending"] > 0]
-    # Waves grouped by kernel and where they stand.
+    return _rocgdb_verdict(rows, assert_m)
+
+
+def _wave_groups(waves: list[dict]) -> list[dict]:
+    """Waves grouped by kernel and where they stand (PC, frame, source line)."""
     groups: dict[tuple, dict] = {}
     for w in waves:
         key = (w["kernel"], w["pc"] or w["at"])
         g = groups.setdefault(key, {"kernel": w["kernel"], "pc": w["pc"], "at": w["at"], "waves": 0,
                                     "dispatches": set()})
+        if w.get("line"):
+            g["line"] = w["line"]
         g["waves"] += 1
         g["dispatches"].add((w["agent"], w["queue"], w["dispatch"]))
-    wave_groups = []
+    out = []
     for g in sorted(groups.values(), key=lambda g: -g["waves"]):
         g["dispatches"] = sorted(f"{a}:{q}:{d}" for a, q, d in g["dispatches"])
-        wave_groups.append(g)
-    findings = []
+        out.append(g)
+    return out
+
+
+def _rocgdb_verdict(rows: dict, assert_m) -> dict:
+    agents, dispatches, queues, waves = rows["agents"], rows["dispatches"], rows["queues"], rows["waves"]
+    stalled = [q for q in queues if q["pending"] > 0]
+    wave_groups = _wave_groups(waves)
+    findings = sorted(rows["unread"])  # said first: a table not read is not an empty one
     per_kernel: dict[str, list[dict]] = {}
     for g in wave_groups:
         per_kernel.setdefault(g["kernel"], []).append(g)
@@ -476,6 +533,8 @@ def parse_rocgdb(text: str | bytes) -> dict | None:
         n = sum(g["waves"] for g in gs)
         if len(gs) == 1 and n >= 2:
             where = gs[0]["pc"] or gs[0]["at"]
+            if gs[0].get("line"):
+                where += f", {gs[0]['line']}"
             findings.append(f"all {n} waves of {short_kernel(k)} at one PC ({where}): a barrier or spin wait "
                             "(waiting for something that never arrives)")
     cleans = [d for d in dispatches if re.search(r"_clean\b|_clean[^A-Za-z]|_clean$", d["kernel"])]
@@ -490,7 +549,8 @@ def parse_rocgdb(text: str | bytes) -> dict | None:
         findings.append(f"queue {q['agent']}:{q['queue']} (QID {q['qid']}) has {q['pending']} packet(s) pending "
                         f"(write {q['write']} > read {q['read']})")
     out = {"kind": "rocgdb", "agents": agents, "dispatches": dispatches, "queues": queues, "stalled_queues": stalled,
-           "wave_groups": wave_groups[:20], "waves": len(waves), "findings": findings}
+           "wave_groups": wave_groups[:20], "waves": len(waves), "findings": findings,
+           "unread": sorted(rows["unread"])}
     if assert_m:
         out["assert"] = {"condition": assert_m.group(1), "file": assert_m.group(2), "line": int(assert_m.group(3))}
         findings.insert(0, f"device-side assert `{assert_m.group(1)}` failed at {assert_m.group(2)}:{assert_m.group(3)}")
@@ -1554,6 +1614,26 @@ def _run_tool(argv: list[str], timeout: float, cwd: str | None = None) -> tuple[
     return p.returncode, p.stdout + p.stderr
 
 
+def _core_without_errorpc(out: dict, g: dict, core: str, text: str) -> dict:
+    """A core dump with no exception (a hang dump the user triggered): no $errorpc, but cuda-gdb's
+    focus frame still names the kernel and, with line info, where it stands."""
+    if g.get("kernel"):
+        kernel = demangle([g["kernel"]]).get(g["kernel"], g["kernel"])  # exact case: c++filt reads it
+        out["kernel"] = kernel
+        out["status"] = "stopped"
+        where = g.get("source")
+        if where and g.get("inlined_from"):
+            where += f" (inlined at {g['inlined_from']})"
+        out["summary"] = (f"CUDA core dump {core} (no exception: a hang dump): kernel {short_kernel(kernel)} is stuck "
+                          + (f"at {where}" if where else f"at pc {g.get('pc') or '?'} (no line info: rebuild with -lineinfo)")
+                          + (f"; focus sm {g['focus'].get('sm')} warp {g['focus'].get('warp')}" if g.get("focus") else ""))
+        return out
+    out["status"] = "no-errorpc"
+    out["summary"] = (f"CUDA core dump {core}: cuda-gdb gave no faulting PC/symbol "
+                      f"({(text.strip().splitlines() or ['no output'])[-1][:160]})")
+    return out
+
+
 def cuda_core_chain(core: str | Path, *, timeout: float = 120.0, path: str | None = None,
                     cwd: str | None = None) -> dict:
     """Automate vLLM's core-dump post: target cudacore -> info symbol $errorpc -> nvdisasm -gi (and
@@ -1573,10 +1653,7 @@ def cuda_core_chain(core: str | Path, *, timeout: float = 120.0, path: str | Non
     g = parse_cuda_gdb(text) or {}
     out.update({k: g[k] for k in ("exception", "errorpc", "kernel", "focus", "source", "symbol", "meaning") if k in g})
     if not g.get("errorpc") or not g.get("symbol"):
-        out["status"] = "no-errorpc"
-        out["summary"] = (f"CUDA core dump {core}: cuda-gdb gave no faulting PC/symbol "
-                          f"({(text.strip().splitlines() or ['no output'])[-1][:160]})")
-        return out
+        return _core_without_errorpc(out, g, core, text)
     pc, cubin = g["errorpc"], g["symbol"]["cubin"]
     nvd = shutil.which("nvdisasm", path=path)
     if not nvd:
@@ -2211,6 +2288,9 @@ def summary_lines(evidence: Iterable[dict], limit: int = 6) -> list[str]:
 def kernel_api_evidence(boundary: dict) -> dict:
     """A kernel-API boundary (signatures.parse_kernel_api_log) as evidence with a one-line summary."""
     b = dict(boundary)
+    if b.get("status") == "unread":
+        b.update(kind="kernel-api", summary=f"kernel-API log: {b.get('note')}")
+        return b
     status = {"in_flight": "in flight (started, never returned)", "completed": "completed",
               "exception": "raised", "started": "started (level 1 logs show no returns)"}.get(b.get("status"), b.get("status"))
     s = f"last {b.get('framework')} API call: {b.get('name')} {status}"
@@ -2221,6 +2301,8 @@ def kernel_api_evidence(boundary: dict) -> dict:
         s += "; inputs " + ", ".join(ins[:4]) + (" …" if len(ins) > 4 else "")
     if b.get("dump_dir"):
         s += f"; inputs dumped to {b['dump_dir']}"
+    if b.get("note"):
+        s += f" ({b['note']})"
     b.update(kind="kernel-api", summary=s)
     return b
 

@@ -434,8 +434,9 @@ def _gdb(ctx: Context) -> list[dict]:
     return out
 
 
+# `info line *$pc` in every thread: each wave's PC as file:line (the seeds' PC -> source step)
 ROCGDB_SCRIPT = ("set pagination off", "info agents", "info dispatches", "info queues", "info threads", "bt",
-                 "detach")
+                 "thread apply all info line *$pc", "detach")
 
 
 def _rocgdb_check(env: dict) -> tuple[str | None, str | None]:
