@@ -1,4 +1,4 @@
-"""Round 6 (L6): dump shapes read by their grammar -- a cuda-gdb session that stops more than once,
+"""Dump shapes read by their grammar -- a cuda-gdb session that stops more than once,
 a gdb backtrace pasted without its thread header, NCCL_DEBUG=INFO start-up lines without a
 communicator line, channel lines that only name ranks and hosts."""
 from hypothesis import given, settings

@@ -1,4 +1,4 @@
-"""Round 6 (L6): rules read from the grammar of tool output rather than from message wordings --
+"""Rules read from the grammar of tool output rather than from message wordings --
 TensorRT's logger severities, a CUDA error given by its number, the dynamic loader's errors, an NCCL
 WARN the run recovered from, MLIR's legalization diagnostic on a Triton op, a compiler error inside a
 library's run-time compile."""
