@@ -228,6 +228,61 @@ def _wave_kernel(lines: list[str], i: int) -> tuple[str | None, str | None, str 
     return kernel, (st.group(1) if st else None), (st.group(2) if st else None), j
 
 
+def _read_disasm(lines: list[str], i: int, function: str) -> tuple[dict, int]:
+    """A "Disassembly for function F:" block: code object, load range, the PC's instruction and
+    the source lines printed above it; returns the record and the index after the block."""
+    d = {"function": function, "code_object": None, "loaded_at": None, "pc": None, "instruction": None,
+         "source": []}
+    k = i + 1
+    last_file = None
+    while k < len(lines) and k - i < 400:
+        s = lines[k]
+        if s.strip().startswith("End of disassembly") or _WAVE.match(s) or _DISASM.match(s):
+            break
+        if (mm := _CODE_OBJECT.match(s)) is not None:
+            d["code_object"] = mm.group(1)
+        if (mm := _LOADED.match(s)) is not None:
+            d["loaded_at"] = [mm.group(1).lower(), mm.group(2).lower()]
+        if (mm := _ARROW.match(s)) is not None:
+            d["pc"], d["instruction"] = mm.group(1).lower(), mm.group(3)
+            if mm.group(2):
+                d["offset"] = int(mm.group(2))
+            if d["source"]:
+                d["source_at_pc"] = d["source"][-1]
+        if s.rstrip().endswith(":") and "/" in s and not s.startswith(" "):
+            last_file = s.rstrip()[:-1]
+        if (mm := _SOURCE_LINE.match(s)) is not None and last_file:
+            d["source"].append(f"{last_file}:{mm.group(1)}: {mm.group(2).strip()}")
+        k += 1
+    return d, k
+
+
+def _faulting_groups(waves: list[dict], disasms: list[dict], save_dirs, ops) -> list[dict]:
+    """Waves stopped for an error name the faulting kernel(s): grouped by (kernel, reason, PC), each
+    with its disassembly's code object, instruction and source line, and what its reason means."""
+    groups: dict[tuple, dict] = {}
+    for w in waves:
+        key = (w["kernel"], w["reason"], w["pc"])
+        g = groups.setdefault(key, {"kernel": w["kernel"], "reason": w["reason"], "pc": w["pc"], "waves": 0})
+        g["waves"] += w.get("count", 1)
+    faulting = sorted(groups.values(), key=lambda g: (-_severity(g["reason"]), -g["waves"]))
+    for g in faulting:
+        d = _disasm_for(g["pc"], disasms)
+        if d:
+            g["kernel"] = g["kernel"] or _strip_signature_type(d["function"])
+            g["code_object"] = d["code_object"]
+            if d.get("instruction") and d.get("pc") == g["pc"]:
+                g["instruction"] = d["instruction"]
+            if d.get("source_at_pc"):
+                g["source"] = d["source_at_pc"]
+            if d["code_object"]:
+                g["code_object_file"] = find_saved_code_object(d["code_object"], save_dirs)
+        reasons = [r for r in (g["reason"] or "").split("|") if r]
+        g["meaning"] = "; ".join(STOP_REASONS.get(r, "see the rocm-dbgapi stop reasons") for r in reasons) or None
+        g["op"] = kernel_op(g["kernel"], ops)
+    return faulting
+
+
 _RACE_VICTIM_REASONS = {"MEMORY_VIOLATION", "ADDRESS_ERROR", "APERTURE_VIOLATION", "ILLEGAL_INSTRUCTION"}
 
 
@@ -255,35 +310,8 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
             continue
         m = _DISASM.match(line)
         if m:
-            d = {"function": m.group(1), "code_object": None, "loaded_at": None, "pc": None, "instruction": None,
-                 "source": []}
-            k = i + 1
-            last_file = None
-            while k < len(lines) and k - i < 400:
-                s = lines[k]
-                if s.strip().startswith("End of disassembly") or _WAVE.match(s) or _DISASM.match(s):
-                    break
-                mm = _CODE_OBJECT.match(s)
-                if mm:
-                    d["code_object"] = mm.group(1)
-                mm = _LOADED.match(s)
-                if mm:
-                    d["loaded_at"] = [mm.group(1).lower(), mm.group(2).lower()]
-                mm = _ARROW.match(s)
-                if mm:
-                    d["pc"], d["instruction"] = mm.group(1).lower(), mm.group(3)
-                    if mm.group(2):
-                        d["offset"] = int(mm.group(2))
-                    if d["source"]:
-                        d["source_at_pc"] = d["source"][-1]
-                if s.rstrip().endswith(":") and "/" in s and not s.startswith(" "):
-                    last_file = s.rstrip()[:-1]
-                mm = _SOURCE_LINE.match(s)
-                if mm and last_file:
-                    d["source"].append(f"{last_file}:{mm.group(1)}: {mm.group(2).strip()}")
-                k += 1
+            d, i = _read_disasm(lines, i, m.group(1))
             disasms.append(d)
-            i = k
             continue
         for rx, key in ((_QUEUE_ERROR, "queue_error"), (_SYSTEM_EVENT, "system_event")):
             mm = rx.search(line)
@@ -322,27 +350,7 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
                           + "; no wave state printed (the agent of this ROCm release names no kernel)")
         return out
     stopped = [w for w in waves if w.get("reason")]
-    # Waves stopped for an error name the faulting kernel(s): group them by (kernel, reason, PC).
-    groups: dict[tuple, dict] = {}
-    for w in stopped or waves:
-        key = (w["kernel"], w["reason"], w["pc"])
-        g = groups.setdefault(key, {"kernel": w["kernel"], "reason": w["reason"], "pc": w["pc"], "waves": 0})
-        g["waves"] += w.get("count", 1)
-    faulting = sorted(groups.values(), key=lambda g: (-_severity(g["reason"]), -g["waves"]))
-    for g in faulting:
-        d = _disasm_for(g["pc"], disasms)
-        if d:
-            g["kernel"] = g["kernel"] or _strip_signature_type(d["function"])
-            g["code_object"] = d["code_object"]
-            if d.get("instruction") and d.get("pc") == g["pc"]:
-                g["instruction"] = d["instruction"]
-            if d.get("source_at_pc"):
-                g["source"] = d["source_at_pc"]
-            if d["code_object"]:
-                g["code_object_file"] = find_saved_code_object(d["code_object"], save_dirs)
-        reasons = [r for r in (g["reason"] or "").split("|") if r]
-        g["meaning"] = "; ".join(STOP_REASONS.get(r, "see the rocm-dbgapi stop reasons") for r in reasons) or None
-        g["op"] = kernel_op(g["kernel"], ops)
+    faulting = _faulting_groups(stopped or waves, disasms, save_dirs, ops)
     top = faulting[0] if faulting else {}
     if not top.get("kernel") and disasms:
         top["kernel"] = _strip_signature_type(disasms[0]["function"])
@@ -352,13 +360,18 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
            "code_object_file": top.get("code_object_file"), "op": top.get("op"),
            "truncated": not any(d.get("pc") for d in disasms) and bool(disasms)}
     out["summary"] = _agent_summary(out)
+    _race_caution(out, waves)
+    return out
+
+
+def _race_caution(out: dict, waves: list[dict]) -> None:
+    """The seeds' caution on the debug-agent path: the wave that faulted may have read an address or
+    index another wave or kernel corrupted."""
     if any(set((w.get("reason") or "").split("|")) & _RACE_VICTIM_REASONS for w in waves):
-        # the seeds' caution on this path: another wave may have corrupted what this one read
         out["caution"] = ("the faulting PC may belong to the victim of a race, not its cause: another wave or "
                           "kernel may have written the address or index this one used; check with racecheck-style "
                           "tools or serialise kernels (AMD_SERIALIZE_KERNEL=3) before trusting the line")
         out.setdefault("findings", []).append("caution: " + out["caution"])
-    return out
 
 
 def _severity(reason: str | None) -> int:

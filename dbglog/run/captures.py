@@ -789,14 +789,10 @@ def _serving(procs) -> dict[int, int]:
     return out
 
 
-def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
-    """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
-    stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
-    CPU (>= 30 %: a spin, a livelock, a GPU busy-wait) +3, else the busiest +1, holds a connection it
-    accepted (a client waits on it) +1, waiting for its children (wchan do_wait) -2; at equal
-    scores a leaf of the tree before a parent."""
-    if not rows:
-        return None
+def _capture_stacks(caps: list[dict]) -> tuple[dict, dict, dict]:
+    """Per pid, from the stack captures: (source path, frames) of the thread that matters most (a
+    suspect blocked in the program's code first), whether the stack moved between samples, and why
+    a suspect is one."""
     stacks: dict[int, tuple[str, list[str]]] = {}  # pid -> (source path, frames)
     moved: dict[int, bool] = {}
     blocked: dict[int, str] = {}  # pid -> why its suspect thread is one
@@ -825,6 +821,18 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
         if frames and (pid not in stacks or (not any(".py" in f for f in stacks[pid][1])
                                             and any(".py" in f for f in frames))):
             stacks[pid] = (path, frames)
+    return stacks, moved, blocked
+
+
+def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
+    """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
+    stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
+    CPU (>= 30 %: a spin, a livelock, a GPU busy-wait) +3, else the busiest +1, holds a connection it
+    accepted (a client waits on it) +1, waiting for its children (wchan do_wait) -2; at equal
+    scores a leaf of the tree before a parent."""
+    if not rows:
+        return None
+    stacks, moved, blocked = _capture_stacks(caps)
     pids = [r["pid"] for r in rows]
     ppids = {}
     for p in ctx.procs:
