@@ -30,13 +30,19 @@ def _start(script: str, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
 
 
 def _faulthandler(p: subprocess.Popen, dump: Path) -> str:
-    """Two SIGUSR1 samples, as the faulthandler preset takes them."""
+    """Two SIGUSR1 samples, as the faulthandler preset takes them: the two dumps this call added
+    (the file is the process's own and only grows), read once they are complete."""
+    before = len(T.fh_dumps(dump.read_text()))
     for n in (1, 2):
         p.send_signal(signal.SIGUSR1)
         deadline = time.monotonic() + 10
-        while len(T.fh_dumps(dump.read_text())) < n and time.monotonic() < deadline:
+        while len(T.fh_dumps(dump.read_text())) < before + n and time.monotonic() < deadline:
             time.sleep(0.01)
-    return dump.read_text()
+    last, text = None, dump.read_text()
+    while text != last:  # the second dump is complete once the file stops growing
+        time.sleep(0.02)
+        last, text = text, dump.read_text()
+    return "".join(T.fh_dumps(text)[before:])
 
 
 def _py_spy(p: subprocess.Popen, dump: Path) -> str:
@@ -54,7 +60,6 @@ def _verdict(script, tool, tmp_path, settled):
     try:
         deadline = time.monotonic() + 20
         while True:
-            dump.write_text("")
             v = T.parse_thread_stacks((_faulthandler if tool == "faulthandler" else _py_spy)(p, dump))
             if settled(v) or time.monotonic() > deadline:
                 return v
@@ -65,7 +70,10 @@ def _verdict(script, tool, tmp_path, settled):
 
 @pytest.mark.parametrize("tool", ["faulthandler", "py-spy"])
 def test_a_lock_order_deadlock_behind_an_idle_server_loop_names_both_threads(tool, tmp_path):
-    v = _verdict("lock_order_server.py", tool, tmp_path, lambda v: v and v["cycles"])
+    def settled(v):  # both threads on their second lock (in both samples, for faulthandler)
+        return v and v["cycles"] and (tool != "faulthandler" or all(x["unchanged"] for x in v["suspects"]))
+
+    v = _verdict("lock_order_server.py", tool, tmp_path, settled)
     assert v["count"] == 3  # each thread once, across the two faulthandler samples too
     assert v["samples"] == (2 if tool == "faulthandler" else 1)
     s = v["summary"]
