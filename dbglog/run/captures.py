@@ -484,56 +484,80 @@ def _cuda_coredump_env(run_dir: Path, base_env: dict) -> dict:
     }
 
 
-def _cuda_coredump(ctx: Context) -> list[dict]:
-    """Write 1 MiB into each process's core-dump pipe (a terminal capture: the dump aborts the
-    process, which is why the runner fixed the outcome before calling us)."""
-    run_dir = ctx.run_dir
+def _coredump_pipes(ctx: Context) -> tuple[set[str], set[int]]:
+    """The core-dump pipes the processes hold open (and the files the run folder has), and the pids
+    that hold one (the processes the dump will end)."""
     pipes: set[str] = set()
+    holders: set[int] = set()
     for p in ctx.procs:
         try:
-            for fd in os.listdir(f"/proc/{p.pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if "cuda_coredump_pipe_" in target:
-                    pipes.add(target.split(" (deleted)")[0])
+            fds = os.listdir(f"/proc/{p.pid}/fd")
         except OSError:
             continue
-    for f in run_dir.glob("cuda_coredump_pipe_*"):
-        pipes.add(str(f))
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+            except OSError:
+                continue
+            if "cuda_coredump_pipe_" in target:
+                pipes.add(target.split(" (deleted)")[0])
+                holders.add(p.pid)
+    pipes.update(str(f) for f in ctx.run_dir.glob("cuda_coredump_pipe_*"))
+    return pipes, holders
+
+
+def _trigger(pipe: str, deadline: float) -> dict:
+    """Write 1 MiB into one core-dump pipe, like the documented `dd bs=1M count=1` (a short echo
+    may not trigger it)."""
+    try:
+        fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        return {"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"}
+    chunk, sent = b"\0" * 65536, 0
+    try:
+        while sent < 1 << 20 and time.monotonic() < deadline:
+            try:
+                sent += os.write(fd, chunk)
+            except BlockingIOError:
+                time.sleep(0.01)
+            except OSError:
+                break  # reader went away: the dump started and the process is exiting
+    finally:
+        os.close(fd)
+    return {"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None}
+
+
+def _dump_done(ctx: Context, holders: set[int], sizes: dict) -> bool:
+    """The dump is finished when the log says so, when every process that held a pipe has gone
+    (the dump ends it), or when the dump files stopped growing (a launcher that stays alive must
+    not hold the capture for its whole time limit)."""
+    tail = ctx.tail()
+    if b"coredump: All done" in tail or b"Writing done" in tail or not ctx.tree.alive():
+        return True
+    alive = {p.pid for p in ctx.tree.alive()}
+    if holders and not holders & alive:
+        return True
+    now = {str(f): _size(f) for f in ctx.run_dir.glob("cuda_coredump_*") if "pipe" not in f.name}
+    settled = bool(now) and now == sizes.get("last") and time.monotonic() - sizes.get("since", 0) >= 0.5
+    if now != sizes.get("last"):
+        sizes.update(last=now, since=time.monotonic())
+    return settled
+
+
+def _cuda_coredump(ctx: Context) -> list[dict]:
+    """Write 1 MiB into each process's core-dump pipe (a terminal capture: the dump aborts the
+    process, which is why the runner fixed the outcome before calling us), then wait until the
+    dump is done -- bounded, and no longer than it takes."""
+    pipes, holders = _coredump_pipes(ctx)
     if not pipes:
         return [{"name": "cuda-coredump", "status": "skipped", "path": None,
                  "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
-    out = []
     deadline = time.monotonic() + ctx.limit
-    chunk = b"\0" * 65536
-    for pipe in sorted(pipes):
-        try:
-            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as e:
-            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
-            continue
-        sent = 0
-        try:
-            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
-            while sent < 1 << 20 and time.monotonic() < deadline:
-                try:
-                    sent += os.write(fd, chunk)
-                except BlockingIOError:
-                    time.sleep(0.01)
-                except OSError:
-                    break  # reader went away: the dump started and the process is exiting
-        finally:
-            os.close(fd)
-        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
-    # Bounded wait for the dump to finish: progress lines or the process going away.
-    while time.monotonic() < deadline:
-        tail = ctx.tail()
-        if b"coredump: All done" in tail or b"Writing done" in tail or not ctx.tree.alive():
-            break
+    out = [_trigger(pipe, deadline) for pipe in sorted(pipes)]
+    sizes: dict = {}
+    while time.monotonic() < deadline and not _dump_done(ctx, holders, sizes):
         time.sleep(0.05)
-    dumps = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    dumps = sorted(str(f) for f in ctx.run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
     for c in out:
         if c["status"] == "triggered":
             c["status"] = "ok" if dumps else "triggered"
