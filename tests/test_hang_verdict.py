@@ -126,6 +126,7 @@ def test_source_lines_say_which_lock_is_held_and_which_is_awaited():
     assert T.line_wait("    item = jobs.get(timeout=None)") == ("queue", "jobs")
     assert T.line_wait("    done.wait()") == ("condition", "done")
     assert T.line_wait("    with open(path) as f:") == (None, None)  # a call: nothing to wait for
+    assert T.line_wait("    [p.join() for p in procs]") == ("join", "p")
 
 
 def test_a_helper_pool_is_known_by_its_frames_not_by_being_a_thread():

@@ -943,6 +943,7 @@ def _cuda_gdb_warps(text: str) -> dict | None:
 
 # --- thread stacks of a hung process: dbglog/diagnose/threads.py (the splitter and the hang verdict)
 
+from dbglog.diagnose.gpustate import parse_gpu_query  # noqa: E402
 from dbglog.diagnose.threads import MAX_FRAMES, Frame, Thread, parse_thread_stacks, split_threads  # noqa: E402,F401
 
 
@@ -2164,7 +2165,9 @@ def parse_rocm_smi(text: str | bytes) -> dict | None:
 
     def brief(n: int, g: dict) -> str:
         temp = next((v for k, v in g.items() if k.startswith("Temperature")), None)
-        return f"GPU[{n}]" + (f" {g['GPU ID']}" if g.get("GPU ID") else "") + (f" {temp} °C" if temp else "")
+        use, vram = g.get("GPU use (%)"), g.get("VRAM Total Used Memory (B)")
+        return f"GPU[{n}]" + (f" {g['GPU ID']}" if g.get("GPU ID") else "") + (f" {temp} °C" if temp else "") \
+            + (f" {use}% use" if use else "") + (f" VRAM used {int(vram) >> 20} MiB" if vram and vram.isdigit() else "")
 
     s = f"rocm-smi: {len(gpus)} GPU(s)" + (f", driver {d.group(1)}" if d else "") + ": " \
         + ", ".join(brief(n, g) for n, g in sorted(gpus.items())[:8])
@@ -2214,6 +2217,7 @@ PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
     ("memory-summary", ("memory summary, device ID", "| Allocated memory "), parse_memory_summary),
     ("nccl-topology", (" NCCL INFO ",), parse_nccl_topology),
     ("rocm-smi", ("ROCm System Management Interface",), parse_rocm_smi),
+    ("gpu-state", ("utilization.gpu [%]",), parse_gpu_query),
     # read in a run's output only: in a capture file it is the nccl-fr preset's, which records its verdict itself
     ("nccl-flight-recorder", ("Not all ranks joining collective", " at entry "), parse_fr_trace),
 )

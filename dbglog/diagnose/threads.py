@@ -278,7 +278,7 @@ def _library_wait(f: Frame) -> str | None:
 
 # What the user's line waits on. (The lock's name is the expression's text: a guess, labelled one.)
 _SRC_WITH = re.compile(r"^\s*(?:async\s+)?with\s+([\w.\[\]'\"]+)\s*(?:as\s+\w+\s*)?:")
-_SRC_CALL = re.compile(r"([\w.\[\]'\"]+)\.(acquire|wait|wait_for|get|join)\(")
+_SRC_CALL = re.compile(r"([A-Za-z_][\w.\[\]'\"]*)\.(acquire|wait|wait_for|get|join)\(")
 _SRC_KIND = {"acquire": "lock", "wait": "condition", "wait_for": "condition", "get": "queue", "join": "join"}
 _SRC_OTHER = (("collective", _TS_WAITS[0][1]), ("gpu-sync", re.compile(r"synchroni[sz]e\(|\.item\(\)|\.tolist\(\)|"
                                                                         r"\.cpu\(\)")),

@@ -565,6 +565,65 @@ def _cuda_coredump(ctx: Context) -> list[dict]:
     return out
 
 
+# GPU state at failure time: use and VRAM per GPU, and the kernel log's GPU lines since the run started.
+def _run_started(run_dir: Path) -> float | None:
+    """The run's start, from its folder's name (runner.new_run_id: local time, to the second)."""
+    m = re.match(r"(\d{8}-\d{6})-", run_dir.name)
+    try:
+        return time.mktime(time.strptime(m.group(1), "%Y%m%d-%H%M%S")) if m else None
+    except ValueError:
+        return None
+
+
+def _kernel_log(ctx: Context, out_dir: Path) -> dict:
+    """dmesg (or journalctl -k) filtered to the GPU lines stamped since the run started."""
+    from dbglog.diagnose import gpustate
+
+    since = _run_started(ctx.run_dir)
+    path = out_dir / "gpu-state.kernel-log.txt"
+    for argv in (["dmesg", "--time-format", "iso"], ["journalctl", "-k", "-o", "short-iso", "--no-pager"]
+                 + ([f"--since=@{int(since)}"] if since else [])):
+        exe = which(argv[0])
+        if not exe:
+            continue
+        status, note = run_limited([exe, *argv[1:]], path, min(ctx.limit, 10.0))
+        text = path.read_text(errors="replace") if path.exists() else ""
+        if status != "ok" or not text.strip():
+            continue
+        lines, older = gpustate.kernel_lines_since(text, since)
+        path.write_text("\n".join(lines) + ("\n" if lines else ""))
+        return {"name": "gpu-state:kernel-log", "status": "ok", "path": str(path),
+                "note": (f"{len(lines)} amdgpu/xnack/Xid line(s) since the run started" if lines
+                         else "no amdgpu/xnack/Xid line since the run started")
+                + (f" ({older} older left out)" if older else "")}
+    return {"name": "gpu-state:kernel-log", "status": "missing", "path": None,
+            "note": "the kernel log could not be read (no dmesg/journalctl, or no permission)"}
+
+
+def _gpu_state(ctx: Context) -> list[dict]:
+    from dbglog.diagnose import gpustate
+
+    out_dir = ctx.hang_dir if ctx.reason != "end" else ctx.run_dir
+    limit = min(ctx.limit, 10.0)  # an smi tool can hang after an Xid: bounded
+    out = []
+    for tool, argv, name in (("nvidia-smi", [f"--query-gpu={gpustate.QUERY_FIELDS}", "--format=csv"], "nvidia-smi"),
+                             ("rocm-smi", ["--showuse", "--showmeminfo", "vram"], "rocm-smi")):
+        exe = which(tool)
+        if exe:
+            path = out_dir / f"gpu-state.{name}.txt"
+            status, note = run_limited([exe, *argv], path, limit)
+            out.append({"name": f"gpu-state:{name}", "status": status, "path": str(path), "note": note})
+    if not out:
+        out.append({"name": "gpu-state", "status": "missing", "path": None,
+                    "note": "neither nvidia-smi nor rocm-smi is installed: no GPU use or VRAM recorded"})
+    out.append(_kernel_log(ctx, out_dir))
+    return out
+
+
+def _gpu_state_after(ctx: Context) -> tuple[list[dict], list[dict]]:
+    return _gpu_state(ctx), []
+
+
 register(Preset("py-spy", "py-spy dump of the GPU workers' Python stacks (non-destructive)", order=10,
                 targets="workers", on_hang=_py_spy))
 register(Preset("faulthandler", "every Python process dumps its threads' stacks on SIGUSR1 (armed at launch)",
@@ -616,6 +675,10 @@ def _cuda_coredump_after(ctx: Context) -> tuple[list[dict], list[dict]]:
 register(Preset("cuda-coredump", "CUDA core dump on exception, and a user-triggered one on hang (aborts it)",
                 order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump,
                 after=_cuda_coredump_after))
+# (registered last: the presets' listing keeps its order; order=5 runs it first on a hang, passive)
+register(Preset("gpu-state", "GPU use and VRAM (nvidia-smi / rocm-smi) and the kernel log's amdgpu/xnack/Xid lines "
+                "since the run started, at the hang and after the run", order=5, targets="tree",
+                on_hang=_gpu_state, after=_gpu_state_after))
 
 
 # --- taking them --------------------------------------------------------------------------------
