@@ -114,3 +114,25 @@ def test_terminal_wrapped_lines_are_joined_back_before_matching():
     m = S.classify_text((CORPUS / "i28_watchdog_wrapped_terminal.log").read_bytes())
     assert m.name == "nccl.watchdog_timeout" and any("wrapped at 120 columns" in w for w in m.warnings)
     assert S.unwrap("short line\nanother\n") is None
+
+
+def _lanes(values) -> str:
+    return " ".join(f"[{i}] {v:08x}" for i, v in enumerate(values))
+
+
+def test_the_wave_dumps_faulting_lanes_show_the_address_registers_of_the_instruction():
+    text = ("wave_1: pc=0x7fd4f100d0e8 (stopped, reason: MEMORY_VIOLATION)\n\nsystem registers:\n"
+            "              m0: 00001008          status: 00012461         trapsts: 30000100\n"
+            "            exec: 0000000000000006             vcc: 0000000000000000\n\nvector registers:\n"
+            f"              v0: {_lanes([0x1000 + 4 * i for i in range(64)])}\n"
+            f"              v1: {_lanes([0x7fff] * 64)}\n"
+            f"              v2: {_lanes(range(64))}\n\n"
+            "Disassembly for function index_kernel(int*, long*):\n"
+            "    code object: file:///tmp/a.out#offset=14309&size=31336\n"
+            "    loaded at: [0x7fd4f100c000-0x7fd4f100e070]\n"
+            "    =>  0x7fd4f100d0e8 <+232>:    global_load_dword v3, v[0:1], off\n")
+    e = E.parse_debug_agent(text)
+    # exec 0b110: lanes 1 and 2 are the active ones; v[0:1] is the 64-bit address (low half first)
+    assert e["lanes"] == [{"lane": 1, "v[0:1]": "0x00007fff00001004"}, {"lane": 2, "v[0:1]": "0x00007fff00001008"}]
+    assert any(f.startswith("faulting lanes (registers of `global_load_dword v3, v[0:1], off`)")
+               for f in e["findings"])

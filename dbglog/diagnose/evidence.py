@@ -265,6 +265,7 @@ def _faulting_groups(waves: list[dict], disasms: list[dict], save_dirs, ops) -> 
         key = (w["kernel"], w["reason"], w["pc"])
         g = groups.setdefault(key, {"kernel": w["kernel"], "reason": w["reason"], "pc": w["pc"], "waves": 0})
         g["waves"] += w.get("count", 1)
+        g.setdefault("_wave", w)  # the first wave's registers stand for the group's
     faulting = sorted(groups.values(), key=lambda g: (-_severity(g["reason"]), -g["waves"]))
     for g in faulting:
         d = _disasm_for(g["pc"], disasms)
@@ -277,10 +278,84 @@ def _faulting_groups(waves: list[dict], disasms: list[dict], save_dirs, ops) -> 
                 g["source"] = d["source_at_pc"]
             if d["code_object"]:
                 g["code_object_file"] = find_saved_code_object(d["code_object"], save_dirs)
+        lanes = faulting_lanes(g.pop("_wave"), g.get("instruction"))
+        if lanes:
+            g["lanes"] = lanes
         reasons = [r for r in (g["reason"] or "").split("|") if r]
         g["meaning"] = "; ".join(STOP_REASONS.get(r, "see the rocm-dbgapi stop reasons") for r in reasons) or None
         g["op"] = kernel_op(g["kernel"], ops)
     return faulting
+
+
+def _fault_facts(lines: list[str], i: int, event: dict | None, fault: dict | None,
+                 waves: list[dict]) -> tuple[dict | None, dict | None]:
+    """The queue error / system event, the faulting page and node of one line (and the old XNACK
+    summary, which stands for waves)."""
+    line = lines[i]
+    for rx, key in ((_QUEUE_ERROR, "queue_error"), (_SYSTEM_EVENT, "system_event")):
+        mm = rx.search(line)
+        if mm and event is None:
+            event = {"kind": key, "status": mm.group(1), "text": mm.group(2).strip()}
+    if (mm := _FAULTING_PAGE.search(line)) is not None:
+        fault = dict(fault or {}, address=mm.group(1).lower())
+    if (mm := _FAULT_LINE.search(line)) is not None:
+        g = mm.groups()
+        fault = dict(fault or {}, node=g[0] or g[3], address=(g[1] or g[4] or "").lower() or None,
+                     reason=(g[2] or g[5] or "").strip() or None)
+    if (mm := _OLD_NODE_FAULT.search(line)) is not None:
+        # ROCm <= 2.x agent: "Memory access fault at GPU Node: 2" then "Address: 0x... (reasons;)"
+        fault = dict(fault or {}, node=mm.group(1))
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        a = re.search(r"Address: (0x[0-9a-fA-Fx]+) \(([^)]*)\)", nxt)
+        if a:
+            fault.update(address=a.group(1).lower(),
+                         reason="; ".join(r.strip() for r in a.group(2).split(";") if r.strip()) or None)
+    if (mm := _OLD_XNACK.search(line)) is not None:
+        waves.append({"wave": None, "pc": mm.group(2).lower(), "kernel": None, "state": "stopped",
+                      "reason": "MEMORY_VIOLATION", "count": int(mm.group(1))})
+    return event, fault
+
+
+# The agent prints a vector register on one line, lane by lane: "v0: [0] 00001000 [1] 00001004 ..."
+# and the exec mask among the system registers ("exec: 0000000000000001": lane 0 active).
+_VREG = re.compile(r"^\s*(v\d+): (\[0\] [0-9a-f]+(?: \[\d+\] [0-9a-f]+)*)\s*$")
+_LANE = re.compile(r"\[(\d+)\] ([0-9a-f]+)")
+_EXEC = re.compile(r"(?<![\w])exec: ([0-9a-f]+)")
+_OPERAND_REGS = re.compile(r"\bv\[(\d+):(\d+)\]|\bv(\d+)\b")
+
+
+def _wave_register(line: str, wave: dict) -> bool:
+    """A register line of the wave just read (its vector registers and exec mask); False if not one."""
+    if (m := _VREG.match(line)) is not None:
+        wave.setdefault("vregs", {})[m.group(1)] = [v for _, v in _LANE.findall(m.group(2))]
+        return True
+    if (m := _EXEC.search(line)) is not None and "exec" not in wave:
+        wave["exec"] = int(m.group(1), 16)
+    return False
+
+
+def faulting_lanes(wave: dict, instruction: str | None, limit: int = 4) -> list[dict]:
+    """The active lanes' values of the registers the faulting instruction names (``v[0:1]`` is a
+    64-bit address: low then high half), the first ``limit`` active lanes."""
+    vregs, exec_mask = wave.get("vregs") or {}, wave.get("exec")
+    if not vregs or not instruction:
+        return []
+    regs: list[tuple[str, ...]] = []
+    for lo, hi, one in _OPERAND_REGS.findall(instruction.split(";")[0]):
+        regs.append(tuple(f"v{n}" for n in range(int(lo), int(hi) + 1)) if lo else (f"v{one}",))
+    lanes = [n for n in range(len(next(iter(vregs.values())))) if exec_mask is None or exec_mask >> n & 1]
+    out = []
+    for n in lanes[:limit]:
+        lane: dict = {"lane": n}
+        for group in regs:
+            vals = [vregs[r][n] for r in group if r in vregs and n < len(vregs[r])]
+            if len(vals) != len(group):
+                continue
+            name = group[0] if len(group) == 1 else f"v[{group[0][1:]}:{group[-1][1:]}]"
+            lane[name] = "0x" + "".join(reversed(vals)) if len(group) == 2 else "0x" + vals[0]
+        if len(lane) > 1:
+            out.append(lane)
+    return out
 
 
 _RACE_VICTIM_REASONS = {"MEMORY_VIOLATION", "ADDRESS_ERROR", "APERTURE_VIOLATION", "ILLEGAL_INSTRUCTION"}
@@ -313,31 +388,10 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
             d, i = _read_disasm(lines, i, m.group(1))
             disasms.append(d)
             continue
-        for rx, key in ((_QUEUE_ERROR, "queue_error"), (_SYSTEM_EVENT, "system_event")):
-            mm = rx.search(line)
-            if mm and event is None:
-                event = {"kind": key, "status": mm.group(1), "text": mm.group(2).strip()}
-        mm = _FAULTING_PAGE.search(line)
-        if mm:
-            fault = dict(fault or {}, address=mm.group(1).lower())
-        mm = _FAULT_LINE.search(line)
-        if mm:
-            g = mm.groups()
-            fault = dict(fault or {}, node=g[0] or g[3], address=(g[1] or g[4] or "").lower() or None,
-                         reason=(g[2] or g[5] or "").strip() or None)
-        mm = _OLD_NODE_FAULT.search(line)
-        if mm:
-            # ROCm <= 2.x agent: "Memory access fault at GPU Node: 2" then "Address: 0x... (reasons;)"
-            fault = dict(fault or {}, node=mm.group(1))
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            a = re.search(r"Address: (0x[0-9a-fA-Fx]+) \(([^)]*)\)", nxt)
-            if a:
-                fault.update(address=a.group(1).lower(),
-                             reason="; ".join(r.strip() for r in a.group(2).split(";") if r.strip()) or None)
-        mm = _OLD_XNACK.search(line)
-        if mm:
-            waves.append({"wave": None, "pc": mm.group(2).lower(), "kernel": None, "state": "stopped",
-                          "reason": "MEMORY_VIOLATION", "count": int(mm.group(1))})
+        if waves and _wave_register(line, waves[-1]):
+            i += 1
+            continue
+        event, fault = _fault_facts(lines, i, event, fault, waves)
         i += 1
     if not waves and not disasms:
         if not fault or "node" not in fault:
@@ -360,6 +414,11 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
            "code_object_file": top.get("code_object_file"), "op": top.get("op"),
            "truncated": not any(d.get("pc") for d in disasms) and bool(disasms)}
     out["summary"] = _agent_summary(out)
+    if top.get("lanes"):  # the address and index values the faulting instruction used, per active lane
+        out["lanes"] = top["lanes"]
+        out.setdefault("findings", []).append("faulting lanes (registers of `" + (top.get("instruction") or "?")
+                                              + "`): " + "; ".join(", ".join(f"{k} {v}" for k, v in lane.items())
+                                                                   for lane in top["lanes"]))
     _race_caution(out, waves)
     return out
 
