@@ -136,3 +136,30 @@ def test_the_wave_dumps_faulting_lanes_show_the_address_registers_of_the_instruc
     assert e["lanes"] == [{"lane": 1, "v[0:1]": "0x00007fff00001004"}, {"lane": 2, "v[0:1]": "0x00007fff00001008"}]
     assert any(f.startswith("faulting lanes (registers of `global_load_dword v3, v[0:1], off`)")
                for f in e["findings"])
+
+
+def test_the_saved_code_object_gives_the_amd_pcs_source_line(tmp_path):
+    """The seeds' AMD step: llvm-objdump of the code object --save-code-objects wrote, the PC located
+    by its offset from the load address, the line and the s_trap 2 before it found."""
+    text = (CORPUS / "debug_agent_assert_trap_index_copy.log").read_text()
+    saved = tmp_path / "7_memory___2188702_offset_0x546c3060_size_4026672"
+    line = "/data/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:93"
+    saved.write_text(json.dumps({"function": "_ZN2at6native24index_elementwise_kernelILi128ELi4E", "base": 0x52900,
+                                 "instructions": [[0x534BC, "s_waitcnt lgkmcnt(0)", line], [0x534C0, "s_trap 2", line],
+                                                  [0x534C4, "s_endpgm", line]]}))
+    ev = E.extract(text, save_dirs=[tmp_path], path=_tools(tmp_path, "llvm-objdump"), tool_timeout=30)
+    pcl = next(e for e in ev if e["kind"] == "amd-pc-line")
+    assert pcl["status"] == "ok" and pcl["offset"] == "0x534c4" and pcl["line"] == line
+    assert pcl["trap"] and pcl["endpgm"] and "s_trap 2" in pcl["summary"] and line in pcl["summary"]
+    assert pcl["function"] == "_ZN2at6native24index_elementwise_kernelILi128ELi4E"  # exact case
+
+
+def test_without_llvm_objdump_the_command_to_run_is_given(tmp_path, monkeypatch):
+    from dbglog.diagnose import amdpc
+
+    monkeypatch.setattr(amdpc, "ROCM_LLVM", str(tmp_path / "no-rocm"))  # (nor ROCm's own copy)
+    text = (CORPUS / "debug_agent_assert_trap_index_copy.log").read_text()
+    (tmp_path / "7_memory___2188702_offset_0x546c3060_size_4026672").write_text("{}")
+    ev = E.extract(text, save_dirs=[tmp_path], path=str(tmp_path / "nothing"), tool_timeout=30)
+    pcl = next(e for e in ev if e["kind"] == "amd-pc-line")
+    assert pcl["status"] == "missing-tool" and "llvm-objdump -d -l --start-address=0x533c4" in pcl["summary"]

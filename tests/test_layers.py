@@ -31,7 +31,7 @@ LAYERS = {
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
         "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
-        "dbglog.diagnose", "dbglog.diagnose.signatures", "dbglog.diagnose.evidence", "dbglog.diagnose.threads", "dbglog.diagnose.gpustate"},
+        "dbglog.diagnose", "dbglog.diagnose.signatures", "dbglog.diagnose.evidence", "dbglog.diagnose.threads", "dbglog.diagnose.gpustate", "dbglog.diagnose.amdpc"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]

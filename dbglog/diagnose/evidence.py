@@ -271,7 +271,7 @@ def _faulting_groups(waves: list[dict], disasms: list[dict], save_dirs, ops) -> 
         d = _disasm_for(g["pc"], disasms)
         if d:
             g["kernel"] = g["kernel"] or _strip_signature_type(d["function"])
-            g["code_object"] = d["code_object"]
+            g["code_object"], g["loaded_at"] = d["code_object"], d.get("loaded_at")
             if d.get("instruction") and d.get("pc") == g["pc"]:
                 g["instruction"] = d["instruction"]
             if d.get("source_at_pc"):
@@ -411,7 +411,7 @@ def parse_debug_agent(text: str | bytes, *, save_dirs: Iterable[str | Path] = ()
     out = {"kind": "rocm-debug-agent", "event": event, "fault": fault, "waves": sum(g["waves"] for g in faulting),
            "faulting": faulting[:8], "kernel": top.get("kernel"), "reason": top.get("reason"),
            "meaning": top.get("meaning"), "pc": top.get("pc"), "code_object": top.get("code_object"),
-           "code_object_file": top.get("code_object_file"), "op": top.get("op"),
+           "code_object_file": top.get("code_object_file"), "op": top.get("op"), "loaded_at": top.get("loaded_at"),
            "truncated": not any(d.get("pc") for d in disasms) and bool(disasms)}
     out["summary"] = _agent_summary(out)
     if top.get("lanes"):  # the address and index values the faulting instruction used, per active lane
@@ -1002,6 +1002,7 @@ def _cuda_gdb_warps(text: str) -> dict | None:
 
 # --- thread stacks of a hung process: dbglog/diagnose/threads.py (the splitter and the hang verdict)
 
+from dbglog.diagnose.amdpc import amd_pc_line  # noqa: E402
 from dbglog.diagnose.gpustate import parse_gpu_query  # noqa: E402
 from dbglog.diagnose.threads import MAX_FRAMES, Frame, Thread, parse_thread_stacks, split_threads  # noqa: E402,F401
 
@@ -2341,6 +2342,10 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
                 found.append(e)
                 if e["kind"] == "cuda-coredump":
                     cores.extend(e.get("files") or [])
+    if run_tools:  # the saved code object and the PC give the source line (llvm-objdump)
+        found.extend(amd_pc_line(e["code_object_file"], e["pc"], e.get("loaded_at"), timeout=tool_timeout, path=path)
+                     for e in list(found) if e["kind"] == "rocm-debug-agent" and e.get("code_object_file")
+                     and e.get("pc"))
     for core in dict.fromkeys(cores):
         if not os.path.exists(core):
             found.append({"kind": "cuda-core-chain", "core": core, "status": "no-core",
