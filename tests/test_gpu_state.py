@@ -60,3 +60,14 @@ def test_rocm_smi_summary_names_use_and_vram():
             "GPU[0]\t\t: GPU use (%): 100\nGPU[0]\t\t: VRAM Total Memory (B): 34342961152\n"
             "GPU[0]\t\t: VRAM Total Used Memory (B): 7028736\n")
     assert "GPU[0] 100% use VRAM used 6 MiB" in E.parse_rocm_smi(text)["summary"]
+
+
+def test_a_hang_takes_the_gpu_state_by_default_where_an_smi_tool_exists(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(FAKE / "nvidia-smi", bin_dir / "nvidia-smi")
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    r = runner.run([sys.executable, str(REPROS / "hang.py")], run_dir=tmp_path / runner.new_run_id(), timeout=1.0,
+                   echo=False, git_info=False, grace=1.0)
+    assert {c["name"]: c["status"] for c in r.captures}.get("gpu-state:nvidia-smi") == "ok"
+    assert any(e["kind"] == "gpu-state" for e in r.evidence)

@@ -689,6 +689,8 @@ def take(tree, run_dir: Path, presets: Sequence[str], commands: Sequence[str], l
     presets by ``order`` with the user's ``--on-hang`` commands between the non-destructive and the
     invasive ones), then the stuck-process guess (a capture named ``stuck``, second in the list)."""
     env = dict(env if env is not None else os.environ)
+    if reason == "hang" and "gpu-state" not in presets and (which("nvidia-smi") or which("rocm-smi")):
+        presets = [*presets, "gpu-state"]  # the GPU state at failure time, by default where the tools exist
     tree.snapshot()
     tree.scan_marker()
     ctx = Context(tree=tree, run_dir=Path(run_dir), limit=limit, env=env, reason=reason, tail=tail,
