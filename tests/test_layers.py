@@ -31,7 +31,10 @@ LAYERS = {
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
         "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
-        "dbglog.diagnose", "dbglog.diagnose.signatures", "dbglog.diagnose.evidence", "dbglog.diagnose.threads", "dbglog.diagnose.gpustate", "dbglog.diagnose.amdpc"},
+        "dbglog.diagnose", "dbglog.diagnose.signatures", "dbglog.diagnose.evidence", "dbglog.diagnose.threads", "dbglog.diagnose.gpustate", "dbglog.diagnose.amdpc",
+        "dbglog.diagnose.kernels", "dbglog.diagnose.debug_agent", "dbglog.diagnose.rocgdb", "dbglog.diagnose.cuda",
+        "dbglog.diagnose.smi", "dbglog.diagnose.kernlog", "dbglog.diagnose.hiplog", "dbglog.diagnose.fr_trace",
+        "dbglog.diagnose.sanitizer", "dbglog.diagnose.memory", "dbglog.diagnose.nccl", "dbglog.diagnose.kernel_api"},
 }
 RANK = {m: r for r, mods in LAYERS.items() for m in mods}
 COMMANDS = LAYERS[4]

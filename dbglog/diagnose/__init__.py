@@ -7,8 +7,9 @@ debugger's dump, a tool's report) into typed facts and a verdict, and never star
 - ``evidence`` -- the registry of dump readers (``PARSERS``: kind, markers, parser) and ``extract``;
 - ``threads`` -- the one splitter of thread dumps (py-spy, gdb ``bt``/``py-bt``, faulthandler) and
   the hang verdict read from thread states (blocked in user code, idle loop, helper pool, lock cycles);
-- one module per dump kind beside them (debug agent, rocgdb, cuda-gdb and core dumps,
-  compute-sanitizer, smi tools, kernel logs, NCCL, kernel-API logs);
+- one module per dump kind beside them: ``debug_agent``, ``amdpc`` (AMD PC -> source line), ``rocgdb``,
+  ``cuda`` (cuda-gdb and core dumps), ``sanitizer``, ``smi``, ``gpustate``, ``kernlog``, ``hiplog``,
+  ``memory``, ``nccl``, ``fr_trace``, ``kernel_api``; ``kernels`` (kernel names: short, demangled);
 - ``fingerprint`` -- a failure's fingerprint (the recall at failure time).
 
 A reader may run a read-only tool on a file it was handed (``c++filt``, ``nvdisasm``,
