@@ -141,6 +141,24 @@ def parse_cuda_gdb_kernels(text: str | bytes) -> dict | None:
     return {"kind": "cuda-gdb-kernels", "kernels": kernels, "summary": summary, "findings": [summary] + findings}
 
 
+def _cg_device_function(text: str, out: dict) -> None:
+    """A stop in a __device__ function with arguments: "0x... in copyParticle::operator() (this=...,
+    ...)" then "    at File.H:66"; the kernel is the frame of ``bt`` with the launch <<<grid,block>>>."""
+    f = _CG_FN.search(text)
+    if f:
+        out["function"] = f.group(2).strip()
+        out.setdefault("pc", f.group(1).lower())
+        a = _CG_AT.search(text[f.end():f.end() + 400])
+        if a:
+            out.setdefault("source", f"{a.group(1)}:{a.group(2)}")
+    k = _CG_LAUNCH.search(text)
+    if k:
+        out["kernel"] = k.group(1).strip()
+        out["grid_dim"], out["block_dim"] = f"({k.group(2)})", f"({k.group(3)})"
+        if (out.get("function") or "").startswith(out["kernel"] + "<<<"):
+            del out["function"]  # the stop is in the kernel itself, not in a __device__ function
+
+
 def parse_cuda_gdb(text: str | bytes) -> dict | None:
     """cuda-gdb output (live or ``target cudacore``): exception, PC, focus, frame, ``info symbol``."""
     if isinstance(text, (bytes, bytearray)):
@@ -181,21 +199,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
                          "cubin": sym.group(4)}
         out.setdefault("kernel", sym.group(1))
     if not out.get("kernel"):
-        # A stop in a __device__ function with arguments: "0x... in copyParticle::operator() (this=...,
-        # ...)" then "    at File.H:66"; the kernel is the frame of ``bt`` with the launch <<<grid,block>>>.
-        f = _CG_FN.search(text)
-        if f:
-            out["function"] = f.group(2).strip()
-            out.setdefault("pc", f.group(1).lower())
-            a = _CG_AT.search(text[f.end():f.end() + 400])
-            if a:
-                out.setdefault("source", f"{a.group(1)}:{a.group(2)}")
-        k = _CG_LAUNCH.search(text)
-        if k:
-            out["kernel"] = k.group(1).strip()
-            out["grid_dim"], out["block_dim"] = f"({k.group(2)})", f"({k.group(3)})"
-            if (out.get("function") or "").startswith(out["kernel"] + "<<<"):
-                del out["function"]  # the stop is in the kernel itself, not in a __device__ function
+        _cg_device_function(text, out)
     m = _CG_PC_SRC.search(text)
     if m:
         out.setdefault("source", m.group(1))

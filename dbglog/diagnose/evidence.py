@@ -188,17 +188,25 @@ def extract(output: str | bytes, *, files: Iterable[str | Path] = (), save_dirs:
                 found.append(e)
                 if e["kind"] == "cuda-coredump":
                     cores.extend(e.get("files") or [])
-    if run_tools:  # the saved code object and the PC give the source line (llvm-objdump)
-        found.extend(amd_pc_line(e["code_object_file"], e["pc"], e.get("loaded_at"), timeout=tool_timeout, path=path)
-                     for e in list(found) if e["kind"] == "rocm-debug-agent" and e.get("code_object_file")
-                     and e.get("pc"))
+    found.extend(_tool_steps(found, cores, run_tools, tool_timeout, path, cwd))
+    return found
+
+
+def _tool_steps(found: list[dict], cores: list[str], run_tools: bool, timeout: float, path: str | None,
+                cwd: str | None) -> list[dict]:
+    """The steps that run a read-only tool on what the dumps named: llvm-objdump of a saved AMD code
+    object at the PC, the cuda-gdb / nvdisasm chain of a CUDA core dump."""
+    out = []
+    if run_tools:
+        out.extend(amd_pc_line(e["code_object_file"], e["pc"], e.get("loaded_at"), timeout=timeout, path=path)
+                   for e in found if e["kind"] == "rocm-debug-agent" and e.get("code_object_file") and e.get("pc"))
     for core in dict.fromkeys(cores):
         if not os.path.exists(core):
-            found.append({"kind": "cuda-core-chain", "core": core, "status": "no-core",
-                          "summary": f"core dump {core} was announced but is not on disk"})
+            out.append({"kind": "cuda-core-chain", "core": core, "status": "no-core",
+                        "summary": f"core dump {core} was announced but is not on disk"})
         elif run_tools:
-            found.append(cuda_core_chain(core, timeout=tool_timeout, path=path, cwd=cwd))
-    return found
+            out.append(cuda_core_chain(core, timeout=timeout, path=path, cwd=cwd))
+    return out
 
 
 def summary_lines(evidence: Iterable[dict], limit: int = 6) -> list[str]:

@@ -241,6 +241,20 @@ def _nccl_init_only(version: str | None, network: str | None, hosts: set[str], p
     return out
 
 
+def _topology_findings(transports: dict[str, int], edges: dict[tuple, str], no_ib: bool) -> list[str]:
+    """Sockets between nodes (no InfiniBand/RoCE); rank pairs joined through host memory, not P2P."""
+    findings = []
+    if "NET/Socket" in transports:
+        findings.append("inter-node traffic goes over TCP sockets (NET/Socket), not InfiniBand/RoCE"
+                        + (" — NET/IB found no device" if no_ib else "") + ": expect low bandwidth; check NCCL_IB_* "
+                        "settings and the RDMA devices in the container")
+    shm = [f"{a}->{b}" for (a, b), via in edges.items() if _transport(via) == "SHM"]
+    if shm and any(t.startswith("P2P") for t in transports):
+        findings.append(f"rank pairs joined through host shared memory (SHM), not P2P: {', '.join(shm[:8])} — no "
+                        "peer-to-peer path between those GPUs (different PCIe root/NUMA node, or P2P disabled)")
+    return findings
+
+
 def parse_nccl_topology(text: str | bytes) -> dict | None:
     """``NCCL_DEBUG=INFO`` init lines: the NCCL version, ranks and nodes, the ring order of each
     channel, and the transport between each pair of ranks (P2P, SHM, NET/Socket, NET/IB, ...).
@@ -305,15 +319,7 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
                  "channels": channels or len(rings) or None,
                  "rings": dict(list(rings.items())[:16]), "transports": transports,
                  "edges": [{"from": a, "to": b, "via": via} for (a, b), via in list(edges.items())[:64]]}
-    findings = []
-    if "NET/Socket" in transports:
-        findings.append("inter-node traffic goes over TCP sockets (NET/Socket), not InfiniBand/RoCE"
-                        + (" — NET/IB found no device" if no_ib else "") + ": expect low bandwidth; check NCCL_IB_* "
-                        "settings and the RDMA devices in the container")
-    shm = [f"{a}->{b}" for (a, b), via in edges.items() if _transport(via) == "SHM"]
-    if shm and any(t.startswith("P2P") for t in transports):
-        findings.append(f"rank pairs joined through host shared memory (SHM), not P2P: {', '.join(shm[:8])} — no "
-                        "peer-to-peer path between those GPUs (different PCIe root/NUMA node, or P2P disabled)")
+    findings = _topology_findings(transports, edges, no_ib)
     if network:
         out["network"] = network
     s = "NCCL topology: " + (f"{out['ranks']} rank(s)" if out["ranks"] else

@@ -16,6 +16,43 @@ _SMI_KV = re.compile(r"^(\s+)([^:]+?)\s*:\s*(.*?)\s*$")
 _SMI_HEAD = re.compile(r"^(\s+)(\S[^:]*?)\s*$")
 
 
+def _smi_field(cur: dict, where: str, key: str, val: str) -> None:
+    """One ``key : value`` of a GPU's section (``where``: the headings above it) into its record."""
+    if key == "Product Name":
+        cur["product"] = val
+    elif key == "Compute Mode":
+        cur["compute_mode"] = val
+    elif key == "GPU Current Temp":
+        cur["temperature"] = val
+    elif "ECC Errors" in where and re.search(r"Uncorrectable|Double Bit", where + " " + key) \
+            and (key.startswith(("DRAM", "SRAM", "Total")) or key in ("Uncorrectable", "Device Memory")) \
+            and val.isdigit():
+        # newer drivers: "DRAM Uncorrectable : 2"; older: "Double Bit / Device Memory : 2", "Total : 2"
+        if "Total" in key and ("DRAM" in where or "SRAM" in where):
+            return
+        bucket = "uncorrectable_volatile" if "Volatile" in where else "uncorrectable_aggregate"
+        if key == "Total" and cur[bucket]:
+            return  # the old layout's Total repeats the parts already counted
+        cur[bucket] += int(val)
+    elif "Retired Pages" in where and key in ("Single Bit ECC", "Double Bit ECC") and val.isdigit():
+        # nvidia-smi -q -d PAGE_RETIREMENT: pages the driver retired after ECC errors
+        cur.setdefault("retired_pages", {})["single_bit" if key.startswith("Single") else "double_bit"] = int(val)
+    elif "Remapped Rows" in where and key in ("Correctable Error", "Uncorrectable Error") and val.isdigit():
+        cur.setdefault("remapped_rows", {})["correctable" if key.startswith("Correctable") else "uncorrectable"] = \
+            int(val)
+    elif (key in ("Pending Page Blacklist", "Pending Page Retirement")
+          or ("Retired Pages" in where and key == "Pending")) and val.lower() == "yes":
+        cur["problems"].append("retired pages pending (reset the GPU)")
+    elif "Remapped Rows" in where and key == "Pending" and val.lower() == "yes":
+        cur["problems"].append("row remapping pending (reset the GPU)")
+    elif "Remapped Rows" in where and key == "Remapping Failure Occurred" and val.lower() == "yes":
+        cur["problems"].append("row remapping failed (replace the GPU)")
+    elif re.search(r"Clocks? (?:Throttle|Event) Reasons", where) and val == "Active" \
+            and key not in ("Idle", "Applications Clocks Setting", "SW Power Cap", "Sync Boost",
+                            "Display Clock Setting", "GPU Idle"):
+        cur["problems"].append(f"{key} active")
+
+
 def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
     """``nvidia-smi -q``: per GPU what says "the node, not the code" — uncorrectable ECC errors
     (volatile since the driver loaded, aggregate lifetime), pages pending retirement, rows pending
@@ -50,41 +87,7 @@ def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
             continue
         if not kv:
             continue
-        key, val = kv.group(2), kv.group(3)
-        where = " / ".join(p for _, p in path)
-        if key == "Product Name":
-            cur["product"] = val
-        elif key == "Compute Mode":
-            cur["compute_mode"] = val
-        elif key == "GPU Current Temp":
-            cur["temperature"] = val
-        elif "ECC Errors" in where and re.search(r"Uncorrectable|Double Bit", where + " " + key) \
-                and (key.startswith(("DRAM", "SRAM", "Total")) or key in ("Uncorrectable", "Device Memory")) \
-                and val.isdigit():
-            # newer drivers: "DRAM Uncorrectable : 2"; older: "Double Bit / Device Memory : 2", "Total : 2"
-            if "Total" in key and ("DRAM" in where or "SRAM" in where):
-                continue
-            bucket = "uncorrectable_volatile" if "Volatile" in where else "uncorrectable_aggregate"
-            if key == "Total" and cur[bucket]:
-                continue  # the old layout's Total repeats the parts already counted
-            cur[bucket] += int(val)
-        elif "Retired Pages" in where and key in ("Single Bit ECC", "Double Bit ECC") and val.isdigit():
-            # nvidia-smi -q -d PAGE_RETIREMENT: pages the driver retired after ECC errors
-            cur.setdefault("retired_pages", {})["single_bit" if key.startswith("Single") else "double_bit"] = int(val)
-        elif "Remapped Rows" in where and key in ("Correctable Error", "Uncorrectable Error") and val.isdigit():
-            cur.setdefault("remapped_rows", {})["correctable" if key.startswith("Correctable") else "uncorrectable"] = \
-                int(val)
-        elif (key in ("Pending Page Blacklist", "Pending Page Retirement")
-              or ("Retired Pages" in where and key == "Pending")) and val.lower() == "yes":
-            cur["problems"].append("retired pages pending (reset the GPU)")
-        elif "Remapped Rows" in where and key == "Pending" and val.lower() == "yes":
-            cur["problems"].append("row remapping pending (reset the GPU)")
-        elif "Remapped Rows" in where and key == "Remapping Failure Occurred" and val.lower() == "yes":
-            cur["problems"].append("row remapping failed (replace the GPU)")
-        elif re.search(r"Clocks? (?:Throttle|Event) Reasons", where) and val == "Active" \
-                and key not in ("Idle", "Applications Clocks Setting", "SW Power Cap", "Sync Boost",
-                                "Display Clock Setting", "GPU Idle"):
-            cur["problems"].append(f"{key} active")
+        _smi_field(cur, " / ".join(p for _, p in path), kv.group(2), kv.group(3))
     if not gpus:
         return None
     for g in gpus:

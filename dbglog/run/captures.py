@@ -913,6 +913,38 @@ def _capture_stacks(caps: list[dict]) -> tuple[dict, dict, dict]:
     return stacks, moved, blocked
 
 
+def _score(r: dict, seen: dict) -> tuple[int, list[str]]:
+    """One process's score for the stuck-process guess and the reasons (name_stuck's table)."""
+    pid, why, score = r["pid"], [], 0
+    moved, cpu = seen["moved"], seen["cpu"]
+    if moved.get(pid) is False:
+        score += 2
+        why.append("stack unchanged between two samples")
+    elif moved.get(pid):
+        score -= 3
+    if r.get("gpu_devices"):
+        score += 2
+        why.append("holds " + ", ".join(r["gpu_devices"][:2]))
+    if r.get("status") == "disk-sleep":
+        score += 3
+        why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
+    if cpu.get(pid, 0.0) >= 0.3:
+        score += 3
+        why.append(f"busy on CPU ({cpu[pid]:.0%})")
+    elif pid == seen["busiest"]:
+        score += 1
+        why.append(f"busiest on CPU ({cpu[pid]:.0%})")
+    if pid in seen["blocked"]:  # a thread blocked in the program's own code (the hang verdict)
+        score += 2
+        why.append(seen["blocked"][pid])
+    if pid in seen["serving"]:
+        score += 1
+        why.append(f"a client waits on it (accepted connection on port {seen['serving'][pid]})")
+    if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
+        score -= 2
+    return score, why
+
+
 def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
     """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
     stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
@@ -938,35 +970,11 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
                 cpu[pid] = (c1 - c0) / (t1 - t0)
     busiest = max(cpu, key=cpu.get) if cpu and max(cpu.values()) >= 0.1 else None
     serving = _serving(ctx.procs)
+    seen = {"moved": moved, "cpu": cpu, "busiest": busiest, "blocked": blocked, "serving": serving}
     scored = []
     for r in rows:
-        pid, why, score = r["pid"], [], 0
-        if moved.get(pid) is False:
-            score += 2
-            why.append("stack unchanged between two samples")
-        elif moved.get(pid):
-            score -= 3
-        if r.get("gpu_devices"):
-            score += 2
-            why.append("holds " + ", ".join(r["gpu_devices"][:2]))
-        if r.get("status") == "disk-sleep":
-            score += 3
-            why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
-        if cpu.get(pid, 0.0) >= 0.3:
-            score += 3
-            why.append(f"busy on CPU ({cpu[pid]:.0%})")
-        elif pid == busiest:
-            score += 1
-            why.append(f"busiest on CPU ({cpu[pid]:.0%})")
-        if pid in blocked:
-            score += 2
-            why.append(blocked[pid])
-        if pid in serving:
-            score += 1
-            why.append(f"a client waits on it (accepted connection on port {serving[pid]})")
-        if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
-            score -= 2
-        scored.append((score, pid not in parents, pid in stacks, -pid, pid, why, r))
+        score, why = _score(r, seen)
+        scored.append((score, r["pid"] not in parents, r["pid"] in stacks, -r["pid"], r["pid"], why, r))
     scored.sort(reverse=True)
     score, _, _, _, pid, why, row = scored[0]
     path, frames = stacks.get(pid, (None, []))
