@@ -139,3 +139,24 @@ def test_a_helper_pool_is_known_by_its_frames_not_by_being_a_thread():
     roles = {t["name"]: t["role"] for t in v["threads"]}
     assert roles["mine"] == "blocked" and roles["MainThread"] == "blocked"
     assert roles["ThreadPoolExecutor-0_0"] != "blocked"
+
+
+@pytest.mark.parametrize("capture", ["faulthandler", "py-spy"])
+def test_the_run_summary_names_the_deadlocked_threads_not_the_idle_server_loop(capture, workdir):
+    """End to end: `dbglog run --capture ...` on the deadlock behind serve_forever; what an agent reads."""
+    from conftest import run_cli
+
+    if capture == "py-spy" and not PY_SPY:
+        pytest.skip("py-spy is not installed")
+    assert run_cli("init", cwd=workdir).returncode == 0
+    p = run_cli("run", "--timeout", "2", "--capture", capture, "--", sys.executable,
+                str(HANGS / "lock_order_server.py"), cwd=workdir)
+    out = p.stdout
+    if capture == "py-spy" and "py-spy" in out and "lock-order" not in out and "Permission" in out:
+        pytest.skip("py-spy cannot attach here")
+    assert "HANG" in out, out
+    evidence = next(line for line in out.splitlines() if "lock-order deadlock" in line)
+    assert "transfer_ab (lock_order_server.py:15)" in evidence and "transfer_ba (lock_order_server.py:22)" in evidence
+    assert "serve_forever (an event loop, not the stuck spot)" in evidence
+    stuck = out.split("stuck process (guess)", 1)[1].splitlines()
+    assert "lock-order cycle" in stuck[0] and stuck[1].strip().startswith(("at transfer_ab", "at transfer_ba"))

@@ -522,10 +522,10 @@ def _main_summary(tool: str | None, threads: list[dict]) -> tuple[dict, str]:
 def _suspects_summary(tool: str | None, n_samples: int, recs: list[dict], verdicts: list[Verdict],
                       suspects: list[int], cycles: list) -> str:
     head = f"{tool}: {len(recs)} thread(s)" + (f" in {n_samples} samples" if n_samples > 1 else "")
-    if cycles:
+    if cycles:  # (short: the run summary shows one line; the findings name the threads in full)
         c = [k[0] for k in cycles[0]]
         body = "lock-order deadlock: " + "; ".join(
-            f"{_who(recs[i])} in {_at(verdicts[i].where)} holds "
+            f"{_name(recs[i])}{_at(verdicts[i].where)} holds "
             + ", ".join(f"`{h}`" for h in verdicts[i].holds) + f", waits for `{verdicts[i].on}`" for i in c)
         rest = [i for i in suspects if i not in c]
     else:
@@ -534,9 +534,13 @@ def _suspects_summary(tool: str | None, n_samples: int, recs: list[dict], verdic
         body += f" (+{len(rest)} more blocked)"
     idle = [i for i, v in enumerate(verdicts) if v.role == "idle-loop"]
     if idle:
-        body += "; " + ", ".join(f"{_who(recs[i])} idle in {verdicts[i].wait_frame}" for i in idle) \
+        body += "; idle " + ", ".join(f"{_name(recs[i])}in {verdicts[i].wait_frame}" for i in idle) \
             + " (an event loop, not the stuck spot)"
     return f"{head}; {body}"
+
+
+def _name(t: dict) -> str:
+    return f"\"{t['name']}\" " if t.get("name") not in (None, "current") else ""
 
 
 def _is_main(tool: str | None, t: dict) -> bool:
