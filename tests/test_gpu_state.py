@@ -71,3 +71,14 @@ def test_a_hang_takes_the_gpu_state_by_default_where_an_smi_tool_exists(tmp_path
                    echo=False, git_info=False, grace=1.0)
     assert {c["name"]: c["status"] for c in r.captures}.get("gpu-state:nvidia-smi") == "ok"
     assert any(e["kind"] == "gpu-state" for e in r.evidence)
+
+
+def test_the_environment_snapshot_keeps_the_gpu_topology(tmp_path, monkeypatch):
+    from dbglog.run import envinfo
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(FAKE / "nvidia-smi", bin_dir / "nvidia-smi")
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    topo = envinfo._topology(5.0)
+    assert "GPU0\t X \tNV12" in topo["nvidia_topology"] and "amd_topology" not in topo
