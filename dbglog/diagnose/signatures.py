@@ -1999,7 +1999,8 @@ def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterabl
             break
     if regex and (close is None or close.lower() == value.lower()):
         return  # a word, not a near miss of a name ("OOM", "segfault"): text to find in the output
-    hint = by_word.get(close, close) if close else None
+    # an outcome is its own name, even when it is also a word of a signature's (hang, nccl.collective_hang)
+    hint = (close if close in outcomes else by_word.get(close, close)) if close else None
     if regex:
         raise DbglogError(f"{option} {value!r} looks like a misspelled signature or outcome (did you mean {hint}?); "
                           f"to search the output for this text, write it as a regex, e.g. '{value}\\b'")
