@@ -25,15 +25,8 @@ def _ms_bytes(s: str) -> int | None:
     return int(float(m.group(1)) * _MS_UNITS[m.group(2)]) if m else None
 
 
-def parse_memory_summary(text: str | bytes) -> dict | None:
-    """``torch.cuda.memory_summary()`` tables: per device the OOM and cudaMalloc-retry counts and
-    every metric row (current, peak, total allocated, total freed, as printed); the last table of a
-    device is its latest state. Findings: OOMs, allocator retries (memory at capacity or
-    fragmented) and memory reserved but not allocated."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    if "memory summary, device ID" not in text and "| Allocated memory " not in text:
-        return None
+def _ms_tables(text: str) -> list[dict]:
+    """Every summary table: its device, OOM and retry counts, and metric rows."""
     tables: list[dict] = []
     cur: dict | None = None
     metric = None
@@ -62,6 +55,19 @@ def parse_memory_summary(text: str | bytes) -> dict | None:
         else:
             metric = name
             cur["metrics"][name] = vals
+    return tables
+
+
+def parse_memory_summary(text: str | bytes) -> dict | None:
+    """``torch.cuda.memory_summary()`` tables: per device the OOM and cudaMalloc-retry counts and
+    every metric row (current, peak, total allocated, total freed, as printed); the last table of a
+    device is its latest state. Findings: OOMs, allocator retries (memory at capacity or
+    fragmented) and memory reserved but not allocated."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if "memory summary, device ID" not in text and "| Allocated memory " not in text:
+        return None
+    tables = _ms_tables(text)
     tables = [t for t in tables if t["metrics"] or t["ooms"] is not None]
     if not tables:
         return None

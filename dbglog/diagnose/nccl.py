@@ -32,6 +32,43 @@ def _balanced(s: str, i: int) -> int:
     return len(s)
 
 
+def _cm_ranks(seg: str) -> list[dict]:
+    """The two ranks the report names and their fingerprints (seq, op, shape, dtype, device)."""
+    ranks: list[dict] = []
+    for m in _CM_RANK.finditer(seg):
+        rest = seg[m.end():]
+        if rest.startswith("CollectiveFingerPrint("):
+            fp = rest[:_balanced(rest, len("CollectiveFingerPrint"))]
+        else:  # older torch names only the other rank's op ("but Rank 1 is running collective: REDUCE.")
+            fp = "OpType=" + (re.match(r"\w*", rest).group(0))
+        r: dict = {"rank": int(m.group(1))}
+        for key, rx in _CM_FIELDS:
+            f = rx.search(fp)
+            if f:
+                r[key] = int(f.group(1)) if key == "seq" else f.group(1).replace(" ", "").replace(",", ", ")
+        ranks.append(r)
+        if len(ranks) == 2:
+            break
+    return ranks
+
+
+def _cm_differ(ranks: list[dict], tail: str) -> list[dict]:
+    """What differs: the report's own "differ in the following aspects" list, else worked out."""
+    differ = []
+    for piece in re.split(r"[\n\t]", tail)[:8] if tail else []:
+        a = _CM_ASPECT.match(piece)
+        if a and a.group(2):
+            name = re.sub(r"^Tensor (?=Tensor)", "", a.group(1)).strip()
+            differ.append({"aspect": name, "values": [a.group(2), a.group(3)]})
+    if not differ and len(ranks) == 2:
+        for key, label in (("seq", "Sequence number"), ("op", "Op type"), ("shape", "Tensor shapes"),
+                           ("dtype", "Tensor dtypes"), ("device", "Tensor devices")):
+            va, vb = ranks[0].get(key), ranks[1].get(key)
+            if va is not None and vb is not None and va != vb:
+                differ.append({"aspect": label, "values": [str(va), str(vb)]})
+    return differ
+
+
 def parse_collective_mismatch(text: str | bytes) -> dict | None:
     """ProcessGroupWrapper's report under ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` ("Detected mismatch
     between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...), but Rank
@@ -50,35 +87,10 @@ def parse_collective_mismatch(text: str | bytes) -> dict | None:
     if cut >= 0:
         tail, seg = seg[cut:].split(":", 1)[1], seg[:cut]
     seg = seg.replace("\n", " ")
-    ranks: list[dict] = []
-    for m in _CM_RANK.finditer(seg):
-        rest = seg[m.end():]
-        if rest.startswith("CollectiveFingerPrint("):
-            fp = rest[:_balanced(rest, len("CollectiveFingerPrint"))]
-        else:  # older torch names only the other rank's op ("but Rank 1 is running collective: REDUCE.")
-            fp = "OpType=" + (re.match(r"\w*", rest).group(0))
-        r: dict = {"rank": int(m.group(1))}
-        for key, rx in _CM_FIELDS:
-            f = rx.search(fp)
-            if f:
-                r[key] = int(f.group(1)) if key == "seq" else f.group(1).replace(" ", "").replace(",", ", ")
-        ranks.append(r)
-        if len(ranks) == 2:
-            break
+    ranks = _cm_ranks(seg)
     if not ranks:
         return None
-    differ = []
-    for piece in re.split(r"[\n\t]", tail)[:8] if tail else []:
-        a = _CM_ASPECT.match(piece)
-        if a and a.group(2):
-            name = re.sub(r"^Tensor (?=Tensor)", "", a.group(1)).strip()
-            differ.append({"aspect": name, "values": [a.group(2), a.group(3)]})
-    if not differ and len(ranks) == 2:
-        for key, label in (("seq", "Sequence number"), ("op", "Op type"), ("shape", "Tensor shapes"),
-                           ("dtype", "Tensor dtypes"), ("device", "Tensor devices")):
-            va, vb = ranks[0].get(key), ranks[1].get(key)
-            if va is not None and vb is not None and va != vb:
-                differ.append({"aspect": label, "values": [str(va), str(vb)]})
+    differ = _cm_differ(ranks, tail)
 
     def side(r: dict) -> str:
         s = f"rank {r['rank']} runs {r.get('op') or '?'}"
@@ -119,42 +131,29 @@ _WD_CAUGHT = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL
                         r"(?:, NumelIn=(\d+), NumelOut=(\d+))?[^\n]*?Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds")
 
 
-def parse_nccl_watchdog(text: str | bytes) -> dict | None:
-    """ProcessGroupNCCL watchdog lines of every rank in the output: the work that timed out (seq,
-    op, element count, timeout, how long it ran) and the process group's last enqueued and last
-    completed work — the rank whose last completed work is lowest fell behind the others. The rank
-    is the global one of torchrun's ``[rankN]:`` prefix where there is one (``pg_rank`` the rank
-    inside a sub-group), else the one in the process group's bracket."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    if not ("failure detected by watchdog" in text or "Timeout at NCCL work" in text
-            or "Watchdog caught collective operation timeout" in text):
-        return None
-    ranks: dict[int, dict] = {}
-    hits = sorted([(m.start(), "counters", m) for rx in (_WD_FAILURE, _WD_TIMEOUT_AT) for m in rx.finditer(text)]
-                  + [(m.start(), "caught", m) for m in _WD_CAUGHT.finditer(text)], key=lambda h: h[0])
-    for at, what, m in hits[:2000]:
-        head = text[text.rfind("\n", 0, at) + 1:at]
-        pr = _WD_RANK_PREFIX.search(head)
-        pgs = list(_WD_PG_RANK.finditer(head))
-        pg = pgs[-1] if pgs else None
-        rank = int(pr.group(1)) if pr else int(pg.group(4)) if pg else -1
-        r = ranks.setdefault(rank, {"rank": rank if rank >= 0 else None})
-        if pg and pg.group(1) is not None:
-            r["pg"] = pg.group(1) + (f" ({pg.group(3)})" if pg.group(3) else "")
-        if pg and pr and int(pg.group(4)) != rank:
-            r["pg_rank"] = int(pg.group(4))
-        if what == "counters":
-            r["failed_seq"], r["last_enqueued"], r["last_completed"] = (int(m.group(i)) for i in (1, 2, 3))
-        else:
-            r.setdefault("failed_seq", int(m.group(1)))
-            r.update(op=m.group(2), timeout_ms=int(m.group(5)), ran_ms=int(m.group(6)))
-            if m.group(3) and int(m.group(3)) < 1 << 63:  # 2**64-1 is "unknown" (a coalesced group)
-                r["numel"] = int(m.group(3))
-    if not ranks:
-        return None
-    rows = sorted(ranks.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0))
-    findings = []
+def _wd_hit(ranks: dict[int, dict], head: str, what: str, m: re.Match) -> None:
+    """One watchdog line into its rank's record (the rank from torchrun's prefix, else the group's)."""
+    pr = _WD_RANK_PREFIX.search(head)
+    pgs = list(_WD_PG_RANK.finditer(head))
+    pg = pgs[-1] if pgs else None
+    rank = int(pr.group(1)) if pr else int(pg.group(4)) if pg else -1
+    r = ranks.setdefault(rank, {"rank": rank if rank >= 0 else None})
+    if pg and pg.group(1) is not None:
+        r["pg"] = pg.group(1) + (f" ({pg.group(3)})" if pg.group(3) else "")
+    if pg and pr and int(pg.group(4)) != rank:
+        r["pg_rank"] = int(pg.group(4))
+    if what == "counters":
+        r["failed_seq"], r["last_enqueued"], r["last_completed"] = (int(m.group(i)) for i in (1, 2, 3))
+    else:
+        r.setdefault("failed_seq", int(m.group(1)))
+        r.update(op=m.group(2), timeout_ms=int(m.group(5)), ran_ms=int(m.group(6)))
+        if m.group(3) and int(m.group(3)) < 1 << 63:  # 2**64-1 is "unknown" (a coalesced group)
+            r["numel"] = int(m.group(3))
+
+
+def _wd_findings(rows: list[dict], text: str) -> list[str]:
+    """Ranks that fell behind, work that never completed, the flight recorder's state."""
+    findings: list[str] = []
     done = [r for r in rows if r.get("last_completed") is not None]
     if len({r["last_completed"] for r in done}) > 1:
         low = min(r["last_completed"] for r in done)
@@ -171,6 +170,29 @@ def parse_nccl_watchdog(text: str | bytes) -> dict | None:
     elif "preparing to dump debug info" in text:
         findings.append("the ranks dumped their flight-recorder buffers (TORCH_NCCL_DUMP_ON_TIMEOUT): read them with "
                         "python -m torch.distributed.flight_recorder.fr_trace")
+    return findings
+
+
+def parse_nccl_watchdog(text: str | bytes) -> dict | None:
+    """ProcessGroupNCCL watchdog lines of every rank in the output: the work that timed out (seq,
+    op, element count, timeout, how long it ran) and the process group's last enqueued and last
+    completed work — the rank whose last completed work is lowest fell behind the others. The rank
+    is the global one of torchrun's ``[rankN]:`` prefix where there is one (``pg_rank`` the rank
+    inside a sub-group), else the one in the process group's bracket."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    if not ("failure detected by watchdog" in text or "Timeout at NCCL work" in text
+            or "Watchdog caught collective operation timeout" in text):
+        return None
+    ranks: dict[int, dict] = {}
+    hits = sorted([(m.start(), "counters", m) for rx in (_WD_FAILURE, _WD_TIMEOUT_AT) for m in rx.finditer(text)]
+                  + [(m.start(), "caught", m) for m in _WD_CAUGHT.finditer(text)], key=lambda h: h[0])
+    for at, what, m in hits[:2000]:
+        _wd_hit(ranks, text[text.rfind("\n", 0, at) + 1:at], what, m)
+    if not ranks:
+        return None
+    rows = sorted(ranks.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0))
+    findings = _wd_findings(rows, text)
     first = next((r for r in rows if r.get("failed_seq") is not None), rows[0])
     who = f"rank {first['rank']}" if first.get("rank") is not None else "a rank"
     s = f"NCCL watchdog: {who} timed out on work {first.get('failed_seq')}"
@@ -255,6 +277,39 @@ def _topology_findings(transports: dict[str, int], edges: dict[tuple, str], no_i
     return findings
 
 
+def _topology_lines(text: str) -> dict:
+    """One pass over the NCCL INFO lines: rings, channels, rank-pair transports, hosts, counts."""
+    st: dict = {"rings": {}, "channels": 0, "edges": {}, "hosts": set(), "procs": set(), "nranks": None,
+                "nnodes": None, "version": None, "network": None, "no_ib": False}
+    for line in _lines_with(text, " NCCL INFO ", limit=20000):
+        m = _NI_LINE.search(line)
+        if not m:
+            continue
+        msg = m.group(5).rstrip()
+        st["hosts"].add(m.group(1))
+        st["procs"].add((m.group(1), m.group(2)))
+        if st["network"] is None and (n := _NI_NETWORK.match(msg)) is not None:
+            st["network"] = n.group(1)
+        if (e := _NI_EDGE.match(msg)) is not None:
+            st["edges"].setdefault((int(e.group(2)), int(e.group(3))), e.group(5).strip())
+            continue
+        if (r := _NI_RING.match(msg)) is not None:
+            st["rings"].setdefault(r.group(1), " ".join(r.group(3).split()))
+            if r.group(2):
+                st["channels"] = max(st["channels"], int(r.group(2)))
+            continue
+        if (c := _NI_COMM.search(msg)) is not None:
+            st["nranks"] = int(c.group(2))
+            if c.group(3):
+                st["nnodes"] = int(c.group(3))
+            continue
+        if st["version"] is None and (v := _NI_VERSION.search(msg)) is not None:
+            st["version"] = v.group(1)
+        if "NET/IB : No device found" in msg:
+            st["no_ib"] = True
+    return st
+
+
 def parse_nccl_topology(text: str | bytes) -> dict | None:
     """``NCCL_DEBUG=INFO`` init lines: the NCCL version, ranks and nodes, the ring order of each
     channel, and the transport between each pair of ranks (P2P, SHM, NET/Socket, NET/IB, ...).
@@ -264,39 +319,9 @@ def parse_nccl_topology(text: str | bytes) -> dict | None:
         text = bytes(text).decode("utf-8", "replace")
     if " NCCL INFO " not in text:
         return None
-    rings: dict[str, str] = {}
-    channels = 0
-    edges: dict[tuple, str] = {}
-    hosts: set[str] = set()
-    procs: set[tuple[str, str]] = set()
-    nranks = nnodes = version = network = None
-    no_ib = False
-    for line in _lines_with(text, " NCCL INFO ", limit=20000):
-        m = _NI_LINE.search(line)
-        if not m:
-            continue
-        msg = m.group(5).rstrip()
-        hosts.add(m.group(1))
-        procs.add((m.group(1), m.group(2)))
-        if network is None and (n := _NI_NETWORK.match(msg)) is not None:
-            network = n.group(1)
-        if (e := _NI_EDGE.match(msg)) is not None:
-            edges.setdefault((int(e.group(2)), int(e.group(3))), e.group(5).strip())
-            continue
-        if (r := _NI_RING.match(msg)) is not None:
-            rings.setdefault(r.group(1), " ".join(r.group(3).split()))
-            if r.group(2):
-                channels = max(channels, int(r.group(2)))
-            continue
-        if (c := _NI_COMM.search(msg)) is not None:
-            nranks = int(c.group(2))
-            if c.group(3):
-                nnodes = int(c.group(3))
-            continue
-        if version is None and (v := _NI_VERSION.search(msg)) is not None:
-            version = v.group(1)
-        if "NET/IB : No device found" in msg:
-            no_ib = True
+    st = _topology_lines(text)
+    rings, channels, edges, hosts, procs = st["rings"], st["channels"], st["edges"], st["hosts"], st["procs"]
+    nranks, nnodes, version, network, no_ib = st["nranks"], st["nnodes"], st["version"], st["network"], st["no_ib"]
     if version is None:
         # the version line is printed bare by rank 0 ("NCCL version 2.10.3+cuda11.3"), no INFO prefix
         version = next((v.group(1) for v in map(_NI_VERSION.search, _lines_with(text, "NCCL version ", limit=50)) if v), None)

@@ -53,6 +53,22 @@ def _smi_field(cur: dict, where: str, key: str, val: str) -> None:
         cur["problems"].append(f"{key} active")
 
 
+def _smi_problems(g: dict) -> None:
+    """A GPU's counters as problems, the ECC errors first."""
+    if g["uncorrectable_volatile"]:
+        g["problems"].insert(0, f"{g['uncorrectable_volatile']} uncorrectable ECC error(s) since the driver loaded")
+    elif g["uncorrectable_aggregate"]:
+        g["problems"].insert(0, f"{g['uncorrectable_aggregate']} uncorrectable ECC error(s) in its lifetime")
+    dbe = (g.get("retired_pages") or {}).get("double_bit")
+    if dbe:
+        g["problems"].append(f"{dbe} page(s) retired after double-bit ECC errors")
+    rows = (g.get("remapped_rows") or {}).get("uncorrectable")
+    if rows:
+        g["problems"].append(f"{rows} row(s) remapped after uncorrectable errors")
+    if (g.get("compute_mode") or "").startswith("Exclusive"):
+        g["problems"].append(f"compute mode {g['compute_mode']} (a second process cannot use it)")
+
+
 def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
     """``nvidia-smi -q``: per GPU what says "the node, not the code" — uncorrectable ECC errors
     (volatile since the driver loaded, aggregate lifetime), pages pending retirement, rows pending
@@ -91,18 +107,7 @@ def parse_nvidia_smi_q(text: str | bytes) -> dict | None:
     if not gpus:
         return None
     for g in gpus:
-        if g["uncorrectable_volatile"]:
-            g["problems"].insert(0, f"{g['uncorrectable_volatile']} uncorrectable ECC error(s) since the driver loaded")
-        elif g["uncorrectable_aggregate"]:
-            g["problems"].insert(0, f"{g['uncorrectable_aggregate']} uncorrectable ECC error(s) in its lifetime")
-        dbe = (g.get("retired_pages") or {}).get("double_bit")
-        if dbe:
-            g["problems"].append(f"{dbe} page(s) retired after double-bit ECC errors")
-        rows = (g.get("remapped_rows") or {}).get("uncorrectable")
-        if rows:
-            g["problems"].append(f"{rows} row(s) remapped after uncorrectable errors")
-        if (g.get("compute_mode") or "").startswith("Exclusive"):
-            g["problems"].append(f"compute mode {g['compute_mode']} (a second process cannot use it)")
+        _smi_problems(g)
     bad = [g for g in gpus if g["problems"]]
     findings = [f"GPU {g['bus_id']}" + (f" ({g['product']})" if g.get("product") else "") + ": "
                 + "; ".join(g["problems"]) for g in bad]
