@@ -159,21 +159,8 @@ def _cg_device_function(text: str, out: dict) -> None:
             del out["function"]  # the stop is in the kernel itself, not in a __device__ function
 
 
-def parse_cuda_gdb(text: str | bytes) -> dict | None:
-    """cuda-gdb output (live or ``target cudacore``): exception, PC, focus, frame, ``info symbol``."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    exc = _CG_EXC.search(text) or _CG_SIGNAL.search(text)
-    # "^(.+?) + N in section" under re.M costs seconds on a big log: look for its literal first
-    sym = _CG_SYMBOL.search(text) if " in section .text." in text else None
-    if not exc and not sym and "cudacore" not in text:
-        return _cuda_gdb_warps(text) or _cuda_gdb_stop(text)
-    out: dict = {"kind": "cuda-gdb"}
-    if exc:
-        out["exception"] = exc.group(exc.lastindex or 1).strip()
-    m = _CG_PC.search(text) or _CG_PRINT_PC.search(text)
-    if m:
-        out["errorpc"] = m.group(1).lower()
+def _cg_focus_frame(text: str, out: dict) -> None:
+    """cuda-gdb's focus line and frame #0: kernel, launch dimensions, PC and source line."""
     m = _CG_FOCUS.search(text)
     if m:
         out["focus"] = {"kernel": int(m.group(1)), "grid": int(m.group(2)), "block": f"({m.group(3)})",
@@ -194,6 +181,36 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
             if " () at " in m.group(0) else _CG_AT.search(tail)
         if a:
             out["source"] = f"{a.group(1)}:{a.group(2)}" + (f" (inlined from {a.group(4)})" if a.group(4) else "")
+
+
+def _cg_summary(out: dict) -> str:
+    where = out.get("kernel") or out.get("function")
+    focus = out.get("focus")
+    return ("cuda-gdb: " + (out.get("exception") or "core dump opened")
+            + (f" in {short_kernel(where)}" if where else "")
+            + (f" ({out['function']})" if out.get("function") and out.get("kernel") else "")
+            + (f" at {out['source']}" if out.get("source") else "")
+            + (f", pc {out['errorpc']}" if out.get("errorpc") else "")
+            + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else "")
+            + (f"; illegal access to {out['address']}" if out.get("address") else ""))
+
+
+def parse_cuda_gdb(text: str | bytes) -> dict | None:
+    """cuda-gdb output (live or ``target cudacore``): exception, PC, focus, frame, ``info symbol``."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    exc = _CG_EXC.search(text) or _CG_SIGNAL.search(text)
+    # "^(.+?) + N in section" under re.M costs seconds on a big log: look for its literal first
+    sym = _CG_SYMBOL.search(text) if " in section .text." in text else None
+    if not exc and not sym and "cudacore" not in text:
+        return _cuda_gdb_warps(text) or _cuda_gdb_stop(text)
+    out: dict = {"kind": "cuda-gdb"}
+    if exc:
+        out["exception"] = exc.group(exc.lastindex or 1).strip()
+    m = _CG_PC.search(text) or _CG_PRINT_PC.search(text)
+    if m:
+        out["errorpc"] = m.group(1).lower()
+    _cg_focus_frame(text, out)
     if sym:
         out["symbol"] = {"function": sym.group(1), "offset": int(sym.group(2)), "section": sym.group(3),
                          "cubin": sym.group(4)}
@@ -214,15 +231,7 @@ def parse_cuda_gdb(text: str | bytes) -> dict | None:
     if len(stops) > 1:
         out["stops"] = stops
     out["meaning"] = CUDA_EXCEPTION_MEANINGS.get(out.get("exception") or "")
-    where = out.get("kernel") or out.get("function")
-    focus = out.get("focus")
-    out["summary"] = ("cuda-gdb: " + (out.get("exception") or "core dump opened")
-                      + (f" in {short_kernel(where)}" if where else "")
-                      + (f" ({out['function']})" if out.get("function") and out.get("kernel") else "")
-                      + (f" at {out['source']}" if out.get("source") else "")
-                      + (f", pc {out['errorpc']}" if out.get("errorpc") else "")
-                      + (f"; block {focus['block']} thread {focus['thread']} lane {focus['lane']}" if focus else "")
-                      + (f"; illegal access to {out['address']}" if out.get("address") else ""))
+    out["summary"] = _cg_summary(out)
     if len(stops) > 1:
         out["summary"] += f"; {len(stops)} stops: " + "; ".join(_cg_stop_text(st) for st in stops[:4])
     return out
