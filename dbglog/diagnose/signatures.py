@@ -1513,39 +1513,42 @@ def _pytest_output(t: _Text) -> bool:
     return any(t.needle_reps(n) for n in ("FAILED ", "ERROR ", " FAILURES ", "short test summary"))
 
 
-def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> None:
-    """A bare "XError: msg" line is an exception only when it ends a traceback: the first such line
-    after each "Traceback (most recent call last)" header (frames are indented, so the first
-    unindented exception line is the one raised), never anywhere in the log. A traceback whose
-    header was cut off (a pasted or truncated log) still ends its last 'File "...", line N' frame
-    with the exception a few lines below."""
-    covered: list[tuple[int, int]] = []  # (header, exception line) spans read through the header
+def _tb_exception(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit], h: int, stop: int) -> int:
+    """The exception line that ends the traceback under header ``h`` (and the inner one a wrapper
+    prints below it); returns its line, or ``stop`` when none was found."""
+    # A log pasted indented (a CI step, a code block in a list) indents the exception line
+    # as much as its header: read the lines below at the header's indentation.
+    head = t.line(h)
+    indent = head[:len(head) - len(head.lstrip(" \t"))] if head[:1] in (" ", "\t") else ""
+    for j in range(h + 1, stop):
+        if len(t.lines[j]) > _LONG_LINE:
+            continue
+        line = t.line(j)
+        m = rx.match(line[len(indent):] if indent and line.startswith(indent) else line)
+        if not m:
+            continue
+        _add(hits, sig, m, j, m.start())
+        # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
+        # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
+        if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
+            for k2 in range(j + 1, min(j + 4, stop)):
+                m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
+                if m2:
+                    _add(hits, sig, m2, k2, m2.start())
+                    break
+        return j
+    return stop
+
+
+def _tb_headers(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> list[tuple[int, int]]:
+    """Each "Traceback (most recent call last)" header's exception; the (header, exception line)
+    spans read."""
+    covered: list[tuple[int, int]] = []
     n = len(t.lines)
     headers = [i for i, _ in t.lines_with(_TRACEBACK_HEADER_TEXT)][:_MAX_HITS]
     for k, h in enumerate(headers):
         stop = min(headers[k + 1] if k + 1 < len(headers) else n, h + 1 + _TRACEBACK_SPAN, n)
-        end = stop
-        # A log pasted indented (a CI step, a code block in a list) indents the exception line
-        # as much as its header: read the lines below at the header's indentation.
-        head = t.line(h)
-        indent = head[:len(head) - len(head.lstrip(" \t"))] if head[:1] in (" ", "\t") else ""
-        for j in range(h + 1, stop):
-            if len(t.lines[j]) > _LONG_LINE:
-                continue
-            line = t.line(j)
-            m = rx.match(line[len(indent):] if indent and line.startswith(indent) else line)
-            if m:
-                end = j
-                _add(hits, sig, m, j, m.start())
-                # A wrapper that prints what it wraps on the next line ("BackendCompilerFailed:
-                # backend='inductor' raised:" / "ImportError: ...") names the inner one too.
-                if hits[-1].rank <= 11 or not (m.group("msg") or "").strip() or m.group(0).rstrip().endswith(":"):
-                    for k2 in range(j + 1, min(j + 4, stop)):
-                        m2 = rx.match(t.line(k2)) if len(t.lines[k2]) <= _LONG_LINE else None
-                        if m2:
-                            _add(hits, sig, m2, k2, m2.start())
-                            break
-                break
+        end = _tb_exception(t, rx, sig, hits, h, stop)
         if end == stop and h > 0 and len(t.lines[h - 1]) <= _LONG_LINE:
             # The exception line was cut off (a truncated paste): a logger that prints the exception
             # above its traceback ("CRITICAL Uncaught RuntimeError: msg", logging.exception) names it.
@@ -1554,16 +1557,12 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
                 _add(hits, sig, m, h - 1, m.start())
                 hits[-1].rank = min(hits[-1].rank, 44)
         covered.append((h, end))
-    # A c10::Error printed without its Python traceback: the message line, then "Exception raised
-    # from <fn> at <file>:<line> (most recent call first):" and the C++ frames.
-    for i, _ in t.lines_with(_RAISED_FROM)[:_MAX_HITS]:
-        for j in range(i - 1, max(-1, i - 3), -1):
-            if len(t.lines[j]) > _LONG_LINE:
-                break
-            m = rx.match(t.line(j).lstrip("`'\" \t"))
-            if m:
-                _add(hits, sig, m, j, m.start())
-                break
+    return covered
+
+
+def _tb_headless(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit], covered: list) -> None:
+    """A traceback whose header was cut off: the exception a few lines below its last frame."""
+    n = len(t.lines)
     frames = [i for i, _ in t.lines_with(_FRAME_TEXT)][:_MAX_MEMBERS]
     starts = [h for h, _ in covered]
     found = 0
@@ -1585,6 +1584,26 @@ def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_
                 break
         if found >= _MAX_HITS:
             break
+
+
+def _scan_tracebacks(t: _Text, rx: re.Pattern[str], sig: Signature, hits: list[_Hit]) -> None:
+    """A bare "XError: msg" line is an exception only when it ends a traceback: the first such line
+    after each "Traceback (most recent call last)" header (frames are indented, so the first
+    unindented exception line is the one raised), never anywhere in the log. A traceback whose
+    header was cut off (a pasted or truncated log) still ends its last 'File "...", line N' frame
+    with the exception a few lines below."""
+    covered = _tb_headers(t, rx, sig, hits)
+    # A c10::Error printed without its Python traceback: the message line, then "Exception raised
+    # from <fn> at <file>:<line> (most recent call first):" and the C++ frames.
+    for i, _ in t.lines_with(_RAISED_FROM)[:_MAX_HITS]:
+        for j in range(i - 1, max(-1, i - 3), -1):
+            if len(t.lines[j]) > _LONG_LINE:
+                break
+            m = rx.match(t.line(j).lstrip("`'\" \t"))
+            if m:
+                _add(hits, sig, m, j, m.start())
+                break
+    _tb_headless(t, rx, sig, hits, covered)
 
 
 # --- user patterns under a time budget ---------------------------------------------------------
@@ -1951,6 +1970,24 @@ _REPORTED_PREFIXES = ("py.traceback:", "gpu.error:", "elastic.rank_killed:", "gd
 _REGEX_CHARS = re.compile(r"[\\^$|()+{}]")
 
 
+def _near_miss(value: str, names: list[str], outcomes: list[str]) -> tuple[str | None, dict[str, str]]:
+    """The outcome or name ``value`` nearly spells, and the names by their words (a word of a name,
+    e.g. "segfault", suggests kernel.segfault)."""
+    import difflib
+
+    by_word: dict[str, str] = {}
+    for n in names:
+        for w in re.split(r"[.:_]", n):
+            if len(w) >= 4:
+                by_word.setdefault(w, n)
+    for cands, cutoff in ((outcomes, 0.7), (names + list(by_word), 0.75)):
+        got = difflib.get_close_matches(value, cands, n=1, cutoff=cutoff) \
+            or difflib.get_close_matches(value.lower(), cands, n=1, cutoff=cutoff)
+        if got:
+            return got[0], by_word
+    return None, by_word
+
+
 def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterable[str], *,
                  option: str = "--expect", regex: bool = False) -> None:
     """Refuse a failure name that can never match (``--expect segfualt`` would turn every bad run
@@ -1960,7 +1997,6 @@ def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterabl
     word that is a near miss of an outcome or signature name (then it is a typo, not a search)."""
     if value is None:
         return
-    import difflib
     import fnmatch
 
     outcomes = list(outcomes)
@@ -1984,19 +2020,7 @@ def check_target(value: str | None, sigs: Iterable[Signature], outcomes: Iterabl
             raise DbglogError(f"{option} {value!r}: not a signature, glob, outcome or valid regex ({e})") from None
         if not plain or globbed:
             return
-    # a near miss: suggest the full name (a word of a name, e.g. "segfault", suggests kernel.segfault)
-    by_word = {}
-    for n in names:
-        for w in re.split(r"[.:_]", n):
-            if len(w) >= 4:
-                by_word.setdefault(w, n)
-    close = None
-    for cands, cutoff in ((outcomes, 0.7), (names + list(by_word), 0.75)):
-        got = difflib.get_close_matches(value, cands, n=1, cutoff=cutoff) \
-            or difflib.get_close_matches(value.lower(), cands, n=1, cutoff=cutoff)
-        if got:
-            close = got[0]
-            break
+    close, by_word = _near_miss(value, names, outcomes)
     if regex and (close is None or close.lower() == value.lower()):
         return  # a word, not a near miss of a name ("OOM", "segfault"): text to find in the output
     # an outcome is its own name, even when it is also a word of a signature's (hang, nccl.collective_hang)
