@@ -116,6 +116,18 @@ def test_terminal_wrapped_lines_are_joined_back_before_matching():
     assert S.unwrap("short line\nanother\n") is None
 
 
+def test_a_container_logs_partial_lines_are_joined_before_matching():
+    msg = ("[rank3]:[E1120 09:12:33.123456 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation "
+           "timeout: WorkNCCL(SeqNum=4021, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) "
+           "ran for 600017 milliseconds before timing out.")
+    parts = [msg[:70], msg[70:160], msg[160:]]
+    log = "\n".join([f"2026-11-20T09:12:33.{i:06d}Z stderr {'F' if i == 2 else 'P'} {p}" for i, p in enumerate(parts)]
+                    + ["2026-11-20T09:12:34.000000Z stderr F Aborted (core dumped)"])
+    m = S.classify_text(log)
+    assert m.name == "nccl.watchdog_timeout" and any("2 partial line(s)" in w for w in m.warnings)
+    assert S.join_partial_lines("2026-11-20T09:12:34Z stdout F done\n") is None
+
+
 def _lanes(values) -> str:
     return " ".join(f"[{i}] {v:08x}" for i, v in enumerate(values))
 

@@ -1747,11 +1747,13 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     try:
         m = _classify(text, signatures, max_key_lines, warnings, budget)
         if m is None or m.rank < _UNWRAP_BELOW:
-            joined = unwrap(text)
-            if joined is not None:  # a terminal cut the lines: read them joined back
+            for joined in (unwrap(text), join_partial_lines(text)):
+                if joined is None:
+                    continue
+                # a terminal cut the lines, or a log collector split them: read them joined back
                 j = _classify(joined[0], signatures, max_key_lines, None, budget)
                 if j is not None and (m is None or j.rank > m.rank):
-                    j.warnings.append(f"read with the lines wrapped at {joined[1]} columns joined back")
+                    j.warnings.append(f"read with {joined[1]} joined back")
                     return j
         return m
     finally:
@@ -1764,8 +1766,8 @@ _UNWRAP_MAX = 32 << 20  # bytes; a log this big was written to a file, not copie
 _UNWRAP_MIN_WIDTH = 60
 
 
-def unwrap(text: str | bytes) -> tuple[bytes, int] | None:
-    """The text with terminal-wrapped lines joined back, and the width, when it looks wrapped: no
+def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
+    """The text with terminal-wrapped lines joined back, and how, when it looks wrapped: no
     line is longer than a width W (>= 60) and at least two lines are exactly W long (each such line
     continues on the next). None otherwise."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
@@ -1785,7 +1787,39 @@ def unwrap(text: str | bytes) -> tuple[bytes, int] | None:
             carry = b""
     if carry:
         out.append(carry)
-    return b"\n".join(out), width
+    return b"\n".join(out), f"the lines wrapped at {width} columns"
+
+
+# The container runtime's log format (CRI, what `kubectl logs` reads from the node's files):
+# "<RFC3339 time> <stdout|stderr> <P|F> <text>", P a partial line that the next line continues.
+_CRI = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) ([PF]) ?(.*)$")
+
+
+def join_partial_lines(text: str | bytes) -> tuple[bytes, str] | None:
+    """The text with the container runtime's partial lines (flag P) joined to the line that ends
+    them and the CRI prefix taken off; None when no line is a partial one."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX or b" P " not in data:
+        return None
+    out: list[bytes] = []
+    carry = b""
+    partial = 0
+    for line in data.split(b"\n"):
+        m = _CRI.match(line)
+        if m is None:
+            out.append(carry + line)
+            carry = b""
+        elif m.group(1) == b"P":
+            carry += m.group(2)
+            partial += 1
+        else:
+            out.append(carry + m.group(2))
+            carry = b""
+    if not partial:
+        return None
+    if carry:
+        out.append(carry)
+    return b"\n".join(out), f"{partial} partial line(s) of the container log"
 
 
 # NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
