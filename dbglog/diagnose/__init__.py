@@ -15,7 +15,7 @@ debugger's dump, a tool's report) into typed facts and a verdict, and never star
 A reader may run a read-only tool on a file it was handed (``c++filt``, ``nvdisasm``,
 ``llvm-objdump``) but never the user's program.
 
-May import: ``dbglog.util`` only. It sits below ``run/`` (``run`` imports ``diagnose``, never the
+May import: ``dbglog.util`` and ``dbglog.core`` (values). It sits below ``run/`` (``run`` imports ``diagnose``, never the
 reverse) and knows nothing of ``kb``, ``bisect``, ``ops`` or the commands. Importing this package
 imports nothing.
 """
