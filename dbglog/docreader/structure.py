@@ -1,0 +1,200 @@
+"""Structure that is certain: what a document says by its shape, read by rule.
+
+Only shapes whose meaning does not depend on wording are read here: the protocol's labelled fields
+(``**Hypothesis:**``, ``**What we did:**``, ``**Result:**`` ... in any spelling), an attempt heading
+(``Attempt 3: title``), the investigation's header fields (``Status:``, ``Symptom:``), a key-differences
+table (markdown or fixed-width in a fence), a list under a next-steps heading, a template or protocol
+section. Everything else is judged unit by unit (scorer) and linked (linker).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dbglog.docreader.cues import Context, heading_role, language, plain
+from dbglog.docreader.units import Doc, Unit
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of, status_word, is_placeholder
+
+# "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1": the protocol's numbered attempt heading.
+ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
+                          r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
+TEMPLATE_HEAD = re.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
+DIFF_HEAD = re.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
+_FIELDS = {"hypothesis", "did", "result", "conclusion", "outcome", "expected"}
+
+
+@dataclass
+class Section:
+    head: Unit
+    first: int  # heading line
+    last: int  # last line of the subtree
+    own_last: int  # last line before the first child heading
+    children: list[Section] = field(default_factory=list)
+    parent: Section | None = None
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def inside(self, other: Section) -> bool:
+        p = self.parent
+        while p is not None:
+            if p is other:
+                return True
+            p = p.parent
+        return False
+
+
+def sections(doc: Doc) -> list[Section]:
+    """The heading tree (top-level sections), each with its line span."""
+    heads = [u for u in doc.units if u.kind == "heading"]
+    n = len(doc.lines)
+    out: list[Section] = []
+    stack: list[Section] = []
+    for k, h in enumerate(heads):
+        nxt = next((x.first for x in heads[k + 1:] if x.level <= h.level), n)
+        child = heads[k + 1].first if k + 1 < len(heads) else n
+        s = Section(h, h.first, nxt - 1, min(child, nxt) - 1)
+        while stack and stack[-1].head.level >= h.level:
+            stack.pop()
+        if stack:
+            s.parent = stack[-1]
+            stack[-1].children.append(s)
+        else:
+            out.append(s)
+        stack.append(s)
+    return out
+
+
+def all_sections(tops: list[Section]) -> list[Section]:
+    return [s for t in tops for s in t.walk()]
+
+
+def is_template(s: Section, doc: Doc) -> bool:
+    """A template to copy from: its heading says so, or its title/status are placeholders."""
+    if TEMPLATE_HEAD.search(s.head.text) or is_placeholder(s.head.text):
+        return True
+    own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1)]
+    return any((lab := label_of(x, INV_LABELS)) and lab[0] == "status" and is_placeholder(lab[1]) for x in own)
+
+
+def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
+    """Sections whose text is never read for attempts: templates, protocol and setup text."""
+    out = []
+    for s in all_sections(tops):
+        role = ctx.roles.get(s.head.id)
+        if is_template(s, ctx.doc) or role == "boilerplate" or _imperative_heading(s.head.text):
+            out.append(s)
+    return out
+
+
+def _imperative_heading(text: str) -> bool:
+    """ "3. Maintain the list", "Before you start: check ...": a rule of a protocol, by its mood."""
+    s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text))
+    return bool(re.match(r"^(?:before you start|maintain|document|summari[sz]e|keep|record|update|check existing|"
+                         r"use this|copy this|follow)\b", s, re.I))
+
+
+def investigations(tops: list[Section], doc: Doc) -> list[Section]:
+    """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
+    found = []
+    for s in all_sections(tops):
+        if is_template(s, doc) or any(s.inside(f) for f in found):
+            continue
+        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1)]
+        keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
+        if keys & {"status", "symptom"}:
+            found.append(s)
+    return found
+
+
+def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[str, list[str]], set[int]]:
+    """Labelled investigation fields among lines lo..hi (inclusive): values and the lines they took."""
+    vals: dict[str, list[str]] = {}
+    used: set[int] = set()
+    cur = None
+    fence = False
+    for i in range(lo, hi + 1):
+        line = doc.lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        lab = None if fence else label_of(line, INV_LABELS)
+        if lab and lab[0] != "tags":
+            cur = lab[0]
+            vals.setdefault(cur, []).append(lab[1])
+            used.add(i)
+        elif cur and line.strip() and (line.startswith((" ", "\t", "-", "*")) or fence) and cur in (
+                "environment", "related_files"):
+            vals[cur].append(line)
+            used.add(i)
+        elif not line.strip() and cur not in ("environment", "related_files"):
+            cur = None
+        elif line.strip():
+            cur = None if not fence else cur
+    return vals, used
+
+
+@dataclass
+class Fields:
+    """An attempt written with the protocol's labelled fields."""
+
+    number: int | None
+    title: str
+    fields: dict[str, list[str]]
+    lead: list[str]
+    lines: list[int]
+    tag: str | None = None
+
+
+def attempt_section(s: Section, doc: Doc) -> Fields | None:
+    """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields."""
+    m = ATTEMPT_HEAD.match(plain(s.head.text))
+    fields: dict[str, list[str]] = {}
+    lead: list[str] = []
+    cur = None
+    fence = False
+    lines = list(range(s.first, s.own_last + 1))
+    for i in lines[1:]:
+        line = doc.lines[i]
+        if re.match(r"^\s*(```|~~~)", line):
+            fence = not fence
+        lab = None if fence else label_of(line, ATTEMPT_LABELS)
+        if lab and lab[0] in _FIELDS:
+            cur = lab[0]
+            fields.setdefault(cur, []).append(lab[1])
+        elif cur:
+            fields[cur].append(line)
+        else:
+            lead.append(line)
+    if not m and len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2:
+        return None
+    if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead):
+        return None
+    title = (m.group("rest") or "") if m else plain(s.head.text)
+    from dbglog.docreader.vocab import heading_outcome
+
+    return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
+
+
+def is_diff_section(s: Section, ctx: Context) -> bool:
+    return bool(DIFF_HEAD.search(s.head.text))
+
+
+def is_plan_section(s: Section, ctx: Context) -> bool:
+    role = ctx.roles.get(s.head.id)
+    return role == "plan" and not _imperative_heading(s.head.text)
+
+
+def status_of(vals: dict[str, list[str]]) -> str | None:
+    raw = " ".join(vals.get("status", []))
+    return status_word(raw) if raw else None
+
+
+def lang_of(text: str) -> str:
+    return language(text)
+
+
+def role_of(s: Section, ctx: Context) -> str | None:
+    return heading_role(s.head.text, ctx.lang)

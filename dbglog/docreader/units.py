@@ -1,0 +1,358 @@
+"""The segmenter: a document cut into units, each with its source lines and its place.
+
+A unit is the smallest piece a person writes one thing in: a heading, a sentence of a paragraph or
+list item, a table row, a command (with the comment that says how it went), a code block, an HTML
+block. Every source line belongs to at least one unit, so what the reader does not understand is
+still somewhere (the lossless guarantee is structural before it is verified).
+
+The place of a unit is what a reader uses before the words: the heading path above it, the list
+item it sits in (checkbox, numbering, depth), the table it is a row of (and the header's cells), the
+thread post it belongs to (author), whether it is quoted, and which paragraph or item it shares
+with its neighbours. markdown-it-py gives the block structure and the line maps; sentences are cut
+inside each paragraph, and each keeps the lines it spans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
+
+
+@dataclass
+class Unit:
+    id: int
+    kind: str  # one of KINDS
+    first: int  # 0-based, inclusive
+    last: int  # 0-based, inclusive
+    text: str  # the words, markdown markers of the container removed
+    level: int = 0  # a heading's level
+    path: tuple[int, ...] = ()  # ids of the enclosing headings, outermost first
+    block: int = -1  # the paragraph / item / table / fence this unit is part of (shared by siblings)
+    item: int = -1  # the list item it sits in (-1: none); items of one list share `group`
+    group: int = -1  # the list (or table) the item (row) belongs to
+    index: int = -1  # position of the item in its list / the row in its table
+    depth: int = 0  # list nesting depth
+    checkbox: str = ""  # "" none, " " empty, "x" ticked
+    ordered: bool = False
+    quoted: int = 0  # blockquote depth
+    post: int = -1  # the thread post it belongs to (-1: not a thread)
+    author: str = ""  # the post's author
+    header: tuple[str, ...] = ()  # a row's table header cells
+    cells: tuple[str, ...] = ()  # a row's cells
+    comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
+    lang: str = ""  # a fence's info string
+    head: bool = False  # the first sentence of its paragraph / item
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        return (self.first, self.last)
+
+
+@dataclass
+class Doc:
+    lines: list[str]
+    units: list[Unit] = field(default_factory=list)
+    posts: list[tuple[int, str]] = field(default_factory=list)  # (heading/line index, author)
+
+    def heading(self, uid: int) -> Unit:
+        return self.units[uid]
+
+    def under(self, heading_id: int) -> list[Unit]:
+        return [u for u in self.units if heading_id in u.path]
+
+
+@lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+
+
+# A thread post's header: "### alice — 2024-11-07", "**bob** commented on Mar 3", "carol · comment · 2023-03-20",
+# "@dave wrote:". Structure of a post header (a name and a date or a verb of posting), not the words of one doc.
+_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
+_POST = [
+    re.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
+               rf"{_DATE}\b.*$"),
+    re.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
+               r"responded|posted)\b.*$", re.I),
+    re.compile(r"^\W{0,3}(?:comment|reply|answer|post)\s+(?:by|from)\s+@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+]
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
+_CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
+_TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
+_PROMPT = re.compile(r"^\s*(?:\$|#|>|PS>|\(\w+\)\s*\$)\s+\S")
+_CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
+_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
+
+
+def post_author(text: str) -> str | None:
+    s = text.strip().lstrip("#").strip()
+    if len(s) > 120:
+        return None
+    for rx in _POST:
+        m = rx.match(s)
+        if m:
+            return m.group("who")
+    return None
+
+
+class _Cut:
+    """One pass over markdown-it's block tokens, turning each leaf into units."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.doc = Doc(lines)
+        self.path: list[tuple[int, int]] = []  # (level, heading unit id)
+        self.items: list[dict] = []  # open list items (innermost last)
+        self.lists: list[dict] = []
+        self.quote = 0
+        self.table: dict | None = None
+        self.nblock = 0
+        self.post = -1
+        self.author = ""
+        self.post_level = 99
+
+    def add(self, kind: str, first: int, last: int, text: str, **kw) -> Unit:
+        it = self.items[-1] if self.items else None
+        u = Unit(len(self.doc.units), kind, first, max(first, last), text, path=tuple(h for _, h in self.path),
+                 quoted=self.quote, post=self.post, author=self.author,
+                 item=it["id"] if it else -1, group=it["list"] if it else -1, index=it["index"] if it else -1,
+                 depth=len(self.items), checkbox=it["check"] if it else "", ordered=it["ordered"] if it else False)
+        for k, v in kw.items():
+            setattr(u, k, v)
+        self.doc.units.append(u)
+        return u
+
+    def heading(self, a: int, b: int, level: int, text: str) -> None:
+        while self.path and self.path[-1][0] >= level:
+            self.path.pop()
+        who = post_author(text)
+        if who is not None and level <= self.post_level + 1:
+            self.post, self.author, self.post_level = len(self.doc.posts), who, level
+            self.doc.posts.append((a, who))
+        elif level < self.post_level and who is None and self.post >= 0 and not self.quote:
+            # A heading at or above the posts' level that is no post: the thread is over.
+            self.post, self.author, self.post_level = -1, "", 99
+        self.add("heading", a, b - 1, _heading_text(text), level=level)
+        self.path.append((level, len(self.doc.units) - 1))
+
+    def paragraph(self, a: int, b: int, content: str) -> None:
+        self.nblock += 1
+        block = self.nblock
+        texts = content.split("\n")
+        if len(texts) != b - a:
+            texts = [self.lines[i].strip() for i in range(a, b)]
+        if self.items and self.items[-1]["fresh"]:
+            it = self.items[-1]
+            it["fresh"] = False
+            m = _CHECK.match(texts[0])
+            if m:
+                it["check"] = m.group(1).lower()
+                texts[0] = texts[0][m.end():]
+            first_of_item = True
+        else:
+            first_of_item = False
+        if not self.items and len(texts) == 1:
+            who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
+            if who:
+                self.post, self.author = len(self.doc.posts), who
+                self.doc.posts.append((a, who))
+        for k, (lo, hi, s) in enumerate(_sentences(texts)):
+            self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
+
+    def fence(self, a: int, b: int, info: str, content: str) -> None:
+        self.nblock += 1
+        lang = (info or "").strip().split(" ")[0].lower()
+        body = list(range(a + 1, b - 1)) if b - a >= 2 else []
+        if lang in _SHELL and body and _commands(self, body, lang, a, b):
+            return
+        self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
+
+    def row(self, a: int, cells: list[str], index: int) -> None:
+        t = self.table
+        self.add("row", a, a, " | ".join(cells), block=t["block"], group=t["block"], index=index,
+                 header=tuple(t["header"]), cells=tuple(cells))
+
+
+def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
+    or "cmd  # NOK" after it): one unit per command group; False when it is no such block."""
+    lines = cut.lines
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    for i in body:
+        if not lines[i].strip():
+            if cur:
+                groups.append(cur)
+            cur = []
+        else:
+            cur.append(i)
+    if cur:
+        groups.append(cur)
+    said = [g for g in groups if any(_CMD_COMMENT.match(lines[i]) and not lines[i].lstrip().startswith("#!")
+                                     for i in g) or _TRAIL_COMMENT.search(lines[g[-1]])]
+    if len(said) < 2 or len(said) * 2 < len(groups):
+        return False
+    cut.add("code", a, a, lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
+    for g in groups:
+        comment = " ".join(m.group("c").strip() for i in g if (m := _CMD_COMMENT.match(lines[i])))
+        tm = _TRAIL_COMMENT.search(lines[g[-1]])
+        if tm and not _CMD_COMMENT.match(lines[g[-1]]):
+            comment = f"{comment} {tm.group('c').strip()}".strip()
+        cmd = " ".join(lines[i].strip() for i in g if not _CMD_COMMENT.match(lines[i]))
+        cut.add("command", g[0], g[-1], cmd, block=cut.nblock, comment=comment, lang=lang)
+    cut.add("code", b - 1, b - 1, lines[b - 1].strip(), block=cut.nblock, lang=lang)
+    return True
+
+
+def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
+    """(first line offset, last line offset, sentence) for a paragraph's lines; a sentence never
+    crosses a line that starts like a new item or label ("Result: ...")."""
+    out: list[tuple[int, int, str]] = []
+    joined, starts = "", []
+    for k, t in enumerate(texts):
+        starts.append(len(joined))
+        joined += t + "\n"
+
+    def line_of(pos: int) -> int:
+        lo = 0
+        for k, s in enumerate(starts):
+            if s <= pos:
+                lo = k
+        return lo
+
+    pos = 0
+    for m in list(_SENT.finditer(joined)) + [None]:
+        end = m.start() if m else len(joined)
+        piece = joined[pos:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            a = line_of(pos + lead)
+            b = line_of(pos + len(piece.rstrip()) - 1)
+            out.append((a, b, " ".join(piece.split())))
+        pos = m.end() if m else end
+    return _split_labels(out, texts)
+
+
+_LABEL_LINE = re.compile(r"^\s*(?:\*\*|__)?[A-Z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s")
+
+
+def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
+    """A soft-broken "Action: ...\\nResult: ..." paragraph is two units, one per labelled line."""
+    out = []
+    for a, b, s in sents:
+        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k])]
+        if not cuts:
+            out.append((a, b, s))
+            continue
+        bounds = [a] + cuts + [b + 1]
+        for lo, hi in zip(bounds, bounds[1:]):
+            out.append((lo, hi - 1, " ".join(" ".join(texts[lo:hi]).split())))
+    return out
+
+
+def _heading_text(raw: str) -> str:
+    s = raw.strip()
+    s = re.sub(r"^#{1,6}\s*", "", s)
+    s = re.sub(r"\s#+\s*$", "", s)
+    return s.strip()
+
+
+def segment(text: str) -> Doc:
+    """The document's units, in source order, covering every non-blank line."""
+    lines = text.split("\n")
+    cut = _Cut(lines)
+    tokens = _md().parse(text)
+    covered = [False] * len(lines)
+    row_index = 0
+    for k, t in enumerate(tokens):
+        if not t.map:
+            if t.type == "blockquote_close":
+                cut.quote -= 1
+            elif t.type == "list_item_close":
+                cut.items.pop()
+            elif t.type in ("bullet_list_close", "ordered_list_close"):
+                cut.lists.pop()
+            elif t.type == "table_close":
+                cut.table = None
+            continue
+        a, b = t.map
+        if t.type == "front_matter":
+            cut.add("front", a, b - 1, t.content)
+        elif t.type == "heading_open":
+            cut.heading(a, b, int(t.tag[1]), tokens[k + 1].content if k + 1 < len(tokens) else lines[a])
+        elif t.type == "paragraph_open":
+            cut.paragraph(a, b, tokens[k + 1].content)
+        elif t.type == "blockquote_open":
+            cut.quote += 1
+        elif t.type in ("bullet_list_open", "ordered_list_open"):
+            cut.nblock += 1
+            cut.lists.append({"id": cut.nblock, "n": 0, "ordered": t.type == "ordered_list_open"})
+        elif t.type == "list_item_open":
+            lst = cut.lists[-1]
+            cut.items.append({"id": a, "list": lst["id"], "index": lst["n"], "check": "", "fresh": True,
+                              "ordered": lst["ordered"]})
+            lst["n"] += 1
+        elif t.type == "table_open":
+            cut.nblock += 1
+            cut.table = {"block": cut.nblock, "header": []}
+            row_index = 0
+        elif t.type == "tr_open":
+            cells = _row_cells(lines[a])
+            if cut.table is not None and not cut.table["header"]:
+                cut.table["header"] = cells
+                cut.add("row", a, a, " | ".join(cells), block=cut.table["block"], group=cut.table["block"],
+                        index=-1, cells=tuple(cells))
+            elif cut.table is not None:
+                cut.row(a, cells, row_index)
+                row_index += 1
+        elif t.type == "fence":
+            cut.fence(a, b, t.info, t.content)
+        elif t.type == "code_block":
+            cut.nblock += 1
+            cut.add("code", a, b - 1, t.content, block=cut.nblock)
+        elif t.type == "html_block":
+            cut.add("html", a, b - 1, t.content)
+        elif t.type == "hr":
+            cut.add("rule", a, b - 1, lines[a].strip())
+        else:
+            continue
+        if t.type in ("front_matter", "heading_open", "paragraph_open", "fence", "code_block", "html_block",
+                      "hr", "tr_open"):
+            for i in range(a, min(b, len(lines))):
+                covered[i] = True
+    for i, line in enumerate(lines):
+        if not covered[i] and line.strip() and not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line):
+            cut.add("raw", i, i, line.strip())
+    cut.doc.units.sort(key=lambda u: (u.first, u.id))
+    for n, u in enumerate(cut.doc.units):
+        u.id = n  # ids in source order (paths were set from the old ids: remap)
+    _remap_paths(cut.doc)
+    return cut.doc
+
+
+def _remap_paths(doc: Doc) -> None:
+    """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
+    stack: list[tuple[int, int]] = []
+    for u in doc.units:
+        if u.kind == "heading":
+            while stack and stack[-1][0] >= u.level:
+                stack.pop()
+            u.path = tuple(h for _, h in stack)
+            stack.append((u.level, u.id))
+        else:
+            u.path = tuple(h for _, h in stack)
+
+
+def _row_cells(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not s.endswith("\\|"):
+        s = s[:-1]
+    return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
