@@ -93,7 +93,7 @@ def language(text: str) -> str:
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
 _LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
-_KNOB = re.compile(r"`[^`]{1,120}`|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
+_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
@@ -183,6 +183,10 @@ def _en_outcome(s: str) -> str | None:
     t = table("en")
     if t.has("outcome.untested", s):
         return "untested"
+    if t.has("outcome.said_failed", s):
+        return "failed"
+    if t.has("outcome.said_worked", s):
+        return "worked"
     got = outcome.classify(s)
     if got in ("worked", "failed", "partial"):
         return got
@@ -198,6 +202,8 @@ def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
     s = re.sub(r"[:：]\s*$", "", s)
+    if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
+        return None  # a title or a sentence, not a section's name
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
         for role in ("boilerplate", "plan", "options", "tried", "lessons"):
@@ -345,6 +351,11 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         if _is_past(m.group("v"), t):
             f["a subject with a past-tense verb"] = 1.0
             break
+    if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
+                 r"(?:\w+ing)\b", text, re.I):
+        f["an action that says how it went (-ing ... worked)"] = 1.0
+    if _KNOB.match(text) and ("outcome: worked" in f or "outcome: failed" in f):
+        f["opens with a named setting or file, and how it went"] = 1.0
     if re.search(r"\b(?:with|without|after|using|by|setting|adding|disabling|enabling|removing)\b.{0,80}\b"
                  r"(?:works?|worked|fixed|fixes|resolved|helps?|helped|solved|seems? to work|runs? fine|is fine)\b",
                  text, re.I):

@@ -41,16 +41,17 @@ def _same_place(a: Unit, b: Unit) -> bool:
         return False
     if a.block == b.block:
         return True
-    if a.item >= 0 and b.item >= 0 and b.depth > a.depth:
-        return True  # a sub-item under the action's item
+    if a.item >= 0 and b.item >= 0 and (b.depth > a.depth or a.group == b.group):
+        return True  # a sub-item under the action's item, or a later item of its list ("- Action:" / "- Result:")
     return b.first - a.last <= 2 and b.item < 0 and a.item < 0
 
 
-def link(judged: list[Judged], skip: set[int]) -> list[Found]:
+def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None) -> list[Found]:
     """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read)."""
     out: list[Found] = []
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
+    out += _keyed(js, used)
     for k, j in enumerate(js):
         if j.unit.id in used:
             continue
@@ -65,6 +66,8 @@ def link(judged: list[Judged], skip: set[int]) -> list[Found]:
             f = _with_result(j, js[k + 1:k + 6], used)
         elif j.label in ("proposal", "request") and u.post >= 0 and _KNOB.search(u.text):
             f = _answered(j, js[k + 1:k + 40], used)
+        elif j.label == "result" and heads is not None:
+            f = _under_heading(j, heads, out)
         else:
             f = None
         if f is None:
@@ -72,6 +75,54 @@ def link(judged: list[Judged], skip: set[int]) -> list[Found]:
         used.update(f.units)
         out.extend(_split_several(f))
     return out
+
+
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+
+
+def _keyed(js: list[Judged], used: set[int]) -> list[Found]:
+    """A case list and a separate result list ("case1: ZeRO-1 ..." ... "case1: OOM"): the later line with the same
+    key that says how it went is the earlier line's result."""
+    first: dict[str, Judged] = {}
+    out = []
+    for j in js:
+        m = _KEY.match(plain(j.unit.text))
+        if not m:
+            continue
+        key = m.group("k").lower().replace(" ", "")
+        if key not in first:
+            first[key] = j
+            continue
+        a = first[key]
+        oc = _outcome(m.group("rest"))
+        if oc and a.unit.id not in used and j.unit.first > a.unit.last:
+            f = Found(plain(a.unit.text), plain(j.unit.text), oc, a.unit.first, j.unit.last, a.unit.author,
+                      [a.unit.id, j.unit.id], j.confidence)
+            out.append(f)
+            used.update(f.units)
+    return out if len(out) >= 2 else _undo(out, used)
+
+
+def _undo(out: list[Found], used: set[int]) -> list[Found]:
+    for f in out:
+        used.difference_update(f.units)
+    return []
+
+
+def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Found | None:
+    """A result under a heading that names the change ("### Disable P2P" / "Result: NCCL works"): the heading is the
+    action, when nothing under it was taken for one."""
+    u = j.unit
+    if not u.path:
+        return None
+    h = heads.get(u.path[-1])
+    if h is None or not _KNOB.search(h.text) and len(h.text.split()) > 8 or any(f.first >= h.first and f.first <= u.last
+                                                                                 for f in made):
+        return None
+    oc = _outcome(u.text)
+    if not oc or oc == "untested":
+        return None
+    return Found(plain(h.text), plain(u.text), oc, h.first, u.last, u.author, [u.id], j.confidence)
 
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
@@ -86,9 +137,10 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
     for n in ahead:
         if not _same_place(u, n.unit) or n.unit.id in used:
             break
-        if n.label in ACTS or n.unit.kind != "sentence":
+        labelled = "labelled as a result" in n.features
+        if (n.label in ACTS and not labelled) or n.unit.kind != "sentence":
             break
-        if n.label == "result":
+        if n.label == "result" or labelled:
             f = _found(j, u.text, n.unit.text, last=n.unit.last)
             f.units.append(n.unit.id)
             return f
@@ -148,18 +200,31 @@ def _row(j: Judged) -> Found | None:
     return f
 
 
-_SEVERAL = re.compile(r"^(?P<lead>.*?\b(?:tried|tested|used|set|ran with|with)\s+)(?P<a>`?[-\w.=/]+`?)\s+"
-                      r"(?:and|or|&)\s+(?P<b>`?[-\w.=/]+`?)(?P<tail>.*)$", re.I)
+_TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
+_OR = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
+_BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
 
 def _split_several(f: Found) -> list[Found]:
-    """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict."""
-    m = _SEVERAL.match(f.did)
-    if not m or not (_KNOB.search(m.group("a")) and _KNOB.search(m.group("b"))):
+    """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
+    does not" two with opposite verdicts."""
+    parts = _BUT.split(f.did, maxsplit=1)
+    if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
+        first = _outcome(parts[0]) or f.outcome
+        second = _outcome(parts[1])
+        if second is None and re.search(r"\bn(?:o|o)t\b|n't\b", parts[1]) and first in ("worked", "failed"):
+            second = "worked" if first == "failed" else "failed"
+        return [_copy(f, parts[0], first), _copy(f, parts[1], second or f.outcome)]
+    m = _TRIED.search(f.did)
+    if not m:
         return [f]
-    out = []
-    for knob in (m.group("a"), m.group("b")):
-        g = Found(f"{m.group('lead')}{knob}{m.group('tail')}", f.result, f.outcome, f.first, f.last, f.who,
-                  list(f.units), f.confidence)
-        out.append(g)
-    return out
+    head, rest = f.did[:m.end()], f.did[m.end():]
+    pieces = _OR.split(rest)
+    knobs = [p for p in pieces if _KNOB.search(p)]
+    if len(pieces) < 2 or len(knobs) != len(pieces):
+        return [f]
+    return [_copy(f, head + p, f.outcome) for p in pieces]
+
+
+def _copy(f: Found, did: str, outcome: str) -> Found:
+    return Found(did.strip(), f.result, outcome, f.first, f.last, f.who, list(f.units), f.confidence)

@@ -265,7 +265,8 @@ class _Build:
 
     def _loose(self) -> None:
         skip = set(range(len(self.lines))) - self.scope.read | self.owned
-        for f in linking.link(self.judged, skip):
+        heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
+        for f in linking.link(self.judged, skip, heads):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]

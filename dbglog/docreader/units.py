@@ -86,6 +86,7 @@ _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsessio
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 _PROMPT = re.compile(r"^\s*(?:\$|#|>|PS>|\(\w+\)\s*\$)\s+\S")
+_TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
 
@@ -172,6 +173,17 @@ class _Cut:
         if lang in _SHELL and body and _commands(self, body, lang, a, b):
             return
         self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
+
+    def html(self, a: int, b: int, content: str) -> None:
+        """An HTML block of text lines ("case0：OOM<br>"): one unit per line, tags off; else one unit."""
+        texts = [_TAG.sub("", self.lines[i]).strip() for i in range(a, b)]
+        if sum(bool(x) for x in texts) < 2 or "<br" not in content.lower() and "<p" not in content.lower():
+            self.add("html", a, b - 1, content)
+            return
+        self.nblock += 1
+        for k, x in enumerate(texts):
+            self.add("sentence" if x else "html", a + k, a + k, x or self.lines[a + k].strip(), block=self.nblock,
+                     head=True)
 
     def row(self, a: int, cells: list[str], index: int) -> None:
         t = self.table
@@ -317,7 +329,7 @@ def segment(text: str) -> Doc:
             cut.nblock += 1
             cut.add("code", a, b - 1, t.content, block=cut.nblock)
         elif t.type == "html_block":
-            cut.add("html", a, b - 1, t.content)
+            cut.html(a, b, t.content)
         elif t.type == "hr":
             cut.add("rule", a, b - 1, lines[a].strip())
         else:
