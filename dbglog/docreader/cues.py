@@ -17,6 +17,17 @@ from pathlib import Path
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
 
+_DID_WORDS = {"action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
+              "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
+              "patch", "solution", "try", "experiment", "approach", "steps", "procedure", "check", "checked",
+              "actions taken", "action taken"}
+
+
+def _label_word(text: str) -> str:
+    m = re.match(r"^\W*([^:*_]{1,40}?)\s*(?:\*\*|__)?\s*:", text.strip())
+    return m.group(1).strip().lower() if m else ""
+
+
 # A labelled field ("**Action:** ...", "Result: ...") says what its text is, in any spelling (vocab.ATTEMPT_LABELS).
 _LABELLED = {"did": "labelled as what was done", "result": "labelled as a result", "outcome": "labelled as a result",
              "expected": "labelled as expected", "hypothesis": "labelled as reasoning", "conclusion": "labelled as reasoning"}
@@ -95,7 +106,8 @@ _LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
+_PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
+                          r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
 _SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
@@ -273,6 +285,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
     lab = label_of(u.text, ATTEMPT_LABELS)
+    if lab and lab[0] == "did" and _label_word(u.text) not in _DID_WORDS:
+        lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text

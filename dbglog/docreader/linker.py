@@ -16,6 +16,7 @@ from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
 ACTS = ("action_result", "action")
+MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
 
 
 @dataclass
@@ -39,6 +40,8 @@ def _same_place(a: Unit, b: Unit) -> bool:
     """b continues a's story: same post, same heading, and the same paragraph/item or just below it."""
     if a.post != b.post or a.path != b.path:
         return False
+    if b.first - a.last <= 15 and a.item >= 0 and b.item >= 0 and a.depth == b.depth:
+        return True  # "- Action: ..." then a fence, then "- Result: ..." (the fence ended the first list)
     if a.block == b.block:
         return True
     if a.item >= 0 and b.item >= 0 and (b.depth > a.depth or a.group == b.group):
@@ -60,6 +63,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             f = _command(j)
         elif u.kind == "row":
             f = _row(j)
+        elif j.label in ACTS and j.confidence < MIN_CONFIDENCE:
+            f = None
         elif j.label == "action_result":
             f = _found(j, u.text, u.text)
         elif j.label == "action":
@@ -116,13 +121,24 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
     if not u.path:
         return None
     h = heads.get(u.path[-1])
-    if h is None or not _KNOB.search(h.text) and len(h.text.split()) > 8 or any(f.first >= h.first and f.first <= u.last
+    from dbglog.docreader.units import post_author
+
+    if h is None or h.level == 1 or post_author(h.text) or not _KNOB.search(h.text) and len(h.text.split()) > 8 or any(f.first >= h.first and f.first <= u.last
                                                                                  for f in made):
         return None
     oc = _outcome(u.text)
-    if not oc or oc == "untested":
+    if not oc or oc == "untested" or not _names_a_change(h.text):
         return None
     return Found(plain(h.text), plain(u.text), oc, h.first, u.last, u.author, [u.id], j.confidence)
+
+
+def _names_a_change(heading: str) -> bool:
+    """ "Disable P2P", "Switched to gloo", "`NCCL_ALGO=Tree`": a heading that is itself an action."""
+    from dbglog.docreader.cues import table
+
+    t = table("en")
+    s = plain(heading)
+    return bool(_KNOB.search(s) or t.find("mood.imperative_lead", s) or re.match(r"^\w+ed\b", s))
 
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:

@@ -152,6 +152,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields."""
     m = ATTEMPT_HEAD.match(plain(s.head.text))
     fields: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
     lead: list[str] = []
     cur = None
     fence = False
@@ -163,13 +164,14 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         lab = None if fence else label_of(line, ATTEMPT_LABELS)
         if lab and lab[0] in _FIELDS:
             cur = lab[0]
+            seen[cur] = seen.get(cur, 0) + 1
             fields.setdefault(cur, []).append(lab[1])
         elif cur:
             fields[cur].append(line)
         else:
             lead.append(line)
-    if not m and len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2:
-        return None
+    if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
+        return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
     if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead):
         return None
     title = (m.group("rest") or "") if m else plain(s.head.text)

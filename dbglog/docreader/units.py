@@ -86,6 +86,7 @@ _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsessio
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 _PROMPT = re.compile(r"^\s*(?:\$|#|>|PS>|\(\w+\)\s*\$)\s+\S")
+_CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
@@ -130,6 +131,7 @@ class _Cut:
         return u
 
     def heading(self, a: int, b: int, level: int, text: str) -> None:
+        self.nblock += 1
         while self.path and self.path[-1][0] >= level:
             self.path.pop()
         who = post_author(text)
@@ -158,6 +160,10 @@ class _Cut:
             first_of_item = True
         else:
             first_of_item = False
+        if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
+            # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(1))
+            return
         if not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
@@ -239,14 +245,20 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
         return lo
 
     pos = 0
-    for m in list(_SENT.finditer(joined)) + [None]:
+    breaks = [m for m in _SENT.finditer(joined)]
+    # A line that ends in <br> (or two spaces) is a hard line break: a boundary whatever the punctuation.
+    breaks += [m for m in re.finditer(r"(?:<br\s*/?>|  )\s*\n", joined, re.I)]
+    breaks.sort(key=lambda m: m.start())
+    for m in breaks + [None]:
+        if m is not None and m.start() < pos:
+            continue
         end = m.start() if m else len(joined)
         piece = joined[pos:end]
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
             b = line_of(pos + len(piece.rstrip()) - 1)
-            out.append((a, b, " ".join(piece.split())))
+            out.append((a, b, " ".join(_TAG.sub(" ", piece).split())))
         pos = m.end() if m else end
     return _split_labels(out, texts)
 
