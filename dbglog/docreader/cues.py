@@ -23,6 +23,24 @@ _DID_WORDS = {"action", "actions", "what you did", "what we did", "what i did", 
               "actions taken", "action taken"}
 
 
+_FLABEL = re.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:\*\*|__)?\s*[:：]"
+                     r"(?:\*\*|__)?\s*(?P<rest>.*)$")
+
+
+def _foreign_label(text: str) -> tuple[str, str] | None:
+    """ "解法：...", "**Lösung:** ...": a field label of another language's cue table."""
+    m = _FLABEL.match(text.strip())
+    if not m:
+        return None
+    name = m.group("l").strip().lower()
+    for lang in ("zh", "de"):
+        t = table(lang)
+        for key, words in t.raw.get("labels", {}).items():
+            if name in (w.lower() for w in words):
+                return {"reasoning": "conclusion"}.get(key, key), m.group("rest")
+    return None
+
+
 def _label_word(text: str) -> str:
     m = re.match(r"^\W*([^:*_]{1,40}?)\s*(?:\*\*|__)?\s*:", text.strip())
     return m.group(1).strip().lower() if m else ""
@@ -218,7 +236,7 @@ def heading_role(text: str, lang: str) -> str | None:
         return None  # a title or a sentence, not a section's name
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
-        for role in ("boilerplate", "plan", "options", "tried", "lessons"):
+        for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
             if t.has(f"heading.{role}", s):
                 return role
     return None
@@ -247,6 +265,7 @@ class Context:
     roles: dict[int, str | None]  # heading id -> role
     asker: str
     lang: str
+    pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
 
 
 def context(doc: Doc) -> Context:
@@ -255,15 +274,27 @@ def context(doc: Doc) -> Context:
     roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text))
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
-    return Context(doc, roles, asker, lang)
+    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
+    return Context(doc, roles, asker, lang, pasted)
+
+
+# A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
+# is output pasted as text: its words are the program's, not the author's.
+_PASTED = re.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
+                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+)")
 
 
 def features(u: Unit, ctx: Context) -> dict[str, float]:
     """The cues one unit shows, each named in plain words (they are what `import --explain` prints)."""
     f: dict[str, float] = {}
     role = next((ctx.roles.get(h) for h in reversed(u.path) if ctx.roles.get(h)), None)
+    if role in ("worked", "failed"):
+        f[f"under a heading saying what {role}"] = 1.0
+        role = "tried"
     if role:
         f[f"under a {role} heading"] = 1.0
+    if u.block in ctx.pasted:
+        f["pasted error output"] = 1.0
     if u.post >= 0:
         f["in a thread"] = 1.0
         f["by the asker" if u.author == ctx.asker else "by another person"] = 1.0
@@ -287,6 +318,7 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
     lab = label_of(u.text, ATTEMPT_LABELS)
     if lab and lab[0] == "did" and _label_word(u.text) not in _DID_WORDS:
         lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
+    lab = lab or _foreign_label(u.text)
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
@@ -345,6 +377,8 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
             f["imperative"] = 1.0
     if t.has("boilerplate.form", text):
         f["issue-form wording"] = 1.0
+    if text.count(" · ") >= 2:
+        f["a metadata line (a · b · c)"] = 1.0
 
 
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
@@ -357,7 +391,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["conditional"] = 1.0
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
-    elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text):
+    elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text):
         f["imperative"] = 1.0
@@ -366,7 +400,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
             f["a subject with a past-tense verb"] = 1.0
             break
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
-                 r"(?:\w+ing)\b", text, re.I):
+                 r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
     if _KNOB.match(text) and ("outcome: worked" in f or "outcome: failed" in f):
         f["opens with a named setting or file, and how it went"] = 1.0

@@ -55,6 +55,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
     out += _keyed(js, used)
+    if heads is not None:
+        out += _headed(js, heads, used)
     for k, j in enumerate(js):
         if j.unit.id in used:
             continue
@@ -130,6 +132,42 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
     if not oc or oc == "untested" or not _names_a_change(h.text):
         return None
     return Found(plain(h.text), plain(u.text), oc, h.first, u.last, u.author, [u.id], j.confidence)
+
+
+_CONTAINER = ("tried", "worked", "failed")
+
+
+def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Found]:
+    """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
+    the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
+    detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
+    from dbglog.docreader.cues import heading_role, language
+
+    out = []
+    kids: dict[int, list[Judged]] = {}
+    for j in js:
+        if j.unit.path:
+            kids.setdefault(j.unit.path[-1], []).append(j)
+    for h in heads.values():
+        parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
+        role = heading_role(parent.text, language(parent.text)) if parent is not None else None
+        if role not in _CONTAINER or heading_role(h.text, language(h.text)) or not (
+                _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text)):
+            continue
+        under = kids.get(h.id, [])
+        if sum(j.label in ACTS for j in under) >= 2:
+            continue  # the heading groups several tries: they speak for themselves
+        res = next((j for j in under if j.label in ("result", "action_result")), None)
+        oc = _outcome(res.unit.text) if res is not None else None
+        if oc in (None, "untested"):
+            oc = {"worked": "worked", "failed": "failed"}.get(role, "inconclusive")
+        last = max([j.unit.last for j in under] + [h.last])
+        f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
+                  [j.unit.id for j in under], 0.5)
+        f.title = re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))
+        used.update(f.units)
+        out.append(f)
+    return out
 
 
 def _names_a_change(heading: str) -> bool:
