@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well `dbglog import` reads real write-ups: attempts found, junk, outcomes, next steps, per style.
 
-    python bench/reader_eval.py [--set study|heldout|all] [--pool DIR] [--styles] [--reader new|old] [--learn] [--json]
+    python bench/reader_eval.py [--set study|heldout|all] [--pool DIR] [--styles] [--learn] [--json]
 
 Data: the shared pool of real docs labelled by hand with line ranges (../shared/realdocs-pool/, read
 from there and never copied), split by source group in bench/data/realdocs_split.toml before the reader
@@ -101,21 +101,6 @@ def extract_new(text: str, path: str) -> tuple[list[dict], list[dict]]:
     return atts, steps
 
 
-def extract_old(text: str, path: str) -> tuple[list[dict], list[dict]]:
-    """The reader before the unit/cue design: it gives only each attempt's first line."""
-    from dbglog.docreader.reader import read_document
-
-    parsed, _ = read_document(text, path)
-    atts, steps = [], []
-    for p in parsed:
-        lines = {ref: ln for kind, ref, ln in p.items if kind == "attempt"}
-        for a in p.inv.attempts:
-            ln = lines.get(str(a.number), 0)
-            atts.append({"lines": (ln, ln), "outcome": a.outcome, "title": a.title, "who": ""})
-        steps += [{"lines": (0, 0), "text": s.text} for s in p.inv.next_steps]
-    return atts, steps
-
-
 # --- scoring ------------------------------------------------------------------------------------
 
 
@@ -212,7 +197,6 @@ def main() -> int:
     ap.add_argument("--pool", default=str(next((p / "shared" / "realdocs-pool" for p in ROOT.parents
                                                 if (p / "shared" / "realdocs-pool").is_dir()), "realdocs-pool")))
     ap.add_argument("--styles", action="store_true", help="add our own-words labelled docs (tests/corpus/styles)")
-    ap.add_argument("--reader", default="new", choices=("new", "old"))
     ap.add_argument("--learn", action="store_true", help="also fit the weights with leave-one-group-out CV")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -220,12 +204,12 @@ def main() -> int:
     docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
     if a.styles:
         docs += style_docs()
-    extract = extract_new if a.reader == "new" else extract_old
+    extract = extract_new
     rows = evaluate(docs, extract)
     if a.json:
         print(json.dumps({"docs": rows, "total": totals(rows)}, indent=1))
     else:
-        print(f"reader={a.reader} set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
+        print(f"set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
         print(report(rows, a.verbose))
     if a.learn:
         from bench.reader_learn import cross_validate  # noqa: E402 (numpy only here)

@@ -150,6 +150,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
             kids.setdefault(j.unit.path[-1], []).append(j)
     for h in heads.values():
         parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
+        if parent is not None and parent.level == 1:
+            continue  # the document's title is no container
         role = heading_role(parent.text, language(parent.text)) if parent is not None else None
         if role not in _CONTAINER or heading_role(h.text, language(h.text)) or not (
                 _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text)):
@@ -176,7 +178,10 @@ def _names_a_change(heading: str) -> bool:
 
     t = table("en")
     s = plain(heading)
-    return bool(_KNOB.search(s) or t.find("mood.imperative_lead", s) or re.match(r"^\w+ed\b", s))
+    from dbglog.docreader.cues import _is_past
+
+    first = s.split()[0] if s.split() else ""
+    return bool(_KNOB.search(s) or t.find("mood.imperative_lead", s) or _is_past(first, t))
 
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:

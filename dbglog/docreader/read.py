@@ -155,6 +155,8 @@ class _Build:
                     self.inv.status = w
             elif key == "related_files":
                 self.inv.related_files = parse_files(buf)
+            elif key == "tags":
+                self.inv.tags = [t.strip() for t in re.split(r"[,;]\s*|\s+(?=#)", " ".join(buf)) if t.strip()][:20]
             elif key in ("symptom", "environment", "root_cause"):
                 setattr(self.inv, key, field_value(buf))
 
@@ -295,10 +297,11 @@ class _Build:
     # --- free text, verification ------------------------------------------------------------------
 
     def _free(self) -> None:
-        """Every line structure did not take, in order, under the heading it was written under."""
+        """Every line structure did not take, in order, under the heading it was written under; a heading
+        inside a kept section stays a line of its body (demoted), so a template or a protocol is one section."""
         heads = {u.first: u for u in self.doc.units if u.kind == "heading"}
         sections: list[tuple[str, list[int]]] = []
-        cur, open_for = None, None
+        cur, open_for, inside = None, None, set()
         for i in range(len(self.lines)):
             h = heads.get(i)
             if h is not None:
@@ -306,8 +309,13 @@ class _Build:
             if i not in self.scope.lines or i in self.owned:
                 continue
             if h is not None:
+                if h.path and h.path[-1] in inside:
+                    inside.add(h.id)
+                    open_for = h.first
+                    sections[-1][1].extend(range(h.first, h.last + 1))
+                    continue
                 sections.append((h.text, []))
-                open_for = h.first
+                open_for, inside = h.first, {h.id}
                 continue
             if cur is not None and cur.first < i <= cur.last:
                 continue  # a setext heading's underline
@@ -315,7 +323,7 @@ class _Build:
             if open_for != key:
                 named = cur is not None and (cur.first not in self.owned or cur.first != self.items_line)
                 sections.append((cur.text if named else "Notes", []))
-                open_for = key
+                open_for, inside = key, set()
             sections[-1][1].append(i)
         used: set[str] = set()
         heading_lines = {u.text for u in heads.values() if u.first not in self.owned}
@@ -401,8 +409,8 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
         return tag
     # The result says what happened; the conclusion explains it and speaks only when the result does not.
     got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
-    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got in ("worked", "failed"):
-        got = "failed" if got == "worked" else "worked"  # the try was to make it fail: no failure is no repro
+    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got == "worked":
+        got = "failed"  # a try to make it fail that ran clean did not reproduce it (and one that did fixed nothing)
     return got
 
 

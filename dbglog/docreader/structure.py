@@ -103,7 +103,7 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     for s in all_sections(tops):
         if is_template(s, doc) or any(s.inside(f) for f in found):
             continue
-        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1)]
+        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1) if i in doc.text_lines()]
         keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
         if keys & {"status", "symptom"}:
             found.append(s)
@@ -111,7 +111,8 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
 
 
 def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[str, list[str]], set[int]]:
-    """Labelled investigation fields among lines lo..hi (inclusive): values and the lines they took."""
+    """Labelled investigation fields among lines lo..hi (inclusive): values and the lines they took. A value
+    runs on over the lines under its label until a blank line (a list or fence under it included)."""
     vals: dict[str, list[str]] = {}
     used: set[int] = set()
     cur = None
@@ -120,20 +121,31 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[s
         line = doc.lines[i]
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
-        lab = None if fence else label_of(line, INV_LABELS)
+            if cur:
+                vals[cur].append(line)
+                used.add(i)
+            continue
+        lab = None if fence or i not in doc.text_lines() else label_of(line, INV_LABELS)
         if lab and lab[0] != "tags":
             cur = lab[0]
             vals.setdefault(cur, []).append(lab[1])
             used.add(i)
-        elif cur and line.strip() and (line.startswith((" ", "\t", "-", "*")) or fence) and cur in (
-                "environment", "related_files"):
+        elif lab:
+            cur = None
+            vals["tags"] = [lab[1]]
+            used.add(i)
+        elif cur and (line.strip() or fence):
             vals[cur].append(line)
             used.add(i)
-        elif not line.strip() and cur not in ("environment", "related_files"):
+        elif not line.strip() and cur and not _list_follows(doc, i, hi):
             cur = None
-        elif line.strip():
-            cur = None if not fence else cur
     return vals, used
+
+
+def _list_follows(doc: Doc, i: int, hi: int) -> bool:
+    """A blank line inside a field's list ("**Environment:**" + blank + "- GPU: ..."): the value goes on."""
+    nxt = next((doc.lines[k] for k in range(i + 1, hi + 1) if doc.lines[k].strip()), "")
+    return bool(re.match(r"^\s*(?:[-*+]|\d{1,3}[.)])\s", nxt)) and not label_of(nxt, INV_LABELS)
 
 
 @dataclass
@@ -149,16 +161,25 @@ class Fields:
 
 
 def attempt_section(s: Section, doc: Doc) -> Fields | None:
-    """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields."""
+    """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
+    (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
     m = ATTEMPT_HEAD.match(plain(s.head.text))
     fields: dict[str, list[str]] = {}
     seen: dict[str, int] = {}
     lead: list[str] = []
+    field_kids = [c for c in s.children if ATTEMPT_LABELS.get(plain(c.head.text).lower().rstrip(": ")) in _FIELDS]
+    last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
+    lines = list(range(s.first, last + 1))
+    kid_of = {c.first: ATTEMPT_LABELS[plain(c.head.text).lower().rstrip(": ")] for c in field_kids}
     cur = None
     fence = False
-    lines = list(range(s.first, s.own_last + 1))
     for i in lines[1:]:
         line = doc.lines[i]
+        if i in kid_of:
+            cur = kid_of[i]
+            seen[cur] = seen.get(cur, 0) + 1
+            fields.setdefault(cur, [])
+            continue
         if re.match(r"^\s*(```|~~~)", line):
             fence = not fence
         lab = None if fence else label_of(line, ATTEMPT_LABELS)

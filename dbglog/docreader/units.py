@@ -57,6 +57,12 @@ class Doc:
     units: list[Unit] = field(default_factory=list)
     posts: list[tuple[int, str]] = field(default_factory=list)  # (heading/line index, author)
 
+    def text_lines(self) -> set[int]:
+        """Lines of prose (sentences and headings): not code, HTML or comments, where labels are not fields."""
+        if not hasattr(self, "_text"):
+            self._text = {i for u in self.units if u.kind in ("sentence", "heading") for i in range(u.first, u.last + 1)}
+        return self._text
+
     def heading(self, uid: int) -> Unit:
         return self.units[uid]
 
