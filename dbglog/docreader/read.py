@@ -73,7 +73,7 @@ def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[S
         scopes[0].lines |= rest
         if len(bugs) == 1:
             scopes[0].read |= rest - quiet_lines
-    skipped = [Skipped(s.first + 1, s.head.text, "a template: kept as text") for s in quiet if st.is_template(s, doc)
+    skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
     out = [_Build(doc, ctx, tops, judged, sc, path).parsed() for sc in scopes]
     return out, skipped
@@ -248,8 +248,10 @@ class _Build:
         end = s.own_last
         for k, start in enumerate(starts):
             stop = (starts[k + 1] - 1) if k + 1 < len(starts) else max(
-                v.last for v in self.doc.units if v.first >= start and v.first <= end and v.kind != "heading")
-            span = [i for i in range(start, stop + 1)]
+                v.last for us in items.values() for v in us if v.first >= start)
+            span = [i for i in range(start, stop + 1) if not re.fullmatch(r"\s*(?:[-*_]\s*){3,}", self.lines[i])]
+            while span and not self.lines[span[-1]].strip():
+                span.pop()
             raw = [self.lines[i] for i in span if self.lines[i].strip()]
             if not raw:
                 continue
