@@ -51,7 +51,21 @@ _REPRO = re.compile(r"\b(?:repro(?:duce|duction|ducer)?|minimal|standalone|isola
 _FIX = re.compile(r"\b(?:fix|workaround|avoid|resolve|solve)\b", re.I)
 
 
+def _check_markers(lines: list[str], path: str) -> None:
+    """A file in the middle of a merge is refused where the first marker stands, not read half-merged."""
+    fence = None
+    for i, line in enumerate(lines):
+        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        if m:
+            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (
+                fence or m.group(1))
+            continue
+        if fence is None and re.match(r"^(<{7}|>{7})( |$)", line):
+            raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
+
+
 def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:
+    _check_markers(text.split("\n"), path)
     doc = segment(text)
     ctx = context(doc)
     tops = st.sections(doc)
@@ -84,6 +98,7 @@ class _Build:
         self.doc, self.ctx, self.tops, self.judged, self.scope, self.path = doc, ctx, tops, judged, scope, path
         self.lines = doc.lines
         self.owned: set[int] = set()
+        self.spans: list[tuple[str, list[int]]] = []  # tables read as structure: kept whole if a line is lost
         self.inv = Investigation(id="", title="")
         self.items: list[tuple[str, str, int]] = []
         self.attempts: list[tuple[int, Attempt]] = []
@@ -109,7 +124,7 @@ class _Build:
         if b is not None:
             self.owned.add(b.first)
             title, status = status_from_title(plain(b.head.text))
-            self.inv.title = one_line(title)
+            self.inv.title = one_line(title) or f"{Path(self.path).stem or 'Untitled'} (line {b.first + 1})"
             if status:
                 self.inv.status = status
             return b.first + 1
@@ -123,7 +138,7 @@ class _Build:
                 self.inv.status = status
             return top.first + 1
         first = next((u for u in self.doc.units if u.kind == "sentence"), None)
-        self.inv.title = one_line(plain(first.text))[:100] if first else Path(self.path).stem
+        self.inv.title = (one_line(plain(first.text))[:100] if first else "") or Path(self.path).stem or "Untitled"
         return (first.first + 1) if first else 1
 
     def _header(self) -> None:
@@ -207,6 +222,7 @@ class _Build:
             if got:
                 head, rows, span = got
                 self._diff_rows(head, rows)
+                self.spans.append((s.head.text, [i for i in span if i < len(self.lines)]))
                 self.owned.update(i for i in span if i < len(self.lines))
                 self.owned.add(s.first)
                 return
@@ -346,6 +362,12 @@ class _Build:
         whole = set(kept.split(" \n "))
         lost = [i for i in sorted(self.scope.lines) if counts(self.lines[i])
                 and not ((x := norm(self.lines[i])) in whole or x in kept)]
+        whole = [(h, span) for h, span in self.spans if set(span) & set(lost)]
+        for h, span in whole:
+            # A table that lost a line to its structure (a ragged row, a cell that wrapped) is kept as written too.
+            self.inv.sections.append(Section(section_heading(f"## {one_line(plain(h))} (as written)"),
+                                             "\n".join(span_lines(self.lines, span))))
+        lost = [i for i in lost if not any(i in span for _, span in whole)]
         bare = [i for i in lost if _bare_label(self.lines[i]) or i in self.owned and self.lines[i].lstrip().startswith("#")]
         rest = [i for i in lost if i not in bare]
         if bare:
