@@ -252,16 +252,29 @@ class _Build:
             self.items.append(("difference", factor.casefold(), i + 1))
 
     def _steps(self, s: st.Section) -> None:
+        """The entries under a next-steps heading: its list items, else its table's rows, else its sub-headings."""
+        entries = self._step_items(s) or self._step_rows(s) or self._step_headings(s)
+        for span, first, extra in entries:
+            step = make_step(first, extra, 0)
+            if step is None:
+                continue
+            step.source_lines = [span[0] + 1, span[-1] + 1]
+            self.steps.append((span[0], step))
+            self.owned.update(span)
+        if entries:
+            self.owned.add(s.first)
+
+    def _step_items(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
         items: dict[int, list] = {}
         for u in self.doc.units:
             if s.first < u.first <= s.own_last and u.item >= 0:
                 items.setdefault(u.group, []).append(u)
         if not items:
-            return
+            return []
         group = min(items, key=lambda g: items[g][0].first)
         top = [u for u in items[group] if u.depth == min(v.depth for v in items[group])]
         starts = sorted({u.item for u in top})
-        end = s.own_last
+        out = []
         for k, start in enumerate(starts):
             stop = (starts[k + 1] - 1) if k + 1 < len(starts) else max(
                 v.last for us in items.values() for v in us if v.first >= start)
@@ -269,17 +282,31 @@ class _Build:
             while span and not self.lines[span[-1]].strip():
                 span.pop()
             raw = [self.lines[i] for i in span if self.lines[i].strip()]
-            if not raw:
+            if raw:
+                first = re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", raw[0])
+                extra = [re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", x).strip() for x in raw[1:]]
+                out.append((span, first, extra))
+        return out
+
+    def _step_rows(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        out = []
+        for u in self.doc.units:
+            if s.first < u.first <= s.own_last and u.kind == "row" and u.index >= 0:
+                cells = [c for c in u.cells if c and not re.fullmatch(r"#?\d{1,3}\.?", c)]
+                if cells:
+                    out.append(([u.first], cells[0], cells[1:]))
+        return out
+
+    def _step_headings(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        out = []
+        for c in s.children:
+            if c.first in self.owned:
                 continue
-            first = re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", raw[0])
-            extra = [re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", x).strip() for x in raw[1:]]
-            step = make_step(first, extra, 0)
-            if step is None:
-                continue
-            step.source_lines = [span[0] + 1, span[-1] + 1]
-            self.steps.append((span[0], step))
-            self.owned.update(span)
-        self.owned.add(s.first)
+            body = [self.lines[i].strip() for i in range(c.first + 1, c.own_last + 1) if self.lines[i].strip()]
+            title = re.sub(r"^\W*(?:option|step|idea|fix)?\s*#?\d{0,2}\s*[:.)—–-]*\s*", "", plain(c.head.text),
+                           flags=re.I) or plain(c.head.text)
+            out.append((list(range(c.first, c.own_last + 1)), title, body[:1]))
+        return out
 
     # --- judged units ---------------------------------------------------------------------------
 
@@ -374,7 +401,7 @@ class _Build:
             # Labels and headings whose words were only renamed into structure ("**Result:**" over its list).
             self.inv.sections.append(Section(SOURCE_HEADINGS, "\n".join(
                 ["Labels and headings of the imported document whose content is in the fields above:", ""]
-                + [f"- {self.lines[i].strip()} (line {i + 1})" for i in bare])))
+                + [f"- line {i + 1}: {self.lines[i].strip()}" for i in bare])))
         if rest:
             self.inv.sections.append(Section("## Imported text (as written)", "\n".join(span_lines(self.lines, rest))))
         return self._roundtrip()

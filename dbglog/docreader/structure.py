@@ -206,8 +206,9 @@ def is_diff_section(s: Section, ctx: Context) -> bool:
 
 
 def is_plan_section(s: Section, ctx: Context) -> bool:
+    """Next steps (and recommendations, options: proposals nobody ran) under their heading."""
     role = ctx.roles.get(s.head.id)
-    return role == "plan" and not _imperative_heading(s.head.text)
+    return role in ("plan", "options") and not _imperative_heading(s.head.text)
 
 
 def status_of(vals: dict[str, list[str]]) -> str | None:
