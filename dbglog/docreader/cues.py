@@ -249,12 +249,20 @@ _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|confi
 
 
 def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
-    """(index of the column saying what was done, index of the column saying how it went), -1 when none."""
-    what = next((k for k, c in enumerate(header) if _WHAT_COL.search(plain(c))), -1)
-    res = next((k for k, c in enumerate(header) if _RESULT_COL.search(plain(c)) and k != what), -1)
+    """(index of the column saying what was done, index of the column saying how it went), -1 when none.
+    An "Expected" column is what was hoped for, never the result; "Actual", "Outcome", "Status" win over "Result"."""
+    cols = [plain(c) for c in header]
+    what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
+    ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
+                    key=lambda k: (not _BEST_RESULT.search(cols[k]), k))
+    res = ranked[0] if ranked else -1
     if what < 0 and res > 0:
         what = 0
     return what, res
+
+
+_EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
+_BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
 
 
 @dataclass

@@ -245,11 +245,16 @@ def _command(j: Judged) -> Found | None:
 
 
 def _row(j: Judged) -> Found | None:
+    """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
+    with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = column_roles(u.header)
     if u.index < 0 or res < 0 or res >= len(u.cells):
         return None
     oc = _outcome(u.cells[res])
+    if not oc:
+        oc = ("failed" if "under a heading saying what failed" in j.features else
+              "worked" if "under a heading saying what worked" in j.features else None)
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
