@@ -39,12 +39,18 @@ def _overlaps(a, b):
     return a[0] <= b[1] and b[0] <= a[1]
 
 
-def test_corpus_has_every_style_and_pairs_are_complete():
+def test_corpus_has_every_style_and_every_document_has_labels():
     docs = sorted(STYLES_DIR.glob("[0-9][0-9]-*.md"))
-    assert docs, "no documents"
-    assert len(LABEL_FILES) == len(docs)
+    assert len(docs) >= 40
+    assert [d.name[:-3] for d in docs] == [p.name[:-len(".labels.json")] for p in LABEL_FILES]
     styles = {json.loads(p.read_text(encoding="utf-8"))["style"] for p in LABEL_FILES}
-    assert styles <= STYLE_TAGS
+    assert styles == STYLE_TAGS
+
+
+def test_index_lists_every_document_with_its_style():
+    rows = [line.split(" | ") for line in (STYLES_DIR / "INDEX.txt").read_text(encoding="utf-8").splitlines()[2:]]
+    assert {r[0]: r[1] for r in rows} == {
+        p.name.replace(".labels.json", ".md"): json.loads(p.read_text(encoding="utf-8"))["style"] for p in LABEL_FILES}
 
 
 @pytest.mark.parametrize("path", LABEL_FILES, ids=lambda p: p.name.split(".")[0])
