@@ -15,7 +15,7 @@ STYLE_TAGS = {"thread", "command-notes", "case-results", "lab-notebook", "checkl
 OUTCOMES = {"worked", "failed", "partial", "unknown"}
 KINDS = {"action+result", "action"}
 ATTEMPT_KEYS = {"what", "outcome", "who", "kind", "lines", "result_lines", "suggestion_lines",
-                "diagnostic", "implied", "group"}
+                "diagnostic", "implied", "group", "quote", "result_quote"}
 TOP_KEYS = {"style", "attempts", "proposals", "proposal_lines", "next_steps", "next_step_lines",
             "boilerplate", "notes"}
 
@@ -90,6 +90,11 @@ def test_line_ranges_are_inside_the_document_and_non_blank(path):
         assert lines[first - 1].strip() and lines[last - 1].strip(), f"attempt {i}: range starts or ends blank"
         if "result_lines" in att:
             assert lines[att["result_lines"][0] - 1].strip(), f"attempt {i}: result starts blank"
+        # a quote pins the attempt's first sentence on a line that holds several
+        for quote_key, range_key in (("quote", "lines"), ("result_quote", "result_lines")):
+            if quote_key in att:
+                assert att[quote_key] and att[quote_key] in lines[att[range_key][0] - 1], (
+                    f"attempt {i}: {quote_key} {att[quote_key]!r} not on line {att[range_key][0]}")
     for key in ("proposal_lines", "next_step_lines", "boilerplate"):
         for rng in data[key]:
             _check_range(rng, n, key)
