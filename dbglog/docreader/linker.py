@@ -54,7 +54,9 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     out: list[Found] = []
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
-    out += _keyed(js, used)
+    code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
+    out += _keyed(js, used, code)
+    out += _lists(js, used)
     if heads is not None:
         out += _headed(js, heads, used)
     for k, j in enumerate(js):
@@ -85,29 +87,73 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
 
 
 _KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_CODE_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
 
 
-def _keyed(js: list[Judged], used: set[int]) -> list[Found]:
-    """A case list and a separate result list ("case1: ZeRO-1 ..." ... "case1: OOM"): the later line with the same
-    key that says how it went is the earlier line's result."""
-    first: dict[str, Judged] = {}
+def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, int, Judged | None, str]]:
+    """(key, rest, first, last, judged unit or None, author) for every keyed line: "case1: ...", "- B: ...",
+    and the lines of an indented table ("c4  47 invalid global reads")."""
     out = []
     for j in js:
         m = _KEY.match(plain(j.unit.text))
-        if not m:
-            continue
-        key = m.group("k").lower().replace(" ", "")
+        if m:
+            out.append((m.group("k").lower().replace(" ", ""), m.group("rest"), j.unit.first, j.unit.last, j,
+                        j.unit.author))
+    for u in code:
+        for k, line in enumerate(u.text.split("\n")):
+            m = _CODE_KEY.match(line)
+            if m:
+                out.append((m.group("k").lower(), m.group("rest"), u.first + k + (1 if u.lang or u.last > u.first
+                                                                                   and not line else 0), 0, None,
+                            u.author))
+    return sorted(out, key=lambda e: e[2])
+
+
+def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> list[Found]:
+    """A case list and a separate result list ("case1: ZeRO-1 ..." ... "case1: OOM"): the later line with the same
+    key that says how it went is the earlier line's result."""
+    first: dict[str, tuple] = {}
+    out = []
+    for e in _entries(js, code or []):
+        key, rest, lo, hi, j, who = e
         if key not in first:
-            first[key] = j
+            first[key] = e
             continue
         a = first[key]
-        oc = _outcome(m.group("rest"))
-        if oc and a.unit.id not in used and j.unit.first > a.unit.last:
-            f = Found(plain(a.unit.text), plain(j.unit.text), oc, a.unit.first, j.unit.last, a.unit.author,
-                      [a.unit.id, j.unit.id], j.confidence)
+        oc = _outcome(rest)
+        if oc and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
+            units = [x.unit.id for x in (a[4], j) if x is not None]
+            f = Found(plain(f"{a[0]}: {a[1]}"), plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
             out.append(f)
             used.update(f.units)
-    return out if len(out) >= 2 else _undo(out, used)
+    if len(out) < 2:
+        return _undo(out, used)
+    return out
+
+
+def _lists(js: list[Judged], used: set[int]) -> list[Found]:
+    """Two lists under one heading, the second saying how each item of the first went, in the same order
+    ("We ran six variants: 1. ... 6. ..." / "What happened, same numbering: 1. same hang ...")."""
+    heads: dict[int, list[Judged]] = {}
+    for j in js:
+        if j.unit.item >= 0 and j.unit.head and j.unit.depth == 1:
+            heads.setdefault(j.unit.group, []).append(j)
+    groups = sorted(heads.values(), key=lambda g: g[0].unit.first)
+    out: list[Found] = []
+    for a, b in zip(groups, groups[1:]):
+        if a[0].unit.path != b[0].unit.path or len(b) < 2 or len(b) > len(a):
+            continue
+        said = [_outcome(j.unit.text) for j in b]
+        if sum(x is not None for x in said) * 2 <= len(b) or sum(_outcome(j.unit.text) is not None for j in a) * 2 > len(a):
+            continue
+        for x, y, oc in zip(a, b, said):
+            if x.unit.id in used or y.unit.id in used:
+                continue
+            f = Found(plain(x.unit.text), plain(y.unit.text), oc or "inconclusive", x.unit.first, y.unit.last,
+                      y.unit.author, [x.unit.id, y.unit.id], 0.5)
+            out.append(f)
+            used.update(f.units)
+    return out
 
 
 def _undo(out: list[Found], used: set[int]) -> list[Found]:

@@ -205,33 +205,72 @@ class _Cut:
 
 def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
-    or "cmd  # NOK" after it): one unit per command group; False when it is no such block."""
-    lines = cut.lines
-    groups: list[list[int]] = []
-    cur: list[int] = []
-    for i in body:
-        if not lines[i].strip():
-            if cur:
-                groups.append(cur)
-            cur = []
-        else:
-            cur.append(i)
-    if cur:
-        groups.append(cur)
-    said = [g for g in groups if any(_CMD_COMMENT.match(lines[i]) and not lines[i].lstrip().startswith("#!")
-                                     for i in g) or _TRAIL_COMMENT.search(lines[g[-1]])]
+    "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
+    groups = _command_groups(cut.lines, body)
+    said = [g for g in groups if g["result"] or g["desc"]]
     if len(said) < 2 or len(said) * 2 < len(groups):
         return False
-    cut.add("code", a, a, lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
+    if a >= 0:
+        cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
     for g in groups:
-        comment = " ".join(m.group("c").strip() for i in g if (m := _CMD_COMMENT.match(lines[i])))
-        tm = _TRAIL_COMMENT.search(lines[g[-1]])
-        if tm and not _CMD_COMMENT.match(lines[g[-1]]):
-            comment = f"{comment} {tm.group('c').strip()}".strip()
-        cmd = " ".join(lines[i].strip() for i in g if not _CMD_COMMENT.match(lines[i]))
-        cut.add("command", g[0], g[-1], cmd, block=cut.nblock, comment=comment, lang=lang)
-    cut.add("code", b - 1, b - 1, lines[b - 1].strip(), block=cut.nblock, lang=lang)
+        lines = g["lines"]
+        comment = " ".join(g["result"]) or " ".join(g["desc"])
+        cmd = " ".join(cut.lines[i].strip() for i in g["cmd"])
+        cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang)
+    if b >= 0:
+        cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
+
+
+_RESULT_COMMENT = re.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
+
+
+def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
+    groups: list[dict] = []
+    cur: dict | None = None
+    desc: list[str] = []
+    first_desc: int | None = None
+
+    def new(i: int) -> dict:
+        g = {"lines": ([first_desc] if first_desc is not None else []) + [i], "desc": list(desc), "cmd": [i],
+             "result": []}
+        groups.append(g)
+        return g
+
+    for i in body:
+        line = lines[i]
+        if not line.strip():
+            cur = None if cur is None or cur["cmd"] else cur
+            continue
+        cm = _CMD_COMMENT.match(line)
+        if cm and not line.lstrip().startswith("#!"):
+            text = cm.group("c").strip()
+            if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1):
+                cur["result"].append(text)
+                cur["lines"].append(i)
+            elif cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
+                cur["result"].append(text)
+                cur["lines"].append(i)
+            else:
+                if not desc:
+                    first_desc = i
+                desc.append(text)
+                cur = None
+            continue
+        tm = _TRAIL_COMMENT.search(line)
+        continues = cur is not None and not desc and cur["cmd"] and lines[cur["cmd"][-1]].rstrip().endswith("\\")
+        if continues:
+            cur["cmd"].append(i)
+            cur["lines"].append(i)
+        else:
+            cur = new(i)
+            desc, first_desc = [], None
+        if tm:
+            cur["result"].append(tm.group("c").strip())
+    for g in groups:
+        g["lines"] = sorted(set(g["lines"]))
+    return groups
 
 
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
@@ -297,6 +336,17 @@ def segment(text: str) -> Doc:
     """The document's units, in source order, covering every non-blank line."""
     lines = text.split("\n")
     cut = _Cut(lines)
+    if lines and lines[0].startswith("#!"):
+        # A command script saved as a note: its comments are the story, not headings.
+        body = [i for i in range(len(lines))]
+        if not _commands(cut, body, "bash", -1, -1):
+            for i, line in enumerate(lines):
+                if line.strip():
+                    cut.add("code", i, i, line, lang="bash")
+        cut.doc.units.sort(key=lambda u: (u.first, u.id))
+        for n, u in enumerate(cut.doc.units):
+            u.id = n
+        return cut.doc
     tokens = _md().parse(text)
     covered = [False] * len(lines)
     row_index = 0
