@@ -28,43 +28,44 @@ def merge_driver(base, ours, theirs, path):
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=True))
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; change nothing.")
+@click.option("--use", "use", is_flag=True, help="Make the imported investigation the current one.")
+@click.option("--explain", is_flag=True, help="Show every unit of FILE with its label, confidence and cues; "
+              "change nothing.")
+@click.option("--review", is_flag=True, help="Write FILE.review.md: the attempts read, to tick and correct; "
+              "change nothing.")
+@click.option("--apply-review", "apply_review", type=click.Path(dir_okay=False), metavar="REVIEW.md",
+              help="Import the document a corrected review file names, with exactly its ticked attempts.")
+@click.option("--llm", "llm_url", metavar="URL", help="Ask an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, "
+              "Ollama) which units are attempts; its answer is validated, the built-in reader is the fallback.")
+@click.option("--model", "llm_model", default="", metavar="NAME", help="The model name to ask for with --llm.")
 @json_option
-def import_cmd(files, dry_run, as_json):
-    """Import hand-written debug docs (DEBUG.md, per-bug notes) as investigations.
+def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_model, as_json):
+    """Import hand-written debug docs (DEBUG.md, per-bug notes, issue threads) as investigations.
 
     Every line of the document is kept: what reads as structure becomes fields, attempts (with
-    outcomes), key differences and next steps; the rest stays verbatim, in order, under its own
-    headings, as free sections. Markdown is never refused for lack of structure. Re-importing a
-    file updates what it imported before instead of duplicating it. A file that cannot be read
-    (not UTF-8, binary, git conflict markers) stops the whole import, nothing written, with the
-    file and line. --dry-run says what was recognized and what was kept as free text. A directory
-    stands for the .md files under it.
+    outcomes, the source lines they were read from and who did them), key differences and next steps;
+    the rest stays verbatim, in order, under its own headings, as free sections. Markdown is never
+    refused for lack of structure. Re-importing a file updates what it imported before instead of
+    duplicating it. A file that cannot be read (not UTF-8, binary, git conflict markers) stops the whole
+    import, nothing written, with the file and line. The current investigation stays as it was unless
+    --use. --explain shows how each unit was read; --review writes a checklist to correct and take back
+    with --apply-review. A directory stands for the .md files under it.
     """
-    from dbglog.kb import importer
+    from dbglog.cli import importing
 
-    recs = open_records(create=not dry_run)
-    data = importer.import_files(recs, list(files), dry_run=dry_run)
-
-    def human():
-        verb = {"create": "new", "update": "updated", "unchanged": "unchanged"}
-        for r in data["investigations"]:
-            click.echo(f"{'would ' if dry_run else ''}{verb[r['action']]:<9} {r['id']:<44} {r['title']}")
-            click.echo(f"          from {r['source']}: {r['attempts']} attempt(s), {r['differences']} "
-                       f"difference(s), {r['next_steps']} next step(s)")
-            rec = r.get("recognized") or {}
-            if rec.get("fields"):
-                click.echo(f"          fields: {', '.join(f.replace('_', ' ') for f in rec['fields'])}")
-            if dry_run:
-                for a in r.get("attempt_list", []):
-                    click.echo(f"          attempt {a['number']:<3} {a['outcome']:<12} {safe_text(a['title'])[:70]}")
-            if rec.get("free_sections"):
-                click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
-        for sk in data["skipped"]:
-            click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
-
-    emit(as_json, data, human)
+    if explain or review:
+        return importing.look(files, explain, review, as_json)
+    if apply_review:
+        files, corrections = importing.reviewed(files, apply_review)
+    elif llm_url:
+        corrections = importing.asked(files, llm_url, llm_model)
+    else:
+        corrections = None
+    if not files:
+        raise click.UsageError("give the markdown files to import (or --apply-review REVIEW.md)")
+    importing.run(files, dry_run, use, corrections, as_json)
 
 
 @click.command("sync")

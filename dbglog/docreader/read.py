@@ -64,7 +64,9 @@ def _check_markers(lines: list[str], path: str) -> None:
             raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
 
 
-def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:
+def read_document(text: str, path: str = "<text>", corrections=None) -> tuple[list[Parsed], list[Skipped]]:
+    """Investigations read out of one document. ``corrections`` (review.Corrections: a reviewed checklist, an
+    agent's or a model's extraction) say which attempts it holds; the reader does the rest."""
     _check_markers(text.split("\n"), path)
     doc = segment(text)
     ctx = context(doc)
@@ -89,13 +91,16 @@ def read_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[S
             scopes[0].read |= rest - quiet_lines
     skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
-    out = [_Build(doc, ctx, tops, judged, sc, path).parsed() for sc in scopes]
+    out = [_Build(doc, ctx, tops, judged, sc, path, corrections).parsed() for sc in scopes]
     return out, skipped
 
 
 class _Build:
-    def __init__(self, doc: Doc, ctx: Context, tops, judged: list[Judged], scope: _Scope, path: str):
+    def __init__(self, doc: Doc, ctx: Context, tops, judged: list[Judged], scope: _Scope, path: str,
+                 corrections=None):
         self.doc, self.ctx, self.tops, self.judged, self.scope, self.path = doc, ctx, tops, judged, scope, path
+        self.corrections = corrections
+        self.took: dict[int, list[int]] = {}  # id(attempt) -> the lines a protocol attempt took
         self.lines = doc.lines
         self.owned: set[int] = set()
         self.spans: list[tuple[str, list[int]]] = []  # tables read as structure: kept whole if a line is lost
@@ -110,6 +115,8 @@ class _Build:
         self._header()
         self._sections()
         self._loose()
+        if self.corrections is not None:
+            self._correct()
         self._finish(first)
         self._free()
         verified = self._verify()
@@ -153,7 +160,7 @@ class _Build:
         vals, used = st.header_fields(b, self.doc, lo, hi)
         self._set_fields(vals)
         # A status line that says more than the status ("Open — not yet root-caused") stays as written too.
-        self.owned |= {i for i in used if not (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] == "status"
+        self.owned |= {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] != "status"
                        or len(plain(self.lines[i]).split()) <= 3}
         for s in st.all_sections(self.tops):
             key = _FIELD_SECTIONS.get(plain(s.head.text).lower().rstrip(": "))
@@ -205,6 +212,7 @@ class _Build:
         a.source_lines = [f.lines[0] + 1, f.lines[-1] + 1]
         self.attempts.append((f.lines[0], a))
         self.owned.update(f.lines)
+        self.took[id(a)] = list(f.lines)
 
     def _differences(self, s: st.Section) -> None:
         for u in self.doc.units:
@@ -319,6 +327,29 @@ class _Build:
             a.source_lines = [f.first + 1, f.last + 1]
             a.who = f.who
             self.attempts.append((f.first, a))
+
+    def _correct(self) -> None:
+        """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""
+        by_span = {tuple(a.source_lines): (i, a) for i, a in self.attempts}
+        keep: list[tuple[int, Attempt]] = []
+        for c in self.corrections.attempts:
+            if c.first - 1 not in self.scope.lines:
+                continue
+            got = by_span.pop((c.first, c.last), None)
+            if got is None:
+                text = " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+                a = Attempt(number=0, title=one_line(c.title or item_title(text)) or "Attempt", did=text,
+                            outcome=c.outcome or "inconclusive")
+                a.source_lines = [c.first, c.last]
+                got = (c.first - 1, a)
+            i, a = got
+            a.title = one_line(c.title) or a.title
+            a.outcome = c.outcome or a.outcome
+            a.who = c.who or a.who
+            keep.append((i, a))
+        for _i, a in by_span.values():
+            self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
+        self.attempts = keep
 
     def _finish(self, line: int) -> None:
         self.items.insert(0, ("investigation", "", line))

@@ -246,10 +246,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1):
-                cur["result"].append(text)
-                cur["lines"].append(i)
-            elif cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
             else:
@@ -278,7 +275,7 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     crosses a line that starts like a new item or label ("Result: ...")."""
     out: list[tuple[int, int, str]] = []
     joined, starts = "", []
-    for k, t in enumerate(texts):
+    for t in texts:
         starts.append(len(joined))
         joined += t + "\n"
 

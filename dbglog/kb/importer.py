@@ -94,15 +94,16 @@ def decode(data: bytes, shown: str) -> str:
 Parsed, Skipped = docreader.Parsed, docreader.Skipped
 
 
-def parse_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:
-    """All investigations in one document (and the template sections kept only as text)."""
+def parse_document(text: str, path: str = "<text>", corrections=None) -> tuple[list[Parsed], list[Skipped]]:
+    """All investigations in one document (and the template sections kept only as text); ``corrections``
+    (docreader.review.Corrections) say which attempts it holds."""
     if not text.strip():
         raise ParseError("empty file: nothing to import", path, 1)
     if text.startswith("---\n") and re.search(r"^id:", text[:2000], re.M):
         canon = _try_canonical(text, path)
         if canon is not None:
             return [canon], []
-    return docreader.read_document(text, path)
+    return docreader.read_document(text, path, corrections)
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
@@ -223,8 +224,9 @@ def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     return out
 
 
-def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
-    """Read and parse every file first: one bad file stops the command before anything is written."""
+def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple[list[Plan], list[dict]]:
+    """Read and parse every file first: one bad file stops the command before anything is written.
+    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds."""
     plans: list[Plan] = []
     skipped: list[dict] = []
     logs = recs.ws.logs_dir.resolve()
@@ -234,7 +236,8 @@ def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
         text = read_source(path, shown)  # first: a symlink loop is its one line, not resolve()'s RuntimeError
         if path.resolve().parent == logs and path.suffix == ".md":
             raise DbglogError(f"{shown} is already in the mirror (logs/); `dbglog sync` reads edits to it")
-        parsed, skips = parse_document(text, shown)
+        fix = (corrections or {}).get(str(path.resolve()))
+        parsed, skips = parse_document(text, shown, fix)
         source = source_name(path, recs.ws.root)
         sha = content_sha(text)
         for p in parsed:
@@ -289,10 +292,17 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
     return out
 
 
-def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
+def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = False,
+                 corrections: dict | None = None) -> dict:
+    """Import documents. The current investigation stays as it was unless ``use``: then the one investigation
+    imported becomes current (more than one is refused before anything is written)."""
     from dbglog.kb import sync
+    from dbglog.kb.records import CURRENT
 
-    plans, skipped = plan_files(recs, paths)
+    plans, skipped = plan_files(recs, paths, corrections)
+    if use and len(plans) != 1:
+        raise DbglogError(f"--use needs exactly one investigation; these files hold {len(plans)}: "
+                          "import them, then `dbglog use ID`")
     written: list[Path] = []
     results = []
     store = recs.store
@@ -321,19 +331,15 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
                     "attempts": len(p.inv.attempts), "differences": len(p.inv.differences),
                     "next_steps": len(p.inv.next_steps), "sections": len(p.inv.sections),
                     "recognized": p.recognized,
-                    "attempt_list": [{"number": a.number, "title": a.title, "outcome": a.outcome}
-                                     for a in p.inv.attempts],
+                    "attempt_list": [{"number": a.number, "title": a.title, "outcome": a.outcome,
+                                      "source_lines": a.source_lines, "who": a.who} for a in p.inv.attempts],
                     "path": recs.path_for(inv.id) if plan.action != "unchanged" or not dry_run else "",
                     "items": [{"kind": k, "ref": r, "line": ln} for k, r, ln in p.items],
                 })
             if dry_run:
                 raise _DryRun
-            created = [r["id"] for r in results if r["action"] == "create"]
-            if len(results) == 1 and len(created) == 1:
-                # One doc, one new investigation: it becomes the current one, as `dbglog new` does.
-                from dbglog.kb.records import CURRENT
-
-                store.set_meta(CURRENT, created[0])
+            if use and not look_only:
+                store.set_meta(CURRENT, results[0]["id"])
                 results[0]["current"] = True
     except _DryRun:
         pass
@@ -344,7 +350,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
             except FileNotFoundError:
                 pass
         raise
-    return {"dry_run": dry_run, "investigations": results, "skipped": skipped}
+    current = store.get_meta(CURRENT) if hasattr(store, "get_meta") else None
+    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None}
 
 
 class _DryRun(Exception):
