@@ -88,13 +88,22 @@ def reviewed(files, review_path: str):
     rp = Path(review_path)
     text = importer.read_source(rp, review_path)
     corr = rv.parse_review(text, review_path)
-    doc = Path(files[0]) if files else Path(corr.source)
+    doc = Path(files[0]) if files else _reviewed_doc(rp, corr.source)
     if len(files) > 1:
         raise DbglogError("--apply-review imports the one document its review is about; give at most that file")
     source = importer.read_source(doc, str(doc))
     if f"sha:{rv.sha(source)}" not in text.split("\n", 1)[0]:
         raise DbglogError(f"{doc} changed since {review_path} was written; run `dbglog import --review {doc}` again")
     return [str(doc)], {str(doc.resolve()): corr}
+
+
+def _reviewed_doc(review: Path, source: str) -> Path:
+    """The document a review is about: --review writes the review beside it, so look there first (the review
+    names it as it was given, relative to where --review ran)."""
+    beside = review.parent / Path(source).name
+    if not Path(source).is_absolute() and beside.is_file():
+        return beside
+    return Path(source)
 
 
 def asked(files, url: str, model: str):
