@@ -148,10 +148,10 @@ def test_missing_file_and_mirror_file(ws, cli, tmp_path):
     assert p.returncode == 2 and "already in the mirror" in p.stderr
 
 
-def test_importing_one_new_investigation_makes_it_current(ws, cli, tmp_path):
+def test_importing_one_new_investigation_with_use_makes_it_current(ws, cli, tmp_path):
     doc = tmp_path / "hang.md"
     doc.write_text("# NCCL hang at step 7k\n\n## What we tried\n\n- Tried NCCL_P2P_DISABLE=1 → still hangs\n")
-    out = json.loads(cli(ws, "import", doc, "--json").stdout)["investigations"][0]
+    out = json.loads(cli(ws, "import", doc, "--use", "--json").stdout)["investigations"][0]
     assert out["current"] is True
     shown = json.loads(cli(ws, "show", "--json").stdout)
     assert shown["id"] == out["id"] and shown["attempts"][0]["outcome"] == "failed"

@@ -37,9 +37,8 @@ def run(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None:
         for sk in data["skipped"]:
             click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
         cur = data.get("current")
-        made_current = any(r.get("current") for r in data["investigations"])
         click.echo(f"current investigation: {cur or '(none)'}"
-                   + ("" if made_current else " (unchanged; `--use` or `dbglog use ID` to switch)"))
+                   + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     emit(as_json, data, human)
 

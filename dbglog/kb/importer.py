@@ -166,7 +166,7 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
     for a in new.attempts:
         if a.number in by_num:
             cur = by_num[a.number]
-            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome"):
+            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome", "source_lines", "who"):
                 setattr(cur, name, getattr(a, name))
         else:
             out.attempts.append(copy.deepcopy(a))
@@ -186,6 +186,7 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
         cur = by_text.get(s.text.casefold())
         if cur:
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
+            cur.source_lines = list(s.source_lines) or cur.source_lines  # (the passage may have moved)
         else:
             out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt))
     by_head = {s.heading: s for s in out.sections}
@@ -340,7 +341,6 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                 raise _DryRun
             if use and not look_only:
                 store.set_meta(CURRENT, results[0]["id"])
-                results[0]["current"] = True
     except _DryRun:
         pass
     except BaseException:
@@ -351,6 +351,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                 pass
         raise
     current = store.get_meta(CURRENT) if hasattr(store, "get_meta") else None
+    for r in results:
+        r["current"] = bool(current) and r["id"] == current
     return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None}
 
 
