@@ -158,7 +158,8 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Co
         if not isinstance(a, dict):
             raise DbglogError(f"{shown}: attempt {k} is not an object")
         cited = a.get("units")
-        if not isinstance(cited, list) or not cited or not all(isinstance(x, int) for x in cited):
+        # (type, not isinstance: JSON's true is no unit id)
+        if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
             raise DbglogError(f"{shown}: attempt {k} cites no unit ids (`units`: a list of ids)")
         missing = [x for x in cited if x not in ids]
         if missing:
