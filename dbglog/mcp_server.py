@@ -362,7 +362,7 @@ def search(query: str, kinds: Optional[list[Kind]] = None, investigation: Option
 
 
 def _investigation(recs, inv_id: str, warnings: list[str]) -> Investigation:
-    inv = ops.investigation(recs, inv_id)
+    inv = ops.shown(ops.investigation(recs, inv_id))
     return Investigation.model_validate(inv.to_dict() | {"path": recs.path_for(inv_id), "warnings": warnings})
 
 

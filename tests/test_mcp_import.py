@@ -92,6 +92,7 @@ def test_import_docs_and_import_extraction_take_use(ws):
         units = (await call("doc_units", path="other.md"))["units"]
         out["extracted"] = await call("import_extraction", path="other.md", extraction=extraction_from(units),
                                       use=True)
+        out["show"] = await call("show")
         return out
 
     out = serve(ws, scenario)
@@ -102,4 +103,5 @@ def test_import_docs_and_import_extraction_take_use(ws):
     assert out["two"]["error"].startswith("--use needs exactly one investigation")
     ext = out["extracted"]["investigations"][0]
     assert out["extracted"]["current"] == ext["id"] and ext["title"].startswith("SGLang crashes")
-    assert cli_json(ws, "show")["id"] == ext["id"]
+    assert cli_json(ws, "show")["id"] == ext["id"] == out["show"]["id"]
+    assert "## Source headings" not in [s["heading"] for s in out["show"]["sections"]]  # import's bookkeeping

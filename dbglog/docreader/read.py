@@ -466,7 +466,7 @@ class _Build:
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
 
 
-SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
+SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out (model.BOOKKEEPING_SECTIONS)
 
 
 def _bare_label(line: str) -> bool:

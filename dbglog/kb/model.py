@@ -82,6 +82,11 @@ class Section:
         return dataclasses.asdict(self)
 
 
+# Sections `import` adds for its own bookkeeping (which headings of the document became fields): kept in the
+# mirror, so nothing the author wrote is lost, but not shown by `show`.
+BOOKKEEPING_SECTIONS = frozenset({"## Source headings"})
+
+
 @dataclass
 class Investigation:
     id: str
