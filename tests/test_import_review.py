@@ -173,3 +173,16 @@ def test_apply_review_is_about_one_document(ws, cli, tmp_path):
     cli(ws, "import", "--review", doc, check=0)
     p = cli(ws, "import", "--apply-review", tmp_path / "notes.md.review.md", doc, other, check=2)
     assert "at most that file" in p.stderr and investigations(ws) == 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--explain", "--review"], "--explain and --review are different ways"),
+    (["--review", "--llm", "http://127.0.0.1:9"], "--review and --llm are different ways"),
+    (["--model", "qwen"], "--model names the model to ask with --llm"),
+    (["--explain", "--use"], "--explain changes nothing"),
+])
+def test_ways_of_reading_that_cannot_go_together_are_refused(ws, cli, tmp_path, args, says):
+    doc = write_doc(tmp_path)
+    p = cli(ws, "import", doc, *args, check=2)
+    assert says in p.stderr and p.stderr.count("\n") == 1
+    assert investigations(ws) == 0 and not (tmp_path / "notes.md.review.md").exists()

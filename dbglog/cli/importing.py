@@ -12,6 +12,18 @@ from dbglog.cli.common import emit, open_records, safe_text
 from dbglog.util.errors import DbglogError
 
 
+def check_ways(explain: bool, review: bool, apply_review, llm_url, llm_model: str, use: bool) -> None:
+    """One way of reading at a time: a second one would be silently ignored."""
+    ways = [n for n, on in (("--explain", explain), ("--review", review), ("--apply-review", apply_review),
+                            ("--llm", llm_url)) if on]
+    if len(ways) > 1:
+        raise DbglogError(f"{' and '.join(ways)} are different ways of reading a document; give one")
+    if llm_model and not llm_url:
+        raise DbglogError("--model names the model to ask with --llm URL; give --llm too")
+    if use and (explain or review):
+        raise DbglogError(f"{ways[0]} changes nothing, so there is nothing to --use; import the file to use it")
+
+
 def run(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None:
     from dbglog.kb import importer
 

@@ -55,6 +55,7 @@ def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_
     """
     from dbglog.cli import importing
 
+    importing.check_ways(explain, review, apply_review, llm_url, llm_model, use)
     if explain or review:
         return importing.look(files, explain, review, as_json)
     if apply_review:
