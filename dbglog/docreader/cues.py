@@ -110,6 +110,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
 
+@lru_cache(maxsize=8192)
 def language(text: str) -> str:
     if len(_CJK.findall(text)) * 5 >= max(1, len(re.sub(r"\s", "", text))) * 1:
         return "zh"
@@ -168,6 +169,7 @@ def _not_past(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table("en").raw["tense"]["not_past"])
 
 
+@lru_cache(maxsize=8192)
 def outcome_of(text: str, lang: str) -> str | None:
     """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
     s = plain(text)
