@@ -123,7 +123,7 @@ def language(text: str) -> str:
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
 _LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
-_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
+_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
@@ -276,6 +276,7 @@ class Context:
     asker: str
     lang: str
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
+    opening: set[int] = field(default_factory=set)  # blocks that state the problem
 
 
 def context(doc: Doc) -> Context:
@@ -285,7 +286,28 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted)
+    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+
+
+def _opening(doc: Doc) -> set[int]:
+    """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
+    thread's first post (the failing baseline, not a try)."""
+    out: set[int] = set()
+    sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
+    first = next((u for u in sents if u.item < 0 and not _META.search(u.text)), None)
+    if first is not None:
+        out.add(first.block)
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0), None)
+    if post0 is not None:
+        out.add(post0.block)
+    return out
+
+
+# "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
+_LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
+                              r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
+                              r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
+_META = re.compile(r" · |^<!--")
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
@@ -305,6 +327,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         f[f"under a {role} heading"] = 1.0
     if u.block in ctx.pasted:
         f["pasted error output"] = 1.0
+    if u.block in ctx.opening:
+        f["the opening paragraph (the problem)"] = 1.0
     if u.post >= 0:
         f["in a thread"] = 1.0
         f["by the asker" if u.author == ctx.asker else "by another person"] = 1.0
@@ -403,7 +427,8 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text):
+    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)) or _LATE_IMPERATIVE.search(
+            text[:80]):
         f["imperative"] = 1.0
     for m in _SUBJECT.finditer(text):
         if _is_past(m.group("v"), t):

@@ -76,7 +76,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         elif j.label in ("proposal", "request") and u.post >= 0 and _KNOB.search(u.text):
             f = _answered(j, js[k + 1:k + 40], used)
         elif j.label == "result" and heads is not None:
-            f = _under_heading(j, heads, out)
+            f = _under_heading(j, heads, out) or _named_result(j)
         else:
             f = None
         if f is None:
@@ -216,6 +216,18 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
         used.update(f.units)
         out.append(f)
     return out
+
+
+def _named_result(j: Judged) -> Found | None:
+    """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
+    of that setting by whoever says it (a thread's reply, a note's line)."""
+    u = j.unit
+    if not _KNOB.search(plain(u.text)) or "pasted error output" in j.features or u.quoted:
+        return None
+    oc = _outcome(u.text)
+    if oc in (None, "untested"):
+        return None
+    return _found(j, u.text, u.text, outcome=oc)
 
 
 def _names_a_change(heading: str) -> bool:
