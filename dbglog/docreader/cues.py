@@ -134,6 +134,7 @@ _SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\
 
 
 _CODE = re.compile(r"`[^`]*`")
+_STAMP = re.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
 
 
 def plain(text: str) -> str:
@@ -142,6 +143,7 @@ def plain(text: str) -> str:
     codes = _CODE.findall(text or "")
     s = "".join(_DECOR.sub("", p) + (codes[k] if k < len(codes) else "") for k, p in enumerate(parts))
     s = _LEAD.sub("", s, count=1)
+    s = _STAMP.sub("", s, count=1)  # "**09:50** tried loading ...": the time, then the words
     s = _MENTION.sub("", s)
     return s.strip()
 
@@ -172,6 +174,9 @@ def _not_past(lang: str) -> frozenset:
 @lru_cache(maxsize=8192)
 def outcome_of(text: str, lang: str) -> str | None:
     """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
+    mark = _VERDICT_MARK.search(text or "")
+    if mark and len(plain(text).split()) <= 3:
+        return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
     s = plain(text)
     if not s:
         return None
@@ -200,6 +205,10 @@ def outcome_of(text: str, lang: str) -> str | None:
     return None
 
 
+_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
+          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
+_VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
@@ -357,6 +366,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
     _word_features(text, lang, f)
+    if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
+        f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
         if u.checkbox == " ":
