@@ -216,7 +216,7 @@ _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked",
 
 
 def _en_outcome(s: str) -> str | None:
-    from dbglog.kb import outcome
+    from dbglog.core import outcome
 
     m = _OKNOK.search(s)
     if m and len(s.split()) <= 14:

@@ -16,9 +16,9 @@ from dbglog.docreader.text import (demote_headings, field_value, item_title, mak
 from dbglog.docreader.units import Doc, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
-from dbglog.kb import outcome as outcomes
-from dbglog.kb.mirror import ParseError, split_row
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.core import outcome as outcomes
+from dbglog.core.markdown import ParseError, split_row
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 
 
 @dataclass
@@ -442,7 +442,7 @@ class _Build:
             self.inv.sections.append(Section(name, text))
 
     def _verify(self) -> bool:
-        from dbglog.kb import mirror
+        from dbglog.core import markdown as mirror
 
         kept = kept_text(mirror.render(_probe(self.inv)))
         whole = set(kept.split(" \n "))
@@ -466,7 +466,7 @@ class _Build:
         return self._roundtrip()
 
     def _roundtrip(self) -> bool:
-        from dbglog.kb import mirror
+        from dbglog.core import markdown as mirror
 
         def same() -> bool:
             probe = _probe(self.inv)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from dbglog.kb import outcome as outcomes
+from dbglog.core import outcome as outcomes
 
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
