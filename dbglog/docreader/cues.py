@@ -224,12 +224,15 @@ def _en_outcome(s: str) -> str | None:
     t = table("en")
     if t.has("outcome.untested", s):
         return "untested"
-    if t.has("outcome.said_failed", s):
-        return "failed"
-    if t.has("outcome.said_worked", s):
-        return "worked"
     got = outcome.classify(s)
-    if got in ("worked", "failed", "partial"):
+    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    if got == "partial" or (sw and sf):
+        return "partial"
+    if sf:
+        return "partial" if got == "worked" else "failed"
+    if sw:
+        return "partial" if got == "failed" else "worked"
+    if got in ("worked", "failed"):
         return got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
@@ -328,6 +331,21 @@ _PASTED = re.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback
 def features(u: Unit, ctx: Context) -> dict[str, float]:
     """The cues one unit shows, each named in plain words (they are what `import --explain` prints)."""
     f: dict[str, float] = {}
+    _place_features(u, ctx, f)
+    if u.kind == "command":
+        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
+        f["a command"] = 1.0
+        if oc:
+            f["its comment gives an outcome"] = 1.0
+    elif u.kind == "row":
+        _row_features(u, f)
+    elif u.kind == "sentence":
+        _sentence_features(u, ctx, f)
+    return f
+
+
+def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
+    """Where the unit sits: the heading path's role, the thread, the quote, the problem statement."""
     role = next((ctx.roles.get(h) for h in reversed(u.path) if ctx.roles.get(h)), None)
     if role in ("worked", "failed"):
         f[f"under a heading saying what {role}"] = 1.0
@@ -345,17 +363,9 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             f["a reply"] = 1.0
     if u.quoted:
         f["quoted"] = 1.0
-    if u.kind == "command":
-        f["a command"] = 1.0
-        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
-        if oc:
-            f["its comment gives an outcome"] = 1.0
-        return f
-    if u.kind == "row":
-        _row_features(u, f)
-        return f
-    if u.kind != "sentence":
-        return f
+
+
+def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
     lab = label_of(u.text, ATTEMPT_LABELS)
@@ -376,7 +386,6 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             f["a ticked checkbox"] = 1.0
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
-    return f
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:

@@ -519,8 +519,8 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
         return tag
     # The result says what happened; the conclusion explains it and speaks only when the result does not.
     got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
-    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got == "worked":
-        got = "failed"  # a try to make it fail that ran clean did not reproduce it (and one that did fixed nothing)
+    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got in ("worked", "partial"):
+        got = "failed"  # a repro fixes nothing: one that ran clean did not reproduce, one that failed did
     return got
 
 
