@@ -56,6 +56,8 @@ ATTEMPT_LABELS = {
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
     "state": "outcome",
+    # short spellings of the protocol's fields: "**Why:** / **Did:** / **Saw:** / **So:**"
+    "saw": "result", "seen": "result", "got": "result", "so": "conclusion", "meaning": "conclusion",
 }
 
 
