@@ -148,13 +148,17 @@ def test_missing_file_and_mirror_file(ws, cli, tmp_path):
     assert p.returncode == 2 and "already in the mirror" in p.stderr
 
 
-def test_importing_one_new_investigation_with_use_makes_it_current(ws, cli, tmp_path):
+def test_import_leaves_the_current_investigation_unless_asked_to_use_it(ws, cli, tmp_path):
+    mine = json.loads(cli(ws, "new", "My own bug", "--json").stdout)["id"]
     doc = tmp_path / "hang.md"
     doc.write_text("# NCCL hang at step 7k\n\n## What we tried\n\n- Tried NCCL_P2P_DISABLE=1 → still hangs\n")
-    out = json.loads(cli(ws, "import", doc, "--use", "--json").stdout)["investigations"][0]
-    assert out["current"] is True
+    data = json.loads(cli(ws, "import", doc, "--json").stdout)
+    assert data["current"] == mine and data["investigations"][0]["current"] is False
+    assert "current investigation: " + mine in cli(ws, "import", doc).stdout
+    used = json.loads(cli(ws, "import", doc, "--use", "--json").stdout)
+    assert used["investigations"][0]["current"] is True and used["current"] == used["investigations"][0]["id"]
     shown = json.loads(cli(ws, "show", "--json").stdout)
-    assert shown["id"] == out["id"] and shown["attempts"][0]["outcome"] == "failed"
+    assert shown["id"] == used["current"] and shown["attempts"][0]["outcome"] == "failed"
 
 
 def test_a_directory_imports_the_markdown_files_under_it(ws, cli, tmp_path):

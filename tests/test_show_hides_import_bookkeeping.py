@@ -5,7 +5,7 @@ import pytest
 
 from conftest import run_cli_inproc
 from dbglog.docreader.read import SOURCE_HEADINGS
-from dbglog.kb.model import BOOKKEEPING_SECTIONS
+from dbglog.core.model import BOOKKEEPING_SECTIONS
 from import_thread_doc import THREAD_DOC, as_json, lost_lines, mirror_files, write_doc
 
 

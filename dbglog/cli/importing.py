@@ -68,7 +68,7 @@ def look(files, explain: bool, review: bool, as_json: bool) -> None:
 
     path = _one_file(files)
     text = importer.read_source(path, str(path))
-    parsed, _ = importer.parse_document(text, str(path))
+    parsed, _ = importer.parse_document(text, str(path), explain=True)
     if review:
         out = path.with_name(path.name + ".review.md")
         from dbglog.util.fsutil import atomic_write

@@ -30,7 +30,7 @@ this package reads by structure first and general cues second:
 
 ``bench/reader_eval.py`` measures it on labelled real docs with a study/held-out split by source.
 
-May import: ``dbglog.kb``'s values and readers (``model``, ``outcome``, ``mirror``) and ``dbglog.util``;
+May import: ``dbglog.core`` (the record values, outcome words, the canonical format) and ``dbglog.util``;
 never the services above them (``kb.records``, ``kb.importer``, which call this package).
 """
 

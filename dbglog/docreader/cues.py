@@ -110,6 +110,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
 
+@lru_cache(maxsize=8192)
 def language(text: str) -> str:
     if len(_CJK.findall(text)) * 5 >= max(1, len(re.sub(r"\s", "", text))) * 1:
         return "zh"
@@ -122,7 +123,7 @@ def language(text: str) -> str:
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
 _LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
-_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
+_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
@@ -133,6 +134,7 @@ _SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\
 
 
 _CODE = re.compile(r"`[^`]*`")
+_STAMP = re.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
 
 
 def plain(text: str) -> str:
@@ -141,6 +143,7 @@ def plain(text: str) -> str:
     codes = _CODE.findall(text or "")
     s = "".join(_DECOR.sub("", p) + (codes[k] if k < len(codes) else "") for k, p in enumerate(parts))
     s = _LEAD.sub("", s, count=1)
+    s = _STAMP.sub("", s, count=1)  # "**09:50** tried loading ...": the time, then the words
     s = _MENTION.sub("", s)
     return s.strip()
 
@@ -168,8 +171,12 @@ def _not_past(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table("en").raw["tense"]["not_past"])
 
 
+@lru_cache(maxsize=8192)
 def outcome_of(text: str, lang: str) -> str | None:
     """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
+    mark = _VERDICT_MARK.search(text or "")
+    if mark and len(plain(text).split()) <= 3:
+        return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
     s = plain(text)
     if not s:
         return None
@@ -198,6 +205,10 @@ def outcome_of(text: str, lang: str) -> str | None:
     return None
 
 
+_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
+          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
+_VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
@@ -205,7 +216,7 @@ _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked",
 
 
 def _en_outcome(s: str) -> str | None:
-    from dbglog.kb import outcome
+    from dbglog.core import outcome
 
     m = _OKNOK.search(s)
     if m and len(s.split()) <= 14:
@@ -213,12 +224,15 @@ def _en_outcome(s: str) -> str | None:
     t = table("en")
     if t.has("outcome.untested", s):
         return "untested"
-    if t.has("outcome.said_failed", s):
-        return "failed"
-    if t.has("outcome.said_worked", s):
-        return "worked"
     got = outcome.classify(s)
-    if got in ("worked", "failed", "partial"):
+    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    if got == "partial" or (sw and sf):
+        return "partial"
+    if sf:
+        return "partial" if got == "worked" else "failed"
+    if sw:
+        return "partial" if got == "failed" else "worked"
+    if got in ("worked", "failed"):
         return got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
@@ -274,6 +288,7 @@ class Context:
     asker: str
     lang: str
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
+    opening: set[int] = field(default_factory=set)  # blocks that state the problem
 
 
 def context(doc: Doc) -> Context:
@@ -283,7 +298,28 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted)
+    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+
+
+def _opening(doc: Doc) -> set[int]:
+    """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
+    thread's first post (the failing baseline, not a try)."""
+    out: set[int] = set()
+    sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
+    first = next((u for u in sents if u.item < 0 and not _META.search(u.text)), None)
+    if first is not None:
+        out.add(first.block)
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0), None)
+    if post0 is not None:
+        out.add(post0.block)
+    return out
+
+
+# "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
+_LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
+                              r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
+                              r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
+_META = re.compile(r" · |^<!--")
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
@@ -295,6 +331,21 @@ _PASTED = re.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback
 def features(u: Unit, ctx: Context) -> dict[str, float]:
     """The cues one unit shows, each named in plain words (they are what `import --explain` prints)."""
     f: dict[str, float] = {}
+    _place_features(u, ctx, f)
+    if u.kind == "command":
+        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
+        f["a command"] = 1.0
+        if oc:
+            f["its comment gives an outcome"] = 1.0
+    elif u.kind == "row":
+        _row_features(u, f)
+    elif u.kind == "sentence":
+        _sentence_features(u, ctx, f)
+    return f
+
+
+def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
+    """Where the unit sits: the heading path's role, the thread, the quote, the problem statement."""
     role = next((ctx.roles.get(h) for h in reversed(u.path) if ctx.roles.get(h)), None)
     if role in ("worked", "failed"):
         f[f"under a heading saying what {role}"] = 1.0
@@ -303,6 +354,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         f[f"under a {role} heading"] = 1.0
     if u.block in ctx.pasted:
         f["pasted error output"] = 1.0
+    if u.block in ctx.opening:
+        f["the opening paragraph (the problem)"] = 1.0
     if u.post >= 0:
         f["in a thread"] = 1.0
         f["by the asker" if u.author == ctx.asker else "by another person"] = 1.0
@@ -310,17 +363,9 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             f["a reply"] = 1.0
     if u.quoted:
         f["quoted"] = 1.0
-    if u.kind == "command":
-        f["a command"] = 1.0
-        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
-        if oc:
-            f["its comment gives an outcome"] = 1.0
-        return f
-    if u.kind == "row":
-        _row_features(u, f)
-        return f
-    if u.kind != "sentence":
-        return f
+
+
+def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
     lab = label_of(u.text, ATTEMPT_LABELS)
@@ -331,6 +376,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
     _word_features(text, lang, f)
+    if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
+        f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
         if u.checkbox == " ":
@@ -339,7 +386,6 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             f["a ticked checkbox"] = 1.0
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
-    return f
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
@@ -401,7 +447,8 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text):
+    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)) or _LATE_IMPERATIVE.search(
+            text[:80]):
         f["imperative"] = 1.0
     for m in _SUBJECT.finditer(text):
         if _is_past(m.group("v"), t):

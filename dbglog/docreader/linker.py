@@ -76,7 +76,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         elif j.label in ("proposal", "request") and u.post >= 0 and _KNOB.search(u.text):
             f = _answered(j, js[k + 1:k + 40], used)
         elif j.label == "result" and heads is not None:
-            f = _under_heading(j, heads, out)
+            f = _under_heading(j, heads, out) or _named_result(j)
         else:
             f = None
         if f is None:
@@ -181,6 +181,13 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
 
 
 _CONTAINER = ("tried", "worked", "failed")
+# An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
+# "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
+ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:\s*#?\s*(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+                   r"(?P<n2>\d{1,3}[a-z]?)[.)])"
+                   r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
+_PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
+                          r"recommendation|opción|option|vorschlag|方案)$", re.I)
 
 
 def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Found]:
@@ -195,27 +202,51 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
         if j.unit.path:
             kids.setdefault(j.unit.path[-1], []).append(j)
     for h in heads.values():
+        if h.level == 1:
+            continue  # the document's title
         parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
         if parent is not None and parent.level == 1:
             continue  # the document's title is no container
         role = heading_role(parent.text, language(parent.text)) if parent is not None else None
-        if role not in _CONTAINER or heading_role(h.text, language(h.text)) or not (
-                _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text)):
+        entry = ENTRY.match(plain(h.text))
+        if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
+            continue  # "Option 2 — ...": a proposal, read with the plan and options
+        in_container = role in _CONTAINER and not heading_role(h.text, language(h.text)) and (
+            _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
+        if not in_container and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
             continue
         under = kids.get(h.id, [])
         if sum(j.label in ACTS for j in under) >= 2:
             continue  # the heading groups several tries: they speak for themselves
-        res = next((j for j in under if j.label in ("result", "action_result")), None)
-        oc = _outcome(res.unit.text) if res is not None else None
+        res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
+                   None)
+        from dbglog.docreader.vocab import heading_outcome
+
+        oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
         if oc in (None, "untested"):
-            oc = {"worked": "worked", "failed": "failed"}.get(role, "inconclusive")
+            oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
+        if not in_container and res is None and not heading_outcome(h.text) and not under:
+            continue
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
                   [j.unit.id for j in under], 0.5)
-        f.title = re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))
+        f.title = (entry.group("rest") if entry and entry.group("rest") else
+                   re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))).strip() or plain(h.text)
         used.update(f.units)
         out.append(f)
     return out
+
+
+def _named_result(j: Judged) -> Found | None:
+    """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
+    of that setting by whoever says it (a thread's reply, a note's line)."""
+    u = j.unit
+    if not _KNOB.search(plain(u.text)) or "pasted error output" in j.features or u.quoted:
+        return None
+    oc = _outcome(u.text)
+    if oc in (None, "untested"):
+        return None
+    return _found(j, u.text, u.text, outcome=oc)
 
 
 def _names_a_change(heading: str) -> bool:

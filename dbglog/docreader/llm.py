@@ -53,7 +53,7 @@ def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) 
     from dbglog.docreader.units import segment
 
     doc = segment(text)
-    parsed, _ = read_document(text, path)
+    parsed, _ = read_document(text, path, explain=True)
     units = units_for_agents(doc, parsed)
     body = {"model": model or "default", "temperature": 0,
             "messages": [{"role": "system", "content": PROMPT},

@@ -16,9 +16,9 @@ from dbglog.docreader.text import (demote_headings, field_value, item_title, mak
 from dbglog.docreader.units import Doc, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
-from dbglog.kb import outcome as outcomes
-from dbglog.kb.mirror import ParseError, split_row
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.core import outcome as outcomes
+from dbglog.core.markdown import ParseError, split_row
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 
 
 @dataclass
@@ -64,7 +64,8 @@ def _check_markers(lines: list[str], path: str) -> None:
             raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
 
 
-def read_document(text: str, path: str = "<text>", corrections=None) -> tuple[list[Parsed], list[Skipped]]:
+def read_document(text: str, path: str = "<text>", corrections=None,
+                  explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
     """Investigations read out of one document. ``corrections`` (review.Corrections: a reviewed checklist, an
     agent's or a model's extraction) say which attempts it holds; the reader does the rest."""
     _check_markers(text.split("\n"), path)
@@ -74,7 +75,7 @@ def read_document(text: str, path: str = "<text>", corrections=None) -> tuple[li
     quiet = st.quiet_sections(tops, ctx)
     quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
     bugs = st.investigations(tops, doc)
-    judged = [judge(u, ctx) for u in doc.units]
+    judged = _Judgements(doc, ctx, every=explain)
     n = len(doc.lines)
     if not bugs:
         scopes = [_Scope(None, set(range(n)), set(range(n)) - quiet_lines)]
@@ -95,8 +96,35 @@ def read_document(text: str, path: str = "<text>", corrections=None) -> tuple[li
     return out, skipped
 
 
+class _Judgements:
+    """Units judged on demand: a unit inside structure that is certain is never scored (a DEBUG.md of
+    thousands of protocol attempts costs no cue reading); ``every`` scores them all (import --explain)."""
+
+    def __init__(self, doc: Doc, ctx: Context, every: bool = False):
+        self.doc, self.ctx, self.done = doc, ctx, {}
+        if every:
+            for u in doc.units:
+                self.get(u)
+
+    def get(self, u) -> Judged:
+        j = self.done.get(u.id)
+        if j is None:
+            j = self.done[u.id] = judge(u, self.ctx)
+        return j
+
+    def units(self, skip: set[int]) -> list[Judged]:
+        return [self.get(u) if u.kind in ("sentence", "command", "row") else self._plain(u)
+                for u in self.doc.units if u.first not in skip or u.kind == "code"]
+
+    def _plain(self, u) -> Judged:
+        return self.done.get(u.id) or Judged(u, "context", 1.0, {}, [])
+
+    def within(self, lines: set[int]) -> list[Judged]:
+        return [j for uid, j in sorted(self.done.items()) if j.unit.first in lines]
+
+
 class _Build:
-    def __init__(self, doc: Doc, ctx: Context, tops, judged: list[Judged], scope: _Scope, path: str,
+    def __init__(self, doc: Doc, ctx: Context, tops, judged: _Judgements, scope: _Scope, path: str,
                  corrections=None):
         self.doc, self.ctx, self.tops, self.judged, self.scope, self.path = doc, ctx, tops, judged, scope, path
         self.corrections = corrections
@@ -122,7 +150,7 @@ class _Build:
         verified = self._verify()
         key = heading_key(self.inv.title) or f"line:{first}"
         return Parsed(self.inv, first, key, self.items, recognized=self._recognized(), verified=verified,
-                      judged=[j for j in self.judged if j.unit.first in self.scope.lines])
+                      judged=self.judged.within(self.scope.lines))
 
     # --- title and header ------------------------------------------------------------------
 
@@ -321,7 +349,7 @@ class _Build:
     def _loose(self) -> None:
         skip = set(range(len(self.lines))) - self.scope.read | self.owned
         heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
-        for f in linking.link(self.judged, skip, heads):
+        for f in linking.link(self.judged.units(skip), skip, heads):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
@@ -414,7 +442,7 @@ class _Build:
             self.inv.sections.append(Section(name, text))
 
     def _verify(self) -> bool:
-        from dbglog.kb import mirror
+        from dbglog.core import markdown as mirror
 
         kept = kept_text(mirror.render(_probe(self.inv)))
         whole = set(kept.split(" \n "))
@@ -438,7 +466,7 @@ class _Build:
         return self._roundtrip()
 
     def _roundtrip(self) -> bool:
-        from dbglog.kb import mirror
+        from dbglog.core import markdown as mirror
 
         def same() -> bool:
             probe = _probe(self.inv)
@@ -491,8 +519,8 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
         return tag
     # The result says what happened; the conclusion explains it and speaks only when the result does not.
     got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
-    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got == "worked":
-        got = "failed"  # a try to make it fail that ran clean did not reproduce it (and one that did fixed nothing)
+    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got in ("worked", "partial"):
+        got = "failed"  # a repro fixes nothing: one that ran clean did not reproduce, one that failed did
     return got
 
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from dbglog.docreader.units import Doc
-from dbglog.kb.model import OUTCOMES
+from dbglog.core.model import OUTCOMES
 from dbglog.util.errors import DbglogError
 
 OUTCOME_WORDS = ("worked", "failed", "partial", "inconclusive", "untested")

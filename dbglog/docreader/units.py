@@ -334,83 +334,108 @@ def segment(text: str) -> Doc:
     lines = text.split("\n")
     cut = _Cut(lines)
     if lines and lines[0].startswith("#!"):
-        # A command script saved as a note: its comments are the story, not headings.
-        body = [i for i in range(len(lines))]
-        if not _commands(cut, body, "bash", -1, -1):
-            for i, line in enumerate(lines):
-                if line.strip():
-                    cut.add("code", i, i, line, lang="bash")
-        cut.doc.units.sort(key=lambda u: (u.first, u.id))
-        for n, u in enumerate(cut.doc.units):
-            u.id = n
-        return cut.doc
+        _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
+        return _finish(cut, covered=None)
     tokens = _md().parse(text)
     covered = [False] * len(lines)
-    row_index = 0
     for k, t in enumerate(tokens):
         if not t.map:
-            if t.type == "blockquote_close":
-                cut.quote -= 1
-            elif t.type == "list_item_close":
-                cut.items.pop()
-            elif t.type in ("bullet_list_close", "ordered_list_close"):
-                cut.lists.pop()
-            elif t.type == "table_close":
-                cut.table = None
+            _CLOSE.get(t.type, _nothing)(cut)
             continue
         a, b = t.map
-        if t.type == "front_matter":
-            cut.add("front", a, b - 1, t.content)
-        elif t.type == "heading_open":
-            cut.heading(a, b, int(t.tag[1]), tokens[k + 1].content if k + 1 < len(tokens) else lines[a])
-        elif t.type == "paragraph_open":
-            cut.paragraph(a, b, tokens[k + 1].content)
-        elif t.type == "blockquote_open":
-            cut.quote += 1
-        elif t.type in ("bullet_list_open", "ordered_list_open"):
-            cut.nblock += 1
-            cut.lists.append({"id": cut.nblock, "n": 0, "ordered": t.type == "ordered_list_open"})
-        elif t.type == "list_item_open":
-            lst = cut.lists[-1]
-            cut.items.append({"id": a, "list": lst["id"], "index": lst["n"], "check": "", "fresh": True,
-                              "ordered": lst["ordered"]})
-            lst["n"] += 1
-        elif t.type == "table_open":
-            cut.nblock += 1
-            cut.table = {"block": cut.nblock, "header": []}
-            row_index = 0
-        elif t.type == "tr_open":
-            cells = _row_cells(lines[a])
-            if cut.table is not None and not cut.table["header"]:
-                cut.table["header"] = cells
-                cut.add("row", a, a, " | ".join(cells), block=cut.table["block"], group=cut.table["block"],
-                        index=-1, cells=tuple(cells))
-            elif cut.table is not None:
-                cut.row(a, cells, row_index)
-                row_index += 1
-        elif t.type == "fence":
-            cut.fence(a, b, t.info, t.content)
-        elif t.type == "code_block":
-            cut.nblock += 1
-            cut.add("code", a, b - 1, t.content, block=cut.nblock)
-        elif t.type == "html_block":
-            cut.html(a, b, t.content)
-        elif t.type == "hr":
-            cut.add("rule", a, b - 1, lines[a].strip())
-        else:
+        handler = _OPEN.get(t.type)
+        if handler is None:
             continue
-        if t.type in ("front_matter", "heading_open", "paragraph_open", "fence", "code_block", "html_block",
-                      "hr", "tr_open"):
+        handler(cut, t, a, b, tokens[k + 1] if k + 1 < len(tokens) else None)
+        if t.type in _COVERS:
             for i in range(a, min(b, len(lines))):
                 covered[i] = True
-    for i, line in enumerate(lines):
-        if not covered[i] and line.strip() and not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line):
+    return _finish(cut, covered)
+
+
+def _script(cut: _Cut, lines: list[str]) -> None:
+    if not _commands(cut, list(range(len(lines))), "bash", -1, -1):
+        for i, line in enumerate(lines):
+            if line.strip():
+                cut.add("code", i, i, line, lang="bash")
+
+
+def _finish(cut: _Cut, covered: list[bool] | None) -> Doc:
+    """Lines no block token covers (link reference definitions, stray text) become raw units; ids in order."""
+    for i, line in enumerate(cut.lines):
+        if covered is not None and not covered[i] and line.strip() and not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line):
             cut.add("raw", i, i, line.strip())
     cut.doc.units.sort(key=lambda u: (u.first, u.id))
     for n, u in enumerate(cut.doc.units):
         u.id = n  # ids in source order (paths were set from the old ids: remap)
     _remap_paths(cut.doc)
     return cut.doc
+
+
+def _nothing(cut: _Cut) -> None:
+    return None
+
+
+def _close_quote(cut: _Cut) -> None:
+    cut.quote -= 1
+
+
+def _close_table(cut: _Cut) -> None:
+    cut.table = None
+
+
+def _open_list(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.lists.append({"id": cut.nblock, "n": 0, "ordered": t.type == "ordered_list_open"})
+
+
+def _open_item(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    lst = cut.lists[-1]
+    cut.items.append({"id": a, "list": lst["id"], "index": lst["n"], "check": "", "fresh": True,
+                      "ordered": lst["ordered"]})
+    lst["n"] += 1
+
+
+def _open_table(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.table = {"block": cut.nblock, "header": [], "rows": 0}
+
+
+def _open_row(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cells = _row_cells(cut.lines[a])
+    table = cut.table
+    if table is None:
+        return
+    if not table["header"]:
+        table["header"] = cells
+        cut.add("row", a, a, " | ".join(cells), block=table["block"], group=table["block"], index=-1,
+                cells=tuple(cells))
+    else:
+        cut.row(a, cells, table["rows"])
+        table["rows"] += 1
+
+
+def _open_code(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.add("code", a, b - 1, t.content, block=cut.nblock)
+
+
+_CLOSE = {"blockquote_close": _close_quote, "list_item_close": lambda cut: cut.items.pop(),
+          "bullet_list_close": lambda cut: cut.lists.pop(), "ordered_list_close": lambda cut: cut.lists.pop(),
+          "table_close": _close_table}
+_OPEN = {
+    "front_matter": lambda cut, t, a, b, nxt: cut.add("front", a, b - 1, t.content),
+    "heading_open": lambda cut, t, a, b, nxt: cut.heading(a, b, int(t.tag[1]), nxt.content if nxt else cut.lines[a]),
+    "paragraph_open": lambda cut, t, a, b, nxt: cut.paragraph(a, b, nxt.content),
+    "blockquote_open": lambda cut, t, a, b, nxt: setattr(cut, "quote", cut.quote + 1),
+    "bullet_list_open": _open_list, "ordered_list_open": _open_list, "list_item_open": _open_item,
+    "table_open": _open_table, "tr_open": _open_row,
+    "fence": lambda cut, t, a, b, nxt: cut.fence(a, b, t.info, t.content),
+    "code_block": _open_code,
+    "html_block": lambda cut, t, a, b, nxt: cut.html(a, b, t.content),
+    "hr": lambda cut, t, a, b, nxt: cut.add("rule", a, b - 1, cut.lines[a].strip()),
+}
+_COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_block", "html_block", "hr", "tr_open"}
 
 
 def _remap_paths(doc: Doc) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from dbglog.kb import outcome as outcomes
+from dbglog.core import outcome as outcomes
 
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
@@ -56,6 +56,8 @@ ATTEMPT_LABELS = {
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
     "state": "outcome",
+    # short spellings of the protocol's fields: "**Why:** / **Did:** / **Saw:** / **So:**"
+    "saw": "result", "seen": "result", "got": "result", "so": "conclusion", "meaning": "conclusion",
 }
 
 

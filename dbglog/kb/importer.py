@@ -94,7 +94,8 @@ def decode(data: bytes, shown: str) -> str:
 Parsed, Skipped = docreader.Parsed, docreader.Skipped
 
 
-def parse_document(text: str, path: str = "<text>", corrections=None) -> tuple[list[Parsed], list[Skipped]]:
+def parse_document(text: str, path: str = "<text>", corrections=None,
+                   explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
     """All investigations in one document (and the template sections kept only as text); ``corrections``
     (docreader.review.Corrections) say which attempts it holds."""
     if not text.strip():
@@ -103,7 +104,7 @@ def parse_document(text: str, path: str = "<text>", corrections=None) -> tuple[l
         canon = _try_canonical(text, path)
         if canon is not None:
             return [canon], []
-    return docreader.read_document(text, path, corrections)
+    return docreader.read_document(text, path, corrections, explain)
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
