@@ -132,3 +132,26 @@ def test_use_with_two_investigations_is_refused_and_nothing_written(ws, cli, tmp
     assert p.stderr.count("\n") == 1 and investigations(ws) == 0 and mirror_files(ws) == []
     p = cli(ws, "import", golden, write_doc(tmp_path), "--use", "--json", check=2)
     assert json.loads(p.stdout)["error"].startswith("--use needs exactly one") and investigations(ws) == 0
+
+
+def test_a_passage_added_to_the_document_never_overwrites_an_attempt_recorded_in_dbglog(ws, cli, tmp_path):
+    tried = ["- Set `NCCL_ALGO=Tree`: no change.", "- Switched to bf16; still spikes.",
+             "- Lowered the LR to 1e-4 and the spikes are gone."]
+    doc = write_doc(tmp_path, "# Loss spikes at step 400\n\n## What we tried\n\n" + "\n".join(tried) + "\n")
+    inv_id = as_json(cli(ws, "import", doc, "--use", "--json"))["investigations"][0]["id"]
+    cli(ws, "attempt", "add", "Pin the data order", "--did", "fixed seed 7", "--result", "still spikes", check=0)
+    cli(ws, "next", "add", "Try the old data loader", check=0)
+    # An attempt told between the first two: a narrative doc's attempts are numbered by position.
+    tried.insert(1, "- Disabled fused Adam; no change.")
+    doc.write_text("# Loss spikes at step 400\n\n## What we tried\n\n" + "\n".join(tried) + "\n")
+    out = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    assert out["action"] == "update"
+    assert [(a["number"], a["source_lines"]) for a in out["attempt_list"]] == [(1, [5, 5]), (5, [6, 6]), (2, [7, 7]),
+                                                                              (3, [8, 8])]
+    shown = as_json(cli(ws, "show", inv_id, "--json"))
+    assert [(a["number"], a["title"].split(";")[0].split(":")[0]) for a in shown["attempts"]] == [
+        (1, "Set `NCCL_ALGO=Tree`"), (2, "Switched to bf16"), (3, "Lowered the LR to 1e-4 and the spikes are gone."),
+        (4, "Pin the data order"), (5, "Disabled fused Adam")]
+    assert shown["attempts"][3]["did"] == "fixed seed 7" and shown["attempts"][3]["source_lines"] == []
+    assert as_json(cli(ws, "import", doc, "--json"))["investigations"][0]["action"] == "unchanged"
+    cli(ws, "doctor", check=0)

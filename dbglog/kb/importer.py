@@ -153,8 +153,59 @@ def check_roundtrip(p: Parsed, source: str) -> None:
                          source, p.line)
 
 
-def merge(old: Investigation, new: Investigation) -> Investigation:
-    """Re-import: the document's values update the stored investigation; nothing stored is dropped."""
+_ATTEMPT_VALUES = ("title", "hypothesis", "did", "result", "conclusion", "outcome", "source_lines", "who")
+
+
+def _attempt_keys():
+    """How a re-read attempt is known again, strongest first: its words, its lines, its number."""
+    return (lambda a: " ".join((a.did or a.title).split()).casefold(), lambda a: tuple(a.source_lines),
+            lambda a: a.number)
+
+
+def match_attempts(old: list, new: list, imported: set[int] | frozenset = frozenset()) -> dict[int, int]:
+    """Which stored attempt each attempt of the re-read document updates (new number -> stored number; absent:
+    a new attempt). Only attempts that came from the document are candidates -- never one recorded through
+    dbglog -- so a passage added to the document cannot overwrite them: a narrative doc's attempts are
+    numbered by position, and an insertion shifts every number after it."""
+    free = {a.number: a for a in old if a.source_lines or a.number in imported}
+    out: dict[int, int] = {}
+    for key in _attempt_keys():
+        for a in new:
+            k = key(a)
+            if a.number in out or not k:
+                continue
+            hit = next((n for n, o in free.items() if key(o) == k), None)
+            if hit is not None:
+                out[a.number] = hit
+                del free[hit]
+    return out
+
+
+def _merge_attempts(out: Investigation, new: Investigation, imported) -> dict[int, int]:
+    """The re-read attempts into ``out``: each updates the stored attempt it is, or comes after the last."""
+    by_num = {a.number: a for a in out.attempts}
+    mapping = match_attempts(out.attempts, new.attempts, imported)
+    top = max(by_num, default=0)
+    for a in new.attempts:
+        if a.number in mapping:
+            cur = by_num[mapping[a.number]]
+            for name in _ATTEMPT_VALUES:
+                setattr(cur, name, getattr(a, name))
+        else:
+            top += 1
+            mapping[a.number] = top
+            added = copy.deepcopy(a)
+            added.number = top
+            out.attempts.append(added)
+    out.attempts.sort(key=lambda a: a.number)
+    return mapping
+
+
+def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset = frozenset(),
+          renumbered: dict[int, int] | None = None) -> Investigation:
+    """Re-import: the document's values update the stored investigation; nothing stored is dropped.
+    ``imported``: numbers of stored attempts an earlier import made (before attempts cited their lines);
+    ``renumbered`` is filled with new number -> stored number for every attempt of ``new``."""
     out = copy.deepcopy(old)
     for name in ("title", "status", "symptom", "environment", "root_cause"):
         v = getattr(new, name)
@@ -163,15 +214,9 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
     if new.related_files:
         out.related_files = list(new.related_files)
     out.tags = out.tags + [t for t in new.tags if t not in out.tags]
-    by_num = {a.number: a for a in out.attempts}
-    for a in new.attempts:
-        if a.number in by_num:
-            cur = by_num[a.number]
-            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome", "source_lines", "who"):
-                setattr(cur, name, getattr(a, name))
-        else:
-            out.attempts.append(copy.deepcopy(a))
-    out.attempts.sort(key=lambda a: a.number)
+    mapping = _merge_attempts(out, new, imported)
+    if renumbered is not None:
+        renumbered.update(mapping)
     if new.differences:
         out.labels = new.labels
         by_factor = {d.factor.casefold(): d for d in out.differences}
@@ -184,6 +229,9 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
                                                   d.status, d.apply))
     by_text = {s.text.casefold(): s for s in out.next_steps}
     for s in new.next_steps:
+        if s.attempt is not None:  # (a link to an attempt follows it to its stored number)
+            s = copy.copy(s)
+            s.attempt = mapping.get(s.attempt, s.attempt)
         cur = by_text.get(s.text.casefold())
         if cur:
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
@@ -280,12 +328,27 @@ def _decide(recs, plan: Plan) -> Investigation:
         plan.investigation_id = new.id
         return new
     old = store.load(existing)
-    merged = merge(old, inv) if not plan.parsed.canonical else _canonical_update(old, inv)
+    if plan.parsed.canonical:
+        merged = _canonical_update(old, inv)
+    else:
+        imported = {int(r[0]) for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
+                                               "kind = 'attempt'", existing) if str(r[0]).isdigit()}
+        renumbered: dict[int, int] = {}
+        merged = merge(old, inv, imported, renumbered)
+        _renumber(plan.parsed, renumbered)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
     if plan.action == "update":
         merged.updated = model.now_iso()
     return merged
+
+
+def _renumber(p: Parsed, renumbered: dict[int, int]) -> None:
+    """The document's attempts (as reported and remembered) under the numbers they are stored as."""
+    for a in p.inv.attempts:
+        a.number = renumbered.get(a.number, a.number)
+    p.items = [(k, str(renumbered.get(int(r), r)) if k == "attempt" and r.isdigit() else r, ln)
+               for k, r, ln in p.items]
 
 
 def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
