@@ -144,3 +144,13 @@ def test_nobody_listening_falls_back_to_the_built_in_reader(ws, cli, tmp_path):
     p = cli(ws, "import", doc, "--llm", f"http://127.0.0.1:{port}", check=0)
     assert p.stderr.count("\n") == 1 and "the model's answer was not used" in p.stderr
     assert "1 attempt" not in p.stdout and "5 attempt(s)" in p.stdout
+
+
+def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    write_doc(notes)
+    with FakeModel(reads_like_a_model) as model:
+        p = cli(ws, "import", notes, "--llm", model.url, "--json", check=0)
+    assert model.requests == [] and p.stderr.count("\n") == 1 and "name the files" in p.stderr
+    assert [a["source_lines"] for a in json.loads(p.stdout)["investigations"][0]["attempt_list"]] == BUILT_IN

@@ -127,6 +127,8 @@ def asked(files, url: str, model: str):
     for f in files:
         p = Path(f)
         if p.is_dir():
+            click.echo(f"dbglog: {f}: a directory's files are read by the built-in reader; name the files to "
+                       "send them to the model", err=True)
             continue
         text = importer.read_source(p, f)
         try:
