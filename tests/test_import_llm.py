@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import run_cli_inproc
-from import_thread_doc import as_json, write_doc
+from import_thread_doc import THREAD_DOC, as_json, lost_lines, mirror_files, write_doc
 
 BUILT_IN = [[5, 5], [9, 9], [10, 10], [11, 11], [17, 21]]  # what the built-in reader makes of THREAD_DOC
 
@@ -87,6 +87,8 @@ def test_a_valid_extraction_is_used_exactly_as_the_model_said(ws, cli, tmp_path)
     assert all({"id", "kind", "lines", "text", "label", "confidence"} <= set(u) for u in units_of(body))
     shown = as_json(cli(ws, "show", inv["id"], "--json"))
     assert [a["title"] for a in shown["attempts"]] == ["enforce_eager=True", "XFORMERS attention backend"]
+    [mirror] = mirror_files(ws)
+    assert lost_lines(THREAD_DOC, mirror.read_text()) == []  # what the model did not cite stays as text
 
 
 def test_a_fenced_answer_and_a_url_ending_in_v1_are_accepted(ws, cli, tmp_path):
