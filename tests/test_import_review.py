@@ -94,7 +94,7 @@ def corrected_review(ws, cli, doc) -> tuple:
     assert "5-5" in rows and "25-25" in rows and rows["25-25"].startswith("- [ ]")
     text = review.read_text()
     text = text.replace(rows["5-5"], rows["5-5"].replace("- [x]", "- [ ]", 1))
-    text = text.replace(rows["10-10"], rows["10-10"].replace(" · failed · ", " · partial · ", 1))
+    text = text.replace(rows["10-10"], rows["10-10"].replace(" · failed · ", " · Partial · ", 1))  # any case
     text = text.replace(rows["25-25"], rows["25-25"].replace("- [ ]", "- [x]", 1).replace(
         " · inconclusive · ", " · failed · ", 1))
     text = text.replace("· Rebuilt flash-attn from source, no change.", "· Rebuild flash-attn from source")

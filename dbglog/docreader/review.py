@@ -62,7 +62,7 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
     return out
 
 
-_ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)"
+_ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[A-Za-z]+)"
                   r"(?: · (?P<conf>[\d.]+))?(?: · by (?P<who>[^·]+?))? · (?P<title>.*)$")
 
 
@@ -123,7 +123,7 @@ def parse_review(text: str, shown: str) -> Corrections:
                               "`- [x] lines A-B · OUTCOME · CONFIDENCE · TITLE`")
         if r.group("tick") == " ":
             continue
-        outcome = r.group("outcome")
+        outcome = r.group("outcome").lower()
         if outcome not in OUTCOMES:
             raise DbglogError(f"{shown}:{n}: outcome {outcome!r} is not one of {', '.join(OUTCOME_WORDS)}")
         a, b = int(r.group("a")), int(r.group("b"))
