@@ -186,3 +186,15 @@ def test_ways_of_reading_that_cannot_go_together_are_refused(ws, cli, tmp_path, 
     p = cli(ws, "import", doc, *args, check=2)
     assert says in p.stderr and p.stderr.count("\n") == 1
     assert investigations(ws) == 0 and not (tmp_path / "notes.md.review.md").exists()
+
+
+def test_a_review_file_is_never_imported_as_a_debug_doc(ws, cli, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    doc = write_doc(notes)
+    cli(ws, "import", "--review", doc, check=0)
+    review = notes / "notes.md.review.md"
+    p = cli(ws, "import", review, check=2)
+    assert "is a review" in p.stderr and f"--apply-review {review}" in p.stderr and investigations(ws) == 0
+    data = as_json(cli(ws, "import", notes, "--json"))  # a directory: the review beside the doc is not read
+    assert [i["title"] for i in data["investigations"]] == ["vLLM crashes with illegal memory access on A100"]

@@ -258,14 +258,14 @@ class Plan:
 
 def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     """A directory stands for the markdown files under it (``docs/debug/``), in name order; the
-    mirror and dbglog's own directory are not read."""
+    mirror, dbglog's own directory and the reviews `import --review` wrote (``*.review.md``) are not read."""
     out: list[str] = []
     for raw in paths:
         p = Path(raw)
         if not p.is_dir():
             out.append(raw)
             continue
-        found = sorted(str(f) for f in p.rglob("*.md") if f.is_file()
+        found = sorted(str(f) for f in p.rglob("*.md") if f.is_file() and not f.name.endswith(".review.md")
                        and logs not in f.resolve().parents and state not in f.resolve().parents
                        and not any(part.startswith(".") for part in f.relative_to(p).parts))
         if not found:
@@ -286,6 +286,9 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple
         text = read_source(path, shown)  # first: a symlink loop is its one line, not resolve()'s RuntimeError
         if path.resolve().parent == logs and path.suffix == ".md":
             raise DbglogError(f"{shown} is already in the mirror (logs/); `dbglog sync` reads edits to it")
+        if text.startswith("<!-- dbglog review: "):
+            raise DbglogError(f"{shown} is a review that `dbglog import --review` wrote, not a debug doc; take it back "
+                              f"with `dbglog import --apply-review {shown}`")
         fix = (corrections or {}).get(str(path.resolve()))
         parsed, skips = parse_document(text, shown, fix)
         source = source_name(path, recs.ws.root)
