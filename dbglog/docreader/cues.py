@@ -386,6 +386,13 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
             f["a ticked checkbox"] = 1.0
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
+    if _PLAN_LABEL.match(plain(u.text)):
+        f["labelled as a plan"] = 1.0
+
+
+# "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan.
+_PLAN_LABEL = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
+                         r"待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*\S", re.I)
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
