@@ -131,9 +131,21 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
         matched.append((i, j))
     right = sum(_outcome_right(want[i], atts[j]["outcome"]) for i, j in matched)
     want_steps = labels.get("next_steps", [])
+    step_lines = labels.get("next_step_lines") or []
+    if step_lines and len(step_lines) == len(want_steps):
+        # Line-labelled steps: found when a step's lines overlap them (one to one).
+        free = list(range(len(steps)))
+        steps_found = 0
+        for lo, hi in step_lines:
+            hit = next((k for k in free if _overlap((lo, hi), steps[k]["lines"]) > 0), None)
+            if hit is not None:
+                free.remove(hit)
+                steps_found += 1
+    else:
+        steps_found = min(len(want_steps), len(steps))
     return {"expected": len(want), "found": len(matched), "made": len(atts), "junk": len(atts) - len(matched),
             "outcomes_right": right, "steps_expected": len(want_steps),
-            "steps_found": min(len(want_steps), len(steps)),
+            "steps_found": steps_found,
             "missed": [want[i]["what"] for i in range(len(want)) if i not in mw],
             "junk_rows": [atts[j]["title"] for j in range(len(atts)) if j not in mg],
             "wrong_outcomes": [(want[i]["what"], want[i]["outcome"], atts[j]["outcome"]) for i, j in matched

@@ -106,6 +106,8 @@ def table(lang: str) -> Table:
     return t
 
 
+# German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
+_DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
@@ -368,6 +370,8 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
+    if lang == "en" and ctx.lang != "en":
+        lang = ctx.lang  # a short German or Chinese sentence full of code names reads as the document does
     lab = label_of(u.text, ATTEMPT_LABELS)
     if lab and lab[0] == "did" and _label_word(u.text) not in _DID_WORDS:
         lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
@@ -386,6 +390,13 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
             f["a ticked checkbox"] = 1.0
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
+    if _PLAN_LABEL.match(plain(u.text)):
+        f["labelled as a plan"] = 1.0
+
+
+# "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan.
+_PLAN_LABEL = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
+                         r"待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*\S", re.I)
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
@@ -425,7 +436,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     if lang == "en":
         _en_shape(text, words, t, f)
     else:
-        if t.has("tense.action", text):
+        if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
         if t.has("mood.imperative", text[:6]):
             f["imperative"] = 1.0

@@ -73,17 +73,27 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             f = _found(j, u.text, u.text)
         elif j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and _KNOB.search(u.text):
-            f = _answered(j, js[k + 1:k + 40], used)
+        elif j.label in ("proposal", "request") and u.post >= 0 and (said := _suggested(j, js[:k], code)):
+            f = _answered(j, said, js[k + 1:k + 40], used)
         elif j.label == "result" and heads is not None:
             f = _under_heading(j, heads, out) or _named_result(j)
         else:
             f = None
-        if f is None:
-            continue
-        used.update(f.units)
-        out.extend(_split_several(f))
+        for g in (f if isinstance(f, list) else [f] if f is not None else []):
+            used.update(g.units)
+            out.extend(_split_several(g))
     return out
+
+
+def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
+    """What a suggestion suggests: its own words when they name a setting, else the setting named just above it
+    in the same post ("> HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py" / "Can you give that a go?")."""
+    u = j.unit
+    if _KNOB.search(u.text):
+        return u.text
+    near = [x.unit for x in before if x.unit.post == u.post] + [c for c in code if c.post == u.post and c.last < u.first]
+    near = [x for x in near if _KNOB.search(x.text) and x.last < u.first]
+    return max(near, key=lambda x: x.last).text if near else ""
 
 
 _KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
@@ -284,24 +294,27 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
 
 
-def _answered(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
-    """A suggestion in a thread, and a later post by someone else saying how it went when they tried it."""
+def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
+    """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
+    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me")."""
     u = j.unit
+    out: list[Found] = []
+    answered: set[str] = set()
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0:
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.author in answered:
             continue
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
-            return None  # another suggestion came first: the answer may be to that one
-        if n.label == "result" or (n.label == "action_result" and not _new_knob(u.text, v.text)):
+            break  # another suggestion: later answers may be to that one
+        if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
             oc = _outcome(v.text)
             if oc in (None, "untested"):
                 continue
-            f = Found(plain(u.text), plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
-            return f
-        if v.post > u.post + 3:
-            return None
-    return None
+            out.append(Found(plain(said), plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence))
+            answered.add(v.author)
+        if v.post > u.post + 4:
+            break
+    return out
 
 
 def _new_knob(suggested: str, reply: str) -> bool:

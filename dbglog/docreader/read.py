@@ -349,12 +349,30 @@ class _Build:
     def _loose(self) -> None:
         skip = set(range(len(self.lines))) - self.scope.read | self.owned
         heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
-        for f in linking.link(self.judged.units(skip), skip, heads):
+        judged = self.judged.units(skip)
+        taken: set[int] = set()
+        for f in linking.link(judged, skip, heads):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
             a.who = f.who
             self.attempts.append((f.first, a))
+            taken.update(range(f.first, f.last + 1))
+        self._planned(judged, skip | taken)
+
+    def _planned(self, judged: list[Judged], skip: set[int]) -> None:
+        """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
+        rack R15"): next steps, with the lines they were read from. The sentence stays in its place as text too."""
+        for j in judged:
+            u = j.unit
+            if u.first in skip or u.kind != "sentence" or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
+                continue
+            text = _PLAN_LEAD.sub("", plain(u.text)).strip()
+            step = make_step(text, [], 0) if len(text.split()) >= 2 else None
+            if step is None:
+                continue
+            step.source_lines = [u.first + 1, u.last + 1]
+            self.steps.append((u.first, step))
 
     def _correct(self) -> None:
         """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""
@@ -494,7 +512,10 @@ class _Build:
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
 
 
-SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out (model.BOOKKEEPING_SECTIONS)
+PLAN_CONFIDENCE = 0.45
+_PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet run|still to try|things i still want to try|later|"
+                        r"plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
+SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
 
 
 def _bare_label(line: str) -> bool:
