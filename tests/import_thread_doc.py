@@ -65,3 +65,11 @@ def lost_lines(source: str, rendered: str) -> list[str]:
 def as_json(p) -> dict:
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     return json.loads(p.stdout)
+
+
+def built_in_reading(ws: Path, doc: Path) -> list[tuple[list[int], str]]:
+    """(source_lines, who) of each attempt the built-in reader makes of DOC (a dry run: nothing written)."""
+    from conftest import run_cli_inproc
+
+    data = as_json(run_cli_inproc(ws, "import", doc, "--dry-run", "--json"))
+    return [(a["source_lines"], a["who"]) for i in data["investigations"] for a in i["attempt_list"]]

@@ -85,41 +85,52 @@ def test_review_writes_a_checklist_beside_the_document_and_changes_nothing(ws, c
     assert doc.read_text() == THREAD_DOC
 
 
+def parse_row(row: str) -> tuple:
+    """(ticked, [first, last], outcome, title, who) of a checklist row."""
+    parts = row.split(" · ")
+    first, last = parts[0].split("lines ")[1].split("-")
+    who = next((x[3:] for x in parts[3:-1] if x.startswith("by ")), "")
+    return row.startswith("- [x]"), [int(first), int(last)], parts[1].lower(), parts[-1], who
+
+
 def corrected_review(ws, cli, doc) -> tuple:
-    """A review as a person corrects it: line 5 is not an attempt, the downgrade partly helped, and the
-    unsure row on line 25 was in fact tried."""
+    """A review as a person corrects it: the first attempt read is not one, the second went otherwise, the
+    third gets a title of their own, and the first unsure row was in fact tried and failed. Returns the
+    review and the attempts it now says, as (source_lines, outcome, title, who)."""
     cli(ws, "import", "--review", doc, check=0)
     review = doc.with_name(doc.name + ".review.md")
-    rows = review_rows(review.read_text())
-    assert "5-5" in rows and "25-25" in rows and rows["25-25"].startswith("- [ ]")
     text = review.read_text()
-    text = text.replace(rows["5-5"], rows["5-5"].replace("- [x]", "- [ ]", 1))
-    text = text.replace(rows["10-10"], rows["10-10"].replace(" · failed · ", " · Partial · ", 1))  # any case
-    text = text.replace(rows["25-25"], rows["25-25"].replace("- [ ]", "- [x]", 1).replace(
-        " · inconclusive · ", " · failed · ", 1))
-    text = text.replace("· Rebuilt flash-attn from source, no change.", "· Rebuild flash-attn from source")
+    read, unsure = text.split("## Not sure (not imported unless ticked)")
+    ticked = [ln for ln in read.splitlines() if ln.startswith("- [x] ")]
+    unticked = [ln for ln in unsure.splitlines() if ln.startswith("- [ ] ")]
+    assert len(ticked) >= 3 and unticked, text
+    other = "partial" if parse_row(ticked[1])[2] != "partial" else "failed"
+    edits = {ticked[0]: ticked[0].replace("- [x]", "- [ ]", 1),
+             ticked[1]: ticked[1].replace(f" · {parse_row(ticked[1])[2]} · ", f" · {other.title()} · ", 1),
+             ticked[2]: ticked[2].rsplit(" · ", 1)[0] + " · My own title for it",
+             unticked[0]: unticked[0].replace("- [ ]", "- [x]", 1).replace(" · inconclusive · ", " · failed · ", 1)}
+    for old, new in edits.items():
+        text = text.replace(old, new)
     review.write_text(text)
-    return review
+    rows = [parse_row(ln) for ln in text.splitlines() if ln.startswith("- [x] ")]
+    return review, sorted((lines, outcome, title, who) for _, lines, outcome, title, who in rows)
 
 
 def test_apply_review_imports_exactly_the_ticked_attempts_as_corrected_and_loses_no_line(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
-    review = corrected_review(ws, cli, doc)
+    review, want = corrected_review(ws, cli, doc)
+    assert ([17, 21], "worked", "Have you tried `VLLM_ATTENTION_BACKEND=XFORMERS`?", "bob") in want
+    assert any(title == "My own title for it" for _, _, title, _ in want)
+    assert any(outcome == "partial" for _, outcome, _, _ in want)
     data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
     [inv] = data["investigations"]
     assert inv["action"] == "create"
-    got = [(a["source_lines"], a["outcome"], a["title"], a["who"]) for a in inv["attempt_list"]]
-    assert got == [
-        ([9, 9], "worked", "I set `enforce_eager=True` and the crash went away.", ""),
-        ([10, 10], "partial", "I downgraded to torch 2.3.1; still crashes at the same step.", ""),
-        ([11, 11], "failed", "Rebuild flash-attn from source", ""),
-        ([17, 21], "worked", "Have you tried `VLLM_ATTENTION_BACKEND=XFORMERS`?", "bob"),
-        ([25, 25], "failed", "Report upstream with a minimal repro.", ""),
-    ]
+    got = sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in inv["attempt_list"])
+    assert got == want
     [mirror] = mirror_files(ws)
     assert lost_lines(THREAD_DOC, mirror.read_text()) == []
     shown = as_json(cli(ws, "show", inv["id"], "--json"))
-    assert [a["outcome"] for a in shown["attempts"]] == ["worked", "partial", "failed", "worked", "failed"]
+    assert sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in shown["attempts"]) == want
     # The same review again changes nothing.
     again = as_json(cli(ws, "import", "--apply-review", review, "--json"))["investigations"][0]
     assert (again["action"], again["id"]) == ("unchanged", inv["id"])
@@ -136,7 +147,7 @@ def test_apply_review_finds_its_document_from_another_directory(ws, cli, tmp_pat
 
 def test_a_review_whose_document_changed_since_is_refused_and_nothing_written(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
-    review = corrected_review(ws, cli, doc)
+    review, _ = corrected_review(ws, cli, doc)
     doc.write_text(THREAD_DOC.replace("torch 2.3.1", "torch 2.3.0"))
     p = cli(ws, "import", "--apply-review", review, check=2)
     assert p.stderr.count("\n") == 1 and "changed since" in p.stderr and "--review" in p.stderr
