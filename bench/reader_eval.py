@@ -31,6 +31,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 SPLIT = ROOT / "bench" / "data" / "realdocs_split.toml"
 STYLES_DIR = ROOT / "tests" / "corpus" / "styles"
 
@@ -223,7 +224,7 @@ def main() -> int:
         print(f"set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
         print(report(rows, a.verbose))
     if a.learn:
-        from bench.reader_learn import cross_validate  # noqa: E402 (numpy only here)
+        from reader_learn import cross_validate  # numpy only here
 
         print(cross_validate(docs))
     return 0
