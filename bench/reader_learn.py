@@ -73,7 +73,7 @@ def cross_validate(docs) -> str:
         x = np.array([a for a, _ in train])
         y = np.array([b for _, b in train], dtype=float)
         w = _fit(x, y)
-        for did, gg, path, labels, text, rows in data:
+        for _did, gg, path, labels, text, rows in data:
             if gg != g:
                 continue
             prob = {u.first: 1.0 / (1.0 + np.exp(-(vec(f) @ w))) for u, f in rows}
