@@ -80,6 +80,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         else:
             f = None
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
+            if g.outcome == "untested":
+                continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
     return out
@@ -251,7 +253,8 @@ def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not _KNOB.search(plain(u.text)) or "pasted error output" in j.features or u.quoted:
+    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)"} \
+            & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -274,8 +277,17 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(plain(did), plain(result) if result != did else "", oc, u.first, last if last is not None else u.last,
-                 u.author, [u.id], j.confidence)
+    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+
+
+def _unlabelled(text: str) -> str:
+    """ "checked: moved the early return" is the action "moved the early return": the field's label off."""
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+
+    s = plain(text)
+    lab = label_of(s, ATTEMPT_LABELS)
+    return lab[1] if lab and lab[1] else s
 
 
 def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:

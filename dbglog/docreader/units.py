@@ -305,7 +305,11 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     return _split_labels(out, texts)
 
 
-_LABEL_LINE = re.compile(r"^\s*(?:\*\*|__)?[A-Z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s")
+# A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
+# arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
+_LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+                         r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
 
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
