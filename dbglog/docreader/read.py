@@ -339,8 +339,8 @@ class _Build:
             if c.first in self.owned:
                 continue
             body = [self.lines[i].strip() for i in range(c.first + 1, c.own_last + 1) if self.lines[i].strip()]
-            title = re.sub(r"^\W*(?:option|step|idea|fix)?\s*#?\d{0,2}\s*[:.)—–-]*\s*", "", plain(c.head.text),
-                           flags=re.I) or plain(c.head.text)
+            title = re.sub(r"^\W*(?:(?:option|step|idea|fix|solution|alternative)\s*#?(?:\d{1,2}|[A-Z])|\d{1,2})"
+                           r"\s*[:.)—–-]+\s*", "", plain(c.head.text), flags=re.I) or plain(c.head.text)
             out.append((list(range(c.first, c.own_last + 1)), title, body[:1]))
         return out
 

@@ -222,6 +222,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     return True
 
 
+_ARROW_LINE = re.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
 _RESULT_COMMENT = re.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
 
 
@@ -241,6 +242,11 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         line = lines[i]
         if not line.strip():
             cur = None if cur is None or cur["cmd"] else cur
+            continue
+        am = _ARROW_LINE.match(line)
+        if am and cur is not None and cur["cmd"]:
+            cur["result"].append(am.group("c").strip())  # "  -> NOK (Failed to initialize NVML)" under the command
+            cur["lines"].append(i)
             continue
         cm = _CMD_COMMENT.match(line)
         if cm and not line.lstrip().startswith("#!"):
