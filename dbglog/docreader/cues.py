@@ -184,7 +184,8 @@ def outcome_of(text: str, lang: str) -> str | None:
     if not s:
         return None
     if lang == "en":
-        return _en_outcome(s)
+        said = _en_outcome(s)
+        return said if said is not None or not mark else _MARKS[mark.group(0)]
     t = table(lang)
     pos = len(t.rx["outcome.worked"].findall(s))
     neg = len(t.rx["outcome.failed"].findall(s))

@@ -235,10 +235,12 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
         from dbglog.docreader.vocab import heading_outcome
 
         oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
-        if oc in (None, "untested"):
+        if oc == "untested" or any(_outcome(j.unit.text) == "untested" for j in under):
+            continue  # "→ not tried", "not done — blocked": listed, never run
+        if oc is None:
             oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
-        if not in_container and res is None and not heading_outcome(h.text) and not under:
-            continue
+        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under):
+            continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
                   [j.unit.id for j in under], 0.5)
