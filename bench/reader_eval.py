@@ -31,6 +31,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 SPLIT = ROOT / "bench" / "data" / "realdocs_split.toml"
 STYLES_DIR = ROOT / "tests" / "corpus" / "styles"
 
@@ -107,6 +108,13 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]) + 1)
 
 
+def _overlap_any(label: dict, got: tuple[int, int]) -> int:
+    """Overlap with the labelled action lines, or with where its result or the suggestion it followed is
+    (the own-words labels keep them apart; the pool's ranges already span both)."""
+    spans = [label["lines"]] + [label[k] for k in ("result_lines", "suggestion_lines") if label.get(k)]
+    return max(_overlap(tuple(sp), got) for sp in spans)
+
+
 def _outcome_right(label: dict, got: str) -> bool:
     want = label["outcome"]
     if label.get("implied"):
@@ -118,7 +126,7 @@ def _outcome_right(label: dict, got: str) -> bool:
 
 def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
     want = labels.get("attempts", [])
-    pairs = sorted(((_overlap(tuple(w["lines"]), g["lines"]), i, j) for i, w in enumerate(want)
+    pairs = sorted(((_overlap_any(w, g["lines"]), i, j) for i, w in enumerate(want)
                     for j, g in enumerate(atts)), reverse=True)
     mw, mg, matched = set(), set(), []
     for ov, i, j in pairs:
@@ -223,7 +231,7 @@ def main() -> int:
         print(f"set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
         print(report(rows, a.verbose))
     if a.learn:
-        from bench.reader_learn import cross_validate  # noqa: E402 (numpy only here)
+        from reader_learn import cross_validate  # numpy only here
 
         print(cross_validate(docs))
     return 0

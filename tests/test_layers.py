@@ -20,7 +20,7 @@ PKG = Path(__file__).resolve().parent.parent / "dbglog"
 # (FOLDER_LAYER: every module of core/, util/ and diagnose/ is a value, a reader or a utility).
 LAYERS = {
     4: {"dbglog.cli", "dbglog.cli.common", "dbglog.cli.records", "dbglog.cli.run", "dbglog.cli.search",
-        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.importing", "dbglog.cli.demo",
+        "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
         "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
     3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",

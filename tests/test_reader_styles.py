@@ -27,9 +27,9 @@ ROWS = reader_eval.evaluate(DOCS, reader_eval.extract_new)
 
 # style -> (least share of labelled attempts found, most share of made rows that are junk)
 FLOORS = {
-    "thread": (0.45, 0.30), "command-notes": (0.55, 0.20), "case-results": (0.50, 0.25), "lab-notebook": (0.65, 0.30),
-    "checklist-plan": (0.45, 0.25), "postmortem": (0.45, 0.45), "table": (0.80, 0.15), "zh": (0.40, 0.25),
-    "de": (0.50, 0.15), "blog": (0.55, 0.20), "protocol": (0.99, 0.01),
+    "thread": (0.60, 0.25), "command-notes": (0.55, 0.20), "case-results": (0.55, 0.20), "lab-notebook": (0.65, 0.40),
+    "checklist-plan": (0.50, 0.25), "postmortem": (0.45, 0.45), "table": (0.80, 0.15), "zh": (0.70, 0.20),
+    "de": (0.70, 0.20), "blog": (0.55, 0.20), "protocol": (0.99, 0.01),
 }
 
 
@@ -51,7 +51,7 @@ def test_each_style_is_read_above_its_floor(style, capsys):
 
 def test_outcomes_of_found_attempts_are_mostly_right():
     t = reader_eval.totals(ROWS)
-    assert t["outcome_share"] >= 0.70
+    assert t["outcome_share"] >= 0.65
 
 
 @pytest.mark.parametrize("doc", [d[2] for d in DOCS], ids=[d[0] for d in DOCS])

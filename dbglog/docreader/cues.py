@@ -108,6 +108,7 @@ def table(lang: str) -> Table:
 
 # German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
 _DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
+_ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
@@ -183,7 +184,8 @@ def outcome_of(text: str, lang: str) -> str | None:
     if not s:
         return None
     if lang == "en":
-        return _en_outcome(s)
+        said = _en_outcome(s)
+        return said if said is not None or not mark else _MARKS[mark.group(0)]
     t = table(lang)
     pos = len(t.rx["outcome.worked"].findall(s))
     neg = len(t.rx["outcome.failed"].findall(s))
@@ -309,8 +311,9 @@ def _opening(doc: Doc) -> set[int]:
     out: set[int] = set()
     sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
     first = next((u for u in sents if u.item < 0 and not _META.search(u.text)), None)
-    if first is not None:
-        out.add(first.block)
+    sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
+    if first is not None and first.post < 0 and len(first.path) <= 1 and (sub is None or first.first < sub):
+        out.add(first.block)  # the paragraph under the title, before any section
     post0 = next((u for u in sents if u.post == 0 and u.item < 0), None)
     if post0 is not None:
         out.add(post0.block)
@@ -380,6 +383,9 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
     _word_features(text, lang, f)
+    arrow = _ARROW.split(text, maxsplit=1)
+    if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
+        f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
@@ -416,9 +422,10 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     words = text.split()
     if len(words) <= 8:
         f["short"] = 1.0
-    if t.has("person.first", text):
+    prose_only = _CODE.sub(" ", text)
+    if t.has("person.first", prose_only):
         f["first person"] = 1.0
-    if t.has("person.second", text):
+    if t.has("person.second", prose_only):
         f["second person"] = 1.0
     oc = outcome_of(text, lang)
     if oc:
@@ -434,7 +441,9 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
     if lang == "en":
-        _en_shape(text, words, t, f)
+        # Tense and mood are read from the prose: a code span's words ("cudaMalloc failed") are the program's.
+        prose = _CODE.sub(" CODE ", text)
+        _en_shape(prose, prose.split(), t, f)
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0

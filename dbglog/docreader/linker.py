@@ -80,6 +80,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         else:
             f = None
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
+            if g.outcome == "untested":
+                continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
     return out
@@ -233,10 +235,12 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
         from dbglog.docreader.vocab import heading_outcome
 
         oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
-        if oc in (None, "untested"):
+        if oc == "untested" or any(_outcome(j.unit.text) == "untested" for j in under):
+            continue  # "→ not tried", "not done — blocked": listed, never run
+        if oc is None:
             oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
-        if not in_container and res is None and not heading_outcome(h.text) and not under:
-            continue
+        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under):
+            continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
                   [j.unit.id for j in under], 0.5)
@@ -251,7 +255,8 @@ def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not _KNOB.search(plain(u.text)) or "pasted error output" in j.features or u.quoted:
+    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)"} \
+            & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -274,8 +279,17 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(plain(did), plain(result) if result != did else "", oc, u.first, last if last is not None else u.last,
-                 u.author, [u.id], j.confidence)
+    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+
+
+def _unlabelled(text: str) -> str:
+    """ "checked: moved the early return" is the action "moved the early return": the field's label off."""
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+
+    s = plain(text)
+    lab = label_of(s, ATTEMPT_LABELS)
+    return lab[1] if lab and lab[1] else s
 
 
 def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:

@@ -223,6 +223,25 @@ class _Build:
                 self._differences(s)
             elif st.is_plan_section(s, self.ctx):
                 self._steps(s)
+            elif self._proposed(s):
+                self._steps_of([(list(range(s.first, s.own_last + 1)), *self._entry_title(s))], s)
+
+    def _proposed(self, s: st.Section) -> bool:
+        """ "### Solution 4: per-head K scales" with nothing said of running it: a proposal, kept as a next step."""
+        m = linking.ENTRY.match(plain(s.head.text))
+        if not m or s.head.level == 1:
+            return False
+        own = " ".join(self.lines[i] for i in range(s.first + 1, s.own_last + 1))
+        said = outcome_of(own, self.ctx.lang) if own.strip() else None
+        if m.group("kw") and linking._PROPOSAL_KW.match(m.group("kw")):
+            return said in (None, "untested")
+        return said == "untested"  # "### 3c. upgrade to ROCm 6.3" + "Result: not done": listed, never run
+
+    def _entry_title(self, s: st.Section) -> tuple[str, list[str]]:
+        body = [self.lines[i].strip() for i in range(s.first + 1, s.own_last + 1) if self.lines[i].strip()]
+        title = re.sub(r"^\W*(?:(?:option|step|idea|fix|solution|alternative)\s*#?(?:\d{1,2}|[A-Z])|\d{1,2})"
+                       r"\s*[:.)—–-]+\s*", "", plain(s.head.text), flags=re.I) or plain(s.head.text)
+        return title, body[:1]
 
     def _protocol_attempt(self, f: st.Fields) -> None:
         vals = {k: field_value(v) for k, v in f.fields.items()}
@@ -232,7 +251,9 @@ class _Build:
         if lead and vals.get("did") and not hyp:
             hyp = lead
         result, conclusion = vals.get("result", ""), vals.get("conclusion", "")
-        out = _protocol_outcome(vals.get("outcome", ""), f.tag, result, conclusion, f.title, hyp)
+        # With no Result or Conclusion field, the text under the heading says how it went ("→ PASS for ...").
+        told = result or (did if not vals.get("did") and not conclusion else "")
+        out = _protocol_outcome(vals.get("outcome", ""), f.tag, told, conclusion, f.title, hyp)
         if out == "inconclusive" and not (did or result or conclusion):
             out = "untested"
         a = Attempt(number=f.number or 0, title=one_line(f.title or item_title(did or result)), hypothesis=hyp,
@@ -289,7 +310,9 @@ class _Build:
 
     def _steps(self, s: st.Section) -> None:
         """The entries under a next-steps heading: its list items, else its table's rows, else its sub-headings."""
-        entries = self._step_items(s) or self._step_rows(s) or self._step_headings(s)
+        self._steps_of(self._step_items(s) or self._step_rows(s) or self._step_headings(s), s)
+
+    def _steps_of(self, entries: list[tuple[list[int], str, list[str]]], s: st.Section) -> None:
         for span, first, extra in entries:
             step = make_step(first, extra, 0)
             if step is None:
@@ -338,10 +361,7 @@ class _Build:
         for c in s.children:
             if c.first in self.owned:
                 continue
-            body = [self.lines[i].strip() for i in range(c.first + 1, c.own_last + 1) if self.lines[i].strip()]
-            title = re.sub(r"^\W*(?:option|step|idea|fix)?\s*#?\d{0,2}\s*[:.)—–-]*\s*", "", plain(c.head.text),
-                           flags=re.I) or plain(c.head.text)
-            out.append((list(range(c.first, c.own_last + 1)), title, body[:1]))
+            out.append((list(range(c.first, c.own_last + 1)), *self._entry_title(c)))
         return out
 
     # --- judged units ---------------------------------------------------------------------------
@@ -540,6 +560,8 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
         return tag
     # The result says what happened; the conclusion explains it and speaks only when the result does not.
     got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
+    if got == "inconclusive" and "untested" in (r, c):
+        return "untested"  # "→ not tried": listed with the attempts, never run
     if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got in ("worked", "partial"):
         got = "failed"  # a repro fixes nothing: one that ran clean did not reproduce, one that failed did
     return got

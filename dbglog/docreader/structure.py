@@ -93,6 +93,9 @@ def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
 def _imperative_heading(text: str) -> bool:
     """ "3. Maintain the list", "Before you start: check ...": a rule of a protocol, by its mood."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text))
+    words = s.split()
+    if len(words) < 3 or words[0].isupper():
+        return False  # "UPDATE 2024-11-05" is news, not a rule
     return bool(re.match(r"^(?:before you start|maintain|document|summari[sz]e|keep|record|update|check existing|"
                          r"use this|copy this|follow)\b", s, re.I))
 

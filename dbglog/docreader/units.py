@@ -222,6 +222,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     return True
 
 
+_ARROW_LINE = re.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
 _RESULT_COMMENT = re.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
 
 
@@ -241,6 +242,11 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         line = lines[i]
         if not line.strip():
             cur = None if cur is None or cur["cmd"] else cur
+            continue
+        am = _ARROW_LINE.match(line)
+        if am and cur is not None and cur["cmd"]:
+            cur["result"].append(am.group("c").strip())  # "  -> NOK (Failed to initialize NVML)" under the command
+            cur["lines"].append(i)
             continue
         cm = _CMD_COMMENT.match(line)
         if cm and not line.lstrip().startswith("#!"):
@@ -305,7 +311,11 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     return _split_labels(out, texts)
 
 
-_LABEL_LINE = re.compile(r"^\s*(?:\*\*|__)?[A-Z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s")
+# A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
+# arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
+_LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+                         r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
 
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
