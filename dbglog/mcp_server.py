@@ -541,7 +541,7 @@ def _read_doc(path: str):
     from dbglog.kb import importer
 
     text = importer.read_source(Path(path), path)
-    parsed, _ = importer.parse_document(text, path)
+    parsed, _ = importer.parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
     return segment(text), parsed
 
 

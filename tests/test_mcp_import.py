@@ -59,6 +59,10 @@ def test_doc_units_then_import_extraction(ws):
     eager = next(u for u in units["units"] if "enforce_eager=True" in u["text"])
     assert (eager["kind"], eager["lines"], eager["label"]) == ("sentence", [9, 9], "action_result")
     assert len({u["id"] for u in units["units"]}) == len(units["units"])
+    explained = cli_json(ws, "import", "--explain", "notes.md")["units"]  # the same reading as --explain
+    by_lines = {(tuple(u["lines"]), u["kind"]): (u["label"], u["confidence"]) for u in units["units"]}
+    assert explained and all(by_lines[(tuple(u["lines"]), u["kind"])] == (u["label"], u["confidence"])
+                             for u in explained)
 
     assert bad["no_unit"]["error"] == "extraction: attempt 1 cites unit 99999, which this document does not have"
     assert bad["outcome"]["error"].startswith("extraction: attempt 1: outcome 'fixed' is not one of")
