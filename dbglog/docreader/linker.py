@@ -239,7 +239,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
             continue  # "→ not tried", "not done — blocked": listed, never run
         if oc is None:
             oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
-        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under):
+        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under) \
+                and role not in ("worked", "failed"):
             continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
@@ -255,8 +256,9 @@ def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)"} \
-            & set(j.features):
+    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
+                                                       "conditional", "modal (could, should, maybe)", "a question",
+                                                       "labelled as reasoning"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
