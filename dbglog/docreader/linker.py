@@ -334,9 +334,12 @@ def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list
 
 
 def _new_knob(suggested: str, reply: str) -> bool:
-    a = {m.group(0).strip("`").lower() for m in _KNOB.finditer(suggested)}
-    b = {m.group(0).strip("`").lower() for m in _KNOB.finditer(reply)}
-    return bool(b) and not (a & b)
+    """Does the reply name a setting the suggestion did not (`enforce_eager =True` is `enforce_eager=True`)?"""
+    def knobs(text: str) -> set[str]:
+        return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
+
+    b = knobs(reply)
+    return bool(b) and not (knobs(suggested) & b)
 
 
 def _command(j: Judged) -> Found | None:
