@@ -58,7 +58,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     out += _keyed(js, used, code)
     out += _lists(js, used)
     if heads is not None:
-        out += _headed(js, heads, used)
+        out += _headed(js, heads, used, code)
     for k, j in enumerate(js):
         if j.unit.id in used:
             continue
@@ -202,7 +202,11 @@ _PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice
                           r"recommendation|opción|option|vorschlag|方案)$", re.I)
 
 
-def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Found]:
+def _has_body(h: Unit, js: list[Judged], code: list[Unit]) -> bool:
+    return any(x.path and x.path[-1] == h.id for x in code) or any(j.unit.path and j.unit.path[-1] == h.id for j in js)
+
+
+def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = ()) -> list[Found]:
     """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
     the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
     detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
@@ -218,7 +222,7 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
             continue  # the document's title
         parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
         if parent is not None and parent.level == 1:
-            continue  # the document's title is no container
+            parent = None  # the document's title is no container
         role = heading_role(parent.text, language(parent.text)) if parent is not None else None
         entry = ENTRY.match(plain(h.text))
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
@@ -239,7 +243,9 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int]) -> list[Fo
             continue  # "→ not tried", "not done — blocked": listed, never run
         if oc is None:
             oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
-        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under):
+        keyed = bool(entry and entry.group("kw"))  # "issue 4: ...", "Config B — ...": a named entry of a series
+        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under) \
+                and role not in ("worked", "failed") and not (keyed and _has_body(h, js, code_units)):
             continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
@@ -255,8 +261,9 @@ def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)"} \
-            & set(j.features):
+    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
+                                                       "conditional", "modal (could, should, maybe)", "a question",
+                                                       "labelled as reasoning"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -332,9 +339,12 @@ def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list
 
 
 def _new_knob(suggested: str, reply: str) -> bool:
-    a = {m.group(0).strip("`").lower() for m in _KNOB.finditer(suggested)}
-    b = {m.group(0).strip("`").lower() for m in _KNOB.finditer(reply)}
-    return bool(b) and not (a & b)
+    """Does the reply name a setting the suggestion did not (`enforce_eager =True` is `enforce_eager=True`)?"""
+    def knobs(text: str) -> set[str]:
+        return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
+
+    b = knobs(reply)
+    return bool(b) and not (knobs(suggested) & b)
 
 
 def _command(j: Judged) -> Found | None:

@@ -198,7 +198,9 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
     if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead):
         return None
-    title = (m.group("rest") or "") if m else plain(s.head.text)
+    # "Attempt 3: x" is attempt 3 titled x; "Test 3: x" keeps its own word (the mirror writes "Attempt N: Test 3: x").
+    own_word = m and not re.match(r"^\W*attempt\b", plain(s.head.text), re.I)
+    title = plain(s.head.text) if own_word or not m else (m.group("rest") or "")
     from dbglog.docreader.vocab import heading_outcome
 
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
