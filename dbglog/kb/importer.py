@@ -167,7 +167,7 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
     for a in new.attempts:
         if a.number in by_num:
             cur = by_num[a.number]
-            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome"):
+            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome", "source_lines", "who"):
                 setattr(cur, name, getattr(a, name))
         else:
             out.attempts.append(copy.deepcopy(a))
@@ -187,8 +187,10 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
         cur = by_text.get(s.text.casefold())
         if cur:
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
+            cur.source_lines = s.source_lines or cur.source_lines
         else:
-            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt))
+            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt,
+                                           list(s.source_lines)))
     by_head = {s.heading: s for s in out.sections}
     for s in new.sections:
         if s.heading in by_head:
