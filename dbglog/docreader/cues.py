@@ -226,6 +226,8 @@ def _en_outcome(s: str) -> str | None:
     if m and len(s.split()) <= 14:
         return _OKNOK_MAP[m.group("w")]
     t = table("en")
+    if t.has("outcome.unverified", s):
+        return "inconclusive"  # applied, not yet seen to help: done, outcome unknown
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)

@@ -110,7 +110,20 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
         keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
         if keys & {"status", "symptom"}:
             found.append(s)
-    return found
+    return found or _restarting(tops, doc)
+
+
+def _restarting(tops: list[Section], doc: Doc) -> list[Section]:
+    """Sibling sections whose attempt numbering starts over ("Attempt 1, 2" under one bug, "Attempt 1" again
+    under the next): one investigation each, even without Status or Symptom fields."""
+    level = tops if len(tops) > 1 else (tops[0].children if tops else [])
+    starts = []
+    for s in level:
+        nums = [int(m.group("n")) for c in s.walk() if c is not s
+                and (m := ATTEMPT_HEAD.match(plain(c.head.text))) and c.head.text]
+        if nums and min(nums) == 1:
+            starts.append(s)
+    return starts if len(starts) >= 2 else []
 
 
 def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[str, list[str]], set[int]]:

@@ -237,7 +237,8 @@ def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
             cur.source_lines = list(s.source_lines) or cur.source_lines  # (the passage may have moved)
         else:
-            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt))
+            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt,
+                                           list(s.source_lines)))
     by_head = {s.heading: s for s in out.sections}
     for s in new.sections:
         if s.heading in by_head:

@@ -236,6 +236,14 @@ def _bisect_driver(db) -> None:
     db.execute("ALTER TABLE bisect_sessions ADD COLUMN driver TEXT")
 
 
+def _failures(db) -> None:
+    """Failure fingerprints (issue 27): where each was seen; filled from runs, records and watched docs
+    by ``failures.refresh`` (the next command that recalls), rebuilt by ``reindex``."""
+    from dbglog.kb.failures import create_tables
+
+    create_tables(db)
+
+
 def _provenance(db) -> None:
     """Imported attempts and next steps cite their source lines; an attempt says who did it (issue 25)."""
     db.execute("ALTER TABLE attempts ADD COLUMN source_lines TEXT NOT NULL DEFAULT '[]'")
@@ -256,7 +264,8 @@ MIGRATIONS = [
     ("0008_sections", _sections),
     ("0009_identifier_words", _identifier_words),
     ("0010_bisect_driver", _bisect_driver),
-    ("0011_provenance", _provenance),
+    ("0011_failures", _failures),
+    ("0012_provenance", _provenance),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
