@@ -232,13 +232,13 @@ def _en_outcome(s: str) -> str | None:
         return "untested"
     got = outcome.classify(s)
     sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
-    if got == "partial" or (sw and sf):
+    if sw and sf:
         return "partial"
     if sf:
-        return "partial" if got == "worked" else "failed"
+        return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
     if sw:
-        return "partial" if got == "failed" else "worked"
-    if got in ("worked", "failed"):
+        return "partial" if got in ("failed", "partial") else "worked"
+    if got in ("worked", "failed", "partial"):
         return got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
@@ -312,11 +312,12 @@ def _opening(doc: Doc) -> set[int]:
     thread's first post (the failing baseline, not a try)."""
     out: set[int] = set()
     sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
-    first = next((u for u in sents if u.item < 0 and not _META.search(u.text)), None)
     sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
-    if first is not None and first.post < 0 and len(first.path) <= 1 and (sub is None or first.first < sub):
-        out.add(first.block)  # the paragraph under the title, before any section
-    post0 = next((u for u in sents if u.post == 0 and u.item < 0), None)
+    # The paragraphs under the title, before any section (a document without sections: its first one).
+    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
+           and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
+    out |= {u.block for u in (top if sub is not None else top[:1])}
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
     if post0 is not None:
         out.add(post0.block)
     return out
@@ -326,6 +327,9 @@ def _opening(doc: Doc) -> set[int]:
 _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
                               r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
                               r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
+# "**Status:** Open", "Environment: ..." above the problem statement: fields, not the statement itself.
+_FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
+                    r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
 _META = re.compile(r" · |^<!--")
 
 

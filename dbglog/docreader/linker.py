@@ -398,10 +398,23 @@ def _split_several(f: Found) -> list[Found]:
         return [f]
     head, rest = f.did[:m.end()], f.did[m.end():]
     pieces = _OR.split(rest)
-    knobs = [p for p in pieces if _KNOB.search(p)]
-    if len(pieces) < 2 or len(knobs) != len(pieces):
+    if len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces):
+        pieces = _gerunds(rest)  # "I tried lowering the LR and disabling fused Adam; neither helped."
+    if len(pieces) < 2:
         return [f]
     return [_copy(f, head + p, f.outcome) for p in pieces]
+
+
+_GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b)")
+
+
+def _gerunds(rest: str) -> list[str]:
+    """Two or more actions named by their -ing verbs, joined by "and"/"or"/commas, up to the verdict."""
+    body = re.split(r"[;:.]|\s[—–-]\s", rest, maxsplit=1)[0]
+    pieces = _GERUND_AND.split(body)
+    if len(pieces) >= 2 and all(re.match(r"^\w+ing\b", p.strip()) for p in pieces):
+        return [p.strip() for p in pieces]
+    return []
 
 
 def _copy(f: Found, did: str, outcome: str) -> Found:
