@@ -519,7 +519,8 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
 
     ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
     then a Slurm allocation of its own (dbglog/run/slurm.py)."""
-    from dbglog.run import runner, signatures
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
     cmd = check_run(cmd, opts)
@@ -719,7 +720,8 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
     for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
     ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
     teammate's clone matches its own failures against these lines)."""
-    from dbglog.run import advice, evidence
+    from dbglog.diagnose import evidence
+    from dbglog.run import advice
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
     if lines or failure_lines:
@@ -862,7 +864,7 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     """What a log says: the most causal failure signature (``signature``), the last kernel-API call
     (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
     beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog.run import evidence, signatures
+    from dbglog.diagnose import evidence, signatures
 
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)

@@ -199,8 +199,6 @@ FOLDERS = {
     "bisect": {"run", "util", "core", "coop"},
 }
 FOLDER_EXCEPTIONS = {("dbglog.kb.records", "dbglog.bisect.journal")}
-# Until the signature scan moves into diagnose/ (issue C): the fingerprint classifies a note's text with it.
-FOLDER_EXCEPTIONS |= {("dbglog.diagnose.fingerprint", "dbglog.run.signatures")}
 
 
 def test_folders_import_only_the_folders_their_docstring_allows():
