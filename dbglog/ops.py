@@ -769,6 +769,17 @@ def investigation(recs, ref: str | None = None):
     return recs.store.load(recs.resolve(ref))
 
 
+def shown(inv):
+    """An investigation as `show` presents it: without the sections import keeps only for its bookkeeping."""
+    import copy
+
+    from dbglog.core.model import BOOKKEEPING_SECTIONS
+
+    out = copy.copy(inv)
+    out.sections = [s for s in inv.sections if s.heading not in BOOKKEEPING_SECTIONS]
+    return out
+
+
 def recent_runs(recs, limit: int = 20) -> list[dict]:
     return recs.store.runs(limit)
 
