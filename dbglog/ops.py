@@ -581,7 +581,8 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
         from dbglog.kb import story
 
-        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
+        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root,
+                             server={"server": server, "ready": ready, "ready_timeout": ready_timeout})
     try:
         rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
                                   run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),

@@ -801,6 +801,7 @@ class _Driver:
             words += ["--confidence", f"{sp.confidence:g}"]
         for c in sp.captures:
             words += ["--capture", c]
+        words += server_words(sp)
         text = f"{shlex.join(words)} -- {self._cmd_text()}"
         cwd = sp.cwd_rel
         return text if cwd == "." else f"cd {shlex.quote(cwd)} && {text}"
@@ -1050,12 +1051,26 @@ def mark_key(recs, session: dict, ref: str) -> str:
     return rev(repo, ref)
 
 
+def server_words(sp) -> list[str]:
+    """The server-shaped part of a command line (``--server``, ``--ready`` and their timeouts): a
+    record without them would re-run the client against no server."""
+    words: list[str] = []
+    if getattr(sp, "server", None):
+        words += ["--server", sp.server, "--ready", sp.ready or ""]
+        if sp.ready_timeout and sp.ready_timeout != 120.0:
+            words += ["--ready-timeout", f"{sp.ready_timeout:g}"]
+    if getattr(sp, "idle_timeout", None):
+        words += ["--idle-timeout", f"{sp.idle_timeout:g}"]
+    return words
+
+
 def describe(recs, session: dict) -> dict:
     sp = HistorySpec.from_stored(session["spec"])
     db = S.SessionDB(recs.store)
     trials = db.trials(session["id"])
     info = {"range": f"{','.join(sp.good_labels or sp.goods)}..{sp.bad_ref}",
-            "repo": sp.repo, "command": " ".join(shlex.quote(c) for c in sp.cmd),
+            "repo": sp.repo, "command": shlex.join([*server_words(sp), "--", *sp.cmd]) if sp.server
+            else " ".join(shlex.quote(c) for c in sp.cmd),
             "steps_done": len(trials), "calibrated": bool(sp.calibrated)}
     if sp.calibrated:
         info["bad_means"] = S.Target(**sp.calibrated["target"]).describe()

@@ -630,7 +630,9 @@ class Progress:
         if not self.enabled:
             return
         self.done += 1
-        line = f"  {label}: {step.verdict.value}" + (f" — {step.reason}" if step.reason else "") + \
+        said = step.reason if step.reason.startswith("bad end calibrating") else \
+            step.verdict.value + (f" — {step.reason}" if step.reason else "")
+        line = f"  {label}: {said}" + \
                (f" [{step.duration_s:.1f}s]" if step.source == "run" else f" [{step.source}]")
         if self._progress is not None:
             self._progress.update(self._task, completed=self.done)

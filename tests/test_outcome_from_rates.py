@@ -1,0 +1,82 @@
+"""An attempt on an intermittent failure is judged by its failure rate against the baseline's
+(dbglog/kb/rates.py): a "fix" failing as often as the baseline is failed, not partial; one that
+never fails in enough runs is worked; too few runs say how many more would settle it. A
+server-shaped attempt records its server and readiness, so the line runs it again."""
+
+import json
+import socket
+import sys
+
+from conftest import REPROS, run_cli
+from dbglog.kb import rates
+from dbglog.kb.records import Records
+from dbglog.util.workspace import Workspace
+
+
+def test_an_unchanged_rate_is_failed_and_says_it_is_a_guess_with_its_counts():
+    v = rates.compare(4, 8, 4, 8)
+    assert (v.verdict, v.outcome) == ("unchanged", "failed")
+    assert v.words.startswith("guess from failure rates: unchanged") and "4 of 8" in v.words
+
+
+def test_no_failure_in_20_runs_against_half_failing_is_fixed():
+    v = rates.compare(0, 20, 4, 8)
+    assert (v.verdict, v.outcome) == ("fixed", "worked") and v.p_value < 0.05
+
+
+def test_fewer_failures_is_better_and_more_is_worse():
+    assert rates.compare(1, 20, 10, 20).outcome == "partial"
+    assert rates.compare(8, 8, 2, 8).verdict == "worse"
+
+
+def test_too_few_runs_is_inconclusive_and_says_how_many_more():
+    v = rates.compare(0, 3, 4, 8)
+    assert v.outcome == "inconclusive" and v.more_runs and f"about {v.more_runs} more run" in v.words
+    # the runs it asks for do settle it
+    assert rates.compare(0, 3 + v.more_runs, 4, 8).verdict == "fixed"
+
+
+def _attempts(workdir):
+    recs = Records(Workspace(workdir / ".dbglog"))
+    try:
+        return recs.store.load(recs.resolve(None)).attempts
+    finally:
+        recs.close()
+
+
+# fails every other run (a counter file beside it), or never once FIXED exists
+FLAKY = """import os, sys
+n = int(open('count').read()) if os.path.exists('count') else 0
+open('count', 'w').write(str(n + 1))
+sys.exit(0 if os.path.exists('FIXED') or n % 2 else 3)
+"""
+
+
+def test_a_fix_failing_as_often_as_the_baseline_is_recorded_failed_then_a_real_fix_worked(dbg, workdir):
+    (workdir / "race.py").write_text(FLAKY)
+    assert dbg("new", "race fails half the time", "--no-env")[0] == 0
+    cmd = ["--", sys.executable, "race.py"]
+    assert dbg("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd)[0] == 1
+    assert dbg("run", "-q", "--repeat", "8", "--attempt", "set NCCL_ALGO=Ring", *cmd)[0] == 1
+    (workdir / "FIXED").write_text("")
+    assert dbg("run", "-q", "--repeat", "20", "--attempt", "the real fix", *cmd)[0] == 0
+    base, same, fixed = _attempts(workdir)
+    assert base.outcome == "inconclusive" and "no baseline runs" in base.result
+    assert same.outcome == "failed" and "unchanged" in same.result and "4 of 8" in same.result
+    assert fixed.outcome == "worked" and "0 of 20" in fixed.result
+
+
+def test_a_server_shaped_attempt_records_its_server_and_readiness(workdir):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = f"{sys.executable} {REPROS / 'fake_http_server.py'} {port}"
+    ready = f"http://127.0.0.1:{port}/v1/models"
+    assert run_cli("new", "server hangs", "--no-env", cwd=workdir).returncode == 0
+    r = run_cli("run", "--json", "--attempt", "with the server", "--server", server, "--ready", ready, "--grace", "1",
+                "--", sys.executable, str(REPROS / "fake_http_client.py"), str(port), cwd=workdir,
+                env={"FAKE_SERVER_MODE": "ok"})
+    assert json.loads(r.stdout)["server"]["cmd"] == server.split(), r.stderr
+    did = _attempts(workdir)[0].did.splitlines()[0]
+    assert did.startswith("dbglog run --server ") and f"--ready {ready}" in did
+    assert str(port) in did.split(" -- ")[0] and "fake_http_client.py" in did.split(" -- ")[1]
