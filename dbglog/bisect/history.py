@@ -39,6 +39,7 @@ in ``git status``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shlex
@@ -558,13 +559,35 @@ class _Driver:
 
     def _bad_end_refusal(self, st: S.Step) -> str:
         ref = f"the bad end {self.spec.bad_ref} ({st.key[:10]})"
+        rate = self._recorded_rate()
+        if rate and st.verdict in (Verdict.GOOD, Verdict.FLAKY):
+            k, n = rate
+            return (f"{ref} passed this time, but the investigation's recorded runs of this very command failed "
+                    f"{k} of {n}: the failure looks intermittent, and a one-run-per-step bisection would be misled; "
+                    f"bisect it probabilistically: {self._flaky_line()}")
         if st.verdict is Verdict.GOOD:
             return f"{ref} passes: the repro does not reproduce there, nothing to bisect (check the command, " \
-                   "its working directory and --bad)"
+                   "its working directory and --bad; if the failure is intermittent: " \
+                   f"{self._flaky_line()})"
         if st.verdict is Verdict.FLAKY:
-            return f"{ref} is flaky ({st.reason}): a single run cannot be trusted; raise --repeat or make the " \
-                   "repro deterministic"
+            return f"{ref} is flaky ({st.reason}): a single run cannot be trusted; bisect it probabilistically: " \
+                   f"{self._flaky_line()}"
         return f"{ref} cannot be used: {st.reason}"
+
+    def _recorded_rate(self) -> tuple[int, int] | None:
+        """(failed, runs) among the investigation's recorded runs of the bisected command, when
+        they disagree: the evidence that the failure is intermittent."""
+        if not self.inv:
+            return None
+        rows = self.recs.store.q("SELECT cmd, outcome FROM runs WHERE investigation_id = ?", self.inv).fetchall()
+        outs = [r[1] for r in rows if json.loads(r[0] or "[]") == list(self.spec.cmd) and r[1] != "error"]
+        k = sum(o != "pass" for o in outs)
+        return (k, len(outs)) if 0 < k < len(outs) else None
+
+    def _flaky_line(self) -> str:
+        """The command that bisects this range probabilistically (this one, with --flaky)."""
+        text = self._did_text({})
+        return text if "--flaky" in text else text.replace(" -- ", " --flaky -- ", 1)
 
     def _good_end_refusal(self, g: str, st: S.Step, bstep: S.Step) -> str:
         refs = dict(zip(self.spec.goods, self.spec.good_labels or self.spec.goods))
