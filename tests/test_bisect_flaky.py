@@ -169,3 +169,12 @@ def test_cli_flaky_race_at_65_percent(ws, tmp_path):
     cut_keys = {s["key"] for s in json.loads(run_cli("bisect", "log", cut["session"], "--json", cwd=ws).stdout)["steps"]}
     assert not any(s["source"] == "cache" and s["key"] in cut_keys and s["key"] not in ("[]",) for s in log["steps"]
                    if s["key"] != json.dumps(sorted("ABCDEF")))
+
+
+def test_the_bad_ends_first_runs_read_as_calibration_not_as_an_untestable_end():
+    from dbglog.bisect.flaky import calibrating_label
+
+    assert calibrating_label([{"outcome": "hang"}]) == "bad end calibrating: hang 1 of 1"
+    assert calibrating_label([{"outcome": "pass"}, {"outcome": "hang"}]) == \
+        "bad end calibrating: pass 1 of 2, hang 1 of 2"
+    assert "skip" not in calibrating_label([{"outcome": "hang"}])

@@ -148,8 +148,8 @@ the verdict is computed from that evidence under one of two rules:
 
 * ``once`` (the default while every run agrees): a search step is one run
   (``repeat``); each confirmation check (``M`` alone, ``M - {m}``) gets
-  ``confirm_runs`` runs and each completeness check (a pool) one more -- the
-  re-runs that make a flaky failure show itself.
+  ``confirm_runs`` runs (default 1: a repro that never disagreed is treated as
+  deterministic, and the report says so), each completeness check (a pool) as many.
 * ``any`` -- "bad if any of N runs fails": a run that shows the failure settles
   BAD (the driver stops there), GOOD needs N passing runs.  It cannot produce a
   superset with a spurious member from a lucky pass unless N runs all pass.
@@ -1255,7 +1255,7 @@ class SafeToggleSearch:
     is a function of the evidence, so replaying it restores the same search.
     """
 
-    def __init__(self, n: int, *, repeat: int = 1, bad_if_any: bool = False, confirm_runs: int = 3,
+    def __init__(self, n: int, *, repeat: int = 1, bad_if_any: bool = False, confirm_runs: int = 1,
                  calibration_runs: int = 10, alpha: float = 0.05, alpha_confirm: float = 0.001,
                  **search_options) -> None:
         self.n = n
@@ -1306,8 +1306,9 @@ class SafeToggleSearch:
         purpose = self.inner.purpose.get(q, "search")
         checks = max(1, self.inner.checks.get(q, 0))
         if self.rule == "once":
-            # completeness checks one run more: a missed set is the likelier silent error
-            per = {"confirm": self.confirm_runs, "pool": self.confirm_runs + 1}.get(purpose)
+            # a repro that never disagreed is treated as deterministic: one run per check (re-runs
+            # would triple the confirmation for nothing; the first disagreement switches to "any")
+            per = {"confirm": self.confirm_runs, "pool": self.confirm_runs}.get(purpose)
             return (max(self.repeat, per) * checks if per else self.repeat), "mixed"
         n_search, n_confirm = self.calibration or (self.repeat, self.repeat)
         strict = purpose in ("confirm", "pool") or (purpose == "endpoint" and not q)

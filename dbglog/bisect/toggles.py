@@ -583,9 +583,10 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
                 f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
                 f"({r.n_confirm} passing runs each).")
     elif status != "refused":
-        msg += (f" Each end was run {'once' if execution.repeat == 1 else f'{execution.repeat}×'} and each "
-                f"confirmation check {r.n_confirm}×, every run agreeing; if the failure is intermittent, "
-                "--repeat N --bad-if-any.")
+        msg += (f" Every run agreed, so the repro was treated as deterministic: each end was run "
+                f"{'once' if execution.repeat == 1 else f'{execution.repeat}×'} and each confirmation check "
+                f"{'once' if r.n_confirm == 1 else f'{r.n_confirm}×'}; if the failure is intermittent, run again "
+                "with --flaky (or --repeat N --bad-if-any).")
     if uncertain:
         msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
     if reverse is not None and not reverse["passed"] and status == "complete":
