@@ -545,7 +545,7 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
         from dbglog.kb import story
 
         did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root,
-                             server={"server": server, "ready": ready, "ready_timeout": ready_timeout})
+                             server={"server": opts.server, "ready": opts.ready, "ready_timeout": opts.ready_timeout})
     try:
         rep = runner.run_repeated(cmd, opts, run_dir=run_dir, run_id=run_id if opts.repeat == 1 else None,
                                   cwd=cwd or os.getcwd(), env_overrides=dict(env or {}), signatures=sigs,

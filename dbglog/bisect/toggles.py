@@ -496,6 +496,58 @@ def _evidence_words(b: int, g: int, sk: int) -> str:
     return f"{sk} of {total} runs untestable"
 
 
+def _reverse_check(search, r, n: int, enabled_of, key_of) -> tuple[dict | None, list[dict]]:
+    """The reverse verification -- the failing end with every found set reverted must pass (the
+    search asked it as its completeness check, with the confirmation's runs) -- and the trials
+    left uncertain."""
+    reverse = None
+    if r.sets:
+        q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
+        v = search.verdict(q)
+        reverse = {"key": key_of(enabled_of(q)), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
+    return reverse, [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
+
+
+def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: int) -> tuple[str, bool, str]:
+    """(status, whether it is a clean answer, the message) of a finished toggle search; ``off``:
+    the all-off end's step."""
+    complete = r.status == "complete"
+    ok = complete and not uncertain and (reverse is None or reverse["passed"])
+    status = r.status
+    if r.status == "bad_endpoints":  # the ends no longer check out: a flaky passing end
+        status, ok = "refused", False
+        msg = ("refused: with every toggle off it failed too " + _evidence_words(*counts_of(off))
+               + ", so the toggles are not (all) what breaks it")
+    else:
+        msg = words
+        if r.status == "unsure":
+            msg = f"Unsure: {r.message}; the sets so far: " + words
+        elif not complete:
+            msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    msg += _runs_words(r, status, repeat)
+    if uncertain:
+        msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
+    if reverse is not None and not reverse["passed"] and status == "complete":
+        msg += " Reverse check failed: reverting the sets from the failing end does not pass."
+    return status, ok, msg
+
+
+def _runs_words(r, status: str, repeat: int) -> str:
+    """How the verdicts were reached: the rule for an intermittent failure, or one run per check
+    for a repro that never disagreed (said, with what to run if it is intermittent after all)."""
+    fb, fm = r.failing_end
+    if r.flaky:
+        return (f" The failure is intermittent: the failing end failed {fb} of {fm} runs, so every verdict was "
+                f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
+                f"({r.n_confirm} passing runs each).")
+    if status == "refused":
+        return ""
+    return (f" Every run agreed, so the repro was treated as deterministic: each end was run "
+            f"{'once' if repeat == 1 else f'{repeat}×'} and each confirmation check "
+            f"{'once' if r.n_confirm == 1 else f'{r.n_confirm}×'}; if the failure is intermittent, run again "
+            "with --flaky (or --repeat N --bad-if-any).")
+
+
 def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
     refused = _endpoints(recs, session, trials, prog)
     if refused:
@@ -554,43 +606,10 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
         oracle.run([a for _, a in todo], ran, ordered=True)
     r = search.result
     sets = [[names[i] for i in s] for s in r.sets]
-    # reverse verification: the failing end with every found set reverted must pass (the search
-    # asked it as its completeness check, with the confirmation's runs)
-    reverse = None
-    if sets:
-        q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
-        en = enabled_of(q)
-        v = search.verdict(q)
-        reverse = {"key": key_of(en), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
-    uncertain = [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
-    words = result_words(sets, mode)
-    complete = r.status == "complete"
-    ok = complete and not uncertain and (reverse is None or reverse["passed"])
-    status = r.status
+    reverse, uncertain = _reverse_check(search, r, n, enabled_of, key_of)
+    off = known.get(key_of(enabled_of(frozenset())))
+    status, ok, msg = _summary(r, result_words(sets, mode), uncertain, reverse, off, execution.repeat)
     fb, fm = r.failing_end
-    if r.status == "bad_endpoints":  # the ends no longer check out: a flaky passing end
-        status, ok = "refused", False
-        msg = ("refused: with every toggle off it failed too " + _evidence_words(*counts_of(known[key_of(
-            enabled_of(frozenset()))])) + ", so the toggles are not (all) what breaks it")
-    else:
-        msg = words
-        if r.status == "unsure":
-            msg = f"Unsure: {r.message}; the sets so far: " + words
-        elif not complete:
-            msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
-    if r.flaky:
-        msg += (f" The failure is intermittent: the failing end failed {fb} of {fm} runs, so every verdict was "
-                f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
-                f"({r.n_confirm} passing runs each).")
-    elif status != "refused":
-        msg += (f" Every run agreed, so the repro was treated as deterministic: each end was run "
-                f"{'once' if execution.repeat == 1 else f'{execution.repeat}×'} and each confirmation check "
-                f"{'once' if r.n_confirm == 1 else f'{r.n_confirm}×'}; if the failure is intermittent, run again "
-                "with --flaky (or --repeat N --bad-if-any).")
-    if uncertain:
-        msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
-    if reverse is not None and not reverse["passed"] and status == "complete":
-        msg += " Reverse check failed: reverting the sets from the failing end does not pass."
     steps = db.trials(sid)
     return {"status": status, "exit_code": 0 if ok else (2 if status == "refused" else 1), "message": msg,
             "report": msg, "session": sid, "mode": mode, "sets": sets, "queries": r.queries, "trials": len(steps),
