@@ -1306,21 +1306,38 @@ class SafeToggleSearch:
         purpose = self.inner.purpose.get(q, "search")
         checks = max(1, self.inner.checks.get(q, 0))
         if self.rule == "once":
-            # a repro that never disagreed is treated as deterministic: one run per check (re-runs
-            # would triple the confirmation for nothing; the first disagreement switches to "any")
-            per = {"confirm": self.confirm_runs, "pool": self.confirm_runs}.get(purpose)
-            return (max(self.repeat, per) * checks if per else self.repeat), "mixed"
+            if purpose == "pool":  # a completeness check: one run (more found sets are re-confirmed)
+                return max(self.repeat, self.confirm_runs) * checks, "bad"
+            if purpose != "confirm":
+                return self.repeat, "mixed"
+            # a repro that never disagreed: a check that fails is settled by that failure; one that
+            # passes (a member's removal: where a flaky member would hide) is repeated only until a
+            # miss that long is improbable (``_pass_runs``)
+            return max(self.repeat, self._pass_runs()) * checks, "bad"
         n_search, n_confirm = self.calibration or (self.repeat, self.repeat)
         strict = purpose in ("confirm", "pool") or (purpose == "endpoint" and not q)
         return (n_confirm * checks if strict else n_search), "bad"
 
+    def _pass_runs(self) -> int:
+        """Runs a passing confirmation check gets while every run agreed: the fewest ``k`` that make
+        "a culprit's run passed ``k`` times in a row" improbable (<= ``alpha``) given the failures
+        seen so far, each a run where the failure showed (P(fail | bad) ~ Beta(1 + f, 1): the chance
+        is ``k! (f + 1)! / (f + k + 1)!``). Many agreeing failures: one run; few: up to the old 3."""
+        f = sum(b for b, _, _ in self.evidence.values())
+        for k in range(self.confirm_runs, 3):
+            if math.exp(math.lgamma(k + 1) + math.lgamma(f + 2) - math.lgamma(f + k + 2)) <= self.alpha:
+                return k
+        return 3
+
     def verdict(self, q: frozenset) -> Verdict | None:
         """The verdict the evidence gives ``q`` under the current rule (None: more runs needed)."""
         b, g, s = self.evidence.get(q, (0, 0, 0))
-        need, _ = self._need(q)
+        need, stop = self._need(q)
         if self.rule == "once":
             if b and g:
                 return Verdict.FLAKY
+            if b and stop == "bad":  # a confirmation check that failed: settled at once
+                return Verdict.BAD
             if b + g + s < need:
                 return None
             if s:
@@ -1398,7 +1415,7 @@ class SafeToggleSearch:
         if status == "inconsistent":
             status, msg = "unsure", "a set found failing did not fail again when run alone"
         b, g, _ = self.evidence.get(self.universe, (0, 0, 0))
-        n_search, n_confirm = self.calibration or (self.repeat, max(self.repeat, self.confirm_runs))
+        n_search, n_confirm = self.calibration or (self.repeat, max(self.repeat, self._pass_runs()))
         return SafeToggleResult(status, r.sets, r.runs, self.runs, self.rule, (b, b + g), n_search, n_confirm,
                                 r.uncertain, msg)
 

@@ -543,9 +543,9 @@ def _runs_words(r, status: str, repeat: int) -> str:
     if status == "refused":
         return ""
     return (f" Every run agreed, so the repro was treated as deterministic: each end was run "
-            f"{'once' if repeat == 1 else f'{repeat}×'} and each confirmation check "
-            f"{'once' if r.n_confirm == 1 else f'{r.n_confirm}×'}; if the failure is intermittent, run again "
-            "with --flaky (or --repeat N --bad-if-any).")
+            f"{'once' if repeat == 1 else f'{repeat}×'}, a confirmation check that failed once, and one that "
+            f"passed {'once' if r.n_confirm == 1 else f'{r.n_confirm}×'} (until a culprit passing that often was "
+            "improbable); if the failure is intermittent, run again with --flaky (or --repeat N --bad-if-any).")
 
 
 def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
