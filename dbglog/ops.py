@@ -827,3 +827,56 @@ def export_all(recs) -> list[str]:
         for inv_id in recs.store.ids():
             paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
     return paths
+
+
+# --- rerun: a recorded attempt or run, again, compared with the original's rate ---------------
+
+
+def rerun_source(recs, ref: str, inv_ref=None) -> tuple[str, list[dict]]:
+    """(what it is, its run records) for ``ref``: an attempt number of the investigation
+    (``3``), or a run id (or an unambiguous prefix)."""
+    ref = ref.strip()
+    if ref.isdigit():
+        inv_id = recs.resolve(inv_ref)
+        a = recs.store.get_attempt(inv_id, int(ref))
+        if not a.runs:
+            raise DbglogError(f"attempt {ref} of {inv_id} records no run (it was not made with `dbglog run`): "
+                              "nothing to run again")
+        return f"attempt {a.number} of {inv_id}", [recs.store.get_run(r) for r in a.runs]
+    run = recs.store.get_run(ref)
+    return f"run {run['id']}", [run]
+
+
+def rerun_options(run: dict, repeat: int | None) -> tuple[list[str], RunOptions, dict, str]:
+    """The recorded run as it was typed: (cmd, options with its server and readiness, env, cwd)."""
+    import shlex
+
+    srv = run.get("server") or {}
+    server = srv.get("cmd")
+    opts = RunOptions(timeout=run.get("timeout"), repeat=repeat or 1, echo=False,
+                      server=shlex.join(server) if isinstance(server, list) else server,
+                      ready=srv.get("ready"), ready_timeout=srv.get("ready_timeout") or 120.0,
+                      output_cap_bytes=REPRO_OUTPUT_CAP)
+    return list(run["cmd"]), opts, dict(run.get("env_overrides") or {}), run.get("cwd") or os.getcwd()
+
+
+def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | None = None, inv_ref=None,
+          warn: Warn = _ignore) -> dict:
+    """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
+    recorded (command, directory, environment, server and readiness), and compare the failure
+    rates (``rates.compare``: the new runs against the original's)."""
+    from dbglog.kb import rates
+
+    what, orig = rerun_source(recs, ref, inv_ref)
+    cmd, opts, env, cwd = rerun_options(orig[0], repeat or len(orig))
+    if not os.path.isdir(cwd):
+        raise DbglogError(f"{what} ran in {cwd}, which is gone: nothing to run again")
+    out = run_repro(recs, cmd, opts, cwd=cwd, env=env, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
+    tested = [r for r in orig if r.get("outcome") != "error"]
+    new = [r for r in out.runs if r.get("outcome") != "error"]
+    cmp = None
+    if tested and new:
+        cmp = rates.compare(sum(r["outcome"] != "pass" for r in new), len(new),
+                            sum(r["outcome"] != "pass" for r in tested), len(tested)).to_dict()
+    return {"source": what, "out": out, "comparison": cmp,
+            "original": {"failed": sum(r["outcome"] != "pass" for r in tested), "runs": len(tested)}}

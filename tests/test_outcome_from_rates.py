@@ -80,3 +80,26 @@ def test_a_server_shaped_attempt_records_its_server_and_readiness(workdir):
     did = _attempts(workdir)[0].did.splitlines()[0]
     assert did.startswith("dbglog run --server ") and f"--ready {ready}" in did
     assert str(port) in did.split(" -- ")[0] and "fake_http_client.py" in did.split(" -- ")[1]
+
+
+def test_rerun_reproduces_a_server_shaped_attempt_and_compares_the_rates(workdir):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = f"{sys.executable} {REPROS / 'fake_http_server.py'} {port}"
+    env = {"FAKE_SERVER_MODE": "ok"}
+    assert run_cli("new", "server flakes", "--no-env", cwd=workdir).returncode == 0
+    r = run_cli("run", "-q", "--repeat", "2", "--attempt", "as is", "--server", server, "--ready",
+                f"http://127.0.0.1:{port}/v1/models", "--env", "MY_FLAG=1", "--", sys.executable,
+                str(REPROS / "fake_http_client.py"), str(port), cwd=workdir, env=env)
+    assert r.returncode == 0, r.stderr
+    p = run_cli("rerun", "1", "--json", cwd=workdir, env=env)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["source"].startswith("attempt 1") and d["original"] == {"failed": 0, "runs": 2}
+    assert len(d["runs"]) == 2 and all(x["outcome"] == "pass" for x in d["runs"])
+    assert all(x["server"]["cmd"] == server.split() and x["server"]["state"] == "stopped" for x in d["runs"])
+    assert all(x["env_overrides"] == {"MY_FLAG": "1"} for x in d["runs"])
+    assert d["comparison"]["verdict"] in ("unchanged", "too_few")  # 0 of 2 against 0 of 2
+    bad = run_cli("rerun", "7", cwd=workdir)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr

@@ -354,3 +354,30 @@ def print_breaker(b: dict | None) -> None:
     from dbglog.fastpath import print_breaker as show
 
     show(b, echo=click.echo)
+
+
+@click.command("rerun")
+@click.argument("ref")
+@click.option("--repeat", type=COUNT, default=None, help="Runs to make (default: as many as the original).")
+@click.option("--attempt", "attempt_title", metavar="TITLE", help="Also record the new runs as an attempt.")
+@inv_option
+@json_option
+def rerun(ref, repeat, attempt_title, inv_ref, as_json):
+    """Run a recorded attempt (its number) or run (its id) again, exactly as recorded -- command,
+    directory, environment, server and readiness -- and compare the failure rate with the original's."""
+    recs = open_records()
+    res = ops.rerun(recs, ref, repeat=repeat, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
+    out, cmp = res["out"], res["comparison"]
+    if as_json:
+        emit(True, {"source": res["source"], "original": res["original"], "comparison": cmp} | out.to_dict())
+    else:
+        for d in out.runs:
+            click.echo(_run_summary(d))
+        o = res["original"]
+        click.echo(f"{res['source']} again: failed {sum(d['outcome'] != 'pass' for d in out.runs)} of "
+                   f"{len(out.runs)} run(s); the original failed {o['failed']} of {o['runs']}")
+        if cmp:
+            click.echo(f"  {cmp['words']}")
+        if out.attempt is not None:
+            click.echo(f"Attempt {out.attempt.number} recorded in {out.investigation} ({out.attempt.outcome})")
+    sys.exit(out.exit_code())

@@ -908,9 +908,9 @@ def _stuck_lines(r: dict) -> str:
 def attempt_outcome_from_runs(results: list[dict], baseline: list[dict] | None = None) -> tuple[str, str]:
     """(outcome, the words saying why when it is a guess from failure rates).
 
-    With baseline runs (the investigation's earlier runs of the same command) the attempt's failure
-    rate is compared with theirs (``rates.compare``): a "fix" failing as often as the baseline is
-    ``failed``.  Without one, runs that all pass are ``worked``, all fail ``failed``, and a mix is
+    With baseline runs (the investigation's earlier runs of the same command) that show the failure
+    is intermittent, the attempt's failure rate is compared with theirs (``rates.compare``): a
+    "fix" failing as often as the baseline is ``failed``.  Without one, runs that all pass are ``worked``, all fail ``failed``, and a mix is
     ``inconclusive``: passing now and then is what an intermittent failure does anyway."""
     from dbglog.kb import rates
 
@@ -919,10 +919,12 @@ def attempt_outcome_from_runs(results: list[dict], baseline: list[dict] | None =
         return "inconclusive", ""
     fails = sum(r["outcome"] != "pass" for r in results)
     base = [r for r in baseline or () if r.get("outcome") != "error"]
-    if base:
-        v = rates.compare(fails, len(results), sum(r["outcome"] != "pass" for r in base), len(base))
-        if not (v.verdict == "fixed" and fails == 0 and len(results) == 1):
-            return v.outcome, v.words
+    f0 = sum(r["outcome"] != "pass" for r in base)
+    # rates decide when the failure is intermittent: the baseline's runs disagree, or it always
+    # failed and this attempt's runs disagree (a baseline that never failed has nothing to compare)
+    if f0 and (f0 < len(base) or 0 < fails < len(results)):
+        v = rates.compare(fails, len(results), f0, len(base))
+        return v.outcome, v.words
     if outcomes == {"pass"}:
         return "worked", ""
     if "pass" not in outcomes:
