@@ -35,3 +35,17 @@ def test_the_refusal_names_flaky_and_the_recorded_failure_rate(tmp_path):
     assert p.returncode == 2 and res["status"] == "refused", p.stderr
     assert "failed 4 of 8" in res["message"] and "intermittent" in res["message"]
     assert "dbglog bisect git" in res["message"] and "--flaky -- sh check.sh" in res["message"]
+
+
+def test_toggles_passing_both_ways_cites_the_recorded_rate_and_flaky(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert run_cli("new", "crashes now and then", "--no-env", cwd=ws).returncode == 0
+    (ws / "check.sh").write_text(FLAKY)
+    assert run_cli("run", "-q", "--repeat", "8", "--attempt", "baseline", "--", "sh", "check.sh", cwd=ws).returncode == 1
+    (ws / "check.sh").write_text("exit 0\n")
+    p = run_cli("bisect", "toggles", "--json", "--env", "X=1", "--", "sh", "check.sh", cwd=ws)
+    res = json.loads(p.stdout)
+    assert p.returncode == 2 and res["status"] == "refused", p.stderr
+    assert "failed 4 of 8" in res["message"] and "intermittent" in res["message"]
+    assert "--flaky -- sh check.sh" in res["message"]

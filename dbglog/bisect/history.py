@@ -39,7 +39,6 @@ in ``git status``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shlex
@@ -575,19 +574,11 @@ class _Driver:
         return f"{ref} cannot be used: {st.reason}"
 
     def _recorded_rate(self) -> tuple[int, int] | None:
-        """(failed, runs) among the investigation's recorded runs of the bisected command, when
-        they disagree: the evidence that the failure is intermittent."""
-        if not self.inv:
-            return None
-        rows = self.recs.store.q("SELECT cmd, outcome FROM runs WHERE investigation_id = ?", self.inv).fetchall()
-        outs = [r[1] for r in rows if json.loads(r[0] or "[]") == list(self.spec.cmd) and r[1] != "error"]
-        k = sum(o != "pass" for o in outs)
-        return (k, len(outs)) if 0 < k < len(outs) else None
+        return S.recorded_rate(self.recs, self.inv, self.spec.cmd)
 
     def _flaky_line(self) -> str:
         """The command that bisects this range probabilistically (this one, with --flaky)."""
-        text = self._did_text({})
-        return text if "--flaky" in text else text.replace(" -- ", " --flaky -- ", 1)
+        return S.with_flaky(self._did_text({}))
 
     def _good_end_refusal(self, g: str, st: S.Step, bstep: S.Step) -> str:
         refs = dict(zip(self.spec.goods, self.spec.good_labels or self.spec.goods))

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from dbglog.bisect import kinds as toggle_kinds
 from dbglog.bisect import lifecycle
+from dbglog.bisect import session as S
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
 from dbglog.bisect.kinds import Toggle, build_toggles
@@ -415,9 +416,7 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         elif v_on in fails and v_off in fails:
             hint = ": it fails with every toggle off too, so the toggles are not what breaks it"
         elif v_on is Verdict.GOOD and v_off is Verdict.GOOD:
-            hint = ": it passes both ways, so the failure does not reproduce here" + (
-                " (each end was run once: if the failure is intermittent, rerun with --repeat N)"
-                if execution.repeat == 1 else "")
+            hint = _passes_both_ways(recs, session, spec, execution.repeat)
         msg = f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}"
     return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
             "sets": [], "mode": mode}
@@ -530,6 +529,18 @@ def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: 
     if reverse is not None and not reverse["passed"] and status == "complete":
         msg += " Reverse check failed: reverting the sets from the failing end does not pass."
     return status, ok, msg
+
+
+def _passes_both_ways(recs, session: dict, spec, repeat: int) -> str:
+    """Why both ends passing refuses, and what to run: the investigation's recorded runs of this
+    very command, when they disagree, make the failure look intermittent (k of n): --flaky."""
+    line = S.with_flaky(spec.argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *spec.cmd]))
+    rate = S.recorded_rate(recs, session.get("investigation"), spec.cmd)
+    if rate:
+        return (f": it passed both ways this time, but the investigation's recorded runs of this very command "
+                f"failed {rate[0]} of {rate[1]}: the failure looks intermittent; bisect it probabilistically: {line}")
+    return ": it passes both ways, so the failure does not reproduce here" + (
+        f" (each end was run once: if the failure is intermittent: {line})" if repeat == 1 else "")
 
 
 def _runs_words(r, status: str, repeat: int) -> str:
