@@ -186,3 +186,17 @@ def test_the_bad_ends_first_runs_read_as_calibration_not_as_an_untestable_end():
     assert calibrating_label([{"outcome": "pass"}, {"outcome": "hang"}]) == \
         "bad end calibrating: pass 1 of 2, hang 1 of 2"
     assert "skip" not in calibrating_label([{"outcome": "hang"}])
+
+
+def test_a_flaky_variable_beside_an_irrelevant_one_is_rarely_paired_and_the_doubt_is_stated():
+    """The hostile probe: --repeat 3, a variable failing half the time and an irrelevant one. The
+    search may pair them when the variable alone passed every run; the result then states the chance
+    that a flaky member hid in the passes, and that chance is what it turns out to be."""
+    wrong, chances = 0, []
+    for seed in range(300):
+        r = drive(2, [{0}], 0.5, seed, repeat=3)
+        if r.status == "complete" and not r.uncertain and r.sets != ((0,),):
+            wrong += 1
+            chances.append(r.miss_chance)
+    assert wrong <= 0.05 * 300, wrong
+    assert all(0 < c <= 0.05 for c in chances), chances

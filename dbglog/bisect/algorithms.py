@@ -1233,6 +1233,9 @@ class SafeToggleResult:
     n_confirm: int
     uncertain: tuple = ()
     message: str = ""
+    #: the chance that a culprit passed every run of a passing confirmation check (a flaky member
+    #: hidden in the passes): from the failures seen while every run agreed, else the failing end's rate
+    miss_chance: float = 0.0
 
     @property
     def flaky(self) -> bool:
@@ -1318,14 +1321,22 @@ class SafeToggleSearch:
         strict = purpose in ("confirm", "pool") or (purpose == "endpoint" and not q)
         return (n_confirm * checks if strict else n_search), "bad"
 
+    def _miss_chance(self, k: int) -> float:
+        """P(a culprit's run passes ``k`` times in a row): with P(fail | bad) ~ Beta(1 + f, 1) from the
+        ``f`` agreeing failures (rule "once"), or at the failing end's 90 % lower rate (rule "any")."""
+        if self.rule == "once":
+            f = sum(b for b, _, _ in self.evidence.values())
+            return math.exp(math.lgamma(k + 1) + math.lgamma(f + 2) - math.lgamma(f + k + 2))
+        b, g, _ = self.evidence.get(self.universe, (0, 0, 0))
+        return (1 - wilson_lower(b, b + g)) ** k
+
     def _pass_runs(self) -> int:
         """Runs a passing confirmation check gets while every run agreed: the fewest ``k`` that make
         "a culprit's run passed ``k`` times in a row" improbable (<= ``alpha``) given the failures
         seen so far, each a run where the failure showed (P(fail | bad) ~ Beta(1 + f, 1): the chance
         is ``k! (f + 1)! / (f + k + 1)!``). Many agreeing failures: one run; few: up to the old 3."""
-        f = sum(b for b, _, _ in self.evidence.values())
         for k in range(self.confirm_runs, 3):
-            if math.exp(math.lgamma(k + 1) + math.lgamma(f + 2) - math.lgamma(f + k + 2)) <= self.alpha:
+            if self._miss_chance(k) <= self.alpha:
                 return k
         return 3
 
@@ -1417,7 +1428,7 @@ class SafeToggleSearch:
         b, g, _ = self.evidence.get(self.universe, (0, 0, 0))
         n_search, n_confirm = self.calibration or (self.repeat, max(self.repeat, self._pass_runs()))
         return SafeToggleResult(status, r.sets, r.runs, self.runs, self.rule, (b, b + g), n_search, n_confirm,
-                                r.uncertain, msg)
+                                r.uncertain, msg, self._miss_chance(n_confirm) if r.sets else 0.0)
 
 
 # ---------------------------------------------------------------------------

@@ -524,11 +524,20 @@ def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: 
         elif not complete:
             msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
     msg += _runs_words(r, status, repeat)
+    if r.sets and status == "complete":
+        msg += f" The chance that a flaky member hid in the passes: {r.miss_chance:.1%}."
+        if r.miss_chance > MISS_AT_MOST:
+            ok = False
+            msg += " That is too high to call it: inconclusive; more runs settle it (--flaky, or --repeat N)."
     if uncertain:
         msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
     if reverse is not None and not reverse["passed"] and status == "complete":
         msg += " Reverse check failed: reverting the sets from the failing end does not pass."
     return status, ok, msg
+
+
+#: a toggle answer is given (exit 0) only when a flaky member hiding in its passes is this improbable
+MISS_AT_MOST = 0.05
 
 
 def _passes_both_ways(recs, session: dict, spec, repeat: int) -> str:
@@ -628,6 +637,7 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             "target": target.describe(), "toggles": len(names), "flaky": r.flaky,
             "rule": "bad-if-any" if r.flaky else "once",
             "verdict_runs": {"search": r.n_search, "confirm": r.n_confirm},
+            "miss_chance": round(r.miss_chance, 4),
             "failing_end": {"failed": fb, "runs": fm}}
 
 
