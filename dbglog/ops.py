@@ -509,13 +509,16 @@ def check_env(env: dict | None) -> dict:
 
 
 def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None, expect: str | None = None,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore) -> ReproRun:
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore,
+              baseline: int = 0) -> ReproRun:
     """Run CMD (an argument list) under supervision as ``opts`` says, store the run(s), and with
     ``attempt_title`` record them as an attempt with the evidence quoted and the playbooks' advice added
     as next steps.
 
     ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/run/slurm.py)."""
+    then a Slurm allocation of its own (dbglog/run/slurm.py). ``baseline``: that many runs first,
+    without ``env``'s changes, recorded as the investigation's runs; the attempt is judged against
+    their failure rate (``kb/rates.py``)."""
     from dbglog.run import runner, signatures
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
@@ -533,6 +536,7 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = _before_recording(recs, inv_ref) if attempt_title is not None else None
+    base = _baseline_first(recs, cmd, opts, baseline, cwd, sigs, launch, inv_ref) if baseline else None
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
     one = None
@@ -556,7 +560,36 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     except BaseException:
         _drop_unrecorded(run_dir)
         raise
-    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn)
+    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn,
+                         base)
+
+
+def _baseline_first(recs, cmd, opts: RunOptions, n: int, cwd, sigs, launch, inv_ref) -> list[dict]:
+    """``run --baseline N``: N runs of the command as it is, without the attempt's --env/--unset,
+    recorded in the investigation (no attempt) before the attempt runs."""
+    from dataclasses import replace
+
+    from dbglog.run import runner
+
+    if n < 1:
+        raise DbglogError(f"--baseline must be at least 1, got {n}")
+    one = None
+    if opts.server is not None:
+        from dbglog.run import serve
+
+        one = serve.run_server_client
+    run_dir = recs.ws.runs_dir / runner.new_run_id()
+    bopts = replace(opts, repeat=n, until_fail=False)
+    rep = runner.run_repeated(cmd, bopts, run_dir=run_dir, cwd=cwd or os.getcwd(), env_overrides={},
+                              signatures=sigs, ladder=None, runner=one, **launch)
+    dicts = [r.to_dict() for r in rep.results]
+    dirs = [str(run_dir)] if n == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
+    recs.record_runs(dicts, dirs)
+    inv_id = recs.resolve(inv_ref)
+    with recs.store.write():
+        for d in dicts:
+            recs.store.q("UPDATE runs SET investigation_id = ? WHERE id = ?", inv_id, d["id"])
+    return dicts
 
 
 def _check_attempt_words(attempt_title: str | None, hypothesis: str) -> None:
@@ -579,7 +612,7 @@ def _before_recording(recs, inv_ref):
 
 
 def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, hypothesis, inv_ref, did, rules,
-                  warn) -> ReproRun:
+                  warn, baseline: list[dict] | None = None) -> ReproRun:
     """Store the runs of ``run_repro`` (and the attempt, its evidence and advice); none left on a failure."""
     from dbglog.run import runner
 
@@ -589,7 +622,7 @@ def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, h
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     try:
         a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                             did=did)
+                             did=did, baseline=baseline)
     except BaseException:
         _drop_unrecorded(run_dir)
         raise

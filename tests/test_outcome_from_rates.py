@@ -103,3 +103,18 @@ def test_rerun_reproduces_a_server_shaped_attempt_and_compares_the_rates(workdir
     assert d["comparison"]["verdict"] in ("unchanged", "too_few")  # 0 of 2 against 0 of 2
     bad = run_cli("rerun", "7", cwd=workdir)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_baseline_runs_taken_first_judge_an_env_fix(dbg, workdir):
+    (workdir / "race.sh").write_text(
+        "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n"
+        "[ \"$FIX\" = 1 ] && exit 0; [ $((n % 2)) = 1 ]\n")
+    assert dbg("new", "race fails half the time", "--no-env")[0] == 0
+    cmd = ["--", "sh", "race.sh"]
+    assert dbg("run", "-q", "--baseline", "8", "--repeat", "8", "--attempt", "NOOP=1", "--env", "NOOP=1", *cmd)[0] == 1
+    assert dbg("run", "-q", "--baseline", "8", "--repeat", "20", "--attempt", "FIX=1", "--env", "FIX=1", *cmd)[0] == 0
+    noop, fix = _attempts(workdir)
+    assert noop.outcome == "failed" and "against the baseline's 4 of 8" in noop.result
+    assert fix.outcome == "worked" and "0 of 20" in fix.result
+    code, _, err = dbg("run", "--baseline", "3", "--", "sh", "race.sh")
+    assert code == 2 and "--baseline goes with --attempt" in err

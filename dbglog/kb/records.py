@@ -543,7 +543,8 @@ class Records:
     # --- supervised runs -----------------------------------------------------------
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
-                             inv_ref: str | None = None, hypothesis: str = "", did: str = "") -> Attempt | None:
+                             inv_ref: str | None = None, hypothesis: str = "", did: str = "",
+                             baseline: list[dict] | None = None) -> Attempt | None:
         """Store runs; with ``attempt_title`` also record them as an attempt of an investigation.
 
         The run records are cleaned in place (``redact.clean_obj``: captured lines without control
@@ -560,7 +561,8 @@ class Records:
             return None
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)
-            outcome, rate_words = attempt_outcome_from_runs(results, self._baseline_runs(inv_id, results))
+            base = baseline if baseline is not None else self._baseline_runs(inv_id, results)
+            outcome, rate_words = attempt_outcome_from_runs(results, base)
             result = run_result_line(results) + (f"\n- {rate_words}" if rate_words else "")
             a = Attempt(number=number, title=attempt_title.strip() or "Supervised run", hypothesis=hypothesis.strip(),
                         did=did.strip(), result=result, outcome=outcome,
