@@ -1,6 +1,6 @@
 """Flaky history bisection: dbglog's probabilistic search against a hand-written ``git bisect run``.
 
-    python bench/flaky_bisect_bench.py [--seeds 20] [--shapes issue,hang,cells] [--sizes 128,1024] [--json]
+    python bench/flaky_bisect_bench.py [--seeds 20] [--shapes issue,hang,cells,toggles] [--sizes 128,1024] [--json]
 
 Both tools run on the same simulated histories in the same run (same culprit, same build breaks,
 same random stream per draw):
@@ -20,7 +20,9 @@ Shapes (all: P(fail | good) = 0 -- a good build never shows the hunted failure):
 * ``hang``: the trial's server hang -- 120 commits, 8 commits whose server dies on a SyntaxError
   (skips, one beside the culprit), the hang shows in 35 % of the runs from the culprit on;
 * ``cells``: the 128 / 1,024-commit cells of the last round, no build breaks, failure rates 0.8,
-  0.5, 0.3 (``--sizes``).
+  0.5, 0.3 (``--sizes``);
+* ``toggles``: a toggle search on a deterministic repro (14 suspects): the search's runs against
+  the confirmation's, adaptive against 3 runs per check.
 
 Columns: ``right`` = the answer is the culprit (or git's list of it and untestable commits);
 ``conf.wrong`` = a wrong answer given as the answer (dbglog: at >= the confidence; the hand script
@@ -118,10 +120,43 @@ def shape_rows(label: str, n: int, breaks: int, near: int, a: float, seeds: int,
     return out
 
 
+def toggle_rows(seeds: int) -> list[dict]:
+    """Toggles on a deterministic repro (14 suspects): runs of the search (and the two ends) against
+    the confirmation and completeness checks, one run per failing check and adaptive repeats of a
+    passing one (``SafeToggleSearch._pass_runs``), next to 3 runs per check (the old rule)."""
+    from dbglog.bisect.algorithms import SafeToggleSearch
+
+    def go(hidden, confirm_runs):
+        s = SafeToggleSearch(14, confirm_runs=confirm_runs)
+        search = 0
+        while not s.done:
+            for req in s.next_runs():
+                bad = any(h <= req.query for h in hidden)
+                k = 1 if bad and req.stop == "bad" else req.runs
+                search += k if s.inner.purpose.get(req.query, "search") not in ("confirm", "pool") else 0
+                s.record(req.query, k if bad else 0, 0 if bad else k)
+        return s.runs, search, {frozenset(x) for x in s.result.sets} == set(hidden)
+
+    out = []
+    for label, sizes in (("single + pair", (1, 2)), ("single", (1,)), ("pair", (2,)), ("triple", (3,))):
+        rng = random.Random(11)
+        rows, old = [], []
+        for _ in range(seeds):
+            picks = rng.sample(range(14), sum(sizes))
+            hidden = [frozenset(picks[:sizes[0]])] + ([frozenset(picks[sizes[0]:])] if len(sizes) > 1 else [])
+            rows.append(go(hidden, 1))
+            old.append(go(hidden, 3)[0])
+        total, search = statistics.mean(r[0] for r in rows), statistics.mean(r[1] for r in rows)
+        out.append({"culprits": label, "search_runs": round(search, 1), "total_runs": round(total, 1),
+                    "ratio": round(total / search, 2), "right": sum(r[2] for r in rows),
+                    "three_per_check": round(statistics.mean(old), 1)})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--shapes", default="issue,hang,cells")
+    ap.add_argument("--shapes", default="issue,hang,cells,toggles")
     ap.add_argument("--sizes", default="128,1024")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--json", action="store_true")
@@ -146,6 +181,15 @@ def main() -> None:
                 print(f"{label if tool == 'hand' else '':36} {a if tool == 'hand' else '':>8} | {tool:6} "
                       f"{t['right']:>3}/{args.seeds:<3} {t['confidently_wrong']:>10} {t['mean_runs']:>6} "
                       f"{t['p90_runs']:>5}", flush=True)
+    if "toggles" in shapes:
+        rows = toggle_rows(args.seeds)
+        out.append({"toggles": rows})
+        if not args.json:
+            print(f"\ntoggles, deterministic, 14 suspects: {'culprits':14} {'search':>7} {'total':>6} {'x':>5} "
+                  f"{'right':>6} | {'3 per check':>11}")
+            for r in rows:
+                print(f"{'':36} {r['culprits']:14} {r['search_runs']:>7} {r['total_runs']:>6} {r['ratio']:>5} "
+                      f"{r['right']:>3}/{args.seeds:<2} | {r['three_per_check']:>11}")
     if args.json:
         print(json.dumps(out, indent=1))
 
