@@ -29,3 +29,24 @@ def test_every_option_the_guide_names_exists():
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", GUIDE))
     missing = named - _options(cli)
     assert not missing, f"the guide names options no command has: {sorted(missing)}"
+
+
+def test_the_reference_is_generated_so_every_command_and_tool_has_an_entry(tmp_path):
+    # the guide from a subprocess: listing the MCP tools imports the MCP SDK, which must not happen
+    # inside this test process (its stdio client binds sys.stderr at import)
+    from conftest import run_cli
+    from dbglog.cli import COMMANDS
+    from dbglog.cli.agents import command_rows
+
+    p = run_cli("agent-guide", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    rows = command_rows()
+    for name, what, _opts in rows:
+        assert what, f"`dbglog {name}` has no help text: its reference entry would be empty"
+        assert f"| `dbglog {name}` | {what.replace('|', '/')}" in text
+    assert {r[0].split()[0] for r in rows} == set(COMMANDS)  # every registered command, none invented
+    if "| MCP tool |" in text:  # the MCP extra is installed
+        row = next(line for line in text.splitlines() if line.startswith("| `run_repro` |"))
+        for param in ("server", "ready", "ready_timeout", "idle_timeout", "escalate"):
+            assert f"`{param}`" in row
