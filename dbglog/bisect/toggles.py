@@ -526,7 +526,7 @@ def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: 
     msg += _runs_words(r, status, repeat)
     if r.sets and status == "complete":
         msg += f" The chance that a flaky member hid in the passes: {r.miss_chance:.1%}."
-        if r.miss_chance > MISS_AT_MOST:
+        if r.miss_chance > MISS_AT_MOST and (r.flaky or repeat > 1):  # (else: taken as deterministic, said)
             ok = False
             msg += " That is too high to call it: inconclusive; more runs settle it (--flaky, or --repeat N)."
     if uncertain:
@@ -536,7 +536,8 @@ def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: 
     return status, ok, msg
 
 
-#: a toggle answer is given (exit 0) only when a flaky member hiding in its passes is this improbable
+#: once runs disagreed, or with --repeat, a toggle answer is given (exit 0) only when a flaky member
+#: hiding in its passes is this improbable
 MISS_AT_MOST = 0.05
 
 
