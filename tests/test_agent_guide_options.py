@@ -41,7 +41,7 @@ def test_the_reference_is_generated_so_every_command_and_tool_has_an_entry(tmp_p
     p = run_cli("agent-guide", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     text = p.stdout
-    rows = command_rows()
+    rows = command_rows(cli)
     for name, what, _opts in rows:
         assert what, f"`dbglog {name}` has no help text: its reference entry would be empty"
         assert f"| `dbglog {name}` | {what.replace('|', '/')}" in text

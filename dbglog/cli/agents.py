@@ -43,7 +43,8 @@ def agent_guide(as_json):
     from pathlib import Path
 
     path = Path(__file__).parent.parent / "agent_guide.md"  # (package data of dbglog/)
-    text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + reference() + "\n"
+    root = click.get_current_context().find_root().command  # the registry, without importing dbglog.cli
+    text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + reference(root) + "\n"
     emit(as_json, {"guide": text, "path": str(path)}, lambda: click.echo(text, nl=False))
 
 
@@ -51,11 +52,9 @@ def _first_line(text: str | None) -> str:
     return " ".join((text or "").strip().split("\n\n")[0].split())
 
 
-def command_rows() -> list[tuple[str, str, list[str]]]:
-    """(command, what it does, its options) for every command of the CLI registry, sub-commands
-    included: generated, so the reference cannot miss one."""
-    from dbglog.cli import cli
-
+def command_rows(cli: click.Group) -> list[tuple[str, str, list[str]]]:
+    """(command, what it does, its options) for every command of the CLI registry ``cli``,
+    sub-commands included: generated, so the reference cannot miss one."""
     rows = []
 
     def walk(prefix: str, cmd) -> None:
@@ -88,12 +87,12 @@ def tool_rows() -> list[tuple[str, str, list[str]]]:
             for name in names if name in funcs]
 
 
-def reference() -> str:
+def reference(cli: click.Group) -> str:
     """The generated part of the guide: every command with its options, every MCP tool with its
     parameters (from the registries, so a new command or parameter shows up by itself)."""
     lines = ["## Reference (generated from the command and tool registries)", "",
              "| command | what it does | options |", "|---|---|---|"]
-    for name, what, opts in command_rows():
+    for name, what, opts in command_rows(cli):
         lines.append(f"| `dbglog {name}` | {what.replace('|', '/')} | {' '.join(f'`{o}`' for o in opts)} |")
     tools = tool_rows()
     if tools:
