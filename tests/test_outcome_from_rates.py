@@ -118,3 +118,19 @@ def test_baseline_runs_taken_first_judge_an_env_fix(dbg, workdir):
     assert fix.outcome == "worked" and "0 of 20" in fix.result
     code, _, err = dbg("run", "--baseline", "3", "--", "sh", "race.sh")
     assert code == 2 and "--baseline goes with --attempt" in err
+
+
+def test_three_fixes_that_change_nothing_trip_the_circuit_breaker(workdir):
+    (workdir / "race.sh").write_text(
+        "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n"
+        "[ $((n % 2)) = 1 ] || { echo 'RuntimeError: NCCL watchdog timeout' >&2; exit 1; }\n")
+    assert run_cli("new", "watchdog fires half the time", "--no-env", cwd=workdir).returncode == 0
+    cmd = ["--", "sh", "race.sh"]
+    assert run_cli("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd, cwd=workdir).returncode == 1
+    breakers = []
+    for fix in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple", "NCCL_IB_DISABLE=1"):
+        p = run_cli("run", "--json", "--repeat", "8", "--attempt", f"set {fix}", *cmd, cwd=workdir)
+        d = json.loads(p.stdout)
+        assert d["attempt"]["outcome"] == "failed", d["attempt"]
+        breakers.append(d.get("circuit_breaker"))
+    assert breakers[0] is None and breakers[-1], breakers  # the third unchanged fix trips it
