@@ -134,3 +134,15 @@ def test_three_fixes_that_change_nothing_trip_the_circuit_breaker(workdir):
         assert d["attempt"]["outcome"] == "failed", d["attempt"]
         breakers.append(d.get("circuit_breaker"))
     assert breakers[0] is None and breakers[-1], breakers  # the third unchanged fix trips it
+
+
+def test_an_env_fix_is_judged_against_the_same_command_run_without_it(dbg, workdir):
+    (workdir / "race.py").write_text(FLAKY)
+    assert dbg("new", "race fails half the time", "--no-env")[0] == 0
+    cmd = ["--", sys.executable, "race.py"]
+    assert dbg("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd)[0] == 1
+    assert dbg("run", "-q", "--repeat", "8", "--attempt", "NCCL_ALGO=Ring", "--env", "NCCL_ALGO=Ring", *cmd)[0] == 1
+    assert _attempts(workdir)[1].outcome == "failed"
+    # the command hook cites it before the agent runs that fix again
+    hook = run_cli("hook", "pre-command", cwd=workdir, input=f"NCCL_ALGO=Ring {sys.executable} race.py")
+    assert "[FAILED] attempt 2" in hook.stdout + hook.stderr and "unchanged" in hook.stdout + hook.stderr

@@ -573,8 +573,8 @@ class Records:
         return a
 
     def _baseline_runs(self, inv_id: str, results: list[dict]) -> list[dict]:
-        """The investigation's earlier runs of the same command in the same place (server and
-        environment included), outside attempts recorded as having worked or helped."""
+        """The investigation's earlier runs of the same command in the same place (its server
+        included; ``_run_key``), outside attempts recorded as having worked or helped."""
         if not results:
             return []
         key = _run_key(results[0])
@@ -865,10 +865,11 @@ def _clean(*texts):
 
 
 def _run_key(r: dict) -> tuple:
-    """What makes two runs runs of the same repro: command, directory, server, environment."""
+    """What makes two runs runs of the same repro: command, directory and server. Not the
+    environment: the commonest fix is an --env change, and its baseline is the same command
+    without it (runs of attempts that worked or helped are left out of a baseline anyway)."""
     srv = r.get("server") or {}
-    return (tuple(r.get("cmd") or ()), r.get("cwd"), tuple(srv.get("cmd") or ()) if isinstance(srv, dict) else None,
-            tuple(sorted((r.get("env_overrides") or {}).items())), tuple(sorted(r.get("env_unset") or ())))
+    return (tuple(r.get("cmd") or ()), r.get("cwd"), tuple(srv.get("cmd") or ()) if isinstance(srv, dict) else None)
 
 
 def run_result_line(results: list[dict]) -> str:
