@@ -512,13 +512,16 @@ def check_env(env: dict | None) -> dict:
 
 
 def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None, expect: str | None = None,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore) -> ReproRun:
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore,
+              baseline: int = 0) -> ReproRun:
     """Run CMD (an argument list) under supervision as ``opts`` says, store the run(s), and with
     ``attempt_title`` record them as an attempt with the evidence quoted and the playbooks' advice added
     as next steps.
 
     ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/run/slurm.py)."""
+    then a Slurm allocation of its own (dbglog/run/slurm.py). ``baseline``: that many runs first,
+    without ``env``'s changes, recorded as the investigation's runs; the attempt is judged against
+    their failure rate (``kb/rates.py``)."""
     from dbglog.diagnose import signatures
     from dbglog.run import runner
 
@@ -537,6 +540,7 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = _before_recording(recs, inv_ref) if attempt_title is not None else None
+    base = _baseline_first(recs, cmd, opts, baseline, cwd, sigs, launch, inv_ref) if baseline else None
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
     one = None
@@ -548,7 +552,8 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
         from dbglog.kb import story
 
-        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
+        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root,
+                             server={"server": opts.server, "ready": opts.ready, "ready_timeout": opts.ready_timeout})
     try:
         rep = runner.run_repeated(cmd, opts, run_dir=run_dir, run_id=run_id if opts.repeat == 1 else None,
                                   cwd=cwd or os.getcwd(), env_overrides=dict(env or {}), signatures=sigs,
@@ -559,7 +564,36 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     except BaseException:
         _drop_unrecorded(run_dir)
         raise
-    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn)
+    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn,
+                         base)
+
+
+def _baseline_first(recs, cmd, opts: RunOptions, n: int, cwd, sigs, launch, inv_ref) -> list[dict]:
+    """``run --baseline N``: N runs of the command as it is, without the attempt's --env/--unset,
+    recorded in the investigation (no attempt) before the attempt runs."""
+    from dataclasses import replace
+
+    from dbglog.run import runner
+
+    if n < 1:
+        raise DbglogError(f"--baseline must be at least 1, got {n}")
+    one = None
+    if opts.server is not None:
+        from dbglog.run import serve
+
+        one = serve.run_server_client
+    run_dir = recs.ws.runs_dir / runner.new_run_id()
+    bopts = replace(opts, repeat=n, until_fail=False)
+    rep = runner.run_repeated(cmd, bopts, run_dir=run_dir, cwd=cwd or os.getcwd(), env_overrides={},
+                              signatures=sigs, ladder=None, runner=one, **launch)
+    dicts = [r.to_dict() for r in rep.results]
+    dirs = [str(run_dir)] if n == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
+    recs.record_runs(dicts, dirs)
+    inv_id = recs.resolve(inv_ref)
+    with recs.store.write():
+        for d in dicts:
+            recs.store.q("UPDATE runs SET investigation_id = ? WHERE id = ?", inv_id, d["id"])
+    return dicts
 
 
 def _check_attempt_words(attempt_title: str | None, hypothesis: str) -> None:
@@ -582,7 +616,7 @@ def _before_recording(recs, inv_ref):
 
 
 def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, hypothesis, inv_ref, did, rules,
-                  warn) -> ReproRun:
+                  warn, baseline: list[dict] | None = None) -> ReproRun:
     """Store the runs of ``run_repro`` (and the attempt, its evidence and advice); none left on a failure."""
     from dbglog.run import runner
 
@@ -592,7 +626,7 @@ def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, h
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     try:
         a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                             did=did)
+                             did=did, baseline=baseline)
     except BaseException:
         _drop_unrecorded(run_dir)
         raise
@@ -954,3 +988,56 @@ def export_all(recs) -> list[str]:
         for inv_id in recs.store.ids():
             paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
     return paths
+
+
+# --- rerun: a recorded attempt or run, again, compared with the original's rate ---------------
+
+
+def rerun_source(recs, ref: str, inv_ref=None) -> tuple[str, list[dict]]:
+    """(what it is, its run records) for ``ref``: an attempt number of the investigation
+    (``3``), or a run id (or an unambiguous prefix)."""
+    ref = ref.strip()
+    if ref.isdigit():
+        inv_id = recs.resolve(inv_ref)
+        a = recs.store.get_attempt(inv_id, int(ref))
+        if not a.runs:
+            raise DbglogError(f"attempt {ref} of {inv_id} records no run (it was not made with `dbglog run`): "
+                              "nothing to run again")
+        return f"attempt {a.number} of {inv_id}", [recs.store.get_run(r) for r in a.runs]
+    run = recs.store.get_run(ref)
+    return f"run {run['id']}", [run]
+
+
+def rerun_options(run: dict, repeat: int | None) -> tuple[list[str], RunOptions, dict, str]:
+    """The recorded run as it was typed: (cmd, options with its server and readiness, env, cwd)."""
+    import shlex
+
+    srv = run.get("server") or {}
+    server = srv.get("cmd")
+    opts = RunOptions(timeout=run.get("timeout"), repeat=repeat or 1, echo=False,
+                      server=shlex.join(server) if isinstance(server, list) else server,
+                      ready=srv.get("ready"), ready_timeout=srv.get("ready_timeout") or 120.0,
+                      output_cap_bytes=REPRO_OUTPUT_CAP)
+    return list(run["cmd"]), opts, dict(run.get("env_overrides") or {}), run.get("cwd") or os.getcwd()
+
+
+def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | None = None, inv_ref=None,
+          warn: Warn = _ignore) -> dict:
+    """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
+    recorded (command, directory, environment, server and readiness), and compare the failure
+    rates (``rates.compare``: the new runs against the original's)."""
+    from dbglog.kb import rates
+
+    what, orig = rerun_source(recs, ref, inv_ref)
+    cmd, opts, env, cwd = rerun_options(orig[0], repeat or len(orig))
+    if not os.path.isdir(cwd):
+        raise DbglogError(f"{what} ran in {cwd}, which is gone: nothing to run again")
+    out = run_repro(recs, cmd, opts, cwd=cwd, env=env, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
+    tested = [r for r in orig if r.get("outcome") != "error"]
+    new = [r for r in out.runs if r.get("outcome") != "error"]
+    cmp = None
+    if tested and new:
+        cmp = rates.compare(sum(r["outcome"] != "pass" for r in new), len(new),
+                            sum(r["outcome"] != "pass" for r in tested), len(tested)).to_dict()
+    return {"source": what, "out": out, "comparison": cmp,
+            "original": {"failed": sum(r["outcome"] != "pass" for r in tested), "runs": len(tested)}}

@@ -639,7 +639,9 @@ class Progress:
         if not self.enabled:
             return
         self.done += 1
-        line = f"  {label}: {step.verdict.value}" + (f" — {step.reason}" if step.reason else "") + \
+        said = step.reason if step.reason.startswith("bad end calibrating") else \
+            step.verdict.value + (f" — {step.reason}" if step.reason else "")
+        line = f"  {label}: {said}" + \
                (f" [{step.duration_s:.1f}s]" if step.source == "run" else f" [{step.source}]")
         if self._progress is not None:
             self._progress.update(self._task, completed=self.done)
@@ -691,3 +693,23 @@ def workdir_root(recs, scratch: str | None = None) -> Path:
     """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
     .dbglog/bisect."""
     return Path(scratch) if scratch else recs.ws.dir / "bisect"
+
+
+def recorded_rate(recs, inv_id: str | None, cmd) -> tuple[int, int] | None:
+    """(failed, runs) among an investigation's recorded runs of ``cmd``, when they disagree: the
+    evidence that the failure is intermittent, which a refusal cites (with the ``--flaky`` line)."""
+    import json
+
+    if not inv_id:
+        return None
+    rows = recs.store.q("SELECT cmd, outcome FROM runs WHERE investigation_id = ?", inv_id).fetchall()
+    outs = [r[1] for r in rows if json.loads(r[0] or "[]") == list(cmd) and r[1] != "error"]
+    k = sum(o != "pass" for o in outs)
+    return (k, len(outs)) if 0 < k < len(outs) else None
+
+
+def with_flaky(argv_text: str) -> str:
+    """A bisect command line with ``--flaky`` (before its ``--``)."""
+    if " --flaky" in argv_text:
+        return argv_text
+    return argv_text.replace(" -- ", " --flaky -- ", 1) if " -- " in argv_text else argv_text + " --flaky"

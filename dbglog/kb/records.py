@@ -543,7 +543,8 @@ class Records:
     # --- supervised runs -----------------------------------------------------------
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
-                             inv_ref: str | None = None, hypothesis: str = "", did: str = "") -> Attempt | None:
+                             inv_ref: str | None = None, hypothesis: str = "", did: str = "",
+                             baseline: list[dict] | None = None) -> Attempt | None:
         """Store runs; with ``attempt_title`` also record them as an attempt of an investigation.
 
         The run records are cleaned in place (``redact.clean_obj``: captured lines without control
@@ -560,13 +561,32 @@ class Records:
             return None
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)
+            base = baseline if baseline is not None else self._baseline_runs(inv_id, results)
+            outcome, rate_words = attempt_outcome_from_runs(results, base)
+            result = run_result_line(results) + (f"\n- {rate_words}" if rate_words else "")
             a = Attempt(number=number, title=attempt_title.strip() or "Supervised run", hypothesis=hypothesis.strip(),
-                        did=did.strip(), result=run_result_line(results), outcome=attempt_outcome_from_runs(results),
+                        did=did.strip(), result=result, outcome=outcome,
                         created=model.now_iso(), runs=[r["id"] for r in results])
             self.store.upsert_attempt(inv_id, a)
             for r, d in zip(results, run_dirs):
                 self.store.insert_run(r, d, inv_id, number)
         return a
+
+    def _baseline_runs(self, inv_id: str, results: list[dict]) -> list[dict]:
+        """The investigation's earlier runs of the same command in the same place (its server
+        included; ``_run_key``), outside attempts recorded as having worked or helped."""
+        if not results:
+            return []
+        key = _run_key(results[0])
+        rows = self.store.q(
+            """SELECT r.result FROM runs r LEFT JOIN attempts a
+                 ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
+               WHERE r.investigation_id = ? AND (a.outcome IS NULL OR a.outcome NOT IN ('worked', 'partial'))""",
+            inv_id).fetchall()
+        import json
+
+        out = [json.loads(r[0]) for r in rows]
+        return [r for r in out if _run_key(r) == key]
 
     def prune_runs(self, *, older_than_days: float | None = None, keep: int | None = None,
                    max_bytes: int | None = None, dry_run: bool = False) -> dict:
@@ -844,6 +864,14 @@ def _clean(*texts):
 # --- supervised runs ----------------------------------------------------------------
 
 
+def _run_key(r: dict) -> tuple:
+    """What makes two runs runs of the same repro: command, directory and server. Not the
+    environment: the commonest fix is an --env change, and its baseline is the same command
+    without it (runs of attempts that worked or helped are left out of a baseline anyway)."""
+    srv = r.get("server") or {}
+    return (tuple(r.get("cmd") or ()), r.get("cwd"), tuple(srv.get("cmd") or ()) if isinstance(srv, dict) else None)
+
+
 def run_result_line(results: list[dict]) -> str:
     """The generated Result text of an attempt recorded from runs: outcome, signature, time, key lines."""
     if len(results) == 1:
@@ -880,10 +908,29 @@ def _stuck_lines(r: dict) -> str:
     return out + "".join(f"\n  - at {code(f[:160])}" for f in (st.get("frames") or [])[:5])
 
 
-def attempt_outcome_from_runs(results: list[dict]) -> str:
+def attempt_outcome_from_runs(results: list[dict], baseline: list[dict] | None = None) -> tuple[str, str]:
+    """(outcome, the words saying why when it is a guess from failure rates).
+
+    With baseline runs (the investigation's earlier runs of the same command) that show the failure
+    is intermittent, the attempt's failure rate is compared with theirs (``rates.compare``): a
+    "fix" failing as often as the baseline is ``failed``.  Without one, runs that all pass are ``worked``, all fail ``failed``, and a mix is
+    ``inconclusive``: passing now and then is what an intermittent failure does anyway."""
+    from dbglog.kb import rates
+
     outcomes = {r["outcome"] for r in results}
-    if outcomes == {"pass"}:
-        return "worked"
     if "error" in outcomes:
-        return "inconclusive"
-    return "partial" if "pass" in outcomes else "failed"
+        return "inconclusive", ""
+    fails = sum(r["outcome"] != "pass" for r in results)
+    base = [r for r in baseline or () if r.get("outcome") != "error"]
+    f0 = sum(r["outcome"] != "pass" for r in base)
+    # rates decide when the failure is intermittent: the baseline's runs disagree, or it always
+    # failed and this attempt's runs disagree (a baseline that never failed has nothing to compare)
+    if f0 and (f0 < len(base) or 0 < fails < len(results)):
+        v = rates.compare(fails, len(results), f0, len(base))
+        return v.outcome, v.words
+    if outcomes == {"pass"}:
+        return "worked", ""
+    if "pass" not in outcomes:
+        return "failed", ""
+    return "inconclusive", (f"runs disagree ({fails} of {len(results)} failed) and no baseline runs of this "
+                            "command are recorded in the investigation to compare with: a guess either way")

@@ -187,7 +187,21 @@ def git_bisect_exit(result: RunResult, expect: str | None = None) -> int:
         return 125
     if expect is not None:
         return 1 if matches_expect(result, expect) else 125
+    never_ready = result.outcome in ("server_died", "server_not_ready") and (result.server or {}).get("ready_s") is None
+    if never_ready or build_break(result):
+        return 125  # the commit cannot be tested: git must not blame a build break
     return 1
+
+
+#: signatures of a program that could not even load: a build break, not the bug being hunted
+BUILD_BREAKS = ("py.traceback:SyntaxError", "py.traceback:IndentationError", "py.traceback:ImportError",
+                "py.traceback:ModuleNotFoundError", "py.traceback:TabError")
+
+
+def build_break(result: RunResult) -> bool:
+    """A run (or its server, for a server-shaped repro) that died of a build break."""
+    sigs = {result.signature or ""} | {(result.server or {}).get("signature") or ""}
+    return any(s.split(" ")[0] in BUILD_BREAKS for s in sigs)
 
 
 # --- output capture ---------------------------------------------------------------------------
@@ -1070,6 +1084,8 @@ class RepeatResult:
         """The common exit code of the repeats; repeats that disagree are 1 (125 for git bisect:
         a flaky commit is not evidence either way)."""
         codes = {git_bisect_exit(r, expect) if git_bisect else exit_code_plain(r) for r in self.results}
+        if git_bisect and 1 in codes:
+            return 1  # the hunted failure showed: bad, however many repeats passed before it
         return codes.pop() if len(codes) == 1 else (125 if git_bisect else 1)
 
     def to_dict(self) -> dict:
