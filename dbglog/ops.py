@@ -62,6 +62,7 @@ def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
 
 def sync_records(recs, warn: Warn = _ignore):
     report = recs.sync()
+    reap_orphaned_runs(recs, warn)
     for rel in report.missing:
         warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")
     if getattr(recs, "unsynced", None):
@@ -588,7 +589,7 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                   env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
                                   on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs,
                                   idle_timeout=idle_timeout, ladder=ladder, core_dumps=core_dumps, runner=one,
-                                  **launch)
+                                  live_dir=live_dir(recs), **launch)
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (record_interrupted)
         raise
@@ -602,8 +603,10 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
                              did=did)
     except BaseException:
+        _left_live(recs, dicts)
         _drop_unrecorded(run_dir)
         raise
+    _left_live(recs, dicts)
     out = ReproRun(dicts, rep, repeated=repeat > 1)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
@@ -611,6 +614,53 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
                                                       f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn)
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     return out
+
+
+def live_dir(recs):
+    """The workspace's registry of supervised runs (see ``proctree.live_enter``)."""
+    return recs.ws.dir / "live"
+
+
+def _left_live(recs, dicts) -> None:
+    from dbglog.run import proctree
+
+    for d in dicts:
+        proctree.live_leave(live_dir(recs) / f"{d['id']}.json")
+
+
+def reap_orphaned_runs(recs, warn: Warn = _ignore) -> list[str]:
+    """Runs whose dbglog was killed (kill -9, the OOM killer) while it supervised them: what is left of
+    each is stopped and the run recorded as interrupted, with one warning line each. One scandir of an
+    empty directory when there are none. Returns the run ids."""
+    from pathlib import Path
+
+    from dbglog.run import proctree
+
+    if recs.store.readonly:
+        return []
+    found = proctree.orphaned_runs(live_dir(recs))
+    done = []
+    for data in found:
+        from dbglog.run import runner
+
+        n = proctree.stopped_processes(data)
+        left = proctree.stop_orphan(data)
+        run = runner.recover_orphan(data)
+        try:
+            if recs.store.q("SELECT 1 FROM runs WHERE id = ?", run["id"]).fetchone() is None:
+                recs.record_runs([run], [str(data.get("run_dir"))])
+        except DbglogError as e:
+            warn(f"could not record the orphaned run {run['id']}: {e}")
+            continue
+        finally:
+            proctree.live_leave(Path(data["_entry"]))
+        what = f"stopped {n} process(es) it left" if n else "nothing of it was still running"
+        if left:
+            what += f"; {len(left)} survived SIGKILL"
+        warn(f"run {run['id']} was supervised by a dbglog that was killed (pid {data.get('supervisor')}): "
+             f"{what}; recorded as interrupted (`dbglog runs show {run['id']}`)")
+        done.append(run["id"])
+    return done
 
 
 def _drop_unrecorded(run_dir) -> None:
@@ -637,6 +687,7 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
                                  did=getattr(e, "did", "") or shlex.join(cmd))
         except DbglogError:  # no investigation to record the attempt in: the runs at least
             recs.record_runs(dicts, dirs)
+    _left_live(recs, dicts)
     return dicts, a
 
 

@@ -576,7 +576,8 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
         output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
         capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
         kill_wait: float = 3.0, idle_timeout: float | None = None, companion=None, core_dumps: bool = False,
-        escalation: dict | None = None, preflight_check: bool = True, launch=None) -> RunResult:
+        escalation: dict | None = None, preflight_check: bool = True, launch=None,
+        live_dir: Path | None = None) -> RunResult:
     """Run ``cmd`` (an argument list) under supervision and classify how it ended.
 
     ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
@@ -592,6 +593,9 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     size limit (default: 0 for the repro). ``escalation``: ``escalate.Ladder.spec()`` of this run.
     ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
     flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
+    ``live_dir``: the workspace's registry of supervised runs (``proctree.live_enter``), so that a
+    command after a kill -9 of this process stops and records what this run left; the caller removes
+    the entry once the run is recorded (``proctree.live_leave``).
     """
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
@@ -600,6 +604,7 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
                      output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
                      capture_timeout=capture_timeout, run_id=run_id, kill_wait=kill_wait,
                      idle_timeout=idle_timeout, companion=companion, escalation=escalation, launch=launch)
+    s.live_dir = live_dir
     s.prepare(git_info, preflight_check, core_dumps)
     if not s.start():  # no such directory or command: recorded as an error run
         return s.result
@@ -641,6 +646,14 @@ class _Supervision:
         self.rc: int | None = None
         self.interrupted: Interrupted | None = None
         self.pump: _Pump | None = None
+        self.stop_signum: int | None = None  # a stop signal that reached another thread (proctree.stop_all)
+        self.live_dir: Path | None = None
+        self.live_entry: Path | None = None
+
+    def request_stop(self, signum: int) -> None:
+        """Stop this run as if ``signum`` had reached its thread (the watch loop raises it)."""
+        if self.stop_signum is None:
+            self.stop_signum = signum
 
     def prepare(self, git_info: bool, preflight_check: bool, core_dumps: bool) -> None:
         """The record, the environment, the pre-flight checks."""
@@ -699,7 +712,7 @@ class _Supervision:
             with preflight.core_limit(self.core_dumps):  # the child inherits the limit
                 self.proc = proc = proctree.start(lambda: subprocess.Popen(
                     argv, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, start_new_session=True))
+                    stderr=subprocess.PIPE, start_new_session=True, preexec_fn=proctree.die_with_parent()))
         except OSError as e:
             _untrap(self.trapped)
             for s in (*self.sinks.values(), self.merged):
@@ -725,6 +738,9 @@ class _Supervision:
                           self.merged, self.echo, cap)
         self.pump.start()
         self.tree = _Tree(proc.pid, self.run_id, started_epoch)
+        proctree.SUPERVISING.add(self)
+        if self.live_dir is not None:
+            self.live_entry = proctree.live_enter(self.live_dir, self.run_id, proc.pid, rd, self.cmd, RUN_ID_VAR)
         try:
             self.pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
@@ -739,6 +755,8 @@ class _Supervision:
         deadline = None if self.timeout is None else self.t0 + self.timeout
         interval = 0.02
         while True:
+            if self.stop_signum is not None or proctree.STOPPING:
+                raise Interrupted(self.stop_signum or proctree.STOPPING[0])
             wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
             self.rc = _wait_exit(proc, self.pidfd, wait)
             if self.rc is not None:
@@ -821,6 +839,7 @@ class _Supervision:
 
     def reap(self) -> None:
         result, proc, pump = self.result, self.proc, self.pump
+        proctree.SUPERVISING.discard(self)
         if self.pidfd is not None:
             os.close(self.pidfd)
         try:
@@ -1111,3 +1130,28 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
 _pids_with_env = proctree.pids_with_env
 kill_marked = proctree.kill_marked
 
+
+
+def recover_orphan(data: dict) -> dict:
+    """The record of a run whose supervisor was killed (``proctree.orphaned_runs``), after what was
+    left of it was stopped: its result.json when the run had finished, else a run ended by the
+    interruption, its kept output classified like any other run's. A run dict, marked ``interrupted``."""
+    run_dir = Path(data.get("run_dir") or ".")
+    note = (f"interrupted: dbglog (pid {data.get('supervisor')}) that supervised this run was killed; "
+            "a later command stopped what was left and recorded it")
+    try:
+        done = json.loads((run_dir / "result.json").read_text())
+    except (OSError, ValueError):
+        done = None
+    if isinstance(done, dict) and done.get("id") == data.get("run_id"):
+        return done | {"notes": [*(done.get("notes") or []), note], "interrupted": True}
+    started = float(data.get("started") or time.time())
+    result = RunResult(
+        id=str(data.get("run_id")), cmd=[str(c) for c in data.get("cmd") or []], cwd="", env_overrides={},
+        started=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z"), duration_s=max(0.0, time.time() - started), exit_code=None, signal=None,
+        outcome="error", error=note, notes=[note],
+        paths={"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
+               "output": str(run_dir / "output"), "result": str(run_dir / "result.json")})
+    _finish(result, run_dir, None, None)
+    return result.to_dict() | {"interrupted": True}

@@ -140,7 +140,8 @@ class Server:
             with preflight.core_limit(core_dumps):
                 self.proc = proctree.start(lambda: subprocess.Popen(
                     self.cmd, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    preexec_fn=proctree.die_with_parent()))
         except OSError as e:
             for s in self.sinks.values():
                 s.close()
@@ -235,7 +236,7 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
                       output_cap_bytes: int | None = runner.DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
                       capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
                       kill_wait: float = 3.0, core_dumps: bool = False, escalation: dict | None = None,
-                      gpu_release_timeout: float = 60.0) -> runner.RunResult:
+                      gpu_release_timeout: float = 60.0, live_dir: Path | None = None) -> runner.RunResult:
     """One server-shaped run (see the module docstring). ``server`` is an argument list or a string
     split like a shell would (not run by one); ``ready`` a URL or a command. Other arguments as
     ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
@@ -281,7 +282,8 @@ def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir:
                                     output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
                                     capture_timeout=capture_timeout, run_id=run_id, git_info=git_info,
                                     kill_wait=kill_wait, idle_timeout=idle_timeout, companion=srv,
-                                    core_dumps=core_dumps, escalation=escalation, preflight_check=False)
+                                    core_dumps=core_dumps, escalation=escalation, preflight_check=False,
+                                    live_dir=live_dir)
             else:
                 result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, state, note)
                 if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where
