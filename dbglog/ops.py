@@ -61,7 +61,11 @@ def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
 
 
 def sync_records(recs, warn: Warn = _ignore):
+    from dbglog.kb.sync import links_warning
+
     report = recs.sync()
+    if links_warning(report.links):  # (a loop, a dangling link: one line, never a lock-out)
+        warn(links_warning(report.links))
     reap_orphaned_runs(recs, warn)
     for rel in report.missing:
         warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")

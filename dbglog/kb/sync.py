@@ -16,9 +16,11 @@ never import the same edit twice.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +42,7 @@ class SyncReport:
     pruned: list[str] = field(default_factory=list)  # investigations removed by --prune
     resolved: list[str] = field(default_factory=list)  # conflict copies set aside by --resolve
     ignored: list[str] = field(default_factory=list)  # markdown in logs/ that is not a dbglog file
+    links: list[str] = field(default_factory=list)  # symbolic links at a mirror file's path: skipped
 
     @property
     def changed(self) -> bool:
@@ -48,11 +51,12 @@ class SyncReport:
     def to_dict(self) -> dict:
         return {"imported": self.imported, "added": self.added,
                 "moved": [list(m) for m in self.moved], "missing": self.missing,
-                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored}
+                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored, "links": self.links}
 
 
-def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
-    """Relative path -> stat for every mirror file (conflict copies and temp files excluded)."""
+def mirror_files(ws: Workspace, links: list[str] | None = None) -> dict[str, os.stat_result]:
+    """Relative path -> stat for every mirror file (conflict copies and temp files excluded); the
+    symbolic links among them, never followed, go to ``links``."""
     out = {}
     logs = ws.logs_dir
     try:
@@ -67,6 +71,8 @@ def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
         # at, outside logs/, and writing the investigation would turn the link into a file.
         if e.is_file(follow_symlinks=False):
             out[f"logs/{name}"] = e.stat(follow_symlinks=False)
+        elif links is not None and e.is_symlink():
+            links.append(f"logs/{name}")
     return out
 
 
@@ -86,28 +92,44 @@ def ignored_files(store: Store) -> dict[str, list[int]]:
     return json.loads(raw) if raw else {}
 
 
-def is_stale(store: Store, ws: Workspace) -> bool:
+def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
     """The cheap check: does any mirror file differ (by size/mtime) from its baseline?
 
-    One query for the baseline as plain tuples and one stat per file, stopping at the first
-    difference: ~10 ms per 1,000 files when nothing changed.
+    One query for the baseline as plain tuples and one lstat per file, stopping at the first
+    difference (~2.5 ms per 1,000 files when nothing changed); see ``fresh_stamp`` for the
+    directory listing it skips. Symbolic links are never followed (a loop, a dangling link or a
+    link out of the workspace must not lock every command out): their names go to ``info["links"]``;
+    ``info["listed"]``: the listing was the remembered one (then no temp file of a writer is there).
     """
+    info = {} if info is None else info
+    info.setdefault("links", [])
+    info["listed"] = False
     base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
         "SELECT path, size, mtime_ns FROM mirror_files")}
-    foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
-    try:
-        entries = os.scandir(ws.logs_dir)
-    except FileNotFoundError:
+    stamp = dir_stamp(ws)
+    if stamp is None:
         return bool(base)
+    known = known_listing(ws, stamp, len(base))
+    if known is not None:  # no entry added, removed or renamed since a pass found everything in order
+        info["links"].extend(known)
+        info["listed"] = True
+        return _content_moved(ws, base)
+    foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
     seen = 0
-    with entries:
+    found: list[str] = []
+    temp = False
+    with os.scandir(ws.logs_dir) as entries:
         for e in entries:
             name = e.name
             if not name.endswith(".md") or name.startswith(".") or name.endswith(CONFLICT_SUFFIX):
+                temp = temp or (name.startswith(".") and name.endswith(".tmp"))
                 continue
-            if not e.is_file():
+            if e.is_symlink():
+                found.append("logs/" + name)
                 continue
-            st = e.stat()
+            if not e.is_file(follow_symlinks=False):
+                continue
+            st = e.stat(follow_symlinks=False)
             b = base.get("logs/" + name)
             if b is None:
                 if foreign.get("logs/" + name) == (st.st_size, st.st_mtime_ns):
@@ -116,7 +138,126 @@ def is_stale(store: Store, ws: Workspace) -> bool:
             if b[0] != st.st_size or b[1] != st.st_mtime_ns:
                 return True
             seen += 1
-    return seen != len(base)
+    info["links"].extend(found)
+    if seen != len(base):
+        return True
+    if not temp:  # (a writer's temp file: the next command must look for it again)
+        remember_listing(ws, stamp, len(base), found)
+    return False
+
+
+# --- the listing manifest (issue 26, "Scale") ----------------------------------------------
+# The directory's own stamp (mtime, inode) changes whenever an entry is added, removed or renamed in
+# it -- every dbglog write (atomic rename), git checkout and pull, most editors' saves. While it has
+# not changed, the names in logs/ are the ones a pass last saw in order, and the check reads no
+# listing: one lstat per baseline file. A file edited in place (an editor that truncates and
+# rewrites) changes only its own mtime, so that lstat stays. "Racy" stamps are not trusted: a
+# directory changed within the last two seconds may change again within the same clock tick.
+
+RACY_NS = 2_000_000_000
+
+
+def dir_stamp(ws: Workspace) -> str | None:
+    try:
+        st = os.stat(ws.logs_dir)
+    except OSError:
+        return None
+    return f"{st.st_mtime_ns}:{st.st_ino}:{st.st_dev}"
+
+
+def _listing_path(ws: Workspace) -> Path:
+    # (a cache file, not the database: a read-only command must not wait on another writer's lock)
+    return ws.dir / "cache" / "logs-listing"
+
+
+def known_listing(ws: Workspace, stamp: str, n_base: int) -> list[str] | None:
+    """The symbolic links of logs/ when its listing is the one remembered for ``stamp`` (with as
+    many baseline files as then: a database restored or rebuilt since is not trusted), else None."""
+    try:
+        seen, n, links = _listing_path(ws).read_text().split(" ", 2)
+        return json.loads(links) if seen == stamp and int(n) == n_base else None
+    except (OSError, ValueError):
+        return None
+
+
+def remember_listing(ws: Workspace, stamp: str, n_base: int, links: list[str]) -> None:
+    """Remember that logs/ at ``stamp`` holds the baseline's files (and ``links``), unless the stamp
+    is racy. No fsync: a lost cache costs one listing."""
+    import time
+
+    if time.time_ns() - int(stamp.split(":", 1)[0]) < RACY_NS:
+        return
+    path = _listing_path(ws)
+    text = f"{stamp} {n_base} {json.dumps(sorted(links))}"
+    try:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:  # (a read-only workspace: only the shortcut is lost)
+        pass
+
+
+def _content_moved(ws: Workspace, base: dict) -> bool:
+    """Whether a baseline file's size or mtime moved (an in-place edit), or it is no longer a file."""
+    root = str(ws.root) + os.sep
+    lstat = os.lstat
+    for rel, (size, mtime) in base.items():
+        try:
+            st = lstat(root + rel)
+        except OSError:
+            return True
+        if st.st_size != size or st.st_mtime_ns != mtime or not stat.S_ISREG(st.st_mode):
+            return True
+    return False
+
+
+def unchanged_since(store: Store, ws: Workspace, stamp: str | None, rel: str) -> bool:
+    """Inside a write: nothing was added, removed or renamed in logs/ since the check that found it
+    in order (``stamp``), and ``rel`` (the file the write replaces) is as its baseline says -- so the
+    write need not take anything in first. Anything else: False (the caller syncs)."""
+    if stamp is None or dir_stamp(ws) != stamp:
+        return False
+    row = store.conn.execute("SELECT size, mtime_ns FROM mirror_files WHERE path = ?", (rel,)).fetchone()
+    if row is None:
+        return False
+    try:
+        st = os.lstat(ws.root / rel)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (row[0], row[1])
+
+
+# --- links in logs/ ------------------------------------------------------------------------
+
+
+def link_problem(ws: Workspace, rel: str) -> str:
+    """What a symbolic link in logs/ is, in words (``doctor``): a loop, dangling, or where it points."""
+    path = ws.root / rel
+    try:
+        target = os.readlink(path)
+    except OSError as e:
+        return f"a symbolic link that cannot be read ({e.strerror or e})"
+    try:
+        real = path.resolve(strict=True)
+    except RuntimeError:
+        return f"a symbolic link loop (-> {target}); dbglog reads no links in logs/: remove it"
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return f"a symbolic link loop (-> {target}); dbglog reads no links in logs/: remove it"
+        return f"a dangling symbolic link (-> {target}: nothing there); remove it"
+    root = ws.root.resolve()
+    where = "out of the workspace" if not real.is_relative_to(root) else "inside the workspace"
+    return (f"a symbolic link {where} (-> {target}); dbglog reads no links in logs/ (one could import any "
+            f"file): replace it with the file itself, or remove it")
+
+
+def links_warning(links: list[str]) -> str | None:
+    """The one warning line every command gives for the links it skipped."""
+    if not links:
+        return None
+    more = f" and {len(links) - 1} more are symbolic links" if len(links) > 1 else " is a symbolic link"
+    return f"{links[0]}{more}: skipped (dbglog reads no links in logs/; `dbglog doctor` says what each is)"
 
 
 def _mirror():
@@ -159,7 +300,7 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     """
     report = SyncReport()
     rows = store.mirror_rows()
-    files = mirror_files(ws)
+    files = mirror_files(ws, report.links)
     resolve = resolve or set()
     gone = {r["sha256"]: p for p, r in rows.items() if p not in files}
     foreign = ignored_files(store)
@@ -221,9 +362,11 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     moved_from = {m[0] for m in report.moved}
     for rel in sorted(set(rows) - set(files) - moved_from):
         row = rows[rel]
-        if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory, a link)
-            raise DbglogError(f"{rel} is not a regular file (a directory?); move it away and restore the "
-                              f"investigation's file (git checkout -- {rel}, or `dbglog export`)")
+        if os.path.islink(ws.root / rel):  # a link took the file's place: skipped like any link (links_warning)
+            continue
+        if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory)
+            raise DbglogError(f"{rel} is not a regular file but a directory, where investigation {row['investigation_id']}'s file belongs; "
+                              f"move it away, then restore the file (git checkout -- {rel}, or `dbglog export`)")
         if not prune:
             report.missing.append(rel)
             continue
@@ -438,6 +581,8 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
         if name.endswith(CONFLICT_SUFFIX):
             add("conflict-copy", f"logs/{name}",
                 "database side of a conflict; merge it into the file, delete it, run `dbglog sync --resolve FILE`")
+        elif os.path.islink(ws.logs_dir / name):
+            add("symlink", f"logs/{name}", link_problem(ws, f"logs/{name}"))
     rows = store.mirror_rows()
     files = mirror_files(ws)
     ids = set(store.ids())
@@ -474,7 +619,9 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
         elif inv.id not in ids:
             add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
     for rel, row in sorted(rows.items()):
-        if rel not in files and os.path.lexists(ws.root / rel):
+        if rel not in files and os.path.islink(ws.root / rel):
+            pass  # (reported above, with what it is)
+        elif rel not in files and os.path.lexists(ws.root / rel):
             add("not-a-file", rel, f"not a regular file (a directory?) where {row['investigation_id']} is kept; "
                 "move it away and restore the file")
         elif rel not in files:
