@@ -516,6 +516,27 @@ def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, i
             "ladder": ladder, "core_dumps": core_dumps}
 
 
+def check_runnable(program: str, *, cwd=None, env: dict | None = None, what: str = "command") -> None:
+    """Refuse, before anything runs or is recorded, a program that cannot be started: not on PATH
+    (the run's own PATH when it sets one), no such file, a directory, not executable. One line."""
+    import shutil
+
+    cwd = str(cwd or os.getcwd())
+    path = (env or {}).get("PATH") or os.environ.get("PATH", os.defpath)
+    if os.sep in program:
+        full = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.exists(full):
+            raise DbglogError(f"{what} not found: {program} (no such file)")
+        if os.path.isdir(full):
+            raise DbglogError(f"{what} {program} is a directory, not a program")
+        if not os.access(full, os.X_OK):
+            raise DbglogError(f"{what} {program} is not executable (chmod +x {program}, or run it through its "
+                              "interpreter)")
+        return
+    if shutil.which(program, path=path) is None:
+        raise DbglogError(f"{what} not found: {program} (not on PATH; give its path or install it)")
+
+
 def check_env(env: dict | None) -> dict:
     """NAME -> value (None: unset) for a run; a name no process could have is refused (``A=B``, empty,
     whitespace or control characters), so ``--unset A=B`` is not silently a no-op."""
@@ -536,12 +557,14 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
               output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
               attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, server=None, ready=None,
               ready_timeout: float = 120.0, idle_timeout=None, ladder=None, core_dumps: bool = False,
-              slurm: str | None = None, warn: Warn = _ignore) -> ReproRun:
+              slurm: str | None = None, refuse_missing: bool = True, warn: Warn = _ignore) -> ReproRun:
     """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
     record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
 
     ``env``: NAME -> value for the run (None unsets NAME). ``slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/run/slurm.py)."""
+    then a Slurm allocation of its own (dbglog/run/slurm.py). ``refuse_missing``: a program that cannot
+    start is refused up front (exit 2, nothing recorded); off for ``git bisect run``, where a commit
+    that did not build is a skipped step (125), not an error that stops the bisection."""
     from dbglog.run import runner, signatures
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
@@ -553,6 +576,24 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
         raise DbglogError("the attempt title must be one line")  # (as for attempt add: before the run)
     check_title_length(attempt_title, "attempt title", "--hypothesis")
     launch = {}
+    if cwd is not None and not os.path.isdir(cwd):
+        raise DbglogError(f"working directory {cwd} does not exist")
+    run_env = {k: v for k, v in env.items() if v is not None}
+    if slurm is None and refuse_missing:  # (with --slurm the program runs on the node: only srun must be here)
+        check_runnable(cmd[0], cwd=cwd, env=run_env)
+    if server is not None:
+        from dbglog.run import serve
+
+        check_runnable(serve.parse_server_cmd(server)[0], cwd=cwd, env=run_env, what="server command")
+    if ready is not None:
+        from dbglog.run import serve
+
+        if not serve.is_url(ready):
+            import shlex
+
+            words = shlex.split(ready)
+            if words:
+                check_runnable(words[0], cwd=cwd, env=run_env, what="readiness command")
     if slurm is not None:
         import shlex
 
@@ -560,6 +601,11 @@ def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0
 
         if server is not None:
             raise DbglogError("--slurm does not combine with --server: run the server inside the repro's own script")
+        import shutil
+
+        if shutil.which("srun", path=run_env.get("PATH") or os.environ.get("PATH", os.defpath)) is None:
+            raise DbglogError("--slurm needs srun, which is not on PATH here: run dbglog where Slurm's client "
+                              "commands are (a login node), or drop --slurm")
         cmd = shlex.split(slurm_mode.launcher(slurm)) + cmd  # recorded as it ran, minus the per-run job name
         launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)

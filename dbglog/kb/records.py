@@ -345,6 +345,8 @@ class Records:
         return self.store.load(inv.id)
 
     def use(self, ref: str) -> str:
+        if ref is None or not ref.strip():  # (resolve() reads an empty reference as "the current one")
+            raise DbglogError("`use` needs an investigation: an id, an id prefix or title words (see `dbglog list`)")
         inv_id = self.resolve(ref)
         with self.store.write():
             self.store.set_meta(CURRENT, inv_id)
