@@ -801,9 +801,20 @@ def run_record(recs, ref: str) -> dict:
 
 def doctor(recs) -> list[dict]:
     """What disagrees between logs/ and the database (empty: healthy)."""
+    from dbglog.bisect.session import secret_files
     from dbglog.kb.sync import doctor as check
 
-    return check(recs.store, recs.ws)
+    problems = check(recs.store, recs.ws)
+    for f in secret_files(recs.store):  # (issue 30: a token kept on disk after it was needed)
+        rel = os.path.relpath(f["path"], recs.ws.root)
+        if f["needed"]:
+            why = (f"holds the real secrets bisection {f['session']} ({f['status']}) reruns with; "
+                   f"`dbglog bisect abort {f['session']}` removes it when it is not to be resumed")
+        else:
+            why = (f"holds the real secrets of bisection {f['session']} ({f['status']}), which nothing needs any "
+                   "more; `dbglog runs prune` removes it")
+        problems.append({"kind": "secrets-left", "path": rel, "message": why})
+    return problems
 
 
 def bisect_session(recs, ref: str | None = None) -> dict:

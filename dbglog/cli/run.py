@@ -226,9 +226,14 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
         raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
     recs = open_records()
     out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_size or None, dry_run=dry_run)
+    from dbglog.bisect.session import prune_secrets
+
+    out["secrets_removed"] = prune_secrets(recs.store, dry_run=dry_run)  # ended bisections' tokens (issue 30)
 
     def human():
         verb = "Would remove" if dry_run else "Removed"
+        if out["secrets_removed"]:
+            click.echo(f"{verb} the secret files of {len(out['secrets_removed'])} ended bisection(s)")
         click.echo(f"{verb} the outputs of {len(out['pruned'])} run(s), {out['freed_bytes'] / (1 << 20):.1f} MiB"
                    + (f"; {len(out['rows_kept'])} record(s) kept (cited by attempts or bisections)"
                       if out["rows_kept"] else ""))
