@@ -978,22 +978,17 @@ def _redact_outputs(result: RunResult) -> bytes:
         except OSError:
             continue
     for name, path in files:
-        try:
-            raw = path.read_bytes()
-        except OSError:
+        try:  # streamed, a block at a time: bounded memory, and only lines near a hint are read closely
+            redact.redact_file(path)
+        except FileNotFoundError:
             continue
-        text = raw.decode("utf-8", "surrogateescape")
-        clean = redact.redact(text)
-        if clean != text:
-            raw = clean.encode("utf-8", "surrogateescape")
-            from dbglog.util.fsutil import atomic_write
-
-            try:
-                atomic_write(path, raw)
-            except OSError as e:  # (a full disk: the file is still the repro's own; say so)
-                result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
+        except OSError as e:  # (a full disk: the file is still the repro's own; say so)
+            result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
         if name == "output":
-            data = raw
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = b""
     return data
 
 

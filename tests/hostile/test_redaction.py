@@ -75,3 +75,34 @@ def test_doctor_lists_a_secret_file_left_behind_and_runs_prune_removes_it(workdi
     p = run_cli_inproc(workdir, "runs", "prune", "--keep", "10", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["secrets_removed"] == ["20250101-000000-toggles-dead"]
     assert not left.exists()
+
+
+LINES = ["step 3 loss=0.1 tokens/s=123", "export HF_TOKEN=hf_abcdefghijklmnopqrstuvw",
+         "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012", "curl -u bob:hunter2secret http://x",
+         "password: changeme", "the password: prompt never appeared", "mysql -pS3cretpass db",
+         "https://user:pa55word@example.com/x", "AKIAABCDEFGHIJKLMNOP", "--api-key sk-abcdefghijklmnopqrstuvwxyz0123",
+         "key=value", "İstanbul token = abcdefg12345", "Bearer", "  xyzabcdefghijklmnopq",
+         "-----BEGIN RSA PRIVATE KEY-----", "MIIEabc", "-----END RSA PRIVATE KEY-----", "plain line",
+         "\x1b[31mred\x1b[0m", "client_secret: 'abc123xyz'", "NCCL_DEBUG=INFO", "\udcff invalid byte"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.sampled_from(LINES), min_size=1, max_size=60), block=st.sampled_from([256, 1024, 1 << 16]))
+def test_streamed_redaction_of_a_file_equals_redacting_it_whole(tmp_path_factory, lines, block):
+    text = "\n".join(lines) + "\n"
+    if "BEGIN RSA" in text and "END RSA" not in text.split("BEGIN RSA")[-1]:
+        return  # (a key never closed: the whole-text rule takes the rest of the file; streamed, at most 4 blocks)
+    path = tmp_path_factory.mktemp("r") / "output"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    changed = redact.redact_file(path, block=block)
+    got = path.read_bytes().decode("utf-8", "surrogateescape")
+    assert got == redact.redact(text)
+    assert changed == (got != text)
+
+
+def test_a_file_without_secrets_is_left_alone(tmp_path):
+    path = tmp_path / "output"
+    path.write_bytes(b"".join(b"[rank%d] step %d loss=0.%d tokens/s=%d\n" % (i % 8, i, i, i) for i in range(50000)))
+    ino = path.stat().st_ino
+    assert redact.redact_file(path, block=1 << 16) is False
+    assert path.stat().st_ino == ino  # not rewritten
