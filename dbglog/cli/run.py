@@ -73,12 +73,15 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     recs = open_records(create=True)
     from dbglog.run.runner import Interrupted
 
+    from dbglog.cli.common import post_progress
+
     try:
-        out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
-                            on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
-                            output_cap_bytes=output_cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn,
-                            refuse_missing=not git_bisect_exit, **extra)  # (git bisect: a missing build skips)
+        with post_progress(as_json):  # (a progress line once the output's reading takes over a second)
+            out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace,
+                                captures=captures, on_hang=on_hang, repeat=repeat, until_fail=until_fail,
+                                expect=expect, output_cap_bytes=output_cap, echo=not (quiet or as_json),
+                                attempt_title=attempt_title, hypothesis=hypothesis, inv_ref=inv_ref, warn=warn,
+                                refuse_missing=not git_bisect_exit, **extra)  # (git bisect: a missing build skips)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice

@@ -21,6 +21,7 @@ Rules from /work/shared/reference/gpu-debug-practice.md §2, §4 and §5:
 from __future__ import annotations
 
 import collections
+import contextvars
 import datetime as _dt
 import fnmatch
 import json
@@ -456,6 +457,18 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 
 # --- run --------------------------------------------------------------------------------------
 
+# What a front end shows while the run's output is read after the repro ended (issue 30: 200 MB of
+# output used to mean 19 silent seconds). A callable taking the phase's words, or None when the
+# post-processing is over; set by the CLI around one command (cli/progress.py), unset elsewhere.
+POST_PROGRESS: contextvars.ContextVar = contextvars.ContextVar("dbglog_post_progress", default=None)
+
+
+def post_phase(words: str | None) -> None:
+    report = POST_PROGRESS.get()
+    if report is not None:
+        report(words)
+
+
 def warm() -> None:
     """Load now what the first supervised run would load as it starts (the modules of its
     environment and preflight, the subreaper flag): for a caller with a wait to fill (a bisection
@@ -614,10 +627,12 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
     except BaseException as e:
         s.stop_on_interrupt(e)  # never leaves the repro running; re-raises what is not a stop
     finally:
+        post_phase("reading the run's output")
         s.reap()  # wait, drain the pipes, close the files
     if s.interrupted is not None:
         s.raise_interrupted()
     s.classify()
+    post_phase("redacting and classifying the output")
     return s.finish()
 
 
