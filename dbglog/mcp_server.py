@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from dataclasses import replace
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -474,18 +475,17 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
     def body():
         from dbglog.run.runner import Interrupted
 
-        cmdl = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)
-        extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout,
-                                     idle_timeout=idle_timeout, escalate=escalate)
+        opts = replace(ops.REPRO_OPTIONS, timeout=timeout, repeat=repeat, until_fail=until_fail,
+                       captures=tuple(captures or ()), server=server, ready=ready, ready_timeout=ready_timeout,
+                       idle_timeout=idle_timeout, escalate=escalate)
+        cmdl = ops.check_run(cmd, opts)
         recs, warnings = _records(create=True)
         overrides: dict[str, Optional[str]] = {k: v for k, v in (env or {}).items()}
         for k in unset or ():
             overrides[k] = None
         try:
-            out = ops.run_repro(recs, cmdl, cwd=cwd, env=overrides, timeout=timeout, captures=captures or (),
-                                repeat=repeat, until_fail=until_fail, expect=expect, echo=False,
-                                attempt_title=attempt, hypothesis=hypothesis, inv_ref=investigation,
-                                warn=warnings.append, **extra)
+            out = ops.run_repro(recs, cmdl, opts, cwd=cwd, env=overrides, expect=expect, attempt_title=attempt,
+                                hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append)
         except Interrupted as e:  # the server is stopping (signal, client gone): the tree is down; record it
             dicts, _a = ops.record_interrupted(recs, e, cmdl, attempt_title=attempt, hypothesis=hypothesis,
                                                inv_ref=investigation)
@@ -563,8 +563,53 @@ class _Server(MCPServer):
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (read_stream, write_stream):
-            await self._lowlevel_server.run(_StopRunsAtEOF(read_stream), write_stream,
+            _WIRE["writer"] = write_stream
+            await self._lowlevel_server.run(_StopRunsAtEOF(read_stream), _CountAnswers(write_stream),
                                             self._lowlevel_server.create_initialization_options())
+
+
+# requests read and answers written, so that a server stopping on a signal exits only once every call
+# in progress has been answered (its answer says the run was stopped and recorded)
+_WIRE: dict = {"asked": 0, "answered": 0, "writer": None}
+
+
+def _kind(item) -> str:
+    return type(getattr(item, "message", None)).__name__
+
+
+class _CountAnswers:
+    """The stream of messages to the client, counting the answers (responses and errors) handed over."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    async def send(self, item) -> None:
+        await self._inner.send(item)
+        if _kind(item) in ("JSONRPCResponse", "JSONRPCError"):
+            _WIRE["answered"] += 1
+
+    async def __aenter__(self):
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _all_answered() -> bool:
+    """Every request read has its answer written out: handed over, and the writer back to waiting
+    for the next message (it writes and flushes one at a time)."""
+    if _WIRE["answered"] < _WIRE["asked"]:
+        return False
+    inner = getattr(_WIRE["writer"], "_inner", None)
+    try:
+        stats = inner.statistics()
+    except AttributeError:
+        return True  # (another SDK: the answer was handed over at least)
+    return stats.tasks_waiting_receive > 0 and stats.current_buffer_used == 0
 
 
 class _StopRunsAtEOF:
@@ -589,10 +634,13 @@ class _StopRunsAtEOF:
         import anyio
 
         try:
-            return await self._inner.__anext__()
+            item = await self._inner.__anext__()
         except (StopAsyncIteration, anyio.EndOfStream, anyio.ClosedResourceError):
             _stop_runs(signal.SIGHUP)
             raise
+        if _kind(item) == "JSONRPCRequest":
+            _WIRE["asked"] += 1
+        return item
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -611,8 +659,8 @@ def _exit_after_runs(signum: int, limit: float = 30.0) -> None:
     import time
 
     deadline = time.monotonic() + limit
-    while _busy[0] > 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while (_busy[0] > 0 or not _all_answered()) and time.monotonic() < deadline:
+        time.sleep(0.02)
     try:
         sys.stderr.flush()
     finally:
