@@ -221,7 +221,7 @@ class Records:
         moved, head = sync.head_moved(self.store, self.ws)
         stamp, info = sync.dir_stamp(self.ws), {}  # (taken first: a change during the check makes it differ)
         if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws, info):
-            if not info["listed"] and self._temp_files():
+            if info["temp"]:  # (a writer's temp file seen by the check's own listing)
                 with self.store.write():
                     self._clean_temp_files()
             self.last_sync = sync.SyncReport(links=info["links"])

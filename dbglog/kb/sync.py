@@ -103,9 +103,12 @@ def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
     """
     info = {} if info is None else info
     info.setdefault("links", [])
-    info["listed"] = False
+    info["listed"] = info["temp"] = False
     base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
         "SELECT path, size, mtime_ns FROM mirror_files")}
+    import time
+
+    t0 = time.time_ns()  # (before the stamp: see remember_listing)
     stamp = dir_stamp(ws)
     if stamp is None:
         return bool(base)
@@ -139,10 +142,11 @@ def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
                 return True
             seen += 1
     info["links"].extend(found)
+    info["temp"] = temp
     if seen != len(base):
         return True
     if not temp:  # (a writer's temp file: the next command must look for it again)
-        remember_listing(ws, stamp, len(base), found)
+        remember_listing(ws, stamp, len(base), found, t0)
     return False
 
 
@@ -151,10 +155,12 @@ def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
 # it -- every dbglog write (atomic rename), git checkout and pull, most editors' saves. While it has
 # not changed, the names in logs/ are the ones a pass last saw in order, and the check reads no
 # listing: one lstat per baseline file. A file edited in place (an editor that truncates and
-# rewrites) changes only its own mtime, so that lstat stays. "Racy" stamps are not trusted: a
-# directory changed within the last two seconds may change again within the same clock tick.
+# rewrites) changes only its own mtime, so that lstat stays. "Racy" stamps are not trusted: a change
+# within the clock tick of the stamp would leave the same mtime (the kernel stamps with a coarse clock,
+# a tick of 1-10 ms), so the directory must have been changed RACY_NS before the stamp was taken.
+# (A local clock: on a network filesystem whose server clock runs behind, the margin is what is left.)
 
-RACY_NS = 2_000_000_000
+RACY_NS = 100_000_000
 
 
 def dir_stamp(ws: Workspace) -> str | None:
@@ -180,12 +186,10 @@ def known_listing(ws: Workspace, stamp: str, n_base: int) -> list[str] | None:
         return None
 
 
-def remember_listing(ws: Workspace, stamp: str, n_base: int, links: list[str]) -> None:
-    """Remember that logs/ at ``stamp`` holds the baseline's files (and ``links``), unless the stamp
-    is racy. No fsync: a lost cache costs one listing."""
-    import time
-
-    if time.time_ns() - int(stamp.split(":", 1)[0]) < RACY_NS:
+def remember_listing(ws: Workspace, stamp: str, n_base: int, links: list[str], taken_ns: int) -> None:
+    """Remember that logs/ at ``stamp`` (read at ``taken_ns``) holds the baseline's files (and
+    ``links``), unless the stamp is racy. No fsync: a lost cache costs one listing."""
+    if taken_ns - int(stamp.split(":", 1)[0]) < RACY_NS:
         return
     path = _listing_path(ws)
     text = f"{stamp} {n_base} {json.dumps(sorted(links))}"
