@@ -145,8 +145,8 @@ def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
     info["temp"] = temp
     if seen != len(base):
         return True
-    if not temp:  # (a writer's temp file: the next command must look for it again)
-        remember_listing(ws, stamp, len(base), found, t0)
+    if not temp and not getattr(store, "readonly", False):  # (a writer's temp file: look again next time;
+        remember_listing(ws, stamp, len(base), found, t0)     # a read-only workspace: no file created)
     return False
 
 
