@@ -302,49 +302,77 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     HEAD: a checkout can restore a file with the same size within the mtime granularity).
     ``prune``: investigations whose mirror file was deleted are deleted from the database too.
     """
-    report = SyncReport()
-    rows = store.mirror_rows()
-    files = mirror_files(ws, report.links)
-    resolve = resolve or set()
-    gone = {r["sha256"]: p for p, r in rows.items() if p not in files}
-    foreign = ignored_files(store)
-    foreign_now: dict[str, list[int]] = {}
-    for rel, st in sorted(files.items()):
-        row = rows.get(rel)
-        if row is None and rel not in resolve:
-            if foreign.get(rel) == [st.st_size, st.st_mtime_ns]:
-                foreign_now[rel] = foreign[rel]
-                report.ignored.append(rel)
-                continue
-            head = (ws.root / rel).read_bytes()
-            if not looks_like_ours(head):
-                foreign_now[rel] = [st.st_size, st.st_mtime_ns]
-                report.ignored.append(rel)
-                continue
+    pass_ = _Pass(store, ws, resolve or set(), rehash)
+    for rel, st in sorted(pass_.files.items()):
+        pass_.take_in(rel, st)
+    if pass_.foreign_now != pass_.foreign:
+        store.set_meta(IGNORED_KEY, json.dumps(pass_.foreign_now) if pass_.foreign_now else None)
+    pass_.gone_files(prune)
+    pass_.set_aside_resolved()
+    return pass_.report
+
+
+class _Pass:
+    """One ``sync``: the baseline, the files on disk, and what the pass found so far."""
+
+    def __init__(self, store: Store, ws: Workspace, resolve: set[str], rehash: bool):
+        self.store, self.ws, self.resolve, self.rehash = store, ws, resolve, rehash
+        self.report = SyncReport()
+        self.rows = store.mirror_rows()
+        self.files = mirror_files(ws, self.report.links)
+        self.gone = {r["sha256"]: p for p, r in self.rows.items() if p not in self.files}
+        self.foreign = ignored_files(store)
+        self.foreign_now: dict[str, list[int]] = {}
+
+    def _foreign(self, rel: str, st) -> bool:
+        """A markdown file in logs/ that is not a dbglog file (seen before, or by its first bytes)."""
+        if self.foreign.get(rel) == [st.st_size, st.st_mtime_ns]:
+            self.foreign_now[rel] = self.foreign[rel]
+        elif looks_like_ours((self.ws.root / rel).read_bytes()):
+            return False
+        else:
+            self.foreign_now[rel] = [st.st_size, st.st_mtime_ns]
+        self.report.ignored.append(rel)
+        return True
+
+    def take_in(self, rel: str, st) -> None:
+        """One file: skipped when unchanged, moved when its bytes left another path, else parsed and
+        imported (a conflict when the database changed too)."""
+        store, row, forced = self.store, self.rows.get(rel), rel in self.resolve
+        if row is None and not forced and self._foreign(rel, st):
+            return
         if row is not None and row["size"] == st.st_size and row["mtime_ns"] == st.st_mtime_ns \
-                and rel not in resolve and not rehash:
-            continue
-        path = ws.root / rel
-        data = path.read_bytes()
-        digest = sha256(data)
-        if row is not None and digest == row["sha256"] and rel not in resolve:
+                and not forced and not self.rehash:
+            return
+        path = self.ws.root / rel
+        digest = sha256(path.read_bytes())
+        if row is not None and digest == row["sha256"] and not forced:
             if row["size"] != st.st_size or row["mtime_ns"] != st.st_mtime_ns:
                 store.set_mirror(rel, row["investigation_id"], st.st_size, st.st_mtime_ns, digest, row["rev"])
-            continue
-        if row is None and digest in gone and rel not in resolve:
-            old = rows[gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
+            return
+        if row is None and digest in self.gone and not forced:
+            old = self.rows[self.gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
             if store.exists(old["investigation_id"]):
                 store.set_mirror(rel, old["investigation_id"], st.st_size, st.st_mtime_ns, digest, old["rev"])
-                report.moved.append((old["path"], rel))
-                continue
+                self.report.moved.append((old["path"], rel))
+                return
         text = read_text(path, rel)
         check_markers(text, rel)
         inv = _mirror().parse(text, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
+        self._note(rel, row, inv, forced)
+        store.replace_investigation(inv)
+        store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+        if dirty:
+            rewrite(store, self.ws, rel, inv.id)
+
+    def _note(self, rel: str, row, inv, forced: bool) -> None:
+        """Say what taking ``inv`` in from ``rel`` is (added, imported, moved), or stop on a conflict."""
+        store, report = self.store, self.report
         if row is None:
             other = store.mirror_for(inv.id)
             if other is not None and other["path"] != rel:
-                if other["path"] in files:
+                if other["path"] in self.files:
                     raise DbglogError(
                         f"{rel} and {other['path']} both hold investigation {inv.id}; remove one of them")
                 report.moved.append((other["path"], rel))
@@ -352,45 +380,47 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
                 report.imported.append(rel)
             else:
                 report.added.append(rel)
-        else:
-            if row["investigation_id"] == inv.id and store.exists(inv.id) \
-                    and store.rev(inv.id) != row["rev"] and rel not in resolve:
-                _write_conflict(store, ws, inv.id, rel)
-            report.imported.append(rel)
-        store.replace_investigation(inv)
-        store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
-        if dirty:
-            rewrite(store, ws, rel, inv.id)
-    if foreign_now != foreign:
-        store.set_meta(IGNORED_KEY, json.dumps(foreign_now) if foreign_now else None)
-    moved_from = {m[0] for m in report.moved}
-    for rel in sorted(set(rows) - set(files) - moved_from):
-        row = rows[rel]
-        if os.path.islink(ws.root / rel):  # a link took the file's place: skipped like any link (links_warning)
-            continue
-        if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory)
-            raise DbglogError(f"{rel} is not a regular file but a directory, where investigation {row['investigation_id']}'s file belongs; "
-                              f"move it away, then restore the file (git checkout -- {rel}, or `dbglog export`)")
-        if not prune:
-            report.missing.append(rel)
-            continue
-        inv_id = row["investigation_id"]
-        if store.exists(inv_id) and store.rev(inv_id) != row["rev"]:
-            raise DbglogError(
-                f"{rel} was deleted, but {inv_id} changed in the database since it was written; "
-                f"run `dbglog export` to write it back, or delete it from the database with a fresh prune "
-                f"after checking `dbglog show {inv_id}`")
-        store.delete_investigation(inv_id)
-        store.drop_mirror(rel)
-        report.pruned.append(rel)
-    for rel in sorted(resolve):
-        conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
-        if conflict.exists():
-            kept = ws.dir / "conflicts" / f"{conflict.name[:-3]}.{int(conflict.stat().st_mtime)}.md"
-            kept.parent.mkdir(exist_ok=True)
-            os.replace(conflict, kept)
-            report.resolved.append(str(kept.relative_to(ws.root)))
-    return report
+            return
+        if row["investigation_id"] == inv.id and store.exists(inv.id) \
+                and store.rev(inv.id) != row["rev"] and not forced:
+            _write_conflict(store, self.ws, inv.id, rel)
+        report.imported.append(rel)
+
+    def gone_files(self, prune: bool) -> None:
+        """Baseline files no longer on disk: missing, or (``prune``) their investigations deleted."""
+        store, report, ws = self.store, self.report, self.ws
+        moved_from = {m[0] for m in report.moved}
+        for rel in sorted(set(self.rows) - set(self.files) - moved_from):
+            row = self.rows[rel]
+            if os.path.islink(ws.root / rel):  # a link took the file's place: skipped like any link (links_warning)
+                continue
+            if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory)
+                raise DbglogError(f"{rel} is not a regular file but a directory, where investigation "
+                                  f"{row['investigation_id']}'s file belongs; move it away, then restore the file "
+                                  f"(git checkout -- {rel}, or `dbglog export`)")
+            if not prune:
+                report.missing.append(rel)
+                continue
+            inv_id = row["investigation_id"]
+            if store.exists(inv_id) and store.rev(inv_id) != row["rev"]:
+                raise DbglogError(
+                    f"{rel} was deleted, but {inv_id} changed in the database since it was written; "
+                    f"run `dbglog export` to write it back, or delete it from the database with a fresh prune "
+                    f"after checking `dbglog show {inv_id}`")
+            store.delete_investigation(inv_id)
+            store.drop_mirror(rel)
+            report.pruned.append(rel)
+
+    def set_aside_resolved(self) -> None:
+        """``--resolve``: the conflict copies of the files taken as the truth go to .dbglog/conflicts/."""
+        ws = self.ws
+        for rel in sorted(self.resolve):
+            conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
+            if conflict.exists():
+                kept = ws.dir / "conflicts" / f"{conflict.name[:-3]}.{int(conflict.stat().st_mtime)}.md"
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(conflict, kept)
+                self.report.resolved.append(str(kept.relative_to(ws.root)))
 
 
 # --- git HEAD -----------------------------------------------------------------------
@@ -568,7 +598,7 @@ def set_aside_database(ws: Workspace) -> Path:
 
 def doctor(store: Store, ws: Workspace) -> list[dict]:
     """Every problem between `logs/` and the database, one dict per problem (empty: healthy)."""
-    problems = []
+    problems: list[dict] = []
 
     def add(kind, path, message):
         problems.append({"kind": kind, "path": path, "message": message})
@@ -576,7 +606,19 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     for rel in unmerged_logs(store, ws):
         add("unmerged", rel, f"unmerged in git (an unfinished merge): `git checkout -m -- {rel}` redoes it "
             f"with the dbglog merge driver; then `git add {rel}`")
+    _doctor_names(ws, add)
+    rows = store.mirror_rows()
+    files = mirror_files(ws)
+    ids = set(store.ids())
+    seen: dict[str, str] = {}
+    for rel in sorted(files):
+        _doctor_file(ws, rel, rows.get(rel), ids, seen, add)
+    _doctor_baseline(ws, rows, files, ids, add)
+    return problems
 
+
+def _doctor_names(ws: Workspace, add) -> None:
+    """What the names in logs/ say alone: conflict copies, symbolic links (what each is)."""
     try:
         names = sorted(os.listdir(ws.logs_dir))
     except FileNotFoundError:
@@ -587,44 +629,43 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
                 "database side of a conflict; merge it into the file, delete it, run `dbglog sync --resolve FILE`")
         elif os.path.islink(ws.logs_dir / name):
             add("symlink", f"logs/{name}", link_problem(ws, f"logs/{name}"))
-    rows = store.mirror_rows()
-    files = mirror_files(ws)
-    ids = set(store.ids())
-    seen: dict[str, str] = {}
-    for rel, _st in sorted(files.items()):
-        row = rows.get(rel)
-        path = ws.root / rel
+
+
+def _doctor_file(ws: Workspace, rel: str, row, ids: set, seen: dict, add) -> None:
+    """One mirror file: unreadable, conflict markers, unparsable, a duplicate id, or not taken in."""
+    path = ws.root / rel
+    try:
+        data = path.read_bytes()
+        if row is not None and sha256(data) == row["sha256"]:
+            seen[row["investigation_id"]] = rel
+            return
+        if row is None and not looks_like_ours(data):
+            return  # not a dbglog file (see `dbglog sync`: reported as ignored)
+        text = read_text(path, rel)
+    except (OSError, DbglogError) as e:
+        add("unreadable", rel, str(e))
+        return
+    for kind, check in (("conflict-markers", check_markers), ("parse-error", _mirror().parse)):
         try:
-            data = path.read_bytes()
-            if row is not None and sha256(data) == row["sha256"]:
-                seen[row["investigation_id"]] = rel
-                continue
-            if row is None and not looks_like_ours(data):
-                continue  # not a dbglog file (see `dbglog sync`: reported as ignored)
-            text = read_text(path, rel)
-        except (OSError, DbglogError) as e:
-            add("unreadable", rel, str(e))
-            continue
-        try:
-            check_markers(text, rel)
+            inv = check(text, rel)
         except DbglogError as e:
-            add("conflict-markers", rel, str(e))
-            continue
-        try:
-            inv = _mirror().parse(text, rel)
-        except DbglogError as e:
-            add("parse-error", rel, str(e))
-            continue
-        if inv.id in seen:
-            add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
-        seen[inv.id] = rel
-        if row is not None:
-            add("unsynced", rel, "edited outside dbglog and not imported yet; run `dbglog sync`")
-        elif inv.id not in ids:
-            add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
+            add(kind, rel, str(e))
+            return
+    if inv.id in seen:
+        add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
+    seen[inv.id] = rel
+    if row is not None:
+        add("unsynced", rel, "edited outside dbglog and not imported yet; run `dbglog sync`")
+    elif inv.id not in ids:
+        add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
+
+
+def _doctor_baseline(ws: Workspace, rows: dict, files: dict, ids: set, add) -> None:
+    """What the baseline says is gone: files missing or replaced, rows of unknown investigations,
+    investigations with no file."""
     for rel, row in sorted(rows.items()):
         if rel not in files and os.path.islink(ws.root / rel):
-            pass  # (reported above, with what it is)
+            pass  # (reported with the names, with what it is)
         elif rel not in files and os.path.lexists(ws.root / rel):
             add("not-a-file", rel, f"not a regular file (a directory?) where {row['investigation_id']} is kept; "
                 "move it away and restore the file")
@@ -636,7 +677,6 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     with_file = {r["investigation_id"] for r in rows.values()}
     for inv_id in sorted(ids - with_file):
         add("no-file", f"logs/{inv_id}.md", f"{inv_id} has no mirror file; `dbglog export` writes it")
-    return problems
 
 
 def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:
