@@ -548,7 +548,8 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     then a Slurm allocation of its own (dbglog/run/slurm.py). ``refuse_missing``: a program that cannot
     start is refused up front (exit 2, nothing recorded); off for ``git bisect run``, where a commit
     that did not build is a skipped step (125), not an error that stops the bisection."""
-    from dbglog.run import runner, signatures
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
     cmd = check_run(cmd, opts)
@@ -822,7 +823,8 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
     for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
     ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
     teammate's clone matches its own failures against these lines)."""
-    from dbglog.run import advice, evidence
+    from dbglog.diagnose import evidence
+    from dbglog.run import advice
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
     if lines or failure_lines:
@@ -965,7 +967,7 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     """What a log says: the most causal failure signature (``signature``), the last kernel-API call
     (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
     beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog.run import evidence, signatures
+    from dbglog.diagnose import evidence, signatures
 
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)

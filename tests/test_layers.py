@@ -197,8 +197,6 @@ FOLDERS = {
     "bisect": {"run", "util", "core", "coop"},
 }
 FOLDER_EXCEPTIONS = {("dbglog.kb.records", "dbglog.bisect.journal")}
-# Until the signature scan moves into diagnose/ (issue C): the fingerprint classifies a note's text with it.
-FOLDER_EXCEPTIONS |= {("dbglog.diagnose.fingerprint", "dbglog.run.signatures")}
 # Until the reader's imports say dbglog.core (the lead switches them): the values it still takes through
 # kb's shims (kb/model.py, kb/outcome.py, kb/mirror.py re-export core). Delete each row as it goes.
 FOLDER_EXCEPTIONS |= {(f"dbglog.docreader.{m}", f"dbglog.kb.{v}")

@@ -1,10 +1,10 @@
-"""Round 6 (L6): dump shapes read by their grammar -- a cuda-gdb session that stops more than once,
+"""Dump shapes read by their grammar -- a cuda-gdb session that stops more than once,
 a gdb backtrace pasted without its thread header, NCCL_DEBUG=INFO start-up lines without a
 communicator line, channel lines that only name ranks and hosts."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 # cuda-gdb run twice, the second time with `set cuda memcheck on` (format of a public report)
 TWO_STOPS = """CUDA Exception: Warp Out-of-range Address

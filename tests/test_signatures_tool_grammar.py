@@ -1,4 +1,4 @@
-"""Round 6 (L6): rules read from the grammar of tool output rather than from message wordings --
+"""Rules read from the grammar of tool output rather than from message wordings --
 TensorRT's logger severities, a CUDA error given by its number, the dynamic loader's errors, an NCCL
 WARN the run recovered from, MLIR's legalization diagnostic on a Triton op, a compiler error inside a
 library's run-time compile."""
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.run import signatures as S
+from dbglog.diagnose import signatures as S
 
 
 def name(text):
