@@ -71,13 +71,17 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     cmd = ops.check_run(cmd, opts)  # before the workspace is created
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
+    from dbglog.cli.common import post_progress
     from dbglog.run.runner import Interrupted
 
     try:
         if baseline and attempt_title is None:
             raise DbglogError("--baseline goes with --attempt: it is what the attempt is judged against")
-        out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect, attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn, baseline=baseline or 0)
+        with post_progress(as_json):  # (a progress line once the output's reading takes over a second)
+            out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect,
+                                attempt_title=attempt_title, hypothesis=hypothesis, inv_ref=inv_ref, warn=warn,
+                                refuse_missing=not git_bisect_exit,  # (git bisect: a missing build skips)
+                                baseline=baseline or 0)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -252,9 +256,14 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
         raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
     recs = open_records()
     out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_size or None, dry_run=dry_run)
+    from dbglog.bisect.session import prune_secrets
+
+    out["secrets_removed"] = prune_secrets(recs.store, dry_run=dry_run)  # ended bisections' tokens (issue 30)
 
     def human():
         verb = "Would remove" if dry_run else "Removed"
+        if out["secrets_removed"]:
+            click.echo(f"{verb} the secret files of {len(out['secrets_removed'])} ended bisection(s)")
         click.echo(f"{verb} the outputs of {len(out['pruned'])} run(s), {out['freed_bytes'] / (1 << 20):.1f} MiB"
                    + (f"; {len(out['rows_kept'])} record(s) kept (cited by attempts or bisections)"
                       if out["rows_kept"] else ""))

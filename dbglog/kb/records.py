@@ -142,6 +142,7 @@ class Records:
         self.store = _from_logs(ws) if private else JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
         self.unsynced: list[str] = []  # read-only: logs/ files the database could not take in
+        self.fresh_stamp: str | None = None  # logs/ stamp at the last check that found it in order (sync.unchanged_since)
         if self.store.readonly:  # (a reviewer's checkout, a CI artifact: read, change nothing, git config included)
             self.restored_files = []
             if self.store.q("SELECT 1 FROM toggle_journal LIMIT 1").fetchone() is not None:
@@ -218,11 +219,13 @@ class Records:
             self.last_sync = sync.SyncReport()
             return self.last_sync
         moved, head = sync.head_moved(self.store, self.ws)
-        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
-            if self._temp_files():
+        stamp, info = sync.dir_stamp(self.ws), {}  # (taken first: a change during the check makes it differ)
+        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws, info):
+            if info["temp"]:  # (a writer's temp file seen by the check's own listing)
                 with self.store.write():
                     self._clean_temp_files()
-            self.last_sync = sync.SyncReport()
+            self.last_sync = sync.SyncReport(links=info["links"])
+            self.fresh_stamp = stamp
             return self.last_sync
         with self.store.write():
             self._clean_temp_files()
@@ -255,12 +258,20 @@ class Records:
         The record methods clean what they are given (``redact.clean``: no control characters,
         no secrets) before it gets here, so the re-render does not scan the whole file again."""
         with self.store.write():
-            self._clean_temp_files()
-            sync.sync(self.store, self.ws)
+            # The command's own check found logs/ in order; if nothing was added, removed or renamed
+            # since and the file this write replaces is untouched, there is nothing to take in first
+            # (issue 26: the second pass over every file cost more than the first).
+            stamp = self.fresh_stamp
+            if inv_id is None or not sync.unchanged_since(self.store, self.ws, stamp, self.path_for(inv_id)):
+                stamp = None
+                self._clean_temp_files()
+                sync.sync(self.store, self.ws)
             yield
             if inv_id is not None:
                 self.store.touch(inv_id, model.now_iso())
                 self.publish(inv_id, scan=False)
+            # our own rename moved the directory's stamp: still in order, unless it had moved before
+            self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
 
     def path_for(self, inv_id: str) -> str:
         row = self.store.mirror_for(inv_id)
@@ -335,6 +346,8 @@ class Records:
         return self.store.load(inv.id)
 
     def use(self, ref: str) -> str:
+        if ref is None or not ref.strip():  # (resolve() reads an empty reference as "the current one")
+            raise DbglogError("`use` needs an investigation: an id, an id prefix or title words (see `dbglog list`)")
         inv_id = self.resolve(ref)
         with self.store.write():
             self.store.set_meta(CURRENT, inv_id)
