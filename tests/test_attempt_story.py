@@ -81,3 +81,10 @@ def test_the_diff_kept_is_capped(tmp_path, monkeypatch):
 def test_outside_git_only_the_command(tmp_path):
     assert story.did_text(["python3", "x.py", "--hf-token", "abc123secret"], {"A": "b c", "B": None},
                           tmp_path) == "env -u B A='b c' python3 x.py --hf-token '<redacted>'"
+
+
+def test_a_repository_without_commits_is_said_in_whole_words():
+    state = {"commit": None, "branch": "master", "shortstat": ""}
+    assert story.worktree_text(state).startswith("working tree: no commit yet (master), no uncommitted changes")
+    sha = {"commit": "0123456789abcdef0123", "branch": "", "shortstat": ""}
+    assert story.worktree_text(sha).startswith("working tree: 0123456789ab, no uncommitted changes")

@@ -41,6 +41,9 @@ LAYERS = {
         "dbglog.run.preflight", "dbglog.run.flightrec", "dbglog.kb", "dbglog.run", "dbglog.util",
         "dbglog.run.options", "dbglog.run.slurm", "dbglog.bisect.bayes", "dbglog.core"},
 }
+# `dbglog report` (its command, the service, the bisection charts; util/svgchart is layer 1 by its folder)
+LAYERS[4] |= {"dbglog.cli.report"}
+LAYERS[3] |= {"dbglog.report", "dbglog.bisect.chart"}
 FOLDER_LAYER = {"core": 1, "util": 1, "diagnose": 1}
 # The one import by name: module -> the table whose rows it imports (``"module:attribute"`` under it).
 BY_NAME = {"dbglog.cli": "COMMANDS"}

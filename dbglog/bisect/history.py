@@ -926,7 +926,10 @@ class _Driver:
         if not self.recs.store.exists(self.inv):
             return
         heading = f"## Bisection: {self._range_text()} ({self.sid})"
-        S.record_section(self.recs, self.inv, heading, self.section_body(res))
+        from dbglog.bisect.chart import write_beside_mirror  # (the chart beside logs/: dbglog report's engine)
+
+        S.record_section(self.recs, self.inv, heading,
+                         self.section_body(res) + write_beside_mirror(self.recs, self.inv, self.sid, res))
         rec = {"investigation": self.inv, "section": heading.removeprefix("## "),
                "path": self.recs.path_for(self.inv)}
         key = f"{res['status']}:{(res.get('first_bad') or {}).get('commit', '')}"

@@ -795,7 +795,10 @@ def _record(recs, session: dict, spec: ToggleSpec, result: dict) -> None:
     if result.get("reverse_check"):
         rc = result["reverse_check"]
         lines.append(f"**Reverse check** (the failing end with the sets reverted): {rc['verdict']}.")
-    record_section(recs, inv_id, f"Bisection: toggles {session['id']}", "\n".join(lines))
+    from dbglog.bisect.chart import write_beside_mirror  # (the chart beside logs/: dbglog report's engine)
+
+    record_section(recs, inv_id, f"Bisection: toggles {session['id']}",
+                   "\n".join(lines) + write_beside_mirror(recs, inv_id, session["id"], result))
     if result["status"] == "refused":
         # a diagnostic, not a failed attempt: `tried` reads failed attempts as evidence that an idea
         # does not work, and a refusal tested no idea (the repro never failed, or failed everywhere)

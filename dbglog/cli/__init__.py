@@ -17,6 +17,7 @@ each command group lives in its own module and is imported only when it is run (
     bisect.py   the bisect group
     agents.py   mcp, agent-guide, hook
     io.py       import, sync, reindex, doctor, export, merge-driver
+    report.py   report
     demo.py     demo
 
 A command module imports ``common`` and the services below (ops, records, runner, bisect/...),
@@ -49,6 +50,7 @@ COMMANDS = {
     "merge-driver": "io:merge_driver",
     "import": "io:import_cmd", "sync": "io:sync_cmd", "reindex": "io:reindex", "doctor": "io:doctor",
     "export": "io:export",
+    "report": "report:report_cmd",
     "demo": "demo:demo",
 }
 

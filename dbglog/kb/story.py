@@ -125,7 +125,8 @@ def worktree_text(state: dict | None, root: Path | None = None) -> str:
     """One line for the attempt: ``working tree: <commit> (<branch>), clean`` or with the changes."""
     if state is None:
         return ""
-    where = (state["commit"] or "no commit yet")[:12] + (f" ({state['branch']})" if state.get("branch") else "")
+    where = (state["commit"] or "")[:12] or "no commit yet"  # (cut the sha, never the words)
+    where += f" ({state['branch']})" if state.get("branch") else ""
     if not state["shortstat"]:
         changes = "no uncommitted changes"
     else:
