@@ -26,7 +26,7 @@ LAYERS = {
     2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.kb.store",
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present"},
-    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
+    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.kb.experiment", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",

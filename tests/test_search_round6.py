@@ -152,16 +152,17 @@ def test_answer_says_how_each_hit_was_judged(conn):
         assert not h["verdict"]["close"] and h["verdict"]["rule"] in names and h["verdict"]["why"]
 
 
-def test_text_names_the_closest_record_and_the_rule(conn):
+def test_text_says_how_a_record_tried_it_another_way(conn):
     from dbglog.fastpath import print_tried
 
-    res = search.tried(conn, "use bf16 instead of fp16")
+    res = search.tried(conn, "use bf16 instead of fp16")  # a record ran with fp16=False: the knob, another value
     out = []
     print_tried(res, "use bf16 instead of fp16", [], echo=lambda s="", err=False: out.append(s),
                 style=lambda s, **k: s)
-    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
-    closest = [i for i, line in enumerate(out) if line.startswith("Closest: ")]
-    assert closest and out[closest[0] + 1].strip().startswith(f"not close ({others[0].verdict}): ")
+    assert res.answer == "tried another way" and out[0].startswith("Tried another way:")
+    i = out.index("Tried another way:")
+    assert out[i + 1].startswith("  - [FAILED]") or out[i + 1].startswith("  - [")
+    assert out[i + 2].strip() == f"how it differs: {res.another[0].differs}" and res.another[0].differs
 
 
 def test_mcp_tried_hits_carry_the_verdict(conn):
