@@ -1,4 +1,4 @@
-"""`tried` on the shapes of the round-6 blind set (session s6): each rule both ways.
+"""`tried` on the shapes real debug docs have (issue threads, fix guides, arrows, settings in prose): each rule both ways.
 
 The records are written in my own words in the shapes the real docs had: an issue thread whose
 replies advise in the imperative and whose author reports in the past, a fix guide with a
