@@ -90,9 +90,9 @@ class Vocab:
             for name, meaning in k.get("names", {}).items():
                 self.names.setdefault(norm_name(name), (fid, meaning))
             for w in k.get("words", []):
-                self.phrases.append((w.lower(), fid, ""))
+                self.phrases.append((_spaced(w.lower()), fid, ""))
             for w, st in k.get("states", {}).items():
-                self.phrases.append((w.lower(), fid, st))
+                self.phrases.append((_spaced(w.lower()), fid, st))
             if "default" in k:
                 self.defaults[fid] = number(k["default"])
             if all(m == "value" for m in k.get("names", {}).values()):
@@ -112,6 +112,11 @@ class Vocab:
         for p, f, st in self.phrases:
             if p not in self.by_phrase or st:
                 self.by_phrase[p] = (f, st)
+
+
+def _spaced(text: str) -> str:
+    """Hyphens and underscores inside words read as spaces ("max-num-seqs" = "max num seqs"), length kept."""
+    return re.sub(r"(?<=\w)[-_](?=\w)", " ", text)
 
 
 _VOCAB: Vocab | None = None
@@ -140,7 +145,7 @@ TRUE = frozenset("1 true yes on enable enabled y".split())
 FALSE = frozenset("0 false no off disable disabled none n".split())
 _UNITS = {"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "kib": 1024.0, "mib": 2.0 ** 20,
           "gib": 2.0 ** 30, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "x": 1.0, "%": 0.01}
-_NUM = re.compile(r"^v?(\d+(?:\.\d+)?)\s*([a-z%]*)$", re.I)
+_NUM = re.compile(r"^v?(\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)
 
 
 _NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "eight": "8", "sixteen": "16",
@@ -179,13 +184,17 @@ def _version(v: str) -> tuple:
 # candidates, not settings
 _DBGLOG_CMD = re.compile(r"\bdbglog\s+(run|bisect\s+[\w-]+|repro)\b(.*?)(?:\s--(?=\s)|$)", re.S | re.M)
 _DBGLOG_ENV = re.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
-_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)`'\"]*)")
+_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;)`'\"]|,(?=\w))*)")
+# a call the vocabulary names (``clip_grad_norm_(params, 1.0)``, ``set_detect_anomaly(True)``): its last argument
+_CALL = re.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
+# "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
+_KEY_ARROW = re.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
 _ENVIRON = re.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
                       r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
 # code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
 _ANNOTATED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], |]*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
 _FLAG = re.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
-_CONFIG = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.][a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
+_CONFIG = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
                      r"(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
 _SET_TO = re.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
                      r"`?([\w.+\-]+)", re.I)
@@ -215,8 +224,14 @@ _CUE_WORD = {g: re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p in
              (("off", _OFF), ("on", _ON), ("raise", _RAISE), ("lower", _LOWER), ("downgrade", _DOWN),
               ("upgrade", _UP))}
 _AFTER_OFF = re.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
-_AFTER_ON = re.compile(r"^\W{0,3}(?:on|enabled|turned\s+on|switched\s+on)\b", re.I)
-_AFTER_VALUE = re.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])", re.I)
+_AFTER_ON = re.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
+_AFTER_VALUE = re.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
+                          r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
+_UNIT_AFTER = re.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
+_UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
+               "mins": "min", "second": "s", "seconds": "s", "sec": "s", "secs": "s", "ms": "ms",
+               "millisecond": "ms", "milliseconds": "ms"}
+_BEFORE_VALUE = re.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|zero|one|two|four|eight|sixteen)\s+$", re.I)
 _TARGETS = (("client", re.compile(r"\bclients?\b|\bclient'?s\b", re.I)),
             ("server", re.compile(r"\bserv(?:er|ers|ing)\b|\bserver'?s\b", re.I)),
             ("build", re.compile(r"\bbuild\w*\b|\bwheel\b|\bnvcc\b|\bcmake\b|\bpip install\b", re.I)),
@@ -278,6 +293,9 @@ def _meaning(name: str) -> tuple[str, str]:
         if key.startswith(prefix) and len(key) > len(prefix) + 2:
             base = key[len(prefix):]
             return voc.names.get(base, (base, ""))[0], meaning
+    if "." in key and not key.replace(".", "").isdigit():  # torch._dynamo.config.cache_size_limit
+        last = key.rsplit(".", 1)[-1]
+        return voc.names.get(last, (last, "value"))
     if re.search(r"(?:^|[-])(?:disable|disabled|no)(?:-|$)", key):
         return key, "disable"
     if re.search(r"(?:^|[-])(?:enable|enabled|use)(?:-|$)", key):
@@ -349,8 +367,33 @@ def _flag_value(name: str, nxt: str) -> bool:
     return fid != norm_name(name) or number(nxt) is not None or len(nxt) <= 12
 
 
+def _read_calls(r: _Reader) -> None:
+    """Calls the vocabulary names as knobs (``name()`` entries): the value is the last argument."""
+    voc = vocab()
+    for m in _CALL.finditer(r.text):
+        name = m.group(1).rsplit(".", 1)[-1] + "()"
+        if norm_name(name) not in voc.names:
+            continue
+        args = [a.strip().strip("\"'") for a in m.group(2).split(",") if a.strip()]
+        r.named(m.span(), name, "config", args[-1] if args else "1")
+
+
+def _read_arrows(r: _Reader) -> None:
+    """``lr 3e-4 -> 1e-4``: the setting's new value, and which way it went when both are numbers."""
+    for m in _KEY_ARROW.finditer(r.text):
+        if not r.free(*m.span()) or m.group(1).lower() in _VALUE_WORDS or number(m.group(1)) is not None:
+            continue
+        fid, meaning = _meaning(m.group(1))
+        if meaning != "value" or fid in vocab().packages.values():
+            continue
+        a, b = number(m.group(2)), number(m.group(3))
+        state = "set" if a is None or b is None or a == b else "raise" if b > a else "lower"
+        r.add(m.span(), Knob(fid, m.group(1), "config", state, m.group(3)))
+
+
 def _read_names(r: _Reader) -> None:
     text = r.text
+    _read_calls(r)
     for m in _TIMEDELTA.finditer(text):  # init_process_group(timeout=timedelta(hours=2))
         r.add(m.span(), Knob("collective timeout", "init_process_group timeout", "config", "set",
                              m.group(2) + _TD_UNIT.get(m.group(1), "")))
@@ -363,6 +406,7 @@ def _read_names(r: _Reader) -> None:
         if r.free(*m.span()):
             r.named(m.span(), m.group(1), "env", m.group(2))
     _read_flags(r)
+    _read_arrows(r)
     _read_config(r)
     for m in re.finditer(r"(?<![\w.\-])([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?![\w=])", text):
         if r.free(*m.span()):
@@ -455,7 +499,8 @@ def _read_phrases(r: _Reader) -> None:
     if voc.phrase_re is None:
         return
     low = r.low
-    for m in voc.phrase_re.finditer(low):
+    spaced = _spaced(low)  # max-num-seqs reads as "max num seqs"
+    for m in voc.phrase_re.finditer(spaced):
         if not r.free(*m.span()):
             continue
         fid, st = voc.by_phrase[m.group(0)]
@@ -465,14 +510,19 @@ def _read_phrases(r: _Reader) -> None:
         elif st:
             state, val = st, ""
         else:
-            val_m = _AFTER_VALUE.match(after)
+            val_m = _AFTER_VALUE.match(after) or _BEFORE_VALUE.search(r.before(m.start()))
             cue = _cue(r.before(m.start()), after)
-            if val_m and cue not in ("off",):
-                state, val = "set", val_m.group(1)
+            value = val_m and next((g for g in val_m.groups() if g), "")
+            if value and value.lower() in _VALUE_WORDS:
+                value = ""
+            unit = _UNIT_AFTER.match(low, m.end() + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
+            if value and unit and number(value) is not None:  # "to two hours" is 2h, as timedelta(hours=2)
+                value = f"{_NUMBER_WORDS.get(value.lower(), value)}{_UNIT_WORDS[unit.group(1)]}"
+            if value and cue not in ("off",):
+                state, val = "set", value
                 before = r.before(m.start())
                 if _CUE_WORD["raise"].search(before) or _CUE_WORD["lower"].search(before):
                     state = "raise" if _CUE_WORD["raise"].search(before) else "lower"
-                    val = val_m.group(1)
             else:
                 state, val = cue, ""
                 if state in ("on", "off") and fid in voc.value_only:
@@ -485,6 +535,8 @@ def _merge(knobs: list[Knob]) -> tuple[Knob, ...]:
     feature only when nothing sets it; a feature named in words dropped where a name sets it."""
     stated = {k.id for k in knobs if k.state}
     named_by = {k.id for k in knobs if k.state and k.kind != "feature"}
+    moved = {k.id for k in knobs if k.kind == "package" and k.state in ("upgrade", "downgrade")}
+    knobs = [k for k in knobs if not (k.kind == "package" and k.state == "pin" and k.id in moved)]
     out: list[Knob] = []
     for k in knobs:
         if (not k.state and k.id in stated) or (k.kind == "feature" and k.id in named_by):
@@ -534,6 +586,10 @@ def agree(idea: Knob, rec: Knob) -> str:
     a, b = idea.state, rec.state
     if not b:
         return NONE
+    a, b = ("pin" if a == "set" and b == "pin" else a), ("pin" if b == "set" and a == "pin" else b)
+    if a != b and {a, b} <= {"set", "raise", "lower"} and idea.value and rec.value:
+        # both give the value: the value decides ("lr 3e-4 -> 1e-4" is "learning rate 1e-4")
+        return OTHER if _versions_differ(idea.value, rec.value) else SAME
     if not a or a == b:
         if a in ("set", "pin", "upgrade", "downgrade") and _versions_differ(idea.value, rec.value):
             return OTHER

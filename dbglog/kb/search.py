@@ -797,6 +797,8 @@ class Hit:
     differs: str = ""  # tried: which knob matched and how the idea differs, in plain words
     experiment: object = None  # tried: the record's experiment (experiment.Experiment)
     exact: bool = False  # tried: the same knobs turned the same way (not only the same words)
+    word_verdict: str = ""  # tried: the word rules' verdict before the experiments were compared
+    knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2424,10 +2426,12 @@ def _tier(h: Hit, q: Query, idea) -> None:
 
     text = record_text(h)
     rec = h.experiment = experiment.extract(text)
+    h.word_verdict = h.verdict
     if h.verdict in MENTIONED or h.verdict == "background" or not _tested(h):
         h.tier = "related"
         return
     cmp = experiment.compare(idea, rec, text)
+    h.knob_tier = cmp.tier
     if cmp.tier == experiment.SAME:
         if h.verdict:  # the words refused it: the knob overrules them, but not a proposal or a log
             mention = "only-proposed" if _only_proposed(_Pair(h, q)) else "background" if is_background(h) else \
