@@ -19,7 +19,7 @@ LAYERS = {
         "dbglog.cli.bisect", "dbglog.cli.agents", "dbglog.cli.io", "dbglog.cli.demo",
         "dbglog.demo", "dbglog.mcp_server", "dbglog.hooks", "dbglog.entry", "dbglog.__main__",
         "dbglog.fastpath"},
-    3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",
+    3: {"dbglog.ops", "dbglog.kb.records", "dbglog.kb.llmjudge", "dbglog.kb.importer", "dbglog.run.runner", "dbglog.bisect",
         "dbglog.bisect.history", "dbglog.bisect.toggles", "dbglog.bisect.kinds", "dbglog.bisect.session", "dbglog.bisect.journal",
         "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.run.captures", "dbglog.run.serve"},

@@ -172,6 +172,27 @@ def test_mcp_tried_hits_carry_the_verdict(conn):
     res = search.tried(conn, "run tool-serve")
     hit = mcp_server._judged(res.close)[0].model_dump()
     assert hit["verdict"]["close"] is True and hit["outcome_is_guess"] is True
+    assert hit["tier"] == "same" and "tool-serve" in hit["full_text"] and "knobs" in hit["experiment"]
+
+
+def test_mcp_tried_returns_each_candidate_with_its_experiment_and_full_text(conn, monkeypatch):
+    pytest.importorskip("mcp")
+    from dbglog import mcp_server, ops
+
+    class _Recs:
+        class store:  # noqa: N801 - the one attribute ops.tried reads
+            pass
+    _Recs.store.conn = conn
+    monkeypatch.setattr(mcp_server, "_records", lambda: (_Recs, []))
+    monkeypatch.setattr(ops, "refresh_watched", lambda recs, warn: None)
+    monkeypatch.setattr(ops, "search_filters", lambda *a: None)
+    out = mcp_server.tried("use bf16 instead of fp16")
+    d = out.model_dump() if hasattr(out, "model_dump") else out
+    assert d["answer"] == "tried another way" and d["another_way"]
+    cand = d["another_way"][0]
+    assert cand["tier"] == "other" and cand["differs"] and cand["full_text"]
+    assert {"knobs", "applied_to", "summary"} <= set(cand["experiment"])
+    assert d["idea_experiment"]["knobs"] is not None
 
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "search_round6"

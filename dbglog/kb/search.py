@@ -799,6 +799,7 @@ class Hit:
     exact: bool = False  # tried: the same knobs turned the same way (not only the same words)
     word_verdict: str = ""  # tried: the word rules' verdict before the experiments were compared
     knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
+    judged_by: str = "built-in"  # tried: "built-in", or "model" (``tried --llm``: kb/llmjudge.py)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2185,6 +2186,9 @@ VERDICT_WHY = {
     "other-knobs": "it turned other knobs than the idea's",
     "same-knob": "the same knob, turned the same way",
     "knob-other-way": "the same knob, turned another way or set to another value",
+    "model-other": "the model judged it the same knob, turned another way or set to another value",
+    "model-related": "the model judged it related, not the same experiment",
+    "model-unrelated": "the model judged it unrelated",
 }
 
 # Each closeness rule in plain words (what ``tried`` prints; the rule's name stays in --json's "rule").
@@ -2226,6 +2230,7 @@ def judged_dict(h: Hit) -> dict:
     d["verdict"] = {"close": not h.verdict, "rule": h.verdict, "why": verdict_why(h.verdict)}
     d["tier"] = h.tier or "unrelated"
     d["differs"] = h.differs
+    d["judged_by"] = h.judged_by
     if h.experiment is not None:
         d["experiment"] = h.experiment.to_dict()
     d["full_text"] = record_text(h, full=True)
