@@ -103,15 +103,38 @@ class Vocab:
         for pkg, aliases in data.get("packages", {}).items():
             for a in (pkg, *aliases):
                 self.packages[a.lower()] = pkg
-        alts = "|".join(re.escape(p) for p, _f, _s in self.phrases)
-        self.phrase_re = re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.I) if alts else None
-        pk = "|".join(re.escape(p) for p in sorted(self.packages, key=len, reverse=True))
-        self.package_re = re.compile(rf"(?<![\w-])({pk})(?![\w-])", re.I) if pk else None
+        # looked up by their words (a dict of word sequences, not one big regex: nothing to compile);
         # a phrase that says a state ("kernel replay" = replay mode kernel) wins over the same words as a name
         self.by_phrase: dict[str, tuple[str, str]] = {}
         for p, f, st in self.phrases:
-            if p not in self.by_phrase or st:
-                self.by_phrase[p] = (f, st)
+            key = _words_key(p)
+            if key not in self.by_phrase or st:
+                self.by_phrase[key] = (f, st)
+        self.by_package = {_words_key(_spaced(a)): pkg for a, pkg in self.packages.items()}
+        self.longest = max((k.count(" ") + 1 for k in (*self.by_phrase, *self.by_package)), default=1)
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
+
+
+def _words_key(text: str) -> str:
+    return " ".join(_TOKEN.findall(text))
+
+
+def find_phrases(spaced: str, table: dict, longest: int):
+    """(start, end, key) of the longest word sequences of ``spaced`` (lower case, ``_spaced``) that
+    are keys of ``table``, left to right, none overlapping."""
+    toks = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(spaced)]
+    i = 0
+    while i < len(toks):
+        for n in range(min(longest, len(toks) - i), 0, -1):
+            key = " ".join(t[2] for t in toks[i:i + n])
+            if key in table:
+                yield toks[i][0], toks[i + n - 1][1], key
+                i += n
+                break
+        else:
+            i += 1
 
 
 def _spaced(text: str) -> str:
@@ -466,15 +489,13 @@ def _read_packages(r: _Reader) -> None:
         pkg = voc.packages.get(m.group(1).lower(), m.group(1).lower().replace("_", "-"))
         state = {"==": "pin", "~=": "pin", ">=": "upgrade", "<=": "downgrade"}[m.group(2)]
         r.add(m.span(), Knob(pkg, m.group(1), "package", state, m.group(3)))
-    if voc.package_re is None:
-        return
-    for m in voc.package_re.finditer(text):
-        if not r.free(*m.span()):
+    for start, end, key in find_phrases(_spaced(low), voc.by_package, voc.longest):
+        if not r.free(start, end):
             continue
-        pkg = voc.packages[m.group(1).lower()]
-        after = low[m.end():m.end() + 40]
-        before = low[max(0, m.start() - 40):m.start()]
-        change = _change(after, low[m.end():m.end() + 60])
+        pkg = voc.by_package[key]
+        after = low[end:end + 40]
+        before = low[max(0, start - 40):start]
+        change = _change(after, low[end:end + 60])
         cue = _cue(before, after)
         ver = re.match(r"^\s*v?(\d+(?:\.\d+)+|\d{3,})\b", after)
         if change:
@@ -491,43 +512,40 @@ def _read_packages(r: _Reader) -> None:
             state, val = "pin", ver.group(1)
         else:
             continue  # a package named without a version or a change: the topic, not a knob
-        r.add(m.span(), Knob(pkg, m.group(1), "package", state, val))
+        r.add((start, end), Knob(pkg, text[start:end], "package", state, val))
 
 
 def _read_phrases(r: _Reader) -> None:
     voc = vocab()
-    if voc.phrase_re is None:
-        return
     low = r.low
-    spaced = _spaced(low)  # max-num-seqs reads as "max num seqs"
-    for m in voc.phrase_re.finditer(spaced):
-        if not r.free(*m.span()):
+    for start, end, key in find_phrases(_spaced(low), voc.by_phrase, voc.longest):  # max-num-seqs: "max num seqs"
+        if not r.free(start, end):
             continue
-        fid, st = voc.by_phrase[m.group(0)]
-        after = low[m.end():m.end() + 24]
+        fid, st = voc.by_phrase[key]
+        after = low[end:end + 24]
         if st.startswith("="):
             state, val = "set", st[1:]
         elif st:
             state, val = st, ""
         else:
-            val_m = _AFTER_VALUE.match(after) or _BEFORE_VALUE.search(r.before(m.start()))
-            cue = _cue(r.before(m.start()), after)
+            val_m = _AFTER_VALUE.match(after) or _BEFORE_VALUE.search(r.before(start))
+            cue = _cue(r.before(start), after)
             value = val_m and next((g for g in val_m.groups() if g), "")
             if value and value.lower() in _VALUE_WORDS:
                 value = ""
-            unit = _UNIT_AFTER.match(low, m.end() + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
+            unit = _UNIT_AFTER.match(low, end + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
             if value and unit and number(value) is not None:  # "to two hours" is 2h, as timedelta(hours=2)
                 value = f"{_NUMBER_WORDS.get(value.lower(), value)}{_UNIT_WORDS[unit.group(1)]}"
             if value and cue not in ("off",):
                 state, val = "set", value
-                before = r.before(m.start())
+                before = r.before(start)
                 if _CUE_WORD["raise"].search(before) or _CUE_WORD["lower"].search(before):
                     state = "raise" if _CUE_WORD["raise"].search(before) else "lower"
             else:
                 state, val = cue, ""
                 if state in ("on", "off") and fid in voc.value_only:
                     state = ""  # "use the attention backend" names it; a value would set it
-        r.add(m.span(), Knob(fid, m.group(0), "feature", state, val))
+        r.add((start, end), Knob(fid, low[start:end], "feature", state, val))
 
 
 def _merge(knobs: list[Knob]) -> tuple[Knob, ...]:

@@ -2483,39 +2483,40 @@ def _lacking(h: Hit, q: Query, idea) -> list[str]:
             if i not in h._matched and _specific(t) and t.raw.lower() not in own]
 
 
+KNOB_HITS = 10  # attempts that name the idea's knob another way, added to those judged
+
+
 def _add_knob_hits(conn, res: Result, idea, filters) -> None:
-    """Records that name the idea's knobs by another name (``NCCL_SHM_DISABLE`` for "no shared-memory
-    transport", and the reverse): one more search for the vocabulary's names of each knob, its hits
-    annotated against the idea, added to those judged."""
+    """Attempts that name the idea's knobs by another name (``NCCL_SHM_DISABLE`` for "no shared-memory
+    transport", ``--max-num-seqs`` for "fewer concurrent sequences"): one OR match of the vocabulary's
+    names of each knob the idea turns (no typo correction, no rerank: cheap), annotated against the
+    idea and added to the hits judged."""
     from dbglog.kb import experiment
 
     voc = experiment.vocab()
     names = []
     for k in idea.knobs:
-        names += [n.lstrip("-") for n, (fid, _m) in voc.names.items() if fid == k.id][:4]
-        names += [p for p, f, _s in voc.phrases if f == k.id and " " not in p][:2]
+        if k.state and k.kind == "feature":  # (a knob named by its name is found by the idea's own words)
+            names += [n.lstrip("-").rstrip("()") for n, (fid, _m) in voc.names.items() if fid == k.id][:4]
     names = [n for n in dict.fromkeys(names) if n.lower() not in res.query.text.lower()]
     if not names:
         return
-    try:
-        extra = search(conn, " ".join(names[:8]), kinds=TRIED_KINDS, filters=filters, limit=TRIED_POOL,
-                       candidates=TRIED_CANDIDATES)
-    except DbglogError:
+    q = parse_query(" ".join(names[:8]))
+    terms = [t for t in q.terms if _has(conn, "attempts_fts", t.fts)]
+    for t in terms:
+        t.kind = "word"
+    rows = _candidates(conn, "attempt", terms, "or", filters or Filters(), KNOB_HITS) if terms else []
+    seen = {(h.kind, h.investigation, h.number) for h in res.hits}
+    extra = [h for h in (_make_hit("attempt", r) for r in rows) if ("attempt", h.investigation, h.number) not in seen]
+    if not extra:
         return
-    seen = {(h.kind, h.investigation, h.number, h.fields.get("heading"), h.line) for h in res.hits}
-    # (their scores are another query's: below the idea's own hits, in their order)
-    floor = min((h.score for h in res.hits), default=1.0)
-    top = max((h.score for h in extra.hits), default=1.0) or 1.0
-    terms = res.query.active
-    regs = _term_regexes(terms)
-    ctx = _inv_context(conn, {h.investigation for h in extra.hits if h.investigation})
-    for h in extra.hits:
-        key = (h.kind, h.investigation, h.number, h.fields.get("heading"), h.line)
-        if key in seen:
-            continue
-        seen.add(key)
-        _annotate(h, terms, regs, ctx.get(h.investigation, ""))
-        h.score = 0.99 * floor * h.score / top
+    floor = min((h.score for h in res.hits), default=1.0)  # below the idea's own hits, in their order
+    regs = _term_regexes(res.query.active)
+    ctx = _inv_context(conn, {h.investigation for h in extra})
+    for i, h in enumerate(extra):
+        _annotate(h, res.query.active, regs, ctx.get(h.investigation, ""))
+        h.score = 0.99 * floor * (1 - i / (2 * len(extra)))
+        h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
         res.hits.append(h)
 
 
