@@ -1,20 +1,21 @@
-"""The experiment model of `tried` (dbglog/kb/experiment.py) and its vocabulary (dbglog/kb/knobs.toml)."""
+"""The experiment model of `tried` (dbglog/kb/experiment.py) and its vocabulary (dbglog/kb/knobs.json)."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from dbglog.kb import experiment
 from dbglog.kb.experiment import OTHER, SAME, compare, extract
-from dbglog.util.config import parse
 
-KNOBS = Path(experiment.__file__).with_name("knobs.toml")
+KNOBS = Path(experiment.__file__).with_name("knobs.json")
 MEANINGS = ("enable", "disable", "value")
 
 
 def test_vocabulary_loads_once_and_is_well_formed():
-    data = parse(KNOBS.read_text(encoding="utf-8"))
+    data = json.loads(KNOBS.read_text(encoding="utf-8"))
     assert len(data["knob"]) >= 50 and data["packages"]
+    assert all(k["source"] in data["sources"] and data["sources"][k["source"]] for k in data["knob"])  # cited
     owner: dict[str, str] = {}
     for k in data["knob"]:
         assert k["id"] and (k.get("names") or k.get("words")), k
