@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -96,8 +97,8 @@ def supervised_runs(recs: Records, inv_id: str, quiet: bool) -> list[dict]:
         (recs.ws.root / name).write_text(script)
         step(f"dbglog run --timeout {timeout:g} --attempt {title!r} -- python {name}", quiet)
         # grace 1 s, not 5: the hang's worker ignores SIGTERM, and the demo must stay quick
-        rr = ops.run_repro(recs, [sys.executable, name], cwd=recs.ws.root, timeout=timeout, grace=1.0,
-                           echo=not quiet, attempt_title=title, inv_ref=inv_id)
+        opts = replace(ops.REPRO_OPTIONS, timeout=timeout, grace=1.0, echo=not quiet)
+        rr = ops.run_repro(recs, [sys.executable, name], opts, cwd=recs.ws.root, attempt_title=title, inv_ref=inv_id)
         r = rr.runs[0]
         if not quiet:
             click.echo(f"-> {run_result_line([r])}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import replace
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -477,16 +478,16 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
     `idle_timeout`: alive but silent this many seconds is a hang. `escalate`: with `repeat`, raise
     the kernel-API log level after each failure (1, 3, 10)."""
     def body():
-        cmdl = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)
-        extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout,
-                                     idle_timeout=idle_timeout, escalate=escalate)
+        opts = replace(ops.REPRO_OPTIONS, timeout=timeout, repeat=repeat, until_fail=until_fail,
+                       captures=tuple(captures or ()), server=server, ready=ready, ready_timeout=ready_timeout,
+                       idle_timeout=idle_timeout, escalate=escalate)
+        cmdl = ops.check_run(cmd, opts)
         recs, warnings = _records(create=True)
         overrides: dict[str, Optional[str]] = {k: v for k, v in (env or {}).items()}
         for k in unset or ():
             overrides[k] = None
-        out = ops.run_repro(recs, cmdl, cwd=cwd, env=overrides, timeout=timeout, captures=captures or (),
-                            repeat=repeat, until_fail=until_fail, expect=expect, echo=False, attempt_title=attempt,
-                            hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append, **extra)
+        out = ops.run_repro(recs, cmdl, opts, cwd=cwd, env=overrides, expect=expect, attempt_title=attempt,
+                            hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append)
         first = next((d for d in out.runs if d["outcome"] != "pass"), out.runs[0])
         return ReproResult(verdict=out.verdict, run_id=first["id"], outcome=first["outcome"],
                            signature=first["signature"], key_lines=[KeyLine.model_validate(k) for k in first["key_lines"]],

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+from dbglog.run.options import REPRO_OUTPUT_CAP, RunOptions
 from dbglog.util.errors import DbglogError
 
 Warn = Callable[[str], None]
@@ -75,7 +76,8 @@ def sync_records(recs, warn: Warn = _ignore):
 
 
 def search_filters(recs, status=None, outcomes=(), tags=(), inv_ref=None, since=None):
-    from dbglog.kb import model, search
+    from dbglog.core import model
+    from dbglog.kb import search
 
     return search.Filters(
         status=model.check_choice(status, model.STATUSES, "status") if status else None,
@@ -420,7 +422,7 @@ def next_steps(recs, inv_ref=None, action: str = "list", text: str | None = None
                position: int | None = None, attempt: int | None = None):
     """The what-to-try-next list, after adding a step (``text``) or checking one off / dropping it
     (``text``: its number or words). Returns (investigation id, the step changed or None, all steps)."""
-    from dbglog.kb import model
+    from dbglog.core import model
 
     action = model.check_choice(action, NEXT_ACTIONS, "action")
     check_text(text, "step")
@@ -441,7 +443,8 @@ def next_steps(recs, inv_ref=None, action: str = "list", text: str | None = None
 # --- supervised runs ------------------------------------------------------------------------
 
 
-DEFAULT_OUTPUT_CAP = 64 << 20  # `dbglog run --output-cap 64M`
+#: a repro's options unless told: the 64M cap of `dbglog run`, no live echo (a service prints nothing)
+REPRO_OPTIONS = RunOptions(output_cap_bytes=REPRO_OUTPUT_CAP, echo=False)
 
 
 @dataclass
@@ -481,46 +484,25 @@ class ReproRun:
         return data
 
 
-def check_run_args(cmd, *, repeat: int = 1, timeout=None) -> list[str]:
-    """The command as an argument list (a leading ``--`` dropped); bad input refused before anything runs."""
+def check_run(cmd, opts: RunOptions) -> list[str]:
+    """The command as an argument list (a leading ``--`` dropped), with ``opts`` checked
+    (``RunOptions.validate``): bad input refused in one line before anything runs."""
     cmd = [str(c) for c in cmd or ()]
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
         raise DbglogError("no command: put the repro after --, e.g. dbglog run --timeout 60 -- python repro.py")
-    if repeat < 1:
-        raise DbglogError(f"--repeat must be at least 1, got {repeat}")
-    if timeout is not None and not 0 < timeout < float("inf"):  # (nan too: an agent's JSON may carry one)
-        raise DbglogError("--timeout must be a positive number of seconds")
+    opts.validate()
     for c in cmd:
         check_text(c, "command")
         if "\x00" in c:  # (only an agent can send one: exec would fail with an internal error)
             raise DbglogError("the command holds a NUL byte, which no program argument can carry")
     if not cmd[0].strip():
         raise DbglogError("the command is empty: put the repro after --, e.g. dbglog run -- python repro.py")
+    if opts.server is not None:
+        check_text(opts.server, "server command")
+        check_text(opts.ready, "readiness check")
     return cmd
-
-
-def check_run_extras(*, server=None, ready=None, ready_timeout: float = 120.0, idle_timeout=None,
-                     escalate: bool = False, escalate_levels=None, dump_include=(), dump_exclude=(),
-                     core_dumps: bool = False) -> dict:
-    """Server mode, idle timeout, escalation, core dumps (issue 14): refused before anything runs;
-    returns the keyword arguments of ``run_repro``."""
-    from dbglog.run import escalate as esc
-    from dbglog.run import serve
-
-    for name, v in (("--ready-timeout", ready_timeout), ("--idle-timeout", idle_timeout)):
-        if v is not None and not 0 < v < float("inf"):  # (nan, inf: only an agent's JSON can send them)
-            raise DbglogError(f"{name} must be a positive number of seconds")
-    serve.check_args(server, ready, ready_timeout, idle_timeout)
-    if server is not None:
-        check_text(server, "server command")
-        check_text(ready, "readiness check")
-    if (escalate_levels or dump_include or dump_exclude) and not escalate:
-        raise DbglogError("--escalate-levels, --dump-include and --dump-exclude need --escalate")
-    ladder = esc.Ladder(esc.parse_ladder(escalate_levels), list(dump_include), list(dump_exclude)) if escalate else None
-    return {"server": server, "ready": ready, "ready_timeout": ready_timeout, "idle_timeout": idle_timeout,
-            "ladder": ladder, "core_dumps": core_dumps}
 
 
 def check_env(env: dict | None) -> dict:
@@ -538,77 +520,83 @@ def check_env(env: dict | None) -> dict:
     return dict(env or {})
 
 
-def run_repro(recs, cmd, *, cwd=None, env=None, timeout=None, grace: float = 5.0, captures=(), on_hang=(),
-              repeat: int = 1, until_fail: bool = False, expect: str | None = None,
-              output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = False,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, server=None, ready=None,
-              ready_timeout: float = 120.0, idle_timeout=None, ladder=None, core_dumps: bool = False,
-              slurm: str | None = None, warn: Warn = _ignore) -> ReproRun:
-    """Run CMD (an argument list) under supervision, store the run(s), and with ``attempt_title``
-    record them as an attempt with the evidence quoted and the playbooks' advice added as next steps.
+def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None, expect: str | None = None,
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore) -> ReproRun:
+    """Run CMD (an argument list) under supervision as ``opts`` says, store the run(s), and with
+    ``attempt_title`` record them as an attempt with the evidence quoted and the playbooks' advice added
+    as next steps.
 
-    ``env``: NAME -> value for the run (None unsets NAME). ``slurm``: srun's arguments; each run is
+    ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
     then a Slurm allocation of its own (dbglog/run/slurm.py)."""
     from dbglog.run import runner, signatures
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
-    cmd = check_run_args(cmd, repeat=repeat, timeout=timeout)
-    check_text(attempt_title, "attempt title")
-    check_text(hypothesis, "hypothesis")
+    cmd = check_run(cmd, opts)
+    _check_attempt_words(attempt_title, hypothesis)
     env = check_env(env)
-    if attempt_title is not None and "\n" in attempt_title.strip().replace("\r", "\n"):
-        raise DbglogError("the attempt title must be one line")  # (as for attempt add: before the run)
-    check_title_length(attempt_title, "attempt title", "--hypothesis")
     launch = {}
-    if slurm is not None:
+    if opts.slurm is not None:
         import shlex
 
         from dbglog.run import slurm as slurm_mode
 
-        if server is not None:
-            raise DbglogError("--slurm does not combine with --server: run the server inside the repro's own script")
-        cmd = shlex.split(slurm_mode.launcher(slurm)) + cmd  # recorded as it ran, minus the per-run job name
+        cmd = shlex.split(opts.slurm_launcher()) + cmd  # recorded as it ran, minus the per-run job name
         launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
-    rules = None
-    if attempt_title is not None:
-        from dbglog.run import advice
-
-        recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
-        from dbglog.util import fserrors
-
-        fserrors.check_writable(recs.ws.logs_dir, recs.ws.runs_dir.parent)  # (read-only logs/: nothing runs)
-        rules = advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
+    rules = _before_recording(recs, inv_ref) if attempt_title is not None else None
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
     one = None
-    if server is not None:
-        import functools
-
+    if opts.server is not None:
         from dbglog.run import serve
 
-        one = functools.partial(serve.run_server_client, server=server, ready=ready, ready_timeout=ready_timeout)
+        one = serve.run_server_client
     did = ""
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
         from dbglog.kb import story
 
         did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
     try:
-        rep = runner.run_repeated(cmd, run_dir=run_dir, repeat=repeat, until_fail=until_fail,
-                                  run_id=run_id if repeat == 1 else None, cwd=cwd or os.getcwd(),
-                                  env_overrides=dict(env or {}), timeout=timeout, grace=grace, captures=captures,
-                                  on_hang=on_hang, output_cap_bytes=output_cap_bytes, echo=echo, signatures=sigs,
-                                  idle_timeout=idle_timeout, ladder=ladder, core_dumps=core_dumps, runner=one,
-                                  **launch)
+        rep = runner.run_repeated(cmd, opts, run_dir=run_dir, run_id=run_id if opts.repeat == 1 else None,
+                                  cwd=cwd or os.getcwd(), env_overrides=dict(env or {}), signatures=sigs,
+                                  ladder=opts.ladder(), runner=one, **launch)
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (record_interrupted)
         raise
     except BaseException:
         _drop_unrecorded(run_dir)
         raise
+    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn)
+
+
+def _check_attempt_words(attempt_title: str | None, hypothesis: str) -> None:
+    check_text(attempt_title, "attempt title")
+    check_text(hypothesis, "hypothesis")
+    if attempt_title is not None and "\n" in attempt_title.strip().replace("\r", "\n"):
+        raise DbglogError("the attempt title must be one line")  # (as for attempt add: before the run)
+    check_title_length(attempt_title, "attempt title", "--hypothesis")
+
+
+def _before_recording(recs, inv_ref):
+    """What recording the run as an attempt needs, checked before the run: the investigation, a writable
+    logs/, a readable [[advice]] table (returned: the playbooks' rules)."""
+    from dbglog.run import advice
+    from dbglog.util import fserrors
+
+    recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
+    fserrors.check_writable(recs.ws.logs_dir, recs.ws.runs_dir.parent)  # (read-only logs/: nothing runs)
+    return advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
+
+
+def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, hypothesis, inv_ref, did, rules,
+                  warn) -> ReproRun:
+    """Store the runs of ``run_repro`` (and the attempt, its evidence and advice); none left on a failure."""
+    from dbglog.run import runner
+
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
+    repeat = opts.repeat
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     try:
         a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
@@ -737,7 +725,8 @@ def bisect_resume(recs, ref: str | None = None, *, max_steps: int | None = None,
     """Continue an interrupted bisection (default: the latest); finished steps are not re-run.
     ``max_steps``: a new budget of commits tried, for git bisections."""
     from dbglog.bisect import lifecycle
-    from dbglog.bisect.session import SessionDB, driver
+    from dbglog.bisect.drivers import driver
+    from dbglog.bisect.session import SessionDB
     from dbglog.bisect.spec import HistorySpec
 
     s = bisect_session(recs, ref)
@@ -756,7 +745,8 @@ def bisect_resume(recs, ref: str | None = None, *, max_steps: int | None = None,
 
 def bisect_status(recs, ref: str | None = None) -> dict:
     """Where a bisection stands (default: the latest): the session and its driver's description."""
-    from dbglog.bisect.session import SessionDB, driver
+    from dbglog.bisect.drivers import driver
+    from dbglog.bisect.session import SessionDB
 
     s = SessionDB(recs.store).get(ref)
     info = {"id": s["id"], "kind": s["kind"], "status": s["status"], "investigation": s["investigation"],

@@ -12,6 +12,15 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# Started under nohup (or by any parent that ignores SIGHUP), every child inherits SIGHUP ignored, and dbglog
+# leaves an ignored SIGHUP alone on purpose (the user's nohup wins): the SIGHUP cases cannot happen here.
+# Kept ignored (resetting it would undo the nohup that keeps this run alive); those cases skip, saying why.
+SIGHUP_IGNORED = signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+skip_if_sighup_ignored = pytest.mark.skipif(SIGHUP_IGNORED, reason="SIGHUP is inherited as ignored (nohup): dbglog "
+                                            "leaves an ignored SIGHUP alone, so a SIGHUP cannot stop it here")
+STOP_SIGNALS = [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=skip_if_sighup_ignored, id="SIGHUP"),
+                signal.SIGINT]
+
 REPO = Path(__file__).resolve().parent.parent
 ROOT = REPO
 REPROS = Path(__file__).resolve().parent / "fixtures" / "repros"
@@ -161,11 +170,41 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture
 def pid_dir(tmp_path, monkeypatch):
-    """Fixture repro scripts write their pid here; after the run none of them may be alive."""
+    """Fixture repro scripts write their pid here; after the run none of them may be alive. Whatever is
+    still alive at teardown (a test that failed before its check) is killed, so it loads no later test."""
     d = tmp_path / "pids"
     d.mkdir()
     monkeypatch.setenv("DBGLOG_TEST_PIDS", str(d))
-    return d
+    yield d
+    for pid in recorded_pids(d):
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def spawn():
+    """``subprocess.Popen`` for a test: every child it starts and that still runs at teardown (a
+    ``communicate(timeout=...)`` that timed out, an assertion that failed first) is stopped -- SIGTERM, so
+    a dbglog stops its own process tree, then SIGKILL after 10 s -- instead of loading the tests after it."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*args, **kwargs) -> subprocess.Popen:
+        p = subprocess.Popen(*args, **kwargs)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
 
 
 def recorded_pids(d: Path) -> list[int]:

@@ -175,8 +175,8 @@ def test_a_refused_toggle_bisection_is_a_diagnostic_not_a_failed_attempt(ws):
     assert st["status"] == "done" and st["result"]["status"] == "refused"
 
 
-def _sigterm(args, cwd, env=None):
-    proc = subprocess.Popen([PY, "-m", "dbglog", "bisect", *args], cwd=cwd, env=cli_env(env),
+def _sigterm(spawn, args, cwd, env=None):
+    proc = spawn([PY, "-m", "dbglog", "bisect", *args], cwd=cwd, env=cli_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 60
     while len(db_rows(Path(cwd), "SELECT key FROM bisect_trials")) < 2:
@@ -187,11 +187,11 @@ def _sigterm(args, cwd, env=None):
     return proc.returncode, out + err
 
 
-def test_sigterm_leaves_either_kind_interrupted_and_resumable_with_the_same_message(tmp_path, ws):
+def test_sigterm_leaves_either_kind_interrupted_and_resumable_with_the_same_message(tmp_path, ws, spawn):
     repo, shas, cmd = setup(tmp_path, 32, rate=1.0, culprit=20, sleep=0.3)
-    code_g, text_g = _sigterm(["git", "--grace", "0.5", "--good", shas[0], "--bad", "HEAD", "--", *cmd], repo)
+    code_g, text_g = _sigterm(spawn, ["git", "--grace", "0.5", "--good", shas[0], "--bad", "HEAD", "--", *cmd], repo)
     tcmd = toggles_setup(ws)
-    code_t, text_t = _sigterm(["toggles", "--grace", "0.5", *[x for t in "ABCD" for x in ("--env", f"{t}=1")],
+    code_t, text_t = _sigterm(spawn, ["toggles", "--grace", "0.5", *[x for t in "ABCD" for x in ("--env", f"{t}=1")],
                                "--", *tcmd], ws, env={"SLEEP": "0.3", "RATE": "1"})
     for code, text, where in ((code_g, text_g, repo), (code_t, text_t, ws)):
         assert code == 130, text

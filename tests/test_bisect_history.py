@@ -351,13 +351,13 @@ def _trials(repo: Path) -> list[str]:
         return []
 
 
-def _start_bg(repo, repro, *args):
-    return subprocess.Popen([sys.executable, "-m", "dbglog", "bisect", "git", "--grace", "0.5", *args, "--",
+def _start_bg(spawn, repo, repro, *args):
+    return spawn([sys.executable, "-m", "dbglog", "bisect", "git", "--grace", "0.5", *args, "--",
                              *repro.cmd], cwd=repo, env=cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
 
 
-def _wait_trials(repo, n, proc, limit=30.0):
+def _wait_trials(repo, n, proc, limit=120.0):  # (a bound on a failure, not a window: it waits for the rows)
     deadline = time.monotonic() + limit
     while len(_trials(repo)) < n:
         assert proc.poll() is None, proc.communicate()
@@ -365,11 +365,11 @@ def _wait_trials(repo, n, proc, limit=30.0):
         time.sleep(0.05)
 
 
-def test_kill_9_mid_step_then_resume_same_answer_nothing_rerun_nothing_left(tmp_path, pid_dir):
+def test_kill_9_mid_step_then_resume_same_answer_nothing_rerun_nothing_left(tmp_path, pid_dir, spawn):
     repo, shas = linear_repo(tmp_path, 64)
     before = snapshot(repo)
     repro = Repro(tmp_path, culprit=41, sleep=0.3)
-    proc = _start_bg(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    proc = _start_bg(spawn, repo, repro, "--good", shas[0], "--bad", "HEAD")
     _wait_trials(repo, 4, proc)
     time.sleep(0.1)  # mid-step
     proc.kill()
@@ -393,10 +393,10 @@ def test_kill_9_mid_step_then_resume_same_answer_nothing_rerun_nothing_left(tmp_
     assert st["status"] == "done" and st["first_bad"] == shas[41]
 
 
-def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path, pid_dir):
+def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path, pid_dir, spawn):
     repo, shas = linear_repo(tmp_path, 32)
     repro = Repro(tmp_path, culprit=9, sleep=0.3)
-    proc = _start_bg(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    proc = _start_bg(spawn, repo, repro, "--good", shas[0], "--bad", "HEAD")
     _wait_trials(repo, 3, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

@@ -264,12 +264,12 @@ def test_main_frames_reads_back_any_faulthandler_dump(frames, noise):
 
 # --- Ctrl-C / SIGTERM: the captures are taken before the kill, and the stuck process lands ------------
 
-def test_interrupt_takes_the_captures_and_the_stuck_frames_reach_runs_show_and_the_attempt(workdir, pid_dir):
+def test_interrupt_takes_the_captures_and_the_stuck_frames_reach_runs_show_and_the_attempt(workdir, pid_dir, spawn):
     assert run_cli("new", "hang on ctrl-c", "--no-env", cwd=workdir).returncode == 0
     script = workdir / "stuck.py"
     script.write_text(f"import sys; sys.path.insert(0, {str(REPROS)!r}); import _pids; _pids.record()\n"
                       + HANG_PRINTING_SITE)
-    p = subprocess.Popen([PY, "-m", "dbglog", "run", "--capture", "faulthandler", "--grace", "1", "--attempt",
+    p = spawn([PY, "-m", "dbglog", "run", "--capture", "faulthandler", "--grace", "1", "--attempt",
                           "does it hang", "--json", "--", PY, str(script)], cwd=workdir, env=cli_env(),
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

@@ -151,7 +151,7 @@ def test_non_tty_never_prompts(workdir):
 def test_editor_used_on_terminal(dbg, workdir, monkeypatch):
     import click
 
-    import dbglog.cli as cli_mod
+    import dbglog.cli.common as cli_mod
 
     new(dbg, "editor case")
     monkeypatch.setenv("DBGLOG_NO_EDITOR", "0")

@@ -32,9 +32,9 @@ def make_inv(workdir):
     return json.loads(r.stdout)
 
 
-def test_eight_writers_fifty_attempts_each(workdir):
+def test_eight_writers_fifty_attempts_each(workdir, spawn):
     inv = make_inv(workdir)
-    procs = [subprocess.Popen([sys.executable, "-c", ADDER, str(workdir / ".dbglog"), inv["id"], "50", f"p{i}"],
+    procs = [spawn([sys.executable, "-c", ADDER, str(workdir / ".dbglog"), inv["id"], "50", f"p{i}"],
                               env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for i in range(8)]
     for p in procs:

@@ -101,7 +101,7 @@ def test_hung_nvidia_smi_times_out_and_is_killed(bare_path, pid_dir):
     _tool(bare_path, "nvidia-smi", f'sleep 60 & echo $! > "{pid_dir}/$!.pid"; echo $$ > "{pid_dir}/$$.pid"; wait\n')
     t = time.monotonic()
     snap = envinfo.collect(timeout=1)
-    assert time.monotonic() - t < 1 + 2 + 3  # probe timeout + kill + slack
+    assert time.monotonic() - t < 30  # the tool was stopped, not waited for: nowhere near its 60 s, whatever the load
     assert snap["nvidia_gpus"] is None
     assert "timed out" in snap["nvidia_smi_error"]
     assert any("nvidia-smi: timed out" in line for line in envinfo.markdown_lines(snap))

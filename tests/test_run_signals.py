@@ -1,5 +1,5 @@
-"""Issue 17 point 4: SIGTERM or SIGHUP to `dbglog run` stops the whole process tree (no repro left
-running under PID 1) and records the run as interrupted, as Ctrl-C does."""
+"""SIGTERM or SIGHUP to `dbglog run` stops the whole process tree (no repro left running under PID 1)
+and records the run as interrupted, as Ctrl-C does. (SIGHUP skips where it is inherited as ignored.)"""
 
 import json
 import signal
@@ -10,13 +10,13 @@ import time
 
 import pytest
 
-from conftest import REPROS, assert_none_alive, cli_env, recorded_pids, run_cli
+from conftest import REPROS, STOP_SIGNALS, assert_none_alive, cli_env, recorded_pids, run_cli
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_stop_signal_stops_the_tree_and_records_the_run(workdir, pid_dir, sig):
+@pytest.mark.parametrize("sig", STOP_SIGNALS)
+def test_a_stop_signal_stops_the_tree_and_records_the_run(workdir, pid_dir, spawn, sig):
     assert run_cli("new", "signals", "--no-env", cwd=workdir).returncode == 0
-    p = subprocess.Popen([sys.executable, "-m", "dbglog", "run", "--grace", "1", "--attempt", "hang repro", "--",
+    p = spawn([sys.executable, "-m", "dbglog", "run", "--grace", "1", "--attempt", "hang repro", "--",
                           sys.executable, str(REPROS / "hang_grandchild.py")], cwd=workdir, env=cli_env(),
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -37,7 +37,7 @@ def test_a_stop_signal_stops_the_tree_and_records_the_run(workdir, pid_dir, sig)
     assert attempt[0][0] == "inconclusive"  # an interrupted run is no evidence either way
 
 
-def test_repeats_before_the_interruption_are_recorded_too(workdir, pid_dir, tmp_path):
+def test_repeats_before_the_interruption_are_recorded_too(workdir, pid_dir, tmp_path, spawn):
     flag = tmp_path / "second"
     script = tmp_path / "r.py"
     script.write_text(
@@ -46,7 +46,7 @@ def test_repeats_before_the_interruption_are_recorded_too(workdir, pid_dir, tmp_
         "if os.path.exists(p):\n"
         "    sys.path.insert(0, " + repr(str(REPROS)) + "); import _pids; _pids.record(); time.sleep(600)\n"
         "open(p, 'w').close()\n")
-    p = subprocess.Popen([sys.executable, "-m", "dbglog", "run", "--repeat", "3", "--", sys.executable, str(script)],
+    p = spawn([sys.executable, "-m", "dbglog", "run", "--repeat", "3", "--", sys.executable, str(script)],
                          cwd=workdir, env=cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

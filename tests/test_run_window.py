@@ -5,11 +5,12 @@ import os
 import signal
 
 import pytest
+from conftest import STOP_SIGNALS
 
 from dbglog.run import runner
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+@pytest.mark.parametrize("sig", STOP_SIGNALS)
 def test_a_signal_before_the_loop_is_held_then_raised_on_arm(sig):
     before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     trap = runner._trap_stop_signals(defer=True)

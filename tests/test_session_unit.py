@@ -13,6 +13,7 @@ import time
 import psutil
 import pytest
 
+from dbglog.bisect import drivers
 from dbglog.bisect import session as S
 from dbglog.bisect.algorithms import Verdict
 from dbglog.util.errors import DbglogError
@@ -370,6 +371,6 @@ def test_default_timeout_md_cell_and_invalid_mark(recs):
     assert S.md_cell("a|b\\c\nd") == "a\\|b\\\\c d" and S.md_cell(None) == ""
     sid = S.SessionDB(recs.store).create("git", {}, None)
     with pytest.raises(DbglogError, match="invalid verdict 'maybe'"):
-        S.mark(recs, S.SessionDB(recs.store).get(sid), "HEAD", "maybe")
+        drivers.mark(recs, S.SessionDB(recs.store).get(sid), "HEAD", "maybe")
     with pytest.raises(DbglogError, match="unknown bisection kind"):
-        S.driver("svn")
+        drivers.driver("svn")

@@ -1,7 +1,7 @@
 """History bisection: ``dbglog bisect git --good REV --bad REV -- CMD...``.
 
-The session driver for ``kind = "git"`` (see the DRIVER INTERFACE at the bottom of
-``session.py``): git plumbing, worktrees, endpoint verification, the step loop, the report.
+The session driver for ``kind = "git"`` (its interface and registration: ``drivers.py``): git
+plumbing, worktrees, endpoint verification, the step loop, the report.
 
 How a bisection runs
 --------------------

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from dbglog.bisect.algorithms import Verdict
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import sha256_hex
 
@@ -186,6 +187,16 @@ class Execution:
         prefix = shlex.split(self.launcher) if self.launcher else []
         return prefix + list(cmd if cmd is not None else self.cmd)
 
+    def run_options(self, timeout: float | None, *, launched: bool = True) -> RunOptions:
+        """The ``RunOptions`` of one run of a trial: the repro's (``launched``) or the build's (no
+        server: the build is not a client). A step's record is the session's, not the tree's: no git
+        state per run."""
+        server = dict(server=self.server, ready=self.ready, ready_timeout=self.ready_timeout) \
+            if self.server and launched else {}
+        return RunOptions(timeout=timeout, grace=self.grace, captures=tuple(self.captures),
+                          on_hang=tuple(self.on_hang), echo=not self.quiet, git_info=False,
+                          idle_timeout=self.idle_timeout, **server)
+
 
 class Catalog:
     """The failure signatures a session's runs are classified with (``signatures.all_signatures``),
@@ -294,17 +305,15 @@ class Executor:
         launch = slurm.Step(tag=self.session_id) if launched and slurm.is_srun(self.ex.launcher) else None
         run_id = runner.new_run_id()
         run_dir = self.recs.ws.runs_dir / run_id
-        kw = dict(run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, timeout=timeout, grace=self.ex.grace,
-                  captures=self.ex.captures, on_hang=self.ex.on_hang, echo=not self.ex.quiet,
-                  signatures=self.signatures, git_info=False, idle_timeout=self.ex.idle_timeout,
+        opts = self.ex.run_options(timeout, launched=launched)
+        kw = dict(run_dir=run_dir, run_id=run_id, cwd=cwd, env_overrides=env, signatures=self.signatures,
                   escalation=escalation)
-        if self.ex.server and launched:  # the repro, not the build: server first, this is its client
+        if opts.server:  # the repro, not the build: server first, this is its client
             from dbglog.run import serve
 
-            r = serve.run_server_client(argv, server=self.ex.server, ready=self.ex.ready,
-                                        ready_timeout=self.ex.ready_timeout, **kw).to_dict()
+            r = serve.run_server_client(argv, opts, **kw).to_dict()
         else:
-            r = runner.run(argv, launch=launch, **kw).to_dict()
+            r = runner.run(argv, opts, launch=launch, **kw).to_dict()
         r["run_dir"] = str(run_dir)
         return r
 
@@ -682,74 +691,3 @@ def workdir_root(recs, scratch: str | None = None) -> Path:
     """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
     .dbglog/bisect."""
     return Path(scratch) if scratch else recs.ws.dir / "bisect"
-
-
-# --- drivers -------------------------------------------------------------------------
-#
-# Each kind of bisection is a module with the same four functions, so `dbglog bisect
-# status|log|resume|abort|mark` work for every kind:
-#
-#   resume(recs, session: dict, *, progress: bool) -> dict     # run to the end; the result dict
-#   cleanup(recs, session: dict) -> None                      # remove worktrees / restore files
-#   mark_key(recs, session: dict, ref: str) -> str            # user's REV / toggle list -> trial key
-#   describe(recs, session: dict) -> dict                     # status: candidates left, steps, ...
-#
-# A result dict always has "status" (found | complete | inconclusive | flaky | refused | ...),
-# "exit_code" (0 found, 1 nothing conclusive, 2 refused) and "message" (one line for people).
-
-DRIVERS = {"git": "dbglog.bisect.history", "toggles": "dbglog.bisect.toggles"}
-
-
-def driver(kind: str):
-    import importlib
-
-    if kind not in DRIVERS:
-        raise DbglogError(f"unknown bisection kind {kind!r}")
-    return importlib.import_module(DRIVERS[kind])
-
-
-def mark(recs, session: dict, ref: str, verdict: str) -> Step:
-    """Correct a verdict by hand; the search replays from the log on the next resume/status."""
-    v = Verdict(verdict) if verdict in ("good", "bad", "skip") else None
-    if v is None:
-        raise DbglogError(f"invalid verdict {verdict!r}: use good, bad or skip")
-    key = driver(session["kind"]).mark_key(recs, session, ref)
-    step = Step(key, v, "marked by hand", source="manual")
-    SessionDB(recs.store).record(session["id"], step, ckey=f"manual:{session['id']}:{key}")
-    return step
-
-
-def abort(recs, session: dict) -> dict:
-    import signal
-
-    import psutil
-
-    from dbglog.run import proctree
-
-    def gone(p, timeout: float) -> bool:
-        # Not our child: a dead driver stays a zombie until its own parent reaps it (zombie = gone).
-        return proctree.wait_gone([p], timeout)
-
-    drv = SessionDB(recs.store).live_driver(session["id"])
-    if drv is not None:
-        # Stop the driver first: it restores in-place edits and removes worktrees on SIGTERM.
-        # Cleaning up under a live driver would let it edit the files again afterwards.
-        try:
-            drv.send_signal(signal.SIGTERM)
-            if not gone(drv, 30):
-                drv.kill()
-                gone(drv, 10)
-        except psutil.Error:
-            pass
-    survivors = reap_leftovers(session["id"])
-    from dbglog.run import slurm
-    from dbglog.bisect.spec import from_stored
-
-    cancelled = []  # Slurm jobs a killed driver left on the cluster (tagged with the session)
-    if slurm.is_srun(from_stored(session["kind"], session.get("spec") or {}).launcher):
-        cancelled = slurm.cancel_tagged(session["id"])
-    driver(session["kind"]).cleanup(recs, session)
-    SessionDB(recs.store).finish(session["id"], "aborted", {"status": "aborted", "survivors": survivors})
-    secrets_path(recs.store, session["id"]).unlink(missing_ok=True)
-    return {"id": session["id"], "status": "aborted", "survivors": survivors,
-            **({"slurm_cancelled": cancelled} if cancelled else {})}

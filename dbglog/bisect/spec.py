@@ -3,7 +3,10 @@ arguments mirroring the CLI, with the checks that refuse bad input beside the fi
 (one line, ``DbglogError``, before anything runs).
 
 :class:`StepOptions` holds what both kinds share (how each step runs: command, build, timeout,
-repeats, jobs, launcher, captures, server-shaped steps, what counts as the failure);
+repeats, jobs, launcher, captures, server-shaped steps, what counts as the failure); its run fields
+become ``session.Execution`` (``execution_args``), whose ``run_options`` is the one typed
+``run.options.RunOptions`` every supervised run takes (``dbglog run`` and MCP ``run_repro`` too), and
+its checks of them are that value's (``check_server``);
 :class:`HistorySpec` adds ``bisect git``'s range and search options, :class:`ToggleSpec` the
 toggle kinds' values and the set search's options. ``history.start`` / ``toggles.start`` take
 one and write the session's stored spec.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import MISSING, dataclass, field, fields
 
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 
@@ -53,9 +57,9 @@ class StepOptions:
                     idle_timeout=self.idle_timeout, shared_cache=self.shared_cache, escalate=self.escalate)
 
     def check_server(self) -> None:
-        from dbglog.run import serve
-
-        serve.check_args(self.server, self.ready, self.ready_timeout, self.idle_timeout)
+        """The one check of server-mode and idle options, ``dbglog run``'s (``RunOptions.check_server``)."""
+        RunOptions(server=self.server, ready=self.ready, ready_timeout=self.ready_timeout,
+                   idle_timeout=self.idle_timeout).check_server()
 
     def check_launcher(self) -> None:
         if self.launcher:

@@ -323,7 +323,7 @@ def start(recs, spec: ToggleSpec, *, cwd: Path, inv_ref: str | None = None, prog
     return resume(recs, SessionDB(recs.store).get(sid), progress=progress)
 
 
-# --- the driver (session.py's interface) ----------------------------------------------------
+# --- the driver (drivers.py's interface) ----------------------------------------------------
 
 
 def _update_spec(recs, sid: str, spec: ToggleSpec) -> None:

@@ -51,14 +51,6 @@ COMMANDS = {
 }
 
 
-def stdin_is_tty() -> bool:
-    # (looked up through this package at call time: a test stands in a terminal by replacing it)
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 class _LazyCommands(MutableMapping):
     """The group's commands, every name known up front, each module imported on first use: `dbglog
     show` does not pay for building the options of `bisect toggles`."""

@@ -88,7 +88,7 @@ def _bisect_finish(result: dict, as_json: bool) -> None:
 @json_option
 def bisect_abort(ref, as_json):
     """Stop a bisection: kill its leftovers, remove its worktrees, restore edited files."""
-    from dbglog.bisect.session import abort
+    from dbglog.bisect.drivers import abort
 
     recs = open_records()
     session = _session(recs, ref)
@@ -106,7 +106,7 @@ def bisect_abort(ref, as_json):
 @json_option
 def bisect_mark(ref, verdict, session_ref, as_json):
     """Correct a verdict (REV for git, comma-separated toggle names for toggles); resume replays."""
-    from dbglog.bisect.session import mark
+    from dbglog.bisect.drivers import mark
 
     recs = open_records()
     s = _session(recs, session_ref)

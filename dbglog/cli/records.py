@@ -1,7 +1,7 @@
 """The records commands: init, new, list, show, use, status, and the attempt, diff and next groups.
 
-Imports ``common`` and the record services (ops, records, mirror); the package only for
-``stdin_is_tty`` at call time."""
+Imports ``common`` (``stdin_is_tty`` looked up on it at call time) and the record services (ops, records,
+mirror); never the package above it, whose command table imports this module."""
 
 from __future__ import annotations
 
@@ -149,9 +149,9 @@ def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_r
         text_arg(v, k)
     recs = open_records()
     inv_id = recs.resolve(inv_ref)
-    from dbglog import cli as package  # (at call time: a test replaces package.stdin_is_tty)
+    from dbglog.cli import common  # (looked up at call time: a test stands in a terminal by replacing it)
 
-    if any(fields[k] is None for k in ("hypothesis", "did", "result", "conclusion")) and package.stdin_is_tty() \
+    if any(fields[k] is None for k in ("hypothesis", "did", "result", "conclusion")) and common.stdin_is_tty() \
             and os.environ.get("DBGLOG_NO_EDITOR") != "1" and not as_json:
         fields.update(edit_attempt_in_editor(fields))
     rec = ops.add_attempt(recs, inv_id, **fields, runs=runs)

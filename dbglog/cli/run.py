@@ -14,6 +14,7 @@ from dbglog.cli.common import (COUNT, GRACE, INT, SECONDS, _capture_help, _confi
                                check_failure_name, emit, inv_option, json_option, open_records, reject_unknown_option,
                                safe_text, server_options, slurm_option, timeout_options, warn, SIZE, LIMIT_SIZE, ENV_PAIR,
                                VAR_NAME)
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 
@@ -60,24 +61,19 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     -- python client.py"""
     reject_unknown_option(cmd)  # `run --timout 5 -- CMD` is a typo, not the command
     check_failure_name(expect, "--expect")
-    cmd = ops.check_run_args(cmd, repeat=repeat, timeout=timeout)  # before the workspace is created
-    extra = ops.check_run_extras(server=server, ready=ready, ready_timeout=ready_timeout, idle_timeout=idle_timeout,
-                                 escalate=escalate, escalate_levels=escalate_levels, dump_include=dump_include,
-                                 dump_exclude=dump_exclude, core_dumps=core_dumps)
-    if slurm_args is not None:
-        from dbglog.run import slurm
-
-        slurm.launcher(slurm_args)  # refused before anything is created
-        extra["slurm"] = slurm_args
+    opts = RunOptions(timeout=timeout, grace=grace, captures=captures, on_hang=on_hang, idle_timeout=idle_timeout,
+                      server=server, ready=ready, ready_timeout=ready_timeout, escalate=escalate,
+                      escalate_levels=escalate_levels, dump_include=dump_include, dump_exclude=dump_exclude,
+                      core_dumps=core_dumps, slurm=slurm_args, repeat=repeat, until_fail=until_fail,
+                      output_cap_bytes=output_cap, echo=not (quiet or as_json))
+    cmd = ops.check_run(cmd, opts)  # before the workspace is created
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
     from dbglog.run.runner import Interrupted
 
     try:
-        out = ops.run_repro(recs, cmd, cwd=os.getcwd(), env=env, timeout=timeout, grace=grace, captures=captures,
-                            on_hang=on_hang, repeat=repeat, until_fail=until_fail, expect=expect,
-                            output_cap_bytes=output_cap, echo=not (quiet or as_json), attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn, **extra)
+        out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect, attempt_title=attempt_title,
+                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -136,6 +132,18 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  error: {d['error']}")
     for k in d["key_lines"][:5]:
         lines.append(f"  line {k.get('line')}: {k.get('text', '').strip()[:200]}")
+    lines += _capture_lines(d)
+    lines += _survivor_lines(d["survivors"])
+    lines += _server_lines(d)
+    for n in d["notes"]:
+        lines.append(f"  note: {n}")
+    lines += _evidence_lines(d)
+    lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
+    return safe_text("\n".join(lines))
+
+
+def _capture_lines(d: dict) -> list[str]:
+    lines = []
     for c in d["captures"]:
         if c.get("name", "").rsplit(":", 1)[-1] == "stuck":
             continue  # shown below with its frames
@@ -146,12 +154,22 @@ def _run_summary(d: dict) -> str:
         lines.append(f"  stuck process (guess): pid {st.get('pid')} {(st.get('cmdline') or '')[:80]}"
                      f" — {(st.get('reason') or '').removeprefix('guess: ')}")
         lines.extend(f"    at {f[:160]}" for f in (st.get("frames") or [])[:5])
-    for s in d["survivors"]:
+    return lines
+
+
+def _survivor_lines(survivors: list[dict]) -> list[str]:
+    lines = []
+    for s in survivors:
         if s.get("escaped"):  # left the tree (setsid, marker cleared); found as the subreaper's orphan
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}) escaped the process tree; "
                          + ("killed" if s.get("status") == "killed" else f"still alive ({s.get('status')})"))
         else:
             lines.append(f"  SURVIVOR pid {s.get('pid')} ({s.get('name')}, {s.get('status')}) is still alive")
+    return lines
+
+
+def _server_lines(d: dict) -> list[str]:
+    lines = []
     srv = d.get("server")
     if srv:  # a server-shaped repro (dbglog/run/serve.py)
         lines.append(f"  server: {srv.get('state')}"
@@ -162,8 +180,11 @@ def _run_summary(d: dict) -> str:
     if lv:
         lines.append(f"  kernel-API log level {lv.get('level')}"
                      + (f"; dumps in {lv['dump_dir']} ({lv.get('dump_count', 0)} file(s))" if lv.get("dump_dir") else ""))
-    for n in d["notes"]:
-        lines.append(f"  note: {n}")
+    return lines
+
+
+def _evidence_lines(d: dict) -> list[str]:
+    lines = []
     ev = d.get("evidence") or []
     for e in ev:
         if e.get("summary"):
@@ -173,8 +194,7 @@ def _run_summary(d: dict) -> str:
     if not any(e.get("kind") == "kernel-api" for e in ev):
         for k in d.get("kernel_api") or []:
             lines.append(f"  last kernel API call: {k.get('name')} ({k.get('status')})")
-    lines.append(f"  output: {d['paths'].get('output', d['paths'])}")
-    return safe_text("\n".join(lines))
+    return lines
 
 
 @click.group()

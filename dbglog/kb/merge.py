@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, fields
 
 from dbglog.util.fsutil import atomic_write
-from dbglog.kb.model import Attempt, Investigation
+from dbglog.core.model import Attempt, Investigation
 
 
 @dataclass

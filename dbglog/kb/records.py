@@ -16,11 +16,12 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from dbglog.kb import model, sync
+from dbglog.core import model
+from dbglog.kb import sync
 from dbglog.util import redact
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import atomic_write
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 from dbglog.kb.store import Store
 from dbglog.util.workspace import Workspace
 
@@ -685,8 +686,40 @@ def plan_prune(recs: "Records", *, older_than_days: float | None = None, keep: i
     N, ``older_than_days`` drops older ones, ``max_bytes`` drops the oldest until the rest fits.
     ``protect``: run ids never dropped (the ones just recorded)."""
     import time
-    from datetime import datetime
 
+    units = _prune_units(recs, protect)
+    drop: list[dict] = []
+    now = time.time()
+    for i, u in enumerate(units):
+        if u["protected"]:
+            continue
+        if (keep is not None and i >= keep) or \
+                (older_than_days is not None and u["when"] < now - older_than_days * 86400):
+            drop.append(u)
+    if max_bytes is not None:
+        _drop_to_fit(units, drop, max_bytes)
+    linked = set()
+    for (ids,) in recs.store.q("SELECT runs FROM bisect_trials"):
+        try:
+            linked.update(json.loads(ids or "[]"))
+        except ValueError:
+            pass
+    out = {"pruned": [], "rows_deleted": [], "rows_kept": [], "freed_bytes": 0}
+    for u in drop:
+        out["pruned"].append(u["name"])
+        if u["path"] is not None:
+            out["freed_bytes"] += _du(u["path"])
+        for r in u["rows"]:
+            # a run an attempt or a bisection cites keeps its record (only its output goes)
+            (out["rows_kept"] if r["attempt_number"] is not None or r["id"] in linked
+             else out["rows_deleted"]).append(r["id"])
+    out["_units"] = drop
+    return out
+
+
+def _prune_units(recs: "Records", protect) -> list[dict]:
+    """Every top-level entry of `.dbglog/runs/` and every run row, as units (name, path, newest start,
+    rows, protected), newest first."""
     root = recs.ws.runs_dir
     try:
         names = [e.name for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
@@ -699,60 +732,46 @@ def plan_prune(recs: "Records", *, older_than_days: float | None = None, keep: i
         except (ValueError, IndexError, TypeError, OSError):
             top = None
         rows.setdefault(top or f"?{r['id']}", []).append(r)
-    linked = set()
-    for (ids,) in recs.store.q("SELECT runs FROM bisect_trials"):
-        try:
-            linked.update(json.loads(ids or "[]"))
-        except ValueError:
-            pass
     units = []
     for name in set(names) | set(rows):
         rs = rows.get(name, [])
-        when = None
-        for r in rs:
-            try:
-                t = datetime.fromisoformat(r["started"].replace("Z", "+00:00")).timestamp()
-            except (ValueError, AttributeError):
-                continue
-            when = t if when is None else max(when, t)
         path = root / name if name in names else None
-        if when is None:
-            try:
-                when = os.stat(path).st_mtime if path is not None else 0.0
-            except OSError:
-                when = 0.0
-        units.append({"name": name, "path": path, "when": when, "rows": rs,
+        units.append({"name": name, "path": path, "when": _unit_time(rs, path), "rows": rs,
                       "protected": any(r["id"] in protect for r in rs) or name in protect})
     units.sort(key=lambda u: (u["when"], u["name"]), reverse=True)
-    drop: list[dict] = []
-    now = time.time()
-    for i, u in enumerate(units):
-        if u["protected"]:
+    return units
+
+
+def _unit_time(rows: list, path: Path | None) -> float:
+    """A unit's newest run start, else its folder's mtime, else 0."""
+    from datetime import datetime
+
+    when = None
+    for r in rows:
+        try:
+            t = datetime.fromisoformat(r["started"].replace("Z", "+00:00")).timestamp()
+        except (ValueError, AttributeError):
             continue
-        if (keep is not None and i >= keep) or \
-                (older_than_days is not None and u["when"] < now - older_than_days * 86400):
-            drop.append(u)
-    if max_bytes is not None:
-        sizes = {u["name"]: (_du(u["path"]) if u["path"] is not None else 0) for u in units}
-        total = sum(sizes[u["name"]] for u in units if u not in drop)
-        for u in reversed(units):  # oldest first
-            if total <= max_bytes:
-                break
-            if u in drop or u["protected"]:
-                continue
-            drop.append(u)
-            total -= sizes[u["name"]]
-    out = {"pruned": [], "rows_deleted": [], "rows_kept": [], "freed_bytes": 0}
-    for u in drop:
-        out["pruned"].append(u["name"])
-        if u["path"] is not None:
-            out["freed_bytes"] += _du(u["path"])
-        for r in u["rows"]:
-            # a run an attempt or a bisection cites keeps its record (only its output goes)
-            (out["rows_kept"] if r["attempt_number"] is not None or r["id"] in linked
-             else out["rows_deleted"]).append(r["id"])
-    out["_units"] = drop
-    return out
+        when = t if when is None else max(when, t)
+    if when is None:
+        try:
+            when = os.stat(path).st_mtime if path is not None else 0.0
+        except OSError:
+            when = 0.0
+    return when
+
+
+def _drop_to_fit(units: list[dict], drop: list[dict], max_bytes: int) -> None:
+    """Add the oldest units not yet dropped (nor protected) to ``drop`` until the rest fits ``max_bytes``."""
+    sizes = {u["name"]: (_du(u["path"]) if u["path"] is not None else 0) for u in units}
+    total = sum(sizes[u["name"]] for u in units if u not in drop)
+    for u in reversed(units):  # oldest first
+        if total <= max_bytes:
+            break
+        if u in drop or u["protected"]:
+            continue
+        drop.append(u)
+        total -= sizes[u["name"]]
 
 
 def apply_prune(recs: "Records", plan: dict) -> dict:

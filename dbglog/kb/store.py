@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dbglog.util.errors import DbglogError
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 
 def _core(db) -> None:
     db.executescript(
@@ -591,7 +591,7 @@ class Store:
         self.set_next_steps(inv.id, inv.next_steps)
 
     def upsert_attempt(self, inv_id: str, a: Attempt) -> None:
-        from dbglog.kb.synonyms import identifier_words  # words of compound identifiers, for search
+        from dbglog.core.synonyms import identifier_words  # words of compound identifiers, for search
 
         self.q(
             """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,

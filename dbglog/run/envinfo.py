@@ -371,25 +371,47 @@ def _v(x):
 def markdown_lines(snapshot: dict) -> list[str]:
     """Short ``- Key: value`` bullets for an investigation's Environment section."""
     s = snapshot
+    lines = [_gpu_line(s)] + _driver_lines(s)
+    pkgs = s.get("packages") or {}
+    shown = [f"{k} {pkgs[k]}" for k in ("torch", "triton", "pytorch-triton-rocm", "vllm", "sglang", "sgl-kernel",
+                                        "flashinfer-python", "flashinfer") if k in pkgs]
+    if shown:
+        lines.append("- Packages: " + ", ".join(shown))
+    lines.append(f"- Python: {_v(s.get('python'))} ({_v(s.get('python_executable'))})")
+    lines.append(f"- OS: {_v(s.get('os'))}, kernel {_v(s.get('kernel'))}, {_v(s.get('arch'))}")
+    if s.get("cpu"):
+        lines.append(f"- CPU: {s['cpu']} ({s.get('cpu_count')} cores)")
+    if s.get("git_commit"):
+        dirty = " (dirty)" if s.get("git_dirty") else ""
+        lines.append(f"- Git: {s['git_commit'][:12]}{dirty} on {_v(s.get('git_branch'))}")
+    lines += _debug_lines(s)
+    env = s.get("env") or {}
+    if env:
+        items = [f"{k}={v}" for k, v in env.items()]
+        more = f" (+{len(items) - 8} more)" if len(items) > 8 else ""
+        lines.append("- Env: " + ", ".join(f"`{i}`" for i in items[:8]) + more)
+    return lines
+
+
+def _gpu_line(s: dict) -> str:
+    """``- GPU: 8x NVIDIA H100 (sm_90)``: NVIDIA's, else AMD's, else torch's devices, else none."""
+    gpus, amd = s.get("nvidia_gpus") or [], s.get("amd_gpus") or []
+    if gpus or amd:
+        names: dict[str, int] = {}
+        for g in gpus or amd:
+            if gpus:
+                label = g["name"] + (f" (sm_{g['compute_cap'].replace('.', '')})" if g.get("compute_cap") else "")
+            else:
+                label = (g.get("name") or "AMD GPU") + (f" ({g['gfx']})" if g.get("gfx") else "")
+            names[label] = names.get(label, 0) + 1
+        return "- GPU: " + ", ".join(f"{n}x {k}" for k, n in names.items())
+    if s.get("torch_devices"):
+        return "- GPU: " + ", ".join(s["torch_devices"])
+    return "- GPU: none detected"
+
+
+def _driver_lines(s: dict) -> list[str]:
     lines = []
-    gpus = s.get("nvidia_gpus") or []
-    amd = s.get("amd_gpus") or []
-    if gpus:
-        names = {}
-        for g in gpus:
-            label = g["name"] + (f" (sm_{g['compute_cap'].replace('.', '')})" if g.get("compute_cap") else "")
-            names[label] = names.get(label, 0) + 1
-        lines.append("- GPU: " + ", ".join(f"{n}x {k}" for k, n in names.items()))
-    elif amd:
-        names = {}
-        for g in amd:
-            label = (g.get("name") or "AMD GPU") + (f" ({g['gfx']})" if g.get("gfx") else "")
-            names[label] = names.get(label, 0) + 1
-        lines.append("- GPU: " + ", ".join(f"{n}x {k}" for k, n in names.items()))
-    elif s.get("torch_devices"):
-        lines.append("- GPU: " + ", ".join(s["torch_devices"]))
-    else:
-        lines.append("- GPU: none detected")
     if s.get("nvidia_driver") or s.get("cuda_driver_max"):
         lines.append(f"- NVIDIA driver: {_v(s.get('nvidia_driver'))} (supports CUDA {_v(s.get('cuda_driver_max'))})")
     if s.get("cuda_toolkit") or s.get("torch_cuda_build"):
@@ -406,34 +428,22 @@ def markdown_lines(snapshot: dict) -> list[str]:
     for err_key in ("nvidia_smi_error", "rocm_smi_error"):
         if s.get(err_key):
             lines.append(f"- {err_key.split('_')[0]}-smi: {s[err_key]}")
-    pkgs = s.get("packages") or {}
-    shown = [f"{k} {pkgs[k]}" for k in ("torch", "triton", "pytorch-triton-rocm", "vllm", "sglang", "sgl-kernel",
-                                        "flashinfer-python", "flashinfer") if k in pkgs]
-    if shown:
-        lines.append("- Packages: " + ", ".join(shown))
-    lines.append(f"- Python: {_v(s.get('python'))} ({_v(s.get('python_executable'))})")
-    lines.append(f"- OS: {_v(s.get('os'))}, kernel {_v(s.get('kernel'))}, {_v(s.get('arch'))}")
-    if s.get("cpu"):
-        lines.append(f"- CPU: {s['cpu']} ({s.get('cpu_count')} cores)")
-    if s.get("git_commit"):
-        dirty = " (dirty)" if s.get("git_dirty") else ""
-        lines.append(f"- Git: {s['git_commit'][:12]}{dirty} on {_v(s.get('git_branch'))}")
+    return lines
+
+
+def _debug_lines(s: dict) -> list[str]:
     tools = {k: v for k, v in (s.get("debug_tools") or {}).items() if v}
     facts = s.get("debug_facts") or {}
-    if tools or facts:
-        parts = [f"-lineinfo {'yes' if facts.get('nvcc_lineinfo') else 'no'}", f"ulimit -c {_v(facts.get('ulimit_c'))}"]
-        if facts.get("ccache"):
-            parts.append("ccache configured")
-        if facts.get("hsa_tools_lib"):
-            parts.append(f"HSA_TOOLS_LIB={facts['hsa_tools_lib']}")
-        if tools:
-            parts.append("tools: " + ", ".join(f"{k} ({v})" for k, v in tools.items()))
-        lines.append("- Debug: " + "; ".join(parts))
-        if facts.get("warning"):
-            lines.append(f"- Warning: {facts['warning']}")
-    env = s.get("env") or {}
-    if env:
-        items = [f"{k}={v}" for k, v in env.items()]
-        more = f" (+{len(items) - 8} more)" if len(items) > 8 else ""
-        lines.append("- Env: " + ", ".join(f"`{i}`" for i in items[:8]) + more)
+    if not (tools or facts):
+        return []
+    parts = [f"-lineinfo {'yes' if facts.get('nvcc_lineinfo') else 'no'}", f"ulimit -c {_v(facts.get('ulimit_c'))}"]
+    if facts.get("ccache"):
+        parts.append("ccache configured")
+    if facts.get("hsa_tools_lib"):
+        parts.append(f"HSA_TOOLS_LIB={facts['hsa_tools_lib']}")
+    if tools:
+        parts.append("tools: " + ", ".join(f"{k} ({v})" for k, v in tools.items()))
+    lines = ["- Debug: " + "; ".join(parts)]
+    if facts.get("warning"):
+        lines.append(f"- Warning: {facts['warning']}")
     return lines

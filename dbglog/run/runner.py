@@ -36,13 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from dbglog.run import options as _options
 from dbglog.run import proctree
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 # server_died / server_not_ready: a server-shaped repro (dbglog/run/serve.py) whose server is the problem,
 # not the client.
 OUTCOMES = ("pass", "fail", "crash", "hang", "oom", "error", "server_died", "server_not_ready")
-DEFAULT_OUTPUT_CAP = 32 * 1024 * 1024  # per file (stdout, stderr, merged output)
+DEFAULT_OUTPUT_CAP = _options.DEFAULT_OUTPUT_CAP  # per file (stdout, stderr, merged output)
 RUN_ID_VAR = "DBGLOG_RUN_ID"
 
 
@@ -570,37 +572,33 @@ def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escala
     return env
 
 
-def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = None,
-        env_overrides: dict | None = None, timeout: float | None = None, grace: float = 5.0,
-        captures: Sequence[str] = (), on_hang: Sequence[str] = (),
-        output_cap_bytes: int | None = DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
-        capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-        kill_wait: float = 3.0, idle_timeout: float | None = None, companion=None, core_dumps: bool = False,
-        escalation: dict | None = None, preflight_check: bool = True, launch=None) -> RunResult:
-    """Run ``cmd`` (an argument list) under supervision and classify how it ended.
+def run(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str, cwd: Path | str | None = None,
+        env_overrides: dict | None = None, run_id: str | None = None, signatures=None, escalation: dict | None = None,
+        companion=None, launch=None, **changes) -> RunResult:
+    """Run ``cmd`` (an argument list) under supervision, as ``opts`` says (:class:`RunOptions`), and
+    classify how it ended. ``changes``: RunOptions fields by name (a library caller's keywords), laid
+    over ``opts``.
 
-    ``captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
+    ``opts.captures`` are hang-capture presets (see PRESETS); a preset name in ``on_hang`` counts too.
     Other ``on_hang`` entries are commands (split like a shell would, but not run by one) with
     ``{pid}``, ``{pgid}`` and ``{run_dir}`` filled in; each gets ``capture_timeout`` seconds.
-    ``env_overrides`` values of None unset a variable. ``signatures`` defaults to the built-in
-    catalog (pass ``signatures.all_signatures(config)`` to add the user's).
-
     ``idle_timeout``: alive but silent (no output on any stream, the companion's included) for that
-    many seconds is a hang. ``companion``: something supervised beside the run (a server, see
-    dbglog/run/serve.py): its ``check()`` may end the run with ``(outcome, note)``, its ``last_output()``
-    counts as output, its ``hang_captures(...)`` run first on a hang. ``core_dumps``: keep the core
-    size limit (default: 0 for the repro). ``escalation``: ``escalate.Ladder.spec()`` of this run.
-    ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
+    many seconds is a hang. ``core_dumps``: keep the core size limit (default: 0 for the repro).
+
+    What differs from run to run is a keyword: ``env_overrides`` (values of None unset a variable);
+    ``signatures`` (default: the built-in catalog; pass ``signatures.all_signatures(config)`` to add the
+    user's); ``escalation``: ``escalate.Ladder.spec()`` of this run; ``companion``: something supervised
+    beside the run (a server, see dbglog/run/serve.py): its ``check()`` may end the run with
+    ``(outcome, note)``, its ``last_output()`` counts as output, its ``hang_captures(...)`` run first on a
+    hang; ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
     flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
     """
+    opts = RunOptions.of(opts, **changes)
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
-    s = _Supervision([os.fspath(c) for c in cmd], run_dir=run_dir, cwd=cwd, env_overrides=env_overrides,
-                     timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
-                     output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
-                     capture_timeout=capture_timeout, run_id=run_id, kill_wait=kill_wait,
-                     idle_timeout=idle_timeout, companion=companion, escalation=escalation, launch=launch)
-    s.prepare(git_info, preflight_check, core_dumps)
+    s = _Supervision([os.fspath(c) for c in cmd], opts, run_dir=run_dir, cwd=cwd, env_overrides=env_overrides,
+                     signatures=signatures, run_id=run_id, companion=companion, escalation=escalation, launch=launch)
+    s.prepare(opts.git_info, opts.preflight_check, opts.core_dumps)
     if not s.start():  # no such directory or command: recorded as an error run
         return s.result
     try:
@@ -619,16 +617,17 @@ def run(cmd: Sequence[str], *, run_dir: Path | str, cwd: Path | str | None = Non
 class _Supervision:
     """One supervised run, as the steps ``run`` takes in order; the state they share lives here."""
 
-    def __init__(self, cmd: list[str], *, run_dir, cwd, env_overrides, timeout, grace, captures, on_hang,
-                 output_cap_bytes, echo, signatures, capture_timeout, run_id, kill_wait, idle_timeout,
+    def __init__(self, cmd: list[str], opts: RunOptions, *, run_dir, cwd, env_overrides, signatures, run_id,
                  companion, escalation, launch):
         self.cmd = cmd
+        captures, on_hang = opts.captures, opts.on_hang
         self.presets, self.commands = _caps().split(captures, on_hang) if captures or on_hang else ([], [])
         self.env_overrides = dict(env_overrides or {})
-        self.timeout, self.grace, self.kill_wait, self.idle_timeout = timeout, grace, kill_wait, idle_timeout
-        self.output_cap_bytes, self.echo, self.signatures = output_cap_bytes, echo, signatures
+        self.timeout, self.grace, self.kill_wait, self.idle_timeout = (
+            opts.timeout, opts.grace, opts.kill_wait, opts.idle_timeout)
+        self.output_cap_bytes, self.echo, self.signatures = opts.output_cap_bytes, opts.echo, signatures
         self.capture_timeout, self.companion, self.escalation, self.launch = (
-            capture_timeout, companion, escalation, launch)
+            opts.capture_timeout, companion, escalation, launch)
         # Refused before anything starts (rocgdb with the debug agent); warnings become notes below.
         self.preset_warnings = _caps().check(self.presets, {
             **os.environ, **{k: str(v) for k, v in self.env_overrides.items() if v is not None}}) if self.presets else []
@@ -1078,14 +1077,18 @@ class RepeatResult:
                 "flaky": self.flaky}
 
 
-def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, until_fail: bool = False,
-                 ladder=None, runner=None, **kwargs) -> RepeatResult:
-    """Run ``cmd`` up to ``repeat`` times (each in ``run_dir/NNN``) and histogram (outcome,
-    signature): disagreeing repeats mean a flaky repro. ``until_fail`` stops at the first
+def run_repeated(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str, ladder=None,
+                 runner=None, **kwargs) -> RepeatResult:
+    """Run ``cmd`` up to ``opts.repeat`` times (each in ``run_dir/NNN``) and histogram (outcome,
+    signature): disagreeing repeats mean a flaky repro. ``opts.until_fail`` stops at the first
     non-pass. ``ladder`` (``escalate.Ladder``): raise the kernel-API log level after each failure.
     ``runner``: the function that runs one repeat (default ``run``; ``serve.run_server_client``
-    for a server-shaped repro)."""
+    for a server-shaped repro). Other keywords: RunOptions fields laid over ``opts``, and what
+    ``run`` takes beside them (cwd, env_overrides, run_id, signatures, launch)."""
+    changes, per_run = RunOptions.split(kwargs)
+    opts = RunOptions.of(opts, **changes)
     one = runner or run
+    repeat = opts.repeat
     if repeat < 1:
         raise DbglogError(f"--repeat must be at least 1, got {repeat}")
     results: list[RunResult] = []
@@ -1094,8 +1097,8 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
         # One run keeps the plain layout runs/<id>/; repeats go to runs/<id>/001, 002, ...
         try:
             if ladder is not None:
-                kwargs["escalation"] = ladder.spec()
-            r = one(cmd, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **kwargs)
+                per_run["escalation"] = ladder.spec()
+            r = one(cmd, opts, run_dir=Path(run_dir) / f"{i:03d}" if repeat > 1 else Path(run_dir), **per_run)
         except Interrupted as e:
             e.results = results + e.results  # the finished repeats are recorded too
             raise
@@ -1103,7 +1106,7 @@ def run_repeated(cmd: Sequence[str], *, run_dir: Path | str, repeat: int = 1, un
         hist[(r.outcome, r.signature)] += 1
         if ladder is not None:
             ladder.after(r.outcome)
-        if until_fail and r.outcome != "pass":
+        if opts.until_fail and r.outcome != "pass":
             break
     return RepeatResult(results, dict(hist))
 

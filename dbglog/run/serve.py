@@ -26,55 +26,20 @@ import os
 import shlex
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from dbglog.run import proctree, runner
+from dbglog.run import options, proctree, runner
+from dbglog.run.options import RunOptions
 from dbglog.util.errors import DbglogError
 
 READY_POLL = (0.05, 0.5)  # first and longest pause between readiness checks: fast servers cost little
 
 
-def parse_server_cmd(server) -> list[str]:
-    if isinstance(server, str):
-        try:
-            argv = shlex.split(server)
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --server {server!r}: {e}") from None
-    else:
-        argv = [os.fspath(a) for a in server or ()]
-    if not argv:
-        raise DbglogError("--server needs a command, e.g. --server 'python -m vllm.entrypoints.openai.api_server'")
-    return argv
-
-
-def is_url(ready: str) -> bool:
-    return ready.startswith(("http://", "https://"))
-
-
-def check_ready_arg(ready: str | None) -> str:
-    if not ready or not ready.strip():
-        raise DbglogError("--server needs --ready URL|CMD (an HTTP URL answering 2xx, or a command exiting 0)")
-    if not is_url(ready):
-        try:
-            if not shlex.split(ready):
-                raise ValueError("empty command")
-        except ValueError as e:
-            raise DbglogError(f"cannot parse --ready {ready!r}: {e}") from None
-    return ready
-
-
-def check_args(server, ready, ready_timeout, idle_timeout) -> None:
-    """The server-mode and idle options, refused before anything runs."""
-    if (server is None) != (ready is None):
-        raise DbglogError("--server and --ready go together: --server CMD --ready URL|CMD -- CLIENT...")
-    if server is not None:
-        parse_server_cmd(server)
-        check_ready_arg(ready)
-    if ready_timeout is not None and ready_timeout <= 0:
-        raise DbglogError("--ready-timeout must be a positive number of seconds")
-    if idle_timeout is not None and idle_timeout <= 0:
-        raise DbglogError("--idle-timeout must be a positive number of seconds")
+# The argument checks live with RunOptions (run/options.py), checked where the values come in.
+parse_server_cmd, is_url, check_ready_arg = options.parse_server_cmd, options.is_url, options.check_ready_arg
+check_args = options.check_server_args
 
 
 def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, str]:
@@ -228,135 +193,168 @@ class Server:
             return b""
 
 
-def run_server_client(client_cmd: Sequence[str], *, server, ready: str, run_dir: Path | str,
-                      ready_timeout: float = 120.0, cwd: Path | str | None = None, env_overrides: dict | None = None,
-                      timeout: float | None = None, idle_timeout: float | None = None, grace: float = 5.0,
-                      captures: Sequence[str] = (), on_hang: Sequence[str] = (),
-                      output_cap_bytes: int | None = runner.DEFAULT_OUTPUT_CAP, echo: bool = True, signatures=None,
-                      capture_timeout: float = 30.0, run_id: str | None = None, git_info: bool = True,
-                      kill_wait: float = 3.0, core_dumps: bool = False, escalation: dict | None = None,
-                      gpu_release_timeout: float = 60.0) -> runner.RunResult:
-    """One server-shaped run (see the module docstring). ``server`` is an argument list or a string
-    split like a shell would (not run by one); ``ready`` a URL or a command. Other arguments as
+def run_server_client(client_cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str,
+                      cwd: Path | str | None = None, env_overrides: dict | None = None, run_id: str | None = None,
+                      signatures=None, escalation: dict | None = None, **changes) -> runner.RunResult:
+    """One server-shaped run (see the module docstring). ``opts.server`` is an argument list or a string
+    split like a shell would (not run by one); ``opts.ready`` a URL or a command. Other arguments as
     ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
-    from dbglog.run import preflight
-
+    opts = RunOptions.of(opts, **changes)
     if isinstance(client_cmd, (str, bytes)) or not client_cmd:
         raise DbglogError("the client command must be a non-empty argument list; put it after --")
-    server_cmd = parse_server_cmd(server)
-    ready = check_ready_arg(ready)
-    if ready_timeout is None or ready_timeout <= 0:
+    server_cmd = parse_server_cmd(opts.server)
+    check_ready_arg(opts.ready)
+    if opts.ready_timeout is None or opts.ready_timeout <= 0:
         raise DbglogError("--ready-timeout must be a positive number of seconds")
-    client_cmd = [os.fspath(c) for c in client_cmd]
-    run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    cwd_path = Path(cwd).resolve() if cwd is not None else Path.cwd()
-    env_overrides = dict(env_overrides or {})
-    run_id = run_id or runner.new_run_id()
-    from dbglog.run import captures as capmod
-
-    presets, commands = capmod.split(captures, on_hang)
-
-    # Pre-flight once, before the server: afterwards our own server holds the GPU.
-    pre = {"core_limit": None if core_dumps else 0, **preflight.check()}
-    srv = Server(server_cmd, run_dir, cwd_path, runner.build_env(run_dir / "server", env_overrides, presets, escalation),
-                 output_cap_bytes, echo, f"{run_id}-server")
-    t0 = time.monotonic()
-    info: dict = {"cmd": server_cmd, "ready": ready, "ready_timeout": ready_timeout, "ready_s": None,
-                  "state": "not started", "exit": None, "pids": []}
+    sc = _ServerClient([os.fspath(c) for c in client_cmd], server_cmd, opts, run_dir=run_dir, cwd=cwd,
+                       env_overrides=env_overrides, run_id=run_id, signatures=signatures, escalation=escalation)
     trapped = runner._trap_stop_signals()
-    result: runner.RunResult | None = None
     try:
-        err = srv.start(core_dumps) if cwd_path.is_dir() else f"working directory {cwd_path} does not exist"
-        if err:
-            result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, "error", err)
-            result.error = err
-        else:
-            state, note = _wait_ready(srv, ready, ready_timeout, str(cwd_path))
-            info["ready_note"] = note
-            if state == "ready":
-                info["state"], info["ready_s"] = "ready", round(time.monotonic() - t0, 3)
-                result = runner.run(client_cmd, run_dir=run_dir, cwd=cwd_path, env_overrides=env_overrides,
-                                    timeout=timeout, grace=grace, captures=captures, on_hang=on_hang,
-                                    output_cap_bytes=output_cap_bytes, echo=echo, signatures=signatures,
-                                    capture_timeout=capture_timeout, run_id=run_id, git_info=git_info,
-                                    kill_wait=kill_wait, idle_timeout=idle_timeout, companion=srv,
-                                    core_dumps=core_dumps, escalation=escalation, preflight_check=False)
-            else:
-                result = _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, state, note)
-                if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where
-                    result.captures = srv.hang_captures(presets, commands, capture_timeout)
+        sc.drive()  # the server, its readiness, then the client beside it
     except runner.Interrupted as e:
-        survivors = srv.stop(min(grace, 1.0), kill_wait)
-        r = e.result or _server_only(client_cmd, run_dir, cwd_path, env_overrides, run_id, timeout, srv, "error",
-                                     f"interrupted by {runner.signal_name(e.signum)}")
-        r.outcome = "error"
-        r.error = r.error or f"interrupted by {runner.signal_name(e.signum)}: the run and its processes were stopped"
-        r.survivors = [*r.survivors, *survivors]
-        r.paths.update(srv.paths)
-        e.result, e.results = r, [r]
+        sc.interrupted(e)
         runner._untrap(trapped)
         raise
     except BaseException:
-        srv.stop(min(grace, 1.0), kill_wait)
+        sc.srv.stop(min(opts.grace, 1.0), opts.kill_wait)
         runner._untrap(trapped)
         raise
     runner._untrap(trapped)
+    sc.blame()  # the server died under the client, or both went silent
+    sc.stop_server()  # the tree kill, then the wait for the GPU's release
+    return sc.finish()
 
-    if info["state"] == "ready" and result.outcome in ("fail", "crash") and srv.proc is not None:
-        try:  # a client that failed may have seen the server's crash a moment before it exited
-            srv.proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            pass
-    if info["state"] == "ready" and result.outcome not in ("server_died", "error") and not srv.alive():
-        # It died under the client: the client's failure (a reset connection) is the consequence.
-        result.notes.append(f"the server exited while the client ran ({srv.exit_text()}); the client ended "
-                            f"{result.outcome}")
-        result.outcome = "server_died"
-    if result.outcome == "hang" and result.idle is not None and srv.alive():
-        # Both silent, the server alive: read as a server hang. A guess, labelled so: a client stuck
-        # on its own while a healthy server idles looks the same from outside.
-        info["verdict"] = "server_hang"
-        result.notes.append("server hang (guess): the server was alive but silent while the client waited on it")
-    survivors = srv.stop(grace, kill_wait)
-    info["pids"] = sorted(srv.pids)
-    if srv.rc is not None and info["state"] != "not started":
-        info["exit"] = srv.exit_text()
-    if info["state"] == "ready":
-        info["state"] = "died" if result.outcome == "server_died" else "stopped"
-    elif srv.proc is not None:
-        info["state"] = "died" if result.outcome == "server_died" else "not ready"
-    if survivors:
-        result.survivors = [*result.survivors, *[s | {"role": "server"} for s in survivors]]
-        result.infra_tainted = True
-        result.notes.append(f"{len(survivors)} server process(es) survived SIGKILL")
-    info["gpu_release"] = preflight.wait_gpu_released(srv.pids, gpu_release_timeout)
-    if not info["gpu_release"]["released"]:
-        result.infra_tainted = True
-        result.notes.append(f"GPU memory still held by our process(es) {gpu_release_timeout:g}s after the stop: "
-                            + ", ".join(str(p["pid"]) for p in info["gpu_release"]["still"][:6]))
-    if escalation and srv.proc is not None:
-        from dbglog.run import escalate
 
-        info["kernel_api_level"] = escalate.describe(escalation, srv.dir, srv.env)  # the server's dumps
-    result.server = info
-    result.preflight = pre
-    if pre.get("gpu_processes"):
-        ev = preflight.taint_evidence(pre["gpu_processes"])
-        result.evidence.insert(0, ev)
-        result.notes.append(ev["summary"])
-    result.paths.update(srv.paths)
-    if srv.proc is not None:  # the presets' after-the-run steps on the server's folder (nccl-fr dumps)
-        caps, found = capmod.after(presets, srv.dir, capture_timeout, srv.env)
-        result.captures.extend(c | {"name": f"server:{c['name']}"} for c in caps)
-        result.evidence.extend(found)
-    _classify_server(result, srv, run_dir, signatures)
-    result.duration_s = time.monotonic() - t0
-    try:
-        Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
-    except OSError as e:
-        result.notes.append(f"could not write result.json: {e}")
-    return result
+class _ServerClient:
+    """One server-shaped run, as the steps ``run_server_client`` takes in order; the state they share."""
+
+    def __init__(self, client_cmd: list[str], server_cmd: list[str], opts: RunOptions, *, run_dir, cwd,
+                 env_overrides, run_id, signatures, escalation):
+        from dbglog.run import captures as capmod
+        from dbglog.run import preflight
+
+        self.client_cmd, self.opts, self.signatures, self.escalation = client_cmd, opts, signatures, escalation
+        self.run_dir = Path(run_dir).resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.cwd = Path(cwd).resolve() if cwd is not None else Path.cwd()
+        self.env_overrides = dict(env_overrides or {})
+        self.run_id = run_id or runner.new_run_id()
+        self.presets, self.commands = capmod.split(opts.captures, opts.on_hang)
+        # Pre-flight once, before the server: afterwards our own server holds the GPU.
+        self.pre = {"core_limit": None if opts.core_dumps else 0, **preflight.check()}
+        self.srv = Server(server_cmd, self.run_dir, self.cwd,
+                          runner.build_env(self.run_dir / "server", self.env_overrides, self.presets, escalation),
+                          opts.output_cap_bytes, opts.echo, f"{self.run_id}-server")
+        self.t0 = time.monotonic()
+        self.info: dict = {"cmd": server_cmd, "ready": opts.ready, "ready_timeout": opts.ready_timeout,
+                           "ready_s": None, "state": "not started", "exit": None, "pids": []}
+        self.result: runner.RunResult | None = None
+
+    def _server_only(self, outcome: str, note: str) -> runner.RunResult:
+        return _server_only(self.client_cmd, self.run_dir, self.cwd, self.env_overrides, self.run_id,
+                            self.opts.timeout, self.srv, outcome, note)
+
+    def drive(self) -> None:
+        """Start the server, wait until it is ready, run the client with the server as its companion."""
+        srv, opts = self.srv, self.opts
+        err = srv.start(opts.core_dumps) if self.cwd.is_dir() else f"working directory {self.cwd} does not exist"
+        if err:
+            self.result = self._server_only("error", err)
+            self.result.error = err
+            return
+        state, note = _wait_ready(srv, opts.ready, opts.ready_timeout, str(self.cwd))
+        self.info["ready_note"] = note
+        if state == "ready":
+            self.info["state"], self.info["ready_s"] = "ready", round(time.monotonic() - self.t0, 3)
+            self.result = runner.run(self.client_cmd, replace(opts, preflight_check=False), run_dir=self.run_dir,
+                                     cwd=self.cwd, env_overrides=self.env_overrides, signatures=self.signatures,
+                                     run_id=self.run_id, companion=srv, escalation=self.escalation)
+        else:
+            self.result = self._server_only(state, note)
+            if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where
+                self.result.captures = srv.hang_captures(self.presets, self.commands, opts.capture_timeout)
+
+    def interrupted(self, e: runner.Interrupted) -> None:
+        """Ctrl-C, SIGTERM, SIGHUP: the server stopped too, the record says so (``e`` is re-raised)."""
+        survivors = self.srv.stop(min(self.opts.grace, 1.0), self.opts.kill_wait)
+        r = e.result or self._server_only("error", f"interrupted by {runner.signal_name(e.signum)}")
+        r.outcome = "error"
+        r.error = r.error or f"interrupted by {runner.signal_name(e.signum)}: the run and its processes were stopped"
+        r.survivors = [*r.survivors, *survivors]
+        r.paths.update(self.srv.paths)
+        e.result, e.results = r, [r]
+
+    def blame(self) -> None:
+        """A client's failure is the server's when the server died under it; both silent reads as a
+        server hang (a guess, labelled so)."""
+        info, result, srv = self.info, self.result, self.srv
+        if info["state"] == "ready" and result.outcome in ("fail", "crash") and srv.proc is not None:
+            try:  # a client that failed may have seen the server's crash a moment before it exited
+                srv.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+        if info["state"] == "ready" and result.outcome not in ("server_died", "error") and not srv.alive():
+            # It died under the client: the client's failure (a reset connection) is the consequence.
+            result.notes.append(f"the server exited while the client ran ({srv.exit_text()}); the client ended "
+                                f"{result.outcome}")
+            result.outcome = "server_died"
+        if result.outcome == "hang" and result.idle is not None and srv.alive():
+            # Both silent, the server alive: read as a server hang. A guess, labelled so: a client stuck
+            # on its own while a healthy server idles looks the same from outside.
+            info["verdict"] = "server_hang"
+            result.notes.append("server hang (guess): the server was alive but silent while the client waited on it")
+
+    def stop_server(self) -> None:
+        """The server's tree kill, its state on the record, then the wait until its GPU memory is released."""
+        from dbglog.run import preflight
+
+        info, result, srv, opts = self.info, self.result, self.srv, self.opts
+        survivors = srv.stop(opts.grace, opts.kill_wait)
+        info["pids"] = sorted(srv.pids)
+        if srv.rc is not None and info["state"] != "not started":
+            info["exit"] = srv.exit_text()
+        if info["state"] == "ready":
+            info["state"] = "died" if result.outcome == "server_died" else "stopped"
+        elif srv.proc is not None:
+            info["state"] = "died" if result.outcome == "server_died" else "not ready"
+        if survivors:
+            result.survivors = [*result.survivors, *[s | {"role": "server"} for s in survivors]]
+            result.infra_tainted = True
+            result.notes.append(f"{len(survivors)} server process(es) survived SIGKILL")
+        info["gpu_release"] = preflight.wait_gpu_released(srv.pids, opts.gpu_release_timeout)
+        if not info["gpu_release"]["released"]:
+            result.infra_tainted = True
+            result.notes.append(f"GPU memory still held by our process(es) {opts.gpu_release_timeout:g}s after the "
+                                "stop: " + ", ".join(str(p["pid"]) for p in info["gpu_release"]["still"][:6]))
+
+    def finish(self) -> runner.RunResult:
+        """The server's part of the record (its dumps, evidence, signature), then result.json."""
+        from dbglog.run import captures as capmod
+        from dbglog.run import preflight
+
+        info, result, srv, pre = self.info, self.result, self.srv, self.pre
+        if self.escalation and srv.proc is not None:
+            from dbglog.run import escalate
+
+            info["kernel_api_level"] = escalate.describe(self.escalation, srv.dir, srv.env)  # the server's dumps
+        result.server = info
+        result.preflight = pre
+        if pre.get("gpu_processes"):
+            ev = preflight.taint_evidence(pre["gpu_processes"])
+            result.evidence.insert(0, ev)
+            result.notes.append(ev["summary"])
+        result.paths.update(srv.paths)
+        if srv.proc is not None:  # the presets' after-the-run steps on the server's folder (nccl-fr dumps)
+            caps, found = capmod.after(self.presets, srv.dir, self.opts.capture_timeout, srv.env)
+            result.captures.extend(c | {"name": f"server:{c['name']}"} for c in caps)
+            result.evidence.extend(found)
+        _classify_server(result, srv, self.run_dir, self.signatures)
+        result.duration_s = time.monotonic() - self.t0
+        try:
+            Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        except OSError as e:
+            result.notes.append(f"could not write result.json: {e}")
+        return result
 
 
 def _wait_ready(srv: Server, ready: str, ready_timeout: float, cwd: str) -> tuple[str, str]:

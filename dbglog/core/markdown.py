@@ -1,0 +1,673 @@
+"""The canonical markdown format of an investigation: render and parse, in one place.
+
+The packaged layout is ``templates/investigation.md.j2``; ``render_default`` writes its output in plain
+Python (``dbglog.kb.mirror`` renders a user's own template with jinja2 and checks it reads back). This
+module owns the escaping that makes ``parse(render(inv)) == inv`` hold for *any* content (tested with
+hypothesis). It is a bottom-layer value format (``dbglog.core``): ``kb`` stores and syncs with it, the
+reader of people's markdown (``docreader``) verifies an import against it; neither imports the other.
+
+How exactness is achieved while staying readable:
+
+* markdown-it-py finds the document structure (front matter, top-level headings) so that a
+  ``#`` inside a code fence or an HTML comment never splits a section;
+* field values are read back from the raw source lines, never from markdown-it's inline
+  rendering, so backticks, ``*``, pipes and trailing spaces survive;
+* a field value is written plainly (``**Result:** text``) when no line of it could be
+  mistaken for structure; otherwise it goes into a fenced block with the info string
+  ``dbglog`` (fence longer than any backtick run inside), or ``dbglog-json`` when it holds a
+  carriage return, which markdown would silently turn into a line break;
+* table rows and list items are checked at render time by parsing them back; if a row does not
+  survive, the exact data is added in an invisible ``<!-- dbglog-data ... -->`` comment, which
+  the parser uses only while the visible lines still hash to what was rendered (so a hand edit
+  of the table wins over the stale comment).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from dbglog.util.errors import DbglogError
+from dbglog.util.fsutil import sha256_hex
+from dbglog.core.model import (
+    DEFAULT_LABELS,
+    OUTCOMES,
+    STATUS_LABELS,
+    Attempt,
+    Difference,
+    Investigation,
+    NextStep,
+    Section,
+)
+
+ATTEMPT_FIELDS = (
+    ("title", "Title"),
+    ("hypothesis", "Hypothesis"),
+    ("did", "What you did"),
+    ("result", "Result"),
+    ("conclusion", "Conclusion"),
+)
+HEADER_FIELDS = (
+    ("symptom", "Symptom", "inline"),
+    ("environment", "Environment", "block"),
+    ("root_cause", "Root cause", "inline"),
+)
+
+
+# An investigation id as a file name stem of logs/ (new ids are model.ID_RE; hand-written ones may be freer).
+SAFE_ID = re.compile(r"\w[\w.-]{0,199}")  # (any script's letters and digits: \w)
+
+
+def _shown(value: str) -> str:
+    """A hand-written value quoted for an error line: control characters escaped, cut at 60."""
+    return repr(value[:60] + ("..." if len(value) > 60 else ""))
+
+
+class ParseError(DbglogError):
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        where = f"{path or '<text>'}" + (f":{line}" if line else "")
+        super().__init__(f"{where}: {message}")
+        self.path, self.line = path, line
+
+
+# --- field encoding -----------------------------------------------------------------
+
+_LABEL_LINE = re.compile(r"^\*\*(?P<label>[^*\n]{1,40}?):\*\*(?: (?P<rest>.*))?$")
+_LABELISH = re.compile(r"^\s*\*\*[^*]*(:\*\*|\*\*\s*:)")
+_BLOCK_START = re.compile(r"^ {0,3}(#|```|~~~|<|\|)")
+_RULE_CHARS = set("-=*_ \t")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+
+
+def _line_unsafe(line: str) -> bool:
+    s = line.strip()
+    return bool(
+        _LABELISH.match(line)
+        or _BLOCK_START.match(line)
+        or (s and set(s) <= _RULE_CHARS)
+    )
+
+
+def _raw_safe(value: str, inline: bool) -> bool:
+    if "\r" in value or value != value.strip():
+        return False
+    lines = value.split("\n")
+    return not any(_line_unsafe(line) for line in (lines[1:] if inline else lines))
+
+
+def _fence_for(value: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def render_field(label: str, value: str, style: str = "inline") -> str:
+    """The lines for one ``**Label:** value`` field, ending in a newline; '' for an empty value."""
+    if not value:
+        return ""
+    if "\r" in value:
+        return f"**{label}:**\n```dbglog-json\n{json.dumps(value)}\n```\n\n"
+    if _raw_safe(value, inline=style == "inline"):
+        if style == "inline":
+            return f"**{label}:** {value}\n" + ("\n" if "\n" in value else "")
+        return f"**{label}:**\n{value}\n\n"
+    fence = _fence_for(value)
+    return f"**{label}:**\n{fence}dbglog\n{value}\n{fence}\n\n"
+
+
+def scan_fields(lines: list[str], labels: dict[str, str]) -> tuple[dict[str, str], list[int]]:
+    """Split raw lines into ``{key: value}`` by their ``**Label:**`` lines (fence-aware).
+
+    ``labels`` maps the printed label (case-insensitive) to the key. Lines before the first
+    label are returned as their indices in the second element (the caller decides what they
+    mean).
+    """
+    bufs, stray = scan_field_lines(lines, labels)
+    return {k: _decode_value(v) for k, v in bufs.items()}, stray
+
+
+def scan_field_lines(lines: list[str], labels: dict[str, str]) -> tuple[dict[str, list[str]], list[int]]:
+    """Like scan_fields, but each value is its raw lines: [rest of the label line, *following lines]."""
+    lookup = {k.lower(): v for k, v in labels.items()}
+    out: dict[str, list[str]] = {}
+    stray: list[int] = []
+    key: str | None = None
+    buf: list[str] = []
+    fence: tuple[str, int] | None = None
+
+    def flush() -> None:
+        if key is not None:
+            out[key] = buf
+
+    for i, line in enumerate(lines):
+        if fence is None:
+            m = _LABEL_LINE.match(line)
+            if m and m.group("label").lower() in lookup:
+                flush()
+                key = lookup[m.group("label").lower()]
+                buf = [m.group("rest") or ""]
+                continue
+            fm = _FENCE.match(line)
+            if fm:
+                fence = (fm.group(2)[0], len(fm.group(2)))
+        else:
+            fm = _FENCE.match(line)
+            if fm and fm.group(2)[0] == fence[0] and len(fm.group(2)) >= fence[1] and not fm.group(3).strip():
+                fence = None
+        if key is None:
+            stray.append(i)
+        else:
+            buf.append(line)
+    flush()
+    return out, stray
+
+
+def _decode_value(buf: list[str]) -> str:
+    rest, body = buf[0], buf[1:]
+    if not rest and body:
+        fm = _FENCE.match(body[0])
+        if fm and not fm.group(1) and fm.group(3) in ("dbglog", "dbglog-json"):
+            fence = fm.group(2)
+            for j in range(1, len(body)):
+                if body[j] == fence:
+                    content = "\n".join(body[1:j])
+                    if fm.group(3) == "dbglog-json":
+                        try:
+                            value = json.loads(content)
+                        except ValueError:
+                            break
+                        if isinstance(value, str):
+                            return value
+                        break
+                    return content
+    text = "\n".join([rest, *body]) if rest else "\n".join(body)
+    return text.strip()
+
+
+# --- table rows and list items ------------------------------------------------------
+
+
+def _esc_cell(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def split_row(line: str) -> list[str]:
+    """Cells of a GFM table row, honouring ``\\|`` and ``\\\\`` escapes (our own writer's rules)."""
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    cells, cur, i = [], [], 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s) and s[i + 1] in "\\|":
+            cur.append(s[i + 1])
+            i += 2
+            continue
+        if c == "|":
+            cells.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    tail = "".join(cur).strip()
+    if tail:
+        cells.append(tail)
+    return cells
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(_esc_cell(c) for c in cells) + " |"
+
+
+def _flat(s: str) -> str:
+    return " ".join(s.split())
+
+
+def render_diff_table(labels: tuple[str, str], rows: list[Difference]) -> list[str]:
+    with_apply = any(r.apply for r in rows)
+    head = ["Factor", labels[0], labels[1], "Status"] + (["Apply"] if with_apply else [])
+    lines = [_row(head), "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.factor, r.working, r.broken, r.status] + ([r.apply] if with_apply else [])
+        lines.append(_row(cells))
+    return lines
+
+
+def parse_diff_table(lines: list[str]) -> tuple[tuple[str, str], list[Difference]]:
+    if len(lines) < 2:
+        raise ValueError("a table needs a header row and a dashed rule")
+    head = split_row(lines[0])
+    if len(head) < 4:
+        raise ValueError("the differences table needs columns Factor | working | broken | Status")
+    with_apply = len(head) >= 5 and head[4].lower() == "apply"
+    rows = []
+    for n, line in enumerate(lines[2:], 1):
+        cells = split_row(line)
+        cells += [""] * (len(head) - len(cells))
+        rows.append(Difference(position=n, factor=cells[0], working=cells[1], broken=cells[2],
+                               status=cells[3] or "untested", apply=cells[4] if with_apply else ""))
+    return (head[1], head[2]), rows
+
+
+_MARK = {"todo": " ", "done": "x", "dropped": "-"}
+_UNMARK = {" ": "todo", "x": "done", "X": "done", "-": "dropped", "~": "dropped"}
+_STEP_RE = re.compile(
+    r"^(?P<pos>\d+)\. \[(?P<mark>[ xX~-])\] \*\*(?P<text>.+?)\*\*"
+    r"(?: — (?P<detail>.*?))?(?: \(→ Attempt (?P<att>\d+)\))?$"
+)
+
+
+def render_step(s: NextStep) -> str:
+    line = f"{s.position}. [{_MARK[s.status]}] **{s.text}**"
+    if s.detail:
+        line += f" — {s.detail}"
+    if s.attempt is not None:
+        line += f" (→ Attempt {s.attempt})"
+    return line
+
+
+def parse_step(line: str, position: int) -> NextStep | None:
+    m = _STEP_RE.match(line)
+    if not m:
+        return None
+    att = m.group("att")
+    return NextStep(position=position, text=m.group("text"), detail=m.group("detail") or "",
+                    status=_UNMARK[m.group("mark")], attempt=int(att) if att else None)
+
+
+def _digest(lines: list[str]) -> str:
+    return sha256_hex("\n".join(lines).encode())[:16]
+
+
+def _data_comment(lines: list[str], payload) -> str:
+    # '>' is escaped so the JSON can never close the HTML comment early.
+    data = json.dumps({"sha": _digest(lines), "data": payload}, ensure_ascii=False)
+    return "<!-- dbglog-data " + data.replace(">", "\\u003e") + " -->"
+
+
+def _read_data_comment(line: str, lines: list[str]):
+    m = re.match(r"^<!-- dbglog-data (.*) -->$", line)
+    if not m:
+        return None
+    try:
+        obj = json.loads(m.group(1))
+    except ValueError:
+        return None
+    if obj.get("sha") != _digest(lines):
+        return None  # the visible lines were edited by hand: they win
+    return obj.get("data")
+
+
+def _one_line_each(lines: list[str]) -> bool:
+    return not any("\n" in line or "\r" in line for line in lines)
+
+
+def diff_section_lines(inv: Investigation) -> list[str]:
+    lines = render_diff_table(inv.labels, inv.differences)
+    try:
+        ok = _one_line_each(lines) and parse_diff_table(lines) == (tuple(inv.labels), inv.differences)
+    except ValueError:
+        ok = False
+    if not ok:
+        shown = render_diff_table(
+            (_flat(inv.labels[0]), _flat(inv.labels[1])),
+            [Difference(r.position, _flat(r.factor), _flat(r.working), _flat(r.broken), r.status, _flat(r.apply))
+             for r in inv.differences],
+        )
+        payload = {"labels": list(inv.labels), "rows": [r.to_dict() for r in inv.differences]}
+        return shown + ["", _data_comment(shown, payload)]
+    return lines
+
+
+def steps_section_lines(steps: list[NextStep]) -> list[str]:
+    lines = [render_step(s) for s in steps]
+    if _one_line_each(lines) and all(parse_step(line, s.position) == s for line, s in zip(lines, steps)):
+        return lines
+    shown = [render_step(NextStep(s.position, _flat(s.text).replace("**", "") or "(untitled)",
+                                  _flat(s.detail), s.status, s.attempt)) for s in steps]
+    return shown + ["", _data_comment(shown, [s.to_dict() for s in steps])]
+
+
+def files_lines(files: list[str]) -> str:
+    if not files:
+        return ""
+    body = [f"- `{f}`" for f in files]
+    if _one_line_each(body) and _parse_files(body) == files:
+        return "**Related files:**\n" + "\n".join(body) + "\n\n"
+    return f"**Related files:**\n```dbglog-json\n{json.dumps(files)}\n```\n\n"
+
+
+def _parse_files(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(("- ", "* ", "+ ")):
+            s = s[2:].strip()
+        if len(s) >= 2 and s.startswith("`") and s.endswith("`") and "`" not in s[1:-1]:
+            s = s[1:-1]
+        out.append(s)
+    return out
+
+
+def _decode_files(buf: list[str]) -> list[str]:
+    if not buf[0] and len(buf) >= 3 and buf[1] == "```dbglog-json" and buf[3:4] == ["```"]:
+        try:
+            data = json.loads(buf[2])
+        except ValueError:
+            data = None
+        if isinstance(data, list) and all(isinstance(x, str) for x in data):
+            return data
+    return _parse_files(buf)
+
+
+# --- headings and front matter ------------------------------------------------------
+
+_SIMPLE_TAG = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/+]*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
+
+
+def yaml_list(items: list[str]) -> str:
+    if all(_SIMPLE_TAG.fullmatch(t) and t.lower() not in _YAML_WORDS for t in items):
+        return "[" + ", ".join(items) + "]"
+    import yaml
+
+    # Double quotes: the only YAML style that escapes newlines and NEL instead of folding them.
+    return yaml.safe_dump(items, default_flow_style=True, default_style='"', allow_unicode=True,
+                          width=1 << 30).strip()
+
+
+def yaml_str(s: str) -> str:
+    import yaml
+
+    return yaml.safe_dump(s, default_style='"', allow_unicode=True, width=1 << 30).strip()
+
+
+_PLAIN_SCALAR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+\-]*$")
+
+
+def scalar(s: str) -> str:
+    """A front-matter value: plain when YAML would read it back as the same string."""
+    if _PLAIN_SCALAR.fullmatch(s) and s.lower() not in _YAML_WORDS and not re.fullmatch(r"[\d.:+\-]+", s):
+        return s
+    if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", s):
+        return s  # our timestamps: read back as datetime, turned back into this string by parse()
+    return yaml_str(s)
+
+
+def block(*parts: str) -> str:
+    """Join rendered fields; exactly one newline at the end (the template adds the blank line)."""
+    return "".join(parts).rstrip("\n")
+
+
+def heading_safe(s: str) -> bool:
+    return "\n" not in s and "\r" not in s
+
+
+# --- render -------------------------------------------------------------------------
+
+
+def render(inv: Investigation) -> str:
+    """The canonical markdown of ``inv`` (the packaged template's output)."""
+    return render_default(inv)
+
+
+def render_default(inv: Investigation) -> str:
+    """templates/investigation.md.j2, rendered as jinja2 renders it (trim_blocks, lstrip_blocks,
+    keep_trailing_newline); change the two together."""
+    out = ["---\n", f"id: {scalar(inv.id)}\n"]
+    if not heading_safe(inv.title):
+        out.append(f"title: {yaml_str(inv.title)}\n")
+    out += [f"status: {scalar(inv.status)}\n", f"created: {scalar(inv.created)}\n",
+            f"updated: {scalar(inv.updated)}\n", f"tags: {yaml_list(inv.tags)}\n"]
+    if inv.source:
+        out.append(f"source: {yaml_str(inv.source)}\n")
+    out += ["---\n", f"# {inv.title if heading_safe(inv.title) else _flat(inv.title)}\n", "\n",
+            block("**Status:** " + STATUS_LABELS.get(inv.status, inv.status) + "\n",
+                  render_field("Symptom", inv.symptom), render_field("Environment", inv.environment, "block"),
+                  files_lines(inv.related_files), render_field("Root cause", inv.root_cause)), "\n"]
+    attempts = sorted(inv.attempts, key=lambda a: a.number)
+    if attempts:
+        out.append("\n## Attempts\n")
+        for a in attempts:
+            out.append(f"\n### Attempt {a.number}" + (f": {a.title if heading_safe(a.title) else _flat(a.title)}"
+                                                      if a.title else "") + "\n")
+            if a.created:
+                out.append(f"<!-- created: {a.created} -->\n")
+            out += [block((render_field("Title", a.title) if not heading_safe(a.title) else "")
+                          + render_field("Hypothesis", a.hypothesis) + render_field("What you did", a.did)
+                          + render_field("Result", a.result) + render_field("Conclusion", a.conclusion)
+                          + "**Outcome:** " + str(a.outcome) + "\n"
+                          + (("**Runs:** " + ", ".join(str(r) for r in a.runs) + "\n") if a.runs else "")), "\n"]
+    if inv.differences or inv.labels != DEFAULT_LABELS:
+        out.append(f"\n## Key Differences: {_flat(inv.labels[0])} vs {_flat(inv.labels[1])}\n\n")
+        out += [f"{line}\n" for line in diff_section_lines(inv)]
+    if inv.next_steps:
+        out.append("\n## What to Try Next\n\n")
+        out += [f"{line}\n" for line in steps_section_lines(inv.next_steps)]
+    for sec in inv.sections:
+        out.append(f"\n{sec.heading}\n" + (f"{sec.body}\n" if sec.body else ""))
+    return "".join(out)
+
+
+# --- parse --------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    # Only block structure is used (token maps of front matter and headings): skipping the
+    # inline pass halves the parse time of a file.
+    return MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+
+
+def _structure(text: str) -> tuple[str | None, int, list[tuple[int, int, str]]]:
+    """(front matter, first body line, [(line, level, raw heading line)] for top-level headings)."""
+    tokens = _md().parse(text)
+    front, body_start, heads = None, 0, []
+    lines = text.split("\n")
+    for t in tokens:
+        if t.type == "front_matter":
+            front, body_start = t.content, t.map[1]
+        elif t.type == "heading_open" and t.level == 0 and t.map:
+            heads.append((t.map[0], int(t.tag[1]), lines[t.map[0]]))
+    return front, body_start, heads
+
+
+_ATTEMPT_HEAD = re.compile(r"^#{2,4} Attempt (\d+)(?:(?::|\s+[—–-])\s?(.*))?$")
+
+
+def _strip_blank(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return lines
+
+
+def parse(text: str, path: str | None = None) -> Investigation:
+    """Read an investigation back from its canonical markdown."""
+    if "\r" in text:
+        # Windows line endings from an editor: normalise, a lone CR cannot be ours.
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    front, body_start, heads = _structure(text)
+    meta = _front_matter(front, path)
+    titles = [h for h in heads if h[1] == 1]
+    if not titles:
+        raise ParseError("no '# Title' heading found", path, body_start + 1)
+    title_line = titles[0][0]
+    title = meta.get("title") if isinstance(meta.get("title"), str) else lines[title_line][2:]
+    if meta.get("id") is not None and not isinstance(meta["id"], str):
+        meta["id"] = str(meta["id"])
+    if not meta.get("id"):
+        raise ParseError("front matter has no 'id:'", path, 1)
+    if not SAFE_ID.fullmatch(meta["id"]):
+        # the id names the file in logs/ (`export`): '../x', '/etc/x' or a control byte must not reach a path
+        raise ParseError(f"front matter id {_shown(meta['id'])} must be letters, digits, '.', '_' or '-' "
+                         "(at most 200, it names the file in logs/); put the id back as it was", path, 1)
+
+    inv = Investigation(
+        id=meta["id"],
+        title=title,
+        status=str(meta.get("status") or "open"),
+        created=_ts(meta.get("created")),
+        updated=_ts(meta.get("updated")),
+        tags=[str(t) for t in (meta.get("tags") or [])],
+        source=meta["source"] if isinstance(meta.get("source"), str) else "",
+    )
+    # Sections: every top-level heading of level <= 2 after the title starts one.
+    bounds = [h for h in heads if h[0] > title_line and h[1] <= 2]
+    header = lines[title_line + 1 : bounds[0][0] if bounds else len(lines)]
+    _parse_header(inv, header)
+    for idx, (start, _level, raw) in enumerate(bounds):
+        end = bounds[idx + 1][0] if idx + 1 < len(bounds) else len(lines)
+        body = lines[start + 1 : end]
+        name = raw.lstrip("#").strip().lower()
+        if raw.startswith("## ") and name == "attempts":
+            inv.attempts = _parse_attempts(body, start + 1, heads, path)
+        elif raw.startswith("## ") and name.startswith("key differences"):
+            _parse_diffs(inv, body, start + 1, path)
+        elif raw.startswith("## ") and name == "what to try next":
+            inv.next_steps = _parse_steps(body, start + 1, path)
+        else:
+            inv.sections.append(Section(heading=raw, body="\n".join(_strip_blank(body))))
+    return inv
+
+
+def _ts(v) -> str:
+    import datetime as dt
+
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return v.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return "" if v is None else str(v)
+
+
+def _front_matter(front: str | None, path: str | None) -> dict:
+    if front is None:
+        raise ParseError("missing front matter ('---' block with id and status)", path, 1)
+    import yaml
+
+    try:
+        meta = yaml.load(front, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    except yaml.YAMLError as e:
+        line = getattr(getattr(e, "problem_mark", None), "line", 0) + 2
+        raise ParseError(f"front matter is not valid YAML ({getattr(e, 'problem', e)})", path, line) from None
+    if not isinstance(meta, dict):
+        raise ParseError("front matter must be a mapping", path, 2)
+    return meta
+
+
+_HEADER_LABELS = {"Status": "status", "Symptom": "symptom", "Environment": "environment",
+                  "Related files": "related_files", "Root cause": "root_cause"}
+
+
+def _parse_header(inv: Investigation, lines: list[str]) -> None:
+    bufs, _stray = scan_field_lines(lines, _HEADER_LABELS)
+    vals = {k: _decode_value(v) for k, v in bufs.items()}
+    if "status" in vals:
+        s = vals["status"].strip().lower().replace("'", "").replace(" ", "")
+        inv.status = {"open": "open", "resolved": "resolved", "wontfix": "wontfix"}.get(s, inv.status)
+    inv.symptom = vals.get("symptom", "")
+    inv.environment = vals.get("environment", "")
+    inv.root_cause = vals.get("root_cause", "")
+    if "related_files" in vals:
+        inv.related_files = _decode_files(bufs["related_files"])
+
+
+def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
+    head_lines = {h[0] for h in heads}  # (a set: a log of thousands of attempts is read in linear time)
+    starts = [i for i, line in enumerate(body) if _ATTEMPT_HEAD.match(line) and offset + i in head_lines]
+    attempts: list[Attempt] = []
+    labels = {lab: key for key, lab in ATTEMPT_FIELDS}
+    labels.update({"Outcome": "outcome", "Runs": "runs"})
+    for k, s in enumerate(starts):
+        m = _ATTEMPT_HEAD.match(body[s])
+        chunk = body[s + 1 : starts[k + 1] if k + 1 < len(starts) else len(body)]
+        created = ""
+        if chunk and (cm := re.match(r"^<!-- created: (\S+) -->$", chunk[0])):
+            created, chunk = cm.group(1), chunk[1:]
+        vals, _ = scan_fields(chunk, labels)
+        at = offset + s + 2 + (1 if created else 0)  # the chunk's first line, numbered from 1
+        where = next((at + i for i, line in enumerate(chunk) if (lm := _LABEL_LINE.match(line))
+                      and lm.group("label").lower() == "outcome"), at)
+        runs = [r.strip() for r in vals.get("runs", "").split(",") if r.strip()]
+        if len(m.group(1)) > 9:  # (SQLite holds 64 bits, a loop over numbers even less: 1e9 attempts is a typo)
+            raise ParseError(f"attempt number {m.group(1)[:20]}{'...' if len(m.group(1)) > 20 else ''} is too large; "
+                             "renumber it", path, offset + s + 1)
+        attempts.append(Attempt(
+            number=int(m.group(1)),
+            title=vals["title"] if "title" in vals else (m.group(2) or ""),
+            hypothesis=vals.get("hypothesis", ""),
+            did=vals.get("did", ""),
+            result=vals.get("result", ""),
+            conclusion=vals.get("conclusion", ""),
+            outcome=_outcome_value(vals.get("outcome", ""), m.group(1), path, where),
+            created=created,
+            runs=runs,
+        ))
+    return attempts
+
+
+def _outcome_value(raw: str, number: str, path, line: int) -> str:
+    """An attempt's ``**Outcome:**`` as stored: one of OUTCOMES; a hand edit's plain label for one
+    ("Failed", "FIXED", "✅ works") read as the outcome it states. Anything else -- a second line
+    under it, a word that names no outcome -- is refused where it stands rather than stored as an
+    outcome no command knows (and printed across two lines by `tried`)."""
+    v = raw.strip()
+    if v.lower() in OUTCOMES or not v:
+        return v.lower() or "untested"
+    keep = "keep the **Outcome:** line to one word (" + ", ".join(OUTCOMES) + "); notes go under **Result:** or " \
+        "**Conclusion:**"
+    if "\n" in v:
+        first, extra = v.split("\n", 1)
+        raise ParseError(f"attempt {number}: the outcome has a line under it ({_shown(extra.strip())}): {keep}",
+                         path, line + 1)
+    words = re.sub(r"[^a-z]+", " ", v.lower()).split()
+    if len(words) == 1 and words[0] in OUTCOMES:  # "FAILED ❌", "**worked**"
+        return words[0]
+    if len(v) <= 60:
+        from dbglog.core import outcome as outcomes
+
+        word = outcomes.verdict_word(v)  # "Fixed", "✅ works", "didn't help"
+        if word is not None:
+            return word
+    raise ParseError(f"attempt {number}: outcome {_shown(v)} is not one of them: {keep}", path, line)
+
+
+def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None:
+    table = [line for line in body if line.strip().startswith("|")]
+    comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
+    if comment:
+        data = _read_data_comment(comment, table)
+        if data is not None:
+            inv.labels = tuple(data["labels"])
+            inv.differences = [Difference(**r) for r in data["rows"]]
+            return
+    if not table:
+        return
+    try:
+        inv.labels, inv.differences = parse_diff_table(table)
+    except ValueError as e:
+        first = next(i for i, line in enumerate(body) if line.strip().startswith("|"))
+        raise ParseError(str(e), path, offset + first + 1) from None
+
+
+def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
+    items = [(i, line) for i, line in enumerate(body) if re.match(r"^\d+\. ", line)]
+    comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
+    if comment:
+        data = _read_data_comment(comment, [line for _, line in items])
+        if data is not None:
+            return [NextStep(**d) for d in data]
+    steps = []
+    for n, (_i, line) in enumerate(items, 1):
+        step = parse_step(line, n)
+        if step is None:
+            m = re.match(r"^\d+\. (?:\[([ xX~-])\] )?(.*)$", line)
+            step = NextStep(position=n, text=m.group(2).strip(), status=_UNMARK.get(m.group(1) or " ", "todo"))
+        steps.append(step)
+    return steps
