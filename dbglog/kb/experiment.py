@@ -27,6 +27,7 @@ Standard library only and pure (no I/O but reading the vocabulary): the command 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -562,8 +563,9 @@ def _merge(knobs: list[Knob]) -> tuple[Knob, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)  # (a warm process -- the MCP server -- reads the same records again)
 def extract(text: str) -> Experiment:
-    """The experiment ``text`` describes (see the module docstring)."""
+    """The experiment ``text`` describes (see the module docstring). Immutable: cached by text."""
     text = strip_dbglog(text or "")
     r = _Reader(text)
     _read_names(r)
