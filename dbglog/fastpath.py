@@ -134,12 +134,16 @@ def _head(h) -> str:
     """A record's first line: its outcome and conclusion first, then what it is."""
     diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
     outcome = (diag or h.outcome or "noted").upper()
-    concl = h.fields.get("conclusion") if h.kind == "attempt" else None
-    if not concl and h.kind == "section":
-        concl = h.line_text
-    if not concl and h.kind == "difference":
-        concl = f"working: {h.fields.get('working') or '-'}, broken: {h.fields.get('broken') or '-'}"
-    return f"[{outcome}] {concl or 'no conclusion recorded'} -- {_brief(h)}"
+    concl = {"attempt": h.fields.get("conclusion"), "section": h.line_text,
+             "investigation": h.fields.get("root_cause") or _first(h.fields.get("symptom")),
+             "difference": f"working: {h.fields.get('working') or '-'}, broken: {h.fields.get('broken') or '-'}",
+             }.get(h.kind, h.fields.get("detail"))
+    what = _brief(h).split("] ", 1)[-1] if h.kind != "section" else _brief(h)
+    return f"[{outcome}] {concl or 'no conclusion recorded'} -- {what}"
+
+
+def _first(text) -> str:
+    return (text or "").strip().split("\n", 1)[0]
 
 
 _TIER_LINES = (("close", "Tried", "the same experiment"),

@@ -42,19 +42,21 @@ class Knob(NamedTuple):
     value: str = ""
 
     def words(self) -> str:
-        """The setting in plain words: "NCCL shared-memory transport off (NCCL_SHM_DISABLE=1)"."""
+        """The setting in plain words: "NCCL shared-memory transport off (NCCL_SHM_DISABLE=1)"; a knob the
+        vocabulary does not know, as written ("--set full", "NCCL_DEBUG=INFO")."""
         how = {"on": "on", "off": "off", "raise": "raised", "lower": "lowered", "upgrade": "upgraded",
                "downgrade": "downgraded", "": "named"}.get(self.state, "")
         if self.state in ("set", "pin"):
             how = ("pinned to " if self.state == "pin" else "set to ") + self.value
-        elif self.value and self.state in ("upgrade", "downgrade"):
+        elif self.value and self.state in ("upgrade", "downgrade", "raise", "lower"):
             how += f" to {self.value}"
-        shown = self.name if norm_name(self.name) != norm_name(self.id) else ""
-        if shown and self.kind in ("env", "config") and self.value and "=" not in shown:
-            shown = f"{self.name}={self.value}"
-        elif shown and self.kind == "flag" and self.value and " " not in shown:
-            shown = f"{self.name} {self.value}"
-        return f"{self.id} {how}" + (f" ({shown})" if shown and self.kind != "feature" else "")
+        written = self.name
+        if self.value and "=" not in written and " " not in written and self.kind != "feature":
+            written += f" {self.value}" if self.kind == "flag" else f"={self.value}"
+        if self.kind not in ("feature", "package") and norm_name(re.split(r"[= ]", self.name)[0]) == self.id:
+            return written if self.state in ("set", "") or written != self.name else f"{written} {how}"
+        shown = written if norm_name(self.name) != norm_name(self.id) and self.kind != "feature" else ""
+        return f"{self.id} {how}" + (f" ({shown})" if shown else "")
 
     def to_dict(self) -> dict:
         return {"knob": self.id, "name": self.name, "kind": self.kind, "state": self.state, "value": self.value}
@@ -318,10 +320,11 @@ def _meaning(name: str) -> tuple[str, str]:
     if "." in key and not key.replace(".", "").isdigit():  # torch._dynamo.config.cache_size_limit
         last = key.rsplit(".", 1)[-1]
         return voc.names.get(last, (last, "value"))
-    if re.search(r"(?:^|[-])(?:disable|disabled|no)(?:-|$)", key):
-        return key, "disable"
-    if re.search(r"(?:^|[-])(?:enable|enabled|use)(?:-|$)", key):
-        return key, "enable"
+    # NCCL_FOO_DISABLE and NCCL_FOO_ENABLE turn one feature, "nccl-foo", opposite ways
+    for pattern, meaning in ((r"(?:^|-)(?:disable|disabled|no)(?=-|$)", "disable"),
+                             (r"(?:^|-)(?:enable|enabled|use)(?=-|$)", "enable")):
+        if re.search(pattern, key):
+            return (re.sub(pattern, "", key).strip("-") or key), meaning
     return key, "value"
 
 
