@@ -518,7 +518,7 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
     keys = command_keys(command, cwd, root)
     if not keys:
         return ""
-    repros = _repro_keys(recs, root)
+    repros = _Repros(recs, root)
     attempts = [a for a in matching_attempts(recs, keys) if not _is_repro(a, keys, repros)]
     lines = []
     if attempts:
@@ -581,22 +581,29 @@ def _breaker_lines(recs, keys, attempts, root: str, threshold) -> list[str]:
 _REPRO_TITLE = re.compile(r"^\s*(?:baseline|reproduc\w*|repro)\b|\bbaseline (?:run|repro)\b", re.IGNORECASE)
 
 
-def _repro_keys(recs, root: str) -> dict[str, list[tuple]]:
-    """Each investigation's repro commands: its baseline / repro attempts' and its first supervised run's."""
-    out: dict[str, list[tuple]] = {}
-    for r in recs.store.q("""SELECT investigation_id inv, cmd, cwd, result FROM runs r WHERE investigation_id IS NOT NULL
-                             AND started = (SELECT MIN(started) FROM runs WHERE investigation_id = r.investigation_id)"""):
-        out.setdefault(r["inv"], []).append(_run_key(r, root))
-    for a in recs.store.q("""SELECT investigation_id inv, number, title, did, runs FROM attempts
-                             WHERE title LIKE '%base%' OR title LIKE '%repro%'"""):
-        if _REPRO_TITLE.search(a["title"] or ""):
-            out.setdefault(a["inv"], []).extend(_attempt_keys(recs, a, root))
-    return out
+class _Repros:
+    """Each investigation's repro commands, read on demand (for the investigations a notice is about):
+    its baseline / repro attempts' and its first supervised run's."""
+
+    def __init__(self, recs, root: str):
+        self.recs, self.root, self.keys = recs, root, {}
+
+    def get(self, inv: str) -> list[tuple]:
+        if inv not in self.keys:
+            q = self.recs.store.q
+            out = [_run_key(r, self.root) for r in q(
+                "SELECT cmd, cwd, result FROM runs WHERE investigation_id = ? ORDER BY started, id LIMIT 1", inv)]
+            for a in q("""SELECT investigation_id inv, number, title, did, runs FROM attempts WHERE investigation_id = ?
+                          AND (title LIKE '%base%' OR title LIKE '%repro%')""", inv):
+                if _REPRO_TITLE.search(a["title"] or ""):
+                    out += _attempt_keys(self.recs, a, self.root)
+            self.keys[inv] = out
+        return self.keys[inv]
 
 
-def _is_repro(a: dict, keys: list[tuple], repros: dict) -> bool:
+def _is_repro(a: dict, keys: list[tuple], repros: _Repros) -> bool:
     """A matched attempt that is only the repro: a baseline, or run with the investigation's repro command."""
-    return bool(_REPRO_TITLE.search(a["title"] or "")) or any(k in repros.get(a["inv"], ()) for k in keys)
+    return bool(_REPRO_TITLE.search(a["title"] or "")) or any(k in repros.get(a["inv"]) for k in keys)
 
 
 def _settings(key) -> set:
@@ -618,13 +625,15 @@ def _delta(key, repro_keys) -> frozenset | None:
     return None
 
 
-def _knob_repeats(recs, keys, repros: dict, root: str) -> list[dict]:
+def _knob_repeats(recs, keys, repros: _Repros, root: str) -> list[dict]:
     """Failed or inconclusive fix attempts whose settings beyond their investigation's repro command are
     the ones this command changes beyond it (another script path or flag order does not hide a repeat)."""
     found = {}
-    names = {k for key in keys for k, _v in key[1]} | {f for key in keys for _p, fl in key[2] for f, _v in fl}
-    names = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)[:6]
-    if not names or not repros:
+    # the env vars first (a fix is most often one), then the flags; a few are enough to find it
+    env = sorted({k for key in keys for k, _v in key[1] if len(k) >= 3}, key=len, reverse=True)
+    flags = sorted({f for key in keys for _p, fl in key[2] for f, _v in fl if len(f) >= 4}, key=len, reverse=True)
+    names = (env + flags)[:4]
+    if not names:
         return []
     where = " OR ".join("a.did LIKE ? ESCAPE '\\' OR a.title LIKE ? ESCAPE '\\'" for _ in names)
     args = [x for n in names for x in (_like(n), _like(n))]
@@ -633,6 +642,8 @@ def _knob_repeats(recs, keys, repros: dict, root: str) -> list[dict]:
                    a.runs, i.title inv_title, i.status FROM attempts a JOIN investigations i ON i.id = a.investigation_id
             WHERE a.outcome IN ('failed', 'inconclusive') AND ({where}) LIMIT 200""", *args)
     for r in rows:
+        if _REPRO_TITLE.search(r["title"] or "") or _BISECTION.match(r["did"] or ""):
+            continue
         rk = repros.get(r["inv"])
         if not rk or _REPRO_TITLE.search(r["title"] or "") or _BISECTION.match(r["did"] or ""):
             continue
