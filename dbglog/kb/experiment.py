@@ -88,6 +88,7 @@ class Vocab:
         self.phrases: list[tuple[str, str, str]] = []  # (phrase, feature id, state or "=value" or "")
         self.defaults: dict[str, float] = {}
         self.value_only: set[str] = set()  # features set by a value only (no on / off)
+        self.features = {k["id"] for k in data.get("knob", [])}
         for k in data.get("knob", []):
             fid = k["id"]
             for name, meaning in k.get("names", {}).items():
@@ -503,6 +504,8 @@ def _read_packages(r: _Reader) -> None:
         if change:
             a, b = _version(change[0]), _version(change[1])
             state, val = ("upgrade" if b > a else "downgrade" if b < a else "pin"), change[1]
+        elif re.search(r"\bpinn?(?:ed|ing|s)?\s+(?:the\s+)?$", before) and re.match(r"^\s*(?:to|at)\s+v?\d", after):
+            state, val = "pin", re.match(r"^\s*(?:to|at)\s+v?(\d[\w.]*)", after).group(1)  # "pin torch to 2.3.1"
         elif cue in ("upgrade", "downgrade"):
             to = re.search(r"\bto\s+v?(\d+(?:\.\d+)*)", after)
             state, val = cue, (to.group(1) if to else ver.group(1) if ver else "")

@@ -2495,10 +2495,10 @@ def _add_knob_hits(conn, res: Result, idea, filters) -> None:
 
     voc = experiment.vocab()
     names = []
-    for k in idea.knobs:
-        if k.state and k.kind == "feature":  # (a knob named by its name is found by the idea's own words)
+    for k in idea.knobs:  # (its other names: TORCH_COMPILE_DISABLE for TORCHDYNAMO_DISABLE too)
+        if k.state and k.id in voc.features:
             names += [n.lstrip("-").rstrip("()") for n, (fid, _m) in voc.names.items() if fid == k.id][:4]
-    names = [n for n in dict.fromkeys(names) if n.lower() not in res.query.text.lower()]
+    names = [n for n in dict.fromkeys(names) if n.lower().replace("-", "_") not in res.query.text.lower().replace("-", "_")]
     if not names:
         return
     q = parse_query(" ".join(names[:8]))
