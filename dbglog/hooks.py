@@ -510,6 +510,41 @@ def _one_line(s: str, n: int = 160) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+# Failure fingerprints (issue 27, dbglog/kb/failures.py), read with plain SQL: the hook imports no more.
+_FP_ROWS = """SELECT f.fp, f.signature, f.line, coalesce(f.investigation_id, r.investigation_id) AS inv,
+                     coalesce(f.attempt_number, r.attempt_number) AS att
+              FROM failures f LEFT JOIN runs r ON f.source = 'run' AND r.id = f.ref"""
+
+
+def _fingerprints(db, inv: str, number: int | None = None) -> list:
+    """The exact fingerprints an investigation (or one attempt of it) failed with, most recent first;
+    none in a database older than the fingerprints."""
+    import sqlite3
+
+    sql = f"SELECT * FROM ({_FP_ROWS} ORDER BY f.seen DESC) WHERE inv = ?" + (" AND att = ?" if number else "")
+    try:
+        rows = db.q(sql, inv, *([number] if number else [])).fetchall()
+    except sqlite3.OperationalError:  # (no failures table yet)
+        return []
+    return list({r["fp"]: r for r in rows}.values())
+
+
+def _seen_elsewhere(db, inv: str) -> list[str]:
+    """"seen before" lines of the digest: the other investigations that failed with this one's
+    fingerprints (status, root cause, the attempt that worked)."""
+    out = []
+    for fp in _fingerprints(db, inv)[:2]:
+        others = db.q(f"""SELECT DISTINCT i.id, i.title, i.status, i.root_cause FROM ({_FP_ROWS}) x
+                          JOIN investigations i ON i.id = x.inv WHERE x.fp = ? AND x.inv != ?""", fp["fp"], inv).fetchall()
+        for o in others[:2]:
+            worked = db.q("""SELECT number, title FROM attempts WHERE investigation_id = ? AND outcome = 'worked'
+                             ORDER BY number DESC LIMIT 1""", o["id"]).fetchone()
+            out.append(f"seen before: {fp['fp']} [{fp['signature']}] also in {o['id']} ({o['status']}"
+                       + (f"; root cause: {_one_line(o['root_cause'], 100)}" if o["root_cause"] else "")
+                       + (f"; worked: #{worked['number']} {_one_line(worked['title'], 60)}" if worked else "") + ")")
+    return out
+
+
 def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = None) -> str:
     """The notice before a shell command: failed fixes it repeats (the same command, or the same knob
     settings beyond the investigation's repro command), a circuit breaker, and env settings a toggle
@@ -524,19 +559,19 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
     if attempts:
         lines.append(f"dbglog: this was tried before — {len(attempts)} recorded attempt(s) that ran the same "
                      "command ended badly:")
-        lines += _attempt_lines(attempts)
+        lines += _attempt_lines(recs, attempts)
     else:
         repeats = _knob_repeats(recs, keys, repros, root)
         if repeats:
             lines.append(f"dbglog: this repeats a failed fix — {len(repeats)} recorded attempt(s) changed the same "
                          "settings beyond the repro command and ended badly:")
-            lines += _attempt_lines(repeats, settings=True)
+            lines += _attempt_lines(recs, repeats, settings=True)
     lines += _proven_bad(recs, keys)
     lines += _breaker_lines(recs, keys, attempts, root, threshold)
     return "\n".join(lines)
 
 
-def _attempt_lines(attempts: list[dict], settings: bool = False) -> list[str]:
+def _attempt_lines(recs, attempts: list[dict], settings: bool = False) -> list[str]:
     lines = []
     for a in attempts[:NOTICE_ATTEMPTS]:
         lines.append(f"- [{a['outcome'].upper()}] attempt {a['number']} \"{_one_line(a['title'] or a['did'], 80)}\""
@@ -547,6 +582,8 @@ def _attempt_lines(attempts: list[dict], settings: bool = False) -> list[str]:
             lines.append(f"  conclusion: {_one_line(a['conclusion'])}")
         if a["result"]:
             lines.append(f"  result: {_one_line(a['result'])}")
+        for fp in _fingerprints(recs.store, a["inv"], a["number"])[:1]:  # the failure this fix did not fix
+            lines.append(f"  failed against {fp['fp']} [{fp['signature']}]: {_one_line(fp['line'], 120)}")
     if len(attempts) > NOTICE_ATTEMPTS:
         lines.append(f"  ... and {len(attempts) - NOTICE_ATTEMPTS} more (`dbglog search` the command)")
     return lines
@@ -591,8 +628,12 @@ class _Repros:
     def get(self, inv: str) -> list[tuple]:
         if inv not in self.keys:
             q = self.recs.store.q
+            # its first run, unless that run was recorded as a fix (`run --attempt TITLE`, TITLE no baseline)
             out = [_run_key(r, self.root) for r in q(
-                "SELECT cmd, cwd, result FROM runs WHERE investigation_id = ? ORDER BY started, id LIMIT 1", inv)]
+                """SELECT r.cmd, r.cwd, r.result, a.title FROM runs r LEFT JOIN attempts a
+                   ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
+                   WHERE r.investigation_id = ? ORDER BY r.started, r.id LIMIT 1""", inv)
+                if r["title"] is None or _REPRO_TITLE.search(r["title"])]
             for a in q("""SELECT investigation_id inv, number, title, did, runs FROM attempts WHERE investigation_id = ?
                           AND (title LIKE '%base%' OR title LIKE '%repro%')""", inv):
                 if _REPRO_TITLE.search(a["title"] or ""):
@@ -844,6 +885,7 @@ def _digest_block(db, inv, full: bool) -> list[str]:
                      + (f" — {_one_line(why, 140 if full else 80)}" if why.strip() else ""))
     if not full:
         return lines
+    lines += _seen_elsewhere(db, inv["id"])
     rows = db.q("""SELECT factor, working, broken, apply FROM differences WHERE investigation_id = ?
                    AND status = 'untested' ORDER BY position""", inv["id"]).fetchall()
     if rows:
