@@ -382,7 +382,7 @@ def search(query: str, kinds: Optional[list[Kind]] = None, investigation: Option
 
 
 def _investigation(recs, inv_id: str, warnings: list[str]) -> Investigation:
-    inv = ops.investigation(recs, inv_id)
+    inv = ops.shown(ops.investigation(recs, inv_id))
     return Investigation.model_validate(inv.to_dict() | {"path": recs.path_for(inv_id), "warnings": warnings})
 
 
@@ -523,9 +523,101 @@ def show(investigation: Optional[str] = None) -> Investigation:
     return _call(body)
 
 
+# --- documents: import, and reading with the agent's help (issue 25) --------------------------------
+
+
+class DocUnit(_Open):
+    id: int = Field(description="Cite this id in an extraction.")
+    kind: str = Field(description="sentence | command | row | heading | code")
+    lines: list[int] = Field(description="[first, last] source lines, 1-based.")
+    text: str
+    author: str = Field("", description="A thread comment's author.")
+    label: str = Field(description="The built-in reader's label: action, result, action_result, proposal, request, "
+                                   "plan, boilerplate or context.")
+    confidence: float
+
+
+class DocUnits(BaseModel):
+    source: str
+    units: list[DocUnit]
+    warnings: list[str] = []
+
+
+class ImportResult(_Open):
+    investigations: list[dict[str, Any]] = Field(description="Per investigation: action (create | update | "
+                                                             "unchanged), id, title, attempt_list (with source_lines, "
+                                                             "who), current.")
+    skipped: list[dict[str, Any]] = []
+    current: Optional[str] = Field(None, description="The current investigation after the import.")
+    dry_run: bool = False
+    warnings: list[str] = []
+
+
+def _read_doc(path: str):
+    from pathlib import Path
+
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    text = importer.read_source(Path(path), path)
+    parsed, _ = importer.parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
+    return segment(text), parsed
+
+
+def doc_units(path: str) -> DocUnits:
+    """A markdown debug doc (PATH, from the server's directory) cut into units, each with its id, kind, source
+    lines, text and the built-in reader's label and confidence. Read-only. To correct the reading, send the
+    attempts back to `import_extraction`, citing these ids."""
+    def body():
+        from dbglog.docreader.review import units_for_agents
+
+        doc, parsed = _read_doc(path)
+        return DocUnits(source=path, units=[DocUnit.model_validate(u) for u in units_for_agents(doc, parsed)])
+    return _call(body)
+
+
+def import_extraction(path: str, extraction: dict[str, Any], use: bool = False) -> ImportResult:
+    """Import the doc PATH with exactly the attempts EXTRACTION names: {"attempts": [{"units": [ids from
+    `doc_units`], "title", "outcome" (worked | failed | partial | inconclusive | untested), "who"}]}. Every cited
+    unit must exist and every outcome be known, or nothing is imported. Every line of the doc is kept (what is
+    not an attempt stays as text). `use`: make the investigation the current one (default: the current one
+    stays)."""
+    def body():
+        from pathlib import Path
+
+        from dbglog.docreader.review import from_extraction
+        from dbglog.kb import importer
+
+        doc, _ = _read_doc(path)
+        corr = from_extraction(doc, extraction)
+        recs, warnings = _records(create=True)
+        data = importer.import_files(recs, [path], use=use, corrections={str(Path(path).resolve()): corr})
+        made = sum(len(r["attempt_list"]) for r in data["investigations"])
+        if made != len(corr.attempts):
+            warnings.append(f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of "
+                            f"{path} (a template or a preamble); their lines are kept as text")
+        return ImportResult.model_validate(data | {"warnings": warnings})
+    return _call(body)
+
+
+def import_docs(paths: list[str], dry_run: bool = False, use: bool = False) -> ImportResult:
+    """`dbglog import`: hand-written debug docs (DEBUG.md, notes, issue threads; a directory stands for its .md
+    files) as investigations, every line kept; a second import updates instead of duplicating. `use`: make the
+    one investigation imported the current one (default: the current one stays)."""
+    def body():
+        from dbglog.kb import importer
+
+        if not paths:
+            raise DbglogError("give the markdown files to import")
+        recs, warnings = _records(create=not dry_run)
+        data = importer.import_files(recs, list(paths), dry_run=dry_run, use=use)
+        return ImportResult.model_validate(data | {"warnings": warnings})
+    return _call(body)
+
+
 TOOLS = (tried, search, new_investigation, add_attempt, add_difference, set_difference, next_steps, run_repro,
-         bisect_status, show)
-READ_ONLY = {"tried", "search", "bisect_status", "show"}
+         bisect_status, show, doc_units, import_extraction, import_docs)
+READ_ONLY = {"tried", "search", "bisect_status", "show", "doc_units"}
 
 
 def build_server() -> MCPServer:

@@ -531,7 +531,8 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
 
     ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
     then a Slurm allocation of its own (dbglog/run/slurm.py)."""
-    from dbglog.run import runner, signatures
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
     cmd = check_run(cmd, opts)
@@ -731,7 +732,8 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
     for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
     ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
     teammate's clone matches its own failures against these lines)."""
-    from dbglog.run import advice, evidence
+    from dbglog.diagnose import evidence
+    from dbglog.run import advice
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
     if lines or failure_lines:
@@ -777,6 +779,17 @@ def investigations(recs, status: str | None = None) -> list[dict]:
 def investigation(recs, ref: str | None = None):
     """One investigation (id, id prefix, title words; default: the current one), loaded whole."""
     return recs.store.load(recs.resolve(ref))
+
+
+def shown(inv):
+    """An investigation as `show` presents it: without the sections import keeps only for its bookkeeping."""
+    import copy
+
+    from dbglog.core.model import BOOKKEEPING_SECTIONS
+
+    out = copy.copy(inv)
+    out.sections = [s for s in inv.sections if s.heading not in BOOKKEEPING_SECTIONS]
+    return out
 
 
 def recent_runs(recs, limit: int = 20) -> list[dict]:
@@ -863,7 +876,7 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     """What a log says: the most causal failure signature (``signature``), the last kernel-API call
     (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
     beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog.run import evidence, signatures
+    from dbglog.diagnose import evidence, signatures
 
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)

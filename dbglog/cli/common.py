@@ -294,7 +294,8 @@ def check_failure_name(value, option: str, regex: bool = False) -> None:
     failure" (a skip): refuse it, with a did-you-mean, before anything runs or is recorded."""
     if value is None:
         return
-    from dbglog.run import runner, signatures
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     signatures.check_target(value, signatures.all_signatures(_config_path()), runner.OUTCOMES, option=option,
                             regex=regex)

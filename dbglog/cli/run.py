@@ -190,7 +190,9 @@ def _evidence_lines(d: dict) -> list[str]:
     for e in ev:
         if e.get("summary"):
             lines.append(f"  evidence: {e['summary'][:300]}")
-        for f in (e.get("findings") or [])[:4]:
+        # (a parser's first finding is often its summary: printed once; "pid N: " is the summary's own)
+        more = [f for f in e.get("findings") or [] if f != e.get("summary") and f"pid {e.get('pid')}: {f}" != e.get("summary")]
+        for f in more[:4]:
             lines.append(f"    - {f[:200]}")
     if not any(e.get("kind") == "kernel-api" for e in ev):
         for k in d.get("kernel_api") or []:
@@ -277,7 +279,7 @@ def signature():
 @json_option
 def signature_list(as_json):
     """All signatures, most causal first."""
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     sigs = sorted(signatures.all_signatures(_config_path()), key=lambda s: -s.rank)
     rows = [{"name": s.name, "rank": s.rank, "outcome": s.outcome, "wrapper": s.wrapper,
@@ -310,7 +312,7 @@ def signature_test(file, as_json):
         data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])
 
     def human():
-        from dbglog.run import evidence
+        from dbglog.diagnose import evidence
 
         for w in data_out["warnings"]:
             click.echo(f"warning: {w}", err=True)
@@ -341,7 +343,7 @@ def signature_add(name, pattern, rank, as_json):
     """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
     import re
 
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     try:
         re.compile(pattern)

@@ -431,7 +431,7 @@ def _dmesg_oom(pids: Iterable[int]) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     pids = set(pids)
-    from dbglog.run.signatures import BUILTIN
+    from dbglog.diagnose.signatures import BUILTIN
 
     rx = next(s for s in BUILTIN if s.name == "oom.host_killer").compiled()[0]
     for m in rx.finditer(p.stdout or ""):
@@ -983,7 +983,7 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     data = _redact_outputs(result)
     api_logs = sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else []
     if data or api_logs:  # a silent run without kernel-API logs has nothing to classify: not even the import
-        from dbglog.run import signatures as sigmod
+        from dbglog.diagnose import signatures as sigmod
     warns: list[str] = []
     match = sigmod.classify_text(data, signatures, warnings=warns) if data else None
     result.notes.extend(warns)  # e.g. a user signature whose regex ran out of its time budget
@@ -1024,7 +1024,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
         if not files and not result.kernel_api and not data:
             found = []  # nothing to read: not even the import (its ~85 patterns compile at import)
         else:
-            from dbglog.run import evidence as evmod
+            from dbglog.diagnose import evidence as evmod
 
             if not files and not evmod.may_hold_dump(data):
                 # extract() would find nothing either (no capture file, no text any parser reads):
@@ -1033,7 +1033,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
             else:
                 env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
                 found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
-                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir), roots=(result.cwd or ".",),
                                       run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
             found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
     except Exception as e:  # evidence must never cost the run its record

@@ -394,8 +394,8 @@ def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_
 def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signatures) -> None:
     """The server's log is where the fault is: its signature wins over the client's, its kernel-API
     logs and debugger dumps join the run's evidence."""
-    from dbglog.run import evidence as evmod
-    from dbglog.run import signatures as sigmod
+    from dbglog.diagnose import evidence as evmod
+    from dbglog.diagnose import signatures as sigmod
 
     data = srv.output()
     if data:
