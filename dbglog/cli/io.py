@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from dbglog import ops
-from dbglog.cli.common import emit, json_option, open_records, safe_text
+from dbglog.cli.common import emit, json_option, open_records, safe_text, warn
 from dbglog.util.errors import DbglogError
 
 
@@ -208,6 +208,10 @@ def sync_cmd(resolve, prune, as_json):
     recs = open_records(sync=False)
     report = ops.sync_workspace(recs, resolve, prune=prune)
     data = report.to_dict()
+    from dbglog.kb.sync import links_warning
+
+    if links_warning(report.links):
+        warn(links_warning(report.links))
 
     def human():
         for k in ("imported", "added", "pruned"):
