@@ -96,8 +96,10 @@ def _print_prior(h, n: int, echo, style) -> None:
     outcome = style((diag or h.outcome or "noted").upper(), bold=True)
     if h.kind == "attempt":
         done = "completed" if h.fields.get("stored_outcome") == "worked" else f"ended {h.fields.get('stored_outcome')}"
-        echo(f"{n}. [{outcome}] Attempt {h.number}: {h.title}" + (f"  (a {diag}, not a fix: it {done})" if diag else ""))
-        echo(f"   conclusion: {h.fields.get('conclusion') or '-'}")
+        echo(f"{n}. [{outcome}] {h.fields.get('conclusion') or 'no conclusion recorded'} -- Attempt {h.number}: "
+             f"{h.title}" + (f"  (a {diag}, not a fix: it {done})" if diag else ""))
+        if getattr(h, "differs", ""):
+            echo(f"   matched: {h.differs}")
         echo(f"   result: {h.fields.get('result') or '-'}")
         if h.fields.get("did"):
             echo(f"   did: {h.fields['did']}")
@@ -128,32 +130,65 @@ def _brief(h) -> str:
     return f"{h.title}  ({_where(h)})"
 
 
+def _head(h) -> str:
+    """A record's first line: its outcome and conclusion first, then what it is."""
+    diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
+    outcome = (diag or h.outcome or "noted").upper()
+    concl = {"attempt": h.fields.get("conclusion"), "section": h.line_text,
+             "investigation": h.fields.get("root_cause") or _first(h.fields.get("symptom")),
+             "difference": f"working: {h.fields.get('working') or '-'}, broken: {h.fields.get('broken') or '-'}",
+             }.get(h.kind, h.fields.get("detail"))
+    what = _brief(h).split("] ", 1)[-1] if h.kind != "section" else _brief(h)
+    return f"[{outcome}] {concl or 'no conclusion recorded'} -- {what}"
+
+
+def _first(text) -> str:
+    return (text or "").strip().split("\n", 1)[0]
+
+
+_TIER_LINES = (("close", "Tried", "the same experiment"),
+               ("another", "Tried another way", "the same knob, turned another way or to another value"),
+               ("mentioned", "Related", "named as an idea or a to-do, not tried"))
+
+
 def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> None:
-    """`dbglog tried`'s text output (``res``: ops.tried's result)."""
+    """`dbglog tried`'s text output (``res``: ops.tried's result): the answer's tier first, then the
+    records of each tier, each with its outcome and conclusion on its first line."""
     for note in notes:
         echo(style(f"note: {note}", dim=True), err=True)
+    another = getattr(res, "another", [])
     if res.close:
-        echo(style(f"Yes: {len(res.close)} close prior attempt(s).", bold=True))
+        echo(style(f"Tried: {len(res.close)} prior attempt(s) of the same experiment.", bold=True))
         for n, h in enumerate(res.close, 1):
             _print_prior(h, n, echo, style)
+    elif another:
+        echo(style(f"Tried another way: the same knob was turned differently in {len(another)} record(s); "
+                   f"{text!r} itself was not tried.", bold=True))
     else:
-        echo(style(f"No close prior attempt for {text!r}: not tried, as far as the attempts, bisections, key "
-                   "differences, next steps, free sections and watched docs tell.", bold=True))
+        echo(style(f"Not tried: no prior attempt of {text!r} in the attempts, bisections, key differences, next "
+                   "steps, free sections and watched docs.", bold=True))
+    if another:
+        echo("Tried another way:")
+        for h in another:
+            echo(f"  - {_head(h)}")
+            if h.differs:
+                echo(style(f"    how it differs: {h.differs}", dim=True))
     if res.mentioned:
-        echo("Mentioned as an idea, not as tried:")
+        echo("Related (named as an idea, not tried):")
         for h in res.mentioned:
-            echo(f"  - {_brief(h)}: {h.line_text or ''.join(t for t, _m in h.snippet_parts)}")
-    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
-    if others and not res.close and getattr(others[0], "verdict", ""):
+            echo(f"  - {_head(h)}")
+    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned and h not in another]
+    if others and not res.close and not another and getattr(others[0], "verdict", ""):
         from dbglog.kb.search import verdict_why  # (tried has loaded it)
 
-        echo(f"Closest: {_brief(others[0])}")
-        echo(style(f"  not close ({others[0].verdict}): {verdict_why(others[0].verdict)}", dim=True))
+        echo(f"Closest: {_head(others[0])}")
+        why = others[0].differs or verdict_why(others[0].verdict)
+        echo(style(f"  not the same experiment: {why}", dim=True))
         others = others[1:]
     if others:
-        echo("Related (not close):" if not res.close else "Related:")
+        echo("Related:")
         for h in others:
-            echo(f"  - {_brief(h)}")
+            echo(f"  - {_head(h)}")
 
 
 _ADD_VALUED = {"-H": "hypothesis", "--hypothesis": "hypothesis", "-d": "did", "--did": "did", "-r": "result",

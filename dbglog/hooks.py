@@ -566,26 +566,50 @@ def _seen_elsewhere(db, inv: str) -> list[str]:
 
 
 def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = None) -> str:
+    """The notice before a shell command: failed fixes it repeats (the same command, or the same knob
+    settings beyond the investigation's repro command), a circuit breaker, and env settings a toggle
+    bisection or a key-differences row proved bad. A plain re-run of a repro command is not a repeat."""
     root = str(recs.ws.root)
     keys = command_keys(command, cwd, root)
     if not keys:
         return ""
-    attempts = matching_attempts(recs, keys)
+    repros = _Repros(recs, root)
+    attempts = [a for a in matching_attempts(recs, keys) if not _is_repro(a, keys, repros)]
     lines = []
     if attempts:
         lines.append(f"dbglog: this was tried before — {len(attempts)} recorded attempt(s) that ran the same "
                      "command ended badly:")
-        for a in attempts[:NOTICE_ATTEMPTS]:
-            lines.append(f"- [{a['outcome'].upper()}] attempt {a['number']} \"{_one_line(a['title'] or a['did'], 80)}\""
-                         f" in {a['inv']} ({_one_line(a['inv_title'], 60)}, {a['status']})")
-            if a["conclusion"]:
-                lines.append(f"  conclusion: {_one_line(a['conclusion'])}")
-            if a["result"]:
-                lines.append(f"  result: {_one_line(a['result'])}")
-            for fp in _fingerprints(recs.store, a["inv"], a["number"])[:1]:  # the failure this fix did not fix
-                lines.append(f"  failed against {fp['fp']} [{fp['signature']}]: {_one_line(fp['line'], 120)}")
-        if len(attempts) > NOTICE_ATTEMPTS:
-            lines.append(f"  ... and {len(attempts) - NOTICE_ATTEMPTS} more (`dbglog search` the command)")
+        lines += _attempt_lines(recs, attempts)
+    else:
+        repeats = _knob_repeats(recs, keys, repros, root)
+        if repeats:
+            lines.append(f"dbglog: this repeats a failed fix — {len(repeats)} recorded attempt(s) changed the same "
+                         "settings beyond the repro command and ended badly:")
+            lines += _attempt_lines(recs, repeats, settings=True)
+    lines += _proven_bad(recs, keys)
+    lines += _breaker_lines(recs, keys, attempts, root, threshold)
+    return "\n".join(lines)
+
+
+def _attempt_lines(recs, attempts: list[dict], settings: bool = False) -> list[str]:
+    lines = []
+    for a in attempts[:NOTICE_ATTEMPTS]:
+        lines.append(f"- [{a['outcome'].upper()}] attempt {a['number']} \"{_one_line(a['title'] or a['did'], 80)}\""
+                     f" in {a['inv']} ({_one_line(a['inv_title'], 60)}, {a['status']})")
+        if settings and a.get("settings"):
+            lines.append(f"  the same settings: {_one_line(a['settings'], 120)}")
+        if a["conclusion"]:
+            lines.append(f"  conclusion: {_one_line(a['conclusion'])}")
+        if a["result"]:
+            lines.append(f"  result: {_one_line(a['result'])}")
+        for fp in _fingerprints(recs.store, a["inv"], a["number"])[:1]:  # the failure this fix did not fix
+            lines.append(f"  failed against {fp['fp']} [{fp['signature']}]: {_one_line(fp['line'], 120)}")
+    if len(attempts) > NOTICE_ATTEMPTS:
+        lines.append(f"  ... and {len(attempts) - NOTICE_ATTEMPTS} more (`dbglog search` the command)")
+    return lines
+
+
+def _breaker_lines(recs, keys, attempts, root: str, threshold) -> list[str]:
     n = _threshold(recs, threshold)
     for key in keys:
         b = breaker(recs, key, [a for a in attempts if key in _attempt_keys(recs, a, root)], n)
@@ -593,8 +617,8 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
             continue
         how = b["outcome"] + (f" [{b['signature']}]" if b["signature"] else "")
         runs = f" (runs {', '.join(b['runs'][:3])}{' ...' if len(b['runs']) > 3 else ''})" if b["runs"] else ""
-        lines.append(f"dbglog: circuit breaker: `{_one_line(describe_key(key), 100)}` failed {b['count']} times in a "
-                     f"row, the same way: {how}{runs}. Stop re-running it; change one thing and record it, or bisect.")
+        lines = [f"dbglog: circuit breaker: `{_one_line(describe_key(key), 100)}` failed {b['count']} times in a "
+                 f"row, the same way: {how}{runs}. Stop re-running it; change one thing and record it, or bisect."]
         invs = sorted({a["inv"] for a in attempts}) or ([recs.current()] if recs.current() else [])
         rows = _untested_rows(recs, invs)
         cmd = _one_line(describe_key(key), 200)
@@ -604,8 +628,146 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
                             else " (give them --apply specs, then `dbglog bisect toggles --from-diffs -- CMD`)"))
         else:
             lines.append(f"  a last good commit? `dbglog bisect git --good REV --bad HEAD -- {cmd}`")
-        break
-    return "\n".join(lines)
+        return lines
+    return []
+
+
+# --- a repro is not a fix; a fix is its settings beyond the repro -----------------------------------
+
+# (search.diagnostic_kind's rule for a baseline, stdlib here)
+_REPRO_TITLE = re.compile(r"^\s*(?:baseline|reproduc\w*|repro)\b|\bbaseline (?:run|repro)\b", re.IGNORECASE)
+
+
+class _Repros:
+    """Each investigation's repro commands, read on demand (for the investigations a notice is about):
+    its baseline / repro attempts' and its first supervised run's."""
+
+    def __init__(self, recs, root: str):
+        self.recs, self.root, self.keys = recs, root, {}
+
+    def get(self, inv: str) -> list[tuple]:
+        if inv not in self.keys:
+            q = self.recs.store.q
+            # its first run, unless that run was recorded as a fix (`run --attempt TITLE`, TITLE no baseline)
+            out = [_run_key(r, self.root) for r in q(
+                """SELECT r.cmd, r.cwd, r.result, a.title FROM runs r LEFT JOIN attempts a
+                   ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
+                   WHERE r.investigation_id = ? ORDER BY r.started, r.id LIMIT 1""", inv)
+                if r["title"] is None or _REPRO_TITLE.search(r["title"])]
+            for a in q("""SELECT investigation_id inv, number, title, did, runs FROM attempts WHERE investigation_id = ?
+                          AND (title LIKE '%base%' OR title LIKE '%repro%')""", inv):
+                if _REPRO_TITLE.search(a["title"] or ""):
+                    out += _attempt_keys(self.recs, a, self.root)
+            self.keys[inv] = out
+        return self.keys[inv]
+
+
+def _is_repro(a: dict, keys: list[tuple], repros: _Repros) -> bool:
+    """A matched attempt that is only the repro: a baseline, or run with the investigation's repro command."""
+    return bool(_REPRO_TITLE.search(a["title"] or "")) or any(k in repros.get(a["inv"]) for k in keys)
+
+
+def _settings(key) -> set:
+    """A command's knob settings: its env pairs and every flag with its value."""
+    _prog, env, groups = key
+    return set(env) | {f for _pos, flags in groups for f in flags}
+
+
+def _skeleton(key) -> tuple:
+    """The command without its settings: program and positional words."""
+    return key[0], tuple(pos for pos, _f in key[2])
+
+
+def _delta(key, repro_keys) -> frozenset | None:
+    """The settings ``key`` changes beyond a repro command of the same program and positional words."""
+    for r in repro_keys:
+        if _skeleton(r) == _skeleton(key):
+            return frozenset(_settings(key) - _settings(r))
+    return None
+
+
+def _knob_repeats(recs, keys, repros: _Repros, root: str) -> list[dict]:
+    """Failed or inconclusive fix attempts whose settings beyond their investigation's repro command are
+    the ones this command changes beyond it (another script path or flag order does not hide a repeat)."""
+    found = {}
+    # the env vars first (a fix is most often one), then the flags; a few are enough to find it
+    env = sorted({k for key in keys for k, _v in key[1] if len(k) >= 3}, key=len, reverse=True)
+    flags = sorted({f for key in keys for _p, fl in key[2] for f, _v in fl if len(f) >= 4}, key=len, reverse=True)
+    names = (env + flags)[:4]
+    if not names:
+        return []
+    where = " OR ".join("a.did LIKE ? ESCAPE '\\' OR a.title LIKE ? ESCAPE '\\'" for _ in names)
+    args = [x for n in names for x in (_like(n), _like(n))]
+    rows = recs.store.q(
+        f"""SELECT a.investigation_id inv, a.number, a.title, a.did, a.result, a.conclusion, a.outcome, a.created,
+                   a.runs, i.title inv_title, i.status FROM attempts a JOIN investigations i ON i.id = a.investigation_id
+            WHERE a.outcome IN ('failed', 'inconclusive') AND ({where}) LIMIT 200""", *args)
+    for r in rows:
+        if _REPRO_TITLE.search(r["title"] or "") or _BISECTION.match(r["did"] or ""):
+            continue
+        rk = repros.get(r["inv"])
+        if not rk or _REPRO_TITLE.search(r["title"] or "") or _BISECTION.match(r["did"] or ""):
+            continue
+        fixes = [f for f in (_delta(ak, rk) for ak in _attempt_keys(recs, r, root)) if f]
+        fixes = fixes or [_text_settings(f"{r['title']}\n{r['did']}")]  # told in words: "set X=1 and reran"
+        for fix in fixes:
+            if fix and any(_delta(k, rk) == fix for k in keys):
+                found[(r["inv"], r["number"])] = dict(r) | {"settings": " ".join(
+                    f"{k}={v}" if v or not k.startswith("-") else k for k, v in sorted(fix))}
+                break
+    return sorted(found.values(), key=lambda a: a["created"], reverse=True)
+
+
+_TEXT_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=([^\s,;)`'\"]+)")
+_TEXT_FLAG = re.compile(r"(?<![\w/.\-])(--[A-Za-z][\w.\-]*)(?:=| +)([^\s\-`'\",;)][^\s`'\",;)]*)")
+
+
+def _text_settings(text: str) -> frozenset:
+    """The settings an attempt's words give (``set REQUEST_QUEUE_SIZE=128``, ``--max-num-seqs 64``)."""
+    env = {(m.group(1), m.group(2)) for m in _TEXT_ENV.finditer(text) if m.group(1) not in LOGGING_ENV}
+    return frozenset(env | {(m.group(1), m.group(2)) for m in _TEXT_FLAG.finditer(text)})
+
+
+# --- settings proven bad: a toggle bisection's failing set, a culprit key-differences row ----------
+
+_ENV_ARG = re.compile(r"--env(-off)?[ =]([A-Za-z_]\w*)=(\S*)")
+
+
+def _bad_sets(recs) -> list[tuple[dict, str]]:
+    """(env settings that fail together, where that was proven)."""
+    out = []
+    for r in recs.store.q("""SELECT investigation_id inv, factor, working, broken, apply FROM differences
+                             WHERE status = 'culprit' AND apply LIKE 'env:%'"""):
+        spec = r["apply"][4:].strip()
+        name, eq, val = spec.partition("=")
+        val = val if eq else (r["broken"] or "").strip()
+        if val and val.lower() not in ("unset", "-", "none"):
+            out.append(({name.strip(): val}, f"key difference '{r['factor']}' of {r['inv']} is the culprit"))
+    for a in recs.store.q("""SELECT investigation_id inv, number, title, did, conclusion FROM attempts
+                             WHERE title LIKE 'Toggle bisection:%' AND outcome = 'worked'"""):
+        on, off = {}, {}
+        for m in _ENV_ARG.finditer(a["did"] or ""):
+            (off if m.group(1) else on)[m.group(2)] = m.group(3)
+        disable = "off alone brings" in (a["conclusion"] or "") or "all off" in (a["conclusion"] or "")
+        for part in a["title"].split(":", 1)[1].split(","):
+            names = [n.strip() for n in part.split("+") if n.strip()]
+            values = off if disable else on
+            if names and all(n in values for n in names):
+                out.append(({n: values[n] for n in names},
+                            f"toggle bisection attempt {a['number']} of {a['inv']}: {_one_line(a['conclusion'], 100)}"))
+    return out
+
+
+def _proven_bad(recs, keys) -> list[str]:
+    env = {k: v for key in keys for k, v in key[1]}
+    if not env:
+        return []
+    lines = []
+    for bad, where in _bad_sets(recs):
+        if all(env.get(k) == v for k, v in bad.items()):
+            both = " + ".join(f"{k}={v}" for k, v in bad.items())
+            lines.append(f"dbglog: this command sets {both}, proven to cause the failure ({where}).")
+    return lines[:NOTICE_ATTEMPTS]
 
 
 _STRONG = (

@@ -162,12 +162,21 @@ class Hit(_Open):
     score: float = 0.0
     verdict: Optional[dict] = Field(None, description="tried: {close, rule, why}: the closeness rule that refused "
                                                       "it, or why it is only mentioned (rule '' = close).")
+    tier: Optional[str] = Field(None, description="tried: same | other (the same knob, another way or value) | "
+                                                  "related | unrelated.")
+    differs: Optional[str] = Field(None, description="tried: which knob matched and how the idea differs.")
+    experiment: Optional[dict] = Field(None, description="tried: the record's experiment {knobs: [{knob, name, kind, "
+                                                         "state, value}], applied_to, summary}.")
+    full_text: Optional[str] = Field(None, description="tried: all of the record's text, to judge close calls.")
 
 
 class TriedResult(BaseModel):
     query: str
     tried: bool = Field(description="A close prior attempt exists (the CLI's exit status 0).")
     close: list[Hit] = Field(description="Close prior attempts, best first: read outcome and conclusion.")
+    answer: str = Field("", description="tried | tried another way | related | not tried.")
+    idea_experiment: Optional[dict] = Field(None, description="The idea's experiment, read like each record's.")
+    another_way: list[Hit] = Field([], description="The same knob turned another way or to another value.")
     mentioned: list[Hit] = Field(description="Close, but only proposed (a to-do, an idea), not tried.")
     others: list[Hit] = Field(description="Related, not close.")
     notes: list[str] = Field(description="What the query parser did (typo corrections, unknown words).")
@@ -351,14 +360,20 @@ def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] 
     """Was IDEA already tried, and what happened? Call it before trying a fix.
 
     Looks in attempts, free sections and watched docs; `tried` is true when a close prior attempt
-    exists (`close`, best first, each with its outcome and conclusion). Ideas that were only
-    proposed come under `mentioned`, related records under `others`."""
+    exists (`close`, best first, each with its outcome and conclusion); `another_way` holds records
+    that turned the same knob another way or to another value; ideas only proposed come under
+    `mentioned`, related records under `others`. Every candidate carries its `tier`, `differs`, its
+    `experiment` (knobs, their state, what it was applied to) and its `full_text`: judge the close
+    calls yourself."""
     def body():
         recs, warnings = _records()
         res = ops.tried(recs, idea, status=status, tags=tags or (), inv_ref=investigation, limit=limit,
                         warn=warnings.append)
-        return TriedResult(query=idea, tried=bool(res.close), close=_judged(res.close), mentioned=_judged(res.mentioned),
-                           others=_judged(h for h in res.result.hits if h not in res.close and h not in res.mentioned),
+        shown = res.close + res.another + res.mentioned
+        return TriedResult(query=idea, tried=bool(res.close), answer=res.answer, close=_judged(res.close),
+                           idea_experiment=res.idea.to_dict() if res.idea is not None else None,
+                           another_way=_judged(res.another), mentioned=_judged(res.mentioned),
+                           others=_judged(h for h in res.result.hits if h not in shown),
                            notes=ops.query_notes(res.result.query), warnings=warnings)
     return _call(body)
 

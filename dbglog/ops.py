@@ -124,15 +124,27 @@ def query_notes(q) -> list[str]:
     return notes
 
 
-def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5, warn: Warn = _ignore):
-    """``search.TriedResult`` for IDEA: close prior attempts first (``.close``), then ideas and related."""
+def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = 5, warn: Warn = _ignore,
+          llm: str | None = None, model: str | None = None):
+    """``search.TriedResult`` for IDEA: close prior attempts first (``.close``), then ideas and related.
+    ``llm``: an OpenAI-compatible endpoint that re-judges the candidates (kb/llmjudge.py); when its
+    answer is not usable the built-in judge's stands and ``warn`` says why."""
     from dbglog.kb import search
 
     check_text(idea, "query")
     _check_limit(limit, 100)
+    if llm is not None and not llm.startswith(("http://", "https://")):
+        raise DbglogError(f"--llm {llm!r}: give the endpoint's URL, e.g. http://localhost:8000/v1")
     refresh_watched(recs, warn)
     filters = search_filters(recs, status, (), tags, inv_ref, None)
-    return search.tried(recs.store.conn, idea, filters=filters, limit=limit)
+    res = search.tried(recs.store.conn, idea, filters=filters, limit=limit)
+    if llm is not None:
+        from dbglog.kb import llmjudge
+
+        note = llmjudge.judge(res, llm, model or "default")
+        if note:
+            warn(note)
+    return res
 
 
 def _check_limit(limit, most: int) -> None:

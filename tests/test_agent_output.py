@@ -116,7 +116,7 @@ def test_tried_on_paraphrases_cli(dbg, workdir):
     code, out, _ = dbg("tried", "make kernel launches synchronous")
     assert code == 0 and "[CULPRIT] Key difference 1: HIP_LAUNCH_BLOCKING (working: 1, broken: unset)" in out
     code, out, _ = dbg("tried", "find which two calls race")
-    assert code == 0 and "[BISECTION] Attempt 3: Toggle bisection" in out and "not a fix" in out
+    assert code == 0 and "[BISECTION]" in out and "-- Attempt 3: Toggle bisection" in out and "not a fix" in out
     code, out, err = dbg("tried", "upgrade the ROCm driver")
     assert code == 1 and "'driver' is in no record" in err
 

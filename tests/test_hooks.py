@@ -128,8 +128,8 @@ def test_supervised_run_attempt_and_circuit_breaker(workdir):
     r = run_cli("run", "--attempt", "baseline", "--env", "CUDA_LAUNCH_BLOCKING=1", "--", *cmd, cwd=workdir)
     assert r.returncode == 1, r.stderr
     shell = f"CUDA_LAUNCH_BLOCKING=1 {sys.executable} same.py same.py.d"
-    first = hook(workdir, "pre-command", shell).stdout
-    assert "attempt 1 \"baseline\"" in first and "[FAILED]" in first and "circuit breaker" not in first
+    # a plain re-run of the repro is not a repeat of a fix: no notice (until the circuit breaker)
+    assert hook(workdir, "pre-command", shell).stdout == ""
     assert hook(workdir, "pre-command", f"{sys.executable} same.py same.py.d").stdout == ""  # without the env var
 
     run_cli("run", "--env", "CUDA_LAUNCH_BLOCKING=1", "--", *cmd, cwd=workdir)
@@ -147,6 +147,42 @@ def test_supervised_run_attempt_and_circuit_breaker(workdir):
     run_cli("diff", "add", "Launch blocking", "0", "1", "--apply", "env:CUDA_LAUNCH_BLOCKING=1", cwd=workdir)
     assert "untested key differences: Launch blocking -> `dbglog bisect toggles --from-diffs --" in \
         hook(workdir, "pre-command", shell).stdout
+
+
+def test_a_failed_fix_is_a_repeat_by_its_settings_and_the_repro_is_not(workdir):
+    (workdir / ".git").mkdir()
+    run_cli("new", "server deadlocks under 64 clients", "--no-env", cwd=workdir)
+    make_repro(workdir, "serve.py", ["RuntimeError: deadlock in accept"])
+    repro = f"{sys.executable} serve.py serve.py.d"
+    assert run_cli("run", "--", sys.executable, "serve.py", "serve.py.d", cwd=workdir).returncode == 1
+    run_cli("attempt", "add", "Bigger queue", "--did", "set REQUEST_QUEUE_SIZE=128 in the env and reran the server",
+            "--result", "same deadlock", "--conclusion", "The backlog is not the bottleneck", "--outcome", "failed",
+            cwd=workdir)
+    run_cli("attempt", "add", "Baseline again", "--did", repro, "--result", "deadlock", "--outcome", "failed",
+            cwd=workdir)
+    assert hook(workdir, "pre-command", repro).stdout == ""  # re-running the repro repeats no fix
+    out = hook(workdir, "pre-command", f"REQUEST_QUEUE_SIZE=128 {repro} 2>&1 | tail -5").stdout
+    assert out.startswith("dbglog: this repeats a failed fix") and 'attempt 1 "Bigger queue"' in out
+    assert "the same settings: REQUEST_QUEUE_SIZE=128" in out and "The backlog is not the bottleneck" in out
+    assert hook(workdir, "pre-command", f"REQUEST_QUEUE_SIZE=256 {repro}").stdout == ""  # another value: new
+
+
+def test_settings_proven_bad_are_named_before_the_command(workdir):
+    (workdir / ".git").mkdir()
+    run_cli_inproc(workdir, "new", "RCCL init crashes on 8 GPUs", "--no-env", check=0)
+    run_cli_inproc(workdir, "attempt", "add", "Toggle bisection: NCCL_P2P_DISABLE + NCCL_SHM_DISABLE", "--did",
+                   "dbglog bisect toggles --env NCCL_P2P_DISABLE=1 --env NCCL_SHM_DISABLE=1 --env NCCL_IB_DISABLE=1 "
+                   "-- python train.py", "--result", "complete after 7 trials",
+                   "--conclusion", "`NCCL_P2P_DISABLE` and `NCCL_SHM_DISABLE` fail only together: an interaction "
+                   "between them.", "--outcome", "worked", check=0)
+    run_cli_inproc(workdir, "diff", "add", "SDMA", "1", "0", "--apply", "env:HSA_ENABLE_SDMA=0", "--status", "culprit",
+                   check=0)
+    both = hook(workdir, "pre-command", "NCCL_SHM_DISABLE=1 NCCL_P2P_DISABLE=1 torchrun train.py", fast=True).stdout
+    assert "sets NCCL_P2P_DISABLE=1 + NCCL_SHM_DISABLE=1, proven to cause the failure (toggle bisection" in both
+    assert hook(workdir, "pre-command", "NCCL_P2P_DISABLE=1 torchrun train.py", fast=True).stdout == ""  # one alone
+    sdma = hook(workdir, "pre-command", "HSA_ENABLE_SDMA=0 python bench.py", fast=True).stdout
+    assert "sets HSA_ENABLE_SDMA=0, proven to cause the failure (key difference 'SDMA'" in sdma
+    assert hook(workdir, "pre-command", "HSA_ENABLE_SDMA=1 python bench.py", fast=True).stdout == ""
 
 
 def test_breaker_not_on_different_failures_nor_after_a_pass(workdir):

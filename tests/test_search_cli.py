@@ -56,7 +56,7 @@ def test_tried_exit_status(ws):
     assert p.returncode == 0, p.stderr
     assert "FAILED" in p.stdout and "one rank never joins" in p.stdout
     p = run(ws, "tried", "rewrite the tokenizer in rust")
-    assert p.returncode == 1 and "No close prior attempt" in p.stdout
+    assert p.returncode == 1 and "Not tried" in p.stdout
     p = run(ws, "tried", "--json", "nccl timeout")
     data = json.loads(p.stdout)
     assert p.returncode == 0 and data["tried"]

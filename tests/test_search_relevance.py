@@ -85,3 +85,36 @@ def test_similar_attempts_warns_on_failed(corpus_recs):
     # a worked attempt is not a warning
     assert not search.similar_attempts(c, ids["nan"], 99, did="upcast attention scores to float32 before softmax")
     assert not search.similar_attempts(c, ids["nan"], 99, did="totally new idea about tokenizers and caches")
+
+
+def test_tried_puts_the_exact_experiment_first_and_says_how_others_differ(corpus_recs):
+    recs, ids = corpus_recs
+    res = search.tried(recs.store.conn, "kernel replay with --set full")
+    assert res.answer == "tried" and [(h.investigation, h.number) for h in res.close] == [(ids["ncu"], 1)]
+    assert res.close[0].outcome == "failed"  # the exact match that failed, above the replay that worked
+    other = {h.number: h.differs for h in res.another if h.investigation == ids["ncu"]}
+    assert "application" in other[2] and "kernel" in other[2]
+
+
+def test_tried_explanations_are_plain_words(corpus_recs):
+    """No internal name (a constant such as CLOSE_DIRECT, a rule's or a verdict's label) in what tried prints."""
+    import re
+
+    from dbglog.fastpath import print_tried
+
+    recs, _ids = corpus_recs
+    constants = {n for n in vars(search) if re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", n)}
+    labels = {r.name for r in search.CLOSE_RULES} | set(search.VERDICT_WHY) - {""}
+    for idea in ("kernel replay with --set full", "use bf16 instead of fp16", "raise the learning rate",
+                 "NCCL_IB_DISABLE=0", "rewrite the tokenizer in rust", "turn off persistence mode",
+                 "increase NCCL timeout", "upgrade the driver to 535"):
+        res = search.tried(recs.store.conn, idea)
+        out = []
+        print_tried(res, idea, [], echo=lambda s="", err=False: out.append(s), style=lambda s, **k: s)
+        text = "\n".join(out)
+        words = set(re.findall(r"[A-Za-z][\w-]+", text))
+        assert not words & constants, (idea, words & constants)
+        assert not {w for w in words if w in labels and "-" in w}, (idea, text)
+        for h in res.result.hits:
+            d = search.judged_dict(h)
+            assert not set(re.findall(r"[A-Z][A-Z0-9_]{3,}", d["verdict"]["why"] + d["differs"])) & constants

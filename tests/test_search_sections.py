@@ -201,7 +201,7 @@ def test_tried_reads_free_sections(notes_ws, cli):
     data = json.loads(p.stdout)
     assert data["tried"] and data["close"][0]["kind"] == "section" and data["close"][0]["text"].startswith("Upgraded")
     p = cli(ws, "tried", "rewrite the tokenizer in rust", check=1)
-    assert "No close prior attempt" in p.stdout
+    assert "Not tried" in p.stdout
 
 
 def test_section_index_after_merge(tmp_path):

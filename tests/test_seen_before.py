@@ -173,7 +173,8 @@ def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, 
     first = _first_investigation(cli_fast, repro)
     cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun", check=0)
     cli_fast(repro, "new", "Serving crash", "--no-env", check=0)
-    out = _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    # (a fix that failed: a re-run of the repro itself gives no notice, issue 26)
+    out = _run(cli_fast, repro, "--attempt", "Rebuilt with the patch", "--", sys.executable, "crash.py")
     key = out["seen_before"]["fingerprint"]["key"]
     digest = cli_fast(repro, "hook", "session-start", "--format", "text").stdout
     assert f"seen before: {key} [gpu.illegal_address] also in {first} (resolved; root cause: expert buffer " \

@@ -82,19 +82,27 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
 @click.option("--status", help="Only investigations with this status.")
 @scope_options
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--llm", metavar="URL", help="Also ask this OpenAI-compatible endpoint to judge the candidates "
+              "(opt-in; its answer is validated, the built-in judge stands when it is not usable).")
+@click.option("--model", metavar="NAME", help="The model name to ask at --llm (default: 'default').")
 @json_option
-def tried(idea, status, tags, inv_ref, limit, as_json):
+def tried(idea, status, tags, inv_ref, limit, llm, model, as_json):
     """Was IDEA already tried, and what happened? Run it before trying a fix.
 
     Looks in attempts (bisections and baseline runs labelled as such), key differences that were
-    tested, next steps done, free sections and watched docs; untested rows, to-do steps and
-    symptoms that name the idea are listed as mentioned. Exit status: 0 = a close prior attempt
-    exists (printed first, with its outcome and conclusion), 1 = nothing close was found, 2 = bad
-    input.
+    tested, next steps done, free sections and watched docs, and compares experiments: the knobs
+    (env vars, flags, config keys, versions, or the field's words for them), which way they were
+    turned, and on what. The answer is a tier: tried (the same experiment), tried another way (the
+    same knob turned another way or to another value: how it differs is said), related (named, proposed
+    or the same topic), not tried; each record with its outcome and conclusion first. Exit status:
+    0 = tried, 1 = anything else, 2 = bad input. See docs/tried.md.
     """
     text = _query_arg(idea)
+    if model is not None and llm is None:
+        raise DbglogError("--model names the model to ask at --llm URL; give --llm too")
     recs = open_records()
-    res = ops.tried(recs, text, status=status, tags=tags, inv_ref=inv_ref, limit=limit, warn=warn)
+    res = ops.tried(recs, text, status=status, tags=tags, inv_ref=inv_ref, limit=limit, warn=warn, llm=llm,
+                    model=model)
 
     def human():
         from dbglog.fastpath import print_tried  # (the printer `dbglog tried` uses without click too)

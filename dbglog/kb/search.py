@@ -793,6 +793,13 @@ class Hit:
     _rowid: int = 0
     _window: str = ""  # a section: the best line with its neighbours and heading (closeness, outcome)
     verdict: str = ""  # tried: the rule that refused it or why it is only mentioned ("" = close)
+    tier: str = ""  # tried: same | other | related | unrelated (see _tier)
+    differs: str = ""  # tried: which knob matched and how the idea differs, in plain words
+    experiment: object = None  # tried: the record's experiment (experiment.Experiment)
+    exact: bool = False  # tried: the same knobs turned the same way (not only the same words)
+    word_verdict: str = ""  # tried: the word rules' verdict before the experiments were compared
+    knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
+    judged_by: str = "built-in"  # tried: "built-in", or "model" (``tried --llm``: kb/llmjudge.py)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2140,13 +2147,29 @@ class TriedResult:
     result: Result
     close: list[Hit]
     mentioned: list[Hit] = field(default_factory=list)  # close, but only as an idea / a to-do
+    another: list[Hit] = field(default_factory=list)  # the same knob, turned another way or to another value
+    idea: object = None  # the idea's experiment (experiment.Experiment)
+
+    @property
+    def answer(self) -> str:
+        """The answer's tier: "tried", "tried another way", "related" or "not tried"."""
+        if self.close:
+            return "tried"
+        if self.another:
+            return "tried another way"
+        return "related" if self.mentioned or any(h.tier == "related" for h in self.result.hits) else "not tried"
 
     def to_dict(self) -> dict:
         d = self.result.to_dict()
         d["tried"] = bool(self.close)
+        d["answer"] = self.answer
+        if self.idea is not None:
+            d["idea_experiment"] = self.idea.to_dict()
         d["close"] = [judged_dict(h) for h in self.close]
+        d["another_way"] = [judged_dict(h) for h in self.another]
         d["mentioned"] = [judged_dict(h) for h in self.mentioned]
-        d["others"] = [judged_dict(h) for h in self.result.hits if h not in self.close and h not in self.mentioned]
+        d["others"] = [judged_dict(h) for h in self.result.hits
+                       if h not in self.close and h not in self.mentioned and h not in self.another]
         del d["hits"]
         return d
 
@@ -2159,22 +2182,58 @@ VERDICT_WHY = {
     "untested": "an untested key difference, a to-do or dropped step, or the investigation's title or symptom: "
                 "it names the idea",
     "weaker": "close, but much weaker than the best close hit",
+    "dbglog-options": "it matches only through dbglog's own options (--timeout, --repeat), not the experiment's",
+    "other-knobs": "it turned other knobs than the idea's",
+    "same-knob": "the same knob, turned the same way",
+    "knob-other-way": "the same knob, turned another way or set to another value",
+    "model-other": "the model judged it the same knob, turned another way or set to another value",
+    "model-related": "the model judged it related, not the same experiment",
+    "model-unrelated": "the model judged it unrelated",
+}
+
+# Each closeness rule in plain words (what ``tried`` prints; the rule's name stays in --json's "rule").
+RULE_WORDS = {
+    "no-terms": "the idea has no words to compare",
+    "name-no-record-has": "the idea names a flag, variable or value that no record holds",
+    "name-missing": "this record lacks a flag, variable or value the idea names",
+    "too-little-in-record": "the record itself holds too little of the idea (the rest only in its investigation's "
+                            "title)",
+    "too-little-overall": "the record holds too little of the idea",
+    "acronym-missing": "the record lacks the acronym that names the idea's thing",
+    "another-fix-same-topic": "same topic, but the record tried another fix",
+    "version-of-another-name": "the version belongs to another name than the record's",
+    "value-missing": "the record does not give the value the idea gives",
+    "another-value": "the record set the same knob to another value",
+    "other-way": "the record turned it the other way",
+    "switch-variable-other-way": "the record set the switch variable the other way",
+    "switch-on-another-knob": "the record's switch word is about another knob",
+    "negated-name": "the record holds the idea's name only negated",
+    "replaced-thing": "the record holds only what the idea replaces",
+    "only-the-old-side": "the record moved away from what the idea proposes",
+    "another-target": "the record moved it to something else",
+    "only-proposed": "the record only proposes it",
 }
 
 
 def verdict_why(verdict: str) -> str:
-    """One line on a verdict of ``tried``: a closeness rule's first sentence, or ``VERDICT_WHY``'s."""
+    """One line in plain words on a verdict of ``tried`` (never an internal name)."""
     if verdict in VERDICT_WHY:
         return VERDICT_WHY[verdict]
-    rule = next((r for r in CLOSE_RULES if r.name == verdict), None)
-    return re.split(r"(?<=\.)\s", rule.why, maxsplit=1)[0].replace("``", "`") if rule else ""
+    return RULE_WORDS.get(verdict, "")
 
 
 def judged_dict(h: Hit) -> dict:
     """A hit's JSON with how ``tried`` judged it: ``verdict`` {close, rule, why} (rule "" = close),
-    and, for free text, that its outcome is read from its words (a guess, like the importer's)."""
+    ``tier`` (same / other / related / unrelated) and ``differs`` (how, in plain words), the record's
+    ``experiment`` and its full ``text``; for free text, that its outcome is read from its words."""
     d = h.to_dict()
     d["verdict"] = {"close": not h.verdict, "rule": h.verdict, "why": verdict_why(h.verdict)}
+    d["tier"] = h.tier or "unrelated"
+    d["differs"] = h.differs
+    d["judged_by"] = h.judged_by
+    if h.experiment is not None:
+        d["experiment"] = h.experiment.to_dict()
+    d["full_text"] = record_text(h, full=True)
     if h.kind == "section":
         d["outcome_is_guess"] = True
     return d
@@ -2267,49 +2326,198 @@ _TRY_CUE = Lazy(r"\b(?:tried|trying|(?:I|we)\s+(?:also\s+|then\s+|have\s+|had\s+
 
 
 def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
-    """Close prior attempts (structured attempts, bisection results, key differences that were
-    tested, next steps done, free sections, watched docs), best first.
+    """Prior attempts of the idea (structured attempts, bisection results, key differences that were
+    tested, next steps done, free sections, watched docs), judged in tiers and best first.
 
-    Free-text hits carry the outcome their text states (``section_outcome``); a diagnostic attempt
-    (a bisection, a baseline run) carries ``diagnostic`` (``diagnostic_kind``); a close hit that only
-    proposes or names the idea (a to-do, an untested key difference, the symptom) goes to
-    ``mentioned``, not ``close``."""
+    Each hit gets a ``tier`` (``_tier``): the same experiment (``close``), the same knob turned
+    another way or to another value (``another``), related, or unrelated. The word rules
+    (``judge``, ``CLOSE_RULES``) judge an idea that names no knob; the experiment model
+    (``experiment``) overrules them when both sides name a knob. Free-text hits carry the outcome
+    their text states (``section_outcome``); a diagnostic attempt (a bisection, a baseline run)
+    carries ``diagnostic``; a hit that only proposes or names the idea goes to ``mentioned``.
+    Order: sameness (exact knobs first), then outcome, then score."""
+    from dbglog.kb import experiment
+
     # judged over more hits than are shown: the close one may rank just below a related one
     res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL),
                  candidates=TRIED_CANDIDATES)
+    idea_exp = experiment.extract(res.query.text)
+    _add_knob_hits(conn, res, idea_exp, filters)
     weigh(conn, res.query, TRIED_KINDS)
-    close, mentioned = [], []
     for i, h in enumerate(res.hits):
-        if h.kind == "investigation" and (rep := _symptom_report(conn, h, res.query)) is not None:
-            rep.outcome = section_outcome(rep)
-            if judge(rep, res.query) in ("", *MENTION_RULES):  # (else the investigation names the idea)
-                _place_symptom(conn, rep)
-                h = res.hits[i] = rep
-        if h.kind == "section":
-            h.outcome = section_outcome(h)
-        diag = diagnostic_kind(h)
-        if diag:
-            h.fields["diagnostic"] = diag
-            h.fields["stored_outcome"] = h.outcome
-            h.outcome = "diagnostic"
-        verdict = judge(h, res.query)
-        if verdict and verdict not in MENTION_RULES:
-            h.verdict = verdict
-        elif is_background(h):
-            h.verdict = "background"
-        else:
-            h.verdict = verdict or ("proposed-here" if is_idea(h) else "" if _tested(h) else "untested")
-            (mentioned if h.verdict else close).append(h)
-    if close:  # the answer is the best few: much weaker "close" hits are only related
+        res.hits[i] = _judge_hit(conn, h, res.query)
+        _tier(res.hits[i], res.query, idea_exp)
+    close = [h for h in res.hits if h.tier == "same"]
+    if close:  # the answer is the best few: much weaker word-close hits are only related
         top = max(h.score for h in close)
         for h in close:
-            if h.score < CLOSE_RELATIVE * top:
-                h.verdict = "weaker"
-        close = [h for h in close if not h.verdict]
-    close, mentioned = close[:limit], mentioned[:limit]
-    shown = set(map(id, close + mentioned))
+            if not h.exact and h.score < CLOSE_RELATIVE * top and any(c.exact or c.score >= CLOSE_RELATIVE * top
+                                                                        for c in close):
+                h.verdict, h.tier = "weaker", "related"
+    res.hits.sort(key=_tried_order)
+    close = [h for h in res.hits if h.tier == "same"][:limit]
+    another = [h for h in res.hits if h.tier == "other"][:limit]
+    mentioned = [h for h in res.hits if h.tier == "related" and h.verdict in MENTIONED][:limit]
+    shown = set(map(id, close + another + mentioned))
     res.hits = [h for h in res.hits if id(h) in shown] + [h for h in res.hits if id(h) not in shown][:limit]
-    return TriedResult(res, close, mentioned)
+    return TriedResult(res, close, mentioned, another, idea_exp)
+
+
+MENTIONED = frozenset({"proposed-here", "untested", "only-proposed"})
+TIER_ORDER = {"same": 0, "other": 1, "related": 2, "unrelated": 3, "": 3}
+# a result that tells (it worked, it failed) before one that is unsure; a diagnosis last
+OUTCOME_ORDER = {"worked": 0, "failed": 0, "culprit": 0, "ruled-out": 0, "done": 0, "partial": 1, "inconclusive": 2,
+                 "diagnostic": 3}
+
+
+def _tried_order(h: Hit) -> tuple:
+    return (TIER_ORDER.get(h.tier, 3), not h.exact, -round(h.score, 3), OUTCOME_ORDER.get(h.outcome, 2))
+
+
+def _judge_hit(conn, h: Hit, q: Query) -> Hit:
+    """The word rules' verdict on one hit (``h.verdict``; an investigation whose symptom tells a try
+    is judged as that report)."""
+    if h.kind == "investigation" and (rep := _symptom_report(conn, h, q)) is not None:
+        rep.outcome = section_outcome(rep)
+        if judge(rep, q) in ("", *MENTION_RULES):  # (else the investigation names the idea)
+            _place_symptom(conn, rep)
+            h = rep
+    if h.kind == "section":
+        h.outcome = section_outcome(h)
+    diag = diagnostic_kind(h)
+    if diag:
+        h.fields["diagnostic"] = diag
+        h.fields["stored_outcome"] = h.outcome
+        h.outcome = "diagnostic"
+    verdict = judge(h, q)
+    if verdict and verdict not in MENTION_RULES:
+        h.verdict = verdict
+    elif is_background(h):
+        h.verdict = "background"
+    else:
+        h.verdict = verdict or ("proposed-here" if is_idea(h) else "" if _tested(h) else "untested")
+    return h
+
+
+# Word rules whose refusal means "the same thing, another way" (the experiment model decides when
+# both sides name a knob); rules whose refusal means the record is about something else.
+OTHER_WAY_RULES = frozenset({"another-value", "other-way", "switch-variable-other-way", "negated-name",
+                             "only-the-old-side", "another-target", "replaced-thing"})
+UNRELATED_RULES = frozenset({"no-terms", "name-no-record-has", "too-little-overall"})
+
+
+def record_text(h: Hit, full: bool = False) -> str:
+    """What a record says was done, where its experiment is read (``full``: all its text, for agents)."""
+    f = h.fields
+    if h.kind == "attempt":
+        parts = ("title", "hypothesis", "did", "result", "conclusion") if full else ("title", "did")
+        return "\n".join(str(f.get(k) or "") for k in parts if f.get(k))
+    if h.kind == "difference":
+        return "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "apply") if f.get(k))
+    if h.kind == "section":
+        return f.get("body", "") if full else (h._window or h.line_text)
+    if h.kind == "investigation":
+        return "\n".join(str(f.get(k) or "") for k in ("title", "symptom", "root_cause") if f.get(k)) if full \
+            else f.get("title", "")
+    return "\n".join(str(f.get(k) or "") for k in ("text", "detail") if f.get(k)) if full else f.get("text", "")
+
+
+def _tier(h: Hit, q: Query, idea) -> None:
+    """The hit's tier (same / other / related / unrelated) and ``differs``, from the word rules'
+    verdict and the two experiments: a knob both name decides (turned the same way: the same
+    experiment, whatever the words; another way or value: tried another way); an idea whose knobs
+    the record never turns, while it turns others, is only related."""
+    from dbglog.kb import experiment
+
+    text = record_text(h)
+    rec = h.experiment = experiment.extract(text)
+    h.word_verdict = h.verdict
+    if h.verdict in MENTIONED or h.verdict == "background" or not _tested(h):
+        h.tier = "related"
+        return
+    cmp = experiment.compare(idea, rec, text)
+    h.knob_tier = cmp.tier
+    if cmp.tier == experiment.SAME:
+        if h.verdict:  # the words refused it: the knob overrules them, but not a proposal or a log
+            mention = "only-proposed" if _only_proposed(_Pair(h, q)) else "background" if is_background(h) else \
+                "proposed-here" if is_idea(h) else ""
+            if mention:
+                h.verdict, h.tier = mention, "related"
+                return
+            lacks = _lacking(h, q, idea)
+            if lacks:  # the same setting on something the idea names and the record is not about
+                h.tier, h.differs = "other", f"{cmp.how}, but the record is not about {', '.join(lacks)}"
+                return
+        h.tier, h.exact, h.differs, h.verdict = "same", True, cmp.how, ""
+        return
+    if cmp.tier == experiment.OTHER:
+        h.tier, h.differs = "other", cmp.how
+        h.verdict = h.verdict or "knob-other-way"
+        return
+    stated = [k for k in idea.knobs if k.state and k.kind != "feature"]  # (a name, not words: a sure knob)
+    if not h.verdict and stated and any(k.state for k in rec.knobs) and not {k.id for k in stated} & \
+            {k.id for k in rec.knobs}:
+        h.verdict, h.tier = "other-knobs", "related"
+        h.differs = "it turned " + "; ".join(k.words() for k in rec.knobs if k.state) + ", not " + \
+            "; ".join(k.words() for k in stated)
+        return
+    if not h.verdict and stated and experiment.strip_dbglog(text) != text and not rec.knobs:
+        h.verdict, h.tier = "dbglog-options", "related"
+        return
+    if not h.verdict:
+        h.tier = "same"
+    elif h.verdict in OTHER_WAY_RULES:
+        h.tier, h.differs = "other", RULE_WORDS.get(h.verdict, "")
+    else:
+        h.tier = "unrelated" if h.verdict in UNRELATED_RULES else "related"
+
+
+LACKS_RULES = frozenset({"name-missing", "version-of-another-name", "acronym-missing"})
+
+
+def _lacking(h: Hit, q: Query, idea) -> list[str]:
+    """The idea's telling names (an identifier, a version, a GPU) that neither the record nor its
+    investigation holds, its knobs' own names and values aside: "on the MI300X nodes"."""
+    own = " ".join(f"{k.name} {k.value}" for k in idea.knobs).lower()
+    return [t.raw for i, t in enumerate(q.active)
+            if i not in h._matched and _specific(t) and t.raw.lower() not in own]
+
+
+KNOB_HITS = 10  # attempts that name the idea's knob another way, added to those judged
+
+
+def _add_knob_hits(conn, res: Result, idea, filters) -> None:
+    """Attempts that name the idea's knobs by another name (``NCCL_SHM_DISABLE`` for "no shared-memory
+    transport", ``--max-num-seqs`` for "fewer concurrent sequences"): one OR match of the vocabulary's
+    names of each knob the idea turns (no typo correction, no rerank: cheap), annotated against the
+    idea and added to the hits judged."""
+    from dbglog.kb import experiment
+
+    voc = experiment.vocab()
+    names = []
+    for k in idea.knobs:  # (its other names: TORCH_COMPILE_DISABLE for TORCHDYNAMO_DISABLE too)
+        if k.state and k.id in voc.features:
+            names += [n.lstrip("-").rstrip("()") for n, (fid, _m) in voc.names.items() if fid == k.id][:4]
+    names = [n for n in dict.fromkeys(names) if n.lower().replace("-", "_") not in res.query.text.lower().replace("-", "_")]
+    if not names:
+        return
+    q = parse_query(" ".join(names[:8]))
+    terms = [t for t in q.terms if _has(conn, "attempts_fts", t.fts)]
+    for t in terms:
+        t.kind = "word"
+    rows = _candidates(conn, "attempt", terms, "or", filters or Filters(), KNOB_HITS) if terms else []
+    seen = {(h.kind, h.investigation, h.number) for h in res.hits}
+    extra = [h for h in (_make_hit("attempt", r) for r in rows) if ("attempt", h.investigation, h.number) not in seen]
+    if not extra:
+        return
+    floor = min((h.score for h in res.hits), default=1.0)  # below the idea's own hits, in their order
+    regs = _term_regexes(res.query.active)
+    ctx = _inv_context(conn, {h.investigation for h in extra})
+    for i, h in enumerate(extra):
+        _annotate(h, res.query.active, regs, ctx.get(h.investigation, ""))
+        h.score = 0.99 * floor * (1 - i / (2 * len(extra)))
+        h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
+        res.hits.append(h)
 
 
 def similar_attempts(conn, inv_id: str, number: int, *, title: str = "", hypothesis: str = "", did: str = "",

@@ -1,4 +1,4 @@
-"""`tried` on the shapes of the round-6 blind set (session s6): each rule both ways.
+"""`tried` on the shapes real debug docs have (issue threads, fix guides, arrows, settings in prose): each rule both ways.
 
 The records are written in my own words in the shapes the real docs had: an issue thread whose
 replies advise in the imperative and whose author reports in the past, a fix guide with a
@@ -152,16 +152,17 @@ def test_answer_says_how_each_hit_was_judged(conn):
         assert not h["verdict"]["close"] and h["verdict"]["rule"] in names and h["verdict"]["why"]
 
 
-def test_text_names_the_closest_record_and_the_rule(conn):
+def test_text_says_how_a_record_tried_it_another_way(conn):
     from dbglog.fastpath import print_tried
 
-    res = search.tried(conn, "use bf16 instead of fp16")
+    res = search.tried(conn, "use bf16 instead of fp16")  # a record ran with fp16=False: the knob, another value
     out = []
     print_tried(res, "use bf16 instead of fp16", [], echo=lambda s="", err=False: out.append(s),
                 style=lambda s, **k: s)
-    others = [h for h in res.result.hits if h not in res.close and h not in res.mentioned]
-    closest = [i for i, line in enumerate(out) if line.startswith("Closest: ")]
-    assert closest and out[closest[0] + 1].strip().startswith(f"not close ({others[0].verdict}): ")
+    assert res.answer == "tried another way" and out[0].startswith("Tried another way:")
+    i = out.index("Tried another way:")
+    assert out[i + 1].startswith("  - [FAILED]") or out[i + 1].startswith("  - [")
+    assert out[i + 2].strip() == f"how it differs: {res.another[0].differs}" and res.another[0].differs
 
 
 def test_mcp_tried_hits_carry_the_verdict(conn):
@@ -171,6 +172,27 @@ def test_mcp_tried_hits_carry_the_verdict(conn):
     res = search.tried(conn, "run tool-serve")
     hit = mcp_server._judged(res.close)[0].model_dump()
     assert hit["verdict"]["close"] is True and hit["outcome_is_guess"] is True
+    assert hit["tier"] == "same" and "tool-serve" in hit["full_text"] and "knobs" in hit["experiment"]
+
+
+def test_mcp_tried_returns_each_candidate_with_its_experiment_and_full_text(conn, monkeypatch):
+    pytest.importorskip("mcp")
+    from dbglog import mcp_server, ops
+
+    class _Recs:
+        class store:  # noqa: N801 - the one attribute ops.tried reads
+            pass
+    _Recs.store.conn = conn
+    monkeypatch.setattr(mcp_server, "_records", lambda: (_Recs, []))
+    monkeypatch.setattr(ops, "refresh_watched", lambda recs, warn: None)
+    monkeypatch.setattr(ops, "search_filters", lambda *a: None)
+    out = mcp_server.tried("use bf16 instead of fp16")
+    d = out.model_dump() if hasattr(out, "model_dump") else out
+    assert d["answer"] == "tried another way" and d["another_way"]
+    cand = d["another_way"][0]
+    assert cand["tier"] == "other" and cand["differs"] and cand["full_text"]
+    assert {"knobs", "applied_to", "summary"} <= set(cand["experiment"])
+    assert d["idea_experiment"]["knobs"] is not None
 
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "search_round6"

@@ -1,0 +1,676 @@
+"""The experiment a record or an idea describes: which knobs, turned which way, applied to what.
+
+``extract(text)`` reads an ``Experiment`` out of an attempt's title and "what was done", a key
+difference, a next step, a free-text line, or the idea given to ``tried``:
+
+- the knobs: env vars (``NCCL_SHM_DISABLE=1``), flags (``--max-num-seqs 64``, ``--no-X``,
+  ``--disable-X``), config keys (``request_queue_size=128``, ``set batch_size to 8``), packages and
+  versions (``flash-attn==2.5.8``, "downgrade torch", "an older flash-attn"), and the features the
+  field's vocabulary names in words ("no shared-memory transport", "eager mode");
+- the state of each: on / off, raise / lower, set to a value, pin / upgrade / downgrade, or only named;
+- what it was applied to (client, server, build, kernel), when the text says.
+
+Names are normalised through the vocabulary in ``knobs.json`` (package data, loaded once on first
+use): ``NCCL_SHM_DISABLE=1`` and "no shared-memory transport" are one knob turned off; ``--max-num-seqs``
+and ``max_num_seqs`` one knob; ``HIP_VISIBLE_DEVICES=0`` and "only the first GPU" one setting.
+
+Only the experiment's own command line counts: dbglog's options in ``dbglog run --timeout 4 -- CMD``
+are not knobs of the experiment (``--env K=V`` of ``dbglog run`` is: it is set for the command), and
+the candidate toggles of a ``dbglog bisect`` line are not settings.
+
+``compare(idea, record)`` says how two experiments relate: ``SAME`` (every knob of the idea, turned
+the same way), ``OTHER`` (a knob of the idea turned another way or set to another value, or only
+part of the idea), or ``NONE`` (no knob in common), with the differences in plain words.
+
+Standard library only and pure (no I/O but reading the vocabulary): the command hook uses it too.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+SAME, OTHER, NONE = "same", "other", ""
+
+
+class Knob(NamedTuple):
+    id: str  # the feature's name in the vocabulary, else the normalised name
+    name: str  # as written: NCCL_SHM_DISABLE, --max-num-seqs, "shared-memory transport"
+    kind: str  # env | flag | config | package | feature
+    state: str  # on | off | raise | lower | set | pin | upgrade | downgrade | "" (only named)
+    value: str = ""
+
+    def words(self) -> str:
+        """The setting in plain words: "NCCL shared-memory transport off (NCCL_SHM_DISABLE=1)"; a knob the
+        vocabulary does not know, as written ("--set full", "NCCL_DEBUG=INFO")."""
+        how = {"on": "on", "off": "off", "raise": "raised", "lower": "lowered", "upgrade": "upgraded",
+               "downgrade": "downgraded", "": "named"}.get(self.state, "")
+        if self.state in ("set", "pin"):
+            how = ("pinned to " if self.state == "pin" else "set to ") + self.value
+        elif self.value and self.state in ("upgrade", "downgrade", "raise", "lower"):
+            how += f" to {self.value}"
+        written = self.name
+        if self.value and "=" not in written and " " not in written and self.kind != "feature":
+            written += f" {self.value}" if self.kind == "flag" else f"={self.value}"
+        if self.kind not in ("feature", "package") and norm_name(re.split(r"[= ]", self.name)[0]) == self.id:
+            return written if self.state in ("set", "") or written != self.name else f"{written} {how}"
+        shown = written if norm_name(self.name) != norm_name(self.id) and self.kind != "feature" else ""
+        return f"{self.id} {how}" + (f" ({shown})" if shown else "")
+
+    def to_dict(self) -> dict:
+        return {"knob": self.id, "name": self.name, "kind": self.kind, "state": self.state, "value": self.value}
+
+
+class Experiment(NamedTuple):
+    knobs: tuple[Knob, ...]
+    target: str = ""  # client | server | build | kernel | ""
+
+    def to_dict(self) -> dict:
+        return {"knobs": [k.to_dict() for k in self.knobs], "applied_to": self.target,
+                "summary": "; ".join(k.words() for k in self.knobs)}
+
+
+class Comparison(NamedTuple):
+    tier: str  # SAME | OTHER | NONE
+    shared: tuple[str, ...]  # the knobs both name
+    how: str  # plain words: which knob matched and how the idea differs
+
+
+# --- the vocabulary (data: knobs.json) ---------------------------------------------------------
+
+
+class Vocab:
+    """``knobs.json`` read once: names -> (feature, meaning), phrases -> feature, packages."""
+
+    def __init__(self, data: dict):
+        self.names: dict[str, tuple[str, str]] = {}  # normalised name -> (feature id, meaning)
+        self.phrases: list[tuple[str, str, str]] = []  # (phrase, feature id, state or "=value" or "")
+        self.defaults: dict[str, float] = {}
+        self.value_only: set[str] = set()  # features set by a value only (no on / off)
+        self.features = {k["id"] for k in data.get("knob", [])}
+        for k in data.get("knob", []):
+            fid = k["id"]
+            for name, meaning in k.get("names", {}).items():
+                self.names.setdefault(norm_name(name), (fid, meaning))
+            for w in k.get("words", []):
+                self.phrases.append((_spaced(w.lower()), fid, ""))
+            for w, st in k.get("states", {}).items():
+                self.phrases.append((_spaced(w.lower()), fid, st))
+            if "default" in k:
+                self.defaults[fid] = number(k["default"])
+            if all(m == "value" for m in k.get("names", {}).values()):
+                self.value_only.add(fid)
+        # the longest phrase first: "shared memory transport" before "shared memory"
+        self.phrases.sort(key=lambda p: -len(p[0]))
+        self.packages: dict[str, str] = {}
+        for pkg, aliases in data.get("packages", {}).items():
+            for a in (pkg, *aliases):
+                self.packages[a.lower()] = pkg
+        # looked up by their words (a dict of word sequences, not one big regex: nothing to compile);
+        # a phrase that says a state ("kernel replay" = replay mode kernel) wins over the same words as a name
+        self.by_phrase: dict[str, tuple[str, str]] = {}
+        for p, f, st in self.phrases:
+            key = _words_key(p)
+            if key not in self.by_phrase or st:
+                self.by_phrase[key] = (f, st)
+        self.by_package = {_words_key(_spaced(a)): pkg for a, pkg in self.packages.items()}
+        self.longest = max((k.count(" ") + 1 for k in (*self.by_phrase, *self.by_package)), default=1)
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
+
+
+def _words_key(text: str) -> str:
+    return " ".join(_TOKEN.findall(text))
+
+
+def find_phrases(spaced: str, table: dict, longest: int):
+    """(start, end, key) of the longest word sequences of ``spaced`` (lower case, ``_spaced``) that
+    are keys of ``table``, left to right, none overlapping."""
+    toks = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(spaced)]
+    i = 0
+    while i < len(toks):
+        for n in range(min(longest, len(toks) - i), 0, -1):
+            key = " ".join(t[2] for t in toks[i:i + n])
+            if key in table:
+                yield toks[i][0], toks[i + n - 1][1], key
+                i += n
+                break
+        else:
+            i += 1
+
+
+def _spaced(text: str) -> str:
+    """Hyphens and underscores inside words read as spaces ("max-num-seqs" = "max num seqs"), length kept."""
+    return re.sub(r"(?<=\w)[-_](?=\w)", " ", text)
+
+
+_VOCAB: Vocab | None = None
+
+
+def vocab() -> Vocab:
+    """The vocabulary, read on first use (package data ``knobs.json``: JSON, which reads in a tenth of a
+    millisecond where TOML took several, before every `tried`)."""
+    global _VOCAB
+    if _VOCAB is None:
+        import json
+        from pathlib import Path
+
+        _VOCAB = Vocab(json.loads(Path(__file__).with_name("knobs.json").read_text(encoding="utf-8")))
+    return _VOCAB
+
+
+def norm_name(name: str) -> str:
+    """One spelling per knob name: ``--max-num-seqs``, ``max_num_seqs``, ``MAX-NUM-SEQS`` alike."""
+    return name.strip().lstrip("-").replace("_", "-").lower()
+
+
+# --- values ----------------------------------------------------------------------------------------
+
+TRUE = frozenset("1 true yes on enable enabled y".split())
+FALSE = frozenset("0 false no off disable disabled none n".split())
+_UNITS = {"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "kib": 1024.0, "mib": 2.0 ** 20,
+          "gib": 2.0 ** 30, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "x": 1.0, "%": 0.01}
+_NUM = re.compile(r"^v?(\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)
+
+
+_NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "eight": "8", "sixteen": "16",
+                 "half": "0.5"}
+
+
+def number(v) -> float | None:
+    """A value as a number (``8k`` = 8000, ``30s`` = 30, ``90%`` = 0.9, ``zero`` = 0), or None."""
+    v = str(v).strip().strip("\"'")
+    m = _NUM.match(_NUMBER_WORDS.get(v.lower(), v))
+    if not m:
+        return None
+    unit = m.group(2).lower()
+    if unit and unit not in _UNITS:
+        return None
+    return float(m.group(1)) * _UNITS.get(unit, 1.0)
+
+
+def same_value(a: str, b: str) -> bool:
+    a, b = a.strip("\"'").lower(), b.strip("\"'").lower()
+    if a == b:
+        return True
+    if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
+        return True
+    na, nb = number(a), number(b)
+    return na is not None and nb is not None and abs(na - nb) <= 1e-9 * max(abs(na), abs(nb), 1.0)
+
+
+def _version(v: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:4])
+
+
+# --- reading a text --------------------------------------------------------------------------------
+
+# dbglog's own command: `dbglog run OPTS -- CMD` is CMD (and its --env); a bisection's toggles are
+# candidates, not settings
+_DBGLOG_CMD = re.compile(r"\bdbglog\s+(run|bisect\s+[\w-]+|repro)\b(.*?)(?:\s--(?=\s)|$)", re.S | re.M)
+_DBGLOG_ENV = re.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
+_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;)`'\"]|,(?=\w))*)")
+# a call the vocabulary names (``clip_grad_norm_(params, 1.0)``, ``set_detect_anomaly(True)``): its last argument
+_CALL = re.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
+# "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
+_KEY_ARROW = re.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
+_ENVIRON = re.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
+                      r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
+# code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
+_ANNOTATED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], |]*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
+_FLAG = re.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
+_CONFIG = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
+                     r"(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
+_SET_TO = re.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
+                     r"`?([\w.+\-]+)", re.I)
+_PIN = re.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
+# "`num_workers` 16", "num_workers 16": a config key written before its number
+_KEY_NUMBER = re.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*)(?![\w.])")
+# right before a name: it was taken away ("without --enforce-eager", "removed `NCCL_P2P_DISABLE`")
+_NEGATED = re.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
+                      r"\s+(?:the\s+)?[`'\"(]*$", re.I)
+_ARROW = re.compile(r"v?(\d[\w.]*)\s*(?:→|->|=>|\bto\b)\s*v?(\d[\w.]*)")
+_VALUE_WORDS = frozenset("""flag option options and or to the a an with without for in on of is was it that this
+    then so but as by at from into only just also when if which flag, argument arg env variable var""".split())
+_PROGRAMS = frozenset("python python3 torchrun bash sh srun mpirun deepspeed accelerate vllm sglang pip uv".split())
+
+_OFF = (r"no|not|non|without|w/o|disabl\w*|turn\w*\s+off|switch\w*\s+off|drop\w*|remov\w*|skip\w*|bypass\w*|"
+        r"avoid\w*|kill\w*|deactivat\w*|unset\w*|stop\w*\s+using|don'?t\s+use|do\s+not\s+use|instead\s+of|"
+        r"get\s+rid\s+of|off")
+_ON = r"set|export\w*|enabl\w*|turn\w*\s+on|switch\w*\s+on|use|used|using|uses|with|forc\w*|add\w*|activat\w*|keep\w*|on|re-?enabl\w*"
+_RAISE = (r"rais\w*|increas\w*|bump\w*|more|higher|larger|bigger|doubl\w*|longer|extend\w*|grow\w*|up|"
+          r"bigger|greater|max\w*\s+out")
+_LOWER = r"lower\w*|reduc\w*|decreas\w*|fewer|less|smaller|shrink\w*|cut\w*|halv\w*|shorter|capp?\w*|limit\w*|down"
+_DOWN = r"downgrad\w*|roll\w*\s+back|rolled\s+back|revert\w*|older|previous|earlier|prior|pinn?\w*\s+(?:back|below)"
+_UP = r"upgrad\w*|newer|latest|bump\w*|updat\w*|nightly"
+_CUE_WORD = {g: re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p in
+             (("off", _OFF), ("on", _ON), ("raise", _RAISE), ("lower", _LOWER), ("downgrade", _DOWN),
+              ("upgrade", _UP))}
+_AFTER_OFF = re.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
+_AFTER_ON = re.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
+_AFTER_VALUE = re.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
+                          r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
+_UNIT_AFTER = re.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
+_UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
+               "mins": "min", "second": "s", "seconds": "s", "sec": "s", "secs": "s", "ms": "ms",
+               "millisecond": "ms", "milliseconds": "ms"}
+_BEFORE_VALUE = re.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|zero|one|two|four|eight|sixteen)\s+$", re.I)
+_TARGETS = (("client", re.compile(r"\bclients?\b|\bclient'?s\b", re.I)),
+            ("server", re.compile(r"\bserv(?:er|ers|ing)\b|\bserver'?s\b", re.I)),
+            ("build", re.compile(r"\bbuild\w*\b|\bwheel\b|\bnvcc\b|\bcmake\b|\bpip install\b", re.I)),
+            ("kernel", re.compile(r"\bkernels?\b", re.I)))
+WINDOW = 32  # characters before a name in which a cue word says which way it was turned
+
+
+def strip_dbglog(text: str) -> str:
+    """The text with dbglog's own command options taken out (``dbglog run --timeout 4 -- CMD`` -> CMD;
+    ``--env K=V`` of ``dbglog run`` kept as ``K=V``)."""
+    if "dbglog" not in text:
+        return text
+
+    def repl(m):
+        if m.group(1) != "run":
+            return " "
+        return " " + " ".join(_DBGLOG_ENV.findall(m.group(2))) + " "
+    return _DBGLOG_CMD.sub(repl, text)
+
+
+def _cue(before: str, after: str = "") -> str:
+    """The way a name is turned, read from the words just before it (the nearest cue wins) or right after."""
+    if _AFTER_OFF.match(after):
+        return "off"
+    if _AFTER_ON.match(after):
+        return "on"
+    best, where = "", -1
+    for g, rg in _CUE_WORD.items():
+        for m in rg.finditer(before):
+            if m.start() > where or (m.start() == where and g == "off"):
+                best, where = g, m.start()
+    return best
+
+
+def _state_for(meaning: str, value: str) -> tuple[str, str]:
+    """(state, value) of a knob set to ``value`` under its vocabulary meaning."""
+    v = value.strip("\"'")
+    low = v.lower()
+    if meaning in ("enable", "disable"):
+        if low in TRUE or (not v):
+            return ("on" if meaning == "enable" else "off"), ""
+        if low in FALSE:
+            return ("off" if meaning == "enable" else "on"), ""
+        return "set", v
+    if meaning.startswith("off:"):
+        return ("off", "") if low == meaning[4:].lower() else ("set", v)
+    if not v:
+        return "on", ""
+    return "set", v
+
+
+def _meaning(name: str) -> tuple[str, str]:
+    """(feature id, meaning) of a name: the vocabulary's, else read off the name itself."""
+    voc = vocab()
+    key = norm_name(name)
+    if key in voc.names:
+        return voc.names[key]
+    for prefix, meaning in (("no-", "disable"), ("disable-", "disable"), ("enable-", "enable"), ("use-", "enable")):
+        if key.startswith(prefix) and len(key) > len(prefix) + 2:
+            base = key[len(prefix):]
+            return voc.names.get(base, (base, ""))[0], meaning
+    if "." in key and not key.replace(".", "").isdigit():  # torch._dynamo.config.cache_size_limit
+        last = key.rsplit(".", 1)[-1]
+        return voc.names.get(last, (last, "value"))
+    # NCCL_FOO_DISABLE and NCCL_FOO_ENABLE turn one feature, "nccl-foo", opposite ways
+    for pattern, meaning in ((r"(?:^|-)(?:disable|disabled|no)(?=-|$)", "disable"),
+                             (r"(?:^|-)(?:enable|enabled|use)(?=-|$)", "enable")):
+        if re.search(pattern, key):
+            return (re.sub(pattern, "", key).strip("-") or key), meaning
+    return key, "value"
+
+
+class _Reader:
+    """One pass over a text: knobs found by position (a place read once is not read again)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.low = text.lower()
+        self.taken: list[tuple[int, int]] = []
+        self.knobs: list[Knob] = []
+
+    def free(self, a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in self.taken)
+
+    def add(self, span: tuple[int, int], knob: Knob) -> None:
+        self.taken.append(span)
+        if knob not in self.knobs:
+            self.knobs.append(knob)
+
+    def before(self, at: int) -> str:
+        return self.low[max(0, at - WINDOW):at]
+
+    def named(self, span, name: str, kind: str, value: str | None) -> None:
+        """A knob name with the value given to it (None: named bare, the way read from cue words)."""
+        fid, meaning = _meaning(name)
+        if value is None:
+            state, val = self._bare(span, kind, meaning)
+        else:
+            state, val = _state_for(meaning, value)
+            if state in ("on", "off") and value:  # the name as set: NCCL_SHM_DISABLE=1
+                name = f"{name}={value}" if kind != "flag" else f"{name} {value}"
+        self.add(span, Knob(fid, name, kind, state, val))
+
+    def _bare(self, span, kind: str, meaning: str) -> tuple[str, str]:
+        """The state of a name written without a value: a flag present is set (unless taken away
+        right before it: "without --enforce-eager"); an env var by its cue word ("set X", "unset X")."""
+        negated = bool(_NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]))
+        if meaning in ("enable", "disable"):
+            if kind == "flag":
+                return _state_for(meaning, "0" if negated else "1")
+            cue = _cue(self.before(span[0]), self.low[span[1]:span[1] + 16])
+            if negated or cue == "off":
+                return _state_for(meaning, "0")
+            return _state_for(meaning, "1") if cue == "on" else ("", "")
+        cue = _cue(self.before(span[0]), self.low[span[1]:span[1] + 16])
+        if cue in ("raise", "lower", "upgrade", "downgrade"):
+            return cue, ""
+        if kind == "flag" and meaning != "value":
+            return ("off", "") if negated else ("on", "")
+        return "", ""
+
+
+_TIMEDELTA = re.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
+_TD_UNIT = {"seconds": "s", "minutes": "min", "hours": "h"}
+
+
+def _flag_value(name: str, nxt: str) -> bool:
+    """Whether the word after a flag is its value: a valued flag's (the vocabulary's, or a number, or a
+    short word), never a program, a script, a path or an everyday word ("the -mla flag")."""
+    fid, meaning = _meaning(name)
+    low = nxt.lower()
+    if meaning != "value" or low in _VALUE_WORDS or low in _PROGRAMS or nxt.endswith(".py") or "/" in nxt:
+        return False
+    return fid != norm_name(name) or number(nxt) is not None or len(nxt) <= 12
+
+
+def _read_calls(r: _Reader) -> None:
+    """Calls the vocabulary names as knobs (``name()`` entries): the value is the last argument."""
+    voc = vocab()
+    for m in _CALL.finditer(r.text):
+        name = m.group(1).rsplit(".", 1)[-1] + "()"
+        if norm_name(name) not in voc.names:
+            continue
+        args = [a.strip().strip("\"'") for a in m.group(2).split(",") if a.strip()]
+        r.named(m.span(), name, "config", args[-1] if args else "1")
+
+
+def _read_arrows(r: _Reader) -> None:
+    """``lr 3e-4 -> 1e-4``: the setting's new value, and which way it went when both are numbers."""
+    for m in _KEY_ARROW.finditer(r.text):
+        if not r.free(*m.span()) or m.group(1).lower() in _VALUE_WORDS or number(m.group(1)) is not None:
+            continue
+        fid, meaning = _meaning(m.group(1))
+        if meaning != "value" or fid in vocab().packages.values():
+            continue
+        a, b = number(m.group(2)), number(m.group(3))
+        state = "set" if a is None or b is None or a == b else "raise" if b > a else "lower"
+        r.add(m.span(), Knob(fid, m.group(1), "config", state, m.group(3)))
+
+
+def _read_names(r: _Reader) -> None:
+    text = r.text
+    _read_calls(r)
+    for m in _TIMEDELTA.finditer(text):  # init_process_group(timeout=timedelta(hours=2))
+        r.add(m.span(), Knob("collective timeout", "init_process_group timeout", "config", "set",
+                             m.group(2) + _TD_UNIT.get(m.group(1), "")))
+    for m in _ENVIRON.finditer(text):
+        r.named(m.span(), m.group(1) or m.group(3), "env", m.group(2) if m.group(1) else m.group(4))
+    for m in _ANNOTATED.finditer(text):
+        if r.free(*m.span()):
+            r.named(m.span(), m.group(1), "config", m.group(2))
+    for m in _ENV.finditer(text):
+        if r.free(*m.span()):
+            r.named(m.span(), m.group(1), "env", m.group(2))
+    _read_flags(r)
+    _read_arrows(r)
+    _read_config(r)
+    for m in re.finditer(r"(?<![\w.\-])([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?![\w=])", text):
+        if r.free(*m.span()):
+            r.named(m.span(), m.group(1), "env", None)
+
+
+def _read_flags(r: _Reader) -> None:
+    for m in _FLAG.finditer(r.text):
+        if not r.free(*m.span(1)):
+            continue
+        name, eq, nxt = m.group(1), m.group(2), m.group(3)
+        if name.startswith("-") and not name.startswith("--") and len(name) > 4:
+            continue  # "-lineinfo"-like single-dash words are rarely knobs we can read
+        value, end = eq, (m.end(1) if eq is None else m.end())
+        if value is None and nxt is not None and _flag_value(name, nxt):
+            value, end = nxt, m.end()
+        r.named((m.start(1), end), name, "flag", value)
+
+
+def _read_config(r: _Reader) -> None:
+    text = r.text
+    for m in _SET_TO.finditer(text):
+        if r.free(*m.span(1)) and ("_" in m.group(1) or "." in m.group(1) or norm_name(m.group(1)) in vocab().names):
+            r.named(m.span(), m.group(1), "config", m.group(2))
+    for m in _KEY_NUMBER.finditer(text):
+        if r.free(*m.span(1)):
+            r.named(m.span(), m.group(1), "config", m.group(2))
+    for m in _CONFIG.finditer(text):
+        key = m.group(1)
+        if not r.free(*m.span(1)) or (m.group(2) != "=" and "_" not in key and "." not in key):
+            continue
+        if key in ("http", "https", "file") or (m.group(2) == "=" and key in ("x", "n", "i")):
+            continue
+        r.named(m.span(), key, "config", m.group(3))
+
+
+_INSTEAD = re.compile(r"^\W*v?(\d[\w.]*)\s+(?:[a-z]+\s+){0,2}(?:instead\s+of|rather\s+than|over)\s+v?(\d[\w.]*)")
+_FROM_TO = re.compile(r"^\s*(?:from\s+)?v?(\d[\w.]*)\s*(?:→|->|=>|to)\s*v?(\d[\w.]*)")
+
+
+def _change(after: str, longer: str) -> tuple[str, str] | None:
+    """(from, to) of a version change written after a package: "2.4 -> 2.3", "from 2.4 to 2.3",
+    "550 LTS instead of 565" (from 565 to 550)."""
+    m = _ARROW.match(after.lstrip(" :v")) or _FROM_TO.match(after)
+    if m:
+        return m.group(1), m.group(2)
+    m = _INSTEAD.match(longer)
+    return (m.group(2), m.group(1)) if m else None
+
+
+def _read_packages(r: _Reader) -> None:
+    voc = vocab()
+    text, low = r.text, r.low
+    for m in _PIN.finditer(text):
+        if not r.free(*m.span()) or not re.search(r"[a-z]", m.group(1), re.I) or m.group(1).isupper():
+            continue
+        pkg = voc.packages.get(m.group(1).lower(), m.group(1).lower().replace("_", "-"))
+        state = {"==": "pin", "~=": "pin", ">=": "upgrade", "<=": "downgrade"}[m.group(2)]
+        r.add(m.span(), Knob(pkg, m.group(1), "package", state, m.group(3)))
+    for start, end, key in find_phrases(_spaced(low), voc.by_package, voc.longest):
+        if not r.free(start, end):
+            continue
+        pkg = voc.by_package[key]
+        after = low[end:end + 40]
+        before = low[max(0, start - 40):start]
+        change = _change(after, low[end:end + 60])
+        cue = _cue(before, after)
+        ver = re.match(r"^\s*v?(\d+(?:\.\d+)+|\d{3,})\b", after)
+        if change:
+            a, b = _version(change[0]), _version(change[1])
+            state, val = ("upgrade" if b > a else "downgrade" if b < a else "pin"), change[1]
+        elif re.search(r"\bpinn?(?:ed|ing|s)?\s+(?:the\s+)?$", before) and re.match(r"^\s*(?:to|at)\s+v?\d", after):
+            state, val = "pin", re.match(r"^\s*(?:to|at)\s+v?(\d[\w.]*)", after).group(1)  # "pin torch to 2.3.1"
+        elif cue in ("upgrade", "downgrade"):
+            to = re.search(r"\bto\s+v?(\d+(?:\.\d+)*)", after)
+            state, val = cue, (to.group(1) if to else ver.group(1) if ver else "")
+        elif re.match(r"^\W{0,3}(?:downgrad\w*|rollback)", after):
+            state, val = "downgrade", ""
+        elif re.match(r"^\W{0,3}(?:upgrad\w*)", after):
+            state, val = "upgrade", ""
+        elif ver:
+            state, val = "pin", ver.group(1)
+        else:
+            continue  # a package named without a version or a change: the topic, not a knob
+        r.add((start, end), Knob(pkg, text[start:end], "package", state, val))
+
+
+def _read_phrases(r: _Reader) -> None:
+    voc = vocab()
+    low = r.low
+    for start, end, key in find_phrases(_spaced(low), voc.by_phrase, voc.longest):  # max-num-seqs: "max num seqs"
+        if not r.free(start, end):
+            continue
+        fid, st = voc.by_phrase[key]
+        after = low[end:end + 24]
+        if st.startswith("="):
+            state, val = "set", st[1:]
+        elif st:
+            state, val = st, ""
+        else:
+            val_m = _AFTER_VALUE.match(after) or _BEFORE_VALUE.search(r.before(start))
+            cue = _cue(r.before(start), after)
+            value = val_m and next((g for g in val_m.groups() if g), "")
+            if value and value.lower() in _VALUE_WORDS:
+                value = ""
+            unit = _UNIT_AFTER.match(low, end + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
+            if value and unit and number(value) is not None:  # "to two hours" is 2h, as timedelta(hours=2)
+                value = f"{_NUMBER_WORDS.get(value.lower(), value)}{_UNIT_WORDS[unit.group(1)]}"
+            if value and cue not in ("off",):
+                state, val = "set", value
+                before = r.before(start)
+                if _CUE_WORD["raise"].search(before) or _CUE_WORD["lower"].search(before):
+                    state = "raise" if _CUE_WORD["raise"].search(before) else "lower"
+            else:
+                state, val = cue, ""
+                if state in ("on", "off") and fid in voc.value_only:
+                    state = ""  # "use the attention backend" names it; a value would set it
+        r.add((start, end), Knob(fid, low[start:end], "feature", state, val))
+
+
+def _merge(knobs: list[Knob]) -> tuple[Knob, ...]:
+    """Every stated setting (a record may hold two versions of one package); a bare mention of a
+    feature only when nothing sets it; a feature named in words dropped where a name sets it."""
+    stated = {k.id for k in knobs if k.state}
+    named_by = {k.id for k in knobs if k.state and k.kind != "feature"}
+    moved = {k.id for k in knobs if k.kind == "package" and k.state in ("upgrade", "downgrade")}
+    knobs = [k for k in knobs if not (k.kind == "package" and k.state == "pin" and k.id in moved)]
+    out: list[Knob] = []
+    for k in knobs:
+        if (not k.state and k.id in stated) or (k.kind == "feature" and k.id in named_by):
+            continue
+        if all((o.id, o.state, o.value.lower()) != (k.id, k.state, k.value.lower()) for o in out):
+            out.append(k)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)  # (a warm process -- the MCP server -- reads the same records again)
+def extract(text: str) -> Experiment:
+    """The experiment ``text`` describes (see the module docstring). Immutable: cached by text."""
+    text = strip_dbglog(text or "")
+    r = _Reader(text)
+    _read_names(r)
+    _read_packages(r)
+    _read_phrases(r)
+    target = next((t for t, rg in _TARGETS if rg.search(text)), "")
+    return Experiment(_merge(r.knobs), target)
+
+
+def targets(text: str) -> set[str]:
+    return {t for t, rg in _TARGETS if rg.search(text or "")}
+
+
+# --- comparing two experiments ---------------------------------------------------------------------
+
+_OPPOSITE = {("on", "off"), ("off", "on"), ("raise", "lower"), ("lower", "raise"), ("upgrade", "downgrade"),
+             ("downgrade", "upgrade")}
+
+
+def _direction_of(value: str, fid: str) -> str:
+    """raise / lower for a value against the vocabulary's documented default ("" when unknown)."""
+    d = vocab().defaults.get(fid)
+    n = number(value)
+    if d is None or n is None or n == d:
+        return ""
+    return "raise" if n > d else "lower"
+
+
+def _versions_differ(a: str, b: str) -> bool:
+    return bool(a and b) and not same_value(a, b) and (not re.search(r"\d", a + b) or _version(a) != _version(b))
+
+
+def agree(idea: Knob, rec: Knob) -> str:
+    """SAME when ``rec`` turns the knob the idea's way, OTHER when another way or to another value,
+    NONE when the record only names it (a knob named is not a knob turned)."""
+    a, b = idea.state, rec.state
+    if not b:
+        return NONE
+    a, b = ("pin" if a == "set" and b == "pin" else a), ("pin" if b == "set" and a == "pin" else b)
+    if a != b and {a, b} <= {"set", "raise", "lower"} and idea.value and rec.value:
+        # both give the value: the value decides ("lr 3e-4 -> 1e-4" is "learning rate 1e-4")
+        return OTHER if _versions_differ(idea.value, rec.value) else SAME
+    if not a or a == b:
+        if a in ("set", "pin", "upgrade", "downgrade") and _versions_differ(idea.value, rec.value):
+            return OTHER
+        return SAME
+    if (a, b) in _OPPOSITE:
+        return OTHER
+    pair = {a, b}
+    if pair <= {"set", "on"}:  # keep_alive=1 is "on"; a value set is the knob used
+        v = idea.value or rec.value
+        return OTHER if v.lower() in FALSE else SAME
+    if pair <= {"set", "off"}:
+        v = idea.value or rec.value
+        return SAME if v.lower() in FALSE or v == "" else OTHER
+    if pair <= {"set", "raise", "lower"}:
+        way = a if a != "set" else b
+        d = _direction_of(rec.value if b == "set" else idea.value, idea.id)
+        return NONE if not d else SAME if d == way else OTHER  # (a value alone tells no way)
+    if pair <= {"pin", "upgrade", "downgrade"}:
+        # a pin is the version change the record made; which way is not told, but another version is another try
+        return OTHER if _versions_differ(idea.value, rec.value) else SAME
+    return OTHER
+
+
+def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison:
+    """How the record's experiment relates to the idea's (see the module docstring). Only the
+    knobs the idea turns count ("per-head scales for the fp8 KV cache" names the cache as where, it
+    does not turn it); an idea that turns none is left to the words."""
+    by_id: dict[str, list[Knob]] = {}
+    for k in rec.knobs:
+        by_id.setdefault(k.id, []).append(k)
+    turned = [k for k in idea.knobs if k.state]
+    shared, diffs, missing, named = [], [], [], []
+    for k in turned:
+        ways = [(agree(k, o), o) for o in by_id.get(k.id, [])]
+        best = next((w for w in ways if w[0] == SAME), None) or next((w for w in ways if w[0] == OTHER), None) \
+            or (ways[0] if ways else None)
+        way, other = best if best else (None, None)
+        if way is None:
+            missing.append(k)
+        elif way == NONE:
+            named.append(k)
+        else:
+            shared.append(k.id)
+            if way == OTHER:
+                diffs.append(f"the record has {other.words()}, the idea {k.words()}")
+    if not shared:
+        return Comparison(NONE, (), "")
+    if diffs:
+        return Comparison(OTHER, tuple(shared), "; ".join(diffs))
+    if missing or named:
+        return Comparison(OTHER, tuple(shared), "the record changed " + ", ".join(shared) + " but not "
+                          + ", ".join(k.words() for k in missing + named))
+    if idea.target and rec_text:
+        where = targets(rec_text)
+        if where and idea.target not in where and idea.target in ("client", "server"):
+            return Comparison(OTHER, tuple(shared), f"the record applied it to the {'/'.join(sorted(where))}, "
+                                                    f"the idea to the {idea.target}")
+    settings = "; ".join(next(o for o in by_id[s] if agree(k, o) == SAME).words() for k in turned for s in [k.id]
+                         if s in shared)
+    return Comparison(SAME, tuple(shared), f"same knob, same way: {settings}")

@@ -1,0 +1,90 @@
+"""The experiment model of `tried` (dbglog/kb/experiment.py) and its vocabulary (dbglog/kb/knobs.json)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dbglog.kb import experiment
+from dbglog.kb.experiment import OTHER, SAME, compare, extract
+
+KNOBS = Path(experiment.__file__).with_name("knobs.json")
+MEANINGS = ("enable", "disable", "value")
+
+
+def test_vocabulary_loads_once_and_is_well_formed():
+    data = json.loads(KNOBS.read_text(encoding="utf-8"))
+    assert len(data["knob"]) >= 50 and data["packages"]
+    assert all(k["source"] in data["sources"] and data["sources"][k["source"]] for k in data["knob"])  # cited
+    owner: dict[str, str] = {}
+    for k in data["knob"]:
+        assert k["id"] and (k.get("names") or k.get("words")), k
+        for name, meaning in k.get("names", {}).items():
+            assert meaning in MEANINGS or meaning.startswith("off:"), (name, meaning)
+            key = experiment.norm_name(name)
+            assert owner.setdefault(key, k["id"]) == k["id"], f"{name} names two knobs"
+        for state in k.get("states", {}).values():
+            assert state in ("on", "off") or state.startswith("="), state
+    assert experiment.vocab() is experiment.vocab()  # parsed on first use, then kept
+
+
+@pytest.mark.parametrize("a, b", [
+    ("NCCL_SHM_DISABLE=1 torchrun train.py", "no shared-memory transport"),
+    ("TORCH_COMPILE_DISABLE=1 python train.py", "run without torch.compile"),
+    ("vllm serve m --max-num-seqs 64", "fewer concurrent sequences"),
+    ("pip install flash-attn==2.5.8", "a flash-attn downgrade"),
+    ("HIP_VISIBLE_DEVICES=0 python repro.py", "only the first GPU"),
+    ("vllm serve m --enforce-eager", "eager mode"),
+    ("NCCL_P2P_LEVEL=LOC torchrun x.py", "disable p2p"),
+    ("client: send Connection: close (no keep-alive)", "disable HTTP keep-alive in the client"),
+    ("torch 2.4.0 -> 2.3.1", "downgrade torch"),
+    ('os.environ["NCCL_BLOCKING_WAIT"] = "1"', "NCCL_BLOCKING_WAIT=1"),
+    ("RETAIN_GRAPH: bool = False", "retain_graph=False"),
+    ("`num_workers` 0", "set num_workers to zero"),
+])
+def test_one_experiment_in_other_words(a, b):
+    assert compare(extract(b), extract(a), a).tier == SAME
+
+
+@pytest.mark.parametrize("record, idea", [
+    ("NCCL_SHM_DISABLE=1 torchrun train.py", "enable the shared-memory transport"),
+    ("Attempt 1: request_queue_size=128", "set request_queue_size to 256"),
+    ("vllm serve m --max-num-seqs 512", "fewer concurrent sequences"),
+    ("Driver 550 LTS instead of 565", "upgrade the nvidia driver"),
+    ("NCCL_P2P_LEVEL=NVL", "NCCL_P2P_LEVEL=SYS"),
+    ("static_graph=True", "static_graph=False"),
+    ("NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1"),
+])
+def test_the_same_knob_another_way_or_value(record, idea):
+    c = compare(extract(idea), extract(record), record)
+    assert c.tier == OTHER and c.how and "record" in c.how
+
+
+def test_dbglog_options_are_not_knobs_of_the_experiment():
+    e = extract("dbglog run --timeout 4 --repeat 3 --env NCCL_IB_DISABLE=1 -- python client.py")
+    assert [k.id for k in e.knobs] == ["NCCL InfiniBand transport"]
+    assert not extract("dbglog bisect toggles --env A_B=1 --env C_D=1 -- python x.py").knobs
+    assert compare(extract("raise the client's read timeout"),
+                   extract("dbglog run --timeout 4 -- python client.py")).tier == experiment.NONE
+
+
+def test_a_knob_named_only_as_where_is_not_turned():
+    # "for the fp8 KV cache" says where; a record that sets the cache dtype did not try the idea
+    idea = extract("per-head K scales for the fp8 KV cache")
+    assert all(not k.state for k in idea.knobs)
+    assert compare(idea, extract("--kv-cache-dtype fp8")).tier == experiment.NONE
+
+
+def test_a_value_alone_tells_no_way():
+    # raising or lowering against a bare value needs the documented default to say which way
+    assert compare(extract("reduce the learning rate"), extract("--lr 1e-5")).tier == experiment.NONE
+    assert compare(extract("lower the gpu memory utilization"), extract("--gpu-memory-utilization 0.6")).tier == SAME
+    assert compare(extract("raise the gpu memory utilization"), extract("--gpu-memory-utilization 0.6")).tier == OTHER
+
+
+def test_experiment_words_are_plain():
+    e = extract("NCCL_SHM_DISABLE=1 vllm serve m --max-num-seqs 64")
+    d = e.to_dict()
+    assert d["summary"] == ("NCCL shared-memory transport off (NCCL_SHM_DISABLE=1); "
+                            "concurrent sequences set to 64 (--max-num-seqs 64)")
+    assert {k["kind"] for k in d["knobs"]} == {"env", "flag"}

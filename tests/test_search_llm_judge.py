@@ -1,0 +1,99 @@
+"""`tried --llm URL`: the opt-in model judge against a fake OpenAI-compatible endpoint (a tiny local
+HTTP server in this process): its answer is used when valid, the built-in judge stands when not."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from conftest import run_cli
+
+REPLY: dict = {}
+SEEN: list = []
+
+
+class _Fake(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        SEEN.append((self.path, body))
+        if REPLY.get("status", 200) != 200:
+            self.send_response(REPLY["status"])
+            self.end_headers()
+            return
+        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": REPLY["content"]}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    srv = HTTPServer(("127.0.0.1", 0), _Fake)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture
+def ws(workdir):
+    run_cli("new", "server deadlocks under load", "--no-env", cwd=workdir)
+    run_cli("attempt", "add", "Client without keep-alive", "--did", "python client.py --no-keep-alive",
+            "--result", "no deadlock in 5 runs", "--conclusion", "persistent connections pin workers",
+            "--outcome", "worked", cwd=workdir)
+    run_cli("attempt", "add", "Bigger backlog", "--did", "python server.py --request-queue-size 128",
+            "--result", "still deadlocks", "--conclusion", "the backlog is not it", "--outcome", "failed", cwd=workdir)
+    return workdir
+
+
+def _tried(ws, endpoint, idea, *extra):
+    SEEN.clear()
+    p = run_cli("tried", idea, "--llm", endpoint, "--model", "judge-1", "--json", *extra, cwd=ws)
+    return p, json.loads(p.stdout)
+
+
+def test_a_valid_model_answer_is_used(ws, endpoint):
+    REPLY.clear()
+    REPLY["content"] = json.dumps({"verdicts": [{"id": 0, "tier": "other", "differs": "the record changed the "
+                                                 "client, the idea the server"}]})
+    p, d = _tried(ws, endpoint, "turn off keep-alive on the server")
+    assert SEEN and SEEN[0][0] == "/v1/chat/completions"
+    body = SEEN[0][1]
+    assert body["model"] == "judge-1" and body["response_format"]["type"] == "json_schema"
+    records = json.loads(body["messages"][1]["content"])["records"]
+    assert records[0]["experiment"]["knobs"] and "persistent connections" in records[0]["text"]
+    assert p.returncode == 1 and d["answer"] == "tried another way"
+    top = d["another_way"][0]
+    assert top["judged_by"] == "model" and top["differs"].startswith("the record changed the client")
+
+
+@pytest.mark.parametrize("content", ["not json", json.dumps({"verdicts": [{"id": 99, "tier": "same", "differs": ""}]}),
+                                     json.dumps({"verdicts": [{"id": 0, "tier": "maybe", "differs": ""}]}),
+                                     json.dumps({"answer": "yes"})])
+def test_an_unusable_answer_leaves_the_built_in_judge(ws, endpoint, content):
+    REPLY.clear()
+    REPLY["content"] = content
+    p, d = _tried(ws, endpoint, "disable keep-alive in the client")
+    assert p.returncode == 0 and d["answer"] == "tried"  # the built-in judge: the same experiment
+    assert d["close"][0]["judged_by"] == "built-in" and "--llm:" in p.stderr and "built-in judge" in p.stderr
+
+
+def test_an_endpoint_error_leaves_the_built_in_judge(ws, endpoint):
+    REPLY.clear()
+    REPLY["status"] = 500
+    p, d = _tried(ws, endpoint, "disable keep-alive in the client")
+    assert p.returncode == 0 and d["close"][0]["judged_by"] == "built-in" and "--llm:" in p.stderr
+
+
+def test_bad_llm_options_are_refused(ws):
+    p = run_cli("tried", "disable keep-alive", "--llm", "localhost:8000", cwd=ws)
+    assert p.returncode == 2 and "--llm 'localhost:8000': give the endpoint's URL" in p.stderr
+    p = run_cli("tried", "disable keep-alive", "--model", "m", cwd=ws)
+    assert p.returncode == 2 and "give --llm too" in p.stderr
