@@ -510,6 +510,41 @@ def _one_line(s: str, n: int = 160) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+# Failure fingerprints (issue 27, dbglog/kb/failures.py), read with plain SQL: the hook imports no more.
+_FP_ROWS = """SELECT f.fp, f.signature, f.line, coalesce(f.investigation_id, r.investigation_id) AS inv,
+                     coalesce(f.attempt_number, r.attempt_number) AS att
+              FROM failures f LEFT JOIN runs r ON f.source = 'run' AND r.id = f.ref"""
+
+
+def _fingerprints(db, inv: str, number: int | None = None) -> list:
+    """The exact fingerprints an investigation (or one attempt of it) failed with, most recent first;
+    none in a database older than the fingerprints."""
+    import sqlite3
+
+    sql = f"SELECT * FROM ({_FP_ROWS} ORDER BY f.seen DESC) WHERE inv = ?" + (" AND att = ?" if number else "")
+    try:
+        rows = db.q(sql, inv, *([number] if number else [])).fetchall()
+    except sqlite3.OperationalError:  # (no failures table yet)
+        return []
+    return list({r["fp"]: r for r in rows}.values())
+
+
+def _seen_elsewhere(db, inv: str) -> list[str]:
+    """"seen before" lines of the digest: the other investigations that failed with this one's
+    fingerprints (status, root cause, the attempt that worked)."""
+    out = []
+    for fp in _fingerprints(db, inv)[:2]:
+        others = db.q(f"""SELECT DISTINCT i.id, i.title, i.status, i.root_cause FROM ({_FP_ROWS}) x
+                          JOIN investigations i ON i.id = x.inv WHERE x.fp = ? AND x.inv != ?""", fp["fp"], inv).fetchall()
+        for o in others[:2]:
+            worked = db.q("""SELECT number, title FROM attempts WHERE investigation_id = ? AND outcome = 'worked'
+                             ORDER BY number DESC LIMIT 1""", o["id"]).fetchone()
+            out.append(f"seen before: {fp['fp']} [{fp['signature']}] also in {o['id']} ({o['status']}"
+                       + (f"; root cause: {_one_line(o['root_cause'], 100)}" if o["root_cause"] else "")
+                       + (f"; worked: #{worked['number']} {_one_line(worked['title'], 60)}" if worked else "") + ")")
+    return out
+
+
 def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = None) -> str:
     root = str(recs.ws.root)
     keys = command_keys(command, cwd, root)
@@ -527,6 +562,8 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
                 lines.append(f"  conclusion: {_one_line(a['conclusion'])}")
             if a["result"]:
                 lines.append(f"  result: {_one_line(a['result'])}")
+            for fp in _fingerprints(recs.store, a["inv"], a["number"])[:1]:  # the failure this fix did not fix
+                lines.append(f"  failed against {fp['fp']} [{fp['signature']}]: {_one_line(fp['line'], 120)}")
         if len(attempts) > NOTICE_ATTEMPTS:
             lines.append(f"  ... and {len(attempts) - NOTICE_ATTEMPTS} more (`dbglog search` the command)")
     n = _threshold(recs, threshold)
@@ -686,6 +723,7 @@ def _digest_block(db, inv, full: bool) -> list[str]:
                      + (f" — {_one_line(why, 140 if full else 80)}" if why.strip() else ""))
     if not full:
         return lines
+    lines += _seen_elsewhere(db, inv["id"])
     rows = db.q("""SELECT factor, working, broken, apply FROM differences WHERE investigation_id = ?
                    AND status = 'untested' ORDER BY position""", inv["id"]).fetchall()
     if rows:

@@ -217,6 +217,10 @@ class ReproResult(BaseModel):
     circuit_breaker: Optional[dict[str, Any]] = Field(
         None, description="With `attempt`: set when it is the Nth failed attempt ending the same way; read its "
                           "message and run its `bisect` line instead of another patch.")
+    seen_before: Optional[dict[str, Any]] = Field(
+        None, description="On a failure: what the knowledge base knows about it (its fingerprint; investigations "
+                          "that saw it with status and root cause; attempts that worked or failed against it; "
+                          "docs and notes; `regression` with the commands to reopen or bisect). `lines`: as text.")
     warnings: list[str] = []
 
 
@@ -482,7 +486,7 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
                            attempt=Attempt.model_validate(out.attempt.to_dict() | {"investigation": out.investigation})
                            if out.attempt is not None else None,
                            advice=[NextStep.model_validate(s.to_dict()) for s in out.advice],
-                           circuit_breaker=out.breaker, warnings=warnings)
+                           circuit_breaker=out.breaker, seen_before=out.seen_before, warnings=warnings)
     return _call(body)
 
 

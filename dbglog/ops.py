@@ -446,6 +446,7 @@ class ReproRun:
     investigation: str | None = None
     advice: list = field(default_factory=list)  # model.NextStep
     breaker: dict | None = None  # circuit_breaker() of the attempt
+    seen_before: dict | None = None  # what the knowledge base knows about this failure (kb/failures.recall)
 
     def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
         return self.repeat.exit_code(git_bisect, expect)
@@ -469,6 +470,8 @@ class ReproRun:
         if self.attempt is not None:
             data = data | {"attempt": self.attempt.to_dict() | {"investigation": self.investigation},
                            "advice": [s.to_dict() for s in self.advice], "circuit_breaker": self.breaker}
+        if self.seen_before is not None:
+            data = data | {"seen_before": self.seen_before}
         return data
 
 
@@ -593,12 +596,94 @@ def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, h
         _drop_unrecorded(run_dir)
         raise
     out = ReproRun(dicts, rep, repeated=repeat > 1)
+    return _recorded(recs, out, a, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
+
+
+def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> ReproRun:
+    """After the runs are stored: their fingerprints; with an attempt (``a``) its evidence, advice and
+    circuit breaker; then what the knowledge base knows about the failure (issue 27)."""
+    import shlex
+
+    fps = index_failures(recs, out.runs, warn)
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
-        out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, dicts,
-                                                      f"{attempt_title}\n{hypothesis}\n{a.did}", rules, warn)
+        out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, out.runs, text, rules, warn,
+                                                      failure_lines=[fp.mirror_line() for fp in dict.fromkeys(fps)])
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
+    if fps:
+        out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
+                                      current_inv=out.investigation, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
     return out
+
+
+def index_failures(recs, dicts: list[dict], warn: Warn = _ignore) -> list:
+    """The fingerprints of the runs just recorded, in order, passes left out (kb/failures.py,
+    dbglog/diagnose/fingerprint.py). Computed here, stored by the refresh of ``seen_before`` in its one
+    transaction; a failure here is a warning, never the run's verdict."""
+    from dbglog.diagnose.fingerprint import fingerprint_run
+    from dbglog.kb.failures import read_output
+
+    try:
+        fps = [fingerprint_run(d, read_output(d)) for d in dicts]
+    except Exception as e:  # noqa: BLE001 - the run's verdict stands whatever happens here
+        warn(f"the failure could not be fingerprinted: {e}")
+        return []
+    return [fp for fp in fps if fp is not None]
+
+
+def seen_before(recs, fp, *, exclude_runs=(), current_inv: str | None = None, cmd: str | None = None,
+                warn: Warn = _ignore) -> dict | None:
+    """What the knowledge base knows about the fingerprint ``fp`` (issue 27), with its text lines
+    (``lines``: the block `dbglog run` prints under its verdict); None when it could not be looked up."""
+    from dbglog.kb import failures
+
+    try:
+        failures.refresh(recs.store, _signature_catalog(recs))
+        block = failures.recall(recs.store, fp, exclude_runs=exclude_runs, current_inv=current_inv, cmd=cmd)
+    except Exception as e:  # noqa: BLE001 - the run's verdict stands whatever happens here
+        warn(f"what the knowledge base knows about this failure could not be looked up: {e}")
+        return None
+    return block | {"lines": failures.render(block)}
+
+
+def bisect_seen_before(recs, result: dict, warn: Warn = _ignore) -> dict | None:
+    """The seen-before block of a bisection's first bad verdict (the first step judged bad, its first
+    failing run), the bisection's own runs left out; None when no step was bad."""
+    import json
+    import shlex
+
+    from dbglog.diagnose.fingerprint import fingerprint_run
+    from dbglog.kb import failures
+
+    sid = result.get("session")
+    rows = recs.store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall() \
+        if sid else []
+    def ids(raw) -> list[str]:  # {"ids": [...], "counts": [...]} (a list in older sessions)
+        v = json.loads(raw or "[]")
+        return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
+
+    mine = [r for row in rows for r in ids(row["runs"])]
+    bad = next((ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
+    for rid in bad:
+        try:
+            run = recs.store.get_run(rid)
+        except DbglogError:  # (a pruned run record)
+            continue
+        fp = fingerprint_run(run, failures.read_output(run))
+        if fp is not None:
+            cmd = result.get("command")
+            return seen_before(recs, fp, exclude_runs=mine, current_inv=result.get("investigation"),
+                               cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd, warn=warn)
+    return None
+
+
+def _signature_catalog(recs):
+    from dbglog.run import signatures
+
+    try:
+        return signatures.all_signatures(recs.ws.config_path)
+    except DbglogError:  # a broken [[signatures]] table: the built-in catalog reads the records
+        return None
 
 
 def _drop_unrecorded(run_dir) -> None:
@@ -628,14 +713,18 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
     return dicts, a
 
 
-def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules, warn: Warn = _ignore):
+def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rules, warn: Warn = _ignore,
+                        failure_lines=()):
     """Quote the runs' evidence in the attempt they were recorded as, and add the playbooks' advice
-    for them to the investigation's next steps (once per advice: see dbglog/run/advice.py)."""
+    for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
+    ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
+    teammate's clone matches its own failures against these lines)."""
     from dbglog.run import advice, evidence
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
-    if lines:
-        quoted = "\n".join(f"- evidence: {ln.strip()[:300]}" for ln in lines)
+    if lines or failure_lines:
+        quoted = "\n".join([f"- evidence: {ln.strip()[:300]}" for ln in lines]
+                           + [f"- {ln[:300]}" for ln in failure_lines])
         a = recs.edit_attempt(inv_id, a.number, result=f"{a.result}\n{quoted}")
     ids = {d["id"] for d in dicts}
     history = [r for r in recs.store.runs(500) if r.get("investigation") == inv_id and r["id"] not in ids]
@@ -684,6 +773,22 @@ def recent_runs(recs, limit: int = 20) -> list[dict]:
 
 def run_record(recs, ref: str) -> dict:
     return recs.store.get_run(ref)
+
+
+def failure_list(recs, limit: int = 50) -> list[dict]:
+    """`dbglog failures`: the fingerprints seen here (brought up to date with runs and records first)."""
+    from dbglog.kb import failures
+
+    failures.refresh(recs.store, _signature_catalog(recs))
+    return failures.listing(recs.store, limit)
+
+
+def failure_show(recs, ref: str) -> dict:
+    """`dbglog failures show FP`: one fingerprint's runs and records."""
+    from dbglog.kb import failures
+
+    failures.refresh(recs.store, _signature_catalog(recs))
+    return failures.show(recs.store, ref)
 
 
 def doctor(recs) -> list[dict]:
@@ -757,8 +862,14 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
         getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
     ev = evidence.extract(data, config_path=config_path, run_tools=False,
                           save_dirs=[save_dir] if save_dir else ()) if len(data) <= (16 << 20) or dumpy else []
+    fp = None
+    if m is not None:  # (the match is at hand: the fingerprint reads the lines around it, no second scan)
+        from dbglog.diagnose import fingerprint
+
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        fp = fingerprint.build(m.name, [t for _, t in m.key_lines], text.splitlines(), m.line_no - 1, ev)
     return {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
-            "evidence": ev, "warnings": warns}
+            "evidence": ev, "warnings": warns, "fingerprint": fp.to_dict() if fp else None}
 
 
 # --- workspace upkeep (init, sync, reindex, export) -----------------------------------------------
@@ -815,8 +926,12 @@ def reindex_workspace(force: bool = False) -> dict:
             raise  # a full disk is no reason to set a healthy database aside
         set_aside_database(ws)
         recs = Records(ws)
+    from dbglog.kb import failures
+
     with recs.store.write():
-        return reindex(recs.store, recs.ws, force=force)
+        out = reindex(recs.store, recs.ws, force=force)
+        failures.rebuild(recs.store, _signature_catalog(recs))  # fingerprints from runs and the mirror again
+        return out
 
 
 def export_all(recs) -> list[str]:

@@ -73,8 +73,13 @@ def _bisect_finish(result: dict, as_json: bool) -> None:
     if result.get("exit_code", 0) == 0 and "next" not in result:  # found: what an agent does with it
         result["next"] = ["dbglog next add \"FIX: ...\"  (the fix it points at, to try)",
                           "dbglog status resolved --root-cause \"...\"  (once the fix is confirmed)"]
+    seen = ops.bisect_seen_before(open_records(sync=False), result)  # (issue 27: under the first bad verdict)
+    if seen is not None:
+        result["seen_before"] = seen
     try:
         emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
+        if not as_json and seen is not None:
+            click.echo(safe_text("\n".join(seen["lines"])))
         if not as_json and result.get("next"):
             click.echo("next: " + "; ".join(result["next"]))
         sys.stdout.flush()

@@ -88,6 +88,7 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
             if repeat > 1:
                 for h in rep.histogram_rows():
                     click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
+            print_seen_before(out.seen_before)
             if a is not None:
                 click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
                 for s in added:
@@ -305,6 +306,8 @@ def signature_test(file, as_json):
     data_out = ops.classify_log(data, config_path=_config_path(),
                                 save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     m, api = data_out["signature"], data_out["kernel_api"]
+    if data_out["fingerprint"] is not None:
+        data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])
 
     def human():
         from dbglog.run import evidence
@@ -323,6 +326,7 @@ def signature_test(file, as_json):
             click.echo(f"evidence: {e.get('summary')}")
             for f in (e.get("findings") or [])[:4]:
                 click.echo(f"  - {f}")
+        print_seen_before(data_out.get("seen_before"))
 
     emit(as_json, data_out, human)
     sys.exit(0 if m else 1)
@@ -347,6 +351,23 @@ def signature_add(name, pattern, rank, as_json):
     signatures.add_user_signature(recs.ws.config_path, name, pattern, rank)
     emit(as_json, {"name": name, "pattern": pattern, "rank": rank, "config": str(recs.ws.config_path)},
          lambda: click.echo(f"Added signature {name} to {recs.ws.config_path}"))
+
+
+def _seen_in_workspace(fp: dict) -> dict | None:
+    """The seen-before block of a classified log, when there is a workspace here to ask (else None)."""
+    from dbglog.diagnose.fingerprint import Fingerprint
+    from dbglog.util import workspace
+
+    ws = workspace.find()
+    if not ws.exists:
+        return None
+    return ops.seen_before(open_records(), Fingerprint.from_dict(fp), warn=warn)
+
+
+def print_seen_before(block: dict | None) -> None:
+    """What the knowledge base knows about this failure (kb/failures.py), under the verdict."""
+    if block:
+        click.echo(safe_text("\n".join(block["lines"])))
 
 
 def print_breaker(b: dict | None) -> None:

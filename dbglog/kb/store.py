@@ -236,6 +236,14 @@ def _bisect_driver(db) -> None:
     db.execute("ALTER TABLE bisect_sessions ADD COLUMN driver TEXT")
 
 
+def _failures(db) -> None:
+    """Failure fingerprints (issue 27): where each was seen; filled from runs, records and watched docs
+    by ``failures.refresh`` (the next command that recalls), rebuilt by ``reindex``."""
+    from dbglog.kb.failures import create_tables
+
+    create_tables(db)
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -249,6 +257,7 @@ MIGRATIONS = [
     ("0008_sections", _sections),
     ("0009_identifier_words", _identifier_words),
     ("0010_bisect_driver", _bisect_driver),
+    ("0011_failures", _failures),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

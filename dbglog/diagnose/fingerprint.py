@@ -1,0 +1,443 @@
+"""A failure's fingerprint: what makes two failures "the same failure" (issue 27).
+
+Error trackers group events by a fingerprint (Sentry: exception type, normalised message, in-app
+frames; syzkaller: a normalised crash title). A GPU failure's fingerprint combines:
+
+* the signature (``gpu.illegal_address``), from ``run/signatures.py``;
+* the key line, normalised: addresses, pointers, pids, ranks, timestamps, sizes, temporary paths,
+  hashes and line numbers stripped, log prefixes (``[rank3]:``, vLLM's ``ERROR 06-20 10:37:01
+  [x.py:12]``, glog, NCCL's ``host:pid:tid [dev]``) dropped, a wrapped line joined;
+* the innermost frames in the user's code (``file.py:function``; the standard library, torch and
+  the like are not the user's code);
+* the faulting kernel's name when the text (or a dump's evidence) names it, exact case;
+* for collectives, the operation (``ALLREDUCE``) and the missing ranks.
+
+Two forms: ``key``, an exact key (a hash of everything but the ranks: two ranks' reports of one
+collective timeout name different missing ranks from where they stand), and ``similarity``, the
+fuzzy form (rapidfuzz over the normalised line, refused outright when kernels, operations or
+frames say otherwise) for the same crash from another rank, version or machine.
+
+Pure: text in, values out; no I/O, no database. Rule tables are data (``PREFIXES``, ``SCRUB``,
+``LIBRARY_PATHS``), applied in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+# --- the key line ----------------------------------------------------------------------------
+
+# Log prefixes, stripped from the start of the key line repeatedly (one pass each, in this order).
+PREFIXES = tuple(re.compile(p) for p in (
+    r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
+    r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
+    r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+\[\d+\]:\s*",                  # journald: Dec 09 13:35:40 host x[1]:
+    r"^\s*\((?:[A-Za-z_][\w-]*\s+)?(?:(?:rank|pid|ip)=[\w.]+[,\s]*)+\)\s*",       # Ray / vLLM (VllmWorker rank=5 pid=1)
+    r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
+    r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
+    r"^\s*[EWIF]\d{3,4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
+    r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
+    r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
+    r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
+    r"^\s*\[\d+\]\s+",                                                        # a viewer's line number [80747]
+    r"^\s*-?\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*[:|-]?\s+",  # a bare level
+    r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
+    r"^\s*=+\s+",                                                             # compute-sanitizer's =========
+))
+
+# What varies between two occurrences of one failure, replaced in this order (the order matters:
+# a temporary path before a number inside it, an address before a plain number).
+_SCRUB_RULES = (
+    (r"\x1b\[[0-9;]*[A-Za-z]", ""),                                                  # terminal colours
+    (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
+    (r"(?<![\w.~])(?:[A-Z]:|\.\.?)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),             # a path's folders
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
+    (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
+    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
+    (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?", "<time>"),
+    (r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b", "<time>"),
+    (r"\b(pid|tid|rank|ranks|local_rank|global_rank|device|gpu|node|worker|process|thread)(\s*[=:#]?\s*)\d+",
+     r"\1\2N"),
+    (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
+    (r"\b(Numel(?:In|Out))=(\d+)", r"\1=#\2"),  # a collective's tensor, the same on every rank: kept (see below)
+    (r"(?<!#)\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                                         # the rest: counts, lines
+)
+SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
+
+_SPACE = re.compile(r"\s+")
+_KEPT = re.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
+_KEPT_NUMBERS = re.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
+_END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
+_CONTINUES = re.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
+MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
+
+
+def strip_prefixes(line: str) -> str:
+    """The key line without its log prefixes (rank, pid, time, level, NCCL's host:pid:tid)."""
+    prev = None
+    while prev != line:
+        prev = line
+        for rx in PREFIXES:
+            line = rx.sub("", line, count=1)
+    return line
+
+
+_EXCEPTION = re.compile(r"(?<![\w.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+
+
+def _from_exception(line: str) -> str:
+    """The line from its first exception name on (``RuntimeError: ...``): words before it are a
+    prefix nobody wrote twice alike (an issue title's prose, an unknown logger's fields). A name
+    repeated (``RuntimeError: RuntimeError: x``) is read once."""
+    m = _EXCEPTION.search(line)
+    if m is None:
+        return line
+    line = line[m.start():]
+    name = m.group(0) + ": "
+    while line.startswith(name + name):
+        line = line[len(name):]
+    return line
+
+
+def normalise_line(line: str) -> str:
+    """One key line as it reads on every rank, machine and day: prefixes stripped, then what varies
+    (``SCRUB``), whitespace collapsed, cut at ``MAX_LINE``."""
+    line = _from_exception(strip_prefixes(line.replace("\t", " ")))
+    for rx, repl in SCRUB:
+        line = rx.sub(repl, line)
+    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line)
+    return _SPACE.sub(" ", line).strip()[:MAX_LINE]
+
+
+def unwrap(lines: list[str], i: int, most: int = 3) -> str:
+    """Line ``i`` joined with the lines a terminal or a log wrapped it onto: a line that does not end
+    a sentence, followed by one that starts lower-case."""
+    out = lines[i].rstrip()
+    for j in range(i + 1, min(len(lines), i + 1 + most)):
+        if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]):
+            break
+        out += " " + lines[j].strip()
+    return out
+
+
+# --- frames in the user's code ---------------------------------------------------------------
+
+_PY_FRAME = re.compile(r'(?:^|\s)File "([^"]+)", line \d+, in (\S+)')  # (behind any prefix: vLLM's workers)
+_GDB_FRAME = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?([\w:~<>]+?)\s*\(.*?\)(?: at ([^\s:]+):\d+)?")
+# Paths that are not the user's code: the interpreter, frameworks whose frames every failure shares.
+LIBRARY_PATHS = re.compile(
+    r"(?:^<|/lib/python\d[\d.]*/(?!site-packages|dist-packages)|[/\\](?:torch|triton|numpy|_pytest|pytest|pluggy|"
+    r"click|multiprocessing|concurrent|asyncio|threading|runpy|importlib|accelerate|deepspeed)[/\\]|"
+    r"^(?:libc|libpthread|libcuda|libtorch|libc10|libnccl|libamdhip|ld-linux)[\w.-]*$)")
+MAX_FRAMES = 3
+_TRACEBACK = "Traceback (most recent call last)"
+
+
+def user_frames(lines: list[str], end: int | None = None) -> tuple[str, ...]:
+    """The innermost ``MAX_FRAMES`` frames in the user's code (``file.py:function``) of the last Python
+    traceback before line ``end`` (the key line), else of gdb's ``#N`` frames; innermost first."""
+    end = len(lines) if end is None else min(end + 1, len(lines))
+    start = max(0, end - 400)
+    tb = max((i for i in range(start, end) if _TRACEBACK in lines[i]), default=None)
+    found: list[str] = []
+    for line in lines[tb if tb is not None else start:end]:
+        m = _PY_FRAME.search(line) if 'File "' in line else None
+        if m is not None:
+            found.append(_frame(m.group(1), m.group(2)))
+    if not found:  # gdb / cuda-gdb backtraces print innermost first: reverse to Python's order
+        found = [_frame(m.group(2) or "", m.group(1)) for line in lines[start:end]
+                 if (m := _GDB_FRAME.match(line)) is not None][::-1]
+    return tuple(f for f in reversed(found) if f)[:MAX_FRAMES]
+
+
+def _frame(path: str, function: str) -> str:
+    if LIBRARY_PATHS.search(path.replace("\\", "/")):
+        return ""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{function}" if name else function
+
+
+# --- kernel, collective ---------------------------------------------------------------------
+
+KERNEL_PATTERNS = tuple(re.compile(p) for p in (
+    r"\bin (?:kernel )?([A-Za-z_][\w:]*)<<<",                                 # cuda-gdb: in fused_moe_kernel<<<(...)>>>
+    r"^[=\s]*at 0x[0-9a-fA-F]+ in (?:void )?([A-Za-z_][\w:]*(?:<[^>]*>)?)\(",  # compute-sanitizer: at 0x.. in k(
+    r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
+    r"\bin kernel '([A-Za-z_][\w:]*)'",
+    r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
+))
+_COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
+# A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
+_OPS = tuple(re.compile(p, re.I) for p in (
+    r"\bOpType=(\w+)",
+    r"\bnccl(AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|AllToAll)\b",
+    r"\bcollective(?: operation)?\s*[:=]\s*'?(\w+)",
+))
+_MISSING = re.compile(r"(?:[Rr]anks?|missing ranks?|waiting for ranks?|ranks? that (?:did not|have not) \w+)"
+                      r"[:\s]*\[?((?:\d+\s*,\s*)*\d+)\]?\s*(?:failed|(?:did|have) not|missing|timed out|never)", re.I)
+_MISSING_LIST = re.compile(r"(?:missing|absent|not joined|stuck) ranks?\s*[:=]?\s*\[?((?:\d+\s*,\s*)*\d+)", re.I)
+
+
+def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | None:
+    """The faulting kernel's name, exact case: a dump's evidence first, then the text's own words."""
+    for e in evidence or ():
+        k = e.get("kernel")
+        if isinstance(k, str) and k.strip():
+            return _SPACE.sub("", k)[:160]  # (no spaces: the mirror line carries it as one word)
+    for line in lines:
+        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and ".hip:" not in line:
+            continue  # (a cheap look first: most lines name no kernel)
+        for rx in KERNEL_PATTERNS:
+            m = rx.search(line)
+            if m is not None:
+                return _SPACE.sub("", m.group(1))[:160]
+    return None
+
+
+def collective(lines: list[str]) -> tuple[str | None, tuple[int, ...]]:
+    """A collective's operation (upper case) and the ranks said to be missing, sorted."""
+    lines = [ln for ln in lines if _COLLECTIVE_HINT.search(ln)]  # (one C scan a line; the rest on a few)
+    op, missing = None, set()
+    for rx in _OPS:
+        op = next((m.group(1).upper() for line in lines if (m := rx.search(line)) is not None), None)
+        if op is not None:
+            break
+    for line in lines:
+        for rx in (_MISSING, _MISSING_LIST):
+            for mm in rx.finditer(line):
+                missing.update(int(x) for x in re.findall(r"\d+", mm.group(1)))
+    return op, tuple(sorted(missing))
+
+
+# --- the fingerprint -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fingerprint:
+    signature: str
+    line: str  # the normalised key line
+    frames: tuple[str, ...] = ()
+    kernel: str | None = None
+    op: str | None = None
+    missing_ranks: tuple[int, ...] = field(default=(), compare=False)
+
+    @functools.cached_property  # (a frozen dataclass: computed once, kept in the instance's __dict__)
+    def key(self) -> str:
+        """The exact key: ``fp-`` and 10 hex digits of everything but the ranks."""
+        raw = "\x1f".join((self.signature, self.line, "|".join(self.frames), self.kernel or "", self.op or ""))
+        return "fp-" + hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "signature": self.signature, "line": self.line, "frames": list(self.frames),
+                "kernel": self.kernel, "op": self.op, "missing_ranks": list(self.missing_ranks)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Fingerprint":
+        return cls(d["signature"], d.get("line") or "", tuple(d.get("frames") or ()), d.get("kernel"), d.get("op"),
+                   tuple(d.get("missing_ranks") or ()))
+
+    def mirror_line(self) -> str:
+        """What reaches ``logs/`` (issue 27: runs stay local): the short id, the signature, the kernel and
+        the normalised key line, one line."""
+        kernel = f" in {self.kernel}" if self.kernel else ""
+        return f"failure {self.key} [{self.signature}]{kernel}: {self.line}"
+
+
+MIRROR_LINE = re.compile(r"failure (fp-[0-9a-f]{10}) \[([^\]\s]+)\](?: in (\S+))?: (.*)$")
+
+
+def from_mirror_line(text: str) -> tuple[str, Fingerprint] | None:
+    """(exact key, fingerprint) of a ``mirror_line`` found in a record's text (its frames are not in
+    the mirror: the key carries them)."""
+    m = MIRROR_LINE.search(text)
+    if m is None:
+        return None
+    return m.group(1), Fingerprint(m.group(2), m.group(4).strip(), (), m.group(3))
+
+
+WINDOW = 400  # lines either side of the key line read for the kernel and the collective
+
+
+def build(signature: str, key_lines: list[str], text_lines: list[str], key_index: int | None = None,
+          evidence: list[dict] | None = None) -> Fingerprint:
+    """A fingerprint from a classified failure: its signature, its deciding key line (``key_lines[0]``,
+    as the signature scan displayed it), the text's lines around it (frames, kernel, collective) and
+    ``key_index``, the key line's 0-based index in ``text_lines`` when known."""
+    line = key_lines[0] if key_lines else ""
+    if key_index is not None and 0 <= key_index < len(text_lines):
+        line = unwrap(text_lines, key_index)
+    # (the lines around the failure, not a whole log: a bounded cost per run, whatever it printed)
+    at = len(text_lines) if key_index is None else key_index
+    near = text_lines[max(0, at - WINDOW):at + WINDOW]
+    op, missing = collective(key_lines + near)
+    return Fingerprint(signature, normalise_line(line), user_frames(text_lines, key_index),
+                       kernel_name(near or key_lines, evidence), op, missing)
+
+
+@functools.cache
+def _builtin_needles() -> tuple[str, ...]:
+    from dbglog.run.signatures import BUILTIN
+
+    return tuple(sorted({n for sig in BUILTIN for group in sig.needles if group for n in group}))
+
+
+def _may_fail(text: str, signatures) -> bool:
+    """Can any signature match ``text``? Every built-in match holds one of its literal needles (the
+    signature scan's own rule: see run/signatures.py), so a note without one is skipped for ~20 us
+    instead of a scan's ~0.6 ms; a user's regex has none, and is always tried."""
+    if signatures is not None and any(s.source != "builtin" for s in signatures):
+        return True
+    return any(n in text for n in _builtin_needles())
+
+
+_WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
+
+
+def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
+    """The fingerprint of a failure told in ``text`` (a log, an error block an import found in a
+    document), None when no signature matches. ``signatures``: the catalog (default: built-in)."""
+    from dbglog.run import signatures as sigmod
+
+    if not text or not text.strip():
+        return None
+    m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
+    if m is None and _WRAPPED.search(text):  # a message a terminal or a paste wrapped: read it joined once
+        text = _WRAPPED.sub(" ", text)
+        m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
+    if m is None:
+        return None
+    lines = text.splitlines()
+    return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
+
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~)[^\n]*\n(.*?)^ {0,3}\1", re.M | re.S)
+
+
+def error_blocks(text: str) -> list[str]:
+    """The blocks of a document or note that may hold one error each: its fenced code blocks, and the
+    prose around them as one more block."""
+    blocks = [m.group(2) for m in _FENCE.finditer(text)]
+    rest = _FENCE.sub("", text)
+    return blocks + ([rest] if rest.strip() else [])
+
+
+def fingerprint_blocks(text: str, signatures=None) -> list[Fingerprint]:
+    """One fingerprint per error block an import (or a record) holds, each key once, in order: the
+    hook the importer calls (``fingerprint_text`` for one block)."""
+    out: dict[str, Fingerprint] = {}
+    for block in error_blocks(text or ""):
+        fp = fingerprint_text(block, signatures)
+        if fp is not None:
+            out.setdefault(fp.key, fp)
+    return list(out.values())
+
+
+def fingerprint_run(run: dict, output: str = "") -> Fingerprint | None:
+    """The fingerprint of a recorded run (``runner`` / ``runs show`` dict) that failed, from its key
+    lines, its evidence and its output's tail (``output``: may be empty, a pruned run's)."""
+    if run.get("outcome") in (None, "pass") or not (run.get("signature") or run.get("outcome")):
+        return None
+    keys = [k.get("text", "") for k in run.get("key_lines") or [] if isinstance(k, dict)]
+    if not run.get("signature") and not any(k.strip() for k in keys):
+        return None  # (a silent failure, a bare hang: nothing that tells it from any other)
+    lines = output.splitlines() if output else []
+    idx = _find_line(lines, keys[0]) if keys and lines else None
+    return build(run.get("signature") or run["outcome"], keys, lines, idx, run.get("evidence") or [])
+
+
+def _find_line(lines: list[str], key: str) -> int | None:
+    want = key.strip()[:120]
+    if not want:
+        return None
+    for i in range(len(lines) - 1, -1, -1):  # (the last occurrence: a tail read starts mid-file)
+        if want in lines[i]:
+            return i
+    return None
+
+
+# --- near matches ----------------------------------------------------------------------------
+
+@functools.cache
+def _ratio():
+    from rapidfuzz import fuzz  # (imported on the first comparison: fingerprinting alone never needs it)
+
+    return fuzz.ratio
+
+
+MIN_PREFIX = 40  # a key line cut short still names its failure from this many characters on
+NEAR = 88  # normalised key lines at least this similar (rapidfuzz ratio, 0-100) are one failure
+
+
+@dataclass(frozen=True)
+class Likeness:
+    level: str  # exact | near | similar | none
+    score: int  # 0-100
+    why: str
+
+
+def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | None = None) -> Likeness:
+    """How alike two failures are. ``exact``: the same key. ``near``: the same signature, nothing that
+    disagrees (kernel, operation, user frames), key lines at least ``near`` alike and a shared kernel or
+    frame or both sides without either. ``similar``: the same, without that shared detail on one side
+    (a note that quotes the line). ``none``: anything else. ``score``: the key lines' ratio when the
+    caller has it already (a batch compared in C)."""
+    same = (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op)
+    if same and not _siteless(a, b):
+        return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
+    if a.signature != b.signature:
+        return Likeness("none", 0, "different signature")
+    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
+        if x and y and x != y:
+            return Likeness("none", 0, f"different {what} ({x} vs {y})")
+    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
+    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
+        return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
+    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
+        return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
+    score = int(round(_ratio()(a.line, b.line) if score is None else score))
+    short, long_ = sorted((a.line, b.line), key=len)
+    cut = len(short) >= MIN_PREFIX and long_.startswith(short)
+    if score < near and cut:
+        score = near  # one is the other cut short (an issue's title, a pasted first line)
+    if score < near:
+        return Likeness("none", score, "different key line")
+    changed = "" if cut else _changed_words(a.line, b.line)
+    if changed:  # (words added or left out are a version's or a paste's; a word replaced is another error)
+        return Likeness("none", score, f"a different word: {changed}")
+    shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))
+    bare = not (a.kernel or a.frames) and not (b.kernel or b.frames)
+    if _siteless(a, b):
+        return Likeness("similar", score, "the same message, and nothing names where it happened")
+    if shared or bare:
+        return Likeness("near", score, "same kernel or frames" if shared else "same key line")
+    return Likeness("similar", score, "same key line; one side names no kernel or frames")
+
+
+# Signatures whose message says what happened but never where (every OOM, every illegal address reads
+# alike): two of them without a kernel, frames or collective on either side are only similar.
+SITELESS = ("oom.", "gpu.", "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
+            "nccl.result_text")
+
+
+def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
+    return (a.signature.startswith(SITELESS) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op))
+
+
+def _changed_words(x: str, y: str) -> str:
+    """The first word of one line replaced by another in the other ('' when the lines differ only by
+    words added or left out); the exception's own name may change (``RuntimeError`` became
+    ``torch.AcceleratorError``)."""
+    import difflib
+
+    wx, wy = x.split(), y.split()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wx, wy, autojunk=False).get_opcodes():
+        if op == "replace" and not (i1 == j1 == 0 and _EXCEPTION.match(wx[0] + " ") and _EXCEPTION.match(wy[0] + " ")):
+            return f"{' '.join(wx[i1:i2])} vs {' '.join(wy[j1:j2])}"
+    return ""
+
+
+def same_failure(a: Fingerprint, b: Fingerprint) -> bool:
+    """The bench's and recall's "same failure": an exact or near match."""
+    return similarity(a, b).level in ("exact", "near")

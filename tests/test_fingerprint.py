@@ -1,0 +1,195 @@
+"""A failure's fingerprint (dbglog/diagnose/fingerprint.py): each normalisation, the exact key, and
+the near-match rules that tell the same failure from a different bug with the same signature."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbglog.diagnose import fingerprint as F
+
+IMA = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.parametrize("a, b", [
+    # addresses and pointers
+    ("NCCL WARN Cuda failure at ptr 0x7f3a2c000000", "NCCL WARN Cuda failure at ptr 0x7fb100200000"),
+    # ranks, in every spelling
+    ("[rank3]: " + IMA, "[rank0]: " + IMA),
+    ("[Rank 3] Watchdog caught collective operation timeout", "[Rank 12] Watchdog caught collective operation timeout"),
+    ("rank=3 failed", "rank=7 failed"),
+    # pids
+    ("(VllmWorkerProcess pid=4242) " + IMA, "(VllmWorkerProcess pid=77) " + IMA),
+    ("Process 12345 has 78.1 GiB memory in use", "Process 998 has 70.0 GiB memory in use"),
+    # timestamps and log prefixes
+    ("ERROR 06-20 10:37:01 [worker.py:12] " + IMA, "ERROR 07-01 22:00:59 [worker.py:99] " + IMA),
+    ("2024-05-01 12:34:56,789 - ERROR - boom at step", "2025-11-30T01:02:03.456Z ERROR boom at step"),
+    ("E1203 12:00:00.123456 77 ProcessGroupNCCL.cpp:45] boom", "E0101 01:01:01.000001 9 ProcessGroupNCCL.cpp:46] boom"),
+    ("node1:1234:5678 [3] NCCL WARN bad thing", "gpu-07:99:100 [0] NCCL WARN bad thing"),
+    # sizes
+    ("Tried to allocate 2.00 GiB", "Tried to allocate 512.00 MiB"),
+    # temporary paths and home directories
+    ("error in /tmp/torchinductor_alice/ab/cabc.py", "error in /tmp/torchinductor_bob/zz/cxyz.py"),
+    ("File /home/alice/proj/run.py failed", "File /workspace/run.py failed"),
+    # line numbers and other numbers
+    ("assert at kernel.cu:123", "assert at kernel.cu:456"),
+    # hashes, uuids
+    ("request 3f2a9c1e4b5d6a7f failed", "request 0a1b2c3d4e5f6a7b failed"),
+    # vLLM's workers, journald, c10d's dated prefix, prose before the exception
+    ("(VllmWorker rank=5 pid=33503) ERROR 03-06 06:49:30 [multiproc_executor.py:375] " + IMA,
+     "(VllmWorkerProcess pid=580056) ERROR 03-17 15:28:43 multiproc_worker_utils.py:242] " + IMA),
+    ("Dec 09 13:35:40 host ocr[206214]: (EngineCore_DP0 pid=86) " + IMA, IMA),
+    ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] boom", "[E ProcessGroupNCCL.cpp:458] [Rank 7] boom"),
+    ("When running gemma2, an error is reported [rank0]: " + IMA, "RuntimeError: RuntimeError: CUDA error: an illegal "
+     "memory access was encountered"),
+])
+def test_what_varies_between_occurrences_is_stripped_from_the_key_line(a, b):
+    assert F.normalise_line(a) == F.normalise_line(b)
+
+
+def test_what_names_the_failure_stays_in_the_key_line():
+    assert F.normalise_line("[rank3]: " + IMA) == IMA
+    assert F.normalise_line("sm80_xmma_gemm failed") == "sm80_xmma_gemm failed"  # digits inside a name stay
+    assert F.normalise_line("cudaErrorIllegalAddress") == "cudaErrorIllegalAddress"
+    assert F.normalise_line(IMA) != F.normalise_line("RuntimeError: CUDA error: misaligned address")
+    # a collective's element count is the same on every rank and names which collective it was
+    assert F.normalise_line("WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1)") == \
+        "WorkNCCL(SeqNum=N, OpType=ALLREDUCE, NumelIn=1, NumelOut=1)"
+
+
+def test_a_wrapped_key_line_has_the_fingerprint_of_the_whole_line():
+    whole = f"Traceback (most recent call last):\n  File \"/app/m.py\", line 4, in f\n{IMA}\n"
+    wrapped = ("Traceback (most recent call last):\n  File \"/app/m.py\", line 4, in f\n"
+               "RuntimeError: CUDA error: an illegal memory access\nwas encountered\n")
+    a, b = F.fingerprint_text(whole), F.fingerprint_text(wrapped)
+    assert a is not None and b is not None
+    assert a.line == b.line == IMA
+    assert a.key == b.key
+
+
+def _traceback(frames, last=IMA, prefix=""):
+    lines = [prefix + "Traceback (most recent call last):"]
+    for path, n, fn in frames:
+        lines += [f'{prefix}  File "{path}", line {n}, in {fn}', f"{prefix}    x = y()"]
+    return "\n".join(lines + [prefix + last, ""])
+
+
+def test_frames_are_the_innermost_ones_in_the_users_code():
+    text = _traceback([("/home/a/proj/train.py", 88, "<module>"), ("/home/a/proj/model.py", 41, "forward"),
+                       ("/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", 1751, "_call_impl"),
+                       ("/usr/lib/python3.10/threading.py", 10, "run")])
+    fp = F.fingerprint_text(text)
+    assert fp.frames == ("model.py:forward", "train.py:<module>")
+
+
+def test_the_faulting_kernel_is_named_exact_case():
+    text = ("========= Invalid __global__ read of size 4 bytes\n"
+            "=========     at 0x1f0 in fused_moe_Kernel_v2(float *, int)\n"
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    fp = F.fingerprint_text(text)
+    assert fp.kernel == "fused_moe_Kernel_v2"
+    assert F.kernel_name([], [{"kind": "cuda-gdb", "kernel": "topk_kernel<float, 4>"}]) == "topk_kernel<float,4>"
+
+
+def _nccl_timeout(rank: int, pid: int, missing: int) -> str:
+    return (f"[rank{rank}]:[E1203 10:00:0{rank}.123 {pid} ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught "
+            f"collective operation timeout: WorkNCCL(SeqNum=1{rank}45, OpType=ALLREDUCE, NumelIn=1048576, "
+            f"NumelOut=1048576, Timeout(ms)=600000) ran for 60{rank}123 milliseconds before timing out.\n"
+            f"[rank{rank}]: Ranks {missing} failed to pass monitoredBarrier in 600000 ms\n")
+
+
+def test_two_ranks_reports_of_one_nccl_timeout_share_a_fingerprint():
+    a, b = F.fingerprint_text(_nccl_timeout(0, 4242, 3)), F.fingerprint_text(_nccl_timeout(1, 977, 3))
+    assert a is not None and a.signature.startswith(("nccl", "dist", "collective", "torch"))
+    assert a.key == b.key
+    assert a.op == "ALLREDUCE" and a.missing_ranks == (3,)
+    assert F.same_failure(a, b)
+
+
+def test_the_missing_ranks_are_kept_but_not_in_the_exact_key():
+    a, b = F.fingerprint_text(_nccl_timeout(0, 1, 3)), F.fingerprint_text(_nccl_timeout(0, 1, 5))
+    assert a.missing_ranks == (3,) and b.missing_ranks == (5,)
+    assert a.key == b.key
+
+
+def test_two_different_illegal_address_bugs_are_not_the_same_failure():
+    moe = ("=========     at 0x1f0 in fused_moe_kernel(float *)\n"
+           + _traceback([("/app/serve.py", 5, "<module>"), ("/app/moe.py", 41, "fused_experts")]))
+    attn = ("=========     at 0x2a0 in paged_attention_v2(half *)\n"
+            + _traceback([("/app/serve.py", 5, "<module>"), ("/app/attention.py", 90, "forward")]))
+    a, b = F.fingerprint_text(moe), F.fingerprint_text(attn)
+    assert a.signature == b.signature == "gpu.illegal_address"
+    assert a.key != b.key
+    assert not F.same_failure(a, b)
+    assert "kernel" in F.similarity(a, b).why
+    # without the kernels, the frames still tell them apart
+    a2, b2 = F.fingerprint_text(_traceback([("/app/moe.py", 41, "fused_experts")])), \
+        F.fingerprint_text(_traceback([("/app/attention.py", 90, "forward")]))
+    assert F.similarity(a2, b2).level == "none"
+
+
+def test_the_same_crash_on_another_machine_and_version_is_a_near_match():
+    a = F.fingerprint_text(_traceback([("/home/alice/vllm/moe.py", 41, "fused_experts")], prefix="[rank0]: "))
+    b = F.fingerprint_text(_traceback([("/opt/conda/lib/python3.11/site-packages/vllm/moe.py", 57, "fused_experts")],
+                                      last=IMA + " (launch 3)", prefix="(Worker pid=88) "))
+    assert a.key != b.key
+    like = F.similarity(a, b)
+    assert like.level == "near", like
+
+
+def test_a_note_that_only_quotes_the_line_is_similar_not_the_same():
+    run = F.fingerprint_text(_traceback([("/app/moe.py", 41, "fused_experts")]))
+    note = F.fingerprint_text("We saw this again today:\n" + IMA + "\n")
+    assert F.similarity(run, note).level == "similar"
+    assert not F.same_failure(run, note)
+
+
+def test_the_mirror_line_carries_the_key_and_reads_back():
+    fp = F.fingerprint_text("=========     at 0x1f0 in fused_moe_kernel(float *)\n" + _traceback([("/app/m.py", 1, "f")]))
+    key, back = F.from_mirror_line("- " + fp.mirror_line())
+    assert key == fp.key
+    assert (back.signature, back.line, back.kernel) == (fp.signature, fp.line, fp.kernel)
+
+
+def test_text_without_a_failure_has_no_fingerprint():
+    assert F.fingerprint_text("") is None
+    assert F.fingerprint_text("all good\n42 tests passed\n") is None
+
+
+def test_a_passing_run_has_no_fingerprint_and_a_pruned_one_keeps_its_key_lines():
+    assert F.fingerprint_run({"outcome": "pass", "signature": None}) is None
+    assert F.fingerprint_run({"outcome": "hang", "signature": None, "key_lines": []}) is None  # tells nothing apart
+    run = {"outcome": "fail", "signature": "gpu.illegal_address", "key_lines": [{"line": 3, "text": "[rank2]: " + IMA}]}
+    fp = F.fingerprint_run(run, "")
+    assert fp.line == IMA and fp.frames == ()
+
+
+def test_a_device_asserts_site_names_its_kernel():
+    fp = F.fingerprint_text("../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], "
+                            "thread: [99,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n")
+    assert fp.kernel == "indexSelectLargeIndex"
+
+
+def test_a_message_that_names_no_site_is_only_similar_without_a_kernel_frames_or_collective():
+    a = F.fingerprint_text("RuntimeError: CUDA out of memory. Tried to allocate 92.00 MiB (GPU 0; 1.96 GiB total)\n")
+    b = F.fingerprint_text("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 5.80 GiB total)\n")
+    assert a.key == b.key
+    assert F.similarity(a, b).level == "similar" and not F.same_failure(a, b)
+
+
+def test_a_word_replaced_is_another_failure_and_a_line_cut_short_is_the_same():
+    sys_err = F.Fingerprint("nccl.watchdog", "NCCL error in: ProcessGroupNCCL.cpp:N, unhandled system error", op="X")
+    cuda_err = F.Fingerprint("nccl.watchdog", "NCCL error in: ProcessGroupNCCL.cpp:N, unhandled cuda error", op="X")
+    assert F.similarity(sys_err, cuda_err).level == "none"
+    whole = F.Fingerprint("cublas:X", "RuntimeError: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                                      "opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb)`", kernel="k")
+    title = F.Fingerprint("cublas:X", "RuntimeError: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, "
+                                      "opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, ld", kernel="k")
+    assert F.similarity(whole, title).level == "near"
+    renamed = F.Fingerprint("cublas:X", whole.line.replace("RuntimeError", "torch.AcceleratorError"), kernel="k")
+    assert F.similarity(whole, renamed).level == "near"  # the exception's own name may change between versions
+
+
+def test_two_collectives_of_other_sizes_are_not_one_failure():
+    a = F.fingerprint_text(_nccl_timeout(0, 1, 3))
+    b = F.fingerprint_text(_nccl_timeout(0, 1, 3).replace("NumelIn=1048576", "NumelIn=9801523"))
+    assert F.similarity(a, b).level == "none" and "collective" in F.similarity(a, b).why

@@ -1,0 +1,237 @@
+"""Seen before (issue 27): a failure is matched against what the knowledge base knows at the moment it
+happens -- the investigations that saw it, the attempts that worked, a possible regression -- and the
+fingerprints are kept, listed, carried by the mirror and rebuilt by reindex."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+
+import pytest
+
+CRASH = '''import sys
+print("INFO 06-20 10:37:01 [__init__.py:243] loading model", flush=True)
+print("Traceback (most recent call last):", file=sys.stderr)
+print('  File "/home/u/proj/serve.py", line 88, in <module>', file=sys.stderr)
+print('  File "/home/u/proj/moe.py", line 41, in fused_experts', file=sys.stderr)
+print("RuntimeError: CUDA error: an illegal memory access was encountered", file=sys.stderr)
+sys.exit(1)
+'''
+OTHER = CRASH.replace("moe.py", "attention.py").replace("fused_experts", "paged_attention")
+
+
+@pytest.fixture
+def repro(ws):
+    (ws / "crash.py").write_text(CRASH)
+    (ws / "other.py").write_text(OTHER)
+    (ws / "ok.py").write_text("print('fine')\n")
+    return ws
+
+
+def _run(cli_fast, ws, *args):
+    p = cli_fast(ws, "run", "--json", *args)
+    assert p.returncode in (0, 1), p.stderr
+    return json.loads(p.stdout)
+
+
+def _first_investigation(cli_fast, ws) -> str:
+    inv = json.loads(cli_fast(ws, "new", "IMA in fused MoE kernel", "--no-env", "--json", check=0).stdout)["id"]
+    _run(cli_fast, ws, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    cli_fast(ws, "attempt", "add", "Eager mode", "--did", "--enforce-eager", "--result", "no crash in 50 runs",
+             "--outcome", "worked", check=0)
+    return inv
+
+
+def test_a_second_investigations_run_names_the_first_and_what_worked_then_flags_a_regression(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "new", "Serving crash on the new cluster", "--no-env", check=0)
+    out = _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    seen = out["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first]
+    assert seen["investigations"][0]["match"] == "exact"
+    assert seen["attempts"][0] | {"line": ""} == {"investigation": first, "number": 2, "title": "Eager mode",
+                                                  "line": "", "outcome": "worked", "runs": []}
+    assert seen["regression"] is None  # still open: nothing to regress from
+    text = cli_fast(repro, "run", "-q", "--", sys.executable, "crash.py").stdout
+    assert text.index("FAIL [gpu.illegal_address]") < text.index("seen before")
+    assert "worked: #2 Eager mode" in text
+
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "the MoE kernel read past the expert buffer; "
+             "fixed in 3f2a9c1", check=0)
+    again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
+    assert again["investigations"][0]["root_cause"].startswith("the MoE kernel read past")
+    g = again["regression"]
+    assert g["investigation"] == first and g["fix_commit"] == "3f2a9c1"
+    assert g["by"] == 'attempt 2 "Eager mode"'
+    assert g["bisect"] == f"dbglog bisect git --good 3f2a9c1 --bad HEAD -- {shlex.join([sys.executable, 'crash.py'])}"
+    assert any(line.startswith("  REGRESSED? ") and "resolved on" in line for line in again["lines"])
+    # the offers are real commands
+    assert cli_fast(repro, *shlex.split(g["commands"][1])[1:], check=0)
+    cli_fast(repro, *shlex.split(g["commands"][0])[1:], check=0)
+    assert json.loads(cli_fast(repro, "show", first, "--json", check=0).stdout)["status"] == "open"
+
+
+def test_a_different_bug_with_the_same_signature_is_not_recalled_as_seen(cli_fast, repro):
+    _first_investigation(cli_fast, repro)
+    out = _run(cli_fast, repro, "--", sys.executable, "other.py")
+    assert out["signature"] == "gpu.illegal_address"
+    assert out["seen_before"]["investigations"] == []
+    assert out["seen_before"]["lines"][0].startswith("seen before: no (fp-")
+
+
+def test_a_passing_run_carries_no_seen_before_block(cli_fast, repro):
+    assert "seen_before" not in _run(cli_fast, repro, "--", sys.executable, "ok.py")
+
+
+def test_the_mirror_carries_each_failures_key_and_normalised_line_only(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    md = next((repro / "logs").glob("*.md")).read_text()
+    lines = [ln for ln in md.splitlines() if "failure fp-" in ln]
+    assert len(lines) == 1
+    assert lines[0].endswith("[gpu.illegal_address]: RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert "moe.py" not in md and "/home/u" not in md  # frames and paths stay local
+    assert first in md
+
+
+def test_a_teammates_clone_without_the_runs_recognises_the_failure(cli_fast, repro, tmp_path):
+    first = _first_investigation(cli_fast, repro)
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    shutil.copytree(repro / "logs", clone / "logs")
+    shutil.copy(repro / "crash.py", clone / "crash.py")
+    cli_fast(clone, "init", check=0)
+    seen = _run(cli_fast, clone, "--", sys.executable, "crash.py")["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first]
+    assert seen["investigations"][0]["match"] == "exact"
+
+
+def test_failures_lists_and_shows_fingerprints_and_reindex_rebuilds_them(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    _run(cli_fast, repro, "--", sys.executable, "crash.py")
+    rows = json.loads(cli_fast(repro, "failures", "--json", check=0).stdout)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["count"] == 2 and row["runs"] == 2 and row["status"] == "open"
+    assert [i["id"] for i in row["investigations"]] == [first]
+    shown = json.loads(cli_fast(repro, "failures", "show", row["key"][:7], "--json", check=0).stdout)
+    assert shown["fingerprint"]["frames"] == ["moe.py:fused_experts", "serve.py:<module>"]
+    assert {p["source"] for p in shown["seen"]} == {"run", "mirror"}
+    cli_fast(repro, "reindex", "--force", check=0)
+    assert json.loads(cli_fast(repro, "failures", "--json", check=0).stdout)[0] | {"last_seen": None} == \
+        row | {"last_seen": None}
+
+
+def test_failures_show_refuses_what_is_not_a_fingerprint_in_one_line(cli_fast, repro):
+    p = cli_fast(repro, "failures", "show", "not-a-key")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "not a fingerprint" in p.stderr
+    p = cli_fast(repro, "failures", "show", "fp-0000")
+    assert p.returncode == 2 and "no failure" in p.stderr
+
+
+def test_a_watched_doc_that_quotes_the_error_is_mentioned(cli_fast, repro):
+    (repro / "notes").mkdir()
+    (repro / "notes" / "moe.md").write_text("# MoE crashes\n\n## Seen on H100\n\n```\n[rank0]: RuntimeError: CUDA "
+                                            "error: an illegal memory access was encountered\n```\n")
+    cfg = repro / ".dbglog" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[search]\nwatch = ["notes/*.md"]\n' if cfg.exists()
+                   else '[search]\nwatch = ["notes/*.md"]\n')
+    cli_fast(repro, "search", "illegal memory access", check=None)  # (a search refreshes the watched docs)
+    seen = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
+    assert seen["mentions"] and seen["mentions"][0]["kind"] == "doc"
+    assert seen["mentions"][0]["ref"].startswith("notes/moe.md")
+
+
+def _git(cwd, *args):
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text("print('fine')\n")
+    _git(repo, "add", "crash.py")
+    _git(repo, "commit", "-qm", "good")
+    (repo / "crash.py").write_text(CRASH)
+    _git(repo, "commit", "-qam", "bad")
+    cli_fast(repo, "init", check=0)
+    first = _first_investigation(cli_fast, repo)
+    cli_fast(repo, "new", "Crash after the upgrade", "--no-env", check=0)  # (the bisection is recorded here)
+    p = cli_fast(repo, "bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--json", "--", sys.executable, "crash.py")
+    assert p.returncode == 0, p.stderr
+    seen = json.loads(p.stdout)["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first]
+    assert seen["attempts"][0]["title"] == "Eager mode"
+
+
+def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun", check=0)
+    cli_fast(repro, "new", "Serving crash", "--no-env", check=0)
+    out = _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    key = out["seen_before"]["fingerprint"]["key"]
+    digest = cli_fast(repro, "hook", "session-start", "--format", "text").stdout
+    assert f"seen before: {key} [gpu.illegal_address] also in {first} (resolved; root cause: expert buffer " \
+           "overrun; worked: #2 Eager mode)" in digest
+    notice = cli_fast(repro, "hook", "pre-command", "--format", "text",
+                      input=shlex.join([sys.executable, "crash.py"])).stdout
+    assert f"failed against {key} [gpu.illegal_address]" in notice
+
+
+def test_the_regressions_bisect_line_starts_from_the_commit_the_fix_passed_on(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text(CRASH)
+    (repo / "fixed.py").write_text("print('fine')\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "fix")
+    cli_fast(repo, "init", check=0)  # (.dbglog/ is ignored, logs/ empty: a clean tree, its run names the commit)
+    head = __import__("subprocess").run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout
+    first = json.loads(cli_fast(repo, "new", "IMA", "--no-env", "--json", check=0).stdout)["id"]
+    _run(cli_fast, repo, "--attempt", "Baseline", "--", sys.executable, "crash.py")
+    fixed = _run(cli_fast, repo, "--attempt", "Bounds check in the MoE kernel", "--", sys.executable, "fixed.py")
+    assert fixed["attempt"]["outcome"] == "worked" and fixed["git_dirty"] is False
+    cli_fast(repo, "status", first, "resolved", "--root-cause", "out-of-bounds expert index", check=0)
+    g = _run(cli_fast, repo, "--", sys.executable, "crash.py")["seen_before"]["regression"]
+    assert g["fix_commit"] == head.strip()[:12]
+    assert g["bisect"].startswith(f"dbglog bisect git --good {head.strip()[:12]} --bad HEAD -- ")
+
+
+def test_an_agent_sees_a_recurring_failure_on_its_first_run_with_the_earlier_fix_named(cli_fast, repro, monkeypatch):
+    from dbglog import mcp_server
+
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun; fixed in 3f2a9c1", check=0)
+    cli_fast(repro, "new", "Agent: serving crash", "--no-env", check=0)
+    monkeypatch.chdir(repro)  # (the MCP tool in this process: its result model is what an agent reads)
+    result = mcp_server.run_repro([sys.executable, "crash.py"], timeout=60, attempt="first repro")
+    seen = result.model_dump()["seen_before"]
+    assert seen["investigations"][0]["id"] == first
+    assert seen["attempts"][0]["title"] == "Eager mode" and seen["attempts"][0]["outcome"] == "worked"
+    assert seen["regression"]["fix_commit"] == "3f2a9c1"
+    assert any("worked: #2 Eager mode" in line for line in seen["lines"])
+
+
+def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, repro):
+    (repro / "note.md").write_text(
+        "# NCCL hang on 8xH100\n\n## Symptom\n\nTraining stalls, then:\n\n```\n[rank3]:[E321 02:07:08.408271257 "
+        "ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, "
+        "OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds "
+        "before timing out.\n```\n\n## Tried\n\n- Set NCCL_P2P_DISABLE=1: worked, no more hangs.\n\n"
+        "## Root cause\n\nACS enabled on the PCIe switch.\n")
+    cli_fast(repro, "import", "note.md", check=0)
+    (repro / "log.txt").write_text(
+        "[rank0]:[E321 03:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=99, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for "
+        "600999 milliseconds before timing out.\n")
+    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+    inv = out["seen_before"]["investigations"][0]
+    assert inv["imported"] and inv["match"] == "exact" and inv["root_cause"].startswith("ACS enabled")
+    assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
+    assert "(imported note)" in out["seen_before"]["lines"][1]
