@@ -7,7 +7,19 @@ import os
 import sys
 
 
+def _line_buffered() -> None:
+    """Every stdout line leaves before the next stderr note: with both streams on one pipe
+    (``2>&1``, an agent's tool), a block-buffered stdout was cut mid-line by a note
+    ("... (partial)note: ..."). Each message ends its own line; this keeps them whole."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):  # a replaced stream (tests, embedding): leave it
+            pass
+
+
 def main() -> None:
+    _line_buffered()
     if sys.argv[1:2] == ["hook"]:
         from dbglog.hooks import main as hook_main
 

@@ -117,10 +117,12 @@ def _segments(tokens: list[str]) -> list[list[str]]:
 
 
 class Norm:
-    """Paths: resolved against ``cwd``, relative to ``root`` when inside it."""
+    """Paths: resolved against ``cwd``, relative to ``root`` when inside it. ``was``: where the
+    checkout was when the command ran (a moved checkout, a teammate's clone): a path inside it is
+    relative to it, so the command's identity does not depend on where the checkout lives."""
 
-    def __init__(self, cwd: str, root: str):
-        self.cwd, self.root = cwd, root
+    def __init__(self, cwd: str, root: str, was: str | None = None):
+        self.cwd, self.root, self.was = cwd, root, was
 
     def path(self, tok: str) -> str:
         if not tok or tok.startswith("-") or "://" in tok:
@@ -129,8 +131,11 @@ class Norm:
             return tok
         p = os.path.expanduser(tok)
         p = os.path.normpath(p if os.path.isabs(p) else os.path.join(self.cwd, p))
-        rel = os.path.relpath(p, self.root)
-        return p if rel == ".." or rel.startswith(".." + os.sep) else rel
+        for base in (self.root, self.was) if self.was else (self.root,):
+            rel = os.path.relpath(p, base)
+            if not (rel == ".." or rel.startswith(".." + os.sep)):
+                return rel
+        return p
 
     def value(self, tok: str) -> str:
         return self.path(tok)
@@ -262,9 +267,17 @@ def command_keys(text: str, cwd: str, root: str, env: dict | None = None) -> lis
     return keys
 
 
-def argv_key(argv: list[str], cwd: str, root: str, env: dict | None = None):
-    """The key of a supervised run: its exact argument list, cwd and env overrides."""
-    return normalize(list(argv), {k: v for k, v in (env or {}).items() if v is not None}, Norm(cwd, root))
+def argv_key(argv: list[str], cwd: str, root: str, env: dict | None = None, was: str | None = None):
+    """The key of a supervised run: its exact argument list, cwd and env overrides (``was``: the
+    checkout's root when it ran, see ``Norm``)."""
+    return normalize(list(argv), {k: v for k, v in (env or {}).items() if v is not None}, Norm(cwd, root, was))
+
+
+def checkout_of(run_dir: str | None) -> str | None:
+    """Where the checkout was when a run was recorded: its run folder is <root>/.dbglog/runs/..."""
+    marker = os.sep + ".dbglog" + os.sep
+    i = (run_dir or "").find(marker)
+    return run_dir[:i] if i > 0 else None
 
 
 def describe_key(key) -> str:
@@ -368,7 +381,7 @@ def _attempt_keys(recs, r, root: str) -> list[tuple]:
     if run_ids:  # the runs know exactly what ran, and where
         keys = []
         for rid in run_ids:
-            row = recs.store.q("SELECT cmd, cwd, result FROM runs WHERE id = ?", rid).fetchone()
+            row = recs.store.q("SELECT cmd, cwd, result, run_dir FROM runs WHERE id = ?", rid).fetchone()
             if row is not None:
                 keys.append(_run_key(row, root))
         if keys:
@@ -377,7 +390,8 @@ def _attempt_keys(recs, r, root: str) -> list[tuple]:
 
 
 def _runs_like(recs, key):
-    return recs.store.q("""SELECT id, investigation_id, attempt_number, started, cmd, cwd, outcome, signature, result
+    return recs.store.q("""SELECT id, investigation_id, attempt_number, started, cmd, cwd, outcome, signature, result,
+                                  run_dir
                            FROM runs WHERE cmd LIKE ? ESCAPE '\\' AND cmd LIKE ? ESCAPE '\\'
                            ORDER BY started DESC, id DESC LIMIT 500""", *_likes(key)).fetchall()
 
@@ -387,12 +401,18 @@ def _run_key(row, root: str):
         env = json.loads(row["result"]).get("env_overrides") or {}
     except (ValueError, TypeError, AttributeError):
         env = {}
-    return argv_key(json.loads(row["cmd"]), row["cwd"] or root, root, env)
+    was = checkout_of(row["run_dir"]) if "run_dir" in row.keys() else None  # noqa: SIM118 - sqlite3.Row
+    cwd = row["cwd"] or root
+    if was and was != root:  # recorded in a checkout since moved (or a teammate's): its cwd, here
+        rel = os.path.relpath(cwd, was)
+        cwd = cwd if rel == ".." or rel.startswith(".." + os.sep) else os.path.normpath(os.path.join(root, rel))
+    return argv_key(json.loads(row["cmd"]), cwd, root, env, was)
 
 
 def _is_bisect_run(row, root: str) -> bool:
     cwd = row["cwd"] or ""
-    if cwd.startswith(os.path.join(root, ".dbglog")):
+    was = checkout_of(row["run_dir"]) if "run_dir" in row.keys() else None  # noqa: SIM118 - sqlite3.Row
+    if any(cwd.startswith(os.path.join(r, ".dbglog")) for r in (root, was) if r):  # (a moved checkout too)
         return True
     try:
         env = json.loads(row["result"]).get("env_overrides") or {}

@@ -22,6 +22,7 @@ fd 1 at stderr while serving.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from dataclasses import replace
 from typing import Any, Literal, Optional
@@ -274,9 +275,15 @@ def _error(message: str):
                           is_error=True)
 
 
+_busy = [0]  # tool calls in progress (a stopping server waits for them to record their runs)
+_busy_lock = threading.Lock()
+
+
 def _call(fn):
     """Run a tool body; a DbglogError becomes the tool error the CLI would print (one line, without
     the ``dbglog:`` prefix, as in ``{"error": ...}``)."""
+    with _busy_lock:
+        _busy[0] += 1
     try:
         return fn()
     except DbglogError as e:
@@ -288,6 +295,9 @@ def _call(fn):
             traceback.print_exc()
         return _error(f"internal error: {type(e).__name__}: {e} (set DBGLOG_DEBUG=1 for the traceback on the "
                       "server's stderr)")
+    finally:
+        with _busy_lock:
+            _busy[0] -= 1
 
 
 def _not_utf8(value) -> bool:
@@ -367,7 +377,7 @@ def search(query: str, kinds: Optional[list[Kind]] = None, investigation: Option
 
 
 def _investigation(recs, inv_id: str, warnings: list[str]) -> Investigation:
-    inv = ops.investigation(recs, inv_id)
+    inv = ops.shown(ops.investigation(recs, inv_id))
     return Investigation.model_validate(inv.to_dict() | {"path": recs.path_for(inv_id), "warnings": warnings})
 
 
@@ -467,6 +477,8 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
     `idle_timeout`: alive but silent this many seconds is a hang. `escalate`: with `repeat`, raise
     the kernel-API log level after each failure (1, 3, 10)."""
     def body():
+        from dbglog.run.runner import Interrupted
+
         opts = replace(ops.REPRO_OPTIONS, timeout=timeout, repeat=repeat, until_fail=until_fail,
                        captures=tuple(captures or ()), server=server, ready=ready, ready_timeout=ready_timeout,
                        idle_timeout=idle_timeout, escalate=escalate)
@@ -475,8 +487,14 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
         overrides: dict[str, Optional[str]] = {k: v for k, v in (env or {}).items()}
         for k in unset or ():
             overrides[k] = None
-        out = ops.run_repro(recs, cmdl, opts, cwd=cwd, env=overrides, expect=expect, attempt_title=attempt,
-                            hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append)
+        try:
+            out = ops.run_repro(recs, cmdl, opts, cwd=cwd, env=overrides, expect=expect, attempt_title=attempt,
+                                hypothesis=hypothesis, inv_ref=investigation, warn=warnings.append)
+        except Interrupted as e:  # the server is stopping (signal, client gone): the tree is down; record it
+            dicts, _a = ops.record_interrupted(recs, e, cmdl, attempt_title=attempt, hypothesis=hypothesis,
+                                               inv_ref=investigation)
+            last = dicts[-1]["id"] if dicts else "none"
+            return _error(f"{dicts[-1]['error'] if dicts else 'interrupted'}; recorded as run {last}")
         first = next((d for d in out.runs if d["outcome"] != "pass"), out.runs[0])
         return ReproResult(verdict=out.verdict, run_id=first["id"], outcome=first["outcome"],
                            signature=first["signature"], key_lines=[KeyLine.model_validate(k) for k in first["key_lines"]],
@@ -508,9 +526,261 @@ def show(investigation: Optional[str] = None) -> Investigation:
     return _call(body)
 
 
+# --- documents: import, and reading with the agent's help (issue 25) --------------------------------
+
+
+class DocUnit(_Open):
+    id: int = Field(description="Cite this id in an extraction.")
+    kind: str = Field(description="sentence | command | row | heading | code")
+    lines: list[int] = Field(description="[first, last] source lines, 1-based.")
+    text: str
+    author: str = Field("", description="A thread comment's author.")
+    label: str = Field(description="The built-in reader's label: action, result, action_result, proposal, request, "
+                                   "plan, boilerplate or context.")
+    confidence: float
+
+
+class DocUnits(BaseModel):
+    source: str
+    units: list[DocUnit]
+    warnings: list[str] = []
+
+
+class ImportResult(_Open):
+    investigations: list[dict[str, Any]] = Field(description="Per investigation: action (create | update | "
+                                                             "unchanged), id, title, attempt_list (with source_lines, "
+                                                             "who), current.")
+    skipped: list[dict[str, Any]] = []
+    current: Optional[str] = Field(None, description="The current investigation after the import.")
+    dry_run: bool = False
+    warnings: list[str] = []
+
+
+def _read_doc(path: str):
+    from pathlib import Path
+
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    text = importer.read_source(Path(path), path)
+    parsed, _ = importer.parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
+    return segment(text), parsed
+
+
+def doc_units(path: str) -> DocUnits:
+    """A markdown debug doc (PATH, from the server's directory) cut into units, each with its id, kind, source
+    lines, text and the built-in reader's label and confidence. Read-only. To correct the reading, send the
+    attempts back to `import_extraction`, citing these ids."""
+    def body():
+        from dbglog.docreader.review import units_for_agents
+
+        doc, parsed = _read_doc(path)
+        return DocUnits(source=path, units=[DocUnit.model_validate(u) for u in units_for_agents(doc, parsed)])
+    return _call(body)
+
+
+def import_extraction(path: str, extraction: dict[str, Any], use: bool = False) -> ImportResult:
+    """Import the doc PATH with exactly the attempts EXTRACTION names: {"attempts": [{"units": [ids from
+    `doc_units`], "title", "outcome" (worked | failed | partial | inconclusive | untested), "who"}]}. Every cited
+    unit must exist and every outcome be known, or nothing is imported. Every line of the doc is kept (what is
+    not an attempt stays as text). `use`: make the investigation the current one (default: the current one
+    stays)."""
+    def body():
+        from pathlib import Path
+
+        from dbglog.docreader.review import from_extraction
+        from dbglog.kb import importer
+
+        doc, _ = _read_doc(path)
+        corr = from_extraction(doc, extraction)
+        recs, warnings = _records(create=True)
+        data = importer.import_files(recs, [path], use=use, corrections={str(Path(path).resolve()): corr})
+        made = sum(len(r["attempt_list"]) for r in data["investigations"])
+        if made != len(corr.attempts):
+            warnings.append(f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of "
+                            f"{path} (a template or a preamble); their lines are kept as text")
+        return ImportResult.model_validate(data | {"warnings": warnings})
+    return _call(body)
+
+
+def import_docs(paths: list[str], dry_run: bool = False, use: bool = False) -> ImportResult:
+    """`dbglog import`: hand-written debug docs (DEBUG.md, notes, issue threads; a directory stands for its .md
+    files) as investigations, every line kept; a second import updates instead of duplicating. `use`: make the
+    one investigation imported the current one (default: the current one stays)."""
+    def body():
+        from dbglog.kb import importer
+
+        if not paths:
+            raise DbglogError("give the markdown files to import")
+        recs, warnings = _records(create=not dry_run)
+        data = importer.import_files(recs, list(paths), dry_run=dry_run, use=use)
+        return ImportResult.model_validate(data | {"warnings": warnings})
+    return _call(body)
+
+
 TOOLS = (tried, search, new_investigation, add_attempt, add_difference, set_difference, next_steps, run_repro,
-         bisect_status, show)
-READ_ONLY = {"tried", "search", "bisect_status", "show"}
+         bisect_status, show, doc_units, import_extraction, import_docs)
+READ_ONLY = {"tried", "search", "bisect_status", "show", "doc_units"}
+
+
+def _argument_error(name: str, exc) -> str:
+    """A pydantic validation error as the CLI's one line: which argument, what is wrong with it."""
+    errs = exc.errors() if hasattr(exc, "errors") else []
+    if not errs:
+        return f"bad arguments for {name}: {str(exc).splitlines()[0]}"
+    e = errs[0]
+    where = ".".join(str(p) for p in e.get("loc", ()) if p != "arguments") or "arguments"
+    got = e.get("input")
+    shown = "" if got is None or isinstance(got, dict) else f" (got {str(got)[:60]!r})"
+    more = f"; and {len(errs) - 1} more" if len(errs) > 1 else ""
+    return f"bad {where} for {name}: {e.get('msg', 'invalid')}{shown}{more}"
+
+
+class _Server(MCPServer):
+    """The SDK's server, with argument errors as the one line the CLI would print, in
+    ``structuredContent.error`` like every other tool error (not the SDK's multi-line dump)."""
+
+    async def call_tool(self, name, arguments, context=None):
+        from pydantic import ValidationError
+
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if isinstance(e.__cause__, ValidationError):
+                return _error(_argument_error(name, e.__cause__))
+            msg = str(e).removeprefix(f"Error executing tool {name}: ")
+            return _error(msg.splitlines()[0] if msg else f"unknown tool {name!r}")
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio; when the client goes away (stdin closed) every run in progress is
+        stopped, so the worker threads finish and the server exits."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            _WIRE["writer"] = write_stream
+            await self._lowlevel_server.run(_StopRunsAtEOF(read_stream), _CountAnswers(write_stream),
+                                            self._lowlevel_server.create_initialization_options())
+
+
+# requests read and answers written, so that a server stopping on a signal exits only once every call
+# in progress has been answered (its answer says the run was stopped and recorded)
+_WIRE: dict = {"asked": 0, "answered": 0, "writer": None}
+
+
+def _kind(item) -> str:
+    return type(getattr(item, "message", None)).__name__
+
+
+class _CountAnswers:
+    """The stream of messages to the client, counting the answers (responses and errors) handed over."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    async def send(self, item) -> None:
+        await self._inner.send(item)
+        if _kind(item) in ("JSONRPCResponse", "JSONRPCError"):
+            _WIRE["answered"] += 1
+
+    async def __aenter__(self):
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _all_answered() -> bool:
+    """Every request read has its answer written out: handed over, and the writer back to waiting
+    for the next message (it writes and flushes one at a time)."""
+    if _WIRE["answered"] < _WIRE["asked"]:
+        return False
+    inner = getattr(_WIRE["writer"], "_inner", None)
+    try:
+        stats = inner.statistics()
+    except AttributeError:
+        return True  # (another SDK: the answer was handed over at least)
+    return stats.tasks_waiting_receive > 0 and stats.current_buffer_used == 0
+
+
+class _StopRunsAtEOF:
+    """The client's message stream; at its end the runs in progress are stopped (as by a SIGHUP:
+    the other end hung up) -- otherwise the SDK waits for their worker threads, up to a repro's
+    timeout or forever."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    async def __aenter__(self):
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            item = await self._inner.__anext__()
+        except (StopAsyncIteration, anyio.EndOfStream, anyio.ClosedResourceError):
+            _stop_runs(signal.SIGHUP)
+            raise
+        if _kind(item) == "JSONRPCRequest":
+            _WIRE["asked"] += 1
+        return item
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _stop_runs(signum: int) -> None:
+    from dbglog.run import proctree
+
+    proctree.stop_all(signum, for_good=True)
+
+
+def _exit_after_runs(signum: int, limit: float = 30.0) -> None:
+    """A stop signal: every run is asked to stop; once the tool calls have recorded them (at most
+    ``limit`` seconds) the server exits 128 + signum."""
+    import sys
+    import time
+
+    deadline = time.monotonic() + limit
+    while (_busy[0] > 0 or not _all_answered()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(128 + signum)
+
+
+def _trap_stop_signals() -> None:
+    """SIGTERM, SIGHUP and SIGINT stop the runs in progress (they supervise on worker threads, out of
+    reach of a signal), then the server (see ``_exit_after_runs``). A second signal changes nothing."""
+    got: list[int] = []
+
+    def stop(signum, frame):
+        if got:
+            return
+        got.append(signum)
+        _stop_runs(signum)
+        threading.Thread(target=_exit_after_runs, args=(signum,), name="dbglog-mcp-exit", daemon=True).start()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        try:
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # (nohup: a SIGHUP ignored stays ignored)
+                signal.signal(sig, stop)
+        except (ValueError, OSError):
+            pass
 
 
 def build_server() -> MCPServer:
@@ -522,7 +792,7 @@ def build_server() -> MCPServer:
         v = version("dbglog")
     except PackageNotFoundError:  # pragma: no cover
         v = ""
-    server = MCPServer("dbglog", instructions=INSTRUCTIONS, version=v, log_level="WARNING")
+    server = _Server("dbglog", instructions=INSTRUCTIONS, version=v, log_level="WARNING")
     for fn in TOOLS:
         ro = fn.__name__ in READ_ONLY
         server.add_tool(_checked(fn), annotations=ToolAnnotations(read_only_hint=ro, destructive_hint=False,
@@ -531,5 +801,8 @@ def build_server() -> MCPServer:
 
 
 def serve() -> None:
-    """Serve over stdio until the client closes stdin."""
-    build_server().run("stdio")
+    """Serve over stdio until the client closes stdin or a stop signal comes; either way the runs
+    in progress are stopped and recorded first (issue 30)."""
+    server = build_server()
+    _trap_stop_signals()
+    server.run("stdio")

@@ -62,7 +62,12 @@ def open_records(create: bool = False, sync: bool = True, warn: Warn = _ignore):
 
 
 def sync_records(recs, warn: Warn = _ignore):
+    from dbglog.kb.sync import links_warning
+
     report = recs.sync()
+    if links_warning(report.links):  # (a loop, a dangling link: one line, never a lock-out)
+        warn(links_warning(report.links))
+    reap_orphaned_runs(recs, warn)
     for rel in report.missing:
         warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")
     if getattr(recs, "unsynced", None):
@@ -496,6 +501,27 @@ def check_run(cmd, opts: RunOptions) -> list[str]:
     return cmd
 
 
+def check_runnable(program: str, *, cwd=None, env: dict | None = None, what: str = "command") -> None:
+    """Refuse, before anything runs or is recorded, a program that cannot be started: not on PATH
+    (the run's own PATH when it sets one), no such file, a directory, not executable. One line."""
+    import shutil
+
+    cwd = str(cwd or os.getcwd())
+    path = (env or {}).get("PATH") or os.environ.get("PATH", os.defpath)
+    if os.sep in program:
+        full = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.exists(full):
+            raise DbglogError(f"{what} not found: {program} (no such file)")
+        if os.path.isdir(full):
+            raise DbglogError(f"{what} {program} is a directory, not a program")
+        if not os.access(full, os.X_OK):
+            raise DbglogError(f"{what} {program} is not executable (chmod +x {program}, or run it through its "
+                              "interpreter)")
+        return
+    if shutil.which(program, path=path) is None:
+        raise DbglogError(f"{what} not found: {program} (not on PATH; give its path or install it)")
+
+
 def check_env(env: dict | None) -> dict:
     """NAME -> value (None: unset) for a run; a name no process could have is refused (``A=B``, empty,
     whitespace or control characters), so ``--unset A=B`` is not silently a no-op."""
@@ -512,30 +538,60 @@ def check_env(env: dict | None) -> dict:
 
 
 def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None, expect: str | None = None,
-              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, warn: Warn = _ignore) -> ReproRun:
+              attempt_title: str | None = None, hypothesis: str = "", inv_ref=None, refuse_missing: bool = True,
+              warn: Warn = _ignore, baseline: int = 0) -> ReproRun:
     """Run CMD (an argument list) under supervision as ``opts`` says, store the run(s), and with
     ``attempt_title`` record them as an attempt with the evidence quoted and the playbooks' advice added
     as next steps.
 
     ``env``: NAME -> value for the run (None unsets NAME). ``opts.slurm``: srun's arguments; each run is
-    then a Slurm allocation of its own (dbglog/run/slurm.py)."""
-    from dbglog.run import runner, signatures
+    then a Slurm allocation of its own (dbglog/run/slurm.py). ``refuse_missing``: a program that cannot
+    start is refused up front (exit 2, nothing recorded); off for ``git bisect run``, where a commit
+    that did not build is a skipped step (125), not an error that stops the bisection. ``baseline``: that
+    many runs first, without ``env``'s changes, recorded as the investigation's runs; the attempt is judged
+    against their failure rate (``kb/rates.py``)."""
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     recs.store.refuse_if_readonly()  # (a read-only workspace could not record the run: nothing runs)
     cmd = check_run(cmd, opts)
     _check_attempt_words(attempt_title, hypothesis)
     env = check_env(env)
     launch = {}
+    if cwd is not None and not os.path.isdir(cwd):
+        raise DbglogError(f"working directory {cwd} does not exist")
+    run_env = {k: v for k, v in env.items() if v is not None}
+    if opts.slurm is None and refuse_missing:  # (with --slurm the program runs on the node: only srun must be here)
+        check_runnable(cmd[0], cwd=cwd, env=run_env)
+    if opts.server is not None:
+        from dbglog.run import serve
+
+        check_runnable(serve.parse_server_cmd(opts.server)[0], cwd=cwd, env=run_env, what="server command")
+    if opts.ready is not None:
+        from dbglog.run import serve
+
+        if not serve.is_url(opts.ready):
+            import shlex
+
+            words = shlex.split(opts.ready)
+            if words:
+                check_runnable(words[0], cwd=cwd, env=run_env, what="readiness command")
     if opts.slurm is not None:
         import shlex
 
         from dbglog.run import slurm as slurm_mode
 
+        import shutil
+
+        if shutil.which("srun", path=run_env.get("PATH") or os.environ.get("PATH", os.defpath)) is None:
+            raise DbglogError("--slurm needs srun, which is not on PATH here: run dbglog where Slurm's client "
+                              "commands are (a login node), or drop --slurm")
         cmd = shlex.split(opts.slurm_launcher()) + cmd  # recorded as it ran, minus the per-run job name
         launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
     rules = _before_recording(recs, inv_ref) if attempt_title is not None else None
+    base = _baseline_first(recs, cmd, opts, baseline, cwd, sigs, launch, inv_ref) if baseline else None
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
     one = None
@@ -547,18 +603,48 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
     if attempt_title is not None:  # taken before the run: the tree under test, not what the run leaves behind
         from dbglog.kb import story
 
-        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root)
+        did = story.did_text(cmd, env, cwd or os.getcwd(), run_dir, recs.ws.root,
+                             server={"server": opts.server, "ready": opts.ready, "ready_timeout": opts.ready_timeout})
     try:
         rep = runner.run_repeated(cmd, opts, run_dir=run_dir, run_id=run_id if opts.repeat == 1 else None,
                                   cwd=cwd or os.getcwd(), env_overrides=dict(env or {}), signatures=sigs,
-                                  ladder=opts.ladder(), runner=one, **launch)
+                                  ladder=opts.ladder(), runner=one, live_dir=live_dir(recs), **launch)
     except runner.Interrupted as e:
         e.did = did  # the interrupted attempt tells the same story (record_interrupted)
         raise
     except BaseException:
         _drop_unrecorded(run_dir)
         raise
-    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn)
+    return _record_repro(recs, rep, run_dir, opts, expect, attempt_title, hypothesis, inv_ref, did, rules, warn,
+                         base)
+
+
+def _baseline_first(recs, cmd, opts: RunOptions, n: int, cwd, sigs, launch, inv_ref) -> list[dict]:
+    """``run --baseline N``: N runs of the command as it is, without the attempt's --env/--unset,
+    recorded in the investigation (no attempt) before the attempt runs."""
+    from dataclasses import replace
+
+    from dbglog.run import runner
+
+    if n < 1:
+        raise DbglogError(f"--baseline must be at least 1, got {n}")
+    one = None
+    if opts.server is not None:
+        from dbglog.run import serve
+
+        one = serve.run_server_client
+    run_dir = recs.ws.runs_dir / runner.new_run_id()
+    bopts = replace(opts, repeat=n, until_fail=False)
+    rep = runner.run_repeated(cmd, bopts, run_dir=run_dir, cwd=cwd or os.getcwd(), env_overrides={},
+                              signatures=sigs, ladder=None, runner=one, **launch)
+    dicts = [r.to_dict() for r in rep.results]
+    dirs = [str(run_dir)] if n == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
+    recs.record_runs(dicts, dirs)
+    inv_id = recs.resolve(inv_ref)
+    with recs.store.write():
+        for d in dicts:
+            recs.store.q("UPDATE runs SET investigation_id = ? WHERE id = ?", inv_id, d["id"])
+    return dicts
 
 
 def _check_attempt_words(attempt_title: str | None, hypothesis: str) -> None:
@@ -581,20 +667,23 @@ def _before_recording(recs, inv_ref):
 
 
 def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, hypothesis, inv_ref, did, rules,
-                  warn) -> ReproRun:
+                  warn, baseline: list[dict] | None = None) -> ReproRun:
     """Store the runs of ``run_repro`` (and the attempt, its evidence and advice); none left on a failure."""
     from dbglog.run import runner
 
+    runner.post_phase("recording the run")
     dicts = [r.to_dict() | {"expect_matched": runner.matches_expect(r, expect) if expect else None}
              for r in rep.results]
     repeat = opts.repeat
     dirs = [str(run_dir)] if repeat == 1 else [str(run_dir / f"{i:03d}") for i in range(1, len(dicts) + 1)]
     try:
         a = recs.record_runs(dicts, dirs, attempt_title=attempt_title, inv_ref=inv_ref, hypothesis=hypothesis,
-                             did=did)
+                             did=did, baseline=baseline)
     except BaseException:
+        _left_live(recs, dicts)
         _drop_unrecorded(run_dir)
         raise
+    _left_live(recs, dicts)
     out = ReproRun(dicts, rep, repeated=repeat > 1)
     return _recorded(recs, out, a, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
 
@@ -614,6 +703,53 @@ def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> 
         out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
                                       current_inv=out.investigation, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
     return out
+
+
+def live_dir(recs):
+    """The workspace's registry of supervised runs (see ``proctree.live_enter``)."""
+    return recs.ws.dir / "live"
+
+
+def _left_live(recs, dicts) -> None:
+    from dbglog.run import proctree
+
+    for d in dicts:
+        proctree.live_leave(live_dir(recs) / f"{d['id']}.json")
+
+
+def reap_orphaned_runs(recs, warn: Warn = _ignore) -> list[str]:
+    """Runs whose dbglog was killed (kill -9, the OOM killer) while it supervised them: what is left of
+    each is stopped and the run recorded as interrupted, with one warning line each. One scandir of an
+    empty directory when there are none. Returns the run ids."""
+    from pathlib import Path
+
+    from dbglog.run import proctree
+
+    if recs.store.readonly:
+        return []
+    found = proctree.orphaned_runs(live_dir(recs))
+    done = []
+    for data in found:
+        from dbglog.run import runner
+
+        n = proctree.stopped_processes(data)
+        left = proctree.stop_orphan(data)
+        run = runner.recover_orphan(data)
+        try:
+            if recs.store.q("SELECT 1 FROM runs WHERE id = ?", run["id"]).fetchone() is None:
+                recs.record_runs([run], [str(data.get("run_dir"))])
+        except DbglogError as e:
+            warn(f"could not record the orphaned run {run['id']}: {e}")
+            continue
+        finally:
+            proctree.live_leave(Path(data["_entry"]))
+        what = f"stopped {n} process(es) it left" if n else "nothing of it was still running"
+        if left:
+            what += f"; {len(left)} survived SIGKILL"
+        warn(f"run {run['id']} was supervised by a dbglog that was killed (pid {data.get('supervisor')}): "
+             f"{what}; recorded as interrupted (`dbglog runs show {run['id']}`)")
+        done.append(run["id"])
+    return done
 
 
 def index_failures(recs, dicts: list[dict], warn: Warn = _ignore) -> list:
@@ -710,6 +846,7 @@ def record_interrupted(recs, e, cmd, *, attempt_title: str | None = None, hypoth
                                  did=getattr(e, "did", "") or shlex.join(cmd))
         except DbglogError:  # no investigation to record the attempt in: the runs at least
             recs.record_runs(dicts, dirs)
+    _left_live(recs, dicts)
     return dicts, a
 
 
@@ -719,7 +856,8 @@ def evidence_and_advice(recs, inv_id: str, a, dicts: list[dict], text: str, rule
     for them to the investigation's next steps (once per advice: see dbglog/run/advice.py).
     ``failure_lines``: the runs' fingerprints as the mirror carries them (runs stay local: a
     teammate's clone matches its own failures against these lines)."""
-    from dbglog.run import advice, evidence
+    from dbglog.diagnose import evidence
+    from dbglog.run import advice
 
     lines = evidence.summary_lines([e for d in dicts for e in d.get("evidence") or []])
     if lines or failure_lines:
@@ -767,6 +905,17 @@ def investigation(recs, ref: str | None = None):
     return recs.store.load(recs.resolve(ref))
 
 
+def shown(inv):
+    """An investigation as `show` presents it: without the sections import keeps only for its bookkeeping."""
+    import copy
+
+    from dbglog.core.model import BOOKKEEPING_SECTIONS
+
+    out = copy.copy(inv)
+    out.sections = [s for s in inv.sections if s.heading not in BOOKKEEPING_SECTIONS]
+    return out
+
+
 def recent_runs(recs, limit: int = 20) -> list[dict]:
     return recs.store.runs(limit)
 
@@ -793,9 +942,20 @@ def failure_show(recs, ref: str) -> dict:
 
 def doctor(recs) -> list[dict]:
     """What disagrees between logs/ and the database (empty: healthy)."""
+    from dbglog.bisect.session import secret_files
     from dbglog.kb.sync import doctor as check
 
-    return check(recs.store, recs.ws)
+    problems = check(recs.store, recs.ws)
+    for f in secret_files(recs.store):  # (issue 30: a token kept on disk after it was needed)
+        rel = os.path.relpath(f["path"], recs.ws.root)
+        if f["needed"]:
+            why = (f"holds the real secrets bisection {f['session']} ({f['status']}) reruns with; "
+                   f"`dbglog bisect abort {f['session']}` removes it when it is not to be resumed")
+        else:
+            why = (f"holds the real secrets of bisection {f['session']} ({f['status']}), which nothing needs any "
+                   "more; `dbglog runs prune` removes it")
+        problems.append({"kind": "secrets-left", "path": rel, "message": why})
+    return problems
 
 
 def bisect_session(recs, ref: str | None = None) -> dict:
@@ -851,7 +1011,7 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     """What a log says: the most causal failure signature (``signature``), the last kernel-API call
     (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
     beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog.run import evidence, signatures
+    from dbglog.diagnose import evidence, signatures
 
     warns: list[str] = []
     m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)
@@ -941,3 +1101,56 @@ def export_all(recs) -> list[str]:
         for inv_id in recs.store.ids():
             paths.append(str(recs.publish(inv_id).relative_to(recs.ws.root)))
     return paths
+
+
+# --- rerun: a recorded attempt or run, again, compared with the original's rate ---------------
+
+
+def rerun_source(recs, ref: str, inv_ref=None) -> tuple[str, list[dict]]:
+    """(what it is, its run records) for ``ref``: an attempt number of the investigation
+    (``3``), or a run id (or an unambiguous prefix)."""
+    ref = ref.strip()
+    if ref.isdigit():
+        inv_id = recs.resolve(inv_ref)
+        a = recs.store.get_attempt(inv_id, int(ref))
+        if not a.runs:
+            raise DbglogError(f"attempt {ref} of {inv_id} records no run (it was not made with `dbglog run`): "
+                              "nothing to run again")
+        return f"attempt {a.number} of {inv_id}", [recs.store.get_run(r) for r in a.runs]
+    run = recs.store.get_run(ref)
+    return f"run {run['id']}", [run]
+
+
+def rerun_options(run: dict, repeat: int | None) -> tuple[list[str], RunOptions, dict, str]:
+    """The recorded run as it was typed: (cmd, options with its server and readiness, env, cwd)."""
+    import shlex
+
+    srv = run.get("server") or {}
+    server = srv.get("cmd")
+    opts = RunOptions(timeout=run.get("timeout"), repeat=repeat or 1, echo=False,
+                      server=shlex.join(server) if isinstance(server, list) else server,
+                      ready=srv.get("ready"), ready_timeout=srv.get("ready_timeout") or 120.0,
+                      output_cap_bytes=REPRO_OUTPUT_CAP)
+    return list(run["cmd"]), opts, dict(run.get("env_overrides") or {}), run.get("cwd") or os.getcwd()
+
+
+def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | None = None, inv_ref=None,
+          warn: Warn = _ignore) -> dict:
+    """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
+    recorded (command, directory, environment, server and readiness), and compare the failure
+    rates (``rates.compare``: the new runs against the original's)."""
+    from dbglog.kb import rates
+
+    what, orig = rerun_source(recs, ref, inv_ref)
+    cmd, opts, env, cwd = rerun_options(orig[0], repeat or len(orig))
+    if not os.path.isdir(cwd):
+        raise DbglogError(f"{what} ran in {cwd}, which is gone: nothing to run again")
+    out = run_repro(recs, cmd, opts, cwd=cwd, env=env, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
+    tested = [r for r in orig if r.get("outcome") != "error"]
+    new = [r for r in out.runs if r.get("outcome") != "error"]
+    cmp = None
+    if tested and new:
+        cmp = rates.compare(sum(r["outcome"] != "pass" for r in new), len(new),
+                            sum(r["outcome"] != "pass" for r in tested), len(tested)).to_dict()
+    return {"source": what, "out": out, "comparison": cmp,
+            "original": {"failed": sum(r["outcome"] != "pass" for r in tested), "runs": len(tested)}}

@@ -39,6 +39,7 @@ def measure(doc: Path) -> dict:
         if doc.with_suffix(".expected.yaml").exists() else \
         yaml.safe_load((doc.parent / (doc.stem + ".expected.yaml")).read_text())
     invs = [p.inv for p in parsed]
+    lines = text.split("\n")
     attempts = [a for inv in invs for a in inv.attempts]
     steps = [s for inv in invs for s in inv.next_steps]
     r = {"doc": doc.name, "investigations": len(invs), "expected_investigations": len(exp["investigations"]),
@@ -50,13 +51,19 @@ def measure(doc: Path) -> dict:
             r["attempts_expected"] += 1
             phrase = _n(ea["match"])
             hit = None
-            for pass_ in ("title", "all"):
+            for pass_ in ("title", "all", "source"):
                 for k, a in enumerate(attempts):
                     if k in used:
                         continue
-                    # The title as the mirror shows it: "### Attempt 3: <title>".
-                    hay = _n(f"attempt {a.number}: {a.title}") if pass_ == "title" else _n(" ".join(
-                        [a.title, a.hypothesis, a.did, a.result, a.conclusion]))
+                    # The title as the mirror shows it: "### Attempt 3: <title>"; then its fields; then the source
+                    # lines the attempt cites (the passage the phrase was taken from).
+                    if pass_ == "title":
+                        hay = _n(f"attempt {a.number}: {a.title}")
+                    elif pass_ == "all":
+                        hay = _n(" ".join([a.title, a.hypothesis, a.did, a.result, a.conclusion]))
+                    else:
+                        lo, hi = (a.source_lines or [0, -1])[:2]
+                        hay = _n(" ".join(lines[lo - 1:hi]))
                     if phrase in hay:
                         hit = k
                         break

@@ -36,16 +36,22 @@ def drive(n, planted, rate, seed, **options):
 
 
 def outcomes(rate, seeds, **options):
-    exact = unsure = 0
+    """(exact, unsure, assumed-deterministic wrong): a confident answer is exact, except where every
+    run agreed and the search said it treated the repro as deterministic (rule "once", the report
+    says so and what to run if it is intermittent) -- never once a run disagreed or with --repeat."""
+    exact = unsure = assumed = 0
     for n, planted in LAYOUTS:
         for seed in seeds:
             r = drive(n, planted, rate, hash((n, seed, rate)) & 0xFFFFFFFF, **options)
             if r.status == "complete" and not r.uncertain:
-                assert {frozenset(x) for x in r.sets} == {frozenset(x) for x in planted}, (n, planted, seed, r)
+                if {frozenset(x) for x in r.sets} != {frozenset(x) for x in planted}:
+                    assert r.rule == "once" and not options, (n, planted, seed, r)
+                    assumed += 1
+                    continue
                 exact += 1
             else:
                 unsure += 1
-    return exact, unsure
+    return exact, unsure, assumed
 
 
 @pytest.mark.parametrize("options, rate, least_exact", [
@@ -55,14 +61,16 @@ def outcomes(rate, seeds, **options):
     ({"repeat": 6, "bad_if_any": True}, 0.3, 0.95),
 ])
 def test_flaky_races_exact_sets_or_unsure_never_a_confident_wrong_one(options, rate, least_exact):
-    exact, unsure = outcomes(rate, range(100), **options)  # asserts: every confident answer is exact
-    assert exact >= least_exact * (exact + unsure), (exact, unsure)
+    exact, unsure, assumed = outcomes(rate, range(100), **options)  # asserts: confident answers are exact
+    assert exact >= least_exact * (exact + unsure + assumed), (exact, unsure, assumed)
+    # a repro that never disagreed is taken as deterministic; on a real race that is rarely wrong
+    assert assumed <= 0.05 * (exact + unsure + assumed), (exact, unsure, assumed)
 
 
 def test_deterministic_target_stays_cheap_and_single_run():
     r = drive(12, [{3, 9}], 1.0, 1)
     assert r.status == "complete" and r.sets == ((3, 9),) and r.rule == "once"
-    assert r.queries <= 16 and r.runs <= 2 * r.queries + 4  # search steps once, confirmation checks 3-4x
+    assert r.queries <= 16 and r.runs <= r.queries + 6  # search steps once, a passing confirmation check 2-3x
 
 
 def test_disagreement_switches_to_bad_if_any_and_the_evidence_replays():
@@ -169,3 +177,26 @@ def test_cli_flaky_race_at_65_percent(ws, tmp_path):
     cut_keys = {s["key"] for s in json.loads(run_cli("bisect", "log", cut["session"], "--json", cwd=ws).stdout)["steps"]}
     assert not any(s["source"] == "cache" and s["key"] in cut_keys and s["key"] not in ("[]",) for s in log["steps"]
                    if s["key"] != json.dumps(sorted("ABCDEF")))
+
+
+def test_the_bad_ends_first_runs_read_as_calibration_not_as_an_untestable_end():
+    from dbglog.bisect.flaky import calibrating_label
+
+    assert calibrating_label([{"outcome": "hang"}]) == "bad end calibrating: hang 1 of 1"
+    assert calibrating_label([{"outcome": "pass"}, {"outcome": "hang"}]) == \
+        "bad end calibrating: pass 1 of 2, hang 1 of 2"
+    assert "skip" not in calibrating_label([{"outcome": "hang"}])
+
+
+def test_a_flaky_variable_beside_an_irrelevant_one_is_rarely_paired_and_the_doubt_is_stated():
+    """The hostile probe: --repeat 3, a variable failing half the time and an irrelevant one. The
+    search may pair them when the variable alone passed every run; the result then states the chance
+    that a flaky member hid in the passes, and that chance is what it turns out to be."""
+    wrong, chances = 0, []
+    for seed in range(300):
+        r = drive(2, [{0}], 0.5, seed, repeat=3)
+        if r.status == "complete" and not r.uncertain and r.sets != ((0,),):
+            wrong += 1
+            chances.append(r.miss_chance)
+    assert wrong <= 0.05 * 300, wrong
+    assert all(0 < c <= 0.05 for c in chances), chances

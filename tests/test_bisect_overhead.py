@@ -28,7 +28,7 @@ def _git(repo, *args):
 
 
 def test_catalog_is_built_on_first_use_and_a_config_is_read_at_once(tmp_path):
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     lazy = S.Catalog(tmp_path / "config.toml")  # no config.toml: nothing read yet
     assert lazy._sigs is None

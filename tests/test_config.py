@@ -3,7 +3,8 @@ defaults everywhere and a broken one is the same one line whichever table a comm
 
 import pytest
 
-from dbglog.run import advice, evidence, signatures
+from dbglog.diagnose import evidence, signatures
+from dbglog.run import advice
 from dbglog.util import config
 from dbglog.util.errors import DbglogError
 

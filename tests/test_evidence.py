@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus" / "logs"

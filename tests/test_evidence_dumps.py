@@ -2,7 +2,7 @@
 cuda-memcheck reports in their several wordings, cuda-gdb stops in device functions, and a hang
 inspected warp by warp. The texts are written here in those tools' formats."""
 from dbglog.run import advice as A
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 SANITIZER_NEW = """\
   ========= COMPUTE-SANITIZER
@@ -329,7 +329,7 @@ def test_rocgdb_device_assert_and_lane_form_wave_rows():
     assert e["assert"] == {"condition": "idx < n_vocab", "file": "topk.hip", "line": 118} and e["waves"] == 2
     assert e["summary"] == "rocgdb: device-side assert `idx < n_vocab` failed at topk.hip:118 (2 wave(s) listed)"
     assert {g["kernel"] for g in e["wave_groups"]} == {"__assert_fail", "topk_kernel"}
-    from dbglog.run import signatures as S
+    from dbglog.diagnose import signatures as S
     m = S.classify_text(ROCGDB_ASSERT)
     assert m.name == "gpu.device_assert" and "idx < n_vocab" in m.line
     host = '#4  0x7f in __assert_fail (assertion=0x55 "n > 0", file=0x55 "main.c", line=12, function=0x55) at assert.c:101\n'

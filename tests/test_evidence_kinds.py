@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbglog.run import advice as A
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 DUMPS = Path(__file__).parent / "fixtures" / "dumps"
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dbglog.run import captures
-from dbglog.run import evidence as E
+from dbglog.diagnose import evidence as E
 
 DUMPS = Path(__file__).parent / "fixtures" / "thread_dumps"
 BEFORE = json.loads((DUMPS / "before_split_threads.json").read_text())
@@ -26,6 +26,8 @@ CHANGED = {
     ("pyspy_hex_native.txt", "main_frames"): "captures reads py-spy's hex thread ids",
     ("pyspy_hex_native.txt", "stack_threads"): "captures reads py-spy's hex thread ids",
     ("pyspy_hex_native.txt", "thread_stacks"): "evidence reads py-spy frames whose path has a space",
+    ("faulthandler_deep.txt", "thread_stacks"): "a library-only thread in Condition.wait waits for a condition",
+    ("mixed_noise.txt", "thread_stacks"): "the summary names the thread blocked in the user's code first",
 }
 
 
@@ -35,7 +37,15 @@ def read(name: str, reader: str):
         return captures.main_frames(text)
     if reader == "stack_threads":
         return [[label, frames] for label, frames in captures.stack_threads(text)]
-    return json.loads(json.dumps(E.parse_thread_stacks(text)))
+    got = json.loads(json.dumps(E.parse_thread_stacks(text)))
+    if got:  # the keys the reader gave before the hang verdict (issue 28) added roles and suspects
+        got = {k: v for k, v in got.items() if k in ("kind", "tool", "count", "main", "summary", "findings", "threads")}
+        got["threads"] = [{k: v for k, v in t.items() if k not in _VERDICT_KEYS} for t in got["threads"]]
+        got["findings"] = [f for f in got["findings"] if not f.startswith(("suspect: ", "idle: ", "lock-order"))]
+    return got
+
+
+_VERDICT_KEYS = {"role", "unchanged", "on", "holds", "line_text", "at"}
 
 
 @pytest.mark.parametrize("name,reader", [(n, r) for n in sorted(BEFORE) for r in BEFORE[n]])

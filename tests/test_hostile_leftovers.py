@@ -20,7 +20,8 @@ import pytest
 
 from conftest import run_cli
 from dbglog.util import redact
-from dbglog.run import runner, signatures
+from dbglog.diagnose import signatures
+from dbglog.run import runner
 from dbglog.kb import sections
 from dbglog.util.errors import DbglogError
 from dbglog.kb.records import Records

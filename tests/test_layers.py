@@ -28,11 +28,13 @@ LAYERS = {
         "dbglog.bisect.lifecycle", "dbglog.bisect.oracle", "dbglog.bisect.flaky", "dbglog.bisect.spec",
         "dbglog.bisect.suspects", "dbglog.bisect.configedit", "dbglog.run.captures", "dbglog.run.serve",
         "dbglog.bisect.drivers"},
-    2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.reader", "dbglog.docreader.outline",
-        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.narrative", "dbglog.kb.store",
+    2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.read", "dbglog.docreader.units",
+        "dbglog.docreader.cues", "dbglog.docreader.scorer", "dbglog.docreader.linker", "dbglog.docreader.structure",
+        "dbglog.docreader.review", "dbglog.docreader.llm",
+        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.kb.store",
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present",
         "dbglog.kb.failures"},
-    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
+    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.rates", "dbglog.kb.synonyms", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",
@@ -197,13 +199,6 @@ FOLDERS = {
     "bisect": {"run", "util", "core", "coop"},
 }
 FOLDER_EXCEPTIONS = {("dbglog.kb.records", "dbglog.bisect.journal")}
-# Until the signature scan moves into diagnose/ (issue C): the fingerprint classifies a note's text with it.
-FOLDER_EXCEPTIONS |= {("dbglog.diagnose.fingerprint", "dbglog.run.signatures")}
-# Until the reader's imports say dbglog.core (the lead switches them): the values it still takes through
-# kb's shims (kb/model.py, kb/outcome.py, kb/mirror.py re-export core). Delete each row as it goes.
-FOLDER_EXCEPTIONS |= {(f"dbglog.docreader.{m}", f"dbglog.kb.{v}")
-                      for m in ("reader", "text", "vocab", "narrative", "yardstick") for v in ("model", "outcome",
-                                                                                              "mirror")}
 
 
 def test_folders_import_only_the_folders_their_docstring_allows():

@@ -18,7 +18,7 @@ mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 TOOLS = {"tried", "search", "new_investigation", "add_attempt", "add_difference", "set_difference", "next_steps",
-         "run_repro", "bisect_status", "show"}
+         "run_repro", "bisect_status", "show", "doc_units", "import_extraction", "import_docs"}
 
 
 def serve(cwd, scenario):
@@ -119,7 +119,7 @@ def test_record_then_tried_and_search_agree_with_the_cli(workdir):
     assert out["bad_factor"]["error"] == cli_error(workdir, "diff", "set", "nope", "--status", "culprit")
     assert out["n1"]["changed"]["text"] == "Try NCCL_ALGO=Tree"
     assert out["n2"]["steps"] == [{"position": 1, "text": "Try NCCL_ALGO=Tree", "detail": "rules out ring",
-                                   "status": "done", "attempt": 2}]
+                                   "status": "done", "attempt": 2, "source_lines": []}]
     assert out["n_bad"]["error"] == cli_error(workdir, "next", "done", "9")
 
     shown, cli_shown = out["show"], cli_json(workdir, "show")

@@ -57,7 +57,7 @@ def test_no_wrap_since_reads_the_cursor_and_the_fork_counter(monkeypatch):
 
 def test_the_run_path_does_not_import_what_a_silent_run_does_not_need():
     code = ("import sys, dbglog.cli.bisect, dbglog.bisect.history, dbglog.run.runner, dbglog.kb.records; "
-            "print(sorted(m for m in ('dbglog.run.evidence', 'concurrent.futures', 'dbglog.bisect.flaky', "
+            "print(sorted(m for m in ('dbglog.diagnose.evidence', 'concurrent.futures', 'dbglog.bisect.flaky', "
             "'dbglog.run.envinfo') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dbglog.run import signatures as S
+from dbglog.diagnose import signatures as S
 from dbglog.util.errors import DbglogError
 from conftest import REPROS
 
@@ -208,6 +208,20 @@ SAMPLES = {
                       "(/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:160)"], "trtllm.error"),
     "nvml.no_permission": (["pynvml.NVMLError_NoPermission: Insufficient Permissions"], "nvml.no_permission"),
     "cpp.heap_corruption": (["free(): double free detected in tcache 2", "Aborted (core dumped)"], "cpp.heap_corruption"),
+    "numeric.nonfinite_loss": (['  File "train_loop.py", line 254, in _detect_anomaly', "    raise FloatingPointError(",
+                                "FloatingPointError: Loss became infinite or NaN at iteration=1029!"],
+                               "numeric.nonfinite_loss"),
+    "numeric.floating_point": (["FloatingPointError: invalid value encountered in divide"], "numeric.floating_point"),
+    "compile.register_allocation": (["RuntimeError: Internal Triton PTX codegen error: ",
+                                     "ptxas fatal   : (C7600) Register allocation failed with register count of '64'. "
+                                     "Compile the program with a higher register target",
+                                     "ptxas fatal   : Ptx assembly aborted due to errors"], "compile.register_allocation"),
+    "compile.ptxas": (["ptxas error   : Entry function '_Z6kernelPf' uses too much shared data (0xc400 bytes, 0xc000 max)",
+                       "make[3]: *** [CMakeFiles/k.dir/build.make:314: k.cu.o] Error 255"], "compile.ptxas"),
+    "triton.ptx_codegen": (["triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error"],
+                           "triton.ptx_codegen"),
+    "nccl.collective_hang": (['Thread 4242 (idle): "MainThread"', "    all_reduce (torch/distributed/distributed_c10d.py:2050)",
+                              "    train_step (train.py:88)"], "nccl.collective_hang"),
 }
 
 

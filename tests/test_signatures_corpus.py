@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dbglog.run import signatures as S
+from dbglog.diagnose import signatures as S
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "logs"
 INDEX = json.loads((CORPUS / "index.json").read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.run import signatures as S
+from dbglog.diagnose import signatures as S
 
 
 def _name(text):

@@ -142,7 +142,7 @@ def test_bisect_git_with_a_silent_repro_imports_only_what_a_step_needs(tmp_path)
     import json
 
     assert json.loads(p.stdout)["first_bad"]["commit"] == shas[5]
-    unneeded = {"dbglog.run.signatures", "dbglog.run.evidence", "dbglog.kb.mirror", "dbglog.kb.search",
+    unneeded = {"dbglog.diagnose.signatures", "dbglog.diagnose.evidence", "dbglog.kb.mirror", "dbglog.kb.search",
                 "concurrent.futures", "urllib.request", "dbglog.bisect.flaky", "dbglog.bisect.bayes",
                 "dbglog.run.captures", "dbglog.bisect.toggles", "secrets"}
     # (psutil too: the tree's handles read /proc until a run needs more -- a kill, a hang's captures)

@@ -43,7 +43,7 @@ def test_fresh_mirror_is_not_stale_and_sync_is_a_no_op(recs, inv):
     assert not sync.is_stale(recs.store, recs.ws)
     rep = _sync(recs)
     assert not rep.changed and rep.to_dict() == {"imported": [], "added": [], "moved": [], "missing": [],
-                                                 "pruned": [], "resolved": [], "ignored": []}
+                                                 "pruned": [], "resolved": [], "ignored": [], "links": []}
 
 
 def test_hand_edit_is_stale_and_imported(recs, inv):

@@ -148,8 +148,8 @@ the verdict is computed from that evidence under one of two rules:
 
 * ``once`` (the default while every run agrees): a search step is one run
   (``repeat``); each confirmation check (``M`` alone, ``M - {m}``) gets
-  ``confirm_runs`` runs and each completeness check (a pool) one more -- the
-  re-runs that make a flaky failure show itself.
+  ``confirm_runs`` runs (default 1: a repro that never disagreed is treated as
+  deterministic, and the report says so), each completeness check (a pool) as many.
 * ``any`` -- "bad if any of N runs fails": a run that shows the failure settles
   BAD (the driver stops there), GOOD needs N passing runs.  It cannot produce a
   superset with a spurious member from a lucky pass unless N runs all pass.
@@ -1233,6 +1233,9 @@ class SafeToggleResult:
     n_confirm: int
     uncertain: tuple = ()
     message: str = ""
+    #: the chance that a culprit passed every run of a passing confirmation check (a flaky member
+    #: hidden in the passes): from the failures seen while every run agreed, else the failing end's rate
+    miss_chance: float = 0.0
 
     @property
     def flaky(self) -> bool:
@@ -1255,7 +1258,7 @@ class SafeToggleSearch:
     is a function of the evidence, so replaying it restores the same search.
     """
 
-    def __init__(self, n: int, *, repeat: int = 1, bad_if_any: bool = False, confirm_runs: int = 3,
+    def __init__(self, n: int, *, repeat: int = 1, bad_if_any: bool = False, confirm_runs: int = 1,
                  calibration_runs: int = 10, alpha: float = 0.05, alpha_confirm: float = 0.001,
                  **search_options) -> None:
         self.n = n
@@ -1306,20 +1309,46 @@ class SafeToggleSearch:
         purpose = self.inner.purpose.get(q, "search")
         checks = max(1, self.inner.checks.get(q, 0))
         if self.rule == "once":
-            # completeness checks one run more: a missed set is the likelier silent error
-            per = {"confirm": self.confirm_runs, "pool": self.confirm_runs + 1}.get(purpose)
-            return (max(self.repeat, per) * checks if per else self.repeat), "mixed"
+            if purpose == "pool":  # a completeness check: one run (more found sets are re-confirmed)
+                return max(self.repeat, self.confirm_runs) * checks, "bad"
+            if purpose != "confirm":
+                return self.repeat, "mixed"
+            # a repro that never disagreed: a check that fails is settled by that failure; one that
+            # passes (a member's removal: where a flaky member would hide) is repeated only until a
+            # miss that long is improbable (``_pass_runs``)
+            return max(self.repeat, self._pass_runs()) * checks, "bad"
         n_search, n_confirm = self.calibration or (self.repeat, self.repeat)
         strict = purpose in ("confirm", "pool") or (purpose == "endpoint" and not q)
         return (n_confirm * checks if strict else n_search), "bad"
 
+    def _miss_chance(self, k: int) -> float:
+        """P(a culprit's run passes ``k`` times in a row): with P(fail | bad) ~ Beta(1 + f, 1) from the
+        ``f`` agreeing failures (rule "once"), or at the failing end's 90 % lower rate (rule "any")."""
+        if self.rule == "once":
+            f = sum(b for b, _, _ in self.evidence.values())
+            return math.exp(math.lgamma(k + 1) + math.lgamma(f + 2) - math.lgamma(f + k + 2))
+        b, g, _ = self.evidence.get(self.universe, (0, 0, 0))
+        return (1 - wilson_lower(b, b + g)) ** k
+
+    def _pass_runs(self) -> int:
+        """Runs a passing confirmation check gets while every run agreed: the fewest ``k`` that make
+        "a culprit's run passed ``k`` times in a row" improbable (<= ``alpha``) given the failures
+        seen so far, each a run where the failure showed (P(fail | bad) ~ Beta(1 + f, 1): the chance
+        is ``k! (f + 1)! / (f + k + 1)!``). Many agreeing failures: one run; few: up to the old 3."""
+        for k in range(self.confirm_runs, 3):
+            if self._miss_chance(k) <= self.alpha:
+                return k
+        return 3
+
     def verdict(self, q: frozenset) -> Verdict | None:
         """The verdict the evidence gives ``q`` under the current rule (None: more runs needed)."""
         b, g, s = self.evidence.get(q, (0, 0, 0))
-        need, _ = self._need(q)
+        need, stop = self._need(q)
         if self.rule == "once":
             if b and g:
                 return Verdict.FLAKY
+            if b and stop == "bad":  # a confirmation check that failed: settled at once
+                return Verdict.BAD
             if b + g + s < need:
                 return None
             if s:
@@ -1397,9 +1426,9 @@ class SafeToggleSearch:
         if status == "inconsistent":
             status, msg = "unsure", "a set found failing did not fail again when run alone"
         b, g, _ = self.evidence.get(self.universe, (0, 0, 0))
-        n_search, n_confirm = self.calibration or (self.repeat, max(self.repeat, self.confirm_runs))
+        n_search, n_confirm = self.calibration or (self.repeat, max(self.repeat, self._pass_runs()))
         return SafeToggleResult(status, r.sets, r.runs, self.runs, self.rule, (b, b + g), n_search, n_confirm,
-                                r.uncertain, msg)
+                                r.uncertain, msg, self._miss_chance(n_confirm) if r.sets else 0.0)
 
 
 # ---------------------------------------------------------------------------

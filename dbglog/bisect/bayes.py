@@ -102,6 +102,14 @@ class RatePrior:
         return self.good
 
     @classmethod
+    def line(cls) -> "RatePrior":
+        """``bisect git --flaky``: the target is one signature, which a good build rarely shows,
+        so P(fail | good) is near 0 with 95 % of the prior mass (a background flake keeps 5 %):
+        a failure then moves the search as decisively as it does for a person with a script.
+        The good end's own runs and every failure on the good side still move it."""
+        return cls((1.0, 1.0), ((0.95, 0.2, 40.0), (0.05, 1.0, 3.0)))
+
+    @classmethod
     def flat(cls) -> "RatePrior":
         """``--rate``: both ends fail at some rate; nothing assumed about either."""
         return cls((1.0, 1.0), ((1.0, 1.0, 1.0),))
@@ -278,14 +286,47 @@ class LinePosterior(Posterior):
             out[i] = _gain(s1, s2, t1, t2)
         return out
 
+    def block(self, h: int, exclude: Iterable[int] = ()) -> tuple[int, int, float]:
+        """The answer ``h`` stands for, with the untestable commits no run can tell from it:
+        ``(lo, hi, mass)`` -- ``hi`` the first testable position at or after ``h``, ``lo`` the
+        oldest of the untestable ones directly before it (git's "could be any of").  Their
+        hypotheses have the same likelihood (no run was made between them), so only their summed
+        mass can ever reach a confidence."""
+        ex = set(exclude)
+        hi = h
+        while hi in ex and hi < self.n - 1:
+            hi += 1
+        lo = hi
+        while lo - 1 >= 0 and lo - 1 in ex:
+            lo -= 1
+        return lo, hi, sum(self.probabilities()[lo:hi + 1])
+
+    def best_block(self, exclude: Iterable[int] = ()) -> tuple[int, int, float]:
+        """The most probable answer counting blocks (``block``), not single commits: a commit
+        after an untestable one shares its mass, and the pair may outweigh any single commit."""
+        ex = set(exclude)
+        if not ex:
+            h, ph = self.top(1)[0]
+            return h, h, ph
+        p = self.probabilities()
+        best, lo, acc = (0, 0, -1.0), 0, 0.0
+        for i in range(self.n):
+            acc += p[i]
+            if i in ex and i < self.n - 1:
+                continue
+            if acc > best[2] + 1e-12:
+                best = (lo, i, acc)
+            lo, acc = i + 1, 0.0
+        return best
+
     def next(self, j: int = 1, exclude: Iterable[int] = ()) -> list[int]:
         """The positions of the next ``j`` runs (a position may repeat; the ends, -1 and n - 1,
         tell about the rates).  ``exclude``: positions that cannot be tested (skips)."""
         gains = self.gains()
         ex = set(exclude)
-        h, ph = self.top(1)[0]
+        lo, hi, ph = self.best_block(ex)
         if ph >= VERIFY_AT:  # verification: the candidate, its parent, the ends
-            options = [x for x in dict.fromkeys([h, h - 1, self.n - 1, -1]) if x not in ex]
+            options = [x for x in dict.fromkeys([hi, lo - 1, self.n - 1, -1]) if x not in ex]
         else:
             options = [x for x in gains if x not in ex]
         if not options:
@@ -439,6 +480,18 @@ def rate_gap(fails_bad: int, runs_bad: int, fails_good: int, runs_good: int, sam
     return max(0.0, min(1.0, out))
 
 
+def beta_quantile(x: float, y: float, q: float, samples: int = 2000) -> float:
+    """The ``q`` quantile of Beta(x, y), by a fixed midpoint quadrature (deterministic)."""
+    lb = _lbeta(x, y)
+    acc = 0.0
+    for i in range(samples):
+        t = (i + 0.5) / samples
+        acc += math.exp((x - 1) * math.log(t) + (y - 1) * math.log(1 - t) - lb) / samples
+        if acc >= q:
+            return t
+    return 1.0
+
+
 class FlakyHistory:
     """The whole probabilistic history bisection as a query/record loop over positions.
 
@@ -450,18 +503,18 @@ class FlakyHistory:
     end fails more often (``refused`` when ``max_end_runs`` each do not show it)."""
 
     def __init__(self, n: int, *, confidence: float = 0.95, budget: int | None = None, jobs: int = 1,
-                 rate: bool = False, bad_end_runs: int = 3, good_end_runs: int = 1, max_end_runs: int = 60,
+                 rate: bool = False, bad_end_runs: int = 1, good_end_runs: int = 0, max_end_runs: int = 60,
                  prior: Sequence[float] | None = None, rates: RatePrior | None = None):
         if not 0.5 < confidence < 1:
             raise ValueError("confidence must be between 0.5 and 1")
-        self.post = LinePosterior(n, prior, rates or (RatePrior.flat() if rate else RatePrior()))
+        self.post = LinePosterior(n, prior, rates or (RatePrior.flat() if rate else RatePrior.line()))
         self.n = n
         self.confidence = confidence
         self.budget = budget
         self.jobs = max(1, jobs)
         self.rate = rate
         self.bad_end_runs = max(1, bad_end_runs if not rate else max(bad_end_runs, 10))
-        self.good_end_runs = max(1, good_end_runs if not rate else max(good_end_runs, 10))
+        self.good_end_runs = max(0, good_end_runs) if not rate else max(good_end_runs, 10)
         self.max_end_runs = max(max_end_runs, self.bad_end_runs, self.good_end_runs)
         self.good_end = [0, 0]  # failures, runs
         self.runs = 0
@@ -521,7 +574,7 @@ class FlakyHistory:
             return "refused"
         if self._calibrating():
             return "running"
-        if self.post.top(1)[0][1] >= self.confidence:
+        if self.answer()[2] >= self.confidence and self.verified():
             return "confident"
         return "budget" if self.budget is not None and self.runs >= self.budget else "running"
 
@@ -531,8 +584,39 @@ class FlakyHistory:
         cal = self._calibrating()
         if cal:
             return (cal * self.jobs)[: max(len(cal), self.jobs)]
+        lo, _, mass = self.answer()
+        if mass >= self.confidence and not self.verified():
+            return [lo - 1] * self.jobs  # the verification: the parent, until its passes rule it out
         j = self.jobs if self.budget is None else max(1, min(self.jobs, self.budget - self.runs))
         return self.post.next(j, self.untestable)
+
+    def verified(self) -> bool:
+        """Whether the answer's parent has passed often enough that a re-check would not
+        overturn it: its passes must rule it out even at a low failure rate -- the 5 % quantile of
+        P(fail | bad) from the runs at and after the answer, not the posterior mean.  Few failures
+        (a probe stops at its first) make the mean look high; a wrong answer given at 0.95 is
+        almost always a parent whose passes were trusted at that mean."""
+        if self.rate:
+            return True
+        lo, hi, _ = self.answer()
+        fails = sum(self.post.cf[hi:])
+        passes = sum(self.post.cp[hi:])
+        if fails == 0:
+            return False
+        a0, a1 = self.post.rate_prior.bad
+        low = beta_quantile(a0 + fails, a1 + passes, 1 - self.confidence)
+        f, n = self.post.counts(lo - 1) if lo > 0 else tuple(self.good_end)
+        if not n:
+            return False
+        b = min(self.post.rates()[1], low * 0.999)
+        # the parent's runs as odds of "bad at the low rate" against "good at P(fail | good)"
+        ratio = (low / b) ** f * ((1 - low) / (1 - b)) ** (n - f) if f else ((1 - low) / (1 - b)) ** n
+        return ratio <= 1 - self.confidence
+
+    def answer(self) -> tuple[int, int, float]:
+        """The most probable answer as ``(lo, hi, mass)``: commit ``hi``, or any of ``lo..hi``
+        when the commits before it could not be tested (``LinePosterior.block``)."""
+        return self.post.best_block(self.untestable)
 
     def result(self, k: int = 5) -> Verdict:
         return verdict(self.post, confidence=self.confidence, runs=self.runs, budget=self.budget, k=k)

@@ -34,8 +34,12 @@ from dbglog.bisect.algorithms import Verdict
 from dbglog.bisect.bayes import FlakyHistory
 from dbglog.bisect.oracle import Ask
 
-#: runs the bad end gets (one failing run defines the target; the rest calibrate the rate)
-BAD_END_RUNS = 3
+#: runs the bad end gets: until its first failure, which defines the target (the rate is learnt
+#: from every run of the search; more runs here cost more than they tell -- bench/flaky_bisect_bench.py)
+BAD_END_RUNS = 1
+#: runs the good end gets up front: none (the user vouches for it, as git bisect trusts it); it is
+#: run when the answer is its child, to verify the answer against it
+GOOD_END_RUNS = 0
 #: the bad end is given up on after this many runs without showing the failure
 MAX_END_RUNS = 60
 
@@ -63,6 +67,18 @@ def _evidence_words(b: int, g: int, s: int) -> str:
     return words + (f", {s} untestable" if s else "")
 
 
+def calibrating_label(runs: list[dict]) -> str:
+    """What the bad end's runs before the target is set showed ("bad end calibrating: hang 1 of
+    1"): they are the calibration, not an untestable end."""
+    if not runs:
+        return "bad end calibrating: no run yet"
+    kinds: dict[str, int] = {}
+    for r in runs:
+        o = r.get("outcome") or "?"
+        kinds[o] = kinds.get(o, 0) + 1
+    return "bad end calibrating: " + ", ".join(f"{o} {k} of {len(runs)}" for o, k in kinds.items())
+
+
 class FlakyDriver:
     def __init__(self, d):
         self.d = d
@@ -82,7 +98,8 @@ class FlakyDriver:
         self.budget = sp.max_steps or default_budget(self.n)
         self.rate = bool(sp.rate)
         self.fh = FlakyHistory(self.n, confidence=float(sp.confidence or 0.95), budget=self.budget,
-                               jobs=d.jobs, rate=self.rate, bad_end_runs=BAD_END_RUNS, max_end_runs=MAX_END_RUNS)
+                               jobs=d.jobs, rate=self.rate, bad_end_runs=BAD_END_RUNS,
+                               good_end_runs=GOOD_END_RUNS, max_end_runs=MAX_END_RUNS)
         self.steps = {t.key: t for t in d.db.trials(d.sid)}
         self.run_cache: dict[str, dict] = {}
         self.attempts: dict[int, int] = {}  # runs tried per position, skips included
@@ -177,7 +194,8 @@ class FlakyDriver:
                 self.run_cache[r["id"]] = r
             merged = self.merge(bad, s, None)
             merged.counts = None
-            merged.reason = "calibrating: " + s.reason
+            runs = self._repro_runs([self.run_cache.get(r, {}) for r in merged.runs])
+            merged.reason = calibrating_label(runs)
             d.persist(merged, rs, self.ckey(bad), role="bad end")
             self.steps[bad] = merged
         first = failing[0]

@@ -558,13 +558,27 @@ class _Driver:
 
     def _bad_end_refusal(self, st: S.Step) -> str:
         ref = f"the bad end {self.spec.bad_ref} ({st.key[:10]})"
+        rate = self._recorded_rate()
+        if rate and st.verdict in (Verdict.GOOD, Verdict.FLAKY):
+            k, n = rate
+            return (f"{ref} passed this time, but the investigation's recorded runs of this very command failed "
+                    f"{k} of {n}: the failure looks intermittent, and a one-run-per-step bisection would be misled; "
+                    f"bisect it probabilistically: {self._flaky_line()}")
         if st.verdict is Verdict.GOOD:
             return f"{ref} passes: the repro does not reproduce there, nothing to bisect (check the command, " \
-                   "its working directory and --bad)"
+                   "its working directory and --bad; if the failure is intermittent: " \
+                   f"{self._flaky_line()})"
         if st.verdict is Verdict.FLAKY:
-            return f"{ref} is flaky ({st.reason}): a single run cannot be trusted; raise --repeat or make the " \
-                   "repro deterministic"
+            return f"{ref} is flaky ({st.reason}): a single run cannot be trusted; bisect it probabilistically: " \
+                   f"{self._flaky_line()}"
         return f"{ref} cannot be used: {st.reason}"
+
+    def _recorded_rate(self) -> tuple[int, int] | None:
+        return S.recorded_rate(self.recs, self.inv, self.spec.cmd)
+
+    def _flaky_line(self) -> str:
+        """The command that bisects this range probabilistically (this one, with --flaky)."""
+        return S.with_flaky(self._did_text({}))
 
     def _good_end_refusal(self, g: str, st: S.Step, bstep: S.Step) -> str:
         refs = dict(zip(self.spec.goods, self.spec.good_labels or self.spec.goods))
@@ -801,6 +815,7 @@ class _Driver:
             words += ["--confidence", f"{sp.confidence:g}"]
         for c in sp.captures:
             words += ["--capture", c]
+        words += server_words(sp)
         text = f"{shlex.join(words)} -- {self._cmd_text()}"
         cwd = sp.cwd_rel
         return text if cwd == "." else f"cd {shlex.quote(cwd)} && {text}"
@@ -1050,12 +1065,26 @@ def mark_key(recs, session: dict, ref: str) -> str:
     return rev(repo, ref)
 
 
+def server_words(sp) -> list[str]:
+    """The server-shaped part of a command line (``--server``, ``--ready`` and their timeouts): a
+    record without them would re-run the client against no server."""
+    words: list[str] = []
+    if getattr(sp, "server", None):
+        words += ["--server", sp.server, "--ready", sp.ready or ""]
+        if sp.ready_timeout and sp.ready_timeout != 120.0:
+            words += ["--ready-timeout", f"{sp.ready_timeout:g}"]
+    if getattr(sp, "idle_timeout", None):
+        words += ["--idle-timeout", f"{sp.idle_timeout:g}"]
+    return words
+
+
 def describe(recs, session: dict) -> dict:
     sp = HistorySpec.from_stored(session["spec"])
     db = S.SessionDB(recs.store)
     trials = db.trials(session["id"])
     info = {"range": f"{','.join(sp.good_labels or sp.goods)}..{sp.bad_ref}",
-            "repo": sp.repo, "command": " ".join(shlex.quote(c) for c in sp.cmd),
+            "repo": sp.repo, "command": shlex.join([*server_words(sp), "--", *sp.cmd]) if sp.server
+            else " ".join(shlex.quote(c) for c in sp.cmd),
             "steps_done": len(trials), "calibrated": bool(sp.calibrated)}
     if sp.calibrated:
         info["bad_means"] = S.Target(**sp.calibrated["target"]).describe()

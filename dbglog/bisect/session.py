@@ -402,6 +402,10 @@ def seal_spec(store, sid: str, spec: dict) -> str:
         if path.exists():
             path.unlink()
         return json.dumps(spec)
+    row = store.q("SELECT status FROM bisect_sessions WHERE id = ?", sid).fetchone()
+    if row is not None and row["status"] not in RESUMABLE:  # (the record written after the end: no rerun)
+        path.unlink(missing_ok=True)
+        return json.dumps(clean | {"sealed": True})
     path.parent.mkdir(mode=0o700, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -418,14 +422,64 @@ def _remember_secrets(real, clean) -> None:
 
     if isinstance(real, str) and isinstance(clean, str):
         if real != clean:
-            for part in real.split("=", 1)[-1:]:
-                redact.remember(part)
+            for value in hidden_values(real, clean):
+                redact.remember(value)
     elif isinstance(real, dict) and isinstance(clean, dict):
         for k in real:
             _remember_secrets(real[k], clean.get(k))
     elif isinstance(real, list) and isinstance(clean, list):
         for x, y in zip(real, clean):
             _remember_secrets(x, y)
+
+
+RESUMABLE = ("running", "interrupted")
+
+
+def secret_files(store) -> list[dict]:
+    """The sealed-secret files left in ``bisect-secrets/``: session id, its status ('unknown' when no
+    session has that id), path, and whether something still needs it (a running or resumable session)."""
+    d = secrets_path(store, "x").parent
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".json"))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        sid = name[:-len(".json")]
+        row = store.q("SELECT * FROM bisect_sessions WHERE id = ?", sid).fetchone()
+        status = _status(row) if row is not None else "unknown"
+        out.append({"session": sid, "status": status, "path": str(d / name), "needed": status in RESUMABLE})
+    return out
+
+
+def prune_secrets(store, dry_run: bool = False) -> list[str]:
+    """Remove the secret files no session needs any more (`runs prune`); returns the session ids."""
+    gone = []
+    for f in secret_files(store):
+        if not f["needed"]:
+            if not dry_run:
+                Path(f["path"]).unlink(missing_ok=True)
+            gone.append(f["session"])
+    return gone
+
+
+def hidden_values(real: str, clean: str) -> list[str]:
+    """The values redaction replaced in ``real`` to give ``clean``: exactly the text each
+    ``<redacted>`` stands for, nothing around it. (Remembering all of ``real`` after its first '='
+    made every later toggle and the repro itself a "secret": a toggle bisection's record lost them.)"""
+    import re
+
+    from dbglog.util.redact import REDACTED
+
+    parts = clean.split(REDACTED)
+    if len(parts) < 2:
+        return []
+    rx = "(.+?)".join(re.escape(p) for p in parts)
+    m = re.fullmatch(rx, real, re.S)
+    if m is None:  # (cleaning changed more than the secrets, e.g. a control byte): the differing words
+        said = set(clean.split())
+        return [w.split("=", 1)[-1] for w in real.split() if w not in said]
+    return [v for v in m.groups() if v]
 
 
 def unseal_spec(store, sid: str, stored: dict) -> dict:
@@ -568,6 +622,8 @@ class SessionDB:
             self.store.q("UPDATE bisect_sessions SET status = ?, result = ?, updated = ?, pid = NULL, driver = NULL "
                          "WHERE id = ?",
                          status, json.dumps(result), now_iso(), sid)
+        # ended (found, inconclusive, aborted...): nothing will rerun it, so its real secrets go (issue 30)
+        secrets_path(self.store, sid).unlink(missing_ok=True)
 
     def live_driver(self, sid: str):
         """The psutil.Process still driving ``sid`` (a dbglog process), or None."""
@@ -639,7 +695,9 @@ class Progress:
         if not self.enabled:
             return
         self.done += 1
-        line = f"  {label}: {step.verdict.value}" + (f" — {step.reason}" if step.reason else "") + \
+        said = step.reason if step.reason.startswith("bad end calibrating") else \
+            step.verdict.value + (f" — {step.reason}" if step.reason else "")
+        line = f"  {label}: {said}" + \
                (f" [{step.duration_s:.1f}s]" if step.source == "run" else f" [{step.source}]")
         if self._progress is not None:
             self._progress.update(self._task, completed=self.done)
@@ -691,3 +749,23 @@ def workdir_root(recs, scratch: str | None = None) -> Path:
     """Where a session's worktrees/copies live: ``--scratch DIR`` (a path cluster nodes see), else
     .dbglog/bisect."""
     return Path(scratch) if scratch else recs.ws.dir / "bisect"
+
+
+def recorded_rate(recs, inv_id: str | None, cmd) -> tuple[int, int] | None:
+    """(failed, runs) among an investigation's recorded runs of ``cmd``, when they disagree: the
+    evidence that the failure is intermittent, which a refusal cites (with the ``--flaky`` line)."""
+    import json
+
+    if not inv_id:
+        return None
+    rows = recs.store.q("SELECT cmd, outcome FROM runs WHERE investigation_id = ?", inv_id).fetchall()
+    outs = [r[1] for r in rows if json.loads(r[0] or "[]") == list(cmd) and r[1] != "error"]
+    k = sum(o != "pass" for o in outs)
+    return (k, len(outs)) if 0 < k < len(outs) else None
+
+
+def with_flaky(argv_text: str) -> str:
+    """A bisect command line with ``--flaky`` (before its ``--``)."""
+    if " --flaky" in argv_text:
+        return argv_text
+    return argv_text.replace(" -- ", " --flaky -- ", 1) if " -- " in argv_text else argv_text + " --flaky"

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from dbglog.bisect import kinds as toggle_kinds
 from dbglog.bisect import lifecycle
+from dbglog.bisect import session as S
 from dbglog.bisect import suspects
 from dbglog.bisect.algorithms import CountSearch, SafeToggleSearch, Verdict, complement
 from dbglog.bisect.kinds import Toggle, build_toggles
@@ -415,9 +416,7 @@ def _endpoints(recs, session, trials: Trials, prog: Progress) -> dict | None:
         elif v_on in fails and v_off in fails:
             hint = ": it fails with every toggle off too, so the toggles are not what breaks it"
         elif v_on is Verdict.GOOD and v_off is Verdict.GOOD:
-            hint = ": it passes both ways, so the failure does not reproduce here" + (
-                " (each end was run once: if the failure is intermittent, rerun with --repeat N)"
-                if execution.repeat == 1 else "")
+            hint = _passes_both_ways(recs, session, spec, execution.repeat)
         msg = f"refused: all toggles on: {_what(on_step)}; all off: {_what(off_step)}{hint}"
     return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": session["id"],
             "sets": [], "mode": mode}
@@ -496,6 +495,80 @@ def _evidence_words(b: int, g: int, sk: int) -> str:
     return f"{sk} of {total} runs untestable"
 
 
+def _reverse_check(search, r, n: int, enabled_of, key_of) -> tuple[dict | None, list[dict]]:
+    """The reverse verification -- the failing end with every found set reverted must pass (the
+    search asked it as its completeness check, with the confirmation's runs) -- and the trials
+    left uncertain."""
+    reverse = None
+    if r.sets:
+        q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
+        v = search.verdict(q)
+        reverse = {"key": key_of(enabled_of(q)), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
+    return reverse, [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
+
+
+def _summary(r, words: str, uncertain: list, reverse: dict | None, off, repeat: int) -> tuple[str, bool, str]:
+    """(status, whether it is a clean answer, the message) of a finished toggle search; ``off``:
+    the all-off end's step."""
+    complete = r.status == "complete"
+    ok = complete and not uncertain and (reverse is None or reverse["passed"])
+    status = r.status
+    if r.status == "bad_endpoints":  # the ends no longer check out: a flaky passing end
+        status, ok = "refused", False
+        msg = ("refused: with every toggle off it failed too " + _evidence_words(*counts_of(off))
+               + ", so the toggles are not (all) what breaks it")
+    else:
+        msg = words
+        if r.status == "unsure":
+            msg = f"Unsure: {r.message}; the sets so far: " + words
+        elif not complete:
+            msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
+    msg += _runs_words(r, status, repeat)
+    if r.sets and status == "complete":
+        msg += f" The chance that a flaky member hid in the passes: {r.miss_chance:.1%}."
+        if r.miss_chance > MISS_AT_MOST and (r.flaky or repeat > 1):  # (else: taken as deterministic, said)
+            ok = False
+            msg += " That is too high to call it: inconclusive; more runs settle it (--flaky, or --repeat N)."
+    if uncertain:
+        msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
+    if reverse is not None and not reverse["passed"] and status == "complete":
+        msg += " Reverse check failed: reverting the sets from the failing end does not pass."
+    return status, ok, msg
+
+
+#: once runs disagreed, or with --repeat, a toggle answer is given (exit 0) only when a flaky member
+#: hiding in its passes is this improbable
+MISS_AT_MOST = 0.05
+
+
+def _passes_both_ways(recs, session: dict, spec, repeat: int) -> str:
+    """Why both ends passing refuses, and what to run: the investigation's recorded runs of this
+    very command, when they disagree, make the failure look intermittent (k of n): --flaky."""
+    line = S.with_flaky(spec.argv_text or shlex.join(["dbglog", "bisect", "toggles", "--", *spec.cmd]))
+    rate = S.recorded_rate(recs, session.get("investigation"), spec.cmd)
+    if rate:
+        return (f": it passed both ways this time, but the investigation's recorded runs of this very command "
+                f"failed {rate[0]} of {rate[1]}: the failure looks intermittent; bisect it probabilistically: {line}")
+    return ": it passes both ways, so the failure does not reproduce here" + (
+        f" (each end was run once: if the failure is intermittent: {line})" if repeat == 1 else "")
+
+
+def _runs_words(r, status: str, repeat: int) -> str:
+    """How the verdicts were reached: the rule for an intermittent failure, or one run per check
+    for a repro that never disagreed (said, with what to run if it is intermittent after all)."""
+    fb, fm = r.failing_end
+    if r.flaky:
+        return (f" The failure is intermittent: the failing end failed {fb} of {fm} runs, so every verdict was "
+                f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
+                f"({r.n_confirm} passing runs each).")
+    if status == "refused":
+        return ""
+    return (f" Every run agreed, so the repro was treated as deterministic: each end was run "
+            f"{'once' if repeat == 1 else f'{repeat}×'}, a confirmation check that failed once, and one that "
+            f"passed {'once' if r.n_confirm == 1 else f'{r.n_confirm}×'} (until a culprit passing that often was "
+            "improbable); if the failure is intermittent, run again with --flaky (or --repeat N --bad-if-any).")
+
+
 def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
     refused = _endpoints(recs, session, trials, prog)
     if refused:
@@ -554,42 +627,10 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
         oracle.run([a for _, a in todo], ran, ordered=True)
     r = search.result
     sets = [[names[i] for i in s] for s in r.sets]
-    # reverse verification: the failing end with every found set reverted must pass (the search
-    # asked it as its completeness check, with the confirmation's runs)
-    reverse = None
-    if sets:
-        q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
-        en = enabled_of(q)
-        v = search.verdict(q)
-        reverse = {"key": key_of(en), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
-    uncertain = [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
-    words = result_words(sets, mode)
-    complete = r.status == "complete"
-    ok = complete and not uncertain and (reverse is None or reverse["passed"])
-    status = r.status
+    reverse, uncertain = _reverse_check(search, r, n, enabled_of, key_of)
+    off = known.get(key_of(enabled_of(frozenset())))
+    status, ok, msg = _summary(r, result_words(sets, mode), uncertain, reverse, off, execution.repeat)
     fb, fm = r.failing_end
-    if r.status == "bad_endpoints":  # the ends no longer check out: a flaky passing end
-        status, ok = "refused", False
-        msg = ("refused: with every toggle off it failed too " + _evidence_words(*counts_of(known[key_of(
-            enabled_of(frozenset()))])) + ", so the toggles are not (all) what breaks it")
-    else:
-        msg = words
-        if r.status == "unsure":
-            msg = f"Unsure: {r.message}; the sets so far: " + words
-        elif not complete:
-            msg += f" Incomplete: {r.status}" + (f" ({r.message})" if r.message else "") + "."
-    if r.flaky:
-        msg += (f" The failure is intermittent: the failing end failed {fb} of {fm} runs, so every verdict was "
-                f"'bad if any of {r.n_search} runs fails', and each set was confirmed by removing each member "
-                f"({r.n_confirm} passing runs each).")
-    elif status != "refused":
-        msg += (f" Each end was run {'once' if execution.repeat == 1 else f'{execution.repeat}×'} and each "
-                f"confirmation check {r.n_confirm}×, every run agreeing; if the failure is intermittent, "
-                "--repeat N --bad-if-any.")
-    if uncertain:
-        msg += f" {len(uncertain)} trial(s) were skipped or flaky, so the result may be incomplete."
-    if reverse is not None and not reverse["passed"] and status == "complete":
-        msg += " Reverse check failed: reverting the sets from the failing end does not pass."
     steps = db.trials(sid)
     return {"status": status, "exit_code": 0 if ok else (2 if status == "refused" else 1), "message": msg,
             "report": msg, "session": sid, "mode": mode, "sets": sets, "queries": r.queries, "trials": len(steps),
@@ -597,6 +638,7 @@ def _drive(recs, session: dict, trials: Trials, prog: Progress) -> dict:
             "target": target.describe(), "toggles": len(names), "flaky": r.flaky,
             "rule": "bad-if-any" if r.flaky else "once",
             "verdict_runs": {"search": r.n_search, "confirm": r.n_confirm},
+            "miss_chance": round(r.miss_chance, 4),
             "failing_end": {"failed": fb, "runs": fm}}
 
 

@@ -11,7 +11,7 @@ each command group lives in its own module and is imported only when it is run (
 
     common.py   the shared plumbing: emit, --json/-i options, option groups, ParamTypes, checks
     records.py  init, new, list, show, use, status, attempt, diff, next
-    run.py      run, runs, env, signature
+    run.py      run, rerun, runs, env, signature
     failures.py failures (fingerprints seen here)
     search.py   search, tried
     bisect.py   the bisect group
@@ -41,7 +41,7 @@ COMMANDS = {
     "init": "records:init", "new": "records:new", "list": "records:list_", "show": "records:show",
     "use": "records:use", "status": "records:status", "attempt": "records:attempt", "diff": "records:diff",
     "next": "records:next_",
-    "run": "run:run", "runs": "run:runs", "failures": "failures:failures", "env": "run:env_cmd",
+    "run": "run:run", "rerun": "run:rerun", "runs": "run:runs", "failures": "failures:failures", "env": "run:env_cmd",
     "signature": "run:signature",
     "bisect": "bisect:bisect_group",
     "search": "search:search_cmd", "tried": "search:tried",

@@ -43,8 +43,63 @@ def agent_guide(as_json):
     from pathlib import Path
 
     path = Path(__file__).parent.parent / "agent_guide.md"  # (package data of dbglog/)
-    text = path.read_text(encoding="utf-8")
+    root = click.get_current_context().find_root().command  # the registry, without importing dbglog.cli
+    text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + reference(root) + "\n"
     emit(as_json, {"guide": text, "path": str(path)}, lambda: click.echo(text, nl=False))
+
+
+def _first_line(text: str | None) -> str:
+    return " ".join((text or "").strip().split("\n\n")[0].split())
+
+
+def command_rows(cli: click.Group) -> list[tuple[str, str, list[str]]]:
+    """(command, what it does, its options) for every command of the CLI registry ``cli``,
+    sub-commands included: generated, so the reference cannot miss one."""
+    rows = []
+
+    def walk(prefix: str, cmd) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name in sorted(subs):
+                walk(f"{prefix} {name}".strip(), subs[name])
+            return
+        opts = sorted({o for p in cmd.params for o in getattr(p, "opts", []) if o.startswith("--")})
+        rows.append((prefix, _first_line(cmd.help), opts))
+
+    for name in cli.commands:
+        walk(name, cli.commands[name])
+    return rows
+
+
+def tool_rows() -> list[tuple[str, str, list[str]]]:
+    """(tool, what it does, its parameters) for every MCP tool (``mcp_server.TOOLS``), read from the
+    module's source: importing it would import the MCP SDK (an extra), which the guide does not need."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(__file__).parent.parent / "mcp_server.py").read_text(encoding="utf-8"))
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    names: list[str] = []
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "TOOLS" for t in n.targets):
+            names = [e.id for e in getattr(n.value, "elts", []) if isinstance(e, ast.Name)]
+    return [(name, _first_line(ast.get_docstring(funcs[name])), [a.arg for a in funcs[name].args.args])
+            for name in names if name in funcs]
+
+
+def reference(cli: click.Group) -> str:
+    """The generated part of the guide: every command with its options, every MCP tool with its
+    parameters (from the registries, so a new command or parameter shows up by itself)."""
+    lines = ["## Reference (generated from the command and tool registries)", "",
+             "| command | what it does | options |", "|---|---|---|"]
+    for name, what, opts in command_rows(cli):
+        lines.append(f"| `dbglog {name}` | {what.replace('|', '/')} | {' '.join(f'`{o}`' for o in opts)} |")
+    tools = tool_rows()
+    if tools:
+        lines += ["", "| MCP tool | what it does | parameters |", "|---|---|---|"]
+        for name, what, params in tools:
+            lines.append(f"| `{name}` | {what.replace('|', '/')} | {' '.join(f'`{p}`' for p in params)} |")
+    return "\n".join(lines)
 
 
 @click.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,

@@ -6,8 +6,12 @@ Imports click and the services' light entry points (ops, errors); never a comman
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import threading
+import time
 
 import click
 
@@ -294,7 +298,8 @@ def check_failure_name(value, option: str, regex: bool = False) -> None:
     failure" (a skip): refuse it, with a did-you-mean, before anything runs or is recorded."""
     if value is None:
         return
-    from dbglog.run import runner, signatures
+    from dbglog.diagnose import signatures
+    from dbglog.run import runner
 
     signatures.check_target(value, signatures.all_signatures(_config_path()), runner.OUTCOMES, option=option,
                             regex=regex)
@@ -305,3 +310,95 @@ def _config_path():
 
     ws = workspace.find()
     return ws.config_path if ws.exists else None
+
+
+# --- progress of the work after a repro ends ---------------------------------------------------
+# A progress line for the work after a repro ends (issue 30): reading, redacting and classifying its
+# output, recording it. Nothing is shown for the first second (most runs finish their post-processing
+# well within it); after that, a rich status line on a terminal (stderr), or with --json one JSON event
+# per phase on stderr: ``{"event": "progress", "phase": "...", "elapsed_s": 1.2}`` (stdout stays the
+# one JSON result). ``DBGLOG_PROGRESS_AFTER`` (seconds) changes the one-second wait.
+
+
+
+class PostProgress:
+    def __init__(self, as_json: bool, after: float | None = None):
+        self.as_json = as_json
+        try:
+            self.after = float(os.environ.get("DBGLOG_PROGRESS_AFTER", "")) if after is None else after
+        except ValueError:
+            self.after = 1.0
+        self.lock = threading.Lock()
+        self.phase: str | None = None
+        self.t0: float | None = None
+        self.shown = False
+        self.status = None
+        self.timer: threading.Timer | None = None
+        self.tty = not as_json and _isatty(sys.stderr)
+
+    def __call__(self, words: str | None) -> None:
+        with self.lock:
+            if words is None:
+                self._end()
+                return
+            if self.t0 is None:
+                self.t0 = time.monotonic()
+                self.timer = threading.Timer(self.after, self._due)
+                self.timer.daemon = True
+                self.timer.start()
+            self.phase = words
+            if self.shown:
+                self._show()
+
+    def _due(self) -> None:
+        with self.lock:
+            if self.phase is not None and not self.shown:
+                self.shown = True
+                self._show()
+
+    def _show(self) -> None:
+        elapsed = round(time.monotonic() - (self.t0 or time.monotonic()), 1)
+        try:
+            if self.as_json:
+                sys.stderr.write(json.dumps({"event": "progress", "phase": self.phase, "elapsed_s": elapsed}) + "\n")
+                sys.stderr.flush()
+            elif self.tty:
+                if self.status is None:
+                    from rich.console import Console
+
+                    self.status = Console(stderr=True).status(f"dbglog: {self.phase}")
+                    self.status.start()
+                else:
+                    self.status.update(f"dbglog: {self.phase}")
+        except (OSError, ValueError):  # (stderr gone: the result still counts)
+            self.tty = self.as_json = False
+
+    def _end(self) -> None:
+        self.phase = None
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.status is not None:
+            with contextlib.suppress(Exception):
+                self.status.stop()
+            self.status = None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def post_progress(as_json: bool):
+    """Show the post-processing's progress for the command inside (see the module docstring)."""
+    from dbglog.run import runner
+
+    reporter = PostProgress(as_json)
+    token = runner.POST_PROGRESS.set(reporter)
+    try:
+        yield reporter
+    finally:
+        reporter(None)
+        runner.POST_PROGRESS.reset(token)

@@ -5,11 +5,13 @@ Imports ``common`` and the format and storage services (importer, sync, merge, r
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from dbglog import ops
-from dbglog.cli.common import emit, json_option, open_records, safe_text
+from dbglog.cli.common import emit, json_option, open_records, safe_text, warn
+from dbglog.util.errors import DbglogError
 
 
 @click.command("merge-driver", hidden=True)
@@ -28,24 +30,65 @@ def merge_driver(base, ours, theirs, path):
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=True))
 @click.option("--dry-run", is_flag=True, help="Show what would be imported; change nothing.")
+@click.option("--use", "use", is_flag=True, help="Make the imported investigation the current one.")
+@click.option("--explain", is_flag=True, help="Show every unit of FILE with its label, confidence and cues; "
+              "change nothing.")
+@click.option("--review", is_flag=True, help="Write FILE.review.md: the attempts read, to tick and correct; "
+              "change nothing.")
+@click.option("--apply-review", "apply_review", type=click.Path(dir_okay=False), metavar="REVIEW.md",
+              help="Import the document a corrected review file names, with exactly its ticked attempts.")
+@click.option("--llm", "llm_url", metavar="URL", help="Ask an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, "
+              "Ollama) which units are attempts; its answer is validated, the built-in reader is the fallback.")
+@click.option("--model", "llm_model", default="", metavar="NAME", help="The model name to ask for with --llm.")
 @json_option
-def import_cmd(files, dry_run, as_json):
-    """Import hand-written debug docs (DEBUG.md, per-bug notes) as investigations.
+def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_model, as_json):
+    """Import hand-written debug docs (DEBUG.md, per-bug notes, issue threads) as investigations.
 
     Every line of the document is kept: what reads as structure becomes fields, attempts (with
-    outcomes), key differences and next steps; the rest stays verbatim, in order, under its own
-    headings, as free sections. Markdown is never refused for lack of structure. Re-importing a
-    file updates what it imported before instead of duplicating it. A file that cannot be read
-    (not UTF-8, binary, git conflict markers) stops the whole import, nothing written, with the
-    file and line. --dry-run says what was recognized and what was kept as free text. A directory
-    stands for the .md files under it.
+    outcomes, the source lines they were read from and who did them), key differences and next steps;
+    the rest stays verbatim, in order, under its own headings, as free sections. Markdown is never
+    refused for lack of structure. Re-importing a file updates what it imported before instead of
+    duplicating it. A file that cannot be read (not UTF-8, binary, git conflict markers) stops the whole
+    import, nothing written, with the file and line. The current investigation stays as it was unless
+    --use. --explain shows how each unit was read; --review writes a checklist to correct and take back
+    with --apply-review. A directory stands for the .md files under it.
     """
+    _check_ways(explain, review, apply_review, llm_url, llm_model, use)
+    if explain or review:
+        return _look(files, explain, review, as_json)
+    if apply_review:
+        files, corrections = _reviewed(files, apply_review)
+    elif llm_url:
+        corrections = _asked(files, llm_url, llm_model)
+    else:
+        corrections = None
+    if not files:
+        raise click.UsageError("give the markdown files to import (or --apply-review REVIEW.md)")
+    _import(files, dry_run, use, corrections, as_json)
+
+
+# --- import's ways of reading: plain, explained, reviewed, or with a model's help ---
+
+
+def _check_ways(explain: bool, review: bool, apply_review, llm_url, llm_model: str, use: bool) -> None:
+    """One way of reading at a time: a second one would be silently ignored."""
+    ways = [n for n, on in (("--explain", explain), ("--review", review), ("--apply-review", apply_review),
+                            ("--llm", llm_url)) if on]
+    if len(ways) > 1:
+        raise DbglogError(f"{' and '.join(ways)} are different ways of reading a document; give one")
+    if llm_model and not llm_url:
+        raise DbglogError("--model names the model to ask with --llm URL; give --llm too")
+    if use and (explain or review):
+        raise DbglogError(f"{ways[0]} changes nothing, so there is nothing to --use; import the file to use it")
+
+
+def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None:
     from dbglog.kb import importer
 
     recs = open_records(create=not dry_run)
-    data = importer.import_files(recs, list(files), dry_run=dry_run)
+    data = importer.import_files(recs, list(files), dry_run=dry_run, use=use, corrections=corrections)
 
     def human():
         verb = {"create": "new", "update": "updated", "unchanged": "unchanged"}
@@ -58,13 +101,101 @@ def import_cmd(files, dry_run, as_json):
                 click.echo(f"          fields: {', '.join(f.replace('_', ' ') for f in rec['fields'])}")
             if dry_run:
                 for a in r.get("attempt_list", []):
-                    click.echo(f"          attempt {a['number']:<3} {a['outcome']:<12} {safe_text(a['title'])[:70]}")
+                    lines = "-".join(str(x) for x in a.get("source_lines") or [])
+                    click.echo(f"          attempt {a['number']:<3} {a['outcome']:<12} {lines:>9}  "
+                               f"{safe_text(a['title'])[:64]}")
             if rec.get("free_sections"):
                 click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
         for sk in data["skipped"]:
             click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
+        cur = data.get("current")
+        click.echo(f"current investigation: {cur or '(none)'}"
+                   + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     emit(as_json, data, human)
+
+
+def _one_file(files) -> Path:
+    if len(files) != 1 or Path(files[0]).is_dir():
+        raise DbglogError("--explain and --review read one markdown file; give exactly one")
+    return Path(files[0])
+
+
+def _look(files, explain: bool, review: bool, as_json: bool) -> None:
+    """--explain / --review: read one file, change nothing in the workspace."""
+    from dbglog.docreader import review as rv
+    from dbglog.kb import importer
+
+    path = _one_file(files)
+    text = importer.read_source(path, str(path))
+    parsed, _ = importer.parse_document(text, str(path), explain=True)
+    if review:
+        out = path.with_name(path.name + ".review.md")
+        from dbglog.util.fsutil import atomic_write
+
+        atomic_write(out, rv.review_markdown(str(path), text, parsed).encode())
+        data = {"review": str(out), "source": str(path)}
+        emit(as_json, data, lambda: click.echo(
+            f"wrote {out}: tick and correct it, then `dbglog import --apply-review {out}`"))
+        return
+    units = rv.explain(parsed, len(text.split("\n")))
+
+    def human():
+        for u in units:
+            why = ", ".join(f"{f['cue']} ({f['weight']:+.1f})" for f in u["features"][:3])
+            lines = f"{u['lines'][0]}-{u['lines'][1]}"
+            click.echo(f"{lines:>9}  {u['label']:<13} {u['confidence']:.2f}  {safe_text(u['text'])[:70]}")
+            if why:
+                click.echo(f"{'':>9}  {'':<13}       because: {safe_text(why)}")
+
+    emit(as_json, {"source": str(path), "units": units}, human)
+
+
+def _reviewed(files, review_path: str):
+    """--apply-review: the document the review names (or the one given), with the ticked attempts."""
+    from dbglog.docreader import review as rv
+    from dbglog.kb import importer
+
+    rp = Path(review_path)
+    text = importer.read_source(rp, review_path)
+    corr = rv.parse_review(text, review_path)
+    doc = Path(files[0]) if files else _reviewed_doc(rp, corr.source)
+    if len(files) > 1:
+        raise DbglogError("--apply-review imports the one document its review is about; give at most that file")
+    source = importer.read_source(doc, str(doc))
+    if f"sha:{rv.sha(source)}" not in text.split("\n", 1)[0]:
+        raise DbglogError(f"{doc} changed since {review_path} was written; run `dbglog import --review {doc}` again")
+    return [str(doc)], {str(doc.resolve()): corr}
+
+
+def _reviewed_doc(review: Path, source: str) -> Path:
+    """The document a review is about: --review writes the review beside it, so look there first (the review
+    names it as it was given, relative to where --review ran)."""
+    beside = review.parent / Path(source).name
+    if not Path(source).is_absolute() and beside.is_file():
+        return beside
+    return Path(source)
+
+
+def _asked(files, url: str, model: str):
+    """--llm: each file's attempts as a model reads them, validated; a file whose answer fails is read by the
+    built-in reader (said on stderr)."""
+    from dbglog.docreader import llm
+    from dbglog.kb import importer
+
+    out = {}
+    for f in files:
+        p = Path(f)
+        if p.is_dir():
+            click.echo(f"dbglog: {f}: a directory's files are read by the built-in reader; name the files to "
+                       "send them to the model", err=True)
+            continue
+        text = importer.read_source(p, f)
+        try:
+            out[str(p.resolve())] = llm.extract(url, model, text, f)
+        except llm.ModelError as e:
+            click.echo(f"dbglog: {f}: the model's answer was not used ({e}); read by the built-in reader", err=True)
+    return out
 
 
 @click.command("sync")
@@ -77,6 +208,10 @@ def sync_cmd(resolve, prune, as_json):
     recs = open_records(sync=False)
     report = ops.sync_workspace(recs, resolve, prune=prune)
     data = report.to_dict()
+    from dbglog.kb.sync import links_warning
+
+    if links_warning(report.links):
+        warn(links_warning(report.links))
 
     def human():
         for k in ("imported", "added", "pruned"):

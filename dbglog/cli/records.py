@@ -70,7 +70,7 @@ def list_(status, as_json):
 def show(ref, markdown, as_json):
     """Show an investigation (default: the current one)."""
     recs = open_records()
-    inv = ops.investigation(recs, ref)
+    inv = ops.shown(ops.investigation(recs, ref))
     inv_id = inv.id
     if markdown and not as_json:
         click.echo((recs.ws.root / recs.path_for(inv_id)).read_text(encoding="utf-8"), nl=False)

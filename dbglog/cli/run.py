@@ -49,12 +49,14 @@ from dbglog.util.errors import DbglogError
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo the output live.")
 @click.option("--attempt", "attempt_title", metavar="TITLE", help="Also record the run as an attempt.")
 @click.option("--hypothesis", "-H", default="", help="With --attempt: the hypothesis.")
+@click.option("--baseline", type=COUNT, default=None, help="With --attempt: first run N times without this attempt's "
+              "--env/--unset; the attempt is judged against that failure rate.")
 @inv_option
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_timeout, escalate, escalate_levels,
         dump_include, dump_exclude, core_dumps, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs,
-        unset, output_cap, quiet, attempt_title, hypothesis, inv_ref, as_json, cmd):
+        unset, output_cap, quiet, attempt_title, hypothesis, baseline, inv_ref, as_json, cmd):
     """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]
 
     Server-shaped repros: dbglog run --server 'python -m my.server' --ready http://127.0.0.1:8000/v1/models
@@ -69,11 +71,17 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     cmd = ops.check_run(cmd, opts)  # before the workspace is created
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
+    from dbglog.cli.common import post_progress
     from dbglog.run.runner import Interrupted
 
     try:
-        out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect, attempt_title=attempt_title,
-                            hypothesis=hypothesis, inv_ref=inv_ref, warn=warn)
+        if baseline and attempt_title is None:
+            raise DbglogError("--baseline goes with --attempt: it is what the attempt is judged against")
+        with post_progress(as_json):  # (a progress line once the output's reading takes over a second)
+            out = ops.run_repro(recs, cmd, opts, cwd=os.getcwd(), env=env, expect=expect,
+                                attempt_title=attempt_title, hypothesis=hypothesis, inv_ref=inv_ref, warn=warn,
+                                refuse_missing=not git_bisect_exit,  # (git bisect: a missing build skips)
+                                baseline=baseline or 0)
     except Interrupted as e:  # Ctrl-C, SIGTERM, SIGHUP: the tree is stopped; record what ran
         _record_interrupted(recs, e, cmd, attempt_title, hypothesis, inv_ref, as_json)
     dicts, rep, a, added = out.runs, out.repeat, out.attempt, out.advice
@@ -190,7 +198,9 @@ def _evidence_lines(d: dict) -> list[str]:
     for e in ev:
         if e.get("summary"):
             lines.append(f"  evidence: {e['summary'][:300]}")
-        for f in (e.get("findings") or [])[:4]:
+        # (a parser's first finding is often its summary: printed once; "pid N: " is the summary's own)
+        more = [f for f in e.get("findings") or [] if f != e.get("summary") and f"pid {e.get('pid')}: {f}" != e.get("summary")]
+        for f in more[:4]:
             lines.append(f"    - {f[:200]}")
     if not any(e.get("kind") == "kernel-api" for e in ev):
         for k in d.get("kernel_api") or []:
@@ -246,9 +256,14 @@ def runs_prune(older_than, keep, max_size, dry_run, as_json):
         raise DbglogError("say what to prune: --older-than DAYS, --keep N or --max-size SIZE")
     recs = open_records()
     out = recs.prune_runs(older_than_days=older_than, keep=keep, max_bytes=max_size or None, dry_run=dry_run)
+    from dbglog.bisect.session import prune_secrets
+
+    out["secrets_removed"] = prune_secrets(recs.store, dry_run=dry_run)  # ended bisections' tokens (issue 30)
 
     def human():
         verb = "Would remove" if dry_run else "Removed"
+        if out["secrets_removed"]:
+            click.echo(f"{verb} the secret files of {len(out['secrets_removed'])} ended bisection(s)")
         click.echo(f"{verb} the outputs of {len(out['pruned'])} run(s), {out['freed_bytes'] / (1 << 20):.1f} MiB"
                    + (f"; {len(out['rows_kept'])} record(s) kept (cited by attempts or bisections)"
                       if out["rows_kept"] else ""))
@@ -277,7 +292,7 @@ def signature():
 @json_option
 def signature_list(as_json):
     """All signatures, most causal first."""
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     sigs = sorted(signatures.all_signatures(_config_path()), key=lambda s: -s.rank)
     rows = [{"name": s.name, "rank": s.rank, "outcome": s.outcome, "wrapper": s.wrapper,
@@ -310,7 +325,7 @@ def signature_test(file, as_json):
         data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])
 
     def human():
-        from dbglog.run import evidence
+        from dbglog.diagnose import evidence
 
         for w in data_out["warnings"]:
             click.echo(f"warning: {w}", err=True)
@@ -341,7 +356,7 @@ def signature_add(name, pattern, rank, as_json):
     """Add a user signature NAME matching regex PATTERN to .dbglog/config.toml."""
     import re
 
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     try:
         re.compile(pattern)
@@ -375,3 +390,30 @@ def print_breaker(b: dict | None) -> None:
     from dbglog.fastpath import print_breaker as show
 
     show(b, echo=click.echo)
+
+
+@click.command("rerun")
+@click.argument("ref")
+@click.option("--repeat", type=COUNT, default=None, help="Runs to make (default: as many as the original).")
+@click.option("--attempt", "attempt_title", metavar="TITLE", help="Also record the new runs as an attempt.")
+@inv_option
+@json_option
+def rerun(ref, repeat, attempt_title, inv_ref, as_json):
+    """Run a recorded attempt (its number) or run (its id) again, exactly as recorded -- command,
+    directory, environment, server and readiness -- and compare the failure rate with the original's."""
+    recs = open_records()
+    res = ops.rerun(recs, ref, repeat=repeat, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
+    out, cmp = res["out"], res["comparison"]
+    if as_json:
+        emit(True, {"source": res["source"], "original": res["original"], "comparison": cmp} | out.to_dict())
+    else:
+        for d in out.runs:
+            click.echo(_run_summary(d))
+        o = res["original"]
+        click.echo(f"{res['source']} again: failed {sum(d['outcome'] != 'pass' for d in out.runs)} of "
+                   f"{len(out.runs)} run(s); the original failed {o['failed']} of {o['runs']}")
+        if cmp:
+            click.echo(f"  {cmp['words']}")
+        if out.attempt is not None:
+            click.echo(f"Attempt {out.attempt.number} recorded in {out.investigation} ({out.attempt.outcome})")
+    sys.exit(out.exit_code())

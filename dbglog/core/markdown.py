@@ -439,7 +439,8 @@ def render_default(inv: Investigation) -> str:
                           + render_field("Hypothesis", a.hypothesis) + render_field("What you did", a.did)
                           + render_field("Result", a.result) + render_field("Conclusion", a.conclusion)
                           + "**Outcome:** " + str(a.outcome) + "\n"
-                          + (("**Runs:** " + ", ".join(str(r) for r in a.runs) + "\n") if a.runs else "")), "\n"]
+                          + (("**Runs:** " + ", ".join(str(r) for r in a.runs) + "\n") if a.runs else "")
+                          + provenance_lines(a)), "\n"]
     if inv.differences or inv.labels != DEFAULT_LABELS:
         out.append(f"\n## Key Differences: {_flat(inv.labels[0])} vs {_flat(inv.labels[1])}\n\n")
         out += [f"{line}\n" for line in diff_section_lines(inv)]
@@ -583,7 +584,7 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
     starts = [i for i, line in enumerate(body) if _ATTEMPT_HEAD.match(line) and offset + i in head_lines]
     attempts: list[Attempt] = []
     labels = {lab: key for key, lab in ATTEMPT_FIELDS}
-    labels.update({"Outcome": "outcome", "Runs": "runs"})
+    labels.update({"Outcome": "outcome", "Runs": "runs", "By": "who", "Source lines": "source_lines"})
     for k, s in enumerate(starts):
         m = _ATTEMPT_HEAD.match(body[s])
         chunk = body[s + 1 : starts[k + 1] if k + 1 < len(starts) else len(body)]
@@ -608,8 +609,23 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
             outcome=_outcome_value(vals.get("outcome", ""), m.group(1), path, where),
             created=created,
             runs=runs,
+            who=vals.get("who", "").strip(),
+            source_lines=_lines_value(vals.get("source_lines", "")),
         ))
     return attempts
+
+
+def provenance_lines(a: Attempt) -> str:
+    """Who did an imported attempt and which source lines it was read from (`import` fills them)."""
+    out = f"**By:** {a.who}\n" if a.who and "\n" not in a.who else ""
+    if len(a.source_lines) == 2:
+        out += f"**Source lines:** {a.source_lines[0]}-{a.source_lines[1]}\n"
+    return out
+
+
+def _lines_value(raw: str) -> list[int]:
+    m = re.fullmatch(r"\s*(\d{1,9})\s*[-–]\s*(\d{1,9})\s*", raw or "")
+    return [int(m.group(1)), int(m.group(2))] if m else []
 
 
 def _outcome_value(raw: str, number: str, path, line: int) -> str:

@@ -36,6 +36,10 @@ class Attempt:
     outcome: str = "untested"
     created: str = ""
     runs: list[str] = field(default_factory=list)
+    # Where an imported attempt was read: [first, last] source lines (1-based) of its document, and who did it
+    # (a thread's answerer who tried the suggestion). Empty for attempts recorded through dbglog.
+    source_lines: list[int] = field(default_factory=list)
+    who: str = ""
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -61,6 +65,7 @@ class NextStep:
     detail: str = ""
     status: str = "todo"
     attempt: int | None = None  # the attempt that did it
+    source_lines: list[int] = field(default_factory=list)  # imported: [first, last] lines of its document
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -75,6 +80,11 @@ class Section:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+# Sections `import` adds for its own bookkeeping (which headings of the document became fields): kept in the
+# mirror, so nothing the author wrote is lost, but not shown by `show`.
+BOOKKEEPING_SECTIONS = frozenset({"## Source headings"})
 
 
 @dataclass

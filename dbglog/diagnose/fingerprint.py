@@ -278,7 +278,7 @@ def build(signature: str, key_lines: list[str], text_lines: list[str], key_index
 
 @functools.cache
 def _builtin_needles() -> tuple[str, ...]:
-    from dbglog.run.signatures import BUILTIN
+    from dbglog.diagnose.signatures import BUILTIN
 
     return tuple(sorted({n for sig in BUILTIN for group in sig.needles if group for n in group}))
 
@@ -298,7 +298,7 @@ _WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line'
 def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
     """The fingerprint of a failure told in ``text`` (a log, an error block an import found in a
     document), None when no signature matches. ``signatures``: the catalog (default: built-in)."""
-    from dbglog.run import signatures as sigmod
+    from dbglog.diagnose import signatures as sigmod
 
     if not text or not text.strip():
         return None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from dbglog.kb import outcome as outcomes
-from dbglog.kb.model import NextStep
+from dbglog.core import outcome as outcomes
+from dbglog.core.model import NextStep
 from dbglog.docreader.vocab import status_word
 
 

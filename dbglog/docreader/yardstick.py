@@ -7,7 +7,7 @@ import copy
 import re
 from functools import lru_cache
 
-from dbglog.kb.model import Investigation
+from dbglog.core.model import Investigation
 
 
 _NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")

@@ -94,15 +94,17 @@ def decode(data: bytes, shown: str) -> str:
 Parsed, Skipped = docreader.Parsed, docreader.Skipped
 
 
-def parse_document(text: str, path: str = "<text>") -> tuple[list[Parsed], list[Skipped]]:
-    """All investigations in one document (and the template sections kept only as text)."""
+def parse_document(text: str, path: str = "<text>", corrections=None,
+                   explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
+    """All investigations in one document (and the template sections kept only as text); ``corrections``
+    (docreader.review.Corrections) say which attempts it holds."""
     if not text.strip():
         raise ParseError("empty file: nothing to import", path, 1)
     if text.startswith("---\n") and re.search(r"^id:", text[:2000], re.M):
         canon = _try_canonical(text, path)
         if canon is not None:
             return [canon], []
-    return docreader.read_document(text, path)
+    return docreader.read_document(text, path, corrections, explain)
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
@@ -151,8 +153,59 @@ def check_roundtrip(p: Parsed, source: str) -> None:
                          source, p.line)
 
 
-def merge(old: Investigation, new: Investigation) -> Investigation:
-    """Re-import: the document's values update the stored investigation; nothing stored is dropped."""
+_ATTEMPT_VALUES = ("title", "hypothesis", "did", "result", "conclusion", "outcome", "source_lines", "who")
+
+
+def _attempt_keys():
+    """How a re-read attempt is known again, strongest first: its words, its lines, its number."""
+    return (lambda a: " ".join((a.did or a.title).split()).casefold(), lambda a: tuple(a.source_lines),
+            lambda a: a.number)
+
+
+def match_attempts(old: list, new: list, imported: set[int] | frozenset = frozenset()) -> dict[int, int]:
+    """Which stored attempt each attempt of the re-read document updates (new number -> stored number; absent:
+    a new attempt). Only attempts that came from the document are candidates -- never one recorded through
+    dbglog -- so a passage added to the document cannot overwrite them: a narrative doc's attempts are
+    numbered by position, and an insertion shifts every number after it."""
+    free = {a.number: a for a in old if a.source_lines or a.number in imported}
+    out: dict[int, int] = {}
+    for key in _attempt_keys():
+        for a in new:
+            k = key(a)
+            if a.number in out or not k:
+                continue
+            hit = next((n for n, o in free.items() if key(o) == k), None)
+            if hit is not None:
+                out[a.number] = hit
+                del free[hit]
+    return out
+
+
+def _merge_attempts(out: Investigation, new: Investigation, imported) -> dict[int, int]:
+    """The re-read attempts into ``out``: each updates the stored attempt it is, or comes after the last."""
+    by_num = {a.number: a for a in out.attempts}
+    mapping = match_attempts(out.attempts, new.attempts, imported)
+    top = max(by_num, default=0)
+    for a in new.attempts:
+        if a.number in mapping:
+            cur = by_num[mapping[a.number]]
+            for name in _ATTEMPT_VALUES:
+                setattr(cur, name, getattr(a, name))
+        else:
+            top += 1
+            mapping[a.number] = top
+            added = copy.deepcopy(a)
+            added.number = top
+            out.attempts.append(added)
+    out.attempts.sort(key=lambda a: a.number)
+    return mapping
+
+
+def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset = frozenset(),
+          renumbered: dict[int, int] | None = None) -> Investigation:
+    """Re-import: the document's values update the stored investigation; nothing stored is dropped.
+    ``imported``: numbers of stored attempts an earlier import made (before attempts cited their lines);
+    ``renumbered`` is filled with new number -> stored number for every attempt of ``new``."""
     out = copy.deepcopy(old)
     for name in ("title", "status", "symptom", "environment", "root_cause"):
         v = getattr(new, name)
@@ -161,15 +214,9 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
     if new.related_files:
         out.related_files = list(new.related_files)
     out.tags = out.tags + [t for t in new.tags if t not in out.tags]
-    by_num = {a.number: a for a in out.attempts}
-    for a in new.attempts:
-        if a.number in by_num:
-            cur = by_num[a.number]
-            for name in ("title", "hypothesis", "did", "result", "conclusion", "outcome"):
-                setattr(cur, name, getattr(a, name))
-        else:
-            out.attempts.append(copy.deepcopy(a))
-    out.attempts.sort(key=lambda a: a.number)
+    mapping = _merge_attempts(out, new, imported)
+    if renumbered is not None:
+        renumbered.update(mapping)
     if new.differences:
         out.labels = new.labels
         by_factor = {d.factor.casefold(): d for d in out.differences}
@@ -182,11 +229,16 @@ def merge(old: Investigation, new: Investigation) -> Investigation:
                                                   d.status, d.apply))
     by_text = {s.text.casefold(): s for s in out.next_steps}
     for s in new.next_steps:
+        if s.attempt is not None:  # (a link to an attempt follows it to its stored number)
+            s = copy.copy(s)
+            s.attempt = mapping.get(s.attempt, s.attempt)
         cur = by_text.get(s.text.casefold())
         if cur:
             cur.detail, cur.status, cur.attempt = s.detail or cur.detail, s.status, s.attempt or cur.attempt
+            cur.source_lines = list(s.source_lines) or cur.source_lines  # (the passage may have moved)
         else:
-            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt))
+            out.next_steps.append(NextStep(len(out.next_steps) + 1, s.text, s.detail, s.status, s.attempt,
+                                           list(s.source_lines)))
     by_head = {s.heading: s for s in out.sections}
     for s in new.sections:
         if s.heading in by_head:
@@ -207,14 +259,14 @@ class Plan:
 
 def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     """A directory stands for the markdown files under it (``docs/debug/``), in name order; the
-    mirror and dbglog's own directory are not read."""
+    mirror, dbglog's own directory and the reviews `import --review` wrote (``*.review.md``) are not read."""
     out: list[str] = []
     for raw in paths:
         p = Path(raw)
         if not p.is_dir():
             out.append(raw)
             continue
-        found = sorted(str(f) for f in p.rglob("*.md") if f.is_file()
+        found = sorted(str(f) for f in p.rglob("*.md") if f.is_file() and not f.name.endswith(".review.md")
                        and logs not in f.resolve().parents and state not in f.resolve().parents
                        and not any(part.startswith(".") for part in f.relative_to(p).parts))
         if not found:
@@ -223,8 +275,9 @@ def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     return out
 
 
-def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
-    """Read and parse every file first: one bad file stops the command before anything is written."""
+def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple[list[Plan], list[dict]]:
+    """Read and parse every file first: one bad file stops the command before anything is written.
+    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds."""
     plans: list[Plan] = []
     skipped: list[dict] = []
     logs = recs.ws.logs_dir.resolve()
@@ -234,7 +287,11 @@ def plan_files(recs, paths: list[str]) -> tuple[list[Plan], list[dict]]:
         text = read_source(path, shown)  # first: a symlink loop is its one line, not resolve()'s RuntimeError
         if path.resolve().parent == logs and path.suffix == ".md":
             raise DbglogError(f"{shown} is already in the mirror (logs/); `dbglog sync` reads edits to it")
-        parsed, skips = parse_document(text, shown)
+        if text.startswith("<!-- dbglog review: "):
+            raise DbglogError(f"{shown} is a review that `dbglog import --review` wrote, not a debug doc; take it back "
+                              f"with `dbglog import --apply-review {shown}`")
+        fix = (corrections or {}).get(str(path.resolve()))
+        parsed, skips = parse_document(text, shown, fix)
         source = source_name(path, recs.ws.root)
         sha = content_sha(text)
         for p in parsed:
@@ -275,12 +332,27 @@ def _decide(recs, plan: Plan) -> Investigation:
         plan.investigation_id = new.id
         return new
     old = store.load(existing)
-    merged = merge(old, inv) if not plan.parsed.canonical else _canonical_update(old, inv)
+    if plan.parsed.canonical:
+        merged = _canonical_update(old, inv)
+    else:
+        imported = {int(r[0]) for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
+                                               "kind = 'attempt'", existing) if str(r[0]).isdigit()}
+        renumbered: dict[int, int] = {}
+        merged = merge(old, inv, imported, renumbered)
+        _renumber(plan.parsed, renumbered)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
     if plan.action == "update":
         merged.updated = model.now_iso()
     return merged
+
+
+def _renumber(p: Parsed, renumbered: dict[int, int]) -> None:
+    """The document's attempts (as reported and remembered) under the numbers they are stored as."""
+    for a in p.inv.attempts:
+        a.number = renumbered.get(a.number, a.number)
+    p.items = [(k, str(renumbered.get(int(r), r)) if k == "attempt" and r.isdigit() else r, ln)
+               for k, r, ln in p.items]
 
 
 def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
@@ -289,10 +361,17 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
     return out
 
 
-def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
+def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = False,
+                 corrections: dict | None = None) -> dict:
+    """Import documents. The current investigation stays as it was unless ``use``: then the one investigation
+    imported becomes current (more than one is refused before anything is written)."""
     from dbglog.kb import sync
+    from dbglog.kb.records import CURRENT
 
-    plans, skipped = plan_files(recs, paths)
+    plans, skipped = plan_files(recs, paths, corrections)
+    if use and len(plans) != 1:
+        raise DbglogError(f"--use needs exactly one investigation; these files hold {len(plans)}: "
+                          "import them, then `dbglog use ID`")
     written: list[Path] = []
     results = []
     store = recs.store
@@ -321,20 +400,15 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
                     "attempts": len(p.inv.attempts), "differences": len(p.inv.differences),
                     "next_steps": len(p.inv.next_steps), "sections": len(p.inv.sections),
                     "recognized": p.recognized,
-                    "attempt_list": [{"number": a.number, "title": a.title, "outcome": a.outcome}
-                                     for a in p.inv.attempts],
+                    "attempt_list": [{"number": a.number, "title": a.title, "outcome": a.outcome,
+                                      "source_lines": a.source_lines, "who": a.who} for a in p.inv.attempts],
                     "path": recs.path_for(inv.id) if plan.action != "unchanged" or not dry_run else "",
                     "items": [{"kind": k, "ref": r, "line": ln} for k, r, ln in p.items],
                 })
             if dry_run:
                 raise _DryRun
-            created = [r["id"] for r in results if r["action"] == "create"]
-            if len(results) == 1 and len(created) == 1:
-                # One doc, one new investigation: it becomes the current one, as `dbglog new` does.
-                from dbglog.kb.records import CURRENT
-
-                store.set_meta(CURRENT, created[0])
-                results[0]["current"] = True
+            if use and not look_only:
+                store.set_meta(CURRENT, results[0]["id"])
     except _DryRun:
         pass
     except BaseException:
@@ -344,7 +418,10 @@ def import_files(recs, paths: list[str], dry_run: bool = False) -> dict:
             except FileNotFoundError:
                 pass
         raise
-    return {"dry_run": dry_run, "investigations": results, "skipped": skipped}
+    current = store.get_meta(CURRENT) if hasattr(store, "get_meta") else None
+    for r in results:
+        r["current"] = bool(current) and r["id"] == current
+    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None}
 
 
 class _DryRun(Exception):

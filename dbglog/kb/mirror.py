@@ -17,7 +17,8 @@ from pathlib import Path
 
 from dbglog.core.markdown import *  # noqa: F403 (the shim: the format's names, as they always were here)
 from dbglog.core.markdown import (DEFAULT_LABELS, STATUS_LABELS, Investigation, _flat, block, diff_section_lines,
-                                  files_lines, heading_safe, parse, render_default, render_field, scalar,
+                                  files_lines, heading_safe, parse, provenance_lines, render_default, render_field,
+                                  scalar,
                                   steps_section_lines, yaml_list, yaml_str)
 from dbglog.util.errors import DbglogError
 
@@ -49,6 +50,7 @@ def _template(override_dir: str | None, cache_dir: str | None = None):
         heading=lambda s: s if heading_safe(s) else _flat(s),
         heading_safe=heading_safe,
         block=block,
+        provenance=lambda a: provenance_lines(a),
     )
     env.globals.update(
         field=render_field,

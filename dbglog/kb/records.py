@@ -142,6 +142,7 @@ class Records:
         self.store = _from_logs(ws) if private else JournaledStore(ws.db_path)
         self.last_sync: sync.SyncReport | None = None
         self.unsynced: list[str] = []  # read-only: logs/ files the database could not take in
+        self.fresh_stamp: str | None = None  # logs/ stamp at the last check that found it in order (sync.unchanged_since)
         if self.store.readonly:  # (a reviewer's checkout, a CI artifact: read, change nothing, git config included)
             self.restored_files = []
             if self.store.q("SELECT 1 FROM toggle_journal LIMIT 1").fetchone() is not None:
@@ -218,11 +219,13 @@ class Records:
             self.last_sync = sync.SyncReport()
             return self.last_sync
         moved, head = sync.head_moved(self.store, self.ws)
-        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws):
-            if self._temp_files():
+        stamp, info = sync.dir_stamp(self.ws), {}  # (taken first: a change during the check makes it differ)
+        if not force and not resolve and not prune and not moved and not sync.is_stale(self.store, self.ws, info):
+            if info["temp"]:  # (a writer's temp file seen by the check's own listing)
                 with self.store.write():
                     self._clean_temp_files()
-            self.last_sync = sync.SyncReport()
+            self.last_sync = sync.SyncReport(links=info["links"])
+            self.fresh_stamp = stamp
             return self.last_sync
         with self.store.write():
             self._clean_temp_files()
@@ -255,12 +258,20 @@ class Records:
         The record methods clean what they are given (``redact.clean``: no control characters,
         no secrets) before it gets here, so the re-render does not scan the whole file again."""
         with self.store.write():
-            self._clean_temp_files()
-            sync.sync(self.store, self.ws)
+            # The command's own check found logs/ in order; if nothing was added, removed or renamed
+            # since and the file this write replaces is untouched, there is nothing to take in first
+            # (issue 26: the second pass over every file cost more than the first).
+            stamp = self.fresh_stamp
+            if inv_id is None or not sync.unchanged_since(self.store, self.ws, stamp, self.path_for(inv_id)):
+                stamp = None
+                self._clean_temp_files()
+                sync.sync(self.store, self.ws)
             yield
             if inv_id is not None:
                 self.store.touch(inv_id, model.now_iso())
                 self.publish(inv_id, scan=False)
+            # our own rename moved the directory's stamp: still in order, unless it had moved before
+            self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
 
     def path_for(self, inv_id: str) -> str:
         row = self.store.mirror_for(inv_id)
@@ -335,6 +346,8 @@ class Records:
         return self.store.load(inv.id)
 
     def use(self, ref: str) -> str:
+        if ref is None or not ref.strip():  # (resolve() reads an empty reference as "the current one")
+            raise DbglogError("`use` needs an investigation: an id, an id prefix or title words (see `dbglog list`)")
         inv_id = self.resolve(ref)
         with self.store.write():
             self.store.set_meta(CURRENT, inv_id)
@@ -543,7 +556,8 @@ class Records:
     # --- supervised runs -----------------------------------------------------------
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
-                             inv_ref: str | None = None, hypothesis: str = "", did: str = "") -> Attempt | None:
+                             inv_ref: str | None = None, hypothesis: str = "", did: str = "",
+                             baseline: list[dict] | None = None) -> Attempt | None:
         """Store runs; with ``attempt_title`` also record them as an attempt of an investigation.
 
         The run records are cleaned in place (``redact.clean_obj``: captured lines without control
@@ -560,13 +574,32 @@ class Records:
             return None
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)
+            base = baseline if baseline is not None else self._baseline_runs(inv_id, results)
+            outcome, rate_words = attempt_outcome_from_runs(results, base)
+            result = run_result_line(results) + (f"\n- {rate_words}" if rate_words else "")
             a = Attempt(number=number, title=attempt_title.strip() or "Supervised run", hypothesis=hypothesis.strip(),
-                        did=did.strip(), result=run_result_line(results), outcome=attempt_outcome_from_runs(results),
+                        did=did.strip(), result=result, outcome=outcome,
                         created=model.now_iso(), runs=[r["id"] for r in results])
             self.store.upsert_attempt(inv_id, a)
             for r, d in zip(results, run_dirs):
                 self.store.insert_run(r, d, inv_id, number)
         return a
+
+    def _baseline_runs(self, inv_id: str, results: list[dict]) -> list[dict]:
+        """The investigation's earlier runs of the same command in the same place (its server
+        included; ``_run_key``), outside attempts recorded as having worked or helped."""
+        if not results:
+            return []
+        key = _run_key(results[0])
+        rows = self.store.q(
+            """SELECT r.result FROM runs r LEFT JOIN attempts a
+                 ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
+               WHERE r.investigation_id = ? AND (a.outcome IS NULL OR a.outcome NOT IN ('worked', 'partial'))""",
+            inv_id).fetchall()
+        import json
+
+        out = [json.loads(r[0]) for r in rows]
+        return [r for r in out if _run_key(r) == key]
 
     def prune_runs(self, *, older_than_days: float | None = None, keep: int | None = None,
                    max_bytes: int | None = None, dry_run: bool = False) -> dict:
@@ -844,6 +877,14 @@ def _clean(*texts):
 # --- supervised runs ----------------------------------------------------------------
 
 
+def _run_key(r: dict) -> tuple:
+    """What makes two runs runs of the same repro: command, directory and server. Not the
+    environment: the commonest fix is an --env change, and its baseline is the same command
+    without it (runs of attempts that worked or helped are left out of a baseline anyway)."""
+    srv = r.get("server") or {}
+    return (tuple(r.get("cmd") or ()), r.get("cwd"), tuple(srv.get("cmd") or ()) if isinstance(srv, dict) else None)
+
+
 def run_result_line(results: list[dict]) -> str:
     """The generated Result text of an attempt recorded from runs: outcome, signature, time, key lines."""
     if len(results) == 1:
@@ -880,10 +921,29 @@ def _stuck_lines(r: dict) -> str:
     return out + "".join(f"\n  - at {code(f[:160])}" for f in (st.get("frames") or [])[:5])
 
 
-def attempt_outcome_from_runs(results: list[dict]) -> str:
+def attempt_outcome_from_runs(results: list[dict], baseline: list[dict] | None = None) -> tuple[str, str]:
+    """(outcome, the words saying why when it is a guess from failure rates).
+
+    With baseline runs (the investigation's earlier runs of the same command) that show the failure
+    is intermittent, the attempt's failure rate is compared with theirs (``rates.compare``): a
+    "fix" failing as often as the baseline is ``failed``.  Without one, runs that all pass are ``worked``, all fail ``failed``, and a mix is
+    ``inconclusive``: passing now and then is what an intermittent failure does anyway."""
+    from dbglog.kb import rates
+
     outcomes = {r["outcome"] for r in results}
-    if outcomes == {"pass"}:
-        return "worked"
     if "error" in outcomes:
-        return "inconclusive"
-    return "partial" if "pass" in outcomes else "failed"
+        return "inconclusive", ""
+    fails = sum(r["outcome"] != "pass" for r in results)
+    base = [r for r in baseline or () if r.get("outcome") != "error"]
+    f0 = sum(r["outcome"] != "pass" for r in base)
+    # rates decide when the failure is intermittent: the baseline's runs disagree, or it always
+    # failed and this attempt's runs disagree (a baseline that never failed has nothing to compare)
+    if f0 and (f0 < len(base) or 0 < fails < len(results)):
+        v = rates.compare(fails, len(results), f0, len(base))
+        return v.outcome, v.words
+    if outcomes == {"pass"}:
+        return "worked", ""
+    if "pass" not in outcomes:
+        return "failed", ""
+    return "inconclusive", (f"runs disagree ({fails} of {len(results)} failed) and no baseline runs of this "
+                            "command are recorded in the investigation to compare with: a guess either way")

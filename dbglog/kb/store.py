@@ -244,6 +244,13 @@ def _failures(db) -> None:
     create_tables(db)
 
 
+def _provenance(db) -> None:
+    """Imported attempts and next steps cite their source lines; an attempt says who did it (issue 25)."""
+    db.execute("ALTER TABLE attempts ADD COLUMN source_lines TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE attempts ADD COLUMN who TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE next_steps ADD COLUMN source_lines TEXT NOT NULL DEFAULT '[]'")
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -258,6 +265,7 @@ MIGRATIONS = [
     ("0009_identifier_words", _identifier_words),
     ("0010_bisect_driver", _bisect_driver),
     ("0011_failures", _failures),
+    ("0012_provenance", _provenance),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -532,7 +540,8 @@ class Store:
                            for d in self.q("SELECT * FROM differences WHERE investigation_id = ? ORDER BY position",
                                            inv_id)]
         inv.next_steps = [NextStep(position=s["position"], text=s["text"], detail=s["detail"],
-                                   status=s["status"], attempt=s["attempt"])
+                                   status=s["status"], attempt=s["attempt"],
+                                   source_lines=json.loads(s["source_lines"]) if s["source_lines"] != "[]" else [])
                           for s in self.q("SELECT * FROM next_steps WHERE investigation_id = ? ORDER BY position",
                                           inv_id)]
         return inv
@@ -541,7 +550,8 @@ class Store:
     def _attempt(a) -> Attempt:
         return Attempt(number=a["number"], title=a["title"], hypothesis=a["hypothesis"], did=a["did"],
                        result=a["result"], conclusion=a["conclusion"], outcome=a["outcome"],
-                       created=a["created"], runs=json.loads(a["runs"]) if a["runs"] != "[]" else [])
+                       created=a["created"], runs=json.loads(a["runs"]) if a["runs"] != "[]" else [],
+                       source_lines=json.loads(a["source_lines"]) if a["source_lines"] != "[]" else [], who=a["who"])
 
     def insert_investigation(self, inv: Investigation) -> None:
         self.q(
@@ -604,13 +614,14 @@ class Store:
 
         self.q(
             """INSERT INTO attempts (investigation_id, number, title, hypothesis, did, result, conclusion,
-                 outcome, created, runs, words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 outcome, created, runs, words, source_lines, who) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT(investigation_id, number) DO UPDATE SET title=excluded.title,
                  hypothesis=excluded.hypothesis, did=excluded.did, result=excluded.result,
                  conclusion=excluded.conclusion, outcome=excluded.outcome, created=excluded.created,
-                 runs=excluded.runs, words=excluded.words""",
+                 runs=excluded.runs, words=excluded.words, source_lines=excluded.source_lines, who=excluded.who""",
             inv_id, a.number, a.title, a.hypothesis, a.did, a.result, a.conclusion, a.outcome,
             a.created, json.dumps(a.runs), identifier_words(a.title, a.hypothesis, a.did, a.result, a.conclusion),
+            json.dumps(a.source_lines), a.who,
         )
 
     def next_attempt_number(self, inv_id: str) -> int:
@@ -641,13 +652,13 @@ class Store:
         existing = [r[0] for r in self.q(
             "SELECT id FROM next_steps WHERE investigation_id = ? ORDER BY position", inv_id)]
         for i, s in enumerate(steps):
-            args = (i + 1, s.text, s.detail, s.status, s.attempt)
+            args = (i + 1, s.text, s.detail, s.status, s.attempt, json.dumps(s.source_lines))
             if i < len(existing):
-                self.q("UPDATE next_steps SET position=?, text=?, detail=?, status=?, attempt=? WHERE id = ?",
-                       *args, existing[i])
+                self.q("UPDATE next_steps SET position=?, text=?, detail=?, status=?, attempt=?, source_lines=? "
+                       "WHERE id = ?", *args, existing[i])
             else:
-                self.q("INSERT INTO next_steps (position, text, detail, status, attempt, investigation_id) "
-                       "VALUES (?, ?, ?, ?, ?, ?)", *args, inv_id)
+                self.q("INSERT INTO next_steps (position, text, detail, status, attempt, source_lines, "
+                       "investigation_id) VALUES (?, ?, ?, ?, ?, ?, ?)", *args, inv_id)
         for rid in existing[len(steps):]:
             self.q("DELETE FROM next_steps WHERE id = ?", rid)
 

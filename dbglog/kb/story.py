@@ -42,6 +42,19 @@ def command_text(cmd: list[str], env: dict | None = None) -> str:
     return redact.clean(" ".join(words))
 
 
+def rerun_text(cmd: list[str], env: dict | None, server: dict) -> str:
+    """A server-shaped run as the ``dbglog run`` line that runs it again (secrets redacted)."""
+    words = ["dbglog", "run", "--server", server["server"], "--ready", server.get("ready") or ""]
+    if server.get("ready_timeout") not in (None, 120.0):  # (120 s: the default)
+        words += ["--ready-timeout", f"{server['ready_timeout']:g}"]
+    for k, v in (env or {}).items():
+        if v is not None and redact.is_secret_name(k):
+            redact.remember(str(v))
+        words += ["--unset", k] if v is None else ["--env", f"{k}={v}"]
+    return redact.clean(" ".join([*(shlex.quote(w) for w in words), "--",
+                                  *(shlex.quote(c) for c in redact.clean_argv(list(cmd)))]))
+
+
 def _git(cwd, *args, limit: int | None = None) -> tuple[int, bytes]:
     """(exit status, stdout) of a git command; reading stops past ``limit`` bytes."""
     try:
@@ -133,9 +146,12 @@ def worktree_text(state: dict | None, root: Path | None = None) -> str:
     return redact.clean(f"working tree: {where}, {changes}")
 
 
-def did_text(cmd: list[str], env: dict | None, cwd, run_dir: Path | None = None, root: Path | None = None) -> str:
-    """The attempt's "what was done" for a supervised run (see the module docstring)."""
-    lines = [command_text(cmd, env)]
+def did_text(cmd: list[str], env: dict | None, cwd, run_dir: Path | None = None, root: Path | None = None,
+             server: dict | None = None) -> str:
+    """The attempt's "what was done" for a supervised run (see the module docstring). ``server``:
+    a server-shaped repro's ``server``, ``ready`` (and ``ready_timeout``): the line is then the whole
+    ``dbglog run`` command, since the client alone would run against no server."""
+    lines = [rerun_text(cmd, env, server) if server and server.get("server") else command_text(cmd, env)]
     tree = worktree_text(worktree_state(cwd or os.getcwd(), run_dir, root), root)
     if tree:
         lines.append(tree)

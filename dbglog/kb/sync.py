@@ -16,9 +16,11 @@ never import the same edit twice.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +42,7 @@ class SyncReport:
     pruned: list[str] = field(default_factory=list)  # investigations removed by --prune
     resolved: list[str] = field(default_factory=list)  # conflict copies set aside by --resolve
     ignored: list[str] = field(default_factory=list)  # markdown in logs/ that is not a dbglog file
+    links: list[str] = field(default_factory=list)  # symbolic links at a mirror file's path: skipped
 
     @property
     def changed(self) -> bool:
@@ -48,11 +51,12 @@ class SyncReport:
     def to_dict(self) -> dict:
         return {"imported": self.imported, "added": self.added,
                 "moved": [list(m) for m in self.moved], "missing": self.missing,
-                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored}
+                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored, "links": self.links}
 
 
-def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
-    """Relative path -> stat for every mirror file (conflict copies and temp files excluded)."""
+def mirror_files(ws: Workspace, links: list[str] | None = None) -> dict[str, os.stat_result]:
+    """Relative path -> stat for every mirror file (conflict copies and temp files excluded); the
+    symbolic links among them, never followed, go to ``links``."""
     out = {}
     logs = ws.logs_dir
     try:
@@ -67,6 +71,8 @@ def mirror_files(ws: Workspace) -> dict[str, os.stat_result]:
         # at, outside logs/, and writing the investigation would turn the link into a file.
         if e.is_file(follow_symlinks=False):
             out[f"logs/{name}"] = e.stat(follow_symlinks=False)
+        elif links is not None and e.is_symlink():
+            links.append(f"logs/{name}")
     return out
 
 
@@ -86,28 +92,47 @@ def ignored_files(store: Store) -> dict[str, list[int]]:
     return json.loads(raw) if raw else {}
 
 
-def is_stale(store: Store, ws: Workspace) -> bool:
+def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
     """The cheap check: does any mirror file differ (by size/mtime) from its baseline?
 
-    One query for the baseline as plain tuples and one stat per file, stopping at the first
-    difference: ~10 ms per 1,000 files when nothing changed.
+    One query for the baseline as plain tuples and one lstat per file, stopping at the first
+    difference (~2.5 ms per 1,000 files when nothing changed); see ``fresh_stamp`` for the
+    directory listing it skips. Symbolic links are never followed (a loop, a dangling link or a
+    link out of the workspace must not lock every command out): their names go to ``info["links"]``;
+    ``info["listed"]``: the listing was the remembered one (then no temp file of a writer is there).
     """
+    info = {} if info is None else info
+    info.setdefault("links", [])
+    info["listed"] = info["temp"] = False
     base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
         "SELECT path, size, mtime_ns FROM mirror_files")}
-    foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
-    try:
-        entries = os.scandir(ws.logs_dir)
-    except FileNotFoundError:
+    import time
+
+    t0 = time.time_ns()  # (before the stamp: see remember_listing)
+    stamp = dir_stamp(ws)
+    if stamp is None:
         return bool(base)
+    known = known_listing(ws, stamp, len(base))
+    if known is not None:  # no entry added, removed or renamed since a pass found everything in order
+        info["links"].extend(known)
+        info["listed"] = True
+        return _content_moved(ws, base)
+    foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
     seen = 0
-    with entries:
+    found: list[str] = []
+    temp = False
+    with os.scandir(ws.logs_dir) as entries:
         for e in entries:
             name = e.name
             if not name.endswith(".md") or name.startswith(".") or name.endswith(CONFLICT_SUFFIX):
+                temp = temp or (name.startswith(".") and name.endswith(".tmp"))
                 continue
-            if not e.is_file():
+            if e.is_symlink():
+                found.append("logs/" + name)
                 continue
-            st = e.stat()
+            if not e.is_file(follow_symlinks=False):
+                continue
+            st = e.stat(follow_symlinks=False)
             b = base.get("logs/" + name)
             if b is None:
                 if foreign.get("logs/" + name) == (st.st_size, st.st_mtime_ns):
@@ -116,7 +141,127 @@ def is_stale(store: Store, ws: Workspace) -> bool:
             if b[0] != st.st_size or b[1] != st.st_mtime_ns:
                 return True
             seen += 1
-    return seen != len(base)
+    info["links"].extend(found)
+    info["temp"] = temp
+    if seen != len(base):
+        return True
+    if not temp and not getattr(store, "readonly", False):  # (a writer's temp file: look again next time;
+        remember_listing(ws, stamp, len(base), found, t0)     # a read-only workspace: no file created)
+    return False
+
+
+# --- the listing manifest (issue 26, "Scale") ----------------------------------------------
+# The directory's own stamp (mtime, inode) changes whenever an entry is added, removed or renamed in
+# it -- every dbglog write (atomic rename), git checkout and pull, most editors' saves. While it has
+# not changed, the names in logs/ are the ones a pass last saw in order, and the check reads no
+# listing: one lstat per baseline file. A file edited in place (an editor that truncates and
+# rewrites) changes only its own mtime, so that lstat stays. "Racy" stamps are not trusted: a change
+# within the clock tick of the stamp would leave the same mtime (the kernel stamps with a coarse clock,
+# a tick of 1-10 ms), so the directory must have been changed RACY_NS before the stamp was taken.
+# (A local clock: on a network filesystem whose server clock runs behind, the margin is what is left.)
+
+RACY_NS = 100_000_000
+
+
+def dir_stamp(ws: Workspace) -> str | None:
+    try:
+        st = os.stat(ws.logs_dir)
+    except OSError:
+        return None
+    return f"{st.st_mtime_ns}:{st.st_ino}:{st.st_dev}"
+
+
+def _listing_path(ws: Workspace) -> Path:
+    # (a cache file, not the database: a read-only command must not wait on another writer's lock)
+    return ws.dir / "cache" / "logs-listing"
+
+
+def known_listing(ws: Workspace, stamp: str, n_base: int) -> list[str] | None:
+    """The symbolic links of logs/ when its listing is the one remembered for ``stamp`` (with as
+    many baseline files as then: a database restored or rebuilt since is not trusted), else None."""
+    try:
+        seen, n, links = _listing_path(ws).read_text().split(" ", 2)
+        return json.loads(links) if seen == stamp and int(n) == n_base else None
+    except (OSError, ValueError):
+        return None
+
+
+def remember_listing(ws: Workspace, stamp: str, n_base: int, links: list[str], taken_ns: int) -> None:
+    """Remember that logs/ at ``stamp`` (read at ``taken_ns``) holds the baseline's files (and
+    ``links``), unless the stamp is racy. No fsync: a lost cache costs one listing."""
+    if taken_ns - int(stamp.split(":", 1)[0]) < RACY_NS:
+        return
+    path = _listing_path(ws)
+    text = f"{stamp} {n_base} {json.dumps(sorted(links))}"
+    try:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:  # (a read-only workspace: only the shortcut is lost)
+        pass
+
+
+def _content_moved(ws: Workspace, base: dict) -> bool:
+    """Whether a baseline file's size or mtime moved (an in-place edit), or it is no longer a file."""
+    root = str(ws.root) + os.sep
+    lstat = os.lstat
+    for rel, (size, mtime) in base.items():
+        try:
+            st = lstat(root + rel)
+        except OSError:
+            return True
+        if st.st_size != size or st.st_mtime_ns != mtime or not stat.S_ISREG(st.st_mode):
+            return True
+    return False
+
+
+def unchanged_since(store: Store, ws: Workspace, stamp: str | None, rel: str) -> bool:
+    """Inside a write: nothing was added, removed or renamed in logs/ since the check that found it
+    in order (``stamp``), and ``rel`` (the file the write replaces) is as its baseline says -- so the
+    write need not take anything in first. Anything else: False (the caller syncs)."""
+    if stamp is None or dir_stamp(ws) != stamp:
+        return False
+    row = store.conn.execute("SELECT size, mtime_ns FROM mirror_files WHERE path = ?", (rel,)).fetchone()
+    if row is None:
+        return False
+    try:
+        st = os.lstat(ws.root / rel)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (row[0], row[1])
+
+
+# --- links in logs/ ------------------------------------------------------------------------
+
+
+def link_problem(ws: Workspace, rel: str) -> str:
+    """What a symbolic link in logs/ is, in words (``doctor``): a loop, dangling, or where it points."""
+    path = ws.root / rel
+    try:
+        target = os.readlink(path)
+    except OSError as e:
+        return f"a symbolic link that cannot be read ({e.strerror or e})"
+    try:
+        real = path.resolve(strict=True)
+    except RuntimeError:
+        return f"a symbolic link loop (-> {target}); dbglog reads no links in logs/: remove it"
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return f"a symbolic link loop (-> {target}); dbglog reads no links in logs/: remove it"
+        return f"a dangling symbolic link (-> {target}: nothing there); remove it"
+    root = ws.root.resolve()
+    where = "out of the workspace" if not real.is_relative_to(root) else "inside the workspace"
+    return (f"a symbolic link {where} (-> {target}); dbglog reads no links in logs/ (one could import any "
+            f"file): replace it with the file itself, or remove it")
+
+
+def links_warning(links: list[str]) -> str | None:
+    """The one warning line every command gives for the links it skipped."""
+    if not links:
+        return None
+    more = f" and {len(links) - 1} more are symbolic links" if len(links) > 1 else " is a symbolic link"
+    return f"{links[0]}{more}: skipped (dbglog reads no links in logs/; `dbglog doctor` says what each is)"
 
 
 def _mirror():
@@ -157,49 +302,77 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
     HEAD: a checkout can restore a file with the same size within the mtime granularity).
     ``prune``: investigations whose mirror file was deleted are deleted from the database too.
     """
-    report = SyncReport()
-    rows = store.mirror_rows()
-    files = mirror_files(ws)
-    resolve = resolve or set()
-    gone = {r["sha256"]: p for p, r in rows.items() if p not in files}
-    foreign = ignored_files(store)
-    foreign_now: dict[str, list[int]] = {}
-    for rel, st in sorted(files.items()):
-        row = rows.get(rel)
-        if row is None and rel not in resolve:
-            if foreign.get(rel) == [st.st_size, st.st_mtime_ns]:
-                foreign_now[rel] = foreign[rel]
-                report.ignored.append(rel)
-                continue
-            head = (ws.root / rel).read_bytes()
-            if not looks_like_ours(head):
-                foreign_now[rel] = [st.st_size, st.st_mtime_ns]
-                report.ignored.append(rel)
-                continue
+    pass_ = _Pass(store, ws, resolve or set(), rehash)
+    for rel, st in sorted(pass_.files.items()):
+        pass_.take_in(rel, st)
+    if pass_.foreign_now != pass_.foreign:
+        store.set_meta(IGNORED_KEY, json.dumps(pass_.foreign_now) if pass_.foreign_now else None)
+    pass_.gone_files(prune)
+    pass_.set_aside_resolved()
+    return pass_.report
+
+
+class _Pass:
+    """One ``sync``: the baseline, the files on disk, and what the pass found so far."""
+
+    def __init__(self, store: Store, ws: Workspace, resolve: set[str], rehash: bool):
+        self.store, self.ws, self.resolve, self.rehash = store, ws, resolve, rehash
+        self.report = SyncReport()
+        self.rows = store.mirror_rows()
+        self.files = mirror_files(ws, self.report.links)
+        self.gone = {r["sha256"]: p for p, r in self.rows.items() if p not in self.files}
+        self.foreign = ignored_files(store)
+        self.foreign_now: dict[str, list[int]] = {}
+
+    def _foreign(self, rel: str, st) -> bool:
+        """A markdown file in logs/ that is not a dbglog file (seen before, or by its first bytes)."""
+        if self.foreign.get(rel) == [st.st_size, st.st_mtime_ns]:
+            self.foreign_now[rel] = self.foreign[rel]
+        elif looks_like_ours((self.ws.root / rel).read_bytes()):
+            return False
+        else:
+            self.foreign_now[rel] = [st.st_size, st.st_mtime_ns]
+        self.report.ignored.append(rel)
+        return True
+
+    def take_in(self, rel: str, st) -> None:
+        """One file: skipped when unchanged, moved when its bytes left another path, else parsed and
+        imported (a conflict when the database changed too)."""
+        store, row, forced = self.store, self.rows.get(rel), rel in self.resolve
+        if row is None and not forced and self._foreign(rel, st):
+            return
         if row is not None and row["size"] == st.st_size and row["mtime_ns"] == st.st_mtime_ns \
-                and rel not in resolve and not rehash:
-            continue
-        path = ws.root / rel
-        data = path.read_bytes()
-        digest = sha256(data)
-        if row is not None and digest == row["sha256"] and rel not in resolve:
+                and not forced and not self.rehash:
+            return
+        path = self.ws.root / rel
+        digest = sha256(path.read_bytes())
+        if row is not None and digest == row["sha256"] and not forced:
             if row["size"] != st.st_size or row["mtime_ns"] != st.st_mtime_ns:
                 store.set_mirror(rel, row["investigation_id"], st.st_size, st.st_mtime_ns, digest, row["rev"])
-            continue
-        if row is None and digest in gone and rel not in resolve:
-            old = rows[gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
+            return
+        if row is None and digest in self.gone and not forced:
+            old = self.rows[self.gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
             if store.exists(old["investigation_id"]):
                 store.set_mirror(rel, old["investigation_id"], st.st_size, st.st_mtime_ns, digest, old["rev"])
-                report.moved.append((old["path"], rel))
-                continue
+                self.report.moved.append((old["path"], rel))
+                return
         text = read_text(path, rel)
         check_markers(text, rel)
         inv = _mirror().parse(text, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
+        self._note(rel, row, inv, forced)
+        store.replace_investigation(inv)
+        store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+        if dirty:
+            rewrite(store, self.ws, rel, inv.id)
+
+    def _note(self, rel: str, row, inv, forced: bool) -> None:
+        """Say what taking ``inv`` in from ``rel`` is (added, imported, moved), or stop on a conflict."""
+        store, report = self.store, self.report
         if row is None:
             other = store.mirror_for(inv.id)
             if other is not None and other["path"] != rel:
-                if other["path"] in files:
+                if other["path"] in self.files:
                     raise DbglogError(
                         f"{rel} and {other['path']} both hold investigation {inv.id}; remove one of them")
                 report.moved.append((other["path"], rel))
@@ -207,43 +380,47 @@ def sync(store: Store, ws: Workspace, *, resolve: set[str] | None = None, rehash
                 report.imported.append(rel)
             else:
                 report.added.append(rel)
-        else:
-            if row["investigation_id"] == inv.id and store.exists(inv.id) \
-                    and store.rev(inv.id) != row["rev"] and rel not in resolve:
-                _write_conflict(store, ws, inv.id, rel)
-            report.imported.append(rel)
-        store.replace_investigation(inv)
-        store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
-        if dirty:
-            rewrite(store, ws, rel, inv.id)
-    if foreign_now != foreign:
-        store.set_meta(IGNORED_KEY, json.dumps(foreign_now) if foreign_now else None)
-    moved_from = {m[0] for m in report.moved}
-    for rel in sorted(set(rows) - set(files) - moved_from):
-        row = rows[rel]
-        if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory, a link)
-            raise DbglogError(f"{rel} is not a regular file (a directory?); move it away and restore the "
-                              f"investigation's file (git checkout -- {rel}, or `dbglog export`)")
-        if not prune:
-            report.missing.append(rel)
-            continue
-        inv_id = row["investigation_id"]
-        if store.exists(inv_id) and store.rev(inv_id) != row["rev"]:
-            raise DbglogError(
-                f"{rel} was deleted, but {inv_id} changed in the database since it was written; "
-                f"run `dbglog export` to write it back, or delete it from the database with a fresh prune "
-                f"after checking `dbglog show {inv_id}`")
-        store.delete_investigation(inv_id)
-        store.drop_mirror(rel)
-        report.pruned.append(rel)
-    for rel in sorted(resolve):
-        conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
-        if conflict.exists():
-            kept = ws.dir / "conflicts" / f"{conflict.name[:-3]}.{int(conflict.stat().st_mtime)}.md"
-            kept.parent.mkdir(exist_ok=True)
-            os.replace(conflict, kept)
-            report.resolved.append(str(kept.relative_to(ws.root)))
-    return report
+            return
+        if row["investigation_id"] == inv.id and store.exists(inv.id) \
+                and store.rev(inv.id) != row["rev"] and not forced:
+            _write_conflict(store, self.ws, inv.id, rel)
+        report.imported.append(rel)
+
+    def gone_files(self, prune: bool) -> None:
+        """Baseline files no longer on disk: missing, or (``prune``) their investigations deleted."""
+        store, report, ws = self.store, self.report, self.ws
+        moved_from = {m[0] for m in report.moved}
+        for rel in sorted(set(self.rows) - set(self.files) - moved_from):
+            row = self.rows[rel]
+            if os.path.islink(ws.root / rel):  # a link took the file's place: skipped like any link (links_warning)
+                continue
+            if os.path.lexists(ws.root / rel):  # something else took the file's place (a directory)
+                raise DbglogError(f"{rel} is not a regular file but a directory, where investigation "
+                                  f"{row['investigation_id']}'s file belongs; move it away, then restore the file "
+                                  f"(git checkout -- {rel}, or `dbglog export`)")
+            if not prune:
+                report.missing.append(rel)
+                continue
+            inv_id = row["investigation_id"]
+            if store.exists(inv_id) and store.rev(inv_id) != row["rev"]:
+                raise DbglogError(
+                    f"{rel} was deleted, but {inv_id} changed in the database since it was written; "
+                    f"run `dbglog export` to write it back, or delete it from the database with a fresh prune "
+                    f"after checking `dbglog show {inv_id}`")
+            store.delete_investigation(inv_id)
+            store.drop_mirror(rel)
+            report.pruned.append(rel)
+
+    def set_aside_resolved(self) -> None:
+        """``--resolve``: the conflict copies of the files taken as the truth go to .dbglog/conflicts/."""
+        ws = self.ws
+        for rel in sorted(self.resolve):
+            conflict = ws.root / (rel[: -len(".md")] + CONFLICT_SUFFIX)
+            if conflict.exists():
+                kept = ws.dir / "conflicts" / f"{conflict.name[:-3]}.{int(conflict.stat().st_mtime)}.md"
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(conflict, kept)
+                self.report.resolved.append(str(kept.relative_to(ws.root)))
 
 
 # --- git HEAD -----------------------------------------------------------------------
@@ -421,7 +598,7 @@ def set_aside_database(ws: Workspace) -> Path:
 
 def doctor(store: Store, ws: Workspace) -> list[dict]:
     """Every problem between `logs/` and the database, one dict per problem (empty: healthy)."""
-    problems = []
+    problems: list[dict] = []
 
     def add(kind, path, message):
         problems.append({"kind": kind, "path": path, "message": message})
@@ -429,7 +606,19 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     for rel in unmerged_logs(store, ws):
         add("unmerged", rel, f"unmerged in git (an unfinished merge): `git checkout -m -- {rel}` redoes it "
             f"with the dbglog merge driver; then `git add {rel}`")
+    _doctor_names(ws, add)
+    rows = store.mirror_rows()
+    files = mirror_files(ws)
+    ids = set(store.ids())
+    seen: dict[str, str] = {}
+    for rel in sorted(files):
+        _doctor_file(ws, rel, rows.get(rel), ids, seen, add)
+    _doctor_baseline(ws, rows, files, ids, add)
+    return problems
 
+
+def _doctor_names(ws: Workspace, add) -> None:
+    """What the names in logs/ say alone: conflict copies, symbolic links (what each is)."""
     try:
         names = sorted(os.listdir(ws.logs_dir))
     except FileNotFoundError:
@@ -438,43 +627,46 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
         if name.endswith(CONFLICT_SUFFIX):
             add("conflict-copy", f"logs/{name}",
                 "database side of a conflict; merge it into the file, delete it, run `dbglog sync --resolve FILE`")
-    rows = store.mirror_rows()
-    files = mirror_files(ws)
-    ids = set(store.ids())
-    seen: dict[str, str] = {}
-    for rel, _st in sorted(files.items()):
-        row = rows.get(rel)
-        path = ws.root / rel
+        elif os.path.islink(ws.logs_dir / name):
+            add("symlink", f"logs/{name}", link_problem(ws, f"logs/{name}"))
+
+
+def _doctor_file(ws: Workspace, rel: str, row, ids: set, seen: dict, add) -> None:
+    """One mirror file: unreadable, conflict markers, unparsable, a duplicate id, or not taken in."""
+    path = ws.root / rel
+    try:
+        data = path.read_bytes()
+        if row is not None and sha256(data) == row["sha256"]:
+            seen[row["investigation_id"]] = rel
+            return
+        if row is None and not looks_like_ours(data):
+            return  # not a dbglog file (see `dbglog sync`: reported as ignored)
+        text = read_text(path, rel)
+    except (OSError, DbglogError) as e:
+        add("unreadable", rel, str(e))
+        return
+    for kind, check in (("conflict-markers", check_markers), ("parse-error", _mirror().parse)):
         try:
-            data = path.read_bytes()
-            if row is not None and sha256(data) == row["sha256"]:
-                seen[row["investigation_id"]] = rel
-                continue
-            if row is None and not looks_like_ours(data):
-                continue  # not a dbglog file (see `dbglog sync`: reported as ignored)
-            text = read_text(path, rel)
-        except (OSError, DbglogError) as e:
-            add("unreadable", rel, str(e))
-            continue
-        try:
-            check_markers(text, rel)
+            inv = check(text, rel)
         except DbglogError as e:
-            add("conflict-markers", rel, str(e))
-            continue
-        try:
-            inv = _mirror().parse(text, rel)
-        except DbglogError as e:
-            add("parse-error", rel, str(e))
-            continue
-        if inv.id in seen:
-            add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
-        seen[inv.id] = rel
-        if row is not None:
-            add("unsynced", rel, "edited outside dbglog and not imported yet; run `dbglog sync`")
-        elif inv.id not in ids:
-            add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
+            add(kind, rel, str(e))
+            return
+    if inv.id in seen:
+        add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
+    seen[inv.id] = rel
+    if row is not None:
+        add("unsynced", rel, "edited outside dbglog and not imported yet; run `dbglog sync`")
+    elif inv.id not in ids:
+        add("unsynced", rel, "new file not imported yet; run `dbglog sync`")
+
+
+def _doctor_baseline(ws: Workspace, rows: dict, files: dict, ids: set, add) -> None:
+    """What the baseline says is gone: files missing or replaced, rows of unknown investigations,
+    investigations with no file."""
     for rel, row in sorted(rows.items()):
-        if rel not in files and os.path.lexists(ws.root / rel):
+        if rel not in files and os.path.islink(ws.root / rel):
+            pass  # (reported with the names, with what it is)
+        elif rel not in files and os.path.lexists(ws.root / rel):
             add("not-a-file", rel, f"not a regular file (a directory?) where {row['investigation_id']} is kept; "
                 "move it away and restore the file")
         elif rel not in files:
@@ -485,7 +677,6 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
     with_file = {r["investigation_id"] for r in rows.values()}
     for inv_id in sorted(ids - with_file):
         add("no-file", f"logs/{inv_id}.md", f"{inv_id} has no mirror file; `dbglog export` writes it")
-    return problems
 
 
 def rewrite(store: Store, ws: Workspace, rel: str, inv_id: str) -> None:

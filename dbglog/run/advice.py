@@ -107,7 +107,7 @@ def _search(rule: Advice, pattern: str, text: str, flags: int = 0, warnings: lis
     said in ``warnings`` (a rule that silently never fires would look like one that did not apply)."""
     if rule.source == "builtin":
         return re.search(pattern, text, flags) is not None
-    from dbglog.run import signatures
+    from dbglog.diagnose import signatures
 
     probe = signatures.Signature(name="advice", patterns=(pattern,), rank=0, flags=flags, source=rule.source)
     slow: list[str] = []
@@ -162,7 +162,7 @@ def _matches(rule: Advice, ctx: Context) -> dict | None:
 
 
 def _fill(template: str, ctx: Context, ev: dict) -> str:
-    from dbglog.run.evidence import short_kernel
+    from dbglog.diagnose.evidence import short_kernel
 
     run = ctx.run
     op = ev.get("op") or {}

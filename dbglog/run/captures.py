@@ -62,7 +62,7 @@ from dbglog.run import proctree
 from dbglog.util.errors import DbglogError
 
 if TYPE_CHECKING:  # at run time imported where a hang's stacks are read (_stacks)
-    from dbglog.run import evidence
+    from dbglog.diagnose import evidence
 
 # Device files a GPU worker holds open: ROCm's KFD and render nodes, NVIDIA's device nodes.
 DEVICE_PATTERNS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
@@ -276,7 +276,21 @@ def _py_spy(ctx: Context) -> list[dict]:
     pys = [p for p in procs if is_python(p)]
     if not pys:
         return [{"name": "py-spy", "status": "skipped", "path": None, "note": "no Python process in the tree"}]
-    return [ctx.tool("py-spy", p, [exe, "dump", "--pid", str(p.pid)], note=note) for p in pys]
+    out = []
+    for p in pys:  # full file names: the hang verdict reads the source line a blocked thread sits on
+        c = ctx.tool("py-spy", p, [exe, "dump", "--full-filenames", "--pid", str(p.pid)], note=note)
+        if c["status"] == "failed" and "full-filenames" in _head(c["path"]):  # a py-spy older than the flag
+            c = ctx.tool("py-spy", p, [exe, "dump", "--pid", str(p.pid)], note=note)
+        out.append(c)
+    return out
+
+
+def _head(path: str | None) -> str:
+    try:
+        with open(path or "", errors="replace") as f:
+            return f.read(2000)
+    except OSError:
+        return ""
 
 
 SITECUSTOMIZE = '''\
@@ -420,8 +434,9 @@ def _gdb(ctx: Context) -> list[dict]:
     return out
 
 
+# `info line *$pc` in every thread: each wave's PC as file:line (the seeds' PC -> source step)
 ROCGDB_SCRIPT = ("set pagination off", "info agents", "info dispatches", "info queues", "info threads", "bt",
-                 "detach")
+                 "thread apply all info line *$pc", "detach")
 
 
 def _rocgdb_check(env: dict) -> tuple[str | None, str | None]:
@@ -469,61 +484,144 @@ def _cuda_coredump_env(run_dir: Path, base_env: dict) -> dict:
     }
 
 
-def _cuda_coredump(ctx: Context) -> list[dict]:
-    """Write 1 MiB into each process's core-dump pipe (a terminal capture: the dump aborts the
-    process, which is why the runner fixed the outcome before calling us)."""
-    run_dir = ctx.run_dir
+def _coredump_pipes(ctx: Context) -> tuple[set[str], set[int]]:
+    """The core-dump pipes the processes hold open (and the files the run folder has), and the pids
+    that hold one (the processes the dump will end)."""
     pipes: set[str] = set()
+    holders: set[int] = set()
     for p in ctx.procs:
         try:
-            for fd in os.listdir(f"/proc/{p.pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if "cuda_coredump_pipe_" in target:
-                    pipes.add(target.split(" (deleted)")[0])
+            fds = os.listdir(f"/proc/{p.pid}/fd")
         except OSError:
             continue
-    for f in run_dir.glob("cuda_coredump_pipe_*"):
-        pipes.add(str(f))
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{p.pid}/fd/{fd}")
+            except OSError:
+                continue
+            if "cuda_coredump_pipe_" in target:
+                pipes.add(target.split(" (deleted)")[0])
+                holders.add(p.pid)
+    pipes.update(str(f) for f in ctx.run_dir.glob("cuda_coredump_pipe_*"))
+    return pipes, holders
+
+
+def _trigger(pipe: str, deadline: float) -> dict:
+    """Write 1 MiB into one core-dump pipe, like the documented `dd bs=1M count=1` (a short echo
+    may not trigger it)."""
+    try:
+        fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        return {"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"}
+    chunk, sent = b"\0" * 65536, 0
+    try:
+        while sent < 1 << 20 and time.monotonic() < deadline:
+            try:
+                sent += os.write(fd, chunk)
+            except BlockingIOError:
+                time.sleep(0.01)
+            except OSError:
+                break  # reader went away: the dump started and the process is exiting
+    finally:
+        os.close(fd)
+    return {"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None}
+
+
+def _dump_done(ctx: Context, holders: set[int], sizes: dict) -> bool:
+    """The dump is finished when the log says so, when every process that held a pipe has gone
+    (the dump ends it), or when the dump files stopped growing (a launcher that stays alive must
+    not hold the capture for its whole time limit)."""
+    tail = ctx.tail()
+    if b"coredump: All done" in tail or b"Writing done" in tail or not ctx.tree.alive():
+        return True
+    alive = {p.pid for p in ctx.tree.alive()}
+    if holders and not holders & alive:
+        return True
+    now = {str(f): _size(f) for f in ctx.run_dir.glob("cuda_coredump_*") if "pipe" not in f.name}
+    settled = bool(now) and now == sizes.get("last") and time.monotonic() - sizes.get("since", 0) >= 0.5
+    if now != sizes.get("last"):
+        sizes.update(last=now, since=time.monotonic())
+    return settled
+
+
+def _cuda_coredump(ctx: Context) -> list[dict]:
+    """Write 1 MiB into each process's core-dump pipe (a terminal capture: the dump aborts the
+    process, which is why the runner fixed the outcome before calling us), then wait until the
+    dump is done -- bounded, and no longer than it takes."""
+    pipes, holders = _coredump_pipes(ctx)
     if not pipes:
         return [{"name": "cuda-coredump", "status": "skipped", "path": None,
                  "note": "no CUDA core-dump pipe found (no process created a CUDA context?)"}]
-    out = []
     deadline = time.monotonic() + ctx.limit
-    chunk = b"\0" * 65536
-    for pipe in sorted(pipes):
-        try:
-            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as e:
-            out.append({"name": "cuda-coredump", "status": "failed", "path": pipe, "note": f"cannot open pipe: {e}"})
-            continue
-        sent = 0
-        try:
-            # 1 MiB, like the documented `dd bs=1M count=1`: a short echo may not trigger it.
-            while sent < 1 << 20 and time.monotonic() < deadline:
-                try:
-                    sent += os.write(fd, chunk)
-                except BlockingIOError:
-                    time.sleep(0.01)
-                except OSError:
-                    break  # reader went away: the dump started and the process is exiting
-        finally:
-            os.close(fd)
-        out.append({"name": "cuda-coredump", "status": "triggered", "path": pipe, "note": None})
-    # Bounded wait for the dump to finish: progress lines or the process going away.
-    while time.monotonic() < deadline:
-        tail = ctx.tail()
-        if b"coredump: All done" in tail or b"Writing done" in tail or not ctx.tree.alive():
-            break
+    out = [_trigger(pipe, deadline) for pipe in sorted(pipes)]
+    sizes: dict = {}
+    while time.monotonic() < deadline and not _dump_done(ctx, holders, sizes):
         time.sleep(0.05)
-    dumps = sorted(str(f) for f in run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
+    dumps = sorted(str(f) for f in ctx.run_dir.glob("cuda_coredump_*") if "pipe" not in f.name)
     for c in out:
         if c["status"] == "triggered":
             c["status"] = "ok" if dumps else "triggered"
             c["dumps"] = dumps
     return out
+
+
+# GPU state at failure time: use and VRAM per GPU, and the kernel log's GPU lines since the run started.
+def _run_started(run_dir: Path) -> float | None:
+    """The run's start, from its folder's name (runner.new_run_id: local time, to the second)."""
+    m = re.match(r"(\d{8}-\d{6})-", run_dir.name)
+    try:
+        return time.mktime(time.strptime(m.group(1), "%Y%m%d-%H%M%S")) if m else None
+    except ValueError:
+        return None
+
+
+def _kernel_log(ctx: Context, out_dir: Path) -> dict:
+    """dmesg (or journalctl -k) filtered to the GPU lines stamped since the run started."""
+    from dbglog.diagnose import gpustate
+
+    since = _run_started(ctx.run_dir)
+    path = out_dir / "gpu-state.kernel-log.txt"
+    for argv in (["dmesg", "--time-format", "iso"], ["journalctl", "-k", "-o", "short-iso", "--no-pager"]
+                 + ([f"--since=@{int(since)}"] if since else [])):
+        exe = which(argv[0])
+        if not exe:
+            continue
+        status, note = run_limited([exe, *argv[1:]], path, min(ctx.limit, 10.0))
+        text = path.read_text(errors="replace") if path.exists() else ""
+        if status != "ok" or not text.strip():
+            continue
+        lines, older = gpustate.kernel_lines_since(text, since)
+        path.write_text("\n".join(lines) + ("\n" if lines else ""))
+        return {"name": "gpu-state:kernel-log", "status": "ok", "path": str(path),
+                "note": (f"{len(lines)} amdgpu/xnack/Xid line(s) since the run started" if lines
+                         else "no amdgpu/xnack/Xid line since the run started")
+                + (f" ({older} older left out)" if older else "")}
+    return {"name": "gpu-state:kernel-log", "status": "missing", "path": None,
+            "note": "the kernel log could not be read (no dmesg/journalctl, or no permission)"}
+
+
+def _gpu_state(ctx: Context) -> list[dict]:
+    from dbglog.diagnose import gpustate
+
+    out_dir = ctx.hang_dir if ctx.reason != "end" else ctx.run_dir
+    limit = min(ctx.limit, 10.0)  # an smi tool can hang after an Xid: bounded
+    out = []
+    for tool, argv, name in (("nvidia-smi", [f"--query-gpu={gpustate.QUERY_FIELDS}", "--format=csv"], "nvidia-smi"),
+                             ("rocm-smi", ["--showuse", "--showmeminfo", "vram"], "rocm-smi")):
+        exe = which(tool)
+        if exe:
+            path = out_dir / f"gpu-state.{name}.txt"
+            status, note = run_limited([exe, *argv], path, limit)
+            out.append({"name": f"gpu-state:{name}", "status": status, "path": str(path), "note": note})
+    if not out:
+        out.append({"name": "gpu-state", "status": "missing", "path": None,
+                    "note": "neither nvidia-smi nor rocm-smi is installed: no GPU use or VRAM recorded"})
+    out.append(_kernel_log(ctx, out_dir))
+    return out
+
+
+def _gpu_state_after(ctx: Context) -> tuple[list[dict], list[dict]]:
+    return _gpu_state(ctx), []
 
 
 register(Preset("py-spy", "py-spy dump of the GPU workers' Python stacks (non-destructive)", order=10,
@@ -577,6 +675,10 @@ def _cuda_coredump_after(ctx: Context) -> tuple[list[dict], list[dict]]:
 register(Preset("cuda-coredump", "CUDA core dump on exception, and a user-triggered one on hang (aborts it)",
                 order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump,
                 after=_cuda_coredump_after))
+# (registered last: the presets' listing keeps its order; order=5 runs it first on a hang, passive)
+register(Preset("gpu-state", "GPU use and VRAM (nvidia-smi / rocm-smi) and the kernel log's amdgpu/xnack/Xid lines "
+                "since the run started, at the hang and after the run", order=5, targets="tree",
+                on_hang=_gpu_state, after=_gpu_state_after))
 
 
 # --- taking them --------------------------------------------------------------------------------
@@ -587,6 +689,8 @@ def take(tree, run_dir: Path, presets: Sequence[str], commands: Sequence[str], l
     presets by ``order`` with the user's ``--on-hang`` commands between the non-destructive and the
     invasive ones), then the stuck-process guess (a capture named ``stuck``, second in the list)."""
     env = dict(env if env is not None else os.environ)
+    if reason == "hang" and "gpu-state" not in presets and (which("nvidia-smi") or which("rocm-smi")):
+        presets = [*presets, "gpu-state"]  # the GPU state at failure time, by default where the tools exist
     tree.snapshot()
     tree.scan_marker()
     ctx = Context(tree=tree, run_dir=Path(run_dir), limit=limit, env=env, reason=reason, tail=tail,
@@ -674,7 +778,7 @@ def _frame(f: evidence.Frame) -> str:
 def _stacks(text: str) -> list[tuple[evidence.Thread, list[str]]]:
     """The dump's threads that have frames (read by evidence.split_threads), frames formatted."""
     # imported here, after a hang: every run imports this module, and evidence compiles ~85 patterns
-    from dbglog.run import evidence
+    from dbglog.diagnose import evidence
 
     return [(t, [_frame(f) for f in t.frames]) for t in evidence.split_threads(text, max_frames=None) if t.frames]
 
@@ -729,15 +833,11 @@ def _where(frame: str) -> str:
     return re.sub(r":\d+\)$", ")", frame)
 
 
-# A thread's header in a faulthandler dump (all_threads=True; "Stack" without it).
-_FH_HEAD = re.compile(r"^(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ |Stack )\(most recent call first\):$", re.M)
-
-
 def fh_dumps(text: str) -> list[str]:
-    """The dumps in a faulthandler file, split by their shape: inside one dump a blank line comes
-    before each further thread's header; a new dump's header follows the last frame line directly."""
-    starts = [m.start() for m in _FH_HEAD.finditer(text) if m.start() == 0 or text[m.start() - 2:m.start()] != "\n\n"]
-    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    """The dumps in a faulthandler file (dbglog.diagnose.threads.fh_dumps)."""
+    from dbglog.diagnose import threads
+
+    return threads.fh_dumps(text)
 
 
 def _fh_samples(path: str, first_bytes: int) -> tuple[list[str], list[str]]:
@@ -778,16 +878,13 @@ def _serving(procs) -> dict[int, int]:
     return out
 
 
-def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
-    """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
-    stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
-    CPU (>= 30 %: a spin, a livelock, a GPU busy-wait) +3, else the busiest +1, holds a connection it
-    accepted (a client waits on it) +1, waiting for its children (wchan do_wait) -2; at equal
-    scores a leaf of the tree before a parent."""
-    if not rows:
-        return None
+def _capture_stacks(caps: list[dict]) -> tuple[dict, dict, dict]:
+    """Per pid, from the stack captures: (source path, frames) of the thread that matters most (a
+    suspect blocked in the program's code first), whether the stack moved between samples, and why
+    a suspect is one."""
     stacks: dict[int, tuple[str, list[str]]] = {}  # pid -> (source path, frames)
     moved: dict[int, bool] = {}
+    blocked: dict[int, str] = {}  # pid -> why its suspect thread is one
     for c in caps:
         path, name = c.get("path"), c.get("name", "")
         if not path or ":" not in name or c.get("status") != "ok":
@@ -806,10 +903,57 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
                 frames = main_frames(Path(path).read_text(errors="replace"))
             except OSError:
                 frames = []
+        suspect = _suspect(path, pid)
+        if suspect:  # a thread blocked in the program's code is the stuck spot, not an idle main loop
+            frames, blocked[pid] = suspect
         # Python frames say more than C frames of the interpreter: keep the first source with them.
         if frames and (pid not in stacks or (not any(".py" in f for f in stacks[pid][1])
                                             and any(".py" in f for f in frames))):
             stacks[pid] = (path, frames)
+    return stacks, moved, blocked
+
+
+def _score(r: dict, seen: dict) -> tuple[int, list[str]]:
+    """One process's score for the stuck-process guess and the reasons (name_stuck's table)."""
+    pid, why, score = r["pid"], [], 0
+    moved, cpu = seen["moved"], seen["cpu"]
+    if moved.get(pid) is False:
+        score += 2
+        why.append("stack unchanged between two samples")
+    elif moved.get(pid):
+        score -= 3
+    if r.get("gpu_devices"):
+        score += 2
+        why.append("holds " + ", ".join(r["gpu_devices"][:2]))
+    if r.get("status") == "disk-sleep":
+        score += 3
+        why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
+    if cpu.get(pid, 0.0) >= 0.3:
+        score += 3
+        why.append(f"busy on CPU ({cpu[pid]:.0%})")
+    elif pid == seen["busiest"]:
+        score += 1
+        why.append(f"busiest on CPU ({cpu[pid]:.0%})")
+    if pid in seen["blocked"]:  # a thread blocked in the program's own code (the hang verdict)
+        score += 2
+        why.append(seen["blocked"][pid])
+    if pid in seen["serving"]:
+        score += 1
+        why.append(f"a client waits on it (accepted connection on port {seen['serving'][pid]})")
+    if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
+        score -= 2
+    return score, why
+
+
+def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, later: dict) -> dict | None:
+    """Guess which process the hang is in, from what the captures saw. Scored, highest wins:
+    stack unchanged between two samples +2 (moved -3), holds a GPU device +2, state D +3, busy on
+    CPU (>= 30 %: a spin, a livelock, a GPU busy-wait) +3, else the busiest +1, holds a connection it
+    accepted (a client waits on it) +1, waiting for its children (wchan do_wait) -2; at equal
+    scores a leaf of the tree before a parent."""
+    if not rows:
+        return None
+    stacks, moved, blocked = _capture_stacks(caps)
     pids = [r["pid"] for r in rows]
     ppids = {}
     for p in ctx.procs:
@@ -826,32 +970,11 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
                 cpu[pid] = (c1 - c0) / (t1 - t0)
     busiest = max(cpu, key=cpu.get) if cpu and max(cpu.values()) >= 0.1 else None
     serving = _serving(ctx.procs)
+    seen = {"moved": moved, "cpu": cpu, "busiest": busiest, "blocked": blocked, "serving": serving}
     scored = []
     for r in rows:
-        pid, why, score = r["pid"], [], 0
-        if moved.get(pid) is False:
-            score += 2
-            why.append("stack unchanged between two samples")
-        elif moved.get(pid):
-            score -= 3
-        if r.get("gpu_devices"):
-            score += 2
-            why.append("holds " + ", ".join(r["gpu_devices"][:2]))
-        if r.get("status") == "disk-sleep":
-            score += 3
-            why.append(f"in uninterruptible wait (state D, {r.get('wchan') or '?'})")
-        if cpu.get(pid, 0.0) >= 0.3:
-            score += 3
-            why.append(f"busy on CPU ({cpu[pid]:.0%})")
-        elif pid == busiest:
-            score += 1
-            why.append(f"busiest on CPU ({cpu[pid]:.0%})")
-        if pid in serving:
-            score += 1
-            why.append(f"a client waits on it (accepted connection on port {serving[pid]})")
-        if (r.get("wchan") or "") in ("do_wait", "kernel_wait4"):
-            score -= 2
-        scored.append((score, pid not in parents, pid in stacks, -pid, pid, why, r))
+        score, why = _score(r, seen)
+        scored.append((score, r["pid"] not in parents, r["pid"] in stacks, -r["pid"], r["pid"], why, r))
     scored.sort(reverse=True)
     score, _, _, _, pid, why, row = scored[0]
     path, frames = stacks.get(pid, (None, []))
@@ -863,6 +986,25 @@ def name_stuck(ctx: Context, rows: list[dict], caps: list[dict], before: dict, l
     # already another capture's.
     return {"name": "stuck", "status": "ok", "path": None, "source": path, "pid": pid, "cmdline": (row.get("cmdline") or "")[:300],
             "frames": frames[:8], "reason": "guess: " + "; ".join(why), "note": None}
+
+
+def _suspect(path: str, pid: int) -> tuple[list[str], str] | None:
+    """The frames of the dump's first suspect thread (dbglog.diagnose.threads) and why."""
+    from dbglog.diagnose import threads
+
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return None
+    try:  # relative source paths (python ../x.py) are the process's own: read them from its cwd
+        roots: tuple[str, ...] = (os.readlink(f"/proc/{pid}/cwd"),)
+    except OSError:
+        roots = ()
+    found = threads.first_suspect(text, roots=roots)
+    if not found:
+        return None
+    t, why = found
+    return [_frame(f) for f in t.frames], why
 
 
 def pick_stuck(caps: Sequence[dict]) -> dict | None:

@@ -192,6 +192,18 @@ def _rocm(timeout):
     return info
 
 
+def _topology(timeout):
+    """How the GPUs are connected (NVLink / PCIe / NUMA affinity; XGMI hops on AMD), as the tools
+    print it: the seeds' environment step (`nvidia-smi topo -m`, `rocm-smi --showtopo`). Raw text,
+    cut at 6000 characters; absent when the tool is not installed or fails."""
+    info = {}
+    for key, cmd in (("nvidia_topology", ["nvidia-smi", "topo", "-m"]), ("amd_topology", ["rocm-smi", "--showtopo"])):
+        rc, out, _ = probe(cmd, timeout)
+        if rc == 0 and out.strip():
+            info[key] = out.strip()[:6000]
+    return info
+
+
 def _version_line(text: str) -> str | None:
     """The first line of ``--version`` output that carries a dotted version number."""
     for line in (text or "").splitlines():
@@ -337,6 +349,7 @@ def collect(timeout: float = 5.0, python: str | None = None, *, cwd: str | Path 
         "nvcc": lambda: _nvcc(timeout),
         "rocm": lambda: _rocm(timeout),
         "tools": lambda: _debug_tools(timeout),
+        "topology": lambda: _topology(timeout),
     }
     if python:
         jobs["child"] = lambda: _python_child(python, timeout, torch_probe)

@@ -71,7 +71,7 @@ def dumps(run_dir: Path) -> list[Path]:
 def parse_verdict(text: str) -> dict | None:
     """The first mismatch in an fr_trace report: {"collective", "missing_ranks", "group", "seq"}
     (read by dbglog.run.evidence, which also reads reports pasted into ``signature test``)."""
-    from dbglog.run.evidence import fr_trace_verdict
+    from dbglog.diagnose.evidence import fr_trace_verdict
 
     return fr_trace_verdict(text)
 
@@ -122,6 +122,6 @@ def collect(run_dir: Path, limit: float = 60.0, python: str | None = None) -> tu
 
 def evidence(verdict: dict) -> dict:
     """The verdict as an evidence record (the shape of dbglog/run/evidence.py's entries)."""
-    from dbglog.run.evidence import fr_trace_evidence
+    from dbglog.diagnose.evidence import fr_trace_evidence
 
     return fr_trace_evidence(verdict)

@@ -607,3 +607,136 @@ def kill_marked(var: str, value: str, grace: float = 2.0) -> list[dict]:
                 pass
         tree.wait_gone(3.0)
     return [proc_state(p) for p in tree.alive()]
+
+
+# --- one supervision for every entry point (issue 30) -------------------------------------------
+# A stop signal is delivered to the main thread only, while an MCP tool (or a bisection's --jobs
+# step) supervises its run on a worker thread: each supervision registers here, and whoever holds
+# the main thread's handler (the CLI's trap, the MCP server) asks every one of them to stop; their
+# watch loops see it within one poll and kill their trees as for a Ctrl-C.
+
+SUPERVISING: "weakref.WeakSet" = weakref.WeakSet()  # live supervisions: each has ``request_stop(signum)``
+
+
+STOPPING: list[int] = []  # set for good by a server on its way out: a run starting now stops at once
+
+
+def stop_all(signum: int, for_good: bool = False) -> int:
+    """Ask every supervision in this process to stop its run as if ``signum`` had reached it;
+    returns how many were asked. ``for_good``: runs that start later stop too (a server exiting)."""
+    if for_good and not STOPPING:
+        STOPPING.append(signum)
+    runs = list(SUPERVISING)
+    for s in runs:
+        s.request_stop(signum)
+    return len(runs)
+
+
+_PRCTL: list = []
+
+
+def _prctl():
+    if not _PRCTL:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None, use_errno=True).prctl
+            except (OSError, AttributeError):
+                fn = None
+        _PRCTL.append(fn)
+    return _PRCTL[0]
+
+
+def die_with_parent():
+    """A ``preexec_fn`` giving the child a parent-death signal (Linux ``PR_SET_PDEATHSIG``): if dbglog
+    is killed with -9, the kernel SIGKILLs the repro's root at once; what the root started carries the
+    run's marker variable and is stopped by the next command (``reap_orphans``). None elsewhere.
+    The signal comes when the *thread* that forked ends, and every caller waits for its run on the
+    thread that started it (the CLI, an MCP worker, a bisection slot)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, int(_signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # dbglog died between the fork and the prctl: nobody supervises us
+            os._exit(255)
+    return preexec
+
+
+# --- runs whose supervisor was killed: a registry per workspace ---------------------------------
+# ``.dbglog/live/<run id>.json`` exists while a run is supervised (written after the spawn, removed
+# when the run is reaped). A command that finds one whose supervisor is gone (kill -9, OOM killer)
+# stops what is left of the run by its marker variable and has it recorded as interrupted. An empty
+# directory costs one scandir per command.
+
+def live_enter(live_dir: Path, run_id: str, pid: int, run_dir: Path, cmd, marker_var: str) -> Path | None:
+    """Register a supervised run; returns the entry to remove when it ends (None: could not write)."""
+    import json
+
+    entry = Path(live_dir) / f"{run_id}.json"
+    me = os.getpid()
+    data = {"run_id": run_id, "pid": pid, "run_dir": str(run_dir), "cmd": list(cmd), "marker_var": marker_var,
+            "supervisor": me, "supervisor_started": create_time(me), "started": time.time()}
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_name(f".{entry.name}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, entry)
+    except OSError:
+        return None
+    return entry
+
+
+def live_leave(entry: Path | None) -> None:
+    if entry is not None:
+        try:
+            os.unlink(entry)
+        except OSError:
+            pass
+
+
+def orphaned_runs(live_dir: Path) -> list[dict]:
+    """The registered runs whose supervisor is no longer alive, each claimed for this process (the
+    entry renamed, so two commands never stop and record the same run twice)."""
+    import json
+
+    try:
+        names = [e.name for e in os.scandir(live_dir) if e.name.endswith(".json") and not e.name.startswith(".")]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = Path(live_dir) / name
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if alive(data.get("supervisor"), data.get("supervisor_started")):
+            continue
+        claimed = path.with_name(f".{name}.{os.getpid()}.claimed")
+        try:
+            os.rename(path, claimed)
+        except OSError:
+            continue  # another command took it
+        data["_entry"] = str(claimed)
+        out.append(data)
+    return out
+
+
+def stop_orphan(data: dict, grace: float = 2.0) -> list[dict]:
+    """Stop what is left of an orphaned run: every process carrying its marker variable (the root
+    itself died with its supervisor, ``die_with_parent``)."""
+    # (not the root's process group by number: the root is dead, and its pid may be another's now)
+    var, run_id = data.get("marker_var") or "DBGLOG_RUN_ID", str(data.get("run_id"))
+    # (a server-shaped repro's server carries its own value: serve.Server)
+    return kill_marked(var, run_id, grace=grace) + kill_marked(var, f"{run_id}-server", grace=grace)
+
+
+def stopped_processes(data: dict) -> int:
+    """How many processes of an orphaned run are alive right now (before ``stop_orphan``)."""
+    var, run_id = data.get("marker_var") or "DBGLOG_RUN_ID", str(data.get("run_id"))
+    return len(pids_with_env(var, run_id)) + len(pids_with_env(var, f"{run_id}-server"))

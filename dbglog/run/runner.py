@@ -21,6 +21,7 @@ Rules from /work/shared/reference/gpu-debug-practice.md §2, §4 and §5:
 from __future__ import annotations
 
 import collections
+import contextvars
 import datetime as _dt
 import fnmatch
 import json
@@ -187,7 +188,21 @@ def git_bisect_exit(result: RunResult, expect: str | None = None) -> int:
         return 125
     if expect is not None:
         return 1 if matches_expect(result, expect) else 125
+    never_ready = result.outcome in ("server_died", "server_not_ready") and (result.server or {}).get("ready_s") is None
+    if never_ready or build_break(result):
+        return 125  # the commit cannot be tested: git must not blame a build break
     return 1
+
+
+#: signatures of a program that could not even load: a build break, not the bug being hunted
+BUILD_BREAKS = ("py.traceback:SyntaxError", "py.traceback:IndentationError", "py.traceback:ImportError",
+                "py.traceback:ModuleNotFoundError", "py.traceback:TabError")
+
+
+def build_break(result: RunResult) -> bool:
+    """A run (or its server, for a server-shaped repro) that died of a build break."""
+    sigs = {result.signature or ""} | {(result.server or {}).get("signature") or ""}
+    return any(s.split(" ")[0] in BUILD_BREAKS for s in sigs)
 
 
 # --- output capture ---------------------------------------------------------------------------
@@ -431,7 +446,7 @@ def _dmesg_oom(pids: Iterable[int]) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     pids = set(pids)
-    from dbglog.run.signatures import BUILTIN
+    from dbglog.diagnose.signatures import BUILTIN
 
     rx = next(s for s in BUILTIN if s.name == "oom.host_killer").compiled()[0]
     for m in rx.finditer(p.stdout or ""):
@@ -457,6 +472,18 @@ def _git_state(cwd: Path) -> tuple[str | None, bool | None]:
 
 
 # --- run --------------------------------------------------------------------------------------
+
+# What a front end shows while the run's output is read after the repro ended (issue 30: 200 MB of
+# output used to mean 19 silent seconds). A callable taking the phase's words, or None when the
+# post-processing is over; set by the CLI around one command (cli/progress.py), unset elsewhere.
+POST_PROGRESS: contextvars.ContextVar = contextvars.ContextVar("dbglog_post_progress", default=None)
+
+
+def post_phase(words: str | None) -> None:
+    report = POST_PROGRESS.get()
+    if report is not None:
+        report(words)
+
 
 def warm() -> None:
     """Load now what the first supervised run would load as it starts (the modules of its
@@ -574,7 +601,7 @@ def build_env(run_dir: Path, env_overrides: dict, presets: Sequence[str], escala
 
 def run(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str, cwd: Path | str | None = None,
         env_overrides: dict | None = None, run_id: str | None = None, signatures=None, escalation: dict | None = None,
-        companion=None, launch=None, **changes) -> RunResult:
+        companion=None, launch=None, live_dir: Path | None = None, **changes) -> RunResult:
     """Run ``cmd`` (an argument list) under supervision, as ``opts`` says (:class:`RunOptions`), and
     classify how it ended. ``changes``: RunOptions fields by name (a library caller's keywords), laid
     over ``opts``.
@@ -592,12 +619,16 @@ def run(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | s
     ``(outcome, note)``, its ``last_output()`` counts as output, its ``hang_captures(...)`` run first on a
     hang; ``launch``: a cluster launcher's hook (``slurm.Step``): the repro runs on a node, so it adds its
     flags to the argv, captures and cancels there on a hang or an interrupt, and ``settle``s the record.
+    ``live_dir``: the workspace's registry of supervised runs (``proctree.live_enter``), so that a
+    command after a kill -9 of this process stops and records what this run left; the caller removes
+    the entry once the run is recorded (``proctree.live_leave``).
     """
     opts = RunOptions.of(opts, **changes)
     if isinstance(cmd, (str, bytes)) or not cmd:
         raise DbglogError("the command must be a non-empty argument list; put the repro after --")
     s = _Supervision([os.fspath(c) for c in cmd], opts, run_dir=run_dir, cwd=cwd, env_overrides=env_overrides,
                      signatures=signatures, run_id=run_id, companion=companion, escalation=escalation, launch=launch)
+    s.live_dir = live_dir
     s.prepare(opts.git_info, opts.preflight_check, opts.core_dumps)
     if not s.start():  # no such directory or command: recorded as an error run
         return s.result
@@ -607,10 +638,12 @@ def run(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | s
     except BaseException as e:
         s.stop_on_interrupt(e)  # never leaves the repro running; re-raises what is not a stop
     finally:
+        post_phase("reading the run's output")
         s.reap()  # wait, drain the pipes, close the files
     if s.interrupted is not None:
         s.raise_interrupted()
     s.classify()
+    post_phase("redacting and classifying the output")
     return s.finish()
 
 
@@ -640,6 +673,14 @@ class _Supervision:
         self.rc: int | None = None
         self.interrupted: Interrupted | None = None
         self.pump: _Pump | None = None
+        self.stop_signum: int | None = None  # a stop signal that reached another thread (proctree.stop_all)
+        self.live_dir: Path | None = None
+        self.live_entry: Path | None = None
+
+    def request_stop(self, signum: int) -> None:
+        """Stop this run as if ``signum`` had reached its thread (the watch loop raises it)."""
+        if self.stop_signum is None:
+            self.stop_signum = signum
 
     def prepare(self, git_info: bool, preflight_check: bool, core_dumps: bool) -> None:
         """The record, the environment, the pre-flight checks."""
@@ -698,7 +739,7 @@ class _Supervision:
             with preflight.core_limit(self.core_dumps):  # the child inherits the limit
                 self.proc = proc = proctree.start(lambda: subprocess.Popen(
                     argv, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, start_new_session=True))
+                    stderr=subprocess.PIPE, start_new_session=True, preexec_fn=proctree.die_with_parent()))
         except OSError as e:
             _untrap(self.trapped)
             for s in (*self.sinks.values(), self.merged):
@@ -724,6 +765,9 @@ class _Supervision:
                           self.merged, self.echo, cap)
         self.pump.start()
         self.tree = _Tree(proc.pid, self.run_id, started_epoch)
+        proctree.SUPERVISING.add(self)
+        if self.live_dir is not None:
+            self.live_entry = proctree.live_enter(self.live_dir, self.run_id, proc.pid, rd, self.cmd, RUN_ID_VAR)
         try:
             self.pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
@@ -738,6 +782,8 @@ class _Supervision:
         deadline = None if self.timeout is None else self.t0 + self.timeout
         interval = 0.02
         while True:
+            if self.stop_signum is not None or proctree.STOPPING:
+                raise Interrupted(self.stop_signum or proctree.STOPPING[0])
             wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
             self.rc = _wait_exit(proc, self.pidfd, wait)
             if self.rc is not None:
@@ -820,6 +866,7 @@ class _Supervision:
 
     def reap(self) -> None:
         result, proc, pump = self.result, self.proc, self.pump
+        proctree.SUPERVISING.discard(self)
         if self.pidfd is not None:
             os.close(self.pidfd)
         try:
@@ -958,22 +1005,17 @@ def _redact_outputs(result: RunResult) -> bytes:
         except OSError:
             continue
     for name, path in files:
-        try:
-            raw = path.read_bytes()
-        except OSError:
+        try:  # streamed, a block at a time: bounded memory, and only lines near a hint are read closely
+            redact.redact_file(path)
+        except FileNotFoundError:
             continue
-        text = raw.decode("utf-8", "surrogateescape")
-        clean = redact.redact(text)
-        if clean != text:
-            raw = clean.encode("utf-8", "surrogateescape")
-            from dbglog.util.fsutil import atomic_write
-
-            try:
-                atomic_write(path, raw)
-            except OSError as e:  # (a full disk: the file is still the repro's own; say so)
-                result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
+        except OSError as e:  # (a full disk: the file is still the repro's own; say so)
+            result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
         if name == "output":
-            data = raw
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = b""
     return data
 
 
@@ -983,7 +1025,7 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
     data = _redact_outputs(result)
     api_logs = sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else []
     if data or api_logs:  # a silent run without kernel-API logs has nothing to classify: not even the import
-        from dbglog.run import signatures as sigmod
+        from dbglog.diagnose import signatures as sigmod
     warns: list[str] = []
     match = sigmod.classify_text(data, signatures, warnings=warns) if data else None
     result.notes.extend(warns)  # e.g. a user signature whose regex ran out of its time budget
@@ -1024,7 +1066,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
         if not files and not result.kernel_api and not data:
             found = []  # nothing to read: not even the import (its ~85 patterns compile at import)
         else:
-            from dbglog.run import evidence as evmod
+            from dbglog.diagnose import evidence as evmod
 
             if not files and not evmod.may_hold_dump(data):
                 # extract() would find nothing either (no capture file, no text any parser reads):
@@ -1033,7 +1075,7 @@ def _evidence(result: RunResult, run_dir: Path, data: bytes) -> None:
             else:
                 env = {**os.environ, **{k: v for k, v in result.env_overrides.items() if v is not None}}
                 found = evmod.extract(data, files=files, save_dirs=evmod.code_object_dirs(env, result.cwd or "."),
-                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir),
+                                      config_path=evmod.config_near(run_dir), cwd=str(run_dir), roots=(result.cwd or ".",),
                                       run_tools=os.environ.get("DBGLOG_EVIDENCE_TOOLS", "1") != "0")
             found.extend(evmod.kernel_api_evidence(b) for b in result.kernel_api)
     except Exception as e:  # evidence must never cost the run its record
@@ -1070,6 +1112,8 @@ class RepeatResult:
         """The common exit code of the repeats; repeats that disagree are 1 (125 for git bisect:
         a flaky commit is not evidence either way)."""
         codes = {git_bisect_exit(r, expect) if git_bisect else exit_code_plain(r) for r in self.results}
+        if git_bisect and 1 in codes:
+            return 1  # the hunted failure showed: bad, however many repeats passed before it
         return codes.pop() if len(codes) == 1 else (125 if git_bisect else 1)
 
     def to_dict(self) -> dict:
@@ -1114,3 +1158,28 @@ def run_repeated(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir:
 _pids_with_env = proctree.pids_with_env
 kill_marked = proctree.kill_marked
 
+
+
+def recover_orphan(data: dict) -> dict:
+    """The record of a run whose supervisor was killed (``proctree.orphaned_runs``), after what was
+    left of it was stopped: its result.json when the run had finished, else a run ended by the
+    interruption, its kept output classified like any other run's. A run dict, marked ``interrupted``."""
+    run_dir = Path(data.get("run_dir") or ".")
+    note = (f"interrupted: dbglog (pid {data.get('supervisor')}) that supervised this run was killed; "
+            "a later command stopped what was left and recorded it")
+    try:
+        done = json.loads((run_dir / "result.json").read_text())
+    except (OSError, ValueError):
+        done = None
+    if isinstance(done, dict) and done.get("id") == data.get("run_id"):
+        return done | {"notes": [*(done.get("notes") or []), note], "interrupted": True}
+    started = float(data.get("started") or time.time())
+    result = RunResult(
+        id=str(data.get("run_id")), cmd=[str(c) for c in data.get("cmd") or []], cwd="", env_overrides={},
+        started=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z"), duration_s=max(0.0, time.time() - started), exit_code=None, signal=None,
+        outcome="error", error=note, notes=[note],
+        paths={"stdout": str(run_dir / "stdout"), "stderr": str(run_dir / "stderr"),
+               "output": str(run_dir / "output"), "result": str(run_dir / "result.json")})
+    _finish(result, run_dir, None, None)
+    return result.to_dict() | {"interrupted": True}

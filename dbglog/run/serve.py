@@ -105,7 +105,8 @@ class Server:
             with preflight.core_limit(core_dumps):
                 self.proc = proctree.start(lambda: subprocess.Popen(
                     self.cmd, cwd=str(self.cwd), env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True))
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    preexec_fn=proctree.die_with_parent()))
         except OSError as e:
             for s in self.sinks.values():
                 s.close()
@@ -195,7 +196,8 @@ class Server:
 
 def run_server_client(client_cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str,
                       cwd: Path | str | None = None, env_overrides: dict | None = None, run_id: str | None = None,
-                      signatures=None, escalation: dict | None = None, **changes) -> runner.RunResult:
+                      signatures=None, escalation: dict | None = None, live_dir: Path | None = None,
+                      **changes) -> runner.RunResult:
     """One server-shaped run (see the module docstring). ``opts.server`` is an argument list or a string
     split like a shell would (not run by one); ``opts.ready`` a URL or a command. Other arguments as
     ``runner.run``; ``timeout`` bounds the client, ``ready_timeout`` the wait for readiness."""
@@ -208,6 +210,7 @@ def run_server_client(client_cmd: Sequence[str], opts: RunOptions | None = None,
         raise DbglogError("--ready-timeout must be a positive number of seconds")
     sc = _ServerClient([os.fspath(c) for c in client_cmd], server_cmd, opts, run_dir=run_dir, cwd=cwd,
                        env_overrides=env_overrides, run_id=run_id, signatures=signatures, escalation=escalation)
+    sc.live_dir = live_dir  # (the client's run is registered: a killed dbglog's leftovers are found by it)
     trapped = runner._trap_stop_signals()
     try:
         sc.drive()  # the server, its readiness, then the client beside it
@@ -249,6 +252,7 @@ class _ServerClient:
         self.info: dict = {"cmd": server_cmd, "ready": opts.ready, "ready_timeout": opts.ready_timeout,
                            "ready_s": None, "state": "not started", "exit": None, "pids": []}
         self.result: runner.RunResult | None = None
+        self.live_dir: Path | None = None
 
     def _server_only(self, outcome: str, note: str) -> runner.RunResult:
         return _server_only(self.client_cmd, self.run_dir, self.cwd, self.env_overrides, self.run_id,
@@ -268,7 +272,8 @@ class _ServerClient:
             self.info["state"], self.info["ready_s"] = "ready", round(time.monotonic() - self.t0, 3)
             self.result = runner.run(self.client_cmd, replace(opts, preflight_check=False), run_dir=self.run_dir,
                                      cwd=self.cwd, env_overrides=self.env_overrides, signatures=self.signatures,
-                                     run_id=self.run_id, companion=srv, escalation=self.escalation)
+                                     run_id=self.run_id, companion=srv, escalation=self.escalation,
+                                     live_dir=self.live_dir)
         else:
             self.result = self._server_only(state, note)
             if state == "server_not_ready" and srv.alive():  # stuck at start: its stacks say where
@@ -394,8 +399,8 @@ def _server_only(client_cmd, run_dir: Path, cwd: Path, env_overrides: dict, run_
 def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signatures) -> None:
     """The server's log is where the fault is: its signature wins over the client's, its kernel-API
     logs and debugger dumps join the run's evidence."""
-    from dbglog.run import evidence as evmod
-    from dbglog.run import signatures as sigmod
+    from dbglog.diagnose import evidence as evmod
+    from dbglog.diagnose import signatures as sigmod
 
     data = srv.output()
     if data:

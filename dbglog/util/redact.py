@@ -375,3 +375,165 @@ def clean_record(obj):
             setattr(obj, f.name, c)
             changed = True
     return changed
+
+
+# --- big text: a run's output files, streamed (issue 30) ----------------------------------------
+# A run's output may be hundreds of MB. ``redact`` on all of it at once cost ~130 ms per MB (its
+# case-insensitive hint searches try ten words at every position) and held the file in memory
+# twice. Here the text goes in blocks cut at line ends; in each, the same hints are found with
+# cheaper searches (lower-cased text, one word list per regex, case-sensitive value literals) and
+# only the lines around a hint -- the line and the next, since a header's value may follow a line
+# break -- go through ``redact``. Every substitution of ``redact`` matches within one line (or
+# across one line break), except a PEM private key, whose block goes through whole.
+
+_NAME_WORDS = Lazy(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]")
+_FLAG_WORDS = Lazy(r"--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]")
+_VALUE_WORDS = Lazy(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|://|mysql|curl")
+_LOWER_WORDS = Lazy(r"authorization|bearer")
+BLOCK = 4 << 20
+
+
+def _hint_spans(text: str):
+    """Where a secret may start in ``text``: the start of every hint (see ``redact``'s gates)."""
+    low = text.lower()
+    if len(low) != len(text):  # (a character whose lower case is longer: positions would drift)
+        yield from (m.start() for m in _NAME_HINT.finditer(text))
+        yield from (m.start() for m in _VALUE_HINT.finditer(text))
+    else:
+        for rx in (_NAME_WORDS, _FLAG_WORDS, _LOWER_WORDS):
+            yield from (m.start() for m in rx.finditer(low))
+        yield from (m.start() for m in _VALUE_WORDS.finditer(text))
+    lit = _literal_values()
+    if lit is not None:
+        yield from (m.start() for m in lit.finditer(text))
+
+
+def redact_block(text: str) -> str:
+    """``redact(text)`` for a long text, costing a few scans when it holds no secret (see above)."""
+    if "PRIVATE KEY-----" in text:
+        return redact(text)
+    starts = sorted(set(_hint_spans(text)))
+    if not starts:
+        return text
+    spans: list[list[int]] = []
+    for pos in starts:  # the hint's line and the next, merged where they touch
+        a = text.rfind("\n", 0, pos) + 1
+        b = text.find("\n", pos)
+        b = -1 if b < 0 else text.find("\n", b + 1)
+        b = len(text) if b < 0 else b
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+    out, done = [], 0
+    for a, b in spans:
+        out.append(text[done:a])
+        out.append(redact(text[a:b]))
+        done = b
+    out.append(text[done:])
+    return "".join(out)
+
+
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+
+
+def _block_needs(piece: bytes) -> bool:
+    """Whether ``redact`` could change anything in ``piece`` (bytes of whole lines). A log repeats
+    itself but for its numbers, and no hint of a secret holds a digit: the hints are looked for in
+    the block's distinct line shapes (digits made 0), a few dozen lines where there were 50,000.
+    The values dbglog knows to be secret (``remember``, its environment) are looked for as they are."""
+    lit = _literal_values()
+    if lit is not None:
+        for value in _literal_bytes():
+            if value in piece:
+                return True
+    shapes = b"\n".join(set(piece.translate(_DIGITS).split(b"\n"))).decode("utf-8", "surrogateescape")
+    return "PRIVATE KEY-----" in shapes or _NAME_HINT.search(shapes) is not None \
+        or _VALUE_HINT.search(shapes) is not None
+
+
+_LIT_BYTES: list = [None, ()]
+
+
+def _literal_bytes() -> tuple:
+    """The literal secret values as UTF-8 bytes (cached per compiled pattern)."""
+    lit = _literal_values()
+    if _LIT_BYTES[0] is not lit:
+        vals = set(_remembered)
+        for name, value in os.environ.items():
+            if len(value) >= 8 and not value.startswith(("/", "~", ".")) and not value.isdigit() \
+                    and is_secret_name(name) and value.lower() not in ("true", "false"):
+                vals.add(value)
+        vals.discard(REDACTED)
+        _LIT_BYTES[:] = [lit, tuple(v.encode("utf-8", "surrogateescape") for v in vals)]
+    return _LIT_BYTES[1]
+
+
+def _cut(chunk: bytes) -> int:
+    """Where to end a block: after its last whole line, but before any last lines naming a bearer
+    token or an authorization header, whose value may be on the next line (0: no line ends here)."""
+    cut = chunk.rfind(b"\n") + 1
+    while cut > 0:
+        start = chunk.rfind(b"\n", 0, cut - 1) + 1
+        line = chunk[start:cut].lower()
+        if b"bearer" not in line and b"authorization" not in line:
+            break
+        cut = start
+    return cut
+
+
+def redact_file(path, block: int = BLOCK) -> bool:
+    """Secrets out of a file, in place, in blocks cut at line ends (memory bounded by ``block``): the
+    bytes stay the file's own otherwise (escapes, invalid UTF-8 and all). The file is replaced
+    atomically, and only when something was redacted; returns whether it was."""
+    import tempfile
+
+    path = os.fspath(path)
+    changed = False
+    tmp = None
+    with open(path, "rb") as src:
+        carry = b""
+        while True:
+            data = src.read(block)
+            chunk = carry + data
+            if not chunk:
+                break
+            cut = _cut(chunk) if data else len(chunk)
+            if cut == 0 and len(chunk) < 4 * block:
+                carry = chunk  # one line longer than a block: read on (up to four blocks)
+                continue
+            cut = cut or len(chunk)
+            piece, carry = chunk[:cut], chunk[cut:]
+            if b"-----BEGIN" in piece and b"-----END" not in piece[piece.rfind(b"-----BEGIN"):] and data \
+                    and len(piece) < 4 * block:
+                carry = piece + carry  # a key cut by the block: read on
+                continue
+            if _block_needs(piece):
+                text = piece.decode("utf-8", "surrogateescape")
+                clean = redact_block(text).encode("utf-8", "surrogateescape")
+            else:
+                clean = piece
+            if clean != piece and tmp is None:
+                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".redact-")
+                out = os.fdopen(fd, "wb")
+                src_pos = src.tell()
+                src.seek(0)
+                copied = 0
+                before = src_pos - len(chunk)  # the clean bytes ahead of this piece, copied as they are
+                while copied < before:
+                    buf = src.read(min(block, before - copied))
+                    out.write(buf)
+                    copied += len(buf)
+                src.seek(src_pos)
+                changed = True
+            if tmp is not None:
+                out.write(clean)
+    if tmp is None:
+        return False
+    try:
+        out.close()
+        os.replace(tmp, path)
+    except OSError:
+        os.unlink(tmp)
+        raise
+    return changed

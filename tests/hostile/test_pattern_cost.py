@@ -155,12 +155,12 @@ def test_nccl_info_lines_of_one_long_word_are_linear():
 def test_a_doc_holding_a_long_log_reads_in_seconds():
     """Each kept line is looked up in a set before the whole rendered text is searched: looking for
     every line in the whole text is quadratic (a 25,000-line log inside a debug doc: ~40 s of CPU)."""
-    from dbglog.docreader import reader
+    from dbglog.docreader import read_document
 
     lines = ["# Big log", "", "## Attempts", "", "### Attempt 1: x", "- Result: still fails", "", "## Log", "",
              "```"] + [f"log line {i} " + "x" * 80 for i in range(25000)] + ["```"]
     t = time.thread_time()
-    parsed, _skipped = reader.read_document("\n".join(lines), "big.md")
+    parsed, _skipped = read_document("\n".join(lines), "big.md")
     took = time.thread_time() - t  # CPU time of this thread: a loaded machine does not stretch it
     assert len(parsed) == 1 and len(parsed[0].inv.attempts) == 1
     assert "log line 24999" in "\n".join(s.body for s in parsed[0].inv.sections)

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""How well `dbglog import` reads real write-ups: attempts found, junk, outcomes, next steps, per style.
+
+    python bench/reader_eval.py [--set study|heldout|all] [--pool DIR] [--styles] [--learn] [--json]
+
+Data: the shared pool of real docs labelled by hand with line ranges (../shared/realdocs-pool/, read
+from there and never copied), split by source group in bench/data/realdocs_split.toml before the reader
+was changed; `--styles` adds our own-words labelled docs (tests/corpus/styles/). An extracted attempt
+counts as found when its source lines overlap a labelled attempt's lines (one to one, largest overlap
+first); one that overlaps none is junk. An outcome is right when it equals the label (`unknown` matches
+`inconclusive` or `untested`; `implied` outcomes are not penalised).
+
+Grouped cross-validation: the reader's weights are set by hand (docreader/cues/weights.toml), so each
+doc's figure is already out of sample for every doc the weights were not tuned on (the held-out set).
+`--learn` fits the weights instead (a multinomial logistic regression over the same cues, numpy) with
+one source group left out at a time, and prints both, so the README can say which generalises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+SPLIT = ROOT / "bench" / "data" / "realdocs_split.toml"
+STYLES_DIR = ROOT / "tests" / "corpus" / "styles"
+
+
+def load_split() -> dict:
+    with open(SPLIT, "rb") as f:
+        return tomllib.load(f)
+
+
+def pool_docs(pool: Path, which: str) -> list[tuple[str, str, Path, dict]]:
+    """(doc id, group, path, labels) for the chosen side of the split."""
+    split = load_split()
+    group_of = {d: g for g, ds in split["groups"].items() for d in ds}
+    held = set(split["split"]["heldout_groups"])
+    out = []
+    for md in sorted(pool.glob("[0-9][0-9][0-9]-*.md")):
+        did = md.name[:3]
+        g = group_of.get(did, did)
+        side = "heldout" if g in held else "study"
+        if which != "all" and side != which:
+            continue
+        lab = md.with_name(md.name[:-3] + ".labels.json")
+        out.append((did, g, md, json.loads(lab.read_text())))
+    return out
+
+
+def style_docs() -> list[tuple[str, str, Path, dict]]:
+    out = []
+    for md in sorted(STYLES_DIR.glob("*.md")):
+        lab = md.with_name(md.name[:-3] + ".labels.json")
+        if lab.exists():
+            out.append((md.stem, "own:" + md.stem, md, json.loads(lab.read_text())))
+    return out
+
+
+def style_of(did: str, labels: dict) -> str:
+    split = load_split()
+    return split.get("styles", {}).get(did) or labels.get("style") or _style_from_name(did)
+
+
+def _style_from_name(name: str) -> str:
+    for key, style in (("thread", "threads"), ("command", "command notes"), ("checklist", "checklists"),
+                       ("notebook", "lab notebooks and dated logs"), ("dated", "lab notebooks and dated logs"),
+                       ("table", "tables"), ("zh", "other languages"), ("de", "other languages"),
+                       ("postmortem", "postmortems and summaries"), ("summary", "postmortems and summaries"),
+                       ("blog", "postmortems and summaries"), ("caselist", "tables")):
+        if key in name:
+            return style
+    return "postmortems and summaries"
+
+
+# --- reading a doc ------------------------------------------------------------------------------
+
+
+def extract_new(text: str, path: str) -> tuple[list[dict], list[dict]]:
+    from dbglog.docreader.read import read_document
+
+    parsed, _ = read_document(text, path)
+    atts, steps = [], []
+    for p in parsed:
+        for a in p.inv.attempts:
+            lo, hi = getattr(a, "source_lines", None) or [0, 0]
+            atts.append({"lines": (lo, hi), "outcome": a.outcome, "title": a.title, "who": getattr(a, "who", "")})
+        for s in p.inv.next_steps:
+            lo, hi = getattr(s, "source_lines", None) or [0, 0]
+            steps.append({"lines": (lo, hi), "text": s.text})
+    return atts, steps
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]) + 1)
+
+
+def _overlap_any(label: dict, got: tuple[int, int]) -> int:
+    """Overlap with the labelled action lines, or with where its result or the suggestion it followed is
+    (the own-words labels keep them apart; the pool's ranges already span both)."""
+    spans = [label["lines"]] + [label[k] for k in ("result_lines", "suggestion_lines") if label.get(k)]
+    return max(_overlap(tuple(sp), got) for sp in spans)
+
+
+def _outcome_right(label: dict, got: str) -> bool:
+    want = label["outcome"]
+    if label.get("implied"):
+        return True
+    if want in ("unknown", "inconclusive"):
+        return got in ("inconclusive", "untested")
+    return want == got
+
+
+def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
+    want = labels.get("attempts", [])
+    pairs = sorted(((_overlap_any(w, g["lines"]), i, j) for i, w in enumerate(want)
+                    for j, g in enumerate(atts)), reverse=True)
+    mw, mg, matched = set(), set(), []
+    for ov, i, j in pairs:
+        if ov <= 0:
+            break
+        if i in mw or j in mg:
+            continue
+        mw.add(i)
+        mg.add(j)
+        matched.append((i, j))
+    right = sum(_outcome_right(want[i], atts[j]["outcome"]) for i, j in matched)
+    want_steps = labels.get("next_steps", [])
+    step_lines = labels.get("next_step_lines") or []
+    if step_lines and len(step_lines) == len(want_steps):
+        # Line-labelled steps: found when a step's lines overlap them (one to one).
+        free = list(range(len(steps)))
+        steps_found = 0
+        for lo, hi in step_lines:
+            hit = next((k for k in free if _overlap((lo, hi), steps[k]["lines"]) > 0), None)
+            if hit is not None:
+                free.remove(hit)
+                steps_found += 1
+    else:
+        steps_found = min(len(want_steps), len(steps))
+    return {"expected": len(want), "found": len(matched), "made": len(atts), "junk": len(atts) - len(matched),
+            "outcomes_right": right, "steps_expected": len(want_steps),
+            "steps_found": steps_found,
+            "missed": [want[i]["what"] for i in range(len(want)) if i not in mw],
+            "junk_rows": [atts[j]["title"] for j in range(len(atts)) if j not in mg],
+            "wrong_outcomes": [(want[i]["what"], want[i]["outcome"], atts[j]["outcome"]) for i, j in matched
+                               if not _outcome_right(want[i], atts[j]["outcome"])]}
+
+
+def totals(rows: list[dict]) -> dict:
+    t = defaultdict(int, {k: 0 for k in ("expected", "found", "made", "junk", "outcomes_right")})
+    for r in rows:
+        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found"):
+            t[k] += r[k]
+    t["recall"] = t["found"] / t["expected"] if t["expected"] else 1.0
+    t["precision"] = t["found"] / t["made"] if t["made"] else 1.0
+    t["f1"] = 2 * t["recall"] * t["precision"] / (t["recall"] + t["precision"]) if t["found"] else 0.0
+    t["junk_share"] = t["junk"] / t["made"] if t["made"] else 0.0
+    t["outcome_share"] = t["outcomes_right"] / t["found"] if t["found"] else 1.0
+    return dict(t)
+
+
+def evaluate(docs, extract) -> list[dict]:
+    rows = []
+    for did, group, path, labels in docs:
+        text = path.read_text(encoding="utf-8")
+        atts, steps = extract(text, str(path))
+        r = score(labels, atts, steps)
+        r.update(doc=did, group=group, style=style_of(did, labels))
+        rows.append(r)
+    return rows
+
+
+def report(rows: list[dict], verbose: bool) -> str:
+    out = []
+    by_style = defaultdict(list)
+    for r in rows:
+        by_style[r["style"]].append(r)
+        if verbose:
+            out.append(f"{r['doc']:<40} {r['found']:>2}/{r['expected']:<2} junk {r['junk']:<2} "
+                       f"outcomes {r['outcomes_right']}/{r['found']}")
+            for m in r["missed"]:
+                out.append(f"    missed: {m[:100]}")
+            for j in r["junk_rows"]:
+                out.append(f"    junk:   {j[:100]}")
+            for w, e, g in r["wrong_outcomes"]:
+                out.append(f"    outcome {g} (want {e}): {w[:80]}")
+    out.append(f"{'style':<30} {'found':>9} {'recall':>7} {'junk':>9} {'outcomes':>9}")
+    for style, rs in sorted(by_style.items()):
+        t = totals(rs)
+        out.append(f"{style:<30} {t['found']:>4}/{t['expected']:<4} {t['recall']:>6.0%} {t['junk']:>4}/{t['made']:<4} "
+                   f"{t['outcome_share']:>8.0%}")
+    t = totals(rows)
+    out.append(f"{'TOTAL':<30} {t['found']:>4}/{t['expected']:<4} {t['recall']:>6.0%} {t['junk']:>4}/{t['made']:<4} "
+               f"{t['outcome_share']:>8.0%}   F1 {t['f1']:.2f}  junk {t['junk_share']:.0%}  "
+               f"next steps {t['steps_found']}/{t['steps_expected']}")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", default="study", choices=("study", "heldout", "all", "none"))
+    ap.add_argument("--pool", default=str(next((p / "shared" / "realdocs-pool" for p in ROOT.parents
+                                                if (p / "shared" / "realdocs-pool").is_dir()), "realdocs-pool")))
+    ap.add_argument("--styles", action="store_true", help="add our own-words labelled docs (tests/corpus/styles)")
+    ap.add_argument("--learn", action="store_true", help="also fit the weights with leave-one-group-out CV")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
+    if a.styles:
+        docs += style_docs()
+    extract = extract_new
+    rows = evaluate(docs, extract)
+    if a.json:
+        print(json.dumps({"docs": rows, "total": totals(rows)}, indent=1))
+    else:
+        print(f"set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
+        print(report(rows, a.verbose))
+    if a.learn:
+        from reader_learn import cross_validate  # numpy only here
+
+        print(cross_validate(docs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

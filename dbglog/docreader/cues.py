@@ -1,0 +1,491 @@
+"""General cues of a unit: tense, person, mood, outcome words, place in the document, thread role.
+
+The cue words are data (``cues/<lang>.toml``, one table per language); this module only finds them.
+A cue never names the wording of one document: "I tried", "we set" (first person, past), "you could",
+"have you tried" (second person, modal, question), "Try X" (imperative), "next I will" (future), an
+outcome word with its negation, the role words of the heading path, the checkbox, the table column,
+the comment after a command, the post's author against the thread's asker. `scorer.py` weighs them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from dbglog.docreader.units import Doc, Unit
+from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+
+_DID_WORDS = {"action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
+              "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
+              "patch", "solution", "try", "experiment", "approach", "steps", "procedure", "check", "checked",
+              "actions taken", "action taken"}
+
+
+_FLABEL = re.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:\*\*|__)?\s*[:：]"
+                     r"(?:\*\*|__)?\s*(?P<rest>.*)$")
+
+
+def _foreign_label(text: str) -> tuple[str, str] | None:
+    """ "解法：...", "**Lösung:** ...": a field label of another language's cue table."""
+    m = _FLABEL.match(text.strip())
+    if not m:
+        return None
+    name = m.group("l").strip().lower()
+    for lang in ("zh", "de"):
+        t = table(lang)
+        for key, words in t.raw.get("labels", {}).items():
+            if name in (w.lower() for w in words):
+                return {"reasoning": "conclusion"}.get(key, key), m.group("rest")
+    return None
+
+
+def _label_word(text: str) -> str:
+    m = re.match(r"^\W*([^:*_]{1,40}?)\s*(?:\*\*|__)?\s*:", text.strip())
+    return m.group(1).strip().lower() if m else ""
+
+
+# A labelled field ("**Action:** ...", "Result: ...") says what its text is, in any spelling (vocab.ATTEMPT_LABELS).
+_LABELLED = {"did": "labelled as what was done", "result": "labelled as a result", "outcome": "labelled as a result",
+             "expected": "labelled as expected", "hypothesis": "labelled as reasoning", "conclusion": "labelled as reasoning"}
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+_DIR = Path(__file__).with_name("cues")
+LANGS = ("en", "zh", "de")
+
+
+@dataclass
+class Table:
+    """One language's cue words, compiled."""
+
+    lang: str
+    raw: dict
+    rx: dict[str, re.Pattern] = field(default_factory=dict)
+
+    def has(self, key: str, text: str) -> bool:
+        rx = self.rx.get(key)
+        return bool(rx and rx.search(text))
+
+    def find(self, key: str, text: str) -> re.Match | None:
+        rx = self.rx.get(key)
+        return rx.search(text) if rx else None
+
+
+def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
+    alts = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    if not bounded:
+        return re.compile(f"(?:{alts})", re.I)
+    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])", re.I)
+
+
+@lru_cache(maxsize=None)
+def table(lang: str) -> Table:
+    with open(_DIR / f"{lang}.toml", "rb") as f:
+        raw = tomllib.load(f)
+    t = Table(lang, raw)
+    bounded = lang != "zh"
+    for section, entries in raw.items():
+        for key, words in entries.items():
+            if isinstance(words, list) and words:
+                t.rx[f"{section}.{key}"] = _words_rx(words, bounded)
+    if lang == "en":
+        t.rx["mood.imperative_lead"] = re.compile(
+            r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["imperative"], key=len, reverse=True))
+            + r")(?![\w'-])", re.I)
+        t.rx["mood.question_lead"] = re.compile(
+            r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["question_lead"], key=len, reverse=True))
+            + r")(?![\w'-])", re.I)
+        t.rx["mood.answer_lead"] = re.compile(
+            r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["answer_lead"], key=len, reverse=True))
+            + r")(?![\w'-])", re.I)
+    return t
+
+
+# German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
+_DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
+_ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
+
+
+@lru_cache(maxsize=8192)
+def language(text: str) -> str:
+    if len(_CJK.findall(text)) * 5 >= max(1, len(re.sub(r"\s", "", text))) * 1:
+        return "zh"
+    if len(_DE.findall(text)) >= 2:
+        return "de"
+    return "en"
+
+
+# Markdown decoration and list markers the words of a unit are read without.
+_DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
+_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
+_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
+                   r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
+_PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
+                          r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
+_ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\s+(?:(?:have|has|had|'ve|then|also|"
+                      r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
+                      re.I)
+
+
+_CODE = re.compile(r"`[^`]*`")
+_STAMP = re.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
+
+
+def plain(text: str) -> str:
+    """The words of a unit: decoration (not inside code), list markers and a leading @mention off."""
+    parts = _CODE.split(text or "")
+    codes = _CODE.findall(text or "")
+    s = "".join(_DECOR.sub("", p) + (codes[k] if k < len(codes) else "") for k, p in enumerate(parts))
+    s = _LEAD.sub("", s, count=1)
+    s = _STAMP.sub("", s, count=1)  # "**09:50** tried loading ...": the time, then the words
+    s = _MENTION.sub("", s)
+    return s.strip()
+
+
+def _past_words(t: Table) -> set[str]:
+    return {w.lower() for w in t.raw["tense"]["irregular_past"]}
+
+
+def _is_past(word: str, t: Table) -> bool:
+    w = word.lower()
+    if w in _past_set(t.lang):
+        return True
+    if w in _not_past(t.lang):
+        return False
+    return len(w) > 4 and w.endswith("ed")
+
+
+@lru_cache(maxsize=None)
+def _past_set(lang: str) -> frozenset:
+    return frozenset(_past_words(table(lang))) if lang == "en" else frozenset()
+
+
+@lru_cache(maxsize=None)
+def _not_past(lang: str) -> frozenset:
+    return frozenset(w.lower() for w in table("en").raw["tense"]["not_past"])
+
+
+@lru_cache(maxsize=8192)
+def outcome_of(text: str, lang: str) -> str | None:
+    """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
+    mark = _VERDICT_MARK.search(text or "")
+    if mark and len(plain(text).split()) <= 3:
+        return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
+    s = plain(text)
+    if not s:
+        return None
+    if lang == "en":
+        said = _en_outcome(s)
+        return said if said is not None or not mark else _MARKS[mark.group(0)]
+    t = table(lang)
+    pos = len(t.rx["outcome.worked"].findall(s))
+    neg = len(t.rx["outcome.failed"].findall(s))
+    still = t.has("outcome.still", s)
+    negated = t.rx.get("outcome.negation")
+    if negated and pos:
+        # "nicht funktioniert" / "没有解决": a success word right after a negation is a failure
+        near = re.compile(rf"(?:{negated.pattern})\W{{0,3}}(?:\w+\W+){{0,2}}?(?:{t.rx['outcome.worked'].pattern})", re.I)
+        flips = len(near.findall(s))
+        pos, neg = pos - flips, neg + flips
+    if still:
+        neg += 1
+    if t.has("outcome.partial", s) and (pos or neg):
+        return "partial"
+    if pos > 0 and neg == 0:
+        return "worked"
+    if neg > 0 and pos == 0:
+        return "failed"
+    if pos and neg:
+        return "partial" if not still else "failed"
+    return None
+
+
+_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
+          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
+_VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+_OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
+_OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
+              "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
+              "STABLE": "worked", "UNSTABLE": "partial"}
+
+
+def _en_outcome(s: str) -> str | None:
+    from dbglog.core import outcome
+
+    m = _OKNOK.search(s)
+    if m and len(s.split()) <= 14:
+        return _OKNOK_MAP[m.group("w")]
+    t = table("en")
+    if t.has("outcome.unverified", s):
+        return "inconclusive"  # applied, not yet seen to help: done, outcome unknown
+    if t.has("outcome.untested", s):
+        return "untested"
+    got = outcome.classify(s)
+    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    if sw and sf:
+        return "partial"
+    if sf:
+        return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
+    if sw:
+        return "partial" if got in ("failed", "partial") else "worked"
+    if got in ("worked", "failed", "partial"):
+        return got
+    low = s.lower().strip(" .!")
+    if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
+        return "worked"
+    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
+        return "failed"
+    return None
+
+
+def heading_role(text: str, lang: str) -> str | None:
+    """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
+    s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
+    s = re.sub(r"[:：]\s*$", "", s)
+    if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
+        return None  # a title or a sentence, not a section's name
+    for lng in dict.fromkeys((lang, "en")):
+        t = table(lng)
+        for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
+            if t.has(f"heading.{role}", s):
+                return role
+    return None
+
+
+_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
+                         re.I)
+_WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
+                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
+
+
+def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
+    """(index of the column saying what was done, index of the column saying how it went), -1 when none.
+    An "Expected" column is what was hoped for, never the result; "Actual", "Outcome", "Status" win over "Result"."""
+    cols = [plain(c) for c in header]
+    what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
+    ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
+                    key=lambda k: (not _BEST_RESULT.search(cols[k]), k))
+    res = ranked[0] if ranked else -1
+    if what < 0 and res > 0:
+        what = 0
+    return what, res
+
+
+_EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
+_BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
+
+
+@dataclass
+class Context:
+    """What the cues need to know beyond the unit itself."""
+
+    doc: Doc
+    roles: dict[int, str | None]  # heading id -> role
+    asker: str
+    lang: str
+    pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
+    opening: set[int] = field(default_factory=set)  # blocks that state the problem
+
+
+def context(doc: Doc) -> Context:
+    body = " ".join(u.text for u in doc.units[:400] if u.kind in ("sentence", "heading"))
+    lang = language(body)
+    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text))
+             for u in doc.units if u.kind == "heading"}
+    asker = doc.posts[0][1] if doc.posts else ""
+    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
+    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+
+
+def _opening(doc: Doc) -> set[int]:
+    """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
+    thread's first post (the failing baseline, not a try)."""
+    out: set[int] = set()
+    sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
+    sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
+    # The paragraphs under the title, before any section (a document without sections: its first one).
+    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
+           and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
+    out |= {u.block for u in (top if sub is not None else top[:1])}
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
+    if post0 is not None:
+        out.add(post0.block)
+    return out
+
+
+# "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
+_LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
+                              r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
+                              r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
+# "**Status:** Open", "Environment: ..." above the problem statement: fields, not the statement itself.
+_FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
+                    r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
+_META = re.compile(r" · |^<!--")
+
+
+# A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
+# is output pasted as text: its words are the program's, not the author's.
+_PASTED = re.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
+                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+)")
+
+
+def features(u: Unit, ctx: Context) -> dict[str, float]:
+    """The cues one unit shows, each named in plain words (they are what `import --explain` prints)."""
+    f: dict[str, float] = {}
+    _place_features(u, ctx, f)
+    if u.kind == "command":
+        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
+        f["a command"] = 1.0
+        if oc:
+            f["its comment gives an outcome"] = 1.0
+    elif u.kind == "row":
+        _row_features(u, f)
+    elif u.kind == "sentence":
+        _sentence_features(u, ctx, f)
+    return f
+
+
+def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
+    """Where the unit sits: the heading path's role, the thread, the quote, the problem statement."""
+    role = next((ctx.roles.get(h) for h in reversed(u.path) if ctx.roles.get(h)), None)
+    if role in ("worked", "failed"):
+        f[f"under a heading saying what {role}"] = 1.0
+        role = "tried"
+    if role:
+        f[f"under a {role} heading"] = 1.0
+    if u.block in ctx.pasted:
+        f["pasted error output"] = 1.0
+    if u.block in ctx.opening:
+        f["the opening paragraph (the problem)"] = 1.0
+    if u.post >= 0:
+        f["in a thread"] = 1.0
+        f["by the asker" if u.author == ctx.asker else "by another person"] = 1.0
+        if u.post > 0:
+            f["a reply"] = 1.0
+    if u.quoted:
+        f["quoted"] = 1.0
+
+
+def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
+    text = plain(u.text)
+    lang = language(text) if text else ctx.lang
+    if lang == "en" and ctx.lang != "en":
+        lang = ctx.lang  # a short German or Chinese sentence full of code names reads as the document does
+    lab = label_of(u.text, ATTEMPT_LABELS)
+    if lab and lab[0] == "did" and _label_word(u.text) not in _DID_WORDS:
+        lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
+    lab = lab or _foreign_label(u.text)
+    if lab:
+        f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
+        text = lab[1] or text
+    _word_features(text, lang, f)
+    arrow = _ARROW.split(text, maxsplit=1)
+    if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
+        f["an arrow from what was done to how it went"] = 1.0
+    if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
+        f["marked with a verdict (✅ ❌)"] = 1.0
+    if u.item >= 0:
+        f["a list item"] = 1.0
+        if u.checkbox == " ":
+            f["an empty checkbox"] = 1.0
+        elif u.checkbox == "x":
+            f["a ticked checkbox"] = 1.0
+    if _PLACEHOLDER.search(u.text):
+        f["template placeholder"] = 1.0
+    if _PLAN_LABEL.match(plain(u.text)):
+        f["labelled as a plan"] = 1.0
+
+
+# "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan.
+_PLAN_LABEL = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
+                         r"待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*\S", re.I)
+
+
+def _row_features(u: Unit, f: dict[str, float]) -> None:
+    what, res = column_roles(u.header)
+    if u.index < 0:
+        f["a table header"] = 1.0
+        return
+    f["a table row"] = 1.0
+    if res >= 0 and res < len(u.cells) and u.cells[res].strip():
+        cell = u.cells[res]
+        if outcome_of(cell, language(cell)):
+            f["its result column gives an outcome"] = 1.0
+
+
+def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
+    t = table(lang)
+    words = text.split()
+    if len(words) <= 8:
+        f["short"] = 1.0
+    prose_only = _CODE.sub(" ", text)
+    if t.has("person.first", prose_only):
+        f["first person"] = 1.0
+    if t.has("person.second", prose_only):
+        f["second person"] = 1.0
+    oc = outcome_of(text, lang)
+    if oc:
+        f[f"outcome: {oc}"] = 1.0
+    if t.has("outcome.still", text):
+        f["'still' or 'no change'"] = 1.0
+    if _KNOB.search(text):
+        f["names a setting, flag, version or file"] = 1.0
+    if t.has("tense.future", text):
+        f["future or plan words"] = 1.0
+    if t.has("mood.modal", text):
+        f["modal (could, should, maybe)"] = 1.0
+    if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
+        f["a question"] = 1.0
+    if lang == "en":
+        # Tense and mood are read from the prose: a code span's words ("cudaMalloc failed") are the program's.
+        prose = _CODE.sub(" CODE ", text)
+        _en_shape(prose, prose.split(), t, f)
+    else:
+        if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
+            f["an action verb"] = 1.0
+        if t.has("mood.imperative", text[:6]):
+            f["imperative"] = 1.0
+    if t.has("boilerplate.form", text):
+        f["issue-form wording"] = 1.0
+    if text.count(" · ") >= 2:
+        f["a metadata line (a · b · c)"] = 1.0
+
+
+def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
+    first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
+    if t.find("mood.question_lead", text) and "?" in text:
+        f["a question"] = 1.0
+    if t.find("mood.answer_lead", text):
+        f["opens like an answer (yes, no, confirmed)"] = 1.0
+    if re.match(r"^(?:if|when|unless|in case)\b", text, re.I):
+        f["conditional"] = 1.0
+    if first and _is_past(first, t):
+        f["opens with a past-tense verb"] = 1.0
+    elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
+        f["an action that says how it went (-ing ... worked)"] = 1.0
+    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)) or _LATE_IMPERATIVE.search(
+            text[:80]):
+        f["imperative"] = 1.0
+    for m in _SUBJECT.finditer(text):
+        if _is_past(m.group("v"), t):
+            f["a subject with a past-tense verb"] = 1.0
+            break
+    if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
+                 r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
+        f["an action that says how it went (-ing ... worked)"] = 1.0
+    if _KNOB.match(text) and ("outcome: worked" in f or "outcome: failed" in f):
+        f["opens with a named setting or file, and how it went"] = 1.0
+    if re.search(r"\b(?:with|without|after|using|by|setting|adding|disabling|enabling|removing)\b.{0,80}\b"
+                 r"(?:works?|worked|fixed|fixes|resolved|helps?|helped|solved|seems? to work|runs? fine|is fine)\b",
+                 text, re.I):
+        f["an action that says how it went (-ing ... worked)"] = 1.0

@@ -1,0 +1,421 @@
+"""The linker: judged units into attempts, each action joined to the result that tells how it went.
+
+The result of an action may be in the same unit ("Tried X -- still hangs"), the next sentence of its
+paragraph or item, a sub-item, the table row's result column, the comment above or after a command,
+or a later post of a thread: a suggestion ("have you tried X?") answered "yes, it works" is the
+answerer's attempt of the suggestion. Several things tried in one sentence are several attempts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dbglog.docreader.cues import _KNOB, column_roles, language, outcome_of, plain
+from dbglog.docreader.scorer import Judged
+from dbglog.docreader.units import Unit
+
+ACTS = ("action_result", "action")
+MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
+
+
+@dataclass
+class Found:
+    did: str
+    result: str
+    outcome: str  # worked / failed / partial / inconclusive / untested
+    first: int  # 0-based source lines, inclusive
+    last: int
+    who: str = ""
+    units: list[int] = field(default_factory=list)
+    confidence: float = 0.0
+    title: str = ""
+
+
+def _outcome(text: str) -> str | None:
+    return outcome_of(text, language(text)) if text else None
+
+
+def _same_place(a: Unit, b: Unit) -> bool:
+    """b continues a's story: same post, same heading, and the same paragraph/item or just below it."""
+    if a.post != b.post or a.path != b.path:
+        return False
+    if b.first - a.last <= 15 and a.item >= 0 and b.item >= 0 and a.depth == b.depth:
+        return True  # "- Action: ..." then a fence, then "- Result: ..." (the fence ended the first list)
+    if a.block == b.block:
+        return True
+    if a.item >= 0 and b.item >= 0 and (b.depth > a.depth or a.group == b.group):
+        return True  # a sub-item under the action's item, or a later item of its list ("- Action:" / "- Result:")
+    return b.first - a.last <= 2 and b.item < 0 and a.item < 0
+
+
+def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None) -> list[Found]:
+    """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read)."""
+    out: list[Found] = []
+    used: set[int] = set()
+    js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
+    code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
+    out += _keyed(js, used, code)
+    out += _lists(js, used)
+    if heads is not None:
+        out += _headed(js, heads, used, code)
+    for k, j in enumerate(js):
+        if j.unit.id in used:
+            continue
+        u = j.unit
+        if u.kind == "command":
+            f = _command(j)
+        elif u.kind == "row":
+            f = _row(j)
+        elif j.label in ACTS and j.confidence < MIN_CONFIDENCE:
+            f = None
+        elif j.label == "action_result":
+            f = _found(j, u.text, u.text)
+        elif j.label == "action":
+            f = _with_result(j, js[k + 1:k + 6], used)
+        elif j.label in ("proposal", "request") and u.post >= 0 and (said := _suggested(j, js[:k], code)):
+            f = _answered(j, said, js[k + 1:k + 40], used)
+        elif j.label == "result" and heads is not None:
+            f = _under_heading(j, heads, out) or _named_result(j)
+        else:
+            f = None
+        for g in (f if isinstance(f, list) else [f] if f is not None else []):
+            if g.outcome == "untested":
+                continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
+            used.update(g.units)
+            out.extend(_split_several(g))
+    return out
+
+
+def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
+    """What a suggestion suggests: its own words when they name a setting, else the setting named just above it
+    in the same post ("> HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py" / "Can you give that a go?")."""
+    u = j.unit
+    if _KNOB.search(u.text):
+        return u.text
+    near = [x.unit for x in before if x.unit.post == u.post] + [c for c in code if c.post == u.post and c.last < u.first]
+    near = [x for x in near if _KNOB.search(x.text) and x.last < u.first]
+    return max(near, key=lambda x: x.last).text if near else ""
+
+
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_CODE_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
+
+
+def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, int, Judged | None, str]]:
+    """(key, rest, first, last, judged unit or None, author) for every keyed line: "case1: ...", "- B: ...",
+    and the lines of an indented table ("c4  47 invalid global reads")."""
+    out = []
+    for j in js:
+        m = _KEY.match(plain(j.unit.text))
+        if m:
+            out.append((m.group("k").lower().replace(" ", ""), m.group("rest"), j.unit.first, j.unit.last, j,
+                        j.unit.author))
+    for u in code:
+        for k, line in enumerate(u.text.split("\n")):
+            m = _CODE_KEY.match(line)
+            if m:
+                out.append((m.group("k").lower(), m.group("rest"), u.first + k + (1 if u.lang or u.last > u.first
+                                                                                   and not line else 0), 0, None,
+                            u.author))
+    return sorted(out, key=lambda e: e[2])
+
+
+def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> list[Found]:
+    """A case list and a separate result list ("case1: ZeRO-1 ..." ... "case1: OOM"): the later line with the same
+    key that says how it went is the earlier line's result."""
+    first: dict[str, tuple] = {}
+    out = []
+    for e in _entries(js, code or []):
+        key, rest, lo, hi, j, who = e
+        if key not in first:
+            first[key] = e
+            continue
+        a = first[key]
+        oc = _outcome(rest)
+        if oc and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
+            units = [x.unit.id for x in (a[4], j) if x is not None]
+            f = Found(plain(f"{a[0]}: {a[1]}"), plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
+            out.append(f)
+            used.update(f.units)
+    if len(out) < 2:
+        return _undo(out, used)
+    return out
+
+
+def _lists(js: list[Judged], used: set[int]) -> list[Found]:
+    """Two lists under one heading, the second saying how each item of the first went, in the same order
+    ("We ran six variants: 1. ... 6. ..." / "What happened, same numbering: 1. same hang ...")."""
+    heads: dict[int, list[Judged]] = {}
+    for j in js:
+        if j.unit.item >= 0 and j.unit.head and j.unit.depth == 1:
+            heads.setdefault(j.unit.group, []).append(j)
+    groups = sorted(heads.values(), key=lambda g: g[0].unit.first)
+    out: list[Found] = []
+    for a, b in zip(groups, groups[1:]):
+        if a[0].unit.path != b[0].unit.path or len(b) < 2 or len(b) > len(a):
+            continue
+        said = [_outcome(j.unit.text) for j in b]
+        if sum(x is not None for x in said) * 2 <= len(b) or sum(_outcome(j.unit.text) is not None for j in a) * 2 > len(a):
+            continue
+        for x, y, oc in zip(a, b, said):
+            if x.unit.id in used or y.unit.id in used:
+                continue
+            f = Found(plain(x.unit.text), plain(y.unit.text), oc or "inconclusive", x.unit.first, y.unit.last,
+                      y.unit.author, [x.unit.id, y.unit.id], 0.5)
+            out.append(f)
+            used.update(f.units)
+    return out
+
+
+def _undo(out: list[Found], used: set[int]) -> list[Found]:
+    for f in out:
+        used.difference_update(f.units)
+    return []
+
+
+def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Found | None:
+    """A result under a heading that names the change ("### Disable P2P" / "Result: NCCL works"): the heading is the
+    action, when nothing under it was taken for one."""
+    u = j.unit
+    if not u.path:
+        return None
+    h = heads.get(u.path[-1])
+    from dbglog.docreader.units import post_author
+
+    if h is None or h.level == 1 or post_author(h.text) or not _KNOB.search(h.text) and len(h.text.split()) > 8 or any(f.first >= h.first and f.first <= u.last
+                                                                                 for f in made):
+        return None
+    oc = _outcome(u.text)
+    if not oc or oc == "untested" or not _names_a_change(h.text):
+        return None
+    return Found(plain(h.text), plain(u.text), oc, h.first, u.last, u.author, [u.id], j.confidence)
+
+
+_CONTAINER = ("tried", "worked", "failed")
+# An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
+# "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
+ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:\s*#?\s*(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+                   r"(?P<n2>\d{1,3}[a-z]?)[.)])"
+                   r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
+_PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
+                          r"recommendation|opción|option|vorschlag|方案)$", re.I)
+
+
+def _has_body(h: Unit, js: list[Judged], code: list[Unit]) -> bool:
+    return any(x.path and x.path[-1] == h.id for x in code) or any(j.unit.path and j.unit.path[-1] == h.id for j in js)
+
+
+def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = ()) -> list[Found]:
+    """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
+    the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
+    detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
+    from dbglog.docreader.cues import heading_role, language
+
+    out = []
+    kids: dict[int, list[Judged]] = {}
+    for j in js:
+        if j.unit.path:
+            kids.setdefault(j.unit.path[-1], []).append(j)
+    for h in heads.values():
+        if h.level == 1:
+            continue  # the document's title
+        parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
+        if parent is not None and parent.level == 1:
+            parent = None  # the document's title is no container
+        role = heading_role(parent.text, language(parent.text)) if parent is not None else None
+        entry = ENTRY.match(plain(h.text))
+        if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
+            continue  # "Option 2 — ...": a proposal, read with the plan and options
+        in_container = role in _CONTAINER and not heading_role(h.text, language(h.text)) and (
+            _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
+        if not in_container and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
+            continue
+        under = kids.get(h.id, [])
+        if sum(j.label in ACTS for j in under) >= 2:
+            continue  # the heading groups several tries: they speak for themselves
+        res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
+                   None)
+        from dbglog.docreader.vocab import heading_outcome
+
+        oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
+        if oc == "untested" or any(_outcome(j.unit.text) == "untested" for j in under):
+            continue  # "→ not tried", "not done — blocked": listed, never run
+        if oc is None:
+            oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
+        keyed = bool(entry and entry.group("kw"))  # "issue 4: ...", "Config B — ...": a named entry of a series
+        if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under) \
+                and role not in ("worked", "failed") and not (keyed and _has_body(h, js, code_units)):
+            continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
+        last = max([j.unit.last for j in under] + [h.last])
+        f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
+                  [j.unit.id for j in under], 0.5)
+        f.title = (entry.group("rest") if entry and entry.group("rest") else
+                   re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))).strip() or plain(h.text)
+        used.update(f.units)
+        out.append(f)
+    return out
+
+
+def _named_result(j: Judged) -> Found | None:
+    """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
+    of that setting by whoever says it (a thread's reply, a note's line)."""
+    u = j.unit
+    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
+                                                       "conditional", "modal (could, should, maybe)", "a question",
+                                                       "labelled as reasoning"} & set(j.features):
+        return None
+    oc = _outcome(u.text)
+    if oc in (None, "untested"):
+        return None
+    return _found(j, u.text, u.text, outcome=oc)
+
+
+def _names_a_change(heading: str) -> bool:
+    """ "Disable P2P", "Switched to gloo", "`NCCL_ALGO=Tree`": a heading that is itself an action."""
+    from dbglog.docreader.cues import table
+
+    t = table("en")
+    s = plain(heading)
+    from dbglog.docreader.cues import _is_past
+
+    first = s.split()[0] if s.split() else ""
+    return bool(_KNOB.search(s) or t.find("mood.imperative_lead", s) or _is_past(first, t))
+
+
+def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
+    u = j.unit
+    oc = outcome or _outcome(result) or "inconclusive"
+    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+
+
+def _unlabelled(text: str) -> str:
+    """ "checked: moved the early return" is the action "moved the early return": the field's label off."""
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+
+    s = plain(text)
+    lab = label_of(s, ATTEMPT_LABELS)
+    return lab[1] if lab and lab[1] else s
+
+
+def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
+    u = j.unit
+    for n in ahead:
+        if not _same_place(u, n.unit) or n.unit.id in used:
+            break
+        labelled = "labelled as a result" in n.features
+        if (n.label in ACTS and not labelled) or n.unit.kind != "sentence":
+            break
+        if n.label == "result" or labelled:
+            f = _found(j, u.text, n.unit.text, last=n.unit.last)
+            f.units.append(n.unit.id)
+            return f
+    oc = _outcome(u.text)
+    return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
+
+
+def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
+    """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
+    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me")."""
+    u = j.unit
+    out: list[Found] = []
+    answered: set[str] = set()
+    for n in ahead:
+        v = n.unit
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.author in answered:
+            continue
+        if n.label in ("proposal", "request") and _KNOB.search(v.text):
+            break  # another suggestion: later answers may be to that one
+        if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
+            oc = _outcome(v.text)
+            if oc in (None, "untested"):
+                continue
+            out.append(Found(plain(said), plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence))
+            answered.add(v.author)
+        if v.post > u.post + 4:
+            break
+    return out
+
+
+def _new_knob(suggested: str, reply: str) -> bool:
+    """Does the reply name a setting the suggestion did not (`enforce_eager =True` is `enforce_eager=True`)?"""
+    def knobs(text: str) -> set[str]:
+        return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
+
+    b = knobs(reply)
+    return bool(b) and not (knobs(suggested) & b)
+
+
+def _command(j: Judged) -> Found | None:
+    u = j.unit
+    oc = _outcome(u.comment)
+    if not oc:
+        return None
+    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", u.comment).strip() or u.text
+    f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
+    f.title = what if what != u.text else ""
+    return f
+
+
+def _row(j: Judged) -> Found | None:
+    """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
+    with no verdict of its own takes the heading's."""
+    u = j.unit
+    what, res = column_roles(u.header)
+    if u.index < 0 or res < 0 or res >= len(u.cells):
+        return None
+    oc = _outcome(u.cells[res])
+    if not oc:
+        oc = ("failed" if "under a heading saying what failed" in j.features else
+              "worked" if "under a heading saying what worked" in j.features else None)
+    if not oc:
+        return None
+    did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
+    rest = " · ".join(c for k, c in enumerate(u.cells) if k not in (what,) and c)
+    f = _found(j, did, rest, outcome=oc)
+    f.title = plain(did)
+    return f
+
+
+_TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
+_OR = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
+_BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
+
+
+def _split_several(f: Found) -> list[Found]:
+    """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
+    does not" two with opposite verdicts."""
+    parts = _BUT.split(f.did, maxsplit=1)
+    if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
+        first = _outcome(parts[0]) or f.outcome
+        second = _outcome(parts[1])
+        if second is None and re.search(r"\bn(?:o|o)t\b|n't\b", parts[1]) and first in ("worked", "failed"):
+            second = "worked" if first == "failed" else "failed"
+        return [_copy(f, parts[0], first), _copy(f, parts[1], second or f.outcome)]
+    m = _TRIED.search(f.did)
+    if not m:
+        return [f]
+    head, rest = f.did[:m.end()], f.did[m.end():]
+    pieces = _OR.split(rest)
+    if len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces):
+        pieces = _gerunds(rest)  # "I tried lowering the LR and disabling fused Adam; neither helped."
+    if len(pieces) < 2:
+        return [f]
+    return [_copy(f, head + p, f.outcome) for p in pieces]
+
+
+_GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b)")
+
+
+def _gerunds(rest: str) -> list[str]:
+    """Two or more actions named by their -ing verbs, joined by "and"/"or"/commas, up to the verdict."""
+    body = re.split(r"[;:.]|\s[—–-]\s", rest, maxsplit=1)[0]
+    pieces = _GERUND_AND.split(body)
+    if len(pieces) >= 2 and all(re.match(r"^\w+ing\b", p.strip()) for p in pieces):
+        return [p.strip() for p in pieces]
+    return []
+
+
+def _copy(f: Found, did: str, outcome: str) -> Found:
+    return Found(did.strip(), f.result, outcome, f.first, f.last, f.who, list(f.units), f.confidence)

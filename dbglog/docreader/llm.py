@@ -1,0 +1,83 @@
+"""Opt-in model-assisted reading: a document's units sent to any OpenAI-compatible endpoint (a vLLM, SGLang,
+llama.cpp or Ollama server), asked for the attempts with a JSON schema, the answer validated.
+
+The default install never calls this: ``import --llm URL`` does. The model sees the units with their ids and
+the built-in labels and answers with attempts that cite unit ids; ``review.from_extraction`` checks every id
+and outcome. Any failure (no answer, not JSON, a cited unit that does not exist) is a ``ModelError`` and the
+caller falls back to the built-in reader. stdlib only (urllib): no client library to install.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from dbglog.docreader.review import Corrections, from_extraction, units_for_agents
+from dbglog.util.errors import DbglogError
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"attempts": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"units": {"type": "array", "items": {"type": "integer"}},
+                       "title": {"type": "string"},
+                       "outcome": {"type": "string", "enum": ["worked", "failed", "partial", "inconclusive"]},
+                       "who": {"type": "string"}},
+        "required": ["units", "title", "outcome"]}}},
+    "required": ["attempts"],
+}
+
+PROMPT = (
+    "You read a debugging write-up cut into numbered units. List every attempt: something someone reports having "
+    "actually run or changed to test or fix the problem (a command, setting, code change, version swap, repro run), "
+    "with how it went. A suggestion answered by the person who tried it is that person's attempt: cite the "
+    "suggestion and the answer. Proposals nobody reports running, plans, questions, templates and setup steps are "
+    "not attempts. Outcome: worked (symptom gone), failed (same or new failure), partial (better, not fixed), "
+    "inconclusive (no result given). Cite unit ids only from the list. Answer with JSON only.")
+
+
+class ModelError(Exception):
+    """The model's answer could not be used (said in one line; the built-in reader reads the file)."""
+
+
+def endpoint(url: str) -> str:
+    u = url.rstrip("/")
+    if u.endswith("/chat/completions"):
+        return u
+    return u + ("/chat/completions" if u.endswith("/v1") else "/v1/chat/completions")
+
+
+def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) -> Corrections:
+    from dbglog.docreader.read import read_document
+    from dbglog.docreader.units import segment
+
+    doc = segment(text)
+    parsed, _ = read_document(text, path, explain=True)
+    units = units_for_agents(doc, parsed)
+    body = {"model": model or "default", "temperature": 0,
+            "messages": [{"role": "system", "content": PROMPT},
+                         {"role": "user", "content": json.dumps({"document": path, "units": units})}],
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": "attempts", "schema": SCHEMA, "strict": True}}}
+    req = urllib.request.Request(endpoint(url), data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 (the user's own endpoint)
+            reply = json.loads(r.read(4 << 20).decode("utf-8", "replace"))
+        content = reply["choices"][0]["message"]["content"]
+        answer = json.loads(_unfence(content))
+    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise ModelError(f"{type(e).__name__}: {str(e)[:120]}") from None
+    try:
+        return from_extraction(doc, answer, "the model's answer")
+    except DbglogError as e:
+        raise ModelError(str(e)) from None
+
+
+def _unfence(content: str) -> str:
+    s = (content or "").strip()
+    if s.startswith("```"):
+        s = s.split("\n", 1)[1] if "\n" in s else ""
+        s = s.rsplit("```", 1)[0]
+    return s

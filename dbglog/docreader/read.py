@@ -1,0 +1,600 @@
+"""The reader: units (segmenter) → certain structure (structure) → judged units (scorer) → attempts
+(linker) → investigations, with every line kept (free sections, verified by rendering)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbglog.docreader import linker as linking
+from dbglog.docreader import structure as st
+from dbglog.docreader.cues import Context, context, outcome_of, plain
+from dbglog.docreader.scorer import Judged, judge
+from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
+                                   section_heading, span_lines, status_from_title)
+from dbglog.docreader.units import Doc, segment
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of
+from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
+from dbglog.core import outcome as outcomes
+from dbglog.core.markdown import ParseError, split_row
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
+
+
+@dataclass
+class Parsed:
+    inv: Investigation
+    line: int  # 1-based line of the investigation heading
+    key: str  # idempotence key within its source file
+    items: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, ref, line)
+    canonical: bool = False
+    recognized: dict = field(default_factory=dict)
+    verified: bool = False
+    judged: list[Judged] = field(default_factory=list)  # every unit with its label (import --explain)
+
+
+@dataclass
+class Skipped:
+    line: int
+    title: str
+    reason: str
+
+
+@dataclass
+class _Scope:
+    bug: st.Section | None
+    lines: set[int]  # every line this investigation keeps
+    read: set[int]  # the lines whose units may become attempts
+
+
+_REPRO = re.compile(r"\b(?:repro(?:duce|duction|ducer)?|minimal|standalone|isolate)\b", re.I)
+_FIX = re.compile(r"\b(?:fix|workaround|avoid|resolve|solve)\b", re.I)
+
+
+def _check_markers(lines: list[str], path: str) -> None:
+    """A file in the middle of a merge is refused where the first marker stands, not read half-merged."""
+    fence = None
+    for i, line in enumerate(lines):
+        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        if m:
+            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (
+                fence or m.group(1))
+            continue
+        if fence is None and re.match(r"^(<{7}|>{7})( |$)", line):
+            raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
+
+
+def read_document(text: str, path: str = "<text>", corrections=None,
+                  explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
+    """Investigations read out of one document. ``corrections`` (review.Corrections: a reviewed checklist, an
+    agent's or a model's extraction) say which attempts it holds; the reader does the rest."""
+    _check_markers(text.split("\n"), path)
+    doc = segment(text)
+    ctx = context(doc)
+    tops = st.sections(doc)
+    quiet = st.quiet_sections(tops, ctx)
+    quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
+    bugs = st.investigations(tops, doc)
+    judged = _Judgements(doc, ctx, every=explain)
+    n = len(doc.lines)
+    if not bugs:
+        scopes = [_Scope(None, set(range(n)), set(range(n)) - quiet_lines)]
+    else:
+        scopes = []
+        inside = set()
+        for b in bugs:
+            span = set(range(b.first, b.last + 1))
+            inside |= span
+            scopes.append(_Scope(b, span, span - quiet_lines))
+        rest = set(range(n)) - inside
+        scopes[0].lines |= rest
+        if len(bugs) == 1:
+            scopes[0].read |= rest - quiet_lines
+    skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
+               and not any(s.inside(q) for q in quiet)]
+    out = [_Build(doc, ctx, tops, judged, sc, path, corrections).parsed() for sc in scopes]
+    return out, skipped
+
+
+class _Judgements:
+    """Units judged on demand: a unit inside structure that is certain is never scored (a DEBUG.md of
+    thousands of protocol attempts costs no cue reading); ``every`` scores them all (import --explain)."""
+
+    def __init__(self, doc: Doc, ctx: Context, every: bool = False):
+        self.doc, self.ctx, self.done = doc, ctx, {}
+        if every:
+            for u in doc.units:
+                self.get(u)
+
+    def get(self, u) -> Judged:
+        j = self.done.get(u.id)
+        if j is None:
+            j = self.done[u.id] = judge(u, self.ctx)
+        return j
+
+    def units(self, skip: set[int]) -> list[Judged]:
+        return [self.get(u) if u.kind in ("sentence", "command", "row") else self._plain(u)
+                for u in self.doc.units if u.first not in skip or u.kind == "code"]
+
+    def _plain(self, u) -> Judged:
+        return self.done.get(u.id) or Judged(u, "context", 1.0, {}, [])
+
+    def within(self, lines: set[int]) -> list[Judged]:
+        return [j for uid, j in sorted(self.done.items()) if j.unit.first in lines]
+
+
+class _Build:
+    def __init__(self, doc: Doc, ctx: Context, tops, judged: _Judgements, scope: _Scope, path: str,
+                 corrections=None):
+        self.doc, self.ctx, self.tops, self.judged, self.scope, self.path = doc, ctx, tops, judged, scope, path
+        self.corrections = corrections
+        self.took: dict[int, list[int]] = {}  # id(attempt) -> the lines a protocol attempt took
+        self.lines = doc.lines
+        self.owned: set[int] = set()
+        self.spans: list[tuple[str, list[int]]] = []  # tables read as structure: kept whole if a line is lost
+        self.inv = Investigation(id="", title="")
+        self.items: list[tuple[str, str, int]] = []
+        self.attempts: list[tuple[int, Attempt]] = []
+        self.steps: list[tuple[int, NextStep]] = []
+
+    def parsed(self) -> Parsed:
+        first = self._title()
+        self.items_line = first - 1
+        self._header()
+        self._sections()
+        self._loose()
+        if self.corrections is not None:
+            self._correct()
+        self._finish(first)
+        self._free()
+        verified = self._verify()
+        key = heading_key(self.inv.title) or f"line:{first}"
+        return Parsed(self.inv, first, key, self.items, recognized=self._recognized(), verified=verified,
+                      judged=self.judged.within(self.scope.lines))
+
+    # --- title and header ------------------------------------------------------------------
+
+    def _title(self) -> int:
+        b = self.scope.bug
+        if b is not None:
+            self.owned.add(b.first)
+            title, status = status_from_title(plain(b.head.text))
+            self.inv.title = one_line(title) or f"{Path(self.path).stem or 'Untitled'} (line {b.first + 1})"
+            if status:
+                self.inv.status = status
+            return b.first + 1
+        heads = [u for u in self.doc.units if u.kind == "heading" and u.first in self.scope.lines]
+        top = min(heads, key=lambda u: (u.level, u.first)) if heads else None
+        if top is not None and top.level <= 2:
+            self.owned.add(top.first)
+            title, status = status_from_title(plain(top.text))
+            self.inv.title = one_line(title) or Path(self.path).stem
+            if status:
+                self.inv.status = status
+            return top.first + 1
+        first = next((u for u in self.doc.units if u.kind == "sentence"), None)
+        self.inv.title = (one_line(plain(first.text))[:100] if first else "") or Path(self.path).stem or "Untitled"
+        return (first.first + 1) if first else 1
+
+    def _header(self) -> None:
+        b = self.scope.bug
+        if b is not None:
+            lo, hi = b.first + 1, b.own_last
+        else:
+            heads = [u for u in self.doc.units if u.kind == "heading"]
+            title_line = min(self.owned) if self.owned else -1
+            nxt = next((h.first for h in heads if h.first > title_line), len(self.lines))
+            lo, hi = title_line + 1, nxt - 1
+        vals, used = st.header_fields(b, self.doc, lo, hi)
+        self._set_fields(vals)
+        # A status line that says more than the status ("Open — not yet root-caused") stays as written too.
+        self.owned |= {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] != "status"
+                       or len(plain(self.lines[i]).split()) <= 3}
+        for s in st.all_sections(self.tops):
+            key = _FIELD_SECTIONS.get(plain(s.head.text).lower().rstrip(": "))
+            if key and s.first in self.scope.read and not s.children and not getattr(self.inv, key):
+                body = list(range(s.first + 1, s.own_last + 1))
+                self._set_fields({key: [self.lines[i] for i in body]})
+                self.owned |= {s.first, *body}
+
+    def _set_fields(self, vals: dict[str, list[str]]) -> None:
+        for key, buf in vals.items():
+            if key == "status":
+                w = st.status_word(" ".join(buf))
+                if w:
+                    self.inv.status = w
+            elif key == "related_files":
+                self.inv.related_files = parse_files(buf)
+            elif key == "tags":
+                self.inv.tags = [t.strip() for t in re.split(r"[,;]\s*|\s+(?=#)", " ".join(buf)) if t.strip()][:20]
+            elif key in ("symptom", "environment", "root_cause"):
+                setattr(self.inv, key, field_value(buf))
+
+    # --- structure that is certain -------------------------------------------------------------
+
+    def _sections(self) -> None:
+        for s in st.all_sections(self.tops):
+            if s.first not in self.scope.read or s.first in self.owned:
+                continue
+            f = st.attempt_section(s, self.doc)
+            if f is not None:
+                self._protocol_attempt(f)
+            elif st.is_diff_section(s, self.ctx):
+                self._differences(s)
+            elif st.is_plan_section(s, self.ctx):
+                self._steps(s)
+            elif self._proposed(s):
+                self._steps_of([(list(range(s.first, s.own_last + 1)), *self._entry_title(s))], s)
+
+    def _proposed(self, s: st.Section) -> bool:
+        """ "### Solution 4: per-head K scales" with nothing said of running it: a proposal, kept as a next step."""
+        m = linking.ENTRY.match(plain(s.head.text))
+        if not m or s.head.level == 1:
+            return False
+        own = " ".join(self.lines[i] for i in range(s.first + 1, s.own_last + 1))
+        said = outcome_of(own, self.ctx.lang) if own.strip() else None
+        if m.group("kw") and linking._PROPOSAL_KW.match(m.group("kw")):
+            return said in (None, "untested")
+        return said == "untested"  # "### 3c. upgrade to ROCm 6.3" + "Result: not done": listed, never run
+
+    def _entry_title(self, s: st.Section) -> tuple[str, list[str]]:
+        body = [self.lines[i].strip() for i in range(s.first + 1, s.own_last + 1) if self.lines[i].strip()]
+        title = re.sub(r"^\W*(?:(?:option|step|idea|fix|solution|alternative)\s*#?(?:\d{1,2}|[A-Z])|\d{1,2})"
+                       r"\s*[:.)—–-]+\s*", "", plain(s.head.text), flags=re.I) or plain(s.head.text)
+        return title, body[:1]
+
+    def _protocol_attempt(self, f: st.Fields) -> None:
+        vals = {k: field_value(v) for k, v in f.fields.items()}
+        lead = field_value(f.lead)
+        did = vals.get("did") or lead
+        hyp = vals.get("hypothesis", "")
+        if lead and vals.get("did") and not hyp:
+            hyp = lead
+        result, conclusion = vals.get("result", ""), vals.get("conclusion", "")
+        # With no Result or Conclusion field, the text under the heading says how it went ("→ PASS for ...").
+        told = result or (did if not vals.get("did") and not conclusion else "")
+        out = _protocol_outcome(vals.get("outcome", ""), f.tag, told, conclusion, f.title, hyp)
+        if out == "inconclusive" and not (did or result or conclusion):
+            out = "untested"
+        a = Attempt(number=f.number or 0, title=one_line(f.title or item_title(did or result)), hypothesis=hyp,
+                    did=did, result=result, conclusion=conclusion, outcome=out)
+        a.source_lines = [f.lines[0] + 1, f.lines[-1] + 1]
+        self.attempts.append((f.lines[0], a))
+        self.owned.update(f.lines)
+        self.took[id(a)] = list(f.lines)
+
+    def _differences(self, s: st.Section) -> None:
+        for u in self.doc.units:
+            if not (s.first < u.first <= s.own_last):
+                continue
+            got = None
+            if u.kind == "row" and u.index < 0 and len(u.cells) >= 3:
+                rows = [(v.first, list(v.cells)) for v in self.doc.units if v.kind == "row" and v.group == u.group
+                        and v.index >= 0]
+                got = (list(u.cells), rows, range(u.first, rows[-1][0] + 2 if rows else u.first + 1))
+            elif u.kind == "code":
+                fw = _fixed_width(self.lines, u.first, u.last)
+                if fw:
+                    got = (fw[0], fw[1], range(u.first, u.last + 1))
+            if got:
+                head, rows, span = got
+                self._diff_rows(head, rows)
+                self.spans.append((s.head.text, [i for i in span if i < len(self.lines)]))
+                self.owned.update(i for i in span if i < len(self.lines))
+                self.owned.add(s.first)
+                return
+
+    def _diff_rows(self, head: list[str], rows: list[tuple[int, list[str]]]) -> None:
+        head = [h.strip() for h in head]
+        status_col = next((c for c in range(3, len(head))
+                           if re.search(r"status|verdict|tested|ruled|eliminat|result|culprit", head[c], re.I)), None)
+        if not self.inv.differences:
+            self.inv.labels = (one_line(head[1]) or "Working", one_line(head[2]) or "Broken")
+        seen: set[str] = set()
+        for i, cells in rows:
+            cells = [c.strip() for c in cells] + [""] * (len(head) - len(cells))
+            if not any(cells):
+                continue
+            from dbglog.docreader.text import diff_status
+
+            status = diff_status(cells[status_col]) if status_col is not None else "untested"
+            extra = [c for k, c in enumerate(cells) if k >= 3 and k != status_col and c]
+            broken = cells[2] + (" · " + " · ".join(extra) if extra else "")
+            factor = one_line(cells[0]) or f"(row {len(self.inv.differences) + 1})"
+            if factor.casefold() in seen:
+                factor = f"{factor} ({i + 1})"
+            seen.add(factor.casefold())
+            self.inv.differences.append(Difference(len(self.inv.differences) + 1, factor, one_line(cells[1]),
+                                                   one_line(broken), status))
+            self.items.append(("difference", factor.casefold(), i + 1))
+
+    def _steps(self, s: st.Section) -> None:
+        """The entries under a next-steps heading: its list items, else its table's rows, else its sub-headings."""
+        self._steps_of(self._step_items(s) or self._step_rows(s) or self._step_headings(s), s)
+
+    def _steps_of(self, entries: list[tuple[list[int], str, list[str]]], s: st.Section) -> None:
+        for span, first, extra in entries:
+            step = make_step(first, extra, 0)
+            if step is None:
+                continue
+            step.source_lines = [span[0] + 1, span[-1] + 1]
+            self.steps.append((span[0], step))
+            self.owned.update(span)
+        if entries:
+            self.owned.add(s.first)
+
+    def _step_items(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        items: dict[int, list] = {}
+        for u in self.doc.units:
+            if s.first < u.first <= s.own_last and u.item >= 0:
+                items.setdefault(u.group, []).append(u)
+        if not items:
+            return []
+        group = min(items, key=lambda g: items[g][0].first)
+        top = [u for u in items[group] if u.depth == min(v.depth for v in items[group])]
+        starts = sorted({u.item for u in top})
+        out = []
+        for k, start in enumerate(starts):
+            stop = (starts[k + 1] - 1) if k + 1 < len(starts) else max(
+                v.last for us in items.values() for v in us if v.first >= start)
+            span = [i for i in range(start, stop + 1) if not re.fullmatch(r"\s*(?:[-*_]\s*){3,}", self.lines[i])]
+            while span and not self.lines[span[-1]].strip():
+                span.pop()
+            raw = [self.lines[i] for i in span if self.lines[i].strip()]
+            if raw:
+                first = re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", raw[0])
+                extra = [re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", x).strip() for x in raw[1:]]
+                out.append((span, first, extra))
+        return out
+
+    def _step_rows(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        out = []
+        for u in self.doc.units:
+            if s.first < u.first <= s.own_last and u.kind == "row" and u.index >= 0:
+                cells = [c for c in u.cells if c and not re.fullmatch(r"#?\d{1,3}\.?", c)]
+                if cells:
+                    out.append(([u.first], cells[0], cells[1:]))
+        return out
+
+    def _step_headings(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        out = []
+        for c in s.children:
+            if c.first in self.owned:
+                continue
+            out.append((list(range(c.first, c.own_last + 1)), *self._entry_title(c)))
+        return out
+
+    # --- judged units ---------------------------------------------------------------------------
+
+    def _loose(self) -> None:
+        skip = set(range(len(self.lines))) - self.scope.read | self.owned
+        heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
+        judged = self.judged.units(skip)
+        taken: set[int] = set()
+        for f in linking.link(judged, skip, heads):
+            title = f.title or item_title(f.did)
+            a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
+            a.source_lines = [f.first + 1, f.last + 1]
+            a.who = f.who
+            self.attempts.append((f.first, a))
+            taken.update(range(f.first, f.last + 1))
+        self._planned(judged, skip | taken)
+
+    def _planned(self, judged: list[Judged], skip: set[int]) -> None:
+        """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
+        rack R15"): next steps, with the lines they were read from. The sentence stays in its place as text too."""
+        for j in judged:
+            u = j.unit
+            if u.first in skip or u.kind != "sentence" or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
+                continue
+            text = _PLAN_LEAD.sub("", plain(u.text)).strip()
+            step = make_step(text, [], 0) if len(text.split()) >= 2 else None
+            if step is None:
+                continue
+            step.source_lines = [u.first + 1, u.last + 1]
+            self.steps.append((u.first, step))
+
+    def _correct(self) -> None:
+        """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""
+        by_span = {tuple(a.source_lines): (i, a) for i, a in self.attempts}
+        keep: list[tuple[int, Attempt]] = []
+        for c in self.corrections.attempts:
+            if c.first - 1 not in self.scope.lines:
+                continue
+            got = by_span.pop((c.first, c.last), None)
+            if got is None:
+                text = " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+                a = Attempt(number=0, title=one_line(c.title or item_title(text)) or "Attempt", did=text,
+                            outcome=c.outcome or "inconclusive")
+                a.source_lines = [c.first, c.last]
+                got = (c.first - 1, a)
+            i, a = got
+            a.title = one_line(c.title) or a.title
+            a.outcome = c.outcome or a.outcome
+            a.who = c.who or a.who
+            keep.append((i, a))
+        for _i, a in by_span.values():
+            self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
+        self.attempts = keep
+
+    def _finish(self, line: int) -> None:
+        self.items.insert(0, ("investigation", "", line))
+        atts = sorted(self.attempts, key=lambda x: x[0])
+        nums = [a.number for _, a in atts if a.number]
+        keep = len(set(nums)) == len(nums) == len(atts) and atts
+        for k, (i, a) in enumerate(atts, 1):
+            a.number = a.number if keep else k
+            self.inv.attempts.append(a)
+            self.items.append(("attempt", str(a.number), i + 1))
+        self.inv.attempts.sort(key=lambda a: a.number)
+        seen: set[str] = set()
+        for i, s in sorted(self.steps, key=lambda x: x[0]):
+            if s.text.casefold() in seen:
+                continue
+            seen.add(s.text.casefold())
+            s.position = len(self.inv.next_steps) + 1
+            self.inv.next_steps.append(s)
+            self.items.append(("step", str(s.position), i + 1))
+
+    # --- free text, verification ------------------------------------------------------------------
+
+    def _free(self) -> None:
+        """Every line structure did not take, in order, under the heading it was written under; a heading
+        inside a kept section stays a line of its body (demoted), so a template or a protocol is one section."""
+        heads = {u.first: u for u in self.doc.units if u.kind == "heading"}
+        sections: list[tuple[str, list[int]]] = []
+        cur, open_for, inside = None, None, set()
+        for i in range(len(self.lines)):
+            h = heads.get(i)
+            if h is not None:
+                cur = h
+            if i not in self.scope.lines or i in self.owned:
+                continue
+            if h is not None:
+                if h.path and h.path[-1] in inside:
+                    inside.add(h.id)
+                    open_for = h.first
+                    sections[-1][1].extend(range(h.first, h.last + 1))
+                    continue
+                sections.append((h.text, []))
+                open_for, inside = h.first, {h.id}
+                continue
+            if cur is not None and cur.first < i <= cur.last:
+                continue  # a setext heading's underline
+            key = cur.first if cur is not None else -1
+            if open_for != key:
+                named = cur is not None and (cur.first not in self.owned or cur.first != self.items_line)
+                sections.append((cur.text if named else "Notes", []))
+                open_for, inside = key, set()
+            sections[-1][1].append(i)
+        used: set[str] = set()
+        heading_lines = {u.text for u in heads.values() if u.first not in self.owned}
+        sections = [(h, x) for h, x in sections if h in heading_lines or any(counts(self.lines[i]) for i in x)]
+        for heading, idxs in sections:
+            body = span_lines(self.lines, idxs) if idxs else []
+            text = demote_headings("\n".join(body)).strip("\n")
+            name = section_heading("## " + one_line(plain(heading) or heading))
+            while name.casefold() in used:
+                name += " (more)"
+            used.add(name.casefold())
+            self.inv.sections.append(Section(name, text))
+
+    def _verify(self) -> bool:
+        from dbglog.core import markdown as mirror
+
+        kept = kept_text(mirror.render(_probe(self.inv)))
+        whole = set(kept.split(" \n "))
+        lost = [i for i in sorted(self.scope.lines) if counts(self.lines[i])
+                and not ((x := norm(self.lines[i])) in whole or x in kept)]
+        whole = [(h, span) for h, span in self.spans if set(span) & set(lost)]
+        for h, span in whole:
+            # A table that lost a line to its structure (a ragged row, a cell that wrapped) is kept as written too.
+            self.inv.sections.append(Section(section_heading(f"## {one_line(plain(h))} (as written)"),
+                                             "\n".join(span_lines(self.lines, span))))
+        lost = [i for i in lost if not any(i in span for _, span in whole)]
+        bare = [i for i in lost if _bare_label(self.lines[i]) or i in self.owned and self.lines[i].lstrip().startswith("#")]
+        rest = [i for i in lost if i not in bare]
+        if bare:
+            # Labels and headings whose words were only renamed into structure ("**Result:**" over its list).
+            self.inv.sections.append(Section(SOURCE_HEADINGS, "\n".join(
+                ["Labels and headings of the imported document whose content is in the fields above:", ""]
+                + [f"- line {i + 1}: {self.lines[i].strip()}" for i in bare])))
+        if rest:
+            self.inv.sections.append(Section("## Imported text (as written)", "\n".join(span_lines(self.lines, rest))))
+        return self._roundtrip()
+
+    def _roundtrip(self) -> bool:
+        from dbglog.core import markdown as mirror
+
+        def same() -> bool:
+            probe = _probe(self.inv)
+            try:
+                return mirror.parse(mirror.render(probe)) == probe
+            except ParseError:
+                return False
+
+        if same():
+            return True
+        for s in self.inv.sections:
+            longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
+            fence = "`" * max(3, longest + 1)
+            s.body = f"{fence}markdown\n{s.body}\n{fence}"
+            if same():
+                return True
+        return False
+
+    def _recognized(self) -> dict:
+        inv = self.inv
+        return {"attempts": len(inv.attempts), "next_steps": len(inv.next_steps),
+                "differences": len(inv.differences),
+                "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
+                + (["related_files"] if inv.related_files else []),
+                "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
+
+
+PLAN_CONFIDENCE = 0.45
+_PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet run|still to try|things i still want to try|later|"
+                        r"plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
+SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
+
+
+def _bare_label(line: str) -> bool:
+    lab = label_of(line, {**ATTEMPT_LABELS, **INV_LABELS})
+    return lab is not None and not lab[1]
+
+
+_FIELD_SECTIONS = {"symptom": "symptom", "symptoms": "symptom", "environment": "environment",
+                   "root cause": "root_cause", "related files": "related_files"}
+
+
+def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: str, title: str, hyp: str) -> str:
+    """An attempt's outcome from its labelled fields: the Outcome field, the heading's tag, then the
+    result and conclusion read together; a reproduction that did not reproduce is a failed attempt."""
+    if explicit:
+        w = outcomes.verdict_word(explicit) or outcomes.classify(explicit)
+        if w in outcomes.OUTCOMES and w != "inconclusive":
+            return w
+    r = outcome_of(result, "en") if result else None
+    c = outcome_of(conclusion, "en") if conclusion else None
+    if tag and not (r in ("worked", "failed") and r != tag):
+        return tag
+    # The result says what happened; the conclusion explains it and speaks only when the result does not.
+    got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
+    if got == "inconclusive" and "untested" in (r, c):
+        return "untested"  # "→ not tried": listed with the attempts, never run
+    if _REPRO.search(f"{title} {hyp}") and not _FIX.search(title) and got in ("worked", "partial"):
+        got = "failed"  # a repro fixes nothing: one that ran clean did not reproduce, one that failed did
+    return got
+
+
+def _fixed_width(lines: list[str], a: int, b: int):
+    """A fixed-width table in a code fence: (header cells, [(line, cells)]) or None. Columns come from the dashed
+    rule under the header; a row whose first column is empty continues the row above (a wrapped cell)."""
+    content = [i for i in range(a + 1, b) if lines[i].strip()]
+    if len(content) < 3 or not re.fullmatch(r"[\s\-=+|:]+", lines[content[1]]) or not re.search(r"[-=]{3}",
+                                                                                                 lines[content[1]]):
+        return None
+    rule = lines[content[1]]
+    if "|" in lines[content[0]] and "|" in rule:
+        return split_row(lines[content[0]]), [(i, split_row(lines[i])) for i in content[2:]]
+    starts = [m.start() for m in re.finditer(r"[-=:]+", rule.replace("+", " ").replace("|", " "))]
+    if len(starts) < 3:
+        return None
+
+    def cells(i: int) -> list[str]:
+        ln = lines[i].rstrip()
+        out = [ln[x:y].strip() for x, y in zip(starts, starts[1:] + [max(len(ln), starts[-1])])]
+        out[-1] = ln[starts[-1]:].strip()
+        return out
+
+    head, rows = cells(content[0]), []
+    for i in content[2:]:
+        c = cells(i)
+        if rows and not c[0]:
+            prev = rows[-1][1]
+            for k, v in enumerate(c):
+                if v:
+                    prev[k] = f"{prev[k]} {v}".strip()
+            continue
+        rows.append((i, c))
+    return head, rows

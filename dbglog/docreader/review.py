@@ -1,0 +1,175 @@
+"""What the reader made of a document, shown to a person or a model, and their corrections taken back.
+
+* ``explain``: every unit with its label, confidence and the cues that decided it (``import --explain``).
+* ``review_markdown`` / ``parse_review``: a short checklist of the attempts read (outcome, confidence,
+  lines) and of the units the reader was not sure of; the corrected list comes back as ``Corrections``
+  (``import --review`` / ``--apply-review``). Low-confidence units are listed, not guessed.
+* ``from_extraction``: an extraction that cites unit ids (an agent over MCP, a model behind ``--llm``),
+  validated -- every cited unit exists, every outcome is one dbglog knows -- into the same ``Corrections``.
+
+Corrections never drop a line: the reader keeps every line it did not structure as free text, and the
+result is verified by rendering whatever the corrections say.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from dbglog.docreader.units import Doc
+from dbglog.core.model import OUTCOMES
+from dbglog.util.errors import DbglogError
+
+OUTCOME_WORDS = ("worked", "failed", "partial", "inconclusive", "untested")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One attempt as a person or a model says it is: its source lines (1-based), title, outcome, who."""
+
+    first: int
+    last: int
+    title: str = ""
+    outcome: str = ""
+    who: str = ""
+
+
+@dataclass
+class Corrections:
+    """The attempts a document holds, as corrected: exactly these are imported (the rest stays text)."""
+
+    attempts: list[Correction] = field(default_factory=list)
+    source: str = ""  # the document they are about (a review file names it)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def explain(parsed: list, doc_lines: int) -> list[dict]:
+    """Each unit: lines, kind, label, confidence, strongest features, the start of its text."""
+    out = []
+    for p in parsed:
+        for j in p.judged:
+            u = j.unit
+            if u.kind not in ("sentence", "command", "row", "heading"):
+                continue
+            out.append({"lines": [u.first + 1, u.last + 1], "kind": u.kind, "label": j.label,
+                        "confidence": round(j.confidence, 2),
+                        "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
+                        "author": u.author, "text": u.text[:160]})
+    return out
+
+
+_ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[A-Za-z]+)"
+                  r"(?: · (?P<conf>[\d.]+))?(?: · by (?P<who>[^·]+?))? · (?P<title>.*)$")
+
+
+def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6) -> str:
+    """The checklist ``import --review`` writes: ticked rows are imported as attempts, with the outcome and
+    title as written on the row; unticked rows are not."""
+    lines = [f"<!-- dbglog review: {path} sha:{sha(text)} -->", f"# Review of {path}", "",
+             "Tick a row to import it as an attempt, untick one that is not an attempt; fix the outcome "
+             f"({', '.join(OUTCOME_WORDS)}) and the title in place. Then run `dbglog import --apply-review` "
+             "on this file. Every line of the document is kept either way.", "", "## Attempts read", ""]
+    taken: set[tuple[int, int]] = set()
+    for p in parsed:
+        for a in p.inv.attempts:
+            if len(a.source_lines) != 2:
+                continue
+            taken.add(tuple(a.source_lines))
+            conf = _confidence(p, a.source_lines)
+            who = f" · by {a.who}" if a.who else ""
+            lines.append(f"- [x] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · {conf:.2f}{who} · "
+                         f"{_one(a.title)}")
+    unsure = []
+    for p in parsed:
+        for j in p.judged:
+            u = j.unit
+            span = (u.first + 1, u.last + 1)
+            if u.kind != "sentence" or any(x[0] <= span[0] <= x[1] for x in taken):
+                continue
+            if j.label in ("action", "action_result", "result") and j.confidence < threshold:
+                unsure.append(f"- [ ] lines {span[0]}-{span[1]} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
+    if unsure:
+        lines += ["", "## Not sure (not imported unless ticked)", ""] + unsure
+    return "\n".join(lines) + "\n"
+
+
+def _confidence(p, span: list[int]) -> float:
+    c = [j.confidence for j in p.judged if j.unit.first + 1 >= span[0] and j.unit.last + 1 <= span[1]
+         and j.label in ("action", "action_result", "result")]
+    return max(c) if c else 1.0
+
+
+def _one(s: str) -> str:
+    return " ".join((s or "").split())[:140]
+
+
+def parse_review(text: str, shown: str) -> Corrections:
+    """The corrected checklist back: the document it is about and the ticked rows."""
+    m = re.match(r"^<!-- dbglog review: (?P<path>.+?) sha:(?P<sha>[0-9a-f]{16}) -->", text)
+    if not m:
+        raise DbglogError(f"{shown}: not a review file (its first line must be the `<!-- dbglog review: ... -->` "
+                          "that `dbglog import --review` wrote)")
+    out = Corrections(source=m.group("path"))
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.startswith("- ["):
+            continue
+        r = _ROW.match(line.rstrip())
+        if r is None:
+            raise DbglogError(f"{shown}:{n}: cannot read this row; keep the form "
+                              "`- [x] lines A-B · OUTCOME · CONFIDENCE · TITLE`")
+        if r.group("tick") == " ":
+            continue
+        outcome = r.group("outcome").lower()
+        if outcome not in OUTCOMES:
+            raise DbglogError(f"{shown}:{n}: outcome {outcome!r} is not one of {', '.join(OUTCOME_WORDS)}")
+        a, b = int(r.group("a")), int(r.group("b"))
+        if b < a:
+            raise DbglogError(f"{shown}:{n}: lines {a}-{b} run backwards")
+        out.attempts.append(Correction(a, b, r.group("title").strip(), outcome, (r.group("who") or "").strip()))
+    return out
+
+
+def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
+    """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
+    reads before it sends an extraction back."""
+    label = {j.unit.id: j for p in parsed for j in p.judged}
+    out = []
+    for u in doc.units:
+        if u.kind not in ("sentence", "command", "row", "heading", "code"):
+            continue
+        j = label.get(u.id)
+        out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": u.text[:400],
+                    "author": u.author, "heading": u.level if u.kind == "heading" else None,
+                    "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0})
+    return out
+
+
+def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Corrections:
+    """An extraction that cites unit ids, validated into corrections (one clear error, nothing changed)."""
+    if not isinstance(extraction, dict) or not isinstance(extraction.get("attempts"), list):
+        raise DbglogError(f"{shown}: expected an object with an `attempts` list")
+    ids = {u.id: u for u in doc.units}
+    out = Corrections()
+    for k, a in enumerate(extraction["attempts"], 1):
+        if not isinstance(a, dict):
+            raise DbglogError(f"{shown}: attempt {k} is not an object")
+        cited = a.get("units")
+        # (type, not isinstance: JSON's true is no unit id)
+        if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
+            raise DbglogError(f"{shown}: attempt {k} cites no unit ids (`units`: a list of ids)")
+        missing = [x for x in cited if x not in ids]
+        if missing:
+            raise DbglogError(f"{shown}: attempt {k} cites unit {missing[0]}, which this document does not have")
+        outcome = str(a.get("outcome", "inconclusive")).strip().lower()
+        if outcome not in OUTCOMES:
+            raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOME_WORDS)}")
+        first = min(ids[x].first for x in cited) + 1
+        last = max(ids[x].last for x in cited) + 1
+        title = " ".join(str(a.get("title", "")).split())[:200]
+        who = " ".join(str(a.get("who", "")).split())[:80]
+        out.attempts.append(Correction(first, last, title, outcome, who))
+    return out

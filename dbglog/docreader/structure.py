@@ -1,0 +1,242 @@
+"""Structure that is certain: what a document says by its shape, read by rule.
+
+Only shapes whose meaning does not depend on wording are read here: the protocol's labelled fields
+(``**Hypothesis:**``, ``**What we did:**``, ``**Result:**`` ... in any spelling), an attempt heading
+(``Attempt 3: title``), the investigation's header fields (``Status:``, ``Symptom:``), a key-differences
+table (markdown or fixed-width in a fence), a list under a next-steps heading, a template or protocol
+section. Everything else is judged unit by unit (scorer) and linked (linker).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dbglog.docreader.cues import Context, heading_role, language, plain
+from dbglog.docreader.units import Doc, Unit
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of, status_word, is_placeholder
+
+# "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1": the protocol's numbered attempt heading.
+ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
+                          r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
+TEMPLATE_HEAD = re.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
+DIFF_HEAD = re.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
+_FIELDS = {"hypothesis", "did", "result", "conclusion", "outcome", "expected"}
+
+
+@dataclass
+class Section:
+    head: Unit
+    first: int  # heading line
+    last: int  # last line of the subtree
+    own_last: int  # last line before the first child heading
+    children: list[Section] = field(default_factory=list)
+    parent: Section | None = None
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def inside(self, other: Section) -> bool:
+        p = self.parent
+        while p is not None:
+            if p is other:
+                return True
+            p = p.parent
+        return False
+
+
+def sections(doc: Doc) -> list[Section]:
+    """The heading tree (top-level sections), each with its line span."""
+    heads = [u for u in doc.units if u.kind == "heading"]
+    n = len(doc.lines)
+    out: list[Section] = []
+    stack: list[Section] = []
+    for k, h in enumerate(heads):
+        nxt = next((x.first for x in heads[k + 1:] if x.level <= h.level), n)
+        child = heads[k + 1].first if k + 1 < len(heads) else n
+        s = Section(h, h.first, nxt - 1, min(child, nxt) - 1)
+        while stack and stack[-1].head.level >= h.level:
+            stack.pop()
+        if stack:
+            s.parent = stack[-1]
+            stack[-1].children.append(s)
+        else:
+            out.append(s)
+        stack.append(s)
+    return out
+
+
+def all_sections(tops: list[Section]) -> list[Section]:
+    return [s for t in tops for s in t.walk()]
+
+
+def is_template(s: Section, doc: Doc) -> bool:
+    """A template to copy from: its heading says so, or its title/status are placeholders."""
+    if TEMPLATE_HEAD.search(s.head.text) or is_placeholder(s.head.text):
+        return True
+    own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1)]
+    return any((lab := label_of(x, INV_LABELS)) and lab[0] == "status" and is_placeholder(lab[1]) for x in own)
+
+
+def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
+    """Sections whose text is never read for attempts: templates, protocol and setup text."""
+    out = []
+    for s in all_sections(tops):
+        role = ctx.roles.get(s.head.id)
+        if is_template(s, ctx.doc) or role == "boilerplate" or _imperative_heading(s.head.text):
+            out.append(s)
+    return out
+
+
+def _imperative_heading(text: str) -> bool:
+    """ "3. Maintain the list", "Before you start: check ...": a rule of a protocol, by its mood."""
+    s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text))
+    words = s.split()
+    if len(words) < 3 or words[0].isupper():
+        return False  # "UPDATE 2024-11-05" is news, not a rule
+    return bool(re.match(r"^(?:before you start|maintain|document|summari[sz]e|keep|record|update|check existing|"
+                         r"use this|copy this|follow)\b", s, re.I))
+
+
+def investigations(tops: list[Section], doc: Doc) -> list[Section]:
+    """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
+    found = []
+    for s in all_sections(tops):
+        if is_template(s, doc) or any(s.inside(f) for f in found):
+            continue
+        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1) if i in doc.text_lines()]
+        keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
+        if keys & {"status", "symptom"}:
+            found.append(s)
+    return found or _restarting(tops, doc)
+
+
+def _restarting(tops: list[Section], doc: Doc) -> list[Section]:
+    """Sibling sections whose attempt numbering starts over ("Attempt 1, 2" under one bug, "Attempt 1" again
+    under the next): one investigation each, even without Status or Symptom fields."""
+    level = tops if len(tops) > 1 else (tops[0].children if tops else [])
+    starts = []
+    for s in level:
+        nums = [int(m.group("n")) for c in s.walk() if c is not s
+                and (m := ATTEMPT_HEAD.match(plain(c.head.text))) and c.head.text]
+        if nums and min(nums) == 1:
+            starts.append(s)
+    return starts if len(starts) >= 2 else []
+
+
+def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[str, list[str]], set[int]]:
+    """Labelled investigation fields among lines lo..hi (inclusive): values and the lines they took. A value
+    runs on over the lines under its label until a blank line (a list or fence under it included)."""
+    vals: dict[str, list[str]] = {}
+    used: set[int] = set()
+    cur = None
+    fence = False
+    for i in range(lo, hi + 1):
+        line = doc.lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            if cur:
+                vals[cur].append(line)
+                used.add(i)
+            continue
+        lab = None if fence or i not in doc.text_lines() else label_of(line, INV_LABELS)
+        if lab and lab[0] != "tags":
+            cur = lab[0]
+            vals.setdefault(cur, []).append(lab[1])
+            used.add(i)
+        elif lab:
+            cur = None
+            vals["tags"] = [lab[1]]
+            used.add(i)
+        elif cur and (line.strip() or fence):
+            vals[cur].append(line)
+            used.add(i)
+        elif not line.strip() and cur and not _list_follows(doc, i, hi):
+            cur = None
+    return vals, used
+
+
+def _list_follows(doc: Doc, i: int, hi: int) -> bool:
+    """A blank line inside a field's list ("**Environment:**" + blank + "- GPU: ..."): the value goes on."""
+    nxt = next((doc.lines[k] for k in range(i + 1, hi + 1) if doc.lines[k].strip()), "")
+    return bool(re.match(r"^\s*(?:[-*+]|\d{1,3}[.)])\s", nxt)) and not label_of(nxt, INV_LABELS)
+
+
+@dataclass
+class Fields:
+    """An attempt written with the protocol's labelled fields."""
+
+    number: int | None
+    title: str
+    fields: dict[str, list[str]]
+    lead: list[str]
+    lines: list[int]
+    tag: str | None = None
+
+
+def attempt_section(s: Section, doc: Doc) -> Fields | None:
+    """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
+    (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
+    m = ATTEMPT_HEAD.match(plain(s.head.text))
+    fields: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
+    lead: list[str] = []
+    field_kids = [c for c in s.children if ATTEMPT_LABELS.get(plain(c.head.text).lower().rstrip(": ")) in _FIELDS]
+    last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
+    lines = list(range(s.first, last + 1))
+    kid_of = {c.first: ATTEMPT_LABELS[plain(c.head.text).lower().rstrip(": ")] for c in field_kids}
+    cur = None
+    fence = False
+    for i in lines[1:]:
+        line = doc.lines[i]
+        if i in kid_of:
+            cur = kid_of[i]
+            seen[cur] = seen.get(cur, 0) + 1
+            fields.setdefault(cur, [])
+            continue
+        if re.match(r"^\s*(```|~~~)", line):
+            fence = not fence
+        lab = None if fence else label_of(line, ATTEMPT_LABELS)
+        if lab and lab[0] in _FIELDS:
+            cur = lab[0]
+            seen[cur] = seen.get(cur, 0) + 1
+            fields.setdefault(cur, []).append(lab[1])
+        elif cur:
+            fields[cur].append(line)
+        else:
+            lead.append(line)
+    if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
+        return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
+    if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead):
+        return None
+    # "Attempt 3: x" is attempt 3 titled x; "Test 3: x" keeps its own word (the mirror writes "Attempt N: Test 3: x").
+    own_word = m and not re.match(r"^\W*attempt\b", plain(s.head.text), re.I)
+    title = plain(s.head.text) if own_word or not m else (m.group("rest") or "")
+    from dbglog.docreader.vocab import heading_outcome
+
+    return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
+
+
+def is_diff_section(s: Section, ctx: Context) -> bool:
+    return bool(DIFF_HEAD.search(s.head.text))
+
+
+def is_plan_section(s: Section, ctx: Context) -> bool:
+    """Next steps (and recommendations, options: proposals nobody ran) under their heading."""
+    role = ctx.roles.get(s.head.id)
+    return role in ("plan", "options") and not _imperative_heading(s.head.text)
+
+
+def status_of(vals: dict[str, list[str]]) -> str | None:
+    raw = " ".join(vals.get("status", []))
+    return status_word(raw) if raw else None
+
+
+def lang_of(text: str) -> str:
+    return language(text)
+
+
+def role_of(s: Section, ctx: Context) -> str | None:
+    return heading_role(s.head.text, ctx.lang)

@@ -1,0 +1,470 @@
+"""The segmenter: a document cut into units, each with its source lines and its place.
+
+A unit is the smallest piece a person writes one thing in: a heading, a sentence of a paragraph or
+list item, a table row, a command (with the comment that says how it went), a code block, an HTML
+block. Every source line belongs to at least one unit, so what the reader does not understand is
+still somewhere (the lossless guarantee is structural before it is verified).
+
+The place of a unit is what a reader uses before the words: the heading path above it, the list
+item it sits in (checkbox, numbering, depth), the table it is a row of (and the header's cells), the
+thread post it belongs to (author), whether it is quoted, and which paragraph or item it shares
+with its neighbours. markdown-it-py gives the block structure and the line maps; sentences are cut
+inside each paragraph, and each keeps the lines it spans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
+
+
+@dataclass
+class Unit:
+    id: int
+    kind: str  # one of KINDS
+    first: int  # 0-based, inclusive
+    last: int  # 0-based, inclusive
+    text: str  # the words, markdown markers of the container removed
+    level: int = 0  # a heading's level
+    path: tuple[int, ...] = ()  # ids of the enclosing headings, outermost first
+    block: int = -1  # the paragraph / item / table / fence this unit is part of (shared by siblings)
+    item: int = -1  # the list item it sits in (-1: none); items of one list share `group`
+    group: int = -1  # the list (or table) the item (row) belongs to
+    index: int = -1  # position of the item in its list / the row in its table
+    depth: int = 0  # list nesting depth
+    checkbox: str = ""  # "" none, " " empty, "x" ticked
+    ordered: bool = False
+    quoted: int = 0  # blockquote depth
+    post: int = -1  # the thread post it belongs to (-1: not a thread)
+    author: str = ""  # the post's author
+    header: tuple[str, ...] = ()  # a row's table header cells
+    cells: tuple[str, ...] = ()  # a row's cells
+    comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
+    lang: str = ""  # a fence's info string
+    head: bool = False  # the first sentence of its paragraph / item
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        return (self.first, self.last)
+
+
+@dataclass
+class Doc:
+    lines: list[str]
+    units: list[Unit] = field(default_factory=list)
+    posts: list[tuple[int, str]] = field(default_factory=list)  # (heading/line index, author)
+
+    def text_lines(self) -> set[int]:
+        """Lines of prose (sentences and headings): not code, HTML or comments, where labels are not fields."""
+        if not hasattr(self, "_text"):
+            self._text = {i for u in self.units if u.kind in ("sentence", "heading") for i in range(u.first, u.last + 1)}
+        return self._text
+
+    def heading(self, uid: int) -> Unit:
+        return self.units[uid]
+
+    def under(self, heading_id: int) -> list[Unit]:
+        return [u for u in self.units if heading_id in u.path]
+
+
+@lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+
+
+# A thread post's header: "### alice — 2024-11-07", "**bob** commented on Mar 3", "carol · comment · 2023-03-20",
+# "@dave wrote:". Structure of a post header (a name and a date or a verb of posting), not the words of one doc.
+_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
+_POST = [
+    re.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
+               rf"{_DATE}\b.*$"),
+    re.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
+               r"responded|posted)\b.*$", re.I),
+    re.compile(r"^\W{0,3}(?:comment|reply|answer|post)\s+(?:by|from)\s+@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+]
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
+_CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
+_TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
+_PROMPT = re.compile(r"^\s*(?:\$|#|>|PS>|\(\w+\)\s*\$)\s+\S")
+_CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
+_TAG = re.compile(r"<[^<>]{0,200}>")
+_CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
+_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
+
+
+def post_author(text: str) -> str | None:
+    s = text.strip().lstrip("#").strip()
+    if len(s) > 120:
+        return None
+    for rx in _POST:
+        m = rx.match(s)
+        if m:
+            return m.group("who")
+    return None
+
+
+class _Cut:
+    """One pass over markdown-it's block tokens, turning each leaf into units."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.doc = Doc(lines)
+        self.path: list[tuple[int, int]] = []  # (level, heading unit id)
+        self.items: list[dict] = []  # open list items (innermost last)
+        self.lists: list[dict] = []
+        self.quote = 0
+        self.table: dict | None = None
+        self.nblock = 0
+        self.post = -1
+        self.author = ""
+        self.post_level = 99
+
+    def add(self, kind: str, first: int, last: int, text: str, **kw) -> Unit:
+        it = self.items[-1] if self.items else None
+        u = Unit(len(self.doc.units), kind, first, max(first, last), text, path=tuple(h for _, h in self.path),
+                 quoted=self.quote, post=self.post, author=self.author,
+                 item=it["id"] if it else -1, group=it["list"] if it else -1, index=it["index"] if it else -1,
+                 depth=len(self.items), checkbox=it["check"] if it else "", ordered=it["ordered"] if it else False)
+        for k, v in kw.items():
+            setattr(u, k, v)
+        self.doc.units.append(u)
+        return u
+
+    def heading(self, a: int, b: int, level: int, text: str) -> None:
+        self.nblock += 1
+        while self.path and self.path[-1][0] >= level:
+            self.path.pop()
+        who = post_author(text)
+        if who is not None and level <= self.post_level + 1:
+            self.post, self.author, self.post_level = len(self.doc.posts), who, level
+            self.doc.posts.append((a, who))
+        elif level < self.post_level and who is None and self.post >= 0 and not self.quote:
+            # A heading at or above the posts' level that is no post: the thread is over.
+            self.post, self.author, self.post_level = -1, "", 99
+        self.add("heading", a, b - 1, _heading_text(text), level=level)
+        self.path.append((level, len(self.doc.units) - 1))
+
+    def paragraph(self, a: int, b: int, content: str) -> None:
+        self.nblock += 1
+        block = self.nblock
+        texts = content.split("\n")
+        if len(texts) != b - a:
+            texts = [self.lines[i].strip() for i in range(a, b)]
+        if self.items and self.items[-1]["fresh"]:
+            it = self.items[-1]
+            it["fresh"] = False
+            m = _CHECK.match(texts[0])
+            if m:
+                it["check"] = m.group(1).lower()
+                texts[0] = texts[0][m.end():]
+            first_of_item = True
+        else:
+            first_of_item = False
+        if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
+            # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(1))
+            return
+        if not self.items and len(texts) == 1:
+            who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
+            if who:
+                self.post, self.author = len(self.doc.posts), who
+                self.doc.posts.append((a, who))
+        for k, (lo, hi, s) in enumerate(_sentences(texts)):
+            self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
+
+    def fence(self, a: int, b: int, info: str, content: str) -> None:
+        self.nblock += 1
+        lang = (info or "").strip().split(" ")[0].lower()
+        body = list(range(a + 1, b - 1)) if b - a >= 2 else []
+        if lang in _SHELL and body and _commands(self, body, lang, a, b):
+            return
+        self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
+
+    def html(self, a: int, b: int, content: str) -> None:
+        """An HTML block of text lines ("case0：OOM<br>"): one unit per line, tags off; else one unit."""
+        texts = [_TAG.sub("", self.lines[i]).strip() for i in range(a, b)]
+        if sum(bool(x) for x in texts) < 2 or "<br" not in content.lower() and "<p" not in content.lower():
+            self.add("html", a, b - 1, content)
+            return
+        self.nblock += 1
+        for k, x in enumerate(texts):
+            self.add("sentence" if x else "html", a + k, a + k, x or self.lines[a + k].strip(), block=self.nblock,
+                     head=True)
+
+    def row(self, a: int, cells: list[str], index: int) -> None:
+        t = self.table
+        self.add("row", a, a, " | ".join(cells), block=t["block"], group=t["block"], index=index,
+                 header=tuple(t["header"]), cells=tuple(cells))
+
+
+def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
+    "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
+    groups = _command_groups(cut.lines, body)
+    said = [g for g in groups if g["result"] or g["desc"]]
+    if len(said) < 2 or len(said) * 2 < len(groups):
+        return False
+    if a >= 0:
+        cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
+    for g in groups:
+        lines = g["lines"]
+        comment = " ".join(g["result"]) or " ".join(g["desc"])
+        cmd = " ".join(cut.lines[i].strip() for i in g["cmd"])
+        cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang)
+    if b >= 0:
+        cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
+    return True
+
+
+_ARROW_LINE = re.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
+_RESULT_COMMENT = re.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
+
+
+def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
+    groups: list[dict] = []
+    cur: dict | None = None
+    desc: list[str] = []
+    first_desc: int | None = None
+
+    def new(i: int) -> dict:
+        g = {"lines": ([first_desc] if first_desc is not None else []) + [i], "desc": list(desc), "cmd": [i],
+             "result": []}
+        groups.append(g)
+        return g
+
+    for i in body:
+        line = lines[i]
+        if not line.strip():
+            cur = None if cur is None or cur["cmd"] else cur
+            continue
+        am = _ARROW_LINE.match(line)
+        if am and cur is not None and cur["cmd"]:
+            cur["result"].append(am.group("c").strip())  # "  -> NOK (Failed to initialize NVML)" under the command
+            cur["lines"].append(i)
+            continue
+        cm = _CMD_COMMENT.match(line)
+        if cm and not line.lstrip().startswith("#!"):
+            text = cm.group("c").strip()
+            if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
+                cur["result"].append(text)
+                cur["lines"].append(i)
+            else:
+                if not desc:
+                    first_desc = i
+                desc.append(text)
+                cur = None
+            continue
+        tm = _TRAIL_COMMENT.search(line)
+        continues = cur is not None and not desc and cur["cmd"] and lines[cur["cmd"][-1]].rstrip().endswith("\\")
+        if continues:
+            cur["cmd"].append(i)
+            cur["lines"].append(i)
+        else:
+            cur = new(i)
+            desc, first_desc = [], None
+        if tm:
+            cur["result"].append(tm.group("c").strip())
+    for g in groups:
+        g["lines"] = sorted(set(g["lines"]))
+    return groups
+
+
+def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
+    """(first line offset, last line offset, sentence) for a paragraph's lines; a sentence never
+    crosses a line that starts like a new item or label ("Result: ...")."""
+    out: list[tuple[int, int, str]] = []
+    joined, starts = "", []
+    for t in texts:
+        starts.append(len(joined))
+        joined += t + "\n"
+
+    def line_of(pos: int) -> int:
+        lo = 0
+        for k, s in enumerate(starts):
+            if s <= pos:
+                lo = k
+        return lo
+
+    pos = 0
+    breaks = [m for m in _SENT.finditer(joined)]
+    # A line that ends in <br> (or two spaces) is a hard line break: a boundary whatever the punctuation.
+    breaks += [m for m in re.finditer(r"(?:<br\s*/?>|  )\s*\n", joined, re.I)]
+    breaks.sort(key=lambda m: m.start())
+    for m in breaks + [None]:
+        if m is not None and m.start() < pos:
+            continue
+        end = m.start() if m else len(joined)
+        piece = joined[pos:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            a = line_of(pos + lead)
+            b = line_of(pos + len(piece.rstrip()) - 1)
+            out.append((a, b, " ".join(_TAG.sub(" ", piece).split())))
+        pos = m.end() if m else end
+    return _split_labels(out, texts)
+
+
+# A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
+# arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
+_LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+                         r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
+
+
+def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
+    """A soft-broken "Action: ...\\nResult: ..." paragraph is two units, one per labelled line."""
+    out = []
+    for a, b, s in sents:
+        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k])]
+        if not cuts:
+            out.append((a, b, s))
+            continue
+        bounds = [a] + cuts + [b + 1]
+        for lo, hi in zip(bounds, bounds[1:]):
+            out.append((lo, hi - 1, " ".join(" ".join(texts[lo:hi]).split())))
+    return out
+
+
+def _heading_text(raw: str) -> str:
+    s = raw.strip()
+    s = re.sub(r"^#{1,6}\s*", "", s)
+    s = re.sub(r"\s#+\s*$", "", s)
+    return s.strip()
+
+
+def segment(text: str) -> Doc:
+    """The document's units, in source order, covering every non-blank line."""
+    lines = text.split("\n")
+    cut = _Cut(lines)
+    if lines and lines[0].startswith("#!"):
+        _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
+        return _finish(cut, covered=None)
+    tokens = _md().parse(text)
+    covered = [False] * len(lines)
+    for k, t in enumerate(tokens):
+        if not t.map:
+            _CLOSE.get(t.type, _nothing)(cut)
+            continue
+        a, b = t.map
+        handler = _OPEN.get(t.type)
+        if handler is None:
+            continue
+        handler(cut, t, a, b, tokens[k + 1] if k + 1 < len(tokens) else None)
+        if t.type in _COVERS:
+            for i in range(a, min(b, len(lines))):
+                covered[i] = True
+    return _finish(cut, covered)
+
+
+def _script(cut: _Cut, lines: list[str]) -> None:
+    if not _commands(cut, list(range(len(lines))), "bash", -1, -1):
+        for i, line in enumerate(lines):
+            if line.strip():
+                cut.add("code", i, i, line, lang="bash")
+
+
+def _finish(cut: _Cut, covered: list[bool] | None) -> Doc:
+    """Lines no block token covers (link reference definitions, stray text) become raw units; ids in order."""
+    for i, line in enumerate(cut.lines):
+        if covered is not None and not covered[i] and line.strip() and not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line):
+            cut.add("raw", i, i, line.strip())
+    cut.doc.units.sort(key=lambda u: (u.first, u.id))
+    for n, u in enumerate(cut.doc.units):
+        u.id = n  # ids in source order (paths were set from the old ids: remap)
+    _remap_paths(cut.doc)
+    return cut.doc
+
+
+def _nothing(cut: _Cut) -> None:
+    return None
+
+
+def _close_quote(cut: _Cut) -> None:
+    cut.quote -= 1
+
+
+def _close_table(cut: _Cut) -> None:
+    cut.table = None
+
+
+def _open_list(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.lists.append({"id": cut.nblock, "n": 0, "ordered": t.type == "ordered_list_open"})
+
+
+def _open_item(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    lst = cut.lists[-1]
+    cut.items.append({"id": a, "list": lst["id"], "index": lst["n"], "check": "", "fresh": True,
+                      "ordered": lst["ordered"]})
+    lst["n"] += 1
+
+
+def _open_table(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.table = {"block": cut.nblock, "header": [], "rows": 0}
+
+
+def _open_row(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cells = _row_cells(cut.lines[a])
+    table = cut.table
+    if table is None:
+        return
+    if not table["header"]:
+        table["header"] = cells
+        cut.add("row", a, a, " | ".join(cells), block=table["block"], group=table["block"], index=-1,
+                cells=tuple(cells))
+    else:
+        cut.row(a, cells, table["rows"])
+        table["rows"] += 1
+
+
+def _open_code(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    cut.nblock += 1
+    cut.add("code", a, b - 1, t.content, block=cut.nblock)
+
+
+_CLOSE = {"blockquote_close": _close_quote, "list_item_close": lambda cut: cut.items.pop(),
+          "bullet_list_close": lambda cut: cut.lists.pop(), "ordered_list_close": lambda cut: cut.lists.pop(),
+          "table_close": _close_table}
+_OPEN = {
+    "front_matter": lambda cut, t, a, b, nxt: cut.add("front", a, b - 1, t.content),
+    "heading_open": lambda cut, t, a, b, nxt: cut.heading(a, b, int(t.tag[1]), nxt.content if nxt else cut.lines[a]),
+    "paragraph_open": lambda cut, t, a, b, nxt: cut.paragraph(a, b, nxt.content),
+    "blockquote_open": lambda cut, t, a, b, nxt: setattr(cut, "quote", cut.quote + 1),
+    "bullet_list_open": _open_list, "ordered_list_open": _open_list, "list_item_open": _open_item,
+    "table_open": _open_table, "tr_open": _open_row,
+    "fence": lambda cut, t, a, b, nxt: cut.fence(a, b, t.info, t.content),
+    "code_block": _open_code,
+    "html_block": lambda cut, t, a, b, nxt: cut.html(a, b, t.content),
+    "hr": lambda cut, t, a, b, nxt: cut.add("rule", a, b - 1, cut.lines[a].strip()),
+}
+_COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_block", "html_block", "hr", "tr_open"}
+
+
+def _remap_paths(doc: Doc) -> None:
+    """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
+    stack: list[tuple[int, int]] = []
+    for u in doc.units:
+        if u.kind == "heading":
+            while stack and stack[-1][0] >= u.level:
+                stack.pop()
+            u.path = tuple(h for _, h in stack)
+            stack.append((u.level, u.id))
+        else:
+            u.path = tuple(h for _, h in stack)
+
+
+def _row_cells(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not s.endswith("\\|"):
+        s = s[:-1]
+    return [c.strip() for c in re.split(r"(?<!\\)\|", s)]

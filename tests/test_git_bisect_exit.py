@@ -1,0 +1,37 @@
+"""`dbglog run --git-bisect-exit`: exit codes git can trust (docs/intermittent.md has the table).
+Bad as soon as the hunted failure shows in any repeat; a build break, or a server that never got
+ready, is 125 (skip) unless --expect names it."""
+
+from dbglog.run import runner
+
+
+def _r(outcome, signature=None, exit_code=1, server=None):
+    return runner.RunResult(id="x", cmd=["x"], cwd="/", env_overrides={}, started="", duration_s=0,
+                            exit_code=exit_code, signal=None, outcome=outcome, signature=signature, server=server)
+
+
+def test_a_pass_then_a_failure_under_repeat_is_bad_not_skip():
+    rep = runner.RepeatResult([_r("pass", exit_code=0), _r("fail", "py.traceback:ValueError")], {})
+    assert rep.exit_code(git_bisect=True) == 1
+    assert rep.exit_code(git_bisect=True, expect="py.traceback:ValueError") == 1
+
+
+def test_repeats_of_only_other_failures_and_passes_are_still_skip_with_expect():
+    rep = runner.RepeatResult([_r("pass", exit_code=0), _r("fail", "py.traceback:KeyError")], {})
+    assert rep.exit_code(git_bisect=True, expect="hang") == 125
+
+
+def test_a_syntax_or_import_error_is_a_build_break_skip_without_expect():
+    for sig in ("py.traceback:SyntaxError", "py.traceback:ModuleNotFoundError", "py.traceback:ImportError"):
+        assert runner.git_bisect_exit(_r("fail", sig)) == 125
+        assert runner.git_bisect_exit(_r("fail", sig), expect=sig) == 1  # unless --expect hunts it
+    assert runner.git_bisect_exit(_r("fail", "py.traceback:ValueError")) == 1
+
+
+def test_a_server_dying_of_a_syntax_error_before_ready_is_skip_not_bad():
+    died = _r("server_died", "py.traceback:SyntaxError", server={"state": "died", "ready_s": None})
+    assert runner.git_bisect_exit(died) == 125
+    never = _r("server_not_ready", None, server={"state": "not ready", "ready_s": None})
+    assert runner.git_bisect_exit(never) == 125
+    crashed_later = _r("server_died", "gpu.illegal_address", server={"state": "died", "ready_s": 1.5})
+    assert runner.git_bisect_exit(crashed_later) == 1  # it started, then showed the bug

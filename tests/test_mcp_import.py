@@ -1,0 +1,111 @@
+"""The MCP tools for documents: `doc_units` shows an agent how a doc was cut and read (ids, kinds, lines, text,
+built-in labels) and changes nothing; `import_extraction` takes back the attempts the agent read, citing unit
+ids, validates them (one-line error in structuredContent.error, nothing written) and imports exactly those,
+every line kept; `import_docs` is `dbglog import`; both take `use`."""
+
+import pytest
+
+from conftest import run_cli_inproc
+from import_thread_doc import THREAD_DOC, investigations, lost_lines, mirror_files, write_doc
+
+pytest.importorskip("mcp")
+from test_mcp_server import cli_json, serve  # noqa: E402
+
+
+@pytest.fixture
+def ws(workdir):
+    run_cli_inproc(workdir, "init", check=0)
+    return workdir
+
+
+def extraction_from(units: list[dict]) -> dict:
+    """What an agent that read the units would send: the eager run worked, the downgrade only partly helped,
+    bob's answer to the suggestion is his attempt."""
+    def ids(word):
+        return [u["id"] for u in units if word in u["text"] and u["kind"] == "sentence"]
+    return {"attempts": [
+        {"units": ids("enforce_eager=True"), "title": "enforce_eager=True", "outcome": "worked"},
+        {"units": ids("torch 2.3.1"), "title": "torch 2.3.1", "outcome": "partial"},
+        {"units": ids("XFORMERS"), "title": "XFORMERS backend", "outcome": "worked", "who": "bob"},
+    ]}
+
+
+def test_doc_units_then_import_extraction(ws):
+    write_doc(ws)
+    mine = cli_json(ws, "new", "My own hang", "--no-env")["id"]
+
+    async def scenario(call, session):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        units = await call("doc_units", path="notes.md")
+        n_before = investigations(ws)
+        bad = {}
+        bad["no_unit"] = await call("import_extraction", path="notes.md",
+                                    extraction={"attempts": [{"units": [99999], "title": "x", "outcome": "worked"}]})
+        bad["outcome"] = await call("import_extraction", path="notes.md", extraction={
+            "attempts": [{"units": [units["units"][0]["id"]], "title": "x", "outcome": "fixed"}]})
+        bad["bool_id"] = await call("import_extraction", path="notes.md",
+                                    extraction={"attempts": [{"units": [True], "title": "x"}]})
+        bad["shape"] = await call("import_extraction", path="notes.md", extraction={"attempt": []})
+        bad["missing"] = await call("doc_units", path="nope.md")
+        after_bad = investigations(ws)
+        done = await call("import_extraction", path="notes.md", extraction=extraction_from(units["units"]))
+        again = await call("import_extraction", path="notes.md", extraction=extraction_from(units["units"]))
+        return tools, units, n_before, bad, after_bad, done, again
+
+    tools, units, n_before, bad, after_bad, done, again = serve(ws, scenario)
+    assert tools["doc_units"].annotations.read_only_hint and not tools["import_extraction"].annotations.read_only_hint
+    assert "use" in tools["import_extraction"].input_schema["properties"]
+    assert units["source"] == "notes.md" and n_before == 1  # doc_units wrote nothing
+    eager = next(u for u in units["units"] if "enforce_eager=True" in u["text"])
+    assert (eager["kind"], eager["lines"], eager["label"]) == ("sentence", [9, 9], "action_result")
+    assert len({u["id"] for u in units["units"]}) == len(units["units"])
+    explained = cli_json(ws, "import", "--explain", "notes.md")["units"]  # the same reading as --explain
+    by_lines = {(tuple(u["lines"]), u["kind"]): (u["label"], u["confidence"]) for u in units["units"]}
+    assert explained and all(by_lines[(tuple(u["lines"]), u["kind"])] == (u["label"], u["confidence"])
+                             for u in explained)
+
+    assert bad["no_unit"]["error"] == "extraction: attempt 1 cites unit 99999, which this document does not have"
+    assert bad["outcome"]["error"].startswith("extraction: attempt 1: outcome 'fixed' is not one of")
+    assert bad["bool_id"]["error"] == "extraction: attempt 1 cites no unit ids (`units`: a list of ids)"
+    assert bad["shape"]["error"] == "extraction: expected an object with an `attempts` list"
+    assert bad["missing"]["error"] == "nope.md: no such file"
+    assert all("\n" not in v["error"] for v in bad.values()) and after_bad == 1
+
+    [inv] = done["investigations"]
+    assert inv["action"] == "create" and done["current"] == mine and inv["current"] is False
+    got = [(a["source_lines"], a["title"], a["outcome"], a["who"]) for a in inv["attempt_list"]]
+    assert got == [([9, 9], "enforce_eager=True", "worked", ""), ([10, 10], "torch 2.3.1", "partial", ""),
+                   ([17, 21], "XFORMERS backend", "worked", "bob")]
+    assert again["investigations"][0]["action"] == "unchanged"
+    shown = cli_json(ws, "show", inv["id"])
+    assert [a["title"] for a in shown["attempts"]] == ["enforce_eager=True", "torch 2.3.1", "XFORMERS backend"]
+    imported = next(p for p in mirror_files(ws) if inv["id"] in p.name)
+    assert lost_lines(THREAD_DOC, imported.read_text()) == []
+
+
+def test_import_docs_and_import_extraction_take_use(ws):
+    write_doc(ws)
+    write_doc(ws, THREAD_DOC.replace("vLLM crashes", "SGLang crashes"), name="other.md")
+    cli_json(ws, "new", "My own hang", "--no-env")
+
+    async def scenario(call, session):
+        out = {"dry": await call("import_docs", paths=["notes.md"], dry_run=True, use=True)}
+        out["plain"] = await call("import_docs", paths=["notes.md"])
+        out["use"] = await call("import_docs", paths=["notes.md"], use=True)
+        out["two"] = await call("import_docs", paths=["notes.md", "other.md"], use=True)
+        units = (await call("doc_units", path="other.md"))["units"]
+        out["extracted"] = await call("import_extraction", path="other.md", extraction=extraction_from(units),
+                                      use=True)
+        out["show"] = await call("show")
+        return out
+
+    out = serve(ws, scenario)
+    assert out["dry"]["dry_run"] and out["dry"]["investigations"][0]["action"] == "create"
+    plain = out["plain"]["investigations"][0]
+    assert plain["current"] is False and out["plain"]["current"] != plain["id"]
+    assert out["use"]["current"] == plain["id"] and out["use"]["investigations"][0]["current"] is True
+    assert out["two"]["error"].startswith("--use needs exactly one investigation")
+    ext = out["extracted"]["investigations"][0]
+    assert out["extracted"]["current"] == ext["id"] and ext["title"].startswith("SGLang crashes")
+    assert cli_json(ws, "show")["id"] == ext["id"] == out["show"]["id"]
+    assert "## Source headings" not in [s["heading"] for s in out["show"]["sections"]]  # import's bookkeeping

@@ -1,0 +1,24 @@
+"""Clean streams: with stdout and stderr on one pipe (``2>&1``, as an agent's tool reads them),
+a stderr note never lands in the middle of a stdout line."""
+
+import subprocess
+import sys
+
+from conftest import cli_env
+
+
+def merged(cwd, *args) -> str:
+    return subprocess.run([sys.executable, "-m", "dbglog", *args], cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=cli_env(),
+                          timeout=120).stdout
+
+
+def test_notes_and_results_each_keep_their_own_lines(workdir):
+    merged(workdir, "new", "hangs at step 3", "--no-env")
+    out = merged(workdir, "run", "--repeat", "2", "--attempt", "raise the timeout", "--", "sh", "-c",
+                 "echo step; exit 1")
+    out += merged(workdir, "tried", "raise the qqzz timeout")
+    assert "Attempt 1 recorded" in out and "note: 'qqzz' is in no record" in out
+    for line in out.splitlines():
+        for marker in ("note:", "dbglog:", "Attempt 1 recorded"):
+            assert marker not in line or line.lstrip().startswith(marker), line
