@@ -267,15 +267,17 @@ def test_main_frames_reads_back_any_faulthandler_dump(frames, noise):
 def test_interrupt_takes_the_captures_and_the_stuck_frames_reach_runs_show_and_the_attempt(workdir, pid_dir, spawn):
     assert run_cli("new", "hang on ctrl-c", "--no-env", cwd=workdir).returncode == 0
     script = workdir / "stuck.py"
+    blocked = workdir / "blocked"  # written by the repro where it blocks: the frames to find are in place
     script.write_text(f"import sys; sys.path.insert(0, {str(REPROS)!r}); import _pids; _pids.record()\n"
-                      + HANG_PRINTING_SITE)
+                      + HANG_PRINTING_SITE.replace("def blocked():\n", f"def blocked():\n    open({str(blocked)!r}, "
+                                                                         "'w').close()\n"))
     p = spawn([PY, "-m", "dbglog", "run", "--capture", "faulthandler", "--grace", "1", "--attempt",
-                          "does it hang", "--json", "--", PY, str(script)], cwd=workdir, env=cli_env(),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not list(pid_dir.glob("*.pid")) and time.monotonic() < deadline:
+               "does it hang", "--json", "--", PY, str(script)], cwd=workdir, env=cli_env(),
+              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120  # (a bound on a failure: it waits for the file, however loaded the machine)
+    while not blocked.exists() and time.monotonic() < deadline:
+        assert p.poll() is None, p.communicate()
         time.sleep(0.05)
-    time.sleep(0.3)  # past the interpreter's start-up: the SIGUSR1 handler is registered
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=90)
     assert p.returncode == 130, err

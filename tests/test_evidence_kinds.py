@@ -241,9 +241,9 @@ _FRAGS = [m for _, ms, _ in E.PARSERS for m in ms] + [
 def test_parsers_never_raise_on_arbitrary_text_and_answer_in_bounded_time(parts):
     text = "".join(parts)
     for kind, _, fn in E.PARSERS:
-        t0 = time.monotonic()
+        t0 = time.process_time()  # CPU time: the other processes of a shared machine add none
         e = fn(text)
-        assert time.monotonic() - t0 < 5, kind  # generous: the machine is shared
+        assert time.process_time() - t0 < 5, kind
         if e is not None:
             assert e["kind"] == kind and isinstance(e.get("summary"), str)
             json.dumps(e)
@@ -253,9 +253,9 @@ def test_a_big_log_with_markers_stays_fast():
     line = "host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read\n" \
            "|  Allocated memory | 1 B | 1 B | 1 B | 0 B |\n========= \n"
     text = line * 20000 + "memory summary, device ID 0\n" + _CM_LONG
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time (no tools run): the other processes of a shared machine add none
     E.extract(text, run_tools=False)
-    assert time.monotonic() - t0 < 20
+    assert time.process_time() - t0 < 20
 
 
 _CM_LONG = "Detected mismatch between collectives on ranks. Rank 0 is running collective: " + "(" * 5000

@@ -17,10 +17,11 @@ linux = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc"
 
 @linux
 def test_a_runs_table_holds_its_descendants_and_not_older_processes(monkeypatch):
-    p = subprocess.Popen(["sh", "-c", "sleep 5 & sleep 5"], start_new_session=True)
+    # (long sleeps, killed below: a loaded machine must not let them end before the table is read)
+    p = subprocess.Popen(["sh", "-c", "sleep 300 & sleep 300"], start_new_session=True)
     try:
         tree = proctree.Tree(p.pid, "t", time.time())
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not any(ppid == p.pid for ppid in proctree.ppid_table().values()) and time.monotonic() < deadline:
             time.sleep(0.01)
         table = tree.table()

@@ -53,9 +53,9 @@ def test_long_query_is_fast(corpus_recs):
     import time
 
     recs, _ = corpus_recs
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time (sqlite runs in this process): a loaded machine adds none
     res = search.search(recs.store.conn, "replay kernel " * 2000)
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     assert res.hits
 
 

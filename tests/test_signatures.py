@@ -316,10 +316,10 @@ def test_no_match_and_bytes_input():
 def test_catastrophic_inputs_are_fast():
     import time
 
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time of this process: the other processes of a loaded machine add none
     S.classify_text("x" * 2_000_000 + "[" + "a" * 100_000 + "\n" * 10)
     S.classify_text(("FAILED " + "a" * 5000 + "\n") * 200)
-    assert time.perf_counter() - t < 5
+    assert time.process_time() - t < 5
 
 
 @settings(max_examples=300, deadline=None)
@@ -533,10 +533,10 @@ def test_twenty_megabytes_classify_quickly():
     block = ("INFO 11-21 09:12:03 [core.py:700] step 1 loss=0.1 lr=1e-4 throughput 123.4 tokens/s\n"
              "node1:1234:5678 [0] NCCL INFO Channel 00/04 :    0   1   2   3\n")
     text = (block * (20_000_000 // len(block))).encode() + b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time of this process: the other processes of a loaded machine add none
     m = S.classify_text(text)
     assert m.name == "gpu.illegal_address"
-    assert time.perf_counter() - t < 3.0
+    assert time.process_time() - t < 3.0
 
 
 def test_hub_lookup_finds_what_the_direct_lookup_finds(monkeypatch):
