@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import sys
 
 import pytest
@@ -33,7 +35,15 @@ def _one_line(p, needle: str) -> None:
 
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_a_setup_error_is_refused_at_once_in_one_line_and_records_nothing(workdir, case, monkeypatch):
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # (no srun on it, whatever this machine has)
+    # A PATH with no srun on it, whatever this machine has (CI installs Slurm into /usr/bin): the test's Python and
+    # a directory of links to the few tools a run may call, srun left out.
+    tools = workdir.parent / f"{workdir.name}-bin"
+    tools.mkdir(exist_ok=True)
+    for name in ("git", "sh", "env"):
+        found = shutil.which(name)
+        if found and not (tools / name).exists():
+            (tools / name).symlink_to(found)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{tools}")
     args, needle = REFUSED[case]
     assert run_cli_inproc(workdir, "init").returncode == 0
     _one_line(run_cli(*args, cwd=workdir, timeout=60), needle)
