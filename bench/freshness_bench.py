@@ -41,7 +41,7 @@ def cpu_ms(cmd, cwd, n=9) -> float:
 def build(root: Path, n_inv: int, n_att: int) -> str:
     """A workspace of ``n_inv`` investigations holding ``n_att`` attempts in all, files written once."""
     from dbglog.kb import mirror, sync
-    from dbglog.kb.model import Attempt, Investigation
+    from dbglog.core.model import Attempt, Investigation
     from dbglog.kb.records import Records
     from dbglog.util.workspace import Workspace
 

@@ -43,7 +43,7 @@ def fill(ws: Path, inv_id: str, upto: int) -> None:
     recs = Records(Workspace(ws / ".dbglog"))
     have = recs.store.next_attempt_number(inv_id) - 1
     # Bulk-insert directly, then render once: the benchmark measures the next add, not the fill.
-    from dbglog.kb.model import Attempt, now_iso
+    from dbglog.core.model import Attempt, now_iso
 
     with recs.store.write():
         for n in range(have + 1, upto + 1):

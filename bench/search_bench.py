@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dbglog.kb import mirror, search  # noqa: E402
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section  # noqa: E402
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section  # noqa: E402
 from dbglog.kb.records import Records  # noqa: E402
 from dbglog.util.workspace import Workspace  # noqa: E402
 

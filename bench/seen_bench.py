@@ -75,7 +75,7 @@ def fill(recs, n_attempts: int, seed: int = 7) -> None:
     """N attempts, each with a failed run (its output a traceback) and its mirror line, straight into the store."""
     from dbglog.diagnose.fingerprint import fingerprint_run
     from dbglog.kb.failures import read_output
-    from dbglog.kb.model import Attempt, Investigation, now_iso
+    from dbglog.core.model import Attempt, Investigation, now_iso
 
     rnd = random.Random(seed)
     per = 20

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from dbglog.kb import mirror, sync
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 from dbglog.kb.records import Records
 from dbglog.kb.store import Store
 from dbglog.util.workspace import Workspace

@@ -14,7 +14,7 @@ import yaml
 
 import corpus_measure as cm
 from conftest import run_cli_inproc
-from dbglog.kb import outcome
+from dbglog.core import outcome
 
 
 @pytest.fixture

@@ -281,7 +281,7 @@ def test_database_unchanged_by_hooks(kb):
 def _big_investigation(root, n_attempts=500):
     """One open investigation with ``n_attempts`` long attempts, 12 untested differences and 6 steps,
     two more open ones and a resolved one (written in one transaction: the hook reads the database)."""
-    from dbglog.kb.model import Attempt
+    from dbglog.core.model import Attempt
     from dbglog.kb.records import Records
     from dbglog.util.workspace import Workspace
 

@@ -6,10 +6,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbglog.kb import mirror, model
+from dbglog.core import model
+from dbglog.kb import mirror
 from dbglog.util.errors import DbglogError
 from dbglog.kb.importer import check_roundtrip, parse_document
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 
 GOLDEN = Path(__file__).parent / "golden"
 

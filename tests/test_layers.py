@@ -34,7 +34,7 @@ LAYERS = {
         "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.kb.store",
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present",
         "dbglog.kb.failures"},
-    1: {"dbglog.kb.model", "dbglog.kb.outcome", "dbglog.kb.rates", "dbglog.kb.synonyms", "dbglog.kb.experiment", "dbglog.run.signatures", "dbglog.run.evidence",
+    1: {"dbglog.kb.rates", "dbglog.kb.experiment", "dbglog.run.signatures", "dbglog.run.evidence",
         "dbglog.run.advice", "dbglog.run.envinfo", "dbglog.kb.story", "dbglog.util.redact", "dbglog.util.fserrors", "dbglog.util.errors", "dbglog.util.fsutil",
         "dbglog.util.config", "dbglog.util.lazyre",
         "dbglog.util.workspace", "dbglog.coop", "dbglog.bisect.algorithms", "dbglog.run.proctree", "dbglog", "dbglog.run.escalate",

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from dbglog.kb import mirror
 from dbglog.kb.merge import merge, merge_texts
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 
 words = st.text("abcdefgh ", min_size=1, max_size=12).map(str.strip).filter(bool)
 

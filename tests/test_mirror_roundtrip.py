@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbglog.kb import mirror
-from dbglog.kb.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 
 # Text that stresses the format: markdown syntax, our own labels, fences, pipes, CR, unicode.
 NASTY = [

@@ -4,11 +4,11 @@ never read a result), and reads the same either way."""
 import subprocess
 import sys
 
-from dbglog.kb import outcome
+from dbglog.core import outcome
 
 
 def test_import_compiles_no_cue():
-    code = ("from dbglog.kb import outcome as o; "
+    code = ("from dbglog.core import outcome as o; "
             "print(o._compiled.cache_info().currsize, o._COUNT_VS._rx is None, o._MD._rx is None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0", "True", "True"]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dbglog.kb import mirror, model, search, sync
+from dbglog.core import model
+from dbglog.kb import mirror, search, sync
 from dbglog.kb.records import Records
 from dbglog.util.workspace import Workspace
 

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.kb import mirror, search, sections, synonyms
+from dbglog.core import synonyms
+from dbglog.kb import mirror, search, sections
 from dbglog.kb.merge import merge
-from dbglog.kb.model import Section
+from dbglog.core.model import Section
 from conftest import run_cli_inproc
 from dbglog.kb.records import Records
 from dbglog.util.workspace import Workspace

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbglog import docreader
-from dbglog.kb import model
+from dbglog.core import model
 from dbglog.util import redact
 from dbglog.util.fsutil import sha256_hex
 from dbglog.util.errors import DbglogError
 from dbglog.kb.mirror import ParseError
-from dbglog.kb.model import Difference, Investigation, NextStep
+from dbglog.core.model import Difference, Investigation, NextStep
 
 MAX_BYTES = 8 * 1024 * 1024  # a debug doc is kilobytes; anything this big is a mistake (a log dump)
 

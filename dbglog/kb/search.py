@@ -140,7 +140,7 @@ def create_section_index(db) -> None:
 def add_identifier_words(db) -> None:
     """Migration ``0009_identifier_words``: a ``words`` column on attempts and sections holding the
     words of their compound identifiers, filled for existing rows and indexed with the rest."""
-    from dbglog.kb.synonyms import identifier_words
+    from dbglog.core.synonyms import identifier_words
 
     conn = db.conn
     for table in ("attempts", "sections"):
@@ -306,7 +306,7 @@ def _has_surrogates(s: str) -> bool:
 
 def _env_terms(tok: str, name: str) -> list[Term]:
     """``NAME=VALUE``: the variable (with the words for what it does) and a value worth matching."""
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     t = Term(raw=tok, parts=[p.lower() for p in _WORD.findall(name)], base=name,
              alts=[p for p in synonyms.ENV_VARS.get(name, ())])
@@ -325,7 +325,7 @@ _POSSESSIVE = re.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     out = []
     for tok in text.split():
@@ -377,12 +377,12 @@ def _durations(number: str, unit: str) -> list[str]:
 def parse_query(text) -> Query:
     """Split into tokens; keep every token that has a letter or digit. Never raises on content.
 
-    The field's language (``dbglog/kb/synonyms.py``): a run of tokens that is a known phrase or
+    The field's language (``dbglog/core/synonyms.py``): a run of tokens that is a known phrase or
     abbreviation (``IMA``, ``out of memory``, ``tensor parallel``) becomes one term that matches any
     of its equivalents; an env var assignment matches the variable whatever its value, and the
     words for what it does; an identifier with case changes (``cudaMallocAsync``) also matches its
     words written apart."""
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     text, truncated = clean_query(text)
     toks = _tokens(text)
@@ -451,7 +451,7 @@ def _bag_phrases(toks, norm) -> dict[int, Term | None]:
     Only phrases of two or more words whose tokens all sit within a window of the phrase's length
     plus two, none of them used twice; the longest first. A phrase in its own order is left to the
     ordinary (contiguous) match."""
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     words: dict[str, list[int]] = {}
     for k, n in enumerate(norm):
@@ -605,7 +605,7 @@ def correct_word(conn, word: str) -> str | None:
 
 
 def resolve_terms(conn, q: Query, kinds) -> None:
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     ftables = [f"{KINDS[k][0]}_fts" for k in kinds]
     tri = [TRIGRAMS[k] for k in kinds if k in TRIGRAMS]
@@ -1560,7 +1560,7 @@ def _switch_var_other_way(p: _Pair) -> bool:
     """The idea says in words what setting a switch variable does ("disable p2p" is
     ``NCCL_P2P_DISABLE=1`` by the synonym table) and what was done sets that variable the other
     way (``NCCL_P2P_DISABLE=0``: P2P stayed on), and never the idea's way."""
-    from dbglog.kb import synonyms
+    from dbglog.core import synonyms
 
     idea = " ".join(p.q.text.lower().split())
     for var, phrases in synonyms.ENV_VARS.items():
@@ -2052,7 +2052,7 @@ def _value_terms(q: Query) -> list[Term]:
     if cached is not None:
         return cached
     froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)} if "from" in q.text.lower() else set()
-    from dbglog.kb.synonyms import env_name, known_words
+    from dbglog.core.synonyms import env_name, known_words
 
     settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
                 if not env_name(f"{k}={v}") and v.lower() not in _TRIVIAL_VALUES and not v.isdigit()}
@@ -2133,9 +2133,9 @@ def section_outcome(h: Hit) -> str:
     """What a free-text report says happened: its best line's verdict ("| --x | same hang | ❌ |"),
     else its window's (the importer's outcome reading, which handles "no OOM anymore" = worked)."""
     try:
-        from dbglog.kb.outcome import classify
+        from dbglog.core.outcome import classify
     except ImportError:  # pragma: no cover - older tree
-        from dbglog.kb.model import infer_outcome as classify
+        from dbglog.core.model import infer_outcome as classify
     first = classify(h.line_text) if h.line_text else "inconclusive"
     if first != "inconclusive":
         return first

@@ -35,7 +35,7 @@ from pathlib import Path
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import sha256_hex
 from dbglog.util.redact import clean
-from dbglog.kb.synonyms import identifier_words
+from dbglog.core.synonyms import identifier_words
 
 SEP = " > "  # between the headings of a heading path
 MAX_CHUNK_LINES = 40  # a longer piece under one heading is split at block boundaries
