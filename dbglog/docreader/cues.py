@@ -402,13 +402,14 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
             f["a ticked checkbox"] = 1.0
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
-    if _PLAN_LABEL.match(plain(u.text)):
+    lead = PLAN_LEAD.match(plain(u.text))
+    if lead and plain(u.text)[lead.end():].strip():
         f["labelled as a plan"] = 1.0
 
 
-# "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan.
-_PLAN_LABEL = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
-                         r"待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*\S", re.I)
+# "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
+PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
+                       r"later|plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:

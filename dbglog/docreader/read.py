@@ -9,12 +9,12 @@ from pathlib import Path
 
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import Context, context, outcome_of, plain
+from dbglog.docreader.cues import PLAN_LEAD, Context, context, outcome_of, plain
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
 from dbglog.docreader.units import Doc, segment
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row
@@ -200,7 +200,7 @@ class _Build:
     def _set_fields(self, vals: dict[str, list[str]]) -> None:
         for key, buf in vals.items():
             if key == "status":
-                w = st.status_word(" ".join(buf))
+                w = status_word(" ".join(buf))
                 if w:
                     self.inv.status = w
             elif key == "related_files":
@@ -387,7 +387,7 @@ class _Build:
             u = j.unit
             if u.first in skip or u.kind != "sentence" or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
                 continue
-            text = _PLAN_LEAD.sub("", plain(u.text)).strip()
+            text = PLAN_LEAD.sub("", plain(u.text)).strip()
             step = make_step(text, [], 0) if len(text.split()) >= 2 else None
             if step is None:
                 continue
@@ -533,8 +533,6 @@ class _Build:
 
 
 PLAN_CONFIDENCE = 0.45
-_PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet run|still to try|things i still want to try|later|"
-                        r"plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
 SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
 
 

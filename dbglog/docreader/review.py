@@ -21,7 +21,6 @@ from dbglog.docreader.units import Doc
 from dbglog.core.model import OUTCOMES
 from dbglog.util.errors import DbglogError
 
-OUTCOME_WORDS = ("worked", "failed", "partial", "inconclusive", "untested")
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6) 
     title as written on the row; unticked rows are not."""
     lines = [f"<!-- dbglog review: {path} sha:{sha(text)} -->", f"# Review of {path}", "",
              "Tick a row to import it as an attempt, untick one that is not an attempt; fix the outcome "
-             f"({', '.join(OUTCOME_WORDS)}) and the title in place. Then run `dbglog import --apply-review` "
+             f"({', '.join(OUTCOMES)}) and the title in place. Then run `dbglog import --apply-review` "
              "on this file. Every line of the document is kept either way.", "", "## Attempts read", ""]
     taken: set[tuple[int, int]] = set()
     for p in parsed:
@@ -125,7 +124,7 @@ def parse_review(text: str, shown: str) -> Corrections:
             continue
         outcome = r.group("outcome").lower()
         if outcome not in OUTCOMES:
-            raise DbglogError(f"{shown}:{n}: outcome {outcome!r} is not one of {', '.join(OUTCOME_WORDS)}")
+            raise DbglogError(f"{shown}:{n}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
         a, b = int(r.group("a")), int(r.group("b"))
         if b < a:
             raise DbglogError(f"{shown}:{n}: lines {a}-{b} run backwards")
@@ -166,7 +165,7 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Co
             raise DbglogError(f"{shown}: attempt {k} cites unit {missing[0]}, which this document does not have")
         outcome = str(a.get("outcome", "inconclusive")).strip().lower()
         if outcome not in OUTCOMES:
-            raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOME_WORDS)}")
+            raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
         first = min(ids[x].first for x in cited) + 1
         last = max(ids[x].last for x in cited) + 1
         title = " ".join(str(a.get("title", "")).split())[:200]

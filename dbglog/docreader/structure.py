@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import Context, heading_role, language, plain
+from dbglog.docreader.cues import Context, plain
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of, status_word, is_placeholder
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of, is_placeholder
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1": the protocol's numbered attempt heading.
 ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
@@ -227,16 +227,3 @@ def is_plan_section(s: Section, ctx: Context) -> bool:
     """Next steps (and recommendations, options: proposals nobody ran) under their heading."""
     role = ctx.roles.get(s.head.id)
     return role in ("plan", "options") and not _imperative_heading(s.head.text)
-
-
-def status_of(vals: dict[str, list[str]]) -> str | None:
-    raw = " ".join(vals.get("status", []))
-    return status_word(raw) if raw else None
-
-
-def lang_of(text: str) -> str:
-    return language(text)
-
-
-def role_of(s: Section, ctx: Context) -> str | None:
-    return heading_role(s.head.text, ctx.lang)

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import re
 
-from dbglog.core import outcome as outcomes
 from dbglog.core.model import NextStep
 from dbglog.docreader.vocab import status_word
 
 
 def one_line(s: str) -> str:
     return " ".join((s or "").split())
-
-
-def unquote(line: str) -> str:
-    return re.sub(r"^\s{0,3}>\s?", "", line)
 
 
 def span_lines(lines, idxs: list[int]) -> list[str]:
@@ -50,15 +45,6 @@ def field_value(buf: list[str]) -> str:
     return close_fences(out)
 
 
-def verbatim_value(buf: list[str]) -> str:
-    lines = list(buf)
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(ln.rstrip() for ln in lines)
-
-
 def close_fences(text: str) -> str:
     """A code fence the author never closed is closed, so it cannot swallow what follows."""
     fence = None
@@ -92,45 +78,6 @@ def item_title(text: str) -> str:
         t = m.group(1)
     t = one_line(t)
     return t if len(t) <= 90 else t[:87].rsplit(" ", 1)[0] + "…"
-
-
-def lead_tag(text: str) -> str | None:
-    t = (text or "").strip()
-    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
-    if m and outcomes.verdict_word(m.group(1)):
-        return outcomes.verdict_word(m.group(1))  # "❌ Revert commit (pas encore testé)"
-    m = re.match(r"^\W{0,3}([A-Z]{3,}(?: [A-Z]{2,}){0,3})\b(?![-/.`])", t)
-    if m:
-        # "CAUSE FOUND without needing ...", "FIXED: ...": a shouted verdict leads the item
-        w = outcomes.verdict_word(m.group(1)) or outcomes.classify(m.group(1))
-        if w not in (None, "inconclusive"):
-            return w
-    m = re.match(r"^\W{0,3}(?:\*\*|__)[^*_]{2,80}(?:\*\*|__)\s*\(([^()]{2,40})\)\s*:?\s*$", t)
-    if m and m.group(1).isupper():
-        # "**Pin the proxy thread** (PARTIAL SUCCESS):" -- a shouted status after the bold name
-        w = outcomes.verdict_word(m.group(1)) or outcomes.classify(m.group(1))
-        if w not in (None, "inconclusive"):
-            return w
-    for e, o in outcomes.EMOJI.items():
-        if t.startswith(e):
-            return outcomes.verdict_word(t) or o  # "✅ Tried X (still crashes)": the words win
-        if t.endswith(e) or re.search(rf"(?:→|->|=>)\s*{re.escape(e)}", t):
-            return o
-    m = re.search(r"(?:→|->|=>)\s*`([^`]{2,120})`[^→`]{0,60}$", t)
-    if m and re.search(r"(?i)error|exception|fault|fail|abort|killed|denied|\boom\b|\bnan\b|\b[45]0\d\b", m.group(1)):
-        return "failed"  # "... → `CompilationError: ...`", "→ `/en/404`": the arrow points at what went wrong
-    m = re.search(r"(?:→|->|=>|—|:)\s*([^→]{2,80})$", t)
-    if m:
-        w = outcomes.verdict_word(m.group(1))
-        if w:
-            return w
-        g = outcomes.classify(m.group(1))
-        if g != "inconclusive":
-            return g
-    m = re.search(r"\(([^()]{2,40})\)\s*$", t)
-    if m:
-        return outcomes.verdict_word(m.group(1))
-    return None
 
 
 def section_heading(text: str) -> str:
@@ -257,6 +204,3 @@ def parse_files(buf: list[str]) -> list[str]:
             if p:
                 out.append(p)
     return out
-
-
-RULE_LINE = re.compile(r"^[\s\-=+|:]+$")

@@ -63,11 +63,6 @@ class Doc:
             self._text = {i for u in self.units if u.kind in ("sentence", "heading") for i in range(u.first, u.last + 1)}
         return self._text
 
-    def heading(self, uid: int) -> Unit:
-        return self.units[uid]
-
-    def under(self, heading_id: int) -> list[Unit]:
-        return [u for u in self.units if heading_id in u.path]
 
 
 @lru_cache(maxsize=1)
@@ -91,7 +86,6 @@ _POST = [
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
-_PROMPT = re.compile(r"^\s*(?:\$|#|>|PS>|\(\w+\)\s*\$)\s+\S")
 _CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
