@@ -4,17 +4,17 @@ llama.cpp or Ollama server), asked for the attempts with a JSON schema, the answ
 The default install never calls this: ``import --llm URL`` does. The model sees the units with their ids and
 the built-in labels and answers with attempts that cite unit ids; ``review.from_extraction`` checks every id
 and outcome. Any failure (no answer, not JSON, a cited unit that does not exist) is a ``ModelError`` and the
-caller falls back to the built-in reader. stdlib only (urllib): no client library to install.
+caller falls back to the built-in reader. The request itself is ``util/llmchat.py`` (stdlib only), shared with
+``tried --llm``.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 
 from dbglog.docreader.review import Corrections, from_extraction, units_for_agents
 from dbglog.util.errors import DbglogError
+from dbglog.util.llmchat import chat
 
 SCHEMA = {
     "type": "object",
@@ -41,13 +41,6 @@ class ModelError(Exception):
     """The model's answer could not be used (said in one line; the built-in reader reads the file)."""
 
 
-def endpoint(url: str) -> str:
-    u = url.rstrip("/")
-    if u.endswith("/chat/completions"):
-        return u
-    return u + ("/chat/completions" if u.endswith("/v1") else "/v1/chat/completions")
-
-
 def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) -> Corrections:
     from dbglog.docreader.read import read_document
     from dbglog.docreader.units import segment
@@ -60,24 +53,11 @@ def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) 
                          {"role": "user", "content": json.dumps({"document": path, "units": units})}],
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "attempts", "schema": SCHEMA, "strict": True}}}
-    req = urllib.request.Request(endpoint(url), data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 (the user's own endpoint)
-            reply = json.loads(r.read(4 << 20).decode("utf-8", "replace"))
-        content = reply["choices"][0]["message"]["content"]
-        answer = json.loads(_unfence(content))
-    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        answer = json.loads(chat(url, body, timeout))
+    except (OSError, ValueError) as e:  # (urllib's errors are OSErrors; a reply that is no JSON a ValueError)
         raise ModelError(f"{type(e).__name__}: {str(e)[:120]}") from None
     try:
         return from_extraction(doc, answer, "the model's answer")
     except DbglogError as e:
         raise ModelError(str(e)) from None
-
-
-def _unfence(content: str) -> str:
-    s = (content or "").strip()
-    if s.startswith("```"):
-        s = s.split("\n", 1)[1] if "\n" in s else ""
-        s = s.rsplit("```", 1)[0]
-    return s

@@ -14,7 +14,6 @@ as the bearer token.
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 
@@ -92,25 +91,11 @@ def validate(content: str, n: int) -> dict[int, tuple[str, str]]:
 
 
 def ask(url: str, body: dict, timeout: float = TIMEOUT_S) -> str:
-    """The first choice's message content of a chat completion at ``url`` (the address rule of
-    ``import --llm``: a base URL, one ending in /v1, or the full .../chat/completions)."""
-    from dbglog.docreader.llm import endpoint
+    """The first choice's message content of a chat completion at ``url`` (``util/llmchat.py``, shared with
+    ``import --llm``)."""
+    from dbglog.util.llmchat import chat
 
-    headers = {"Content-Type": "application/json"}
-    key = os.environ.get("DBGLOG_LLM_API_KEY")
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(endpoint(url), data=json.dumps(body).encode(), headers=headers, method="POST")
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own endpoint
-        reply = json.loads(resp.read(4 << 20).decode("utf-8", "replace"))
-    try:
-        content = reply["choices"][0]["message"]["content"] or ""
-    except (KeyError, IndexError, TypeError):
-        raise ValueError("the reply has no choices[0].message.content") from None
-    content = content.strip()
-    if content.startswith("```"):  # (a model that fences its JSON)
-        content = content.split("\n", 1)[-1].rsplit("```", 1)[0]
-    return content
+    return chat(url, body, timeout)
 
 
 def judge(res, url: str, model: str = "default", timeout: float = TIMEOUT_S) -> str:
