@@ -575,9 +575,9 @@ def test_user_pattern_that_backtracks_is_skipped_and_named_main_thread(tmp_path)
     S.add_user_signature(cfg, "my.slow", CATASTROPHIC, rank=90)
     text = "a" * 40 + "b\nRuntimeError: CUDA error: misaligned address\n"
     warnings = []
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: the budget stopped the backtracking, whatever the load
     m = S.classify_text(text, S.all_signatures(cfg), warnings=warnings, budget=0.3)
-    assert time.perf_counter() - t < 5
+    assert time.process_time() - t < 5
     assert m.name == "gpu.misaligned"
     assert warnings and "my.slow" in warnings[0] and CATASTROPHIC in warnings[0]
     assert m.warnings == warnings
