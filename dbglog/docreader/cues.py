@@ -213,6 +213,9 @@ _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worke
           "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+# "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
+# not a setting that was tried: no verb, no value, nothing run.
+_BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
@@ -396,6 +399,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
+        if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
+            f["only names a file or path"] = 1.0
         if u.checkbox == " ":
             f["an empty checkbox"] = 1.0
         elif u.checkbox == "x":
