@@ -199,7 +199,7 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
-ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:\s*#?\s*(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
