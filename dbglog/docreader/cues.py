@@ -124,7 +124,7 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
@@ -248,6 +248,11 @@ def _en_outcome(s: str) -> str | None:
         return "worked"
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
         return "failed"
+    lead = t.rx["outcome.ran_lead"].match(low)
+    if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
+        # A verdict that opens with "runs" / "starts" / "builds" ("runs, first start 40 s"): it ran; a "but" after
+        # it is a catch ("runs, but tuning takes 9 min").
+        return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
 
 
@@ -331,7 +336,7 @@ def _opening(doc: Doc) -> set[int]:
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
-    if post0 is not None:
+    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out
 
@@ -344,6 +349,7 @@ _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,
 _FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
                     r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
 _META = re.compile(r" · |^<!--")
+_ADDRESSED = re.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, column_roles, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -382,6 +382,12 @@ def _row(j: Judged) -> Found | None:
     rest = " · ".join(c for k, c in enumerate(u.cells) if k not in (what,) and c)
     f = _found(j, did, rest, outcome=oc)
     f.title = plain(did)
+    if not (0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what]))):
+        # No column says what was tried ("ROCm | torch wheel | extra | Outcome"): the row's settings are, each
+        # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
+        named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
+                 if k != res and plain(c) not in ("", "-", "—", "–", "n/a")]
+        f.title = " · ".join(named) or f.title
     return f
 
 
