@@ -131,7 +131,7 @@ _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main bran
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -222,6 +222,12 @@ _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked",
               "STABLE": "worked", "UNSTABLE": "partial"}
 
 
+# "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
+_NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
+                        r"not)\b\W*(?:\w+\W+){0,2}?(?:chang(?:e|ed|es)|help(?:s|ed)?|fix(?:es|ed)?|improv(?:e|ed|es)|"
+                        r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
+
+
 def _en_outcome(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -234,7 +240,9 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
-    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    ne = _NO_EFFECT.search(s)
+    rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
+    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
     if sw and sf:
         return "partial"
     if sf:
