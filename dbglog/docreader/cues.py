@@ -124,14 +124,14 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -213,10 +213,19 @@ _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worke
           "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+# "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
+# not a setting that was tried: no verb, no value, nothing run.
+_BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
               "STABLE": "worked", "UNSTABLE": "partial"}
+
+
+# "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
+_NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
+                        r"not)\b\W*(?:\w+\W+){0,2}?(?:chang(?:e|ed|es)|help(?:s|ed)?|fix(?:es|ed)?|improv(?:e|ed|es)|"
+                        r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
 
 
 def _en_outcome(s: str) -> str | None:
@@ -231,7 +240,9 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
-    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    ne = _NO_EFFECT.search(s)
+    rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
+    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
     if sw and sf:
         return "partial"
     if sf:
@@ -245,6 +256,11 @@ def _en_outcome(s: str) -> str | None:
         return "worked"
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
         return "failed"
+    lead = t.rx["outcome.ran_lead"].match(low)
+    if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
+        # A verdict that opens with "runs" / "starts" / "builds" ("runs, first start 40 s"): it ran; a "but" after
+        # it is a catch ("runs, but tuning takes 9 min").
+        return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
 
 
@@ -254,12 +270,22 @@ def heading_role(text: str, lang: str) -> str | None:
     s = re.sub(r"[:：]\s*$", "", s)
     if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
         return None  # a title or a sentence, not a section's name
+    # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
+    # among several role words there, the last one is the head ("Debugging summary").
+    head = _PREP.split(s, maxsplit=1)[0].strip() or s
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
+        best = None
         for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
-            if t.has(f"heading.{role}", s):
-                return role
+            ends = [m.end() for m in t.rx[f"heading.{role}"].finditer(head)] if f"heading.{role}" in t.rx else []
+            if ends and (best is None or max(ends) > best[0]):
+                best = (max(ends), role)
+        if best:
+            return best[1]
     return None
+
+
+_PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
 _RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
@@ -318,7 +344,7 @@ def _opening(doc: Doc) -> set[int]:
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
-    if post0 is not None:
+    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out
 
@@ -331,6 +357,7 @@ _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,
 _FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
                     r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
 _META = re.compile(r" · |^<!--")
+_ADDRESSED = re.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
@@ -396,6 +423,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
+        if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
+            f["only names a file or path"] = 1.0
         if u.checkbox == " ":
             f["an empty checkbox"] = 1.0
         elif u.checkbox == "x":
