@@ -601,10 +601,11 @@ def test_user_pattern_budget_off_the_main_thread(tmp_path):
 
     th = threading.Thread(target=work)
     th.start()
-    th.join(30)
+    th.join(120)
     assert out["m"].name == "my.ok" and out["m"].line_no == 2
     assert len(out["w"]) == 1 and "my.slow" in out["w"][0]
-    assert out["t"] < 10
+    # stopped, not run out (2**40 steps): the child's CPU budget, within the wall bound of a starved machine
+    assert out["t"] < 60
 
 
 def test_user_pattern_with_sigalrm_taken_uses_a_child(tmp_path):
