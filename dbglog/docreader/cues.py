@@ -228,6 +228,25 @@ _NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|d
                         r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
 
 
+_BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
+
+
+def _catch(s: str, verdict: str) -> str:
+    """ "No hang anymore, but bandwidth drops to 2 GB/s": it worked, with a catch after a "but" that says no success
+    of its own ("crashed before, but now it works" keeps its verdict)."""
+    from dbglog.core import outcome
+
+    m = _BUT.search(s)
+    if not m or verdict != "worked":
+        return verdict
+    before, after = s[:m.start()], s[m.end():]
+    t = table("en")
+    said = t.has("outcome.said_worked", before) or outcome.classify(before) == "worked"
+    if said and re.search(r"\w{2,}", after) and not (t.has("outcome.said_worked", after) or outcome.classify(after) == "worked"):
+        return "partial"
+    return verdict
+
+
 def _en_outcome(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -248,9 +267,9 @@ def _en_outcome(s: str) -> str | None:
     if sf:
         return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
     if sw:
-        return "partial" if got in ("failed", "partial") else "worked"
+        return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
-        return got
+        return _catch(s, got) if got == "worked" else got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"

@@ -350,7 +350,7 @@ def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list
                 continue
             did = parts[k] if len(parts) > 1 else plain(said)
             f = Found(did, plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
-            f.title = parts[k] if len(parts) > 1 else ""
+            f.title = _suggestion_title(did)
             out.append(f)
             answered.add((v.author, k))
         if v.post > u.post + 4:
@@ -369,6 +369,17 @@ def _parts(said: str) -> list[str]:
     if len(named) < 2:
         return [plain(said)]
     return [_KNOB.search(p).group(0).strip("`") if len(p.split()) > 8 else p for p in named]
+
+
+# "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
+_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running)\b\s+(?:with(?:out)?\s+)?",
+                       re.I)
+
+
+def _suggestion_title(text: str) -> str:
+    s = re.split(r"\s*;\s*|\?\s", plain(text), maxsplit=1)[0].strip(" ?.")
+    cut = _ASK_LEAD.sub("", s, count=1)
+    return cut if cut != s and _KNOB.search(cut) else s
 
 
 def _tokens(text: str) -> set[str]:
