@@ -75,7 +75,10 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         elif u.kind == "row":
             f = _row(j)
         elif j.label in ACTS and j.confidence < MIN_CONFIDENCE:
-            f = None
+            # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
+            # Nothing changed."): the pair is surer than either alone.
+            f = _with_result(j, js[k + 1:k + 2], used) if j.label == "action" else None
+            f = f if f is not None and f.result else None
         elif j.label == "action_result":
             f = _found(j, u.text, u.text)
         elif j.label == "action":
@@ -107,6 +110,9 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
 
 
 _KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+# "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
+_EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
+                       r"(?P<rest>\S.*)$")
 _CODE_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
 
 
@@ -115,7 +121,7 @@ def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, in
     and the lines of an indented table ("c4  47 invalid global reads")."""
     out = []
     for j in js:
-        m = _KEY.match(plain(j.unit.text))
+        m = _KEY.match(plain(j.unit.text)) or _EMPH_KEY.match(j.unit.text)
         if m:
             out.append((m.group("k").lower().replace(" ", ""), m.group("rest"), j.unit.first, j.unit.last, j,
                         j.unit.author))
@@ -143,7 +149,8 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
         oc = _outcome(rest)
         if oc and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
             units = [x.unit.id for x in (a[4], j) if x is not None]
-            f = Found(plain(f"{a[0]}: {a[1]}"), plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
+            did = plain(a[4].unit.text) if a[4] is not None else plain(f"{a[0]}: {a[1]}")
+            f = Found(did, plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
             out.append(f)
             used.update(f.units)
     if len(out) < 2:
