@@ -206,3 +206,16 @@ Swapping the `gloo` backend in for `nccl` made the job run, slowly.
     got = _attempts(doc)
     assert [o for _, o, _ in got][-2:] == ["worked", "worked"]
     assert any("restarted" in t and o == "failed" for t, o, _ in got)
+
+
+def test_an_attempt_that_only_looked_has_an_unknown_outcome_whatever_it_found():
+    doc = """# RoCE bring-up for NCCL
+
+## Log
+
+- Ran `ibv_devinfo` on all nodes -> all ports PORT_ACTIVE, looks fine.
+- dumped the block table of the failing batch -> it holds a -1 padding entry, the crash is there.
+- Set `NCCL_IB_TC=106` -> still retry errors.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["inconclusive", "inconclusive", "failed"]

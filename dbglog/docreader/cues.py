@@ -292,6 +292,17 @@ def _en_outcome(s: str) -> str | None:
     return None
 
 
+def diagnostic(did: str) -> bool:
+    """Does the action only observe (check, dump, read logs, run nvidia-smi / dmesg / py-spy)? Its opening words say."""
+    t = table("en")
+    words = plain(did).lower().replace("`", "").split()
+    while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+    head = " ".join(words[:3])
+    vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
+    return bool(vm or tm)
+
+
 def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -95,7 +95,15 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
+    for g in out:
+        if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
+                g.outcome == "worked" and _FIXED.search(g.result or g.did)):
+            g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
     return out
+
+
+_FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
+                    re.I)
 
 
 def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
