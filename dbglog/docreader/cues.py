@@ -233,6 +233,7 @@ _NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:m
                        r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
 _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
+_PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -518,7 +519,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", text):
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
