@@ -547,12 +547,18 @@ class _Build:
 
         if same():
             return True
+        # The sections whose lines look like structure (headings, tables, fences, labelled fields) are the ones the
+        # canonical parser would misread: fence those at once, then the rest one by one if that was not enough.
+        risky = [s for s in self.inv.sections if _STRUCTURE_LINE.search(s.body)]
+        for s in risky:
+            _fence(s)
+        if risky and same():
+            return True
         for s in self.inv.sections:
-            longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
-            fence = "`" * max(3, longest + 1)
-            s.body = f"{fence}markdown\n{s.body}\n{fence}"
-            if same():
-                return True
+            if s not in risky:
+                _fence(s)
+                if same():
+                    return True
         return False
 
     def _recognized(self) -> dict:
@@ -562,6 +568,16 @@ class _Build:
                 "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
                 + (["related_files"] if inv.related_files else []),
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
+
+
+_STRUCTURE_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
+                             re.M)
+
+
+def _fence(s: Section) -> None:
+    longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    s.body = f"{fence}markdown\n{s.body}\n{fence}"
 
 
 PLAN_CONFIDENCE = 0.45
