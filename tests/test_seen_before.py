@@ -169,6 +169,51 @@ def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cl
     assert seen["attempts"][0]["title"] == "Eager mode"
 
 
+def _bisect_repo(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text("print('fine')\n")
+    _git(repo, "add", "crash.py")
+    _git(repo, "commit", "-qm", "good")
+    (repo / "crash.py").write_text(CRASH)
+    _git(repo, "commit", "-qam", "bad")
+    cli_fast(repo, "init", check=0)
+    return repo
+
+
+def test_a_bisection_prints_what_the_knowledge_base_knows_under_its_first_bad_verdict_as_it_happens(cli_fast, tmp_path):
+    repo = _bisect_repo(cli_fast, tmp_path)
+    first = _first_investigation(cli_fast, repo)
+    cli_fast(repo, "new", "Crash after the upgrade", "--no-env", check=0)
+    p = cli_fast(repo, "bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--", sys.executable, "crash.py")
+    assert p.returncode == 0, p.stderr
+    progress = p.stderr.splitlines()
+    bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)  # the bad end, judged first
+    assert progress[bad + 1].startswith("    seen before (fp-")
+    assert any(ln.startswith(f"      {first} ") for ln in progress[bad + 2:bad + 5])
+    assert "worked: #2 Eager mode" in "\n".join(progress[bad + 2:bad + 8])
+    assert sum(ln.lstrip().startswith("seen before (") for ln in progress) == 1  # under the first bad verdict only
+    key = progress[bad + 1].split("(")[1].split(",")[0]
+    assert f"seen before: {key}, shown under the first bad verdict above" in p.stdout  # (not the block again)
+
+
+@pytest.mark.parametrize("how", [[], ["--flaky"]])
+def test_a_toggle_bisection_prints_it_under_its_first_bad_verdict_and_its_json_carries_the_same(cli_fast, repro, how):
+    (repro / "toggled.py").write_text("import os\nif os.environ.get('B') == '1':\n    exec(open('crash.py').read())\n")
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "new", "Crash with the new flags", "--no-env", check=0)  # (the bisection is recorded here)
+    args = ["bisect", "toggles", "--env", "A=1", "--env", "B=1", *how]
+    p = cli_fast(repro, *args, "--", sys.executable, "toggled.py")
+    assert p.returncode == 0, p.stderr
+    progress = p.stderr.splitlines()
+    bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)
+    assert progress[bad + 1].startswith("    seen before (fp-") and first in progress[bad + 2]
+    p = cli_fast(repro, *args, "--json", "--", sys.executable, "toggled.py")
+    seen = json.loads(p.stdout)["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first] and seen["lines"][1].startswith(f"  {first} ")
+
+
 def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, repro):
     first = _first_investigation(cli_fast, repro)
     cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun", check=0)

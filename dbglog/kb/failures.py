@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
 from dbglog.diagnose.fingerprint import NEAR, similarity
+from dbglog.util.errors import DbglogError
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
 CANDIDATES = 5000  # near-match candidates read per lookup (the most recent, same signature)
@@ -413,6 +414,38 @@ def render(block: dict) -> list[str]:
     return out
 
 
+
+def _run_ids(raw) -> list[str]:
+    """A bisection step's run ids as ``bisect_trials.runs`` holds them ({"ids": [...], ...}, or a list)."""
+    v = json.loads(raw or "[]")
+    return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
+
+
+def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, current_inv: str | None = None,
+                     cmd: str | None = None) -> dict | None:
+    """The seen-before block (with its ``lines``) of a bisection's first bad verdict: the runs of
+    ``step_runs`` (the step being judged bad now, live) or of the first step stored bad, fingerprinted
+    from the first failing run that is stored; the session's own runs are left out of what it is
+    matched against. None when no such run fails (or none is stored yet)."""
+    rows = store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall()
+    if current_inv is None:  # (the investigation the bisection is recorded in: not a "seen before")
+        row = store.q("SELECT investigation_id FROM bisect_sessions WHERE id = ?", sid).fetchone()
+        current_inv = row["investigation_id"] if row else None
+    mine = [r for row in rows for r in _run_ids(row["runs"])]
+    bad = list(step_runs) if step_runs is not None else \
+        next((_run_ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
+    for rid in bad:
+        try:
+            run = store.get_run(rid)
+        except DbglogError:  # (not stored: a probe kept out of the session, a pruned run)
+            continue
+        fp = fingerprint_run(run, read_output(run))
+        if fp is not None:
+            refresh(store, signatures)
+            block = recall(store, fp, exclude_runs=[*mine, *bad], current_inv=current_inv, cmd=cmd)
+            return block | {"lines": render(block)}
+    return None
+
 # --- group and count: `dbglog failures` ---------------------------------------------------------
 
 def _statuses(store, ids: list[str]) -> list[dict]:
@@ -458,8 +491,6 @@ def listing(store, limit: int = 50) -> list[dict]:
 
 def resolve_key(store, ref: str) -> str:
     """A fingerprint's exact key from its key or a prefix of it (``fp-3f2a``, ``3f2a``)."""
-    from dbglog.util.errors import DbglogError
-
     want = ref.strip().lower()
     want = want if want.startswith("fp-") else "fp-" + want
     if not re.fullmatch(r"fp-[0-9a-f]{1,10}", want):
