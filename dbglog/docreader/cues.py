@@ -131,7 +131,7 @@ _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main bran
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -213,6 +213,9 @@ _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worke
           "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+# "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
+# not a setting that was tried: no verb, no value, nothing run.
+_BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
@@ -254,12 +257,22 @@ def heading_role(text: str, lang: str) -> str | None:
     s = re.sub(r"[:：]\s*$", "", s)
     if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
         return None  # a title or a sentence, not a section's name
+    # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
+    # among several role words there, the last one is the head ("Debugging summary").
+    head = _PREP.split(s, maxsplit=1)[0].strip() or s
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
+        best = None
         for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
-            if t.has(f"heading.{role}", s):
-                return role
+            ends = [m.end() for m in t.rx[f"heading.{role}"].finditer(head)] if f"heading.{role}" in t.rx else []
+            if ends and (best is None or max(ends) > best[0]):
+                best = (max(ends), role)
+        if best:
+            return best[1]
     return None
+
+
+_PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
 _RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
@@ -396,6 +409,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
+        if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
+            f["only names a file or path"] = 1.0
         if u.checkbox == " ":
             f["an empty checkbox"] = 1.0
         elif u.checkbox == "x":

@@ -49,8 +49,11 @@ def _same_place(a: Unit, b: Unit) -> bool:
     return b.first - a.last <= 2 and b.item < 0 and a.item < 0
 
 
-def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None) -> list[Found]:
-    """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read)."""
+def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None,
+         roles: dict[int, str | None] | None = None) -> list[Found]:
+    """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read).
+    `roles` are the headings' roles read in the document's language (a short heading's own words rarely
+    tell its language)."""
     out: list[Found] = []
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
@@ -58,7 +61,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     out += _keyed(js, used, code)
     out += _lists(js, used)
     if heads is not None:
-        out += _headed(js, heads, used, code)
+        out += _headed(js, {k: h for k, h in heads.items() if h.first not in skip}, used, code, roles or {},
+                       parents=heads)
     for k, j in enumerate(js):
         if j.unit.id in used:
             continue
@@ -195,7 +199,7 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
-ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:\s*#?\s*(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
@@ -206,7 +210,8 @@ def _has_body(h: Unit, js: list[Judged], code: list[Unit]) -> bool:
     return any(x.path and x.path[-1] == h.id for x in code) or any(j.unit.path and j.unit.path[-1] == h.id for j in js)
 
 
-def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = ()) -> list[Found]:
+def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = (),
+            roles: dict[int, str | None] | None = None, parents: dict[int, Unit] | None = None) -> list[Found]:
     """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
     the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
     detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
@@ -220,14 +225,16 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
     for h in heads.values():
         if h.level == 1:
             continue  # the document's title
-        parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
+        parents = parents or heads  # a container heading may lie outside the lines read (another scope's)
+        parent = next((parents.get(p) for p in reversed(h.path) if p in parents), None)
         if parent is not None and parent.level == 1:
             parent = None  # the document's title is no container
-        role = heading_role(parent.text, language(parent.text)) if parent is not None else None
+        roles = roles or {}
+        role = (roles.get(parent.id) or heading_role(parent.text, language(parent.text))) if parent is not None else None
         entry = ENTRY.match(plain(h.text))
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
             continue  # "Option 2 — ...": a proposal, read with the plan and options
-        in_container = role in _CONTAINER and not heading_role(h.text, language(h.text)) and (
+        in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
             _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
         if not in_container and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
             continue

@@ -86,7 +86,8 @@ _POST = [
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
-_CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
+# "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
+_CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
@@ -162,7 +163,7 @@ class _Cut:
             first_of_item = False
         if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
-            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(1))
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
         if not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
@@ -270,6 +271,9 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     return groups
 
 
+_ENUM_ONLY = re.compile(r"[\W_]{0,3}\d{1,3}[.)]")
+
+
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     """(first line offset, last line offset, sentence) for a paragraph's lines; a sentence never
     crosses a line that starts like a new item or label ("Result: ...")."""
@@ -296,6 +300,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             continue
         end = m.start() if m else len(joined)
         piece = joined[pos:end]
+        if m is not None and _ENUM_ONLY.fullmatch(piece.strip()):
+            continue  # "**2. Raised the limit**": the number of an entry, not a sentence of its own
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
