@@ -280,4 +280,24 @@ def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, r
     inv = out["seen_before"]["investigations"][0]
     assert inv["imported"] and inv["match"] == "exact" and inv["root_cause"].startswith("ACS enabled")
     assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
-    assert "(imported note)" in out["seen_before"]["lines"][1]
+    assert "(imported from note.md:8)" in out["seen_before"]["lines"][1]  # (the error block's line in the note)
+
+
+def test_importing_a_note_with_a_crash_traceback_lets_the_next_run_of_that_crash_name_the_note(cli_fast, repro):
+    (repro / "debug.md").write_text(
+        "# MoE server dies under load\n\nSeen on the staging box, rank 5:\n\n```\n[rank5]: Traceback (most "
+        "recent call last):\n[rank5]:   File \"/srv/app/serve.py\", line 90, in <module>\n[rank5]:   File "
+        "\"/srv/app/moe.py\", line 44, in fused_experts\n[rank5]: RuntimeError: CUDA error: an illegal memory "
+        "access was encountered\n```\n\n## Fix\n\nBounds check on the expert index: worked.\n")
+    imported = json.loads(cli_fast(repro, "import", "debug.md", "--json", check=0).stdout)["investigations"][0]["id"]
+    cli_fast(repro, "new", "Crash in the nightly", "--no-env", check=0)
+    out = _run(cli_fast, repro, "--", sys.executable, "crash.py")
+    inv = out["seen_before"]["investigations"][0]
+    assert (inv["id"], inv["doc"]) == (imported, "debug.md:6")  # (another rank, line numbers and folder)
+    assert inv["match"] in ("exact", "near")
+    assert any("(imported from debug.md:6)" in line for line in out["seen_before"]["lines"])
+    other = _run(cli_fast, repro, "--", sys.executable, "other.py")["seen_before"]  # another kernel's crash
+    assert imported not in [i["id"] for i in other["investigations"]]
+    cli_fast(repro, "reindex", check=0)  # (the note is not in the mirror: what import found is kept)
+    again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]["investigations"][0]
+    assert (again["id"], again["doc"]) == (imported, "debug.md:6")

@@ -6,7 +6,8 @@ its investigation and attempt are the run's, read through ``runs`` when looked u
 ``link_run`` is seen), the ``failure fp-... [...]`` line a recorded run left in its attempt
 (``mirror``: what a teammate's clone, which has no runs, matches on), an investigation's own text
 (``record``: its symptom, attempts, sections), an imported note (``note``: an investigation with a
-source document) and a watched doc's section (``doc``). ``failure_sources``
+source document), an error block import found in a document (``import``: ``ref`` DOC:LINE, kept by
+``rebuild``: the document is not in the mirror) and a watched doc's section (``doc``). ``failure_sources``
 says which run, investigation revision and watched-doc digest the rows were derived from, so
 ``refresh`` only reads what changed; ``rebuild`` (``reindex``) derives them all again.
 
@@ -42,7 +43,7 @@ def create_tables(db) -> None:
           kernel TEXT,
           op TEXT,
           ranks TEXT NOT NULL DEFAULT '[]',   -- JSON: the missing ranks of a collective
-          source TEXT NOT NULL,               -- run | record | note | doc
+          source TEXT NOT NULL,               -- run | mirror | record | note | import | doc
           ref TEXT NOT NULL,                  -- run id | INV | INV#N | path > heading
           investigation_id TEXT,              -- record and note rows (a run's is read from runs)
           attempt_number INTEGER,
@@ -139,6 +140,67 @@ def index_doc(store, path: str, digest: str, signatures=None) -> int:
     return n
 
 
+def _import_span(plan, plans) -> tuple[int, int]:
+    """The 0-based lines of an imported document that belong to ``plan``'s investigation: from its
+    heading (the document's start for the first) to the next investigation's heading."""
+    starts = sorted(q.parsed.line for q in plans if q.source == plan.source)
+    later = [ln for ln in starts if ln > plan.parsed.line]
+    first = plan.parsed.line == starts[0]
+    return (0 if first else plan.parsed.line - 1), (later[0] - 1 if later else 1 << 30)
+
+
+def index_import(store, plan, plans=(), signatures=None) -> int:
+    """At import (inside its write transaction): fingerprint each error block of the document's part
+    that ``plan`` imported (``source = import``, ``ref`` the document and the block's line, the
+    investigation the import wrote), whether or not the reader kept the block in the record, and the
+    record itself (``index_investigation``), so the next recall finds the note without a lazy pass.
+    ``plans``: every plan of the import (a document may hold several investigations). How many rows."""
+    inv_id, text = plan.investigation_id, getattr(plan, "text", "") or ""
+    store.q("DELETE FROM failures WHERE source = 'import' AND investigation_id = ? AND "
+            "substr(ref, 1, length(?)) = ?", inv_id, plan.source + ":", plan.source + ":")
+    start, end = _import_span(plan, list(plans) or [plan])
+    lines = text.splitlines()[start:end]
+    n, seen = 0, _now()
+    for at, block in _numbered_blocks(lines):
+        for fp in fingerprint_blocks(block, signatures):
+            _insert(store, fp, "import", f"{plan.source}:{start + at + 1}", seen, inv_id)
+            n += 1
+    if store.exists(inv_id):
+        n += index_investigation(store, inv_id, signatures)
+    return n
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def _numbered_blocks(lines: list[str]) -> list[tuple[int, str]]:
+    """(0-based first line, text) of each fenced block of ``lines``, and of the prose between them as
+    one more block (line of its first line)."""
+    out, prose, block, fence, at = [], [], [], None, 0
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line)
+        if fence is None and m is not None:
+            fence, at, block = m.group(1), i + 1, []
+        elif fence is not None and line.lstrip().startswith(fence) and not line.strip().strip(fence[0]):
+            out.append((at, "\n".join(block)))
+            fence = None
+        elif fence is not None:
+            block.append(line)
+        else:
+            prose.append((i, line))
+    if fence is not None:  # an unclosed fence: its lines are still a block
+        out.append((at, "\n".join(block)))
+    if any(t.strip() for _, t in prose):
+        out.append((prose[0][0], "\n".join(t for _, t in prose)))
+    return out
+
+
+def _now() -> str:
+    from dbglog.core.model import now_iso
+
+    return now_iso()
+
+
 RUN_MARK = "runs:rowid"  # failure_sources: the last runs row (rowid) fingerprinted; runs are only appended
 
 
@@ -190,7 +252,8 @@ def refresh(store, signatures=None) -> dict:
 
 def rebuild(store, signatures=None) -> dict:
     """Derive every row again (``reindex``: inside its write transaction)."""
-    store.q("DELETE FROM failures")
+    # (what import found in a document is kept: the document is not in the mirror; a re-import derives it again)
+    store.q("DELETE FROM failures WHERE source != 'import' OR investigation_id NOT IN (SELECT id FROM investigations)")
     store.q("DELETE FROM failure_sources")
     return _apply(store, *stale(store), signatures)
 
@@ -306,7 +369,7 @@ def _investigation(store, inv_id: str, hit: Hit) -> tuple[dict, list[dict]]:
     inv = store.load(inv_id)
     row = {"id": inv.id, "title": inv.title, "status": inv.status, "root_cause": inv.root_cause,
            "updated": inv.updated, "imported": bool(inv.source), "match": hit.likeness.level,
-           "score": hit.likeness.score, "via": hit.ref}
+           "score": hit.likeness.score, "via": hit.ref, "doc": hit.ref if hit.source == "import" else None}
     attempts = [{"investigation": inv.id, "number": a.number, "title": a.title, "line": _one_line(a),
                  "outcome": a.outcome, "runs": list(a.runs)}
                 for a in inv.attempts if a.outcome in _OUTCOME_ORDER]
@@ -376,7 +439,7 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     attempts.sort(key=lambda a: _OUTCOME_ORDER[a["outcome"]])  # (stable: the best investigation's first)
     regression = next((g for r in rows if (g := _regression(
         store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
-    notes = [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
+    notes = [{"kind": "note" if h.source in ("note", "import") else "record", "ref": h.ref, "match": "similar"}
              for i, h in quoted.items() if i not in invs]  # (an imported note that saw it is listed above, marked)
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
@@ -394,7 +457,7 @@ def render(block: dict) -> list[str]:
            + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
     for r in block["investigations"]:
         cause = f"; root cause: {r['root_cause'][:100]}" if r["root_cause"] else ""
-        note = " (imported note)" if r["imported"] else ""
+        note = f" (imported from {r['doc']})" if r.get("doc") else " (imported note)" if r["imported"] else ""
         out.append(f"  {r['id']} \"{r['title'][:60]}\"{note} — {r['status']}{cause} [{r['match']}]")
         for a in block["attempts"]:
             if a["investigation"] == r["id"]:
