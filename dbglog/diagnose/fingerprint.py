@@ -418,11 +418,12 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
 
 
-# Signatures whose message says what happened but never where (every OOM, every illegal address reads
-# alike): two of them without a kernel, frames or collective on either side are only similar.
-SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "gpu.", "rocm.memory_fault",
-            "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error", "nccl.result_text", "cublas:",
-            "blas.", "cudnn")
+# Signatures whose message says what happened but never where (every OOM, every illegal address, every
+# bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are
+# only similar. (vLLM's KV-cache check is not one: the message is the check, and names its own fix.)
+SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "oom.shm", "oom.host_killer", "gpu.",
+            "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
+            "nccl.result_text", "cublas:", "blas.", "cudnn")
 
 
 def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
