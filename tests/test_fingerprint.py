@@ -232,3 +232,12 @@ def test_the_logging_codes_own_file_moved_by_a_version_is_not_another_failure():
     new = F.fingerprint_text("node2:3:4 [1] misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed\n")
     cq = F.fingerprint_text("node2:3:4 [1] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed\n")
     assert F.same_failure(old, new) and not F.same_failure(new, cq)
+
+
+def test_llama_cpps_failed_op_is_its_site():
+    log = ("ggml_cuda_compute_forward: MUL_MAT_ID failed\nCUDA error: invalid argument\n  current device: 1, in function "
+           "ggml_cuda_compute_forward at llama.cpp-b9033/ggml/src/ggml-cuda/ggml-cuda.cu:2962\n")
+    a = F.fingerprint_text(log)
+    b = F.fingerprint_text(log.replace("b9033", "b9097").replace("2962", "3114"))
+    other_op = F.fingerprint_text(log.replace("MUL_MAT_ID", "RMS_NORM"))
+    assert a.kernel == "MUL_MAT_ID" and F.same_failure(a, b) and not F.same_failure(a, other_op)

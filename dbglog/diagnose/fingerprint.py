@@ -169,6 +169,7 @@ KERNEL_PATTERNS = tuple(re.compile(p) for p in (
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
     r"\bin kernel '([A-Za-z_][\w:]*)'",
     r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
+    r"\bggml_cuda_compute_forward: ([A-Z][A-Z0-9_]*) failed",                       # llama.cpp: the op that failed
 ))
 _COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
 # A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
@@ -189,7 +190,8 @@ def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | N
         if isinstance(k, str) and k.strip():
             return _SPACE.sub("", k)[:160]  # (no spaces: the mirror line carries it as one word)
     for line in lines:
-        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and ".hip:" not in line:
+        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and \
+                ".hip:" not in line and "_forward: " not in line:
             continue  # (a cheap look first: most lines name no kernel)
         for rx in KERNEL_PATTERNS:
             m = rx.search(line)
