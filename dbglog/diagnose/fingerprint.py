@@ -441,7 +441,7 @@ def _plain(line: str) -> str:
     return _QUOTES.sub("", line)
 
 
-_SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*(\w+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
+_SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
 
 
 def _source_stem(word: str) -> str:
