@@ -124,14 +124,14 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -222,6 +222,31 @@ _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked",
               "STABLE": "worked", "UNSTABLE": "partial"}
 
 
+# "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
+_NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
+                        r"not)\b\W*(?:\w+\W+){0,2}?(?:chang(?:e|ed|es)|help(?:s|ed)?|fix(?:es|ed)?|improv(?:e|ed|es)|"
+                        r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
+
+
+_BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
+
+
+def _catch(s: str, verdict: str) -> str:
+    """ "No hang anymore, but bandwidth drops to 2 GB/s": it worked, with a catch after a "but" that says no success
+    of its own ("crashed before, but now it works" keeps its verdict)."""
+    from dbglog.core import outcome
+
+    m = _BUT.search(s)
+    if not m or verdict != "worked":
+        return verdict
+    before, after = s[:m.start()], s[m.end():]
+    t = table("en")
+    said = t.has("outcome.said_worked", before) or outcome.classify(before) == "worked"
+    if said and re.search(r"\w{2,}", after) and not (t.has("outcome.said_worked", after) or outcome.classify(after) == "worked"):
+        return "partial"
+    return verdict
+
+
 def _en_outcome(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -234,20 +259,27 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
-    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    ne = _NO_EFFECT.search(s)
+    rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
+    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
     if sw and sf:
         return "partial"
     if sf:
         return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
     if sw:
-        return "partial" if got in ("failed", "partial") else "worked"
+        return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
-        return got
+        return _catch(s, got) if got == "worked" else got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
         return "failed"
+    lead = t.rx["outcome.ran_lead"].match(low)
+    if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
+        # A verdict that opens with "runs" / "starts" / "builds" ("runs, first start 40 s"): it ran; a "but" after
+        # it is a catch ("runs, but tuning takes 9 min").
+        return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
 
 
@@ -331,7 +363,7 @@ def _opening(doc: Doc) -> set[int]:
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
-    if post0 is not None:
+    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out
 
@@ -344,6 +376,7 @@ _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,
 _FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
                     r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
 _META = re.compile(r" · |^<!--")
+_ADDRESSED = re.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")

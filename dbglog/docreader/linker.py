@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, column_roles, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -58,6 +58,9 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
     code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
+    # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
+    # ... in #15412"), not results of theirs, unless they say what they ran themselves.
+    suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
     out += _keyed(js, used, code)
     out += _lists(js, used)
     if heads is not None:
@@ -80,7 +83,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         elif j.label in ("proposal", "request") and u.post >= 0 and (said := _suggested(j, js[:k], code)):
             f = _answered(j, said, js[k + 1:k + 40], used)
         elif j.label == "result" and heads is not None:
-            f = _under_heading(j, heads, out) or _named_result(j)
+            f = _under_heading(j, heads, out) or (
+                None if u.post in suggesting and "first person" not in j.features else _named_result(j))
         else:
             f = None
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
@@ -324,25 +328,75 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
 
 def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
     """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
-    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me")."""
+    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me").
+    A suggestion of several things ("try X and, separately, the nightly wheel?") is answered part by part: an
+    answer sentence goes to the part whose setting it names."""
     u = j.unit
     out: list[Found] = []
-    answered: set[str] = set()
+    parts = _parts(said)
+    answered: set[tuple[str, int]] = set()
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.author in answered:
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0:
             continue
+        if v.quoted:
+            continue  # "> try with X" above the answer: the suggestion quoted, not a new one
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
             break  # another suggestion: later answers may be to that one
         if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
             oc = _outcome(v.text)
-            if oc in (None, "untested"):
+            k = _which_part(parts, v.text)
+            if oc in (None, "untested") or k is None or (v.author, k) in answered:
                 continue
-            out.append(Found(plain(said), plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence))
-            answered.add(v.author)
+            did = parts[k] if len(parts) > 1 else plain(said)
+            f = Found(did, plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
+            f.title = _suggestion_title(did)
+            out.append(f)
+            answered.add((v.author, k))
         if v.post > u.post + 4:
             break
     return out
+
+
+# "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
+_PART_SPLIT = re.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
+                         r"|;\s*(?:and\s+|or\s+)?")
+
+
+def _parts(said: str) -> list[str]:
+    pieces = [p.strip(" ,;?.") for p in _PART_SPLIT.split(plain(said))]
+    named = [p for p in pieces if _KNOB.search(p)]
+    if len(named) < 2:
+        return [plain(said)]
+    return [_KNOB.search(p).group(0).strip("`") if len(p.split()) > 8 else p for p in named]
+
+
+# "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
+_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running)\b\s+(?:with(?:out)?\s+)?",
+                       re.I)
+
+
+def _suggestion_title(text: str) -> str:
+    s = re.split(r"\s*;\s*|\?\s", plain(text), maxsplit=1)[0].strip(" ?.")
+    cut = _ASK_LEAD.sub("", s, count=1)
+    return cut if cut != s and _KNOB.search(cut) else s
+
+
+def _tokens(text: str) -> set[str]:
+    return {w for w in re.findall(r"[\w.+-]{2,}", text.lower()) if not w.isalpha() or len(w) > 3} - _COMMON
+
+
+_COMMON = {"with", "from", "that", "this", "same", "have", "tried", "using", "wheel", "there", "then", "also", "flag"}
+
+
+def _which_part(parts: list[str], answer: str) -> int | None:
+    """The part an answer speaks of: the only one sharing a name with it; with one part, that one."""
+    if len(parts) == 1:
+        return 0
+    words = _tokens(answer)
+    hits = [k for k, p in enumerate(parts) if _tokens(p) & words or
+            any(w.strip("-") and w.strip("-") in answer.lower() for w in _tokens(p) if len(w) > 3)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _new_knob(suggested: str, reply: str) -> bool:
@@ -382,6 +436,12 @@ def _row(j: Judged) -> Found | None:
     rest = " · ".join(c for k, c in enumerate(u.cells) if k not in (what,) and c)
     f = _found(j, did, rest, outcome=oc)
     f.title = plain(did)
+    if not (0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what]))):
+        # No column says what was tried ("ROCm | torch wheel | extra | Outcome"): the row's settings are, each
+        # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
+        named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
+                 if k != res and plain(c) not in ("", "-", "—", "–", "n/a")]
+        f.title = " · ".join(named) or f.title
     return f
 
 
