@@ -95,6 +95,16 @@ def test_the_mirror_carries_each_failures_key_and_normalised_line_only(cli_fast,
     assert first in md
 
 
+def test_the_mirrors_failure_line_is_redacted(cli_fast, repro):
+    secret = "hf_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv"
+    (repro / "leak.py").write_text(CRASH.replace("was encountered", f"was encountered (token {secret})"))
+    cli_fast(repro, "new", "Leaky crash", "--no-env", check=0)
+    _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "leak.py")
+    md = "\n".join(p.read_text() for p in (repro / "logs").glob("*.md"))
+    line = next(ln for ln in md.splitlines() if "failure fp-" in ln)
+    assert "illegal memory access" in line and secret not in md
+
+
 def test_a_teammates_clone_without_the_runs_recognises_the_failure(cli_fast, repro, tmp_path):
     first = _first_investigation(cli_fast, repro)
     clone = tmp_path / "clone"
