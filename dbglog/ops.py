@@ -806,7 +806,7 @@ def bisect_seen_before(recs, result: dict, warn: Warn = _ignore) -> dict | None:
         return None
     cmd = result.get("command")
     try:
-        return failures.bisection_recall(recs.store, sid, _signature_catalog(recs),
+        return failures.bisection_recall(recs.store, sid, lambda: _signature_catalog(recs),
                                          current_inv=result.get("investigation"),
                                          cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd)
     except Exception as e:  # noqa: BLE001 - the bisection's answer stands whatever happens here

@@ -739,7 +739,7 @@ def live_recall(recs, sid: str, signatures: Callable[[], object]) -> Callable[[S
     def lines(step: Step) -> list[str] | None:
         s = SessionDB(recs.store).get(sid)
         cmd = s["spec"].get("cmd")
-        block = recs.bisection_recall(sid, signatures(), step_runs=step.runs, current_inv=s["investigation"],
+        block = recs.bisection_recall(sid, signatures, step_runs=step.runs, current_inv=s["investigation"],
                                       cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd)
         if block is None:
             return None

@@ -489,7 +489,9 @@ def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, curren
     """The seen-before block (with its ``lines``) of a bisection's first bad verdict: the runs of
     ``step_runs`` (the step being judged bad now, live) or of the first step stored bad, fingerprinted
     from the first failing run that is stored; the session's own runs are left out of what it is
-    matched against. None when no such run fails (or none is stored yet)."""
+    matched against. None when no such run fails (or none is stored yet). ``signatures``: the catalog,
+    or a callable that loads it only once a failure is fingerprinted (a silent repro's bisection never
+    loads it)."""
     rows = store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall()
     if current_inv is None:  # (the investigation the bisection is recorded in: not a "seen before")
         row = store.q("SELECT investigation_id FROM bisect_sessions WHERE id = ?", sid).fetchone()
@@ -504,7 +506,7 @@ def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, curren
             continue
         fp = fingerprint_run(run, read_output(run))
         if fp is not None:
-            refresh(store, signatures)
+            refresh(store, signatures() if callable(signatures) else signatures)
             block = recall(store, fp, exclude_runs=[*mine, *bad], current_inv=current_inv, cmd=cmd)
             return block | {"lines": render(block)}
     return None
