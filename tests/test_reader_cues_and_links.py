@@ -151,3 +151,98 @@ def test_a_path_ticked_off_a_list_of_files_is_no_attempt():
 """
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked"
+
+
+def test_items_under_what_worked_and_what_did_not_are_attempts_with_those_outcomes():
+    doc = """# Summary: fp8 MoE crashes on H100 (resolved)
+
+**Problem.** The fused MoE kernel hits an illegal memory access under batch > 64.
+
+## What didn't work
+
+- Eager mode (`--enforce-eager`) — crash rate unchanged.
+- A driver reinstall (550.54 → 550.90) — no difference.
+
+## What worked
+
+- Upgrading to vllm 0.5.4: five days under load, no crash.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
+    assert got[1][0].startswith("A driver reinstall (550.54 → 550.90)")
+
+
+def test_a_case_list_keyed_in_bold_is_joined_to_its_result_list():
+    doc = """# MoE configs on 4x 4090
+
+### Runs
+
+- **R1** default (`--tp 4`)
+- **R2** `--tp 4 --disable-cuda-graph`
+- **R3** `--tp 2` on two cards
+
+### Outcomes
+
+- **R1**: misaligned address, first batch
+- **R2**: misaligned address, after ~10 requests
+- **R3**: runs, 200 requests without errors
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
+    assert got[0][0].startswith("R1")
+
+
+def test_a_narrated_step_and_a_setting_that_made_the_job_run_are_attempts():
+    doc = """# DDP across two GPUs under WSL2 never starts
+
+Both ranks print their rank and then nothing, for 30 minutes.
+
+## How I got there
+
+At first we restarted the machine. Nothing changed, same hang.
+Swapping the `gloo` backend in for `nccl` made the job run, slowly.
+`NCCL_P2P_DISABLE=1` made the job start immediately.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got][-2:] == ["worked", "worked"]
+    assert any("restarted" in t and o == "failed" for t, o, _ in got)
+
+
+def test_an_attempt_that_only_looked_has_an_unknown_outcome_whatever_it_found():
+    doc = """# RoCE bring-up for NCCL
+
+## Log
+
+- Ran `ibv_devinfo` on all nodes -> all ports PORT_ACTIVE, looks fine.
+- dumped the block table of the failing batch -> it holds a -1 padding entry, the crash is there.
+- Set `NCCL_IB_TC=106` -> still retry errors.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["inconclusive", "inconclusive", "failed"]
+
+
+def test_quoted_settings_are_not_suggestions_and_a_suggestion_is_answered_once():
+    doc = """# Chunked prefill crashes with GPTQ marlin
+
+### asker — 2024-07-20
+
+Chunked prefill with a GPTQ marlin model crashes with an illegal memory access.
+
+### helper — 2024-07-27
+
+> * **Env Vars**
+>   * _export VLLM_ATTENTION_BACKEND=FLASH_ATTN_
+
+just change to `export VLLM_ATTENTION_BACKEND=XFORMERS`
+
+try it.
+
+### asker — 2024-07-28
+
+Yes, that works.
+
+I was able to run the marlin model with chunked prefill on 0.4.2 but could not after this version.
+"""
+    got = _attempts(doc)
+    assert got[0] == ("`export VLLM_ATTENTION_BACKEND=XFORMERS`", "worked", "asker")
+    assert [o for _, o, _ in got[1:]] == ["worked", "failed"]

@@ -109,6 +109,7 @@ def table(lang: str) -> Table:
 # German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
 _DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
 _ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
+_DASH = re.compile(r"\s(?:—|–|--)\s")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
@@ -228,6 +229,11 @@ _NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|d
                         r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
 
 
+_NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
+                       r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
+_MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
+                          r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
+_PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -259,6 +265,8 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
+    if _MADE_IT_RUN.search(s) and not t.has("outcome.said_failed", s):
+        return _catch(s, "worked")  # "made the job start immediately", "made it work"
     ne = _NO_EFFECT.search(s)
     rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
     sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
@@ -275,12 +283,25 @@ def _en_outcome(s: str) -> str | None:
         return "worked"
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
         return "failed"
+    if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
+        return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)
     if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
         # A verdict that opens with "runs" / "starts" / "builds" ("runs, first start 40 s"): it ran; a "but" after
         # it is a catch ("runs, but tuning takes 9 min").
         return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
+
+
+def diagnostic(did: str) -> bool:
+    """Does the action only observe (check, dump, read logs, run nvidia-smi / dmesg / py-spy)? Its opening words say."""
+    t = table("en")
+    words = plain(did).lower().replace("`", "").split()
+    while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+    head = " ".join(words[:3])
+    vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
+    return bool(vm or tm)
 
 
 def heading_role(text: str, lang: str) -> str | None:
@@ -368,6 +389,11 @@ def _opening(doc: Doc) -> set[int]:
     return out
 
 
+# "Then we pinned ...", "First I rebuilt ...": an adverb that may open an imperative, followed by who did it.
+_NARRATED = re.compile(r"^(?:just|simply|first|then|finally|always|never|after that|next)\b[\s,]+"
+                       r"(?:i|we|they|he|she|someone|somebody|nobody)\b", re.I)
+
+
 # "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
 _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
                               r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
@@ -436,6 +462,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         text = lab[1] or text
     _word_features(text, lang, f)
     arrow = _ARROW.split(text, maxsplit=1)
+    if len(arrow) < 2:
+        arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
     if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
@@ -491,7 +519,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", text):
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
@@ -510,6 +538,19 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["a metadata line (a · b · c)"] = 1.0
 
 
+def _gerund_of_action(word: str, t: Table) -> bool:
+    """ "rebuilding", "running", "disabling": the -ing form of a verb one does to a system."""
+    stem = word[:-3]
+    verbs = _imperatives(t.lang)
+    return stem in verbs or stem + "e" in verbs or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in verbs) or (
+        stem.startswith("re") and (stem[2:] in verbs or stem[2:] + "e" in verbs))
+
+
+@lru_cache(maxsize=None)
+def _imperatives(lang: str) -> frozenset:
+    return frozenset(w.lower() for w in table(lang).raw["mood"]["imperative"] if " " not in w)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -520,15 +561,23 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["conditional"] = 1.0
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
-    elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
+    elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
+            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and any(
+                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]))):
+        # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)) or _LATE_IMPERATIVE.search(
+    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
+          and not _NARRATED.match(text)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0
-    for m in _SUBJECT.finditer(text):
-        if _is_past(m.group("v"), t):
+    pos = 0
+    while (m := _SUBJECT.search(text, pos)) is not None:  # overlapping: "At first we restarted" holds "we restarted"
+        # A code span is a subject when it opens the sentence ("`NCCL_P2P_DISABLE=1` made the job start"),
+        # not mid-sentence ("... gave `error` followed by ...").
+        if _is_past(m.group("v"), t) and not (m.group(0).startswith("CODE") and text[:m.start()].strip()):
             f["a subject with a past-tense verb"] = 1.0
             break
+        pos = m.start() + 1
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0

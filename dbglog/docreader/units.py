@@ -88,6 +88,7 @@ _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
@@ -170,6 +171,10 @@ class _Cut:
             if who:
                 self.post, self.author = len(self.doc.posts), who
                 self.doc.posts.append((a, who))
+        run_in = _RUN_IN.match(texts[0])
+        if run_in:
+            # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
+            texts = [texts[0][run_in.end():]] + texts[1:]
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
             self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
 
