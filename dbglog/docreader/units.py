@@ -81,7 +81,10 @@ _POST = [
                rf"{_DATE}\b.*$"),
     re.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
                r"responded|posted)\b.*$", re.I),
-    re.compile(r"^\W{0,3}(?:comment|reply|answer|post)\s+(?:by|from)\s+@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+    re.compile(r"^\W{0,3}(?:comment|reply|answer|post|question|antwort|frage|beitrag|kommentar|réponse|respuesta)\s+(?:by|from|von|de)\s+"
+               r"@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+    # "## 回答 3", "### Answer 2": an unsigned post of a Q&A page, named by its number.
+    re.compile(r"^\W{0,3}(?P<who>(?:answer|reply|antwort|回答|回复|答案)\s*#?\d{1,3})\W{0,3}$", re.I),
 ]
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
@@ -323,11 +326,19 @@ _LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
 
+def _starts_entry(before: str, line: str) -> bool:
+    """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
+    funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
+    head = line.lstrip(" *_")
+    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：*_") or not before.strip() or _LABEL_LINE.match(before)
+    return bool(ended or head[:1].isupper() or not head[:1].isalpha())
+
+
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
     """A soft-broken "Action: ...\\nResult: ..." paragraph is two units, one per labelled line."""
     out = []
     for a, b, s in sents:
-        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k])]
+        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k]) and _starts_entry(texts[k - 1], texts[k])]
         if not cuts:
             out.append((a, b, s))
             continue
