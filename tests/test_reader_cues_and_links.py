@@ -271,3 +271,24 @@ funktioniert es: `ollama ps` zeigt 100 % GPU.
 """
     got = _attempts(doc)
     assert [(o, w) for _, o, w in got] == [("failed", "mkoehler"), ("worked", "mkoehler")]
+
+
+def test_commands_kept_as_comments_in_a_dockerfile_with_their_results_are_attempts():
+    doc = """# Dockerfile notes
+
+```dockerfile
+FROM nvcr.io/nvidia/pytorch:24.07-py3
+# RUN pip install flash-attn==2.6.3
+#     -> builds for 70 min, then dies: nvcc fatal: Unsupported gpu architecture 'compute_100'
+# RUN pip install flash-attn==2.6.3 --no-build-isolation
+#     -> same undefined symbol
+RUN MAX_JOBS=8 pip install flash-attn==2.6.3 --no-build-isolation
+```
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert "--no-build-isolation" in got[1][0]
+
+
+def test_a_flag_keeps_its_dashes_when_its_text_is_made_plain():
+    assert plain("--max-num-seqs 64") == "--max-num-seqs 64" and plain("- item") == "item"

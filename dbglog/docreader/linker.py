@@ -452,7 +452,9 @@ def _command(j: Judged) -> Found | None:
     oc = _outcome(u.comment)
     if not oc:
         return None
-    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", u.comment).strip() or u.text
+    # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
+    said = u.desc or (u.comment if not u.text.strip() else "")
+    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text else ""
     return f
