@@ -292,3 +292,37 @@ RUN MAX_JOBS=8 pip install flash-attn==2.6.3 --no-build-isolation
 
 def test_a_flag_keeps_its_dashes_when_its_text_is_made_plain():
     assert plain("--max-num-seqs 64") == "--max-num-seqs 64" and plain("- item") == "item"
+
+
+def test_an_issue_form_thread_keeps_its_replies_and_answers_go_to_the_suggestion_they_name():
+    doc = """# Illegal memory access after a few hours (flashinfer backend)
+
+**asker** commented on Nov 13, 2024
+
+### Describe the bug
+
+Serving the model with `--tensor-parallel-size 2` works for a few hours and then the engine dies.
+
+### Before submitting a new issue...
+
+- [x] I checked the open and closed issues before filing this.
+
+**helper** commented on Nov 14, 2024
+
+Does it also happen with the flash-attn backend? You would need `VLLM_ATTENTION_BACKEND=FLASH_ATTN`.
+And have you tried `enforce_eager=True`?
+
+**asker** commented on Nov 15, 2024
+
+Can't tell yet for the backend switch: it has been running for two hours without a crash.
+
+**asker** commented on Nov 18, 2024
+
+@helper with FLASH_ATTN it crashed again after ~9 hours.
+
+**asker** commented on Nov 19, 2024
+
+Eager: yes — with that it ran through the whole weekend, no crash.
+"""
+    got = _attempts(doc)
+    assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]

@@ -371,10 +371,10 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
 
 
-def _opening(doc: Doc) -> set[int]:
+def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
     thread's first post (the failing baseline, not a try)."""
     out: set[int] = set()
@@ -384,7 +384,12 @@ def _opening(doc: Doc) -> set[int]:
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
-    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
+    roles = roles or {}
+    from dbglog.docreader.units import post_author
+
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
+                  and not any(roles.get(h) == "boilerplate" for h in u.path)
+                  and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
     if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out

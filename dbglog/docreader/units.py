@@ -174,7 +174,9 @@ class _Cut:
         if not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
-                self.post, self.author = len(self.doc.posts), who
+                # A post signed in a paragraph ("**alice** commented on ..."): issue-form headings inside it
+                # ("### Describe the bug") are part of it; only a top-level heading ends the thread.
+                self.post, self.author, self.post_level = len(self.doc.posts), who, 3
                 self.doc.posts.append((a, who))
         run_in = _RUN_IN.match(texts[0])
         if run_in:
@@ -495,7 +497,12 @@ _COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_bloc
 def _remap_paths(doc: Doc) -> None:
     """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
     stack: list[tuple[int, int]] = []
+    signed = {line for line, _ in doc.posts}  # where posts start; a post signed in a paragraph resets form headings
     for u in doc.units:
+        if u.kind != "heading" and u.first in signed:
+            signed.discard(u.first)
+            while stack and stack[-1][0] >= 3:
+                stack.pop()
         if u.kind == "heading":
             while stack and stack[-1][0] >= u.level:
                 stack.pop()
