@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, diagnostic, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -336,8 +336,12 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
-                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+    f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+              last if last is not None else u.last, u.author, [u.id], j.confidence)
+    split = colon_verdict(plain(did), language(did))
+    if split:
+        f.title = split[0]  # "`--lowvram` alone: still OOM" is titled by what was tried
+    return f
 
 
 def _unlabelled(text: str) -> str:
@@ -503,8 +507,8 @@ def _row(j: Judged) -> Found | None:
     with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = column_roles(u.header)
-    if u.index < 0 or res < 0 or res >= len(u.cells):
-        return None
+    if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
+        return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
     if not oc:
         oc = ("failed" if "under a heading saying what failed" in j.features else
