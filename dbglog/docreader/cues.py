@@ -236,6 +236,12 @@ _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|thin
 _PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
 _UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
+# A success with a catch, and a failure that got better: the words that turn either into a partial.
+_CATCH = re.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
+                    r"an option|practical)|unusable|degraded|then (?:\w+ ){0,4}(?:errors?|fails?|crash(?:es)?|hangs?|returns?|"
+                    r"dies|ooms?)\b|but only)", re.I)
+_BETTER = re.compile(r"\binstead of\b|\brarer\b|\bless often\b|\bfewer\b|\bonly (?:one|once|\d+) (?:\w+ )?in\b|"
+                     r"\bone (?:hang|crash|failure) in\b|(?<!no )(?<!not )\bimproved\b|(?<!no )(?<!not )\bbetter\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -244,6 +250,10 @@ def _catch(s: str, verdict: str) -> str:
     of its own ("crashed before, but now it works" keeps its verdict)."""
     from dbglog.core import outcome
 
+    if verdict == "worked" and _CATCH.search(s):
+        return "partial"  # "starts, first token ~3x slower", "works ~2 h, then the NVML error returns"
+    if verdict == "failed" and _BETTER.search(s):
+        return "partial"  # "still crashes, after ~2 h instead of 30 min"
     m = _BUT.search(s)
     if not m or verdict != "worked":
         return verdict
@@ -256,6 +266,11 @@ def _catch(s: str, verdict: str) -> str:
 
 
 def _en_outcome(s: str) -> str | None:
+    v = _en_verdict(s)
+    return _catch(s, v) if v in ("worked", "failed") else v
+
+
+def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
     m = _OKNOK.search(s)
