@@ -301,7 +301,8 @@ def _en_verdict(s: str) -> str | None:
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
             r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
         return "failed"  # "same undefined symbol": the failure before, again
-    if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
+    names = _CODE.sub(lambda m: " " if " " not in m.group(0).strip("` ") else m.group(0), low)  # `timeout` is a name
+    if t.has("outcome.error_words", names) and not _NO_ERROR.search(low):
         return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)
     if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
