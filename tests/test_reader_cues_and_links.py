@@ -412,3 +412,18 @@ def test_a_chinese_case_list_and_its_result_list_are_joined_by_their_keys():
 """
     got = _attempts(doc)
     assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+def test_a_build_log_of_issue_entries_gives_each_edit_as_an_attempt_not_the_error():
+    doc = """# jaxlib from source for ROCm — build log
+
+issue 1: `fatal error: 'rocprim/rocprim.hpp' file not found`
+  the headers live in /opt/rocm/include/rocprim, but the configure rule only globs include/hipcub
+  edit: rocm_configure.bzl, added "rocprim" to the header dirs list
+
+issue 2: `ld.lld: error: unable to find library -lrocm_smi64`
+  edit: export ROCM_PATH=/opt/rocm-6.1.2 before the build
+"""
+    got = _attempts(doc)
+    assert [t.split(",")[0] for t, _, _ in got] == ["rocm_configure.bzl", "export ROCM_PATH=/opt/rocm-6.1.2 before the build"]
+    assert all(o != "failed" for _, o, _ in got)

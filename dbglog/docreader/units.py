@@ -368,6 +368,11 @@ def _starts_entry(before: str, line: str) -> bool:
     """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
     funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
     head = line.lstrip(" *_")
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
+
+    word = re.split(r"\s*[:：]", head, maxsplit=1)[0].strip(" *_").lower()
+    if word in ATTEMPT_LABELS or word in INV_LABELS:
+        return True  # "edit: ...", "result: ...": a known label starts its own entry whatever came before
     ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：）*_") or not before.strip() or _LABEL_LINE.match(before)
     return bool(ended or head[:1].isupper() or not head[:1].isalpha() or _CJK_KEY.match(line))
 
