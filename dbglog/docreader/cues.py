@@ -403,8 +403,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
     sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
     # The paragraphs under the title, before any section (a document without sections: its first one).
-    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
-           and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
+    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
+           and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
     from dbglog.docreader.units import post_author
