@@ -314,7 +314,8 @@ def _named_result(j: Judged) -> Found | None:
     u = j.unit
     if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
-                                                       "labelled as reasoning"} & set(j.features):
+                                                       "labelled as reasoning", "under a lessons heading",
+                                                       "under a boilerplate heading"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
