@@ -427,3 +427,25 @@ issue 2: `ld.lld: error: unable to find library -lrocm_smi64`
     got = _attempts(doc)
     assert [t.split(",")[0] for t, _, _ in got] == ["rocm_configure.bzl", "export ROCM_PATH=/opt/rocm-6.1.2 before the build"]
     assert all(o != "failed" for _, o, _ in got)
+
+
+def test_a_title_that_names_setup_does_not_silence_the_document_and_step_headings_are_steps():
+    doc = """# CUDA GPU Setup Fix Documentation
+
+## Root Cause
+The CUDA toolkit was missing (no `ptxas`, no `libdevice`).
+
+## Solution Implemented
+
+### 1. Install CUDA Components via pip
+```bash
+python3 -m pip install nvidia-cuda-nvcc
+```
+
+### 2. Set XLA Environment Flags
+```bash
+export XLA_FLAGS="--xla_gpu_cuda_data_dir=$HOME/.local/cuda"
+```
+"""
+    got = _attempts(doc)
+    assert got == [("Install CUDA Components via pip", "worked", ""), ("Set XLA Environment Flags", "worked", "")]

@@ -334,6 +334,8 @@ def heading_role(text: str, lang: str) -> str | None:
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
     head = _PREP.split(s, maxsplit=1)[0].strip() or s
+    if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s):
+        return None  # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
         best = None
