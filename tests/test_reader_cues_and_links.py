@@ -449,3 +449,17 @@ export XLA_FLAGS="--xla_gpu_cuda_data_dir=$HOME/.local/cuda"
 """
     got = _attempts(doc)
     assert got == [("Install CUDA Components via pip", "worked", ""), ("Set XLA Environment Flags", "worked", "")]
+
+
+def test_a_how_to_shell_block_with_describing_comments_gives_no_attempts():
+    doc = """# Setting up the container toolkit
+
+```bash
+# Install the toolkit and configure Docker to use the NVIDIA runtime
+sudo apt-get install -y nvidia-container-toolkit
+sudo nvidia-ctk runtime configure --runtime=docker
+# Restart Docker to apply the changes
+sudo systemctl restart docker
+```
+"""
+    assert _attempts(doc) == []
