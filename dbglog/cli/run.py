@@ -4,6 +4,7 @@ Imports ``common`` and the run services (ops, runner, signatures, envinfo, evide
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -314,12 +315,12 @@ def signature_test(file, as_json):
         from dbglog.util.fserrors import check_regular_file
 
         check_regular_file(file)  # a FIFO or /dev/zero: refused, not read forever
-    try:
-        data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    try:  # read in one pass, in blocks: memory stays bounded whatever the log's size
+        with (open(file, "rb") if file != "-" else contextlib.nullcontext(sys.stdin.buffer)) as src:
+            data_out = ops.classify_log(src, config_path=_config_path(),
+                                        save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
-    data_out = ops.classify_log(data, config_path=_config_path(),
-                                save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     m, api = data_out["signature"], data_out["kernel_api"]
     if data_out["fingerprint"] is not None:
         data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])

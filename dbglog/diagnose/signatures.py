@@ -1156,8 +1156,9 @@ def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
 class _Text:
     """A log as bytes lines, grouped for needle lookup, decoded lazily line by line."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, hubs_from: int | None = None):
         self.data = data
+        self.hubs_from = _HUB_MIN_TEXT if hubs_from is None else hubs_from  # text size from which needles are looked up through their hubs
         self.lines = data.split(b"\n")
         n = len(self.lines)
         self.keys: list[bytes] | None = None
@@ -1259,7 +1260,7 @@ class _Text:
         or both would make the hub's pass; a hub pass weighs ~3 needle passes."""
         groups: dict[str, list[str]] = {}
         for n in todo:
-            h = _hub_for(n) if len(self.rep_text) > _HUB_MIN_TEXT else None
+            h = _hub_for(n) if len(self.rep_text) > self.hubs_from else None
             groups.setdefault("\0" + h if h else n, []).append(n)
         sides: tuple[list[str], list[str]] = ([], [])
         load = [0.0, 0.0]
@@ -1277,7 +1278,7 @@ class _Text:
             return got
         nb = needle.encode("utf-8")
         out: list[tuple[int, int]] = []
-        hub = _hub_for(needle) if len(self.rep_text) > _HUB_MIN_TEXT else None
+        hub = _hub_for(needle) if len(self.rep_text) > self.hubs_from else None
         sub = self._hub(hub) if hub else False
         if sub is None:
             self._needle_reps[needle] = out
@@ -1395,6 +1396,7 @@ class _Hit:
     line: int  # 0-based line index
     col: int  # byte offset within the line, for ordering and display
     groups: tuple
+    text: str | None = None  # the line as displayed, once its text is no longer at hand (a streamed scan)
 
 
 def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
@@ -1847,16 +1849,10 @@ def _nccl_went_on(t: _Text, i: int) -> bool:
     return False
 
 
-def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
-              warnings: list[str] | None, budget: float | None) -> Match | None:
-    if isinstance(text, str):
-        data = text.encode("utf-8", "surrogatepass")
-    else:
-        data = bytes(text)
-    if not data:
-        return None
-    sigs = list(BUILTIN if signatures is None else signatures)
-    t = _Text(data)
+def _scan(data: bytes, sigs: list[Signature], budget: float | None,
+          hubs_from: int | None = None) -> tuple[_Text, list[_Hit], list[str]]:
+    """Every hit of ``sigs`` in ``data`` (unsorted), the text they index, and the user patterns' notes."""
+    t = _Text(data, hubs_from)
     builtin = [s for s in sigs if s.source == "builtin"]
     # Needle phase first, so the groups to expand are collected in a single pass over the lines.
     wanted = [n for sig in builtin for needles in sig.needles for n in needles if n not in _LAZY_NEEDLES]
@@ -1872,31 +1868,49 @@ def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key
             _scan_builtin(t, sig, hits)
         else:
             _scan_user(t, sig, hits, notes, _budget() if budget is None else budget)
-    if warnings is not None:
-        warnings.extend(notes)
     if any(h.name == "nccl.warn" for h in hits):
         hits = [h for h in hits if not (h.name == "nccl.warn" and _nccl_went_on(t, h.line))]
-    if not hits:
-        return None
+    return t, hits, notes
+
+
+def _order(h: _Hit) -> tuple:
     # Highest rank wins; on a tie the earliest line wins (causes print before consequences);
     # user signatures win ties against built-ins because the user asked for them.
-    hits.sort(key=lambda h: (-h.rank, h.sig.source == "builtin", h.line, h.col))
+    return (-h.rank, h.sig.source == "builtin", h.line, h.col)
+
+
+def _best(hits: list[_Hit], display: Callable[[_Hit], str], max_key_lines: int, notes: list[str]) -> Match | None:
+    """The Match of a list of hits: the best one, the other names, the key lines."""
+    if not hits:
+        return None
+    hits = sorted(hits, key=_order)
     best = hits[0]
     others: list[str] = []
-    key: list[tuple[int, str]] = [(best.line + 1, t.display(best.line, best.col))]
+    key: list[tuple[int, str]] = [(best.line + 1, display(best))]
     seen_lines = {best.line}
     for h in hits[1:]:
         if h.name != best.name and h.name not in others:
             others.append(h.name)
         if len(key) < max_key_lines and h.line not in seen_lines:
             seen_lines.add(h.line)
-            key.append((h.line + 1, t.display(h.line, h.col)))
+            key.append((h.line + 1, display(h)))
     # A resolver may name another entry ("Cuda failure 'out of memory'" is oom.runtime): its outcome.
     named = _BY_NAME.get(best.name) if best.sig.source == "builtin" else None
     outcome = (named.outcome if named else None) or best.sig.outcome
     return Match(name=best.name, signature=best.sig.name, rank=best.rank, line_no=best.line + 1,
                  line=key[0][1], outcome=outcome, groups=tuple(best.groups),
                  key_lines=key, others=others, warnings=notes)
+
+
+def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
+              warnings: list[str] | None, budget: float | None) -> Match | None:
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if not data:
+        return None
+    t, hits, notes = _scan(data, list(BUILTIN if signatures is None else signatures), budget)
+    if warnings is not None:
+        warnings.extend(notes)
+    return _best(hits, lambda h: t.display(h.line, h.col), max_key_lines, notes)
 
 
 _HUB_OF = _assign_hubs(n for sig in BUILTIN for needles in sig.needles for n in needles)
