@@ -1749,18 +1749,29 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     try:
         m = _classify(text, signatures, max_key_lines, warnings, budget)
         if m is None or m.rank < _UNWRAP_BELOW:
-            for joined in (unwrap(text), join_partial_lines(text)):
+            for joined in (unwrap(text), join_partial_lines(text), join_prefixed(text), join_numbered(text)):
                 if joined is None:
                     continue
                 # a terminal cut the lines, or a log collector split them: read them joined back
                 j = _classify(joined[0], signatures, max_key_lines, None, budget)
                 if j is not None and (m is None or j.rank > m.rank):
                     j.warnings.append(f"read with {joined[1]} joined back")
+                    if len(joined) > 2:  # the log's own line numbers
+                        _renumber(j, joined[2])
                     return j
         return m
     finally:
         if paused:
             gc.enable()
+
+
+def _renumber(m: Match, starts: list[int]) -> None:
+    """Line numbers of a match in a joined text, as lines of the original (its first row)."""
+    def orig(n: int) -> int:
+        return starts[n - 1] + 1 if 0 < n <= len(starts) else n
+
+    m.line_no = orig(m.line_no)
+    m.key_lines = [(orig(n), t) for n, t in m.key_lines]
 
 
 _UNWRAP_BELOW = 40  # a wrapper, hint or summary only: the cause may be in a wrapped line
@@ -1822,6 +1833,133 @@ def join_partial_lines(text: str | bytes) -> tuple[bytes, str] | None:
     if carry:
         out.append(carry)
     return b"\n".join(out), f"{partial} partial line(s) of the container log"
+
+
+# A prefix a log collector, a launcher or a pager puts on every line it prints: a timestamp
+# (kubectl --timestamps, CI logs), a journal's "Mon dd hh:mm:ss host unit[pid]: ", torchrun's
+# "[rank3]:", mpirun's "[1,0]<stderr>:", srun -l's "0: ". Group ts varies from line to line; the
+# rest (tag) says which stream a line belongs to.
+_LINE_PREFIX = re.compile(
+    rb"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
+    rb"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )"
+    rb"|(?P<tag>\[(?:rank|default)\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}: "
+    rb"|[\w.-]+ [\w.@/-]+\[\d+\]: )")
+_PREFIX_MAX = 4  # parts of one line's prefix
+
+
+def _line_prefix(line: bytes) -> tuple[int, bytes]:
+    """(length of ``line``'s prefix, the key of its stream: the prefix without times and numbers)."""
+    at, key = 0, b""
+    for _ in range(_PREFIX_MAX):
+        m = _LINE_PREFIX.match(line, at)
+        if m is None or m.end() == at:
+            break
+        if m.group("tag"):
+            key += m.group("tag")
+        at = m.end()
+    return at, key
+
+
+def join_prefixed(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with lines split at a fixed width *and prefixed again* joined back: a logger or a
+    collector that cut a long line into chunks, each with the stream's prefix ("[rank3]:", a
+    timestamp). A line whose body (after its prefix) is exactly W long (the longest body, W >= 60,
+    at least two such lines) continues on the next line of the same stream (the same prefix but
+    for its times). Returns the text, how, and each joined line's first original line (0-based);
+    None when nothing is joined."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX:
+        return None
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    cut = [_line_prefix(x) for x in lines]
+    if sum(1 for n, _ in cut if n) < 2:
+        return None  # no prefixes: the plain unwrap's case
+    widths = [len(x[n:].decode("utf-8", "replace")) for x, (n, _) in zip(lines, cut)]
+    width = max(widths, default=0)
+    if width < _UNWRAP_MIN_WIDTH or widths.count(width) < 2:
+        return None
+    runs = _split_runs(cut, widths, width)
+    if not runs:
+        return None
+    out: list[bytes] = []
+    starts: list[int] = []
+    taken: set[int] = set()
+    for i, line in enumerate(lines):
+        if i in taken:
+            continue
+        for j in runs.get(i, ()):
+            line += lines[j][cut[j][0]:]
+            taken.add(j)
+        out.append(line)
+        starts.append(i)
+    joined = len(taken)
+    return b"\n".join(out), f"{joined} line(s) split under a log prefix", starts
+
+
+def _split_runs(cut: list[tuple[int, bytes]], widths: list[int], width: int) -> dict[int, list[int]]:
+    """First line -> the lines that continue it: a prefixed line exactly ``width`` wide goes on in
+    the next line of its stream (streams interleave), until one shorter ends the run. A run that
+    never ends shorter (lines all as wide as each other) is no split."""
+    nxt: dict[int, int] = {}
+    last: dict[bytes, int] = {}
+    for i, (n, key) in enumerate(cut):
+        if n:
+            if key in last:
+                nxt[last[key]] = i
+            last[key] = i
+    runs: dict[int, list[int]] = {}
+    inside: set[int] = set()
+    for i, (n, _) in enumerate(cut):
+        if not n or widths[i] != width or i in inside:
+            continue
+        chain, j = [], nxt.get(i)
+        while j is not None:
+            chain.append(j)
+            if widths[j] != width:
+                break
+            j = nxt.get(j)
+        if chain and widths[chain[-1]] < width:
+            runs[i] = chain
+            inside.update(chain)
+    return runs
+
+
+_NUMBERED = re.compile(rb"[ \t]*\d{1,7}[ \t]")
+
+
+def join_numbered(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with a pager's wrapped rows joined back (``less -N``, ``cat -n`` of a screen): a
+    line numbered in a column, its rows after the first blank in that column. A row exactly as wide
+    as the screen (the longest row, >= 60, at least two such) continues on the next blank-column
+    row. Returns the text (numbers kept), how, and each joined line's first original line."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX:
+        return None
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    cols = [m.end() if (m := _NUMBERED.match(x)) else 0 for x in lines]
+    if sum(1 for c in cols if c) < 2:
+        return None
+    widths = [len(x.decode("utf-8", "replace")) for x in lines]
+    width = max(widths, default=0)
+    if width < _UNWRAP_MIN_WIDTH or widths.count(width) < 2:
+        return None
+    out: list[bytes] = []
+    starts: list[int] = []
+    col, joined, i = 0, 0, 0
+    while i < len(lines):
+        line, first = lines[i], i
+        col = cols[i] or col
+        while widths[i] == width and i + 1 < len(lines) and not cols[i + 1] and col \
+                and len(lines[i + 1]) > col and not lines[i + 1][:col].strip():
+            i += 1
+            line += lines[i][col:]
+            joined += 1
+        out.append(line)
+        starts.append(first)
+        i += 1
+    if not joined:
+        return None
+    return b"\n".join(out), f"{joined} row(s) a pager wrapped", starts
 
 
 # NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
