@@ -655,6 +655,9 @@ class _Supervision:
         self.cmd = cmd
         captures, on_hang = opts.captures, opts.on_hang
         self.presets, self.commands = _caps().split(captures, on_hang) if captures or on_hang else ([], [])
+        self.container = opts.container
+        if opts.container or (cmd and os.path.basename(cmd[0]) in ("docker", "sudo", "env")):
+            self.presets = _caps().defaults(self.presets, cmd, opts.container)  # a repro in a container: docker
         self.env_overrides = dict(env_overrides or {})
         self.timeout, self.grace, self.kill_wait, self.idle_timeout = (
             opts.timeout, opts.grace, opts.kill_wait, opts.idle_timeout)
@@ -735,6 +738,8 @@ class _Supervision:
         started_epoch = time.time()
         self.trapped = _trap_stop_signals(defer=True)  # held until watch(): no window that orphans the child
         argv = self.launch.argv(self.cmd, self.run_id) if self.launch is not None else self.cmd
+        if self.presets:
+            argv = _caps().wrap(self.presets, argv, rd)  # (rocgdb-throw starts the repro itself)
         try:
             with preflight.core_limit(self.core_dumps):  # the child inherits the limit
                 self.proc = proc = proctree.start(lambda: subprocess.Popen(
@@ -926,8 +931,8 @@ class _Supervision:
         code, sig = normalize_exit(rc)
         result.exit_code, result.signal = code, sig
         # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
-        caps, found = _caps().after(self.presets, self.run_dir, self.capture_timeout, self.env) if self.presets \
-            else ([], [])
+        caps, found = _caps().after(self.presets, self.run_dir, self.capture_timeout, self.env, cmd=self.cmd,
+                                    container=self.container) if self.presets else ([], [])
         result.captures.extend(caps)
         result.evidence.extend(found)
         if self.escalation:
