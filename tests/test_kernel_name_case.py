@@ -3,7 +3,6 @@ the evidence, the run's files, the record read back, `signature test`, the finge
 lower-cased mangled name can be neither demangled nor found in `cuobjdump -elf`)."""
 
 import json
-from pathlib import Path
 
 from conftest import run_cli
 
