@@ -106,3 +106,16 @@ def test_signature_test_names_the_cause_of_a_log_bigger_than_it_reads_whole(tmp_
     sig = json.loads(out.stdout)["signature"]
     assert sig["name"] == "nccl.watchdog_timeout" and sig["line_no"] == lines + 1, out.stderr
     assert json.loads(out.stdout)["fingerprint"] is not None  # (read from the lines kept around the failure)
+
+
+def test_a_runs_big_output_is_classified_in_blocks_with_the_lines_around_its_failure(tmp_path, monkeypatch):
+    from dbglog.run import runner
+
+    monkeypatch.setattr(stream, "WHOLE_BELOW", 64 << 10)  # (a small log stands for a big one)
+    monkeypatch.setattr(stream, "BLOCK", 16 << 10)
+    log = tmp_path / "out.log"
+    log.write_bytes(noise_lines(4000) + WATCHDOG + noise_lines(300, seed=4))
+    r = runner.run(["cat", str(log)], run_dir=tmp_path / runner.new_run_id(), echo=False, git_info=False)
+    assert r.signature == "nccl.watchdog_timeout" and r.key_lines[0]["line"] == 4001
+    (wd,) = [e for e in r.evidence if e["kind"] == "nccl-watchdog"]  # read from the lines kept around it
+    assert wd["summary"]

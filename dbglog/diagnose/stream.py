@@ -325,9 +325,12 @@ class _Stream:
 
 
 def scan(src: BinaryIO, signatures: Iterable[S.Signature] | None = None, *, max_key_lines: int = 8,
-         budget: float | None = None, source: str | None = None, block: int = BLOCK,
-         whole_below: int = WHOLE_BELOW) -> Scan:
-    """Classify the log read from ``src`` (a binary file object) in one pass; see the module's doc."""
+         budget: float | None = None, source: str | None = None, block: int | None = None,
+         whole_below: int | None = None) -> Scan:
+    """Classify the log read from ``src`` (a binary file object) in one pass; see the module's doc.
+    ``block`` and ``whole_below`` default to BLOCK and WHOLE_BELOW."""
+    block = BLOCK if block is None else block
+    whole_below = WHOLE_BELOW if whole_below is None else whole_below
     sigs = list(S.BUILTIN if signatures is None else signatures)
     start = src.read(whole_below + 1) if whole_below > 0 else b""
     if whole_below > 0 and len(start) <= whole_below:
