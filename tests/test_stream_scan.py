@@ -119,3 +119,13 @@ def test_a_runs_big_output_is_classified_in_blocks_with_the_lines_around_its_fai
     assert r.signature == "nccl.watchdog_timeout" and r.key_lines[0]["line"] == 4001
     (wd,) = [e for e in r.evidence if e["kind"] == "nccl-watchdog"]  # read from the lines kept around it
     assert wd["summary"]
+
+
+def test_a_streamed_log_whose_failure_was_cut_into_prefixed_chunks_is_read_again_joined():
+    msg = WATCHDOG.decode().splitlines()[0].removeprefix("[rank3]:")
+    chunks = [msg[i:i + 80] for i in range(0, len(msg), 80)]
+    data = (noise_lines(3000, quiet=True) + "".join(f"[rank3]:{c}\n" for c in chunks).encode()
+            + noise_lines(200, seed=5, quiet=True))
+    got = streamed(data, 16 << 10).match
+    assert got is not None and got.name == "nccl.watchdog_timeout" and got.line_no == 3001
+    assert any("split under a log prefix" in w for w in got.warnings)

@@ -1756,8 +1756,7 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
                 j = _classify(joined[0], signatures, max_key_lines, None, budget)
                 if j is not None and (m is None or j.rank > m.rank):
                     j.warnings.append(f"read with {joined[1]} joined back")
-                    if len(joined) > 2:  # the log's own line numbers
-                        _renumber(j, joined[2])
+                    _renumber(j, joined[2])  # the log's own line numbers
                     return j
         return m
     finally:
@@ -1779,10 +1778,10 @@ _UNWRAP_MAX = 32 << 20  # bytes; a log this big was written to a file, not copie
 _UNWRAP_MIN_WIDTH = 60
 
 
-def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
-    """The text with terminal-wrapped lines joined back, and how, when it looks wrapped: no
-    line is longer than a width W (>= 60) and at least two lines are exactly W long (each such line
-    continues on the next). None otherwise."""
+def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with terminal-wrapped lines joined back, how, and each joined line's first original
+    line (0-based), when it looks wrapped: no line is longer than a width W (>= 60) and at least two
+    lines are exactly W long (each such line continues on the next). None otherwise."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > _UNWRAP_MAX:
         return None
@@ -1792,15 +1791,20 @@ def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
     if width < _UNWRAP_MIN_WIDTH or lengths.count(width) < 2:
         return None
     out: list[bytes] = []
-    carry = b""
-    for line, n in zip(lines, lengths):
+    starts: list[int] = []
+    carry, first = b"", 0
+    for i, (line, n) in enumerate(zip(lines, lengths)):
+        if not carry:
+            first = i
         carry += line
         if n != width:
             out.append(carry)
+            starts.append(first)
             carry = b""
     if carry:
         out.append(carry)
-    return b"\n".join(out), f"the lines wrapped at {width} columns"
+        starts.append(first)
+    return b"\n".join(out), f"the lines wrapped at {width} columns", starts
 
 
 # The container runtime's log format (CRI, what `kubectl logs` reads from the node's files):
@@ -1808,31 +1812,33 @@ def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
 _CRI = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) ([PF]) ?(.*)$")
 
 
-def join_partial_lines(text: str | bytes) -> tuple[bytes, str] | None:
+def join_partial_lines(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     """The text with the container runtime's partial lines (flag P) joined to the line that ends
-    them and the CRI prefix taken off; None when no line is a partial one."""
+    them and the CRI prefix taken off, how, and each line's first original line; None when no line
+    is a partial one."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > _UNWRAP_MAX or b" P " not in data:
         return None
     out: list[bytes] = []
-    carry = b""
-    partial = 0
-    for line in data.split(b"\n"):
+    starts: list[int] = []
+    carry, first, partial = None, 0, 0
+    for i, line in enumerate(data.split(b"\n")):
         m = _CRI.match(line)
-        if m is None:
-            out.append(carry + line)
-            carry = b""
-        elif m.group(1) == b"P":
-            carry += m.group(2)
+        if carry is None:
+            first = i
+        if m is not None and m.group(1) == b"P":
+            carry = (carry or b"") + m.group(2)
             partial += 1
-        else:
-            out.append(carry + m.group(2))
-            carry = b""
+            continue
+        out.append((carry or b"") + (line if m is None else m.group(2)))
+        starts.append(first)
+        carry = None
     if not partial:
         return None
-    if carry:
+    if carry is not None:
         out.append(carry)
-    return b"\n".join(out), f"{partial} partial line(s) of the container log"
+        starts.append(first)
+    return b"\n".join(out), f"{partial} partial line(s) of the container log", starts
 
 
 # A prefix a log collector, a launcher or a pager puts on every line it prints: a timestamp
@@ -1878,7 +1884,7 @@ def join_prefixed(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     width = max(widths, default=0)
     if width < _UNWRAP_MIN_WIDTH or widths.count(width) < 2:
         return None
-    runs = _split_runs(cut, widths, width)
+    runs = _split_runs(lines, cut, widths, width)
     if not runs:
         return None
     out: list[bytes] = []
@@ -1896,10 +1902,17 @@ def join_prefixed(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     return b"\n".join(out), f"{joined} line(s) split under a log prefix", starts
 
 
-def _split_runs(cut: list[tuple[int, bytes]], widths: list[int], width: int) -> dict[int, list[int]]:
+def _mid_word(a: bytes, b: bytes) -> bool:
+    """A cut between ``a`` and ``b`` falls inside a word (where a fixed-width cut mostly falls)."""
+    return a[-1:].isalnum() and b[:1].isalnum()
+
+
+def _split_runs(lines: list[bytes], cut: list[tuple[int, bytes]], widths: list[int],
+                width: int) -> dict[int, list[int]]:
     """First line -> the lines that continue it: a prefixed line exactly ``width`` wide goes on in
     the next line of its stream (streams interleave), until one shorter ends the run. A run that
-    never ends shorter (lines all as wide as each other) is no split."""
+    never ends shorter (lines all as wide as each other), or whose every cut falls between words
+    (templated lines that happen to be the widest), is no split."""
     nxt: dict[int, int] = {}
     last: dict[bytes, int] = {}
     for i, (n, key) in enumerate(cut):
@@ -1918,7 +1931,8 @@ def _split_runs(cut: list[tuple[int, bytes]], widths: list[int], width: int) -> 
             if widths[j] != width:
                 break
             j = nxt.get(j)
-        if chain and widths[chain[-1]] < width:
+        if chain and widths[chain[-1]] < width and any(
+                _mid_word(lines[a], lines[b][cut[b][0]:]) for a, b in zip([i, *chain], chain)):
             runs[i] = chain
             inside.update(chain)
     return runs

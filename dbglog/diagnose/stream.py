@@ -332,6 +332,7 @@ def scan(src: BinaryIO, signatures: Iterable[S.Signature] | None = None, *, max_
     block = BLOCK if block is None else block
     whole_below = WHOLE_BELOW if whole_below is None else whole_below
     sigs = list(S.BUILTIN if signatures is None else signatures)
+    pos0 = src.tell() if _seekable(src) else None
     start = src.read(whole_below + 1) if whole_below > 0 else b""
     if whole_below > 0 and len(start) <= whole_below:
         warns: list[str] = []
@@ -351,7 +352,60 @@ def scan(src: BinaryIO, signatures: Iterable[S.Signature] | None = None, *, max_
         if paused:
             S.gc.enable()
     m = s.match()
-    return Scan(m, s.api.result(), s.around[1], s.around[0], size, True, list(s.notes))
+    around = s.around
+    if (m is None or m.rank < S._UNWRAP_BELOW) and size <= S._UNWRAP_MAX and pos0 is not None:
+        src.seek(pos0)  # nothing causal: read again with split lines joined back, as a log read whole is
+        j = _joined(src, sigs, max_key_lines, budget, block)
+        if j is not None and (m is None or j.rank > m.rank):
+            m, around = j, (0, b"")
+    return Scan(m, s.api.result(), around[1], around[0], size, True, list(s.notes))
+
+
+def _joined_lines(text: bytes, starts: list[int], n: int) -> tuple[bytes, list[int]]:
+    """Only the lines a join made, the first of each key (with the two lines above it): the others
+    were read in the first pass, and a joined line repeated with other numbers says nothing new."""
+    lines = text.split(b"\n")
+    ends = starts[1:] + [n]
+    seen: set[bytes] = set()
+    keep: set[int] = set()
+    for k in range(len(starts)):
+        if ends[k] - starts[k] > 1:
+            key = lines[k].translate(_KEY_MAP)
+            if key not in seen:
+                seen.add(key)
+                keep.update(range(max(0, k - 2), k + 1))
+    order = sorted(keep)
+    return b"\n".join(lines[k] for k in order), [starts[k] for k in order]
+
+
+def _seekable(src) -> bool:
+    try:
+        return bool(src.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _joined(src: BinaryIO, sigs: list[S.Signature], max_key_lines: int, budget: float | None,
+            block: int) -> S.Match | None:
+    """The best match of the log read block by block with each kind of split line joined back
+    (a terminal's wrap, the container runtime's partial lines, chunks under a log prefix, a pager's
+    rows); line numbers are the log's."""
+    best: S.Match | None = None
+    first = 0
+    for piece in line_blocks(src, block):
+        for joiner in (S.unwrap, S.join_partial_lines, S.join_prefixed, S.join_numbered):
+            j = joiner(piece)
+            if j is None:
+                continue
+            text, starts = _joined_lines(j[0], j[2], piece.count(b"\n") + 1)
+            m = S._classify(text, sigs, max_key_lines, None, budget) if text else None
+            if m is None or (best is not None and m.rank <= best.rank):
+                continue
+            S._renumber(m, [first + i for i in starts])
+            m.warnings.append(f"read with {j[1]} joined back")
+            best = m
+        first += piece.count(b"\n")
+    return best
 
 
 def scan_path(path: str | os.PathLike, signatures: Iterable[S.Signature] | None = None, **kw) -> Scan:
