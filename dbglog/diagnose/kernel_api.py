@@ -194,3 +194,16 @@ class ApiStream:
 
     def result(self) -> ApiBoundary | None:
         return _boundary(self.reader, self.source, self.mentions) if self.mentions else None
+
+
+def parse_kernel_api_file(path) -> ApiBoundary | None:
+    """``parse_kernel_api_log`` of a file read in blocks (a level-10 log can be large)."""
+    from dbglog.util.blocks import line_blocks
+
+    s = ApiStream(str(path))
+    line = 0
+    with open(path, "rb") as f:
+        for piece in line_blocks(f):
+            s.feed(piece, line)
+            line += piece.count(b"\n")
+    return s.result()

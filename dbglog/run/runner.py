@@ -1045,10 +1045,10 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
             result.outcome = "oom"
     boundaries = []
     if api_logs:
-        from dbglog.diagnose.kernel_api import parse_kernel_api_log
+        from dbglog.diagnose.kernel_api import parse_kernel_api_file
     for f in api_logs:
         try:
-            b = parse_kernel_api_log(f.read_bytes(), source=str(f))
+            b = parse_kernel_api_file(f)
         except OSError:
             continue
         if b is not None:
