@@ -106,6 +106,9 @@ class _Gate:
             else self._holding(text, reps)
         if len(self.quiet) + len(new) > _MAX_KEYS:
             self.quiet.clear()
+        if len(self.loud) + len(new) > _MAX_KEYS:  # (forgotten keys are looked at again: counts restart)
+            self.loud.clear()
+            self.seen.clear()
         for i, k in enumerate(new):
             if i in holding:
                 # the whole-text scan's key: digits and hex letters deleted, so "0.5" and "12.25"
@@ -270,7 +273,7 @@ class _Stream:
                 self._scan(data, data, None, self.sigs, own, first)
             else:
                 if hot:
-                    starts = [len(tail) + o for k, n in hot.items() for o in _starts(block, k, masked, n)]
+                    starts = [len(tail) + o for k, c in hot.items() for o in _starts(block, k, masked, c)]
                     seg = _segments(data, starts)
                     self._scan(seg.text, data, seg, self.builtin, own, first)
                 if self.user:
