@@ -2,12 +2,14 @@
 container after the run, and rocgdb's `catch throw` with the backtrace at the throw (fake tools on
 PATH print the documented formats)."""
 
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from dbglog.diagnose import evidence as E
 from dbglog.run import captures, runner
@@ -111,3 +113,13 @@ def test_the_environment_snapshot_keeps_how_the_gpus_are_connected(tmp_path, mon
     topo = envinfo._topology(10.0)
     assert "GPU0\t X \tNV12" in topo["nvidia_topology"]
     assert "Link Type between two GPUs" in topo["amd_topology"] and "XGMI" in topo["amd_topology"]
+
+
+def test_dbglog_run_takes_the_container_option(workdir, tmp_path):
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    shutil.copy(FAKE / "docker", bin_dir / "docker")
+    r = run_cli("run", "--json", "--container", "dev-box", "--", sys.executable, "-c", "pass", cwd=workdir,
+                env={"PATH": str(bin_dir) + os.pathsep + os.environ["PATH"], "FAKE_DOCKER_LOG": str(tmp_path / "calls")})
+    caps = {c["name"]: c for c in json.loads(r.stdout)["captures"]}
+    assert caps["docker:inspect"]["container"] == "dev-box", r.stderr
