@@ -73,7 +73,7 @@ class _Gate:
         block's keys when some are to be read, and its line count."""
         masked = block.translate(_KEY_MAP)
         keys = masked.split(b"\n")
-        uniq = dict.fromkeys(keys)
+        uniq = set(keys)
         if len(uniq) > len(keys) // 4:
             self.api = self.api or b" API Call: " in block
             return None, b"", len(keys) - 1  # lines hardly repeat: grouping saves nothing, the scan reads them all
