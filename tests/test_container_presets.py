@@ -20,7 +20,7 @@ FAKE = Path(__file__).parent / "fixtures" / "fake_tools"
 
 @pytest.mark.parametrize("cmd, container, want", [
     (["docker", "run", "--rm", "-it", "--gpus", "all", "--name", "trial", "img", "python", "x.py"], None,
-     {"container": "trial", "how": "docker run --name"}),
+     {"container": "trial", "how": "docker run --name", "removed": True}),
     (["sudo", "docker", "exec", "-it", "-e", "A=1", "box", "python", "x.py"], None,
      {"container": "box", "how": "docker exec"}),
     (["docker", "container", "run", "--shm-size=1g", "-d", "rocm/pytorch", "python"], None,
@@ -123,3 +123,12 @@ def test_dbglog_run_takes_the_container_option(workdir, tmp_path):
                 env={"PATH": str(bin_dir) + os.pathsep + os.environ["PATH"], "FAKE_DOCKER_LOG": str(tmp_path / "calls")})
     caps = {c["name"]: c for c in json.loads(r.stdout)["captures"]}
     assert caps["docker:inspect"]["container"] == "dev-box", r.stderr
+
+
+def test_a_container_docker_run_rm_removed_is_said_to_be_gone(tmp_path, monkeypatch):
+    fake_bin(tmp_path, monkeypatch, FAKE / "docker")
+    r = runner.run(["docker", "run", "--rm", "--name", "gone", "img", sys.executable, "-c", "pass"],
+                   run_dir=tmp_path / runner.new_run_id(), echo=False, git_info=False)
+    caps = {c["name"]: c for c in r.captures}
+    assert caps["docker:inspect"]["status"] == "failed"
+    assert "the container is gone (docker run --rm removes it" in caps["docker:inspect"]["note"]

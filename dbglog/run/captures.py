@@ -781,11 +781,12 @@ def docker_target(cmd: Sequence[str], container: str | None = None) -> dict | No
     opts, first = _options(args)
     if sub == "exec":
         return {"container": first, "how": "docker exec"} if first else None
+    rm = {"removed": True} if opts.get("--rm") else {}
     if opts.get("--name"):
-        return {"container": opts["--name"], "how": "docker run --name"}
+        return {"container": opts["--name"], "how": "docker run --name", **rm}
     if opts.get("--cidfile"):
-        return {"cidfile": opts["--cidfile"], "how": "docker run --cidfile"}
-    return {"image": first, "how": "docker run"} if first else None
+        return {"cidfile": opts["--cidfile"], "how": "docker run --cidfile", **rm}
+    return {"image": first, "how": "docker run", **rm} if first else None
 
 
 def _docker_name(exe: str, target: dict, ctx: Context) -> tuple[str | None, str | None]:
@@ -828,6 +829,8 @@ def _docker_after(ctx: Context) -> tuple[list[dict], list[dict]]:
                               "docker-logs.txt")):
         path = ctx.run_dir / file
         status, err = run_limited(argv, path, limit)
+        if status == "failed" and target.get("removed"):
+            err = f"{err}: the container is gone (docker run --rm removes it when it exits)"
         out.append({"name": f"docker:{what}", "status": status, "path": str(path), "container": name,
                     "note": "; ".join(x for x in (err, note) if x) or None})
     return out, []
