@@ -57,3 +57,11 @@ def test_prefixed_lines_of_their_own_length_are_left_alone():
                   for i in range(5) for r in range(2))
     assert S.join_prefixed(log) is None and S.join_numbered(log) is None
     assert S.join_prefixed("no prefix at all, long enough to be a wrapped line of a terminal ok\n" * 3) is None
+
+
+def test_chunks_under_a_journal_prefix_are_joined():
+    # journalctl's short format: "Mon dd hh:mm:ss host unit[pid]: " before each record
+    rows = [f"Dec 02 03:12:0{i} gpu-node-3 python3[1394]: {c}" for i, c in enumerate(chunks(WATCHDOG, 100))]
+    log = "Dec 02 03:11:59 gpu-node-3 python3[1394]: step 10 loss 1.2\n" + "\n".join(rows) + "\n"
+    m = S.classify_text(log)
+    assert m.name == "nccl.watchdog_timeout" and m.line_no == 2
