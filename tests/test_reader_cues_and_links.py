@@ -326,3 +326,59 @@ Eager: yes — with that it ran through the whole weekend, no crash.
 """
     got = _attempts(doc)
     assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]
+
+
+def test_a_mailing_list_thread_gives_the_answer_and_a_third_persons_own_try():
+    doc = """# Re: [users] ZeRO-3 hangs at save_checkpoint
+
+From: Priya
+Date: Tue, 8 Apr 2025 09:14
+
+If any rank skips the call, the others wait forever. Could you check that every rank calls
+`model_engine.save_checkpoint()`?
+
+From: Tomasz
+Date: Tue, 8 Apr 2025 11:02
+
+That was it. Removed the rank-0 guard, and the checkpoint is written in 4 minutes.
+
+From: Helga
+Date: Wed, 9 Apr 2025 16:40
+
+Same symptom here, but our save is called on all ranks already. Setting the flag to false avoids the hang for us.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "Tomasz"), ("worked", "Helga")]
+    assert got[1][0].startswith("Setting the flag to false")
+
+
+def test_an_update_paragraph_of_thing_colon_verdict_sentences_gives_one_attempt_each():
+    doc = """# Flux in ComfyUI on a 12 GB card: OOM
+
+Sampling at 1024x1024 dies with `torch.OutOfMemoryError` in the first step.
+
+Things to try, cheapest first:
+
+- [ ] launch with `--lowvram`
+- [ ] fp8 weights
+
+**UPDATE (same evening):** `--lowvram` alone: still OOM, same place. fp8 weights on top of `--lowvram`: works, 74 s per
+image.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+def test_a_status_table_with_a_notes_column_gives_its_ticked_rows_as_attempts():
+    doc = """# Xid 119 after the driver upgrade
+
+## Status
+
+| | Step | Notes |
+|---|---|---|
+| [x] | Upgrade 10 nodes to 550.127.05 | 2 of them hit Xid 119 within a week, not fixed |
+| [x] | Disable GSP firmware on 10 canaries | 3 weeks, 0 Xid 119, works |
+| [ ] | Roll GSP-off to the whole fleet | waiting on approval |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]

@@ -234,6 +234,8 @@ _NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:m
 _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
 _PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
+_NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
+_UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -329,7 +331,8 @@ def heading_role(text: str, lang: str) -> str | None:
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
-_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
+_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
@@ -341,7 +344,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     cols = [plain(c) for c in header]
     what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
     ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
-                    key=lambda k: (not _BEST_RESULT.search(cols[k]), k))
+                    key=lambda k: (not _BEST_RESULT.search(cols[k]), bool(_WEAK_RESULT.search(cols[k])), k))
     res = ranked[0] if ranked else -1
     if what < 0 and res > 0:
         what = 0
@@ -350,6 +353,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
 
 _EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
 _BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
+_WEAK_RESULT = re.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
 
 
 @dataclass
@@ -466,10 +470,13 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
+    text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
     arrow = _ARROW.split(text, maxsplit=1)
     if len(arrow) < 2:
         arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
+    if len(arrow) < 2 and not lab:
+        arrow = colon_verdict(text, lang) or arrow
     if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
@@ -504,6 +511,21 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
         cell = u.cells[res]
         if outcome_of(cell, language(cell)):
             f["its result column gives an outcome"] = 1.0
+
+
+def colon_verdict(text: str, lang: str) -> list[str] | None:
+    """ "fp8 weights on top of `--lowvram`: works, 74 s per image": [the thing, the verdict] when a colon (not one
+    inside `code`) parts a short thing from words that open with how it went."""
+    text = _UPDATE_LEAD.sub("", text) or text
+    masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text)
+    cut = masked.find(": ")
+    if cut <= 0:
+        return None
+    left, right = text[:cut], text[cut + 2:]
+    if 0 < len(left.split()) <= 10 and not _NOT_A_THING.search(left) and left.count("(") <= left.count(")") \
+            and outcome_of(" ".join(right.split()[:4]), lang) not in (None, "untested"):
+        return [left, right]
+    return None
 
 
 def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
@@ -568,8 +590,9 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
-            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and any(
-                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]))):
+            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(
+                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]) or any(
+                k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
