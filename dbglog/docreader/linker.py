@@ -141,7 +141,8 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     return max(near, key=lambda x: x.last).text if near else ""
 
 
-_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
+                  r"[\u4e00-\u9fff]{1,4}?[一二三四五六七八九十\d]{1,3})\s*[:：]\s*(?P<rest>.+)$")  # "方案三：能跑"
 # "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
 _EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
                        r"(?P<rest>\S.*)$")
@@ -313,7 +314,8 @@ def _named_result(j: Judged) -> Found | None:
     u = j.unit
     if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
-                                                       "labelled as reasoning"} & set(j.features):
+                                                       "labelled as reasoning", "under a lessons heading",
+                                                       "under a boilerplate heading"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
