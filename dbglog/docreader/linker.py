@@ -495,8 +495,8 @@ def _command(j: Judged) -> Found | None:
     u = j.unit
     from dbglog.docreader.cues import table
 
-    if u.desc and u.comment == u.desc and table("en").find("mood.imperative_lead", plain(u.desc)) and not re.search(
-            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.desc):
+    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
     if not oc:

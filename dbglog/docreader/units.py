@@ -275,7 +275,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1 and _says_how(text)) \
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) \
                     or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
@@ -303,16 +303,6 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
 _COMMENTED_CMD = re.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
                             r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun)\s+\S")
-
-
-def _says_how(comment: str) -> bool:
-    """A comment right under a command is its result only when it says how it went ("# still hangs"), not when it
-    describes the next command ("# Restart Docker to apply the changes")."""
-    from dbglog.docreader.cues import language, outcome_of, table
-
-    if table("en").find("mood.imperative_lead", comment.strip()):
-        return False
-    return outcome_of(comment, language(comment)) not in (None, "untested")
 
 
 def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
