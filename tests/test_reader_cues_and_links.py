@@ -463,3 +463,15 @@ sudo systemctl restart docker
 ```
 """
     assert _attempts(doc) == []
+
+
+def test_the_solution_was_names_a_try_that_worked():
+    doc = """# NCCL would hang
+
+This can happen for various reasons:
+1. ACSCtl is enabled in the BIOS
+2. on one box the solution was to turn off ACSCtl on all PCI devices with `setpci`.
+"""
+    got = _attempts(doc)
+    assert len(got) == 1 and got[0][1] == "worked"
+    assert outcome_of("What finally fixed it was bucketing the sequence lengths", "en") == "worked"

@@ -284,6 +284,8 @@ def _en_verdict(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
+    if _FIX_WAS.search(s) and not t.has("outcome.said_failed", s) and not t.has("mood.modal", s):
+        return "worked"  # "The solution was to turn off ACSCtl": what fixed it, said after the fact
     if _MADE_IT_RUN.search(s) and not t.has("outcome.said_failed", s):
         return _catch(s, "worked")  # "made the job start immediately", "made it work"
     ne = _NO_EFFECT.search(s)
@@ -617,6 +619,13 @@ def _imperatives(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table(lang).raw["mood"]["imperative"] if " " not in w)
 
 
+# "The solution was to turn off ACSCtl", "What finally fixed it was bucketing", "solved it by pinning 2.5.8": what
+# fixed the problem, said after the fact.
+_FIX_WAS = re.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|is) (?:to )?|what (?:finally )?(?:fixed|solved|"
+                      r"worked) (?:it |this )?(?:for (?:me|us) )?(?:was|is)|(?:fixed|solved|resolved) (?:it|this|the (?:issue|"
+                      r"problem)) by)\b", re.I)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -648,6 +657,10 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
+    if _FIX_WAS.search(text) and not t.has("mood.modal", text):
+        f["says what fixed it"] = 1.0
+        f.pop("outcome: failed", None)
+        f["outcome: worked"] = 1.0
     if _KNOB.match(text) and ("outcome: worked" in f or "outcome: failed" in f):
         f["opens with a named setting or file, and how it went"] = 1.0
     if re.search(r"\b(?:with|without|after|using|by|setting|adding|disabling|enabling|removing)\b.{0,80}\b"
