@@ -1111,6 +1111,34 @@ class Result:
                 "elapsed_ms": round(self.elapsed_ms, 2), "hits": [h.to_dict() for h in self.hits]}
 
 
+def _search_kinds(kinds, filters: Filters) -> tuple[str, ...]:
+    """The kinds asked for, checked; outcome filters leave only attempts (nothing else has one)."""
+    kinds = tuple(kinds or KIND_NAMES)
+    for k in kinds:
+        if k not in KINDS:
+            raise DbglogError(f"invalid kind {k!r}: use one of {', '.join(KIND_NAMES)}")
+    if filters.outcomes or filters.exclude:
+        kinds = tuple(k for k in kinds if k == "attempt") or ("attempt",)
+    return kinds
+
+
+def _gather(conn, kinds, terms, filters: Filters, per_kind: dict, limit: int) -> tuple[list[Hit], str]:
+    """The candidate hits: every term (AND) first, any term (OR) when that finds too few."""
+    rows: dict[tuple[str, int], Hit] = {}
+    mode = "and"
+    for k in kinds:
+        for r in _candidates(conn, k, terms, "and", filters, per_kind[k]):
+            rows[(k, r["rowid"])] = _make_hit(k, r)
+    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
+        mode = "or"
+        for k in kinds:
+            for r in _candidates(conn, k, terms, "or", filters, per_kind[k]):
+                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
+    elif len(terms) == 1 and not rows:
+        mode = "or"
+    return list(rows.values()), mode
+
+
 def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | None = None, limit: int = 10,
            rerank: bool = True, candidates: dict | None = None) -> Result:
     t0 = time.perf_counter()
@@ -1118,36 +1146,15 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     if not q.terms:
         raise DbglogError("nothing to search for: the query has no letters or digits")
     filters = filters or Filters()
-    kinds = tuple(kinds or KIND_NAMES)
-    for k in kinds:
-        if k not in KINDS:
-            raise DbglogError(f"invalid kind {k!r}: use one of {', '.join(KIND_NAMES)}")
-    if filters.outcomes or filters.exclude:
-        kinds = tuple(k for k in kinds if k == "attempt") or ("attempt",)
+    kinds = _search_kinds(kinds, filters)
     limit = max(1, min(int(limit), 500))
     resolve_terms(conn, q, kinds)
     terms = q.active
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
-
     pool = CANDIDATES | (candidates or {})
-
-    def per_kind(k):
-        return max(pool[k] if rerank else limit, limit)
-
-    rows: dict[tuple[str, int], Hit] = {}
-    mode = "and"
-    for k in kinds:
-        for r in _candidates(conn, k, terms, "and", filters, per_kind(k)):
-            rows[(k, r["rowid"])] = _make_hit(k, r)
-    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
-        mode = "or"
-        for k in kinds:
-            for r in _candidates(conn, k, terms, "or", filters, per_kind(k)):
-                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
-    elif len(terms) == 1 and not rows:
-        mode = "or"
-    hits = list(rows.values())
+    per_kind = {k: max(pool[k] if rerank else limit, limit) for k in kinds}
+    hits, mode = _gather(conn, kinds, terms, filters, per_kind, limit)
     if not hits:
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
     _rank(conn, q, terms, hits, rerank, limit)
