@@ -4,7 +4,7 @@ bytecode in ``__pycache__``.
 Compiling a pattern runs the regex parser and compiler, which are Python code: the outcome cues, the
 search and experiment rules and the redaction patterns cost 40-70 ms of every ``dbglog tried`` and
 ``attempt add`` (issue 26, measured with ``-X importtime`` and cProfile), more than the rest of their work.
-The compiled form (flags, the engine's code as a list of ints, the group names) is stored with
+The compiled form (flags, the engine's code, the group names) is stored with
 ``marshal`` in ``__pycache__/re.<python tag>.marshal`` next to this module, keyed by the pattern and
 its flags, and turned back into a pattern by the engine's own constructor (``_sre.compile``, which
 validates the code). It is kept only when the pattern built that way is equal to ``re.compile``'s --
@@ -19,12 +19,15 @@ import marshal
 import os
 import re
 import sys
+from array import array
 
 try:
     import _sre
 except ImportError:  # pragma: no cover - every CPython has it
     _sre = None
 
+# The engine's code as bytes (a memcpy to load; only the patterns used become lists of ints)
+_CODE_FITS = _sre is not None and array("I").itemsize == _sre.CODESIZE
 _MAX_ENTRIES = 4000  # past it the file starts over (patterns of older versions pile up otherwise)
 _table: dict | None = None  # (pattern, flags) -> the compiled form; loaded on first use
 _new: dict = {}  # forms compiled by this process, not yet in the file
@@ -40,7 +43,7 @@ def _load() -> dict:
     if _table is None:
         try:
             with open(_path(), "rb") as fh:
-                table = marshal.load(fh)
+                table = marshal.loads(fh.read())  # (marshal.load reads a file object piece by piece: 50x slower)
             _table = table if isinstance(table, dict) else {}
         except Exception:  # noqa: BLE001 - missing, unreadable, of another version: compile as always
             _table = {}
@@ -54,7 +57,7 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - stands 
     form = _load().get(key)
     if form is not None and _sre is not None:
         try:
-            return _sre.compile(pattern, *form)
+            return _sre.compile(pattern, form[0], _code(form[1]), *form[2:])
         except Exception:  # noqa: BLE001 - a form this engine refuses: compile it
             pass
     rx = re.compile(pattern, flags)
@@ -66,6 +69,10 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - stands 
             atexit.register(save)
         _new[key] = form
     return rx
+
+
+def _code(data: bytes) -> list[int]:
+    return array("I", data).tolist()
 
 
 def _form(pattern: str, flags: int, rx: re.Pattern):
@@ -80,13 +87,14 @@ def _form(pattern: str, flags: int, rx: re.Pattern):
             import sre_compile as _compiler
             import sre_parse as _parser
         p = _parser.parse(pattern, flags)
-        code = [int(c) for c in _compiler._code(p, flags)]  # (named int constants: plain ints for marshal)
+        code = [int(c) for c in _compiler._code(p, flags)]  # (named int constants: plain ints)
         groupindex = {str(k): int(v) for k, v in p.state.groupdict.items()}
         indexgroup = [None] * p.state.groups
         for name, i in groupindex.items():
             indexgroup[i] = name
-        form = (int(flags | p.state.flags), code, int(p.state.groups - 1), groupindex, tuple(indexgroup))
-        return form if _sre.compile(pattern, *form) == rx else None
+        form = (int(flags | p.state.flags), array("I", code).tobytes(), int(p.state.groups - 1), groupindex,
+                tuple(indexgroup))
+        return form if _CODE_FITS and _sre.compile(pattern, form[0], _code(form[1]), *form[2:]) == rx else None
     except Exception:  # noqa: BLE001 - internals of another shape: no form kept
         return None
 
