@@ -371,7 +371,7 @@ class _Build:
         heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip)
         taken: set[int] = set()
-        for f in linking.link(judged, skip, heads):
+        for f in linking.link(judged, skip, heads, self.ctx.roles):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]

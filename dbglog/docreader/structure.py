@@ -102,15 +102,35 @@ def _imperative_heading(text: str) -> bool:
 
 def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
-    found = []
+    found, keysets = [], []
     for s in all_sections(tops):
         if is_template(s, doc) or any(s.inside(f) for f in found):
             continue
-        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1) if i in doc.text_lines()]
-        keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
-        if keys & {"status", "symptom"}:
+        keys = _header_keys(s, doc) & {"status", "symptom"}
+        if keys:
             found.append(s)
+            keysets.append(keys)
+    if len(found) >= 2 and not set.intersection(*keysets):
+        found = []  # a "Problem:" in one section and a "Status:" footer in another: one document, not two bugs
     return found or _restarting(tops, doc)
+
+
+_HEADER_LINES = 8  # investigation fields stand right under their heading, before the story starts
+
+
+def _header_keys(s: Section, doc: Doc) -> set[str]:
+    """The investigation fields among the first lines under a section's heading (before any code or table)."""
+    text, keys, seen = doc.text_lines(), set(), 0
+    for i in range(s.first + 1, s.own_last + 1):
+        if not doc.lines[i].strip():
+            continue
+        if i not in text or seen >= _HEADER_LINES:
+            break
+        seen += 1
+        lab = label_of(doc.lines[i], INV_LABELS)
+        if lab:
+            keys.add(lab[0])
+    return keys
 
 
 def _restarting(tops: list[Section], doc: Doc) -> list[Section]:

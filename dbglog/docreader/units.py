@@ -86,7 +86,9 @@ _POST = [
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
-_CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
+# "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
+_CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
@@ -162,13 +164,17 @@ class _Cut:
             first_of_item = False
         if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
-            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(1))
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
         if not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
                 self.post, self.author = len(self.doc.posts), who
                 self.doc.posts.append((a, who))
+        run_in = _RUN_IN.match(texts[0])
+        if run_in:
+            # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
+            texts = [texts[0][run_in.end():]] + texts[1:]
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
             self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
 
@@ -270,6 +276,9 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     return groups
 
 
+_ENUM_ONLY = re.compile(r"[\W_]{0,3}\d{1,3}[.)]")
+
+
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     """(first line offset, last line offset, sentence) for a paragraph's lines; a sentence never
     crosses a line that starts like a new item or label ("Result: ...")."""
@@ -296,6 +305,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             continue
         end = m.start() if m else len(joined)
         piece = joined[pos:end]
+        if m is not None and _ENUM_ONLY.fullmatch(piece.strip()):
+            continue  # "**2. Raised the limit**": the number of an entry, not a sentence of its own
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
