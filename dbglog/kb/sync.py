@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dbglog.util import redact
+from dbglog.util import recache, redact
 from dbglog.util.errors import ConflictError, DbglogError
 from dbglog.util.fsutil import atomic_write, sha256_hex
 from dbglog.kb.store import Store
@@ -79,7 +79,7 @@ def mirror_files(ws: Workspace, links: list[str] | None = None) -> dict[str, os.
 
 
 IGNORED_KEY = "ignored_files"
-_OUR_FRONT = re.compile(rb"\A---\r?\n(?:(?!---\r?\n).*\r?\n){0,40}?id:[ \t]*\S", re.M)
+_OUR_FRONT = recache.compile(rb"\A---\r?\n(?:(?!---\r?\n).*\r?\n){0,40}?id:[ \t]*\S", re.M)
 
 
 def looks_like_ours(data: bytes) -> bool:
