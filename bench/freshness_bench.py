@@ -3,6 +3,7 @@
 beside `python -c pass` measured in the same run, interleaved (peer, tried, attempt add, peer, ...).
 
     PYTHONPATH=. python bench/freshness_bench.py [investigations=10000] [attempts=100000] [--keep DIR]
+        [--against CHECKOUT]
 
 Prints, per command and size, the median over 9 runs of CPU time (user + sys of the child) and of wall
 time, each beside the bare interpreter's. Targets: at 100,000 attempts, `tried` and `attempt add` within
@@ -10,7 +11,8 @@ time, each beside the bare interpreter's. Targets: at 100,000 attempts, `tried` 
 (wall); the MCP `tried` call (``mcp_server.tried`` in process, a warm server's per-call work) within
 30 ms at load <= 1. The load average is printed with the figures: on a shared machine wall time is mostly
 the run queue. Also the freshness check alone (``Records.sync`` with nothing changed) in process, at both
-sizes. Bytecode and the kept regex forms (util/recache.py) are written first, as an installed package
+sizes. ``--against /work/main``: that checkout's `tried` and `attempt add` interleaved too (before / after
+in one run), each on its own copy of the workspace. Bytecode and the kept regex forms (util/recache.py) are written first, as an installed package
 has them.
 """
 
@@ -32,11 +34,11 @@ ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 DBGLOG = [sys.executable, "-c", "import sys; sys.argv[0] = 'dbglog'; from dbglog.entry import run; run()"]
 
 
-def timed(cmd, cwd) -> tuple[float, float]:
+def timed(cmd, cwd, env=None) -> tuple[float, float]:
     """(CPU ms user + sys, wall ms) of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    subprocess.run(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    stdin=subprocess.DEVNULL)  # (tried exits 1 for "not tried")
     wall = (time.perf_counter() - t) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -95,13 +97,28 @@ IDEA = "NCCL_LEVEL=2 on the allreduce"
 ADD = ["attempt", "add", "bench add", "--did", "x", "--result", "still hangs"]
 
 
-def interleaved(root: Path, n: int = 9) -> dict[str, tuple[float, float]]:
-    """Median (CPU, wall) of the peer, tried and attempt add, run in turn n times."""
+def interleaved(root: Path, n: int = 9, against: str | None = None) -> dict[str, tuple[float, float]]:
+    """Median (CPU, wall) of the peer, tried and attempt add, run in turn n times; with ``against``
+    (another checkout), its tried and attempt add too, on a copy of the workspace."""
     runs: dict[str, list] = {"peer": [], "tried": [], "add": []}
+    other = dict(ENV, PYTHONPATH=against) if against else None
+    if against:
+        copy = root.with_name(root.name + "-against")
+        if not copy.exists():
+            import shutil
+
+            shutil.copytree(root, copy, symlinks=True)
+        runs |= {"tried against": [], "add against": []}
+        for cmd in (["list"], ["tried", IDEA], ADD):
+            timed(DBGLOG + cmd, copy, other)  # (its bytecode and its own listing cache first)
     for _ in range(n):
         runs["peer"].append(timed([sys.executable, "-c", "pass"], root))
         runs["tried"].append(timed(DBGLOG + ["tried", IDEA], root))
+        if against:
+            runs["tried against"].append(timed(DBGLOG + ["tried", IDEA], copy, other))
         runs["add"].append(timed(DBGLOG + ADD, root))
+        if against:
+            runs["add against"].append(timed(DBGLOG + ADD, copy, other))
     return {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v)) for k, v in runs.items()}
 
 
@@ -130,7 +147,7 @@ def mcp_ms(root: Path, n: int = 30) -> tuple[float, float, float]:
     return statistics.median(walls), walls[int(0.95 * (len(walls) - 1))], statistics.median(cpus)
 
 
-def main(n_inv: int = 10000, n_att: int = 100000, keep: str | None = None) -> None:
+def main(n_inv: int = 10000, n_att: int = 100000, keep: str | None = None, against: str | None = None) -> None:
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="dbglog-fresh-"))
     sizes = [("small", max(1, n_inv // 10), max(1, n_att // 10)), ("big", n_inv, n_att)]
     rows = []
@@ -144,7 +161,7 @@ def main(n_inv: int = 10000, n_att: int = 100000, keep: str | None = None) -> No
             cpu_ms(DBGLOG + ["tried", IDEA], root, n=1)
             cpu_ms(DBGLOG + ADD, root, n=1)
             check = check_ms(root)
-            got = interleaved(root)
+            got = interleaved(root, against=against)
             rows.append((att, inv, check, got, mcp_ms(root)))
     finally:
         if not keep:
@@ -158,7 +175,11 @@ def main(n_inv: int = 10000, n_att: int = 100000, keep: str | None = None) -> No
         print(f"-- {att:,} attempts, {inv:,} investigations (mirror files)")
         print(f"{'freshness check, nothing changed (in process)':<44} {check:>8.1f}")
         pc, pw = got["peer"]
-        for key, label in (("peer", "python -c pass (peer)"), ("tried", "dbglog tried"), ("add", "dbglog attempt add")):
+        for key, label in (("peer", "python -c pass (peer)"), ("tried", "dbglog tried"),
+                           ("tried against", f"dbglog tried ({against})"), ("add", "dbglog attempt add"),
+                           ("add against", f"dbglog attempt add ({against})")):
+            if key not in got:
+                continue
             c, w = got[key]
             rel = (f"{c - pc:>+8.1f}", f"{w - pw:>+8.1f}") if key != "peer" else ("", "")
             print(f"{label:<44} {c:>8.1f} {rel[0]:>8} {w:>9.1f} {rel[1]:>8}")
@@ -169,5 +190,6 @@ def main(n_inv: int = 10000, n_att: int = 100000, keep: str | None = None) -> No
 if __name__ == "__main__":
     args = sys.argv[1:]
     kept = args[args.index("--keep") + 1] if "--keep" in args else None
+    against = args[args.index("--against") + 1] if "--against" in args else None
     nums = [int(a) for a in args if a.isdigit()]
-    main(*nums[:2], keep=kept)
+    main(*nums[:2], keep=kept, against=against)

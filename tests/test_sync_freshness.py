@@ -118,3 +118,17 @@ def test_the_remembered_listing_is_written_only_when_the_command_succeeds(recs, 
     assert not path.exists()  # (pending)
     sync.flush_listing()  # the command succeeded
     assert path.exists()
+
+
+def test_a_long_lived_process_rotates_its_window_in_memory_and_rewrites_the_file_only_when_more_moved(
+        recs, many, monkeypatch):
+    monkeypatch.setattr(sync, "REWRITE_S", 3600)
+    sync.flush_listing()  # (the MCP server after its first call)
+    replaces = _count(monkeypatch, "replace")
+    _edit_in_place(recs.ws.logs_dir / f"{many[7]}.md")
+    seen = []
+    for _ in range(math.ceil(N / sync.WINDOW)):
+        seen.append(sync.is_stale(recs.store, recs.ws))
+        sync.flush_listing()
+    assert True in seen
+    assert replaces == []  # only the window's cursor moved: nothing written

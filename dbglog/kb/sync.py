@@ -211,6 +211,11 @@ class Listing:
 # Manifests to write once the command succeeds (``flush_listing``): a command that reports an error
 # changes nothing, its cache included. Also what this process knows before it is written.
 _PENDING: dict[Path, Listing] = {}
+# The last manifest this process kept, and when it was last written: a long-lived process (the MCP
+# server) rotates its window in memory and writes the file again only when more than the cursor moved,
+# or REWRITE_S after the last write (each write was ~3 ms of an MCP call on a busy machine).
+_KEPT: dict[Path, tuple[Listing, float]] = {}
+REWRITE_S = 2.0
 _HOT_NOW: list[str] = []  # files this process wrote or took in, newest last
 
 
@@ -231,6 +236,9 @@ def _read_listing(ws: Workspace) -> Listing | None:
     path = _listing_path(ws)
     if path in _PENDING:
         return _PENDING[path]
+    kept = _KEPT.get(path)
+    if kept is not None and kept[0].stamp == dir_stamp(ws):
+        return kept[0]
     try:
         d = json.loads(path.read_text())
         return Listing(str(d["stamp"]), int(d["n_base"]), tuple(map(str, d["links"])), int(d["listed_ns"]),
@@ -285,8 +293,16 @@ def after_own_write(store: Store, ws: Workspace, before: str, after: str | None)
 def flush_listing() -> None:
     """Write the manifests this process found (a command that succeeded). No fsync: a lost cache
     costs one listing."""
+    import time
+
     while _PENDING:
         path, listing = _PENDING.popitem()
+        now = time.monotonic()
+        kept = _KEPT.get(path)
+        if kept is not None and replace(kept[0], cursor=listing.cursor) == listing and now - kept[1] < REWRITE_S:
+            _KEPT[path] = (listing, kept[1])
+            continue
+        _KEPT[path] = (listing, now)
         try:
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             path.parent.mkdir(exist_ok=True)
