@@ -249,6 +249,7 @@ def run_size(n: int, keep: Path | None, e2e: bool) -> list[tuple]:
     p50, p95 = timeit(lambda q: search.tried(conn, q), qs["selective"] + qs["typo"])
     rows.append((n, "mixed", "dbglog tried (in-process)", p50, p95, ""))
     rows.append((n, "-", "typo vocabulary load (cache file or fts5vocab scan)", vocab_ms, vocab_ms, ""))
+    rows += mcp_tried_rows(n, root, qs["selective"] + qs["typo"] + TRIED_IDEAS)
 
     # naive peers
     from rapidfuzz import fuzz, process, utils
@@ -308,6 +309,36 @@ def run_size(n: int, keep: Path | None, e2e: bool) -> list[tuple]:
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     return rows
+
+
+def mcp_tried_rows(n: int, root: Path, ideas: list[str]) -> list[tuple]:
+    """The MCP `tried` tool's per-call work in process (a warm server: the freshness check of logs/, the
+    answer, its candidates with their experiments and full text), wall and CPU; target 30 ms at load <= 1."""
+    try:
+        from dbglog import mcp_server
+    except ImportError:  # (the mcp extra not installed)
+        return []
+    here = os.getcwd()
+    os.chdir(root)
+    walls, cpus = [], []
+    try:
+        for q in ideas:
+            mcp_server.tried(q)  # warm
+        for _ in range(2):
+            for q in ideas:
+                t, c = time.perf_counter(), time.process_time()
+                mcp_server.tried(q)
+                walls.append((time.perf_counter() - t) * 1000)
+                cpus.append((time.process_time() - c) * 1000)
+    finally:
+        os.chdir(here)
+        if getattr(mcp_server._local, "recs", None) is not None:
+            mcp_server._local.recs.close()
+            mcp_server._local.recs = None
+    load = os.getloadavg()[0]
+    return [(n, "mixed", "MCP `tried` call in process (wall)", statistics.median(walls), pct(walls, 95),
+             f"load {load:.1f}; target <= 30 ms at load <= 1"),
+            (n, "mixed", "MCP `tried` call in process (CPU)", statistics.median(cpus), pct(cpus, 95), "")]
 
 
 def timed_child(cmd, **kw) -> tuple[float, float]:
