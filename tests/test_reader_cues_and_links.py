@@ -206,3 +206,43 @@ Swapping the `gloo` backend in for `nccl` made the job run, slowly.
     got = _attempts(doc)
     assert [o for _, o, _ in got][-2:] == ["worked", "worked"]
     assert any("restarted" in t and o == "failed" for t, o, _ in got)
+
+
+def test_an_attempt_that_only_looked_has_an_unknown_outcome_whatever_it_found():
+    doc = """# RoCE bring-up for NCCL
+
+## Log
+
+- Ran `ibv_devinfo` on all nodes -> all ports PORT_ACTIVE, looks fine.
+- dumped the block table of the failing batch -> it holds a -1 padding entry, the crash is there.
+- Set `NCCL_IB_TC=106` -> still retry errors.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["inconclusive", "inconclusive", "failed"]
+
+
+def test_quoted_settings_are_not_suggestions_and_a_suggestion_is_answered_once():
+    doc = """# Chunked prefill crashes with GPTQ marlin
+
+### asker — 2024-07-20
+
+Chunked prefill with a GPTQ marlin model crashes with an illegal memory access.
+
+### helper — 2024-07-27
+
+> * **Env Vars**
+>   * _export VLLM_ATTENTION_BACKEND=FLASH_ATTN_
+
+just change to `export VLLM_ATTENTION_BACKEND=XFORMERS`
+
+try it.
+
+### asker — 2024-07-28
+
+Yes, that works.
+
+I was able to run the marlin model with chunked prefill on 0.4.2 but could not after this version.
+"""
+    got = _attempts(doc)
+    assert got[0] == ("`export VLLM_ATTENTION_BACKEND=XFORMERS`", "worked", "asker")
+    assert [o for _, o, _ in got[1:]] == ["worked", "failed"]

@@ -233,6 +233,7 @@ _NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:m
                        r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
 _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
+_PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -290,6 +291,17 @@ def _en_outcome(s: str) -> str | None:
         # it is a catch ("runs, but tuning takes 9 min").
         return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
+
+
+def diagnostic(did: str) -> bool:
+    """Does the action only observe (check, dump, read logs, run nvidia-smi / dmesg / py-spy)? Its opening words say."""
+    t = table("en")
+    words = plain(did).lower().replace("`", "").split()
+    while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+    head = " ".join(words[:3])
+    vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
+    return bool(vm or tm)
 
 
 def heading_role(text: str, lang: str) -> str | None:
@@ -507,7 +519,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", text):
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0

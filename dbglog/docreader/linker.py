@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -60,6 +60,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
     # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
     # ... in #15412"), not results of theirs, unless they say what they ran themselves.
+    replied: set[tuple[int, str, str]] = set()  # (suggesting post, answerer, what) answered already
     suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
     out += _keyed(js, used, code)
     out += _lists(js, used)
@@ -83,8 +84,11 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             f = _found(j, u.text, u.text)
         elif j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and (said := _suggested(j, js[:k], code)):
-            f = _answered(j, said, js[k + 1:k + 40], used)
+        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and (
+                said := _suggested(j, js[:k], code)):
+            f = [g for g in _answered(j, said, js[k + 1:k + 40], used)
+                 if (u.post, g.who, g.title or g.did) not in replied]  # "just change to X. try it.": one suggestion
+            replied.update((u.post, g.who, g.title or g.did) for g in f)
         elif j.label == "result" and heads is not None:
             f = _under_heading(j, heads, out) or (
                 None if u.post in suggesting and "first person" not in j.features else _named_result(j))
@@ -95,7 +99,15 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
+    for g in out:
+        if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
+                g.outcome == "worked" and _FIXED.search(g.result or g.did)):
+            g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
     return out
+
+
+_FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
+                    re.I)
 
 
 def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
@@ -379,7 +391,8 @@ def _parts(said: str) -> list[str]:
 
 
 # "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
-_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running)\b\s+(?:with(?:out)?\s+)?",
+_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
+                       r"switch|upgrade|downgrade|pin)\b\s+(?:with(?:out)?\s+|to\s+)?",
                        re.I)
 
 
@@ -467,6 +480,11 @@ def _split_several(f: Found) -> list[Found]:
         if second is None and re.search(r"\bn(?:o|o)t\b|n't\b", parts[1]) and first in ("worked", "failed"):
             second = "worked" if first == "failed" else "failed"
         return [_copy(f, parts[0], first), _copy(f, parts[1], second or f.outcome)]
+    if len(parts) == 2 and _KNOB.search(parts[0]) and _ELSEWHERE.search(parts[1]):
+        first = _outcome(parts[0])
+        if first in ("worked", "failed"):
+            # "able to run X on 0.4.2 but could not after this version": one try per version, opposite verdicts
+            return [_copy(f, parts[0], first), _copy(f, parts[1], "failed" if first == "worked" else "worked")]
     m = _TRIED.search(f.did)
     if not m:
         return [f]
@@ -479,6 +497,8 @@ def _split_several(f: Found) -> list[Found]:
     return [_copy(f, head + p, f.outcome) for p in pieces]
 
 
+_ELSEWHERE = re.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
+                        r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
 _GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b)")
 
 
