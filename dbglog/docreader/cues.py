@@ -125,7 +125,7 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
@@ -281,8 +281,9 @@ def _en_outcome(s: str) -> str | None:
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
-    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
-        return "failed"
+    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
+            r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
+        return "failed"  # "same undefined symbol": the failure before, again
     if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
         return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)

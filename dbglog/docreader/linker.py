@@ -30,6 +30,7 @@ class Found:
     units: list[int] = field(default_factory=list)
     confidence: float = 0.0
     title: str = ""
+    answer: bool = False  # a suggestion and the answerer's report of trying it
 
 
 def _outcome(text: str) -> str | None:
@@ -99,11 +100,28 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
+    out = _absorbed(out)
     for g in out:
         if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
                 g.outcome == "worked" and _FIXED.search(g.result or g.did)):
             g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
     return out
+
+
+def _absorbed(out: list[Found]) -> list[Found]:
+    """ "Thanks, that wasn't it. I added the user to `render` and restarted": the answer to a suggestion and the
+    answerer's own account of doing it, on the lines that answer ends on, are one attempt."""
+    keep: list[Found] = []
+    answers = [f for f in out if f.answer]
+    for f in out:
+        a = next((a for a in answers if a is not f and a.who == f.who and not f.answer
+                  and a.first < f.first <= a.last < f.last), None)
+        if a is None:
+            keep.append(f)
+            continue
+        a.last, a.result = f.last, f"{a.result} {f.did}".strip()
+        a.units += f.units
+    return keep
 
 
 _FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
@@ -370,6 +388,7 @@ def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list
             did = parts[k] if len(parts) > 1 else plain(said)
             f = Found(did, plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
             f.title = _suggestion_title(did)
+            f.answer = True
             out.append(f)
             answered.add((v.author, k))
         if v.post > u.post + 4:
@@ -433,7 +452,9 @@ def _command(j: Judged) -> Found | None:
     oc = _outcome(u.comment)
     if not oc:
         return None
-    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", u.comment).strip() or u.text
+    # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
+    said = u.desc or (u.comment if not u.text.strip() else "")
+    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text else ""
     return f
