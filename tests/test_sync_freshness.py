@@ -132,3 +132,32 @@ def test_a_long_lived_process_rotates_its_window_in_memory_and_rewrites_the_file
         sync.flush_listing()
     assert True in seen
     assert replaces == []  # only the window's cursor moved: nothing written
+
+
+def _size_counts_entries(path) -> bool:
+    before = os.stat(path).st_size
+    (path / "probe").write_text("x")
+    counts = os.stat(path).st_size != before
+    (path / "probe").unlink()
+    return counts
+
+
+def test_a_file_added_in_the_moment_of_a_dbglog_write_is_seen_where_the_directory_size_tells(recs, many,
+                                                                                            monkeypatch, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    if not _size_counts_entries(scratch):
+        pytest.skip("this filesystem's directory size does not count entries (ext4): the next full listing sees it")
+    recs.sync()
+    publish = recs.publish
+    src = (recs.ws.logs_dir / f"{many[0]}.md").read_text(encoding="utf-8")
+
+    def publish_while_another_program_adds_a_file(inv_id, scan=True):
+        out = publish(inv_id, scan=scan)
+        (recs.ws.logs_dir / "pulled.md").write_text(src.replace(many[0], "20261202-pulled-abcd"), encoding="utf-8")
+        return out
+
+    monkeypatch.setattr(recs, "publish", publish_while_another_program_adds_a_file)
+    with recs.change(many[1]):
+        pass
+    assert sync.is_stale(recs.store, recs.ws)

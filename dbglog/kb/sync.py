@@ -179,8 +179,9 @@ def _full_pass(store: Store, ws: Workspace, stamp: str, n_base: int, t0: int, in
 #   with a coarse clock, 1-10 ms) would leave the same mtime, so logs/ must have been changed RACY_NS
 #   before a listing is remembered. The one exception is dbglog's own write: after it, the manifest
 #   moves to the stamp the write left (else every command after a write would list everything), so
-#   an entry added by another program within the same clock tick as a dbglog write is seen by the next
-#   full listing, which happens at least every RELIST_NS.
+#   an entry another program adds in the moment of a dbglog write (between its rename and the end of
+#   its transaction, or within the clock tick before) is seen by the next full listing, which happens
+#   at least every RELIST_NS.
 # * A file edited in place (`>>`, nano, VS Code, `cp` over it) changes only that file's size/mtime.
 #   Every command lstats the HOT files dbglog wrote or took in last and the current investigation's
 #   file -- the ones being worked on -- and a WINDOW of the rest, rotating in path order: every file is
@@ -285,6 +286,11 @@ def after_own_write(store: Store, ws: Workspace, before: str, after: str | None)
     manifest for ``before``, if any, now holds for ``after`` (see the manifest's notes above)."""
     old = _read_listing(ws)
     if old is None or old.stamp != before or after is None:
+        return
+    if before.rsplit(":", 1)[1] != after.rsplit(":", 1)[1]:
+        # the directory's size moved: a write that replaces its own file leaves as many entries, so
+        # this one made a new file or something else was added meanwhile (tmpfs, btrfs and xfs count
+        # entries in a directory's size; ext4 counts blocks and mostly cannot tell): list it next time
         return
     n_base = store.conn.execute("SELECT count(*) FROM mirror_files").fetchone()[0]
     _PENDING[_listing_path(ws)] = replace(old, stamp=after, n_base=n_base, hot=_hot(old))
