@@ -204,7 +204,7 @@ Swapping the `gloo` backend in for `nccl` made the job run, slowly.
 `NCCL_P2P_DISABLE=1` made the job start immediately.
 """
     got = _attempts(doc)
-    assert [o for _, o, _ in got][-2:] == ["worked", "worked"]
+    assert [o for _, o, _ in got][-2:] == ["partial", "worked"]  # "made the job run, slowly": with a catch
     assert any("restarted" in t and o == "failed" for t, o, _ in got)
 
 
@@ -292,3 +292,123 @@ RUN MAX_JOBS=8 pip install flash-attn==2.6.3 --no-build-isolation
 
 def test_a_flag_keeps_its_dashes_when_its_text_is_made_plain():
     assert plain("--max-num-seqs 64") == "--max-num-seqs 64" and plain("- item") == "item"
+
+
+def test_an_issue_form_thread_keeps_its_replies_and_answers_go_to_the_suggestion_they_name():
+    doc = """# Illegal memory access after a few hours (flashinfer backend)
+
+**asker** commented on Nov 13, 2024
+
+### Describe the bug
+
+Serving the model with `--tensor-parallel-size 2` works for a few hours and then the engine dies.
+
+### Before submitting a new issue...
+
+- [x] I checked the open and closed issues before filing this.
+
+**helper** commented on Nov 14, 2024
+
+Does it also happen with the flash-attn backend? You would need `VLLM_ATTENTION_BACKEND=FLASH_ATTN`.
+And have you tried `enforce_eager=True`?
+
+**asker** commented on Nov 15, 2024
+
+Can't tell yet for the backend switch: it has been running for two hours without a crash.
+
+**asker** commented on Nov 18, 2024
+
+@helper with FLASH_ATTN it crashed again after ~9 hours.
+
+**asker** commented on Nov 19, 2024
+
+Eager: yes — with that it ran through the whole weekend, no crash.
+"""
+    got = _attempts(doc)
+    assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]
+
+
+def test_a_mailing_list_thread_gives_the_answer_and_a_third_persons_own_try():
+    doc = """# Re: [users] ZeRO-3 hangs at save_checkpoint
+
+From: Priya
+Date: Tue, 8 Apr 2025 09:14
+
+If any rank skips the call, the others wait forever. Could you check that every rank calls
+`model_engine.save_checkpoint()`?
+
+From: Tomasz
+Date: Tue, 8 Apr 2025 11:02
+
+That was it. Removed the rank-0 guard, and the checkpoint is written in 4 minutes.
+
+From: Helga
+Date: Wed, 9 Apr 2025 16:40
+
+Same symptom here, but our save is called on all ranks already. Setting the flag to false avoids the hang for us.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "Tomasz"), ("worked", "Helga")]
+    assert got[1][0].startswith("Setting the flag to false")
+
+
+def test_an_update_paragraph_of_thing_colon_verdict_sentences_gives_one_attempt_each():
+    doc = """# Flux in ComfyUI on a 12 GB card: OOM
+
+Sampling at 1024x1024 dies with `torch.OutOfMemoryError` in the first step.
+
+Things to try, cheapest first:
+
+- [ ] launch with `--lowvram`
+- [ ] fp8 weights
+
+**UPDATE (same evening):** `--lowvram` alone: still OOM, same place. fp8 weights on top of `--lowvram`: works, 74 s per
+image.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+def test_a_status_table_with_a_notes_column_gives_its_ticked_rows_as_attempts():
+    doc = """# Xid 119 after the driver upgrade
+
+## Status
+
+| | Step | Notes |
+|---|---|---|
+| [x] | Upgrade 10 nodes to 550.127.05 | 2 of them hit Xid 119 within a week, not fixed |
+| [x] | Disable GSP firmware on 10 canaries | 3 weeks, 0 Xid 119, works |
+| [ ] | Roll GSP-off to the whole fleet | waiting on approval |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+@pytest.mark.parametrize("text, lang, want", [
+    ("starts, first token ~3x slower", "en", "partial"),
+    ("works ~2 h, then the NVML error returns", "en", "partial"),
+    ("runs, only 3 GB/s", "en", "partial"),
+    ("still crashes, after ~2 h instead of 30 min", "en", "partial"),
+    ("no better", "en", "failed"),
+    ("能跑，但每步 41 秒，太慢", "zh", "partial"),
+    ("正常，每步 19 秒", "zh", "worked"),
+])
+def test_a_success_with_a_catch_and_a_failure_that_got_better_are_partial(text, lang, want):
+    assert outcome_of(text, lang) == want
+
+
+def test_a_chinese_case_list_and_its_result_list_are_joined_by_their_keys():
+    doc = """# 显存测试
+
+**测试方案**
+
+方案一：ZeRO-2，不开 offload
+方案二：ZeRO-3 + gradient checkpointing
+
+**结果**
+
+方案一：OOM，第一步反向时报错
+方案二：正常，每步 19 秒
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]

@@ -234,6 +234,14 @@ _NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:m
 _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
 _PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
+_NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
+_UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
+# A success with a catch, and a failure that got better: the words that turn either into a partial.
+_CATCH = re.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
+                    r"an option|practical)|unusable|degraded|then (?:\w+ ){0,4}(?:errors?|fails?|crash(?:es)?|hangs?|returns?|"
+                    r"dies|ooms?)\b|but only)", re.I)
+_BETTER = re.compile(r"\binstead of\b|\brarer\b|\bless often\b|\bfewer\b|\bonly (?:one|once|\d+) (?:\w+ )?in\b|"
+                     r"\bone (?:hang|crash|failure) in\b|(?<!no )(?<!not )\bimproved\b|(?<!no )(?<!not )\bbetter\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -242,6 +250,10 @@ def _catch(s: str, verdict: str) -> str:
     of its own ("crashed before, but now it works" keeps its verdict)."""
     from dbglog.core import outcome
 
+    if verdict == "worked" and _CATCH.search(s):
+        return "partial"  # "starts, first token ~3x slower", "works ~2 h, then the NVML error returns"
+    if verdict == "failed" and _BETTER.search(s):
+        return "partial"  # "still crashes, after ~2 h instead of 30 min"
     m = _BUT.search(s)
     if not m or verdict != "worked":
         return verdict
@@ -254,6 +266,11 @@ def _catch(s: str, verdict: str) -> str:
 
 
 def _en_outcome(s: str) -> str | None:
+    v = _en_verdict(s)
+    return _catch(s, v) if v in ("worked", "failed") else v
+
+
+def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
     m = _OKNOK.search(s)
@@ -284,7 +301,8 @@ def _en_outcome(s: str) -> str | None:
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
             r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
         return "failed"  # "same undefined symbol": the failure before, again
-    if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
+    names = _CODE.sub(lambda m: " " if " " not in m.group(0).strip("` ") else m.group(0), low)  # `timeout` is a name
+    if t.has("outcome.error_words", names) and not _NO_ERROR.search(low):
         return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)
     if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
@@ -329,7 +347,8 @@ def heading_role(text: str, lang: str) -> str | None:
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
-_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
+_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
@@ -341,7 +360,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     cols = [plain(c) for c in header]
     what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
     ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
-                    key=lambda k: (not _BEST_RESULT.search(cols[k]), k))
+                    key=lambda k: (not _BEST_RESULT.search(cols[k]), bool(_WEAK_RESULT.search(cols[k])), k))
     res = ranked[0] if ranked else -1
     if what < 0 and res > 0:
         what = 0
@@ -350,6 +369,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
 
 _EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
 _BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
+_WEAK_RESULT = re.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
 
 
 @dataclass
@@ -371,10 +391,10 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
 
 
-def _opening(doc: Doc) -> set[int]:
+def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
     thread's first post (the failing baseline, not a try)."""
     out: set[int] = set()
@@ -384,7 +404,12 @@ def _opening(doc: Doc) -> set[int]:
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
-    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
+    roles = roles or {}
+    from dbglog.docreader.units import post_author
+
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
+                  and not any(roles.get(h) == "boilerplate" for h in u.path)
+                  and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
     if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out
@@ -461,10 +486,13 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
+    text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
     arrow = _ARROW.split(text, maxsplit=1)
     if len(arrow) < 2:
         arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
+    if len(arrow) < 2 and not lab:
+        arrow = colon_verdict(text, lang) or arrow
     if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
@@ -499,6 +527,21 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
         cell = u.cells[res]
         if outcome_of(cell, language(cell)):
             f["its result column gives an outcome"] = 1.0
+
+
+def colon_verdict(text: str, lang: str) -> list[str] | None:
+    """ "fp8 weights on top of `--lowvram`: works, 74 s per image": [the thing, the verdict] when a colon (not one
+    inside `code`) parts a short thing from words that open with how it went."""
+    text = _UPDATE_LEAD.sub("", text) or text
+    masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text)
+    cut = masked.find(": ")
+    if cut <= 0:
+        return None
+    left, right = text[:cut], text[cut + 2:]
+    if 0 < len(left.split()) <= 10 and not _NOT_A_THING.search(left) and left.count("(") <= left.count(")") \
+            and outcome_of(" ".join(right.split()[:4]), lang) not in (None, "untested"):
+        return [left, right]
+    return None
 
 
 def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
@@ -563,8 +606,9 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
-            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and any(
-                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]))):
+            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(
+                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]) or any(
+                k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, diagnostic, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -61,7 +61,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
     # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
     # ... in #15412"), not results of theirs, unless they say what they ran themselves.
-    replied: set[tuple[int, str, str]] = set()  # (suggesting post, answerer, what) answered already
+    replied: set[int] = set()  # suggesting posts whose answers were read
     suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
     out += _keyed(js, used, code)
     out += _lists(js, used)
@@ -85,11 +85,13 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             f = _found(j, u.text, u.text)
         elif j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and (
-                said := _suggested(j, js[:k], code)):
-            f = [g for g in _answered(j, said, js[k + 1:k + 40], used)
-                 if (u.post, g.who, g.title or g.did) not in replied]  # "just change to X. try it.": one suggestion
-            replied.update((u.post, g.who, g.title or g.did) for g in f)
+        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in replied and (
+                parts := _post_suggestions(js, k, code)):
+            # Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"):
+            # each answer goes to the one it names.
+            replied.add(u.post)
+            last = max(i for i, x in enumerate(js) if x.unit.post == u.post)
+            f = _answered(j, parts, js[last + 1:last + 40], used)
         elif j.label == "result" and heads is not None:
             f = _under_heading(j, heads, out) or (
                 None if u.post in suggesting and "first person" not in j.features else _named_result(j))
@@ -139,7 +141,8 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     return max(near, key=lambda x: x.last).text if near else ""
 
 
-_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
+                  r"[\u4e00-\u9fff]{1,4}?[一二三四五六七八九十\d]{1,3})\s*[:：]\s*(?P<rest>.+)$")  # "方案三：能跑"
 # "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
 _EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
                        r"(?P<rest>\S.*)$")
@@ -334,8 +337,12 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
-                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+    f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+              last if last is not None else u.last, u.author, [u.id], j.confidence)
+    split = colon_verdict(plain(did), language(did))
+    if split:
+        f.title = split[0]  # "`--lowvram` alone: still OOM" is titled by what was tried
+    return f
 
 
 def _unlabelled(text: str) -> str:
@@ -363,42 +370,74 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
 
 
-def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
+def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:
     """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
     each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me").
-    A suggestion of several things ("try X and, separately, the nightly wheel?") is answered part by part: an
-    answer sentence goes to the part whose setting it names."""
+    Several suggestions ("try X and, separately, the nightly wheel?") are answered part by part: an answer sentence
+    goes to the part whose setting it names. "Can't tell yet" is replaced by the same person's later verdict."""
     u = j.unit
-    out: list[Found] = []
-    parts = _parts(said)
-    answered: set[tuple[str, int]] = set()
+    got: dict[tuple[str, int], Found] = {}
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0:
-            continue
-        if v.quoted:
-            continue  # "> try with X" above the answer: the suggestion quoted, not a new one
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
+                plain(v.text)):
+            continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
             break  # another suggestion: later answers may be to that one
-        if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
+        named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
+        if n.label == "action_result" and _own_try(n):
+            continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
+        if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
+                                                                                for p in parts)):
             oc = _outcome(v.text)
             k = _which_part(parts, v.text)
-            if oc in (None, "untested") or k is None or (v.author, k) in answered:
+            had = got.get((v.author, k)) if k is not None else None
+            if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
                 continue
-            did = parts[k] if len(parts) > 1 else plain(said)
-            f = Found(did, plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
-            f.title = _suggestion_title(did)
-            f.answer = True
-            out.append(f)
-            answered.add((v.author, k))
-        if v.post > u.post + 4:
+            if had is not None:  # the earlier "can't tell yet" gets its verdict
+                had.outcome, had.result, had.last = oc, plain(v.text), v.last
+                had.units.append(v.id)
+                continue
+            f = Found(parts[k], plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
+            f.title, f.answer = _suggestion_title(parts[k]), True
+            got[(v.author, k)] = f
+        if v.post > u.post + 6:
             break
+    return list(got.values())
+
+
+def _own_try(n: Judged) -> bool:
+    """An answer that opens with a doing of its own ("Setting X ...", "Rebuilt with Y ...") and does not point back at
+    the suggestion (that, it, this, your)."""
+    opens = {"an action that says how it went (-ing ... worked)", "opens with a past-tense verb"} & set(n.features)
+    return bool(opens) and not re.search(r"\b(?:that|this|it|your|the suggestion|the fix)\b", plain(n.unit.text)[:40],
+                                         re.I)
+
+
+_ME_TOO = re.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
+                     r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
+
+
+def _post_suggestions(js: list[Judged], k: int, code: list[Unit]) -> list[str]:
+    """The things one post suggests, each once: a suggestion's own setting, else the one named beside it."""
+    post = js[k].unit.post
+    mine = [i for i, x in enumerate(js) if x.unit.post == post]
+    out: list[str] = []
+    for i in mine:
+        x = js[i]
+        if x.label not in ("proposal", "request") or x.unit.quoted:
+            continue
+        said = _suggested(x, js[:i], code) or next(
+            (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
+        for p in _parts(said) if said else []:
+            if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
+                out.append(p)
     return out
 
 
 # "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
 _PART_SPLIT = re.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
-                         r"|;\s*(?:and\s+|or\s+)?")
+                         r"|;\s*(?:and|or)\s+")
 
 
 def _parts(said: str) -> list[str]:
@@ -411,7 +450,7 @@ def _parts(said: str) -> list[str]:
 
 # "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
 _ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
-                       r"switch|upgrade|downgrade|pin)\b\s+(?:with(?:out)?\s+|to\s+)?",
+                       r"switch|upgrade|downgrade|pin|need|needs)\b\s+(?:with(?:out)?\s+|to\s+)?",
                        re.I)
 
 
@@ -433,8 +472,11 @@ def _which_part(parts: list[str], answer: str) -> int | None:
     if len(parts) == 1:
         return 0
     words = _tokens(answer)
-    hits = [k for k, p in enumerate(parts) if _tokens(p) & words or
-            any(w.strip("-") and w.strip("-") in answer.lower() for w in _tokens(p) if len(w) > 3)]
+    low = answer.lower()
+    parts = [re.split(r"\s*;\s*|\s+(?:since|because)\s+", p, maxsplit=1)[0] for p in parts]  # the thing, not why
+    hits = [k for k, p in enumerate(parts) if _tokens(p) & words
+            or any(w.strip("-") and w.strip("-") in low for w in _tokens(p) if len(w) > 3)
+            or any(len(w) >= 5 and w in p.lower() for w in words)]  # "Eager: yes" answers `enforce_eager=True`
     return hits[0] if len(hits) == 1 else None
 
 
@@ -443,8 +485,9 @@ def _new_knob(suggested: str, reply: str) -> bool:
     def knobs(text: str) -> set[str]:
         return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
 
-    b = knobs(reply)
-    return bool(b) and not (knobs(suggested) & b)
+    a, b = knobs(suggested), knobs(reply)
+    # `FLASH_ATTN` in the reply is the `VLLM_ATTENTION_BACKEND=FLASH_ATTN` that was suggested
+    return bool(b) and not any(x in y or y in x for x in a for y in b)
 
 
 def _command(j: Judged) -> Found | None:
@@ -465,8 +508,8 @@ def _row(j: Judged) -> Found | None:
     with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = column_roles(u.header)
-    if u.index < 0 or res < 0 or res >= len(u.cells):
-        return None
+    if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
+        return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
     if not oc:
         oc = ("failed" if "under a heading saying what failed" in j.features else

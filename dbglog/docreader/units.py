@@ -94,9 +94,10 @@ _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
-_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
+_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def post_author(text: str) -> str | None:
@@ -171,10 +172,17 @@ class _Cut:
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
-        if not self.items and len(texts) == 1:
+        mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
+        if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
+            # "From: Priya Raman" / "Date: Tue, 8 Apr 2025": a mailing-list message starts
+            self.post, self.author, self.post_level = len(self.doc.posts), mail.group("who").strip(), 3
+            self.doc.posts.append((a, self.author))
+        elif not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
-                self.post, self.author = len(self.doc.posts), who
+                # A post signed in a paragraph ("**alice** commented on ..."): issue-form headings inside it
+                # ("### Describe the bug") are part of it; only a top-level heading ends the thread.
+                self.post, self.author, self.post_level = len(self.doc.posts), who, 3
                 self.doc.posts.append((a, who))
         run_in = _RUN_IN.match(texts[0])
         if run_in:
@@ -349,7 +357,9 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
 
 # A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
 # arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
+_CJK_KEY = re.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
 _LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+                         r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
@@ -358,8 +368,8 @@ def _starts_entry(before: str, line: str) -> bool:
     """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
     funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
     head = line.lstrip(" *_")
-    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：*_") or not before.strip() or _LABEL_LINE.match(before)
-    return bool(ended or head[:1].isupper() or not head[:1].isalpha())
+    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：）*_") or not before.strip() or _LABEL_LINE.match(before)
+    return bool(ended or head[:1].isupper() or not head[:1].isalpha() or _CJK_KEY.match(line))
 
 
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
@@ -495,7 +505,12 @@ _COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_bloc
 def _remap_paths(doc: Doc) -> None:
     """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
     stack: list[tuple[int, int]] = []
+    signed = {line for line, _ in doc.posts}  # where posts start; a post signed in a paragraph resets form headings
     for u in doc.units:
+        if u.kind != "heading" and u.first in signed:
+            signed.discard(u.first)
+            while stack and stack[-1][0] >= 3:
+                stack.pop()
         if u.kind == "heading":
             while stack and stack[-1][0] >= u.level:
                 stack.pop()
