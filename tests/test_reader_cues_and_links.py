@@ -412,3 +412,54 @@ def test_a_chinese_case_list_and_its_result_list_are_joined_by_their_keys():
 """
     got = _attempts(doc)
     assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+def test_a_build_log_of_issue_entries_gives_each_edit_as_an_attempt_not_the_error():
+    doc = """# jaxlib from source for ROCm — build log
+
+issue 1: `fatal error: 'rocprim/rocprim.hpp' file not found`
+  the headers live in /opt/rocm/include/rocprim, but the configure rule only globs include/hipcub
+  edit: rocm_configure.bzl, added "rocprim" to the header dirs list
+
+issue 2: `ld.lld: error: unable to find library -lrocm_smi64`
+  edit: export ROCM_PATH=/opt/rocm-6.1.2 before the build
+"""
+    got = _attempts(doc)
+    assert [t.split(",")[0] for t, _, _ in got] == ["rocm_configure.bzl", "export ROCM_PATH=/opt/rocm-6.1.2 before the build"]
+    assert all(o != "failed" for _, o, _ in got)
+
+
+def test_a_title_that_names_setup_does_not_silence_the_document_and_step_headings_are_steps():
+    doc = """# CUDA GPU Setup Fix Documentation
+
+## Root Cause
+The CUDA toolkit was missing (no `ptxas`, no `libdevice`).
+
+## Solution Implemented
+
+### 1. Install CUDA Components via pip
+```bash
+python3 -m pip install nvidia-cuda-nvcc
+```
+
+### 2. Set XLA Environment Flags
+```bash
+export XLA_FLAGS="--xla_gpu_cuda_data_dir=$HOME/.local/cuda"
+```
+"""
+    got = _attempts(doc)
+    assert got == [("Install CUDA Components via pip", "worked", ""), ("Set XLA Environment Flags", "worked", "")]
+
+
+def test_a_how_to_shell_block_with_describing_comments_gives_no_attempts():
+    doc = """# Setting up the container toolkit
+
+```bash
+# Install the toolkit and configure Docker to use the NVIDIA runtime
+sudo apt-get install -y nvidia-container-toolkit
+sudo nvidia-ctk runtime configure --runtime=docker
+# Restart Docker to apply the changes
+sudo systemctl restart docker
+```
+"""
+    assert _attempts(doc) == []

@@ -314,7 +314,8 @@ def _named_result(j: Judged) -> Found | None:
     u = j.unit
     if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
-                                                       "labelled as reasoning"} & set(j.features):
+                                                       "labelled as reasoning", "under a lessons heading",
+                                                       "under a boilerplate heading"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -492,6 +493,11 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
+    from dbglog.docreader.cues import table
+
+    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
+        return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
     if not oc:
         return None

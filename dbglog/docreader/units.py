@@ -275,7 +275,8 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) \
+                    or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
             else:
@@ -368,6 +369,11 @@ def _starts_entry(before: str, line: str) -> bool:
     """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
     funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
     head = line.lstrip(" *_")
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
+
+    word = re.split(r"\s*[:：]", head, maxsplit=1)[0].strip(" *_").lower()
+    if word in ATTEMPT_LABELS or word in INV_LABELS:
+        return True  # "edit: ...", "result: ...": a known label starts its own entry whatever came before
     ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：）*_") or not before.strip() or _LABEL_LINE.match(before)
     return bool(ended or head[:1].isupper() or not head[:1].isalpha() or _CJK_KEY.match(line))
 

@@ -483,32 +483,25 @@ def _cut(chunk: bytes) -> int:
     return cut
 
 
+def _key_cut(piece: bytes) -> bool:
+    """A PEM private key begins in ``piece`` and does not end there: cut by the block."""
+    return b"-----BEGIN" in piece and b"-----END" not in piece[piece.rfind(b"-----BEGIN"):]
+
+
 def redact_file(path, block: int = BLOCK) -> bool:
     """Secrets out of a file, in place, in blocks cut at line ends (memory bounded by ``block``): the
     bytes stay the file's own otherwise (escapes, invalid UTF-8 and all). The file is replaced
     atomically, and only when something was redacted; returns whether it was."""
     import tempfile
 
+    from dbglog.util.blocks import line_blocks
+
     path = os.fspath(path)
     changed = False
     tmp = None
     with open(path, "rb") as src:
-        carry = b""
-        while True:
-            data = src.read(block)
-            chunk = carry + data
-            if not chunk:
-                break
-            cut = _cut(chunk) if data else len(chunk)
-            if cut == 0 and len(chunk) < 4 * block:
-                carry = chunk  # one line longer than a block: read on (up to four blocks)
-                continue
-            cut = cut or len(chunk)
-            piece, carry = chunk[:cut], chunk[cut:]
-            if b"-----BEGIN" in piece and b"-----END" not in piece[piece.rfind(b"-----BEGIN"):] and data \
-                    and len(piece) < 4 * block:
-                carry = piece + carry  # a key cut by the block: read on
-                continue
+        before = 0  # bytes of the file ahead of this piece
+        for piece in line_blocks(src, block, cut=_cut, hold=_key_cut):
             if _block_needs(piece):
                 text = piece.decode("utf-8", "surrogateescape")
                 clean = redact_block(text).encode("utf-8", "surrogateescape")
@@ -520,8 +513,7 @@ def redact_file(path, block: int = BLOCK) -> bool:
                 src_pos = src.tell()
                 src.seek(0)
                 copied = 0
-                before = src_pos - len(chunk)  # the clean bytes ahead of this piece, copied as they are
-                while copied < before:
+                while copied < before:  # the clean bytes ahead of this piece, copied as they are
                     buf = src.read(min(block, before - copied))
                     out.write(buf)
                     copied += len(buf)
@@ -529,6 +521,7 @@ def redact_file(path, block: int = BLOCK) -> bool:
                 changed = True
             if tmp is not None:
                 out.write(clean)
+            before += len(piece)
     if tmp is None:
         return False
     try:
