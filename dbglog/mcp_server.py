@@ -293,11 +293,17 @@ def _call(fn):
     the ``dbglog:`` prefix, as in ``{"error": ...}``)."""
     with _busy_lock:
         _busy[0] += 1
+    from dbglog.kb import sync
+
     try:
-        return fn()
+        out = fn()
+        sync.flush_listing()  # (the freshness check's manifest: kept only by a call that succeeded)
+        return out
     except DbglogError as e:
+        sync.drop_listing()
         return _error(str(e))
     except Exception as e:  # a bug of ours: one line, and the server keeps serving
+        sync.drop_listing()
         if os.environ.get("DBGLOG_DEBUG"):
             import traceback
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 
+from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 from dbglog.util.lazyre import Lazy
 
 REDACTED = "<redacted>"
@@ -44,7 +45,7 @@ _ESCAPES = Lazy(
     r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
 )
 _CONTROLS = Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_NEEDS_SANITIZE = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # (~5 ms to compile: kept between processes)
 # A lone surrogate (a YAML "\uDCFF" in a hand edit, a JSON one from an agent) is no character: stored,
 # it could never be written as UTF-8 again (the MCP answer, a --json line, the mirror file).
 _SURROGATES = Lazy("[\ud800-\udfff]")
@@ -86,14 +87,14 @@ def json_text(dumped: str) -> str:
 # --- secrets --------------------------------------------------------------------------------
 
 # Upper-case (environment-style) names: any of these words, as a whole _-separated word.
-_ENV_SECRET_WORD = re.compile(r"(?:^|_)(?:SECRET|SECRETS|TOKEN|PASSWORD|PASSWD|PASS|PASSPHRASE|KEY|APIKEY|"
+_ENV_SECRET_WORD = recache.compile(r"(?:^|_)(?:SECRET|SECRETS|TOKEN|PASSWORD|PASSWD|PASS|PASSPHRASE|KEY|APIKEY|"
                               r"CREDENTIAL|CREDENTIALS|AUTH|COOKIE)(?:_|$)")
 # Any other name (flags, kwargs, config keys): ends with a word that cannot mean anything else
 # (hf_token, --api-key, client_secret; not token_budget).
-_WORD_SECRET = re.compile(r"(?:^|[_.-])(?:secret|token|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
+_WORD_SECRET = recache.compile(r"(?:^|[_.-])(?:secret|token|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
                           r"secret[_-]?key|private[_-]?key|credentials?)$", re.I)
 # ... and names that hold a number, an id or a path, not the secret itself.
-_NOT_SECRET = re.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|NUM|LIMIT|FILE|PATH|DIR|SOCK|"
+_NOT_SECRET = recache.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|NUM|LIMIT|FILE|PATH|DIR|SOCK|"
                          r"TYPE|NAME|URL_FILE|ENABLED?|DISABLED?)$|^(?:MAX|MIN|NUM|N|TOTAL)[_-]", re.I)
 
 
@@ -136,10 +137,10 @@ _GH = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
 _AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
-_NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]"
+_NAME_HINT = recache.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]"
                         r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]", re.I)
 # One search for every literal the value patterns, URLs and headers need: most text has none of them.
-_VALUE_HINT = re.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
+_VALUE_HINT = recache.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
                          r"PRIVATE KEY-----|://|[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Bb][Ee][Aa][Rr][Ee][Rr]|"
                          r"mysql|curl")
 _URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
