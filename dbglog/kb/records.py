@@ -270,8 +270,11 @@ class Records:
             if inv_id is not None:
                 self.store.touch(inv_id, model.now_iso())
                 self.publish(inv_id, scan=False)
-            # our own rename moved the directory's stamp: still in order, unless it had moved before
-            self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
+        # our own rename (and the journal's undo link, gone at the commit) moved the directory's stamp:
+        # still in order, unless it had moved before
+        self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
+        if stamp is not None:
+            sync.after_own_write(self.store, self.ws, stamp, self.fresh_stamp)
 
     def path_for(self, inv_id: str) -> str:
         row = self.store.mirror_for(inv_id)
@@ -296,6 +299,7 @@ class Records:
             self.store.journal(path)
         st = atomic_write(path, data)
         self.store.set_mirror(rel, inv_id, st.st_size, st.st_mtime_ns, sync.sha256(data), self.store.rev(inv_id))
+        sync.note_written(rel)
         return path
 
     # --- selection ------------------------------------------------------------------
@@ -554,6 +558,13 @@ class Records:
             self.store.update_fields(inv_id, sections=json.dumps([s.to_dict() for s in inv.sections]))
 
     # --- supervised runs -----------------------------------------------------------
+
+    def bisection_recall(self, sid: str, signatures=None, **how) -> dict | None:
+        """What the knowledge base knows about a bisection's bad verdict (``failures.bisection_recall``):
+        the bisection engine, which does not import kb/, asks through the Records it is handed."""
+        from dbglog.kb import failures
+
+        return failures.bisection_recall(self.store, sid, signatures, **how)
 
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
                              inv_ref: str | None = None, hypothesis: str = "", did: str = "",
