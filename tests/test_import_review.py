@@ -7,6 +7,39 @@ import pytest
 from conftest import run_cli_inproc
 from import_thread_doc import THREAD_DOC, as_json, investigations, lost_lines, mirror_files, write_doc
 
+# The thread doc with a paragraph whose middle sentence is a guess at best: the one unit the review asks about.
+REVIEW_DOC = THREAD_DOC + """
+## Notes from the week
+
+The driver got an update on Tuesday. Maybe the cable swap helped somewhat, hard to say. The logs looked cleaner.
+"""
+UNSURE_LINE = THREAD_DOC.count("\n") + 4
+
+# A protocol-style doc: header fields, a labelled attempt, a next-steps list, and one uncertain sentence.
+PROTOCOL_DOC = """\
+# Kernel replay crashes the profiler
+
+**Status:** Investigating
+**Symptom:** ncu exits with an illegal address when replaying the GEMM kernel.
+
+## Attempts
+
+### Attempt 1: Profile with range replay
+**Hypothesis:** Kernel replay restores memory wrongly.
+**What we did:** Ran ncu with `--replay-mode range`.
+**Result:** Same crash, maybe a little later.
+**Conclusion:** Replay mode is not it.
+
+## Notes
+
+Perhaps the newer driver helped a bit, not sure.
+
+## What to try next
+
+1. Collect fewer metrics.
+2. Remove `__launch_bounds__` from the kernel.
+"""
+
 LABELS = {"action", "result", "action_result", "proposal", "request", "plan", "boilerplate", "context"}
 
 
@@ -68,7 +101,7 @@ def review_rows(text: str) -> dict[str, str]:
 
 
 def test_review_writes_a_checklist_beside_the_document_and_changes_nothing(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     data = as_json(cli(ws, "import", "--review", doc, "--json"))
     review = tmp_path / "notes.md.review.md"
     assert data == {"review": str(review), "source": str(doc)}
@@ -78,11 +111,26 @@ def test_review_writes_a_checklist_beside_the_document_and_changes_nothing(ws, c
     assert rows["9-9"].startswith("- [x] lines 9-9 · worked · ")
     assert rows["10-10"].startswith("- [x] lines 10-10 · failed · ")
     assert rows["17-21"].startswith("- [x] lines 17-21 · worked · ") and " · by bob · " in rows["17-21"]
-    assert "## Not sure (not imported unless ticked)" in text
-    unsure = text.split("## Not sure")[1]
-    assert all(ln.startswith("- [ ] ") for ln in unsure.splitlines() if ln.startswith("- ["))
+    unsure = review_rows(text.split("## Not sure (not imported unless ticked)")[1])
+    assert list(unsure) == [f"{UNSURE_LINE}-{UNSURE_LINE}"] and "cable swap" in unsure[f"{UNSURE_LINE}-{UNSURE_LINE}"]
+    assert all(ln.startswith("- [ ] ") for ln in unsure.values())
     assert investigations(ws) == 0 and mirror_files(ws) == []
-    assert doc.read_text() == THREAD_DOC
+    assert doc.read_text() == REVIEW_DOC
+
+
+def test_not_sure_lists_only_uncertain_units_that_no_structure_attempt_or_step_took(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, PROTOCOL_DOC)
+    cli(ws, "import", "--review", doc, check=0)
+    read, unsure = (tmp_path / "notes.md.review.md").read_text().split("## Not sure (not imported unless ticked)")
+    assert list(review_rows(read)) == ["8-13"]  # the protocol attempt, its fields inside it
+    # Not the status field (line 3), not a next-steps item (20, 21): only the sentence nothing took.
+    assert list(review_rows(unsure)) == ["16-16"] and "newer driver" in unsure
+
+
+def test_a_review_of_a_doc_read_with_certainty_has_no_not_sure_list(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    assert "## Not sure" not in (tmp_path / "notes.md.review.md").read_text()
 
 
 def parse_row(row: str) -> tuple:
@@ -117,7 +165,7 @@ def corrected_review(ws, cli, doc) -> tuple:
 
 
 def test_apply_review_imports_exactly_the_ticked_attempts_as_corrected_and_loses_no_line(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     review, want = corrected_review(ws, cli, doc)
     assert ([17, 21], "worked", "`VLLM_ATTENTION_BACKEND=XFORMERS`", "bob") in want
     assert any(title == "My own title for it" for _, _, title, _ in want)
@@ -128,7 +176,7 @@ def test_apply_review_imports_exactly_the_ticked_attempts_as_corrected_and_loses
     got = sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in inv["attempt_list"])
     assert got == want
     [mirror] = mirror_files(ws)
-    assert lost_lines(THREAD_DOC, mirror.read_text()) == []
+    assert lost_lines(REVIEW_DOC, mirror.read_text()) == []
     shown = as_json(cli(ws, "show", inv["id"], "--json"))
     assert sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in shown["attempts"]) == want
     # The same review again changes nothing.
@@ -146,9 +194,9 @@ def test_apply_review_finds_its_document_from_another_directory(ws, cli, tmp_pat
 
 
 def test_a_review_whose_document_changed_since_is_refused_and_nothing_written(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     review, _ = corrected_review(ws, cli, doc)
-    doc.write_text(THREAD_DOC.replace("torch 2.3.1", "torch 2.3.0"))
+    doc.write_text(REVIEW_DOC.replace("torch 2.3.1", "torch 2.3.0"))
     p = cli(ws, "import", "--apply-review", review, check=2)
     assert p.stderr.count("\n") == 1 and "changed since" in p.stderr and "--review" in p.stderr
     assert p.stdout == "" and investigations(ws) == 0 and mirror_files(ws) == []

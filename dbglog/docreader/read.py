@@ -31,6 +31,7 @@ class Parsed:
     recognized: dict = field(default_factory=dict)
     verified: bool = False
     judged: list[Judged] = field(default_factory=list)  # every unit with its label (import --explain)
+    taken: frozenset[int] = frozenset()  # 0-based lines certain structure took (a review never asks about them)
 
 
 @dataclass
@@ -183,7 +184,7 @@ class _Build:
         verified = self._verify()
         key = heading_key(self.inv.title) or f"line:{first}"
         return Parsed(self.inv, first, key, self.items, recognized=self._recognized(), verified=verified,
-                      judged=self.judged.within(self.units))
+                      judged=self.judged.within(self.units), taken=frozenset(self.owned))
 
     # --- title and header ------------------------------------------------------------------
 

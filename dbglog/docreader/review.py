@@ -72,28 +72,34 @@ def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6) 
              "Tick a row to import it as an attempt, untick one that is not an attempt; fix the outcome "
              f"({', '.join(OUTCOMES)}) and the title in place. Then run `dbglog import --apply-review` "
              "on this file. Every line of the document is kept either way.", "", "## Attempts read", ""]
-    taken: set[tuple[int, int]] = set()
     for p in parsed:
         for a in p.inv.attempts:
             if len(a.source_lines) != 2:
                 continue
-            taken.add(tuple(a.source_lines))
             conf = _confidence(p, a.source_lines)
             who = f" · by {a.who}" if a.who else ""
             lines.append(f"- [x] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · {conf:.2f}{who} · "
                          f"{_one(a.title)}")
-    unsure = []
-    for p in parsed:
-        for j in p.judged:
-            u = j.unit
-            span = (u.first + 1, u.last + 1)
-            if u.kind != "sentence" or any(x[0] <= span[0] <= x[1] for x in taken):
-                continue
-            if j.label in ("action", "action_result", "result") and j.confidence < threshold:
-                unsure.append(f"- [ ] lines {span[0]}-{span[1]} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
+    unsure = [row for p in parsed for row in _unsure(p, threshold)]
     if unsure:
         lines += ["", "## Not sure (not imported unless ticked)", ""] + unsure
     return "\n".join(lines) + "\n"
+
+
+def _unsure(p, threshold: float) -> list[str]:
+    """Rows for the units read as something done or seen with low confidence that nothing took: not certain
+    structure (a header field, a protocol field, a next-steps item), not an attempt, not a next step."""
+    spans = [a.source_lines for a in p.inv.attempts if len(a.source_lines) == 2]
+    spans += [s.source_lines for s in p.inv.next_steps if len(s.source_lines) == 2]
+    out = []
+    for j in p.judged:
+        u = j.unit
+        lines = range(u.first, u.last + 1)
+        if (u.kind != "sentence" or j.label not in ("action", "action_result", "result") or j.confidence >= threshold
+                or any(i in p.taken for i in lines) or any(a <= u.first + 1 <= b for a, b in spans)):
+            continue
+        out.append(f"- [ ] lines {u.first + 1}-{u.last + 1} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
+    return out
 
 
 def _confidence(p, span: list[int]) -> float:
