@@ -2,6 +2,8 @@
 changing anything, and the corrected checklist taken back -- exactly the ticked attempts, with the outcomes
 and titles as corrected, and still every line of the document kept."""
 
+import json
+
 import pytest
 
 from conftest import run_cli_inproc
@@ -257,3 +259,103 @@ def test_a_review_file_is_never_imported_as_a_debug_doc(ws, cli, tmp_path):
     assert "is a review" in p.stderr and f"--apply-review {review}" in p.stderr and investigations(ws) == 0
     data = as_json(cli(ws, "import", notes, "--json"))  # a directory: the review beside the doc is not read
     assert [i["title"] for i in data["investigations"]] == ["vLLM crashes with illegal memory access on A100"]
+
+
+# --- a review, kept: a later plain import of the same document applies it again ---------------------------
+
+
+def attempts_of(data: dict) -> list[tuple]:
+    return sorted((a["source_lines"], a["outcome"], a["title"], a["who"])
+                  for i in data["investigations"] for a in i["attempt_list"])
+
+
+def test_a_plain_reimport_after_apply_review_keeps_the_corrections(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    applied = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert applied["reviews"] == [{"source": str(doc), "file": str(doc), "review": "applied", "attempts": len(want),
+                                   "changed_since_review": False, "dropped": []}]
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"]
+    assert attempts_of(again) == want
+    assert again["reviews"] == [{"source": str(doc), "file": str(doc), "review": "kept", "attempts": len(want),
+                                 "changed_since_review": False, "dropped": []}]
+    out = cli(ws, "import", doc, check=0).stdout
+    assert f"reviewed  {doc}: {len(want)} attempt(s) as its applied review set them" in out
+    assert not [ln for ln in out.splitlines() if ln.startswith(("dropped ", "changed "))]
+    shown = as_json(cli(ws, "show", applied["investigations"][0]["id"], "--json"))
+    assert "## Import review" not in [s["heading"] for s in shown["sections"]]  # bookkeeping: not shown
+
+
+def test_a_plain_import_of_a_document_never_reviewed_says_nothing_of_reviews(ws, cli, tmp_path):
+    data = as_json(cli(ws, "import", write_doc(tmp_path), "--json"))
+    assert data["reviews"] == [] and len(data["investigations"][0]["attempt_list"]) == 4
+    assert "## Import review" not in mirror_files(ws)[0].read_text()
+
+
+def test_a_kept_review_lives_in_the_mirror_so_a_database_rebuilt_from_logs_still_applies_it(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    assert "\n## Import review\n" in mirror.read_text()
+    cli(ws, "reindex", "--force", check=0)  # the database from logs/ alone, as a teammate's clone has it
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+
+
+def test_a_correction_whose_lines_no_longer_hold_its_text_is_dropped_with_one_line_and_the_others_follow_their_text(
+        ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [changed] = [w for w in want if w[0] == [10, 10]]  # the attempt whose outcome the person corrected
+    doc.write_text(REVIEW_DOC.replace("**Status:** Open\n", "**Status:** Open\n\nSeen on two hosts.\n")  # 2 lines in
+                   .replace("torch 2.3.1; still", "torch 2.3.0; still"))
+    out = cli(ws, "import", doc, check=0).stdout
+    dropped = [ln for ln in out.splitlines() if ln.startswith("dropped ")]
+    assert len(dropped) == 1 and f"{doc} lines 10-10" in dropped[0] and "--review" in dropped[0]
+    assert any(ln.startswith(f"changed   {doc} since its review") for ln in out.splitlines())
+    data = as_json(cli(ws, "import", doc, "--json"))
+    [r] = data["reviews"]
+    assert r["dropped"] == [{"source_lines": [10, 10], "title": changed[2], "outcome": changed[1], "who": ""}]
+    assert r["changed_since_review"] is True
+    moved = sorted(([a + 2, b + 2], o, t, w) for (a, b), o, t, w in want if [a, b] != [10, 10])
+    assert attempts_of(data) == moved  # the rest kept, where their text now stands
+    assert "lines 10-10 · " in mirror_files(ws)[0].read_text().split("## Import review")[1]  # kept until reviewed
+    assert lost_lines(doc.read_text(), mirror_files(ws)[0].read_text()) == []
+
+
+def test_a_new_review_applied_replaces_the_kept_one(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, _ = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    cli(ws, "import", "--review", doc, check=0)
+    text = review.read_text()
+    review.write_text("\n".join(ln.replace("- [x]", "- [ ]", 1) if "lines 17-21" not in ln else ln
+                                for ln in text.split("\n")))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert data["reviews"][0]["review"] == "applied"
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [a[0] for a in attempts_of(again)] == [[17, 21]] and again["reviews"][0]["attempts"] == 1
+
+
+def test_a_review_of_another_document_is_refused_and_nothing_written(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    other = write_doc(tmp_path, THREAD_DOC.replace("A100", "H100"), name="other.md")
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    p = cli(ws, "import", "--apply-review", review, other, check=2)
+    assert p.stderr.count("\n") == 1 and f"is a review of {doc}, not of {other}" in p.stderr
+    assert p.stdout == "" and investigations(ws) == 0 and mirror_files(ws) == []
+
+
+def test_a_missing_review_or_a_review_whose_document_is_gone_is_one_line(ws, cli, tmp_path):
+    p = cli(ws, "import", "--apply-review", tmp_path / "nowhere.review.md", check=2)
+    assert p.stderr.count("\n") == 1 and "nowhere.review.md" in p.stderr and "Traceback" not in p.stderr
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    doc.unlink()
+    p = cli(ws, "import", "--apply-review", tmp_path / "notes.md.review.md", "--json", check=2)
+    assert p.stderr.count("\n") == 1 and "notes.md: no such file" in p.stderr and investigations(ws) == 0
+    assert json.loads(p.stdout) == {"error": p.stderr[len("dbglog: "):].strip()}  # --json: the error as JSON too

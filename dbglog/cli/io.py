@@ -108,11 +108,28 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
                 click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
         for sk in data["skipped"]:
             click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
+        for r in data["reviews"]:
+            _say_review(r, dry_run)
         cur = data.get("current")
         click.echo(f"current investigation: {cur or '(none)'}"
                    + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     emit(as_json, data, human)
+
+
+def _say_review(r: dict, dry_run: bool) -> None:
+    """What a review applied before did to this import: one line, and one more per correction it had to drop."""
+    if r["review"] == "kept":
+        click.echo(f"reviewed  {safe_text(r['source'])}: {r['attempts']} attempt(s) as its applied review set them")
+    again = f"`dbglog import --review {safe_text(r['file'])}` to review it again"
+    for d in r["dropped"]:
+        a, b = d["source_lines"]
+        click.echo(f"dropped   {safe_text(r['source'])} lines {a}-{b} {safe_text(d['title'])[:60]!r} ({d['outcome']}): "
+                   f"these lines no longer hold the text reviewed, so they {'would be' if dry_run else 'are'} kept "
+                   f"as text; {again}")
+    if r["review"] == "kept" and r["changed_since_review"]:
+        click.echo(f"changed   {safe_text(r['source'])} since its review: attempts written since are not read "
+                   f"(only the reviewed ones); {again}")
 
 
 def _one_file(files) -> Path:
@@ -159,13 +176,24 @@ def _reviewed(files, review_path: str):
     rp = Path(review_path)
     text = importer.read_source(rp, review_path)
     corr = rv.parse_review(text, review_path)
-    doc = Path(files[0]) if files else _reviewed_doc(rp, corr.source)
     if len(files) > 1:
         raise DbglogError("--apply-review imports the one document its review is about; give at most that file")
+    named = _reviewed_doc(rp, corr.source)
+    doc = Path(files[0]) if files else named
     source = importer.read_source(doc, str(doc))
-    if f"sha:{rv.sha(source)}" not in text.split("\n", 1)[0]:
+    if corr.reviewed != rv.sha(source):
+        if files and not _same_file(doc, named):
+            raise DbglogError(f"{review_path} is a review of {corr.source}, not of {doc}; give that file, or "
+                              f"`dbglog import --review {doc}` to review this one")
         raise DbglogError(f"{doc} changed since {review_path} was written; run `dbglog import --review {doc}` again")
     return [str(doc)], {str(doc.resolve()): corr}
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _reviewed_doc(review: Path, source: str) -> Path:

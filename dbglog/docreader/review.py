@@ -4,6 +4,9 @@
 * ``review_markdown`` / ``parse_review``: a short checklist of the attempts read (outcome, confidence,
   lines) and of the units the reader was not sure of; the corrected list comes back as ``Corrections``
   (``import --review`` / ``--apply-review``). Low-confidence units are listed, not guessed.
+* ``kept_section`` / ``kept_corrections``: what an applied review said, kept with the investigation as the
+  bookkeeping section ``## Import review`` (so in the mirror, for every clone), and taken again by a later
+  plain import of the same document -- each row only while its cited lines hold the text it was made on.
 * ``from_extraction``: an extraction that cites unit ids (an agent over MCP, a model behind ``--llm``),
   validated -- every cited unit exists, every outcome is one dbglog knows -- into the same ``Corrections``.
 
@@ -18,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from dbglog.docreader.units import Doc
-from dbglog.core.model import OUTCOMES
+from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
 
 
@@ -32,6 +35,7 @@ class Correction:
     title: str = ""
     outcome: str = ""
     who: str = ""
+    text: str = ""  # a kept correction: the checksum of its lines' text when the review was applied
 
 
 @dataclass
@@ -40,6 +44,10 @@ class Corrections:
 
     attempts: list[Correction] = field(default_factory=list)
     source: str = ""  # the document they are about (a review file names it)
+    kept: bool = False  # a person's review: kept with the investigation and applied again on re-import
+    dropped: list[Correction] = field(default_factory=list)  # kept ones whose lines no longer hold their text
+    changed: bool = False  # kept ones, and the document changed since the review was applied
+    reviewed: str = ""  # the checksum (``sha``) of the document as it was reviewed
 
 
 def sha(text: str) -> str:
@@ -118,7 +126,7 @@ def parse_review(text: str, shown: str) -> Corrections:
     if not m:
         raise DbglogError(f"{shown}: not a review file (its first line must be the `<!-- dbglog review: ... -->` "
                           "that `dbglog import --review` wrote)")
-    out = Corrections(source=m.group("path"))
+    out = Corrections(source=m.group("path"), kept=True, reviewed=m.group("sha"))
     for n, line in enumerate(text.split("\n"), 1):
         if not line.startswith("- ["):
             continue
@@ -178,3 +186,74 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Co
         who = " ".join(str(a.get("who", "")).split())[:80]
         out.attempts.append(Correction(first, last, title, outcome, who))
     return out
+
+
+# --- a review, kept -------------------------------------------------------------------------------
+
+_KEPT = re.compile(r"^- lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)(?: · by (?P<who>[^·]+?))?"
+                   r" · text:(?P<text>[0-9a-f]{12}) · (?P<title>.*)$")
+_KEPT_SHA = re.compile(r"\(document sha:(?P<sha>[0-9a-f]{16})\)")
+
+
+def lines_sha(lines: list[str], first: int, last: int) -> str:
+    """The checksum of lines FIRST..LAST (1-based) as written, blanks at the ends of lines aside."""
+    return sha("\n".join(ln.strip() for ln in lines[first - 1:last]))[:12]
+
+
+def kept_section(attempts: list, dropped: list[Correction], lines: list[str], doc_sha: str) -> Section:
+    """The bookkeeping section an applied review leaves with an investigation: one row per attempt it set, as
+    the document reads now, and the rows it could no longer place, as they were (kept until reviewed again:
+    the text they were made on may come back)."""
+    rows = []
+    for a in attempts:
+        if len(a.source_lines) == 2:
+            first, last = a.source_lines
+            rows.append(_kept_line(first, last, a.outcome, a.who, lines_sha(lines, first, last), a.title))
+    rows += [_kept_line(c.first, c.last, c.outcome, c.who, c.text, c.title) for c in dropped]
+    return Section(REVIEW_SECTION, "\n".join(
+        [f"The attempts `dbglog import --apply-review` set here (document sha:{doc_sha}). A re-import of the "
+         "document keeps them while their lines hold the same text; edit a row to change it.", ""]
+        + (rows or ["(no attempts ticked)"])))
+
+
+def _kept_line(first: int, last: int, outcome: str, who: str, text: str, title: str) -> str:
+    by = f" · by {' '.join(who.replace('·', ' ').split())}" if who else ""
+    return f"- lines {first}-{last} · {outcome}{by} · text:{text} · {_one(title)}"
+
+
+def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
+    """The corrections kept sections hold, for the document as it is now (None: no review was applied). A row
+    whose lines no longer hold its text is looked for where the same text now stands (lines inserted above
+    it); found once, it moves there, else it is dropped (``Corrections.dropped``) and its lines stay text."""
+    if not bodies:
+        return None
+    lines = text.split("\n")
+    out = Corrections(kept=True)
+    shas = sorted({m.group("sha") for b in bodies if (m := _KEPT_SHA.search(b))})
+    out.reviewed = shas[0] if shas else ""
+    out.changed = any(x != sha(text) for x in shas)
+    windows: dict[int, dict[str, list[int]]] = {}  # passage length -> checksum -> where such passages begin
+    rows = {(c.first, c.last, c.text): c for b in bodies for c in filter(None, map(_kept_row, b.split("\n")))}
+    for c in sorted(rows.values(), key=lambda c: (c.first, c.last)):
+        got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows)
+        (out.attempts if got else out.dropped).append(got or c)
+    return out
+
+
+def _kept_row(line: str) -> Correction | None:
+    r = _KEPT.match(line.rstrip())
+    if r is None or r.group("outcome") not in OUTCOMES or int(r.group("b")) < int(r.group("a")):
+        return None
+    return Correction(int(r.group("a")), int(r.group("b")), r.group("title").strip(), r.group("outcome"),
+                      (r.group("who") or "").strip(), r.group("text"))
+
+
+def _moved(c: Correction, lines: list[str], windows: dict[int, dict[str, list[int]]]) -> Correction | None:
+    """The correction where its passage stands now, when it stands in exactly one place."""
+    n = c.last - c.first
+    if n not in windows:
+        windows[n] = {}
+        for i in range(1, len(lines) - n + 1):
+            windows[n].setdefault(lines_sha(lines, i, i + n), []).append(i)
+    at = windows[n].get(c.text, [])
+    return Correction(at[0], at[0] + n, c.title, c.outcome, c.who, c.text) if len(at) == 1 else None

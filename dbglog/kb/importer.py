@@ -276,9 +276,12 @@ def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     return out
 
 
-def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple[list[Plan], list[dict]]:
+def plan_files(recs, paths: list[str], corrections: dict | None = None,
+               reviews: list[dict] | None = None) -> tuple[list[Plan], list[dict]]:
     """Read and parse every file first: one bad file stops the command before anything is written.
-    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds."""
+    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds; a file
+    given none is read with the review applied to it before, if any (kept with its investigations).
+    ``reviews`` is filled with what each applied or kept review did (``import --json``'s ``reviews``)."""
     plans: list[Plan] = []
     skipped: list[dict] = []
     logs = recs.ws.logs_dir.resolve()
@@ -291,15 +294,65 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple
         if text.startswith("<!-- dbglog review: "):
             raise DbglogError(f"{shown} is a review that `dbglog import --review` wrote, not a debug doc; take it back "
                               f"with `dbglog import --apply-review {shown}`")
-        fix = (corrections or {}).get(str(path.resolve()))
-        parsed, skips = parse_document(text, shown, fix)
         source = source_name(path, recs.ws.root)
+        fix = (corrections or {}).get(str(path.resolve()))
+        applied = fix is not None
+        if fix is None:
+            fix = _kept_review(recs.store, source, text)
+        parsed, skips = parse_document(text, shown, fix)
+        if fix is not None and fix.kept:
+            _keep_review(parsed, text, fix)
+            if reviews is not None:
+                reviews.append(_review_report(fix, source, shown, applied))
         sha = content_sha(text)
         for p in parsed:
             check_roundtrip(p, shown)
             plans.append(Plan(source=source, parsed=p, sha=sha, text=text))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
+
+
+# --- a review, kept: what --apply-review set holds for later imports of the same document ---------------
+
+
+def _kept_review(store, source: str, text: str):
+    """The review applied to this document before, as the document reads now (None: never reviewed). It is kept
+    in each of the document's investigations (the bookkeeping section ``## Import review``, in the mirror too,
+    so a clone that pulled logs/ has it): found through ``imports``, or the investigations' ``source`` key."""
+    import json
+
+    from dbglog.docreader import review as rv
+
+    ids = {r[0] for r in store.q("SELECT investigation_id FROM imports WHERE source = ?", source)}
+    ids |= {r[0] for r in store.q("SELECT id FROM investigations WHERE substr(source, 1, ?) = ?",
+                                  len(source) + 1, source + "#")}
+    bodies = []
+    for inv_id in sorted(ids):
+        row = store.q("SELECT sections FROM investigations WHERE id = ?", inv_id).fetchone()
+        bodies += [s["body"] for s in json.loads(row[0] if row else "[]") if s.get("heading") == model.REVIEW_SECTION]
+    return rv.kept_corrections(bodies, text)
+
+
+def _keep_review(parsed: list[Parsed], text: str, fix) -> None:
+    """Each investigation read with a person's review keeps what it set, for the next import of the document: the
+    attempts as corrected, and the rows that no longer hold their text under the investigation they were in."""
+    from dbglog.docreader import review as rv
+
+    lines = text.split("\n")
+    own = [p for p in parsed if not p.canonical]
+    for k, p in enumerate(own):
+        until = own[k + 1].line if k + 1 < len(own) else float("inf")
+        dropped = [c for c in fix.dropped if (k == 0 or c.first >= p.line) and c.first < until]
+        kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text))
+        p.inv.sections = [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION] + [kept]
+        p.verified = False  # (a section added after the reader checked its rendering: check it again)
+
+
+def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
+    return {"source": source, "file": shown, "review": "applied" if applied else "kept",
+            "attempts": len(fix.attempts), "changed_since_review": fix.changed,
+            "dropped": [{"source_lines": [c.first, c.last], "title": c.title, "outcome": c.outcome, "who": c.who}
+                        for c in fix.dropped]}
 
 
 def _decide(recs, plan: Plan) -> Investigation:
@@ -369,7 +422,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
     from dbglog.kb import failures, sync
     from dbglog.kb.records import CURRENT
 
-    plans, skipped = plan_files(recs, paths, corrections)
+    reviews: list[dict] = []
+    plans, skipped = plan_files(recs, paths, corrections, reviews)
     if use and len(plans) != 1:
         raise DbglogError(f"--use needs exactly one investigation; these files hold {len(plans)}: "
                           "import them, then `dbglog use ID`")
@@ -423,7 +477,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
     current = store.get_meta(CURRENT) if hasattr(store, "get_meta") else None
     for r in results:
         r["current"] = bool(current) and r["id"] == current
-    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None}
+    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None,
+            "reviews": reviews}
 
 
 class _DryRun(Exception):
