@@ -246,3 +246,83 @@ I was able to run the marlin model with chunked prefill on 0.4.2 but could not a
     got = _attempts(doc)
     assert got[0] == ("`export VLLM_ATTENTION_BACKEND=XFORMERS`", "worked", "asker")
     assert [o for _, o, _ in got[1:]] == ["worked", "failed"]
+
+
+def test_forum_answers_signed_in_german_are_posts_and_an_answer_with_its_account_is_one_attempt():
+    doc = """# RX 6800: Ollama findet die GPU nicht
+
+**Frage von mkoehler (12.01.2025, 20:15)**
+
+Ollama läuft nur auf der CPU, obwohl `rocminfo` die Karte zeigt.
+
+**Antwort von t_brenner (12.01.2025, 21:02)**
+
+Ist dein Benutzer in den Gruppen `render` und `video`?
+
+**Antwort von mkoehler (12.01.2025, 21:40)**
+
+Danke, das war's leider nicht. Den Benutzer habe ich zu `render` und `video` hinzugefügt und den Dienst neu
+gestartet, Log zeigt immer noch dasselbe.
+
+**Antwort von mkoehler (13.01.2025, 19:30)**
+
+Ich habe trotzdem den Backports-Kernel installiert – und jetzt
+funktioniert es: `ollama ps` zeigt 100 % GPU.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("failed", "mkoehler"), ("worked", "mkoehler")]
+
+
+def test_commands_kept_as_comments_in_a_dockerfile_with_their_results_are_attempts():
+    doc = """# Dockerfile notes
+
+```dockerfile
+FROM nvcr.io/nvidia/pytorch:24.07-py3
+# RUN pip install flash-attn==2.6.3
+#     -> builds for 70 min, then dies: nvcc fatal: Unsupported gpu architecture 'compute_100'
+# RUN pip install flash-attn==2.6.3 --no-build-isolation
+#     -> same undefined symbol
+RUN MAX_JOBS=8 pip install flash-attn==2.6.3 --no-build-isolation
+```
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert "--no-build-isolation" in got[1][0]
+
+
+def test_a_flag_keeps_its_dashes_when_its_text_is_made_plain():
+    assert plain("--max-num-seqs 64") == "--max-num-seqs 64" and plain("- item") == "item"
+
+
+def test_an_issue_form_thread_keeps_its_replies_and_answers_go_to_the_suggestion_they_name():
+    doc = """# Illegal memory access after a few hours (flashinfer backend)
+
+**asker** commented on Nov 13, 2024
+
+### Describe the bug
+
+Serving the model with `--tensor-parallel-size 2` works for a few hours and then the engine dies.
+
+### Before submitting a new issue...
+
+- [x] I checked the open and closed issues before filing this.
+
+**helper** commented on Nov 14, 2024
+
+Does it also happen with the flash-attn backend? You would need `VLLM_ATTENTION_BACKEND=FLASH_ATTN`.
+And have you tried `enforce_eager=True`?
+
+**asker** commented on Nov 15, 2024
+
+Can't tell yet for the backend switch: it has been running for two hours without a crash.
+
+**asker** commented on Nov 18, 2024
+
+@helper with FLASH_ATTN it crashed again after ~9 hours.
+
+**asker** commented on Nov 19, 2024
+
+Eager: yes — with that it ran through the whole weekend, no crash.
+"""
+    got = _attempts(doc)
+    assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]

@@ -125,7 +125,7 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
@@ -281,8 +281,9 @@ def _en_outcome(s: str) -> str | None:
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
-    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
-        return "failed"
+    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
+            r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
+        return "failed"  # "same undefined symbol": the failure before, again
     if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
         return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)
@@ -370,10 +371,10 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
 
 
-def _opening(doc: Doc) -> set[int]:
+def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
     thread's first post (the failing baseline, not a try)."""
     out: set[int] = set()
@@ -383,7 +384,12 @@ def _opening(doc: Doc) -> set[int]:
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
-    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
+    roles = roles or {}
+    from dbglog.docreader.units import post_author
+
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
+                  and not any(roles.get(h) == "boilerplate" for h in u.path)
+                  and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
     if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out

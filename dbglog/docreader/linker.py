@@ -30,6 +30,7 @@ class Found:
     units: list[int] = field(default_factory=list)
     confidence: float = 0.0
     title: str = ""
+    answer: bool = False  # a suggestion and the answerer's report of trying it
 
 
 def _outcome(text: str) -> str | None:
@@ -60,7 +61,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
     # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
     # ... in #15412"), not results of theirs, unless they say what they ran themselves.
-    replied: set[tuple[int, str, str]] = set()  # (suggesting post, answerer, what) answered already
+    replied: set[int] = set()  # suggesting posts whose answers were read
     suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
     out += _keyed(js, used, code)
     out += _lists(js, used)
@@ -84,11 +85,13 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             f = _found(j, u.text, u.text)
         elif j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and (
-                said := _suggested(j, js[:k], code)):
-            f = [g for g in _answered(j, said, js[k + 1:k + 40], used)
-                 if (u.post, g.who, g.title or g.did) not in replied]  # "just change to X. try it.": one suggestion
-            replied.update((u.post, g.who, g.title or g.did) for g in f)
+        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in replied and (
+                parts := _post_suggestions(js, k, code)):
+            # Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"):
+            # each answer goes to the one it names.
+            replied.add(u.post)
+            last = max(i for i, x in enumerate(js) if x.unit.post == u.post)
+            f = _answered(j, parts, js[last + 1:last + 40], used)
         elif j.label == "result" and heads is not None:
             f = _under_heading(j, heads, out) or (
                 None if u.post in suggesting and "first person" not in j.features else _named_result(j))
@@ -99,11 +102,28 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
+    out = _absorbed(out)
     for g in out:
         if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
                 g.outcome == "worked" and _FIXED.search(g.result or g.did)):
             g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
     return out
+
+
+def _absorbed(out: list[Found]) -> list[Found]:
+    """ "Thanks, that wasn't it. I added the user to `render` and restarted": the answer to a suggestion and the
+    answerer's own account of doing it, on the lines that answer ends on, are one attempt."""
+    keep: list[Found] = []
+    answers = [f for f in out if f.answer]
+    for f in out:
+        a = next((a for a in answers if a is not f and a.who == f.who and not f.answer
+                  and a.first < f.first <= a.last < f.last), None)
+        if a is None:
+            keep.append(f)
+            continue
+        a.last, a.result = f.last, f"{a.result} {f.did}".strip()
+        a.units += f.units
+    return keep
 
 
 _FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
@@ -345,41 +365,59 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
 
 
-def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
+def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:
     """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
     each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me").
-    A suggestion of several things ("try X and, separately, the nightly wheel?") is answered part by part: an
-    answer sentence goes to the part whose setting it names."""
+    Several suggestions ("try X and, separately, the nightly wheel?") are answered part by part: an answer sentence
+    goes to the part whose setting it names. "Can't tell yet" is replaced by the same person's later verdict."""
     u = j.unit
-    out: list[Found] = []
-    parts = _parts(said)
-    answered: set[tuple[str, int]] = set()
+    got: dict[tuple[str, int], Found] = {}
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0:
-            continue
-        if v.quoted:
-            continue  # "> try with X" above the answer: the suggestion quoted, not a new one
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted:
+            continue  # a quote ("> try with X") above the answer is the suggestion, not a new one
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
             break  # another suggestion: later answers may be to that one
-        if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
+        named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
+        if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
+                                                                                for p in parts)):
             oc = _outcome(v.text)
             k = _which_part(parts, v.text)
-            if oc in (None, "untested") or k is None or (v.author, k) in answered:
+            had = got.get((v.author, k)) if k is not None else None
+            if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
                 continue
-            did = parts[k] if len(parts) > 1 else plain(said)
-            f = Found(did, plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
-            f.title = _suggestion_title(did)
-            out.append(f)
-            answered.add((v.author, k))
-        if v.post > u.post + 4:
+            if had is not None:  # the earlier "can't tell yet" gets its verdict
+                had.outcome, had.result, had.last = oc, plain(v.text), v.last
+                had.units.append(v.id)
+                continue
+            f = Found(parts[k], plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
+            f.title, f.answer = _suggestion_title(parts[k]), True
+            got[(v.author, k)] = f
+        if v.post > u.post + 6:
             break
+    return list(got.values())
+
+
+def _post_suggestions(js: list[Judged], k: int, code: list[Unit]) -> list[str]:
+    """The things one post suggests, each once: a suggestion's own setting, else the one named beside it."""
+    post = js[k].unit.post
+    mine = [i for i, x in enumerate(js) if x.unit.post == post]
+    out: list[str] = []
+    for i in mine:
+        x = js[i]
+        if x.label not in ("proposal", "request") or x.unit.quoted:
+            continue
+        said = _suggested(x, js[:i], code) or next(
+            (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
+        for p in _parts(said) if said else []:
+            if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
+                out.append(p)
     return out
 
 
 # "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
 _PART_SPLIT = re.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
-                         r"|;\s*(?:and\s+|or\s+)?")
+                         r"|;\s*(?:and|or)\s+")
 
 
 def _parts(said: str) -> list[str]:
@@ -392,7 +430,7 @@ def _parts(said: str) -> list[str]:
 
 # "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
 _ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
-                       r"switch|upgrade|downgrade|pin)\b\s+(?:with(?:out)?\s+|to\s+)?",
+                       r"switch|upgrade|downgrade|pin|need|needs)\b\s+(?:with(?:out)?\s+|to\s+)?",
                        re.I)
 
 
@@ -414,8 +452,11 @@ def _which_part(parts: list[str], answer: str) -> int | None:
     if len(parts) == 1:
         return 0
     words = _tokens(answer)
-    hits = [k for k, p in enumerate(parts) if _tokens(p) & words or
-            any(w.strip("-") and w.strip("-") in answer.lower() for w in _tokens(p) if len(w) > 3)]
+    low = answer.lower()
+    parts = [re.split(r"\s*;\s*|\s+(?:since|because)\s+", p, maxsplit=1)[0] for p in parts]  # the thing, not why
+    hits = [k for k, p in enumerate(parts) if _tokens(p) & words
+            or any(w.strip("-") and w.strip("-") in low for w in _tokens(p) if len(w) > 3)
+            or any(len(w) >= 5 and w in p.lower() for w in words)]  # "Eager: yes" answers `enforce_eager=True`
     return hits[0] if len(hits) == 1 else None
 
 
@@ -424,8 +465,9 @@ def _new_knob(suggested: str, reply: str) -> bool:
     def knobs(text: str) -> set[str]:
         return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
 
-    b = knobs(reply)
-    return bool(b) and not (knobs(suggested) & b)
+    a, b = knobs(suggested), knobs(reply)
+    # `FLASH_ATTN` in the reply is the `VLLM_ATTENTION_BACKEND=FLASH_ATTN` that was suggested
+    return bool(b) and not any(x in y or y in x for x in a for y in b)
 
 
 def _command(j: Judged) -> Found | None:
@@ -433,7 +475,9 @@ def _command(j: Judged) -> Found | None:
     oc = _outcome(u.comment)
     if not oc:
         return None
-    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", u.comment).strip() or u.text
+    # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
+    said = u.desc or (u.comment if not u.text.strip() else "")
+    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text else ""
     return f

@@ -9,6 +9,7 @@ section. Everything else is judged unit by unit (scorer) and linked (linker).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -51,10 +52,16 @@ def sections(doc: Doc) -> list[Section]:
     """The heading tree (top-level sections), each with its line span."""
     heads = [u for u in doc.units if u.kind == "heading"]
     n = len(doc.lines)
+    # A post signed in a paragraph ("**bob** commented on ...") ends the form sections of the post before it.
+    at = {h.first for h in heads}
+    cuts = sorted(line for line, _ in doc.posts if line not in at)
     out: list[Section] = []
     stack: list[Section] = []
     for k, h in enumerate(heads):
         nxt = next((x.first for x in heads[k + 1:] if x.level <= h.level), n)
+        if h.level >= 3 and cuts:
+            c = bisect.bisect_right(cuts, h.first)
+            nxt = min(nxt, cuts[c]) if c < len(cuts) else nxt
         child = heads[k + 1].first if k + 1 < len(heads) else n
         s = Section(h, h.first, nxt - 1, min(child, nxt) - 1)
         while stack and stack[-1].head.level >= h.level:
