@@ -359,3 +359,25 @@ def test_a_missing_review_or_a_review_whose_document_is_gone_is_one_line(ws, cli
     p = cli(ws, "import", "--apply-review", tmp_path / "notes.md.review.md", "--json", check=2)
     assert p.stderr.count("\n") == 1 and "notes.md: no such file" in p.stderr and investigations(ws) == 0
     assert json.loads(p.stdout) == {"error": p.stderr[len("dbglog: "):].strip()}  # --json: the error as JSON too
+
+
+def test_apply_review_after_a_plain_import_removes_the_attempts_it_unticked_unless_edited_since(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    inv = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    by_lines = {tuple(a["source_lines"]): a["number"] for a in inv["attempt_list"]}
+    edited = by_lines[(11, 11)]
+    cli(ws, "attempt", "edit", str(edited), "-i", inv["id"], "--result", "again with a newer compiler, same", check=0)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text().replace("- [x] lines 9-9 ", "- [ ] lines 9-9 ")
+                      .replace("- [x] lines 11-11 ", "- [ ] lines 11-11 "))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    [r] = data["investigations"]
+    assert (r["action"], r["id"]) == ("update", inv["id"])
+    assert sorted((u["number"], u["removed"]) for u in r["unticked"]) == sorted([(by_lines[(9, 9)], True),
+                                                                                 (edited, False)])
+    shown = as_json(cli(ws, "show", inv["id"], "--json"))
+    assert sorted(tuple(a["source_lines"]) for a in shown["attempts"]) == [(10, 10), (11, 11), (17, 21)]
+    assert lost_lines(THREAD_DOC, mirror_files(ws)[0].read_text()) == []  # the removed one's line is text now
+    out = cli(ws, "import", "--apply-review", review, check=0).stdout
+    assert f"attempt {edited} (lines 11-11)" in out and f"dbglog attempt delete {edited} -i {inv['id']}" in out

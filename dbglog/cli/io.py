@@ -106,6 +106,12 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
                                f"{safe_text(a['title'])[:64]}")
             if rec.get("free_sections"):
                 click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
+            for u in r.get("unticked", []):
+                lines = "-".join(str(x) for x in u["source_lines"]) or "?"
+                said = (f"{'would be ' if dry_run else ''}removed: the review left it unticked (its lines stay as text)"
+                        if u["removed"] else "kept: the review left it unticked, but it holds words that are not in "
+                        f"the document (edited since); `dbglog attempt delete {u['number']} -i {r['id']}` removes it")
+                click.echo(f"          attempt {u['number']} (lines {lines}) {safe_text(u['title'])[:50]!r} {said}")
         for sk in data["skipped"]:
             click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
         for r in data["reviews"]:

@@ -33,7 +33,7 @@ import contextlib
 import copy
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbglog import docreader
@@ -256,6 +256,8 @@ class Plan:
     action: str = "create"  # create | update | unchanged
     investigation_id: str = ""
     text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
+    reviewed: bool = False  # read with a review applied now (--apply-review): its attempts are all there are
+    unticked: list = field(default_factory=list)  # stored attempts the review says are none: (attempt, removed)
 
 
 def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
@@ -307,7 +309,7 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
         sha = content_sha(text)
         for p in parsed:
             check_roundtrip(p, shown)
-            plans.append(Plan(source=source, parsed=p, sha=sha, text=text))
+            plans.append(Plan(source=source, parsed=p, sha=sha, text=text, reviewed=applied and fix.kept))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
 
@@ -394,11 +396,34 @@ def _decide(recs, plan: Plan) -> Investigation:
         renumbered: dict[int, int] = {}
         merged = merge(old, inv, imported, renumbered)
         _renumber(plan.parsed, renumbered)
+        if plan.reviewed:
+            plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
     if plan.action == "update":
         merged.updated = model.now_iso()
     return merged
+
+
+def _drop_unticked(inv: Investigation, kept: set[int], imported: set[int], text: str) -> list[tuple]:
+    """An applied review lists every attempt of its document: an attempt an earlier import read from it that the
+    review left unticked is removed -- when all it holds is the document's words (its lines stay in the free
+    text). One edited in dbglog since holds words of its own: it stays, and is reported. (attempt, removed)."""
+    from dbglog.docreader import norm
+
+    doc = " ".join(norm(ln) for ln in text.split("\n"))
+    out = []
+    for a in list(inv.attempts):
+        if a.number in kept or not (a.source_lines or a.number in imported):
+            continue  # (read from the document now, or recorded through dbglog: not the review's to remove)
+        words = [norm(ln) for v in (a.hypothesis, a.did, a.result, a.conclusion) for ln in v.split("\n")]
+        removed = all(w in doc for w in words)
+        if removed:
+            inv.attempts.remove(a)
+            for s in inv.next_steps:
+                s.attempt = None if s.attempt == a.number else s.attempt
+        out.append((a, removed))
+    return out
 
 
 def _renumber(p: Parsed, renumbered: dict[int, int]) -> None:
@@ -460,6 +485,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                                       "source_lines": a.source_lines, "who": a.who} for a in p.inv.attempts],
                     "path": recs.path_for(inv.id) if plan.action != "unchanged" or not dry_run else "",
                     "items": [{"kind": k, "ref": r, "line": ln} for k, r, ln in p.items],
+                    "unticked": [{"number": a.number, "title": a.title, "source_lines": a.source_lines,
+                                  "removed": removed} for a, removed in plan.unticked],
                 })
             if dry_run:
                 raise _DryRun
