@@ -106,7 +106,7 @@ def test_review_writes_a_checklist_beside_the_document_and_changes_nothing(ws, c
     doc = write_doc(tmp_path, REVIEW_DOC)
     data = as_json(cli(ws, "import", "--review", doc, "--json"))
     review = tmp_path / "notes.md.review.md"
-    assert data == {"review": str(review), "source": str(doc)}
+    assert data == {"review": str(review), "source": str(doc), "kept": False}  # (no review applied before)
     text = review.read_text()
     assert text.splitlines()[0].startswith(f"<!-- dbglog review: {doc} sha:")
     rows = review_rows(text)
@@ -381,3 +381,21 @@ def test_apply_review_after_a_plain_import_removes_the_attempts_it_unticked_unle
     assert lost_lines(THREAD_DOC, mirror_files(ws)[0].read_text()) == []  # the removed one's line is text now
     out = cli(ws, "import", "--apply-review", review, check=0).stdout
     assert f"attempt {edited} (lines 11-11)" in out and f"dbglog attempt delete {edited} -i {inv['id']}" in out
+
+
+def test_a_second_review_starts_from_the_review_applied_before(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    doc.write_text(REVIEW_DOC.replace("torch 2.3.1; still", "torch 2.3.0; still"))
+    assert as_json(cli(ws, "import", "--review", doc, "--json"))["kept"] is True
+    text = review.read_text()
+    read, rest = text.split("## Read by the reader, not set by the review before (not imported unless ticked)")
+    ticked = sorted(parse_row(ln)[1:] for ln in read.splitlines() if ln.startswith("- [x] "))
+    assert ticked == sorted((lines, outcome, title, who) for lines, outcome, title, who in want if lines != [10, 10])
+    offered = review_rows(rest.split("## Not sure")[0])
+    assert set(offered) == {"9-9", "10-10"}  # unticked in the first review; changed since
+    assert all(ln.startswith("- [ ] ") for ln in offered.values())
+    review.write_text(text.replace("- [ ] lines 10-10 ", "- [x] lines 10-10 "))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert [a[0] for a in attempts_of(data)] == sorted([w[0] for w in want if w[0] != [10, 10]] + [[10, 10]])

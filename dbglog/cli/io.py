@@ -151,15 +151,18 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
 
     path = _one_file(files)
     text = importer.read_source(path, str(path))
-    parsed, _ = importer.parse_document(text, str(path), explain=True)
+    kept = _kept_review_here(path, text) if review else None
+    parsed, _ = importer.parse_document(text, str(path), kept, explain=True)
     if review:
         out = path.with_name(path.name + ".review.md")
         from dbglog.util.fsutil import atomic_write
 
-        atomic_write(out, rv.review_markdown(str(path), text, parsed).encode())
-        data = {"review": str(out), "source": str(path)}
+        guessed = importer.parse_document(text, str(path), explain=True)[0] if kept is not None else None
+        atomic_write(out, rv.review_markdown(str(path), text, parsed, guessed=guessed).encode())
+        data = {"review": str(out), "source": str(path), "kept": kept is not None}
         emit(as_json, data, lambda: click.echo(
-            f"wrote {out}: tick and correct it, then `dbglog import --apply-review {out}`"))
+            f"wrote {out}{' (from the review applied before)' if kept is not None else ''}: tick and correct it, "
+            f"then `dbglog import --apply-review {out}`"))
         return
     units = rv.explain(parsed, len(text.split("\n")))
 
@@ -172,6 +175,18 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
                 click.echo(f"{'':>9}  {'':<13}       because: {safe_text(why)}")
 
     emit(as_json, {"source": str(path), "units": units}, human)
+
+
+def _kept_review_here(path: Path, text: str):
+    """The review applied to this document before, in the workspace here (None outside one, or never reviewed):
+    a second --review starts from it."""
+    from dbglog.kb import importer
+    from dbglog.util import workspace
+
+    if not workspace.find().exists:
+        return None  # (--review outside a workspace creates none)
+    recs = open_records()
+    return importer.kept_review(recs.store, importer.source_name(path, recs.ws.root), text)
 
 
 def _reviewed(files, review_path: str):

@@ -73,25 +73,38 @@ _ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) �
                   r"(?: · (?P<conf>[\d.]+))?(?: · by (?P<who>[^·]+?))? · (?P<title>.*)$")
 
 
-def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6) -> str:
+def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6, guessed: list | None = None) -> str:
     """The checklist ``import --review`` writes: ticked rows are imported as attempts, with the outcome and
-    title as written on the row; unticked rows are not."""
+    title as written on the row; unticked rows are not. ``guessed``: the built-in reading, when ``parsed`` was
+    read with the review applied before -- its attempts on lines that review did not set are offered unticked
+    (read since, or unticked then), so a second review starts from the first."""
     lines = [f"<!-- dbglog review: {path} sha:{sha(text)} -->", f"# Review of {path}", "",
              "Tick a row to import it as an attempt, untick one that is not an attempt; fix the outcome "
              f"({', '.join(OUTCOMES)}) and the title in place. Then run `dbglog import --apply-review` "
-             "on this file. Every line of the document is kept either way.", "", "## Attempts read", ""]
+             "on this file. Every line of the document is kept either way."]
+    if guessed is not None:
+        lines += ["", "The review applied before is kept: its attempts are ticked as it set them."]
+    lines += ["", "## Attempts read", ""]
+    spans = []
     for p in parsed:
         for a in p.inv.attempts:
-            if len(a.source_lines) != 2:
-                continue
-            conf = _confidence(p, a.source_lines)
-            who = f" · by {a.who}" if a.who else ""
-            lines.append(f"- [x] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · {conf:.2f}{who} · "
-                         f"{_one(a.title)}")
+            if len(a.source_lines) == 2:
+                spans.append(a.source_lines)
+                lines.append(_row("x", p, a))
+    since = [_row(" ", p, a) for p in guessed or [] for a in p.inv.attempts if len(a.source_lines) == 2
+             and not any(a.source_lines[0] <= y and x <= a.source_lines[1] for x, y in spans)]
+    if since:
+        lines += ["", "## Read by the reader, not set by the review before (not imported unless ticked)", ""] + since
     unsure = [row for p in parsed for row in _unsure(p, threshold)]
     if unsure:
         lines += ["", "## Not sure (not imported unless ticked)", ""] + unsure
     return "\n".join(lines) + "\n"
+
+
+def _row(tick: str, p, a) -> str:
+    who = f" · by {' '.join(a.who.replace('·', ' ').split())}" if a.who else ""
+    return (f"- [{tick}] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · "
+            f"{_confidence(p, a.source_lines):.2f}{who} · {_one(a.title)}")
 
 
 def _unsure(p, threshold: float) -> list[str]:

@@ -300,7 +300,7 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
         fix = (corrections or {}).get(str(path.resolve()))
         applied = fix is not None
         if fix is None:
-            fix = _kept_review(recs.store, source, text)
+            fix = kept_review(recs.store, source, text)
         parsed, skips = parse_document(text, shown, fix)
         if fix is not None and fix.kept:
             _keep_review(parsed, text, fix)
@@ -317,7 +317,7 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
 # --- a review, kept: what --apply-review set holds for later imports of the same document ---------------
 
 
-def _kept_review(store, source: str, text: str):
+def kept_review(store, source: str, text: str):
     """The review applied to this document before, as the document reads now (None: never reviewed). It is kept
     in each of the document's investigations (the bookkeeping section ``## Import review``, in the mirror too,
     so a clone that pulled logs/ has it): found through ``imports``, or the investigations' ``source`` key."""
