@@ -399,3 +399,20 @@ def test_a_second_review_starts_from_the_review_applied_before(ws, cli, tmp_path
     review.write_text(text.replace("- [ ] lines 10-10 ", "- [x] lines 10-10 "))
     data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
     assert [a[0] for a in attempts_of(data)] == sorted([w[0] for w in want if w[0] != [10, 10]] + [[10, 10]])
+
+
+def test_a_teammates_clone_with_the_mirror_applies_the_kept_review(ws, cli, tmp_path):
+    docs = ws / "docs"
+    docs.mkdir()
+    doc = write_doc(docs, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    clone = tmp_path / "clone"  # what git gives a teammate: the document and logs/, no .dbglog/
+    (clone / "docs").mkdir(parents=True)
+    (clone / "docs" / "notes.md").write_text(REVIEW_DOC)
+    cli(clone, "init", check=0)
+    for f in mirror_files(ws):
+        (clone / "logs" / f.name).write_text(f.read_text())
+    again = as_json(cli(clone, "import", "docs/notes.md", "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+    assert again["reviews"][0]["review"] == "kept"

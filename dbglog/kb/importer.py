@@ -326,8 +326,8 @@ def kept_review(store, source: str, text: str):
     from dbglog.docreader import review as rv
 
     ids = {r[0] for r in store.q("SELECT investigation_id FROM imports WHERE source = ?", source)}
-    ids |= {r[0] for r in store.q("SELECT id FROM investigations WHERE substr(source, 1, ?) = ?",
-                                  len(source) + 1, source + "#")}
+    ids |= {r[0] for r in store.q("SELECT id FROM investigations WHERE source >= ? AND source < ?",  # "path#key"
+                                  source + "#", source + "$")}
     bodies = []
     for inv_id in sorted(ids):
         row = store.q("SELECT sections FROM investigations WHERE id = ?", inv_id).fetchone()
