@@ -222,6 +222,19 @@ def test_a_malformed_row_is_refused_with_its_file_and_line(ws, cli, tmp_path, ba
     assert p.stderr.count("\n") == 1 and investigations(ws) == 0 and mirror_files(ws) == []
 
 
+@pytest.mark.parametrize("extra, says", [
+    ("- [x] lines 90-95 · worked · 0.70 · past the end", "runs past the end of"),
+    ("- [x] lines 10-10 · worked · 0.70 · the same lines again", "lines 10-10 are ticked twice"),
+])
+def test_a_ticked_row_that_cannot_be_meant_is_refused(ws, cli, tmp_path, extra, says):
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text() + extra + "\n")
+    p = cli(ws, "import", "--apply-review", review, check=2)
+    assert says in p.stderr and p.stderr.count("\n") == 1 and investigations(ws) == 0 and mirror_files(ws) == []
+
+
 def test_a_file_that_is_not_a_review_is_refused(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
     p = cli(ws, "import", "--apply-review", doc, check=2)

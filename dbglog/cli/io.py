@@ -207,6 +207,7 @@ def _reviewed(files, review_path: str):
             raise DbglogError(f"{review_path} is a review of {corr.source}, not of {doc}; give that file, or "
                               f"`dbglog import --review {doc}` to review this one")
         raise DbglogError(f"{doc} changed since {review_path} was written; run `dbglog import --review {doc}` again")
+    rv.check_rows(corr, source, review_path, str(doc))
     return [str(doc)], {str(doc.resolve()): corr}
 
 

@@ -159,6 +159,19 @@ def parse_review(text: str, shown: str) -> Corrections:
     return out
 
 
+def check_rows(corr: Corrections, text: str, shown: str, doc: str) -> None:
+    """Ticked rows that cannot be what the person meant: past the document's end, or the same lines twice."""
+    n = len(text.split("\n"))
+    seen: set[tuple[int, int]] = set()
+    for c in corr.attempts:
+        if c.last > n:
+            raise DbglogError(f"{shown}: the row for lines {c.first}-{c.last} runs past the end of {doc} ({n} lines); "
+                              "fix its lines or untick it")
+        if (c.first, c.last) in seen:
+            raise DbglogError(f"{shown}: lines {c.first}-{c.last} are ticked twice; keep one row for them")
+        seen.add((c.first, c.last))
+
+
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
     reads before it sends an extraction back."""
