@@ -287,12 +287,12 @@ def test_a_plain_reimport_after_apply_review_keeps_the_corrections(ws, cli, tmp_
     review, want = corrected_review(ws, cli, doc)
     applied = as_json(cli(ws, "import", "--apply-review", review, "--json"))
     assert applied["reviews"] == [{"source": str(doc), "file": str(doc), "review": "applied", "attempts": len(want),
-                                   "changed_since_review": False, "dropped": []}]
+                                   "changed_since_review": False, "dropped": [], "unreadable": []}]
     again = as_json(cli(ws, "import", doc, "--json"))
     assert [i["action"] for i in again["investigations"]] == ["unchanged"]
     assert attempts_of(again) == want
     assert again["reviews"] == [{"source": str(doc), "file": str(doc), "review": "kept", "attempts": len(want),
-                                 "changed_since_review": False, "dropped": []}]
+                                 "changed_since_review": False, "dropped": [], "unreadable": []}]
     out = cli(ws, "import", doc, check=0).stdout
     assert f"reviewed  {doc}: {len(want)} attempt(s) as its applied review set them" in out
     assert not [ln for ln in out.splitlines() if ln.startswith(("dropped ", "changed "))]
@@ -429,3 +429,18 @@ def test_a_teammates_clone_with_the_mirror_applies_the_kept_review(ws, cli, tmp_
     again = as_json(cli(clone, "import", "docs/notes.md", "--json"))
     assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
     assert again["reviews"][0]["review"] == "kept"
+
+
+def test_a_kept_row_edited_out_of_its_form_in_the_mirror_is_named_not_silently_skipped(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    text = mirror.read_text()
+    row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    mirror.write_text(text.replace(row, row.replace(" · text:", " · txt:")))  # a hand edit, taken in by sync
+    data = as_json(cli(ws, "import", doc, "--json"))
+    assert data["reviews"][0]["unreadable"] == [row.replace(" · text:", " · txt:")]
+    assert [17, 21] not in [a[0] for a in attempts_of(data)]
+    out = cli(ws, "import", doc, check=0).stdout
+    assert any(ln.startswith("unread    ") and "17-21" in ln for ln in out.splitlines())

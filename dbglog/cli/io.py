@@ -133,6 +133,9 @@ def _say_review(r: dict, dry_run: bool) -> None:
         click.echo(f"dropped   {safe_text(r['source'])} lines {a}-{b} {safe_text(d['title'])[:60]!r} ({d['outcome']}): "
                    f"these lines no longer hold the text reviewed, so they {'would be' if dry_run else 'are'} kept "
                    f"as text; {again}")
+    for row in r["unreadable"]:
+        click.echo(f"unread    {safe_text(r['source'])}: a row of its kept review (## Import review) is not in the form "
+                   f"`- lines A-B · OUTCOME · [by WHO ·] text:CHECKSUM · TITLE`: {safe_text(row)[:80]!r}")
     if r["review"] == "kept" and r["changed_since_review"]:
         click.echo(f"changed   {safe_text(r['source'])} since its review: attempts written since are not read "
                    f"(only the reviewed ones); {again}")

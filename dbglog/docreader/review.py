@@ -48,6 +48,7 @@ class Corrections:
     dropped: list[Correction] = field(default_factory=list)  # kept ones whose lines no longer hold their text
     changed: bool = False  # kept ones, and the document changed since the review was applied
     reviewed: str = ""  # the checksum (``sha``) of the document as it was reviewed
+    unreadable: list[str] = field(default_factory=list)  # kept rows edited by hand out of their form
 
 
 def sha(text: str) -> str:
@@ -226,7 +227,8 @@ def lines_sha(lines: list[str], first: int, last: int) -> str:
     return sha("\n".join(ln.strip() for ln in lines[first - 1:last]))[:12]
 
 
-def kept_section(attempts: list, dropped: list[Correction], lines: list[str], doc_sha: str) -> Section:
+def kept_section(attempts: list, dropped: list[Correction], lines: list[str], doc_sha: str,
+                 unreadable: list[str] = ()) -> Section:
     """The bookkeeping section an applied review leaves with an investigation: one row per attempt it set, as
     the document reads now, and the rows it could no longer place, as they were (kept until reviewed again:
     the text they were made on may come back)."""
@@ -236,6 +238,7 @@ def kept_section(attempts: list, dropped: list[Correction], lines: list[str], do
             first, last = a.source_lines
             rows.append(_kept_line(first, last, a.outcome, a.who, lines_sha(lines, first, last), a.title))
     rows += [_kept_line(c.first, c.last, c.outcome, c.who, c.text, c.title) for c in dropped]
+    rows += list(unreadable)  # (a hand edit is kept as written, to be fixed, never dropped)
     return Section(REVIEW_SECTION, "\n".join(
         [f"The attempts `dbglog import --apply-review` set here (document sha:{doc_sha}). A re-import of the "
          "document keeps them while their lines hold the same text; edit a row to change it.", ""]
@@ -259,7 +262,13 @@ def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
     out.reviewed = shas[0] if shas else ""
     out.changed = any(x != sha(text) for x in shas)
     windows: dict[int, dict[str, list[int]]] = {}  # passage length -> checksum -> where such passages begin
-    rows = {(c.first, c.last, c.text): c for b in bodies for c in filter(None, map(_kept_row, b.split("\n")))}
+    rows = {}
+    for line in (ln for b in bodies for ln in b.split("\n") if ln.startswith("- ")):
+        c = _kept_row(line)
+        if c is None:
+            out.unreadable.append(line.strip())
+        else:
+            rows[(c.first, c.last, c.text)] = c
     for c in sorted(rows.values(), key=lambda c: (c.first, c.last)):
         got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows)
         (out.attempts if got else out.dropped).append(got or c)

@@ -345,7 +345,8 @@ def _keep_review(parsed: list[Parsed], text: str, fix) -> None:
     for k, p in enumerate(own):
         until = own[k + 1].line if k + 1 < len(own) else float("inf")
         dropped = [c for c in fix.dropped if (k == 0 or c.first >= p.line) and c.first < until]
-        kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text))
+        kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text),
+                               fix.unreadable if k == 0 else ())
         p.inv.sections = [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION] + [kept]
         p.verified = False  # (a section added after the reader checked its rendering: check it again)
 
@@ -354,7 +355,7 @@ def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
     return {"source": source, "file": shown, "review": "applied" if applied else "kept",
             "attempts": len(fix.attempts), "changed_since_review": fix.changed,
             "dropped": [{"source_lines": [c.first, c.last], "title": c.title, "outcome": c.outcome, "who": c.who}
-                        for c in fix.dropped]}
+                        for c in fix.dropped], "unreadable": list(fix.unreadable)}
 
 
 def _decide(recs, plan: Plan) -> Investigation:
