@@ -326,3 +326,27 @@ Eager: yes — with that it ran through the whole weekend, no crash.
 """
     got = _attempts(doc)
     assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]
+
+
+def test_a_mailing_list_thread_gives_the_answer_and_a_third_persons_own_try():
+    doc = """# Re: [users] ZeRO-3 hangs at save_checkpoint
+
+From: Priya
+Date: Tue, 8 Apr 2025 09:14
+
+If any rank skips the call, the others wait forever. Could you check that every rank calls
+`model_engine.save_checkpoint()`?
+
+From: Tomasz
+Date: Tue, 8 Apr 2025 11:02
+
+That was it. Removed the rank-0 guard, and the checkpoint is written in 4 minutes.
+
+From: Helga
+Date: Wed, 9 Apr 2025 16:40
+
+Same symptom here, but our save is called on all ranks already. Setting the flag to false avoids the hang for us.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "Tomasz"), ("worked", "Helga")]
+    assert got[1][0].startswith("Setting the flag to false")

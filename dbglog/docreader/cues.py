@@ -568,8 +568,9 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
-            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and any(
-                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]))):
+            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(
+                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]) or any(
+                k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)

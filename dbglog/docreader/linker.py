@@ -374,11 +374,14 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
     got: dict[tuple[str, int], Found] = {}
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted:
-            continue  # a quote ("> try with X") above the answer is the suggestion, not a new one
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
+                plain(v.text)):
+            continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
             break  # another suggestion: later answers may be to that one
         named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
+        if n.label == "action_result" and _own_try(n):
+            continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
         if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
                                                                                 for p in parts)):
             oc = _outcome(v.text)
@@ -396,6 +399,18 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if v.post > u.post + 6:
             break
     return list(got.values())
+
+
+def _own_try(n: Judged) -> bool:
+    """An answer that opens with a doing of its own ("Setting X ...", "Rebuilt with Y ...") and does not point back at
+    the suggestion (that, it, this, your)."""
+    opens = {"an action that says how it went (-ing ... worked)", "opens with a past-tense verb"} & set(n.features)
+    return bool(opens) and not re.search(r"\b(?:that|this|it|your|the suggestion|the fix)\b", plain(n.unit.text)[:40],
+                                         re.I)
+
+
+_ME_TOO = re.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
+                     r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
 
 
 def _post_suggestions(js: list[Judged], k: int, code: list[Unit]) -> list[str]:

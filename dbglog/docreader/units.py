@@ -94,6 +94,7 @@ _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
 _SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
@@ -171,7 +172,12 @@ class _Cut:
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
-        if not self.items and len(texts) == 1:
+        mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
+        if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
+            # "From: Priya Raman" / "Date: Tue, 8 Apr 2025": a mailing-list message starts
+            self.post, self.author, self.post_level = len(self.doc.posts), mail.group("who").strip(), 3
+            self.doc.posts.append((a, self.author))
+        elif not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
                 # A post signed in a paragraph ("**alice** commented on ..."): issue-form headings inside it
