@@ -129,6 +129,13 @@ def test_not_sure_lists_only_uncertain_units_that_no_structure_attempt_or_step_t
     assert list(review_rows(unsure)) == ["16-16"] and "newer driver" in unsure
 
 
+def test_a_status_field_that_says_more_than_the_status_is_not_offered_as_unsure(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC.replace("**Status:** Open\n", "**Status:** Open, cause not found yet.\n"))
+    cli(ws, "import", "--review", doc, check=0)
+    unsure = (tmp_path / "notes.md.review.md").read_text().split("## Not sure (not imported unless ticked)")[1]
+    assert list(review_rows(unsure)) == [f"{UNSURE_LINE}-{UNSURE_LINE}"]  # not line 3
+
+
 def test_a_review_of_a_doc_read_with_certainty_has_no_not_sure_list(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
     cli(ws, "import", "--review", doc, check=0)

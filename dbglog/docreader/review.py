@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from dbglog.docreader.units import Doc
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
 from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
 
@@ -108,6 +109,9 @@ def _row(tick: str, p, a) -> str:
             f"{_confidence(p, a.source_lines):.2f}{who} · {_one(a.title)}")
 
 
+_FIELDS = {**ATTEMPT_LABELS, **INV_LABELS}
+
+
 def _unsure(p, threshold: float) -> list[str]:
     """Rows for the units read as something done or seen with low confidence that nothing took: not certain
     structure (a header field, a protocol field, a next-steps item), not an attempt, not a next step."""
@@ -118,7 +122,8 @@ def _unsure(p, threshold: float) -> list[str]:
         u = j.unit
         lines = range(u.first, u.last + 1)
         if (u.kind != "sentence" or j.label not in ("action", "action_result", "result") or j.confidence >= threshold
-                or any(i in p.taken for i in lines) or any(a <= u.first + 1 <= b for a, b in spans)):
+                or any(i in p.taken for i in lines) or any(a <= u.first + 1 <= b for a, b in spans)
+                or label_of(u.text, _FIELDS)):  # (a labelled field kept as written too: "**Status:** Open -- ...")
             continue
         out.append(f"- [ ] lines {u.first + 1}-{u.last + 1} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
     return out
