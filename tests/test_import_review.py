@@ -231,7 +231,6 @@ def test_a_malformed_row_is_refused_with_its_file_and_line(ws, cli, tmp_path, ba
 
 @pytest.mark.parametrize("extra, says", [
     ("- [x] lines 90-95 · worked · 0.70 · past the end", "runs past the end of"),
-    ("- [x] lines 10-10 · worked · 0.70 · the same lines again", "lines 10-10 are ticked twice"),
 ])
 def test_a_ticked_row_that_cannot_be_meant_is_refused(ws, cli, tmp_path, extra, says):
     doc = write_doc(tmp_path)
@@ -451,3 +450,36 @@ def test_a_kept_row_edited_out_of_its_form_in_the_mirror_is_named_not_silently_s
     assert [17, 21] not in [a[0] for a in attempts_of(data)]
     out = cli(ws, "import", doc, check=0).stdout
     assert any(ln.startswith("unread    ") and "17-21" in ln for ln in out.splitlines())
+
+
+TWO_TRIES_DOC = """\
+# Allreduce hangs on the new cluster
+
+## What I tried
+
+- I tried NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1, neither helped.
+- Then I set NCCL_ALGO=Tree and NCCL_PROTO=Simple; still hangs.
+"""
+
+
+def shown_attempts(ws, cli, inv_id: str) -> list[tuple]:
+    return [(a["source_lines"], a["title"], a["did"], a["outcome"])
+            for a in as_json(cli(ws, "show", inv_id, "--json"))["attempts"]]
+
+
+def test_tries_that_share_a_sentence_keep_their_own_rows_through_a_review_and_a_reimport(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, TWO_TRIES_DOC)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    rows = [ln for ln in review.read_text().splitlines() if ln.startswith("- [x] ")]
+    assert [parse_row(r)[1] for r in rows] == [[5, 5], [5, 5], [6, 6], [6, 6]]  # one sentence, two tries
+    plain = as_json(cli(ws, "import", doc, "--dry-run", "--json"))["investigations"][0]["attempt_list"]
+    # Untick the second try of line 5: the first keeps its own title and words, not the second's.
+    review.write_text(review.read_text().replace(rows[1], rows[1].replace("- [x]", "- [ ]", 1)))
+    inv = as_json(cli(ws, "import", "--apply-review", review, "--json"))["investigations"][0]
+    got = shown_attempts(ws, cli, inv["id"])
+    assert [t for _, t, _, _ in got] == [plain[0]["title"], plain[2]["title"], plain[3]["title"]]
+    assert "P2P_DISABLE" in got[0][2] and "IB_DISABLE" not in got[0][1]
+    assert got[1][2] != got[2][2]  # both tries of line 6 kept, each with its own words
+    again = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    assert again["action"] == "unchanged" and shown_attempts(ws, cli, inv["id"]) == got

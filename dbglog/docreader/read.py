@@ -430,12 +430,17 @@ class _Build:
 
     def _correct(self) -> None:
         """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""
-        by_span = {tuple(a.source_lines): (i, a) for i, a in self.attempts}
+        by_span: dict[tuple, list] = {}  # (several tries in one sentence share its lines: matched by title, then order)
+        for i, a in self.attempts:
+            by_span.setdefault(tuple(a.source_lines), []).append((i, a))
         keep: list[tuple[int, Attempt]] = []
         for c in self.corrections.attempts:
             if c.first - 1 not in self.scope.lines:
                 continue
-            got = by_span.pop((c.first, c.last), None)
+            same = by_span.get((c.first, c.last), [])
+            got = next((x for x in same if x[1].title == one_line(c.title)), same[0] if same else None)
+            if got is not None:
+                same.remove(got)
             if got is None:
                 text = " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
                 a = Attempt(number=0, title=one_line(c.title or item_title(text)) or "Attempt", did=text,
@@ -447,7 +452,7 @@ class _Build:
             a.outcome = c.outcome or a.outcome
             a.who = c.who or a.who
             keep.append((i, a))
-        for _i, a in by_span.values():
+        for _i, a in (x for same in by_span.values() for x in same):
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
 

@@ -166,16 +166,12 @@ def parse_review(text: str, shown: str) -> Corrections:
 
 
 def check_rows(corr: Corrections, text: str, shown: str, doc: str) -> None:
-    """Ticked rows that cannot be what the person meant: past the document's end, or the same lines twice."""
+    """Ticked rows that cannot be what the person meant: past the document's end."""
     n = len(text.split("\n"))
-    seen: set[tuple[int, int]] = set()
     for c in corr.attempts:
         if c.last > n:
             raise DbglogError(f"{shown}: the row for lines {c.first}-{c.last} runs past the end of {doc} ({n} lines); "
                               "fix its lines or untick it")
-        if (c.first, c.last) in seen:
-            raise DbglogError(f"{shown}: lines {c.first}-{c.last} are ticked twice; keep one row for them")
-        seen.add((c.first, c.last))
 
 
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
@@ -267,14 +263,14 @@ def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
     out.reviewed = shas[0] if shas else ""
     out.changed = any(x != sha(text) for x in shas)
     windows: dict[int, dict[str, list[int]]] = {}  # passage length -> checksum -> where such passages begin
-    rows = {}
+    rows: dict[Correction, None] = {}  # (in order; several tries in one sentence are rows of the same lines)
     for line in (ln for b in bodies for ln in b.split("\n") if ln.startswith("- ")):
         c = _kept_row(line)
         if c is None:
             out.unreadable.append(line.strip())
         else:
-            rows[(c.first, c.last, c.text)] = c
-    for c in sorted(rows.values(), key=lambda c: (c.first, c.last)):
+            rows[c] = None
+    for c in sorted(rows, key=lambda c: (c.first, c.last)):
         got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows)
         (out.attempts if got else out.dropped).append(got or c)
     return out
