@@ -483,3 +483,34 @@ def test_tries_that_share_a_sentence_keep_their_own_rows_through_a_review_and_a_
     assert got[1][2] != got[2][2]  # both tries of line 6 kept, each with its own words
     again = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
     assert again["action"] == "unchanged" and shown_attempts(ws, cli, inv["id"]) == got
+
+
+def test_a_kept_review_survives_a_document_that_ends_inside_an_open_code_fence(ws, cli, tmp_path):
+    cut_short = ("# Segfault in the custom allreduce kernel\n\n## What I tried\n\n"
+                 "- I rebuilt with `-G` and the segfault went away.\n- I pinned the driver to 535; still segfaults.\n\n"
+                 "## Build notes\n\nMaybe the cache cleanup helped a little, hard to say.\n\n```bash\nmake -j8 install\n")
+    doc = write_doc(tmp_path, cut_short)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text().replace("- [x] lines 6-6 · failed", "- [x] lines 6-6 · partial"))
+    want = attempts_of(as_json(cli(ws, "import", "--apply-review", review, "--json")))
+    outcomes = {tuple(lines): outcome for lines, outcome, _, _ in want}
+    assert outcomes[(5, 5)] == "worked" and outcomes[(6, 6)] == "partial"
+    assert cli(ws, "doctor", check=0).returncode == 0  # the mirror parses back to what is stored
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+    assert lost_lines(cut_short, mirror_files(ws)[0].read_text()) == []
+
+
+def test_a_long_title_goes_through_the_review_whole():
+    from dbglog.core.model import Attempt, Investigation
+    from dbglog.docreader import Parsed
+    from dbglog.docreader.review import parse_review, review_markdown
+
+    title = "bazel build " + " ".join(f"--copt=-DOPTION_{k}=1" for k in range(12))  # ~270 characters
+    attempt = Attempt(number=1, title=title, did=title, outcome="failed")
+    attempt.source_lines = [3, 3]
+    doc = "# Build\n\n" + title + "\n"
+    text = review_markdown("notes.md", doc, [Parsed(Investigation(id="", title="Build", attempts=[attempt]), 1, "build")])
+    [back] = parse_review(text, "notes.md.review.md").attempts
+    assert len(title) > 200 and back.title == title

@@ -106,7 +106,7 @@ def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6, 
 def _row(tick: str, p, a) -> str:
     who = f" · by {' '.join(a.who.replace('·', ' ').split())}" if a.who else ""
     return (f"- [{tick}] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · "
-            f"{_confidence(p, a.source_lines):.2f}{who} · {_one(a.title)}")
+            f"{_confidence(p, a.source_lines):.2f}{who} · {_one(a.title, 0)}")  # (whole: applied as written)
 
 
 _FIELDS = {**ATTEMPT_LABELS, **INV_LABELS}
@@ -135,8 +135,10 @@ def _confidence(p, span: list[int]) -> float:
     return max(c) if c else 1.0
 
 
-def _one(s: str) -> str:
-    return " ".join((s or "").split())[:140]
+def _one(s: str, limit: int = 140) -> str:
+    """On one line; cut to LIMIT characters (0: whole)."""
+    one = " ".join((s or "").split())
+    return one[:limit] if limit else one
 
 
 def parse_review(text: str, shown: str) -> Corrections:
@@ -248,7 +250,7 @@ def kept_section(attempts: list, dropped: list[Correction], lines: list[str], do
 
 def _kept_line(first: int, last: int, outcome: str, who: str, text: str, title: str) -> str:
     by = f" · by {' '.join(who.replace('·', ' ').split())}" if who else ""
-    return f"- lines {first}-{last} · {outcome}{by} · text:{text} · {_one(title)}"
+    return f"- lines {first}-{last} · {outcome}{by} · text:{text} · {_one(title, 0)}"
 
 
 def kept_corrections(bodies: list[str], text: str) -> Corrections | None:

@@ -347,8 +347,14 @@ def _keep_review(parsed: list[Parsed], text: str, fix) -> None:
         dropped = [c for c in fix.dropped if (k == 0 or c.first >= p.line) and c.first < until]
         kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text),
                                fix.unreadable if k == 0 else ())
-        p.inv.sections = [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION] + [kept]
+        p.inv.sections = [kept] + [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION]
         p.verified = False  # (a section added after the reader checked its rendering: check it again)
+
+
+def _review_first(inv: Investigation) -> None:
+    """The kept review is the first free section: after the author's text, a fence they left open (a thread cut
+    short in a code block) would take it into their section."""
+    inv.sections.sort(key=lambda s: s.heading != model.REVIEW_SECTION)
 
 
 def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
@@ -399,6 +405,7 @@ def _decide(recs, plan: Plan) -> Investigation:
         _renumber(plan.parsed, renumbered)
         if plan.reviewed:
             plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
+        _review_first(merged)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
     if plan.action == "update":
