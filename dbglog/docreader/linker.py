@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, column_roles, diagnostic, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -141,7 +141,8 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     return max(near, key=lambda x: x.last).text if near else ""
 
 
-_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
+                  r"[\u4e00-\u9fff]{1,4}?[一二三四五六七八九十\d]{1,3})\s*[:：]\s*(?P<rest>.+)$")  # "方案三：能跑"
 # "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
 _EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
                        r"(?P<rest>\S.*)$")
@@ -313,7 +314,8 @@ def _named_result(j: Judged) -> Found | None:
     u = j.unit
     if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
-                                                       "labelled as reasoning"} & set(j.features):
+                                                       "labelled as reasoning", "under a lessons heading",
+                                                       "under a boilerplate heading"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -336,8 +338,12 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
-                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+    f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+              last if last is not None else u.last, u.author, [u.id], j.confidence)
+    split = colon_verdict(plain(did), language(did))
+    if split:
+        f.title = split[0]  # "`--lowvram` alone: still OOM" is titled by what was tried
+    return f
 
 
 def _unlabelled(text: str) -> str:
@@ -487,6 +493,11 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
+    from dbglog.docreader.cues import table
+
+    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
+        return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
     if not oc:
         return None
@@ -503,8 +514,8 @@ def _row(j: Judged) -> Found | None:
     with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = column_roles(u.header)
-    if u.index < 0 or res < 0 or res >= len(u.cells):
-        return None
+    if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
+        return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
     if not oc:
         oc = ("failed" if "under a heading saying what failed" in j.features else
