@@ -514,3 +514,15 @@ def test_a_long_title_goes_through_the_review_whole():
     text = review_markdown("notes.md", doc, [Parsed(Investigation(id="", title="Build", attempts=[attempt]), 1, "build")])
     [back] = parse_review(text, "notes.md.review.md").attempts
     assert len(title) > 200 and back.title == title
+
+
+def test_a_kept_row_edited_in_the_mirror_is_what_the_next_import_applies(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, _ = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    text = mirror.read_text()
+    row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    mirror.write_text(text.replace(row, row.replace(" · worked · ", " · partial · ", 1)))  # taken in by sync
+    data = as_json(cli(ws, "import", doc, "--json"))
+    assert [a[1] for a in attempts_of(data) if a[0] == [17, 21]] == ["partial"]
