@@ -526,3 +526,25 @@ def test_a_kept_row_edited_in_the_mirror_is_what_the_next_import_applies(ws, cli
     mirror.write_text(text.replace(row, row.replace(" · worked · ", " · partial · ", 1)))  # taken in by sync
     data = as_json(cli(ws, "import", doc, "--json"))
     assert [a[1] for a in attempts_of(data) if a[0] == [17, 21]] == ["partial"]
+
+
+def test_kept_rows_follow_their_text_when_lines_are_inserted_above_even_where_a_passage_is_written_twice():
+    from dbglog.docreader.review import Correction, kept_corrections, kept_section, sha
+
+    doc = "# Two racks\n\n## R12\n\n- Set NCCL_IB_DISABLE=1; still hangs.\n\n## R15\n\n- Set NCCL_IB_DISABLE=1; still hangs.\n"
+    lines = doc.split("\n")
+    rows = [Correction(5, 5, "IB off on R12", "failed"), Correction(5, 5, "second try, same line", "partial"),
+            Correction(9, 9, "IB off on R15", "failed")]
+
+    class Tried:  # (an attempt as kept_section reads it)
+        def __init__(self, c):
+            self.source_lines, self.title, self.outcome, self.who = [c.first, c.last], c.title, c.outcome, c.who
+
+    body = kept_section([Tried(c) for c in rows], [], lines, sha(doc)).body
+    moved = kept_corrections([body], "Seen on two racks.\n\n" + doc)  # two lines in above everything
+    assert [(c.first, c.title) for c in moved.attempts] == [(7, "IB off on R12"), (7, "second try, same line"),
+                                                           (11, "IB off on R15")]
+    assert moved.dropped == [] and moved.changed
+    edited = kept_corrections([body], doc.replace("## R15\n\n- Set NCCL_IB_DISABLE=1; still hangs.",
+                                                  "## R15\n\n- Set NCCL_IB_DISABLE=1; it works."))
+    assert [c.title for c in edited.dropped] == ["IB off on R15"]  # not moved onto R12's passage, taken

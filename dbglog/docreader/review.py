@@ -272,8 +272,13 @@ def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
             out.unreadable.append(line.strip())
         else:
             rows[c] = None
+    shift = 0  # how far the last row placed moved
+    placed: dict[tuple[int, int], tuple[int, int]] = {}  # where rows stand now -> where they stood (tries of one)
     for c in sorted(rows, key=lambda c: (c.first, c.last)):
-        got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows)
+        got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows, shift, placed)
+        if got is not None:
+            shift = got.first - c.first
+            placed[(got.first, got.last)] = (c.first, c.last)
         (out.attempts if got else out.dropped).append(got or c)
     return out
 
@@ -286,12 +291,18 @@ def _kept_row(line: str) -> Correction | None:
                       (r.group("who") or "").strip(), r.group("text"))
 
 
-def _moved(c: Correction, lines: list[str], windows: dict[int, dict[str, list[int]]]) -> Correction | None:
-    """The correction where its passage stands now, when it stands in exactly one place."""
+def _moved(c: Correction, lines: list[str], windows: dict[int, dict[str, list[int]]], shift: int,
+           placed: dict[tuple[int, int], tuple[int, int]]) -> Correction | None:
+    """The correction where its passage stands now: the one place it stands, or, written in several, the one
+    nearest to where it was moved as far as the row before it (lines inserted above both); a place a row from
+    other lines took is not one, and two as near are no answer."""
     n = c.last - c.first
     if n not in windows:
         windows[n] = {}
         for i in range(1, len(lines) - n + 1):
             windows[n].setdefault(lines_sha(lines, i, i + n), []).append(i)
-    at = windows[n].get(c.text, [])
-    return Correction(at[0], at[0] + n, c.title, c.outcome, c.who, c.text) if len(at) == 1 else None
+    at = [i for i in windows[n].get(c.text, []) if placed.get((i, i + n), (c.first, c.last)) == (c.first, c.last)]
+    near = sorted(at, key=lambda i: abs(i - c.first - shift))
+    if not near or len(near) > 1 and abs(near[0] - c.first - shift) == abs(near[1] - c.first - shift):
+        return None
+    return Correction(near[0], near[0] + n, c.title, c.outcome, c.who, c.text)
