@@ -548,3 +548,17 @@ def test_kept_rows_follow_their_text_when_lines_are_inserted_above_even_where_a_
     edited = kept_corrections([body], doc.replace("## R15\n\n- Set NCCL_IB_DISABLE=1; still hangs.",
                                                   "## R15\n\n- Set NCCL_IB_DISABLE=1; it works."))
     assert [c.title for c in edited.dropped] == ["IB off on R15"]  # not moved onto R12's passage, taken
+
+
+def test_a_refused_review_leaves_the_kept_one_and_the_mirror_as_they_were(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    before = mirror.read_bytes()
+    cli(ws, "import", "--review", doc, check=0)
+    review.write_text(review.read_text().replace("- [x] lines 10-10 · ", "- [x] lines 10-10 · fixed · ", 1))
+    p = cli(ws, "import", "--apply-review", review, check=2)
+    assert "outcome 'fixed'" in p.stderr and p.stderr.count("\n") == 1
+    assert mirror_files(ws) == [mirror] and mirror.read_bytes() == before
+    assert attempts_of(as_json(cli(ws, "import", doc, "--json"))) == want
