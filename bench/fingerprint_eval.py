@@ -3,6 +3,8 @@ and what does a fingerprint cost beside the signature scan? (issue 27)
 
 Run: python bench/fingerprint_eval.py --pairs DIR [--pairs DIR2 ...]   (not part of the test suite)
 
+The labels of the pairs measured so far (no logs) are in bench/data/fingerprint_labels.json.
+
 A pairs directory holds ``pairs.json`` and the logs it names (paths relative to the directory)::
 
     [{"a": "logs/x.log", "b": "logs/y.log", "same": true, "group": "vllm-29361",
@@ -13,7 +15,8 @@ false: different bugs, usually with the same signature (the hard negatives). Rea
 text: keep them out of this repository (labels may live in it); the figures we check are measured on
 private pairs. Printed: precision and recall of "same failure" (an exact or near match), the
 different-bug-same-signature pairs called the same (should be none), each mistake with the two
-fingerprints, and the cost per log: the signature scan and the fingerprint beside it (median, max).
+fingerprints, the peers on the same pairs (grouping by signature alone; the exact key alone), and
+the cost per log: the signature scan and the fingerprint beside it (median, max).
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ def load(dirs: list[str]) -> tuple[list[dict], dict[str, str]]:
     return pairs, texts
 
 
+PEERS = (  # (what, same failure?) of two fingerprints (None: no signature read the log)
+    ("the same signature", lambda a, b: a is not None and b is not None and a.signature == b.signature),
+    ("the exact key only", lambda a, b: a is not None and b is not None and a.key == b.key),
+)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", action="append", required=True, metavar="DIR", help="a labelled pairs directory")
@@ -98,6 +107,13 @@ def main() -> None:
           f"(p95 {p95(timings['scan']):.2f}, max {max(timings['scan']):.2f}); fingerprint beside it median "
           f"{statistics.median(timings['fingerprint']):.3f} ms (p95 {p95(timings['fingerprint']):.2f}, "
           f"max {max(timings['fingerprint']):.2f})")
+    for name, call in PEERS:  # the same pairs, judged by what a simpler grouping would say
+        said = [(call(fps[p["a"]], fps[p["b"]]), p["same"]) for p in pairs]
+        t = sum(x and y for x, y in said)
+        f = sum(x and not y for x, y in said)
+        n = sum(y and not x for x, y in said)
+        print(f"peer, {name}: precision {t / (t + f) if t + f else float('nan'):.1%}  "
+              f"recall {t / (t + n) if t + n else float('nan'):.1%}  (tp {t}, fp {f}, fn {n})")
     for p, a, b, like in mistakes:
         print(f"- wrong: {Path(p['a']).name} ~ {Path(p['b']).name} labelled {'same' if p['same'] else 'different'}"
               f" ({p.get('why', '')}); {like.level + ': ' + like.why if like else 'no fingerprint'}")

@@ -795,34 +795,23 @@ def seen_before(recs, fp, *, exclude_runs=(), current_inv: str | None = None, cm
 
 
 def bisect_seen_before(recs, result: dict, warn: Warn = _ignore) -> dict | None:
-    """The seen-before block of a bisection's first bad verdict (the first step judged bad, its first
-    failing run), the bisection's own runs left out; None when no step was bad."""
-    import json
+    """The seen-before block of a bisection's first bad verdict (``failures.bisection_recall``: the
+    same block the live progress printed under that verdict); None when no step was bad."""
     import shlex
 
-    from dbglog.diagnose.fingerprint import fingerprint_run
     from dbglog.kb import failures
 
     sid = result.get("session")
-    rows = recs.store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall() \
-        if sid else []
-    def ids(raw) -> list[str]:  # {"ids": [...], "counts": [...]} (a list in older sessions)
-        v = json.loads(raw or "[]")
-        return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
-
-    mine = [r for row in rows for r in ids(row["runs"])]
-    bad = next((ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
-    for rid in bad:
-        try:
-            run = recs.store.get_run(rid)
-        except DbglogError:  # (a pruned run record)
-            continue
-        fp = fingerprint_run(run, failures.read_output(run))
-        if fp is not None:
-            cmd = result.get("command")
-            return seen_before(recs, fp, exclude_runs=mine, current_inv=result.get("investigation"),
-                               cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd, warn=warn)
-    return None
+    if not sid:
+        return None
+    cmd = result.get("command")
+    try:
+        return failures.bisection_recall(recs.store, sid, lambda: _signature_catalog(recs),
+                                         current_inv=result.get("investigation"),
+                                         cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd)
+    except Exception as e:  # noqa: BLE001 - the bisection's answer stands whatever happens here
+        warn(f"what the knowledge base knows about this failure could not be looked up: {e}")
+        return None
 
 
 def _signature_catalog(recs):

@@ -193,3 +193,51 @@ def test_two_collectives_of_other_sizes_are_not_one_failure():
     a = F.fingerprint_text(_nccl_timeout(0, 1, 3))
     b = F.fingerprint_text(_nccl_timeout(0, 1, 3).replace("NumelIn=1048576", "NumelIn=9801523"))
     assert F.similarity(a, b).level == "none" and "collective" in F.similarity(a, b).why
+
+
+KV = ("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV "
+      "cache (1216). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+
+
+def test_a_title_cut_short_mid_word_and_quotes_taken_out_are_still_the_same_message():
+    body = F.fingerprint_text(KV + "\n")
+    title = F.fingerprint_text(KV.split(" when ")[0].replace("ValueError: ", "") + " when initializin\n")
+    unquoted = F.fingerprint_text(KV.replace("`", "") + "\n")
+    assert F.same_failure(body, title) and F.same_failure(body, unquoted)
+    cpu = F.fingerprint_text(KV.replace("gpu_memory_utilization", "VLLM_CPU_KVCACHE_SPACE") + "\n")
+    assert not F.same_failure(body, cpu)  # another setting named: another fix
+
+
+def test_a_message_that_says_where_it_failed_matches_its_traceback_without_one():
+    bare = F.fingerprint_text(KV + "\n")
+    traced = F.fingerprint_text(_traceback([("/srv/vllm/worker/worker.py", 544, "raise_if_cache_size_invalid")])
+                                .replace(IMA, KV))
+    assert traced.frames and F.similarity(bare, traced).level == "near"
+
+
+def test_a_bare_cublas_failure_names_no_site():
+    gemm = "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m)`\n"
+    a, b = F.fingerprint_text(gemm), F.fingerprint_text(gemm.replace("RuntimeError: ", ""))
+    assert F.similarity(a, b).level == "similar" and not F.same_failure(a, b)
+
+
+def test_the_next_log_record_is_not_read_as_the_key_lines_wrapped_tail():
+    text = ("hai-a100-3:3778851:3779883 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed\n"
+            "hai-a100-3:3778851:3779883 [4] NCCL INFO ib_plugin.c:196 -> 2\n")
+    assert F.fingerprint_text(text).line == "ibvwrap.c:N NCCL WARN Call to ibv_create_qp failed"
+
+
+def test_the_logging_codes_own_file_moved_by_a_version_is_not_another_failure():
+    old = F.fingerprint_text("node1:1:2 [0] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed\n")
+    new = F.fingerprint_text("node2:3:4 [1] misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed\n")
+    cq = F.fingerprint_text("node2:3:4 [1] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed\n")
+    assert F.same_failure(old, new) and not F.same_failure(new, cq)
+
+
+def test_llama_cpps_failed_op_is_its_site():
+    log = ("ggml_cuda_compute_forward: MUL_MAT_ID failed\nCUDA error: invalid argument\n  current device: 1, in function "
+           "ggml_cuda_compute_forward at llama.cpp-b9033/ggml/src/ggml-cuda/ggml-cuda.cu:2962\n")
+    a = F.fingerprint_text(log)
+    b = F.fingerprint_text(log.replace("b9033", "b9097").replace("2962", "3114"))
+    other_op = F.fingerprint_text(log.replace("MUL_MAT_ID", "RMS_NORM"))
+    assert a.kernel == "MUL_MAT_ID" and F.same_failure(a, b) and not F.same_failure(a, other_op)

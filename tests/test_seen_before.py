@@ -95,6 +95,16 @@ def test_the_mirror_carries_each_failures_key_and_normalised_line_only(cli_fast,
     assert first in md
 
 
+def test_the_mirrors_failure_line_is_redacted(cli_fast, repro):
+    secret = "hf_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv"
+    (repro / "leak.py").write_text(CRASH.replace("was encountered", f"was encountered (token {secret})"))
+    cli_fast(repro, "new", "Leaky crash", "--no-env", check=0)
+    _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "leak.py")
+    md = "\n".join(p.read_text() for p in (repro / "logs").glob("*.md"))
+    line = next(ln for ln in md.splitlines() if "failure fp-" in ln)
+    assert "illegal memory access" in line and secret not in md
+
+
 def test_a_teammates_clone_without_the_runs_recognises_the_failure(cli_fast, repro, tmp_path):
     first = _first_investigation(cli_fast, repro)
     clone = tmp_path / "clone"
@@ -169,6 +179,51 @@ def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cl
     assert seen["attempts"][0]["title"] == "Eager mode"
 
 
+def _bisect_repo(cli_fast, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "crash.py").write_text("print('fine')\n")
+    _git(repo, "add", "crash.py")
+    _git(repo, "commit", "-qm", "good")
+    (repo / "crash.py").write_text(CRASH)
+    _git(repo, "commit", "-qam", "bad")
+    cli_fast(repo, "init", check=0)
+    return repo
+
+
+def test_a_bisection_prints_what_the_knowledge_base_knows_under_its_first_bad_verdict_as_it_happens(cli_fast, tmp_path):
+    repo = _bisect_repo(cli_fast, tmp_path)
+    first = _first_investigation(cli_fast, repo)
+    cli_fast(repo, "new", "Crash after the upgrade", "--no-env", check=0)
+    p = cli_fast(repo, "bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--", sys.executable, "crash.py")
+    assert p.returncode == 0, p.stderr
+    progress = p.stderr.splitlines()
+    bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)  # the bad end, judged first
+    assert progress[bad + 1].startswith("    seen before (fp-")
+    assert any(ln.startswith(f"      {first} ") for ln in progress[bad + 2:bad + 5])
+    assert "worked: #2 Eager mode" in "\n".join(progress[bad + 2:bad + 8])
+    assert sum(ln.lstrip().startswith("seen before (") for ln in progress) == 1  # under the first bad verdict only
+    key = progress[bad + 1].split("(")[1].split(",")[0]
+    assert f"seen before: {key}, shown under the first bad verdict above" in p.stdout  # (not the block again)
+
+
+@pytest.mark.parametrize("how", [[], ["--flaky"]])
+def test_a_toggle_bisection_prints_it_under_its_first_bad_verdict_and_its_json_carries_the_same(cli_fast, repro, how):
+    (repro / "toggled.py").write_text("import os\nif os.environ.get('B') == '1':\n    exec(open('crash.py').read())\n")
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "new", "Crash with the new flags", "--no-env", check=0)  # (the bisection is recorded here)
+    args = ["bisect", "toggles", "--env", "A=1", "--env", "B=1", *how]
+    p = cli_fast(repro, *args, "--", sys.executable, "toggled.py")
+    assert p.returncode == 0, p.stderr
+    progress = p.stderr.splitlines()
+    bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)
+    assert progress[bad + 1].startswith("    seen before (fp-") and first in progress[bad + 2]
+    p = cli_fast(repro, *args, "--json", "--", sys.executable, "toggled.py")
+    seen = json.loads(p.stdout)["seen_before"]
+    assert [i["id"] for i in seen["investigations"]] == [first] and seen["lines"][1].startswith(f"  {first} ")
+
+
 def test_the_session_digest_and_the_command_hook_cite_the_fingerprint(cli_fast, repro):
     first = _first_investigation(cli_fast, repro)
     cli_fast(repro, "status", first, "resolved", "--root-cause", "expert buffer overrun", check=0)
@@ -235,4 +290,24 @@ def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, r
     inv = out["seen_before"]["investigations"][0]
     assert inv["imported"] and inv["match"] == "exact" and inv["root_cause"].startswith("ACS enabled")
     assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
-    assert "(imported note)" in out["seen_before"]["lines"][1]
+    assert "(imported from note.md:8)" in out["seen_before"]["lines"][1]  # (the error block's line in the note)
+
+
+def test_importing_a_note_with_a_crash_traceback_lets_the_next_run_of_that_crash_name_the_note(cli_fast, repro):
+    (repro / "debug.md").write_text(
+        "# MoE server dies under load\n\nSeen on the staging box, rank 5:\n\n```\n[rank5]: Traceback (most "
+        "recent call last):\n[rank5]:   File \"/srv/app/serve.py\", line 90, in <module>\n[rank5]:   File "
+        "\"/srv/app/moe.py\", line 44, in fused_experts\n[rank5]: RuntimeError: CUDA error: an illegal memory "
+        "access was encountered\n```\n\n## Fix\n\nBounds check on the expert index: worked.\n")
+    imported = json.loads(cli_fast(repro, "import", "debug.md", "--json", check=0).stdout)["investigations"][0]["id"]
+    cli_fast(repro, "new", "Crash in the nightly", "--no-env", check=0)
+    out = _run(cli_fast, repro, "--", sys.executable, "crash.py")
+    inv = out["seen_before"]["investigations"][0]
+    assert (inv["id"], inv["doc"]) == (imported, "debug.md:6")  # (another rank, line numbers and folder)
+    assert inv["match"] in ("exact", "near")
+    assert any("(imported from debug.md:6)" in line for line in out["seen_before"]["lines"])
+    other = _run(cli_fast, repro, "--", sys.executable, "other.py")["seen_before"]  # another kernel's crash
+    assert imported not in [i["id"] for i in other["investigations"]]
+    cli_fast(repro, "reindex", check=0)  # (the note is not in the mirror: what import found is kept)
+    again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]["investigations"][0]
+    assert (again["id"], again["doc"]) == (imported, "debug.md:6")

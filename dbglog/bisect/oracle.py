@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Collection, NamedTuple, Protocol
 
 from dbglog.bisect.algorithms import Verdict
-from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, calibrate, reap_leftovers,
-                                   verdict_of)
+from dbglog.bisect.session import (Execution, Executor, Progress, SessionDB, Step, Target, calibrate, live_recall,
+                                   reap_leftovers, verdict_of)
 
 
 @dataclass
@@ -77,6 +77,7 @@ class Oracle:
         self.place = place
         self.jobs = max(1, int(jobs))
         self.progress = progress or Progress(1, enabled=False)
+        self.progress.recall = self.progress.recall or live_recall(recs, sid, self.signatures)  # (issue 27)
         self.db = db or SessionDB(recs.store)
         self._signatures = signatures
         self.workdir = workdir  # the session's work dir (per-step scratch; Executor's default when None)

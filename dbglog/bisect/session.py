@@ -662,11 +662,18 @@ def reap_leftovers(sid: str) -> list[dict]:
 # --- progress ------------------------------------------------------------------------
 
 
+#: bisection ids whose first bad verdict this process showed the seen-before block under (issue 27)
+RECALLED_LIVE: set[str] = set()
+
+
 class Progress:
-    """A rich live line on a terminal, plain lines otherwise (and nothing with --json)."""
+    """A rich live line on a terminal, plain lines otherwise (and nothing with --json). ``recall``
+    (set by the oracle): the seen-before lines of a step judged bad, printed under the first one."""
 
     def __init__(self, total_hint: int, enabled: bool = True):
         self.enabled = enabled
+        self.recall: Callable[[Step], list[str] | None] | None = None
+        self.recalled = False
         self.tty = enabled and sys.stderr.isatty()
         self.start = time.monotonic()
         self.done = 0
@@ -699,8 +706,23 @@ class Progress:
             step.verdict.value + (f" — {step.reason}" if step.reason else "")
         line = f"  {label}: {said}" + \
                (f" [{step.duration_s:.1f}s]" if step.source == "run" else f" [{step.source}]")
+        self._say(line)
+        if step.verdict is Verdict.BAD and self.recall is not None and not self.recalled:
+            for said in self._seen_before(step):
+                self._say("    " + said, advance=False)
+
+    def _seen_before(self, step: Step) -> list[str]:
+        try:
+            lines = self.recall(step) if self.recall is not None else None
+        except Exception:  # noqa: BLE001 - the bisection goes on whatever the lookup does
+            return []
+        self.recalled = lines is not None  # (None: no stored failing run yet; the next bad step tries)
+        return lines or []
+
+    def _say(self, line: str, advance: bool = True) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done)
+            if advance:
+                self._progress.update(self._task, completed=self.done)
             self._progress.console.print(line, highlight=False, markup=False)
         else:
             print(line, file=sys.stderr, flush=True)
@@ -708,6 +730,23 @@ class Progress:
     def close(self) -> None:
         if self._progress is not None:
             self._progress.stop()
+
+
+def live_recall(recs, sid: str, signatures: Callable[[], object]) -> Callable[[Step], "list[str] | None"]:
+    """``Progress.recall`` of a session: what the knowledge base knows about a step's failure
+    (``Records.bisection_recall``, the session's own runs left out), as the lines printed under the
+    verdict; None while none of the step's failing runs is stored."""
+    def lines(step: Step) -> list[str] | None:
+        s = SessionDB(recs.store).get(sid)
+        cmd = s["spec"].get("cmd")
+        block = recs.bisection_recall(sid, signatures, step_runs=step.runs, current_inv=s["investigation"],
+                                      cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd)
+        if block is None:
+            return None
+        RECALLED_LIVE.add(sid)
+        return block["lines"]
+
+    return lines
 
 
 # --- recording in the investigation ----------------------------------------------------

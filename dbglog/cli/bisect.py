@@ -79,13 +79,23 @@ def _bisect_finish(result: dict, as_json: bool) -> None:
     try:
         emit(as_json, result, lambda: click.echo(result.get("report") or result.get("message", result["status"])))
         if not as_json and seen is not None:
-            click.echo(safe_text("\n".join(seen["lines"])))
+            click.echo(safe_text("\n".join(_seen_lines(seen, result.get("session")))))
         if not as_json and result.get("next"):
             click.echo("next: " + "; ".join(result["next"]))
         sys.stdout.flush()
     except BrokenPipeError:  # (`bisect ... | tail`: 0 found, 1 inconclusive, 2 refused; not click's 1 for EPIPE)
         os._exit(result.get("exit_code", 0))
     sys.exit(result.get("exit_code", 0))
+
+
+def _seen_lines(seen: dict, sid: str | None) -> list[str]:
+    """The seen-before block under the report; one line pointing up when the progress already showed it
+    under the first bad verdict."""
+    from dbglog.bisect.session import RECALLED_LIVE
+
+    if sid in RECALLED_LIVE and len(seen["lines"]) > 1:
+        return [f"seen before: {seen['fingerprint']['key']}, shown under the first bad verdict above"]
+    return seen["lines"]
 
 
 @bisect_group.command("abort")

@@ -114,10 +114,11 @@ def normalise_line(line: str) -> str:
 
 def unwrap(lines: list[str], i: int, most: int = 3) -> str:
     """Line ``i`` joined with the lines a terminal or a log wrapped it onto: a line that does not end
-    a sentence, followed by one that starts lower-case."""
+    a sentence, followed by one that starts lower-case and is not a log record of its own (NCCL's
+    ``host:pid:tid [dev]``, a rank's prefix)."""
     out = lines[i].rstrip()
     for j in range(i + 1, min(len(lines), i + 1 + most)):
-        if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]):
+        if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j]:
             break
         out += " " + lines[j].strip()
     return out
@@ -168,6 +169,7 @@ KERNEL_PATTERNS = tuple(re.compile(p) for p in (
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
     r"\bin kernel '([A-Za-z_][\w:]*)'",
     r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
+    r"\bggml_cuda_compute_forward: ([A-Z][A-Z0-9_]*) failed",                       # llama.cpp: the op that failed
 ))
 _COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
 # A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
@@ -188,7 +190,8 @@ def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | N
         if isinstance(k, str) and k.strip():
             return _SPACE.sub("", k)[:160]  # (no spaces: the mirror line carries it as one word)
     for line in lines:
-        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and ".hip:" not in line:
+        if "ernel" not in line and "<<<" not in line and " at 0x" not in line and ".cu" not in line and \
+                ".hip:" not in line and "_forward: " not in line:
             continue  # (a cheap look first: most lines name no kernel)
         for rx in KERNEL_PATTERNS:
             m = rx.search(line)
@@ -397,7 +400,7 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
     score = int(round(_ratio()(a.line, b.line) if score is None else score))
-    short, long_ = sorted((a.line, b.line), key=len)
+    short, long_ = sorted((_plain(a.line), _plain(b.line)), key=len)
     cut = len(short) >= MIN_PREFIX and long_.startswith(short)
     if score < near and cut:
         score = near  # one is the other cut short (an issue's title, a pasted first line)
@@ -412,29 +415,57 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
         return Likeness("similar", score, "the same message, and nothing names where it happened")
     if shared or bare:
         return Likeness("near", score, "same kernel or frames" if shared else "same key line")
+    if not a.signature.startswith(SITELESS):  # (a message that is its own site: one check, one fix)
+        return Likeness("near", score, "same key line, a message that says where it failed")
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
 
 
-# Signatures whose message says what happened but never where (every OOM, every illegal address reads
-# alike): two of them without a kernel, frames or collective on either side are only similar.
-SITELESS = ("oom.", "gpu.", "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
-            "nccl.result_text")
+# Signatures whose message says what happened but never where (every OOM, every illegal address, every
+# bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are
+# only similar. (vLLM's KV-cache check is not one: the message is the check, and names its own fix.)
+SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "oom.shm", "oom.host_killer", "gpu.",
+            "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
+            "nccl.result_text", "cublas:", "blas.", "cudnn")
 
 
 def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
     return (a.signature.startswith(SITELESS) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op))
 
 
+_QUOTES = re.compile(r"[`'\"\u2018\u2019\u201c\u201d]")
+
+
+def _plain(line: str) -> str:
+    """A normalised line as its words read, for comparing two: quotes and backticks (markdown's, a
+    version's) taken out."""
+    return _QUOTES.sub("", line)
+
+
+_SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
+
+
+def _source_stem(word: str) -> str:
+    m = _SOURCE_AT.match(word)
+    return m.group(1) if m else ""
+
+
 def _changed_words(x: str, y: str) -> str:
     """The first word of one line replaced by another in the other ('' when the lines differ only by
-    words added or left out); the exception's own name may change (``RuntimeError`` became
-    ``torch.AcceleratorError``)."""
+    words added or left out, quotes aside); the exception's own name may change (``RuntimeError``
+    became ``torch.AcceleratorError``), and a line cut short mid-word (an issue title) ends in a
+    prefix of the other's word."""
     import difflib
 
-    wx, wy = x.split(), y.split()
+    wx, wy = _plain(x).split(), _plain(y).split()
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wx, wy, autojunk=False).get_opcodes():
-        if op == "replace" and not (i1 == j1 == 0 and _EXCEPTION.match(wx[0] + " ") and _EXCEPTION.match(wy[0] + " ")):
-            return f"{' '.join(wx[i1:i2])} vs {' '.join(wy[j1:j2])}"
+        if op != "replace" or (i1 == j1 == 0 and _EXCEPTION.match(wx[0] + " ") and _EXCEPTION.match(wy[0] + " ")):
+            continue
+        if (i2 == len(wx) and i2 - i1 == 1 and wy[j1].startswith(wx[i1])) or \
+                (j2 == len(wy) and j2 - j1 == 1 and wx[i1].startswith(wy[j1])):
+            continue  # the end of a line cut short mid-word
+        if i2 - i1 == j2 - j1 == 1 and _source_stem(wx[i1]) and _source_stem(wx[i1]) == _source_stem(wy[j1]):
+            continue  # the logging code's own file, moved or renamed by a version (ibvwrap.c:N, misc/ibvwrap.cc:N)
+        return f"{' '.join(wx[i1:i2])} vs {' '.join(wy[j1:j2])}"
     return ""
 
 

@@ -109,6 +109,7 @@ def table(lang: str) -> Table:
 # German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
 _DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
 _ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
+_DASH = re.compile(r"\s(?:—|–|--)\s")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
@@ -124,14 +125,14 @@ def language(text: str) -> str:
 
 # Markdown decoration and list markers the words of a unit are read without.
 _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
-_LEAD = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|\[[ xX]\]|[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|[A-Z][\w.-]+)\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -213,10 +214,45 @@ _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worke
           "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+# "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
+# not a setting that was tried: no verb, no value, nothing run.
+_BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
               "STABLE": "worked", "UNSTABLE": "partial"}
+
+
+# "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
+_NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
+                        r"not)\b\W*(?:\w+\W+){0,2}?(?:chang(?:e|ed|es)|help(?:s|ed)?|fix(?:es|ed)?|improv(?:e|ed|es)|"
+                        r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
+
+
+_NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
+                       r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
+_MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
+                          r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
+_PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
+_NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
+_UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
+_BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
+
+
+def _catch(s: str, verdict: str) -> str:
+    """ "No hang anymore, but bandwidth drops to 2 GB/s": it worked, with a catch after a "but" that says no success
+    of its own ("crashed before, but now it works" keeps its verdict)."""
+    from dbglog.core import outcome
+
+    m = _BUT.search(s)
+    if not m or verdict != "worked":
+        return verdict
+    before, after = s[:m.start()], s[m.end():]
+    t = table("en")
+    said = t.has("outcome.said_worked", before) or outcome.classify(before) == "worked"
+    if said and re.search(r"\w{2,}", after) and not (t.has("outcome.said_worked", after) or outcome.classify(after) == "worked"):
+        return "partial"
+    return verdict
 
 
 def _en_outcome(s: str) -> str | None:
@@ -231,21 +267,44 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
-    sw, sf = t.has("outcome.said_worked", s), t.has("outcome.said_failed", s)
+    if _MADE_IT_RUN.search(s) and not t.has("outcome.said_failed", s):
+        return _catch(s, "worked")  # "made the job start immediately", "made it work"
+    ne = _NO_EFFECT.search(s)
+    rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
+    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
     if sw and sf:
         return "partial"
     if sf:
         return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
     if sw:
-        return "partial" if got in ("failed", "partial") else "worked"
+        return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
-        return got
+        return _catch(s, got) if got == "worked" else got
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
-    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still"):
-        return "failed"
+    if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
+            r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
+        return "failed"  # "same undefined symbol": the failure before, again
+    if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
+        return "failed"  # "misaligned address, first batch": the failure named, nothing else said
+    lead = t.rx["outcome.ran_lead"].match(low)
+    if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
+        # A verdict that opens with "runs" / "starts" / "builds" ("runs, first start 40 s"): it ran; a "but" after
+        # it is a catch ("runs, but tuning takes 9 min").
+        return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
+
+
+def diagnostic(did: str) -> bool:
+    """Does the action only observe (check, dump, read logs, run nvidia-smi / dmesg / py-spy)? Its opening words say."""
+    t = table("en")
+    words = plain(did).lower().replace("`", "").split()
+    while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+    head = " ".join(words[:3])
+    vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
+    return bool(vm or tm)
 
 
 def heading_role(text: str, lang: str) -> str | None:
@@ -254,15 +313,26 @@ def heading_role(text: str, lang: str) -> str | None:
     s = re.sub(r"[:：]\s*$", "", s)
     if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
         return None  # a title or a sentence, not a section's name
+    # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
+    # among several role words there, the last one is the head ("Debugging summary").
+    head = _PREP.split(s, maxsplit=1)[0].strip() or s
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
+        best = None
         for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
-            if t.has(f"heading.{role}", s):
-                return role
+            ends = [m.end() for m in t.rx[f"heading.{role}"].finditer(head)] if f"heading.{role}" in t.rx else []
+            if ends and (best is None or max(ends) > best[0]):
+                best = (max(ends), role)
+        if best:
+            return best[1]
     return None
 
 
-_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert",
+_PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
+
+
+_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
@@ -274,7 +344,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     cols = [plain(c) for c in header]
     what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
     ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
-                    key=lambda k: (not _BEST_RESULT.search(cols[k]), k))
+                    key=lambda k: (not _BEST_RESULT.search(cols[k]), bool(_WEAK_RESULT.search(cols[k])), k))
     res = ranked[0] if ranked else -1
     if what < 0 and res > 0:
         what = 0
@@ -283,6 +353,7 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
 
 _EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
 _BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
+_WEAK_RESULT = re.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
 
 
 @dataclass
@@ -304,10 +375,10 @@ def context(doc: Doc) -> Context:
              for u in doc.units if u.kind == "heading"}
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
 
 
-def _opening(doc: Doc) -> set[int]:
+def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
     thread's first post (the failing baseline, not a try)."""
     out: set[int] = set()
@@ -317,10 +388,20 @@ def _opening(doc: Doc) -> set[int]:
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
            and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
-    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text)), None)
-    if post0 is not None:
+    roles = roles or {}
+    from dbglog.docreader.units import post_author
+
+    post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
+                  and not any(roles.get(h) == "boilerplate" for h in u.path)
+                  and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
+    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
         out.add(post0.block)
     return out
+
+
+# "Then we pinned ...", "First I rebuilt ...": an adverb that may open an imperative, followed by who did it.
+_NARRATED = re.compile(r"^(?:just|simply|first|then|finally|always|never|after that|next)\b[\s,]+"
+                       r"(?:i|we|they|he|she|someone|somebody|nobody)\b", re.I)
 
 
 # "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
@@ -331,6 +412,7 @@ _LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,
 _FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
                     r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
 _META = re.compile(r" · |^<!--")
+_ADDRESSED = re.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
@@ -388,14 +470,21 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
+    text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
     arrow = _ARROW.split(text, maxsplit=1)
+    if len(arrow) < 2:
+        arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
+    if len(arrow) < 2 and not lab:
+        arrow = colon_verdict(text, lang) or arrow
     if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
         f["a list item"] = 1.0
+        if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
+            f["only names a file or path"] = 1.0
         if u.checkbox == " ":
             f["an empty checkbox"] = 1.0
         elif u.checkbox == "x":
@@ -424,6 +513,21 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
             f["its result column gives an outcome"] = 1.0
 
 
+def colon_verdict(text: str, lang: str) -> list[str] | None:
+    """ "fp8 weights on top of `--lowvram`: works, 74 s per image": [the thing, the verdict] when a colon (not one
+    inside `code`) parts a short thing from words that open with how it went."""
+    text = _UPDATE_LEAD.sub("", text) or text
+    masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text)
+    cut = masked.find(": ")
+    if cut <= 0:
+        return None
+    left, right = text[:cut], text[cut + 2:]
+    if 0 < len(left.split()) <= 10 and not _NOT_A_THING.search(left) and left.count("(") <= left.count(")") \
+            and outcome_of(" ".join(right.split()[:4]), lang) not in (None, "untested"):
+        return [left, right]
+    return None
+
+
 def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     t = table(lang)
     words = text.split()
@@ -443,7 +547,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", text):
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
@@ -462,6 +566,19 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["a metadata line (a · b · c)"] = 1.0
 
 
+def _gerund_of_action(word: str, t: Table) -> bool:
+    """ "rebuilding", "running", "disabling": the -ing form of a verb one does to a system."""
+    stem = word[:-3]
+    verbs = _imperatives(t.lang)
+    return stem in verbs or stem + "e" in verbs or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in verbs) or (
+        stem.startswith("re") and (stem[2:] in verbs or stem[2:] + "e" in verbs))
+
+
+@lru_cache(maxsize=None)
+def _imperatives(lang: str) -> frozenset:
+    return frozenset(w.lower() for w in table(lang).raw["mood"]["imperative"] if " " not in w)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -472,15 +589,24 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["conditional"] = 1.0
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
-    elif first.endswith("ing") and len(first) > 4 and t.has("mood.gerund_result", text) and not t.has("mood.modal", text):
+    elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
+            t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(
+                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]) or any(
+                k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
+        # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)) or _LATE_IMPERATIVE.search(
+    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
+          and not _NARRATED.match(text)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0
-    for m in _SUBJECT.finditer(text):
-        if _is_past(m.group("v"), t):
+    pos = 0
+    while (m := _SUBJECT.search(text, pos)) is not None:  # overlapping: "At first we restarted" holds "we restarted"
+        # A code span is a subject when it opens the sentence ("`NCCL_P2P_DISABLE=1` made the job start"),
+        # not mid-sentence ("... gave `error` followed by ...").
+        if _is_past(m.group("v"), t) and not (m.group(0).startswith("CODE") and text[:m.start()].strip()):
             f["a subject with a past-tense verb"] = 1.0
             break
+        pos = m.start() + 1
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, column_roles, language, outcome_of, plain
+from dbglog.docreader.cues import _KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of, plain
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -30,6 +30,7 @@ class Found:
     units: list[int] = field(default_factory=list)
     confidence: float = 0.0
     title: str = ""
+    answer: bool = False  # a suggestion and the answerer's report of trying it
 
 
 def _outcome(text: str) -> str | None:
@@ -49,16 +50,24 @@ def _same_place(a: Unit, b: Unit) -> bool:
     return b.first - a.last <= 2 and b.item < 0 and a.item < 0
 
 
-def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None) -> list[Found]:
-    """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read)."""
+def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None,
+         roles: dict[int, str | None] | None = None) -> list[Found]:
+    """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read).
+    `roles` are the headings' roles read in the document's language (a short heading's own words rarely
+    tell its language)."""
     out: list[Found] = []
     used: set[int] = set()
     js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
     code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
+    # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
+    # ... in #15412"), not results of theirs, unless they say what they ran themselves.
+    replied: set[int] = set()  # suggesting posts whose answers were read
+    suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
     out += _keyed(js, used, code)
     out += _lists(js, used)
     if heads is not None:
-        out += _headed(js, heads, used, code)
+        out += _headed(js, {k: h for k, h in heads.items() if h.first not in skip}, used, code, roles or {},
+                       parents=heads)
     for k, j in enumerate(js):
         if j.unit.id in used:
             continue
@@ -68,15 +77,24 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
         elif u.kind == "row":
             f = _row(j)
         elif j.label in ACTS and j.confidence < MIN_CONFIDENCE:
-            f = None
+            # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
+            # Nothing changed."): the pair is surer than either alone.
+            f = _with_result(j, js[k + 1:k + 2], used) if j.label == "action" else None
+            f = f if f is not None and f.result else None
         elif j.label == "action_result":
             f = _found(j, u.text, u.text)
         elif j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and (said := _suggested(j, js[:k], code)):
-            f = _answered(j, said, js[k + 1:k + 40], used)
+        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in replied and (
+                parts := _post_suggestions(js, k, code)):
+            # Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"):
+            # each answer goes to the one it names.
+            replied.add(u.post)
+            last = max(i for i, x in enumerate(js) if x.unit.post == u.post)
+            f = _answered(j, parts, js[last + 1:last + 40], used)
         elif j.label == "result" and heads is not None:
-            f = _under_heading(j, heads, out) or _named_result(j)
+            f = _under_heading(j, heads, out) or (
+                None if u.post in suggesting and "first person" not in j.features else _named_result(j))
         else:
             f = None
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
@@ -84,7 +102,32 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             used.update(g.units)
             out.extend(_split_several(g))
+    out = _absorbed(out)
+    for g in out:
+        if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
+                g.outcome == "worked" and _FIXED.search(g.result or g.did)):
+            g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
     return out
+
+
+def _absorbed(out: list[Found]) -> list[Found]:
+    """ "Thanks, that wasn't it. I added the user to `render` and restarted": the answer to a suggestion and the
+    answerer's own account of doing it, on the lines that answer ends on, are one attempt."""
+    keep: list[Found] = []
+    answers = [f for f in out if f.answer]
+    for f in out:
+        a = next((a for a in answers if a is not f and a.who == f.who and not f.answer
+                  and a.first < f.first <= a.last < f.last), None)
+        if a is None:
+            keep.append(f)
+            continue
+        a.last, a.result = f.last, f"{a.result} {f.did}".strip()
+        a.units += f.units
+    return keep
+
+
+_FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
+                    re.I)
 
 
 def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
@@ -99,6 +142,9 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
 
 
 _KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+# "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
+_EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
+                       r"(?P<rest>\S.*)$")
 _CODE_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
 
 
@@ -107,7 +153,7 @@ def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, in
     and the lines of an indented table ("c4  47 invalid global reads")."""
     out = []
     for j in js:
-        m = _KEY.match(plain(j.unit.text))
+        m = _KEY.match(plain(j.unit.text)) or _EMPH_KEY.match(j.unit.text)
         if m:
             out.append((m.group("k").lower().replace(" ", ""), m.group("rest"), j.unit.first, j.unit.last, j,
                         j.unit.author))
@@ -135,7 +181,8 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
         oc = _outcome(rest)
         if oc and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
             units = [x.unit.id for x in (a[4], j) if x is not None]
-            f = Found(plain(f"{a[0]}: {a[1]}"), plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
+            did = plain(a[4].unit.text) if a[4] is not None else plain(f"{a[0]}: {a[1]}")
+            f = Found(did, plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
             out.append(f)
             used.update(f.units)
     if len(out) < 2:
@@ -195,7 +242,7 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Foun
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
-ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:\s*#?\s*(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
@@ -206,7 +253,8 @@ def _has_body(h: Unit, js: list[Judged], code: list[Unit]) -> bool:
     return any(x.path and x.path[-1] == h.id for x in code) or any(j.unit.path and j.unit.path[-1] == h.id for j in js)
 
 
-def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = ()) -> list[Found]:
+def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units: list[Unit] = (),
+            roles: dict[int, str | None] | None = None, parents: dict[int, Unit] | None = None) -> list[Found]:
     """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
     the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
     detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
@@ -220,14 +268,16 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
     for h in heads.values():
         if h.level == 1:
             continue  # the document's title
-        parent = next((heads.get(p) for p in reversed(h.path) if p in heads), None)
+        parents = parents or heads  # a container heading may lie outside the lines read (another scope's)
+        parent = next((parents.get(p) for p in reversed(h.path) if p in parents), None)
         if parent is not None and parent.level == 1:
             parent = None  # the document's title is no container
-        role = heading_role(parent.text, language(parent.text)) if parent is not None else None
+        roles = roles or {}
+        role = (roles.get(parent.id) or heading_role(parent.text, language(parent.text))) if parent is not None else None
         entry = ENTRY.match(plain(h.text))
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
             continue  # "Option 2 — ...": a proposal, read with the plan and options
-        in_container = role in _CONTAINER and not heading_role(h.text, language(h.text)) and (
+        in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
             _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
         if not in_container and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
             continue
@@ -286,8 +336,12 @@ def _names_a_change(heading: str) -> bool:
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     oc = outcome or _outcome(result) or "inconclusive"
-    return Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
-                 last if last is not None else u.last, u.author, [u.id], j.confidence)
+    f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
+              last if last is not None else u.last, u.author, [u.id], j.confidence)
+    split = colon_verdict(plain(did), language(did))
+    if split:
+        f.title = split[0]  # "`--lowvram` alone: still OOM" is titled by what was tried
+    return f
 
 
 def _unlabelled(text: str) -> str:
@@ -315,27 +369,114 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
 
 
-def _answered(j: Judged, said: str, ahead: list[Judged], used: set[int]) -> list[Found]:
+def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:
     """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
-    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me")."""
+    each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me").
+    Several suggestions ("try X and, separately, the nightly wheel?") are answered part by part: an answer sentence
+    goes to the part whose setting it names. "Can't tell yet" is replaced by the same person's later verdict."""
     u = j.unit
-    out: list[Found] = []
-    answered: set[str] = set()
+    got: dict[tuple[str, int], Found] = {}
     for n in ahead:
         v = n.unit
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.author in answered:
-            continue
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
+                plain(v.text)):
+            continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
         if n.label in ("proposal", "request") and _KNOB.search(v.text):
             break  # another suggestion: later answers may be to that one
-        if n.label == "result" or (n.label == "action_result" and not _new_knob(said, v.text)):
+        named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
+        if n.label == "action_result" and _own_try(n):
+            continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
+        if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
+                                                                                for p in parts)):
             oc = _outcome(v.text)
-            if oc in (None, "untested"):
+            k = _which_part(parts, v.text)
+            had = got.get((v.author, k)) if k is not None else None
+            if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
                 continue
-            out.append(Found(plain(said), plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence))
-            answered.add(v.author)
-        if v.post > u.post + 4:
+            if had is not None:  # the earlier "can't tell yet" gets its verdict
+                had.outcome, had.result, had.last = oc, plain(v.text), v.last
+                had.units.append(v.id)
+                continue
+            f = Found(parts[k], plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
+            f.title, f.answer = _suggestion_title(parts[k]), True
+            got[(v.author, k)] = f
+        if v.post > u.post + 6:
             break
+    return list(got.values())
+
+
+def _own_try(n: Judged) -> bool:
+    """An answer that opens with a doing of its own ("Setting X ...", "Rebuilt with Y ...") and does not point back at
+    the suggestion (that, it, this, your)."""
+    opens = {"an action that says how it went (-ing ... worked)", "opens with a past-tense verb"} & set(n.features)
+    return bool(opens) and not re.search(r"\b(?:that|this|it|your|the suggestion|the fix)\b", plain(n.unit.text)[:40],
+                                         re.I)
+
+
+_ME_TOO = re.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
+                     r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
+
+
+def _post_suggestions(js: list[Judged], k: int, code: list[Unit]) -> list[str]:
+    """The things one post suggests, each once: a suggestion's own setting, else the one named beside it."""
+    post = js[k].unit.post
+    mine = [i for i, x in enumerate(js) if x.unit.post == post]
+    out: list[str] = []
+    for i in mine:
+        x = js[i]
+        if x.label not in ("proposal", "request") or x.unit.quoted:
+            continue
+        said = _suggested(x, js[:i], code) or next(
+            (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
+        for p in _parts(said) if said else []:
+            if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
+                out.append(p)
     return out
+
+
+# "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
+_PART_SPLIT = re.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
+                         r"|;\s*(?:and|or)\s+")
+
+
+def _parts(said: str) -> list[str]:
+    pieces = [p.strip(" ,;?.") for p in _PART_SPLIT.split(plain(said))]
+    named = [p for p in pieces if _KNOB.search(p)]
+    if len(named) < 2:
+        return [plain(said)]
+    return [_KNOB.search(p).group(0).strip("`") if len(p.split()) > 8 else p for p in named]
+
+
+# "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
+_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
+                       r"switch|upgrade|downgrade|pin|need|needs)\b\s+(?:with(?:out)?\s+|to\s+)?",
+                       re.I)
+
+
+def _suggestion_title(text: str) -> str:
+    s = re.split(r"\s*;\s*|\?\s", plain(text), maxsplit=1)[0].strip(" ?.")
+    cut = _ASK_LEAD.sub("", s, count=1)
+    return cut if cut != s and _KNOB.search(cut) else s
+
+
+def _tokens(text: str) -> set[str]:
+    return {w for w in re.findall(r"[\w.+-]{2,}", text.lower()) if not w.isalpha() or len(w) > 3} - _COMMON
+
+
+_COMMON = {"with", "from", "that", "this", "same", "have", "tried", "using", "wheel", "there", "then", "also", "flag"}
+
+
+def _which_part(parts: list[str], answer: str) -> int | None:
+    """The part an answer speaks of: the only one sharing a name with it; with one part, that one."""
+    if len(parts) == 1:
+        return 0
+    words = _tokens(answer)
+    low = answer.lower()
+    parts = [re.split(r"\s*;\s*|\s+(?:since|because)\s+", p, maxsplit=1)[0] for p in parts]  # the thing, not why
+    hits = [k for k, p in enumerate(parts) if _tokens(p) & words
+            or any(w.strip("-") and w.strip("-") in low for w in _tokens(p) if len(w) > 3)
+            or any(len(w) >= 5 and w in p.lower() for w in words)]  # "Eager: yes" answers `enforce_eager=True`
+    return hits[0] if len(hits) == 1 else None
 
 
 def _new_knob(suggested: str, reply: str) -> bool:
@@ -343,8 +484,9 @@ def _new_knob(suggested: str, reply: str) -> bool:
     def knobs(text: str) -> set[str]:
         return {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)}
 
-    b = knobs(reply)
-    return bool(b) and not (knobs(suggested) & b)
+    a, b = knobs(suggested), knobs(reply)
+    # `FLASH_ATTN` in the reply is the `VLLM_ATTENTION_BACKEND=FLASH_ATTN` that was suggested
+    return bool(b) and not any(x in y or y in x for x in a for y in b)
 
 
 def _command(j: Judged) -> Found | None:
@@ -352,7 +494,9 @@ def _command(j: Judged) -> Found | None:
     oc = _outcome(u.comment)
     if not oc:
         return None
-    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", u.comment).strip() or u.text
+    # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
+    said = u.desc or (u.comment if not u.text.strip() else "")
+    what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text else ""
     return f
@@ -363,8 +507,8 @@ def _row(j: Judged) -> Found | None:
     with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = column_roles(u.header)
-    if u.index < 0 or res < 0 or res >= len(u.cells):
-        return None
+    if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
+        return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
     if not oc:
         oc = ("failed" if "under a heading saying what failed" in j.features else
@@ -375,6 +519,12 @@ def _row(j: Judged) -> Found | None:
     rest = " · ".join(c for k, c in enumerate(u.cells) if k not in (what,) and c)
     f = _found(j, did, rest, outcome=oc)
     f.title = plain(did)
+    if not (0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what]))):
+        # No column says what was tried ("ROCm | torch wheel | extra | Outcome"): the row's settings are, each
+        # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
+        named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
+                 if k != res and plain(c) not in ("", "-", "—", "–", "n/a")]
+        f.title = " · ".join(named) or f.title
     return f
 
 
@@ -393,6 +543,11 @@ def _split_several(f: Found) -> list[Found]:
         if second is None and re.search(r"\bn(?:o|o)t\b|n't\b", parts[1]) and first in ("worked", "failed"):
             second = "worked" if first == "failed" else "failed"
         return [_copy(f, parts[0], first), _copy(f, parts[1], second or f.outcome)]
+    if len(parts) == 2 and _KNOB.search(parts[0]) and _ELSEWHERE.search(parts[1]):
+        first = _outcome(parts[0])
+        if first in ("worked", "failed"):
+            # "able to run X on 0.4.2 but could not after this version": one try per version, opposite verdicts
+            return [_copy(f, parts[0], first), _copy(f, parts[1], "failed" if first == "worked" else "worked")]
     m = _TRIED.search(f.did)
     if not m:
         return [f]
@@ -405,6 +560,8 @@ def _split_several(f: Found) -> list[Found]:
     return [_copy(f, head + p, f.outcome) for p in pieces]
 
 
+_ELSEWHERE = re.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
+                        r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
 _GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b)")
 
 

@@ -92,8 +92,39 @@ def read_document(text: str, path: str = "<text>", corrections=None,
             scopes[0].read |= rest - quiet_lines
     skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
-    out = [_Build(doc, ctx, tops, judged, sc, path, corrections).parsed() for sc in scopes]
+    views = _views(doc, tops, scopes)
+    out = [_Build(doc, ctx, v, judged, sc, path, corrections).parsed() for sc, v in zip(scopes, views)]
     return out, skipped
+
+
+@dataclass
+class _View:
+    """One investigation's share of the document: its units and sections, and the heading each line is under."""
+
+    units: list
+    sections: list
+    last_heading: list
+
+
+def _views(doc: Doc, tops, scopes: list[_Scope]) -> list[_View]:
+    owner = [-1] * len(doc.lines)
+    for k, sc in enumerate(scopes):
+        for i in sc.lines:
+            owner[i] = k
+    last: list = [None] * len(doc.lines)
+    heads = {u.first: u for u in doc.units if u.kind == "heading"}
+    cur = None
+    for i in range(len(doc.lines)):
+        cur = heads.get(i, cur)
+        last[i] = cur
+    views = [_View([], [], last) for _ in scopes]
+    for u in doc.units:
+        if 0 <= u.first < len(owner) and owner[u.first] >= 0:
+            views[owner[u.first]].units.append(u)
+    for s in st.all_sections(tops):
+        if owner[s.first] >= 0:
+            views[owner[s.first]].sections.append(s)
+    return views
 
 
 class _Judgements:
@@ -112,21 +143,23 @@ class _Judgements:
             j = self.done[u.id] = judge(u, self.ctx)
         return j
 
-    def units(self, skip: set[int]) -> list[Judged]:
+    def units(self, skip: set[int], units) -> list[Judged]:
         return [self.get(u) if u.kind in ("sentence", "command", "row") else self._plain(u)
-                for u in self.doc.units if u.first not in skip or u.kind == "code"]
+                for u in units if u.first not in skip or u.kind == "code"]
 
     def _plain(self, u) -> Judged:
         return self.done.get(u.id) or Judged(u, "context", 1.0, {}, [])
 
-    def within(self, lines: set[int]) -> list[Judged]:
-        return [j for uid, j in sorted(self.done.items()) if j.unit.first in lines]
+    def within(self, units) -> list[Judged]:
+        return [self.done[u.id] for u in units if u.id in self.done]
 
 
 class _Build:
-    def __init__(self, doc: Doc, ctx: Context, tops, judged: _Judgements, scope: _Scope, path: str,
+    def __init__(self, doc: Doc, ctx: Context, view: _View, judged: _Judgements, scope: _Scope, path: str,
                  corrections=None):
-        self.doc, self.ctx, self.tops, self.judged, self.scope, self.path = doc, ctx, tops, judged, scope, path
+        self.doc, self.ctx, self.judged, self.scope, self.path = doc, ctx, judged, scope, path
+        # This investigation's own units and sections: a document of hundreds of bugs is read in one pass each.
+        self.units, self.sections, self.last_heading = view.units, view.sections, view.last_heading
         self.corrections = corrections
         self.took: dict[int, list[int]] = {}  # id(attempt) -> the lines a protocol attempt took
         self.lines = doc.lines
@@ -150,7 +183,7 @@ class _Build:
         verified = self._verify()
         key = heading_key(self.inv.title) or f"line:{first}"
         return Parsed(self.inv, first, key, self.items, recognized=self._recognized(), verified=verified,
-                      judged=self.judged.within(self.scope.lines))
+                      judged=self.judged.within(self.units))
 
     # --- title and header ------------------------------------------------------------------
 
@@ -163,7 +196,7 @@ class _Build:
             if status:
                 self.inv.status = status
             return b.first + 1
-        heads = [u for u in self.doc.units if u.kind == "heading" and u.first in self.scope.lines]
+        heads = [u for u in self.units if u.kind == "heading"]
         top = min(heads, key=lambda u: (u.level, u.first)) if heads else None
         if top is not None and top.level <= 2:
             self.owned.add(top.first)
@@ -172,7 +205,7 @@ class _Build:
             if status:
                 self.inv.status = status
             return top.first + 1
-        first = next((u for u in self.doc.units if u.kind == "sentence"), None)
+        first = next((u for u in self.units if u.kind == "sentence"), None)
         self.inv.title = (one_line(plain(first.text))[:100] if first else "") or Path(self.path).stem or "Untitled"
         return (first.first + 1) if first else 1
 
@@ -181,7 +214,7 @@ class _Build:
         if b is not None:
             lo, hi = b.first + 1, b.own_last
         else:
-            heads = [u for u in self.doc.units if u.kind == "heading"]
+            heads = [u for u in self.units if u.kind == "heading"]
             title_line = min(self.owned) if self.owned else -1
             nxt = next((h.first for h in heads if h.first > title_line), len(self.lines))
             lo, hi = title_line + 1, nxt - 1
@@ -190,7 +223,7 @@ class _Build:
         # A status line that says more than the status ("Open — not yet root-caused") stays as written too.
         self.owned |= {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] != "status"
                        or len(plain(self.lines[i]).split()) <= 3}
-        for s in st.all_sections(self.tops):
+        for s in self.sections:
             key = _FIELD_SECTIONS.get(plain(s.head.text).lower().rstrip(": "))
             if key and s.first in self.scope.read and not s.children and not getattr(self.inv, key):
                 body = list(range(s.first + 1, s.own_last + 1))
@@ -213,7 +246,7 @@ class _Build:
     # --- structure that is certain -------------------------------------------------------------
 
     def _sections(self) -> None:
-        for s in st.all_sections(self.tops):
+        for s in self.sections:
             if s.first not in self.scope.read or s.first in self.owned:
                 continue
             f = st.attempt_section(s, self.doc)
@@ -264,12 +297,12 @@ class _Build:
         self.took[id(a)] = list(f.lines)
 
     def _differences(self, s: st.Section) -> None:
-        for u in self.doc.units:
+        for u in self.units:
             if not (s.first < u.first <= s.own_last):
                 continue
             got = None
             if u.kind == "row" and u.index < 0 and len(u.cells) >= 3:
-                rows = [(v.first, list(v.cells)) for v in self.doc.units if v.kind == "row" and v.group == u.group
+                rows = [(v.first, list(v.cells)) for v in self.units if v.kind == "row" and v.group == u.group
                         and v.index >= 0]
                 got = (list(u.cells), rows, range(u.first, rows[-1][0] + 2 if rows else u.first + 1))
             elif u.kind == "code":
@@ -325,7 +358,7 @@ class _Build:
 
     def _step_items(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
         items: dict[int, list] = {}
-        for u in self.doc.units:
+        for u in self.units:
             if s.first < u.first <= s.own_last and u.item >= 0:
                 items.setdefault(u.group, []).append(u)
         if not items:
@@ -349,7 +382,7 @@ class _Build:
 
     def _step_rows(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
         out = []
-        for u in self.doc.units:
+        for u in self.units:
             if s.first < u.first <= s.own_last and u.kind == "row" and u.index >= 0:
                 cells = [c for c in u.cells if c and not re.fullmatch(r"#?\d{1,3}\.?", c)]
                 if cells:
@@ -368,10 +401,10 @@ class _Build:
 
     def _loose(self) -> None:
         skip = set(range(len(self.lines))) - self.scope.read | self.owned
-        heads = {u.id: u for u in self.doc.units if u.kind == "heading" and u.first not in self.owned}
-        judged = self.judged.units(skip)
+        heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
+        judged = self.judged.units(skip, self.units)
         taken: set[int] = set()
-        for f in linking.link(judged, skip, heads):
+        for f in linking.link(judged, skip, heads, self.ctx.roles):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
@@ -441,14 +474,13 @@ class _Build:
     def _free(self) -> None:
         """Every line structure did not take, in order, under the heading it was written under; a heading
         inside a kept section stays a line of its body (demoted), so a template or a protocol is one section."""
-        heads = {u.first: u for u in self.doc.units if u.kind == "heading"}
+        heads = {u.first: u for u in self.units if u.kind == "heading"}
         sections: list[tuple[str, list[int]]] = []
-        cur, open_for, inside = None, None, set()
-        for i in range(len(self.lines)):
+        open_for, inside = None, set()
+        for i in sorted(self.scope.lines):
             h = heads.get(i)
-            if h is not None:
-                cur = h
-            if i not in self.scope.lines or i in self.owned:
+            cur = self.last_heading[i]
+            if i in self.owned:
                 continue
             if h is not None:
                 if h.path and h.path[-1] in inside:
@@ -515,12 +547,18 @@ class _Build:
 
         if same():
             return True
+        # The sections whose lines look like structure (headings, tables, fences, labelled fields) are the ones the
+        # canonical parser would misread: fence those at once, then the rest one by one if that was not enough.
+        risky = [s for s in self.inv.sections if _STRUCTURE_LINE.search(s.body)]
+        for s in risky:
+            _fence(s)
+        if risky and same():
+            return True
         for s in self.inv.sections:
-            longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
-            fence = "`" * max(3, longest + 1)
-            s.body = f"{fence}markdown\n{s.body}\n{fence}"
-            if same():
-                return True
+            if s not in risky:
+                _fence(s)
+                if same():
+                    return True
         return False
 
     def _recognized(self) -> dict:
@@ -530,6 +568,16 @@ class _Build:
                 "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
                 + (["related_files"] if inv.related_files else []),
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
+
+
+_STRUCTURE_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
+                             re.M)
+
+
+def _fence(s: Section) -> None:
+    longest = max((len(m) for m in re.findall(r"`+", s.body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    s.body = f"{fence}markdown\n{s.body}\n{fence}"
 
 
 PLAN_CONFIDENCE = 0.45

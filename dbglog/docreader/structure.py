@@ -9,6 +9,7 @@ section. Everything else is judged unit by unit (scorer) and linked (linker).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -51,10 +52,16 @@ def sections(doc: Doc) -> list[Section]:
     """The heading tree (top-level sections), each with its line span."""
     heads = [u for u in doc.units if u.kind == "heading"]
     n = len(doc.lines)
+    # A post signed in a paragraph ("**bob** commented on ...") ends the form sections of the post before it.
+    at = {h.first for h in heads}
+    cuts = sorted(line for line, _ in doc.posts if line not in at)
     out: list[Section] = []
     stack: list[Section] = []
     for k, h in enumerate(heads):
         nxt = next((x.first for x in heads[k + 1:] if x.level <= h.level), n)
+        if h.level >= 3 and cuts:
+            c = bisect.bisect_right(cuts, h.first)
+            nxt = min(nxt, cuts[c]) if c < len(cuts) else nxt
         child = heads[k + 1].first if k + 1 < len(heads) else n
         s = Section(h, h.first, nxt - 1, min(child, nxt) - 1)
         while stack and stack[-1].head.level >= h.level:
@@ -102,15 +109,35 @@ def _imperative_heading(text: str) -> bool:
 
 def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
-    found = []
+    found, keysets = [], []
     for s in all_sections(tops):
         if is_template(s, doc) or any(s.inside(f) for f in found):
             continue
-        own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1) if i in doc.text_lines()]
-        keys = {lab[0] for x in own if (lab := label_of(x, INV_LABELS))}
-        if keys & {"status", "symptom"}:
+        keys = _header_keys(s, doc) & {"status", "symptom"}
+        if keys:
             found.append(s)
+            keysets.append(keys)
+    if len(found) >= 2 and not set.intersection(*keysets):
+        found = []  # a "Problem:" in one section and a "Status:" footer in another: one document, not two bugs
     return found or _restarting(tops, doc)
+
+
+_HEADER_LINES = 8  # investigation fields stand right under their heading, before the story starts
+
+
+def _header_keys(s: Section, doc: Doc) -> set[str]:
+    """The investigation fields among the first lines under a section's heading (before any code or table)."""
+    text, keys, seen = doc.text_lines(), set(), 0
+    for i in range(s.first + 1, s.own_last + 1):
+        if not doc.lines[i].strip():
+            continue
+        if i not in text or seen >= _HEADER_LINES:
+            break
+        seen += 1
+        lab = label_of(doc.lines[i], INV_LABELS)
+        if lab:
+            keys.add(lab[0])
+    return keys
 
 
 def _restarting(tops: list[Section], doc: Doc) -> list[Section]:

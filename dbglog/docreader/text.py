@@ -68,7 +68,8 @@ def item_title(text: str) -> str:
     if m and len(m.group(1)) >= 3:
         return one_line(m.group(1).rstrip(":"))
     # "`--ctx-size` menor: no soluciona", "Guarding X only - crash remained": what was done, then what happened.
-    cut = re.split(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t, maxsplit=1)[0]
+    cut = next((t[:m.start()] for m in re.finditer(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t)
+                if t[:m.start()].count("(") <= t[:m.start()].count(")")), t)  # not inside "(550.54 → 550.90)"
     dash = re.split(r"\s+-\s+", cut, maxsplit=1)[0]
     if len(re.sub(r"`[^`]*`", " ", dash).split()) >= 3:
         cut = dash  # "Guarding X only - crash remained"; not "`0731143` - Excluded problematic nodes"

@@ -43,6 +43,7 @@ class Unit:
     header: tuple[str, ...] = ()  # a row's table header cells
     cells: tuple[str, ...] = ()  # a row's cells
     comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
+    desc: str = ""  # a command's describing comment above it ("# 1xGPU - OK"), when it has one
     lang: str = ""  # a fence's info string
     head: bool = False  # the first sentence of its paragraph / item
 
@@ -81,15 +82,22 @@ _POST = [
                rf"{_DATE}\b.*$"),
     re.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
                r"responded|posted)\b.*$", re.I),
-    re.compile(r"^\W{0,3}(?:comment|reply|answer|post)\s+(?:by|from)\s+@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+    re.compile(r"^\W{0,3}(?:comment|reply|answer|post|question|antwort|frage|beitrag|kommentar|réponse|respuesta)\s+(?:by|from|von|de)\s+"
+               r"@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
+    # "## 回答 3", "### Answer 2": an unsigned post of a Q&A page, named by its number.
+    re.compile(r"^\W{0,3}(?P<who>(?:answer|reply|antwort|回答|回复|答案)\s*#?\d{1,3})\W{0,3}$", re.I),
 ]
-_SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", ""}
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", "",
+          "dockerfile", "docker"}
 _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
-_CAPTION = re.compile(r"^(?:\*\*|__)([^*_]{2,80}?)[:：]?(?:\*\*|__)[:：]?\s*$")
+# "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
+_CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
-_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff])|(?<=[。！？；])")
+_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def post_author(text: str) -> str | None:
@@ -162,13 +170,24 @@ class _Cut:
             first_of_item = False
         if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
-            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(1))
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
-        if not self.items and len(texts) == 1:
+        mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
+        if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
+            # "From: Priya Raman" / "Date: Tue, 8 Apr 2025": a mailing-list message starts
+            self.post, self.author, self.post_level = len(self.doc.posts), mail.group("who").strip(), 3
+            self.doc.posts.append((a, self.author))
+        elif not self.items and len(texts) == 1:
             who = post_author(texts[0]) if re.match(r"^\W{0,3}(?:\*\*|__|@)", texts[0]) else None
             if who:
-                self.post, self.author = len(self.doc.posts), who
+                # A post signed in a paragraph ("**alice** commented on ..."): issue-form headings inside it
+                # ("### Describe the bug") are part of it; only a top-level heading ends the thread.
+                self.post, self.author, self.post_level = len(self.doc.posts), who, 3
                 self.doc.posts.append((a, who))
+        run_in = _RUN_IN.match(texts[0])
+        if run_in:
+            # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
+            texts = [texts[0][run_in.end():]] + texts[1:]
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
             self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
 
@@ -209,8 +228,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     for g in groups:
         lines = g["lines"]
         comment = " ".join(g["result"]) or " ".join(g["desc"])
-        cmd = " ".join(cut.lines[i].strip() for i in g["cmd"])
-        cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang)
+        cmd = " ".join(_CMD_COMMENT.sub(r"\g<c>", cut.lines[i]).strip() for i in g["cmd"])
+        cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
+                desc=" ".join(g["desc"]))
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
@@ -243,6 +263,15 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["lines"].append(i)
             continue
         cm = _CMD_COMMENT.match(line)
+        if cm and _COMMENTED_CMD.match(cm.group("c").strip()) and _tried_before(lines, body, i):
+            # "# RUN pip install flash-attn==2.6.3" over "#   -> same undefined symbol": a command tried and put away
+            text = cm.group("c").strip()
+            cur = new(i)
+            desc, first_desc = [], None
+            got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
+            if len(got) == 2:
+                cur["result"].append(got[1].strip())
+            continue
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
@@ -268,6 +297,25 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
     return groups
+
+
+# A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
+_COMMENTED_CMD = re.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
+                            r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun)\s+\S")
+
+
+def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
+    """A commented-out command counts when its result is written: on its line after an arrow, or on the next line."""
+    if re.search(r"\s(?:->|=>|→)\s", lines[i]):
+        return True
+    nxt = next((j for j in body if j > i and lines[j].strip()), None)
+    if nxt is None:
+        return False
+    cm = _CMD_COMMENT.match(lines[nxt])
+    return bool(cm and _RESULT_COMMENT.match(cm.group("c").strip()))
+
+
+_ENUM_ONLY = re.compile(r"[\W_]{0,3}\d{1,3}[.)]")
 
 
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
@@ -296,6 +344,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             continue
         end = m.start() if m else len(joined)
         piece = joined[pos:end]
+        if m is not None and _ENUM_ONLY.fullmatch(piece.strip()):
+            continue  # "**2. Raised the limit**": the number of an entry, not a sentence of its own
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
@@ -312,11 +362,19 @@ _LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
 
+def _starts_entry(before: str, line: str) -> bool:
+    """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
+    funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
+    head = line.lstrip(" *_")
+    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：*_") or not before.strip() or _LABEL_LINE.match(before)
+    return bool(ended or head[:1].isupper() or not head[:1].isalpha())
+
+
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
     """A soft-broken "Action: ...\\nResult: ..." paragraph is two units, one per labelled line."""
     out = []
     for a, b, s in sents:
-        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k])]
+        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k]) and _starts_entry(texts[k - 1], texts[k])]
         if not cuts:
             out.append((a, b, s))
             continue
@@ -445,7 +503,12 @@ _COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_bloc
 def _remap_paths(doc: Doc) -> None:
     """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
     stack: list[tuple[int, int]] = []
+    signed = {line for line, _ in doc.posts}  # where posts start; a post signed in a paragraph resets form headings
     for u in doc.units:
+        if u.kind != "heading" and u.first in signed:
+            signed.discard(u.first)
+            while stack and stack[-1][0] >= 3:
+                stack.pop()
         if u.kind == "heading":
             while stack and stack[-1][0] >= u.level:
                 stack.pop()

@@ -6,7 +6,8 @@ its investigation and attempt are the run's, read through ``runs`` when looked u
 ``link_run`` is seen), the ``failure fp-... [...]`` line a recorded run left in its attempt
 (``mirror``: what a teammate's clone, which has no runs, matches on), an investigation's own text
 (``record``: its symptom, attempts, sections), an imported note (``note``: an investigation with a
-source document) and a watched doc's section (``doc``). ``failure_sources``
+source document), an error block import found in a document (``import``: ``ref`` DOC:LINE, kept by
+``rebuild``: the document is not in the mirror) and a watched doc's section (``doc``). ``failure_sources``
 says which run, investigation revision and watched-doc digest the rows were derived from, so
 ``refresh`` only reads what changed; ``rebuild`` (``reindex``) derives them all again.
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
 from dbglog.diagnose.fingerprint import NEAR, similarity
+from dbglog.util.errors import DbglogError
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
 CANDIDATES = 5000  # near-match candidates read per lookup (the most recent, same signature)
@@ -41,7 +43,7 @@ def create_tables(db) -> None:
           kernel TEXT,
           op TEXT,
           ranks TEXT NOT NULL DEFAULT '[]',   -- JSON: the missing ranks of a collective
-          source TEXT NOT NULL,               -- run | record | note | doc
+          source TEXT NOT NULL,               -- run | mirror | record | note | import | doc
           ref TEXT NOT NULL,                  -- run id | INV | INV#N | path > heading
           investigation_id TEXT,              -- record and note rows (a run's is read from runs)
           attempt_number INTEGER,
@@ -138,6 +140,67 @@ def index_doc(store, path: str, digest: str, signatures=None) -> int:
     return n
 
 
+def _import_span(plan, plans) -> tuple[int, int]:
+    """The 0-based lines of an imported document that belong to ``plan``'s investigation: from its
+    heading (the document's start for the first) to the next investigation's heading."""
+    starts = sorted(q.parsed.line for q in plans if q.source == plan.source)
+    later = [ln for ln in starts if ln > plan.parsed.line]
+    first = plan.parsed.line == starts[0]
+    return (0 if first else plan.parsed.line - 1), (later[0] - 1 if later else 1 << 30)
+
+
+def index_import(store, plan, plans=(), signatures=None) -> int:
+    """At import (inside its write transaction): fingerprint each error block of the document's part
+    that ``plan`` imported (``source = import``, ``ref`` the document and the block's line, the
+    investigation the import wrote), whether or not the reader kept the block in the record, and the
+    record itself (``index_investigation``), so the next recall finds the note without a lazy pass.
+    ``plans``: every plan of the import (a document may hold several investigations). How many rows."""
+    inv_id, text = plan.investigation_id, getattr(plan, "text", "") or ""
+    store.q("DELETE FROM failures WHERE source = 'import' AND investigation_id = ? AND "
+            "substr(ref, 1, length(?)) = ?", inv_id, plan.source + ":", plan.source + ":")
+    start, end = _import_span(plan, list(plans) or [plan])
+    lines = text.splitlines()[start:end]
+    n, seen = 0, _now()
+    for at, block in _numbered_blocks(lines):
+        for fp in fingerprint_blocks(block, signatures):
+            _insert(store, fp, "import", f"{plan.source}:{start + at + 1}", seen, inv_id)
+            n += 1
+    if store.exists(inv_id):
+        n += index_investigation(store, inv_id, signatures)
+    return n
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def _numbered_blocks(lines: list[str]) -> list[tuple[int, str]]:
+    """(0-based first line, text) of each fenced block of ``lines``, and of the prose between them as
+    one more block (line of its first line)."""
+    out, prose, block, fence, at = [], [], [], None, 0
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line)
+        if fence is None and m is not None:
+            fence, at, block = m.group(1), i + 1, []
+        elif fence is not None and line.lstrip().startswith(fence) and not line.strip().strip(fence[0]):
+            out.append((at, "\n".join(block)))
+            fence = None
+        elif fence is not None:
+            block.append(line)
+        else:
+            prose.append((i, line))
+    if fence is not None:  # an unclosed fence: its lines are still a block
+        out.append((at, "\n".join(block)))
+    if any(t.strip() for _, t in prose):
+        out.append((prose[0][0], "\n".join(t for _, t in prose)))
+    return out
+
+
+def _now() -> str:
+    from dbglog.core.model import now_iso
+
+    return now_iso()
+
+
 RUN_MARK = "runs:rowid"  # failure_sources: the last runs row (rowid) fingerprinted; runs are only appended
 
 
@@ -189,7 +252,8 @@ def refresh(store, signatures=None) -> dict:
 
 def rebuild(store, signatures=None) -> dict:
     """Derive every row again (``reindex``: inside its write transaction)."""
-    store.q("DELETE FROM failures")
+    # (what import found in a document is kept: the document is not in the mirror; a re-import derives it again)
+    store.q("DELETE FROM failures WHERE source != 'import' OR investigation_id NOT IN (SELECT id FROM investigations)")
     store.q("DELETE FROM failure_sources")
     return _apply(store, *stale(store), signatures)
 
@@ -305,7 +369,7 @@ def _investigation(store, inv_id: str, hit: Hit) -> tuple[dict, list[dict]]:
     inv = store.load(inv_id)
     row = {"id": inv.id, "title": inv.title, "status": inv.status, "root_cause": inv.root_cause,
            "updated": inv.updated, "imported": bool(inv.source), "match": hit.likeness.level,
-           "score": hit.likeness.score, "via": hit.ref}
+           "score": hit.likeness.score, "via": hit.ref, "doc": hit.ref if hit.source == "import" else None}
     attempts = [{"investigation": inv.id, "number": a.number, "title": a.title, "line": _one_line(a),
                  "outcome": a.outcome, "runs": list(a.runs)}
                 for a in inv.attempts if a.outcome in _OUTCOME_ORDER]
@@ -375,7 +439,7 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     attempts.sort(key=lambda a: _OUTCOME_ORDER[a["outcome"]])  # (stable: the best investigation's first)
     regression = next((g for r in rows if (g := _regression(
         store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
-    notes = [{"kind": "note" if h.source == "note" else "record", "ref": h.ref, "match": "similar"}
+    notes = [{"kind": "note" if h.source in ("note", "import") else "record", "ref": h.ref, "match": "similar"}
              for i, h in quoted.items() if i not in invs]  # (an imported note that saw it is listed above, marked)
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
@@ -393,7 +457,7 @@ def render(block: dict) -> list[str]:
            + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
     for r in block["investigations"]:
         cause = f"; root cause: {r['root_cause'][:100]}" if r["root_cause"] else ""
-        note = " (imported note)" if r["imported"] else ""
+        note = f" (imported from {r['doc']})" if r.get("doc") else " (imported note)" if r["imported"] else ""
         out.append(f"  {r['id']} \"{r['title'][:60]}\"{note} — {r['status']}{cause} [{r['match']}]")
         for a in block["attempts"]:
             if a["investigation"] == r["id"]:
@@ -412,6 +476,40 @@ def render(block: dict) -> list[str]:
             out.append(f"    find the commit that undid the fix: {g['bisect']}")
     return out
 
+
+
+def _run_ids(raw) -> list[str]:
+    """A bisection step's run ids as ``bisect_trials.runs`` holds them ({"ids": [...], ...}, or a list)."""
+    v = json.loads(raw or "[]")
+    return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
+
+
+def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, current_inv: str | None = None,
+                     cmd: str | None = None) -> dict | None:
+    """The seen-before block (with its ``lines``) of a bisection's first bad verdict: the runs of
+    ``step_runs`` (the step being judged bad now, live) or of the first step stored bad, fingerprinted
+    from the first failing run that is stored; the session's own runs are left out of what it is
+    matched against. None when no such run fails (or none is stored yet). ``signatures``: the catalog,
+    or a callable that loads it only once a failure is fingerprinted (a silent repro's bisection never
+    loads it)."""
+    rows = store.q("SELECT verdict, runs FROM bisect_trials WHERE session_id = ? ORDER BY seq", sid).fetchall()
+    if current_inv is None:  # (the investigation the bisection is recorded in: not a "seen before")
+        row = store.q("SELECT investigation_id FROM bisect_sessions WHERE id = ?", sid).fetchone()
+        current_inv = row["investigation_id"] if row else None
+    mine = [r for row in rows for r in _run_ids(row["runs"])]
+    bad = list(step_runs) if step_runs is not None else \
+        next((_run_ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
+    for rid in bad:
+        try:
+            run = store.get_run(rid)
+        except DbglogError:  # (not stored: a probe kept out of the session, a pruned run)
+            continue
+        fp = fingerprint_run(run, read_output(run))
+        if fp is not None:
+            refresh(store, signatures() if callable(signatures) else signatures)
+            block = recall(store, fp, exclude_runs=[*mine, *bad], current_inv=current_inv, cmd=cmd)
+            return block | {"lines": render(block)}
+    return None
 
 # --- group and count: `dbglog failures` ---------------------------------------------------------
 
@@ -458,8 +556,6 @@ def listing(store, limit: int = 50) -> list[dict]:
 
 def resolve_key(store, ref: str) -> str:
     """A fingerprint's exact key from its key or a prefix of it (``fp-3f2a``, ``3f2a``)."""
-    from dbglog.util.errors import DbglogError
-
     want = ref.strip().lower()
     want = want if want.startswith("fp-") else "fp-" + want
     if not re.fullmatch(r"fp-[0-9a-f]{1,10}", want):

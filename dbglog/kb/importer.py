@@ -255,6 +255,7 @@ class Plan:
     sha: str
     action: str = "create"  # create | update | unchanged
     investigation_id: str = ""
+    text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
 
 
 def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
@@ -296,7 +297,7 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple
         sha = content_sha(text)
         for p in parsed:
             check_roundtrip(p, shown)
-            plans.append(Plan(source=source, parsed=p, sha=sha))
+            plans.append(Plan(source=source, parsed=p, sha=sha, text=text))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
 
@@ -365,7 +366,7 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                  corrections: dict | None = None) -> dict:
     """Import documents. The current investigation stays as it was unless ``use``: then the one investigation
     imported becomes current (more than one is refused before anything is written)."""
-    from dbglog.kb import sync
+    from dbglog.kb import failures, sync
     from dbglog.kb.records import CURRENT
 
     plans, skipped = plan_files(recs, paths, corrections)
@@ -393,6 +394,7 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                     recs.publish(inv.id)
                 if not dry_run:
                     _remember(store, plan)
+                    failures.index_import(store, plan, plans)  # (issue 27: its error blocks, for recall)
                 p = plan.parsed
                 results.append({
                     "action": plan.action, "id": plan.investigation_id, "title": inv.title,

@@ -555,6 +555,13 @@ class Records:
 
     # --- supervised runs -----------------------------------------------------------
 
+    def bisection_recall(self, sid: str, signatures=None, **how) -> dict | None:
+        """What the knowledge base knows about a bisection's bad verdict (``failures.bisection_recall``):
+        the bisection engine, which does not import kb/, asks through the Records it is handed."""
+        from dbglog.kb import failures
+
+        return failures.bisection_recall(self.store, sid, signatures, **how)
+
     def record_runs(self, results: list[dict], run_dirs: list[str], *, attempt_title: str | None = None,
                              inv_ref: str | None = None, hypothesis: str = "", did: str = "",
                              baseline: list[dict] | None = None) -> Attempt | None:

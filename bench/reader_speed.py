@@ -1,0 +1,67 @@
+"""Reader speed on one big document: CPU seconds to read a 10,000-line DEBUG.md and a 10,000-line issue thread
+(the own-words corpus's docs of that style, repeated with fresh authors and numbers), beside markdown-it-py's parse of
+the same text (the floor: the reader parses once and reads every unit).
+
+    PYTHONPATH=. python bench/reader_speed.py [LINES] [--profile]
+
+The issue's bar: a 10,000-line doc in at most 1.5 s of CPU.
+"""
+
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from dbglog.docreader.read import read_document
+
+ROOT = Path(__file__).resolve().parent.parent
+STYLES = ROOT / "tests" / "corpus" / "styles"
+
+
+def _grow(paths: list[Path], lines: int, thread: bool) -> str:
+    """Bodies of the given docs repeated (titles dropped, numbers and authors made unique) up to `lines` lines."""
+    bodies = [p.read_text().split("\n", 1)[1] for p in paths]
+    out = ["# A long running investigation", ""]
+    k = 0
+    while len(out) < lines:
+        body = bodies[k % len(bodies)]
+        if thread:
+            body = body.replace("### ", f"### r{k}-", 1)
+        out += body.replace("2025", str(2025 + k % 7)).split("\n")
+        k += 1
+    return "\n".join(out[:lines])
+
+
+def cpu(fn) -> float:
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def main() -> None:
+    lines = int(next((a for a in sys.argv[1:] if a.isdigit()), 10000))
+    docs = {
+        "protocol DEBUG.md": _grow(sorted(STYLES.glob("*protocol*.md")), lines, False),
+        "issue thread": _grow(sorted(STYLES.glob("*thread*.md")), lines, True),
+        "notes and postmortems": _grow(sorted(STYLES.glob("*postmortem*.md")) + sorted(STYLES.glob("*blog*.md")),
+                                       lines, False),
+    }
+    md = MarkdownIt("commonmark").enable("table")
+    print(f"{'document':24} {'lines':>6} {'dbglog CPU s':>13} {'markdown-it CPU s':>18}")
+    for name, text in docs.items():
+        ours = min(cpu(lambda: read_document(text, "big.md")) for _ in range(2))
+        peer = min(cpu(lambda: md.parse(text)) for _ in range(2))
+        print(f"{name:24} {text.count(chr(10)) + 1:>6} {ours:>13.2f} {peer:>18.2f}")
+        if "--profile" in sys.argv:
+            pr = cProfile.Profile()
+            pr.enable()
+            read_document(text, "big.md")
+            pr.disable()
+            pstats.Stats(pr).sort_stats("cumulative").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,384 @@
+"""General cues and links the reader must get right whatever the wording (docs written for these tests)."""
+
+import pytest
+
+from dbglog.docreader.cues import outcome_of, plain
+from dbglog.kb import importer
+
+
+def _read(doc):
+    parsed, _ = importer.parse_document(doc, "doc.md")
+    return parsed
+
+
+def _attempts(doc):
+    return [(a.title, a.outcome, a.who) for p in _read(doc) for a in p.inv.attempts]
+
+
+def test_a_short_german_heading_is_read_in_the_documents_language():
+    doc = """# Ollama nutzt die iGPU nicht
+
+Der Runner stürzt beim Start ab und Ollama läuft nur auf der CPU. Die Ursache ist noch unklar.
+
+## Lösung erfolgreich umgesetzt
+
+### Was funktioniert hat:
+
+**1. Mehr VRAM im BIOS:**
+```
+UMA Frame Buffer: 512 MB → 4 GB
+```
+
+**2. GFX_VERSION überschrieben:**
+```ini
+Environment="HSA_OVERRIDE_GFX_VERSION=11.0.2"
+```
+"""
+    got = _attempts(doc)
+    assert [t for t, _, _ in got] == ["Mehr VRAM im BIOS", "GFX_VERSION überschrieben"]
+    assert {o for _, o, _ in got} == {"worked"}
+
+
+def test_a_problem_field_in_one_section_and_a_status_footer_in_another_are_one_investigation():
+    doc = """# Training stalls after the first epoch
+
+## Current config
+
+```
+workers: 8
+```
+
+**Problem:** the loader workers never exit.
+
+## Attempts
+
+- Tried `persistent_workers=False` -> still stalls.
+
+## Footer
+
+**Status:** open
+"""
+    parsed = _read(doc)
+    assert len(parsed) == 1
+    assert [a.outcome for a in parsed[0].inv.attempts] == ["failed"]
+
+
+def test_a_version_in_a_table_cell_is_not_a_list_number():
+    doc = """# Which wheel runs on gfx1102?
+
+ROCm | torch wheel   | Outcome
+---- | ------------- | --------------------------
+6.0  | 2.3.1+rocm6.0 | invalid device function
+6.1  | 2.4.1+rocm6.1 | runs, but first start takes 9 min
+"""
+    got = _attempts(doc)
+    assert [t for t, _, _ in got] == ["ROCm 6.0 · torch wheel 2.3.1+rocm6.0", "ROCm 6.1 · torch wheel 2.4.1+rocm6.1"]
+    assert [o for _, o, _ in got] == ["failed", "partial"]
+    assert plain("6.0") == "6.0" and plain("1. step") == "step"
+
+
+def test_a_suggestion_of_two_settings_is_answered_part_by_part():
+    doc = """# Server stops answering after a few hundred requests
+
+### asker — 2025-03-18
+
+With tp 2 the server stops answering after about 500 requests.
+
+### maintainer — 2025-03-20
+
+Could someone try `--max-num-seqs 32` and, separately, the nightly wheel?
+
+### helper — 2025-03-21
+
+32 didn't change anything, stuck again at ~600. The nightly works though.
+"""
+    got = sorted(_attempts(doc))
+    assert got == [("`--max-num-seqs 32`", "failed", "helper"), ("the nightly wheel", "worked", "helper")]
+
+
+def test_the_quoted_suggestion_above_an_answer_does_not_hide_the_answer():
+    doc = """# all_reduce hangs across two nodes
+
+### asker — 2024-09-18
+
+The first all_reduce never returns across the two boxes; single node is fine.
+
+### helper — 2024-09-19
+
+To split the problem, try with `NCCL_IB_DISABLE=1`; that forces sockets.
+
+### asker — 2024-09-19
+
+> try with `NCCL_IB_DISABLE=1`
+
+Did that. No hang anymore, but bandwidth drops to 2 GB/s.
+"""
+    (title, outcome, who), = _attempts(doc)
+    assert "NCCL_IB_DISABLE=1" in title and outcome == "partial" and who == "asker"
+
+
+def test_a_first_post_that_answers_someone_is_read_for_its_tries():
+    doc = """# Fix illegal memory access with prefix caching
+
+### reporter — 2024-10-29
+
+Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only with `enable_prefix_caching=False` it works.
+"""
+    got = _attempts(doc)
+    assert len(got) >= 1 and got[0][1] == "failed"
+
+
+@pytest.mark.parametrize("text, want", [
+    ("neither changed anything", "failed"),
+    ("nothing fixed it", "failed"),
+    ("the driver update didn't make any difference", "failed"),
+    ("runs, first start 40 s", "worked"),
+    ("runs, but tuning takes 9 min on first start", "partial"),
+    ("runs out of memory after 2 steps", "failed"),
+])
+def test_outcome_words_with_their_negation_and_catches(text, want):
+    assert outcome_of(text, "en") == want
+
+
+def test_a_path_ticked_off_a_list_of_files_is_no_attempt():
+    doc = """# Cleanup after the fix
+
+## What we did
+
+- Set `HSA_OVERRIDE_GFX_VERSION=11.0.2` -> the GPU is found, 29/29 layers offloaded ✅
+- ❌ `/usr/local/bin/ollama.backup` (33 MB)
+- ❌ `/usr/local/lib/ollama.custom-build/` (9.2 GB)
+"""
+    got = _attempts(doc)
+    assert len(got) == 1 and got[0][1] == "worked"
+
+
+def test_items_under_what_worked_and_what_did_not_are_attempts_with_those_outcomes():
+    doc = """# Summary: fp8 MoE crashes on H100 (resolved)
+
+**Problem.** The fused MoE kernel hits an illegal memory access under batch > 64.
+
+## What didn't work
+
+- Eager mode (`--enforce-eager`) — crash rate unchanged.
+- A driver reinstall (550.54 → 550.90) — no difference.
+
+## What worked
+
+- Upgrading to vllm 0.5.4: five days under load, no crash.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
+    assert got[1][0].startswith("A driver reinstall (550.54 → 550.90)")
+
+
+def test_a_case_list_keyed_in_bold_is_joined_to_its_result_list():
+    doc = """# MoE configs on 4x 4090
+
+### Runs
+
+- **R1** default (`--tp 4`)
+- **R2** `--tp 4 --disable-cuda-graph`
+- **R3** `--tp 2` on two cards
+
+### Outcomes
+
+- **R1**: misaligned address, first batch
+- **R2**: misaligned address, after ~10 requests
+- **R3**: runs, 200 requests without errors
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
+    assert got[0][0].startswith("R1")
+
+
+def test_a_narrated_step_and_a_setting_that_made_the_job_run_are_attempts():
+    doc = """# DDP across two GPUs under WSL2 never starts
+
+Both ranks print their rank and then nothing, for 30 minutes.
+
+## How I got there
+
+At first we restarted the machine. Nothing changed, same hang.
+Swapping the `gloo` backend in for `nccl` made the job run, slowly.
+`NCCL_P2P_DISABLE=1` made the job start immediately.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got][-2:] == ["worked", "worked"]
+    assert any("restarted" in t and o == "failed" for t, o, _ in got)
+
+
+def test_an_attempt_that_only_looked_has_an_unknown_outcome_whatever_it_found():
+    doc = """# RoCE bring-up for NCCL
+
+## Log
+
+- Ran `ibv_devinfo` on all nodes -> all ports PORT_ACTIVE, looks fine.
+- dumped the block table of the failing batch -> it holds a -1 padding entry, the crash is there.
+- Set `NCCL_IB_TC=106` -> still retry errors.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["inconclusive", "inconclusive", "failed"]
+
+
+def test_quoted_settings_are_not_suggestions_and_a_suggestion_is_answered_once():
+    doc = """# Chunked prefill crashes with GPTQ marlin
+
+### asker — 2024-07-20
+
+Chunked prefill with a GPTQ marlin model crashes with an illegal memory access.
+
+### helper — 2024-07-27
+
+> * **Env Vars**
+>   * _export VLLM_ATTENTION_BACKEND=FLASH_ATTN_
+
+just change to `export VLLM_ATTENTION_BACKEND=XFORMERS`
+
+try it.
+
+### asker — 2024-07-28
+
+Yes, that works.
+
+I was able to run the marlin model with chunked prefill on 0.4.2 but could not after this version.
+"""
+    got = _attempts(doc)
+    assert got[0] == ("`export VLLM_ATTENTION_BACKEND=XFORMERS`", "worked", "asker")
+    assert [o for _, o, _ in got[1:]] == ["worked", "failed"]
+
+
+def test_forum_answers_signed_in_german_are_posts_and_an_answer_with_its_account_is_one_attempt():
+    doc = """# RX 6800: Ollama findet die GPU nicht
+
+**Frage von mkoehler (12.01.2025, 20:15)**
+
+Ollama läuft nur auf der CPU, obwohl `rocminfo` die Karte zeigt.
+
+**Antwort von t_brenner (12.01.2025, 21:02)**
+
+Ist dein Benutzer in den Gruppen `render` und `video`?
+
+**Antwort von mkoehler (12.01.2025, 21:40)**
+
+Danke, das war's leider nicht. Den Benutzer habe ich zu `render` und `video` hinzugefügt und den Dienst neu
+gestartet, Log zeigt immer noch dasselbe.
+
+**Antwort von mkoehler (13.01.2025, 19:30)**
+
+Ich habe trotzdem den Backports-Kernel installiert – und jetzt
+funktioniert es: `ollama ps` zeigt 100 % GPU.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("failed", "mkoehler"), ("worked", "mkoehler")]
+
+
+def test_commands_kept_as_comments_in_a_dockerfile_with_their_results_are_attempts():
+    doc = """# Dockerfile notes
+
+```dockerfile
+FROM nvcr.io/nvidia/pytorch:24.07-py3
+# RUN pip install flash-attn==2.6.3
+#     -> builds for 70 min, then dies: nvcc fatal: Unsupported gpu architecture 'compute_100'
+# RUN pip install flash-attn==2.6.3 --no-build-isolation
+#     -> same undefined symbol
+RUN MAX_JOBS=8 pip install flash-attn==2.6.3 --no-build-isolation
+```
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert "--no-build-isolation" in got[1][0]
+
+
+def test_a_flag_keeps_its_dashes_when_its_text_is_made_plain():
+    assert plain("--max-num-seqs 64") == "--max-num-seqs 64" and plain("- item") == "item"
+
+
+def test_an_issue_form_thread_keeps_its_replies_and_answers_go_to_the_suggestion_they_name():
+    doc = """# Illegal memory access after a few hours (flashinfer backend)
+
+**asker** commented on Nov 13, 2024
+
+### Describe the bug
+
+Serving the model with `--tensor-parallel-size 2` works for a few hours and then the engine dies.
+
+### Before submitting a new issue...
+
+- [x] I checked the open and closed issues before filing this.
+
+**helper** commented on Nov 14, 2024
+
+Does it also happen with the flash-attn backend? You would need `VLLM_ATTENTION_BACKEND=FLASH_ATTN`.
+And have you tried `enforce_eager=True`?
+
+**asker** commented on Nov 15, 2024
+
+Can't tell yet for the backend switch: it has been running for two hours without a crash.
+
+**asker** commented on Nov 18, 2024
+
+@helper with FLASH_ATTN it crashed again after ~9 hours.
+
+**asker** commented on Nov 19, 2024
+
+Eager: yes — with that it ran through the whole weekend, no crash.
+"""
+    got = _attempts(doc)
+    assert got == [("`VLLM_ATTENTION_BACKEND=FLASH_ATTN`", "failed", "asker"), ("`enforce_eager=True`", "worked", "asker")]
+
+
+def test_a_mailing_list_thread_gives_the_answer_and_a_third_persons_own_try():
+    doc = """# Re: [users] ZeRO-3 hangs at save_checkpoint
+
+From: Priya
+Date: Tue, 8 Apr 2025 09:14
+
+If any rank skips the call, the others wait forever. Could you check that every rank calls
+`model_engine.save_checkpoint()`?
+
+From: Tomasz
+Date: Tue, 8 Apr 2025 11:02
+
+That was it. Removed the rank-0 guard, and the checkpoint is written in 4 minutes.
+
+From: Helga
+Date: Wed, 9 Apr 2025 16:40
+
+Same symptom here, but our save is called on all ranks already. Setting the flag to false avoids the hang for us.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "Tomasz"), ("worked", "Helga")]
+    assert got[1][0].startswith("Setting the flag to false")
+
+
+def test_an_update_paragraph_of_thing_colon_verdict_sentences_gives_one_attempt_each():
+    doc = """# Flux in ComfyUI on a 12 GB card: OOM
+
+Sampling at 1024x1024 dies with `torch.OutOfMemoryError` in the first step.
+
+Things to try, cheapest first:
+
+- [ ] launch with `--lowvram`
+- [ ] fp8 weights
+
+**UPDATE (same evening):** `--lowvram` alone: still OOM, same place. fp8 weights on top of `--lowvram`: works, 74 s per
+image.
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]
+
+
+def test_a_status_table_with_a_notes_column_gives_its_ticked_rows_as_attempts():
+    doc = """# Xid 119 after the driver upgrade
+
+## Status
+
+| | Step | Notes |
+|---|---|---|
+| [x] | Upgrade 10 nodes to 550.127.05 | 2 of them hit Xid 119 within a week, not fixed |
+| [x] | Disable GSP firmware on 10 canaries | 3 weeks, 0 Xid 119, works |
+| [ ] | Roll GSP-off to the whole fleet | waiting on approval |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked"]
