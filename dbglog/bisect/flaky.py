@@ -150,8 +150,8 @@ class FlakyDriver:
         d, sp = self.d, self.sp
         if sp.earlier is None:
             rows = d.recs.store.q("SELECT id, cmd FROM runs WHERE investigation_id = ? AND git_commit = ? AND "
-                                  "git_dirty = 0 AND outcome != 'error' ORDER BY started", d.inv, sp.bad).fetchall() \
-                if d.inv and not self.rate else []
+                                  "git_dirty = 0 AND outcome != 'error' AND started < ? ORDER BY started", d.inv,
+                                  sp.bad, d.session.get("created") or "~").fetchall() if d.inv and not self.rate else []
             mine = {r for st in self.steps.values() for r in st.runs}
             sp.earlier = [r["id"] for r in rows if json.loads(r["cmd"] or "[]") == list(sp.cmd) and r["id"] not in mine]
             if sp.earlier:
