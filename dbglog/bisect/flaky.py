@@ -3,8 +3,9 @@
 The driver around :class:`~dbglog.bisect.bayes.FlakyHistory` for ``history._Driver`` (it reuses
 its worktrees, executor, persistence and recording helpers). Three ways in:
 
-* ``--flaky``: from the start (the bad end is run until it fails, then a few times more to
-  calibrate P(fail | bad); the good end once);
+* ``--flaky``: from the start (the bad end is run until it fails, which defines the target; the
+  investigation's earlier runs of the same command at the bad end count as evidence of
+  P(fail | bad) at no cost, and a failing one spares that run -- ``earlier_runs``);
 * ``--rate``: failure-rate bisection -- both ends fail, at different rates; they are run until
   their rates are told apart (``bayes.rate_gap``), then the same search on those frequencies;
 * automatically, when the deterministic search met repeats that disagree (a flaky bad end, or
