@@ -249,6 +249,7 @@ def run_size(n: int, keep: Path | None, e2e: bool) -> list[tuple]:
     p50, p95 = timeit(lambda q: search.tried(conn, q), qs["selective"] + qs["typo"])
     rows.append((n, "mixed", "dbglog tried (in-process)", p50, p95, ""))
     rows.append((n, "-", "typo vocabulary load (cache file or fts5vocab scan)", vocab_ms, vocab_ms, ""))
+    rows += mcp_tried_rows(n, root, qs["selective"] + qs["typo"] + TRIED_IDEAS)
 
     # naive peers
     from rapidfuzz import fuzz, process, utils
@@ -263,51 +264,87 @@ def run_size(n: int, keep: Path | None, e2e: bool) -> list[tuple]:
         rows.append((n, cls, "grep -rilF over markdown mirror", p50, p95, "whole-phrase, no ranking, no typos"))
 
     if e2e:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), DBGLOG_NO_EDITOR="1")
-        ts = []
-        for q in (qs["selective"][:3] + qs["broad"][:3] + qs["typo"][:3]):
-            t = time.perf_counter()
-            p = subprocess.run([sys.executable, "-m", "dbglog", "search", "--", q], cwd=root, env=env, capture_output=True)
-            ts.append((time.perf_counter() - t) * 1000)
-            assert p.returncode == 0, p.stderr
-        rows.append((n, "mixed", "end-to-end `dbglog search` (subprocess)", statistics.median(ts), pct(ts, 95), ""))
-        ts = []
-        inv_id = conn.execute("SELECT id FROM investigations LIMIT 1").fetchone()[0]
-        for i in range(5):
-            t = time.perf_counter()
-            p = subprocess.run([sys.executable, "-m", "dbglog", "attempt", "add", f"bench {i}", "-i", inv_id,
-                                "--did", "ncu --replay-mode range --set full python bench.py", "-H",
-                                "range replay avoids the hang", "-o", "failed"],
-                               cwd=root, env=env, capture_output=True)
-            ts.append((time.perf_counter() - t) * 1000)
-            assert p.returncode == 0, p.stderr
-        rows.append((n, "-", "end-to-end `dbglog attempt add` (+similar check)", statistics.median(ts),
-                     pct(ts, 95), ""))
-        # `dbglog tried` end to end, ideas said every way (a knob's name, its words, a value), beside the
-        # interpreter's own start in the same run: the target is floor + 100 ms at 10k attempts
-        ideas = qs["selective"][:3] + qs["typo"][:2] + TRIED_IDEAS
-        floor_ts, tried_ts, floor_cpu, tried_cpu = [], [], [], []
-        for q in ideas * 2:
-            ms, cpu = timed_child([sys.executable, "-c", "pass"])
-            floor_ts.append(ms)
-            floor_cpu.append(cpu)
-            ms, cpu = timed_child([sys.executable, "-m", "dbglog", "tried", "--", q], cwd=root, env=env)
-            tried_ts.append(ms)
-            tried_cpu.append(cpu)
-        floor = statistics.median(floor_ts)
-        over_cpu = statistics.median(tried_cpu) - statistics.median(floor_cpu)
-        rows.append((n, "mixed", "end-to-end `dbglog tried` (subprocess, wall)", statistics.median(tried_ts),
-                     pct(tried_ts, 95), f"{statistics.median(tried_ts) - floor:.0f} ms over the floor "
-                                        f"(target <= 100 ms)"))
-        rows.append((n, "mixed", "end-to-end `dbglog tried` (subprocess, CPU user+sys)", statistics.median(tried_cpu),
-                     pct(tried_cpu, 95), f"{over_cpu:.0f} ms over the floor's CPU"))
-        rows.append((n, "-", "bare `python -c pass` (floor, CPU user+sys)", statistics.median(floor_cpu),
-                     pct(floor_cpu, 95), ""))
-        rows.append((n, "-", "bare `python -c pass` (floor)", floor, pct(floor_ts, 95), ""))
+        rows += end_to_end(n, root, qs, conn)
     recs.close()
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     return rows
+
+
+def end_to_end(n: int, root: Path, qs: dict, conn) -> list[tuple]:
+    """`dbglog search`, `attempt add` and `tried` as subprocesses, `tried` beside `python -c pass`."""
+    rows = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT), DBGLOG_NO_EDITOR="1")
+    ts = []
+    for q in (qs["selective"][:3] + qs["broad"][:3] + qs["typo"][:3]):
+        t = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "dbglog", "search", "--", q], cwd=root, env=env, capture_output=True)
+        ts.append((time.perf_counter() - t) * 1000)
+        assert p.returncode == 0, p.stderr
+    rows.append((n, "mixed", "end-to-end `dbglog search` (subprocess)", statistics.median(ts), pct(ts, 95), ""))
+    ts = []
+    inv_id = conn.execute("SELECT id FROM investigations LIMIT 1").fetchone()[0]
+    for i in range(5):
+        t = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "dbglog", "attempt", "add", f"bench {i}", "-i", inv_id,
+                            "--did", "ncu --replay-mode range --set full python bench.py", "-H",
+                            "range replay avoids the hang", "-o", "failed"],
+                           cwd=root, env=env, capture_output=True)
+        ts.append((time.perf_counter() - t) * 1000)
+        assert p.returncode == 0, p.stderr
+    rows.append((n, "-", "end-to-end `dbglog attempt add` (+similar check)", statistics.median(ts),
+                 pct(ts, 95), ""))
+    # `dbglog tried` end to end, ideas said every way (a knob's name, its words, a value), beside the
+    # interpreter's own start in the same run: the target is floor + 100 ms at 10k attempts
+    ideas = qs["selective"][:3] + qs["typo"][:2] + TRIED_IDEAS
+    floor_ts, tried_ts, floor_cpu, tried_cpu = [], [], [], []
+    for q in ideas * 2:
+        ms, cpu = timed_child([sys.executable, "-c", "pass"])
+        floor_ts.append(ms)
+        floor_cpu.append(cpu)
+        ms, cpu = timed_child([sys.executable, "-m", "dbglog", "tried", "--", q], cwd=root, env=env)
+        tried_ts.append(ms)
+        tried_cpu.append(cpu)
+    floor = statistics.median(floor_ts)
+    over_cpu = statistics.median(tried_cpu) - statistics.median(floor_cpu)
+    rows.append((n, "mixed", "end-to-end `dbglog tried` (subprocess, wall)", statistics.median(tried_ts),
+                 pct(tried_ts, 95), f"{statistics.median(tried_ts) - floor:.0f} ms over the floor "
+                                    f"(target <= 100 ms)"))
+    rows.append((n, "mixed", "end-to-end `dbglog tried` (subprocess, CPU user+sys)", statistics.median(tried_cpu),
+                 pct(tried_cpu, 95), f"{over_cpu:.0f} ms over the floor's CPU"))
+    rows.append((n, "-", "bare `python -c pass` (floor, CPU user+sys)", statistics.median(floor_cpu),
+                 pct(floor_cpu, 95), ""))
+    rows.append((n, "-", "bare `python -c pass` (floor)", floor, pct(floor_ts, 95), ""))
+    return rows
+
+def mcp_tried_rows(n: int, root: Path, ideas: list[str]) -> list[tuple]:
+    """The MCP `tried` tool's per-call work in process (a warm server: the freshness check of logs/, the
+    answer, its candidates with their experiments and full text), wall and CPU; target 30 ms at load <= 1."""
+    try:
+        from dbglog import mcp_server
+    except ImportError:  # (the mcp extra not installed)
+        return []
+    here = os.getcwd()
+    os.chdir(root)
+    walls, cpus = [], []
+    try:
+        for q in ideas:
+            mcp_server.tried(q)  # warm
+        for _ in range(2):
+            for q in ideas:
+                t, c = time.perf_counter(), time.process_time()
+                mcp_server.tried(q)
+                walls.append((time.perf_counter() - t) * 1000)
+                cpus.append((time.process_time() - c) * 1000)
+    finally:
+        os.chdir(here)
+        if getattr(mcp_server._local, "recs", None) is not None:
+            mcp_server._local.recs.close()
+            mcp_server._local.recs = None
+    load = os.getloadavg()[0]
+    return [(n, "mixed", "MCP `tried` call in process (wall)", statistics.median(walls), pct(walls, 95),
+             f"load {load:.1f}; target <= 30 ms at load <= 1"),
+            (n, "mixed", "MCP `tried` call in process (CPU)", statistics.median(cpus), pct(cpus, 95), "")]
 
 
 def timed_child(cmd, **kw) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """How well `tried` judges: held-out accuracy per tier on the labelled pair set.
 
-    PYTHONPATH=. python bench/tried_eval.py [--json] [--show-misses]
+    PYTHONPATH=. python bench/tried_eval.py [--json] [--show-misses] [--dev-only]
 
 The pairs (bench/data/tried_pairs.toml) are (idea, record, verdict) with verdict same / other /
 related / unrelated, grouped by investigation (the source of the records). Every group's records
@@ -253,12 +253,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--dev-only", action="store_true",
+                    help="print the development set's figures only (while working: the held-out set is looked "
+                         "at once, at the end)")
     args = ap.parse_args(argv)
     figs = evaluate(args.show_misses)
+    if args.dev_only:
+        figs.pop("held out")
     if args.json:
         print(json.dumps(figs, indent=2))
         return 0
-    for split in ("dev", "held out"):
+    for split in ("dev", "held out")[:1 if args.dev_only else 2]:
         _print(split, figs[split])
     print(f"timing: {figs['timing']}")
     for m in figs.get("misses", []):

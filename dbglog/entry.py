@@ -19,6 +19,26 @@ def _line_buffered() -> None:
 
 
 def main() -> None:
+    """The command; then the freshness check's manifest it found is written (``kb.sync.flush_listing``)
+    -- unless the command reported an error, which drops it: such a command changes nothing."""
+    try:
+        _main()
+    except SystemExit:
+        _flush_listing()
+        raise
+    _flush_listing()
+
+
+def _flush_listing(keep: bool = True) -> None:
+    sync = sys.modules.get("dbglog.kb.sync")  # (not imported: no workspace was opened)
+    if sync is not None:
+        if keep:
+            sync.flush_listing()
+        else:
+            sync.drop_listing()
+
+
+def _main() -> None:
     _line_buffered()
     if sys.argv[1:2] == ["hook"]:
         from dbglog.hooks import main as hook_main
@@ -32,6 +52,7 @@ def main() -> None:
         try:
             code = getattr(fastpath, name)(sys.argv[2 if name == "tried" else 3:])
         except KeyboardInterrupt:
+            _flush_listing(keep=False)
             sys.stderr.write("dbglog: interrupted\n")
             sys.exit(130)
         if code is not None:

@@ -281,6 +281,9 @@ def attempt_add(argv: list[str]) -> int | None:
         if not written:
             return None  # refused before anything changed: the CLI says why, as always
         msg = f"internal error: {type(e).__name__}: {e} (the attempt was recorded; set DBGLOG_DEBUG=1 for the traceback)"
+        from dbglog.kb import sync
+
+        sync.drop_listing()
         if opts["as_json"]:
             sys.stdout.write(json.dumps({"error": msg}) + "\n")
         _echo(f"dbglog: {msg}", err=True)

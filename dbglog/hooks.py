@@ -141,6 +141,58 @@ class Norm:
         return self.path(tok)
 
 
+def _strip_env(words: list[str], env: dict) -> list[str]:
+    """`env [-u NAME] [A=1 ...] CMD` -> CMD (assignments into ``env``, unsets out of it)."""
+    words = words[1:]
+    while words and (words[0].startswith("-") or _ASSIGN.match(words[0])):
+        if words[0] in ("-u", "--unset") and len(words) > 1:
+            env.pop(words[1], None)
+            words = words[1:]
+        elif _ASSIGN.match(words[0]):
+            k, _, v = words[0].partition("=")
+            env[k] = v
+        words = words[1:]
+    return words
+
+
+def _strip_plain_wrapper(w: str, words: list[str]) -> list[str]:
+    """`nice -n 10 CMD`, `stdbuf -o L CMD`, `taskset -c 0-3 CMD`, `taskset MASK CMD` -> CMD."""
+    words = words[1:]
+    while words and words[0].startswith("-"):
+        flag = words[0]
+        words = words[1:]
+        if flag in ("-n", "-o", "-e", "-i", "-c", "-p") and words and not words[0].startswith("-"):
+            words = words[1:]  # nice -n 10, stdbuf -o L, ionice -c 3, taskset -c 0-3
+    if w == "taskset" and words and not words[0].startswith("-") and len(words) > 1:
+        words = words[1:]  # taskset MASK CMD
+    return words
+
+
+def _strip_timeout(words: list[str]) -> list[str]:
+    """`timeout [-s SIG] [-k T] DURATION CMD` -> CMD."""
+    words = words[1:]
+    while words and words[0].startswith("-"):
+        flag = words[0]
+        words = words[1:]
+        if flag in ("-s", "-k", "--signal", "--kill-after") and words:
+            words = words[1:]
+    return words[1:]  # the duration
+
+
+def _strip_dbglog_run(words: list[str], env: dict) -> list[str]:
+    """`dbglog run [--env A=1] ... -- CMD` -> CMD (its --env pairs into ``env``); [] without ``--``
+    (dbglog's own options are not the experiment's)."""
+    rest = words[2:]
+    if "--" not in rest:
+        return []
+    pre, post = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    for i, t in enumerate(pre):
+        if t == "--env" and i + 1 < len(pre) and "=" in pre[i + 1]:
+            k, _, v = pre[i + 1].partition("=")
+            env[k] = v
+    return post
+
+
 def _strip_wrappers(words: list[str], env: dict) -> list[str]:
     """`env A=1 time timeout 60 nohup dbglog run --timeout 9 -- CMD` -> CMD (env gathered)."""
     while words:
@@ -150,42 +202,15 @@ def _strip_wrappers(words: list[str], env: dict) -> list[str]:
             env[k] = v
             words = words[1:]
         elif w == "env":
-            words = words[1:]
-            while words and (words[0].startswith("-") or _ASSIGN.match(words[0])):
-                if words[0] in ("-u", "--unset") and len(words) > 1:
-                    env.pop(words[1], None)
-                    words = words[1:]
-                elif _ASSIGN.match(words[0]):
-                    k, _, v = words[0].partition("=")
-                    env[k] = v
-                words = words[1:]
+            words = _strip_env(words, env)
         elif w in WRAPPERS:
-            words = words[1:]
-            while words and words[0].startswith("-"):
-                flag = words[0]
-                words = words[1:]
-                if flag in ("-n", "-o", "-e", "-i", "-c", "-p") and words and not words[0].startswith("-"):
-                    words = words[1:]  # nice -n 10, stdbuf -o L, ionice -c 3, taskset -c 0-3
-            if w == "taskset" and words and not words[0].startswith("-") and len(words) > 1:
-                words = words[1:]  # taskset MASK CMD
+            words = _strip_plain_wrapper(w, words)
         elif w == "timeout":
-            words = words[1:]
-            while words and words[0].startswith("-"):
-                flag = words[0]
-                words = words[1:]
-                if flag in ("-s", "-k", "--signal", "--kill-after") and words:
-                    words = words[1:]
-            words = words[1:]  # the duration
+            words = _strip_timeout(words)
         elif w == "dbglog" and len(words) > 1 and words[1] == "run":
-            rest = words[2:]
-            if "--" not in rest:
+            words = _strip_dbglog_run(words, env)
+            if not words:
                 return []
-            pre, post = rest[:rest.index("--")], rest[rest.index("--") + 1:]
-            for i, t in enumerate(pre):
-                if t == "--env" and i + 1 < len(pre) and "=" in pre[i + 1]:
-                    k, _, v = pre[i + 1].partition("=")
-                    env[k] = v
-            words = post
         else:
             break
     return words
@@ -1054,35 +1079,76 @@ def _read_input(stdin) -> tuple[str, dict | None]:
     return text, None
 
 
+def _agent_json(event: str, fmt: str, obj: dict, cwd: str):
+    """What an agent's hook JSON says: (text, dialect, hook event, cwd), or None when it is nothing to
+    answer (another tool than a shell, no text)."""
+    dialect = fmt if fmt in DIALECTS else None
+    hook_event = obj.get("hook_event_name")
+    if not isinstance(hook_event, str):
+        hook_event = None
+    if dialect is None and fmt in ("auto", "json") and hook_event:
+        dialect = _EVENT_DIALECT.get(hook_event, "claude")
+    roots = obj.get("workspace_roots")  # (Cursor: its sessionStart names no cwd)
+    if isinstance(obj.get("cwd"), str) and os.path.isdir(obj["cwd"]):
+        cwd = obj["cwd"]
+    elif isinstance(roots, list) and roots and isinstance(roots[0], str) and os.path.isdir(roots[0]):
+        cwd = roots[0]
+    if event == "session-start":
+        text = "-"
+    elif event == "pre-command":
+        tool_input = obj.get("tool_input") if "tool_input" in obj else obj  # {"command": ...} too
+        if obj.get("tool_name") not in SHELL_TOOLS or not isinstance(tool_input, dict):
+            return None
+        text = tool_input.get("command")
+    else:
+        text = obj.get("prompt")
+    if not isinstance(text, str):
+        return None
+    # JSON may escape a lone surrogate ("\\ud800"), which no encoder takes: one replacement char
+    return text.encode("utf-8", "replace").decode("utf-8"), dialect, hook_event, cwd
+
+
+def _notice(event: str, text: str, cwd: str, threshold: int | None) -> str | None:
+    """The notice for ``text``: from the database alone before a command or at a session's start
+    (no sync, no CLI), through the workspace for a prompt."""
+    if event in ("pre-command", "session-start"):
+        dotdir = Recorded.find(cwd)
+        if dotdir is None or not os.path.isfile(os.path.join(dotdir, "dbglog.db")):
+            return None
+        db = Recorded(dotdir)
+        try:
+            return pre_command_notice(db, text, cwd, threshold) if event == "pre-command" else \
+                session_digest(db, threshold or DIGEST_BUDGET)
+        finally:
+            db.close()
+    from dbglog.util import workspace
+    from dbglog.util.errors import DbglogError
+    from dbglog.kb.records import Records
+
+    ws = workspace.find()
+    if not ws.exists:
+        return None
+    recs = Records(ws)
+    try:
+        try:
+            recs.sync()
+        except DbglogError:
+            pass  # a conflict in logs/ is for the next real command to report; the database still answers
+        return prompt_notice(recs, text)
+    finally:
+        recs.close()
+
+
 def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
     text, obj = _read_input(stdin)
     cwd = os.getcwd()
     hook_event = None
     dialect = fmt if fmt in DIALECTS else None
     if obj is not None:
-        hook_event = obj.get("hook_event_name")
-        if not isinstance(hook_event, str):
-            hook_event = None
-        if dialect is None and fmt in ("auto", "json") and hook_event:
-            dialect = _EVENT_DIALECT.get(hook_event, "claude")
-        roots = obj.get("workspace_roots")  # (Cursor: its sessionStart names no cwd)
-        if isinstance(obj.get("cwd"), str) and os.path.isdir(obj["cwd"]):
-            cwd = obj["cwd"]
-        elif isinstance(roots, list) and roots and isinstance(roots[0], str) and os.path.isdir(roots[0]):
-            cwd = roots[0]
-        if event == "session-start":
-            text = "-"
-        elif event == "pre-command":
-            tool_input = obj.get("tool_input") if "tool_input" in obj else obj  # {"command": ...} too
-            if obj.get("tool_name") not in SHELL_TOOLS or not isinstance(tool_input, dict):
-                return
-            text = tool_input.get("command")
-        else:
-            text = obj.get("prompt")
-        if not isinstance(text, str):
+        read = _agent_json(event, fmt, obj, cwd)
+        if read is None:
             return
-        # JSON may escape a lone surrogate ("\\ud800"), which no encoder takes: one replacement char
-        text = text.encode("utf-8", "replace").decode("utf-8")
+        text, dialect, hook_event, cwd = read
     if dialect is None and fmt == "json":
         dialect = "claude"
     if dialect == "cursor" and event == "prompt":
@@ -1092,33 +1158,7 @@ def run(event: str, fmt: str, threshold: int | None, stdin, stdout) -> None:
     if not text.strip() or (event == "prompt" and not looks_like_debugging(text)):
         return
     os.chdir(cwd)
-    if event in ("pre-command", "session-start"):
-        dotdir = Recorded.find(cwd)
-        if dotdir is None or not os.path.isfile(os.path.join(dotdir, "dbglog.db")):
-            return
-        db = Recorded(dotdir)
-        try:
-            notice = pre_command_notice(db, text, cwd, threshold) if event == "pre-command" else \
-                session_digest(db, threshold or DIGEST_BUDGET)
-        finally:
-            db.close()
-    else:
-        from dbglog.util import workspace
-        from dbglog.util.errors import DbglogError
-        from dbglog.kb.records import Records
-
-        ws = workspace.find()
-        if not ws.exists:
-            return
-        recs = Records(ws)
-        try:
-            try:
-                recs.sync()
-            except DbglogError:
-                pass  # a conflict in logs/ is for the next real command to report; the database still answers
-            notice = prompt_notice(recs, text)
-        finally:
-            recs.close()
+    notice = _notice(event, text, cwd, threshold)
     if not notice:
         return
     if dialect is not None:

@@ -293,11 +293,17 @@ def _call(fn):
     the ``dbglog:`` prefix, as in ``{"error": ...}``)."""
     with _busy_lock:
         _busy[0] += 1
+    from dbglog.kb import sync
+
     try:
-        return fn()
+        out = fn()
+        sync.flush_listing()  # (the freshness check's manifest: kept only by a call that succeeded)
+        return out
     except DbglogError as e:
+        sync.drop_listing()
         return _error(str(e))
     except Exception as e:  # a bug of ours: one line, and the server keeps serving
+        sync.drop_listing()
         if os.environ.get("DBGLOG_DEBUG"):
             import traceback
 
@@ -480,7 +486,7 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
               attempt: Optional[str] = None, hypothesis: str = "", investigation: Optional[str] = None,
               cwd: Optional[str] = None, server: Optional[str] = None, ready: Optional[str] = None,
               ready_timeout: float = 120.0, idle_timeout: Optional[float] = None,
-              escalate: bool = False) -> ReproResult:
+              escalate: bool = False, container: Optional[str] = None) -> ReproResult:
     """Run the repro CMD (an argument list, never through a shell: pass ["bash", "-c", "..."] for a
     shell line) under supervision, as `dbglog run` does: classify the end (pass / fail / crash / hang
     / oom / error), name the failure signature and the key lines, kill the whole process tree on
@@ -490,13 +496,14 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
     (a command line, started first and supervised) and `ready` (a URL answering 2xx, or a command
     exiting 0) make CMD the client; outcomes `server_died` / `server_not_ready` blame the server.
     `idle_timeout`: alive but silent this many seconds is a hang. `escalate`: with `repeat`, raise
-    the kernel-API log level after each failure (1, 3, 10)."""
+    the kernel-API log level after each failure (1, 3, 10). `container`: the docker container the
+    repro runs in, inspected after the run (a docker run/exec CMD is recognised without it)."""
     def body():
         from dbglog.run.runner import Interrupted
 
         opts = replace(ops.REPRO_OPTIONS, timeout=timeout, repeat=repeat, until_fail=until_fail,
                        captures=tuple(captures or ()), server=server, ready=ready, ready_timeout=ready_timeout,
-                       idle_timeout=idle_timeout, escalate=escalate)
+                       idle_timeout=idle_timeout, escalate=escalate, container=container)
         cmdl = ops.check_run(cmd, opts)
         recs, warnings = _records(create=True)
         overrides: dict[str, Optional[str]] = {k: v for k, v in (env or {}).items()}

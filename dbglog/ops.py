@@ -733,12 +733,18 @@ def reap_orphaned_runs(recs, warn: Warn = _ignore) -> list[str]:
     """Runs whose dbglog was killed (kill -9, the OOM killer) while it supervised them: what is left of
     each is stopped and the run recorded as interrupted, with one warning line each. One scandir of an
     empty directory when there are none. Returns the run ids."""
+    if recs.store.readonly:
+        return []
+    try:  # (before importing proctree, its threading and signal: ~5 ms of every command that has no runs)
+        with os.scandir(live_dir(recs)) as entries:
+            if not any(e.name.endswith(".json") and not e.name.startswith(".") for e in entries):
+                return []
+    except OSError:
+        return []
     from pathlib import Path
 
     from dbglog.run import proctree
 
-    if recs.store.readonly:
-        return []
     found = proctree.orphaned_runs(live_dir(recs))
     done = []
     for data in found:
@@ -1008,16 +1014,20 @@ def bisect_status(recs, ref: str | None = None) -> dict:
     return info | driver(s["kind"]).describe(recs, s)
 
 
-def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) -> dict:
-    """What a log says: the most causal failure signature (``signature``), the last kernel-API call
-    (``kernel_api``), the facts of debugger dumps and kernel-API logs (``evidence``, files saved
-    beside the log in ``save_dir``) and ``warnings`` (a user pattern out of time)."""
-    from dbglog.diagnose import evidence, signatures
+def classify_log(src, *, config_path=None, save_dir: str | None = None) -> dict:
+    """What a log says (``src``: bytes, or a binary file read in one pass with bounded memory): the
+    most causal failure signature (``signature``), the last kernel-API call (``kernel_api``), the
+    facts of debugger dumps and kernel-API logs (``evidence``, files saved beside the log in
+    ``save_dir``) and ``warnings`` (a user pattern out of time)."""
+    import io
 
-    warns: list[str] = []
-    m = signatures.classify_text(data, signatures.all_signatures(config_path), warnings=warns)
-    api = signatures.parse_kernel_api_log(data)
-    # Evidence parsers on big logs only when the signature points at a dump (keeps 100 MB fast).
+    from dbglog.diagnose import evidence, signatures, stream
+
+    if isinstance(src, (bytes, bytearray)):
+        src = io.BytesIO(bytes(src))
+    sc = stream.scan(src, signatures.all_signatures(config_path))
+    m, api, data = sc.match, sc.kernel_api, sc.data  # (data: the log, or the lines around its failure)
+    # Evidence parsers on big text only when the signature points at a dump (keeps 100 MB fast).
     dump_entries = {"rocm.wave_stop", "cuda.exception", "gpu.coredump_written", "gdb.signal"}
     dumpy = m is not None and (m.signature in dump_entries or any(
         getattr(signatures.describe(o), "name", None) in dump_entries for o in m.others))
@@ -1027,10 +1037,10 @@ def classify_log(data: bytes, *, config_path=None, save_dir: str | None = None) 
     if m is not None:  # (the match is at hand: the fingerprint reads the lines around it, no second scan)
         from dbglog.diagnose import fingerprint
 
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        fp = fingerprint.build(m.name, [t for _, t in m.key_lines], text.splitlines(), m.line_no - 1, ev)
+        text = data.decode("utf-8", "replace")
+        fp = fingerprint.build(m.name, [t for _, t in m.key_lines], text.splitlines(), m.line_no - 1 - sc.data_line, ev)
     return {"signature": m.to_dict() if m else None, "kernel_api": api.to_dict() if api else None,
-            "evidence": ev, "warnings": warns, "fingerprint": fp.to_dict() if fp else None}
+            "evidence": ev, "warnings": sc.warnings, "fingerprint": fp.to_dict() if fp else None}
 
 
 # --- workspace upkeep (init, sync, reindex, export) -----------------------------------------------

@@ -126,8 +126,8 @@ def captures_page() -> str:
 
     rows = []
     for p in sorted(REGISTRY.values(), key=lambda p: (p.order, p.name)):
-        acts = [w for w, f in (("sets env", p.env), ("checks", p.check), ("on hang", p.on_hang),
-                               ("after the run", p.after)) if f]
+        acts = [w for w, f in (("sets env", p.env), ("checks", p.check), ("starts the repro", p.wrap),
+                               ("on hang", p.on_hang), ("after the run", p.after)) if f]
         limit = f"{p.time_limit:g} s" if p.time_limit else ""
         rows.append(f"| `{p.name}` | {_cell(p.help)} | {p.targets} | {p.order} | {limit} | {', '.join(acts)} |")
     return ("# Capture presets\n\nGenerated from `REGISTRY` in `dbglog/run/captures.py` (`--capture NAME` on "

@@ -197,7 +197,7 @@ def test_expected_attempt_top3(figures):
     # The issue asks 90 %. With the unit/cue reader 45 of 56 (80 %; 48 with the phrase-rule reader these docs
     # were written beside): some expected answers are now next steps (options nobody ran) or keep their own
     # entry word in the title. This floor guards what is reached; the gap is stated, not hidden behind an xfail.
-    assert figures["att_ok"] / max(figures["att_n"], 1) >= 0.78, figures["lines"]
+    assert figures["att_ok"] / max(figures["att_n"], 1) >= 0.82, figures["lines"]
 
 
 def test_none_finds_nothing_close(figures):

@@ -123,6 +123,7 @@ def main(argv=None) -> None:
     except DbglogError as e:
         _fail(str(e), e.exit_code, argv)
     except click.exceptions.Abort:
+        _drop_listing()
         click.echo("dbglog: aborted", err=True)
         sys.exit(130)
     except click.ClickException as e:
@@ -130,6 +131,7 @@ def main(argv=None) -> None:
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         _fail(e.format_message().replace("\n", " ") + hint, 2, argv)
     except KeyboardInterrupt:
+        _drop_listing()
         click.echo("dbglog: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
@@ -146,7 +148,14 @@ def main(argv=None) -> None:
     sys.exit(0)
 
 
+def _drop_listing() -> None:
+    sync = sys.modules.get("dbglog.kb.sync")
+    if sync is not None:
+        sync.drop_listing()
+
+
 def _fail(message: str, code: int, argv) -> None:
+    _drop_listing()  # a command that reports an error changes nothing, the freshness cache included
     message = safe_text(message)  # it may quote what the user typed or a file held
     args = sys.argv[1:] if argv is None else argv
     if "--json" in args:

@@ -4,6 +4,7 @@ Imports ``common`` and the run services (ops, runner, signatures, envinfo, evide
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -37,6 +38,8 @@ from dbglog.util.errors import DbglogError
 @click.option("--dump-exclude", "dump_exclude", multiple=True, metavar="PATTERN",
               help="Level-10 dumps: skip API names matching (fnmatch, repeatable).")
 @click.option("--core-dumps", "core_dumps", is_flag=True, help="Keep the core size limit (default: 0 for the repro).")
+@click.option("--container", metavar="NAME", help="The docker container the repro runs in: inspected, and its last "
+              "logs kept, after the run (a docker run/exec command is recognised without it).")
 @slurm_option("The run")
 @click.option("--repeat", type=COUNT, default=1, show_default=True, help="Run N times; report a histogram.")
 @click.option("--until-fail", is_flag=True, help="With --repeat: stop at the first non-pass.")
@@ -55,7 +58,7 @@ from dbglog.util.errors import DbglogError
 @json_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_timeout, escalate, escalate_levels,
-        dump_include, dump_exclude, core_dumps, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs,
+        dump_include, dump_exclude, core_dumps, container, slurm_args, repeat, until_fail, expect, git_bisect_exit, env_pairs,
         unset, output_cap, quiet, attempt_title, hypothesis, baseline, inv_ref, as_json, cmd):
     """Run a repro under supervision: classify, capture, record.  dbglog run [OPTIONS] -- CMD [ARGS...]
 
@@ -66,7 +69,8 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
     opts = RunOptions(timeout=timeout, grace=grace, captures=captures, on_hang=on_hang, idle_timeout=idle_timeout,
                       server=server, ready=ready, ready_timeout=ready_timeout, escalate=escalate,
                       escalate_levels=escalate_levels, dump_include=dump_include, dump_exclude=dump_exclude,
-                      core_dumps=core_dumps, slurm=slurm_args, repeat=repeat, until_fail=until_fail,
+                      core_dumps=core_dumps, container=container, slurm=slurm_args, repeat=repeat,
+                      until_fail=until_fail,
                       output_cap_bytes=output_cap, echo=not (quiet or as_json))
     cmd = ops.check_run(cmd, opts)  # before the workspace is created
     env = dict(env_pairs) | {k: None for k in unset}
@@ -314,12 +318,12 @@ def signature_test(file, as_json):
         from dbglog.util.fserrors import check_regular_file
 
         check_regular_file(file)  # a FIFO or /dev/zero: refused, not read forever
-    try:
-        data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    try:  # read in one pass, in blocks: memory stays bounded whatever the log's size
+        with (open(file, "rb") if file != "-" else contextlib.nullcontext(sys.stdin.buffer)) as src:
+            data_out = ops.classify_log(src, config_path=_config_path(),
+                                        save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
-    data_out = ops.classify_log(data, config_path=_config_path(),
-                                save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     m, api = data_out["signature"], data_out["kernel_api"]
     if data_out["fingerprint"] is not None:
         data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])

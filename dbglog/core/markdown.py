@@ -28,6 +28,7 @@ import json
 import re
 from functools import lru_cache
 
+from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import sha256_hex
 from dbglog.core.model import (
@@ -56,7 +57,7 @@ HEADER_FIELDS = (
 
 
 # An investigation id as a file name stem of logs/ (new ids are model.ID_RE; hand-written ones may be freer).
-SAFE_ID = re.compile(r"\w[\w.-]{0,199}")  # (any script's letters and digits: \w)
+SAFE_ID = recache.compile(r"\w[\w.-]{0,199}")  # (any script's letters and digits: \w)
 
 
 def _shown(value: str) -> str:
@@ -73,11 +74,11 @@ class ParseError(DbglogError):
 
 # --- field encoding -----------------------------------------------------------------
 
-_LABEL_LINE = re.compile(r"^\*\*(?P<label>[^*\n]{1,40}?):\*\*(?: (?P<rest>.*))?$")
-_LABELISH = re.compile(r"^\s*\*\*[^*]*(:\*\*|\*\*\s*:)")
-_BLOCK_START = re.compile(r"^ {0,3}(#|```|~~~|<|\|)")
+_LABEL_LINE = recache.compile(r"^\*\*(?P<label>[^*\n]{1,40}?):\*\*(?: (?P<rest>.*))?$")
+_LABELISH = recache.compile(r"^\s*\*\*[^*]*(:\*\*|\*\*\s*:)")
+_BLOCK_START = recache.compile(r"^ {0,3}(#|```|~~~|<|\|)")
 _RULE_CHARS = set("-=*_ \t")
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_FENCE = recache.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 
 
 def _line_unsafe(line: str) -> bool:
@@ -251,7 +252,7 @@ def parse_diff_table(lines: list[str]) -> tuple[tuple[str, str], list[Difference
 
 _MARK = {"todo": " ", "done": "x", "dropped": "-"}
 _UNMARK = {" ": "todo", "x": "done", "X": "done", "-": "dropped", "~": "dropped"}
-_STEP_RE = re.compile(
+_STEP_RE = recache.compile(
     r"^(?P<pos>\d+)\. \[(?P<mark>[ xX~-])\] \*\*(?P<text>.+?)\*\*"
     r"(?: — (?P<detail>.*?))?(?: \(→ Attempt (?P<att>\d+)\))?$"
 )
@@ -364,7 +365,7 @@ def _decode_files(buf: list[str]) -> list[str]:
 
 # --- headings and front matter ------------------------------------------------------
 
-_SIMPLE_TAG = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/+]*$")
+_SIMPLE_TAG = recache.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/+]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"}
 
 
@@ -384,7 +385,7 @@ def yaml_str(s: str) -> str:
     return yaml.safe_dump(s, default_style='"', allow_unicode=True, width=1 << 30).strip()
 
 
-_PLAIN_SCALAR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+\-]*$")
+_PLAIN_SCALAR = recache.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+\-]*$")
 
 
 def scalar(s: str) -> str:
@@ -478,7 +479,7 @@ def _structure(text: str) -> tuple[str | None, int, list[tuple[int, int, str]]]:
     return front, body_start, heads
 
 
-_ATTEMPT_HEAD = re.compile(r"^#{2,4} Attempt (\d+)(?:(?::|\s+[—–-])\s?(.*))?$")
+_ATTEMPT_HEAD = recache.compile(r"^#{2,4} Attempt (\d+)(?:(?::|\s+[—–-])\s?(.*))?$")
 
 
 def _strip_blank(lines: list[str]) -> list[str]:

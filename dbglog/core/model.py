@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 from dbglog.util.errors import DbglogError
 
 STATUSES = ("open", "resolved", "wontfix")
@@ -116,7 +117,7 @@ class Investigation:
 
 # --- validation -------------------------------------------------------------------
 
-_PATHLIKE = re.compile(r"(^|[\\/])\.\.([\\/]|$)|^[\\/~]")
+_PATHLIKE = recache.compile(r"(^|[\\/])\.\.([\\/]|$)|^[\\/~]")
 
 
 def check_title(title: str, what: str = "title") -> str:
@@ -176,7 +177,7 @@ def new_id(title: str, when: datetime | None = None) -> str:
     return f"{when:%Y%m%d}-{slugify(title)}-{suffix}"
 
 
-ID_RE = re.compile(r"^\d{8}-[a-z0-9-]+-[a-z0-9]{4}$")
+ID_RE = recache.compile(r"^\d{8}-[a-z0-9-]+-[a-z0-9]{4}$")
 
 
 # --- outcome inference --------------------------------------------------------------

@@ -225,7 +225,9 @@ _CUES = [(p, "control") for p in _PURPOSE] + [(p, "fail") for p in _NEGATED_WIN_
 
 @functools.cache
 def _compiled() -> list[tuple[re.Pattern, str]]:
-    return [(re.compile(p, re.I), m) for p, m in _CUES]
+    from dbglog.util import recache  # (~100 cues: compiled once per install, not per command)
+
+    return [(recache.compile(p, re.I), m) for p, m in _CUES]
 
 # Single words that, alone or first, are a verdict (labels, table cells, heading tags).
 _VERDICT_WORDS = {

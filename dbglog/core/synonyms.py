@@ -12,8 +12,9 @@ phrase in the words a person would write (case, ``-``, ``_`` and ``.`` do not ma
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+
+from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 
 GROUPS: list[tuple[str, ...]] = [
     # errors and symptoms
@@ -196,9 +197,9 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "CUBLAS_WORKSPACE_CONFIG": ("cublas workspace", "deterministic cublas"),
 }
 
-_IDENT_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_WORDS = re.compile(r"[^\W_]+")
-_ENV = re.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:=.*)?$")
+_IDENT_SPLIT = recache.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORDS = recache.compile(r"[^\W_]+")
+_ENV = recache.compile(r"^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:=.*)?$")
 
 
 def stem(w: str) -> str:
@@ -222,7 +223,7 @@ def split_identifier(token: str) -> list[str]:
     return out
 
 
-_COMPOUND = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # searched within one word: linear time
+_COMPOUND = recache.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # searched within one word: linear time
 
 
 def identifier_words(*texts: str) -> str:

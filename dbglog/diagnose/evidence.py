@@ -8,6 +8,8 @@ document:
   framework op, faulting lanes' registers, the race-victim caution); ``amdpc`` -- the PC's source line
   through llvm-objdump of the saved code object;
 * ``rocgdb`` -- dispatches, queues, waves and their source lines; rows in a layout not read are said;
+  where a C++ exception was thrown (``catch throw`` then ``bt``);
+* ``docker`` -- a container's ``docker inspect`` record (how it ended, /dev/shm, GPUs passed in);
 * ``cuda`` -- CUDA core dumps (progress lines, the cudacore -> nvdisasm chain, a hang dump's kernel
   and line) and cuda-gdb (exceptions, stops, warps, kernels);
 * ``sanitizer`` -- compute-sanitizer / cuda-memcheck reports;
@@ -42,7 +44,9 @@ from dbglog.diagnose.debug_agent import (  # noqa: F401
     KERNEL_OPS, STOP_REASONS, faulting_lanes, find_saved_code_object, kernel_op, parse_debug_agent,
     saved_code_object_name,
 )
+from dbglog.diagnose.docker import parse_docker_inspect  # noqa: F401
 from dbglog.diagnose.rocgdb import (  # noqa: F401
+    parse_catch_throw,
     parse_rocgdb,
 )
 from dbglog.diagnose.cuda import (  # noqa: F401
@@ -105,6 +109,7 @@ def load_kernel_ops(config_path: str | Path | None) -> list[tuple[str, str]]:
 PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
     ("rocm-debug-agent", ("wave_", "XNACK error state", "Memory access fault at GPU Node"), parse_debug_agent),
     ("rocgdb", ("AMDGPU ", "No dispatches"), parse_rocgdb),
+    ("cpp-throw", ("(exception thrown)",), parse_catch_throw),
     ("cuda-gdb", ("CUDA Exception", "CUDA_EXCEPTION_", "cudacore", " in section .text.",
                   "Switching focus to CUDA kernel"), parse_cuda_gdb),
     ("cuda-gdb-kernels", ("SMs Mask",), parse_cuda_gdb_kernels),
@@ -124,6 +129,7 @@ PARSERS: tuple[tuple[str, tuple[str, ...], Callable[..., dict | None]], ...] = (
     ("nccl-topology", (" NCCL INFO ",), parse_nccl_topology),
     ("rocm-smi", ("ROCm System Management Interface",), parse_rocm_smi),
     ("gpu-state", ("utilization.gpu [%]",), parse_gpu_query),
+    ("docker", ('"OOMKilled":',), parse_docker_inspect),
     # read in a run's output only: in a capture file it is the nccl-fr preset's, which records its verdict itself
     ("nccl-flight-recorder", ("Not all ranks joining collective", " at entry "), parse_fr_trace),
 )

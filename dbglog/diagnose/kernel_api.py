@@ -68,6 +68,7 @@ class _ApiReader:
         self.arg: dict | None = None
         self.prefix = ""
         self.prefixed = 0
+        self.dropped = 0  # calls let go of while streaming (only the last ones can matter)
 
     def line(self, no: int, raw: str) -> None:
         m = _API_CALL.match(raw)
@@ -144,12 +145,16 @@ def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBou
     r = _ApiReader()
     for no, raw in enumerate(text.splitlines(), 1):
         r.line(no, raw)
+    return _boundary(r, source, text.count(" API Call: "))
+
+
+def _boundary(r: _ApiReader, source: str | None, mentions: int) -> ApiBoundary | None:
+    """What a reader that has seen the whole log says: the last call and its status."""
     if r.exc_lines is not None and r.calls:
         _close_exception(r.calls[-1], r.exc_lines)
     if not r.calls:
-        n = text.count(" API Call: ")
         return ApiBoundary(None, None, None, 0, "unread", source=source,
-                           note=f"{n} line(s) mention 'API Call:' but none names SGLang Kernel or FlashInfer "
+                           note=f"{mentions} line(s) mention 'API Call:' but none names SGLang Kernel or FlashInfer "
                                 "in a form read here: no last boundary")
     # Calls in one file (one process) are sequential, so only the last one can be in flight.
     chosen = r.calls[-1]
@@ -161,4 +166,44 @@ def parse_kernel_api_log(text: str | bytes, source: str | None = None) -> ApiBou
             if r.prefixed else None)
     return ApiBoundary(framework=chosen["fw"], name=chosen["name"], timestamp=chosen["ts"],
                        line_no=chosen["line"], status=status, exception=chosen["exc"],
-                       calls=len(r.calls), source=source, inputs=inputs, dump_dir=chosen["dump"], note=note)
+                       calls=len(r.calls) + r.dropped, source=source, inputs=inputs, dump_dir=chosen["dump"], note=note)
+
+
+class ApiStream:
+    """``parse_kernel_api_log`` over a log read in blocks: memory bounded by the last calls kept."""
+
+    _KEEP = 64
+
+    def __init__(self, source: str | None = None):
+        self.reader = _ApiReader()
+        self.source = source
+        self.mentions = 0
+
+    def feed(self, block: bytes, first_line: int) -> None:
+        """Read ``block`` (whole lines; 0-based index of its first line in the log)."""
+        n = block.count(b" API Call: ")
+        if not n and not self.reader.calls:
+            return  # no call started yet: nothing here is read
+        self.mentions += n
+        r = self.reader
+        for no, raw in enumerate(block.decode("utf-8", "replace").splitlines(), first_line + 1):
+            r.line(no, raw)
+        if len(r.calls) > 2 * self._KEEP:
+            r.dropped += len(r.calls) - self._KEEP
+            del r.calls[:-self._KEEP]
+
+    def result(self) -> ApiBoundary | None:
+        return _boundary(self.reader, self.source, self.mentions) if self.mentions else None
+
+
+def parse_kernel_api_file(path) -> ApiBoundary | None:
+    """``parse_kernel_api_log`` of a file read in blocks (a level-10 log can be large)."""
+    from dbglog.util.blocks import line_blocks
+
+    s = ApiStream(str(path))
+    line = 0
+    with open(path, "rb") as f:
+        for piece in line_blocks(f):
+            s.feed(piece, line)
+            line += piece.count(b"\n")
+    return s.result()

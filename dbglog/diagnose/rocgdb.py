@@ -164,3 +164,51 @@ def _rocgdb_verdict(rows: dict, assert_m) -> dict:
                       + (f", {len(stalled)} stalled queue(s)" if stalled else "")
                       + (f"; {findings[0]}" if findings else ""))
     return out
+
+
+# --- catch throw ------------------------------------------------------------------------------
+
+# gdb/rocgdb stopping at a C++ throw: 'Thread 1 "python3" hit Catchpoint 1 (exception thrown), 0x... in
+# __cxa_throw () from /lib/x86_64-linux-gnu/libstdc++.so.6' (older: "Catchpoint 1 (exception thrown), ...")
+_CATCH = re.compile(r"^(?:Thread \d+ (?:\"([^\"]*)\" )?hit )?Catchpoint \d+ \(exception thrown\)", re.M)
+_BT_FRAME = re.compile(r"^#(\d+)\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?: at (\S+:\d+)| from (\S+))?\s*$")
+# the throw machinery and the helpers that format and throw an error on the caller's behalf
+_THROWING = re.compile(r"^(?:__cxa_throw|__cxa_rethrow|_Unwind_|std::__throw_|std::rethrow_exception|"
+                       r"c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail|c10::Error::|"
+                       r"c10::(?:\w+::)*\w+Error::)")
+
+
+def _bt_frames(text: str, start: int) -> list[dict]:
+    frames = []
+    for line in text[start:].splitlines()[1:]:
+        m = _BT_FRAME.match(line.strip())
+        if m is None:
+            if frames:
+                break
+            continue
+        fn = m.group(3)
+        fn = fn[:fn.index(" (")] if " (" in fn else fn  # (the arguments)
+        frames.append({"n": int(m.group(1)), "function": fn, "at": m.group(4), "lib": m.group(5)})
+    return frames
+
+
+def parse_catch_throw(text: str | bytes) -> dict | None:
+    """Where a C++ exception was thrown, from rocgdb/gdb run with `catch throw` then `bt`: the first
+    frame below the throw machinery (and below c10's check helpers: the code whose check failed)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    m = _CATCH.search(text)
+    if m is None:
+        return None
+    frames = _bt_frames(text, m.start())
+    thrower = next((f for f in frames if not _THROWING.match(f["function"])), None)
+    if thrower is None:
+        where = "no backtrace after the catchpoint" if not frames else "only the throw machinery in the backtrace"
+        return {"kind": "cpp-throw", "thread": m.group(1), "frames": frames, "summary": f"C++ exception thrown; {where}",
+                "findings": []}
+    place = thrower["at"] or thrower["lib"] or "no source line (no debug info)"
+    findings = [f"#{f['n']} {f['function']}" + (f" at {f['at']}" if f["at"] else f" from {f['lib']}" if f["lib"] else "")
+                for f in frames[:8]]
+    return {"kind": "cpp-throw", "thread": m.group(1), "function": thrower["function"], "at": thrower["at"],
+            "frames": frames, "summary": f"C++ exception thrown in {thrower['function']} ({place})",
+            "findings": findings}

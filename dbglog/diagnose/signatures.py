@@ -1156,8 +1156,9 @@ def _assign_hubs(needles: Iterable[str]) -> dict[str, str]:
 class _Text:
     """A log as bytes lines, grouped for needle lookup, decoded lazily line by line."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, hubs_from: int | None = None):
         self.data = data
+        self.hubs_from = _HUB_MIN_TEXT if hubs_from is None else hubs_from  # text size from which needles are looked up through their hubs
         self.lines = data.split(b"\n")
         n = len(self.lines)
         self.keys: list[bytes] | None = None
@@ -1259,7 +1260,7 @@ class _Text:
         or both would make the hub's pass; a hub pass weighs ~3 needle passes."""
         groups: dict[str, list[str]] = {}
         for n in todo:
-            h = _hub_for(n) if len(self.rep_text) > _HUB_MIN_TEXT else None
+            h = _hub_for(n) if len(self.rep_text) > self.hubs_from else None
             groups.setdefault("\0" + h if h else n, []).append(n)
         sides: tuple[list[str], list[str]] = ([], [])
         load = [0.0, 0.0]
@@ -1277,7 +1278,7 @@ class _Text:
             return got
         nb = needle.encode("utf-8")
         out: list[tuple[int, int]] = []
-        hub = _hub_for(needle) if len(self.rep_text) > _HUB_MIN_TEXT else None
+        hub = _hub_for(needle) if len(self.rep_text) > self.hubs_from else None
         sub = self._hub(hub) if hub else False
         if sub is None:
             self._needle_reps[needle] = out
@@ -1395,6 +1396,7 @@ class _Hit:
     line: int  # 0-based line index
     col: int  # byte offset within the line, for ordering and display
     groups: tuple
+    text: str | None = None  # the line as displayed, once its text is no longer at hand (a streamed scan)
 
 
 def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
@@ -1747,13 +1749,14 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
     try:
         m = _classify(text, signatures, max_key_lines, warnings, budget)
         if m is None or m.rank < _UNWRAP_BELOW:
-            for joined in (unwrap(text), join_partial_lines(text)):
+            for joined in (unwrap(text), join_partial_lines(text), join_prefixed(text), join_numbered(text)):
                 if joined is None:
                     continue
                 # a terminal cut the lines, or a log collector split them: read them joined back
                 j = _classify(joined[0], signatures, max_key_lines, None, budget)
                 if j is not None and (m is None or j.rank > m.rank):
                     j.warnings.append(f"read with {joined[1]} joined back")
+                    _renumber(j, joined[2])  # the log's own line numbers
                     return j
         return m
     finally:
@@ -1761,15 +1764,24 @@ def classify_text(text: str | bytes, signatures: Iterable[Signature] | None = No
             gc.enable()
 
 
+def _renumber(m: Match, starts: list[int]) -> None:
+    """Line numbers of a match in a joined text, as lines of the original (its first row)."""
+    def orig(n: int) -> int:
+        return starts[n - 1] + 1 if 0 < n <= len(starts) else n
+
+    m.line_no = orig(m.line_no)
+    m.key_lines = [(orig(n), t) for n, t in m.key_lines]
+
+
 _UNWRAP_BELOW = 40  # a wrapper, hint or summary only: the cause may be in a wrapped line
 _UNWRAP_MAX = 32 << 20  # bytes; a log this big was written to a file, not copied from a terminal
 _UNWRAP_MIN_WIDTH = 60
 
 
-def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
-    """The text with terminal-wrapped lines joined back, and how, when it looks wrapped: no
-    line is longer than a width W (>= 60) and at least two lines are exactly W long (each such line
-    continues on the next). None otherwise."""
+def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with terminal-wrapped lines joined back, how, and each joined line's first original
+    line (0-based), when it looks wrapped: no line is longer than a width W (>= 60) and at least two
+    lines are exactly W long (each such line continues on the next). None otherwise."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > _UNWRAP_MAX:
         return None
@@ -1779,15 +1791,20 @@ def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
     if width < _UNWRAP_MIN_WIDTH or lengths.count(width) < 2:
         return None
     out: list[bytes] = []
-    carry = b""
-    for line, n in zip(lines, lengths):
+    starts: list[int] = []
+    carry, first = b"", 0
+    for i, (line, n) in enumerate(zip(lines, lengths)):
+        if not carry:
+            first = i
         carry += line
         if n != width:
             out.append(carry)
+            starts.append(first)
             carry = b""
     if carry:
         out.append(carry)
-    return b"\n".join(out), f"the lines wrapped at {width} columns"
+        starts.append(first)
+    return b"\n".join(out), f"the lines wrapped at {width} columns", starts
 
 
 # The container runtime's log format (CRI, what `kubectl logs` reads from the node's files):
@@ -1795,31 +1812,168 @@ def unwrap(text: str | bytes) -> tuple[bytes, str] | None:
 _CRI = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) ([PF]) ?(.*)$")
 
 
-def join_partial_lines(text: str | bytes) -> tuple[bytes, str] | None:
+def join_partial_lines(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     """The text with the container runtime's partial lines (flag P) joined to the line that ends
-    them and the CRI prefix taken off; None when no line is a partial one."""
+    them and the CRI prefix taken off, how, and each line's first original line; None when no line
+    is a partial one."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > _UNWRAP_MAX or b" P " not in data:
         return None
     out: list[bytes] = []
-    carry = b""
-    partial = 0
-    for line in data.split(b"\n"):
+    starts: list[int] = []
+    carry, first, partial = None, 0, 0
+    for i, line in enumerate(data.split(b"\n")):
         m = _CRI.match(line)
-        if m is None:
-            out.append(carry + line)
-            carry = b""
-        elif m.group(1) == b"P":
-            carry += m.group(2)
+        if carry is None:
+            first = i
+        if m is not None and m.group(1) == b"P":
+            carry = (carry or b"") + m.group(2)
             partial += 1
-        else:
-            out.append(carry + m.group(2))
-            carry = b""
+            continue
+        out.append((carry or b"") + (line if m is None else m.group(2)))
+        starts.append(first)
+        carry = None
     if not partial:
         return None
-    if carry:
+    if carry is not None:
         out.append(carry)
-    return b"\n".join(out), f"{partial} partial line(s) of the container log"
+        starts.append(first)
+    return b"\n".join(out), f"{partial} partial line(s) of the container log", starts
+
+
+# A prefix a log collector, a launcher or a pager puts on every line it prints: a timestamp
+# (kubectl --timestamps, CI logs), a journal's "Mon dd hh:mm:ss host unit[pid]: ", torchrun's
+# "[rank3]:", mpirun's "[1,0]<stderr>:", srun -l's "0: ". Group ts varies from line to line; the
+# rest (tag) says which stream a line belongs to.
+_LINE_PREFIX = re.compile(
+    rb"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
+    rb"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )"
+    rb"|(?P<tag>\[(?:rank|default)\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}: "
+    rb"|[\w.-]+ [\w.@/-]+\[\d+\]: )")
+_PREFIX_MAX = 4  # parts of one line's prefix
+
+
+def _line_prefix(line: bytes) -> tuple[int, bytes]:
+    """(length of ``line``'s prefix, the key of its stream: the prefix without times and numbers)."""
+    at, key = 0, b""
+    for _ in range(_PREFIX_MAX):
+        m = _LINE_PREFIX.match(line, at)
+        if m is None or m.end() == at:
+            break
+        if m.group("tag"):
+            key += m.group("tag")
+        at = m.end()
+    return at, key
+
+
+def join_prefixed(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with lines split at a fixed width *and prefixed again* joined back: a logger or a
+    collector that cut a long line into chunks, each with the stream's prefix ("[rank3]:", a
+    timestamp). A line whose body (after its prefix) is exactly W long (the longest body, W >= 60,
+    at least two such lines) continues on the next line of the same stream (the same prefix but
+    for its times). Returns the text, how, and each joined line's first original line (0-based);
+    None when nothing is joined."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX:
+        return None
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    cut = [_line_prefix(x) for x in lines]
+    if sum(1 for n, _ in cut if n) < 2:
+        return None  # no prefixes: the plain unwrap's case
+    widths = [len(x[n:].decode("utf-8", "replace")) for x, (n, _) in zip(lines, cut)]
+    width = max(widths, default=0)
+    if width < _UNWRAP_MIN_WIDTH or widths.count(width) < 2:
+        return None
+    runs = _split_runs(lines, cut, widths, width)
+    if not runs:
+        return None
+    out: list[bytes] = []
+    starts: list[int] = []
+    taken: set[int] = set()
+    for i, line in enumerate(lines):
+        if i in taken:
+            continue
+        for j in runs.get(i, ()):
+            line += lines[j][cut[j][0]:]
+            taken.add(j)
+        out.append(line)
+        starts.append(i)
+    joined = len(taken)
+    return b"\n".join(out), f"{joined} line(s) split under a log prefix", starts
+
+
+def _mid_word(a: bytes, b: bytes) -> bool:
+    """A cut between ``a`` and ``b`` falls inside a word (where a fixed-width cut mostly falls)."""
+    return a[-1:].isalnum() and b[:1].isalnum()
+
+
+def _split_runs(lines: list[bytes], cut: list[tuple[int, bytes]], widths: list[int],
+                width: int) -> dict[int, list[int]]:
+    """First line -> the lines that continue it: a prefixed line exactly ``width`` wide goes on in
+    the next line of its stream (streams interleave), until one shorter ends the run. A run that
+    never ends shorter (lines all as wide as each other), or whose every cut falls between words
+    (templated lines that happen to be the widest), is no split."""
+    nxt: dict[int, int] = {}
+    last: dict[bytes, int] = {}
+    for i, (n, key) in enumerate(cut):
+        if n:
+            if key in last:
+                nxt[last[key]] = i
+            last[key] = i
+    runs: dict[int, list[int]] = {}
+    inside: set[int] = set()
+    for i, (n, _) in enumerate(cut):
+        if not n or widths[i] != width or i in inside:
+            continue
+        chain, j = [], nxt.get(i)
+        while j is not None:
+            chain.append(j)
+            if widths[j] != width:
+                break
+            j = nxt.get(j)
+        if chain and widths[chain[-1]] < width and any(
+                _mid_word(lines[a], lines[b][cut[b][0]:]) for a, b in zip([i, *chain], chain)):
+            runs[i] = chain
+            inside.update(chain)
+    return runs
+
+
+_NUMBERED = re.compile(rb"[ \t]*\d{1,7}[ \t]")
+
+
+def join_numbered(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
+    """The text with a pager's wrapped rows joined back (``less -N``, ``cat -n`` of a screen): a
+    line numbered in a column, its rows after the first blank in that column. A row exactly as wide
+    as the screen (the longest row, >= 60, at least two such) continues on the next blank-column
+    row. Returns the text (numbers kept), how, and each joined line's first original line."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if len(data) > _UNWRAP_MAX:
+        return None
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    cols = [m.end() if (m := _NUMBERED.match(x)) else 0 for x in lines]
+    if sum(1 for c in cols if c) < 2:
+        return None
+    widths = [len(x.decode("utf-8", "replace")) for x in lines]
+    width = max(widths, default=0)
+    if width < _UNWRAP_MIN_WIDTH or widths.count(width) < 2:
+        return None
+    out: list[bytes] = []
+    starts: list[int] = []
+    col, joined, i = 0, 0, 0
+    while i < len(lines):
+        line, first = lines[i], i
+        col = cols[i] or col
+        while widths[i] == width and i + 1 < len(lines) and not cols[i + 1] and col \
+                and len(lines[i + 1]) > col and not lines[i + 1][:col].strip():
+            i += 1
+            line += lines[i][col:]
+            joined += 1
+        out.append(line)
+        starts.append(first)
+        i += 1
+    if not joined:
+        return None
+    return b"\n".join(out), f"{joined} row(s) a pager wrapped", starts
 
 
 # NCCL's line grammar: "host:pid:tid [dev] ...". After an error NCCL unwinds with return-code lines from
@@ -1847,16 +2001,10 @@ def _nccl_went_on(t: _Text, i: int) -> bool:
     return False
 
 
-def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
-              warnings: list[str] | None, budget: float | None) -> Match | None:
-    if isinstance(text, str):
-        data = text.encode("utf-8", "surrogatepass")
-    else:
-        data = bytes(text)
-    if not data:
-        return None
-    sigs = list(BUILTIN if signatures is None else signatures)
-    t = _Text(data)
+def _scan(data: bytes, sigs: list[Signature], budget: float | None,
+          hubs_from: int | None = None) -> tuple[_Text, list[_Hit], list[str]]:
+    """Every hit of ``sigs`` in ``data`` (unsorted), the text they index, and the user patterns' notes."""
+    t = _Text(data, hubs_from)
     builtin = [s for s in sigs if s.source == "builtin"]
     # Needle phase first, so the groups to expand are collected in a single pass over the lines.
     wanted = [n for sig in builtin for needles in sig.needles for n in needles if n not in _LAZY_NEEDLES]
@@ -1872,31 +2020,49 @@ def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key
             _scan_builtin(t, sig, hits)
         else:
             _scan_user(t, sig, hits, notes, _budget() if budget is None else budget)
-    if warnings is not None:
-        warnings.extend(notes)
     if any(h.name == "nccl.warn" for h in hits):
         hits = [h for h in hits if not (h.name == "nccl.warn" and _nccl_went_on(t, h.line))]
-    if not hits:
-        return None
+    return t, hits, notes
+
+
+def _order(h: _Hit) -> tuple:
     # Highest rank wins; on a tie the earliest line wins (causes print before consequences);
     # user signatures win ties against built-ins because the user asked for them.
-    hits.sort(key=lambda h: (-h.rank, h.sig.source == "builtin", h.line, h.col))
+    return (-h.rank, h.sig.source == "builtin", h.line, h.col)
+
+
+def _best(hits: list[_Hit], display: Callable[[_Hit], str], max_key_lines: int, notes: list[str]) -> Match | None:
+    """The Match of a list of hits: the best one, the other names, the key lines."""
+    if not hits:
+        return None
+    hits = sorted(hits, key=_order)
     best = hits[0]
     others: list[str] = []
-    key: list[tuple[int, str]] = [(best.line + 1, t.display(best.line, best.col))]
+    key: list[tuple[int, str]] = [(best.line + 1, display(best))]
     seen_lines = {best.line}
     for h in hits[1:]:
         if h.name != best.name and h.name not in others:
             others.append(h.name)
         if len(key) < max_key_lines and h.line not in seen_lines:
             seen_lines.add(h.line)
-            key.append((h.line + 1, t.display(h.line, h.col)))
+            key.append((h.line + 1, display(h)))
     # A resolver may name another entry ("Cuda failure 'out of memory'" is oom.runtime): its outcome.
     named = _BY_NAME.get(best.name) if best.sig.source == "builtin" else None
     outcome = (named.outcome if named else None) or best.sig.outcome
     return Match(name=best.name, signature=best.sig.name, rank=best.rank, line_no=best.line + 1,
                  line=key[0][1], outcome=outcome, groups=tuple(best.groups),
                  key_lines=key, others=others, warnings=notes)
+
+
+def _classify(text: str | bytes, signatures: Iterable[Signature] | None, max_key_lines: int,
+              warnings: list[str] | None, budget: float | None) -> Match | None:
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if not data:
+        return None
+    t, hits, notes = _scan(data, list(BUILTIN if signatures is None else signatures), budget)
+    if warnings is not None:
+        warnings.extend(notes)
+    return _best(hits, lambda h: t.display(h.line, h.col), max_key_lines, notes)
 
 
 _HUB_OF = _assign_hubs(n for sig in BUILTIN for needles in sig.needles for n in needles)

@@ -17,7 +17,7 @@ from pathlib import Path
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
 
-_DID_WORDS = {"action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
+_DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
               "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
               "patch", "solution", "try", "experiment", "approach", "steps", "procedure", "check", "checked",
               "actions taken", "action taken"}
@@ -235,7 +235,15 @@ _MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|thin
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
 _PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
+# "issue 3: `hipcc: error: unsupported option`": the problem an entry of a log is about, not a try of its own.
+_PROBLEM_LINE = re.compile(r"^(?:issue|problem|error|bug|failure|symptom|problème|fehler|问题)\s*#?\d{1,3}\s*[:：(]", re.I)
 _UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
+# A success with a catch, and a failure that got better: the words that turn either into a partial.
+_CATCH = re.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
+                    r"an option|practical)|unusable|degraded|then (?:\w+ ){0,4}(?:errors?|fails?|crash(?:es)?|hangs?|returns?|"
+                    r"dies|ooms?)\b|but only)", re.I)
+_BETTER = re.compile(r"\binstead of\b|\brarer\b|\bless often\b|\bfewer\b|\bonly (?:one|once|\d+) (?:\w+ )?in\b|"
+                     r"\bone (?:hang|crash|failure) in\b|(?<!no )(?<!not )\bimproved\b|(?<!no )(?<!not )\bbetter\b", re.I)
 _BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
@@ -244,6 +252,10 @@ def _catch(s: str, verdict: str) -> str:
     of its own ("crashed before, but now it works" keeps its verdict)."""
     from dbglog.core import outcome
 
+    if verdict == "worked" and _CATCH.search(s):
+        return "partial"  # "starts, first token ~3x slower", "works ~2 h, then the NVML error returns"
+    if verdict == "failed" and _BETTER.search(s):
+        return "partial"  # "still crashes, after ~2 h instead of 30 min"
     m = _BUT.search(s)
     if not m or verdict != "worked":
         return verdict
@@ -256,6 +268,11 @@ def _catch(s: str, verdict: str) -> str:
 
 
 def _en_outcome(s: str) -> str | None:
+    v = _en_verdict(s)
+    return _catch(s, v) if v in ("worked", "failed") else v
+
+
+def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
     m = _OKNOK.search(s)
@@ -267,6 +284,8 @@ def _en_outcome(s: str) -> str | None:
     if t.has("outcome.untested", s):
         return "untested"
     got = outcome.classify(s)
+    if _FIX_WAS.search(s) and not t.has("outcome.said_failed", s) and not t.has("mood.modal", s):
+        return "worked"  # "The solution was to turn off ACSCtl": what fixed it, said after the fact
     if _MADE_IT_RUN.search(s) and not t.has("outcome.said_failed", s):
         return _catch(s, "worked")  # "made the job start immediately", "made it work"
     ne = _NO_EFFECT.search(s)
@@ -286,7 +305,8 @@ def _en_outcome(s: str) -> str | None:
     if low in ("no", "nope", "no luck", "same", "same here", "same error", "still") or re.match(
             r"^(?:still\s+)?(?:the\s+)?same\s+(?!as\b)\w+", low):
         return "failed"  # "same undefined symbol": the failure before, again
-    if t.has("outcome.error_words", low) and not _NO_ERROR.search(low):
+    names = _CODE.sub(lambda m: " " if " " not in m.group(0).strip("` ") else m.group(0), low)  # `timeout` is a name
+    if t.has("outcome.error_words", names) and not _NO_ERROR.search(low):
         return "failed"  # "misaligned address, first batch": the failure named, nothing else said
     lead = t.rx["outcome.ran_lead"].match(low)
     if lead and not re.match(r"\s*(?:out|into)\b", low[lead.end():]):
@@ -316,6 +336,8 @@ def heading_role(text: str, lang: str) -> str | None:
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
     head = _PREP.split(s, maxsplit=1)[0].strip() or s
+    if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s):
+        return None  # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
         best = None
@@ -385,8 +407,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
     sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
     # The paragraphs under the title, before any section (a document without sections: its first one).
-    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and not _META.search(u.text)
-           and not _FIELD.match(u.text) and (sub is None or u.first < sub)]
+    top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
+           and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
     from dbglog.docreader.units import post_author
@@ -463,37 +485,55 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     lang = language(text) if text else ctx.lang
     if lang == "en" and ctx.lang != "en":
         lang = ctx.lang  # a short German or Chinese sentence full of code names reads as the document does
-    lab = label_of(u.text, ATTEMPT_LABELS)
-    if lab and lab[0] == "did" and _label_word(u.text) not in _DID_WORDS:
-        lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
-    lab = lab or _foreign_label(u.text)
+    lab = _sentence_label(u.text)
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
-    arrow = _ARROW.split(text, maxsplit=1)
-    if len(arrow) < 2:
-        arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
-    if len(arrow) < 2 and not lab:
-        arrow = colon_verdict(text, lang) or arrow
-    if len(arrow) == 2 and arrow[0].strip() and outcome_of(arrow[1], lang):
+    if _verdict_after(text, lang, bool(lab)):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
-        f["a list item"] = 1.0
-        if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
-            f["only names a file or path"] = 1.0
-        if u.checkbox == " ":
-            f["an empty checkbox"] = 1.0
-        elif u.checkbox == "x":
-            f["a ticked checkbox"] = 1.0
+        _item_features(u, f)
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
+    if _PROBLEM_LINE.match(plain(u.text)):
+        f["an entry's problem line (issue N: the error)"] = 1.0
+    if "labelled as what was done" in f:
+        f.pop("imperative", None)  # "edit: export ROCM_PATH=...": a note of what was done, in the verb-first style
     lead = PLAN_LEAD.match(plain(u.text))
     if lead and plain(u.text)[lead.end():].strip():
         f["labelled as a plan"] = 1.0
+
+
+def _sentence_label(raw: str) -> tuple[str, str] | None:
+    """The field label a sentence opens with ("Result: ...", "edit: ...", "解法：..."), or None."""
+    lab = label_of(raw, ATTEMPT_LABELS)
+    if lab and lab[0] == "did" and _label_word(raw) not in _DID_WORDS:
+        lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
+    return lab or _foreign_label(raw)
+
+
+def _verdict_after(text: str, lang: str, labelled: bool) -> bool:
+    """Does the sentence part what was done from how it went: an arrow, a dash, or a colon before a verdict?"""
+    arrow = _ARROW.split(text, maxsplit=1)
+    if len(arrow) < 2:
+        arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
+    if len(arrow) < 2 and not labelled:
+        arrow = colon_verdict(text, lang) or arrow
+    return len(arrow) == 2 and bool(arrow[0].strip()) and bool(outcome_of(arrow[1], lang))
+
+
+def _item_features(u: Unit, f: dict[str, float]) -> None:
+    f["a list item"] = 1.0
+    if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
+        f["only names a file or path"] = 1.0
+    if u.checkbox == " ":
+        f["an empty checkbox"] = 1.0
+    elif u.checkbox == "x":
+        f["a ticked checkbox"] = 1.0
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
@@ -579,6 +619,13 @@ def _imperatives(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table(lang).raw["mood"]["imperative"] if " " not in w)
 
 
+# "The solution was to turn off ACSCtl", "What finally fixed it was bucketing", "solved it by pinning 2.5.8": what
+# fixed the problem, said after the fact.
+_FIX_WAS = re.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|is) (?:to )?|what (?:finally )?(?:fixed|solved|"
+                      r"worked) (?:it |this )?(?:for (?:me|us) )?(?:was|is)|(?:fixed|solved|resolved) (?:it|this|the (?:issue|"
+                      r"problem)) by)\b", re.I)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -610,6 +657,10 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
+    if _FIX_WAS.search(text) and not t.has("mood.modal", text):
+        f["says what fixed it"] = 1.0
+        f.pop("outcome: failed", None)
+        f["outcome: worked"] = 1.0
     if _KNOB.match(text) and ("outcome: worked" in f or "outcome: failed" in f):
         f["opens with a named setting or file, and how it went"] = 1.0
     if re.search(r"\b(?:with|without|after|using|by|setting|adding|disabling|enabling|removing)\b.{0,80}\b"

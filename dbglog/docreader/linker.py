@@ -55,52 +55,21 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read).
     `roles` are the headings' roles read in the document's language (a short heading's own words rarely
     tell its language)."""
+    t = _Thread(judged, skip, heads)
     out: list[Found] = []
-    used: set[int] = set()
-    js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
-    code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
-    # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
-    # ... in #15412"), not results of theirs, unless they say what they ran themselves.
-    replied: set[int] = set()  # suggesting posts whose answers were read
-    suggesting = {j.unit.post for j in js if j.label in ("proposal", "request") and j.unit.post > 0 and not j.unit.quoted}
-    out += _keyed(js, used, code)
-    out += _lists(js, used)
+    out += _keyed(t.js, t.used, t.code)
+    out += _lists(t.js, t.used)
     if heads is not None:
-        out += _headed(js, {k: h for k, h in heads.items() if h.first not in skip}, used, code, roles or {},
+        out += _headed(t.js, {k: h for k, h in heads.items() if h.first not in skip}, t.used, t.code, roles or {},
                        parents=heads)
-    for k, j in enumerate(js):
-        if j.unit.id in used:
+    for k, j in enumerate(t.js):
+        if j.unit.id in t.used:
             continue
-        u = j.unit
-        if u.kind == "command":
-            f = _command(j)
-        elif u.kind == "row":
-            f = _row(j)
-        elif j.label in ACTS and j.confidence < MIN_CONFIDENCE:
-            # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
-            # Nothing changed."): the pair is surer than either alone.
-            f = _with_result(j, js[k + 1:k + 2], used) if j.label == "action" else None
-            f = f if f is not None and f.result else None
-        elif j.label == "action_result":
-            f = _found(j, u.text, u.text)
-        elif j.label == "action":
-            f = _with_result(j, js[k + 1:k + 6], used)
-        elif j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in replied and (
-                parts := _post_suggestions(js, k, code)):
-            # Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"):
-            # each answer goes to the one it names.
-            replied.add(u.post)
-            last = max(i for i, x in enumerate(js) if x.unit.post == u.post)
-            f = _answered(j, parts, js[last + 1:last + 40], used)
-        elif j.label == "result" and heads is not None:
-            f = _under_heading(j, heads, out) or (
-                None if u.post in suggesting and "first person" not in j.features else _named_result(j))
-        else:
-            f = None
+        f = t.read(k, j, out)
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
             if g.outcome == "untested":
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
-            used.update(g.units)
+            t.used.update(g.units)
             out.extend(_split_several(g))
     out = _absorbed(out)
     for g in out:
@@ -110,14 +79,69 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     return out
 
 
+class _Thread:
+    """The units one investigation links, indexed once by post (a thread of thousands of posts reads in one pass)."""
+
+    def __init__(self, judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None):
+        self.js = [j for j in judged if j.unit.first not in skip and j.unit.kind in ("sentence", "command", "row")]
+        self.code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
+        self.heads, self.used = heads, set()
+        self.replied: set[int] = set()  # suggesting posts whose answers were read
+        self.code_by_post: dict[int, list[Unit]] = {}
+        for c in self.code:
+            self.code_by_post.setdefault(c.post, []).append(c)
+        self.by_post: dict[int, list[int]] = {}
+        for i, x in enumerate(self.js):
+            self.by_post.setdefault(x.unit.post, []).append(i)
+        # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
+        # ... in #15412"), not results of theirs, unless they say what they ran themselves.
+        self.suggesting = {j.unit.post for j in self.js if j.label in ("proposal", "request") and j.unit.post > 0
+                           and not j.unit.quoted}
+
+    def read(self, k: int, j: Judged, out: list[Found]):
+        u, js = j.unit, self.js
+        if u.kind == "command":
+            return _command(j)
+        if u.kind == "row":
+            return _row(j)
+        if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
+            # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
+            # Nothing changed."): the pair is surer than either alone.
+            f = _with_result(j, js[k + 1:k + 2], self.used) if j.label == "action" else None
+            return f if f is not None and f.result else None
+        if j.label == "action_result":
+            return _found(j, u.text, u.text)
+        if j.label == "action":
+            return _with_result(j, js[k + 1:k + 6], self.used)
+        if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
+            return self._answers(j)
+        if j.label == "result" and self.heads is not None:
+            return _under_heading(j, self.heads, out) or (
+                None if u.post in self.suggesting and "first person" not in j.features else _named_result(j))
+        return None
+
+    def _answers(self, j: Judged) -> list[Found] | None:
+        """Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"): each answer
+        goes to the one it names."""
+        post = j.unit.post
+        parts = _post_suggestions(self.js, self.by_post[post], self.code_by_post.get(post, []))
+        if not parts:
+            return None
+        self.replied.add(post)
+        last = self.by_post[post][-1]
+        return _answered(j, parts, self.js[last + 1:last + 40], self.used)
+
+
 def _absorbed(out: list[Found]) -> list[Found]:
     """ "Thanks, that wasn't it. I added the user to `render` and restarted": the answer to a suggestion and the
     answerer's own account of doing it, on the lines that answer ends on, are one attempt."""
     keep: list[Found] = []
-    answers = [f for f in out if f.answer]
+    answers: dict[str, list[Found]] = {}
     for f in out:
-        a = next((a for a in answers if a is not f and a.who == f.who and not f.answer
-                  and a.first < f.first <= a.last < f.last), None)
+        if f.answer:
+            answers.setdefault(f.who, []).append(f)
+    for f in out:
+        a = None if f.answer else next((a for a in answers.get(f.who, ()) if a.first < f.first <= a.last < f.last), None)
         if a is None:
             keep.append(f)
             continue
@@ -141,7 +165,8 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     return max(near, key=lambda x: x.last).text if near else ""
 
 
-_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?)\s*[:：]\s*(?P<rest>.+)$")
+_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
+                  r"[\u4e00-\u9fff]{1,4}?[一二三四五六七八九十\d]{1,3})\s*[:：]\s*(?P<rest>.+)$")  # "方案三：能跑"
 # "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
 _EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
                        r"(?P<rest>\S.*)$")
@@ -313,7 +338,8 @@ def _named_result(j: Judged) -> Found | None:
     u = j.unit
     if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
-                                                       "labelled as reasoning"} & set(j.features):
+                                                       "labelled as reasoning", "under a lessons heading",
+                                                       "under a boilerplate heading"} & set(j.features):
         return None
     oc = _outcome(u.text)
     if oc in (None, "untested"):
@@ -417,16 +443,15 @@ _ME_TOO = re.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me
                      r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
 
 
-def _post_suggestions(js: list[Judged], k: int, code: list[Unit]) -> list[str]:
-    """The things one post suggests, each once: a suggestion's own setting, else the one named beside it."""
-    post = js[k].unit.post
-    mine = [i for i, x in enumerate(js) if x.unit.post == post]
+def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> list[str]:
+    """The things one post (its units' indices in `js`) suggests, each once: a suggestion's own setting, else the one
+    named beside it."""
     out: list[str] = []
     for i in mine:
         x = js[i]
         if x.label not in ("proposal", "request") or x.unit.quoted:
             continue
-        said = _suggested(x, js[:i], code) or next(
+        said = _suggested(x, [js[m] for m in mine if m < i], code) or next(
             (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
         for p in _parts(said) if said else []:
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
@@ -491,6 +516,11 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
+    from dbglog.docreader.cues import table
+
+    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
+        return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
     if not oc:
         return None

@@ -91,7 +91,8 @@ def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
     """Sections whose text is never read for attempts: templates, protocol and setup text."""
     out = []
     for s in all_sections(tops):
-        role = ctx.roles.get(s.head.id)
+        # The document's title names the whole story ("CUDA GPU Setup Fix Documentation"): only a template is quiet.
+        role = ctx.roles.get(s.head.id) if s.head.level > 1 or s.parent is not None else None
         if is_template(s, ctx.doc) or role == "boilerplate" or _imperative_heading(s.head.text):
             out.append(s)
     return out

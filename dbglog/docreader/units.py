@@ -275,7 +275,8 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) \
+                    or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
             else:
@@ -357,7 +358,9 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
 
 # A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
 # arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
+_CJK_KEY = re.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
 _LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+                         r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
 
@@ -366,8 +369,13 @@ def _starts_entry(before: str, line: str) -> bool:
     """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
     funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
     head = line.lstrip(" *_")
-    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：*_") or not before.strip() or _LABEL_LINE.match(before)
-    return bool(ended or head[:1].isupper() or not head[:1].isalpha())
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
+
+    word = re.split(r"\s*[:：]", head, maxsplit=1)[0].strip(" *_").lower()
+    if word in ATTEMPT_LABELS or word in INV_LABELS:
+        return True  # "edit: ...", "result: ...": a known label starts its own entry whatever came before
+    ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：）*_") or not before.strip() or _LABEL_LINE.match(before)
+    return bool(ended or head[:1].isupper() or not head[:1].isalpha() or _CJK_KEY.match(line))
 
 
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:

@@ -31,7 +31,7 @@ ATTEMPT_LABELS = {
     "what we tried": "did", "what i tried": "did", "what you tried": "did", "action": "did",
     "actions": "did", "change": "did", "changes": "did", "did": "did", "tried": "did", "steps": "did",
     "command": "did", "commands": "did", "approach": "did", "method": "did", "experiment": "did",
-    "fix": "did", "attempted fix": "did", "patch": "did", "test": "did", "setup": "did", "config": "did",
+    "fix": "did", "attempted fix": "did", "patch": "did", "edit": "did", "edits": "did", "workaround": "did", "test": "did", "setup": "did", "config": "did",
     "implementation": "did", "code": "did", "how": "did", "check": "did", "procedure": "did", "try": "did",
     "result": "result", "results": "result", "what happened": "result", "observed": "result",
     "observation": "result", "observations": "result", "output": "result", "effect": "result",

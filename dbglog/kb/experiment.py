@@ -31,6 +31,8 @@ import functools
 import re
 from typing import NamedTuple
 
+from dbglog.util import recache  # (patterns compiled once per install, not per command)
+
 SAME, OTHER, NONE = "same", "other", ""
 
 
@@ -118,7 +120,7 @@ class Vocab:
         self.longest = max((k.count(" ") + 1 for k in (*self.by_phrase, *self.by_package)), default=1)
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
+_TOKEN = recache.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
 
 
 def _words_key(text: str) -> str:
@@ -172,7 +174,7 @@ TRUE = frozenset("1 true yes on enable enabled y".split())
 FALSE = frozenset("0 false no off disable disabled none n".split())
 _UNITS = {"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "kib": 1024.0, "mib": 2.0 ** 20,
           "gib": 2.0 ** 30, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "x": 1.0, "%": 0.01}
-_NUM = re.compile(r"^v?(\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)
+_NUM = recache.compile(r"^v?(\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)
 
 
 _NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "eight": "8", "sixteen": "16",
@@ -209,29 +211,29 @@ def _version(v: str) -> tuple:
 
 # dbglog's own command: `dbglog run OPTS -- CMD` is CMD (and its --env); a bisection's toggles are
 # candidates, not settings
-_DBGLOG_CMD = re.compile(r"\bdbglog\s+(run|bisect\s+[\w-]+|repro)\b(.*?)(?:\s--(?=\s)|$)", re.S | re.M)
-_DBGLOG_ENV = re.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
-_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;)`'\"]|,(?=\w))*)")
+_DBGLOG_CMD = recache.compile(r"\bdbglog\s+(run|bisect\s+[\w-]+|repro)\b(.*?)(?:\s--(?=\s)|$)", re.S | re.M)
+_DBGLOG_ENV = recache.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
+_ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;)`'\"]|,(?=\w))*)")
 # a call the vocabulary names (``clip_grad_norm_(params, 1.0)``, ``set_detect_anomaly(True)``): its last argument
-_CALL = re.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
+_CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
 # "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
-_KEY_ARROW = re.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
-_ENVIRON = re.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
+_KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
+_ENVIRON = recache.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
                       r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
 # code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
-_ANNOTATED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], |]*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
-_FLAG = re.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
-_CONFIG = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
+_ANNOTATED = recache.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], |]*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
+_FLAG = recache.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
+_CONFIG = recache.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
                      r"(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
-_SET_TO = re.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
+_SET_TO = recache.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
                      r"`?([\w.+\-]+)", re.I)
-_PIN = re.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
+_PIN = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
 # "`num_workers` 16", "num_workers 16": a config key written before its number
-_KEY_NUMBER = re.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*)(?![\w.])")
+_KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*)(?![\w.])")
 # right before a name: it was taken away ("without --enforce-eager", "removed `NCCL_P2P_DISABLE`")
-_NEGATED = re.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
+_NEGATED = recache.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
                       r"\s+(?:the\s+)?[`'\"(]*$", re.I)
-_ARROW = re.compile(r"v?(\d[\w.]*)\s*(?:→|->|=>|\bto\b)\s*v?(\d[\w.]*)")
+_ARROW = recache.compile(r"v?(\d[\w.]*)\s*(?:→|->|=>|\bto\b)\s*v?(\d[\w.]*)")
 _VALUE_WORDS = frozenset("""flag option options and or to the a an with without for in on of is was it that this
     then so but as by at from into only just also when if which flag, argument arg env variable var""".split())
 _PROGRAMS = frozenset("python python3 torchrun bash sh srun mpirun deepspeed accelerate vllm sglang pip uv".split())
@@ -245,22 +247,22 @@ _RAISE = (r"rais\w*|increas\w*|bump\w*|more|higher|larger|bigger|doubl\w*|longer
 _LOWER = r"lower\w*|reduc\w*|decreas\w*|fewer|less|smaller|shrink\w*|cut\w*|halv\w*|shorter|capp?\w*|limit\w*|down"
 _DOWN = r"downgrad\w*|roll\w*\s+back|rolled\s+back|revert\w*|older|previous|earlier|prior|pinn?\w*\s+(?:back|below)"
 _UP = r"upgrad\w*|newer|latest|bump\w*|updat\w*|nightly"
-_CUE_WORD = {g: re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p in
+_CUE_WORD = {g: recache.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p in
              (("off", _OFF), ("on", _ON), ("raise", _RAISE), ("lower", _LOWER), ("downgrade", _DOWN),
               ("upgrade", _UP))}
-_AFTER_OFF = re.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
-_AFTER_ON = re.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
-_AFTER_VALUE = re.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
+_AFTER_OFF = recache.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
+_AFTER_ON = recache.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
+_AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
                           r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
-_UNIT_AFTER = re.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
+_UNIT_AFTER = recache.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
 _UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
                "mins": "min", "second": "s", "seconds": "s", "sec": "s", "secs": "s", "ms": "ms",
                "millisecond": "ms", "milliseconds": "ms"}
-_BEFORE_VALUE = re.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|zero|one|two|four|eight|sixteen)\s+$", re.I)
-_TARGETS = (("client", re.compile(r"\bclients?\b|\bclient'?s\b", re.I)),
-            ("server", re.compile(r"\bserv(?:er|ers|ing)\b|\bserver'?s\b", re.I)),
-            ("build", re.compile(r"\bbuild\w*\b|\bwheel\b|\bnvcc\b|\bcmake\b|\bpip install\b", re.I)),
-            ("kernel", re.compile(r"\bkernels?\b", re.I)))
+_BEFORE_VALUE = recache.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|zero|one|two|four|eight|sixteen)\s+$", re.I)
+_TARGETS = (("client", recache.compile(r"\bclients?\b|\bclient'?s\b", re.I)),
+            ("server", recache.compile(r"\bserv(?:er|ers|ing)\b|\bserver'?s\b", re.I)),
+            ("build", recache.compile(r"\bbuild\w*\b|\bwheel\b|\bnvcc\b|\bcmake\b|\bpip install\b", re.I)),
+            ("kernel", recache.compile(r"\bkernels?\b", re.I)))
 WINDOW = 32  # characters before a name in which a cue word says which way it was turned
 
 
@@ -379,7 +381,7 @@ class _Reader:
         return "", ""
 
 
-_TIMEDELTA = re.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
+_TIMEDELTA = recache.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
 _TD_UNIT = {"seconds": "s", "minutes": "min", "hours": "h"}
 
 
@@ -469,8 +471,8 @@ def _read_config(r: _Reader) -> None:
         r.named(m.span(), key, "config", m.group(3))
 
 
-_INSTEAD = re.compile(r"^\W*v?(\d[\w.]*)\s+(?:[a-z]+\s+){0,2}(?:instead\s+of|rather\s+than|over)\s+v?(\d[\w.]*)")
-_FROM_TO = re.compile(r"^\s*(?:from\s+)?v?(\d[\w.]*)\s*(?:→|->|=>|to)\s*v?(\d[\w.]*)")
+_INSTEAD = recache.compile(r"^\W*v?(\d[\w.]*)\s+(?:[a-z]+\s+){0,2}(?:instead\s+of|rather\s+than|over)\s+v?(\d[\w.]*)")
+_FROM_TO = recache.compile(r"^\s*(?:from\s+)?v?(\d[\w.]*)\s*(?:→|->|=>|to)\s*v?(\d[\w.]*)")
 
 
 def _change(after: str, longer: str) -> tuple[str, str] | None:

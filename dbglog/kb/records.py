@@ -270,8 +270,11 @@ class Records:
             if inv_id is not None:
                 self.store.touch(inv_id, model.now_iso())
                 self.publish(inv_id, scan=False)
-            # our own rename moved the directory's stamp: still in order, unless it had moved before
-            self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
+        # our own rename (and the journal's undo link, gone at the commit) moved the directory's stamp:
+        # still in order, unless it had moved before
+        self.fresh_stamp = sync.dir_stamp(self.ws) if stamp is not None else None
+        if stamp is not None:
+            sync.after_own_write(self.store, self.ws, stamp, self.fresh_stamp)
 
     def path_for(self, inv_id: str) -> str:
         row = self.store.mirror_for(inv_id)
@@ -296,6 +299,7 @@ class Records:
             self.store.journal(path)
         st = atomic_write(path, data)
         self.store.set_mirror(rel, inv_id, st.st_size, st.st_mtime_ns, sync.sha256(data), self.store.rev(inv_id))
+        sync.note_written(rel)
         return path
 
     # --- selection ------------------------------------------------------------------

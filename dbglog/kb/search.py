@@ -38,6 +38,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from dbglog.util.errors import DbglogError
+from dbglog.util import recache  # (patterns compiled once per install, not per command)
 from dbglog.util.lazyre import Lazy  # tried's rarer rules: nothing to a command that never reaches them
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -189,10 +190,10 @@ def check_index(conn: sqlite3.Connection) -> list[str]:
             problems.append(f"{t}: {e}")
     return problems + sections.check(conn)
 
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_WORD = re.compile(r"\w+")
-_CASE = re.compile(r"[a-z][A-Z]|[A-Za-z]\d[A-Za-z]")  # an identifier made of several words
-_UNIT = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z]{1,4})$")
+_CTRL = recache.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WORD = recache.compile(r"\w+")
+_CASE = recache.compile(r"[a-z][A-Z]|[A-Za-z]\d[A-Za-z]")  # an identifier made of several words
+_UNIT = recache.compile(r"^(\d+(?:\.\d+)?)([A-Za-z]{1,4})$")
 _TRIVIAL_VALUES = frozenset("0 1 true false yes no on off none".split())
 _ON_VALUES = frozenset(("true", "yes", "on"))
 
@@ -224,7 +225,7 @@ def _word_pattern(words: list[str]) -> str:
     return r"(?<![^\W_])" + head + r"[\W_]{0,3}".join(pats) + r"(?![^\W_])" + tail
 
 
-_SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
+_SCIENTIFIC = recache.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
 
 
 @dataclass
@@ -318,10 +319,10 @@ def _env_terms(tok: str, name: str) -> list[Term]:
     return out
 
 
-_SETTING = re.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
-_ALTERNATIVES = re.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}")
-_ABBR_NUM = re.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
-_POSSESSIVE = re.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
+_SETTING = recache.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
+_ALTERNATIVES = recache.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}")
+_ABBR_NUM = recache.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
+_POSSESSIVE = recache.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
@@ -574,7 +575,7 @@ class Vocabulary:
         return near
 
 
-_DIGITS = re.compile(r"\D+")  # (what is left of a word is its digits)
+_DIGITS = recache.compile(r"\D+")  # (what is left of a word is its digits)
 
 
 def correct_word(conn, word: str) -> str | None:
@@ -1111,6 +1112,34 @@ class Result:
                 "elapsed_ms": round(self.elapsed_ms, 2), "hits": [h.to_dict() for h in self.hits]}
 
 
+def _search_kinds(kinds, filters: Filters) -> tuple[str, ...]:
+    """The kinds asked for, checked; outcome filters leave only attempts (nothing else has one)."""
+    kinds = tuple(kinds or KIND_NAMES)
+    for k in kinds:
+        if k not in KINDS:
+            raise DbglogError(f"invalid kind {k!r}: use one of {', '.join(KIND_NAMES)}")
+    if filters.outcomes or filters.exclude:
+        kinds = tuple(k for k in kinds if k == "attempt") or ("attempt",)
+    return kinds
+
+
+def _gather(conn, kinds, terms, filters: Filters, per_kind: dict, limit: int) -> tuple[list[Hit], str]:
+    """The candidate hits: every term (AND) first, any term (OR) when that finds too few."""
+    rows: dict[tuple[str, int], Hit] = {}
+    mode = "and"
+    for k in kinds:
+        for r in _candidates(conn, k, terms, "and", filters, per_kind[k]):
+            rows[(k, r["rowid"])] = _make_hit(k, r)
+    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
+        mode = "or"
+        for k in kinds:
+            for r in _candidates(conn, k, terms, "or", filters, per_kind[k]):
+                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
+    elif len(terms) == 1 and not rows:
+        mode = "or"
+    return list(rows.values()), mode
+
+
 def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | None = None, limit: int = 10,
            rerank: bool = True, candidates: dict | None = None) -> Result:
     t0 = time.perf_counter()
@@ -1118,36 +1147,15 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
     if not q.terms:
         raise DbglogError("nothing to search for: the query has no letters or digits")
     filters = filters or Filters()
-    kinds = tuple(kinds or KIND_NAMES)
-    for k in kinds:
-        if k not in KINDS:
-            raise DbglogError(f"invalid kind {k!r}: use one of {', '.join(KIND_NAMES)}")
-    if filters.outcomes or filters.exclude:
-        kinds = tuple(k for k in kinds if k == "attempt") or ("attempt",)
+    kinds = _search_kinds(kinds, filters)
     limit = max(1, min(int(limit), 500))
     resolve_terms(conn, q, kinds)
     terms = q.active
     if not terms:
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
-
     pool = CANDIDATES | (candidates or {})
-
-    def per_kind(k):
-        return max(pool[k] if rerank else limit, limit)
-
-    rows: dict[tuple[str, int], Hit] = {}
-    mode = "and"
-    for k in kinds:
-        for r in _candidates(conn, k, terms, "and", filters, per_kind(k)):
-            rows[(k, r["rowid"])] = _make_hit(k, r)
-    if len(rows) < min(limit, OR_FALLBACK_BELOW) and len(terms) > 1:
-        mode = "or"
-        for k in kinds:
-            for r in _candidates(conn, k, terms, "or", filters, per_kind(k)):
-                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
-    elif len(terms) == 1 and not rows:
-        mode = "or"
-    hits = list(rows.values())
+    per_kind = {k: max(pool[k] if rerank else limit, limit) for k in kinds}
+    hits, mode = _gather(conn, kinds, terms, filters, per_kind, limit)
     if not hits:
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
     _rank(conn, q, terms, hits, rerank, limit)
@@ -1875,7 +1883,7 @@ _PROPOSING_LABEL = Lazy(r"^\W*(?:recommend\w*|suggest\w*|propos\w*|ideas?|to ?do
                               r"^\W*\*\*[^*\n]{0,80}\b(?:untested|untried|plan|proposal|proposed)\b[^*\n]{0,40}\*\*", re.I)
 
 
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
+_VERSION = recache.compile(r"v?\d+(?:\.\d+)+|\d{3}")  # 3.2, 6.4.1, driver 565
 
 
 def _negated(t: Term, record: str) -> bool:
@@ -1884,7 +1892,7 @@ def _negated(t: Term, record: str) -> bool:
     return bool(found) and all(re.search(r"\bno[nt]-?\s?$", record[max(0, p - 5):p], re.I) for p in found)
 
 
-_INSTEAD = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
+_INSTEAD = recache.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
 
 
 def _replacement(text: str, active: list[Term]) -> list[int]:
@@ -1936,15 +1944,15 @@ def _did_text(h: Hit, whole: bool = False) -> str:
 # ("reduced the timeout from 600 s to 120 s", "Completed upgrades"). ``_`` counts as a space:
 # NCCL_P2P_DISABLE says "disable".
 _WAYS = (
-    (re.compile(r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger|larger|higher|grow\w*|enlarg\w*|"
+    (recache.compile(r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger|larger|higher|grow\w*|enlarg\w*|"
                 r"bump\w*|extend\w*|longer|boost\w*)\b", re.I),
-     re.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
-    (re.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
-     re.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
+     recache.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
+    (recache.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
+     recache.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
     # (a change written old -> new, as a before/after table row: "False — **True**")
-    (re.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))|"
+    (recache.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))|"
                 r"\bfalse\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}true\b", re.I | re.M),
-     re.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|not using|no longer using|"
+     recache.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|not using|no longer using|"
                 r"off(?=\s*$|\s*[(,;:\u2014-]))|"
                 r"[=:]\s*[\"']?(?:0|false|off)\b|\btrue\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}false\b", re.I | re.M)),
 )
@@ -1983,11 +1991,11 @@ def _opposite(idea: str, record: str) -> bool:
 
 
 # A version change written without a direction: "pinned deepspeed 0.14.0", "ROCm 6.3 → 6.1".
-_VERSION_ACT = re.compile(r"\bpinn?\w*|→|->|\bswitch\w* to\b|\bmoved? to\b", re.I)
+_VERSION_ACT = recache.compile(r"\bpinn?\w*|→|->|\bswitch\w* to\b|\bmoved? to\b", re.I)
 
 
-_ASSIGN = re.compile(r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)")
-_CODE_ASSIGN = re.compile(r"""\[["'](\w+)["']\]\s*=\s*|["'](\w+)["']\s*,\s*""")
+_ASSIGN = recache.compile(r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)")
+_CODE_ASSIGN = recache.compile(r"""\[["'](\w+)["']\]\s*=\s*|["'](\w+)["']\s*,\s*""")
 _SAME_VALUE = ({"1", "true", "yes", "on"}, {"0", "false", "no", "off", "none"})
 
 
@@ -2029,7 +2037,7 @@ def _other_value(idea: str, record: str) -> bool:
     return False
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = recache.compile(r"\d+(?:\.\d+)?")
 # The record's own numbering, which is not a value it gives: "Experiment 3", "Try #2", "T24",
 # "S155", "#4", a list item's "3." at the start of a line.
 _LABEL_NUMBER = Lazy(
@@ -2070,7 +2078,7 @@ def _value_terms(q: Query) -> list[Term]:
     return out
 
 
-_IDENT = re.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
+_IDENT = recache.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
 
 
 def _specific(t: Term) -> bool:
@@ -2080,7 +2088,7 @@ def _specific(t: Term) -> bool:
 
 
 # Free text that proposes rather than reports: a close match there is an idea, not a prior attempt.
-_IDEA_HEADING = re.compile(
+_IDEA_HEADING = recache.compile(
     r"\b(next steps?|what to try|to ?do|todos|ideas?|open questions?|questions|plans?|future|to try|"
     r"things to try|recommend(?:ations?|ed)|action items?|backlog|untried|not (yet )?tried|follow[- ]ups?|"
     r"(?:not|\w+n't) (?:yet )?(?:been )?(?:\w+ly )?(?:tried|tested|investigated|explored)|"
@@ -2088,7 +2096,7 @@ _IDEA_HEADING = re.compile(
     r"hypothes[ie]s|theories|suspects?|wishlist|alternatives?|fallbacks?|expected (?:results?|outcomes?)|"
     r"(?:potential|possible|proposed|suggested|candidate) (?:fix(?:es)?|solutions?|workarounds?|steps?))\b",
     re.IGNORECASE)
-_IDEA_LINE = re.compile(
+_IDEA_LINE = recache.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]|^\W*option [a-z0-9]\b|\b(todo|could try|should try|might try|may try|worth (a )?try(ing)?|"
     r"try next|to be tried|not (yet )?tried|haven'?t tried|have not tried|idea:|maybe try|consider)\b",
     re.IGNORECASE)
@@ -2098,7 +2106,7 @@ _IDEA_LINE = re.compile(
 # neither a prior attempt nor an idea. (Not "Environment": issue threads report tries there.)
 # Nor is a log, a trace or a report of versions that merely shows a setting (an issue template's
 # "Relevant log output" prints `GGML_CUDA_FORCE_MMQ: no`; "Diagnostic information" the ROCm version).
-_BACKGROUND_HEADING = re.compile(
+_BACKGROUND_HEADING = recache.compile(
     r"\b(pre-?flight|checklist|references?|links|glossary|log output|stack ?traces?|tracebacks?|"
     r"system info\w*|diagnostic info\w*|version info\w*|versions|source headings|(?:training|console|"
     r"program|sample|example|log|command|script) output)\b", re.IGNORECASE)
@@ -2109,7 +2117,7 @@ def is_background(h: Hit) -> bool:
 
 
 # A runbook's conditional advice: "Troubleshooting > If data loading is slow:".
-_ADVICE_HEADING = re.compile(r"(?:^|> )if\b", re.IGNORECASE)
+_ADVICE_HEADING = recache.compile(r"(?:^|> )if\b", re.IGNORECASE)
 
 
 def is_idea(h: Hit) -> bool:
@@ -2246,8 +2254,8 @@ TRIED_POOL = 10  # hits tried judges for closeness (at least)
 TRIED_CANDIDATES = {"investigation": 10, "difference": 10, "next": 10}
 
 # Attempts that looked rather than fixed: what they found is an answer, but not "the fix worked".
-_BISECTION_DID = re.compile(r"^\s*(?:dbglog\s+bisect|git\s+bisect)\b")
-_BASELINE_TITLE = re.compile(r"^\s*(?:baseline|reproduc\w*|repro)\b|\bbaseline (?:run|repro)\b", re.IGNORECASE)
+_BISECTION_DID = recache.compile(r"^\s*(?:dbglog\s+bisect|git\s+bisect)\b")
+_BASELINE_TITLE = recache.compile(r"^\s*(?:baseline|reproduc\w*|repro)\b|\bbaseline (?:run|repro)\b", re.IGNORECASE)
 
 
 def diagnostic_kind(h: Hit) -> str:

@@ -3,7 +3,9 @@
 Baseline: ``mirror_files`` remembers, per file, the size/mtime/sha256 dbglog last wrote or
 imported and the database revision it showed. Before every command:
 
-1. a stat pass (no reads) compares every ``logs/*.md`` with its baseline;
+1. a stat pass (no reads) compares ``logs/*.md`` with its baseline: a bounded sample of files
+   while logs/'s own stamp says no entry was added, removed or renamed, else every file (see "the
+   listing manifest" for what that guarantees);
 2. only files whose size or mtime moved are read and hashed; a changed hash means the file
    was edited outside dbglog (or arrived by ``git pull``) and it is parsed and imported;
 3. if the database also moved past the revision the file showed, that is a conflict: the
@@ -21,10 +23,10 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dbglog.util import redact
+from dbglog.util import recache, redact
 from dbglog.util.errors import ConflictError, DbglogError
 from dbglog.util.fsutil import atomic_write, sha256_hex
 from dbglog.kb.store import Store
@@ -77,7 +79,7 @@ def mirror_files(ws: Workspace, links: list[str] | None = None) -> dict[str, os.
 
 
 IGNORED_KEY = "ignored_files"
-_OUR_FRONT = re.compile(rb"\A---\r?\n(?:(?!---\r?\n).*\r?\n){0,40}?id:[ \t]*\S", re.M)
+_OUR_FRONT = recache.compile(rb"\A---\r?\n(?:(?!---\r?\n).*\r?\n){0,40}?id:[ \t]*\S", re.M)
 
 
 def looks_like_ours(data: bytes) -> bool:
@@ -93,30 +95,44 @@ def ignored_files(store: Store) -> dict[str, list[int]]:
 
 
 def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
-    """The cheap check: does any mirror file differ (by size/mtime) from its baseline?
+    """The cheap check: does a mirror file differ (by size/mtime) from its baseline, or was an entry
+    added to, removed from or renamed in logs/?
 
-    One query for the baseline as plain tuples and one lstat per file, stopping at the first
-    difference (~2.5 ms per 1,000 files when nothing changed); see ``fresh_stamp`` for the
-    directory listing it skips. Symbolic links are never followed (a loop, a dangling link or a
-    link out of the workspace must not lock every command out): their names go to ``info["links"]``;
-    ``info["listed"]``: the listing was the remembered one (then no temp file of a writer is there).
+    While logs/'s own stamp is the one a remembered manifest holds (see "the listing manifest" below),
+    no listing is read: one lstat for each of a bounded set of files (``HOT`` + ``WINDOW``), whatever
+    the number of investigations. Else a full listing: one lstat per file (~3 ms per 1,000), stopping
+    at the first difference, which remembers a new manifest when it finds everything in order.
+    Symbolic links are never followed (a loop, a dangling link or a link out of the workspace must
+    not lock every command out): their names go to ``info["links"]``; ``info["listed"]``: the manifest
+    was trusted (then no temp file of a writer was seen); ``info["temp"]``: a listing saw one.
     """
     info = {} if info is None else info
     info.setdefault("links", [])
     info["listed"] = info["temp"] = False
-    base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
-        "SELECT path, size, mtime_ns FROM mirror_files")}
     import time
 
     t0 = time.time_ns()  # (before the stamp: see remember_listing)
     stamp = dir_stamp(ws)
     if stamp is None:
-        return bool(base)
-    known = known_listing(ws, stamp, len(base))
+        return store.conn.execute("SELECT 1 FROM mirror_files LIMIT 1").fetchone() is not None
+    n_base = store.conn.execute("SELECT count(*) FROM mirror_files").fetchone()[0]
+    known = known_listing(ws, stamp, n_base, t0)
     if known is not None:  # no entry added, removed or renamed since a pass found everything in order
-        info["links"].extend(known)
+        info["links"].extend(known.links)
         info["listed"] = True
-        return _content_moved(ws, base)
+        rows, cursor = _sample(store, known)
+        if _content_moved(ws, rows):
+            return True
+        if not getattr(store, "readonly", False):
+            _PENDING[_listing_path(ws)] = replace(known, cursor=cursor)
+        return False
+    return _full_pass(store, ws, stamp, n_base, t0, info)
+
+
+def _full_pass(store: Store, ws: Workspace, stamp: str, n_base: int, t0: int, info: dict) -> bool:
+    """``is_stale`` by the listing of logs/: every entry, one lstat per file."""
+    base = {p: (size, mtime) for p, size, mtime in store.conn.execute(
+        "SELECT path, size, mtime_ns FROM mirror_files")}
     foreign = {p: tuple(v) for p, v in ignored_files(store).items()}
     seen = 0
     found: list[str] = []
@@ -146,21 +162,62 @@ def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
     if seen != len(base):
         return True
     if not temp and not getattr(store, "readonly", False):  # (a writer's temp file: look again next time;
-        remember_listing(ws, stamp, len(base), found, t0)     # a read-only workspace: no file created)
+        remember_listing(ws, stamp, n_base, found, t0)      # a read-only workspace: no file created)
     return False
 
 
 # --- the listing manifest (issue 26, "Scale") ----------------------------------------------
-# The directory's own stamp (mtime, inode) changes whenever an entry is added, removed or renamed in
-# it -- every dbglog write (atomic rename), git checkout and pull, most editors' saves. While it has
-# not changed, the names in logs/ are the ones a pass last saw in order, and the check reads no
-# listing: one lstat per baseline file. A file edited in place (an editor that truncates and
-# rewrites) changes only its own mtime, so that lstat stays. "Racy" stamps are not trusted: a change
-# within the clock tick of the stamp would leave the same mtime (the kernel stamps with a coarse clock,
-# a tick of 1-10 ms), so the directory must have been changed RACY_NS before the stamp was taken.
-# (A local clock: on a network filesystem whose server clock runs behind, the margin is what is left.)
+# What the check costs must not grow with the number of investigations. The manifest
+# (.dbglog/cache/logs-listing, a cache: losing it costs one listing) says: at directory stamp S, logs/
+# held exactly the baseline's files, in order. What each kind of change does:
+#
+# * An entry added, removed or renamed in logs/ changes the directory's stamp (mtime, inode, size):
+#   a new or deleted file, every dbglog write (temp file + rename), git checkout/pull/merge/stash
+#   (git unlinks and creates), an editor that saves by rename (vim, emacs, sed -i, rsync). The next
+#   command sees a stamp other than the manifest's and lists logs/: such changes are never missed.
+#   "Racy" stamps are not remembered: a change within the clock tick of the stamp (the kernel stamps
+#   with a coarse clock, 1-10 ms) would leave the same mtime, so logs/ must have been changed RACY_NS
+#   before a listing is remembered. The one exception is dbglog's own write: after it, the manifest
+#   moves to the stamp the write left (else every command after a write would list everything), so
+#   an entry another program adds in the moment of a dbglog write (between its rename and the end of
+#   its transaction, or within the clock tick before) is seen by the next full listing, which happens
+#   at least every RELIST_NS.
+# * A file edited in place (`>>`, nano, VS Code, `cp` over it) changes only that file's size/mtime.
+#   Every command lstats the HOT files dbglog wrote or took in last and the current investigation's
+#   file -- the ones being worked on -- and a WINDOW of the rest, rotating in path order: every file is
+#   checked at least once every ceil(files / WINDOW) commands (every command up to WINDOW files).
+#   A write never replaces an edit it did not see: the file a write replaces is checked first
+#   (``unchanged_since``), and `dbglog sync` and `dbglog doctor` look at every file.
 
 RACY_NS = 100_000_000
+HOT = 32  # files dbglog wrote or took in last, checked by every command
+WINDOW = 256  # other baseline files checked by every command, rotating (~1.5 ms at 10,000 files)
+RELIST_NS = 600 * 1_000_000_000  # a full listing at least this often
+
+
+@dataclass(frozen=True)
+class Listing:
+    stamp: str  # logs/'s dir_stamp when the listing was taken (or dbglog's own write left it)
+    n_base: int  # baseline rows then: a database restored or rebuilt since is not trusted
+    links: tuple[str, ...] = ()  # the symbolic links in logs/ then
+    listed_ns: int = 0  # when the last full listing was taken
+    cursor: str = ""  # the baseline path the next window starts after
+    hot: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        return json.dumps({"stamp": self.stamp, "n_base": self.n_base, "links": list(self.links),
+                           "listed_ns": self.listed_ns, "cursor": self.cursor, "hot": list(self.hot)})
+
+
+# Manifests to write once the command succeeds (``flush_listing``): a command that reports an error
+# changes nothing, its cache included. Also what this process knows before it is written.
+_PENDING: dict[Path, Listing] = {}
+# The last manifest this process kept, and when it was last written: a long-lived process (the MCP
+# server) rotates its window in memory and writes the file again only when more than the cursor moved,
+# or REWRITE_S after the last write (each write was ~3 ms of an MCP call on a busy machine).
+_KEPT: dict[Path, tuple[Listing, float]] = {}
+REWRITE_S = 2.0
+_HOT_NOW: list[str] = []  # files this process wrote or took in, newest last
 
 
 def dir_stamp(ws: Workspace) -> str | None:
@@ -168,7 +225,7 @@ def dir_stamp(ws: Workspace) -> str | None:
         st = os.stat(ws.logs_dir)
     except OSError:
         return None
-    return f"{st.st_mtime_ns}:{st.st_ino}:{st.st_dev}"
+    return f"{st.st_mtime_ns}:{st.st_ino}:{st.st_dev}:{st.st_size}"
 
 
 def _listing_path(ws: Workspace) -> Path:
@@ -176,37 +233,118 @@ def _listing_path(ws: Workspace) -> Path:
     return ws.dir / "cache" / "logs-listing"
 
 
-def known_listing(ws: Workspace, stamp: str, n_base: int) -> list[str] | None:
-    """The symbolic links of logs/ when its listing is the one remembered for ``stamp`` (with as
-    many baseline files as then: a database restored or rebuilt since is not trusted), else None."""
+def _read_listing(ws: Workspace) -> Listing | None:
+    path = _listing_path(ws)
+    if path in _PENDING:
+        return _PENDING[path]
+    kept = _KEPT.get(path)
+    if kept is not None and kept[0].stamp == dir_stamp(ws):
+        return kept[0]
     try:
-        seen, n, links = _listing_path(ws).read_text().split(" ", 2)
-        return json.loads(links) if seen == stamp and int(n) == n_base else None
-    except (OSError, ValueError):
+        d = json.loads(path.read_text())
+        return Listing(str(d["stamp"]), int(d["n_base"]), tuple(map(str, d["links"])), int(d["listed_ns"]),
+                       str(d["cursor"]), tuple(map(str, d["hot"])))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def known_listing(ws: Workspace, stamp: str, n_base: int, now_ns: int) -> Listing | None:
+    """The manifest when logs/ is as it remembers (the same stamp, as many baseline files, a full
+    listing not older than RELIST_NS), else None."""
+    known = _read_listing(ws)
+    if known is None or known.stamp != stamp or known.n_base != n_base or now_ns - known.listed_ns > RELIST_NS:
+        return None
+    return known
 
 
 def remember_listing(ws: Workspace, stamp: str, n_base: int, links: list[str], taken_ns: int) -> None:
     """Remember that logs/ at ``stamp`` (read at ``taken_ns``) holds the baseline's files (and
-    ``links``), unless the stamp is racy. No fsync: a lost cache costs one listing."""
+    ``links``), unless the stamp is racy. Written when the command succeeds (``flush_listing``)."""
     if taken_ns - int(stamp.split(":", 1)[0]) < RACY_NS:
         return
-    path = _listing_path(ws)
-    text = f"{stamp} {n_base} {json.dumps(sorted(links))}"
-    try:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        path.parent.mkdir(exist_ok=True)
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError:  # (a read-only workspace: only the shortcut is lost)
-        pass
+    old = _read_listing(ws)
+    _PENDING[_listing_path(ws)] = Listing(stamp, n_base, tuple(sorted(links)), taken_ns,
+                                          old.cursor if old else "", _hot(old))
 
 
-def _content_moved(ws: Workspace, base: dict) -> bool:
+def note_written(rel: str) -> None:
+    """``rel`` was written or taken in by this process: one of the files checked by every command."""
+    if rel in _HOT_NOW:
+        _HOT_NOW.remove(rel)
+    _HOT_NOW.append(rel)
+    del _HOT_NOW[:-HOT]
+
+
+def _hot(old: Listing | None) -> tuple[str, ...]:
+    out = list(reversed(_HOT_NOW))
+    out += [p for p in (old.hot if old else ()) if p not in out]
+    return tuple(out[:HOT])
+
+
+def after_own_write(store: Store, ws: Workspace, before: str, after: str | None) -> None:
+    """dbglog's own write moved logs/ from stamp ``before`` (checked in order) to ``after``: the
+    manifest for ``before``, if any, now holds for ``after`` (see the manifest's notes above)."""
+    old = _read_listing(ws)
+    if old is None or old.stamp != before or after is None:
+        return
+    if before.rsplit(":", 1)[1] != after.rsplit(":", 1)[1]:
+        # the directory's size moved: a write that replaces its own file leaves as many entries, so
+        # this one made a new file or something else was added meanwhile (tmpfs, btrfs and xfs count
+        # entries in a directory's size; ext4 counts blocks and mostly cannot tell): list it next time
+        return
+    n_base = store.conn.execute("SELECT count(*) FROM mirror_files").fetchone()[0]
+    _PENDING[_listing_path(ws)] = replace(old, stamp=after, n_base=n_base, hot=_hot(old))
+
+
+def flush_listing() -> None:
+    """Write the manifests this process found (a command that succeeded). No fsync: a lost cache
+    costs one listing."""
+    import time
+
+    while _PENDING:
+        path, listing = _PENDING.popitem()
+        now = time.monotonic()
+        kept = _KEPT.get(path)
+        if kept is not None and replace(kept[0], cursor=listing.cursor) == listing and now - kept[1] < REWRITE_S:
+            _KEPT[path] = (listing, kept[1])
+            continue
+        _KEPT[path] = (listing, now)
+        try:
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            path.parent.mkdir(exist_ok=True)
+            tmp.write_text(listing.text())
+            os.replace(tmp, path)
+        except OSError:  # (a read-only workspace: only the shortcut is lost)
+            pass
+
+
+def drop_listing() -> None:
+    """A command that reports an error writes no manifest (it changes nothing)."""
+    _PENDING.clear()
+
+
+def _sample(store: Store, known: Listing) -> tuple[list[tuple], str]:
+    """The baseline rows checked this time: the hot files, the current investigation's file, and the
+    WINDOW after ``known.cursor`` (wrapping around); with the cursor the next command starts after."""
+    conn = store.conn
+    hot = list(known.hot[:HOT])
+    rows = conn.execute(
+        f"SELECT path, size, mtime_ns FROM mirror_files WHERE path IN ({','.join('?' * len(hot))}) OR "
+        "investigation_id = (SELECT value FROM meta WHERE key = 'current')", hot).fetchall()
+    window = conn.execute("SELECT path, size, mtime_ns FROM mirror_files WHERE path > ? ORDER BY path LIMIT ?",
+                          (known.cursor, WINDOW)).fetchall()
+    if len(window) < WINDOW:  # the end of the baseline: on from its start
+        window += conn.execute("SELECT path, size, mtime_ns FROM mirror_files WHERE path <= ? ORDER BY path "
+                               "LIMIT ?", (known.cursor, WINDOW - len(window))).fetchall()
+    cursor = window[-1][0] if window else ""
+    return rows + window, cursor
+
+
+def _content_moved(ws: Workspace, rows) -> bool:
     """Whether a baseline file's size or mtime moved (an in-place edit), or it is no longer a file."""
     root = str(ws.root) + os.sep
     lstat = os.lstat
-    for rel, (size, mtime) in base.items():
+    for rel, size, mtime in rows:
         try:
             st = lstat(root + rel)
         except OSError:
@@ -349,6 +487,7 @@ class _Pass:
         if row is not None and digest == row["sha256"] and not forced:
             if row["size"] != st.st_size or row["mtime_ns"] != st.st_mtime_ns:
                 store.set_mirror(rel, row["investigation_id"], st.st_size, st.st_mtime_ns, digest, row["rev"])
+                note_written(rel)
             return
         if row is None and digest in self.gone and not forced:
             old = self.rows[self.gone.pop(digest)]  # same bytes at a new path: a move, no parse needed
@@ -363,6 +502,7 @@ class _Pass:
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
+        note_written(rel)  # (edited by hand: likely to be again)
         if dirty:
             rewrite(store, self.ws, rel, inv.id)
 

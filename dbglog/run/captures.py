@@ -83,6 +83,8 @@ class Preset:
     on_hang: Callable[["Context"], list[dict]] | None = None
     on_interrupt: bool = True
     after: Callable[["Context"], tuple[list[dict], list[dict]]] | None = None
+    # the command the run starts instead of the repro's (a debugger that starts it): (argv, run_dir) -> argv
+    wrap: Callable[[list[str], Path], list[str]] | None = None
 
 
 REGISTRY: dict[str, Preset] = {}
@@ -104,6 +106,14 @@ def names() -> list[str]:
 def help_text() -> str:
     """For ``--capture``: every preset and what it does."""
     return "Capture preset (repeatable): " + "; ".join(f"{p.name}: {p.help}" for p in REGISTRY.values()) + "."
+
+
+def defaults(presets: Sequence[str], cmd: Sequence[str], container: str | None) -> list[str]:
+    """The presets a run takes without being asked: ``docker`` for a repro in a container."""
+    out = list(presets)
+    if "docker" not in out and docker_target(cmd, container) is not None and which("docker"):
+        out.append("docker")
+    return sorted(out, key=lambda n: REGISTRY[n].order)
 
 
 def split(captures: Sequence[str], on_hang: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -135,6 +145,15 @@ def check(presets: Sequence[str], env: dict) -> list[str]:
         if warning:
             warnings.append(warning)
     return warnings
+
+
+def wrap(presets: Sequence[str], argv: list[str], run_dir: Path) -> list[str]:
+    """The command line the run starts: the repro's, inside the presets that start it themselves."""
+    for n in presets:
+        p = REGISTRY[n]
+        if p.wrap is not None:
+            argv = p.wrap(list(argv), run_dir)
+    return argv
 
 
 def launch_env(presets: Sequence[str], run_dir: Path, base_env: dict) -> dict:
@@ -231,6 +250,8 @@ class Context:
     tail: Callable[[], bytes] = lambda: b""  # the last output (progress lines of a core dump)
     procs: list = field(default_factory=list)  # live processes at capture time, tree order
     devices: tuple = DEVICE_PATTERNS
+    cmd: tuple = ()  # the repro's command line
+    container: str | None = None  # the container it runs in, when the user named it (--container)
 
     @property
     def hang_dir(self) -> Path:
@@ -465,6 +486,38 @@ def _rocgdb(ctx: Context) -> list[dict]:
     return _gdb_batch(ctx, "rocgdb", " (ROCm's rocgdb)", ROCGDB_SCRIPT)
 
 
+# rocgdb starting the repro and stopping at the first C++ throw (the seeds' `catch throw` step): the
+# backtrace there, then the run ends with status 1; a repro that throws nothing exits with its own status.
+ROCGDB_THROW_SCRIPT = """\
+set pagination off
+set confirm off
+catch throw
+run
+if $_isvoid($_exitcode)
+  echo dbglog: stopped at a C++ throw (catch throw)\\n
+  bt
+  info threads
+  kill
+  quit 1
+else
+  quit $_exitcode
+end
+"""
+
+
+def _rocgdb_throw_check(env: dict) -> tuple[str | None, str | None]:
+    if not shutil.which("rocgdb", path=env.get("PATH")):
+        return ("--capture rocgdb-throw starts the repro under rocgdb, which is not installed (ROCm's rocgdb on "
+                "PATH); drop it or install rocgdb", None)
+    return _rocgdb_check(env)
+
+
+def _rocgdb_throw_wrap(argv: list[str], run_dir: Path) -> list[str]:
+    script = run_dir / "rocgdb-throw.gdb"
+    script.write_text(ROCGDB_THROW_SCRIPT)
+    return ["rocgdb", "-q", "-nx", "-batch", "-x", str(script), "--args", *argv]
+
+
 CUDA_GDB_SCRIPT = ("set pagination off", "info cuda kernels", "info cuda blocks", "thread apply all bt", "detach")
 
 
@@ -672,6 +725,124 @@ def _cuda_coredump_after(ctx: Context) -> tuple[list[dict], list[dict]]:
              "note": f"{len(dumps)} CUDA core dump file(s) in the run folder"}], []
 
 
+# --- docker: the container the repro runs in ---------------------------------------------------------
+
+# `docker run` options that take no value (every other option takes one: --name X, -e K=V, -v a:b ...)
+_DOCKER_FLAGS = {"-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "--init", "-P",
+                 "--publish-all", "--read-only", "--no-healthcheck", "--oom-kill-disable", "-q", "--quiet",
+                 "--sig-proxy", "--help"}
+_DOCKER_SHORT_FLAGS = set("ditPq")
+
+
+def _docker_args(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """(the docker subcommand, its arguments) of a command line starting docker (after sudo)."""
+    args = list(argv)
+    while args and os.path.basename(args[0]) in ("sudo", "env") or (args and "=" in args[0] and args[0][0] != "-"):
+        args = args[1:]
+    if not args or os.path.basename(args[0]) != "docker":
+        return None, []
+    rest = args[1:]
+    if rest[:1] == ["container"]:  # docker container run|exec
+        rest = rest[1:]
+    return (rest[0], rest[1:]) if rest else (None, [])
+
+
+def _options(args: list[str]) -> tuple[dict, str | None]:
+    """docker run/exec options (name -> value) and the first argument after them."""
+    opts: dict = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return opts, args[i + 1] if i + 1 < len(args) else None
+        if not a.startswith("-") or a == "-":
+            return opts, a
+        if "=" in a and a.startswith("--"):
+            k, v = a.split("=", 1)
+            opts[k] = v
+        elif a in _DOCKER_FLAGS or (a[1:2] != "-" and set(a[1:]) <= _DOCKER_SHORT_FLAGS):
+            opts[a] = True
+        else:
+            opts[a] = args[i + 1] if i + 1 < len(args) else None
+            i += 1
+        i += 1
+    return opts, None
+
+
+def docker_target(cmd: Sequence[str], container: str | None = None) -> dict | None:
+    """The container a run's command runs in: ``--container`` when given, else the one a ``docker
+    exec`` names, the ``--name`` (or ``--cidfile``) of a ``docker run``, or -- a guess, said so --
+    the latest container of a ``docker run``'s image. None when the command starts no container."""
+    if container:
+        return {"container": container, "how": "--container"}
+    sub, args = _docker_args(cmd)
+    if sub not in ("run", "exec"):
+        return None
+    opts, first = _options(args)
+    if sub == "exec":
+        return {"container": first, "how": "docker exec"} if first else None
+    rm = {"removed": True} if opts.get("--rm") else {}
+    if opts.get("--name"):
+        return {"container": opts["--name"], "how": "docker run --name", **rm}
+    if opts.get("--cidfile"):
+        return {"cidfile": opts["--cidfile"], "how": "docker run --cidfile", **rm}
+    return {"image": first, "how": "docker run", **rm} if first else None
+
+
+def _docker_name(exe: str, target: dict, ctx: Context) -> tuple[str | None, str | None]:
+    """(the container's name or id, a note when it is a guess or unknown)."""
+    if target.get("container"):
+        return target["container"], None
+    if target.get("cidfile"):
+        try:
+            return Path(target["cidfile"]).read_text().strip() or None, None
+        except OSError as e:
+            return None, f"--cidfile {target['cidfile']}: {e.strerror or e}"
+    try:
+        got = subprocess.run([exe, "ps", "-a", "--latest", "--quiet", "--filter", f"ancestor={target['image']}"],
+                             capture_output=True, text=True, timeout=min(ctx.limit, 20.0))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"docker ps failed: {e}"
+    cid = got.stdout.strip().splitlines()[0] if got.returncode == 0 and got.stdout.strip() else None
+    if cid is None:
+        return None, f"no container of image {target['image']} is left (docker run --rm removes it)"
+    return cid, (f"a guess: the latest container of image {target['image']} (the docker run gave no --name; "
+                 "pass --name or --container to be sure)")
+
+
+def _docker_after(ctx: Context) -> tuple[list[dict], list[dict]]:
+    """`docker inspect` and the last lines of `docker logs` of the repro's container, after the run."""
+    target = docker_target(ctx.cmd, ctx.container)
+    if target is None:
+        return [{"name": "docker", "status": "skipped", "path": None,
+                 "note": "the command runs no container (no docker run/exec) and no --container was given"}], []
+    exe = which("docker")
+    if not exe:
+        return _missing("docker", ""), []
+    name, note = _docker_name(exe, target, ctx)
+    if name is None:
+        return [{"name": "docker", "status": "skipped", "path": None, "note": note}], []
+    out = []
+    limit = min(ctx.limit, 30.0)
+    for what, argv, file in (("inspect", [exe, "inspect", name], "docker-inspect.json"),
+                             ("logs", [exe, "logs", "--timestamps", "--tail", str(DOCKER_LOG_LINES), name],
+                              "docker-logs.txt")):
+        path = ctx.run_dir / file
+        status, err = run_limited(argv, path, limit)
+        if status == "failed" and target.get("removed"):
+            err = f"{err}: the container is gone (docker run --rm removes it when it exits)"
+        out.append({"name": f"docker:{what}", "status": status, "path": str(path), "container": name,
+                    "note": "; ".join(x for x in (err, note) if x) or None})
+    return out, []
+
+
+DOCKER_LOG_LINES = 5000  # the container's last lines (its log may be days long)
+register(Preset("docker", "docker inspect and the last docker logs of the container the repro runs in (a docker "
+                "run/exec command, or --container NAME), after the run; on by default for such a command",
+                order=95, targets="tree", after=_docker_after))
+register(Preset("rocgdb-throw", "starts the repro under rocgdb in batch: catch throw, then the backtrace at the "
+                "first C++ throw (the run then ends with status 1)", order=44, targets="tree",
+                check=_rocgdb_throw_check, wrap=_rocgdb_throw_wrap))
 register(Preset("cuda-coredump", "CUDA core dump on exception, and a user-triggered one on hang (aborts it)",
                 order=90, targets="tree", env=_cuda_coredump_env, on_hang=_cuda_coredump,
                 after=_cuda_coredump_after))
@@ -746,11 +917,13 @@ def _user_commands(ctx: Context, commands: Sequence[str]) -> list[dict]:
     return out
 
 
-def after(presets: Sequence[str], run_dir: Path, limit: float, env: dict | None = None) -> tuple[list, list]:
+def after(presets: Sequence[str], run_dir: Path, limit: float, env: dict | None = None, *, cmd: Sequence[str] = (),
+          container: str | None = None) -> tuple[list, list]:
     """The presets' after-the-run steps: (captures, evidence)."""
     caps: list[dict] = []
     found: list[dict] = []
-    ctx = Context(tree=None, run_dir=Path(run_dir), limit=limit, env=dict(env or {}), reason="end")
+    ctx = Context(tree=None, run_dir=Path(run_dir), limit=limit, env=dict(env or {}), reason="end", cmd=tuple(cmd),
+                  container=container)
     for n in presets:
         p = REGISTRY[n]
         if p.after is None:

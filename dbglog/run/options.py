@@ -59,6 +59,7 @@ class RunOptions:
     dump_include: tuple[str, ...] = ()
     dump_exclude: tuple[str, ...] = ()
     slurm: str | None = None  # srun's arguments: each run its own allocation (run/slurm.py)
+    container: str | None = None  # the container the repro runs in (the docker preset inspects it after the run)
 
     def __post_init__(self) -> None:
         # lists from click or JSON become tuples: the value is hashable and cannot change under a run

@@ -655,6 +655,9 @@ class _Supervision:
         self.cmd = cmd
         captures, on_hang = opts.captures, opts.on_hang
         self.presets, self.commands = _caps().split(captures, on_hang) if captures or on_hang else ([], [])
+        self.container = opts.container
+        if opts.container or (cmd and os.path.basename(cmd[0]) in ("docker", "sudo", "env")):
+            self.presets = _caps().defaults(self.presets, cmd, opts.container)  # a repro in a container: docker
         self.env_overrides = dict(env_overrides or {})
         self.timeout, self.grace, self.kill_wait, self.idle_timeout = (
             opts.timeout, opts.grace, opts.kill_wait, opts.idle_timeout)
@@ -735,6 +738,8 @@ class _Supervision:
         started_epoch = time.time()
         self.trapped = _trap_stop_signals(defer=True)  # held until watch(): no window that orphans the child
         argv = self.launch.argv(self.cmd, self.run_id) if self.launch is not None else self.cmd
+        if self.presets:
+            argv = _caps().wrap(self.presets, argv, rd)  # (rocgdb-throw starts the repro itself)
         try:
             with preflight.core_limit(self.core_dumps):  # the child inherits the limit
                 self.proc = proc = proctree.start(lambda: subprocess.Popen(
@@ -926,8 +931,8 @@ class _Supervision:
         code, sig = normalize_exit(rc)
         result.exit_code, result.signal = code, sig
         # The presets' after-the-run steps (e.g. nccl-fr: the ranks' dumps and the analyzer's verdict).
-        caps, found = _caps().after(self.presets, self.run_dir, self.capture_timeout, self.env) if self.presets \
-            else ([], [])
+        caps, found = _caps().after(self.presets, self.run_dir, self.capture_timeout, self.env, cmd=self.cmd,
+                                    container=self.container) if self.presets else ([], [])
         result.captures.extend(caps)
         result.evidence.extend(found)
         if self.escalation:
@@ -984,15 +989,13 @@ def _quiet_report(after: float, streams: list) -> dict:
             "summary": f"idle for {after:g}s with no output while alive: " + "; ".join(parts)}
 
 
-def _redact_outputs(result: RunResult) -> bytes:
+def _redact_outputs(result: RunResult) -> None:
     """Secrets out of the kept output files (a repro that prints its HF_TOKEN, a bearer header, a
     ``--password`` in its argv): the run folder keeps none in clear, like result.json and logs/.
-    Only secrets: the files stay the repro's bytes otherwise (escapes, invalid UTF-8 and all).
-    Returns the merged output as kept."""
+    Only secrets: the files stay the repro's bytes otherwise (escapes, invalid UTF-8 and all)."""
     from dbglog.util import redact
 
     redact.remember_env({k: v for k, v in result.env_overrides.items() if v is not None})
-    data = b""
     files = [(name, Path(result.paths[name])) for name in ("stdout", "stderr", "output")]
     run_dir = Path(result.paths["output"]).parent
     for c in result.captures:  # a stack dump or an on-hang command's output may show a token too
@@ -1011,41 +1014,47 @@ def _redact_outputs(result: RunResult) -> bytes:
             continue
         except OSError as e:  # (a full disk: the file is still the repro's own; say so)
             result.notes.append(f"could not redact secrets from {name}: {e.strerror or e}")
-        if name == "output":
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = b""
-    return data
+
+
+def _scan_output(path: Path, signatures):
+    """The kept output read once, in blocks (bounded memory whatever the repro printed); None
+    when there is no output file."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+        from dbglog.diagnose import stream
+
+        return stream.scan_path(path, signatures)
+    except OSError:
+        return None
 
 
 def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) -> None:
     """Redact and classify the kept output, read kernel-API logs, write result.json."""
     result.stuck = _caps().pick_stuck(result.captures) if result.captures else None
-    data = _redact_outputs(result)
+    _redact_outputs(result)
     api_logs = sorted((run_dir / "api").glob("*.log")) if (run_dir / "api").is_dir() else []
-    if data or api_logs:  # a silent run without kernel-API logs has nothing to classify: not even the import
-        from dbglog.diagnose import signatures as sigmod
-    warns: list[str] = []
-    match = sigmod.classify_text(data, signatures, warnings=warns) if data else None
-    result.notes.extend(warns)  # e.g. a user signature whose regex ran out of its time budget
+    scan = _scan_output(Path(result.paths["output"]), signatures)
+    match = scan.match if scan is not None else None
+    data = scan.data if scan is not None else b""  # the output, or the lines around its failure (a big one)
+    result.notes.extend(scan.warnings if scan is not None else ())  # e.g. a user signature out of time
     if match is not None:
         result.signature = match.name
         result.key_lines = [{"line": n, "text": t[:500]} for n, t in match.key_lines]
         if match.outcome == "oom" and result.outcome in ("fail", "crash"):
             result.outcome = "oom"
     boundaries = []
+    if api_logs:
+        from dbglog.diagnose.kernel_api import parse_kernel_api_file
     for f in api_logs:
         try:
-            b = sigmod.parse_kernel_api_log(f.read_bytes(), source=str(f))
+            b = parse_kernel_api_file(f)
         except OSError:
             continue
         if b is not None:
             boundaries.append(b.to_dict())
-    if not boundaries and data and b" API Call: " in data:
-        b = sigmod.parse_kernel_api_log(data, source=result.paths["output"])
-        if b is not None:
-            boundaries.append(b.to_dict())
+    if not boundaries and scan is not None and scan.kernel_api is not None:
+        boundaries.append(scan.kernel_api.to_dict())
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
     try:

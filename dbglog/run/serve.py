@@ -187,12 +187,6 @@ class Server:
             s.close()
         return survivors
 
-    def output(self) -> bytes:
-        try:
-            return Path(self.paths["server_output"]).read_bytes()
-        except OSError:
-            return b""
-
 
 def run_server_client(client_cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | str,
                       cwd: Path | str | None = None, env_overrides: dict | None = None, run_id: str | None = None,
@@ -400,13 +394,13 @@ def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signa
     """The server's log is where the fault is: its signature wins over the client's, its kernel-API
     logs and debugger dumps join the run's evidence."""
     from dbglog.diagnose import evidence as evmod
-    from dbglog.diagnose import signatures as sigmod
+    from dbglog.diagnose import kernel_api
 
-    data = srv.output()
-    if data:
-        warns: list[str] = []
-        match = sigmod.classify_text(data, signatures, warnings=warns)
-        result.notes.extend(warns)
+    scan = runner._scan_output(Path(srv.paths["server_output"]), signatures)  # (one pass, bounded memory)
+    data = scan.data if scan is not None else b""  # the log, or the lines around its failure (a big one)
+    if scan is not None:
+        match = scan.match
+        result.notes.extend(scan.warnings)
         if match is not None:
             if result.signature and result.signature != match.name:
                 result.notes.append(f"client signature {result.signature} (the server's comes first)")
@@ -417,7 +411,7 @@ def _classify_server(result: runner.RunResult, srv: Server, run_dir: Path, signa
     api = srv.dir / "api"
     for f in sorted(api.glob("*.log")) if api.is_dir() else ():
         try:
-            b = sigmod.parse_kernel_api_log(f.read_bytes(), source=str(f))
+            b = kernel_api.parse_kernel_api_file(f)
         except OSError:
             continue
         if b is not None:

@@ -7,8 +7,6 @@ never reach them. One class for all of them (three copies had grown, one per mod
 
 from __future__ import annotations
 
-import re
-
 
 class Lazy:
     """Stands in for ``re.compile(*args)``: the first attribute asked for (``search``, ``sub``,
@@ -21,5 +19,7 @@ class Lazy:
 
     def __getattr__(self, name):
         if self._rx is None:
-            self._rx = re.compile(*self._args)
+            from dbglog.util import recache  # (the compiled form kept between processes)
+
+            self._rx = recache.compile(*self._args)
         return getattr(self._rx, name)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 
+from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 from dbglog.util.lazyre import Lazy
 
 REDACTED = "<redacted>"
@@ -44,7 +45,7 @@ _ESCAPES = Lazy(
     r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
 )
 _CONTROLS = Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEEDS_SANITIZE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_NEEDS_SANITIZE = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # (~5 ms to compile: kept between processes)
 # A lone surrogate (a YAML "\uDCFF" in a hand edit, a JSON one from an agent) is no character: stored,
 # it could never be written as UTF-8 again (the MCP answer, a --json line, the mirror file).
 _SURROGATES = Lazy("[\ud800-\udfff]")
@@ -86,14 +87,14 @@ def json_text(dumped: str) -> str:
 # --- secrets --------------------------------------------------------------------------------
 
 # Upper-case (environment-style) names: any of these words, as a whole _-separated word.
-_ENV_SECRET_WORD = re.compile(r"(?:^|_)(?:SECRET|SECRETS|TOKEN|PASSWORD|PASSWD|PASS|PASSPHRASE|KEY|APIKEY|"
+_ENV_SECRET_WORD = recache.compile(r"(?:^|_)(?:SECRET|SECRETS|TOKEN|PASSWORD|PASSWD|PASS|PASSPHRASE|KEY|APIKEY|"
                               r"CREDENTIAL|CREDENTIALS|AUTH|COOKIE)(?:_|$)")
 # Any other name (flags, kwargs, config keys): ends with a word that cannot mean anything else
 # (hf_token, --api-key, client_secret; not token_budget).
-_WORD_SECRET = re.compile(r"(?:^|[_.-])(?:secret|token|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
+_WORD_SECRET = recache.compile(r"(?:^|[_.-])(?:secret|token|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
                           r"secret[_-]?key|private[_-]?key|credentials?)$", re.I)
 # ... and names that hold a number, an id or a path, not the secret itself.
-_NOT_SECRET = re.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|NUM|LIMIT|FILE|PATH|DIR|SOCK|"
+_NOT_SECRET = recache.compile(r"(?:^|[_-])(?:ID|IDS|IDX|INDEX|LEN|LENGTH|SIZE|COUNT|NUM|LIMIT|FILE|PATH|DIR|SOCK|"
                          r"TYPE|NAME|URL_FILE|ENABLED?|DISABLED?)$|^(?:MAX|MIN|NUM|N|TOTAL)[_-]", re.I)
 
 
@@ -136,10 +137,10 @@ _GH = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
 _BEARER = Lazy(r"(?i)\b(bearer)(\s+)(?!<redacted>)([A-Za-z0-9._~+/-]{12,}=*)")
 _AUTH_HEADER = Lazy(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?!<redacted>)([^\s\"',;]+(?:\s+[^\s\"',;]+)?)")
 # A secret-looking name followed by = or : (or a flag followed by a value): worth the full scan.
-_NAME_HINT = re.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]"
+_NAME_HINT = recache.compile(r"(?:token|secret|passw|key|auth|credential|cookie|phrase|mysql_pwd|sshpass)[\w.-]*[\"']?[ \t]*[=:]"
                         r"|--?[\w.-]*(?:token|secret|passw\w*|key|credential|phrase)[ \t]", re.I)
 # One search for every literal the value patterns, URLs and headers need: most text has none of them.
-_VALUE_HINT = re.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
+_VALUE_HINT = recache.compile(r"hf_|gh[pousr]_|github_pat_|sk-|A(?:KIA|SIA|GPA|IDA|ROA)|xox|glpat-|npm_|eyJ|"
                          r"PRIVATE KEY-----|://|[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Bb][Ee][Aa][Rr][Ee][Rr]|"
                          r"mysql|curl")
 _URL_CREDS = Lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]+:)(?!<redacted>@)[^@\s/]+@")
@@ -482,32 +483,25 @@ def _cut(chunk: bytes) -> int:
     return cut
 
 
+def _key_cut(piece: bytes) -> bool:
+    """A PEM private key begins in ``piece`` and does not end there: cut by the block."""
+    return b"-----BEGIN" in piece and b"-----END" not in piece[piece.rfind(b"-----BEGIN"):]
+
+
 def redact_file(path, block: int = BLOCK) -> bool:
     """Secrets out of a file, in place, in blocks cut at line ends (memory bounded by ``block``): the
     bytes stay the file's own otherwise (escapes, invalid UTF-8 and all). The file is replaced
     atomically, and only when something was redacted; returns whether it was."""
     import tempfile
 
+    from dbglog.util.blocks import line_blocks
+
     path = os.fspath(path)
     changed = False
     tmp = None
     with open(path, "rb") as src:
-        carry = b""
-        while True:
-            data = src.read(block)
-            chunk = carry + data
-            if not chunk:
-                break
-            cut = _cut(chunk) if data else len(chunk)
-            if cut == 0 and len(chunk) < 4 * block:
-                carry = chunk  # one line longer than a block: read on (up to four blocks)
-                continue
-            cut = cut or len(chunk)
-            piece, carry = chunk[:cut], chunk[cut:]
-            if b"-----BEGIN" in piece and b"-----END" not in piece[piece.rfind(b"-----BEGIN"):] and data \
-                    and len(piece) < 4 * block:
-                carry = piece + carry  # a key cut by the block: read on
-                continue
+        before = 0  # bytes of the file ahead of this piece
+        for piece in line_blocks(src, block, cut=_cut, hold=_key_cut):
             if _block_needs(piece):
                 text = piece.decode("utf-8", "surrogateescape")
                 clean = redact_block(text).encode("utf-8", "surrogateescape")
@@ -519,8 +513,7 @@ def redact_file(path, block: int = BLOCK) -> bool:
                 src_pos = src.tell()
                 src.seek(0)
                 copied = 0
-                before = src_pos - len(chunk)  # the clean bytes ahead of this piece, copied as they are
-                while copied < before:
+                while copied < before:  # the clean bytes ahead of this piece, copied as they are
                     buf = src.read(min(block, before - copied))
                     out.write(buf)
                     copied += len(buf)
@@ -528,6 +521,7 @@ def redact_file(path, block: int = BLOCK) -> bool:
                 changed = True
             if tmp is not None:
                 out.write(clean)
+            before += len(piece)
     if tmp is None:
         return False
     try:

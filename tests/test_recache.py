@@ -1,0 +1,73 @@
+"""util/recache.py: a pattern's compiled form kept between processes gives back the very pattern
+``re.compile`` gives (same flags, same engine code, same matches); a damaged or foreign file, or one
+that cannot be written, only means compiling as always."""
+
+import marshal
+import re
+
+import pytest
+
+from dbglog.util import recache
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """recache with its file in tmp_path and nothing loaded yet."""
+    path = tmp_path / "__pycache__" / "re.test.marshal"
+    monkeypatch.setattr(recache, "_path", lambda: str(path))
+    monkeypatch.setattr(recache, "_table", None)
+    monkeypatch.setattr(recache, "_new", {})
+    monkeypatch.setattr(recache.sys, "dont_write_bytecode", False)
+    return path
+
+
+PATTERNS = [
+    (r"\b(increas\w*|rais(?:e|ed|es|ing)|bigger)\b", re.I),
+    (r"(?P<name>[A-Z_]+)=(?P<value>\S+)", 0),
+    (r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]", 0),
+    (r"^(?:#{2,4}) Attempt (\d+)(?::\s?(.*))?$", re.M),
+    (r"(?<![\w-])(-{0,2}[A-Za-z][\w.-]*)=([\w.:+-]+)|→|->", re.I | re.S),
+]
+TEXT = "Raised NCCL_SHM_DISABLE=1 --max-num-seqs=64 bigger\n## Attempt 3: x -> y \x01 \ud800"
+
+
+def _reload():
+    recache._table = None
+
+
+def test_a_kept_pattern_is_the_pattern_re_compile_gives(kept):
+    for pattern, flags in PATTERNS:
+        recache.compile(pattern, flags)
+    recache.save()
+    assert kept.exists()
+    _reload()
+    for pattern, flags in PATTERNS:
+        got, want = recache.compile(pattern, flags), re.compile(pattern, flags)
+        assert (pattern, int(flags)) in recache._table
+        assert got == want and got.groupindex == want.groupindex and got.groups == want.groups
+        assert [m.span() for m in got.finditer(TEXT)] == [m.span() for m in want.finditer(TEXT)]
+        assert [m.groups() for m in got.finditer(TEXT)] == [m.groups() for m in want.finditer(TEXT)]
+
+
+@pytest.mark.parametrize("damage", [b"", b"not marshal at all", marshal.dumps([1, 2, 3]),
+                                    marshal.dumps({(r"\d+", 0): (0, [999999, 1], 0, {}, ())})])
+def test_a_damaged_or_foreign_file_means_compiling_as_always(kept, damage):
+    kept.parent.mkdir()
+    kept.write_bytes(damage)
+    rx = recache.compile(r"\d+", 0)
+    assert rx == re.compile(r"\d+") and rx.findall("a 12 b 3") == ["12", "3"]
+
+
+def test_nothing_is_written_when_python_writes_no_bytecode(kept, monkeypatch):
+    monkeypatch.setattr(recache.sys, "dont_write_bytecode", True)
+    recache.compile(r"x+y", 0)
+    recache.save()
+    assert not kept.exists()
+
+
+def test_a_place_that_cannot_be_written_is_no_error(kept):
+    kept.parent.write_text("a file where the cache directory would be")  # (refuses root too)
+    recache.compile(r"x+z", 0)
+    recache.save()  # (silently not kept)
+    assert kept.parent.is_file()
+    assert recache.compile(r"x+z", 0).fullmatch("xxz")
