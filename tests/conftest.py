@@ -126,8 +126,9 @@ def cli_env(extra=None):
     return env
 
 
-def run_cli(*args, cwd, input=None, env=None, timeout=120):
-    """The real entry point in a subprocess (python -m dbglog), stdin not a terminal."""
+def run_cli(*args, cwd, input=None, env=None, timeout=600):
+    """The real entry point in a subprocess (python -m dbglog), stdin not a terminal. ``timeout`` bounds a
+    command that never ends; a bisection's dozens of runs take minutes at load 20 on 2 cores."""
     return subprocess.run(
         [sys.executable, "-m", "dbglog", *map(str, args)], cwd=cwd, input=input,
         capture_output=True, text=True, env=cli_env(env), timeout=timeout,

@@ -300,7 +300,8 @@ def test_different_crash_in_the_middle_is_skipped_not_blamed(tmp_path):
 def test_hang_is_the_bug_when_the_bad_end_hangs(tmp_path, pid_dir):
     repo, shas = linear_repo(tmp_path, 32)
     repro = Repro(tmp_path, culprit=20, hang=True)
-    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--timeout", "0.5")
+    # every passing step must end within --timeout: 1.5 s, three times a Python start-up at load 20
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", "--timeout", "1.5")
     assert p.returncode == 0, p.stderr
     assert res["first_bad"]["commit"] == shas[20]
     assert res["target"].startswith("hang")

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import cli_env, run_cli
-from dbglog.kb import mirror
+from dbglog.core import markdown
 
 ADDER = textwrap.dedent("""
     import sys
@@ -46,7 +46,7 @@ def test_eight_writers_fifty_attempts_each(workdir, spawn):
     con.close()
     assert numbers == list(range(1, 401))
     assert titles == {f"p{i}-{k}" for i in range(8) for k in range(50)}
-    parsed = mirror.parse((workdir / inv["path"]).read_text())
+    parsed = markdown.parse((workdir / inv["path"]).read_text())
     assert [a.number for a in parsed.attempts] == list(range(1, 401))
     assert {a.title for a in parsed.attempts} == titles
 
@@ -60,7 +60,7 @@ def _state(workdir, inv):
     db = [row[0] for row in con.execute("SELECT number FROM attempts ORDER BY number")]
     con.close()
     text = (workdir / inv["path"]).read_text()
-    return db, [a.number for a in mirror.parse(text).attempts]
+    return db, [a.number for a in markdown.parse(text).attempts]
 
 
 def test_sigkill_mid_write_never_tears(workdir):

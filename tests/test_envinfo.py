@@ -58,7 +58,7 @@ def bare_path(tmp_path, monkeypatch):
 
 
 def test_no_gpu_tools_degrades(bare_path):
-    snap = envinfo.collect(timeout=2)
+    snap = envinfo.collect(timeout=30)  # (a bound on a broken tool: the load may stretch a working one)
     for k in ("nvidia_gpus", "nvidia_driver", "cuda_driver_max", "cuda_toolkit", "amd_gpus", "gfx_arch", "hip_version"):
         assert snap[k] is None, k
     assert snap["python"] == sys.version.split()[0] and snap["os"] and snap["cpu_count"]
@@ -72,7 +72,7 @@ def test_fake_nvidia_smi_real_format(bare_path):
     _tool(bare_path, "nvidia-smi", _dispatch({"--query-gpu=*": NVIDIA_QUERY, '""': NVIDIA_PLAIN}))
     _tool(bare_path, "nvcc", "echo 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
                               "echo 'Cuda compilation tools, release 12.4, V12.4.131'\n")
-    snap = envinfo.collect(timeout=3)
+    snap = envinfo.collect(timeout=30)
     assert [g["name"] for g in snap["nvidia_gpus"]] == ["NVIDIA H100 80GB HBM3"] * 2
     assert snap["nvidia_gpus"][0]["compute_cap"] == "9.0"
     assert snap["nvidia_driver"] == "550.54.15"
@@ -88,7 +88,7 @@ def test_fake_rocm_smi_real_format(bare_path):
     _tool(bare_path, "rocm-smi", _dispatch({"--showproductname": ROCM_PRODUCT, "--showdriverversion": ROCM_DRIVER}))
     _tool(bare_path, "rocminfo", f"cat <<'EOT'\n{ROCMINFO}EOT\n")
     _tool(bare_path, "hipcc", "echo 'HIP version: 6.2.41133-dd7f95766'\necho 'AMD clang version 18.0.0'\n")
-    snap = envinfo.collect(timeout=3)
+    snap = envinfo.collect(timeout=30)
     assert [g["name"] for g in snap["amd_gpus"]] == ["AMD Instinct MI300X OAM"] * 2
     assert snap["gfx_arch"] == "gfx942" and snap["amd_driver"] == "6.8.5"
     assert snap["hip_version"] == "6.2.41133-dd7f95766"
@@ -145,11 +145,11 @@ def test_git_fields(tmp_path):
            "GIT_COMMITTER_EMAIL": "t@t"}
     subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "x"], check=True, env=env)
-    snap = envinfo.collect(timeout=3, cwd=tmp_path)
+    snap = envinfo.collect(timeout=30, cwd=tmp_path)
     assert len(snap["git_commit"]) == 40 and snap["git_dirty"] is False
     (tmp_path / "f").write_text("y")
-    assert envinfo.collect(timeout=3, cwd=tmp_path)["git_dirty"] is True
-    assert envinfo.collect(timeout=3, cwd=tmp_path / ".git")["git_commit"] in (None, snap["git_commit"])
+    assert envinfo.collect(timeout=30, cwd=tmp_path)["git_dirty"] is True
+    assert envinfo.collect(timeout=30, cwd=tmp_path / ".git")["git_commit"] in (None, snap["git_commit"])
 
 
 def test_markdown_lines_on_sparse_snapshot():

@@ -1,14 +1,11 @@
-"""No function in the package is over 80 lines, outside the modules named below whose owners are still
-splitting them (the same files pyproject.toml exempts from C901); a new long function anywhere else
-fails here, and ``python bench/function_sizes.py`` prints the full list with the complexity findings."""
+"""No function in the package is over 80 lines; a new long function fails here, and
+``python bench/function_sizes.py`` prints the full list with the complexity findings."""
 
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 80
-# Delete a row when its module no longer holds a function over the limit.
-STILL_LONG = {"dbglog/bisect/oracle.py", "dbglog/bisect/toggles.py"}
 
 
 def _sizes():
@@ -18,10 +15,9 @@ def _sizes():
     return mod
 
 
-def test_no_function_over_80_lines_outside_the_named_modules():
+def test_no_function_in_the_package_is_over_80_lines():
     long_ = _sizes().long_functions([ROOT / "dbglog"], LIMIT)
-    assert [f"{d['path']}:{d['line']} {d['name']} ({d['lines']} lines)" for d in long_
-            if d["path"] not in STILL_LONG] == []
+    assert [f"{d['path']}:{d['line']} {d['name']} ({d['lines']} lines)" for d in long_] == []
 
 
 def test_the_counter_counts_a_long_function_and_its_nested_ones(tmp_path):

@@ -19,8 +19,11 @@ for p in (os.getpid(), child.pid):
 print("working", flush=True)
 time.sleep(60)
 """
-# Prints every 0.1 s for 1.2 s: never idle for 0.6 s, so it passes.
-CHATTY = "import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.1)\n"
+# Prints every 0.05 s for 2.5 s of its own: longer than the 1.5 s idle limit in all, never silent for
+# a thirtieth of it, so only a reset clock lets it pass (the interpreter's start-up, before the first
+# line, stays far under the limit on a loaded machine too).
+CHATTY = ("import time\nt = time.monotonic()\nwhile time.monotonic() - t < 2.5:\n"
+          "    print(1, flush=True)\n    time.sleep(0.05)\n")
 
 
 def test_silent_tree_is_a_hang_within_s_plus_2_and_names_the_quiet_processes(tmp_path, pid_dir):
@@ -39,7 +42,7 @@ def test_silent_tree_is_a_hang_within_s_plus_2_and_names_the_quiet_processes(tmp
 
 
 def test_output_resets_the_idle_clock(tmp_path):
-    r = runner.run([PY, "-c", CHATTY], run_dir=tmp_path / "run", idle_timeout=0.6, echo=False, git_info=False)
+    r = runner.run([PY, "-c", CHATTY], run_dir=tmp_path / "run", idle_timeout=1.5, echo=False, git_info=False)
     assert r.outcome == "pass" and r.idle is None
 
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbglog.core import model
-from dbglog.kb import mirror
+from dbglog.core import markdown
 from dbglog.util.errors import DbglogError
 from dbglog.kb.importer import check_roundtrip, parse_document
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep
@@ -45,8 +45,8 @@ def investigations(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(investigations())
 def test_canonical_file_imports_back_to_the_same_content(inv):
-    rendered = mirror.render(inv)
-    assert mirror.parse(rendered) == inv
+    rendered = markdown.render(inv)
+    assert markdown.parse(rendered) == inv
     parsed, skipped = parse_document(rendered, "x.md")
     assert len(parsed) == 1 and not skipped
     assert parsed[0].inv == inv

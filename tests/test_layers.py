@@ -303,3 +303,40 @@ def test_architecture_folder_table_is_the_folder_rule():
         folder = _ticked(cells[0])[0].rstrip("/")
         doc[folder] = {t.rstrip("/") for t in _ticked(cells[2].split(";")[0])}
     assert doc == {f: allowed for f, allowed in FOLDERS.items()}
+
+
+# --- one home per name: the markdown format is core/markdown.py ----------------------------------
+
+
+def _mirror_names_used(tree: ast.AST) -> list[str]:
+    """Names a module takes from ``dbglog.kb.mirror``: ``from dbglog.kb.mirror import X`` and
+    ``mirror.X`` where ``mirror`` came from ``from dbglog.kb import mirror``."""
+    used, aliases = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "dbglog.kb.mirror":
+            used += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "dbglog.kb":
+            aliases |= {a.asname or a.name for a in node.names if a.name == "mirror"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            used.append(node.attr)
+    return used
+
+
+def test_the_format_names_are_imported_from_core_not_through_the_template_module():
+    mirror = ast.parse((PKG / "kb" / "mirror.py").read_text(encoding="utf-8"))
+    own = {n.name for n in mirror.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    star = [n for n in ast.walk(mirror) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+    assert star == [], "kb/mirror.py re-exports with a star import"
+    wrong = []
+    for root in ("dbglog", "tests", "bench"):
+        for p in sorted((PKG.parent / root).rglob("*.py")):
+            names = _mirror_names_used(ast.parse(p.read_text(encoding="utf-8")))
+            wrong += [f"{p.relative_to(PKG.parent)}: mirror.{n}" for n in names if n not in own]
+    assert wrong == [], "import these from dbglog.core.markdown"
+
+
+def test_the_mirror_name_checker_sees_both_spellings():
+    code = ("from dbglog.kb import mirror as m\nfrom dbglog.kb.mirror import parse\n"
+            "m.render(x)\nm.split_row(y)\n")
+    assert sorted(_mirror_names_used(ast.parse(code))) == ["parse", "render", "split_row"]

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbglog.kb import mirror
+from dbglog.core import markdown
 from dbglog.kb.merge import merge, merge_texts
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep
 
@@ -56,7 +56,7 @@ def test_independent_work_on_two_branches_merges_without_loss(data):
     assert {s.text for s in r.inv.next_steps} == {s.text for s in ours.next_steps + theirs.next_steps}
     assert set(r.inv.tags) == set(ours.tags) | set(theirs.tags)
     # The merged investigation is storable: it round-trips through the canonical file.
-    assert mirror.parse(mirror.render(r.inv)) == r.inv
+    assert markdown.parse(markdown.render(r.inv)) == r.inv
 
 
 def test_same_value_changed_differently_is_a_conflict():
@@ -73,7 +73,7 @@ def test_renumbered_attempts_carry_their_step_links():
     ours.attempts.append(Attempt(2, "ours 2", did="x", created="2026-11-21T09:02:00Z"))
     theirs.attempts += [Attempt(2, "theirs 2", did="y"), Attempt(3, "theirs 3", did="z")]
     theirs.next_steps.append(NextStep(2, "from theirs", status="done", attempt=3))
-    r = merge_texts(mirror.render(base), mirror.render(ours), mirror.render(theirs))
+    r = merge_texts(markdown.render(base), markdown.render(ours), markdown.render(theirs))
     assert [(a.number, a.title) for a in r.inv.attempts] == [(1, "a1"), (2, "ours 2"), (3, "theirs 2"),
                                                              (4, "theirs 3")]
     assert r.renumbered == {2: 3, 3: 4}

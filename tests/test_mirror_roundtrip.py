@@ -5,7 +5,7 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbglog.kb import mirror
+from dbglog.core import markdown
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 
 # Text that stresses the format: markdown syntax, our own labels, fences, pipes, CR, unicode.
@@ -64,10 +64,10 @@ def investigations(draw):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(investigations())
 def test_parse_inverts_render(inv):
-    md = mirror.render(inv)
-    back = mirror.parse(md)
+    md = markdown.render(inv)
+    back = markdown.parse(md)
     assert back == inv
-    assert mirror.render(back) == md  # byte-identical re-render
+    assert markdown.render(back) == md  # byte-identical re-render
 
 
 def test_plain_fields_stay_plain():
@@ -77,7 +77,7 @@ def test_plain_fields_stay_plain():
                                           outcome="failed")],
                         differences=[Difference(1, "Driver", "535", "550")],
                         next_steps=[NextStep(1, "Try NCCL_DEBUG=INFO", "see which rank stalls")])
-    md = mirror.render(inv)
+    md = markdown.render(inv)
     assert "**What you did:** NCCL_P2P_DISABLE=1 torchrun ..." in md
     assert "| Driver | 535 | 550 | untested |" in md
     assert "1. [ ] **Try NCCL_DEBUG=INFO** — see which rank stalls" in md
@@ -88,9 +88,9 @@ def test_structure_in_field_is_fenced_not_parsed():
     inv = Investigation(id="20261121-x-abcd", title="t",
                         attempts=[Attempt(1, "a", hypothesis="## Attempts\n**Result:** no", outcome="failed"),
                                   Attempt(2, "b", outcome="worked")])
-    md = mirror.render(inv)
+    md = markdown.render(inv)
     assert "```dbglog\n## Attempts\n**Result:** no\n```" in md
-    back = mirror.parse(md)
+    back = markdown.parse(md)
     assert [a.number for a in back.attempts] == [1, 2]
     assert back.attempts[0].result == ""
 
@@ -98,26 +98,26 @@ def test_structure_in_field_is_fenced_not_parsed():
 def test_hand_edited_table_beats_stale_data_comment():
     inv = Investigation(id="20261121-x-abcd", title="t",
                         differences=[Difference(1, "f", " padded", "b")])
-    md = mirror.render(inv)
+    md = markdown.render(inv)
     assert "dbglog-data" in md
     edited = md.replace("| f | padded | b | untested |", "| f | padded | b | culprit |")
     assert edited != md
-    back = mirror.parse(edited)
+    back = markdown.parse(edited)
     assert back.differences[0].status == "culprit"
 
 
 def test_unknown_sections_are_kept_verbatim():
     inv = Investigation(id="20261121-x-abcd", title="t", attempts=[Attempt(1, "a", outcome="failed")],
                         sections=[Section("## Notes", "free text\n\n### sub\n- list"), Section("## More", "")])
-    md = mirror.render(inv)
-    back = mirror.parse(md)
+    md = markdown.render(inv)
+    back = markdown.parse(md)
     assert back == inv
 
 
 def test_front_matter_values_that_yaml_would_retype_or_fold():
     for t in ("a\n", "a\x85", "a\u2028", "yes", "1.0", "1:30", "a: b", "- x", "[x]", "null", "é"):
         inv = Investigation(id="20261121-x-abcd", title="T", tags=["a" + t, t], created=t)
-        assert mirror.parse(mirror.render(inv)) == inv, t
+        assert markdown.parse(markdown.render(inv)) == inv, t
 
 
 def _with_outcome_line(text: str, replacement: str) -> str:
@@ -133,16 +133,16 @@ def test_a_hand_edited_outcome_is_one_of_the_outcomes_or_refused_where_it_stands
 
     inv = Investigation(id="20260101-x-abcd", title="X", attempts=[Attempt(1, "Disable P2P", outcome="failed",
                                                                         result="still hangs")])
-    text = mirror.render(inv)
+    text = markdown.render(inv)
     line = text.splitlines().index("**Outcome:** failed") + 1
     for label, expect in [("FAILED ❌", "failed"), ("**worked**", "worked"), ("Fixed", "worked"),
                           ("Partial", "partial"), ("", "untested")]:
-        got = mirror.parse(_with_outcome_line(text, f"**Outcome:** {label}".rstrip()), "f.md")
+        got = markdown.parse(_with_outcome_line(text, f"**Outcome:** {label}".rstrip()), "f.md")
         assert got.attempts[0].outcome == expect, label
-    with pytest.raises(mirror.ParseError) as e:
-        mirror.parse(_with_outcome_line(text, "**Outcome:** failed\nhand edit"), "f.md")
+    with pytest.raises(markdown.ParseError) as e:
+        markdown.parse(_with_outcome_line(text, "**Outcome:** failed\nhand edit"), "f.md")
     assert str(e.value).startswith(f"f.md:{line + 1}: attempt 1: the outcome has a line under it ('hand edit')")
     for bad in ("bogus", "maybe it helped a bit, not sure", "\x1b[31mfailed\x1b[0m!!"):
-        with pytest.raises(mirror.ParseError) as e:
-            mirror.parse(_with_outcome_line(text, f"**Outcome:** {bad}"), "f.md")
+        with pytest.raises(markdown.ParseError) as e:
+            markdown.parse(_with_outcome_line(text, f"**Outcome:** {bad}"), "f.md")
         assert str(e.value).startswith(f"f.md:{line}: attempt 1: outcome ") and "\x1b" not in str(e.value)

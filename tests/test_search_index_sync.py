@@ -36,129 +36,162 @@ def attempts_of(recs, inv_id):
     return recs.store.load(inv_id).attempts
 
 
+class Expected:
+    """What the index must answer after the operations so far: each op makes its write through one
+    path and notes which words now find what, and which words must find nothing any more."""
+
+    def __init__(self, recs: Records):
+        self.recs = recs
+        self.invs = [recs.new(f"Investigation {n}").id for n in range(2)]
+        self.live: dict[str, tuple[str, int]] = {}  # word -> (investigation, attempt number)
+        self.dead: set[str] = set()
+        self.notes: dict[str, tuple[str, str]] = {}  # word -> (investigation, section heading) of free text
+        self.dead_notes: set[str] = set()
+
+    def kill_notes(self, pred) -> None:
+        for w, loc in list(self.notes.items()):
+            if pred(loc):
+                self.dead_notes.add(w)
+                del self.notes[w]
+
+    def kill_words(self, pred) -> None:
+        for w, loc in list(self.live.items()):
+            if pred(loc):
+                self.dead.add(w)
+                del self.live[w]
+
+    def write_file(self, inv: str, model_inv) -> None:
+        """The mirror file rewritten outside dbglog, then synced."""
+        path = self.recs.ws.root / self.recs.path_for(inv)
+        path.write_text(mirror.render(model_inv, self.recs.ws.templates_dir), encoding="utf-8")
+        self.recs.sync(force=True)
+
+    def apply(self, op: str, k: int, seed: str) -> None:
+        if not self.invs:
+            self.invs.append(self.recs.new(f"Investigation {seed}").id)
+        inv = self.invs[k % len(self.invs)]
+        atts = attempts_of(self.recs, inv)
+        if op in ("edit", "delete", "import") and not atts:
+            op = "add"
+        getattr(self, "op_" + op.replace("-", "_"))(inv, atts, k, seed)
+
+    def op_new(self, inv, atts, k, seed) -> None:
+        self.invs.append(self.recs.new(f"Investigation {seed}").id)
+
+    def op_section(self, inv, atts, k, seed) -> None:  # dbglog writes a free section (a bisection report does)
+        heading = f"## Notes {k % 2}"
+        w = word(seed)
+        self.kill_notes(lambda loc: loc == (inv, heading))
+        self.recs.set_section(inv, heading, f"intro {w}\n\n### Sub {seed}\nran `{w}_flag` twice")
+        self.notes[w] = (inv, heading)
+
+    def op_section_file(self, inv, atts, k, seed) -> None:  # a free section edited by hand in the file
+        model_inv = self.recs.store.load(inv)
+        w = word(seed)
+        if model_inv.sections and k % 2:
+            sec = model_inv.sections[k % len(model_inv.sections)]
+            self.kill_notes(lambda loc: loc == (inv, sec.heading))
+            sec.body = f"rewritten by hand: {w}"
+        else:
+            sec = model.Section(f"## Hand notes {seed}", f"- tried {w}\n- [ ] maybe later")
+            self.kill_notes(lambda loc: loc == (inv, sec.heading))
+            model_inv.sections = [s for s in model_inv.sections if s.heading != sec.heading] + [sec]
+        self.notes[w] = (inv, sec.heading)
+        self.write_file(inv, model_inv)
+
+    def op_reindex_all(self, inv, atts, k, seed) -> None:  # `dbglog reindex --force`: all rebuilt from logs/
+        with self.recs.store.write():
+            sync.reindex(self.recs.store, self.recs.ws, force=True)
+
+    def op_add(self, inv, atts, k, seed) -> None:
+        w = word(seed)
+        a = self.recs.add_attempt(inv, title=f"try {seed}", did=f"ran {w} with flags", outcome="failed")
+        self.live[w] = (inv, a.number)
+
+    def op_edit(self, inv, atts, k, seed) -> None:
+        a = atts[k % len(atts)]
+        w = word(seed)
+        self.kill_words(lambda loc: loc == (inv, a.number))
+        self.recs.edit_attempt(inv, a.number, did=f"changed to {w}")
+        self.live[w] = (inv, a.number)
+
+    def op_delete(self, inv, atts, k, seed) -> None:
+        a = atts[k % len(atts)]
+        self.kill_words(lambda loc: loc == (inv, a.number))
+        self.recs.delete_attempt(inv, a.number)
+
+    def op_import(self, inv, atts, k, seed) -> None:  # edit the markdown file outside dbglog, then sync
+        model_inv = self.recs.store.load(inv)
+        a = model_inv.attempts[k % len(model_inv.attempts)]
+        w = word(seed)
+        self.kill_words(lambda loc: loc == (inv, a.number))
+        a.did = f"edited in the file: {w}"
+        self.live[w] = (inv, a.number)
+        if k % 3 == 0 and len(model_inv.attempts) > 1:  # also remove another attempt in the file
+            other = next(x for x in model_inv.attempts if x is not a)
+            model_inv.attempts.remove(other)
+            self.kill_words(lambda loc: loc == (inv, other.number))
+        self.write_file(inv, model_inv)
+
+    def op_reindex(self, inv, atts, k, seed) -> None:  # rebuild one investigation from scratch (new row ids)
+        model_inv = self.recs.store.load(inv)
+        with self.recs.store.write():
+            self.recs.store.delete_investigation(inv)
+            self.recs.store.insert_investigation(model_inv)
+            self.recs.publish(inv)
+
+    def op_drop(self, inv, atts, k, seed) -> None:
+        with self.recs.store.write():
+            self.recs.store.delete_investigation(inv)
+        (self.recs.ws.root / f"logs/{inv}.md").unlink(missing_ok=True)
+        self.invs.remove(inv)
+        self.kill_words(lambda loc: loc[0] == inv)
+        self.kill_notes(lambda loc: loc[0] == inv)
+
+
+def assert_attempts_indexed(conn, exp: Expected) -> None:
+    for w, (inv, num) in exp.live.items():
+        hits = search.search(conn, w, kinds=("attempt",)).hits
+        assert hits and (hits[0].investigation, hits[0].number) == (inv, num), (w, hits[:1])
+        sub = search.search(conn, w[2:-1], kinds=("attempt",)).hits  # substring via trigram
+        assert any((h.investigation, h.number) == (inv, num) for h in sub)
+    for w in exp.dead:
+        for h in search.search(conn, w, kinds=("attempt",), limit=50).hits:
+            assert w not in h.fields["did"], (w, h.fields)
+    n_att = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
+    for t in ("attempts_fts", "attempts_trigram"):
+        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_att
+
+
+def assert_sections_indexed(conn, exp: Expected) -> None:
+    for w, (inv, heading) in exp.notes.items():
+        hits = search.search(conn, w, kinds=("section",)).hits
+        assert hits and hits[0].investigation == inv, (w, hits[:1])
+        assert hits[0].fields["heading"].startswith(heading.lstrip("# ")), hits[0].fields
+        assert w in hits[0].line_text
+        sub = search.search(conn, w[2:-1], kinds=("section",)).hits  # substring via the trigram table
+        assert any(h.investigation == inv for h in sub)
+    for w in exp.dead_notes:
+        for h in search.search(conn, w, kinds=("section",), limit=50).hits:
+            assert w not in h.fields["body"], (w, h.fields)
+    n_sec = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    for t in ("sections_fts", "sections_trigram"):
+        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_sec
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops)
 def test_index_follows_every_write_path(seq):
     root = Path(tempfile.mkdtemp())
     recs = Records(Workspace(root / ".dbglog"), create=True)
     try:
-        invs = [recs.new(f"Investigation {n}").id for n in range(2)]
-        live: dict[str, tuple[str, int]] = {}  # word -> (investigation, attempt number)
-        dead: set[str] = set()
-        notes: dict[str, tuple[str, str]] = {}  # word -> (investigation, section heading) of free text
-        dead_notes: set[str] = set()
-
-        def kill_notes(pred):
-            for w, loc in list(notes.items()):
-                if pred(loc):
-                    dead_notes.add(w)
-                    del notes[w]
-
-        def kill_words(pred):
-            for w, loc in list(live.items()):
-                if pred(loc):
-                    dead.add(w)
-                    del live[w]
-
+        exp = Expected(recs)
         for op, k, seed in seq:
-            if not invs:
-                invs.append(recs.new(f"Investigation {seed}").id)
-            inv = invs[k % len(invs)]
-            atts = attempts_of(recs, inv)
-            if op == "new":
-                invs.append(recs.new(f"Investigation {seed}").id)
-            elif op == "section":  # dbglog writes a free section (a bisection report does this)
-                heading = f"## Notes {k % 2}"
-                w = word(seed)
-                kill_notes(lambda loc: loc == (inv, heading))
-                recs.set_section(inv, heading, f"intro {w}\n\n### Sub {seed}\nran `{w}_flag` twice")
-                notes[w] = (inv, heading)
-            elif op == "section-file":  # a free section edited by hand in the mirror file, then sync
-                model_inv = recs.store.load(inv)
-                w = word(seed)
-                if model_inv.sections and k % 2:
-                    sec = model_inv.sections[k % len(model_inv.sections)]
-                    kill_notes(lambda loc: loc == (inv, sec.heading))
-                    sec.body = f"rewritten by hand: {w}"
-                else:
-                    sec = model.Section(f"## Hand notes {seed}", f"- tried {w}\n- [ ] maybe later")
-                    kill_notes(lambda loc: loc == (inv, sec.heading))
-                    model_inv.sections = [s for s in model_inv.sections if s.heading != sec.heading] + [sec]
-                notes[w] = (inv, sec.heading)
-                path = recs.ws.root / recs.path_for(inv)
-                path.write_text(mirror.render(model_inv, recs.ws.templates_dir), encoding="utf-8")
-                recs.sync(force=True)
-            elif op == "reindex-all":  # `dbglog reindex --force`: every investigation rebuilt from logs/
-                with recs.store.write():
-                    sync.reindex(recs.store, recs.ws, force=True)
-            elif op == "add" or not atts and op in ("edit", "delete", "import"):
-                w = word(seed)
-                a = recs.add_attempt(inv, title=f"try {seed}", did=f"ran {w} with flags", outcome="failed")
-                live[w] = (inv, a.number)
-            elif op == "edit":
-                a = atts[k % len(atts)]
-                w = word(seed)
-                kill_words(lambda loc: loc == (inv, a.number))
-                recs.edit_attempt(inv, a.number, did=f"changed to {w}")
-                live[w] = (inv, a.number)
-            elif op == "delete":
-                a = atts[k % len(atts)]
-                kill_words(lambda loc: loc == (inv, a.number))
-                recs.delete_attempt(inv, a.number)
-            elif op == "import":  # edit the markdown file outside dbglog, then sync imports it
-                model_inv = recs.store.load(inv)
-                a = model_inv.attempts[k % len(model_inv.attempts)]
-                w = word(seed)
-                kill_words(lambda loc: loc == (inv, a.number))
-                a.did = f"edited in the file: {w}"
-                live[w] = (inv, a.number)
-                if k % 3 == 0 and len(model_inv.attempts) > 1:  # also remove another attempt in the file
-                    other = next(x for x in model_inv.attempts if x is not a)
-                    model_inv.attempts.remove(other)
-                    kill_words(lambda loc: loc == (inv, other.number))
-                path = recs.ws.root / recs.path_for(inv)
-                path.write_text(mirror.render(model_inv, recs.ws.templates_dir), encoding="utf-8")
-                recs.sync(force=True)
-            elif op == "reindex":  # rebuild one investigation from scratch (new row ids)
-                model_inv = recs.store.load(inv)
-                with recs.store.write():
-                    recs.store.delete_investigation(inv)
-                    recs.store.insert_investigation(model_inv)
-                    recs.publish(inv)
-            elif op == "drop":
-                with recs.store.write():
-                    recs.store.delete_investigation(inv)
-                (recs.ws.root / f"logs/{inv}.md").unlink(missing_ok=True)
-                invs.remove(inv)
-                kill_words(lambda loc: loc[0] == inv)
-                kill_notes(lambda loc: loc[0] == inv)
-
+            exp.apply(op, k, seed)
         conn = recs.store.conn
         assert search.check_index(conn) == []
-        for w, (inv, num) in live.items():
-            hits = search.search(conn, w, kinds=("attempt",)).hits
-            assert hits and (hits[0].investigation, hits[0].number) == (inv, num), (w, hits[:1])
-            sub = search.search(conn, w[2:-1], kinds=("attempt",)).hits  # substring via trigram
-            assert any((h.investigation, h.number) == (inv, num) for h in sub)
-        for w in dead:
-            for h in search.search(conn, w, kinds=("attempt",), limit=50).hits:
-                assert w not in h.fields["did"], (w, h.fields)
-        n_att = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
-        for t in ("attempts_fts", "attempts_trigram"):
-            assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_att
-        for w, (inv, heading) in notes.items():
-            hits = search.search(conn, w, kinds=("section",)).hits
-            assert hits and hits[0].investigation == inv, (w, hits[:1])
-            assert hits[0].fields["heading"].startswith(heading.lstrip("# ")), hits[0].fields
-            assert w in hits[0].line_text
-            sub = search.search(conn, w[2:-1], kinds=("section",)).hits  # substring via the trigram table
-            assert any(h.investigation == inv for h in sub)
-        for w in dead_notes:
-            for h in search.search(conn, w, kinds=("section",), limit=50).hits:
-                assert w not in h.fields["body"], (w, h.fields)
-        n_sec = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
-        for t in ("sections_fts", "sections_trigram"):
-            assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_sec
+        assert_attempts_indexed(conn, exp)
+        assert_sections_indexed(conn, exp)
     finally:
         recs.close()
         shutil.rmtree(root, ignore_errors=True)

@@ -113,8 +113,10 @@ def test_bisect_git_with_a_server_whose_readiness_breaks(tmp_path, pid_dir):
     repo = tmp_path / "repo"
     shas = make_repo(repo, 8, lambda i: {"mode": "never\n" if i >= 5 else "ok\n", "v.txt": f"{i}\n"})
     port = free_port()
+    # a good step's server must be ready within --ready-timeout: its start-up (http.server and a worker
+    # process) takes up to a second of wall clock at load 20 on 2 cores, hence 3 s
     r = run_cli("bisect", "git", "--json", "--good", shas[0], "--bad", shas[-1], "--server", f"{PY} {SERVER} {port}",
-                "--ready", f"http://127.0.0.1:{port}/v1/models", "--ready-timeout", "1", "--grace", "1",
+                "--ready", f"http://127.0.0.1:{port}/v1/models", "--ready-timeout", "3", "--grace", "1",
                 "--", PY, str(CLIENT), str(port), cwd=repo, env={"FAKE_READY_DELAY": "0"})
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)

@@ -575,9 +575,9 @@ def test_user_pattern_that_backtracks_is_skipped_and_named_main_thread(tmp_path)
     S.add_user_signature(cfg, "my.slow", CATASTROPHIC, rank=90)
     text = "a" * 40 + "b\nRuntimeError: CUDA error: misaligned address\n"
     warnings = []
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: the budget stopped the backtracking, whatever the load
     m = S.classify_text(text, S.all_signatures(cfg), warnings=warnings, budget=0.3)
-    assert time.perf_counter() - t < 5
+    assert time.process_time() - t < 5
     assert m.name == "gpu.misaligned"
     assert warnings and "my.slow" in warnings[0] and CATASTROPHIC in warnings[0]
     assert m.warnings == warnings
@@ -601,10 +601,11 @@ def test_user_pattern_budget_off_the_main_thread(tmp_path):
 
     th = threading.Thread(target=work)
     th.start()
-    th.join(30)
+    th.join(120)
     assert out["m"].name == "my.ok" and out["m"].line_no == 2
     assert len(out["w"]) == 1 and "my.slow" in out["w"][0]
-    assert out["t"] < 10
+    # stopped, not run out (2**40 steps): the child's CPU budget, within the wall bound of a starved machine
+    assert out["t"] < 60
 
 
 def test_user_pattern_with_sigalrm_taken_uses_a_child(tmp_path):

@@ -159,12 +159,14 @@ from test_mirror_roundtrip import investigations  # noqa: E402
 @given(investigations())
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_python_renderer_is_the_packaged_template(inv):
+    from dbglog.core import markdown
     from dbglog.kb import mirror
 
-    assert mirror.render_default(inv) == mirror.render_jinja(inv)
+    assert markdown.render_default(inv) == mirror.render_jinja(inv)
 
 
 def test_python_renderer_on_recorded_investigations(tmp_path):
+    from dbglog.core import markdown
     from dbglog.kb import mirror
     from dbglog.kb.records import Records
     from dbglog.util.workspace import Workspace
@@ -175,7 +177,7 @@ def test_python_renderer_on_recorded_investigations(tmp_path):
     recs.set_status(recs.store.ids()[0], "resolved", "a race between the dq and dk streams")
     for inv_id in recs.store.ids():
         inv = recs.store.load(inv_id)
-        assert mirror.render_default(inv) == mirror.render_jinja(inv)
+        assert markdown.render_default(inv) == mirror.render_jinja(inv)
         assert mirror.render(inv, recs.ws.templates_dir) == mirror.render_jinja(inv)
     # a user template in .dbglog/templates/ is still rendered by jinja2
     recs.ws.templates_dir.mkdir(parents=True, exist_ok=True)

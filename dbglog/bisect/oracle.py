@@ -333,6 +333,130 @@ def _summary_calibration(plan: EndsPlan, step: Step, ex: Execution) -> tuple:
                      match=plan.match, any_failure=bool(plan.any_failure), user_timeout=plan.user_timeout)
 
 
+class _EndsPhase:
+    """The state of one :func:`verify_ends`: the ends' steps so far and the runs made before a target
+    existed. Its steps: :meth:`recalled` / :meth:`told` / :meth:`learnt` find the failing end and
+    its calibration (or a refusal), then :meth:`judge_others` answers every other end against it."""
+
+    def __init__(self, oracle: Oracle, plan: EndsPlan):
+        self.oracle, self.plan = oracle, plan
+        ex = plan.execution
+        self.ex0 = ex if ex.timeout is not None else replace(ex, timeout=END_TIMEOUT)
+        self.fail_role, self.pass_role = plan.roles
+        self.steps: dict[str, Step] = {}
+        self.ran: dict[str, tuple[Step, list]] = {}  # ends that ran before the target existed
+
+    def private(self, key: str) -> str:
+        return "endpoint:" + self.oracle.sid + key  # a key no other session asks
+
+    def run_first(self, keys: list[str]) -> dict[str, tuple[Step, list]]:
+        asks = [self.plan.ask(k, self.ex0, PROBE, "") for k in keys]
+        self.oracle.progress.running(", ".join(a.label for a in asks) + " (endpoints)")
+        return dict(zip(keys, self.oracle.collect(asks)))
+
+    def store(self, step: Step, records: list, ckey: str, role: str) -> None:
+        label = _labelled(self.plan.ask(step.key, self.ex0, PROBE, ckey), role).label
+        self.oracle.persist(step, records, ckey, label)
+
+    # -- the failing end: (failing, target, timeout), or the refusal ------------------------------
+
+    def recalled(self) -> tuple:
+        """Calibrated by an earlier run of this session: the failing end is not run again."""
+        failing = self.plan.failing
+        target, timeout = self.plan.calibrated
+        self.steps[failing] = self.oracle.known.get(failing) or Step(failing, Verdict.BAD,
+                                                                       self.fail_role or "failing end")
+        return failing, target, timeout
+
+    def told(self) -> "tuple | Ends":
+        """The told failing end, from the session, the verdict cache under the provisional key, or a
+        run (beside up to ``jobs - 1`` other ends, judged later); it must fail as the plan says."""
+        oracle, plan, failing = self.oracle, self.plan, self.plan.failing
+        fstep, cal = oracle.known.get(failing), None
+        if fstep is None and plan.provisional:
+            fstep = oracle.lookup(failing, plan.provisional)
+            if fstep is not None:
+                self.store(fstep, [], plan.provisional, self.fail_role)
+        if fstep is None:
+            others = [k for k in plan.ends if k != failing and k not in oracle.known][: oracle.jobs - 1]
+            self.ran = self.run_first([failing, *others])
+            st, rs = self.ran.pop(failing)
+            fstep, cal = _failing_end(plan, st, _repro_runs(rs, self.ex0))
+            self.store(fstep, rs, plan.provisional or self.private(failing), self.fail_role)
+        elif _fails(fstep, plan.strict):
+            cal = _summary_calibration(plan, fstep, self.ex0)
+        self.steps[failing] = fstep
+        if cal is None:
+            return Ends(self.steps, failing, refused=Refusal("failing", failing, fstep))
+        return failing, *cal
+
+    def learnt(self) -> "tuple | Ends":
+        """Every end runs (uncached: there is no target yet); exactly one allowed end must fail while
+        the others pass. A refusal stores every end as it ran, its evidence."""
+        plan = self.plan
+        self.ran = self.run_first(list(plan.ends))
+        probes = {k: _probe(st, _repro_runs(rs, self.ex0), plan.strict) for k, (st, rs) in self.ran.items()}
+        fails = [k for k in plan.ends if _fails(probes[k], plan.strict)]
+        ok = len(fails) == 1 and fails[0] in plan.may_fail and \
+            all(probes[k].verdict is Verdict.GOOD for k in plan.ends if k != fails[0])
+        failing, fstep, cal = None, None, None
+        if ok:
+            failing = fails[0]
+            st, rs = self.ran[failing]
+            fstep, cal = _failing_end(plan, st, _repro_runs(rs, self.ex0))
+        if cal is None:
+            for k in plan.ends:
+                self.store(probes[k], self.ran[k][1], self.private(k), "")
+            return Ends(probes, failing, refused=Refusal("target" if ok else "direction", failing,
+                                                         fstep if ok else None))
+        self.ran[failing] = (fstep, self.ran[failing][1])
+        return failing, *cal
+
+    # -- the other ends, against the target ----------------------------------------------------
+
+    def _answered(self, key: str, failing: str, target: Target, ex: Execution) -> Step | None:
+        """``key``'s step without a new run: from the session (told ends only), its run beside the
+        failing end (judged now), or the verdict cache; stored as it is found. None: it must run."""
+        plan = self.plan
+        st = None if plan.failing is None else self.oracle.known.get(key)
+        role = self.fail_role if key == failing else self.pass_role
+        if st is None and key in self.ran:
+            st, rs = self.ran[key]
+            if key != failing:
+                st = _judged(st, _repro_runs(rs, self.ex0), target)
+            calibrated_run = self.ex0.timeout == ex.timeout
+            self.store(st, rs, plan.ckey(key, ex, target) if calibrated_run else self.private(key), role)
+        if st is None:
+            ck = plan.ckey(key, ex, target)
+            st = self.oracle.lookup(key, ck)
+            if st is not None:
+                self.store(st, [], ck, role)
+        return st
+
+    def judge_others(self, failing: str, target: Target, ex: Execution) -> Ends:
+        """Every end not yet judged, answered or run with the calibrated execution; each but the
+        failing end must pass."""
+        plan, steps, pass_role = self.plan, self.steps, self.pass_role
+        to_run = []
+        for k in plan.ends:
+            if k in steps:
+                continue
+            st = self._answered(k, failing, target, ex)
+            if st is None:
+                to_run.append(k)
+            else:
+                steps[k] = st
+        if to_run:
+            asks = [_labelled(plan.ask(k, ex, target, plan.ckey(k, ex, target)), pass_role) for k in to_run]
+            self.oracle.progress.running(", ".join(plan.ask(k, ex, target, "").label for k in to_run) +
+                                         (f" ({pass_role})" if pass_role else ""))
+            self.oracle.run(asks, lambda a, st, rs: steps.setdefault(a.key, st))  # stored by the oracle
+        for k in plan.ends:
+            if k != failing and steps[k].verdict is not Verdict.GOOD:
+                return Ends(steps, failing, target, ex, Refusal("passing", k, steps[k]))
+        return Ends(steps, failing, target, ex)
+
+
 def verify_ends(oracle: Oracle, plan: EndsPlan) -> Ends:
     """The endpoint phase of every kind of bisection (module docstring; ``EndsPlan``).
 
@@ -346,89 +470,16 @@ def verify_ends(oracle: Oracle, plan: EndsPlan) -> Ends:
     An end is stored once it is judged (the progress line with it): the told failing end under the
     provisional key, the others under their cache key when they ran with the calibrated execution,
     else under a key of this session only; a refusal while learning stores every end as it ran."""
-    ex0 = plan.execution if plan.execution.timeout is not None else replace(plan.execution, timeout=END_TIMEOUT)
-    private = lambda k: "endpoint:" + oracle.sid + k  # noqa: E731 - a key no other session asks
-    fail_role, pass_role = plan.roles
-    steps: dict[str, Step] = {}
-    ran: dict[str, tuple[Step, list]] = {}  # ends that ran before the target existed
-
-    def run_first(keys: list[str]) -> dict[str, tuple[Step, list]]:
-        asks = [plan.ask(k, ex0, PROBE, "") for k in keys]
-        oracle.progress.running(", ".join(a.label for a in asks) + " (endpoints)")
-        return dict(zip(keys, oracle.collect(asks)))
-
-    def store(step: Step, records: list, ckey: str, role: str) -> None:
-        oracle.persist(step, records, ckey, _labelled(plan.ask(step.key, ex0, PROBE, ckey), role).label)
-
-    failing = plan.failing
+    phase = _EndsPhase(oracle, plan)
     if plan.calibrated is not None:
-        target, timeout = plan.calibrated
-        steps[failing] = oracle.known.get(failing) or Step(failing, Verdict.BAD, fail_role or "failing end")
-    elif failing is not None:
-        fstep, cal = oracle.known.get(failing), None
-        if fstep is None and plan.provisional:
-            fstep = oracle.lookup(failing, plan.provisional)
-            if fstep is not None:
-                store(fstep, [], plan.provisional, fail_role)
-        if fstep is None:
-            others = [k for k in plan.ends if k != failing and k not in oracle.known][: oracle.jobs - 1]
-            ran = run_first([failing, *others])
-            st, rs = ran.pop(failing)
-            fstep, cal = _failing_end(plan, st, _repro_runs(rs, ex0))
-            store(fstep, rs, plan.provisional or private(failing), fail_role)
-        elif _fails(fstep, plan.strict):
-            cal = _summary_calibration(plan, fstep, ex0)
-        steps[failing] = fstep
-        if cal is None:
-            return Ends(steps, failing, refused=Refusal("failing", failing, fstep))
-        target, timeout = cal
+        got = phase.recalled()
+    elif plan.failing is not None:
+        got = phase.told()
     else:
-        ran = run_first(list(plan.ends))
-        probes = {k: _probe(st, _repro_runs(rs, ex0), plan.strict) for k, (st, rs) in ran.items()}
-        fails = [k for k in plan.ends if _fails(probes[k], plan.strict)]
-        ok = len(fails) == 1 and fails[0] in plan.may_fail and \
-            all(probes[k].verdict is Verdict.GOOD for k in plan.ends if k != fails[0])
-        cal = None
-        if ok:
-            failing = fails[0]
-            st, rs = ran[failing]
-            fstep, cal = _failing_end(plan, st, _repro_runs(rs, ex0))
-        if cal is None:
-            for k in plan.ends:  # the evidence of the refusal
-                store(probes[k], ran[k][1], private(k), "")
-            return Ends(probes, failing, refused=Refusal("target" if ok else "direction", failing,
-                                                         fstep if ok else None))
-        target, timeout = cal
-        ran[failing] = (fstep, ran[failing][1])
-    ex = replace(ex0, timeout=timeout)
+        got = phase.learnt()
+    if isinstance(got, Ends):
+        return got
+    failing, target, timeout = got
     if plan.calibrated is None:
         plan.save(target, timeout, failing)
-    to_run = []
-    for k in plan.ends:
-        if k in steps:
-            continue
-        st = None if plan.failing is None else oracle.known.get(k)
-        role = fail_role if k == failing else pass_role
-        if st is None and k in ran:
-            st, rs = ran[k]
-            if k != failing:
-                st = _judged(st, _repro_runs(rs, ex0), target)
-            store(st, rs, plan.ckey(k, ex, target) if ex0.timeout == ex.timeout else private(k), role)
-        if st is None:
-            ck = plan.ckey(k, ex, target)
-            st = oracle.lookup(k, ck)
-            if st is not None:
-                store(st, [], ck, role)
-        if st is None:
-            to_run.append(k)
-        else:
-            steps[k] = st
-    if to_run:
-        asks = [_labelled(plan.ask(k, ex, target, plan.ckey(k, ex, target)), pass_role) for k in to_run]
-        oracle.progress.running(", ".join(plan.ask(k, ex, target, "").label for k in to_run) +
-                                (f" ({pass_role})" if pass_role else ""))
-        oracle.run(asks, lambda a, st, rs: steps.setdefault(a.key, st))  # stored by the oracle
-    for k in plan.ends:
-        if k != failing and steps[k].verdict is not Verdict.GOOD:
-            return Ends(steps, failing, target, ex, Refusal("passing", k, steps[k]))
-    return Ends(steps, failing, target, ex)
+    return phase.judge_others(failing, target, replace(phase.ex0, timeout=timeout))

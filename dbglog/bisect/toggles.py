@@ -843,142 +843,190 @@ def _record(recs, session: dict, spec: ToggleSpec, result: dict) -> None:
 PAIRS_UP_TO = 64
 
 
-def _drive_flaky(recs, session: dict, trials, prog) -> dict:
-    from dbglog.bisect.bayes import SetPosterior, verdict
-    from dbglog.bisect.flaky import BAD_END_RUNS, MAX_END_RUNS, default_budget
+class _FlakyToggles:
+    """``bisect toggles --flaky`` in three steps, like history's FlakyDriver: :meth:`calibrate` (the
+    failing end until it fails: the target), :meth:`search` (runs chosen by information gain until the
+    posterior is confident or the budget spent) and :meth:`finish` (the result). Every run goes
+    through :meth:`run`, which merges it into the key's tally, updates the posterior and stores it."""
 
-    db = SessionDB(recs.store)
-    sid, spec = session["id"], trials.spec
-    names, n = trials.names, len(trials.names)
-    mode = spec.mode if spec.mode in ("enable", "disable") else "enable"
-    if spec.mode != mode:
-        spec.mode = mode
-        _update_spec(recs, sid, spec)
-    execution = _execution(spec)
-    conf = float(spec.confidence or 0.95)
-    pairs = n <= PAIRS_UP_TO
-    post = SetPosterior(n, pairs=pairs)
-    budget = spec.budget or default_budget(len(post.hyps))
-    known = {st.key: st for st in db.trials(sid)}
-    universe = frozenset(range(n))
-    fail_q = universe  # queries are in "culprit present" terms: the enabled set, or the disabled one
-    pass_q = frozenset()
+    def __init__(self, recs, session: dict, trials: Trials, prog: Progress):
+        from dbglog.bisect.bayes import SetPosterior
+        from dbglog.bisect.flaky import default_budget
 
-    def enabled_of(q: frozenset) -> set[str]:
-        idx = q if mode == "enable" else universe - q
-        return {names[i] for i in idx}
+        self.recs, self.trials, self.prog = recs, trials, prog
+        self.db = SessionDB(recs.store)
+        self.sid, self.spec = session["id"], trials.spec
+        self.names, self.n = trials.names, len(trials.names)
+        self.mode = self.spec.mode if self.spec.mode in ("enable", "disable") else "enable"
+        if self.spec.mode != self.mode:
+            self.spec.mode = self.mode
+            _update_spec(recs, self.sid, self.spec)
+        self.execution = _execution(self.spec)
+        self.conf = float(self.spec.confidence or 0.95)
+        self.pairs = self.n <= PAIRS_UP_TO
+        self.post = SetPosterior(self.n, pairs=self.pairs)
+        self.budget = self.spec.budget or default_budget(len(self.post.hyps))
+        self.known = {st.key: st for st in self.db.trials(self.sid)}
+        self.universe = frozenset(range(self.n))
+        # queries are in "culprit present" terms: the enabled set, or the disabled one
+        self.fail_q, self.pass_q = self.universe, frozenset()
+        self.runs = 0
+        self._replay()
 
-    def counts(st: Step) -> tuple[int, int, int]:
-        return counts_of(st)
+    # -- evidence ------------------------------------------------------------------
 
-    runs = 0
-    for st in known.values():
-        q = _query_of(st.key, trials.index, n, mode)
-        if q is None:
-            continue
-        b, g, s = counts(st)
-        runs += b + g + s
-        if spec.target and (b or g):
-            post.observe(q, b, g)
+    def enabled_of(self, q: frozenset) -> set[str]:
+        idx = q if self.mode == "enable" else self.universe - q
+        return {self.names[i] for i in idx}
 
-    def label(q):
-        return describe_set(enabled_of(q), names)
+    def label(self, q: frozenset) -> str:
+        return describe_set(self.enabled_of(q), self.names)
 
-    def run(q: frozenset, k: int, target: Target, snapshot: bool = True) -> Step:
-        nonlocal runs
-        key = key_of(enabled_of(q))
-        ((step, records),) = trials.run([trials.ask(key, enabled_of(q), label(q), replace(execution, repeat=k),
-                                                    target)])
-        merged = _merge(known.get(key), step)
+    def _observe(self, q: frozenset, step: Step) -> None:
+        """Count ``step``'s runs, and feed them to the posterior once the target is known."""
         b, g, s = counts_of(step)
-        runs += b + g + s
-        if spec.target and (b or g):
-            post.observe(q, b, g)
+        self.runs += b + g + s
+        if self.spec.target and (b or g):
+            self.post.observe(q, b, g)
+
+    def _replay(self) -> None:
+        """The session's recorded runs (a resumed session) into the run count and the posterior."""
+        index = self.trials.index
+        for st in self.known.values():
+            q = _query_of(st.key, index, self.n, self.mode)
+            if q is not None:
+                self._observe(q, st)
+
+    def _store(self, merged: Step, records: list, q: frozenset) -> None:
+        key = merged.key
+        # never shared with other sessions: a step's verdict here is a tally, not a verdict
+        self.db.record(self.sid, merged, f"flaky:{self.sid}:{key}", records)
+        self.known[key] = merged
+        self.prog.stepped(merged, self.label(q))
+
+    def run(self, q: frozenset, k: int, target: Target) -> Step:
+        """Run ``q`` ``k`` times; store its tally with the posterior after it."""
+        key = key_of(self.enabled_of(q))
+        ((step, records),) = self.trials.run([self.trials.ask(key, self.enabled_of(q), self.label(q),
+                                                              replace(self.execution, repeat=k), target)])
+        merged = _merge(self.known.get(key), step)
+        self._observe(q, step)
         mb, mg, ms = counts_of(merged)
         merged.verdict = Verdict.FLAKY if mb and mg else Verdict.BAD if mb else Verdict.GOOD if mg else Verdict.SKIP
         merged.reason = _evidence_words(mb, mg, ms)
-        if snapshot and spec.target:
-            merged.posterior = [[sorted(names[i] for i in post.hyps[h]), round(p, 6)] for h, p in post.top(5)]
+        if self.spec.target:
+            merged.posterior = [[sorted(self.names[i] for i in self.post.hyps[h]), round(p, 6)]
+                                for h, p in self.post.top(5)]
             merged.reason += f"; then P({' + '.join(merged.posterior[0][0])}) = {merged.posterior[0][1]:.3f}"
-        db.record(sid, merged, f"flaky:{sid}:{key}", records)
-        known[key] = merged
-        prog.stepped(merged, label(q))
+        self._store(merged, records, q)
         return merged
 
-    # the failing end defines the target (the first run that fails); then the calibration runs
-    if not spec.target:
-        probe = Target(match=spec.match, any_failure=True) if not spec.match else \
-            Target(match=spec.match)
-        ex0 = replace(execution, timeout=execution.timeout or ENDPOINT_TIMEOUT, repeat=1)
+    # -- phases --------------------------------------------------------------------
+
+    def calibrate(self) -> dict | None:
+        """Run the failing end until it shows the failure (its first failing run defines the target);
+        the refusal when it never does."""
+        from dbglog.bisect.flaky import MAX_END_RUNS
+
+        spec, q = self.spec, self.fail_q
+        probe = Target(match=spec.match) if spec.match else Target(match=spec.match, any_failure=True)
+        ex0 = replace(self.execution, timeout=self.execution.timeout or ENDPOINT_TIMEOUT, repeat=1)
+        key = key_of(self.enabled_of(q))
         while True:
-            key = key_of(enabled_of(fail_q))
-            st = known.get(key)
-            b, g, s = counts(st) if st else (0, 0, 0)
+            st = self.known.get(key)
+            b, g, s = counts_of(st) if st else (0, 0, 0)
             if b:
-                break
+                return None
             if b + g + s >= MAX_END_RUNS:
-                msg = (f"refused: {label(fail_q)} never showed the failure in {b + g + s} runs; nothing to "
+                msg = (f"refused: {self.label(q)} never showed the failure in {b + g + s} runs; nothing to "
                        "bisect (check the command, or --mode disable if all off is the failing end)")
-                return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": sid,
-                        "sets": [], "mode": mode, "flaky": True}
-            prog.running(label(fail_q) + " (failing end, until it fails)")
-            ((step, records),) = trials.run([trials.ask(key, enabled_of(fail_q), label(fail_q), ex0, probe, stop="bad")])
-            runs += sum(step.counts or [0])
+                return {"status": "refused", "exit_code": 2, "message": msg, "report": msg, "session": self.sid,
+                        "sets": [], "mode": self.mode, "flaky": True}
+            self.prog.running(self.label(q) + " (failing end, until it fails)")
+            ((step, records),) = self.trials.run([self.trials.ask(key, self.enabled_of(q), self.label(q), ex0, probe,
+                                                                  stop="bad")])
+            self.runs += sum(step.counts or [0])
             merged = _merge(st, step)
-            db.record(sid, merged, f"flaky:{sid}:{key}", records)
-            known[key] = merged
-            prog.stepped(merged, label(fail_q))
+            self._store(merged, records, q)
             if step.counts and step.counts[0]:
-                failing = [r for r in records if probe.judge(r)[0] == "bad"]
-                target, spec.step_timeout = calibrate(failing, match=spec.match,
-                                                                 any_failure=bool(spec.any_failure),
-                                                                 user_timeout=spec.timeout)
-                spec.target = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
-                _update_spec(recs, sid, spec)
-                execution = _execution(spec)
-                mb, mg, _ = counts_of(merged)
-                post.observe(fail_q, mb, mg)
-    target = _target(spec)
-    for q, want in ((fail_q, BAD_END_RUNS), (pass_q, 1)):
-        st = known.get(key_of(enabled_of(q)))
-        b, g, _ = counts(st) if st else (0, 0, 0)
-        if b + g < want:
-            prog.running(label(q) + " (calibration)")
-            run(q, want - b - g, target)
-    jobs = 1 if spec.in_place else max(1, int(spec.jobs))
-    while True:
-        v = verdict(post, confidence=conf, runs=runs, budget=budget)
-        if v.status != "running":
-            break
-        qs = post.next(jobs)
-        want: dict[frozenset, int] = {}
-        for q in qs:
-            want[q] = want.get(q, 0) + 1
-        for q, k in want.items():
-            h, ph = post.top(1)[0]
-            prog.running(label(q) + (f" ×{k}" if k > 1 else "") + f" · most probable "
-                         f"{' + '.join(sorted(names[i] for i in post.hyps[h]))} ({ph:.2f})")
-            run(q, k, target)
-    a, b = post.rates()
-    top = [{"set": sorted(names[i] for i in post.hyps[h]), "probability": round(p, 4)} for h, p in v.top]
-    best = top[0]
-    words = result_words([best["set"]], mode).rstrip(".")
-    rates = f"P(fail | culprit on) ≈ {a:.2f}, P(fail | off) ≈ {b:.2f}"
-    scope = "single toggles and pairs" if pairs else "single toggles (more than 64 toggles: pairs not considered)"
-    if v.status == "confident":
-        msg = (f"{words} — probability {best['probability']:.3f}, not certainty ({rates}; hypotheses: {scope}).")
-        status, code = "complete", 0
-    else:
-        msg = (f"Not established: the budget of {budget} runs was spent before any set reached probability "
-               f"{conf:g}. Most probable: " + "; ".join(f"{{{', '.join(t['set'])}}} {t['probability']:.3f}"
-                                                       for t in top[:4]) + f" ({rates}; hypotheses: {scope}).")
-        status, code = "budget_exhausted", 1
-    steps = db.trials(sid)
-    return {"status": status, "exit_code": code, "message": msg, "report": msg, "session": sid, "mode": mode,
-            "sets": [best["set"]] if code == 0 else [], "probability": best["probability"], "posterior": top,
-            "confidence": conf, "budget": budget, "rates": {"fail_if_bad": round(a, 4), "fail_if_good": round(b, 4)},
-            "trials": len(steps), "runs": runs, "target": target.describe(), "toggles": n, "flaky": True,
-            "rule": "posterior", "hypotheses": len(post.hyps)}
+                self._set_target([r for r in records if probe.judge(r)[0] == "bad"], merged)
+
+    def _set_target(self, failing: list, merged: Step) -> None:
+        """The first failing runs define the target and the step timeout (stored in the spec)."""
+        spec = self.spec
+        target, spec.step_timeout = calibrate(failing, match=spec.match, any_failure=bool(spec.any_failure),
+                                              user_timeout=spec.timeout)
+        spec.target = {k: getattr(target, k) for k in ("outcome", "signature", "match", "any_failure")}
+        _update_spec(self.recs, self.sid, spec)
+        self.execution = _execution(spec)
+        mb, mg, _ = counts_of(merged)
+        self.post.observe(self.fail_q, mb, mg)
+
+    def calibrate_ends(self, target: Target) -> None:
+        """The failing end to BAD_END_RUNS runs that count, the passing end to one."""
+        from dbglog.bisect.flaky import BAD_END_RUNS
+
+        for q, want in ((self.fail_q, BAD_END_RUNS), (self.pass_q, 1)):
+            st = self.known.get(key_of(self.enabled_of(q)))
+            b, g, _ = counts_of(st) if st else (0, 0, 0)
+            if b + g < want:
+                self.prog.running(self.label(q) + " (calibration)")
+                self.run(q, want - b - g, target)
+
+    def search(self, target: Target):
+        """Ask the posterior for the next runs (``jobs`` at a time) until its verdict is not "running"."""
+        from dbglog.bisect.bayes import verdict
+
+        jobs = 1 if self.spec.in_place else max(1, int(self.spec.jobs))
+        post, names = self.post, self.names
+        while True:
+            v = verdict(post, confidence=self.conf, runs=self.runs, budget=self.budget)
+            if v.status != "running":
+                return v
+            want: dict[frozenset, int] = {}
+            for q in post.next(jobs):
+                want[q] = want.get(q, 0) + 1
+            for q, k in want.items():
+                h, ph = post.top(1)[0]
+                self.prog.running(self.label(q) + (f" ×{k}" if k > 1 else "") + f" · most probable "
+                                  f"{' + '.join(sorted(names[i] for i in post.hyps[h]))} ({ph:.2f})")
+                self.run(q, k, target)
+
+    def finish(self, v, target: Target) -> dict:
+        a, b = self.post.rates()
+        names, conf, budget = self.names, self.conf, self.budget
+        top = [{"set": sorted(names[i] for i in self.post.hyps[h]), "probability": round(p, 4)} for h, p in v.top]
+        best = top[0]
+        words = result_words([best["set"]], self.mode).rstrip(".")
+        rates = f"P(fail | culprit on) ≈ {a:.2f}, P(fail | off) ≈ {b:.2f}"
+        scope = "single toggles and pairs" if self.pairs else \
+            "single toggles (more than 64 toggles: pairs not considered)"
+        if v.status == "confident":
+            msg = (f"{words} — probability {best['probability']:.3f}, not certainty ({rates}; hypotheses: {scope}).")
+            status, code = "complete", 0
+        else:
+            msg = (f"Not established: the budget of {budget} runs was spent before any set reached probability "
+                   f"{conf:g}. Most probable: " + "; ".join(f"{{{', '.join(t['set'])}}} {t['probability']:.3f}"
+                                                           for t in top[:4]) + f" ({rates}; hypotheses: {scope}).")
+            status, code = "budget_exhausted", 1
+        steps = self.db.trials(self.sid)
+        return {"status": status, "exit_code": code, "message": msg, "report": msg, "session": self.sid,
+                "mode": self.mode, "sets": [best["set"]] if code == 0 else [], "probability": best["probability"],
+                "posterior": top, "confidence": conf, "budget": budget,
+                "rates": {"fail_if_bad": round(a, 4), "fail_if_good": round(b, 4)},
+                "trials": len(steps), "runs": self.runs, "target": target.describe(), "toggles": self.n,
+                "flaky": True, "rule": "posterior", "hypotheses": len(self.post.hyps)}
+
+
+def _drive_flaky(recs, session: dict, trials: Trials, prog: Progress) -> dict:
+    f = _FlakyToggles(recs, session, trials, prog)
+    if not f.spec.target:
+        refused = f.calibrate()
+        if refused is not None:
+            return refused
+    target = _target(f.spec)
+    f.calibrate_ends(target)
+    return f.finish(f.search(target), target)
 
 
 # --- demo ---------------------------------------------------------------------------------

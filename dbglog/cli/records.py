@@ -115,7 +115,7 @@ def attempt():
 
 def edit_attempt_in_editor(initial: dict) -> dict:
     """Open $EDITOR on the attempt template; return the fields the user filled in."""
-    from dbglog.kb import mirror
+    from dbglog.core.markdown import scan_fields
 
     lines = ["# Fill in the fields; lines starting with '#' are ignored. Save and quit to record.", ""]
     for key, label in (("title", "Title"), ("hypothesis", "Hypothesis"), ("did", "What you did"),
@@ -127,7 +127,7 @@ def edit_attempt_in_editor(initial: dict) -> dict:
     body = [ln for ln in edited.split("\n") if not ln.startswith("# ")]
     labels = {"Title": "title", "Hypothesis": "hypothesis", "What you did": "did", "Result": "result",
               "Conclusion": "conclusion", "Outcome": "outcome"}
-    vals, _ = mirror.scan_fields(body, labels)
+    vals, _ = scan_fields(body, labels)
     return {k: v for k, v in vals.items() if v}
 
 

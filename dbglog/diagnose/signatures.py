@@ -1667,17 +1667,39 @@ _WORKER = (
 )
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time a process has used (Linux /proc); where it cannot be read, infinity (the wall clock rules)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, ValueError, IndexError):
+        return float("inf")
+
+
 def _user_matches_subprocess(rx: re.Pattern[str], text: str, budget: float) -> list[tuple[int, int, tuple]] | None:
     """Off the main thread (or with SIGALRM taken) a regex cannot be interrupted in-process: run it
-    in a child that is killed when the budget runs out. Offsets are in characters, as here."""
+    in a child that is killed when the budget runs out. Offsets are in characters, as here.
+
+    The budget is the child's CPU time: on a loaded machine its start-up alone can take a second of
+    wall clock, which says nothing about the pattern. The wall clock still bounds it (a starved machine)."""
     header = json.dumps([rx.pattern, rx.flags & ~re.UNICODE, _MAX_HITS]) + "\n"
     try:
         p = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WORKER], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return []
+    data = (header + text).encode("utf-8", "surrogatepass")
+    waited, bound = 0.0, max(30.0, 20 * budget)
     try:
-        out, _ = p.communicate((header + text).encode("utf-8", "surrogatepass"), timeout=budget + 0.5)
+        while True:
+            try:  # (a retried communicate keeps what it sent and read: the input is given once)
+                out, _ = p.communicate(None if waited else data, timeout=budget + 0.5)
+                break
+            except subprocess.TimeoutExpired:
+                waited += budget + 0.5
+                if _cpu_seconds(p.pid) >= budget or waited >= bound:
+                    raise
     except subprocess.TimeoutExpired:
         try:  # the worker leads its own session: its group is it (and anything it started)
             os.killpg(p.pid, _signal.SIGKILL)

@@ -8,8 +8,8 @@ What lives here, by layer (``tests/test_layers.py`` holds the rule; higher impor
   itself is ``dbglog.core.markdown``), ``store`` (schema, migrations, queries), ``sync`` (``logs/`` ↔
   database), ``merge`` (the git merge driver), ``sections`` (free sections, watched docs), ``search``
   (FTS5 + fuzzy rerank, "was this tried?"), ``present`` (shared row wording);
-- (1): ``story`` (an attempt's "what was done", from git only); ``model``, ``outcome`` and ``synonyms`` moved to ``dbglog.core`` (the
-  files here are shims for the branches that still import them).
+- (1): ``story`` (an attempt's "what was done", from git only). The records (``model``), ``outcome``,
+  ``synonyms`` and the markdown format are in ``dbglog.core``.
 
 May import: ``dbglog.util``, ``dbglog.core`` and ``dbglog.docreader`` (the importer reads people's markdown).
 One call goes sideways: opening a workspace (``records.Records``) restores files a killed in-place bisection

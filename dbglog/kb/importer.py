@@ -41,7 +41,7 @@ from dbglog.core import model
 from dbglog.util import redact
 from dbglog.util.fsutil import sha256_hex
 from dbglog.util.errors import DbglogError
-from dbglog.kb.mirror import ParseError
+from dbglog.core.markdown import ParseError
 from dbglog.core.model import Difference, Investigation, NextStep
 
 MAX_BYTES = 8 * 1024 * 1024  # a debug doc is kilobytes; anything this big is a mistake (a log dump)
@@ -89,7 +89,7 @@ def decode(data: bytes, shown: str) -> str:
 
 # --- parsing --------------------------------------------------------------------------
 # Foreign documents are read by dbglog.docreader (markdown-it tokens, lossless by verification);
-# dbglog's own canonical files by mirror.parse.
+# dbglog's own canonical files by core.markdown's parse.
 
 Parsed, Skipped = docreader.Parsed, docreader.Skipped
 
@@ -108,11 +108,12 @@ def parse_document(text: str, path: str = "<text>", corrections=None,
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
-    from dbglog.kb import mirror, sync
+    from dbglog.core.markdown import parse
+    from dbglog.kb import sync
 
     try:
         sync.check_markers(text, path)
-        inv = mirror.parse(text, path)
+        inv = parse(text, path)
     except ParseError:
         return None
     if not model.ID_RE.match(inv.id):
@@ -138,7 +139,7 @@ def source_name(path: Path, root: Path) -> str:
 
 def check_roundtrip(p: Parsed, source: str) -> None:
     """What we store must render to markdown that parses back to the same thing."""
-    from dbglog.kb import mirror
+    from dbglog.core import markdown
 
     if p.verified:
         return  # the reader rendered and parsed it back already
@@ -147,7 +148,7 @@ def check_roundtrip(p: Parsed, source: str) -> None:
     inv.id = inv.id or "20000101-import-check-0000"
     inv.created = inv.created or "2000-01-01T00:00:00Z"
     inv.updated = inv.updated or inv.created
-    back = mirror.parse(mirror.render(inv), source)
+    back = markdown.parse(markdown.render(inv), source)
     if back != inv:
         raise ParseError("this investigation cannot be stored faithfully (please report this as a dbglog bug)",
                          source, p.line)

@@ -147,10 +147,10 @@ def merge(base: Investigation | None, ours: Investigation, theirs: Investigation
 
 def merge_texts(base: str | None, ours: str, theirs: str) -> MergeResult:
     """Parse the three versions of a mirror file and merge them (ParseError if one is not ours)."""
-    from dbglog.kb import mirror
+    from dbglog.core.markdown import parse
 
-    b = mirror.parse(base, "base") if base and base.strip() else None
-    return merge(b, mirror.parse(ours, "ours"), mirror.parse(theirs, "theirs"))
+    b = parse(base, "base") if base and base.strip() else None
+    return merge(b, parse(ours, "ours"), parse(theirs, "theirs"))
 
 
 

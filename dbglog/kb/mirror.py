@@ -2,11 +2,9 @@
 ``.dbglog/templates/investigation.md.j2`` exists, else the packaged layout in plain Python) and the check
 that such a file reads back as the investigation.
 
-The format itself (field encoding, tables, ``render_default``, ``parse``) moved to
+The format itself (field encoding, tables, ``render_default``, ``parse``, ``ParseError``) is
 ``dbglog/core/markdown.py``, a bottom layer both ``kb`` and ``docreader`` read without importing each
-other. Its names are re-exported here as a thin shim for this session only (other helpers' branches
-still call ``mirror.parse`` / ``mirror.ParseError`` / ``mirror.split_row``); the lead removes the
-re-export once they say ``dbglog.core.markdown``. Edit the format there, never here.
+other: import those names from there (this module re-exports none of them). Edit the format there.
 """
 
 from __future__ import annotations
@@ -15,11 +13,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from dbglog.core.markdown import *  # noqa: F403 (the shim: the format's names, as they always were here)
-from dbglog.core.markdown import (DEFAULT_LABELS, STATUS_LABELS, Investigation, _flat, block, diff_section_lines,
-                                  files_lines, heading_safe, parse, provenance_lines, render_default, render_field,
-                                  scalar,
-                                  steps_section_lines, yaml_list, yaml_str)
+from dbglog.core import markdown as fmt
+from dbglog.core.model import Investigation
 from dbglog.util.errors import DbglogError
 
 
@@ -46,25 +41,25 @@ def _template(override_dir: str | None, cache_dir: str | None = None):
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(
-        field=lambda value, label, style="inline": render_field(label, value, style),
-        heading=lambda s: s if heading_safe(s) else _flat(s),
-        heading_safe=heading_safe,
-        block=block,
-        provenance=lambda a: provenance_lines(a),
+        field=lambda value, label, style="inline": fmt.render_field(label, value, style),
+        heading=lambda s: s if fmt.heading_safe(s) else fmt._flat(s),
+        heading_safe=fmt.heading_safe,
+        block=fmt.block,
+        provenance=lambda a: fmt.provenance_lines(a),
     )
     env.globals.update(
-        field=render_field,
-        block=block,
-        scalar=scalar,
-        files=files_lines,
-        yaml_list=yaml_list,
-        yaml_str=yaml_str,
-        heading_safe=heading_safe,
-        flat=_flat,
-        diff_lines=diff_section_lines,
-        steps_lines=steps_section_lines,
-        status_label=lambda s: STATUS_LABELS.get(s, s),
-        default_labels=DEFAULT_LABELS,
+        field=fmt.render_field,
+        block=fmt.block,
+        scalar=fmt.scalar,
+        files=fmt.files_lines,
+        yaml_list=fmt.yaml_list,
+        yaml_str=fmt.yaml_str,
+        heading_safe=fmt.heading_safe,
+        flat=fmt._flat,
+        diff_lines=fmt.diff_section_lines,
+        steps_lines=fmt.steps_section_lines,
+        status_label=lambda s: fmt.STATUS_LABELS.get(s, s),
+        default_labels=fmt.DEFAULT_LABELS,
     )
     return env.get_template("investigation.md.j2")
 
@@ -81,11 +76,11 @@ def templates_dir() -> Path:
 def render(inv: Investigation, override_dir: Path | None = None, cache_dir: Path | None = None) -> str:
     """The canonical markdown; ``override_dir`` holds user templates, ``cache_dir`` compiled ones.
 
-    Without a user template, ``render_default`` writes the packaged template's output in plain
+    Without a user template, ``core.markdown.render_default`` writes the packaged template's output in plain
     Python: importing jinja2 alone costs ~20 ms of every recording command (bench/agent_bench.py).
     tests/test_startup.py holds the two byte for byte equal over the corpus and generated records."""
     if not (override_dir and override_dir.is_dir() and any(override_dir.iterdir())):
-        return render_default(inv)
+        return fmt.render_default(inv)
     # A user template is code of the user's: its errors are one line, not an internal error.
     try:
         return render_jinja(inv, override_dir, cache_dir)
@@ -101,7 +96,7 @@ def check_reads_back(inv: Investigation, text: str, override_dir: Path | None) -
     if not (override_dir and override_dir.is_dir() and any(override_dir.iterdir())):
         return  # the packaged template: parse(render(x)) == x is a tested property
     try:
-        back = parse(text, "template check")
+        back = fmt.parse(text, "template check")
     except Exception:  # noqa: BLE001 (any failure to read it back is the same answer)
         back = None
     if back != inv:

@@ -403,11 +403,18 @@ def links_warning(links: list[str]) -> str | None:
 
 
 def _mirror():
-    """The mirror module, imported when a file is read or written: the stat pass that runs before
-    every command does not need it (nor its jinja2 and hashlib)."""
+    """The mirror module, imported when a file is written: the stat pass that runs before every
+    command does not need it (nor its jinja2 and hashlib)."""
     from dbglog.kb import mirror
 
     return mirror
+
+
+def _parse(text: str, rel: str):
+    """A mirror file read as an investigation (the format's parser, imported when a file is read)."""
+    from dbglog.core.markdown import parse
+
+    return parse(text, rel)
 
 
 def sha256(data: bytes) -> str:
@@ -497,7 +504,7 @@ class _Pass:
                 return
         text = read_text(path, rel)
         check_markers(text, rel)
-        inv = _mirror().parse(text, rel)
+        inv = _parse(text, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
@@ -692,7 +699,7 @@ def reindex(store: Store, ws: Workspace, force: bool = False, rewrite_dirty: boo
             continue  # someone else's markdown in logs/
         text = read_text(ws.root / rel, rel)
         check_markers(text, rel)
-        inv = _mirror().parse(text, rel)
+        inv = _parse(text, rel)
         if redact.clean_record(inv):
             parsed_dirty = parsed_dirty | {rel}
         if inv.id in by_id:
@@ -785,7 +792,7 @@ def _doctor_file(ws: Workspace, rel: str, row, ids: set, seen: dict, add) -> Non
     except (OSError, DbglogError) as e:
         add("unreadable", rel, str(e))
         return
-    for kind, check in (("conflict-markers", check_markers), ("parse-error", _mirror().parse)):
+    for kind, check in (("conflict-markers", check_markers), ("parse-error", _parse)):
         try:
             inv = check(text, rel)
         except DbglogError as e:
