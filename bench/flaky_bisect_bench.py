@@ -1,6 +1,7 @@
 """Flaky history bisection: dbglog's probabilistic search against a hand-written ``git bisect run``.
 
-    python bench/flaky_bisect_bench.py [--seeds 20] [--shapes issue,hang,cells,toggles] [--sizes 128,1024] [--json]
+    python bench/flaky_bisect_bench.py [--seeds 20] [--shapes issue,hang,cells,toggles] [--sizes 128,1024]
+                                       [--known-rate] [--earlier N] [--json]
 
 Both tools run on the same simulated histories in the same run (same culprit, same build breaks,
 same random stream per draw):
@@ -24,6 +25,16 @@ Shapes (all: P(fail | good) = 0 -- a good build never shows the hunted failure):
 * ``toggles``: a toggle search on a deterministic repro (14 suspects): the search's runs against
   the confirmation's, adaptive against 3 runs per check.
 
+``--known-rate`` adds a reference row ``known``: the same engine given P(fail | bad) up front (a
+prior worth 1,000 runs at the true rate).  No real bisection knows it; the row shows how much of
+dbglog's cost is learning the rate, the thing the hand script's "6 tries" assumes.
+
+``--earlier N`` adds a row ``earlier``: ``bisect git --flaky`` as it starts in an investigation
+that already holds N runs of the same command at the bad end (``dbglog run --repeat N --attempt
+baseline``, on a clean checkout of it).  Those runs are evidence of P(fail | bad) and give the
+target, so the bad end is not run first; they are not counted as the bisection's runs (the hand
+script's author had run the repro too, to choose "6 tries").  Drawn from their own stream.
+
 Columns: ``right`` = the answer is the culprit (or git's list of it and untestable commits);
 ``conf.wrong`` = a wrong answer given as the answer (dbglog: at >= the confidence; the hand script
 gives every answer as certain); mean and 90th-percentile runs of the repro (build breaks included).
@@ -42,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from dbglog.bisect.bayes import FlakyHistory  # noqa: E402
+from dbglog.bisect.bayes import FlakyHistory, RatePrior  # noqa: E402
 from dbglog.bisect.flaky import BAD_END_RUNS, GOOD_END_RUNS, default_budget  # noqa: E402
 from git_bisect_sim import git_bisect_run  # noqa: E402
 
@@ -87,9 +98,15 @@ def hand(n: int, culprit: int, breaks: set[int], a: float, rng: random.Random) -
     return {"right": ok, "wrong_confident": not ok, "runs": runs}
 
 
-def dbglog(n: int, culprit: int, breaks: set[int], a: float, rng: random.Random, confidence: float) -> dict:
+def dbglog(n: int, culprit: int, breaks: set[int], a: float, rng: random.Random, confidence: float,
+           known: bool = False, earlier: tuple[int, int] = (0, 0)) -> dict:
+    """``known``: the reference row -- the same engine told P(fail | bad) (a prior of 1,000 runs at
+    the true rate), which no real bisection has; it shows what learning the rate costs."""
+    rates = RatePrior((1000 * a, 1000 * (1 - a)), RatePrior.line().good) if known else None
     fh = FlakyHistory(n, confidence=confidence, budget=default_budget(n), bad_end_runs=BAD_END_RUNS,
-                      good_end_runs=GOOD_END_RUNS)
+                      good_end_runs=GOOD_END_RUNS, rates=rates)
+    if earlier[1]:
+        fh.earlier(earlier[0], earlier[1] - earlier[0])
     while not fh.done:
         for pos in fh.next_runs():
             if pos in breaks:  # the build break: one run, then the commit is skipped
@@ -103,14 +120,23 @@ def dbglog(n: int, culprit: int, breaks: set[int], a: float, rng: random.Random,
     return {"right": ok, "wrong_confident": fh.status == "confident" and not ok, "runs": fh.runs}
 
 
-def shape_rows(label: str, n: int, breaks: int, near: int, a: float, seeds: int, confidence: float) -> dict:
-    rows = {"hand": [], "dbglog": []}
+def shape_rows(label: str, n: int, breaks: int, near: int, a: float, seeds: int, confidence: float,
+               known: bool = False, earlier: int = 0) -> dict:
+    rows = {"hand": [], "dbglog": []} | ({"known": []} if known else {}) | ({"earlier": []} if earlier else {})
     for s in range(seeds):
         c, br, rng = history(n, breaks, near, 7919 * n + s)
+        before = random.Random(104729 * n + s)  # the runs made before the bisection: their own stream
+        ran = sum(before.random() < a for _ in range(earlier))
         state = rng.getstate()
         rows["hand"].append(hand(n, c, br, a, rng))
         rng.setstate(state)
         rows["dbglog"].append(dbglog(n, c, br, a, rng, confidence))
+        if known:
+            rng.setstate(state)
+            rows["known"].append(dbglog(n, c, br, a, rng, confidence, known=True))
+        if earlier:
+            rng.setstate(state)
+            rows["earlier"].append(dbglog(n, c, br, a, rng, confidence, earlier=(ran, earlier)))
     out = {"shape": label, "commits": n, "build_breaks": breaks, "p_fail_bad": a, "seeds": seeds}
     for tool, rs in rows.items():
         runs = sorted(r["runs"] for r in rs)
@@ -160,6 +186,10 @@ def main() -> None:
     ap.add_argument("--sizes", default="128,1024")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--known-rate", action="store_true",
+                    help="add a reference row 'known': the same engine told P(fail | bad), which no real run has")
+    ap.add_argument("--earlier", type=int, default=0, metavar="N",
+                    help="add a row 'earlier': dbglog given N runs of the bad end made before the bisection")
     args = ap.parse_args()
     plan = []
     shapes = args.shapes.split(",")
@@ -173,12 +203,12 @@ def main() -> None:
     if not args.json:
         print(f"{'shape':36} {'P(f|bad)':>8} | {'tool':6} {'right':>7} {'conf.wrong':>10} {'mean':>6} {'p90':>5}")
     for label, n, breaks, near, a in plan:
-        r = shape_rows(label, n, breaks, near, a, args.seeds, args.confidence)
+        r = shape_rows(label, n, breaks, near, a, args.seeds, args.confidence, args.known_rate, args.earlier)
         out.append(r)
         if not args.json:
-            for tool in ("hand", "dbglog"):
+            for tool in [t for t in ("hand", "dbglog", "known", "earlier") if t in r]:
                 t = r[tool]
-                print(f"{label if tool == 'hand' else '':36} {a if tool == 'hand' else '':>8} | {tool:6} "
+                print(f"{label if tool == 'hand' else '':36} {a if tool == 'hand' else '':>8} | {tool:7} "
                       f"{t['right']:>3}/{args.seeds:<3} {t['confidently_wrong']:>10} {t['mean_runs']:>6} "
                       f"{t['p90_runs']:>5}", flush=True)
     if "toggles" in shapes:

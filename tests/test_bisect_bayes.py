@@ -174,3 +174,12 @@ def test_parallel_rounds_still_converge_and_verify_the_culprit_and_its_parent():
     assert right >= 18
     single = [run_history(64, 0.5, 0.0, 500 + s)[1] for s in range(20)]
     assert sum(rounds) < 0.6 * sum(single)  # 4 runs a round: far fewer rounds than single runs
+
+
+def test_earlier_runs_of_the_bad_end_are_evidence_at_no_cost_and_spare_its_calibration():
+    cold = FlakyHistory(64)
+    assert cold.next_runs() == [63]  # the bad end first, until it fails
+    fh = FlakyHistory(64)
+    fh.earlier(3, 5)  # the investigation's runs at the bad end: 3 of 8 failed
+    assert fh.runs == 0 and fh.next_runs() != [63]
+    assert fh.post.counts(63) == (3, 8) and 0.3 < fh.post.rates()[0] < 0.5

@@ -234,3 +234,17 @@ def test_flaky_trials_headline_states_only_what_was_established(ws):
     res = json.loads(p.stdout)
     assert "only together" not in res["message"]
     assert res["sets"] == [["X"]] or res["exit_code"] != 0
+
+
+def test_flaky_git_counts_the_investigations_earlier_runs_at_the_bad_end_and_does_not_rerun_it(tmp_path):
+    repo, shas, cmd = setup(tmp_path, rate=0.5, culprit=19, seed=1)
+    run_cli("new", "Intermittent ValueError", "--no-env", cwd=repo)
+    assert run_cli("run", "-q", "--repeat", "6", "--attempt", "baseline", "--", *cmd, cwd=repo).returncode == 1
+    earlier = {r["id"] for r in db_rows(repo, "SELECT id FROM runs")}
+    p, res = bisect_git(repo, cmd, "--good", shas[0], "--bad", "HEAD", "--flaky")
+    assert p.returncode == 0, p.stderr
+    assert res["status"] == "found" and res["first_bad"]["commit"] == shas[19]
+    assert any("6 earlier run(s) of this command at the bad end" in n for n in res["notes"]), res["notes"]
+    # the bad end's failure rate and the target come from those runs: the search never ran it first
+    assert res["steps"][0]["commit"] != shas[-1], res["steps"][0]
+    assert not earlier & {r for s in res["steps"] for r in s.get("runs", [])}

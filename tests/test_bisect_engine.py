@@ -395,7 +395,7 @@ HISTORY_SPECS = st.builds(
     good_labels=st.lists(_word, max_size=3), size_hint=st.none() | st.integers(1, 40),
     candidates=st.none() | st.integers(0, 10**6), notes=st.lists(_word, max_size=2),
     calibrated=st.none() | st.fixed_dictionaries({"target": _target.filter(bool), "timeout": _secs}),
-    recorded=_opt_word, extra=_extra)
+    recorded=_opt_word, earlier=st.none() | st.lists(_opt_word.filter(bool), max_size=3), extra=_extra)
 TOGGLE_SPECS = st.builds(
     ToggleSpec, **_step, count=_opt_word, from_diffs=st.sampled_from([None, ""]),
     mode=st.sampled_from(["auto", "enable", "disable"]), max_sets=st.none() | st.integers(1, 9),
@@ -412,7 +412,8 @@ TOGGLE_SPECS = st.builds(
 HISTORY_KEYS = {"repo", "cwd_rel", "bad", "bad_ref", "goods", "good_labels", "cmd", "build", "timeout", "grace",
                 "repeat", "jobs", "launcher", "match", "any_failure", "first_parent", "captures", "on_hang",
                 "size_hint", "candidates", "notes", "calibrated", "recorded", "max_steps", "scratch", "server",
-                "ready", "ready_timeout", "idle_timeout", "shared_cache", "flaky", "rate", "confidence", "escalate"}
+                "ready", "ready_timeout", "idle_timeout", "shared_cache", "flaky", "rate", "confidence", "escalate",
+                "earlier"}
 TOGGLE_KEYS = {"toggles", "root", "cwd", "files", "in_place", "jobs", "mode", "count", "from_diffs", "search",
                "execution", "user_timeout", "match", "any_failure", "bad_if_any", "scratch", "flaky", "confidence",
                "budget", "argv"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -92,7 +91,7 @@ def test_the_readme_is_a_short_front_door_whose_test_command_ci_runs():
     assert re.search(r"^\$ dbglog \w+", readme, re.M)  # a real command with its output
 
 
-@pytest.mark.skipif(shutil.which("mkdocs") is None and importlib.util.find_spec("mkdocs") is None,
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None,
                     reason="mkdocs is not installed (pip install '.[docs]'); .ci/run installs it")
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     p = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],

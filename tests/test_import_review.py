@@ -2,10 +2,45 @@
 changing anything, and the corrected checklist taken back -- exactly the ticked attempts, with the outcomes
 and titles as corrected, and still every line of the document kept."""
 
+import json
+
 import pytest
 
 from conftest import run_cli_inproc
 from import_thread_doc import THREAD_DOC, as_json, investigations, lost_lines, mirror_files, write_doc
+
+# The thread doc with a paragraph whose middle sentence is a guess at best: the one unit the review asks about.
+REVIEW_DOC = THREAD_DOC + """
+## Notes from the week
+
+The driver got an update on Tuesday. Maybe the cable swap helped somewhat, hard to say. The logs looked cleaner.
+"""
+UNSURE_LINE = THREAD_DOC.count("\n") + 4
+
+# A protocol-style doc: header fields, a labelled attempt, a next-steps list, and one uncertain sentence.
+PROTOCOL_DOC = """\
+# Kernel replay crashes the profiler
+
+**Status:** Investigating
+**Symptom:** ncu exits with an illegal address when replaying the GEMM kernel.
+
+## Attempts
+
+### Attempt 1: Profile with range replay
+**Hypothesis:** Kernel replay restores memory wrongly.
+**What we did:** Ran ncu with `--replay-mode range`.
+**Result:** Same crash, maybe a little later.
+**Conclusion:** Replay mode is not it.
+
+## Notes
+
+Perhaps the newer driver helped a bit, not sure.
+
+## What to try next
+
+1. Collect fewer metrics.
+2. Remove `__launch_bounds__` from the kernel.
+"""
 
 LABELS = {"action", "result", "action_result", "proposal", "request", "plan", "boilerplate", "context"}
 
@@ -68,21 +103,43 @@ def review_rows(text: str) -> dict[str, str]:
 
 
 def test_review_writes_a_checklist_beside_the_document_and_changes_nothing(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     data = as_json(cli(ws, "import", "--review", doc, "--json"))
     review = tmp_path / "notes.md.review.md"
-    assert data == {"review": str(review), "source": str(doc)}
+    assert data == {"review": str(review), "source": str(doc), "kept": False}  # (no review applied before)
     text = review.read_text()
     assert text.splitlines()[0].startswith(f"<!-- dbglog review: {doc} sha:")
     rows = review_rows(text)
     assert rows["9-9"].startswith("- [x] lines 9-9 · worked · ")
     assert rows["10-10"].startswith("- [x] lines 10-10 · failed · ")
     assert rows["17-21"].startswith("- [x] lines 17-21 · worked · ") and " · by bob · " in rows["17-21"]
-    assert "## Not sure (not imported unless ticked)" in text
-    unsure = text.split("## Not sure")[1]
-    assert all(ln.startswith("- [ ] ") for ln in unsure.splitlines() if ln.startswith("- ["))
+    unsure = review_rows(text.split("## Not sure (not imported unless ticked)")[1])
+    assert list(unsure) == [f"{UNSURE_LINE}-{UNSURE_LINE}"] and "cable swap" in unsure[f"{UNSURE_LINE}-{UNSURE_LINE}"]
+    assert all(ln.startswith("- [ ] ") for ln in unsure.values())
     assert investigations(ws) == 0 and mirror_files(ws) == []
-    assert doc.read_text() == THREAD_DOC
+    assert doc.read_text() == REVIEW_DOC
+
+
+def test_not_sure_lists_only_uncertain_units_that_no_structure_attempt_or_step_took(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, PROTOCOL_DOC)
+    cli(ws, "import", "--review", doc, check=0)
+    read, unsure = (tmp_path / "notes.md.review.md").read_text().split("## Not sure (not imported unless ticked)")
+    assert list(review_rows(read)) == ["8-13"]  # the protocol attempt, its fields inside it
+    # Not the status field (line 3), not a next-steps item (20, 21): only the sentence nothing took.
+    assert list(review_rows(unsure)) == ["16-16"] and "newer driver" in unsure
+
+
+def test_a_status_field_that_says_more_than_the_status_is_not_offered_as_unsure(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC.replace("**Status:** Open\n", "**Status:** Open, cause not found yet.\n"))
+    cli(ws, "import", "--review", doc, check=0)
+    unsure = (tmp_path / "notes.md.review.md").read_text().split("## Not sure (not imported unless ticked)")[1]
+    assert list(review_rows(unsure)) == [f"{UNSURE_LINE}-{UNSURE_LINE}"]  # not line 3
+
+
+def test_a_review_of_a_doc_read_with_certainty_has_no_not_sure_list(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    assert "## Not sure" not in (tmp_path / "notes.md.review.md").read_text()
 
 
 def parse_row(row: str) -> tuple:
@@ -117,7 +174,7 @@ def corrected_review(ws, cli, doc) -> tuple:
 
 
 def test_apply_review_imports_exactly_the_ticked_attempts_as_corrected_and_loses_no_line(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     review, want = corrected_review(ws, cli, doc)
     assert ([17, 21], "worked", "`VLLM_ATTENTION_BACKEND=XFORMERS`", "bob") in want
     assert any(title == "My own title for it" for _, _, title, _ in want)
@@ -128,7 +185,7 @@ def test_apply_review_imports_exactly_the_ticked_attempts_as_corrected_and_loses
     got = sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in inv["attempt_list"])
     assert got == want
     [mirror] = mirror_files(ws)
-    assert lost_lines(THREAD_DOC, mirror.read_text()) == []
+    assert lost_lines(REVIEW_DOC, mirror.read_text()) == []
     shown = as_json(cli(ws, "show", inv["id"], "--json"))
     assert sorted((a["source_lines"], a["outcome"], a["title"], a["who"]) for a in shown["attempts"]) == want
     # The same review again changes nothing.
@@ -146,9 +203,9 @@ def test_apply_review_finds_its_document_from_another_directory(ws, cli, tmp_pat
 
 
 def test_a_review_whose_document_changed_since_is_refused_and_nothing_written(ws, cli, tmp_path):
-    doc = write_doc(tmp_path)
+    doc = write_doc(tmp_path, REVIEW_DOC)
     review, _ = corrected_review(ws, cli, doc)
-    doc.write_text(THREAD_DOC.replace("torch 2.3.1", "torch 2.3.0"))
+    doc.write_text(REVIEW_DOC.replace("torch 2.3.1", "torch 2.3.0"))
     p = cli(ws, "import", "--apply-review", review, check=2)
     assert p.stderr.count("\n") == 1 and "changed since" in p.stderr and "--review" in p.stderr
     assert p.stdout == "" and investigations(ws) == 0 and mirror_files(ws) == []
@@ -170,6 +227,18 @@ def test_a_malformed_row_is_refused_with_its_file_and_line(ws, cli, tmp_path, ba
     p = cli(ws, "import", "--apply-review", review, check=2)
     assert p.stderr.startswith(f"dbglog: {review}:{at + 1}: ") and says in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1 and investigations(ws) == 0 and mirror_files(ws) == []
+
+
+@pytest.mark.parametrize("extra, says", [
+    ("- [x] lines 90-95 · worked · 0.70 · past the end", "runs past the end of"),
+])
+def test_a_ticked_row_that_cannot_be_meant_is_refused(ws, cli, tmp_path, extra, says):
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text() + extra + "\n")
+    p = cli(ws, "import", "--apply-review", review, check=2)
+    assert says in p.stderr and p.stderr.count("\n") == 1 and investigations(ws) == 0 and mirror_files(ws) == []
 
 
 def test_a_file_that_is_not_a_review_is_refused(ws, cli, tmp_path):
@@ -209,3 +278,287 @@ def test_a_review_file_is_never_imported_as_a_debug_doc(ws, cli, tmp_path):
     assert "is a review" in p.stderr and f"--apply-review {review}" in p.stderr and investigations(ws) == 0
     data = as_json(cli(ws, "import", notes, "--json"))  # a directory: the review beside the doc is not read
     assert [i["title"] for i in data["investigations"]] == ["vLLM crashes with illegal memory access on A100"]
+
+
+# --- a review, kept: a later plain import of the same document applies it again ---------------------------
+
+
+def attempts_of(data: dict) -> list[tuple]:
+    return sorted((a["source_lines"], a["outcome"], a["title"], a["who"])
+                  for i in data["investigations"] for a in i["attempt_list"])
+
+
+def test_a_plain_reimport_after_apply_review_keeps_the_corrections(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    applied = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert applied["reviews"] == [{"source": str(doc), "file": str(doc), "review": "applied", "attempts": len(want),
+                                   "changed_since_review": False, "dropped": [], "unreadable": []}]
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"]
+    assert attempts_of(again) == want
+    assert again["reviews"] == [{"source": str(doc), "file": str(doc), "review": "kept", "attempts": len(want),
+                                 "changed_since_review": False, "dropped": [], "unreadable": []}]
+    out = cli(ws, "import", doc, check=0).stdout
+    assert f"reviewed  {doc}: {len(want)} attempt(s) as its applied review set them" in out
+    assert not [ln for ln in out.splitlines() if ln.startswith(("dropped ", "changed "))]
+    shown = as_json(cli(ws, "show", applied["investigations"][0]["id"], "--json"))
+    assert "## Import review" not in [s["heading"] for s in shown["sections"]]  # bookkeeping: not shown
+
+
+def test_a_plain_import_of_a_document_never_reviewed_says_nothing_of_reviews(ws, cli, tmp_path):
+    data = as_json(cli(ws, "import", write_doc(tmp_path), "--json"))
+    assert data["reviews"] == [] and len(data["investigations"][0]["attempt_list"]) == 4
+    assert "## Import review" not in mirror_files(ws)[0].read_text()
+
+
+def test_a_kept_review_lives_in_the_mirror_so_a_database_rebuilt_from_logs_still_applies_it(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    assert "\n## Import review\n" in mirror.read_text()
+    cli(ws, "reindex", "--force", check=0)  # the database from logs/ alone, as a teammate's clone has it
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+
+
+def test_a_correction_whose_lines_no_longer_hold_its_text_is_dropped_with_one_line_and_the_others_follow_their_text(
+        ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [changed] = [w for w in want if w[0] == [10, 10]]  # the attempt whose outcome the person corrected
+    doc.write_text(REVIEW_DOC.replace("**Status:** Open\n", "**Status:** Open\n\nSeen on two hosts.\n")  # 2 lines in
+                   .replace("torch 2.3.1; still", "torch 2.3.0; still"))
+    out = cli(ws, "import", doc, check=0).stdout
+    dropped = [ln for ln in out.splitlines() if ln.startswith("dropped ")]
+    assert len(dropped) == 1 and f"{doc} lines 10-10" in dropped[0] and "--review" in dropped[0]
+    assert any(ln.startswith(f"changed   {doc} since its review") for ln in out.splitlines())
+    data = as_json(cli(ws, "import", doc, "--json"))
+    [r] = data["reviews"]
+    assert r["dropped"] == [{"source_lines": [10, 10], "title": changed[2], "outcome": changed[1], "who": ""}]
+    assert r["changed_since_review"] is True
+    moved = sorted(([a + 2, b + 2], o, t, w) for (a, b), o, t, w in want if [a, b] != [10, 10])
+    assert attempts_of(data) == moved  # the rest kept, where their text now stands
+    assert "lines 10-10 · " in mirror_files(ws)[0].read_text().split("## Import review")[1]  # kept until reviewed
+    assert lost_lines(doc.read_text(), mirror_files(ws)[0].read_text()) == []
+
+
+def test_a_new_review_applied_replaces_the_kept_one(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, _ = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    cli(ws, "import", "--review", doc, check=0)
+    text = review.read_text()
+    review.write_text("\n".join(ln.replace("- [x]", "- [ ]", 1) if "lines 17-21" not in ln else ln
+                                for ln in text.split("\n")))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert data["reviews"][0]["review"] == "applied"
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [a[0] for a in attempts_of(again)] == [[17, 21]] and again["reviews"][0]["attempts"] == 1
+
+
+def test_a_review_of_another_document_is_refused_and_nothing_written(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    other = write_doc(tmp_path, THREAD_DOC.replace("A100", "H100"), name="other.md")
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    p = cli(ws, "import", "--apply-review", review, other, check=2)
+    assert p.stderr.count("\n") == 1 and f"is a review of {doc}, not of {other}" in p.stderr
+    assert p.stdout == "" and investigations(ws) == 0 and mirror_files(ws) == []
+
+
+def test_a_missing_review_or_a_review_whose_document_is_gone_is_one_line(ws, cli, tmp_path):
+    p = cli(ws, "import", "--apply-review", tmp_path / "nowhere.review.md", check=2)
+    assert p.stderr.count("\n") == 1 and "nowhere.review.md" in p.stderr and "Traceback" not in p.stderr
+    doc = write_doc(tmp_path)
+    cli(ws, "import", "--review", doc, check=0)
+    doc.unlink()
+    p = cli(ws, "import", "--apply-review", tmp_path / "notes.md.review.md", "--json", check=2)
+    assert p.stderr.count("\n") == 1 and "notes.md: no such file" in p.stderr and investigations(ws) == 0
+    assert json.loads(p.stdout) == {"error": p.stderr[len("dbglog: "):].strip()}  # --json: the error as JSON too
+
+
+def test_apply_review_after_a_plain_import_removes_the_attempts_it_unticked_unless_edited_since(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    inv = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    by_lines = {tuple(a["source_lines"]): a["number"] for a in inv["attempt_list"]}
+    edited = by_lines[(11, 11)]
+    cli(ws, "attempt", "edit", str(edited), "-i", inv["id"], "--result", "again with a newer compiler, same", check=0)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text().replace("- [x] lines 9-9 ", "- [ ] lines 9-9 ")
+                      .replace("- [x] lines 11-11 ", "- [ ] lines 11-11 "))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    [r] = data["investigations"]
+    assert (r["action"], r["id"]) == ("update", inv["id"])
+    assert sorted((u["number"], u["removed"]) for u in r["unticked"]) == sorted([(by_lines[(9, 9)], True),
+                                                                                 (edited, False)])
+    shown = as_json(cli(ws, "show", inv["id"], "--json"))
+    assert sorted(tuple(a["source_lines"]) for a in shown["attempts"]) == [(10, 10), (11, 11), (17, 21)]
+    assert lost_lines(THREAD_DOC, mirror_files(ws)[0].read_text()) == []  # the removed one's line is text now
+    out = cli(ws, "import", "--apply-review", review, check=0).stdout
+    assert f"attempt {edited} (lines 11-11)" in out and f"dbglog attempt delete {edited} -i {inv['id']}" in out
+
+
+def test_a_second_review_starts_from_the_review_applied_before(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    doc.write_text(REVIEW_DOC.replace("torch 2.3.1; still", "torch 2.3.0; still"))
+    assert as_json(cli(ws, "import", "--review", doc, "--json"))["kept"] is True
+    text = review.read_text()
+    read, rest = text.split("## Read by the reader, not set by the review before (not imported unless ticked)")
+    ticked = sorted(parse_row(ln)[1:] for ln in read.splitlines() if ln.startswith("- [x] "))
+    assert ticked == sorted((lines, outcome, title, who) for lines, outcome, title, who in want if lines != [10, 10])
+    offered = review_rows(rest.split("## Not sure")[0])
+    assert set(offered) == {"9-9", "10-10"}  # unticked in the first review; changed since
+    assert all(ln.startswith("- [ ] ") for ln in offered.values())
+    review.write_text(text.replace("- [ ] lines 10-10 ", "- [x] lines 10-10 "))
+    data = as_json(cli(ws, "import", "--apply-review", review, "--json"))
+    assert [a[0] for a in attempts_of(data)] == sorted([w[0] for w in want if w[0] != [10, 10]] + [[10, 10]])
+
+
+def test_a_teammates_clone_with_the_mirror_applies_the_kept_review(ws, cli, tmp_path):
+    docs = ws / "docs"
+    docs.mkdir()
+    doc = write_doc(docs, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    clone = tmp_path / "clone"  # what git gives a teammate: the document and logs/, no .dbglog/
+    (clone / "docs").mkdir(parents=True)
+    (clone / "docs" / "notes.md").write_text(REVIEW_DOC)
+    cli(clone, "init", check=0)
+    for f in mirror_files(ws):
+        (clone / "logs" / f.name).write_text(f.read_text())
+    again = as_json(cli(clone, "import", "docs/notes.md", "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+    assert again["reviews"][0]["review"] == "kept"
+
+
+def test_a_kept_row_edited_out_of_its_form_in_the_mirror_is_named_not_silently_skipped(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    text = mirror.read_text()
+    row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    mirror.write_text(text.replace(row, row.replace(" · text:", " · txt:")))  # a hand edit, taken in by sync
+    data = as_json(cli(ws, "import", doc, "--json"))
+    assert data["reviews"][0]["unreadable"] == [row.replace(" · text:", " · txt:")]
+    assert [17, 21] not in [a[0] for a in attempts_of(data)]
+    out = cli(ws, "import", doc, check=0).stdout
+    assert any(ln.startswith("unread    ") and "17-21" in ln for ln in out.splitlines())
+
+
+TWO_TRIES_DOC = """\
+# Allreduce hangs on the new cluster
+
+## What I tried
+
+- I tried NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1, neither helped.
+- Then I set NCCL_ALGO=Tree and NCCL_PROTO=Simple; still hangs.
+"""
+
+
+def shown_attempts(ws, cli, inv_id: str) -> list[tuple]:
+    return [(a["source_lines"], a["title"], a["did"], a["outcome"])
+            for a in as_json(cli(ws, "show", inv_id, "--json"))["attempts"]]
+
+
+def test_tries_that_share_a_sentence_keep_their_own_rows_through_a_review_and_a_reimport(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, TWO_TRIES_DOC)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    rows = [ln for ln in review.read_text().splitlines() if ln.startswith("- [x] ")]
+    assert [parse_row(r)[1] for r in rows] == [[5, 5], [5, 5], [6, 6], [6, 6]]  # one sentence, two tries
+    plain = as_json(cli(ws, "import", doc, "--dry-run", "--json"))["investigations"][0]["attempt_list"]
+    # Untick the second try of line 5: the first keeps its own title and words, not the second's.
+    review.write_text(review.read_text().replace(rows[1], rows[1].replace("- [x]", "- [ ]", 1)))
+    inv = as_json(cli(ws, "import", "--apply-review", review, "--json"))["investigations"][0]
+    got = shown_attempts(ws, cli, inv["id"])
+    assert [t for _, t, _, _ in got] == [plain[0]["title"], plain[2]["title"], plain[3]["title"]]
+    assert "P2P_DISABLE" in got[0][2] and "IB_DISABLE" not in got[0][1]
+    assert got[1][2] != got[2][2]  # both tries of line 6 kept, each with its own words
+    again = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]
+    assert again["action"] == "unchanged" and shown_attempts(ws, cli, inv["id"]) == got
+
+
+def test_a_kept_review_survives_a_document_that_ends_inside_an_open_code_fence(ws, cli, tmp_path):
+    cut_short = ("# Segfault in the custom allreduce kernel\n\n## What I tried\n\n"
+                 "- I rebuilt with `-G` and the segfault went away.\n- I pinned the driver to 535; still segfaults.\n\n"
+                 "## Build notes\n\nMaybe the cache cleanup helped a little, hard to say.\n\n```bash\nmake -j8 install\n")
+    doc = write_doc(tmp_path, cut_short)
+    cli(ws, "import", "--review", doc, check=0)
+    review = tmp_path / "notes.md.review.md"
+    review.write_text(review.read_text().replace("- [x] lines 6-6 · failed", "- [x] lines 6-6 · partial"))
+    want = attempts_of(as_json(cli(ws, "import", "--apply-review", review, "--json")))
+    outcomes = {tuple(lines): outcome for lines, outcome, _, _ in want}
+    assert outcomes[(5, 5)] == "worked" and outcomes[(6, 6)] == "partial"
+    assert cli(ws, "doctor", check=0).returncode == 0  # the mirror parses back to what is stored
+    again = as_json(cli(ws, "import", doc, "--json"))
+    assert [i["action"] for i in again["investigations"]] == ["unchanged"] and attempts_of(again) == want
+    assert lost_lines(cut_short, mirror_files(ws)[0].read_text()) == []
+
+
+def test_a_long_title_goes_through_the_review_whole():
+    from dbglog.core.model import Attempt, Investigation
+    from dbglog.docreader import Parsed
+    from dbglog.docreader.review import parse_review, review_markdown
+
+    title = "bazel build " + " ".join(f"--copt=-DOPTION_{k}=1" for k in range(12))  # ~270 characters
+    attempt = Attempt(number=1, title=title, did=title, outcome="failed")
+    attempt.source_lines = [3, 3]
+    doc = "# Build\n\n" + title + "\n"
+    text = review_markdown("notes.md", doc, [Parsed(Investigation(id="", title="Build", attempts=[attempt]), 1, "build")])
+    [back] = parse_review(text, "notes.md.review.md").attempts
+    assert len(title) > 200 and back.title == title
+
+
+def test_a_kept_row_edited_in_the_mirror_is_what_the_next_import_applies(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, _ = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    text = mirror.read_text()
+    row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    mirror.write_text(text.replace(row, row.replace(" · worked · ", " · partial · ", 1)))  # taken in by sync
+    data = as_json(cli(ws, "import", doc, "--json"))
+    assert [a[1] for a in attempts_of(data) if a[0] == [17, 21]] == ["partial"]
+
+
+def test_kept_rows_follow_their_text_when_lines_are_inserted_above_even_where_a_passage_is_written_twice():
+    from dbglog.docreader.review import Correction, kept_corrections, kept_section, sha
+
+    doc = "# Two racks\n\n## R12\n\n- Set NCCL_IB_DISABLE=1; still hangs.\n\n## R15\n\n- Set NCCL_IB_DISABLE=1; still hangs.\n"
+    lines = doc.split("\n")
+    rows = [Correction(5, 5, "IB off on R12", "failed"), Correction(5, 5, "second try, same line", "partial"),
+            Correction(9, 9, "IB off on R15", "failed")]
+
+    class Tried:  # (an attempt as kept_section reads it)
+        def __init__(self, c):
+            self.source_lines, self.title, self.outcome, self.who = [c.first, c.last], c.title, c.outcome, c.who
+
+    body = kept_section([Tried(c) for c in rows], [], lines, sha(doc)).body
+    moved = kept_corrections([body], "Seen on two racks.\n\n" + doc)  # two lines in above everything
+    assert [(c.first, c.title) for c in moved.attempts] == [(7, "IB off on R12"), (7, "second try, same line"),
+                                                           (11, "IB off on R15")]
+    assert moved.dropped == [] and moved.changed
+    edited = kept_corrections([body], doc.replace("## R15\n\n- Set NCCL_IB_DISABLE=1; still hangs.",
+                                                  "## R15\n\n- Set NCCL_IB_DISABLE=1; it works."))
+    assert [c.title for c in edited.dropped] == ["IB off on R15"]  # not moved onto R12's passage, taken
+
+
+def test_a_refused_review_leaves_the_kept_one_and_the_mirror_as_they_were(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, want = corrected_review(ws, cli, doc)
+    cli(ws, "import", "--apply-review", review, check=0)
+    [mirror] = mirror_files(ws)
+    before = mirror.read_bytes()
+    cli(ws, "import", "--review", doc, check=0)
+    review.write_text(review.read_text().replace("- [x] lines 10-10 · ", "- [x] lines 10-10 · fixed · ", 1))
+    p = cli(ws, "import", "--apply-review", review, check=2)
+    assert "outcome 'fixed'" in p.stderr and p.stderr.count("\n") == 1
+    assert mirror_files(ws) == [mirror] and mirror.read_bytes() == before
+    assert attempts_of(as_json(cli(ws, "import", doc, "--json"))) == want

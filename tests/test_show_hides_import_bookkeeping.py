@@ -1,6 +1,8 @@
 """`show` leaves out the sections import keeps only for its own bookkeeping ("## Source headings": which
 headings of the document became fields). The mirror file keeps them, so no line of the document is lost."""
 
+import json
+
 import pytest
 
 from conftest import run_cli_inproc
@@ -30,3 +32,47 @@ def test_show_text_and_json_leave_out_source_headings_and_the_mirror_keeps_them(
     assert SOURCE_HEADINGS in cli(ws, "show", inv_id, "--markdown", check=0).stdout  # the file, as it is
     cli(ws, "doctor", check=0)  # leaving it out of show changed nothing stored
     assert f"\n{SOURCE_HEADINGS}\n" in mirror.read_text()
+
+
+def test_search_and_tried_do_not_find_a_word_only_in_the_bookkeeping_sections(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, THREAD_DOC.replace("## Next steps\n", "## Next steps on zanzibar\n"))
+    cli(ws, "import", doc, check=0)
+    [mirror] = mirror_files(ws)
+    bookkeeping = mirror.read_text().split(f"\n{SOURCE_HEADINGS}\n")[1]
+    assert "zanzibar" in bookkeeping and mirror.read_text().count("zanzibar") == 1  # only there
+    assert as_json(cli(ws, "search", "zanzibar", "--json"))["hits"] == []
+    tried = json.loads(cli(ws, "tried", "zanzibar", "--json", check=1).stdout)  # (exit 1: not tried)
+    assert not tried["tried"] and tried["close"] == tried["another_way"] == tried["mentioned"] == tried["others"] == []
+    assert as_json(cli(ws, "search", "flash-attn", "--json"))["hits"]  # the author's words still are
+    assert cli(ws, "doctor", check=0).returncode == 0
+
+
+def test_a_database_that_indexed_bookkeeping_sections_drops_them_on_open(tmp_path):
+    import sqlite3
+
+    import sqlite_utils
+    from sqlite_utils.migrations import Migrations
+
+    from dbglog.kb import search, store
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    before = [m for m in store.MIGRATIONS if m[0] < "0013"]
+    old = Migrations("dbglog")
+    for name, fn in before:
+        old(name=name)(fn)
+    old.apply(sqlite_utils.Database(conn))
+    conn.execute("INSERT INTO investigations (id, title, sections) VALUES ('20260101-x-abcd', 'old', ?)", (json.dumps(
+        [{"heading": SOURCE_HEADINGS, "body": "- line 4: ## Next steps on zanzibar"},
+         {"heading": "## Notes", "body": "the cuobjdump output"}]),))
+    conn.execute("INSERT INTO sections (investigation_id, position, heading, line, body) VALUES "
+                 "('20260101-x-abcd', 1, 'Source headings', 1, '- line 4: ## Next steps on zanzibar')")
+    conn.execute(f"PRAGMA user_version = {len(before)}")
+    conn.commit()
+    conn.close()
+    s = store.Store(db)
+    try:
+        assert search.search(s.conn, "zanzibar").hits == [] and search.search(s.conn, "cuobjdump").hits
+        assert search.check_index(s.conn) == []
+    finally:
+        s.close()

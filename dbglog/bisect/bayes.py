@@ -527,6 +527,12 @@ class FlakyHistory:
             self.good_end[1] += fails + passes
         self.runs += fails + passes
 
+    def earlier(self, fails: int, passes: int) -> None:
+        """Runs of the bad end made before this bisection (the investigation's runs of the same
+        command at that commit): evidence about P(fail | bad) like the calibration, but no cost of
+        this search (not in ``runs``).  With a failure among them the bad end is not run first."""
+        self.post.observe(self.n - 1, fails, passes)
+
     def skipped(self, pos: int) -> None:
         """Runs at ``pos`` were untestable (not evidence): do not ask for it again."""
         if pos != self.n - 1 and self.post.counts(pos)[1] == 0:

@@ -3,8 +3,9 @@
 The driver around :class:`~dbglog.bisect.bayes.FlakyHistory` for ``history._Driver`` (it reuses
 its worktrees, executor, persistence and recording helpers). Three ways in:
 
-* ``--flaky``: from the start (the bad end is run until it fails, then a few times more to
-  calibrate P(fail | bad); the good end once);
+* ``--flaky``: from the start (the bad end is run until it fails, which defines the target; the
+  investigation's earlier runs of the same command at the bad end count as evidence of
+  P(fail | bad) at no cost, and a failing one spares that run -- ``earlier_runs``);
 * ``--rate``: failure-rate bisection -- both ends fail, at different rates; they are run until
   their rates are told apart (``bayes.rate_gap``), then the same search on those frequencies;
 * automatically, when the deterministic search met repeats that disagree (a flaky bad end, or
@@ -26,6 +27,7 @@ notes when the range has merges).
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -107,8 +109,11 @@ class FlakyDriver:
     # -- evidence -------------------------------------------------------------------
 
     def _records(self, step: S.Step) -> list[dict]:
+        return self._fetch(step.runs)
+
+    def _fetch(self, ids: list[str]) -> list[dict]:
         out = []
-        for rid in step.runs:
+        for rid in ids:
             if rid not in self.run_cache:
                 try:
                     self.run_cache[rid] = self.d.recs.store.get_run(rid)
@@ -138,7 +143,29 @@ class FlakyDriver:
             return int(b), int(g), int(s)
         return {Verdict.BAD: (1, 0, 0), Verdict.GOOD: (0, 1, 0), Verdict.FLAKY: (1, 1, 0)}.get(step.verdict, (0, 0, 1))
 
+    def earlier_runs(self) -> list[dict]:
+        """The investigation's runs of this very command at the bad end, on a clean checkout of it,
+        made before this bisection began: evidence of how often the bad end fails, at no cost (the
+        runs a person looked at before writing "up to 6 tries"). Their ids are fixed in the spec the
+        first time, so a resumed session replays the same ones."""
+        d, sp = self.d, self.sp
+        if sp.earlier is None:
+            rows = d.recs.store.q("SELECT id, cmd FROM runs WHERE investigation_id = ? AND git_commit = ? AND "
+                                  "git_dirty = 0 AND outcome != 'error' AND started < ? ORDER BY started", d.inv,
+                                  sp.bad, d.session.get("created") or "~").fetchall() if d.inv and not self.rate else []
+            mine = {r for st in self.steps.values() for r in st.runs}
+            sp.earlier = [r["id"] for r in rows if json.loads(r["cmd"] or "[]") == list(sp.cmd) and r["id"] not in mine]
+            if sp.earlier:
+                sp.notes.append(f"{len(sp.earlier)} earlier run(s) of this command at the bad end, from the "
+                                "investigation, count as evidence of its failure rate (not re-run)")
+            d.db.update_spec(d.sid, sp.to_stored())
+        return [r for r in self._fetch(sp.earlier) if r and not r.get("infra_tainted")]
+
     def replay(self, target: S.Target) -> None:
+        runs = self.earlier_runs()
+        if runs:
+            kinds = [target.judge(r)[0] for r in runs]
+            self.fh.earlier(kinds.count("bad"), kinds.count("good"))
         for key, st in self.steps.items():
             p = self.pos.get(key)
             if p is None:
@@ -178,10 +205,11 @@ class FlakyDriver:
         bad = sp.bad
         prov = S.Target(match=sp.match, any_failure=sp.any_failure)
         ex0 = replace(d.execution(sp.timeout or 600.0), repeat=1)
+        earlier = self.earlier_runs()
         while True:
             st = self.steps.get(bad)
             recs = self._repro_runs(self._records(st)) if st else []
-            failing = [r for r in recs if r.get("outcome") not in ("pass", "error") and not r.get("infra_tainted")
+            failing = [r for r in earlier + recs if r.get("outcome") not in ("pass", "error") and not r.get("infra_tainted")
                        and r.get("exit_code") != 125 and (not prov.match or prov._matches(r))]
             if failing:
                 break

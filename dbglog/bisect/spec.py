@@ -97,6 +97,7 @@ class HistorySpec(StepOptions):
     # learned by the driver
     calibrated: dict | None = None  # {"target": Target's fields, "timeout": the step timeout}
     recorded: str | None = None  # "status:first bad commit" already recorded as an attempt
+    earlier: list | None = None  # --flaky: ids of the investigation's runs at the bad end before it began
     extra: dict = field(default_factory=dict)  # stored keys this dbglog does not know, written back
 
     @classmethod
@@ -246,7 +247,7 @@ _HISTORY_KEYS = ("repo", "cwd_rel", "bad", "bad_ref", "goods", "good_labels", "c
                  "repeat", "jobs", "launcher", "match", "any_failure", "first_parent", "captures", "on_hang",
                  "size_hint", "candidates", "notes", "calibrated", "recorded", "max_steps", "scratch", "server",
                  "ready", "ready_timeout", "idle_timeout", "shared_cache", "flaky", "rate", "confidence",
-                 "escalate")
+                 "escalate", "earlier")
 _SEARCH_KEYS = ("max_sets", "max_set_size", "max_runs", "strategy", "exhaustive")
 _EXECUTION_KEYS = ("cmd", "grace", "repeat", "build", "launcher", "captures", "on_hang", "server", "ready",
                    "ready_timeout", "idle_timeout", "shared_cache", "escalate")

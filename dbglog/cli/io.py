@@ -106,13 +106,39 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
                                f"{safe_text(a['title'])[:64]}")
             if rec.get("free_sections"):
                 click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
+            for u in r.get("unticked", []):
+                lines = "-".join(str(x) for x in u["source_lines"]) or "?"
+                said = (f"{'would be ' if dry_run else ''}removed: the review left it unticked (its lines stay as text)"
+                        if u["removed"] else "kept: the review left it unticked, but it holds words that are not in "
+                        f"the document (edited since); `dbglog attempt delete {u['number']} -i {r['id']}` removes it")
+                click.echo(f"          attempt {u['number']} (lines {lines}) {safe_text(u['title'])[:50]!r} {said}")
         for sk in data["skipped"]:
             click.echo(f"template  {sk['source']}:{sk['line']} {safe_text(sk['title'])!r} ({sk['reason']})")
+        for r in data["reviews"]:
+            _say_review(r, dry_run)
         cur = data.get("current")
         click.echo(f"current investigation: {cur or '(none)'}"
                    + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     emit(as_json, data, human)
+
+
+def _say_review(r: dict, dry_run: bool) -> None:
+    """What a review applied before did to this import: one line, and one more per correction it had to drop."""
+    if r["review"] == "kept":
+        click.echo(f"reviewed  {safe_text(r['source'])}: {r['attempts']} attempt(s) as its applied review set them")
+    again = f"`dbglog import --review {safe_text(r['file'])}` to review it again"
+    for d in r["dropped"]:
+        a, b = d["source_lines"]
+        click.echo(f"dropped   {safe_text(r['source'])} lines {a}-{b} {safe_text(d['title'])[:60]!r} ({d['outcome']}): "
+                   f"these lines no longer hold the text reviewed, so they {'would be' if dry_run else 'are'} kept "
+                   f"as text; {again}")
+    for row in r["unreadable"]:
+        click.echo(f"unread    {safe_text(r['source'])}: a row of its kept review (## Import review) is not in the form "
+                   f"`- lines A-B · OUTCOME · [by WHO ·] text:CHECKSUM · TITLE`: {safe_text(row)[:80]!r}")
+    if r["review"] == "kept" and r["changed_since_review"]:
+        click.echo(f"changed   {safe_text(r['source'])} since its review: attempts written since are not read "
+                   f"(only the reviewed ones); {again}")
 
 
 def _one_file(files) -> Path:
@@ -128,15 +154,18 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
 
     path = _one_file(files)
     text = importer.read_source(path, str(path))
-    parsed, _ = importer.parse_document(text, str(path), explain=True)
+    kept = _kept_review_here(path, text) if review else None
+    parsed, _ = importer.parse_document(text, str(path), kept, explain=True)
     if review:
         out = path.with_name(path.name + ".review.md")
         from dbglog.util.fsutil import atomic_write
 
-        atomic_write(out, rv.review_markdown(str(path), text, parsed).encode())
-        data = {"review": str(out), "source": str(path)}
+        guessed = importer.parse_document(text, str(path), explain=True)[0] if kept is not None else None
+        atomic_write(out, rv.review_markdown(str(path), text, parsed, guessed=guessed).encode())
+        data = {"review": str(out), "source": str(path), "kept": kept is not None}
         emit(as_json, data, lambda: click.echo(
-            f"wrote {out}: tick and correct it, then `dbglog import --apply-review {out}`"))
+            f"wrote {out}{' (from the review applied before)' if kept is not None else ''}: tick and correct it, "
+            f"then `dbglog import --apply-review {out}`"))
         return
     units = rv.explain(parsed, len(text.split("\n")))
 
@@ -151,6 +180,18 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
     emit(as_json, {"source": str(path), "units": units}, human)
 
 
+def _kept_review_here(path: Path, text: str):
+    """The review applied to this document before, in the workspace here (None outside one, or never reviewed):
+    a second --review starts from it."""
+    from dbglog.kb import importer
+    from dbglog.util import workspace
+
+    if not workspace.find().exists:
+        return None  # (--review outside a workspace creates none)
+    recs = open_records()
+    return importer.kept_review(recs.store, importer.source_name(path, recs.ws.root), text)
+
+
 def _reviewed(files, review_path: str):
     """--apply-review: the document the review names (or the one given), with the ticked attempts."""
     from dbglog.docreader import review as rv
@@ -159,13 +200,25 @@ def _reviewed(files, review_path: str):
     rp = Path(review_path)
     text = importer.read_source(rp, review_path)
     corr = rv.parse_review(text, review_path)
-    doc = Path(files[0]) if files else _reviewed_doc(rp, corr.source)
     if len(files) > 1:
         raise DbglogError("--apply-review imports the one document its review is about; give at most that file")
+    named = _reviewed_doc(rp, corr.source)
+    doc = Path(files[0]) if files else named
     source = importer.read_source(doc, str(doc))
-    if f"sha:{rv.sha(source)}" not in text.split("\n", 1)[0]:
+    if corr.reviewed != rv.sha(source):
+        if files and not _same_file(doc, named):
+            raise DbglogError(f"{review_path} is a review of {corr.source}, not of {doc}; give that file, or "
+                              f"`dbglog import --review {doc}` to review this one")
         raise DbglogError(f"{doc} changed since {review_path} was written; run `dbglog import --review {doc}` again")
+    rv.check_rows(corr, source, review_path, str(doc))
     return [str(doc)], {str(doc.resolve()): corr}
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _reviewed_doc(review: Path, source: str) -> Path:

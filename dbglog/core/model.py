@@ -83,9 +83,10 @@ class Section:
         return dataclasses.asdict(self)
 
 
-# Sections `import` adds for its own bookkeeping (which headings of the document became fields): kept in the
-# mirror, so nothing the author wrote is lost, but not shown by `show`.
-BOOKKEEPING_SECTIONS = frozenset({"## Source headings"})
+# Sections `import` adds for its own bookkeeping (which headings of the document became fields; what an applied
+# review set, for re-imports): kept in the mirror, so every clone has them, but not shown by `show` nor searched.
+REVIEW_SECTION = "## Import review"
+BOOKKEEPING_SECTIONS = frozenset({"## Source headings", REVIEW_SECTION})
 
 
 @dataclass

@@ -31,6 +31,7 @@ class Parsed:
     recognized: dict = field(default_factory=dict)
     verified: bool = False
     judged: list[Judged] = field(default_factory=list)  # every unit with its label (import --explain)
+    taken: frozenset[int] = frozenset()  # 0-based lines certain structure took (a review never asks about them)
 
 
 @dataclass
@@ -183,7 +184,7 @@ class _Build:
         verified = self._verify()
         key = heading_key(self.inv.title) or f"line:{first}"
         return Parsed(self.inv, first, key, self.items, recognized=self._recognized(), verified=verified,
-                      judged=self.judged.within(self.units))
+                      judged=self.judged.within(self.units), taken=frozenset(self.owned))
 
     # --- title and header ------------------------------------------------------------------
 
@@ -429,12 +430,17 @@ class _Build:
 
     def _correct(self) -> None:
         """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""
-        by_span = {tuple(a.source_lines): (i, a) for i, a in self.attempts}
+        by_span: dict[tuple, list] = {}  # (several tries in one sentence share its lines: matched by title, then order)
+        for i, a in self.attempts:
+            by_span.setdefault(tuple(a.source_lines), []).append((i, a))
         keep: list[tuple[int, Attempt]] = []
         for c in self.corrections.attempts:
             if c.first - 1 not in self.scope.lines:
                 continue
-            got = by_span.pop((c.first, c.last), None)
+            same = by_span.get((c.first, c.last), [])
+            got = next((x for x in same if x[1].title == one_line(c.title)), same[0] if same else None)
+            if got is not None:
+                same.remove(got)
             if got is None:
                 text = " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
                 a = Attempt(number=0, title=one_line(c.title or item_title(text)) or "Attempt", did=text,
@@ -446,7 +452,7 @@ class _Build:
             a.outcome = c.outcome or a.outcome
             a.who = c.who or a.who
             keep.append((i, a))
-        for _i, a in by_span.values():
+        for _i, a in (x for same in by_span.values() for x in same):
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
 

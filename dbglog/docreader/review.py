@@ -4,6 +4,9 @@
 * ``review_markdown`` / ``parse_review``: a short checklist of the attempts read (outcome, confidence,
   lines) and of the units the reader was not sure of; the corrected list comes back as ``Corrections``
   (``import --review`` / ``--apply-review``). Low-confidence units are listed, not guessed.
+* ``kept_section`` / ``kept_corrections``: what an applied review said, kept with the investigation as the
+  bookkeeping section ``## Import review`` (so in the mirror, for every clone), and taken again by a later
+  plain import of the same document -- each row only while its cited lines hold the text it was made on.
 * ``from_extraction``: an extraction that cites unit ids (an agent over MCP, a model behind ``--llm``),
   validated -- every cited unit exists, every outcome is one dbglog knows -- into the same ``Corrections``.
 
@@ -18,7 +21,8 @@ import re
 from dataclasses import dataclass, field
 
 from dbglog.docreader.units import Doc
-from dbglog.core.model import OUTCOMES
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
+from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
 
 
@@ -32,6 +36,7 @@ class Correction:
     title: str = ""
     outcome: str = ""
     who: str = ""
+    text: str = ""  # a kept correction: the checksum of its lines' text when the review was applied
 
 
 @dataclass
@@ -40,6 +45,11 @@ class Corrections:
 
     attempts: list[Correction] = field(default_factory=list)
     source: str = ""  # the document they are about (a review file names it)
+    kept: bool = False  # a person's review: kept with the investigation and applied again on re-import
+    dropped: list[Correction] = field(default_factory=list)  # kept ones whose lines no longer hold their text
+    changed: bool = False  # kept ones, and the document changed since the review was applied
+    reviewed: str = ""  # the checksum (``sha``) of the document as it was reviewed
+    unreadable: list[str] = field(default_factory=list)  # kept rows edited by hand out of their form
 
 
 def sha(text: str) -> str:
@@ -65,35 +75,58 @@ _ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) �
                   r"(?: · (?P<conf>[\d.]+))?(?: · by (?P<who>[^·]+?))? · (?P<title>.*)$")
 
 
-def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6) -> str:
+def review_markdown(path: str, text: str, parsed: list, threshold: float = 0.6, guessed: list | None = None) -> str:
     """The checklist ``import --review`` writes: ticked rows are imported as attempts, with the outcome and
-    title as written on the row; unticked rows are not."""
+    title as written on the row; unticked rows are not. ``guessed``: the built-in reading, when ``parsed`` was
+    read with the review applied before -- its attempts on lines that review did not set are offered unticked
+    (read since, or unticked then), so a second review starts from the first."""
     lines = [f"<!-- dbglog review: {path} sha:{sha(text)} -->", f"# Review of {path}", "",
              "Tick a row to import it as an attempt, untick one that is not an attempt; fix the outcome "
              f"({', '.join(OUTCOMES)}) and the title in place. Then run `dbglog import --apply-review` "
-             "on this file. Every line of the document is kept either way.", "", "## Attempts read", ""]
-    taken: set[tuple[int, int]] = set()
+             "on this file. Every line of the document is kept either way."]
+    if guessed is not None:
+        lines += ["", "The review applied before is kept: its attempts are ticked as it set them."]
+    lines += ["", "## Attempts read", ""]
+    spans = []
     for p in parsed:
         for a in p.inv.attempts:
-            if len(a.source_lines) != 2:
-                continue
-            taken.add(tuple(a.source_lines))
-            conf = _confidence(p, a.source_lines)
-            who = f" · by {a.who}" if a.who else ""
-            lines.append(f"- [x] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · {conf:.2f}{who} · "
-                         f"{_one(a.title)}")
-    unsure = []
-    for p in parsed:
-        for j in p.judged:
-            u = j.unit
-            span = (u.first + 1, u.last + 1)
-            if u.kind != "sentence" or any(x[0] <= span[0] <= x[1] for x in taken):
-                continue
-            if j.label in ("action", "action_result", "result") and j.confidence < threshold:
-                unsure.append(f"- [ ] lines {span[0]}-{span[1]} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
+            if len(a.source_lines) == 2:
+                spans.append(a.source_lines)
+                lines.append(_row("x", p, a))
+    since = [_row(" ", p, a) for p in guessed or [] for a in p.inv.attempts if len(a.source_lines) == 2
+             and not any(a.source_lines[0] <= y and x <= a.source_lines[1] for x, y in spans)]
+    if since:
+        lines += ["", "## Read by the reader, not set by the review before (not imported unless ticked)", ""] + since
+    unsure = [row for p in parsed for row in _unsure(p, threshold)]
     if unsure:
         lines += ["", "## Not sure (not imported unless ticked)", ""] + unsure
     return "\n".join(lines) + "\n"
+
+
+def _row(tick: str, p, a) -> str:
+    who = f" · by {' '.join(a.who.replace('·', ' ').split())}" if a.who else ""
+    return (f"- [{tick}] lines {a.source_lines[0]}-{a.source_lines[1]} · {a.outcome} · "
+            f"{_confidence(p, a.source_lines):.2f}{who} · {_one(a.title, 0)}")  # (whole: applied as written)
+
+
+_FIELDS = {**ATTEMPT_LABELS, **INV_LABELS}
+
+
+def _unsure(p, threshold: float) -> list[str]:
+    """Rows for the units read as something done or seen with low confidence that nothing took: not certain
+    structure (a header field, a protocol field, a next-steps item), not an attempt, not a next step."""
+    spans = [a.source_lines for a in p.inv.attempts if len(a.source_lines) == 2]
+    spans += [s.source_lines for s in p.inv.next_steps if len(s.source_lines) == 2]
+    out = []
+    for j in p.judged:
+        u = j.unit
+        lines = range(u.first, u.last + 1)
+        if (u.kind != "sentence" or j.label not in ("action", "action_result", "result") or j.confidence >= threshold
+                or any(i in p.taken for i in lines) or any(a <= u.first + 1 <= b for a, b in spans)
+                or label_of(u.text, _FIELDS)):  # (a labelled field kept as written too: "**Status:** Open -- ...")
+            continue
+        out.append(f"- [ ] lines {u.first + 1}-{u.last + 1} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
+    return out
 
 
 def _confidence(p, span: list[int]) -> float:
@@ -102,8 +135,10 @@ def _confidence(p, span: list[int]) -> float:
     return max(c) if c else 1.0
 
 
-def _one(s: str) -> str:
-    return " ".join((s or "").split())[:140]
+def _one(s: str, limit: int = 140) -> str:
+    """On one line; cut to LIMIT characters (0: whole)."""
+    one = " ".join((s or "").split())
+    return one[:limit] if limit else one
 
 
 def parse_review(text: str, shown: str) -> Corrections:
@@ -112,7 +147,7 @@ def parse_review(text: str, shown: str) -> Corrections:
     if not m:
         raise DbglogError(f"{shown}: not a review file (its first line must be the `<!-- dbglog review: ... -->` "
                           "that `dbglog import --review` wrote)")
-    out = Corrections(source=m.group("path"))
+    out = Corrections(source=m.group("path"), kept=True, reviewed=m.group("sha"))
     for n, line in enumerate(text.split("\n"), 1):
         if not line.startswith("- ["):
             continue
@@ -130,6 +165,15 @@ def parse_review(text: str, shown: str) -> Corrections:
             raise DbglogError(f"{shown}:{n}: lines {a}-{b} run backwards")
         out.attempts.append(Correction(a, b, r.group("title").strip(), outcome, (r.group("who") or "").strip()))
     return out
+
+
+def check_rows(corr: Corrections, text: str, shown: str, doc: str) -> None:
+    """Ticked rows that cannot be what the person meant: past the document's end."""
+    n = len(text.split("\n"))
+    for c in corr.attempts:
+        if c.last > n:
+            raise DbglogError(f"{shown}: the row for lines {c.first}-{c.last} runs past the end of {doc} ({n} lines); "
+                              "fix its lines or untick it")
 
 
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
@@ -172,3 +216,93 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Co
         who = " ".join(str(a.get("who", "")).split())[:80]
         out.attempts.append(Correction(first, last, title, outcome, who))
     return out
+
+
+# --- a review, kept -------------------------------------------------------------------------------
+
+_KEPT = re.compile(r"^- lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)(?: · by (?P<who>[^·]+?))?"
+                   r" · text:(?P<text>[0-9a-f]{12}) · (?P<title>.*)$")
+_KEPT_SHA = re.compile(r"\(document sha:(?P<sha>[0-9a-f]{16})\)")
+
+
+def lines_sha(lines: list[str], first: int, last: int) -> str:
+    """The checksum of lines FIRST..LAST (1-based) as written, blanks at the ends of lines aside."""
+    return sha("\n".join(ln.strip() for ln in lines[first - 1:last]))[:12]
+
+
+def kept_section(attempts: list, dropped: list[Correction], lines: list[str], doc_sha: str,
+                 unreadable: list[str] = ()) -> Section:
+    """The bookkeeping section an applied review leaves with an investigation: one row per attempt it set, as
+    the document reads now, and the rows it could no longer place, as they were (kept until reviewed again:
+    the text they were made on may come back)."""
+    rows = []
+    for a in attempts:
+        if len(a.source_lines) == 2:
+            first, last = a.source_lines
+            rows.append(_kept_line(first, last, a.outcome, a.who, lines_sha(lines, first, last), a.title))
+    rows += [_kept_line(c.first, c.last, c.outcome, c.who, c.text, c.title) for c in dropped]
+    rows += list(unreadable)  # (a hand edit is kept as written, to be fixed, never dropped)
+    return Section(REVIEW_SECTION, "\n".join(
+        [f"The attempts `dbglog import --apply-review` set here (document sha:{doc_sha}). A re-import of the "
+         "document keeps them while their lines hold the same text; edit a row to change it.", ""]
+        + (rows or ["(no attempts ticked)"])))
+
+
+def _kept_line(first: int, last: int, outcome: str, who: str, text: str, title: str) -> str:
+    by = f" · by {' '.join(who.replace('·', ' ').split())}" if who else ""
+    return f"- lines {first}-{last} · {outcome}{by} · text:{text} · {_one(title, 0)}"
+
+
+def kept_corrections(bodies: list[str], text: str) -> Corrections | None:
+    """The corrections kept sections hold, for the document as it is now (None: no review was applied). A row
+    whose lines no longer hold its text is looked for where the same text now stands (lines inserted above
+    it); found once, it moves there, else it is dropped (``Corrections.dropped``) and its lines stay text."""
+    if not bodies:
+        return None
+    lines = text.split("\n")
+    out = Corrections(kept=True)
+    shas = sorted({m.group("sha") for b in bodies if (m := _KEPT_SHA.search(b))})
+    out.reviewed = shas[0] if shas else ""
+    out.changed = any(x != sha(text) for x in shas)
+    windows: dict[int, dict[str, list[int]]] = {}  # passage length -> checksum -> where such passages begin
+    rows: dict[Correction, None] = {}  # (in order; several tries in one sentence are rows of the same lines)
+    for line in (ln for b in bodies for ln in b.split("\n") if ln.startswith("- ")):
+        c = _kept_row(line)
+        if c is None:
+            out.unreadable.append(line.strip())
+        else:
+            rows[c] = None
+    shift = 0  # how far the last row placed moved
+    placed: dict[tuple[int, int], tuple[int, int]] = {}  # where rows stand now -> where they stood (tries of one)
+    for c in sorted(rows, key=lambda c: (c.first, c.last)):
+        got = c if lines_sha(lines, c.first, c.last) == c.text else _moved(c, lines, windows, shift, placed)
+        if got is not None:
+            shift = got.first - c.first
+            placed[(got.first, got.last)] = (c.first, c.last)
+        (out.attempts if got else out.dropped).append(got or c)
+    return out
+
+
+def _kept_row(line: str) -> Correction | None:
+    r = _KEPT.match(line.rstrip())
+    if r is None or r.group("outcome") not in OUTCOMES or int(r.group("b")) < int(r.group("a")):
+        return None
+    return Correction(int(r.group("a")), int(r.group("b")), r.group("title").strip(), r.group("outcome"),
+                      (r.group("who") or "").strip(), r.group("text"))
+
+
+def _moved(c: Correction, lines: list[str], windows: dict[int, dict[str, list[int]]], shift: int,
+           placed: dict[tuple[int, int], tuple[int, int]]) -> Correction | None:
+    """The correction where its passage stands now: the one place it stands, or, written in several, the one
+    nearest to where it was moved as far as the row before it (lines inserted above both); a place a row from
+    other lines took is not one, and two as near are no answer."""
+    n = c.last - c.first
+    if n not in windows:
+        windows[n] = {}
+        for i in range(1, len(lines) - n + 1):
+            windows[n].setdefault(lines_sha(lines, i, i + n), []).append(i)
+    at = [i for i in windows[n].get(c.text, []) if placed.get((i, i + n), (c.first, c.last)) == (c.first, c.last)]
+    near = sorted(at, key=lambda i: abs(i - c.first - shift))
+    if not near or len(near) > 1 and abs(near[0] - c.first - shift) == abs(near[1] - c.first - shift):
+        return None
+    return Correction(near[0], near[0] + n, c.title, c.outcome, c.who, c.text)

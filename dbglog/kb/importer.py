@@ -33,7 +33,7 @@ import contextlib
 import copy
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbglog import docreader
@@ -257,6 +257,8 @@ class Plan:
     action: str = "create"  # create | update | unchanged
     investigation_id: str = ""
     text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
+    reviewed: bool = False  # read with a review applied now (--apply-review): its attempts are all there are
+    unticked: list = field(default_factory=list)  # stored attempts the review says are none: (attempt, removed)
 
 
 def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
@@ -277,9 +279,12 @@ def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
     return out
 
 
-def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple[list[Plan], list[dict]]:
+def plan_files(recs, paths: list[str], corrections: dict | None = None,
+               reviews: list[dict] | None = None) -> tuple[list[Plan], list[dict]]:
     """Read and parse every file first: one bad file stops the command before anything is written.
-    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds."""
+    ``corrections`` maps a file (as resolved) to the attempts a review or an extraction says it holds; a file
+    given none is read with the review applied to it before, if any (kept with its investigations).
+    ``reviews`` is filled with what each applied or kept review did (``import --json``'s ``reviews``)."""
     plans: list[Plan] = []
     skipped: list[dict] = []
     logs = recs.ws.logs_dir.resolve()
@@ -292,15 +297,72 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None) -> tuple
         if text.startswith("<!-- dbglog review: "):
             raise DbglogError(f"{shown} is a review that `dbglog import --review` wrote, not a debug doc; take it back "
                               f"with `dbglog import --apply-review {shown}`")
-        fix = (corrections or {}).get(str(path.resolve()))
-        parsed, skips = parse_document(text, shown, fix)
         source = source_name(path, recs.ws.root)
+        fix = (corrections or {}).get(str(path.resolve()))
+        applied = fix is not None
+        if fix is None:
+            fix = kept_review(recs.store, source, text)
+        parsed, skips = parse_document(text, shown, fix)
+        if fix is not None and fix.kept:
+            _keep_review(parsed, text, fix)
+            if reviews is not None:
+                reviews.append(_review_report(fix, source, shown, applied))
         sha = content_sha(text)
         for p in parsed:
             check_roundtrip(p, shown)
-            plans.append(Plan(source=source, parsed=p, sha=sha, text=text))
+            plans.append(Plan(source=source, parsed=p, sha=sha, text=text, reviewed=applied and fix.kept))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
+
+
+# --- a review, kept: what --apply-review set holds for later imports of the same document ---------------
+
+
+def kept_review(store, source: str, text: str):
+    """The review applied to this document before, as the document reads now (None: never reviewed). It is kept
+    in each of the document's investigations (the bookkeeping section ``## Import review``, in the mirror too,
+    so a clone that pulled logs/ has it): found through ``imports``, or the investigations' ``source`` key."""
+    import json
+
+    from dbglog.docreader import review as rv
+
+    ids = {r[0] for r in store.q("SELECT investigation_id FROM imports WHERE source = ?", source)}
+    ids |= {r[0] for r in store.q("SELECT id FROM investigations WHERE source >= ? AND source < ?",  # "path#key"
+                                  source + "#", source + "$")}
+    bodies = []
+    for inv_id in sorted(ids):
+        row = store.q("SELECT sections FROM investigations WHERE id = ?", inv_id).fetchone()
+        bodies += [s["body"] for s in json.loads(row[0] if row else "[]") if s.get("heading") == model.REVIEW_SECTION]
+    return rv.kept_corrections(bodies, text)
+
+
+def _keep_review(parsed: list[Parsed], text: str, fix) -> None:
+    """Each investigation read with a person's review keeps what it set, for the next import of the document: the
+    attempts as corrected, and the rows that no longer hold their text under the investigation they were in."""
+    from dbglog.docreader import review as rv
+
+    lines = text.split("\n")
+    own = [p for p in parsed if not p.canonical]
+    for k, p in enumerate(own):
+        until = own[k + 1].line if k + 1 < len(own) else float("inf")
+        dropped = [c for c in fix.dropped if (k == 0 or c.first >= p.line) and c.first < until]
+        kept = rv.kept_section(p.inv.attempts, dropped, lines, fix.reviewed or rv.sha(text),
+                               fix.unreadable if k == 0 else ())
+        p.inv.sections = [kept] + [s for s in p.inv.sections if s.heading != model.REVIEW_SECTION]
+        p.verified = False  # (a section added after the reader checked its rendering: check it again)
+
+
+def _review_first(inv: Investigation) -> None:
+    """The kept review is the first free section: after the author's text, a fence they left open (a thread cut
+    short in a code block) would take it into their section."""
+    inv.sections.sort(key=lambda s: s.heading != model.REVIEW_SECTION)
+
+
+def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
+    return {"source": source, "file": shown, "review": "applied" if applied else "kept",
+            "attempts": len(fix.attempts), "changed_since_review": fix.changed,
+            "dropped": [{"source_lines": [c.first, c.last], "title": c.title, "outcome": c.outcome, "who": c.who}
+                        for c in fix.dropped], "unreadable": list(fix.unreadable)}
 
 
 def _decide(recs, plan: Plan) -> Investigation:
@@ -342,11 +404,35 @@ def _decide(recs, plan: Plan) -> Investigation:
         renumbered: dict[int, int] = {}
         merged = merge(old, inv, imported, renumbered)
         _renumber(plan.parsed, renumbered)
+        if plan.reviewed:
+            plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
+        _review_first(merged)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
     if plan.action == "update":
         merged.updated = model.now_iso()
     return merged
+
+
+def _drop_unticked(inv: Investigation, kept: set[int], imported: set[int], text: str) -> list[tuple]:
+    """An applied review lists every attempt of its document: an attempt an earlier import read from it that the
+    review left unticked is removed -- when all it holds is the document's words (its lines stay in the free
+    text). One edited in dbglog since holds words of its own: it stays, and is reported. (attempt, removed)."""
+    from dbglog.docreader import norm
+
+    doc = " ".join(norm(ln) for ln in text.split("\n"))
+    out = []
+    for a in list(inv.attempts):
+        if a.number in kept or not (a.source_lines or a.number in imported):
+            continue  # (read from the document now, or recorded through dbglog: not the review's to remove)
+        words = [norm(ln) for v in (a.hypothesis, a.did, a.result, a.conclusion) for ln in v.split("\n")]
+        removed = all(w in doc for w in words)
+        if removed:
+            inv.attempts.remove(a)
+            for s in inv.next_steps:
+                s.attempt = None if s.attempt == a.number else s.attempt
+        out.append((a, removed))
+    return out
 
 
 def _renumber(p: Parsed, renumbered: dict[int, int]) -> None:
@@ -370,7 +456,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
     from dbglog.kb import failures, sync
     from dbglog.kb.records import CURRENT
 
-    plans, skipped = plan_files(recs, paths, corrections)
+    reviews: list[dict] = []
+    plans, skipped = plan_files(recs, paths, corrections, reviews)
     if use and len(plans) != 1:
         raise DbglogError(f"--use needs exactly one investigation; these files hold {len(plans)}: "
                           "import them, then `dbglog use ID`")
@@ -407,6 +494,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                                       "source_lines": a.source_lines, "who": a.who} for a in p.inv.attempts],
                     "path": recs.path_for(inv.id) if plan.action != "unchanged" or not dry_run else "",
                     "items": [{"kind": k, "ref": r, "line": ln} for k, r, ln in p.items],
+                    "unticked": [{"number": a.number, "title": a.title, "source_lines": a.source_lines,
+                                  "removed": removed} for a, removed in plan.unticked],
                 })
             if dry_run:
                 raise _DryRun
@@ -424,7 +513,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
     current = store.get_meta(CURRENT) if hasattr(store, "get_meta") else None
     for r in results:
         r["current"] = bool(current) and r["id"] == current
-    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None}
+    return {"dry_run": dry_run, "investigations": results, "skipped": skipped, "current": current or None,
+            "reviews": reviews}
 
 
 class _DryRun(Exception):

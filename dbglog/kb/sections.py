@@ -127,10 +127,15 @@ def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_lin
 
 
 def investigation_chunks(sections) -> list[Chunk]:
-    """Chunks of an investigation's free sections (model.Section or dicts), in order."""
+    """Chunks of an investigation's free sections (model.Section or dicts), in order. Bookkeeping sections
+    (import's ``## Source headings``) are not the author's words: never found by search or tried."""
+    from dbglog.core.model import BOOKKEEPING_SECTIONS
+
     out = []
     for s in sections:
         heading, body = (s["heading"], s["body"]) if isinstance(s, dict) else (s.heading, s.body)
+        if heading in BOOKKEEPING_SECTIONS:
+            continue
         title = heading_text(heading)
         pieces = chunk(body, (title,), first_line=1)
         if not pieces:  # a heading with no body is still findable by its words

@@ -251,6 +251,13 @@ def _provenance(db) -> None:
     db.execute("ALTER TABLE next_steps ADD COLUMN source_lines TEXT NOT NULL DEFAULT '[]'")
 
 
+def _bookkeeping_unindexed(db) -> None:
+    """Bookkeeping sections (``## Source headings``) leave the search index: free sections are re-chunked."""
+    from dbglog.kb import sections
+
+    sections.rebuild(db.conn)
+
+
 # Append-only: (name, function(sqlite_utils.Database)). PRAGMA user_version counts the applied ones,
 # so a command only imports sqlite-utils when this list grew.
 MIGRATIONS = [
@@ -266,6 +273,7 @@ MIGRATIONS = [
     ("0010_bisect_driver", _bisect_driver),
     ("0011_failures", _failures),
     ("0012_provenance", _provenance),
+    ("0013_bookkeeping_unindexed", _bookkeeping_unindexed),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
