@@ -96,6 +96,23 @@ def test_tried_puts_the_exact_experiment_first_and_says_how_others_differ(corpus
     assert "application" in other[2] and "kernel" in other[2]
 
 
+def test_tried_finds_a_record_naming_the_knob_without_every_word_of_the_idea(ws, cli_fast):
+    """ "kernel replay mode": the seed doc's attempt says "Default kernel replay" and never "mode", so every-word
+    retrieval finds only the `--replay-mode range` attempt; the idea's own words for the knob find the first,
+    and it is the same experiment."""
+    import json
+
+    cli_fast(ws, "new", "NCU hangs on the TMA kernel", check=0)
+    cli_fast(ws, "attempt", "add", "Default kernel replay (`ncu --set full`)", "--result", "Hangs at 0%",
+             "--outcome", "failed", check=0)
+    cli_fast(ws, "attempt", "add", "`--replay-mode range`", "--result", "Hangs too", "--outcome", "failed", check=0)
+    for step in ("`--replay-mode application` instead of kernel mode", "file a bug: kernel replay mode hangs on mbarrier",
+                 "compare kernel replay mode on the standalone repro"):
+        cli_fast(ws, "next", "add", step, check=0)  # enough every-word hits that no any-word search follows
+    got = json.loads(cli_fast(ws, "tried", "kernel replay mode", "--json", check=0).stdout)
+    assert got["answer"] == "tried" and got["close"][0]["attempt"] == 1
+
+
 def test_tried_explanations_are_plain_words(corpus_recs):
     """No internal name (a constant such as CLOSE_DIRECT, a rule's or a verdict's label) in what tried prints."""
     import re

@@ -2506,7 +2506,13 @@ def _add_knob_hits(conn, res: Result, idea, filters) -> None:
     for k in idea.knobs:  # (its other names: TORCH_COMPILE_DISABLE for TORCHDYNAMO_DISABLE too)
         if k.state and k.id in voc.features:
             names += [n.lstrip("-").rstrip("()") for n, (fid, _m) in voc.names.items() if fid == k.id][:4]
-    names = [n for n in dict.fromkeys(names) if n.lower().replace("-", "_") not in res.query.text.lower().replace("-", "_")]
+            if res.mode == "and" and getattr(k, "name", ""):
+                names.append(k.name)  # the idea's own words for the knob ("kernel replay"), searched alone
+    # A name the idea itself says was searched already, unless every word had to match ("and"): then a record that
+    # names the knob the same way but lacks another word of the idea ("kernel replay" for "kernel replay mode")
+    # was not looked at.
+    said = res.query.text.lower().replace("-", "_")
+    names = [n for n in dict.fromkeys(names) if res.mode == "and" or n.lower().replace("-", "_") not in said]
     if not names:
         return
     q = parse_query(" ".join(names[:8]))
