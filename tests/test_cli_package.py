@@ -38,6 +38,12 @@ def test_unknown_command_is_one_line_with_a_suggestion(dbg):
     assert err == "dbglog: No such command 'serch'. Did you mean 'search'? (see `dbglog --help`)\n"
 
 
+def test_a_group_named_alone_shows_its_help_not_a_squashed_error(dbg):
+    code, out, err = dbg("attempt")
+    assert code == 0 and out.startswith("Usage: dbglog attempt") and "\n  add " in out
+    assert "dbglog:" not in err
+
+
 def test_shared_option_groups_read_the_same_in_every_command():
     """run, bisect git and bisect toggles take their supervision options from one definition each
     (cli/common.py); what differs on purpose is the help's subject (run / step / trial)."""

@@ -116,6 +116,10 @@ def _check_argv(args) -> None:
             raise DbglogError(f"argument {n} ({shown!r}) is not valid UTF-8; pass text in UTF-8") from None
 
 
+# click >= 8.2 raises this for a group run with no command (older click printed the help and exited 0 itself)
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 def main(argv=None) -> None:
     try:
         _check_argv(sys.argv[1:] if argv is None else list(argv))
@@ -126,6 +130,9 @@ def main(argv=None) -> None:
         _drop_listing()
         click.echo("dbglog: aborted", err=True)
         sys.exit(130)
+    except _NO_ARGS_IS_HELP as e:  # `dbglog attempt`: a group named alone shows its help, as `--help` would
+        click.echo(e.ctx.get_help() if getattr(e, "ctx", None) is not None else e.format_message())
+        sys.exit(0)
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
