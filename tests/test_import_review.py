@@ -129,6 +129,20 @@ def test_not_sure_lists_only_uncertain_units_that_no_structure_attempt_or_step_t
     assert list(review_rows(unsure)) == ["16-16"] and "newer driver" in unsure
 
 
+def test_several_unsure_sentences_of_one_line_are_one_row(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, """# Link flaps on the new rack
+
+The job hangs at the first all_reduce on rack R7.
+
+Maybe the cable swap helped somewhat. Perhaps the firmware helped a bit too, hard to say.
+""")
+    cli(ws, "import", "--review", doc, check=0)
+    text = (tmp_path / "notes.md.review.md").read_text()
+    rows = [ln for ln in text.split("## Not sure (not imported unless ticked)")[1].splitlines() if ln.startswith("- [")]
+    assert len(rows) == 1 and rows[0].startswith("- [ ] lines 5-5 · ")  # one row for the line, both sentences
+    assert "cable swap" in rows[0] and "firmware" in rows[0]
+
+
 def test_a_status_field_that_says_more_than_the_status_is_not_offered_as_unsure(ws, cli, tmp_path):
     doc = write_doc(tmp_path, REVIEW_DOC.replace("**Status:** Open\n", "**Status:** Open, cause not found yet.\n"))
     cli(ws, "import", "--review", doc, check=0)

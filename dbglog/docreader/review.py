@@ -117,7 +117,7 @@ def _unsure(p, threshold: float) -> list[str]:
     structure (a header field, a protocol field, a next-steps item), not an attempt, not a next step."""
     spans = [a.source_lines for a in p.inv.attempts if len(a.source_lines) == 2]
     spans += [s.source_lines for s in p.inv.next_steps if len(s.source_lines) == 2]
-    out = []
+    rows: dict[tuple[int, int], tuple[float, list[str]]] = {}  # several unsure sentences of one line: one row
     for j in p.judged:
         u = j.unit
         lines = range(u.first, u.last + 1)
@@ -125,8 +125,9 @@ def _unsure(p, threshold: float) -> list[str]:
                 or any(i in p.taken for i in lines) or any(a <= u.first + 1 <= b for a, b in spans)
                 or label_of(u.text, _FIELDS)):  # (a labelled field kept as written too: "**Status:** Open -- ...")
             continue
-        out.append(f"- [ ] lines {u.first + 1}-{u.last + 1} · inconclusive · {j.confidence:.2f} · {_one(u.text)}")
-    return out
+        conf, texts = rows.setdefault((u.first + 1, u.last + 1), (j.confidence, []))
+        rows[(u.first + 1, u.last + 1)] = (min(conf, j.confidence), texts + [u.text])
+    return [f"- [ ] lines {a}-{b} · inconclusive · {c:.2f} · {_one(' '.join(t))}" for (a, b), (c, t) in rows.items()]
 
 
 def _confidence(p, span: list[int]) -> float:
