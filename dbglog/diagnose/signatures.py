@@ -705,7 +705,9 @@ BUILTIN: tuple[Signature, ...] = (
                        # (its ResourceExhaustedError / "Resource exhausted:" holds a hub literal: no pass of its own)
                        (r"\bOOM when allocating tensor", ("Resource exhausted: OOM", "ExhaustedError")),
                        # TensorRT's logger: "Cuda Error in allocate: 2 (out of memory)"
-                       (r"Cuda Error in \w+: 2 \(out of memory\)", "2 (out of memory)")], 71, "oom"),
+                       (r"Cuda Error in \w+: 2 \(out of memory\)", "2 (out of memory)"),
+                       # LMDeploy's TurboMind: "[TM][ERROR] CUDA runtime error: out of memory .../allocator.cc:49"
+                       (r"CUDA runtime error: out of memory", "runtime error: out of memory")], 71, "oom"),
     # PyTorch on Apple silicon: "MPS backend out of memory (MPS allocated: ..., max allowed: ...)"
     _S("oom.mps", [(r"MPS backend out of memory(?: \(MPS allocated: ([^,)\n]+))?", "MPS backend out of memory")], 72, "oom",
        description="the Metal (MPS) allocator hit its high-watermark limit (PYTORCH_MPS_HIGH_WATERMARK_RATIO)"),
