@@ -475,3 +475,17 @@ This can happen for various reasons:
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked"
     assert outcome_of("What finally fixed it was bucketing the sequence lengths", "en") == "worked"
+
+
+@pytest.mark.parametrize("text", [
+    "# T\n\n" + "a" * 200_000 + "\n",  # one word with no space: the file-name pattern once tried every start
+    "# T\n\n" + "".join("  " * i + "- tried x -> works\n" for i in range(400)),  # deep indents: a table-rule test
+])
+def test_hostile_shapes_are_read_in_linear_time(text):
+    import time
+
+    from dbglog.docreader.read import read_document
+
+    t = time.process_time()
+    read_document(text, "hostile.md")
+    assert time.process_time() - t < 5.0  # each took 5 to 80 s of CPU with a backtracking pattern

@@ -23,7 +23,7 @@ _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "act
               "actions taken", "action taken"}
 
 
-_FLABEL = re.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:\*\*|__)?\s*[:：]"
+_FLABEL = re.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:(?:\*\*|__)\s*)?[:：]"
                      r"(?:\*\*|__)?\s*(?P<rest>.*)$")
 
 
@@ -128,7 +128,7 @@ _DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
 _LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
-                   r"\bv?\d+\.\d+(?:\.\d+)?\b|[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
+                   r"\bv?\d+\.\d+(?:\.\d+)?\b|(?<![\w./-])[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")

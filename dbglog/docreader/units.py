@@ -433,7 +433,7 @@ def _script(cut: _Cut, lines: list[str]) -> None:
 def _finish(cut: _Cut, covered: list[bool] | None) -> Doc:
     """Lines no block token covers (link reference definitions, stray text) become raw units; ids in order."""
     for i, line in enumerate(cut.lines):
-        if covered is not None and not covered[i] and line.strip() and not re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", line):
+        if covered is not None and not covered[i] and line.strip() and not re.fullmatch(r"[\s:|-]+", line):
             cut.add("raw", i, i, line.strip())
     cut.doc.units.sort(key=lambda u: (u.first, u.id))
     for n, u in enumerate(cut.doc.units):
