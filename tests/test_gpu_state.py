@@ -82,3 +82,17 @@ def test_the_environment_snapshot_keeps_the_gpu_topology(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
     topo = envinfo._topology(5.0)
     assert "GPU0\t X \tNV12" in topo["nvidia_topology"] and "amd_topology" not in topo
+
+
+def test_nvidia_smi_q_with_a_long_blank_line_is_read_in_linear_time():
+    """A line of thousands of blanks (a pager's padding, a truncated capture) once split three ways by the
+    key-value pattern: cubic in its length."""
+    import time
+
+    from dbglog.diagnose.smi import parse_nvidia_smi_q
+
+    text = "==============NVSMI LOG==============\n\nGPU 00000000:17:00.0\n" + " " * 3000 + "x\n" + \
+        "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+    t = time.process_time()
+    parse_nvidia_smi_q(text)
+    assert time.process_time() - t < 5.0

@@ -12,7 +12,7 @@ from dbglog.diagnose.nccl import _lines_with
 # --- node health: nvidia-smi -q, kernel log (dmesg) ------------------------------------------
 
 _SMI_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-_SMI_KV = re.compile(r"^(\s+)([^:]+?)\s*:\s*(.*?)\s*$")
+_SMI_KV = re.compile(r"^(\s+)([^:\s](?:[^:]*[^:\s])?)\s*:\s*(.*?)\s*$")  # the key starts and ends with a non-space
 _SMI_HEAD = re.compile(r"^(\s+)(\S[^:]*?)\s*$")
 
 

@@ -114,7 +114,8 @@ def demote_headings(body: str) -> str:
 _CHECK = re.compile(r"^\[([ xX~-])\]\s*")
 
 
-_ATT_REF = re.compile(r"\s*\(?(?:[—–-]+\s*)?(?:done|tried|see|covered)?\s*(?:in|by)?\s*(?:→|->)?\s*"
+# Each optional word takes its own spaces: no two space runs side by side to split a long blank run every way.
+_ATT_REF = re.compile(r"(?<!\s)\s*\(?(?:[—–-]+\s*)?(?:(?:done|tried|see|covered)\s*)?(?:(?:in|by)\s*)?(?:(?:→|->)\s*)?"
                       r"attempt\s*#?(\d+)\)?\.?\s*$", re.I)
 
 
@@ -135,7 +136,7 @@ def make_step(text: str, extra: list[str], position: int) -> NextStep | None:
                                         r"\balready (?:run|done|tried|tested|applied|merged)\b", text):
         status = "done"  # "Pin the driver (DONE 2026-01-12)"
     attempt = None
-    am = _ATT_REF.search(text)
+    am = _ATT_REF.search(text[-160:])  # the reference ends the step: its tail is enough (and a long line stays cheap)
     if am:
         attempt = int(am.group(1))
         if "→" in am.group(0) and am.group(0).strip().startswith("(→"):
