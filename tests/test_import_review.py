@@ -451,13 +451,19 @@ def test_a_teammates_clone_with_the_mirror_applies_the_kept_review(ws, cli, tmp_
     assert again["reviews"][0]["review"] == "kept"
 
 
-def test_a_kept_row_edited_out_of_its_form_in_the_mirror_is_named_not_silently_skipped(ws, cli, tmp_path):
+def _kept_review_row(ws, cli, tmp_path):
+    """A corrected review applied: the document, its mirror file, the file's text and the kept row of lines 17-21."""
     doc = write_doc(tmp_path, REVIEW_DOC)
-    review, want = corrected_review(ws, cli, doc)
+    review, _ = corrected_review(ws, cli, doc)
     cli(ws, "import", "--apply-review", review, check=0)
     [mirror] = mirror_files(ws)
     text = mirror.read_text()
     row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    return doc, mirror, text, row
+
+
+def test_a_kept_row_edited_out_of_its_form_in_the_mirror_is_named_not_silently_skipped(ws, cli, tmp_path):
+    doc, mirror, text, row = _kept_review_row(ws, cli, tmp_path)
     mirror.write_text(text.replace(row, row.replace(" · text:", " · txt:")))  # a hand edit, taken in by sync
     data = as_json(cli(ws, "import", doc, "--json"))
     assert data["reviews"][0]["unreadable"] == [row.replace(" · text:", " · txt:")]
@@ -531,12 +537,7 @@ def test_a_long_title_goes_through_the_review_whole():
 
 
 def test_a_kept_row_edited_in_the_mirror_is_what_the_next_import_applies(ws, cli, tmp_path):
-    doc = write_doc(tmp_path, REVIEW_DOC)
-    review, _ = corrected_review(ws, cli, doc)
-    cli(ws, "import", "--apply-review", review, check=0)
-    [mirror] = mirror_files(ws)
-    text = mirror.read_text()
-    row = next(ln for ln in text.split("## Import review")[1].splitlines() if ln.startswith("- lines 17-21 "))
+    doc, mirror, text, row = _kept_review_row(ws, cli, tmp_path)
     mirror.write_text(text.replace(row, row.replace(" · worked · ", " · partial · ", 1)))  # taken in by sync
     data = as_json(cli(ws, "import", doc, "--json"))
     assert [a[1] for a in attempts_of(data) if a[0] == [17, 21]] == ["partial"]

@@ -161,15 +161,7 @@ def _git(cwd, *args):
 
 
 def test_a_bisections_first_bad_verdict_carries_what_the_knowledge_base_knows(cli_fast, tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "crash.py").write_text("print('fine')\n")
-    _git(repo, "add", "crash.py")
-    _git(repo, "commit", "-qm", "good")
-    (repo / "crash.py").write_text(CRASH)
-    _git(repo, "commit", "-qam", "bad")
-    cli_fast(repo, "init", check=0)
+    repo = _bisect_repo(cli_fast, tmp_path)
     first = _first_investigation(cli_fast, repo)
     cli_fast(repo, "new", "Crash after the upgrade", "--no-env", check=0)  # (the bisection is recorded here)
     p = cli_fast(repo, "bisect", "git", "--good", "HEAD~1", "--bad", "HEAD", "--json", "--", sys.executable, "crash.py")

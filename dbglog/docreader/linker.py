@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import _KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of, plain
+from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of,
+                                   plain, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -349,8 +350,6 @@ def _named_result(j: Judged) -> Found | None:
 
 def _names_a_change(heading: str) -> bool:
     """ "Disable P2P", "Switched to gloo", "`NCCL_ALGO=Tree`": a heading that is itself an action."""
-    from dbglog.docreader.cues import table
-
     t = table("en")
     s = plain(heading)
     from dbglog.docreader.cues import _is_past
@@ -516,8 +515,6 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
-    from dbglog.docreader.cues import table
-
     if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
             r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
+
 KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
 
 
@@ -369,8 +371,6 @@ def _starts_entry(before: str, line: str) -> bool:
     """A label-shaped line starts an entry of its own unless it carries on a sentence ("... und jetzt /
     funktioniert es: ..."): the line before ended one, or the label is capitalised, or it is a time, date or arrow."""
     head = line.lstrip(" *_")
-    from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
-
     word = re.split(r"\s*[:：]", head, maxsplit=1)[0].strip(" *_").lower()
     if word in ATTEMPT_LABELS or word in INV_LABELS:
         return True  # "edit: ...", "result: ...": a known label starts its own entry whatever came before
