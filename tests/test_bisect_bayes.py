@@ -183,3 +183,39 @@ def test_earlier_runs_of_the_bad_end_are_evidence_at_no_cost_and_spare_its_calib
     fh.earlier(3, 5)  # the investigation's runs at the bad end: 3 of 8 failed
     assert fh.runs == 0 and fh.next_runs() != [63]
     assert fh.post.counts(63) == (3, 8) and 0.3 < fh.post.rates()[0] < 0.5
+
+
+
+def _streak_then_failures(answer_runs):
+    """Bad commits that passed once each walk the search towards the bad end, then the commits
+    after the streak fail: the state of a wrong answer given at 0.95 when P(fail | bad) = 0.3
+    (the culprit was far before the streak; bench/flaky_bisect_bench.py, 1,024 commits)."""
+    fh = FlakyHistory(1024)
+    for pos in (445, 647, 774, 858, 915, 940, 953, 964, 976, 979, 983, 985, 986):
+        fh.record(pos, 0, 1)
+    fh.record(987, 0, 7)  # the answer's parent
+    fh.record(988, *answer_runs)  # the answer
+    for pos, fails, runs in ((991, 0, 1), (993, 1, 3), (994, 1, 1), (995, 1, 1), (996, 0, 1), (997, 1, 1),
+                             (999, 1, 1), (1008, 1, 1), (1023, 1, 1)):
+        fh.record(pos, fails, runs - fails)
+    return fh
+
+
+def test_an_answer_resting_on_a_streak_of_single_passes_is_not_given_until_it_holds_at_the_low_rate():
+    fh = _streak_then_failures((2, 0))  # the runs at and after the answer failed 9 of 13: the rate looks ~0.65
+    lo, hi, mass = fh.answer()
+    assert (lo, hi) == (988, 988) and mass >= 0.95
+    assert fh._parent_rules_out()  # seven passes of the parent are enough at the rate's low quantile ...
+    assert fh.post.mass_at(fh._tail_rate(), lo, hi) < 0.95  # ... the thirteen single passes before it are not
+    assert not fh.verified() and fh.status == "running"
+    assert fh.next_runs()[0] in (987, 988, 1023)  # more runs of the answer, its parent or the bad end
+    fh.record(987, 1, 0)  # the parent failing once, as a re-check at the true rate would show
+    assert fh.answer()[1] != 988 or fh.answer()[2] < 0.95
+
+
+def test_an_answer_with_a_well_measured_rate_and_parent_is_given():
+    fh = _streak_then_failures((14, 4))  # the answer failed 14 of 18: the rate is known to be high
+    fh.record(987, 0, 5)  # and its parent passed twelve times
+    lo, hi, mass = fh.answer()
+    assert (lo, hi) == (988, 988) and mass >= 0.95
+    assert fh.verified() and fh.status == "confident"
