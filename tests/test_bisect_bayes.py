@@ -84,7 +84,7 @@ def test_small_simulation_beats_plain_bisection_and_is_rarely_confidently_wrong(
     # (rate if bad, rate if good, mean runs under, right at least, confident wrong at most): the
     # prior puts P(fail | good) near 0 (one signature is hunted), so a good build failing the same
     # way 20 % of the time is the model's weak cell -- bench/flaky_bisect_bench.py prints it
-    for a, b, max_mean, min_right, max_wrong in ((0.5, 0.0, 60, 0.85, 3), (0.8, 0.2, 90, 0.75, 6)):
+    for a, b, max_mean, min_right, max_wrong in ((0.5, 0.0, 60, 0.85, 1), (0.8, 0.2, 90, 0.75, 6)):
         right = confident_wrong = plain_right = 0
         runs = []
         draws = 30
