@@ -69,7 +69,10 @@ or the ``budget`` of runs is spent.  The answer is always given with its probabi
 budget runs out first the top candidates are reported with theirs.  The confidence is a
 posterior probability under the model: when the model holds (a failure rate that does not drift
 during the bisection), over many bisections at most about 1 - confidence of the answers given
-at that confidence are wrong; the benchmark measures it per noise model.
+at that confidence are wrong; the benchmark measures it per noise model.  That promise holds on
+average over the rate's prior, not for every rate: at a low one the rate fitted to the runs
+after the answer looks high, so a history answer must also keep its confidence with the rate at
+a low quantile (``FlakyHistory.verified``).
 
 State
 =====
