@@ -223,6 +223,9 @@ def main() -> int:
     docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
     if a.styles:
         docs += style_docs()
+    if not docs:
+        print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {a.pool}", file=sys.stderr)
+        return 2
     extract = extract_new
     rows = evaluate(docs, extract)
     if a.json:

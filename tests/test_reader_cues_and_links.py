@@ -489,3 +489,39 @@ def test_hostile_shapes_are_read_in_linear_time(text):
     t = time.process_time()
     read_document(text, "hostile.md")
     assert time.process_time() - t < 5.0  # each took 5 to 80 s of CPU with a backtracking pattern
+
+
+def test_a_title_with_a_role_word_does_not_turn_the_whole_document_into_next_steps():
+    doc = """# Runbook: inference box recovery guide
+
+## What happened
+
+The node dropped both GPUs during a long fine-tune; `nvidia-smi` listed nothing.
+
+## What did not work
+
+- Reloaded the kernel module with `modprobe -r nvidia && modprobe nvidia`: the devices stayed missing.
+
+## Next steps
+
+- Ask the host to reseat the riser card.
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["failed"]
+    assert [s.text for s in p.inv.next_steps] == ["Ask the host to reseat the riser card."]
+
+
+def test_a_verdict_listed_right_under_a_marked_attempt_is_its_result_not_another_attempt():
+    doc = """# Box lost its GPUs
+
+## Things that did not bring it back
+
+❌ **Driver reload:** `rmmod nvidia_uvm nvidia && modprobe nvidia`
+   - the bus address is still gone afterwards
+
+❌ **Resetting through sysfs**
+   - the card vanished for good
+"""
+    got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert [lines for _, _, lines in got] == [[5, 6], [8, 9]]

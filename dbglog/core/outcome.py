@@ -197,6 +197,9 @@ _FAIL = [
     r"picture|pattern|outcome|values?|loss|curve|speed|throughput|timings?|toast|response|rejection|signature)s?\b|\s*$|[.,;:)])|\bsame as before\b",
     # "when I started it again, it was doing great": the retry is no persistence
     r"\b(?:still|(?<!\bit )(?<!\bthem )again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    # "the devices stayed missing", "it kept crashing": a bad state that lasted through the change
+    r"\b(?:stayed|stays|kept|keeps)\s+(?:missing|broken|dead|stuck|hung|hanging|crashing|failing|segfaulting|erroring|"
+    r"timing out|throwing|gone|black|blank|oom(?:ing)?)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke(?! down and\b)|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",

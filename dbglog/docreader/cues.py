@@ -393,8 +393,12 @@ class Context:
 def context(doc: Doc) -> Context:
     body = " ".join(u.text for u in doc.units[:400] if u.kind in ("sentence", "heading"))
     lang = language(body)
-    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text))
-             for u in doc.units if u.kind == "heading"}
+    heads = [u for u in doc.units if u.kind == "heading"]
+    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
+    tops = [u for u in heads if u.level == 1]
+    if len(tops) == 1 and len(heads) > 1 and roles[tops[0].id] in ("options", "plan"):
+        # The title names the whole story ("GPU recovery guide"): its sections keep their own roles.
+        roles[tops[0].id] = None
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
