@@ -80,7 +80,10 @@ def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
     alts = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     if not bounded:
         return re.compile(f"(?:{alts})", re.I)
-    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])", re.I)
+    # A contraction's tail ("'ll", "'ve") is bound to the word before it: "I'll", "we've".
+    tails = "|".join(re.escape(w) for w in sorted({w for w in words if w[:1] in "'’"}, key=len, reverse=True))
+    tail = rf"|(?<=\w)(?:{tails})(?![\w'-])" if tails else ""
+    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-]){tail}", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -350,6 +353,8 @@ def heading_role(text: str, lang: str) -> str | None:
     return None
 
 
+# "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
+_STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -551,9 +556,15 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
         f["a table header"] = 1.0
         return
     f["a table row"] = 1.0
+    box = next((c.strip().lower() for c in u.cells if c.strip().lower() in ("[ ]", "[x]")), None)
+    if box:  # "| [ ] | Roll the fix out to the fleet | |": a task list kept as a table
+        f["an empty checkbox" if box == "[ ]" else "a ticked checkbox"] = 1.0
     if res >= 0 and res < len(u.cells) and u.cells[res].strip():
         cell = u.cells[res]
-        if outcome_of(cell, language(cell)):
+        said = outcome_of(cell, language(cell))
+        if said == "untested" or (box == "[ ]" and said == "inconclusive"):
+            f["outcome: untested"] = 1.0  # "waiting on change approval": listed, not done yet
+        elif said:
             f["its result column gives an outcome"] = 1.0
 
 
@@ -585,7 +596,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     oc = outcome_of(text, lang)
     if oc:
         f[f"outcome: {oc}"] = 1.0
-    if t.has("outcome.still", text):
+    if t.has("outcome.still", _STILL_MEANS.sub(" ", text)):
         f["'still' or 'no change'"] = 1.0
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0
