@@ -584,3 +584,23 @@ def test_an_unticked_item_not_done_for_lack_of_time_is_the_authors_plan():
 def test_still_before_an_intention_is_not_a_failure_that_lasted():
     assert outcome_of("I still want to rerun it on the second node", "en") is None
     assert outcome_of("it still hangs on the second node", "en") == "failed"
+
+
+def test_a_hedged_success_is_the_reporters_success_and_a_contracted_perfect_is_a_past_try():
+    doc = """# OOM after the 0.4 update
+
+### asker — 2025-03-01
+
+Since 0.4 the 13B model runs out of memory on the first prompt.
+
+### helper — 2025-03-02
+
+The 0.4.2 build changes the KV cache sizing; give it a go.
+
+### asker — 2025-03-03
+
+I've installed 0.4.2 and it seems that the OOM is gone in my case.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "asker")]
+    assert outcome_of("it seems to hang still", "en") == "failed"

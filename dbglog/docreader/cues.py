@@ -135,7 +135,7 @@ _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main bran
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -275,6 +275,16 @@ def _en_outcome(s: str) -> str | None:
     return _catch(s, v) if v in ("worked", "failed") else v
 
 
+def _unhedged(s: str) -> str | None:
+    """ "seems that in my case the OOM is also fixed": the reporter saw it; the hedge is modesty, not doubt."""
+    from dbglog.core import outcome
+
+    if not _HEDGE.search(s):
+        return None
+    said = outcome.classify(_HEDGE.sub(" ", s))
+    return said if said in ("worked", "failed", "partial") else None
+
+
 def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -302,6 +312,9 @@ def _en_verdict(s: str) -> str | None:
         return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
         return _catch(s, got) if got == "worked" else got
+    hedged = _unhedged(s) if got == "inconclusive" else None
+    if hedged:
+        return hedged
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
@@ -355,6 +368,8 @@ def heading_role(text: str, lang: str) -> str | None:
 
 # "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
 _STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
+_HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
+                    re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
