@@ -604,3 +604,31 @@ I've installed 0.4.2 and it seems that the OOM is gone in my case.
     got = _attempts(doc)
     assert [(o, w) for _, o, w in got] == [("worked", "asker")]
     assert outcome_of("it seems to hang still", "en") == "failed"
+
+
+def test_a_column_whose_cells_are_verdicts_is_the_result_column_whatever_its_header():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | NCCL_PROTO | Ended |
+|---|---|---|---|
+| r1 | Ring | Simple | hangs at step 40 |
+| r2 | Tree | Simple | completes, 3.1 s/step |
+| r3 | Tree | LL128 | still hangs at step 40 |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked", "failed"]
+
+
+def test_a_yes_no_column_does_not_pass_for_a_result_column():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | Hang? |
+|---|---|---|
+| r1 | Ring | yes |
+| r2 | Tree | no |
+"""
+    assert [o for _, o, _ in _attempts(doc)] != ["worked", "failed"]

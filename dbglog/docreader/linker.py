@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of,
-                                   plain, table)
+from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
+                                   plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -567,7 +567,7 @@ def _row(j: Judged) -> Found | None:
     """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
     with no verdict of its own takes the heading's."""
     u = j.unit
-    what, res = column_roles(u.header)
+    what, res = row_roles(u)
     if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import PLAN_LEAD, Context, column_roles, context, outcome_of, plain
+from dbglog.docreader.cues import PLAN_LEAD, Context, context, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -656,7 +656,7 @@ def _fixed_width(lines: list[str], a: int, b: int):
 
 def _row_task(u) -> str:
     """The task a row of a task table names: its what-column, else its longest cell that is not a checkbox."""
-    what, _ = column_roles(u.header)
+    what, _ = row_roles(u)
     cells = [c if c.strip().lower() not in ("[ ]", "[x]") else "" for c in u.cells]  # a "Done" column of boxes
     if 0 <= what < len(cells) and cells[what].strip():
         return cells[what]
