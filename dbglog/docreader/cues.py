@@ -347,6 +347,8 @@ def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
     s = re.sub(r"[:：]\s*$", "", s)
+    if " | " in s:  # a bilingual form heading ("当前行为 | Current Behavior"): either half names the role
+        return next((r for part in s.split(" | ") if (r := heading_role(part, language(part)))), None)
     if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
         return None  # a title or a sentence, not a section's name
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
@@ -664,10 +666,10 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
-        if t.has("mood.imperative", text[:6]):
-            f["imperative"] = 1.0
-    if t.has("boilerplate.form", text):
-        f["issue-form wording"] = 1.0
+        if t.has("mood.imperative", text[:6]) and not t.has("tense.future", text[:6]):
+            f["imperative"] = 1.0  # "试试 X" suggests; "下周试一下 X" plans
+    if t.has("boilerplate.form", text) or (lang != "en" and table("en").has("boilerplate.form", text)):
+        f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
     if text.count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
 

@@ -424,7 +424,7 @@ class _Build:
                     or j.confidence < PLAN_CONFIDENCE:
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
-            step = make_step(text, [], 0) if len(text.split()) >= 2 else None
+            step = make_step(text, [], 0) if len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4 else None
             if step is None:
                 continue
             step.source_lines = [u.first + 1, u.last + 1]
@@ -652,6 +652,9 @@ def _fixed_width(lines: list[str], a: int, b: int):
             continue
         rows.append((i, c))
     return head, rows
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
 
 
 def _row_task(u) -> str:
