@@ -680,3 +680,48 @@ def test_a_chinese_issue_thread_is_read_by_clause_mood_and_outcome_words():
     assert "降级到 0.4.0" in tried[2][0]  # two tries told in one sentence, split at the clause that changed something
     assert any("升级驱动" in s for s in _steps(ZH_THREAD))
     assert not any("搜索过" in t for t, _, _ in got)  # the bilingual issue form is no try
+
+
+ACS_THREAD = """# all_reduce hangs on 8x L40S after driver update
+
+### kvn-r — 2025-02-03
+
+After moving the box to driver 565 the first all_reduce of every job hangs forever; GPU util sits at 100 %.
+
+What I've tried so far:
+- `NCCL_P2P_DISABLE=1`: no change, still hangs
+- `NCCL_IB_DISABLE=1` (no IB on this box anyway): same
+- rolling back to driver 550: works again, but we need 565 for the new CUDA
+
+### maint-a — 2025-02-03
+
+Can you run with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P` and attach the log? Also, is ACS enabled on the PCIe switches?
+
+### kvn-r — 2025-02-04
+
+Log attached. `lspci -vvv` shows ACSCtl SrcValid+ on both switches, so yes.
+
+### maint-a — 2025-02-04
+
+That's it then. Please disable ACS (or pass `iommu=pt`) and retry.
+
+### kvn-r — 2025-02-05
+
+Disabled ACS with setpci on both switches, and all_reduce_perf now completes at the expected bus bandwidth. Thanks!
+
+### jdoe42 — 2025-02-10
+
+Same hang here on 4x L40S. For me `iommu=pt` alone did not help, I had to turn ACS off as well.
+
+### zhu-w — 2025-02-11
+
+FWIW we see no hang on H100 SXM with the same driver. Will try the ACS change on our L40S nodes next week.
+"""
+
+
+def test_a_requested_look_the_asker_then_ran_and_a_fix_done_as_suggested_are_the_askers_tries():
+    got = [(a.title, a.outcome, a.who, a.source_lines) for p in _read(ACS_THREAD) for a in p.inv.attempts]
+    by_lines = {tuple(lines): (o, w) for _, o, w, lines in got}
+    assert by_lines[(14, 18)] == ("inconclusive", "kvn-r")  # asked to run with NCCL_DEBUG, posted what it showed
+    assert by_lines[(22, 26)] == ("worked", "kvn-r")  # "Disabled ACS with setpci ...": did what was suggested
+    assert not any(w == "zhu-w" for _, _, w, _ in got)  # a third person's own report answers nobody's suggestion

@@ -372,6 +372,8 @@ def heading_role(text: str, lang: str) -> str | None:
 _STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
 _HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
                     re.I)
+# "Log attached.", "Trace attached below": a noun and its participle, not an order to log.
+_NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -711,7 +713,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
-          and not _NARRATED.match(text)) or _LATE_IMPERATIVE.search(
+          and not _NARRATED.match(text) and not _NOUN_ATTACHED.match(text)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0
     pos = 0

@@ -435,20 +435,28 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
     goes to the part whose setting it names. "Can't tell yet" is replaced by the same person's later verdict."""
     u = j.unit
     got: dict[tuple[str, int], Found] = {}
+    first_reply = next((n.unit.post for n in ahead if n.unit.post > u.post and n.unit.author != u.author), None)
     for n in ahead:
         v = n.unit
+        if v.post != u.post and not v.quoted and n.label in ("proposal", "request") and _KNOB.search(v.text):
+            break  # another suggestion (the same helper's next one too): later answers may be to that one
         if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
                 plain(v.text)):
             continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
-        if n.label in ("proposal", "request") and _KNOB.search(v.text):
-            break  # another suggestion: later answers may be to that one
+        if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:40]) and not any(
+                _names_same(p, v.text) or _tokens(p) & _tokens(v.text) for p in parts):
+            continue  # a third person's "we see no hang on H100" is their own report, not an answer to this
         named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
-        if n.label == "action_result" and _own_try(n):
+        if n.label == "action_result" and _own_try(n) and not any(_names_same(p, v.text) for p in parts):
             continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
-        if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
-                                                                                for p in parts)):
-            oc = _outcome(v.text)
-            k = _which_part(parts, v.text)
+        # "Can you run with NCCL_DEBUG=INFO and attach the log?" answered "Log attached; ACS is on": the first reply ran
+        # the look it was asked for (a diagnostic try); a question of fact ("which GPU?") names nothing to run.
+        looked = v.post == first_reply and j.label == "request" and n.label in ("context", "result") and any(
+            diagnostic(p) or _KNOB.search(p) for p in parts)
+        if n.label == "result" or named or looked or (n.label == "action_result" and not all(_new_knob(p, v.text)
+                                                                                          for p in parts)):
+            oc = _outcome(v.text) or ("inconclusive" if looked else None)  # "Log attached; ACS is on": what it showed
+            k = _which_part(parts, v.text) if not looked else 0
             had = got.get((v.author, k)) if k is not None else None
             if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
                 continue
@@ -462,6 +470,19 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if v.post > u.post + 6:
             break
     return list(got.values())
+
+
+_POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
+
+
+def _names_same(suggested: str, reply: str) -> bool:
+    """Does the reply name what was suggested ("disable ACS" / "Disabled ACS with setpci")? Acronyms, code and
+    settings shared by both."""
+    def names(text: str) -> set[str]:
+        return ({w.lower() for w in re.findall(r"\b[A-Z][A-Z0-9_]{1,}\b", text)}
+                | {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)})
+
+    return bool(names(suggested) & names(reply))
 
 
 def _own_try(n: Judged) -> bool:
