@@ -725,3 +725,56 @@ def test_a_requested_look_the_asker_then_ran_and_a_fix_done_as_suggested_are_the
     assert by_lines[(14, 18)] == ("inconclusive", "kvn-r")  # asked to run with NCCL_DEBUG, posted what it showed
     assert by_lines[(22, 26)] == ("worked", "kvn-r")  # "Disabled ACS with setpci ...": did what was suggested
     assert not any(w == "zhu-w" for _, _, w, _ in got)  # a third person's own report answers nobody's suggestion
+
+
+FORM_THREAD = """# [Bug]: illegal memory access in fused_moe with FP8 on H20
+
+### Your current environment
+
+<details>
+<summary>The output of `python collect_env.py`</summary>
+
+```text
+PyTorch version: 2.5.1+cu124
+vLLM Version: 0.6.4.post1
+```
+
+</details>
+
+### 🐛 Describe the bug
+
+Serving DeepSeek-V2-Lite with `--quantization fp8 --tensor-parallel-size 2` dies on the first long prompt:
+
+```
+RuntimeError: CUDA error: an illegal memory access was encountered
+```
+
+With `--enforce-eager` it still crashes, just later. Dropping `--quantization fp8` makes it go away.
+
+### Before submitting a new issue...
+
+- [x] Make sure you already searched for relevant issues, and asked the chatbot living at the bottom right corner of the [documentation page](https://docs.vllm.ai/en/latest/), which can answer lots of frequently asked questions.
+
+### m-gold — 2024-12-02
+
+Could you check whether it reproduces with `VLLM_FUSED_MOE_CHUNK_SIZE=8192`? There was an overflow in the chunked path.
+
+### tq-lin — 2024-12-03
+
+Yep, with `VLLM_FUSED_MOE_CHUNK_SIZE=8192` I can't reproduce it anymore after ~2k requests.
+
+### r-ahmed — 2024-12-05
+
+Hitting this on H100 too. I built from main (commit 3f2a9c1) and the crash is gone for me, so #10753 probably fixed it.
+
+### tq-lin — 2024-12-06
+
+Confirmed, 0.6.5 works without the env var. Closing.
+"""
+
+
+def test_an_issue_forms_problem_field_is_the_baseline_and_the_first_post_below_a_body_is_a_reply():
+    got = [(a.outcome, a.who, a.source_lines) for p in _read(FORM_THREAD) for a in p.inv.attempts]
+    assert [17, 17] not in [lines for _, _, lines in got]  # "Serving ... dies on the first long prompt": the bug itself
+    assert ("worked", "tq-lin", [31, 35]) in got  # the helper's question, answered by the one who hit it
+    assert ("worked", "r-ahmed", [39, 39]) in got  # "so #10753 probably fixed it" hedges the cause, not the try

@@ -374,6 +374,7 @@ _HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like
                     re.I)
 # "Log attached.", "Trace attached below": a noun and its participle, not an order to log.
 _NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
+_CAUSE_TAIL = re.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -459,9 +460,17 @@ def context(doc: Doc) -> Context:
         # The title names the whole story ("GPU recovery guide"): its sections keep their own roles.
         roles[tops[0].id] = None
     _said_columns(doc)
-    asker = doc.posts[0][1] if doc.posts else ""
+    asker = doc.posts[0][1] if doc.posts and not _body_before_posts(doc) else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
+
+
+def _body_before_posts(doc: Doc) -> bool:
+    """An issue body with no author line above it ("### Describe the bug" ... then "### alice — date"): the first post
+    is a reply, and who asked is not known."""
+    start = doc.posts[0][0] if doc.posts else 0
+    return any(u.kind == "sentence" and u.post < 0 and u.first < start and len(u.path) >= 2 and not _META.search(u.text)
+               for u in doc.units)
 
 
 def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
@@ -480,8 +489,15 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
                   and not any(roles.get(h) == "boilerplate" for h in u.path)
                   and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
-    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
-        out.add(post0.block)
+    if post0 is not None and not _ADDRESSED.match(post0.text) and not _body_before_posts(doc):
+        out.add(post0.block)  # ("Hi @x, I have tried ...": a reply, not the report)
+    # An issue form's problem field ("### Describe the bug", "当前行为 | Current Behavior"): its first paragraph.
+    for h in doc.units:
+        if h.kind == "heading" and h.level >= 2 and any(table(lg).has("heading.problem", plain(h.text).lower())
+                                                        for lg in ("en", "zh", "de")):
+            first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0), None)
+            if first is not None:
+                out.add(first.block)
     return out
 
 
@@ -657,7 +673,8 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
+    # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(text, maxsplit=1)[0])):
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
