@@ -778,3 +778,41 @@ def test_an_issue_forms_problem_field_is_the_baseline_and_the_first_post_below_a
     assert [17, 17] not in [lines for _, _, lines in got]  # "Serving ... dies on the first long prompt": the bug itself
     assert ("worked", "tq-lin", [31, 35]) in got  # the helper's question, answered by the one who hit it
     assert ("worked", "r-ahmed", [39, 39]) in got  # "so #10753 probably fixed it" hedges the cause, not the try
+
+
+TODO_DOC = """# gfx1010 conv2d crash — TODO
+
+## Status
+
+PyTorch 2.3 + ROCm 6.0 on an RX 5700 XT: any `torch.nn.Conv2d` forward segfaults in MIOpen. Matmul works.
+
+## Done
+
+- [x] Installed ROCm 6.0 from the AMD repo and the matching PyTorch wheel
+- [x] Confirmed the GPU shows up in `rocminfo` (gfx1010)
+- [x] `HSA_OVERRIDE_GFX_VERSION=10.3.0` → conv2d still segfaults, now inside a different kernel
+- [x] `MIOPEN_FIND_MODE=1` → no change
+- [x] Built MIOpen from source with gfx1010 in the target list → conv2d runs, 3x slower than CPU fallback
+- [x] Wrote a minimal repro script (`repro_conv.py`)
+
+## Remaining
+
+- [ ] Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels
+- [ ] Report the slowdown upstream with the repro script
+- [ ] Check whether ROCm 6.1 ships gfx1010 kernels
+
+## Do not use
+
+- `HSA_OVERRIDE_GFX_VERSION=10.3.0` with the stock wheel — crashes in other ops too
+"""
+
+
+def test_a_task_list_reads_its_tries_not_its_setup_tasks_nor_its_problem_statement():
+    got = {tuple(a.source_lines): a.outcome for p in _read(TODO_DOC) for a in p.inv.attempts}
+    assert (5, 5) not in got  # "PyTorch 2.3 on an RX 5700 XT: any Conv2d segfaults": the problem, stated first
+    assert (9, 9) not in got and (14, 14) not in got  # installing, writing a repro script: tasks that prepare
+    assert got[(10, 10)] == "inconclusive"  # confirmed what rocminfo shows: a look, not a fix
+    assert got[(11, 11)] == got[(12, 12)] == "failed"
+    assert got[(13, 13)] == "partial"  # runs now, 3x slower
+    assert [s.text for p in _read(TODO_DOC) for s in p.inv.next_steps][:1] == [
+        "Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels"]

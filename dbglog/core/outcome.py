@@ -42,7 +42,8 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|collaps\w*|errors?)"
+    r"repro(?! (?:script|case|steps|command|file|program|notebook)s?\b)|problems?|issues?|bugs?|cliffs?|(?:device )?lost|"
+    r"recompil\w*|collaps\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|solved|fixed|eliminated|cleared|stopped|stops)"
 
@@ -160,6 +161,9 @@ _STRONG_WIN = [
 ]
 _PARTIAL = [
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
+    # "conv2d runs, 3x slower than the CPU": it works now, at a price
+    r"\b(?:runs|ran|works|worked|passes|passed|completes|completed|finishes|finished|starts|started)\b[^.;!?]{0,30}"
+    r"\b\d+(?:\.\d+)?\s*[x×]\s+slower\b",
     r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
     rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:rate|frequency|{_BAD})\b|\b(?:rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",

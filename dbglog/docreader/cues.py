@@ -375,6 +375,8 @@ _HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like
 # "Log attached.", "Trace attached below": a noun and its participle, not an order to log.
 _NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
 _CAUSE_TAIL = re.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
+_TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs?|fix(?:es)?|solutions?|workarounds?|"
+                       r"day|week)\b", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -484,6 +486,14 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
            and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
+    if not top and sub is not None and not doc.posts:
+        # No paragraph under the title: the first section's first paragraph states the problem ("## Status" /
+        # "PyTorch 2.3 on gfx1010: every Conv2d forward segfaults"), unless that section is a try or a dated entry.
+        h = next(u for u in doc.units if u.kind == "heading" and u.first == sub)
+        first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0 and u.head), None)
+        if first is not None and roles.get(h.id) not in ("worked", "failed") and not _STAMP.match(plain(h.text) + " ") \
+                and not _TRY_HEAD.search(plain(h.text)) and not _VERDICT_MARK.search(first.text[:4]):
+            out.add(first.block)
     from dbglog.docreader.units import post_author
 
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
@@ -571,7 +581,10 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
-    if _verdict_after(text, lang, bool(lab)):
+    # In the problem statement "PyTorch 2.3 on gfx1010: every Conv2d segfaults" is the setup and its symptom, not a try
+    # and its verdict; an explicit arrow is still one.
+    if _verdict_after(text, lang, bool(lab)) and ("the opening paragraph (the problem)" not in f or "→" in text
+                                                  or "->" in text):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0

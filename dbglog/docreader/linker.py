@@ -115,7 +115,8 @@ class _Thread:
         if j.label == "action_result":
             return _found(j, u.text, u.text)
         if j.label == "action":
-            return _with_result(j, js[k + 1:k + 6], self.used)
+            f = _with_result(j, js[k + 1:k + 6], self.used)
+            return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
         if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
             return self._answers(j)
         if j.label == "result" and self.heads is not None:
@@ -470,6 +471,14 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if v.post > u.post + 6:
             break
     return list(got.values())
+
+
+def _prepares(text: str) -> bool:
+    """ "Installed ROCm 6.0 and the matching wheel", "Wrote a minimal repro script": a task that prepares, by its verb."""
+    words = plain(text).lower().split()
+    while words and words[0] in ("i", "we", "then", "also", "first"):
+        words = words[1:]
+    return bool(table("en").rx["setup.verbs"].match(" ".join(words[:2])))
 
 
 _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
