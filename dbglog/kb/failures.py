@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
-from dbglog.diagnose.fingerprint import NEAR, similarity
+from dbglog.diagnose.fingerprint import MIN_PREFIX, NEAR, contains, similarity
 from dbglog.util.errors import DbglogError
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
@@ -292,7 +292,8 @@ def _row_fp(r) -> Fingerprint:
 
 def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     """(key, frames JSON) -> likeness of every distinct form seen with ``fp``'s signature that is like it.
-    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut at ``NEAR``);
+    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut below ``NEAR``:
+    ``similarity`` reads the messages without their headings), with the lines that hold the other whole;
     only the forms with a close line are judged whole (kernel, operation, frames)."""
     from rapidfuzz import fuzz, process
 
@@ -302,10 +303,13 @@ def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     for f in forms:
         by_line.setdefault(f["line"], []).append(f)
     lines = list(by_line)
+    close = {j for _, _, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR - 10, limit=None)}
+    # (and a line that holds the other whole: a title cut short, a message quoted in a wrapper's sentence)
+    close.update(j for j, x in enumerate(lines) if min(len(x), len(fp.line)) >= MIN_PREFIX and contains(x, fp.line))
     out = {}
-    for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR, limit=None):
+    for j in close:
         for f in by_line[lines[j]]:
-            like = similarity(fp, _row_fp(f), score=score)
+            like = similarity(fp, _row_fp(f))
             if like.level != "none":
                 out[(f["fp"], f["frames"])] = like
     return out
