@@ -464,7 +464,7 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
         return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
     if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
         return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
-    ma, mb = _message(a.line), _message(b.line)
+    ma, mb = message(a.line), message(b.line)
     score = int(round(_ratio()(ma, mb) if score is None else score))
     cut = _holds(ma, mb)
     if score < near and cut:
@@ -504,7 +504,7 @@ _SOURCE_SITE = re.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
 def _specific(fp: Fingerprint) -> bool:
     if not fp.signature.startswith(FREE_TEXT):
         return False
-    msg = _message(fp.line)
+    msg = message(fp.line)
     return len(_WORD.findall(msg)) >= SPECIFIC_WORDS or _SOURCE_SITE.search(msg) is not None
 
 
@@ -525,7 +525,8 @@ _HEAD = re.compile(r"^(?:(?:terminate called after throwing an instance of '[\w:
                    r"(?:(?:[\w.]*(?:Error|Exception))|what\(\)):\s*)+")
 
 
-def _message(line: str) -> str:
+@functools.lru_cache(maxsize=8192)  # (a lookup compares one line with thousands: each read once)
+def message(line: str) -> str:
     """A normalised line's message, for comparing two: without its heading (``_HEAD``), quotes and
     backticks taken out (``_plain``)."""
     return _plain(_HEAD.sub("", line))
@@ -537,11 +538,6 @@ def _holds(x: str, y: str) -> bool:
     watchdog thread terminated with exception: [Rank N] Watchdog caught ...")."""
     short, long_ = (x, y) if len(x) <= len(y) else (y, x)
     return len(short) >= MIN_PREFIX and short in long_
-
-
-def contains(x: str, y: str) -> bool:
-    """``_holds`` for two normalised key lines."""
-    return _holds(_message(x), _message(y))
 
 
 def _plain(line: str) -> str:
