@@ -324,3 +324,12 @@ def test_a_message_quoted_in_a_wrappers_sentence_or_under_another_heading_is_the
     exc = F.Fingerprint("py.traceback:RuntimeError", "RuntimeError: Out of workspace memory in AlignedAllocator on "
                                                      "device N")
     assert F.same_failure(what, exc)
+
+
+def test_a_failed_run_no_signature_reads_is_named_by_its_error_line_as_an_import_would_name_it():
+    out = "loading\nRuntimeError: [TM][ERROR] Assertion fail: D:\\a\\lmdeploy\\src/turbomind/models/llama/Barrier.h:20\n"
+    run = {"outcome": "fail", "signature": None, "key_lines": [{"line": 2, "text": "exit code 1"}]}
+    fp = F.fingerprint_run(run, out)
+    assert fp is not None and fp.line.endswith("Barrier.h:N")
+    assert F.same_failure(fp, F.fingerprint_blocks("```\n" + out.replace("20", "21") + "```\n")[0])
+    assert F.fingerprint_run(run, "loading\nexit\n").signature == "fail"  # nothing better: as before

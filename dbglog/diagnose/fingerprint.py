@@ -368,7 +368,12 @@ def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Finge
     lines = text.splitlines()
     if m is not None:
         return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
-    at = _fallback_line(lines) if fallback else None
+    return _fallback(lines) if fallback else None
+
+
+def _fallback(lines: list[str]) -> Fingerprint | None:
+    """The fingerprint of the error line of lines no signature reads (``FALLBACK_LINES``), else None."""
+    at = _fallback_line(lines)
     if at is None:
         return None
     # (a Python exception is named as its traceback would name it: the same line with and without one)
@@ -408,9 +413,13 @@ def fingerprint_run(run: dict, output: str = "") -> Fingerprint | None:
     if run.get("outcome") in (None, "pass") or not (run.get("signature") or run.get("outcome")):
         return None
     keys = [k.get("text", "") for k in run.get("key_lines") or [] if isinstance(k, dict)]
-    if not run.get("signature") and not any(k.strip() for k in keys):
-        return None  # (a silent failure, a bare hang: nothing that tells it from any other)
     lines = output.splitlines() if output else []
+    if not run.get("signature"):  # (no signature read it: its error line may still name it, as import reads it)
+        fp = _fallback(lines[-2 * WINDOW:])
+        if fp is not None:
+            return fp
+        if not any(k.strip() for k in keys):
+            return None  # (a silent failure, a bare hang: nothing that tells it from any other)
     idx = _find_line(lines, keys[0]) if keys and lines else None
     return build(run.get("signature") or run["outcome"], keys, lines, idx, run.get("evidence") or [])
 
