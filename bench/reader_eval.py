@@ -143,17 +143,20 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
     if step_lines and len(step_lines) == len(want_steps):
         # Line-labelled steps: found when a step's lines overlap them (one to one).
         free = list(range(len(steps)))
-        steps_found = 0
-        for lo, hi in step_lines:
+        steps_found, steps_missed = 0, []
+        for (lo, hi), text in zip(step_lines, want_steps):
             hit = next((k for k in free if _overlap((lo, hi), steps[k]["lines"]) > 0), None)
             if hit is not None:
                 free.remove(hit)
                 steps_found += 1
+            else:
+                steps_missed.append(str(text))
     else:
         steps_found = min(len(want_steps), len(steps))
+        steps_missed = [] if len(steps) >= len(want_steps) else [f"{len(want_steps) - len(steps)} unlined step(s)"]
     return {"expected": len(want), "found": len(matched), "made": len(atts), "junk": len(atts) - len(matched),
             "outcomes_right": right, "steps_expected": len(want_steps),
-            "steps_found": steps_found,
+            "steps_found": steps_found, "steps_missed": steps_missed, "steps_made": len(steps),
             "missed": [want[i]["what"] for i in range(len(want)) if i not in mw],
             "junk_rows": [atts[j]["title"] for j in range(len(atts)) if j not in mg],
             "wrong_outcomes": [(want[i]["what"], want[i]["outcome"], atts[j]["outcome"]) for i, j in matched
@@ -163,7 +166,7 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
 def totals(rows: list[dict]) -> dict:
     t = defaultdict(int, {k: 0 for k in ("expected", "found", "made", "junk", "outcomes_right")})
     for r in rows:
-        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found"):
+        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found", "steps_made"):
             t[k] += r[k]
     t["recall"] = t["found"] / t["expected"] if t["expected"] else 1.0
     t["precision"] = t["found"] / t["made"] if t["made"] else 1.0
@@ -194,6 +197,8 @@ def report(rows: list[dict], verbose: bool) -> str:
                        f"outcomes {r['outcomes_right']}/{r['found']}")
             for m in r["missed"]:
                 out.append(f"    missed: {m[:100]}")
+            for m in r.get("steps_missed", []):
+                out.append(f"    step missed: {m[:100]}")
             for j in r["junk_rows"]:
                 out.append(f"    junk:   {j[:100]}")
             for w, e, g in r["wrong_outcomes"]:
@@ -206,7 +211,7 @@ def report(rows: list[dict], verbose: bool) -> str:
     t = totals(rows)
     out.append(f"{'TOTAL':<30} {t['found']:>4}/{t['expected']:<4} {t['recall']:>6.0%} {t['junk']:>4}/{t['made']:<4} "
                f"{t['outcome_share']:>8.0%}   F1 {t['f1']:.2f}  junk {t['junk_share']:.0%}  "
-               f"next steps {t['steps_found']}/{t['steps_expected']}")
+               f"next steps {t['steps_found']}/{t['steps_expected']} (made {t['steps_made']})")
     return "\n".join(out)
 
 
@@ -223,6 +228,9 @@ def main() -> int:
     docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
     if a.styles:
         docs += style_docs()
+    if not docs:
+        print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {a.pool}", file=sys.stderr)
+        return 2
     extract = extract_new
     rows = evaluate(docs, extract)
     if a.json:

@@ -489,3 +489,118 @@ def test_hostile_shapes_are_read_in_linear_time(text):
     t = time.process_time()
     read_document(text, "hostile.md")
     assert time.process_time() - t < 5.0  # each took 5 to 80 s of CPU with a backtracking pattern
+
+
+def test_a_title_with_a_role_word_does_not_turn_the_whole_document_into_next_steps():
+    doc = """# Runbook: inference box recovery guide
+
+## What happened
+
+The node dropped both GPUs during a long fine-tune; `nvidia-smi` listed nothing.
+
+## What did not work
+
+- Reloaded the kernel module with `modprobe -r nvidia && modprobe nvidia`: the devices stayed missing.
+
+## Next steps
+
+- Ask the host to reseat the riser card.
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["failed"]
+    assert [s.text for s in p.inv.next_steps] == ["Ask the host to reseat the riser card."]
+
+
+def test_a_verdict_listed_right_under_a_marked_attempt_is_its_result_not_another_attempt():
+    doc = """# Box lost its GPUs
+
+## Things that did not bring it back
+
+❌ **Driver reload:** `rmmod nvidia_uvm nvidia && modprobe nvidia`
+   - the bus address is still gone afterwards
+
+❌ **Resetting through sysfs**
+   - the card vanished for good
+"""
+    got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert [lines for _, _, lines in got] == [[5, 6], [8, 9]]
+
+
+def _steps(doc):
+    return [s.text for p in _read(doc) for s in p.inv.next_steps]
+
+
+def test_a_plan_said_inside_an_attempts_paragraph_is_a_next_step_too():
+    doc = """# MoE layer faults on the EP=8 config
+
+## Log
+
+Swapped in the tuned block-size table for the expert GEMM and reran the EP=8 job: it ran through. I'll send the tuned table upstream as a PR.
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["worked"]
+    assert any("upstream" in s for s in _steps(doc))
+
+
+def test_a_german_modal_before_its_subject_is_a_plan():
+    doc = """# Slurm-Job hängt beim Start
+
+## Notizen
+
+Mit `--exclude=node07` läuft der Job durch. Nach dem Tausch der Karte will ich den Job nochmal auf allen Knoten starten.
+"""
+    assert any("nochmal" in s for s in _steps(doc))
+
+
+def test_open_rows_of_a_task_table_are_next_steps_and_ticked_rows_are_attempts():
+    doc = """# Xid 79 on the training fleet
+
+## Tracker
+
+| Done | Task | Result |
+|---|---|---|
+| [x] | Pin the driver to 550.90 on four nodes | still Xid 79 on two of them |
+| [ ] | Move the remaining nodes to the new BIOS | waiting on the vendor |
+| [ ] | Ask the vendor for a firmware with the PCIe fix | |
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["failed"]
+    assert [s.text for s in p.inv.next_steps] == ["Move the remaining nodes to the new BIOS",
+                                                  "Ask the vendor for a firmware with the PCIe fix"]
+
+
+def test_an_unticked_item_not_done_for_lack_of_time_is_the_authors_plan():
+    doc = """# ROCm image lacks gfx942 kernels
+
+## Checklist
+
+- [x] reproduced with the nightly image: same `hipErrorNoBinaryForGpu`
+- [ ] rebuild the image myself with `PYTORCH_ROCM_ARCH=gfx942` (haven't had time)
+"""
+    assert any("PYTORCH_ROCM_ARCH" in s for s in _steps(doc))
+
+
+def test_still_before_an_intention_is_not_a_failure_that_lasted():
+    assert outcome_of("I still want to rerun it on the second node", "en") is None
+    assert outcome_of("it still hangs on the second node", "en") == "failed"
+
+
+def test_a_hedged_success_is_the_reporters_success_and_a_contracted_perfect_is_a_past_try():
+    doc = """# OOM after the 0.4 update
+
+### asker — 2025-03-01
+
+Since 0.4 the 13B model runs out of memory on the first prompt.
+
+### helper — 2025-03-02
+
+The 0.4.2 build changes the KV cache sizing; give it a go.
+
+### asker — 2025-03-03
+
+I've installed 0.4.2 and it seems that the OOM is gone in my case.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "asker")]
+    assert outcome_of("it seems to hang still", "en") == "failed"

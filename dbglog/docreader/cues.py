@@ -80,7 +80,10 @@ def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
     alts = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     if not bounded:
         return re.compile(f"(?:{alts})", re.I)
-    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])", re.I)
+    # A contraction's tail ("'ll", "'ve") is bound to the word before it: "I'll", "we've".
+    tails = "|".join(re.escape(w) for w in sorted({w for w in words if w[:1] in "'’"}, key=len, reverse=True))
+    tail = rf"|(?<=\w)(?:{tails})(?![\w'-])" if tails else ""
+    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-]){tail}", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -132,7 +135,7 @@ _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main bran
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -272,6 +275,16 @@ def _en_outcome(s: str) -> str | None:
     return _catch(s, v) if v in ("worked", "failed") else v
 
 
+def _unhedged(s: str) -> str | None:
+    """ "seems that in my case the OOM is also fixed": the reporter saw it; the hedge is modesty, not doubt."""
+    from dbglog.core import outcome
+
+    if not _HEDGE.search(s):
+        return None
+    said = outcome.classify(_HEDGE.sub(" ", s))
+    return said if said in ("worked", "failed", "partial") else None
+
+
 def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -299,6 +312,9 @@ def _en_verdict(s: str) -> str | None:
         return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
         return _catch(s, got) if got == "worked" else got
+    hedged = _unhedged(s) if got == "inconclusive" else None
+    if hedged:
+        return hedged
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
@@ -350,6 +366,10 @@ def heading_role(text: str, lang: str) -> str | None:
     return None
 
 
+# "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
+_STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
+_HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
+                    re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -393,8 +413,12 @@ class Context:
 def context(doc: Doc) -> Context:
     body = " ".join(u.text for u in doc.units[:400] if u.kind in ("sentence", "heading"))
     lang = language(body)
-    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text))
-             for u in doc.units if u.kind == "heading"}
+    heads = [u for u in doc.units if u.kind == "heading"]
+    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
+    tops = [u for u in heads if u.level == 1]
+    if len(tops) == 1 and len(heads) > 1 and roles[tops[0].id] in ("options", "plan"):
+        # The title names the whole story ("GPU recovery guide"): its sections keep their own roles.
+        roles[tops[0].id] = None
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
@@ -547,9 +571,15 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
         f["a table header"] = 1.0
         return
     f["a table row"] = 1.0
+    box = next((c.strip().lower() for c in u.cells if c.strip().lower() in ("[ ]", "[x]")), None)
+    if box:  # "| [ ] | Roll the fix out to the fleet | |": a task list kept as a table
+        f["an empty checkbox" if box == "[ ]" else "a ticked checkbox"] = 1.0
     if res >= 0 and res < len(u.cells) and u.cells[res].strip():
         cell = u.cells[res]
-        if outcome_of(cell, language(cell)):
+        said = outcome_of(cell, language(cell))
+        if said == "untested" or (box == "[ ]" and said == "inconclusive"):
+            f["outcome: untested"] = 1.0  # "waiting on change approval": listed, not done yet
+        elif said:
             f["its result column gives an outcome"] = 1.0
 
 
@@ -581,7 +611,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     oc = outcome_of(text, lang)
     if oc:
         f[f"outcome: {oc}"] = 1.0
-    if t.has("outcome.still", text):
+    if t.has("outcome.still", _STILL_MEANS.sub(" ", text)):
         f["'still' or 'no change'"] = 1.0
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0

@@ -66,6 +66,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     for k, j in enumerate(t.js):
         if j.unit.id in t.used:
             continue
+        if _goes_on(j, t.js[k - 1] if k else None, out):
+            continue
         f = t.read(k, j, out)
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
             if g.outcome == "untested":
@@ -131,6 +133,38 @@ class _Thread:
         self.replied.add(post)
         last = self.by_post[post][-1]
         return _answered(j, parts, self.js[last + 1:last + 40], self.used)
+
+
+# Cues that a unit says what someone did; without any, a unit labelled action_result is a verdict only
+# ("MSI-X is still broken after reload" under "What Doesn't Work"), carried there by its heading.
+_DOING = frozenset({"opens with a past-tense verb", "a subject with a past-tense verb", "an action verb", "first person",
+                    "names a setting, flag, version or file", "a command", "marked with a verdict (✅ ❌)",
+                    "opens with a named setting or file, and how it went", "an action that says how it went (-ing ... worked)",
+                    "its comment gives an outcome", "its result column gives an outcome", "says what fixed it",
+                    "labelled as what was done", "an arrow from what was done to how it went"})
+
+
+def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
+    """A verdict with no doing of its own, right below an attempt in the same place, is that attempt's result:
+    it joins it instead of becoming an attempt of its own."""
+    if j.label not in ("action_result", "result") or _DOING & set(j.features) or prev is None or not out:
+        return False
+    f = out[-1]
+    a, b = prev.unit, j.unit
+    # A list that starts on the line right under a paragraph ("❌ **Module reload:** `rmmod ...`" / "   - still
+    # broken") elaborates that paragraph.
+    below = b.first - a.last == 1 and a.item < 0 and (a.post, a.path) == (b.post, b.path)
+    if a.id not in f.units or not (below or _same_place(a, b)) or b.first - f.last > 2:
+        return False
+    said = _outcome(j.unit.text)
+    if said is None:
+        return False
+    marked = "marked with a verdict (✅ ❌)" in prev.features
+    if said != "untested" and (f.outcome in ("inconclusive", "untested") or not (f.result or marked)):
+        f.outcome = said  # the first result said outranks the action's own wording, but not its ❌ / ✅
+    f.result = f"{f.result} {j.unit.text}".strip()
+    f.last, f.units = max(f.last, j.unit.last), [*f.units, j.unit.id]
+    return True
 
 
 def _absorbed(out: list[Found]) -> list[Found]:

@@ -253,5 +253,7 @@ def is_diff_section(s: Section, ctx: Context) -> bool:
 
 def is_plan_section(s: Section, ctx: Context) -> bool:
     """Next steps (and recommendations, options: proposals nobody ran) under their heading."""
+    if s.head.level == 1 and s.parent is None and s.children:
+        return False  # the title names the whole story ("GPU Recovery Guide"): its sections keep their own roles
     role = ctx.roles.get(s.head.id)
     return role in ("plan", "options") and not _imperative_heading(s.head.text)
