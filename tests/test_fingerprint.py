@@ -333,3 +333,26 @@ def test_a_failed_run_no_signature_reads_is_named_by_its_error_line_as_an_import
     assert fp is not None and fp.line.endswith("Barrier.h:N")
     assert F.same_failure(fp, F.fingerprint_blocks("```\n" + out.replace("20", "21") + "```\n")[0])
     assert F.fingerprint_run(run, "loading\nexit\n").signature == "fail"  # nothing better: as before
+
+
+def test_a_line_a_viewer_wrapped_at_a_word_is_joined_back():
+    whole = ("host-a [stderr] [rank8]:[E909 09:55:29.34 ProcessGroupNCCL.cpp:607] [Rank 8] Watchdog caught collective "
+             "operation timeout: WorkNCCL(SeqNum=2070, OpType=REDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+             "for 600067 milliseconds before timing out.\n")
+    for cut in ("timeout: ", "SeqNum=2070, "):
+        wrapped = whole.replace(cut, cut + "\n", 1)
+        assert F.fingerprint_text(wrapped) is not None
+        assert F.fingerprint_text(wrapped).key == F.fingerprint_text(whole).key
+    records = "ERROR: step 3 failed:\nERROR: step 4 failed:\n"  # (each its own record: not joined)
+    assert F._join_soft_wraps(records) is None
+
+
+def test_an_exception_right_after_a_sentence_in_another_script_is_read():
+    fp = F.fingerprint_text("训练时报错ValueError: the tokenizer's pad token id is larger than the vocabulary size\n")
+    assert fp is not None and fp.line.startswith("ValueError: the tokenizer")
+
+
+def test_a_backtick_glued_to_a_word_reads_as_a_space():
+    a = F.Fingerprint("py.traceback:ValueError", "ValueError: x is not supported here; set the`dtype` flag to half")
+    b = F.Fingerprint("py.traceback:ValueError", "ValueError: x is not supported here; set the `dtype` flag to half")
+    assert F.same_failure(a, b)

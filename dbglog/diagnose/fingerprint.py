@@ -95,7 +95,8 @@ def strip_prefixes(line: str) -> str:
     return line
 
 
-_EXCEPTION = re.compile(r"(?<![\w.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+# (after anything but an ASCII word: a sentence in Chinese runs straight into "RuntimeError: ...")
+_EXCEPTION = re.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
 
 
 def _from_exception(line: str) -> str:
@@ -330,7 +331,7 @@ def _may_fail(text: str, signatures) -> bool:
 # "[TM][ERROR] ... allocator.h:197", a worker's "RuntimeError: Out of workspace memory"), its error line
 # still names the failure: the first of these kinds found, its last line (the final error of a paste).
 FALLBACK_LINES = tuple(re.compile(p) for p in (
-    r"(?:^|[\s:\]>)])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): +\S",  # a Python exception with a message
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): +\S",  # a Python exception with a message
     r"\bLLVM ERROR: +\S",                                                  # LLVM / MLIR (Triton, XLA)
     r"\S:\d+(?::\d+)?\)?: (?:fatal )?error: +\S",                          # a compiler: file:line:col: error:
     r"\b[Aa]ssertion\b.{0,200}\bfail",                                     # a C/C++ assertion
@@ -348,6 +349,25 @@ def _fallback_line(lines: list[str]) -> int | None:
     return None
 
 
+_OPEN_END = re.compile(r"[,:=(][ \t]*$")  # a line that stops mid-clause: after a comma, a colon, "=", "("
+
+
+def _join_soft_wraps(text: str) -> str | None:
+    """The text with the lines a viewer wrapped at a word (not at a fixed width) joined back: a line
+    that stops mid-clause (``_OPEN_END``) and a next line that starts at the margin and is no record
+    of its own (no log prefix, no traceback line). None when nothing is joined."""
+    out: list[str] = []
+    joined = False
+    for line in text.splitlines():
+        if out and _OPEN_END.search(out[-1]) and line[:1].isalnum() and strip_prefixes(line) == line \
+                and not line.startswith(("Traceback", "File ", "frame #", "Exception raised")):
+            out[-1] = out[-1].rstrip() + " " + line
+            joined = True
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n" if joined else None
+
+
 _WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
 
 
@@ -361,10 +381,10 @@ def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Finge
     if not text or not text.strip():
         return None
     m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
-    if m is None and _WRAPPED.search(text):  # a message a terminal or a paste wrapped: read it joined once
-        joined = _WRAPPED.sub(" ", text)
-        m = sigmod.classify_text(joined, signatures, max_key_lines=4) if _may_fail(joined, signatures) else None
-        text = joined if m is not None else text
+    for join in (_WRAPPED.search(text) and _WRAPPED.sub(" ", text), _join_soft_wraps(text)):
+        if m is None and join:  # a message a terminal, a viewer or a paste wrapped: read it joined once
+            m = sigmod.classify_text(join, signatures, max_key_lines=4) if _may_fail(join, signatures) else None
+            text = join if m is not None else text
     lines = text.splitlines()
     if m is not None:
         return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
@@ -551,8 +571,8 @@ def _holds(x: str, y: str) -> bool:
 
 def _plain(line: str) -> str:
     """A normalised line as its words read, for comparing two: quotes and backticks (markdown's, a
-    version's) taken out."""
-    return _QUOTES.sub("", line)
+    version's) read as spaces."""
+    return _SPACE.sub(" ", _QUOTES.sub(" ", line)).strip()  # (a space: "the`dtype`" reads as "the dtype")
 
 
 _SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
