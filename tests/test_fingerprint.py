@@ -305,14 +305,16 @@ def test_the_prose_around_a_code_block_is_no_error_of_its_own():
     assert F.fingerprint_blocks("a whole log\nValueError: shape mismatch in layer 3\n")  # no code blocks: read whole
 
 
-def test_a_long_exception_message_is_its_own_site_and_a_short_one_is_not():
-    fa = "ValueError: the tokenizer's pad token id is larger than the embedding's vocabulary size\n"
-    traced = _traceback([("/srv/app/model.py", 12, "forward")], last=fa.strip())
-    assert F.similarity(F.fingerprint_text(fa), F.fingerprint_text(fa)).level == "exact"
-    assert F.similarity(F.fingerprint_text(fa), F.fingerprint_text(traced)).level == "near"
-    short = "RuntimeError: PassManager::run failed\n"
-    assert F.similarity(F.fingerprint_text(short), F.fingerprint_text(short)).level == "similar"
-    assert not F.same_failure(F.fingerprint_text(short), F.fingerprint_text(short))
+def test_a_check_about_the_machine_is_its_own_site_and_one_about_the_programs_values_is_not():
+    machine = "RuntimeError: the fused optimizer was compiled without kernels for this GPU architecture\n"
+    traced = _traceback([("/srv/app/model.py", 12, "forward")], last=machine.strip())
+    assert F.similarity(F.fingerprint_text(machine), F.fingerprint_text(machine)).level == "exact"
+    assert F.similarity(F.fingerprint_text(machine), F.fingerprint_text(traced)).level == "near"
+    values = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    short = "RuntimeError: PassManager::run failed\n"  # (Triton: any kernel, any pass)
+    for bare in (values, short):
+        assert F.similarity(F.fingerprint_text(bare), F.fingerprint_text(bare)).level == "similar"
+        assert not F.same_failure(F.fingerprint_text(bare), F.fingerprint_text(bare))
 
 
 def test_a_message_quoted_in_a_wrappers_sentence_or_under_another_heading_is_the_same_message():
@@ -320,9 +322,9 @@ def test_a_message_quoted_in_a_wrappers_sentence_or_under_another_heading_is_the
                                "OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=600000) ran for 600067 "
                                "milliseconds before timing out.\n")
     assert F.same_failure(inner, F.fingerprint_text(WATCHDOG + "\n"))
-    what = F.Fingerprint("py.traceback:RuntimeError", "what(): Out of workspace memory in AlignedAllocator on device N")
-    exc = F.Fingerprint("py.traceback:RuntimeError", "RuntimeError: Out of workspace memory in AlignedAllocator on "
-                                                     "device N")
+    what = F.Fingerprint("py.traceback:RuntimeError", "what(): Out of workspace memory in AlignedAllocator (alloc.cu:N)")
+    exc = F.Fingerprint("py.traceback:RuntimeError", "RuntimeError: Out of workspace memory in AlignedAllocator "
+                                                     "(alloc.cu:N)")
     assert F.same_failure(what, exc)
 
 
@@ -353,6 +355,18 @@ def test_an_exception_right_after_a_sentence_in_another_script_is_read():
 
 
 def test_a_backtick_glued_to_a_word_reads_as_a_space():
-    a = F.Fingerprint("py.traceback:ValueError", "ValueError: x is not supported here; set the`dtype` flag to half")
-    b = F.Fingerprint("py.traceback:ValueError", "ValueError: x is not supported here; set the `dtype` flag to half")
+    a = F.Fingerprint("py.traceback:ValueError", "ValueError: bf16 is not supported on this GPU; set the`dtype` flag to half")
+    b = F.Fingerprint("py.traceback:ValueError", "ValueError: bf16 is not supported on this GPU; set the `dtype` flag to half")
     assert F.same_failure(a, b)
+
+
+def test_a_signature_that_names_the_cause_is_one_failure_however_torch_words_it():
+    thc = F.fingerprint_text("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=74 error=35 : CUDA driver "
+                             "version is insufficient for CUDA runtime version\n")
+    exc = F.fingerprint_text("RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA "
+                             "runtime version at torch/csrc/cuda/Module.cpp:107\n")
+    assert thc.signature == exc.signature == "driver.insufficient" and F.same_failure(thc, exc)
+    echo = F.fingerprint_text('raise AssertionError("Torch not compiled with CUDA enabled")\n'
+                              "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert F.same_failure(echo, F.fingerprint_text("AssertionError: Torch not compiled with CUDA enabled\n"))
+    assert not F.same_failure(thc, echo)  # (another cause: another failure)

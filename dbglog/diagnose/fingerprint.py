@@ -488,6 +488,8 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
         if x and y and x != y:
             return Likeness("none", 0, f"different {what} ({x} vs {y})")
+    if a.signature in CAUSE_SIGNATURES:  # (the diagnosis is the failure: its wording and torch's site vary)
+        return Likeness("near", 100, "a signature that names the cause")
     kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
     if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
         return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
@@ -514,27 +516,46 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
 
 
+# Signatures that name the cause and its fix whatever line reported them (a driver older than the CUDA
+# runtime, no driver, a CPU-only torch, NVML refusing a query): torch words and places them differently
+# by version ("THCudaCheck FAIL file=THCGeneral.cpp ..." vs "RuntimeError: cuda runtime error (35) : ...
+# at Module.cpp:34", 'raise AssertionError("Torch not compiled ...")' vs the exception line), so two of
+# one of them are the same failure. (Not where the line names which part failed: the container
+# toolkit's mount vs initialization error, a missing library's name.)
+CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
+                              "nvml.no_permission"))
+
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every
 # bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are
 # only similar. (vLLM's KV-cache check is not one: the message is the check, and names its own fix.)
 SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "oom.shm", "oom.host_killer", "gpu.",
             "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
             "nccl.result_text", "cublas:", "blas.", "cudnn", "triton.compilation_error", FALLBACK)
-# ... except a free-text message (any exception's, an error line no signature reads) that is long enough
-# to be its own site, or names the source file it failed in ("[TM][ERROR] Assertion fail: Barrier.h:N"):
-# "the tokenizer's pad token id is larger than the vocabulary" says which check failed; Triton's
-# "PassManager::run failed" (any kernel, any pass) or "CUDA error: invalid argument" could be any of a thousand.
+# ... except a free-text message (any exception's, an error line no signature reads) that names the source
+# file it failed in ("[TM][ERROR] Assertion fail: Barrier.h:N"), or is a check about the machine long
+# enough to say which (``_MACHINE``): "only supported on GPUs with compute capability of at least 8.0"
+# names its failure; Triton's "PassManager::run failed" (any kernel, any pass) or "CUDA error: invalid
+# argument" could be any of a thousand.
 FREE_TEXT = ("py.traceback:", "triton.compilation_error", FALLBACK)
 SPECIFIC_WORDS = 5  # words of three letters or more, beyond the exception's name
 _WORD = re.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
 _SOURCE_SITE = re.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
 
 
+# A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
+# program ran into it; a check about the program's own values ("Expected all tensors to be on the same
+# device", a shape, an index) is each program's own bug, told apart only by its frames.
+_MACHINE = re.compile(r"\b(?:GPUs?|compute capability|CUDA capability|sm_\d+|gfx\d+|Ampere|Turing|Volta|Pascal|Hopper"
+                      r"|Blackwell|driver|compiled|kernel image|architecture|[Bb]float16|bf16|<gpu>)\b")
+
+
 def _specific(fp: Fingerprint) -> bool:
     if not fp.signature.startswith(FREE_TEXT):
         return False
     msg = message(fp.line)
-    return len(_WORD.findall(msg)) >= SPECIFIC_WORDS or _SOURCE_SITE.search(msg) is not None
+    if _SOURCE_SITE.search(msg) is not None:
+        return True
+    return len(_WORD.findall(msg)) >= SPECIFIC_WORDS and _MACHINE.search(msg) is not None
 
 
 def _names_no_site(a: Fingerprint, b: Fingerprint) -> bool:
