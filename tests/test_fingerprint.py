@@ -370,3 +370,14 @@ def test_a_signature_that_names_the_cause_is_one_failure_however_torch_words_it(
                               "AssertionError: Torch not compiled with CUDA enabled\n")
     assert F.same_failure(echo, F.fingerprint_text("AssertionError: Torch not compiled with CUDA enabled\n"))
     assert not F.same_failure(thc, echo)  # (another cause: another failure)
+
+
+def test_an_errors_code_and_a_librarys_version_name_what_failed_and_stay():
+    so = "ImportError: libcudart.so.{}: cannot open shared object file: No such file or directory\n"
+    assert not F.same_failure(F.fingerprint_text(so.format("10.0")), F.fingerprint_text(so.format("11.0")))
+    assert F.same_failure(F.fingerprint_text(so.format("11.0")), F.fingerprint_text(so.format("11.0")))
+    dll = "Could not load library cudnn_cnn_infer64_8.dll. Error code {}\n"
+    assert not F.same_failure(F.fingerprint_text(dll.format(126)), F.fingerprint_text(dll.format(127)))
+    assert "error=35" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
+    assert "line=N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
+    assert F.normalise_line("ERROR 06-20 10:37:01 [worker.py:12] boom at 12") == "boom at N"  # a level is no code

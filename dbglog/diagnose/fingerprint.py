@@ -50,6 +50,8 @@ PREFIXES = tuple(re.compile(p) for p in (
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
 ))
 
+_KEEP = "\u2063"  # (an invisible separator: marks a number the N rule keeps)
+
 # A GPU's product name ("Tesla T4", "NVIDIA GeForce RTX 5090", "A100-SXM4-80GB", "Radeon RX 7900 XTX"): the
 # machine, not the failure (its architecture, sm_120 or gfx906, is kept: that can be the cause).
 _GPU_FAMILY = r"(?-i:(?:RTX|GTX|RX)\s?\d{3,4}(?:\s(?:Ti|XTX|XT|SUPER|D)\b)?|[AHL]\d{2,3}S?(?:-\w+)*|MI\d{2,3}X?)"
@@ -73,7 +75,12 @@ _SCRUB_RULES = (
      r"\1\2N"),
     (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
     (r"\b(Numel(?:In|Out))=(\d+)", r"\1=#\2"),  # a collective's tensor, the same on every rank: kept (see below)
-    (r"(?<!#)\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                                         # the rest: counts, lines
+    # What a number names rather than counts, kept (marked, the mark dropped below): an error's code (the
+    # OS's, CUDA's, cuBLAS's: 126 is "not found", 127 "another version") and a library's soname version
+    # (libcudart.so.10.0 is not libcudart.so.11.0)
+    (r"(?-i:\b((?:[Ee]rror|[Cc]ode|errno|failure)(?: code)?\s*[=:(]?\s*))(\d+)\b", "\\1" + _KEEP + "\\2"),
+    (r"(\.so)((?:\.\d+)+)\b", lambda m: m.group(1) + m.group(2).replace(".", "." + _KEEP)),
+    (r"(?<![#" + _KEEP + r"])\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                          # the rest: counts, lines
 )
 SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
@@ -119,7 +126,7 @@ def normalise_line(line: str) -> str:
     line = _from_exception(strip_prefixes(line.replace("\t", " ")))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)
-    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line)
+    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line).replace(_KEEP, "")
     return _SPACE.sub(" ", line).strip()[:MAX_LINE]
 
 
