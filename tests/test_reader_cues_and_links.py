@@ -604,3 +604,79 @@ I've installed 0.4.2 and it seems that the OOM is gone in my case.
     got = _attempts(doc)
     assert [(o, w) for _, o, w in got] == [("worked", "asker")]
     assert outcome_of("it seems to hang still", "en") == "failed"
+
+
+def test_a_column_whose_cells_are_verdicts_is_the_result_column_whatever_its_header():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | NCCL_PROTO | Ended |
+|---|---|---|---|
+| r1 | Ring | Simple | hangs at step 40 |
+| r2 | Tree | Simple | completes, 3.1 s/step |
+| r3 | Tree | LL128 | still hangs at step 40 |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked", "failed"]
+
+
+def test_a_yes_no_column_does_not_pass_for_a_result_column():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | Hang? |
+|---|---|---|
+| r1 | Ring | yes |
+| r2 | Tree | no |
+"""
+    assert [o for _, o, _ in _attempts(doc)] != ["worked", "failed"]
+
+
+ZH_THREAD = """# [BUG] 双卡推理时 vLLM 卡住不动
+
+### 是否已有关于该错误的issue或讨论？ | Is there an existing issue / discussion for this?
+
+- [X] 我已经搜索过已有的issues和讨论 | I have searched the existing issues / discussions
+
+### 当前行为 | Current Behavior
+
+用两张 4090 启动 `--tensor-parallel-size 2`，加载完模型后就一直卡住，没有任何报错。单卡可以正常运行。
+
+### 期望行为 | Expected Behavior
+
+_No response_
+
+### 运行环境 | Environment
+
+- OS: Ubuntu 22.04
+- CUDA: 12.1
+- vllm: 0.4.2
+
+### liuwei — 2024-05-10
+
+试试设置 `NCCL_P2P_DISABLE=1`，4090 不支持 P2P。
+
+### zhangsan — 2024-05-11
+
+@liuwei 谢谢，加了 `NCCL_P2P_DISABLE=1` 之后可以正常推理了。
+
+### wangwu — 2024-05-12
+
+我这边是 A800，加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了。
+
+### zhangsan — 2024-05-13
+
+另外我试了 `--disable-custom-all-reduce`，没有效果。下周再试一下升级驱动。
+"""
+
+
+def test_a_chinese_issue_thread_is_read_by_clause_mood_and_outcome_words():
+    got = _attempts(ZH_THREAD)
+    tried = [(t, o, w) for t, o, w in got if w]
+    assert [(o, w) for _, o, w in tried] == [("worked", "zhangsan"), ("failed", "wangwu"), ("worked", "wangwu"),
+                                             ("failed", "zhangsan")]
+    assert "降级到 0.4.0" in tried[2][0]  # two tries told in one sentence, split at the clause that changed something
+    assert any("升级驱动" in s for s in _steps(ZH_THREAD))
+    assert not any("搜索过" in t for t, _, _ in got)  # the bilingual issue form is no try

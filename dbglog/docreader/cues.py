@@ -347,6 +347,8 @@ def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
     s = re.sub(r"[:：]\s*$", "", s)
+    if " | " in s:  # a bilingual form heading ("当前行为 | Current Behavior"): either half names the role
+        return next((r for part in s.split(" | ") if (r := heading_role(part, language(part)))), None)
     if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
         return None  # a title or a sentence, not a section's name
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
@@ -378,6 +380,41 @@ _RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|o
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
+
+
+def row_roles(u: Unit) -> tuple[int, int]:
+    """A row's (what, result) columns: by the header's words, else the column its cells show to be the verdicts."""
+    what, res = column_roles(u.header)
+    if res < 0 and u.said_col >= 0:
+        res = u.said_col
+        what = what if what >= 0 and what != res else (0 if res > 0 else -1)
+    return what, res
+
+
+_YES_NO = re.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
+
+
+def _said_columns(doc: Doc) -> None:
+    """ "| run | nodes | hang? |" with "yes / no / after 2 h" below: a column most of whose cells carry a verdict is the
+    result column, whatever its header says (a header names it in the author's words, the cells in everyone's)."""
+    tables: dict[int, list[Unit]] = {}
+    for u in doc.units:
+        if u.kind == "row" and u.index >= 0 and column_roles(u.header)[1] < 0:
+            tables.setdefault(u.group, []).append(u)
+    for rows in tables.values():
+        width = max(len(r.cells) for r in rows)
+        if len(rows) < 2 or width < 2:
+            continue
+        share = []
+        for k in range(1, width):
+            cells = [r.cells[k] for r in rows if k < len(r.cells) and r.cells[k].strip()]
+            # A bare yes / no takes its sense from the header ("hang?": yes is bad): not a verdict on its own.
+            said = sum(outcome_of(c, language(c)) in ("worked", "failed", "partial") and not _YES_NO.match(c) for c in cells)
+            share.append((said / len(rows), k))
+        best, k = max(share)
+        if best >= 0.5:
+            for r in rows:
+                r.said_col = k
 
 
 def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
@@ -419,6 +456,7 @@ def context(doc: Doc) -> Context:
     if len(tops) == 1 and len(heads) > 1 and roles[tops[0].id] in ("options", "plan"):
         # The title names the whole story ("GPU recovery guide"): its sections keep their own roles.
         roles[tops[0].id] = None
+    _said_columns(doc)
     asker = doc.posts[0][1] if doc.posts else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
@@ -566,7 +604,7 @@ PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|sti
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
-    what, res = column_roles(u.header)
+    what, res = row_roles(u)
     if u.index < 0:
         f["a table header"] = 1.0
         return
@@ -628,10 +666,10 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
-        if t.has("mood.imperative", text[:6]):
-            f["imperative"] = 1.0
-    if t.has("boilerplate.form", text):
-        f["issue-form wording"] = 1.0
+        if t.has("mood.imperative", text[:6]) and not t.has("tense.future", text[:6]):
+            f["imperative"] = 1.0  # "试试 X" suggests; "下周试一下 X" plans
+    if t.has("boilerplate.form", text) or (lang != "en" and table("en").has("boilerplate.form", text)):
+        f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
     if text.count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of,
-                                   plain, table)
+from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
+                                   plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit
 
@@ -567,7 +567,7 @@ def _row(j: Judged) -> Found | None:
     """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
     with no verdict of its own takes the heading's."""
     u = j.unit
-    what, res = column_roles(u.header)
+    what, res = row_roles(u)
     if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
@@ -597,6 +597,8 @@ _BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 def _split_several(f: Found) -> list[Found]:
     """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
     does not" two with opposite verdicts."""
+    if language(f.did) == "zh":
+        return _zh_tries(f)
     parts = _BUT.split(f.did, maxsplit=1)
     if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
         first = _outcome(parts[0]) or f.outcome
@@ -633,6 +635,22 @@ def _gerunds(rest: str) -> list[str]:
     if len(pieces) >= 2 and all(re.match(r"^\w+ing\b", p.strip()) for p in pieces):
         return [p.strip() for p in pieces]
     return []
+
+
+def _zh_tries(f: Found) -> list[Found]:
+    """ "加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了": clause by clause, each change and the verdict after it
+    is one try (Chinese strings tries together with commas, not with "and" / "but")."""
+    t = table("zh")
+    tries, cur = [], []
+    for clause in (c for c in re.split(r"[，,；;。]", f.did) if c.strip()):
+        cur.append(clause)
+        said = _outcome(clause)
+        if said in ("worked", "failed", "partial") and any(t.has("tense.action", c) for c in cur):
+            tries.append(("，".join(cur), said))
+            cur = []
+    if len(tries) < 2:
+        return [f]
+    return [_copy(f, did, said) for did, said in tries]
 
 
 def _copy(f: Found, did: str, outcome: str) -> Found:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import PLAN_LEAD, Context, column_roles, context, outcome_of, plain
+from dbglog.docreader.cues import PLAN_LEAD, Context, context, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -424,7 +424,7 @@ class _Build:
                     or j.confidence < PLAN_CONFIDENCE:
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
-            step = make_step(text, [], 0) if len(text.split()) >= 2 else None
+            step = make_step(text, [], 0) if len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4 else None
             if step is None:
                 continue
             step.source_lines = [u.first + 1, u.last + 1]
@@ -654,9 +654,12 @@ def _fixed_width(lines: list[str], a: int, b: int):
     return head, rows
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
+
+
 def _row_task(u) -> str:
     """The task a row of a task table names: its what-column, else its longest cell that is not a checkbox."""
-    what, _ = column_roles(u.header)
+    what, _ = row_roles(u)
     cells = [c if c.strip().lower() not in ("[ ]", "[x]") else "" for c in u.cells]  # a "Done" column of boxes
     if 0 <= what < len(cells) and cells[what].strip():
         return cells[what]

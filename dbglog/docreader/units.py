@@ -43,6 +43,7 @@ class Unit:
     post: int = -1  # the thread post it belongs to (-1: not a thread)
     author: str = ""  # the post's author
     header: tuple[str, ...] = ()  # a row's table header cells
+    said_col: int = -1  # the column whose cells say how each row went, read from the cells when no header names it
     cells: tuple[str, ...] = ()  # a row's cells
     comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
     desc: str = ""  # a command's describing comment above it ("# 1xGPU - OK"), when it has one
