@@ -303,3 +303,21 @@ def test_importing_a_note_with_a_crash_traceback_lets_the_next_run_of_that_crash
     cli_fast(repro, "reindex", check=0)  # (the note is not in the mirror: what import found is kept)
     again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]["investigations"][0]
     assert (again["id"], again["doc"]) == (imported, "debug.md:6")
+
+
+def test_a_message_a_note_quotes_inside_a_wrappers_sentence_is_recalled_for_the_bare_message(cli_fast, repro):
+    (repro / "note.md").write_text(
+        "# Broadcast hang at GRPO start\n\n```\n[rank2]:[E424 01:17:25.031978332 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG "
+        "GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, "
+        "Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.\n```\n\n## Tried\n\n"
+        "- Start the generation server before the trainer: worked.\n")
+    cli_fast(repro, "import", "note.md", check=0)
+    (repro / "log.txt").write_text(
+        "[rank5]:[E424 09:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 5] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800022 "
+        "milliseconds before timing out.\n")
+    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+    inv = out["seen_before"]["investigations"][0]
+    assert inv["imported"] and inv["match"] in ("exact", "near")
+    assert out["seen_before"]["attempts"][0]["outcome"] == "worked"

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
-from dbglog.diagnose.fingerprint import NEAR, similarity
+from dbglog.diagnose.fingerprint import MIN_PREFIX, NEAR, message, similarity
 from dbglog.util.errors import DbglogError
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
@@ -292,7 +292,8 @@ def _row_fp(r) -> Fingerprint:
 
 def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     """(key, frames JSON) -> likeness of every distinct form seen with ``fp``'s signature that is like it.
-    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut at ``NEAR``);
+    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut below ``NEAR``:
+    ``similarity`` reads the messages without their headings), with the lines that hold the other whole;
     only the forms with a close line are judged whole (kernel, operation, frames)."""
     from rapidfuzz import fuzz, process
 
@@ -302,10 +303,19 @@ def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     for f in forms:
         by_line.setdefault(f["line"], []).append(f)
     lines = list(by_line)
+    close = {j: score for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR - 5,
+                                                         limit=None)}
+    # (and a line that holds the other whole, found in C too: a title cut short, a message quoted in a
+    # wrapper's sentence; ``similarity`` decides)
+    if len(fp.line) >= MIN_PREFIX:
+        for query in {fp.line, message(fp.line)}:
+            for _, _, j in process.extract(query, lines, scorer=fuzz.partial_ratio, score_cutoff=100, limit=None):
+                close.setdefault(j, None)
     out = {}
-    for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR, limit=None):
+    for j, score in close.items():
         for f in by_line[lines[j]]:
-            like = similarity(fp, _row_fp(f), score=score)
+            # (the C ratio of whole lines stands for the messages' when it already says near)
+            like = similarity(fp, _row_fp(f), score=score if score is not None and score >= NEAR else None)
             if like.level != "none":
                 out[(f["fp"], f["frames"])] = like
     return out
