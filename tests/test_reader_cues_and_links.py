@@ -816,3 +816,47 @@ def test_a_task_list_reads_its_tries_not_its_setup_tasks_nor_its_problem_stateme
     assert got[(13, 13)] == "partial"  # runs now, 3x slower
     assert [s.text for p in _read(TODO_DOC) for s in p.inv.next_steps][:1] == [
         "Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels"]
+
+
+DONE_MARKS = """# ptxas segfault with CUDA 12.8 on jax 0.5
+
+## What We've Tried
+
+- ✅ Upgraded the driver to 570.86 — still segfaults in ptxas
+- ✅ Rebuilt jaxlib from source against CUDA 12.8
+- ✅ Set `XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda` — no change
+"""
+
+
+def test_a_tick_on_every_item_of_a_list_whose_words_say_failed_means_done_not_fixed():
+    got = [a.outcome for p in _read(DONE_MARKS) for a in p.inv.attempts]
+    assert got == ["failed", "inconclusive", "failed"]
+
+
+RUNS_LOG = """# 176B pre-run: hangs on 48 nodes
+
+## 2022-02-14
+
+We keep hanging at the first all-reduce on 48 nodes, while 8 and 16 nodes start fine.
+
+| nodes | TP | PP | NCCL version | CUDA_LAUNCH_BLOCKING | outcome |
+|-------|----|----|--------------|----------------------|---------|
+| 8     | 4  | 2  | 2.10.3       | 0                    | starts  |
+| 16    | 4  | 4  | 2.10.3       | 0                    | starts  |
+| 48    | 4  | 12 | 2.10.3       | 0                    | hangs after ~20 min |
+| 48    | 4  | 12 | 2.10.3       | 1                    | no hang in 6 h, 15 % slower |
+| 48    | 4  | 12 | 2.12.7       | 0                    | hangs |
+
+## 2022-02-15
+
+Ran with `NCCL_DEBUG=INFO` on 48 nodes: the hang is inside a `ncclSend` on the PP boundary between node 23 and 24.
+
+Next: try `NCCL_PROTO=Simple` on the 48-node config; if that does not help, stay on `CUDA_LAUNCH_BLOCKING=1` for now.
+"""
+
+
+def test_a_run_with_a_debug_setting_is_a_look_and_a_runs_table_gives_one_try_per_row():
+    got = [(a.source_lines, a.outcome) for p in _read(RUNS_LOG) for a in p.inv.attempts]
+    assert [o for _, o in got[:5]] == ["worked", "worked", "failed", "partial", "failed"]
+    assert got[5] == ([17, 17], "inconclusive")  # "Ran with NCCL_DEBUG=INFO: the hang is in ncclSend": what it showed
+    assert any("NCCL_PROTO=Simple" in s for s in _steps(RUNS_LOG))

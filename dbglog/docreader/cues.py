@@ -337,7 +337,10 @@ def diagnostic(did: str) -> bool:
     t = table("en")
     words = plain(did).lower().replace("`", "").split()
     while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        ran = words[0] in ("ran", "run", "running")
         words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+        if ran and words[:1] == ["with"]:
+            words = words[1:]  # "Ran with NCCL_DEBUG=INFO on 48 nodes": the run was a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
     return bool(vm or tm)

@@ -75,6 +75,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             t.used.update(g.units)
             out.extend(_split_several(g))
     out = _absorbed(out)
+    _done_marks(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
                 g.outcome == "worked" and _FIXED.search(g.result or g.did)):
@@ -166,6 +167,27 @@ def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     f.result = f"{f.result} {j.unit.text}".strip()
     f.last, f.units = max(f.last, j.unit.last), [*f.units, j.unit.id]
     return True
+
+
+def _done_marks(out: list[Found], units: dict[int, Unit]) -> None:
+    """ "✅ Upgraded the driver — still segfaults" beside "✅ Rebuilt jaxlib": when a list ticks every item and the words
+    of some say they failed, its ✅ means done, not fixed; an item whose only verdict is the mark is of unknown outcome."""
+    lists: dict[int, list[tuple[Found, Unit]]] = {}
+    for f in out:
+        u = units.get(f.units[0]) if f.units else None
+        if u is not None and u.item >= 0:
+            lists.setdefault(u.group, []).append((f, u))
+    for items in lists.values():
+        if len(items) < 2 or not all(_DONE_MARK.match(u.text) for _, u in items):
+            continue
+        words = [_outcome(_DONE_MARK.sub("", u.text, count=1)) for _, u in items]
+        if any(w in ("failed", "partial") for w in words):
+            for (f, _), w in zip(items, words):
+                if w is None and f.outcome == "worked":
+                    f.outcome = "inconclusive"
+
+
+_DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
 
 
 def _absorbed(out: list[Found]) -> list[Found]:
