@@ -860,3 +860,39 @@ def test_a_run_with_a_debug_setting_is_a_look_and_a_runs_table_gives_one_try_per
     assert [o for _, o in got[:5]] == ["worked", "worked", "failed", "partial", "failed"]
     assert got[5] == ([17, 17], "inconclusive")  # "Ran with NCCL_DEBUG=INFO: the hang is in ncclSend": what it showed
     assert any("NCCL_PROTO=Simple" in s for s in _steps(RUNS_LOG))
+
+
+FIX_REPORT = """# NCCL watchdog timeout in DDP on 2x RTX 3090 — fix report
+
+## Summary
+
+Training crashed after ~40 min with `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1203, OpType=ALLREDUCE)`. The cause was an `expand()` view whose gradient stride differed between ranks, which made bucket rebuilding hang on one rank.
+
+## Attempts
+
+### Attempt 1: raise the timeout
+Set `timeout=timedelta(minutes=60)` in `init_process_group`.
+**Result:** the crash came later (~95 min), same watchdog message.
+
+### Attempt 2: disable bucket view
+`gradient_as_bucket_view=False`.
+**Result:** no change.
+
+### Attempt 3: replace expand() with repeat()
+Changed `pos.expand(B, -1, -1)` to `pos.repeat(B, 1, 1)` in the embedding.
+**Result:** 6 h run without a timeout.
+
+## Expected Outcomes
+
+- ✅ No more NCCL timeouts on long runs
+- ✅ Same throughput as before
+
+## Next steps
+
+- Run the full 3-day schedule on both nodes.
+"""
+
+
+def test_expected_outcomes_are_a_prediction_not_results():
+    got = [(a.title, a.outcome) for p in _read(FIX_REPORT) for a in p.inv.attempts]
+    assert [o for _, o in got] == ["failed", "failed", "worked"]
