@@ -896,3 +896,31 @@ Changed `pos.expand(B, -1, -1)` to `pos.repeat(B, 1, 1)` in the embedding.
 def test_expected_outcomes_are_a_prediction_not_results():
     got = [(a.title, a.outcome) for p in _read(FIX_REPORT) for a in p.inv.attempts]
     assert [o for _, o in got] == ["failed", "failed", "worked"]
+
+
+ATTEMPT_LOG = """# GRPO 120B — attempt history
+
+### Attempt 4 — vLLM 0.8.5, TP=8 for rollout
+- Problem: rollout workers OOM at 93 GB during weight sync
+- Change: `enable_sleep_mode=True`, colocate actor and rollout
+- Result: sync works, first step completes in 41 min
+
+### Attempt 5 — same, with `max_num_seqs=64`
+- Problem: step time too long
+- Result: step time 18 min, reward curve flat after 30 steps
+
+### Attempt 6 — lr 1e-6 → 3e-7
+- Result: reward rises slowly; KL stays under 0.02
+
+### Attempt 7 — FP8 rollout
+- Problem: `RuntimeError: CUDA error: an illegal memory access was encountered` in the MoE kernel on step 1
+- Reverted to BF16.
+"""
+
+
+def test_a_problem_line_under_an_attempt_heading_is_what_that_try_ran_into_not_a_new_bug():
+    parsed = _read(ATTEMPT_LOG)
+    assert len(parsed) == 1  # four attempts, one investigation
+    got = [(a.source_lines[0], a.outcome) for a in parsed[0].inv.attempts]
+    assert [line for line, _ in got] == [3, 8, 12, 15]
+    assert got[0][1] == "worked" and got[3][1] == "failed"  # attempt 7 hit an illegal memory access
