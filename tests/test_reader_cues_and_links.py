@@ -924,3 +924,24 @@ def test_a_problem_line_under_an_attempt_heading_is_what_that_try_ran_into_not_a
     got = [(a.source_lines[0], a.outcome) for a in parsed[0].inv.attempts]
     assert [line for line, _ in got] == [3, 8, 12, 15]
     assert got[0][1] == "worked" and got[3][1] == "failed"  # attempt 7 hit an illegal memory access
+
+
+ZH_NOTES = """# 记一次多机训练 NCCL 超时
+
+环境：2 台机器，每台 8 张 A100，torchrun 启动，PyTorch 2.1。
+
+训练跑到第 300 步左右就报 `Watchdog caught collective operation timeout`，然后进程被杀掉。
+
+1. 一开始以为是网络问题，把 `NCCL_SOCKET_IFNAME` 指定成 `ib0`，还是超时。
+2. 加大超时时间到 7200 秒，只是报错晚了一点，问题没解决。
+3. 打开 `NCCL_DEBUG=INFO` 看日志，发现第二台机器的 rank 12 一直卡在数据加载。
+4. 把 DataLoader 的 `num_workers` 从 16 改成 4，训练正常跑完了 2000 步。
+
+后面准备再试一下把 `pin_memory` 关掉，看看能不能把 `num_workers` 再调回去。
+"""
+
+
+def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
+    got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
+    assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
+    assert any("pin_memory" in s for s in _steps(ZH_NOTES))

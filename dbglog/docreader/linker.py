@@ -156,7 +156,8 @@ def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     # A list that starts on the line right under a paragraph ("❌ **Module reload:** `rmmod ...`" / "   - still
     # broken") elaborates that paragraph.
     below = b.first - a.last == 1 and a.item < 0 and (a.post, a.path) == (b.post, b.path)
-    if a.id not in f.units or not (below or _same_place(a, b)) or b.first - f.last > 2:
+    sibling = a.item >= 0 and b.item >= 0 and a.item != b.item and b.depth <= a.depth  # the list's next entry
+    if a.id not in f.units or sibling or not (below or _same_place(a, b)) or b.first - f.last > 2:
         return False
     said = _outcome(j.unit.text)
     if said is None:
