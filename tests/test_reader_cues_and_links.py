@@ -945,3 +945,30 @@ def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
     got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
     assert any("pin_memory" in s for s in _steps(ZH_NOTES))
+
+
+DE_FORUM = """# ROCm: HIP error invalid device function auf RX 6700 XT
+
+### marco_k — 12.03.2024
+
+Hallo zusammen, seit dem Update auf ROCm 6.0 bekomme ich bei jedem `torch.randn(2, device="cuda")` den Fehler `HIP error: invalid device function`. Mit ROCm 5.7 lief alles.
+
+Folgendes habe ich schon probiert:
+- PyTorch neu installiert (Nightly für ROCm 6.0) – gleicher Fehler
+- `HSA_OVERRIDE_GFX_VERSION=10.3.0` gesetzt – jetzt läuft es, aber nur wenn ich es im selben Terminal exportiere
+
+### jens_w — 12.03.2024
+
+Trag die Variable in `/etc/environment` ein, dann gilt sie auch für den Dienst.
+
+### marco_k — 13.03.2024
+
+Danke, das hat funktioniert. Der Dienst startet jetzt auch nach einem Neustart ohne Fehler.
+"""
+
+
+def test_a_german_forum_thread_with_day_month_year_dates_reads_posts_imperatives_and_catches():
+    got = [(a.source_lines, a.outcome, a.who) for p in _read(DE_FORUM) for a in p.inv.attempts]
+    assert got == [([8, 8], "failed", "marco_k"),  # "– gleicher Fehler" in a line the code names make look English
+                   ([9, 9], "partial", "marco_k"),  # "läuft, aber nur wenn ...": works with a catch
+                   ([13, 17], "worked", "marco_k")]  # "Trag die Variable ... ein" / "das hat funktioniert"

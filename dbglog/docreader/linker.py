@@ -418,7 +418,10 @@ def _names_a_change(heading: str) -> bool:
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
-    oc = outcome or _outcome(result) or "inconclusive"
+    # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
+    # whose code names make the sentence alone look English).
+    own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
+    oc = outcome or _outcome(result) or own or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
     split = colon_verdict(plain(did), language(did))
