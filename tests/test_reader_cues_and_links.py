@@ -972,3 +972,34 @@ def test_a_german_forum_thread_with_day_month_year_dates_reads_posts_imperatives
     assert got == [([8, 8], "failed", "marco_k"),  # "– gleicher Fehler" in a line the code names make look English
                    ([9, 9], "partial", "marco_k"),  # "läuft, aber nur wenn ...": works with a catch
                    ([13, 17], "worked", "marco_k")]  # "Trag die Variable ... ein" / "das hat funktioniert"
+
+
+POSTMORTEM = """# Postmortem: inference fleet Xid 79 outage, 2025-06-04
+
+## Impact
+
+32 of 120 H100 nodes dropped out of the serving pool for 5 hours; p99 latency doubled.
+
+## Timeline
+
+- 09:12 — alerts fire: `Xid 79, GPU has fallen off the bus` on 6 nodes.
+- 09:40 — on-call drains the affected nodes and reboots them; all 6 come back, 4 fail again within the hour.
+- 10:25 — we roll the driver back from 570.124 to 550.144 on 10 nodes; Xid 79 keeps appearing at the same rate.
+- 11:50 — the hardware team notices all failing nodes share a PSU firmware revision. Power capping to 500 W with `nvidia-smi -pl 500` on 20 nodes: no Xid 79 in the following 3 hours.
+- 14:10 — PSU firmware upgraded on all nodes; power cap removed; no recurrence since.
+
+## Root cause
+
+PSU firmware 2.1.4 let the 12 V rail droop under synchronized load spikes.
+
+## Action items
+
+- [ ] Add PSU firmware revision to the node health check.
+- [ ] Alert on Xid 79 rate per rack, not per node.
+"""
+
+
+def test_a_timeline_told_in_the_present_tense_gives_its_changes_as_tries():
+    got = [(a.source_lines, a.outcome) for p in _read(POSTMORTEM) for a in p.inv.attempts]
+    assert got == [([10, 10], "failed"), ([11, 11], "failed"), ([12, 12], "worked"), ([13, 13], "worked")]
+    assert len([s for p in _read(POSTMORTEM) for s in p.inv.next_steps]) == 2
