@@ -1022,3 +1022,11 @@ Do you still have the problem? If not, we will close it soon.
 """
     got = [(a.title, a.who) for p in _read(doc) for a in p.inv.attempts]
     assert not any("2024" in t or w in ("hello-11", "maint-2") for t, w in got)
+
+
+def test_switching_on_debug_output_is_a_look_but_cuda_launch_blocking_can_be_a_fix():
+    from dbglog.docreader.cues import diagnostic
+
+    assert diagnostic("Enabled NCCL debugging to inspect communication initialization")
+    assert diagnostic("export NCCL_DEBUG=INFO and rerun")
+    assert not diagnostic("set CUDA_LAUNCH_BLOCKING=1 and rerun")
