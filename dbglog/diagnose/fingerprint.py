@@ -490,18 +490,11 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     same = (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op)
     if same and not _siteless(a, b):
         return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
-    if a.signature != b.signature:
-        return Likeness("none", 0, "different signature")
-    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
-        if x and y and x != y:
-            return Likeness("none", 0, f"different {what} ({x} vs {y})")
+    differs = disagreement(a, b)
+    if differs:
+        return Likeness("none", 0, differs)
     if a.signature in CAUSE_SIGNATURES:  # (the diagnosis is the failure: its wording and torch's site vary)
         return Likeness("near", 100, "a signature that names the cause")
-    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
-    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
-        return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
-    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
-        return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
     ma, mb = message(a.line), message(b.line)
     score = int(round(_ratio()(ma, mb) if score is None else score))
     cut = _holds(ma, mb)
@@ -521,6 +514,36 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     if not _names_no_site(a, b):  # (a message that is its own site: one check, one fix)
         return Likeness("near", score, "same key line, a message that says where it failed")
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
+
+
+def disagreement(a: Fingerprint, b: Fingerprint) -> str:
+    """What tells two failures apart whatever their lines say ('' when nothing does): another signature,
+    kernel, operation, collective size or innermost user frame."""
+    if a.signature != b.signature:
+        return "different signature"
+    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
+        if x and y and x != y:
+            return f"different {what} ({x} vs {y})"
+    if a.signature in CAUSE_SIGNATURES:
+        return ""
+    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
+    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
+        return f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})"
+    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
+        return f"different frames ({a.frames[0]} vs {b.frames[0]})"
+    return ""
+
+
+def fields_text(fp: Fingerprint) -> str:
+    """The fingerprint's fields as one text, for a similarity over all of them: the key line's message,
+    the user frames, the kernel and the operation."""
+    return " ".join((message(fp.line), *fp.frames, fp.kernel or "", fp.op or "")).strip()
+
+
+def siteless(a: Fingerprint, b: Fingerprint) -> bool:
+    """Do two failures of one message say nothing about where they happened (no kernel, frames or
+    collective on either side, a message that names no site)? Such a pair is at most similar."""
+    return a.signature not in CAUSE_SIGNATURES and _siteless(a, b)
 
 
 # Signatures that name the cause and its fix whatever line reported them (a driver older than the CUDA
