@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -80,10 +81,12 @@ PEERS = (  # (what, same failure?) of two fingerprints (None: no signature read 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", action="append", required=True, metavar="DIR", help="a labelled pairs directory")
-    ap.add_argument("--cv", action="store_true", help="leave-one-group-out cross-validation, a group per --pairs DIR")
+    ap.add_argument("--cv", action="store_true", help="leave-one-group-out cross-validation: a group per --pairs DIR, "
+                    "those sharing a log or a source project merged")
+    ap.add_argument("--by-dir", action="store_true", help="with --cv: one group per --pairs DIR, none merged")
     args = ap.parse_args()
     if args.cv:
-        return main_cv(args.pairs)
+        return main_cv(args.pairs, args.by_dir)
     from dbglog.diagnose.fingerprint import similarity
 
     pairs, texts = load(args.pairs)
@@ -225,10 +228,28 @@ CV_METHODS = {  # name: (what, thresholds tried, prepare(train) -> model, decide
     "tf-idf cosine": ("(b2) TF-IDF cosine over the same tokens (IDF from the training folds), the fields "
                       "agreeing; two thresholds fitted",
                       _T2, _idf, lambda c, th, m: _two_thresholds(_cosine(*c.tokens, m), c, th)),
+    "rules' signals, fitted": ("(b3) the rules' gates and cause signatures, an exact key that names a site, else the "
+                               "messages' ratio (100 when one holds the other) >= a threshold; two thresholds fitted",
+                               _T2, lambda train: None, lambda c, th, m: _signals(c, th)),
     "conservative": ("(c) same only on an exact key or a near match of the rules at least T alike (T fitted); "
                      "the rest of the rules' near and similar matches: similar (a guess)",
                      [(t,) for t in range(88, 102)], lambda train: None, lambda c, th, m: _conservative(c, th[0])),
 }
+
+
+def _signals(c: Case, th: tuple) -> str:
+    """(b3): what the rules read (fields that disagree, a cause signature, a message that names no site),
+    without their hand-set decision: one likeness of the messages against a fitted threshold."""
+    from rapidfuzz import fuzz
+
+    from dbglog.diagnose import fingerprint as F
+
+    if not c.gate:
+        return "no"
+    if c.a.signature in F.CAUSE_SIGNATURES or (c.a.key == c.b.key and c.site):
+        return "same"
+    ma, mb = F.message(c.a.line), F.message(c.b.line)
+    return _two_thresholds(100.0 if F.holds(ma, mb) else fuzz.ratio(ma, mb), c, th)
 
 
 def _conservative(c: Case, t: int) -> str:
@@ -273,10 +294,11 @@ def fit(method: str, train: list[Case]) -> tuple[tuple, object]:
     return best[1], model
 
 
-def cross_validate(folds: dict[str, list[Case]]) -> dict[str, dict]:
+def cross_validate(folds: dict[str, list[Case]], methods=CV_METHODS) -> dict[str, dict]:
     """Leave one fold out: fit on the others, decide on it. {method: {fold: (thresholds, counts), "pooled": counts}}."""
     out: dict[str, dict] = {}
-    for method, (_, _, _, decide) in CV_METHODS.items():
+    for method in methods:
+        decide = CV_METHODS[method][3]
         pooled = _counts([], [])
         out[method] = {}
         for name, test in folds.items():
@@ -294,24 +316,71 @@ def _fmt(n: dict) -> str:
             f"guesses {n['guess_same']} same / {n['guess_diff']} different  (tp {n['tp']} fp {n['fp']} fn {n['fn']})")
 
 
-def main_cv(dirs: list[str]) -> None:
+_PROJECT = re.compile(r"^[a-z_]*?[a-z]+(?=\d|_r\d|$)")  # a log's file name starts with its project: lcpp6433_kaits
+
+
+def project(path: str) -> str:
+    """The source project a log's file name names (``lcpp6433_kaits.log``: ``lcpp``)."""
+    stem = Path(path).stem.lower()
+    m = _PROJECT.match(stem)
+    return m.group(0) if m else stem
+
+
+def groups(dirs: list[str]) -> dict[str, list[str]]:
+    """The folds: one per ``--pairs`` directory, those that share a log or a source project merged (a
+    project is never on both sides of a fold)."""
+    seen: dict[str, set[str]] = {}
+    for d in dirs:
+        pairs = json.loads((Path(d) / "pairs.json").read_text(encoding="utf-8"))
+        names = {Path(p[k]).name for p in pairs for k in ("a", "b")}
+        seen[d] = names | {"project:" + project(n) for n in names}
+    merged: list[list[str]] = []
+    for d in dirs:
+        joined = [g for g in merged if any(seen[d] & seen[x] for x in g)]
+        for g in joined:
+            merged.remove(g)
+        merged.append([x for g in joined for x in g] + [d])
+    return {Path(g[0]).name + (f" +{len(g) - 1} more" if len(g) > 1 else ""): g for g in merged}
+
+
+def main_cv(dirs: list[str], by_dir: bool = False) -> None:
     from dbglog.diagnose.fingerprint import fingerprint_text
 
     folds: dict[str, list[Case]] = {}
-    for d in dirs:
-        pairs, texts = load([d])
+    for name, members in ({Path(d).name: [d] for d in dirs} if by_dir else groups(dirs)).items():
+        pairs, texts = load(members)
         fps = {f: fingerprint_text(t) for f, t in texts.items()}
-        folds[Path(d).name] = [Case(Path(d).name, p, fps[p["a"]], fps[p["b"]]) for p in pairs]
+        folds[name] = [Case(name, p, fps[p["a"]], fps[p["b"]]) for p in pairs]
     n = sum(len(cs) for cs in folds.values())
-    print(f"leave-one-group-out over {len(folds)} groups (rounds split by source project), {n} pairs; "
+    how = "one per --pairs directory" if by_dir else "the --pairs directories, those sharing a log or a project merged"
+    print(f"leave-one-group-out over {len(folds)} groups ({how}), {n} pairs; "
           f"fits keep the most recall at training precision >= {TARGET_PRECISION:.0%}")
     results = cross_validate(folds)
     for method, res in results.items():
         print(f"\n{method}: {CV_METHODS[method][0]}")
         for name in folds:
             th, cnt = res[name]
-            print(f"  left out {name:10s} thresholds {str(th):10s} {_fmt(cnt)}")
-        print(f"  POOLED over the left-out folds          {_fmt(res['pooled'])}")
+            print(f"  left out {name[:28]:28s} thresholds {str(th):10s} {_fmt(cnt)}")
+        print(f"  POOLED over the left-out folds                            {_fmt(res['pooled'])}")
+        every = [c for cs in folds.values() for c in cs]  # (the same method fitted and judged on everything)
+        th, model = fit(method, every)
+        print(f"  in-sample (fitted on all)                   {str(th):13s} {_fmt(_counts([CV_METHODS[method][3](c, th, model) for c in every], every))}")
+    _decision_cost([c for cs in folds.values() for c in cs])
+
+
+def _decision_cost(cases: list[Case]) -> None:
+    """What the rules' decision costs per pair of fingerprints (a lookup judges the close forms only)."""
+    from dbglog.diagnose.fingerprint import message, similarity
+
+    pairs = [(c.a, c.b) for c in cases if c.rules is not None]
+    times = []
+    for _ in range(5):
+        message.cache_clear()
+        t0 = time.perf_counter()
+        for a, b in pairs:
+            similarity(a, b)
+        times.append((time.perf_counter() - t0) * 1000 / len(pairs))
+    print(f"\nthe rules' decision: median {statistics.median(times):.3f} ms a pair over 5 passes of {len(pairs)} pairs")
 
 
 if __name__ == "__main__":

@@ -512,7 +512,7 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
         return Likeness("near", score, f"a signature that names the cause ({a.signature})")
     ma, mb = message(a.line), message(b.line)
     score = int(round(_ratio()(ma, mb) if score is None else score))
-    cut = _holds(ma, mb)
+    cut = holds(ma, mb)
     if score < near and cut:
         score = near
     if score < near:
@@ -635,7 +635,7 @@ def message(line: str) -> str:
     return _plain(_HEAD.sub("", line))
 
 
-def _holds(x: str, y: str) -> bool:
+def holds(x: str, y: str) -> bool:
     """Does one message hold the other whole (``MIN_PREFIX`` characters at least)? One is the other cut
     short (an issue's title, a pasted first line) or quoted in a wrapper's sentence ("Process group
     watchdog thread terminated with exception: [Rank N] Watchdog caught ...")."""
