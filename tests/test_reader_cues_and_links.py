@@ -816,3 +816,190 @@ def test_a_task_list_reads_its_tries_not_its_setup_tasks_nor_its_problem_stateme
     assert got[(13, 13)] == "partial"  # runs now, 3x slower
     assert [s.text for p in _read(TODO_DOC) for s in p.inv.next_steps][:1] == [
         "Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels"]
+
+
+DONE_MARKS = """# ptxas segfault with CUDA 12.8 on jax 0.5
+
+## What We've Tried
+
+- ✅ Upgraded the driver to 570.86 — still segfaults in ptxas
+- ✅ Rebuilt jaxlib from source against CUDA 12.8
+- ✅ Set `XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda` — no change
+"""
+
+
+def test_a_tick_on_every_item_of_a_list_whose_words_say_failed_means_done_not_fixed():
+    got = [a.outcome for p in _read(DONE_MARKS) for a in p.inv.attempts]
+    assert got == ["failed", "inconclusive", "failed"]
+
+
+RUNS_LOG = """# 176B pre-run: hangs on 48 nodes
+
+## 2022-02-14
+
+We keep hanging at the first all-reduce on 48 nodes, while 8 and 16 nodes start fine.
+
+| nodes | TP | PP | NCCL version | CUDA_LAUNCH_BLOCKING | outcome |
+|-------|----|----|--------------|----------------------|---------|
+| 8     | 4  | 2  | 2.10.3       | 0                    | starts  |
+| 16    | 4  | 4  | 2.10.3       | 0                    | starts  |
+| 48    | 4  | 12 | 2.10.3       | 0                    | hangs after ~20 min |
+| 48    | 4  | 12 | 2.10.3       | 1                    | no hang in 6 h, 15 % slower |
+| 48    | 4  | 12 | 2.12.7       | 0                    | hangs |
+
+## 2022-02-15
+
+Ran with `NCCL_DEBUG=INFO` on 48 nodes: the hang is inside a `ncclSend` on the PP boundary between node 23 and 24.
+
+Next: try `NCCL_PROTO=Simple` on the 48-node config; if that does not help, stay on `CUDA_LAUNCH_BLOCKING=1` for now.
+"""
+
+
+def test_a_run_with_a_debug_setting_is_a_look_and_a_runs_table_gives_one_try_per_row():
+    got = [(a.source_lines, a.outcome) for p in _read(RUNS_LOG) for a in p.inv.attempts]
+    assert [o for _, o in got[:5]] == ["worked", "worked", "failed", "partial", "failed"]
+    assert got[5] == ([17, 17], "inconclusive")  # "Ran with NCCL_DEBUG=INFO: the hang is in ncclSend": what it showed
+    assert any("NCCL_PROTO=Simple" in s for s in _steps(RUNS_LOG))
+
+
+FIX_REPORT = """# NCCL watchdog timeout in DDP on 2x RTX 3090 — fix report
+
+## Summary
+
+Training crashed after ~40 min with `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1203, OpType=ALLREDUCE)`. The cause was an `expand()` view whose gradient stride differed between ranks, which made bucket rebuilding hang on one rank.
+
+## Attempts
+
+### Attempt 1: raise the timeout
+Set `timeout=timedelta(minutes=60)` in `init_process_group`.
+**Result:** the crash came later (~95 min), same watchdog message.
+
+### Attempt 2: disable bucket view
+`gradient_as_bucket_view=False`.
+**Result:** no change.
+
+### Attempt 3: replace expand() with repeat()
+Changed `pos.expand(B, -1, -1)` to `pos.repeat(B, 1, 1)` in the embedding.
+**Result:** 6 h run without a timeout.
+
+## Expected Outcomes
+
+- ✅ No more NCCL timeouts on long runs
+- ✅ Same throughput as before
+
+## Next steps
+
+- Run the full 3-day schedule on both nodes.
+"""
+
+
+def test_expected_outcomes_are_a_prediction_not_results():
+    got = [(a.title, a.outcome) for p in _read(FIX_REPORT) for a in p.inv.attempts]
+    assert [o for _, o in got] == ["failed", "failed", "worked"]
+
+
+ATTEMPT_LOG = """# GRPO 120B — attempt history
+
+### Attempt 4 — vLLM 0.8.5, TP=8 for rollout
+- Problem: rollout workers OOM at 93 GB during weight sync
+- Change: `enable_sleep_mode=True`, colocate actor and rollout
+- Result: sync works, first step completes in 41 min
+
+### Attempt 5 — same, with `max_num_seqs=64`
+- Problem: step time too long
+- Result: step time 18 min, reward curve flat after 30 steps
+
+### Attempt 6 — lr 1e-6 → 3e-7
+- Result: reward rises slowly; KL stays under 0.02
+
+### Attempt 7 — FP8 rollout
+- Problem: `RuntimeError: CUDA error: an illegal memory access was encountered` in the MoE kernel on step 1
+- Reverted to BF16.
+"""
+
+
+def test_a_problem_line_under_an_attempt_heading_is_what_that_try_ran_into_not_a_new_bug():
+    parsed = _read(ATTEMPT_LOG)
+    assert len(parsed) == 1  # four attempts, one investigation
+    got = [(a.source_lines[0], a.outcome) for a in parsed[0].inv.attempts]
+    assert [line for line, _ in got] == [3, 8, 12, 15]
+    assert got[0][1] == "worked" and got[3][1] == "failed"  # attempt 7 hit an illegal memory access
+
+
+ZH_NOTES = """# 记一次多机训练 NCCL 超时
+
+环境：2 台机器，每台 8 张 A100，torchrun 启动，PyTorch 2.1。
+
+训练跑到第 300 步左右就报 `Watchdog caught collective operation timeout`，然后进程被杀掉。
+
+1. 一开始以为是网络问题，把 `NCCL_SOCKET_IFNAME` 指定成 `ib0`，还是超时。
+2. 加大超时时间到 7200 秒，只是报错晚了一点，问题没解决。
+3. 打开 `NCCL_DEBUG=INFO` 看日志，发现第二台机器的 rank 12 一直卡在数据加载。
+4. 把 DataLoader 的 `num_workers` 从 16 改成 4，训练正常跑完了 2000 步。
+
+后面准备再试一下把 `pin_memory` 关掉，看看能不能把 `num_workers` 再调回去。
+"""
+
+
+def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
+    got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
+    assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
+    assert any("pin_memory" in s for s in _steps(ZH_NOTES))
+
+
+DE_FORUM = """# ROCm: HIP error invalid device function auf RX 6700 XT
+
+### marco_k — 12.03.2024
+
+Hallo zusammen, seit dem Update auf ROCm 6.0 bekomme ich bei jedem `torch.randn(2, device="cuda")` den Fehler `HIP error: invalid device function`. Mit ROCm 5.7 lief alles.
+
+Folgendes habe ich schon probiert:
+- PyTorch neu installiert (Nightly für ROCm 6.0) – gleicher Fehler
+- `HSA_OVERRIDE_GFX_VERSION=10.3.0` gesetzt – jetzt läuft es, aber nur wenn ich es im selben Terminal exportiere
+
+### jens_w — 12.03.2024
+
+Trag die Variable in `/etc/environment` ein, dann gilt sie auch für den Dienst.
+
+### marco_k — 13.03.2024
+
+Danke, das hat funktioniert. Der Dienst startet jetzt auch nach einem Neustart ohne Fehler.
+"""
+
+
+def test_a_german_forum_thread_with_day_month_year_dates_reads_posts_imperatives_and_catches():
+    got = [(a.source_lines, a.outcome, a.who) for p in _read(DE_FORUM) for a in p.inv.attempts]
+    assert got == [([8, 8], "failed", "marco_k"),  # "– gleicher Fehler" in a line the code names make look English
+                   ([9, 9], "partial", "marco_k"),  # "läuft, aber nur wenn ...": works with a catch
+                   ([13, 17], "worked", "marco_k")]  # "Trag die Variable ... ein" / "das hat funktioniert"
+
+
+POSTMORTEM = """# Postmortem: inference fleet Xid 79 outage, 2025-06-04
+
+## Impact
+
+32 of 120 H100 nodes dropped out of the serving pool for 5 hours; p99 latency doubled.
+
+## Timeline
+
+- 09:12 — alerts fire: `Xid 79, GPU has fallen off the bus` on 6 nodes.
+- 09:40 — on-call drains the affected nodes and reboots them; all 6 come back, 4 fail again within the hour.
+- 10:25 — we roll the driver back from 570.124 to 550.144 on 10 nodes; Xid 79 keeps appearing at the same rate.
+- 11:50 — the hardware team notices all failing nodes share a PSU firmware revision. Power capping to 500 W with `nvidia-smi -pl 500` on 20 nodes: no Xid 79 in the following 3 hours.
+- 14:10 — PSU firmware upgraded on all nodes; power cap removed; no recurrence since.
+
+## Root cause
+
+PSU firmware 2.1.4 let the 12 V rail droop under synchronized load spikes.
+
+## Action items
+
+- [ ] Add PSU firmware revision to the node health check.
+- [ ] Alert on Xid 79 rate per rack, not per node.
+"""
+
+
+def test_a_timeline_told_in_the_present_tense_gives_its_changes_as_tries():
+    got = [(a.source_lines, a.outcome) for p in _read(POSTMORTEM) for a in p.inv.attempts]
+    assert got == [([10, 10], "failed"), ([11, 11], "failed"), ([12, 12], "worked"), ([13, 13], "worked")]
+    assert len([s for p in _read(POSTMORTEM) for s in p.inv.next_steps]) == 2

@@ -175,6 +175,8 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
+    # "no recurrence since", "it has not recurred": the failure stayed away after the change
+    r"\bno (?:recurrence|repeat|reoccurrence)s?\b|\b(?:has|have|had)(?:n't| not) (?:recurred|reoccurred|come back|returned)\b",
     # "I was back to having a fully functional system"
     r"(?<!\bnot )(?<!\bnever )\b(?:back to (?:having )?(?:a |an )?(?:fully |perfectly )?(?:working|functional|usable|normal)|"
     r"fully functional)\b",

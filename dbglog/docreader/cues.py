@@ -337,7 +337,10 @@ def diagnostic(did: str) -> bool:
     t = table("en")
     words = plain(did).lower().replace("`", "").split()
     while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        ran = words[0] in ("ran", "run", "running")
         words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+        if ran and words[:1] == ["with"]:
+            words = words[1:]  # "Ran with NCCL_DEBUG=INFO on 48 nodes": the run was a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
     return bool(vm or tm)
@@ -570,6 +573,25 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["quoted"] = 1.0
 
 
+def _names_change(text: str) -> bool:
+    """Does the sentence name a change in any tense ("roll back", "reboots", "upgraded", "capping")?"""
+    verbs = _change_verbs()
+    for w in re.findall(r"[a-z]+", _CODE.sub(" ", text.lower())):
+        stem = re.sub(r"(?:ing|ed|es|s|d)$", "", w)
+        if w in verbs or stem in verbs or stem + "e" in verbs or (len(stem) > 3 and stem[-1] == stem[-2] and stem[:-1] in verbs):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def _change_verbs() -> frozenset:
+    t = table("en")
+    skip = {"see", "note", "do", "look", "read", "write", "please", "remember", "never", "always", "just", "simply", "first",
+            "then", "finally", "go", "open", "follow", "refer", "navigate", "choose", "select", "call", "point", "search",
+            "be sure", "feel free", "don't", "do not", "log", "print", "record", "document", "maintain", "summarize"}
+    return frozenset(w for w in t.raw["mood"]["imperative"] if w not in skip) | {"roll", "drain", "cap", "rollback"}
+
+
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
@@ -581,6 +603,9 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
+    if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and _names_change(text):
+        # "10:25 — we roll the driver back to 550": a timeline tells its past in the present tense
+        f["a dated entry that names a change"] = 1.0
     # In the problem statement "PyTorch 2.3 on gfx1010: every Conv2d segfaults" is the setup and its symptom, not a try
     # and its verdict; an explicit arrow is still one.
     if _verdict_after(text, lang, bool(lab)) and ("the opening paragraph (the problem)" not in f or "→" in text

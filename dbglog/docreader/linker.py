@@ -75,6 +75,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             t.used.update(g.units)
             out.extend(_split_several(g))
     out = _absorbed(out)
+    _done_marks(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
                 g.outcome == "worked" and _FIXED.search(g.result or g.did)):
@@ -155,7 +156,8 @@ def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     # A list that starts on the line right under a paragraph ("❌ **Module reload:** `rmmod ...`" / "   - still
     # broken") elaborates that paragraph.
     below = b.first - a.last == 1 and a.item < 0 and (a.post, a.path) == (b.post, b.path)
-    if a.id not in f.units or not (below or _same_place(a, b)) or b.first - f.last > 2:
+    sibling = a.item >= 0 and b.item >= 0 and a.item != b.item and b.depth <= a.depth  # the list's next entry
+    if a.id not in f.units or sibling or not (below or _same_place(a, b)) or b.first - f.last > 2:
         return False
     said = _outcome(j.unit.text)
     if said is None:
@@ -166,6 +168,27 @@ def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     f.result = f"{f.result} {j.unit.text}".strip()
     f.last, f.units = max(f.last, j.unit.last), [*f.units, j.unit.id]
     return True
+
+
+def _done_marks(out: list[Found], units: dict[int, Unit]) -> None:
+    """ "✅ Upgraded the driver — still segfaults" beside "✅ Rebuilt jaxlib": when a list ticks every item and the words
+    of some say they failed, its ✅ means done, not fixed; an item whose only verdict is the mark is of unknown outcome."""
+    lists: dict[int, list[tuple[Found, Unit]]] = {}
+    for f in out:
+        u = units.get(f.units[0]) if f.units else None
+        if u is not None and u.item >= 0:
+            lists.setdefault(u.group, []).append((f, u))
+    for items in lists.values():
+        if len(items) < 2 or not all(_DONE_MARK.match(u.text) for _, u in items):
+            continue
+        words = [_outcome(_DONE_MARK.sub("", u.text, count=1)) for _, u in items]
+        if any(w in ("failed", "partial") for w in words):
+            for (f, _), w in zip(items, words):
+                if w is None and f.outcome == "worked":
+                    f.outcome = "inconclusive"
+
+
+_DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
 
 
 def _absorbed(out: list[Found]) -> list[Found]:
@@ -395,7 +418,10 @@ def _names_a_change(heading: str) -> bool:
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
-    oc = outcome or _outcome(result) or "inconclusive"
+    # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
+    # whose code names make the sentence alone look English).
+    own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
+    oc = outcome or _outcome(result) or own or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
     split = colon_verdict(plain(did), language(did))

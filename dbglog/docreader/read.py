@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import PLAN_LEAD, Context, context, outcome_of, plain, row_roles
+from dbglog.docreader.cues import _PASTED, PLAN_LEAD, Context, context, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -288,6 +288,8 @@ class _Build:
         # With no Result or Conclusion field, the text under the heading says how it went ("→ PASS for ...").
         told = result or (did if not vals.get("did") and not conclusion else "")
         out = _protocol_outcome(vals.get("outcome", ""), f.tag, told, conclusion, f.title, hyp)
+        if out == "inconclusive" and not (result or conclusion) and _PASTED.match(plain(hyp).strip("` ")):
+            out = "failed"  # "### Attempt 7: FP8 rollout" / "- Problem: RuntimeError: CUDA error ...": what it ran into
         if out == "inconclusive" and not (did or result or conclusion):
             out = "untested"
         a = Attempt(number=f.number or 0, title=one_line(f.title or item_title(did or result)), hypothesis=hyp,

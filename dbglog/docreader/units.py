@@ -79,7 +79,7 @@ def _md():
 
 # A thread post's header: "### alice — 2024-11-07", "**bob** commented on Mar 3", "carol · comment · 2023-03-20",
 # "@dave wrote:". Structure of a post header (a name and a date or a verb of posting), not the words of one doc.
-_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
+_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[./]\d{1,2}[./]\d{4}|\d{4}[./]\d{1,2}[./]\d{1,2}|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
 _POST = [
     re.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
                rf"{_DATE}\b.*$"),
