@@ -1003,3 +1003,30 @@ def test_a_timeline_told_in_the_present_tense_gives_its_changes_as_tries():
     got = [(a.source_lines, a.outcome) for p in _read(POSTMORTEM) for a in p.inv.attempts]
     assert got == [([10, 10], "failed"), ([11, 11], "failed"), ([12, 12], "worked"), ([13, 13], "worked")]
     assert len([s for p in _read(POSTMORTEM) for s in p.inv.next_steps]) == 2
+
+
+def test_a_post_header_named_like_an_entry_is_no_attempt_and_habitual_advice_is_no_try():
+    doc = """# NCCL all_reduce freezes on 4x A6000
+
+### asker-7 — 2024-03-01
+
+Training freezes at the first all_reduce. Setting `NCCL_P2P_DISABLE=1` makes it run.
+
+### maint-2 — 2024-03-02
+
+Disabling VT-d in the BIOS or passing `iommu=pt` usually helps with this kind of freeze.
+
+### hello-11 — 2024-03-09
+
+Do you still have the problem? If not, we will close it soon.
+"""
+    got = [(a.title, a.who) for p in _read(doc) for a in p.inv.attempts]
+    assert not any("2024" in t or w in ("hello-11", "maint-2") for t, w in got)
+
+
+def test_switching_on_debug_output_is_a_look_but_cuda_launch_blocking_can_be_a_fix():
+    from dbglog.docreader.cues import diagnostic
+
+    assert diagnostic("Enabled NCCL debugging to inspect communication initialization")
+    assert diagnostic("export NCCL_DEBUG=INFO and rerun")
+    assert not diagnostic("set CUDA_LAUNCH_BLOCKING=1 and rerun")

@@ -341,6 +341,9 @@ def diagnostic(did: str) -> bool:
         words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
         if ran and words[:1] == ["with"]:
             words = words[1:]  # "Ran with NCCL_DEBUG=INFO on 48 nodes": the run was a look
+    if words[:1] and words[0] in ("enable", "enabled", "set", "export", "exported", "turn", "turned") and _DEBUG_OUT.match(
+            " ".join(w for w in words[1:4] if w != "on")):
+        return True  # "enable NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=ALL": switching on a debug output is a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
     return bool(vm or tm)
@@ -380,6 +383,9 @@ _NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included
 _CAUSE_TAIL = re.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
 _TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs?|fix(?:es)?|solutions?|workarounds?|"
                        r"day|week)\b", re.I)
+# Settings that only make a program tell more (CUDA_LAUNCH_BLOCKING also changes timing: often a workaround).
+_DEBUG_OUT = re.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
+                        r"torch_cpp_log_level|hip_trace_api|amd_serialize_kernel|debug logging|logging|verbose)\b")
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 

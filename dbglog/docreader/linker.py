@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
                                    plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
-from dbglog.docreader.units import Unit
+from dbglog.docreader.units import Unit, post_author
 
 ACTS = ("action_result", "action")
 MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
@@ -358,7 +358,7 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             parent = None  # the document's title is no container
         roles = roles or {}
         role = (roles.get(parent.id) or heading_role(parent.text, language(parent.text))) if parent is not None else None
-        entry = ENTRY.match(plain(h.text))
+        entry = ENTRY.match(plain(h.text)) if h.post < 0 or post_author(h.text) is None else None  # "hello-11 — date"
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
             continue  # "Option 2 — ...": a proposal, read with the plan and options
         in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
