@@ -381,3 +381,23 @@ def test_an_errors_code_and_a_librarys_version_name_what_failed_and_stay():
     assert "error=35" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
     assert "line=N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
     assert F.normalise_line("ERROR 06-20 10:37:01 [worker.py:12] boom at 12") == "boom at N"  # a level is no code
+
+
+def test_a_near_match_is_a_guess_whose_evidence_names_the_likeness_and_what_matched():
+    a = F.Fingerprint("gpu.illegal_address", IMA, ("moe.py:fused_experts", "serve.py:<module>"))
+    b = F.Fingerprint("gpu.illegal_address", IMA.replace("RuntimeError", "torch.AcceleratorError"),
+                      ("moe.py:fused_experts", "run.py:main"))
+    near = F.similarity(a, b)
+    assert near.level == "near" and near.guess
+    assert near.evidence().startswith(f"key lines {near.score}% alike") and "same frame moe.py:fused_experts" in near.evidence()
+    exact = F.similarity(a, a)
+    assert exact.level == "exact" and not exact.guess
+
+
+def test_a_near_match_by_a_cause_signature_names_the_signature_and_the_lines_real_likeness():
+    a = F.Fingerprint("driver.insufficient", "RuntimeError: The NVIDIA driver on your system is too old")
+    b = F.Fingerprint("driver.insufficient", "THCudaCheck FAIL file=THCGeneral.cpp line=N error=N : CUDA driver "
+                                             "version is insufficient for CUDA runtime version")
+    like = F.similarity(a, b)
+    assert like.level == "near" and like.guess and "driver.insufficient" in like.evidence()
+    assert like.score < 90  # (the lines' own likeness, not a made-up 100)

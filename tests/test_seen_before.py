@@ -73,6 +73,24 @@ def test_a_second_investigations_run_names_the_first_and_what_worked_then_flags_
     assert json.loads(cli_fast(repro, "show", first, "--json", check=0).stdout)["status"] == "open"
 
 
+def test_a_near_match_is_printed_as_a_guess_with_its_evidence_and_an_exact_one_is_not(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "the MoE kernel read past the expert buffer", check=0)
+    (repro / "newer.py").write_text(CRASH.replace('print("RuntimeError', 'print("torch.AcceleratorError'))
+    cli_fast(repro, "new", "Crash after the torch upgrade", "--no-env", check=0)
+    seen = _run(cli_fast, repro, "--", sys.executable, "newer.py")["seen_before"]  # (torch renamed the exception)
+    inv = seen["investigations"][0]
+    assert (inv["id"], inv["match"], inv["guess"]) == (first, "near", True)
+    assert "same frame moe.py:fused_experts" in inv["evidence"] and f"{inv['score']}% alike" in inv["evidence"]
+    line = next(ln for ln in seen["lines"] if first in ln)
+    assert line.endswith(f"[near match, a guess: {inv['evidence']}]")
+    assert any(ln.startswith("  REGRESSED? ") and ln.endswith("(a guess: a near match)") for ln in seen["lines"])
+    exact = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
+    assert exact["investigations"][0]["guess"] is False
+    assert next(ln for ln in exact["lines"] if first in ln).endswith("[exact]")
+    assert not any("a guess" in ln for ln in exact["lines"])
+
+
 def test_a_different_bug_with_the_same_signature_is_not_recalled_as_seen(cli_fast, repro):
     _first_investigation(cli_fast, repro)
     out = _run(cli_fast, repro, "--", sys.executable, "other.py")

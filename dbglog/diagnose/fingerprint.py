@@ -477,8 +477,21 @@ NEAR = 88  # normalised key lines at least this similar (rapidfuzz ratio, 0-100)
 @dataclass(frozen=True)
 class Likeness:
     level: str  # exact | near | similar | none
-    score: int  # 0-100
-    why: str
+    score: int  # 0-100: how alike the key lines' messages are (rapidfuzz ratio; 100 for a line cut short)
+    why: str  # what matched, or what differs
+
+    @property
+    def guess(self) -> bool:
+        """Is this a judgement rather than the same fingerprint? Every match but an exact one is: a near
+        match is "same failure" by similarity, and on rounds of real logs the rules had not seen, near
+        matches were wrong often enough (docs/seen-before.md) that the output says so."""
+        return self.level != "exact"
+
+    def evidence(self) -> str:
+        """The match in words, for a guess's label: the key lines' likeness and what matched."""
+        if self.level == "exact":
+            return self.why
+        return f"key lines {self.score}% alike; {self.why}"
 
 
 def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | None = None) -> Likeness:
@@ -490,21 +503,16 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     same = (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op)
     if same and not _siteless(a, b):
         return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
-    if a.signature != b.signature:
-        return Likeness("none", 0, "different signature")
-    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
-        if x and y and x != y:
-            return Likeness("none", 0, f"different {what} ({x} vs {y})")
+    differs = disagreement(a, b)
+    if differs:
+        return Likeness("none", 0, differs)
     if a.signature in CAUSE_SIGNATURES:  # (the diagnosis is the failure: its wording and torch's site vary)
-        return Likeness("near", 100, "a signature that names the cause")
-    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
-    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
-        return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
-    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
-        return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
+        # (the score is only evidence here: torch words one cause many ways)
+        score = int(round(_ratio()(message(a.line), message(b.line)) if score is None else score))
+        return Likeness("near", score, f"a signature that names the cause ({a.signature})")
     ma, mb = message(a.line), message(b.line)
     score = int(round(_ratio()(ma, mb) if score is None else score))
-    cut = _holds(ma, mb)
+    cut = holds(ma, mb)
     if score < near and cut:
         score = near
     if score < near:
@@ -512,15 +520,53 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     changed = "" if cut else _changed_words(a.line, b.line)
     if changed:  # (words added or left out are a version's or a paste's; a word replaced is another error)
         return Likeness("none", score, f"a different word: {changed}")
-    shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))
+    shared = _shared(a, b)
     bare = not (a.kernel or a.frames) and not (b.kernel or b.frames)
     if _siteless(a, b):
         return Likeness("similar", score, "the same message, and nothing names where it happened")
     if shared or bare:
-        return Likeness("near", score, "same kernel or frames" if shared else "same key line")
+        return Likeness("near", score, shared or "same key line")
     if not _names_no_site(a, b):  # (a message that is its own site: one check, one fix)
         return Likeness("near", score, "same key line, a message that says where it failed")
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
+
+
+def _shared(a: Fingerprint, b: Fingerprint) -> str:
+    """What two failures share that says where they happened ('' if nothing): the kernel, a user frame."""
+    if a.kernel and a.kernel == b.kernel:
+        return f"same kernel {a.kernel}"
+    frame = next((f for f in a.frames if f in b.frames), None)
+    return f"same frame {frame}" if frame else ""
+
+
+def disagreement(a: Fingerprint, b: Fingerprint) -> str:
+    """What tells two failures apart whatever their lines say ('' when nothing does): another signature,
+    kernel, operation, collective size or innermost user frame."""
+    if a.signature != b.signature:
+        return "different signature"
+    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
+        if x and y and x != y:
+            return f"different {what} ({x} vs {y})"
+    if a.signature in CAUSE_SIGNATURES:
+        return ""
+    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
+    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
+        return f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})"
+    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
+        return f"different frames ({a.frames[0]} vs {b.frames[0]})"
+    return ""
+
+
+def fields_text(fp: Fingerprint) -> str:
+    """The fingerprint's fields as one text, for a similarity over all of them: the key line's message,
+    the user frames, the kernel and the operation."""
+    return " ".join((message(fp.line), *fp.frames, fp.kernel or "", fp.op or "")).strip()
+
+
+def siteless(a: Fingerprint, b: Fingerprint) -> bool:
+    """Do two failures of one message say nothing about where they happened (no kernel, frames or
+    collective on either side, a message that names no site)? Such a pair is at most similar."""
+    return a.signature not in CAUSE_SIGNATURES and _siteless(a, b)
 
 
 # Signatures that name the cause and its fix whatever line reported them (a driver older than the CUDA
@@ -589,7 +635,7 @@ def message(line: str) -> str:
     return _plain(_HEAD.sub("", line))
 
 
-def _holds(x: str, y: str) -> bool:
+def holds(x: str, y: str) -> bool:
     """Does one message hold the other whole (``MIN_PREFIX`` characters at least)? One is the other cut
     short (an issue's title, a pasted first line) or quoted in a wrapper's sentence ("Process group
     watchdog thread terminated with exception: [Rank N] Watchdog caught ...")."""
