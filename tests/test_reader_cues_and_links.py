@@ -1030,3 +1030,47 @@ def test_switching_on_debug_output_is_a_look_but_cuda_launch_blocking_can_be_a_f
     assert diagnostic("Enabled NCCL debugging to inspect communication initialization")
     assert diagnostic("export NCCL_DEBUG=INFO and rerun")
     assert not diagnostic("set CUDA_LAUNCH_BLOCKING=1 and rerun")
+
+
+SOURCE_BUILD_THREAD = """# Segfault in flash_attn_varlen_func on A10G after upgrading to 2.6.3
+
+### dkr-9 — 2024-09-10
+
+After `pip install flash-attn==2.6.3` every call to `flash_attn_varlen_func` segfaults on our A10G boxes. 2.5.9 was fine.
+
+EDIT: solved by rebuilding from source with `MAX_JOBS=4 pip install flash-attn --no-build-isolation`, see below.
+
+### tri-m — 2024-09-11
+
+This should be fixed by #1180, can you try the latest nightly wheel?
+
+### dkr-9 — 2024-09-11
+
+@tri-m I tried your suggestion but got a different error: `undefined symbol: _ZN3c104cuda9SetDeviceEi`.
+
+### pax-ml — 2024-09-12
+
+Downgrading to 2.5.9 fixed it for me.
+
+### dkr-9 — 2024-09-13
+
+The undefined symbol was a torch mismatch. Rebuilt flash-attn from source against torch 2.4.0:
+
+```bash
+MAX_JOBS=4 pip install flash-attn --no-build-isolation
+```
+
+This works, no more segfaults after 10k steps.
+
+### tri-m — 2024-09-14
+
+Closing as fixed in 2.6.3.post1.
+"""
+
+
+def test_an_action_shown_as_a_command_block_takes_the_verdict_after_the_block_and_a_closing_note_is_no_try():
+    got = [(a.source_lines, a.outcome, a.who) for p in _read(SOURCE_BUILD_THREAD) for a in p.inv.attempts]
+    assert ([23, 29], "worked", "dkr-9") in got  # "Rebuilt ... :" + the pip command + "This works"
+    assert ([11, 15], "failed", "dkr-9") in got  # "I tried your suggestion but got a different error"
+    assert ([19, 19], "worked", "pax-ml") in got
+    assert not any(w == "tri-m" for _, _, w in got)  # "Closing as fixed in 2.6.3.post1." closes, it tried nothing

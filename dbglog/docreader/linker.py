@@ -116,7 +116,7 @@ class _Thread:
         if j.label == "action_result":
             return _found(j, u.text, u.text)
         if j.label == "action":
-            f = _with_result(j, js[k + 1:k + 6], self.used)
+            f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
             return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
         if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
             return self._answers(j)
@@ -439,10 +439,13 @@ def _unlabelled(text: str) -> str:
     return lab[1] if lab and lab[1] else s
 
 
-def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
+def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit] = ()) -> Found:
     u = j.unit
+    # "Rebuilt it from source:" + the command in a fence + "This works": the fence is the action's own text.
+    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
     for n in ahead:
-        if not _same_place(u, n.unit) or n.unit.id in used:
+        after_code = shown and 0 < n.unit.first - shown.last <= 2 and (n.unit.post, n.unit.path) == (u.post, u.path)
+        if not (_same_place(u, n.unit) or after_code) or n.unit.id in used:
             break
         labelled = "labelled as a result" in n.features
         if (n.label in ACTS and not labelled) or n.unit.kind != "sentence":
