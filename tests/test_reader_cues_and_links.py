@@ -1074,3 +1074,35 @@ def test_an_action_shown_as_a_command_block_takes_the_verdict_after_the_block_an
     assert ([11, 15], "failed", "dkr-9") in got  # "I tried your suggestion but got a different error"
     assert ([19, 19], "worked", "pax-ml") in got
     assert not any(w == "tri-m" for _, _, w in got)  # "Closing as fixed in 2.6.3.post1." closes, it tried nothing
+
+
+JA_NOTES = """# RTX 4090 で vLLM が起動直後に落ちる
+
+## 環境
+
+- Ubuntu 22.04 / CUDA 12.4 / vLLM 0.6.3
+
+## 症状
+
+モデルのロード後、最初のリクエストで `CUDA error: an illegal memory access was encountered` が出て落ちる。
+
+## 試したこと
+
+- `--enforce-eager` を付けて起動してみたが、同じエラーで落ちた。
+- `--gpu-memory-utilization 0.8` に下げたところ、エラーは変わらず。
+- vLLM を 0.5.5 にダウングレードしたら、問題なく動いた。
+
+## 今後
+
+- 0.6.3 で `VLLM_ATTENTION_BACKEND=XFORMERS` を試す予定。
+"""
+
+
+def test_a_japanese_note_is_read_with_its_own_cue_table():
+    from dbglog.docreader.cues import language
+
+    assert language("vLLM を 0.5.5 にダウングレードしたら、問題なく動いた。") == "ja"
+    assert language("加了这个还是卡住") == "zh"
+    got = [(a.source_lines, a.outcome) for p in _read(JA_NOTES) for a in p.inv.attempts]
+    assert got == [([13, 13], "failed"), ([14, 14], "failed"), ([15, 15], "worked")]
+    assert any("XFORMERS" in s for s in _steps(JA_NOTES))

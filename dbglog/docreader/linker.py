@@ -656,8 +656,8 @@ _BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 def _split_several(f: Found) -> list[Found]:
     """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
     does not" two with opposite verdicts."""
-    if language(f.did) == "zh":
-        return _zh_tries(f)
+    if language(f.did) in ("zh", "ja"):
+        return _cjk_tries(f, language(f.did))
     parts = _BUT.split(f.did, maxsplit=1)
     if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
         first = _outcome(parts[0]) or f.outcome
@@ -696,12 +696,12 @@ def _gerunds(rest: str) -> list[str]:
     return []
 
 
-def _zh_tries(f: Found) -> list[Found]:
+def _cjk_tries(f: Found, lang: str) -> list[Found]:
     """ "加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了": clause by clause, each change and the verdict after it
-    is one try (Chinese strings tries together with commas, not with "and" / "but")."""
-    t = table("zh")
+    is one try (Chinese and Japanese string tries together with commas, not with "and" / "but")."""
+    t = table(lang)
     tries, cur = [], []
-    for clause in (c for c in re.split(r"[，,；;。]", f.did) if c.strip()):
+    for clause in (c for c in re.split(r"[，,；;。、]", f.did) if c.strip()):
         cur.append(clause)
         said = _outcome(clause)
         if said in ("worked", "failed", "partial") and any(t.has("tense.action", c) for c in cur):
