@@ -1106,3 +1106,31 @@ def test_a_japanese_note_is_read_with_its_own_cue_table():
     got = [(a.source_lines, a.outcome) for p in _read(JA_NOTES) for a in p.inv.attempts]
     assert got == [([13, 13], "failed"), ([14, 14], "failed"), ([15, 15], "worked")]
     assert any("XFORMERS" in s for s in _steps(JA_NOTES))
+
+
+BUILD_NOTES = """# flash-attn build notes (ROCm 6.2, MI210)
+
+```bash
+# first try, straight pip: fails, no ROCm wheel
+pip install flash-attn
+
+# build from the ROCm fork -> compiler killed (OOM) after 40 min
+git clone https://github.com/ROCm/flash-attention && cd flash-attention
+python setup.py install
+
+MAX_JOBS=4 python setup.py install   # builds, 1h10m
+
+# test
+python -c "import flash_attn; print(flash_attn.__version__)"   # 2.6.3, works
+pytest tests/test_flash_attn.py -k "causal"   # 3 failures in bwd, fwd ok
+```
+
+Tried again with `GPU_ARCHS=gfx90a` set to skip other targets: builds in 25 min.
+"""
+
+
+def test_command_notes_under_a_notes_title_read_every_commented_command():
+    got = [(a.source_lines, a.outcome, a.title) for p in _read(BUILD_NOTES) for a in p.inv.attempts]
+    assert [(lines, o) for lines, o, _ in got] == [([4, 5], "failed"), ([7, 8], "failed"), ([11, 11], "worked"),
+                                                   ([13, 14], "worked"), ([15, 15], "failed"), ([18, 18], "worked")]
+    assert "flash_attn" in got[3][2]  # "# test" above a command names no try: the command does

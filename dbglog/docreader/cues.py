@@ -471,8 +471,9 @@ def context(doc: Doc) -> Context:
     heads = [u for u in doc.units if u.kind == "heading"]
     roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
     tops = [u for u in heads if u.level == 1]
-    if len(tops) == 1 and len(heads) > 1 and roles[tops[0].id] in ("options", "plan"):
-        # The title names the whole story ("GPU recovery guide"): its sections keep their own roles.
+    if len(tops) == 1 and roles[tops[0].id] in ("options", "plan", "lessons") and (len(heads) > 1 or tops[0].first == min(
+            (u.first for u in doc.units if u.kind != "front"), default=0)):
+        # The title names the whole story ("GPU recovery guide", "flash-attn build notes"): its text keeps its own cues.
         roles[tops[0].id] = None
     _said_columns(doc)
     asker = doc.posts[0][1] if doc.posts and not _body_before_posts(doc) else ""
@@ -497,6 +498,10 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     # The paragraphs under the title, before any section (a document without sections: its first one).
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
            and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
+    # (a paragraph that follows a command block or a list is no statement of the problem: the story has begun)
+    body = next((u for u in doc.units if u.kind not in ("heading", "front", "html", "rule") and u.post < 0), None)
+    if body is not None and not (body.kind == "sentence" and body.item < 0):
+        top = []
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
     if not top and sub is not None and not doc.posts:

@@ -608,7 +608,9 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
-    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+    # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
+    lead = re.sub(r"^(?:first|then|finally|next|also|just|simply)\b[\s,]*(?:try\b[\s,:]*)?", "", plain(u.comment), flags=re.I)
+    if table("en").find("mood.imperative_lead", lead) and not re.search(
             r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
@@ -618,7 +620,7 @@ def _command(j: Judged) -> Found | None:
     said = u.desc or (u.comment if not u.text.strip() else "")
     what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
-    f.title = what if what != u.text else ""
+    f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f
 
 
