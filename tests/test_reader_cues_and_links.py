@@ -1134,3 +1134,27 @@ def test_command_notes_under_a_notes_title_read_every_commented_command():
     assert [(lines, o) for lines, o, _ in got] == [([4, 5], "failed"), ([7, 8], "failed"), ([11, 11], "worked"),
                                                    ([13, 14], "worked"), ([15, 15], "failed"), ([18, 18], "worked")]
     assert "flash_attn" in got[3][2]  # "# test" above a command names no try: the command does
+
+
+CONSOLE_NOTES = """# nccl-tests on the new node pair
+
+```console
+$ ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 8
+# Avg bus bandwidth    : 183.2
+$ NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 8
+# Avg bus bandwidth    : 21.7
+$ mpirun -np 16 -H node1:8,node2:8 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1
+node2:1234:1250 [3] NCCL INFO NET/IB : No device found.
+(hangs after the first size, killed after 10 min)
+$ mpirun -np 16 -H node1:8,node2:8 -x NCCL_IB_HCA=mlx5_0,mlx5_1 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1
+# Avg bus bandwidth    : 94.5
+```
+
+So single-node is fine, and across nodes it only works with `NCCL_IB_HCA` pinned to the two ports that are cabled.
+"""
+
+
+def test_a_console_transcript_reads_each_prompt_as_a_command_and_what_it_printed_as_its_result():
+    got = [(a.source_lines, a.outcome, a.title) for p in _read(CONSOLE_NOTES) for a in p.inv.attempts]
+    assert ([8, 10], "failed") in [(lines, o) for lines, o, _ in got]  # "(hangs after the first size, killed ...)"
+    assert all("$" not in t for _, _, t in got)

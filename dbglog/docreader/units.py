@@ -222,7 +222,7 @@ class _Cut:
 def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
-    groups = _command_groups(cut.lines, body)
+    groups = _transcript_groups(cut.lines, body) or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
     if len(said) < 2 or len(said) * 2 < len(groups):
         return False
@@ -231,7 +231,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     for g in groups:
         lines = g["lines"]
         comment = " ".join(g["result"]) or " ".join(g["desc"])
-        cmd = " ".join(_CMD_COMMENT.sub(r"\g<c>", cut.lines[i]).strip() for i in g["cmd"])
+        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip() for i in g["cmd"])
         cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
                 desc=" ".join(g["desc"]))
     if b >= 0:
@@ -300,6 +300,27 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["result"].append(tm.group("c").strip())
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
+    return groups
+
+
+_PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
+
+
+def _transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
+    """A console session ("$ cmd" and what it printed): each prompt line a command, the lines it printed its
+    result (the output is how it went); [] when the block has fewer than two prompts."""
+    prompts = [i for i in body if _PROMPT.match(lines[i])]
+    if len(prompts) < 2:
+        return []
+    groups: list[dict] = []
+    for i in body:
+        if i in prompts:
+            groups.append({"lines": [i], "desc": [], "cmd": [i], "result": []})
+        elif groups and lines[i].strip():
+            groups[-1]["lines"].append(i)
+            groups[-1]["result"].append(_CMD_COMMENT.sub(r"\g<c>", lines[i]).strip())
+    for g in groups:
+        g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
     return groups
 
 
