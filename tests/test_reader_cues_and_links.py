@@ -1158,3 +1158,34 @@ def test_a_console_transcript_reads_each_prompt_as_a_command_and_what_it_printed
     got = [(a.source_lines, a.outcome, a.title) for p in _read(CONSOLE_NOTES) for a in p.inv.attempts]
     assert ([8, 10], "failed") in [(lines, o) for lines, o, _ in got]  # "(hangs after the first size, killed ...)"
     assert all("$" not in t for _, _, t in got)
+
+
+DATED_NOTEBOOK = """# Lab notebook — loss spikes on the 7B run
+
+**Mon 14 Oct**
+
+Loss spikes to ~12 at step 2.1k, then recovers. Grad norm goes to 1e4 right before.
+
+Lowered lr from 3e-4 to 2e-4. Spikes still there, a bit smaller.
+
+**Tue 15 Oct**
+
+Turned off the fused Adam kernel (`fused=False`). No change.
+
+Found that the spikes line up with one data shard (shard 0173). Removed it from the mix → no spike up to 6k steps.
+
+**Wed 16 Oct**
+
+Put shard 0173 back but with the dedup filter on: clean so far (4k steps).
+
+TODO: check whether other shards have the same long repeated-token lines.
+Need to rerun the 1B ablation with the filter to be sure.
+"""
+
+
+def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
+    got = [(a.source_lines, a.outcome) for p in _read(DATED_NOTEBOOK) for a in p.inv.attempts]
+    assert got == [([7, 7], "failed"), ([11, 11], "failed"), ([13, 13], "inconclusive"), ([13, 13], "worked"),
+                   ([17, 17], "worked")]
+    steps = _steps(DATED_NOTEBOOK)
+    assert len(steps) == 2 and any("1B ablation" in s for s in steps)

@@ -358,7 +358,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             parent = None  # the document's title is no container
         roles = roles or {}
         role = (roles.get(parent.id) or heading_role(parent.text, language(parent.text))) if parent is not None else None
-        entry = ENTRY.match(plain(h.text)) if h.post < 0 or post_author(h.text) is None else None  # "hello-11 — date"
+        entry = ENTRY.match(plain(h.text)) if (h.post < 0 or post_author(h.text) is None) and not _DATE_HEAD.match(
+            plain(h.text)) else None  # "hello-11 — 2024-11-18" is a post, "Mon 14 Oct" a day: neither is try 14
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
             continue  # "Option 2 — ...": a proposal, read with the plan and options
         in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
@@ -510,6 +511,10 @@ def _prepares(text: str) -> bool:
     return bool(table("en").rx["setup.verbs"].match(" ".join(words[:2])))
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
+                        r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b)|^\W*(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+\d",
+                        re.I)
 _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
 
 
