@@ -1189,3 +1189,36 @@ def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
                    ([17, 17], "worked")]
     steps = _steps(DATED_NOTEBOOK)
     assert len(steps) == 2 and any("1B ablation" in s for s in steps)
+
+
+TASK_LIST = """# TODO — bf16 NaN after compile
+
+## Done
+
+- [x] Reproduce on 1 GPU — NaN at step 3, same as on 8
+- [x] Try fp16 instead of bf16 — same NaN
+- [x] Disable `torch.compile` — trains fine for 2k steps
+- [x] Bisect compile modes: `mode="reduce-overhead"` NaN, `mode="default"` fine
+
+## Open
+
+- [ ] File upstream issue with the minimal repro
+- [ ] Check whether it reproduces on H100
+- [ ] Try `torch._inductor.config.fallback_random = True`
+
+## Checklist before each run
+
+- [ ] `git status` clean
+- [ ] wandb run name set
+"""
+
+
+def test_a_task_lists_box_not_its_imperative_mood_says_whether_an_item_was_done():
+    got = [(a.source_lines, a.outcome) for p in _read(TASK_LIST) for a in p.inv.attempts]
+    assert got == [([5, 5], "failed"), ([6, 6], "partial"), ([7, 7], "worked"), ([8, 8], "inconclusive")]
+    steps = _steps(TASK_LIST)
+    assert any("H100" in s for s in steps) and any("fallback_random" in s for s in steps)
+    from dbglog.core import outcome
+
+    assert outcome.classify("File the upstream issue with the minimal repro") == "inconclusive"
+    assert outcome_of("Check whether it reproduces on H100", "en") is None

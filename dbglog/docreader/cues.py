@@ -188,7 +188,7 @@ def outcome_of(text: str, lang: str) -> str | None:
     mark = _VERDICT_MARK.search(text or "")
     if mark and len(plain(text).split()) <= 3:
         return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
-    s = plain(text)
+    s = _WHETHER.sub("", plain(text))  # "check whether it reproduces on H100": what is yet to be seen
     if not s:
         return None
     if lang == "en":
@@ -390,6 +390,7 @@ _TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs
 # Settings that only make a program tell more (CUDA_LAUNCH_BLOCKING also changes timing: often a workaround).
 _DEBUG_OUT = re.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
                         r"torch_cpp_log_level|hip_trace_api|amd_serialize_kernel|debug logging|logging|verbose)\b")
+_WHETHER = re.compile(r"\b(?:whether|(?:check|see|test|find out|verify|confirm|ask)\s+if)\b.*$", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -535,7 +536,8 @@ _NARRATED = re.compile(r"^(?:just|simply|first|then|finally|always|never|after t
 
 
 # "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
-_LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
+_LATE_IMPERATIVE = re.compile(r"^(?:(?:to|if|when|for|once|before|after|while)\b[^,;:]{2,60}[,;:]|(?:until|unless)\b[^,;:]{2,60}?[,;:]?)"
+                              r"\s*(?:please\s+|also\s+|just\s+)?"
                               r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
                               r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
 # "**Status:** Open", "Environment: ..." above the problem statement: fields, not the statement itself.
@@ -667,6 +669,10 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
         f["an empty checkbox"] = 1.0
     elif u.checkbox == "x":
         f["a ticked checkbox"] = 1.0
+    if u.checkbox and u.post < 0:
+        # A task list is written in the imperative ("- [x] Try fp16", "- [ ] Check H100"): its box, not its mood,
+        # says whether it was done (in a thread, "- [ ] try X" may still be a suggestion to someone).
+        f.pop("imperative", None)
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
