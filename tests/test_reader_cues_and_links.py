@@ -1222,3 +1222,24 @@ def test_a_task_lists_box_not_its_imperative_mood_says_whether_an_item_was_done(
 
     assert outcome.classify("File the upstream issue with the minimal repro") == "inconclusive"
     assert outcome_of("Check whether it reproduces on H100", "en") is None
+
+
+PLANS_IN_NOTES = """# vLLM TP=4 startup hang — notes
+
+Startup hangs at `init_distributed_environment` on 4x L4 (PCIe). TP=2 starts fine.
+
+Set `NCCL_P2P_DISABLE=1`: starts, 30 % slower decode. Keeping it for now.
+
+The next thing to try is `NCCL_P2P_LEVEL=PHB` instead of disabling P2P entirely.
+Also worth checking whether the BIOS has ACS enabled on the PLX switch.
+Plan: rerun with `NCCL_DEBUG=INFO` on the 4-GPU box tomorrow and diff the topology against the 2-GPU one.
+
+Open questions:
+- Why does TP=2 on GPUs 2,3 hang but 0,1 not?
+- Is the driver's P2P capability check wrong on this board?
+"""
+
+
+def test_plans_said_as_the_next_thing_to_try_a_plan_label_or_a_captioned_list_of_open_questions():
+    steps = [(s.source_lines, s.text) for p in _read(PLANS_IN_NOTES) for s in p.inv.next_steps]
+    assert [lines for lines, _ in steps] == [[7, 7], [9, 9], [12, 12], [13, 13]]

@@ -96,6 +96,8 @@ _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
+_LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
@@ -174,6 +176,11 @@ class _Cut:
         if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
+            return
+        if not self.items and not self.quote and len(texts) == 1 and _LIST_CAPTION.match(texts[0]) \
+                and b < len(self.lines) and _LIST_START.match(self.lines[b]):
+            # "Open questions:" on its own line right above a list names that list, as a heading would.
+            self.heading(a, b, 7, texts[0].strip().rstrip(":："))
             return
         mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
         if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
