@@ -724,7 +724,7 @@ def test_a_requested_look_the_asker_then_ran_and_a_fix_done_as_suggested_are_the
     by_lines = {tuple(lines): (o, w) for _, o, w, lines in got}
     assert by_lines[(14, 18)] == ("inconclusive", "kvn-r")  # asked to run with NCCL_DEBUG, posted what it showed
     assert by_lines[(22, 26)] == ("worked", "kvn-r")  # "Disabled ACS with setpci ...": did what was suggested
-    assert not any(w == "zhu-w" for _, _, w, _ in got)  # a third person's own report answers nobody's suggestion
+    assert not any(t.startswith("Please disable") for t, _, w, _ in got if w == "zhu-w")  # answers nobody's suggestion
 
 
 FORM_THREAD = """# [Bug]: illegal memory access in fused_moe with FP8 on H20

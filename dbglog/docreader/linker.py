@@ -476,7 +476,12 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
             continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
         if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:40]) and not any(
                 _names_same(p, v.text) or _tokens(p) & _tokens(v.text) for p in parts):
-            continue  # a third person's "we see no hang on H100" is their own report, not an answer to this
+            # A third person's "we see no hang on H100" is their own try, in their words, not an answer to this one.
+            oc = _outcome(v.text) if n.label == "action_result" and "first person" in n.features else None
+            if oc in ("worked", "failed", "partial") and (v.author, -1) not in got:
+                got[(v.author, -1)] = Found(plain(v.text), "", oc, v.first, v.last, v.author, [v.id], n.confidence,
+                                            title=plain(v.text))
+            continue
         named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
         if n.label == "action_result" and _own_try(n) and not any(_names_same(p, v.text) for p in parts):
             continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
