@@ -10,6 +10,10 @@ counts as found when its source lines overlap a labelled attempt's lines (one to
 first); one that overlaps none is junk. An outcome is right when it equals the label (`unknown` matches
 `inconclusive` or `untested`; `implied` outcomes are not penalised).
 
+A fresh held-out set labelled the same way lives outside the repository (its labels and sources in
+bench/data/fresh_pool/): `--pool DIR --set all` measures it; print only the totals (no -v) so that it stays
+unseen. Every run also counts the source lines no stored investigation keeps (`lines lost`).
+
 Grouped cross-validation: the reader's weights are set by hand (docreader/cues/weights.toml), so each
 doc's figure is already out of sample for every doc the weights were not tuned on (the held-out set).
 `--learn` fits the weights instead (a multinomial logistic regression over the same cues, numpy) with
@@ -46,9 +50,12 @@ def pool_docs(pool: Path, which: str) -> list[tuple[str, str, Path, dict]]:
     split = load_split()
     group_of = {d: g for g, ds in split["groups"].items() for d in ds}
     held = set(split["split"]["heldout_groups"])
+    excluded = set(split["split"].get("excluded", []))
     out = []
     for md in sorted(pool.glob("[0-9][0-9][0-9]-*.md")):
         did = md.name[:3]
+        if did in excluded:
+            continue
         g = group_of.get(did, did)
         side = "heldout" if g in held else "study"
         if which != "all" and side != which:
@@ -101,6 +108,16 @@ def extract_new(text: str, path: str) -> tuple[list[dict], list[dict]]:
     return atts, steps
 
 
+def lines_lost(text: str) -> int:
+    """Source lines that are in no stored investigation's mirror (the same check as tests/test_import_lossless.py)."""
+    from dbglog import docreader
+    from dbglog.kb import importer, mirror
+
+    parsed, _ = importer.parse_document(text, "doc.md")
+    kept = docreader.kept_text("\n".join(mirror.render(docreader._probe(p.inv)) for p in parsed))
+    return sum(1 for ln in text.split("\n") if docreader.counts(ln) and docreader.norm(ln) not in kept)
+
+
 # --- scoring ------------------------------------------------------------------------------------
 
 
@@ -143,17 +160,20 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
     if step_lines and len(step_lines) == len(want_steps):
         # Line-labelled steps: found when a step's lines overlap them (one to one).
         free = list(range(len(steps)))
-        steps_found = 0
-        for lo, hi in step_lines:
+        steps_found, steps_missed = 0, []
+        for (lo, hi), text in zip(step_lines, want_steps):
             hit = next((k for k in free if _overlap((lo, hi), steps[k]["lines"]) > 0), None)
             if hit is not None:
                 free.remove(hit)
                 steps_found += 1
+            else:
+                steps_missed.append(str(text))
     else:
         steps_found = min(len(want_steps), len(steps))
+        steps_missed = [] if len(steps) >= len(want_steps) else [f"{len(want_steps) - len(steps)} unlined step(s)"]
     return {"expected": len(want), "found": len(matched), "made": len(atts), "junk": len(atts) - len(matched),
             "outcomes_right": right, "steps_expected": len(want_steps),
-            "steps_found": steps_found,
+            "steps_found": steps_found, "steps_missed": steps_missed, "steps_made": len(steps),
             "missed": [want[i]["what"] for i in range(len(want)) if i not in mw],
             "junk_rows": [atts[j]["title"] for j in range(len(atts)) if j not in mg],
             "wrong_outcomes": [(want[i]["what"], want[i]["outcome"], atts[j]["outcome"]) for i, j in matched
@@ -163,7 +183,8 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
 def totals(rows: list[dict]) -> dict:
     t = defaultdict(int, {k: 0 for k in ("expected", "found", "made", "junk", "outcomes_right")})
     for r in rows:
-        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found"):
+        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found", "steps_made",
+                  "lost"):
             t[k] += r[k]
     t["recall"] = t["found"] / t["expected"] if t["expected"] else 1.0
     t["precision"] = t["found"] / t["made"] if t["made"] else 1.0
@@ -179,7 +200,7 @@ def evaluate(docs, extract) -> list[dict]:
         text = path.read_text(encoding="utf-8")
         atts, steps = extract(text, str(path))
         r = score(labels, atts, steps)
-        r.update(doc=did, group=group, style=style_of(did, labels))
+        r.update(doc=did, group=group, style=style_of(did, labels), lost=lines_lost(text))
         rows.append(r)
     return rows
 
@@ -194,6 +215,8 @@ def report(rows: list[dict], verbose: bool) -> str:
                        f"outcomes {r['outcomes_right']}/{r['found']}")
             for m in r["missed"]:
                 out.append(f"    missed: {m[:100]}")
+            for m in r.get("steps_missed", []):
+                out.append(f"    step missed: {m[:100]}")
             for j in r["junk_rows"]:
                 out.append(f"    junk:   {j[:100]}")
             for w, e, g in r["wrong_outcomes"]:
@@ -206,7 +229,7 @@ def report(rows: list[dict], verbose: bool) -> str:
     t = totals(rows)
     out.append(f"{'TOTAL':<30} {t['found']:>4}/{t['expected']:<4} {t['recall']:>6.0%} {t['junk']:>4}/{t['made']:<4} "
                f"{t['outcome_share']:>8.0%}   F1 {t['f1']:.2f}  junk {t['junk_share']:.0%}  "
-               f"next steps {t['steps_found']}/{t['steps_expected']}")
+               f"next steps {t['steps_found']}/{t['steps_expected']} (made {t['steps_made']})  lines lost {t['lost']}")
     return "\n".join(out)
 
 
@@ -223,6 +246,9 @@ def main() -> int:
     docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
     if a.styles:
         docs += style_docs()
+    if not docs:
+        print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {a.pool}", file=sys.stderr)
+        return 2
     extract = extract_new
     rows = evaluate(docs, extract)
     if a.json:

@@ -230,7 +230,9 @@ class ReproResult(BaseModel):
     seen_before: Optional[dict[str, Any]] = Field(
         None, description="On a failure: what the knowledge base knows about it (its fingerprint; investigations "
                           "that saw it with status and root cause; attempts that worked or failed against it; "
-                          "docs and notes; `regression` with the commands to reopen or bisect). `lines`: as text.")
+                          "docs and notes; `regression` with the commands to reopen or bisect). A match with `guess`: true "
+                          "(near or similar) is a judgement by similarity, its `evidence` says why: check it "
+                          "before acting on it. `lines`: as text.")
     warnings: list[str] = []
 
 

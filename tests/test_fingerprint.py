@@ -241,3 +241,163 @@ def test_llama_cpps_failed_op_is_its_site():
     b = F.fingerprint_text(log.replace("b9033", "b9097").replace("2962", "3114"))
     other_op = F.fingerprint_text(log.replace("MUL_MAT_ID", "RMS_NORM"))
     assert a.kernel == "MUL_MAT_ID" and F.same_failure(a, b) and not F.same_failure(a, other_op)
+
+
+@pytest.mark.parametrize("a, b", [
+    # a runner's "host [stderr]" prefix before the rank's own
+    ("nodes.cn-d004 [stderr] [rank8]:[E909 09:55:29.340541894 ProcessGroupNCCL.cpp:607] [Rank 8] Watchdog caught",
+     "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught"),
+    # c10d's process-group tag
+    ("[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated",
+     "[PG 1 Rank 0] Process group watchdog thread terminated"),
+    # Ray's note that it folded repeated lines
+    ("(Actor pid=5823, ip=10.1.2.3) boom at step [repeated 14x across cluster]", "(Actor pid=77) boom at step"),
+])
+def test_a_runners_prefixes_and_notes_are_stripped_from_the_key_line(a, b):
+    assert F.normalise_line(a) == F.normalise_line(b)
+
+
+def test_the_gpus_product_name_is_the_machine_and_its_architecture_stays():
+    bf16 = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {} GPU has ..."
+    assert F.normalise_line(bf16.format("Tesla T4")) == F.normalise_line(bf16.format("Tesla P40"))
+    assert F.normalise_line("NVIDIA GeForce RTX 5090 with CUDA capability sm_120") == \
+        F.normalise_line("NVIDIA A100-SXM4-80GB with CUDA capability sm_120")
+    assert F.normalise_line("Radeon RX 7900 XTX x") == F.normalise_line("AMD Instinct MI250X x") == "<gpu> x"
+    assert "sm_120" in F.normalise_line("RTX 5090 with CUDA capability sm_120")  # the cause can be the arch
+    for word in ("h264", "P2P", "L2 cache", "a100"):  # codecs, links, caches and lower case are not GPUs
+        assert word in F.normalise_line(f"x {word} y")
+
+
+WATCHDOG = ("[rank2]:[E424 01:17:25.031978332 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 2] Process "
+            "group watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800010 "
+            "milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("width", [70, 137])
+def test_a_line_cut_at_a_fixed_width_is_joined_back_even_mid_word(width):
+    cut = [WATCHDOG[k:k + width] for k in range(0, len(WATCHDOG), width)]
+    text = "\n".join(cut + ["Exception raised from checkTimeout:"]) + "\n"
+    assert any(c[-1].isalpha() and n[0].isalpha() for c, n in zip(cut, cut[1:]))  # (a word is cut in two)
+    assert F.fingerprint_text(text).key == F.fingerprint_text(WATCHDOG + "\n").key
+
+
+def test_a_burst_of_records_as_wide_as_each_other_is_not_joined():
+    burst = "".join(f"../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [189,0,0], thread: "
+                    f"[{t},0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n" for t in range(84, 88))
+    assert F.fingerprint_text(burst).line.endswith("Assertion `srcIndex < srcSelectDimSize` failed.")
+
+
+def test_an_error_no_signature_reads_still_names_the_failure():
+    tm = "RuntimeError: [TM][ERROR] CUDA runtime error: operation not supported /lmdeploy/src/turbomind/utils/allocator.h:197"
+    a, b = F.fingerprint_text(tm + "\n"), F.fingerprint_text("  " + tm.replace("197", "201") + "\n")
+    assert a.signature == "py.traceback:RuntimeError" and a.line.endswith("allocator.h:N") and F.same_failure(a, b)
+    llvm = F.fingerprint_text("Unsupported conversion from f16 to f16\nLLVM ERROR: Unsupported rounding mode\n")
+    assert (llvm.signature, llvm.line) == (F.FALLBACK, "LLVM ERROR: Unsupported rounding mode")
+    other = F.fingerprint_text(tm.replace("operation not supported", "invalid resource handle") + "\n")
+    assert not F.same_failure(a, other)
+    assert F.fingerprint_text("the build finished, all good\n") is None
+
+
+def test_the_prose_around_a_code_block_is_no_error_of_its_own():
+    note = "I tried again and still saw `KeyError: model` somewhere.\n\n```\nValueError: shape mismatch in layer 3\n```\n"
+    assert [fp.line for fp in F.fingerprint_blocks(note)] == ["ValueError: shape mismatch in layer N"]
+    assert F.fingerprint_blocks("a whole log\nValueError: shape mismatch in layer 3\n")  # no code blocks: read whole
+
+
+def test_a_check_about_the_machine_is_its_own_site_and_one_about_the_programs_values_is_not():
+    machine = "RuntimeError: the fused optimizer was compiled without kernels for this GPU architecture\n"
+    traced = _traceback([("/srv/app/model.py", 12, "forward")], last=machine.strip())
+    assert F.similarity(F.fingerprint_text(machine), F.fingerprint_text(machine)).level == "exact"
+    assert F.similarity(F.fingerprint_text(machine), F.fingerprint_text(traced)).level == "near"
+    values = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n"
+    short = "RuntimeError: PassManager::run failed\n"  # (Triton: any kernel, any pass)
+    for bare in (values, short):
+        assert F.similarity(F.fingerprint_text(bare), F.fingerprint_text(bare)).level == "similar"
+        assert not F.same_failure(F.fingerprint_text(bare), F.fingerprint_text(bare))
+
+
+def test_a_message_quoted_in_a_wrappers_sentence_or_under_another_heading_is_the_same_message():
+    inner = F.fingerprint_text("[Rank 8] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
+                               "OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=600000) ran for 600067 "
+                               "milliseconds before timing out.\n")
+    assert F.same_failure(inner, F.fingerprint_text(WATCHDOG + "\n"))
+    what = F.Fingerprint("py.traceback:RuntimeError", "what(): Out of workspace memory in AlignedAllocator (alloc.cu:N)")
+    exc = F.Fingerprint("py.traceback:RuntimeError", "RuntimeError: Out of workspace memory in AlignedAllocator "
+                                                     "(alloc.cu:N)")
+    assert F.same_failure(what, exc)
+
+
+def test_a_failed_run_no_signature_reads_is_named_by_its_error_line_as_an_import_would_name_it():
+    out = "loading\nRuntimeError: [TM][ERROR] Assertion fail: D:\\a\\lmdeploy\\src/turbomind/models/llama/Barrier.h:20\n"
+    run = {"outcome": "fail", "signature": None, "key_lines": [{"line": 2, "text": "exit code 1"}]}
+    fp = F.fingerprint_run(run, out)
+    assert fp is not None and fp.line.endswith("Barrier.h:N")
+    assert F.same_failure(fp, F.fingerprint_blocks("```\n" + out.replace("20", "21") + "```\n")[0])
+    assert F.fingerprint_run(run, "loading\nexit\n").signature == "fail"  # nothing better: as before
+
+
+def test_a_line_a_viewer_wrapped_at_a_word_is_joined_back():
+    whole = ("host-a [stderr] [rank8]:[E909 09:55:29.34 ProcessGroupNCCL.cpp:607] [Rank 8] Watchdog caught collective "
+             "operation timeout: WorkNCCL(SeqNum=2070, OpType=REDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+             "for 600067 milliseconds before timing out.\n")
+    for cut in ("timeout: ", "SeqNum=2070, "):
+        wrapped = whole.replace(cut, cut + "\n", 1)
+        assert F.fingerprint_text(wrapped) is not None
+        assert F.fingerprint_text(wrapped).key == F.fingerprint_text(whole).key
+    records = "ERROR: step 3 failed:\nERROR: step 4 failed:\n"  # (each its own record: not joined)
+    assert F._join_soft_wraps(records) is None
+
+
+def test_an_exception_right_after_a_sentence_in_another_script_is_read():
+    fp = F.fingerprint_text("训练时报错ValueError: the tokenizer's pad token id is larger than the vocabulary size\n")
+    assert fp is not None and fp.line.startswith("ValueError: the tokenizer")
+
+
+def test_a_backtick_glued_to_a_word_reads_as_a_space():
+    a = F.Fingerprint("py.traceback:ValueError", "ValueError: bf16 is not supported on this GPU; set the`dtype` flag to half")
+    b = F.Fingerprint("py.traceback:ValueError", "ValueError: bf16 is not supported on this GPU; set the `dtype` flag to half")
+    assert F.same_failure(a, b)
+
+
+def test_a_signature_that_names_the_cause_is_one_failure_however_torch_words_it():
+    thc = F.fingerprint_text("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=74 error=35 : CUDA driver "
+                             "version is insufficient for CUDA runtime version\n")
+    exc = F.fingerprint_text("RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA "
+                             "runtime version at torch/csrc/cuda/Module.cpp:107\n")
+    assert thc.signature == exc.signature == "driver.insufficient" and F.same_failure(thc, exc)
+    echo = F.fingerprint_text('raise AssertionError("Torch not compiled with CUDA enabled")\n'
+                              "AssertionError: Torch not compiled with CUDA enabled\n")
+    assert F.same_failure(echo, F.fingerprint_text("AssertionError: Torch not compiled with CUDA enabled\n"))
+    assert not F.same_failure(thc, echo)  # (another cause: another failure)
+
+
+def test_an_errors_code_and_a_librarys_version_name_what_failed_and_stay():
+    so = "ImportError: libcudart.so.{}: cannot open shared object file: No such file or directory\n"
+    assert not F.same_failure(F.fingerprint_text(so.format("10.0")), F.fingerprint_text(so.format("11.0")))
+    assert F.same_failure(F.fingerprint_text(so.format("11.0")), F.fingerprint_text(so.format("11.0")))
+    dll = "Could not load library cudnn_cnn_infer64_8.dll. Error code {}\n"
+    assert not F.same_failure(F.fingerprint_text(dll.format(126)), F.fingerprint_text(dll.format(127)))
+    assert "error=35" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
+    assert "line=N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
+    assert F.normalise_line("ERROR 06-20 10:37:01 [worker.py:12] boom at 12") == "boom at N"  # a level is no code
+
+
+def test_a_near_match_is_a_guess_whose_evidence_names_the_likeness_and_what_matched():
+    a = F.Fingerprint("gpu.illegal_address", IMA, ("moe.py:fused_experts", "serve.py:<module>"))
+    b = F.Fingerprint("gpu.illegal_address", IMA.replace("RuntimeError", "torch.AcceleratorError"),
+                      ("moe.py:fused_experts", "run.py:main"))
+    near = F.similarity(a, b)
+    assert near.level == "near" and near.guess
+    assert near.evidence().startswith(f"key lines {near.score}% alike") and "same frame moe.py:fused_experts" in near.evidence()
+    exact = F.similarity(a, a)
+    assert exact.level == "exact" and not exact.guess
+
+
+def test_a_near_match_by_a_cause_signature_names_the_signature_and_the_lines_real_likeness():
+    a = F.Fingerprint("driver.insufficient", "RuntimeError: The NVIDIA driver on your system is too old")
+    b = F.Fingerprint("driver.insufficient", "THCudaCheck FAIL file=THCGeneral.cpp line=N error=N : CUDA driver "
+                                             "version is insufficient for CUDA runtime version")
+    like = F.similarity(a, b)
+    assert like.level == "near" and like.guess and "driver.insufficient" in like.evidence()
+    assert like.score < 90  # (the lines' own likeness, not a made-up 100)

@@ -489,3 +489,754 @@ def test_hostile_shapes_are_read_in_linear_time(text):
     t = time.process_time()
     read_document(text, "hostile.md")
     assert time.process_time() - t < 5.0  # each took 5 to 80 s of CPU with a backtracking pattern
+
+
+def test_a_title_with_a_role_word_does_not_turn_the_whole_document_into_next_steps():
+    doc = """# Runbook: inference box recovery guide
+
+## What happened
+
+The node dropped both GPUs during a long fine-tune; `nvidia-smi` listed nothing.
+
+## What did not work
+
+- Reloaded the kernel module with `modprobe -r nvidia && modprobe nvidia`: the devices stayed missing.
+
+## Next steps
+
+- Ask the host to reseat the riser card.
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["failed"]
+    assert [s.text for s in p.inv.next_steps] == ["Ask the host to reseat the riser card."]
+
+
+def test_a_verdict_listed_right_under_a_marked_attempt_is_its_result_not_another_attempt():
+    doc = """# Box lost its GPUs
+
+## Things that did not bring it back
+
+❌ **Driver reload:** `rmmod nvidia_uvm nvidia && modprobe nvidia`
+   - the bus address is still gone afterwards
+
+❌ **Resetting through sysfs**
+   - the card vanished for good
+"""
+    got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert [lines for _, _, lines in got] == [[5, 6], [8, 9]]
+
+
+def _steps(doc):
+    return [s.text for p in _read(doc) for s in p.inv.next_steps]
+
+
+def test_a_plan_said_inside_an_attempts_paragraph_is_a_next_step_too():
+    doc = """# MoE layer faults on the EP=8 config
+
+## Log
+
+Swapped in the tuned block-size table for the expert GEMM and reran the EP=8 job: it ran through. I'll send the tuned table upstream as a PR.
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["worked"]
+    assert any("upstream" in s for s in _steps(doc))
+
+
+def test_a_german_modal_before_its_subject_is_a_plan():
+    doc = """# Slurm-Job hängt beim Start
+
+## Notizen
+
+Mit `--exclude=node07` läuft der Job durch. Nach dem Tausch der Karte will ich den Job nochmal auf allen Knoten starten.
+"""
+    assert any("nochmal" in s for s in _steps(doc))
+
+
+def test_open_rows_of_a_task_table_are_next_steps_and_ticked_rows_are_attempts():
+    doc = """# Xid 79 on the training fleet
+
+## Tracker
+
+| Done | Task | Result |
+|---|---|---|
+| [x] | Pin the driver to 550.90 on four nodes | still Xid 79 on two of them |
+| [ ] | Move the remaining nodes to the new BIOS | waiting on the vendor |
+| [ ] | Ask the vendor for a firmware with the PCIe fix | |
+"""
+    [p] = _read(doc)
+    assert [a.outcome for a in p.inv.attempts] == ["failed"]
+    assert [s.text for s in p.inv.next_steps] == ["Move the remaining nodes to the new BIOS",
+                                                  "Ask the vendor for a firmware with the PCIe fix"]
+
+
+def test_an_unticked_item_not_done_for_lack_of_time_is_the_authors_plan():
+    doc = """# ROCm image lacks gfx942 kernels
+
+## Checklist
+
+- [x] reproduced with the nightly image: same `hipErrorNoBinaryForGpu`
+- [ ] rebuild the image myself with `PYTORCH_ROCM_ARCH=gfx942` (haven't had time)
+"""
+    assert any("PYTORCH_ROCM_ARCH" in s for s in _steps(doc))
+
+
+def test_still_before_an_intention_is_not_a_failure_that_lasted():
+    assert outcome_of("I still want to rerun it on the second node", "en") is None
+    assert outcome_of("it still hangs on the second node", "en") == "failed"
+
+
+def test_a_hedged_success_is_the_reporters_success_and_a_contracted_perfect_is_a_past_try():
+    doc = """# OOM after the 0.4 update
+
+### asker — 2025-03-01
+
+Since 0.4 the 13B model runs out of memory on the first prompt.
+
+### helper — 2025-03-02
+
+The 0.4.2 build changes the KV cache sizing; give it a go.
+
+### asker — 2025-03-03
+
+I've installed 0.4.2 and it seems that the OOM is gone in my case.
+"""
+    got = _attempts(doc)
+    assert [(o, w) for _, o, w in got] == [("worked", "asker")]
+    assert outcome_of("it seems to hang still", "en") == "failed"
+
+
+def test_a_column_whose_cells_are_verdicts_is_the_result_column_whatever_its_header():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | NCCL_PROTO | Ended |
+|---|---|---|---|
+| r1 | Ring | Simple | hangs at step 40 |
+| r2 | Tree | Simple | completes, 3.1 s/step |
+| r3 | Tree | LL128 | still hangs at step 40 |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "worked", "failed"]
+
+
+def test_a_yes_no_column_does_not_pass_for_a_result_column():
+    doc = """# Allreduce stalls on the 16-node job
+
+## Runs
+
+| Run | NCCL_ALGO | Hang? |
+|---|---|---|
+| r1 | Ring | yes |
+| r2 | Tree | no |
+"""
+    assert [o for _, o, _ in _attempts(doc)] != ["worked", "failed"]
+
+
+ZH_THREAD = """# [BUG] 双卡推理时 vLLM 卡住不动
+
+### 是否已有关于该错误的issue或讨论？ | Is there an existing issue / discussion for this?
+
+- [X] 我已经搜索过已有的issues和讨论 | I have searched the existing issues / discussions
+
+### 当前行为 | Current Behavior
+
+用两张 4090 启动 `--tensor-parallel-size 2`，加载完模型后就一直卡住，没有任何报错。单卡可以正常运行。
+
+### 期望行为 | Expected Behavior
+
+_No response_
+
+### 运行环境 | Environment
+
+- OS: Ubuntu 22.04
+- CUDA: 12.1
+- vllm: 0.4.2
+
+### liuwei — 2024-05-10
+
+试试设置 `NCCL_P2P_DISABLE=1`，4090 不支持 P2P。
+
+### zhangsan — 2024-05-11
+
+@liuwei 谢谢，加了 `NCCL_P2P_DISABLE=1` 之后可以正常推理了。
+
+### wangwu — 2024-05-12
+
+我这边是 A800，加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了。
+
+### zhangsan — 2024-05-13
+
+另外我试了 `--disable-custom-all-reduce`，没有效果。下周再试一下升级驱动。
+"""
+
+
+def test_a_chinese_issue_thread_is_read_by_clause_mood_and_outcome_words():
+    got = _attempts(ZH_THREAD)
+    tried = [(t, o, w) for t, o, w in got if w]
+    assert [(o, w) for _, o, w in tried] == [("worked", "zhangsan"), ("failed", "wangwu"), ("worked", "wangwu"),
+                                             ("failed", "zhangsan")]
+    assert "降级到 0.4.0" in tried[2][0]  # two tries told in one sentence, split at the clause that changed something
+    assert any("升级驱动" in s for s in _steps(ZH_THREAD))
+    assert not any("搜索过" in t for t, _, _ in got)  # the bilingual issue form is no try
+
+
+ACS_THREAD = """# all_reduce hangs on 8x L40S after driver update
+
+### kvn-r — 2025-02-03
+
+After moving the box to driver 565 the first all_reduce of every job hangs forever; GPU util sits at 100 %.
+
+What I've tried so far:
+- `NCCL_P2P_DISABLE=1`: no change, still hangs
+- `NCCL_IB_DISABLE=1` (no IB on this box anyway): same
+- rolling back to driver 550: works again, but we need 565 for the new CUDA
+
+### maint-a — 2025-02-03
+
+Can you run with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P` and attach the log? Also, is ACS enabled on the PCIe switches?
+
+### kvn-r — 2025-02-04
+
+Log attached. `lspci -vvv` shows ACSCtl SrcValid+ on both switches, so yes.
+
+### maint-a — 2025-02-04
+
+That's it then. Please disable ACS (or pass `iommu=pt`) and retry.
+
+### kvn-r — 2025-02-05
+
+Disabled ACS with setpci on both switches, and all_reduce_perf now completes at the expected bus bandwidth. Thanks!
+
+### jdoe42 — 2025-02-10
+
+Same hang here on 4x L40S. For me `iommu=pt` alone did not help, I had to turn ACS off as well.
+
+### zhu-w — 2025-02-11
+
+FWIW we see no hang on H100 SXM with the same driver. Will try the ACS change on our L40S nodes next week.
+"""
+
+
+def test_a_requested_look_the_asker_then_ran_and_a_fix_done_as_suggested_are_the_askers_tries():
+    got = [(a.title, a.outcome, a.who, a.source_lines) for p in _read(ACS_THREAD) for a in p.inv.attempts]
+    by_lines = {tuple(lines): (o, w) for _, o, w, lines in got}
+    assert by_lines[(14, 18)] == ("inconclusive", "kvn-r")  # asked to run with NCCL_DEBUG, posted what it showed
+    assert by_lines[(22, 26)] == ("worked", "kvn-r")  # "Disabled ACS with setpci ...": did what was suggested
+    assert not any(t.startswith("Please disable") for t, _, w, _ in got if w == "zhu-w")  # answers nobody's suggestion
+
+
+FORM_THREAD = """# [Bug]: illegal memory access in fused_moe with FP8 on H20
+
+### Your current environment
+
+<details>
+<summary>The output of `python collect_env.py`</summary>
+
+```text
+PyTorch version: 2.5.1+cu124
+vLLM Version: 0.6.4.post1
+```
+
+</details>
+
+### 🐛 Describe the bug
+
+Serving DeepSeek-V2-Lite with `--quantization fp8 --tensor-parallel-size 2` dies on the first long prompt:
+
+```
+RuntimeError: CUDA error: an illegal memory access was encountered
+```
+
+With `--enforce-eager` it still crashes, just later. Dropping `--quantization fp8` makes it go away.
+
+### Before submitting a new issue...
+
+- [x] Make sure you already searched for relevant issues, and asked the chatbot living at the bottom right corner of the [documentation page](https://docs.vllm.ai/en/latest/), which can answer lots of frequently asked questions.
+
+### m-gold — 2024-12-02
+
+Could you check whether it reproduces with `VLLM_FUSED_MOE_CHUNK_SIZE=8192`? There was an overflow in the chunked path.
+
+### tq-lin — 2024-12-03
+
+Yep, with `VLLM_FUSED_MOE_CHUNK_SIZE=8192` I can't reproduce it anymore after ~2k requests.
+
+### r-ahmed — 2024-12-05
+
+Hitting this on H100 too. I built from main (commit 3f2a9c1) and the crash is gone for me, so #10753 probably fixed it.
+
+### tq-lin — 2024-12-06
+
+Confirmed, 0.6.5 works without the env var. Closing.
+"""
+
+
+def test_an_issue_forms_problem_field_is_the_baseline_and_the_first_post_below_a_body_is_a_reply():
+    got = [(a.outcome, a.who, a.source_lines) for p in _read(FORM_THREAD) for a in p.inv.attempts]
+    assert [17, 17] not in [lines for _, _, lines in got]  # "Serving ... dies on the first long prompt": the bug itself
+    assert ("worked", "tq-lin", [31, 35]) in got  # the helper's question, answered by the one who hit it
+    assert ("worked", "r-ahmed", [39, 39]) in got  # "so #10753 probably fixed it" hedges the cause, not the try
+
+
+TODO_DOC = """# gfx1010 conv2d crash — TODO
+
+## Status
+
+PyTorch 2.3 + ROCm 6.0 on an RX 5700 XT: any `torch.nn.Conv2d` forward segfaults in MIOpen. Matmul works.
+
+## Done
+
+- [x] Installed ROCm 6.0 from the AMD repo and the matching PyTorch wheel
+- [x] Confirmed the GPU shows up in `rocminfo` (gfx1010)
+- [x] `HSA_OVERRIDE_GFX_VERSION=10.3.0` → conv2d still segfaults, now inside a different kernel
+- [x] `MIOPEN_FIND_MODE=1` → no change
+- [x] Built MIOpen from source with gfx1010 in the target list → conv2d runs, 3x slower than CPU fallback
+- [x] Wrote a minimal repro script (`repro_conv.py`)
+
+## Remaining
+
+- [ ] Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels
+- [ ] Report the slowdown upstream with the repro script
+- [ ] Check whether ROCm 6.1 ships gfx1010 kernels
+
+## Do not use
+
+- `HSA_OVERRIDE_GFX_VERSION=10.3.0` with the stock wheel — crashes in other ops too
+"""
+
+
+def test_a_task_list_reads_its_tries_not_its_setup_tasks_nor_its_problem_statement():
+    got = {tuple(a.source_lines): a.outcome for p in _read(TODO_DOC) for a in p.inv.attempts}
+    assert (5, 5) not in got  # "PyTorch 2.3 on an RX 5700 XT: any Conv2d segfaults": the problem, stated first
+    assert (9, 9) not in got and (14, 14) not in got  # installing, writing a repro script: tasks that prepare
+    assert got[(10, 10)] == "inconclusive"  # confirmed what rocminfo shows: a look, not a fix
+    assert got[(11, 11)] == got[(12, 12)] == "failed"
+    assert got[(13, 13)] == "partial"  # runs now, 3x slower
+    assert [s.text for p in _read(TODO_DOC) for s in p.inv.next_steps][:1] == [
+        "Try `MIOPEN_DEBUG_CONV_DIRECT=0` to skip the direct kernels"]
+
+
+DONE_MARKS = """# ptxas segfault with CUDA 12.8 on jax 0.5
+
+## What We've Tried
+
+- ✅ Upgraded the driver to 570.86 — still segfaults in ptxas
+- ✅ Rebuilt jaxlib from source against CUDA 12.8
+- ✅ Set `XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda` — no change
+"""
+
+
+def test_a_tick_on_every_item_of_a_list_whose_words_say_failed_means_done_not_fixed():
+    got = [a.outcome for p in _read(DONE_MARKS) for a in p.inv.attempts]
+    assert got == ["failed", "inconclusive", "failed"]
+
+
+RUNS_LOG = """# 176B pre-run: hangs on 48 nodes
+
+## 2022-02-14
+
+We keep hanging at the first all-reduce on 48 nodes, while 8 and 16 nodes start fine.
+
+| nodes | TP | PP | NCCL version | CUDA_LAUNCH_BLOCKING | outcome |
+|-------|----|----|--------------|----------------------|---------|
+| 8     | 4  | 2  | 2.10.3       | 0                    | starts  |
+| 16    | 4  | 4  | 2.10.3       | 0                    | starts  |
+| 48    | 4  | 12 | 2.10.3       | 0                    | hangs after ~20 min |
+| 48    | 4  | 12 | 2.10.3       | 1                    | no hang in 6 h, 15 % slower |
+| 48    | 4  | 12 | 2.12.7       | 0                    | hangs |
+
+## 2022-02-15
+
+Ran with `NCCL_DEBUG=INFO` on 48 nodes: the hang is inside a `ncclSend` on the PP boundary between node 23 and 24.
+
+Next: try `NCCL_PROTO=Simple` on the 48-node config; if that does not help, stay on `CUDA_LAUNCH_BLOCKING=1` for now.
+"""
+
+
+def test_a_run_with_a_debug_setting_is_a_look_and_a_runs_table_gives_one_try_per_row():
+    got = [(a.source_lines, a.outcome) for p in _read(RUNS_LOG) for a in p.inv.attempts]
+    assert [o for _, o in got[:5]] == ["worked", "worked", "failed", "partial", "failed"]
+    assert got[5] == ([17, 17], "inconclusive")  # "Ran with NCCL_DEBUG=INFO: the hang is in ncclSend": what it showed
+    assert any("NCCL_PROTO=Simple" in s for s in _steps(RUNS_LOG))
+
+
+FIX_REPORT = """# NCCL watchdog timeout in DDP on 2x RTX 3090 — fix report
+
+## Summary
+
+Training crashed after ~40 min with `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1203, OpType=ALLREDUCE)`. The cause was an `expand()` view whose gradient stride differed between ranks, which made bucket rebuilding hang on one rank.
+
+## Attempts
+
+### Attempt 1: raise the timeout
+Set `timeout=timedelta(minutes=60)` in `init_process_group`.
+**Result:** the crash came later (~95 min), same watchdog message.
+
+### Attempt 2: disable bucket view
+`gradient_as_bucket_view=False`.
+**Result:** no change.
+
+### Attempt 3: replace expand() with repeat()
+Changed `pos.expand(B, -1, -1)` to `pos.repeat(B, 1, 1)` in the embedding.
+**Result:** 6 h run without a timeout.
+
+## Expected Outcomes
+
+- ✅ No more NCCL timeouts on long runs
+- ✅ Same throughput as before
+
+## Next steps
+
+- Run the full 3-day schedule on both nodes.
+"""
+
+
+def test_expected_outcomes_are_a_prediction_not_results():
+    got = [(a.title, a.outcome) for p in _read(FIX_REPORT) for a in p.inv.attempts]
+    assert [o for _, o in got] == ["failed", "failed", "worked"]
+
+
+ATTEMPT_LOG = """# GRPO 120B — attempt history
+
+### Attempt 4 — vLLM 0.8.5, TP=8 for rollout
+- Problem: rollout workers OOM at 93 GB during weight sync
+- Change: `enable_sleep_mode=True`, colocate actor and rollout
+- Result: sync works, first step completes in 41 min
+
+### Attempt 5 — same, with `max_num_seqs=64`
+- Problem: step time too long
+- Result: step time 18 min, reward curve flat after 30 steps
+
+### Attempt 6 — lr 1e-6 → 3e-7
+- Result: reward rises slowly; KL stays under 0.02
+
+### Attempt 7 — FP8 rollout
+- Problem: `RuntimeError: CUDA error: an illegal memory access was encountered` in the MoE kernel on step 1
+- Reverted to BF16.
+"""
+
+
+def test_a_problem_line_under_an_attempt_heading_is_what_that_try_ran_into_not_a_new_bug():
+    parsed = _read(ATTEMPT_LOG)
+    assert len(parsed) == 1  # four attempts, one investigation
+    got = [(a.source_lines[0], a.outcome) for a in parsed[0].inv.attempts]
+    assert [line for line, _ in got] == [3, 8, 12, 15]
+    assert got[0][1] == "worked" and got[3][1] == "failed"  # attempt 7 hit an illegal memory access
+
+
+ZH_NOTES = """# 记一次多机训练 NCCL 超时
+
+环境：2 台机器，每台 8 张 A100，torchrun 启动，PyTorch 2.1。
+
+训练跑到第 300 步左右就报 `Watchdog caught collective operation timeout`，然后进程被杀掉。
+
+1. 一开始以为是网络问题，把 `NCCL_SOCKET_IFNAME` 指定成 `ib0`，还是超时。
+2. 加大超时时间到 7200 秒，只是报错晚了一点，问题没解决。
+3. 打开 `NCCL_DEBUG=INFO` 看日志，发现第二台机器的 rank 12 一直卡在数据加载。
+4. 把 DataLoader 的 `num_workers` 从 16 改成 4，训练正常跑完了 2000 步。
+
+后面准备再试一下把 `pin_memory` 关掉，看看能不能把 `num_workers` 再调回去。
+"""
+
+
+def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
+    got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
+    assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
+    assert any("pin_memory" in s for s in _steps(ZH_NOTES))
+
+
+DE_FORUM = """# ROCm: HIP error invalid device function auf RX 6700 XT
+
+### marco_k — 12.03.2024
+
+Hallo zusammen, seit dem Update auf ROCm 6.0 bekomme ich bei jedem `torch.randn(2, device="cuda")` den Fehler `HIP error: invalid device function`. Mit ROCm 5.7 lief alles.
+
+Folgendes habe ich schon probiert:
+- PyTorch neu installiert (Nightly für ROCm 6.0) – gleicher Fehler
+- `HSA_OVERRIDE_GFX_VERSION=10.3.0` gesetzt – jetzt läuft es, aber nur wenn ich es im selben Terminal exportiere
+
+### jens_w — 12.03.2024
+
+Trag die Variable in `/etc/environment` ein, dann gilt sie auch für den Dienst.
+
+### marco_k — 13.03.2024
+
+Danke, das hat funktioniert. Der Dienst startet jetzt auch nach einem Neustart ohne Fehler.
+"""
+
+
+def test_a_german_forum_thread_with_day_month_year_dates_reads_posts_imperatives_and_catches():
+    got = [(a.source_lines, a.outcome, a.who) for p in _read(DE_FORUM) for a in p.inv.attempts]
+    assert got == [([8, 8], "failed", "marco_k"),  # "– gleicher Fehler" in a line the code names make look English
+                   ([9, 9], "partial", "marco_k"),  # "läuft, aber nur wenn ...": works with a catch
+                   ([13, 17], "worked", "marco_k")]  # "Trag die Variable ... ein" / "das hat funktioniert"
+
+
+POSTMORTEM = """# Postmortem: inference fleet Xid 79 outage, 2025-06-04
+
+## Impact
+
+32 of 120 H100 nodes dropped out of the serving pool for 5 hours; p99 latency doubled.
+
+## Timeline
+
+- 09:12 — alerts fire: `Xid 79, GPU has fallen off the bus` on 6 nodes.
+- 09:40 — on-call drains the affected nodes and reboots them; all 6 come back, 4 fail again within the hour.
+- 10:25 — we roll the driver back from 570.124 to 550.144 on 10 nodes; Xid 79 keeps appearing at the same rate.
+- 11:50 — the hardware team notices all failing nodes share a PSU firmware revision. Power capping to 500 W with `nvidia-smi -pl 500` on 20 nodes: no Xid 79 in the following 3 hours.
+- 14:10 — PSU firmware upgraded on all nodes; power cap removed; no recurrence since.
+
+## Root cause
+
+PSU firmware 2.1.4 let the 12 V rail droop under synchronized load spikes.
+
+## Action items
+
+- [ ] Add PSU firmware revision to the node health check.
+- [ ] Alert on Xid 79 rate per rack, not per node.
+"""
+
+
+def test_a_timeline_told_in_the_present_tense_gives_its_changes_as_tries():
+    got = [(a.source_lines, a.outcome) for p in _read(POSTMORTEM) for a in p.inv.attempts]
+    assert got == [([10, 10], "failed"), ([11, 11], "failed"), ([12, 12], "worked"), ([13, 13], "worked")]
+    assert len([s for p in _read(POSTMORTEM) for s in p.inv.next_steps]) == 2
+
+
+def test_a_post_header_named_like_an_entry_is_no_attempt_and_habitual_advice_is_no_try():
+    doc = """# NCCL all_reduce freezes on 4x A6000
+
+### asker-7 — 2024-03-01
+
+Training freezes at the first all_reduce. Setting `NCCL_P2P_DISABLE=1` makes it run.
+
+### maint-2 — 2024-03-02
+
+Disabling VT-d in the BIOS or passing `iommu=pt` usually helps with this kind of freeze.
+
+### hello-11 — 2024-03-09
+
+Do you still have the problem? If not, we will close it soon.
+"""
+    got = [(a.title, a.who) for p in _read(doc) for a in p.inv.attempts]
+    assert not any("2024" in t or w in ("hello-11", "maint-2") for t, w in got)
+
+
+def test_switching_on_debug_output_is_a_look_but_cuda_launch_blocking_can_be_a_fix():
+    from dbglog.docreader.cues import diagnostic
+
+    assert diagnostic("Enabled NCCL debugging to inspect communication initialization")
+    assert diagnostic("export NCCL_DEBUG=INFO and rerun")
+    assert not diagnostic("set CUDA_LAUNCH_BLOCKING=1 and rerun")
+
+
+SOURCE_BUILD_THREAD = """# Segfault in flash_attn_varlen_func on A10G after upgrading to 2.6.3
+
+### dkr-9 — 2024-09-10
+
+After `pip install flash-attn==2.6.3` every call to `flash_attn_varlen_func` segfaults on our A10G boxes. 2.5.9 was fine.
+
+EDIT: solved by rebuilding from source with `MAX_JOBS=4 pip install flash-attn --no-build-isolation`, see below.
+
+### tri-m — 2024-09-11
+
+This should be fixed by #1180, can you try the latest nightly wheel?
+
+### dkr-9 — 2024-09-11
+
+@tri-m I tried your suggestion but got a different error: `undefined symbol: _ZN3c104cuda9SetDeviceEi`.
+
+### pax-ml — 2024-09-12
+
+Downgrading to 2.5.9 fixed it for me.
+
+### dkr-9 — 2024-09-13
+
+The undefined symbol was a torch mismatch. Rebuilt flash-attn from source against torch 2.4.0:
+
+```bash
+MAX_JOBS=4 pip install flash-attn --no-build-isolation
+```
+
+This works, no more segfaults after 10k steps.
+
+### tri-m — 2024-09-14
+
+Closing as fixed in 2.6.3.post1.
+"""
+
+
+def test_an_action_shown_as_a_command_block_takes_the_verdict_after_the_block_and_a_closing_note_is_no_try():
+    got = [(a.source_lines, a.outcome, a.who) for p in _read(SOURCE_BUILD_THREAD) for a in p.inv.attempts]
+    assert ([23, 29], "worked", "dkr-9") in got  # "Rebuilt ... :" + the pip command + "This works"
+    assert ([11, 15], "failed", "dkr-9") in got  # "I tried your suggestion but got a different error"
+    assert ([19, 19], "worked", "pax-ml") in got
+    assert not any(w == "tri-m" for _, _, w in got)  # "Closing as fixed in 2.6.3.post1." closes, it tried nothing
+
+
+JA_NOTES = """# RTX 4090 で vLLM が起動直後に落ちる
+
+## 環境
+
+- Ubuntu 22.04 / CUDA 12.4 / vLLM 0.6.3
+
+## 症状
+
+モデルのロード後、最初のリクエストで `CUDA error: an illegal memory access was encountered` が出て落ちる。
+
+## 試したこと
+
+- `--enforce-eager` を付けて起動してみたが、同じエラーで落ちた。
+- `--gpu-memory-utilization 0.8` に下げたところ、エラーは変わらず。
+- vLLM を 0.5.5 にダウングレードしたら、問題なく動いた。
+
+## 今後
+
+- 0.6.3 で `VLLM_ATTENTION_BACKEND=XFORMERS` を試す予定。
+"""
+
+
+def test_a_japanese_note_is_read_with_its_own_cue_table():
+    from dbglog.docreader.cues import language
+
+    assert language("vLLM を 0.5.5 にダウングレードしたら、問題なく動いた。") == "ja"
+    assert language("加了这个还是卡住") == "zh"
+    got = [(a.source_lines, a.outcome) for p in _read(JA_NOTES) for a in p.inv.attempts]
+    assert got == [([13, 13], "failed"), ([14, 14], "failed"), ([15, 15], "worked")]
+    assert any("XFORMERS" in s for s in _steps(JA_NOTES))
+
+
+BUILD_NOTES = """# flash-attn build notes (ROCm 6.2, MI210)
+
+```bash
+# first try, straight pip: fails, no ROCm wheel
+pip install flash-attn
+
+# build from the ROCm fork -> compiler killed (OOM) after 40 min
+git clone https://github.com/ROCm/flash-attention && cd flash-attention
+python setup.py install
+
+MAX_JOBS=4 python setup.py install   # builds, 1h10m
+
+# test
+python -c "import flash_attn; print(flash_attn.__version__)"   # 2.6.3, works
+pytest tests/test_flash_attn.py -k "causal"   # 3 failures in bwd, fwd ok
+```
+
+Tried again with `GPU_ARCHS=gfx90a` set to skip other targets: builds in 25 min.
+"""
+
+
+def test_command_notes_under_a_notes_title_read_every_commented_command():
+    got = [(a.source_lines, a.outcome, a.title) for p in _read(BUILD_NOTES) for a in p.inv.attempts]
+    assert [(lines, o) for lines, o, _ in got] == [([4, 5], "failed"), ([7, 8], "failed"), ([11, 11], "worked"),
+                                                   ([13, 14], "worked"), ([15, 15], "failed"), ([18, 18], "worked")]
+    assert "flash_attn" in got[3][2]  # "# test" above a command names no try: the command does
+
+
+CONSOLE_NOTES = """# nccl-tests on the new node pair
+
+```console
+$ ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 8
+# Avg bus bandwidth    : 183.2
+$ NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 8
+# Avg bus bandwidth    : 21.7
+$ mpirun -np 16 -H node1:8,node2:8 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1
+node2:1234:1250 [3] NCCL INFO NET/IB : No device found.
+(hangs after the first size, killed after 10 min)
+$ mpirun -np 16 -H node1:8,node2:8 -x NCCL_IB_HCA=mlx5_0,mlx5_1 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1
+# Avg bus bandwidth    : 94.5
+```
+
+So single-node is fine, and across nodes it only works with `NCCL_IB_HCA` pinned to the two ports that are cabled.
+"""
+
+
+def test_a_console_transcript_reads_each_prompt_as_a_command_and_what_it_printed_as_its_result():
+    got = [(a.source_lines, a.outcome, a.title) for p in _read(CONSOLE_NOTES) for a in p.inv.attempts]
+    assert ([8, 10], "failed") in [(lines, o) for lines, o, _ in got]  # "(hangs after the first size, killed ...)"
+    assert all("$" not in t for _, _, t in got)
+
+
+DATED_NOTEBOOK = """# Lab notebook — loss spikes on the 7B run
+
+**Mon 14 Oct**
+
+Loss spikes to ~12 at step 2.1k, then recovers. Grad norm goes to 1e4 right before.
+
+Lowered lr from 3e-4 to 2e-4. Spikes still there, a bit smaller.
+
+**Tue 15 Oct**
+
+Turned off the fused Adam kernel (`fused=False`). No change.
+
+Found that the spikes line up with one data shard (shard 0173). Removed it from the mix → no spike up to 6k steps.
+
+**Wed 16 Oct**
+
+Put shard 0173 back but with the dedup filter on: clean so far (4k steps).
+
+TODO: check whether other shards have the same long repeated-token lines.
+Need to rerun the 1B ablation with the filter to be sure.
+"""
+
+
+def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
+    got = [(a.source_lines, a.outcome) for p in _read(DATED_NOTEBOOK) for a in p.inv.attempts]
+    assert got == [([7, 7], "failed"), ([11, 11], "failed"), ([13, 13], "inconclusive"), ([13, 13], "worked"),
+                   ([17, 17], "worked")]
+    steps = _steps(DATED_NOTEBOOK)
+    assert len(steps) == 2 and any("1B ablation" in s for s in steps)
+
+
+TASK_LIST = """# TODO — bf16 NaN after compile
+
+## Done
+
+- [x] Reproduce on 1 GPU — NaN at step 3, same as on 8
+- [x] Try fp16 instead of bf16 — same NaN
+- [x] Disable `torch.compile` — trains fine for 2k steps
+- [x] Bisect compile modes: `mode="reduce-overhead"` NaN, `mode="default"` fine
+
+## Open
+
+- [ ] File upstream issue with the minimal repro
+- [ ] Check whether it reproduces on H100
+- [ ] Try `torch._inductor.config.fallback_random = True`
+
+## Checklist before each run
+
+- [ ] `git status` clean
+- [ ] wandb run name set
+"""
+
+
+def test_a_task_lists_box_not_its_imperative_mood_says_whether_an_item_was_done():
+    got = [(a.source_lines, a.outcome) for p in _read(TASK_LIST) for a in p.inv.attempts]
+    assert got == [([5, 5], "failed"), ([6, 6], "partial"), ([7, 7], "worked"), ([8, 8], "inconclusive")]
+    steps = _steps(TASK_LIST)
+    assert any("H100" in s for s in steps) and any("fallback_random" in s for s in steps)
+    assert outcome_of("Check whether it reproduces on H100", "en") is None
+
+
+PLANS_IN_NOTES = """# vLLM TP=4 startup hang — notes
+
+Startup hangs at `init_distributed_environment` on 4x L4 (PCIe). TP=2 starts fine.
+
+Set `NCCL_P2P_DISABLE=1`: starts, 30 % slower decode. Keeping it for now.
+
+The next thing to try is `NCCL_P2P_LEVEL=PHB` instead of disabling P2P entirely.
+Also worth checking whether the BIOS has ACS enabled on the PLX switch.
+Plan: rerun with `NCCL_DEBUG=INFO` on the 4-GPU box tomorrow and diff the topology against the 2-GPU one.
+
+Open questions:
+- Why does TP=2 on GPUs 2,3 hang but 0,1 not?
+- Is the driver's P2P capability check wrong on this board?
+"""
+
+
+def test_plans_said_as_the_next_thing_to_try_a_plan_label_or_a_captioned_list_of_open_questions():
+    steps = [(s.source_lines, s.text) for p in _read(PLANS_IN_NOTES) for s in p.inv.next_steps]
+    assert [lines for lines, _ in steps] == [[7, 7], [9, 9], [12, 12], [13, 13]]

@@ -73,6 +73,24 @@ def test_a_second_investigations_run_names_the_first_and_what_worked_then_flags_
     assert json.loads(cli_fast(repro, "show", first, "--json", check=0).stdout)["status"] == "open"
 
 
+def test_a_near_match_is_printed_as_a_guess_with_its_evidence_and_an_exact_one_is_not(cli_fast, repro):
+    first = _first_investigation(cli_fast, repro)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "the MoE kernel read past the expert buffer", check=0)
+    (repro / "newer.py").write_text(CRASH.replace('print("RuntimeError', 'print("torch.AcceleratorError'))
+    cli_fast(repro, "new", "Crash after the torch upgrade", "--no-env", check=0)
+    seen = _run(cli_fast, repro, "--", sys.executable, "newer.py")["seen_before"]  # (torch renamed the exception)
+    inv = seen["investigations"][0]
+    assert (inv["id"], inv["match"], inv["guess"]) == (first, "near", True)
+    assert "same frame moe.py:fused_experts" in inv["evidence"] and f"{inv['score']}% alike" in inv["evidence"]
+    line = next(ln for ln in seen["lines"] if first in ln)
+    assert line.endswith(f"[near match, a guess: {inv['evidence']}]")
+    assert any(ln.startswith("  REGRESSED? ") and ln.endswith("(a guess: a near match)") for ln in seen["lines"])
+    exact = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
+    assert exact["investigations"][0]["guess"] is False
+    assert next(ln for ln in exact["lines"] if first in ln).endswith("[exact]")
+    assert not any("a guess" in ln for ln in exact["lines"])
+
+
 def test_a_different_bug_with_the_same_signature_is_not_recalled_as_seen(cli_fast, repro):
     _first_investigation(cli_fast, repro)
     out = _run(cli_fast, repro, "--", sys.executable, "other.py")
@@ -303,3 +321,21 @@ def test_importing_a_note_with_a_crash_traceback_lets_the_next_run_of_that_crash
     cli_fast(repro, "reindex", check=0)  # (the note is not in the mirror: what import found is kept)
     again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]["investigations"][0]
     assert (again["id"], again["doc"]) == (imported, "debug.md:6")
+
+
+def test_a_message_a_note_quotes_inside_a_wrappers_sentence_is_recalled_for_the_bare_message(cli_fast, repro):
+    (repro / "note.md").write_text(
+        "# Broadcast hang at GRPO start\n\n```\n[rank2]:[E424 01:17:25.031978332 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG "
+        "GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, "
+        "Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.\n```\n\n## Tried\n\n"
+        "- Start the generation server before the trainer: worked.\n")
+    cli_fast(repro, "import", "note.md", check=0)
+    (repro / "log.txt").write_text(
+        "[rank5]:[E424 09:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 5] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800022 "
+        "milliseconds before timing out.\n")
+    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+    inv = out["seen_before"]["investigations"][0]
+    assert inv["imported"] and inv["match"] in ("exact", "near")
+    assert out["seen_before"]["attempts"][0]["outcome"] == "worked"

@@ -42,7 +42,8 @@ _BAD = (
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"
     r"warnings?|spikes?|divergence|slowdowns?|retries|restarts?|reboots?|flakes?|flakiness|"
-    r"repro|problems?|issues?|bugs?|cliffs?|(?:device )?lost|recompil\w*|collaps\w*|errors?)"
+    r"repro(?! (?:script|case|steps|command|file|program|notebook)s?\b)|problems?|issues?|bugs?|cliffs?|(?:device )?lost|"
+    r"recompil\w*|collaps\w*|errors?)"
 )
 _GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|solved|fixed|eliminated|cleared|stopped|stops)"
 
@@ -160,6 +161,9 @@ _STRONG_WIN = [
 ]
 _PARTIAL = [
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
+    # "conv2d runs, 3x slower than the CPU": it works now, at a price
+    r"\b(?:runs|ran|works|worked|passes|passed|completes|completed|finishes|finished|starts|started)\b[^.;!?]{0,30}"
+    r"\b\d+(?:\.\d+)?\s*[x×]\s+slower\b",
     r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
     rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:rate|frequency|{_BAD})\b|\b(?:rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
@@ -171,6 +175,8 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
+    # "no recurrence since", "it has not recurred": the failure stayed away after the change
+    r"\bno (?:recurrence|repeat|reoccurrence)s?\b|\b(?:has|have|had)(?:n't| not) (?:recurred|reoccurred|come back|returned)\b",
     # "I was back to having a fully functional system"
     r"(?<!\bnot )(?<!\bnever )\b(?:back to (?:having )?(?:a |an )?(?:fully |perfectly )?(?:working|functional|usable|normal)|"
     r"fully functional)\b",
@@ -181,7 +187,7 @@ _WIN = [
     r"callbacks?|checks?|indicators?|states?|flags?|codes?))|"
     r"(?:went|ran|got|goes|runs) (?:straight |right |all the way )through|pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
     r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
-    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|runs? through)\b",
+    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|(?:runs?|ran) through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
     # "~13s off page generation", "saves 20 s", "391x faster": a measured gain
     r"~?\d+(?:[.,]\d+)?\s?(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?|%|x|×)\s+(?:off|faster|quicker|shorter|saved|less time)\b|"
@@ -196,7 +202,12 @@ _FAIL = [
     r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem|icons?|glyphs?|screen|"
     r"picture|pattern|outcome|values?|loss|curve|speed|throughput|timings?|toast|response|rejection|signature)s?\b|\s*$|[.,;:)])|\bsame as before\b",
     # "when I started it again, it was doing great": the retry is no persistence
-    r"\b(?:still|(?<!\bit )(?<!\bthem )again|unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    # ("I still want to find out why", "we still need to measure": an intention, not a failure that lasted)
+    r"\b(?:still(?! (?:want|need|have to|plan|intend|mean|hope|wish|wonder|to do|todo)\b)|(?<!\bit )(?<!\bthem )again|"
+    r"unchanged|persists?|persisted|remains?|continues?|identical error|no dice)\b",
+    # "the devices stayed missing", "it kept crashing": a bad state that lasted through the change
+    r"\b(?:stayed|stays|kept|keeps)\s+(?:missing|broken|dead|stuck|hung|hanging|crashing|failing|segfaulting|erroring|"
+    r"timing out|throwing|gone|black|blank|oom(?:ing)?)\b",
     rf"\b{_BAD}\b",
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke(?! down and\b)|breaks|broken|regress\w*|worse|slower|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",

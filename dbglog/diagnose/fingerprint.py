@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 PREFIXES = tuple(re.compile(p) for p in (
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
+    r"^\s*[\w.-]+ \[std(?:out|err)\]:?\s*",                                       # a runner's host [stderr]
     r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+\[\d+\]:\s*",                  # journald: Dec 09 13:35:40 host x[1]:
     r"^\s*\((?:[A-Za-z_][\w-]*\s+)?(?:(?:rank|pid|ip)=[\w.]+[,\s]*)+\)\s*",       # Ray / vLLM (VllmWorker rank=5 pid=1)
     r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
@@ -43,15 +44,26 @@ PREFIXES = tuple(re.compile(p) for p in (
     r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
     r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
     r"^\s*\[\d+\]\s+",                                                        # a viewer's line number [80747]
+    r"^\s*\[PG\b[^\]\n]{0,80}\bRank \d+\]\s*",                                # c10d's [PG ID 0 PG GUID 0(default_pg) Rank 3]
     r"^\s*-?\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*[:|-]?\s+",  # a bare level
     r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
 ))
 
+_KEEP = "\u2063"  # (an invisible separator: marks a number the N rule keeps)
+
+# A GPU's product name ("Tesla T4", "NVIDIA GeForce RTX 5090", "A100-SXM4-80GB", "Radeon RX 7900 XTX"): the
+# machine, not the failure (its architecture, sm_120 or gfx906, is kept: that can be the cause).
+_GPU_FAMILY = r"(?-i:(?:RTX|GTX|RX)\s?\d{3,4}(?:\s(?:Ti|XTX|XT|SUPER|D)\b)?|[AHL]\d{2,3}S?(?:-\w+)*|MI\d{2,3}X?)"
+_GPU_MODEL = (r"\b(?:(?-i:NVIDIA|AMD)\s+)?(?:(?-i:GeForce|Tesla|Quadro|Radeon|Instinct|TITAN)\s+(?:Pro\s+)?(?:"
+              + _GPU_FAMILY + r"|[\w-]+)|" + _GPU_FAMILY + r")\b")
+
 # What varies between two occurrences of one failure, replaced in this order (the order matters:
 # a temporary path before a number inside it, an address before a plain number).
 _SCRUB_RULES = (
     (r"\x1b\[[0-9;]*[A-Za-z]", ""),                                                  # terminal colours
+    (r"\s*\[repeated \d+x across cluster\]", ""),                                     # Ray's log deduplication
+    (_GPU_MODEL, "<gpu>"),                                                            # the machine's GPU, by name
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.\.?)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),             # a path's folders
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
@@ -63,7 +75,12 @@ _SCRUB_RULES = (
      r"\1\2N"),
     (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
     (r"\b(Numel(?:In|Out))=(\d+)", r"\1=#\2"),  # a collective's tensor, the same on every rank: kept (see below)
-    (r"(?<!#)\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                                         # the rest: counts, lines
+    # What a number names rather than counts, kept (marked, the mark dropped below): an error's code (the
+    # OS's, CUDA's, cuBLAS's: 126 is "not found", 127 "another version") and a library's soname version
+    # (libcudart.so.10.0 is not libcudart.so.11.0)
+    (r"(?-i:\b((?:[Ee]rror|[Cc]ode|errno|failure)(?: code)?\s*[=:(]?\s*))(\d+)\b", "\\1" + _KEEP + "\\2"),
+    (r"(\.so)((?:\.\d+)+)\b", lambda m: m.group(1) + m.group(2).replace(".", "." + _KEEP)),
+    (r"(?<![#" + _KEEP + r"])\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                          # the rest: counts, lines
 )
 SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
@@ -85,7 +102,8 @@ def strip_prefixes(line: str) -> str:
     return line
 
 
-_EXCEPTION = re.compile(r"(?<![\w.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+# (after anything but an ASCII word: a sentence in Chinese runs straight into "RuntimeError: ...")
+_EXCEPTION = re.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
 
 
 def _from_exception(line: str) -> str:
@@ -108,20 +126,41 @@ def normalise_line(line: str) -> str:
     line = _from_exception(strip_prefixes(line.replace("\t", " ")))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)
-    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line)
+    line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line).replace(_KEEP, "")
     return _SPACE.sub(" ", line).strip()[:MAX_LINE]
 
 
-def unwrap(lines: list[str], i: int, most: int = 3) -> str:
+def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
     """Line ``i`` joined with the lines a terminal or a log wrapped it onto: a line that does not end
     a sentence, followed by one that starts lower-case and is not a log record of its own (NCCL's
-    ``host:pid:tid [dev]``, a rank's prefix)."""
+    ``host:pid:tid [dev]``, a rank's prefix); and a line cut at a fixed ``width`` (``wrap_width``),
+    mid-word or not, continued on the next as it was (no space added)."""
     out = lines[i].rstrip()
-    for j in range(i + 1, min(len(lines), i + 1 + most)):
+    cut = width and len(lines[i]) == width
+    for j in range(i + 1, min(len(lines), i + 1 + (max(most, 12) if cut else most))):
+        if cut and not _starts_alike(lines[i], lines[j]):
+            out = lines[i] if j == i + 1 else out
+            out += lines[j]
+            cut = len(lines[j]) == width
+            continue
         if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j]:
             break
         out += " " + lines[j].strip()
-    return out
+    return out.rstrip()
+
+
+def wrap_width(lines: list[str]) -> int:
+    """The width a terminal or a paste cut these lines at: no line is longer and at least two lines
+    are exactly that long (>= 60); 0 when they do not look cut."""
+    lengths = [len(x) for x in lines]
+    width = max(lengths, default=0)
+    return width if width >= 60 and lengths.count(width) >= 2 else 0
+
+
+def _starts_alike(a: str, b: str) -> bool:
+    """Does ``b`` start the way ``a`` does (a record of the same kind: the next assert of a burst,
+    the next rank's line), rather than continue it?"""
+    return a[:12].strip() != "" and a[:12] == b[:12]
 
 
 # --- frames in the user's code ---------------------------------------------------------------
@@ -269,11 +308,11 @@ def build(signature: str, key_lines: list[str], text_lines: list[str], key_index
     as the signature scan displayed it), the text's lines around it (frames, kernel, collective) and
     ``key_index``, the key line's 0-based index in ``text_lines`` when known."""
     line = key_lines[0] if key_lines else ""
-    if key_index is not None and 0 <= key_index < len(text_lines):
-        line = unwrap(text_lines, key_index)
     # (the lines around the failure, not a whole log: a bounded cost per run, whatever it printed)
     at = len(text_lines) if key_index is None else key_index
     near = text_lines[max(0, at - WINDOW):at + WINDOW]
+    if key_index is not None and 0 <= key_index < len(text_lines):
+        line = unwrap(text_lines, key_index, width=wrap_width(near))
     op, missing = collective(key_lines + near)
     return Fingerprint(signature, normalise_line(line), user_frames(text_lines, key_index),
                        kernel_name(near or key_lines, evidence), op, missing)
@@ -295,24 +334,78 @@ def _may_fail(text: str, signatures) -> bool:
     return any(n in text for n in _builtin_needles())
 
 
+# When no signature reads a text (a library's own error the catalog does not know: lmdeploy's
+# "[TM][ERROR] ... allocator.h:197", a worker's "RuntimeError: Out of workspace memory"), its error line
+# still names the failure: the first of these kinds found, its last line (the final error of a paste).
+FALLBACK_LINES = tuple(re.compile(p) for p in (
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): +\S",  # a Python exception with a message
+    r"\bLLVM ERROR: +\S",                                                  # LLVM / MLIR (Triton, XLA)
+    r"\S:\d+(?::\d+)?\)?: (?:fatal )?error: +\S",                          # a compiler: file:line:col: error:
+    r"\b[Aa]ssertion\b.{0,200}\bfail",                                     # a C/C++ assertion
+    r"\bterminate called after throwing\b",
+))
+FALLBACK = "error.line"  # the signature of a fingerprint read that way
+
+
+def _fallback_line(lines: list[str]) -> int | None:
+    """The index of the error line of a text no signature reads (``FALLBACK_LINES``), else None."""
+    for rx in FALLBACK_LINES:
+        for i in range(len(lines) - 1, -1, -1):
+            if rx.search(lines[i]):
+                return i
+    return None
+
+
+_OPEN_END = re.compile(r"[,:=(][ \t]*$")  # a line that stops mid-clause: after a comma, a colon, "=", "("
+
+
+def _join_soft_wraps(text: str) -> str | None:
+    """The text with the lines a viewer wrapped at a word (not at a fixed width) joined back: a line
+    that stops mid-clause (``_OPEN_END``) and a next line that starts at the margin and is no record
+    of its own (no log prefix, no traceback line). None when nothing is joined."""
+    out: list[str] = []
+    joined = False
+    for line in text.splitlines():
+        if out and _OPEN_END.search(out[-1]) and line[:1].isalnum() and strip_prefixes(line) == line \
+                and not line.startswith(("Traceback", "File ", "frame #", "Exception raised")):
+            out[-1] = out[-1].rstrip() + " " + line
+            joined = True
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n" if joined else None
+
+
 _WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
 
 
-def fingerprint_text(text: str, signatures=None) -> Fingerprint | None:
+def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Fingerprint | None:
     """The fingerprint of a failure told in ``text`` (a log, an error block an import found in a
-    document), None when no signature matches. ``signatures``: the catalog (default: built-in)."""
+    document), None when nothing in it reads as a failure. ``signatures``: the catalog (default:
+    built-in). ``fallback``: when no signature matches, an error line (``FALLBACK_LINES``) still names
+    the failure, as signature ``error.line``."""
     from dbglog.diagnose import signatures as sigmod
 
     if not text or not text.strip():
         return None
     m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
-    if m is None and _WRAPPED.search(text):  # a message a terminal or a paste wrapped: read it joined once
-        text = _WRAPPED.sub(" ", text)
-        m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
-    if m is None:
-        return None
+    for join in (_WRAPPED.search(text) and _WRAPPED.sub(" ", text), _join_soft_wraps(text)):
+        if m is None and join:  # a message a terminal, a viewer or a paste wrapped: read it joined once
+            m = sigmod.classify_text(join, signatures, max_key_lines=4) if _may_fail(join, signatures) else None
+            text = join if m is not None else text
     lines = text.splitlines()
-    return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
+    if m is not None:
+        return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
+    return _fallback(lines) if fallback else None
+
+
+def _fallback(lines: list[str]) -> Fingerprint | None:
+    """The fingerprint of the error line of lines no signature reads (``FALLBACK_LINES``), else None."""
+    at = _fallback_line(lines)
+    if at is None:
+        return None
+    # (a Python exception is named as its traceback would name it: the same line with and without one)
+    exc = _EXCEPTION.search(strip_prefixes(lines[at]))
+    return build(f"py.traceback:{exc.group(0).rsplit('.', 1)[-1]}" if exc else FALLBACK, [lines[at]], lines, at)
 
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)[^\n]*\n(.*?)^ {0,3}\1", re.M | re.S)
@@ -330,8 +423,12 @@ def fingerprint_blocks(text: str, signatures=None) -> list[Fingerprint]:
     """One fingerprint per error block an import (or a record) holds, each key once, in order: the
     hook the importer calls (``fingerprint_text`` for one block)."""
     out: dict[str, Fingerprint] = {}
-    for block in error_blocks(text or ""):
-        fp = fingerprint_text(block, signatures)
+    blocks = error_blocks(text or "")
+    fenced = len(blocks) - (1 if _FENCE.sub("", text or "").strip() else 0)
+    for n, block in enumerate(blocks):
+        # (the prose around code blocks is read by the signatures only: a sentence naming an error is
+        # not one; a text without code blocks, a log, is read whole)
+        fp = fingerprint_text(block, signatures, fallback=n < fenced or not fenced)
         if fp is not None:
             out.setdefault(fp.key, fp)
     return list(out.values())
@@ -343,9 +440,13 @@ def fingerprint_run(run: dict, output: str = "") -> Fingerprint | None:
     if run.get("outcome") in (None, "pass") or not (run.get("signature") or run.get("outcome")):
         return None
     keys = [k.get("text", "") for k in run.get("key_lines") or [] if isinstance(k, dict)]
-    if not run.get("signature") and not any(k.strip() for k in keys):
-        return None  # (a silent failure, a bare hang: nothing that tells it from any other)
     lines = output.splitlines() if output else []
+    if not run.get("signature"):  # (no signature read it: its error line may still name it, as import reads it)
+        fp = _fallback(lines[-2 * WINDOW:])
+        if fp is not None:
+            return fp
+        if not any(k.strip() for k in keys):
+            return None  # (a silent failure, a bare hang: nothing that tells it from any other)
     idx = _find_line(lines, keys[0]) if keys and lines else None
     return build(run.get("signature") or run["outcome"], keys, lines, idx, run.get("evidence") or [])
 
@@ -376,8 +477,21 @@ NEAR = 88  # normalised key lines at least this similar (rapidfuzz ratio, 0-100)
 @dataclass(frozen=True)
 class Likeness:
     level: str  # exact | near | similar | none
-    score: int  # 0-100
-    why: str
+    score: int  # 0-100: how alike the key lines' messages are (rapidfuzz ratio; 100 for a line cut short)
+    why: str  # what matched, or what differs
+
+    @property
+    def guess(self) -> bool:
+        """Is this a judgement rather than the same fingerprint? Every match but an exact one is: a near
+        match is "same failure" by similarity, and on rounds of real logs the rules had not seen, near
+        matches were wrong often enough (docs/seen-before.md) that the output says so."""
+        return self.level != "exact"
+
+    def evidence(self) -> str:
+        """The match in words, for a guess's label: the key lines' likeness and what matched."""
+        if self.level == "exact":
+            return self.why
+        return f"key lines {self.score}% alike; {self.why}"
 
 
 def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | None = None) -> Likeness:
@@ -389,56 +503,150 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     same = (a.signature, a.line, a.frames, a.kernel, a.op) == (b.signature, b.line, b.frames, b.kernel, b.op)
     if same and not _siteless(a, b):
         return Likeness("exact", 100, "same fingerprint")  # (what the key hashes, without hashing)
-    if a.signature != b.signature:
-        return Likeness("none", 0, "different signature")
-    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
-        if x and y and x != y:
-            return Likeness("none", 0, f"different {what} ({x} vs {y})")
-    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
-    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
-        return Likeness("none", 0, f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})")
-    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
-        return Likeness("none", 0, f"different frames ({a.frames[0]} vs {b.frames[0]})")
-    score = int(round(_ratio()(a.line, b.line) if score is None else score))
-    short, long_ = sorted((_plain(a.line), _plain(b.line)), key=len)
-    cut = len(short) >= MIN_PREFIX and long_.startswith(short)
+    differs = disagreement(a, b)
+    if differs:
+        return Likeness("none", 0, differs)
+    if a.signature in CAUSE_SIGNATURES:  # (the diagnosis is the failure: its wording and torch's site vary)
+        # (the score is only evidence here: torch words one cause many ways)
+        score = int(round(_ratio()(message(a.line), message(b.line)) if score is None else score))
+        return Likeness("near", score, f"a signature that names the cause ({a.signature})")
+    ma, mb = message(a.line), message(b.line)
+    score = int(round(_ratio()(ma, mb) if score is None else score))
+    cut = holds(ma, mb)
     if score < near and cut:
-        score = near  # one is the other cut short (an issue's title, a pasted first line)
+        score = near
     if score < near:
         return Likeness("none", score, "different key line")
     changed = "" if cut else _changed_words(a.line, b.line)
     if changed:  # (words added or left out are a version's or a paste's; a word replaced is another error)
         return Likeness("none", score, f"a different word: {changed}")
-    shared = (a.kernel and a.kernel == b.kernel) or bool(set(a.frames) & set(b.frames))
+    shared = _shared(a, b)
     bare = not (a.kernel or a.frames) and not (b.kernel or b.frames)
     if _siteless(a, b):
         return Likeness("similar", score, "the same message, and nothing names where it happened")
     if shared or bare:
-        return Likeness("near", score, "same kernel or frames" if shared else "same key line")
-    if not a.signature.startswith(SITELESS):  # (a message that is its own site: one check, one fix)
+        return Likeness("near", score, shared or "same key line")
+    if not _names_no_site(a, b):  # (a message that is its own site: one check, one fix)
         return Likeness("near", score, "same key line, a message that says where it failed")
     return Likeness("similar", score, "same key line; one side names no kernel or frames")
 
+
+def _shared(a: Fingerprint, b: Fingerprint) -> str:
+    """What two failures share that says where they happened ('' if nothing): the kernel, a user frame."""
+    if a.kernel and a.kernel == b.kernel:
+        return f"same kernel {a.kernel}"
+    frame = next((f for f in a.frames if f in b.frames), None)
+    return f"same frame {frame}" if frame else ""
+
+
+def disagreement(a: Fingerprint, b: Fingerprint) -> str:
+    """What tells two failures apart whatever their lines say ('' when nothing does): another signature,
+    kernel, operation, collective size or innermost user frame."""
+    if a.signature != b.signature:
+        return "different signature"
+    for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
+        if x and y and x != y:
+            return f"different {what} ({x} vs {y})"
+    if a.signature in CAUSE_SIGNATURES:
+        return ""
+    kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
+    if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
+        return f"different collective ({' '.join(kept_a)} vs {' '.join(kept_b)})"
+    if a.frames and b.frames and a.frames[0] not in b.frames and b.frames[0] not in a.frames:
+        return f"different frames ({a.frames[0]} vs {b.frames[0]})"
+    return ""
+
+
+def fields_text(fp: Fingerprint) -> str:
+    """The fingerprint's fields as one text, for a similarity over all of them: the key line's message,
+    the user frames, the kernel and the operation."""
+    return " ".join((message(fp.line), *fp.frames, fp.kernel or "", fp.op or "")).strip()
+
+
+def siteless(a: Fingerprint, b: Fingerprint) -> bool:
+    """Do two failures of one message say nothing about where they happened (no kernel, frames or
+    collective on either side, a message that names no site)? Such a pair is at most similar."""
+    return a.signature not in CAUSE_SIGNATURES and _siteless(a, b)
+
+
+# Signatures that name the cause and its fix whatever line reported them (a driver older than the CUDA
+# runtime, no driver, a CPU-only torch, NVML refusing a query): torch words and places them differently
+# by version ("THCudaCheck FAIL file=THCGeneral.cpp ..." vs "RuntimeError: cuda runtime error (35) : ...
+# at Module.cpp:34", 'raise AssertionError("Torch not compiled ...")' vs the exception line), so two of
+# one of them are the same failure. (Not where the line names which part failed: the container
+# toolkit's mount vs initialization error, a missing library's name.)
+CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
+                              "nvml.no_permission"))
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every
 # bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are
 # only similar. (vLLM's KV-cache check is not one: the message is the check, and names its own fix.)
 SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "oom.shm", "oom.host_killer", "gpu.",
             "rocm.memory_fault", "rocm.memory_violation", "hip.", "py.traceback:", "cuda.", "nccl.error",
-            "nccl.result_text", "cublas:", "blas.", "cudnn")
+            "nccl.result_text", "cublas:", "blas.", "cudnn", "triton.compilation_error", FALLBACK)
+# ... except a free-text message (any exception's, an error line no signature reads) that names the source
+# file it failed in ("[TM][ERROR] Assertion fail: Barrier.h:N"), or is a check about the machine long
+# enough to say which (``_MACHINE``): "only supported on GPUs with compute capability of at least 8.0"
+# names its failure; Triton's "PassManager::run failed" (any kernel, any pass) or "CUDA error: invalid
+# argument" could be any of a thousand.
+FREE_TEXT = ("py.traceback:", "triton.compilation_error", FALLBACK)
+SPECIFIC_WORDS = 5  # words of three letters or more, beyond the exception's name
+_WORD = re.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
+_SOURCE_SITE = re.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
+
+
+# A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
+# program ran into it; a check about the program's own values ("Expected all tensors to be on the same
+# device", a shape, an index) is each program's own bug, told apart only by its frames.
+_MACHINE = re.compile(r"\b(?:GPUs?|compute capability|CUDA capability|sm_\d+|gfx\d+|Ampere|Turing|Volta|Pascal|Hopper"
+                      r"|Blackwell|driver|compiled|kernel image|architecture|[Bb]float16|bf16|<gpu>)\b")
+
+
+def _specific(fp: Fingerprint) -> bool:
+    if not fp.signature.startswith(FREE_TEXT):
+        return False
+    msg = message(fp.line)
+    if _SOURCE_SITE.search(msg) is not None:
+        return True
+    return len(_WORD.findall(msg)) >= SPECIFIC_WORDS and _MACHINE.search(msg) is not None
+
+
+def _names_no_site(a: Fingerprint, b: Fingerprint) -> bool:
+    """Is this a message that says what happened but not where (``SITELESS``, not ``_specific``)?"""
+    return a.signature.startswith(SITELESS) and not (_specific(a) or _specific(b))
 
 
 def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
-    return (a.signature.startswith(SITELESS) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op))
+    return _names_no_site(a, b) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op)
 
 
 _QUOTES = re.compile(r"[`'\"\u2018\u2019\u201c\u201d]")
 
 
+# What frames a message without being it: the exception's name, C++'s terminate handler, a "what():".
+_HEAD = re.compile(r"^(?:(?:terminate called after throwing an instance of '[\w:]+'\s*)?"
+                   r"(?:(?:[\w.]*(?:Error|Exception))|what\(\)):\s*)+")
+
+
+@functools.lru_cache(maxsize=8192)  # (a lookup compares one line with thousands: each read once)
+def message(line: str) -> str:
+    """A normalised line's message, for comparing two: without its heading (``_HEAD``), quotes and
+    backticks taken out (``_plain``)."""
+    return _plain(_HEAD.sub("", line))
+
+
+def holds(x: str, y: str) -> bool:
+    """Does one message hold the other whole (``MIN_PREFIX`` characters at least)? One is the other cut
+    short (an issue's title, a pasted first line) or quoted in a wrapper's sentence ("Process group
+    watchdog thread terminated with exception: [Rank N] Watchdog caught ...")."""
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    return len(short) >= MIN_PREFIX and short in long_
+
+
 def _plain(line: str) -> str:
     """A normalised line as its words read, for comparing two: quotes and backticks (markdown's, a
-    version's) taken out."""
-    return _QUOTES.sub("", line)
+    version's) read as spaces."""
+    return _SPACE.sub(" ", _QUOTES.sub(" ", line)).strip()  # (a space: "the`dtype`" reads as "the dtype")
 
 
 _SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")

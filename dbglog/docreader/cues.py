@@ -33,7 +33,7 @@ def _foreign_label(text: str) -> tuple[str, str] | None:
     if not m:
         return None
     name = m.group("l").strip().lower()
-    for lang in ("zh", "de"):
+    for lang in ("zh", "ja", "de"):
         t = table(lang)
         for key, words in t.raw.get("labels", {}).items():
             if name in (w.lower() for w in words):
@@ -56,7 +56,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "de")
+LANGS = ("en", "zh", "ja", "de")
 
 
 @dataclass
@@ -80,7 +80,10 @@ def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
     alts = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
     if not bounded:
         return re.compile(f"(?:{alts})", re.I)
-    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-])", re.I)
+    # A contraction's tail ("'ll", "'ve") is bound to the word before it: "I'll", "we've".
+    tails = "|".join(re.escape(w) for w in sorted({w for w in words if w[:1] in "'’"}, key=len, reverse=True))
+    tail = rf"|(?<=\w)(?:{tails})(?![\w'-])" if tails else ""
+    return re.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-]){tail}", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -88,7 +91,7 @@ def table(lang: str) -> Table:
     with open(_DIR / f"{lang}.toml", "rb") as f:
         raw = tomllib.load(f)
     t = Table(lang, raw)
-    bounded = lang != "zh"
+    bounded = lang not in ("zh", "ja")
     for section, entries in raw.items():
         for key, words in entries.items():
             if isinstance(words, list) and words:
@@ -111,12 +114,16 @@ _DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3
 _ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
 _DASH = re.compile(r"\s(?:—|–|--)\s")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
 
 @lru_cache(maxsize=8192)
 def language(text: str) -> str:
-    if len(_CJK.findall(text)) * 5 >= max(1, len(re.sub(r"\s", "", text))) * 1:
+    kana, han, width = len(_KANA.findall(text)), len(_CJK.findall(text)), max(1, len(re.sub(r"\s", "", text)))
+    if kana >= 2 and (kana + han) * 5 >= width:
+        return "ja"  # kana are Japanese only; Chinese text has none
+    if han * 5 >= width:
         return "zh"
     if len(_DE.findall(text)) >= 2:
         return "de"
@@ -132,7 +139,7 @@ _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main bran
 _PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
                           r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))\s+(?:(?:have|has|had|'ve|then|also|"
+_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
@@ -181,7 +188,7 @@ def outcome_of(text: str, lang: str) -> str | None:
     mark = _VERDICT_MARK.search(text or "")
     if mark and len(plain(text).split()) <= 3:
         return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
-    s = plain(text)
+    s = _WHETHER.sub("", plain(text))  # "check whether it reproduces on H100": what is yet to be seen
     if not s:
         return None
     if lang == "en":
@@ -272,6 +279,16 @@ def _en_outcome(s: str) -> str | None:
     return _catch(s, v) if v in ("worked", "failed") else v
 
 
+def _unhedged(s: str) -> str | None:
+    """ "seems that in my case the OOM is also fixed": the reporter saw it; the hedge is modesty, not doubt."""
+    from dbglog.core import outcome
+
+    if not _HEDGE.search(s):
+        return None
+    said = outcome.classify(_HEDGE.sub(" ", s))
+    return said if said in ("worked", "failed", "partial") else None
+
+
 def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
@@ -299,6 +316,9 @@ def _en_verdict(s: str) -> str | None:
         return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
         return _catch(s, got) if got == "worked" else got
+    hedged = _unhedged(s) if got == "inconclusive" else None
+    if hedged:
+        return hedged
     low = s.lower().strip(" .!")
     if low in ("yes", "yes it does", "confirmed", "it does", "that did it", "works", "works for me", "working"):
         return "worked"
@@ -321,7 +341,13 @@ def diagnostic(did: str) -> bool:
     t = table("en")
     words = plain(did).lower().replace("`", "").split()
     while words and words[0] in ("i", "we", "then", "first", "also", "ran", "run", "running", "the", "a"):
+        ran = words[0] in ("ran", "run", "running")
         words = words[1:]  # "I ran nvidia-smi", "then the dmesg of ...": the observation is what opens the rest
+        if ran and words[:1] == ["with"]:
+            words = words[1:]  # "Ran with NCCL_DEBUG=INFO on 48 nodes": the run was a look
+    if words[:1] and words[0] in ("enable", "enabled", "set", "export", "exported", "turn", "turned") and _DEBUG_OUT.match(
+            " ".join(w for w in words[1:4] if w != "on")):
+        return True  # "enable NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=ALL": switching on a debug output is a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
     return bool(vm or tm)
@@ -331,7 +357,9 @@ def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
     s = re.sub(r"[:：]\s*$", "", s)
-    if len(s.split()) > 6 or (lang == "zh" and len(s) > 14):
+    if " | " in s:  # a bilingual form heading ("当前行为 | Current Behavior"): either half names the role
+        return next((r for part in s.split(" | ") if (r := heading_role(part, language(part)))), None)
+    if len(s.split()) > 6 or (lang in ("zh", "ja") and len(s) > 14):
         return None  # a title or a sentence, not a section's name
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
@@ -350,6 +378,19 @@ def heading_role(text: str, lang: str) -> str | None:
     return None
 
 
+# "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
+_STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
+_HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
+                    re.I)
+# "Log attached.", "Trace attached below": a noun and its participle, not an order to log.
+_NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
+_CAUSE_TAIL = re.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
+_TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs?|fix(?:es)?|solutions?|workarounds?|"
+                       r"day|week)\b", re.I)
+# Settings that only make a program tell more (CUDA_LAUNCH_BLOCKING also changes timing: often a workaround).
+_DEBUG_OUT = re.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
+                        r"torch_cpp_log_level|hip_trace_api|amd_serialize_kernel|debug logging|logging|verbose)\b")
+_WHETHER = re.compile(r"\b(?:whether|(?:check|see|test|find out|verify|confirm|ask)\s+if)\b.*$", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -358,6 +399,41 @@ _RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|o
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
+
+
+def row_roles(u: Unit) -> tuple[int, int]:
+    """A row's (what, result) columns: by the header's words, else the column its cells show to be the verdicts."""
+    what, res = column_roles(u.header)
+    if res < 0 and u.said_col >= 0:
+        res = u.said_col
+        what = what if what >= 0 and what != res else (0 if res > 0 else -1)
+    return what, res
+
+
+_YES_NO = re.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
+
+
+def _said_columns(doc: Doc) -> None:
+    """ "| run | nodes | hang? |" with "yes / no / after 2 h" below: a column most of whose cells carry a verdict is the
+    result column, whatever its header says (a header names it in the author's words, the cells in everyone's)."""
+    tables: dict[int, list[Unit]] = {}
+    for u in doc.units:
+        if u.kind == "row" and u.index >= 0 and column_roles(u.header)[1] < 0:
+            tables.setdefault(u.group, []).append(u)
+    for rows in tables.values():
+        width = max(len(r.cells) for r in rows)
+        if len(rows) < 2 or width < 2:
+            continue
+        share = []
+        for k in range(1, width):
+            cells = [r.cells[k] for r in rows if k < len(r.cells) and r.cells[k].strip()]
+            # A bare yes / no takes its sense from the header ("hang?": yes is bad): not a verdict on its own.
+            said = sum(outcome_of(c, language(c)) in ("worked", "failed", "partial") and not _YES_NO.match(c) for c in cells)
+            share.append((said / len(rows), k))
+        best, k = max(share)
+        if best >= 0.5:
+            for r in rows:
+                r.said_col = k
 
 
 def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
@@ -393,11 +469,25 @@ class Context:
 def context(doc: Doc) -> Context:
     body = " ".join(u.text for u in doc.units[:400] if u.kind in ("sentence", "heading"))
     lang = language(body)
-    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text))
-             for u in doc.units if u.kind == "heading"}
-    asker = doc.posts[0][1] if doc.posts else ""
+    heads = [u for u in doc.units if u.kind == "heading"]
+    roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
+    tops = [u for u in heads if u.level == 1]
+    if len(tops) == 1 and roles[tops[0].id] in ("options", "plan", "lessons") and (len(heads) > 1 or tops[0].first == min(
+            (u.first for u in doc.units if u.kind != "front"), default=0)):
+        # The title names the whole story ("GPU recovery guide", "flash-attn build notes"): its text keeps its own cues.
+        roles[tops[0].id] = None
+    _said_columns(doc)
+    asker = doc.posts[0][1] if doc.posts and not _body_before_posts(doc) else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
+
+
+def _body_before_posts(doc: Doc) -> bool:
+    """An issue body with no author line above it ("### Describe the bug" ... then "### alice — date"): the first post
+    is a reply, and who asked is not known."""
+    start = doc.posts[0][0] if doc.posts else 0
+    return any(u.kind == "sentence" and u.post < 0 and u.first < start and len(u.path) >= 2 and not _META.search(u.text)
+               for u in doc.units)
 
 
 def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
@@ -409,15 +499,34 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     # The paragraphs under the title, before any section (a document without sections: its first one).
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
            and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
+    # (a paragraph that follows a command block or a list is no statement of the problem: the story has begun)
+    body = next((u for u in doc.units if u.kind not in ("heading", "front", "html", "rule") and u.post < 0), None)
+    if body is not None and not (body.kind == "sentence" and body.item < 0):
+        top = []
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
+    if not top and sub is not None and not doc.posts:
+        # No paragraph under the title: the first section's first paragraph states the problem ("## Status" /
+        # "PyTorch 2.3 on gfx1010: every Conv2d forward segfaults"), unless that section is a try or a dated entry.
+        h = next(u for u in doc.units if u.kind == "heading" and u.first == sub)
+        first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0 and u.head), None)
+        if first is not None and roles.get(h.id) not in ("worked", "failed") and not _STAMP.match(plain(h.text) + " ") \
+                and not _TRY_HEAD.search(plain(h.text)) and not _VERDICT_MARK.search(first.text[:4]):
+            out.add(first.block)
     from dbglog.docreader.units import post_author
 
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
                   and not any(roles.get(h) == "boilerplate" for h in u.path)
                   and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
-    if post0 is not None and not _ADDRESSED.match(post0.text):  # "Hi @x, I have tried ...": a reply, not the report
-        out.add(post0.block)
+    if post0 is not None and not _ADDRESSED.match(post0.text) and not _body_before_posts(doc):
+        out.add(post0.block)  # ("Hi @x, I have tried ...": a reply, not the report)
+    # An issue form's problem field ("### Describe the bug", "当前行为 | Current Behavior"): its first paragraph.
+    for h in doc.units:
+        if h.kind == "heading" and h.level >= 2 and any(table(lg).has("heading.problem", plain(h.text).lower())
+                                                        for lg in ("en", "zh", "ja", "de")):
+            first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0), None)
+            if first is not None:
+                out.add(first.block)
     return out
 
 
@@ -427,7 +536,8 @@ _NARRATED = re.compile(r"^(?:just|simply|first|then|finally|always|never|after t
 
 
 # "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
-_LATE_IMPERATIVE = re.compile(r"^(?:to|if|when|for|once|before|after)\b[^,;:]{2,60}[,;:]\s*(?:please\s+|also\s+|just\s+)?"
+_LATE_IMPERATIVE = re.compile(r"^(?:(?:to|if|when|for|once|before|after|while)\b[^,;:]{2,60}[,;:]|(?:until|unless)\b[^,;:]{2,60}?[,;:]?)"
+                              r"\s*(?:please\s+|also\s+|just\s+)?"
                               r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
                               r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
 # "**Status:** Open", "Environment: ..." above the problem statement: fields, not the statement itself.
@@ -480,6 +590,25 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["quoted"] = 1.0
 
 
+def _names_change(text: str) -> bool:
+    """Does the sentence name a change in any tense ("roll back", "reboots", "upgraded", "capping")?"""
+    verbs = _change_verbs()
+    for w in re.findall(r"[a-z]+", _CODE.sub(" ", text.lower())):
+        stem = re.sub(r"(?:ing|ed|es|s|d)$", "", w)
+        if w in verbs or stem in verbs or stem + "e" in verbs or (len(stem) > 3 and stem[-1] == stem[-2] and stem[:-1] in verbs):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1)
+def _change_verbs() -> frozenset:
+    t = table("en")
+    skip = {"see", "note", "do", "look", "read", "write", "please", "remember", "never", "always", "just", "simply", "first",
+            "then", "finally", "go", "open", "follow", "refer", "navigate", "choose", "select", "call", "point", "search",
+            "be sure", "feel free", "don't", "do not", "log", "print", "record", "document", "maintain", "summarize"}
+    return frozenset(w for w in t.raw["mood"]["imperative"] if w not in skip) | {"roll", "drain", "cap", "rollback"}
+
+
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = plain(u.text)
     lang = language(text) if text else ctx.lang
@@ -491,7 +620,13 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
-    if _verdict_after(text, lang, bool(lab)):
+    if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and _names_change(text):
+        # "10:25 — we roll the driver back to 550": a timeline tells its past in the present tense
+        f["a dated entry that names a change"] = 1.0
+    # In the problem statement "PyTorch 2.3 on gfx1010: every Conv2d segfaults" is the setup and its symptom, not a try
+    # and its verdict; an explicit arrow is still one.
+    if _verdict_after(text, lang, bool(lab)) and ("the opening paragraph (the problem)" not in f or "→" in text
+                                                  or "->" in text):
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
@@ -534,6 +669,10 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
         f["an empty checkbox"] = 1.0
     elif u.checkbox == "x":
         f["a ticked checkbox"] = 1.0
+    if u.checkbox and u.post < 0:
+        # A task list is written in the imperative ("- [x] Try fp16", "- [ ] Check H100"): its box, not its mood,
+        # says whether it was done (in a thread, "- [ ] try X" may still be a suggestion to someone).
+        f.pop("imperative", None)
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
@@ -542,14 +681,20 @@ PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|sti
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
-    what, res = column_roles(u.header)
+    what, res = row_roles(u)
     if u.index < 0:
         f["a table header"] = 1.0
         return
     f["a table row"] = 1.0
+    box = next((c.strip().lower() for c in u.cells if c.strip().lower() in ("[ ]", "[x]")), None)
+    if box:  # "| [ ] | Roll the fix out to the fleet | |": a task list kept as a table
+        f["an empty checkbox" if box == "[ ]" else "a ticked checkbox"] = 1.0
     if res >= 0 and res < len(u.cells) and u.cells[res].strip():
         cell = u.cells[res]
-        if outcome_of(cell, language(cell)):
+        said = outcome_of(cell, language(cell))
+        if said == "untested" or (box == "[ ]" and said == "inconclusive"):
+            f["outcome: untested"] = 1.0  # "waiting on change approval": listed, not done yet
+        elif said:
             f["its result column gives an outcome"] = 1.0
 
 
@@ -581,13 +726,14 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     oc = outcome_of(text, lang)
     if oc:
         f[f"outcome: {oc}"] = 1.0
-    if t.has("outcome.still", text):
+    if t.has("outcome.still", _STILL_MEANS.sub(" ", text)):
         f["'still' or 'no change'"] = 1.0
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
-    if t.has("mood.modal", _PAST_INABILITY.sub(" ", text)):  # "could not run it after 0.4.2" is what happened
+    # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(text, maxsplit=1)[0])):
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
         f["a question"] = 1.0
@@ -598,10 +744,10 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
-        if t.has("mood.imperative", text[:6]):
-            f["imperative"] = 1.0
-    if t.has("boilerplate.form", text):
-        f["issue-form wording"] = 1.0
+        if t.has("mood.imperative", text[:6]) and not t.has("tense.future", text[:6]):
+            f["imperative"] = 1.0  # "试试 X" suggests; "下周试一下 X" plans
+    if t.has("boilerplate.form", text) or (lang != "en" and table("en").has("boilerplate.form", text)):
+        f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
     if text.count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
 
@@ -643,7 +789,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
-          and not _NARRATED.match(text)) or _LATE_IMPERATIVE.search(
+          and not _NARRATED.match(text) and not _NOUN_ATTACHED.match(text)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0
     pos = 0

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, column_roles, diagnostic, language, outcome_of,
-                                   plain, table)
+from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
+                                   plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
-from dbglog.docreader.units import Unit
+from dbglog.docreader.units import Unit, post_author
 
 ACTS = ("action_result", "action")
 MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
@@ -66,6 +66,8 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     for k, j in enumerate(t.js):
         if j.unit.id in t.used:
             continue
+        if _goes_on(j, t.js[k - 1] if k else None, out):
+            continue
         f = t.read(k, j, out)
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
             if g.outcome == "untested":
@@ -73,6 +75,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             t.used.update(g.units)
             out.extend(_split_several(g))
     out = _absorbed(out)
+    _done_marks(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
                 g.outcome == "worked" and _FIXED.search(g.result or g.did)):
@@ -113,7 +116,8 @@ class _Thread:
         if j.label == "action_result":
             return _found(j, u.text, u.text)
         if j.label == "action":
-            return _with_result(j, js[k + 1:k + 6], self.used)
+            f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
+            return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
         if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
             return self._answers(j)
         if j.label == "result" and self.heads is not None:
@@ -131,6 +135,60 @@ class _Thread:
         self.replied.add(post)
         last = self.by_post[post][-1]
         return _answered(j, parts, self.js[last + 1:last + 40], self.used)
+
+
+# Cues that a unit says what someone did; without any, a unit labelled action_result is a verdict only
+# ("MSI-X is still broken after reload" under "What Doesn't Work"), carried there by its heading.
+_DOING = frozenset({"opens with a past-tense verb", "a subject with a past-tense verb", "an action verb", "first person",
+                    "names a setting, flag, version or file", "a command", "marked with a verdict (✅ ❌)",
+                    "opens with a named setting or file, and how it went", "an action that says how it went (-ing ... worked)",
+                    "its comment gives an outcome", "its result column gives an outcome", "says what fixed it",
+                    "labelled as what was done", "an arrow from what was done to how it went"})
+
+
+def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
+    """A verdict with no doing of its own, right below an attempt in the same place, is that attempt's result:
+    it joins it instead of becoming an attempt of its own."""
+    if j.label not in ("action_result", "result") or _DOING & set(j.features) or prev is None or not out:
+        return False
+    f = out[-1]
+    a, b = prev.unit, j.unit
+    # A list that starts on the line right under a paragraph ("❌ **Module reload:** `rmmod ...`" / "   - still
+    # broken") elaborates that paragraph.
+    below = b.first - a.last == 1 and a.item < 0 and (a.post, a.path) == (b.post, b.path)
+    sibling = a.item >= 0 and b.item >= 0 and a.item != b.item and b.depth <= a.depth  # the list's next entry
+    if a.id not in f.units or sibling or not (below or _same_place(a, b)) or b.first - f.last > 2:
+        return False
+    said = _outcome(j.unit.text)
+    if said is None:
+        return False
+    marked = "marked with a verdict (✅ ❌)" in prev.features
+    if said != "untested" and (f.outcome in ("inconclusive", "untested") or not (f.result or marked)):
+        f.outcome = said  # the first result said outranks the action's own wording, but not its ❌ / ✅
+    f.result = f"{f.result} {j.unit.text}".strip()
+    f.last, f.units = max(f.last, j.unit.last), [*f.units, j.unit.id]
+    return True
+
+
+def _done_marks(out: list[Found], units: dict[int, Unit]) -> None:
+    """ "✅ Upgraded the driver — still segfaults" beside "✅ Rebuilt jaxlib": when a list ticks every item and the words
+    of some say they failed, its ✅ means done, not fixed; an item whose only verdict is the mark is of unknown outcome."""
+    lists: dict[int, list[tuple[Found, Unit]]] = {}
+    for f in out:
+        u = units.get(f.units[0]) if f.units else None
+        if u is not None and u.item >= 0:
+            lists.setdefault(u.group, []).append((f, u))
+    for items in lists.values():
+        if len(items) < 2 or not all(_DONE_MARK.match(u.text) for _, u in items):
+            continue
+        words = [_outcome(_DONE_MARK.sub("", u.text, count=1)) for _, u in items]
+        if any(w in ("failed", "partial") for w in words):
+            for (f, _), w in zip(items, words):
+                if w is None and f.outcome == "worked":
+                    f.outcome = "inconclusive"
+
+
+_DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
 
 
 def _absorbed(out: list[Found]) -> list[Found]:
@@ -300,7 +358,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             parent = None  # the document's title is no container
         roles = roles or {}
         role = (roles.get(parent.id) or heading_role(parent.text, language(parent.text))) if parent is not None else None
-        entry = ENTRY.match(plain(h.text))
+        entry = ENTRY.match(plain(h.text)) if (h.post < 0 or post_author(h.text) is None) and not _DATE_HEAD.match(
+            plain(h.text)) else None  # "hello-11 — 2024-11-18" is a post, "Mon 14 Oct" a day: neither is try 14
         if entry and entry.group("kw") and _PROPOSAL_KW.match(entry.group("kw")):
             continue  # "Option 2 — ...": a proposal, read with the plan and options
         in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
@@ -360,7 +419,10 @@ def _names_a_change(heading: str) -> bool:
 
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
-    oc = outcome or _outcome(result) or "inconclusive"
+    # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
+    # whose code names make the sentence alone look English).
+    own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
+    oc = outcome or _outcome(result) or own or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
     split = colon_verdict(plain(did), language(did))
@@ -378,10 +440,13 @@ def _unlabelled(text: str) -> str:
     return lab[1] if lab and lab[1] else s
 
 
-def _with_result(j: Judged, ahead: list[Judged], used: set[int]) -> Found:
+def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit] = ()) -> Found:
     u = j.unit
+    # "Rebuilt it from source:" + the command in a fence + "This works": the fence is the action's own text.
+    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
     for n in ahead:
-        if not _same_place(u, n.unit) or n.unit.id in used:
+        after_code = shown and 0 < n.unit.first - shown.last <= 2 and (n.unit.post, n.unit.path) == (u.post, u.path)
+        if not (_same_place(u, n.unit) or after_code) or n.unit.id in used:
             break
         labelled = "labelled as a result" in n.features
         if (n.label in ACTS and not labelled) or n.unit.kind != "sentence":
@@ -401,20 +466,33 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
     goes to the part whose setting it names. "Can't tell yet" is replaced by the same person's later verdict."""
     u = j.unit
     got: dict[tuple[str, int], Found] = {}
+    first_reply = next((n.unit.post for n in ahead if n.unit.post > u.post and n.unit.author != u.author), None)
     for n in ahead:
         v = n.unit
+        if v.post != u.post and not v.quoted and n.label in ("proposal", "request") and _KNOB.search(v.text):
+            break  # another suggestion (the same helper's next one too): later answers may be to that one
         if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
                 plain(v.text)):
             continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
-        if n.label in ("proposal", "request") and _KNOB.search(v.text):
-            break  # another suggestion: later answers may be to that one
+        if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:40]) and not any(
+                _names_same(p, v.text) or _tokens(p) & _tokens(v.text) for p in parts):
+            # A third person's "we see no hang on H100" is their own try, in their words, not an answer to this one.
+            oc = _outcome(v.text) if n.label == "action_result" and "first person" in n.features else None
+            if oc in ("worked", "failed", "partial") and (v.author, -1) not in got:
+                got[(v.author, -1)] = Found(plain(v.text), "", oc, v.first, v.last, v.author, [v.id], n.confidence,
+                                            title=plain(v.text))
+            continue
         named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
-        if n.label == "action_result" and _own_try(n):
+        if n.label == "action_result" and _own_try(n) and not any(_names_same(p, v.text) for p in parts):
             continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
-        if n.label == "result" or named or (n.label == "action_result" and not all(_new_knob(p, v.text)
-                                                                                for p in parts)):
-            oc = _outcome(v.text)
-            k = _which_part(parts, v.text)
+        # "Can you run with NCCL_DEBUG=INFO and attach the log?" answered "Log attached; ACS is on": the first reply ran
+        # the look it was asked for (a diagnostic try); a question of fact ("which GPU?") names nothing to run.
+        looked = v.post == first_reply and j.label == "request" and n.label in ("context", "result") and any(
+            diagnostic(p) or _KNOB.search(p) for p in parts)
+        if n.label == "result" or named or looked or (n.label == "action_result" and not all(_new_knob(p, v.text)
+                                                                                          for p in parts)):
+            oc = _outcome(v.text) or ("inconclusive" if looked else None)  # "Log attached; ACS is on": what it showed
+            k = _which_part(parts, v.text) if not looked else 0
             had = got.get((v.author, k)) if k is not None else None
             if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
                 continue
@@ -428,6 +506,31 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if v.post > u.post + 6:
             break
     return list(got.values())
+
+
+def _prepares(text: str) -> bool:
+    """ "Installed ROCm 6.0 and the matching wheel", "Wrote a minimal repro script": a task that prepares, by its verb."""
+    words = plain(text).lower().split()
+    while words and words[0] in ("i", "we", "then", "also", "first"):
+        words = words[1:]
+    return bool(table("en").rx["setup.verbs"].match(" ".join(words[:2])))
+
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
+                        r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b)|^\W*(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+\d",
+                        re.I)
+_POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
+
+
+def _names_same(suggested: str, reply: str) -> bool:
+    """Does the reply name what was suggested ("disable ACS" / "Disabled ACS with setpci")? Acronyms, code and
+    settings shared by both."""
+    def names(text: str) -> set[str]:
+        return ({w.lower() for w in re.findall(r"\b[A-Z][A-Z0-9_]{1,}\b", text)}
+                | {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)})
+
+    return bool(names(suggested) & names(reply))
 
 
 def _own_try(n: Judged) -> bool:
@@ -515,7 +618,9 @@ def _new_knob(suggested: str, reply: str) -> bool:
 
 def _command(j: Judged) -> Found | None:
     u = j.unit
-    if table("en").find("mood.imperative_lead", plain(u.comment)) and not re.search(
+    # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
+    lead = re.sub(r"^(?:first|then|finally|next|also|just|simply)\b[\s,]*(?:try\b[\s,:]*)?", "", plain(u.comment), flags=re.I)
+    if table("en").find("mood.imperative_lead", lead) and not re.search(
             r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment)
@@ -525,7 +630,7 @@ def _command(j: Judged) -> Found | None:
     said = u.desc or (u.comment if not u.text.strip() else "")
     what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
-    f.title = what if what != u.text else ""
+    f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f
 
 
@@ -533,7 +638,7 @@ def _row(j: Judged) -> Found | None:
     """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
     with no verdict of its own takes the heading's."""
     u = j.unit
-    what, res = column_roles(u.header)
+    what, res = row_roles(u)
     if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # no result column, or an unticked box: a step not yet taken
     oc = _outcome(u.cells[res])
@@ -563,6 +668,8 @@ _BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 def _split_several(f: Found) -> list[Found]:
     """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
     does not" two with opposite verdicts."""
+    if language(f.did) in ("zh", "ja"):
+        return _cjk_tries(f, language(f.did))
     parts = _BUT.split(f.did, maxsplit=1)
     if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
         first = _outcome(parts[0]) or f.outcome
@@ -599,6 +706,22 @@ def _gerunds(rest: str) -> list[str]:
     if len(pieces) >= 2 and all(re.match(r"^\w+ing\b", p.strip()) for p in pieces):
         return [p.strip() for p in pieces]
     return []
+
+
+def _cjk_tries(f: Found, lang: str) -> list[Found]:
+    """ "加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了": clause by clause, each change and the verdict after it
+    is one try (Chinese and Japanese string tries together with commas, not with "and" / "but")."""
+    t = table(lang)
+    tries, cur = [], []
+    for clause in (c for c in re.split(r"[，,；;。、]", f.did) if c.strip()):
+        cur.append(clause)
+        said = _outcome(clause)
+        if said in ("worked", "failed", "partial") and any(t.has("tense.action", c) for c in cur):
+            tries.append(("，".join(cur), said))
+            cur = []
+    if len(tries) < 2:
+        return [f]
+    return [_copy(f, did, said) for did, said in tries]
 
 
 def _copy(f: Found, did: str, outcome: str) -> Found:

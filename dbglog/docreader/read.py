@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import PLAN_LEAD, Context, context, outcome_of, plain
+from dbglog.docreader.cues import _PASTED, PLAN_LEAD, Context, context, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -288,6 +288,8 @@ class _Build:
         # With no Result or Conclusion field, the text under the heading says how it went ("→ PASS for ...").
         told = result or (did if not vals.get("did") and not conclusion else "")
         out = _protocol_outcome(vals.get("outcome", ""), f.tag, told, conclusion, f.title, hyp)
+        if out == "inconclusive" and not (result or conclusion) and _PASTED.match(plain(hyp).strip("` ")):
+            out = "failed"  # "### Attempt 7: FP8 rollout" / "- Problem: RuntimeError: CUDA error ...": what it ran into
         if out == "inconclusive" and not (did or result or conclusion):
             out = "untested"
         a = Attempt(number=f.number or 0, title=one_line(f.title or item_title(did or result)), hypothesis=hyp,
@@ -404,25 +406,27 @@ class _Build:
         skip = set(range(len(self.lines))) - self.scope.read | self.owned
         heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip, self.units)
-        taken: set[int] = set()
+        taken: set[int] = set()  # the units the attempts were read from
         for f in linking.link(judged, skip, heads, self.ctx.roles):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
             a.who = f.who
             self.attempts.append((f.first, a))
-            taken.update(range(f.first, f.last + 1))
-        self._planned(judged, skip | taken)
+            taken.update(f.units)
+        self._planned(judged, skip, taken)
 
-    def _planned(self, judged: list[Judged], skip: set[int]) -> None:
+    def _planned(self, judged: list[Judged], skip: set[int], taken: set[int]) -> None:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
-        rack R15"): next steps, with the lines they were read from. The sentence stays in its place as text too."""
+        rack R15"): next steps, with the lines they were read from, even inside an attempt's paragraph ("The tuned
+        config avoids it. I'll open a PR with it."). The sentence stays in its place as text too."""
         for j in judged:
             u = j.unit
-            if u.first in skip or u.kind != "sentence" or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
+            if u.first in skip or u.id in taken or u.kind not in ("sentence", "row") or j.label != "plan" \
+                    or j.confidence < PLAN_CONFIDENCE:
                 continue
-            text = PLAN_LEAD.sub("", plain(u.text)).strip()
-            step = make_step(text, [], 0) if len(text.split()) >= 2 else None
+            text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
+            step = make_step(text, [], 0) if len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4 else None
             if step is None:
                 continue
             step.source_lines = [u.first + 1, u.last + 1]
@@ -650,3 +654,15 @@ def _fixed_width(lines: list[str], a: int, b: int):
             continue
         rows.append((i, c))
     return head, rows
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
+
+
+def _row_task(u) -> str:
+    """The task a row of a task table names: its what-column, else its longest cell that is not a checkbox."""
+    what, _ = row_roles(u)
+    cells = [c if c.strip().lower() not in ("[ ]", "[x]") else "" for c in u.cells]  # a "Done" column of boxes
+    if 0 <= what < len(cells) and cells[what].strip():
+        return cells[what]
+    return max(cells, key=len, default="") or u.text

@@ -112,8 +112,8 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
     found, keysets = [], []
     for s in all_sections(tops):
-        if is_template(s, doc) or any(s.inside(f) for f in found):
-            continue
+        if is_template(s, doc) or any(s.inside(f) for f in found) or ATTEMPT_HEAD.match(plain(s.head.text)):
+            continue  # ("### Attempt 4" + "- Problem: OOM at weight sync": what that try ran into, not a new bug)
         keys = _header_keys(s, doc) & {"status", "symptom"}
         if keys:
             found.append(s)
@@ -237,7 +237,8 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
             lead.append(line)
     if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
         return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
-    if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead):
+    if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead) \
+            and not (m and fields):  # "### Attempt 7: FP8 rollout" + "- Problem: <the error it hit>" is still a try
         return None
     # "Attempt 3: x" is attempt 3 titled x; "Test 3: x" keeps its own word (the mirror writes "Attempt N: Test 3: x").
     own_word = m and not re.match(r"^\W*attempt\b", plain(s.head.text), re.I)
@@ -253,5 +254,7 @@ def is_diff_section(s: Section, ctx: Context) -> bool:
 
 def is_plan_section(s: Section, ctx: Context) -> bool:
     """Next steps (and recommendations, options: proposals nobody ran) under their heading."""
+    if s.head.level == 1 and s.parent is None and s.children:
+        return False  # the title names the whole story ("GPU Recovery Guide"): its sections keep their own roles
     role = ctx.roles.get(s.head.id)
     return role in ("plan", "options") and not _imperative_heading(s.head.text)

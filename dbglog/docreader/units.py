@@ -43,6 +43,7 @@ class Unit:
     post: int = -1  # the thread post it belongs to (-1: not a thread)
     author: str = ""  # the post's author
     header: tuple[str, ...] = ()  # a row's table header cells
+    said_col: int = -1  # the column whose cells say how each row went, read from the cells when no header names it
     cells: tuple[str, ...] = ()  # a row's cells
     comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
     desc: str = ""  # a command's describing comment above it ("# 1xGPU - OK"), when it has one
@@ -78,7 +79,7 @@ def _md():
 
 # A thread post's header: "### alice — 2024-11-07", "**bob** commented on Mar 3", "carol · comment · 2023-03-20",
 # "@dave wrote:". Structure of a post header (a name and a date or a verb of posting), not the words of one doc.
-_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
+_DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[./]\d{1,2}[./]\d{4}|\d{4}[./]\d{1,2}[./]\d{1,2}|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
 _POST = [
     re.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
                rf"{_DATE}\b.*$"),
@@ -95,6 +96,8 @@ _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
+_LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
@@ -174,6 +177,11 @@ class _Cut:
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
+        if not self.items and not self.quote and len(texts) == 1 and _LIST_CAPTION.match(texts[0]) \
+                and b < len(self.lines) and _LIST_START.match(self.lines[b]):
+            # "Open questions:" on its own line right above a list names that list, as a heading would.
+            self.heading(a, b, 7, texts[0].strip().rstrip(":："))
+            return
         mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
         if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
             # "From: Priya Raman" / "Date: Tue, 8 Apr 2025": a mailing-list message starts
@@ -221,7 +229,7 @@ class _Cut:
 def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
-    groups = _command_groups(cut.lines, body)
+    groups = _transcript_groups(cut.lines, body) or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
     if len(said) < 2 or len(said) * 2 < len(groups):
         return False
@@ -230,7 +238,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     for g in groups:
         lines = g["lines"]
         comment = " ".join(g["result"]) or " ".join(g["desc"])
-        cmd = " ".join(_CMD_COMMENT.sub(r"\g<c>", cut.lines[i]).strip() for i in g["cmd"])
+        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip() for i in g["cmd"])
         cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
                 desc=" ".join(g["desc"]))
     if b >= 0:
@@ -299,6 +307,27 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["result"].append(tm.group("c").strip())
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
+    return groups
+
+
+_PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
+
+
+def _transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
+    """A console session ("$ cmd" and what it printed): each prompt line a command, the lines it printed its
+    result (the output is how it went); [] when the block has fewer than two prompts."""
+    prompts = [i for i in body if _PROMPT.match(lines[i])]
+    if len(prompts) < 2:
+        return []
+    groups: list[dict] = []
+    for i in body:
+        if i in prompts:
+            groups.append({"lines": [i], "desc": [], "cmd": [i], "result": []})
+        elif groups and lines[i].strip():
+            groups[-1]["lines"].append(i)
+            groups[-1]["result"].append(_CMD_COMMENT.sub(r"\g<c>", lines[i]).strip())
+    for g in groups:
+        g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
     return groups
 
 

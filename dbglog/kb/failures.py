@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
-from dbglog.diagnose.fingerprint import NEAR, similarity
+from dbglog.diagnose.fingerprint import MIN_PREFIX, NEAR, message, similarity
 from dbglog.util.errors import DbglogError
 
 OUTPUT_TAIL = 256 << 10  # the part of a run's output read for frames and kernel (a traceback is at the end)
@@ -292,7 +292,8 @@ def _row_fp(r) -> Fingerprint:
 
 def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     """(key, frames JSON) -> likeness of every distinct form seen with ``fp``'s signature that is like it.
-    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut at ``NEAR``);
+    The distinct key lines are compared in C first (rapidfuzz ``process.extract``, cut below ``NEAR``:
+    ``similarity`` reads the messages without their headings), with the lines that hold the other whole;
     only the forms with a close line are judged whole (kernel, operation, frames)."""
     from rapidfuzz import fuzz, process
 
@@ -302,10 +303,19 @@ def _alike(store, fp: Fingerprint) -> dict[tuple, Likeness]:
     for f in forms:
         by_line.setdefault(f["line"], []).append(f)
     lines = list(by_line)
+    close = {j: score for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR - 5,
+                                                         limit=None)}
+    # (and a line that holds the other whole, found in C too: a title cut short, a message quoted in a
+    # wrapper's sentence; ``similarity`` decides)
+    if len(fp.line) >= MIN_PREFIX:
+        for query in {fp.line, message(fp.line)}:
+            for _, _, j in process.extract(query, lines, scorer=fuzz.partial_ratio, score_cutoff=100, limit=None):
+                close.setdefault(j, None)
     out = {}
-    for _, score, j in process.extract(fp.line, lines, scorer=fuzz.ratio, score_cutoff=NEAR, limit=None):
+    for j, score in close.items():
         for f in by_line[lines[j]]:
-            like = similarity(fp, _row_fp(f), score=score)
+            # (the C ratio of whole lines stands for the messages' when it already says near)
+            like = similarity(fp, _row_fp(f), score=score if score is not None and score >= NEAR else None)
             if like.level != "none":
                 out[(f["fp"], f["frames"])] = like
     return out
@@ -369,7 +379,8 @@ def _investigation(store, inv_id: str, hit: Hit) -> tuple[dict, list[dict]]:
     inv = store.load(inv_id)
     row = {"id": inv.id, "title": inv.title, "status": inv.status, "root_cause": inv.root_cause,
            "updated": inv.updated, "imported": bool(inv.source), "match": hit.likeness.level,
-           "score": hit.likeness.score, "via": hit.ref, "doc": hit.ref if hit.source == "import" else None}
+           "score": hit.likeness.score, "guess": hit.likeness.guess, "evidence": hit.likeness.evidence(),
+           "via": hit.ref, "doc": hit.ref if hit.source == "import" else None}
     attempts = [{"investigation": inv.id, "number": a.number, "title": a.title, "line": _one_line(a),
                  "outcome": a.outcome, "runs": list(a.runs)}
                 for a in inv.attempts if a.outcome in _OUTCOME_ORDER]
@@ -409,7 +420,7 @@ def _regression(store, inv: dict, attempts: list[dict], fp: Fingerprint, cmd: st
     commit = _fix_commit(store, inv, attempts)
     bisect = (f"dbglog bisect git --good {commit} --bad HEAD -- {cmd}" if commit and cmd else None)
     return {"investigation": inv["id"], "resolved_on": day, "by": by, "fix_commit": commit,
-            "commands": commands, "bisect": bisect}
+            "commands": commands, "bisect": bisect, "guess": inv["guess"]}
 
 
 def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None = None,
@@ -424,7 +435,8 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     for h in hits:
         if h.source == "doc":
             if len(docs) < MAX_MENTIONS:
-                docs.append({"kind": "doc", "ref": h.ref, "match": h.likeness.level})
+                docs.append({"kind": "doc", "ref": h.ref, "match": h.likeness.level, "guess": h.likeness.guess,
+                             "evidence": h.likeness.evidence()})
         elif h.investigation and h.investigation != current_inv:
             if h.likeness.level == "similar":  # a record that quotes the line: a mention, not the same failure
                 quoted.setdefault(h.investigation, h)
@@ -439,11 +451,21 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     attempts.sort(key=lambda a: _OUTCOME_ORDER[a["outcome"]])  # (stable: the best investigation's first)
     regression = next((g for r in rows if (g := _regression(
         store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
-    notes = [{"kind": "note" if h.source in ("note", "import") else "record", "ref": h.ref, "match": "similar"}
+    notes = [{"kind": "note" if h.source in ("note", "import") else "record", "ref": h.ref, "match": "similar",
+              "guess": True, "evidence": h.likeness.evidence()}
              for i, h in quoted.items() if i not in invs]  # (an imported note that saw it is listed above, marked)
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
             "regression": regression, "more": max(0, len(invs) - MAX_INVESTIGATIONS)}
+
+
+def _label(match: dict) -> str:
+    """``[exact]``, or a guess with its evidence: ``[near match, a guess: key lines 93% alike; same frame
+    moe.py:fused_experts]`` (a block stored before guesses were labelled has no evidence: its level alone)."""
+    if not match.get("guess") or not match.get("evidence"):
+        return f"[{match['match']}]"
+    what = "near match" if match["match"] == "near" else match["match"]
+    return f"[{what}, a guess: {match['evidence'][:120]}]"
 
 
 def render(block: dict) -> list[str]:
@@ -458,18 +480,19 @@ def render(block: dict) -> list[str]:
     for r in block["investigations"]:
         cause = f"; root cause: {r['root_cause'][:100]}" if r["root_cause"] else ""
         note = f" (imported from {r['doc']})" if r.get("doc") else " (imported note)" if r["imported"] else ""
-        out.append(f"  {r['id']} \"{r['title'][:60]}\"{note} — {r['status']}{cause} [{r['match']}]")
+        out.append(f"  {r['id']} \"{r['title'][:60]}\"{note} — {r['status']}{cause} {_label(r)}")
         for a in block["attempts"]:
             if a["investigation"] == r["id"]:
                 out.append(f"    {a['outcome']}: #{a['number']} {a['title'][:50]}"
                            + (f" — {a['line'][:90]}" if a["line"] else ""))
     for m in block["mentions"]:
-        out.append(f"  {m['kind']}: {m['ref'][:100]} [{m['match']}]")
+        out.append(f"  {m['kind']}: {m['ref'][:100]} {_label(m)}")
     if block.get("more"):
         out.append(f"  and {block['more']} more investigation(s): dbglog failures show {fp['key']}")
     g = block.get("regression")
     if g:
-        out.append(f"  REGRESSED? {g['investigation']} was resolved on {g['resolved_on']} by {g['by']}")
+        out.append(f"  REGRESSED? {g['investigation']} was resolved on {g['resolved_on']} by {g['by']}"
+                   + (" (a guess: a near match)" if g.get("guess") else ""))
         out.append(f"    reopen it:     {g['commands'][0]}")
         out.append(f"    or a new one:  {g['commands'][1]}")
         if g["bisect"]:
