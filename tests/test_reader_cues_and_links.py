@@ -1240,3 +1240,16 @@ Open questions:
 def test_plans_said_as_the_next_thing_to_try_a_plan_label_or_a_captioned_list_of_open_questions():
     steps = [(s.source_lines, s.text) for p in _read(PLANS_IN_NOTES) for s in p.inv.next_steps]
     assert [lines for lines, _ in steps] == [[7, 7], [9, 9], [12, 12], [13, 13]]
+
+
+def test_an_indented_block_of_commented_commands_is_read_like_a_fenced_one():
+    doc = """# ROCm build notes
+
+    # plain CPU build: ok
+    cmake -B build && cmake --build build
+
+    # with -DGGML_HIP=ON: fails, clang not found
+    cmake -B build -DGGML_HIP=ON
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([3, 4], "worked"), ([6, 7], "failed")]

@@ -515,7 +515,11 @@ def _open_row(cut: _Cut, t, a: int, b: int, nxt) -> None:
 
 
 def _open_code(cut: _Cut, t, a: int, b: int, nxt) -> None:
+    """An indented block: read as commands and their comments when it is one (a tab-indented build log), else code."""
     cut.nblock += 1
+    body = [i for i in range(a, b) if cut.lines[i].strip()]
+    if body and _commands(cut, body, "", -1, -1):
+        return
     cut.add("code", a, b - 1, t.content, block=cut.nblock)
 
 
