@@ -1253,3 +1253,18 @@ def test_an_indented_block_of_commented_commands_is_read_like_a_fenced_one():
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([3, 4], "worked"), ([6, 7], "failed")]
+
+
+def test_a_setting_and_what_it_measured_is_a_try():
+    doc = """# FSDP memory notes
+
+## 2x A100, seq 4096
+
+ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms
+
+ckpt(attn) + compile(model): OOM
+
+The runs above used the same seed.
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "inconclusive"), ([7, 7], "failed")]

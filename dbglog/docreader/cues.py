@@ -391,6 +391,10 @@ _TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs
 _DEBUG_OUT = re.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
                         r"torch_cpp_log_level|hip_trace_api|amd_serialize_kernel|debug logging|logging|verbose)\b")
 _WHETHER = re.compile(r"\b(?:whether|(?:check|see|test|find out|verify|confirm|ask)\s+if)\b.*$", re.I)
+_UNIT = r"(?:[KMGT]i?B|[kKMG]?bps|ms|µs|us|s|sec|min|h|tok/s|tokens?/s|t/s|it/s|img/s|samples?/s|TFLOPS|%|x|×)"
+_MEASURED = re.compile(rf"^(?P<cfg>[^:→]{{3,90}}?)\s*(?::|→|->|=>|—|–)\s*(?P<val>(?:~|≈|about\s+)?\d[\d',.]*\s*{_UNIT}\b|"
+                       r"OOM\b|NaN\b|hangs?\b|crash(?:es)?\b|segfaults?\b|error\b)", re.I)
+_CONFIG_CHARS = re.compile(r"[=(+`]|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|dim|heads?|layers?|ckpt|fp16|bf16|fp8|int8|int4)\b", re.I)
 _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
@@ -511,7 +515,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
         h = next(u for u in doc.units if u.kind == "heading" and u.first == sub)
         first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0 and u.head), None)
         if first is not None and roles.get(h.id) not in ("worked", "failed") and not _STAMP.match(plain(h.text) + " ") \
-                and not _TRY_HEAD.search(plain(h.text)) and not _VERDICT_MARK.search(first.text[:4]):
+                and not _TRY_HEAD.search(plain(h.text)) and not _VERDICT_MARK.search(first.text[:4]) \
+                and not _MEASURED.match(plain(first.text)):
             out.add(first.block)
     from dbglog.docreader.units import post_author
 
@@ -620,6 +625,9 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     _word_features(text, lang, f)
+    if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))):
+        # "ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms", "bs=8, seq=4096 -> OOM": a setting and what it measured
+        f["a setting and what it measured"] = 1.0
     if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and _names_change(text):
         # "10:25 — we roll the driver back to 550": a timeline tells its past in the present tense
         f["a dated entry that names a change"] = 1.0
