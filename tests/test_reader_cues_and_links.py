@@ -1268,3 +1268,22 @@ The runs above used the same seed.
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "inconclusive"), ([7, 7], "failed")]
+
+
+def test_a_leaf_heading_that_says_how_its_try_went_is_that_try():
+    doc = """# W7900 ML stack log
+
+## 2024-04-20
+
+### xformers - Not Working
+
+```
+pip wheel -v --no-build-isolation git+https://github.com/ROCm/xformers.git@main#egg=xformers
+```
+
+### bitsandbytes - Works
+
+The ROCm fork builds with `-DCOMPUTE_BACKEND=hip`.
+"""
+    got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("xformers", "failed"), ("bitsandbytes", "worked")]

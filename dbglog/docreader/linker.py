@@ -364,7 +364,11 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             continue  # "Option 2 — ...": a proposal, read with the plan and options
         in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
             _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
-        if not in_container and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
+        # "## xformers - Not Working", "## bitsandbytes - Works": a heading that says how its try went is one
+        told = h.level > 1 and _heading_verdict(_VERDICT_EMOJI.sub("", h.text)) in ("worked", "failed", "partial") \
+            and role not in ("options", "plan", "boilerplate", "lessons") and not heading_role(h.text, language(h.text)) \
+            and not any(h.id in o.path for o in heads.values())  # a leaf section, not a container of tries
+        if not in_container and not told and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
             continue
         under = kids.get(h.id, [])
         if sum(j.label in ACTS for j in under) >= 2:
@@ -387,6 +391,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
                   [j.unit.id for j in under], 0.5)
         f.title = (entry.group("rest") if entry and entry.group("rest") else
                    re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))).strip() or plain(h.text)
+        if told:
+            f.title = re.sub(r"\s[—–-]{1,2}\s[^—–-]+$", "", f.title).strip() or f.title  # "xformers - Not Working"
         used.update(f.units)
         out.append(f)
     return out
@@ -520,6 +526,15 @@ _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
                         r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b)|^\W*(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+\d",
                         re.I)
+_VERDICT_EMOJI = re.compile("[✅❌✔️✔☑️🟢🔴⚠️🟡⏳🔄🎉✗✘⛔]")
+
+
+def _heading_verdict(text: str) -> str | None:
+    from dbglog.docreader.vocab import heading_outcome
+
+    return heading_outcome(text)
+
+
 _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
 
 

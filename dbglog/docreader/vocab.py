@@ -122,6 +122,9 @@ def heading_outcome(text: str) -> str | None:
     m = re.search(r"(?:\s[—–-]{1,2}\s|:\s)([^—–:]{2,60})$", text)
     if m:
         w = outcomes.verdict_word(m.group(1))
+        if not w and len(m.group(1).split()) <= 4:  # "xformers - Not Working": a short verdict, in words
+            w = outcomes.classify(m.group(1))
+            w = w if w in ("worked", "failed", "partial") else None
         if w:
             return w
     m = re.match(r"^\s*(?:\[|\()?(FAILED|FAIL|WORKED|FIXED|SOLVED|PARTIAL|WRONG|DEAD END|RESOLVED|REJECTED)\b", text)
