@@ -1287,3 +1287,31 @@ The ROCm fork builds with `-DCOMPUTE_BACKEND=hip`.
 """
     got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [("xformers", "failed"), ("bitsandbytes", "worked")]
+
+
+def test_a_status_that_says_how_a_run_went_does_not_make_its_section_a_bug_of_its_own():
+    doc = """# vLLM runs on one H100
+
+| Model | Status | KV cache (GiB) |
+|---|---|---|
+| Llama-3.1-8B | SUCCESS | 51.4 |
+| Llama-3.3-70B-FP8 (TP=1) | FAILED | -1.4 |
+
+## Llama-3.3-70B-FP8 (TP=1)
+
+**Status:** ENGINE FAILED - out of memory
+
+The weights load (67.7 GiB) but no memory is left for the KV cache.
+"""
+    parsed = _read(doc)
+    assert len(parsed) == 1
+    assert [a.outcome for a in parsed[0].inv.attempts][:2] == ["worked", "failed"]
+    bug = """# Training hang
+
+## Rank 3 stalls
+
+**Status:** Fixed, works with NCCL_P2P_DISABLE=1
+
+**Symptom:** rank 3 stops at step 40.
+"""
+    assert [p.inv.status for p in _read(bug)] == ["resolved"]

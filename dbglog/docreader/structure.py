@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from dbglog.docreader.cues import Context, plain
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of, is_placeholder
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1": the protocol's numbered attempt heading.
 ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
@@ -136,9 +136,13 @@ def _header_keys(s: Section, doc: Doc) -> set[str]:
             break
         seen += 1
         lab = label_of(doc.lines[i], INV_LABELS)
-        if lab:
-            keys.add(lab[0])
+        if lab and not (lab[0] == "status" and _RUN_VERDICT.search(plain(lab[1])[:40]) and not status_word(lab[1])):
+            keys.add(lab[0])  # ("**Status:** FAILED" under a model's heading is how a run went, not a bug's state)
     return keys
+
+
+_RUN_VERDICT = re.compile(r"\b(?:failed|fail|success(?:ful)?|succeeded|passed|pass|ok|nok|error|crashed|oom|works?|"
+                          r"worked|broken)\b", re.I)
 
 
 def _restarting(tops: list[Section], doc: Doc) -> list[Section]:
