@@ -1315,3 +1315,16 @@ The weights load (67.7 GiB) but no memory is left for the KV cache.
 **Symptom:** rank 3 stops at step 40.
 """
     assert [p.inv.status for p in _read(bug)] == ["resolved"]
+
+
+def test_a_ticked_chore_is_no_try():
+    doc = """# V3 kernel log
+
+## Step 1
+
+- ✅ README updated: SDPA set as the default
+- ✅ Committed: a8376e2
+- ✅ Fixed the tensor offset formula in V3: 14/14 correctness tests pass
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([7, 7], "worked")]

@@ -114,6 +114,8 @@ class _Thread:
             f = _with_result(j, js[k + 1:k + 2], self.used) if j.label == "action" else None
             return f if f is not None and f.result else None
         if j.label == "action_result":
+            if _DONE_MARK.match(u.text) and _housekeeping(_DONE_MARK.sub("", u.text, count=1)):
+                return None  # "✅ README updated", "✅ Committed: a8376e2": a chore ticked off, not a try
             return _found(j, u.text, u.text)
         if j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
@@ -533,6 +535,16 @@ def _heading_verdict(text: str) -> str | None:
     from dbglog.docreader.vocab import heading_outcome
 
     return heading_outcome(text)
+
+
+_CHORE = re.compile(r"\b(?:committed|commit|pushed|created|wrote|written|documented|renamed|moved|merged|downloaded|"
+                    r"copied|extracted|saved|uploaded|updated|added)\b", re.I)
+
+
+def _housekeeping(text: str) -> bool:
+    """ "README updated", "Created `POSTMORTEM_READY.md`", "Committed: 05609b7": a chore, by its verb, with no verdict."""
+    head = " ".join(plain(text).split()[:4])
+    return bool(_CHORE.search(head)) and _outcome(_CHORE.sub(" ", text)) is None
 
 
 _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
