@@ -1328,3 +1328,18 @@ def test_a_ticked_chore_is_no_try():
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([7, 7], "worked")]
+
+
+def test_a_korean_note_is_read_with_its_own_cue_table():
+    from dbglog.docreader.cues import language
+
+    doc = """# PyTorch에서 CUDA를 못 잡는 문제
+
+## 시도한 것
+
+- `pip install torch`로 다시 설치했는데 여전히 `False`가 나왔다.
+- cu118 인덱스에서 torch를 재설치했더니 `torch.cuda.is_available()`이 `True`로 바뀌었다. 해결!
+"""
+    assert language("cu118 인덱스에서 torch를 재설치했더니 해결됐다") == "ko"
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "failed"), ([6, 6], "worked")]

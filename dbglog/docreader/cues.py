@@ -33,7 +33,7 @@ def _foreign_label(text: str) -> tuple[str, str] | None:
     if not m:
         return None
     name = m.group("l").strip().lower()
-    for lang in ("zh", "ja", "de"):
+    for lang in ("zh", "ja", "ko", "de"):
         t = table(lang)
         for key, words in t.raw.get("labels", {}).items():
             if name in (w.lower() for w in words):
@@ -56,7 +56,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "ja", "de")
+LANGS = ("en", "zh", "ja", "ko", "de")
 
 
 @dataclass
@@ -91,7 +91,7 @@ def table(lang: str) -> Table:
     with open(_DIR / f"{lang}.toml", "rb") as f:
         raw = tomllib.load(f)
     t = Table(lang, raw)
-    bounded = lang not in ("zh", "ja")
+    bounded = lang not in ("zh", "ja", "ko")
     for section, entries in raw.items():
         for key, words in entries.items():
             if isinstance(words, list) and words:
@@ -115,6 +115,7 @@ _ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
 _DASH = re.compile(r"\s(?:—|–|--)\s")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 
 
@@ -125,6 +126,8 @@ def language(text: str) -> str:
         return "ja"  # kana are Japanese only; Chinese text has none
     if han * 5 >= width:
         return "zh"
+    if len(_HANGUL.findall(text)) * 5 >= width:
+        return "ko"
     if len(_DE.findall(text)) >= 2:
         return "de"
     return "en"
@@ -359,7 +362,7 @@ def heading_role(text: str, lang: str) -> str | None:
     s = re.sub(r"[:：]\s*$", "", s)
     if " | " in s:  # a bilingual form heading ("当前行为 | Current Behavior"): either half names the role
         return next((r for part in s.split(" | ") if (r := heading_role(part, language(part)))), None)
-    if len(s.split()) > 6 or (lang in ("zh", "ja") and len(s) > 14):
+    if len(s.split()) > 6 or (lang in ("zh", "ja") and len(s) > 14) or (lang == "ko" and len(s) > 24):
         return None  # a title or a sentence, not a section's name
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
@@ -528,7 +531,7 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     # An issue form's problem field ("### Describe the bug", "当前行为 | Current Behavior"): its first paragraph.
     for h in doc.units:
         if h.kind == "heading" and h.level >= 2 and any(table(lg).has("heading.problem", plain(h.text).lower())
-                                                        for lg in ("en", "zh", "ja", "de")):
+                                                        for lg in ("en", "zh", "ja", "ko", "de")):
             first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0), None)
             if first is not None:
                 out.add(first.block)
