@@ -1343,3 +1343,15 @@ def test_a_korean_note_is_read_with_its_own_cue_table():
     assert language("cu118 인덱스에서 torch를 재설치했더니 해결됐다") == "ko"
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "failed"), ([6, 6], "worked")]
+
+
+def test_a_japanese_table_whose_comment_column_says_how_each_run_went():
+    doc = """# 問題のあるベンチマーク
+
+| ベンチマーク名 | コメント |
+| -- | -- |
+| d3q19-bgk | `static const signed char` に変えると実行できた。 |
+| bm3d | CUDA版は `CImgIOException` で実行できない。 |
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "worked"), ([6, 6], "failed")]

@@ -402,6 +402,7 @@ _PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|b
 
 
 _RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+                         r"コメント|結果|備考|결과|비고|"
                          r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
                          re.I)
 _WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
