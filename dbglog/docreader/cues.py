@@ -151,6 +151,7 @@ _CODE = re.compile(r"`[^`]*`")
 _STAMP = re.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
 
 
+@lru_cache(maxsize=16384)
 def plain(text: str) -> str:
     """The words of a unit: decoration (not inside code), list markers and a leading @mention off."""
     parts = _CODE.split(text or "")

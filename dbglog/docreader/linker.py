@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
                                    plain, row_roles, table)
@@ -367,10 +368,12 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
         in_container = role in _CONTAINER and not (roles.get(h.id) or heading_role(h.text, language(h.text))) and (
             _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
         # "## xformers - Not Working", "## bitsandbytes - Works": a heading that says how its try went is one
-        told = h.level > 1 and _heading_verdict(_VERDICT_EMOJI.sub("", h.text)) in ("worked", "failed", "partial") \
-            and role not in ("options", "plan", "boilerplate", "lessons") and not heading_role(h.text, language(h.text)) \
+        entered = in_container or (entry and role not in ("options", "plan", "boilerplate", "lessons"))
+        told = not entered and h.level > 1 and role not in ("options", "plan", "boilerplate", "lessons") \
+            and _heading_verdict(_VERDICT_EMOJI.sub("", h.text)) in ("worked", "failed", "partial") \
+            and not heading_role(h.text, language(h.text)) \
             and not any(h.id in o.path for o in heads.values())  # a leaf section, not a container of tries
-        if not in_container and not told and not (entry and role not in ("options", "plan", "boilerplate", "lessons")):
+        if not entered and not told:
             continue
         under = kids.get(h.id, [])
         if sum(j.label in ACTS for j in under) >= 2:
@@ -531,6 +534,7 @@ _DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)
 _VERDICT_EMOJI = re.compile("[✅❌✔️✔☑️🟢🔴⚠️🟡⏳🔄🎉✗✘⛔]")
 
 
+@lru_cache(maxsize=4096)
 def _heading_verdict(text: str) -> str | None:
     from dbglog.docreader.vocab import heading_outcome
 
@@ -553,11 +557,13 @@ _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaro
 def _names_same(suggested: str, reply: str) -> bool:
     """Does the reply name what was suggested ("disable ACS" / "Disabled ACS with setpci")? Acronyms, code and
     settings shared by both."""
-    def names(text: str) -> set[str]:
-        return ({w.lower() for w in re.findall(r"\b[A-Z][A-Z0-9_]{1,}\b", text)}
-                | {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)})
+    return bool(_names(suggested) & _names(reply))
 
-    return bool(names(suggested) & names(reply))
+
+@lru_cache(maxsize=4096)
+def _names(text: str) -> frozenset:
+    return frozenset({w.lower() for w in re.findall(r"\b[A-Z][A-Z0-9_]{1,}\b", text)}
+                     | {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)})
 
 
 def _own_try(n: Judged) -> bool:
