@@ -1355,3 +1355,21 @@ def test_a_japanese_table_whose_comment_column_says_how_each_run_went():
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "worked"), ([6, 6], "failed")]
+
+
+def test_setup_lines_between_commented_runs_do_not_hide_the_runs():
+    doc = """# GRPO on two GPUs
+
+```bash
+export EPOCHS=1
+export NUM_GENERATIONS=8
+# multigpu with torchrun: this hangs after initializing the LLM engine
+torchrun --nproc_per_node 2 -m rl_finetune --epochs ${EPOCHS}
+
+cd scripts
+python rl_finetune_multigpu.py --gpu-memory-utilization 0.3
+# 28/67 [16:41<20:54, 32.18s/it
+```
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([6, 7], "failed"), ([10, 11], "inconclusive")]

@@ -551,6 +551,7 @@ def _housekeeping(text: str) -> bool:
     return bool(_CHORE.search(head)) and _outcome(_CHORE.sub(" ", text)) is None
 
 
+_PROGRESS = re.compile(r"\d[\d.,]*\s*(?:s/it|it/s|ms/step|s/step|tok/s|tokens/s|t/s|samples/s|img/s)\b")
 _POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
 
 
@@ -656,9 +657,9 @@ def _command(j: Judged) -> Found | None:
     if table("en").find("mood.imperative_lead", lead) and not re.search(
             r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
-    oc = _outcome(u.comment)
+    oc = _outcome(u.comment) or ("inconclusive" if _PROGRESS.search(u.comment) else None)
     if not oc:
-        return None
+        return None  # (a run whose comment shows its progress, "# 28/67 [16:41, 32.18s/it", ran: how it went is open)
     # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
     said = u.desc or (u.comment if not u.text.strip() else "")
     what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text

@@ -231,7 +231,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
     groups = _transcript_groups(cut.lines, body) or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
-    if len(said) < 2 or len(said) * 2 < len(groups):
+    # ("export EPOCHS=1", "cd scripts" between the commented runs set them up: they are not counted as silent runs)
+    runs = [g for g in groups if g["result"] or g["desc"] or not _SETUP_CMD.match(cut.lines[g["cmd"][0]])]
+    if len(said) < 2 or len(said) * 2 < len(runs):
         return False
     if a >= 0:
         cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
@@ -284,7 +286,8 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             continue
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
-            if cur is not None and cur["cmd"] and not cur["result"] and not desc and (
+            setup = cur is not None and cur["cmd"] and _SETUP_CMD.match(lines[cur["cmd"][0]])  # "export X=1" says nothing
+            if cur is not None and cur["cmd"] and not cur["result"] and not desc and not setup and (
                     _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) \
                     or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
@@ -329,6 +332,9 @@ def _transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
     for g in groups:
         g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
     return groups
+
+
+_SETUP_CMD = re.compile(r"^\s*(?:export|set|cd|source|\.|mkdir|conda activate|module load|unset|pushd|popd)\b")
 
 
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
