@@ -1373,3 +1373,14 @@ python rl_finetune_multigpu.py --gpu-memory-utilization 0.3
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([6, 7], "failed"), ([10, 11], "inconclusive")]
+
+
+def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote():
+    doc = """# gfx803 in Docker
+
+> |Kernel|>=6.15.8|6.14|6.13|
+> |---|---|---|---|
+> |ROCm 6.4 works|✅|🟥|🟥|
+"""
+    got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("Kernel >=6.15.8", "worked"), ("Kernel 6.14", "failed"), ("Kernel 6.13", "failed")]

@@ -222,7 +222,8 @@ def outcome_of(text: str, lang: str) -> str | None:
 
 
 _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
-          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed",
+          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed", "🟥": "failed", "✖️": "failed",
+          "✖": "failed", "🟩": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
 # "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),

@@ -108,7 +108,7 @@ class _Thread:
         if u.kind == "command":
             return _command(j)
         if u.kind == "row":
-            return _row(j)
+            return _transposed(j) or _row(j)
         if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
             # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
             # Nothing changed."): the pair is surer than either alone.
@@ -666,6 +666,25 @@ def _command(j: Judged) -> Found | None:
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f
+
+
+def _transposed(j: Judged) -> list[Found] | None:
+    """ "|Kernel|>=6.15.8|6.14|6.13|" over "|works on ROCm 6.4|✅|🟥|🟥|": a table laid on its side, one try per
+    column, its verdict the mark in the column."""
+    u = j.unit
+    marks = [_VERDICT_MARK_ONLY.fullmatch(c.strip()) for c in u.cells[1:]]
+    if u.index < 0 or len(marks) < 3 or not all(marks) or len(u.header) != len(u.cells):
+        return None
+    out = []
+    for k, m in enumerate(marks, start=1):
+        title = f"{plain(u.header[0])} {u.header[k].strip('`*_ ')}".strip()  # (">=6.15.8" keeps its ">")
+        f = _found(j, title, plain(u.cells[0]), outcome=outcome_of(m.group(0), "en") or "inconclusive")
+        f.title = title
+        out.append(f)
+    return out
+
+
+_VERDICT_MARK_ONLY = re.compile("✅|✔️|✔|☑️|🟢|🟩|❌|✗|✘|🔴|⛔|🟥|✖️|✖|⚠️|⚠|🟡")
 
 
 def _row(j: Judged) -> Found | None:

@@ -566,7 +566,7 @@ def _remap_paths(doc: Doc) -> None:
 
 
 def _row_cells(line: str) -> list[str]:
-    s = line.strip()
+    s = re.sub(r"^\s*(?:>\s?)+", "", line).strip()  # a table inside a blockquote: its "> " is no cell
     if s.startswith("|"):
         s = s[1:]
     if s.endswith("|") and not s.endswith("\\|"):
