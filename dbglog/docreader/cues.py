@@ -33,7 +33,7 @@ def _foreign_label(text: str) -> tuple[str, str] | None:
     if not m:
         return None
     name = m.group("l").strip().lower()
-    for lang in ("zh", "ja", "ko", "de"):
+    for lang in LANGS[1:]:
         t = table(lang)
         for key, words in t.raw.get("labels", {}).items():
             if name in (w.lower() for w in words):
@@ -56,7 +56,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "ja", "ko", "de")
+LANGS = ("en", "zh", "ja", "ko", "de")  # English first: the others are read beside it
+_SUBSTRING_LANGS = ("zh", "ja", "ko")  # words without spaces (or endings glued on): matched as substrings
 
 
 @dataclass
@@ -91,7 +92,7 @@ def table(lang: str) -> Table:
     with open(_DIR / f"{lang}.toml", "rb") as f:
         raw = tomllib.load(f)
     t = Table(lang, raw)
-    bounded = lang not in ("zh", "ja", "ko")
+    bounded = lang not in _SUBSTRING_LANGS
     for section, entries in raw.items():
         for key, words in entries.items():
             if isinstance(words, list) and words:
@@ -226,6 +227,9 @@ _MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worke
           "✖": "failed", "🟩": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+# The marks that give a verdict (not "⏳ pending"): a cell holding one alone says how its try went.
+_TRY_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)
+                                if _MARKS[k] in ("worked", "failed", "partial")))
 # "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
 # not a setting that was tried: no verb, no value, nothing run.
 _BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
@@ -534,7 +538,7 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     # An issue form's problem field ("### Describe the bug", "当前行为 | Current Behavior"): its first paragraph.
     for h in doc.units:
         if h.kind == "heading" and h.level >= 2 and any(table(lg).has("heading.problem", plain(h.text).lower())
-                                                        for lg in ("en", "zh", "ja", "ko", "de")):
+                                                        for lg in LANGS):
             first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0), None)
             if first is not None:
                 out.add(first.block)

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (_KNOB, _WHAT_COL, colon_verdict, diagnostic, language, outcome_of,
-                                   plain, row_roles, table)
+from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, colon_verdict, diagnostic, heading_role,
+                                   language, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit, post_author
+from dbglog.docreader.vocab import heading_outcome
 
 ACTS = ("action_result", "action")
 MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
@@ -345,8 +346,6 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
     """Numbered or captioned steps under a heading of things tried ("## Solution implemented" / "### 1. Install
     the CUDA components" + a command): each sub-heading that names a change is one attempt, its text the
     detail, the first result under it (else the container's word: what worked, what didn't) its outcome."""
-    from dbglog.docreader.cues import heading_role, language
-
     out = []
     kids: dict[int, list[Judged]] = {}
     for j in js:
@@ -370,7 +369,7 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
         # "## xformers - Not Working", "## bitsandbytes - Works": a heading that says how its try went is one
         entered = in_container or (entry and role not in ("options", "plan", "boilerplate", "lessons"))
         told = not entered and h.level > 1 and role not in ("options", "plan", "boilerplate", "lessons") \
-            and _heading_verdict(_VERDICT_EMOJI.sub("", h.text)) in ("worked", "failed", "partial") \
+            and heading_outcome(_VERDICT_MARK.sub("", h.text)) in ("worked", "failed", "partial") \
             and not heading_role(h.text, language(h.text)) \
             and not any(h.id in o.path for o in heads.values())  # a leaf section, not a container of tries
         if not entered and not told:
@@ -380,8 +379,6 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             continue  # the heading groups several tries: they speak for themselves
         res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
                    None)
-        from dbglog.docreader.vocab import heading_outcome
-
         oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
         if oc == "untested" or any(_outcome(j.unit.text) == "untested" for j in under):
             continue  # "→ not tried", "not done — blocked": listed, never run
@@ -531,24 +528,10 @@ _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
                         r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b)|^\W*(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+\d",
                         re.I)
-_VERDICT_EMOJI = re.compile("[✅❌✔️✔☑️🟢🔴⚠️🟡⏳🔄🎉✗✘⛔]")
-
-
-@lru_cache(maxsize=4096)
-def _heading_verdict(text: str) -> str | None:
-    from dbglog.docreader.vocab import heading_outcome
-
-    return heading_outcome(text)
-
-
-_CHORE = re.compile(r"\b(?:committed|commit|pushed|created|wrote|written|documented|renamed|moved|merged|downloaded|"
-                    r"copied|extracted|saved|uploaded|updated|added)\b", re.I)
-
-
 def _housekeeping(text: str) -> bool:
     """ "README updated", "Created `POSTMORTEM_READY.md`", "Committed: 05609b7": a chore, by its verb, with no verdict."""
-    head = " ".join(plain(text).split()[:4])
-    return bool(_CHORE.search(head)) and _outcome(_CHORE.sub(" ", text)) is None
+    chore = table("en").rx["setup.chores"]
+    return bool(chore.search(" ".join(plain(text).split()[:4]))) and _outcome(chore.sub(" ", text)) is None
 
 
 _PROGRESS = re.compile(r"\d[\d.,]*\s*(?:s/it|it/s|ms/step|s/step|tok/s|tokens/s|t/s|samples/s|img/s)\b")
@@ -672,7 +655,7 @@ def _transposed(j: Judged) -> list[Found] | None:
     """ "|Kernel|>=6.15.8|6.14|6.13|" over "|works on ROCm 6.4|✅|🟥|🟥|": a table laid on its side, one try per
     column, its verdict the mark in the column."""
     u = j.unit
-    marks = [_VERDICT_MARK_ONLY.fullmatch(c.strip()) for c in u.cells[1:]]
+    marks = [_TRY_MARK.fullmatch(c.strip()) for c in u.cells[1:]]
     if u.index < 0 or len(marks) < 3 or not all(marks) or len(u.header) != len(u.cells):
         return None
     out = []
@@ -682,9 +665,6 @@ def _transposed(j: Judged) -> list[Found] | None:
         f.title = title
         out.append(f)
     return out
-
-
-_VERDICT_MARK_ONLY = re.compile("✅|✔️|✔|☑️|🟢|🟩|❌|✗|✘|🔴|⛔|🟥|✖️|✖|⚠️|⚠|🟡")
 
 
 def _row(j: Judged) -> Found | None:

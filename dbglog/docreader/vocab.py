@@ -4,6 +4,7 @@ field headings, outcome tags. Data and small pure functions; `reader` decides wi
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from dbglog.core import outcome as outcomes
 
@@ -100,6 +101,7 @@ def is_placeholder(text: str) -> bool:
     return low.count("/") >= 1 and sum(w in low for w in ("open", "resolved", "won't fix", "wontfix")) >= 2
 
 
+@lru_cache(maxsize=4096)
 def heading_outcome(text: str) -> str | None:
     """An outcome tag written into a heading: "(WRONG)", "[FAILED]", "✅", "— didn't help".
 
