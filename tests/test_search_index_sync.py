@@ -158,9 +158,7 @@ def assert_attempts_indexed(conn, exp: Expected) -> None:
     for w in exp.dead:
         for h in search.search(conn, w, kinds=("attempt",), limit=50).hits:
             assert w not in h.fields["did"], (w, h.fields)
-    n_att = conn.execute("SELECT count(*) FROM attempts").fetchone()[0]
-    for t in ("attempts_fts", "attempts_trigram"):
-        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_att
+    assert_index_complete(conn, "attempts")
 
 
 def assert_sections_indexed(conn, exp: Expected) -> None:
@@ -174,9 +172,14 @@ def assert_sections_indexed(conn, exp: Expected) -> None:
     for w in exp.dead_notes:
         for h in search.search(conn, w, kinds=("section",), limit=50).hits:
             assert w not in h.fields["body"], (w, h.fields)
-    n_sec = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
-    for t in ("sections_fts", "sections_trigram"):
-        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n_sec
+    assert_index_complete(conn, "sections")
+
+
+def assert_index_complete(conn, table: str) -> None:
+    """Both search indexes of a table hold one row per row of it."""
+    n = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    for t in (f"{table}_fts", f"{table}_trigram"):
+        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == n
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -284,6 +284,13 @@ def test_an_agent_sees_a_recurring_failure_on_its_first_run_with_the_earlier_fix
     assert any("worked: #2 Eager mode" in line for line in seen["lines"])
 
 
+def _recall_for(cli_fast, repro, log: str) -> dict:
+    """Import the repo's note.md, then ask `signature test --json` about a log: what the knowledge base recalls."""
+    cli_fast(repro, "import", "note.md", check=0)
+    (repro / "log.txt").write_text(log)
+    return json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+
+
 def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, repro):
     (repro / "note.md").write_text(
         "# NCCL hang on 8xH100\n\n## Symptom\n\nTraining stalls, then:\n\n```\n[rank3]:[E321 02:07:08.408271257 "
@@ -291,12 +298,10 @@ def test_an_error_block_in_an_imported_note_is_recalled_with_its_fix(cli_fast, r
         "OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds "
         "before timing out.\n```\n\n## Tried\n\n- Set NCCL_P2P_DISABLE=1: worked, no more hangs.\n\n"
         "## Root cause\n\nACS enabled on the PCIe switch.\n")
-    cli_fast(repro, "import", "note.md", check=0)
-    (repro / "log.txt").write_text(
+    out = _recall_for(cli_fast, repro, (
         "[rank0]:[E321 03:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
         "WorkNCCL(SeqNum=99, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for "
-        "600999 milliseconds before timing out.\n")
-    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+        "600999 milliseconds before timing out.\n"))
     inv = out["seen_before"]["investigations"][0]
     assert inv["imported"] and inv["match"] == "exact" and inv["root_cause"].startswith("ACS enabled")
     assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
@@ -330,12 +335,10 @@ def test_a_message_a_note_quotes_inside_a_wrappers_sentence_is_recalled_for_the_
         "collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, "
         "Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.\n```\n\n## Tried\n\n"
         "- Start the generation server before the trainer: worked.\n")
-    cli_fast(repro, "import", "note.md", check=0)
-    (repro / "log.txt").write_text(
+    out = _recall_for(cli_fast, repro, (
         "[rank5]:[E424 09:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 5] Watchdog caught collective operation timeout: "
         "WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800022 "
-        "milliseconds before timing out.\n")
-    out = json.loads(cli_fast(repro, "signature", "test", "log.txt", "--json").stdout)
+        "milliseconds before timing out.\n"))
     inv = out["seen_before"]["investigations"][0]
     assert inv["imported"] and inv["match"] in ("exact", "near")
     assert out["seen_before"]["attempts"][0]["outcome"] == "worked"

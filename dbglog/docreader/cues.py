@@ -491,9 +491,10 @@ def context(doc: Doc) -> Context:
         # The title names the whole story ("GPU recovery guide", "flash-attn build notes"): its text keeps its own cues.
         roles[tops[0].id] = None
     _said_columns(doc)
-    asker = doc.posts[0][1] if doc.posts and not _body_before_posts(doc) else ""
+    replying = _body_before_posts(doc)
+    asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying))
 
 
 def _body_before_posts(doc: Doc) -> bool:
@@ -504,9 +505,9 @@ def _body_before_posts(doc: Doc) -> bool:
                for u in doc.units)
 
 
-def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
+def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: bool = False) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
-    thread's first post (the failing baseline, not a try)."""
+    thread's first post (the failing baseline, not a try) unless `replying` (an issue body stands above it)."""
     out: set[int] = set()
     sents = [u for u in doc.units if u.kind == "sentence" and not u.quoted]
     sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
@@ -533,7 +534,7 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None) -> set[int]:
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
                   and not any(roles.get(h) == "boilerplate" for h in u.path)
                   and not (u.first > 0 and doc.lines[u.first - 1].lstrip().startswith("<summary"))), None)
-    if post0 is not None and not _ADDRESSED.match(post0.text) and not _body_before_posts(doc):
+    if post0 is not None and not _ADDRESSED.match(post0.text) and not replying:
         out.add(post0.block)  # ("Hi @x, I have tried ...": a reply, not the report)
     # An issue form's problem field ("### Describe the bug", "当前行为 | Current Behavior"): its first paragraph.
     for h in doc.units:
