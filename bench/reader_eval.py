@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well `dbglog import` reads real write-ups: attempts found, junk, outcomes, next steps, per style.
 
-    python bench/reader_eval.py [--set study|heldout|all] [--pool DIR] [--styles] [--learn] [--json]
+    python bench/reader_eval.py [--set study|heldout|all] [--pool DIR ...] [--styles] [--learn] [--json]
 
 Data: the shared pool of real docs labelled by hand with line ranges (../shared/realdocs-pool/, read
 from there and never copied), split by source group in bench/data/realdocs_split.toml before the reader
@@ -185,7 +185,7 @@ def totals(rows: list[dict]) -> dict:
     for r in rows:
         for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found", "steps_made",
                   "lost"):
-            t[k] += r[k]
+            t[k] += r.get(k, 0)  # ("lost" is counted by evaluate(), not by score() alone)
     t["recall"] = t["found"] / t["expected"] if t["expected"] else 1.0
     t["precision"] = t["found"] / t["made"] if t["made"] else 1.0
     t["f1"] = 2 * t["recall"] * t["precision"] / (t["recall"] + t["precision"]) if t["found"] else 0.0
@@ -236,18 +236,20 @@ def report(rows: list[dict], verbose: bool) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", default="study", choices=("study", "heldout", "all", "none"))
-    ap.add_argument("--pool", default=str(next((p / "shared" / "realdocs-pool" for p in ROOT.parents
-                                                if (p / "shared" / "realdocs-pool").is_dir()), "realdocs-pool")))
+    ap.add_argument("--pool", action="append", help="a directory of labelled docs (repeatable; default: the shared "
+                    "pool)")
     ap.add_argument("--styles", action="store_true", help="add our own-words labelled docs (tests/corpus/styles)")
     ap.add_argument("--learn", action="store_true", help="also fit the weights with leave-one-group-out CV")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    docs = [] if a.set == "none" else pool_docs(Path(a.pool), a.set)
+    pools = a.pool or [str(next((p / "shared" / "realdocs-pool" for p in ROOT.parents
+                                 if (p / "shared" / "realdocs-pool").is_dir()), "realdocs-pool"))]
+    docs = [] if a.set == "none" else [d for pool in pools for d in pool_docs(Path(pool), a.set)]
     if a.styles:
         docs += style_docs()
     if not docs:
-        print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {a.pool}", file=sys.stderr)
+        print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {', '.join(pools)}", file=sys.stderr)
         return 2
     extract = extract_new
     rows = evaluate(docs, extract)
@@ -257,9 +259,10 @@ def main() -> int:
         print(f"set={a.set}{' +styles' if a.styles else ''} docs={len(docs)}")
         print(report(rows, a.verbose))
     if a.learn:
-        from reader_learn import cross_validate  # numpy only here
+        from reader_learn import cross_validate, gate_attempts  # numpy only here
 
         print(cross_validate(docs))
+        print(gate_attempts(docs))
     return 0
 
 
