@@ -240,6 +240,9 @@ def main() -> int:
                     "pool)")
     ap.add_argument("--styles", action="store_true", help="add our own-words labelled docs (tests/corpus/styles)")
     ap.add_argument("--learn", action="store_true", help="also fit the weights with leave-one-group-out CV")
+    ap.add_argument("--recall-cv", action="store_true", help="grouped CV of the learned recall pass (scikit-learn)")
+    ap.add_argument("--train", metavar="OUT", help="fit the learned recall pass on these docs and write it to OUT "
+                    "(dbglog/docreader/cues/learned.json)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -251,6 +254,11 @@ def main() -> int:
     if not docs:
         print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {', '.join(pools)}", file=sys.stderr)
         return 2
+    if a.train or a.recall_cv:
+        from reader_learn import recall_report, train  # scikit-learn only here
+
+        print(train(docs, a.train) if a.train else recall_report(docs))
+        return 0
     extract = extract_new
     rows = evaluate(docs, extract)
     if a.json:

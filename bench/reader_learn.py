@@ -14,6 +14,9 @@ gate F1 0.652 (194/352, 49 junk): it trades more recall than junk away, so the r
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from dbglog.docreader.cues import context, features
@@ -157,3 +160,137 @@ def gate_attempts(docs) -> str:
                       f"  reader:          found {th['found']}/{th['expected']}  junk {th['junk']}/{th['made']}  F1 {th['f1']:.3f}",
                       f"  + learned gate:  found {tg['found']}/{tg['expected']}  junk {tg['junk']}/{tg['made']}  F1 {tg['f1']:.3f}"])
 
+
+
+# --- the learned recall pass (dbglog/docreader/learned.py): its training and its grouped cross-validation ---
+
+RECALL_C = 0.1  # L2 strength, chosen by the grouped CV below (0.1, 0.3, 1, 3 tried)
+RECALL_THRESHOLD = 0.6  # chosen the same way (0.5 to 0.8 tried: F1 0.631 to 0.641; 0.6 keeps junk near the rules' own)
+RECALL_MIN_DOCS = 4  # a feature seen in fewer training docs is left out: one author's words are not a cue
+
+
+def _recall_rows(text: str):
+    """(features, unit) for every scorer unit of a doc, exactly as the reader computes them."""
+    from dbglog.docreader import learned
+
+    doc = segment(text)
+    ctx = context(doc)
+    units = [u for u in doc.units if u.kind in learned.KINDS]
+    heads = {u.id: u for u in doc.units if u.kind == "heading"}
+    cues = [features(u, ctx) for u in units]
+    return [(learned.unit_features(units, cues, heads, i), u) for i, u in enumerate(units)]
+
+
+def _marked(units, lo: int, hi: int) -> list[int]:
+    """The units a labelled range marks as the attempt. A range from a suggestion to the reply that tried it
+    marks the reply's post only (the suggestion is not the try); a range from an action to a result far
+    below it ([action line, result line]) marks the units at its two ends, not the others in between."""
+    inside = [k for k, u in enumerate(units) if u.first + 1 <= hi and u.last + 1 >= lo]
+    posts = {units[k].post for k in inside}
+    if len(posts) > 1:
+        last = units[inside[-1]].post
+        return [k for k in inside if units[k].post == last]
+    if hi - lo > LONG_RANGE:
+        return [k for k in inside if units[k].first + 1 <= lo or units[k].last + 1 >= hi]
+    return inside
+
+
+LONG_RANGE = 8  # lines: a labelled range longer than this joins an action to a result far from it
+
+
+def _recall_data(docs):
+    data = []
+    for did, group, path, labels in docs:
+        text = path.read_text(encoding="utf-8")
+        rows = _recall_rows(text)
+        units = [u for _f, u in rows]
+        ys = [0] * len(units)
+        for a in labels.get("attempts", []):
+            for k in _marked(units, *a["lines"]):
+                ys[k] = 1
+        data.append({"did": did, "group": group, "path": path, "labels": labels, "text": text, "rows": rows, "ys": ys})
+    return data
+
+
+def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD) -> dict:
+    """The model as learned.json holds it, fitted on ``data`` (scikit-learn: pip install scikit-learn)."""
+    from collections import Counter
+
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
+    keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS}
+    xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
+    ys = [y for d in data for y in d["ys"]]
+    vec = DictVectorizer()
+    x = vec.fit_transform(xs).tocsr()
+    x.indices, x.indptr = x.indices.astype(np.int32), x.indptr.astype(np.int32)  # liblinear takes 32-bit only
+    m = LogisticRegression(C=c, max_iter=3000, solver="liblinear").fit(x, ys)
+    w = {k: round(float(m.coef_[0][i]), 4) for k, i in vec.vocabulary_.items() if abs(m.coef_[0][i]) >= 1e-3}
+    return {"bias": round(float(m.intercept_[0]), 4), "threshold": threshold, "weights": dict(sorted(w.items())),
+            "about": {"docs": len(data), "groups": len({d["group"] for d in data}),
+                      "attempts": sum(len(d["labels"].get("attempts", [])) for d in data), "C": c,
+                      "min_docs": RECALL_MIN_DOCS, "trained_by": "bench/reader_learn.py --train"}}
+
+
+def _model(raw: dict):
+    from dbglog.docreader.learned import Model
+
+    return Model(raw["bias"], raw["threshold"], raw["weights"], raw["about"])
+
+
+def cross_validate_recall(docs, folds: int = 10, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD):
+    """Rows scored by the rules alone and with a recall model fitted without the doc's source group: the
+    groups are dealt into ``folds`` folds, so a source is never on both sides."""
+    from reader_eval import score, style_of
+
+    data = _recall_data(docs)
+    groups = sorted({d["group"] for d in data})
+    fold = {g: i % folds for i, g in enumerate(groups)}
+    rules, stacked = [], []
+    for k in range(folds):
+        test = [d for d in data if fold[d["group"]] == k]
+        if not test:
+            continue
+        model = _model(fit_recall([d for d in data if fold[d["group"]] != k], c, threshold))
+        for d in test:
+            for out, m in ((rules, False), (stacked, model)):
+                parsed, _ = read_document(d["text"], str(d["path"]), model=m)
+                atts = [{"lines": tuple(a.source_lines or (0, 0)), "outcome": a.outcome, "title": a.title,
+                         "who": a.who} for p in parsed for a in p.inv.attempts]
+                steps = [{"lines": tuple(s.source_lines or (0, 0)), "text": s.text} for p in parsed
+                         for s in p.inv.next_steps]
+                r = score(d["labels"], atts, steps)
+                r.update(doc=d["did"], group=d["group"], style=style_of(d["did"], d["labels"]))
+                out.append(r)
+    return rules, stacked
+
+
+def recall_report(docs, folds: int = 10) -> str:
+    from reader_eval import totals
+
+    rules, stacked = cross_validate_recall(docs, folds)
+    out = [f"learned recall pass, grouped cross-validation ({folds} folds of source groups, "
+           f"{len({r['group'] for r in rules})} groups, {len(rules)} docs)"]
+    for name, rows in (("rules alone", rules), ("rules + learned", stacked)):
+        t = totals(rows)
+        out.append(f"  {name:<16} found {t['found']}/{t['expected']} ({t['recall']:.0%})  junk {t['junk']}/{t['made']} "
+                   f"({t['junk_share']:.0%})  outcomes {t['outcome_share']:.0%}  F1 {t['f1']:.3f}")
+    by = {}
+    for r0, r1 in zip(rules, stacked):
+        b = by.setdefault(r0["style"], [0, 0, 0])
+        b[0] += r0["expected"]
+        b[1] += r0["found"]
+        b[2] += r1["found"]
+    out.append("  recall per style (rules alone -> rules + learned):")
+    for s, (e, f0, f1) in sorted(by.items()):
+        out.append(f"    {s:<32} {f0}/{e} ({f0 / e if e else 1:.0%}) -> {f1}/{e} ({f1 / e if e else 1:.0%})")
+    return "\n".join(out)
+
+
+def train(docs, path) -> str:
+    """Fit the recall model on every labelled doc and write it where the reader reads it."""
+    raw = fit_recall(_recall_data(docs))
+    Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+    return f"wrote {path}: {len(raw['weights'])} weights from {raw['about']['docs']} docs"

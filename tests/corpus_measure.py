@@ -32,9 +32,9 @@ def _n(s: str) -> str:
     return " ".join(s.replace("’", "'").split())
 
 
-def measure(doc: Path) -> dict:
+def measure(doc: Path, model=True) -> dict:
     text = decode(doc.read_bytes(), doc.name)
-    parsed, _skipped = parse_document(text, doc.name)
+    parsed, _skipped = parse_document(text, doc.name, model=model)
     exp = yaml.safe_load(doc.with_suffix("").with_suffix(".expected.yaml").read_text()) \
         if doc.with_suffix(".expected.yaml").exists() else \
         yaml.safe_load((doc.parent / (doc.stem + ".expected.yaml")).read_text())

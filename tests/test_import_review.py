@@ -68,8 +68,11 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     data = as_json(cli(ws, "import", "--explain", doc, "--json"))
     assert data["source"] == str(doc)
     units = data["units"]
-    assert units and all(set(u) == {"lines", "kind", "label", "confidence", "features", "author", "text"}
+    assert units and all(set(u) == {"lines", "kind", "label", "confidence", "features", "learned", "author", "text"}
                          for u in units)
+    # the learned recall pass's probability, for every unit it was asked about (the ones no rule took)
+    assert all(u["learned"] is None or 0.0 <= u["learned"] <= 1.0 for u in units)
+    assert any(u["learned"] is not None for u in units)
     for u in units:
         assert u["label"] in LABELS and 0.0 <= u["confidence"] <= 1.0
         assert len(u["lines"]) == 2 and 1 <= u["lines"][0] <= u["lines"][1] <= THREAD_DOC.count("\n")

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dbglog.docreader import learned
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import _PASTED, PLAN_LEAD, Context, context, outcome_of, plain, row_roles
+from dbglog.docreader.cues import _PASTED, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -65,10 +66,11 @@ def _check_markers(lines: list[str], path: str) -> None:
             raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
 
 
-def read_document(text: str, path: str = "<text>", corrections=None,
-                  explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
+def read_document(text: str, path: str = "<text>", corrections=None, explain: bool = False,
+                  model: learned.Model | None | bool = True) -> tuple[list[Parsed], list[Skipped]]:
     """Investigations read out of one document. ``corrections`` (review.Corrections: a reviewed checklist, an
-    agent's or a model's extraction) say which attempts it holds; the reader does the rest."""
+    agent's or a model's extraction) say which attempts it holds; the reader does the rest. ``model``: the
+    learned recall pass's model (True: the shipped one; None or False: the rules alone)."""
     _check_markers(text.split("\n"), path)
     doc = segment(text)
     ctx = context(doc)
@@ -77,6 +79,8 @@ def read_document(text: str, path: str = "<text>", corrections=None,
     quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
     bugs = st.investigations(tops, doc)
     judged = _Judgements(doc, ctx, every=explain)
+    model = learned.load() if model is True else (model or None)
+    judged.recall = learned.Recall(doc.units, lambda u: judged.get(u).features, model) if model else None
     n = len(doc.lines)
     if not bugs:
         scopes = [_Scope(None, set(range(n)), set(range(n)) - quiet_lines)]
@@ -134,6 +138,7 @@ class _Judgements:
 
     def __init__(self, doc: Doc, ctx: Context, every: bool = False):
         self.doc, self.ctx, self.done = doc, ctx, {}
+        self.recall: learned.Recall | None = None
         if every:
             for u in doc.units:
                 self.get(u)
@@ -415,6 +420,29 @@ class _Build:
             self.attempts.append((f.first, a))
             taken.update(f.units)
         self._planned(judged, skip, taken)
+        self._recalled(skip)
+
+    def _recalled(self, skip: set[int]) -> None:
+        """The learned pass: units the rules left alone that the model is confident a person would mark as
+        an attempt (learned.py). It adds only; each one cites its lines and shows its probability (--explain)."""
+        rec = self.judged.recall
+        if rec is None:
+            return
+        free = self.scope.read - skip - {i for i, _ in self.steps}
+        cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free]
+        probs = {u.id: rec.probability(u) for u in cands}
+        for u in cands:
+            self.judged.get(u).learned = probs[u.id]
+        covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
+        for g in learned.guesses(cands, probs, rec.model.threshold, covered, free):
+            text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
+                            for u in g.units)
+            said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text))
+            a = Attempt(number=0, title=one_line(item_title(text))[:120] or "Attempt", did=one_line(text),
+                        outcome=said if said in outcomes.OUTCOMES else "inconclusive")
+            a.source_lines = [g.first + 1, g.last + 1]
+            a.who = g.units[0].author
+            self.attempts.append((g.first, a))
 
     def _planned(self, judged: list[Judged], skip: set[int], taken: set[int]) -> None:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on

@@ -67,6 +67,7 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
             out.append({"lines": [u.first + 1, u.last + 1], "kind": u.kind, "label": j.label,
                         "confidence": round(j.confidence, 2),
                         "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
+                        "learned": None if j.learned is None else round(j.learned, 2),
                         "author": u.author, "text": u.text[:160]})
     return out
 

@@ -25,6 +25,7 @@ class Judged:
     confidence: float
     features: dict[str, float]
     why: list[tuple[str, float]]  # the winning label's strongest contributions, largest first
+    learned: float | None = None  # the learned recall pass's probability, when it was asked (learned.py)
 
 
 @lru_cache(maxsize=None)

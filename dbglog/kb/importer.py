@@ -94,17 +94,18 @@ def decode(data: bytes, shown: str) -> str:
 Parsed, Skipped = docreader.Parsed, docreader.Skipped
 
 
-def parse_document(text: str, path: str = "<text>", corrections=None,
-                   explain: bool = False) -> tuple[list[Parsed], list[Skipped]]:
+def parse_document(text: str, path: str = "<text>", corrections=None, explain: bool = False,
+                   model=True) -> tuple[list[Parsed], list[Skipped]]:
     """All investigations in one document (and the template sections kept only as text); ``corrections``
-    (docreader.review.Corrections) say which attempts it holds."""
+    (docreader.review.Corrections) say which attempts it holds; ``model=False`` reads by the rules alone
+    (no learned recall pass)."""
     if not text.strip():
         raise ParseError("empty file: nothing to import", path, 1)
     if text.startswith("---\n") and re.search(r"^id:", text[:2000], re.M):
         canon = _try_canonical(text, path)
         if canon is not None:
             return [canon], []
-    return docreader.read_document(text, path, corrections, explain)
+    return docreader.read_document(text, path, corrections, explain, model)
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:
