@@ -208,12 +208,19 @@ def _recall_data(docs):
         for a in labels.get("attempts", []):
             for k in _marked(units, *a["lines"]):
                 ys[k] = 1
-        data.append({"did": did, "group": group, "path": path, "labels": labels, "text": text, "rows": rows, "ys": ys})
+        step_lines = labels.get("next_step_lines") or []
+        lined = len(step_lines) == len(labels.get("next_steps", []))  # else its steps cannot teach a unit model
+        steps = [int(any(u.first + 1 <= hi and u.last + 1 >= lo for lo, hi in step_lines)) for u in units]
+        data.append({"did": did, "group": group, "path": path, "labels": labels, "text": text, "rows": rows,
+                     "ys": ys, "steps": steps if lined else None})
     return data
 
 
-def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD) -> dict:
-    """The model as learned.json holds it, fitted on ``data`` (scikit-learn: pip install scikit-learn)."""
+def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD, target: str = "ys",
+               drop: float = 0.0) -> dict:
+    """One model as learned.json holds it, fitted on ``data`` (scikit-learn: pip install scikit-learn): the
+    attempts model (``target="ys"``) or the next-steps model (``"steps"``, on the docs whose steps have lines)."""
+    data = [d for d in data if d[target] is not None]
     from collections import Counter
 
     from sklearn.feature_extraction import DictVectorizer
@@ -222,25 +229,35 @@ def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD) -
     seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
     keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS}
     xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
-    ys = [y for d in data for y in d["ys"]]
+    ys = [y for d in data for y in d[target]]
     vec = DictVectorizer()
     x = vec.fit_transform(xs).tocsr()
     x.indices, x.indptr = x.indices.astype(np.int32), x.indptr.astype(np.int32)  # liblinear takes 32-bit only
     m = LogisticRegression(C=c, max_iter=3000, solver="liblinear").fit(x, ys)
     w = {k: round(float(m.coef_[0][i]), 4) for k, i in vec.vocabulary_.items() if abs(m.coef_[0][i]) >= 1e-3}
-    return {"bias": round(float(m.intercept_[0]), 4), "threshold": threshold, "weights": dict(sorted(w.items())),
+    return {"bias": round(float(m.intercept_[0]), 4), "threshold": threshold, "drop": drop,
+            "weights": dict(sorted(w.items())),
             "about": {"docs": len(data), "groups": len({d["group"] for d in data}),
                       "attempts": sum(len(d["labels"].get("attempts", [])) for d in data), "C": c,
                       "min_docs": RECALL_MIN_DOCS, "trained_by": "bench/reader_learn.py --train"}}
 
 
-def _model(raw: dict):
-    from dbglog.docreader.learned import Model
-
-    return Model(raw["bias"], raw["threshold"], raw["weights"], raw["about"])
+STEP_THRESHOLD = 0.4  # the step pass adds a unit at or above it (0.4 to 0.8 tried; see fit_models)
+STEP_DROP = 0.05  # and drops the rules' sentence-level plans below it (0.05 to 0.2 tried)
 
 
-def cross_validate_recall(docs, folds: int = 10, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD):
+def fit_models(data) -> dict:
+    """Both models, as cues/learned.json holds them."""
+    return {"attempts": fit_recall(data), "steps": fit_recall(data, RECALL_C, STEP_THRESHOLD, "steps", STEP_DROP)}
+
+
+def _models(raw: dict):
+    from dbglog.docreader.learned import Model, Models
+
+    return Models(Model.of(raw["attempts"]), Model.of(raw["steps"]))
+
+
+def cross_validate_recall(docs, folds: int = 10):
     """Rows scored by the rules alone and with a recall model fitted without the doc's source group: the
     groups are dealt into ``folds`` folds, so a source is never on both sides."""
     from reader_eval import score, style_of
@@ -253,7 +270,7 @@ def cross_validate_recall(docs, folds: int = 10, c: float = RECALL_C, threshold:
         test = [d for d in data if fold[d["group"]] == k]
         if not test:
             continue
-        model = _model(fit_recall([d for d in data if fold[d["group"]] != k], c, threshold))
+        model = _models(fit_models([d for d in data if fold[d["group"]] != k]))
         for d in test:
             for out, m in ((rules, False), (stacked, model)):
                 parsed, _ = read_document(d["text"], str(d["path"]), model=m)
@@ -271,12 +288,13 @@ def recall_report(docs, folds: int = 10) -> str:
     from reader_eval import totals
 
     rules, stacked = cross_validate_recall(docs, folds)
-    out = [f"learned recall pass, grouped cross-validation ({folds} folds of source groups, "
+    out = [f"learned passes, grouped cross-validation ({folds} folds of source groups, "
            f"{len({r['group'] for r in rules})} groups, {len(rules)} docs)"]
     for name, rows in (("rules alone", rules), ("rules + learned", stacked)):
         t = totals(rows)
         out.append(f"  {name:<16} found {t['found']}/{t['expected']} ({t['recall']:.0%})  junk {t['junk']}/{t['made']} "
-                   f"({t['junk_share']:.0%})  outcomes {t['outcome_share']:.0%}  F1 {t['f1']:.3f}")
+                   f"({t['junk_share']:.0%})  outcomes {t['outcome_share']:.0%}  F1 {t['f1']:.3f}  next steps "
+                   f"{t['steps_found']}/{t['steps_expected']} (made {t['steps_made']})")
     by = {}
     for r0, r1 in zip(rules, stacked):
         b = by.setdefault(r0["style"], [0, 0, 0])
@@ -291,6 +309,7 @@ def recall_report(docs, folds: int = 10) -> str:
 
 def train(docs, path) -> str:
     """Fit the recall model on every labelled doc and write it where the reader reads it."""
-    raw = fit_recall(_recall_data(docs))
+    raw = fit_models(_recall_data(docs))
     Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
-    return f"wrote {path}: {len(raw['weights'])} weights from {raw['about']['docs']} docs"
+    return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"
+                                          for k, m in raw.items())

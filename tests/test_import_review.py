@@ -68,10 +68,11 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     data = as_json(cli(ws, "import", "--explain", doc, "--json"))
     assert data["source"] == str(doc)
     units = data["units"]
-    assert units and all(set(u) == {"lines", "kind", "label", "confidence", "features", "learned", "author", "text"}
+    assert units and all(set(u) == {"lines", "kind", "label", "confidence", "features", "learned",
+                                         "learned_step", "author", "text"}
                          for u in units)
-    # the learned recall pass's probability, for every unit it was asked about (the ones no rule took)
-    assert all(u["learned"] is None or 0.0 <= u["learned"] <= 1.0 for u in units)
+    # the learned passes' probabilities, for every unit they were asked about (the ones no rule took)
+    assert all(u[k] is None or 0.0 <= u[k] <= 1.0 for u in units for k in ("learned", "learned_step"))
     assert any(u["learned"] is not None for u in units)
     for u in units:
         assert u["label"] in LABELS and 0.0 <= u["confidence"] <= 1.0

@@ -174,8 +174,9 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
             why = ", ".join(f"{f['cue']} ({f['weight']:+.1f})" for f in u["features"][:3])
             lines = f"{u['lines'][0]}-{u['lines'][1]}"
             click.echo(f"{lines:>9}  {u['label']:<13} {u['confidence']:.2f}  {safe_text(u['text'])[:70]}")
-            if u.get("learned") is not None:
-                why = (why + ", " if why else "") + f"learned pass p={u['learned']:.2f}"
+            for key, name in (("learned", "learned attempt"), ("learned_step", "learned next step")):
+                if u.get(key) is not None:
+                    why = (why + ", " if why else "") + f"{name} p={u[key]:.2f}"
             if why:
                 click.echo(f"{'':>9}  {'':<13}       because: {safe_text(why)}")
 

@@ -1,5 +1,6 @@
-"""The learned recall pass: a unit the rules left alone becomes an attempt when a model trained on
-hand-labelled real docs is confident that a person would have marked it as one.
+"""The learned passes: a unit the rules left alone becomes an attempt (or a next step) when a model trained
+on hand-labelled real docs is confident that a person would have marked it as one; a next step the rules
+guessed from a sentence is dropped when that model is confident nobody would have.
 
 Why it exists: general cues and the linker find about half of the attempts in real write-ups nobody
 here had read. A logistic regression over the same cues plus the unit's own words, its heading's words
@@ -9,8 +10,12 @@ README gives the figures. It only adds: the rules' attempts are never removed by
 (the canonical format, protocol fields, tables read as structure) is never read by it, and every
 attempt it makes cites its lines and is shown with its probability by ``import --explain``.
 
-The model is data (``cues/learned.json``: a bias, a threshold, and one weight per named feature), read
-with the standard library: the default install needs no numpy or scikit-learn.
+The next-step model is the same kind over the same features, trained on the docs whose next steps were
+marked with their lines; it adds the plans the rules missed and drops the rules' sentence-level guesses it
+scores near zero (a step from a next-steps list, certain structure, is never dropped).
+
+The models are data (``cues/learned.json``: per model a bias, thresholds, and one weight per named feature),
+read with the standard library: the default install needs no numpy or scikit-learn.
 """
 
 from __future__ import annotations
@@ -33,23 +38,49 @@ MODEL = Path(__file__).with_name("cues") / "learned.json"
 @dataclass(frozen=True)
 class Model:
     bias: float
-    threshold: float  # a unit at or above it, not already part of an attempt, becomes one
+    threshold: float  # a unit at or above it, not already read as one, becomes one
     weights: dict[str, float]
     about: dict  # what it was trained on and how it cross-validated (kept beside the weights)
+    drop: float = 0.0  # a guess of the rules' (not certain structure) whose units all score below it is dropped
 
     def probability(self, f: dict[str, float]) -> float:
         z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in f.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
+    @classmethod
+    def of(cls, raw: dict) -> Model:
+        return cls(float(raw["bias"]), float(raw["threshold"]), {k: float(v) for k, v in raw["weights"].items()},
+                   raw.get("about", {}), float(raw.get("drop", 0.0)))
+
+
+@dataclass(frozen=True)
+class Models:
+    """One model per thing a person marks: attempts, and next steps (either may be absent)."""
+
+    attempts: Model | None = None
+    steps: Model | None = None
+
+    def __bool__(self) -> bool:
+        return self.attempts is not None or self.steps is not None
+
 
 @lru_cache(maxsize=None)
-def load(path: str | None = None) -> Model | None:
+def load(path: str | None = None) -> Models:
     p = Path(path) if path else MODEL
     if not p.exists():
-        return None
+        return Models()
     raw = json.loads(p.read_text(encoding="utf-8"))
-    return Model(float(raw["bias"]), float(raw["threshold"]), {k: float(v) for k, v in raw["weights"].items()},
-                 raw.get("about", {}))
+    return Models(*(Model.of(raw[k]) if raw.get(k) else None for k in ("attempts", "steps")))
+
+
+def models(given) -> Models:
+    """What ``read_document(model=...)`` was given: True the shipped models, False/None none, a Model the
+    attempts model alone, Models as they are."""
+    if given is True:
+        return load()
+    if isinstance(given, Model):
+        return Models(attempts=given)
+    return given or Models()
 
 
 def _tokens(s: str) -> list[str]:
@@ -118,20 +149,23 @@ class Recall:
     """The model's probability for each scorer unit of one document, computed on demand (a unit inside
     certain structure is never asked about, so a DEBUG.md of thousands of protocol attempts costs nothing)."""
 
-    def __init__(self, units: list[Unit], cue_of, model: Model):
+    def __init__(self, units: list[Unit], cue_of, models: Models):
         self.units = [u for u in units if u.kind in KINDS]
         self.at = {u.id: i for i, u in enumerate(self.units)}
         self.heads = {u.id: u for u in units if u.kind == "heading"}
-        self.cue_of, self.model = cue_of, model
-        self.done: dict[int, float] = {}
+        self.cue_of, self.models = cue_of, models
+        self.feats: dict[int, dict[str, float]] = {}
+        self.done: dict[tuple[int, int], float] = {}
 
-    def probability(self, u: Unit) -> float:
-        p = self.done.get(u.id)
+    def probability(self, u: Unit, model: Model) -> float:
+        p = self.done.get((id(model), u.id))
         if p is None:
-            i = self.at[u.id]
-            near = range(max(0, i - 1), min(len(self.units), i + 2))
-            cues = {j: self.cue_of(self.units[j]) for j in near}
-            f = unit_features(self.units, cues, self.heads, i)
-            p = self.done[u.id] = self.model.probability(f)
+            f = self.feats.get(u.id)
+            if f is None:
+                i = self.at[u.id]
+                near = range(max(0, i - 1), min(len(self.units), i + 2))
+                cues = {j: self.cue_of(self.units[j]) for j in near}
+                f = self.feats[u.id] = unit_features(self.units, cues, self.heads, i)
+            p = self.done[(id(model), u.id)] = model.probability(f)
         return p
 

@@ -67,10 +67,10 @@ def _check_markers(lines: list[str], path: str) -> None:
 
 
 def read_document(text: str, path: str = "<text>", corrections=None, explain: bool = False,
-                  model: learned.Model | None | bool = True) -> tuple[list[Parsed], list[Skipped]]:
+                  model: learned.Models | learned.Model | None | bool = True) -> tuple[list[Parsed], list[Skipped]]:
     """Investigations read out of one document. ``corrections`` (review.Corrections: a reviewed checklist, an
     agent's or a model's extraction) say which attempts it holds; the reader does the rest. ``model``: the
-    learned recall pass's model (True: the shipped one; None or False: the rules alone)."""
+    learned passes' models (True: the shipped ones; None or False: the rules alone; learned.models())."""
     _check_markers(text.split("\n"), path)
     doc = segment(text)
     ctx = context(doc)
@@ -79,8 +79,8 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
     quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
     bugs = st.investigations(tops, doc)
     judged = _Judgements(doc, ctx, every=explain)
-    model = learned.load() if model is True else (model or None)
-    judged.recall = learned.Recall(doc.units, lambda u: judged.get(u).features, model) if model else None
+    models = learned.models(model)
+    judged.recall = learned.Recall(doc.units, lambda u: judged.get(u).features, models) if models else None
     n = len(doc.lines)
     if not bugs:
         scopes = [_Scope(None, set(range(n)), set(range(n)) - quiet_lines)]
@@ -419,22 +419,59 @@ class _Build:
             a.who = f.who
             self.attempts.append((f.first, a))
             taken.update(f.units)
+        guessed = len(self.steps)  # the steps before it came from certain structure (a next-steps list)
         self._planned(judged, skip, taken)
+        self._stepped(skip, guessed)
         self._recalled(skip)
+
+    def _stepped(self, skip: set[int], guessed: int) -> None:
+        """The learned next-step pass (learned.py): the rules' sentence-level plans it scores near zero are
+        dropped, and the plans it is confident of that nothing read yet become next steps."""
+        rec = self.judged.recall
+        m = rec.models.steps if rec is not None else None
+        if m is None:
+            return
+        units = [u for u in self.units if u.kind in learned.KINDS]
+        at: dict[int, list] = {}  # line -> the units on it (a step's units are found without a scan)
+        for u in units:
+            for k in range(u.first, u.last + 1):
+                at.setdefault(k, []).append(u)
+        kept = self.steps[:guessed]
+        for i, s in self.steps[guessed:]:
+            lo, hi = s.source_lines or (i + 1, i + 1)
+            ps = [rec.probability(u, m) for k in range(lo - 1, hi) for u in at.get(k, ())]
+            if not ps or max(ps) >= m.drop:
+                kept.append((i, s))
+        self.steps = kept
+        covered = [(s.source_lines[0] - 1, s.source_lines[1] - 1) for _, s in self.steps if s.source_lines]
+        free = self.scope.read - skip
+        for u in units:
+            if u.first not in free:
+                continue
+            p = self.judged.get(u).learned_step = rec.probability(u, m)
+            if p < m.threshold or any(lo <= u.last and u.first <= hi for lo, hi in covered):
+                continue
+            text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
+            step = make_step(text, [], 0) if text else None
+            if step is not None:
+                step.source_lines = [u.first + 1, u.last + 1]
+                self.steps.append((u.first, step))
+                covered.append((u.first, u.last))
 
     def _recalled(self, skip: set[int]) -> None:
         """The learned pass: units the rules left alone that the model is confident a person would mark as
         an attempt (learned.py). It adds only; each one cites its lines and shows its probability (--explain)."""
         rec = self.judged.recall
-        if rec is None:
+        m = rec.models.attempts if rec is not None else None
+        if m is None:
             return
         free = self.scope.read - skip - {i for i, _ in self.steps}
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free]
-        probs = {u.id: rec.probability(u) for u in cands}
+        probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
         covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
-        for g in learned.guesses(cands, probs, rec.model.threshold, covered, free):
+        for g in learned.guesses(cands, probs, m.threshold, covered, free):
             text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
                             for u in g.units)
             said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text))

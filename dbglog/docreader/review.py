@@ -68,6 +68,7 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
                         "confidence": round(j.confidence, 2),
                         "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
                         "learned": None if j.learned is None else round(j.learned, 2),
+                        "learned_step": None if j.learned_step is None else round(j.learned_step, 2),
                         "author": u.author, "text": u.text[:160]})
     return out
 

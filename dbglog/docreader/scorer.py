@@ -25,7 +25,8 @@ class Judged:
     confidence: float
     features: dict[str, float]
     why: list[tuple[str, float]]  # the winning label's strongest contributions, largest first
-    learned: float | None = None  # the learned recall pass's probability, when it was asked (learned.py)
+    learned: float | None = None  # the learned attempt pass's probability, when it was asked (learned.py)
+    learned_step: float | None = None  # the learned next-step pass's, likewise
 
 
 @lru_cache(maxsize=None)
