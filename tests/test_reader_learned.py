@@ -126,3 +126,27 @@ def test_the_shipped_model_finds_more_on_own_words_docs_it_was_never_trained_on(
     extra_rows = found["learned"]["extra"] - found["rules"]["extra"]
     gained = found["learned"]["attempts_found"] - found["rules"]["attempts_found"]
     assert gained * 2 >= extra_rows
+
+
+NOTES = """# Card falls off the bus under load
+
+The GPU drops off the PCIe bus after an hour of training (Xid 79).
+
+## Notes
+
+The run uses 8 GPUs on one node.
+
+Downgraded triton to 2.3.1 and the illegal memory access is gone.
+"""
+
+
+def test_a_unit_the_attempt_pass_almost_took_is_offered_unticked_in_the_review_with_the_outcome_its_words_give():
+    from dbglog.docreader.review import review_markdown
+
+    almost = learned.Model(-6.0, learned.load().attempts.threshold, {"w:downgraded": 5.8}, {})  # p = 0.45
+    parsed = read_document(NOTES, "notes.md", explain=True, model=almost)[0]
+    assert not any(a.source_lines == [9, 9] for p in parsed for a in p.inv.attempts)
+    review = review_markdown("notes.md", NOTES, parsed)
+    unsure = review.split("## Not sure (not imported unless ticked)")[1]
+    assert "- [ ] lines 9-9 · worked · 0.45 · Downgraded triton to 2.3.1" in unsure
+    assert "lines 7-7" not in unsure  # scored near zero: not offered
