@@ -18,6 +18,8 @@ Grouped cross-validation: the reader's weights are set by hand (docreader/cues/w
 doc's figure is already out of sample for every doc the weights were not tuned on (the held-out set).
 `--learn` fits the weights instead (a multinomial logistic regression over the same cues, numpy) with
 one source group left out at a time, and prints both, so the README can say which generalises.
+`--recall-cv` cross-validates the reader's learned passes (docreader/learned.py) by source group against the
+rules alone, and `--train OUT` refits them on the given docs (both need scikit-learn: the `learn` extra).
 """
 
 from __future__ import annotations
