@@ -1386,3 +1386,29 @@ def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote()
 """
     got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [("Kernel >=6.15.8", "worked"), ("Kernel 6.14", "failed"), ("Kernel 6.13", "failed")]
+
+
+def test_a_table_of_settings_and_their_measurements_gives_one_try_per_row():
+    doc = """# Peak memory of the 1B encoder under ZeRO
+
+## Runs (bf16, 8 GPUs)
+
+| Setting | peak GB | s/epoch |
+|---|---|---|
+| ZeRO-1 | 21.46 | 9.68 |
+| ZeRO-2 | 22.26 | 8.51 |
+| ZeRO-3 + offload | 20.39 | 12.67 |
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([7, 7], "inconclusive"), ([8, 8], "inconclusive"), ([9, 9], "inconclusive")]
+
+
+def test_a_table_of_names_and_words_is_not_a_table_of_runs():
+    doc = """# Which box is which
+
+| Host | GPU | Role |
+|---|---|---|
+| gpu-a | A100 | trainer |
+| gpu-b | H100 | eval |
+"""
+    assert _attempts(doc) == []

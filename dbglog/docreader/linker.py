@@ -672,12 +672,15 @@ def _row(j: Judged) -> Found | None:
     with no verdict of its own takes the heading's."""
     u = j.unit
     what, res = row_roles(u)
-    if u.index < 0 or res < 0 or res >= len(u.cells) or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
-        return None  # no result column, or an unticked box: a step not yet taken
-    oc = _outcome(u.cells[res])
-    if not oc:
+    if u.index < 0 or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
+        return None  # a header, or an unticked box: a step not yet taken
+    has_res = 0 <= res < len(u.cells)
+    oc = _outcome(u.cells[res]) if has_res else None
+    if not oc and has_res:
         oc = ("failed" if "under a heading saying what failed" in j.features else
               "worked" if "under a heading saying what worked" in j.features else None)
+    if not oc and _measured(u, what, strict=not has_res):
+        oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
@@ -691,6 +694,17 @@ def _row(j: Judged) -> Found | None:
                  if k != res and plain(c) not in ("", "-", "—", "–", "n/a")]
         f.title = " · ".join(named) or f.title
     return f
+
+
+_MEASURE = re.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
+
+
+def _measured(u: Unit, what: int, strict: bool = False) -> bool:
+    """A row of runs: a setting, then cells that are mostly measurements ("21.46", "9.68 s", "38 tok/s");
+    ``strict`` (no column says how it went): two or more cells, every one a measurement."""
+    rest = [plain(c) for k, c in enumerate(u.cells) if k != max(what, 0) and plain(c)]
+    n = sum(bool(_MEASURE.match(c)) for c in rest)
+    return n == len(rest) >= 2 if strict else len(rest) >= 1 and n * 2 > len(rest)
 
 
 _TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
