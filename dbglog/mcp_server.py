@@ -562,6 +562,9 @@ class DocUnit(_Open):
     label: str = Field(description="The built-in reader's label: action, result, action_result, proposal, request, "
                                    "plan, boilerplate or context.")
     confidence: float
+    learned: Optional[float] = Field(None, description="The learned attempt pass's probability that a person would "
+                                                       "mark this unit as an attempt (null where it did not ask).")
+    learned_step: Optional[float] = Field(None, description="The learned next-step pass's, likewise.")
 
 
 class DocUnits(BaseModel):

@@ -211,7 +211,9 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         j = label.get(u.id)
         out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": u.text[:400],
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
-                    "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0})
+                    "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
+                    "learned": None if j is None or j.learned is None else round(j.learned, 2),
+                    "learned_step": None if j is None or j.learned_step is None else round(j.learned_step, 2)})
     return out
 
 
