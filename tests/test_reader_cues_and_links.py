@@ -1,5 +1,5 @@
 """General cues and links the rules of the reader must get right whatever the wording (docs written for these
-tests). The learned recall pass, which only adds to what the rules read, is tested in test_reader_learned.py."""
+tests). The learned passes on top of the rules are tested in test_reader_learned.py."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from dbglog.kb import importer
 
 
 def _read(doc):
-    # the rules' reading: the learned recall pass only adds to it, and has its own tests (test_reader_learned.py)
+    # the rules' reading alone: the learned passes have their own tests (test_reader_learned.py)
     parsed, _ = importer.parse_document(doc, "doc.md", model=False)
     return parsed
 

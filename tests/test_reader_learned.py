@@ -1,5 +1,5 @@
 """The learned recall pass (docreader/learned.py): it adds the tries the rules left alone when its model is
-confident, cites their lines, shows its probability, never removes what the rules read, never reads certain
+confident, cites their lines, shows its probability, drops only a linked attempt it all but rules out, never reads certain
 structure, and helps on docs it was never trained on."""
 
 import json
@@ -42,12 +42,29 @@ def test_a_model_that_is_not_sure_adds_nothing():
     assert _attempts(THREAD, _model({"w:skipping": 2.0})) == []
 
 
-def test_the_pass_only_adds_to_what_the_rules_read():
+def test_a_model_that_rules_nothing_out_keeps_every_attempt_the_rules_read():
     every = _model({}, bias=8.0)  # says yes to every unit
     for doc in cm.corpus()[:25]:
         text = doc.read_text(encoding="utf-8")
         rules = {a[0] for a in _attempts(text, None)}
         assert rules <= {a[0] for a in _attempts(text, every)}, doc.name
+
+
+REPORT = """# OOM after the 0.4 update
+
+Since 0.4 the 13B model runs out of memory on the first prompt.
+
+I installed 0.4.2 and the OOM is gone.
+"""
+
+
+def test_a_linked_attempt_the_model_all_but_rules_out_is_dropped_but_certain_structure_never_is():
+    none = learned.Model(-30.0, 0.99, {}, {}, drop=0.5)  # scores every unit near zero
+    assert [a[0] for a in _attempts(REPORT, None)] == [(5, 5)]
+    assert _attempts(REPORT, none) == []
+    text = SEED.read_text(encoding="utf-8")
+    kept = read_document(text, SEED.name, model=none)[0][0].inv.attempts
+    assert [a.number for a in kept] == [1, 2, 3, 4, 5]
 
 
 def test_the_pass_never_reads_certain_structure_so_the_seed_protocol_doc_stays_exact():

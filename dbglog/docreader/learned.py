@@ -5,10 +5,11 @@ guessed from a sentence is dropped when that model is confident nobody would hav
 Why it exists: general cues and the linker find about half of the attempts in real write-ups nobody
 here had read. A logistic regression over the same cues plus the unit's own words, its heading's words
 and its neighbours' cues, fitted on every labelled doc (`bench/reader_learn.py --train`), raised grouped
-cross-validated recall (a source never on both sides) from 57 % to 67 % at a small cost in junk; the
-README gives the figures. It only adds: the rules' attempts are never removed by it, certain structure
-(the canonical format, protocol fields, tables read as structure) is never read by it, and every
-attempt it makes cites its lines and is shown with its probability by ``import --explain``.
+cross-validated recall (a source never on both sides) by seven to eight points at a small cost in junk;
+docs/import.md gives the figures. It drops an attempt the linker made only when the model scores every unit
+of it under ``drop`` (in cross-validation that removed junk and no labelled try); certain structure (the
+canonical format, protocol fields, tables read as structure) is never read by it; and every attempt it makes
+cites its lines and is shown with its probability by ``import --explain``.
 
 The next-step model is the same kind over the same features, trained on the docs whose next steps were
 marked with their lines; it adds the plans the rules missed and drops the rules' sentence-level guesses it

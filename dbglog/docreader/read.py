@@ -412,12 +412,14 @@ class _Build:
         heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip, self.units)
         taken: set[int] = set()  # the units the attempts were read from
+        self.linked: list[tuple[Attempt, list[int]]] = []  # the linker's attempts and their units (the learned gate)
         for f in linking.link(judged, skip, heads, self.ctx.roles):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
             a.who = f.who
             self.attempts.append((f.first, a))
+            self.linked.append((a, list(f.units)))
             taken.update(f.units)
         guessed = len(self.steps)  # the steps before it came from certain structure (a next-steps list)
         self._planned(judged, skip, taken)
@@ -459,12 +461,18 @@ class _Build:
                 covered.append((u.first, u.last))
 
     def _recalled(self, skip: set[int]) -> None:
-        """The learned pass: units the rules left alone that the model is confident a person would mark as
-        an attempt (learned.py). It adds only; each one cites its lines and shows its probability (--explain)."""
+        """The learned pass (learned.py): an attempt the linker read from units the model all but rules out is
+        dropped (certain structure's never are), and units the rules left alone that the model is confident a
+        person would mark as an attempt become attempts, each citing its lines (--explain shows the probability)."""
         rec = self.judged.recall
         m = rec.models.attempts if rec is not None else None
         if m is None:
             return
+        if m.drop > 0:
+            by_id = {u.id: u for u in self.units if u.kind in learned.KINDS}
+            low = {id(a) for a, us in self.linked if us and all(
+                u in by_id and rec.probability(by_id[u], m) < m.drop for u in us)}
+            self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         free = self.scope.read - skip - {i for i, _ in self.steps}
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free]
         probs = {u.id: rec.probability(u, m) for u in cands}
