@@ -679,12 +679,14 @@ def _row(j: Judged) -> Found | None:
     if not oc and has_res:
         oc = ("failed" if "under a heading saying what failed" in j.features else
               "worked" if "under a heading saying what worked" in j.features else None)
-    if not oc and _measured(u, what, strict=not has_res):
+    measured = not oc and _measured(u, what, strict=not has_res)
+    if measured:
         oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
-    rest = " · ".join(c for k, c in enumerate(u.cells) if k not in (what,) and c)
+    rest = " · ".join((f"{plain(u.header[k])} {c}".strip() if measured and k < len(u.header) else c)
+                      for k, c in enumerate(u.cells) if k not in (what,) and c)  # a measurement keeps its name
     f = _found(j, did, rest, outcome=oc)
     f.title = plain(did)
     if not (0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what]))):
