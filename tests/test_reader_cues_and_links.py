@@ -1414,3 +1414,34 @@ def test_a_table_of_names_and_words_is_not_a_table_of_runs():
 | gpu-b | H100 | eval |
 """
     assert _attempts(doc) == []
+
+
+def test_a_console_session_pasted_without_prompts_is_cut_into_commands_with_what_each_printed():
+    from dbglog.docreader.units import segment
+
+    doc = """# Driver not loaded after the kernel update
+
+```bash
+what I checked:
+
+nvidia-smi
+NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.
+
+lsmod | grep nouveau
+
+sudo modprobe nvidia
+modprobe: ERROR: could not insert 'nvidia': Key was rejected by service
+```
+"""
+    units = [u for u in segment(doc).units if u.kind == "command"]
+    assert [(u.first + 1, u.text) for u in units] == [
+        (4, "nvidia-smi"), (9, "lsmod | grep nouveau"), (11, "sudo modprobe nvidia")]
+    assert units[0].desc == "what I checked:" and "failed because it couldn't" in units[0].comment
+    assert units[1].comment == "" and "Key was rejected" in units[2].comment
+
+
+def test_a_block_of_install_commands_with_no_output_is_not_a_console_session():
+    from dbglog.docreader.units import segment
+
+    doc = "# Setup\n\n```bash\npip install torch\n\npip install vllm\n```\n"
+    assert [u.kind for u in segment(doc).units if u.kind in ("command", "code")] == ["code"]

@@ -234,7 +234,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     # ("export EPOCHS=1", "cd scripts" between the commented runs set them up: they are not counted as silent runs)
     runs = [g for g in groups if g["result"] or g["desc"] or not _SETUP_CMD.match(cut.lines[g["cmd"][0]])]
     if len(said) < 2 or len(said) * 2 < len(runs):
-        return False
+        groups = _bare_transcript_groups(cut.lines, body)
+        if not groups:
+            return False
     if a >= 0:
         cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
     for g in groups:
@@ -330,6 +332,46 @@ def _transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
             groups[-1]["lines"].append(i)
             groups[-1]["result"].append(_CMD_COMMENT.sub(r"\g<c>", lines[i]).strip())
     for g in groups:
+        g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
+    return groups
+
+
+# A tool at the start of a line of a transcript pasted without prompts ("lspci -k", "sudo modprobe nouveau").
+_TOOL = re.compile(r"^\s{0,3}(?:sudo\s+)?(?:nvidia-smi|nvidia-[\w-]+|nvcc|rocm-smi|rocminfo|hipcc|hipconfig|clinfo|vulkaninfo|"
+                   r"lspci|lsmod|lsusb|lscpu|lsblk|modinfo|modprobe|rmmod|insmod|dmesg|journalctl|systemctl|cat|grep|"
+                   r"egrep|ls|uname|which|whereis|dpkg|apt(?:-get)?|rpm|yum|dnf|pacman|pip3?|python3?|conda|glxinfo|"
+                   r"glxgears|free|df|ldd|ldconfig|strace|docker|torchrun|mpirun|srun|ollama|ibstat|ibv_devinfo|numactl|"
+                   r"mokutil|dkms|update-grub|xrandr|Xorg|nvtop|gpustat|env|printenv|echo)(?:\s|$)")
+
+
+def _bare_transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
+    """A console session pasted without prompts: a tool's command after a blank line (or first), then what it
+    printed until the next blank line that a command follows; [] unless two or more commands printed
+    something. Lines before the first command describe it."""
+    groups: list[dict] = []
+    lead: list[int] = []
+    blank = True
+    for i in body:
+        text = lines[i]
+        if not text.strip():
+            blank = True
+            (groups[-1]["lines"] if groups else lead).append(i)
+            continue
+        if blank and _TOOL.match(text):
+            first = not groups
+            groups.append({"lines": ([*lead, i] if first else [i]), "cmd": [i], "result": [],
+                           "desc": [lines[k].strip() for k in lead if lines[k].strip()] if first else []})
+        elif groups:
+            groups[-1]["lines"].append(i)
+            groups[-1]["result"].append(text.strip())
+        else:
+            lead.append(i)
+        blank = False
+    if sum(1 for g in groups if g["cmd"] and g["result"]) < 2:
+        return []
+    for g in groups:
+        while len(g["lines"]) > 1 and not lines[g["lines"][-1]].strip():
+            g["lines"].pop()  # (a trailing blank line is nobody's)
         g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
     return groups
 
