@@ -702,11 +702,11 @@ _MEASURE = re.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/
 
 
 def _measured(u: Unit, what: int, strict: bool = False) -> bool:
-    """A row of runs: a setting, then cells that are mostly measurements ("21.46", "9.68 s", "38 tok/s");
+    """A row of runs: a setting, then two or more cells, mostly measurements ("21.46", "9.68 s", "38 tok/s");
     ``strict`` (no column says how it went): two or more cells, every one a measurement."""
     rest = [plain(c) for k, c in enumerate(u.cells) if k != max(what, 0) and plain(c)]
     n = sum(bool(_MEASURE.match(c)) for c in rest)
-    return n == len(rest) >= 2 if strict else len(rest) >= 1 and n * 2 > len(rest)
+    return n == len(rest) >= 2 if strict else len(rest) >= 2 and n * 2 > len(rest)  # ("Python | 3.10": a fact)
 
 
 _TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
