@@ -40,7 +40,7 @@ def test_corpus_figures(capsys):
     assert TOTAL["steps_found"] >= 0.68 * TOTAL["steps_expected"]
     assert TOTAL["investigations_right"] >= TOTAL["docs"] - 1
     # Junk taken for attempts (captions, lessons, plans, recap rows) stays a minority. (The learned passes, which
-    # never saw these docs, found 14 more of them and made 16 more extra rows: 0.68 -> 0.65.)
+    # never saw these docs, found 14 more of them and made 22 more extra rows: 0.68 -> 0.65.)
     assert TOTAL["attempts_found"] >= 0.65 * (TOTAL["attempts_found"] + TOTAL["extra"])
 
 
