@@ -95,10 +95,11 @@ def _style_from_name(name: str) -> str:
 # --- reading a doc ------------------------------------------------------------------------------
 
 
-def extract_new(text: str, path: str) -> tuple[list[dict], list[dict]]:
+def extract_new(text: str, path: str, model=True) -> tuple[list[dict], list[dict]]:
+    """The attempts and next steps read, with their lines (``model``: read_document's learned passes)."""
     from dbglog.docreader.read import read_document
 
-    parsed, _ = read_document(text, path)
+    parsed, _ = read_document(text, path, model=model)
     atts, steps = [], []
     for p in parsed:
         for a in p.inv.attempts:

@@ -10,6 +10,14 @@ sides. Printed beside the hand weights, on the same docs, so the README can say 
 
 Measured (study split + own-words styles, 72 groups): hand weights F1 0.711 (229/352 found, 63 junk), the learned
 gate F1 0.652 (194/352, 49 junk): it trades more recall than junk away, so the reader keeps the hand weights.
+
+The second half trains and cross-validates what the reader does use, the learned passes
+(dbglog/docreader/learned.py): an attempt model and a next-step model over each unit's features, which add
+what the rules missed and drop what they all but rule out. Groups are dealt into 10 folds (a source is never
+on both sides), each fold read with models fitted on the other nine, beside the rules alone:
+
+    python bench/reader_eval.py --set all --pool DIR ... --styles --recall-cv     (pip install '.[learn]')
+    python bench/reader_eval.py --set all --pool DIR ... --styles --train dbglog/docreader/cues/learned.json
 """
 
 from __future__ import annotations
@@ -38,6 +46,17 @@ def _target(u, labels: dict) -> int:
     return 0
 
 
+def _dense(vocab: dict[str, int]):
+    """Named features -> a dense row over ``vocab`` (index 0 is the bias)."""
+    def vec(f: dict) -> np.ndarray:
+        v = np.zeros(len(vocab))
+        v[0] = 1.0
+        for k, val in f.items():
+            v[vocab[k]] = val
+        return v
+    return vec
+
+
 def _fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 400, lr: float = 0.5) -> np.ndarray:
     w = np.zeros(x.shape[1])
     for _ in range(steps):
@@ -60,13 +79,7 @@ def cross_validate(docs) -> str:
                 vocab.setdefault(k, len(vocab))
         data.append((did, group, path, labels, text, rows))
 
-    def vec(f: dict) -> np.ndarray:
-        v = np.zeros(len(vocab))
-        v[0] = 1.0
-        for k, val in f.items():
-            v[vocab[k]] = val
-        return v
-
+    vec = _dense(vocab)
     groups = sorted({d[1] for d in data})
     hand, learned = [], []
     for g in groups:
@@ -136,13 +149,7 @@ def gate_attempts(docs) -> str:
         want = labels.get("attempts", [])
         data.append((group, labels, rows, [int(any(_overlap_any(w, a["lines"]) > 0 for w in want)) for a, _ in rows]))
 
-    def vec(f: dict) -> np.ndarray:
-        v = np.zeros(len(vocab))
-        v[0] = 1.0
-        for k, val in f.items():
-            v[vocab[k]] = val
-        return v
-
+    vec = _dense(vocab)
     hand, gated = [], []
     for g in sorted({d[0] for d in data}):
         train = [(vec(f), y) for gg, _lab, rows, ys in data if gg != g for (_a, f), y in zip(rows, ys)]
@@ -167,6 +174,11 @@ def gate_attempts(docs) -> str:
 RECALL_C = 0.1  # L2 strength, chosen by the grouped CV below (0.1, 0.3, 1, 3 tried)
 RECALL_THRESHOLD = 0.6  # chosen the same way (0.5 to 0.8 tried: F1 0.631 to 0.641; 0.6 keeps junk near the rules' own)
 RECALL_MIN_DOCS = 4  # a feature seen in fewer training docs is left out: one author's words are not a cue
+ATTEMPT_DROP = 0.1  # a linked attempt whose units all score below it is dropped (0.05: 4 junk rows fewer, 0.1: 19,
+# 0.2: 99 fewer but 44 tries lost, over 342 docs)
+STEP_THRESHOLD = 0.4  # the step pass adds a unit at or above it (0.4 to 0.8 tried; see fit_models)
+STEP_DROP = 0.05  # and drops the rules' sentence-level plans below it (0.05 to 0.2 tried)
+LONG_RANGE = 8  # lines: a labelled range longer than this joins an action to a result far from it
 
 
 def _recall_rows(text: str):
@@ -195,8 +207,6 @@ def _marked(units, lo: int, hi: int) -> list[int]:
     return inside
 
 
-LONG_RANGE = 8  # lines: a labelled range longer than this joins an action to a result far from it
-
 
 def _recall_data(docs):
     data = []
@@ -220,11 +230,12 @@ def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD, t
                drop: float = 0.0) -> dict:
     """One model as learned.json holds it, fitted on ``data`` (scikit-learn: pip install scikit-learn): the
     attempts model (``target="ys"``) or the next-steps model (``"steps"``, on the docs whose steps have lines)."""
-    data = [d for d in data if d[target] is not None]
     from collections import Counter
 
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
+
+    data = [d for d in data if d[target] is not None]
 
     seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
     keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS}
@@ -242,15 +253,10 @@ def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD, t
                       "min_docs": RECALL_MIN_DOCS, "trained_by": "bench/reader_learn.py --train"}}
 
 
-ATTEMPT_DROP = 0.1  # a linked attempt whose units all score below it is dropped (0.05: 4 junk rows fewer, 0.1: 19,
-# 0.2: 99 fewer but 44 tries lost, over 342 docs)
-STEP_THRESHOLD = 0.4  # the step pass adds a unit at or above it (0.4 to 0.8 tried; see fit_models)
-STEP_DROP = 0.05  # and drops the rules' sentence-level plans below it (0.05 to 0.2 tried)
-
-
 def fit_models(data) -> dict:
     """Both models, as cues/learned.json holds them."""
-    return {"attempts": fit_recall(data, drop=ATTEMPT_DROP), "steps": fit_recall(data, RECALL_C, STEP_THRESHOLD, "steps", STEP_DROP)}
+    return {"attempts": fit_recall(data, drop=ATTEMPT_DROP),
+            "steps": fit_recall(data, RECALL_C, STEP_THRESHOLD, "steps", STEP_DROP)}
 
 
 def _models(raw: dict):
@@ -262,7 +268,7 @@ def _models(raw: dict):
 def cross_validate_recall(docs, folds: int = 10):
     """Rows scored by the rules alone and with a recall model fitted without the doc's source group: the
     groups are dealt into ``folds`` folds, so a source is never on both sides."""
-    from reader_eval import score, style_of
+    from reader_eval import extract_new, score, style_of
 
     data = _recall_data(docs)
     groups = sorted({d["group"] for d in data})
@@ -275,12 +281,7 @@ def cross_validate_recall(docs, folds: int = 10):
         model = _models(fit_models([d for d in data if fold[d["group"]] != k]))
         for d in test:
             for out, m in ((rules, False), (stacked, model)):
-                parsed, _ = read_document(d["text"], str(d["path"]), model=m)
-                atts = [{"lines": tuple(a.source_lines or (0, 0)), "outcome": a.outcome, "title": a.title,
-                         "who": a.who} for p in parsed for a in p.inv.attempts]
-                steps = [{"lines": tuple(s.source_lines or (0, 0)), "text": s.text} for p in parsed
-                         for s in p.inv.next_steps]
-                r = score(d["labels"], atts, steps)
+                r = score(d["labels"], *extract_new(d["text"], str(d["path"]), model=m))
                 r.update(doc=d["did"], group=d["group"], style=style_of(d["did"], d["labels"]))
                 out.append(r)
     return rules, stacked
@@ -310,7 +311,7 @@ def recall_report(docs, folds: int = 10) -> str:
 
 
 def train(docs, path) -> str:
-    """Fit the recall model on every labelled doc and write it where the reader reads it."""
+    """Fit both models on every labelled doc and write them where the reader reads them."""
     raw = fit_models(_recall_data(docs))
     Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"

@@ -78,9 +78,7 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
     quiet = st.quiet_sections(tops, ctx)
     quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
     bugs = st.investigations(tops, doc)
-    judged = _Judgements(doc, ctx, every=explain)
-    models = learned.models(model)
-    judged.recall = learned.Recall(doc.units, lambda u: judged.get(u).features, models) if models else None
+    judged = _Judgements(doc, ctx, learned.models(model), every=explain)
     n = len(doc.lines)
     if not bugs:
         scopes = [_Scope(None, set(range(n)), set(range(n)) - quiet_lines)]
@@ -136,9 +134,10 @@ class _Judgements:
     """Units judged on demand: a unit inside structure that is certain is never scored (a DEBUG.md of
     thousands of protocol attempts costs no cue reading); ``every`` scores them all (import --explain)."""
 
-    def __init__(self, doc: Doc, ctx: Context, every: bool = False):
+    def __init__(self, doc: Doc, ctx: Context, models: learned.Models, every: bool = False):
         self.doc, self.ctx, self.done = doc, ctx, {}
-        self.recall: learned.Recall | None = None
+        # the learned passes ask about a unit with the same cues the scorer read (each unit judged once)
+        self.recall = learned.Recall(doc.units, lambda u: self.get(u).features, models) if models else None
         if every:
             for u in doc.units:
                 self.get(u)
@@ -482,9 +481,9 @@ class _Build:
         for g in learned.guesses(cands, probs, m.threshold, covered, free):
             text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
                             for u in g.units)
-            said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text))
+            said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text)) or "inconclusive"
             a = Attempt(number=0, title=one_line(item_title(text))[:120] or "Attempt", did=one_line(text),
-                        outcome=said if said in outcomes.OUTCOMES else "inconclusive")
+                        outcome=said)
             a.source_lines = [g.first + 1, g.last + 1]
             a.who = g.units[0].author
             self.attempts.append((g.first, a))

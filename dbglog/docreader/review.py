@@ -69,10 +69,13 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
             out.append({"lines": [u.first + 1, u.last + 1], "kind": u.kind, "label": j.label,
                         "confidence": round(j.confidence, 2),
                         "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
-                        "learned": None if j.learned is None else round(j.learned, 2),
-                        "learned_step": None if j.learned_step is None else round(j.learned_step, 2),
-                        "author": u.author, "text": u.text[:160]})
+                        **_learned(j), "author": u.author, "text": u.text[:160]})
     return out
+
+
+def _learned(j) -> dict:
+    """The learned passes' probabilities for a unit (None where a pass did not ask about it)."""
+    return {k: None if getattr(j, k, None) is None else round(getattr(j, k), 2) for k in ("learned", "learned_step")}
 
 
 _ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[A-Za-z]+)"
@@ -139,8 +142,7 @@ def _unsure(p, threshold: float) -> list[str]:
 
 def _said(text: str) -> str:
     """The outcome its words give (the reader's outcome cue), for a row offered unticked."""
-    said = outcome_of(text, language(text))
-    return said if said in OUTCOMES else "inconclusive"
+    return outcome_of(text, language(text)) or "inconclusive"
 
 
 NEAR_MISS = 0.3  # a unit the learned attempt pass scored from this to its threshold is offered, not imported
@@ -212,8 +214,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": u.text[:400],
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
-                    "learned": None if j is None or j.learned is None else round(j.learned, 2),
-                    "learned_step": None if j is None or j.learned_step is None else round(j.learned_step, 2)})
+                    **_learned(j)})
     return out
 
 

@@ -98,7 +98,7 @@ def parse_document(text: str, path: str = "<text>", corrections=None, explain: b
                    model=True) -> tuple[list[Parsed], list[Skipped]]:
     """All investigations in one document (and the template sections kept only as text); ``corrections``
     (docreader.review.Corrections) say which attempts it holds; ``model=False`` reads by the rules alone
-    (no learned recall pass)."""
+    (no learned passes)."""
     if not text.strip():
         raise ParseError("empty file: nothing to import", path, 1)
     if text.startswith("---\n") and re.search(r"^id:", text[:2000], re.M):
