@@ -473,6 +473,22 @@ def test_toggle_c_or_ab_and_overlap():
     assert len(r.sets) == 1 and r.status == "complete"
 
 
+def test_toggle_completeness_asks_each_hitting_pool_not_also_all_minus_union():
+    """With a pair found, ``all - union`` lies inside every ``all - H`` pool: their passing implies
+    it, so it is not run on its own (one run fewer per search) and every set is still found."""
+    seen = []
+    oracle = family_oracle([{3}, {5, 9}])
+    r = find_minimal_sets(14, lambda q: seen.append(frozenset(q)) or oracle(q))
+    assert set(r.sets) == {(3,), (5, 9)} and r.status == "complete"
+    assert frozenset(range(14)) - {3, 5, 9} not in seen
+    assert {frozenset(range(14)) - {3, 5}, frozenset(range(14)) - {3, 9}} <= set(seen)
+    # with a single found set there is one pool, and it is ``all - union`` itself
+    seen.clear()
+    oracle = family_oracle([{3}])
+    assert find_minimal_sets(14, lambda q: seen.append(frozenset(q)) or oracle(q)).sets == ((3,),)
+    assert frozenset(range(14)) - {3} in seen
+
+
 def test_toggle_budgets():
     fam = [{3}, {50}, {70, 80}, {10, 20, 30}]
     r = find_minimal_sets(90, family_oracle(fam), max_sets=2)

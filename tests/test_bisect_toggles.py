@@ -56,6 +56,10 @@ def test_twelve_suspects_pair_races_only_together(race_ws):
     out, p = cli_json(race_ws, "bisect", "toggles", "--suspects", "train.py", "-j", "2", "--", PY, "train.py", code=0)
     assert out["status"] == "complete" and out["sets"] == [["k3", "k9"]]
     assert out["mode"] == "enable" and out["reverse_check"]["passed"]
+    # the pair's pools without k3 and without k9 each passed, and each holds the failing end with
+    # the pair reverted: that check is implied, not run again
+    assert set(json.loads(out["reverse_check"]["implied_by"])) in (
+        {f"k{i}" for i in range(12) if i != 3}, {f"k{i}" for i in range(12) if i != 9})
     assert "`k3` and `k9` fail only together: an interaction between them" in out["message"]
     assert out["target"].startswith("fail [gpu.illegal_address")
     assert snapshot(race_ws) == before  # edits happened in copies only

@@ -118,7 +118,10 @@ Toggles are indices ``0..n-1``; a query is the frozenset of *enabled* toggles;
    ``all - H`` for every minimal hitting set ``H`` of the found sets.  Any
    failing set not containing a found set avoids some such ``H``, so when all
    of these pass, *every* minimal failing set has been found (for a monotone
-   target).  This finds overlapping alternatives such as
+   target).  When there are several such ``H`` (a found set has two or more
+   members), ``all - union`` is skipped: every ``all - H`` holds it, so their
+   passing implies it, and if it fails they fail too (one run saved).
+   This finds overlapping alternatives such as
    ``c OR (a AND b)`` and ``(a AND b) OR (a AND c)``.  A pool that is a subset of
    a set already seen passing is not asked (monotonicity).
 5. Budgets: ``max_sets`` (stop after that many sets), ``max_set_size`` (give up a
@@ -1012,15 +1015,20 @@ class ToggleSearch(_QuerySearch):
         """A failing pool that avoids every found set, or None when none is left."""
         U = self.universe
         union = frozenset().union(*self.found)
-        (v,) = yield from self._ask([U - union], "pool")
-        if self._fails(v):
-            return U - union
-        if not self.exhaustive:
-            return None
         try:
-            hs = minimal_hitting_sets(self.found, self.max_alternatives)
+            hs = minimal_hitting_sets(self.found, self.max_alternatives) if self.exhaustive else [union]
         except OverflowError:
-            return ("too_many_alternatives", "too many combinations of found sets to check")
+            hs = None
+        if hs is None or len(hs) == 1 or not self.exhaustive:
+            # with one hitting set its pool is ``all - union``; with several, each pool holds
+            # ``all - union``, so it is not asked on its own (their passing implies it)
+            (v,) = yield from self._ask([U - union], "pool")
+            if self._fails(v):
+                return U - union
+            if not self.exhaustive:
+                return None
+            if hs is None:
+                return ("too_many_alternatives", "too many combinations of found sets to check")
         pools = [U - h for h in hs]
         pools = [p for p in pools if not self._known_not_failing(p)]
         for i in range(0, len(pools), self.jobs):

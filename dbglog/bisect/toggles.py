@@ -497,13 +497,18 @@ def _evidence_words(b: int, g: int, sk: int) -> str:
 
 def _reverse_check(search, r, n: int, enabled_of, key_of) -> tuple[dict | None, list[dict]]:
     """The reverse verification -- the failing end with every found set reverted must pass (the
-    search asked it as its completeness check, with the confirmation's runs) -- and the trials
-    left uncertain."""
+    search asked it as its completeness check, with the confirmation's runs; where a set had
+    several members it asked the larger pools that hold it instead, and one of those passing
+    implies it on the monotone target the search assumes) -- and the trials left uncertain."""
     reverse = None
     if r.sets:
         q = frozenset(range(n)) - frozenset(i for s in r.sets for i in s)
         v = search.verdict(q)
         reverse = {"key": key_of(enabled_of(q)), "verdict": v.value if v else "not run", "passed": v is Verdict.GOOD}
+        if v is None:
+            above = next((q2 for q2 in search.evidence if q < q2 and search.verdict(q2) is Verdict.GOOD), None)
+            if above is not None:
+                reverse |= {"verdict": Verdict.GOOD.value, "passed": True, "implied_by": key_of(enabled_of(above))}
     return reverse, [{"set": sorted(enabled_of(frozenset(q))), "verdict": v.value} for q, v in r.uncertain]
 
 
@@ -794,7 +799,8 @@ def _record(recs, session: dict, spec: ToggleSpec, result: dict) -> None:
     lines += ["", f"**Result:** {result['message']}"]
     if result.get("reverse_check"):
         rc = result["reverse_check"]
-        lines.append(f"**Reverse check** (the failing end with the sets reverted): {rc['verdict']}.")
+        implied = f" (implied: {rc['implied_by']} passed, and holds it)" if rc.get("implied_by") else ""
+        lines.append(f"**Reverse check** (the failing end with the sets reverted): {rc['verdict']}{implied}.")
     from dbglog.bisect.chart import write_beside_mirror  # (the chart beside logs/: dbglog report's engine)
 
     record_section(recs, inv_id, f"Bisection: toggles {session['id']}",
