@@ -1445,3 +1445,22 @@ def test_a_block_of_install_commands_with_no_output_is_not_a_console_session():
 
     doc = "# Setup\n\n```bash\npip install torch\n\npip install vllm\n```\n"
     assert [u.kind for u in segment(doc).units if u.kind in ("command", "code")] == ["code"]
+
+
+MARKED_FENCE = """# Server never answers on 4090s with CUDA 12.3
+
+I ran the official image on several rented machines:
+```
+✅ GPU: L40     Driver Version: 525.116.04   CUDA Version: 12.0
+❌ GPU: 2x4090  Driver Version: 545.29.06    CUDA Version: 12.3
+✅ GPU: 2x4090  Driver Version: 550.54.15    CUDA Version: 12.4
+```
+"""
+
+
+def test_a_fence_of_verdict_marked_settings_gives_one_attempt_per_line_with_the_marks_outcome():
+    got = [(a.outcome, a.source_lines) for p in _read(MARKED_FENCE) for a in p.inv.attempts]
+    assert got == [("worked", [5, 5]), ("failed", [6, 6]), ("worked", [7, 7])]
+    # a fence with one marked line among code is code
+    assert not _attempts(MARKED_FENCE.replace("❌", "").replace("✅ GPU: 2x4090", "GPU: 2x4090"))
+

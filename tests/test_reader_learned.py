@@ -167,3 +167,54 @@ def test_a_unit_the_attempt_pass_almost_took_is_offered_unticked_in_the_review_w
     unsure = review.split("## Not sure (not imported unless ticked)")[1]
     assert "- [ ] lines 9-9 · worked · 0.45 · Downgraded triton to 2.3.1" in unsure
     assert "lines 7-7" not in unsure  # scored near zero: not offered
+
+
+REPLY = """# Preallocation ignored on the notebook runtime
+
+### dana — 2021-01-29
+
+Since yesterday the notebook preallocates 90 % of the GPU whatever we set.
+
+### omar — 2021-01-29
+
+{}
+"""
+
+
+def test_a_sentence_the_model_takes_that_tells_two_tries_gives_two_attempts_on_its_lines():
+    text = REPLY.format("Same here: we tried to reset the runtime and to switch accounts, but the problem persists.")
+    assert _attempts(text, None) == []  # the rules alone leave it
+    got = [(a.title, a.outcome, tuple(a.source_lines), a.who)
+           for p in read_document(text, "doc.md", model=_model({"w:tried": 12.0}))[0] for a in p.inv.attempts]
+    assert [(t.split()[-2:], o, lines, who) for t, o, lines, who in got] == [
+        (["the", "runtime"], "failed", (9, 9), "omar"), (["switch", "accounts"], "failed", (9, 9), "omar")]
+
+
+def test_an_attempt_the_model_takes_that_only_looked_is_inconclusive_whatever_its_finding_says():
+    text = REPLY.format("Dumped the driver version on every node, all the same 535 build, which worked fine before.")
+    assert _attempts(text, None) == []
+    assert _attempts(text, _model({"w:dumped": 12.0})) == [((9, 9), "inconclusive", "omar")]
+
+
+SETUP_CAPTION = """# OOM with the static memory fraction
+
+**Setup:**
+
+GPU: L40S 48 GB
+
+I set --mem-fraction-static to 0.85 and got a CUDA out of memory error; at 0.84 the server refuses to start.
+"""
+
+
+def test_a_bold_setup_caption_does_not_silence_the_tries_told_after_it_while_an_installation_section_stays_quiet():
+    sure = _model({"w:mem": 12.0})
+    assert [o for _, o, _ in _attempts(SETUP_CAPTION, sure)] == ["failed"]
+    install = SETUP_CAPTION.replace("**Setup:**", "## Installation")
+    assert _attempts(install, sure) == []
+
+
+def test_a_setting_that_does_not_work_beside_one_that_does_gives_two_attempts_with_opposite_outcomes():
+    doc = ("# Preallocation ignored\n\nI find that `XLA_PREALLOCATE=false` via `!export` does not work, "
+           "but `os.environ['XLA_PREALLOCATE']` does.\n")
+    assert _attempts(doc, None) == []  # the rules alone leave it
+    assert [o for _, o, _ in _attempts(doc, _model({"w:find": 12.0}))] == ["failed", "worked"]

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+from dbglog.docreader.vocab import ATTEMPT_LABELS, VERDICT_MARKS, label_of
 
 _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
               "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
@@ -222,10 +222,7 @@ def outcome_of(text: str, lang: str) -> str | None:
     return None
 
 
-_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
-          "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed", "🟥": "failed", "✖️": "failed",
-          "✖": "failed", "🟩": "worked",
-          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
+_MARKS = VERDICT_MARKS
 _VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
 # The marks that give a verdict (not "⏳ pending"): a cell holding one alone says how its try went.
 _TRY_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)

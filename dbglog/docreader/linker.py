@@ -79,10 +79,18 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
     out = _absorbed(out)
     _done_marks(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
-        if g.outcome in ("worked", "failed", "partial") and diagnostic(g.did) and not (
-                g.outcome == "worked" and _FIXED.search(g.result or g.did)):
-            g.outcome = "inconclusive"  # it looked, it found something; the finding is in its text
+        g.outcome = looked_only(g.outcome, g.did, g.result)
     return out
+
+
+def looked_only(outcome: str, did: str, result: str = "") -> str:
+    """A try that only observed (``cues.diagnostic``) found something; it neither worked nor failed, whatever
+    its finding says, so its outcome is inconclusive (the finding stays in its text) -- unless it says the
+    problem went away."""
+    if outcome in ("worked", "failed", "partial") and diagnostic(did) and not (
+            outcome == "worked" and _FIXED.search(result or did)):
+        return "inconclusive"
+    return outcome
 
 
 class _Thread:
@@ -720,10 +728,13 @@ def _split_several(f: Found) -> list[Found]:
     if language(f.did) in ("zh", "ja"):
         return _cjk_tries(f, language(f.did))
     parts = _BUT.split(f.did, maxsplit=1)
-    if len(parts) == 2 and all(_KNOB.match(p.strip()) for p in parts):
+    if len(parts) == 2 and _KNOB.match(parts[1].strip()) and (
+            _KNOB.match(parts[0].strip()) or _KNOB.search(parts[0]) and _outcome(parts[0]) in ("worked", "failed")):
         first = _outcome(parts[0]) or f.outcome
         second = _outcome(parts[1])
-        if second is None and re.search(r"\bn(?:o|o)t\b|n't\b", parts[1]) and first in ("worked", "failed"):
+        if second is None and first in ("worked", "failed"):
+            # "`a` crashes but `b` does not", "`!export X` doesn't work, but `os.environ[X]` does": the contrast
+            # gives the second setting the other verdict
             second = "worked" if first == "failed" else "failed"
         return [_copy(f, parts[0], first), _copy(f, parts[1], second or f.outcome)]
     if len(parts) == 2 and _KNOB.search(parts[0]) and _ELSEWHERE.search(parts[1]):
@@ -745,16 +756,24 @@ def _split_several(f: Found) -> list[Found]:
 
 _ELSEWHERE = re.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
                         r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
-_GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b)")
+_GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
 
 
 def _gerunds(rest: str) -> list[str]:
-    """Two or more actions named by their -ing verbs, joined by "and"/"or"/commas, up to the verdict."""
-    body = re.split(r"[;:.]|\s[—–-]\s", rest, maxsplit=1)[0]
-    pieces = _GERUND_AND.split(body)
-    if len(pieces) >= 2 and all(re.match(r"^\w+ing\b", p.strip()) for p in pieces):
-        return [p.strip() for p in pieces]
+    """Two or more actions named by their -ing verbs ("lowering the LR and disabling fused Adam") or by their
+    infinitives ("to reset the runtime and to switch accounts"), joined by "and"/"or"/commas, up to the verdict."""
+    body = re.split(r"[;:.]|\s[—–-]\s|,\s*(?:but|and still|still)\b", rest, maxsplit=1)[0]
+    pieces = [p.strip() for p in _GERUND_AND.split(body)]
+    if len(pieces) >= 2 and (all(re.match(r"^\w+ing\b", p) for p in pieces)
+                             or all(re.match(r"^to\s+\w+", p) for p in pieces[1:])):
+        return pieces
     return []
+
+
+def split_several(did: str, outcome: str, first: int, last: int, who: str = "") -> list[tuple[str, str]]:
+    """(what, outcome) of each try one passage reports ("I tried -lowvram and -novram, still the same"): the
+    linker's splitting, for the passages the learned pass takes."""
+    return [(f.did, f.outcome) for f in _split_several(Found(did, "", outcome, first, last, who))]
 
 
 def _cjk_tries(f: Found, lang: str) -> list[Found]:

@@ -482,11 +482,17 @@ class _Build:
             text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
                             for u in g.units)
             said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text)) or "inconclusive"
-            a = Attempt(number=0, title=one_line(item_title(text))[:120] or "Attempt", did=one_line(text),
-                        outcome=said)
-            a.source_lines = [g.first + 1, g.last + 1]
-            a.who = g.units[0].author
-            self.attempts.append((g.first, a))
+            # several tries told in one of its sentences are one attempt each (the linker's splitting, per unit)
+            tries = [t for u in g.units if u.kind != "command"
+                     for t in (linking.split_several(one_line(plain(u.text)), outcome_of(u.text, language(u.text))
+                                                     or said, g.first, g.last),) if len(t) > 1]
+            for did, outcome in [x for t in tries for x in t] or linking.split_several(one_line(text), said, g.first,
+                                                                                        g.last):
+                a = Attempt(number=0, title=one_line(item_title(did))[:120] or "Attempt", did=one_line(did),
+                            outcome=linking.looked_only(outcome, did))
+                a.source_lines = [g.first + 1, g.last + 1]
+                a.who = g.units[0].author
+                self.attempts.append((g.first, a))
 
     def _planned(self, judged: list[Judged], skip: set[int], taken: set[int]) -> None:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on

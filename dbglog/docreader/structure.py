@@ -93,7 +93,7 @@ def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
     for s in all_sections(tops):
         # The document's title names the whole story ("CUDA GPU Setup Fix Documentation"): only a template is quiet.
         role = ctx.roles.get(s.head.id) if s.head.level > 1 or s.parent is not None else None
-        if is_template(s, ctx.doc) or role == "boilerplate" or _imperative_heading(s.head.text):
+        if is_template(s, ctx.doc) or role == "boilerplate" and s.head.level < 7 or _imperative_heading(s.head.text):
             out.append(s)
     return out
 

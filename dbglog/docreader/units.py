@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS
 
 KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
 
@@ -207,6 +207,8 @@ class _Cut:
         body = list(range(a + 1, b - 1)) if b - a >= 2 else []
         if lang in _SHELL and body and _commands(self, body, lang, a, b):
             return
+        if body and _marked_lines(self, body, lang, a, b):
+            return
         self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
 
     def html(self, a: int, b: int, content: str) -> None:
@@ -247,6 +249,28 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
                 desc=" ".join(g["desc"]))
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
+    return True
+
+
+# A line that opens with a verdict mark ("✅ GPU: L40  Driver 525  CUDA 12.0"): the mark says how that setting went.
+_MARKED_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?P<m>" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
+                          + r")\s*(?P<t>\S.*)$")
+
+
+def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A block of settings each marked with its verdict, pasted into a fence: one unit per marked line (the mark is
+    its comment, as a command's "# OK" is), the fence lines and any other line code; False when fewer than two
+    lines, or not most of its lines, are marked."""
+    filled = [i for i in body if cut.lines[i].strip()]
+    marked = {i: m for i in filled if (m := _MARKED_LINE.match(cut.lines[i]))}
+    if len(marked) < 2 or len(marked) * 2 < len(filled):
+        return False
+    for i in range(a, b):
+        m = marked.get(i)
+        if m is None:
+            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
+        else:
+            cut.add("command", i, i, m.group("t").strip(), block=cut.nblock, comment=m.group("m"), lang=lang, desc="")
     return True
 
 

@@ -154,3 +154,8 @@ def status_word(text: str) -> str | None:
     return None
 
 
+# A verdict mark and the outcome it says ("✅ 2x4090, CUDA 12.0", "❌" alone in a Status cell).
+VERDICT_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+                 "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed", "🟥": "failed", "✖️": "failed",
+                 "✖": "failed", "🟩": "worked",
+                 "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
