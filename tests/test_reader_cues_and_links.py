@@ -1464,3 +1464,34 @@ def test_a_fence_of_verdict_marked_settings_gives_one_attempt_per_line_with_the_
     # a fence with one marked line among code is code
     assert not _attempts(MARKED_FENCE.replace("❌", "").replace("✅ GPU: 2x4090", "GPU: 2x4090"))
 
+
+
+ISSUE_LOG = """# Build issues
+
+## Issue Log
+
+### Issue #1: sudo asks for a password over ssh
+**Error**: `sudo: a terminal is required to read the password`
+**Root Cause**: ssh allocates no terminal for a remote command.
+**Fix**: add `-t` to the ssh command:
+```bash
+ssh -t builder "./run_setup.sh"
+```
+
+### Issue #2: the wheel cache fills the disk
+**Error**: `No space left on device` while building the wheel
+**Root Cause**: the pip cache lives on the small root volume.
+**Fix**: point `PIP_CACHE_DIR` at the scratch disk.
+**Status**: ✅ Confirmed working
+"""
+
+
+def test_a_bugs_fix_field_under_its_error_and_root_cause_is_its_attempt_citing_its_lines():
+    got = [(p.inv.title, p.inv.root_cause, [(a.outcome, a.source_lines) for a in p.inv.attempts])
+           for p in _read(ISSUE_LOG)]
+    assert got == [
+        ("Issue #1: sudo asks for a password over ssh", "ssh allocates no terminal for a remote command.",
+         [("inconclusive", [8, 11])]),  # nothing says how it went: not guessed
+        ("Issue #2: the wheel cache fills the disk", "the pip cache lives on the small root volume.",
+         [("worked", [16, 17])]),  # the bug's Status is how its fix went
+    ]

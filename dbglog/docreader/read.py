@@ -224,7 +224,21 @@ class _Build:
             nxt = next((h.first for h in heads if h.first > title_line), len(self.lines))
             lo, hi = title_line + 1, nxt - 1
         vals, used = st.header_fields(b, self.doc, lo, hi)
+        keys = [lab[0] for i in sorted(used) if (lab := label_of(self.lines[i], INV_LABELS))]
+        # One bug's header names each field once ("Problem:" after "Problem:" is a list of bugs, read item by
+        # item); there a try's field ("**Fix**:") ends the bug's field before it and is read as the bug's fix.
+        fix = None
+        if b is not None and keys and len(keys) == len(set(keys)):
+            vals, used = st.header_fields(b, self.doc, lo, hi, tries=True)
+            fix = st.header_try(self.doc, lo, hi, used)
         self._set_fields(vals)
+        if fix is not None:
+            # the bug's Status ("✅ Confirmed working by user") is how its fix went
+            told = [i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] == "status"]
+            if told and "result" not in fix.fields and "outcome" not in fix.fields:
+                fix.fields["result"] = [label_of(self.lines[i], INV_LABELS)[1] for i in told]
+                fix.lines = sorted({*fix.lines, *told})
+            self._protocol_attempt(fix)
         # A status line that says more than the status ("Open — not yet root-caused") stays as written too.
         self.owned |= {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] != "status"
                        or len(plain(self.lines[i]).split()) <= 3}

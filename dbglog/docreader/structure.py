@@ -158,9 +158,10 @@ def _restarting(tops: list[Section], doc: Doc) -> list[Section]:
     return starts if len(starts) >= 2 else []
 
 
-def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[str, list[str]], set[int]]:
+def header_fields(s: Section | None, doc: Doc, lo: int, hi: int, tries: bool = False) -> tuple[dict[str, list[str]], set[int]]:
     """Labelled investigation fields among lines lo..hi (inclusive): values and the lines they took. A value
-    runs on over the lines under its label until a blank line (a list or fence under it included)."""
+    runs on over the lines under its label until a blank line (a list or fence under it included), or, with
+    ``tries``, until a try's field ("**Fix**:"), which ``header_try`` reads."""
     vals: dict[str, list[str]] = {}
     used: set[int] = set()
     cur = None
@@ -174,6 +175,9 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[s
                 used.add(i)
             continue
         lab = None if fence or i not in doc.text_lines() else label_of(line, INV_LABELS)
+        if tries and lab is None and not fence and _try_field(line):
+            cur = None  # "**Fix**: add -t" under "**Root Cause**: ...": the try starts, the bug's field ends
+            continue
         if lab and lab[0] != "tags":
             cur = lab[0]
             vals.setdefault(cur, []).append(lab[1])
@@ -188,6 +192,44 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int) -> tuple[dict[s
         elif not line.strip() and cur and not _list_follows(doc, i, hi):
             cur = None
     return vals, used
+
+
+def _try_field(line: str) -> bool:
+    lab = label_of(line, ATTEMPT_LABELS)
+    return lab is not None and lab[0] in ("did", "result", "conclusion", "outcome")
+
+
+def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
+    """A bug's own fix among its header fields ("**Error**: ... **Root Cause**: ... **Fix**: add `-t` ..."): the
+    labelled try fields there (what was done, its result) as one attempt, each value running on like the bug's
+    fields (a fence under it included) until a blank line, a bug field or another try field; None when no field
+    says what was done."""
+    fields: dict[str, list[str]] = {}
+    lines: list[int] = []
+    cur = None
+    fence = False
+    for i in range(lo, hi + 1):
+        if i in used:
+            cur = None
+            continue
+        line = doc.lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        lab = None if fence else label_of(line, ATTEMPT_LABELS)
+        if lab is not None and _try_field(line):
+            if lab[0] in fields:
+                break  # a second "Fix:": several tries, read unit by unit
+            cur = lab[0]
+            fields[cur] = [lab[1]]
+            lines.append(i)
+        elif cur and (line.strip() or fence):
+            fields[cur].append(line)
+            lines.append(i)
+        elif not line.strip():
+            cur = None
+    if "did" not in fields:
+        return None
+    return Fields(None, "", fields, [], lines)
 
 
 def _list_follows(doc: Doc, i: int, hi: int) -> bool:
