@@ -4,6 +4,7 @@ tests). The learned passes on top of the rules are tested in test_reader_learned
 import pytest
 
 from dbglog.docreader.cues import outcome_of, plain
+from dbglog.docreader.units import segment
 from dbglog.kb import importer
 
 
@@ -1495,3 +1496,30 @@ def test_a_bugs_fix_field_under_its_error_and_root_cause_is_its_attempt_citing_i
         ("Issue #2: the wheel cache fills the disk", "the pip cache lives on the small root volume.",
          [("worked", [16, 17])]),  # the bug's Status is how its fix went
     ]
+
+
+PAGE_TEXT = """ROCm idle GPU bug: a Vulkan workaround
+
+The GPU stays at 100 % after the model is unloaded.
+
+What Doesn't Work
+
+  • ollama stop: the model unloads but the GPU stays stuck
+  • systemctl restart ollama: Ollama restarts but the GPU never recovers
+"""
+
+
+def test_a_pages_plain_text_heading_over_glyph_bullets_reads_as_a_heading_over_a_list_of_failed_tries():
+    doc = segment(PAGE_TEXT)
+    assert [(u.kind, u.first) for u in doc.units if u.kind == "heading"] == [("heading", 4)]
+    assert [(u.first, u.depth, u.text.split(":")[0]) for u in doc.units if u.kind == "sentence" and u.depth] == [
+        (6, 1, "ollama stop"), (7, 1, "systemctl restart ollama")]
+    assert [(o, lines) for _, o, lines in ((a.title, a.outcome, a.source_lines) for p in _read(PAGE_TEXT)
+                                           for a in p.inv.attempts)] == [("failed", [7, 7]), ("failed", [8, 8])]
+
+
+def test_a_sentence_or_a_colon_line_over_a_list_after_a_blank_line_stays_a_sentence():
+    for line in ("All training attempts now successfully complete:", "Then we tried the following",
+                 "环境结论"):
+        doc = segment(f"# Notes\n\n{line}\n\n- one\n- two\n")
+        assert [u.kind for u in doc.units if u.first == 2] == ["sentence"], line

@@ -98,6 +98,22 @@ _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
 _LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
 _LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
+# A bullet as text (a web page's list copied as plain text): not markdown's, but a list item all the same.
+_GLYPH_ITEM = re.compile(r"^\s*[•◦▪‣●○■□➤►▶]\s+(?=\S)")
+# A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
+_PLAIN_TITLE = re.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
+
+
+def _names_list_below(lines: list[str], text: str, b: int) -> bool:
+    """Is a one-line paragraph the caption of the list right under it (blank lines aside)?"""
+    t = text.strip()
+    if _LIST_CAPTION.match(t):  # ("Open questions:" with the list on the very next line)
+        return b < len(lines) and bool(_LIST_START.match(lines[b]))
+    nxt = next((ln for ln in lines[b:b + 3] if ln.strip()), "")
+    words = t.split()
+    # (title case: each longer word capitalised, as a page's headings are and a sentence is not)
+    return bool(_LIST_START.match(nxt) or _GLYPH_ITEM.match(nxt)) and len(words) <= 6 \
+        and bool(_PLAIN_TITLE.match(t)) and all(w[0].isupper() for w in words if len(w) >= 4)
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = re.compile(r"<[^<>]{0,200}>")
@@ -177,10 +193,16 @@ class _Cut:
             # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
-        if not self.items and not self.quote and len(texts) == 1 and _LIST_CAPTION.match(texts[0]) \
-                and b < len(self.lines) and _LIST_START.match(self.lines[b]):
-            # "Open questions:" on its own line right above a list names that list, as a heading would.
+        if not self.items and not self.quote and len(texts) == 1 and _names_list_below(self.lines, texts[0], b):
+            # "Open questions:" on its own line right above a list names that list, as a heading would; so does a
+            # page's plain-text heading ("What Doesn't Work" over "• ollama stop: ...").
             self.heading(a, b, 7, texts[0].strip().rstrip(":："))
+            return
+        if not self.items and len(texts) >= 2 and all(_GLYPH_ITEM.match(t) for t in texts):
+            # "• ollama stop: model unloads but the GPU stays stuck" line after line: a list as a page's text
+            # gives it, one item per line
+            for k, t in enumerate(texts):
+                self.add("sentence", a + k, a + k, _GLYPH_ITEM.sub("", t).strip(), block=block, head=True, depth=1)
             return
         mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
         if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
