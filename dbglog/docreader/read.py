@@ -493,15 +493,7 @@ class _Build:
             self.judged.get(u).learned = probs[u.id]
         covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
         for g in learned.guesses(cands, probs, m.threshold, covered, free):
-            text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
-                            for u in g.units)
-            said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text)) or "inconclusive"
-            # several tries told in one of its sentences are one attempt each (the linker's splitting, per unit)
-            tries = [t for u in g.units if u.kind != "command"
-                     for t in (linking.split_several(one_line(plain(u.text)), outcome_of(u.text, language(u.text))
-                                                     or said, g.first, g.last),) if len(t) > 1]
-            for did, outcome in [x for t in tries for x in t] or linking.split_several(one_line(text), said, g.first,
-                                                                                        g.last):
+            for did, outcome in _tries_of(g):
                 a = Attempt(number=0, title=one_line(item_title(did))[:120] or "Attempt", did=one_line(did),
                             outcome=linking.looked_only(outcome, did))
                 a.source_lines = [g.first + 1, g.last + 1]
@@ -674,6 +666,21 @@ class _Build:
 
 _STRUCTURE_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
                              re.M)
+
+
+def _tries_of(g: learned.Guess) -> list[tuple[str, str]]:
+    """(what, outcome) of each try a learned guess holds: one, unless one of its sentences tells several ("we
+    tried to reset the runtime and to switch accounts, but ..."), split as the linker splits its own."""
+    text = " ".join(plain(u.text) if u.kind != "command" else " ".join(filter(None, (u.desc, u.text, u.comment)))
+                    for u in g.units)
+    said = outcome_of(" ".join(u.comment or u.text for u in g.units), language(text)) or "inconclusive"
+    several = []
+    for u in g.units:
+        if u.kind != "command":
+            own = outcome_of(u.text, language(u.text)) or said
+            pieces = linking.split_several(one_line(plain(u.text)), own, g.first, g.last)
+            several += pieces if len(pieces) > 1 else []
+    return several or linking.split_several(one_line(text), said, g.first, g.last)
 
 
 def _fence(s: Section) -> None:
