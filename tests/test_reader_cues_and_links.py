@@ -1466,6 +1466,11 @@ def test_a_fence_of_verdict_marked_settings_gives_one_attempt_per_line_with_the_
     assert not _attempts(MARKED_FENCE.replace("❌", "").replace("✅ GPU: 2x4090", "GPU: 2x4090"))
 
 
+def test_a_fence_of_ticked_stages_of_one_run_is_no_list_of_tries():
+    stages = "# Hang at the first batch\n\n```\n✅ Model loads\n✅ Patches apply\n✅ Dataset scans\n❌ HANGS at batch 1\n```\n"
+    assert _attempts(stages) == []
+
+
 
 ISSUE_LOG = """# Build issues
 

@@ -279,14 +279,20 @@ _MARKED_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?P<m>" + "|".join(re.escape(k) for
                           + r")\s*(?P<t>\S.*)$")
 
 
+# A setting with its value: "Driver Version: 525.116.04", "CUDA 12.3", "NCCL_P2P_DISABLE=1".
+_SETTING = re.compile(r"\b[\w.-]+\s*=\s*\S|\bv?\d+\.\d+")
+
+
 def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A block of settings each marked with its verdict, pasted into a fence: one unit per marked line (the mark is
     its comment, as a command's "# OK" is), the fence lines and any other line code; False when fewer than two
-    lines, or not most of its lines, are marked."""
+    lines, or not most of its lines, are marked, or when most marked lines name no setting."""
     filled = [i for i in body if cut.lines[i].strip()]
     marked = {i: m for i in filled if (m := _MARKED_LINE.match(cut.lines[i]))}
     if len(marked) < 2 or len(marked) * 2 < len(filled):
         return False
+    if sum(1 for m in marked.values() if _SETTING.search(m.group("t"))) * 2 <= len(marked):
+        return False  # "✅ Model loads / ✅ Patches apply / ❌ HANGS": stages of one run ticked off, not settings tried
     for i in range(a, b):
         m = marked.get(i)
         if m is None:
