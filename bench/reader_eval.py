@@ -246,6 +246,9 @@ def main() -> int:
     ap.add_argument("--recall-cv", action="store_true", help="grouped CV of the learned recall pass (scikit-learn)")
     ap.add_argument("--train", metavar="OUT", help="fit the learned recall pass on these docs and write it to OUT "
                     "(dbglog/docreader/cues/learned.json)")
+    ap.add_argument("--refit-cv", action="store_true", help="the shipped learned models against refits, on --pool docs "
+                    "they never saw (scikit-learn, scipy)")
+    ap.add_argument("--extra-pool", action="append", default=[], help="with --refit-cv: labelled docs only trained on")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -257,6 +260,11 @@ def main() -> int:
     if not docs:
         print(f"no labelled docs on side {a.set!r} of {SPLIT.name} in {', '.join(pools)}", file=sys.stderr)
         return 2
+    if a.refit_cv:
+        from reader_learn import refit_report  # scikit-learn and scipy only here
+
+        print(refit_report(docs, [d for pool in a.extra_pool for d in pool_docs(Path(pool), "all")]))
+        return 0
     if a.train or a.recall_cv:
         from reader_learn import recall_report, train  # scikit-learn only here
 

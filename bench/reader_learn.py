@@ -18,6 +18,10 @@ on both sides), each fold read with models fitted on the other nine, beside the 
 
     python bench/reader_eval.py --set all --pool DIR ... --styles --recall-cv     (pip install '.[learn]')
     python bench/reader_eval.py --set all --pool DIR ... --styles --train dbglog/docreader/cues/learned.json
+
+The shipped models against refits, on docs they never saw (the pools behind them are kept outside the repository):
+
+    python bench/reader_eval.py --set all --pool NEW ... --refit-cv --extra-pool OLD ...
 """
 
 from __future__ import annotations
@@ -348,6 +352,44 @@ def recall_report(docs, folds: int = 10) -> str:
     out.append("  recall per style (rules alone -> rules + learned):")
     for s, (e, f0, f1) in sorted(by.items()):
         out.append(f"    {s:<32} {f0}/{e} ({f0 / e if e else 1:.0%}) -> {f1}/{e} ({f1 / e if e else 1:.0%})")
+    return "\n".join(out)
+
+
+def refit_report(docs, extra, folds: int = 5, cs=(0.01, 0.03, 0.1, 0.3)) -> str:
+    """On docs the shipped models never saw (``docs``; ``extra`` is only trained on): the rules alone, the shipped
+    models, a refit from scratch and refits centred on the shipped weights (``fit_toward``), each refit on the
+    other folds of source groups plus ``extra``."""
+    from reader_eval import extract_new, score, totals
+
+    from dbglog.docreader.learned import MODEL
+
+    shipped = json.loads(MODEL.read_text(encoding="utf-8"))
+    data, more = _recall_data(docs), _recall_data(extra)
+    groups = sorted({d["group"] for d in data})
+    fold = {g: i % folds for i, g in enumerate(groups)}
+
+    def fitted(train, how):
+        if how == "scratch":
+            return _models(fit_models(train))
+        return _models({"attempts": fit_toward(train, shipped["attempts"], how),
+                        "steps": fit_toward(train, shipped["steps"], how, "steps")})
+
+    ways = [("rules alone", None), ("shipped", "shipped"), ("refit from scratch", "scratch")] + \
+        [(f"refit toward shipped, C={c}", c) for c in cs]
+    rows: dict[str, list] = {name: [] for name, _ in ways}
+    for k in range(folds):
+        test = [d for d in data if fold[d["group"]] == k]
+        train = [d for d in data if fold[d["group"]] != k] + more
+        for name, how in ways:
+            m = False if how is None else _models(shipped) if how == "shipped" else fitted(train, how)
+            rows[name] += [score(d["labels"], *extract_new(d["text"], str(d["path"]), model=m)) for d in test]
+    out = [f"{len(data)} docs the shipped models never saw ({len(groups)} groups, {folds} folds), "
+           f"+{len(more)} docs trained on only"]
+    for name, rs in rows.items():
+        t = totals(rs)
+        out.append(f"  {name:<32} found {t['found']}/{t['expected']} ({t['recall']:.0%})  junk {t['junk']}/{t['made']} "
+                   f"({t['junk_share']:.0%})  outcomes {t['outcome_share']:.0%}  F1 {t['f1']:.3f}  next steps "
+                   f"{t['steps_found']}/{t['steps_expected']} (made {t['steps_made']})")
     return "\n".join(out)
 
 
