@@ -1528,3 +1528,11 @@ def test_a_sentence_or_a_colon_line_over_a_list_after_a_blank_line_stays_a_sente
                  "环境结论"):
         doc = segment(f"# Notes\n\n{line}\n\n- one\n- two\n")
         assert [u.kind for u in doc.units if u.first == 2] == ["sentence"], line
+
+
+def test_a_bug_header_with_two_fix_fields_is_not_read_as_one_fix():
+    doc = ISSUE_LOG.replace("**Fix**: point `PIP_CACHE_DIR` at the scratch disk.",
+                            "**Fix**: point `PIP_CACHE_DIR` at the scratch disk.\n**Fix**: clear the cache first.")
+    second = _read(doc)[1].inv
+    assert second.root_cause == "the pip cache lives on the small root volume."
+    assert not any(a.source_lines and a.source_lines[0] == 16 and a.source_lines[1] >= 17 for a in second.attempts)

@@ -218,7 +218,7 @@ def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
         lab = None if fence else label_of(line, ATTEMPT_LABELS)
         if lab is not None and _try_field(line):
             if lab[0] in fields:
-                break  # a second "Fix:": several tries, read unit by unit
+                return None  # a second "Fix:": several tries, read unit by unit
             cur = lab[0]
             fields[cur] = [lab[1]]
             lines.append(i)
