@@ -249,6 +249,8 @@ def main() -> int:
     ap.add_argument("--refit-cv", action="store_true", help="the shipped learned models against refits, on --pool docs "
                     "they never saw (scikit-learn, scipy)")
     ap.add_argument("--extra-pool", action="append", default=[], help="with --refit-cv: labelled docs only trained on")
+    ap.add_argument("--toward", type=float, metavar="C", help="with --train: refit the models already at OUT on "
+                    "these docs, the L2 penalty centred on their weights (C: its inverse strength; see --refit-cv)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -263,12 +265,14 @@ def main() -> int:
     if a.refit_cv:
         from reader_learn import refit_report  # scikit-learn and scipy only here
 
-        print(refit_report(docs, [d for pool in a.extra_pool for d in pool_docs(Path(pool), "all")]))
+        extra = [d for pool in a.extra_pool for d in pool_docs(Path(pool), "all")]
+        own = style_docs() if a.styles else []  # (--styles: our own-words docs are trained on, not measured)
+        print(refit_report([d for d in docs if d not in own], extra + own))
         return 0
     if a.train or a.recall_cv:
         from reader_learn import recall_report, train  # scikit-learn only here
 
-        print(train(docs, a.train) if a.train else recall_report(docs))
+        print(train(docs, a.train, a.toward) if a.train else recall_report(docs))
         return 0
     extract = extract_new
     rows = evaluate(docs, extract)

@@ -393,9 +393,18 @@ def refit_report(docs, extra, folds: int = 5, cs=(0.01, 0.03, 0.1, 0.3)) -> str:
     return "\n".join(out)
 
 
-def train(docs, path) -> str:
-    """Fit both models on every labelled doc and write them where the reader reads them."""
-    raw = fit_models(_recall_data(docs))
+def train(docs, path, toward: float | None = None) -> str:
+    """Fit both models on every labelled doc and write them where the reader reads them; with ``toward``, refit
+    the models at ``path`` on these docs with the L2 penalty centred on their weights (``fit_toward``, C =
+    ``toward``), for when the docs behind them are no longer at hand."""
+    data = _recall_data(docs)
+    if toward is not None:
+        prior = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = {"attempts": fit_toward(data, prior["attempts"], toward),
+               "steps": fit_toward(data, prior["steps"], toward, "steps")}
+    else:
+        raw = fit_models(data)
     Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"
+                                          + (f" + {m['about']['refit_docs']} refit" if toward is not None else "")
                                           for k, m in raw.items())
