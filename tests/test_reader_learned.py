@@ -218,3 +218,15 @@ def test_a_setting_that_does_not_work_beside_one_that_does_gives_two_attempts_wi
            "but `os.environ['XLA_PREALLOCATE']` does.\n")
     assert _attempts(doc, None) == []  # the rules alone leave it
     assert [o for _, o, _ in _attempts(doc, _model({"w:find": 12.0}))] == ["failed", "worked"]
+
+
+def test_the_covered_ranges_answer_as_a_scan_of_every_range_would():
+    import random
+
+    rng = random.Random(5)
+    for _ in range(300):
+        spans = [(a, a + rng.randrange(0, 6)) for a in (rng.randrange(0, 60) for _ in range(rng.randrange(0, 8)))]
+        near = learned._Spans(spans)
+        for first in range(0, 70, 3):
+            last = first + rng.randrange(0, 4)
+            assert near.touches(first, last) == any(lo <= last and first <= hi for lo, hi in spans), (spans, first)

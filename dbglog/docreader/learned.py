@@ -21,6 +21,7 @@ read with the standard library: the default install needs no numpy or scikit-lea
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -126,16 +127,36 @@ class Guess:
     probability: float  # the highest of its units'
 
 
+class _Spans:
+    """Line ranges merged and sorted, so "does a range touch any of them?" costs a bisection, not a scan (a
+    document of ten thousand attempts asks it ten thousand times)."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        merged: list[list[int]] = []
+        for lo, hi in sorted(spans):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        self.starts = [lo for lo, _ in merged]
+        self.ends = [hi for _, hi in merged]
+
+    def touches(self, first: int, last: int) -> bool:
+        k = bisect.bisect_right(self.starts, last) - 1
+        return k >= 0 and self.ends[k] >= first
+
+
 def guesses(units: list[Unit], probs: dict[int, float], threshold: float, covered: list[tuple[int, int]],
             free: set[int]) -> list[Guess]:
     """Units at or above the threshold that no attempt covers or touches, merged with the one just before
     when they share a paragraph or item or follow it line by line. ``free``: the lines the pass may read."""
     out: list[Guess] = []
+    near = _Spans([(lo - 1, hi + 1) for lo, hi in covered])
     for u in units:
         p = probs.get(u.id, 0.0)
         if p < threshold or u.first not in free:
             continue
-        if any(lo - 1 <= u.last and u.first <= hi + 1 for lo, hi in covered):
+        if near.touches(u.first, u.last):
             continue  # part of (or beside) an attempt the rules made: its result, its context
         if out and (out[-1].units[-1].block == u.block or out[-1].last >= u.first - 1):
             g = out[-1]
