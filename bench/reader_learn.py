@@ -310,20 +310,25 @@ def _models(raw: dict):
     return Models(Model.of(raw["attempts"]), Model.of(raw["steps"]))
 
 
+def _folds(data, folds: int):
+    """(test, train) per fold: the source groups dealt into ``folds`` folds, a group never on both sides."""
+    groups = sorted({d["group"] for d in data})
+    fold = {g: i % folds for i, g in enumerate(groups)}
+    return [([d for d in data if fold[d["group"]] == k], [d for d in data if fold[d["group"]] != k])
+            for k in range(folds)]
+
+
 def cross_validate_recall(docs, folds: int = 10):
     """Rows scored by the rules alone and with a recall model fitted without the doc's source group: the
     groups are dealt into ``folds`` folds, so a source is never on both sides."""
     from reader_eval import extract_new, score, style_of
 
     data = _recall_data(docs)
-    groups = sorted({d["group"] for d in data})
-    fold = {g: i % folds for i, g in enumerate(groups)}
     rules, stacked = [], []
-    for k in range(folds):
-        test = [d for d in data if fold[d["group"]] == k]
+    for test, train in _folds(data, folds):
         if not test:
             continue
-        model = _models(fit_models([d for d in data if fold[d["group"]] != k]))
+        model = _models(fit_models(train))
         for d in test:
             for out, m in ((rules, False), (stacked, model)):
                 r = score(d["labels"], *extract_new(d["text"], str(d["path"]), model=m))
@@ -365,8 +370,7 @@ def refit_report(docs, extra, folds: int = 5, cs=(0.01, 0.03, 0.1, 0.3)) -> str:
 
     shipped = json.loads(MODEL.read_text(encoding="utf-8"))
     data, more = _recall_data(docs), _recall_data(extra)
-    groups = sorted({d["group"] for d in data})
-    fold = {g: i % folds for i, g in enumerate(groups)}
+    groups = {d["group"] for d in data}
 
     def fitted(train, how):
         if how == "scratch":
@@ -377,9 +381,8 @@ def refit_report(docs, extra, folds: int = 5, cs=(0.01, 0.03, 0.1, 0.3)) -> str:
     ways = [("rules alone", None), ("shipped", "shipped"), ("refit from scratch", "scratch")] + \
         [(f"refit toward shipped, C={c}", c) for c in cs]
     rows: dict[str, list] = {name: [] for name, _ in ways}
-    for k in range(folds):
-        test = [d for d in data if fold[d["group"]] == k]
-        train = [d for d in data if fold[d["group"]] != k] + more
+    for test, train in _folds(data, folds):
+        train = train + more
         for name, how in ways:
             m = False if how is None else _models(shipped) if how == "shipped" else fitted(train, how)
             rows[name] += [score(d["labels"], *extract_new(d["text"], str(d["path"]), model=m)) for d in test]

@@ -1015,20 +1015,22 @@ class ToggleSearch(_QuerySearch):
         """A failing pool that avoids every found set, or None when none is left."""
         U = self.universe
         union = frozenset().union(*self.found)
-        try:
-            hs = minimal_hitting_sets(self.found, self.max_alternatives) if self.exhaustive else [union]
-        except OverflowError:
-            hs = None
-        if hs is None or len(hs) == 1 or not self.exhaustive:
+        hs, overflow = None, False
+        if self.exhaustive:
+            try:
+                hs = minimal_hitting_sets(self.found, self.max_alternatives)
+            except OverflowError:
+                overflow = True
+        if hs is None or len(hs) == 1:
             # with one hitting set its pool is ``all - union``; with several, each pool holds
             # ``all - union``, so it is not asked on its own (their passing implies it)
             (v,) = yield from self._ask([U - union], "pool")
             if self._fails(v):
                 return U - union
-            if not self.exhaustive:
-                return None
-            if hs is None:
+            if overflow:
                 return ("too_many_alternatives", "too many combinations of found sets to check")
+            if hs is None:
+                return None
         pools = [U - h for h in hs]
         pools = [p for p in pools if not self._known_not_failing(p)]
         for i in range(0, len(pools), self.jobs):

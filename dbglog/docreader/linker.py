@@ -770,10 +770,10 @@ def _gerunds(rest: str) -> list[str]:
     return []
 
 
-def split_several(did: str, outcome: str, first: int, last: int, who: str = "") -> list[tuple[str, str]]:
+def split_several(did: str, outcome: str) -> list[tuple[str, str]]:
     """(what, outcome) of each try one passage reports ("I tried -lowvram and -novram, still the same"): the
     linker's splitting, for the passages the learned pass takes."""
-    return [(f.did, f.outcome) for f in _split_several(Found(did, "", outcome, first, last, who))]
+    return [(f.did, f.outcome) for f in _split_several(Found(did, "", outcome, 0, 0))]
 
 
 def _cjk_tries(f: Found, lang: str) -> list[Found]:

@@ -223,21 +223,16 @@ class _Build:
             title_line = min(self.owned) if self.owned else -1
             nxt = next((h.first for h in heads if h.first > title_line), len(self.lines))
             lo, hi = title_line + 1, nxt - 1
-        vals, used = st.header_fields(b, self.doc, lo, hi)
+        # In one bug's header, which names each field once, a try's field ("**Fix**:") ends the bug's field before
+        # it and is read as the bug's fix; "Problem:" after "Problem:" is a list of bugs, read item by item.
+        vals, used = st.header_fields(b, self.doc, lo, hi, tries=b is not None)
         keys = [lab[0] for i in sorted(used) if (lab := label_of(self.lines[i], INV_LABELS))]
-        # One bug's header names each field once ("Problem:" after "Problem:" is a list of bugs, read item by
-        # item); there a try's field ("**Fix**:") ends the bug's field before it and is read as the bug's fix.
-        fix = None
-        if b is not None and keys and len(keys) == len(set(keys)):
-            vals, used = st.header_fields(b, self.doc, lo, hi, tries=True)
-            fix = st.header_try(self.doc, lo, hi, used)
+        single = bool(keys) and len(keys) == len(set(keys))
+        if b is not None and not single:
+            vals, used = st.header_fields(b, self.doc, lo, hi)
         self._set_fields(vals)
+        fix = st.header_try(self.doc, lo, hi, used) if b is not None and single else None
         if fix is not None:
-            # the bug's Status ("✅ Confirmed working by user") is how its fix went
-            told = [i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] == "status"]
-            if told and "result" not in fix.fields and "outcome" not in fix.fields:
-                fix.fields["result"] = [label_of(self.lines[i], INV_LABELS)[1] for i in told]
-                fix.lines = sorted({*fix.lines, *told})
             self._protocol_attempt(fix)
         # A status line that says more than the status ("Open — not yet root-caused") stays as written too.
         self.owned |= {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] != "status"
@@ -678,9 +673,9 @@ def _tries_of(g: learned.Guess) -> list[tuple[str, str]]:
     for u in g.units:
         if u.kind != "command":
             own = outcome_of(u.text, language(u.text)) or said
-            pieces = linking.split_several(one_line(plain(u.text)), own, g.first, g.last)
+            pieces = linking.split_several(one_line(plain(u.text)), own)
             several += pieces if len(pieces) > 1 else []
-    return several or linking.split_several(one_line(text), said, g.first, g.last)
+    return several or linking.split_several(one_line(text), said)
 
 
 def _fence(s: Section) -> None:

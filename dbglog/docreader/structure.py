@@ -194,16 +194,20 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int, tries: bool = F
     return vals, used
 
 
+_TRY_KEYS = ("did", "result", "conclusion", "outcome")  # the fields of a try (not its hypothesis)
+
+
 def _try_field(line: str) -> bool:
     lab = label_of(line, ATTEMPT_LABELS)
-    return lab is not None and lab[0] in ("did", "result", "conclusion", "outcome")
+    return lab is not None and lab[0] in _TRY_KEYS
 
 
 def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
     """A bug's own fix among its header fields ("**Error**: ... **Root Cause**: ... **Fix**: add `-t` ..."): the
     labelled try fields there (what was done, its result) as one attempt, each value running on like the bug's
-    fields (a fence under it included) until a blank line, a bug field or another try field; None when no field
-    says what was done."""
+    fields (a fence under it included) until a blank line, a bug field or another try field; with no result of
+    its own, the bug's Status ("✅ Confirmed working by user") is how it went. None when no field says what was
+    done. ``used``: the lines ``header_fields`` took."""
     fields: dict[str, list[str]] = {}
     lines: list[int] = []
     cur = None
@@ -216,7 +220,7 @@ def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
         lab = None if fence else label_of(line, ATTEMPT_LABELS)
-        if lab is not None and _try_field(line):
+        if lab is not None and lab[0] in _TRY_KEYS:
             if lab[0] in fields:
                 return None  # a second "Fix:": several tries, read unit by unit
             cur = lab[0]
@@ -229,6 +233,10 @@ def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
             cur = None
     if "did" not in fields:
         return None
+    status = [(i, lab[1]) for i in sorted(used) if (lab := label_of(doc.lines[i], INV_LABELS)) and lab[0] == "status"]
+    if status and "result" not in fields and "outcome" not in fields:
+        fields["result"] = [v for _, v in status]
+        lines = sorted({*lines, *(i for i, _ in status)})
     return Fields(None, "", fields, [], lines)
 
 

@@ -102,6 +102,11 @@ _LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 _GLYPH_ITEM = re.compile(r"^\s*[•◦▪‣●○■□➤►▶]\s+(?=\S)")
 # A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
 _PLAIN_TITLE = re.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
+_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
+_TAG = re.compile(r"<[^<>]{0,200}>")
+_CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
+_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _names_list_below(lines: list[str], text: str, b: int) -> bool:
@@ -114,11 +119,6 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
     # (title case: each longer word capitalised, as a page's headings are and a sentence is not)
     return bool(_LIST_START.match(nxt) or _GLYPH_ITEM.match(nxt)) and len(words) <= 6 \
         and bool(_PLAIN_TITLE.match(t)) and all(w[0].isupper() for w in words if len(w) >= 4)
-_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
-_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
-_TAG = re.compile(r"<[^<>]{0,200}>")
-_CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
-_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def post_author(text: str) -> str | None:
