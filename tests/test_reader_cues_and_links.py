@@ -1536,3 +1536,85 @@ def test_a_bug_header_with_two_fix_fields_is_not_read_as_one_fix():
     second = _read(doc)[1].inv
     assert second.root_cause == "the pip cache lives on the small root volume."
     assert not any(a.source_lines and a.source_lines[0] == 16 and a.source_lines[1] >= 17 for a in second.attempts)
+
+
+def test_the_items_of_a_list_captioned_as_done_are_attempts_with_the_verdict_under_the_list():
+    doc = """# Server crashes when the iGPU is visible
+
+The server aborts at startup with an out-of-memory error on device 1.
+
+I rebuilt the backend with
+- `-DUSE_UMA=ON`
+- `-DUSE_UMA=OFF`
+- `-DTARGETS=gfx1102`
+
+Every one of these failed with the iGPU visible.
+"""
+    parsed = _read(doc)
+    atts = [a for p in parsed for a in p.inv.attempts]
+    assert [(a.title, a.outcome) for a in atts] == [
+        ("`-DUSE_UMA=ON`", "failed"), ("`-DUSE_UMA=OFF`", "failed"), ("`-DTARGETS=gfx1102`", "failed")]
+    # each cites its item and the verdict's line; the caption's words stay with the setting
+    assert [a.source_lines for a in atts] == [[6, 10], [7, 10], [8, 10]]
+    assert atts[0].did.startswith("I rebuilt the backend with")
+
+
+def test_a_list_captioned_as_a_suggestion_is_not_read_as_tries():
+    doc = """# Server crashes when the iGPU is visible
+
+The server aborts at startup with an out-of-memory error on device 1.
+
+You could rebuild the backend with
+- `-DUSE_UMA=ON`
+- `-DTARGETS=gfx1102`
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_second_list_introduced_as_more_tries_is_not_the_first_lists_results():
+    doc = """# Loader hangs on the second epoch
+
+The loader hangs on the second epoch with eight workers.
+
+I tried the following:
+- setting `persistent_workers=False`
+- pinning memory off
+
+None of these helped.
+
+We also tried these flags:
+
+- `--no-mmap`: crash
+- `--workers 0`: works
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert ("`--no-mmap`", "failed") in got and ("`--workers 0`", "worked") in got
+    assert [o for t, o in got if "persistent" in t or "pinning" in t] == ["failed", "failed"]
+    assert not any("also tried" in t for t, _ in got)  # the caption is told in its items
+
+
+def test_items_under_pros_and_cons_are_qualities_of_an_option_not_tries():
+    doc = """# Engine fails its memory check on a shared GPU
+
+The engine asserts during memory profiling when other jobs free memory.
+
+## Option 1: use the older engine
+
+**Pros**
+- ✅ better tested and more stable
+- ✅ no strict memory check
+
+**Cons**
+- ⚠️ slightly slower
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_program_placeholder_in_a_title_does_not_make_the_doc_a_template():
+    doc = """# Crash: hipStreamCreateWithFlags returned hipErrorOutOfMemory : stream:<null>
+
+The server crashes with the iGPU visible.
+
+- I set `HIP_VISIBLE_DEVICES=0` and the crash went away.
+"""
+    assert [(t, o) for t, o, _ in _attempts(doc)] == [("I set `HIP_VISIBLE_DEVICES=0` and the crash went away.", "worked")]

@@ -475,6 +475,7 @@ class Context:
     lang: str
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
     opening: set[int] = field(default_factory=set)  # blocks that state the problem
+    captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit that says its items were done
 
 
 def context(doc: Doc) -> Context:
@@ -491,7 +492,34 @@ def context(doc: Doc) -> Context:
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang))
+
+
+def done_captions(doc: Doc, lang: str) -> dict[int, int]:
+    """The lists introduced as things that were done: "I tried building it with:" + a list of flags, "We ran these
+    variants" + a list. The caption's tense and person carry to its items, which alone are bare settings; a
+    caption that asks, suggests, plans or hedges ("You could try:", "Next I'll check:") carries nothing.  A caption
+    is a sentence or a one-line caption (level 7); a real heading's role words speak through ``roles``."""
+    out: dict[int, int] = {}
+    prev = None
+    for u in doc.units:
+        if u.item >= 0 and u.index == 0 and u.head and prev is not None and u.group not in out \
+                and prev.item < 0 and 0 < u.first - prev.last <= 2 \
+                and (prev.kind == "sentence" or prev.kind == "heading" and prev.level >= 7) \
+                and _says_done(prev.text, language(prev.text) if language(prev.text) != "en" else lang):
+            out[u.group] = prev.id
+        if u.kind not in ("html", "rule"):
+            prev = u
+    return out
+
+
+def _says_done(text: str, lang: str) -> bool:
+    f: dict[str, float] = {}
+    _word_features(plain(text), lang, f)
+    did = "first person" in f and ("a subject with a past-tense verb" in f or "opens with a past-tense verb" in f
+                                   or "an action verb" in f)
+    return did and not any(k in f for k in ("a question", "modal (could, should, maybe)", "future or plan words",
+                                            "conditional", "imperative", "second person"))
 
 
 def _body_before_posts(doc: Doc) -> bool:
@@ -592,6 +620,8 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f[f"under a {role} heading"] = 1.0
     if u.block in ctx.pasted:
         f["pasted error output"] = 1.0
+    if u.item >= 0 and u.depth == 1 and u.group in ctx.captions:
+        f["an item of a list of what was done"] = 1.0
     if u.block in ctx.opening:
         f["the opening paragraph (the problem)"] = 1.0
     if u.post >= 0:

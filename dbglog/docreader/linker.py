@@ -54,14 +54,14 @@ def _same_place(a: Unit, b: Unit) -> bool:
 
 
 def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None,
-         roles: dict[int, str | None] | None = None) -> list[Found]:
+         roles: dict[int, str | None] | None = None, captions: dict[int, int] | None = None) -> list[Found]:
     """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read).
     `roles` are the headings' roles read in the document's language (a short heading's own words rarely
-    tell its language)."""
+    tell its language); `captions` the lists introduced as things done (``cues.done_captions``)."""
     t = _Thread(judged, skip, heads)
     out: list[Found] = []
     out += _keyed(t.js, t.used, t.code)
-    out += _lists(t.js, t.used)
+    out += _lists(t.js, t.used, captions or {})
     if heads is not None:
         out += _headed(t.js, {k: h for k, h in heads.items() if h.first not in skip}, t.used, t.code, roles or {},
                        parents=heads)
@@ -76,7 +76,7 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             t.used.update(g.units)
             out.extend(_split_several(g))
-    out = _absorbed(out)
+    out = _absorbed(_captioned(out, t.js, captions or {}))
     _done_marks(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         g.outcome = looked_only(g.outcome, g.did, g.result)
@@ -286,9 +286,55 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
     return out
 
 
-def _lists(js: list[Judged], used: set[int]) -> list[Found]:
+def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> list[Found]:
+    """The items of a list captioned as done ("I tried building it with:" / "- flag A" / "- flag B" / "None of these
+    helped."): each item read is an attempt, told in the caption's words; the verdict right under the list, when
+    it speaks for every item ("none of", "all", "both"), is the outcome of each item that has none of its own;
+    and the caption is not an attempt of its own beside its items."""
+    if not captions:
+        return out
+    at = {j.unit.id: k for k, j in enumerate(js)}
+    by_unit = {f.units[0]: f for f in out if f.units}
+    drop: set[int] = set()
+    for group, cap in captions.items():
+        items = [f for f in out if f.units and js[at[f.units[0]]].unit.group == group] if any(
+            j.unit.group == group for j in js) else []
+        items = [f for f in items if js[at[f.units[0]]].unit.item >= 0]
+        if not items:
+            continue
+        c = by_unit.get(cap)
+        if c is not None and len(c.units) <= 1:
+            drop.add(id(c))
+        capj = js[at[cap]] if cap in at else None
+        lead = plain(capj.unit.text).rstrip(" :：") if capj is not None else ""
+        verdict = _list_verdict(js, group)
+        for f in items:
+            if lead and not capj.unit.text.rstrip().endswith((":", "：")):
+                f.title = f.title or f.did
+                f.did = f"{lead} {f.did}"  # "I tried building llama.cpp with" + "-DGGML_HIP_UMA=ON"
+            if verdict is not None and f.outcome == "inconclusive" and not f.result:
+                f.outcome, f.result, f.last = _outcome(verdict.unit.text), plain(verdict.unit.text), verdict.unit.last
+                f.units.append(verdict.unit.id)
+    return [f for f in out if id(f) not in drop]
+
+
+def _list_verdict(js: list[Judged], group: int) -> Judged | None:
+    """The sentence right under a list that gives every item's outcome at once ("None of these helped.")."""
+    last = max((k for k, j in enumerate(js) if j.unit.group == group and j.unit.item >= 0), default=None)
+    if last is None or last + 1 >= len(js):
+        return None
+    n, u = js[last + 1], js[last].unit
+    if n.unit.item >= 0 or n.unit.path != u.path or n.unit.post != u.post or n.unit.first - u.last > 3:
+        return None
+    text = plain(n.unit.text)
+    oc = _outcome(text)
+    return n if oc in ("worked", "failed", "partial") and table(language(text)).has("outcome.collective", text) else None
+
+
+def _lists(js: list[Judged], used: set[int], captions: dict[int, int] | None = None) -> list[Found]:
     """Two lists under one heading, the second saying how each item of the first went, in the same order
-    ("We ran six variants: 1. ... 6. ..." / "What happened, same numbering: 1. same hang ...")."""
+    ("We ran six variants: 1. ... 6. ..." / "What happened, same numbering: 1. same hang ...").  A second list
+    introduced as things done ("We also tried these flags:") is not the first one's results."""
     heads: dict[int, list[Judged]] = {}
     for j in js:
         if j.unit.item >= 0 and j.unit.head and j.unit.depth == 1:
@@ -296,7 +342,7 @@ def _lists(js: list[Judged], used: set[int]) -> list[Found]:
     groups = sorted(heads.values(), key=lambda g: g[0].unit.first)
     out: list[Found] = []
     for a, b in zip(groups, groups[1:]):
-        if a[0].unit.path != b[0].unit.path or len(b) < 2 or len(b) > len(a):
+        if a[0].unit.path != b[0].unit.path or len(b) < 2 or len(b) > len(a) or b[0].unit.group in (captions or {}):
             continue
         said = [_outcome(j.unit.text) for j in b]
         if sum(x is not None for x in said) * 2 <= len(b) or sum(_outcome(j.unit.text) is not None for j in a) * 2 > len(a):

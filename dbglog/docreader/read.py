@@ -421,7 +421,7 @@ class _Build:
         judged = self.judged.units(skip, self.units)
         taken: set[int] = set()  # the units the attempts were read from
         self.linked: list[tuple[Attempt, list[int]]] = []  # the linker's attempts and their units (the learned gate)
-        for f in linking.link(judged, skip, heads, self.ctx.roles):
+        for f in linking.link(judged, skip, heads, self.ctx.roles, self.ctx.captions):
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
@@ -432,7 +432,15 @@ class _Build:
         guessed = len(self.steps)  # the steps before it came from certain structure (a next-steps list)
         self._planned(judged, skip, taken)
         self._stepped(skip, guessed)
-        self._recalled(skip)
+        self._recalled(skip | self._captions_read(taken))
+
+    def _captions_read(self, taken: set[int]) -> set[int]:
+        """The lines of the captions whose listed tries were read ("We also tried these flags:"): the caption is
+        told in its items, not a try of its own for the learned pass to add."""
+        by_id = {u.id: u for u in self.units}
+        groups = {by_id[k].group for k in taken if k in by_id and by_id[k].item >= 0}
+        return {i for g, cap in self.ctx.captions.items() if g in groups and cap in by_id
+                for i in range(by_id[cap].first, by_id[cap].last + 1)}
 
     def _stepped(self, skip: set[int], guessed: int) -> None:
         """The learned next-step pass (learned.py): the rules' sentence-level plans it scores near zero are

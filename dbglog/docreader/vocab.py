@@ -9,7 +9,8 @@ from functools import lru_cache
 from dbglog.core import outcome as outcomes
 
 
-_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
+# (a template's "<short description>" stands as a word; "stream:<null>", File "<string>" are a program's output)
+_PLACEHOLDER = re.compile(r"(?<![\w:/\"'=<])<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b")
 
 
 INV_LABELS = {
