@@ -1618,3 +1618,42 @@ The server crashes with the iGPU visible.
 - I set `HIP_VISIBLE_DEVICES=0` and the crash went away.
 """
     assert [(t, o) for t, o, _ in _attempts(doc)] == [("I set `HIP_VISIBLE_DEVICES=0` and the crash went away.", "worked")]
+
+
+def test_a_fence_left_open_in_one_post_ends_at_the_next_posts_header():
+    doc = """# Illegal address after two good steps
+
+### alice — 2024-03-01
+The job dies with an illegal address after two good steps.
+
+```
+step 1 ok
+step 2 ok
+RuntimeError: CUDA error: an illegal memory access was encountered
+
+### bob — 2024-03-02
+I shrank the model to two dense layers and the error disappears.
+
+### alice — 2024-03-03
+I converted the notebook to a script and ran it: same error.
+"""
+    units = segment(doc).units
+    assert [u.text for u in units if u.kind == "heading"][-2:] == ["bob — 2024-03-02", "alice — 2024-03-03"]
+    code = next(u for u in units if u.kind == "code")
+    assert (code.first, code.last) == (5, 9)  # the paste, up to the line before bob's header
+    bob = next(u for u in units if u.kind == "sentence" and "shrank" in u.text)
+    assert bob.author == "bob" and bob.first == 11  # read as bob's words, not as code
+    assert ("failed", "alice") in [(o, w) for _, o, w in _attempts(doc)]
+
+
+def test_a_shell_comment_that_looks_like_a_post_header_stays_in_its_fence_outside_threads():
+    doc = """# Build notes
+
+```
+make -j8
+# build - 2024-05-01 nightly
+make install
+```
+"""
+    code = [u for u in segment(doc).units if u.kind == "code"]
+    assert len(code) == 1 and (code[0].first, code[0].last) == (2, 6)

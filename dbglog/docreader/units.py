@@ -535,7 +535,7 @@ def segment(text: str) -> Doc:
     if lines and lines[0].startswith("#!"):
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         return _finish(cut, covered=None)
-    tokens = _md().parse(text)
+    tokens = _parse_posts_apart(lines)
     covered = [False] * len(lines)
     for k, t in enumerate(tokens):
         if not t.map:
@@ -550,6 +550,41 @@ def segment(text: str) -> Doc:
             for i in range(a, min(b, len(lines))):
                 covered[i] = True
     return _finish(cut, covered)
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _parse_posts_apart(lines: list[str]) -> list:
+    """markdown-it's tokens of the document, with every thread post its own document as the forge renders it: a
+    fence left open in one post (a paste cut short) ends where the next post's header stands, instead of swallowing
+    the rest of the thread.  The closing lines added for that are taken out of the tokens' line maps again."""
+    fence, at, posts = None, [], 0
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line)
+        header = line.lstrip().startswith("#") and post_author(line) is not None
+        if fence is None:
+            fence = m.group(1) if m else None
+            posts += header
+        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
+            fence = None
+        elif header and posts:  # (in a thread only: a shell comment "# build - 2024-05-01" in a note is code)
+            at.append((i, fence))
+            fence = None
+    if not at:
+        return _md().parse("\n".join(lines))
+    out, k = [], 0
+    for i, line in enumerate(lines):
+        if k < len(at) and at[k][0] == i:
+            out.append(at[k][1])
+            k += 1
+        out.append(line)
+    added = [i + n for n, (i, _) in enumerate(at)]  # the closing lines' places in the parsed text
+    tokens = _md().parse("\n".join(out))
+    for t in tokens:
+        if t.map:
+            t.map = [x - sum(1 for y in added if y < x) for x in t.map]
+    return tokens
 
 
 def _script(cut: _Cut, lines: list[str]) -> None:
