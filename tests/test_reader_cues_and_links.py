@@ -1657,3 +1657,31 @@ make install
 """
     code = [u for u in segment(doc).units if u.kind == "code"]
     assert len(code) == 1 and (code[0].first, code[0].last) == (2, 6)
+
+
+def test_a_list_of_tries_closed_by_a_result_item_gives_that_result_to_each_try():
+    doc = """# Allocator assert on the edge board
+
+The server dies with an allocator assert at the first request.
+
+## What we tried
+
+1. **Memory settings**
+   - Reduced GPU memory utilization: 0.35 → 0.80
+   - Reduced context window: 4096 → 2048 tokens
+   - Reduced batch size: 8 → 4 sequences
+   - **Result:** Same error every time
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert len(got) == 3 and {o for _, o in got} == {"failed"}, got
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Reduced batch size: 8 → 4 sequences", None),  # the knob turned, not a measurement
+    ("Reduced GPU memory utilization: 0.35 → 0.80", None),
+    ("throughput 410 → 980 tok/s", "worked"),
+    ("p99 latency 220 ms → 380 ms", "failed"),
+    ("Reduced batch size 8 → 4: throughput 410 → 900 tok/s", "worked"),  # the knob, then what it measured
+])
+def test_a_change_of_value_after_the_verb_that_made_it_is_no_verdict(text, want):
+    assert outcome_of(text, "en") == want

@@ -392,6 +392,11 @@ _LOWER = Lazy(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\b
                     r"\bsize\b|padding|\bs\b|\bsec", re.I)
 
 
+# A change of value that follows the verb that made it ("Reduced GPU memory utilization: 0.35 → 0.80", "set workers
+# 8 -> 2") says what was done; a measured change stands on its own or after the verdict's colon.
+_SET_VERB = Lazy(r"^\W*(?:(?:i|we|then|also|and|first)\s+)?(?:reduc|increas|lower|rais|decreas|chang|bump|tun|adjust|"
+                 r"switch|limit|capp?|shrank|shrink|grew|grow|doubl|halv|set|cut|drop|mov|moved)\w*\b[^;,.→>]*$", re.I)
+
 # "~10% improvement in requests per second", "a 100% increase in throughput": a gain by its size.
 _PCT_GAIN = Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
                        r"(?= (?:in |of )?(?:\w+ ){0,3}(?:throughput|requests|speed|tok|qps|bandwidth|accuracy|score)))", re.I)
@@ -409,6 +414,8 @@ def _measured(text: str) -> str | None:
         return "worked" if a == 0 < b else "partial" if a < b else "failed"
     verdicts = set()
     for m in _CHANGE.finditer(text):
+        if _SET_VERB.search(text[:m.start("a")]):
+            continue  # "Reduced batch size: 8 → 4": the knob that was turned, not what it measured
         a, b = float(m.group("a").replace(",", "")), float(m.group("b").replace(",", ""))
         where = f"{m.group('name') or ''} {m.group('u1')} {m.group('u2')}"
         up = bool(_HIGHER.search(where))

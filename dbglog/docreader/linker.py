@@ -287,43 +287,50 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
 
 
 def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> list[Found]:
-    """The items of a list captioned as done ("I tried building it with:" / "- flag A" / "- flag B" / "None of these
-    helped."): each item read is an attempt, told in the caption's words; the verdict right under the list, when
-    it speaks for every item ("none of", "all", "both"), is the outcome of each item that has none of its own;
-    and the caption is not an attempt of its own beside its items."""
-    if not captions:
-        return out
+    """The tries of one list, and the verdict that speaks for them all: each item read as an attempt with no result
+    of its own takes the list's verdict -- the sentence right under the list when it speaks for every item ("None of
+    these helped.", "All of them hang") or the list's own last item when it is labelled a result ("- **Result:**
+    same error every time").  A list captioned as done ("I tried building it with:" / "- flag A" / "- flag B") is
+    told in the caption's words, and the caption is not an attempt of its own beside its items."""
     at = {j.unit.id: k for k, j in enumerate(js)}
+    groups: dict[int, list[Found]] = {}
+    for f in out:
+        u = js[at[f.units[0]]].unit if f.units and f.units[0] in at else None
+        if u is not None and u.item >= 0:
+            groups.setdefault(u.group, []).append(f)
     by_unit = {f.units[0]: f for f in out if f.units}
     drop: set[int] = set()
-    for group, cap in captions.items():
-        items = [f for f in out if f.units and js[at[f.units[0]]].unit.group == group] if any(
-            j.unit.group == group for j in js) else []
-        items = [f for f in items if js[at[f.units[0]]].unit.item >= 0]
-        if not items:
-            continue
-        c = by_unit.get(cap)
-        if c is not None and len(c.units) <= 1:
-            drop.add(id(c))
+    for group, items in groups.items():
+        cap = captions.get(group)
         capj = js[at[cap]] if cap in at else None
+        if cap is not None and (c := by_unit.get(cap)) is not None and len(c.units) <= 1:
+            drop.add(id(c))
         lead = plain(capj.unit.text).rstrip(" :：") if capj is not None else ""
         verdict = _list_verdict(js, group)
         for f in items:
             if lead and not capj.unit.text.rstrip().endswith((":", "：")):
                 f.title = f.title or f.did
                 f.did = f"{lead} {f.did}"  # "I tried building llama.cpp with" + "-DGGML_HIP_UMA=ON"
-            if verdict is not None and f.outcome == "inconclusive" and not f.result:
-                f.outcome, f.result, f.last = _outcome(verdict.unit.text), plain(verdict.unit.text), verdict.unit.last
+            if verdict is not None and f.outcome == "inconclusive" and not f.result and verdict.unit.id not in f.units:
+                f.outcome, f.result = _outcome(verdict.unit.text), plain(verdict.unit.text)
+                f.last = max(f.last, verdict.unit.last)
                 f.units.append(verdict.unit.id)
     return [f for f in out if id(f) not in drop]
 
 
 def _list_verdict(js: list[Judged], group: int) -> Judged | None:
-    """The sentence right under a list that gives every item's outcome at once ("None of these helped.")."""
-    last = max((k for k, j in enumerate(js) if j.unit.group == group and j.unit.item >= 0), default=None)
-    if last is None or last + 1 >= len(js):
+    """The verdict that speaks for every item of a list: the sentence right under it that says so ("None of these
+    helped."), or its last item when that is a labelled result ("- **Result:** same error every time")."""
+    ks = [k for k, j in enumerate(js) if j.unit.group == group and j.unit.item >= 0]
+    if not ks:
         return None
-    n, u = js[last + 1], js[last].unit
+    tail = js[ks[-1]]
+    if "labelled as a result" in tail.features and not _DOING & set(tail.features) \
+            and _outcome(tail.unit.text) in ("worked", "failed", "partial") and len(ks) >= 3:
+        return tail
+    if ks[-1] + 1 >= len(js):
+        return None
+    n, u = js[ks[-1] + 1], tail.unit
     if n.unit.item >= 0 or n.unit.path != u.path or n.unit.post != u.post or n.unit.first - u.last > 3:
         return None
     text = plain(n.unit.text)
