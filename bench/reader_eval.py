@@ -54,8 +54,8 @@ def pool_docs(pool: Path, which: str) -> list[tuple[str, str, Path, dict]]:
     held = set(split["split"]["heldout_groups"])
     excluded = set(split["split"].get("excluded", []))
     out = []
-    for md in sorted(pool.glob("[0-9][0-9][0-9]-*.md")):
-        did = md.name[:3]
+    for md in sorted(pool.glob("[0-9][0-9][0-9]*-*.md")):
+        did = md.name.split("-", 1)[0]  # "074", or four digits once the three ran out
         if did in excluded:
             continue
         g = group_of.get(did, did)

@@ -1685,3 +1685,34 @@ The server dies with an allocator assert at the first request.
 ])
 def test_a_change_of_value_after_the_verb_that_made_it_is_no_verdict(text, want):
     assert outcome_of(text, "en") == want
+
+
+@pytest.mark.parametrize("heading, role", [
+    ("❌ Failed Workarounds", "failed"), ("Rejected approaches", "failed"), ("✅ Successful Diagnostics", "worked"),
+    ("Fix attempts", "tried"), ("Error log", "tried"), ("Options", "options"), ("Failure analysis", "lessons"),
+])
+def test_a_heading_that_opens_with_a_verdict_names_tries_that_went_that_way(heading, role):
+    from dbglog.docreader.cues import heading_role
+
+    assert heading_role(heading, "en") == role
+
+
+def test_the_entries_of_a_failed_workarounds_list_each_give_their_settings_with_the_entrys_result():
+    doc = """# Conv2d crashes on the old card
+
+Every Conv2d call aborts with a memory aperture violation.
+
+### ❌ Failed Workarounds
+1. **Environment Variables**
+   - HSA_ENABLE_SDMA=0
+   - MIOPEN_DEBUG_CONV_GEMM=0
+   - **Result:** No effect
+
+2. **Source build**
+   - Rebuilt the runtime with the card's target
+   - **Result:** linker conflict, build failed
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert ("HSA_ENABLE_SDMA=0", "failed") in got and ("MIOPEN_DEBUG_CONV_GEMM=0", "failed") in got
+    assert ("Rebuilt the runtime with the card's target", "failed") in got
+    assert not any(t.startswith("Failed Workarounds") for t, _ in got)

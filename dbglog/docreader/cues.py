@@ -372,16 +372,32 @@ def heading_role(text: str, lang: str) -> str | None:
     head = _PREP.split(s, maxsplit=1)[0].strip() or s
     if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s):
         return None  # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role
+    role = None
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
         best = None
-        for role in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
-            ends = [m.end() for m in t.rx[f"heading.{role}"].finditer(head)] if f"heading.{role}" in t.rx else []
+        for r in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
+            ends = [m.end() for m in t.rx[f"heading.{r}"].finditer(head)] if f"heading.{r}" in t.rx else []
             if ends and (best is None or max(ends) > best[0]):
-                best = (max(ends), role)
+                best = (max(ends), r)
         if best:
-            return best[1]
-    return None
+            role = best[1]
+            break
+    return _verdict_first(s, lang, role)
+
+
+def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
+    """ "Failed workarounds", "❌ Rejected approaches", "Successful diagnostics": a heading that opens with a verdict
+    names tries that went that way, whatever its noun (options, tries or none)."""
+    if role not in (None, "options", "tried"):
+        return role
+    words = s.split()
+    if words and _VERDICT_MARK.fullmatch(words[0]):
+        words = words[1:]  # "❌ Failed workarounds": the words say it, the mark decorates
+    # a verdict by its form, a participle or an adjective ("Fix attempts", "Error log" open with a noun)
+    first = words[0] if len(words) > 1 and (lang != "en" or re.search(r"(?:ed|ful|ing)$", words[0])) else ""
+    said = outcome_of(first, lang) if first else None
+    return said if said in ("worked", "failed") else role
 
 
 # "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
@@ -497,7 +513,7 @@ def context(doc: Doc) -> Context:
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:
     """The lists introduced as things that were done: "I tried building it with:" + a list of flags, "We ran these
-    variants" + a list. The caption's tense and person carry to its items, which alone are bare settings; a
+    variants" + a list, or a list that ends in its items' result ("- **Result:** no effect"; caption -1). The caption's tense and person carry to its items, which alone are bare settings; a
     caption that asks, suggests, plans or hedges ("You could try:", "Next I'll check:") carries nothing.  A caption
     is a sentence or a one-line caption (level 7); a real heading's role words speak through ``roles``."""
     out: dict[int, int] = {}
@@ -510,6 +526,14 @@ def done_captions(doc: Doc, lang: str) -> dict[int, int]:
             out[u.group] = prev.id
         if u.kind not in ("html", "rule"):
             prev = u
+    last: dict[int, Unit] = {}
+    for u in doc.units:
+        if u.item >= 0 and u.head:
+            last[u.group] = u
+    for group, u in last.items():
+        lab = _sentence_label(u.text)
+        if group not in out and u.index >= 2 and lab and lab[0] in ("result", "outcome"):
+            out[group] = -1  # "- HSA_ENABLE_SDMA=0" / "- MIOPEN_* flags" / "- **Result:** no effect": tries and their result
     return out
 
 
@@ -620,7 +644,7 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f[f"under a {role} heading"] = 1.0
     if u.block in ctx.pasted:
         f["pasted error output"] = 1.0
-    if u.item >= 0 and u.depth == 1 and u.group in ctx.captions:
+    if u.item >= 0 and u.group in ctx.captions and (u.depth == 1 or ctx.captions[u.group] < 0):
         f["an item of a list of what was done"] = 1.0
     if u.block in ctx.opening:
         f["the opening paragraph (the problem)"] = 1.0

@@ -311,11 +311,18 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
             if lead and not capj.unit.text.rstrip().endswith((":", "：")):
                 f.title = f.title or f.did
                 f.did = f"{lead} {f.did}"  # "I tried building llama.cpp with" + "-DGGML_HIP_UMA=ON"
-            if verdict is not None and f.outcome == "inconclusive" and not f.result and verdict.unit.id not in f.units:
+            if verdict is not None and not f.result and verdict.unit.id not in f.units and (
+                    f.outcome == "inconclusive" or not _TOLD & set(js[at[f.units[0]]].features)):
                 f.outcome, f.result = _outcome(verdict.unit.text), plain(verdict.unit.text)
                 f.last = max(f.last, verdict.unit.last)
                 f.units.append(verdict.unit.id)
     return [f for f in out if id(f) not in drop]
+
+
+# An item that says how it went in a shape of its own ("V0 engine: same crash", "✅ ...") keeps its verdict; one
+# whose only verdict is a word of doing ("Built from scratch") takes its list's.
+_TOLD = frozenset({"an arrow from what was done to how it went", "marked with a verdict (✅ ❌)",
+                   "a setting and what it measured", "an action that says how it went (-ing ... worked)", "says what fixed it"})
 
 
 def _list_verdict(js: list[Judged], group: int) -> Judged | None:
@@ -326,7 +333,7 @@ def _list_verdict(js: list[Judged], group: int) -> Judged | None:
         return None
     tail = js[ks[-1]]
     if "labelled as a result" in tail.features and not _DOING & set(tail.features) \
-            and _outcome(tail.unit.text) in ("worked", "failed", "partial") and len(ks) >= 3:
+            and _outcome(tail.unit.text) in ("worked", "failed", "partial") and len(ks) >= 2:
         return tail
     if ks[-1] + 1 >= len(js):
         return None
