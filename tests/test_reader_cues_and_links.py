@@ -1716,3 +1716,18 @@ Every Conv2d call aborts with a memory aperture violation.
     assert ("HSA_ENABLE_SDMA=0", "failed") in got and ("MIOPEN_DEBUG_CONV_GEMM=0", "failed") in got
     assert ("Rebuilt the runtime with the card's target", "failed") in got
     assert not any(t.startswith("Failed Workarounds") for t, _ in got)
+
+
+def test_a_one_line_triple_backtick_span_in_a_thread_opens_no_fence():
+    doc = """# Sum kernel fails on the old card
+
+### alice — 2024-03-01
+Please run it with logging:
+```AMD_LOG_LEVEL=7 python sum_test.py```
+
+### bob — 2024-03-02
+I ran it with logging and the hostcall error is still there.
+"""
+    units = segment(doc).units
+    assert not any(u.kind == "code" and u.first >= 6 for u in units)
+    assert any(u.kind == "sentence" and u.author == "bob" for u in units)

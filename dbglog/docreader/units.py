@@ -564,7 +564,8 @@ def _parse_posts_apart(lines: list[str]) -> list:
         m = _FENCE_LINE.match(line)
         header = line.lstrip().startswith("#") and post_author(line) is not None
         if fence is None:
-            fence = m.group(1) if m else None
+            # (CommonMark: a backtick fence's info string holds no backtick; "```cmd```" is a code span)
+            fence = m.group(1) if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]) else None
             posts += header
         elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
             fence = None
