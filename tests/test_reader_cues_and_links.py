@@ -1731,3 +1731,48 @@ I ran it with logging and the hostcall error is still there.
     units = segment(doc).units
     assert not any(u.kind == "code" and u.first >= 6 for u in units)
     assert any(u.kind == "sentence" and u.author == "bob" for u in units)
+
+
+@pytest.mark.parametrize("doc, want", [
+    ("""# Обучение падает с OOM
+
+При batch_size=256 обучение падает с CUDA out of memory.
+
+## Что пробовали
+
+- Уменьшили batch_size до 128 — помогло, обучение идёт.
+- Включили `expandable_segments` — не помогло, та же ошибка.
+""", ["worked", "failed"]),
+    ("""# Le job reste bloqué au premier allreduce
+
+Le job de 256 GPU reste bloqué au premier allreduce.
+
+## Essais
+
+- J'ai réduit le nombre de nœuds à 16 : toujours bloqué.
+- J'ai désactivé le chargement du checkpoint : ça marche.
+""", ["failed", "worked"]),
+    ("""# El entrenamiento se cuelga en el primer paso
+
+El entrenamiento se cuelga en el primer paso con NCCL.
+
+## Intentos
+
+- Probé con `NCCL_P2P_DISABLE=1`: funciona.
+- Actualicé el driver a 550: sigue fallando.
+""", ["worked", "failed"]),
+])
+def test_russian_french_and_spanish_notes_are_read_with_their_own_cue_tables(doc, want):
+    assert [o for _, o, _ in _attempts(doc)] == want
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Я попробовал уменьшить batch_size, но ошибка осталась.", "ru"),
+    ("J'ai essayé de réduire le nombre de nœuds, mais le job est toujours bloqué.", "fr"),
+    ("He probado con otra versión del driver y sigue fallando.", "es"),
+    ("I tried the nightly wheel and it works.", "en"),
+])
+def test_the_language_of_a_sentence_is_told_by_its_script_and_its_common_words(text, lang):
+    from dbglog.docreader.cues import language
+
+    assert language(text) == lang

@@ -56,7 +56,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "ja", "ko", "de")  # English first: the others are read beside it
+LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es")  # English first: the others are read beside it
 _SUBSTRING_LANGS = ("zh", "ja", "ko")  # words without spaces (or endings glued on): matched as substrings
 
 
@@ -118,6 +118,10 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+# Words of French and of Spanish that English and German text do not use (an accent alone does not tell the two apart).
+_FR = re.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|été|ça|très|où|sur|aussi|mais|après)(?!\w)", re.I)
+_ES = re.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
 
 
 @lru_cache(maxsize=8192)
@@ -129,8 +133,13 @@ def language(text: str) -> str:
         return "zh"
     if len(_HANGUL.findall(text)) * 5 >= width:
         return "ko"
+    if len(_CYRILLIC.findall(text)) * 5 >= width:
+        return "ru"
     if len(_DE.findall(text)) >= 2:
         return "de"
+    fr, es = len(_FR.findall(text)), len(_ES.findall(text))
+    if max(fr, es) >= 2 and fr != es:
+        return "fr" if fr > es else "es"
     return "en"
 
 
@@ -814,7 +823,8 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
-        if t.has("mood.imperative", text[:6]) and not t.has("tense.future", text[:6]):
+        lead = text[:6] if lang in _SUBSTRING_LANGS else " ".join(text.split()[:2])  # (the first word or two)
+        if t.has("mood.imperative", lead) and not t.has("tense.future", lead):
             f["imperative"] = 1.0  # "试试 X" suggests; "下周试一下 X" plans
     if t.has("boilerplate.form", text) or (lang != "en" and table("en").has("boilerplate.form", text)):
         f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
