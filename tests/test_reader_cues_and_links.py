@@ -1776,3 +1776,48 @@ def test_the_language_of_a_sentence_is_told_by_its_script_and_its_common_words(t
     from dbglog.docreader.cues import language
 
     assert language(text) == lang
+
+
+def test_front_matter_below_a_leading_comment_is_front_matter_not_a_heading():
+    doc = """<!-- exported from the wiki -->
+---
+date: 2025-11-13
+status: resolved
+---
+
+# DDP crash resolution
+
+The two-GPU run crashed at startup.
+"""
+    units = segment(doc).units
+    assert [(u.kind, u.first, u.last) for u in units[:3]] == [("html", 0, 0), ("front", 1, 4), ("heading", 6, 6)]
+    assert [p.inv.title for p in _read(doc)] == ["DDP crash resolution"]
+
+
+def test_a_summary_and_a_conclusion_that_each_give_a_status_are_one_investigation_with_its_next_steps():
+    doc = """# DDP crash resolution
+
+## Executive Summary
+
+**Status**: ✅ **RESOLVED**
+
+Multi-GPU training works again.
+
+## What we did
+
+- Replaced the launcher's `|| echo` with an exit-code check: the real error showed, and the run then passed.
+
+## Next Steps
+
+1. Merge to main after the long run completes.
+2. Scale to 4-GPU testing.
+
+## Conclusion
+
+**Status**: resolved
+"""
+    parsed = _read(doc)
+    assert len(parsed) == 1
+    inv = parsed[0].inv
+    assert inv.status == "resolved"
+    assert [s.source_lines for s in inv.next_steps] == [[15, 15], [16, 16]]

@@ -231,6 +231,8 @@ class _Build:
         if b is not None and not single:
             vals, used = st.header_fields(b, self.doc, lo, hi)
         self._set_fields(vals)
+        if b is None and "status" not in vals:
+            used |= self._summary_status()
         fix = st.header_try(self.doc, lo, hi, used) if b is not None and single else None
         if fix is not None:
             self._protocol_attempt(fix)
@@ -243,6 +245,19 @@ class _Build:
                 body = list(range(s.first + 1, s.own_last + 1))
                 self._set_fields({key: [self.lines[i] for i in body]})
                 self.owned |= {s.first, *body}
+
+    def _summary_status(self) -> set[int]:
+        """A write-up with no status under its title gives it at the head of its summary ("## Executive Summary" /
+        "**Status**: ✅ RESOLVED"): the status only, read from the first summary section's header."""
+        for sec in self.sections:
+            if self.ctx.roles.get(sec.head.id) != "lessons" or sec.first not in self.scope.read:
+                continue
+            vals, used = st.header_fields(None, self.doc, sec.first + 1, min(sec.own_last, sec.first + 8))
+            if "status" in vals and status_word(" ".join(vals["status"])):
+                self._set_fields({"status": vals["status"]})
+                return {i for i in used if (label_of(self.lines[i], INV_LABELS) or ("", ""))[0] == "status"}
+            return set()
+        return set()
 
     def _set_fields(self, vals: dict[str, list[str]]) -> None:
         for key, buf in vals.items():

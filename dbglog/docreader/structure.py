@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import Context, plain
+from dbglog.docreader.cues import Context, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
 
@@ -114,6 +114,8 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     for s in all_sections(tops):
         if is_template(s, doc) or any(s.inside(f) for f in found) or ATTEMPT_HEAD.match(plain(s.head.text)):
             continue  # ("### Attempt 4" + "- Problem: OOM at weight sync": what that try ran into, not a new bug)
+        if heading_role(s.head.text, language(s.head.text)) in ("lessons", "plan", "options", "boilerplate"):
+            continue  # "## Executive Summary" / "**Status**: resolved", "## Conclusion": the story's parts, not bugs
         keys = _header_keys(s, doc) & {"status", "symptom"}
         if keys:
             found.append(s)

@@ -121,6 +121,20 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
         and bool(_PLAIN_TITLE.match(t)) and all(w[0].isupper() for w in words if len(w) >= 4)
 
 
+_YAML_KEY = re.compile(r"^[\w-]{1,40}:(?:\s|$)")
+
+
+def _front_after_comment(lines: list[str], a: int, b: int) -> bool:
+    """YAML front matter below a leading comment ("<!-- source -->" / "---" / "date: ..." / "---"): markdown-it
+    takes front matter on the first line only, and reads this one as a "---" rule and a setext heading of keys."""
+    if b - a < 2 or a < 1 or lines[a - 1].strip() != "---" or lines[b - 1].strip() != "---":
+        return False
+    before = [x.strip() for x in lines[:a - 1] if x.strip()]
+    keys = [x for x in lines[a:b - 1] if x.strip()]
+    return all(x.startswith("<!--") and x.endswith("-->") for x in before) and bool(keys) and all(
+        _YAML_KEY.match(x) or x.startswith((" ", "-")) for x in keys)
+
+
 def post_author(text: str) -> str | None:
     s = text.strip().lstrip("#").strip()
     if len(s) > 120:
@@ -160,6 +174,11 @@ class _Cut:
         return u
 
     def heading(self, a: int, b: int, level: int, text: str) -> None:
+        if _front_after_comment(self.lines, a, b):
+            if self.doc.units and self.doc.units[-1].kind == "rule" and self.doc.units[-1].first == a - 1:
+                self.doc.units.pop()  # the opening "---" is the front matter's, not a rule
+            self.add("front", a - 1, b - 1, "\n".join(self.lines[a:b - 1]))
+            return
         self.nblock += 1
         while self.path and self.path[-1][0] >= level:
             self.path.pop()
