@@ -1821,3 +1821,23 @@ Multi-GPU training works again.
     inv = parsed[0].inv
     assert inv.status == "resolved"
     assert [s.source_lines for s in inv.next_steps] == [[15, 15], [16, 16]]
+
+
+def test_a_sub_heading_that_groups_a_list_of_next_steps_gives_its_items_as_steps():
+    doc = """# Training dies with a cuDNN error
+
+The run dies at step 40 with CUDNN_STATUS_INTERNAL_ERROR.
+
+## Next Steps
+
+### Immediate actions
+
+1. **Check system resources** with `free -h` and `nvidia-smi`.
+2. **Disable cuDNN benchmarking** and rerun 50 steps.
+
+### Later
+
+Try a native Linux host.
+"""
+    steps = [s for p in _read(doc) for s in p.inv.next_steps]
+    assert [s.source_lines for s in steps] == [[9, 9], [10, 10], [12, 14]]

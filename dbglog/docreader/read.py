@@ -421,11 +421,17 @@ class _Build:
         return out
 
     def _step_headings(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
+        """Each sub-heading is a step, unless it groups a list of them ("### Immediate actions" / "1. ..." /
+        "2. ..."): then its items are."""
         out = []
         for c in s.children:
             if c.first in self.owned:
                 continue
-            out.append((list(range(c.first, c.own_last + 1)), *self._entry_title(c)))
+            items = self._step_items(c)
+            last = c.own_last
+            while last > c.first and not self.lines[last].strip():
+                last -= 1  # (the blank lines after a section are no part of its step)
+            out += items if len(items) >= 2 else [(list(range(c.first, last + 1)), *self._entry_title(c))]
         return out
 
     # --- judged units ---------------------------------------------------------------------------
