@@ -1841,3 +1841,30 @@ Try a native Linux host.
 """
     steps = [s for p in _read(doc) for s in p.inv.next_steps]
     assert [s.source_lines for s in steps] == [[9, 9], [10, 10], [12, 14]]
+
+
+def test_a_list_of_one_setups_fields_ending_in_its_status_is_not_a_list_of_tries():
+    doc = """# Backward pass hangs with many layers
+
+The production config hangs at step 1.
+
+## Test results
+
+**Failed config (production.yaml)**:
+- Model: dim=768, n_layers=12
+- Runtime: BF16, flash enabled
+- Training: seq_len=2048, batch_size=2
+- Status: ❌ Hangs at step 1
+"""
+    assert not any(t.startswith(("Model:", "Runtime:", "Training:")) for t, _, _ in _attempts(doc))
+
+
+def test_a_caption_that_lists_the_setup_is_not_a_list_of_tries():
+    doc = """# Loss explodes after restarts
+
+We began this lineage with the following settings:
+- Batch size of 2M
+- FP32 Adam
+- 8x tensor parallelism
+"""
+    assert _attempts(doc) == []
