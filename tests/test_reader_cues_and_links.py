@@ -1868,3 +1868,16 @@ We began this lineage with the following settings:
 - 8x tensor parallelism
 """
     assert _attempts(doc) == []
+
+
+def test_a_bare_name_is_not_a_try_but_a_short_setting_is():
+    doc = """# Loss spikes after resume
+
+## What we did
+
+- ✅ Run 1
+- ✅ Summary
+- ✅ Batch=128: loss stable
+"""
+    got = [t for t, _, _ in _attempts(doc)]
+    assert got == ["Batch=128"], got

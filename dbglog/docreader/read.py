@@ -10,7 +10,7 @@ from pathlib import Path
 from dbglog.docreader import learned
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import _PASTED, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
+from dbglog.docreader.cues import _KNOB, _PASTED, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -33,6 +33,13 @@ class Parsed:
     verified: bool = False
     judged: list[Judged] = field(default_factory=list)  # every unit with its label (import --explain)
     taken: frozenset[int] = frozenset()  # 0-based lines certain structure took (a review never asks about them)
+
+
+def _thin(text: str) -> bool:
+    """Too little to be a try: under three words, no setting, flag, command or file named ("Run 1", "fp32",
+    "Summary", "해결:"), and under four CJK characters."""
+    t = plain(text)
+    return len(re.findall(r"[^\W\d_]{2,}|\d+", t)) < 3 and not _KNOB.search(t) and len(_CJK.findall(t)) < 4
 
 
 @dataclass
@@ -443,6 +450,8 @@ class _Build:
         taken: set[int] = set()  # the units the attempts were read from
         self.linked: list[tuple[Attempt, list[int]]] = []  # the linker's attempts and their units (the learned gate)
         for f in linking.link(judged, skip, heads, self.ctx.roles, self.ctx.captions):
+            if not f.result and len(f.units) <= 1 and f.first == f.last and _thin(f.did):
+                continue  # "Run 1", "fp32", "Executive Summary": a name, not a try (its line stays as text)
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
@@ -517,6 +526,8 @@ class _Build:
             self.judged.get(u).learned = probs[u.id]
         covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
         for g in learned.guesses(cands, probs, m.threshold, covered, free):
+            if _thin(" ".join(u.text for u in g.units)):
+                continue
             for did, outcome in _tries_of(g):
                 a = Attempt(number=0, title=one_line(item_title(did))[:120] or "Attempt", did=one_line(did),
                             outcome=linking.looked_only(outcome, did))
