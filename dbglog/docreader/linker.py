@@ -299,6 +299,10 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
         if u is not None and u.item >= 0:
             groups.setdefault(u.group, []).append(f)
     by_unit = {f.units[0]: f for f in out if f.units}
+    members: dict[int, list[int]] = {}  # each list's items, in order (indexed once: a doc of many lists stays linear)
+    for k, j in enumerate(js):
+        if j.unit.item >= 0 and j.unit.group in groups:
+            members.setdefault(j.unit.group, []).append(k)
     drop: set[int] = set()
     for group, items in groups.items():
         cap = captions.get(group)
@@ -306,7 +310,7 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
         if cap is not None and (c := by_unit.get(cap)) is not None and len(c.units) <= 1:
             drop.add(id(c))
         lead = plain(capj.unit.text).rstrip(" :：") if capj is not None else ""
-        verdict = _list_verdict(js, group)
+        verdict = _list_verdict(js, members.get(group, []))
         for f in items:
             if lead and not capj.unit.text.rstrip().endswith((":", "：")):
                 f.title = f.title or f.did
@@ -325,10 +329,10 @@ _TOLD = frozenset({"an arrow from what was done to how it went", "marked with a 
                    "a setting and what it measured", "an action that says how it went (-ing ... worked)", "says what fixed it"})
 
 
-def _list_verdict(js: list[Judged], group: int) -> Judged | None:
-    """The verdict that speaks for every item of a list: the sentence right under it that says so ("None of these
-    helped."), or its last item when that is a labelled result ("- **Result:** same error every time")."""
-    ks = [k for k, j in enumerate(js) if j.unit.group == group and j.unit.item >= 0]
+def _list_verdict(js: list[Judged], ks: list[int]) -> Judged | None:
+    """The verdict that speaks for every item of a list (``ks``: its items' places in ``js``): the sentence right
+    under it that says so ("None of these helped."), or its last item when that is a labelled result
+    ("- **Result:** same error every time")."""
     if not ks:
         return None
     tail = js[ks[-1]]
