@@ -1881,3 +1881,25 @@ def test_a_bare_name_is_not_a_try_but_a_short_setting_is():
 """
     got = [t for t, _, _ in _attempts(doc)]
     assert got == ["Batch=128"], got
+
+
+def test_bullet_glyph_lines_in_separate_paragraphs_are_one_list_under_their_caption():
+    doc = """# Board stuck in recovery mode
+
+My board is stuck in recovery mode after flashing.
+
+Things I tried:
+
+  • Flash with different host machines
+
+  • Tried a different USB cable
+
+  • Tried different carrier boards
+
+Does anybody have an idea?
+"""
+    units = [u for u in segment(doc).units if u.text.startswith(("Flash", "Tried"))]
+    assert len({u.group for u in units}) == 1 and [u.index for u in units] == [0, 1, 2]
+    got = [t for t, _, _ in _attempts(doc)]
+    assert got[-3:] == ["Flash with different host machines", "Tried a different USB cable",
+                        "Tried different carrier boards"]

@@ -648,6 +648,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         _row_features(u, f)
     elif u.kind == "sentence":
         _sentence_features(u, ctx, f)
+        if "an item of a list of what was done" in f:
+            f.pop("imperative", None)  # "Things I tried:" / "• Flash with other VMs": the list's tense, not an order
     return f
 
 

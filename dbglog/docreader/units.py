@@ -161,6 +161,7 @@ class _Cut:
         self.post = -1
         self.author = ""
         self.post_level = 99
+        self.glyph: dict | None = None  # the list of "•" lines being read (a web page's list as plain text)
 
     def add(self, kind: str, first: int, last: int, text: str, **kw) -> Unit:
         it = self.items[-1] if self.items else None
@@ -192,6 +193,16 @@ class _Cut:
         self.add("heading", a, b - 1, _heading_text(text), level=level)
         self.path.append((level, len(self.doc.units) - 1))
 
+    def _glyph_items(self, a: int, texts: list[str], block: int) -> None:
+        g = self.glyph
+        if g is None or a - g["last"] > 2 or g["path"] != self.path or g["post"] != self.post:
+            g = self.glyph = {"group": block, "last": a, "n": 0, "path": list(self.path), "post": self.post}
+        for k, t in enumerate(texts):
+            self.add("sentence", a + k, a + k, _GLYPH_ITEM.sub("", t).strip(), block=block, head=True, depth=1,
+                     item=a + k, group=g["group"], index=g["n"])
+            g["n"] += 1
+            g["last"] = a + k
+
     def paragraph(self, a: int, b: int, content: str) -> None:
         self.nblock += 1
         block = self.nblock
@@ -217,11 +228,10 @@ class _Cut:
             # page's plain-text heading ("What Doesn't Work" over "• ollama stop: ...").
             self.heading(a, b, 7, texts[0].strip().rstrip(":："))
             return
-        if not self.items and len(texts) >= 2 and all(_GLYPH_ITEM.match(t) for t in texts):
-            # "• ollama stop: model unloads but the GPU stays stuck" line after line: a list as a page's text
-            # gives it, one item per line
-            for k, t in enumerate(texts):
-                self.add("sentence", a + k, a + k, _GLYPH_ITEM.sub("", t).strip(), block=block, head=True, depth=1)
+        if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
+            # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
+            # a list as a page's text gives it, one item per line
+            self._glyph_items(a, texts, block)
             return
         mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
         if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
