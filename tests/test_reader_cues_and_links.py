@@ -1903,3 +1903,26 @@ Does anybody have an idea?
     got = [t for t, _, _ in _attempts(doc)]
     assert got[-3:] == ["Flash with different host machines", "Tried a different USB cable",
                         "Tried different carrier boards"]
+
+
+def test_a_look_pasted_with_its_output_is_a_diagnostic_try_but_a_bare_command_is_not():
+    doc = """# Kernels fail to compile for the old cards
+
+### alice — 2024-01-01
+The build fails with an unsupported architecture error.
+
+### bob — 2024-01-02
+Here is what I see:
+```
+$ nvcc -V
+Cuda compilation tools, release 12.0, V12.0.140
+```
+
+### carol — 2024-01-03
+To install, run:
+```
+$ pip install candle
+```
+"""
+    got = [(t, o, w) for t, o, w in _attempts(doc)]
+    assert got == [("`nvcc -V`", "inconclusive", "bob")]

@@ -713,6 +713,9 @@ def _command(j: Judged) -> Found | None:
             r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment) or ("inconclusive" if _PROGRESS.search(u.comment) else None)
+    if not oc and not u.desc and u.comment and diagnostic(u.text):
+        # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
+        return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")
     if not oc:
         return None  # (a run whose comment shows its progress, "# 28/67 [16:41, 32.18s/it", ran: how it went is open)
     # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.

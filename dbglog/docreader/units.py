@@ -282,11 +282,18 @@ class _Cut:
 def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
-    groups = _transcript_groups(cut.lines, body) or _command_groups(cut.lines, body)
+    prompted = _transcript_groups(cut.lines, body)
+    groups = prompted or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
     # ("export EPOCHS=1", "cd scripts" between the commented runs set them up: they are not counted as silent runs)
     runs = [g for g in groups if g["result"] or g["desc"] or not _SETUP_CMD.match(cut.lines[g["cmd"][0]])]
-    if len(said) < 2 or len(said) * 2 < len(runs):
+    # ("$ nvcc -V" and what it printed: one tool run with its prompt and output is a command too)
+    single = [] if prompted else _transcript_groups(cut.lines, body, least=1)
+    one_look = len(single) == 1 and bool(single[0]["result"]) and bool(
+        _TOOL.match(_PROMPT.sub("", cut.lines[single[0]["cmd"][0]])))
+    if one_look:
+        groups = single
+    elif len(said) < 2 or len(said) * 2 < len(runs):
         groups = _bare_transcript_groups(cut.lines, body)
         if not groups:
             return False
@@ -399,11 +406,11 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
 _PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
 
 
-def _transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
+def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
     """A console session ("$ cmd" and what it printed): each prompt line a command, the lines it printed its
-    result (the output is how it went); [] when the block has fewer than two prompts."""
+    result (the output is how it went); [] when the block has fewer than ``least`` prompts."""
     prompts = [i for i in body if _PROMPT.match(lines[i])]
-    if len(prompts) < 2:
+    if len(prompts) < least:
         return []
     groups: list[dict] = []
     for i in body:
