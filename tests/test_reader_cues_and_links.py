@@ -1926,3 +1926,39 @@ $ pip install candle
 """
     got = [(t, o, w) for t, o, w in _attempts(doc)]
     assert got == [("`nvcc -V`", "inconclusive", "bob")]
+
+
+def _story_doc(story_lines: int) -> str:
+    story = "\n".join(f"- Tried batch size {8 * (k + 1)}: still OOM at step {k + 3}." for k in range(story_lines))
+    return f"""# Embedding pipeline tuning
+
+## What we tried
+
+{story}
+
+## Troubleshooting
+
+### Error: CUDA out of memory
+**Symptom:** OOM during warmup
+**Status:** resolved
+
+Lowering the batch to 96 fixed it.
+
+### Error: 429 Too Many Requests
+**Symptom:** permits exhausted
+**Status:** resolved
+
+Reverting to one batch at a time fixed it.
+"""
+
+
+def test_a_write_up_whose_own_story_precedes_its_troubleshooting_entries_keeps_that_story_as_an_investigation():
+    parsed = _read(_story_doc(12))
+    assert [p.inv.title for p in parsed] == ["Embedding pipeline tuning", "Error: CUDA out of memory",
+                                             "Error: 429 Too Many Requests"]
+    assert len(parsed[0].inv.attempts) == 12
+
+
+def test_a_short_preamble_before_several_bugs_is_no_investigation_of_its_own():
+    parsed = _read(_story_doc(2))
+    assert [p.inv.title for p in parsed] == ["Error: CUDA out of memory", "Error: 429 Too Many Requests"]

@@ -35,6 +35,11 @@ class Parsed:
     taken: frozenset[int] = frozenset()  # 0-based lines certain structure took (a review never asks about them)
 
 
+def _a_story(doc: Doc, lines: set[int], least: int = 12) -> bool:
+    """Do these lines tell more than a preamble: ``least`` sentences, rows or commands at least?"""
+    return sum(1 for u in doc.units if u.kind in ("sentence", "row", "command") and u.first in lines) >= least
+
+
 def _thin(text: str) -> bool:
     """Too little to be a try: under three words, no setting, flag, command or file named ("Run 1", "fp32",
     "Summary", "해결:"), and under four CJK characters."""
@@ -97,9 +102,14 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
             inside |= span
             scopes.append(_Scope(b, span, span - quiet_lines))
         rest = set(range(n)) - inside
-        scopes[0].lines |= rest
-        if len(bugs) == 1:
-            scopes[0].read |= rest - quiet_lines
+        if len(bugs) > 1 and _a_story(doc, {i for i in rest - quiet_lines if i < bugs[0].first}):
+            # A write-up whose own story (its tries, before "## Troubleshooting" / "### Error: X" entries with their
+            # fields) is more than a preamble: that story is an investigation of its own, read as one.
+            scopes.insert(0, _Scope(None, rest, rest - quiet_lines))
+        else:
+            scopes[0].lines |= rest
+            if len(bugs) == 1:
+                scopes[0].read |= rest - quiet_lines
     skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
     views = _views(doc, tops, scopes)
