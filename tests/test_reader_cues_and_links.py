@@ -1962,3 +1962,12 @@ def test_a_write_up_whose_own_story_precedes_its_troubleshooting_entries_keeps_t
 def test_a_short_preamble_before_several_bugs_is_no_investigation_of_its_own():
     parsed = _read(_story_doc(2))
     assert [p.inv.title for p in parsed] == ["Error: CUDA out of memory", "Error: 429 Too Many Requests"]
+
+
+def test_a_title_that_names_news_with_a_verb_word_is_not_a_protocol_rule():
+    doc = """# Update on the 175B training run
+
+- Kicked off 1.3B runs with tensor parallelism to test stability: loss diverged after 2k steps.
+- Lowered the clipping threshold to 1.0: still diverged.
+"""
+    assert [o for _, o, _ in _attempts(doc)] == ["failed", "failed"]

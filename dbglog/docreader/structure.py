@@ -104,6 +104,8 @@ def _imperative_heading(text: str) -> bool:
     words = s.split()
     if len(words) < 3 or words[0].isupper():
         return False  # "UPDATE 2024-11-05" is news, not a rule
+    if words[1].lower().rstrip(":") in ("on", "from", "for", "about", "of", "to", "in", "after", "#1", "1", "2"):
+        return False  # "Update on the 175B run", "Summary of week 3": the verb's noun, naming news
     return bool(re.match(r"^(?:before you start|maintain|document|summari[sz]e|keep|record|update|check existing|"
                          r"use this|copy this|follow)\b", s, re.I))
 
