@@ -1971,3 +1971,10 @@ def test_a_title_that_names_news_with_a_verb_word_is_not_a_protocol_rule():
 - Lowered the clipping threshold to 1.0: still diverged.
 """
     assert [o for _, o, _ in _attempts(doc)] == ["failed", "failed"]
+
+
+@pytest.mark.parametrize("heading", ["已添加的调试信息", "已完成的修改", "已尝试的方法"])
+def test_a_chinese_heading_of_what_was_already_done_is_a_heading_of_tries(heading):
+    from dbglog.docreader.cues import heading_role
+
+    assert heading_role(heading, "zh") == "tried"
