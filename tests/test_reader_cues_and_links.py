@@ -1771,6 +1771,8 @@ def test_russian_french_and_spanish_notes_are_read_with_their_own_cue_tables(doc
     ("J'ai essayé de réduire le nombre de nœuds, mais le job est toujours bloqué.", "fr"),
     ("He probado con otra versión del driver y sigue fallando.", "es"),
     ("I tried the nightly wheel and it works.", "en"),
+    ("The kernel makes CUDA die; after that every call fails and the process must die. " * 3, "en"),
+    ("Der Runner stürzt beim Start ab", "de"),
 ])
 def test_the_language_of_a_sentence_is_told_by_its_script_and_its_common_words(text, lang):
     from dbglog.docreader.cues import language

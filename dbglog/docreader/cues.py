@@ -135,12 +135,20 @@ def language(text: str) -> str:
         return "ko"
     if len(_CYRILLIC.findall(text)) * 5 >= width:
         return "ru"
-    if len(_DE.findall(text)) >= 2:
+    words = max(1, len(text.split()))
+    de, fr, es = (_common_words(rx, text, words) for rx in (_DE, _FR, _ES))
+    if de >= 2 and de >= max(fr, es):
         return "de"
-    fr, es = len(_FR.findall(text)), len(_ES.findall(text))
     if max(fr, es) >= 2 and fr != es:
         return "fr" if fr > es else "es"
     return "en"
+
+
+def _common_words(rx: re.Pattern, text: str, words: int) -> int:
+    """How many of a language's common words a text holds, or 0 unless two or more different ones make up at least
+    4 % of its words (an English page about GPUs says "die" now and then; a German one says "die", "ist", "und")."""
+    found = [m.lower() for m in rx.findall(text)]
+    return len(found) if len(set(found)) >= 2 and len(found) * 25 >= words else 0
 
 
 # Markdown decoration and list markers the words of a unit are read without.
