@@ -442,9 +442,11 @@ class _Build:
         "2. ..."): then its items are."""
         out = []
         for c in s.children:
-            if c.first in self.owned:
-                continue
-            items = self._step_items(c)
+            if c.first in self.owned or self.ctx.roles.get(c.head.id) in ("lessons", "boilerplate", "tried", "worked",
+                                                                          "failed"):
+                continue  # ("### Lessons" under "## Final recommendations": no step, kept as text)
+            # (an option's sub-heading groups its details, pros and cons: it stays one step)
+            items = self._step_items(c) if "plan" in (self.ctx.roles.get(s.head.id), self.ctx.roles.get(c.head.id)) else []
             last = c.own_last
             while last > c.first and not self.lines[last].strip():
                 last -= 1  # (the blank lines after a section are no part of its step)
