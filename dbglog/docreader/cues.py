@@ -508,7 +508,7 @@ class Context:
     lang: str
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
     opening: set[int] = field(default_factory=set)  # blocks that state the problem
-    captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit that says its items were done
+    captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
 
 
 def context(doc: Doc) -> Context:
@@ -529,10 +529,18 @@ def context(doc: Doc) -> Context:
 
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:
-    """The lists introduced as things that were done: "I tried building it with:" + a list of flags, "We ran these
-    variants" + a list, or a list that ends in its items' result ("- **Result:** no effect"; caption -1). The caption's tense and person carry to its items, which alone are bare settings; a
-    caption that asks, suggests, plans or hedges ("You could try:", "Next I'll check:") carries nothing.  A caption
-    is a sentence or a one-line caption (level 7); a real heading's role words speak through ``roles``."""
+    """The lists of things that were done, each with the unit that says so (-1: the list itself does): one
+    introduced with a verb of trying ("I rebuilt it with:" + a list of flags, "Things I tried:"), or one that ends
+    in its items' result ("- **Result:** no effect"). The caption's tense and person carry to its items, which
+    alone are bare settings; a caption that asks, suggests, plans or hedges ("You could try:") carries nothing."""
+    out = _captioned_lists(doc, lang)
+    out.update({g: -1 for g in _result_closed_lists(doc) if g not in out})
+    return out
+
+
+def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
+    """A caption is a sentence or a one-line caption (level 7) right above the list; a real heading's role words
+    speak through ``Context.roles`` instead."""
     out: dict[int, int] = {}
     prev = None
     for u in doc.units:
@@ -543,17 +551,22 @@ def done_captions(doc: Doc, lang: str) -> dict[int, int]:
             out[u.group] = prev.id
         if u.kind not in ("html", "rule"):
             prev = u
+    return out
+
+
+def _result_closed_lists(doc: Doc) -> list[int]:
+    """ "- HSA_ENABLE_SDMA=0" / "- MIOPEN_* flags" / "- **Result:** no effect": tries and their result. A list of
+    one setup's fields ("- Model: dim=768" / "- Runtime: BF16" / "- Status: hangs") describes that setup instead."""
     items: dict[int, list[Unit]] = {}
     for u in doc.units:
         if u.item >= 0 and u.head:
             items.setdefault(u.group, []).append(u)
+    out = []
     for group, us in items.items():
         lab = _sentence_label(us[-1].text)
         fields = sum(bool(_FIELD_ITEM.match(plain(x.text))) for x in us[:-1])
-        if group not in out and us[-1].index >= 2 and lab and lab[0] in ("result", "outcome") and fields * 2 < len(us) - 1:
-            # "- HSA_ENABLE_SDMA=0" / "- MIOPEN_* flags" / "- **Result:** no effect": tries and their result (a list of
-            # fields, "- Model: dim=768" / "- Runtime: BF16" / "- Status: hangs", describes one setup instead)
-            out[group] = -1
+        if us[-1].index >= 2 and lab and lab[0] in ("result", "outcome") and fields * 2 < len(us) - 1:
+            out.append(group)
     return out
 
 
