@@ -297,3 +297,34 @@ def test_where_a_switch_goes_is_the_change(tmp_path):
         assert search.tried(conn, "switch the process group backend to mpi").close
     finally:
         recs.close()
+
+
+@pytest.fixture(scope="module")
+def uma(tmp_path_factory):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("uma")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    inv = recs.new("Server crashes when the iGPU is visible")
+    recs.add_attempt(inv.id, title="rebuilding with `-DUSE_UMA=ON`", did="rebuilding with `-DUSE_UMA=ON`",
+                     result="None of these helped.", outcome="failed")
+    recs.add_attempt(inv.id, title="rebuilding with `-DUSE_UMA=OFF`", did="rebuilding with `-DUSE_UMA=OFF`",
+                     result="None of these helped.", outcome="failed")
+    # an import keeps the list the attempts were read from as text too
+    recs.set_section(inv.id, "I tried the following",
+                     "- rebuilding with `-DUSE_UMA=ON`\n- rebuilding with `-DUSE_UMA=OFF`")
+    yield recs.store.conn
+    recs.close()
+
+
+def test_a_flag_assigned_on_turns_the_knob_on_and_one_assigned_off_turns_it_the_other_way(uma):
+    res = search.tried(uma, "rebuild with UMA on")
+    assert [h.fields["title"] for h in res.close] == ["rebuilding with `-DUSE_UMA=ON`"]
+    assert [h.fields["title"] for h in res.another] == ["rebuilding with `-DUSE_UMA=OFF`"]
+
+
+def test_a_free_text_line_that_restates_an_attempt_is_shown_once_as_the_attempt(uma):
+    res = search.tried(uma, "rebuild with UMA on")
+    assert all(h.kind == "attempt" for h in res.close + res.another)

@@ -1951,6 +1951,7 @@ _WAYS = (
      recache.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
     # (a change written old -> new, as a before/after table row: "False — **True**")
     (recache.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))|"
+                r"[=:]\s*[\"']?(?:true|on)\b|"  # ("-DGGML_HIP_UMA=ON" turns it on, as "=OFF" turns it off)
                 r"\bfalse\b\W{0,6}(?:\u2192|->|\u2014|\bto\b)\W{0,6}true\b", re.I | re.M),
      recache.compile(r"\b(disabl\w*|(?:turn|switch)\w* off|deactivat\w*|without|not using|no longer using|"
                 r"off(?=\s*$|\s*[(,;:\u2014-]))|"
@@ -2362,13 +2363,24 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
             if not h.exact and h.score < CLOSE_RELATIVE * top and any(c.exact or c.score >= CLOSE_RELATIVE * top
                                                                         for c in close):
                 h.verdict, h.tier = "weaker", "related"
-    res.hits.sort(key=_tried_order)
+    res.hits = _restated(sorted(res.hits, key=_tried_order))
     close = [h for h in res.hits if h.tier == "same"][:limit]
     another = [h for h in res.hits if h.tier == "other"][:limit]
     mentioned = [h for h in res.hits if h.tier == "related" and h.verdict in MENTIONED][:limit]
     shown = set(map(id, close + another + mentioned))
     res.hits = [h for h in res.hits if id(h) in shown] + [h for h in res.hits if id(h) not in shown][:limit]
     return TriedResult(res, close, mentioned, another, idea_exp)
+
+
+def _restated(hits: list[Hit]) -> list[Hit]:
+    """A free-text line that restates an attempt of the same investigation among the hits (an imported doc keeps
+    the list its attempts were read from as text too): one record, shown once, as the attempt."""
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[`*_]|^\s*(?:[-*+]|\d+[.)])\s+", "", text).lower().split())
+
+    told = {(h.investigation, norm(h.fields.get("did") or "")) for h in hits if h.kind == "attempt"}
+    return [h for h in hits if not (h.kind == "section" and h.investigation and any(
+        inv == h.investigation and len(d) >= 8 and d in norm(h.line_text) for inv, d in told))]
 
 
 MENTIONED = frozenset({"proposed-here", "untested", "only-proposed"})
