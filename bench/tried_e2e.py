@@ -1,0 +1,88 @@
+"""`tried` end to end on real write-ups: import each labelled doc into a fresh workspace, then ask `tried` about
+each labelled attempt the import found, in the labeller's words (the action, before the labeller's ": result"),
+as an agent would ask about a try it is about to repeat.
+
+    python bench/tried_e2e.py DIR [DIR ...]      (labelled pools: NNN-slug.md beside NNN-slug.labels.json)
+
+Printed, overall and per style: how often the first same-experiment answer is the attempt read from the
+labelled lines, how often that attempt is among the answers (same experiment, or the same knob another way),
+and how often `tried` gives no answer at all. The labeller's words are a paraphrase with context: they name
+things the record may not (a model name, a layer count), and for a note in Chinese or Korean they are English.
+So this is a hard test of recall; `bench/tried_eval.py` measures the judgement on own-words pairs, false
+alarms included.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import reader_eval  # noqa: E402
+
+from dbglog.kb import importer, search  # noqa: E402
+from dbglog.kb.records import Records  # noqa: E402
+from dbglog.util.workspace import Workspace  # noqa: E402
+
+
+def question(what: str) -> str:
+    """The labeller's action, without the result it was written with ("ran X: it hangs" -> "ran X")."""
+    return what.split(": ")[0].split(" -> ")[0][:160]
+
+
+def ask_doc(path: Path, labels: dict) -> list[tuple[bool, bool, bool]]:
+    """(first answer is it, among the answers, no answer) for each labelled attempt the import found."""
+    root = Path(tempfile.mkdtemp())
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    try:
+        importer.import_files(recs, [str(path)])
+        conn = recs.store.conn
+        read = {(r[0], r[1]): json.loads(r[2] or "[]") for r in conn.execute(
+            "SELECT investigation_id, number, source_lines FROM attempts")}
+        out = []
+        for a in labels["attempts"]:
+            lo, hi = a["lines"]
+            mine = {k for k, sl in read.items() if sl and sl[0] <= hi and sl[1] >= lo}
+            if not mine:
+                continue  # the import did not find it: `tried` cannot
+            res = search.tried(conn, question(a["what"]))
+            answers = [(h.investigation, h.number) for h in res.close + res.another if h.kind == "attempt"]
+            first = bool(res.close) and res.close[0].kind == "attempt" and \
+                (res.close[0].investigation, res.close[0].number) in mine
+            out.append((first, any(k in mine for k in answers), not (res.close or res.another)))
+        return out
+    finally:
+        recs.close()
+
+
+def main() -> int:
+    pools = sys.argv[1:]
+    if not pools:
+        print(__doc__.split("\n\n")[1])
+        return 2
+    by_style: dict[str, list] = collections.defaultdict(list)
+    for pool in pools:
+        for did, _group, path, labels in reader_eval.pool_docs(Path(pool), "all"):
+            by_style[reader_eval.style_of(did, labels)] += ask_doc(path, labels)
+
+    def line(name: str, rows: list) -> str:
+        n = max(1, len(rows))
+        first, among, none = (sum(r[k] for r in rows) for k in range(3))
+        return (f"{name:32} {len(rows):5}  first {first:4} ({first / n:4.0%})  among {among:4} ({among / n:4.0%})"
+                f"  no answer {none:4} ({none / n:4.0%})")
+
+    print(line("all", [r for rows in by_style.values() for r in rows]))
+    for style, rows in sorted(by_style.items()):
+        print(line("  " + style, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
