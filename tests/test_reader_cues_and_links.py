@@ -1980,3 +1980,16 @@ def test_a_chinese_heading_of_what_was_already_done_is_a_heading_of_tries(headin
     from dbglog.docreader.cues import heading_role
 
     assert heading_role(heading, "zh") == "tried"
+
+
+def test_a_row_of_runs_is_titled_by_its_settings_and_its_measurements_are_its_result():
+    doc = """# FP8 matmul is slower than expected
+
+| Method | Forward | Fwd+Bwd | Speedup |
+|---|---|---|---|
+| BF16 + compile | 2.00ms | 4.79ms | 1.00x |
+| FP8 rowwise + compile | 1.84ms | 4.55ms | 1.08x |
+"""
+    atts = [a for p in _read(doc) for a in p.inv.attempts]
+    assert [a.title for a in atts] == ["Method BF16 + compile", "Method FP8 rowwise + compile"]
+    assert "Forward 1.84ms" in atts[1].result
