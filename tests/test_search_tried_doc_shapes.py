@@ -328,3 +328,22 @@ def test_a_flag_assigned_on_turns_the_knob_on_and_one_assigned_off_turns_it_the_
 def test_a_free_text_line_that_restates_an_attempt_is_shown_once_as_the_attempt(uma):
     res = search.tried(uma, "rebuild with UMA on")
     assert all(h.kind == "attempt" for h in res.close + res.another)
+
+
+def test_a_name_the_record_lacks_but_its_investigations_headings_hold_is_context_not_another_experiment(tmp_path):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("FP8 matmul is slower than expected")
+    recs.add_attempt(inv.id, title="Method FP8 rowwise + compile", did="FP8 rowwise + compile",
+                     result="Forward 1.84ms", outcome="partial")
+    recs.set_section(inv.id, "Microbenchmark of the d26 MLP", "| Method | Forward |\n|---|---|")
+    try:
+        res = search.tried(recs.store.conn, "d26 MLP with FP8 rowwise + compile")
+        assert [h.fields["title"] for h in res.close] == ["Method FP8 rowwise + compile"]
+        # a name neither the record nor its investigation holds still makes another experiment
+        assert search.tried(recs.store.conn, "d40 MLP with FP8 rowwise + compile").close == []
+    finally:
+        recs.close()

@@ -1276,9 +1276,13 @@ def _inv_context(conn, ids: set[str]) -> dict[str, str]:
     out = {}
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        for r in conn.execute(f"SELECT id, title, symptom, tags FROM investigations WHERE id IN "
+        for r in conn.execute(f"SELECT id, title, symptom, tags, environment FROM investigations WHERE id IN "
                               f"({','.join('?' * len(chunk))})", chunk):
-            out[r[0]] = f"{r[1]}\n{r[2]}\n{r[3]}"
+            out[r[0]] = f"{r[1]}\n{r[2]}\n{r[3]}\n{r[4]}"
+        # (and the headings its text sits under: "Microbenchmark: d26 MLP" names what its rows ran)
+        for r in conn.execute(f"SELECT investigation_id, group_concat(heading, '\n') FROM sections WHERE "
+                              f"investigation_id IN ({','.join('?' * len(chunk))}) GROUP BY investigation_id", chunk):
+            out[r[0]] = f"{out.get(r[0], '')}\n{r[1] or ''}"
     return out
 
 
