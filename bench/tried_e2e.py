@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -32,8 +33,10 @@ from dbglog.util.workspace import Workspace  # noqa: E402
 
 
 def question(what: str) -> str:
-    """The labeller's action, without the result it was written with ("ran X: it hangs" -> "ran X")."""
-    return what.split(": ")[0].split(" -> ")[0][:160]
+    """The labeller's action, without the result it was written with ("ran X: it hangs" -> "ran X") and without
+    the labeller's asides in parentheses ("(as suggested)", "(result not available)")."""
+    action = what.split(": ")[0].split(" -> ")[0]
+    return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
 
 
 def ask_doc(path: Path, labels: dict) -> list[tuple[bool, bool, bool]]:
