@@ -10,14 +10,18 @@ import pytest
 from dbglog.kb import search
 
 
-@pytest.fixture(scope="module")
-def conn(tmp_path_factory):
+def _records(root):
+    """An empty workspace at ``root`` (a git checkout, as dbglog expects)."""
     from dbglog.kb.records import Records
     from dbglog.util.workspace import Workspace
 
-    root = tmp_path_factory.mktemp("round6")
     (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    return Records(Workspace(root / ".dbglog"), create=True)
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    recs = _records(tmp_path_factory.mktemp("round6"))
     forum = recs.new("CUDA out of memory fine-tuning a 7B model on a 16 GB card")
     recs.set_section(forum.id, "Comments from other users",
                      "> ## helper_one\n>\n> Turn on gradient_checkpointing and use adafactor instead of AdamW.\n"
@@ -202,12 +206,7 @@ FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "search_ro
 def imported(tmp_path_factory):
     """The fixture docs through the importer, as a user's `dbglog import` would take them in."""
     from dbglog.kb import importer
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    root = tmp_path_factory.mktemp("round6_import")
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs = _records(tmp_path_factory.mktemp("round6_import"))
     out = importer.import_files(recs, sorted(str(p) for p in FIXTURES.glob("*.md")))
     by_doc = {i["source"].split("/")[-1].split(".")[0]: i["id"] for i in out["investigations"]}
     yield recs.store.conn, by_doc
@@ -233,11 +232,7 @@ def test_a_duration_in_other_units():
 
 
 def test_bold_label_that_says_untested_plan(tmp_path):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    (tmp_path / ".git").mkdir()
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    recs = _records(tmp_path)
     inv = recs.new("watch boot-loops when the wallpaper is swapped at runtime")
     recs.set_section(inv.id, "Notes", "**What did not fix it:**\n- Shrinking the image to 25KB: still crashed.\n\n"
                      "**How to do it right (untested plan):** decode at boot and rely on the image cache.\n")
@@ -255,11 +250,7 @@ def test_rather_than_is_everyday_wording():
 
 
 def test_a_before_after_row_turns_a_switch(tmp_path):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    (tmp_path / ".git").mkdir()
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    recs = _records(tmp_path)
     inv = recs.new("trainer runs out of memory at step 1")
     recs.add_attempt(inv.id, title="`shard.param_offload`", did="`shard.param_offload` — False — **True** — params to CPU",
                      outcome="worked")
@@ -276,11 +267,7 @@ def test_a_before_after_row_turns_a_switch(tmp_path):
 
 
 def test_where_a_switch_goes_is_the_change(tmp_path):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    (tmp_path / ".git").mkdir()
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    recs = _records(tmp_path)
     inv = recs.new("collective timeout at epoch 2000")
     recs.add_attempt(inv.id, title="Improved distributed initialization",
                      did="dist.init_process_group(backend=opt.dist_backend, timeout=timeout)", outcome="worked")
@@ -301,12 +288,7 @@ def test_where_a_switch_goes_is_the_change(tmp_path):
 
 @pytest.fixture(scope="module")
 def uma(tmp_path_factory):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    root = tmp_path_factory.mktemp("uma")
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs = _records(tmp_path_factory.mktemp("uma"))
     inv = recs.new("Server crashes when the iGPU is visible")
     recs.add_attempt(inv.id, title="rebuilding with `-DUSE_UMA=ON`", did="rebuilding with `-DUSE_UMA=ON`",
                      result="None of these helped.", outcome="failed")
@@ -331,11 +313,7 @@ def test_a_free_text_line_that_restates_an_attempt_is_shown_once_as_the_attempt(
 
 
 def test_a_name_the_record_lacks_but_its_investigations_headings_hold_is_context_not_another_experiment(tmp_path):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    (tmp_path / ".git").mkdir()
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    recs = _records(tmp_path)
     inv = recs.new("FP8 matmul is slower than expected")
     recs.add_attempt(inv.id, title="Method FP8 rowwise + compile", did="FP8 rowwise + compile",
                      result="Forward 1.84ms", outcome="partial")

@@ -395,7 +395,7 @@ _LOWER = Lazy(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\b
 # A change of value that follows the verb that made it ("Reduced GPU memory utilization: 0.35 → 0.80", "set workers
 # 8 -> 2") says what was done; a measured change stands on its own or after the verdict's colon.
 _SET_VERB = Lazy(r"^\W*(?:(?:i|we|then|also|and|first)\s+)?(?:reduc|increas|lower|rais|decreas|chang|bump|tun|adjust|"
-                 r"switch|limit|capp?|shrank|shrink|grew|grow|doubl|halv|set|cut|drop|mov|moved)\w*\b[^;,.→>]*$", re.I)
+                 r"switch|limit|capp?|shrank|shrink|grew|grow|doubl|halv|set|cut|drop|mov)\w*\b[^;,.→>]*$", re.I)
 
 # "~10% improvement in requests per second", "a 100% increase in throughput": a gain by its size.
 _PCT_GAIN = Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"

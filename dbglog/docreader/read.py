@@ -14,7 +14,7 @@ from dbglog.docreader.cues import _KNOB, _PASTED, PLAN_LEAD, Context, context, l
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
-from dbglog.docreader.units import Doc, segment
+from dbglog.docreader.units import FENCE_LINE, Doc, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
@@ -69,7 +69,7 @@ def _check_markers(lines: list[str], path: str) -> None:
     """A file in the middle of a merge is refused where the first marker stands, not read half-merged."""
     fence = None
     for i, line in enumerate(lines):
-        m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        m = FENCE_LINE.match(line)
         if m:
             fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (
                 fence or m.group(1))

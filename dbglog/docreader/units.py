@@ -14,6 +14,7 @@ inside each paragraph, and each keeps the lines it spans.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -588,7 +589,7 @@ def segment(text: str) -> Doc:
     return _finish(cut, covered)
 
 
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
 
 
 def _parse_posts_apart(lines: list[str]) -> list:
@@ -597,7 +598,7 @@ def _parse_posts_apart(lines: list[str]) -> list:
     the rest of the thread.  The closing lines added for that are taken out of the tokens' line maps again."""
     fence, at, posts = None, [], 0
     for i, line in enumerate(lines):
-        m = _FENCE_LINE.match(line)
+        m = FENCE_LINE.match(line)
         header = line.lstrip().startswith("#") and post_author(line) is not None
         if fence is None:
             # (CommonMark: a backtick fence's info string holds no backtick; "```cmd```" is a code span)
@@ -620,7 +621,7 @@ def _parse_posts_apart(lines: list[str]) -> list:
     tokens = _md().parse("\n".join(out))
     for t in tokens:
         if t.map:
-            t.map = [x - sum(1 for y in added if y < x) for x in t.map]
+            t.map = [x - bisect.bisect_left(added, x) for x in t.map]
     return tokens
 
 
