@@ -2,7 +2,8 @@
 each labelled attempt the import found, in the labeller's words (the action, before the labeller's ": result"),
 as an agent would ask about a try it is about to repeat.
 
-    python bench/tried_e2e.py DIR [DIR ...]      (labelled pools: NNN-slug.md beside NNN-slug.labels.json)
+    python bench/tried_e2e.py [--rules-only] DIR [DIR ...]   (labelled pools: NNN-slug.md beside NNN-slug.labels.json;
+                                                             --rules-only: without the learned judge)
 
 Printed, overall and per style: how often the first same-experiment answer is the attempt read from the
 labelled lines, how often that attempt is among the answers (same experiment, or the same knob another way),
@@ -39,7 +40,7 @@ def question(what: str) -> str:
     return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
 
 
-def ask_doc(path: Path, labels: dict) -> list[tuple[bool, bool, bool]]:
+def ask_doc(path: Path, labels: dict, judge=True) -> list[tuple[bool, bool, bool]]:
     """(first answer is it, among the answers, no answer) for each labelled attempt the import found."""
     root = Path(tempfile.mkdtemp())
     (root / ".git").mkdir()
@@ -55,7 +56,7 @@ def ask_doc(path: Path, labels: dict) -> list[tuple[bool, bool, bool]]:
             mine = {k for k, sl in read.items() if sl and sl[0] <= hi and sl[1] >= lo}
             if not mine:
                 continue  # the import did not find it: `tried` cannot
-            res = search.tried(conn, question(a["what"]))
+            res = search.tried(conn, question(a["what"]), judge=judge)
             answers = [(h.investigation, h.number) for h in res.close + res.another if h.kind == "attempt"]
             first = bool(res.close) and res.close[0].kind == "attempt" and \
                 (res.close[0].investigation, res.close[0].number) in mine
@@ -66,14 +67,15 @@ def ask_doc(path: Path, labels: dict) -> list[tuple[bool, bool, bool]]:
 
 
 def main() -> int:
-    pools = sys.argv[1:]
+    pools = [a for a in sys.argv[1:] if a != "--rules-only"]
+    judge = None if "--rules-only" in sys.argv else True
     if not pools:
         print(__doc__.split("\n\n")[1])
         return 2
     by_style: dict[str, list] = collections.defaultdict(list)
     for pool in pools:
         for did, _group, path, labels in reader_eval.pool_docs(Path(pool), "all"):
-            by_style[reader_eval.style_of(did, labels)] += ask_doc(path, labels)
+            by_style[reader_eval.style_of(did, labels)] += ask_doc(path, labels, judge)
 
     def line(name: str, rows: list) -> str:
         n = max(1, len(rows))

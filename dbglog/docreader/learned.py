@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,28 +30,11 @@ from pathlib import Path
 from typing import Mapping
 
 from dbglog.docreader.units import Unit
+from dbglog.util.logit import Model
 
 KINDS = ("sentence", "command", "row")  # the units a person marks as attempts (the scorer's units)
 _WORD = re.compile(r"[a-z]+|\d+|[^\x00-\x7f]")
 MODEL = Path(__file__).with_name("cues") / "learned.json"
-
-
-@dataclass(frozen=True)
-class Model:
-    bias: float
-    threshold: float  # a unit at or above it, not already read as one, becomes one
-    weights: dict[str, float]
-    about: dict  # what it was trained on and how it cross-validated (kept beside the weights)
-    drop: float = 0.0  # a guess of the rules' (not certain structure) whose units all score below it is dropped
-
-    def probability(self, f: dict[str, float]) -> float:
-        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in f.items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-
-    @classmethod
-    def of(cls, raw: dict) -> Model:
-        return cls(float(raw["bias"]), float(raw["threshold"]), {k: float(v) for k, v in raw["weights"].items()},
-                   raw.get("about", {}), float(raw.get("drop", 0.0)))
 
 
 @dataclass(frozen=True)

@@ -801,6 +801,7 @@ class Hit:
     word_verdict: str = ""  # tried: the word rules' verdict before the experiments were compared
     knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
     judged_by: str = "built-in"  # tried: "built-in", or "model" (``tried --llm``: kb/llmjudge.py)
+    same_p: float | None = None  # tried: the learned judge's probability that this attempt is the idea's experiment
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2244,6 +2245,8 @@ def judged_dict(h: Hit) -> dict:
     d["tier"] = h.tier or "unrelated"
     d["differs"] = h.differs
     d["judged_by"] = h.judged_by
+    if h.same_p is not None:
+        d["same_probability"] = round(h.same_p, 3)
     if h.experiment is not None:
         d["experiment"] = h.experiment.to_dict()
     d["full_text"] = record_text(h, full=True)
@@ -2338,7 +2341,8 @@ _TRY_CUE = Lazy(r"\b(?:tried|trying|(?:I|we)\s+(?:also\s+|then\s+|have\s+|had\s+
                 r"after\s+(?:setting|adding|removing|changing|disabling|enabling|upgrading|downgrading))\b", re.I)
 
 
-def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> TriedResult:
+def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=True,
+          seen: list | None = None) -> TriedResult:
     """Prior attempts of the idea (structured attempts, bisection results, key differences that were
     tested, next steps done, free sections, watched docs), judged in tiers and best first.
 
@@ -2348,6 +2352,7 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     (``experiment``) overrules them when both sides name a knob. Free-text hits carry the outcome
     their text states (``section_outcome``); a diagnostic attempt (a bisection, a baseline run)
     carries ``diagnostic``; a hit that only proposes or names the idea goes to ``mentioned``.
+    ``judge``/``seen``: the learned judge's model and a list collecting what it read (``judge_same``).
     Order: sameness (exact knobs first), then outcome, then score."""
     from dbglog.kb import experiment
 
@@ -2360,12 +2365,13 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5) -> Trie
     for i, h in enumerate(res.hits):
         res.hits[i] = _judge_hit(conn, h, res.query)
         _tier(res.hits[i], res.query, idea_exp)
+    judge_same(res.hits, res.query, idea_exp, judge, seen)
     close = [h for h in res.hits if h.tier == "same"]
     if close:  # the answer is the best few: much weaker word-close hits are only related
         top = max(h.score for h in close)
         for h in close:
-            if not h.exact and h.score < CLOSE_RELATIVE * top and any(c.exact or c.score >= CLOSE_RELATIVE * top
-                                                                        for c in close):
+            if h.same_p is None and not h.exact and h.score < CLOSE_RELATIVE * top and any(
+                    c.exact or c.score >= CLOSE_RELATIVE * top for c in close):
                 h.verdict, h.tier = "weaker", "related"
     res.hits = _restated(sorted(res.hits, key=_tried_order))
     close = [h for h in res.hits if h.tier == "same"][:limit]
@@ -2395,7 +2401,9 @@ OUTCOME_ORDER = {"worked": 0, "failed": 0, "culprit": 0, "ruled-out": 0, "done":
 
 
 def _tried_order(h: Hit) -> tuple:
-    return (TIER_ORDER.get(h.tier, 3), not h.exact, -round(h.score, 3), OUTCOME_ORDER.get(h.outcome, 2))
+    # (among the same tier, the judge's surest attempt first: a record it did not score counts as at its threshold)
+    p = h.same_p if h.same_p is not None else SAME_AT
+    return (TIER_ORDER.get(h.tier, 3), not h.exact, -round(p, 3), -round(h.score, 3), OUTCOME_ORDER.get(h.outcome, 2))
 
 
 def _judge_hit(conn, h: Hit, q: Query) -> Hit:
@@ -2494,6 +2502,97 @@ def _tier(h: Hit, q: Query, idea) -> None:
         h.tier, h.differs = "other", RULE_WORDS.get(h.verdict, "")
     else:
         h.tier = "unrelated" if h.verdict in UNRELATED_RULES else "related"
+
+
+# --- the learned judge: one scorer over the word rules and the measures they read ----------------------
+#
+# The word rules above each refuse on one reason; on paraphrases they had never seen ("switched the model
+# from A to B" against "I changed the model from A to B") one refusal ("the record holds too little of
+# the idea") sank the right record below an unrelated one. The judge reads every rule's refusal as a
+# feature beside the measures the rules threshold (the weighted share of the idea the record holds, the
+# share of its fix, similarity, coverage, the knob comparison) and the hit's score against the best
+# attempt's, in one logistic model (``same.json``) trained by bench/tried_learn.py on real write-ups
+# imported and asked about in their labellers' words, grouped by document. It decides "same experiment?"
+# for attempts the structure left open: a knob both name turned the same way (exact), or another way, a
+# proposal, a log line and an untested record are still decided by structure.
+
+SAME_MODEL = "same.json"
+SAME_AT = 0.5  # the shipped model's threshold (same.json says it; this is the order key of unscored hits)
+
+
+@lru_cache(maxsize=None)
+def same_model(path: str | None = None):
+    """The learned judge (``util.logit.Model``), or None when its file is absent (the rules alone)."""
+    from pathlib import Path
+
+    from dbglog.util.logit import Model
+
+    p = Path(path) if path else Path(__file__).with_name(SAME_MODEL)
+    if not p.exists():
+        return None
+    return Model.of(json.loads(p.read_text(encoding="utf-8")))
+
+
+def same_features(h: Hit, q: Query, top: float) -> dict[str, float]:
+    """What the judge reads of one (attempt, idea) pair: each word rule that refuses it, the measures the
+    rules threshold, how the knobs compare, and the hit's score against the best attempt's (``top``)."""
+    p = _Pair(h, q)
+    f = {"rule:" + r.name: 1.0 for r in CLOSE_RULES if r.refuses(p)}
+    f |= {"share_direct": p.share(p.direct), "share_found": p.share(p.found), "fix_held": p.fix_held(),
+          "sim": h.similarity / 100, "cov": h.coverage, "nterms": min(len(q.active), 12) / 12,
+          "knob:" + (h.knob_tier or "none"): 1.0, "rel_score": h.score / top if top > 0 else 0.0}
+    if h.experiment is not None and h.experiment.knobs:
+        f["rec_knobs"] = 1.0
+    if "rule:name-missing" in f and any(_specific(t) and i not in p.found and re.search(r"\d", t.raw)
+                                          for i, t in enumerate(p.active)):
+        f["name-missing:value"] = 1.0  # the name the record lacks is a number ("at 1GB", "535"): another value
+    return f
+
+
+# The refusals the judge may overrule: "not enough of the idea's words" (a paraphrase's). A refusal that reads a
+# difference (another value, the other way, another fix of the same topic, another target) stands, and so does a
+# setting the idea names that no record holds, or a name this one lacks when the idea turns a knob or the name is
+# a number.
+JUDGED_RULES = frozenset({"rule:name-missing", "rule:too-little-in-record", "rule:too-little-overall",
+                          "rule:acronym-missing"})
+
+
+def _judgeable(h: Hit) -> bool:
+    """An attempt whose sameness the structure left open (see the block comment above)."""
+    return h.kind == "attempt" and h.tier in ("same", "related", "unrelated") and not h.exact and \
+        h.verdict not in MENTIONED and h.verdict not in ("background", "other-knobs", "dbglog-options") and _tested(h)
+
+
+def _overrulable(f: dict[str, float], idea) -> bool:
+    refused = {k for k in f if k.startswith("rule:")}
+    if not refused <= JUDGED_RULES:
+        return False
+    return "rule:name-missing" not in refused or not (f.get("name-missing:value") or idea is not None and idea.knobs)
+
+
+def judge_same(hits: list[Hit], q: Query, idea, model=True, seen: list | None = None) -> None:
+    """The learned judge on the judgeable attempts among ``hits``: one the word rules refused only for holding
+    too little of the idea's words is the same experiment at or above its threshold; every scored attempt is
+    ordered by its probability. (It never refuses what the rules call the same: on the own-words sets that
+    lost right answers to short questions.) ``model``: True the shipped one, None/False the rules alone;
+    ``seen`` collects (hit, features) for training (bench/tried_learn.py), with or without a model."""
+    m = same_model() if model is True else model or None
+    if (m is None and seen is None) or not q.terms or not q.active:
+        return
+    top = max((h.score for h in hits if h.kind == "attempt"), default=0.0)
+    for h in hits:
+        if not _judgeable(h):
+            continue
+        f = same_features(h, q, top)
+        if idea is not None and idea.knobs:
+            f["idea_knobs"] = 1.0
+        if seen is not None:
+            seen.append((h, f))
+        if m is None:
+            continue
+        h.same_p = m.probability(f)
+        if h.tier != "same" and h.same_p >= m.threshold and _overrulable(f, idea):
+            h.tier, h.verdict, h.differs = "same", "", ""
 
 
 LACKS_RULES = frozenset({"name-missing", "version-of-another-name", "acronym-missing"})

@@ -1,0 +1,106 @@
+"""`tried`'s learned judge (kb/search.py ``judge_same``, model kb/same.json): a paraphrase that the word rules
+refused only for holding too few of the idea's words is answered "tried"; what the rules read as a difference,
+or a setting the idea names that no record holds, is never overruled; the rules' "same" is never taken away."""
+
+import json
+
+import pytest
+
+from dbglog.kb import search
+from dbglog.util.logit import Model
+
+PARAPHRASE = "switched the converted checkpoint from mistral-7b to mistral-7b-instruct"
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("tried_judge")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    inv = recs.new("Megatron checkpoint gives garbage text after the export", symptom="inference prints repeated tokens")
+    recs.add_attempt(inv.id, title="Ran it with a 13b model in 2GB shards as well, the output is fine", outcome="worked")
+    recs.add_attempt(inv.id, title="I changed the checkpoint from mistral-7b to mistral-7b-instruct.",
+                     result="answers are readable now", outcome="worked")
+    recs.add_attempt(inv.id, title="Turned off tensor parallel output gathering", did="parallel_output=False",
+                     result="no change", outcome="failed")
+    yield recs.store.conn
+    recs.close()
+
+
+def _first(res):
+    return res.close[0].title if res.close else None
+
+
+def test_a_paraphrase_refused_for_too_few_words_is_answered_tried(conn):
+    res = search.tried(conn, PARAPHRASE)
+    assert _first(res) == "I changed the checkpoint from mistral-7b to mistral-7b-instruct."
+    assert res.close[0].same_p is not None and res.close[0].same_p >= search.same_model().threshold
+
+
+def test_the_rules_alone_refuse_that_paraphrase(conn):
+    # (what the judge changes: without it the same question gets no "tried")
+    res = search.tried(conn, PARAPHRASE, judge=None)
+    assert not res.close
+    hit = next(h for h in res.result.hits if "mistral-7b-instruct" in h.title)
+    assert hit.verdict in {r.split(":", 1)[1] for r in search.JUDGED_RULES}
+
+
+def test_a_setting_no_record_holds_is_never_rescued(conn):
+    res = search.tried(conn, "set CUDA_DEVICE_MAX_CONNECTIONS=1 for the garbage text from the exported checkpoint")
+    assert not res.close
+
+
+def test_a_value_the_record_changed_another_way_stays_another_way(conn):
+    res = search.tried(conn, "set parallel_output=True")
+    assert not res.close
+    assert res.another and "parallel" in res.another[0].title
+
+
+def test_the_judge_never_takes_away_what_the_rules_call_the_same(conn):
+    never = Model(bias=-30.0, threshold=0.99, weights={}, about={})
+    q = "turned off tensor parallel output gathering"
+    assert _first(search.tried(conn, q, judge=never)) == _first(search.tried(conn, q, judge=None)) is not None
+
+
+def test_an_always_sure_judge_still_leaves_a_named_difference_alone(conn):
+    always = Model(bias=30.0, threshold=0.5, weights={}, about={})
+    res = search.tried(conn, "set parallel_output=True", judge=always)
+    assert not res.close
+
+
+def test_json_gives_the_judges_probability(conn):
+    d = search.tried(conn, PARAPHRASE).to_dict()
+    assert 0.0 <= d["close"][0]["same_probability"] <= 1.0
+
+
+def test_what_the_judge_read_is_collected_for_training(conn):
+    seen: list = []
+    search.tried(conn, PARAPHRASE, judge=None, seen=seen)
+    assert seen and all(h.kind == "attempt" for h, _ in seen)
+    assert all({"share_direct", "sim", "rel_score"} <= set(f) for _, f in seen)
+
+
+def test_no_model_file_means_the_rules_alone(tmp_path):
+    assert search.same_model(str(tmp_path / "absent.json")) is None
+
+
+def test_the_shipped_model_says_how_it_was_trained_and_cross_validated():
+    m = search.same_model()
+    assert m is not None and m.weights
+    cv = m.about["cv_5fold_by_document"]
+    assert {"tried", "never_tried"} <= set(next(iter(cv.values())))
+
+
+def test_a_model_survives_its_json_round_trip():
+    m = Model(bias=-1.5, threshold=0.4, weights={"sim": 0.9, "rule:name-missing": -0.2}, about={"c": 1.0})
+    assert Model.of(json.loads(json.dumps(m.to_dict()))) == m
+
+
+def test_a_number_the_record_lacks_is_never_rescued(conn):
+    # (the paraphrase with a size it never gave: another value, not the same experiment, however sure the judge)
+    always = Model(bias=30.0, threshold=0.5, weights={}, about={})
+    assert search.tried(conn, PARAPHRASE, judge=always).close
+    assert not search.tried(conn, PARAPHRASE + " at 2GB per shard", judge=always).close
