@@ -1993,3 +1993,31 @@ def test_a_row_of_runs_is_titled_by_its_settings_and_its_measurements_are_its_re
     atts = [a for p in _read(doc) for a in p.inv.attempts]
     assert [a.title for a in atts] == ["Method BF16 + compile", "Method FP8 rowwise + compile"]
     assert "Forward 1.84ms" in atts[1].result
+
+
+def test_arrow_lines_are_one_list_and_each_a_try_under_a_tested_heading():
+    doc = """# Epoch takes 40 s on one GPU
+
+## Tips to read
+- Pin the host memory
+
+### Tested changes, one at a time
+Baseline is 40 s an epoch.
+
+-> Turned on `torch.backends.cudnn.benchmark`, no change
+=> Moved the augmentations to the GPU, a bit faster (31 s)
+→ Raised num_workers from 2 to 8, much faster (12 s)
+"""
+    units = [u for u in segment(doc).units if u.text.startswith(("Turned", "Moved", "Raised"))]
+    assert len(units) == 3 and len({u.group for u in units}) == 1 and [u.index for u in units] == [0, 1, 2]
+    assert all(not u.text.startswith(("-", "=", "→")) for u in units)  # (the glyph is the bullet, not the words)
+    got = [t for t, _, _ in _attempts(doc)]
+    assert [t.split()[0] for t in got[-3:]] == ["Turned", "Moved", "Raised"], got
+
+
+def test_a_heading_that_says_what_was_tested_names_tries_not_options():
+    from dbglog.docreader.cues import heading_role
+
+    assert heading_role("Tested changes, one at a time", "en") == "tried"
+    assert heading_role("What we tested", "en") == "tried"
+    assert heading_role("Tips to read", "en") == "options"

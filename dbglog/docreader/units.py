@@ -100,7 +100,8 @@ _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
 _LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
 _LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 # A bullet as text (a web page's list copied as plain text): not markdown's, but a list item all the same.
-_GLYPH_ITEM = re.compile(r"^\s*[•◦▪‣●○■□➤►▶]\s+(?=\S)")
+# An arrow at a line's start ("-> tried X, no change", "=> ...") is such a bullet too.
+_GLYPH_ITEM = re.compile(r"^\s*(?:[•◦▪‣●○■□➤►▶→⇒]|-{1,2}>|=>)\s+(?=\S)")
 # A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
 _PLAIN_TITLE = re.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
 _RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")

@@ -2517,7 +2517,7 @@ def _tier(h: Hit, q: Query, idea) -> None:
 # proposal, a log line and an untested record are still decided by structure.
 
 SAME_MODEL = "same.json"
-SAME_AT = 0.5  # the shipped model's threshold (same.json says it; this is the order key of unscored hits)
+SAME_AT = 0.4  # the shipped model's threshold (same.json says it; this is the order key of unscored hits)
 
 
 @lru_cache(maxsize=None)
