@@ -71,9 +71,12 @@ def test_an_always_sure_judge_still_leaves_a_named_difference_alone(conn):
     assert not res.close
 
 
-def test_json_gives_the_judges_probability(conn):
+def test_json_gives_the_judges_probability_and_labels_its_answer_a_guess(conn):
     d = search.tried(conn, PARAPHRASE).to_dict()
     assert 0.0 <= d["close"][0]["same_probability"] <= 1.0
+    assert d["close"][0]["judged_by"] == "learned" and "a guess" in d["close"][0]["differs"]
+    plain = search.tried(conn, "turned off tensor parallel output gathering").to_dict()
+    assert plain["close"][0]["judged_by"] == "built-in"
 
 
 def test_what_the_judge_read_is_collected_for_training(conn):

@@ -800,7 +800,7 @@ class Hit:
     exact: bool = False  # tried: the same knobs turned the same way (not only the same words)
     word_verdict: str = ""  # tried: the word rules' verdict before the experiments were compared
     knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
-    judged_by: str = "built-in"  # tried: "built-in", or "model" (``tried --llm``: kb/llmjudge.py)
+    judged_by: str = "built-in"  # tried: "built-in", "learned" (judge_same overruled the words), or "model" (--llm)
     same_p: float | None = None  # tried: the learned judge's probability that this attempt is the idea's experiment
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
@@ -2592,7 +2592,9 @@ def judge_same(hits: list[Hit], q: Query, idea, model=True, seen: list | None = 
             continue
         h.same_p = m.probability(f)
         if h.tier != "same" and h.same_p >= m.threshold and _overrulable(f, idea):
-            h.tier, h.verdict, h.differs = "same", "", ""
+            h.tier, h.verdict, h.judged_by = "same", "", "learned"
+            h.differs = (f"a guess of the learned judge (probability {h.same_p:.2f}): the words differ, "
+                         f"the experiment reads the same")
 
 
 LACKS_RULES = frozenset({"name-missing", "version-of-another-name", "acronym-missing"})
