@@ -2021,3 +2021,25 @@ def test_a_heading_that_says_what_was_tested_names_tries_not_options():
     assert heading_role("Tested changes, one at a time", "en") == "tried"
     assert heading_role("What we tested", "en") == "tried"
     assert heading_role("Tips to read", "en") == "options"
+
+
+def test_a_table_of_sizes_with_a_target_column_is_no_run_but_a_table_of_measured_runs_is():
+    doc = """# Grouped GEMM kernel is slower than the reference
+
+## Problem sizes
+
+| M | N | K | Target (µs) |
+|---|---|---|---|
+| 256 | 4096 | 7168 | 4.708 |
+| 512 | 3072 | 4096 | 6.535 |
+
+## Runs
+
+| tile | time (µs) | speedup |
+|---|---|---|
+| 128x128 | 5.91 | 0.80x |
+| 128x256 | 4.12 | 1.14x |
+"""
+    got = [t for t, _, _ in _attempts(doc)]
+    assert not any(t.startswith(("M 256", "256", "M 512", "512")) for t in got), got
+    assert [t for t in got if "128x" in t] == ["tile 128x128", "tile 128x256"], got

@@ -325,3 +325,22 @@ def test_a_name_the_record_lacks_but_its_investigations_headings_hold_is_context
         assert search.tried(recs.store.conn, "d40 MLP with FP8 rowwise + compile").close == []
     finally:
         recs.close()
+
+
+def test_a_free_text_line_inside_an_attempts_text_gives_its_answer_to_the_attempt(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("Epoch takes 40 s on one GPU")
+    # an import titled the attempt by the list's heading and kept every item in what was done, and kept the list
+    # as text too
+    recs.add_attempt(inv.id, title="Changes tested one at a time",
+                     did="-> turned on cudnn benchmark mode, no change\n-> raised num_workers from 2 to 8 in the "
+                         "dataloader, much faster", outcome="partial")
+    recs.set_section(inv.id, "Changes tested one at a time",
+                     "-> turned on cudnn benchmark mode, no change\n-> raised num_workers from 2 to 8 in the "
+                     "dataloader, much faster")
+    try:
+        res = search.tried(recs.store.conn, "raise num_workers from 2 to 8 in the dataloader")
+        assert res.close and res.close[0].fields["title"] == "Changes tested one at a time"
+        assert not [h for h in res.result.hits if h.kind == "section"], [(h.kind, h.tier) for h in res.result.hits]
+    finally:
+        recs.close()

@@ -3,6 +3,7 @@ refused only for holding too few of the idea's words is answered "tried"; what t
 or a setting the idea names that no record holds, is never overruled; the rules' "same" is never taken away."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,12 @@ from dbglog.kb import search
 from dbglog.util.logit import Model
 
 PARAPHRASE = "switched the converted checkpoint from mistral-7b to mistral-7b-instruct"
+
+
+def _judge(threshold=0.5):
+    # the shipped weights at a threshold of the test's choosing: the shipped one is chosen by cross-validation
+    # (bench/tried_learn.py) and moves when the model is retrained
+    return replace(search.same_model(), threshold=threshold)
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +42,11 @@ def _first(res):
 
 
 def test_a_paraphrase_refused_for_too_few_words_is_answered_tried(conn):
-    res = search.tried(conn, PARAPHRASE)
+    res = search.tried(conn, PARAPHRASE, judge=_judge())
     assert _first(res) == "I changed the checkpoint from mistral-7b to mistral-7b-instruct."
-    assert res.close[0].same_p is not None and res.close[0].same_p >= search.same_model().threshold
+    assert res.close[0].same_p is not None and res.close[0].same_p >= 0.5
+    # below the judge's threshold the words' refusal stands
+    assert not search.tried(conn, PARAPHRASE, judge=_judge(0.99)).close
 
 
 def test_the_rules_alone_refuse_that_paraphrase(conn):
@@ -72,7 +81,7 @@ def test_an_always_sure_judge_still_leaves_a_named_difference_alone(conn):
 
 
 def test_json_gives_the_judges_probability_and_labels_its_answer_a_guess(conn):
-    d = search.tried(conn, PARAPHRASE).to_dict()
+    d = search.tried(conn, PARAPHRASE, judge=_judge()).to_dict()
     assert 0.0 <= d["close"][0]["same_probability"] <= 1.0
     assert d["close"][0]["judged_by"] == "learned" and "a guess" in d["close"][0]["differs"]
     plain = search.tried(conn, "turned off tensor parallel output gathering").to_dict()
@@ -92,7 +101,7 @@ def test_no_model_file_means_the_rules_alone(tmp_path):
 
 def test_the_shipped_model_says_how_it_was_trained_and_cross_validated():
     m = search.same_model()
-    assert m is not None and m.weights
+    assert m is not None and m.weights and m.threshold == search.SAME_AT
     cv = m.about["cv_5fold_by_document"]
     assert {"tried", "never_tried"} <= set(next(iter(cv.values())))
 

@@ -781,10 +781,19 @@ _MEASURE = re.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/
 
 def _measured(u: Unit, what: int, strict: bool = False) -> bool:
     """A row of runs: a setting, then two or more cells, mostly measurements ("21.46", "9.68 s", "38 tok/s");
-    ``strict`` (no column says how it went): two or more cells, every one a measurement."""
-    rest = [plain(c) for k, c in enumerate(u.cells) if k != max(what, 0) and plain(c)]
+    ``strict`` (no column says how it went): two or more cells, every one a measurement. A column headed as a goal
+    ("Target (µs)", "Expected") measured nothing, and a row whose other numbers are all bare integers is a list of
+    sizes ("256 | 4096 | 7168"), not a run."""
+    cols = [k for k, c in enumerate(u.cells) if k != max(what, 0) and plain(c)
+            and not (k < len(u.header) and _GOAL_COL.search(plain(u.header[k])))]
+    rest = [plain(u.cells[k]) for k in cols]
     n = sum(bool(_MEASURE.match(c)) for c in rest)
+    if n and all(_MEASURE.match(c) and c.strip().isdigit() for c in rest) and len(cols) < len(u.cells) - 1:
+        return False
     return n == len(rest) >= 2 if strict else len(rest) >= 2 and n * 2 > len(rest)  # ("Python | 3.10": a fact)
+
+
+_GOAL_COL = re.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
 
 
 _TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)

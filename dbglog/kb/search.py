@@ -2383,14 +2383,28 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=T
 
 
 def _restated(hits: list[Hit]) -> list[Hit]:
-    """A free-text line that restates an attempt of the same investigation among the hits (an imported doc keeps
-    the list its attempts were read from as text too): one record, shown once, as the attempt."""
+    """A free-text line and an attempt of the same investigation among the hits that tell the same thing, one holding
+    the other's words (an imported doc keeps the text its attempts were read from): one record, shown once, as the
+    attempt, in the closer tier of the two (the line may hold the idea's words that the attempt's title lacks)."""
     def norm(text: str) -> str:
-        return " ".join(re.sub(r"[`*_]|^\s*(?:[-*+]|\d+[.)])\s+", "", text).lower().split())
+        return " ".join(_LIST_LEAD.sub("", re.sub(r"[`*_]", "", text)).lower().split())
 
-    told = {(h.investigation, norm(h.fields.get("did") or "")) for h in hits if h.kind == "attempt"}
-    return [h for h in hits if not (h.kind == "section" and h.investigation and any(
-        inv == h.investigation and len(d) >= 8 and d in norm(h.line_text) for inv, d in told))]
+    told = [(h, norm(h.fields.get("did") or "")) for h in hits if h.kind == "attempt"]
+    out, moved = [], False
+    for h in hits:
+        line = norm(h.line_text) if h.kind == "section" and h.investigation else ""
+        a = next((a for a, d in told if a.investigation == h.investigation and (
+            len(d) >= 8 and d in line or len(line) >= 12 and line in d)), None) if line else None
+        if a is None:
+            out.append(h)
+            continue
+        if TIER_ORDER.get(h.tier, 3) < TIER_ORDER.get(a.tier, 3):
+            a.tier, a.verdict, moved = h.tier, h.verdict, True
+            a.differs = h.differs or "the doc's line it was read from holds the idea's words"
+    return sorted(out, key=_tried_order) if moved else out
+
+
+_LIST_LEAD = re.compile(r"^\s*(?:[-*+]|\d+[.)]|-{1,2}>|=>|[→•])\s+")
 
 
 MENTIONED = frozenset({"proposed-here", "untested", "only-proposed"})
@@ -2517,7 +2531,7 @@ def _tier(h: Hit, q: Query, idea) -> None:
 # proposal, a log line and an untested record are still decided by structure.
 
 SAME_MODEL = "same.json"
-SAME_AT = 0.4  # the shipped model's threshold (same.json says it; this is the order key of unscored hits)
+SAME_AT = 0.6  # the shipped model's threshold (same.json says it; this is the order key of unscored hits)
 
 
 @lru_cache(maxsize=None)
