@@ -168,6 +168,10 @@ class Hit(_Open):
     experiment: Optional[dict] = Field(None, description="tried: the record's experiment {knobs: [{knob, name, kind, "
                                                          "state, value}], applied_to, summary}.")
     full_text: Optional[str] = Field(None, description="tried: all of the record's text, to judge close calls.")
+    judged_by: Optional[str] = Field(None, description="tried: built-in (the rules and knobs), learned (the learned "
+                                                       "judge overruled the words: a guess) or model (--llm).")
+    same_probability: Optional[float] = Field(None, description="tried: the learned judge's probability that this "
+                                                                "attempt is the idea's experiment.")
 
 
 class TriedResult(BaseModel):

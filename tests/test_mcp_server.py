@@ -107,6 +107,9 @@ def test_record_then_tried_and_search_agree_with_the_cli(workdir):
     cli_t = cli_json(workdir, "tried", "turn off NCCL P2P")
     assert [(h["investigation"], h["attempt"]) for h in t["close"]] == \
         [(h["investigation"], h["attempt"]) for h in cli_t["close"]]
+    # who judged each answer (the rules, or the learned judge's guess) reaches the agent as it reaches the CLI
+    assert [(h["judged_by"], h.get("same_probability")) for h in t["close"]] == \
+        [(h["judged_by"], h.get("same_probability")) for h in cli_t["close"]]
     assert out["untried"]["tried"] is False
     # (by now the next step "Try NCCL_ALGO=Tree" was checked off as done in attempt 2: tried says so)
     done = cli_json(workdir, "tried", "NCCL_ALGO=Tree", code=0)
