@@ -2043,3 +2043,37 @@ def test_a_table_of_sizes_with_a_target_column_is_no_run_but_a_table_of_measured
     got = [t for t, _, _ in _attempts(doc)]
     assert not any(t.startswith(("M 256", "256", "M 512", "512")) for t in got), got
     assert [t for t in got if "128x" in t] == ["tile 128x128", "tile 128x256"], got
+
+
+def test_each_row_of_a_change_table_is_a_knob_turned_with_its_headings_verdict():
+    doc = """# RL step runs out of memory
+
+## Run 1: smaller rollout cache (SUCCESS)
+
+### Changes from run 0
+
+| Parameter | Run0 | Run1 | Reason |
+|---|---|---|---|
+| `GPU_MEM_UTIL` | 0.70 | **0.45** | leave room for the trainer |
+| `MAX_SEQS` | 512 | 256 | match the smaller cache |
+| `TP` | 2 | 2 | unchanged |
+
+## Before and after
+
+| Setting | Before | After | Effect |
+|---|---|---|---|
+| attention | sdpa | eager | stable, slower |
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert ("`GPU_MEM_UTIL`: 0.70 → 0.45", "worked") in got and ("`MAX_SEQS`: 512 → 256", "worked") in got, got
+    assert not any("TP" in t for t, _ in got)  # (a value that did not change is no try)
+    assert any(t == "attention: sdpa → eager" for t, _ in got), got
+
+
+def test_a_table_of_measurements_before_and_after_is_no_change_table():
+    from dbglog.docreader.cues import change_columns
+
+    assert change_columns(("Benchmark", "Before", "After", "Change")) is None
+    assert change_columns(("Factor", "Working", "Broken")) is None
+    assert change_columns(("Parameter", "Iter0", "Iter1", "Reason")) == (0, 1, 2)
+    assert change_columns(("Aspect", "Before", "After", "Impact")) == (0, 1, 2)

@@ -480,6 +480,31 @@ def _said_columns(doc: Doc) -> None:
                 r.said_col = k
 
 
+# A change table: what was set, its value before and after ("| Parameter | Iter0 | Iter1 | Reason |",
+# "| Aspect | Before | After | Impact |"): each row is a knob turned, as a key-differences table's row is a factor.
+_KNOB_COL = re.compile(r"param|setting|flag|option|config|knob|variable|env\b|aspect|参数|配置|设置|einstellung|"
+                       r"パラメータ|設定|파라미터|설정", re.I)
+_BEFORE_COL = re.compile(r"^(?:before|old|from|original|previous|prev|default|was|vorher|alt|之前|修改前|原|旧|変更前|이전)"
+                         r"(?:\b|(?=[\s(]|$))", re.I)
+_AFTER_COL = re.compile(r"^(?:after|new|to|changed|fixed|updated|now|nachher|neu|之后|修改后|新|変更後|이후)"
+                        r"(?:\b|(?=[\s(]|$))", re.I)
+_RUN_COL = re.compile(r"^(?:iter(?:ation)?|run|round|exp(?:eriment)?|v)\s*#?\s*(\d+)$", re.I)
+
+
+def change_columns(header: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """(what, before, after) columns of a change table, or None: the first column names settings, and two columns
+    next to each other are the value before and after (by their words, or as run N and a later run)."""
+    cols = [plain(c).strip() for c in header]
+    if len(cols) < 3 or not _KNOB_COL.search(cols[0]):
+        return None
+    for k in range(1, len(cols) - 1):
+        a, b = cols[k], cols[k + 1]
+        ra, rb = _RUN_COL.match(a), _RUN_COL.match(b)
+        if _BEFORE_COL.match(a) and _AFTER_COL.match(b) or ra and rb and int(rb[1]) > int(ra[1]):
+            return 0, k, k + 1
+    return None
+
+
 def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     """(index of the column saying what was done, index of the column saying how it went), -1 when none.
     An "Expected" column is what was hoped for, never the result; "Actual", "Outcome", "Status" win over "Result"."""

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, colon_verdict, diagnostic, heading_role,
+from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+                                  heading_role,
                                    language, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit, post_author
@@ -117,7 +118,7 @@ class _Thread:
         if u.kind == "command":
             return _command(j)
         if u.kind == "row":
-            return _transposed(j) or _row(j)
+            return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
         if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
             # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
             # Nothing changed."): the pair is surer than either alone.
@@ -740,6 +741,29 @@ def _transposed(j: Judged) -> list[Found] | None:
         f.title = title
         out.append(f)
     return out
+
+
+def _changed(j: Judged, heads: dict[int, Unit]) -> Found | None:
+    """A row of a change table ("| `GPU_MEM_UTIL` | 0.70 | **0.45** | smaller vLLM footprint |"): the knob turned
+    from one value to the other, the other cells its reasons or effects; how it went is its heading's verdict, or
+    its own words, else unknown. A row whose value did not change is no try."""
+    u = j.unit
+    cols = change_columns(u.header) if u.index >= 0 else None
+    if cols is None or max(cols) >= len(u.cells):
+        return None
+    what, old, new = (plain(u.cells[k]).strip() for k in cols)
+    if not what or not new or new == old:
+        return None
+    rest = " · ".join(plain(c) for k, c in enumerate(u.cells) if k not in cols and plain(c))
+    said = next((o for h in reversed(u.path) if h in heads and (o := heading_outcome(heads[h].text))), None)
+    if said is None:
+        said = "failed" if "under a heading saying what failed" in j.features else \
+            "worked" if "under a heading saying what worked" in j.features else None
+    oc = said or _outcome(rest) or "inconclusive"
+    did = f"{what}: {old} → {new}" if old else f"{what}: {new}"
+    f = _found(j, did, rest, outcome=oc if oc != "untested" else "inconclusive")
+    f.title = did
+    return f
 
 
 def _row(j: Judged) -> Found | None:
