@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
-                                  heading_role,
-                                   language, outcome_of, plain, row_roles, table)
+                                   heading_role, language, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
