@@ -3,6 +3,8 @@
     python bench/tried_learn.py DIR [DIR ...]                 cross-validate (5 folds, grouped by document)
     python bench/tried_learn.py DIR [DIR ...] --train OUT     also fit on every document and write OUT
                                                               (dbglog/kb/same.json)
+    python bench/tried_learn.py DIR [DIR ...] --measure       `tried` as shipped against the rules alone, no fitting
+                                                              (how a blind set is read once)
 
 Data: labelled pools of real write-ups (NNN-slug.md beside NNN-slug.labels.json, as `bench/reader_eval.py`
 reads them). Each document is imported into a fresh workspace and `tried` is asked about each labelled attempt
@@ -154,6 +156,8 @@ def main() -> int:
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
     ap.add_argument("--threshold", type=float, default=0.6, help="the shipped threshold (with --train)")
     ap.add_argument("--train", metavar="OUT")
+    ap.add_argument("--measure", action="store_true", help="no cross-validation: `tried` as shipped against the rules "
+                                                            "alone (a blind set's one reading)")
     a = ap.parse_args()
     keep: list = []
     try:
@@ -162,6 +166,12 @@ def main() -> int:
               f"{sum(len(q['examples']) for q in qs)} examples")
         asked = [i for i, q in enumerate(qs) if not q.get("untried")]
         never = [i for i, q in enumerate(qs) if q.get("untried")]
+        if a.measure:
+            for name, idx in (("asked where it was tried", asked), ("asked where it was never tried", never)):
+                print(name)
+                print(show("  rules alone", [qs[i]["rules"] for i in idx]))
+                print(show("  as shipped", [_ask(qs[i], True) for i in idx]))
+            return 0
         cv = cross_validate(qs, a.c, THRESHOLDS)
         for name, idx in (("asked where it was tried", asked), ("asked where it was never tried", never)):
             print(name)
