@@ -40,23 +40,38 @@ def question(what: str) -> str:
     return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
 
 
-def ask_doc(path: Path, labels: dict, judge=True) -> list[tuple[bool, bool, bool]]:
-    """(first answer is it, among the answers, no answer) for each labelled attempt the import found."""
+def imported(path: Path) -> tuple[Records, dict]:
+    """A fresh workspace holding one imported doc, and the source lines of each attempt the import read."""
     root = Path(tempfile.mkdtemp())
     (root / ".git").mkdir()
     recs = Records(Workspace(root / ".dbglog"), create=True)
     try:
         importer.import_files(recs, [str(path)])
-        conn = recs.store.conn
-        read = {(r[0], r[1]): json.loads(r[2] or "[]") for r in conn.execute(
+        read = {(r[0], r[1]): json.loads(r[2] or "[]") for r in recs.store.conn.execute(
             "SELECT investigation_id, number, source_lines FROM attempts")}
+    except BaseException:
+        recs.close()
+        raise
+    return recs, read
+
+
+def found(read: dict, labels: dict):
+    """(labelled attempt, the attempts read from its lines) for each labelled attempt the import found (one it did
+    not find, `tried` cannot)."""
+    for a in labels["attempts"]:
+        lo, hi = a["lines"]
+        mine = {k for k, sl in read.items() if sl and sl[0] <= hi and sl[1] >= lo}
+        if mine:
+            yield a, mine
+
+
+def ask_doc(path: Path, labels: dict, judge=True) -> list[tuple[bool, bool, bool]]:
+    """(first answer is it, among the answers, no answer) for each labelled attempt the import found."""
+    recs, read = imported(path)
+    try:
         out = []
-        for a in labels["attempts"]:
-            lo, hi = a["lines"]
-            mine = {k for k, sl in read.items() if sl and sl[0] <= hi and sl[1] >= lo}
-            if not mine:
-                continue  # the import did not find it: `tried` cannot
-            res = search.tried(conn, question(a["what"]), judge=judge)
+        for a, mine in found(read, labels):
+            res = search.tried(recs.store.conn, question(a["what"]), judge=judge)
             answers = [(h.investigation, h.number) for h in res.close + res.another if h.kind == "attempt"]
             first = bool(res.close) and res.close[0].kind == "attempt" and \
                 (res.close[0].investigation, res.close[0].number) in mine

@@ -27,7 +27,6 @@ import argparse
 import json
 import random
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -37,11 +36,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import reader_eval  # noqa: E402
-from tried_e2e import question  # noqa: E402
+from tried_e2e import found, imported, question  # noqa: E402
 
-from dbglog.kb import importer, search  # noqa: E402
-from dbglog.kb.records import Records  # noqa: E402
-from dbglog.util.workspace import Workspace  # noqa: E402
+from dbglog.kb import search  # noqa: E402
 
 THRESHOLDS = (0.4, 0.5, 0.6, 0.7)
 
@@ -49,20 +46,11 @@ THRESHOLDS = (0.4, 0.5, 0.6, 0.7)
 def doc_questions(path: Path, labels: dict, group: str, keep: list) -> list[dict]:
     """One entry per labelled attempt the import found: the question, the records read from its lines, and the
     judge's examples (the workspace stays open in ``keep``: each fold asks again with its own model)."""
-    root = Path(tempfile.mkdtemp())
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs, read = imported(path)
     keep.append(recs)
-    importer.import_files(recs, [str(path)])
     conn = recs.store.conn
-    read = {(r[0], r[1]): json.loads(r[2] or "[]") for r in conn.execute(
-        "SELECT investigation_id, number, source_lines FROM attempts")}
     out = []
-    for a in labels["attempts"]:
-        lo, hi = a["lines"]
-        mine = {k for k, sl in read.items() if sl and sl[0] <= hi and sl[1] >= lo}
-        if not mine:
-            continue
+    for a, mine in found(read, labels):
         q, seen = question(a["what"]), []
         res = search.tried(conn, q, judge=None, seen=seen)
         out.append({"group": group, "conn": conn, "q": q, "mine": mine, "rules": answer(res, mine),
