@@ -2547,7 +2547,7 @@ def same_model(path: str | None = None):
     return Model.of(json.loads(p.read_text(encoding="utf-8")))
 
 
-def same_features(h: Hit, q: Query, top: float) -> dict[str, float]:
+def same_features(h: Hit, q: Query, idea, top: float) -> dict[str, float]:
     """What the judge reads of one (attempt, idea) pair: each word rule that refuses it, the measures the
     rules threshold, how the knobs compare, and the hit's score against the best attempt's (``top``)."""
     p = _Pair(h, q)
@@ -2557,6 +2557,8 @@ def same_features(h: Hit, q: Query, top: float) -> dict[str, float]:
           "knob:" + (h.knob_tier or "none"): 1.0, "rel_score": h.score / top if top > 0 else 0.0}
     if h.experiment is not None and h.experiment.knobs:
         f["rec_knobs"] = 1.0
+    if idea is not None and idea.knobs:
+        f["idea_knobs"] = 1.0
     if "rule:name-missing" in f and any(_specific(t) and i not in p.found and re.search(r"\d", t.raw)
                                           for i, t in enumerate(p.active)):
         f["name-missing:value"] = 1.0  # the name the record lacks is a number ("at 1GB", "535"): another value
@@ -2577,11 +2579,11 @@ def _judgeable(h: Hit) -> bool:
         h.verdict not in MENTIONED and h.verdict not in ("background", "other-knobs", "dbglog-options") and _tested(h)
 
 
-def _overrulable(f: dict[str, float], idea) -> bool:
+def _overrulable(f: dict[str, float]) -> bool:
     refused = {k for k in f if k.startswith("rule:")}
     if not refused <= JUDGED_RULES:
         return False
-    return "rule:name-missing" not in refused or not (f.get("name-missing:value") or idea is not None and idea.knobs)
+    return "rule:name-missing" not in refused or not (f.get("name-missing:value") or f.get("idea_knobs"))
 
 
 def judge_same(hits: list[Hit], q: Query, idea, model=True, seen: list | None = None) -> None:
@@ -2597,15 +2599,13 @@ def judge_same(hits: list[Hit], q: Query, idea, model=True, seen: list | None = 
     for h in hits:
         if not _judgeable(h):
             continue
-        f = same_features(h, q, top)
-        if idea is not None and idea.knobs:
-            f["idea_knobs"] = 1.0
+        f = same_features(h, q, idea, top)
         if seen is not None:
             seen.append((h, f))
         if m is None:
             continue
         h.same_p = m.probability(f)
-        if h.tier != "same" and h.same_p >= m.threshold and _overrulable(f, idea):
+        if h.tier != "same" and h.same_p >= m.threshold and _overrulable(f):
             h.tier, h.verdict, h.judged_by = "same", "", "learned"
             h.differs = (f"a guess of the learned judge (probability {h.same_p:.2f}): the words differ, "
                          f"the experiment reads the same")
