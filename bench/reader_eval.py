@@ -78,7 +78,28 @@ def style_docs() -> list[tuple[str, str, Path, dict]]:
 
 def style_of(did: str, labels: dict) -> str:
     split = load_split()
-    return split.get("styles", {}).get(did) or labels.get("style") or _style_from_name(did)
+    return split.get("styles", {}).get(did) or labels.get("style") or _style_in_notes(labels) or _style_from_name(did)
+
+
+_STYLES = ("threads", "command notes", "checklists", "lab notebooks and dated logs", "postmortems and summaries",
+           "tables", "other languages")
+
+
+def _style_in_notes(labels: dict) -> str | None:
+    """The style a labeller wrote in the notes ("style: command notes; ..."), mapped onto the INDEX's styles."""
+    import re
+
+    m = re.search(r"style:\s*([^;.]+)", labels.get("notes", ""), re.I)
+    said = m.group(1).lower() if m else ""
+    if re.search(r"chinese|japanese|korean|german|french|spanish|russian|other language", said):
+        return "other languages"
+    for key, style in (("thread", "threads"), ("command", "command notes"), ("checklist", "checklists"),
+                       ("notebook", "lab notebooks and dated logs"), ("dated", "lab notebooks and dated logs"),
+                       ("log", "lab notebooks and dated logs"), ("table", "tables"), ("case list", "tables"),
+                       ("postmortem", "postmortems and summaries"), ("summar", "postmortems and summaries")):
+        if key in said:
+            return style
+    return None
 
 
 def _style_from_name(name: str) -> str:
@@ -132,7 +153,8 @@ def _overlap_any(label: dict, got: tuple[int, int]) -> int:
     """Overlap with the labelled action lines, or with where its result or the suggestion it followed is
     (the own-words labels keep them apart; the pool's ranges already span both)."""
     spans = [label["lines"]] + [label[k] for k in ("result_lines", "suggestion_lines") if label.get(k)]
-    return max(_overlap(tuple(sp), got) for sp in spans)
+    # ([action line, result line] may point backwards: a log kept newest first tests a fix in the entry above it)
+    return max(_overlap((min(sp), max(sp)), got) for sp in spans)
 
 
 def _outcome_right(label: dict, got: str) -> bool:

@@ -2077,3 +2077,83 @@ def test_a_table_of_measurements_before_and_after_is_no_change_table():
     assert change_columns(("Factor", "Working", "Broken")) is None
     assert change_columns(("Parameter", "Iter0", "Iter1", "Reason")) == (0, 1, 2)
     assert change_columns(("Aspect", "Before", "After", "Impact")) == (0, 1, 2)
+
+
+def test_a_script_saved_without_its_shebang_reads_each_commented_run_under_its_verdict():
+    # a launch script kept as a note: the runs put away as comments, each under the comment that says how it went
+    doc = """export LOG_LEVEL=1
+
+set -x
+
+# current sweep
+SEQ=8192 BATCH=8 \\
+bash launch_one.sh
+
+set +x
+
+# 🟢 Pass 32k bs4
+# SEQ=32768 BATCH=4 \\
+# bash launch_one.sh
+
+# ⚠️ Hang 64k bs4
+# SEQ=65536 BATCH=4 \\
+# bash launch_one.sh
+
+# 🔴 OOM 128k bs2
+# SEQ=131072 BATCH=2 \\
+# bash launch_one.sh
+"""
+    assert segment(doc).units[0].kind == "command"  # (its comments are not read as headings)
+    got = _attempts(doc)
+    assert [(t, o) for t, o, _ in got] == [("🟢 Pass 32k bs4", "worked"), ("⚠️ Hang 64k bs4", "partial"),
+                                          ("🔴 OOM 128k bs2", "failed")], got
+
+
+def test_markdown_with_a_few_commands_is_not_taken_for_a_script():
+    doc = """# Build notes
+
+export CUDA_HOME=/usr/local/cuda
+cmake -B build
+The build failed at the link step.
+
+- tried clang instead: same error
+"""
+    assert not any(u.kind == "command" for u in segment(doc).units)
+
+
+def test_an_attempt_heading_may_carry_a_parenthetical_and_a_template_blank_is_no_investigation():
+    doc = """# CI build log
+
+## Attempt Template
+
+### Attempt N: [Brief Description]
+**Result:** ⏳/✅/❌
+**Fix Applied:**
+
+## Attempts
+
+### Attempt 2: cache restored
+**Result:** ✅ SUCCESS
+**Fix Applied:** restored the vcpkg cache before configure
+
+**Milestones:**
+- ✅ configure
+- ✅ link
+
+### Attempt 1 (CANCELED): wrong package removed
+**Result:** ❌ CANCELED after 10 minutes
+**Root Cause:** removed the feature instead of installing the package
+**Fix Applied:** put the feature back
+"""
+    parsed = _read(doc)
+    assert [p.inv.title for p in parsed] == ["CI build log"]
+    got = [(a.title, a.outcome) for a in parsed[0].inv.attempts]
+    # (numbered attempts come in their numbers' order; the milestones ticked under attempt 2 are its own account)
+    assert got == [("wrong package removed", "failed"), ("cache restored", "worked")], got
+
+
+def test_a_success_word_that_the_subject_denies_is_a_failure():
+    assert outcome_of("Neither 0.1.13 or 0.1.16 worked for me.", "en") == "failed"
+    assert outcome_of("None of these worked", "en") == "failed"
+    assert outcome_of("Neither of them worked.", "en") == "failed"
+    assert outcome_of("This worked", "en") == "worked"

@@ -125,7 +125,9 @@ _NEGATED_WIN = [
     r"\bmade (?:it|things) worse\b|\bworse\b",
     r"\b(?:fixed|fixes|solved|changed|helped|did) nothing\b",  # "fixed nothing — wrong theory"
     # "Neither X nor Y changed anything", "Barely any difference", "Identical behaviour", "Confirmed not the cause"
-    r"\bneither\b[^.;]{0,80}\bnor\b[^.;]{0,60}?\b(?:changed anything|helped|fixed it|made (?:a|any) difference|mattered|worked)\b",
+    # ("Neither 0.1.13 or 0.1.16 worked for me", "None of these helped": the subject denies the verb)
+    r"\b(?:neither|none)\b(?:(?!\b(?:and|but|so)\b)[^.;,]|\.(?=\d)){0,80}?\b(?:changed anything|helped|fixed (?:it|the \w+)|made (?:a|any) difference|"
+    r"mattered|worked|works|solved (?:it|the \w+)|resolved (?:it|the \w+))\b",
     r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
     # "Then nothing happened", "the ranking loss didn't move", "barely moved": no effect
     r"\bnothing (?:happened|changed|moved)\b|\b(?:did ?n[o']t|does ?n[o']t|never) (?:move|budge|change)\b|"
@@ -240,6 +242,18 @@ def _compiled() -> list[tuple[re.Pattern, str]]:
     from dbglog.util import recache  # (~100 cues: compiled once per install, not per command)
 
     return [(recache.compile(p, re.I), m) for p, m in _CUES]
+
+def without_denied_wins(text: str) -> tuple[str, bool]:
+    """``text`` with its denied successes blanked ("neither of them worked", "didn't help"), and whether it held one:
+    a success word inside a denial is the denial's, not a success of its own."""
+    from dbglog.util import recache
+
+    out, found = text, False
+    for p in _NEGATED_WIN_EXTRA + _NEGATED_WIN:
+        out, n = recache.compile(p, re.I).subn(" ", out)
+        found = found or n > 0
+    return out, found
+
 
 # Single words that, alone or first, are a verdict (labels, table cells, heading tags).
 _VERDICT_WORDS = {

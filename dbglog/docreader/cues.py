@@ -330,7 +330,8 @@ def _en_verdict(s: str) -> str | None:
         return _catch(s, "worked")  # "made the job start immediately", "made it work"
     ne = _NO_EFFECT.search(s)
     rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
-    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None
+    rest, denied = outcome.without_denied_wins(rest)  # "Neither 0.1.13 or 0.1.16 worked": no success said
+    sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None or denied
     if sw and sf:
         return "partial"
     if sf:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
-from dbglog.docreader.units import Unit, post_author
+from dbglog.docreader.units import VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
 
 ACTS = ("action_result", "action")
@@ -710,7 +710,8 @@ def _command(j: Judged) -> Found | None:
     # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
     lead = re.sub(r"^(?:first|then|finally|next|also|just|simply)\b[\s,]*(?:try\b[\s,:]*)?", "", plain(u.comment), flags=re.I)
     if table("en").find("mood.imperative_lead", lead) and not re.search(
-            r"\b(?:N?OK|NG|PASS(?:ED)?|FAIL(?:ED)?|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment):
+            r"\b(?:N?OK|NG|(?i:pass(?:ed)?|fail(?:ed)?)|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment) \
+            and not VERDICT_FIRST.match(u.comment.strip()):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
     oc = _outcome(u.comment) or ("inconclusive" if _PROGRESS.search(u.comment) else None)
     if not oc and not u.desc and u.comment and diagnostic(u.text):

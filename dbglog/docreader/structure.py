@@ -17,9 +17,10 @@ from dbglog.docreader.cues import Context, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
 
-# "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1": the protocol's numbered attempt heading.
+# "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1", "Attempt 3 (CANCELED): title": the protocol's
+# numbered attempt heading.
 ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
-                          r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
+                          r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?(?:\s*\([^()]{1,30}\))?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
 TEMPLATE_HEAD = re.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
 DIFF_HEAD = re.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
 _FIELDS = {"hypothesis", "did", "result", "conclusion", "outcome", "expected"}
@@ -113,8 +114,10 @@ def _imperative_heading(text: str) -> bool:
 def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     """Sections that are a bug each: their own lines carry investigation fields (Status:, Symptom:)."""
     found, keysets = [], []
-    for s in all_sections(tops):
-        if is_template(s, doc) or any(s.inside(f) for f in found) or ATTEMPT_HEAD.match(plain(s.head.text)):
+    every = all_sections(tops)
+    templates = [s for s in every if is_template(s, doc)]
+    for s in every:
+        if s in templates or any(s.inside(f) for f in found + templates) or ATTEMPT_HEAD.match(plain(s.head.text)):
             continue  # ("### Attempt 4" + "- Problem: OOM at weight sync": what that try ran into, not a new bug)
         if heading_role(s.head.text, language(s.head.text)) in ("lessons", "plan", "options", "boilerplate"):
             continue  # "## Executive Summary" / "**Status**: resolved", "## Conclusion": the story's parts, not bugs
@@ -271,6 +274,10 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     lead: list[str] = []
     field_kids = [c for c in s.children if ATTEMPT_LABELS.get(plain(c.head.text).lower().rstrip(": ")) in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
+    if m and s.children and all(c.head.level >= 7 and not ATTEMPT_HEAD.match(plain(c.head.text))
+                                for c in s.walk() if c is not s):
+        last = s.last  # "### Attempt 7" + "**Milestone Achievements:**" and its ticked list: that try's own account
+        # (a sub-heading of its own, "### Changes from run 0" over a change table, is read on its own)
     lines = list(range(s.first, last + 1))
     kid_of = {c.first: ATTEMPT_LABELS[plain(c.head.text).lower().rstrip(": ")] for c in field_kids}
     cur = None

@@ -367,6 +367,11 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["lines"].append(i)
             continue
         cm = _CMD_COMMENT.match(line)
+        if cm and cur is not None and cur["cmd"] and cur["cmd"][-1] == i - 1 and lines[i - 1].rstrip().endswith("\\") \
+                and _CMD_COMMENT.match(lines[i - 1]):
+            cur["cmd"].append(i)  # a commented-out command continued with a backslash
+            cur["lines"].append(i)
+            continue
         if cm and _COMMENTED_CMD.match(cm.group("c").strip()) and _tried_before(lines, body, i):
             # "# RUN pip install flash-attn==2.6.3" over "#   -> same undefined symbol": a command tried and put away
             text = cm.group("c").strip()
@@ -471,18 +476,32 @@ _SETUP_CMD = re.compile(r"^\s*(?:export|set|cd|source|\.|mkdir|conda activate|mo
 
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
 _COMMENTED_CMD = re.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
-                            r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun)\s+\S")
+                            r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun|bash|sh|[A-Z_][A-Z0-9_]*=\S+)\s+\S")
 
 
 def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
-    """A commented-out command counts when its result is written: on its line after an arrow, or on the next line."""
+    """A commented-out command counts when its result is written: on its line after an arrow, on the next line, or
+    on the comment line just above it when that opens with a verdict ("# 🟢 Pass 128k bs8", "# OK: 2 nodes")."""
     if re.search(r"\s(?:->|=>|→)\s", lines[i]):
+        return True
+    above = i - 1
+    while above >= 0 and (m := _CMD_COMMENT.match(lines[above])) and _COMMENTED_CMD.match(m.group("c").strip()) \
+            and lines[above].rstrip().endswith("\\"):
+        above -= 1  # (the lines of the same command continued with a backslash)
+    cm = _CMD_COMMENT.match(lines[above]) if above >= 0 and above != i else None
+    if cm and above in body and (VERDICT_FIRST.match(cm.group("c").strip())):
         return True
     nxt = next((j for j in body if j > i and lines[j].strip()), None)
     if nxt is None:
         return False
     cm = _CMD_COMMENT.match(lines[nxt])
     return bool(cm and _RESULT_COMMENT.match(cm.group("c").strip()))
+
+
+# A comment that opens with how the run went: a verdict mark, or a verdict word ("Pass", "NOK", "Hang", "OOM").
+VERDICT_FIRST = re.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
+                            + r"|(?i:ok|nok|ng|pass(?:e[sd])?|fail(?:s|ed|ure)?|works?|worked|broken|hangs?|hung|oom|"
+                            r"crash(?:es|ed)?|segfaults?|stable|unstable|good|bad)\b)")
 
 
 _ENUM_ONLY = re.compile(r"[\W_]{0,3}\d{1,3}[.)]")
@@ -570,7 +589,7 @@ def segment(text: str) -> Doc:
     """The document's units, in source order, covering every non-blank line."""
     lines = text.split("\n")
     cut = _Cut(lines)
-    if lines and lines[0].startswith("#!"):
+    if lines and lines[0].startswith("#!") or _looks_like_script(lines):
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         return _finish(cut, covered=None)
     tokens = _parse_posts_apart(lines)
@@ -624,6 +643,24 @@ def _parse_posts_apart(lines: list[str]) -> list:
         if t.map:
             t.map = [x - bisect.bisect_left(added, x) for x in t.map]
     return tokens
+
+
+# A line of a shell script: a setup command, a command run with its environment ("BATCH_SIZE=8 bash run.sh"), a line
+# continued with a backslash, or a tool's command.
+_SHELL_LINE = re.compile(r"^\s*(?:(?:export|set|unset|source|cd|bash|sh|python3?|torchrun|srun|sbatch|mpirun|sudo)\s"
+                         r"|[A-Za-z_][A-Za-z0-9_]*=\S*(?:\s|$)|.*\s\\$)")
+_MARKDOWN_LINE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||`{3,}|~{3,}|>|#{2,6}\s)")
+
+
+def _looks_like_script(lines: list[str]) -> bool:
+    """A command script saved without its shebang: most lines commands or "#" comments (the comments would read as
+    headings), at least three commands, and no line of markdown's own structure (lists, tables, fences, quotes)."""
+    body = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")]
+    if len(body) < 4 or any(_MARKDOWN_LINE.match(ln) for ln in body):
+        return False
+    shell = sum(1 for ln in body if _SHELL_LINE.match(ln))
+    comments = sum(1 for ln in body if ln.lstrip().startswith("#"))
+    return shell >= 3 and shell + comments >= 0.9 * len(body)
 
 
 def _script(cut: _Cut, lines: list[str]) -> None:

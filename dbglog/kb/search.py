@@ -1287,6 +1287,34 @@ def _inv_context(conn, ids: set[str]) -> dict[str, str]:
     return out
 
 
+#: passages of an investigation's own text that name a word before it is that investigation's topic
+TOPIC_LINES = 3
+
+
+def _topic_words(hits: list[Hit], terms: list[Term]) -> None:
+    """A name of the idea that several lines of an investigation's own text repeat is what that
+    investigation is about ("Ollama 0.1.16" in a thread about Ollama whose title never says it): its
+    records hold it as context, as they hold their title's words. Counted over the free-text passages
+    already retrieved (no extra query); everyday words and numbers never count."""
+    lines: dict[tuple[str, int], set[int]] = {}
+    for h in hits:
+        if h.kind == "section" and h.investigation:
+            for i in h._matched - h._context:
+                lines.setdefault((h.investigation, i), set()).add(h._rowid)
+    topic: dict[str, set[int]] = {}
+    for (inv, i), seen in lines.items():
+        t = terms[i]
+        if len(seen) >= TOPIC_LINES and not (t.stop or _filler(t) or _NUMBER.fullmatch(t.raw)):
+            topic.setdefault(inv, set()).add(i)
+    total = len(terms) or 1
+    for h in hits:
+        new = topic.get(h.investigation, set()) - h._matched if h.kind != "section" else set()
+        if new:
+            h._context = h._context | new
+            h._matched = h._matched | new
+            h.coverage += 0.5 * len(new) / total
+
+
 def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limit: int | None = None) -> None:
     regs = _term_regexes(terms)
     ctx = _inv_context(conn, {h.investigation for h in hits if h.kind != "investigation"})
@@ -1302,6 +1330,7 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
         else:  # a watched doc: its title (first heading) and file name are its context
             context = f"{h.fields['heading'].split(' > ', 1)[0]}\n{h.path.rsplit('/', 1)[-1]}"
         _annotate(h, terms, regs, context)
+    _topic_words(hits, terms)
     # How much of the query the hit's whole document covers, over all its matching records: a doc
     # that has every word somewhere beats one that has a few of them in one place (what ranking
     # grep's files by the number of query words matched gets right).
@@ -1646,12 +1675,36 @@ _CHANGE = Lazy(r"→|->|=>|\bfrom\s+~?\d|\bto\s+~?\d|"
 
 def _version_of_another_name(p: _Pair) -> bool:
     """A version in the idea belongs to the name before it: "triton 3.2" is not a record's CUDA
-    3.2 when the record lacks triton."""
+    3.2 when the record lacks triton. A record whose every mention of the version stands bare
+    ("I had to revert back to 0.1.11", "tried the new 0.1.22 version") names no other owner: in an
+    investigation of the idea's name it is that name's version."""
     at = {id(t): i for i, t in enumerate(p.active)}
     terms = p.q.terms
     for prev, t in zip(terms, terms[1:]):
         if _VERSION.fullmatch(t.raw) and at.get(id(t)) in p.found and prev.raw.isalpha() \
-                and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in p.found:
+                and not (_filler(prev) or _way(prev) or prev.stop) and at.get(id(prev)) not in p.found \
+                and _owned_version(t.raw, p.own):
+            return True
+    return False
+
+
+# the word just before a version that names no owner: "back to 0.1.11", "the new 0.1.22", "version 2.3"
+_BARE_BEFORE = frozenset("to from the new old a an back on at with and or of in into version versions release v "
+                         "ver build tag branch tried try using use ran run upgraded downgraded reverted installed "
+                         "updated".split())
+
+
+def _owned_version(version: str, record: str) -> bool:
+    """The record writes ``version`` after a name of its own ("CUDA 3.2", "torch==2.1.0"), or
+    nowhere at all (the record holds it only through its context)."""
+    spots = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(version)}(?![\w]|\.\d)", record, re.I)]
+    if not spots:
+        return True
+    for s in spots:
+        before = re.findall(r"[A-Za-z][\w+-]*", record[max(0, s - 40):s])
+        glued = re.search(r"[A-Za-z][\w+-]*(?:==|=|@|-v?|\s?v)$", record[max(0, s - 40):s])
+        if glued or (before and before[-1].lower() not in _BARE_BEFORE
+                     and re.search(r"\s$", record[max(0, s - 2):s])):
             return True
     return False
 
@@ -1953,7 +2006,8 @@ _WAYS = (
                 r"bump\w*|extend\w*|longer|boost\w*)\b", re.I),
      recache.compile(r"\b(decreas\w*|reduc\w*|lower\w*|smaller|fewer|shrink\w*|halv\w*|shorter|cut)\b", re.I)),
     (recache.compile(r"\b(upgrad\w*|newer|updat\w*)\b", re.I),
-     recache.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w* to)\b", re.I)),
+     recache.compile(r"\b(downgrad\w*|older|roll(?:ed|ing)? ?back|revert\w*(?: back)? to|(?:went|go|going) back to)\b",
+                     re.I)),
     # (a change written old -> new, as a before/after table row: "False — **True**")
     (recache.compile(r"\b(enabl\w*|(?:turn|switch)\w* on|activat\w*|on(?=\s*$|\s*[(,;:\u2014-]))|"
                 r"[=:]\s*[\"']?(?:true|on)\b|"  # ("-DGGML_HIP_UMA=ON" turns it on, as "=OFF" turns it off)
@@ -2044,6 +2098,7 @@ def _other_value(idea: str, record: str) -> bool:
 
 
 _NUMBER = recache.compile(r"\d+(?:\.\d+)?")
+_DOTTED = recache.compile(r"v?\d+(?:\.\d+){2,}")  # a version: 0.1.16, v2.3.1
 # The record's own numbering, which is not a value it gives: "Experiment 3", "Try #2", "T24",
 # "S155", "#4", a list item's "3." at the start of a line.
 _LABEL_NUMBER = Lazy(
@@ -2078,8 +2133,12 @@ def _value_terms(q: Query) -> list[Term]:
     # after a verb of switching, the word it goes to is the change whatever its case ("switch the
     # process group backend to gloo")
     settings |= {w.lower() for w in _SWITCHED_TO.findall(q.text) if w.lower() not in _NUMBER_WORDS}
-    out = [t for t in q.terms if (_NUMBER.fullmatch(t.raw) and t.raw.lower() not in froms)
+    out = [t for t in q.terms if ((_NUMBER.fullmatch(t.raw) or _DOTTED.fullmatch(t.raw)) and t.raw.lower() not in froms)
            or (t.raw.lower() in settings and not (_filler(t) or _way(t) or t.stop))]
+    # a name with its version ("revert to Ollama 0.1.11"): the version is the value, the name its owner
+    # (``_version_of_another_name`` judges that)
+    owned = {id(a): b for a, b in zip(q.terms, q.terms[1:]) if _VERSION.fullmatch(b.raw) and a in out}
+    out = [x for t in out for x in ((t,) if id(t) not in owned else (owned[id(t)],) if owned[id(t)] not in out else ())]
     q.__dict__["_values"] = out
     return out
 
