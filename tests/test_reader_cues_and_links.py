@@ -2157,3 +2157,22 @@ def test_a_success_word_that_the_subject_denies_is_a_failure():
     assert outcome_of("None of these worked", "en") == "failed"
     assert outcome_of("Neither of them worked.", "en") == "failed"
     assert outcome_of("This worked", "en") == "worked"
+
+
+def test_each_side_of_a_comparison_that_shares_one_verdict_is_a_try():
+    doc = """# Cluster job stops making progress
+
+Isolation runs so far:
+
+- `NCCL_ALGO=Ring`: still wedged.
+- Fused attention versus the reference kernel: both wedged.
+- `bf16`, `fp16`, and `fp32` master weights: all wedged near step 40.
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert len(got) == 6 and all(o == "failed" for _, o in got), got
+    assert any(t.startswith("Fused attention") for t, _ in got) and any(t.startswith("the reference kernel")
+                                                                         for t, _ in got), got
+
+
+def test_wedged_is_a_hang():
+    assert outcome_of("still wedged near step 24", "en") == "failed"

@@ -37,7 +37,7 @@ OUTCOMES = ("worked", "failed", "partial", "inconclusive", "untested")
 
 # Bad things a run can do. "No <bad>" / "<bad> is gone" means the attempt worked.
 _BAD = (
-    r"(?:oom|ooms|out[- ]of[- ]memory|crash(?:es|ed)?|hang(?:s|ing)?|hung|deadlock(?:s|ed)?|livelock|"
+    r"(?:oom|ooms|out[- ]of[- ]memory|crash(?:es|ed)?|hang(?:s|ing)?|hung|wedge[sd]?|wedging|deadlock(?:s|ed)?|livelock|"
     r"segfault(?:s|ed)?|seg(?:mentation)? ?fault|nan(?:s)?|inf(?:s)?|errors?|exceptions?|failures?|fails?|"
     r"faults?|timeouts?|time-?outs?|stalls?|freezes?|stuck|leaks?|corruption|mismatch(?:es)?|"
     r"illegal (?:memory )?access(?:es)?|ima|xid|watchdog|aborts?|panics?|traps?|regressions?|"

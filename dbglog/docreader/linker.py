@@ -830,6 +830,9 @@ def _split_several(f: Found) -> list[Found]:
     does not" two with opposite verdicts."""
     if language(f.did) in ("zh", "ja"):
         return _cjk_tries(f, language(f.did))
+    compared = _compared(f.did)
+    if compared:
+        return [_copy(f, p, f.outcome) for p in compared]
     parts = _BUT.split(f.did, maxsplit=1)
     if len(parts) == 2 and _KNOB.match(parts[1].strip()) and (
             _KNOB.match(parts[0].strip()) or _KNOB.search(parts[0]) and _outcome(parts[0]) in ("worked", "failed")):
@@ -860,6 +863,26 @@ def _split_several(f: Found) -> list[Found]:
 _ELSEWHERE = re.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
                         r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
 _GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
+
+
+# "NVLS enabled versus disabled: both wedged", "`a`, `b`, and `c` MoE: all wedged": each side a try, one verdict
+_VERSUS = re.compile(r"^(?P<a>[^:]{2,120}?)\s+(?:versus|vs\.?)\s+(?P<b>[^:]{1,120}?):\s*(?P<v>(?:both|all|neither|each)\b.*)$",
+                     re.I | re.S)
+_ALL_OF = re.compile(r"^(?P<l>[^:]{2,200}?,[^:]{1,200}?\b(?:and|or)\s[^:]{1,120}?):\s*(?P<v>(?:all|each|none|neither)\b.*)$",
+                     re.I | re.S)
+
+
+def _compared(did: str) -> list[str]:
+    """The sides of a comparison that share one verdict ("A versus B: both wedged", "A, B, and C: all wedged"),
+    each with that verdict; [] when the passage is no such comparison."""
+    m = _VERSUS.match(did.strip())
+    if m:
+        return [f"{m.group('a').strip()}: {m.group('v')}", f"{m.group('b').strip()}: {m.group('v')}"]
+    m = _ALL_OF.match(did.strip())
+    if not m:
+        return []
+    sides = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("l")) if x.strip()]
+    return [f"{x}: {m.group('v')}" for x in sides] if 2 <= len(sides) <= 8 else []
 
 
 def _gerunds(rest: str) -> list[str]:
