@@ -36,8 +36,14 @@ from dbglog.util.workspace import Workspace  # noqa: E402
 def question(what: str) -> str:
     """The labeller's action, without the result it was written with ("ran X: it hangs" -> "ran X") and without
     the labeller's asides in parentheses ("(as suggested)", "(result not available)")."""
-    action = what.split(": ")[0].split(" -> ")[0]
+    parts = what.split(": ")
+    if len(parts) > 1 and _ENTRY.fullmatch(parts[0].strip()):
+        parts = parts[1:]  # "Attempt 7: enable LFS ...": the entry's number is no question
+    action = re.split(r" -> (?!v?\d)", parts[0])[0]  # (not "NCCL 2.28.9 -> 2.30.7": that arrow is the change)
     return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
+
+
+_ENTRY = re.compile(r"(?:attempt|issue|step|case|try|run|test|experiment|entry)\s*#?\d+[a-z]?", re.I)
 
 
 def imported(path: Path) -> tuple[Records, dict]:

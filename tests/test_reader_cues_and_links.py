@@ -2176,3 +2176,8 @@ Isolation runs so far:
 
 def test_wedged_is_a_hang():
     assert outcome_of("still wedged near step 24", "en") == "failed"
+
+
+def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():
+    got = [t for t, _, _ in _attempts("# Job wedges\n\n- NVLS enabled versus disabled: both wedged.\n")]
+    assert [t.split(":")[0] for t in got] == ["NVLS enabled", "NVLS disabled"], got

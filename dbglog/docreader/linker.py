@@ -877,7 +877,11 @@ def _compared(did: str) -> list[str]:
     each with that verdict; [] when the passage is no such comparison."""
     m = _VERSUS.match(did.strip())
     if m:
-        return [f"{m.group('a').strip()}: {m.group('v')}", f"{m.group('b').strip()}: {m.group('v')}"]
+        a, b = m.group("a").strip(), m.group("b").strip()
+        name = re.match(r"^(.+?)\s+(?:enabled|disabled|on|off|true|false)$", a, re.I)
+        if name and re.fullmatch(r"(?:enabled|disabled|on|off|true|false)", b, re.I):
+            b = f"{name.group(1)} {b}"  # "NVLS enabled versus disabled": the second side is NVLS disabled
+        return [f"{a}: {m.group('v')}", f"{b}: {m.group('v')}"]
     m = _ALL_OF.match(did.strip())
     if not m:
         return []
