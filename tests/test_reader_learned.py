@@ -230,3 +230,24 @@ def test_the_covered_ranges_answer_as_a_scan_of_every_range_would():
         for first in range(0, 70, 3):
             last = first + rng.randrange(0, 4)
             assert near.touches(first, last) == any(lo <= last and first <= hi for lo, hi in spans), (spans, first)
+
+
+def test_a_line_labelled_as_the_goal_is_no_try_even_for_the_learned_pass():
+    from dbglog.kb import importer
+
+    doc = """# Unified CUDA build - attempt log
+
+**Workflow:** `CI-Linux-CUDA.yml`
+**Strategy:** incremental caching with a fixed key
+**Goal:** Get CMake configure to succeed, building up vcpkg cache with each attempt
+
+---
+
+## Attempts Log
+
+### Attempt 1: YAML syntax error - unmatched quote
+**Result:** ❌ FAILED in 5m39s
+**Fix Applied:** Fixed quote syntax - removed extra quote
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")
+    assert [a.title for p in parsed for a in p.inv.attempts] == ["YAML syntax error - unmatched quote"]

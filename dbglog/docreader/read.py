@@ -532,7 +532,9 @@ class _Build:
                 u in by_id and rec.probability(by_id[u], m) < m.drop for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         free = self.scope.read - skip - {i for i, _ in self.steps}
-        cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free]
+        # ("**Goal:** get CMake configure to succeed": a line labelled as what is wanted is no try, whatever its words)
+        cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free
+                 and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]

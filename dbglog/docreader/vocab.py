@@ -54,6 +54,7 @@ ATTEMPT_LABELS = {
     "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
     "expected outcome": "expected", "expected result": "expected", "expected results": "expected",
     "expected": "expected", "priority": "expected", "why this works": "hypothesis",
+    "goal": "expected", "goals": "expected", "objective": "expected", "aim": "expected",  # what is wanted, not done
     "why this might help": "hypothesis", "why this should work": "hypothesis", "why this might work": "hypothesis",
     "verdict and why": "outcome", "solution": "did", "problem": "hypothesis",
     "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
