@@ -2181,3 +2181,23 @@ def test_wedged_is_a_hang():
 def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():
     got = [t for t, _, _ in _attempts("# Job wedges\n\n- NVLS enabled versus disabled: both wedged.\n")]
     assert [t.split(":")[0] for t in got] == ["NVLS enabled", "NVLS disabled"], got
+
+
+def test_a_numbered_attempt_over_several_commands_each_with_its_result_is_read_variant_by_variant():
+    doc = """# VBIOS recovery log
+
+### Attempt 2: flash with override flags
+- **Command:** `./flash -6 --index=0 board.rom`
+- **Result:** FAILED — same "EEPROM not found" error
+- **Command:** `./flash --overridesub --index=0 board.rom`
+- **Result:** FAILED — same error
+
+### Attempt 3 (T20): read the BIOS with the tools
+- Unloaded the driver first, then ran:
+  - `getbios -s PRAMIN` → "Invalid signature"
+  - `getbios -s PROM` → "Invalid signature"
+- **Result:** FAILED — no new information
+"""
+    got = [t for t, _, _ in _attempts(doc)]
+    assert sum("overridesub" in t for t in got) == 1 and sum("-6" in t for t in got) == 1, got
+    assert sum("PRAMIN" in t for t in got) == 1 and sum("PROM`" in t or t.endswith("PROM") for t in got) == 1, got

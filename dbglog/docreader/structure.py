@@ -265,6 +265,9 @@ class Fields:
     tag: str | None = None
 
 
+ABSORB = True
+
+
 def attempt_section(s: Section, doc: Doc) -> Fields | None:
     """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
     (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
@@ -274,7 +277,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     lead: list[str] = []
     field_kids = [c for c in s.children if ATTEMPT_LABELS.get(plain(c.head.text).lower().rstrip(": ")) in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
-    if m and s.children and all(c.head.level >= 7 and not ATTEMPT_HEAD.match(plain(c.head.text))
+    if ABSORB and m and s.children and all(c.head.level >= 7 and not ATTEMPT_HEAD.match(plain(c.head.text))
                                 for c in s.walk() if c is not s):
         last = s.last  # "### Attempt 7" + "**Milestone Achievements:**" and its ticked list: that try's own account
         # (a sub-heading of its own, "### Changes from run 0" over a change table, is read on its own)
@@ -302,6 +305,8 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
             lead.append(line)
     if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
         return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
+    if m and (seen.get("did", 0) > 1 or _variants(doc, lines) >= 2):
+        return None  # "### Attempt 2" over three "Command:"/"Result:" pairs, or "- `cmd -s X` → error" items: its variants
     if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead) \
             and not (m and fields):  # "### Attempt 7: FP8 rollout" + "- Problem: <the error it hit>" is still a try
         return None
@@ -311,6 +316,14 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     from dbglog.docreader.vocab import heading_outcome
 
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
+
+
+_VARIANT = re.compile(r"^\s*[-*+]\s+`[^`]+`.{0,40}?\s(?:→|->|=>)\s*\S")
+
+
+def _variants(doc: Doc, lines: list[int]) -> int:
+    """List items that each run a command and say how it went ("- `nvagetbios -s PROM` → invalid signature")."""
+    return sum(1 for i in lines if _VARIANT.match(doc.lines[i]))
 
 
 def is_diff_section(s: Section, ctx: Context) -> bool:

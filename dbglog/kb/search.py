@@ -1308,8 +1308,13 @@ def _topic_words(hits: list[Hit], terms: list[Term]) -> None:
             topic.setdefault(inv, set()).add(i)
     total = len(terms) or 1
     for h in hits:
-        new = topic.get(h.investigation, set()) - h._matched if h.kind != "section" else set()
-        if new:
+        mine = topic.get(h.investigation, set())
+        new = mine - h._matched if h.kind != "section" else set()
+        # only beside a telling word of the idea the record holds itself: a record that holds nothing of the idea
+        # but the investigation's topic is another try on that topic ("nvagetbios -s PRAMIN" is not "Direct BAR0
+        # access" in a thread where every post names both)
+        own = {i for i in h._matched - h._context - mine if not (terms[i].stop or _filler(terms[i]))}
+        if new and own:
             h._context = h._context | new
             h._matched = h._matched | new
             h.coverage += 0.5 * len(new) / total
