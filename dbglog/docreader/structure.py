@@ -265,9 +265,6 @@ class Fields:
     tag: str | None = None
 
 
-ABSORB = True
-
-
 def attempt_section(s: Section, doc: Doc) -> Fields | None:
     """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
     (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
@@ -277,7 +274,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     lead: list[str] = []
     field_kids = [c for c in s.children if ATTEMPT_LABELS.get(plain(c.head.text).lower().rstrip(": ")) in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
-    if ABSORB and m and s.children and all(c.head.level >= 7 and not ATTEMPT_HEAD.match(plain(c.head.text))
+    if m and s.children and all(c.head.level >= 7 and not ATTEMPT_HEAD.match(plain(c.head.text))
                                 for c in s.walk() if c is not s):
         last = s.last  # "### Attempt 7" + "**Milestone Achievements:**" and its ticked list: that try's own account
         # (a sub-heading of its own, "### Changes from run 0" over a change table, is read on its own)

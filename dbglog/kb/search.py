@@ -1292,7 +1292,7 @@ TOPIC_LINES = 3
 
 
 def _topic_words(hits: list[Hit], terms: list[Term]) -> None:
-    """A name of the idea that several lines of an investigation's own text repeat is what that
+    """A name of the idea that several passages of an investigation's own text repeat is what that
     investigation is about ("Ollama 0.1.16" in a thread about Ollama whose title never says it): its
     records hold it as context, as they hold their title's words. Counted over the free-text passages
     already retrieved (no extra query); everyday words and numbers never count."""
