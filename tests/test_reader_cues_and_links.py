@@ -2201,3 +2201,25 @@ def test_a_numbered_attempt_over_several_commands_each_with_its_result_is_read_v
     got = [t for t, _, _ in _attempts(doc)]
     assert sum("overridesub" in t for t in got) == 1 and sum("-6" in t for t in got) == 1, got
     assert sum("PRAMIN" in t for t in got) == 1 and sum("PROM`" in t or t.endswith("PROM") for t in got) == 1, got
+
+
+def test_without_success_is_a_failure_and_without_errors_a_success():
+    assert outcome_of("I have tried the following without success:", "en") == "failed"
+    assert outcome_of("tried these without any luck", "en") == "failed"
+    assert outcome_of("tried several things without being able to fix the issue", "en") == "failed"
+    assert outcome_of("It runs without errors now", "en") == "worked"
+
+
+def test_a_caption_that_says_how_the_tries_went_speaks_for_each_item():
+    doc = """# Illegal memory access while training
+
+### asker — 2019-06-14
+
+I do not understand what the issue is, but I have tried the following things without being able to fix the issue:
+- Setting the cudnn flag in the Makefile
+- Training both the small and the large model
+- EDIT: tried with CUDA 10.1
+Could it be the GPU the service uses?
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert len(got) >= 2 and all(o == "failed" for _, o in got), got

@@ -129,6 +129,9 @@ _NEGATED_WIN = [
     r"\b(?:neither|none)\b(?:(?!\b(?:and|but|so)\b)[^.;,]|\.(?=\d)){0,80}?\b(?:changed anything|helped|fixed (?:it|the \w+)|made (?:a|any) difference|"
     r"mattered|worked|works|solved (?:it|the \w+)|resolved (?:it|the \w+))\b",
     r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
+    # "tried the following without success", "without being able to fix the issue", "without any luck"
+    r"\bwithout (?:any |much |real |a )?(?:success|luck|improvement|effect|difference|progress|joy)\b|"
+    r"\bwithout (?:being able to|managing to|succeeding in) (?:\w+ ){0,2}?(?:fix|solv|resolv|get rid|work|help)\w*",
     # "Then nothing happened", "the ranking loss didn't move", "barely moved": no effect
     r"\bnothing (?:happened|changed|moved)\b|\b(?:did ?n[o']t|does ?n[o']t|never) (?:move|budge|change)\b|"
     r"\bbarely (?:moved|changed|improved)\b|\bstayed (?:flat|the same|stuck)\b",

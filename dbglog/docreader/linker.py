@@ -311,6 +311,8 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
             drop.add(id(c))
         lead = plain(capj.unit.text).rstrip(" :：") if capj is not None else ""
         verdict = _list_verdict(js, members.get(group, []))
+        if verdict is None and capj is not None and _outcome(plain(capj.unit.text)) in ("worked", "failed", "partial"):
+            verdict = capj  # "I have tried the following things without being able to fix the issue:" over the list
         for f in items:
             if lead and not capj.unit.text.rstrip().endswith((":", "：")):
                 f.title = f.title or f.did
