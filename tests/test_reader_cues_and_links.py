@@ -2174,8 +2174,10 @@ Isolation runs so far:
                                                                          for t, _ in got), got
 
 
-def test_wedged_is_a_hang():
+def test_wedged_is_a_hang_and_a_freeze_that_did_not_come_is_a_success():
     assert outcome_of("still wedged near step 24", "en") == "failed"
+    assert outcome_of("the current run did not freeze", "en") == "worked"
+    assert outcome_of("the training froze again", "en") == "failed"
 
 
 def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():

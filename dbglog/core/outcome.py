@@ -101,7 +101,7 @@ _NEGATED_FAIL = [
     rf"\b{_BAD}(?: (?:events?|messages?|lines?|entries|reports?))?\s*(?:total|count|seen|observed|reported)?\s*[:=]?\s*"
     r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
     rf"\b{_BAD} (?:(?!not\b|never\b)\w+ ){{0,2}}{_GONE}",  # not "the error did not go away"
-    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
+    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger|stall|freez|froze|wedge|lock up|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     rf"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){{0,2}}reproduce\b(?: (?:the |this |that |any |it )?(?:\w+ )?{_BAD}\b)?",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
