@@ -90,3 +90,19 @@ def test_kill_group_without_grace_is_one_sigkill():
                "print('ready', flush=True)\nsignal.pause()\n")
     proctree.kill_group(p)
     assert p.wait(timeout=30) == -signal.SIGKILL
+
+
+def test_a_stamp_taken_before_the_wall_clock_was_stepped_still_names_its_process(monkeypatch):
+    # A create time is ticks since boot plus the boot time; a VM resumed or an NTP step moves the boot time /proc
+    # reports, and psutil reads it afresh while proctree keeps the one it read first: a live driver stamped before
+    # the step must not read as a reused pid (a bisection would look interrupted while its driver still runs).
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        proctree._boot_time()
+        monkeypatch.setattr(proctree, "_BOOT", [proctree._BOOT[0] - 5.0])  # the boot time read before a 5 s step
+        started = proctree.create_time(child.pid)
+        assert proctree.alive(child.pid, started)
+        assert not proctree.alive(child.pid, started - 30.0)  # another create time is still another process
+    finally:
+        child.kill()
+        child.wait()

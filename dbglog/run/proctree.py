@@ -223,7 +223,10 @@ def is_live(p) -> bool:
 
 def alive(pid: int | None, started: float | None = None) -> bool:
     """Whether ``pid`` runs (not a zombie) and, given its create time ``started``, is still that
-    process and not a reused pid (create times agree within a second)."""
+    process and not a reused pid (create times agree within a second). A create time is the start
+    in ticks since boot plus the boot time, which moves when the wall clock is stepped (a VM
+    resumed, NTP): ``started`` may have been taken with the boot time this process read first
+    (``create_time``) or with the one psutil reads now, so either agreeing is the same process."""
     if not pid:
         return False
     ps = psutil_module()
@@ -231,7 +234,10 @@ def alive(pid: int | None, started: float | None = None) -> bool:
         p = ps.Process(pid)
         if p.status() == ps.STATUS_ZOMBIE:
             return False
-        return started is None or abs(p.create_time() - started) < 1.0
+        if started is None or abs(p.create_time() - started) < 1.0:
+            return True
+        ours = create_time(pid)
+        return ours is not None and abs(ours - started) < 1.0
     except ps.Error:
         return False
 
