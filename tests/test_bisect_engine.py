@@ -299,6 +299,27 @@ def test_driver_liveness_is_proctrees_create_time_rule(recs):
     assert recs.store.q("SELECT driver FROM bisect_sessions WHERE id = ?", sid).fetchone()[0] is None
 
 
+def test_a_drivers_stamp_is_read_by_its_start_since_boot_when_the_wall_clock_moved():
+    import subprocess
+
+    from dbglog.run import proctree
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        boot = proctree.since_boot(child.pid)
+        if boot is None:
+            pytest.skip("no /proc here: the create time alone decides")
+        wall = proctree.create_time(child.pid)
+        # the wall-clock create time stamped in another process before a 30 s step: the start ticks still agree
+        assert S._alive(child.pid, f"{child.pid}:{wall - 30.0!r}:{boot!r}")
+        # the same wall time but another start since boot: a reused pid
+        assert not S._alive(child.pid, f"{child.pid}:{wall!r}:{boot - 2.0!r}")
+        assert S._stamp(child.pid).count(":") == 2
+    finally:
+        child.kill()
+        child.wait()
+
+
 # --- the typed spec: validation beside the fields ------------------------------------------------
 
 

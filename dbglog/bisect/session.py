@@ -343,11 +343,16 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
 
 
 def _stamp(pid: int) -> str | None:
-    """What is stored beside a driver's pid: "PID:CREATE_TIME" (None when it cannot be read)."""
+    """What is stored beside a driver's pid: "PID:CREATE_TIME", and ":SECONDS_SINCE_BOOT" where /proc tells
+    (None when it cannot be read). The second survives a step of the wall clock between the stamp and a check
+    made by another process; the first is kept for the rows and platforms that lack it."""
     from dbglog.run import proctree
 
     started = proctree.create_time(pid)
-    return f"{pid}:{started!r}" if started is not None else None
+    if started is None:
+        return None
+    boot = proctree.since_boot(pid)
+    return f"{pid}:{started!r}" + (f":{boot!r}" if boot is not None else "")
 
 
 def _alive(pid, driver: str | None = None) -> bool:
@@ -363,7 +368,10 @@ def _alive(pid, driver: str | None = None) -> bool:
 
     spid, _, started = (driver or "").partition(":")
     if spid == str(pid) and started:
-        return proctree.alive(pid, float(started))
+        wall, _, boot = started.partition(":")
+        if boot and (now := proctree.since_boot(pid)) is not None:
+            return abs(now - float(boot)) < 0.05 and proctree.alive(pid)  # (start ticks: exact, whatever the clock)
+        return proctree.alive(pid, float(wall))
     ps = proctree.psutil_module()
     try:
         p = ps.Process(pid)

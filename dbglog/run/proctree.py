@@ -242,6 +242,13 @@ def alive(pid: int | None, started: float | None = None) -> bool:
         return False
 
 
+def since_boot(pid: int) -> float | None:
+    """When ``pid`` started, in seconds since boot (its /proc start ticks): unlike a create time, no step of the
+    wall clock moves it. None without /proc or without the process."""
+    p = Proc.of(pid) if _HAS_PROC else None
+    return int(p._start) / os.sysconf("SC_CLK_TCK") if p is not None else None
+
+
 def create_time(pid: int) -> float | None:
     """What ``psutil.Process(pid).create_time()`` says (the same arithmetic, from /proc when there
     is one); None when unknown."""
