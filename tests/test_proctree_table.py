@@ -106,3 +106,21 @@ def test_a_stamp_taken_before_the_wall_clock_was_stepped_still_names_its_process
     finally:
         child.kill()
         child.wait()
+
+
+def test_what_is_stored_to_know_a_process_again_is_its_start_since_boot_where_proc_tells(monkeypatch):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        stored = proctree.started(child.pid)
+        if proctree.since_boot(child.pid) is None:
+            pytest.skip("no /proc: the create time is stored")
+        assert stored < 1e9  # seconds since boot, not since 1970
+        proctree._boot_time()
+        monkeypatch.setattr(proctree, "_BOOT", [proctree._BOOT[0] + 3600.0])  # the wall clock stepped an hour
+        assert proctree.alive(child.pid, stored)
+        assert not proctree.alive(child.pid, stored - 1.0)
+        assert not proctree.alive(os.getpid(), stored)  # another process's start
+    finally:
+        child.kill()
+        child.wait()
+    assert not proctree.alive(child.pid, stored)  # gone

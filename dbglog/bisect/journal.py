@@ -33,11 +33,11 @@ def _sha(data: bytes | None) -> str:
 def _started(pid: int) -> float | None:
     from dbglog.run import proctree
 
-    return proctree.create_time(pid)
+    return proctree.started(pid)
 
 
 def _alive(pid: int, started: float | None) -> bool:
-    """Not a zombie and, by create time, not a reused pid: the one rule in dbglog/run/proctree.py."""
+    """Not a zombie and, by its start, not a reused pid: the one rule in dbglog/run/proctree.py."""
     from dbglog.run import proctree
 
     return proctree.alive(pid, started)

@@ -369,9 +369,7 @@ def _alive(pid, driver: str | None = None) -> bool:
     spid, _, started = (driver or "").partition(":")
     if spid == str(pid) and started:
         wall, _, boot = started.partition(":")
-        if boot and (now := proctree.since_boot(pid)) is not None:
-            return abs(now - float(boot)) < 0.05 and proctree.alive(pid)  # (start ticks: exact, whatever the clock)
-        return proctree.alive(pid, float(wall))
+        return proctree.alive(pid, float(boot or wall))  # (the start since boot when stored: no clock step moves it)
     ps = proctree.psutil_module()
     try:
         p = ps.Process(pid)

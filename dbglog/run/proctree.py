@@ -222,11 +222,12 @@ def is_live(p) -> bool:
 
 
 def alive(pid: int | None, started: float | None = None) -> bool:
-    """Whether ``pid`` runs (not a zombie) and, given its create time ``started``, is still that
-    process and not a reused pid (create times agree within a second). A create time is the start
-    in ticks since boot plus the boot time, which moves when the wall clock is stepped (a VM
-    resumed, NTP): ``started`` may have been taken with the boot time this process read first
-    (``create_time``) or with the one psutil reads now, so either agreeing is the same process."""
+    """Whether ``pid`` runs (not a zombie) and, given what ``started`` (the function) stored for it,
+    is still that process and not a reused pid. A start since boot must agree to a tick or so; a
+    create time within a second. A create time is the start in ticks since boot plus the boot time,
+    which moves when the wall clock is stepped (a VM resumed, NTP): it may have been taken with the
+    boot time this process read first (``create_time``) or with the one psutil reads now, so either
+    agreeing is the same process."""
     if not pid:
         return False
     ps = psutil_module()
@@ -234,12 +235,26 @@ def alive(pid: int | None, started: float | None = None) -> bool:
         p = ps.Process(pid)
         if p.status() == ps.STATUS_ZOMBIE:
             return False
+        if started is not None and started < _SINCE_BOOT_BELOW:  # a start since boot (``started``): exact
+            boot = since_boot(pid)
+            return boot is None or abs(boot - started) < 0.05
         if started is None or abs(p.create_time() - started) < 1.0:
             return True
         ours = create_time(pid)
         return ours is not None and abs(ours - started) < 1.0
     except ps.Error:
         return False
+
+
+#: a stored start below this is seconds since boot (``started``), above it a create time (seconds since 1970)
+_SINCE_BOOT_BELOW = 1e9
+
+
+def started(pid: int) -> float | None:
+    """What to store to know ``pid`` again later (``alive``): its start since boot where /proc tells (no step of
+    the wall clock moves it), else its create time."""
+    boot = since_boot(pid)
+    return boot if boot is not None else create_time(pid)
 
 
 def since_boot(pid: int) -> float | None:
@@ -693,7 +708,7 @@ def live_enter(live_dir: Path, run_id: str, pid: int, run_dir: Path, cmd, marker
     entry = Path(live_dir) / f"{run_id}.json"
     me = os.getpid()
     data = {"run_id": run_id, "pid": pid, "run_dir": str(run_dir), "cmd": list(cmd), "marker_var": marker_var,
-            "supervisor": me, "supervisor_started": create_time(me), "started": time.time()}
+            "supervisor": me, "supervisor_started": started(me), "started": time.time()}
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = entry.with_name(f".{entry.name}.tmp")
