@@ -85,6 +85,8 @@ def test_selection_by_prefix_words_and_use(dbg):
     assert code == 2 and "matches 2 investigations" in err
     code, _, err = dbg("show", "nonexistent")
     assert code == 2 and "unknown investigation" in err
+    code, out, _ = dbg("show", b["id"].rsplit("-", 1)[1], "--json")  # the id's own tail, as people copy it
+    assert j(out)["id"] == b["id"]
 
 
 @pytest.mark.parametrize("args,needle", [

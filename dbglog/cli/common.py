@@ -228,7 +228,7 @@ step_options = option_group(
 
 def inv_option(f):
     return click.option("-i", "--investigation", "inv_ref", metavar="ID",
-                        help="Investigation (id, id prefix or title words); default: the current one.")(f)
+                        help="Investigation (id, id prefix, title words or the id's tail); default: the current one.")(f)
 
 
 # The scope of a search: `search` and `tried`.

@@ -305,7 +305,7 @@ class Records:
     # --- selection ------------------------------------------------------------------
 
     def resolve(self, ref: str | None) -> str:
-        """An investigation id from an id, a unique id prefix, title words, or the current pointer."""
+        """An investigation id from an id, a unique id prefix, title words, the id's tail, or the current pointer."""
         if ref is None or ref == "":
             cur = self.store.get_meta(CURRENT)
             if cur and self.store.exists(cur):
@@ -322,6 +322,11 @@ class Records:
             if words:
                 by_prefix = [i for i, t in rows
                              if all(any(tw.startswith(w) for tw in re.findall(r"\w+", t.casefold())) for w in words)]
+            if len(by_prefix) == 1:
+                return by_prefix[0]
+        if not by_prefix and re.fullmatch(r"[a-z0-9]{3,8}", ref):
+            # the id's own tail ("k5uw" of 20261202-suite-a-live-bisection-driver-read-as-k5uw), as people copy it
+            by_prefix = [i for i, _ in rows if i.endswith("-" + ref)]
             if len(by_prefix) == 1:
                 return by_prefix[0]
         if not by_prefix:
