@@ -2225,3 +2225,14 @@ Could it be the GPU the service uses?
 """
     got = [(t, o) for t, o, _ in _attempts(doc)]
     assert len(got) >= 2 and all(o == "failed" for _, o in got), got
+
+
+def test_an_issue_titles_bracketed_tag_is_no_template_blank():
+    doc = """# [Bug Report] Engine hangs on two A100s
+
+### asker — 2025-01-02
+
+I set `NCCL_P2P_DISABLE=1` and the hang is gone.
+"""
+    parsed, skipped = importer.parse_document(doc, "doc.md", model=False)
+    assert [p.inv.title for p in parsed] == ["[Bug Report] Engine hangs on two A100s"] and not skipped

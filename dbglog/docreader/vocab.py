@@ -10,9 +10,10 @@ from dbglog.core import outcome as outcomes
 
 
 # (a template's "<short description>" stands as a word; "stream:<null>", File "<string>" are a program's output)
-# ("[Brief Description]": a bracketed blank of capitalised words, not a link's text "[the docs](url)" nor "[WIP]")
+# ("Attempt N: [Brief Description]": a bracketed blank of capitalised words after a label's colon or dash; not a
+# link's text "[the docs](url)", nor an issue title's tag "[Bug Report] vLLM crashes")
 _PLACEHOLDER = re.compile(r"(?<![\w:/\"'=<])<[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b|"
-                          r"\[(?:[A-Z][a-z]+)(?: [A-Za-z][a-z]+){1,4}\](?!\()")
+                          r"(?<=\S)\s?[:\-–—]\s+\[(?:[A-Z][a-z]+)(?: [A-Za-z][a-z]+){1,4}\](?!\()")
 
 
 INV_LABELS = {
