@@ -2236,3 +2236,41 @@ I set `NCCL_P2P_DISABLE=1` and the hang is gone.
 """
     parsed, skipped = importer.parse_document(doc, "doc.md", model=False)
     assert [p.inv.title for p in parsed] == ["[Bug Report] Engine hangs on two A100s"] and not skipped
+
+
+def test_third_people_report_back_on_a_suggestion_and_a_later_one_takes_the_later_answers():
+    doc = """# Server stuck at startup with tensor parallel 4
+
+### asker — 2024-01-17
+
+It starts with one GPU but hangs at startup with `--tensor-parallel-size 4`.
+
+### helper — 2024-01-18
+
+try these parameters
+`--gpu-memory-utilization 0.8`
+
+### second — 2024-01-18
+
+hello, I have tried the method you provided, but it has no effect.
+
+### third — 2024-01-19
+
+No effect here either
+
+### fourth — 2024-02-22
+
+@asker try this
+
+**export NCCL_P2P_DISABLE=1**
+
+this worked for me
+
+### fifth — 2024-03-16
+
+This also solved this issue for me.
+"""
+    assert not any(u.kind == "heading" and "NCCL" in u.text for u in segment(doc).units)  # a command in bold
+    got = {(a.who, a.outcome): a.title for p in _read(doc) for a in p.inv.attempts}
+    assert ("second", "failed") in got and ("third", "failed") in got, got
+    assert "NCCL_P2P_DISABLE" in got.get(("fifth", "worked"), ""), got

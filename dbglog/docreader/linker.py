@@ -549,14 +549,18 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
     u = j.unit
     got: dict[tuple[str, int], Found] = {}
     first_reply = next((n.unit.post for n in ahead if n.unit.post > u.post and n.unit.author != u.author), None)
-    for n in ahead:
+    for i, n in enumerate(ahead):
         v = n.unit
-        if v.post != u.post and not v.quoted and n.label in ("proposal", "request") and _KNOB.search(v.text):
-            break  # another suggestion (the same helper's next one too): later answers may be to that one
+        nxt = ahead[i + 1].unit if i + 1 < len(ahead) else None
+        if v.post != u.post and not v.quoted and n.label in ("proposal", "request") and (
+                _KNOB.search(v.text) or nxt is not None and nxt.post == v.post and _KNOB.search(nxt.text)):
+            # another suggestion (the same helper's next one too; "try this" over its setting on the next line):
+            # later answers may be to that one
+            break
         if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
                 plain(v.text)):
             continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
-        if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:40]) and not any(
+        if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:60]) and not any(
                 _names_same(p, v.text) or _tokens(p) & _tokens(v.text) for p in parts):
             # A third person's "we see no hang on H100" is their own try, in their words, not an answer to this one.
             oc = _outcome(v.text) if n.label == "action_result" and "first person" in n.features else None
@@ -609,7 +613,10 @@ def _housekeeping(text: str) -> bool:
 
 
 _PROGRESS = re.compile(r"\d[\d.,]*\s*(?:s/it|it/s|ms/step|s/step|tok/s|tokens/s|t/s|samples/s|img/s)\b")
-_POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag))\b", re.I)
+# A reply that points back at a suggestion: "that", "your fix", "the method you provided", "no effect here either"
+_POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag|method|solution|"
+                          r"params?|parameters?|settings?|options?|steps?)|you (?:provided|suggested|posted|mentioned|"
+                          r"recommended|proposed)|either)\b", re.I)
 
 
 def _names_same(suggested: str, reply: str) -> bool:

@@ -97,6 +97,8 @@ _CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
 _CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_BOLD_COMMAND = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S|^\s*(?:export|pip3?|python3?|conda|sudo|docker|"
+                           r"torchrun|cmake|make|git)\s+\S")
 _LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
 _LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 # A bullet as text (a web page's list copied as plain text): not markdown's, but a list item all the same.
@@ -221,8 +223,10 @@ class _Cut:
             first_of_item = True
         else:
             first_of_item = False
-        if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]):
-            # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup.
+        if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]) \
+                and not _BOLD_COMMAND.match(_CAPTION.match(texts[0]).group(2)):
+            # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup (not
+            # "**export NCCL_P2P_DISABLE=1**", a command set in bold: what a reply suggests or ran)
             self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
             return
         if not self.items and not self.quote and len(texts) == 1 and _names_list_below(self.lines, texts[0], b):
