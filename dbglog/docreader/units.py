@@ -492,8 +492,8 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
     while above >= 0 and (m := _CMD_COMMENT.match(lines[above])) and _COMMENTED_CMD.match(m.group("c").strip()) \
             and lines[above].rstrip().endswith("\\"):
         above -= 1  # (the lines of the same command continued with a backslash)
-    cm = _CMD_COMMENT.match(lines[above]) if above >= 0 and above != i else None
-    if cm and above in body and (VERDICT_FIRST.match(cm.group("c").strip())):
+    cm = _CMD_COMMENT.match(lines[above]) if above >= 0 else None
+    if cm and above in body and VERDICT_FIRST.match(cm.group("c").strip()):
         return True
     nxt = next((j for j in body if j > i and lines[j].strip()), None)
     if nxt is None:

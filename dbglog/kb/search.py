@@ -1706,11 +1706,11 @@ def _owned_version(version: str, record: str) -> bool:
     if not spots:
         return True
     for s in spots:
-        before = re.findall(r"[A-Za-z][\w+-]*", record[max(0, s - 40):s])
-        glued = re.search(r"[A-Za-z][\w+-]*(?:==|=|@|-v?|\s?v)$", record[max(0, s - 40):s])
-        if glued or (before and before[-1].lower() not in _BARE_BEFORE
-                     and re.search(r"\s$", record[max(0, s - 2):s])):
-            return True
+        lead = record[max(0, s - 40):s]
+        words = re.findall(r"[A-Za-z][\w+-]*", lead)
+        if re.search(r"[A-Za-z][\w+-]*(?:==|=|@|-v?|\s?v)$", lead) or (
+                words and words[-1].lower() not in _BARE_BEFORE and lead[-1:].isspace()):
+            return True  # "torch==2.1.0", "cuda-12.1", "CUDA 3.2": the version is that name's
     return False
 
 
@@ -2142,10 +2142,14 @@ def _value_terms(q: Query) -> list[Term]:
            or (t.raw.lower() in settings and not (_filler(t) or _way(t) or t.stop))]
     # a name with its version ("revert to Ollama 0.1.11"): the version is the value, the name its owner
     # (``_version_of_another_name`` judges that)
-    owned = {id(a): b for a, b in zip(q.terms, q.terms[1:]) if _VERSION.fullmatch(b.raw) and a in out}
-    out = [x for t in out for x in ((t,) if id(t) not in owned else (owned[id(t)],) if owned[id(t)] not in out else ())]
-    q.__dict__["_values"] = out
-    return out
+    owner_of = {id(a): b for a, b in zip(q.terms, q.terms[1:]) if _VERSION.fullmatch(b.raw) and a in out}
+    values: list[Term] = []
+    for t in out:
+        v = owner_of.get(id(t), t)
+        if v not in values:
+            values.append(v)
+    q.__dict__["_values"] = values
+    return values
 
 
 _IDENT = recache.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")

@@ -109,11 +109,15 @@ class Proc:
     def live(self) -> bool:
         return self._state() not in (None, b"Z", b"X", b"x")
 
+    def since_boot(self) -> float:
+        """When it started, in seconds since boot (its start ticks): no step of the wall clock moves it."""
+        return int(self._start) / os.sysconf("SC_CLK_TCK")
+
     def create_time(self) -> float:
         boot = _boot_time()
         if boot is None:
             return self._psutil().create_time()
-        return int(self._start) / os.sysconf("SC_CLK_TCK") + boot
+        return self.since_boot() + boot
 
     def _psutil(self):
         if self._ps is None:
@@ -261,7 +265,7 @@ def since_boot(pid: int) -> float | None:
     """When ``pid`` started, in seconds since boot (its /proc start ticks): unlike a create time, no step of the
     wall clock moves it. None without /proc or without the process."""
     p = Proc.of(pid) if _HAS_PROC else None
-    return int(p._start) / os.sysconf("SC_CLK_TCK") if p is not None else None
+    return p.since_boot() if p is not None else None
 
 
 def create_time(pid: int) -> float | None:
