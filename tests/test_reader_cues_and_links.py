@@ -2274,3 +2274,10 @@ This also solved this issue for me.
     got = {(a.who, a.outcome): a.title for p in _read(doc) for a in p.inv.attempts}
     assert ("second", "failed") in got and ("third", "failed") in got, got
     assert "NCCL_P2P_DISABLE" in got.get(("fifth", "worked"), ""), got
+
+
+def test_a_command_continued_over_lines_is_told_as_one_line_without_its_backslashes():
+    doc = ("#!/bin/bash\n# OK: 2 nodes\nSEQ=8192 BATCH=8 \\\n  bash launch_one.sh\n\n"
+           "# NOK (hang): 4 nodes\nSEQ=8192 BATCH=16 bash launch_one.sh\n")
+    got = [u.text for u in segment(doc).units if u.kind == "command" and "SEQ" in u.text]
+    assert got == ["SEQ=8192 BATCH=8 bash launch_one.sh", "SEQ=8192 BATCH=16 bash launch_one.sh"], got

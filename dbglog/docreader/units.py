@@ -308,7 +308,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     for g in groups:
         lines = g["lines"]
         comment = " ".join(g["result"]) or " ".join(g["desc"])
-        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip() for i in g["cmd"])
+        # (a command continued over lines is one command: the continuation's backslashes go with the line breaks)
+        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
+                       for i in g["cmd"])
         cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
                 desc=" ".join(g["desc"]))
     if b >= 0:
