@@ -67,14 +67,36 @@ class Table:
     lang: str
     raw: dict
     rx: dict[str, re.Pattern] = field(default_factory=dict)
+    #: per key, its one-word entries (lower case) and a pattern of the rest: ``has`` looks the text's words up in a
+    #: set instead of running a long alternation at every position (the reader asks ~40,000 times per 10,000 lines)
+    fast: dict[str, tuple[frozenset, re.Pattern | None]] = field(default_factory=dict)
 
     def has(self, key: str, text: str) -> bool:
+        quick = self.fast.get(key)
+        if quick is not None:
+            words, rest = quick
+            return not words.isdisjoint(_tokens(text)) or bool(rest and rest.search(text))
         rx = self.rx.get(key)
         return bool(rx and rx.search(text))
 
     def find(self, key: str, text: str) -> re.Match | None:
         rx = self.rx.get(key)
         return rx.search(text) if rx else None
+
+
+_TOKEN = re.compile(r"[\w'-]+")  # a bounded entry stands between characters outside this class (``_words_rx``)
+
+
+@lru_cache(maxsize=64)  # (the cues of one unit ask about the same text many times)
+def _tokens(text: str) -> frozenset:
+    return frozenset(w.lower() for w in _TOKEN.findall(text))
+
+
+def _split_words(words: list[str]) -> tuple[frozenset, re.Pattern | None]:
+    """A bounded entry that is one token (and no contraction's tail) is found by set lookup; the rest by pattern."""
+    one = {w for w in words if _TOKEN.fullmatch(w) and w[0] not in "'’"}
+    rest = [w for w in words if w not in one]
+    return frozenset(w.lower() for w in one), (_words_rx(rest, True) if rest else None)
 
 
 def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
@@ -97,6 +119,8 @@ def table(lang: str) -> Table:
         for key, words in entries.items():
             if isinstance(words, list) and words:
                 t.rx[f"{section}.{key}"] = _words_rx(words, bounded)
+                if bounded:
+                    t.fast[f"{section}.{key}"] = _split_words(words)
     if lang == "en":
         t.rx["mood.imperative_lead"] = re.compile(
             r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["imperative"], key=len, reverse=True))
@@ -107,6 +131,8 @@ def table(lang: str) -> Table:
         t.rx["mood.answer_lead"] = re.compile(
             r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["answer_lead"], key=len, reverse=True))
             + r")(?![\w'-])", re.I)
+        for key in ("mood.imperative_lead", "mood.question_lead", "mood.answer_lead"):
+            t.fast.pop(key, None)  # (anchored at the start: the pattern, not a set of words)
     return t
 
 

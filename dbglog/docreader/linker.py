@@ -8,6 +8,7 @@ answerer's attempt of the suggestion. Several things tried in one sentence are s
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -101,6 +102,7 @@ class _Thread:
         self.code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
         self.heads, self.used = heads, set()
         self.replied: set[int] = set()  # suggesting posts whose answers were read
+        self._made: tuple[int, list[int]] = (0, [])  # (attempts seen, their first lines sorted): _firsts
         self.code_by_post: dict[int, list[Unit]] = {}
         for c in self.code:
             self.code_by_post.setdefault(c.post, []).append(c)
@@ -133,9 +135,17 @@ class _Thread:
         if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
             return self._answers(j)
         if j.label == "result" and self.heads is not None:
-            return _under_heading(j, self.heads, out) or (
+            return _under_heading(j, self.heads, self._firsts(out)) or (
                 None if u.post in self.suggesting and "first person" not in j.features else _named_result(j))
         return None
+
+    def _firsts(self, out: list[Found]) -> list[int]:
+        """The attempts' first lines, sorted: the ones added since the last call are inserted (``out`` only grows)."""
+        n, firsts = self._made
+        for f in out[n:]:
+            bisect.insort(firsts, f.first)
+        self._made = (len(out), firsts)
+        return firsts
 
     def _answers(self, j: Judged) -> list[Found] | None:
         """Every suggestion of one post at once ("Does it happen with backend X? And have you tried Y?"): each answer
@@ -383,17 +393,15 @@ def _undo(out: list[Found], used: set[int]) -> list[Found]:
     return []
 
 
-def _under_heading(j: Judged, heads: dict[int, Unit], made: list[Found]) -> Found | None:
+def _under_heading(j: Judged, heads: dict[int, Unit], made: list[int]) -> Found | None:
     """A result under a heading that names the change ("### Disable P2P" / "Result: NCCL works"): the heading is the
-    action, when nothing under it was taken for one."""
+    action, when nothing under it was taken for one (``made``: the first lines of the attempts so far, sorted)."""
     u = j.unit
-    if not u.path:
+    h = heads.get(u.path[-1]) if u.path else None
+    if h is None or h.level == 1 or post_author(h.text) or not _KNOB.search(h.text) and len(h.text.split()) > 8:
         return None
-    h = heads.get(u.path[-1])
-    from dbglog.docreader.units import post_author
-
-    if h is None or h.level == 1 or post_author(h.text) or not _KNOB.search(h.text) and len(h.text.split()) > 8 or any(f.first >= h.first and f.first <= u.last
-                                                                                 for f in made):
+    k = bisect.bisect_left(made, h.first)
+    if k < len(made) and made[k] <= u.last:
         return None
     oc = _outcome(u.text)
     if not oc or oc == "untested" or not _names_a_change(h.text):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,7 @@ class _Build:
         self.doc, self.ctx, self.judged, self.scope, self.path = doc, ctx, judged, scope, path
         # This investigation's own units and sections: a document of hundreds of bugs is read in one pass each.
         self.units, self.sections, self.last_heading = view.units, view.sections, view.last_heading
+        self.firsts = [u.first for u in self.units]  # (units are in source order: a section's are a slice)
         self.corrections = corrections
         self.took: dict[int, list[int]] = {}  # id(attempt) -> the lines a protocol attempt took
         self.lines = doc.lines
@@ -344,10 +346,12 @@ class _Build:
         self.owned.update(f.lines)
         self.took[id(a)] = list(f.lines)
 
+    def _within(self, s: st.Section) -> list:
+        """The units under section ``s`` (below its heading, up to its own last line)."""
+        return self.units[bisect.bisect_right(self.firsts, s.first):bisect.bisect_right(self.firsts, s.own_last)]
+
     def _differences(self, s: st.Section) -> None:
-        for u in self.units:
-            if not (s.first < u.first <= s.own_last):
-                continue
+        for u in self._within(s):
             got = None
             if u.kind == "row" and u.index < 0 and len(u.cells) >= 3:
                 rows = [(v.first, list(v.cells)) for v in self.units if v.kind == "row" and v.group == u.group
@@ -406,8 +410,8 @@ class _Build:
 
     def _step_items(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
         items: dict[int, list] = {}
-        for u in self.units:
-            if s.first < u.first <= s.own_last and u.item >= 0:
+        for u in self._within(s):
+            if u.item >= 0:
                 items.setdefault(u.group, []).append(u)
         if not items:
             return []
@@ -430,8 +434,8 @@ class _Build:
 
     def _step_rows(self, s: st.Section) -> list[tuple[list[int], str, list[str]]]:
         out = []
-        for u in self.units:
-            if s.first < u.first <= s.own_last and u.kind == "row" and u.index >= 0:
+        for u in self._within(s):
+            if u.kind == "row" and u.index >= 0:
                 cells = [c for c in u.cells if c and not re.fullmatch(r"#?\d{1,3}\.?", c)]
                 if cells:
                     out.append(([u.first], cells[0], cells[1:]))
