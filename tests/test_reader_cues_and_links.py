@@ -2281,3 +2281,115 @@ def test_a_command_continued_over_lines_is_told_as_one_line_without_its_backslas
            "# NOK (hang): 4 nodes\nSEQ=8192 BATCH=16 bash launch_one.sh\n")
     got = [u.text for u in segment(doc).units if u.kind == "command" and "SEQ" in u.text]
     assert got == ["SEQ=8192 BATCH=8 bash launch_one.sh", "SEQ=8192 BATCH=16 bash launch_one.sh"], got
+
+
+def test_a_lowered_learning_rate_is_what_was_done_and_a_lowered_crash_rate_how_it_went():
+    assert outcome_of("We reduced the learning rate by half.", "en") is None
+    assert outcome_of("The learning rate was lowered to 1e-5.", "en") is None
+    assert outcome_of("Pinning the allocator reduced the crash rate.", "en") == "partial"
+    assert outcome_of("The failure rate dropped to 3%.", "en") == "partial"
+
+
+def test_a_chinese_line_full_of_code_names_and_a_link_is_read_as_chinese():
+    from dbglog.docreader.cues import language
+
+    assert language("问题解决：export NCCL_P2P_DISABLE =1\nhttps://github.com/NVIDIA/nccl/issues/631") == "zh"
+    assert language("调用 torch.distributed.barrier() 一直卡住") == "zh"
+    assert language("I set NCCL_P2P_DISABLE=1 and https://example.com/x says why") == "en"
+    doc = """# 多卡训练卡住
+
+### asker — 2024-03-01
+单卡正常，两卡就卡住不动。
+
+### asker — 2024-03-02
+问题解决：export NCCL_P2P_DISABLE=1
+https://github.com/NVIDIA/nccl/issues/631
+"""
+    got = _attempts(doc)
+    assert [o for t, o, _ in got if "NCCL_P2P_DISABLE" in t] == ["worked"]
+
+
+def test_lines_that_report_states_under_one_mark_are_one_look_not_one_try_each():
+    doc = """# The runner stays on the CPU
+
+## What we changed
+- ✅ Raised the shim's reported driver version to 13000
+
+## Current status
+- ✅ `cuInit()` is being called and succeeds
+- ✅ Device found at 0000:00:05.0
+- ✅ No version errors in the logs
+- ⚠️ Discovery still timing out
+- ⚠️ GPU mode still CPU
+"""
+    got = _attempts(doc)
+    assert len(got) == 3, got
+    assert got[0][0].startswith("Raised the shim") and got[0][1] == "worked"
+    assert got[1][0].startswith("`cuInit()` is being called") and got[1][1] == "inconclusive"
+    assert got[2][0].startswith("Discovery still timing out") and got[2][1] == "failed"
+
+
+def test_a_marked_line_naming_a_setting_or_a_change_is_still_a_try():
+    from dbglog.docreader.linker import _status_line
+
+    assert not _status_line("✅ `--enforce-eager`: works")
+    assert not _status_line("✅ Increased the driver version, errors gone")
+    assert not _status_line("❌ NCCL_P2P_DISABLE=1 is still hanging")
+    assert not _status_line("✅ We restarted the pods, still fine")
+    assert _status_line("⚠️ Discovery still timing out")
+
+
+def test_a_heading_with_an_html_anchor_is_read_and_a_table_of_contents_is_no_list_of_tries():
+    from dbglog.docreader.vocab import is_placeholder
+
+    assert not is_placeholder('Reproduction steps <a id="repro"></a>')
+    assert is_placeholder("Attempt 1: <short description>") and is_placeholder("<a short description of the fix>")
+    doc = """# Importing torch first makes cuml segfault at exit
+
+- [Reproduction](#repro)
+- [Discussion](#discussion)
+  - [Removing the unused import fixes it](#import)
+  - [faulthandler prints nothing](#faulthandler)
+
+## Reproduction <a id="repro"></a>
+
+Ran the repro 30 times on a V100: 3 of 30 runs segfault with exit code 139.
+
+## Discussion <a id="discussion"></a>
+
+### Removing the unused import fixes it <a id="import"></a>
+
+I removed the unused `import torch` from neighbors.py and ran it 30 times again: no segfault in 30 runs.
+
+### faulthandler prints nothing <a id="faulthandler"></a>
+
+I enabled `faulthandler` in the Dockerfile: still no stack trace when it crashes.
+"""
+    got = _attempts(doc)
+    assert not any("](#" in t for t, _o, _w in got), got
+    assert any("import torch" in t and o == "worked" for t, o, _w in got), got
+    assert any("faulthandler" in t for t, _o, _w in got), got
+    assert not any("<a id" in t for t, _o, _w in got), got
+
+
+def test_a_table_of_checks_and_what_they_showed_gives_one_look_per_row():
+    doc = """# The runner picks the wrong cuBLAS
+
+## Verified on the VM
+
+| Check | Result |
+|-------|--------|
+| `libcublasLt.so.12` | resolves to the 12.3.2.9 copy |
+| `libcudart.so.12` | points at the shim, not the driver's |
+| systemd `ollama` unit | `OLLAMA_LIBRARY_PATH` lists `cuda_v12` first |
+"""
+    got = _attempts(doc)
+    assert len(got) == 3 and {o for _t, o, _w in got} == {"inconclusive"}, got
+    assert "libcublasLt.so.12" in got[0][0]
+
+
+def test_a_name_that_resolves_to_a_target_and_a_setting_made_the_same_way_give_no_verdict():
+    assert outcome_of("libcublasLt.so.12 resolves to the 12.3.2.9 copy", "en") is None
+    assert outcome_of("Pinning the driver resolved the hang.", "en") == "worked"
+    assert outcome_of("Set DATA_PATH the same way on the cluster.", "en") is None
+    assert outcome_of("With the patch it still crashes the same way.", "en") == "failed"

@@ -118,7 +118,9 @@ def test_hang_in_grandchild_that_ignores_sigterm(tmp_path, pid_dir):
 
 def test_detached_setsid_grandchild_is_killed_on_hang(tmp_path, pid_dir):
     r = run(repro("detached_grandchild.py", "hang"), tmp_path, timeout=2.0, grace=1.0)
-    assert r.outcome == "hang" and r.survivors == []
+    # Tracked from its parent's link, or (on a busy machine, when the poll missed that link before setsid) adopted
+    # as an orphan: either way it is killed, and an adopted one is reported as escaped.
+    assert r.outcome == "hang" and all(s.get("escaped") and s["status"] == "killed" for s in r.survivors)
     assert len(recorded_pids(pid_dir)) == 3
     assert_none_alive(pid_dir)
 

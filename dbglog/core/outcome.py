@@ -45,7 +45,7 @@ _BAD = (
     r"repro(?! (?:script|case|steps|command|file|program|notebook)s?\b)|problems?|issues?|bugs?|cliffs?|(?:device )?lost|"
     r"recompil\w*|collaps\w*|errors?)"
 )
-_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved|solved|fixed|eliminated|cleared|stopped|stops)"
+_GONE = r"(?:disappear(?:s|ed)?|vanish(?:es|ed)?|went away|goes away|go away|gone|is gone|are gone|resolved(?! to\b)|solved|fixed|eliminated|cleared|stopped|stops)"
 
 # Each cue: (regex, meaning). Order matters only inside one meaning; consumption is by span.
 _NEGATED_WIN_EXTRA = [
@@ -165,13 +165,17 @@ _STRONG_WIN = [
     r"\b(?:huge|big|massive|major|dramatic|significant) (?:improvement|win|speed-?up|gain|help)\b|"
     r"\b(?:much|way|far) better\b",
 ]
+_SETTING_RATE = "".join(f"(?<!{w} )" for w in ("learning", "lr", "sample", "sampling", "frame", "bit", "clock", "refresh",
+                                                 "baud", "dropout", "warmup"))
 _PARTIAL = [
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
     # "conv2d runs, 3x slower than the CPU": it works now, at a price
     r"\b(?:runs|ran|works|worked|passes|passed|completes|completed|finishes|finished|starts|started)\b[^.;!?]{0,30}"
     r"\b\d+(?:\.\d+)?\s*[x×]\s+slower\b",
     r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
-    rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:rate|frequency|{_BAD})\b|\b(?:rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
+    # (a rate of failures, not a setting's: "reduced the learning rate by half" is what was done)
+    rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:{_SETTING_RATE}rate|frequency|{_BAD})\b|"
+    rf"\b(?:{_SETTING_RATE}rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",
     r"\b(?:dropped|fell|went down|decreased|down) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to [\d.,]*[1-9]",
     r"\bonly (?:some|sometimes|partially|in part|for)\b|\bsometimes\b|\bintermittent\w*\b|\bbut not\b|\bworkaround\b",
     r"⚠️?|🟡|🟠|½",
@@ -187,7 +191,8 @@ _WIN = [
     r"(?<!\bnot )(?<!\bnever )\b(?:back to (?:having )?(?:a |an )?(?:fully |perfectly )?(?:working|functional|usable|normal)|"
     r"fully functional)\b",
     r"\b(?:works?|worked|working|fixed|(?<!\bboth )(?<!\bthe )(?<!\bthese )(?<!\bthose )(?<!\btwo )(?<!\bour )"
-    r"(?<!\bsome )(?<!\bother )(?<!\bmany )(?<!\bwith )fixes|fix(?:ed)? it|solved|solves|resolved|resolves|succeed(?:s|ed)?|success(?:ful(?:ly)?)?"
+    # ("libcublasLt.so.12 resolves to the 12.3.2.9 copy": a name resolved to a target, no verdict)
+    r"(?<!\bsome )(?<!\bother )(?<!\bmany )(?<!\bwith )fixes|fix(?:ed)? it|solved|solves|resolved(?! to\b)|resolves(?! to\b)|succeed(?:s|ed)?|success(?:ful(?:ly)?)?"
     # "multi-signal success detection", "success banner": the word names a thing, it is no verdict
     r"(?!\s+(?:detection|signals?|criteria|metrics?|banners?|rates?|paths?|cases?|messages?|pages?|handlers?|"
     r"callbacks?|checks?|indicators?|states?|flags?|codes?))|"
@@ -205,8 +210,11 @@ _WIN = [
 _FAIL = [
     # "same error", "Same blank icons.", "same loss curve": one word may sit between
     r"\bfall[oó]\b|\bsigue\b|\bno funciona\b|\bsame(?= [\d~]| (?:[\w-]+ )?(?:error|crash|result|hang|failure|problem|issue|fault|behaviou?r|thing|assert\w*|oom|nan|trace|"
-    r"symptom|stack|message|place|step|kernel|address|spot|way|numbers?|output|bug|problem|icons?|glyphs?|screen|"
+    r"symptom|stack|message|place|step|kernel|address|spot|numbers?|output|bug|problem|icons?|glyphs?|screen|"
     r"picture|pattern|outcome|values?|loss|curve|speed|throughput|timings?|toast|response|rejection|signature)s?\b|\s*$|[.,;:)])|\bsame as before\b",
+    # "crashes the same way" (but "set DATA_PATH the same way" on the cluster is how it was configured)
+    r"\b(?:fail\w*|crash\w*|hang\w*|hung|break\w*|broke|die[sd]?|dying|errors? out|behave[sd]?|stuck|froze|freezes)"
+    r"\s+(?:\w+\s+)?(?:in\s+)?(?:exactly\s+)?the\s+same\s+way\b",
     # "when I started it again, it was doing great": the retry is no persistence
     # ("I still want to find out why", "we still need to measure": an intention, not a failure that lasted)
     r"\b(?:still(?! (?:want|need|have to|plan|intend|mean|hope|wish|wonder|to do|todo)\b)|(?<!\bit )(?<!\bthem )again|"

@@ -150,9 +150,24 @@ _FR = re.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|ét
 _ES = re.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
 
 
+# Names and addresses in any language's prose (a URL, `code`, NCCL_P2P_DISABLE=1, paddle.utils.run_check()): the
+# share of a script is measured on the rest, so "问题解决：export NCCL_P2P_DISABLE=1 <url>" is Chinese.
+_WIDE = re.compile(r"([\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff00-\uffef]+)")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_TECHNICAL = re.compile(r"[_=/\\.(]")
+
+
+def _prose(text: str) -> str:
+    """The text without its code spans, links and names (each word scanned once: no pattern backtracks)."""
+    spaced = _WIDE.sub(r" \1 ", _CODE_SPAN.sub(" ", text))
+    return " ".join(w for w in spaced.split() if not _TECHNICAL.search(w))
+
+
 @lru_cache(maxsize=8192)
 def language(text: str) -> str:
-    kana, han, width = len(_KANA.findall(text)), len(_CJK.findall(text)), max(1, len(re.sub(r"\s", "", text)))
+    prose = _prose(text)
+    kana, han = len(_KANA.findall(text)), len(_CJK.findall(text))
+    width = max(1, len(re.sub(r"\s", "", prose if re.search(r"[^\W\d_]", prose) else text)))
     if kana >= 2 and (kana + han) * 5 >= width:
         return "ja"  # kana are Japanese only; Chinese text has none
     if han * 5 >= width:
@@ -178,7 +193,9 @@ def _common_words(rx: re.Pattern, text: str, words: int) -> int:
 
 
 # Markdown decoration and list markers the words of a unit are read without.
-_DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w))")
+# (and an empty HTML anchor a table of contents links to: "Discussion <a id="discussion"></a>")
+_DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)|"
+                    r"\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
 _LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
@@ -749,7 +766,7 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["quoted"] = 1.0
 
 
-def _names_change(text: str) -> bool:
+def names_change(text: str) -> bool:
     """Does the sentence name a change in any tense ("roll back", "reboots", "upgraded", "capping")?"""
     verbs = _change_verbs()
     for w in re.findall(r"[a-z]+", _CODE.sub(" ", text.lower())):
@@ -782,7 +799,7 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))):
         # "ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms", "bs=8, seq=4096 -> OOM": a setting and what it measured
         f["a setting and what it measured"] = 1.0
-    if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and _names_change(text):
+    if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and names_change(text):
         # "10:25 — we roll the driver back to 550": a timeline tells its past in the present tense
         f["a dated entry that names a change"] = 1.0
     # In the problem statement "PyTorch 2.3 on gfx1010: every Conv2d segfaults" is the setup and its symptom, not a try
@@ -823,8 +840,14 @@ def _verdict_after(text: str, lang: str, labelled: bool) -> bool:
     return len(arrow) == 2 and bool(arrow[0].strip()) and bool(outcome_of(arrow[1], lang))
 
 
+# "- [Removing the unused import fixes it](#import)": an entry of a table of contents, a link to a heading below.
+_TOC_ENTRY = re.compile(r"^\W{0,3}(?:\d{1,3}[.)]\s*)?\[[^\]]{1,200}\]\(#[^)\s]{1,120}\)\W{0,3}$")
+
+
 def _item_features(u: Unit, f: dict[str, float]) -> None:
     f["a list item"] = 1.0
+    if _TOC_ENTRY.match(u.text.strip()):
+        f["a table of contents entry"] = 1.0
     if _BARE_PATH.fullmatch(_VERDICT_MARK.sub("", plain(u.text)).strip(" -*:")):
         f["only names a file or path"] = 1.0
     if u.checkbox == " ":

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
-                                   heading_role, language, outcome_of, plain, row_roles, table)
+                                   heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
@@ -128,6 +128,8 @@ class _Thread:
         if j.label == "action_result":
             if _DONE_MARK.match(u.text) and _housekeeping(_DONE_MARK.sub("", u.text, count=1)):
                 return None  # "✅ README updated", "✅ Committed: a8376e2": a chore ticked off, not a try
+            if _status_line(u.text):
+                return self._status(k)
             return _found(j, u.text, u.text)
         if j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
@@ -138,6 +140,27 @@ class _Thread:
             return _under_heading(j, self.heads, self._firsts(out)) or (
                 None if u.post in self.suggesting and "first person" not in j.features else _named_result(j))
         return None
+
+    def _status(self, k: int) -> Found | None:
+        """ "✅ Device found at 0000:00:05.0", "✅ No errors in the logs": lines of one list that report states under
+        the same mark are one look at the system (its finding, no verdict of a fix); "⚠️ Discovery still timing
+        out" and the like, one seen failure. The first line of such a run stands for the run."""
+        js, u = self.js, self.js[k].unit
+        mark = _VERDICT_MARK.search(u.text).group(0)
+
+        def same(x: Unit) -> bool:
+            return x.item >= 0 and x.group == u.group and _status_line(x.text) and mark in x.text
+
+        if k and same(js[k - 1].unit) and js[k - 1].unit.id in self.used:
+            return None
+        run = [js[k]]
+        while k + len(run) < len(js) and same(js[k + len(run)].unit):
+            run.append(js[k + len(run)])
+        said = "; ".join(plain(_VERDICT_MARK.sub("", j.unit.text)).strip(" -*+") for j in run)
+        oc = "inconclusive" if _DONE_MARK.match(u.text.lstrip("-*+ 0123456789.)")) else _outcome(u.text) or "failed"
+        f = Found(said, "", oc, u.first, run[-1].unit.last, u.author, [j.unit.id for j in run], js[k].confidence)
+        f.title = plain(_VERDICT_MARK.sub("", u.text)).strip(" -*+")
+        return f
 
     def _firsts(self, out: list[Found]) -> list[int]:
         """The attempts' first lines, sorted: the ones added since the last call are inserted (``out`` only grows)."""
@@ -211,6 +234,22 @@ def _done_marks(out: list[Found], units: dict[int, Unit]) -> None:
 
 
 _DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
+
+
+# A state said of the system ("is being called", "still timing out", "No errors in the logs"), not of a change.
+_STATE = re.compile(r"^(?:no|none)\b|\b(?:is|are|was|were|being|been|still|exists?|present|found|remains?)\b", re.I)
+
+
+def _status_line(text: str) -> bool:
+    """A verdict-marked line that reports a state and names nothing done: no change in any tense, no one doing it,
+    no setting or command it opens with ("✅ `--enforce-eager`: works" is a try; "✅ Device found" is not)."""
+    m = _VERDICT_MARK.match(text.lstrip("-*+ 0123456789.)"))
+    if not m:
+        return False
+    rest = plain(text.lstrip("-*+ 0123456789.)")[m.end():]).strip()
+    if not rest or not _STATE.search(rest) or names_change(rest) or re.search(r"\b(?:i|we|my|our)\b", rest, re.I):
+        return False
+    return not re.match(r"\W{0,2}(?:--?[a-zA-Z]|\w+=|[A-Z][A-Z0-9]*_[A-Z0-9_]+)", rest)
 
 
 def _absorbed(out: list[Found]) -> list[Found]:
@@ -798,6 +837,9 @@ def _row(j: Judged) -> Found | None:
     measured = not oc and _measured(u, what, strict=not has_res)
     if measured:
         oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
+    if not oc and has_res and u.cells[res].strip() and 0 <= what < len(u.header) and what != res \
+            and _CHECK_COL.search(plain(u.header[what])) and u.cells[what].strip():
+        oc = "inconclusive"  # "| Check | Result |": a look at the system and what it showed
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
@@ -817,6 +859,9 @@ def _row(j: Judged) -> Found | None:
     return f
 
 
+# A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.
+_CHECK_COL = re.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
+                        r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
 _MEASURE = re.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
