@@ -2393,3 +2393,35 @@ def test_a_name_that_resolves_to_a_target_and_a_setting_made_the_same_way_give_n
     assert outcome_of("Pinning the driver resolved the hang.", "en") == "worked"
     assert outcome_of("Set DATA_PATH the same way on the cluster.", "en") is None
     assert outcome_of("With the patch it still crashes the same way.", "en") == "failed"
+
+
+def test_a_chinese_statement_with_an_embedded_whether_is_no_question_and_not_solved_is_a_failure():
+    from dbglog.docreader.cues import _last_clause
+
+    assert _last_clause("数据传输是否有问题不是很明白，cpu是能跑的，换gpu就报错了") == "换gpu就报错了"
+    assert outcome_of("并没有解决问题", "zh") == "failed"
+    assert outcome_of("问题没有解决", "zh") == "failed"
+    assert outcome_of("问题解决了", "zh") == "worked"
+
+
+def test_a_fix_shown_in_a_fence_takes_the_verdict_below_it_and_later_verdicts_are_others_tries():
+    doc = """# 安装 1.8.4 后报错 CUDNN_STATUS_BAD_PARAM
+
+### alice — 2020-09-07
+
+安装后运行时报错 CUDNN_STATUS_BAD_PARAM。
+
+在命令行里执行:
+```bash
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+```
+
+即可解决问题
+
+### bob — 2021-02-09
+
+并没有解决问题
+"""
+    got = _attempts(doc)
+    assert ("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH", "worked", "alice") in got, got
+    assert ("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH", "failed", "bob") in got, got

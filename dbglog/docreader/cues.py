@@ -266,7 +266,9 @@ def outcome_of(text: str, lang: str) -> str | None:
     negated = t.rx.get("outcome.negation")
     if negated and pos:
         # "nicht funktioniert" / "没有解决": a success word right after a negation is a failure
-        near = re.compile(rf"(?:{negated.pattern})\W{{0,3}}(?:\w+\W+){{0,2}}?(?:{t.rx['outcome.worked'].pattern})", re.I)
+        # (in Chinese, Japanese and Korean one or two characters may stand between: "没有解决", "并没有解决")
+        gap = r"[^\s，。,.;；!！?？]{0,2}?" if lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
+        near = re.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
         pos, neg = pos - flips, neg + flips
     if still:
@@ -920,7 +922,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
     # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
     if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(text, maxsplit=1)[0])):
         f["modal (could, should, maybe)"] = 1.0
-    if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", text)):
+    if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", _last_clause(text))):
         f["a question"] = 1.0
     if lang == "en":
         # Tense and mood are read from the prose: a code span's words ("cudaMalloc failed") are the program's.
@@ -936,6 +938,12 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
     if text.count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
+
+
+def _last_clause(text: str) -> str:
+    """The clause a sentence ends with: a question is asked there ("数据传输是否有问题不是很明白，cpu是能跑的，换gpu就报错了"
+    holds an embedded "whether" early on, and reports what ran)."""
+    return re.split(r"[，,；;。：:]", text.strip().rstrip("，,；;。 "))[-1]
 
 
 def _gerund_of_action(word: str, t: Table) -> bool:

@@ -123,7 +123,9 @@ class _Thread:
         if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
             # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
             # Nothing changed."): the pair is surer than either alone.
-            f = _with_result(j, js[k + 1:k + 2], self.used) if j.label == "action" else None
+            # (and "在命令行里执行:" + the command in a fence + "即可解决问题": the fence stands between them)
+            f = _with_result(j, js[k + 1:k + 2], self.used, self.code_by_post.get(u.post, self.code)) \
+                if j.label == "action" else None
             return f if f is not None and f.result else None
         if j.label == "action_result":
             if _DONE_MARK.match(u.text) and _housekeeping(_DONE_MARK.sub("", u.text, count=1)):
@@ -138,8 +140,28 @@ class _Thread:
             return self._answers(j)
         if j.label == "result" and self.heads is not None:
             return _under_heading(j, self.heads, self._firsts(out)) or (
-                None if u.post in self.suggesting and "first person" not in j.features else _named_result(j))
+                None if u.post in self.suggesting and "first person" not in j.features else _named_result(j)) or (
+                self._verdict_on_fix(j, out))
         return None
+
+    def _verdict_on_fix(self, j: Judged, out: list[Found]) -> Found | None:
+        """ "并没有解决问题" (did not solve it), "Didn't fix it for me": another person's short verdict in a later post,
+        naming nothing of its own, on the fix an earlier post reported as working, is their try of that fix (one per
+        post)."""
+        u = j.unit
+        if u.post <= 0 or u.quoted or len(self.by_post.get(u.post, ())) > 3 or any(
+                self.js[i].unit.id in self.used for i in self.by_post[u.post]):
+            return None
+        words = plain(u.text).split()
+        if len(words) > 8 or sum(len(w) for w in words) > 40:
+            return None  # ("we see no hang on H100 SXM with the same driver": a setup of their own, told)
+        oc = _outcome(u.text)
+        fix = next((f for f in reversed(out) if f.outcome == "worked" and f.who and f.who != u.author
+                    and f.last < u.first), None)
+        if oc not in ("worked", "failed", "partial") or fix is None or _KNOB.search(u.text):
+            return None
+        return Found(fix.title or fix.did, plain(u.text), oc, u.first, u.last, u.author, [u.id], j.confidence,
+                     title=fix.title or plain(fix.did))
 
     def _status(self, k: int) -> Found | None:
         """ "✅ Device found at 0000:00:05.0", "✅ No errors in the logs": lines of one list that report states under
@@ -583,6 +605,9 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         if n.label == "result" or labelled:
             f = _found(j, u.text, n.unit.text, last=n.unit.last)
             f.units.append(n.unit.id)
+            if after_code and len(plain(u.text).split()) <= 6:
+                # "Run this:" names nothing: the try is the command it shows
+                f.title = next((x.strip() for x in shown.text.split("\n") if x.strip()), f.title)
             return f
     oc = _outcome(u.text)
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
