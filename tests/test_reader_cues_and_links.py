@@ -2425,3 +2425,28 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
     got = _attempts(doc)
     assert ("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH", "worked", "alice") in got, got
     assert ("export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH", "failed", "bob") in got, got
+
+
+def test_a_setup_script_kept_as_notes_gives_the_commands_shown_with_how_they_went():
+    doc = """<!-- kept from the lab wiki -->
+#!/bin/bash
+set -xv
+sudo apt-get autoremove --purge 'nvidia-*'
+sudo apt-get install nvidia-driver-535 nvidia-settings
+sudo add-apt-repository ppa:graphics-drivers/ppa
+sudo apt --fix-broken install
+sudo apt install nvidia-driver-580 nvidia-settings
+sudo systemctl restart docker
+ubuntu-drivers devices
+#model    : TU106 [GeForce RTX 2060 Rev. A]
+#driver   : nvidia-driver-535 - distro non-free recommended
+nvidia-xconfig
+# ERROR: Unable to find any GPUs in the system
+docker run --rm --gpus all ubuntu nvidia-smi
+# docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
+"""
+    got = _attempts(doc)
+    titles = [t for t, _o, _w in got]
+    assert any("nvidia-xconfig" in t and o == "failed" for t, o, _w in got), got
+    assert any("docker run" in t and o == "failed" for t, o, _w in got), got
+    assert not any("apt-get install nvidia-driver-535" in t for t in titles), got  # set up, nothing shown

@@ -301,6 +301,12 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
         groups = single
     elif len(said) < 2 or len(said) * 2 < len(runs):
         groups = _bare_transcript_groups(cut.lines, body)
+        if not groups and a < 0 and len(said) >= 3:
+            # A script kept as notes ("ubuntu-drivers devices" and the devices it listed as comments under it,
+            # among dozens of setup commands): the commands shown with what they printed or how they went are runs;
+            # the rest of the script is code.
+            _script_said(cut, body, said, lang)
+            return True
         if not groups:
             return False
     if a >= 0:
@@ -316,6 +322,19 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
+
+
+def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> None:
+    inside = {i for g in said for i in g["lines"]}
+    for g in said:
+        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
+                       for i in g["cmd"])
+        comment = " ".join(g["result"]) or " ".join(g["desc"])
+        cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
+                desc=" ".join(g["desc"]))
+    for i in body:
+        if i not in inside and cut.lines[i].strip():
+            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
 
 
 # A line that opens with a verdict mark ("✅ GPU: L40  Driver 525  CUDA 12.0"): the mark says how that setting went.
@@ -595,7 +614,8 @@ def segment(text: str) -> Doc:
     """The document's units, in source order, covering every non-blank line."""
     lines = text.split("\n")
     cut = _Cut(lines)
-    if lines and lines[0].startswith("#!") or _looks_like_script(lines):
+    first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")), "")
+    if first.startswith("#!") or _looks_like_script(lines):
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         return _finish(cut, covered=None)
     tokens = _parse_posts_apart(lines)
