@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, VERDICT_MARKS, label_of
+from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, VERDICT_MARKS, label_of
 
 _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
               "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
@@ -200,8 +200,7 @@ _LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{
 _MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|(?<![\w./-])[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
-_PLACEHOLDER = re.compile(r"<(?!/?(?:br|p|b|i|a|em|strong|code|pre|sub|sup|details|summary|img|div|span|hr|ul|ol|li|"
-                          r"table|tr|td|th|kbd|center|font|u|s|small|big|h\d)\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
+_PLACEHOLDER = re.compile(r"<(?!/?" + HTML_TAGS + r"\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
 _SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",

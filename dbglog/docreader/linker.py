@@ -163,7 +163,7 @@ class _Thread:
         return Found(fix.title or fix.did, plain(u.text), oc, u.first, u.last, u.author, [u.id], j.confidence,
                      title=fix.title or plain(fix.did))
 
-    def _status(self, k: int) -> Found | None:
+    def _status(self, k: int) -> Found:
         """ "✅ Device found at 0000:00:05.0", "✅ No errors in the logs": lines of one list that report states under
         the same mark are one look at the system (its finding, no verdict of a fix); "⚠️ Discovery still timing
         out" and the like, one seen failure. The first line of such a run stands for the run."""
@@ -173,9 +173,7 @@ class _Thread:
         def same(x: Unit) -> bool:
             return x.item >= 0 and x.group == u.group and _status_line(x.text) and mark in x.text
 
-        if k and same(js[k - 1].unit) and js[k - 1].unit.id in self.used:
-            return None
-        run = [js[k]]
+        run = [js[k]]  # (the later lines of the run are marked used with it, so the linker never asks about them)
         while k + len(run) < len(js) and same(js[k + len(run)].unit):
             run.append(js[k + len(run)])
         said = "; ".join(plain(_VERDICT_MARK.sub("", j.unit.text)).strip(" -*+") for j in run)

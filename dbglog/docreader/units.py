@@ -312,26 +312,26 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     if a >= 0:
         cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
     for g in groups:
-        lines = g["lines"]
-        comment = " ".join(g["result"]) or " ".join(g["desc"])
-        # (a command continued over lines is one command: the continuation's backslashes go with the line breaks)
-        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
-                       for i in g["cmd"])
-        cut.add("command", lines[0], lines[-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
-                desc=" ".join(g["desc"]))
+        _add_command(cut, g, lang)
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
 
 
+def _add_command(cut: _Cut, g: dict, lang: str) -> None:
+    """One command unit for a group of ``_command_groups``: the command, and its comment (result, else what it is)."""
+    comment = " ".join(g["result"]) or " ".join(g["desc"])
+    # (a command continued over lines is one command: the continuation's backslashes go with the line breaks)
+    cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
+                   for i in g["cmd"])
+    cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
+            desc=" ".join(g["desc"]))
+
+
 def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> None:
     inside = {i for g in said for i in g["lines"]}
     for g in said:
-        cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
-                       for i in g["cmd"])
-        comment = " ".join(g["result"]) or " ".join(g["desc"])
-        cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
-                desc=" ".join(g["desc"]))
+        _add_command(cut, g, lang)
     for i in body:
         if i not in inside and cut.lines[i].strip():
             cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)

@@ -9,12 +9,15 @@ from functools import lru_cache
 from dbglog.core import outcome as outcomes
 
 
+#: the HTML tags people write in markdown (cues' placeholder pattern leaves them alone too)
+HTML_TAGS = (r"(?:a|abbr|b|big|br|center|code|del|details|div|em|font|h\d|hr|i|img|ins|kbd|li|mark|ol|p|pre|s|small|"
+             r"span|strong|sub|summary|sup|table|td|th|tr|u|ul)")
+
 # (a template's "<short description>" stands as a word; "stream:<null>", File "<string>" are a program's output)
 # ("Attempt N: [Brief Description]": a bracketed blank of capitalised words after a label's colon or dash; not a
 # link's text "[the docs](url)", nor an issue title's tag "[Bug Report] vLLM crashes")
 # (an HTML tag is no blank: "## Discussion <a id="discussion"></a>" is an anchor for a table of contents)
-_HTML_TAG = (r"(?!(?:a|abbr|b|big|br|center|code|del|details|div|em|font|h\d|hr|i|img|ins|kbd|li|mark|ol|p|pre|s|"
-             r"small|span|strong|sub|summary|sup|table|td|th|tr|u|ul)(?:\s+[\w-]+=|\s*/?>))")
+_HTML_TAG = rf"(?!{HTML_TAGS}(?:\s+[\w-]+=|\s*/?>))"
 _PLACEHOLDER = re.compile(r"(?<![\w:/\"'=<])<" + _HTML_TAG + r"[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b|"
                           r"(?<=\S)\s?[:\-–—]\s+\[(?:[A-Z][a-z]+)(?: [A-Za-z][a-z]+){1,4}\](?!\()")
 
