@@ -569,6 +569,8 @@ class DocUnit(_Open):
     learned: Optional[float] = Field(None, description="The learned attempt pass's probability that a person would "
                                                        "mark this unit as an attempt (null where it did not ask).")
     learned_step: Optional[float] = Field(None, description="The learned next-step pass's, likewise.")
+    read_as: dict[str, Any] = Field(default_factory=dict, description="What the built-in reading made of the unit "
+                                    "in the end: {kind: attempt | next_step | text, number, outcome}.")
 
 
 class DocUnits(BaseModel):

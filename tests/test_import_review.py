@@ -53,12 +53,14 @@ def cli():
 def test_explain_lists_each_unit_with_its_label_confidence_and_cues_and_writes_nothing(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
     out = cli(ws, "import", "--explain", doc, check=0).stdout
-    rows = [ln for ln in out.splitlines() if not ln.strip().startswith("because:")]
+    rows = [ln for ln in out.splitlines() if not ln.strip().startswith(("because:", "read as:"))]
     tried = next(ln for ln in rows if "enforce_eager=True" in ln)
     assert tried.split()[:2] == ["9-9", "action_result"]
     float(tried.split()[2])  # the confidence, a number
     why = out.splitlines()[out.splitlines().index(tried) + 1]
     assert why.strip().startswith("because:") and "tried heading" in why
+    made = out.splitlines()[out.splitlines().index(tried) + 2]
+    assert made.strip().startswith("read as: attempt ")  # what the whole reading made of it, after the scorer's guess
     assert investigations(ws) == 0 and mirror_files(ws) == []
     assert not (tmp_path / "notes.md.review.md").exists()
 
@@ -69,7 +71,7 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     assert data["source"] == str(doc)
     units = data["units"]
     assert units and all(set(u) == {"lines", "kind", "label", "confidence", "features", "learned",
-                                         "learned_step", "author", "text"}
+                                         "learned_step", "author", "text", "read_as"}
                          for u in units)
     # the learned passes' probabilities, for every unit they were asked about (the ones no rule took)
     assert all(u[k] is None or 0.0 <= u[k] <= 1.0 for u in units for k in ("learned", "learned_step"))
@@ -81,6 +83,8 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     by_line = {u["lines"][0]: u for u in units}
     assert by_line[10]["label"] == "action_result" and "torch 2.3.1" in by_line[10]["text"]
     assert by_line[17]["label"] == "request"  # "Have you tried ...?" is asked, not done
+    assert all(u["read_as"]["kind"] in ("attempt", "next_step", "text") for u in units)
+    assert by_line[10]["read_as"]["kind"] == "attempt"
     assert investigations(ws) == 0
 
 

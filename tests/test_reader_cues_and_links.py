@@ -2449,3 +2449,66 @@ OUTCOME_WORDS = [
 @pytest.mark.parametrize("text, said", OUTCOME_WORDS)
 def test_outcome_words_are_read_in_their_context(text, said):
     assert outcome_of(text, "en") == said
+
+
+def test_a_list_of_checked_states_under_an_action_is_how_that_action_went():
+    doc = """# Build notes
+
+The nightly wheel build fails on the build box: `cub/cub.cuh: No such file or directory`.
+
+## What fixed it
+
+The nightly kept failing on missing CUB headers, so we moved the build box to CUDA 12.8, which bundles CCCL.
+
+**Checked after the switch**:
+- ✅ toolkit 12.8 on the PATH
+- ✅ CUB and Thrust headers present
+- ✅ wheel built with the CUDA backend
+
+## Still broken
+
+We also pinned the old driver for the second box.
+
+- ✅ driver 550 installed
+- ❌ GPU still missing from nvidia-smi
+"""
+    got = _attempts(doc)
+    assert len(got) == 2
+    assert got[0][0].startswith("The nightly kept failing") and got[0][1] == "worked"
+    assert got[1][0].startswith("We also pinned") and got[1][1] == "partial"
+
+
+def test_a_checked_list_whose_items_name_tries_of_their_own_stays_one_try_per_item():
+    doc = """# Build notes
+
+## What we did
+
+We rebuilt the image on the build box.
+
+- ✅ Reinstalled the toolkit: build passes
+- ❌ Tried `CUDA_HOME=/opt/cuda`: same error
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got][-2:] == ["worked", "failed"]
+    assert any("Reinstalled the toolkit" in t for t, _, _ in got)
+
+
+def test_explain_says_what_each_unit_became_in_the_end():
+    from dbglog.docreader.review import explain, read_as_text
+
+    doc = """# Hang on rank 3
+
+## Tried
+
+I set `NCCL_P2P_DISABLE=1` and the hang went away.
+
+## Next steps
+
+- Re-enable P2P on the new firmware.
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md", explain=True, model=False)
+    by_line = {u["lines"][0]: u["read_as"] for u in explain(parsed, doc.count("\n") + 1)}
+    assert by_line[5] == {"kind": "attempt", "number": 1, "outcome": "worked"}
+    assert read_as_text(by_line[5]) == "attempt 1 (worked)"
+    assert by_line[9]["kind"] == "next_step" and read_as_text(by_line[9]) == "next step 1"
+    assert read_as_text(by_line[1]) == "text"

@@ -179,6 +179,7 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
                     why = (why + ", " if why else "") + f"{name} p={u[key]:.2f}"
             if why:
                 click.echo(f"{'':>9}  {'':<13}       because: {safe_text(why)}")
+            click.echo(f"{'':>9}  {'':<13}       read as: {rv.read_as_text(u['read_as'])}")
 
     emit(as_json, {"source": str(path), "units": units}, human)
 

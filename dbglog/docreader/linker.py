@@ -120,6 +120,10 @@ class _Thread:
             return _command(j)
         if u.kind == "row":
             return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
+        checked = _checked_below(j, js[k + 1:k + 30], self.used) \
+            if j.label in ("action", "action_result") and u.item < 0 else None
+        if checked is not None:
+            return checked  # "We upgraded to CUDA 12.8." over a list of ✅ states: how it went
         if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
             # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
             # Nothing changed."): the pair is surer than either alone.
@@ -609,6 +613,44 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
             return f
     oc = _outcome(u.text)
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
+
+
+# What an item does when it names a try of its own; a checked state ("✅ CUDA Toolkit 12.8 installed") does none.
+_OWN_TRY = frozenset({"opens with a past-tense verb", "first person", "a command", "labelled as what was done",
+                      "opens with a named setting or file, and how it went", "an arrow from what was done to how it went",
+                      "an action that says how it went (-ing ... worked)", "says what fixed it", "imperative"})
+
+
+def _checked_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
+    """ "We upgraded to CUDA 12.8." / "**Build verified working**:" / "✅ Toolkit installed" "✅ headers present": a list
+    right under an action (a caption may stand between) whose every item is a state marked with a verdict, none naming
+    a try of its own, is how that action went: ✅ all worked, ❌ all failed, both partial."""
+    u, items, cap = j.unit, [], None
+    for n in ahead:
+        v = n.unit
+        # (a caption alone on its line is a heading of its own: the list sits one level below the action then)
+        below = v.path[:-1] == u.path and v.first - u.last <= 4
+        if v.id in used or v.post != u.post or not (v.path == u.path or below or items and v.path == items[0].unit.path):
+            break
+        if not items and cap is None and v.item < 0 and v.first - u.last <= 2 and plain(v.text).rstrip().endswith(":") \
+                and len(plain(v.text).split()) <= 6:
+            cap = v  # "Build verified working:", "Results:": names the list below
+            continue
+        if v.item < 0 or (items and v.group != items[0].unit.group) or (not items and v.first - (cap or u).last > 4):
+            break
+        if not _VERDICT_MARK.match(v.text.lstrip("-*+ 0123456789.)")) or _OWN_TRY & set(n.features):
+            return None
+        items.append(n)
+    if len(items) < 2 or any(x.unit.depth != items[0].unit.depth for x in items):
+        return None
+    marks = {_outcome(_VERDICT_MARK.match(x.unit.text.lstrip("-*+ 0123456789.)")).group(0)) for x in items}
+    oc = marks.pop() if len(marks) == 1 else "partial"
+    if oc not in ("worked", "failed", "partial"):
+        return None
+    said = "; ".join(plain(_VERDICT_MARK.sub("", x.unit.text)).strip(" -*+") for x in items)
+    f = _found(j, u.text, said, last=items[-1].unit.last, outcome=oc)
+    f.units += ([cap.id] if cap is not None else []) + [x.unit.id for x in items]
+    return f
 
 
 def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:

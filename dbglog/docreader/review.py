@@ -59,8 +59,9 @@ def sha(text: str) -> str:
 
 
 def explain(parsed: list, doc_lines: int) -> list[dict]:
-    """Each unit: lines, kind, label, confidence, strongest features, the start of its text."""
-    out = []
+    """Each unit: lines, kind, label, confidence, strongest features, the start of its text, and what the
+    reading made of it in the end (``read_as``)."""
+    out, made = [], ReadAs(parsed)
     for p in parsed:
         for j in p.judged:
             u = j.unit
@@ -69,8 +70,41 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
             out.append({"lines": [u.first + 1, u.last + 1], "kind": u.kind, "label": j.label,
                         "confidence": round(j.confidence, 2),
                         "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
-                        **_learned(j), "author": u.author, "text": u.text[:160]})
+                        **_learned(j), "author": u.author, "text": u.text[:160], "read_as": made.of(u)})
     return out
+
+
+class ReadAs:
+    """What the reading made of a unit in the end: part of attempt N (its outcome), next step N, or text.
+
+    The scorer's label is its guess for the unit alone; the linker then joins units (a suggestion and the
+    reply that tried it, a ✅ list into one look) and the learned passes add and drop. ``--explain`` shows both,
+    so a unit labelled "result" that became part of attempt 3 is not read as lost."""
+
+    def __init__(self, parsed: list):
+        self.spans: list[tuple[int, int, dict]] = []
+        for p in parsed:
+            for a in p.inv.attempts:
+                if len(getattr(a, "source_lines", None) or []) == 2:
+                    self.spans.append((*a.source_lines, {"kind": "attempt", "number": a.number,
+                                                         "outcome": a.outcome}))
+            for s in p.inv.next_steps:
+                if len(getattr(s, "source_lines", None) or []) == 2:
+                    self.spans.append((*s.source_lines, {"kind": "next_step", "number": s.position,
+                                                         "outcome": None}))
+        self.spans.sort(key=lambda x: (x[1] - x[0], x[0]))  # the narrowest first: a reply inside a long try
+
+    def of(self, u) -> dict:
+        lo, hi = u.first + 1, u.last + 1
+        return next((dict(d) for a, b, d in self.spans if a <= hi and lo <= b),
+                    {"kind": "text", "number": None, "outcome": None})
+
+
+def read_as_text(r: dict) -> str:
+    """``read_as`` in words: "attempt 3 (failed)", "next step 2", "text"."""
+    if r["kind"] == "attempt":
+        return f"attempt {r['number']} ({r['outcome']})"
+    return f"next step {r['number']}" if r["kind"] == "next_step" else "text"
 
 
 def _learned(j) -> dict:
@@ -206,6 +240,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
     reads before it sends an extraction back."""
     label = {j.unit.id: j for p in parsed for j in p.judged}
+    made = ReadAs(parsed)
     out = []
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
@@ -214,7 +249,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": u.text[:400],
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
-                    **_learned(j)})
+                    **_learned(j), "read_as": made.of(u)})
     return out
 
 
