@@ -2512,3 +2512,22 @@ I set `NCCL_P2P_DISABLE=1` and the hang went away.
     assert read_as_text(by_line[5]) == "attempt 1 (worked)"
     assert by_line[9]["kind"] == "next_step" and read_as_text(by_line[9]) == "next step 1"
     assert read_as_text(by_line[1]) == "text"
+
+
+@pytest.mark.parametrize("lang,key,text,said", [
+    ("en", "tense.future", "I'll rerun it on the H100 tomorrow", True),  # a contraction's tail, by its apostrophe
+    ("en", "tense.future", "we'll see after the reboot", True),
+    ("en", "tense.future", "Going to rebuild with the nightly", True),  # an entry of several words, all there
+    ("en", "tense.future", "Going nowhere, the build is broken", False),  # its first word alone is not the entry
+    ("en", "tense.future", "Still broken", False),
+    ("en", "tense.future", "ill-formed PTX", False),  # no apostrophe: no tail
+    ("en", "boilerplate.form", "I have searched the existing issues", True),
+    ("en", "boilerplate.form", "I have a 4090 and searched everywhere", False),  # the words, not in the entry's order
+    ("de", "outcome.still", "immer noch derselbe Fehler", True),
+])
+def test_cue_tables_find_entries_of_several_words_and_contractions_whatever_the_shortcut(lang, key, text, said):
+    from dbglog.docreader.cues import table
+
+    t = table(lang)
+    assert t.has(key, text) is said
+    assert bool(t.rx[key].search(text)) is said  # the set lookups agree with the table's own pattern

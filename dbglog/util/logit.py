@@ -17,7 +17,8 @@ class Model:
     drop: float = 0.0  # the reader's gate: a guess of the rules whose units all score below it is dropped
 
     def probability(self, f: dict[str, float]) -> float:
-        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in f.items())
+        w = self.weights  # (the features without a weight add nothing: skipped, the sum's order kept)
+        z = self.bias + sum(w[k] * v for k, v in f.items() if k in w)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     @classmethod
