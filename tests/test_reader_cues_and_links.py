@@ -2531,3 +2531,38 @@ def test_cue_tables_find_entries_of_several_words_and_contractions_whatever_the_
     t = table(lang)
     assert t.has(key, text) is said
     assert bool(t.rx[key].search(text)) is said  # the set lookups agree with the table's own pattern
+
+
+def test_a_check_table_row_is_a_look_whatever_it_showed_and_a_probed_setting_keeps_its_verdict():
+    doc = """# Homelab GPU box after the reinstall
+
+The vLLM container restarts in a loop since the driver update.
+
+## Verified on the host
+
+| Check | Result |
+|---|---|
+| `docker ps` | 4 containers running, vLLM restarting |
+| `nvidia-smi` | works, driver 570.86 |
+
+## Settings
+
+| Probe | Result |
+|---|---|
+| `NCCL_P2P_DISABLE=1` | still restarting |
+| `--enforce-eager` | works, no more restarts |
+"""
+    got = {t.split(" ", 1)[1].strip("`"): o for t, o, _ in _attempts(doc)}  # ("Check `docker ps`")
+    assert got["docker ps"] == "inconclusive" and got["nvidia-smi"] == "inconclusive"
+    assert got["NCCL_P2P_DISABLE=1"] == "failed" and got["--enforce-eager"] == "worked"
+
+
+@pytest.mark.parametrize("did,look", [
+    ("`dkms status`", True), ("`sudo systemctl status nvidia-persistenced`", True), ("`kubectl get pods -A`", True),
+    ("`docker volume ls`", True), ("`pip install vllm==0.6.3`", False), ("Final status", False),
+    ("`docker run --gpus all nvidia/cuda:12.4.0-base nvidia-smi`", False),
+])
+def test_a_read_only_command_set_as_code_is_a_look(did, look):
+    from dbglog.docreader.cues import diagnostic
+
+    assert diagnostic(did) is look

@@ -439,7 +439,14 @@ def diagnostic(did: str) -> bool:
         return True  # "enable NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=ALL": switching on a debug output is a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
-    return bool(vm or tm)
+    code = re.match(r"^\W{0,3}(?:\$\s*)?`([^`]{2,200})`", did.strip())  # (a command is set as code: "final status" is no tool)
+    return bool(vm or tm or code and _READ_ONLY.match(code.group(1).strip().lower()))
+
+
+# A command that asks and changes nothing: a tool and its read-only subcommand or flag (`dkms status`, `docker ps`,
+# `kubectl get pods`, `oc describe pod`, `systemctl status`, `git log`, `torch --version`), set as code.
+_READ_ONLY = re.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compose|image|container|node|pod|pods|module))?\s+"
+                        r"(?:status|list|ls|ps|show|info|describe|get|inspect|version|--version|-v|-V|log|top|events)\b")
 
 
 def heading_role(text: str, lang: str) -> str | None:

@@ -902,9 +902,12 @@ def _row(j: Judged) -> Found | None:
     measured = not oc and _measured(u, what, strict=not has_res)
     if measured:
         oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
-    if not oc and has_res and u.cells[res].strip() and 0 <= what < len(u.header) and what != res \
-            and _CHECK_COL.search(plain(u.header[what])) and u.cells[what].strip():
-        oc = "inconclusive"  # "| Check | Result |": a look at the system and what it showed
+    if has_res and u.cells[res].strip() and 0 <= what < len(u.header) and what != res \
+            and _CHECK_COL.search(plain(u.header[what])) and u.cells[what].strip() \
+            and (not oc or diagnostic(u.cells[what]) or not _KNOB.search(u.cells[what])):
+        # "| Check | Result |": a look at the system and what it showed, whatever it showed ("`docker ps` | 4 running");
+        # a probe that names a setting changed is a try with its verdict ("`amdgpu.noretry=1` | still crashed")
+        oc = "inconclusive"
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
