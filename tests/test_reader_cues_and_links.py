@@ -2566,3 +2566,24 @@ def test_a_read_only_command_set_as_code_is_a_look(did, look):
     from dbglog.docreader.cues import diagnostic
 
     assert diagnostic(did) is look
+
+
+def test_a_heading_that_says_steps_are_needed_holds_plans_not_tries():
+    doc = """# MI50 runner crashes on discovery
+
+Ollama falls back to the CPU: the ROCm runner exits during GPU discovery.
+
+## Investigation Steps Needed
+
+### Step 1: Check the kernel driver
+```bash
+lsmod | grep kfd
+sudo dmesg | grep -i amdgpu | tail -50
+```
+
+### Step 2: Run a HIP device query outside Ollama
+"""
+    parsed = _read(doc)
+    assert [a.title for p in parsed for a in p.inv.attempts] == []
+    steps = [s.text for p in parsed for s in p.inv.next_steps]
+    assert any("Check the kernel driver" in s for s in steps) and any("HIP device query" in s for s in steps)
