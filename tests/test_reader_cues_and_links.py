@@ -2587,3 +2587,36 @@ sudo dmesg | grep -i amdgpu | tail -50
     assert [a.title for p in parsed for a in p.inv.attempts] == []
     steps = [s.text for p in parsed for s in p.inv.next_steps]
     assert any("Check the kernel driver" in s for s in steps) and any("HIP device query" in s for s in steps)
+
+
+def test_read_as_names_the_narrowest_record_a_unit_was_read_into():
+    from types import SimpleNamespace as NS
+
+    from dbglog.docreader.review import ReadAs
+
+    long_try = NS(source_lines=[1, 20], number=1, outcome="worked")  # a suggestion and, far below, its answer
+    reply = NS(source_lines=[5, 6], number=2, outcome="failed")  # another person's try, inside that range
+    step = NS(source_lines=[30, 30], position=1)
+    made = ReadAs([NS(inv=NS(attempts=[long_try, reply], next_steps=[step]))])
+    unit = lambda a, b: NS(first=a - 1, last=b - 1)  # noqa: E731 (0-based lines, as units hold them)
+    assert made.of(unit(5, 5)) == {"kind": "attempt", "number": 2, "outcome": "failed"}
+    assert made.of(unit(10, 10))["number"] == 1
+    assert made.of(unit(30, 30)) == {"kind": "next_step", "number": 1, "outcome": None}
+    assert made.of(unit(25, 26))["kind"] == "text"
+
+
+def test_a_list_with_a_pending_line_under_an_action_is_not_how_that_action_went():
+    doc = """# Build notes
+
+The nightly wheel build fails on the build box: `cub/cub.cuh: No such file or directory`.
+
+## What we did
+
+We moved the build box to CUDA 12.8.
+
+- ✅ toolkit 12.8 on the PATH
+- ⏳ wheel build with the CUDA backend
+"""
+    got = _attempts(doc)
+    # (a pending line is no verdict: the move has no result yet, and is not half-worked either)
+    assert ("We moved the build box to CUDA 12.8.", "inconclusive", "") in got

@@ -638,15 +638,13 @@ def _checked_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | No
             continue
         if v.item < 0 or (items and v.group != items[0].unit.group) or (not items and v.first - (cap or u).last > 4):
             break
-        if not _VERDICT_MARK.match(v.text.lstrip("-*+ 0123456789.)")) or _OWN_TRY & set(n.features):
-            return None
+        if not _TRY_MARK.match(v.text.lstrip("-*+ 0123456789.)")) or _OWN_TRY & set(n.features):
+            return None  # (a "⏳ pending" line is no verdict: the list is not how it went)
         items.append(n)
     if len(items) < 2 or any(x.unit.depth != items[0].unit.depth for x in items):
         return None
-    marks = {_outcome(_VERDICT_MARK.match(x.unit.text.lstrip("-*+ 0123456789.)")).group(0)) for x in items}
+    marks = {_outcome(_TRY_MARK.match(x.unit.text.lstrip("-*+ 0123456789.)")).group(0)) for x in items}
     oc = marks.pop() if len(marks) == 1 else "partial"
-    if oc not in ("worked", "failed", "partial"):
-        return None
     said = "; ".join(plain(_VERDICT_MARK.sub("", x.unit.text)).strip(" -*+") for x in items)
     f = _found(j, u.text, said, last=items[-1].unit.last, outcome=oc)
     f.units += ([cap.id] if cap is not None else []) + [x.unit.id for x in items]

@@ -82,22 +82,24 @@ class ReadAs:
     so a unit labelled "result" that became part of attempt 3 is not read as lost."""
 
     def __init__(self, parsed: list):
-        self.spans: list[tuple[int, int, dict]] = []
+        spans: list[tuple[int, int, dict]] = []
         for p in parsed:
             for a in p.inv.attempts:
                 if len(getattr(a, "source_lines", None) or []) == 2:
-                    self.spans.append((*a.source_lines, {"kind": "attempt", "number": a.number,
-                                                         "outcome": a.outcome}))
+                    spans.append((*a.source_lines, {"kind": "attempt", "number": a.number, "outcome": a.outcome}))
             for s in p.inv.next_steps:
                 if len(getattr(s, "source_lines", None) or []) == 2:
-                    self.spans.append((*s.source_lines, {"kind": "next_step", "number": s.position,
-                                                         "outcome": None}))
-        self.spans.sort(key=lambda x: (x[1] - x[0], x[0]))  # the narrowest first: a reply inside a long try
+                    spans.append((*s.source_lines, {"kind": "next_step", "number": s.position, "outcome": None}))
+        # each line, the narrowest record read from it (a reply inside a long suggestion-to-answer try): set once
+        # per line, narrowest first, so a document of thousands of attempts costs its lines, not their product
+        self.at: dict[int, tuple[int, dict]] = {}
+        for a, b, d in sorted(spans, key=lambda x: (x[1] - x[0], x[0])):
+            for line in range(a, b + 1):
+                self.at.setdefault(line, (b - a, d))
 
     def of(self, u) -> dict:
-        lo, hi = u.first + 1, u.last + 1
-        return next((dict(d) for a, b, d in self.spans if a <= hi and lo <= b),
-                    {"kind": "text", "number": None, "outcome": None})
+        hits = [self.at[k] for k in range(u.first + 1, u.last + 2) if k in self.at]
+        return dict(min(hits, key=lambda x: x[0])[1]) if hits else {"kind": "text", "number": None, "outcome": None}
 
 
 def read_as_text(r: dict) -> str:
