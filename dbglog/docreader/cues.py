@@ -993,23 +993,28 @@ _FIX_WAS = re.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|
                       r"problem)) by)\b", re.I)
 
 
+_NOT_WORD = re.compile(r"[^\w'-]")
+_CONDITIONAL = re.compile(r"^(?:if|when|unless|in case)\b", re.I)
+_ED_OR_S = re.compile(r"^\w+(?:ed|s)\b")
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
-    first = re.sub(r"[^\w'-]", "", words[0]).lower() if words else ""
+    first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
         f["a question"] = 1.0
     if t.find("mood.answer_lead", text):
         f["opens like an answer (yes, no, confirmed)"] = 1.0
-    if re.match(r"^(?:if|when|unless|in case)\b", text, re.I):
+    if _CONDITIONAL.match(text):
         f["conditional"] = 1.0
     if first and _is_past(first, t):
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
             t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(
-                _is_past(re.sub(r"[^\w'-]", "", w).lower(), t) for w in words[1:40]) or any(
+                _is_past(_NOT_WORD.sub("", w).lower(), t) for w in words[1:40]) or any(
                 k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif (t.find("mood.imperative_lead", text) and not re.match(r"^\w+(?:ed|s)\b", text)
+    elif (t.find("mood.imperative_lead", text) and not _ED_OR_S.match(text)
           and not _NARRATED.match(text) and not _NOUN_ATTACHED.match(text)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0

@@ -66,6 +66,9 @@ _REPRO = re.compile(r"\b(?:repro(?:duce|duction|ducer)?|minimal|standalone|isola
 _FIX = re.compile(r"\b(?:fix|workaround|avoid|resolve|solve)\b", re.I)
 
 
+_CONFLICT = re.compile(r"^(<{7}|>{7})( |$)")
+
+
 def _check_markers(lines: list[str], path: str) -> None:
     """A file in the middle of a merge is refused where the first marker stands, not read half-merged."""
     fence = None
@@ -75,7 +78,7 @@ def _check_markers(lines: list[str], path: str) -> None:
             fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (
                 fence or m.group(1))
             continue
-        if fence is None and re.match(r"^(<{7}|>{7})( |$)", line):
+        if fence is None and _CONFLICT.match(line):
             raise ParseError("git conflict markers; resolve the merge in this file, then retry", path, i + 1)
 
 

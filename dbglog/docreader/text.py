@@ -60,21 +60,34 @@ def close_fences(text: str) -> str:
     return text + "\n" + fence if fence else text
 
 
+# (compiled once: item titles and kept sections are read line by line)
+_FENCE_MARK = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_TOP_HEADING = re.compile(r"^ {0,3}#{1,2}(\s|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_BLOCK_START = re.compile(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)")
+_BOX = re.compile(r"^\[[ xX]\]\s*")
+_STAMP_LEAD = re.compile(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+")
+_BOLD_LEAD = re.compile(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)")
+_DASH_CUT = re.compile(r"\s+-\s+")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_CODE_LEAD = re.compile(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S")
+
+
 def item_title(text: str) -> str:
-    t = re.sub(r"^\[[ xX]\]\s*", "", (text or "").strip())
+    t = _BOX.sub("", (text or "").strip())
     # A time or date in bold first ("**09:05** tried ...") is when, not what.
-    t = re.sub(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+", "", t) or t
-    m = re.match(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)", t)
+    t = _STAMP_LEAD.sub("", t) or t
+    m = _BOLD_LEAD.match(t)
     if m and len(m.group(1)) >= 3:
         return one_line(m.group(1).rstrip(":"))
     # "`--ctx-size` menor: no soluciona", "Guarding X only - crash remained": what was done, then what happened.
     cut = next((t[:m.start()] for m in re.finditer(r"\s+(?:→|->|=>|—|–)\s+|(?<=[.!?])\s+", t)
                 if t[:m.start()].count("(") <= t[:m.start()].count(")")), t)  # not inside "(550.54 → 550.90)"
-    dash = re.split(r"\s+-\s+", cut, maxsplit=1)[0]
-    if len(re.sub(r"`[^`]*`", " ", dash).split()) >= 3:
+    dash = _DASH_CUT.split(cut, maxsplit=1)[0]
+    if len(_CODE_SPAN.sub(" ", dash).split()) >= 3:
         cut = dash  # "Guarding X only - crash remained"; not "`0731143` - Excluded problematic nodes"
     t = cut if cut.count("**") % 2 == 0 and cut.count("`") % 2 == 0 else t  # not inside "**4 → 2**"
-    m = re.match(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S", t)
+    m = _CODE_LEAD.match(t)
     if m:
         t = m.group(1)
     t = one_line(t)
@@ -95,16 +108,15 @@ def demote_headings(body: str) -> str:
     """Lines of a kept section that would read as a level-1/2 heading are demoted to level 3."""
     out, fence = [], None
     for ln in body.split("\n"):
-        fm = re.match(r"^( {0,3})(`{3,}|~{3,})(.*)$", ln)
+        fm = _FENCE_MARK.match(ln)
         if fence is None and fm and not (fm.group(2)[0] == "`" and "`" in fm.group(3)):
             fence = fm.group(2)
         elif fence is not None and fm and fm.group(2)[0] == fence[0] and len(fm.group(2)) >= len(fence) \
                 and not fm.group(3).strip():
             fence = None
-        elif fence is None and re.match(r"^ {0,3}#{1,2}(\s|$)", ln):
+        elif fence is None and _TOP_HEADING.match(ln):
             ln = "###" + ln.lstrip().lstrip("#")
-        elif fence is None and re.match(r"^ {0,3}(=+|-+)[ \t]*$", ln) and out and out[-1].strip() \
-                and not re.match(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)", out[-1]):
+        elif fence is None and _SETEXT.match(ln) and out and out[-1].strip() and not _BLOCK_START.match(out[-1]):
             out[-1] = "### " + out[-1].strip()
             continue
         out.append(ln)

@@ -35,15 +35,22 @@ def norm(line: str) -> str:
     return _N_WS.sub(" ", line).strip().lower()
 
 
+# (compiled once: these run on every line of every document read)
+_FENCE_OPEN = re.compile(r"^\s*(```|~~~)")
+_RULE_ONLY = re.compile(r"[-:| ]+")
+_NON_WORD = re.compile(r"[\W_]")
+_FENCE_ONLY = re.compile(r"^\s*`{3,}\s*\w*\s*$")
+
+
 def counts(line: str) -> bool:
     """Does this source line carry content the check must find (fences, rules, short bits do not)?"""
-    if re.match(r"^\s*(```|~~~)", line) or re.fullmatch(r"[-:| ]+", line.strip()):
+    if _FENCE_OPEN.match(line) or _RULE_ONLY.fullmatch(line.strip()):
         return False
-    return len(re.sub(r"[\W_]", "", norm(line))) >= 4
+    return len(_NON_WORD.sub("", norm(line))) >= 4
 
 
 def kept_text(rendered: str) -> str:
-    return " \n ".join(norm(x) for x in rendered.splitlines() if not re.match(r"^\s*`{3,}\s*\w*\s*$", x))
+    return " \n ".join(norm(x) for x in rendered.splitlines() if not _FENCE_ONLY.match(x))
 
 
 def _probe(inv: Investigation) -> Investigation:
