@@ -75,13 +75,13 @@ class Table:
         quick = self.fast.get(key)
         if quick is not None:
             words, rest, firsts = quick
-            if not words.isdisjoint(_tokens(text)):
+            toks = _tokens(text)
+            if not words.isdisjoint(toks):
                 return True
             if rest is None:
                 return False
             # an entry of several words can only be there when all of its words are; a contraction's tail ("'ll")
             # only where an apostrophe is
-            toks = _tokens(text)
             near = firsts is None or any(ws <= toks for t in toks & firsts.keys() for ws in firsts[t]) or (
                 "'" in firsts and ("'" in text or "’" in text))
             return bool(near and rest.search(text))
@@ -439,12 +439,13 @@ def diagnostic(did: str) -> bool:
         return True  # "enable NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=ALL": switching on a debug output is a look
     head = " ".join(words[:3])
     vm, tm = t.rx["diagnostic.verbs"].match(head), t.rx["diagnostic.tools"].match(head)
-    code = re.match(r"^\W{0,3}(?:\$\s*)?`([^`]{2,200})`", did.strip())  # (a command is set as code: "final status" is no tool)
+    code = _CODE_FIRST.match(did.strip())  # (a command is set as code: "final status" is no tool)
     return bool(vm or tm or code and _READ_ONLY.match(code.group(1).strip().lower()))
 
 
 # A command that asks and changes nothing: a tool and its read-only subcommand or flag (`dkms status`, `docker ps`,
 # `kubectl get pods`, `oc describe pod`, `systemctl status`, `git log`, `torch --version`), set as code.
+_CODE_FIRST = re.compile(r"^\W{0,3}(?:\$\s*)?`([^`]{2,200})`")
 _READ_ONLY = re.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compose|image|container|node|pod|pods|module))?\s+"
                         r"(?:status|list|ls|ps|show|info|describe|get|inspect|version|--version|-v|-V|log|top|events)\b")
 

@@ -181,7 +181,7 @@ class _Thread:
         while k + len(run) < len(js) and same(js[k + len(run)].unit):
             run.append(js[k + len(run)])
         said = "; ".join(plain(_VERDICT_MARK.sub("", j.unit.text)).strip(" -*+") for j in run)
-        oc = "inconclusive" if _DONE_MARK.match(u.text.lstrip("-*+ 0123456789.)")) else _outcome(u.text) or "failed"
+        oc = "inconclusive" if _DONE_MARK.match(_unlead(u.text)) else _outcome(u.text) or "failed"
         f = Found(said, "", oc, u.first, run[-1].unit.last, u.author, [j.unit.id for j in run], js[k].confidence)
         f.title = plain(_VERDICT_MARK.sub("", u.text)).strip(" -*+")
         return f
@@ -264,13 +264,18 @@ _DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
 _STATE = re.compile(r"^(?:no|none)\b|\b(?:is|are|was|were|being|been|still|exists?|present|found|remains?)\b", re.I)
 
 
+def _unlead(text: str) -> str:
+    """A line without its list marker or number ("- ✅ ...", "2. ❌ ..."): where a verdict mark would open it."""
+    return text.lstrip("-*+ 0123456789.)")
+
+
 def _status_line(text: str) -> bool:
     """A verdict-marked line that reports a state and names nothing done: no change in any tense, no one doing it,
     no setting or command it opens with ("✅ `--enforce-eager`: works" is a try; "✅ Device found" is not)."""
-    m = _VERDICT_MARK.match(text.lstrip("-*+ 0123456789.)"))
+    m = _VERDICT_MARK.match(_unlead(text))
     if not m:
         return False
-    rest = plain(text.lstrip("-*+ 0123456789.)")[m.end():]).strip()
+    rest = plain(_unlead(text)[m.end():]).strip()
     if not rest or not _STATE.search(rest) or names_change(rest) or re.search(r"\b(?:i|we|my|our)\b", rest, re.I):
         return False
     return not re.match(r"\W{0,2}(?:--?[a-zA-Z]|\w+=|[A-Z][A-Z0-9]*_[A-Z0-9_]+)", rest)
@@ -625,7 +630,7 @@ def _checked_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | No
     """ "We upgraded to CUDA 12.8." / "**Build verified working**:" / "✅ Toolkit installed" "✅ headers present": a list
     right under an action (a caption may stand between) whose every item is a state marked with a verdict, none naming
     a try of its own, is how that action went: ✅ all worked, ❌ all failed, both partial."""
-    u, items, cap = j.unit, [], None
+    u, items, cap, marks = j.unit, [], None, set()
     for n in ahead:
         v = n.unit
         # (a caption alone on its line is a heading of its own: the list sits one level below the action then)
@@ -638,12 +643,13 @@ def _checked_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | No
             continue
         if v.item < 0 or (items and v.group != items[0].unit.group) or (not items and v.first - (cap or u).last > 4):
             break
-        if not _TRY_MARK.match(v.text.lstrip("-*+ 0123456789.)")) or _OWN_TRY & set(n.features):
+        mark = _TRY_MARK.match(_unlead(v.text))
+        if not mark or _OWN_TRY & set(n.features):
             return None  # (a "⏳ pending" line is no verdict: the list is not how it went)
         items.append(n)
+        marks.add(_outcome(mark.group(0)))
     if len(items) < 2 or any(x.unit.depth != items[0].unit.depth for x in items):
         return None
-    marks = {_outcome(_TRY_MARK.match(x.unit.text.lstrip("-*+ 0123456789.)")).group(0)) for x in items}
     oc = marks.pop() if len(marks) == 1 else "partial"
     said = "; ".join(plain(_VERDICT_MARK.sub("", x.unit.text)).strip(" -*+") for x in items)
     f = _found(j, u.text, said, last=items[-1].unit.last, outcome=oc)
