@@ -17,6 +17,7 @@ def kept(tmp_path, monkeypatch):
     monkeypatch.setattr(recache, "_path", lambda: str(path))
     monkeypatch.setattr(recache, "_table", None)
     monkeypatch.setattr(recache, "_new", {})
+    monkeypatch.setattr(recache, "_made", {})
     monkeypatch.setattr(recache.sys, "dont_write_bytecode", False)
     return path
 
@@ -33,6 +34,24 @@ TEXT = "Raised NCCL_SHM_DISABLE=1 --max-num-seqs=64 bigger\n## Attempt 3: x -> y
 
 def _reload():
     recache._table = None
+    recache._made.clear()  # (a new process: nothing built yet)
+
+
+def test_a_pattern_asked_for_again_is_not_parsed_again(kept, monkeypatch):
+    # Callers may ask per call (outcome.without_denied_wins does, once per cue per sentence): the regex parser,
+    # Python code, ran twice per ask before, and was most of a cold import's time.
+    forms = []
+    real = recache._form
+    monkeypatch.setattr(recache, "_form", lambda *a: forms.append(a[0]) or real(*a))
+    first = recache.compile(r"\bno (?:luck|change)\b", re.I)
+    assert all(recache.compile(r"\bno (?:luck|change)\b", re.I) is first for _ in range(3))
+    assert forms == [r"\bno (?:luck|change)\b"]
+
+
+def test_nothing_is_prepared_for_a_file_that_will_not_be_written(kept, monkeypatch):
+    monkeypatch.setattr(recache.sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(recache, "_form", lambda *a: pytest.fail("the form was built"))
+    assert recache.compile(r"x+y", 0).match("xxy")
 
 
 def test_a_kept_pattern_is_the_pattern_re_compile_gives(kept):

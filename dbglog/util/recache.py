@@ -31,6 +31,7 @@ _CODE_FITS = _sre is not None and array("I").itemsize == _sre.CODESIZE
 _MAX_ENTRIES = 4000  # past it the file starts over (patterns of older versions pile up otherwise)
 _table: dict | None = None  # (pattern, flags) -> the compiled form; loaded on first use
 _new: dict = {}  # forms compiled by this process, not yet in the file
+_made: dict = {}  # (pattern, flags) -> the pattern this process already built (a caller may ask per call)
 
 
 def _path() -> str:
@@ -54,6 +55,13 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - stands 
     """``re.compile(pattern, flags)``, from the kept compiled form when there is one."""
     flags = int(flags)
     key = (pattern, flags)
+    rx = _made.get(key)
+    if rx is None:
+        rx = _made[key] = _build(pattern, flags, key)
+    return rx
+
+
+def _build(pattern: str, flags: int, key: tuple) -> re.Pattern:
     form = _load().get(key)
     if form is not None and _sre is not None:
         try:
@@ -61,7 +69,8 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - stands 
         except Exception:  # noqa: BLE001 - a form this engine refuses: compile it
             pass
     rx = re.compile(pattern, flags)
-    form = _form(pattern, flags, rx)
+    # (the form is a second run of the regex parser, worth it only when it will be written)
+    form = None if sys.dont_write_bytecode else _form(pattern, flags, rx)
     if form is not None:
         if not _new:
             import atexit
