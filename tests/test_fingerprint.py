@@ -401,3 +401,17 @@ def test_a_near_match_by_a_cause_signature_names_the_signature_and_the_lines_rea
     like = F.similarity(a, b)
     assert like.level == "near" and like.guess and "driver.insufficient" in like.evidence()
     assert like.score < 90  # (the lines' own likeness, not a made-up 100)
+
+
+def test_a_block_read_once_is_not_read_again_with_the_same_memo(monkeypatch):
+    # An import reads each error block in the document, then again where the record keeps it (with its fence's
+    # last newline): one reading each, the same fingerprints.
+    note = "Then:\n\n```\nValueError: shape mismatch in layer 3\n```\n\n```\nsomething else printed\n```\n"
+    want = F.fingerprint_blocks(note)
+    calls = []
+    real = F.fingerprint_text
+    monkeypatch.setattr(F, "fingerprint_text", lambda t, *a, **k: calls.append(t) or real(t, *a, **k))
+    memo = {}
+    assert F.fingerprint_blocks("ValueError: shape mismatch in layer 3", None, memo) == want
+    assert F.fingerprint_blocks(note, None, memo) == want
+    assert len(calls) == 3  # (the bare block, then the other fenced block and the prose; the first block once)

@@ -419,16 +419,22 @@ def error_blocks(text: str) -> list[str]:
     return blocks + ([rest] if rest.strip() else [])
 
 
-def fingerprint_blocks(text: str, signatures=None) -> list[Fingerprint]:
+def fingerprint_blocks(text: str, signatures=None, memo: dict | None = None) -> list[Fingerprint]:
     """One fingerprint per error block an import (or a record) holds, each key once, in order: the
-    hook the importer calls (``fingerprint_text`` for one block)."""
+    hook the importer calls (``fingerprint_text`` for one block). ``memo``: blocks already read, by
+    text (an import reads each block in the document and again where the record keeps it)."""
     out: dict[str, Fingerprint] = {}
     blocks = error_blocks(text or "")
     fenced = len(blocks) - (1 if _FENCE.sub("", text or "").strip() else 0)
     for n, block in enumerate(blocks):
         # (the prose around code blocks is read by the signatures only: a sentence naming an error is
         # not one; a text without code blocks, a log, is read whole)
-        fp = fingerprint_text(block, signatures, fallback=n < fenced or not fenced)
+        key = (block.rstrip("\n"), n < fenced or not fenced)  # (a fenced block keeps its last newline)
+        fp = memo.get(key, False) if memo is not None else False
+        if fp is False:
+            fp = fingerprint_text(block, signatures, fallback=key[1])
+            if memo is not None:
+                memo[key] = fp
         if fp is not None:
             out.setdefault(fp.key, fp)
     return list(out.values())

@@ -101,8 +101,9 @@ def _record_texts(inv) -> list[tuple[str, int | None, str]]:
     return [t for t in out if t[2] and t[2].strip()]
 
 
-def index_investigation(store, inv_id: str, signatures=None) -> int:
-    """Derive an investigation's rows again from its text (inside ``store.write()``); how many."""
+def index_investigation(store, inv_id: str, signatures=None, memo: dict | None = None) -> int:
+    """Derive an investigation's rows again from its text (inside ``store.write()``); how many. ``memo``:
+    blocks already fingerprinted (``fingerprint_blocks``)."""
     store.q("DELETE FROM failures WHERE investigation_id = ? AND source IN ('record', 'note', 'mirror')", inv_id)
     row = store.q("SELECT rev, updated FROM investigations WHERE id = ?", inv_id).fetchone()
     if row is None:
@@ -119,7 +120,7 @@ def index_investigation(store, inv_id: str, signatures=None) -> int:
                 n += 1
         if "failure fp-" in text:
             continue  # (the recorded run's own text: its line above says it)
-        for fp in fingerprint_blocks(text, signatures):
+        for fp in fingerprint_blocks(text, signatures, memo):
             _insert(store, fp, source, ref, inv.updated, inv_id, number)
             n += 1
     store.q("INSERT OR REPLACE INTO failure_sources (what, rev) VALUES (?, ?)", "inv:" + inv_id,
@@ -160,13 +161,13 @@ def index_import(store, plan, plans=(), signatures=None) -> int:
             "substr(ref, 1, length(?)) = ?", inv_id, plan.source + ":", plan.source + ":")
     start, end = _import_span(plan, list(plans) or [plan])
     lines = text.splitlines()[start:end]
-    n, seen = 0, _now()
+    n, seen, memo = 0, _now(), {}
     for at, block in _numbered_blocks(lines):
-        for fp in fingerprint_blocks(block, signatures):
+        for fp in fingerprint_blocks(block, signatures, memo):
             _insert(store, fp, "import", f"{plan.source}:{start + at + 1}", seen, inv_id)
             n += 1
     if store.exists(inv_id):
-        n += index_investigation(store, inv_id, signatures)
+        n += index_investigation(store, inv_id, signatures, memo)
     return n
 
 
