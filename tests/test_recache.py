@@ -90,3 +90,17 @@ def test_a_place_that_cannot_be_written_is_no_error(kept):
     recache.save()  # (silently not kept)
     assert kept.parent.is_file()
     assert recache.compile(r"x+z", 0).fullmatch("xxz")
+
+
+def test_the_reader_s_cue_patterns_are_the_same_in_every_process():
+    # Kept forms are found by pattern text: a table pattern built in set order changed with each process's hash
+    # seed, so every command compiled ~150 of them anew and the file filled with copies.
+    import os
+    import subprocess
+    import sys
+
+    code = ("from dbglog.docreader import cues\n"
+            "print(sorted(p.pattern for lang in ('en', 'zh', 'de') for p in cues.table(lang).rx.values()))")
+    out = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
+    assert out[0] == out[1] and len(out[0]) > 1000

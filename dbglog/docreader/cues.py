@@ -123,11 +123,12 @@ def _split_words(words: list[str]) -> tuple[frozenset, re.Pattern | None, dict |
 
 def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
     # (recache: ~300 table patterns, 0.1-0.2 s of each reading command's start when compiled anew)
-    alts = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    # (longest first, then by text: a set's order changes with each process's hash seed, and so would the pattern)
+    alts = "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
     if not bounded:
         return recache.compile(f"(?:{alts})", re.I)
     # A contraction's tail ("'ll", "'ve") is bound to the word before it: "I'll", "we've".
-    tails = "|".join(re.escape(w) for w in sorted({w for w in words if w[:1] in "'’"}, key=len, reverse=True))
+    tails = "|".join(re.escape(w) for w in sorted({w for w in words if w[:1] in "'’"}, key=lambda w: (-len(w), w)))
     tail = rf"|(?<=\w)(?:{tails})(?![\w'-])" if tails else ""
     return recache.compile(rf"(?<![\w'-])(?:{alts})(?![\w'-]){tail}", re.I)
 
