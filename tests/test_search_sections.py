@@ -58,6 +58,18 @@ def test_identifier_words_are_indexed():
     assert time.process_time() - t < 2.0
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "B", "cd", "EF", "_", "1", " ", "-", ".", "é", "Ä", "\n"]), max_size=40))
+def test_identifier_words_are_those_of_every_word_that_changes_case(parts):
+    # found in one pass over the text: the same words, in the same order, as looking at each word alone
+    import re
+
+    text = "".join(parts)
+    want = dict.fromkeys(" ".join(synonyms.split_identifier(w)) for w in re.findall(r"[^\W_]+", text)
+                         if len(w) <= 100 and re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", w))
+    assert synonyms.identifier_words(text) == "\n".join(want)
+
+
 def test_query_expansion():
     (raw, alts), = terms("IMA")
     assert raw == "IMA" and "illegal memory access" in alts

@@ -223,7 +223,9 @@ def split_identifier(token: str) -> list[str]:
     return out
 
 
-_COMPOUND = recache.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # searched within one word: linear time
+# A word (a run of ``_WORDS``) holding a case change: found in one pass over the text, not word by word (an
+# import stores thousands of attempts). From a word's start only, so each word is tried once: linear time.
+_COMPOUND_WORD = recache.compile(r"(?<![^\W_])[^\W_]*?(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
 
 
 def identifier_words(*texts: str) -> str:
@@ -234,9 +236,9 @@ def identifier_words(*texts: str) -> str:
     for text in texts:
         if not text:
             continue
-        for m in _WORDS.finditer(text):
+        for m in _COMPOUND_WORD.finditer(text):
             w = m.group(0)
-            if len(w) <= 100 and _COMPOUND.search(w):  # a 200 KB run of letters is no identifier
+            if len(w) <= 100:  # a 200 KB run of letters is no identifier
                 seen.setdefault(" ".join(split_identifier(w)), None)
     return "\n".join(seen)
 
