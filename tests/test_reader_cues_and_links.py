@@ -2620,21 +2620,3 @@ We moved the build box to CUDA 12.8.
     got = _attempts(doc)
     # (a pending line is no verdict: the move has no result yet, and is not half-worked either)
     assert ("We moved the build box to CUDA 12.8.", "inconclusive", "") in got
-
-
-@pytest.mark.parametrize("text, done", [
-    ("一旦、インストーラで上書きして動くようにした。", True),  # a する verb, done
-    ("公開Notebookのmetadataとsourceを確認した。", True),
-    ("v5.1を新規インストールしたら動いた。", True),  # when I did it: a try with its result
-    ("make validate-expを実行し、ログを確認した。", True),  # the connective takes the last verb's tense
-    ("push直前にGPU quotaを確認し、判断をこのファイルへ記録する。", False),  # ... a plan when it is not past
-    ("GPUが使われるようになりました。", False),  # another verb's polite past: what happened, not what was done
-    ("原因はドライバの問題でした。", False),  # the copula's past
-    ("後でビルドしたいです。", False),
-])
-def test_a_japanese_verb_made_with_suru_in_the_past_is_an_action(text, done):
-    from dbglog.docreader.cues import context, features
-
-    doc = segment(f"# メモ\n\n{text}\n")
-    u = next(u for u in doc.units if u.kind == "sentence")
-    assert ("an action verb" in features(u, context(doc))) is done

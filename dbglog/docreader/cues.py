@@ -162,16 +162,6 @@ def table(lang: str) -> Table:
 
 # German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
 _DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
-# Japanese by shape: a verb made of a noun and する, done ("確認した", "インストールしました", "無効にしてみた"), at
-# the end of a clause. The noun before し is kanji or katakana (or に: "動くようにした"), so the polite past of
-# other verbs ("なりました", "ありました") and the copula's ("問題でした") are not read as one; "インストールしたら
-# 動いた" (when I did, ...) is one, with its result. Its connective form ("実行し、…") takes the tense of the
-# sentence's last verb: done when that is past, a plan when not ("確認し、…記録する").
-_JA_DONE = re.compile(r"(?:[\u4e00-\u9fff\u30a1-\u30faー]|に)し(?:て(?:み|おき?)?)?(?:(?:た|ました)(?=$|[。．.!！、，,）)」』\s])"
-                      r"|たら)")
-_JA_AND = re.compile(r"[\u4e00-\u9fff\u30a1-\u30faー]し[、，]")
-_JA_PAST_END = re.compile(r"(?:た|ました)[。．.!！）)」』\s]*$")
-_JA_WANT = re.compile("たい")  # "ビルドしたい", "試してみたい": wanting to, not done (the tables' "ビルドした" is in it)
 _ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
 _DASH = re.compile(r"\s(?:—|–|--)\s")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -970,9 +960,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         prose = _CODE.sub(" CODE ", text)
         _en_shape(prose, prose.split(), t, f)
     else:
-        done = _JA_WANT.sub("", text) if lang == "ja" else text
-        if t.has("tense.action", done) or (lang == "de" and _DE_PARTICIPLE.search(text)) or (
-                lang == "ja" and (_JA_DONE.search(done) or _JA_AND.search(done) and _JA_PAST_END.search(done))):
+        if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
             f["an action verb"] = 1.0
         lead = text[:6] if lang in _SUBSTRING_LANGS else " ".join(text.split()[:2])  # (the first word or two)
         if t.has("mood.imperative", lead) and not t.has("tense.future", lead):
