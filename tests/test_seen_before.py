@@ -342,3 +342,23 @@ def test_a_message_a_note_quotes_inside_a_wrappers_sentence_is_recalled_for_the_
     inv = out["seen_before"]["investigations"][0]
     assert inv["imported"] and inv["match"] in ("exact", "near")
     assert out["seen_before"]["attempts"][0]["outcome"] == "worked"
+
+
+def test_an_import_reads_each_error_block_once_however_many_investigations_quote_it(cli_fast, repro, monkeypatch):
+    # A document of many investigations used to be split into lines once per investigation, and each of its error
+    # blocks read twice per investigation (in the document and where the record keeps it).
+    from dbglog.diagnose import fingerprint as F
+
+    block = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    doc = "# DEBUGLOG.md\n\n" + "".join(
+        f"## Crash {k} in the decoder\n\n**Status:** open\n\n**Symptom:** it died with:\n\n```\n{block}\n```\n\n"
+        f"#### Attempt 1: eager mode\n\n**Did:** `--enforce-eager`\n\n**Saw:** {block} again\n\n" for k in range(3))
+    (repro / "three.md").write_text(doc)
+    read = []
+    real = F.fingerprint_text
+    monkeypatch.setattr(F, "fingerprint_text", lambda t, *a, **k: read.append(t) or real(t, *a, **k))
+    out = json.loads(cli_fast(repro, "import", "three.md", "--json", check=0).stdout)
+    assert len(out["investigations"]) == 3
+    assert sum(t.strip() == block for t in read) == 1
+    seen = {f["line"]: f for f in json.loads(cli_fast(repro, "failures", "--json", check=0).stdout)}
+    assert seen[block]["count"] == 6 and len(seen[block]["investigations"]) == 3  # (each place is still counted)

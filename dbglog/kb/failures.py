@@ -150,18 +150,24 @@ def _import_span(plan, plans) -> tuple[int, int]:
     return (0 if first else plan.parsed.line - 1), (later[0] - 1 if later else 1 << 30)
 
 
-def index_import(store, plan, plans=(), signatures=None) -> int:
+def index_import(store, plan, plans=(), signatures=None, memo: dict | None = None) -> int:
     """At import (inside its write transaction): fingerprint each error block of the document's part
     that ``plan`` imported (``source = import``, ``ref`` the document and the block's line, the
     investigation the import wrote), whether or not the reader kept the block in the record, and the
     record itself (``index_investigation``), so the next recall finds the note without a lazy pass.
-    ``plans``: every plan of the import (a document may hold several investigations). How many rows."""
+    ``plans``: every plan of the import (a document may hold several investigations). ``memo``: one dict
+    for the whole import, so a document of many investigations is split into lines once and each of its
+    blocks read once. How many rows."""
+    memo = {} if memo is None else memo
     inv_id, text = plan.investigation_id, getattr(plan, "text", "") or ""
     store.q("DELETE FROM failures WHERE source = 'import' AND investigation_id = ? AND "
             "substr(ref, 1, length(?)) = ?", inv_id, plan.source + ":", plan.source + ":")
     start, end = _import_span(plan, list(plans) or [plan])
-    lines = text.splitlines()[start:end]
-    n, seen, memo = 0, _now(), {}
+    whole = memo.get(("lines", plan.source))
+    if whole is None or whole[0] is not text:
+        whole = memo[("lines", plan.source)] = (text, text.splitlines())
+    lines = whole[1][start:end]
+    n, seen = 0, _now()
     for at, block in _numbered_blocks(lines):
         for fp in fingerprint_blocks(block, signatures, memo):
             _insert(store, fp, "import", f"{plan.source}:{start + at + 1}", seen, inv_id)
