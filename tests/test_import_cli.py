@@ -187,3 +187,18 @@ def test_reimport_of_a_doc_with_a_redacted_value_changes_nothing(ws, cli, tmp_pa
     again = json.loads(cli(ws, "import", str(doc), "--json").stdout)["investigations"]
     assert [i["action"] for i in again] == ["unchanged"]
     assert "abcdefghijklmnop1234" not in "".join(p.read_text() for p in (ws / "logs").glob("*.md"))
+
+
+def test_two_investigations_of_one_title_in_one_document_stay_two(ws, cli_fast):
+    # "## Session notes" per day, or one bug met twice: the idempotence key was the title alone, so the second
+    # investigation was imported as an update of the first, and the first one's record was lost.
+    one = ("## NCCL hang at step 2\n\n**Status:** open\n\n**Symptom:** rank {r} stops at step 2\n\n"
+           "#### Attempt 1: {what}\n\n**Did:** `{what}`\n\n**Saw:** still hangs\n\n")
+    (ws / "log.md").write_text("# DEBUGLOG.md\n\n" + one.format(r=3, what="NCCL_P2P_DISABLE=1")
+                               + one.format(r=5, what="NCCL_IB_DISABLE=1"))
+    first = json.loads(cli_fast(ws, "import", "log.md", "--json", check=0).stdout)["investigations"]
+    assert [i["action"] for i in first] == ["create", "create"] and len({i["id"] for i in first}) == 2
+    shown = [json.loads(cli_fast(ws, "show", i["id"], "--json", check=0).stdout) for i in first]
+    assert [s["attempts"][0]["title"] for s in shown] == ["NCCL_P2P_DISABLE=1", "NCCL_IB_DISABLE=1"]
+    again = json.loads(cli_fast(ws, "import", "log.md", "--json", check=0).stdout)["investigations"]
+    assert [(i["action"], i["id"]) for i in again] == [("unchanged", i["id"]) for i in first]

@@ -118,7 +118,19 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
                and not any(s.inside(q) for q in quiet)]
     views = _views(doc, tops, scopes)
     out = [_Build(doc, ctx, v, judged, sc, path, corrections).parsed() for sc, v in zip(scopes, views)]
+    _unique_keys(out)
     return out, skipped
+
+
+def _unique_keys(parsed: list[Parsed]) -> None:
+    """Two investigations of one title in one document ("## Session notes" per day) keep apart: the second
+    is keyed "title #2", and so on, in document order, so a re-import finds each again. (The key is what an
+    import is remembered by: a shared one made every later investigation an update of the first.)"""
+    seen: dict[str, int] = {}
+    for p in parsed:
+        n = seen[p.key] = seen.get(p.key, 0) + 1
+        if n > 1:
+            p.key = f"{p.key} #{n}"
 
 
 @dataclass
