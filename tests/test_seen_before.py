@@ -362,3 +362,25 @@ def test_an_import_reads_each_error_block_once_however_many_investigations_quote
     assert sum(t.strip() == block for t in read) == 1
     seen = {f["line"]: f for f in json.loads(cli_fast(repro, "failures", "--json", check=0).stdout)}
     assert seen[block]["count"] == 6 and len(seen[block]["investigations"]) == 3  # (each place is still counted)
+
+
+def test_a_message_that_names_no_site_from_the_same_command_names_the_investigation_as_a_guess(cli_fast, repro):
+    # The issue's own scenario, printed without a traceback: the message alone names no site, so two bugs may
+    # share it; a run of the very same command that saw it makes that investigation the best guess (labelled so).
+    (repro / "bare.py").write_text("import sys\nprint('RuntimeError: CUDA error: an illegal memory access was "
+                                   "encountered', file=sys.stderr)\nsys.exit(1)\n")
+    (repro / "bare2.py").write_text((repro / "bare.py").read_text())
+    first = json.loads(cli_fast(repro, "new", "IMA in decode", "--no-env", "--json", check=0).stdout)["id"]
+    _run(cli_fast, repro, "--attempt", "Baseline", "--", sys.executable, "bare.py")
+    cli_fast(repro, "attempt", "add", "CUDA graphs off", "--did", "--enforce-eager", "--result", "no crash",
+             "--outcome", "worked", check=0)
+    cli_fast(repro, "status", first, "resolved", "--root-cause", "a freed buffer read under CUDA graphs", check=0)
+    cli_fast(repro, "new", "Crash again", "--no-env", check=0)
+    seen = _run(cli_fast, repro, "--", sys.executable, "bare.py")["seen_before"]
+    inv = seen["investigations"][0]
+    assert (inv["id"], inv["match"], inv["guess"]) == (first, "similar", True) and "the same command" in inv["evidence"]
+    assert seen["attempts"][0]["title"] == "CUDA graphs off" and seen["attempts"][0]["outcome"] == "worked"
+    assert seen["regression"]["investigation"] == first
+    assert any("(a guess: the same message from the same command)" in line for line in seen["lines"])
+    other = _run(cli_fast, repro, "--", sys.executable, "bare2.py")["seen_before"]  # another command: a mention
+    assert other["investigations"] == [] and other["regression"] is None and other["mentions"]

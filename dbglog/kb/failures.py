@@ -413,8 +413,8 @@ def _fix_commit(store, inv: dict, attempts: list[dict]) -> str | None:
 
 def _regression(store, inv: dict, attempts: list[dict], fp: Fingerprint, cmd: str | None) -> dict | None:
     """A resolved investigation's failure seen again: "regressed?", and the commands that act on it."""
-    if inv["status"] != "resolved" or inv["match"] not in ("exact", "near"):
-        return None
+    if inv["status"] != "resolved" or inv["match"] not in ("exact", "near", "similar"):
+        return None  # ("similar" rows are here only when a run of the same command saw it: recall)
     import shlex
 
     worked = next((a for a in attempts if a["outcome"] == "worked"), None)
@@ -427,7 +427,21 @@ def _regression(store, inv: dict, attempts: list[dict], fp: Fingerprint, cmd: st
     commit = _fix_commit(store, inv, attempts)
     bisect = (f"dbglog bisect git --good {commit} --bad HEAD -- {cmd}" if commit and cmd else None)
     return {"investigation": inv["id"], "resolved_on": day, "by": by, "fix_commit": commit,
-            "commands": commands, "bisect": bisect, "guess": inv["guess"]}
+            "commands": commands, "bisect": bisect, "guess": inv["guess"],
+            "why": {"near": "a near match", "similar": "the same message from the same command"}.get(inv["match"])}
+
+
+def _same_repro(store, hit: Hit, cmd: str | None) -> bool:
+    """Was ``hit`` a run of ``cmd`` (the command that failed now, shell-joined), word for word?"""
+    if hit.source != "run" or not cmd:
+        return False
+    import shlex
+
+    row = store.q("SELECT cmd FROM runs WHERE id = ?", hit.ref).fetchone()
+    try:
+        return row is not None and shlex.join(json.loads(row["cmd"])) == cmd
+    except (TypeError, ValueError):
+        return False
 
 
 def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None = None,
@@ -445,7 +459,13 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
                 docs.append({"kind": "doc", "ref": h.ref, "match": h.likeness.level, "guess": h.likeness.guess,
                              "evidence": h.likeness.evidence()})
         elif h.investigation and h.investigation != current_inv:
-            if h.likeness.level == "similar":  # a record that quotes the line: a mention, not the same failure
+            if h.likeness.level == "similar" and _same_repro(store, h, cmd):
+                # A message that names no site ("CUDA error: an illegal memory access was encountered"), from a
+                # run of the very command that failed now: that investigation is the best guess there is.
+                h = Hit(h.source, h.ref, h.investigation, h.attempt, h.seen,
+                        Likeness("similar", h.likeness.score, f"{h.likeness.why}; the same command"), h.key)
+                invs.setdefault(h.investigation, h)
+            elif h.likeness.level == "similar":  # a record that quotes the line: a mention, not the same failure
                 quoted.setdefault(h.investigation, h)
             else:
                 invs.setdefault(h.investigation, h)
@@ -499,7 +519,7 @@ def render(block: dict) -> list[str]:
     g = block.get("regression")
     if g:
         out.append(f"  REGRESSED? {g['investigation']} was resolved on {g['resolved_on']} by {g['by']}"
-                   + (" (a guess: a near match)" if g.get("guess") else ""))
+                   + (f" (a guess: {g.get('why') or 'a near match'})" if g.get("guess") else ""))
         out.append(f"    reopen it:     {g['commands'][0]}")
         out.append(f"    or a new one:  {g['commands'][1]}")
         if g["bisect"]:
