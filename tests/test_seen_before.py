@@ -384,3 +384,20 @@ def test_a_message_that_names_no_site_from_the_same_command_names_the_investigat
     assert any("(a guess: the same message from the same command)" in line for line in seen["lines"])
     other = _run(cli_fast, repro, "--", sys.executable, "bare2.py")["seen_before"]  # another command: a mention
     assert other["investigations"] == [] and other["regression"] is None and other["mentions"]
+
+
+def test_a_toggle_bisection_knows_its_command_so_a_bare_message_names_the_same_commands_investigation(cli_fast, repro):
+    # The live block read the command from the session's top level, where no bisection keeps it: a bare message
+    # was only ever a mention there, and a regression never offered its bisect line.
+    (repro / "bare.py").write_text("import os, sys\nif os.environ.get('B') == '1':\n    print('RuntimeError: CUDA "
+                                   "error: an illegal memory access was encountered', file=sys.stderr)\n    "
+                                   "sys.exit(1)\n")
+    first = json.loads(cli_fast(repro, "new", "IMA with B", "--no-env", "--json", check=0).stdout)["id"]
+    _run(cli_fast, repro, "--env", "A=1", "--env", "B=1", "--attempt", "Baseline", "--", sys.executable, "bare.py")
+    cli_fast(repro, "new", "Crash with the new flags", "--no-env", check=0)
+    p = cli_fast(repro, "bisect", "toggles", "--env", "A=1", "--env", "B=1", "--", sys.executable, "bare.py")
+    assert p.returncode == 0, p.stderr
+    progress = p.stderr.splitlines()
+    bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)
+    assert progress[bad + 1].startswith("    seen before (fp-")
+    assert progress[bad + 2].startswith(f"      {first} ") and "the same command" in progress[bad + 2]
