@@ -401,3 +401,5 @@ def test_a_toggle_bisection_knows_its_command_so_a_bare_message_names_the_same_c
     bad = next(i for i, ln in enumerate(progress) if ": bad" in ln)
     assert progress[bad + 1].startswith("    seen before (fp-")
     assert progress[bad + 2].startswith(f"      {first} ") and "the same command" in progress[bad + 2]
+    p = cli_fast(repro, "bisect", "toggles", "--env", "A=1", "--env", "B=1", "--json", "--", sys.executable, "bare.py")
+    assert [i["id"] for i in json.loads(p.stdout)["seen_before"]["investigations"]] == [first]  # (the report's too)

@@ -744,11 +744,8 @@ def live_recall(recs, sid: str, signatures: Callable[[], object]) -> Callable[[S
     verdict; None while none of the step's failing runs is stored."""
     def lines(step: Step) -> list[str] | None:
         s = SessionDB(recs.store).get(sid)
-        # (toggles and history keep the command in the execution: read from the top alone, the block never knew
-        # it, so it never offered a regression's bisect line nor matched a run of the same command)
-        cmd = s["spec"].get("cmd") or (s["spec"].get("execution") or {}).get("cmd")
-        block = recs.bisection_recall(sid, signatures, step_runs=step.runs, current_inv=s["investigation"],
-                                      cmd=shlex.join(cmd) if isinstance(cmd, list) else cmd)
+        # (the command is read from the session's spec by the recall itself, wherever the kind keeps it)
+        block = recs.bisection_recall(sid, signatures, step_runs=step.runs, current_inv=s["investigation"])
         if block is None:
             return None
         RECALLED_LIVE.add(sid)

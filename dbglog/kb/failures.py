@@ -534,6 +534,19 @@ def _run_ids(raw) -> list[str]:
     return list(v.get("ids") or []) if isinstance(v, dict) else list(v)
 
 
+def _session_cmd(store, sid: str) -> str | None:
+    """A bisection's repro command, shell-joined, from its stored spec (toggles keep it in the execution)."""
+    import shlex
+
+    row = store.q("SELECT spec FROM bisect_sessions WHERE id = ?", sid).fetchone()
+    try:
+        spec = json.loads(row["spec"]) if row else {}
+        cmd = spec.get("cmd") or (spec.get("execution") or {}).get("cmd")
+        return shlex.join(cmd) if isinstance(cmd, list) else cmd
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
 def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, current_inv: str | None = None,
                      cmd: str | None = None) -> dict | None:
     """The seen-before block (with its ``lines``) of a bisection's first bad verdict: the runs of
@@ -546,6 +559,8 @@ def bisection_recall(store, sid: str, signatures=None, *, step_runs=None, curren
     if current_inv is None:  # (the investigation the bisection is recorded in: not a "seen before")
         row = store.q("SELECT investigation_id FROM bisect_sessions WHERE id = ?", sid).fetchone()
         current_inv = row["investigation_id"] if row else None
+    if cmd is None:
+        cmd = _session_cmd(store, sid)
     mine = [r for row in rows for r in _run_ids(row["runs"])]
     bad = list(step_runs) if step_runs is not None else \
         next((_run_ids(row["runs"]) for row in rows if row["verdict"] == "bad"), [])
