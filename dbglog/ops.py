@@ -310,13 +310,15 @@ def circuit_breaker(recs, inv_id: str, a, threshold: int | None = None) -> dict 
         return None
     untested = [d for d in inv.differences if d.status == "untested"]
     cmd = _attempt_command(recs, a)
+    # (runs that disagree: the failure is intermittent, and a bisection of it needs --flaky, issue 29)
+    flaky = " --flaky" if len({r["outcome"] == "pass" for r in _runs_of(recs, a)}) > 1 else ""
     if any(d.apply for d in untested):
-        bisect = f"dbglog bisect toggles --from-diffs -i {inv_id} -- {cmd}"
+        bisect = f"dbglog bisect toggles{flaky} --from-diffs -i {inv_id} -- {cmd}"
     elif untested:
         bisect = (f"dbglog diff set {shlex_quote(untested[0].factor)} --apply env:NAME  (an apply spec per row), "
-                  f"then: dbglog bisect toggles --from-diffs -i {inv_id} -- {cmd}")
+                  f"then: dbglog bisect toggles{flaky} --from-diffs -i {inv_id} -- {cmd}")
     else:
-        bisect = f"dbglog bisect git --good REV --bad HEAD -i {inv_id} -- {cmd}"
+        bisect = f"dbglog bisect git{flaky} --good REV --bad HEAD -i {inv_id} -- {cmd}"
     how = f"[{mine[0]}]" if mine[0] else "with the same result"
     return {"threshold": n, "count": len(same), "attempts": sorted(same), "signature": mine[0],
             "message": f"{len(same)} failed attempts ended the same way {how} (attempts "
@@ -325,6 +327,17 @@ def circuit_breaker(recs, inv_id: str, a, threshold: int | None = None) -> dict 
             "untested_differences": [{"position": d.position, "factor": d.factor, "working": d.working,
                                       "broken": d.broken, "apply": d.apply} for d in untested],
             "bisect": bisect}
+
+
+def _runs_of(recs, a) -> list[dict]:
+    """The recorded runs of attempt ``a`` that are still here (a pruned run is skipped)."""
+    out = []
+    for rid in a.runs or []:
+        try:
+            out.append(recs.store.get_run(rid))
+        except DbglogError:
+            continue
+    return out
 
 
 def shlex_quote(s: str) -> str:

@@ -146,3 +146,19 @@ def test_an_env_fix_is_judged_against_the_same_command_run_without_it(dbg, workd
     # the command hook cites it before the agent runs that fix again
     hook = run_cli("hook", "pre-command", cwd=workdir, input=f"NCCL_ALGO=Ring {sys.executable} race.py")
     assert "[FAILED] attempt 2" in hook.stdout + hook.stderr and "unchanged" in hook.stdout + hook.stderr
+
+
+def test_a_rate_guess_is_printed_and_the_breaker_of_an_intermittent_failure_offers_a_flaky_bisection(workdir):
+    (workdir / "race.sh").write_text(
+        "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n"
+        "[ $((n % 2)) = 1 ] || { echo 'RuntimeError: NCCL watchdog timeout' >&2; exit 1; }\n")
+    assert run_cli("new", "watchdog fires half the time", "--no-env", cwd=workdir).returncode == 0
+    cmd = ["--", "sh", "race.sh"]
+    assert run_cli("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd, cwd=workdir).returncode == 1
+    for fix in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple"):
+        run_cli("run", "-q", "--repeat", "8", "--attempt", f"set {fix}", *cmd, cwd=workdir)
+    p = run_cli("run", "--repeat", "8", "--attempt", "set NCCL_IB_DISABLE=1", *cmd, cwd=workdir)
+    lines = p.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Attempt 4 recorded") and ln.endswith("(failed)"))
+    assert lines[at + 1].startswith("  guess from failure rates: unchanged — failed 4 of 8 runs")  # (not a verdict)
+    assert "dbglog bisect git --flaky --good REV" in p.stdout  # (runs that disagree: a plain bisection would refuse)

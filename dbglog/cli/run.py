@@ -103,6 +103,7 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
             print_seen_before(out.seen_before)
             if a is not None:
                 click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
+                _echo_rate_guess(a)
                 for s in added:
                     click.echo(f"Next step {s.position} added: {s.text}")
                 print_breaker(out.breaker)
@@ -420,4 +421,14 @@ def rerun(ref, repeat, attempt_title, inv_ref, as_json):
             click.echo(f"  {cmp['words']}")
         if out.attempt is not None:
             click.echo(f"Attempt {out.attempt.number} recorded in {out.investigation} ({out.attempt.outcome})")
+            _echo_rate_guess(out.attempt)
     sys.exit(out.exit_code())
+
+
+def _echo_rate_guess(a) -> None:
+    """The outcome an intermittent attempt was given from its failure rate is a guess: say so, with its counts,
+    under the "recorded" line (it was only in the record, so "(failed)" read as a verdict)."""
+    line = next((ln.strip().lstrip("- ") for ln in (a.result or "").splitlines()
+                 if ln.strip().lstrip("- ").startswith("guess from failure rates:")), None)
+    if line:
+        click.echo(f"  {line}")
