@@ -76,3 +76,11 @@ def test_bad_user_rules_are_refused_with_the_file_named(tmp_path, bad, msg):
     cfg.write_text(bad)
     with pytest.raises(DbglogError, match=msg):
         A.load(cfg)
+
+
+def test_a_hang_with_no_stack_captured_is_advised_to_capture_them_with_its_own_timeout():
+    hung = run(signature=None, outcome="hang", timeout=3.0, duration_s=3.03, cmd=["python", "dead.py"])
+    step = next(a["step"] for a in A.advise(A.Context(hung), A.load(None)) if a["id"] == "hang-capture-the-stacks")
+    assert step.startswith("See where it is stuck: dbglog run --timeout 3 --capture faulthandler -- python dead.py")
+    seen = run(signature=None, outcome="hang", timeout=3.0, evidence=[{"kind": "thread-stacks", "findings": []}])
+    assert "hang-capture-the-stacks" not in ids(A.Context(seen))  # (the stacks are there: read them)

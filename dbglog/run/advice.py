@@ -176,6 +176,9 @@ def _fill(template: str, ctx: Context, ev: dict) -> str:
         "site": next((k.get("text", "") for k in run.get("key_lines") or []), "")[:120],
         "access": ev.get("access") or "the access the report names",
         "timeout": str(max(60, int(3 * float(run.get("duration_s") or 20)))),
+        # (a run that hung: its own timeout showed the hang, and shows it again)
+        "hang_timeout": f"{float(run.get('timeout') or 0):g}" if run.get("timeout") else
+        str(max(60, int(3 * float(run.get("duration_s") or 20)))),
     }
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
