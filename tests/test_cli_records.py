@@ -280,3 +280,10 @@ def test_inferred_outcome_reads_negations_and_says_it_is_a_guess(ws, cli_fast):
     given = json.loads(cli(ws, "attempt", "add", "z", "--did", "x", "--result", "did not help", "-o", "partial",
                            "--json", check=0).stdout)
     assert (given["outcome"], given["outcome_inferred"]) == ("partial", False)
+
+
+def test_list_keeps_its_columns_whatever_the_length_of_the_ids(ws, cli_fast):
+    cli_fast(ws, "new", "dead", "--no-env", check=0)
+    cli_fast(ws, "new", "NCCL test hangs between GPU2 and GPU3 all the time on the A6000 box", "--no-env", check=0)
+    lines = cli_fast(ws, "list", check=0).stdout.splitlines()
+    assert len(lines) == 2 and len({ln.index(" open ") for ln in lines}) == 1  # (one column, not a ragged one)

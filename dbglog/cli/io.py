@@ -92,8 +92,9 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
 
     def human():
         verb = {"create": "new", "update": "updated", "unchanged": "unchanged"}
+        width = max((len(r["id"]) for r in data["investigations"]), default=0)
         for r in data["investigations"]:
-            click.echo(f"{'would ' if dry_run else ''}{verb[r['action']]:<9} {r['id']:<44} {r['title']}")
+            click.echo(f"{'would ' if dry_run else ''}{verb[r['action']]:<9} {r['id']:<{width}} {r['title']}")
             click.echo(f"          from {r['source']}: {r['attempts']} attempt(s), {r['differences']} "
                        f"difference(s), {r['next_steps']} next step(s)")
             rec = r.get("recognized") or {}

@@ -56,9 +56,10 @@ def list_(status, as_json):
     def human():
         if not rows:
             click.echo("No investigations yet: `dbglog new TITLE` starts one.")
+        width = max((len(r["id"]) for r in rows), default=0)  # (ids grow with their titles: one column for all)
         for r in rows:
             mark = "*" if r["current"] else " "
-            click.echo(f"{mark} {r['id']:<44} {r['status']:<8} {r['attempts']:>3} att  {r['title']}")
+            click.echo(f"{mark} {r['id']:<{width}} {r['status']:<8} {r['attempts']:>3} att  {r['title']}")
 
     emit(as_json, rows, human)
 
