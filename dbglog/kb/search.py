@@ -2275,7 +2275,7 @@ VERDICT_WHY = {
 
 # Each closeness rule in plain words (what ``tried`` prints; the rule's name stays in --json's "rule").
 RULE_WORDS = {
-    "no-terms": "the idea has no words to compare",
+    "no-terms": "none of the idea's terms, as phrased, is in any record (see the notes): nothing to compare",
     "name-no-record-has": "the idea names a flag, variable or value that no record holds",
     "name-missing": "this record lacks a flag, variable or value the idea names",
     "too-little-in-record": "the record itself holds too little of the idea (the rest only in its investigation's "
