@@ -35,6 +35,9 @@ def test_the_refusal_names_flaky_and_the_recorded_failure_rate(tmp_path):
     assert p.returncode == 2 and res["status"] == "refused", p.stderr
     assert "failed 4 of 8" in res["message"] and "intermittent" in res["message"]
     assert "dbglog bisect git" in res["message"] and "--flaky -- sh check.sh" in res["message"]
+    text = run_cli("bisect", "git", "--good", shas[0], "--bad", "HEAD", "--", "sh", "check.sh", cwd=repo).stdout
+    ends = [ln for ln in text.splitlines() if ln.startswith("  bad end ")]
+    assert len(ends) == 1 and ends[0].endswith(": good — passed"), text  # (it read "good — pass passed")
 
 
 def test_toggles_passing_both_ways_cites_the_recorded_rate_and_flaky(tmp_path):

@@ -844,8 +844,12 @@ class _Driver:
             lines.append(res["message"])
             for s in res["steps"]:
                 if s["role"]:
-                    lines.append(f"  {s['role']} {s['short']}: {s['verdict']} — {_what(s['outcome'], s['signature'])}"
-                                 f" {s['reason']}".rstrip())
+                    what = _what(s["outcome"], s["signature"])
+                    if s["outcome"] in ("pass", "fail") and not s["signature"] and (s["reason"] or "").startswith(
+                            s["outcome"]):
+                        what = ""  # ("pass" then "passed": one word says it)
+                    lines.append(f"  {s['role']} {s['short']}: {s['verdict']} — {what} {s['reason']}".replace(
+                        "—  ", "— ").rstrip())
         else:
             lines.append(res["message"] + ":")
             for c in res["candidates"]:
