@@ -855,7 +855,7 @@ class _Driver:
             for c in res["candidates"]:
                 lines.append(f"  {c['short']} {c['subject'][:50]} — {c['verdict'] or 'not tried'}: {c['reason']}")
         n = len(res["steps"])
-        lines.append(f"{n} step(s), {res['runs']} run now, {res['cached_steps']} from cache, "
+        lines.append(f"{n} step(s), {res['runs']} run(s) now, {res['cached_steps']} from cache, "
                      f"{res['elapsed_s']:.1f}s; session {self.sid} (`dbglog bisect log {self.sid}`)")
         rec = res.get("recorded")
         if rec:
