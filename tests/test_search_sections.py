@@ -306,6 +306,14 @@ def test_watched_docs_fresh_without_import(ws, cli):
     assert json.loads(cli(ws, "list", "--json", check=0).stdout) == []
 
 
+def test_a_watched_docs_text_before_any_heading_is_named_by_its_file(ws, cli_fast):
+    (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/*.md"]\n')
+    (ws / "notes").mkdir()
+    (ws / "notes" / "bf16.md").write_text("We swapped SGD for AdamW: the divergence vanishes.\n")
+    out = cli_fast(ws, "tried", "swap SGD for AdamW", check=0).stdout
+    assert "[WORKED] bf16.md\n" in out  # (it read "[WORKED] " and nothing: the chunk has no heading)
+
+
 def test_watch_refresh_is_cheap_when_nothing_changed(tmp_path):
     recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
     (tmp_path / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/*.md"]\n')

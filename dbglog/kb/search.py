@@ -816,7 +816,8 @@ class Hit:
         if self.kind == "difference":
             return f.get("factor", "")
         if self.kind == "section":
-            return f.get("heading", "")
+            # (a doc's text before its first heading has none: its file names it, not an empty title)
+            return f.get("heading", "") or (self.path or "").rsplit("/", 1)[-1]
         return f.get("text", "")
 
     @property
