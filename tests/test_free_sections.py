@@ -106,3 +106,12 @@ def test_free_sections_merge_across_two_clones(tmp_path, cli):
     assert "[rank5] same" in {s["heading"]: s["body"] for s in inv["sections"]}["## Raw logs"]
     assert [x["title"] for x in inv["attempts"]][-1] == "pin NCCL 2.21"
     assert "<<<<<<<" not in path_b.read_text()
+
+
+def test_free_sections_of_one_heading_repeated_are_numbered_not_suffixed_again_and_again():
+    from dbglog.docreader.read import read_document
+
+    doc = "# A long running investigation\n\n" + "".join(f"## Summary\n\nday {i}: nothing new.\n\n" for i in range(5))
+    (p,), _ = read_document(doc, "notes.md")
+    assert [s.heading for s in p.inv.sections][:5] == ["## Summary", "## Summary (more)", "## Summary (more 3)",
+                                                      "## Summary (more 4)", "## Summary (more 5)"]

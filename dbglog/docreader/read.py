@@ -667,9 +667,13 @@ class _Build:
         for heading, idxs in sections:
             body = span_lines(self.lines, idxs) if idxs else []
             text = demote_headings("\n".join(body)).strip("\n")
-            name = section_heading("## " + one_line(plain(heading) or heading))
+            base = name = section_heading("## " + one_line(plain(heading) or heading))
+            n = 1
             while name.casefold() in used:
-                name += " (more)"
+                # "Summary (more)", then "Summary (more 3)": a document of seventy "## Summary" sections grew a
+                # heading of seventy "(more)"s (the second keeps the name it always had)
+                n += 1
+                name = base + (" (more)" if n == 2 else f" (more {n})")
             used.add(name.casefold())
             self.inv.sections.append(Section(name, text))
 
