@@ -383,7 +383,9 @@ def test_a_message_that_names_no_site_from_the_same_command_names_the_investigat
     assert seen["regression"]["investigation"] == first
     assert any("(a guess: the same message from the same command)" in line for line in seen["lines"])
     other = _run(cli_fast, repro, "--", sys.executable, "bare2.py")["seen_before"]  # another command: a mention
-    assert other["investigations"] == [] and other["regression"] is None and other["mentions"]
+    assert other["investigations"] == [] and other["regression"] is None
+    assert other["mentions"][0]["investigation"] == first  # (a mention still says where it was seen)
+    assert any(ln.startswith("  record: ") and f" in {first} [similar" in ln for ln in other["lines"])
 
 
 def test_a_toggle_bisection_knows_its_command_so_a_bare_message_names_the_same_commands_investigation(cli_fast, repro):

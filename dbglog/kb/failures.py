@@ -479,7 +479,7 @@ def recall(store, fp: Fingerprint, *, exclude_runs=(), current_inv: str | None =
     regression = next((g for r in rows if (g := _regression(
         store, r, [a for a in attempts if a["investigation"] == r["id"]], fp, cmd))), None)
     notes = [{"kind": "note" if h.source in ("note", "import") else "record", "ref": h.ref, "match": "similar",
-              "guess": True, "evidence": h.likeness.evidence()}
+              "guess": True, "evidence": h.likeness.evidence(), "investigation": i}
              for i, h in quoted.items() if i not in invs]  # (an imported note that saw it is listed above, marked)
     return {"fingerprint": fp.to_dict(), **occurrences(store, fp.key), "investigations": rows,
             "attempts": attempts[:MAX_ATTEMPTS], "mentions": (docs + notes)[:MAX_MENTIONS],
@@ -513,7 +513,9 @@ def render(block: dict) -> list[str]:
                 out.append(f"    {a['outcome']}: #{a['number']} {a['title'][:50]}"
                            + (f" — {a['line'][:90]}" if a["line"] else ""))
     for m in block["mentions"]:
-        out.append(f"  {m['kind']}: {m['ref'][:100]} {_label(m)}")
+        # (a record's ref is a run id or a field of it: the investigation it is in says where to look)
+        where = f" in {m['investigation']}" if m.get("investigation") and m["investigation"] not in m["ref"] else ""
+        out.append(f"  {m['kind']}: {m['ref'][:100]}{where} {_label(m)}")
     if block.get("more"):
         out.append(f"  and {block['more']} more investigation(s): dbglog failures show {fp['key']}")
     g = block.get("regression")
