@@ -500,7 +500,7 @@ def render(block: dict) -> list[str]:
     fp = block["fingerprint"]
     if not (block["investigations"] or block["mentions"]):
         n = block["count"]
-        return [f"seen before: no ({fp['key']}" + (f"; {n} run(s) here, none recorded in an investigation)"
+        return [f"seen before: no ({fp['key']}" + (f"; {n} run(s) here, none in another investigation)"
                                                    if n > 1 else ", first time)")]
     out = [f"seen before ({fp['key']}, {block['count']} time(s)"
            + (f" since {block['first_seen'][:10]}" if block.get("first_seen") else "") + "):"]
