@@ -405,3 +405,11 @@ def test_a_toggle_bisection_knows_its_command_so_a_bare_message_names_the_same_c
     assert progress[bad + 2].startswith(f"      {first} ") and "the same command" in progress[bad + 2]
     p = cli_fast(repro, "bisect", "toggles", "--env", "A=1", "--env", "B=1", "--json", "--", sys.executable, "bare.py")
     assert [i["id"] for i in json.loads(p.stdout)["seen_before"]["investigations"]] == [first]  # (the report's too)
+
+
+def test_a_failure_seen_only_in_this_investigation_is_said_to_be_in_no_other(cli_fast, repro):
+    cli_fast(repro, "new", "Only here", "--no-env", check=0)
+    _run(cli_fast, repro, "--", sys.executable, "crash.py")
+    again = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]
+    assert again["lines"] == [f"seen before: no ({again['fingerprint']['key']}; 2 run(s) here, none in another "
+                              "investigation)"]  # (it read "none recorded in an investigation": they were, here)
