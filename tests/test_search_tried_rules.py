@@ -351,3 +351,37 @@ def test_judge_never_raises(conn, idea):
     search.weigh(conn, res.query, search.TRIED_KINDS)
     names = {r.name for r in search.CLOSE_RULES} | {"", "no-terms"}
     assert all(search.judge(h, res.query) in names for h in res.hits)
+
+
+def test_an_investigations_context_is_read_once_for_all_of_its_hits(tmp_path, monkeypatch):
+    # An investigation of thousands of attempts has a long context (its title, symptom and section headings),
+    # and most of a query's hits share it: it was searched again for every hit (43 s for one `tried` over 10,000
+    # attempts whose sections were named with long headings).
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("NCCL hang on the A6000 box", symptom="all_reduce_perf hangs between GPU2 and GPU3")
+    for k in range(12):
+        recs.add_attempt(inv.id, title=f"NCCL_P2P_LEVEL={k}", result="still hangs", outcome="failed")
+    context_reads = []
+    real = search._term_regexes
+
+    class Counting:
+        def __init__(self, rx):
+            self.rx = rx
+
+        def search(self, text, *a):
+            if "A6000 box\nall_reduce_perf" in text:  # (the context: title and symptom joined)
+                context_reads.append(self.rx.pattern)
+            return self.rx.search(text, *a)
+
+        def __getattr__(self, name):  # (finditer, pattern...: the pattern's own)
+            return getattr(self.rx, name)
+
+    monkeypatch.setattr(search, "_term_regexes", lambda terms: [Counting(r) for r in real(terms)])
+    res = search.search(recs.store.conn, "NCCL hang", kinds=search.TRIED_KINDS, limit=20,
+                        candidates=search.TRIED_CANDIDATES)
+    assert sum(h.kind == "attempt" for h in res.hits) >= 10
+    assert len(context_reads) == len(set(context_reads)) == len(res.query.terms)  # (once per term, not per hit)

@@ -1014,8 +1014,10 @@ def _term_regexes(terms: list[Term]) -> list[re.Pattern]:
     return [re.compile(t.pattern(), re.IGNORECASE) for t in terms]
 
 
-def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str) -> None:
-    """Which terms matched where; the coverage of the query by this hit; the best snippet."""
+def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str,
+              in_context: set[int] | None = None) -> None:
+    """Which terms matched where; the coverage of the query by this hit; the best snippet. ``in_context``: the
+    terms ``context`` holds, when the caller has them (hits of one investigation share its context)."""
     matched = set()
     field_hits: dict[str, int] = {}
     for name, text in hit.fields.items():
@@ -1028,7 +1030,9 @@ def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str)
                 n += 1
         if n:
             field_hits[name] = n
-    ctx_matched = {i for i, rg in enumerate(regs) if i not in matched and context and rg.search(context)}
+    if in_context is None:
+        in_context = {i for i, rg in enumerate(regs) if i not in matched and context and rg.search(context)}
+    ctx_matched = in_context - matched
     hit._ctx_text = context  # (is_close reads the rest of the topic from it: few hits get that far)
     total = len(regs) or 1
     hit.coverage = (len(matched) + 0.5 * len(ctx_matched)) / total
@@ -1328,11 +1332,17 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
     best: dict[str, float] = {}
     for h in hits:
         best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
+    found: dict[str, set[int]] = {}  # investigation -> the terms its context holds (read once, not per hit: an
+    # investigation of thousands of attempts has a long context, and most of a query's hits share it)
     for h in hits:
         if h.kind == "investigation":
             context = ""
         elif h.investigation:
             context = ctx.get(h.investigation, "")
+            if h.investigation not in found:
+                found[h.investigation] = {i for i, rg in enumerate(regs) if context and rg.search(context)}
+            _annotate(h, terms, regs, context, found[h.investigation])
+            continue
         else:  # a watched doc: its title (first heading) and file name are its context
             context = f"{h.fields['heading'].split(' > ', 1)[0]}\n{h.path.rsplit('/', 1)[-1]}"
         _annotate(h, terms, regs, context)
