@@ -1010,6 +1010,13 @@ def _make_hit(kind: str, r: sqlite3.Row) -> Hit:
 # --- scoring, snippets ------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=256)
+def _in_context(pattern: str, context: str) -> bool:
+    """Does an investigation's context hold the term? Asked per hit, and a query's hits mostly share one context
+    (a long one, for an investigation of thousands of attempts): answered once per context and term."""
+    return re.search(pattern, context, re.I) is not None
+
+
 def _term_regexes(terms: list[Term]) -> list[re.Pattern]:
     return [re.compile(t.pattern(), re.IGNORECASE) for t in terms]
 
@@ -1468,8 +1475,7 @@ class _Pair:
         when they include more than a direction."""
         if self._fix is None:
             h, active = self.h, self.active
-            topic = h._context | {i for i in self.direct
-                                  if h._ctx_text and re.search(active[i].pattern(), h._ctx_text, re.I)}
+            topic = h._context | {i for i in self.direct if h._ctx_text and _in_context(active[i].pattern(), h._ctx_text)}
             fix = [i for i in range(len(active)) if i not in topic and not _filler(active[i])]
             where = _qualifier_terms(self.q)
             knob = [i for i in fix if id(active[i]) not in where]
@@ -2737,8 +2743,12 @@ def _add_knob_hits(conn, res: Result, idea, filters) -> None:
     floor = min((h.score for h in res.hits), default=1.0)  # below the idea's own hits, in their order
     regs = _term_regexes(res.query.active)
     ctx = _inv_context(conn, {h.investigation for h in extra})
+    found: dict[str, set[int]] = {}  # (as in _rank: one reading of a context for all of its hits)
     for i, h in enumerate(extra):
-        _annotate(h, res.query.active, regs, ctx.get(h.investigation, ""))
+        c = ctx.get(h.investigation, "")
+        if h.investigation not in found:
+            found[h.investigation] = {k for k, rg in enumerate(regs) if c and rg.search(c)}
+        _annotate(h, res.query.active, regs, c, found[h.investigation])
         h.score = 0.99 * floor * (1 - i / (2 * len(extra)))
         h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
         res.hits.append(h)
