@@ -45,6 +45,15 @@ def test_hang_kills_tree_and_exits_124(workdir, pid_dir):
     assert_none_alive(pid_dir)
 
 
+def test_a_hang_with_no_stacks_names_the_run_that_shows_where_it_waits(workdir):
+    # Without --attempt nothing is recorded, so the advice an attempt would get as its next step is a hint here.
+    (workdir / "stuck.py").write_text("import threading\nthreading.Event().wait()\n")
+    r = run_cli("run", "--timeout", "1", "--grace", "1", "--", sys.executable, "stuck.py", cwd=workdir)
+    assert r.returncode == 124, r.stderr
+    assert f"next: see where it is stuck: dbglog run --timeout 1 --capture faulthandler -- {sys.executable} stuck.py" \
+        in r.stdout
+
+
 def test_git_bisect_exit_mapping(workdir):
     (workdir / "crash.py").write_text(CRASH)
     base = ["run", "--quiet", "--git-bisect-exit"]
