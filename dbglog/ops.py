@@ -680,6 +680,23 @@ def _check_attempt_words(attempt_title: str | None, hypothesis: str) -> None:
     check_title_length(attempt_title, "attempt title", "--hypothesis")
 
 
+def hang_hint(recs, d: dict) -> str | None:
+    """For a run that hung with no thread stacks captured and was not recorded as an attempt: the run that shows
+    where it waits, the advice an attempt would have recorded as its next step (the user's rules first); None
+    otherwise, or when the advice cannot be read (a hint never fails the run)."""
+    if d.get("outcome") != "hang":
+        return None
+    from dbglog.run import advice
+
+    try:
+        rules = advice.load(recs.ws.config_path)
+    except DbglogError:
+        return None
+    step = next((s["step"] for s in advice.advise(advice.Context(d), rules) if s["id"] == "hang-capture-the-stacks"),
+                None)
+    return f"{step[0].lower()}{step[1:]}" if step else None
+
+
 def _before_recording(recs, inv_ref):
     """What recording the run as an attempt needs, checked before the run: the investigation, a writable
     logs/, a readable [[advice]] table (returned: the playbooks' rules)."""

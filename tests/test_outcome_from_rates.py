@@ -120,13 +120,19 @@ def test_baseline_runs_taken_first_judge_an_env_fix(dbg, workdir):
     assert code == 2 and "--baseline goes with --attempt" in err
 
 
-def test_three_fixes_that_change_nothing_trip_the_circuit_breaker(workdir):
+def _half_failing_baseline(workdir) -> list[str]:
+    """An investigation whose repro fails every other run, with its 8-run baseline recorded: the repro's argv."""
     (workdir / "race.sh").write_text(
         "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n"
         "[ $((n % 2)) = 1 ] || { echo 'RuntimeError: NCCL watchdog timeout' >&2; exit 1; }\n")
     assert run_cli("new", "watchdog fires half the time", "--no-env", cwd=workdir).returncode == 0
     cmd = ["--", "sh", "race.sh"]
     assert run_cli("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd, cwd=workdir).returncode == 1
+    return cmd
+
+
+def test_three_fixes_that_change_nothing_trip_the_circuit_breaker(workdir):
+    cmd = _half_failing_baseline(workdir)
     breakers = []
     for fix in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple", "NCCL_IB_DISABLE=1"):
         p = run_cli("run", "--json", "--repeat", "8", "--attempt", f"set {fix}", *cmd, cwd=workdir)
@@ -149,12 +155,7 @@ def test_an_env_fix_is_judged_against_the_same_command_run_without_it(dbg, workd
 
 
 def test_a_rate_guess_is_printed_and_the_breaker_of_an_intermittent_failure_offers_a_flaky_bisection(workdir):
-    (workdir / "race.sh").write_text(
-        "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count\n"
-        "[ $((n % 2)) = 1 ] || { echo 'RuntimeError: NCCL watchdog timeout' >&2; exit 1; }\n")
-    assert run_cli("new", "watchdog fires half the time", "--no-env", cwd=workdir).returncode == 0
-    cmd = ["--", "sh", "race.sh"]
-    assert run_cli("run", "-q", "--repeat", "8", "--attempt", "baseline", *cmd, cwd=workdir).returncode == 1
+    cmd = _half_failing_baseline(workdir)
     for fix in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple"):
         run_cli("run", "-q", "--repeat", "8", "--attempt", f"set {fix}", *cmd, cwd=workdir)
     p = run_cli("run", "--repeat", "8", "--attempt", "set NCCL_IB_DISABLE=1", *cmd, cwd=workdir)

@@ -848,8 +848,8 @@ class _Driver:
                     if s["outcome"] in ("pass", "fail") and not s["signature"] and (s["reason"] or "").startswith(
                             s["outcome"]):
                         what = ""  # ("pass" then "passed": one word says it)
-                    lines.append(f"  {s['role']} {s['short']}: {s['verdict']} — {what} {s['reason']}".replace(
-                        "—  ", "— ").rstrip())
+                    said = " ".join(x for x in (what, s["reason"]) if x)
+                    lines.append(f"  {s['role']} {s['short']}: {s['verdict']} — {said}".rstrip())
         else:
             lines.append(res["message"] + ":")
             for c in res["candidates"]:

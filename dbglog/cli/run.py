@@ -101,8 +101,9 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
                 for h in rep.histogram_rows():
                     click.echo(f"  {h['count']:>3}× {h['outcome']}" + (f" {h['signature']}" if h["signature"] else ""))
             print_seen_before(out.seen_before)
-            if a is None:
-                _echo_hang_hint(dicts[-1] if dicts else None)
+            hint = ops.hang_hint(recs, dicts[-1]) if a is None and dicts else None
+            if hint:
+                click.echo(f"next: {hint}")
             if a is not None:
                 click.echo(f"Attempt {a.number} recorded in {out.investigation} ({a.outcome})")
                 _echo_rate_guess(a)
@@ -425,19 +426,6 @@ def rerun(ref, repeat, attempt_title, inv_ref, as_json):
             click.echo(f"Attempt {out.attempt.number} recorded in {out.investigation} ({out.attempt.outcome})")
             _echo_rate_guess(out.attempt)
     sys.exit(out.exit_code())
-
-
-def _echo_hang_hint(d: dict | None) -> None:
-    """A run that hung with no thread stacks captured said only HANG: name the run that shows where it waits (the
-    advice an attempt would record as its next step, here as a hint, nothing recorded)."""
-    if not d or d.get("outcome") != "hang":
-        return
-    from dbglog.run import advice
-
-    step = next((s["step"] for s in advice.advise(advice.Context(d), advice.load(None))
-                 if s["id"] == "hang-capture-the-stacks"), None)
-    if step:
-        click.echo(f"next: {step[0].lower()}{step[1:]}")
 
 
 def _echo_rate_guess(a) -> None:

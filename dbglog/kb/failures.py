@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dbglog.diagnose.fingerprint import Fingerprint, Likeness, fingerprint_blocks, fingerprint_run, from_mirror_line
 from dbglog.diagnose.fingerprint import MIN_PREFIX, NEAR, message, similarity
@@ -150,30 +150,42 @@ def _import_span(plan, plans) -> tuple[int, int]:
     return (0 if first else plan.parsed.line - 1), (later[0] - 1 if later else 1 << 30)
 
 
-def index_import(store, plan, plans=(), signatures=None, memo: dict | None = None) -> int:
+@dataclass
+class ImportMemo:
+    """What one import has read already, shared by the investigations of its documents: each error block's
+    fingerprint (by text) and each document's lines."""
+
+    blocks: dict = field(default_factory=dict)
+    lines: dict = field(default_factory=dict)  # source -> (its text, that text's lines)
+
+    def lines_of(self, source: str, text: str) -> list[str]:
+        had = self.lines.get(source)
+        if had is None or had[0] is not text:
+            had = self.lines[source] = (text, text.splitlines())
+        return had[1]
+
+
+def index_import(store, plan, plans=(), signatures=None, memo: ImportMemo | None = None) -> int:
     """At import (inside its write transaction): fingerprint each error block of the document's part
     that ``plan`` imported (``source = import``, ``ref`` the document and the block's line, the
     investigation the import wrote), whether or not the reader kept the block in the record, and the
     record itself (``index_investigation``), so the next recall finds the note without a lazy pass.
-    ``plans``: every plan of the import (a document may hold several investigations). ``memo``: one dict
-    for the whole import, so a document of many investigations is split into lines once and each of its
-    blocks read once. How many rows."""
-    memo = {} if memo is None else memo
+    ``plans``: every plan of the import (a document may hold several investigations). ``memo``: one for the
+    whole import, so a document of many investigations is split into lines once and each of its blocks read
+    once. How many rows."""
+    memo = memo or ImportMemo()
     inv_id, text = plan.investigation_id, getattr(plan, "text", "") or ""
     store.q("DELETE FROM failures WHERE source = 'import' AND investigation_id = ? AND "
             "substr(ref, 1, length(?)) = ?", inv_id, plan.source + ":", plan.source + ":")
     start, end = _import_span(plan, list(plans) or [plan])
-    whole = memo.get(("lines", plan.source))
-    if whole is None or whole[0] is not text:
-        whole = memo[("lines", plan.source)] = (text, text.splitlines())
-    lines = whole[1][start:end]
+    lines = memo.lines_of(plan.source, text)[start:end]
     n, seen = 0, _now()
     for at, block in _numbered_blocks(lines):
-        for fp in fingerprint_blocks(block, signatures, memo):
+        for fp in fingerprint_blocks(block, signatures, memo.blocks):
             _insert(store, fp, "import", f"{plan.source}:{start + at + 1}", seen, inv_id)
             n += 1
     if store.exists(inv_id):
-        n += index_investigation(store, inv_id, signatures, memo)
+        n += index_investigation(store, inv_id, signatures, memo.blocks)
     return n
 
 

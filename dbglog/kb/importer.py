@@ -464,7 +464,7 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                           "import them, then `dbglog use ID`")
     written: list[Path] = []
     results = []
-    seen: dict = {}  # (the failure index's memo, shared by the document's investigations)
+    memo = failures.ImportMemo()  # (what the failure index read, shared by the documents' investigations)
     store = recs.store
     look_only = dry_run and getattr(store, "readonly", False)  # (a read-only workspace: a dry run reads it as it is)
     try:
@@ -484,7 +484,7 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                     recs.publish(inv.id)
                 if not dry_run:
                     _remember(store, plan)
-                    failures.index_import(store, plan, plans, memo=seen)  # (issue 27: its error blocks)
+                    failures.index_import(store, plan, plans, memo=memo)  # (issue 27: its error blocks)
                 p = plan.parsed
                 results.append({
                     "action": plan.action, "id": plan.investigation_id, "title": inv.title,

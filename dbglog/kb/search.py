@@ -1021,6 +1021,14 @@ def _term_regexes(terms: list[Term]) -> list[re.Pattern]:
     return [re.compile(t.pattern(), re.IGNORECASE) for t in terms]
 
 
+def _context_terms(found: dict[str, set[int]], inv: str, regs: list[re.Pattern], context: str) -> set[int]:
+    """The terms (indexes of ``regs``) investigation ``inv``'s context holds, read once into ``found``: a query's
+    hits mostly share one investigation, whose context is long when it holds thousands of attempts."""
+    if inv not in found:
+        found[inv] = {i for i, rg in enumerate(regs) if context and rg.search(context)}
+    return found[inv]
+
+
 def _annotate(hit: Hit, terms: list[Term], regs: list[re.Pattern], context: str,
               in_context: set[int] | None = None) -> None:
     """Which terms matched where; the coverage of the query by this hit; the best snippet. ``in_context``: the
@@ -1339,16 +1347,13 @@ def _rank(conn, q: Query, terms: list[Term], hits: list[Hit], rerank: bool, limi
     best: dict[str, float] = {}
     for h in hits:
         best[h.kind] = min(best.get(h.kind, 0.0), h._bm25)
-    found: dict[str, set[int]] = {}  # investigation -> the terms its context holds (read once, not per hit: an
-    # investigation of thousands of attempts has a long context, and most of a query's hits share it)
+    found: dict[str, set[int]] = {}
     for h in hits:
         if h.kind == "investigation":
             context = ""
         elif h.investigation:
             context = ctx.get(h.investigation, "")
-            if h.investigation not in found:
-                found[h.investigation] = {i for i, rg in enumerate(regs) if context and rg.search(context)}
-            _annotate(h, terms, regs, context, found[h.investigation])
+            _annotate(h, terms, regs, context, _context_terms(found, h.investigation, regs, context))
             continue
         else:  # a watched doc: its title (first heading) and file name are its context
             context = f"{h.fields['heading'].split(' > ', 1)[0]}\n{h.path.rsplit('/', 1)[-1]}"
@@ -2743,12 +2748,10 @@ def _add_knob_hits(conn, res: Result, idea, filters) -> None:
     floor = min((h.score for h in res.hits), default=1.0)  # below the idea's own hits, in their order
     regs = _term_regexes(res.query.active)
     ctx = _inv_context(conn, {h.investigation for h in extra})
-    found: dict[str, set[int]] = {}  # (as in _rank: one reading of a context for all of its hits)
+    found: dict[str, set[int]] = {}
     for i, h in enumerate(extra):
         c = ctx.get(h.investigation, "")
-        if h.investigation not in found:
-            found[h.investigation] = {k for k, rg in enumerate(regs) if c and rg.search(c)}
-        _annotate(h, res.query.active, regs, c, found[h.investigation])
+        _annotate(h, res.query.active, regs, c, _context_terms(found, h.investigation, regs, c))
         h.score = 0.99 * floor * (1 - i / (2 * len(extra)))
         h.snippet_parts = make_snippet(str(h.fields.get(h.snippet_field) or ""), regs)
         res.hits.append(h)
