@@ -481,7 +481,9 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
                             written.append(target)
                     else:
                         store.replace_investigation(inv)
-                    recs.publish(inv.id)
+                    # A new record is _decide's cleaned copy: scanning it could only clean it again, a no-op that
+                    # cost a redaction pass over the whole rendered file. An update keeps stored parts: scanned.
+                    recs.publish(inv.id, scan=plan.action != "create")
                 if not dry_run:
                     _remember(store, plan)
                     failures.index_import(store, plan, plans, memo=memo)  # (issue 27: its error blocks)

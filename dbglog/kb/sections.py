@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -99,6 +100,7 @@ def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_lin
             content = tokens[i + 1].content if i + 1 < len(tokens) else lines[t.map[0]]
             heads.append((t.map[0], int(t.tag[1]), heading_text(content)))
     out: list[Chunk] = []
+    order = sorted(blocks)  # (each heading's blocks by bisection: a scan of all of them per heading was quadratic)
     stack: list[tuple[int, str]] = []  # (level, text) of the open headings
     bounds = [(0, None)] + [(ln, (lv, tx)) for ln, lv, tx in heads]
     for k, (start, head) in enumerate(bounds):
@@ -118,7 +120,7 @@ def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_lin
                 out.append(Chunk(path, first_line + a, body))
 
         piece_start = start
-        for b in sorted(x for x in blocks if start < x < end):
+        for b in order[bisect_right(order, start):bisect_left(order, end)]:
             if b - piece_start >= MAX_CHUNK_LINES:  # cut only between blocks, never inside one
                 emit(piece_start, b)
                 piece_start = b
