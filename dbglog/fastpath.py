@@ -100,9 +100,11 @@ def _print_prior(h, n: int, echo, style) -> None:
              f"{h.title}" + (f"  (a {diag}, not a fix: it {done})" if diag else ""))
         if getattr(h, "differs", ""):
             echo(f"   matched: {h.differs}")
-        echo(f"   result: {h.fields.get('result') or '-'}")
+        # one line each: an imported attempt's field may hold a page of markdown, which broke the list apart
+        # (the whole field is in --json and `dbglog show`)
+        echo(f"   result: {_one_line(h.fields.get('result')) or '-'}")
         if h.fields.get("did"):
-            echo(f"   did: {h.fields['did']}")
+            echo(f"   did: {_one_line(h.fields['did'])}")
         echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
         return
     if h.kind == "difference":
@@ -119,6 +121,11 @@ def _print_prior(h, n: int, echo, style) -> None:
         echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status}){guess}", dim=True))
     else:
         echo(style("   watched doc (outcome read from its text, a guess)", dim=True))
+
+
+def _one_line(s: str | None, n: int = 200) -> str:
+    s = " ".join((s or "").split())
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _brief(h) -> str:

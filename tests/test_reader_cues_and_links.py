@@ -2620,3 +2620,32 @@ We moved the build box to CUDA 12.8.
     got = _attempts(doc)
     # (a pending line is no verdict: the move has no result yet, and is not half-worked either)
     assert ("We moved the build box to CUDA 12.8.", "inconclusive", "") in got
+
+
+def test_a_labelled_issue_inside_an_attempt_is_what_that_try_ran_into_not_a_new_investigation():
+    # "**Initial issue:**" with "- Error: ..." under a "### ✅ Attempt 4" heading: a bold label with a symptom-like
+    # field under it split a troubleshooting log into three investigations (a blind doc, set 44)
+    doc = """# vLLM on the GB10 box
+
+## Attempts
+
+### ❌ Attempt 3: Upgrade vLLM in the container
+**What was tried:**
+- `pip install --upgrade vllm`
+
+**Why it failed:**
+- Error: `ImportError: libcudart.so.12: cannot open shared object file`
+
+### ✅ Attempt 4: Switch to the official image
+**What was tried:**
+- Switched to `vllm/vllm-openai:latest`
+
+**Initial issue:**
+- Error: `Free memory on device is less than desired GPU memory utilization`
+
+**Second issue:**
+- Error: `ptxas fatal: Value 'sm_121a' is not defined for option 'gpu-name'`
+"""
+    parsed = _read(doc)
+    assert [p.inv.title for p in parsed] == ["vLLM on the GB10 box"]
+    assert [a.number for a in parsed[0].inv.attempts][:2] == [3, 4]

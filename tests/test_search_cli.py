@@ -96,3 +96,16 @@ def test_an_idea_that_is_a_flag_is_the_query_and_a_misspelt_option_is_refused(ws
     assert "dbglog tried -- --jsno" in p.stderr
     p = run(ws, "search", "--limt", "3", "nccl")
     assert p.returncode == 2 and "did you mean --limit?" in p.stderr
+
+
+def test_tried_prints_a_prior_attempts_long_result_on_one_line(tmp_path):
+    # an imported attempt's field can hold a page of markdown: the list stays one entry of a few lines
+    assert run(tmp_path, "new", "Loader OOM on shard 2", "--no-env").returncode == 0
+    result = "still OOM at shard 2\n\n**Fix applied:**\n- halved the prefetch\n\n" + "more detail " * 40
+    p = run(tmp_path, "attempt", "add", "Halve the prefetch factor", "--did", "prefetch_factor=1",
+            "-r", result, "-o", "failed")
+    assert p.returncode == 0, p.stderr
+    out = run(tmp_path, "tried", "halve the prefetch factor").stdout
+    line = next(x for x in out.splitlines() if x.startswith("   result: "))
+    assert "still OOM at shard 2 **Fix applied:** - halved the prefetch" in line and line.endswith("…")
+    assert len(line) < 220 and "\n- halved" not in out

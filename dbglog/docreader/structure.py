@@ -116,9 +116,12 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     found, keysets = [], []
     every = all_sections(tops)
     templates = [s for s in every if is_template(s, doc)]
+    tries = {id(s) for s in every if ATTEMPT_HEAD.match(plain(s.head.text))}
     for s in every:
-        if s in templates or any(s.inside(f) for f in found + templates) or ATTEMPT_HEAD.match(plain(s.head.text)):
-            continue  # ("### Attempt 4" + "- Problem: OOM at weight sync": what that try ran into, not a new bug)
+        if s in templates or any(s.inside(f) for f in found + templates) or id(s) in tries or _under(s, tries):
+            # ("### Attempt 4" + "- Problem: OOM at weight sync", or "**Initial issue:**" + "- Error: ..." under it:
+            # what that try ran into, not a new bug)
+            continue
         if heading_role(s.head.text, language(s.head.text)) in ("lessons", "plan", "options", "boilerplate"):
             continue  # "## Executive Summary" / "**Status**: resolved", "## Conclusion": the story's parts, not bugs
         keys = _header_keys(s, doc) & {"status", "symptom"}
@@ -128,6 +131,15 @@ def investigations(tops: list[Section], doc: Doc) -> list[Section]:
     if len(found) >= 2 and not set.intersection(*keysets):
         found = []  # a "Problem:" in one section and a "Status:" footer in another: one document, not two bugs
     return found or _restarting(tops, doc)
+
+
+def _under(s: Section, ids: set[int]) -> bool:
+    p = s.parent
+    while p is not None:
+        if id(p) in ids:
+            return True
+        p = p.parent
+    return False
 
 
 _HEADER_LINES = 8  # investigation fields stand right under their heading, before the story starts
