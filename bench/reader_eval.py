@@ -7,7 +7,9 @@ Data: the shared pool of real docs labelled by hand with line ranges (../shared/
 from there and never copied), split by source group in bench/data/realdocs_split.toml before the reader
 was changed; `--styles` adds our own-words labelled docs (tests/corpus/styles/). An extracted attempt
 counts as found when its source lines overlap a labelled attempt's lines (one to one, largest overlap
-first); one that overlaps none is junk. An outcome is right when it equals the label (`unknown` matches
+first); one left unmatched is junk: *stray* when it overlaps no labelled passage at all, else a second row
+within a passage another row already matched (a try told as several rows, or two labelled ranges that
+overlap). An outcome is right when it equals the label (`unknown` matches
 `inconclusive` or `untested`; `implied` outcomes are not penalised).
 
 A fresh held-out set labelled the same way lives outside the repository (its labels and sources in
@@ -196,7 +198,9 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
     else:
         steps_found = min(len(want_steps), len(steps))
         steps_missed = [] if len(steps) >= len(want_steps) else [f"{len(want_steps) - len(steps)} unlined step(s)"]
+    stray = sum(1 for g in atts if not any(_overlap_any(w, g["lines"]) > 0 for w in want))
     return {"expected": len(want), "found": len(matched), "made": len(atts), "junk": len(atts) - len(matched),
+            "stray": stray,
             "outcomes_right": right, "steps_expected": len(want_steps),
             "steps_found": steps_found, "steps_missed": steps_missed, "steps_made": len(steps),
             "missed": [want[i]["what"] for i in range(len(want)) if i not in mw],
@@ -206,10 +210,10 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
 
 
 def totals(rows: list[dict]) -> dict:
-    t = defaultdict(int, {k: 0 for k in ("expected", "found", "made", "junk", "outcomes_right")})
+    t = defaultdict(int, {k: 0 for k in ("expected", "found", "made", "junk", "stray", "outcomes_right")})
     for r in rows:
-        for k in ("expected", "found", "made", "junk", "outcomes_right", "steps_expected", "steps_found", "steps_made",
-                  "lost"):
+        for k in ("expected", "found", "made", "junk", "stray", "outcomes_right", "steps_expected", "steps_found",
+                  "steps_made", "lost"):
             t[k] += r.get(k, 0)  # ("lost" is counted by evaluate(), not by score() alone)
     t["recall"] = t["found"] / t["expected"] if t["expected"] else 1.0
     t["precision"] = t["found"] / t["made"] if t["made"] else 1.0
@@ -253,7 +257,8 @@ def report(rows: list[dict], verbose: bool) -> str:
                    f"{t['outcome_share']:>8.0%}")
     t = totals(rows)
     out.append(f"{'TOTAL':<30} {t['found']:>4}/{t['expected']:<4} {t['recall']:>6.0%} {t['junk']:>4}/{t['made']:<4} "
-               f"{t['outcome_share']:>8.0%}   F1 {t['f1']:.2f}  junk {t['junk_share']:.0%}  "
+               f"{t['outcome_share']:>8.0%}   F1 {t['f1']:.2f}  junk {t['junk_share']:.0%} ({t['stray']} stray, "
+               f"{t['junk'] - t['stray']} within a labelled passage)  "
                f"next steps {t['steps_found']}/{t['steps_expected']} (made {t['steps_made']})  lines lost {t['lost']}")
     return "\n".join(out)
 

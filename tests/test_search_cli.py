@@ -109,3 +109,12 @@ def test_tried_prints_a_prior_attempts_long_result_on_one_line(tmp_path):
     line = next(x for x in out.splitlines() if x.startswith("   result: "))
     assert "still OOM at shard 2 **Fix applied:** - halved the prefetch" in line and line.endswith("…")
     assert len(line) < 220 and "\n- halved" not in out
+
+
+def test_show_sets_a_fields_later_lines_under_its_first(tmp_path):
+    assert run(tmp_path, "new", "Loader OOM on shard 3", "--no-env").returncode == 0
+    p = run(tmp_path, "attempt", "add", "Smaller batches", "--did", "- batch 8\n- batch 4", "-o", "failed")
+    assert p.returncode == 0, p.stderr
+    out = run(tmp_path, "show").stdout.splitlines()
+    k = out.index("  Did: - batch 8")
+    assert out[k + 1] == "    - batch 4"

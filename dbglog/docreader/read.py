@@ -666,7 +666,7 @@ class _Build:
         sections = [(h, x) for h, x in sections if h in heading_lines or any(counts(self.lines[i]) for i in x)]
         for heading, idxs in sections:
             body = span_lines(self.lines, idxs) if idxs else []
-            text = demote_headings("\n".join(body)).strip("\n")
+            text = _body(demote_headings("\n".join(body)).lstrip("\n").split("\n"))
             base = name = section_heading("## " + one_line(plain(heading) or heading))
             n = 1
             while name.casefold() in used:
@@ -688,7 +688,7 @@ class _Build:
         for h, span in whole:
             # A table that lost a line to its structure (a ragged row, a cell that wrapped) is kept as written too.
             self.inv.sections.append(Section(section_heading(f"## {one_line(plain(h))} (as written)"),
-                                             "\n".join(span_lines(self.lines, span))))
+                                             _body(span_lines(self.lines, span))))
         lost = [i for i in lost if not any(i in span for _, span in whole)]
         bare = [i for i in lost if _bare_label(self.lines[i]) or i in self.owned and self.lines[i].lstrip().startswith("#")]
         rest = [i for i in lost if i not in bare]
@@ -698,7 +698,7 @@ class _Build:
                 ["Labels and headings of the imported document whose content is in the fields above:", ""]
                 + [f"- line {i + 1}: {self.lines[i].strip()}" for i in bare])))
         if rest:
-            self.inv.sections.append(Section("## Imported text (as written)", "\n".join(span_lines(self.lines, rest))))
+            self.inv.sections.append(Section("## Imported text (as written)", _body(span_lines(self.lines, rest))))
         return self._roundtrip()
 
     def _roundtrip(self) -> bool:
@@ -734,6 +734,14 @@ class _Build:
                 "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
                 + (["related_files"] if inv.related_files else []),
                 "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
+
+
+def _body(lines: list[str]) -> str:
+    """A kept section's body as the mirror reads it back: no blank lines at its end (a table kept "as written"
+    ended in one, never read back, and so was fenced as code, at the cost of a second round trip)."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return "\n".join(lines)
 
 
 _STRUCTURE_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",

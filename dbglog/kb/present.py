@@ -35,7 +35,7 @@ def render_show(inv, path: str) -> None:
         for label, value in (("Hypothesis", a.hypothesis), ("Did", a.did), ("Result", a.result),
                              ("Conclusion", a.conclusion)):
             if value:
-                con.print(f"  [dim]{label}:[/dim] {escape(value)}")
+                con.print(f"  [dim]{label}:[/dim] {escape(_hang(value))}")
     if inv.differences:
         t = Table(title="Key differences", title_justify="left")
         for col in ("#", "Factor", inv.labels[0], inv.labels[1], "Status"):
@@ -61,6 +61,12 @@ def render_show(inv, path: str) -> None:
 
 
 
+def _hang(value: str) -> str:
+    """A field of several lines (an imported list) with its later lines under its first, not at the margin
+    where they read as the next attempt's."""
+    return value.rstrip("\n").replace("\n", "\n    ")
+
+
 def render_show_plain(inv, path: str) -> None:
     """``render_show`` as plain text: the key differences as a markdown table, sections as the
     markdown they are."""
@@ -74,7 +80,7 @@ def render_show_plain(inv, path: str) -> None:
         for label, value in (("Hypothesis", a.hypothesis), ("Did", a.did), ("Result", a.result),
                              ("Conclusion", a.conclusion)):
             if value:
-                out.append(f"  {label}: {value}")
+                out.append(f"  {label}: {_hang(value)}")
     if inv.differences:
         cell = lambda v: str(v).replace("|", "\\|").replace("\n", " ")  # noqa: E731
         out += ["", "Key differences", "", f"| # | Factor | {cell(inv.labels[0])} | {cell(inv.labels[1])} | Status |",
