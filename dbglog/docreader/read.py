@@ -475,7 +475,9 @@ class _Build:
     # --- judged units ---------------------------------------------------------------------------
 
     def _loose(self) -> None:
-        skip = set(range(len(self.lines))) - self.scope.read | self.owned
+        # (the scope's unread lines, not the whole document's: this investigation's units all start inside it, and
+        # a document of 164 investigations built a set of all its lines for each of them)
+        skip = (self.scope.lines - self.scope.read) | self.owned
         heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip, self.units)
         taken: set[int] = set()  # the units the attempts were read from
@@ -680,7 +682,8 @@ class _Build:
     def _verify(self) -> bool:
         from dbglog.core import markdown as mirror
 
-        kept = kept_text(mirror.render(_probe(self.inv)))
+        rendered = mirror.render(_probe(self.inv))
+        kept = kept_text(rendered)
         whole = set(kept.split(" \n "))
         lost = [i for i in sorted(self.scope.lines) if counts(self.lines[i])
                 and not ((x := norm(self.lines[i])) in whole or x in kept)]
@@ -699,19 +702,21 @@ class _Build:
                 + [f"- line {i + 1}: {self.lines[i].strip()}" for i in bare])))
         if rest:
             self.inv.sections.append(Section("## Imported text (as written)", _body(span_lines(self.lines, rest))))
-        return self._roundtrip()
+        return self._roundtrip(None if whole or bare or rest else rendered)
 
-    def _roundtrip(self) -> bool:
+    def _roundtrip(self, rendered: str | None = None) -> bool:
+        """Does the investigation read back from its mirror as it is? Else fence the sections that stop it.
+        ``rendered``: its mirror as already rendered, when nothing was added since."""
         from dbglog.core import markdown as mirror
 
-        def same() -> bool:
+        def same(text: str | None = None) -> bool:
             probe = _probe(self.inv)
             try:
-                return mirror.parse(mirror.render(probe)) == probe
+                return mirror.parse(text if text is not None else mirror.render(probe)) == probe
             except ParseError:
                 return False
 
-        if same():
+        if same(rendered):
             return True
         # The sections whose lines look like structure (headings, tables, fences, labelled fields) are the ones the
         # canonical parser would misread: fence those at once, then the rest one by one if that was not enough.
