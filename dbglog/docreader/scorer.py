@@ -38,7 +38,13 @@ def weights(path: str | None = None) -> dict[str, dict[str, float]]:
 
 
 def score(f: dict[str, float], w: dict[str, dict[str, float]]) -> dict[str, float]:
-    return {lab: w[lab].get("bias", 0.0) + sum(w[lab].get(k, 0.0) * v for k, v in f.items()) for lab in LABELS}
+    out = {}
+    for lab in LABELS:  # (plain loops: every unit of a document is scored; the sums' order is the features')
+        wl, s = w[lab], 0.0
+        for k, v in f.items():
+            s += wl.get(k, 0.0) * v
+        out[lab] = wl.get("bias", 0.0) + s
+    return out
 
 
 def judge(u: Unit, ctx: Context, w: dict[str, dict[str, float]] | None = None) -> Judged:
