@@ -27,11 +27,12 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
+from dbglog.util import recache
 
 # --- the key line ----------------------------------------------------------------------------
 
 # Log prefixes, stripped from the start of the key line repeatedly (one pass each, in this order).
-PREFIXES = tuple(re.compile(p) for p in (
+PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
     r"^\s*[\w.-]+ \[std(?:out|err)\]:?\s*",                                       # a runner's host [stderr]
@@ -82,13 +83,13 @@ _SCRUB_RULES = (
     (r"(\.so)((?:\.\d+)+)\b", lambda m: m.group(1) + m.group(2).replace(".", "." + _KEEP)),
     (r"(?<![#" + _KEEP + r"])\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                          # the rest: counts, lines
 )
-SCRUB = tuple((re.compile(p, re.I), r) for p, r in _SCRUB_RULES)
+SCRUB = tuple((recache.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
-_SPACE = re.compile(r"\s+")
-_KEPT = re.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
-_KEPT_NUMBERS = re.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
+_SPACE = recache.compile(r"\s+")
+_KEPT = recache.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
+_KEPT_NUMBERS = recache.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
-_CONTINUES = re.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
+_CONTINUES = recache.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
 MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
 
 
@@ -103,7 +104,7 @@ def strip_prefixes(line: str) -> str:
 
 
 # (after anything but an ASCII word: a sentence in Chinese runs straight into "RuntimeError: ...")
-_EXCEPTION = re.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+_EXCEPTION = recache.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
 
 
 def _from_exception(line: str) -> str:
@@ -165,10 +166,10 @@ def _starts_alike(a: str, b: str) -> bool:
 
 # --- frames in the user's code ---------------------------------------------------------------
 
-_PY_FRAME = re.compile(r'(?:^|\s)File "([^"]+)", line \d+, in (\S+)')  # (behind any prefix: vLLM's workers)
-_GDB_FRAME = re.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?([\w:~<>]+?)\s*\(.*?\)(?: at ([^\s:]+):\d+)?")
+_PY_FRAME = recache.compile(r'(?:^|\s)File "([^"]+)", line \d+, in (\S+)')  # (behind any prefix: vLLM's workers)
+_GDB_FRAME = recache.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?([\w:~<>]+?)\s*\(.*?\)(?: at ([^\s:]+):\d+)?")
 # Paths that are not the user's code: the interpreter, frameworks whose frames every failure shares.
-LIBRARY_PATHS = re.compile(
+LIBRARY_PATHS = recache.compile(
     r"(?:^<|/lib/python\d[\d.]*/(?!site-packages|dist-packages)|[/\\](?:torch|triton|numpy|_pytest|pytest|pluggy|"
     r"click|multiprocessing|concurrent|asyncio|threading|runpy|importlib|accelerate|deepspeed)[/\\]|"
     r"^(?:libc|libpthread|libcuda|libtorch|libc10|libnccl|libamdhip|ld-linux)[\w.-]*$)")
@@ -202,7 +203,7 @@ def _frame(path: str, function: str) -> str:
 
 # --- kernel, collective ---------------------------------------------------------------------
 
-KERNEL_PATTERNS = tuple(re.compile(p) for p in (
+KERNEL_PATTERNS = tuple(recache.compile(p) for p in (
     r"\bin (?:kernel )?([A-Za-z_][\w:]*)<<<",                                 # cuda-gdb: in fused_moe_kernel<<<(...)>>>
     r"^[=\s]*at 0x[0-9a-fA-F]+ in (?:void )?([A-Za-z_][\w:]*(?:<[^>]*>)?)\(",  # compute-sanitizer: at 0x.. in k(
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
@@ -210,16 +211,16 @@ KERNEL_PATTERNS = tuple(re.compile(p) for p in (
     r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
     r"\bggml_cuda_compute_forward: ([A-Z][A-Z0-9_]*) failed",                       # llama.cpp: the op that failed
 ))
-_COLLECTIVE_HINT = re.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
+_COLLECTIVE_HINT = recache.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
 # A collective's operation, most explicit wording first (c10d's OpType=, NCCL's API name, prose).
-_OPS = tuple(re.compile(p, re.I) for p in (
+_OPS = tuple(recache.compile(p, re.I) for p in (
     r"\bOpType=(\w+)",
     r"\bnccl(AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|AllToAll)\b",
     r"\bcollective(?: operation)?\s*[:=]\s*'?(\w+)",
 ))
-_MISSING = re.compile(r"(?:[Rr]anks?|missing ranks?|waiting for ranks?|ranks? that (?:did not|have not) \w+)"
+_MISSING = recache.compile(r"(?:[Rr]anks?|missing ranks?|waiting for ranks?|ranks? that (?:did not|have not) \w+)"
                       r"[:\s]*\[?((?:\d+\s*,\s*)*\d+)\]?\s*(?:failed|(?:did|have) not|missing|timed out|never)", re.I)
-_MISSING_LIST = re.compile(r"(?:missing|absent|not joined|stuck) ranks?\s*[:=]?\s*\[?((?:\d+\s*,\s*)*\d+)", re.I)
+_MISSING_LIST = recache.compile(r"(?:missing|absent|not joined|stuck) ranks?\s*[:=]?\s*\[?((?:\d+\s*,\s*)*\d+)", re.I)
 
 
 def kernel_name(lines: list[str], evidence: list[dict] | None = None) -> str | None:
@@ -287,7 +288,7 @@ class Fingerprint:
         return f"failure {self.key} [{self.signature}]{kernel}: {self.line}"
 
 
-MIRROR_LINE = re.compile(r"failure (fp-[0-9a-f]{10}) \[([^\]\s]+)\](?: in (\S+))?: (.*)$")
+MIRROR_LINE = recache.compile(r"failure (fp-[0-9a-f]{10}) \[([^\]\s]+)\](?: in (\S+))?: (.*)$")
 
 
 def from_mirror_line(text: str) -> tuple[str, Fingerprint] | None:
@@ -337,7 +338,7 @@ def _may_fail(text: str, signatures) -> bool:
 # When no signature reads a text (a library's own error the catalog does not know: lmdeploy's
 # "[TM][ERROR] ... allocator.h:197", a worker's "RuntimeError: Out of workspace memory"), its error line
 # still names the failure: the first of these kinds found, its last line (the final error of a paste).
-FALLBACK_LINES = tuple(re.compile(p) for p in (
+FALLBACK_LINES = tuple(recache.compile(p) for p in (
     r"(?<![A-Za-z0-9_.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): +\S",  # a Python exception with a message
     r"\bLLVM ERROR: +\S",                                                  # LLVM / MLIR (Triton, XLA)
     r"\S:\d+(?::\d+)?\)?: (?:fatal )?error: +\S",                          # a compiler: file:line:col: error:
@@ -356,7 +357,7 @@ def _fallback_line(lines: list[str]) -> int | None:
     return None
 
 
-_OPEN_END = re.compile(r"[,:=(][ \t]*$")  # a line that stops mid-clause: after a comma, a colon, "=", "("
+_OPEN_END = recache.compile(r"[,:=(][ \t]*$")  # a line that stops mid-clause: after a comma, a colon, "=", "("
 
 
 def _join_soft_wraps(text: str) -> str | None:
@@ -375,7 +376,7 @@ def _join_soft_wraps(text: str) -> str | None:
     return "\n".join(out) + "\n" if joined else None
 
 
-_WRAPPED = re.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
+_WRAPPED = recache.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
 
 
 def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Fingerprint | None:
@@ -408,7 +409,7 @@ def _fallback(lines: list[str]) -> Fingerprint | None:
     return build(f"py.traceback:{exc.group(0).rsplit('.', 1)[-1]}" if exc else FALLBACK, [lines[at]], lines, at)
 
 
-_FENCE = re.compile(r"^ {0,3}(```|~~~)[^\n]*\n(.*?)^ {0,3}\1", re.M | re.S)
+_FENCE = recache.compile(r"^ {0,3}(```|~~~)[^\n]*\n(.*?)^ {0,3}\1", re.M | re.S)
 
 
 def error_blocks(text: str) -> list[str]:
@@ -597,14 +598,14 @@ SITELESS = ("oom.torch", "oom.runtime", "oom.exception_type", "oom.mps", "oom.sh
 # argument" could be any of a thousand.
 FREE_TEXT = ("py.traceback:", "triton.compilation_error", FALLBACK)
 SPECIFIC_WORDS = 5  # words of three letters or more, beyond the exception's name
-_WORD = re.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
-_SOURCE_SITE = re.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
+_WORD = recache.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
+_SOURCE_SITE = recache.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
 
 
 # A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
 # program ran into it; a check about the program's own values ("Expected all tensors to be on the same
 # device", a shape, an index) is each program's own bug, told apart only by its frames.
-_MACHINE = re.compile(r"\b(?:GPUs?|compute capability|CUDA capability|sm_\d+|gfx\d+|Ampere|Turing|Volta|Pascal|Hopper"
+_MACHINE = recache.compile(r"\b(?:GPUs?|compute capability|CUDA capability|sm_\d+|gfx\d+|Ampere|Turing|Volta|Pascal|Hopper"
                       r"|Blackwell|driver|compiled|kernel image|architecture|[Bb]float16|bf16|<gpu>)\b")
 
 
@@ -626,11 +627,11 @@ def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
     return _names_no_site(a, b) and not (a.kernel or a.frames or a.op or b.kernel or b.frames or b.op)
 
 
-_QUOTES = re.compile(r"[`'\"\u2018\u2019\u201c\u201d]")
+_QUOTES = recache.compile(r"[`'\"\u2018\u2019\u201c\u201d]")
 
 
 # What frames a message without being it: the exception's name, C++'s terminate handler, a "what():".
-_HEAD = re.compile(r"^(?:(?:terminate called after throwing an instance of '[\w:]+'\s*)?"
+_HEAD = recache.compile(r"^(?:(?:terminate called after throwing an instance of '[\w:]+'\s*)?"
                    r"(?:(?:[\w.]*(?:Error|Exception))|what\(\)):\s*)+")
 
 
@@ -655,7 +656,7 @@ def _plain(line: str) -> str:
     return _SPACE.sub(" ", _QUOTES.sub(" ", line)).strip()  # (a space: "the`dtype`" reads as "the dtype")
 
 
-_SOURCE_AT = re.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
+_SOURCE_AT = recache.compile(r"^(?:[\w.-]*/)*([\w-]+)\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip|py):N:?$")
 
 
 def _source_stem(word: str) -> str:

@@ -7,25 +7,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from dbglog.util import recache
 
 
 # The call line as the reference gives it, and the forms the seeds' collection scripts also accept
 # (a grep for "API Call:"): a prefix before it (a rank or logger prefix, a container's timestamp),
 # fractional seconds or a "T" in the timestamp, no timestamp at all. The prefix is taken off the
 # block's other lines too.
-_API_CALL = re.compile(r"^(?P<pre>.*?)(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?)?"
+_API_CALL = recache.compile(r"^(?P<pre>.*?)(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?)?"
                        r"(?P<fw>SGLang Kernel|FlashInfer) API Call: (?P<name>.+?)\s*$")
-_API_DONE = re.compile(r"^(Output:|Output value:)\s*$")
+_API_DONE = recache.compile(r"^(Output:|Output value:)\s*$")
 # "%s SGLang Kernel API Exception: %s (%s: %s)" with the exception's str(), which for torch errors
 # spans several lines ("CUDA error: ...\nCUDA kernel errors might be ...\n...)"): the first line
 # has no closing parenthesis. Older/abridged logs print the name alone.
-_API_EXC = re.compile(r"^(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?)?SGLang Kernel API Exception: (\S+)"
+_API_EXC = recache.compile(r"^(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\] ?)?SGLang Kernel API Exception: (\S+)"
                       r"(?: \(([\w.]+): ?(.*?))?\s*$")
-_API_ARG = re.compile(r"^  (arg\[\d+\]|[A-Za-z_]\w*)(?:=|:\s*$)(.*)$")
-_API_SHAPE = re.compile(r"shape=(\([^)]*\))")
-_API_DTYPE = re.compile(r"dtype=(torch\.\w+)")
-_API_DEVICE = re.compile(r"device=([\w:]+)")
-_API_DUMP = re.compile(r"^(?:Dumped inputs to|Inputs dumped to|Outputs dumped to|Dumped outputs to):\s*(\S.*?)\s*$")
+_API_ARG = recache.compile(r"^  (arg\[\d+\]|[A-Za-z_]\w*)(?:=|:\s*$)(.*)$")
+_API_SHAPE = recache.compile(r"shape=(\([^)]*\))")
+_API_DTYPE = recache.compile(r"dtype=(torch\.\w+)")
+_API_DEVICE = recache.compile(r"device=([\w:]+)")
+_API_DUMP = recache.compile(r"^(?:Dumped inputs to|Inputs dumped to|Outputs dumped to|Dumped outputs to):\s*(\S.*?)\s*$")
 
 
 @dataclass

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Sequence
 
 from dbglog.util import config
 from dbglog.util.errors import DbglogError
+from dbglog.util import recache
 
 # A resolver turns a regex match into (reported name, rank); used where the name depends on the
 # text (``py.traceback:ValueError``, the ``cudaError...`` token, hardware vs app Xids, wave stop
@@ -239,12 +240,12 @@ def _resolve_cuda_code(m: re.Match[str]) -> tuple[str, int]:
     return known
 
 
-_ABOUT_CUDA = re.compile(r"(?<![\w/\\-])(?i:cuda|hip)(?![\w/\\])|\b(?:cu|cuda|hip)[A-Z]\w+")
+_ABOUT_CUDA = recache.compile(r"(?<![\w/\\-])(?i:cuda|hip)(?![\w/\\])|\b(?:cu|cuda|hip)[A-Z]\w+")
 
 
 # Severity marks of a warning line: glog/absl "W0123 ..." or TF's ": W tensorflow/...cc:64]", ONNX
 # Runtime's "[W:onnxruntime:...]", Python's "UserWarning:", a "WARNING" logger level.
-_WARNING_LINE = re.compile(r"^\s*W\d{4} |: W [\w./-]+:\d+\]|\[W:|Warning\b|\bWARN(?:ING)?\b")
+_WARNING_LINE = recache.compile(r"^\s*W\d{4} |: W [\w./-]+:\d+\]|\[W:|Warning\b|\bWARN(?:ING)?\b")
 
 
 def _resolve_loader(m: re.Match[str]) -> tuple[str, int]:
@@ -285,7 +286,7 @@ _WRAPPER_EXCEPTIONS = {"EngineDeadError", "BackendCompilerFailed", "InductorErro
 _HW_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 149, 154}
 
 
-_XID_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+_XID_CAUSED_BY = recache.compile(r"caused by previous Xid (\d+)")
 
 
 def _resolve_xid(m: re.Match[str]) -> tuple[str, int]:
@@ -396,13 +397,13 @@ def _resolve_library_status(m: re.Match[str]) -> tuple[str, int]:
 
 # RCCL/NCCL advisories printed at init on healthy runs ("Missing \"iommu=pt\" from kernel command
 # line which can lead to ...", deprecated variables): noise, never the cause.
-_NCCL_ADVISORY = re.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
+_NCCL_ADVISORY = recache.compile(r'^Missing "|\bwhich can lead to\b|\bdeprecated\b')
 
 
 # A WARN saying a connection to a peer failed: an InfiniBand/RoCE completion error, a socket reset or
 # closed by the other side, a connect that failed. The fabric, or a peer process that went away; it
 # ranks above the watchdog timeout it leads to and below a peer's own crash (segfault, SIGKILL).
-_NCCL_NET = re.compile(r"Got completion (?:from peer|with error)|Connection (?:closed by remote peer|reset by peer|refused"
+_NCCL_NET = recache.compile(r"Got completion (?:from peer|with error)|Connection (?:closed by remote peer|reset by peer|refused"
                        r"|timed out)|Broken pipe|Software caused connection abort|No route to host"
                        r"|\bCall to (?:recv|send|connect)\b[^\n]*\bfailed\b|\bConnect to \S+ failed\b")
 
@@ -470,8 +471,8 @@ _EXC = r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))"
 _TRACEBACK_HEADER_TEXT = "Traceback (most recent call last)"
 _FRAME_TEXT = 'File "'
 _RAISED_FROM = "Exception raised from "
-_FRAME = re.compile(r'File "[^"\n]+", line \d+')
-_WRAPPER_TEXT = re.compile(
+_FRAME = recache.compile(r'File "[^"\n]+", line \d+')
+_WRAPPER_TEXT = recache.compile(
     r"See root cause above|See stack trace \(above\)|watchdog thread terminated|"
     r"please check the stack trace above|Failed core proc|"
     # torch's ExceptionWrapper: the worker's own exception follows under "Original Traceback"
@@ -1099,7 +1100,7 @@ _BY_NAME = {s.name: s for s in BUILTIN}
 # bytes.find pass per needle. Regexes never see more than one line (or a window of a giant line).
 
 _KEY_DELETE = b"0123456789abcdefABCDEF"
-_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI colours, OSC titles/links
+_ANSI = recache.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # CSI colours, OSC titles/links
 _DEDUPE_MIN_LINES = 20_000
 _LAZY_NEEDLES = {"E   ", "E\t"}  # looked up only when needed (see _pytest_output)
 _MAX_HITS = 2000  # per pattern: enough to rank; bounded work on logs that repeat one failure
@@ -1497,7 +1498,7 @@ def _wrapped_below(t: _Text, i: int, rx: re.Pattern[str], sig: Signature, hits: 
     return 0
 
 
-_LOGGED_EXC = re.compile(r"\b(?P<exc>[A-Z][A-Za-z0-9]*(?:Error|Exception)): (?P<msg>\S[^\n]*)$")
+_LOGGED_EXC = recache.compile(r"\b(?P<exc>[A-Z][A-Za-z0-9]*(?:Error|Exception)): (?P<msg>\S[^\n]*)$")
 
 
 def _exception_output_around(t: _Text, i: int) -> bool:
@@ -1833,7 +1834,7 @@ def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
 
 # The container runtime's log format (CRI, what `kubectl logs` reads from the node's files):
 # "<RFC3339 time> <stdout|stderr> <P|F> <text>", P a partial line that the next line continues.
-_CRI = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) ([PF]) ?(.*)$")
+_CRI = recache.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) ([PF]) ?(.*)$")
 
 
 def join_partial_lines(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
@@ -1869,7 +1870,7 @@ def join_partial_lines(text: str | bytes) -> tuple[bytes, str, list[int]] | None
 # (kubectl --timestamps, CI logs), a journal's "Mon dd hh:mm:ss host unit[pid]: ", torchrun's
 # "[rank3]:", mpirun's "[1,0]<stderr>:", srun -l's "0: ". Group ts varies from line to line; the
 # rest (tag) says which stream a line belongs to.
-_LINE_PREFIX = re.compile(
+_LINE_PREFIX = recache.compile(
     rb"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
     rb"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )"
     rb"|(?P<tag>\[(?:rank|default)\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}: "
@@ -1962,7 +1963,7 @@ def _split_runs(lines: list[bytes], cut: list[tuple[int, bytes]], widths: list[i
     return runs
 
 
-_NUMBERED = re.compile(rb"[ \t]*\d{1,7}[ \t]")
+_NUMBERED = recache.compile(rb"[ \t]*\d{1,7}[ \t]")
 
 
 def join_numbered(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
@@ -2004,8 +2005,8 @@ def join_numbered(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
 # the same thread ("NCCL INFO init.cc:766 -> 2"); after a WARN it recovers from (an optional library it
 # probed for, libibverbs missing, then "NET/Socket : Using eth0") it simply goes on.
 # ((?<!\S): tried at the start of a word only -- the same match, and linear on a 64 KB line of one word)
-_NCCL_THREAD = re.compile(r"(?<!\S)(\S+:\d+:\d+) \[\d+\] ")
-_NCCL_RETURN = re.compile(r"NCCL INFO [^\n]*?\S:\d+ -> \d+")  # (\S, not \S+: one char is as true, and linear)
+_NCCL_THREAD = recache.compile(r"(?<!\S)(\S+:\d+:\d+) \[\d+\] ")
+_NCCL_RETURN = recache.compile(r"NCCL INFO [^\n]*?\S:\d+ -> \d+")  # (\S, not \S+: one char is as true, and linear)
 _NCCL_LOOKAHEAD = 60
 
 
@@ -2191,7 +2192,7 @@ from dbglog.diagnose.kernel_api import ApiBoundary, parse_kernel_api_log  # noqa
 
 _REPORTED_PREFIXES = ("py.traceback:", "gpu.error:", "elastic.rank_killed:", "gdb.signal:", "cublas:", "hipblas",
                       "rocblas:", "cudnn:", "miopen:", "gpu.exception", "kernel.xid", "rocm.")
-_REGEX_CHARS = re.compile(r"[\\^$|()+{}]")
+_REGEX_CHARS = recache.compile(r"[\\^$|()+{}]")
 
 
 def _near_miss(value: str, names: list[str], outcomes: list[str]) -> tuple[str | None, dict[str, str]]:

@@ -24,7 +24,7 @@ _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "act
               "actions taken", "action taken"}
 
 
-_FLABEL = re.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:(?:\*\*|__)\s*)?[:：]"
+_FLABEL = recache.compile(r"^\W{0,3}(?:\*\*|__)?(?P<l>[^:：*_\n]{1,24}?)(?:（[^）]*）|\([^)]*\))?\s*(?:(?:\*\*|__)\s*)?[:：]"
                      r"(?:\*\*|__)?\s*(?P<rest>.*)$")
 
 
@@ -94,7 +94,7 @@ class Table:
         return rx.search(text) if rx else None
 
 
-_TOKEN = re.compile(r"[\w'-]+")  # a bounded entry stands between characters outside this class (``_words_rx``)
+_TOKEN = recache.compile(r"[\w'-]+")  # a bounded entry stands between characters outside this class (``_words_rx``)
 
 
 @lru_cache(maxsize=64)  # (the cues of one unit ask about the same text many times)
@@ -146,13 +146,13 @@ def table(lang: str) -> Table:
                 if bounded:
                     t.fast[f"{section}.{key}"] = _split_words(words)
     if lang == "en":
-        t.rx["mood.imperative_lead"] = re.compile(
+        t.rx["mood.imperative_lead"] = recache.compile(
             r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["imperative"], key=len, reverse=True))
             + r")(?![\w'-])", re.I)
-        t.rx["mood.question_lead"] = re.compile(
+        t.rx["mood.question_lead"] = recache.compile(
             r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["question_lead"], key=len, reverse=True))
             + r")(?![\w'-])", re.I)
-        t.rx["mood.answer_lead"] = re.compile(
+        t.rx["mood.answer_lead"] = recache.compile(
             r"^(?:" + "|".join(re.escape(w) for w in sorted(raw["mood"]["answer_lead"], key=len, reverse=True))
             + r")(?![\w'-])", re.I)
         for key in ("mood.imperative_lead", "mood.question_lead", "mood.answer_lead"):
@@ -161,24 +161,24 @@ def table(lang: str) -> Table:
 
 
 # German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
-_DE_PARTICIPLE = re.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
-_ARROW = re.compile(r"\s(?:->|=>|→|⇒)\s?")
-_DASH = re.compile(r"\s(?:—|–|--)\s")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_DE = re.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_DE_PARTICIPLE = recache.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
+_ARROW = recache.compile(r"\s(?:->|=>|→|⇒)\s?")
+_DASH = recache.compile(r"\s(?:—|–|--)\s")
+_CJK = recache.compile(r"[\u4e00-\u9fff]")
+_KANA = recache.compile(r"[\u3040-\u30ff]")
+_HANGUL = recache.compile(r"[\uac00-\ud7a3]")
+_DE = recache.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
+_CYRILLIC = recache.compile(r"[\u0400-\u04ff]")
 # Words of French and of Spanish that English and German text do not use (an accent alone does not tell the two apart).
-_FR = re.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|été|ça|très|où|sur|aussi|mais|après)(?!\w)", re.I)
-_ES = re.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
+_FR = recache.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|été|ça|très|où|sur|aussi|mais|après)(?!\w)", re.I)
+_ES = recache.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
 
 
 # Names and addresses in any language's prose (a URL, `code`, NCCL_P2P_DISABLE=1, paddle.utils.run_check()): the
 # share of a script is measured on the rest, so "问题解决：export NCCL_P2P_DISABLE=1 <url>" is Chinese.
-_WIDE = re.compile(r"([\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff00-\uffef]+)")
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
-_TECHNICAL = re.compile(r"[_=/\\.(]")
+_WIDE = recache.compile(r"([\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff00-\uffef]+)")
+_CODE_SPAN = recache.compile(r"`[^`\n]*`")
+_TECHNICAL = recache.compile(r"[_=/\\.(]")
 
 
 def _prose(text: str) -> str:
@@ -218,21 +218,21 @@ def _common_words(rx: re.Pattern, text: str, words: int) -> int:
 
 # Markdown decoration and list markers the words of a unit are read without.
 # (and an empty HTML anchor a table of contents links to: "Discussion <a id="discussion"></a>")
-_DECOR = re.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)|"
+_DECOR = recache.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)|"
                     r"\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
-_LEAD = re.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
-_MENTION = re.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
-_KNOB = re.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
+_LEAD = recache.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
+_MENTION = recache.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
+_KNOB = recache.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|(?<![\w./-])[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
-_PLACEHOLDER = re.compile(r"<(?!/?" + HTML_TAGS + r"\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
-_ED = re.compile(r"\b[a-z]{3,}(?:ed|t)\b")
-_SUBJECT = re.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
+_PLACEHOLDER = recache.compile(r"<(?!/?" + HTML_TAGS + r"\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
+_ED = recache.compile(r"\b[a-z]{3,}(?:ed|t)\b")
+_SUBJECT = recache.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
                       r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
 
-_CODE = re.compile(r"`[^`]*`")
-_STAMP = re.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
+_CODE = recache.compile(r"`[^`]*`")
+_STAMP = recache.compile(r"^\W{0,4}(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2})?|\d{1,2}:\d{2}(?::\d{2})?)\W{0,4}\s+")
 
 
 @lru_cache(maxsize=16384)
@@ -291,7 +291,7 @@ def outcome_of(text: str, lang: str) -> str | None:
         # "nicht funktioniert" / "没有解决": a success word right after a negation is a failure
         # (in Chinese, Japanese and Korean one or two characters may stand between: "没有解决", "并没有解决")
         gap = r"[^\s，。,.;；!！?？]{0,2}?" if lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
-        near = re.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
+        near = recache.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
         pos, neg = pos - flips, neg + flips
     if still:
@@ -308,41 +308,41 @@ def outcome_of(text: str, lang: str) -> str | None:
 
 
 _MARKS = VERDICT_MARKS
-_VERDICT_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
+_VERDICT_MARK = recache.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)))
 # The marks that give a verdict (not "⏳ pending"): a cell holding one alone says how its try went.
-_TRY_MARK = re.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)
+_TRY_MARK = recache.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=len, reverse=True)
                                 if _MARKS[k] in ("worked", "failed", "partial")))
 # "❌ `/usr/local/bin/ollama.backup` (33 MB)": a path and its size, ticked off a list of files (removed or kept),
 # not a setting that was tried: no verb, no value, nothing run.
-_BARE_PATH = re.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
-_OKNOK = re.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
+_BARE_PATH = recache.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
+_OKNOK = recache.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
               "STABLE": "worked", "UNSTABLE": "partial"}
 
 
 # "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
-_NO_EFFECT = re.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
+_NO_EFFECT = recache.compile(r"\b(?:neither|none of (?:them|these|those|it)|nothing|didn't|did not|doesn't|does not|never|"
                         r"not)\b\W*(?:\w+\W+){0,2}?(?:chang(?:e|ed|es)|help(?:s|ed)?|fix(?:es|ed)?|improv(?:e|ed|es)|"
                         r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
 
 
-_NO_ERROR = re.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
+_NO_ERROR = recache.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
                        r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
-_MADE_IT_RUN = re.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
+_MADE_IT_RUN = recache.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
                           r"\s+(?:to\s+)?(?:start|run|work|pass|finish|complete|load|boot|train|converge)\b", re.I)
-_PAST_INABILITY = re.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
-_NOT_A_THING = re.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
+_PAST_INABILITY = recache.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
+_NOT_A_THING = recache.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
 # "issue 3: `hipcc: error: unsupported option`": the problem an entry of a log is about, not a try of its own.
-_PROBLEM_LINE = re.compile(r"^(?:issue|problem|error|bug|failure|symptom|problème|fehler|问题)\s*#?\d{1,3}\s*[:：(]", re.I)
-_UPDATE_LEAD = re.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
+_PROBLEM_LINE = recache.compile(r"^(?:issue|problem|error|bug|failure|symptom|problème|fehler|问题)\s*#?\d{1,3}\s*[:：(]", re.I)
+_UPDATE_LEAD = recache.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
 # A success with a catch, and a failure that got better: the words that turn either into a partial.
-_CATCH = re.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
+_CATCH = recache.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
                     r"an option|practical)|unusable|degraded|then (?:\w+ ){0,4}(?:errors?|fails?|crash(?:es)?|hangs?|returns?|"
                     r"dies|ooms?)\b|but only)", re.I)
-_BETTER = re.compile(r"\binstead of\b|\brarer\b|\bless often\b|\bfewer\b|\bonly (?:one|once|\d+) (?:\w+ )?in\b|"
+_BETTER = recache.compile(r"\binstead of\b|\brarer\b|\bless often\b|\bfewer\b|\bonly (?:one|once|\d+) (?:\w+ )?in\b|"
                      r"\bone (?:hang|crash|failure) in\b|(?<!no )(?<!not )\bimproved\b|(?<!no )(?<!not )\bbetter\b", re.I)
-_BUT = re.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
+_BUT = recache.compile(r"(?:,\s*|\s)(?:but|however|although|though)\b", re.I)
 
 
 def _catch(s: str, verdict: str) -> str:
@@ -448,8 +448,8 @@ def diagnostic(did: str) -> bool:
 
 # A command that asks and changes nothing: a tool and its read-only subcommand or flag (`dkms status`, `docker ps`,
 # `kubectl get pods`, `oc describe pod`, `systemctl status`, `git log`, `torch --version`), set as code.
-_CODE_FIRST = re.compile(r"^\W{0,3}(?:\$\s*)?`([^`]{2,200})`")
-_READ_ONLY = re.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compose|image|container|node|pod|pods|module))?\s+"
+_CODE_FIRST = recache.compile(r"^\W{0,3}(?:\$\s*)?`([^`]{2,200})`")
+_READ_ONLY = recache.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compose|image|container|node|pod|pods|module))?\s+"
                         r"(?:status|list|ls|ps|show|info|describe|get|inspect|version|--version|-v|-V|log|top|events)\b")
 
 
@@ -495,30 +495,30 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
 
 
 # "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
-_STILL_MEANS = re.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
-_HEDGE = re.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
+_STILL_MEANS = recache.compile(r"\bstill\s+(?=(?:want|need|have to|plan|intend|mean|hope|wish)\b)", re.I)
+_HEDGE = recache.compile(r"\b(?:it\s+)?(?:seems|seemed|appears|appeared)(?:\s+(?:like|that|to\s+be|to))?\b|\blooks\s+like\b",
                     re.I)
 # "Log attached.", "Trace attached below": a noun and its participle, not an order to log.
-_NOUN_ATTACHED = re.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
-_CAUSE_TAIL = re.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
-_TRY_HEAD = re.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs?|fix(?:es)?|solutions?|workarounds?|"
+_NOUN_ATTACHED = recache.compile(r"^\W*\w+\s+(?:\w+\s+)?(?:attached|enclosed|included|uploaded|posted)\b", re.I)
+_CAUSE_TAIL = recache.compile(r",?\s+(?:so|because|since|which means|which suggests)\s+", re.I)
+_TRY_HEAD = recache.compile(r"\b(?:tried|tries|try|attempts?|experiments?|tests?|runs?|fix(?:es)?|solutions?|workarounds?|"
                        r"day|week)\b", re.I)
 # Settings that only make a program tell more (CUDA_LAUNCH_BLOCKING also changes timing: often a workaround).
-_DEBUG_OUT = re.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
+_DEBUG_OUT = recache.compile(r"(?:nccl[_ ]debug\w*|debug(?:ging)?\b|torch_distributed_debug|torch_show_cpp_stacktraces|amd_log_level|"
                         r"torch_cpp_log_level|hip_trace_api|amd_serialize_kernel|debug logging|logging|verbose)\b")
-_WHETHER = re.compile(r"\b(?:whether|(?:check|see|test|find out|verify|confirm|ask)\s+if)\b.*$", re.I)
+_WHETHER = recache.compile(r"\b(?:whether|(?:check|see|test|find out|verify|confirm|ask)\s+if)\b.*$", re.I)
 _UNIT = r"(?:[KMGT]i?B|[kKMG]?bps|ms|µs|us|s|sec|min|h|tok/s|tokens?/s|t/s|it/s|img/s|samples?/s|TFLOPS|%|x|×)"
-_MEASURED = re.compile(rf"^(?P<cfg>[^:→]{{3,90}}?)\s*(?::|→|->|=>|—|–)\s*(?P<val>(?:~|≈|about\s+)?\d[\d',.]*\s*{_UNIT}\b|"
+_MEASURED = recache.compile(rf"^(?P<cfg>[^:→]{{3,90}}?)\s*(?::|→|->|=>|—|–)\s*(?P<val>(?:~|≈|about\s+)?\d[\d',.]*\s*{_UNIT}\b|"
                        r"OOM\b|NaN\b|hangs?\b|crash(?:es)?\b|segfaults?\b|error\b)", re.I)
-_CONFIG_CHARS = re.compile(r"[=(+`]|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|dim|heads?|layers?|ckpt|fp16|bf16|fp8|int8|int4)\b", re.I)
-_PREP = re.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
+_CONFIG_CHARS = recache.compile(r"[=(+`]|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|dim|heads?|layers?|ckpt|fp16|bf16|fp8|int8|int4)\b", re.I)
+_PREP = recache.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
-_RESULT_COL = re.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+_RESULT_COL = recache.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
                          r"コメント|結果|備考|결과|비고|"
                          r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
                          re.I)
-_WHAT_COL = re.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
+_WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
 
 
@@ -531,7 +531,7 @@ def row_roles(u: Unit) -> tuple[int, int]:
     return what, res
 
 
-_YES_NO = re.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
+_YES_NO = recache.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
 
 
 def _said_columns(doc: Doc) -> None:
@@ -559,13 +559,13 @@ def _said_columns(doc: Doc) -> None:
 
 # A change table: what was set, its value before and after ("| Parameter | Iter0 | Iter1 | Reason |",
 # "| Aspect | Before | After | Impact |"): each row is a knob turned, as a key-differences table's row is a factor.
-_KNOB_COL = re.compile(r"param|setting|flag|option|config|knob|variable|env\b|aspect|参数|配置|设置|einstellung|"
+_KNOB_COL = recache.compile(r"param|setting|flag|option|config|knob|variable|env\b|aspect|参数|配置|设置|einstellung|"
                        r"パラメータ|設定|파라미터|설정", re.I)
-_BEFORE_COL = re.compile(r"^(?:before|old|from|original|previous|prev|default|was|vorher|alt|之前|修改前|原|旧|変更前|이전)"
+_BEFORE_COL = recache.compile(r"^(?:before|old|from|original|previous|prev|default|was|vorher|alt|之前|修改前|原|旧|変更前|이전)"
                          r"(?:\b|(?=[\s(]|$))", re.I)
-_AFTER_COL = re.compile(r"^(?:after|new|to|changed|fixed|updated|now|nachher|neu|之后|修改后|新|変更後|이후)"
+_AFTER_COL = recache.compile(r"^(?:after|new|to|changed|fixed|updated|now|nachher|neu|之后|修改后|新|変更後|이후)"
                         r"(?:\b|(?=[\s(]|$))", re.I)
-_RUN_COL = re.compile(r"^(?:iter(?:ation)?|run|round|exp(?:eriment)?|v)\s*#?\s*(\d+)$", re.I)
+_RUN_COL = recache.compile(r"^(?:iter(?:ation)?|run|round|exp(?:eriment)?|v)\s*#?\s*(\d+)$", re.I)
 
 
 def change_columns(header: tuple[str, ...]) -> tuple[int, int, int] | None:
@@ -595,9 +595,9 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     return what, res
 
 
-_EXPECTED = re.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
-_BEST_RESULT = re.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
-_WEAK_RESULT = re.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
+_EXPECTED = recache.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
+_BEST_RESULT = recache.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
+_WEAK_RESULT = recache.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
 
 
 @dataclass
@@ -672,7 +672,7 @@ def _result_closed_lists(doc: Doc) -> list[int]:
     return out
 
 
-_FIELD_ITEM = re.compile(r"^[A-Za-z][\w /-]{0,24}:\s+\S")
+_FIELD_ITEM = recache.compile(r"^[A-Za-z][\w /-]{0,24}:\s+\S")
 
 
 def _says_done(text: str, lang: str) -> bool:
@@ -736,25 +736,25 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
 
 
 # "Then we pinned ...", "First I rebuilt ...": an adverb that may open an imperative, followed by who did it.
-_NARRATED = re.compile(r"^(?:just|simply|first|then|finally|always|never|after that|next)\b[\s,]+"
+_NARRATED = recache.compile(r"^(?:just|simply|first|then|finally|always|never|after that|next)\b[\s,]+"
                        r"(?:i|we|they|he|she|someone|somebody|nobody)\b", re.I)
 
 
 # "To split the problem, try with X", "If you can, also run Y": an imperative after a leading clause.
-_LATE_IMPERATIVE = re.compile(r"^(?:(?:to|if|when|for|once|before|after|while)\b[^,;:]{2,60}[,;:]|(?:until|unless)\b[^,;:]{2,60}?[,;:]?)"
+_LATE_IMPERATIVE = recache.compile(r"^(?:(?:to|if|when|for|once|before|after|while)\b[^,;:]{2,60}[,;:]|(?:until|unless)\b[^,;:]{2,60}?[,;:]?)"
                               r"\s*(?:please\s+|also\s+|just\s+)?"
                               r"(?:try|use|set|add|run|install|disable|enable|check|update|upgrade|downgrade|rebuild|pass|"
                               r"export|increase|reduce|switch|verify|apply|replace|change|restart|remove)\b", re.I)
 # "**Status:** Open", "Environment: ..." above the problem statement: fields, not the statement itself.
-_FIELD = re.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
+_FIELD = recache.compile(r"^\W{0,3}(?:\*\*|__)?(?:status|state|environment|env|setup|hardware|versions?|tags|labels|"
                     r"related files|owner|date|priority|severity)(?:\*\*|__)?\s*:", re.I)
-_META = re.compile(r" · |^<!--")
-_ADDRESSED = re.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
+_META = recache.compile(r" · |^<!--")
+_ADDRESSED = recache.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)\b[\s,]*)?`?@[\w.-]+", re.I)
 
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
 # is output pasted as text: its words are the program's, not the author's.
-_PASTED = re.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
+_PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
                      r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+)")
 
 
@@ -874,7 +874,7 @@ def _verdict_after(text: str, lang: str, labelled: bool) -> bool:
 
 
 # "- [Removing the unused import fixes it](#import)": an entry of a table of contents, a link to a heading below.
-_TOC_ENTRY = re.compile(r"^\W{0,3}(?:\d{1,3}[.)]\s*)?\[[^\]]{1,200}\]\(#[^)\s]{1,120}\)\W{0,3}$")
+_TOC_ENTRY = recache.compile(r"^\W{0,3}(?:\d{1,3}[.)]\s*)?\[[^\]]{1,200}\]\(#[^)\s]{1,120}\)\W{0,3}$")
 
 
 def _item_features(u: Unit, f: dict[str, float]) -> None:
@@ -894,7 +894,7 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
-PLAN_LEAD = re.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
+PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
                        r"later|plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
 
 
@@ -992,14 +992,14 @@ def _imperatives(lang: str) -> frozenset:
 
 # "The solution was to turn off ACSCtl", "What finally fixed it was bucketing", "solved it by pinning 2.5.8": what
 # fixed the problem, said after the fact.
-_FIX_WAS = re.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|is) (?:to )?|what (?:finally )?(?:fixed|solved|"
+_FIX_WAS = recache.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|is) (?:to )?|what (?:finally )?(?:fixed|solved|"
                       r"worked) (?:it |this )?(?:for (?:me|us) )?(?:was|is)|(?:fixed|solved|resolved) (?:it|this|the (?:issue|"
                       r"problem)) by)\b", re.I)
 
 
-_NOT_WORD = re.compile(r"[^\w'-]")
-_CONDITIONAL = re.compile(r"^(?:if|when|unless|in case)\b", re.I)
-_ED_OR_S = re.compile(r"^\w+(?:ed|s)\b")
+_NOT_WORD = recache.compile(r"[^\w'-]")
+_CONDITIONAL = recache.compile(r"^(?:if|when|unless|in case)\b", re.I)
+_ED_OR_S = recache.compile(r"^\w+(?:ed|s)\b")
 
 
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:

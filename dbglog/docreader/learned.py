@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,9 +30,10 @@ from typing import Mapping
 
 from dbglog.docreader.units import Unit
 from dbglog.util.logit import Model
+from dbglog.util import recache
 
 KINDS = ("sentence", "command", "row")  # the units a person marks as attempts (the scorer's units)
-_WORD = re.compile(r"[a-z]+|\d+|[^\x00-\x7f]")
+_WORD = recache.compile(r"[a-z]+|\d+|[^\x00-\x7f]")
 MODEL = Path(__file__).with_name("cues") / "learned.json"
 
 

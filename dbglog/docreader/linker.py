@@ -18,6 +18,7 @@ from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, c
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
+from dbglog.util import recache
 
 ACTS = ("action_result", "action")
 MIN_CONFIDENCE = 0.4  # below it a unit is listed by --review, not made an attempt
@@ -257,11 +258,11 @@ def _done_marks(out: list[Found], units: dict[int, Unit]) -> None:
                     f.outcome = "inconclusive"
 
 
-_DONE_MARK = re.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
+_DONE_MARK = recache.compile(r"^\W{0,3}(?:✅|✔️|✔|☑️)\s*")
 
 
 # A state said of the system ("is being called", "still timing out", "No errors in the logs"), not of a change.
-_STATE = re.compile(r"^(?:no|none)\b|\b(?:is|are|was|were|being|been|still|exists?|present|found|remains?)\b", re.I)
+_STATE = recache.compile(r"^(?:no|none)\b|\b(?:is|are|was|were|being|been|still|exists?|present|found|remains?)\b", re.I)
 
 
 def _unlead(text: str) -> str:
@@ -299,7 +300,7 @@ def _absorbed(out: list[Found]) -> list[Found]:
     return keep
 
 
-_FIXED = re.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
+_FIXED = recache.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disappear(?:s|ed)?|went away|stops?\b|stopped)",
                     re.I)
 
 
@@ -314,12 +315,12 @@ def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     return max(near, key=lambda x: x.last).text if near else ""
 
 
-_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
+_KEY = recache.compile(r"^\s*(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[#(]?\d{1,3}[.)]?|[A-Z]\d?|"
                   r"[\u4e00-\u9fff]{1,4}?[一二三四五六七八九十\d]{1,3})\s*[:：]\s*(?P<rest>.+)$")  # "方案三：能跑"
 # "- **R1** default (`--tp 4`)": a key set off by emphasis needs no colon.
-_EMPH_KEY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
+_EMPH_KEY = recache.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}\s?\d{1,3}|[A-Z]\d?)(?:\*\*|__|`)\s*[:：]?\s*"
                        r"(?P<rest>\S.*)$")
-_CODE_KEY = re.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
+_CODE_KEY = recache.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
 
 
 def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, int, Judged | None, str]]:
@@ -480,10 +481,10 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[int]) -> Found 
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
-ENTRY = re.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
-_PROPOSAL_KW = re.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
+_PROPOSAL_KW = recache.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
                           r"recommendation|opción|option|vorschlag|方案)$", re.I)
 
 
@@ -719,7 +720,7 @@ def _prepares(text: str) -> bool:
 
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE_HEAD = re.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
+_DATE_HEAD = recache.compile(rf"^\W*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:{_MONTH}\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+{_MONTH}"
                         r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b)|^\W*(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+\d",
                         re.I)
 def _housekeeping(text: str) -> bool:
@@ -728,9 +729,9 @@ def _housekeeping(text: str) -> bool:
     return bool(chore.search(" ".join(plain(text).split()[:4]))) and _outcome(chore.sub(" ", text)) is None
 
 
-_PROGRESS = re.compile(r"\d[\d.,]*\s*(?:s/it|it/s|ms/step|s/step|tok/s|tokens/s|t/s|samples/s|img/s)\b")
+_PROGRESS = recache.compile(r"\d[\d.,]*\s*(?:s/it|it/s|ms/step|s/step|tok/s|tokens/s|t/s|samples/s|img/s)\b")
 # A reply that points back at a suggestion: "that", "your fix", "the method you provided", "no effect here either"
-_POINTS_BACK = re.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag|method|solution|"
+_POINTS_BACK = recache.compile(r"\b(?:that|this|it|your|the (?:suggestion|fix|workaround|change|patch|flag|method|solution|"
                           r"params?|parameters?|settings?|options?|steps?)|you (?:provided|suggested|posted|mentioned|"
                           r"recommended|proposed)|either)\b", re.I)
 
@@ -755,7 +756,7 @@ def _own_try(n: Judged) -> bool:
                                          re.I)
 
 
-_ME_TOO = re.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
+_ME_TOO = recache.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
                      r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
 
 
@@ -776,7 +777,7 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
 
 
 # "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
-_PART_SPLIT = re.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
+_PART_SPLIT = recache.compile(r",?\s*\b(?:and|or)\b,?\s*(?:(?:separately|also|alternatively|then|independently),?\s*)?"
                          r"|;\s*(?:and|or)\s+")
 
 
@@ -789,7 +790,7 @@ def _parts(said: str) -> list[str]:
 
 
 # "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
-_ASK_LEAD = re.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
+_ASK_LEAD = recache.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
                        r"switch|upgrade|downgrade|pin|need|needs)\b\s+(?:with(?:out)?\s+|to\s+)?",
                        re.I)
 
@@ -932,9 +933,9 @@ def _row(j: Judged) -> Found | None:
 
 
 # A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.
-_CHECK_COL = re.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
+_CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
                         r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
-_MEASURE = re.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
+_MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
 def _measured(u: Unit, what: int, strict: bool = False) -> bool:
@@ -951,12 +952,12 @@ def _measured(u: Unit, what: int, strict: bool = False) -> bool:
     return n == len(rest) >= 2 if strict else len(rest) >= 2 and n * 2 > len(rest)  # ("Python | 3.10": a fact)
 
 
-_GOAL_COL = re.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
+_GOAL_COL = recache.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
 
 
-_TRIED = re.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
-_OR = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
-_BUT = re.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
+_TRIED = recache.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
+_OR = recache.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
+_BUT = recache.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
 
 def _split_several(f: Found) -> list[Found]:
@@ -994,15 +995,15 @@ def _split_several(f: Found) -> list[Found]:
     return [_copy(f, head + p, f.outcome) for p in pieces]
 
 
-_ELSEWHERE = re.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
+_ELSEWHERE = recache.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
                         r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
-_GERUND_AND = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
+_GERUND_AND = recache.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
 
 
 # "NVLS enabled versus disabled: both wedged", "`a`, `b`, and `c` MoE: all wedged": each side a try, one verdict
-_VERSUS = re.compile(r"^(?P<a>[^:]{2,120}?)\s+(?:versus|vs\.?)\s+(?P<b>[^:]{1,120}?):\s*(?P<v>(?:both|all|neither|each)\b.*)$",
+_VERSUS = recache.compile(r"^(?P<a>[^:]{2,120}?)\s+(?:versus|vs\.?)\s+(?P<b>[^:]{1,120}?):\s*(?P<v>(?:both|all|neither|each)\b.*)$",
                      re.I | re.S)
-_ALL_OF = re.compile(r"^(?P<l>[^:]{2,200}?,[^:]{1,200}?\b(?:and|or)\s[^:]{1,120}?):\s*(?P<v>(?:all|each|none|neither)\b.*)$",
+_ALL_OF = recache.compile(r"^(?P<l>[^:]{2,200}?,[^:]{1,200}?\b(?:and|or)\s[^:]{1,120}?):\s*(?P<v>(?:all|each|none|neither)\b.*)$",
                      re.I | re.S)
 
 

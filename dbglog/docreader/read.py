@@ -21,6 +21,7 @@ from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.util import recache
 
 
 @dataclass
@@ -62,11 +63,11 @@ class _Scope:
     read: set[int]  # the lines whose units may become attempts
 
 
-_REPRO = re.compile(r"\b(?:repro(?:duce|duction|ducer)?|minimal|standalone|isolate)\b", re.I)
-_FIX = re.compile(r"\b(?:fix|workaround|avoid|resolve|solve)\b", re.I)
+_REPRO = recache.compile(r"\b(?:repro(?:duce|duction|ducer)?|minimal|standalone|isolate)\b", re.I)
+_FIX = recache.compile(r"\b(?:fix|workaround|avoid|resolve|solve)\b", re.I)
 
 
-_CONFLICT = re.compile(r"^(<{7}|>{7})( |$)")
+_CONFLICT = recache.compile(r"^(<{7}|>{7})( |$)")
 
 
 def _check_markers(lines: list[str], path: str) -> None:
@@ -749,7 +750,7 @@ def _body(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-_STRUCTURE_LINE = re.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
+_STRUCTURE_LINE = recache.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
                              re.M)
 
 
@@ -840,7 +841,7 @@ def _fixed_width(lines: list[str], a: int, b: int):
     return head, rows
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
+_CJK = recache.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
 
 
 def _row_task(u) -> str:

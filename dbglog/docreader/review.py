@@ -26,6 +26,7 @@ from dbglog.docreader.units import Doc
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
 from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
+from dbglog.util import recache
 
 
 
@@ -114,7 +115,7 @@ def _learned(j) -> dict:
     return {k: None if getattr(j, k, None) is None else round(getattr(j, k), 2) for k in ("learned", "learned_step")}
 
 
-_ROW = re.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[A-Za-z]+)"
+_ROW = recache.compile(r"^- \[(?P<tick>[ xX])\] lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[A-Za-z]+)"
                   r"(?: · (?P<conf>[\d.]+))?(?: · by (?P<who>[^·]+?))? · (?P<title>.*)$")
 
 
@@ -284,9 +285,9 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Co
 
 # --- a review, kept -------------------------------------------------------------------------------
 
-_KEPT = re.compile(r"^- lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)(?: · by (?P<who>[^·]+?))?"
+_KEPT = recache.compile(r"^- lines (?P<a>\d{1,7})-(?P<b>\d{1,7}) · (?P<outcome>[a-z]+)(?: · by (?P<who>[^·]+?))?"
                    r" · text:(?P<text>[0-9a-f]{12}) · (?P<title>.*)$")
-_KEPT_SHA = re.compile(r"\(document sha:(?P<sha>[0-9a-f]{16})\)")
+_KEPT_SHA = recache.compile(r"\(document sha:(?P<sha>[0-9a-f]{16})\)")
 
 
 def lines_sha(lines: list[str], first: int, last: int) -> str:

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from dbglog.docreader.cues import Context, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
+from dbglog.util import recache
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1", "Attempt 3 (CANCELED): title": the protocol's
 # numbered attempt heading.
-ATTEMPT_HEAD = re.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
+ATTEMPT_HEAD = recache.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
                           r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?(?:\s*\([^()]{1,30}\))?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
-TEMPLATE_HEAD = re.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
-DIFF_HEAD = re.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
+TEMPLATE_HEAD = recache.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
+DIFF_HEAD = recache.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
 _FIELDS = {"hypothesis", "did", "result", "conclusion", "outcome", "expected"}
 
 
@@ -160,7 +161,7 @@ def _header_keys(s: Section, doc: Doc) -> set[str]:
     return keys
 
 
-_RUN_VERDICT = re.compile(r"\b(?:failed|fail|success(?:ful)?|succeeded|passed|pass|ok|nok|error|crashed|oom|works?|"
+_RUN_VERDICT = recache.compile(r"\b(?:failed|fail|success(?:ful)?|succeeded|passed|pass|ok|nok|error|crashed|oom|works?|"
                           r"worked|broken)\b", re.I)
 
 
@@ -327,7 +328,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
 
 
-_VARIANT = re.compile(r"^\s*[-*+]\s+`[^`]+`.{0,40}?\s(?:→|->|=>)\s*\S")
+_VARIANT = recache.compile(r"^\s*[-*+]\s+`[^`]+`.{0,40}?\s(?:→|->|=>)\s*\S")
 
 
 def _variants(doc: Doc, lines: list[int]) -> int:

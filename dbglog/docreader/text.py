@@ -6,6 +6,7 @@ import re
 
 from dbglog.core.model import NextStep
 from dbglog.docreader.vocab import status_word
+from dbglog.util import recache
 
 
 def one_line(s: str) -> str:
@@ -61,16 +62,16 @@ def close_fences(text: str) -> str:
 
 
 # (compiled once: item titles and kept sections are read line by line)
-_FENCE_MARK = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-_TOP_HEADING = re.compile(r"^ {0,3}#{1,2}(\s|$)")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_BLOCK_START = re.compile(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)")
-_BOX = re.compile(r"^\[[ xX]\]\s*")
-_STAMP_LEAD = re.compile(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+")
-_BOLD_LEAD = re.compile(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)")
-_DASH_CUT = re.compile(r"\s+-\s+")
-_CODE_SPAN = re.compile(r"`[^`]*`")
-_CODE_LEAD = re.compile(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S")
+_FENCE_MARK = recache.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_TOP_HEADING = recache.compile(r"^ {0,3}#{1,2}(\s|$)")
+_SETEXT = recache.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_BLOCK_START = recache.compile(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)")
+_BOX = recache.compile(r"^\[[ xX]\]\s*")
+_STAMP_LEAD = recache.compile(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+")
+_BOLD_LEAD = recache.compile(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)")
+_DASH_CUT = recache.compile(r"\s+-\s+")
+_CODE_SPAN = recache.compile(r"`[^`]*`")
+_CODE_LEAD = recache.compile(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S")
 
 
 def item_title(text: str) -> str:
@@ -123,11 +124,11 @@ def demote_headings(body: str) -> str:
     return "\n".join(out)
 
 
-_CHECK = re.compile(r"^\[([ xX~-])\]\s*")
+_CHECK = recache.compile(r"^\[([ xX~-])\]\s*")
 
 
 # Each optional word takes its own spaces: no two space runs side by side to split a long blank run every way.
-_ATT_REF = re.compile(r"(?<!\s)\s*\(?(?:[—–-]+\s*)?(?:(?:done|tried|see|covered)\s*)?(?:(?:in|by)\s*)?(?:(?:→|->)\s*)?"
+_ATT_REF = recache.compile(r"(?<!\s)\s*\(?(?:[—–-]+\s*)?(?:(?:done|tried|see|covered)\s*)?(?:(?:in|by)\s*)?(?:(?:→|->)\s*)?"
                       r"attempt\s*#?(\d+)\)?\.?\s*$", re.I)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS
+from dbglog.util import recache
 
 KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
 
@@ -82,35 +83,35 @@ def _md():
 # "@dave wrote:". Structure of a post header (a name and a date or a verb of posting), not the words of one doc.
 _DATE = r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{1,2}[./]\d{1,2}[./]\d{4}|\d{4}[./]\d{1,2}[./]\d{1,2}|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2} [A-Z][a-z]{2,8},? \d{4}|[A-Z][a-z]{2,8} \d{1,2},? \d{4}|[A-Z][a-z]{2} \d{1,2})"
 _POST = [
-    re.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
+    recache.compile(rf"^\W{{0,3}}@?(?P<who>[\w][\w.-]{{0,38}})\s+(?:—|–|-|·)\s+(?:(?:comment|reply|review|description)\s+·\s+)?"
                rf"{_DATE}\b.*$"),
-    re.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
+    recache.compile(r"^\W{0,3}(?:\*\*|__)?@?(?P<who>[\w][\w.-]{0,38})(?:\*\*|__)?\s+(?:commented|wrote|replied|answered|"
                r"responded|posted)\b.*$", re.I),
-    re.compile(r"^\W{0,3}(?:comment|reply|answer|post|question|antwort|frage|beitrag|kommentar|réponse|respuesta)\s+(?:by|from|von|de)\s+"
+    recache.compile(r"^\W{0,3}(?:comment|reply|answer|post|question|antwort|frage|beitrag|kommentar|réponse|respuesta)\s+(?:by|from|von|de)\s+"
                r"@?(?P<who>[\w][\w.-]{0,38})\b.*$", re.I),
     # "## 回答 3", "### Answer 2": an unsigned post of a Q&A page, named by its number.
-    re.compile(r"^\W{0,3}(?P<who>(?:answer|reply|antwort|回答|回复|答案)\s*#?\d{1,3})\W{0,3}$", re.I),
+    recache.compile(r"^\W{0,3}(?P<who>(?:answer|reply|antwort|回答|回复|答案)\s*#?\d{1,3})\W{0,3}$", re.I),
 ]
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", "",
           "dockerfile", "docker"}
-_CMD_COMMENT = re.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
-_TRAIL_COMMENT = re.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
+_CMD_COMMENT = recache.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
+_TRAIL_COMMENT = recache.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
-_CAPTION = re.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
-_BOLD_COMMAND = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S|^\s*(?:export|pip3?|python3?|conda|sudo|docker|"
+_CAPTION = recache.compile(r"^(\*\*|__)((?:(?!\1).){2,80}?)[:：]?\1[:：]?\s*$")
+_BOLD_COMMAND = recache.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]{2,}=\S|^\s*(?:export|pip3?|python3?|conda|sudo|docker|"
                            r"torchrun|cmake|make|git)\s+\S")
-_LIST_CAPTION = re.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
-_LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
+_LIST_CAPTION = recache.compile(r"^[^\W\d_][\w' /&-]{1,40}[:：]\s*$")
+_LIST_START = recache.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 # A bullet as text (a web page's list copied as plain text): not markdown's, but a list item all the same.
 # An arrow at a line's start ("-> tried X, no change", "=> ...") is such a bullet too.
-_GLYPH_ITEM = re.compile(r"^\s*(?:[•◦▪‣●○■□➤►▶→⇒]|-{1,2}>|=>)\s+(?=\S)")
+_GLYPH_ITEM = recache.compile(r"^\s*(?:[•◦▪‣●○■□➤►▶→⇒]|-{1,2}>|=>)\s+(?=\S)")
 # A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
-_PLAIN_TITLE = re.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
-_RUN_IN = re.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
-_MAIL_FROM = re.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
-_TAG = re.compile(r"<[^<>]{0,200}>")
-_CHECK = re.compile(r"^\s*\[([ xX])\]\s+")
-_SENT = re.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
+_PLAIN_TITLE = recache.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
+_RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+_MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
+_TAG = recache.compile(r"<[^<>]{0,200}>")
+_CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
+_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _names_list_below(lines: list[str], text: str, b: int) -> bool:
@@ -125,7 +126,7 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
         and bool(_PLAIN_TITLE.match(t)) and all(w[0].isupper() for w in words if len(w) >= 4)
 
 
-_YAML_KEY = re.compile(r"^[\w-]{1,40}:(?:\s|$)")
+_YAML_KEY = recache.compile(r"^[\w-]{1,40}:(?:\s|$)")
 
 
 def _front_after_comment(lines: list[str], a: int, b: int) -> bool:
@@ -338,12 +339,12 @@ def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> Non
 
 
 # A line that opens with a verdict mark ("✅ GPU: L40  Driver 525  CUDA 12.0"): the mark says how that setting went.
-_MARKED_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?P<m>" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
+_MARKED_LINE = recache.compile(r"^\s*(?:[-*+]\s+)?(?P<m>" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
                           + r")\s*(?P<t>\S.*)$")
 
 
 # A setting with its value: "Driver Version: 525.116.04", "CUDA 12.3", "NCCL_P2P_DISABLE=1".
-_SETTING = re.compile(r"\b[\w.-]+\s*=\s*\S|\bv?\d+\.\d+")
+_SETTING = recache.compile(r"\b[\w.-]+\s*=\s*\S|\bv?\d+\.\d+")
 
 
 def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
@@ -365,8 +366,8 @@ def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool
     return True
 
 
-_ARROW_LINE = re.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
-_RESULT_COMMENT = re.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
+_ARROW_LINE = recache.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
+_RESULT_COMMENT = recache.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
 
 
 def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
@@ -435,7 +436,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     return groups
 
 
-_PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
+_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
 
 
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
@@ -457,7 +458,7 @@ def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> lis
 
 
 # A tool at the start of a line of a transcript pasted without prompts ("lspci -k", "sudo modprobe nouveau").
-_TOOL = re.compile(r"^\s{0,3}(?:sudo\s+)?(?:nvidia-smi|nvidia-[\w-]+|nvcc|rocm-smi|rocminfo|hipcc|hipconfig|clinfo|vulkaninfo|"
+_TOOL = recache.compile(r"^\s{0,3}(?:sudo\s+)?(?:nvidia-smi|nvidia-[\w-]+|nvcc|rocm-smi|rocminfo|hipcc|hipconfig|clinfo|vulkaninfo|"
                    r"lspci|lsmod|lsusb|lscpu|lsblk|modinfo|modprobe|rmmod|insmod|dmesg|journalctl|systemctl|cat|grep|"
                    r"egrep|ls|uname|which|whereis|dpkg|apt(?:-get)?|rpm|yum|dnf|pacman|pip3?|python3?|conda|glxinfo|"
                    r"glxgears|free|df|ldd|ldconfig|strace|docker|torchrun|mpirun|srun|ollama|ibstat|ibv_devinfo|numactl|"
@@ -496,11 +497,11 @@ def _bare_transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
     return groups
 
 
-_SETUP_CMD = re.compile(r"^\s*(?:export|set|cd|source|\.|mkdir|conda activate|module load|unset|pushd|popd)\b")
+_SETUP_CMD = recache.compile(r"^\s*(?:export|set|cd|source|\.|mkdir|conda activate|module load|unset|pushd|popd)\b")
 
 
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
-_COMMENTED_CMD = re.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
+_COMMENTED_CMD = recache.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
                             r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun|bash|sh|[A-Z_][A-Z0-9_]*=\S+)\s+\S")
 
 
@@ -524,12 +525,12 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
 
 
 # A comment that opens with how the run went: a verdict mark, or a verdict word ("Pass", "NOK", "Hang", "OOM").
-VERDICT_FIRST = re.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
+VERDICT_FIRST = recache.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
                             + r"|(?i:ok|nok|ng|pass(?:e[sd])?|fail(?:s|ed|ure)?|works?|worked|broken|hangs?|hung|oom|"
                             r"crash(?:es|ed)?|segfaults?|stable|unstable|good|bad)\b)")
 
 
-_ENUM_ONLY = re.compile(r"[\W_]{0,3}\d{1,3}[.)]")
+_ENUM_ONLY = recache.compile(r"[\W_]{0,3}\d{1,3}[.)]")
 
 
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
@@ -571,8 +572,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
 
 # A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
 # arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."). Shapes of notes, not words of one.
-_CJK_KEY = re.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
-_LABEL_LINE = re.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
+_CJK_KEY = recache.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
+_LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
@@ -635,7 +636,7 @@ def segment(text: str) -> Doc:
     return _finish(cut, covered)
 
 
-FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
+FENCE_LINE = recache.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
 
 
 def _parse_posts_apart(lines: list[str]) -> list:
@@ -673,9 +674,9 @@ def _parse_posts_apart(lines: list[str]) -> list:
 
 # A line of a shell script: a setup command, a command run with its environment ("BATCH_SIZE=8 bash run.sh"), a line
 # continued with a backslash, or a tool's command.
-_SHELL_LINE = re.compile(r"^\s*(?:(?:export|set|unset|source|cd|bash|sh|python3?|torchrun|srun|sbatch|mpirun|sudo)\s"
+_SHELL_LINE = recache.compile(r"^\s*(?:(?:export|set|unset|source|cd|bash|sh|python3?|torchrun|srun|sbatch|mpirun|sudo)\s"
                          r"|[A-Za-z_][A-Za-z0-9_]*=\S*(?:\s|$)|.*\s\\$)")
-_MARKDOWN_LINE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||`{3,}|~{3,}|>|#{2,6}\s)")
+_MARKDOWN_LINE = recache.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||`{3,}|~{3,}|>|#{2,6}\s)")
 
 
 def _looks_like_script(lines: list[str]) -> bool:

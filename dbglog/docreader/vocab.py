@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from dbglog.core import outcome as outcomes
+from dbglog.util import recache
 
 
 #: the HTML tags people write in markdown (cues' placeholder pattern leaves them alone too)
@@ -18,7 +19,7 @@ HTML_TAGS = (r"(?:a|abbr|b|big|br|center|code|del|details|div|em|font|h\d|hr|i|i
 # link's text "[the docs](url)", nor an issue title's tag "[Bug Report] vLLM crashes")
 # (an HTML tag is no blank: "## Discussion <a id="discussion"></a>" is an anchor for a table of contents)
 _HTML_TAG = rf"(?!{HTML_TAGS}(?:\s+[\w-]+=|\s*/?>))"
-_PLACEHOLDER = re.compile(r"(?<![\w:/\"'=<])<" + _HTML_TAG + r"[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b|"
+_PLACEHOLDER = recache.compile(r"(?<![\w:/\"'=<])<" + _HTML_TAG + r"[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b|"
                           r"(?<=\S)\s?[:\-–—]\s+\[(?:[A-Z][a-z]+)(?: [A-Za-z][a-z]+){1,4}\](?!\()")
 
 
@@ -75,7 +76,7 @@ ATTEMPT_LABELS = {
 
 # A label at the start of a line: **Label:**, **Label**:, __Label:__, *Label:*, Label:, Label - (list
 # markers and quote marks before it are fine).
-LABEL = re.compile(
+LABEL = recache.compile(
     r"^\s{0,12}(?:>\s*)?(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:"
     r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s)"
     r"|(?P<i>[*_])(?P<l3>[^*_:\n]{1,40}?)(?::(?P=i)|(?P=i):)"

@@ -4,25 +4,25 @@
 from __future__ import annotations
 
 import copy
-import re
 from functools import lru_cache
 
 from dbglog.core.model import Investigation
+from dbglog.util import recache
 
 
-_NLABEL = re.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
+_NLABEL = recache.compile(r"^([A-Za-z][\w /()&'.+-]{0,40}?)\s*:\s+")
 
 
-_N_HEAD = re.compile(r"^\s*(#+|>+)\s*")
+_N_HEAD = recache.compile(r"^\s*(#+|>+)\s*")
 
 
-_N_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
+_N_ITEM = recache.compile(r"^\s*([-*+•]|\d+[.)])\s+")
 
 
-_N_BOX = re.compile(r"^\[[ xX]\]\s*")
+_N_BOX = recache.compile(r"^\[[ xX]\]\s*")
 
 
-_N_WS = re.compile(r"\s+")
+_N_WS = recache.compile(r"\s+")
 
 
 @lru_cache(maxsize=65536)
@@ -36,10 +36,10 @@ def norm(line: str) -> str:
 
 
 # (compiled once: these run on every line of every document read)
-_FENCE_OPEN = re.compile(r"^\s*(```|~~~)")
-_RULE_ONLY = re.compile(r"[-:| ]+")
-_NON_WORD = re.compile(r"[\W_]")
-_FENCE_ONLY = re.compile(r"^\s*`{3,}\s*\w*\s*$")
+_FENCE_OPEN = recache.compile(r"^\s*(```|~~~)")
+_RULE_ONLY = recache.compile(r"[-:| ]+")
+_NON_WORD = recache.compile(r"[\W_]")
+_FENCE_ONLY = recache.compile(r"^\s*`{3,}\s*\w*\s*$")
 
 
 def counts(line: str) -> bool:
