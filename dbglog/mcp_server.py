@@ -301,12 +301,18 @@ def _call(fn):
         _busy[0] += 1
     from dbglog.kb import sync
 
+    from dbglog.util import workspace
+
     try:
         out = fn()
         sync.flush_listing()  # (the freshness check's manifest: kept only by a call that succeeded)
+        workspace.keep_created()
         return out
     except DbglogError as e:
         sync.drop_listing()
+        with _busy_lock:  # (a workspace set up by this call is removed again, unless another call is using it)
+            if _busy[0] == 1:
+                workspace.drop_created()
         return _error(str(e))
     except Exception as e:  # a bug of ours: one line, and the server keeps serving
         sync.drop_listing()

@@ -169,3 +169,17 @@ def test_a_real_full_disk(tmp_path):
     assert "no space left on device" in err and "unreadable" not in err and "internal error" not in err, err
     assert "set aside: 0" in out, out  # reindex --force does not throw a healthy database away
     assert "retry rc=0" in out and out.count("[failed]") == 2, out  # one and two, once each
+
+
+def test_a_refused_command_in_a_directory_without_a_workspace_leaves_none_behind(tmp_path, cli_fast):
+    # `import`, `new` and `run` set a workspace up where there is none; refused, they must not leave it there
+    (tmp_path / "empty.md").write_text("")
+    for args in (("import", "missing.md"), ("import", "/dev/null"), ("new", ""), ("run", "--timeout", "abc", "--", "true")):
+        p = cli_fast(tmp_path, *args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert sorted(x.name for x in tmp_path.iterdir()) == ["empty.md"], args
+    # one that worked keeps it, and a later refusal leaves it as it was
+    (tmp_path / "t.md").write_text("# Loader OOM\n\n## Attempt 1: halve the batch\n\n**Result:** still OOM\n")
+    assert cli_fast(tmp_path, "import", "t.md").returncode == 0
+    assert cli_fast(tmp_path, "import", "missing.md").returncode == 2
+    assert (tmp_path / ".dbglog" / "dbglog.db").exists() and len(list((tmp_path / "logs").iterdir())) == 1

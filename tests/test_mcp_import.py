@@ -109,3 +109,18 @@ def test_import_docs_and_import_extraction_take_use(ws):
     assert out["extracted"]["current"] == ext["id"] and ext["title"].startswith("SGLang crashes")
     assert cli_json(ws, "show")["id"] == ext["id"] == out["show"]["id"]
     assert "## Source headings" not in [s["heading"] for s in out["show"]["sections"]]  # import's bookkeeping
+
+
+def test_a_refused_import_docs_in_a_directory_without_a_workspace_leaves_none_behind(workdir):
+    async def scenario(call, session):
+        refused = await call("import_docs", paths=["missing.md"])
+        left = sorted(p.name for p in workdir.iterdir())
+        (workdir / "t.md").write_text("# Loader OOM\n\n## Attempt 1: halve the batch\n\n**Result:** still OOM\n")
+        done = await call("import_docs", paths=["t.md"])
+        again = await call("import_docs", paths=["missing.md"])
+        return refused, left, done, again
+
+    refused, left, done, again = serve(workdir, scenario)
+    assert "error" in refused and left == []
+    assert "error" not in done and "error" in again
+    assert (workdir / ".dbglog" / "dbglog.db").exists() and len(list((workdir / "logs").iterdir())) == 1

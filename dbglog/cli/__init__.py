@@ -121,13 +121,16 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 def main(argv=None) -> None:
+    _keep_workspace()  # (what an earlier command of this process set up is not this one's to remove)
     try:
         _check_argv(sys.argv[1:] if argv is None else list(argv))
         cli.main(args=argv, prog_name="dbglog", standalone_mode=False)
+        _keep_workspace()
     except DbglogError as e:
         _fail(str(e), e.exit_code, argv)
     except click.exceptions.Abort:
         _drop_listing()
+        _drop_workspace()
         click.echo("dbglog: aborted", err=True)
         sys.exit(130)
     except _NO_ARGS_IS_HELP as e:  # `dbglog attempt`: a group named alone shows its help, as `--help` would
@@ -139,6 +142,7 @@ def main(argv=None) -> None:
         _fail(e.format_message().replace("\n", " ") + hint, 2, argv)
     except KeyboardInterrupt:
         _drop_listing()
+        _drop_workspace()
         click.echo("dbglog: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
@@ -155,6 +159,18 @@ def main(argv=None) -> None:
     sys.exit(0)
 
 
+def _keep_workspace() -> None:
+    ws = sys.modules.get("dbglog.util.workspace")
+    if ws is not None:
+        ws.keep_created()
+
+
+def _drop_workspace() -> None:
+    ws = sys.modules.get("dbglog.util.workspace")
+    if ws is not None:
+        ws.drop_created()  # (one this command set up on its way, if it holds nothing)
+
+
 def _drop_listing() -> None:
     sync = sys.modules.get("dbglog.kb.sync")
     if sync is not None:
@@ -163,6 +179,7 @@ def _drop_listing() -> None:
 
 def _fail(message: str, code: int, argv) -> None:
     _drop_listing()  # a command that reports an error changes nothing, the freshness cache included
+    _drop_workspace()
     message = safe_text(message)  # it may quote what the user typed or a file held
     args = sys.argv[1:] if argv is None else argv
     if "--json" in args:

@@ -74,6 +74,8 @@ class Workspace:
             if d.exists() and not d.is_dir():  # mkdir would fail with "File exists", read as a bug
                 raise DbglogError(f"{d} is a file, not a directory: dbglog keeps its {d.name} there; "
                                   "move the file away; nothing was changed")
+        if not self.dir.exists():
+            _CREATED.append((self, not self.logs_dir.exists()))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.logs_dir.mkdir(exist_ok=True)
         self.runs_dir.mkdir(exist_ok=True)
@@ -98,6 +100,44 @@ class Workspace:
                 gi.write_text(GITIGNORE)
         except (OSError, UnicodeDecodeError):
             pass
+
+
+#: workspaces this process created, each with whether it created their logs/ too (``drop_created``)
+_CREATED: list[tuple[Workspace, bool]] = []
+
+
+def drop_created() -> None:
+    """A command that reports an error has changed nothing: the workspace it set up on its way (``import``,
+    ``new``, ``run`` in a directory that had none) is removed again, when it holds no investigation and no
+    run. (The local git registration of the merge driver, outside the working tree, stays.)"""
+    import shutil
+    import sqlite3
+
+    while _CREATED:
+        ws, logs_too = _CREATED.pop()
+        try:
+            if ws.runs_dir.is_dir() and any(ws.runs_dir.iterdir()):
+                continue  # a run's output is the user's evidence, whatever failed after it
+            if ws.db_path.exists():
+                con = sqlite3.connect(f"file:{ws.db_path}?mode=ro", uri=True)
+                try:
+                    held = con.execute("SELECT count(*) FROM investigations").fetchone()[0]
+                except sqlite3.Error:
+                    held = 0  # (no schema yet)
+                finally:
+                    con.close()
+                if held:
+                    continue
+            shutil.rmtree(ws.dir)
+            if logs_too and ws.logs_dir.is_dir() and not any(ws.logs_dir.iterdir()):
+                ws.logs_dir.rmdir()
+        except OSError:
+            pass  # (never a reason to hide the error being reported)
+
+
+def keep_created() -> None:
+    """The command succeeded: what it set up stays (a server's later failing call must not remove it)."""
+    _CREATED.clear()
 
 
 def _git_root(start: Path) -> Path | None:
