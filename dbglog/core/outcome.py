@@ -384,17 +384,20 @@ _RULED_OUT = Lazy(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
 def _scan(text: str, whole: str | None = None) -> dict[str, int]:
     """Count the cues of each meaning in ``text``; a matched span is consumed (negations first)."""
     low = text.lower()
-    taken = [False] * len(low)
+    taken = bytearray(len(low))  # (1 where a match consumed the text: found and marked at C speed)
     counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0, "control": 0}
+    neutral = None  # (asked once, when the first neutral cue comes up)
     for rx, meaning in _compiled():
-        if meaning == "neutral" and not _NEUTRAL_WHEN.search(whole or low):
-            continue
+        if meaning == "neutral":
+            if neutral is None:
+                neutral = _NEUTRAL_WHEN.search(whole or low) is not None
+            if not neutral:
+                continue
         for m in rx.finditer(low):
             s, e = m.span()
-            if e <= s or any(taken[s:e]):
+            if e <= s or taken.find(1, s, e) >= 0:
                 continue
-            for i in range(s, e):
-                taken[i] = True
+            taken[s:e] = b"\x01" * (e - s)
             counts[meaning] += 1
     return counts
 
@@ -487,7 +490,7 @@ def classify(text: str) -> str:
         meanings = [k for k in ("win", "fail", "partial") if c1[k]]
         if len(meanings) == 1:
             return {"win": "worked", "fail": "failed", "partial": "partial"}[meanings[0]]
-    c = _scan(rest)
+    c = c1 if first == rest else _scan(rest)  # (one clause: the same text, the same sentence around it)
     if c["partial"] or (c["win"] and c["fail"]):
         if c["partial"] and not c["fail"] and c["win"] > c["partial"]:
             return "worked"
