@@ -249,10 +249,61 @@ _CUES = [(p, "control") for p in _PURPOSE] + [(p, "fail") for p in _NEGATED_WIN_
 
 
 @functools.cache
-def _compiled() -> list[tuple[re.Pattern, str]]:
+def _compiled() -> list[tuple[re.Pattern, str, tuple[str, ...] | None]]:
     from dbglog.util import recache  # (~100 cues: compiled once per install, not per command)
 
-    return [(recache.compile(p, re.I), m) for p, m in _CUES]
+    return [(recache.compile(p, re.I), m, _openers(p)) for p, m in _CUES]
+
+
+def _openers(pattern: str) -> tuple[str, ...] | None:
+    """Literal texts one of which every match of ``pattern`` holds (lower case), or None when none can be read
+    from it. A scan skips a cue none of whose texts is in the text: a search of a short text for a few
+    words costs a fraction of running ninety large alternations over it (a log of one try per line reads
+    every line's outcome)."""
+    try:
+        from re import _constants as c
+        from re import _parser as sp
+
+        got = _seq_openers(list(sp.parse(pattern, re.I)), c)
+    except Exception:  # noqa: BLE001 - another Python's parser: scan as always
+        return None
+    if not got or any(not ch.isascii() and _folds_to_ascii(ch) for t in got for ch in t):
+        return None  # ("ſ" matches "s" under re.I: a search for "ſ" in ASCII text would miss what the cue finds)
+    return tuple(sorted(got))
+
+
+@functools.cache
+def _folds_to_ascii(ch: str) -> bool:
+    import string
+
+    return any(re.fullmatch(re.escape(ch), a, re.I) for a in string.ascii_letters + string.digits)
+
+
+def _seq_openers(items, c) -> set[str] | None:
+    """Texts one of which any match of the sequence ``items`` holds: its first required piece that has them (a
+    literal run, or a group, branch or repeat whose every way through has one)."""
+    k = 0
+    while k < len(items):
+        op, av = items[k]
+        if op is c.LITERAL:
+            run = ""
+            while k < len(items) and items[k][0] is c.LITERAL:
+                run += chr(items[k][1])
+                k += 1
+            return {run.lower()}
+        got = None
+        if op is c.SUBPATTERN:
+            got = _seq_openers(list(av[-1]), c)
+        elif op is c.BRANCH:
+            ways = [_seq_openers(list(b), c) for b in av[1]]
+            got = set().union(*ways) if all(ways) else None
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
+            got = _seq_openers(list(av[2]), c)
+        if got:
+            return got
+        k += 1  # (zero width, optional, or a class: no text of its own to ask for; the next piece may have one)
+    return None
+
 
 def without_denied_wins(text: str) -> tuple[str, bool]:
     """``text`` with its denied successes blanked ("neither of them worked", "didn't help"), and whether it held one:
@@ -381,13 +432,17 @@ _QUALIFIERS = {"without", "only", "except", "when", "if", "unless", "for", "on",
 _RULED_OUT = Lazy(_NOT_THE_CAUSE + r"|\bred herring\b|\birrelevant\b", re.I)
 
 
-def _scan(text: str, whole: str | None = None) -> dict[str, int]:
-    """Count the cues of each meaning in ``text``; a matched span is consumed (negations first)."""
+def _scan(text: str, whole: str | None = None, gated: bool = True) -> dict[str, int]:
+    """Count the cues of each meaning in ``text``; a matched span is consumed (negations first). ``gated``: skip a
+    cue none of whose texts (``_openers``) is there (the same counts, tested against ``gated=False``)."""
     low = text.lower()
     taken = bytearray(len(low))  # (1 where a match consumed the text: found and marked at C speed)
     counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0, "control": 0}
     neutral = None  # (asked once, when the first neutral cue comes up)
-    for rx, meaning in _compiled():
+    plain_ascii = gated and low.isascii()  # (in other text, case folding may match what a lower-case search would not)
+    for rx, meaning, openers in _compiled():
+        if openers is not None and plain_ascii and not any(o in low for o in openers):
+            continue
         if meaning == "neutral":
             if neutral is None:
                 neutral = _NEUTRAL_WHEN.search(whole or low) is not None
