@@ -249,13 +249,18 @@ _CUES = [(p, "control") for p in _PURPOSE] + [(p, "fail") for p in _NEGATED_WIN_
 
 
 @functools.cache
-def _compiled() -> list[tuple[re.Pattern, str, tuple[str, ...] | None]]:
+def _compiled() -> list[tuple[re.Pattern, str, frozenset[str] | None]]:
     from dbglog.util import recache  # (~100 cues: compiled once per install, not per command)
 
     return [(recache.compile(p, re.I), m, _openers(p)) for p, m in _CUES]
 
 
-def _openers(pattern: str) -> tuple[str, ...] | None:
+@functools.cache
+def _all_openers() -> tuple[str, ...]:
+    return tuple(sorted({o for _rx, _m, got in _compiled() if got for o in got}))
+
+
+def _openers(pattern: str) -> frozenset[str] | None:
     """Literal texts one of which every match of ``pattern`` holds (lower case), or None when none can be read
     from it. A scan skips a cue none of whose texts is in the text: a search of a short text for a few
     words costs a fraction of running ninety large alternations over it (a log of one try per line reads
@@ -269,7 +274,7 @@ def _openers(pattern: str) -> tuple[str, ...] | None:
         return None
     if not got or any(not ch.isascii() and _folds_to_ascii(ch) for t in got for ch in t):
         return None  # ("ſ" matches "s" under re.I: a search for "ſ" in ASCII text would miss what the cue finds)
-    return tuple(sorted(got))
+    return frozenset(got)
 
 
 @functools.cache
@@ -280,8 +285,10 @@ def _folds_to_ascii(ch: str) -> bool:
 
 
 def _seq_openers(items, c) -> set[str] | None:
-    """Texts one of which any match of the sequence ``items`` holds: its first required piece that has them (a
-    literal run, or a group, branch or repeat whose every way through has one)."""
+    """Texts one of which any match of the sequence ``items`` holds: of its required pieces that have them (a literal
+    run, or a group, branch or repeat whose every way through has one), the most telling (the longest shortest
+    text: "in " lets most lines through, "no longer" few)."""
+    found: list[set[str]] = []
     k = 0
     while k < len(items):
         op, av = items[k]
@@ -290,7 +297,8 @@ def _seq_openers(items, c) -> set[str] | None:
             while k < len(items) and items[k][0] is c.LITERAL:
                 run += chr(items[k][1])
                 k += 1
-            return {run.lower()}
+            found.append({run.lower()})
+            continue
         got = None
         if op is c.SUBPATTERN:
             got = _seq_openers(list(av[-1]), c)
@@ -300,9 +308,9 @@ def _seq_openers(items, c) -> set[str] | None:
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
             got = _seq_openers(list(av[2]), c)
         if got:
-            return got
+            found.append(got)
         k += 1  # (zero width, optional, or a class: no text of its own to ask for; the next piece may have one)
-    return None
+    return max(found, key=lambda t: (min(map(len, t)), -len(t))) if found else None
 
 
 def without_denied_wins(text: str) -> tuple[str, bool]:
@@ -440,8 +448,9 @@ def _scan(text: str, whole: str | None = None, gated: bool = True) -> dict[str, 
     counts = {"win": 0, "fail": 0, "partial": 0, "unknown": 0, "neutral": 0, "control": 0}
     neutral = None  # (asked once, when the first neutral cue comes up)
     plain_ascii = gated and low.isascii()  # (in other text, case folding may match what a lower-case search would not)
+    present = {o for o in _all_openers() if o in low} if plain_ascii else set()  # (each text looked for once)
     for rx, meaning, openers in _compiled():
-        if openers is not None and plain_ascii and not any(o in low for o in openers):
+        if openers is not None and plain_ascii and present.isdisjoint(openers):
             continue
         if meaning == "neutral":
             if neutral is None:
