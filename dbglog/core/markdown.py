@@ -482,10 +482,13 @@ def _structure(text: str) -> tuple[str | None, int, list[tuple[int, int, str]]]:
 _ATTEMPT_HEAD = recache.compile(r"^#{2,4} Attempt (\d+)(?:(?::|\s+[—–-])\s?(.*))?$")
 
 
-def _strip_blank(lines: list[str]) -> list[str]:
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    return lines
+def strip_blank(lines: list[str]) -> list[str]:
+    """``lines`` without the blank lines at their end: how a section's body is read back (the reader keeps its
+    bodies so, docreader/read.py)."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return lines[:end]
 
 
 def parse(text: str, path: str | None = None) -> Investigation:
@@ -534,7 +537,7 @@ def parse(text: str, path: str | None = None) -> Investigation:
         elif raw.startswith("## ") and name == "what to try next":
             inv.next_steps = _parse_steps(body, start + 1, path)
         else:
-            inv.sections.append(Section(heading=raw, body="\n".join(_strip_blank(body))))
+            inv.sections.append(Section(heading=raw, body="\n".join(strip_blank(body))))
     return inv
 
 

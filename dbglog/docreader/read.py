@@ -19,7 +19,7 @@ from dbglog.docreader.units import FENCE_LINE, Doc, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
-from dbglog.core.markdown import ParseError, split_row
+from dbglog.core.markdown import ParseError, split_row, strip_blank
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
 from dbglog.util import recache
 
@@ -743,11 +743,9 @@ class _Build:
 
 
 def _body(lines: list[str]) -> str:
-    """A kept section's body as the mirror reads it back: no blank lines at its end (a table kept "as written"
-    ended in one, never read back, and so was fenced as code, at the cost of a second round trip)."""
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    return "\n".join(lines)
+    """A kept section's body as the mirror reads it back (``strip_blank``: a table kept "as written" ended in a blank
+    line, never read back, and so was fenced as code, at the cost of a second round trip)."""
+    return "\n".join(strip_blank(lines))
 
 
 _STRUCTURE_LINE = recache.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
