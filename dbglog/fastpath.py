@@ -141,6 +141,8 @@ def _head(h) -> str:
     """A record's first line: its outcome and conclusion first, then what it is."""
     diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
     outcome = (diag or h.outcome or "noted").upper()
+    if h.kind == "section" and h.outcome in ("worked", "failed", "partial"):
+        outcome += "?"  # read from free text's words: a guess, as --json's outcome_is_guess says
     concl = {"attempt": h.fields.get("conclusion"), "section": h.line_text,
              "investigation": h.fields.get("root_cause") or _first(h.fields.get("symptom")),
              "difference": f"working: {h.fields.get('working') or '-'}, broken: {h.fields.get('broken') or '-'}",

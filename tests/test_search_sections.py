@@ -364,3 +364,15 @@ def test_chunk_without_a_parse_is_what_the_parse_gives(parts, base):
     b = ("Notes",) if base else ()
     assert sections.chunk(text, b, first_line=3) == (
         sections._parsed_chunks(text, text.split("\n"), b, 3) if text.strip() else [])
+
+
+def test_an_outcome_read_from_free_text_is_marked_as_a_guess_in_every_list(ws, cli_fast):
+    # (the close list says "outcome read from its text, a guess" in a line of its own; the lists of one line per
+    # record -- closest, another way, related -- showed "[WORKED]" as if someone had recorded it)
+    (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/*.md"]\n')
+    (ws / "notes").mkdir()
+    (ws / "notes" / "n.md").write_text("# NCCL\n\nSwitched to NCCL_PROTO=Simple on the A100 nodes, fixed the hang.\n")
+    out = cli_fast(ws, "tried", "NCCL_PROTO=LL128", check=1).stdout
+    assert "  - [WORKED?] Switched to NCCL_PROTO=Simple" in out
+    out = cli_fast(ws, "tried", "raise the NCCL timeout on the A100 nodes", check=1).stdout
+    assert "Closest: [WORKED?] Switched to NCCL_PROTO=Simple" in out

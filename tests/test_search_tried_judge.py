@@ -116,3 +116,11 @@ def test_a_number_the_record_lacks_is_never_rescued(conn):
     always = Model(bias=30.0, threshold=0.5, weights={}, about={})
     assert search.tried(conn, PARAPHRASE, judge=always).close
     assert not search.tried(conn, PARAPHRASE + " at 2GB per shard", judge=always).close
+
+
+@pytest.mark.parametrize("idea", ["the", "a", "it the"])
+def test_an_idea_of_stop_words_alone_is_never_judged_tried(conn, idea):
+    # "the" matched every attempt's words and the judge, reading only its measures, called two of them the same
+    # experiment at 0.6: a question that names nothing is not a repeat of anything
+    res = search.tried(conn, idea, judge=_judge(0.01))
+    assert not res.close

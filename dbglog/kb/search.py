@@ -2683,8 +2683,8 @@ def judge_same(hits: list[Hit], q: Query, idea, model=True, seen: list | None = 
     lost right answers to short questions.) ``model``: True the shipped one, None/False the rules alone;
     ``seen`` collects (hit, features) for training (bench/tried_learn.py), with or without a model."""
     m = same_model() if model is True else model or None
-    if (m is None and seen is None) or not q.terms or not q.active:
-        return
+    if (m is None and seen is None) or not q.terms or not q.active or all(t.stop for t in q.active):
+        return  # ("the", "a": an idea of stop words alone names no experiment to be the same as)
     top = max((h.score for h in hits if h.kind == "attempt"), default=0.0)
     for h in hits:
         if not _judgeable(h):
