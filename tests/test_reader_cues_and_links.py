@@ -1163,6 +1163,37 @@ def test_a_console_transcript_reads_each_prompt_as_a_command_and_what_it_printed
     assert all("$" not in t for _, _, t in got)
 
 
+ANNOTATED_SESSION = """# Container does not see the GPU
+
+## what I ran
+
+```console
+$ podman --version
+podman version 4.9.3
+
+# plain run: the tool is not even there
+$ podman run --rm trainer:dev rocm-smi
+Error: crun: executable file `rocm-smi` not found in $PATH: No such file or directory
+
+# works once the devices are passed through
+$ podman run --rm --device /dev/kfd --device /dev/dri trainer:dev rocm-smi
+GPU  Temp   AvgPwr  SCLK    MCLK     Fan  Perf  PwrCap  VRAM%  GPU%
+0    41.0c  35.0W   800Mhz  1600Mhz  0%   auto  300.0W    0%   0%
+```
+"""
+
+
+def test_a_comment_over_a_prompt_after_a_blank_line_captions_the_next_command_not_the_last_output():
+    # "# works once ..." sat in the output of the run before it: that run read as worked, and the run it names as
+    # nothing (its output, a table of numbers, says no verdict)
+    got = {tuple(a.source_lines): a.outcome for p in _read(ANNOTATED_SESSION) for a in p.inv.attempts}
+    assert got.get((9, 11)) == "failed"  # its caption and its error: the caption is its own, not the line after
+    assert got.get((13, 16)) == "worked"  # the caption's verdict, since the table it printed says none
+    units = segment(ANNOTATED_SESSION).units
+    plain = next(u for u in units if u.kind == "command" and u.text.endswith("trainer:dev rocm-smi") and "--device" not in u.text)
+    assert "works once" not in plain.comment and plain.desc == "plain run: the tool is not even there"
+
+
 DATED_NOTEBOOK = """# Lab notebook — loss spikes on the 7B run
 
 **Mon 14 Oct**

@@ -764,6 +764,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
     _place_features(u, ctx, f)
     if u.kind == "command":
         oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
+        if not oc and u.prompted and u.desc:
+            oc = outcome_of(u.desc, language(u.desc))  # "# succeeds with --gpus all" over "$ docker run --gpus all"
         f["a command"] = 1.0
         if oc:
             f["its comment gives an outcome"] = 1.0

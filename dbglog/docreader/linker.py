@@ -839,7 +839,10 @@ def _command(j: Judged) -> Found | None:
             r"\b(?:N?OK|NG|(?i:pass(?:ed)?|fail(?:ed)?)|works?|worked|hangs?|crash(?:es|ed)?)\b|->|→", u.comment) \
             and not VERDICT_FIRST.match(u.comment.strip()):
         return None  # "# Restart Docker to apply the changes" over a command: a how-to, not how a try went
-    oc = _outcome(u.comment) or ("inconclusive" if _PROGRESS.search(u.comment) else None)
+    # (a caption's verdict, "# succeeds with --gpus all" over "$ docker run --gpus all ...", when what the command
+    # printed says none)
+    oc = _outcome(u.comment) or (_outcome(u.desc) if u.prompted and u.desc else None) \
+        or ("inconclusive" if _PROGRESS.search(u.comment) else None)
     if not oc and not u.desc and u.comment and diagnostic(u.text):
         # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
         return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")

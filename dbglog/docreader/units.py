@@ -49,6 +49,7 @@ class Unit:
     cells: tuple[str, ...] = ()  # a row's cells
     comment: str = ""  # a command's outcome comment ("OK", "NOK (page fault)")
     desc: str = ""  # a command's describing comment above it ("# 1xGPU - OK"), when it has one
+    prompted: bool = False  # a console session's "$ cmd": its comment is what it printed, its desc the author's caption
     lang: str = ""  # a fence's info string
     head: bool = False  # the first sentence of its paragraph / item
 
@@ -326,7 +327,7 @@ def _add_command(cut: _Cut, g: dict, lang: str) -> None:
     cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
                    for i in g["cmd"])
     cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
-            desc=" ".join(g["desc"]))
+            desc=" ".join(g["desc"]), prompted=g.get("prompted", False))
 
 
 def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> None:
@@ -445,16 +446,36 @@ def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> lis
     prompts = [i for i in body if _PROMPT.match(lines[i])]
     if len(prompts) < least:
         return []
+    captions = _captions(lines, body, set(prompts))
     groups: list[dict] = []
     for i in body:
         if i in prompts:
-            groups.append({"lines": [i], "desc": [], "cmd": [i], "result": []})
-        elif groups and lines[i].strip():
+            above = captions.get(i, [])
+            groups.append({"lines": above + [i], "desc": [_CMD_COMMENT.sub(r"\g<c>", lines[k]).strip() for k in above],
+                           "cmd": [i], "result": [], "prompted": True})
+        elif groups and lines[i].strip() and not any(i in c for c in captions.values()):
             groups[-1]["lines"].append(i)
             groups[-1]["result"].append(_CMD_COMMENT.sub(r"\g<c>", lines[i]).strip())
     for g in groups:
         g["result"] = [" ".join(g["result"])[:300]] if g["result"] else []
     return groups
+
+
+def _captions(lines: list[str], body: list[int], prompts: set[int]) -> dict[int, list[int]]:
+    """The comment lines that introduce a prompt's command in an annotated session ("# with --gpus flag" over "$ docker
+    run --gpus all ..."): those just above the prompt, after a blank line (what a command printed runs up to a blank
+    line). A comment right under the output ("# -> fails") is still that command's result."""
+    out: dict[int, list[int]] = {}
+    pos = {i: k for k, i in enumerate(body)}
+    for p in prompts:
+        k, above = pos[p] - 1, []
+        while k >= 0 and body[k] not in prompts and lines[body[k]].lstrip().startswith("#") \
+                and not _RESULT_COMMENT.match(_CMD_COMMENT.sub(r"\g<c>", lines[body[k]])):
+            above.insert(0, body[k])
+            k -= 1
+        if above and (k < 0 or not lines[body[k]].strip()):
+            out[p] = above
+    return out
 
 
 # A tool at the start of a line of a transcript pasted without prompts ("lspci -k", "sudo modprobe nouveau").
