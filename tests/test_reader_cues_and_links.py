@@ -2680,3 +2680,18 @@ def test_a_labelled_issue_inside_an_attempt_is_what_that_try_ran_into_not_a_new_
     parsed = _read(doc)
     assert [p.inv.title for p in parsed] == ["vLLM on the GB10 box"]
     assert [a.number for a in parsed[0].inv.attempts][:2] == [3, 4]
+
+
+def test_a_bold_name_before_an_item_does_not_hide_the_tense_of_what_follows_it():
+    # "- **Tile order**: Changed ..." read its tense from "Tile" and was no try; a field label is still a label
+    from dbglog.docreader.cues import context, features
+
+    doc = segment("# Worklog\n\n## Tuesday\n\n- **Tile order**: Changed the tile loop to match the k-last layout.\n"
+                  "- **Accumulator** (`acc`): Dropped the zero fill, it is overwritten anyway.\n"
+                  "- **Result:** Rewrote the launcher.\n- **Launch overhead**: the gap could be the driver.\n")
+    ctx = context(doc)
+    f = {u.text.split("**")[1]: features(u, ctx) for u in doc.units if u.kind == "sentence"}
+    assert "opens with a past-tense verb" in f["Tile order"]
+    assert "opens with a past-tense verb" in f["Accumulator"]
+    assert "labelled as a result" in f["Result:"]
+    assert "opens with a past-tense verb" not in f["Launch overhead"]

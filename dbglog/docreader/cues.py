@@ -830,7 +830,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
-    _word_features(text, lang, f)
+    topic = None if lab else _TOPIC_LEAD.match(u.text)
+    _word_features(text, lang, f, shape=plain(u.text[topic.end():]) if topic else None)
     if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))):
         # "ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms", "bs=8, seq=4096 -> OOM": a setting and what it measured
         f["a setting and what it measured"] = 1.0
@@ -933,7 +934,15 @@ def colon_verdict(text: str, lang: str) -> list[str] | None:
     return None
 
 
-def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
+# "**Proton line-level profiling**: Added PC-sampling mode to ...", "**TMA kernel** (`fla-tma`): New variant ...": a
+# bold name for the item, then what was done; its tense and mood are the rest's (a field label is read as a label).
+_TOPIC_LEAD = recache.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?:[:：](?:\*\*|__)|(?:\*\*|__)\s*(?:\([^()\n]{0,80}\)\s*)?"
+                              r"(?:[:：]|\s[—–-]))\s*(?=\S)")
+
+
+def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None = None) -> None:
+    """The cues of the sentence's words; ``shape``: the part whose tense and mood are the sentence's (after a bold
+    name for it), when not the whole."""
     t = table(lang)
     words = text.split()
     if len(words) <= 8:
@@ -959,7 +968,7 @@ def _word_features(text: str, lang: str, f: dict[str, float]) -> None:
         f["a question"] = 1.0
     if lang == "en":
         # Tense and mood are read from the prose: a code span's words ("cudaMalloc failed") are the program's.
-        prose = _CODE.sub(" CODE ", text)
+        prose = _CODE.sub(" CODE ", shape or text)
         _en_shape(prose, prose.split(), t, f)
     else:
         if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
