@@ -68,6 +68,8 @@ def sync_records(recs, warn: Warn = _ignore):
     if links_warning(report.links):  # (a loop, a dangling link: one line, never a lock-out)
         warn(links_warning(report.links))
     reap_orphaned_runs(recs, warn)
+    for line in report.misplaced:
+        warn(line)
     for rel in report.missing:
         warn(f"{rel} was deleted; restore it, or run `dbglog sync --prune` to delete it from the database")
     if getattr(recs, "unsynced", None):

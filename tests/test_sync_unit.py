@@ -43,7 +43,8 @@ def test_fresh_mirror_is_not_stale_and_sync_is_a_no_op(recs, inv):
     assert not sync.is_stale(recs.store, recs.ws)
     rep = _sync(recs)
     assert not rep.changed and rep.to_dict() == {"imported": [], "added": [], "moved": [], "missing": [],
-                                                 "pruned": [], "resolved": [], "ignored": [], "links": []}
+                                                 "pruned": [], "resolved": [], "ignored": [], "links": [],
+                                                 "misplaced": []}
 
 
 def test_hand_edit_is_stale_and_imported(recs, inv):
@@ -275,3 +276,19 @@ def test_head_moved_compares_with_the_stored_head(recs, inv, monkeypatch):
     assert sync.head_moved(recs.store, recs.ws) == (False, "refs/heads/main abc")
     monkeypatch.setattr(sync, "git_head", lambda root: None)
     assert sync.head_moved(recs.store, recs.ws) == (False, None)  # outside git nothing moves
+
+
+def test_an_attempt_written_below_the_last_section_is_kept_as_its_text_and_said_so(recs, inv):
+    # appended at the end of the file it landed in the last free section (for an imported doc, "## Source headings",
+    # which `show` hides) and no command said a word
+    recs.add_attempt(inv, title="Raised the NCCL timeout", outcome="failed")
+    path = mirror(recs, inv)
+    path.write_text(path.read_text() + "\n## Notes by hand\n\n### Attempt 2: pinned NCCL 2.18\n**Outcome:** failed\n"
+                    "\n```\n### Attempt 9: a heading inside a fence is text\n```\n")
+    _bump_mtime(path)
+    rep = _sync(recs)
+    assert [m.split(": ", 1)[1] for m in rep.misplaced] == [
+        "'### Attempt 2: pinned NCCL 2.18' is under '## Notes by hand', not '## Attempts', so it was kept as that "
+        "section's text; move it under '## Attempts' to record it as an attempt"]
+    assert rep.misplaced[0].startswith(f"logs/{inv}.md:")
+    assert [a.title for a in recs.store.load(inv).attempts] == ["Raised the NCCL timeout"]

@@ -270,6 +270,8 @@ def sync_cmd(resolve, prune, as_json):
 
     if links_warning(report.links):
         warn(links_warning(report.links))
+    for line in report.misplaced:
+        warn(line)
 
     def human():
         for k in ("imported", "added", "pruned"):

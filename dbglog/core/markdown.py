@@ -541,6 +541,21 @@ def parse(text: str, path: str | None = None) -> Investigation:
     return inv
 
 
+def misplaced_attempts(text: str) -> list[tuple[int, str, str]]:
+    """(line, heading, section) of each ``### Attempt N`` heading outside ``## Attempts``: ``parse`` keeps it as that
+    section's text (appended at the end of a file, it lands in the last section, which may be one ``show`` hides)."""
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    _front, _start, heads = _structure(text)
+    out, section = [], None
+    for line, level, raw in heads:
+        if level <= 2:
+            section = raw if level == 2 else None
+        elif _ATTEMPT_HEAD.match(lines[line]) and section is not None and section[3:].strip().lower() != "attempts":
+            out.append((line + 1, raw.strip(), section.strip()))
+    return out
+
+
 def _ts(v) -> str:
     import datetime as dt
 

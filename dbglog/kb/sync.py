@@ -45,6 +45,7 @@ class SyncReport:
     resolved: list[str] = field(default_factory=list)  # conflict copies set aside by --resolve
     ignored: list[str] = field(default_factory=list)  # markdown in logs/ that is not a dbglog file
     links: list[str] = field(default_factory=list)  # symbolic links at a mirror file's path: skipped
+    misplaced: list[str] = field(default_factory=list)  # "### Attempt N" headings written outside "## Attempts"
 
     @property
     def changed(self) -> bool:
@@ -53,7 +54,8 @@ class SyncReport:
     def to_dict(self) -> dict:
         return {"imported": self.imported, "added": self.added,
                 "moved": [list(m) for m in self.moved], "missing": self.missing,
-                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored, "links": self.links}
+                "pruned": self.pruned, "resolved": self.resolved, "ignored": self.ignored, "links": self.links,
+                "misplaced": self.misplaced}
 
 
 def mirror_files(ws: Workspace, links: list[str] | None = None) -> dict[str, os.stat_result]:
@@ -410,6 +412,16 @@ def _mirror():
     return mirror
 
 
+def misplaced_warnings(text: str, rel: str) -> list[str]:
+    """One line per attempt heading a hand edit put outside ``## Attempts`` (kept as text, so say so)."""
+    if "Attempt" not in text:
+        return []
+    from dbglog.core.markdown import misplaced_attempts
+
+    return [f"{rel}:{line}: '{head}' is under '{section}', not '## Attempts', so it was kept as that section's text; "
+            f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced_attempts(text)]
+
+
 def _parse(text: str, rel: str):
     """A mirror file read as an investigation (the format's parser, imported when a file is read)."""
     from dbglog.core.markdown import parse
@@ -505,6 +517,7 @@ class _Pass:
         text = read_text(path, rel)
         check_markers(text, rel)
         inv = _parse(text, rel)
+        self.report.misplaced += misplaced_warnings(text, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
