@@ -77,7 +77,7 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     assert all(u[k] is None or 0.0 <= u[k] <= 1.0 for u in units for k in ("learned", "learned_step"))
     assert any(u["learned"] is not None for u in units)
     for u in units:
-        assert u["label"] in LABELS and 0.0 <= u["confidence"] <= 1.0
+        assert u["label"] in (LABELS if u["kind"] != "code" else {"code"}) and 0.0 <= u["confidence"] <= 1.0
         assert len(u["lines"]) == 2 and 1 <= u["lines"][0] <= u["lines"][1] <= THREAD_DOC.count("\n")
         assert all(set(f) == {"cue", "weight"} and isinstance(f["weight"], float) for f in u["features"])
     by_line = {u["lines"][0]: u for u in units}
@@ -86,6 +86,18 @@ def test_explain_json_gives_every_unit_its_lines_kind_label_confidence_and_featu
     assert all(u["read_as"]["kind"] in ("attempt", "next_step", "text") for u in units)
     assert by_line[10]["read_as"]["kind"] == "attempt"
     assert investigations(ws) == 0
+
+
+def test_explain_shows_a_code_block_as_one_entry_so_a_doc_of_code_is_not_explained_by_silence(ws, cli, tmp_path):
+    # a note that is one fenced Dockerfile printed nothing at all: no unit in it is scored
+    doc = tmp_path / "Dockerfile.md"
+    doc.write_text("```dockerfile\n# built on the nightly index, not the stable one\nFROM rocm/dev-ubuntu-24.04\n"
+                   "RUN pip install torch\n```\n")
+    out = cli(ws, "import", "--explain", str(doc), check=0).stdout
+    assert out.splitlines()[0].split()[:2] == ["1-5", "code"]
+    assert "read as: code, kept as text" in out
+    units = as_json(cli(ws, "import", "--explain", str(doc), "--json"))["units"]
+    assert [(u["kind"], u["lines"], u["read_as"]["kind"]) for u in units] == [("code", [1, 5], "text")]
 
 
 def test_explain_outside_a_workspace_creates_none(cli, tmp_path):

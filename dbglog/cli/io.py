@@ -180,7 +180,10 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
                     why = (why + ", " if why else "") + f"{name} p={u[key]:.2f}"
             if why:
                 click.echo(f"{'':>9}  {'':<13}       because: {safe_text(why)}")
-            click.echo(f"{'':>9}  {'':<13}       read as: {rv.read_as_text(u['read_as'])}")
+            said = rv.read_as_text(u["read_as"])
+            if u["kind"] == "code" and said == "text":
+                said = "code, kept as text (what a code block says is not read)"
+            click.echo(f"{'':>9}  {'':<13}       read as: {said}")
 
     emit(as_json, {"source": str(path), "units": units}, human)
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from dbglog.docreader.cues import language, outcome_of
 from dbglog.docreader.learned import KINDS, load
-from dbglog.docreader.units import Doc
+from dbglog.docreader.units import FENCE_LINE, Doc
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
 from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
@@ -64,15 +65,32 @@ def explain(parsed: list, doc_lines: int) -> list[dict]:
     reading made of it in the end (``read_as``)."""
     out, made = [], ReadAs(parsed)
     for p in parsed:
+        code: list = []  # the lines of one code block, shown as one entry (a doc that is all code showed nothing)
         for j in p.judged:
             u = j.unit
+            if u.kind == "code" and (not code or code[-1].block == u.block):
+                code.append(u)
+                continue
+            _code_entry(out, code, made)
+            code = [u] if u.kind == "code" else []
             if u.kind not in ("sentence", "command", "row", "heading"):
                 continue
             out.append({"lines": [u.first + 1, u.last + 1], "kind": u.kind, "label": j.label,
                         "confidence": round(j.confidence, 2),
                         "features": [{"cue": k, "weight": round(v, 2)} for k, v in j.why],
                         **_learned(j), "author": u.author, "text": u.text[:160], "read_as": made.of(u)})
+        _code_entry(out, code, made)
     return out
+
+
+def _code_entry(out: list[dict], code: list, made: ReadAs) -> None:
+    """A code block's lines as one entry: read as code (never scored), unless a command or a marked line in it was."""
+    if not code or all(FENCE_LINE.match(u.text) for u in code):
+        return  # (a fence's own lines around commands that are listed: nothing to say)
+    span = SimpleNamespace(first=code[0].first, last=code[-1].last)
+    out.append({"lines": [span.first + 1, span.last + 1], "kind": "code", "label": "code", "confidence": 1.0,
+                "features": [], "learned": None, "learned_step": None, "author": code[0].author,
+                "text": code[0].text.split("\n", 1)[0][:160], "read_as": made.of(span)})
 
 
 class ReadAs:
