@@ -173,6 +173,9 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
     elif another:
         echo(style(f"Tried another way: the same knob was turned differently in {len(another)} record(s); "
                    f"{text!r} itself was not tried.", bold=True))
+    elif getattr(res, "vague", False):
+        echo(style(f"Too vague to tell: {text!r} is one plain word and names no experiment; say what was done or "
+                   "the setting (\"set NCCL_P2P_DISABLE=1\", \"downgrade the driver to 535\").", bold=True))
     else:
         echo(style(f"Not tried: no prior attempt of {text!r} in the attempts, bisections, key differences, next "
                    "steps, free sections and watched docs.", bold=True))

@@ -179,6 +179,8 @@ class TriedResult(BaseModel):
     tried: bool = Field(description="A close prior attempt exists (the CLI's exit status 0).")
     close: list[Hit] = Field(description="Close prior attempts, best first: read outcome and conclusion.")
     answer: str = Field("", description="tried | tried another way | related | not tried.")
+    vague: bool = Field(False, description="The idea is one plain word and names no experiment: say what was done "
+                                           "or the setting, then ask again.")
     idea_experiment: Optional[dict] = Field(None, description="The idea's experiment, read like each record's.")
     another_way: list[Hit] = Field([], description="The same knob turned another way or to another value.")
     mentioned: list[Hit] = Field(description="Close, but only proposed (a to-do, an idea), not tried.")
@@ -388,7 +390,8 @@ def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] 
         res = ops.tried(recs, idea, status=status, tags=tags or (), inv_ref=investigation, limit=limit,
                         warn=warnings.append)
         shown = res.close + res.another + res.mentioned
-        return TriedResult(query=idea, tried=bool(res.close), answer=res.answer, close=_judged(res.close),
+        return TriedResult(query=idea, tried=bool(res.close), answer=res.answer, vague=res.vague,
+                           close=_judged(res.close),
                            idea_experiment=res.idea.to_dict() if res.idea is not None else None,
                            another_way=_judged(res.another), mentioned=_judged(res.mentioned),
                            others=_judged(h for h in res.result.hits if h not in shown),

@@ -124,3 +124,16 @@ def test_an_idea_of_stop_words_alone_is_never_judged_tried(conn, idea):
     # experiment at 0.6: a question that names nothing is not a repeat of anything
     res = search.tried(conn, idea, judge=_judge(0.01))
     assert not res.close
+
+
+@pytest.mark.parametrize("idea", ["checkpoint", "it works"])
+def test_an_idea_of_one_plain_word_is_too_vague_to_be_a_repeat(conn, idea):
+    # "checkpoint" is in two attempts' words: each was "the same experiment" by the word rules, since it held the
+    # whole idea; an agent asking so would skip whatever it meant
+    res = search.tried(conn, idea, judge=_judge())
+    assert not res.close and res.vague and res.to_dict()["vague"] is True
+
+
+def test_a_word_with_a_setting_or_a_second_word_is_judged_as_before(conn):
+    assert search.tried(conn, "parallel_output=False", judge=_judge()).close
+    assert not search.tried(conn, "mistral-7b-instruct checkpoint", judge=_judge()).vague

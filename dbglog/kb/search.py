@@ -1827,6 +1827,25 @@ def _another_fix_same_topic(p: _Pair) -> bool:
     return p.fix_held() < CLOSE_FIX
 
 
+def _names_no_experiment(p: _Pair) -> bool:
+    """The idea is one plain word at most ("kernel", "hang", "fix", "it works"): no setting, flag, version or
+    second word says what was done, so every record that holds the word would be "the same experiment". (A knob the
+    idea turns is still compared as a knob: "eager" against ``--enforce-eager``.)"""
+    return names_no_experiment(p.q)
+
+
+def names_no_experiment(q: Query) -> bool:
+    """Is the idea one plain word at most (see ``_names_no_experiment``)? A verb with its thing ("use adafactor") is
+    two; a name with an underscore, a digit or a flag's dashes (``NCCL_IB_DISABLE``, ``fp16``) is a setting."""
+    words = [w for w in re.findall(r"\w+", q.text.lower()) if w not in _FUNCTION_WORDS]
+    return len(words) <= 1 and not any(_specific(t) or _IDENT.search(t.raw) for t in q.active)
+
+
+# Words that say nothing of what was done ("it works", "the kernel"); a verb of doing ("use", "try") is not one.
+_FUNCTION_WORDS = frozenset("a an the it its this that these those is are was were be been to of and or i we you "
+                            "my our".split())
+
+
 def _too_little_overall(p: _Pair) -> bool:
     """The record with its investigation's context holds under ``CLOSE_COVERAGE`` of the idea,
     and is not an attempt or row that reads alike (rapidfuzz token-set similarity >=
@@ -1859,6 +1878,7 @@ def _only_proposed(p: _Pair) -> bool:
 # of", the old side of a change), last the one that lists a proposal as mentioned. The refusing
 # rules are vetoes, so their order decides only what is computed and which name ``judge`` reports.
 CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
+    ("names-no-experiment", _names_no_experiment),
     ("name-no-record-has", _names_no_record_has),
     ("name-missing", _names_this_record_lacks),
     ("too-little-in-record", _too_little_in_the_record),
@@ -2263,10 +2283,17 @@ class TriedResult:
             return "tried another way"
         return "related" if self.mentioned or any(h.tier == "related" for h in self.result.hits) else "not tried"
 
+    @property
+    def vague(self) -> bool:
+        """The idea names no experiment (one plain word), so no record can be judged the same as it."""
+        return not self.close and not self.another and bool(self.result.query.active) \
+            and names_no_experiment(self.result.query)
+
     def to_dict(self) -> dict:
         d = self.result.to_dict()
         d["tried"] = bool(self.close)
         d["answer"] = self.answer
+        d["vague"] = self.vague
         if self.idea is not None:
             d["idea_experiment"] = self.idea.to_dict()
         d["close"] = [judged_dict(h) for h in self.close]
@@ -2298,6 +2325,8 @@ VERDICT_WHY = {
 # Each closeness rule in plain words (what ``tried`` prints; the rule's name stays in --json's "rule").
 RULE_WORDS = {
     "no-terms": "none of the idea's terms, as phrased, is in any record (see the notes): nothing to compare",
+    "names-no-experiment": "the idea is one plain word: it names no experiment to be the same as (add what was done "
+                           "or the setting)",
     "name-no-record-has": "the idea names a flag, variable or value that no record holds",
     "name-missing": "this record lacks a flag, variable or value the idea names",
     "too-little-in-record": "the record itself holds too little of the idea (the rest only in its investigation's "
