@@ -88,3 +88,12 @@ def test_experiment_words_are_plain():
     assert d["summary"] == ("NCCL shared-memory transport off (NCCL_SHM_DISABLE=1); "
                             "concurrent sequences set to 64 (--max-num-seqs 64)")
     assert {k["kind"] for k in d["knobs"]} == {"env", "flag"}
+
+
+@pytest.mark.parametrize("idea", ["disable kernel replay", "no kernel replay", "run it without kernel replay"])
+def test_turning_away_from_a_named_mode_is_not_setting_it(idea):
+    # "disable kernel replay" read as replay mode = kernel: the default run that hung was "the same experiment"
+    (knob,) = extract(idea).knobs
+    assert (knob.state, knob.value) == ("off", "kernel") and "anything but kernel" in knob.words()
+    assert compare(extract(idea), extract("ncu --replay-mode kernel --set full")).tier == OTHER
+    assert compare(extract(idea), extract("ncu --replay-mode application")).tier == SAME  # away from kernel, too

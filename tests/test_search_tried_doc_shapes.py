@@ -344,3 +344,30 @@ def test_a_free_text_line_inside_an_attempts_text_gives_its_answer_to_the_attemp
         assert not [h for h in res.result.hits if h.kind == "section"], [(h.kind, h.tier) for h in res.result.hits]
     finally:
         recs.close()
+
+
+@pytest.fixture(scope="module")
+def profiler(tmp_path_factory):
+    recs = _records(tmp_path_factory.mktemp("profiler_ctx"))
+    inv = recs.new("Profiler hangs on the pipelined kernel", symptom="the kernel runs fine without the profiler",
+                   environment="GPU: NVIDIA B200")
+    recs.add_attempt(inv.id, title="Profiled it with ncu --set full", result="hangs at 0 %", outcome="failed")
+    recs.set_section(inv.id, "Protocol", "Whenever you are investigating a bug, write the attempt down first.")
+    yield recs.store.conn
+    recs.close()
+
+
+def test_a_way_only_the_investigation_goes_is_not_the_records(profiler):
+    # "without" was in the symptom only: the profiled run was "the same experiment" as running without the profiler
+    res = search.tried(profiler, "run without the profiler")
+    assert not res.close
+    hit = next(h for h in res.result.hits if h.kind == "attempt")
+    assert hit.verdict == "way-only-around"
+    assert search.tried(profiler, "profile with ncu --set full").close  # the record's own way is still the same
+
+
+def test_free_text_holding_one_of_the_ideas_words_is_not_a_report_of_it(profiler):
+    # a protocol's "investigating a bug" with "NVIDIA" only in the environment was "file a bug with NVIDIA", tried
+    res = search.tried(profiler, "file a bug with NVIDIA")
+    assert not res.close
+    assert search.tried(profiler, "write the attempt down first").close  # its own words still are

@@ -48,7 +48,9 @@ class Knob(NamedTuple):
         vocabulary does not know, as written ("--set full", "NCCL_DEBUG=INFO")."""
         how = {"on": "on", "off": "off", "raise": "raised", "lower": "lowered", "upgrade": "upgraded",
                "downgrade": "downgraded", "": "named"}.get(self.state, "")
-        if self.state in ("set", "pin"):
+        if self.state == "off" and self.value:
+            how = "set to anything but " + self.value  # "disable kernel replay"
+        elif self.state in ("set", "pin"):
             how = ("pinned to " if self.state == "pin" else "set to ") + self.value
         elif self.value and self.state in ("upgrade", "downgrade", "raise", "lower"):
             how += f" to {self.value}"
@@ -531,7 +533,8 @@ def _read_phrases(r: _Reader) -> None:
         fid, st = voc.by_phrase[key]
         after = low[end:end + 24]
         if st.startswith("="):
-            state, val = "set", st[1:]
+            # "disable kernel replay", "no range replay": away from that value, not set to it
+            state, val = ("off" if _cue(r.before(start)) == "off" else "set"), st[1:]
         elif st:
             state, val = st, ""
         else:
@@ -620,6 +623,9 @@ def agree(idea: Knob, rec: Knob) -> str:
         if a in ("set", "pin", "upgrade", "downgrade") and _versions_differ(idea.value, rec.value):
             return OTHER
         return SAME
+    if {a, b} == {"set", "off"} and (idea.value if a == "off" else rec.value):
+        # away from a value ("disable kernel replay") against a value set: the same way unless it is that value
+        return OTHER if same_value(idea.value, rec.value) else SAME
     if (a, b) in _OPPOSITE:
         return OTHER
     pair = {a, b}

@@ -1811,6 +1811,24 @@ def _too_little_in_the_record(p: _Pair) -> bool:
     return p.share(p.direct) < CLOSE_DIRECT or all(_filler(p.active[i]) or _way(p.active[i]) for i in p.direct)
 
 
+def _too_little_in_the_text(p: _Pair) -> bool:
+    """Free text (a doc's section, a watched doc) holds under two of the idea's telling words itself, when the idea
+    has two: "file a bug with NVIDIA" against a protocol's "Whenever you're investigating a bug, ...", with "NVIDIA"
+    only in the investigation's environment. An attempt's title and fields say what was done; free text around one
+    word of the idea says nothing of doing the rest."""
+    if p.h.kind != "section":
+        return False
+    telling = [i for i, t in enumerate(p.active) if not _filler(t)]
+    return len([i for i in telling if i in p.direct]) < min(2, len(telling))
+
+
+def _way_only_around(p: _Pair) -> bool:
+    """The idea says which way ("without", "disable", "downgrade") and only the record's investigation does, not the
+    record: "run without the profiler" against a profiler run, in an investigation whose symptom says "runs fine
+    without NCU". The way is what was done; the context's is the setting of the bug."""
+    return any(_way(t) and i not in p.direct for i, t in enumerate(p.active))
+
+
 def _another_fix_same_topic(p: _Pair) -> bool:
     """What the idea says beyond its investigation's topic is the fix (``_Pair.fix``: before a
     qualifier such as "for the encoder", "on the jetson", when it names one), and the record holds
@@ -1883,6 +1901,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("name-missing", _names_this_record_lacks),
     ("too-little-in-record", _too_little_in_the_record),
     ("too-little-overall", _too_little_overall),
+    ("too-little-in-text", _too_little_in_the_text),
     ("acronym-missing", _acronym_missing),
     ("another-fix-same-topic", _another_fix_same_topic),
     ("version-of-another-name", _version_of_another_name),
@@ -1891,6 +1910,7 @@ CLOSE_RULES: tuple[CloseRule, ...] = tuple(CloseRule(n, f) for n, f in (
     ("other-way", _other_way),
     ("switch-variable-other-way", _switch_var_other_way),
     ("switch-on-another-knob", _way_on_another_knob),
+    ("way-only-around", _way_only_around),
     ("negated-name", _only_its_negation),
     ("replaced-thing", _only_what_is_replaced),
     ("only-the-old-side", _only_the_old_side),
@@ -2332,6 +2352,9 @@ RULE_WORDS = {
     "too-little-in-record": "the record itself holds too little of the idea (the rest only in its investigation's "
                             "title)",
     "too-little-overall": "the record holds too little of the idea",
+    "too-little-in-text": "the text itself holds only one of the idea's telling words (the rest only around it)",
+    "way-only-around": "the record does not go the idea's way (without, disable, raise ...): only its investigation "
+                       "says so",
     "acronym-missing": "the record lacks the acronym that names the idea's thing",
     "another-fix-same-topic": "same topic, but the record tried another fix",
     "version-of-another-name": "the version belongs to another name than the record's",
