@@ -2695,3 +2695,18 @@ def test_a_bold_name_before_an_item_does_not_hide_the_tense_of_what_follows_it()
     assert "opens with a past-tense verb" in f["Accumulator"]
     assert "labelled as a result" in f["Result:"]
     assert "opens with a past-tense verb" not in f["Launch overhead"]
+
+
+def test_a_document_whose_one_bug_section_is_a_small_part_of_it_keeps_its_own_title():
+    # "## The bug (what hangs)" with a Symptom: line among a session log's sections titled the investigation
+    doc = ("# fused-combine hang on the 32-chip mesh: investigation log\n\n## TL;DR\n\nThe hang is intermittent.\n\n"
+           "## Timeline\n\n" + "".join(f"- 1{k}:00 reran the smoke test with seed {k}: PASS.\n" for k in range(6))
+           + "\n## The bug (what hangs)\n\n- Symptom: synchronize_device never returns.\n\n## Conclusion\n\n"
+           "It is device state, not the mux.\n")
+    (p,) = _read(doc)
+    assert p.inv.title == "fused-combine hang on the 32-chip mesh: investigation log"
+    assert p.inv.symptom.startswith("synchronize_device never returns")
+    # a document that is mostly its one bug section is still titled by it (the seed protocol's shape)
+    (q,) = _read("# Debug notes\n\n## NCCL hang on rank 3\n\n**Status:** open\n**Symptom:** rank 3 stalls.\n\n"
+                 "### Attempt 1: NCCL_P2P_DISABLE=1\n**Result:** still hangs.\n")
+    assert q.inv.title == "NCCL hang on rank 3"

@@ -229,6 +229,8 @@ class _Build:
 
     def _title(self) -> int:
         b = self.scope.bug
+        if b is not None and self._doc_title_over(b):
+            b = None  # (the document's own title names it: read as a document with no bug section of its own)
         if b is not None:
             self.owned.add(b.first)
             title, status = status_from_title(plain(b.head.text))
@@ -248,6 +250,18 @@ class _Build:
         first = next((u for u in self.units if u.kind == "sentence"), None)
         self.inv.title = (one_line(plain(first.text))[:100] if first else "") or Path(self.path).stem or "Untitled"
         return (first.first + 1) if first else 1
+
+    def _doc_title_over(self, b) -> bool:
+        """Is this one bug section a small part of a document that has its own title above it ("# moe_compute hang
+        — investigation log", then "## The bug (what hangs)" with a Symptom: line among a session's twenty sections)?
+        Then the document is the investigation and its title is the title."""
+        h1 = next((u for u in self.units if u.kind == "heading" and u.level == 1), None)
+        if h1 is None or h1.first >= b.first or len(self.scope.lines) < len(self.lines) or any(
+                u.kind == "heading" and u.level == 1 and u.first != h1.first for u in self.units):
+            return False
+        scored = [u for u in self.units if u.kind in ("sentence", "row", "command")]
+        inside = sum(1 for u in scored if b.first <= u.first <= b.last)
+        return inside * 4 < len(scored)
 
     def _header(self) -> None:
         b = self.scope.bug
