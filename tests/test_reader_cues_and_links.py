@@ -2710,3 +2710,13 @@ def test_a_document_whose_one_bug_section_is_a_small_part_of_it_keeps_its_own_ti
     (q,) = _read("# Debug notes\n\n## NCCL hang on rank 3\n\n**Status:** open\n**Symptom:** rank 3 stalls.\n\n"
                  "### Attempt 1: NCCL_P2P_DISABLE=1\n**Result:** still hangs.\n")
     assert q.inv.title == "NCCL hang on rank 3"
+
+
+def test_a_time_is_no_case_key_so_two_rows_that_start_in_one_hour_stay_two_tries():
+    # "~11:41" under "11:23" read as case 11 and its result, and "13:35" with a "13:04" far below as case 13: two
+    # attempts with another row's verdict, one of them spanning the rows and the list between
+    doc = ("# Hang log\n\n| Window | config | result |\n|---|---|---|\n| 11:23–11:35 | baseline | **HANG 3/3** |\n"
+           "| ~11:41–13:17 | e2e test | **PASS 14/14** |\n| 13:35–14:07 | stress harness | stall 4/4 |\n\n## Timeline\n\n"
+           "- 13:04–13:17 nosettle control: **4 PASS**.\n")
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "failed"), ([6, 6], "worked"), ([7, 7], "failed"), ([11, 11], "worked")]
