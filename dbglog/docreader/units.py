@@ -447,13 +447,14 @@ def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> lis
     if len(prompts) < least:
         return []
     captions = _captions(lines, body, set(prompts))
+    captioning = {k for c in captions.values() for k in c}
     groups: list[dict] = []
     for i in body:
         if i in prompts:
             above = captions.get(i, [])
             groups.append({"lines": above + [i], "desc": [_CMD_COMMENT.sub(r"\g<c>", lines[k]).strip() for k in above],
                            "cmd": [i], "result": [], "prompted": True})
-        elif groups and lines[i].strip() and not any(i in c for c in captions.values()):
+        elif groups and lines[i].strip() and i not in captioning:
             groups[-1]["lines"].append(i)
             groups[-1]["result"].append(_CMD_COMMENT.sub(r"\g<c>", lines[i]).strip())
     for g in groups:
