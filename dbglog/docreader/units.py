@@ -443,10 +443,10 @@ _PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
     """A console session ("$ cmd" and what it printed): each prompt line a command, the lines it printed its
     result (the output is how it went); [] when the block has fewer than ``least`` prompts."""
-    prompts = [i for i in body if _PROMPT.match(lines[i])]
+    prompts = {i for i in body if _PROMPT.match(lines[i])}  # (a set: a session of thousands of commands stays linear)
     if len(prompts) < least:
         return []
-    captions = _captions(lines, body, set(prompts))
+    captions = _captions(lines, body, prompts)
     captioning = {k for c in captions.values() for k in c}
     groups: list[dict] = []
     for i in body:
