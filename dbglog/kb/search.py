@@ -1816,8 +1816,8 @@ def _too_little_in_the_text(p: _Pair) -> bool:
     has two: "file a bug with NVIDIA" against a protocol's "Whenever you're investigating a bug, ...", with "NVIDIA"
     only in the investigation's environment. An attempt's title and fields say what was done; free text around one
     word of the idea says nothing of doing the rest."""
-    if p.h.kind != "section":
-        return False
+    if p.h.kind != "section" or any(_specific(p.active[i]) for i in p.direct):
+        return False  # (a file, flag or variable of the idea in the text itself is telling enough)
     telling = [i for i, t in enumerate(p.active) if not _filler(t)]
     return len([i for i in telling if i in p.direct]) < min(2, len(telling))
 
