@@ -371,3 +371,16 @@ def test_free_text_holding_one_of_the_ideas_words_is_not_a_report_of_it(profiler
     res = search.tried(profiler, "file a bug with NVIDIA")
     assert not res.close
     assert search.tried(profiler, "write the attempt down first").close  # its own words still are
+
+
+def test_an_idea_that_puts_in_what_no_record_holds_is_not_the_record_it_replaces(tmp_path):
+    # "use nsys instead of ncu": nsys is in no record, so it was dropped, and "ncu ... instead of ..." held the rest
+    recs = _records(tmp_path)
+    inv = recs.new("Profiler hangs on the pipelined kernel")
+    recs.add_attempt(inv.id, title="Application replay instead of kernel replay",
+                     did="ncu --replay-mode application --set full python bench.py", outcome="worked")
+    try:
+        assert not search.tried(recs.store.conn, "use nsys instead of ncu").close
+        assert search.tried(recs.store.conn, "application replay instead of kernel replay").close
+    finally:
+        recs.close()

@@ -1746,6 +1746,8 @@ def _only_what_is_replaced(p: _Pair) -> bool:
     """In "use A instead of B" the record must hold A: a record with B only is what the idea
     replaces ("use bf16 instead of fp16" against a record of fp16)."""
     new = _replacement(p.q.text, p.active)
+    if not new and _replacement(p.q.text, [t for t in p.q.terms if t.kind == "unknown" and not t.stop]):
+        return True  # ("use nsys instead of ncu": what it puts in is in no record at all, so not in this one)
     return bool(new) and not any(i in p.found for i in new)
 
 
