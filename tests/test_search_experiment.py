@@ -97,3 +97,18 @@ def test_turning_away_from_a_named_mode_is_not_setting_it(idea):
     assert (knob.state, knob.value) == ("off", "kernel") and "anything but kernel" in knob.words()
     assert compare(extract(idea), extract("ncu --replay-mode kernel --set full")).tier == OTHER
     assert compare(extract(idea), extract("ncu --replay-mode application")).tier == SAME  # away from kernel, too
+
+
+@pytest.mark.parametrize("idea, record", [("profile without --target-processes all",
+                                           "ncu --set full --target-processes all python bench.py"),
+                                          ("run without NCCL_DEBUG=INFO", "NCCL_DEBUG=INFO torchrun train.py")])
+def test_a_setting_taken_away_is_not_the_setting_made(idea, record):
+    # "without --target-processes all" read as --target-processes all: the run with it was "same knob, same way"
+    (knob,) = extract(idea).knobs
+    assert knob.state == "off" and knob.words().startswith("not ")
+    assert compare(extract(idea), extract(record)).tier == OTHER
+
+
+def test_a_switch_variable_set_after_without_is_turned_the_other_way():
+    (knob,) = extract("without NCCL_P2P_DISABLE=1").knobs
+    assert knob.state == "on"  # the transport on, as NCCL_P2P_DISABLE=0 would leave it

@@ -137,3 +137,19 @@ def test_an_idea_of_one_plain_word_is_too_vague_to_be_a_repeat(conn, idea):
 def test_a_word_with_a_setting_or_a_second_word_is_judged_as_before(conn):
     assert search.tried(conn, "parallel_output=False", judge=_judge()).close
     assert not search.tried(conn, "mistral-7b-instruct checkpoint", judge=_judge()).vague
+
+
+def test_another_number_in_a_word_is_no_typo_of_the_records(tmp_path):
+    # "2-wide" was corrected to "4-wide" as a typo, and "use 2-wide tiles" answered by the 4-wide record
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("attention_fwd faults after the tiling change")
+    recs.add_attempt(inv.id, title="Use 4-wide tiles in attention_fwd", result="illegal address", outcome="failed")
+    try:
+        res = search.tried(recs.store.conn, "use 2-wide tiles")
+        assert not res.close and all(t.kind != "typo" for t in res.result.query.terms)
+    finally:
+        recs.close()

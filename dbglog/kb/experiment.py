@@ -57,6 +57,8 @@ class Knob(NamedTuple):
         written = self.name
         if self.value and "=" not in written and " " not in written and self.kind != "feature":
             written += f" {self.value}" if self.kind == "flag" else f"={self.value}"
+        if self.state == "off" and self.value and self.kind != "feature":
+            return f"not {written}"  # "without --target-processes all", "no NCCL_DEBUG=INFO"
         if self.kind not in ("feature", "package") and norm_name(re.split(r"[= ]", self.name)[0]) == self.id:
             return written if self.state in ("set", "") or written != self.name else f"{written} {how}"
         shown = written if norm_name(self.name) != norm_name(self.id) and self.kind != "feature" else ""
@@ -360,6 +362,10 @@ class _Reader:
             state, val = self._bare(span, kind, meaning)
         else:
             state, val = _state_for(meaning, value)
+            if _NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]):
+                # "without --target-processes all": anything but that value (``agree``); "without
+                # NCCL_P2P_DISABLE=1": the transport on
+                state = {"set": "off", "on": "off", "off": "on"}.get(state, state)
             if state in ("on", "off") and value:  # the name as set: NCCL_SHM_DISABLE=1
                 name = f"{name}={value}" if kind != "flag" else f"{name} {value}"
         self.add(span, Knob(fid, name, kind, state, val))

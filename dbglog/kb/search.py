@@ -632,10 +632,18 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             lacking = [w for w in t.parts if not any(_has(conn, ft, _fts_quote(w)) for ft in ftables)]
             w = max(lacking or t.parts, key=len)
             fixed = correct_word(conn, w)
+        if fixed and _other_number(fixed, t.raw):
+            fixed = None  # "2-wide" is not a typo of "4-wide", nor "sm_89" of "sm_80": another value
         if fixed and any(_has(conn, ft, _fts_quote(fixed)) for ft in ftables):
             t.kind, t.corrected = "typo", fixed
         else:
             t.kind = "unknown"
+
+
+def _other_number(fixed: str, raw: str) -> bool:
+    """Would the correction put another number in place of the token's (its letters aside)?"""
+    new = re.findall(r"\d+", fixed)
+    return bool(new) and new != re.findall(r"\d+", raw)
 
 
 DF_CAP = 2000  # document frequencies are counted up to this (a common word is common enough)
