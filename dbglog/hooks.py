@@ -743,7 +743,7 @@ def _knob_repeats(recs, keys, repros: _Repros, root: str) -> list[dict]:
     return sorted(found.values(), key=lambda a: a["created"], reverse=True)
 
 
-_TEXT_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=([^\s,;)`'\"]+)")
+_TEXT_ENV = re.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=([^\s,;)`'\"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]+)")
 _TEXT_FLAG = re.compile(r"(?<![\w/.\-])(--[A-Za-z][\w.\-]*)(?:=| +)([^\s\-`'\",;)][^\s`'\",;)]*)")
 
 

@@ -112,3 +112,10 @@ def test_a_setting_taken_away_is_not_the_setting_made(idea, record):
 def test_a_switch_variable_set_after_without_is_turned_the_other_way():
     (knob,) = extract("without NCCL_P2P_DISABLE=1").knobs
     assert knob.state == "on"  # the transport on, as NCCL_P2P_DISABLE=0 would leave it
+
+
+def test_a_value_ends_where_cjk_text_begins():
+    # "export VLLM_USE_V1=0可以跑" ("... works") gave the value "0可以跑": another value than the idea's 0
+    (knob,) = extract("export VLLM_USE_V1=0可以跑").knobs
+    assert knob.name == "VLLM_USE_V1=0"
+    assert compare(extract("set VLLM_USE_V1=0"), extract("export VLLM_USE_V1=0可以跑")).tier == SAME

@@ -217,7 +217,9 @@ def _version(v: str) -> tuple:
 # candidates, not settings
 _DBGLOG_CMD = recache.compile(r"\bdbglog\s+(run|bisect\s+[\w-]+|repro)\b(.*?)(?:\s--(?=\s)|$)", re.S | re.M)
 _DBGLOG_ENV = recache.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
-_ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;)`'\"]|,(?=\w))*)")
+# (a value ends at CJK text: "VLLM_USE_V1=0可以跑" is VLLM_USE_V1=0, then "it runs")
+_ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|"
+                       r"(?:[^\s,;)`'\"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]|,(?=\w))*)")
 # a call the vocabulary names (``clip_grad_norm_(params, 1.0)``, ``set_detect_anomaly(True)``): its last argument
 _CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
 # "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
