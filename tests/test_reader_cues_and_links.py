@@ -2720,3 +2720,10 @@ def test_a_time_is_no_case_key_so_two_rows_that_start_in_one_hour_stay_two_tries
            "- 13:04–13:17 nosettle control: **4 PASS**.\n")
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "failed"), ([6, 6], "worked"), ([7, 7], "failed"), ([11, 11], "worked")]
+
+
+@pytest.mark.parametrize("said, outcome", [("export VLLM_USE_V1=0可以跑", "worked"), ("换了驱动之后可以运行", "worked"),
+                                           ("还是不能运行", "failed")])
+def test_chinese_for_it_runs_is_a_verdict(said, outcome):
+    # "可以跑" / "可以运行" ("it runs") said nothing, where "能跑" already did
+    assert outcome_of(said, "zh") == outcome
