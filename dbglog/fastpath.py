@@ -93,7 +93,8 @@ def _where(h) -> str:
 def _print_prior(h, n: int, echo, style) -> None:
     """One close prior attempt: outcome and conclusion first, then the rest."""
     diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
-    outcome = style((diag or h.outcome or "noted").upper(), bold=True)
+    guess = "?" if h.kind == "section" and h.outcome in ("worked", "failed", "partial") else ""  # (see _head)
+    outcome = style((diag or h.outcome or "noted").upper() + guess, bold=True)
     if h.kind == "attempt":
         done = "completed" if h.fields.get("stored_outcome") == "worked" else f"ended {h.fields.get('stored_outcome')}"
         echo(f"{n}. [{outcome}] {h.fields.get('conclusion') or 'no conclusion recorded'} -- Attempt {h.number}: "

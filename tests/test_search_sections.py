@@ -311,7 +311,7 @@ def test_a_watched_docs_text_before_any_heading_is_named_by_its_file(ws, cli_fas
     (ws / "notes").mkdir()
     (ws / "notes" / "bf16.md").write_text("We swapped SGD for AdamW: the divergence vanishes.\n")
     out = cli_fast(ws, "tried", "swap SGD for AdamW", check=0).stdout
-    assert "[WORKED] bf16.md\n" in out  # (it read "[WORKED] " and nothing: the chunk has no heading)
+    assert "[WORKED?] bf16.md\n" in out  # (it read "[WORKED] " and nothing: the chunk has no heading; "?": a guess)
 
 
 def test_watch_refresh_is_cheap_when_nothing_changed(tmp_path):
@@ -367,7 +367,7 @@ def test_chunk_without_a_parse_is_what_the_parse_gives(parts, base):
 
 
 def test_an_outcome_read_from_free_text_is_marked_as_a_guess_in_every_list(ws, cli_fast):
-    # (the close list says "outcome read from its text, a guess" in a line of its own; the lists of one line per
+    # (the close list says "outcome read from its text, a guess" in a line of its own, and its "[WORKED?]" too; the lists of one line per
     # record -- closest, another way, related -- showed "[WORKED]" as if someone had recorded it)
     (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/*.md"]\n')
     (ws / "notes").mkdir()
