@@ -119,3 +119,12 @@ def test_a_value_ends_where_cjk_text_begins():
     (knob,) = extract("export VLLM_USE_V1=0可以跑").knobs
     assert knob.name == "VLLM_USE_V1=0"
     assert compare(extract("set VLLM_USE_V1=0"), extract("export VLLM_USE_V1=0可以跑")).tier == SAME
+
+
+def test_torchvision_and_torchaudio_are_packages_whose_versions_are_knobs():
+    # "update torchvision to 0.8.2" named no knob, and the word rules called a reinstall of 0.8.2 "the other way"
+    (knob,) = extract("update torchvision to 0.8.2").knobs
+    assert (knob.id, knob.state, knob.value) == ("torchvision", "upgrade", "0.8.2")
+    rec = extract("Removing them and reinstalling torch==1.7.1, torchvision==0.8.2 and torchaudio==0.7.2 solved it")
+    assert compare(extract("update torchvision to 0.8.2"), rec).tier == SAME
+    assert compare(extract("pin torchaudio 0.7.1"), rec).tier == OTHER
