@@ -385,11 +385,33 @@ def _size(f: Path) -> int:
         return 0
 
 
+REGISTER_WAIT_S = 3.0  # a Python that had not yet run its sitecustomize when the timeout came (a loaded machine)
+
+
+def _registered(every: list, wait: float) -> list:
+    """The processes whose handler is registered (their file exists); when none is yet but one is a Python, wait up
+    to ``wait`` seconds for it: an interpreter still starting at the timeout registers a moment later, and was
+    skipped (another program never registers: no wait)."""
+    deadline = time.monotonic() + wait
+    while True:
+        targets = [(p, f) for p, f in every if f.exists()]
+        if targets or time.monotonic() >= deadline or not any(_is_python(p) for p, _ in every):
+            return targets
+        time.sleep(0.05)
+
+
+def _is_python(p) -> bool:
+    try:
+        return "python" in p.name().lower()
+    except (proctree.psutil_module().Error, OSError):
+        return False
+
+
 def _faulthandler(ctx: Context) -> list[dict]:
     """Two SIGUSR1 dumps STACK_GAP_S apart (the stuck-process guess compares them); only processes
     that registered the handler (their file exists) get the signal — it would kill the others."""
-    targets = [(p, ctx.hang_dir / f"faulthandler.{p.pid}.txt") for p in ctx.procs]
-    targets = [(p, f) for p, f in targets if f.exists()]
+    every = [(p, ctx.hang_dir / f"faulthandler.{p.pid}.txt") for p in ctx.procs]
+    targets = _registered(every, min(ctx.limit, REGISTER_WAIT_S))
     if not targets:
         return [{"name": "faulthandler", "status": "skipped", "path": None,
                  "note": "no process registered the SIGUSR1 dump (not Python, or run with -I/-S)"}]
