@@ -93,8 +93,7 @@ def _where(h) -> str:
 def _print_prior(h, n: int, echo, style) -> None:
     """One close prior attempt: outcome and conclusion first, then the rest."""
     diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
-    guess = "?" if h.kind == "section" and h.outcome in ("worked", "failed", "partial") else ""  # (see _head)
-    outcome = style((diag or h.outcome or "noted").upper() + guess, bold=True)
+    outcome = style((diag or h.outcome or "noted").upper() + _guessed(h), bold=True)
     if h.kind == "attempt":
         done = "completed" if h.fields.get("stored_outcome") == "worked" else f"ended {h.fields.get('stored_outcome')}"
         echo(f"{n}. [{outcome}] {h.fields.get('conclusion') or 'no conclusion recorded'} -- Attempt {h.number}: "
@@ -103,9 +102,9 @@ def _print_prior(h, n: int, echo, style) -> None:
             echo(f"   matched: {h.differs}")
         # one line each: an imported attempt's field may hold a page of markdown, which broke the list apart
         # (the whole field is in --json and `dbglog show`)
-        echo(f"   result: {_one_line(h.fields.get('result')) or '-'}")
+        echo(f"   result: {one_line(h.fields.get('result')) or '-'}")
         if h.fields.get("did"):
-            echo(f"   did: {_one_line(h.fields['did'])}")
+            echo(f"   did: {one_line(h.fields['did'])}")
         echo(style(f"   {h.investigation}  {h.investigation_title}  ({h.status})", dim=True))
         return
     if h.kind == "difference":
@@ -124,7 +123,13 @@ def _print_prior(h, n: int, echo, style) -> None:
         echo(style("   watched doc (outcome read from its text, a guess)", dim=True))
 
 
-def _one_line(s: str | None, n: int = 200) -> str:
+def _guessed(h) -> str:
+    """ "?" after an outcome read from free text's words: a guess, as --json's outcome_is_guess says."""
+    return "?" if h.kind == "section" and h.outcome in ("worked", "failed", "partial") else ""
+
+
+def one_line(s: str | None, n: int = 200) -> str:
+    """``s`` on one line, cut at ``n`` characters (shared with the hooks' notices)."""
     s = " ".join((s or "").split())
     return s if len(s) <= n else s[: n - 1] + "…"
 
@@ -141,9 +146,7 @@ def _brief(h) -> str:
 def _head(h) -> str:
     """A record's first line: its outcome and conclusion first, then what it is."""
     diag = h.fields.get("diagnostic") if h.kind == "attempt" else None
-    outcome = (diag or h.outcome or "noted").upper()
-    if h.kind == "section" and h.outcome in ("worked", "failed", "partial"):
-        outcome += "?"  # read from free text's words: a guess, as --json's outcome_is_guess says
+    outcome = (diag or h.outcome or "noted").upper() + _guessed(h)
     concl = {"attempt": h.fields.get("conclusion"), "section": h.line_text,
              "investigation": h.fields.get("root_cause") or _first(h.fields.get("symptom")),
              "difference": f"working: {h.fields.get('working') or '-'}, broken: {h.fields.get('broken') or '-'}",

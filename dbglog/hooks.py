@@ -52,6 +52,8 @@ import os
 import re
 import sys
 
+from dbglog.fastpath import one_line  # (stdlib only at import, like the hook)
+
 MAX_INPUT = 1 << 20  # a hook input larger than this is not a command or a prompt
 NOTICE_ATTEMPTS = 3
 
@@ -551,8 +553,7 @@ class Recorded:
 
 
 def _one_line(s: str, n: int = 160) -> str:
-    s = " ".join((s or "").split())
-    return s if len(s) <= n else s[: n - 1] + "…"
+    return one_line(s, n)
 
 
 # Failure fingerprints (issue 27, dbglog/kb/failures.py), read with plain SQL: the hook imports no more.

@@ -491,8 +491,10 @@ def strip_blank(lines: list[str]) -> list[str]:
     return lines[:end]
 
 
-def parse(text: str, path: str | None = None) -> Investigation:
-    """Read an investigation back from its canonical markdown."""
+def parse(text: str, path: str | None = None, misplaced: list | None = None) -> Investigation:
+    """Read an investigation back from its canonical markdown. ``misplaced``, when given, collects (line, heading,
+    section) of each ``### Attempt N`` heading outside ``## Attempts``: kept as that section's text (appended at the
+    end of a file by hand, it lands in the last section, which may be one ``show`` hides), so a caller can say so."""
     if "\r" in text:
         # Windows line endings from an editor: normalise, a lone CR cannot be ours.
         text = text.replace("\r\n", "\n")
@@ -538,15 +540,12 @@ def parse(text: str, path: str | None = None) -> Investigation:
             inv.next_steps = _parse_steps(body, start + 1, path)
         else:
             inv.sections.append(Section(heading=raw, body="\n".join(strip_blank(body))))
+    if misplaced is not None:
+        misplaced += _misplaced_attempts(heads, lines)
     return inv
 
 
-def misplaced_attempts(text: str) -> list[tuple[int, str, str]]:
-    """(line, heading, section) of each ``### Attempt N`` heading outside ``## Attempts``: ``parse`` keeps it as that
-    section's text (appended at the end of a file, it lands in the last section, which may be one ``show`` hides)."""
-    text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    _front, _start, heads = _structure(text)
+def _misplaced_attempts(heads, lines: list[str]) -> list[tuple[int, str, str]]:
     out, section = [], None
     for line, level, raw in heads:
         if level <= 2:

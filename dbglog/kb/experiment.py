@@ -364,7 +364,7 @@ class _Reader:
             state, val = self._bare(span, kind, meaning)
         else:
             state, val = _state_for(meaning, value)
-            if _NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]):
+            if self._negated(span):
                 # "without --target-processes all": anything but that value (``agree``); "without
                 # NCCL_P2P_DISABLE=1": the transport on
                 state = {"set": "off", "on": "off", "off": "on"}.get(state, state)
@@ -372,10 +372,14 @@ class _Reader:
                 name = f"{name}={value}" if kind != "flag" else f"{name} {value}"
         self.add(span, Knob(fid, name, kind, state, val))
 
+    def _negated(self, span) -> bool:
+        """Is the name taken away right before it ("without --enforce-eager", "no NCCL_DEBUG=INFO")?"""
+        return bool(_NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]))
+
     def _bare(self, span, kind: str, meaning: str) -> tuple[str, str]:
         """The state of a name written without a value: a flag present is set (unless taken away
         right before it: "without --enforce-eager"); an env var by its cue word ("set X", "unset X")."""
-        negated = bool(_NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]))
+        negated = self._negated(span)
         if meaning in ("enable", "disable"):
             if kind == "flag":
                 return _state_for(meaning, "0" if negated else "1")

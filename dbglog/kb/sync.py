@@ -412,21 +412,17 @@ def _mirror():
     return mirror
 
 
-def misplaced_warnings(text: str, rel: str) -> list[str]:
+def misplaced_warnings(misplaced: list[tuple[int, str, str]], rel: str) -> list[str]:
     """One line per attempt heading a hand edit put outside ``## Attempts`` (kept as text, so say so)."""
-    if "Attempt" not in text:
-        return []
-    from dbglog.core.markdown import misplaced_attempts
-
     return [f"{rel}:{line}: '{head}' is under '{section}', not '## Attempts', so it was kept as that section's text; "
-            f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced_attempts(text)]
+            f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced]
 
 
-def _parse(text: str, rel: str):
+def _parse(text: str, rel: str, misplaced: list | None = None):
     """A mirror file read as an investigation (the format's parser, imported when a file is read)."""
     from dbglog.core.markdown import parse
 
-    return parse(text, rel)
+    return parse(text, rel, misplaced)
 
 
 def sha256(data: bytes) -> str:
@@ -516,8 +512,9 @@ class _Pass:
                 return
         text = read_text(path, rel)
         check_markers(text, rel)
-        inv = _parse(text, rel)
-        self.report.misplaced += misplaced_warnings(text, rel)
+        misplaced: list = []
+        inv = _parse(text, rel, misplaced)  # (the parse itself finds them: no second reading of the file)
+        self.report.misplaced += misplaced_warnings(misplaced, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
