@@ -1181,7 +1181,7 @@ def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | Non
           warn: Warn = _ignore) -> dict:
     """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
     recorded (command, directory, environment, server and readiness), and compare the failure
-    rates (``rates.compare``: the new runs against the original's)."""
+    rates (``rates.again``: the new runs against the original's)."""
     from dbglog.kb import rates
 
     what, orig = rerun_source(recs, ref, inv_ref)
@@ -1193,7 +1193,7 @@ def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | Non
     new = [r for r in out.runs if r.get("outcome") != "error"]
     cmp = None
     if tested and new:
-        cmp = rates.compare(sum(r["outcome"] != "pass" for r in new), len(new),
-                            sum(r["outcome"] != "pass" for r in tested), len(tested)).to_dict()
+        cmp = rates.again(sum(r["outcome"] != "pass" for r in new), len(new),
+                          sum(r["outcome"] != "pass" for r in tested), len(tested)).to_dict()
     return {"source": what, "out": out, "comparison": cmp,
             "original": {"failed": sum(r["outcome"] != "pass" for r in tested), "runs": len(tested)}}

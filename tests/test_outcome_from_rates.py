@@ -24,6 +24,19 @@ def test_no_failure_in_20_runs_against_half_failing_is_fixed():
     assert (v.verdict, v.outcome) == ("fixed", "worked") and v.p_value < 0.05
 
 
+def test_a_rerun_is_judged_against_the_original_not_as_a_fix_against_a_baseline():
+    held = rates.again(0, 8, 0, 8)  # a fixed attempt run again: its result holds, it is not "unchanged"
+    assert held.verdict == "same" and held.outcome == "" and "holds: no failure" in held.words
+    assert "fails less" not in held.words and "baseline" not in held.words
+    assert "a failure in every run" in rates.again(5, 5, 8, 8).words
+    back = rates.again(6, 8, 0, 20)  # the fix no longer holds
+    assert back.verdict == "more" and "fails more often than the original" in back.words and back.p_value <= 0.05
+    assert rates.again(0, 20, 4, 8).verdict == "less"
+    same = rates.again(4, 8, 3, 8)
+    assert same.verdict == "same" and same.words.startswith("guess from failure rates: no sign of a different rate")
+    assert same.to_dict()["outcome"] is None
+
+
 def test_fewer_failures_is_better_and_more_is_worse():
     assert rates.compare(1, 20, 10, 20).outcome == "partial"
     assert rates.compare(8, 8, 2, 8).verdict == "worse"
@@ -100,7 +113,8 @@ def test_rerun_reproduces_a_server_shaped_attempt_and_compares_the_rates(workdir
     assert len(d["runs"]) == 2 and all(x["outcome"] == "pass" for x in d["runs"])
     assert all(x["server"]["cmd"] == server.split() and x["server"]["state"] == "stopped" for x in d["runs"])
     assert all(x["env_overrides"] == {"MY_FLAG": "1"} for x in d["runs"])
-    assert d["comparison"]["verdict"] in ("unchanged", "too_few")  # 0 of 2 against 0 of 2
+    assert d["comparison"]["verdict"] == "same" and d["comparison"]["outcome"] is None  # 0 of 2 against 0 of 2
+    assert d["comparison"]["words"].startswith("the original's result holds: no failure")
     bad = run_cli("rerun", "7", cwd=workdir)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 

@@ -19,6 +19,10 @@ too few    no significant difference yet the attempt looks better:       inconcl
 
 Every verdict is a guess from counts and is worded as one, with its evidence (k of n each side and
 the p-value).  Pure functions, no I/O.
+
+``again`` answers another question, the one ``dbglog rerun`` asks: do the new runs of a record behave as the
+record's own runs did?  Its verdicts are ``same``, ``less`` and ``more`` (often than the original), never a
+fix's verdict: a fixed attempt run again with no failure "holds", it is not "unchanged" from a baseline.
 """
 
 from __future__ import annotations
@@ -37,14 +41,14 @@ OUTCOME_OF = {"fixed": "worked", "better": "partial", "unchanged": "failed", "wo
 
 @dataclass(frozen=True)
 class RateVerdict:
-    verdict: str  # fixed | better | unchanged | worse | too_few
-    outcome: str  # what the attempt is stored as (OUTCOME_OF)
+    verdict: str  # fixed | better | unchanged | worse | too_few; or, from ``again``, same | less | more
+    outcome: str  # what the attempt is stored as (OUTCOME_OF); "" from ``again`` (null in JSON)
     p_value: float  # of the one-sided test in the direction the counts lean
     more_runs: int | None  # "too few": runs (all passing, or at the attempt's rate) that would settle it
     words: str
 
     def to_dict(self) -> dict:
-        return {"verdict": self.verdict, "outcome": self.outcome, "p_value": round(self.p_value, 4),
+        return {"verdict": self.verdict, "outcome": self.outcome or None, "p_value": round(self.p_value, 4),
                 "more_runs": self.more_runs, "words": self.words}
 
 
@@ -100,3 +104,22 @@ def compare(f1: int, n1: int, f0: int, n0: int) -> RateVerdict:
             if m else f"even {MAX_MORE} more runs at this rate would not settle it")
     words = f"too few runs to tell — {ev} (p = {less:.2f}); {need}"
     return RateVerdict("too_few", "inconclusive", less, m, words)
+
+
+def again(f1: int, n1: int, f0: int, n0: int) -> RateVerdict:
+    """The new runs of a record failed ``f1`` of ``n1``, the record's own runs ``f0`` of ``n0``: the same rate, or
+    less or more often (Fisher's exact test, one-sided each way).  ``outcome`` is empty: this judges no attempt."""
+    if n1 < 1 or n0 < 1 or not (0 <= f1 <= n1 and 0 <= f0 <= n0):
+        raise ValueError("counts: 0 <= failures <= runs, at least one run each side")
+    less, more = fisher_less(f1, n1, f0, n0), fisher_greater(f1, n1, f0, n0)
+    ev = f"failed {f1} of {n1} runs against the original's {f0} of {n0}"
+    if less <= ALPHA or more <= ALPHA:
+        v, p = ("less", less) if less <= ALPHA else ("more", more)
+        words = f"guess from failure rates: fails {v} often than the original — {ev} (Fisher's exact test, " \
+                f"one-sided p = {p:.3f})"
+        return RateVerdict(v, "", p, None, words)
+    if f1 == f0 == 0 or (f1 == n1 and f0 == n0):
+        held = "no failure" if f1 == 0 else "a failure in every run"
+        return RateVerdict("same", "", 1.0, None, f"the original's result holds: {held} — {ev}")
+    words = f"guess from failure rates: no sign of a different rate from the original — {ev} (p = {min(less, more):.2f})"
+    return RateVerdict("same", "", min(less, more), None, words)
