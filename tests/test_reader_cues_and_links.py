@@ -1134,7 +1134,8 @@ Tried again with `GPU_ARCHS=gfx90a` set to skip other targets: builds in 25 min.
 
 def test_command_notes_under_a_notes_title_read_every_commented_command():
     got = [(a.source_lines, a.outcome, a.title) for p in _read(BUILD_NOTES) for a in p.inv.attempts]
-    assert [(lines, o) for lines, o, _ in got] == [([4, 5], "failed"), ([7, 8], "failed"), ([11, 11], "worked"),
+    # (the caption's verdict, "-> compiler killed", is the clone's and the install's under it: lines 7-9)
+    assert [(lines, o) for lines, o, _ in got] == [([4, 5], "failed"), ([7, 9], "failed"), ([11, 11], "worked"),
                                                    ([13, 14], "worked"), ([15, 15], "failed"), ([18, 18], "worked")]
     assert "flash_attn" in got[3][2]  # "# test" above a command names no try: the command does
 
@@ -2727,3 +2728,62 @@ def test_a_time_is_no_case_key_so_two_rows_that_start_in_one_hour_stay_two_tries
 def test_chinese_for_it_runs_is_a_verdict(said, outcome):
     # "可以跑" / "可以运行" ("it runs") said nothing, where "能跑" already did
     assert outcome_of(said, "zh") == outcome
+
+
+def test_the_prose_in_a_scripts_comments_is_read_for_its_tries_with_their_source_lines():
+    doc = """#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Repro for the NCCL hang seen on the 4-node job.
+#
+# What we found while narrowing it down (each at 10 runs):
+#   - NCCL_ALGO=Ring -> still hangs (3/10)
+#   - NCCL_P2P_DISABLE=1 -> no hang in 10/10 runs
+#   - a second pair of nodes -> same rate, so not one bad host
+set -euo pipefail
+for i in $(seq 1 10); do
+  timeout 300 torchrun --nnodes 4 train.py --steps 50 || echo "run $i hung"
+done
+"""
+    parsed, _ = importer.parse_document(doc, "repro.sh", model=False)
+    atts = parsed[0].inv.attempts
+    got = {a.title.split(" ->")[0]: (a.outcome, a.source_lines) for a in atts}
+    assert got["NCCL_ALGO=Ring"] == ("failed", [6, 6]), got
+    assert got["NCCL_P2P_DISABLE=1"] == ("worked", [7, 7]), got
+    assert not any("SPDX" in a.title or "Repro for" in a.title for a in atts)
+    units = segment(doc).units
+    assert any(u.kind == "code" and u.text.startswith("# SPDX") for u in units)  # a licence line stays code
+
+
+def test_a_programs_hash_prefixed_output_in_a_block_is_not_read_as_prose():
+    doc = """# allreduce on two cards
+
+```
+$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2
+# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20
+#
+# Using devices
+#  Rank  0 Group  0 Pid   5092 on   node-a device  0 [0x21] NVIDIA GeForce RTX 5090
+#  Rank  1 Group  0 Pid   5092 on   node-a device  1 [0x41] NVIDIA GeForce RTX 5090
+#       size         count      type   redop    root     time   algbw   busbw
+```
+"""
+    assert not [u for u in segment(doc).units if u.kind == "sentence" and u.first > 2]
+
+
+def test_a_caption_that_says_how_its_commands_went_covers_them_and_the_next_caption_is_not_its_result():
+    doc = """# Getting vllm to install
+
+```bash
+# worked on the A100 box
+pip install --upgrade pip
+pip uninstall -y vllm flash-attn xformers
+pip install torch==2.2.1 vllm==0.4.1
+# fails
+# pip install flash-attn==2.6.3
+```
+"""
+    parsed = _read(doc)
+    got = [(a.title, a.outcome, a.did, a.source_lines) for a in parsed[0].inv.attempts]
+    assert [(o, lines) for _, o, _, lines in got] == [("worked", [4, 7]), ("failed", [8, 9])], got
+    assert "pip uninstall -y vllm flash-attn xformers; pip install torch==2.2.1 vllm==0.4.1" in got[0][2]
+    assert got[0][0].startswith("`pip install --upgrade pip;") and "flash-attn==2.6.3" in got[1][0]

@@ -694,6 +694,14 @@ def _body_before_posts(doc: Doc) -> bool:
                for u in doc.units)
 
 
+# A script's first lines before its story: the shebang, the note of where it came from, a licence line.
+_HEADER_LINE = recache.compile(r"^\s*(?:#!|<!--.*-->\s*$|#\s*(?:SPDX-[\w-]+:|Copyright\b)|#?\s*$)", re.I)
+
+
+def _file_header(doc: Doc, u) -> bool:
+    return u.kind == "code" and all(_HEADER_LINE.match(doc.lines[i]) for i in range(u.first, u.last + 1))
+
+
 def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: bool = False) -> set[int]:
     """The blocks that state the problem: the first paragraph under the title, and the first paragraph of the
     thread's first post (the failing baseline, not a try) unless `replying` (an issue body stands above it)."""
@@ -704,7 +712,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
            and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
     # (a paragraph that follows a command block or a list is no statement of the problem: the story has begun)
-    body = next((u for u in doc.units if u.kind not in ("heading", "front", "html", "rule") and u.post < 0), None)
+    body = next((u for u in doc.units if u.kind not in ("heading", "front", "html", "rule") and u.post < 0
+                 and not _file_header(doc, u)), None)
     if body is not None and not (body.kind == "sentence" and body.item < 0):
         top = []
     out |= {u.block for u in (top if sub is not None else top[:1])}

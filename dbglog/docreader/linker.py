@@ -832,6 +832,11 @@ def _new_knob(suggested: str, reply: str) -> bool:
     return bool(b) and not any(x in y or y in x for x in a for y in b)
 
 
+# What may follow a caption's verdict word without naming a try: nothing, or where and when it went that way.
+_PLACE_ONLY = recache.compile(r"^[\s:,;.!-]*(?:$|(?:on|with|for|in|at|under|after|when|here|there|locally|again|too|"
+                              r"now|fine|ok)\b)", re.I)
+
+
 def _command(j: Judged) -> Found | None:
     u = j.unit
     # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
@@ -852,6 +857,9 @@ def _command(j: Judged) -> Found | None:
     # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
     said = u.desc or (u.comment if not u.text.strip() else "")
     what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
+    lead = VERDICT_FIRST.match(what)
+    if lead and _PLACE_ONLY.match(what[lead.end():]):
+        what = u.text  # "# worked on the A100 box", "# fails": how and where it went, the commands are the try
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f

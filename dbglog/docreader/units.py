@@ -268,6 +268,9 @@ class _Cut:
             return
         if body and _marked_lines(self, body, lang, a, b):
             return
+        if (lang in _SHELL or lang in _HASH_COMMENTED) and _note_runs(self.lines, body):
+            _code_and_notes(self, list(range(a, b)), lang)
+            return
         self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
 
     def html(self, a: int, b: int, content: str) -> None:
@@ -324,8 +327,12 @@ def _add_command(cut: _Cut, g: dict, lang: str) -> None:
     """One command unit for a group of ``_command_groups``: the command, and its comment (result, else what it is)."""
     comment = " ".join(g["result"]) or " ".join(g["desc"])
     # (a command continued over lines is one command: the continuation's backslashes go with the line breaks)
-    cmd = " ".join(_PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip().removesuffix("\\").rstrip()
-                   for i in g["cmd"])
+    cmd = ""
+    for k, i in enumerate(g["cmd"]):
+        line = _PROMPT.sub("", _CMD_COMMENT.sub(r"\g<c>", cut.lines[i])).strip()
+        # (the lines of one command continued with backslashes are one line; commands under one caption are a list)
+        glue = "" if not k else " " if cut.lines[g["cmd"][k - 1]].rstrip().endswith("\\") else "; "
+        cmd += glue + line.removesuffix("\\").rstrip()
     cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
             desc=" ".join(g["desc"]), prompted=g.get("prompted", False))
 
@@ -334,9 +341,107 @@ def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> Non
     inside = {i for g in said for i in g["lines"]}
     for g in said:
         _add_command(cut, g, lang)
+    _code_and_notes(cut, [i for i in body if i not in inside], lang, per_line=True)
+
+
+# Languages whose comments open with "#", besides the shells: a Python or YAML block's comment prose is notes too.
+_HASH_COMMENTED = {"python", "py", "python3", "yaml", "yml", "toml", "text", "txt", "plaintext", "conf", "ini", "makefile",
+                   "cmake", "ebuild"}
+_HASH_LINE = recache.compile(r"^\s*#(?![!#]*!)(?: ?)(?P<c>.*)$")
+_LICENCE = recache.compile(r"^\s*(?:SPDX-[\w-]+:|Copyright\b|\(c\)\s|Licensed under\b|License:)", re.I)
+_NOTE_LIST = recache.compile(r"^\s{0,6}(?:[-*+•]|\d{1,2}[.)])\s+\S")
+
+
+def _code_and_notes(cut: _Cut, body: list[int], lang: str, per_line: bool = False) -> None:
+    """Lines of a script or a code block: the runs of "#" comments that are prose ("Facts established by bisection:
+    / - empty-kernel build hangs the same -> not kernel workload") cut into sentences and list items as a document of
+    their own, each with its source lines; the other lines code, one unit per stretch (``per_line``: per line)."""
+    notes = _note_runs(cut.lines, body)
+    taken = {i for run in notes for i in run}
+    stretch: list[int] = []
+
+    def flush() -> None:
+        if stretch and per_line:
+            for i in stretch:
+                cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
+        elif stretch:
+            cut.add("code", stretch[0], stretch[-1], "\n".join(cut.lines[i] for i in stretch), block=cut.nblock,
+                    lang=lang)
+        stretch.clear()
+
+    runs = {run[0]: run for run in notes}
     for i in body:
-        if i not in inside and cut.lines[i].strip():
-            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
+        if i in runs:
+            flush()
+            _note_units(cut, runs[i], lang)
+        elif i not in taken and (cut.lines[i].strip() or stretch):
+            stretch.append(i)
+    while stretch and not cut.lines[stretch[-1]].strip():
+        stretch.pop()
+    flush()
+
+
+def _note_runs(lines: list[str], body: list[int]) -> list[list[int]]:
+    """The runs of consecutive "#" comment lines that read as prose: mostly lines of words (``_prose_line``), three of
+    them or a list item, and twelve words in all; not commented-out commands (those are code)."""
+    runs: list[list[int]] = []
+    cur: list[int] = []
+    for i in body:
+        m = _HASH_LINE.match(lines[i])
+        if m and not _COMMENTED_CMD.match(m.group("c").strip()) and (not cur or cur[-1] == i - 1):
+            cur.append(i)
+            continue
+        runs.append(cur)
+        cur = [i] if m and not _COMMENTED_CMD.match(m.group("c").strip()) else []
+    runs.append(cur)
+    out = []
+    for run in runs:
+        texts = [_HASH_LINE.match(lines[i]).group("c") for i in run]
+        filled = [t for t in texts if t.strip()]
+        worded = [t for t in filled if _prose_line(t)]
+        if len(worded) * 2 >= len(filled) and sum(len(t.split()) for t in worded) >= 12 and (len(worded) >= 3 or any(
+                _NOTE_LIST.match(t) for t in worded)):
+            out.append(run)
+    return out
+
+
+_WORD = recache.compile(r"^[(\[\"'`]?(?:[A-Za-z][a-z'’-]+|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3]+)[)\]\"'`,.:;!?]*$")
+
+
+def _prose_line(text: str) -> bool:
+    """A comment line of words, three or more, most of them words (not a program's "#  Rank 0 Group 0 Pid 4766"
+    header, not columns aligned with runs of spaces)."""
+    toks = text.split()
+    return len(toks) >= 3 and "   " not in text.strip() and sum(bool(_WORD.match(t)) for t in toks) * 5 >= len(toks) * 3
+
+
+def _note_units(cut: _Cut, run: list[int], lang: str) -> None:
+    """One run of comment prose, read as markdown: its sentences and list items become units on the run's source
+    lines (item and block ids moved past the document's); whatever else it holds (a commented loop) is code."""
+    first = run[0]
+    # (a licence header is the file's, not the author's notes: a line of its own, kept as code)
+    texts = ["" if _LICENCE.match(c := _HASH_LINE.match(cut.lines[i]).group("c")) else c for i in run]
+    sub = _Cut(texts)
+    for k, t in enumerate(tokens := _md().parse("\n".join(texts))):
+        handler = _OPEN.get(t.type) if t.map else None
+        if handler is None:
+            if not t.map:
+                _CLOSE.get(t.type, _nothing)(sub)
+            continue
+        handler(sub, t, t.map[0], t.map[1], tokens[k + 1] if k + 1 < len(tokens) else None)
+    base = cut.nblock
+    said: set[int] = set()
+    for u in sub.doc.units:
+        if u.kind != "sentence":
+            continue
+        cut.add("sentence", first + u.first, first + u.last, u.text, block=base + u.block, head=u.head,
+                item=first + u.item if u.item >= 0 else -1, group=base + u.group if u.group >= 0 else -1,
+                index=u.index, depth=u.depth, checkbox=u.checkbox, ordered=u.ordered)
+        said.update(range(u.first, u.last + 1))
+    cut.nblock = base + sub.nblock + 1
+    rest = [first + k for k in range(len(run)) if k not in said and _HASH_LINE.match(cut.lines[first + k]).group("c").strip()]
+    for i in rest:
+        cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
 
 
 # A line that opens with a verdict mark ("✅ GPU: L40  Driver 525  CUDA 12.0"): the mark says how that setting went.
@@ -411,12 +516,17 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
             setup = cur is not None and cur["cmd"] and _SETUP_CMD.match(lines[cur["cmd"][0]])  # "export X=1" says nothing
+            # (under a caption that already says how its commands went, "# worked on node 3", the next comment line
+            # is the next command's caption, not this one's result)
+            told = cur is not None and cur["desc"] and _says_how(tuple(cur["desc"]))
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and not setup and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1) \
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1 and not told) \
                     or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
             else:
+                if desc and cur is None and i > 0 and not lines[i - 1].strip():
+                    desc, first_desc = [], None  # a note a blank line ago that no command followed: its own, not this
                 if not desc:
                     first_desc = i
                 desc.append(text)
@@ -424,7 +534,11 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             continue
         tm = _TRAIL_COMMENT.search(line)
         continues = cur is not None and not desc and cur["cmd"] and lines[cur["cmd"][-1]].rstrip().endswith("\\")
-        if continues:
+        # "# worked on skampere1" over three commands with no blank line between: the verdict is the three's
+        captioned = cur is not None and not desc and cur["cmd"] and cur["desc"] and not cur["result"] \
+            and _says_how(tuple(cur["desc"])) and cur["cmd"][-1] == i - 1 and not tm \
+            and not _TRAIL_COMMENT.search(lines[i - 1])
+        if continues or captioned:
             cur["cmd"].append(i)
             cur["lines"].append(i)
         else:
@@ -435,6 +549,14 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
     return groups
+
+
+@lru_cache(maxsize=4096)
+def _says_how(caption: tuple[str, ...]) -> bool:
+    """Does a command's caption say how it went ("worked on skampere1", "def does not work for mac")?"""
+    from dbglog.core.outcome import classify
+
+    return classify(" ".join(caption)) in ("worked", "failed", "partial")
 
 
 _PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
@@ -714,9 +836,7 @@ def _looks_like_script(lines: list[str]) -> bool:
 
 def _script(cut: _Cut, lines: list[str]) -> None:
     if not _commands(cut, list(range(len(lines))), "bash", -1, -1):
-        for i, line in enumerate(lines):
-            if line.strip():
-                cut.add("code", i, i, line, lang="bash")
+        _code_and_notes(cut, list(range(len(lines))), "bash", per_line=True)
 
 
 def _finish(cut: _Cut, covered: list[bool] | None) -> Doc:
