@@ -2787,3 +2787,62 @@ pip install torch==2.2.1 vllm==0.4.1
     assert [(o, lines) for _, o, _, lines in got] == [("worked", [4, 7]), ("failed", [8, 9])], got
     assert "pip uninstall -y vllm flash-attn xformers; pip install torch==2.2.1 vllm==0.4.1" in got[0][2]
     assert got[0][0].startswith("`pip install --upgrade pip;") and "flash-attn==2.6.3" in got[1][0]
+
+
+def test_a_fix_reported_in_a_reply_is_one_attempt_and_a_me_too_much_later_is_no_try_of_it():
+    doc = """# NaNs in the UNet with SDXL
+
+### asker — 2024-01-02
+Every img2img run with an SDXL checkpoint stops with a NansException.
+
+### bob — 2024-01-05
+Just ran into this on Linux too. Launching with `--no-half` fixes it here.
+
+### carol — 2024-01-09
+As bob pointed out, --no-half prevents the NaNs, but losing fp16 is still a problem.
+
+### erin — 2024-02-11
+Works for me.
+
+### frank — 2024-02-20
+Still broken on 1.8.
+
+### grace — 2024-03-01
+Nothing new here.
+
+### dave — 2024-03-09
+same error here
+"""
+    got = _attempts(doc)
+    assert [(o, who) for t, o, who in got if "--no-half" in t and who == "bob"] == [("worked", "bob")], got
+    assert not [a for a in got if a[2] == "dave"], got
+
+
+def test_a_question_after_the_askers_own_command_is_no_suggestion_a_later_post_answers():
+    doc = """# OOM with a 7B model on two 3090s
+
+### asker — 2024-01-02
+With Mistral 7B on Ubuntu I get the CUDA out of memory error at startup.
+
+I tried to follow the AWQ advice above and this works:
+
+```bash
+python -m vllm.entrypoints.openai.api_server --model some/Model-7B-AWQ --quantization awq
+```
+
+But I'm not sure how to get the original model running. Anything I'm missing?
+
+### bob — 2024-01-09
+I'm on four 3090s.
+
+### erin — 2024-02-01
+Any news on this?
+
+### frank — 2024-02-20
+Subscribing.
+
+### carol — 2024-03-12
+Same model here. And I'm still getting this CUDA out of memory error.
+"""
+    got = _attempts(doc)
+    assert [(o, who) for _, o, who in got] == [("worked", "asker")], got

@@ -1022,6 +1022,15 @@ _CONDITIONAL = recache.compile(r"^(?:if|when|unless|in case)\b", re.I)
 _ED_OR_S = recache.compile(r"^\w+(?:ed|s)\b")
 
 
+def _adverb_then_past(words: list[str], t: Table) -> bool:
+    """ "Just ran into this with SDXL", "Then rebuilt it": an adverb that can open an order, before a past verb."""
+    return len(words) > 1 and _NOT_WORD.sub("", words[0]).lower() in _ORDER_ADVERBS and _is_past(
+        _NOT_WORD.sub("", words[1]).lower(), t)
+
+
+_ORDER_ADVERBS = frozenset({"just", "simply", "first", "then", "finally", "always", "never", "also", "next"})
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -1038,8 +1047,8 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
                 k in f for k in ("outcome: worked", "outcome: failed", "outcome: partial"))))):
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    elif (t.find("mood.imperative_lead", text) and not _ED_OR_S.match(text)
-          and not _NARRATED.match(text) and not _NOUN_ATTACHED.match(text)) or _LATE_IMPERATIVE.search(
+    elif (t.find("mood.imperative_lead", text) and not _ED_OR_S.match(text) and not _NARRATED.match(text)
+          and not _NOUN_ATTACHED.match(text) and not _adverb_then_past(words, t)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0
     pos = 0

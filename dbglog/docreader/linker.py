@@ -158,15 +158,24 @@ class _Thread:
                 self.js[i].unit.id in self.used for i in self.by_post[u.post]):
             return None
         words = plain(u.text).split()
-        if len(words) > 8 or sum(len(w) for w in words) > 40:
-            return None  # ("we see no hang on H100 SXM with the same driver": a setup of their own, told)
+        if len(words) > 8 or sum(len(w) for w in words) > 40 or _ME_TOO.match(plain(u.text)):
+            return None  # ("we see no hang on H100 SXM with the same driver": a setup of their own, told; "same error
+            # here" reports the bug, not a verdict on the fix)
         oc = _outcome(u.text)
+        # (the fix is a post or two above: a year and ten posts later, a short "fails" is about the bug)
         fix = next((f for f in reversed(out) if f.outcome == "worked" and f.who and f.who != u.author
-                    and f.last < u.first), None)
+                    and f.last < u.first and self._posts_between(f.last, u.first) <= 2), None)
         if oc not in ("worked", "failed", "partial") or fix is None or _KNOB.search(u.text):
             return None
         return Found(fix.title or fix.did, plain(u.text), oc, u.first, u.last, u.author, [u.id], j.confidence,
                      title=fix.title or plain(fix.did))
+
+    def _posts_between(self, a: int, b: int) -> int:
+        """How many posts start after line ``a`` and before line ``b``."""
+        return sum(1 for j in self.by_post if j >= 0 and a < self._post_start(j) < b)
+
+    def _post_start(self, post: int) -> int:
+        return self.js[self.by_post[post][0]].unit.first
 
     def _status(self, k: int) -> Found:
         """ "✅ Device found at 0000:00:05.0", "✅ No errors in the logs": lines of one list that report states under
@@ -765,9 +774,12 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
     """The things one post (its units' indices in `js`) suggests, each once: a suggestion's own setting, else the one
     named beside it."""
     out: list[str] = []
+    # (a post that tells its author's own try and then asks "Anything I'm missing?" asks for help: the command above the
+    # question is the author's try, not a suggestion that later posts answer)
+    reports = any(js[m].label == "action_result" and "first person" in js[m].features for m in mine)
     for i in mine:
         x = js[i]
-        if x.label not in ("proposal", "request") or x.unit.quoted:
+        if x.label not in ("proposal", "request") or x.unit.quoted or reports and not _KNOB.search(x.unit.text):
             continue
         said = _suggested(x, [js[m] for m in mine if m < i], code) or next(
             (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
