@@ -143,6 +143,16 @@ def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
 
 
+@pytest.mark.parametrize("text, lang, want", [
+    ("드라이버 재설치 (이 방법으로 해결 실패)", "ko", "failed"),  # the fix it was after, then that it failed
+    ("重装驱动之后，解决失败", "zh", "failed"),
+    ("重装驱动之后问题解决了", "zh", "worked"),
+    ("路径3: 包状态修复 → 部分成功", "zh", "partial"),
+])
+def test_a_success_word_followed_by_a_failure_word_is_one_failure_in_chinese_japanese_and_korean(text, lang, want):
+    assert outcome_of(text, lang) == want
+
+
 def test_a_path_ticked_off_a_list_of_files_is_no_attempt():
     doc = """# Cleanup after the fix
 

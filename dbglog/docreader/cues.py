@@ -294,6 +294,10 @@ def outcome_of(text: str, lang: str) -> str | None:
         near = recache.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
         pos, neg = pos - flips, neg + flips
+    if pos and neg and lang in _SUBSTRING_LANGS:
+        # "해결 실패", "解决失败": the success a try was after, then the word that it failed (one verdict, not two)
+        after = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern})[\s]?(?:{t.rx['outcome.failed'].pattern})", re.I)
+        pos -= len(after.findall(s))
     if still:
         neg += 1
     if t.has("outcome.partial", s) and (pos or neg):
