@@ -2856,3 +2856,21 @@ Same model here. And I'm still getting this CUDA out of memory error.
 """
     got = _attempts(doc)
     assert [(o, who) for _, o, who in got] == [("worked", "asker")], got
+
+
+def test_entries_numbered_the_cjk_way_in_one_paragraph_are_read_one_by_one():
+    doc = """# Hang in the custom all-reduce
+
+TP=8 serving hangs after a few hundred requests.
+
+## Findings
+
+（1）Rank 2 is the one that hangs; the others finish.
+（2）`--disable-custom-all-reduce` seems to work.
+（3）The hang shows in both 0.5.4 and 0.6.0.
+"""
+    sents = [(u.first, u.text) for u in segment(doc).units if u.kind == "sentence"]
+    assert [first for first, _ in sents][-3:] == [6, 7, 8], sents
+    parsed, _ = importer.parse_document(doc, "doc.md")  # (with the learned passes: the rules leave a bare verdict)
+    got = [(a.title, a.outcome, a.source_lines) for p in parsed for a in p.inv.attempts]
+    assert any("--disable-custom-all-reduce" in t and o == "worked" and lines == [8, 8] for t, o, lines in got), got

@@ -833,8 +833,12 @@ def _change_verbs() -> frozenset:
     return frozenset(w for w in t.raw["mood"]["imperative"] if w not in skip) | {"roll", "drain", "cap", "rollback"}
 
 
+# An entry's number before its words ("（2）", "(2)", "②", "2、"): the words' shape starts after it.
+_ENUM_LEAD = recache.compile(r"^\s*(?:（\d{1,2}）|\(\d{1,2}\)|[①-⑳]|\d{1,2}、)\s*")
+
+
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
-    text = plain(u.text)
+    text = _ENUM_LEAD.sub("", plain(u.text))
     lang = language(text) if text else ctx.lang
     if lang == "en" and ctx.lang != "en":
         lang = ctx.lang  # a short German or Chinese sentence full of code names reads as the document does

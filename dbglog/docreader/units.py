@@ -112,7 +112,8 @@ _RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = recache.compile(r"<[^<>]{0,200}>")
 _CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
-_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_]*[A-Z0-9`@\[(\u4e00-\u9fff]|[a-z]+[0-9_-])|(?<=[。！？；])")
+# (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
+_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _names_list_below(lines: list[str], text: str, b: int) -> bool:
@@ -720,7 +721,7 @@ _CJK_KEY = recache.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八�
 _LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
-                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b)", re.I)
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、)", re.I)
 
 
 def _starts_entry(before: str, line: str) -> bool:
