@@ -2874,3 +2874,30 @@ TP=8 serving hangs after a few hundred requests.
     parsed, _ = importer.parse_document(doc, "doc.md")  # (with the learned passes: the rules leave a bare verdict)
     got = [(a.title, a.outcome, a.source_lines) for p in parsed for a in p.inv.attempts]
     assert any("--disable-custom-all-reduce" in t and o == "worked" and lines == [8, 8] for t, o, lines in got), got
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Thanks! But I am already using packing with cutoff_len = 1024.", "en"),
+    ("感谢回复！但是目前我已经使用packing的方式且cut off len = 1024", "zh"),
+    ("Danke, aber ich nutze bereits packing.", "de"),
+])
+def test_an_answer_that_the_suggested_thing_was_already_in_place_is_a_failure_of_it(text, lang):
+    assert outcome_of(text, lang) == "failed"
+    assert outcome_of("Already fixed on main.", "en") == "worked"  # a verdict of its own wins
+
+
+def test_the_askers_already_using_it_answers_a_suggestion_as_a_failed_try():
+    doc = """# Low GPU use on 8 GPUs
+
+### alice — 2024-09-01
+Full finetune of GPT2 keeps one GPU busy but only 30% of each of 8.
+
+### bob — 2024-09-01
+Use packing.
+
+### alice — 2024-09-01
+Thanks! But I am already using packing with cutoff_len = 1024.
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")  # (the learned pass makes the try; the cue its outcome)
+    got = [(a.outcome, a.who) for p in parsed for a in p.inv.attempts]
+    assert got == [("failed", "alice")], got

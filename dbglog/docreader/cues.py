@@ -281,6 +281,8 @@ def outcome_of(text: str, lang: str) -> str | None:
         return None
     if lang == "en":
         said = _en_outcome(s)
+        if said is None and table("en").has("outcome.already", s):
+            return "failed"  # "I'm already using packing": it was in place, and the failure with it
         return said if said is not None or not mark else _MARKS[mark.group(0)]
     t = table(lang)
     pos = len(t.rx["outcome.worked"].findall(s))
@@ -308,7 +310,7 @@ def outcome_of(text: str, lang: str) -> str | None:
         return "failed"
     if pos and neg:
         return "partial" if not still else "failed"
-    return None
+    return "failed" if t.has("outcome.already", s) else None
 
 
 _MARKS = VERDICT_MARKS
