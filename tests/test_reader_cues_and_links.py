@@ -2901,3 +2901,40 @@ Thanks! But I am already using packing with cutoff_len = 1024.
     parsed, _ = importer.parse_document(doc, "doc.md")  # (the learned pass makes the try; the cue its outcome)
     got = [(a.outcome, a.who) for p in parsed for a in p.inv.attempts]
     assert got == [("failed", "alice")], got
+
+
+ME_TOO_THREAD = """# undefined symbol after upgrading torch
+
+### asker — 2023-10-20
+Importing flash_attn fails with an undefined symbol after I upgraded torch.
+
+### bob — 2023-11-08
+i have the same error, how to solving the error?
+
+### carol — 2023-11-10
+I ran into this issue and solved it by doing this:
+```
+pip install flash_attn -U --force-reinstall
+```
+
+### dave — 2023-12-12
+Using the note from carol, the error went away, but pip printed a few warnings:
+```
+ERROR: pip's dependency resolver does not currently take into account all the packages
+```
+
+### erin — 2023-12-20
+I have the same error but when I disable eager mode it works.
+"""
+
+
+def test_a_fix_shown_in_a_block_under_its_sentence_is_that_command_and_output_shown_so_is_not():
+    got = {a.who: (a.title, a.source_lines, a.outcome) for a in _read(ME_TOO_THREAD)[0].inv.attempts}
+    assert got["carol"] == ("pip install flash_attn -U --force-reinstall", [10, 13], "worked"), got
+    assert "dependency resolver" not in got.get("dave", ("",))[0], got
+
+
+def test_a_me_too_question_is_no_try_even_to_the_learned_pass_and_a_me_too_with_a_try_is_one():
+    parsed, _ = importer.parse_document(ME_TOO_THREAD, "doc.md")
+    who = [a.who for p in parsed for a in p.inv.attempts]
+    assert "bob" not in who and "erin" in who, who

@@ -16,7 +16,7 @@ from functools import lru_cache
 from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
-from dbglog.docreader.units import VERDICT_FIRST, Unit, post_author
+from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
 from dbglog.util import recache
 
@@ -137,7 +137,7 @@ class _Thread:
                 return None  # "✅ README updated", "✅ Committed: a8376e2": a chore ticked off, not a try
             if _status_line(u.text):
                 return self._status(k)
-            return _found(j, u.text, u.text)
+            return _shown_below(_found(j, u.text, u.text), u, self.code_by_post.get(u.post, self.code))
         if j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
             return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
@@ -600,6 +600,18 @@ def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: i
     return f
 
 
+def _shown_below(f: Found, u: Unit, code: list[Unit]) -> Found:
+    """ "I ran into this and solved it by doing this:" over a fenced command: the command is what was done (the try's
+    title and lines take it in)."""
+    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
+    cmd = next((x.strip() for x in shown.text.split("\n") if x.strip() and not x.strip().startswith("```")), "") \
+        if shown else ""
+    cmd = _PROMPT.sub("", cmd)
+    if cmd and len(cmd) <= 160 and (_TOOL.match(cmd) or re.match(r"[A-Z_][A-Z0-9_]*=\S", cmd)):  # (not output shown)
+        f.did, f.last, f.title = f"{f.did} `{cmd}`", max(f.last, shown.last), cmd
+    return f
+
+
 def _unlabelled(text: str) -> str:
     """ "checked: moved the early return" is the action "moved the early return": the field's label off."""
     from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
@@ -768,6 +780,13 @@ def _own_try(n: Judged) -> bool:
 
 _ME_TOO = recache.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
                      r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
+
+
+def me_too(text: str) -> bool:
+    """ "Same error here", "I have the same problem, how to fix it?": a report of the bug, not of a try (not "I have
+    the same error but when I disable eager mode it works": a try follows)."""
+    s = plain(text)
+    return bool(_ME_TOO.match(s)) and not re.search(r"\b(?:but|however|when|after|until|once|by|so i|then)\b", s, re.I)
 
 
 def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> list[str]:

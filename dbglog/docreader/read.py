@@ -569,8 +569,10 @@ class _Build:
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         free = self.scope.read - skip - {i for i, _ in self.steps}
         # ("**Goal:** get CMake configure to succeed": a line labelled as what is wanted is no try, whatever its words)
+        # (nor is a reply's "I have the same error, how to solve it?": it reports the bug, not a try)
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free
-                 and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"]
+                 and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
+                 and not (u.post > 0 and linking.me_too(u.text))]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
