@@ -2938,3 +2938,19 @@ def test_a_me_too_question_is_no_try_even_to_the_learned_pass_and_a_me_too_with_
     parsed, _ = importer.parse_document(ME_TOO_THREAD, "doc.md")
     who = [a.who for p in parsed for a in p.inv.attempts]
     assert "bob" not in who and "erin" in who, who
+
+
+def test_a_table_of_metrics_is_one_look_titled_by_its_heading_not_a_try_per_row():
+    doc = """# API throughput far below the engine's
+
+## Switch to the async engine
+
+| Metric | Before | After |
+|---|---|---|
+| Throughput | 0.06 req/s | 1.66 req/s |
+| Tokens/sec | 4.84 | 132.5 |
+| Failed requests | 28 | 0 |
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md", model=False)
+    got = [(a.title, a.source_lines) for p in parsed for a in p.inv.attempts]
+    assert got == [("Switch to the async engine", [7, 9])], got

@@ -120,6 +120,8 @@ class _Thread:
         if u.kind == "command":
             return _command(j)
         if u.kind == "row":
+            if u.header and _MEASURE_COL.match(plain(u.header[0])):
+                return self._measures(k)
             return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
         checked = _checked_below(j, js[k + 1:k + 30], self.used) \
             if j.label in ("action", "action_result") and u.item < 0 else None
@@ -169,6 +171,26 @@ class _Thread:
             return None
         return Found(fix.title or fix.did, plain(u.text), oc, u.first, u.last, u.author, [u.id], j.confidence,
                      title=fix.title or plain(fix.did))
+
+    def _measures(self, k: int) -> Found | None:
+        """ "| Metric | Before | After |", "| Aspect | Notes |": the rows are qualities of one run, not tries; the table
+        is one look, titled by its heading, read from its first row (the others are its lines)."""
+        u = self.js[k].unit
+        if u.index != 0:
+            return None
+        judged = [x for x in self.js[k:] if x.unit.kind == "row" and x.unit.group == u.group]
+        said = {f.outcome for x in judged if (f := _row(x)) is not None}
+        if not said:
+            return None  # (no row says how anything went: a table of facts)
+        told = said - {"inconclusive", "untested"}
+        oc = told.pop() if len(told) == 1 else "partial" if told else "inconclusive"  # (the rows' verdicts, as one)
+        rows = [x.unit for x in judged]
+        head = (self.heads or {}).get(u.path[-1]) if u.path else None
+        title = plain(head.text) if head is not None else plain(u.cells[0])
+        cells = "; ".join(" · ".join(c for c in x.cells if c.strip()) for x in rows)
+        f = Found(title, cells[:400], oc, u.first, rows[-1].last, u.author, [x.id for x in rows], self.js[k].confidence)
+        f.title = title
+        return f
 
     def _posts_between(self, a: int, b: int) -> int:
         """How many posts start after line ``a`` and before line ``b``."""
@@ -978,6 +1000,10 @@ def _row(j: Judged) -> Found | None:
 # A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.
 _CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
                         r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
+# A first column that names what is measured or compared: its rows are qualities of one setup, not tries.
+_MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects?|propert(?:y|ies)|criteri(?:on|a)|kpis?|"
+                               r"dimensions?|statistics?|stats|characteristics?|指标|指標|지표|kennzahl\w*|métriques?|"
+                               r"métricas?)\W*$", re.I)
 _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
