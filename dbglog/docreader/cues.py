@@ -220,7 +220,8 @@ def _common_words(rx: re.Pattern, text: str, words: int) -> int:
 # (and an empty HTML anchor a table of contents links to: "Discussion <a id="discussion"></a>")
 _DECOR = recache.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)|"
                     r"\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
-_LEAD = recache.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
+_LEAD = recache.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|（\d{1,2}）|\d{1,2}、|[①-⑳]|"
+                        r"(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = recache.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
 _KNOB = recache.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main branch|latest (?:version|release|driver|wheel))\b|https?://\S+/(?:pull|commit|issues)/\w+|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|"
                    r"\bv?\d+\.\d+(?:\.\d+)?\b|(?<![\w./-])[\w./-]+\.(?:py|cu|cpp|h|yaml|json|toml|sh|so)\b")
