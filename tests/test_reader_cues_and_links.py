@@ -2955,3 +2955,22 @@ def test_a_table_of_metrics_is_one_look_titled_by_its_heading_not_a_try_per_row(
     parsed, _ = importer.parse_document(doc, "doc.md", model=False)
     got = [(a.title, a.source_lines) for p in parsed for a in p.inv.attempts]
     assert got == [("Switch to the async engine", [7, 9])], got
+
+
+def test_commands_pasted_into_a_paragraph_with_what_they_showed_are_looks_one_by_one():
+    doc = """# nvidia-smi: Driver/library version mismatch
+
+## What the system says
+
+uname -r # 5.15.0-94-generic
+dkms status nvidia # nvidia/570.133.07, 5.15.0-94-generic, x86_64: installed
+cat /sys/module/nvidia/version # 570.124.06 (the module actually loaded)
+So the module on disk and the one loaded differ.
+"""
+    units = [(u.kind, u.first, u.text, u.comment) for u in segment(doc).units if u.first >= 4]
+    assert units[:3] == [("command", 4, "uname -r", "5.15.0-94-generic"),
+                         ("command", 5, "dkms status nvidia", "nvidia/570.133.07, 5.15.0-94-generic, x86_64: installed"),
+                         ("command", 6, "cat /sys/module/nvidia/version", "570.124.06 (the module actually loaded)")]
+    assert units[3][:2] == ("sentence", 7)
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert ("`dkms status nvidia`", "inconclusive") in got and ("`cat /sys/module/nvidia/version`", "inconclusive") in got, got

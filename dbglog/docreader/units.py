@@ -254,6 +254,8 @@ class _Cut:
                 # ("### Describe the bug") are part of it; only a top-level heading ends the thread.
                 self.post, self.author, self.post_level = len(self.doc.posts), who, 3
                 self.doc.posts.append((a, who))
+        if not self.items and not self.quote and _bare_commands(self, a, texts, block):
+            return
         run_in = _RUN_IN.match(texts[0])
         if run_in:
             # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
@@ -289,6 +291,29 @@ class _Cut:
         t = self.table
         self.add("row", a, a, " | ".join(cells), block=t["block"], group=t["block"], index=index,
                  header=tuple(t["header"]), cells=tuple(cells))
+
+
+def _bare_commands(cut: _Cut, a: int, texts: list[str], block: int) -> bool:
+    """Commands pasted into a paragraph without a fence, each with what it showed as a trailing comment ("uname -r #
+    5.15.0-94-generic", "dkms status nvidia # nvidia/570.133.07 installed"): one command unit per such line, as in
+    a shell block, and the paragraph's other lines its sentences; False (all prose) unless two lines, or the only
+    one, are such commands."""
+    said = [_TRAIL_COMMENT.search(t) if _TOOL.match(t) else None for t in texts]
+    if sum(1 for m in said if m) < min(2, len(texts)):
+        return False
+    prose: list[int] = []
+    for k, m in enumerate(said + [None]):
+        if k < len(texts) and m is None:
+            prose.append(k)
+            continue
+        if prose:  # (the lines of prose between commands, cut into sentences as any paragraph's)
+            for lo, hi, sent in _sentences([texts[j] for j in prose]):
+                cut.add("sentence", a + prose[0] + lo, a + prose[0] + hi, sent, block=block, head=False)
+            prose = []
+        if k < len(texts):
+            cut.add("command", a + k, a + k, texts[k][:m.start()].strip(), block=block, comment=m.group("c").strip(),
+                    lang="")
+    return True
 
 
 def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
