@@ -2974,3 +2974,14 @@ So the module on disk and the one loaded differ.
     assert units[3][:2] == ("sentence", 7)
     got = [(t, o) for t, o, _ in _attempts(doc)]
     assert ("`dkms status nvidia`", "inconclusive") in got and ("`cat /sys/module/nvidia/version`", "inconclusive") in got, got
+
+
+@pytest.mark.parametrize("text, want", [
+    ("undefined symbol: _ZN3c104cuda9SetDeviceEi", "undefined symbol: _ZN3c104cuda9SetDeviceEi"),
+    ("Noted torch._dynamo cache-size warnings", "Noted torch._dynamo cache-size warnings"),
+    ("*italic* and _also_ here", "italic and also here"),
+    ("set *NCCL_P2P_DISABLE=1* again", "set NCCL_P2P_DISABLE=1 again"),
+    ("**Result:** works", "Result: works"),
+])
+def test_emphasis_comes_off_in_pairs_and_an_identifiers_own_underscore_stays(text, want):
+    assert plain(text) == want

@@ -218,7 +218,9 @@ def _common_words(rx: re.Pattern, text: str, words: int) -> int:
 
 # Markdown decoration and list markers the words of a unit are read without.
 # (and an empty HTML anchor a table of contents links to: "Discussion <a id="discussion"></a>")
-_DECOR = recache.compile(r"(?:\*\*|__|~~|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)|"
+# (a single "_" or "*" is emphasis only as a pair, "_this_": an identifier's own underscore, "_ZN3c10...", stays)
+_EMPH = recache.compile(r"(?<!\w)([*_])(?=[^\s*_])((?:(?!\1)[^\n]){0,200}?[^\s*_])\1(?!\w)")
+_DECOR = recache.compile(r"(?:\*\*|__|~~|"
                     r"\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
 _LEAD = recache.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|（\d{1,2}）|\d{1,2}、|[①-⑳]|"
                         r"(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
@@ -241,7 +243,7 @@ def plain(text: str) -> str:
     """The words of a unit: decoration (not inside code), list markers and a leading @mention off."""
     parts = _CODE.split(text or "")
     codes = _CODE.findall(text or "")
-    s = "".join(_DECOR.sub("", p) + (codes[k] if k < len(codes) else "") for k, p in enumerate(parts))
+    s = "".join(_EMPH.sub(r"\2", _DECOR.sub("", p)) + (codes[k] if k < len(codes) else "") for k, p in enumerate(parts))
     s = _LEAD.sub("", s, count=1)
     s = _STAMP.sub("", s, count=1)  # "**09:50** tried loading ...": the time, then the words
     s = _MENTION.sub("", s)
