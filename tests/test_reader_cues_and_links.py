@@ -2985,3 +2985,30 @@ So the module on disk and the one loaded differ.
 ])
 def test_emphasis_comes_off_in_pairs_and_an_identifiers_own_underscore_stays(text, want):
     assert plain(text) == want
+
+
+def test_a_blog_posts_front_matter_below_a_source_comment_is_front_matter_and_names_the_investigation():
+    doc = """<!-- source: https://example.com/posts/nvml-mismatch.md -->
+---
+title:  "[Linux] Failed to initialize NVML: Driver/library version mismatch"
+excerpt: "why nvidia-smi stopped working"
+
+categories:
+  - etc
+tags: [linux, nvidia]
+last_modified_at: 2021-09-24T10:40:00-05:00
+---
+
+### What happened
+
+After an unattended upgrade nvidia-smi stopped working.
+
+### Fix
+
+I unloaded the modules with `sudo rmmod nvidia_uvm` and rebooted; nvidia-smi works again.
+"""
+    units = segment(doc).units
+    assert [(u.kind, u.first, u.last) for u in units[:2]] == [("html", 0, 0), ("front", 1, 9)]
+    parsed = _read(doc)
+    assert parsed[0].inv.title == "[Linux] Failed to initialize NVML: Driver/library version mismatch"
+    assert not any("last_modified_at" in a.title for a in parsed[0].inv.attempts)

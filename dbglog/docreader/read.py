@@ -42,6 +42,17 @@ def _a_story(doc: Doc, lines: set[int], least: int = 12) -> bool:
     return sum(1 for u in doc.units if u.kind in ("sentence", "row", "command") and u.first in lines) >= least
 
 
+_FRONT_TITLE = re.compile(r"^title:\s*(?P<t>.+?)\s*$", re.M)
+
+
+def _front_title(units) -> tuple[int, str] | None:
+    """(line, title) of the document's YAML front matter ``title:``, when it has one."""
+    front = next((u for u in units if u.kind == "front"), None)
+    m = _FRONT_TITLE.search(front.text) if front is not None else None
+    t = m.group("t").strip().strip("\"'").strip() if m else ""
+    return (front.first, t) if t else None
+
+
 def _thin(text: str) -> bool:
     """Too little to be a try: under three words, no setting, flag, command or file named ("Run 1", "fp32",
     "Summary", "해결:"), and under four CJK characters."""
@@ -240,6 +251,14 @@ class _Build:
             return b.first + 1
         heads = [u for u in self.units if u.kind == "heading"]
         top = min(heads, key=lambda u: (u.level, u.first)) if heads else None
+        named = _front_title(self.units)
+        if named and (top is None or top.level > 1):
+            # (a blog post's front matter names it, "title: ..."; its headings are its sections)
+            title, status = status_from_title(named[1])
+            self.inv.title = one_line(title)[:120]
+            if status:
+                self.inv.status = status
+            return named[0] + 1
         if top is not None and top.level <= 2:
             self.owned.add(top.first)
             title, status = status_from_title(plain(top.text))

@@ -131,15 +131,23 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
 _YAML_KEY = recache.compile(r"^[\w-]{1,40}:(?:\s|$)")
 
 
-def _front_after_comment(lines: list[str], a: int, b: int) -> bool:
+def _front_after_comment(lines: list[str], a: int, b: int) -> int:
     """YAML front matter below a leading comment ("<!-- source -->" / "---" / "date: ..." / "---"): markdown-it
-    takes front matter on the first line only, and reads this one as a "---" rule and a setext heading of keys."""
-    if b - a < 2 or a < 1 or lines[a - 1].strip() != "---" or lines[b - 1].strip() != "---":
-        return False
-    before = [x.strip() for x in lines[:a - 1] if x.strip()]
-    keys = [x for x in lines[a:b - 1] if x.strip()]
-    return all(x.startswith("<!--") and x.endswith("-->") for x in before) and bool(keys) and all(
+    takes front matter on the first line only, and reads this one as a "---" rule, paragraphs of keys (a blank line
+    among them, as a Jekyll post has) and a setext heading of the last keys. The line of its opening "---", or -1."""
+    if b - a < 1 or lines[b - 1].strip() != "---":
+        return -1
+    start = a
+    while start > 0 and lines[start - 1].strip() != "---" and (
+            not lines[start - 1].strip() or _YAML_KEY.match(lines[start - 1]) or lines[start - 1].startswith((" ", "-"))):
+        start -= 1
+    if start < 1 or lines[start - 1].strip() != "---" or b - 1 <= start:
+        return -1
+    before = [x.strip() for x in lines[:start - 1] if x.strip()]
+    keys = [x for x in lines[start:b - 1] if x.strip()]
+    ok = all(x.startswith("<!--") and x.endswith("-->") for x in before) and bool(keys) and all(
         _YAML_KEY.match(x) or x.startswith((" ", "-")) for x in keys)
+    return start - 1 if ok else -1
 
 
 def post_author(text: str) -> str | None:
@@ -181,11 +189,23 @@ class _Cut:
         self.doc.units.append(u)
         return u
 
+    def _front(self, a: int, b: int) -> bool:
+        """Front matter ending at line ``b - 1`` (its closing "---"), when the lines above it are (``_front_after_comment``):
+        the units read from its opening "---" and its keys are taken back, and it is one unit."""
+        top = _front_after_comment(self.lines, a, b)
+        if top < 0:
+            return False
+        while self.doc.units and self.doc.units[-1].first >= top:
+            self.doc.units.pop()
+        self.add("front", top, b - 1, "\n".join(self.lines[top + 1:b - 1]))
+        return True
+
+    def rule(self, a: int, b: int) -> None:
+        if not self._front(a, b):  # ("tags: [...]" continuing a "- etc" item, then the closing "---": a rule to markdown)
+            self.add("rule", a, b - 1, self.lines[a].strip())
+
     def heading(self, a: int, b: int, level: int, text: str) -> None:
-        if _front_after_comment(self.lines, a, b):
-            if self.doc.units and self.doc.units[-1].kind == "rule" and self.doc.units[-1].first == a - 1:
-                self.doc.units.pop()  # the opening "---" is the front matter's, not a rule
-            self.add("front", a - 1, b - 1, "\n".join(self.lines[a:b - 1]))
+        if self._front(a, b):
             return
         self.nblock += 1
         while self.path and self.path[-1][0] >= level:
@@ -942,7 +962,7 @@ _OPEN = {
     "fence": lambda cut, t, a, b, nxt: cut.fence(a, b, t.info, t.content),
     "code_block": _open_code,
     "html_block": lambda cut, t, a, b, nxt: cut.html(a, b, t.content),
-    "hr": lambda cut, t, a, b, nxt: cut.add("rule", a, b - 1, cut.lines[a].strip()),
+    "hr": lambda cut, t, a, b, nxt: cut.rule(a, b),
 }
 _COVERS = {"front_matter", "heading_open", "paragraph_open", "fence", "code_block", "html_block", "hr", "tr_open"}
 
