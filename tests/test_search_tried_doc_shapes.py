@@ -384,3 +384,43 @@ def test_an_idea_that_puts_in_what_no_record_holds_is_not_the_record_it_replaces
         assert search.tried(recs.store.conn, "application replay instead of kernel replay").close
     finally:
         recs.close()
+
+
+def test_an_english_term_glued_to_chinese_text_is_found_by_tried(tmp_path):
+    from dbglog.core.synonyms import identifier_words
+
+    assert identifier_words("但是目前我已经使用packing的方式") == "packing"
+    recs = _records(tmp_path)
+    inv = recs.new("多卡训练时GPU利用率很低")
+    recs.add_attempt(inv.id, title="感谢回复！但是目前我已经使用packing的方式且cut off len = 1024", outcome="failed")
+    res = search.tried(recs.store.conn, "use packing")
+    assert [(h.kind, h.number) for h in res.close] == [("attempt", 1)], res.close
+
+
+def test_a_database_from_before_glued_words_indexes_them_on_open(tmp_path):
+    import sqlite3
+
+    import sqlite_utils
+    from sqlite_utils.migrations import Migrations
+
+    from dbglog.kb import store
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    before = [m for m in store.MIGRATIONS if m[0] < "0014"]
+    old = Migrations("dbglog")
+    for name, fn in before:
+        old(name=name)(fn)
+    old.apply(sqlite_utils.Database(conn))
+    conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
+    conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
+                 "('20260101-x-abcd', 1, '但是目前我已经使用packing的方式', 'failed')")
+    conn.execute(f"PRAGMA user_version = {len(before)}")
+    conn.commit()
+    conn.close()
+    s = store.Store(db)
+    try:
+        assert [(h.kind, h.number) for h in search.tried(s.conn, "use packing").close] == [("attempt", 1)]
+        assert search.check_index(s.conn) == []
+    finally:
+        s.close()

@@ -228,10 +228,17 @@ def split_identifier(token: str) -> list[str]:
 _COMPOUND_WORD = recache.compile(r"(?<![^\W_])[^\W_]*?(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
 
 
+# A Latin word written against Chinese, Japanese or Korean text with no space ("已经使用packing的方式"): the index's
+# tokenizer reads the whole run as one word, so "packing" alone would not find it.
+_GLUED_LATIN = recache.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3])[A-Za-z][A-Za-z0-9_.+-]{0,60}"
+                               r"|[A-Za-z][A-Za-z0-9_.+-]{0,60}(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3])")
+
+
 def identifier_words(*texts: str) -> str:
     """The words inside the compound identifiers of some text (``cudaMallocAsync`` -> "cuda malloc
-    async", ``ShardedEvalSampler`` -> "sharded eval sampler"), one per line: what the search index
-    holds beside the text, since its tokenizer splits at ``_``, ``-``, ``.`` but not at case changes."""
+    async", ``ShardedEvalSampler`` -> "sharded eval sampler"), and the Latin words glued to CJK text
+    ("使用packing的方式" -> "packing"), one per line: what the search index holds beside the text, since its
+    tokenizer splits at ``_``, ``-``, ``.`` but not at case changes, nor between scripts."""
     seen: dict[str, None] = {}
     for text in texts:
         if not text:
@@ -240,6 +247,8 @@ def identifier_words(*texts: str) -> str:
             w = m.group(0)
             if len(w) <= 100:  # a 200 KB run of letters is no identifier
                 seen.setdefault(" ".join(split_identifier(w)), None)
+        for m in _GLUED_LATIN.finditer(text):
+            seen.setdefault(" ".join(split_identifier(m.group(0))), None)
     return "\n".join(seen)
 
 

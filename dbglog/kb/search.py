@@ -160,6 +160,16 @@ def add_identifier_words(db) -> None:
         if (w := identifier_words(*r[1:]))])
 
 
+def refresh_identifier_words(conn) -> None:
+    """Recompute ``words`` (synonyms.identifier_words) for every attempt and section whose words change."""
+    from dbglog.core.synonyms import identifier_words
+
+    for table, cols in (("attempts", "title, hypothesis, did, result, conclusion"), ("sections", "heading, body")):
+        conn.executemany(f"UPDATE {table} SET words = ? WHERE id = ?", [
+            (w, r[0]) for r in conn.execute(f"SELECT id, words, {cols} FROM {table}")
+            if (w := identifier_words(*r[2:])) != r[1]])
+
+
 def index_tables() -> list[str]:
     return [f"{t}_fts" for t, _c, _w in KINDS.values()] + list(TRIGRAMS.values())
 

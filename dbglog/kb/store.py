@@ -220,6 +220,14 @@ def _identifier_words(db) -> None:
     add_identifier_words(db)
 
 
+def _glued_latin_words(db) -> None:
+    """The index's identifier words now hold the Latin words glued to CJK text ("使用packing的方式" -> packing):
+    recomputed for the stored attempts and sections (the triggers update the index)."""
+    from dbglog.kb.search import refresh_identifier_words
+
+    refresh_identifier_words(db.conn)
+
+
 def _sections(db) -> None:
     """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
     trigram tables over them; existing investigations' sections are chunked now."""
@@ -274,6 +282,7 @@ MIGRATIONS = [
     ("0011_failures", _failures),
     ("0012_provenance", _provenance),
     ("0013_bookkeeping_unindexed", _bookkeeping_unindexed),
+    ("0014_glued_latin_words", _glued_latin_words),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
