@@ -629,7 +629,7 @@ def _shown_below(f: Found, u: Unit, code: list[Unit]) -> Found:
     cmd = next((x.strip() for x in shown.text.split("\n") if x.strip() and not x.strip().startswith("```")), "") \
         if shown else ""
     cmd = _PROMPT.sub("", cmd)
-    if cmd and len(cmd) <= 160 and (_TOOL.match(cmd) or re.match(r"[A-Z_][A-Z0-9_]*=\S", cmd)):  # (not output shown)
+    if cmd and len(cmd) <= 400 and (_TOOL.match(cmd) or re.match(r"[A-Z_][A-Z0-9_]*=\S", cmd)):  # (not output shown)
         f.did, f.last, f.title = f"{f.did} `{cmd}`", max(f.last, shown.last), cmd
     return f
 
