@@ -3012,3 +3012,49 @@ I unloaded the modules with `sudo rmmod nvidia_uvm` and rebooted; nvidia-smi wor
     parsed = _read(doc)
     assert parsed[0].inv.title == "[Linux] Failed to initialize NVML: Driver/library version mismatch"
     assert not any("last_modified_at" in a.title for a in parsed[0].inv.attempts)
+
+
+def test_numbered_sub_headings_named_like_the_protocols_fields_make_one_try_each_with_its_verdict():
+    doc = """# MI25 ollama worklog
+
+## 17. Break the fallback down by type (2026-03-24)
+
+### 17.1 Goal
+
+- Split the confirmed fallback reads by kernel type.
+
+### 17.2 Done
+
+- Added `summarize-fallback-types.sh` and ran it on the strace log.
+
+### 17.3 Results (excerpt)
+
+- `matched_lines=108`; Type_CC 18, Type_ZZ 18.
+
+### 17.4 Evidence files
+
+- `fallback_type_summary.txt`
+
+### 17.5 Verdict
+
+- The fallback assets are read for both dat and hsaco: confirmed.
+
+## 18. rocBLAS trace (2026-03-24)
+
+### 18.1 目的
+
+- dispatch が起きるか確認する。
+
+### 18.2 実施
+
+- `ROCBLAS_LAYER=2` で tinyllama を再実行。
+
+### 18.3 判定
+
+- dispatch の行はなく、依然として CPU fallback。
+"""
+    got = [(a.title, a.outcome, a.source_lines) for a in _read(doc)[0].inv.attempts]
+    assert got == [("Break the fallback down by type (2026-03-24)", "worked", [3, 24]),
+                   ("rocBLAS trace (2026-03-24)", "failed", [25, 38])], got
+    first = _read(doc)[0].inv.attempts[0]
+    assert first.hypothesis.startswith("Goal:") and "confirmed" in first.conclusion

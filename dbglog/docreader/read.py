@@ -381,6 +381,13 @@ class _Build:
         if lead and vals.get("did") and not hyp:
             hyp = lead
         result, conclusion = vals.get("result", ""), vals.get("conclusion", "")
+        said = vals.get("outcome", "")
+        if len(plain(said).split()) > 3:
+            # ("### Verdict" / "- The assets are read for both dat and hsaco: confirmed."): what the verdict says is
+            # the attempt's conclusion too, not text left behind it
+            conclusion = f"{conclusion}\n{said}".strip()
+        if vals.get("expected") and not hyp:
+            hyp = f"Goal: {vals['expected']}"  # ("### 17.1 Goal" over what the run was to show: why it was run)
         # With no Result or Conclusion field, the text under the heading says how it went ("→ PASS for ...").
         told = result or (did if not vals.get("did") and not conclusion else "")
         out = _protocol_outcome(vals.get("outcome", ""), f.tag, told, conclusion, f.title, hyp)
@@ -826,10 +833,12 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
     result and conclusion read together; a reproduction that did not reproduce is a failed attempt."""
     if explicit:
         w = outcomes.verdict_word(explicit) or outcomes.classify(explicit)
+        if w in (None, "inconclusive") and language(explicit) != "en":
+            w = outcome_of(explicit, language(explicit))  # ("### 判定" / "依然として CPU fallback")
         if w in outcomes.OUTCOMES and w != "inconclusive":
             return w
-    r = outcome_of(result, "en") if result else None
-    c = outcome_of(conclusion, "en") if conclusion else None
+    r = outcome_of(result, language(result)) if result else None
+    c = outcome_of(conclusion, language(conclusion)) if conclusion else None
     if tag and not (r in ("worked", "failed") and r != tag):
         return tag
     # The result says what happened; the conclusion explains it and speaks only when the result does not.

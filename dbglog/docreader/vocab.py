@@ -71,6 +71,7 @@ ATTEMPT_LABELS = {
     "state": "outcome",
     # short spellings of the protocol's fields: "**Why:** / **Did:** / **Saw:** / **So:**"
     "saw": "result", "seen": "result", "got": "result", "so": "conclusion", "meaning": "conclusion",
+    "done": "did", "what was tried": "did", "run": "did",
 }
 
 
