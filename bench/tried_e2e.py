@@ -43,7 +43,7 @@ def question(what: str) -> str:
     return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
 
 
-_ENTRY = re.compile(r"(?:attempt|issue|step|case|try|run|test|experiment|entry)\s*#?\d+[a-z]?", re.I)
+_ENTRY = re.compile(r"(?:attempt|issue|bug|fix|problem|step|case|try|run|test|experiment|entry)\s*#?\d+[a-z]?(?:\s+(?:fix|bisect)(?:\s+[a-z])?)?", re.I)
 
 
 def imported(path: Path) -> tuple[Records, dict]:
