@@ -493,6 +493,10 @@ This can happen for various reasons:
 @pytest.mark.parametrize("text", [
     "# T\n\n" + "a" * 200_000 + "\n",  # one word with no space: the file-name pattern once tried every start
     "# T\n\n" + "".join("  " * i + "- tried x -> works\n" for i in range(400)),  # deep indents: a table-rule test
+    # a thread of six thousand "Still fails." under one reported fix: each verdict counted the posts between it and
+    # the fix by walking all of them (17 s of CPU)
+    "# T\n\n### a — 2024-01-01\nIt hangs.\n\n### b — 2024-01-02\nSetting `X=1` fixed it for me.\n\n" + "".join(
+        f"### u{i} — 2024-01-03\nStill fails.\n\n" for i in range(6000)),
 ])
 def test_hostile_shapes_are_read_in_linear_time(text):
     import time

@@ -110,6 +110,7 @@ class _Thread:
         self.by_post: dict[int, list[int]] = {}
         for i, x in enumerate(self.js):
             self.by_post.setdefault(x.unit.post, []).append(i)
+        self.post_starts = sorted(self.js[ks[0]].unit.first for p, ks in self.by_post.items() if p >= 0)
         # Posts that suggest something: their other sentences are the suggester's reasons ("There is a fix for
         # ... in #15412"), not results of theirs, unless they say what they ran themselves.
         self.suggesting = {j.unit.post for j in self.js if j.label in ("proposal", "request") and j.unit.post > 0
@@ -193,11 +194,9 @@ class _Thread:
         return f
 
     def _posts_between(self, a: int, b: int) -> int:
-        """How many posts start after line ``a`` and before line ``b``."""
-        return sum(1 for j in self.by_post if j >= 0 and a < self._post_start(j) < b)
-
-    def _post_start(self, post: int) -> int:
-        return self.js[self.by_post[post][0]].unit.first
+        """How many posts start after line ``a`` and before line ``b`` (by bisection: a thread of a thousand posts
+        asks this for each short verdict)."""
+        return max(0, bisect.bisect_left(self.post_starts, b) - bisect.bisect_right(self.post_starts, a))
 
     def _status(self, k: int) -> Found:
         """ "✅ Device found at 0000:00:05.0", "✅ No errors in the logs": lines of one list that report states under
