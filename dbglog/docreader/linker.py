@@ -9,6 +9,7 @@ answerer's attempt of the suggestion. Several things tried in one sentence are s
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -179,7 +180,7 @@ class _Thread:
         u = self.js[k].unit
         if u.index != 0:
             return None
-        judged = [x for x in self.js[k:] if x.unit.kind == "row" and x.unit.group == u.group]
+        judged = list(itertools.takewhile(lambda x: x.unit.kind == "row" and x.unit.group == u.group, self.js[k:]))
         said = {f.outcome for x in judged if (f := _row(x)) is not None}
         if not said:
             return None  # (no row says how anything went: a table of facts)

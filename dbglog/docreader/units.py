@@ -143,10 +143,11 @@ def _front_after_comment(lines: list[str], a: int, b: int) -> int:
         start -= 1
     if start < 1 or lines[start - 1].strip() != "---" or b - 1 <= start:
         return -1
-    before = [x.strip() for x in lines[:start - 1] if x.strip()]
+    # (a generator, so the first line of another kind ends the look: every "---" of a long document asks)
+    before = (x.strip() for x in lines[:start - 1] if x.strip())
     keys = [x for x in lines[start:b - 1] if x.strip()]
-    ok = all(x.startswith("<!--") and x.endswith("-->") for x in before) and bool(keys) and all(
-        _YAML_KEY.match(x) or x.startswith((" ", "-")) for x in keys)
+    ok = bool(keys) and all(_YAML_KEY.match(x) or x.startswith((" ", "-")) for x in keys) and all(
+        x.startswith("<!--") and x.endswith("-->") for x in before)
     return start - 1 if ok else -1
 
 
