@@ -3062,3 +3062,22 @@ def test_numbered_sub_headings_named_like_the_protocols_fields_make_one_try_each
                    ("rocBLAS trace (2026-03-24)", "failed", [25, 38])], got
     first = _read(doc)[0].inv.attempts[0]
     assert first.hypothesis.startswith("Goal:") and "confirmed" in first.conclusion
+
+
+def test_an_error_line_pasted_into_the_middle_of_a_paragraph_is_no_try():
+    doc = """# Server crashes on the second prompt
+
+### nux — 2025-05-15
+llama-server on two GPUs dies with an illegal memory access after a few prompts.
+
+### ikawrakow — 2025-05-15
+Does it also happen with a single GPU?
+
+### nux — 2025-05-15
+It worked when I sent a random benchmark to it. When I redo a prompt from open-webui it crashed again:
+INFO [update_slots] kv cache rm [p0, end) | id_slot=0 p0=0
+CUDA error: an illegal memory access was encountered
+  current device: 0, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:3067
+"""
+    got = _attempts(doc)
+    assert not any(t.startswith("CUDA error") for t, _, _ in got), got

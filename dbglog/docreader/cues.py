@@ -804,7 +804,9 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         role = "tried"
     if role:
         f[f"under a {role} heading"] = 1.0
-    if u.block in ctx.pasted:
+    if u.block in ctx.pasted or (u.kind == "sentence" and not u.head and _PASTED.match(u.text)):
+        # (a log line pasted into the middle of a paragraph, "CUDA error: an illegal memory access was encountered"
+        # under "When I redo the prompt it crashed again:", is the program's words too)
         f["pasted error output"] = 1.0
     if u.item >= 0 and u.group in ctx.captions and (u.depth == 1 or ctx.captions[u.group] < 0):
         f["an item of a list of what was done"] = 1.0
