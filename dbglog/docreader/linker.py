@@ -162,7 +162,7 @@ class _Thread:
                 self.js[i].unit.id in self.used for i in self.by_post[u.post]):
             return None
         words = plain(u.text).split()
-        if len(words) > 8 or sum(len(w) for w in words) > 40 or _ME_TOO.match(plain(u.text)):
+        if len(words) > 8 or sum(len(w) for w in words) > 40 or me_too(u.text):
             return None  # ("we see no hang on H100 SXM with the same driver": a setup of their own, told; "same error
             # here" reports the bug, not a verdict on the fix)
         oc = _outcome(u.text)
