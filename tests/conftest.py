@@ -333,3 +333,23 @@ def corpus_recs(tmp_path_factory):
     ids = load_corpus(r, CORPUS)
     yield r, ids
     r.close()
+
+
+def old_database(path: Path, below: str):
+    """An open sqlite3 connection to a new database at ``path`` holding only the migrations named below ``below``
+    (a workspace made by an older dbglog), its user_version set to match: the caller fills it, commits and closes."""
+    import sqlite3
+
+    import sqlite_utils
+    from sqlite_utils.migrations import Migrations
+
+    from dbglog.kb import store
+
+    conn = sqlite3.connect(path)
+    before = [m for m in store.MIGRATIONS if m[0] < below]
+    old = Migrations("dbglog")
+    for name, fn in before:
+        old(name=name)(fn)
+    old.apply(sqlite_utils.Database(conn))
+    conn.execute(f"PRAGMA user_version = {len(before)}")
+    return conn

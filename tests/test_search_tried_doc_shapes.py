@@ -7,6 +7,7 @@ replies advise in the imperative and whose author reports in the past, a fix gui
 
 import pytest
 
+from conftest import old_database
 from dbglog.kb import search
 
 
@@ -398,24 +399,13 @@ def test_an_english_term_glued_to_chinese_text_is_found_by_tried(tmp_path):
 
 
 def test_a_database_from_before_glued_words_indexes_them_on_open(tmp_path):
-    import sqlite3
-
-    import sqlite_utils
-    from sqlite_utils.migrations import Migrations
-
     from dbglog.kb import store
 
     db = tmp_path / "old.db"
-    conn = sqlite3.connect(db)
-    before = [m for m in store.MIGRATIONS if m[0] < "0014"]
-    old = Migrations("dbglog")
-    for name, fn in before:
-        old(name=name)(fn)
-    old.apply(sqlite_utils.Database(conn))
+    conn = old_database(db, "0014")
     conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
     conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
                  "('20260101-x-abcd', 1, '但是目前我已经使用packing的方式', 'failed')")
-    conn.execute(f"PRAGMA user_version = {len(before)}")
     conn.commit()
     conn.close()
     s = store.Store(db)

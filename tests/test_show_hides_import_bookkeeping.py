@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import run_cli_inproc
+from conftest import old_database, run_cli_inproc
 from dbglog.docreader.read import SOURCE_HEADINGS
 from dbglog.core.model import BOOKKEEPING_SECTIONS
 from import_thread_doc import THREAD_DOC, as_json, lost_lines, mirror_files, write_doc
@@ -48,26 +48,15 @@ def test_search_and_tried_do_not_find_a_word_only_in_the_bookkeeping_sections(ws
 
 
 def test_a_database_that_indexed_bookkeeping_sections_drops_them_on_open(tmp_path):
-    import sqlite3
-
-    import sqlite_utils
-    from sqlite_utils.migrations import Migrations
-
     from dbglog.kb import search, store
 
     db = tmp_path / "old.db"
-    conn = sqlite3.connect(db)
-    before = [m for m in store.MIGRATIONS if m[0] < "0013"]
-    old = Migrations("dbglog")
-    for name, fn in before:
-        old(name=name)(fn)
-    old.apply(sqlite_utils.Database(conn))
+    conn = old_database(db, "0013")
     conn.execute("INSERT INTO investigations (id, title, sections) VALUES ('20260101-x-abcd', 'old', ?)", (json.dumps(
         [{"heading": SOURCE_HEADINGS, "body": "- line 4: ## Next steps on zanzibar"},
          {"heading": "## Notes", "body": "the cuobjdump output"}]),))
     conn.execute("INSERT INTO sections (investigation_id, position, heading, line, body) VALUES "
                  "('20260101-x-abcd', 1, 'Source headings', 1, '- line 4: ## Next steps on zanzibar')")
-    conn.execute(f"PRAGMA user_version = {len(before)}")
     conn.commit()
     conn.close()
     s = store.Store(db)
