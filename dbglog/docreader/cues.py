@@ -840,8 +840,9 @@ def _change_verbs() -> frozenset:
     return frozenset(w for w in t.raw["mood"]["imperative"] if w not in skip) | {"roll", "drain", "cap", "rollback"}
 
 
-# An entry's number before its words ("（2）", "(2)", "②", "2、"): the words' shape starts after it.
-_ENUM_LEAD = recache.compile(r"^\s*(?:（\d{1,2}）|\(\d{1,2}\)|[①-⑳]|\d{1,2}、)\s*")
+# An entry's number in brackets before its words ("(2) ..."): the words' shape starts after it (``plain`` already takes
+# the CJK forms, "（2）", "②", "2、", off).
+_ENUM_LEAD = recache.compile(r"^\s*\(\d{1,2}\)\s*")
 
 
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:

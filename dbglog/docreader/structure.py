@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import Context, heading_role, language, plain
+from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
 from dbglog.util import recache
@@ -285,9 +285,10 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     fields: dict[str, list[str]] = {}
     seen: dict[str, int] = {}
     lead: list[str] = []
-    field_kids = [c for c in s.children if _field_heading(c.head.text) in _FIELDS]
+    named = {c.first: _field_heading(c.head.text) for c in s.children}
+    field_kids = [c for c in s.children if named[c.first] in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
-    if len({_field_heading(c.head.text) for c in field_kids} & {"did", "result", "conclusion", "outcome"}) >= 2 \
+    if len({named[c.first] for c in field_kids} & {"did", "result", "conclusion", "outcome"}) >= 2 \
             and not any(ATTEMPT_HEAD.match(plain(c.head.text)) for c in s.walk() if c is not s):
         # "## 7. Final run" over "### 7.1 Done", "### 7.2 Findings", "### 7.3 Evidence files", "### 7.4 Verdict": the
         # protocol's fields as sub-headings, with a sub-section of its own among them; all of it is that try's
@@ -297,7 +298,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         last = s.last  # "### Attempt 7" + "**Milestone Achievements:**" and its ticked list: that try's own account
         # (a sub-heading of its own, "### Changes from run 0" over a change table, is read on its own)
     lines = list(range(s.first, last + 1))
-    kid_of = {c.first: _field_heading(c.head.text) for c in field_kids}
+    kid_of = {c.first: named[c.first] for c in field_kids}
     cur = None
     fence = False
     for i in lines[1:]:
@@ -336,8 +337,6 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
 def _field_heading(text: str) -> str | None:
     """The protocol field a sub-heading names, in any spelling or language ("#### What I did", "### 17.3 Results",
     "### 18.4 判定"): its section number off."""
-    from dbglog.docreader.cues import _foreign_label
-
     name = re.sub(r"^\d{1,3}(?:\.\d{1,3})*[.)]?\s+", "", plain(text)).strip().lower()
     name = re.sub(r"\s*[（(][^（()）]{0,20}[)）]$", "", name).rstrip(":： ")  # ("Results (excerpt)")
     if name in ATTEMPT_LABELS:
