@@ -3081,3 +3081,75 @@ CUDA error: an illegal memory access was encountered
 """
     got = _attempts(doc)
     assert not any(t.startswith("CUDA error") for t, _, _ in got), got
+
+
+def test_actions_told_one_after_another_then_one_verdict_are_one_try_each_with_that_verdict():
+    doc = """# CRNN training crashes
+
+Training crashes with an illegal memory access after a few steps.
+
+### bob — 2024-01-02
+
+Try batch size 1.
+
+### alice — 2024-01-03
+
+I set the batch size to 1. I disabled multi-GPU training. Still crashes.
+"""
+    got = [(o, w) for t, o, w in _attempts(doc) if "batch size to 1" in t or "multi-GPU" in t]
+    assert got == [("failed", "alice"), ("failed", "alice")]
+
+
+def test_a_fence_of_cases_each_with_an_arrow_to_its_verdict_is_one_try_per_case():
+    doc = """# MoE combine hang
+
+### Split bisection result
+
+```
+inputs-only   -> HANG  (round 2 was a fabric flake)
+prealloc-only -> PASS, PASS  (2/2)
+both          -> HANG   (positive control)
+none(0)       -> PASS   (negative control)
+```
+"""
+    got = {t.strip("`"): o for t, o, _ in _attempts(doc)}
+    assert got == {"inputs-only": "failed", "prealloc-only": "worked", "both": "failed", "none(0)": "worked"}
+
+
+def test_an_arrow_inside_program_code_is_not_a_case_with_a_verdict():
+    doc = """# Notes
+
+```
+x = a -> b
+y = c -> d
+```
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_result_line_that_names_a_test_from_the_code_is_a_run_of_that_test():
+    doc = """# HIP port notes
+
+## Tidied up the hip-compile-fixes branch
+* Builds on HIP
+* Half prec blas_test ran correctly
+* Double prec blas_test segfaults
+"""
+    got = {t: o for t, o, _ in _attempts(doc)}
+    assert got.get("Half prec blas_test ran correctly") == "worked"
+    assert got.get("Double prec blas_test segfaults") == "failed"
+
+
+@pytest.mark.parametrize("lang, text, verb", [
+    ("ja", "make validate-expを実行し、strict validationが通過した。", True),
+    ("ja", "package再生成後のpushでtrain kernelを起動し、private設定を確認しました。", True),
+    ("ja", "推論がとても遅かった。", False),  # an adjective's past, not something done
+    ("ja", "次はバッチサイズを下げて試したい。", False),
+    ("ko", "배치 크기를 1로 줄였더니 에러가 사라졌다.", True),
+    ("ko", "다음에는 드라이버를 바꿀 예정이다.", False),
+    ("de", "Ich habe den Treiber neu installiert.", True),
+])
+def test_the_past_tense_is_read_by_its_shape_whatever_the_verb(lang, text, verb):
+    from dbglog.docreader import cues
+
+    assert cues.table(lang).has("forms.action", text) is verb

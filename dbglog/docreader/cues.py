@@ -141,7 +141,9 @@ def table(lang: str) -> Table:
     bounded = lang not in _SUBSTRING_LANGS
     for section, entries in raw.items():
         for key, words in entries.items():
-            if isinstance(words, list) and words:
+            if section == "forms":  # verb forms by shape: patterns, not words
+                t.rx[f"forms.{key}"] = recache.compile("|".join(f"(?:{w})" for w in words), re.I)
+            elif isinstance(words, list) and words:
                 t.rx[f"{section}.{key}"] = _words_rx(words, bounded)
                 if bounded:
                     t.fast[f"{section}.{key}"] = _split_words(words)
@@ -160,8 +162,6 @@ def table(lang: str) -> Table:
     return t
 
 
-# German past participles by shape: ge...t (gesetzt, umgestellt), ...iert (installiert), er-/ver-/be-...t.
-_DE_PARTICIPLE = recache.compile(r"\b(?:\w*ge\w{2,}t|\w{3,}iert|(?:er|ver|be|zer)\w{3,}t)\b", re.I)
 _ARROW = recache.compile(r"\s(?:->|=>|→|⇒)\s?")
 _DASH = recache.compile(r"\s(?:—|–|--)\s")
 _CJK = recache.compile(r"[\u4e00-\u9fff]")
@@ -996,7 +996,7 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         prose = _CODE.sub(" CODE ", shape or text)
         _en_shape(prose, prose.split(), t, f)
     else:
-        if t.has("tense.action", text) or (lang == "de" and _DE_PARTICIPLE.search(text)):
+        if t.has("tense.action", text) or t.has("forms.action", text):
             f["an action verb"] = 1.0
         lead = text[:6] if lang in _SUBSTRING_LANGS else " ".join(text.split()[:2])  # (the first word or two)
         if t.has("mood.imperative", lead) and not t.has("tense.future", lead):

@@ -135,7 +135,7 @@ class _Thread:
             # (and "在命令行里执行:" + the command in a fence + "即可解决问题": the fence stands between them)
             f = _with_result(j, js[k + 1:k + 2], self.used, self.code_by_post.get(u.post, self.code)) \
                 if j.label == "action" else None
-            return f if f is not None and f.result else None
+            return f if f is not None and f.result else _shared_verdict(j, js[k + 1:k + 5], self.used)
         if j.label == "action_result":
             if _DONE_MARK.match(u.text) and _housekeeping(_DONE_MARK.sub("", u.text, count=1)):
                 return None  # "✅ README updated", "✅ Committed: a8376e2": a chore ticked off, not a try
@@ -144,6 +144,8 @@ class _Thread:
             return _shown_below(_found(j, u.text, u.text), u, self.code_by_post.get(u.post, self.code))
         if j.label == "action":
             f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
+            if not f.result:
+                f = _shared_verdict(j, js[k + 1:k + 5], self.used) or f
             return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
         if j.label in ("proposal", "request") and u.post >= 0 and not u.quoted and u.post not in self.replied:
             return self._answers(j)
@@ -583,11 +585,15 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
     return out
 
 
+# A name from the code ("blas_test", "dslash_test", "all_reduce_perf"): "Double prec blas_test segfaults" ran it.
+_SNAKE = recache.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b")
+
+
 def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not _KNOB.search(plain(u.text)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
+    if not (_KNOB.search(plain(u.text)) or _SNAKE.search(plain(u.text))) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
                                                        "labelled as reasoning", "under a lessons heading",
                                                        "under a boilerplate heading"} & set(j.features):
@@ -641,6 +647,23 @@ def _unlabelled(text: str) -> str:
     s = plain(text)
     lab = label_of(s, ATTEMPT_LABELS)
     return lab[1] if lab and lab[1] else s
+
+
+def _shared_verdict(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
+    """ "I set the batch size to 1. I disabled multi-GPU training. Still crashes.": actions told one after another in
+    one paragraph, then one verdict, are one try each with that verdict. The verdict stays free for the last action,
+    which reads it as its own result."""
+    u = j.unit
+    for n in ahead:
+        if n.unit.block != u.block or n.unit.kind != "sentence" or n.unit.id in used:
+            return None
+        if n.label == "action" and "labelled as a result" not in n.features:
+            continue  # (another action of the run)
+        said = _outcome(n.unit.text) if n.label == "result" and not (_DOING & set(n.features)) else None
+        if said not in ("worked", "failed", "partial"):
+            return None
+        return _found(j, u.text, n.unit.text, outcome=said)
+    return None
 
 
 def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit] = ()) -> Found:

@@ -290,7 +290,7 @@ class _Cut:
         body = list(range(a + 1, b - 1)) if b - a >= 2 else []
         if lang in _SHELL and body and _commands(self, body, lang, a, b):
             return
-        if body and _marked_lines(self, body, lang, a, b):
+        if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)):
             return
         if (lang in _SHELL or lang in _HASH_COMMENTED) and _note_runs(self.lines, body):
             _code_and_notes(self, list(range(a, b)), lang)
@@ -510,6 +510,28 @@ def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool
         return False
     if sum(1 for m in marked.values() if _SETTING.search(m.group("t"))) * 2 <= len(marked):
         return False  # "✅ Model loads / ✅ Patches apply / ❌ HANGS": stages of one run ticked off, not settings tried
+    for i in range(a, b):
+        m = marked.get(i)
+        if m is None:
+            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
+        else:
+            cut.add("command", i, i, m.group("t").strip(), block=cut.nblock, comment=m.group("m"), lang=lang, desc="")
+    return True
+
+
+# "inputs-only   -> HANG", "prealloc-only -> PASS, PASS  (2/2)": a case and its verdict, one per line of a fence.
+_ARROWED = recache.compile(r"^\s*(?:[-*+]\s+)?(?P<t>\S.{0,120}?)\s+(?:->|=>|→)\s+(?P<m>(?:pass(?:ed|es)?|fail(?:ed|s)?|hangs?|"
+                           r"hung|ok|nok|crash(?:ed|es)?|works?|worked|oom|errors?|segfaults?|timeouts?|timed out|"
+                           r"success|succeeded|broken|good|bad|fine|wedged?|deadlock(?:ed|s)?)\b.*)$", re.I)
+
+
+def _arrowed_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A fence of cases, each with an arrow to its verdict ("inputs-only -> HANG" / "none(0) -> PASS"): one command unit
+    per case, the verdict its comment (as a command's "# OK" is); False unless two lines, and most lines, are such."""
+    filled = [i for i in body if cut.lines[i].strip()]
+    marked = {i: m for i in filled if (m := _ARROWED.match(cut.lines[i]))}
+    if len(marked) < 2 or len(marked) * 3 < len(filled) * 2:
+        return False
     for i in range(a, b):
         m = marked.get(i)
         if m is None:
