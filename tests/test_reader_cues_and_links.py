@@ -3153,3 +3153,17 @@ def test_the_past_tense_is_read_by_its_shape_whatever_the_verb(lang, text, verb)
     from dbglog.docreader import cues
 
     assert cues.table(lang).has("forms.action", text) is verb
+
+
+def test_entries_numbered_with_no_space_after_the_number_are_units_of_their_own():
+    doc = """# Multi-node NCCL error
+
+### asker — 2024-07-30
+Checked both nodes so far:
+1.pip list identical
+2.ping works, ports mapped to the host
+3.nvcc --version identical, both cuda11.8 and NCCL
+2.19.3 on both.
+"""
+    firsts = [u.first for u in segment(doc).units if u.kind == "sentence"]
+    assert firsts == [3, 4, 5, 6], firsts  # ("2.19.3" opening a line is a version carried on, not an entry)
