@@ -3167,3 +3167,22 @@ Checked both nodes so far:
 """
     firsts = [u.first for u in segment(doc).units if u.kind == "sentence"]
     assert firsts == [3, 4, 5, 6], firsts  # ("2.19.3" opening a line is a version carried on, not an entry)
+
+
+def test_a_numbered_step_headed_in_the_past_tense_was_run_even_with_no_verdict_under_it():
+    doc = """# VRAM not freed after stopping vLLM
+
+After stopping the server the GPU memory stays in use.
+
+## Investigation
+
+### 2. Checked which process holds VRAM
+
+The EngineCore child holds it, not the parent.
+
+### 3. Upgrade to ROCm 6.3
+
+The release notes mention a fix for leaked handles.
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert got == [("Checked which process holds VRAM", "inconclusive")], got

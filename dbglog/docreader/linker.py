@@ -571,7 +571,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             oc = {"worked": "worked", "failed": "failed"}.get(role) or oc or "inconclusive"
         keyed = bool(entry and entry.group("kw"))  # "issue 4: ...", "Config B — ...": a named entry of a series
         if res is None and not heading_outcome(h.text) and not any(j.label in ACTS for j in under) \
-                and role not in ("worked", "failed") and not (keyed and _has_body(h, js, code_units)):
+                and role not in ("worked", "failed") and not (keyed and _has_body(h, js, code_units)) \
+                and not (_told_done(h.text) and _has_body(h, js, code_units)):
             continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
@@ -602,6 +603,18 @@ def _named_result(j: Judged) -> Found | None:
     if oc in (None, "untested"):
         return None
     return _found(j, u.text, u.text, outcome=oc)
+
+
+def _told_done(heading: str) -> bool:
+    """ "### 2. Checked which process holds VRAM", "### 3. ドライバを入れ直した": a step's heading in the past tense says it was
+    run, whether or not a sentence under it says how it went."""
+    from dbglog.docreader.cues import _is_past
+
+    s = re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(heading)).strip()
+    lang = language(s)
+    if lang == "en":
+        return bool(s) and _is_past(s.split()[0], table("en"))
+    return table(lang).has("forms.action", s)  # (a verb's past form; a bare verb of the word lists may be a plan)
 
 
 def _names_a_change(heading: str) -> bool:
