@@ -3186,3 +3186,15 @@ The release notes mention a fix for leaked handles.
 """
     got = [(t, o) for t, o, _ in _attempts(doc)]
     assert got == [("Checked which process holds VRAM", "inconclusive")], got
+
+
+@pytest.mark.parametrize("text, modal", [
+    ("重装cudnn就解决了，可能tensorflow和paddle调用cudnn的方式不同", False),  # the hedge is on the cause, after the verdict
+    ("可能是驱动的问题，我重装了驱动", True),  # a hedge before anything was done
+])
+def test_a_hedge_after_the_verdict_clause_hedges_the_cause_not_the_try(text, modal):
+    from dbglog.docreader import cues
+
+    doc = segment(f"# t\n\n{text}\n")
+    u = next(u for u in doc.units if u.kind == "sentence")
+    assert ("modal (could, should, maybe)" in cues.features(u, cues.context(doc))) is modal

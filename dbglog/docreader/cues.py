@@ -987,7 +987,7 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
     if t.has("tense.future", text):
         f["future or plan words"] = 1.0
     # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
-    if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(text, maxsplit=1)[0])):
+    if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(_up_to_verdict(text, lang), maxsplit=1)[0])):
         f["modal (could, should, maybe)"] = 1.0
     if text.rstrip().endswith(("?", "？")) or (lang != "en" and t.has("mood.question", _last_clause(text))):
         f["a question"] = 1.0
@@ -1005,6 +1005,19 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
     if text.count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
+
+
+def _up_to_verdict(text: str, lang: str) -> str:
+    """A Chinese, Japanese or Korean sentence up to the clause that says how it went: "重装cudnn就解决了，可能 ..." hedges
+    the cause after the verdict (English says it with "so ... probably", ``_CAUSE_TAIL``)."""
+    if lang not in _SUBSTRING_LANGS:
+        return text
+    kept = []
+    for clause in re.split(r"(?<=[，,；;。])", text):
+        kept.append(clause)
+        if outcome_of(clause, lang) in ("worked", "failed", "partial"):
+            break
+    return "".join(kept)
 
 
 def _last_clause(text: str) -> str:
