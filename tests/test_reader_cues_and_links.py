@@ -3198,3 +3198,14 @@ def test_a_hedge_after_the_verdict_clause_hedges_the_cause_not_the_try(text, mod
     doc = segment(f"# t\n\n{text}\n")
     u = next(u for u in doc.units if u.kind == "sentence")
     assert ("modal (could, should, maybe)" in cues.features(u, cues.context(doc))) is modal
+
+
+def test_a_space_between_chinese_clauses_ends_a_clause_but_a_space_before_code_does_not():
+    from dbglog.docreader import cues
+
+    text = "paddle版本都试过不行 4卡的rtx5000怎么都不行 后来换成4卡的 3090可以了"
+    doc = segment(f"# t\n\n{text}\n")
+    u = next(u for u in doc.units if u.kind == "sentence")
+    assert "a question" not in cues.features(u, cues.context(doc))  # ("怎么" asks nothing in the last clause)
+    assert cues.CLAUSE_GAP.split("在 `invoke_dense_gemm` 中添加 `can_implement()` 检查") == [
+        "在 `invoke_dense_gemm` 中添加 `can_implement()` 检查"]

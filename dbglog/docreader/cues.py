@@ -1007,6 +1007,12 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         f["a metadata line (a · b · c)"] = 1.0
 
 
+# Where a Chinese or Japanese clause ends: its punctuation, or a space between two CJK characters ("怎么都不行 后来换成
+# 3090可以了": informal writing parts clauses with spaces; a space before a Latin word or `code` is word spacing, and
+# Korean puts spaces between words, so hangul is not among them).
+CLAUSE_GAP = recache.compile(r"[，,；;。：:]|(?<=[\u4e00-\u9fff\u3040-\u30ff])(?:\s|&nbsp;)+(?=[\u4e00-\u9fff\u3040-\u30ff])")
+
+
 def _up_to_verdict(text: str, lang: str) -> str:
     """A Chinese, Japanese or Korean sentence up to the clause that says how it went: "重装cudnn就解决了，可能 ..." hedges
     the cause after the verdict (English says it with "so ... probably", ``_CAUSE_TAIL``)."""
@@ -1023,7 +1029,7 @@ def _up_to_verdict(text: str, lang: str) -> str:
 def _last_clause(text: str) -> str:
     """The clause a sentence ends with: a question is asked there ("数据传输是否有问题不是很明白，cpu是能跑的，换gpu就报错了"
     holds an embedded "whether" early on, and reports what ran)."""
-    return re.split(r"[，,；;。：:]", text.strip().rstrip("，,；;。 "))[-1]
+    return CLAUSE_GAP.split(text.strip().rstrip("，,；;。 "))[-1]
 
 
 def _gerund_of_action(word: str, t: Table) -> bool:

@@ -1146,16 +1146,25 @@ def split_several(did: str, outcome: str) -> list[tuple[str, str]]:
     return [(f.did, f.outcome) for f in _split_several(Found(did, "", outcome, 0, 0))]
 
 
+# Where a try's clause may end: its punctuation (not a colon: "DKMS编译失败:新内核安装后..." is one), or a space after a
+# Chinese or Japanese character (``cues.CLAUSE_GAP``).
+_CJK_CLAUSE = recache.compile(r"[，,；;。、]|(?<=[\u4e00-\u9fff\u3040-\u30ff])(?:\s|&nbsp;)+(?=[\u4e00-\u9fff\u3040-\u30ff])")
+
+
 def _cjk_tries(f: Found, lang: str) -> list[Found]:
     """ "加了这个还是卡住，后来把 vllm 降级到 0.4.0 就好了": clause by clause, each change and the verdict after it
     is one try (Chinese and Japanese string tries together with commas, not with "and" / "but")."""
     t = table(lang)
-    tries, cur = [], []
-    for clause in (c for c in re.split(r"[，,；;。、]", f.did) if c.strip()):
+    tries, cur, start = [], [], 0
+    ends = [m.start() for m in _CJK_CLAUSE.finditer(f.did)] + [len(f.did)]
+    for end in ends:
+        clause, start = f.did[start:end], end  # (the clause keeps the mark or space that ends the one before it)
+        if not clause.strip(" ，,；;。：:、"):
+            continue
         cur.append(clause)
         said = _outcome(clause)
         if said in ("worked", "failed", "partial") and any(t.has("tense.action", c) for c in cur):
-            tries.append(("，".join(cur), said))
+            tries.append(("".join(cur).strip(" ，,；;。：:、"), said))
             cur = []
     if len(tries) < 2:
         return [f]
