@@ -385,3 +385,14 @@ def test_an_investigations_context_is_read_once_for_all_of_its_hits(tmp_path, mo
                         candidates=search.TRIED_CANDIDATES)
     assert sum(h.kind == "attempt" for h in res.hits) >= 10
     assert len(context_reads) == len(set(context_reads)) == len(res.query.terms)  # (once per term, not per hit)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("试试用 packing，并且把 cutoff_len 调小到 1024。", False),  # advice, in the reply's own words
+    ("我已经使用packing的方式且cut off len = 1024。", True),  # the asker's report
+    ("Probier bitte --lowvram und schau, ob der Fehler bleibt.", False),
+    ("Ich habe --lowvram gesetzt, gleicher Fehler.", True),
+    ("バッチサイズを下げてお試しください。", False),
+])
+def test_advice_in_another_language_is_left_out_of_what_was_reported(text, kept):
+    assert (search._reported(text).strip() == text) is kept

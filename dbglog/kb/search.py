@@ -1970,7 +1970,7 @@ _PROPOSING = Lazy(
     r"\b(?:could|should|might)\s+(?:try|help|be worth)\b|\blast[- ]resort\b|\bworth (?:a )?try",
     re.I)
 # sentence ends, blank lines, list items: a wrapped line stays in its sentence
-_SENTENCE = Lazy(r"(?<=[.!?;])(?<!\be\.g\.)(?<!\bi\.e\.)\s+|\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")  # (a ">" line is a blank one in a quote)
+_SENTENCE = Lazy(r"(?<=[.!?;])(?<!\be\.g\.)(?<!\bi\.e\.)\s+|(?<=[。！？；])|\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")  # (a ">" line is a blank one in a quote)
 
 
 def _head_body(h: Hit) -> tuple[str, str]:
@@ -1997,11 +1997,32 @@ def _reported(text: str, thread: bool = False) -> str:
             dropped = True
             continue
         parts = _SENTENCE.split(para)
-        keep = [s for s in parts if not (_PROPOSING.search(s) or s.rstrip(" *_)").endswith("?")
-                                         or thread and _IMPERATIVE.search(s))]
+        keep = [s for s in parts if not (_PROPOSING.search(s) or s.rstrip(" *_)").endswith(("?", "？"))
+                                         or thread and _IMPERATIVE.search(s) or _proposes_in_own_words(s))]
         dropped = dropped or len(keep) < len(parts)
         kept.append("\n".join(keep))
     return "\n".join(kept) if dropped else text
+
+
+# Words that only other languages written in ASCII have ("bitte", "und", "pas", "mal"): worth asking the reader's tables.
+_NOT_ENGLISH = Lazy(r"\b(?:bitte|und|oder|nicht|mal|der|die|das|ist|pas|avec|essaie[zs]?|veuillez|por favor|prueba|intenta)\b",
+                    re.I)
+
+
+def _proposes_in_own_words(sentence: str) -> bool:
+    """A sentence in another language that opens by advising ("试试用 packing", "Versuch mal --lowvram",
+    "お試しください"): the reader's cue table of that language says so (``docreader.cues``); English has the rules above."""
+    if sentence.isascii() and not _NOT_ENGLISH.search(sentence):
+        return False  # (most text is English: the cue tables are not loaded for it)
+    from dbglog.docreader.cues import _SUBSTRING_LANGS, language, table
+
+    lang = language(sentence)
+    if lang == "en":
+        return False
+    body = sentence.strip().lstrip("-*+>#0123456789.) ")
+    lead = body[:6] if lang in _SUBSTRING_LANGS else " ".join(body.split()[:2])
+    t = table(lang)
+    return t.has("mood.imperative", lead) and not t.has("tense.future", lead) or t.has("mood.imperative", body[-8:])
 
 
 _PARAGRAPH = Lazy(r"\n[\s>]*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
