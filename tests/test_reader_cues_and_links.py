@@ -3209,3 +3209,27 @@ def test_a_space_between_chinese_clauses_ends_a_clause_but_a_space_before_code_d
     assert "a question" not in cues.features(u, cues.context(doc))  # ("怎么" asks nothing in the last clause)
     assert cues.CLAUSE_GAP.split("在 `invoke_dense_gemm` 中添加 `can_implement()` 检查") == [
         "在 `invoke_dense_gemm` 中添加 `can_implement()` 检查"]
+
+
+def test_a_list_of_settings_each_with_the_number_it_measured_is_a_run_per_setting():
+    doc = """# nccl-tests busbw differs by NCCL version
+
+### asker — 2023-05-09
+
+We ran nccl-tests with several NCCL versions; the busbw is as below:
+
+- v2.9.9-1: 53.95
+- v2.10.3-1: 57.06
+- v2.11.4-1: 7.05
+
+### other — 2023-05-10
+
+The distribution of the scores:
+
+- critical (w=3.0): 123 (0.7%)
+- high (w=2.0): 246 (1.3%)
+- noise (w=0.5): 16,429 (88.8%)
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")
+    titles = [a.title for p in parsed for a in p.inv.attempts]
+    assert titles == ["v2.9.9-1: 53.95", "v2.10.3-1: 57.06", "v2.11.4-1: 7.05"], titles  # (a category's count is no run)

@@ -620,6 +620,7 @@ class Context:
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
     opening: set[int] = field(default_factory=set)  # blocks that state the problem
     captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
+    sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
 
 
 def context(doc: Doc) -> Context:
@@ -636,7 +637,24 @@ def context(doc: Doc) -> Context:
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc))
+
+
+# "- v2.11.4-1: 7.05", "- bs=16: 41.2": a setting (a version, a name with a digit, a value set) and the number it
+# measured; "critical (w=3.0): 123" names a category.
+_SWEEP_ITEM = recache.compile(r"^(?P<cfg>v?\d[\w.+-]*|[\w.+-]*\d[\w.+-]*|[\w.-]+\s*=\s*\S+(?:[ ,]+[\w.-]+\s*=\s*\S+)*)"
+                              r"\s*[:：]\s*(?:~|≈)?\d[\d',.]*\s*(?:" + _UNIT + r")?\s*(?:\([^()]{0,40}\))?\s*$", re.I)
+
+
+def _sweeps(doc: Doc) -> set[int]:
+    """The lists whose items are settings, each with the number it measured, three or more and all of them alike
+    ("- v2.9.9-1: 53.95" / "- v2.11.4-1: 7.05"): a run per setting, as a results table's rows are. A list of metrics
+    names no setting in its labels ("- Throughput: 53"), so it is no sweep."""
+    items: dict[int, list[bool]] = {}
+    for u in doc.units:
+        if u.item >= 0 and u.kind == "sentence" and u.group >= 0:
+            items.setdefault(u.group, []).append(bool(_SWEEP_ITEM.match(plain(u.text))))
+    return {g for g, marks in items.items() if len(marks) >= 3 and all(marks)}
 
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:
@@ -857,7 +875,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     topic = None if lab else _TOPIC_LEAD.match(u.text)
     _word_features(text, lang, f, shape=plain(u.text[topic.end():]) if topic else None)
-    if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))):
+    if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))) or (
+            u.item >= 0 and u.group in ctx.sweeps):
         # "ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms", "bs=8, seq=4096 -> OOM": a setting and what it measured
         f["a setting and what it measured"] = 1.0
     if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and names_change(text):
