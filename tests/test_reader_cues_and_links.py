@@ -3233,3 +3233,20 @@ The distribution of the scores:
     parsed, _ = importer.parse_document(doc, "doc.md")
     titles = [a.title for p in parsed for a in p.inv.attempts]
     assert titles == ["v2.9.9-1: 53.95", "v2.10.3-1: 57.06", "v2.11.4-1: 7.05"], titles  # (a category's count is no run)
+
+
+def test_a_fix_given_in_the_paragraph_under_its_caption_is_the_askers_working_try_even_under_a_setup_worded_title():
+    doc = """# memory requirements
+
+### asker — 2022-05-12
+
+Inference on an RTX 3080 Ti fails with an out-of-memory error in cudaFuncSetAttribute.
+
+### asker — 2022-06-03
+
+For future reference, in case anyone encounters this, the solution for me was:
+
+export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8
+"""
+    got = [(t, o, w) for t, o, w in _attempts(doc)]
+    assert ("export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8", "worked", "asker") in got, got

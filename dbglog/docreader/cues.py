@@ -621,6 +621,7 @@ class Context:
     opening: set[int] = field(default_factory=set)  # blocks that state the problem
     captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
     sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
+    fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
 
 
 def context(doc: Doc) -> Context:
@@ -629,15 +630,38 @@ def context(doc: Doc) -> Context:
     heads = [u for u in doc.units if u.kind == "heading"]
     roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
     tops = [u for u in heads if u.level == 1]
-    if len(tops) == 1 and roles[tops[0].id] in ("options", "plan", "lessons") and (len(heads) > 1 or tops[0].first == min(
+    named = ("options", "plan", "lessons", "boilerplate") if doc.posts else ("options", "plan", "lessons")
+    if len(tops) == 1 and roles[tops[0].id] in named and (len(heads) > 1 or tops[0].first == min(
             (u.first for u in doc.units if u.kind != "front"), default=0)):
-        # The title names the whole story ("GPU recovery guide", "flash-attn build notes"): its text keeps its own cues.
+        # The title names the whole story ("GPU recovery guide", "flash-attn build notes"; a thread's "memory
+        # requirements" is its question, not a section of setup): its text keeps its own cues.
         roles[tops[0].id] = None
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc))
+    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc),
+                   _captioned_fixes(doc))
+
+
+# "the solution for me was:", "I fixed it by doing this:": a caption whose next paragraph is the fix (a fence under it is
+# read by the linker, ``_shown_below``).
+_FIX_CAPTION = recache.compile(r"\bthe (?:solution|fix|workaround|cure)(?: for (?:me|us))? (?:was|is)\s*[:：]\s*$|\b(?:solved|"
+                               r"fixed|resolved) (?:it|this|the (?:issue|problem))(?: for (?:me|us))? (?:by|with)(?: doing)?"
+                               r"(?: this| the following)?\s*[:：]\s*$", re.I)
+
+
+def _captioned_fixes(doc: Doc) -> set[int]:
+    """The sentences right under a caption that says they were the fix, in the caption's post."""
+    out, prev = set(), None
+    for u in doc.units:
+        if u.kind not in ("sentence", "heading"):
+            continue
+        if prev is not None and u.kind == "sentence" and u.post == prev.post and 0 < u.first - prev.last <= 2 and (
+                _FIX_CAPTION.search(plain(prev.text))):
+            out.add(u.id)
+        prev = u
+    return out
 
 
 # "- v2.11.4-1: 7.05", "- bs=16: 41.2": a setting (a version, a name with a digit, a value set) and the number it
@@ -893,6 +917,11 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         _item_features(u, f)
     if _PLACEHOLDER.search(u.text):
         f["template placeholder"] = 1.0
+    if u.id in ctx.fixes:
+        # "the solution for me was:" / "export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8": the asker's fix, not an order
+        f.pop("imperative", None)
+        f.pop("outcome: failed", None)
+        f["says what fixed it"] = f["outcome: worked"] = 1.0
     if _PROBLEM_LINE.match(plain(u.text)):
         f["an entry's problem line (issue N: the error)"] = 1.0
     if "labelled as what was done" in f:
