@@ -3147,6 +3147,8 @@ def test_a_result_line_that_names_a_test_from_the_code_is_a_run_of_that_test():
     ("ja", "次はバッチサイズを下げて試したい。", False),
     ("ko", "배치 크기를 1로 줄였더니 에러가 사라졌다.", True),
     ("ko", "다음에는 드라이버를 바꿀 예정이다.", False),
+    ("ko", "base 환경을 clone해서 환경설정을 다시 만들어 줬다.", True),  # (줬: a contraction closed by ㅆ)
+    ("ko", "GPU 메모리가 충분히 있다.", False),  # (있다 "there is": not a past)
     ("de", "Ich habe den Treiber neu installiert.", True),
 ])
 def test_the_past_tense_is_read_by_its_shape_whatever_the_verb(lang, text, verb):
