@@ -3252,3 +3252,18 @@ export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8
 """
     got = [(t, o, w) for t, o, w in _attempts(doc)]
     assert ("export XLA_PYTHON_CLIENT_MEM_FRACTION=0.8", "worked", "asker") in got, got
+
+
+@pytest.mark.parametrize("text, done", [
+    ("Delete `r9nano_*.yaml` from rocBLAS, rebuild rocBLAS, issue resolved.", True),
+    ("Set `HSA_OVERRIDE_GFX_VERSION=10.3.0`, still hangs.", True),
+    ("Delete `r9nano_*.yaml` from rocBLAS, rebuild rocBLAS, and it should work.", False),
+    ("Rebuild rocBLAS, then run the sample.", False),
+])
+def test_steps_told_verb_first_then_how_they_went_are_done_not_advice(text, done):
+    from dbglog.docreader import cues
+
+    doc = segment(f"# Notes\n\n## Workaround\n\n{text}\n")
+    u = next(u for u in doc.units if u.kind == "sentence")
+    f = cues.features(u, cues.context(doc))
+    assert ("imperative" not in f) is done, f

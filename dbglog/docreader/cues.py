@@ -911,6 +911,11 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if _verdict_after(text, lang, bool(lab)) and ("the opening paragraph (the problem)" not in f or "→" in text
                                                   or "->" in text):
         f["an arrow from what was done to how it went"] = 1.0
+    if "imperative" in f and lang == "en" and _steps_then_verdict(text):
+        # "Delete `r9nano_*.yaml` from rocBLAS, rebuild rocBLAS, issue resolved.": verb-first notes of steps done, and
+        # how they went; advice says what will happen ("..., and it should work")
+        f.pop("imperative")
+        f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
     if u.item >= 0:
@@ -937,6 +942,18 @@ def _sentence_label(raw: str) -> tuple[str, str] | None:
     if lab and lab[0] == "did" and _label_word(raw) not in _DID_WORDS:
         lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
     return lab or _foreign_label(raw)
+
+
+def _steps_then_verdict(text: str) -> bool:
+    """Steps told verb first, then a short last clause, after a comma, that says how they went in the past or as a
+    state ("..., issue resolved", "..., still hangs", "..., works"), not what will or might happen."""
+    parts = text.rstrip(" .!").rsplit(", ", 1)
+    if len(parts) < 2 or not parts[0].strip() or len(parts[1].split()) > 4:
+        return False
+    last, t = parts[1], table("en")
+    if t.has("mood.modal", last) or t.has("tense.future", last) or re.search(r"\b(?:will|should|would|can|to)\b", last, re.I):
+        return False
+    return outcome_of(last, "en") in ("worked", "failed", "partial")
 
 
 def _verdict_after(text: str, lang: str, labelled: bool) -> bool:
