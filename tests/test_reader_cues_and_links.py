@@ -3267,3 +3267,26 @@ def test_steps_told_verb_first_then_how_they_went_are_done_not_advice(text, done
     u = next(u for u in doc.units if u.kind == "sentence")
     f = cues.features(u, cues.context(doc))
     assert ("imperative" not in f) is done, f
+
+
+def test_a_table_of_configurations_each_with_one_measurement_is_a_run_per_row_under_a_numbered_heading():
+    doc = """# DeepSeek prefill tuning
+
+## 4. Measured results
+
+### 4.1 Cold single-stream prefill
+
+| Configuration | 128K cold prefill (tok/s) |
+|---|---|
+| `chunked_prefill_size=2048` (production) | 6,853 |
+| flashmla prefill backend | 6,845 |
+| `chunked_prefill_size=4096` | 6,301 |
+
+| Parameter | Value |
+|---|---|
+| `tp_size` | 8 |
+| `mem_fraction_static` | 0.72 |
+"""
+    titles = [t for t, _, _ in _attempts(doc)]
+    assert titles == ["`chunked_prefill_size=2048` (production)", "flashmla prefill backend",
+                      "`chunked_prefill_size=4096`"], titles  # (a table of parameters is a fact, not runs)

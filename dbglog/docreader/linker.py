@@ -560,8 +560,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
         if not entered and not told:
             continue
         under = kids.get(h.id, [])
-        if sum(j.label in ACTS for j in under) >= 2:
-            continue  # the heading groups several tries: they speak for themselves
+        if sum(j.label in ACTS for j in under) >= 2 or sum(1 for j in under if j.unit.kind == "row" and _row(j)) >= 2:
+            continue  # the heading groups several tries (or a table of runs): they speak for themselves
         res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
                    None)
         oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
@@ -1044,7 +1044,8 @@ _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8
 
 
 def _measured(u: Unit, what: int, strict: bool = False) -> bool:
-    """A row of runs: a setting, then two or more cells, mostly measurements ("21.46", "9.68 s", "38 tok/s");
+    """A row of runs: a setting, then two or more cells (one, under a column that names the setting), mostly
+    measurements ("21.46", "9.68 s", "38 tok/s");
     ``strict`` (no column says how it went): two or more cells, every one a measurement. A column headed as a goal
     ("Target (µs)", "Expected") measured nothing, and a row whose other numbers are all bare integers is a list of
     sizes ("256 | 4096 | 7168"), not a run."""
@@ -1054,7 +1055,9 @@ def _measured(u: Unit, what: int, strict: bool = False) -> bool:
     n = sum(bool(_MEASURE.match(c)) for c in rest)
     if n and all(_MEASURE.match(c) and c.strip().isdigit() for c in rest) and len(cols) < len(u.cells) - 1:
         return False
-    return n == len(rest) >= 2 if strict else len(rest) >= 2 and n * 2 > len(rest)  # ("Python | 3.10": a fact)
+    # ("| Configuration | 128K prefill (tok/s) |": a column that names the setting tried needs one measurement only)
+    least = 1 if 0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what])) else 2
+    return n == len(rest) >= least if strict else len(rest) >= least and n * 2 > len(rest)  # ("Python | 3.10": a fact)
 
 
 _GOAL_COL = recache.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
