@@ -3290,3 +3290,15 @@ def test_a_table_of_configurations_each_with_one_measurement_is_a_run_per_row_un
     titles = [t for t, _, _ in _attempts(doc)]
     assert titles == ["`chunked_prefill_size=2048` (production)", "flashmla prefill backend",
                       "`chunked_prefill_size=4096`"], titles  # (a table of parameters is a fact, not runs)
+
+
+def test_a_verdict_mark_in_another_cell_of_a_row_says_how_the_row_went_when_its_verdict_column_does_not():
+    doc = """# MTP A/B matrix
+
+| Version | Config | decode tok/s | Verdict |
+|---|---|---:|---|
+| v3 | spec3 enforce_eager | 19.5 ❌ | rejected: graph loss |
+| v4 | spec3 + graph, seqs512 | 133 ✅ | interim production |
+"""
+    got = {t: o for t, o, _ in _attempts(doc)}
+    assert got == {"spec3 enforce_eager": "failed", "spec3 + graph, seqs512": "worked"}, got

@@ -1003,6 +1003,10 @@ def _row(j: Judged) -> Found | None:
     has_res = 0 <= res < len(u.cells)
     oc = _outcome(u.cells[res]) if has_res else None
     if not oc and has_res:
+        # "| v4 | spec3 + graph | 133 ✅ | 7.7K | interim production |": a verdict mark in another cell says how it went
+        oc = next((o for k, c in enumerate(u.cells) if k not in (res, what) and _VERDICT_MARK.search(c)
+                   and (o := _outcome(c)) in ("worked", "failed")), None)
+    if not oc and has_res:
         oc = ("failed" if "under a heading saying what failed" in j.features else
               "worked" if "under a heading saying what worked" in j.features else None)
     measured = not oc and _measured(u, what, strict=not has_res)
