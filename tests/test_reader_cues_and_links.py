@@ -3302,3 +3302,19 @@ def test_a_verdict_mark_in_another_cell_of_a_row_says_how_the_row_went_when_its_
 """
     got = {t: o for t, o, _ in _attempts(doc)}
     assert got == {"spec3 enforce_eager": "failed", "spec3 + graph, seqs512": "worked"}, got
+
+
+def test_an_english_reply_in_a_thread_of_another_language_is_read_in_english():
+    doc = """# Kandinsky 2.1: CUDA out of memory
+
+### grigory — 2023-04-06
+При генерации возникает ошибка нехватки памяти. Кто-нибудь сталкивался с этим?
+
+### bluck — 2023-04-07
+Есть проблема с освобождением памяти после генераций, скоро опубликую ноутбук.
+
+### steadman — 2023-04-13
+I found the best solution for this error was just lowering the width and height to 512.
+"""
+    got = [(o, w) for t, o, w in _attempts(doc) if "lowering the width" in t]
+    assert got == [("worked", "steadman")], _attempts(doc)

@@ -170,6 +170,7 @@ _HANGUL = recache.compile(r"[\uac00-\ud7a3]")
 _DE = recache.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 _CYRILLIC = recache.compile(r"[\u0400-\u04ff]")
 # Words of French and of Spanish that English and German text do not use (an accent alone does not tell the two apart).
+_EN = recache.compile(r"(?<!\w)(?:the|was|is|for|this|that|and|with|i|it|to|of|my|we|but|not)(?!\w)", re.I)
 _FR = recache.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|été|ça|très|où|sur|aussi|mais|après)(?!\w)", re.I)
 _ES = recache.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
 
@@ -890,8 +891,10 @@ _ENUM_LEAD = recache.compile(r"^\s*\(\d{1,2}\)\s*")
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = _ENUM_LEAD.sub("", plain(u.text))
     lang = language(text) if text else ctx.lang
-    if lang == "en" and ctx.lang != "en":
-        lang = ctx.lang  # a short German or Chinese sentence full of code names reads as the document does
+    if lang == "en" and ctx.lang != "en" and _common_words(_EN, text, max(1, len(text.split()))) < 3:
+        # a short German or Chinese sentence full of code names reads as the document does; an English reply in a
+        # Russian thread ("I found the best solution for this error was ...") is English
+        lang = ctx.lang
     lab = _sentence_label(u.text)
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
@@ -1112,7 +1115,8 @@ def _imperatives(lang: str) -> frozenset:
 
 # "The solution was to turn off ACSCtl", "What finally fixed it was bucketing", "solved it by pinning 2.5.8": what
 # fixed the problem, said after the fact.
-_FIX_WAS = recache.compile(r"\b(?:the (?:solution|fix|workaround|answer|cure) (?:was|is) (?:to )?|what (?:finally )?(?:fixed|solved|"
+_FIX_WAS = recache.compile(r"\b(?:the (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
+                      r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is) (?:just |simply |actually )?(?:to )?|what (?:finally )?(?:fixed|solved|"
                       r"worked) (?:it |this )?(?:for (?:me|us) )?(?:was|is)|(?:fixed|solved|resolved) (?:it|this|the (?:issue|"
                       r"problem)) by)\b", re.I)
 
