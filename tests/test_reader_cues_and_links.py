@@ -3150,6 +3150,10 @@ def test_a_result_line_that_names_a_test_from_the_code_is_a_run_of_that_test():
     ("ko", "base 환경을 clone해서 환경설정을 다시 만들어 줬다.", True),  # (줬: a contraction closed by ㅆ)
     ("ko", "GPU 메모리가 충분히 있다.", False),  # (있다 "there is": not a past)
     ("de", "Ich habe den Treiber neu installiert.", True),
+    ("zh", "后来把显卡驱动降级到535版本了", True),  # (the perfective 了, whatever the verb)
+    ("zh", "paddle版本都试过不行", True),
+    ("zh", "为了节省显存，需要开启梯度检查点", False),  # (为了: "in order to")
+    ("zh", "我不太了解这个参数", False),
 ])
 def test_the_past_tense_is_read_by_its_shape_whatever_the_verb(lang, text, verb):
     from dbglog.docreader import cues
