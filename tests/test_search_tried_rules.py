@@ -396,3 +396,14 @@ def test_an_investigations_context_is_read_once_for_all_of_its_hits(tmp_path, mo
 ])
 def test_advice_in_another_language_is_left_out_of_what_was_reported(text, kept):
     assert (search._reported(text).strip() == text) is kept
+
+
+@pytest.mark.parametrize("idea, record, tier", [
+    ("launch on 1 GPU with graph enabled, --cuda-graph-max-bs 1", "8xGPU with graph: --cuda-graph-max-bs 1", "other"),
+    ("run the repro on 8 GPUs with NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 on 8 GPUs: still hangs", "same"),
+    ("ran it on a single GPU", "2 x GPUs: hangs at the first all_reduce", "other"),
+])
+def test_how_many_devices_a_run_used_is_part_of_the_experiment(idea, record, tier):
+    from dbglog.kb import experiment
+
+    assert experiment.compare(experiment.extract(idea), experiment.extract(record)).tier == tier

@@ -570,6 +570,17 @@ def _read_phrases(r: _Reader) -> None:
         r.add((start, end), Knob(fid, low[start:end], "feature", state, val))
 
 
+# "on 8 GPUs", "8xGPU", "2 x NPUs", "a single GPU": how many devices a run used (a run on 1 GPU and one on 8 are two
+# experiments, whatever else they share).
+_GPU_COUNT = re.compile(r"(?<![\w.])(\d{1,4})\s*(?:x\s*)?(?:gpus?|npus?|cards?|devices)\b|\b(single|one)[- ](?:gpu|npu|card)\b", re.I)
+
+
+def _read_gpu_count(r: _Reader) -> None:
+    for m in _GPU_COUNT.finditer(r.text):
+        if r.free(*m.span()):
+            r.add(m.span(), Knob("GPU count", m.group(0), "feature", "set", m.group(1) or "1"))
+
+
 def _merge(knobs: list[Knob]) -> tuple[Knob, ...]:
     """Every stated setting (a record may hold two versions of one package); a bare mention of a
     feature only when nothing sets it; a feature named in words dropped where a name sets it."""
@@ -593,6 +604,7 @@ def extract(text: str) -> Experiment:
     r = _Reader(text)
     _read_names(r)
     _read_packages(r)
+    _read_gpu_count(r)
     _read_phrases(r)
     target = next((t for t, rg in _TARGETS if rg.search(text)), "")
     return Experiment(_merge(r.knobs), target)
