@@ -497,6 +497,8 @@ This can happen for various reasons:
     # the fix by walking all of them (17 s of CPU)
     "# T\n\n### a — 2024-01-01\nIt hangs.\n\n### b — 2024-01-02\nSetting `X=1` fixed it for me.\n\n" + "".join(
         f"### u{i} — 2024-01-03\nStill fails.\n\n" for i in range(6000)),
+    # list items of one long word full of digits and no colon: "a setting and what it measured" backtracked
+    "# T\n\n" + "".join(f"- {'a1' * 10_000} {i}\n" for i in range(3)),
 ])
 def test_hostile_shapes_are_read_in_linear_time(text):
     import time

@@ -667,7 +667,8 @@ def _captioned_fixes(doc: Doc) -> set[int]:
 
 # "- v2.11.4-1: 7.05", "- bs=16: 41.2": a setting (a version, a name with a digit, a value set) and the number it
 # measured; "critical (w=3.0): 123" names a category.
-_SWEEP_ITEM = recache.compile(r"^(?P<cfg>v?\d[\w.+-]*|[\w.+-]*\d[\w.+-]*|[\w.-]+\s*=\s*\S+(?:[ ,]+[\w.-]+\s*=\s*\S+)*)"
+_SWEEP_ITEM = recache.compile(r"^(?P<cfg>v?\d[\w.+-]{0,40}|[\w.+-]{0,40}\d[\w.+-]{0,40}|[\w.-]{1,40}\s*=\s*[^\s:：]{1,40}"
+                              r"(?:[ ,]{1,3}[\w.-]{1,40}\s*=\s*[^\s:：]{1,40}){0,4})"
                               r"\s*[:：]\s*(?:~|≈)?\d[\d',.]*\s*(?:" + _UNIT + r")?\s*(?:\([^()]{0,40}\))?\s*$", re.I)
 
 
@@ -678,7 +679,7 @@ def _sweeps(doc: Doc) -> set[int]:
     items: dict[int, list[bool]] = {}
     for u in doc.units:
         if u.item >= 0 and u.kind == "sentence" and u.group >= 0:
-            items.setdefault(u.group, []).append(bool(_SWEEP_ITEM.match(plain(u.text))))
+            items.setdefault(u.group, []).append(len(u.text) <= 200 and bool(_SWEEP_ITEM.match(plain(u.text))))
     return {g for g, marks in items.items() if len(marks) >= 3 and all(marks)}
 
 
