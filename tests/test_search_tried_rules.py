@@ -407,3 +407,13 @@ def test_how_many_devices_a_run_used_is_part_of_the_experiment(idea, record, tie
     from dbglog.kb import experiment
 
     assert experiment.compare(experiment.extract(idea), experiment.extract(record)).tier == tier
+
+
+@pytest.mark.parametrize("record", [
+    "已经将batchsize设为了1 。关闭了多卡训练 。还是爆错",  # a Chinese note: the value set with 设为
+    "batchsize=1: still OOM",
+])
+def test_a_batch_size_written_as_one_word_or_set_in_chinese_is_the_batch_size_knob(record):
+    from dbglog.kb import experiment
+
+    assert experiment.compare(experiment.extract("set batch size to 1"), experiment.extract(record)).tier == "same"

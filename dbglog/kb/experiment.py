@@ -258,7 +258,9 @@ _CUE_WORD = {g: recache.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p i
               ("upgrade", _UP))}
 _AFTER_OFF = recache.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
 _AFTER_ON = recache.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
-_AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
+# (Chinese sets a value with 设为 / 改成 / 调到 ... : "batchsize设为了1", "cutoff_len 调小到 1024")
+_AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to|(?:设置?[为成]|改[为成]|调[小大低高]?[到为至]|降[到为至]|"
+                          r"升[到为至]|减[小少]?[到为至]|增[大加]?[到为至]|为)了?)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
                           r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
 _UNIT_AFTER = recache.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
 _UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
