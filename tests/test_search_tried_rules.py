@@ -402,6 +402,8 @@ def test_advice_in_another_language_is_left_out_of_what_was_reported(text, kept)
     ("launch on 1 GPU with graph enabled, --cuda-graph-max-bs 1", "8xGPU with graph: --cuda-graph-max-bs 1", "other"),
     ("run the repro on 8 GPUs with NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 on 8 GPUs: still hangs", "same"),
     ("ran it on a single GPU", "2 x GPUs: hangs at the first all_reduce", "other"),
+    ("switched to single-GPU training", "切换使用单卡后可以正常运行", "same"),  # (Chinese counts cards: 单卡, 双卡, 4卡)
+    ("train on 4 GPUs", "双卡训练卡住", "other"),  # (卡住 is "stuck", no count)
 ])
 def test_how_many_devices_a_run_used_is_part_of_the_experiment(idea, record, tier):
     from dbglog.kb import experiment
