@@ -645,11 +645,15 @@ def context(doc: Doc) -> Context:
                    _captioned_fixes(doc))
 
 
+# "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
+_FIX_NOUN = (r"the (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
+             r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is)")
+
+
 # "the solution for me was:", "I fixed it by doing this:": a caption whose next paragraph is the fix (a fence under it is
 # read by the linker, ``_shown_below``).
-_FIX_CAPTION = recache.compile(r"\bthe (?:solution|fix|workaround|cure)(?: for (?:me|us))? (?:was|is)\s*[:：]\s*$|\b(?:solved|"
-                               r"fixed|resolved) (?:it|this|the (?:issue|problem))(?: for (?:me|us))? (?:by|with)(?: doing)?"
-                               r"(?: this| the following)?\s*[:：]\s*$", re.I)
+_FIX_CAPTION = recache.compile(rf"\b{_FIX_NOUN}\s*[:：]\s*$|\b(?:solved|fixed|resolved) (?:it|this|the (?:issue|problem))"
+                               r"(?: for (?:me|us))? (?:by|with)(?: doing)?(?: this| the following)?\s*[:：]\s*$", re.I)
 
 
 def _captioned_fixes(doc: Doc) -> set[int]:
@@ -1079,7 +1083,8 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
 # Where a Chinese or Japanese clause ends: its punctuation, or a space between two CJK characters ("怎么都不行 后来换成
 # 3090可以了": informal writing parts clauses with spaces; a space before a Latin word or `code` is word spacing, and
 # Korean puts spaces between words, so hangul is not among them).
-CLAUSE_GAP = recache.compile(r"[，,；;。：:]|(?<=[\u4e00-\u9fff\u3040-\u30ff])(?:\s|&nbsp;)+(?=[\u4e00-\u9fff\u3040-\u30ff])")
+CJK_SPACE_GAP = r"(?<=[\u4e00-\u9fff\u3040-\u30ff])(?:\s|&nbsp;)+(?=[\u4e00-\u9fff\u3040-\u30ff])"
+CLAUSE_GAP = recache.compile(r"[，,；;。：:]|" + CJK_SPACE_GAP)
 
 
 def _up_to_verdict(text: str, lang: str) -> str:
@@ -1116,8 +1121,7 @@ def _imperatives(lang: str) -> frozenset:
 
 # "The solution was to turn off ACSCtl", "What finally fixed it was bucketing", "solved it by pinning 2.5.8": what
 # fixed the problem, said after the fact.
-_FIX_WAS = recache.compile(r"\b(?:the (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
-                      r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is) (?:just |simply |actually )?(?:to )?|what (?:finally )?(?:fixed|solved|"
+_FIX_WAS = recache.compile(rf"\b(?:{_FIX_NOUN} (?:just |simply |actually )?(?:to )?|what (?:finally )?(?:fixed|solved|"
                       r"worked) (?:it |this )?(?:for (?:me|us) )?(?:was|is)|(?:fixed|solved|resolved) (?:it|this|the (?:issue|"
                       r"problem)) by)\b", re.I)
 

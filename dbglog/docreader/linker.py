@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (_KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -594,7 +594,8 @@ def _named_result(j: Judged) -> Found | None:
     """ "No luck with `VLLM_USE_V1=0`, it hangs there too": a result that names the setting it ran with is a try
     of that setting by whoever says it (a thread's reply, a note's line)."""
     u = j.unit
-    if not (_KNOB.search(plain(u.text)) or _SNAKE.search(plain(u.text))) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
+    said = plain(u.text)
+    if not (_KNOB.search(said) or _SNAKE.search(said)) or u.quoted or {"pasted error output", "the opening paragraph (the problem)",
                                                        "conditional", "modal (could, should, maybe)", "a question",
                                                        "labelled as reasoning", "under a lessons heading",
                                                        "under a boilerplate heading"} & set(j.features):
@@ -1154,8 +1155,8 @@ def split_several(did: str, outcome: str) -> list[tuple[str, str]]:
 
 
 # Where a try's clause may end: its punctuation (not a colon: "DKMS编译失败:新内核安装后..." is one), or a space after a
-# Chinese or Japanese character (``cues.CLAUSE_GAP``).
-_CJK_CLAUSE = recache.compile(r"[，,；;。、]|(?<=[\u4e00-\u9fff\u3040-\u30ff])(?:\s|&nbsp;)+(?=[\u4e00-\u9fff\u3040-\u30ff])")
+# Chinese or Japanese character (``cues.CJK_SPACE_GAP``).
+_CJK_CLAUSE = recache.compile(r"[，,；;。、]|" + CJK_SPACE_GAP)
 
 
 def _cjk_tries(f: Found, lang: str) -> list[Found]:

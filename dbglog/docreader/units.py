@@ -500,6 +500,17 @@ _MARKED_LINE = recache.compile(r"^\s*(?:[-*+]\s+)?(?P<m>" + "|".join(re.escape(k
 _SETTING = recache.compile(r"\b[\w.-]+\s*=\s*\S|\bv?\d+\.\d+")
 
 
+def _verdict_units(cut: _Cut, marked: dict, lang: str, a: int, b: int) -> None:
+    """A fence's lines: each line with a verdict (its match's ``t`` and ``m``) a command unit whose comment is the
+    verdict, as a command's "# OK" is; the fence lines and any other line code."""
+    for i in range(a, b):
+        m = marked.get(i)
+        if m is None:
+            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
+        else:
+            cut.add("command", i, i, m.group("t").strip(), block=cut.nblock, comment=m.group("m"), lang=lang, desc="")
+
+
 def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     """A block of settings each marked with its verdict, pasted into a fence: one unit per marked line (the mark is
     its comment, as a command's "# OK" is), the fence lines and any other line code; False when fewer than two
@@ -510,12 +521,7 @@ def _marked_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool
         return False
     if sum(1 for m in marked.values() if _SETTING.search(m.group("t"))) * 2 <= len(marked):
         return False  # "✅ Model loads / ✅ Patches apply / ❌ HANGS": stages of one run ticked off, not settings tried
-    for i in range(a, b):
-        m = marked.get(i)
-        if m is None:
-            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
-        else:
-            cut.add("command", i, i, m.group("t").strip(), block=cut.nblock, comment=m.group("m"), lang=lang, desc="")
+    _verdict_units(cut, marked, lang, a, b)
     return True
 
 
@@ -532,12 +538,7 @@ def _arrowed_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> boo
     marked = {i: m for i in filled if (m := _ARROWED.match(cut.lines[i]))}
     if len(marked) < 2 or len(marked) * 3 < len(filled) * 2:
         return False
-    for i in range(a, b):
-        m = marked.get(i)
-        if m is None:
-            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
-        else:
-            cut.add("command", i, i, m.group("t").strip(), block=cut.nblock, comment=m.group("m"), lang=lang, desc="")
+    _verdict_units(cut, marked, lang, a, b)
     return True
 
 
