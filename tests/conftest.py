@@ -1,3 +1,4 @@
+import contextlib
 import os
 import signal
 import subprocess
@@ -353,3 +354,18 @@ def old_database(path: Path, below: str):
     old.apply(sqlite_utils.Database(conn))
     conn.execute(f"PRAGMA user_version = {len(before)}")
     return conn
+
+
+@contextlib.contextmanager
+def opened_by_dbglog(conn, path: Path):
+    """The old database ``conn`` (``old_database``) committed, closed, and opened as this dbglog opens a workspace's
+    (its migrations run); the store is closed after the block."""
+    from dbglog.kb import store
+
+    conn.commit()
+    conn.close()
+    s = store.Store(path)
+    try:
+        yield s
+    finally:
+        s.close()

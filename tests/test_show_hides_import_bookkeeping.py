@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import old_database, run_cli_inproc
+from conftest import old_database, opened_by_dbglog, run_cli_inproc
 from dbglog.docreader.read import SOURCE_HEADINGS
 from dbglog.core.model import BOOKKEEPING_SECTIONS
 from import_thread_doc import THREAD_DOC, as_json, lost_lines, mirror_files, write_doc
@@ -48,7 +48,7 @@ def test_search_and_tried_do_not_find_a_word_only_in_the_bookkeeping_sections(ws
 
 
 def test_a_database_that_indexed_bookkeeping_sections_drops_them_on_open(tmp_path):
-    from dbglog.kb import search, store
+    from dbglog.kb import search
 
     db = tmp_path / "old.db"
     conn = old_database(db, "0013")
@@ -57,11 +57,6 @@ def test_a_database_that_indexed_bookkeeping_sections_drops_them_on_open(tmp_pat
          {"heading": "## Notes", "body": "the cuobjdump output"}]),))
     conn.execute("INSERT INTO sections (investigation_id, position, heading, line, body) VALUES "
                  "('20260101-x-abcd', 1, 'Source headings', 1, '- line 4: ## Next steps on zanzibar')")
-    conn.commit()
-    conn.close()
-    s = store.Store(db)
-    try:
+    with opened_by_dbglog(conn, db) as s:
         assert search.search(s.conn, "zanzibar").hits == [] and search.search(s.conn, "cuobjdump").hits
         assert search.check_index(s.conn) == []
-    finally:
-        s.close()
