@@ -42,7 +42,7 @@ def _a_story(doc: Doc, lines: set[int], least: int = 12) -> bool:
     return sum(1 for u in doc.units if u.kind in ("sentence", "row", "command") and u.first in lines) >= least
 
 
-_FRONT_TITLE = re.compile(r"^title:\s*(?P<t>.+?)\s*$", re.M)
+_FRONT_TITLE = recache.compile(r"^title:\s*(?P<t>.+?)\s*$", re.M)
 
 
 def _front_title(units) -> tuple[int, str] | None:
