@@ -562,6 +562,52 @@ Swapped in the tuned block-size table for the expert GEMM and reran the EP=8 job
     assert any("upstream" in s for s in _steps(doc))
 
 
+def test_the_items_under_a_short_plan_caption_are_next_steps_with_their_lines():
+    doc = """# Loader eats VRAM during layout training
+
+## 2025-03-03
+
+The run died again after 40 epochs with the VRAM full.
+
+- Guesses
+    - The dataset handling function leaks tensors between batches.
+- Something to try
+    - Parallelize the dataset handling function.
+    - Save a checkpoint every 5 epochs.
+
+Done today:
+
+- moved the eval to the CPU: no change
+
+Next steps:
+
+- Bisect the loader between v0.3 and v0.4.
+"""
+    [p] = _read(doc)
+    assert [(s.source_lines, s.text) for s in p.inv.next_steps] == [
+        ([10, 10], "Parallelize the dataset handling function."), ([11, 11], "Save a checkpoint every 5 epochs."),
+        ([19, 19], "Bisect the loader between v0.3 and v0.4.")]
+
+
+def test_a_caption_told_to_the_reader_or_said_of_the_past_gives_no_steps():
+    doc = """# Jetson build notes
+
+## Building
+
+Things you need to do:
+
+1. Clone the repository with its submodules.
+2. Build with the CUDA flag.
+
+So the plan was:
+
+1. Create a Dockerfile.
+2. Build it on Cloud Build.
+"""
+    steps = " ".join(_steps(doc))
+    assert not any(w in steps for w in ("Clone", "CUDA flag", "Dockerfile", "Cloud Build"))
+
+
 def test_a_german_modal_before_its_subject_is_a_plan():
     doc = """# Slurm-Job hängt beim Start
 
@@ -1424,6 +1470,47 @@ python rl_finetune_multigpu.py --gpu-memory-utilization 0.3
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([6, 7], "failed"), ([10, 11], "inconclusive")]
+
+
+def test_what_a_run_printed_pasted_as_comments_after_a_blank_line_is_its_result():
+    doc = """# 70B LoRA keeps running out of memory
+
+```sh
+CONFIG=configs/lora_70b.yaml
+OUTPUT_DIR=/scratch/lora70b
+DATA=/scratch/data/pubmed.jsonl
+WANDB_MODE=offline
+SEED=7
+LR=1e-4
+EPOCHS=1
+
+### run 1 ----------------------------------------
+RUN_ID=1
+trainer -c $CONFIG --run-name run-$RUN_ID \\
+  --max-len 256 --lora-r 16
+
+# torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.
+# GPU 0 has a total capacity of 79.2 GiB of which 1.1 GiB is free.
+
+### run 2 ----------------------------------------
+RUN_ID=2
+trainer -c $CONFIG --run-name run-$RUN_ID \\
+  --max-len 256 --lora-r 8
+
+# RUN_ID 2 produces:
+# RuntimeError: NCCL error in ProcessGroupNCCL.cpp:1970, unhandled system error
+
+### run 3 ----------------------------------------
+RUN_ID=3
+
+# Now switch to the sharded launcher
+launcher --nproc 8 trainer -c $CONFIG --run-name run-$RUN_ID
+```
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    # (the bare assignments, "SEED=7", set the runs up: they are not runs that said nothing)
+    assert got[:2] == [([14, 18], "failed"), ([22, 26], "failed")]
+    assert not any(lines[0] <= 32 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 3 said nothing
 
 
 def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote():

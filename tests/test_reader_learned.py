@@ -67,6 +67,20 @@ def test_a_linked_attempt_the_model_all_but_rules_out_is_dropped_but_certain_str
     assert [a.number for a in kept] == [1, 2, 3, 4, 5]
 
 
+COMMANDS = """# Driver checks on the new node
+
+```bash
+docker run --rm --gpus all cuda:12.4-base nvidia-smi  # NOK (Failed to initialize NVML)
+docker run --rm --runtime=nvidia cuda:12.4-base nvidia-smi  # OK
+```
+"""
+
+
+def test_a_command_with_the_comment_that_says_how_it_went_is_never_dropped_by_the_model():
+    none = learned.Model(-30.0, 0.99, {}, {}, drop=0.5)  # scores every unit near zero
+    assert [(a[0], a[1]) for a in _attempts(COMMANDS, none)] == [((4, 4), "failed"), ((5, 5), "worked")]
+
+
 def test_the_pass_never_reads_certain_structure_so_the_seed_protocol_doc_stays_exact():
     text = SEED.read_text(encoding="utf-8")
     every = _model({}, bias=8.0)

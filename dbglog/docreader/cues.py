@@ -623,6 +623,7 @@ class Context:
     captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
     sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
     fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
+    plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_planned``)
 
 
 def context(doc: Doc) -> Context:
@@ -642,7 +643,7 @@ def context(doc: Doc) -> Context:
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc),
-                   _captioned_fixes(doc))
+                   _captioned_fixes(doc), _planned(doc, lang))
 
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
@@ -711,6 +712,41 @@ def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
         if u.kind not in ("html", "rule"):
             prev = u
     return out
+
+
+def _planned(doc: Doc, lang: str) -> dict[int, int]:
+    """The items of a list whose caption names it a plan, each with that caption: "**Next steps:**" or "TODO:" on the
+    line above the list, or an item holding a nested list ("- Something to try" / "    - Parallelize the loader").
+    The caption's role words are a heading's (``heading_role``), so its items are steps as under a next-steps
+    heading. An item that captions a list of its own is not a step: its items are."""
+    caps: dict[int, int] = {}  # list group -> its caption
+    parent: dict[int, Unit] = {}  # depth -> the last item's first unit at that depth
+    prev = None
+    for u in doc.units:
+        if u.item >= 0 and u.head:
+            if u.index == 0 and u.group not in caps:
+                cap = parent.get(u.depth - 1) if u.depth >= 2 else prev
+                if cap is not None and 0 < u.first - cap.last <= 2 and (cap.item >= 0 or cap.kind == "sentence" or
+                                                                     cap.kind == "heading" and cap.level >= 7) \
+                        and _names_plan(cap.text, lang):
+                    caps[u.group] = cap.id
+            parent[u.depth] = u
+        if u.kind not in ("html", "rule"):
+            prev = u
+    holders = {u.item for u, nxt in zip(doc.units, doc.units[1:]) if u.item >= 0 and nxt.item >= 0 and nxt.depth > u.depth}
+    return {u.id: caps[u.group] for u in doc.units
+            if u.item >= 0 and u.head and u.group in caps and u.item not in holders}
+
+
+def _names_plan(text: str, lang: str) -> bool:
+    """A caption of a few words whose role is a plan ("Next steps:", "**TODO**", "Something to try"); a longer
+    sentence is no caption ("This remaining gap is due to:"), and one told to the reader is instructions ("Things
+    you need to do:")."""
+    t = plain(text).strip(" :：*_")
+    own = language(t)
+    if len(t.split()) > 4 or len(t) > 40 or re.search(r"\b(?:you|your|was|were)\b", t, re.I):
+        return False
+    return heading_role(t, own if own != "en" else lang) == "plan"
 
 
 def _result_closed_lists(doc: Doc) -> list[int]:

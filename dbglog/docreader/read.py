@@ -15,7 +15,7 @@ from dbglog.docreader.cues import _KNOB, _PASTED, PLAN_LEAD, Context, context, l
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
-from dbglog.docreader.units import FENCE_LINE, Doc, segment
+from dbglog.docreader.units import FENCE_LINE, Doc, Unit, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
@@ -51,6 +51,11 @@ def _front_title(units) -> tuple[int, str] | None:
     m = _FRONT_TITLE.search(front.text) if front is not None else None
     t = m.group("t").strip().strip("\"'").strip() if m else ""
     return (front.first, t) if t else None
+
+
+def _told_result(u: Unit) -> bool:
+    """A command whose comment is what it printed or how it went, not a caption of what it is."""
+    return u.kind == "command" and bool(u.comment) and u.comment != u.desc
 
 
 def _thin(text: str) -> bool:
@@ -533,6 +538,7 @@ class _Build:
             self.attempts.append((f.first, a))
             self.linked.append((a, list(f.units)))
             taken.update(f.units)
+        self._captioned_plans(skip, taken)
         guessed = len(self.steps)  # the steps before it came from certain structure (a next-steps list)
         self._planned(judged, skip, taken)
         self._stepped(skip, guessed)
@@ -590,8 +596,9 @@ class _Build:
             return
         if m.drop > 0:
             by_id = {u.id: u for u in self.units if u.kind in learned.KINDS}
+            # (a command with the comment that says how it went, "# NOK (page fault)", is structure the model never drops)
             low = {id(a) for a, us in self.linked if us and all(
-                u in by_id and rec.probability(by_id[u], m) < m.drop for u in us)}
+                u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u]) for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         free = self.scope.read - skip - {i for i, _ in self.steps}
         # ("**Goal:** get CMake configure to succeed": a line labelled as what is wanted is no try, whatever its words)
@@ -617,10 +624,11 @@ class _Build:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
         rack R15"): next steps, with the lines they were read from, even inside an attempt's paragraph ("The tuned
         config avoids it. I'll open a PR with it."). The sentence stays in its place as text too."""
+        done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
         for j in judged:
             u = j.unit
-            if u.first in skip or u.id in taken or u.kind not in ("sentence", "row") or j.label != "plan" \
-                    or j.confidence < PLAN_CONFIDENCE:
+            if u.first in skip or u.first in done or u.id in taken or u.kind not in ("sentence", "row") \
+                    or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
             step = make_step(text, [], 0) if len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4 else None
@@ -628,6 +636,23 @@ class _Build:
                 continue
             step.source_lines = [u.first + 1, u.last + 1]
             self.steps.append((u.first, step))
+
+    def _captioned_plans(self, skip: set[int], taken: set[int]) -> None:
+        """The items of a list captioned as a plan ("**Next steps:**" over it, "- Something to try" over its nested
+        items): a step each, with the item's lines, as under a next-steps heading."""
+        done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
+        ends: dict[int, int] = {}  # item -> its last line
+        for u in self.units:
+            if u.item >= 0:
+                ends[u.item] = max(ends.get(u.item, u.last), u.last)
+        for u in self.units:
+            if u.id not in self.ctx.plans or u.first in skip or u.first in done or u.id in taken:
+                continue
+            last = ends.get(u.item, u.last)
+            step = make_step(plain(" ".join(self.lines[u.first:last + 1]).strip()), [], 0)
+            if step is not None:
+                step.source_lines = [u.first + 1, last + 1]
+                self.steps.append((u.first, step))
 
     def _correct(self) -> None:
         """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""

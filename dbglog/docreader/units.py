@@ -544,6 +544,11 @@ def _arrowed_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> boo
 
 _ARROW_LINE = recache.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
 _RESULT_COMMENT = recache.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
+# A comment that is what a command printed, or says so: an exception or error line, a kill, a segfault, or a caption
+# ending in "produces:" / "gives:" / "output:".
+_OUTPUT_COMMENT = recache.compile(r"^(?:(?:[\w.]{0,60}(?:Error|Exception)|Traceback|Killed|Segmentation fault|"
+                                  r"command terminated|CUDA error|error|fatal)\b|.{0,80}\b(?:produces|produced|gives|gave|"
+                                  r"outputs?|prints|printed|fails with|failed with)\s*:\s*$)", re.I)
 
 
 def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
@@ -558,10 +563,17 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         groups.append(g)
         return g
 
+    last: dict | None = None  # the last command, across the blank lines after it (its output may follow them)
     for i in body:
         line = lines[i]
         if not line.strip():
-            cur = None if cur is None or cur["cmd"] else cur
+            cur, last = _after_blank(cur, last)
+            continue
+        cm = _CMD_COMMENT.match(line)
+        if cm and cur is None and not desc and _pasted_output(lines, last, cm.group("c").strip()):
+            cur = last  # (the comment lines right under it follow it into the result)
+            cur["result"].append(cm.group("c").strip())
+            cur["lines"].append(i)
             continue
         am = _ARROW_LINE.match(line)
         if am and cur is not None and cur["cmd"]:
@@ -580,8 +592,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur = new(i)
             desc, first_desc = [], None
             got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
-            if len(got) == 2:
-                cur["result"].append(got[1].strip())
+            cur["result"] += [r.strip() for r in got[1:]]  # ("# RUN pip install ... -> same symbol": its result)
             continue
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
@@ -619,6 +630,21 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
     return groups
+
+
+def _after_blank(cur: dict | None, last: dict | None) -> tuple[dict | None, dict | None]:
+    """A blank line ends a command's group (a caption without its command yet goes on); the command stays the last
+    one, whose output may be pasted after the blank."""
+    if cur is not None and cur["cmd"]:
+        return None, cur
+    return cur, last
+
+
+def _pasted_output(lines: list[str], last: dict | None, comment: str) -> bool:
+    """ "trainer ... \\" / "" / "# RUN_ID 1 produces:" / "# torch.OutOfMemoryError: ...": what the last command printed,
+    pasted under it as comments after a blank line, is how it went (a comment that is no output captions the next)."""
+    return last is not None and not last["result"] and bool(_OUTPUT_COMMENT.match(comment)) \
+        and not _SETUP_CMD.match(lines[last["cmd"][0]])
 
 
 @lru_cache(maxsize=4096)
@@ -711,7 +737,9 @@ def _bare_transcript_groups(lines: list[str], body: list[int]) -> list[dict]:
     return groups
 
 
-_SETUP_CMD = recache.compile(r"^\s*(?:export|set|cd|source|\.|mkdir|conda activate|module load|unset|pushd|popd)\b")
+# (a bare assignment, "RUN_ID=2" alone on its line, sets up too; "X=1 python run.py" is a run)
+_SETUP_CMD = recache.compile(r"^\s*(?:(?:export|set|cd|source|\.|mkdir|conda activate|module load|unset|pushd|popd)\b|"
+                             r"[A-Za-z_]\w{0,40}=\S*\s*$)")
 
 
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
