@@ -1505,12 +1505,22 @@ RUN_ID=3
 
 # Now switch to the sharded launcher
 launcher --nproc 8 trainer -c $CONFIG --run-name run-$RUN_ID
+
+# again failed on save:
+# command terminated with exit code 137
+
+### run 4 ----------------------------------------
+RUN_ID=4
+
+# this one never ran: the node was drained
+launcher --nproc 4 trainer -c $CONFIG --run-name run-$RUN_ID
 ```
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     # (the bare assignments, "SEED=7", set the runs up: they are not runs that said nothing)
-    assert got[:2] == [([14, 18], "failed"), ([22, 26], "failed")]
-    assert not any(lines[0] <= 32 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 3 said nothing
+    # (a note of how it went, "again failed on save:", that no command follows is the last run's result too)
+    assert got[:3] == [([14, 18], "failed"), ([22, 26], "failed"), ([31, 35], "failed")]
+    assert not any(lines[0] <= 41 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 4 said nothing
 
 
 def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote():

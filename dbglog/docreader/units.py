@@ -570,7 +570,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur, last = _after_blank(cur, last)
             continue
         cm = _CMD_COMMENT.match(line)
-        if cm and cur is None and not desc and _pasted_output(lines, last, cm.group("c").strip()):
+        if cm and cur is None and not desc and _pasted_output(lines, i, last, cm.group("c").strip()):
             cur = last  # (the comment lines right under it follow it into the result)
             cur["result"].append(cm.group("c").strip())
             cur["lines"].append(i)
@@ -640,11 +640,19 @@ def _after_blank(cur: dict | None, last: dict | None) -> tuple[dict | None, dict
     return cur, last
 
 
-def _pasted_output(lines: list[str], last: dict | None, comment: str) -> bool:
+def _pasted_output(lines: list[str], i: int, last: dict | None, comment: str) -> bool:
     """ "trainer ... \\" / "" / "# RUN_ID 1 produces:" / "# torch.OutOfMemoryError: ...": what the last command printed,
-    pasted under it as comments after a blank line, is how it went (a comment that is no output captions the next)."""
-    return last is not None and not last["result"] and bool(_OUTPUT_COMMENT.match(comment)) \
-        and not _SETUP_CMD.match(lines[last["cmd"][0]])
+    pasted under it as comments after a blank line, is how it went; so is a note of how it went ("# again failed on
+    save:") that no command follows straight away (one that a command follows is that command's caption)."""
+    if last is None or last["result"] or _SETUP_CMD.match(lines[last["cmd"][0]]):
+        return False
+    end = next((j for j in range(i + 1, min(i + 50, len(lines))) if not _CMD_COMMENT.match(lines[j])), len(lines))
+    if any(_COMMENTED_CMD.match(_CMD_COMMENT.match(lines[j]).group("c").strip()) for j in range(i + 1, end)):
+        return False  # "# ⚠️ Hang 256k bs4" over "# BATCH_SIZE=4 ... bash run.sh": the caption of a command put away
+    if _OUTPUT_COMMENT.match(comment):
+        return True
+    return (end >= len(lines) or not lines[end].strip() or lines[end].lstrip().startswith("```")) \
+        and _says_how((comment,))
 
 
 @lru_cache(maxsize=4096)
