@@ -1006,6 +1006,22 @@ ZH_NOTES = """# 记一次多机训练 NCCL 超时
 """
 
 
+@pytest.mark.parametrize("label", ["规避手段", "解决方法", "临时方案"])
+def test_a_chinese_workaround_label_under_each_error_heading_is_the_fix_tried(label):
+    doc = f"""# 昇腾 NPU 训练报错记录
+
+#### 问题：`RuntimeError: all only supports torch.uint8 and torch bool dtypes`
+
+{label}：all 操作的输入先转成 bool
+
+#### 问题：`Cannot set version_counter for inference tensor`
+
+{label}：用 torch.no_grad() 替换 torch.inference_mode()
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert got == [[5, 5], [9, 9]]
+
+
 def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
     got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
