@@ -1022,6 +1022,30 @@ def test_a_chinese_workaround_label_under_each_error_heading_is_the_fix_tried(la
     assert got == [[5, 5], [9, 9]]
 
 
+@pytest.mark.parametrize("doc, want", [
+    ("""# Digit six is misread
+
+Attempt 1. Apply a correction weight to class 6
+six_bias = 1.20f
+Attempt result: no change
+
+Attempt 2. Classify each image five times with a little noise and vote
+Attempt result: no change
+""", [([3, 6], "failed"), ([7, 9], "failed")]),
+    ("""# 숫자 6 인식 문제
+
+시도1. 보정 가중치를 적용
+six_bias = 1.20f
+시도 결과: 변화x
+
+시도2. 같은 이미지를 여러 번 변형해서 예측하고 투표
+시도 결과 : 변화 x
+""", [([3, 6], "failed"), ([7, 9], "failed")]),
+])
+def test_a_line_opening_with_a_numbered_try_heads_that_try_in_any_language(doc, want):
+    assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == want
+
+
 def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
     got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]

@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 
 from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, is_placeholder, label_of, status_word
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, is_placeholder, label_of, status_word
 from dbglog.util import recache
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1", "Attempt 3 (CANCELED): title": the protocol's
 # numbered attempt heading.
-ATTEMPT_HEAD = recache.compile(r"^\W{0,3}(?:attempt|try|trial|fix|experiment|approach|test|run|iteration|versuch|尝试)"
-                          r"\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?(?:\s*\([^()]{1,30}\))?\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
+ATTEMPT_HEAD = attempt_head()
 TEMPLATE_HEAD = recache.compile(r"\btemplates?\b|\bvorlage\b|模板", re.I)
 DIFF_HEAD = recache.compile(r"\b(?:key differences|differences|comparison|vs\.?|versus)\b|对比|区别|unterschiede", re.I)
 _FIELDS = {"hypothesis", "did", "result", "conclusion", "outcome", "expected"}

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS, attempt_head
 from dbglog.util import recache
 
 KINDS = ("heading", "sentence", "row", "command", "code", "html", "rule", "front", "raw")
@@ -114,6 +114,14 @@ _TAG = recache.compile(r"<[^<>]{0,200}>")
 _CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
 _SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
+
+
+def _numbered_try(line: str) -> bool:
+    """Does a line open with a try's noun and number and then say what it was ("Attempt 2: pin the driver")? (A bold
+    lead, "**Attempt 2 (FAILED):** ...", is a run-in label of the paragraph's own try, read as the paragraph.)"""
+    t = line.strip()
+    m = attempt_head().match(t) if len(t) <= 300 and not t.startswith(("**", "__")) else None
+    return m is not None and bool((m.group("rest") or "").strip())
 
 
 def _names_list_below(lines: list[str], text: str, b: int) -> bool:
@@ -231,6 +239,26 @@ class _Cut:
             g["n"] += 1
             g["last"] = a + k
 
+    def _as_heading(self, a: int, b: int, texts: list[str], block: int) -> bool:
+        """A paragraph that is a heading in all but markup: read as one (level 7), its other lines as its body."""
+        if len(texts) == 1 and _CAPTION.match(texts[0]) and not _BOLD_COMMAND.match(_CAPTION.match(texts[0]).group(2)):
+            # "**Key Learnings from the Debugging Process**" alone on its line (not "**export NCCL_P2P_DISABLE=1**", a
+            # command set in bold: what a reply suggests or ran)
+            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
+        elif _numbered_try(texts[0]):
+            # "시도1. 보정 가중치를 적용" / "Attempt 2: pin the driver" opening a paragraph: the try's heading, what follows
+            # it (the rest of the paragraph, the blocks under it) its body
+            self.heading(a, a + 1, 7, texts[0].strip())
+            for lo, hi, sent in _sentences(texts[1:]) if len(texts) > 1 else ():
+                self.add("sentence", a + 1 + lo, a + 1 + hi, sent, block=block, head=(lo == 0))
+        elif len(texts) == 1 and _names_list_below(self.lines, texts[0], b):
+            # "Open questions:" on its own line right above a list names that list, as a heading would; so does a
+            # page's plain-text heading ("What Doesn't Work" over "• ollama stop: ...").
+            self.heading(a, b, 7, texts[0].strip().rstrip(":："))
+        else:
+            return False
+        return True
+
     def paragraph(self, a: int, b: int, content: str) -> None:
         self.nblock += 1
         block = self.nblock
@@ -247,16 +275,7 @@ class _Cut:
             first_of_item = True
         else:
             first_of_item = False
-        if not self.items and not self.quote and len(texts) == 1 and _CAPTION.match(texts[0]) \
-                and not _BOLD_COMMAND.match(_CAPTION.match(texts[0]).group(2)):
-            # "**Key Learnings from the Debugging Process**" alone on its line: a heading in all but markup (not
-            # "**export NCCL_P2P_DISABLE=1**", a command set in bold: what a reply suggests or ran)
-            self.heading(a, b, 7, _CAPTION.match(texts[0]).group(2))
-            return
-        if not self.items and not self.quote and len(texts) == 1 and _names_list_below(self.lines, texts[0], b):
-            # "Open questions:" on its own line right above a list names that list, as a heading would; so does a
-            # page's plain-text heading ("What Doesn't Work" over "• ollama stop: ...").
-            self.heading(a, b, 7, texts[0].strip().rstrip(":："))
+        if not self.items and not self.quote and self._as_heading(a, b, texts, block):
             return
         if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
             # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):

@@ -4,7 +4,9 @@ field headings, outcome tags. Data and small pure functions; `reader` decides wi
 from __future__ import annotations
 
 import re
+import tomllib
 from functools import lru_cache
+from pathlib import Path
 
 from dbglog.core import outcome as outcomes
 from dbglog.util import recache
@@ -21,6 +23,19 @@ HTML_TAGS = (r"(?:a|abbr|b|big|br|center|code|del|details|div|em|font|h\d|hr|i|i
 _HTML_TAG = rf"(?!{HTML_TAGS}(?:\s+[\w-]+=|\s*/?>))"
 _PLACEHOLDER = recache.compile(r"(?<![\w:/\"'=<])<" + _HTML_TAG + r"[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|\bX+\.X+\b|"
                           r"(?<=\S)\s?[:\-–—]\s+\[(?:[A-Z][a-z]+)(?: [A-Za-z][a-z]+){1,4}\](?!\()")
+
+
+@lru_cache(maxsize=1)
+def attempt_head() -> re.Pattern:
+    """A numbered try in any language a cue table names its noun for (``[heading] numbered``): "Attempt 3: pin the
+    driver", "Versuch 2", "시도1. ...", "試行 4:"; ``n`` its number, ``rest`` what follows."""
+    words: set[str] = set()
+    for path in sorted(Path(__file__).with_name("cues").glob("*.toml")):
+        with open(path, "rb") as f:
+            words.update(tomllib.load(f).get("heading", {}).get("numbered", []))
+    nouns = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return recache.compile(r"^\W{0,3}(?:" + nouns + r")\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?(?:\s*\([^()]{1,30}\))?"
+                           r"\s*(?:[:.)—–-]+\s*(?P<rest>.*))?$", re.I)
 
 
 INV_LABELS = {
