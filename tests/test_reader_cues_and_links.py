@@ -1563,6 +1563,22 @@ launcher --nproc 4 trainer -c $CONFIG --run-name run-$RUN_ID
     assert not any(lines[0] <= 41 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 4 said nothing
 
 
+def test_a_verdict_column_that_advises_what_to_do_with_each_setting_gives_no_tries():
+    doc = """# Allocator settings on gfx1201
+
+## Memory-allocator config
+
+| `PYTORCH_HIP_ALLOC_CONF` knob | Verdict on gfx1201 |
+|---|---|
+| `garbage_collection_threshold:0.8` | ✅ use it |
+| `max_split_size_mb:128` | ❌ **remove** — blocks allocations over 128 MB |
+| `expandable_segments:True` | ❌ crashed at step 10 |
+| `roundup_power2_divisions:4` | ✅ See below |
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([9, 9], "failed"), ([10, 10], "worked")]
+
+
 def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote():
     doc = """# gfx803 in Docker
 

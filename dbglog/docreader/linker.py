@@ -994,6 +994,22 @@ def _changed(j: Judged, heads: dict[int, Unit]) -> Found | None:
     return f
 
 
+# A verdict cell's first clause after its mark and emphasis ("✅ use it", "❌ **remove** — blocks 128 MB+ allocations").
+_ADVICE_CELL = recache.compile(r"^[\W_]{0,12}(\w[^—–;,.(]{0,40})")
+
+
+def _advice(cell: str) -> bool:
+    """Does a result cell advise what to do with the row's setting ("use it", "remove", "keep") instead of saying how a
+    run went: an imperative, alone or nearly, after the verdict mark?"""
+    m = _ADVICE_CELL.match(plain(cell))
+    clause = m.group(1).strip() if m else ""
+    return 0 < len(clause.split()) <= 3 and bool(table("en").rx["mood.imperative_lead"].match(clause)) \
+        and not _POINTER.match(clause) and _outcome(clause) is None
+
+
+_POINTER = recache.compile(r"^(?:see|refer|note|look)\b", re.I)  # "✅ See below": a pointer to the details, not advice
+
+
 def _row(j: Judged) -> Found | None:
     """A table row whose result column says how it went; under a heading saying what failed (or worked), a row
     with no verdict of its own takes the heading's."""
@@ -1002,6 +1018,8 @@ def _row(j: Judged) -> Found | None:
     if u.index < 0 or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # a header, or an unticked box: a step not yet taken
     has_res = 0 <= res < len(u.cells)
+    if has_res and _advice(u.cells[res]):
+        return None  # "| `max_split_size_mb:128` | ❌ **remove** |": a verdict on a setting to take, not a run's outcome
     oc = _outcome(u.cells[res]) if has_res else None
     if not oc and has_res:
         # "| v4 | spec3 + graph | 133 ✅ | 7.7K | interim production |": a verdict mark in another cell says how it went
