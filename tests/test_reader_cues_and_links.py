@@ -608,6 +608,25 @@ So the plan was:
     assert not any(w in steps for w in ("Clone", "CUDA flag", "Dockerfile", "Cloud Build"))
 
 
+def test_what_the_author_will_do_is_a_plan_with_no_outcome_and_the_try_told_after_it_on_its_line_stays_a_try():
+    doc = """# llamafile on gfx1030
+
+The llamafile build stops at `nvcc` missing on an RX 6800.
+
+## Log
+
+The README says AMD owners need the ROCm SDK. So I'll just install `rocm-hip-sdk` and try again. I installed `rocm-hip-sdk`, rebooted and tried again, to no avail.
+
+Setting `NCCL_P2P_DISABLE=1` fixed it for me. I'll file a separate issue for the hang in the shm broadcast.
+"""
+    [p] = _read(doc)
+    assert outcome_of("I'll file a separate issue for the hang.", "en") is None
+    assert outcome_of("It will hang after 3 hours.", "en") == "failed"  # what happens, not what the author will do
+    got = [(a.source_lines, a.outcome) for a in p.inv.attempts]
+    assert ([7, 7], "failed") in got and got[-1] == ([9, 9], "worked")  # ("to no avail": it failed)
+    assert any("separate issue" in s.text for s in p.inv.next_steps)
+
+
 def test_a_german_modal_before_its_subject_is_a_plan():
     doc = """# Slurm-Job hängt beim Start
 

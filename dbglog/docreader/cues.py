@@ -376,8 +376,16 @@ def _catch(s: str, verdict: str) -> str:
 
 
 def _en_outcome(s: str) -> str | None:
+    if _MY_PLAN.match(s):
+        return None  # "I'll file a separate issue for the hang": what the author will do says nothing of how a try went
     v = _en_verdict(s)
     return _catch(s, v) if v in ("worked", "failed") else v
+
+
+# A sentence opening with what the author will do ("I'll update the docs", "We are going to rerun it on 8 GPUs");
+# "It will hang after 3 hours" is what happens, and keeps its verdict.
+_MY_PLAN = recache.compile(r"^\W{0,3}(?:(?:then|next|so|ok(?:ay)?|now),?\s+)?(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|"
+                           r"'m\s+going\s+to|'re\s+going\s+to|\s+plan\s+to|\s+intend\s+to)\b(?!\s+(?:not|never)\b)", re.I)
 
 
 def _unhedged(s: str) -> str | None:

@@ -540,7 +540,7 @@ class _Build:
             taken.update(f.units)
         self._captioned_plans(skip, taken)
         guessed = len(self.steps)  # the steps before it came from certain structure (a next-steps list)
-        self._planned(judged, skip, taken)
+        self._planned(judged, skip, {us[0] for _, us in self.linked if us})  # (a plan told after a try's action stays one)
         self._stepped(skip, guessed)
         self._recalled(skip | self._captions_read(taken))
 
@@ -600,10 +600,14 @@ class _Build:
             low = {id(a) for a, us in self.linked if us and all(
                 u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u]) for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
-        free = self.scope.read - skip - {i for i, _ in self.steps}
+        # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
+        # it, to no avail." is a plan and a try)
+        planned = getattr(self, "said_plans", set())
+        by_unit = {u.id: u.first for u in self.units}
+        free = self.scope.read - skip - ({i for i, _ in self.steps} - {by_unit[k] for k in planned if k in by_unit})
         # ("**Goal:** get CMake configure to succeed": a line labelled as what is wanted is no try, whatever its words)
         # (nor is a reply's "I have the same error, how to solve it?": it reports the bug, not a try)
-        cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free
+        cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
                  and not (u.post > 0 and linking.me_too(u.text))]
         probs = {u.id: rec.probability(u, m) for u in cands}
@@ -625,6 +629,7 @@ class _Build:
         rack R15"): next steps, with the lines they were read from, even inside an attempt's paragraph ("The tuned
         config avoids it. I'll open a PR with it."). The sentence stays in its place as text too."""
         done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
+        self.said_plans: set[int] = set()  # the units read as plans here (their lines may hold a try too)
         for j in judged:
             u = j.unit
             if u.first in skip or u.first in done or u.id in taken or u.kind not in ("sentence", "row") \
@@ -636,6 +641,7 @@ class _Build:
                 continue
             step.source_lines = [u.first + 1, u.last + 1]
             self.steps.append((u.first, step))
+            self.said_plans.add(u.id)
 
     def _captioned_plans(self, skip: set[int], taken: set[int]) -> None:
         """The items of a list captioned as a plan ("**Next steps:**" over it, "- Something to try" over its nested
