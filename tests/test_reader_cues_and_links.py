@@ -627,6 +627,19 @@ Setting `NCCL_P2P_DISABLE=1` fixed it for me. I'll file a separate issue for the
     assert any("separate issue" in s.text for s in p.inv.next_steps)
 
 
+@pytest.mark.parametrize("said, want", [
+    ("I removed the nltk download in my code, and unexpectedly the program stops hanging.", "worked"),
+    ("I encountered a similar issue with a locally built triton, and for me it was fixed by building it with g++ 9.",
+     "worked"),
+    ("I have the same error but when I disable eager mode it works.", "worked"),
+    ("I have the same error.", "failed"),
+    ("Setting NCCL_P2P_DISABLE=1 seems to fix the issue.", "worked"),
+    ("It works but hangs after an hour.", "partial"),
+])
+def test_a_failure_named_as_the_bug_shared_or_the_thing_gone_is_not_how_the_try_went(said, want):
+    assert outcome_of(said, "en") == want
+
+
 def test_a_german_modal_before_its_subject_is_a_plan():
     doc = """# Slurm-Job hängt beim Start
 

@@ -378,8 +378,20 @@ def _catch(s: str, verdict: str) -> str:
 def _en_outcome(s: str) -> str | None:
     if _MY_PLAN.match(s):
         return None  # "I'll file a separate issue for the hang": what the author will do says nothing of how a try went
-    v = _en_verdict(s)
+    m = _SAME_HERE.match(s)
+    if m and (after := _en_verdict(s[m.end():])) is not None:
+        s, v = s[m.end():], after  # "I had a similar issue, and for me it was fixed by g++ 9": the baseline, then the try
+    else:
+        v = _en_verdict(s)
     return _catch(s, v) if v in ("worked", "failed") else v
+
+
+# A reply's opening clause saying the author has the bug too ("I encountered a similar issue when ..., and"), before
+# what they did about it: the failure it names is the baseline, not how their try went.
+_SAME_HERE = recache.compile(r"^\W{0,3}(?:i|we)\s+(?:also\s+)?(?:have|had|got|get|encountered|hit|faced|ran into|run into|see|saw|"
+                             r"am seeing|was seeing|'m seeing|am getting|was getting|'m getting)\s+(?:the\s+same|a\s+similar|"
+                             r"this|that|the|a\s+same)\s+(?:\S+\s+){0,2}?(?:issue|error|problem|crash|bug|hang|behaviou?r|"
+                             r"failure|oom)s?\b[^,;.!?]{0,120}?(?:,\s*(?:and\s+|but\s+)?|\s+but\s+|;\s*)", re.I)
 
 
 # A sentence opening with what the author will do ("I'll update the docs", "We are going to rerun it on 8 GPUs");
@@ -423,6 +435,10 @@ def _en_verdict(s: str) -> str | None:
     if sf:
         return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
     if sw:
+        # ("the program stops hanging": a failure word inside the words that say it went away is no failure)
+        left = t.rx["outcome.said_worked"].sub(
+            lambda m: " works " if outcome.classify(m.group(0)) in ("failed", "partial") else m.group(0), rest)
+        got = outcome.classify(left) if left != rest else got
         return "partial" if got in ("failed", "partial") else _catch(s, "worked")
     if got in ("worked", "failed", "partial"):
         return _catch(s, got) if got == "worked" else got
