@@ -6,6 +6,7 @@ deliberately dumb: no I/O, so the round-trip property tests can build them freel
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -114,6 +115,26 @@ class Investigation:
         d = dataclasses.asdict(self)
         d["labels"] = {"working": self.labels[0], "broken": self.labels[1]}
         return d
+
+
+def clone(record):
+    """``copy.deepcopy`` of a record (an Investigation and what it holds), attribute by attribute: the generic
+    deepcopy walked every string of an imported document's 10,000 attempts (a quarter second). Strings, numbers
+    and tuples of them are shared, as they are immutable; a list is copied, its records cloned; anything else is
+    deep-copied as before."""
+    out = object.__new__(type(record))
+    out.__dict__.update({k: v if _immutable(v) else _clone_list(v) if type(v) is list else copy.deepcopy(v)
+                         for k, v in record.__dict__.items()})
+    return out
+
+
+def _clone_list(items: list) -> list:
+    return [x if _immutable(x) else clone(x) if dataclasses.is_dataclass(x) else copy.deepcopy(x) for x in items]
+
+
+def _immutable(v) -> bool:
+    t = type(v)
+    return v is None or t is str or t is int or t is float or t is bool or (t is tuple and all(map(_immutable, v)))
 
 
 # --- validation -------------------------------------------------------------------

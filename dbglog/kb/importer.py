@@ -373,7 +373,7 @@ def _decide(recs, plan: Plan) -> Investigation:
                   plan.source, plan.parsed.key).fetchone()
     # What is stored was cleaned (secrets, control bytes): compare the document's values cleaned the same
     # way, or a second import of a doc with a redacted value would always "update".
-    inv = copy.deepcopy(plan.parsed.inv)
+    inv = model.clone(plan.parsed.inv)
     redact.clean_record(inv)
     key = f"{plan.source}#{plan.parsed.key}"
     existing = None
