@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from dbglog.util import recache  # (compiled once per install: see util/recache.py)
@@ -466,17 +467,55 @@ def _md():
     return MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
 
 
-def _structure(text: str) -> tuple[str | None, int, list[tuple[int, int, str]]]:
-    """(front matter, first body line, [(line, level, raw heading line)] for top-level headings)."""
+def _structure(text: str) -> tuple[str | None, int, list[tuple[int, int, str]], list[tuple[int, int, int, str]]]:
+    """(front matter, first body line, [(line, level, raw heading line)] for top-level headings, [(first line, end
+    line, heading level or 0, heading text)] for every top-level block)."""
     tokens = _md().parse(text)
-    front, body_start, heads = None, 0, []
+    front, body_start, heads, blocks = None, 0, [], []
     lines = text.split("\n")
-    for t in tokens:
+    for i, t in enumerate(tokens):
         if t.type == "front_matter":
             front, body_start = t.content, t.map[1]
-        elif t.type == "heading_open" and t.level == 0 and t.map:
-            heads.append((t.map[0], int(t.tag[1]), lines[t.map[0]]))
-    return front, body_start, heads
+        elif t.level == 0 and t.map and t.nesting != -1:
+            head = t.type == "heading_open"
+            blocks.append((t.map[0], t.map[1], int(t.tag[1]) if head else 0, tokens[i + 1].content if head else ""))
+            if head:
+                heads.append((t.map[0], int(t.tag[1]), lines[t.map[0]]))
+    return front, body_start, heads, blocks
+
+
+# A free section's body -> its top-level blocks as a parse of the body alone gives them ([(line, heading level or 0,
+# heading text)]), read off the parse of the whole file: the search index chunks each body at those blocks, and a
+# second parse of a 10,000-line body cost 0.7 s of an import. Bounded; a body not here is parsed (kb/sections.py).
+_KNOWN_BLOCKS: dict[str, list[tuple[int, int, str]]] = {}
+_KNOWN_MAX, _KNOWN_CHARS = 512, 16_000_000  # (bodies, and their characters: a long-lived server keeps few)
+_known_chars = 0
+
+
+def known_blocks(body: str) -> list[tuple[int, int, str]] | None:
+    """The top-level blocks of ``body`` parsed alone (``_md``), when a parse of a file holding it as a section read
+    them already; else None."""
+    return _KNOWN_BLOCKS.get(body)
+
+
+def _remember_blocks(body: str, start: int, blocks: list[tuple[int, int, int, str]], firsts: list[int]) -> None:
+    """Keep the blocks of the section body ``body`` whose ``##`` heading is line ``start`` of the parsed file.
+    Inside the file the body's blocks start where a parse of it alone starts them: the parse begins afresh after an
+    ATX heading (one line, it leaves nothing open), and none of its blocks ran on past it (the next section's
+    heading is a top-level block). Front matter opens only a parse's first line: a body opening with "---" is left
+    to its own parse."""
+    k = bisect_left(firsts, start)
+    if not body or body.startswith("---") or k == len(firsts) or blocks[k][:2] != (start, start + 1) or not blocks[k][2]:
+        return
+    n = body.count("\n") + 1
+    end = bisect_left(firsts, start + 1 + n, k + 1)
+    global _known_chars
+    _known_chars -= len(body) if _KNOWN_BLOCKS.pop(body, None) is not None else 0
+    while _KNOWN_BLOCKS and (len(_KNOWN_BLOCKS) >= _KNOWN_MAX or _known_chars + len(body) > _KNOWN_CHARS):
+        _known_chars -= len(_KNOWN_BLOCKS.pop(next(iter(_KNOWN_BLOCKS))))  # (the oldest: insertion order)
+    if len(body) <= _KNOWN_CHARS:
+        _known_chars += len(body)
+        _KNOWN_BLOCKS[body] = [(a - start - 1, level, content) for a, _b, level, content in blocks[k + 1:end]]
 
 
 _ATTEMPT_HEAD = recache.compile(r"^#{2,4} Attempt (\d+)(?:(?::|\s+[—–-])\s?(.*))?$")
@@ -499,7 +538,7 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
         # Windows line endings from an editor: normalise, a lone CR cannot be ours.
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")
-    front, body_start, heads = _structure(text)
+    front, body_start, heads, blocks = _structure(text)
     meta = _front_matter(front, path)
     titles = [h for h in heads if h[1] == 1]
     if not titles:
@@ -526,6 +565,7 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
     )
     # Sections: every top-level heading of level <= 2 after the title starts one.
     bounds = [h for h in heads if h[0] > title_line and h[1] <= 2]
+    firsts = [b[0] for b in blocks]
     header = lines[title_line + 1 : bounds[0][0] if bounds else len(lines)]
     _parse_header(inv, header)
     for idx, (start, _level, raw) in enumerate(bounds):
@@ -540,6 +580,7 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
             inv.next_steps = _parse_steps(body, start + 1, path)
         else:
             inv.sections.append(Section(heading=raw, body="\n".join(strip_blank(body))))
+            _remember_blocks(inv.sections[-1].body, start, blocks, firsts)
     if misplaced is not None:
         misplaced += _misplaced_attempts(heads, lines)
     return inv

@@ -87,18 +87,14 @@ def chunk(text: str, base: tuple[str, ...] = (), first_line: int = 1) -> list[Ch
 
 
 def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_line: int) -> list[Chunk]:
-    tokens = _md().parse(text)
-    heads: list[tuple[int, int, str]] = []  # (line, level, text)
-    blocks: set[int] = set()  # lines where a top-level block starts
-    for i, t in enumerate(tokens):
-        if t.level != 0 or not t.map or t.nesting == -1:
-            continue
-        if t.type == "front_matter":  # other tools' YAML front matter: part of the preamble
-            continue
-        blocks.add(t.map[0])
-        if t.type == "heading_open":
-            content = tokens[i + 1].content if i + 1 < len(tokens) else lines[t.map[0]]
-            heads.append((t.map[0], int(t.tag[1]), heading_text(content)))
+    from dbglog.core.markdown import known_blocks
+
+    known = known_blocks(text)  # (an imported section's body: its blocks were read when its mirror was verified)
+    if known is not None:
+        heads = [(ln, lv, heading_text(content)) for ln, lv, content in known if lv]
+        blocks = {ln for ln, _lv, _content in known}
+    else:
+        heads, blocks = _blocks(text, lines)
     out: list[Chunk] = []
     order = sorted(blocks)  # (each heading's blocks by bisection: a scan of all of them per heading was quadratic)
     stack: list[tuple[int, str]] = []  # (level, text) of the open headings
@@ -126,6 +122,23 @@ def _parsed_chunks(text: str, lines: list[str], base: tuple[str, ...], first_lin
                 piece_start = b
         emit(piece_start, end)
     return out
+
+
+def _blocks(text: str, lines: list[str]) -> tuple[list[tuple[int, int, str]], set[int]]:
+    """The headings ((line, level, text)) and the lines where a top-level block starts, of ``text`` parsed."""
+    tokens = _md().parse(text)
+    heads: list[tuple[int, int, str]] = []  # (line, level, text)
+    blocks: set[int] = set()  # lines where a top-level block starts
+    for i, t in enumerate(tokens):
+        if t.level != 0 or not t.map or t.nesting == -1:
+            continue
+        if t.type == "front_matter":  # other tools' YAML front matter: part of the preamble
+            continue
+        blocks.add(t.map[0])
+        if t.type == "heading_open":
+            content = tokens[i + 1].content if i + 1 < len(tokens) else lines[t.map[0]]
+            heads.append((t.map[0], int(t.tag[1]), heading_text(content)))
+    return heads, blocks
 
 
 def investigation_chunks(sections) -> list[Chunk]:
