@@ -30,7 +30,6 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from dbglog.util.errors import DbglogError
@@ -54,13 +53,12 @@ class Chunk:
 _MAYBE_HEADING = re.compile(r"^[ \t]*(#|=+[ \t]*$|-+[ \t]*$)", re.M)
 
 
-@lru_cache(maxsize=1)
 def _md():
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.front_matter import front_matter_plugin
+    # The mirror's parser (block structure only: heading and block maps, no inline pass): the blocks its parse of a
+    # mirror remembers for a section body (core/markdown.known_blocks) are this parser's.
+    from dbglog.core.markdown import _md as mirror_md
 
-    # Block structure only (heading and block maps); no inline pass.
-    return MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+    return mirror_md()
 
 
 def heading_text(line: str) -> str:
