@@ -488,6 +488,7 @@ This can happen for various reasons:
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked"
     assert outcome_of("What finally fixed it was bucketing the sequence lengths", "en") == "worked"
+    assert outcome_of("My solution was building Ceres against Eigen 3.3 from source.", "en") == "worked"
 
 
 @pytest.mark.parametrize("text", [

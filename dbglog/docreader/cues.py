@@ -671,7 +671,7 @@ def context(doc: Doc) -> Context:
 
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
-_FIX_NOUN = (r"the (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
+_FIX_NOUN = (r"(?:the|my|our) (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
              r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is)")
 
 
