@@ -1582,6 +1582,10 @@ launcher --nproc 8 trainer -c $CONFIG --run-name run-$RUN_ID
 # again failed on save:
 # command terminated with exit code 137
 
+# TODO next try --compile false on the save path
+# NB: not tried yet, the node is busy
+# if run 4 fails too, try that first
+
 ### run 4 ----------------------------------------
 RUN_ID=4
 
@@ -1593,7 +1597,9 @@ launcher --nproc 4 trainer -c $CONFIG --run-name run-$RUN_ID
     # (the bare assignments, "SEED=7", set the runs up: they are not runs that said nothing)
     # (a note of how it went, "again failed on save:", that no command follows is the last run's result too)
     assert got[:3] == [([14, 18], "failed"), ([22, 26], "failed"), ([31, 35], "failed")]
-    assert not any(lines[0] <= 41 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 4 said nothing
+    assert not any(lines[0] <= 45 <= lines[1] and o != "inconclusive" for lines, o in got)  # run 4 said nothing
+    # (a note between the runs that is no command's caption or output is the author's, read as such: here a plan)
+    assert any("compile false" in s for s in _steps(doc))
 
 
 def test_a_verdict_column_that_advises_what_to_do_with_each_setting_gives_no_tries():

@@ -384,6 +384,11 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
         cut.add("code", a, a, cut.lines[a].strip(), block=cut.nblock, lang=lang)  # the opening fence
     for g in groups:
         _add_command(cut, g, lang)
+    inside = {i for g in groups for i in g["lines"]}
+    rest = [i for i in body if i not in inside]
+    if _note_runs(cut.lines, rest):
+        # ("# TODO next try --compile false" between the runs, no command's caption or output: the author's notes)
+        _code_and_notes(cut, rest, lang, per_line=True)
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
@@ -663,14 +668,14 @@ def _pasted_output(lines: list[str], i: int, last: dict | None, comment: str) ->
     """ "trainer ... \\" / "" / "# RUN_ID 1 produces:" / "# torch.OutOfMemoryError: ...": what the last command printed,
     pasted under it as comments after a blank line, is how it went; so is a note of how it went ("# again failed on
     save:") that no command follows straight away (one that a command follows is that command's caption)."""
-    if last is None or last["result"] or _SETUP_CMD.match(lines[last["cmd"][0]]):
+    if last is None or _SETUP_CMD.match(lines[last["cmd"][0]]):
         return False
     end = next((j for j in range(i + 1, min(i + 50, len(lines))) if not _CMD_COMMENT.match(lines[j])), len(lines))
     if any(_COMMENTED_CMD.match(_CMD_COMMENT.match(lines[j]).group("c").strip()) for j in range(i + 1, end)):
         return False  # "# ⚠️ Hang 256k bs4" over "# BATCH_SIZE=4 ... bash run.sh": the caption of a command put away
     if _OUTPUT_COMMENT.match(comment):
-        return True
-    return (end >= len(lines) or not lines[end].strip() or lines[end].lstrip().startswith("```")) \
+        return True  # (a second block of what it printed, "# RUN_ID 1 produces:", joins the first)
+    return not last["result"] and (end >= len(lines) or not lines[end].strip() or lines[end].lstrip().startswith("```")) \
         and _says_how((comment,))
 
 
