@@ -1079,6 +1079,18 @@ def test_a_line_opening_with_a_numbered_try_heads_that_try_in_any_language(doc, 
     assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == want
 
 
+def test_a_korean_error_that_occurred_after_a_change_is_that_changes_result_not_a_try():
+    doc = """# 문제
+
+poetry 환경에서 import 에러가 났다.
+
+일단 가상환경을 conda로 바꾸었다.
+
+그래도 같은 에러가 났다.
+"""
+    assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([5, 7], "failed")]
+
+
 def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
     got = [(a.source_lines, a.outcome) for p in _read(ZH_NOTES) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([8, 8], "failed"), ([9, 9], "inconclusive"), ([10, 10], "worked")]
