@@ -1079,6 +1079,14 @@ def test_a_line_opening_with_a_numbered_try_heads_that_try_in_any_language(doc, 
     assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == want
 
 
+@pytest.mark.parametrize("doc", [
+    "# 问题\n\n训练一开始就报 CUDA error。\n\n我把 batch size 改成了 8。\n\n还是出现了同样的错误。\n",
+    "# 問題\n\n学習を開始するとCUDAエラーで止まる。\n\nバッチサイズを8に下げました。\n\nそれでも同じエラーが出ました。\n",
+])
+def test_the_same_failure_told_in_a_past_form_after_a_change_is_that_changes_result(doc):
+    assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([5, 7], "failed")]
+
+
 def test_a_korean_error_that_occurred_after_a_change_is_that_changes_result_not_a_try():
     doc = """# 문제
 

@@ -689,9 +689,13 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         if not (_same_place(u, n.unit) or after_code) or n.unit.id in used:
             break
         labelled = "labelled as a result" in n.features
-        if (n.label in ACTS and not labelled) or n.unit.kind != "sentence":
+        # ("还是出现了同样的错误" / "それでも同じエラーが出ました" after the change: the failure persisting, told in a past
+        # form that reads like an action, naming no setting of its own, is the change's result)
+        persisted = n.label in ACTS and "'still' or 'no change'" in n.features and _outcome(n.unit.text) in (
+            "failed", "partial") and not _KNOB.search(n.unit.text) and not _OWN_TRY_SAID.intersection(n.features)
+        if (n.label in ACTS and not labelled and not persisted) or n.unit.kind != "sentence":
             break
-        if n.label == "result" or labelled:
+        if n.label == "result" or labelled or persisted:
             f = _found(j, u.text, n.unit.text, last=n.unit.last)
             f.units.append(n.unit.id)
             if after_code and len(plain(u.text).split()) <= 6:
@@ -700,6 +704,10 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
             return f
     oc = _outcome(u.text)
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
+
+
+# A sentence that tells a try of its own ("Attempted forcing Vulkan via env vars (no effect)"), not a verdict on the last.
+_OWN_TRY_SAID = frozenset({"opens with a past-tense verb", "a subject with a past-tense verb", "first person"})
 
 
 # What an item does when it names a try of its own; a checked state ("✅ CUDA Toolkit 12.8 installed") does none.
