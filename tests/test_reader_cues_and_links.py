@@ -1638,6 +1638,33 @@ def test_a_verdict_column_that_advises_what_to_do_with_each_setting_gives_no_tri
     assert got == [([9, 9], "failed"), ([10, 10], "worked")]
 
 
+def test_a_commented_out_command_led_by_its_verdict_is_a_try_with_that_verdict():
+    doc = """# nvidia-docker on the new host
+
+```bash
+sudo systemctl restart docker
+docker run --gpus all nvidia/cuda:12.2.0-base-ubuntu22.04 nvidia-smi  # OK
+# NOK docker run --gpus all --rm nvidia/cuda:12.8.0-base-ubuntu22.04 nvidia-smi
+#  unsatisfied condition: cuda>=12.8
+```
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "worked"), ([6, 7], "failed")]
+
+
+def test_a_script_saved_without_its_shebang_is_read_as_a_script_not_as_markdown_headings():
+    doc = """# See https://github.com/NVIDIA/nvidia-docker
+curl -s -L https://nvidia.github.io/nvidia-docker/gpgkey | sudo apt-key add -
+sudo apt-get update && sudo apt-get install -y nvidia-container-toolkit
+sudo systemctl restart docker
+docker run --gpus all nvidia/cuda:12.2.0-base-ubuntu22.04 nvidia-smi  # OK
+# NOK docker run --gpus all --rm nvidia/cuda:12.8.0-base-ubuntu22.04 nvidia-smi
+exit 0
+"""
+    assert not [u for u in segment(doc).units if u.kind == "heading"]
+    assert ([6, 6], "failed") in [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+
+
 def test_a_table_laid_on_its_side_gives_one_try_per_column_even_inside_a_quote():
     doc = """# gfx803 in Docker
 

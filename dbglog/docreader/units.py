@@ -610,13 +610,14 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["cmd"].append(i)  # a commented-out command continued with a backslash
             cur["lines"].append(i)
             continue
-        if cm and _COMMENTED_CMD.match(cm.group("c").strip()) and _tried_before(lines, body, i):
-            # "# RUN pip install flash-attn==2.6.3" over "#   -> same undefined symbol": a command tried and put away
+        said = _verdict_led(cm.group("c").strip()) if cm else None
+        if said or cm and _COMMENTED_CMD.match(cm.group("c").strip()) and _tried_before(lines, body, i):
+            # "# RUN pip install flash-attn" over "#   -> same undefined symbol", "# NOK docker run ...": tried, put away
             text = cm.group("c").strip()
             cur = new(i)
             desc, first_desc = [], None
             got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
-            cur["result"] += [r.strip() for r in got[1:]]  # ("# RUN pip install ... -> same symbol": its result)
+            cur["result"] += [said] if said else [r.strip() for r in got[1:]]  # ("... -> same symbol": its result)
             continue
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
@@ -798,6 +799,15 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
     return bool(cm and _RESULT_COMMENT.match(cm.group("c").strip()))
 
 
+def _verdict_led(comment: str) -> str | None:
+    """The verdict of a commented-out command written after it ("NOK docker run --gpus all ...": "NOK"), or None."""
+    m = _VERDICT_WORD.match(comment)
+    return m.group(1) if m and _COMMENTED_CMD.match(comment[m.end():]) else None
+
+
+_VERDICT_WORD = recache.compile(r"^(OK|NOK|NG|FAIL(?:ED)?|PASS(?:ED)?|WORKS|BROKEN|✅|❌)\s*[:-]?\s+", re.I)
+
+
 # A comment that opens with how the run went: a verdict mark, or a verdict word ("Pass", "NOK", "Hang", "OOM").
 VERDICT_FIRST = recache.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True))
                             + r"|(?i:ok|nok|ng|pass(?:e[sd])?|fail(?:s|ed|ure)?|works?|worked|broken|hangs?|hung|oom|"
@@ -951,6 +961,8 @@ def _parse_posts_apart(lines: list[str]) -> list:
 # continued with a backslash, or a tool's command.
 _SHELL_LINE = recache.compile(r"^\s*(?:(?:export|set|unset|source|cd|bash|sh|python3?|torchrun|srun|sbatch|mpirun|sudo)\s"
                          r"|[A-Za-z_][A-Za-z0-9_]*=\S*(?:\s|$)|.*\s\\$)")
+_MORE_SHELL = recache.compile(r"^\s*(?:curl|wget|git|make|cmake|exit|chmod|chown|ln|cp|mv|rm|tar|unzip|mkdir|kill|"
+                              r"pkill|\.)\s")  # (besides the tools of ``_TOOL``)
 _MARKDOWN_LINE = recache.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||`{3,}|~{3,}|>|#{2,6}\s)")
 
 
@@ -960,7 +972,7 @@ def _looks_like_script(lines: list[str]) -> bool:
     body = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")]
     if len(body) < 4 or any(_MARKDOWN_LINE.match(ln) for ln in body):
         return False
-    shell = sum(1 for ln in body if _SHELL_LINE.match(ln))
+    shell = sum(1 for ln in body if _SHELL_LINE.match(ln) or _TOOL.match(ln) or _MORE_SHELL.match(ln))
     comments = sum(1 for ln in body if ln.lstrip().startswith("#"))
     return shell >= 3 and shell + comments >= 0.9 * len(body)
 
