@@ -225,6 +225,7 @@ class _Build:
         self.items: list[tuple[str, str, int]] = []
         self.attempts: list[tuple[int, Attempt]] = []
         self.steps: list[tuple[int, NextStep]] = []
+        self.said_plans: set[int] = set()  # the units ``_planned`` read as plans (their lines may hold a try too)
 
     def parsed(self) -> Parsed:
         first = self._title()
@@ -602,7 +603,7 @@ class _Build:
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
         # it, to no avail." is a plan and a try)
-        planned = getattr(self, "said_plans", set())
+        planned = self.said_plans
         by_unit = {u.id: u.first for u in self.units}
         free = self.scope.read - skip - ({i for i, _ in self.steps} - {by_unit[k] for k in planned if k in by_unit})
         # ("**Goal:** get CMake configure to succeed": a line labelled as what is wanted is no try, whatever its words)
@@ -629,7 +630,6 @@ class _Build:
         rack R15"): next steps, with the lines they were read from, even inside an attempt's paragraph ("The tuned
         config avoids it. I'll open a PR with it."). The sentence stays in its place as text too."""
         done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
-        self.said_plans: set[int] = set()  # the units read as plans here (their lines may hold a try too)
         for j in judged:
             u = j.unit
             if u.first in skip or u.first in done or u.id in taken or u.kind not in ("sentence", "row") \
