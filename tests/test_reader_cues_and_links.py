@@ -493,6 +493,9 @@ This can happen for various reasons:
 
 @pytest.mark.parametrize("text", [
     "# T\n\n" + "a" * 200_000 + "\n",  # one word with no space: the file-name pattern once tried every start
+    # a note of how a script's run went, then more comment lines than the note's look-ahead reads: it once read past
+    # the run into the command after it, as if that were a comment (a crash)
+    "```bash\npython run.py\n\n# again failed on save,\n" + "# x y z w\n" * 60 + "python other.py\n```\n",
     "# T\n\n" + "".join("  " * i + "- tried x -> works\n" for i in range(400)),  # deep indents: a table-rule test
     # a thread of six thousand "Still fails." under one reported fix: each verdict counted the posts between it and
     # the fix by walking all of them (17 s of CPU)

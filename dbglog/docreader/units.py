@@ -671,13 +671,14 @@ def _pasted_output(lines: list[str], i: int, last: dict | None, comment: str) ->
     save:") that no command follows straight away (one that a command follows is that command's caption)."""
     if last is None or _SETUP_CMD.match(lines[last["cmd"][0]]):
         return False
-    end = next((j for j in range(i + 1, min(i + 50, len(lines))) if not _CMD_COMMENT.match(lines[j])), len(lines))
+    stop = min(i + 50, len(lines))  # (the comment run is looked at for 50 lines at most)
+    end = next((j for j in range(i + 1, stop) if not _CMD_COMMENT.match(lines[j])), stop)
     if any(_COMMENTED_CMD.match(_CMD_COMMENT.match(lines[j]).group("c").strip()) for j in range(i + 1, end)):
         return False  # "# ⚠️ Hang 256k bs4" over "# BATCH_SIZE=4 ... bash run.sh": the caption of a command put away
     if _OUTPUT_COMMENT.match(comment):
         return True  # (a second block of what it printed, "# RUN_ID 1 produces:", joins the first)
-    return not last["result"] and (end >= len(lines) or not lines[end].strip() or lines[end].lstrip().startswith("```")) \
-        and _says_how((comment,))
+    after = lines[end].strip() if end < len(lines) else ""
+    return not last["result"] and (not after or after.startswith(("```", "#"))) and _says_how((comment,))
 
 
 @lru_cache(maxsize=4096)
