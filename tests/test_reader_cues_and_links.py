@@ -489,6 +489,7 @@ This can happen for various reasons:
     assert len(got) == 1 and got[0][1] == "worked"
     assert outcome_of("What finally fixed it was bucketing the sequence lengths", "en") == "worked"
     assert outcome_of("My solution was building Ceres against Eigen 3.3 from source.", "en") == "worked"
+    assert outcome_of("Caused a core dump!", "en") == "failed"
 
 
 @pytest.mark.parametrize("text", [
@@ -2982,7 +2983,8 @@ def test_a_time_is_no_case_key_so_two_rows_that_start_in_one_hour_stay_two_tries
 
 
 @pytest.mark.parametrize("said, outcome", [("export VLLM_USE_V1=0可以跑", "worked"), ("换了驱动之后可以运行", "worked"),
-                                           ("还是不能运行", "failed")])
+                                           ("还是不能运行", "failed"), ("加载模型完成后直接死机，尝试多次都一样", "failed"),
+                                           ("我加在终端了，没有用", "failed")])
 def test_chinese_for_it_runs_is_a_verdict(said, outcome):
     # "可以跑" / "可以运行" ("it runs") said nothing, where "能跑" already did
     assert outcome_of(said, "zh") == outcome
