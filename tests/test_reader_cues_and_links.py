@@ -594,6 +594,22 @@ Next steps:
         ([19, 19], "Bisect the loader between v0.3 and v0.4.")]
 
 
+def test_a_plan_under_its_own_label_is_a_step_and_a_sibling_label_ends_the_status_field():
+    doc = """# Runner crashes on gfx906
+
+The ollama runner crashes as soon as a model loads.
+
+**Next steps**: Run the diagnostic commands to confirm the root cause, but do not block on fixing ROCm.
+
+## Log
+
+- **STATUS:** job 5 running
+- **NEXT:** Monitor the job status and verify the smoke tests complete
+"""
+    [p] = _read(doc)
+    assert [(s.source_lines, s.text.split()[0]) for s in p.inv.next_steps] == [([5, 5], "Run"), ([10, 10], "Monitor")]
+
+
 def test_a_caption_told_to_the_reader_or_said_of_the_past_gives_no_steps():
     doc = """# Jetson build notes
 

@@ -1055,8 +1055,9 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
-PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: step)?|not yet (?:run|tried)|still to try|things i still want to try|"
-                       r"later|plan|待办|下一步|nächster schritt|als nächstes)\s*[:：-]\s*", re.I)
+PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: steps?)?|not yet (?:run|tried)|still to try|things i still want to try|"
+                       r"later|plan|action required|待办|下一步|次(?:のステップ)?|今後|다음 단계|nächster schritt|"
+                       r"als nächstes)\s*[:：-]\s*", re.I)
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:

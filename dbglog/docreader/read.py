@@ -568,8 +568,10 @@ class _Build:
         kept = self.steps[:guessed]
         for i, s in self.steps[guessed:]:
             lo, hi = s.source_lines or (i + 1, i + 1)
-            ps = [rec.probability(u, m) for k in range(lo - 1, hi) for u in at.get(k, ())]
-            if not ps or max(ps) >= m.drop:
+            here = [u for k in range(lo - 1, hi) for u in at.get(k, ())]
+            ps = [rec.probability(u, m) for u in here]
+            # (a plan under its own label, "**Next steps**: run the diagnostics", is structure the model never drops)
+            if not ps or max(ps) >= m.drop or any("labelled as a plan" in self.judged.get(u).features for u in here):
                 kept.append((i, s))
         self.steps = kept
         covered = [(s.source_lines[0] - 1, s.source_lines[1] - 1) for _, s in self.steps if s.source_lines]

@@ -184,6 +184,7 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int, tries: bool = F
     vals: dict[str, list[str]] = {}
     used: set[int] = set()
     cur = None
+    depth = -1  # the indent of the list item whose label opened the current value (-1: not an item)
     fence = False
     for i in range(lo, hi + 1):
         line = doc.lines[i]
@@ -201,16 +202,24 @@ def header_fields(s: Section | None, doc: Doc, lo: int, hi: int, tries: bool = F
             cur = lab[0]
             vals.setdefault(cur, []).append(lab[1])
             used.add(i)
+            item = _LABELLED_ITEM.match(line)
+            depth = len(item.group(1)) if item else -1
         elif lab:
             cur = None
             vals["tags"] = [lab[1]]
             used.add(i)
+        elif cur and depth >= 0 and (sib := _LABELLED_ITEM.match(line)) and len(sib.group(1)) <= depth:
+            cur = None  # "- **Status:** running" / "- **NEXT:** monitor the job": a sibling item with its own label
         elif cur and (line.strip() or fence):
             vals[cur].append(line)
             used.add(i)
         elif not line.strip() and cur and not _list_follows(doc, i, hi):
             cur = None
     return vals, used
+
+
+# A list item that opens with a bold label ("- **NEXT:** monitor the job"): its indent.
+_LABELLED_ITEM = recache.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\*\*|__)[^*_\n]{1,60}?[:：]?(?:\*\*|__)")
 
 
 _TRY_KEYS = ("did", "result", "conclusion", "outcome")  # the fields of a try (not its hypothesis)
