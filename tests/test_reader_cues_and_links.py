@@ -610,6 +610,23 @@ The ollama runner crashes as soon as a model loads.
     assert [(s.source_lines, s.text.split()[0]) for s in p.inv.next_steps] == [([5, 5], "Run"), ([10, 10], "Monitor")]
 
 
+def test_a_labelled_plan_inside_a_tries_section_is_a_next_step_too():
+    doc = """# CUDA build on the CI runner
+
+## Attempt 3: fresh build from scratch
+
+1. Deleted the stale cache from attempt 2
+2. Rebuilt everything
+
+**Lessons:**
+- The build completes; the tests cannot run without a GPU driver
+- Next step: upload the artifacts and run the tests on the self-hosted GPU runner
+"""
+    [p] = _read(doc)
+    assert [s.source_lines for s in p.inv.next_steps] == [[10, 10]]
+    assert len(p.inv.attempts) == 1  # (the try keeps the plan in its text too)
+
+
 def test_a_caption_told_to_the_reader_or_said_of_the_past_gives_no_steps():
     doc = """# Jetson build notes
 

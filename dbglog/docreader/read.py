@@ -644,6 +644,19 @@ class _Build:
             step.source_lines = [u.first + 1, u.last + 1]
             self.steps.append((u.first, step))
             self.said_plans.add(u.id)
+        self._labelled_plans(done)
+
+    def _labelled_plans(self, done: set[int]) -> None:
+        """A plan under its own label inside a try's section ("- Next step: upload the artifacts and test on a GPU
+        runner" under "### Attempt 3"): the section keeps it as text, and it is a next step too."""
+        for u in self.units:
+            if u.first not in self.owned or u.first not in self.scope.read or u.first in done \
+                    or u.kind != "sentence" or not (lead := PLAN_LEAD.match(plain(u.text))):
+                continue
+            step = make_step(plain(u.text)[lead.end():].strip(), [], 0)
+            if step is not None and len(step.text.split()) >= 2:
+                step.source_lines = [u.first + 1, u.last + 1]
+                self.steps.append((u.first, step))
 
     def _captioned_plans(self, skip: set[int], taken: set[int]) -> None:
         """The items of a list captioned as a plan ("**Next steps:**" over it, "- Something to try" over its nested
