@@ -627,6 +627,14 @@ def test_a_labelled_plan_inside_a_tries_section_is_a_next_step_too():
     assert len(p.inv.attempts) == 1  # (the try keeps the plan in its text too)
 
 
+@pytest.mark.parametrize("doc", [
+    "# VOICEVOX が GPU モードで落ちる\n\nDirectML 版で推論すると例外で止まります。\n\n一度 onnx モデルを正しい opset で作りなおしてみます。\n",
+    "# 모델 학습 기록\n\nfine-tuning 은 끝났다.\n\n다음은 이렇게 fine-tuning한 모델로 실제 예측을 해보는 코드를 작성해볼 생각이다.\n",
+])
+def test_what_the_author_means_to_try_next_in_japanese_or_korean_is_a_next_step(doc):
+    assert len(_steps(doc)) == 1
+
+
 def test_a_caption_told_to_the_reader_or_said_of_the_past_gives_no_steps():
     doc = """# Jetson build notes
 
