@@ -683,6 +683,10 @@ Setting `NCCL_P2P_DISABLE=1` fixed it for me. I'll file a separate issue for the
     ("I have the same error.", "failed"),
     ("Setting NCCL_P2P_DISABLE=1 seems to fix the issue.", "worked"),
     ("It works but hangs after an hour.", "partial"),
+    ("Adding -DCMAKE_CUDA_ARCHITECTURES=86 solved my llama.cpp compilation problem.", "worked"),
+    ("That did not solve the problem.", "failed"),
+    ("Downgraded and it works, but I am a bit sad that I had to downgrade.", "worked"),  # a "but" with no limit
+    ("It works, but 20% slower.", "partial"),
 ])
 def test_a_failure_named_as_the_bug_shared_or_the_thing_gone_is_not_how_the_try_went(said, want):
     assert outcome_of(said, "en") == want

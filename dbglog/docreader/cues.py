@@ -370,20 +370,33 @@ def _catch(s: str, verdict: str) -> str:
     before, after = s[:m.start()], s[m.end():]
     t = table("en")
     said = t.has("outcome.said_worked", before) or outcome.classify(before) == "worked"
-    if said and re.search(r"\w{2,}", after) and not (t.has("outcome.said_worked", after) or outcome.classify(after) == "worked"):
-        return "partial"
+    if said and re.search(r"\w{2,}", after) and not (t.has("outcome.said_worked", after) or outcome.classify(after) == "worked") \
+            and (_LIMIT.search(after) or outcome.classify(after) in ("failed", "partial")):
+        return "partial"  # (a "but" that names no limit, "but I am sad I had to downgrade", is no catch)
     return verdict
+
+
+# What a catch after a "but" names: a cost, a limit, a remaining failure ("but 20% slower", "but only on one GPU").
+_LIMIT = recache.compile(r"\b(?:slow(?:er|s|ly|down)?|worse|less|lower|higher|only|still|sometimes|occasionally|intermittent(?:ly)?|"
+                         r"except|not|no|never|cannot|without|drops?|dropped|degrad\w*|regress\w*|warnings?|leak\w*|"
+                         r"overhead|penalty|costs?|loses?|lost|hurts?|takes?|took|requires?|needs?\s+(?:a|to\s+re)\w*)\b|n't\b|\d", re.I)
 
 
 def _en_outcome(s: str) -> str | None:
     if _MY_PLAN.match(s):
         return None  # "I'll file a separate issue for the hang": what the author will do says nothing of how a try went
+    s = _FIX_OBJECT.sub(r"\1 it", s)  # "solved my llama.cpp compilation problem": the problem is what went away
     m = _SAME_HERE.match(s)
     if m and (after := _en_verdict(s[m.end():])) is not None:
         s, v = s[m.end():], after  # "I had a similar issue, and for me it was fixed by g++ 9": the baseline, then the try
     else:
         v = _en_verdict(s)
     return _catch(s, v) if v in ("worked", "failed") else v
+
+
+# A fix verb and the failure it removed ("solved my llama.cpp compilation problem", "fixed the crash on rank 3").
+_FIX_OBJECT = recache.compile(r"\b(solved|fixed|resolved|solves|fixes|resolves|solve|fix|resolve)\s+(?:[\w.'-]+\s+){0,4}?"
+                              r"(?:problems?|issues?|errors?|crash(?:es)?|bugs?|hangs?|failures?)\b", re.I)
 
 
 # A reply's opening clause saying the author has the bug too ("I encountered a similar issue when ..., and"), before
