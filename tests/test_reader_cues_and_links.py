@@ -138,6 +138,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("runs, first start 40 s", "worked"),
     ("runs, but tuning takes 9 min on first start", "partial"),
     ("runs out of memory after 2 steps", "failed"),
+    ('even without the "--upgrade" it fails', "failed"),  # a subject of its own: "without" negates no failure there
+    ("ran 3 hours without a hang", "worked"),
+    ("This didn't trigger scale up.", None),  # the trigger's object is the effect wanted, not a bug
+    ("The hang didn't trigger.", "worked"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
