@@ -142,6 +142,7 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("ran 3 hours without a hang", "worked"),
     ("This didn't trigger scale up.", None),  # the trigger's object is the effect wanted, not a bug
     ("The hang didn't trigger.", "worked"),
+    ("I tried a clean install of EasyDiffusion, got the same result.", "failed"),  # "clean install" names a setting
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
@@ -3035,7 +3036,8 @@ def test_a_time_is_no_case_key_so_two_rows_that_start_in_one_hour_stay_two_tries
 
 @pytest.mark.parametrize("said, outcome", [("export VLLM_USE_V1=0可以跑", "worked"), ("换了驱动之后可以运行", "worked"),
                                            ("还是不能运行", "failed"), ("加载模型完成后直接死机，尝试多次都一样", "failed"),
-                                           ("我加在终端了，没有用", "failed")])
+                                           ("我加在终端了，没有用", "failed"), ("我重装了显卡驱动但是无效", "failed"),
+                                           ("能跑了，但是很慢", "partial")])
 def test_chinese_for_it_runs_is_a_verdict(said, outcome):
     # "可以跑" / "可以运行" ("it runs") said nothing, where "能跑" already did
     assert outcome_of(said, "zh") == outcome

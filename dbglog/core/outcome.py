@@ -404,7 +404,9 @@ EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
 
-_TERMS = Lazy(r"\bmixed[- ]precision\b", re.I)
+# Names of a setting that hold an outcome word: "mixed precision", "a clean install" (what was done, not how it went).
+_TERMS = Lazy(r"\bmixed[- ]precision\b|\bclean (?:re)?(?:install(?:ation)?|build|checkout|clone|env(?:ironment)?|venv|"
+              r"boot|slate|copy|image|container)s?\b", re.I)
 _CLAUSE = Lazy(r"\s*(?:;|:(?!\s*\d)|\s[—–-]\s|,\s|(?<=[.!?])\s)\s*")
 _CONTRAST = Lazy(r"\b(?:but|however|though|although|yet|except|whereas|while|still)\b", re.I)
 _MD = Lazy(r"[*_`~>#]|\[(?:[ xX])\]")

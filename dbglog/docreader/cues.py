@@ -306,8 +306,8 @@ def outcome_of(text: str, lang: str) -> str | None:
         pos -= len(after.findall(s))
     if still:
         neg += 1
-    if t.has("outcome.partial", s) and (pos or neg):
-        return "partial"
+    if t.has("outcome.partial", s) and (pos or neg) or t.has("outcome.contrast", s) and pos and neg:
+        return "partial"  # ("重装了驱动但是无效": a "but" before a failure alone is no catch)
     if pos > 0 and neg == 0:
         return "worked"
     if neg > 0 and pos == 0:
