@@ -143,6 +143,7 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("This didn't trigger scale up.", None),  # the trigger's object is the effect wanted, not a bug
     ("The hang didn't trigger.", "worked"),
     ("I tried a clean install of EasyDiffusion, got the same result.", "failed"),  # "clean install" names a setting
+    ("@kaiyux ok，I will try with latest version, thx！", None),  # what the asker will do: no verdict yet
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

@@ -409,7 +409,8 @@ _SAME_HERE = recache.compile(r"^\W{0,3}(?:i|we)\s+(?:also\s+)?(?:have|had|got|ge
 
 # A sentence opening with what the author will do ("I'll update the docs", "We are going to rerun it on 8 GPUs");
 # "It will hang after 3 hours" is what happens, and keeps its verdict.
-_MY_PLAN = recache.compile(r"^\W{0,3}(?:(?:then|next|so|ok(?:ay)?|now),?\s+)?(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|"
+_MY_PLAN = recache.compile(r"^\W{0,3}(?:@[\w.-]{1,40}\s+)?(?:(?:then|next|so|ok(?:ay)?|now|thanks|thank you|yes|sure)[,，!.]?\s*)?"
+                           r"(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|"
                            r"'m\s+going\s+to|'re\s+going\s+to|\s+plan\s+to|\s+intend\s+to)\b(?!\s+(?:not|never)\b)", re.I)
 
 
