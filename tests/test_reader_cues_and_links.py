@@ -1679,6 +1679,18 @@ launcher --nproc 4 trainer -c $CONFIG --run-name run-$RUN_ID
     assert any("compile false" in s for s in _steps(doc))
 
 
+@pytest.mark.parametrize("line", ["Requirement already satisfied: setuptools>=40.8.0 in /usr/lib/python3/site-packages",
+                                  "Successfully installed triton-windows-3.2.0.post18",
+                                  "Installing collected packages: triton-windows"])
+def test_a_package_managers_progress_pasted_as_text_reads_as_output(line):
+    from dbglog.docreader.cues import context, features
+
+    doc = segment(f"# Triton on Windows\n\nThe kernel import fails.\n\n{line}\n")
+    ctx = context(doc)
+    [u] = [u for u in doc.units if u.first == 4]
+    assert "pasted error output" in features(u, ctx)
+
+
 def test_a_verdict_column_that_advises_what_to_do_with_each_setting_gives_no_tries():
     doc = """# Allocator settings on gfx1201
 

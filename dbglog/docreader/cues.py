@@ -894,8 +894,11 @@ _ADDRESSED = recache.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)
 
 # A paragraph that starts like an error line ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ...")
 # is output pasted as text: its words are the program's, not the author's.
+# (and a package manager's progress lines: "Requirement already satisfied: ...", "Installing collected packages")
 _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
-                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+)")
+                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+|"
+                     r"Requirement already satisfied:|Installing collected packages\b|Successfully (?:installed|built|uninstalled) \S|"
+                     r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b)")
 
 
 def features(u: Unit, ctx: Context) -> dict[str, float]:
