@@ -661,7 +661,7 @@ class Context:
     captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
     sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
     fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
-    plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_planned``)
+    plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_plan_items``)
 
 
 def context(doc: Doc) -> Context:
@@ -681,7 +681,7 @@ def context(doc: Doc) -> Context:
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc),
-                   _captioned_fixes(doc), _planned(doc, lang))
+                   _captioned_fixes(doc), _plan_items(doc, lang))
 
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
@@ -752,7 +752,7 @@ def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
     return out
 
 
-def _planned(doc: Doc, lang: str) -> dict[int, int]:
+def _plan_items(doc: Doc, lang: str) -> dict[int, int]:
     """The items of a list whose caption names it a plan, each with that caption: "**Next steps:**" or "TODO:" on the
     line above the list, or an item holding a nested list ("- Something to try" / "    - Parallelize the loader").
     The caption's role words are a heading's (``heading_role``), so its items are steps as under a next-steps

@@ -583,10 +583,7 @@ class _Build:
             if p < m.threshold or any(lo <= u.last and u.first <= hi for lo, hi in covered):
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
-            step = make_step(text, [], 0) if text else None
-            if step is not None:
-                step.source_lines = [u.first + 1, u.last + 1]
-                self.steps.append((u.first, step))
+            if self._add_step(u.first, u.last, text):
                 covered.append((u.first, u.last))
 
     def _recalled(self, skip: set[int]) -> None:
@@ -631,19 +628,15 @@ class _Build:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
         rack R15"): next steps, with the lines they were read from, even inside an attempt's paragraph ("The tuned
         config avoids it. I'll open a PR with it."). The sentence stays in its place as text too."""
-        done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
+        done = self._step_starts()
         for j in judged:
             u = j.unit
             if u.first in skip or u.first in done or u.id in taken or u.kind not in ("sentence", "row") \
                     or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
-            step = make_step(text, [], 0) if len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4 else None
-            if step is None:
-                continue
-            step.source_lines = [u.first + 1, u.last + 1]
-            self.steps.append((u.first, step))
-            self.said_plans.add(u.id)
+            if (len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4) and self._add_step(u.first, u.last, text):
+                self.said_plans.add(u.id)
         self._labelled_plans(done)
 
     def _labelled_plans(self, done: set[int]) -> None:
@@ -653,15 +646,12 @@ class _Build:
             if u.first not in self.owned or u.first not in self.scope.read or u.first in done \
                     or u.kind != "sentence" or not (lead := PLAN_LEAD.match(plain(u.text))):
                 continue
-            step = make_step(plain(u.text)[lead.end():].strip(), [], 0)
-            if step is not None and len(step.text.split()) >= 2:
-                step.source_lines = [u.first + 1, u.last + 1]
-                self.steps.append((u.first, step))
+            self._add_step(u.first, u.last, plain(u.text)[lead.end():].strip(), least_words=2)
 
     def _captioned_plans(self, skip: set[int], taken: set[int]) -> None:
         """The items of a list captioned as a plan ("**Next steps:**" over it, "- Something to try" over its nested
         items): a step each, with the item's lines, as under a next-steps heading."""
-        done = {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
+        done = self._step_starts()
         ends: dict[int, int] = {}  # item -> its last line
         for u in self.units:
             if u.item >= 0:
@@ -670,10 +660,21 @@ class _Build:
             if u.id not in self.ctx.plans or u.first in skip or u.first in done or u.id in taken:
                 continue
             last = ends.get(u.item, u.last)
-            step = make_step(plain(" ".join(self.lines[u.first:last + 1]).strip()), [], 0)
-            if step is not None:
-                step.source_lines = [u.first + 1, last + 1]
-                self.steps.append((u.first, step))
+            self._add_step(u.first, last, plain(" ".join(self.lines[u.first:last + 1]).strip()))
+
+    def _step_starts(self) -> set[int]:
+        """The lines (0-based) the steps read so far start on: a plan found again there is not a second step."""
+        return {s.source_lines[0] - 1 for _, s in self.steps if s.source_lines}
+
+    def _add_step(self, first: int, last: int, text: str, least_words: int = 0) -> NextStep | None:
+        """A next step of ``text``, read from lines ``first``..``last`` (0-based), or None when it makes none (or one
+        of fewer than ``least_words`` words)."""
+        step = make_step(text, [], 0) if text else None
+        if step is None or len(step.text.split()) < least_words:
+            return None
+        step.source_lines = [first + 1, last + 1]
+        self.steps.append((first, step))
+        return step
 
     def _correct(self) -> None:
         """The attempts are exactly the corrected ones: matched by their lines, else read from those lines."""

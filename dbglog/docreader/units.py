@@ -802,11 +802,8 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
 
 def _verdict_led(comment: str) -> str | None:
     """The verdict of a commented-out command written after it ("NOK docker run --gpus all ...": "NOK"), or None."""
-    m = _VERDICT_WORD.match(comment)
-    return m.group(1) if m and _COMMENTED_CMD.match(comment[m.end():]) else None
-
-
-_VERDICT_WORD = recache.compile(r"^(OK|NOK|NG|FAIL(?:ED)?|PASS(?:ED)?|WORKS|BROKEN|✅|❌)\s*[:-]?\s+", re.I)
+    m = VERDICT_FIRST.match(comment)
+    return m.group(0) if m and _COMMENTED_CMD.match(comment[m.end():].lstrip(" :-")) else None
 
 
 # A comment that opens with how the run went: a verdict mark, or a verdict word ("Pass", "NOK", "Hang", "OOM").
