@@ -3634,3 +3634,48 @@ I found the best solution for this error was just lowering the width and height 
 """
     got = [(o, w) for t, o, w in _attempts(doc) if "lowering the width" in t]
     assert got == [("worked", "steadman")], _attempts(doc)
+
+
+@pytest.mark.parametrize("text, lang, want", [
+    ("为了解决这个问题，我把batch size调小了", "zh", None),  # the aim, and what was done: no verdict yet
+    ("为了解决这个问题我重装了驱动，还是不行", "zh", "failed"),  # the aim, then how it went
+    ("要想解决显存不够的问题，先得知道是谁占了显存", "zh", None),
+    ("Um den Absturz zu vermeiden, habe ich den Treiber neu installiert.", "de", None),
+    ("Um den Absturz zu vermeiden, habe ich den Treiber neu installiert. Es funktioniert jetzt.", "de", "worked"),
+])
+def test_a_clause_of_purpose_says_what_was_aimed_at_not_how_it_went_in_any_language(text, lang, want):
+    assert outcome_of(text, lang) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Pinning the allocator config does solve the OOM.", "worked"),
+    ("Setting NCCL_P2P_DISABLE=1 did fix the hang on rank 3.", "worked"),
+    ("Rebuilding the image did resolve it.", "worked"),
+    ("Pinning the allocator config does not solve the OOM.", "failed"),
+    ("The flag does solve the crash but the run is twice as slow.", "partial"),
+])
+def test_an_emphatic_do_before_a_verb_of_fixing_is_a_success(text, want):
+    assert outcome_of(text, "en") == want
+
+
+def test_a_list_captioned_as_a_routine_to_follow_is_not_a_list_of_tries_in_any_language():
+    # A caption in the first person that shares a method ("here is how we go about it:") lists advice; one with a
+    # verb of trying ("I tried the following:") lists tries, in Chinese as in English.
+    advice = """# 显存泄漏排查
+
+写最小复现要先降低问题的复杂度，我们的套路在这里分享给大家：
+
+- 首先排除数据的问题，只创建一个 dataloader 不停地取数据
+- 其次排除训练的问题，用固定的一批数据反复训练
+- 最后检查自己写的工具函数
+"""
+    tries = """# 显存泄漏排查
+
+我试了以下几种办法：
+
+- 把 num_workers 改成 0，还是泄漏
+- 关掉 pin_memory，还是泄漏
+- 把 torch 降级到 1.10，正常了
+"""
+    assert _attempts(advice) == []
+    assert [o for _, o, _ in _attempts(tries)] == ["failed", "failed", "worked"]

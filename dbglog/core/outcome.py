@@ -71,6 +71,9 @@ _NEGATED_FAIL = [
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
+    # "gradient_checkpointing=True does solve the memory issue": the emphatic "do" before the verb of a fix
+    rf"\b(?:did|does|do) (?:indeed |really |actually |in fact )?(?:solve|resolve|fix|cure)\b(?! nothing)"
+    rf"(?: (?:my|the|this|our|that|these|those) (?:[\w-]+ ){{0,3}}{_BAD}\w*)?",
     # "it went away after I removed the patch": in a debug story "it" going away is the problem going away
     r"\b(?<!not )(?:it|they|this|that) (?:just |finally |then )?(?:went away|goes away|disappeared|disappears|vanished)\b",
     # "Commenting out the wandb code solved my segmentation fault error": the fault is what got solved

@@ -289,6 +289,9 @@ def outcome_of(text: str, lang: str) -> str | None:
             return "failed"  # "I'm already using packing": it was in place, and the failure with it
         return said if said is not None or not mark else _MARKS[mark.group(0)]
     t = table(lang)
+    purpose = t.rx.get("outcome.purpose")
+    if purpose is not None:
+        s = _aim_dropped(s, purpose)
     pos = len(t.rx["outcome.worked"].findall(s))
     neg = len(t.rx["outcome.failed"].findall(s))
     still = t.has("outcome.still", s)
@@ -315,6 +318,13 @@ def outcome_of(text: str, lang: str) -> str | None:
     if pos and neg:
         return "partial" if not still else "failed"
     return "failed" if t.has("outcome.already", s) else None
+
+
+def _aim_dropped(s: str, purpose: re.Pattern) -> str:
+    """The sentence without the clauses of purpose ("为了解决这个问题，我把batch size调小了": the aim, not what
+    happened; English reads them in core/outcome.py's _PURPOSE)."""
+    rx = recache.compile(rf"(?:{purpose.pattern})[^，。,.;；:：!！?？\n]{{0,40}}", purpose.flags)
+    return rx.sub(" ", s)
 
 
 _MARKS = VERDICT_MARKS
@@ -807,8 +817,10 @@ _FIELD_ITEM = recache.compile(r"^[A-Za-z][\w /-]{0,24}:\s+\S")
 
 
 def _says_done(text: str, lang: str) -> bool:
-    if lang == "en" and not table("en").has("tense.tries", plain(text)):
-        return False  # "We began with the following settings:" lists the setup, not tries
+    if not table(lang).has("tense.tries", plain(text)):
+        # "We began with the following settings:" lists the setup, and "此处一并分享给大家：" (shared with you
+        # here:) a routine to follow, not tries: a caption's own verb of trying carries to its items
+        return False
     f: dict[str, float] = {}
     _word_features(plain(text), lang, f)
     did = "first person" in f and ("a subject with a past-tense verb" in f or "opens with a past-tense verb" in f
