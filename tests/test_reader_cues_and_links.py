@@ -3679,3 +3679,20 @@ def test_a_list_captioned_as_a_routine_to_follow_is_not_a_list_of_tries_in_any_l
 """
     assert _attempts(advice) == []
     assert [o for _, o, _ in _attempts(tries)] == ["failed", "failed", "worked"]
+
+
+@pytest.mark.parametrize("text, lang, want", [
+    ("换了驱动之后运行没有报错", "zh", "worked"),  # the negation before the failure word: the failure is gone
+    ("跑了一晚上没有卡住", "zh", "worked"),
+    ("换了驱动之后又出现了不同的错误", "zh", "failed"),  # "不同" negates nothing: a different error
+    ("改了之后还是不断报错", "zh", "failed"),
+    ("ドライバを入れ直したらエラーが出なくなった", "ja", "worked"),  # the negation after it, a particle between
+    ("ドライバを入れ直したらエラーが出て動かない", "ja", "failed"),  # an error, then a failure: nothing negated
+    ("드라이버를 다시 설치하니 에러가 나지 않았다", "ko", "worked"),
+    ("Nach dem Treiberwechsel gab es keinen Absturz mehr", "de", "worked"),
+    ("Après la mise à jour, aucune erreur", "fr", "worked"),
+    ("Con el driver nuevo ya no se cuelga", "es", "worked"),
+    ("С новым драйвером больше не зависает", "ru", "worked"),
+])
+def test_a_negated_failure_word_says_the_failure_is_gone_in_any_language(text, lang, want):
+    assert outcome_of(text, lang) == want

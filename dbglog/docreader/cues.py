@@ -303,6 +303,9 @@ def outcome_of(text: str, lang: str) -> str | None:
         near = recache.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
         pos, neg = pos - flips, neg + flips
+    if negated and neg:
+        absent = _absent_failures(s, t, negated)
+        pos, neg = pos + absent, neg - absent
     if pos and neg and lang in _SUBSTRING_LANGS:
         # "해결 실패", "解决失败": the success a try was after, then the word that it failed (one verdict, not two)
         after = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern})[\s]?(?:{t.rx['outcome.failed'].pattern})", re.I)
@@ -318,6 +321,23 @@ def outcome_of(text: str, lang: str) -> str | None:
     if pos and neg:
         return "partial" if not still else "failed"
     return "failed" if t.has("outcome.already", s) else None
+
+
+def _absent_failures(s: str, t: Table, negated: re.Pattern) -> int:
+    """How many failure words the sentence negates: "没有报错" (no error), "keinen Absturz mehr", "エラーが出ない",
+    "에러가 나지 않았다" say the failure is gone, as English "no more errors" does. Chinese and the languages of
+    spaces put the negation before the word; Japanese and Korean after it, a particle and a verb between."""
+    failed = t.rx["outcome.failed"].pattern
+    masked = t.rx.get("outcome.not_negation")  # "不同的错误" (a different error), "不断报错" (errors on and on)
+    text = masked.sub(" ", s) if masked is not None else s
+    if t.lang in ("ja", "ko"):
+        after = t.rx.get("outcome.absence", negated).pattern  # (Japanese "出なくなった": the negation's own forms)
+        # (a particle and a verb between, no more: "エラーが出て動かない" is an error, then a failure)
+        near = rf"(?:{failed})[^\n，。,.;；!！?？]{{0,{3 if t.lang == 'ja' else 6}}}?(?:{after})"
+    else:
+        gap = r"[^\s，。,.;；!！?？]{0,3}?" if t.lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
+        near = rf"(?:{negated.pattern}){gap}(?:{failed})"
+    return len(recache.compile(near, re.I).findall(text))
 
 
 def _aim_dropped(s: str, purpose: re.Pattern) -> str:
