@@ -3696,3 +3696,28 @@ def test_a_list_captioned_as_a_routine_to_follow_is_not_a_list_of_tries_in_any_l
 ])
 def test_a_negated_failure_word_says_the_failure_is_gone_in_any_language(text, lang, want):
     assert outcome_of(text, lang) == want
+
+
+def _steps(doc):
+    return [s.text for p in _read(doc) for s in p.inv.next_steps]
+
+
+def test_a_heading_inside_a_post_ends_with_the_post_and_an_issue_forms_questions_heading_is_no_plan():
+    # The first post opens with its issue form's heading; the replies are not under it, and thanks are no plans.
+    doc = """# Cannot import the fused kernel after building from source
+
+### mira — 2025-02-03
+# ❓ Questions and Help
+Next, I built the extension from source against CUDA 12.6. However, importing it fails with an undefined symbol.
+
+### tomas — 2025-02-04
+Thanks for the report! Wonderful that you have a repro.
+
+### mira — 2025-02-05
+Many thanks for the quick answer. Happy new year!
+"""
+    units = segment(doc)
+    form = next(u for u in units.units if u.kind == "heading" and "Questions" in u.text)
+    replies = [u for u in units.units if u.kind == "sentence" and u.post >= 1]
+    assert replies and all(form.id not in u.path for u in replies)
+    assert _steps(doc) == []

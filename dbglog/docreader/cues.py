@@ -1250,6 +1250,10 @@ def _adverb_then_past(words: list[str], t: Table) -> bool:
 _ORDER_ADVERBS = frozenset({"just", "simply", "first", "then", "finally", "always", "never", "also", "next"})
 
 
+# A sentence opening with the order of the story ("Next,", "Later", "Then"): a plan only when the rest says so.
+_SEQUENCER = recache.compile(r"^\W{0,3}(?:next|then|later|afterwards)\b,?", re.I)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -1278,6 +1282,9 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
             f["a subject with a past-tense verb"] = 1.0
             break
         pos = m.start() + 1
+    seq = _SEQUENCER.match(text)
+    if seq and "a subject with a past-tense verb" in f and not t.has("tense.future", text[seq.end():]):
+        f.pop("future or plan words", None)  # "Next, I built it from source": the story's order, told in the past
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0

@@ -1066,6 +1066,7 @@ def _remap_paths(doc: Doc) -> None:
     """Paths were recorded with creation ids; after the sort by line, rebuild them from the headings."""
     stack: list[tuple[int, int]] = []
     signed = {line for line, _ in doc.posts}  # where posts start; a post signed in a paragraph resets form headings
+    outside: list[tuple[int, int]] | None = None  # the headings above the thread
     for u in doc.units:
         if u.kind != "heading" and u.first in signed:
             signed.discard(u.first)
@@ -1074,6 +1075,11 @@ def _remap_paths(doc: Doc) -> None:
         if u.kind == "heading":
             while stack and stack[-1][0] >= u.level:
                 stack.pop()
+            if u.first in signed:
+                # A post's own headings ("# ❓ Questions and Help" of its issue form) end with it: the next post
+                # sits under the headings above the thread, not under them.
+                outside = list(stack) if outside is None else outside
+                stack = list(outside)
             u.path = tuple(h for _, h in stack)
             stack.append((u.level, u.id))
         else:
