@@ -3721,3 +3721,25 @@ Many thanks for the quick answer. Happy new year!
     replies = [u for u in units.units if u.kind == "sentence" and u.post >= 1]
     assert replies and all(form.id not in u.path for u in replies)
     assert _steps(doc) == []
+
+
+def test_korean_options_under_a_solutions_heading_are_proposals_and_a_verdict_modifier_names_tries():
+    from dbglog.docreader.cues import heading_role
+
+    assert heading_role("5. 해결 방안", "ko") == "options"  # "solution options": a noun, no verdict
+    assert heading_role("실패한 방법들", "ko") == "failed"  # "the ways that failed": a modifier's ending
+    doc = """# RTX 5090 빌드 보고서
+
+## 해결 방안
+
+### 방안 1: FlashInfer 통합
+```dockerfile
+RUN pip install flashinfer
+```
+
+### 방안 2: Nightly 이미지
+```dockerfile
+FROM vllm/vllm-openai:nightly
+```
+"""
+    assert _attempts(doc) == []

@@ -567,7 +567,9 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
     if words and _VERDICT_MARK.fullmatch(words[0]):
         words = words[1:]  # "❌ Failed workarounds": the words say it, the mark decorates
     # a verdict by its form, a participle or an adjective ("Fix attempts", "Error log" open with a noun)
-    first = words[0] if len(words) > 1 and (lang != "en" or re.search(r"(?:ed|ful|ing)$", words[0])) else ""
+    # (in Korean a modifier's ending: "실패한 방법" failed ways, where "해결 방안", solution options, opens with a noun)
+    form = {"en": r"(?:ed|ful|ing)$", "ko": r"(?:된|한|던|은)$"}.get(lang)
+    first = words[0] if len(words) > 1 and (form is None or re.search(form, words[0])) else ""
     said = outcome_of(first, lang) if first else None
     return said if said in ("worked", "failed") else role
 
