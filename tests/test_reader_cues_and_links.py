@@ -3743,3 +3743,28 @@ FROM vllm/vllm-openai:nightly
 ```
 """
     assert _attempts(doc) == []
+
+
+def test_calls_in_a_python_block_with_the_comment_that_says_how_they_went_are_attempts():
+    doc = """# TMA copy faults with a 64-byte stride
+
+```python
+def trial(block_k, stages):
+    run_kernel(block_k, stages)  # the pipelined copy
+    torch.cuda.synchronize()
+
+trial(64, 2)  # -> OK, outputs match
+trial(32, 1)  # -> OK
+trial(32, 2)  # -> CUDA error: misaligned address
+```
+"""
+    assert [(t, o) for t, o, _ in _attempts(doc)] == [
+        ("`trial(64, 2)`", "worked"), ("`trial(32, 1)`", "worked"), ("`trial(32, 2)`", "failed")]
+    plain_code = """# Loader
+
+```python
+batch = 8  # the batch size
+model = load(path)  # from the shared cache
+```
+"""
+    assert _attempts(plain_code) == []

@@ -309,7 +309,8 @@ class _Cut:
         body = list(range(a + 1, b - 1)) if b - a >= 2 else []
         if lang in _SHELL and body and _commands(self, body, lang, a, b):
             return
-        if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)):
+        if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)
+                     or lang in _HASH_COMMENTED and _called_lines(self, body, lang, a, b)):
             return
         if (lang in _SHELL or lang in _HASH_COMMENTED) and _note_runs(self.lines, body):
             _code_and_notes(self, list(range(a, b)), lang)
@@ -561,6 +562,22 @@ def _arrowed_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> boo
     filled = [i for i in body if cut.lines[i].strip()]
     marked = {i: m for i in filled if (m := _ARROWED.match(cut.lines[i]))}
     if len(marked) < 2 or len(marked) * 3 < len(filled) * 2:
+        return False
+    _verdict_units(cut, marked, lang, a, b)
+    return True
+
+
+# "trial(32, 2)  # -> CUDA error: misaligned address", "run(bs=8)  # OOM": a call in a script and, after it, how it went.
+_CALLED = recache.compile(r"^\s*(?P<t>[^#\s][^#]{0,160}?)\s+#\s*(?:->|=>|→)?\s*(?P<m>(?:ok|nok|pass(?:ed|es)?|fail(?:ed|s)?|"
+                          r"hangs?|hung|crash(?:ed|es)?|works?|worked|oom|errors?|segfaults?|timeouts?|timed out|success|"
+                          r"succeeded|broken|fine|cuda error|runtimeerror|illegal memory access|nan)\b.*)$", re.I)
+
+
+def _called_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A script's calls, each with the comment that says how it went ("trial(64, 2)  # -> OK"): one command unit per
+    such call, the rest of the script code; False unless two calls say so."""
+    marked = {i: m for i in body if (m := _CALLED.match(cut.lines[i]))}
+    if len(marked) < 2:
         return False
     _verdict_units(cut, marked, lang, a, b)
     return True
