@@ -3768,3 +3768,9 @@ model = load(path)  # from the shared cache
 ```
 """
     assert _attempts(plain_code) == []
+
+
+@pytest.mark.parametrize("text", ["换成 cuda11.0 还是死活跑不通", "降级之后模型跑不起来", "这个版本装不上"])
+def test_a_chinese_verb_with_a_negative_complement_is_a_failure(text):
+    # "跑不通" (cannot get it to run through) holds no success word: the negation sits inside the verb
+    assert outcome_of(text, "zh") == "failed"
