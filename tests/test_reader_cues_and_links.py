@@ -3774,3 +3774,31 @@ model = load(path)  # from the shared cache
 def test_a_chinese_verb_with_a_negative_complement_is_a_failure(text):
     # "跑不通" (cannot get it to run through) holds no success word: the negation sits inside the verb
     assert outcome_of(text, "zh") == "failed"
+
+
+def test_a_legend_of_the_fields_an_issue_log_uses_is_template_text_not_an_attempt_or_a_field():
+    doc = """# Issues log
+
+Each entry has:
+- **Symptom**: How it showed up
+- **Root Cause**: Why it happened
+- **Fix**: How we resolved it
+
+## 2026-03-02
+
+### NaN in the first GroupNorm
+
+**Symptom**: all-NaN output in fp16.
+**Root Cause**: the sum over 160k elements overflows fp16.
+**Fix**: computed the statistics in fp32. The output is valid now.
+
+### OOM when decoding
+
+**Symptom**: the VAE decode runs out of memory at 1024px.
+**Root Cause**: the whole latent is decoded at once.
+**Fix**: decoded in 2x2 tiles. It fits in 12 GB now.
+"""
+    parsed = _read(doc)
+    titles = [a.title for p in parsed for a in p.inv.attempts]
+    assert not any("How we resolved it" in t for t in titles)
+    assert all("How it showed up" not in (p.inv.symptom or "") for p in parsed)

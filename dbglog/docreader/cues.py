@@ -694,6 +694,7 @@ class Context:
     sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
     fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
     plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_plan_items``)
+    legend: set[int] = field(default_factory=set)  # list groups that define the fields the entries below use (``_legends``)
 
 
 def context(doc: Doc) -> Context:
@@ -713,7 +714,35 @@ def context(doc: Doc) -> Context:
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
     return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc),
-                   _captioned_fixes(doc), _plan_items(doc, lang))
+                   _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc))
+
+
+# "- **Fix**: How we resolved it": an item that names a field and says what the field is for.
+_FIELD_NAME = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<l>[^*_:]{2,40}?)(?:\*\*|__)?\s*[:：]")
+
+
+_BULLET = recache.compile(r"^\s*[-*+]\s+")
+_FIELD_USED = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<l>[^*_:]{2,40}?)(?:\*\*|__)")  # ("**Fix** (`groupnorm.rs`):")
+
+
+def _legends(doc: Doc) -> set[int]:
+    """The lists that define the labelled fields the entries below them use ("Each issue includes: - **Symptom**: How
+    it manifested / - **Fix**: How we resolved it"): three or more items, each a field name, every name then used
+    as a field twice or more after the list. Their items describe a template; they report nothing."""
+    groups: dict[int, list[Unit]] = {}
+    for u in doc.units:
+        if u.item >= 0 and u.head and u.depth == 1:
+            groups.setdefault(u.group, []).append(u)
+    out = set()
+    for g, items in groups.items():
+        names = [m.group("l").strip().lower() if (m := _FIELD_NAME.match(u.text)) else None for u in items]
+        if len(items) < 3 or None in names:
+            continue
+        after = [m.group("l").strip().lower() for ln in doc.lines[items[-1].last + 1:]
+                 if (m := _FIELD_USED.match(_BULLET.sub("", ln)))]
+        if all(after.count(n) >= 2 for n in names):
+            out.add(g)
+    return out
 
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
@@ -969,6 +998,8 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["pasted error output"] = 1.0
     if u.item >= 0 and u.group in ctx.captions and (u.depth == 1 or ctx.captions[u.group] < 0):
         f["an item of a list of what was done"] = 1.0
+    if u.item >= 0 and u.group in ctx.legend:
+        f["a legend of the fields the entries use"] = 1.0
     if u.block in ctx.opening:
         f["the opening paragraph (the problem)"] = 1.0
     if u.post >= 0:

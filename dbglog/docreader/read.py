@@ -297,6 +297,10 @@ class _Build:
             title_line = min(self.owned) if self.owned else -1
             nxt = next((h.first for h in heads if h.first > title_line), len(self.lines))
             lo, hi = title_line + 1, nxt - 1
+        # A legend of the fields the entries use ("- **Fix**: How we resolved it") describes the template: the header's
+        # fields come after it, if any
+        legend = [u.last for u in self.units if u.item >= 0 and u.group in self.ctx.legend and lo <= u.first <= hi]
+        lo = max([lo] + [k + 1 for k in legend])
         # In one bug's header, which names each field once, a try's field ("**Fix**:") ends the bug's field before
         # it and is read as the bug's fix; "Problem:" after "Problem:" is a list of bugs, read item by item.
         vals, used = st.header_fields(b, self.doc, lo, hi, tries=b is not None)
