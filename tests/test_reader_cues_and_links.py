@@ -3802,3 +3802,16 @@ Each entry has:
     titles = [a.title for p in parsed for a in p.inv.attempts]
     assert not any("How we resolved it" in t for t in titles)
     assert all("How it showed up" not in (p.inv.symptom or "") for p in parsed)
+
+
+def test_a_programs_log_lines_with_annotations_in_a_fence_are_output_not_commands():
+    doc = """# NaN in fp16
+
+The debug prints showed where it starts:
+```
+[groupnorm] input: nan=0, inf=0          # inputs are fine
+[groupnorm] mean nan=0, var nan=32       # every group's variance is NaN!
+2026-01-09 10:31:02 after normalize: nan=5242880   # all of it
+```
+"""
+    assert _attempts(doc) == []

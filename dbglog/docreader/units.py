@@ -95,6 +95,9 @@ _POST = [
 ]
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "cmd", "powershell", "ps1", "",
           "dockerfile", "docker"}
+# A line a program printed: a bracketed tag ("[groupnorm]", "[rank0]:", not the shell's "[ -f x ]"), a timestamp, a level.
+_LOG_LINE = recache.compile(r"^\s*(?:\[(?! )[\w.:/-][\w .:/-]{0,39}\]|\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d\b|"
+                            r"(?:INFO|WARNING|WARN|ERROR|DEBUG)\b[\s:])")
 _CMD_COMMENT = recache.compile(r"^\s*(?:#|//|REM\b|::)\s?(?P<c>.*)$")
 _TRAIL_COMMENT = recache.compile(r"\s#\s+(?P<c>[^#'\"]{1,80})$")
 # "**2. HSA_OVERRIDE set:**" alone on its line; the inner text may hold the other emphasis mark (`_` in a name).
@@ -616,10 +619,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["result"].append(cm.group("c").strip())
             cur["lines"].append(i)
             continue
-        am = _ARROW_LINE.match(line)
-        if am and cur is not None and cur["cmd"]:
-            cur["result"].append(am.group("c").strip())  # "  -> NOK (Failed to initialize NVML)" under the command
-            cur["lines"].append(i)
+        if _output_line(cur, line, i):
             continue
         cm = _CMD_COMMENT.match(line)
         if cm and cur is not None and cur["cmd"] and cur["cmd"][-1] == i - 1 and lines[i - 1].rstrip().endswith("\\") \
@@ -672,6 +672,22 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     for g in groups:
         g["lines"] = sorted(set(g["lines"]))
     return groups
+
+
+def _output_line(cur: dict | None, line: str, i: int) -> bool:
+    """Is the line output, not a command: "  -> NOK (Failed to initialize NVML)" under a command (its result), or a
+    program's log line ("[groupnorm] var nan=32   # all groups NaN", annotated, never a command)?"""
+    am = _ARROW_LINE.match(line)
+    if am and cur is not None and cur["cmd"]:
+        cur["result"].append(am.group("c").strip())
+        cur["lines"].append(i)
+        return True
+    if not _LOG_LINE.match(line):
+        return False
+    if cur is not None and cur["cmd"]:
+        cur["result"].append(line.strip())
+        cur["lines"].append(i)
+    return True
 
 
 def _after_blank(cur: dict | None, last: dict | None) -> tuple[dict | None, dict | None]:
