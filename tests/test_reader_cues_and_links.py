@@ -3815,3 +3815,17 @@ The debug prints showed where it starts:
 ```
 """
     assert _attempts(doc) == []
+
+
+def test_the_rows_of_a_german_before_and_after_metrics_table_are_measurements_not_tries():
+    doc = """# Ollama nutzt die GPU nicht
+
+## Ergebnis nach Fix
+
+| Metrik | Vorher (CPU) | Nachher (GPU) |
+|--------|--------------|---------------|
+| RAM Verbrauch | ~28GB | ~2GB |
+| VRAM Verbrauch | 0 | 21GB |
+| Latenz pro Anfrage | ~20s | ~3-5s |
+"""
+    assert not any(t.startswith("Metrik") for t, _, _ in _attempts(doc))

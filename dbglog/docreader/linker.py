@@ -1069,8 +1069,8 @@ _CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnosti
                         r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
 # A first column that names what is measured or compared: its rows are qualities of one setup, not tries.
 _MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects?|propert(?:y|ies)|criteri(?:on|a)|kpis?|"
-                               r"dimensions?|statistics?|stats|characteristics?|指标|指標|지표|kennzahl\w*|métriques?|"
-                               r"métricas?)\W*$", re.I)
+                               r"dimensions?|statistics?|stats|characteristics?|指标|指標|지표|kennzahl\w*|metrik(?:en)?|messgrößen?|"
+                               r"métriques?|метрик[аи]|métricas?)\W*$", re.I)
 _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
