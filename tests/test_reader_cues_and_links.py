@@ -3829,3 +3829,16 @@ def test_the_rows_of_a_german_before_and_after_metrics_table_are_measurements_no
 | Latenz pro Anfrage | ~20s | ~3-5s |
 """
     assert not any(t.startswith("Metrik") for t, _, _ in _attempts(doc))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("latency went from 91ms/token to 81ms/token", "worked"),  # a lower latency, said in words
+    ("throughput dropped from 40 tok/s to 20 tok/s", "failed"),
+    ("we scaled from 1 to 8 GPUs", "inconclusive"),  # no metric: a setting, not a result
+    ("Reduced the batch size from 8 to 4", "inconclusive"),  # the knob that was turned
+    ("This gave a 40% latency improvement", "worked"),  # the metric named between the number and the gain
+])
+def test_a_metric_that_moved_from_one_number_to_another_in_words_is_read_like_an_arrow(text, want):
+    from dbglog.core.outcome import classify
+
+    assert classify(text) == want

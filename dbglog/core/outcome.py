@@ -512,6 +512,9 @@ _COUNT_VS = Lazy(rf"(?P<a>\d[\d,]*)(?:\s*/\s*\d[\d,]*)?\s+(?:[a-z]+\s+){{0,2}}?{
 # metric's name or unit says which way is better; a small change is no verdict (noise).
 _CHANGE = Lazy(r"(?:(?P<name>[a-z][\w /%@.-]{0,40}?)[\s:=]+)?(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<u1>[a-z%/]*)\s*"
                      r"(?:→|->|=>)\s*(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<u2>[a-z%/]*)", re.I)
+# "latency went from 91ms/token to 81ms/token": the same change in words
+_FROM_TO = Lazy(r"(?:(?P<name>[a-z][\w /%@.-]{0,40}?)\s+)?\bfrom\s+(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<u1>[a-z%/]*)\s+"
+                r"to\s+(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<u2>[a-z%/]*)", re.I)
 _HIGHER = Lazy(r"tok/s|tokens?/s|throughput|tflops|mfu|accuracy|\bacc\b|\bf1\b|\bauc\b|samples?/s|it/s|"
                      r"\bqps\b|req/s|gb/s|bandwidth|score|speed-?up|hit rate|utili[sz]ation|pass rate|recall|precision", re.I)
 _LOWER = Lazy(r"latency|ttft|tpot|\bp\d{2}\b|loss|step time|\btime\b|duration|\bms\b|memory|\bpeak\b|\bgb\b|"
@@ -525,7 +528,7 @@ _SET_VERB = Lazy(r"^\W*(?:(?:i|we|then|also|and|first)\s+)?(?:reduc|increas|lowe
                  r"switch|limit|capp?|shrank|shrink|grew|grow|doubl|halv|set|cut|drop|mov)\w*\b[^;,.→>]*$", re.I)
 
 # "~10% improvement in requests per second", "a 100% increase in throughput": a gain by its size.
-_PCT_GAIN = Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
+_PCT_GAIN = Lazy(r"(?P<n>\d+(?:\.\d+)?)\s?% (?:(?:[a-z-]+ )?(?:improvement|gain|speed-?up|boost)\b|(?:increase|more)\b"
                        r"(?= (?:in |of )?(?:\w+ ){0,3}(?:throughput|requests|speed|tok|qps|bandwidth|accuracy|score)))", re.I)
 
 
@@ -540,7 +543,7 @@ def _measured(text: str) -> str | None:
         a, b = int(m.group("a").replace(",", "")), int(m.group("b").replace(",", ""))
         return "worked" if a == 0 < b else "partial" if a < b else "failed"
     verdicts = set()
-    for m in _CHANGE.finditer(text):
+    for m in [*_CHANGE.finditer(text), *_FROM_TO.finditer(text)]:
         if _SET_VERB.search(text[:m.start("a")]):
             continue  # "Reduced batch size: 8 → 4": the knob that was turned, not what it measured
         a, b = float(m.group("a").replace(",", "")), float(m.group("b").replace(",", ""))
