@@ -3842,3 +3842,11 @@ def test_a_metric_that_moved_from_one_number_to_another_in_words_is_read_like_an
     from dbglog.core.outcome import classify
 
     assert classify(text) == want
+
+
+def test_a_bold_label_with_where_the_change_went_in_parentheses_is_still_the_label():
+    from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
+
+    assert label_of("**Fix** (`crates/core/src/groupnorm.rs`): statistics in f32", ATTEMPT_LABELS) == (
+        "did", "statistics in f32")
+    assert label_of("**Fix** (see below) and more text", ATTEMPT_LABELS) is None

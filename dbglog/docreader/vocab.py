@@ -94,7 +94,8 @@ ATTEMPT_LABELS = {
 # markers and quote marks before it are fine).
 LABEL = recache.compile(
     r"^\s{0,12}(?:>\s*)?(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:"
-    r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s)"
+    # ("**Fix** (`crates/core/src/groupnorm.rs`):": the label and where the change went)
+    r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s|(?P=b)\s*\([^()\n]{1,80}\)\s*:)"
     r"|(?P<i>[*_])(?P<l3>[^*_:\n]{1,40}?)(?::(?P=i)|(?P=i):)"
     r"|(?P<l2>[A-Za-z][A-Za-z '’/()-]{0,40}?)(?::|\s+[—–]\s|\s+-\s)"
     r")(?:[ \t]*(?P<rest>.*))?$"
