@@ -407,3 +407,18 @@ def test_a_database_from_before_glued_words_indexes_them_on_open(tmp_path):
     with opened_by_dbglog(conn, db) as s:
         assert [(h.kind, h.number) for h in search.tried(s.conn, "use packing").close] == [("attempt", 1)]
         assert search.check_index(s.conn) == []
+
+
+def test_a_try_recorded_in_the_ideas_own_words_is_the_first_answer(tmp_path):
+    # Two tries of one log that the judge both calls the same experiment: the one titled in the very words asked
+    # comes first, whatever the judge's score of the other (a success with more overlap in the body).
+    recs = _records(tmp_path)
+    log = recs.new("VAE decode runs out of memory at 1024px on a 12 GB card")
+    recs.add_attempt(log.id, title="Dynamic offload + VAE tiling", did="offload_mode=cond_only --vae-tiling",
+                     result="fits, 146 s per image, VAE tiling adds 80 s", outcome="worked")
+    recs.add_attempt(log.id, title="No offload + VAE tiling", did="offload_mode=none --vae-tiling",
+                     result="OOM in the VAE decode", outcome="failed")
+    res = search.tried(recs.store.conn, "no offload + VAE tiling")
+    answers = res.close + res.another
+    assert answers and answers[0].title == "No offload + VAE tiling"
+    recs.close()

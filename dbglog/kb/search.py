@@ -820,6 +820,7 @@ class Hit:
     knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
     judged_by: str = "built-in"  # tried: "built-in", "learned" (judge_same overruled the words), or "model" (--llm)
     same_p: float | None = None  # tried: the learned judge's probability that this attempt is the idea's experiment
+    verbatim: bool = False  # tried: the record's title says the idea in the idea's own words (``_verbatim``)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2549,6 +2550,9 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=T
         res.hits[i] = _judge_hit(conn, h, res.query)
         _tier(res.hits[i], res.query, idea_exp)
     judge_same(res.hits, res.query, idea_exp, judge, seen)
+    said = _content_words(res.query.text)
+    for h in res.hits:
+        h.verbatim = len(said) >= 2 and _content_words(h.title or "") == said
     close = [h for h in res.hits if h.tier == "same"]
     if close:  # the answer is the best few: much weaker word-close hits are only related
         top = max(h.score for h in close)
@@ -2598,9 +2602,21 @@ OUTCOME_ORDER = {"worked": 0, "failed": 0, "culprit": 0, "ruled-out": 0, "done":
 
 
 def _tried_order(h: Hit) -> tuple:
-    # (among the same tier, the judge's surest attempt first: a record it did not score counts as at its threshold)
+    # (among the same tier, a record titled in the idea's own words first -- "Added JSON result persistence" asked,
+    # that very title recorded, was ranked below another try the judge liked more -- then the judge's surest attempt:
+    # a record it did not score counts as at its threshold)
     p = h.same_p if h.same_p is not None else SAME_AT
-    return (TIER_ORDER.get(h.tier, 3), not h.exact, -round(p, 3), -round(h.score, 3), OUTCOME_ORDER.get(h.outcome, 2))
+    return (TIER_ORDER.get(h.tier, 3), not h.exact, not h.verbatim, -round(p, 3), -round(h.score, 3),
+            OUTCOME_ORDER.get(h.outcome, 2))
+
+
+_STOP_WORDS = frozenset("a an the to of in on for with and or by at from is was were it this that as be into via".split())
+
+
+def _content_words(text: str) -> frozenset:
+    """The words that carry a title's meaning, lower case, in any order ("No offload + VAE tiling" and "no offload +
+    vae tiling" are the same words)."""
+    return frozenset(w for w in re.findall(r"\w+", text.lower()) if w not in _STOP_WORDS)
 
 
 def _judge_hit(conn, h: Hit, q: Query) -> Hit:
