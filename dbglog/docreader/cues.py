@@ -729,18 +729,25 @@ def _legends(doc: Doc) -> set[int]:
     """The lists that define the labelled fields the entries below them use ("Each issue includes: - **Symptom**: How
     it manifested / - **Fix**: How we resolved it"): three or more items, each a field name, every name then used
     as a field twice or more after the list. Their items describe a template; they report nothing."""
+    from bisect import bisect_right
+
     groups: dict[int, list[Unit]] = {}
     for u in doc.units:
         if u.item >= 0 and u.head and u.depth == 1:
             groups.setdefault(u.group, []).append(u)
+    used: dict[str, list[int]] | None = None  # a field name -> the lines that use it, in order (read once, if asked)
     out = set()
     for g, items in groups.items():
         names = [m.group("l").strip().lower() if (m := _FIELD_NAME.match(u.text)) else None for u in items]
         if len(items) < 3 or None in names:
             continue
-        after = [m.group("l").strip().lower() for ln in doc.lines[items[-1].last + 1:]
-                 if (m := _FIELD_USED.match(_BULLET.sub("", ln)))]
-        if all(after.count(n) >= 2 for n in names):
+        if used is None:
+            used = {}
+            for i, ln in enumerate(doc.lines):
+                if m := _FIELD_USED.match(_BULLET.sub("", ln)):
+                    used.setdefault(m.group("l").strip().lower(), []).append(i)
+        last = items[-1].last
+        if all(len(at := used.get(n, [])) - bisect_right(at, last) >= 2 for n in names):
             out.add(g)
     return out
 
