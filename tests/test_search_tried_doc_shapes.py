@@ -422,3 +422,16 @@ def test_a_try_recorded_in_the_ideas_own_words_is_the_first_answer(tmp_path):
     answers = res.close + res.another
     assert answers and answers[0].title == "No offload + VAE tiling"
     recs.close()
+
+
+def test_a_qualified_name_finds_the_try_that_names_its_member_and_class_apart(tmp_path):
+    # "DQNAgent.select_action" is the method a worklog names as "select_action() in DQNAgent": the same thing.
+    recs = _records(tmp_path)
+    log = recs.new("Agent picks invalid actions after the screen check")
+    recs.add_attempt(log.id, title="Modified select_action() in DQNAgent", did="priority gate before the argmax",
+                     result="no invalid action in 200 episodes", outcome="worked")
+    res = search.tried(recs.store.conn, "Modified DQNAgent.select_action")
+    assert res.close and res.close[0].title == "Modified select_action() in DQNAgent"
+    none = search.tried(recs.store.conn, "Modified ReplayBuffer.sample_batch")
+    assert not none.close
+    recs.close()

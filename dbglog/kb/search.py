@@ -434,14 +434,7 @@ def parse_query(text) -> Query:
             if name:
                 new = _env_terms(tok, name)
             else:
-                t = Term(raw=tok, parts=parts)
-                if _CASE.search(tok):  # cudaMallocAsync -> also "cuda malloc async"
-                    t.alts = [" ".join(synonyms.split_identifier(tok))]
-                elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"; 1h -> also "60 min", "3600 s"
-                    t.alts = [" ".join(_UNIT.match(tok).groups())] + _durations(*_UNIT.match(tok).groups())
-                elif re.fullmatch(r"0\.\d+", tok):  # 0.5 = 0.50 (a fraction; 2.1 is not 2.10, a version)
-                    t.alts = [tok.rstrip("0").rstrip(".") if tok.endswith("0") else tok + "0"]
-                new = [t]
+                new = [_token_term(tok, parts)]
             i += 1
         for t in new:
             key = t.raw.lower()
@@ -613,6 +606,28 @@ def correct_word(conn, word: str) -> str | None:
         return None
     # prefer the most similar, then the most common
     return max(found, key=lambda t: (round(found[t]), vocab[t]))
+
+
+def _token_term(tok: str, parts: list[str]) -> Term:
+    """One token of the idea, with the other ways a record may write it."""
+    from dbglog.core import synonyms
+
+    t = Term(raw=tok, parts=parts)
+    if _CASE.search(tok):  # cudaMallocAsync -> also "cuda malloc async"
+        t.alts = [" ".join(synonyms.split_identifier(tok))]
+    elif _UNIT.match(tok):  # 350W, 80GB -> also "350 W", "80 GB"; 1h -> also "60 min", "3600 s"
+        t.alts = [" ".join(_UNIT.match(tok).groups())] + _durations(*_UNIT.match(tok).groups())
+    elif re.fullmatch(r"0\.\d+", tok):  # 0.5 = 0.50 (a fraction; 2.1 is not 2.10, a version)
+        t.alts = [tok.rstrip("0").rstrip(".") if tok.endswith("0") else tok + "0"]
+    member = _MEMBER.fullmatch(tok)
+    if member:  # DQNAgent.select_action -> also "select_action" ("select_action() in DQNAgent")
+        t.alts += [member.group("m")]
+    return t
+
+
+# A qualified name whose last part is an identifier of the code ("DQNAgent.select_action", "Trainer::step_fn"): the
+# member alone names it too. (Not a file name: "train.py", "config.yaml" end in no identifier of that shape.)
+_MEMBER = Lazy(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\.|::)(?P<m>[a-z]\w*_\w+|[a-z]+[A-Z]\w*)")
 
 
 def resolve_terms(conn, q: Query, kinds) -> None:
