@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, VERDICT_MARKS, label_of
+from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, label_of
 from dbglog.util import recache
 
 _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
@@ -717,12 +717,10 @@ def context(doc: Doc) -> Context:
                    _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc))
 
 
-# "- **Fix**: How we resolved it": an item that names a field and says what the field is for.
-_FIELD_NAME = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<l>[^*_:]{2,40}?)(?:\*\*|__)?\s*[:：]")
-
-
-_BULLET = recache.compile(r"^\s*[-*+]\s+")
-_FIELD_USED = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<l>[^*_:]{2,40}?)(?:\*\*|__)")  # ("**Fix** (`groupnorm.rs`):")
+def _bold_label(line: str) -> str | None:
+    """The name of a bold field label opening the line (``vocab.LABEL``), lower case, whatever the name."""
+    m = LABEL.match(line)
+    return m.group("l1").strip().lower() if m and m.group("l1") else None
 
 
 def _legends(doc: Doc) -> set[int]:
@@ -738,14 +736,15 @@ def _legends(doc: Doc) -> set[int]:
     used: dict[str, list[int]] | None = None  # a field name -> the lines that use it, in order (read once, if asked)
     out = set()
     for g, items in groups.items():
-        names = [m.group("l").strip().lower() if (m := _FIELD_NAME.match(u.text)) else None for u in items]
+        # ("- **Fix**: How we resolved it": a bold label, the one form a legend and its entries share)
+        names = [_bold_label(u.text) for u in items]
         if len(items) < 3 or None in names:
             continue
         if used is None:
             used = {}
             for i, ln in enumerate(doc.lines):
-                if m := _FIELD_USED.match(_BULLET.sub("", ln)):
-                    used.setdefault(m.group("l").strip().lower(), []).append(i)
+                if name := _bold_label(ln):  # ("**Fix** (`groupnorm.rs`):" too)
+                    used.setdefault(name, []).append(i)
         last = items[-1].last
         if all(len(at := used.get(n, [])) - bisect_right(at, last) >= 2 for n in names):
             out.add(g)

@@ -835,7 +835,7 @@ class Hit:
     knob_tier: str = ""  # tried: experiment.compare's tier (same / other / "")
     judged_by: str = "built-in"  # tried: "built-in", "learned" (judge_same overruled the words), or "model" (--llm)
     same_p: float | None = None  # tried: the learned judge's probability that this attempt is the idea's experiment
-    verbatim: bool = False  # tried: the record's title says the idea in the idea's own words (``_verbatim``)
+    verbatim: bool = False  # tried: the record's title says the idea in the idea's own words (``_content_words``)
     _matched: set = field(default_factory=set)  # indexes of the query terms this hit (or its context) has
     _context: set = field(default_factory=set)  # ... that only its investigation's title/symptom/tags have
     _ctx_text: str = ""  # its investigation's title, symptom and tags (a watched doc: heading, file name)
@@ -2625,13 +2625,10 @@ def _tried_order(h: Hit) -> tuple:
             OUTCOME_ORDER.get(h.outcome, 2))
 
 
-_STOP_WORDS = frozenset("a an the to of in on for with and or by at from is was were it this that as be into via".split())
-
-
 def _content_words(text: str) -> frozenset:
     """The words that carry a title's meaning, lower case, in any order ("No offload + VAE tiling" and "no offload +
-    vae tiling" are the same words)."""
-    return frozenset(w for w in re.findall(r"\w+", text.lower()) if w not in _STOP_WORDS)
+    vae tiling" are the same words): the search's stop words aside, but not a negation ("no offload" is a setting)."""
+    return frozenset(w for w in re.findall(r"\w+", text.lower()) if w not in STOPWORDS or w in ("no", "not"))
 
 
 def _judge_hit(conn, h: Hit, q: Query) -> Hit:
