@@ -3802,6 +3802,10 @@ Each entry has:
     titles = [a.title for p in parsed for a in p.inv.attempts]
     assert not any("How we resolved it" in t for t in titles)
     assert all("How it showed up" not in (p.inv.symptom or "") for p in parsed)
+    # (nor does the learned pass, which a plain import runs, take the legend's "Fix" item for a try)
+    learned, _ = importer.parse_document(doc + "\n```python\ntrial(64, 2)  # -> OK\ntrial(32, 2)  # -> OOM\n```\n",
+                                         "doc.md")
+    assert not any("How we resolved it" in a.title for p in learned for a in p.inv.attempts)
 
 
 def test_a_programs_log_lines_with_annotations_in_a_fence_are_output_not_commands():

@@ -613,7 +613,8 @@ class _Build:
         # (nor is a reply's "I have the same error, how to solve it?": it reports the bug, not a try)
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
-                 and not (u.post > 0 and linking.me_too(u.text))]
+                 and not (u.post > 0 and linking.me_too(u.text))
+                 and self.judged.get(u).label != "boilerplate"]  # (a template's text: a legend, a form's box)
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
