@@ -614,7 +614,7 @@ class _Build:
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
                  and not (u.post > 0 and linking.me_too(u.text))
-                 and self.judged.get(u).label != "boilerplate"]  # (a template's text: a legend, a form's box)
+                 and not _TEMPLATE_CUES & self.judged.get(u).features.keys()]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
@@ -867,6 +867,10 @@ def _fence(s: Section) -> None:
     s.body = f"{fence}markdown\n{s.body}\n{fence}"
 
 
+# The cues that a unit is a template's own text, whatever its words: never a try for the learned pass to add (a heading
+# that names setup, "**Setup:**", is no such cue: the tries told under it are still tries).
+_TEMPLATE_CUES = frozenset({"template placeholder", "a table of contents entry", "issue-form wording",
+                            "a legend of the fields the entries use"})
 PLAN_CONFIDENCE = 0.45
 SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
 
