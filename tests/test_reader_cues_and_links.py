@@ -3854,3 +3854,70 @@ def test_a_bold_label_with_where_the_change_went_in_parentheses_is_still_the_lab
     assert label_of("**Fix** (`crates/core/src/groupnorm.rs`): statistics in f32", ATTEMPT_LABELS) == (
         "did", "statistics in f32")
     assert label_of("**Fix** (see below) and more text", ATTEMPT_LABELS) is None
+
+
+def test_bare_items_right_under_a_heading_of_tries_are_tries_and_a_collective_aside_is_their_verdict():
+    doc = """# Cross-node NCCL init fails under Ray
+
+`ncclCommInitRank` fails on the remote workers only.
+
+## Attempted fixes (all failed for this cross-node setup)
+1. System-wide /etc/environment on both nodes
+2. Shell export before `ray start`
+3. NCCL_NET=Socket, NCCL_P2P_DISABLE=1
+
+## Things tried
+- A fresh venv on the head node
+"""
+    got = _attempts(doc)
+    assert [t for t, _, _ in got] == ["System-wide /etc/environment on both nodes", "Shell export before `ray start`",
+                                      "NCCL_NET=Socket, NCCL_P2P_DISABLE=1", "A fresh venv on the head node"]
+    assert [o for _, o, _ in got] == ["failed", "failed", "failed", "inconclusive"]
+
+
+def test_a_list_under_a_topic_heading_or_a_not_tried_heading_or_of_properties_is_no_tries():
+    doc = """# vLLM on the new card
+
+The server starts but the first request crashes.
+
+## Troubleshooting
+- Driver and toolkit versions
+- The NCCL environment
+
+## Not tried
+- fp8 KV cache on top
+
+## What worked
+- Image: vllm-nightly
+- Size: 33GB
+- CUDA: 12.8
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_title_that_names_the_whole_log_as_fixes_does_not_give_an_entry_without_a_verdict_one():
+    doc = """# Installer - Confirmed Fixes
+
+## Fix History
+
+### 2025-09-25: Sync stopped
+
+The sync job fails at start.
+
+I rebuilt the image with rclone 1.68 in the Dockerfile.
+"""
+    assert [o for _, o, _ in _attempts(doc)] == ["inconclusive"]
+
+
+def test_a_sentence_that_refers_back_to_an_items_try_is_how_that_try_went_not_a_try_of_its_own():
+    doc = """# FP8 MoE crashes under load
+
+Illegal memory access in the fused MoE kernel after hours of serving.
+
+## What worked
+- Upgrading to vllm 0.5.4: 5 days under load, no crash.
+- Before the release, the stopgap was a custom MoE config with BLOCK_SIZE_K=64. That also held for the 3 days we ran it.
+"""
+    got = _attempts(doc)
+    assert len(got) == 2
+    assert [o for _, o, _ in got] == ["worked", "worked"]

@@ -219,10 +219,11 @@ def _common_words(rx: re.Pattern, text: str, words: int) -> int:
 
 # Markdown decoration and list markers the words of a unit are read without.
 # (and an empty HTML anchor a table of contents links to: "Discussion <a id="discussion"></a>")
+# (the spaces before the anchor are taken from the first one only: a line of many spaces stays linear)
 # (a single "_" or "*" is emphasis only as a pair, "_this_": an identifier's own underscore, "_ZN3c10...", stays)
 _EMPH = recache.compile(r"(?<!\w)([*_])(?=[^\s*_])((?:(?!\1)[^\n]){0,200}?[^\s*_])\1(?!\w)")
 _DECOR = recache.compile(r"(?:\*\*|__|~~|"
-                    r"\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
+                    r"(?<!\s)\s*<a\s+(?:id|name)=[\"'][^\"'<>]{0,80}[\"']\s*/?>(?:\s*</a>)?)")
 _LEAD = recache.compile(r"^\s*(?:[-*+•](?=\s)|>|\d{1,3}[.)](?=\s|$)|\[[ xX]\]|（\d{1,2}）|\d{1,2}、|[①-⑳]|"
                         r"(?!-{1,2}\w)[^\w\s`'\"(\[<@]{1,3})\s*")
 _MENTION = recache.compile(r"^(?:`?@[\w.-]+`?[\s,:]*)+")
@@ -531,10 +532,17 @@ _READ_ONLY = recache.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compo
                         r"(?:status|list|ls|ps|show|info|describe|get|inspect|version|--version|-v|-V|log|top|events)\b")
 
 
+@lru_cache(maxsize=8192)  # (the context, the linker and the list captions ask about the same headings)
 def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text)).lower()
     s = re.sub(r"[:：]\s*$", "", s)
+    aside = _ASIDE.search(s)
+    if aside and aside.start() > 0:
+        # "Attempted fixes (all failed for this cross-node setup)": a verdict on them all in the aside is the section's
+        said = outcome_of(aside.group(1), lang) if table(lang).has("outcome.collective", aside.group(1)) else None
+        if said in ("worked", "failed") and heading_role(s[:aside.start()].rstrip(), lang) in (None, "tried"):
+            return said
     if " | " in s:  # a bilingual form heading ("当前行为 | Current Behavior"): either half names the role
         return next((r for part in s.split(" | ") if (r := heading_role(part, language(part)))), None)
     if len(s.split()) > 6 or (lang in ("zh", "ja") and len(s) > 14) or (lang == "ko" and len(s) > 24):
@@ -558,6 +566,9 @@ def heading_role(text: str, lang: str) -> str | None:
     return _verdict_first(s, lang, role)
 
 
+_ASIDE = recache.compile(r"[(（]([^()（）]{1,120})[)）]\s*$")
+
+
 def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
     """ "Failed workarounds", "❌ Rejected approaches", "Successful diagnostics": a heading that opens with a verdict
     names tries that went that way, whatever its noun (options, tries or none)."""
@@ -571,6 +582,8 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
     form = {"en": r"(?:ed|ful|ing)$", "ko": r"(?:된|한|던|은)$"}.get(lang)
     first = words[0] if len(words) > 1 and (form is None or re.search(form, words[0])) else ""
     said = outcome_of(first, lang) if first else None
+    if said is None and table(lang).has("outcome.untested", s):
+        return "plan"  # "Not tried", "Not yet run": what is left to do
     return said if said in ("worked", "failed") else role
 
 
@@ -703,7 +716,7 @@ def context(doc: Doc) -> Context:
     heads = [u for u in doc.units if u.kind == "heading"]
     roles = {u.id: heading_role(u.text, lang if language(u.text) == "en" else language(u.text)) for u in heads}
     tops = [u for u in heads if u.level == 1]
-    named = ("options", "plan", "lessons", "boilerplate") if doc.posts else ("options", "plan", "lessons")
+    named = ("options", "plan", "lessons", "worked", "failed") + (("boilerplate",) if doc.posts else ())
     if len(tops) == 1 and roles[tops[0].id] in named and (len(heads) > 1 or tops[0].first == min(
             (u.first for u in doc.units if u.kind != "front"), default=0)):
         # The title names the whole story ("GPU recovery guide", "flash-attn build notes"; a thread's "memory
@@ -799,7 +812,38 @@ def done_captions(doc: Doc, lang: str) -> dict[int, int]:
     in its items' result ("- **Result:** no effect"). The caption's tense and person carry to its items, which
     alone are bare settings; a caption that asks, suggests, plans or hedges ("You could try:") carries nothing."""
     out = _captioned_lists(doc, lang)
+    out.update({g: h for g, h in _headed_lists(doc, lang).items() if g not in out})
     out.update({g: -1 for g in _result_closed_lists(doc) if g not in out})
+    return out
+
+
+# "- PyTorch: 2.10.0", "- 크기: 33GB": an item that names a property and its value
+_PROPERTY = recache.compile(r"^[^:：\s][^:：]{0,30}[:：]\s*[^\s].{0,40}$")
+
+
+def _settings_list(doc: Doc, group: int) -> bool:
+    """A list of properties and their values ("### Successful configuration" / "- Image: …" / "- CUDA: 12.8") is a
+    description of a setup, not its tries one by one."""
+    heads = [plain(u.text) for u in doc.units if u.group == group and u.item >= 0 and u.head and u.kind == "sentence"]
+    return bool(heads) and sum(1 for t in heads if _PROPERTY.match(t)) * 2 > len(heads)
+
+
+def _headed_lists(doc: Doc, lang: str) -> dict[int, int]:
+    """A list right under a heading that says its items were tried ("## Attempted fixes", "## Things tried",
+    "## What didn't work"): the heading is its caption, so bare items ("Shell export before `ray start`") are
+    tries. A heading that only names a topic ("## Troubleshooting", "## Findings") carries nothing."""
+    out: dict[int, int] = {}
+    prev = None
+    for u in doc.units:
+        if u.item >= 0 and u.index == 0 and u.head and u.depth == 1 and prev is not None and prev.kind == "heading" \
+                and prev.level <= 6 and 0 < u.first - prev.last <= 2:
+            own = language(prev.text) if language(prev.text) != "en" else lang
+            role = heading_role(prev.text, own)
+            if (role in ("worked", "failed") or role == "tried" and table(own).has("tense.tries", plain(prev.text))) \
+                    and not _settings_list(doc, u.group):
+                out[u.group] = prev.id
+        if u.kind not in ("html", "rule"):
+            prev = u
     return out
 
 
@@ -1002,7 +1046,9 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         # (a log line pasted into the middle of a paragraph, "CUDA error: an illegal memory access was encountered"
         # under "When I redo the prompt it crashed again:", is the program's words too)
         f["pasted error output"] = 1.0
-    if u.item >= 0 and u.group in ctx.captions and (u.depth == 1 or ctx.captions[u.group] < 0):
+    cap = ctx.captions.get(u.group) if u.item >= 0 else None
+    if cap is not None and (u.depth == 1 or cap < 0) and (u.head or cap < 0 or ctx.doc.units[cap].kind != "heading"):
+        # (under "## What worked", an item's later sentences tell how its try went: "That also held for 3 days.")
         f["an item of a list of what was done"] = 1.0
     if u.item >= 0 and u.group in ctx.legend:
         f["a legend of the fields the entries use"] = 1.0

@@ -422,7 +422,7 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
         capj = js[at[cap]] if cap in at else None
         if cap is not None and (c := by_unit.get(cap)) is not None and len(c.units) <= 1:
             drop.add(id(c))
-        lead = plain(capj.unit.text).rstrip(" :：") if capj is not None else ""
+        lead = plain(capj.unit.text).rstrip(" :：") if capj is not None and capj.unit.kind != "heading" else ""
         verdict = _list_verdict(js, members.get(group, []))
         if verdict is None and capj is not None and _outcome(plain(capj.unit.text)) in ("worked", "failed", "partial"):
             verdict = capj  # "I have tried the following things without being able to fix the issue:" over the list
@@ -633,7 +633,9 @@ def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: i
     # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
     # whose code names make the sentence alone look English).
     own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
-    oc = outcome or _outcome(result) or own or "inconclusive"
+    # (an item under "## What didn't work" that says nothing of its own went as its heading says)
+    under = next((o for o in ("failed", "worked") if f"under a heading saying what {o}" in j.features), None)
+    oc = outcome or _outcome(result) or own or under or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
     split = colon_verdict(plain(did), language(did))
@@ -693,6 +695,11 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         # form that reads like an action, naming no setting of its own, is the change's result)
         persisted = n.label in ACTS and "'still' or 'no change'" in n.features and _outcome(n.unit.text) in (
             "failed", "partial") and not _KNOB.search(n.unit.text) and not _OWN_TRY_SAID.intersection(n.features)
+        # ("..., the stopgap was a custom MoE config. That also held for the 3 days we ran it.": a sentence of the same
+        # item or paragraph that refers back to it and says how it went, naming no setting of its own)
+        back = n.label in ACTS and n.unit.block == u.block and _refers_back(n.unit.text) \
+            and _outcome(n.unit.text) in ("worked", "failed", "partial") and not _KNOB.search(n.unit.text)
+        persisted = persisted or back
         if (n.label in ACTS and not labelled and not persisted) or n.unit.kind != "sentence":
             break
         if n.label == "result" or labelled or persisted:
@@ -703,7 +710,14 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
                 f.title = next((x.strip() for x in shown.text.split("\n") if x.strip()), f.title)
             return f
     oc = _outcome(u.text)
-    return _found(j, u.text, "", outcome="untested" if oc == "untested" else "inconclusive")
+    return _found(j, u.text, "", outcome="untested" if oc == "untested" else None)
+
+
+def _refers_back(text: str) -> bool:
+    """Does the sentence open by pointing at what came before it ("That also held", "Das hat geholfen", "这样就好了")?"""
+    s = plain(text).lstrip()
+    rx = table(language(s)).rx.get("mood.refers_back")
+    return bool(rx and rx.match(s))
 
 
 # A sentence that tells a try of its own ("Attempted forcing Vulkan via env vars (no effect)"), not a verdict on the last.
