@@ -510,6 +510,8 @@ This can happen for various reasons:
         f"### u{i} — 2024-01-03\nStill fails.\n\n" for i in range(6000)),
     # list items of one long word full of digits and no colon: "a setting and what it measured" backtracked
     "# T\n\n" + "".join(f"- {'a1' * 10_000} {i}\n" for i in range(3)),
+    # a heading of one word, fifty thousand spaces and another: the anchor pattern of `plain` once tried every space
+    "# x" + " " * 50_000 + "y\n\ntext\n",
 ])
 def test_hostile_shapes_are_read_in_linear_time(text):
     import time

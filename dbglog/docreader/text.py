@@ -190,9 +190,10 @@ def status_from_title(title: str) -> tuple[str, str | None]:
     m = re.match(r"^[\[(]([A-Za-z' ]{2,20})[\])]\s*[:—–-]?\s*(.+)$", title)
     if m and status_word(m.group(1)):
         return m.group(2).strip(), status_word(m.group(1))
-    m = re.match(r"^(.+?)\s*[\[(]([A-Za-z' ]{2,20})[\])]$", title)
-    if m and status_word(m.group(2)) in ("resolved", "wontfix"):
-        return title, status_word(m.group(2))
+    # (the tag at the end, searched from it: "^(.+?)\s*[(]" tried every space of a long run before it)
+    m = re.search(r"[\[(]([A-Za-z' ]{2,20})[\])]$", title)
+    if m and m.start() > 0 and title[:m.start()].strip() and status_word(m.group(1)) in ("resolved", "wontfix"):
+        return title, status_word(m.group(1))
     m = re.match(r"^(?:✅|✔️?)\s*(.+)$", title)
     if m:
         return title, "resolved"
