@@ -512,6 +512,11 @@ This can happen for various reasons:
     "# T\n\n" + "".join(f"- {'a1' * 10_000} {i}\n" for i in range(3)),
     # a heading of one word, fifty thousand spaces and another: the anchor pattern of `plain` once tried every space
     "# x" + " " * 50_000 + "y\n\ntext\n",
+    # the same run of spaces in a table cell (the "but" of two tries in one sentence), a post's author line (the
+    # number of an entry) and a paragraph (a hard line break's two spaces): each took 15-25 s of CPU
+    "# T\n\n| change | result |\n|---|---|\n| a" + " " * 30_000 + "b | fails |\n",
+    "# T\n\n### alice" + " " * 30_000 + "— 2024-01-01\nIt hangs.\n",
+    "# T\n\nI tried x" + " " * 150_000 + "y and it failed.\n",
 ])
 def test_hostile_shapes_are_read_in_linear_time(text):
     import time

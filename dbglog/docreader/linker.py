@@ -515,7 +515,8 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[int]) -> Found 
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
-ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+#?\s*|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+# ("\s+(?:#\s*)?", not "\s+#?\s*": two runs of spaces side by side split a long run every way before failing)
+ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+(?:#\s*)?|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = recache.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
@@ -1108,9 +1109,10 @@ def _measured(u: Unit, what: int, strict: bool = False) -> bool:
 _GOAL_COL = recache.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
 
 
+# (each separator's spaces are taken from the first one only, "(?<!\s)": a long run of spaces stays linear)
 _TRIED = recache.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
-_OR = recache.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
-_BUT = recache.compile(r"\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
+_OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
+_BUT = recache.compile(r"(?<!\s)\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
 
 def _split_several(f: Found) -> list[Found]:
@@ -1150,7 +1152,7 @@ def _split_several(f: Found) -> list[Found]:
 
 _ELSEWHERE = recache.compile(r"^\s*(?:it\s+|i\s+|we\s+)?(?:could(?:n't| not)|(?:does|did|do)(?:n't| not)|not|fails?|failed)\b"
                         r".{0,40}\b(?:after|before|on|with|since|in|under)\b", re.I)
-_GERUND_AND = recache.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
+_GERUND_AND = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(?=\w+ing\b|to\s+\w+)")
 
 
 # "NVLS enabled versus disabled: both wedged", "`a`, `b`, and `c` MoE: all wedged": each side a try, one verdict

@@ -69,7 +69,7 @@ _BLOCK_START = recache.compile(r"^ {0,3}([-*+]\s|\d+[.)]\s|>|#|\|)")
 _BOX = recache.compile(r"^\[[ xX]\]\s*")
 _STAMP_LEAD = recache.compile(r"^(?:\*\*|__)?[\d:./ -]{3,19}(?:\*\*|__)?\s*[:—–-]?\s+")
 _BOLD_LEAD = recache.compile(r"^(?:[^\w\s`*_]{1,3}\s*)?(?:\*\*|__)(.+?)(?:\*\*|__)")
-_DASH_CUT = recache.compile(r"\s+-\s+")
+_DASH_CUT = recache.compile(r"(?<!\s)\s+-\s+")  # (from a run's first space: a long run stays linear)
 _CODE_SPAN = recache.compile(r"`[^`]*`")
 _CODE_LEAD = recache.compile(r"^(`[^`]{1,60}`[^:`]{0,30}?(?:\s*/\s*`[^`]{1,60}`)?)\s*:\s+\S")
 

@@ -867,7 +867,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     pos = 0
     breaks = [m for m in _SENT.finditer(joined)]
     # A line that ends in <br> (or two spaces) is a hard line break: a boundary whatever the punctuation.
-    breaks += [m for m in re.finditer(r"(?:<br\s*/?>|  )\s*\n", joined, re.I)]
+    # (the two spaces are a run's first two: "(?<! )" keeps a line of many spaces linear)
+    breaks += [m for m in re.finditer(r"(?:<br\s*/?>|(?<! )  )\s*\n", joined, re.I)]
     breaks.sort(key=lambda m: m.start())
     for m in breaks + [None]:
         if m is not None and m.start() < pos:
