@@ -415,3 +415,18 @@ def test_a_block_read_once_is_not_read_again_with_the_same_memo(monkeypatch):
     assert F.fingerprint_blocks("ValueError: shape mismatch in layer 3", None, memo) == want
     assert F.fingerprint_blocks(note, None, memo) == want
     assert len(calls) == 3  # (the bare block, then the other fenced block and the prose; the first block once)
+
+
+@pytest.mark.parametrize("text", [
+    # a message with a progress bar's run of spaces in it: the headerless exception's message (lazy, then trailing
+    # spaces) and the scrubbing patterns each tried every split of the run
+    "RuntimeError: CUDA error:" + " " * 30_000 + "an illegal memory access was encountered\n",
+    "RuntimeError:" + "\t" * 50_000 + "x\n",  # and of tabs, before a line break that might be a wrap
+    "[rank0]:[E ProcessGroupNCCL.cpp:1]" + " " * 80_000 + "Watchdog caught collective operation timeout\n",
+])
+def test_a_line_of_thousands_of_spaces_is_fingerprinted_in_linear_time(text):
+    import time
+
+    t = time.process_time()
+    F.fingerprint_text(text)
+    assert time.process_time() - t < 1.0  # each took 1.5-5 s of CPU

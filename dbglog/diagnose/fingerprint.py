@@ -86,6 +86,8 @@ _SCRUB_RULES = (
 SCRUB = tuple((recache.compile(p, re.I), r) for p, r in _SCRUB_RULES)
 
 _SPACE = recache.compile(r"\s+")
+_RUN = recache.compile(r"(?<! ) {3,}")
+_READ_HEAD = 4 * 1024
 _KEPT = recache.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
 _KEPT_NUMBERS = recache.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
@@ -124,7 +126,10 @@ def _from_exception(line: str) -> str:
 def normalise_line(line: str) -> str:
     """One key line as it reads on every rank, machine and day: prefixes stripped, then what varies
     (``SCRUB``), whitespace collapsed, cut at ``MAX_LINE``."""
-    line = _from_exception(strip_prefixes(line.replace("\t", " ")))
+    # (a run of spaces kept to two and the line to its head first: what the patterns read is then short, and a
+    # progress bar's thousands of spaces cannot make a scrubbing pattern try every split of them)
+    line = _RUN.sub("  ", line.replace("\t", " "))[:_READ_HEAD]
+    line = _from_exception(strip_prefixes(line))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)
     line = _KEPT.sub(lambda m: m.group(1) + "=" + m.group(2).replace("#", ""), line).replace(_KEEP, "")
@@ -376,7 +381,8 @@ def _join_soft_wraps(text: str) -> str | None:
     return "\n".join(out) + "\n" if joined else None
 
 
-_WRAPPED = recache.compile(r"(?<![.:)\]}!?;])[ \t]*\n[ \t]{1,8}(?=[a-z])")  # a line's tail on the next line
+# a line's tail on the next line (the spaces before the break bounded: a line of thousands of tabs stays linear)
+_WRAPPED = recache.compile(r"(?<![.:)\]}!?;])[ \t]{0,256}\n[ \t]{1,8}(?=[a-z])")
 
 
 def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Fingerprint | None:

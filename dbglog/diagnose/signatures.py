@@ -887,7 +887,7 @@ BUILTIN: tuple[Signature, ...] = (
     # better is in the log; a traceback-confirmed exception of the same name ranks above it.
     _S("py.traceback_headerless",
        [(r"^" + _PREFIX + r"[`'\"]?(?P<exc>[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)*(?:Error|Exception)):"
-         r"(?:[ \t]+(?P<msg>\S[^\n]*?))?[ \t`'\"]*$", ("Error:", "Exception:"))], 44,
+         r"(?:[ \t]+(?P<msg>\S(?:[^\n]*[^ \t`'\"\n])?))?[ \t`'\"]*$", ("Error:", "Exception:"))], 44,
        resolve=_resolve_headerless, description="a Python exception line without its traceback"),
     # Host-side C/C++ assertions: llama.cpp/ggml's GGML_ASSERT (old "GGML_ASSERT: file:line: cond",
     # new "file:line: GGML_ASSERT(cond) failed") and glibc's assert() ("prog: file:line: func:
