@@ -25,6 +25,7 @@ import json
 import os
 import re
 import threading
+from dbglog.util import jsonsafe
 
 ENABLED_VAR = "DBGLOG_TOGGLES"
 MANAGED_VAR = "DBGLOG_TOGGLES_ALL"
@@ -51,7 +52,7 @@ def parse_names(raw: str | None) -> frozenset[str] | None:
     names: frozenset[str]
     if text.startswith("["):
         try:
-            names = frozenset(str(x) for x in json.loads(text))
+            names = frozenset(str(x) for x in jsonsafe.loads(text))
         except ValueError:
             names = frozenset()
     else:

@@ -53,6 +53,7 @@ import re
 import sys
 
 from dbglog.fastpath import one_line  # (stdlib only at import, like the hook)
+from dbglog.util import jsonsafe
 
 MAX_INPUT = 1 << 20  # a hook input larger than this is not a command or a prompt
 NOTICE_ATTEMPTS = 3
@@ -1072,7 +1073,7 @@ def _read_input(stdin) -> tuple[str, dict | None]:
     s = text.strip()
     if s.startswith("{"):
         try:
-            obj = json.loads(s)
+            obj = jsonsafe.loads(s)
         except ValueError:
             return text, None  # a brace group, `{ cmd; }`, is a command too
         if isinstance(obj, dict):

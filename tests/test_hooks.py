@@ -223,6 +223,7 @@ def test_prompt_lists_relevant_prior_attempts(kb):
     "", "   \n", "{not json", '{"tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}}',
     '{"tool_name": "Bash", "tool_input": "not a dict"}', '{"tool_name": "Bash", "tool_input": {"command": 42}}',
     "[1, 2, 3]", "\x00\x01\x02 binary", "'unclosed quote torchrun train.py",
+    '{"tool_input": ' + "[" * 50_000,  # nested deeper than the JSON decoder recurses
 ])
 def test_bad_input_is_silent(kb, stdin):
     for event in ("pre-command", "prompt"):

@@ -111,6 +111,10 @@ def not_json(body):
     return 200, "Sure! Here are the attempts: enforce_eager worked."
 
 
+def nested_too_deeply(body):
+    return 200, "[" * 50_000  # deeper than the JSON decoder recurses
+
+
 def server_error(body):
     return 500, "overloaded"
 
@@ -123,6 +127,7 @@ def unknown_outcome(body):
 @pytest.mark.parametrize("answer, says", [
     (not_a_unit, "cites unit 99999, which this document does not have"),
     (not_json, "JSONDecodeError"),
+    (nested_too_deeply, "nested too deeply"),
     (server_error, "HTTPError"),
     (unknown_outcome, "outcome 'fixed'"),
 ])

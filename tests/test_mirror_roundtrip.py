@@ -2,6 +2,8 @@
 
 import string
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,3 +148,20 @@ def test_a_hand_edited_outcome_is_one_of_the_outcomes_or_refused_where_it_stands
         with pytest.raises(markdown.ParseError) as e:
             markdown.parse(_with_outcome_line(text, f"**Outcome:** {bad}"), "f.md")
         assert str(e.value).startswith(f"f.md:{line}: attempt 1: outcome ") and "\x1b" not in str(e.value)
+
+
+@pytest.mark.parametrize("comment", [
+    "[1]", "null", '"text"', "[" * 50_000,  # not an object, or nested deeper than the JSON decoder recurses
+    '{"sha": "%s", "data": {"labels": 5}}', '{"sha": "%s", "data": [{"no such field": 1}]}',  # ours by digest, not in shape
+])
+def test_a_data_comment_that_is_not_ours_in_shape_gives_way_to_the_visible_lines(comment):
+    import re
+
+    inv = Investigation(id="20260101-x", title="t", differences=[Difference("a", "1", "2")], labels=("ok", "bad"),
+                        next_steps=[NextStep(text="s", position=1)])
+    text = markdown.render(inv)
+    for digest in re.findall(r'"sha": "(\w+)"', text):
+        hand = text.replace(re.search(rf'<!-- dbglog-data \{{"sha": "{digest}".* -->', text).group(0),
+                            "<!-- dbglog-data " + (comment % digest if "%s" in comment else comment) + " -->")
+        got = markdown.parse(hand, "x.md")
+        assert got.labels == ("ok", "bad") and len(got.differences) == 1 and [s.text for s in got.next_steps] == ["s"]

@@ -22,13 +22,14 @@ import re
 from pathlib import Path
 
 from dbglog.util.errors import DbglogError
+from dbglog.util import jsonsafe
 
 _MISSING = object()
 
 
 def parse_value(text: str):
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except ValueError:
         return text
 
@@ -91,7 +92,7 @@ def get_value(text: str, fmt: str, path: list[str], where: str = "config"):
 def _load(text: str, fmt: str, where: str):
     try:
         if fmt == "json":
-            return json.loads(text)
+            return jsonsafe.loads(text)
         if fmt == "yaml":
             import yaml
 

@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 from dbglog.util.errors import DbglogError
+from dbglog.util import jsonsafe
 from dbglog.util.fsutil import sha256_hex
 from dbglog.core.model import (
     DEFAULT_LABELS,
@@ -175,7 +176,7 @@ def _decode_value(buf: list[str]) -> str:
                     content = "\n".join(body[1:j])
                     if fm.group(3) == "dbglog-json":
                         try:
-                            value = json.loads(content)
+                            value = jsonsafe.loads(content)
                         except ValueError:
                             break
                         if isinstance(value, str):
@@ -292,11 +293,11 @@ def _read_data_comment(line: str, lines: list[str]):
     if not m:
         return None
     try:
-        obj = json.loads(m.group(1))
+        obj = jsonsafe.loads(m.group(1))
     except ValueError:
         return None
-    if obj.get("sha") != _digest(lines):
-        return None  # the visible lines were edited by hand: they win
+    if not isinstance(obj, dict) or obj.get("sha") != _digest(lines):
+        return None  # the visible lines were edited by hand (or the comment was): they win
     return obj.get("data")
 
 
@@ -356,7 +357,7 @@ def _parse_files(lines: list[str]) -> list[str]:
 def _decode_files(buf: list[str]) -> list[str]:
     if not buf[0] and len(buf) >= 3 and buf[1] == "```dbglog-json" and buf[3:4] == ["```"]:
         try:
-            data = json.loads(buf[2])
+            data = jsonsafe.loads(buf[2])
         except ValueError:
             data = None
         if isinstance(data, list) and all(isinstance(x, str) for x in data):
@@ -718,9 +719,12 @@ def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
     if comment:
         data = _read_data_comment(comment, table)
-        if data is not None:
-            inv.labels = tuple(data["labels"])
-            inv.differences = [Difference(**r) for r in data["rows"]]
+        try:
+            labels, rows = tuple(data["labels"]), [Difference(**r) for r in data["rows"]]
+        except (KeyError, TypeError, ValueError):
+            pass  # no data, or not ours in shape: the visible table is read instead
+        else:
+            inv.labels, inv.differences = labels, rows
             return
     if not table:
         return
@@ -736,8 +740,10 @@ def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
     if comment:
         data = _read_data_comment(comment, [line for _, line in items])
-        if data is not None:
+        try:
             return [NextStep(**d) for d in data]
+        except TypeError:
+            pass  # no data, or not ours in shape: the visible list is read instead
     steps = []
     for n, (_i, line) in enumerate(items, 1):
         step = parse_step(line, n)

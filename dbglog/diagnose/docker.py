@@ -4,7 +4,7 @@ GPU jobs trip over (the /dev/shm size, the GPUs passed in, a memory limit)."""
 
 from __future__ import annotations
 
-import json
+from dbglog.util import jsonsafe
 
 _DEFAULT_SHM = 64 << 20  # docker's /dev/shm without --shm-size or --ipc=host
 _AMD_DEVICES = ("/dev/kfd", "/dev/dri")
@@ -12,7 +12,7 @@ _AMD_DEVICES = ("/dev/kfd", "/dev/dri")
 
 def _first_container(text: str) -> dict | None:
     try:
-        doc = json.loads(text)
+        doc = jsonsafe.loads(text)
     except ValueError:
         return None
     if isinstance(doc, list):

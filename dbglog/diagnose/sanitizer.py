@@ -21,7 +21,7 @@ from dbglog.diagnose.kernels import short_kernel
 #   Uninitialized __global__ memory read of size 8 bytes          (initcheck)
 #   Error: Race reported between Write access at ... and Read access at ...   (racecheck)
 #   Program hit cudaErrorLaunchFailure (error 719) due to "..." on CUDA API call to ...
-_CS_LINE = re.compile(r"^[^\n=]{0,60}=========(?: (.*?))?\s*$")
+_CS_LINE = re.compile(r"^[^\n=]{0,60}=========(?: (.*))?$")  # (the body is stripped: a lazy one tried every space)
 _CS_ERROR = re.compile(r"^(Invalid __(\w+)__ (read|write) of size (\d+)(?: bytes)?|"
                        r"Uninitialized __(\w+)__ memory read of size (\d+)(?: bytes)?|"
                        r"(Error|ERROR|WARN|Warning): Race reported between (\w+) access at (.*)|"

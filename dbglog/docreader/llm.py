@@ -15,6 +15,7 @@ import json
 from dbglog.docreader.review import Corrections, from_extraction, units_for_agents
 from dbglog.util.errors import DbglogError
 from dbglog.util.llmchat import chat
+from dbglog.util import jsonsafe
 
 SCHEMA = {
     "type": "object",
@@ -54,7 +55,7 @@ def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) 
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "attempts", "schema": SCHEMA, "strict": True}}}
     try:
-        answer = json.loads(chat(url, body, timeout))
+        answer = jsonsafe.loads(chat(url, body, timeout))
     except (OSError, ValueError) as e:  # (urllib's errors are OSErrors; a reply that is no JSON a ValueError)
         raise ModelError(f"{type(e).__name__}: {str(e)[:120]}") from None
     try:

@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 
 from dbglog.kb import search
+from dbglog.util import jsonsafe
 
 TIERS = ("same", "other", "related", "unrelated")
 CANDIDATES = 6  # the first candidates of the built-in answer the model is asked about
@@ -69,7 +70,7 @@ def request_body(idea: str, hits: list, model: str) -> dict:
 def validate(content: str, n: int) -> dict[int, tuple[str, str]]:
     """{candidate id: (tier, differs)} from the model's message, or ValueError saying what is wrong."""
     try:
-        data = json.loads(content)
+        data = jsonsafe.loads(content)
     except (TypeError, ValueError):
         raise ValueError("the answer is not JSON") from None
     verdicts = data.get("verdicts") if isinstance(data, dict) else None

@@ -40,6 +40,7 @@ from functools import lru_cache
 from dbglog.util.errors import DbglogError
 from dbglog.util import recache  # (patterns compiled once per install, not per command)
 from dbglog.util.lazyre import Lazy  # tried's rarer rules: nothing to a command that never reaches them
+from dbglog.util import jsonsafe
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_QUERY_CHARS = 1000
@@ -538,7 +539,7 @@ class Vocabulary:
         path = cls._file(conn)
         if path is not None:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = jsonsafe.loads(path.read_text(encoding="utf-8"))
                 fresh = data["stamp"] == stamp
                 if fresh or (stamp[2] > cls.STALE_OK_ATTEMPTS and time.time() - data["time"] < cls.STALE_OK_SECONDS):
                     cls._cache = {id(conn): (stamp, data["terms"])}
@@ -1017,7 +1018,7 @@ def _candidates(conn, kind: str, terms: list[Term], mode: str, filters: Filters,
 def _tags(text: str) -> tuple:
     """An investigation's tags (JSON), parsed once: its attempts and chunks all carry them."""
     try:
-        value = json.loads(text)
+        value = jsonsafe.loads(text)
     except ValueError:
         return ()
     return tuple(value) if isinstance(value, list) else ()

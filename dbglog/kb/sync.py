@@ -31,6 +31,7 @@ from dbglog.util.errors import ConflictError, DbglogError
 from dbglog.util.fsutil import atomic_write, sha256_hex
 from dbglog.kb.store import Store
 from dbglog.util.workspace import Workspace
+from dbglog.util import jsonsafe
 
 CONFLICT_SUFFIX = ".dbglog-conflict.md"
 
@@ -93,7 +94,7 @@ def looks_like_ours(data: bytes) -> bool:
 def ignored_files(store: Store) -> dict[str, list[int]]:
     """Foreign files in `logs/` seen before: path -> [size, mtime_ns] (so the stat pass skips them)."""
     raw = store.get_meta(IGNORED_KEY)
-    return json.loads(raw) if raw else {}
+    return jsonsafe.loads(raw) if raw else {}
 
 
 def is_stale(store: Store, ws: Workspace, info: dict | None = None) -> bool:
@@ -243,7 +244,7 @@ def _read_listing(ws: Workspace) -> Listing | None:
     if kept is not None and kept[0].stamp == dir_stamp(ws):
         return kept[0]
     try:
-        d = json.loads(path.read_text())
+        d = jsonsafe.loads(path.read_text())
         return Listing(str(d["stamp"]), int(d["n_base"]), tuple(map(str, d["links"])), int(d["listed_ns"]),
                        str(d["cursor"]), tuple(map(str, d["hot"])))
     except (OSError, ValueError, KeyError, TypeError):
@@ -646,7 +647,7 @@ def unmerged_logs(store: Store, ws: Workspace) -> list[str]:
     if cached:
         seen, _, paths = cached.partition(" ")
         if seen == stamp:
-            return json.loads(paths)
+            return jsonsafe.loads(paths)
     import subprocess  # (only when git's index changed: it costs more than the rest of the check)
 
     try:

@@ -15,13 +15,13 @@ Improvements over collect_env (reference §3, insight 9):
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
 import shutil
 import subprocess
 import sys
+from dbglog.util import jsonsafe
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -316,7 +316,7 @@ def _python_child(python, timeout, torch_probe):
     for line in (out or "").splitlines():
         if line.startswith("DBGLOG_ENV_JSON"):
             try:
-                return json.loads(line[len("DBGLOG_ENV_JSON"):])
+                return jsonsafe.loads(line[len("DBGLOG_ENV_JSON"):])
             except ValueError:
                 break
     return {"python_probe_error": (err.strip().splitlines() or ["no output"])[-1][:200]}

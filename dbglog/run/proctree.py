@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import weakref
+from dbglog.util import jsonsafe
 from pathlib import Path
 
 
@@ -734,7 +735,6 @@ def live_leave(entry: Path | None) -> None:
 def orphaned_runs(live_dir: Path) -> list[dict]:
     """The registered runs whose supervisor is no longer alive, each claimed for this process (the
     entry renamed, so two commands never stop and record the same run twice)."""
-    import json
 
     try:
         names = [e.name for e in os.scandir(live_dir) if e.name.endswith(".json") and not e.name.startswith(".")]
@@ -744,7 +744,7 @@ def orphaned_runs(live_dir: Path) -> list[dict]:
     for name in names:
         path = Path(live_dir) / name
         try:
-            data = json.loads(path.read_text())
+            data = jsonsafe.loads(path.read_text())
         except (OSError, ValueError):
             continue
         if alive(data.get("supervisor"), data.get("supervisor_started")):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
+from dbglog.util import jsonsafe
 
 
 def endpoint(url: str) -> str:
@@ -28,7 +29,7 @@ def chat(url: str, body: dict, timeout: float) -> str:
         headers["Authorization"] = f"Bearer {key}"
     req = urllib.request.Request(endpoint(url), data=json.dumps(body).encode(), headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own endpoint
-        reply = json.loads(resp.read(4 << 20).decode("utf-8", "replace"))
+        reply = jsonsafe.loads(resp.read(4 << 20).decode("utf-8", "replace"))
     try:
         content = reply["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError):
