@@ -167,6 +167,8 @@ _TIER_LINES = (("close", "Tried", "the same experiment"),
 def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> None:
     """`dbglog tried`'s text output (``res``: ops.tried's result): the answer's tier first, then the
     records of each tier, each with its outcome and conclusion on its first line."""
+    from dbglog.ops import quoted  # (loaded already: ops.tried gave ``res``)
+
     for note in notes:
         echo(style(f"note: {note}", dim=True), err=True)
     another = getattr(res, "another", [])
@@ -176,12 +178,12 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
             _print_prior(h, n, echo, style)
     elif another:
         echo(style(f"Tried another way: the same knob was turned differently in {len(another)} record(s); "
-                   f"{text!r} itself was not tried.", bold=True))
+                   f"{quoted(text)} itself was not tried.", bold=True))
     elif getattr(res, "vague", False):
-        echo(style(f"Too vague to tell: {text!r} is one plain word and names no experiment; say what was done or "
+        echo(style(f"Too vague to tell: {quoted(text)} is one plain word and names no experiment; say what was done or "
                    "the setting (\"set NCCL_P2P_DISABLE=1\", \"downgrade the driver to 535\").", bold=True))
     else:
-        echo(style(f"Not tried: no prior attempt of {text!r} in the attempts, bisections, key differences, next "
+        echo(style(f"Not tried: no prior attempt of {quoted(text)} in the attempts, bisections, key differences, next "
                    "steps, free sections and watched docs.", bold=True))
     if another:
         echo("Tried another way:")

@@ -111,16 +111,21 @@ def refresh_watched(recs, warn: Warn = _ignore) -> None:
              f"{sections.MAX_FILE_BYTES // 1_000_000} MB)")
 
 
+def quoted(text: str, most: int = 80) -> str:
+    """``text`` quoted for a message, its middle cut when it is long (a pasted log as a query is one line)."""
+    return repr(text if len(text) <= most else text[:most // 2] + "…" + text[-(most // 2 - 1):])
+
+
 def query_notes(q) -> list[str]:
     """What the query parser did with the words: typo corrections, substrings, unknown words."""
     notes = []
     for t in q.terms:
         if t.kind == "typo":
-            notes.append(f"{t.raw!r} -> {t.corrected!r} (typo?)")
+            notes.append(f"{quoted(t.raw)} -> {quoted(t.corrected)} (typo?)")
         elif t.kind == "substring":
-            notes.append(f"{t.raw!r} matched as a substring")
+            notes.append(f"{quoted(t.raw)} matched as a substring")
         elif t.kind == "unknown":
-            notes.append(f"{t.raw!r} is in no record (a match without it scores lower)")
+            notes.append(f"{quoted(t.raw)} is in no record (a match without it scores lower)")
     if q.truncated:
         notes.append("query truncated")
     return notes
