@@ -3928,3 +3928,36 @@ Illegal memory access in the fused MoE kernel after hours of serving.
     got = _attempts(doc)
     assert len(got) == 2
     assert [o for _, o, _ in got] == ["worked", "worked"]
+
+
+def test_a_list_under_a_topic_heading_of_a_heading_of_tries_is_tries_even_when_short():
+    doc = """# Baseline 7B OOM
+
+Training the 7B baseline runs out of memory at the first step.
+
+## All optimizations attempted
+
+### 1. Memory
+- [x] batch_size reduced: 2 → 1
+- [x] Gradient checkpointing enabled
+
+### 2. Code
+- [x] Removed quantization
+- [x] Used adamw_torch optimizer
+"""
+    assert [t for t, _, _ in _attempts(doc)] == ["batch_size reduced: 2", "Gradient checkpointing enabled",
+                                                 "Removed quantization", "Used adamw_torch optimizer"]
+
+
+def test_a_topic_heading_under_a_heading_that_only_names_a_fix_gives_its_list_no_tries():
+    doc = """# Ollama runs on the CPU
+
+The containers see no GPU.
+
+## Required resolution
+
+### Alternative solutions:
+1. **Manual CUDA installation**: install the CUDA libraries in the existing containers
+2. **Custom image build**: create GPU-enabled images
+"""
+    assert _attempts(doc) == []

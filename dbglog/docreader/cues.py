@@ -828,6 +828,20 @@ def _settings_list(doc: Doc, group: int) -> bool:
     return bool(heads) and sum(1 for t in heads if _PROPERTY.match(t)) * 2 > len(heads)
 
 
+def _tries_heading(doc: Doc, h: Unit, lang: str) -> bool:
+    """Does the heading say that what is under it was tried: by its own words ("## Attempted fixes", "## What didn't
+    work"), or as a topic under such a heading ("## All optimizations attempted" / "### Memory optimizations")?"""
+    for k in (h.id, *reversed(h.path)):
+        x = doc.units[k]
+        own = language(x.text) if language(x.text) != "en" else lang
+        role = heading_role(x.text, own)
+        if role is not None:
+            said = table(own).has("tense.tries", plain(x.text))
+            # (above a topic, only a heading's own verb of trying carries: "## Required resolution" names a plan)
+            return said and role in ("tried", "worked", "failed") or k == h.id and role in ("worked", "failed")
+    return False
+
+
 def _headed_lists(doc: Doc, lang: str) -> dict[int, int]:
     """A list right under a heading that says its items were tried ("## Attempted fixes", "## Things tried",
     "## What didn't work"): the heading is its caption, so bare items ("Shell export before `ray start`") are
@@ -836,12 +850,9 @@ def _headed_lists(doc: Doc, lang: str) -> dict[int, int]:
     prev = None
     for u in doc.units:
         if u.item >= 0 and u.index == 0 and u.head and u.depth == 1 and prev is not None and prev.kind == "heading" \
-                and prev.level <= 6 and 0 < u.first - prev.last <= 2:
-            own = language(prev.text) if language(prev.text) != "en" else lang
-            role = heading_role(prev.text, own)
-            if (role in ("worked", "failed") or role == "tried" and table(own).has("tense.tries", plain(prev.text))) \
-                    and not _settings_list(doc, u.group):
-                out[u.group] = prev.id
+                and prev.level <= 6 and 0 < u.first - prev.last <= 2 and _tries_heading(doc, prev, lang) \
+                and not _settings_list(doc, u.group):
+            out[u.group] = prev.id
         if u.kind not in ("html", "rule"):
             prev = u
     return out

@@ -533,9 +533,12 @@ class _Build:
         judged = self.judged.units(skip, self.units)
         taken: set[int] = set()  # the units the attempts were read from
         self.linked: list[tuple[Attempt, list[int]]] = []  # the linker's attempts and their units (the learned gate)
+        said = {j.unit.id: j.features for j in judged}
         for f in linking.link(judged, skip, heads, self.ctx.roles, self.ctx.captions):
-            if not f.result and len(f.units) <= 1 and f.first == f.last and _thin(f.did):
-                continue  # "Run 1", "fp32", "Executive Summary": a name, not a try (its line stays as text)
+            if not f.result and len(f.units) <= 1 and f.first == f.last and _thin(f.did) and not (
+                    "opens with a past-tense verb" in said.get(f.units[0] if f.units else -1, ())
+                    and not f.did.rstrip().endswith((":", "："))):
+                continue  # "Run 1", "fp32", "Executive Summary": a name, not a try ("Removed quantization" is one)
             title = f.title or item_title(f.did)
             a = Attempt(number=0, title=one_line(title) or "Attempt", did=f.did, result=f.result, outcome=f.outcome)
             a.source_lines = [f.first + 1, f.last + 1]
