@@ -3961,3 +3961,22 @@ The containers see no GPU.
 2. **Custom image build**: create GPU-enabled images
 """
     assert _attempts(doc) == []
+
+
+def test_root_causes_and_verification_labels_are_reasoning_and_result_not_tries():
+    doc = """# White images from SDXL
+
+## 2026-01-08
+
+### [FIXED] White output
+
+**Symptom**: every pixel is 255.
+
+**Root Causes**: three separate issues combined.
+
+**Fix**: loaded the official CLIP vocab.json instead of building it from the merges.
+
+**Verification**: token IDs now match exactly and the images are right.
+"""
+    got = _attempts(doc)
+    assert len(got) == 1 and got[0][1] == "worked" and "vocab.json" in got[0][0]

@@ -71,7 +71,8 @@ ATTEMPT_LABELS = {
     "what this tells us": "conclusion", "why it failed": "conclusion", "why it didn't work": "conclusion",
     "why it worked": "conclusion", "why it works": "conclusion", "reason": "conclusion", "notes": "conclusion",
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
-    "insight": "conclusion", "root cause": "conclusion", "explanation": "conclusion",
+    "insight": "conclusion", "root cause": "conclusion", "root causes": "conclusion", "explanation": "conclusion",
+    "verification": "result", "validation": "result",
     "rule": "conclusion", "rules": "conclusion",  # lessons logs: Situation / Action / Result / Rule
     "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
     "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
