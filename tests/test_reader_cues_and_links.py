@@ -3980,3 +3980,20 @@ def test_root_causes_and_verification_labels_are_reasoning_and_result_not_tries(
 """
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked" and "vocab.json" in got[0][0]
+
+
+def test_a_results_table_whose_attempt_column_holds_numbers_is_titled_by_the_next_column():
+    doc = """# Qwen 32B on one GPU
+
+## Timeline of attempts
+
+| Attempt | Configuration | Result | Error |
+|---|---|---|---|
+| 1 | Qwen2.5-32B + AWQ quantization | ❌ | AWQ config missing |
+| 2 | Compile bitsandbytes from source | ❌ | CMake: CUDA::cublas not found |
+| 3 | Qwen2.5-32B-AWQ, no FP8 KV cache | ✅ | |
+"""
+    got = _attempts(doc)
+    assert [t for t, _, _ in got] == ["Qwen2.5-32B + AWQ quantization", "Compile bitsandbytes from source",
+                                      "Qwen2.5-32B-AWQ, no FP8 KV cache"]
+    assert [o for _, o, _ in got] == ["failed", "failed", "worked"]

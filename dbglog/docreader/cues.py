@@ -621,7 +621,15 @@ def row_roles(u: Unit) -> tuple[int, int]:
     if res < 0 and u.said_col >= 0:
         res = u.said_col
         what = what if what >= 0 and what != res else (0 if res > 0 else -1)
+    if 0 <= what < len(u.cells) and _ORDINAL.fullmatch(plain(u.cells[what])):
+        # ("| Attempt | Configuration | Result |" over "| 4 | Compile bitsandbytes from source | ❌ |": the column the
+        # header names holds the try's number; what was tried is the next column with words)
+        what = next((k for k, c in enumerate(u.cells) if k not in (what, res) and plain(c).strip()
+                     and not _ORDINAL.fullmatch(plain(c))), what)
     return what, res
+
+
+_ORDINAL = recache.compile(r"\W{0,2}#?\d{1,3}[a-z]?\W{0,2}")
 
 
 _YES_NO = recache.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
