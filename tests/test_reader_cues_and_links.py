@@ -3997,3 +3997,30 @@ def test_a_results_table_whose_attempt_column_holds_numbers_is_titled_by_the_nex
     assert [t for t, _, _ in got] == ["Qwen2.5-32B + AWQ quantization", "Compile bitsandbytes from source",
                                       "Qwen2.5-32B-AWQ, no FP8 KV cache"]
     assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
+
+
+def test_a_recap_that_restates_earlier_tries_word_for_word_adds_no_tries():
+    doc = """# Soft-impute loses precision
+
+## 12.5
+
+- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
+- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
+
+## Recap
+
+- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
+- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
+"""
+    got = _read(doc)[0].inv.attempts
+    assert [a.source_lines for a in got] == [[5, 5], [6, 6]]
+
+
+def test_one_try_told_again_in_a_list_is_kept():
+    doc = """# Hang at step 3
+
+- Set NCCL_P2P_DISABLE=1 and ran the job: hangs at step 3
+- Updated the driver to 550: hangs at step 3
+- Set NCCL_P2P_DISABLE=1 and ran the job: hangs at step 3
+"""
+    assert len(_attempts(doc)) == 3

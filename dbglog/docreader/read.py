@@ -58,6 +58,21 @@ def _told_result(u: Unit) -> bool:
     return u.kind == "command" and bool(u.comment) and u.comment != u.desc
 
 
+_AGAIN = recache.compile(r"\b(?:again|repeat(?:ed)?|re-?ran|re-?run|rerun|retried|retry|second|twice|same)\b", re.I)
+
+
+def _recap_key(title: str) -> frozenset:
+    """The words a try is told in, for telling a restatement from a try (empty: too few to tell, or told as again)."""
+    t = plain(title).casefold()
+    if _AGAIN.search(t):
+        return frozenset()
+    words = frozenset(w for w in re.findall(r"[\w.+=/-]+", t) if len(w) > 1 and w not in _RECAP_STOP)
+    return words if len(words) >= 3 else frozenset()
+
+
+_RECAP_STOP = frozenset("the a an and or with to of in on for by at from it its this that was were is are be".split())
+
+
 def _thin(text: str) -> bool:
     """Too little to be a try: under three words, no setting, flag, command or file named ("Run 1", "fp32",
     "Summary", "해결:"), and under four CJK characters."""
@@ -712,8 +727,37 @@ class _Build:
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
 
+    def _recaps(self) -> None:
+        """A summary that tells tries again (a "Timeline of attempts" table, a "Key findings" list over the runs
+        above) restates them: when two or more items of one list or table repeat earlier tries word for word, each
+        such item is no try of its own (its lines stay as text), unless it says how the try went and the first
+        telling did not, which then gives way to it. A try told as done again ("re-ran", "repeat") is one."""
+        group_at = {u.first: u.group for u in self.units if u.group >= 0 and (u.item >= 0 or u.kind == "row")}
+        seen: dict[frozenset, tuple[int, Attempt]] = {}
+        repeats: dict[int, list[tuple[tuple[int, Attempt], tuple[int, Attempt]]]] = {}
+        for i, a in sorted(self.attempts, key=lambda x: x[0]):
+            words = _recap_key(a.title)
+            if not words:
+                continue
+            if words in seen and a.source_lines and (g := group_at.get(a.source_lines[0] - 1)) is not None:
+                repeats.setdefault(g, []).append((seen[words], (i, a)))
+            else:
+                seen.setdefault(words, (i, a))
+        drop: set[int] = set()
+        for pairs in repeats.values():
+            if len(pairs) < 2:
+                continue  # (one repeat is a try told twice, or done twice: kept)
+            for (_, old), (_, new) in pairs:
+                told = old.outcome in ("inconclusive", "untested") and new.outcome not in ("inconclusive", "untested")
+                drop.add(id(old) if told else id(new))
+        for _, a in self.attempts:
+            if id(a) in drop:
+                self.owned.difference_update(self.took.get(id(a), []))
+        self.attempts = [(i, a) for i, a in self.attempts if id(a) not in drop]
+
     def _finish(self, line: int) -> None:
         self.items.insert(0, ("investigation", "", line))
+        self._recaps()
         atts = sorted(self.attempts, key=lambda x: x[0])
         nums = [a.number for _, a in atts if a.number]
         keep = len(set(nums)) == len(nums) == len(atts) and atts
