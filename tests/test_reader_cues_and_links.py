@@ -4024,3 +4024,15 @@ def test_one_try_told_again_in_a_list_is_kept():
 - Set NCCL_P2P_DISABLE=1 and ran the job: hangs at step 3
 """
     assert len(_attempts(doc)) == 3
+
+
+def test_a_line_break_in_chinese_prose_ends_a_sentence():
+    doc = """# 使用GPU运行失败
+
+### alice — 2024-06-02
+安装:conda install pytorch==2.1.2 pytorch-cuda=11.8 -c pytorch -c nvidia
+安装后程序报错：no kernel image is available for execution on the device
+尝试好几个版本都出现这个问题，显卡型号是geforce 940m。
+"""
+    sents = [u for u in segment(doc).units if u.kind == "sentence"]
+    assert [(u.first, u.last) for u in sents] == [(3, 3), (4, 4), (5, 5)]

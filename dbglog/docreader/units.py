@@ -116,6 +116,8 @@ _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}
 _TAG = recache.compile(r"<[^<>]{0,200}>")
 _CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
+_CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60])\n|"
+                            r"\n(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3])")
 _SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
@@ -869,6 +871,9 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
     # A line that ends in <br> (or two spaces) is a hard line break: a boundary whatever the punctuation.
     # (the two spaces are a run's first two: "(?<! )" keeps a line of many spaces linear)
     breaks += [m for m in re.finditer(r"(?:<br\s*/?>|(?<! )  )\s*\n", joined, re.I)]
+    # Chinese, Japanese and Korean prose is not wrapped by hand: a line break beside such a character is the
+    # writer's own, a boundary ("安装:conda install ... -c nvidia" / "安装后程序问题：..." / "尝试好几个版本都...").
+    breaks += [m for m in _CJK_BREAK.finditer(joined)]
     breaks.sort(key=lambda m: m.start())
     for m in breaks + [None]:
         if m is not None and m.start() < pos:
