@@ -198,7 +198,7 @@ FOLDERS = {
     "diagnose": {"util", "core"},
     "run": {"util", "core", "diagnose"},
     "kb": {"util", "core", "docreader", "diagnose"},  # diagnose: kb/failures stores what fingerprint reads
-    "docreader": {"util", "core"},
+    "docreader": {"util", "core", "diagnose"},  # diagnose: a console command's printed failure (cues.printed_failure)
     "bisect": {"run", "util", "core", "coop"},
 }
 FOLDER_EXCEPTIONS = {("dbglog.kb.records", "dbglog.bisect.journal")}

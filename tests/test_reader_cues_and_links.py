@@ -4036,3 +4036,21 @@ def test_a_line_break_in_chinese_prose_ends_a_sentence():
 """
     sents = [u for u in segment(doc).units if u.kind == "sentence"]
     assert [(u.first, u.last) for u in sents] == [(3, 3), (4, 4), (5, 5)]
+
+
+def test_a_console_command_whose_printed_lines_show_a_known_failure_is_a_failed_try():
+    doc = """# Flash attention notes
+
+The import fails in the new env.
+
+```bash
+(gr00t) ubuntu@box:~/Isaac-GR00T$ python -c "import flash_attn"
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+ImportError: /home/ubuntu/.conda/envs/gr00t/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda
+(gr00t) ubuntu@box:~/Isaac-GR00T$ python -c "import torch; print(torch.__version__)"
+2.7.0+cu126
+```
+"""
+    got = _attempts(doc)
+    assert [(o, "flash_attn" in t) for t, o, _ in got] == [("failed", True)]

@@ -30,8 +30,9 @@ this package reads by structure first and general cues second:
 
 ``bench/reader_eval.py`` measures it on labelled real docs with a study/held-out split by source.
 
-May import: ``dbglog.core`` (the record values, outcome words, the canonical format) and ``dbglog.util``;
-never the services above them (``kb.records``, ``kb.importer``, which call this package).
+May import: ``dbglog.core`` (the record values, outcome words, the canonical format), ``dbglog.util`` and
+``dbglog.diagnose`` (the signature catalog reads what a console command printed); never the services above
+them (``kb.records``, ``kb.importer``, which call this package).
 """
 
 from dbglog.docreader.read import Parsed, Skipped, read_document

@@ -1033,6 +1033,21 @@ _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Trac
                      r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b)")
 
 
+def printed_failure(doc: Doc, u: Unit) -> bool:
+    """Do the lines a console command printed ("$ python -c 'import flash_attn'" and the traceback under it) show a
+    failure the signature catalog knows (an exception, a CUDA error, a missing library)? Words need not say so."""
+    if u.kind != "command" or not u.prompted or u.last <= u.first:
+        return False
+    return _fails("\n".join(doc.lines[u.first + 1:u.last + 1]))
+
+
+@lru_cache(maxsize=1024)
+def _fails(printed: str) -> bool:
+    from dbglog.diagnose.signatures import classify_text  # (the catalog loads only for a console session's output)
+
+    return classify_text(printed[:64 * 1024]) is not None
+
+
 def features(u: Unit, ctx: Context) -> dict[str, float]:
     """The cues one unit shows, each named in plain words (they are what `import --explain` prints)."""
     f: dict[str, float] = {}
@@ -1044,6 +1059,8 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         f["a command"] = 1.0
         if oc:
             f["its comment gives an outcome"] = 1.0
+        elif printed_failure(ctx.doc, u):
+            f["what it printed shows a failure"] = 1.0
     elif u.kind == "row":
         _row_features(u, f)
     elif u.kind == "sentence":

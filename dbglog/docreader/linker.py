@@ -961,6 +961,7 @@ def _command(j: Judged) -> Found | None:
     # (a caption's verdict, "# succeeds with --gpus all" over "$ docker run --gpus all ...", when what the command
     # printed says none)
     oc = _outcome(u.comment) or (_outcome(u.desc) if u.prompted and u.desc else None) \
+        or ("failed" if "what it printed shows a failure" in j.features else None) \
         or ("inconclusive" if _PROGRESS.search(u.comment) else None)
     if not oc and not u.desc and u.comment and diagnostic(u.text):
         # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
