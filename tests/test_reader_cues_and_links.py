@@ -4054,3 +4054,25 @@ ImportError: /home/ubuntu/.conda/envs/gr00t/lib/python3.10/site-packages/flash_a
 """
     got = _attempts(doc)
     assert [(o, "flash_attn" in t) for t, o, _ in got] == [("failed", True)]
+
+
+def test_a_reviewed_list_of_attempts_keeps_every_telling_a_recap_would_merge():
+    from dbglog.docreader.read import read_document
+    from dbglog.docreader.review import Correction, Corrections
+
+    doc = """# Soft-impute loses precision
+
+## 12.5
+
+- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
+- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
+
+## Recap
+
+- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
+- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
+"""
+    said = Corrections([Correction(n, n, f"Ran the ALS model with rank {r} on the ratings split", "worked")
+                        for n, r in ((5, 250), (6, 200), (10, 250), (11, 200))])
+    parsed, _ = read_document(doc, "doc.md", corrections=said, model=False)
+    assert [a.source_lines for a in parsed[0].inv.attempts] == [[5, 5], [6, 6], [10, 10], [11, 11]]

@@ -750,6 +750,7 @@ class _Build:
             for (_, old), (_, new) in pairs:
                 told = old.outcome in ("inconclusive", "untested") and new.outcome not in ("inconclusive", "untested")
                 drop.add(id(old) if told else id(new))
+        drop -= {k for k in drop if k in self.took}  # (a protocol's numbered attempt is one as written)
         for _, a in self.attempts:
             if id(a) in drop:
                 self.owned.difference_update(self.took.get(id(a), []))
@@ -757,7 +758,8 @@ class _Build:
 
     def _finish(self, line: int) -> None:
         self.items.insert(0, ("investigation", "", line))
-        self._recaps()
+        if self.corrections is None:
+            self._recaps()  # (a reviewed checklist or a model's extraction says which attempts there are)
         atts = sorted(self.attempts, key=lambda x: x[0])
         nums = [a.number for _, a in atts if a.number]
         keep = len(set(nums)) == len(nums) == len(atts) and atts
