@@ -3999,8 +3999,8 @@ def test_a_results_table_whose_attempt_column_holds_numbers_is_titled_by_the_nex
     assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
 
 
-def test_a_recap_that_restates_earlier_tries_word_for_word_adds_no_tries():
-    doc = """# Soft-impute loses precision
+# Two tries, then a recap that tells both again word for word (lines 5, 6 and 10, 11).
+RECAP = """# Soft-impute loses precision
 
 ## 12.5
 
@@ -4012,7 +4012,10 @@ def test_a_recap_that_restates_earlier_tries_word_for_word_adds_no_tries():
 - Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
 - Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
 """
-    got = _read(doc)[0].inv.attempts
+
+
+def test_a_recap_that_restates_earlier_tries_word_for_word_adds_no_tries():
+    got = _read(RECAP)[0].inv.attempts
     assert [a.source_lines for a in got] == [[5, 5], [6, 6]]
 
 
@@ -4060,19 +4063,7 @@ def test_a_reviewed_list_of_attempts_keeps_every_telling_a_recap_would_merge():
     from dbglog.docreader.read import read_document
     from dbglog.docreader.review import Correction, Corrections
 
-    doc = """# Soft-impute loses precision
-
-## 12.5
-
-- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
-- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
-
-## Recap
-
-- Ran the ALS model with rank 250 on the ratings split: RMSE 0.944
-- Ran the ALS model with rank 200 on the ratings split: RMSE 0.944
-"""
     said = Corrections([Correction(n, n, f"Ran the ALS model with rank {r} on the ratings split", "worked")
                         for n, r in ((5, 250), (6, 200), (10, 250), (11, 200))])
-    parsed, _ = read_document(doc, "doc.md", corrections=said, model=False)
+    parsed, _ = read_document(RECAP, "doc.md", corrections=said, model=False)
     assert [a.source_lines for a in parsed[0].inv.attempts] == [[5, 5], [6, 6], [10, 10], [11, 11]]

@@ -816,11 +816,11 @@ def _sweeps(doc: Doc) -> set[int]:
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:
     """The lists of things that were done, each with the unit that says so (-1: the list itself does): one
-    introduced with a verb of trying ("I rebuilt it with:" + a list of flags, "Things I tried:"), or one that ends
+    introduced with a verb of trying ("I rebuilt it with:" + a list of flags, "Things I tried:") or right under a
+    heading of tries ("## Attempted fixes"), or one that ends
     in its items' result ("- **Result:** no effect"). The caption's tense and person carry to its items, which
     alone are bare settings; a caption that asks, suggests, plans or hedges ("You could try:") carries nothing."""
     out = _captioned_lists(doc, lang)
-    out.update({g: h for g, h in _headed_lists(doc, lang).items() if g not in out})
     out.update({g: -1 for g in _result_closed_lists(doc) if g not in out})
     return out
 
@@ -850,36 +850,26 @@ def _tries_heading(doc: Doc, h: Unit, lang: str) -> bool:
     return False
 
 
-def _headed_lists(doc: Doc, lang: str) -> dict[int, int]:
-    """A list right under a heading that says its items were tried ("## Attempted fixes", "## Things tried",
-    "## What didn't work"): the heading is its caption, so bare items ("Shell export before `ray start`") are
-    tries. A heading that only names a topic ("## Troubleshooting", "## Findings") carries nothing."""
-    out: dict[int, int] = {}
-    prev = None
-    for u in doc.units:
-        if u.item >= 0 and u.index == 0 and u.head and u.depth == 1 and prev is not None and prev.kind == "heading" \
-                and prev.level <= 6 and 0 < u.first - prev.last <= 2 and _tries_heading(doc, prev, lang) \
-                and not _settings_list(doc, u.group):
-            out[u.group] = prev.id
-        if u.kind not in ("html", "rule"):
-            prev = u
-    return out
-
-
 def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
-    """A caption is a sentence or a one-line caption (level 7) right above the list; a real heading's role words
-    speak through ``Context.roles`` instead."""
+    """A caption right above the list says its items were done: a sentence or a one-line caption (level 7) with a
+    verb of trying ("Things I tried:"), or a heading of tries (``_tries_heading``: "## Attempted fixes") over a list
+    that is not a setup's properties. Other headings' role words speak through ``Context.roles`` instead."""
     out: dict[int, int] = {}
     prev = None
     for u in doc.units:
         if u.item >= 0 and u.index == 0 and u.head and prev is not None and u.group not in out \
-                and prev.item < 0 and 0 < u.first - prev.last <= 2 \
-                and (prev.kind == "sentence" or prev.kind == "heading" and prev.level >= 7) \
-                and _says_done(prev.text, language(prev.text) if language(prev.text) != "en" else lang):
+                and prev.item < 0 and 0 < u.first - prev.last <= 2 and _says_list_done(doc, prev, u, lang):
             out[u.group] = prev.id
         if u.kind not in ("html", "rule"):
             prev = u
     return out
+
+
+def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:
+    if cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7:
+        return _says_done(cap.text, language(cap.text) if language(cap.text) != "en" else lang)
+    return cap.kind == "heading" and first.depth == 1 and _tries_heading(doc, cap, lang) \
+        and not _settings_list(doc, first.group)
 
 
 def _plan_items(doc: Doc, lang: str) -> dict[int, int]:

@@ -629,14 +629,18 @@ def _names_a_change(heading: str) -> bool:
     return bool(_KNOB.search(s) or t.find("mood.imperative_lead", s) or _is_past(first, t))
 
 
+def _heading_verdict(j: Judged) -> str | None:
+    """ "failed" under a heading saying what failed ("## What didn't work"), "worked" under one saying what worked."""
+    return next((o for o in ("failed", "worked") if f"under a heading saying what {o}" in j.features), None)
+
+
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
     # whose code names make the sentence alone look English).
     own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
     # (an item under "## What didn't work" that says nothing of its own went as its heading says)
-    under = next((o for o in ("failed", "worked") if f"under a heading saying what {o}" in j.features), None)
-    oc = outcome or _outcome(result) or own or under or "inconclusive"
+    oc = outcome or _outcome(result) or own or _heading_verdict(j) or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
     split = colon_verdict(plain(did), language(did))
@@ -698,9 +702,8 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
             "failed", "partial") and not _KNOB.search(n.unit.text) and not _OWN_TRY_SAID.intersection(n.features)
         # ("..., the stopgap was a custom MoE config. That also held for the 3 days we ran it.": a sentence of the same
         # item or paragraph that refers back to it and says how it went, naming no setting of its own)
-        back = n.label in ACTS and n.unit.block == u.block and _refers_back(n.unit.text) \
+        persisted = persisted or n.label in ACTS and n.unit.block == u.block and _refers_back(n.unit.text) \
             and _outcome(n.unit.text) in ("worked", "failed", "partial") and not _KNOB.search(n.unit.text)
-        persisted = persisted or back
         if (n.label in ACTS and not labelled and not persisted) or n.unit.kind != "sentence":
             break
         if n.label == "result" or labelled or persisted:
@@ -1009,8 +1012,7 @@ def _changed(j: Judged, heads: dict[int, Unit]) -> Found | None:
     rest = " · ".join(plain(c) for k, c in enumerate(u.cells) if k not in cols and plain(c))
     said = next((o for h in reversed(u.path) if h in heads and (o := heading_outcome(heads[h].text))), None)
     if said is None:
-        said = "failed" if "under a heading saying what failed" in j.features else \
-            "worked" if "under a heading saying what worked" in j.features else None
+        said = _heading_verdict(j)
     oc = said or _outcome(rest) or "inconclusive"
     did = f"{what}: {old} → {new}" if old else f"{what}: {new}"
     f = _found(j, did, rest, outcome=oc if oc != "untested" else "inconclusive")
@@ -1050,8 +1052,7 @@ def _row(j: Judged) -> Found | None:
         oc = next((o for k, c in enumerate(u.cells) if k not in (res, what) and _VERDICT_MARK.search(c)
                    and (o := _outcome(c)) in ("worked", "failed")), None)
     if not oc and has_res:
-        oc = ("failed" if "under a heading saying what failed" in j.features else
-              "worked" if "under a heading saying what worked" in j.features else None)
+        oc = _heading_verdict(j)
     measured = not oc and _measured(u, what, strict=not has_res)
     if measured:
         oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
