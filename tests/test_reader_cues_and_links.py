@@ -4067,3 +4067,116 @@ def test_a_reviewed_list_of_attempts_keeps_every_telling_a_recap_would_merge():
                         for n, r in ((5, 250), (6, 200), (10, 250), (11, 200))])
     parsed, _ = read_document(RECAP, "doc.md", corrections=said, model=False)
     assert [a.source_lines for a in parsed[0].inv.attempts] == [[5, 5], [6, 6], [10, 10], [11, 11]]
+
+
+def test_an_item_naming_a_setting_over_sub_items_each_with_an_outcome_gives_one_try_per_case():
+    doc = """# NaNs in the decoder under load
+
+### Repro
+
+We exported the decoder with the stock converter.
+1. Using bf16 weights:
+    - idle card, decoding is correct and the scores match the reference.
+    - card busy with another job, decoding works normally.
+2. Using fp16 weights:
+    - idle card, decoding is correct.
+    - card busy with another job, decoding fails with NaN logits.
+"""
+    got = _attempts(doc)
+    assert len(got) == 4, got
+    assert [o for _, o, _ in got] == ["worked", "worked", "worked", "failed"]
+    assert got[3][0].startswith("Using fp16 weights: card busy with another job")
+
+
+def test_sub_items_that_name_tries_of_their_own_are_not_cases_of_the_item_above():
+    doc = """# Loader hangs
+
+- Environment:
+    - I upgraded the driver to 560 and it works.
+    - I rebuilt the image with CUDA 12.6, still hangs.
+"""
+    titles = [t for t, _, _ in _attempts(doc)]
+    assert not any(t.startswith("Environment") for t in titles), titles
+
+
+def test_paragraphs_of_a_setting_and_the_number_one_run_measured_are_a_sweep():
+    doc = """# Epoch time doubled after the toolkit bump
+
+Our training step got slower after the upgrade. The small benchmark below shows most of it:
+
+1.13.1+cu117
+epoch seconds 61.2
+
+2.1.0+cu121
+epoch seconds 118.9
+
+2.1.0+cu118
+epoch seconds 64.0
+"""
+    got = _attempts(doc)
+    assert len(got) == 3, got
+    assert any("2.1.0+cu121" in t for t, _, _ in got)
+
+
+def test_two_paragraphs_of_a_setting_and_a_number_are_not_yet_a_sweep():
+    doc = """# Epoch time doubled after the toolkit bump
+
+1.13.1+cu117
+epoch seconds 61.2
+
+2.1.0+cu121
+epoch seconds 118.9
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_compound_naming_a_kind_of_thing_is_not_a_past_tense_opening():
+    from dbglog.docreader.cues import context, features
+    doc = segment("# Notes\n\n- Thread-based parallelization\n- Rebased the branch on main\n")
+    ctx = context(doc)
+    f = {u.text: features(u, ctx) for u in doc.units if u.kind == "sentence"}
+    assert "opens with a past-tense verb" not in f["Thread-based parallelization"]
+    assert "opens with a past-tense verb" in f["Rebased the branch on main"]
+
+
+@pytest.mark.parametrize("first", ["Evidence", "Phase", "Feature", "阶段"])
+def test_a_table_of_evidence_phases_or_features_holds_no_tries(first):
+    doc = f"""# Runner crash on the old card
+
+## Summary
+
+| {first} | Supports | Conclusion |
+|---|---|---|
+| Vendor tools run | System OK | ✅ Not a system issue |
+| Other backend runs | GPU OK | ✅ Not a hardware issue |
+| Both releases crash | Version independent | ❌ Still crashing |
+"""
+    assert _attempts(doc) == []
+
+
+def test_a_table_of_settings_with_a_verdict_column_still_holds_tries():
+    doc = """# Runner crash on the old card
+
+| Setting | Supports | Conclusion |
+|---|---|---|
+| Vendor tools run | System OK | ✅ Not a system issue |
+| Other backend runs | GPU OK | ✅ Not a hardware issue |
+"""
+    assert len(_attempts(doc)) == 2
+
+
+@pytest.mark.parametrize("said", ["Environment variables ineffective:", "The patch was ineffective.",
+                                  "Pinning the clocks was of no use."])
+def test_ineffective_or_of_no_use_is_a_failed_outcome(said):
+    assert outcome_of(said, "en") == "failed"
+
+
+def test_a_caption_with_a_verdict_of_its_own_is_no_case_list():
+    doc = """# Allocator OOM
+
+3. **Environment variables ineffective:**
+   - `expandable_segments:True` - didn't help
+   - `max_split_size_mb:128` - didn't help
+"""
+    titles = [t for t, _, _ in _attempts(doc)]
+    assert not any(t.startswith("Environment variables ineffective") for t in titles), titles

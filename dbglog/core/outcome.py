@@ -124,7 +124,7 @@ _NEGATED_WIN = [
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|(?:is|are|was|were)n'?t|"
     r"not(?! only\b)|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s|ing)?|fix(?:ed|es)?|work(?:ed|s|ing)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
-    r"\bsmall change\b|\bnegligible\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|joy|progress|impact|gain|speed-?up)\b",
+    r"\bsmall change\b|\bnegligible\b|\bineffective\b|\bineffectual\b|\bof no use\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|joy|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     _NOT_THE_CAUSE,
     r"\b(?:ruled out|dead end|dead-end|red herring|wrong|disproved|rejected|refuted|false lead|not it|nope|no go|no-go)\b",

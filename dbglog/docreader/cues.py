@@ -712,7 +712,7 @@ class Context:
     pasted: set[int] = field(default_factory=set)  # blocks that are error output pasted as text
     opening: set[int] = field(default_factory=set)  # blocks that state the problem
     captions: dict[int, int] = field(default_factory=dict)  # list group -> the unit saying its items were done (-1: itself)
-    sweeps: set[int] = field(default_factory=set)  # list groups of settings each with what it measured (``_sweeps``)
+    sweeps: set[int] = field(default_factory=set)  # units: a setting each, with what it measured (``_sweeps``)
     fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
     plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_plan_items``)
     legend: set[int] = field(default_factory=set)  # list groups that define the fields the entries below use (``_legends``)
@@ -811,7 +811,32 @@ def _sweeps(doc: Doc) -> set[int]:
     for u in doc.units:
         if u.item >= 0 and u.kind == "sentence" and u.group >= 0:
             items.setdefault(u.group, []).append(len(u.text) <= 200 and bool(_SWEEP_ITEM.match(plain(u.text))))
-    return {g for g, marks in items.items() if len(marks) >= 3 and all(marks)}
+    groups = {g for g, marks in items.items() if len(marks) >= 3 and all(marks)}
+    return {u.id for u in doc.units if u.item >= 0 and u.group in groups} | _series(doc)
+
+
+# "2.2.0+cu121" / "time elapsed 48.99": a setting on its line and what one run of it printed on the next
+_SERIES = recache.compile(r"^(?P<cfg>[^\s\d]{0,40}\d[^\s]{0,40}|[\w.-]{1,40}=[^\s]{1,40})\s+(?P<what>[^\d]{2,40}?)"
+                          r"\s*[:=]?\s*(?:~|≈)?\d[\d',.]*\s*(?:" + _UNIT + r")?\s*$", re.I)
+
+
+def _series(doc: Doc) -> set[int]:
+    """Paragraphs of a setting and the one number a run of it measured, three or more in a row and each measuring
+    the same thing ("2.2.0+cu121 / time elapsed 48.99", "2.2.0+cu118 / time elapsed 38.23"): a sweep told without a
+    list, each paragraph one run."""
+    out: set[int] = set()
+    run: list[tuple[Unit, str]] = []
+    for u in doc.units + [None]:
+        m = u is not None and u.kind == "sentence" and u.item < 0 and not u.quoted and len(u.text) <= 160 and \
+            _SERIES.match(plain(u.text).strip())
+        what = m.group("what").strip().lower() if m else None
+        if run and not (m and what == run[-1][1] and u.path == run[-1][0].path and u.first - run[-1][0].last <= 2):
+            if len(run) >= 3:
+                out.update(x.id for x, _ in run)
+            run = []
+        if m:
+            run.append((u, what))
+    return out
 
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:
@@ -1128,7 +1153,7 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     topic = None if lab else _TOPIC_LEAD.match(u.text)
     _word_features(text, lang, f, shape=plain(u.text[topic.end():]) if topic else None)
     if _MEASURED.match(text) and (_CONFIG_CHARS.search(_MEASURED.match(text).group("cfg"))) or (
-            u.item >= 0 and u.group in ctx.sweeps):
+            u.id in ctx.sweeps):
         # "ckpt(mlp) + compile(fwd + bwd): 17'446 MiB, 1055 ms", "bs=8, seq=4096 -> OOM": a setting and what it measured
         f["a setting and what it measured"] = 1.0
     if lang == "en" and _STAMP.match(_DECOR.sub("", u.text).lstrip("-*+ ")) and names_change(text):
@@ -1365,6 +1390,10 @@ _ORDER_ADVERBS = frozenset({"just", "simply", "first", "then", "finally", "alway
 _SEQUENCER = recache.compile(r"^\W{0,3}(?:next|then|later|afterwards)\b,?", re.I)
 
 
+# "Thread-based parallelization", "CPU-based fallback": a compound that names a kind of thing, not a past verb
+_COMPOUND_ADJ = recache.compile(r"\w-(?:based|related|sized|shaped|specific)\W*$", re.I)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -1373,7 +1402,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         f["opens like an answer (yes, no, confirmed)"] = 1.0
     if _CONDITIONAL.match(text):
         f["conditional"] = 1.0
-    if first and _is_past(first, t):
+    if first and _is_past(first, t) and not _COMPOUND_ADJ.search(words[0]):
         f["opens with a past-tense verb"] = 1.0
     elif first.endswith("ing") and len(first) > 4 and not t.has("mood.modal", text) and (
             t.has("mood.gerund_result", text) or (_gerund_of_action(first, t) and (any(

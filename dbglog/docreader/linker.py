@@ -125,6 +125,9 @@ class _Thread:
             if u.header and _MEASURE_COL.match(plain(u.header[0])):
                 return self._measures(k)
             return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
+        cases = _cases(j, js[k + 1:k + 20], self.used) if u.item >= 0 and j.label != "result" else None
+        if cases:
+            return cases  # "1. Using fp16:" over "- idle GPU, output correct" / "- busy GPU, NaN": a run per case
         checked = _checked_below(j, js[k + 1:k + 30], self.used) \
             if j.label in ("action", "action_result") and u.item < 0 else None
         if checked is not None:
@@ -765,6 +768,31 @@ def _checked_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | No
     return f
 
 
+def _cases(j: Judged, ahead: list[Judged], used: set[int]) -> list[Found] | None:
+    """ "1. Using float16 type:" over "- GPU usage 0%, inference works correctly" / "- GPU usage 100%, the encoder
+    outputs NaN": an item that names a setting and ends in a colon, over sub-items that each say how one case of it
+    went, is a case list: each sub-item is a run of its own (the setting and the case), not one result of one try."""
+    u = j.unit
+    said = plain(u.text).rstrip()
+    if not said.endswith((":", "：")) or len(said.split()) > 8 or _outcome(said) or j.label in ("proposal", "request"):
+        # (a caption with a verdict of its own, "Env vars ineffective:", heads the tries it sums up)
+        return None
+    subs = list(itertools.takewhile(lambda n: n.unit.item >= 0 and n.unit.depth > u.depth and n.unit.post == u.post
+                                    and n.unit.path == u.path and n.unit.id not in used, ahead))
+    subs = [n for n in subs if n.unit.depth == u.depth + 1]
+    if len(subs) < 2 or any(n.label not in ("result", "action_result") or _outcome(n.unit.text) not in (
+            "worked", "failed", "partial") or (_OWN_TRY_SAID | {"a command"}) & set(n.features) for n in subs):
+        return None  # (a sub-item that names a try of its own, or says nothing of how it went: not a case list)
+    out = []
+    for n in subs:
+        f = _found(j, f"{said.rstrip(':：').strip()}: {plain(n.unit.text)}", n.unit.text, last=n.unit.last,
+                   outcome=_outcome(n.unit.text))
+        f.units.append(n.unit.id)
+        f.title = f"{said.rstrip(':：').strip()}: {plain(n.unit.text).split(',')[0].strip()}"
+        out.append(f)
+    return out
+
+
 def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:
     """A suggestion in a thread, and the later posts of other people saying how it went when they tried it:
     each answerer's try is an attempt of theirs (the asker's "yes, it works", a third person's "worked for me").
@@ -1043,6 +1071,8 @@ def _row(j: Judged) -> Found | None:
     what, res = row_roles(u)
     if u.index < 0 or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # a header, or an unticked box: a step not yet taken
+    if u.header and _FACT_COL.match(plain(u.header[0])):
+        return None
     has_res = 0 <= res < len(u.cells)
     if has_res and _advice(u.cells[res]):
         return None  # "| `max_split_size_mb:128` | ❌ **remove** |": a verdict on a setting to take, not a run's outcome
@@ -1088,6 +1118,10 @@ _CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnosti
 _MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects?|propert(?:y|ies)|criteri(?:on|a)|kpis?|"
                                r"dimensions?|statistics?|stats|characteristics?|指标|指標|지표|kennzahl\w*|metrik(?:en)?|messgrößen?|"
                                r"métriques?|метрик[аи]|métricas?)\W*$", re.I)
+# A first column naming the parts of an argument or a schedule ("| Evidence | Supports | Conclusion |", "| Phase | Time |",
+# "| Feature | Status | Impact |"): its rows are the write-up's reasoning, plan or description, not runs.
+_FACT_COL = recache.compile(r"^\W*(?:evidence|phases?|stages?|features?|tasks?|tâches?|aufgaben?|phasen?|证据|阶段|任务|功能|"
+                            r"証拠|段階|タスク|機能|증거|단계|작업|기능|этап|фаза|задача|etapas?|fases?|tareas?)\W*$", re.I)
 _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
