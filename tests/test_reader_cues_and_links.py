@@ -4180,3 +4180,16 @@ def test_a_caption_with_a_verdict_of_its_own_is_no_case_list():
 """
     titles = [t for t, _, _ in _attempts(doc)]
     assert not any(t.startswith("Environment variables ineffective") for t in titles), titles
+
+
+@pytest.mark.parametrize("kw", ["Hypothesis", "가설", "假设", "仮説", "Hypothese"])
+def test_a_numbered_hypothesis_heading_is_no_try_in_any_language(kw):
+    doc = f"""# 5090 crash
+
+## {kw}
+
+### {kw} 1: FlashInfer
+- FlashInfer may be needed for top-k sampling
+- without it the fallback path may break on this card
+"""
+    assert _attempts(doc) == []

@@ -523,7 +523,8 @@ ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+(?:#\s*)?|\s
                    r"(?P<n2>\d{1,3}[a-z]?)[.)])"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = recache.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
-                          r"recommendation|opción|option|vorschlag|方案)$", re.I)
+                          r"recommendation|opción|option|vorschlag|方案|hypothese|hypothèse|hipótesis|hipotesis|vermutung|"
+                          r"гипотеза|версия|假设|假設|猜想|推测|仮説|推測|가설|추정)$", re.I)
 
 
 def _has_body(h: Unit, js: list[Judged], code: list[Unit]) -> bool:
