@@ -4193,3 +4193,56 @@ def test_a_numbered_hypothesis_heading_is_no_try_in_any_language(kw):
 - without it the fallback path may break on this card
 """
     assert _attempts(doc) == []
+
+
+_BENCH_DIARY = """# Decode speed
+
+```
+Latest numbers, 13B, 8 prompt/256 tokens, fp16
+plain eager
+Decode time: 12.40 sec total, 20.65 tokens/sec
+Memory bandwidth: 310.20 GB/s
+
+fused attention kernel
+Decode time: 7.10 sec total, 36.06 tokens/sec
+Memory bandwidth: 540.75 GB/s
+
+Note: still launch-bound as far as I can tell (graphs crash for me at the moment)
+
+- graph capture of the whole decoder gives garbage tokens right now, probably a missing guard
+```
+"""
+
+
+def test_a_fence_holding_a_persons_benchmark_notes_is_read_as_notes():
+    doc = segment(_BENCH_DIARY)
+    said = [u.text for u in doc.units if u.kind == "sentence"]
+    assert "fused attention kernel" in said
+    assert any(t.startswith("Note: still launch-bound") for t in said)
+
+
+def test_a_setup_line_over_what_one_run_of_it_measured_is_a_run():
+    titles = {t: o for t, o, _ in _attempts(_BENCH_DIARY)}
+    assert titles.get("fused attention kernel") == "inconclusive", titles
+    assert [o for t, o in titles.items() if t.endswith("plain eager")] == ["inconclusive"], titles
+
+
+@pytest.mark.parametrize("body", [
+    'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n    main()\nRuntimeError: CUDA error: '
+    'an illegal memory access was encountered\n\nNote: this is the second run of the same job today\n\n- it fails '
+    'the same way on the other node too\n',
+    "def run():\n    return 1\n\nNote: the loop below is what we time in every config\n\n- we run it three times "
+    "and keep the best number\n\nfor x in y:\n    run()\n",
+])
+def test_a_fence_of_a_traceback_or_code_stays_code(body):
+    doc = segment(f"# Crash\n\n```\n{body}```\n")
+    assert all(u.kind == "code" for u in doc.units if u.kind != "heading")
+
+
+def test_properties_over_a_measurement_are_no_run():
+    doc = """# Box
+
+GPU: NVIDIA RTX 6000 Ada Generation
+Memory: 26786MiB / 257222MiB
+"""
+    assert _attempts(doc) == []

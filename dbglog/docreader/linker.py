@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _TRY_MARK, _UNIT, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -125,9 +125,9 @@ class _Thread:
             if u.header and _MEASURE_COL.match(plain(u.header[0])):
                 return self._measures(k)
             return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
-        cases = _cases(j, js[k + 1:k + 20], self.used) if u.item >= 0 and j.label != "result" else None
-        if cases:
-            return cases  # "1. Using fp16:" over "- idle GPU, output correct" / "- busy GPU, NaN": a run per case
+        shaped = self._runs_below(k, j)
+        if shaped:
+            return shaped
         checked = _checked_below(j, js[k + 1:k + 30], self.used) \
             if j.label in ("action", "action_result") and u.item < 0 else None
         if checked is not None:
@@ -156,6 +156,17 @@ class _Thread:
             return _under_heading(j, self.heads, self._firsts(out)) or (
                 None if u.post in self.suggesting and "first person" not in j.features else _named_result(j)) or (
                 self._verdict_on_fix(j, out))
+        return None
+
+    def _runs_below(self, k: int, j: Judged) -> list[Found] | Found | None:
+        """A line naming a setup over the runs of it told below: "1. Using fp16:" over "- idle GPU, output correct" /
+        "- busy GPU, NaN" (a run per case); "torch.compile per block" over "Time for inference: 5.03 sec total" (one)."""
+        u, ahead = j.unit, self.js[k + 1:k + 20]
+        if u.item >= 0 and j.label != "result":
+            return _cases(j, ahead, self.used)
+        if j.label in ("context", "action") and u.item < 0 and len(plain(u.text).split()) <= 12 \
+                and not _MEASURE_LINE.match(plain(u.text)):
+            return _measured_below(j, ahead[:5], self.used)
         return None
 
     def _verdict_on_fix(self, j: Judged, out: list[Found]) -> Found | None:
@@ -719,6 +730,26 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
             return f
     oc = _outcome(u.text)
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else None)
+
+
+# "Time for inference 2: 5.03 sec total, 39.74 tokens/sec", "Bandwidth achieved: 535.52 GB/s": what one run measured
+_MEASURE_LINE = recache.compile(r"^[^:：]{2,40}[:：]\s*(?:~|≈)?\d[\d',.]*\s*" + _UNIT + r"\b[^:：]{0,60}$", re.I)
+
+
+def _measured_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
+    """A short line naming a setup ("torch.compile on whole model", "Refactored to also compile sampling code") whose
+    next lines, in its paragraph, are what one run of it measured: a run, seen (how it compares is the reader's)."""
+    u, said = j.unit, []
+    for n in ahead:
+        if n.unit.block != u.block or n.unit.id in used or not _MEASURE_LINE.match(plain(n.unit.text)):
+            break
+        said.append(n)
+    if not said or _outcome(u.text) or u.text.rstrip().endswith("?") or re.search(r"[:：]\s*\S", u.text):
+        return None  # ("GPU: RTX 6000" over "Memory: 26786MiB": a setup's properties, not a setup and its run)
+    f = _found(j, u.text, "; ".join(plain(n.unit.text) for n in said), outcome="inconclusive", last=said[-1].unit.last)
+    f.units += [n.unit.id for n in said]
+    f.title = plain(u.text).rstrip(":：").strip()
+    return f
 
 
 def _refers_back(text: str) -> bool:

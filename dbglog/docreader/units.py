@@ -320,6 +320,11 @@ class _Cut:
         if (lang in _SHELL or lang in _HASH_COMMENTED) and _note_runs(self.lines, body):
             _code_and_notes(self, list(range(a, b)), lang)
             return
+        if not lang and body and _notes_in_fence([self.lines[i] for i in body]):
+            self.add("code", a, a, self.lines[a], block=self.nblock)
+            _as_notes(self, body[0], [self.lines[i] for i in body], lang)
+            self.add("code", b - 1, b - 1, self.lines[b - 1], block=self.nblock)
+            return
         self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
 
     def html(self, a: int, b: int, content: str) -> None:
@@ -458,6 +463,23 @@ def _code_and_notes(cut: _Cut, body: list[int], lang: str, per_line: bool = Fals
     flush()
 
 
+# What a program prints, not what a person writes: a traceback, a log record, a prompt, code
+_NOT_NOTES = recache.compile(r"^\s*(?:Traceback|File \"|\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\$ |>>> |[A-Z]{4,}\b|"
+                             r"(?:def|class|import|from|for|if|return|#include)\b|.*[;{}]\s*$)")
+# A person's own words in a fence: a note, a list item of a sentence, a caption ending in a colon
+_NOTE_LINE = recache.compile(r"^\s*(?:note|update|edit|todo)\b\W|^\s*[-*]\s+\S+(?:\s+\S+){4}", re.I)
+
+
+def _notes_in_fence(texts: list[str]) -> bool:
+    """A fence with no language that holds a person's notes (a benchmark diary pasted whole: "eager:" / its numbers /
+    "- torch.compile on whole model generates gibberish ..."): three or more paragraphs, at least two lines in the
+    person's own words, and nothing a program prints (a traceback, a log record, code)."""
+    filled = [t for t in texts if t.strip()]
+    paragraphs = sum(1 for k, t in enumerate(texts) if t.strip() and (k == 0 or not texts[k - 1].strip()))
+    return len(filled) >= 6 and paragraphs >= 3 and sum(bool(_NOTE_LINE.match(t)) for t in filled) >= 2 and not any(
+        _NOT_NOTES.match(t) for t in filled) and sum(_prose_line(t) for t in filled) * 3 >= len(filled)
+
+
 def _note_runs(lines: list[str], body: list[int]) -> list[list[int]]:
     """The runs of consecutive "#" comment lines that read as prose: mostly lines of words (``_prose_line``), three of
     them or a list item, and twelve words in all; not commented-out commands (those are code)."""
@@ -495,9 +517,14 @@ def _prose_line(text: str) -> bool:
 def _note_units(cut: _Cut, run: list[int], lang: str) -> None:
     """One run of comment prose, read as markdown: its sentences and list items become units on the run's source
     lines (item and block ids moved past the document's); whatever else it holds (a commented loop) is code."""
-    first = run[0]
     # (a licence header is the file's, not the author's notes: a line of its own, kept as code)
-    texts = ["" if _LICENCE.match(c := _HASH_LINE.match(cut.lines[i]).group("c")) else c for i in run]
+    said = [_HASH_LINE.match(cut.lines[i]).group("c") for i in run]
+    _as_notes(cut, run[0], ["" if _LICENCE.match(c) else c for c in said], lang, kept=said)
+
+
+def _as_notes(cut: _Cut, first: int, texts: list[str], lang: str, kept: list[str] | None = None) -> None:
+    """Lines read as markdown of their own from line ``first`` on: their sentences and list items become units on
+    their source lines; a line that reads as neither (``kept``: the lines as written) stays code."""
     sub = _Cut(texts)
     for k, t in enumerate(tokens := _md().parse("\n".join(texts))):
         handler = _OPEN.get(t.type) if t.map else None
@@ -516,7 +543,7 @@ def _note_units(cut: _Cut, run: list[int], lang: str) -> None:
                 index=u.index, depth=u.depth, checkbox=u.checkbox, ordered=u.ordered)
         said.update(range(u.first, u.last + 1))
     cut.nblock = base + sub.nblock + 1
-    rest = [first + k for k in range(len(run)) if k not in said and _HASH_LINE.match(cut.lines[first + k]).group("c").strip()]
+    rest = [first + k for k in range(len(texts)) if k not in said and (kept or texts)[k].strip()]
     for i in rest:
         cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
 
