@@ -4214,11 +4214,12 @@ Note: still launch-bound as far as I can tell (graphs crash for me at the moment
 """
 
 
-def test_a_fence_holding_a_persons_benchmark_notes_is_read_as_notes():
-    doc = segment(_BENCH_DIARY)
+@pytest.mark.parametrize("note", ["Note:", "NOTE:"])
+def test_a_fence_holding_a_persons_benchmark_notes_is_read_as_notes(note):
+    doc = segment(_BENCH_DIARY.replace("Note:", note))
     said = [u.text for u in doc.units if u.kind == "sentence"]
     assert "fused attention kernel" in said
-    assert any(t.startswith("Note: still launch-bound") for t in said)
+    assert any(t.startswith(f"{note} still launch-bound") for t in said)
 
 
 def test_a_setup_line_over_what_one_run_of_it_measured_is_a_run():
@@ -4233,6 +4234,9 @@ def test_a_setup_line_over_what_one_run_of_it_measured_is_a_run():
     'the same way on the other node too\n',
     "def run():\n    return 1\n\nNote: the loop below is what we time in every config\n\n- we run it three times "
     "and keep the best number\n\nfor x in y:\n    run()\n",
+    "[2024-05-01 10:00:01] step 1 loss 2.31\n\nINFO: the allocator grew the pool\n\nNote: this is what the trainer "
+    "printed on the last run\n\n- the same lines show up on every rank of the job\n\n[2024-05-01 10:00:09] step 2 "
+    "loss 2.29\n\nWARNING: the grad norm is large\n",
 ])
 def test_a_fence_of_a_traceback_or_code_stays_code(body):
     doc = segment(f"# Crash\n\n```\n{body}```\n")

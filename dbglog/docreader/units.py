@@ -463,10 +463,11 @@ def _code_and_notes(cut: _Cut, body: list[int], lang: str, per_line: bool = Fals
     flush()
 
 
-# What a program prints, not what a person writes: a traceback, a log record, a prompt, code
-_NOT_NOTES = recache.compile(r"^\s*(?:Traceback|File \"|\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\$ |>>> |[A-Z]{4,}\b|"
+# What a program prints, not what a person writes: a traceback, a log record (a date, a time, a level), a prompt, code
+_NOT_NOTES = recache.compile(r"^\s*(?:Traceback|File \"|\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\$ |>>> |"
+                             r"\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL)\b|"
                              r"(?:def|class|import|from|for|if|return|#include)\b|.*[;{}]\s*$)")
-# A person's own words in a fence: a note, a list item of a sentence, a caption ending in a colon
+# A person's own words in a fence: a line led by "Note:" (or "Update", "Edit", "TODO"), a list item of a sentence
 _NOTE_LINE = recache.compile(r"^\s*(?:note|update|edit|todo)\b\W|^\s*[-*]\s+\S+(?:\s+\S+){4}", re.I)
 
 
