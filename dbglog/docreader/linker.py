@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _TRY_MARK, _UNIT, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -165,7 +165,7 @@ class _Thread:
         if u.item >= 0 and j.label != "result":
             return _cases(j, ahead, self.used)
         if j.label in ("context", "action") and u.item < 0 and len(plain(u.text).split()) <= 12 \
-                and not _MEASURE_LINE.match(plain(u.text)):
+                and not _measurement(u.text):
             return _measured_below(j, ahead[:5], self.used)
         return None
 
@@ -732,8 +732,11 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
     return _found(j, u.text, "", outcome="untested" if oc == "untested" else None)
 
 
-# "Time for inference 2: 5.03 sec total, 39.74 tokens/sec", "Bandwidth achieved: 535.52 GB/s": what one run measured
-_MEASURE_LINE = recache.compile(r"^[^:：]{2,40}[:：]\s*(?:~|≈)?\d[\d',.]*\s*" + _UNIT + r"\b[^:：]{0,60}$", re.I)
+def _measurement(text: str) -> bool:
+    """ "Time for inference 2: 5.03 sec total, 39.74 tokens/sec", "Bandwidth achieved: 535.52 GB/s": what one run
+    measured, a number (``cues._MEASURED`` also reads a verdict, "fp16: OOM", which is no measurement)."""
+    m = _MEASURED.match(plain(text))
+    return bool(m) and re.match(r"(?:~|≈|about\s+)?\d", m.group("val"), re.I) is not None
 
 
 def _measured_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
@@ -741,10 +744,10 @@ def _measured_below(j: Judged, ahead: list[Judged], used: set[int]) -> Found | N
     next lines, in its paragraph, are what one run of it measured: a run, seen (how it compares is the reader's)."""
     u, said = j.unit, []
     for n in ahead:
-        if n.unit.block != u.block or n.unit.id in used or not _MEASURE_LINE.match(plain(n.unit.text)):
+        if n.unit.block != u.block or n.unit.id in used or not _measurement(n.unit.text):
             break
         said.append(n)
-    if not said or _outcome(u.text) or u.text.rstrip().endswith("?") or re.search(r"[:：]\s*\S", u.text):
+    if not said or _outcome(u.text) or u.text.rstrip().endswith("?") or _PROPERTY.match(plain(u.text)):
         return None  # ("GPU: RTX 6000" over "Memory: 26786MiB": a setup's properties, not a setup and its run)
     f = _found(j, u.text, "; ".join(plain(n.unit.text) for n in said), outcome="inconclusive", last=said[-1].unit.last)
     f.units += [n.unit.id for n in said]
