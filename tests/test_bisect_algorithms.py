@@ -489,6 +489,48 @@ def test_toggle_completeness_asks_each_hitting_pool_not_also_all_minus_union():
     assert frozenset(range(14)) - {3} in seen
 
 
+def test_a_members_removal_is_asked_as_the_pool_that_removes_it_so_no_pool_is_asked_after():
+    """Each member's removal is checked on ``all - {member}``: it holds ``set - {member}``, so its
+    passing shows the member is needed and settles that completeness pool in the same query."""
+    U = frozenset(range(14))
+    s = ToggleSearch(14)
+    r = drive(s, family_oracle([{5, 9}]))
+    assert r.sets == ((5, 9),) and r.status == "complete"
+    assert s.asked[-2:] == [U - {5}, U - {9}]  # nothing asked after the two wide checks
+    assert frozenset({5}) not in s.asked  # the narrow check of 9 was never needed
+    # a second set makes a wide check fail: that member's narrow check is asked, and both sets found
+    s = ToggleSearch(14)
+    r = drive(s, family_oracle([{5, 9}, {2}]))
+    assert set(r.sets) == {(2,), (5, 9)} and r.status == "complete"
+    assert U - {2} in s.asked and frozenset() in s.asked
+    # Go-style (non-exhaustive) mode asks no hitting pools, so it keeps the narrow checks
+    s = ToggleSearch(14, exhaustive=False)
+    drive(s, family_oracle([{5, 9}]))
+    assert U - {9} not in s.asked and frozenset({5}) in s.asked
+
+
+def test_confirming_a_set_on_a_repro_that_never_disagreed_costs_at_most_half_the_search():
+    """Issue 29's bar for toggles on a deterministic repro: the confirmation and completeness checks
+    add at most half the runs of the search (and its two ends), for a single, a pair and a triple."""
+    from dbglog.bisect.algorithms import SafeToggleSearch
+
+    for size in (1, 2, 3):
+        rng = random.Random(11)
+        total = search = 0
+        for _ in range(30):
+            hidden = frozenset(rng.sample(range(14), size))
+            s = SafeToggleSearch(14)
+            while not s.done:
+                for req in s.next_runs():
+                    bad = hidden <= req.query
+                    k = 1 if bad and req.stop == "bad" else req.runs
+                    search += k if s.inner.purpose.get(req.query, "search") not in ("confirm", "pool") else 0
+                    s.record(req.query, k if bad else 0, 0 if bad else k)
+            assert s.result.sets == (tuple(sorted(hidden)),)
+            total += s.runs
+        assert total <= 1.5 * search, (size, total / search)
+
+
 def test_toggle_budgets():
     fam = [{3}, {50}, {70, 80}, {10, 20, 30}]
     r = find_minimal_sets(90, family_oracle(fam), max_sets=2)

@@ -112,7 +112,14 @@ Toggles are indices ``0..n-1``; a query is the frozenset of *enabled* toggles;
    path where ddmin-like linear scans are cheaper than halving.
 3. Confirm: ``M`` alone fails and ``M - {m}`` passes for every member (batched).
    If some ``M - {m}`` still fails (a non-monotone or flaky target) the member is
-   dropped and the set re-confirmed, so the reported set is always 1-minimal.
+   dropped and the set re-confirmed.  When exhaustive, a member's removal is first
+   asked *wide*, as the completeness pool ``all - H`` of step 4 whose ``H`` holds
+   that member and no other (``H`` grown from the pool ``M`` was found in): it holds
+   ``M - {m}``, so on a monotone target its passing answers both checks in one run
+   and that pool is not asked again.  Only a wide check that fails is followed by
+   ``M - {m}`` itself.  So the reported set is 1-minimal on a monotone target (the
+   assumption completeness rests on too); non-exhaustive mode asks ``M - {m}``
+   directly and is 1-minimal on any target.
 4. More sets: first ask ``all - union(found)`` (Go's Skip; finds disjoint
    independent sets cheaply).  When that passes and ``exhaustive`` is on, ask
    ``all - H`` for every minimal hitting set ``H`` of the found sets.  Any
@@ -997,7 +1004,7 @@ class ToggleSearch(_QuerySearch):
             if m is None:
                 return ("max_set_size",
                         f"a failing pool needs more than max_set_size={self.max_set_size} toggles")
-            m = yield from self._confirm(m)
+            m = yield from self._confirm(m, self.universe - pool)
             if m is None:
                 return ("inconsistent", "a set found failing did not fail when run alone")
             self.found.append(m)
@@ -1023,10 +1030,12 @@ class ToggleSearch(_QuerySearch):
                 overflow = True
         if hs is None or len(hs) == 1:
             # with one hitting set its pool is ``all - union``; with several, each pool holds
-            # ``all - union``, so it is not asked on its own (their passing implies it)
-            (v,) = yield from self._ask([U - union], "pool")
-            if self._fails(v):
-                return U - union
+            # ``all - union``, so it is not asked on its own (their passing implies it); a pool the
+            # confirmation already saw pass (:meth:`_wide_removal`) is not asked again
+            if not self._known_not_failing(U - union):
+                (v,) = yield from self._ask([U - union], "pool")
+                if self._fails(v):
+                    return U - union
             if overflow:
                 return ("too_many_alternatives", "too many combinations of found sets to check")
             if hs is None:
@@ -1043,23 +1052,48 @@ class ToggleSearch(_QuerySearch):
                     return p
         return None
 
-    def _confirm(self, m: frozenset):
-        """Confirm ``m`` fails and is 1-minimal; drop members whose removal still fails."""
+    def _wide_removal(self, h0: frozenset, e: int, m: frozenset) -> frozenset:
+        """The completeness pool that removes ``e``: ``all - h`` for a minimal hitting set ``h`` of
+        the found sets and ``m`` grown from ``h0 + {e}`` (``m`` avoids ``h0``, so ``m & h == {e}``).
+        It holds ``m - {e}``, so its passing settles both that member's necessity and that pool."""
+        sets = [*self.found, m]
+        h = set(h0) | {e}
+        for x in sorted(h0):
+            if all(s & (h - {x}) for s in sets):
+                h.discard(x)
+        return self.universe - frozenset(h)
+
+    def _confirm(self, m: frozenset, h0: frozenset = frozenset()):
+        """Confirm ``m`` fails and is 1-minimal; drop members whose removal still fails.
+
+        ``m`` was found in the pool ``all - h0``.  A member's removal is first asked as the wide
+        query of :meth:`_wide_removal` (when exhaustive): one query answers two checks when it passes
+        (the monotone target then passes ``m - {e}``), and the pool is not asked again later.  Only
+        a wide query that fails (another failing set, or ``e`` not needed) is followed by the narrow
+        ``m - {e}``; after one such failure the rest are asked narrow, since another set is likely."""
         while True:
             members = sorted(m)
-            qs = [m] + [m - {e} for e in members]
-            vs = []
-            for i in range(0, len(qs), self.jobs):
-                vs += (yield from self._ask(qs[i:i + self.jobs], "confirm"))
-            if not self._fails(vs[0]):
+            (v,) = yield from self._ask([m], "confirm")
+            if not self._fails(v):
                 return None
-            for e, v in zip(members, vs[1:]):
-                if self._fails(v):
-                    self.dropped.append((m, e))
-                    m = m - {e}
+            wide_ok = self.exhaustive
+            dropped = None
+            for i in range(0, len(members), self.jobs):
+                batch = members[i:i + self.jobs]
+                qs = [self._wide_removal(h0, e, m) if wide_ok else m - {e} for e in batch]
+                vs = yield from self._ask(qs, "confirm")
+                narrow = [e for e, q, v in zip(batch, qs, vs) if self._fails(v) and q != m - {e}]
+                if narrow:
+                    wide_ok = False
+                    vs = yield from self._ask([m - {e} for e in narrow], "confirm")
+                    batch = narrow
+                dropped = next((e for e, v in zip(batch, vs) if self._fails(v)), None)
+                if dropped is not None:
                     break
-            else:
+            if dropped is None:
                 return m
+            self.dropped.append((m, dropped))
+            m = m - {dropped}
 
     def _find_one(self, pool: list[int]):
         if self.strategy == "ddmin":
