@@ -2471,6 +2471,52 @@ set +x
                                           ("🔴 OOM 128k bs2", "failed")], got
 
 
+def test_a_line_of_code_put_away_with_a_comment_saying_how_it_went_is_a_try():
+    # a launch script: list entries and options commented out, each with what happened when it ran
+    doc = """#!/bin/bash
+set -euo pipefail
+
+echo "== bench =="
+
+MODELS=(
+    "llava-7b"
+    # "chat2-7b"        # OOM with 32 frames
+    "owl-7b"
+    # "tarsier-7b"      # disabled for now
+)
+
+echo "starting"
+
+python serve.py \\
+  --tp 2 \\
+  --max-len 8192
+  # --max-len 4096 ## this works with prompts of 1024 tokens
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert ([8, 8], "failed") in got  # (its title is the code, not the comment)
+    assert [a.title for p in _read(doc) for a in p.inv.attempts if a.source_lines == [8, 8]] == ['`"chat2-7b"`']
+    assert ([18, 18], "worked") in got
+    assert not any(lines[0] <= 10 <= lines[1] for lines, _ in got)  # "disabled" says no outcome
+    # the echo lines after blank lines are the script's own, not a console session and what it printed
+    assert not any(lines[1] - lines[0] > 4 for lines, _ in got), got
+
+
+def test_a_commented_out_run_under_a_caption_that_says_how_it_went_is_a_failed_try():
+    doc = """#!/bin/bash
+CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve my/model \\
+  --tensor-parallel-size 2 \\
+  --data-parallel-size 2
+
+# # TP=1, DP=4 crashes the engine..
+# CUDA_DEVICE_ORDER=PCI_BUS_ID
+# CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve my/model \\
+#   --tensor-parallel-size 1 \\
+#   --data-parallel-size 4
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert any(lo <= 8 <= hi and o == "failed" for (lo, hi), o in got), got
+
+
 def test_markdown_with_a_few_commands_is_not_taken_for_a_script():
     doc = """# Build notes
 

@@ -312,7 +312,7 @@ class _Cut:
         self.nblock += 1
         lang = (info or "").strip().split(" ")[0].lower()
         body = list(range(a + 1, b - 1)) if b - a >= 2 else []
-        if lang in _SHELL and body and _commands(self, body, lang, a, b):
+        if lang in _SHELL and body and _commands(self, body, lang, a, b, script=self.lines[body[0]].startswith("#!")):
             return
         if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)
                      or lang in _HASH_COMMENTED and _called_lines(self, body, lang, a, b)):
@@ -367,9 +367,11 @@ def _bare_commands(cut: _Cut, a: int, texts: list[str], block: int) -> bool:
     return True
 
 
-def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: bool = False) -> bool:
     """A shell block of commands, each with the comment that says how it went ("# 1xGPU - OK" above it,
-    "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block."""
+    "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block.
+    ``script``: a program (a shebang, or a note that is all commands), whose lines it runs and never prints, so it
+    is never read as a console session pasted without prompts."""
     prompted = _transcript_groups(cut.lines, body)
     groups = prompted or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
@@ -382,12 +384,19 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
     if one_look:
         groups = single
     elif len(said) < 2 or len(said) * 2 < len(runs):
-        groups = _bare_transcript_groups(cut.lines, body)
+        groups = [] if script else _bare_transcript_groups(cut.lines, body)
         if not groups and a < 0 and len(said) >= 3:
             # A script kept as notes ("ubuntu-drivers devices" and the devices it listed as comments under it,
             # among dozens of setup commands): the commands shown with what they printed or how they went are runs;
             # the rest of the script is code.
             _script_said(cut, body, said, lang)
+            return True
+        told = [g for g in said if _put_away_line(cut.lines[g["cmd"][0]])
+                and (g["result"] or _says_how(tuple(g["desc"])))] if script else []
+        if not groups and told:
+            # (a script with one or two runs put away in comments that say how they went: those are runs, the rest
+            # is code and notes)
+            _script_said(cut, body, told, lang)
             return True
         if not groups:
             return False
@@ -415,6 +424,7 @@ def _add_command(cut: _Cut, g: dict, lang: str) -> None:
         # (the lines of one command continued with backslashes are one line; commands under one caption are a list)
         glue = "" if not k else " " if cut.lines[g["cmd"][k - 1]].rstrip().endswith("\\") else "; "
         cmd += glue + line.removesuffix("\\").rstrip()
+    cmd = g.get("text") or cmd
     cut.add("command", g["lines"][0], g["lines"][-1], cmd or comment, block=cut.nblock, comment=comment, lang=lang,
             desc=" ".join(g["desc"]), prompted=g.get("prompted", False))
 
@@ -657,14 +667,12 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["cmd"].append(i)  # a commented-out command continued with a backslash
             cur["lines"].append(i)
             continue
-        said = _verdict_led(cm.group("c").strip()) if cm else None
-        if said or cm and _COMMENTED_CMD.match(cm.group("c").strip()) and _tried_before(lines, body, i):
-            # "# RUN pip install flash-attn" over "#   -> same undefined symbol", "# NOK docker run ...": tried, put away
-            text = cm.group("c").strip()
+        tried = _tried_comment(lines, body, i, cm)
+        if tried is not None:
             cur = new(i)
             desc, first_desc = [], None
-            got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
-            cur["result"] += [said] if said else [r.strip() for r in got[1:]]  # ("... -> same symbol": its result)
+            cur["text"], result = tried  # (the code alone, when the comment holds more; else "")
+            cur["result"] += result
             continue
         if cm and not line.lstrip().startswith("#!"):
             text = cm.group("c").strip()
@@ -853,14 +861,60 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
     while above >= 0 and (m := _CMD_COMMENT.match(lines[above])) and _COMMENTED_CMD.match(m.group("c").strip()) \
             and lines[above].rstrip().endswith("\\"):
         above -= 1  # (the lines of the same command continued with a backslash)
+    floor = above - 8  # (a few settings at most: the walk up stays linear over a long run of them)
+    while above > floor and (m := _CMD_COMMENT.match(lines[above])) and _SETUP_CMD.match(m.group("c").lstrip("# ")):
+        above -= 1  # ("# CUDA_DEVICE_ORDER=PCI_BUS_ID" put away with it: its setting)
     cm = _CMD_COMMENT.match(lines[above]) if above >= 0 else None
-    if cm and above in body and VERDICT_FIRST.match(cm.group("c").strip()):
+    caption = cm.group("c").lstrip("# ").strip() if cm else ""
+    if cm and above in body and (VERDICT_FIRST.match(caption) or _says_how((caption,))):
+        # ("# OK: 2 nodes", "# TP=1, DP=4 crashes the vllm backend..": the caption says how the put-away run went)
         return True
     nxt = next((j for j in body if j > i and lines[j].strip()), None)
     if nxt is None:
         return False
     cm = _CMD_COMMENT.match(lines[nxt])
     return bool(cm and _RESULT_COMMENT.match(cm.group("c").strip()))
+
+
+# Code put away with a comment of its own after it: the code (a few words with a code mark: a quote, "=", a path, a
+# bracket, an option) and the comment, after one to three "#".
+_PUT_AWAY = recache.compile(r"^(?P<code>[^#]{1,120}?)\s{1,40}#{1,3}\s{1,8}(?P<c>[^#]{1,120})$")
+_CODE_MARK = recache.compile(r"[\"'=/()\[\]{}]|(?:^|\s)--?\w|\w[_.]\w")
+
+
+def _tried_comment(lines: list[str], body: list[int], i: int, cm: re.Match | None) -> tuple[str, list[str]] | None:
+    """A comment that is a try put away, as (its code when the comment holds more, what it says of how it went), or
+    None: '# "videochat2-7b"   # OOM with 32 frames' and '# --max-model-len 4096 ## this works' (code with how it went
+    after it), "# NOK docker run ..." (led by its verdict), "# RUN pip install flash-attn" over "#   -> same undefined
+    symbol" or under a caption that says how it went."""
+    if cm is None:
+        return None
+    text = cm.group("c").strip()
+    put = _put_away(text)
+    if put:
+        return put[0], [put[1]]
+    said = _verdict_led(text)
+    if said:
+        return "", [said]
+    if _COMMENTED_CMD.match(text) and _tried_before(lines, body, i):
+        got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
+        return "", [r.strip() for r in got[1:]]  # ("... -> same symbol": its result)
+    return None
+
+
+def _put_away_line(line: str) -> bool:
+    """A line of code put away in a comment (never the shebang, "#!/bin/bash")."""
+    return bool(_CMD_COMMENT.match(line)) and not line.lstrip().startswith("#!")
+
+
+def _put_away(comment: str) -> tuple[str, str] | None:
+    """A line of code put away in a comment and how it went, when a comment after it says so ('"videochat2-7b"  # OOM
+    with 32 frames' -> the code and "OOM with 32 frames"); None for any other comment (prose, no outcome said)."""
+    m = _PUT_AWAY.match(comment.strip())
+    if not m or len(m.group("code").split()) > 6 or not _CODE_MARK.search(m.group("code")):
+        return None
+    said = m.group("c").strip()
+    return (m.group("code").strip(), said) if _says_how((said,)) else None
 
 
 def _verdict_led(comment: str) -> str | None:
@@ -1043,7 +1097,7 @@ def _looks_like_script(lines: list[str]) -> bool:
 
 
 def _script(cut: _Cut, lines: list[str]) -> None:
-    if not _commands(cut, list(range(len(lines))), "bash", -1, -1):
+    if not _commands(cut, list(range(len(lines))), "bash", -1, -1, script=True):
         _code_and_notes(cut, list(range(len(lines))), "bash", per_line=True)
 
 
