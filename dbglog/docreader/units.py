@@ -674,7 +674,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["text"], result = tried  # (the code alone, when the comment holds more; else "")
             cur["result"] += result
             continue
-        if cm and not line.lstrip().startswith("#!"):
+        if _put_away_line(line):
             text = cm.group("c").strip()
             setup = cur is not None and cur["cmd"] and _SETUP_CMD.match(lines[cur["cmd"][0]])  # "export X=1" says nothing
             # (under a caption that already says how its commands went, "# worked on node 3", the next comment line
