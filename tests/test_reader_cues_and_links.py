@@ -4296,3 +4296,77 @@ GPU: NVIDIA RTX 6000 Ada Generation
 Memory: 26786MiB / 257222MiB
 """
     assert _attempts(doc) == []
+
+
+_RST_MATRIX = '''Getting started
+===============
+
+Drivers
+~~~~~~~
+
+Pick a driver that matches the toolkit you build with.
+
+.. csv-table::
+   :header: "GPU","Driver","Toolkit","Status"
+   :widths: 20,15,15,40
+
+   "RTX 3090","535.54","12.2","Working"
+   "A10G","525.85","12.0","Working"
+   "T4","470.82","11.4","Fails: kernel image not found"
+
+Building
+~~~~~~~~
+
+Run the build script from the repository root.
+'''
+
+
+def test_a_rst_title_underline_of_tildes_is_a_heading_not_a_fence_that_swallows_the_page():
+    doc = segment(_RST_MATRIX)
+    heads = [u.text for u in doc.units if u.kind == "heading"]
+    assert heads == ["Getting started", "Drivers", "Building"]
+    assert not any(u.kind == "code" for u in doc.units)
+
+
+def test_a_rst_csv_table_gives_one_try_per_row_with_its_status_as_the_outcome():
+    doc = segment(_RST_MATRIX)
+    rows = [u for u in doc.units if u.kind == "row"]
+    assert [r.cells[0] for r in rows] == ["RTX 3090", "A10G", "T4"]
+    assert all(r.header == ("GPU", "Driver", "Toolkit", "Status") for r in rows)
+    got = _attempts(_RST_MATRIX)
+    assert [o for _, o, _ in got] == ["worked", "worked", "failed"]
+    assert "T4" in got[2][0]
+
+
+def test_a_csv_fence_is_a_table_and_quoted_prose_is_not():
+    doc = '''# Sweep
+
+```csv
+batch,precision,result
+8,bf16,OOM at step 3
+4,bf16,ok
+```
+
+"Fast", she said, "and cheap".
+"Slow", he said, "and dear".
+'''
+    rows = [u for u in segment(doc).units if u.kind == "row"]
+    assert [r.cells for r in rows] == [("batch", "precision", "result"), ("8", "bf16", "OOM at step 3"),
+                                       ("4", "bf16", "ok")]
+    assert [o for _, o, _ in _attempts(doc)] == ["failed", "worked"]
+
+
+def test_a_look_the_author_says_did_not_help_was_tried_as_a_fix_and_failed():
+    doc = '''# Allocator crash on the Orin
+
+## Environment variables tried
+
+- `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` - didn't help
+- `CUDA_LAUNCH_BLOCKING=1` - didn't help
+- `NCCL_DEBUG=INFO` - shows the ring is built over PCIe
+'''
+    got = {t: o for t, o, _ in _attempts(doc)}
+    blocking = next(o for t, o in got.items() if "CUDA_LAUNCH_BLOCKING" in t)
+    debug = next(o for t, o in got.items() if "NCCL_DEBUG" in t)
+    assert blocking == "failed"
+    assert debug == "inconclusive"

@@ -91,9 +91,15 @@ def looked_only(outcome: str, did: str, result: str = "") -> str:
     its finding says, so its outcome is inconclusive (the finding stays in its text) -- unless it says the
     problem went away."""
     if outcome in ("worked", "failed", "partial") and diagnostic(did) and not (
-            outcome == "worked" and _FIXED.search(result or did)):
+            outcome == "worked" and _FIXED.search(result or did)) and not (
+            outcome == "failed" and _AS_FIX.search(result or did)):
         return "inconclusive"
     return outcome
+
+
+# A verdict on a try as a fix ("`CUDA_LAUNCH_BLOCKING=1` - didn't help"): the author ran the look as a cure.
+_AS_FIX = recache.compile(r"\b(?:help(?:s|ed)?|fix(?:es|ed)?|solved?|resolved?|workaround|no\s+(?:effect|difference)|"
+                          r"made\s+no\s+difference|changed\s+nothing)\b", re.I)
 
 
 class _Thread:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from dbglog.docreader import delimited
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS, attempt_head
 from dbglog.util import recache
 
@@ -282,6 +283,10 @@ class _Cut:
             first_of_item = False
         if not self.items and not self.quote and self._as_heading(a, b, texts, block):
             return
+        table = delimited.table_in_paragraph(self.lines, a, texts) if not first_of_item else None
+        if table:
+            self.delimited_rows(a, table, block)
+            return
         if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
             # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
             # a list as a page's text gives it, one item per line
@@ -312,6 +317,12 @@ class _Cut:
         self.nblock += 1
         lang = (info or "").strip().split(" ")[0].lower()
         body = list(range(a + 1, b - 1)) if b - a >= 2 else []
+        table = delimited.table_in_fence(lang, [self.lines[i] for i in body]) if body else None
+        if table:
+            self.add("code", a, a, self.lines[a], block=self.nblock)
+            self.delimited_rows(body[0], table, self.nblock)
+            self.add("code", b - 1, b - 1, self.lines[b - 1], block=self.nblock)
+            return
         if lang in _SHELL and body and _commands(self, body, lang, a, b, script=self.lines[body[0]].startswith("#!")):
             return
         if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)
@@ -337,6 +348,17 @@ class _Cut:
         for k, x in enumerate(texts):
             self.add("sentence" if x else "html", a + k, a + k, x or self.lines[a + k].strip(), block=self.nblock,
                      head=True)
+
+    def delimited_rows(self, first: int, table: delimited.Table, block: int) -> None:
+        """A delimited table read from line ``first`` on, as a markdown table's rows: its header row first when
+        the header is one of those lines, then one row unit per line."""
+        header = table.header
+        if table.header_first:
+            self.add("row", first, first, " | ".join(header), block=block, group=block, index=-1, cells=header)
+            first += 1
+        for k, cells in enumerate(table.rows):
+            self.add("row", first + k, first + k, " | ".join(cells), block=block, group=block, index=k,
+                     header=header, cells=tuple(cells))
 
     def row(self, a: int, cells: list[str], index: int) -> None:
         t = self.table
@@ -1023,7 +1045,7 @@ def segment(text: str) -> Doc:
     if first.startswith("#!") or _looks_like_script(lines):
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         return _finish(cut, covered=None)
-    tokens = _parse_posts_apart(lines)
+    tokens = _parse_posts_apart(_rst_titles(lines))
     covered = [False] * len(lines)
     for k, t in enumerate(tokens):
         if not t.map:
@@ -1041,6 +1063,22 @@ def segment(text: str) -> Doc:
 
 
 FENCE_LINE = recache.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
+_UNDERLINE = recache.compile(r"^([~^\"'*+#:])\1{2,}\s*$")
+
+
+def _rst_titles(lines: list[str]) -> list[str]:
+    """The lines as markdown-it should parse them: a reStructuredText title's underline of ``~ ^ " ' * + # :``
+    (as long as its title, a blank line after) made a setext underline. Markdown would read ``~~~~`` as a fence
+    that swallows the rest of the page, and ``****`` as a rule under a paragraph. The source lines are unchanged."""
+    out = None
+    for i in range(1, len(lines)):
+        m = _UNDERLINE.match(lines[i])
+        title = lines[i - 1].rstrip()
+        if m and title.strip() and len(lines[i].rstrip()) >= len(title) and (i + 1 == len(lines) or not lines[i + 1].strip()) \
+                and not FENCE_LINE.match(title) and not _UNDERLINE.match(title) and not title.startswith((" " * 4, "\t")):
+            out = out or list(lines)
+            out[i] = "-" * len(lines[i].rstrip())
+    return out or lines
 
 
 def _parse_posts_apart(lines: list[str]) -> list:
