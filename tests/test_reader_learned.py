@@ -265,3 +265,15 @@ def test_a_line_labelled_as_the_goal_is_no_try_even_for_the_learned_pass():
 """
     parsed, _ = importer.parse_document(doc, "doc.md")
     assert [a.title for p in parsed for a in p.inv.attempts] == ["YAML syntax error - unmatched quote"]
+
+
+def test_a_verdict_line_right_after_a_guessed_try_is_how_it_went():
+    notes = """# flash-attn on the 2080 Ti
+
+Install notes for the old card:
+a）set DISTUTILS_USE_SDK=1 in the x64 prompt
+b）pip install flash-attn==1.0.9 --no-build-isolation
+c）成功。
+"""
+    sure = _model({"w:pip": 12.0})
+    assert _attempts(notes, sure) == [((5, 6), "worked", "")]

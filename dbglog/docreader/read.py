@@ -637,15 +637,29 @@ class _Build:
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
         covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
+        after = {u.first: u for u in self.units if u.kind == "sentence" and u.first in free}
         for g in learned.guesses(cands, probs, m.threshold, covered, free):
             if _thin(" ".join(u.text for u in g.units)):
                 continue
+            told = self._verdict_after(g, after, probs, m.threshold)
             for did, outcome in _tries_of(g):
+                if told is not None and outcome == "inconclusive":
+                    outcome = told[1]
                 a = Attempt(number=0, title=one_line(item_title(did))[:120] or "Attempt", did=one_line(did),
-                            outcome=linking.looked_only(outcome, did))
-                a.source_lines = [g.first + 1, g.last + 1]
+                            outcome=linking.looked_only(outcome, did), result=told[0].text if told else "")
+                a.source_lines = [g.first + 1, (told[0].last if told else g.last) + 1]
                 a.who = g.units[0].author
                 self.attempts.append((g.first, a))
+
+    def _verdict_after(self, g: learned.Guess, after: dict[int, Unit], probs: dict[int, float],
+                       threshold: float) -> tuple[Unit, str] | None:
+        """The line right after a learned guess when it is only a verdict on it ("e）pip install flash-attn==1.0.9"
+        over "f）成功。"), in its paragraph or item: how the guessed try went."""
+        u = after.get(g.last + 1)
+        if u is None or probs.get(u.id, 0.0) >= threshold or u.block != g.units[-1].block and u.item != g.units[-1].item:
+            return None
+        said = _verdict_line(u)
+        return (u, said) if said else None
 
     def _planned(self, judged: list[Judged], skip: set[int], taken: set[int]) -> None:
         """Plans said in passing ("Next: run nccl-tests with 32 ranks", "Will try the nightly", "- [ ] repeat on
@@ -893,6 +907,15 @@ def _body(lines: list[str]) -> str:
 
 _STRUCTURE_LINE = recache.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\[[ xX]\]|(?:\*\*|__)[^*_\n]{1,40}:|[-=]{3,}\s*$)",
                              re.M)
+
+
+def _verdict_line(u: Unit) -> str | None:
+    """A short line that is only a verdict ("成功", "c）报错", "-> works"), and the verdict it gives."""
+    text = plain(u.text)
+    if len(text.split()) > 4 or len(_CJK.findall(text)) > 8:
+        return None
+    said = outcome_of(text, language(text))
+    return said if said in ("worked", "failed", "partial") else None
 
 
 def _tries_of(g: learned.Guess) -> list[tuple[str, str]]:

@@ -997,12 +997,14 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
 
 # A soft-broken line that starts an entry of its own: a label ("Result: ..."), a time or date ("09:31 ..."), an
 # arrow carrying a result ("-> OOM again"), a numbered issue ("issue 3: ..."), a number glued to its entry ("3.nvcc
-# --version一致": no space, so no markdown list). Shapes of notes, not words of one.
+# --version一致": no space, so no markdown list), a full-width parenthesis numbering one ("2）git checkout release",
+# "b）set include=..."). Shapes of notes, not words of one.
 _CJK_KEY = recache.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
 _LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
-                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.]))", re.I)
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.])|"
+                         r"(?:\d{1,2}|[a-z])）)", re.I)
 
 
 def _starts_entry(before: str, line: str) -> bool:
