@@ -4370,3 +4370,21 @@ def test_a_look_the_author_says_did_not_help_was_tried_as_a_fix_and_failed():
     debug = next(o for t, o in got.items() if "NCCL_DEBUG" in t)
     assert blocking == "failed"
     assert debug == "inconclusive"
+
+
+def test_workarounds_a_heading_calls_attempted_are_tries_and_possible_ones_are_not():
+    doc = '''# Server dies with an illegal memory access
+
+### Attempted workarounds
+
+- `--no-mmap` — crash still occurs
+- Smaller batch (64) — crash still occurs
+
+### Possible workarounds
+
+- Pin the previous release
+- Build with `GGML_CUDA_FORCE_CUBLAS=1`
+'''
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "failed"]
+    assert "--no-mmap" in got[0][0] and "batch" in got[1][0]

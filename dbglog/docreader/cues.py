@@ -582,6 +582,8 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
     form = {"en": r"(?:ed|ful|ing)$", "ko": r"(?:된|한|던|은)$"}.get(lang)
     first = words[0] if len(words) > 1 and (form is None or re.search(form, words[0])) else ""
     said = outcome_of(first, lang) if first else None
+    if role == "options" and lang == "en" and first.endswith("ed") and table(lang).has("heading.tried", first):
+        return "tried"  # "Attempted workarounds", "Tried approaches": options someone ran, no longer options
     if said is None and table(lang).has("outcome.untested", s):
         return "plan"  # "Not tried", "Not yet run": what is left to do
     return said if said in ("worked", "failed") else role
