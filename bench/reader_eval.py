@@ -278,6 +278,9 @@ def main() -> int:
     ap.add_argument("--extra-pool", action="append", default=[], help="with --refit-cv: labelled docs only trained on")
     ap.add_argument("--toward", type=float, metavar="C", help="with --train: refit the models already at OUT on "
                     "these docs, the L2 penalty centred on their weights (C: its inverse strength; see --refit-cv)")
+    ap.add_argument("--outcome-cv", action="store_true", help="grouped CV of the learned outcome pass (scikit-learn)")
+    ap.add_argument("--train-outcomes", metavar="OUT", help="fit the learned outcome pass on these docs and write it "
+                    "into OUT beside its other models (dbglog/docreader/cues/learned.json)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -295,6 +298,11 @@ def main() -> int:
         extra = [d for pool in a.extra_pool for d in pool_docs(Path(pool), "all")]
         own = style_docs() if a.styles else []  # (--styles: our own-words docs are trained on, not measured)
         print(refit_report([d for d in docs if d not in own], extra + own))
+        return 0
+    if a.outcome_cv or a.train_outcomes:
+        from reader_learn import outcome_report, train_outcomes  # scikit-learn only here
+
+        print(train_outcomes(docs, a.train_outcomes) if a.train_outcomes else outcome_report(docs))
         return 0
     if a.train or a.recall_cv:
         from reader_learn import recall_report, train  # scikit-learn only here

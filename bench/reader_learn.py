@@ -411,3 +411,119 @@ def train(docs, path, toward: float | None = None) -> str:
     return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"
                                           + (f" + {m['about']['refit_docs']} refit" if toward is not None else "")
                                           for k, m in raw.items())
+
+
+# --- the outcome model -------------------------------------------------------------------------------------
+
+OUTCOME_C = 1.0  # (grouped CV over C in 0.3 / 1 / 3 and thresholds 0.5-0.8: 1.0 and 0.5 were best, and close)
+OUTCOME_THRESHOLD = 0.5
+OUTCOME_MIN_GROUPS = 1
+
+
+def _outcome_rows(docs) -> list[dict]:
+    """One row per labelled attempt the reader found (matched as reader_eval scores), read with the shipped
+    attempt and step models but no outcome model: its features, the label's outcome, and its source group."""
+    import dataclasses
+
+    from reader_eval import _overlap_any
+    from dbglog.docreader import learned
+    from dbglog.docreader.read import read_document
+
+    base = dataclasses.replace(learned.load(), outcomes=None)
+    rows = []
+    for _did, group, path, labels in docs:
+        parsed, _ = read_document(path.read_text(encoding="utf-8"), str(path), model=base)
+        atts = [a for p in parsed for a in p.inv.attempts]
+        want = labels.get("attempts", [])
+        pairs = sorted(((_overlap_any(w, tuple(a.source_lines or [0, 0])), i, j) for i, w in enumerate(want)
+                        for j, a in enumerate(atts)), reverse=True)
+        mw, mg = set(), set()
+        for ov, i, j in pairs:
+            if ov <= 0:
+                break
+            if i in mw or j in mg:
+                continue
+            mw.add(i)
+            mg.add(j)
+            if want[i].get("implied"):
+                continue  # (an outcome inferred from framing teaches nothing about words)
+            a = atts[j]
+            rows.append({"group": group, "rule": a.outcome, "want": _as_class(want[i]["outcome"]),
+                         "f": learned.outcome_features(a.title, a.did, a.result, a.conclusion, a.outcome)})
+    return rows
+
+
+def _as_class(outcome: str) -> str:
+    return "unknown" if outcome in ("unknown", "inconclusive", "untested") else outcome
+
+
+def fit_outcomes(rows, c: float = OUTCOME_C, threshold: float = OUTCOME_THRESHOLD) -> dict:
+    """One model per outcome against the rest (scikit-learn), as learned.json's "outcomes" holds them."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from dbglog.docreader.learned import OUTCOMES
+
+    from collections import Counter
+
+    # (a word of one source only names that source: kept out, the model stays small and general)
+    seen = Counter(k for g in {r["group"] for r in rows} for k in {k for r in rows if r["group"] == g for k in r["f"]})
+    vec = DictVectorizer()
+    x = vec.fit_transform([{k: v for k, v in r["f"].items() if seen[k] >= OUTCOME_MIN_GROUPS} for r in rows]).tocsr()
+    x.indices, x.indptr = x.indices.astype(np.int32), x.indptr.astype(np.int32)
+    out = {}
+    for k in OUTCOMES:
+        m = LogisticRegression(C=c, max_iter=3000, solver="liblinear").fit(x, [r["want"] == k for r in rows])
+        w = {f: round(float(m.coef_[0][i]), 3) for f, i in vec.vocabulary_.items() if abs(m.coef_[0][i]) >= 0.02}
+        out[k] = {"bias": round(float(m.intercept_[0]), 4), "threshold": threshold, "weights": dict(sorted(w.items())),
+                  "about": {"attempts": len(rows), "groups": len({r["group"] for r in rows}), "C": c,
+                            "min_groups": OUTCOME_MIN_GROUPS,
+                            "trained_by": "bench/reader_eval.py --train-outcomes"}}
+    return out
+
+
+def _outcome_right(models, r) -> tuple[bool, bool]:
+    """(rules right, rules + model right) for one row."""
+    from dbglog.docreader import learned
+
+    got = r["rule"]
+    probs = learned.outcome_probabilities(models, r["f"])
+    best = max(probs, key=probs.get)
+    if probs[best] >= models[0].threshold and r["rule"] != "untested":
+        got = best
+    return _as_class(r["rule"]) == r["want"], _as_class(got) == r["want"]
+
+
+def outcome_report(docs, folds: int = 10) -> str:
+    """Grouped cross-validation of the outcome model: fitted without the left-out fold's source groups, judged on
+    the attempts found in them, against the rules' outcomes on the same attempts."""
+    from dbglog.docreader.learned import OUTCOMES, Model
+
+    rows = _outcome_rows(docs)
+    groups = sorted({r["group"] for r in rows})
+    fold = {g: i % folds for i, g in enumerate(groups)}
+    rules = stacked = 0
+    lines = []
+    for k in range(folds):
+        test = [r for r in rows if fold[r["group"]] == k]
+        train = [r for r in rows if fold[r["group"]] != k]
+        raw = fit_outcomes(train)
+        models = tuple(Model.of(raw[c]) for c in OUTCOMES)
+        got = [_outcome_right(models, r) for r in test]
+        a, b = sum(g[0] for g in got), sum(g[1] for g in got)
+        rules, stacked = rules + a, stacked + b
+        lines.append(f"    fold {k}: {len(test)} attempts, rules {a}, rules + model {b}")
+    n = len(rows)
+    return "\n".join([f"outcome model, grouped cross-validation ({folds} folds of {len(groups)} source groups, "
+                      f"{n} found attempts with a stated outcome)",
+                      f"  rules alone      {rules}/{n} ({rules / n:.1%})",
+                      f"  rules + model    {stacked}/{n} ({stacked / n:.1%})"] + lines)
+
+
+def train_outcomes(docs, path) -> str:
+    """Fit the outcome model on every labelled doc and write it into ``path`` beside the models already there."""
+    rows = _outcome_rows(docs)
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    raw["outcomes"] = fit_outcomes(rows)
+    Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+    return f"wrote {path}: outcomes, {len(rows)} attempts from {len({r['group'] for r in rows})} source groups"

@@ -101,12 +101,53 @@ def test_explain_shows_the_learned_probability_of_each_unit_it_asked_about():
 
 def test_the_shipped_models_are_data_with_named_features_thresholds_and_what_they_were_trained_on():
     raw = json.loads(learned.MODEL.read_text(encoding="utf-8"))
-    assert set(raw) == {"attempts", "steps"}
-    for m in raw.values():
+    assert set(raw) == {"attempts", "steps", "outcomes"}
+    for k in ("attempts", "steps"):
+        m = raw[k]
         assert 0.0 <= m["drop"] < m["threshold"] < 1.0 and len(m["weights"]) > 1000
         assert all(k.split(":", 1)[0] in ("c", "kind", "w", "b", "h", "p", "n", "cb") or k in ("post", "head")
                    for k in m["weights"])
         assert m["about"]["docs"] >= 200 and m["about"]["trained_by"].startswith("bench/reader_learn.py")
+    assert set(raw["outcomes"]) == set(learned.OUTCOMES)
+    for m in raw["outcomes"].values():
+        assert 0.0 < m["threshold"] < 1.0 and m["about"]["attempts"] >= 700
+        assert all(k.split(":", 1)[0] in ("g", "r", "t") or k == "has result" for k in m["weights"])
+
+
+def _outcome_models(weights_by_class, threshold=0.5):
+    return tuple(learned.Model(-4.0, threshold, weights_by_class.get(k, {}), {}) for k in learned.OUTCOMES)
+
+
+PROTOCOL_AND_LOOSE = """# Decoder hangs on rank 3
+
+## Attempt 1: pin NCCL 2.18
+
+**Hypothesis:** the 2.19 ring change.
+**What we did:** pinned NCCL 2.18.
+**Result:** same hang at step 40.
+**Conclusion:** not the ring.
+
+## Notes
+
+I also reran with NCCL_P2P_DISABLE=1: same hang at step 40.
+"""
+
+
+def test_the_outcome_model_relabels_a_loose_try_it_is_sure_of_and_never_a_protocol_field():
+    sure = learned.Models(outcomes=_outcome_models({"worked": {"t:same": 12.0, "r:same": 12.0}}))
+    before = {a.title: a.outcome for a in read_document(PROTOCOL_AND_LOOSE, "doc.md", model=None)[0][0].inv.attempts}
+    after = {a.title: a.outcome for a in read_document(PROTOCOL_AND_LOOSE, "doc.md", model=sure)[0][0].inv.attempts}
+    loose = next(t for t in before if "P2P" in t)
+    protocol = next(t for t in before if "2.18" in t)
+    assert before[loose] == "failed" and after[loose] == "worked"  # (a model made to be wrong, to be seen acting)
+    assert after[protocol] == before[protocol] == "failed"
+
+
+def test_an_outcome_model_under_its_threshold_changes_nothing():
+    unsure = learned.Models(outcomes=_outcome_models({"worked": {"t:same": 12.0}}, threshold=0.99))
+    before = [(a.title, a.outcome) for a in read_document(PROTOCOL_AND_LOOSE, "doc.md", model=None)[0][0].inv.attempts]
+    after = [(a.title, a.outcome) for a in read_document(PROTOCOL_AND_LOOSE, "doc.md", model=unsure)[0][0].inv.attempts]
+    assert after == before
 
 
 def test_without_a_model_file_the_reader_reads_by_the_rules(tmp_path):

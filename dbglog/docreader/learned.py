@@ -37,15 +37,20 @@ _WORD = recache.compile(r"[a-z]+|\d+|[^\x00-\x7f]")
 MODEL = Path(__file__).with_name("cues") / "learned.json"
 
 
+OUTCOMES = ("worked", "failed", "partial", "unknown")  # the outcome model's classes, as a person labels them
+
+
 @dataclass(frozen=True)
 class Models:
-    """One model per thing a person marks: attempts, and next steps (either may be absent)."""
+    """One model per thing a person marks: attempts, next steps, and how an attempt went (one model per outcome,
+    one against the rest; any may be absent)."""
 
     attempts: Model | None = None
     steps: Model | None = None
+    outcomes: tuple[Model, ...] | None = None  # in the order of OUTCOMES
 
     def __bool__(self) -> bool:
-        return self.attempts is not None or self.steps is not None
+        return self.attempts is not None or self.steps is not None or self.outcomes is not None
 
 
 @lru_cache(maxsize=None)
@@ -54,7 +59,41 @@ def load(path: str | None = None) -> Models:
     if not p.exists():
         return Models()
     raw = json.loads(p.read_text(encoding="utf-8"))
-    return Models(*(Model.of(raw[k]) if raw.get(k) else None for k in ("attempts", "steps")))
+    outs = raw.get("outcomes")
+    return Models(*(Model.of(raw[k]) if raw.get(k) else None for k in ("attempts", "steps")),
+                  tuple(Model.of(outs[k]) for k in OUTCOMES) if outs else None)
+
+
+def outcome_features(title: str, did: str, result: str, conclusion: str, outcome: str) -> dict[str, float]:
+    """What the outcome model reads of a read attempt: the words and word pairs of its result and of its action,
+    apart, and the outcome the rules gave it."""
+    f = {"g:" + ("unknown" if outcome in ("inconclusive", "untested") else outcome): 1.0}
+    res = f"{result} {conclusion}".strip()
+    f["has result"] = 1.0 if res else 0.0
+    for tag, text in (("r:", res), ("t:", f"{title} {did}")):
+        w = _tokens(text, 60)
+        for t in w:
+            f[tag + t] = 1.0
+        for a, b in zip(w, w[1:]):
+            f[tag + a + "_" + b] = 1.0
+    return f
+
+
+def outcome_probabilities(models: tuple[Model, ...], f: dict[str, float]) -> dict[str, float]:
+    """Each outcome's probability: the one-against-the-rest models' scores, normalised to sum to one."""
+    ps = [m.probability(f) for m in models]
+    total = sum(ps) or 1.0
+    return {k: p / total for k, p in zip(OUTCOMES, ps)}
+
+
+def relabel(models: tuple[Model, ...], title: str, did: str, result: str, conclusion: str, outcome: str) -> str | None:
+    """The outcome the model is confident of (at or above its threshold), when it is not the rules'; else None."""
+    probs = outcome_probabilities(models, outcome_features(title, did, result, conclusion, outcome))
+    best = max(probs, key=probs.get)
+    said = "unknown" if outcome in ("inconclusive", "untested") else outcome
+    if probs[best] < models[0].threshold or best == said:
+        return None
+    return "inconclusive" if best == "unknown" else best
 
 
 def models(given) -> Models:
@@ -67,9 +106,9 @@ def models(given) -> Models:
     return given or Models()
 
 
-def _tokens(s: str) -> list[str]:
+def _tokens(s: str, most: int = 40) -> list[str]:
     # numbers are one token: a version or a size says nothing about whether this is an attempt
-    return [t if not t.isdigit() else "<n>" for t in _WORD.findall(s.lower())][:40]
+    return [t if not t.isdigit() else "<n>" for t in _WORD.findall(s.lower()[:2000])][:most]
 
 
 def unit_features(units: list[Unit], cues: Mapping[int, dict[str, float]] | list[dict[str, float]], heads: dict[int, Unit], i: int) -> dict[str, float]:

@@ -544,6 +544,7 @@ class _Build:
         # (the scope's unread lines, not the whole document's: this investigation's units all start inside it, and
         # a document of 164 investigations built a set of all its lines for each of them)
         skip = (self.scope.lines - self.scope.read) | self.owned
+        before = {id(a) for _, a in self.attempts}  # (certain structure's: their outcomes were said, not guessed)
         heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip, self.units)
         taken: set[int] = set()  # the units the attempts were read from
@@ -566,6 +567,20 @@ class _Build:
         self._planned(judged, skip, {us[0] for _, us in self.linked if us})  # (a plan told after a try's action stays one)
         self._stepped(skip, guessed)
         self._recalled(skip | self._captions_read(taken))
+        self._outcomes_learned([a for _, a in self.attempts if id(a) not in before])
+
+    def _outcomes_learned(self, attempts: list[Attempt]) -> None:
+        """The learned outcome pass (learned.py): a read attempt's outcome becomes the one the model is confident
+        of, from the words of its action and result and the rules' outcome (grouped cross-validation:
+        ``bench/reader_eval.py --outcome-cv``)."""
+        rec = self.judged.recall
+        models = rec.models.outcomes if rec is not None else None
+        if not models:
+            return
+        for a in attempts:
+            said = learned.relabel(models, a.title, a.did, a.result, a.conclusion, a.outcome)
+            if said is not None and a.outcome != "untested":
+                a.outcome = said
 
     def _captions_read(self, taken: set[int]) -> set[int]:
         """The lines of the captions whose listed tries were read ("We also tried these flags:"): the caption is
