@@ -671,7 +671,9 @@ class _Build:
         """The line right after a learned guess when it is only a verdict on it ("e）pip install flash-attn==1.0.9"
         over "f）成功。"), in its paragraph or item: how the guessed try went."""
         u = after.get(g.last + 1)
-        if u is None or probs.get(u.id, 0.0) >= threshold or u.block != g.units[-1].block and u.item != g.units[-1].item:
+        last = g.units[-1]
+        if u is None or probs.get(u.id, 0.0) >= threshold or not (
+                u.block == last.block or u.item >= 0 and u.item == last.item):
             return None
         said = _verdict_line(u)
         return (u, said) if said else None
