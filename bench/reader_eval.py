@@ -168,10 +168,10 @@ def _outcome_right(label: dict, got: str) -> bool:
     return want == got
 
 
-def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
-    want = labels.get("attempts", [])
-    pairs = sorted(((_overlap_any(w, g["lines"]), i, j) for i, w in enumerate(want)
-                    for j, g in enumerate(atts)), reverse=True)
+def matches(want: list[dict], got_lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(label index, read attempt index) pairs, one to one, the largest overlaps first."""
+    pairs = sorted(((_overlap_any(w, g), i, j) for i, w in enumerate(want) for j, g in enumerate(got_lines)),
+                   reverse=True)
     mw, mg, matched = set(), set(), []
     for ov, i, j in pairs:
         if ov <= 0:
@@ -181,6 +181,13 @@ def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
         mw.add(i)
         mg.add(j)
         matched.append((i, j))
+    return matched
+
+
+def score(labels: dict, atts: list[dict], steps: list[dict]) -> dict:
+    want = labels.get("attempts", [])
+    matched = matches(want, [g["lines"] for g in atts])
+    mw, mg = {i for i, _ in matched}, {j for _, j in matched}
     right = sum(_outcome_right(want[i], atts[j]["outcome"]) for i, j in matched)
     want_steps = labels.get("next_steps", [])
     step_lines = labels.get("next_step_lines") or []

@@ -425,7 +425,7 @@ def _outcome_rows(docs) -> list[dict]:
     attempt and step models but no outcome model: its features, the label's outcome, and its source group."""
     import dataclasses
 
-    from reader_eval import _overlap_any
+    from reader_eval import matches
     from dbglog.docreader import learned
     from dbglog.docreader.read import read_document
 
@@ -435,16 +435,7 @@ def _outcome_rows(docs) -> list[dict]:
         parsed, _ = read_document(path.read_text(encoding="utf-8"), str(path), model=base)
         atts = [a for p in parsed for a in p.inv.attempts]
         want = labels.get("attempts", [])
-        pairs = sorted(((_overlap_any(w, tuple(a.source_lines or [0, 0])), i, j) for i, w in enumerate(want)
-                        for j, a in enumerate(atts)), reverse=True)
-        mw, mg = set(), set()
-        for ov, i, j in pairs:
-            if ov <= 0:
-                break
-            if i in mw or j in mg:
-                continue
-            mw.add(i)
-            mg.add(j)
+        for i, j in matches(want, [tuple(a.source_lines or [0, 0]) for a in atts]):
             if want[i].get("implied"):
                 continue  # (an outcome inferred from framing teaches nothing about words)
             a = atts[j]
@@ -483,14 +474,10 @@ def fit_outcomes(rows, c: float = OUTCOME_C, threshold: float = OUTCOME_THRESHOL
 
 
 def _outcome_right(models, r) -> tuple[bool, bool]:
-    """(rules right, rules + model right) for one row."""
+    """(rules right, rules + model right) for one row, the model deciding as the reader does."""
     from dbglog.docreader import learned
 
-    got = r["rule"]
-    probs = learned.outcome_probabilities(models, r["f"])
-    best = max(probs, key=probs.get)
-    if probs[best] >= models[0].threshold and r["rule"] != "untested":
-        got = best
+    got = learned.decide(models, r["f"], r["rule"]) or r["rule"]
     return _as_class(r["rule"]) == r["want"], _as_class(got) == r["want"]
 
 

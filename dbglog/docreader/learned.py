@@ -86,14 +86,22 @@ def outcome_probabilities(models: tuple[Model, ...], f: dict[str, float]) -> dic
     return {k: p / total for k, p in zip(OUTCOMES, ps)}
 
 
-def relabel(models: tuple[Model, ...], title: str, did: str, result: str, conclusion: str, outcome: str) -> str | None:
-    """The outcome the model is confident of (at or above its threshold), when it is not the rules'; else None."""
-    probs = outcome_probabilities(models, outcome_features(title, did, result, conclusion, outcome))
+def decide(models: tuple[Model, ...], f: dict[str, float], outcome: str) -> str | None:
+    """The outcome the model is confident of (at or above its threshold) for a try with features ``f`` the rules
+    read as ``outcome``, when it is not the rules'; else None. A proposal stored as untested keeps its outcome."""
+    if outcome == "untested":
+        return None
+    probs = outcome_probabilities(models, f)
     best = max(probs, key=probs.get)
-    said = "unknown" if outcome in ("inconclusive", "untested") else outcome
+    said = "unknown" if outcome == "inconclusive" else outcome
     if probs[best] < models[0].threshold or best == said:
         return None
     return "inconclusive" if best == "unknown" else best
+
+
+def relabel(models: tuple[Model, ...], title: str, did: str, result: str, conclusion: str, outcome: str) -> str | None:
+    """``decide`` for a read attempt's fields."""
+    return decide(models, outcome_features(title, did, result, conclusion, outcome), outcome)
 
 
 def models(given) -> Models:

@@ -579,7 +579,7 @@ class _Build:
             return
         for a in attempts:
             said = learned.relabel(models, a.title, a.did, a.result, a.conclusion, a.outcome)
-            if said is not None and a.outcome != "untested":
+            if said is not None:
                 a.outcome = said
 
     def _captions_read(self, taken: set[int]) -> set[int]:
