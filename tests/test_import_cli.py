@@ -202,3 +202,14 @@ def test_two_investigations_of_one_title_in_one_document_stay_two(ws, cli_fast):
     assert [s["attempts"][0]["title"] for s in shown] == ["NCCL_P2P_DISABLE=1", "NCCL_IB_DISABLE=1"]
     again = json.loads(cli_fast(ws, "import", "log.md", "--json", check=0).stdout)["investigations"]
     assert [(i["action"], i["id"]) for i in again] == [("unchanged", i["id"]) for i in first]
+
+
+def test_a_long_documents_free_sections_are_counted_not_listed_and_json_keeps_them_all(ws, cli, tmp_path):
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Long notes\n\n" + "".join(f"## Part {k}\n\nSome context about part {k}.\n\n" for k in range(40)))
+    human = cli(ws, "import", doc, "--dry-run", check=0).stdout
+    line = next(x for x in human.splitlines() if "kept as free text" in x)
+    assert "Part 0" in line and "Part 39" not in line and "more (`--json` lists them all)" in line
+    assert len(line) < 300
+    out = json.loads(cli(ws, "import", doc, "--dry-run", "--json", check=0).stdout)
+    assert "Part 39" in out["investigations"][0]["recognized"]["free_sections"]

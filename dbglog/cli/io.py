@@ -106,7 +106,7 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
                     click.echo(f"          attempt {a['number']:<3} {a['outcome']:<12} {lines:>9}  "
                                f"{safe_text(a['title'])[:64]}")
             if rec.get("free_sections"):
-                click.echo(f"          kept as free text: {'; '.join(safe_text(h) for h in rec['free_sections'])}")
+                click.echo(f"          kept as free text: {_some(rec['free_sections'])}")
             for u in r.get("unticked", []):
                 lines = "-".join(str(x) for x in u["source_lines"]) or "?"
                 said = (f"{'would be ' if dry_run else ''}removed: the review left it unticked (its lines stay as text)"
@@ -122,6 +122,17 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
                    + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     emit(as_json, data, human)
+
+
+#: the section names an import line lists; a long document's hundreds of "(more N)" names are counted, not listed
+#: (``--json`` carries them all)
+FREE_LISTED = 12
+
+
+def _some(names: list[str]) -> str:
+    shown = "; ".join(safe_text(h) for h in names[:FREE_LISTED])
+    more = len(names) - FREE_LISTED
+    return shown + (f"; and {more} more (`--json` lists them all)" if more > 0 else "")
 
 
 def _say_review(r: dict, dry_run: bool) -> None:
