@@ -1524,6 +1524,19 @@ The runs above used the same seed.
     assert got == [([5, 5], "inconclusive"), ([7, 7], "failed")]
 
 
+def test_a_metric_named_with_a_qualifier_and_its_value_is_a_fact_not_a_setting_tried():
+    doc = """# Model conversion
+
+The conversion finished and the model loads.
+
+## Performance estimates
+
+- **Memory (Prefill):** ~689 MB
+- **Memory (Decode):** ~85 MB
+"""
+    assert [a.title for p in _read(doc) for a in p.inv.attempts] == []
+
+
 def test_a_leaf_heading_that_says_how_its_try_went_is_that_try():
     doc = """# W7900 ML stack log
 

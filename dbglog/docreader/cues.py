@@ -605,7 +605,7 @@ _WHETHER = recache.compile(r"\b(?:whether|(?:check|see|test|find out|verify|conf
 _UNIT = r"(?:[KMGT]i?B|[kKMG]?bps|ms|µs|us|s|sec|min|h|tok/s|tokens?/s|t/s|it/s|img/s|samples?/s|TFLOPS|%|x|×)"
 _MEASURED = recache.compile(rf"^(?P<cfg>[^:→]{{3,90}}?)\s*(?::|→|->|=>|—|–)\s*(?P<val>(?:~|≈|about\s+)?\d[\d',.]*\s*{_UNIT}\b|"
                        r"OOM\b|NaN\b|hangs?\b|crash(?:es)?\b|segfaults?\b|error\b)", re.I)
-_CONFIG_CHARS = recache.compile(r"[=(+`]|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|dim|heads?|layers?|ckpt|fp16|bf16|fp8|int8|int4)\b", re.I)
+_CONFIG_CHARS = recache.compile(r"[=+`]|\w\(|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|dim|heads?|layers?|ckpt|fp16|bf16|fp8|int8|int4)\b", re.I)
 _PREP = recache.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
