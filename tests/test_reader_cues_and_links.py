@@ -2845,6 +2845,8 @@ OUTCOME_WORDS = [
     ("Neither 0.1.13 or 0.1.16 worked for me.", "failed"),
     ("None of these worked", "failed"),
     ("Neither of them worked.", "failed"),
+    ("None of those compiles.", "failed"),  # a build or run that went through, denied
+    ("None of these builds succeeded.", "failed"),
     ("This worked", "worked"),
     # wedged is a hang, a freeze that did not come a success
     ("still wedged near step 24", "failed"),
@@ -2945,6 +2947,9 @@ I set `NCCL_P2P_DISABLE=1` and the hang went away.
     ("en", "tense.future", "ill-formed PTX", False),  # no apostrophe: no tail
     ("en", "boilerplate.form", "I have searched the existing issues", True),
     ("en", "boilerplate.form", "I have a 4090 and searched everywhere", False),  # the words, not in the entry's order
+    # a person telling their setup or a look they took is no form's text
+    ("en", "boilerplate.form", "I am using a RTX 3090 and tried to compile with CUDA 11.1", False),
+    ("en", "boilerplate.form", "I checked the dmesg output after the crash", False),
     ("de", "outcome.still", "immer noch derselbe Fehler", True),
 ])
 def test_cue_tables_find_entries_of_several_words_and_contractions_whatever_the_shortcut(lang, key, text, said):

@@ -132,8 +132,10 @@ _NEGATED_WIN = [
     r"\b(?:fixed|fixes|solved|changed|helped|did) nothing\b",  # "fixed nothing — wrong theory"
     # "Neither X nor Y changed anything", "Barely any difference", "Identical behaviour", "Confirmed not the cause"
     # ("Neither 0.1.13 or 0.1.16 worked for me", "None of these helped": the subject denies the verb)
-    r"\b(?:neither|none)\b(?:(?!\b(?:and|but|so)\b)[^.;,]|\.(?=\d)){0,80}?\b(?:changed anything|helped|fixed (?:it|the \w+)|made (?:a|any) difference|"
-    r"mattered|worked|works|solved (?:it|the \w+)|resolved (?:it|the \w+))\b",
+    r"\b(?:neither|none)\b(?:(?!\b(?:and|but|so)\b)[^.;,]|\.(?=\d)){0,80}\b(?:changed anything|helped|fixed (?:it|the \w+)|made (?:a|any) difference|"
+    r"mattered|worked|works|solved (?:it|the \w+)|resolved (?:it|the \w+)|"
+    # ("None of those compiles", "neither build succeeded": the verbs of a run or build that went through)
+    r"compiles?|compiled|builds?|built|succeed(?:s|ed)?|pass(?:es|ed)?|runs?|ran|loads?|loaded|starts?|started)\b",
     r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
     # "tried the following without success", "without being able to fix the issue", "without any luck"
     r"\bwithout (?:any |much |real |a )?(?:success|luck|improvement|effect|difference|progress|joy)\b|"
