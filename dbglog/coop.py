@@ -25,6 +25,7 @@ import json
 import os
 import re
 import threading
+
 from dbglog.util import jsonsafe
 
 ENABLED_VAR = "DBGLOG_TOGGLES"

@@ -21,9 +21,10 @@ import re
 import shutil
 import subprocess
 import sys
-from dbglog.util import jsonsafe
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from dbglog.util import jsonsafe
 
 NA = "not available"
 

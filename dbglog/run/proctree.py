@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 import weakref
-from dbglog.util import jsonsafe
 from pathlib import Path
+
+from dbglog.util import jsonsafe
 
 
 def psutil_module():
@@ -735,7 +736,6 @@ def live_leave(entry: Path | None) -> None:
 def orphaned_runs(live_dir: Path) -> list[dict]:
     """The registered runs whose supervisor is no longer alive, each claimed for this process (the
     entry renamed, so two commands never stop and record the same run twice)."""
-
     try:
         names = [e.name for e in os.scandir(live_dir) if e.name.endswith(".json") and not e.name.startswith(".")]
     except OSError:
