@@ -1,6 +1,8 @@
 """General cues and links the rules of the reader must get right whatever the wording (docs written for these
 tests). The learned passes on top of the rules are tested in test_reader_learned.py."""
 
+import re
+
 import pytest
 
 from dbglog.docreader.cues import outcome_of, plain
@@ -4063,6 +4065,22 @@ def test_a_results_table_whose_attempt_column_holds_numbers_is_titled_by_the_nex
     assert [o for _, o, _ in got] == ["failed", "failed", "worked"]
 
 
+def test_a_sweep_table_whose_first_column_is_a_size_is_titled_by_its_settings_not_by_a_measurement():
+    doc = """# Pipeline sizes on four A100s
+
+## Runs
+
+| GPUS | PP | MBS | Speed | Notes |
+|---|---|---|---|---|
+| 4 | 2 | 8 | 31.5 | fits |
+| 4 | 2 | 16 | x | OOM |
+"""
+    atts = [a for p in _read(doc) for a in p.inv.attempts]
+    assert [a.title for a in atts][:1] == ["GPUS 4 · PP 2 · MBS 8"], atts
+    assert atts[1].title.startswith("GPUS 4 · PP 2 · MBS 16") and atts[1].outcome == "failed"
+    assert [a.did for a in atts] == [a.title for a in atts]
+
+
 # Two tries, then a recap that tells both again word for word (lines 5, 6 and 10, 11).
 RECAP = """# Soft-impute loses precision
 
@@ -4406,3 +4424,46 @@ def test_workarounds_a_heading_calls_attempted_are_tries_and_possible_ones_are_n
     got = _attempts(doc)
     assert [o for _, o, _ in got] == ["failed", "failed"]
     assert "--no-mmap" in got[0][0] and "batch" in got[1][0]
+
+
+TRIAL_FIELDS = """# Server crashes on MI300
+
+### Trial 1 :
+
+#### Image : rocm/serve:0.5.8
+
+#### Command :
+```
+python -m serve.launch --tp 8
+```
+
+#### Error Log :
+```
+RuntimeError: HIP error: invalid device function
+```
+
+#### Resolution :
+```
+pip install -U transformers
+```
+
+#### Output :
+```
+server started, 41 tok/s
+```
+"""
+
+
+def test_a_trials_field_headings_over_blocks_are_a_try_per_command_with_the_fields_after_it():
+    atts = [a for p in _read(TRIAL_FIELDS) for a in p.inv.attempts]
+    assert [(a.title, a.outcome) for a in atts] == [("python -m serve.launch --tp 8", "failed"),
+                                                    ("pip install -U transformers", "inconclusive")]
+    assert "invalid device function" in atts[0].result and "41 tok/s" in atts[1].result
+    assert atts[0].source_lines[0] <= 5 <= atts[0].source_lines[1]  # the image it ran in leads the first try
+
+
+def test_bold_field_labels_alone_on_their_line_read_like_field_headings():
+    doc = re.sub(r"^#### (.+?) :$", r"**\1:**", TRIAL_FIELDS, flags=re.M)
+    atts = [a for p in _read(doc) for a in p.inv.attempts]
+    assert [(a.title, a.outcome) for a in atts] == [("python -m serve.launch --tp 8", "failed"),
+                                                    ("pip install -U transformers", "inconclusive")]

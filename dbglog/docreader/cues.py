@@ -623,15 +623,18 @@ def row_roles(u: Unit) -> tuple[int, int]:
     if res < 0 and u.said_col >= 0:
         res = u.said_col
         what = what if what >= 0 and what != res else (0 if res > 0 else -1)
-    if 0 <= what < len(u.cells) and _ORDINAL.fullmatch(plain(u.cells[what])):
+    if 0 <= what < len(u.cells) and _ORDINAL.fullmatch(plain(u.cells[what])) and (what >= len(u.header)
+            or _WHAT_COL.search(plain(u.header[what])) or _NUMBER_COL.fullmatch(plain(u.header[what]))):
         # ("| Attempt | Configuration | Result |" over "| 4 | Compile bitsandbytes from source | ❌ |": the column the
-        # header names holds the try's number; what was tried is the next column with words)
+        # header names holds the try's number; what was tried is the next column with words. A first column of
+        # sizes ("| NNODES | TP | PP | MBS | Speed |") is a setting: its number is no try's.)
         what = next((k for k, c in enumerate(u.cells) if k not in (what, res) and plain(c).strip()
                      and not _ORDINAL.fullmatch(plain(c))), what)
     return what, res
 
 
 _ORDINAL = recache.compile(r"\W{0,2}#?\d{1,3}[a-z]?\W{0,2}")
+_NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
 
 
 _YES_NO = recache.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)

@@ -1147,9 +1147,29 @@ def _row(j: Judged) -> Found | None:
         # not "... · Forward 1.84ms · Speedup 1.08x", which a question in words would not find).
         named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
                  if k != res and plain(c) not in ("", "-", "—", "–", "n/a")
-                 and not (measured and _MEASURE.match(plain(c)))]
+                 and not (_MEASURE.match(plain(c)) and (_MEASURE_HEAD.search(plain(h)) or not _BARE.fullmatch(plain(c))
+                                                        or (measured and not _names_measures(u, res))))]
         f.title = " · ".join(named) or f.title
+        f.did = f.title  # ("| GPUS | PP | MBS | Notes |": the row's settings are what was run, not its first number)
     return f
+
+
+# A column that names what a run measured ("Speed", "t/s", "TFLOPs", "Peak VRAM (GB)"): its numbers are results,
+# while a bare number under any other name is a setting of the run ("| GPUS | PP | MBS |").
+_MEASURE_HEAD = recache.compile(r"\b(?:speed\w*|slowdown|ratio|throughput|latency|time|duration|t/s|tok/s|tokens?/s|it/s|samples?/s|"
+                                r"gb/s|[gt]flops?|tps|qps|fps|bandwidth|vram|memory|mem|peak|loss|accuracy|acc|score|r?mse|mae|ppl|"
+                                r"perplexity|f1|bleu|auc|wer|"
+                                r"ms|sec|s|mib|gib|gb|mb)\b", re.I)
+
+
+# A number with no unit ("8", "6.0"): a size, count or version set, unless its column names a measure.
+_BARE = recache.compile(r"\s*\d[\d.,]*\s*")
+
+
+def _names_measures(u: Unit, res: int) -> bool:
+    """Does the header name what was measured ("Speed", "t/s")? Then a number under another name is a setting; in a
+    header that names none, a measured row's numbers are its measurements."""
+    return any(_MEASURE_HEAD.search(plain(h)) for k, h in enumerate(u.header) if k != res)
 
 
 # A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.

@@ -70,6 +70,14 @@ def _recap_key(title: str) -> frozenset:
     return words if len(words) >= 3 else frozenset()
 
 
+def _measured_apart(a: Attempt, b: Attempt) -> bool:
+    """Did two runs of one setting measure different things ("MBS 1: 29 s, 47 TFLOPs" and, in the next table,
+    "MBS 1: 23 s, 44 TFLOPs")? Then the second is another run, not a recap of the first."""
+    na, nb = _NUMBERS.findall(a.result), _NUMBERS.findall(b.result)
+    return bool(na and nb) and na != nb
+
+
+_NUMBERS = recache.compile(r"\d+(?:\.\d+)?")
 _RECAP_STOP = frozenset("the a an and or with to of in on for by at from it its this that was were is are be".split())
 
 
@@ -374,6 +382,9 @@ class _Build:
             f = st.attempt_section(s, self.doc)
             if f is not None:
                 self._protocol_attempt(f)
+            elif runs := st.field_runs(s, self.doc):
+                for r in runs:
+                    self._protocol_attempt(r)
             elif st.is_diff_section(s, self.ctx):
                 self._differences(s)
             elif st.is_plan_section(s, self.ctx):
@@ -770,7 +781,8 @@ class _Build:
             words = _recap_key(a.title)
             if not words:
                 continue
-            if words in seen and a.source_lines and (g := group_at.get(a.source_lines[0] - 1)) is not None:
+            if words in seen and a.source_lines and (g := group_at.get(a.source_lines[0] - 1)) is not None \
+                    and not _measured_apart(seen[words][1], a):
                 repeats.setdefault(g, []).append((seen[words], (i, a)))
             else:
                 seen.setdefault(words, (i, a))

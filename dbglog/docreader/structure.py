@@ -342,6 +342,50 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
 
 
+def field_runs(s: Section, doc: Doc) -> list[Fields]:
+    """ "### Trial 1" over "Command:" / "Error log:" / "Fix:" / "Output:" (sub-headings or ``**Label:**`` lines, each
+    value the block below it): every "what was done" field opens a try, and the fields after it, up to the next one,
+    are that try's; the lines before it (its setup: "#### Docker image: ...") lead it. Two or more such tries with
+    a result among them, or nothing (one try with each field once is ``attempt_section``'s)."""
+    if any(ATTEMPT_HEAD.match(plain(c.head.text)) for c in s.walk() if c is not s):
+        return []
+    heads = {c.first: c for c in s.walk() if c is not s}
+    runs: list[Fields] = []
+    lead: list[int] = []
+    cur, key, fence = None, None, False
+    for i in range(s.first + 1, s.last + 1):
+        line = doc.lines[i]
+        lab = (_field_heading(heads[i].head.text), "") if i in heads else None
+        if i not in heads:
+            lab = None if fence else label_of(line, ATTEMPT_LABELS)
+            fence = fence ^ bool(_FENCE.match(line))
+        if lab and lab[0] == "did":
+            cur, key = Fields(None, "", {"did": [lab[1]]}, [doc.lines[k] for k in lead], [*lead, i]), "did"
+            runs.append(cur)
+            lead = []
+        elif lab and lab[0] in _FIELDS and cur is not None:
+            key = lab[0]
+            cur.fields.setdefault(key, []).append(lab[1])
+            cur.lines.append(i)
+        elif i in heads:
+            cur, key = None, None  # a heading of another kind ("#### Docker image: ...", "### Trial 2") leads the next
+            lead.append(i)
+        elif cur is not None:
+            cur.fields[key].append(line)
+            cur.lines.append(i)
+        elif line.strip():
+            lead.append(i)
+    told = sum(bool(set(r.fields) & {"result", "outcome", "conclusion"}) for r in runs)
+    if any(r.fields["did"][0].strip() for r in runs):
+        return []  # ("1. **Action**: restricted NCCL to eth0"): a label with its value on its line is read unit by unit
+    for r in runs:  # (titled by the first line it ran, not by the fence around it)
+        r.title = next((x.strip() for x in r.fields["did"] if x.strip() and not _FENCE.match(x)), "")
+    return runs if len(runs) >= 2 and told else []
+
+
+_FENCE = recache.compile(r"^\s{0,3}(?:```|~~~)")
+
+
 def _field_heading(text: str) -> str | None:
     """The protocol field a sub-heading names, in any spelling or language ("#### What I did", "### 17.3 Results",
     "### 18.4 判定"): its section number off."""

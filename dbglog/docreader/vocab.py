@@ -73,6 +73,9 @@ ATTEMPT_LABELS = {
     "note": "conclusion", "learning": "conclusion", "learnings": "conclusion", "ruled out / undecided": "conclusion",
     "insight": "conclusion", "root cause": "conclusion", "root causes": "conclusion", "explanation": "conclusion",
     "verification": "result", "validation": "result",
+    # (a try's fields as sub-headings over their blocks: "#### Command :", "#### Error Log :", "#### Resolution :")
+    "error log": "result", "error logs": "result", "error output": "result", "traceback": "result",
+    "stack trace": "result", "console output": "result", "log output": "result", "resolution": "did",
     "rule": "conclusion", "rules": "conclusion",  # lessons logs: Situation / Action / Result / Rule
     "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
     "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
