@@ -60,3 +60,11 @@ def test_a_database_that_indexed_bookkeeping_sections_drops_them_on_open(tmp_pat
     with opened_by_dbglog(conn, db) as s:
         assert search.search(s.conn, "zanzibar").hits == [] and search.search(s.conn, "cuobjdump").hits
         assert search.check_index(s.conn) == []
+
+
+def test_imports_summary_does_not_list_its_own_bookkeeping_as_the_authors_free_text(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    out = cli(ws, "import", doc, check=0).stdout
+    assert "kept as free text:" in out and "Source headings" not in out
+    rec = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]["recognized"]
+    assert "What I tried" in rec["free_sections"] and "Source headings" not in rec["free_sections"]

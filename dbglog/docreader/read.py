@@ -20,7 +20,7 @@ from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, labe
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row, strip_blank
-from dbglog.core.model import Attempt, Difference, Investigation, NextStep, Section
+from dbglog.core.model import BOOKKEEPING_SECTIONS, Attempt, Difference, Investigation, NextStep, Section
 from dbglog.util import recache
 
 
@@ -925,7 +925,8 @@ class _Build:
                 "differences": len(inv.differences),
                 "fields": [k for k in ("symptom", "environment", "root_cause") if getattr(inv, k)]
                 + (["related_files"] if inv.related_files else []),
-                "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections]}
+                "free_sections": [s.heading[3:] if s.heading.startswith("## ") else s.heading for s in inv.sections
+                                  if s.heading not in BOOKKEEPING_SECTIONS]}  # (import's own sections are no author's)
 
 
 def _body(lines: list[str]) -> str:
