@@ -1147,8 +1147,7 @@ def _row(j: Judged) -> Found | None:
         # not "... · Forward 1.84ms · Speedup 1.08x", which a question in words would not find).
         named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
                  if k != res and plain(c) not in ("", "-", "—", "–", "n/a")
-                 and not (_MEASURE.match(plain(c)) and (_MEASURE_HEAD.search(plain(h)) or not _BARE.fullmatch(plain(c))
-                                                        or (measured and not _names_measures(u, res))))]
+                 and not _measured_cell(plain(h), plain(c), u, res, measured)]
         f.title = " · ".join(named) or f.title
         f.did = f.title  # ("| GPUS | PP | MBS | Notes |": the row's settings are what was run, not its first number)
     return f
@@ -1164,6 +1163,15 @@ _MEASURE_HEAD = recache.compile(r"\b(?:speed\w*|slowdown|ratio|throughput|latenc
 
 # A number with no unit ("8", "6.0"): a size, count or version set, unless its column names a measure.
 _BARE = recache.compile(r"\s*\d[\d.,]*\s*")
+
+
+def _measured_cell(head: str, cell: str, u: Unit, res: int, measured: bool) -> bool:
+    """Is a cell what the run measured rather than one of its settings: a number with a unit, or one under a column
+    that names a measure; a bare number under another name is a setting, unless no column names a measure and the
+    row is a measured run."""
+    if not _MEASURE.match(cell):
+        return False
+    return bool(_MEASURE_HEAD.search(head)) or not _BARE.fullmatch(cell) or (measured and not _names_measures(u, res))
 
 
 def _names_measures(u: Unit, res: int) -> bool:

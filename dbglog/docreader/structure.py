@@ -355,8 +355,9 @@ def field_runs(s: Section, doc: Doc) -> list[Fields]:
     cur, key, fence = None, None, False
     for i in range(s.first + 1, s.last + 1):
         line = doc.lines[i]
-        lab = (_field_heading(heads[i].head.text), "") if i in heads else None
-        if i not in heads:
+        if i in heads:
+            lab = (_field_heading(heads[i].head.text), "")
+        else:
             lab = None if fence else label_of(line, ATTEMPT_LABELS)
             fence = fence ^ bool(_FENCE.match(line))
         if lab and lab[0] == "did":
@@ -375,12 +376,12 @@ def field_runs(s: Section, doc: Doc) -> list[Fields]:
             cur.lines.append(i)
         elif line.strip():
             lead.append(i)
-    told = sum(bool(set(r.fields) & {"result", "outcome", "conclusion"}) for r in runs)
-    if any(r.fields["did"][0].strip() for r in runs):
+    told = any(set(r.fields) & {"result", "outcome", "conclusion"} for r in runs)
+    if len(runs) < 2 or not told or any(r.fields["did"][0].strip() for r in runs):
         return []  # ("1. **Action**: restricted NCCL to eth0"): a label with its value on its line is read unit by unit
     for r in runs:  # (titled by the first line it ran, not by the fence around it)
         r.title = next((x.strip() for x in r.fields["did"] if x.strip() and not _FENCE.match(x)), "")
-    return runs if len(runs) >= 2 and told else []
+    return runs
 
 
 _FENCE = recache.compile(r"^\s{0,3}(?:```|~~~)")
