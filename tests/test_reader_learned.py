@@ -81,6 +81,32 @@ def test_a_command_with_the_comment_that_says_how_it_went_is_never_dropped_by_th
     assert [(a[0], a[1]) for a in _attempts(COMMANDS, none)] == [((4, 4), "failed"), ((5, 5), "worked")]
 
 
+SWEEP = """# Pipeline sizes on two nodes
+
+| NODES | TP | PP | MBS | Step time | TFLOPs | Notes |
+| ----: | -: | -: | --: | --------: | -----: | ----: |
+| 2 | 1 | 1 | 1 | 31 | 44.1 | 18GB |
+| 2 | 1 | 2 | 2 | 30 | 45.0 | 21GB |
+| 2 | 2 | 1 | 4 | 52 | 26.3 | 12GB |
+"""
+
+TOOL_TABLE = """# Batched bench on the 4090
+
+| PP | TG | N_KV | T_PP s | S_PP t/s |
+| -: | -: | ---: | -----: | -------: |
+| 512 | 128 | 0 | 0.41 | 1248.8 |
+| 512 | 128 | 4096 | 0.52 | 984.6 |
+| 512 | 128 | 8192 | 0.66 | 775.7 |
+"""
+
+
+def test_the_rows_of_a_results_table_that_varies_its_settings_are_never_dropped_by_the_model():
+    none = learned.Model(-30.0, 0.99, {}, {}, drop=0.5)  # scores every unit near zero
+    assert [a[0] for a in _attempts(SWEEP, none)] == [(5, 5), (6, 6), (7, 7)]
+    # a table one tool printed sweeps one setting: its rows are one run's output, and the model may drop them
+    assert _attempts(TOOL_TABLE, none) == []
+
+
 def test_the_pass_never_reads_certain_structure_so_the_seed_protocol_doc_stays_exact():
     text = SEED.read_text(encoding="utf-8")
     every = _model({}, bias=8.0)

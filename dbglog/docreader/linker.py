@@ -1214,6 +1214,27 @@ def _measured(u: Unit, what: int, strict: bool = False) -> bool:
 _GOAL_COL = recache.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
 
 
+def measured_rows(units: list[Unit]) -> set[int]:
+    """The rows of results tables that are runs told with what they measured, as a command with its outcome comment
+    is: the header names what was measured ("| TP | PP | MBS | Speed | TFlops |"), the row's cells are mostly
+    measurements, and the rows vary two settings or more (a table one tool printed sweeps one: "| PP | TG | N_KV |
+    T_PP s |" is one run's output)."""
+    tables: dict[int, list[Unit]] = {}
+    for u in units:
+        if u.kind == "row" and u.index >= 0:
+            tables.setdefault(u.group, []).append(u)
+    out: set[int] = set()
+    for rows in tables.values():
+        what, res = row_roles(rows[0])
+        if not _names_measures(rows[0], res):
+            continue
+        settings = [k for k, h in enumerate(rows[0].header) if k != res and not _MEASURE_HEAD.search(plain(h))]
+        varied = sum(len({plain(r.cells[k]) for r in rows if k < len(r.cells)}) > 1 for k in settings)
+        if varied >= 2:
+            out.update(r.id for r in rows if _measured(r, row_roles(r)[0], strict=res < 0))
+    return out
+
+
 # (each separator's spaces are taken from the first one only, "(?<!\s)": a long run of spaces stays linear)
 _TRIED = recache.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
 _OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")

@@ -53,9 +53,10 @@ def _front_title(units) -> tuple[int, str] | None:
     return (front.first, t) if t else None
 
 
-def _told_result(u: Unit) -> bool:
-    """A command whose comment is what it printed or how it went, not a caption of what it is."""
-    return u.kind == "command" and bool(u.comment) and u.comment != u.desc
+def _told_result(u: Unit, measured: set[int] = frozenset()) -> bool:
+    """A command whose comment is what it printed or how it went, not a caption of what it is; a results table's
+    row of a run and what it measured (``linking.measured_rows``)."""
+    return u.kind == "command" and bool(u.comment) and u.comment != u.desc or u.id in measured
 
 
 _AGAIN = recache.compile(r"\b(?:again|repeat(?:ed)?|re-?ran|re-?run|rerun|retried|retry|second|twice|same)\b", re.I)
@@ -645,8 +646,9 @@ class _Build:
         if m.drop > 0:
             by_id = {u.id: u for u in self.units if u.kind in learned.KINDS}
             # (a command with the comment that says how it went, "# NOK (page fault)", is structure the model never drops)
+            measured = linking.measured_rows(self.units)
             low = {id(a) for a, us in self.linked if us and all(
-                u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u]) for u in us)}
+                u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u], measured) for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
         # it, to no avail." is a plan and a try)
