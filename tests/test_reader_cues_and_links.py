@@ -4467,3 +4467,38 @@ def test_bold_field_labels_alone_on_their_line_read_like_field_headings():
     atts = [a for p in _read(doc) for a in p.inv.attempts]
     assert [(a.title, a.outcome) for a in atts] == [("python -m serve.launch --tp 8", "failed"),
                                                     ("pip install -U transformers", "inconclusive")]
+
+
+CONFIG_RUNS = """## ZeRO-3 offload on 4 nodes
+
+### Configurations
+
+PIPELINE_STAGES=4
+{"micro_batch": 2, "offload": "cpu"}
+
+### Performance
+OOM
+
+---
+
+### Configurations
+
+PIPELINE_STAGES=8
+{"micro_batch": 1, "offload": "cpu"}
+
+### Performance
+0.41 samples/s
+
+---
+
+### Configurations
+
+### Performance
+"""
+
+
+def test_config_and_performance_heading_pairs_under_the_title_heading_are_a_run_each_and_an_empty_pair_is_none():
+    atts = [a for p in _read(CONFIG_RUNS) for a in p.inv.attempts]
+    assert [(a.title, a.outcome) for a in atts] == [("PIPELINE_STAGES=4", "failed"),
+                                                    ("PIPELINE_STAGES=8", "inconclusive")]
+    assert "0.41 samples/s" in atts[1].result

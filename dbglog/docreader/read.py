@@ -250,6 +250,7 @@ class _Build:
         self.attempts: list[tuple[int, Attempt]] = []
         self.steps: list[tuple[int, NextStep]] = []
         self.said_plans: set[int] = set()  # the units ``_planned`` read as plans (their lines may hold a try too)
+        self.titled = -1  # the 0-based line of the heading that names the investigation, if one does
 
     def parsed(self) -> Parsed:
         first = self._title()
@@ -274,6 +275,7 @@ class _Build:
             b = None  # (the document's own title names it: read as a document with no bug section of its own)
         if b is not None:
             self.owned.add(b.first)
+            self.titled = b.first
             title, status = status_from_title(plain(b.head.text))
             self.inv.title = one_line(title) or f"{Path(self.path).stem or 'Untitled'} (line {b.first + 1})"
             if status:
@@ -291,6 +293,7 @@ class _Build:
             return named[0] + 1
         if top is not None and top.level <= 2:
             self.owned.add(top.first)
+            self.titled = top.first
             title, status = status_from_title(plain(top.text))
             self.inv.title = one_line(title) or Path(self.path).stem
             if status:
@@ -378,6 +381,12 @@ class _Build:
 
     def _sections(self) -> None:
         for s in self.sections:
+            if s.first in self.owned and s.first == self.titled and s.first in self.scope.read:
+                # ("## 8*8 GPUs" over "### Configurations" / "### Performance" pairs: the heading that names the
+                # investigation may head a run of fields too)
+                for r in st.field_runs(s, self.doc):
+                    self._protocol_attempt(r)
+                continue
             if s.first not in self.scope.read or s.first in self.owned:
                 continue
             f = st.attempt_section(s, self.doc)

@@ -381,7 +381,7 @@ def field_runs(s: Section, doc: Doc) -> list[Fields]:
         return []  # ("1. **Action**: restricted NCCL to eth0"): a label with its value on its line is read unit by unit
     for r in runs:  # (titled by the first line it ran, not by the fence around it)
         r.title = next((x.strip() for x in r.fields["did"] if x.strip() and not _FENCE.match(x)), "")
-    return runs
+    return [r for r in runs if r.title]  # (a "### Configurations" left empty is a form not filled in yet)
 
 
 _FENCE = recache.compile(r"^\s{0,3}(?:```|~~~)")

@@ -76,6 +76,8 @@ ATTEMPT_LABELS = {
     # (a try's fields as sub-headings over their blocks: "#### Command :", "#### Error Log :", "#### Resolution :")
     "error log": "result", "error logs": "result", "error output": "result", "traceback": "result",
     "stack trace": "result", "console output": "result", "log output": "result", "resolution": "did",
+    # ("### Configurations" over a run's config, "### Performance" over what it measured, a pair per run)
+    "configuration": "did", "configurations": "did", "configs": "did", "performance": "result",
     "rule": "conclusion", "rules": "conclusion",  # lessons logs: Situation / Action / Result / Rule
     "checked": "did", "found": "result", "implication": "conclusion", "implications": "conclusion",
     "savings": "result", "speedup": "result", "gain": "result", "improvement": "result", "actual result": "result",
