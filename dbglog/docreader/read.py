@@ -381,7 +381,7 @@ class _Build:
 
     def _sections(self) -> None:
         for s in self.sections:
-            if s.first in self.owned and s.first == self.titled and s.first in self.scope.read:
+            if s.first in self.owned and s.first == self.titled and s.first in self.scope.read and st.fields_only(s):
                 # ("## 8*8 GPUs" over "### Configurations" / "### Performance" pairs: the heading that names the
                 # investigation may head a run of fields too)
                 for r in st.field_runs(s, self.doc):

@@ -384,6 +384,12 @@ def field_runs(s: Section, doc: Doc) -> list[Fields]:
     return [r for r in runs if r.title]  # (a "### Configurations" left empty is a form not filled in yet)
 
 
+def fields_only(s: Section) -> bool:
+    """Are a section's sub-headings all a try's fields ("### Configurations", "### Performance"), none a try of its
+    own ("## 17. Break the fallback down" over its "### 17.2 Done")?"""
+    return bool(s.children) and all(_field_heading(c.head.text) for c in s.children)
+
+
 _FENCE = recache.compile(r"^\s{0,3}(?:```|~~~)")
 
 
