@@ -430,3 +430,46 @@ def test_a_line_of_thousands_of_spaces_is_fingerprinted_in_linear_time(text):
     t = time.process_time()
     F.fingerprint_text(text)
     assert time.process_time() - t < 1.0  # each took 1.5-5 s of CPU
+
+
+def _fp(text):
+    return F.fingerprint_text(text)
+
+
+def test_tensorflows_log_prefix_comes_off_as_glogs_does():
+    line = "Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching"
+    tf = _fp(f"2023-05-29 05:39:19.492073: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:427] {line}\n")
+    glog = _fp(f"E1027 15:10:59.012564 3266428 cuda_dnn.cc:456] {line}\n")
+    assert tf.line == glog.line and tf.line.startswith("Loaded runtime CuDNN")
+
+
+def test_a_device_assert_is_its_kernel_and_its_check_wherever_the_kernel_lives():
+    aten = _fp("../aten/src/ATen/native/cuda/Indexing.cu:1292: indexSelectLargeIndex: block: [223,0,0], thread: [96,0,0] "
+               "Assertion `srcIndex < srcSelectDimSize` failed.\n")
+    thc = _fp("/pytorch/aten/src/THC/THCTensorIndex.cu:361: void indexSelectLargeIndex(TensorInfo<T, IndexType>, "
+              "TensorInfo<T, IndexType>, int, int, IndexType, long) [with T = float, IndexType = unsigned int, DstDim = 2]: "
+              "block: [485,0,0], thread: [47,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n")
+    assert F.similarity(aten, thc).level == "exact"
+    other = _fp("../aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+                "thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.\n")
+    assert F.similarity(aten, other).level == "none"
+
+
+def test_the_wheels_missing_architecture_outranks_the_no_kernel_image_error_it_causes():
+    warn = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+    both = _fp("RuntimeError: CUDA error: no kernel image is available for execution on the device\n\n" + warn)
+    alone = _fp("torch/cuda/__init__.py:235: UserWarning:\n" + warn)
+    assert both.signature == alone.signature == "build.no_arch_in_wheel"
+    assert F.similarity(both, alone).level == "exact"
+    old = _fp("Tesla K80 with CUDA capability sm_37 is not compatible with the current PyTorch installation.\n")
+    assert F.similarity(both, old).level == "none"  # another architecture needs another wheel
+
+
+def test_cuda_touched_before_a_fork_is_one_failure_in_any_loggers_words():
+    vllm = _fp("ERROR 01-19 03:55:24 multiproc_worker_utils.py:233] Exception in worker VllmWorkerProcess while "
+               "processing method init_device: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+               "multiprocessing, you must use the 'spawn' start method, Traceback (most recent call last):\n")
+    torch = _fp("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you "
+                "must use the 'spawn' start method\n")
+    assert vllm.signature == torch.signature == "runtime.cuda_in_forked_child"
+    assert F.similarity(vllm, torch).level in ("exact", "near")

@@ -24,6 +24,14 @@ SAMPLES = {
     "gpu.launch_timeout": (["RuntimeError: CUDA error: the launch timed out and was terminated"], "gpu.launch_timeout"),
     "build.no_kernel_image": (["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
                               "build.no_kernel_image"),
+    # (the cause torch warns of outranks the error it leads to)
+    "build.no_arch_in_wheel": (["RuntimeError: CUDA error: no kernel image is available for execution on the device",
+                                "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
+                                "PyTorch installation."], "build.no_arch_in_wheel"),
+    "runtime.cuda_in_forked_child": (["ERROR 03-02 11:20:41 worker.py:120] Exception in worker Proc while processing "
+                                      "method init_device: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
+                                      "with multiprocessing, you must use the 'spawn' start method"],
+                                     "runtime.cuda_in_forked_child"),
     "build.hip_no_binary": (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"],
                             "build.hip_no_binary"),
     "gpu.graph_capture": (["RuntimeError: CUDA error: operation not permitted when stream is capturing"], "gpu.graph_capture"),

@@ -41,6 +41,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
     r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
     r"^\s*[EWIF]\d{3,4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
+    r"^\s*:?\s*[EWIF] [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s*",                       # TF/XLA (after the time): E xla/x.cc:427]
     r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
     r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
     r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
@@ -63,6 +64,10 @@ _GPU_MODEL = (r"\b(?:(?-i:NVIDIA|AMD)\s+)?(?:(?-i:GeForce|Tesla|Quadro|Radeon|In
 # a temporary path before a number inside it, an address before a plain number).
 _SCRUB_RULES = (
     (r"\x1b\[[0-9;]*[A-Za-z]", ""),                                                  # terminal colours
+    # A device assert is its kernel and its check, wherever the kernel lives (THC's THCTensorIndex.cu and ATen's
+    # Indexing.cu hold the same indexSelectLargeIndex): the site and a kernel's C++ signature come off
+    (r"^(?:\S*[/\\])?[\w-]+\.(?:cu|cuh|hip):\d+: (?=(?:void )?\w+(?:\(|: block: \[))", ""),
+    (r"^(?:void )?(\w+)\((?:[^()\n]|\([^()\n]*\)){0,600}\)(?: \[with [^\]\n]{0,600}\])?(?=: block: \[)", r"\1"),
     (r"\s*\[repeated \d+x across cluster\]", ""),                                     # Ray's log deduplication
     (_GPU_MODEL, "<gpu>"),                                                            # the machine's GPU, by name
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
@@ -589,7 +594,7 @@ def siteless(a: Fingerprint, b: Fingerprint) -> bool:
 # one of them are the same failure. (Not where the line names which part failed: the container
 # toolkit's mount vs initialization error, a missing library's name.)
 CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
-                              "nvml.no_permission"))
+                              "nvml.no_permission", "runtime.cuda_in_forked_child"))
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every
 # bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are

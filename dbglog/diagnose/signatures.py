@@ -536,6 +536,17 @@ BUILTIN: tuple[Signature, ...] = (
         (r"\bCUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\b|\b(?:cuda|hip)ErrorLaunchOutOfResources\b", "OutOfResources"),
         (r"ERROR_LAUNCH_OUT_OF_RESOURCES", "ERROR_LAUNCH_OUT_OF_RESOURCES")], 74),
     _S("build.no_kernel_image", [(r"no kernel image is available for execution on the device", "no kernel image")], 77),
+    # torch's warning that the wheel was built without this GPU's architecture: the cause its "no kernel image"
+    # error only reports, so it outranks it (the architecture stays in the key: sm_120 and sm_37 need other wheels)
+    _S("build.no_arch_in_wheel",
+       [(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation",
+         "is not compatible with the current PyTorch installation")], 78,
+       description="the installed torch wheel has no kernels for this GPU's architecture: install one built for it"),
+    # CUDA touched in a parent that then forked its workers (vLLM, DataLoader, multiprocessing): the message names
+    # the cause and the fix ('spawn'), whichever logger wraps it
+    _S("runtime.cuda_in_forked_child",
+       [(r"Cannot re-initialize CUDA in forked subprocess", "Cannot re-initialize CUDA in forked subprocess")], 74,
+       description="CUDA was initialised before a fork: start workers with 'spawn' (vLLM: VLLM_WORKER_MULTIPROC_METHOD=spawn)"),
     _S("build.hip_no_binary",
        [(r"hipErrorNoBinaryForGpu: (?:Unable to find code object for all current devices|Coudn't find binary)",
          "hipErrorNoBinaryForGpu")], 77),
