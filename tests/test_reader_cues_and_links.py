@@ -4502,3 +4502,16 @@ def test_config_and_performance_heading_pairs_under_the_title_heading_are_a_run_
     assert [(a.title, a.outcome) for a in atts] == [("PIPELINE_STAGES=4", "failed"),
                                                     ("PIPELINE_STAGES=8", "inconclusive")]
     assert "0.41 samples/s" in atts[1].result
+
+
+def test_a_check_mark_and_a_cross_in_a_result_column_are_worked_and_failed():
+    doc = """# Custom all-reduce crash
+
+| DP | TP | result |
+|----|----|--------|
+| 2  | 1  | ✓ |
+| 1  | 2  | ✓ |
+| 2  | 2  | ✕ crash |
+"""
+    assert [o for _, o, _ in _attempts(doc)] == ["worked", "worked", "failed"]
+    assert outcome_of("☑ driver reinstalled", "en") == "worked"

@@ -405,6 +405,7 @@ _VERDICT_WORDS = {
     "investigating": "inconclusive", "under investigation": "inconclusive", "still investigating": "inconclusive",
 }
 EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+          "✓": "worked", "☑": "worked", "✕": "failed", "✖": "failed",
           "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
           "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
           "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}

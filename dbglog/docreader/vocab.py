@@ -192,5 +192,5 @@ def status_word(text: str) -> str | None:
 # A verdict mark and the outcome it says ("✅ 2x4090, CUDA 12.0", "❌" alone in a Status cell).
 VERDICT_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
                  "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed", "🟥": "failed", "✖️": "failed",
-                 "✖": "failed", "🟩": "worked",
+                 "✖": "failed", "🟩": "worked", "✓": "worked", "☑": "worked", "✕": "failed",
                  "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
