@@ -4515,3 +4515,21 @@ def test_a_check_mark_and_a_cross_in_a_result_column_are_worked_and_failed():
 """
     assert [o for _, o, _ in _attempts(doc)] == ["worked", "worked", "failed"]
     assert outcome_of("☑ driver reinstalled", "en") == "worked"
+
+
+def test_a_pasted_log_record_with_its_time_and_level_is_the_programs_output_not_a_try():
+    doc = """# 370 스텝에서 학습이 멈춥니다
+
+길이 텐서를 CPU로 옮긴 뒤 다시 학습을 돌렸습니다.
+
+[2021-01-25 23:17:18,136][asr.utils][INFO] - device : GeForce GTX 1070
+[2021-01-25 23:17:18,141][asr.utils][INFO] - split dataset start !!
+[2021-01-25 23:17:21,310][asr.utils][INFO] - Applying spec augmentation...
+[2021-01-25 23:17:22,020][asr.utils][INFO] - Applying spec augmentation...
+[2021-01-25 23:17:24,438][asr.utils][INFO] - split dataset complete !!
+
+2021-01-26 09:10 - rolled the driver back to 535: training passes step 370.
+"""
+    got = _attempts(doc)
+    assert not any("spec augmentation" in t for t, _, _ in got), got
+    assert any("rolled the driver back" in t for t, _, _ in got), got

@@ -1050,7 +1050,9 @@ _ADDRESSED = recache.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)
 _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
                      r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+|"
                      r"Requirement already satisfied:|Installing collected packages\b|Successfully (?:installed|built|uninstalled) \S|"
-                     r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b)")
+                     r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b|"
+                     # a log record: a time to the second, then a level ("[2021-01-25 23:17:21,310][x.utils][INFO] - ...")
+                     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.\d]{0,7}\]?[^\n]{0,80}?\b(?:INFO|DEBUG|WARN|WARNING|ERROR|CRITICAL|TRACE)\b)")
 
 
 def printed_failure(doc: Doc, u: Unit) -> bool:
