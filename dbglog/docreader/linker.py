@@ -1225,7 +1225,7 @@ def measured_rows(units: list[Unit]) -> set[int]:
             tables.setdefault(u.group, []).append(u)
     out: set[int] = set()
     for rows in tables.values():
-        what, res = row_roles(rows[0])
+        res = row_roles(rows[0])[1]
         if not _names_measures(rows[0], res):
             continue
         settings = [k for k, h in enumerate(rows[0].header) if k != res and not _MEASURE_HEAD.search(plain(h))]

@@ -56,7 +56,7 @@ def _front_title(units) -> tuple[int, str] | None:
 def _told_result(u: Unit, measured: set[int] = frozenset()) -> bool:
     """A command whose comment is what it printed or how it went, not a caption of what it is; a results table's
     row of a run and what it measured (``linking.measured_rows``)."""
-    return u.kind == "command" and bool(u.comment) and u.comment != u.desc or u.id in measured
+    return (u.kind == "command" and bool(u.comment) and u.comment != u.desc) or u.id in measured
 
 
 _AGAIN = recache.compile(r"\b(?:again|repeat(?:ed)?|re-?ran|re-?run|rerun|retried|retry|second|twice|same)\b", re.I)
