@@ -404,11 +404,13 @@ _VERDICT_WORDS = {
     "info only": "inconclusive", "informational": "inconclusive", "diagnostic": "inconclusive",
     "investigating": "inconclusive", "under investigation": "inconclusive", "still investigating": "inconclusive",
 }
-EMOJI = {"💡": "worked", "✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
-          "✓": "worked", "☑": "worked", "✕": "failed", "✖": "failed",
-          "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed", "🚫": "failed",
-          "⚠️": "partial", "⚠": "partial", "🟡": "partial", "🟠": "partial",
-          "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "⏳": "untested", "🔲": "untested"}
+# The verdict marks every reader takes alike (a doc's cells and lines use them too: docreader.vocab.VERDICT_MARKS).
+MARKS = {"✅": "worked", "✔": "worked", "✔️": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
+         "✓": "worked", "☑": "worked", "✕": "failed", "✖": "failed",
+         "❌": "failed", "✗": "failed", "✘": "failed", "⛔": "failed", "🔴": "failed",
+         "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested"}
+EMOJI = {"💡": "worked", **MARKS, "🚫": "failed", "🟠": "partial",
+         "🔄": "inconclusive", "❓": "inconclusive", "🔍": "inconclusive", "🔲": "untested"}
 
 # Names of a setting that hold an outcome word: "mixed precision", "a clean install" (what was done, not how it went).
 _TERMS = Lazy(r"\bmixed[- ]precision\b|\bclean (?:re)?(?:install(?:ation)?|build|checkout|clone|env(?:ironment)?|venv|"

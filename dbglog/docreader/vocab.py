@@ -190,7 +190,5 @@ def status_word(text: str) -> str | None:
 
 
 # A verdict mark and the outcome it says ("✅ 2x4090, CUDA 12.0", "❌" alone in a Status cell).
-VERDICT_MARKS = {"✅": "worked", "✔️": "worked", "✔": "worked", "☑️": "worked", "🟢": "worked", "🎉": "worked",
-                 "❌": "failed", "✗": "failed", "✘": "failed", "🔴": "failed", "⛔": "failed", "🟥": "failed", "✖️": "failed",
-                 "✖": "failed", "🟩": "worked", "✓": "worked", "☑": "worked", "✕": "failed",
-                 "⚠️": "partial", "⚠": "partial", "🟡": "partial", "⏳": "untested", "🔄": "untested"}
+# (the shared marks, and the squares and the cycle a doc's status cell also uses: "🟥", "🔄 pending")
+VERDICT_MARKS = {**outcomes.MARKS, "🟥": "failed", "✖️": "failed", "🟩": "worked", "🔄": "untested"}
