@@ -2590,6 +2590,41 @@ Isolation runs so far:
                                                                          for t, _ in got), got
 
 
+def test_settings_listed_under_one_verdict_in_the_opening_post_are_each_a_failed_try():
+    doc = """# Mixtral OOM on four cards
+
+### alice — 2024-03-08
+Hi! TP 4, model len 1000, enforce eager, several memory fractions; Nothing helps. I always get an OOM error.
+
+### bob — 2024-03-09
+The weights alone need 90 GB, so that will not fit in 4x24 GB. Tried that last week, it was slow, but it worked.
+"""
+    got = [(t.split(":")[0], o) for t, o, _ in _attempts(doc)]
+    assert ("TP 4", "failed") in got and ("enforce eager", "failed") in got and ("several memory fractions", "failed") in got, got
+
+
+def test_a_sentence_of_prose_clauses_before_a_verdict_is_not_a_list_of_settings():
+    from dbglog.docreader.cues import listed_tries
+
+    assert listed_tries("TP 4, model len 1000, enforce eager; nothing helps.") == ["TP 4", "model len 1000", "enforce eager"]
+    assert listed_tries("When the server started after the reboot last week, the logs showed the new driver was "
+                        "loaded as expected; nothing helps.") == []
+    assert listed_tries("TP 4, model len 1000, enforce eager; it works now.") == []
+
+
+def test_of_two_verdict_columns_the_one_that_differs_between_rows_says_how_each_went():
+    doc = """# Host memory grows with image requests
+
+| Test | 50 requests | VRAM | Stabilizes? |
+|------|-------------|------|-------------|
+| Model A + images | ✅ | +322 MiB | ❌ Never |
+| Model A text only | ✅ | +19 MiB | ✅ Yes |
+| Model B + images | ✅ | +56 MiB then stable | ✅ Yes |
+"""
+    got = {t.split(" ·")[0]: o for t, o, _ in _attempts(doc)}
+    assert got.get("Model A + images") == "failed" and got.get("Model A text only") == "worked", got
+
+
 def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():
     got = [t for t, _, _ in _attempts("# Job wedges\n\n- NVLS enabled versus disabled: both wedged.\n")]
     assert [t.split(":")[0] for t in got] == ["NVLS enabled", "NVLS disabled"], got

@@ -368,6 +368,25 @@ _NO_EFFECT = recache.compile(r"\b(?:neither|none of (?:them|these|those|it)|noth
                         r"make any difference|made any difference|matter(?:s|ed)?)\b", re.I)
 
 
+# "TP 4, model len 1000, enforce eager, multiple gpu utilizations; Nothing helps.": settings named one after another
+# and one verdict over all of them, which says each was tried (the verdict needs its own clause: a colon or semicolon)
+LISTED_VERDICT = recache.compile(
+    r"^(?P<l>[^;:.!?]{2,200}?,[^;:.!?]{1,200}?)\s*[;:]\s*(?P<v>(?:nothing|none(?: of (?:them|these|those|it))?|neither"
+    r"(?: of them)?)\s+(?:\w+\s+){0,2}?(?:help|work|fix|chang|matter|solv)\w*\b.{0,80})$", re.I | re.S)
+
+
+def listed_tries(text: str) -> list[str]:
+    """The settings one verdict covers ("A, B, C; nothing helps"), each a few words; [] when the sentence is not that
+    (a clause of prose between the commas is a sentence, not a list of settings)."""
+    m = LISTED_VERDICT.match(text.strip())
+    if not m:
+        return []
+    items = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("l")) if x.strip()]
+    items[0] = re.sub(r"^(?:hi|hello|hey)\b\W*", "", items[0], flags=re.I)
+    ok = 2 <= len(items) <= 8 and all(1 <= len(x.split()) <= 5 for x in items)
+    return items if ok else []
+
+
 _NO_ERROR = recache.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
                        r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
 _MADE_IT_RUN = recache.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
@@ -654,11 +673,15 @@ def _said_columns(doc: Doc) -> None:
         share = []
         for k in range(1, width):
             cells = [r.cells[k] for r in rows if k < len(r.cells) and r.cells[k].strip()]
-            # A bare yes / no takes its sense from the header ("hang?": yes is bad): not a verdict on its own.
-            said = sum(outcome_of(c, language(c)) in ("worked", "failed", "partial") and not _YES_NO.match(c) for c in cells)
-            share.append((said / len(rows), k))
-        best, k = max(share)
-        if best >= 0.5:
+            # A bare yes / no takes its sense from the header ("hang?": yes is bad): not a verdict on its own; with a
+            # mark it is one ("✅ Yes").
+            said = [o for c in cells if (o := outcome_of(c, language(c))) in ("worked", "failed", "partial")
+                    and (not _YES_NO.match(c) or _VERDICT_MARK.search(c))]
+            # (of two verdict columns, "| 50 requests | ... | Stabilizes? |" with ✅ in every row of the first, the one
+            # whose verdicts differ from row to row says how each went; the other is what all of them share)
+            share.append((len(said) / len(rows) >= 0.5, len(set(said)) > 1, len(said) / len(rows), k))
+        enough, _, _, k = max(share)
+        if enough:
             for r in rows:
                 r.said_col = k
 
@@ -1178,6 +1201,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
+    if lang == "en" and listed_tries(text):
+        f["settings listed under one verdict (A, B; nothing helps)"] = 1.0
     if u.item >= 0:
         _item_features(u, f)
     if _PLACEHOLDER.search(u.text):

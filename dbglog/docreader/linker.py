@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, LISTED_VERDICT, listed_tries, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -1099,7 +1099,11 @@ def _advice(cell: str) -> bool:
     m = _ADVICE_CELL.match(plain(cell))
     clause = m.group(1).strip() if m else ""
     return 0 < len(clause.split()) <= 3 and bool(table("en").rx["mood.imperative_lead"].match(clause)) \
-        and not _POINTER.match(clause) and _outcome(clause) is None
+        and not _POINTER.match(clause) and _outcome(clause) is None and not _ANSWER.fullmatch(clause)
+
+
+# "| Stabilizes? |" / "❌ Never": an answer to the column's question, not "never do this"
+_ANSWER = recache.compile(r"(?:never|always|not yet|yes|no)\W*", re.I)
 
 
 _POINTER = recache.compile(r"^(?:see|refer|note|look)\b", re.I)  # "✅ See below": a pointer to the details, not advice
@@ -1298,6 +1302,9 @@ def _compared(did: str) -> list[str]:
         if name and re.fullmatch(r"(?:enabled|disabled|on|off|true|false)", b, re.I):
             b = f"{name.group(1)} {b}"  # "NVLS enabled versus disabled": the second side is NVLS disabled
         return [f"{a}: {m.group('v')}", f"{b}: {m.group('v')}"]
+    listed = listed_tries(did)
+    if listed:
+        return [f"{x}: {LISTED_VERDICT.match(did.strip()).group('v').strip()}" for x in listed]
     m = _ALL_OF.match(did.strip())
     if not m:
         return []
