@@ -2625,6 +2625,33 @@ def test_of_two_verdict_columns_the_one_that_differs_between_rows_says_how_each_
     assert got.get("Model A + images") == "failed" and got.get("Model A text only") == "worked", got
 
 
+def test_rows_of_a_results_table_that_measured_something_worked_beside_rows_that_ran_out_of_memory():
+    doc = """# Sweep for the 1B3 model
+
+| NODES | TP | PP | DP | MBS | Speed | TFlops | Notes |
+| ----: | -: | -: | -: | --: | ----: | -----: | ----: |
+|     2 |  1 |  2 |  4 |   1 |    30 |   45.4 | 10GB  |
+|     2 |  1 |  2 |  4 |   8 |    29 |   47.0 | 15GB  |
+|     2 |  1 |  2 |  4 |  16 |     x |      x | OOM   |
+|     2 |  2 |  1 |  4 |   1 |    53 |   25.7 | 11GB  |
+"""
+    got = [o for _, o, _ in _attempts(doc)]
+    assert sorted(got) == ["failed", "worked", "worked", "worked"], got
+
+
+def test_a_results_table_with_no_failed_row_only_says_what_each_run_measured():
+    doc = """# Sweep for the 1B3 model
+
+| NODES | TP | PP | DP | MBS | Speed | TFlops |
+| ----: | -: | -: | -: | --: | ----: | -----: |
+|     2 |  1 |  2 |  4 |   1 |    30 |   45.4 |
+|     2 |  1 |  2 |  4 |   8 |    29 |   47.0 |
+|     2 |  2 |  1 |  4 |   1 |    53 |   25.7 |
+"""
+    got = [o for _, o, _ in _attempts(doc)]
+    assert got and "worked" not in got, got
+
+
 def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():
     got = [t for t, _, _ in _attempts("# Job wedges\n\n- NVLS enabled versus disabled: both wedged.\n")]
     assert [t.split(":")[0] for t in got] == ["NVLS enabled", "NVLS disabled"], got

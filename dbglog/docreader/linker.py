@@ -81,9 +81,27 @@ def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = N
             out.extend(_split_several(g))
     out = _absorbed(_captioned(out, t.js, captions or {}))
     _done_marks(out, {j.unit.id: j.unit for j in t.js})
+    _ran_beside_failures(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         g.outcome = looked_only(g.outcome, g.did, g.result)
     return out
+
+
+def _ran_beside_failures(out: list[Found], units: dict[int, Unit]) -> None:
+    """A results table whose failed rows say so ("| 2 | 4 | 16 | x | x | OOM |"): its rows that measured something
+    instead ran, so they worked, by the table's own contrast (alone, a row of numbers says only what it measured)."""
+    rows: dict[int, list[Found]] = {}
+    for f in out:
+        us = [units.get(k) for k in f.units]
+        if len(us) == 1 and us[0] is not None and us[0].kind == "row":
+            rows.setdefault(us[0].group, []).append(f)
+    for group in rows.values():
+        if not any(f.outcome == "failed" for f in group):
+            continue
+        for f in group:
+            u = units[f.units[0]]
+            if f.outcome == "inconclusive" and _measured(u, row_roles(u)[0]):
+                f.outcome = "worked"
 
 
 def looked_only(outcome: str, did: str, result: str = "") -> str:
