@@ -2652,6 +2652,21 @@ def test_a_results_table_with_no_failed_row_only_says_what_each_run_measured():
     assert got and "worked" not in got, got
 
 
+def test_a_change_that_left_the_problem_as_it_was_is_a_try_even_in_the_problem_statement():
+    doc = """# 初始化时卡住
+
+### alice — 2021-07-16
+用单机4卡跑，会在init时hang住；关闭deepspeed也一样。
+请问配置需要注意什么吗?
+
+### bob — 2021-07-21
+可以检查一下安装是否有问题。
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert any("deepspeed" in t and o == "failed" for t, o in got), got
+    assert not any(t.startswith("用单机4卡跑") for t, _ in got), got  # the problem itself is no try
+
+
 def test_the_second_side_of_a_switch_compared_keeps_the_switchs_name():
     got = [t for t, _, _ in _attempts("# Job wedges\n\n- NVLS enabled versus disabled: both wedged.\n")]
     assert [t.split(":")[0] for t in got] == ["NVLS enabled", "NVLS disabled"], got

@@ -1112,6 +1112,11 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         _sentence_features(u, ctx, f)
         if "an item of a list of what was done" in f:
             f.pop("imperative", None)  # "Things I tried:" / "• Flash with other VMs": the list's tense, not an order
+        if "an action verb" in f and "'still' or 'no change'" in f and not u.head \
+                and not f.keys() & {"a question", "modal (could, should, maybe)", "conditional", "future or plan words"}:
+            # "... it hangs at init; turning deepspeed off, the same": after the problem, a change that left it as it
+            # was is a try, even in the paragraph that states the problem
+            f.pop("the opening paragraph (the problem)", None)
     return f
 
 
