@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, LISTED_VERDICT, listed_tries, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, LISTED_VERDICT, _UNIT, listed_tries, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -96,12 +96,22 @@ def _ran_beside_failures(out: list[Found], units: dict[int, Unit]) -> None:
         if len(us) == 1 and us[0] is not None and us[0].kind == "row":
             rows.setdefault(us[0].group, []).append(f)
     for group in rows.values():
-        if not any(f.outcome == "failed" for f in group):
-            continue
-        for f in group:
-            u = units[f.units[0]]
-            if f.outcome == "inconclusive" and _measured(u, row_roles(u)[0]):
-                f.outcome = "worked"
+        ran = ran_beside_failures([f.outcome for f in group], [_measured(units[f.units[0]], row_roles(units[f.units[0]])[0])
+                                                               for f in group])
+        for f, oc in zip(group, ran):
+            f.outcome = oc
+
+
+def ran_beside_failures(outcomes: list[str], measured: list[bool]) -> list[str]:
+    """Sibling runs (a table's rows, a section's "Configurations" / "Performance" pairs): when some of them say they
+    failed, the ones that only said what they measured ran, and so worked."""
+    if "failed" not in outcomes:
+        return outcomes
+    return ["worked" if oc == "inconclusive" and m else oc for oc, m in zip(outcomes, measured)]
+
+
+# "SamplesPerSec=7.34", "29 tok/s", "Speed: 35 s/iter": a value a run measured
+MEASUREMENT = recache.compile(r"\b[A-Za-z][\w/ -]{1,30}\s*[=:]\s*\d[\d.,]*|\d[\d.,]*\s*" + _UNIT + r"(?![\w/])")
 
 
 def looked_only(outcome: str, did: str, result: str = "") -> str:

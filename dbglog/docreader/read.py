@@ -384,8 +384,7 @@ class _Build:
             if s.first in self.owned and s.first == self.titled and s.first in self.scope.read and st.fields_only(s):
                 # ("## 8*8 GPUs" over "### Configurations" / "### Performance" pairs: the heading that names the
                 # investigation may head a run of fields too)
-                for r in st.field_runs(s, self.doc):
-                    self._protocol_attempt(r)
+                self._runs(st.field_runs(s, self.doc))
                 continue
             if s.first not in self.scope.read or s.first in self.owned:
                 continue
@@ -393,14 +392,25 @@ class _Build:
             if f is not None:
                 self._protocol_attempt(f)
             elif runs := st.field_runs(s, self.doc):
-                for r in runs:
-                    self._protocol_attempt(r)
+                self._runs(runs)
             elif st.is_diff_section(s, self.ctx):
                 self._differences(s)
             elif st.is_plan_section(s, self.ctx):
                 self._steps(s)
             elif self._proposed(s):
                 self._steps_of([(list(range(s.first, s.own_last + 1)), *self._entry_title(s))], s)
+
+    def _runs(self, runs: list[st.Fields]) -> None:
+        """A section's runs of fields, each an attempt; those that only said what they measured worked when others
+        of them failed (``linking.ran_beside_failures``)."""
+        before = len(self.attempts)
+        for r in runs:
+            self._protocol_attempt(r)
+        made = [a for _, a in self.attempts[before:]]
+        ran = linking.ran_beside_failures([a.outcome for a in made],
+                                          [bool(linking.MEASUREMENT.search(a.result)) for a in made])
+        for a, oc in zip(made, ran):
+            a.outcome = oc
 
     def _proposed(self, s: st.Section) -> bool:
         """ "### Solution 4: per-head K scales" with nothing said of running it: a proposal, kept as a next step."""
