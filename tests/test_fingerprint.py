@@ -473,3 +473,23 @@ def test_cuda_touched_before_a_fork_is_one_failure_in_any_loggers_words():
                 "must use the 'spawn' start method\n")
     assert vllm.signature == torch.signature == "runtime.cuda_in_forked_child"
     assert F.similarity(vllm, torch).level in ("exact", "near")
+
+
+def test_a_paste_cut_at_a_fixed_width_inside_a_word_has_the_fingerprint_of_the_whole_line():
+    whole = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:319] Loaded runtime CuDNN library: 7.4.1 but source was "
+             "compiled with: 7.6.4.  CuDNN library major and minor version needs to match.\n")
+    cut = whole[:60] + "\n" + whole[60:]
+    assert cut.split("\n")[0][-1].isalpha() and cut.split("\n")[1][0].islower()  # (cut inside a word)
+    a, b = F.fingerprint_text(whole), F.fingerprint_text(cut)
+    assert a is not None and b is not None and a.signature == b.signature == "env.library_missing"
+
+
+def test_xformers_built_without_cuda_is_one_failure_whatever_called_it_and_not_a_tensor_left_on_the_cpu():
+    ops = ("`cutlassF` is not supported because:\n    xFormers wasn't build with CUDA support\n"
+           "    operator wasn't built - see `python -m xformers.info` for more info\n")
+    node = "Error occurred when executing ApplyPulid:\n\nNo operator found for `memory_efficient_attention_forward` with inputs:\n"
+    raised = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+    a, b = F.fingerprint_text(node + ops), F.fingerprint_text(raised + ops)
+    assert a.signature == b.signature == "build.xformers_without_cuda" and F.same_failure(a, b)
+    cpu = F.fingerprint_text(raised + "`cutlassF` is not supported because:\n    device=cpu (supported: {'cuda'})\n")
+    assert cpu is not None and not F.same_failure(a, cpu)

@@ -32,6 +32,12 @@ SAMPLES = {
                                       "method init_device: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
                                       "with multiprocessing, you must use the 'spawn' start method"],
                                      "runtime.cuda_in_forked_child"),
+    "build.xformers_without_cuda": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` "
+                                     "with inputs:", "`cutlassF` is not supported because:",
+                                     "    xFormers wasn't build with CUDA support"], "build.xformers_without_cuda"),
+    "build.cuda_version_mismatch": (["RuntimeError:", "The detected CUDA version (12.1) mismatches the version that was "
+                                     "used to compile PyTorch (11.3). Please make sure to use the same CUDA versions."],
+                                    "build.cuda_version_mismatch"),
     "build.hip_no_binary": (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"],
                             "build.hip_no_binary"),
     "gpu.graph_capture": (["RuntimeError: CUDA error: operation not permitted when stream is capturing"], "gpu.graph_capture"),

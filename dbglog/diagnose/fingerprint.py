@@ -386,6 +386,9 @@ def _join_soft_wraps(text: str) -> str | None:
     return "\n".join(out) + "\n" if joined else None
 
 
+# a paste cut at a fixed width inside a word ("Loaded runtime CuDNN l" / "ibrary: 7.4.1"): read joined only when the
+# text as it is reads as no failure, and kept only when the joined text does
+_MID_WORD = recache.compile(r"(?<=[a-z])\n(?=[a-z])")
 # a line's tail on the next line (the spaces before the break bounded: a line of thousands of tabs stays linear)
 _WRAPPED = recache.compile(r"(?<![.:)\]}!?;])[ \t]{0,256}\n[ \t]{1,8}(?=[a-z])")
 
@@ -400,7 +403,8 @@ def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Finge
     if not text or not text.strip():
         return None
     m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
-    for join in (_WRAPPED.search(text) and _WRAPPED.sub(" ", text), _join_soft_wraps(text)):
+    for join in (_WRAPPED.search(text) and _WRAPPED.sub(" ", text), _join_soft_wraps(text),
+                 _MID_WORD.search(text) and _MID_WORD.sub("", text)):
         if m is None and join:  # a message a terminal, a viewer or a paste wrapped: read it joined once
             m = sigmod.classify_text(join, signatures, max_key_lines=4) if _may_fail(join, signatures) else None
             text = join if m is not None else text
@@ -594,7 +598,8 @@ def siteless(a: Fingerprint, b: Fingerprint) -> bool:
 # one of them are the same failure. (Not where the line names which part failed: the container
 # toolkit's mount vs initialization error, a missing library's name.)
 CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
-                              "nvml.no_permission", "runtime.cuda_in_forked_child"))
+                              "nvml.no_permission", "runtime.cuda_in_forked_child", "build.xformers_without_cuda",
+                              "build.cuda_version_mismatch"))
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every
 # bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are

@@ -623,6 +623,17 @@ BUILTIN: tuple[Signature, ...] = (
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
+    # xformers' dispatcher under "No operator found for `memory_efficient_attention_forward`", operator by operator:
+    # the installed xformers has no CUDA kernels at all (a CPU-only or mismatched build), which names the cause its
+    # "No operator found" only reports (that message alone has five causes: a tensor on the CPU, a dtype, a bias)
+    _S("build.xformers_without_cuda",
+       [(r"xFormers wasn't buil[dt] with CUDA support", "xFormers wasn't buil")], 77,
+       description="the installed xformers has no CUDA kernels: install the xformers wheel built for this torch and CUDA"),
+    # torch.utils.cpp_extension's check before it builds an extension: nvcc's CUDA is not the one torch was built with
+    _S("build.cuda_version_mismatch",
+       [(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile",
+         "mismatches the version that was used to compile")], 76,
+       description="the CUDA toolkit (nvcc) found is another version than the one torch was built with"),
     _S("driver.no_device",
        [(r"no CUDA-capable device is detected|No (?:CUDA|HIP) GPUs are available|no ROCm-capable device is detected"
          r"|rocBLAS error: Could not initialize Tensile host: No devices found",
