@@ -403,9 +403,11 @@ def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Finge
     if not text or not text.strip():
         return None
     m = sigmod.classify_text(text, signatures, max_key_lines=4) if _may_fail(text, signatures) else None
-    for join in (_WRAPPED.search(text) and _WRAPPED.sub(" ", text), _join_soft_wraps(text),
-                 _MID_WORD.search(text) and _MID_WORD.sub("", text)):
-        if m is None and join:  # a message a terminal, a viewer or a paste wrapped: read it joined once
+    # a message a terminal, a viewer or a paste wrapped: read it joined once, each way in turn, only while nothing matched
+    for joined in (lambda t: _WRAPPED.search(t) and _WRAPPED.sub(" ", t), _join_soft_wraps,
+                   lambda t: _MID_WORD.search(t) and _MID_WORD.sub("", t)):
+        join = joined(text) if m is None else None
+        if join:
             m = sigmod.classify_text(join, signatures, max_key_lines=4) if _may_fail(join, signatures) else None
             text = join if m is not None else text
     lines = text.splitlines()

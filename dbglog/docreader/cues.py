@@ -370,7 +370,7 @@ _NO_EFFECT = recache.compile(r"\b(?:neither|none of (?:them|these|those|it)|noth
 
 # "TP 4, model len 1000, enforce eager, multiple gpu utilizations; Nothing helps.": settings named one after another
 # and one verdict over all of them, which says each was tried (the verdict needs its own clause: a colon or semicolon)
-LISTED_VERDICT = recache.compile(
+_LISTED_VERDICT = recache.compile(
     r"^(?P<l>[^;:.!?]{2,200}?,[^;:.!?]{1,200}?)\s*[;:]\s*(?P<v>(?:nothing|none(?: of (?:them|these|those|it))?|neither"
     r"(?: of them)?)\s+(?:\w+\s+){0,2}?(?:help|work|fix|chang|matter|solv)\w*\b.{0,80})$", re.I | re.S)
 
@@ -378,13 +378,23 @@ LISTED_VERDICT = recache.compile(
 def listed_tries(text: str) -> list[str]:
     """The settings one verdict covers ("A, B, C; nothing helps"), each a few words; [] when the sentence is not that
     (a clause of prose between the commas is a sentence, not a list of settings)."""
-    m = LISTED_VERDICT.match(text.strip())
+    return _listed(text)[0]
+
+
+def listed_sides(text: str) -> list[str]:
+    """Each setting ``listed_tries`` reads, with the verdict they share ("TP 4: Nothing helps.")."""
+    items, verdict = _listed(text)
+    return [f"{x}: {verdict}" for x in items]
+
+
+def _listed(text: str) -> tuple[list[str], str]:
+    m = _LISTED_VERDICT.match(text.strip())
     if not m:
-        return []
+        return [], ""
     items = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("l")) if x.strip()]
     items[0] = re.sub(r"^(?:hi|hello|hey)\b\W*", "", items[0], flags=re.I)
     ok = 2 <= len(items) <= 8 and all(1 <= len(x.split()) <= 5 for x in items)
-    return items if ok else []
+    return (items, m.group("v").strip()) if ok else ([], "")
 
 
 _NO_ERROR = recache.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"

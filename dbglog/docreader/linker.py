@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, LISTED_VERDICT, _UNIT, listed_tries, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, _UNIT, listed_sides, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -96,8 +96,8 @@ def _ran_beside_failures(out: list[Found], units: dict[int, Unit]) -> None:
         if len(us) == 1 and us[0] is not None and us[0].kind == "row":
             rows.setdefault(us[0].group, []).append(f)
     for group in rows.values():
-        ran = ran_beside_failures([f.outcome for f in group], [_measured(units[f.units[0]], row_roles(units[f.units[0]])[0])
-                                                               for f in group])
+        cells = [units[f.units[0]] for f in group]
+        ran = ran_beside_failures([f.outcome for f in group], [_measured(u, row_roles(u)[0]) for u in cells])
         for f, oc in zip(group, ran):
             f.outcome = oc
 
@@ -1330,9 +1330,9 @@ def _compared(did: str) -> list[str]:
         if name and re.fullmatch(r"(?:enabled|disabled|on|off|true|false)", b, re.I):
             b = f"{name.group(1)} {b}"  # "NVLS enabled versus disabled": the second side is NVLS disabled
         return [f"{a}: {m.group('v')}", f"{b}: {m.group('v')}"]
-    listed = listed_tries(did)
+    listed = listed_sides(did)
     if listed:
-        return [f"{x}: {LISTED_VERDICT.match(did.strip()).group('v').strip()}" for x in listed]
+        return listed
     m = _ALL_OF.match(did.strip())
     if not m:
         return []
