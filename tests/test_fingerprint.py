@@ -493,3 +493,35 @@ def test_xformers_built_without_cuda_is_one_failure_whatever_called_it_and_not_a
     assert a.signature == b.signature == "build.xformers_without_cuda" and F.same_failure(a, b)
     cpu = F.fingerprint_text(raised + "`cutlassF` is not supported because:\n    device=cpu (supported: {'cuda'})\n")
     assert cpu is not None and not F.same_failure(a, cpu)
+
+
+def test_xformers_built_for_another_torch_is_one_failure_across_versions_and_not_a_cpu_only_torch():
+    head = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    a = F.fingerprint_text(head + "    PyTorch 2.3.0+cu121 with CUDA None (you have 2.0.0+cu117)\n")
+    b = F.fingerprint_text(head + "PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.0.1+cu118)\nPython  3.10.13 (you have 3.10.10)\n")
+    cpu = F.fingerprint_text(head + "    PyTorch 2.2.0+cu121 with CUDA 1201 (you have 2.2.0+cpu)\n")
+    assert a.signature == b.signature == "build.xformers_torch_mismatch" and F.same_failure(a, b)
+    assert cpu.signature == "build.torch_without_gpu" and not F.same_failure(a, cpu)
+
+
+def test_an_extension_built_against_another_torch_is_one_failure_per_library_and_apart_from_the_abi_mismatch():
+    so = "ImportError: {}/flash_attn_2_cuda.cpython-{}-x86_64-linux-gnu.so: undefined symbol: {}\n"
+    a = F.fingerprint_text(so.format("/tmp/.local/lib/python3.10/site-packages", "310",
+                                     "_ZNK3c1017SymbolicShapeMeta18init_is_contiguousEv"))
+    b = F.fingerprint_text(so.format("/opt/conda/lib/python3.11/site-packages", "311", "_ZN3c104cuda9SetDeviceEi"))
+    assert a.signature == b.signature == "build.extension_torch_mismatch" and F.same_failure(a, b)
+    abi = F.fingerprint_text(so.format("/opt/lib/python3.12/site-packages", "312",
+                                       "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"))
+    assert abi.signature == "build.extension_cxx11_abi" and not F.same_failure(a, abi)
+    apex = F.fingerprint_text("ImportError: /opt/conda/lib/python3.11/site-packages/fused_layer_norm_cuda.cpython-311-x86_64-"
+                              "linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    assert apex.signature == a.signature and not F.same_failure(b, apex)
+
+
+def test_a_gpu_too_old_for_torch_is_one_failure_whatever_error_followed_the_warning():
+    warn = "    Found GPU0 {} which is of cuda capability {}.\n    PyTorch no longer supports this GPU because it is too old.\n"
+    a = F.fingerprint_text(warn.format("GeForce 820M", "2.1") + "THCudaCheck FAIL file=/pytorch/x.cu line=40 error=48 : "
+                           "no kernel image is available for execution on the device\n")
+    b = F.fingerprint_text(warn.format("NVIDIA GeForce GTX 770", "3.0") + "RuntimeError: CUDA error: no kernel image is "
+                           "available for execution on the device\n")
+    assert a.signature == b.signature == "build.gpu_too_old" and F.same_failure(a, b)

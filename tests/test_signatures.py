@@ -38,6 +38,17 @@ SAMPLES = {
     "build.cuda_version_mismatch": (["RuntimeError:", "The detected CUDA version (12.1) mismatches the version that was "
                                      "used to compile PyTorch (11.3). Please make sure to use the same CUDA versions."],
                                     "build.cuda_version_mismatch"),
+    # (the warning names the cause of the "no kernel image" after it)
+    "build.gpu_too_old": (["    Found GPU0 GeForce 820M which is of cuda capability 2.1.",
+                           "    PyTorch no longer supports this GPU because it is too old.",
+                           "RuntimeError: CUDA error: no kernel image is available for execution on the device"],
+                          "build.gpu_too_old"),
+    "build.xformers_torch_mismatch": (["WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
+                                       "    PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.0.1+cu118)",
+                                       "    Python  3.10.13 (you have 3.10.10)"], "build.xformers_torch_mismatch"),
+    "build.extension_torch_mismatch": (["ImportError: /opt/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
+                                        "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"],
+                                       "build.extension_torch_mismatch"),
     "build.hip_no_binary": (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"],
                             "build.hip_no_binary"),
     "gpu.graph_capture": (["RuntimeError: CUDA error: operation not permitted when stream is capturing"], "gpu.graph_capture"),
@@ -737,3 +748,20 @@ def test_tensorrt_error_lines_beat_the_apps_assert(level, python_order, text):
            "app: app.cpp:42: int main(): Assertion `engine != nullptr' failed.\nAborted (core dumped)\n")
     m = S.classify_text(log.encode())
     assert m is not None and m.name == "tensorrt.error"
+
+
+def test_an_extension_missing_a_torch_symbol_of_the_other_cxx_abi_is_an_abi_mismatch_not_a_missing_library():
+    line = ("ImportError: /opt/lib/python3.12/site-packages/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so: undefined "
+            "symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n")
+    assert S.classify_text(line).name == "build.extension_cxx11_abi"
+    # a symbol outside torch's namespaces is some other library's (bitsandbytes' CPU build): a missing library
+    other = "ImportError: /x/libbitsandbytes_cpu.so: undefined symbol: cadam32bit_grad_fp32\n"
+    assert S.classify_text(other).name == "env.library_missing"
+
+
+def test_xformers_built_for_a_cpu_only_torch_names_the_cpu_only_torch_and_the_same_torch_is_no_mismatch():
+    head = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    cpu = S.classify_text(head + "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n")
+    assert cpu.name == "build.torch_without_gpu"
+    same = S.classify_text(head + "    PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.3.0+cu121)\n")
+    assert same is None or same.name != "build.xformers_torch_mismatch"

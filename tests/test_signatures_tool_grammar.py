@@ -100,11 +100,18 @@ def test_a_number_never_raises_and_a_known_one_always_gets_its_name(code, before
 @pytest.mark.parametrize("text", [
     "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
     "OSError: /opt/bnb/libbitsandbytes_cpu.so: cannot open shared object file: No such file or directory",
-    "ImportError: /venv/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
-    "OSError: /venv/lib/python3.10/site-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: _ZN2at4_ops5zeros4callE",
+    "ImportError: /x/libbitsandbytes_cpu.so: undefined symbol: cadam32bit_grad_fp32",
 ])
 def test_the_loaders_errors_are_a_library_that_does_not_load(text):
     assert name(text + "\n") == "env.library_missing"
+
+
+@pytest.mark.parametrize("text", [
+    "ImportError: /venv/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    "OSError: /venv/lib/python3.10/site-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: _ZN2at4_ops5zeros4callE",
+])
+def test_an_extension_missing_a_symbol_of_torch_itself_was_built_against_another_torch(text):
+    assert name(text + "\n") == "build.extension_torch_mismatch"
 
 
 def test_a_loader_line_at_warning_severity_is_no_failure():

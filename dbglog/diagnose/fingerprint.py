@@ -571,6 +571,10 @@ def disagreement(a: Fingerprint, b: Fingerprint) -> str:
     for what, x, y in (("kernel", a.kernel, b.kernel), ("operation", a.op, b.op)):
         if x and y and x != y:
             return f"different {what} ({x} vs {y})"
+    if a.signature in _PER_LIBRARY:
+        la, lb = _library(a.line), _library(b.line)
+        if la and lb and la != lb:  # flash-attn and apex built against another torch are two fixes
+            return f"different library ({la} vs {lb})"
     if a.signature in CAUSE_SIGNATURES:
         return ""
     kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
@@ -601,7 +605,17 @@ def siteless(a: Fingerprint, b: Fingerprint) -> bool:
 # toolkit's mount vs initialization error, a missing library's name.)
 CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
                               "nvml.no_permission", "runtime.cuda_in_forked_child", "build.xformers_without_cuda",
-                              "build.cuda_version_mismatch"))
+                              "build.cuda_version_mismatch", "build.gpu_too_old", "build.xformers_torch_mismatch",
+                              "build.extension_torch_mismatch", "build.extension_cxx11_abi"))
+# ... of which these name the library that failed to load: two libraries are two failures
+_PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi"))
+_SO_NAME = recache.compile(r"([\w.+-]+?)(?:\.cpython[\w.-]*|\.abi3)?\.so\b")
+
+
+def _library(line: str) -> str:
+    """The shared library a loader line names, without its directory and Python tag ('' when none)."""
+    m = _SO_NAME.search(line)
+    return m.group(1) if m else ""
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every
 # bare cuBLAS status reads alike): two of them without a kernel, frames or collective on either side are

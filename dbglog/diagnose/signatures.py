@@ -254,6 +254,18 @@ def _resolve_loader(m: re.Match[str]) -> tuple[str, int]:
     return "env.library_missing", 74
 
 
+def _resolve_xformers_torch(m: re.Match[str]) -> tuple[str, int]:
+    # the same torch on both sides ("2.2.0+cu121 (you have 2.2.0+cu121)"): the torch is not what differs
+    return ("build.xformers_torch_mismatch", -1 if m.group(1) == m.group(2) else 76)
+
+
+def _resolve_extension_symbol(m: re.Match[str]) -> tuple[str, int]:
+    # (as env.library_missing's loader lines: one at warning severity is no failure)
+    if _WARNING_LINE.search(m.string):
+        return "build.extension_torch_mismatch", -1
+    return ("build.extension_cxx11_abi" if "__cxx11" in m.group(2) else "build.extension_torch_mismatch"), 76
+
+
 def _resolve_compile_error(m: re.Match[str]) -> tuple[str, int]:
     # A source in ROCm's code-object manager's temp dir (".../comgr-9004-512-cc9f7f/include/x.hpp") is a
     # library compiling its kernels at run time (MIOpen, hipRTC): its own error line ("MIOpen Error: ...
@@ -621,7 +633,9 @@ BUILTIN: tuple[Signature, ...] = (
        resolve=_resolve_loader,
        description="a GPU runtime library (cuDNN, cuBLAS, a provider DLL) is missing, does not load or is an older version"),
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
-    _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA")], 76,
+    _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA"),
+                                   # xformers' load check names the CPU-only torch: "(you have 2.1.2+cpu)"
+                                   (r"PyTorch \S+ with CUDA \S+ \(you have [\w.]+\+cpu\)", "(you have ")], 76,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
     # xformers' dispatcher under "No operator found for `memory_efficient_attention_forward`", operator by operator:
     # the installed xformers has no CUDA kernels at all (a CPU-only or mismatched build), which names the cause its
@@ -634,6 +648,24 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile",
          "mismatches the version that was used to compile")], 76,
        description="the CUDA toolkit (nvcc) found is another version than the one torch was built with"),
+    # torch's warning that the GPU is older than any architecture the wheel was built for (cc 2.1 on torch 1.x, Kepler
+    # on torch 1.13+): the cause of the "no kernel image" that follows; only an older torch or a source build runs there
+    _S("build.gpu_too_old",
+       [(r"PyTorch no longer supports this GPU because it is too old", "no longer supports this GPU")], 79,
+       description="the GPU is older than every architecture the installed torch was built for: an older torch or a build from source"),
+    # xformers' load check, "xFormers was built for: / PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.0.0+cu117)":
+    # the wheel is for another torch (a "(you have 2.1.2+cpu)" is a CPU-only torch: build.torch_without_gpu)
+    _S("build.xformers_torch_mismatch",
+       [(r"PyTorch (\S+) with CUDA \S+ \(you have (?![\w.]+\+cpu\))([^()\s]+)\)", "(you have ")], 76,
+       resolve=_resolve_xformers_torch,
+       description="the installed xformers was built for another torch: install the xformers wheel made for this torch"),
+    # A compiled extension (flash-attn, apex, a custom op) missing a symbol of torch's own C++ namespaces (c10, at, torch):
+    # it was built against another torch than the one loaded; with a std::__cxx11 type in the symbol it was built with the
+    # other C++ ABI (a cxx11abiTRUE wheel on a pip torch, or the reverse)
+    _S("build.extension_torch_mismatch",
+       [(r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "rror")], 76,
+       resolve=_resolve_extension_symbol,
+       description="a compiled extension was built against another torch (or its other C++ ABI): reinstall or rebuild it for this torch"),
     _S("driver.no_device",
        [(r"no CUDA-capable device is detected|No (?:CUDA|HIP) GPUs are available|no ROCm-capable device is detected"
          r"|rocBLAS error: Could not initialize Tensile host: No devices found",
