@@ -112,7 +112,7 @@ def test_signatures_are_linear_on_one_long_line(name):
 def test_the_anchored_patterns_still_name_what_they_named():
     # (?<!\S) only keeps a match from starting inside a word, where it could not have started first
     m = C("ImportError: /site/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
-    assert m is not None and m.name == "env.library_missing"
+    assert m is not None and m.name == "build.extension_torch_mismatch"  # (a torch symbol: built against another torch)
     m = C("OSError: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory\n")
     assert m is not None and m.name == "env.library_missing"
     m = C("[h:1:0:7]   eager_snd.c:25   Assertion `x == 0' failed\n")
