@@ -4629,3 +4629,38 @@ def test_a_pasted_log_record_with_its_time_and_level_is_the_programs_output_not_
     got = _attempts(doc)
     assert not any("spec augmentation" in t for t, _, _ in got), got
     assert any("rolled the driver back" in t for t, _, _ in got), got
+
+
+def test_one_sentence_setting_two_named_runs_against_each_other_is_a_try_each_with_its_own_outcome():
+    doc = """# 量化失败：RuntimeError: CUDA Error: no kernel image is available for execution on the device
+
+### wqh — 2023-03-24
+v100能运行不会报错，但是p100会报错。
+
+### dev — 2023-04-02
+It fails with the 2MB message size, but it runs fine with 1MB messages.
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert ("v100能运行不会报错", "worked") in got and any(t.endswith("p100会报错") and o == "failed" for t, o in got), got
+    assert any("2MB" in t and o == "failed" for t, o in got) and any("1MB" in t and o == "worked" for t, o in got), got
+
+
+def test_a_failure_and_the_fix_that_ended_it_in_one_sentence_are_not_two_runs():
+    from dbglog.docreader.cues import opposite_clauses
+
+    assert opposite_clauses("It crashed every time before, but after the fix it works.", "en") == []
+    assert [o for _c, o in opposite_clauses("It hangs with 4 cards, but 2 cards are fine.", "en")] == ["failed", "worked"]
+
+
+def test_a_thread_titled_by_an_issue_form_with_its_placeholder_left_in_is_read_not_skipped_as_a_template():
+    doc = """# [BUG/Help] <title>量化失败：RuntimeError: CUDA Error: no kernel image is available
+
+### gsy — 2023-04-12
+换了张新卡，重新运行了一下量化，不会出错了。
+"""
+    def read(text):  # (with the learned passes: a quiet section is read by neither)
+        return [a.outcome for p in importer.parse_document(text, "doc.md", model=True)[0] for a in p.inv.attempts]
+
+    assert read(doc) == ["worked"]
+    form = "### Attempt N: <short description>\n\n- Tried: <what>\n- Result: <what happened>\n"
+    assert read(form) == []

@@ -397,6 +397,41 @@ def _listed(text: str) -> tuple[list[str], str]:
     return (items, m.group("v").strip()) if ok else ([], "")
 
 
+# Where a sentence turns from one run to another: a contrast word, a semicolon, or (Chinese, Japanese: clauses strung
+# with commas) a comma
+_TURN = {"en": recache.compile(r"\s*(?:[,;]\s*|\s)(?:but|whereas|while|however|though|although)\b|;", re.I),
+         "de": recache.compile(r"\s*(?:[,;]\s*|\s)(?:aber|jedoch|während|doch)\b|;", re.I),
+         "fr": recache.compile(r"\s*(?:[,;]\s*|\s)(?:mais|alors que|tandis que|cependant)\b|;", re.I),
+         "es": recache.compile(r"\s*(?:[,;]\s*|\s)(?:pero|mientras que|sin embargo)\b|;", re.I),
+         "ru": recache.compile(r"\s*(?:[,;]\s*|\s)(?:но|а|однако)\b|;", re.I),
+         "zh": recache.compile(r"[，,；;]"), "ja": recache.compile(r"[，,、；;]|けど|が、")}
+
+
+def opposite_clauses(text: str, lang: str) -> list[tuple[str, str]]:
+    """The clauses of one sentence that tell of runs with opposite outcomes ("v100能运行不会报错，但是p100会报错", "It
+    hangs with 4 cards, but 2 cards are fine"): each clause with its outcome, when one worked and one failed; else []."""
+    turn = _TURN.get(lang)
+    if turn is None or len(text) > 400:
+        return []
+    said = [(c.strip(" ，,；;、。.!"), outcome_of(c, lang)) for c in turn.split(text)]
+    said = [(c, o) for c, o in said if c]
+    kinds = {o for _c, o in said}
+    if not {"worked", "failed"} <= kinds or len(said) > 6:
+        return []
+    # each run is named by what set it apart (a card, a size, a version, a flag): "it crashed, but after the fix it
+    # works" is one try and its baseline, not two runs
+    named = [_named_things(c) for c, o in said if o in ("worked", "failed")]
+    return said if all(named) and len(set(map(frozenset, named))) > 1 else []
+
+
+_NAMED = recache.compile(r"[A-Za-z_.+-]*\d[\w.+-]*|`[^`]{1,60}`|(?<!\w)--?[a-zA-Z][\w-]{1,40}|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+
+
+def _named_things(clause: str) -> set[str]:
+    """The names in a clause that can set one run apart from another: a token with a digit (v100, 2MB, 11.8), code, a flag."""
+    return {m.group(0).lower() for m in _NAMED.finditer(clause)}
+
+
 _NO_ERROR = recache.compile(r"\b(?:no|without|never|not|nor)\b\W*(?:\w+\W+){0,2}?(?:misaligned|illegal|invalid|abort|timeout|"
                        r"deadlock|freeze|garbage|corrupt|stuck|exception|segfault)", re.I)
 _MADE_IT_RUN = recache.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them|things|(?:the|my|our|both)\s+[\w-]+(?:\s[\w-]+)?)"
@@ -1183,6 +1218,14 @@ def _change_verbs() -> frozenset:
 _ENUM_LEAD = recache.compile(r"^\s*\(\d{1,2}\)\s*")
 
 
+def _several_runs(text: str, lang: str, f: dict[str, float]) -> None:
+    """One sentence that tells of several runs: settings under one verdict, or runs with opposite outcomes."""
+    if lang == "en" and listed_tries(text):
+        f["settings listed under one verdict (A, B; nothing helps)"] = 1.0
+    if opposite_clauses(text, lang):
+        f["runs set side by side with opposite outcomes (A fails, B works)"] = 1.0
+
+
 def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     text = _ENUM_LEAD.sub("", plain(u.text))
     lang = language(text) if text else ctx.lang
@@ -1216,8 +1259,7 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
         f["marked with a verdict (✅ ❌)"] = 1.0
-    if lang == "en" and listed_tries(text):
-        f["settings listed under one verdict (A, B; nothing helps)"] = 1.0
+    _several_runs(text, lang, f)
     if u.item >= 0:
         _item_features(u, f)
     if _PLACEHOLDER.search(u.text):

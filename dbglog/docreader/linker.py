@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, _UNIT, listed_sides, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -1276,8 +1276,10 @@ _BUT = recache.compile(r"(?<!\s)\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 def _split_several(f: Found) -> list[Found]:
     """ "I tried -lowvram and -novram, still the same" is two attempts with one verdict; "`a` crashes but `b`
     does not" two with opposite verdicts."""
-    if language(f.did) in ("zh", "ja"):
-        return _cjk_tries(f, language(f.did))
+    lang = language(f.did)
+    if lang in ("zh", "ja"):
+        tries = _cjk_tries(f, lang)
+        return tries if len(tries) > 1 else _opposite(f, lang)
     compared = _compared(f.did)
     if compared:
         return [_copy(f, p, f.outcome) for p in compared]
@@ -1298,7 +1300,7 @@ def _split_several(f: Found) -> list[Found]:
             return [_copy(f, parts[0], first), _copy(f, parts[1], "failed" if first == "worked" else "worked")]
     m = _TRIED.search(f.did)
     if not m:
-        return [f]
+        return _opposite(f, lang)
     head, rest = f.did[:m.end()], f.did[m.end():]
     pieces = _OR.split(rest)
     if len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces):
@@ -1318,6 +1320,20 @@ _VERSUS = recache.compile(r"^(?P<a>[^:]{2,120}?)\s+(?:versus|vs\.?)\s+(?P<b>[^:]
                      re.I | re.S)
 _ALL_OF = recache.compile(r"^(?P<l>[^:]{2,200}?,[^:]{1,200}?\b(?:and|or)\s[^:]{1,120}?):\s*(?P<v>(?:all|each|none|neither)\b.*)$",
                      re.I | re.S)
+
+
+def _opposite(f: Found, lang: str) -> list[Found]:
+    """ "v100能运行不会报错，但是p100会报错", "it hangs with 4 cards, but 2 cards are fine": one try per run the sentence sets
+    against the other, each with its own outcome (a clause with none goes with the clause after it)."""
+    if f.did.lstrip().startswith("`"):
+        return [f]  # a command and its comment ("# OK; first token ~3x slower"): one run, whatever the comment adds
+    sides, cur = [], []
+    for clause, said in opposite_clauses(f.did, lang):
+        cur.append(clause)
+        if said in ("worked", "failed"):
+            sides.append(_copy(f, ", ".join(cur), said))
+            cur = []
+    return sides if len(sides) > 1 else [f]
 
 
 def _compared(did: str) -> list[str]:

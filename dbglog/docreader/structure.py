@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, plain
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, is_placeholder, label_of, status_word
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, is_placeholder, label_of, placeholder_free, status_word
 from dbglog.util import recache
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1", "Attempt 3 (CANCELED): title": the protocol's
@@ -82,10 +82,20 @@ def all_sections(tops: list[Section]) -> list[Section]:
 
 def is_template(s: Section, doc: Doc) -> bool:
     """A template to copy from: its heading says so, or its title/status are placeholders."""
-    if TEMPLATE_HEAD.search(s.head.text) or is_placeholder(s.head.text):
+    if TEMPLATE_HEAD.search(s.head.text) or is_placeholder(s.head.text) and not _titled(s.head.text):
         return True
     own = [doc.lines[i] for i in range(s.first + 1, s.own_last + 1)]
     return any((lab := label_of(x, INV_LABELS)) and lab[0] == "status" and is_placeholder(lab[1]) for x in own)
+
+
+_WORDS = recache.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3]")
+
+
+def _titled(heading: str) -> bool:
+    """Whether a heading with a form's placeholder left in it names its story all the same ("[BUG/Help] <title>量化失败：
+    RuntimeError: CUDA Error: no kernel image"): six words or CJK characters beside the placeholder, where a template's
+    heading has a label and a slot ("Attempt N: <short description>")."""
+    return len(_WORDS.findall(placeholder_free(heading))) >= 6
 
 
 def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:

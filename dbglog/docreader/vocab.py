@@ -126,6 +126,11 @@ def heading_key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s'/.-]", "", text).split()).rstrip(":").strip().lower()
 
 
+def placeholder_free(text: str) -> str:
+    """The text with its template placeholders ("<short description>", "{{x}}") blanked."""
+    return _PLACEHOLDER.sub(" ", text)
+
+
 def is_placeholder(text: str) -> bool:
     t = text.strip()
     if not t:
