@@ -4664,3 +4664,19 @@ def test_a_thread_titled_by_an_issue_form_with_its_placeholder_left_in_is_read_n
     assert read(doc) == ["worked"]
     form = "### Attempt N: <short description>\n\n- Tried: <what>\n- Result: <what happened>\n"
     assert read(form) == []
+
+
+def test_a_short_chinese_post_saying_the_same_problem_happens_here_is_not_a_try_of_the_fix_above():
+    doc = """# 量化失败：no kernel image is available
+
+### alice — 2023-04-12
+换了张新卡，重新运行了一下量化，不会出错了，应该是算力的问题。
+
+### carol — 2023-04-12
+P100 换了不同的 CUDA toolkit 仍然也不行
+
+### bob — 2023-04-13
+P100 有同样问题
+"""
+    got = [(a.outcome, a.who) for p in importer.parse_document(doc, "doc.md", model=True)[0] for a in p.inv.attempts]
+    assert ("worked", "alice") in got and not any(w == "bob" for _o, w in got), got

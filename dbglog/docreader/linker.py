@@ -964,10 +964,17 @@ _ME_TOO = recache.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|f
                      r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
 
 
+# "P100 有同样问题", "同样P100，相同的问题", "我也遇到了": a short Chinese or Japanese post that only says the same happens there
+_ME_TOO_CJK = recache.compile(r"(?:同样|相同|一样)的?(?:问题|错误|报错)|也遇到|遇到了?(?:同样|相同|一样)|同问|同じ(?:問題|エラー|症状)")
+
+
 def me_too(text: str) -> bool:
     """ "Same error here", "I have the same problem, how to fix it?": a report of the bug, not of a try (not "I have
     the same error but when I disable eager mode it works": a try follows)."""
     s = plain(text)
+    lang = language(s)
+    if lang in ("zh", "ja"):
+        return len(s) <= 40 and bool(_ME_TOO_CJK.search(s)) and not table(lang).has("tense.action", s)
     return bool(_ME_TOO.match(s)) and not re.search(r"\b(?:but|however|when|after|until|once|by|so i|then)\b", s, re.I)
 
 
