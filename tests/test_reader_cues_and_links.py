@@ -4680,3 +4680,18 @@ P100 有同样问题
 """
     got = [(a.outcome, a.who) for p in importer.parse_document(doc, "doc.md", model=True)[0] for a in p.inv.attempts]
     assert ("worked", "alice") in got and not any(w == "bob" for _o, w in got), got
+
+
+@pytest.mark.parametrize("text, lang, want", [
+    ("Es funktioniert leider nicht", "de", "failed"),  # German puts the negation after the verb
+    ("hilft nicht", "de", "failed"),
+    ("Jetzt funktioniert es", "de", "worked"),
+    ("läuft jetzt, nicht mehr abgestürzt", "de", "worked"),  # (after a comma the negation is another clause's)
+    ("学習を始めても治りません。", "ja", "failed"),
+    ("試してみたけど上手くいきませんでした", "ja", "failed"),
+    ("초기화 중 데드락", "ko", "failed"),
+    ("원래 기기로 옮기면 잘 작동", "ko", "worked"),
+    ("La clase se crea correctamente", "es", "worked"),
+])
+def test_outcome_words_read_in_each_languages_own_order_and_forms(text, lang, want):
+    assert outcome_of(text, lang) == want

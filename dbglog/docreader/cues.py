@@ -303,6 +303,11 @@ def outcome_of(text: str, lang: str) -> str | None:
         gap = r"[^\s，。,.;；!！?？]{0,2}?" if lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
         near = recache.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
+        if (late := t.rx.get("outcome.negation_after")) is not None and not flips:
+            # German puts the negation after the verb: "es funktioniert nicht", "klappt leider nicht" (one word
+            # between at most, and no comma: "läuft jetzt, nicht mehr abgestürzt" is a success)
+            post = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern})\s+(?:\w+\s+)?(?:{late.pattern})", re.I)
+            flips = min(pos, len(post.findall(s)))
         pos, neg = pos - flips, neg + flips
     if negated and neg:
         absent = _absent_failures(s, t, negated)
