@@ -525,3 +525,24 @@ def test_a_gpu_too_old_for_torch_is_one_failure_whatever_error_followed_the_warn
     b = F.fingerprint_text(warn.format("NVIDIA GeForce GTX 770", "3.0") + "RuntimeError: CUDA error: no kernel image is "
                            "available for execution on the device\n")
     assert a.signature == b.signature == "build.gpu_too_old" and F.same_failure(a, b)
+
+
+def test_a_library_unpacked_in_a_temporary_directory_keeps_its_name():
+    # (a pip build's overlay under /dev/shm and a conda env load the same torch library: one failure; a temporary
+    # script's random name is still no part of the key)
+    line = "ImportError: {}/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12\n"
+    overlay = F.fingerprint_text(line.format("/dev/shm/pip-build-env-v0dh/overlay/lib/python3.12/site-packages/nvidia/cusparse/lib"))
+    conda = F.fingerprint_text(line.format("/home/dp/anaconda3/envs/x/lib/python3.11/site-packages/nvidia/cusparse/lib"))
+    assert F.same_failure(overlay, conda)
+    assert "<tmp>" in F.normalise_line("File /tmp/tmpk2j3h4/kernel_x.py failed to compile")
+
+
+def test_an_extension_missing_a_torch_symbol_is_read_without_the_exception_name_before_it():
+    # (a reply that pastes the loader's line alone, and a wrapper's RuntimeError on the line above it)
+    bare = F.fingerprint_text("/home/u/.local/lib/python3.12/site-packages/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so:"
+                              " undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    wrapped = F.fingerprint_text("RuntimeError: Failed to import transformers.models.bloom.modeling_bloom because of the "
+                                 "following error (look up to see its traceback):\n/opt/conda/lib/python3.11/site-packages/"
+                                 "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops5zeros4callEv\n")
+    assert bare.signature == wrapped.signature == "build.extension_torch_mismatch"
+    assert F.same_failure(bare, wrapped)

@@ -70,6 +70,10 @@ _SCRUB_RULES = (
     (r"^(?:void )?(\w+)\((?:[^()\n]|\([^()\n]*\)){0,600}\)(?: \[with [^\]\n]{0,600}\])?(?=: block: \[)", r"\1"),
     (r"\s*\[repeated \d+x across cluster\]", ""),                                     # Ray's log deduplication
     (_GPU_MODEL, "<gpu>"),                                                            # the machine's GPU, by name
+    # (a shared library loaded from a temporary directory, a pip build's overlay, keeps its name: which library
+    # failed to load is the failure, wherever it was unpacked)
+    (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\](?:[^\s'\"),:/\\]*[/\\])*"
+     r"(?=[\w.+-]+\.(?:so|dll|dylib)\b)", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.\.?)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),             # a path's folders
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),

@@ -663,7 +663,7 @@ BUILTIN: tuple[Signature, ...] = (
     # it was built against another torch than the one loaded; with a std::__cxx11 type in the symbol it was built with the
     # other C++ ABI (a cxx11abiTRUE wheel on a pip torch, or the reverse)
     _S("build.extension_torch_mismatch",
-       [(r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "rror")], 76,
+       [(r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "undefined symbol: _Z")], 76,
        resolve=_resolve_extension_symbol,
        description="a compiled extension was built against another torch (or its other C++ ABI): reinstall or rebuild it for this torch"),
     _S("driver.no_device",
