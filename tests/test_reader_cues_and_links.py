@@ -4695,3 +4695,17 @@ P100 有同样问题
 ])
 def test_outcome_words_read_in_each_languages_own_order_and_forms(text, lang, want):
     assert outcome_of(text, lang) == want
+
+
+@pytest.mark.parametrize("said, tries", [
+    # after "tried", each named thing is a try, the verdict at the end kept with the last
+    ("I've tried sd_xl_base_1.0.safetensors and sd_xl_turbo_1.0.safetensors, using CPU and GPU, still the same.", 4),
+    ("I tried batch size 8 and 16, still OOM.", 2),
+    # the machine a bug happened on is no list of tries, nor are one try's values in brackets
+    ("The bug happened where I used docker 20.10.7, nvidia driver 440.118.02 and toolkit 1.1.1, still the same.", 1),
+    ("I tested 4 different seeds (None, 42, 12345, 0) before the adapter: the NaN came back every time.", 1),
+    ("I tried CUDA 11.8 and the error persists.", 1),
+])
+def test_the_things_one_sentence_says_were_tried_are_a_try_each(said, tries):
+    doc = f"# Black images from SDXL\n\nEvery image comes out black with the SDXL model on my RTX 3060.\n\n{said}\n"
+    assert len(_attempts(doc)) == tries

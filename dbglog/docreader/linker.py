@@ -1277,6 +1277,13 @@ def measured_rows(units: list[Unit]) -> set[int]:
 # (each separator's spaces are taken from the first one only, "(?<!\s)": a long run of spaces stays linear)
 _TRIED = recache.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|removed|added|attempted)\b(?: to)?\s+", re.I)
 _OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
+# ... and after "tried" / "tested" (not "used": "I used docker 20.10, driver 440" is the machine), a piece may open on
+# any name: a token with a digit (a version, a size, a file) or an acronym ("I've tried sd_xl_base_1.0 and
+# sd_xl_turbo_1.0, using CPU and GPU"); never inside brackets ("4 seeds (None, 42, 0)" is one try's values)
+_TRIED_ONLY = recache.compile(r"\b(?:tried|tested|attempted)\b", re.I)
+_OR_NAMED = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}"
+                       r"(?:(?-i:[A-Z]{2,})\b|[\w.+-]*\d[\w.+-]*))")
+_NAMED_PIECE = recache.compile(r"(?-i:\b[A-Z]{2,}\b)|[\w.+-]*\d[\w.+-]*")
 _BUT = recache.compile(r"(?<!\s)\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
 
@@ -1310,7 +1317,9 @@ def _split_several(f: Found) -> list[Found]:
         return _opposite(f, lang)
     head, rest = f.did[:m.end()], f.did[m.end():]
     pieces = _OR.split(rest)
-    if len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces):
+    if (len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces)) and _TRIED_ONLY.fullmatch(m.group(0).split()[0]):
+        pieces = _named_pieces(rest)
+    if len(pieces) < 2 or not all(_KNOB.search(p) or _NAMED_PIECE.search(p) for p in pieces):
         pieces = _gerunds(rest)  # "I tried lowering the LR and disabling fused Adam; neither helped."
     if len(pieces) < 2:
         return [f]
@@ -1361,6 +1370,19 @@ def _compared(did: str) -> list[str]:
         return []
     sides = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("l")) if x.strip()]
     return [f"{x}: {m.group('v')}" for x in sides] if 2 <= len(sides) <= 8 else []
+
+
+def _named_pieces(rest: str) -> list[str]:
+    """``_OR_NAMED``'s pieces, the verdict at the end kept with the last one ("batch size 8 and 16, still OOM");
+    none when a bracket holds a separator."""
+    if re.search(r"\([^()]*[,/]|\bor\b[^()]*\)", rest):
+        return []
+    cut, tail = rest.rfind(","), ""
+    if cut > 0 and _outcome(rest[cut + 1:]) is not None and not _KNOB.search(rest[cut + 1:]):
+        rest, tail = rest[:cut], rest[cut:]
+    pieces = _OR_NAMED.split(rest)
+    pieces[-1] += tail
+    return pieces if len(pieces) > 1 and all(_NAMED_PIECE.search(p) for p in pieces) else []
 
 
 def _gerunds(rest: str) -> list[str]:
