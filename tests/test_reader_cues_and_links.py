@@ -4709,3 +4709,24 @@ def test_outcome_words_read_in_each_languages_own_order_and_forms(text, lang, wa
 def test_the_things_one_sentence_says_were_tried_are_a_try_each(said, tries):
     doc = f"# Black images from SDXL\n\nEvery image comes out black with the SDXL model on my RTX 3060.\n\n{said}\n"
     assert len(_attempts(doc)) == tries
+
+
+def test_a_setting_put_away_with_the_slowdown_it_caused_is_a_failed_try_each():
+    doc = """# launch script
+
+```bash
+#!/usr/bin/env bash
+# export NCCL_ALGO=Tree # 8 nodes: slows the allreduce down
+# export NCCL_PROTO=Simple # 8 nodes: slow-down of every step
+export NCCL_IB_HCA=mlx5
+torchrun --nproc-per-node 8 train.py
+```
+"""
+    got = _attempts(doc)
+    assert [(t.strip("`").split("=")[0], o) for t, o, _ in got] == [("export NCCL_ALGO", "failed"), ("export NCCL_PROTO", "failed")]
+
+
+@pytest.mark.parametrize("said, want", [
+    ("program slowed down", "failed"), ("slow-down of every step", "failed"), ("Slow down and read the log", None)])
+def test_a_slowdown_is_a_failure_and_the_imperative_is_not(said, want):
+    assert outcome_of(said, "en") == want
