@@ -4730,3 +4730,18 @@ torchrun --nproc-per-node 8 train.py
     ("program slowed down", "failed"), ("slow-down of every step", "failed"), ("Slow down and read the log", None)])
 def test_a_slowdown_is_a_failure_and_the_imperative_is_not(said, want):
     assert outcome_of(said, "en") == want
+
+
+def test_a_row_under_an_attempt_and_result_header_is_a_try_whatever_words_its_result_uses():
+    doc = """# CUDA error 802 in the VM
+
+## What we tried
+
+| Attempt | Result |
+|---------|--------|
+| Start the fabric manager | Fails, no NVSwitch found |
+| `nvidia-smi -r` (GPU reset) | Fabric state goes back to "In Progress" |
+"""
+    got = _attempts(doc)
+    assert [o for _, o, _ in got] == ["failed", "inconclusive"]
+    assert "nvidia-smi -r" in got[1][0]

@@ -294,6 +294,7 @@ _DOING = frozenset({"opens with a past-tense verb", "a subject with a past-tense
                     "names a setting, flag, version or file", "a command", "marked with a verdict (✅ ❌)",
                     "opens with a named setting or file, and how it went", "an action that says how it went (-ing ... worked)",
                     "its comment gives an outcome", "its result column gives an outcome", "says what fixed it",
+                    "its header names tries and their results",
                     "labelled as what was done", "an arrow from what was done to how it went"})
 
 
@@ -1172,6 +1173,8 @@ def _row(j: Judged) -> Found | None:
         # "| Check | Result |": a look at the system and what it showed, whatever it showed ("`docker ps` | 4 running");
         # a probe that names a setting changed is a try with its verdict ("`amdgpu.noretry=1` | still crashed")
         oc = "inconclusive"
+    if not oc and "its header names tries and their results" in j.features:
+        oc = "inconclusive"  # "| Attempt | Result |": a try by its table's word, its result in words no verdict knows
     if not oc:
         return None
     did = u.cells[what] if 0 <= what < len(u.cells) else u.cells[0]
