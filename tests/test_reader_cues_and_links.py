@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from dbglog.docreader.cues import outcome_of, plain
+from dbglog.docreader.cues import heading_role, outcome_of, plain
 from dbglog.docreader.units import segment
 from dbglog.kb import importer
 
@@ -4745,3 +4745,20 @@ def test_a_row_under_an_attempt_and_result_header_is_a_try_whatever_words_its_re
     got = _attempts(doc)
     assert [o for _, o, _ in got] == ["failed", "inconclusive"]
     assert "nvidia-smi -r" in got[1][0]
+
+
+@pytest.mark.parametrize("heading, role", [
+    ("Summary of Attempts", "tried"), ("History of attempts", "tried"), ("List of options", "options"),
+    ("Summary", "lessons"), ("Key learnings from the debugging process", "lessons")])
+def test_a_container_of_named_things_takes_the_role_of_what_it_holds(heading, role):
+    assert heading_role(heading, "en") == role
+
+
+def test_a_list_in_brackets_is_one_tries_values_not_tries():
+    doc = """# NaN loss
+
+Every run goes NaN after step 400.
+
+I tested `init_seed` with four values (`None`, `42`, `12345`, `0`): NaN every time.
+"""
+    assert len(_attempts(doc)) == 1

@@ -621,6 +621,11 @@ def heading_role(text: str, lang: str) -> str | None:
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
     head = _PREP.split(s, maxsplit=1)[0].strip() or s
+    of = _CONTAINER_OF.match(s)
+    if of:  # "Summary of attempts", "History of fixes": the noun after "of" says what the section holds
+        inner = heading_role(of.group(1), lang)
+        if inner is not None:
+            return inner
     if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s):
         return None  # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role
     role = None
@@ -638,6 +643,9 @@ def heading_role(text: str, lang: str) -> str | None:
 
 
 _ASIDE = recache.compile(r"[(（]([^()（）]{1,120})[)）]\s*$")
+# A section's name made of a container and what it holds ("Summary of attempts", "List of things tried")
+_CONTAINER_OF = recache.compile(r"^(?:(?:a|the|short|brief|quick|full)\s+)?(?:summary|overview|list|history|log|timeline|record|"
+                           r"recap|table|series|set|round)\s+of\s+(.{3,60})$", re.I)
 
 
 def _verdict_first(s: str, lang: str, role: str | None) -> str | None:

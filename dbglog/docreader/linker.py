@@ -1286,6 +1286,7 @@ _OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:t
 _TRIED_ONLY = recache.compile(r"\b(?:tried|tested|attempted)\b", re.I)
 _OR_NAMED = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}"
                        r"(?:(?-i:[A-Z]{2,})\b|[\w.+-]*\d[\w.+-]*))")
+_BRACKETED = recache.compile(r"\([^()]*(?:[,/]|\bor\b)[^()]*\)")  # a list in brackets: one try's values, not tries
 _NAMED_PIECE = recache.compile(r"(?-i:\b[A-Z]{2,}\b)|[\w.+-]*\d[\w.+-]*")
 _BUT = recache.compile(r"(?<!\s)\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
@@ -1319,7 +1320,7 @@ def _split_several(f: Found) -> list[Found]:
     if not m:
         return _opposite(f, lang)
     head, rest = f.did[:m.end()], f.did[m.end():]
-    pieces = _OR.split(rest)
+    pieces = [] if _BRACKETED.search(rest) else _OR.split(rest)
     if (len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces)) and _TRIED_ONLY.fullmatch(m.group(0).split()[0]):
         pieces = _named_pieces(rest)
     if len(pieces) < 2 or not all(_KNOB.search(p) or _NAMED_PIECE.search(p) for p in pieces):
@@ -1378,7 +1379,7 @@ def _compared(did: str) -> list[str]:
 def _named_pieces(rest: str) -> list[str]:
     """``_OR_NAMED``'s pieces, the verdict at the end kept with the last one ("batch size 8 and 16, still OOM");
     none when a bracket holds a separator."""
-    if re.search(r"\([^()]*[,/]|\bor\b[^()]*\)", rest):
+    if _BRACKETED.search(rest):
         return []
     cut, tail = rest.rfind(","), ""
     if cut > 0 and _outcome(rest[cut + 1:]) is not None and not _KNOB.search(rest[cut + 1:]):
