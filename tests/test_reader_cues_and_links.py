@@ -4762,3 +4762,13 @@ Every run goes NaN after step 400.
 I tested `init_seed` with four values (`None`, `42`, `12345`, `0`): NaN every time.
 """
     assert len(_attempts(doc)) == 1
+
+
+def test_a_planned_check_under_a_bold_name_is_no_try_that_worked():
+    doc = """# Eval crash on 8 GPUs
+
+### Validation tests after the fix
+1. **8-GPU validation:** Confirm the fix resolves the crash
+2. **Single-GPU edge case:** Confirm no regression
+"""
+    assert [o for _, o, _ in _attempts(doc)] == []
