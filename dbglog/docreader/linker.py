@@ -1285,9 +1285,9 @@ _OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:t
 # sd_xl_turbo_1.0, using CPU and GPU"); never inside brackets ("4 seeds (None, 42, 0)" is one try's values)
 _TRIED_ONLY = recache.compile(r"\b(?:tried|tested|attempted)\b", re.I)
 _OR_NAMED = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}"
-                       r"(?:(?-i:[A-Z]{2,})\b|[\w.+-]*\d[\w.+-]*))")
+                       r"(?:(?-i:[A-Z]{2,})\b|[\w.+-]{0,40}?\d))")
 _BRACKETED = recache.compile(r"\([^()]*(?:[,/]|\bor\b)[^()]*\)")  # a list in brackets: one try's values, not tries
-_NAMED_PIECE = recache.compile(r"(?-i:\b[A-Z]{2,}\b)|[\w.+-]*\d[\w.+-]*")
+_NAMED_PIECE = recache.compile(r"(?-i:\b[A-Z]{2,}\b)|\d")  # (a digit is enough to say a token holds one)
 _BUT = recache.compile(r"(?<!\s)\s*(?:,\s*)?\b(?:but|while|whereas)\b\s+", re.I)
 
 
