@@ -1320,8 +1320,10 @@ def _split_several(f: Found) -> list[Found]:
     if not m:
         return _opposite(f, lang)
     head, rest = f.did[:m.end()], f.did[m.end():]
-    pieces = [] if _BRACKETED.search(rest) else _OR.split(rest)
-    if (len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces)) and _TRIED_ONLY.fullmatch(m.group(0).split()[0]):
+    bracketed = _BRACKETED.search(rest) is not None  # (one try's values: neither split reads inside brackets)
+    pieces = [] if bracketed else _OR.split(rest)
+    if not bracketed and (len(pieces) < 2 or not all(_KNOB.search(p) for p in pieces)) \
+            and _TRIED_ONLY.fullmatch(m.group(0).split()[0]):
         pieces = _named_pieces(rest)
     if len(pieces) < 2 or not all(_KNOB.search(p) or _NAMED_PIECE.search(p) for p in pieces):
         pieces = _gerunds(rest)  # "I tried lowering the LR and disabling fused Adam; neither helped."
@@ -1377,10 +1379,7 @@ def _compared(did: str) -> list[str]:
 
 
 def _named_pieces(rest: str) -> list[str]:
-    """``_OR_NAMED``'s pieces, the verdict at the end kept with the last one ("batch size 8 and 16, still OOM");
-    none when a bracket holds a separator."""
-    if _BRACKETED.search(rest):
-        return []
+    """``_OR_NAMED``'s pieces, the verdict at the end kept with the last one ("batch size 8 and 16, still OOM")."""
     cut, tail = rest.rfind(","), ""
     if cut > 0 and _outcome(rest[cut + 1:]) is not None and not _KNOB.search(rest[cut + 1:]):
         rest, tail = rest[:cut], rest[cut:]
