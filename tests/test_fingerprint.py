@@ -546,3 +546,18 @@ def test_an_extension_missing_a_torch_symbol_is_read_without_the_exception_name_
                                  "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops5zeros4callEv\n")
     assert bare.signature == wrapped.signature == "build.extension_torch_mismatch"
     assert F.same_failure(bare, wrapped)
+
+
+def _smem(required: int, limit: int) -> str:
+    return (f"triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: {required}, Hardware "
+            f"limit: {limit}. Reducing block sizes or `num_stages` may help.\n")
+
+
+def test_a_triton_kernels_shared_memory_need_and_the_gpus_limit_name_the_failure():
+    # (one kernel compiled a little differently needs about as much: the same failure; another kernel's need, or the
+    # same need on a GPU of another class, is another failure)
+    a, b = F.fingerprint_text(_smem(135200, 101376)), F.fingerprint_text(_smem(133136, 101376))
+    assert a.signature == "triton.out_of_resources" and F.same_failure(a, b)
+    assert not F.same_failure(a, F.fingerprint_text(_smem(663808, 101376)))
+    assert not F.same_failure(F.fingerprint_text(_smem(98304, 65536)), F.fingerprint_text(_smem(98304, 49152)))
+    assert "Required: ~130k, Hardware limit: ~99k" in a.line

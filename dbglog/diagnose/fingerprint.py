@@ -60,6 +60,12 @@ _GPU_FAMILY = r"(?-i:(?:RTX|GTX|RX)\s?\d{3,4}(?:\s(?:Ti|XTX|XT|SUPER|D)\b)?|[AHL
 _GPU_MODEL = (r"\b(?:(?-i:NVIDIA|AMD)\s+)?(?:(?-i:GeForce|Tesla|Quadro|Radeon|Instinct|TITAN)\s+(?:Pro\s+)?(?:"
               + _GPU_FAMILY + r"|[\w-]+)|" + _GPU_FAMILY + r")\b")
 
+def _kib(n: str) -> str:
+    """A byte count in KiB to two significant figures ("135200" -> "130", "663808" -> "650", "49152" -> "48")."""
+    kib = int(n) / 1024
+    return f"{float(f'{kib:.2g}'):g}"
+
+
 # What varies between two occurrences of one failure, replaced in this order (the order matters:
 # a temporary path before a number inside it, an address before a plain number).
 _SCRUB_RULES = (
@@ -81,6 +87,10 @@ _SCRUB_RULES = (
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
     (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?", "<time>"),
     (r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b", "<time>"),
+    # A kernel's shared-memory need and the GPU's limit (Triton's "Required: 135200, Hardware limit: 101376") are
+    # the kernel's configuration and the GPU's class: kept, to two significant figures of KiB, so one kernel
+    # compiled a little differently still matches (133136 and 135200 are both ~130k) and another does not
+    (r"\b(Required|Hardware limit):\s*(\d{3,12})\b", lambda m: f"{m.group(1)}: ~{_KEEP}{_kib(m.group(2))}k"),
     (r"\b(pid|tid|rank|ranks|local_rank|global_rank|device|gpu|node|worker|process|thread)(\s*[=:#]?\s*)\d+",
      r"\1\2N"),
     (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
