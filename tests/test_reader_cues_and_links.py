@@ -4772,3 +4772,27 @@ def test_a_planned_check_under_a_bold_name_is_no_try_that_worked():
 2. **Single-GPU edge case:** Confirm no regression
 """
     assert [o for _, o, _ in _attempts(doc)] == []
+
+
+def test_a_headerless_card_of_one_records_fields_gives_no_try_per_field():
+    doc = """# Serve bring-up log
+
+## Attempts
+
+### R-019
+
+**2026-09-24 00:58 — stage dummy**
+
+| | |
+|---|---|
+| **Outcome** | **Passed**: server ready after 1537 s |
+| **Duration** | still running, no crash |
+| **Image** | `lab/serve:sm120-617d0cc` |
+| **GPUs** | 67 GB used per card, power cap failed to apply |
+"""
+    titles = [t for t, _, _ in _attempts(doc)]
+    assert not any(t.strip("* ").startswith(("Outcome", "Duration", "Image", "GPUs")) for t in titles), titles
+    # (bold first cells under a header that names the columns are a table of runs: each row its own try)
+    runs = "# Precision sweep\n\n" + ("| Setting | Result |\n|---|---|\n| **fp16** | OOM at step 3 |\n"
+                                     "| **bf16** | works |\n| **fp8** | crashes on load |\n")
+    assert len(_attempts(runs)) >= 3

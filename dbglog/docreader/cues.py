@@ -1352,12 +1352,21 @@ PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: steps?)?|not yet (?:run|tri
                        r"als nächstes)\s*[:：-]\s*", re.I)
 
 
+CARD_FIELD = "a field of a record card (| **Outcome** | ... |)"
+_BOLD_CELL = recache.compile(r"(?:\*\*|__)[^*_\n]{1,40}(?:\*\*|__)")
+
+
 def _row_features(u: Unit, f: dict[str, float]) -> None:
     what, res = row_roles(u)
     if u.index < 0:
         f["a table header"] = 1.0
         return
     f["a table row"] = 1.0
+    if len(u.cells) == 2 and not any(h.strip() for h in u.header) and _BOLD_CELL.fullmatch(u.cells[0].strip()):
+        # "| | |" over "| **Outcome** | PASSED |", "| **Image** | ... |": a card of one record's fields, written as a
+        # table without a header; a field of that record, not a try of its own
+        f[CARD_FIELD] = 1.0
+        return
     box = next((c.strip().lower() for c in u.cells if c.strip().lower() in ("[ ]", "[x]")), None)
     if box:  # "| [ ] | Roll the fix out to the fleet | |": a task list kept as a table
         f["an empty checkbox" if box == "[ ]" else "a ticked checkbox"] = 1.0

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CARD_FIELD, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -1152,6 +1152,8 @@ def _row(j: Judged) -> Found | None:
     what, res = row_roles(u)
     if u.index < 0 or any(re.fullmatch(r"\[\s?\]", c.strip()) for c in u.cells):
         return None  # a header, or an unticked box: a step not yet taken
+    if CARD_FIELD in j.features:
+        return None  # a field of one record ("| **Outcome** | PASSED |"), not a run of its own
     if u.header and _FACT_COL.match(plain(u.header[0])):
         return None
     has_res = 0 <= res < len(u.cells)
