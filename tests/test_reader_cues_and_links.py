@@ -1614,6 +1614,25 @@ def test_a_korean_note_is_read_with_its_own_cue_table():
     assert got == [([5, 5], "failed"), ([6, 6], "worked")]
 
 
+def test_a_korean_heading_whose_role_word_only_says_where_is_no_section_of_that_role():
+    # ("환경" is an issue form's environment section; "EC2환경에서 ... 버전" is a version, in the EC2 environment: the
+    # head noun comes last, and a noun with a particle of place before it only modifies it)
+    assert heading_role("환경", "ko") == "boilerplate"
+    assert heading_role("AWS EC2환경에서 PyTorch 버전", "ko") is None
+    assert heading_role("環境での確認", "ja") is None
+    doc = """# 메모
+
+## AWS EC2환경에서 PyTorch 버전
+
+모델을 돌리는데 `torch.cuda.is_available()`이 `False`로 떴었다.
+
+그래서 PyTorch를 uninstall하고 CUDA와 호환되는 버전으로 재설치하였다.
+
+다시 설치하고 나서 확인해보니 성공적으로 GPU를 사용하여 모델을 돌릴 수 있게 되었다.
+"""
+    assert [a.outcome for p in _read(doc) for a in p.inv.attempts] == ["worked"]
+
+
 def test_a_japanese_table_whose_comment_column_says_how_each_run_went():
     doc = """# 問題のあるベンチマーク
 

@@ -633,7 +633,8 @@ def heading_role(text: str, lang: str) -> str | None:
         t = table(lng)
         best = None
         for r in ("boilerplate", "plan", "options", "failed", "worked", "tried", "lessons"):
-            ends = [m.end() for m in t.rx[f"heading.{r}"].finditer(head)] if f"heading.{r}" in t.rx else []
+            ends = [m.end() for m in t.rx[f"heading.{r}"].finditer(head)
+                    if not _MODIFIER_PARTICLE.match(head, m.end())] if f"heading.{r}" in t.rx else []
             if ends and (best is None or max(ends) > best[0]):
                 best = (max(ends), r)
         if best:
@@ -643,6 +644,10 @@ def heading_role(text: str, lang: str) -> str | None:
 
 
 _ASIDE = recache.compile(r"[(（]([^()（）]{1,120})[)）]\s*$")
+# A noun with a particle of place or direction makes it a modifier of the head noun after it (Korean and Japanese put
+# the head last): "AWS EC2환경에서 PyTorch 버전" is about a version (in the EC2 environment), "環境での確認" a check: not a
+# section of the environment. (A genitive may name a container, "解決方法の一覧": not among them.)
+_MODIFIER_PARTICLE = recache.compile(r"(?:에서의|에서|에게|에|으로|로|での|における|で)(?=\s*\S)")
 # A section's name made of a container and what it holds ("Summary of attempts", "List of things tried")
 _CONTAINER_OF = recache.compile(r"^(?:(?:a|the|short|brief|quick|full)\s+)?(?:summary|overview|list|history|log|timeline|record|"
                            r"recap|table|series|set|round)\s+of\s+(.{3,60})$", re.I)
