@@ -647,7 +647,7 @@ _ASIDE = recache.compile(r"[(（]([^()（）]{1,120})[)）]\s*$")
 # A noun with a particle of place or direction makes it a modifier of the head noun after it (Korean and Japanese put
 # the head last): "AWS EC2환경에서 PyTorch 버전" is about a version (in the EC2 environment), "環境での確認" a check: not a
 # section of the environment. (A genitive may name a container, "解決方法の一覧": not among them.)
-_MODIFIER_PARTICLE = recache.compile(r"(?:에서의|에서|에게|에|으로|로|での|における|で)(?=\s*\S)")
+_MODIFIER_PARTICLE = recache.compile(r"(?:에서의|에서|에게|에|으로|로|での|における|で)(?=\s{0,8}\S)")
 # A section's name made of a container and what it holds ("Summary of attempts", "List of things tried")
 _CONTAINER_OF = recache.compile(r"^(?:(?:a|the|short|brief|quick|full)\s+)?(?:summary|overview|list|history|log|timeline|record|"
                            r"recap|table|series|set|round)\s+of\s+(.{3,60})$", re.I)
@@ -1362,7 +1362,6 @@ _BOLD_CELL = recache.compile(r"(?:\*\*|__)[^*_\n]{1,40}(?:\*\*|__)")
 
 
 def _row_features(u: Unit, f: dict[str, float]) -> None:
-    what, res = row_roles(u)
     if u.index < 0:
         f["a table header"] = 1.0
         return
@@ -1372,6 +1371,7 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
         # table without a header; a field of that record, not a try of its own
         f[CARD_FIELD] = 1.0
         return
+    what, res = row_roles(u)
     box = next((c.strip().lower() for c in u.cells if c.strip().lower() in ("[ ]", "[x]")), None)
     if box:  # "| [ ] | Roll the fix out to the fleet | |": a task list kept as a table
         f["an empty checkbox" if box == "[ ]" else "a ticked checkbox"] = 1.0
