@@ -1084,8 +1084,9 @@ def classify_log(src, *, config_path=None, save_dir: str | None = None) -> dict:
 
 
 def init_workspace() -> dict:
-    """Create (or re-initialize) the workspace at the git root or here, take in the logs/ that came
-    with a fresh clone, and (re)point git's merge driver at this dbglog."""
+    """Create (or re-initialize) the workspace that applies here (one in a directory above, else at the git
+    root or here), take in the logs/ that came with a fresh clone, and (re)point git's merge driver at this
+    dbglog."""
     from dbglog.util import workspace
     from dbglog.kb.merge import configure_git
     from dbglog.kb.records import Records

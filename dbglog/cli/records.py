@@ -21,7 +21,7 @@ from dbglog.kb.present import render_show
 @click.command()
 @json_option
 def init(as_json):
-    """Create a workspace (.dbglog/ and logs/) at the git root or here."""
+    """Create a workspace (.dbglog/ and logs/) at the git root or here; one in a directory above is re-initialized."""
     data = ops.init_workspace()
     existed = not data["created"]
     emit(as_json, data, lambda: click.echo(
