@@ -561,3 +561,43 @@ def test_a_triton_kernels_shared_memory_need_and_the_gpus_limit_name_the_failure
     assert not F.same_failure(a, F.fingerprint_text(_smem(663808, 101376)))
     assert not F.same_failure(F.fingerprint_text(_smem(98304, 65536)), F.fingerprint_text(_smem(98304, 49152)))
     assert "Required: ~130k, Hardware limit: ~99k" in a.line
+
+
+def test_a_watchdog_timeout_rethrown_under_what_is_the_timeout_another_rank_printed_bare():
+    op = ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum={}, OpType=_ALLGATHER_BASE, NumelIn=2359296, "
+          "NumelOut=18874368, Timeout(ms)=1800000) ran for {} milliseconds before timing out.")
+    bare = F.fingerprint_text(f"[E ProcessGroupNCCL.cpp:467] [Rank 1] {op.format(211067, 1800001)}\n")
+    rethrown = F.fingerprint_text("terminate called after throwing an instance of 'std::runtime_error'\n"
+                                  f"  what():  [Rank 7] NCCL watchdog thread terminated with exception: [Rank 7] "
+                                  f"{op.format(202558, 1800860)}\n")
+    assert bare.line == rethrown.line and F.same_failure(bare, rethrown)
+    other = F.fingerprint_text(f"[Rank 3] {op.format(9, 1800002).replace('2359296', '4096')}\n")
+    assert not F.same_failure(bare, other)  # another tensor: another collective
+
+
+_BNB_BANNER = ("===================================BUG REPORT===================================\n"
+               "Welcome to bitsandbytes. For bug reports, please run\n\npython -m bitsandbytes\n\n"
+               "================================================================================\n"
+               "bin {}\n"
+               "CUDA SETUP: CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so.11.0\n")
+
+
+def test_bitsandbytes_loading_one_binary_is_one_failure_and_another_binary_another():
+    win = [F.fingerprint_text(_BNB_BANNER.format(p)) for p in (
+        r"C:\Users\ana\proj\venv\lib\site-packages\bitsandbytes\libbitsandbytes_cpu.so",
+        r"D:\ProgramData\Anaconda3\envs\py39\lib\site-packages\bitsandbytes\libbitsandbytes_cpu.so")]
+    linux = [F.fingerprint_text(_BNB_BANNER.format(p)) for p in (
+        "/home/li/.local/lib/python3.9/site-packages/bitsandbytes/libbitsandbytes_cuda114_nocublaslt.so",
+        "/root/miniconda3/envs/x/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda114_nocublaslt.so")]
+    assert {fp.signature for fp in win + linux} == {"build.bitsandbytes_binary"}
+    assert F.same_failure(*win) and F.same_failure(*linux) and not F.same_failure(win[0], linux[0])
+    failed = F.fingerprint_text("RuntimeError:\n        CUDA Setup failed despite GPU being available. Inspect the CUDA "
+                                "SETUP outputs above to fix your environment!\n")
+    assert failed.signature == "build.bitsandbytes_binary" and not F.same_failure(win[0], failed)
+
+
+def test_a_banners_rules_do_not_make_a_line_as_wide_as_them_read_as_cut():
+    rule = "=" * 80
+    lines = [rule, "Welcome to the tool.", rule, "x" * 75 + ".so /", "Next record: starts here"]
+    assert F.wrap_width(lines) == 0
+    assert F.wrap_width(["a" * 70, "b" * 70, "c" * 20]) == 70  # two lines cut at one width still are

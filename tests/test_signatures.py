@@ -49,6 +49,10 @@ SAMPLES = {
     "build.extension_torch_mismatch": (["ImportError: /opt/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-"
                                         "x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"],
                                        "build.extension_torch_mismatch"),
+    "build.bitsandbytes_binary": (["===================================BUG REPORT===================================",
+                                   "bin /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so",
+                                   "CUDA SETUP: Loading binary /opt/venv/lib/python3.10/site-packages/bitsandbytes/"
+                                   "libbitsandbytes_cpu.so..."], "build.bitsandbytes_binary"),
     "build.hip_no_binary": (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"],
                             "build.hip_no_binary"),
     "gpu.graph_capture": (["RuntimeError: CUDA error: operation not permitted when stream is capturing"], "gpu.graph_capture"),
@@ -765,3 +769,12 @@ def test_xformers_built_for_a_cpu_only_torch_names_the_cpu_only_torch_and_the_sa
     assert cpu.name == "build.torch_without_gpu"
     same = S.classify_text(head + "    PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.3.0+cu121)\n")
     assert same is None or same.name != "build.xformers_torch_mismatch"
+
+
+def test_advice_that_names_an_error_it_did_not_hit_is_no_signature():
+    hint = ("UserWarning: Found duplicate ['libcudart.so', 'libcudart.so.11.0'] files\n"
+            "If you get `CUDA error: invalid device function` errors, the above might be the cause and the solution is "
+            "to make sure only one ['libcudart.so'] in the paths that we search based on your env.\n")
+    assert S.classify_text(hint) is None
+    said = "RuntimeError: CUDA error: invalid device function\n"
+    assert S.classify_text(hint + said).name == "build.invalid_device_function"

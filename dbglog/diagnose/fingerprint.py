@@ -50,6 +50,10 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*-?\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*[:|-]?\s+",  # a bare level
     r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
+    r"^\s*what\(\):\s+",                                                       # std::terminate's what():
+    # c10d re-raising the watchdog's own timeout: "[Rank 7] NCCL watchdog thread terminated with exception: [Rank 7]
+    # Watchdog caught collective operation timeout: ..." is that timeout, as another rank printed it bare
+    r"^\s*(?:\[Rank \d+\]\s*)?NCCL watchdog thread terminated with exception:\s*",
 ))
 
 _KEEP = "\u2063"  # (an invisible separator: marks a number the N rule keeps)
@@ -176,10 +180,14 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
 
 def wrap_width(lines: list[str]) -> int:
     """The width a terminal or a paste cut these lines at: no line is longer and at least two lines
-    are exactly that long (>= 60); 0 when they do not look cut."""
-    lengths = [len(x) for x in lines]
+    are exactly that long (>= 60); 0 when they do not look cut. A banner's rules ("=====BUG REPORT=====") have a width
+    of their own, which says nothing about where the text was cut."""
+    lengths = [len(x) for x in lines if not _RULE_LINE.match(x)]
     width = max(lengths, default=0)
     return width if width >= 60 and lengths.count(width) >= 2 else 0
+
+
+_RULE_LINE = recache.compile(r"^\s*([=*#~_-])\1{9}")  # a line that opens with ten of one rule character
 
 
 def _starts_alike(a: str, b: str) -> bool:

@@ -559,6 +559,16 @@ BUILTIN: tuple[Signature, ...] = (
     _S("runtime.cuda_in_forked_child",
        [(r"Cannot re-initialize CUDA in forked subprocess", "Cannot re-initialize CUDA in forked subprocess")], 74,
        description="CUDA was initialised before a fork: start workers with 'spawn' (vLLM: VLLM_WORKER_MULTIPROC_METHOD=spawn)"),
+    # bitsandbytes (before 0.43) choosing its native binary at import: the CPU one when it found no CUDA runtime (Windows,
+    # which it did not support; a container whose CUDA libraries are off the loader's path), or one for a CUDA version
+    # its package does not ship ("libbitsandbytes_cuda114_nocublaslt.so"); the binary's name tells the two apart. Its
+    # banner prints "bin <path>" at every import, so this is read only for a run that failed.
+    _S("build.bitsandbytes_binary",
+       [(r"^bin [^\n]*?(libbitsandbytes_(?:cpu|cuda\w+)\.(?:so|dll))[ \t]*$", "libbitsandbytes_"),
+        (r"CUDA SETUP: Required library version not found: (libbitsandbytes_\w+\.(?:so|dll))", "libbitsandbytes_"),
+        (r"CUDA Setup failed despite GPU being available", "CUDA Setup failed despite")], 74,
+       description="bitsandbytes loaded its CPU binary or one its package does not ship: on Windows install bitsandbytes "
+                   "0.43 or later; on Linux put the CUDA runtime on the library path, or upgrade it"),
     _S("build.hip_no_binary",
        [(r"hipErrorNoBinaryForGpu: (?:Unable to find code object for all current devices|Coudn't find binary)",
          "hipErrorNoBinaryForGpu")], 77),
@@ -1501,6 +1511,8 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
                     continue
                 if sig.name != "py.traceback" and _frame_source(t, i):
                     break  # the code a traceback frame shows (raise RuntimeError(f"NCCL error: ...")), not output
+                if _HINT.search(s, max(0, m.start() - 200), m.start()):
+                    continue  # advice that names an error ("If you get `CUDA error: invalid device function` ...")
                 _add(hits, sig, m, i, base + m.start())
                 found += 1
             if sig.name == "py.traceback" and idx == 3 and found == before and s.rstrip().endswith("raised:"):
@@ -1509,6 +1521,13 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
                 found += _wrapped_below(t, i, _compile(sig.patterns[0], sig.flags), sig, hits)
             if found >= _MAX_HITS:
                 break
+
+
+# A library's advice that names an error it did not hit: "If you get `CUDA error: invalid device function` errors, the
+# above might be the cause" (bitsandbytes' setup), "if you see X, set Y". (Searched in the 200 characters before a match,
+# on its line only: anchored at a line start or the window's.)
+_HINT = recache.compile(r"(?:^|\n)[ \t>*-]{0,8}(?:if|when|should) you (?:get|see|encounter|hit|run into|ever see)\b[^\n]*$",
+                        re.I)
 
 
 # After a log prefix: a line starting like "Name:" / "pkg.Name: " is output; one starting like a
