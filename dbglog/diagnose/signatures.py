@@ -1479,6 +1479,20 @@ def _add(hits: list[_Hit], sig: Signature, m, line: int, col: int) -> None:
     hits.append(_Hit(name, sig, rank, line, col, m.groups()))
 
 
+def _not_output(t: _Text, sig: Signature, i: int, s: str, m: re.Match) -> str:
+    """Why a match on line ``i`` is not a failure's output ('' when it is): "code", the code a traceback frame shows
+    (raise RuntimeError(f"NCCL error: ...")), which no later match on the line is either; "advice", a library naming an
+    error it did not hit ("If you get `CUDA error: invalid device function` ..."); "prose", a headerless exception
+    name with no exception output around it."""
+    if sig.name == "py.traceback_headerless" and not _exception_output_around(t, i):
+        return "prose"
+    if sig.name != "py.traceback" and _frame_source(t, i):
+        return "code"
+    if _HINT.search(s, max(0, m.start() - 200), m.start()):
+        return "advice"
+    return ""
+
+
 def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
     # Patterns are compiled only when a needle is present: most never are, and compiling the whole
     # catalog costs more than scanning a typical log.
@@ -1507,12 +1521,11 @@ def _scan_builtin(t: _Text, sig: Signature, hits: list[_Hit]) -> None:
             s, base = t.window(i, off)
             before = found
             for m in rx.finditer(s):
-                if sig.name == "py.traceback_headerless" and not _exception_output_around(t, i):
+                said = _not_output(t, sig, i, s, m)
+                if said == "code":
+                    break
+                if said:
                     continue
-                if sig.name != "py.traceback" and _frame_source(t, i):
-                    break  # the code a traceback frame shows (raise RuntimeError(f"NCCL error: ...")), not output
-                if _HINT.search(s, max(0, m.start() - 200), m.start()):
-                    continue  # advice that names an error ("If you get `CUDA error: invalid device function` ...")
                 _add(hits, sig, m, i, base + m.start())
                 found += 1
             if sig.name == "py.traceback" and idx == 3 and found == before and s.rstrip().endswith("raised:"):
