@@ -4815,3 +4815,42 @@ def test_a_headerless_card_of_one_records_fields_gives_no_try_per_field():
     runs = "# Precision sweep\n\n" + ("| Setting | Result |\n|---|---|\n| **fp16** | OOM at step 3 |\n"
                                      "| **bf16** | works |\n| **fp8** | crashes on load |\n")
     assert len(_attempts(runs)) >= 3
+
+
+@pytest.mark.parametrize("said, action", [
+    ("Das reduziert die trainierbaren Parameter von 7 Milliarden auf 10 Millionen.", False),  # present: how it works
+    ("LoRA trainiert keine neuen Vollmodelle, sondern kleine Adapter.", False),
+    ("Das funktioniert, aber nur mit kleinen Batches.", False),  # how it went, not what was done
+    ("Batch Size auf 4 reduziert: OOM bei Schritt 15.", True),  # a participle closing its clause: a note of a try
+    ("Wir haben den Treiber gestern neu installiert.", True),
+    ("Erst nachdem ich CUDA 12.1 installiert habe, lief es.", True),
+    ("Der alte Kernel wurde aus dem Build entfernt.", True),
+])
+def test_a_german_verb_that_is_present_and_participle_alike_is_an_action_only_where_a_participle_stands(said, action):
+    from dbglog.docreader.cues import table
+
+    t = table("de")
+    assert (t.has("tense.action", said) or t.has("forms.action", said)) is action
+
+
+def test_a_scripts_header_of_notes_is_read_sentence_by_sentence_not_as_the_shebangs_output():
+    doc = """#!/bin/bash
+# Serve the 27B model on one 24 GB card.
+#
+# Settings that took a while to find, keep them:
+#  - --max-num-batched-tokens 2048 beats 8192 here: bigger chunks raised the
+#    activation peak and the server ran out of memory at start-up
+#  - --gpu-memory-utilization 0.98 failed the free-memory check at start;
+#    0.95 starts every time
+
+PORT=${PORT:-8000}
+# fits 64 requests at once
+vllm serve my/model --port "$PORT" --max-num-batched-tokens 2048
+# OOM at start-up on the 3090
+# vllm serve my/model --port "$PORT" --max-num-batched-tokens 8192
+"""
+    units = segment(doc).units
+    assert [(u.kind, u.first) for u in units if u.first == 0] == [("code", 0)]  # the shebang is code, not a command
+    said = [(u.first, u.last) for u in units if u.kind == "sentence"]
+    assert (4, 5) in said and (6, 7) in said  # each note its own sentence, on its lines
+    assert not any(u.kind == "command" and u.first < 9 for u in units)

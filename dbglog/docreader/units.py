@@ -394,6 +394,8 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block.
     ``script``: a program (a shebang, or a note that is all commands), whose lines it runs and never prints, so it
     is never read as a console session pasted without prompts."""
+    apart = _apart(cut.lines, body)
+    body = [i for i in body if i not in apart]  # (notes and a shebang are read with the rest, after the commands)
     prompted = _transcript_groups(cut.lines, body)
     groups = prompted or _command_groups(cut.lines, body)
     said = [g for g in groups if g["result"] or g["desc"]]
@@ -427,13 +429,35 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     for g in groups:
         _add_command(cut, g, lang)
     inside = {i for g in groups for i in g["lines"]}
-    rest = [i for i in body if i not in inside]
+    rest = sorted({i for i in body if i not in inside} | apart)
     if _note_runs(cut.lines, rest):
         # ("# TODO next try --compile false" between the runs, no command's caption or output: the author's notes)
         _code_and_notes(cut, rest, lang, per_line=True)
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
+
+
+def _apart(lines: list[str], body: list[int]) -> set[int]:
+    """The lines of a shell block that belong to no command: its shebang, and each run of comment prose that stands
+    alone between blank lines (a script's header of "hard-won settings, don't change casually: - X: measured Y"), which
+    is the author's notes, read sentence by sentence, not the caption or the output of the command near it."""
+    lead = [i for i in body if lines[i].strip() and not lines[i].lstrip().startswith("<!--")][:1]
+    out = {i for i in lead if lines[i].startswith("#!")}
+    prose = {i for run in _note_runs(lines, body) for i in run}
+    blocks: list[list[int]] = []
+    for i in body:  # (the runs of "#" lines; a commented-out setting inside one does not end it)
+        if i not in out and _HASH_LINE.match(lines[i]):
+            if blocks and blocks[-1][-1] == i - 1:
+                blocks[-1].append(i)
+            else:
+                blocks.append([i])
+    for block in blocks:
+        before, after = block[0] - 1, block[-1] + 1
+        alone = (before < 0 or before in out or not lines[before].strip()) and (after >= len(lines) or not lines[after].strip())
+        if alone and len(prose.intersection(block)) * 3 >= len(block) * 2:
+            out.update(block)
+    return out
 
 
 def _add_command(cut: _Cut, g: dict, lang: str) -> None:
