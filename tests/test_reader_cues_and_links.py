@@ -4854,3 +4854,32 @@ vllm serve my/model --port "$PORT" --max-num-batched-tokens 2048
     said = [(u.first, u.last) for u in units if u.kind == "sentence"]
     assert (4, 5) in said and (6, 7) in said  # each note its own sentence, on its lines
     assert not any(u.kind == "command" and u.first < 9 for u in units)
+
+
+@pytest.mark.parametrize("doc, want", [
+    ("""# Fine-tuning on a 16 GB card
+
+## Lessons learned
+
+**How we got the memory down:**
+
+**Attempt 1:** batch 8, sequence 2048, no activation checkpointing
+→ **OOM at step 2** (19 GB peak)
+
+**Attempt 2:** batch 8, sequence 2048, activation checkpointing on
+→ **Runs!** (11 GB peak)
+""", [([7, 8], "failed"), ([10, 11], "worked")]),
+    ("""# Feintuning auf einer 16-GB-Karte
+
+## Was wir gelernt haben
+
+**Versuch 1:** Batch 8, Sequenzlänge 2048, ohne Checkpointing
+→ **OOM bei Schritt 2** (19 GB Peak)
+
+**Versuch 2:** Batch 8, Sequenzlänge 2048, mit Checkpointing
+→ **Erfolgreich!** (11 GB Peak)
+""", [([5, 6], "failed"), ([8, 9], "worked")]),
+])
+def test_a_paragraph_labelled_with_a_tries_noun_and_number_is_a_try_and_the_arrow_under_it_its_result(doc, want):
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == want, got

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dbglog.docreader.units import Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, label_of
+from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, attempt_head, label_of
 from dbglog.util import recache
 
 _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
@@ -1084,7 +1084,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
     sub = next((u.first for u in doc.units if u.kind == "heading" and u.level >= 2 and u.level <= 6), None)
     # The paragraphs under the title, before any section (a document without sections: its first one).
     top = [u for u in sents if u.item < 0 and u.post < 0 and len(u.path) <= 1 and u.head and not _META.search(u.text)
-           and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and (sub is None or u.first < sub)]
+           and not _FIELD.match(u.text) and not _PROBLEM_LINE.match(plain(u.text)) and not _numbered_try(u.text)
+           and (sub is None or u.first < sub)]
     # (a paragraph that follows a command block or a list is no statement of the problem: the story has begun)
     body = next((u for u in doc.units if u.kind not in ("heading", "front", "html", "rule") and u.post < 0
                  and not _file_header(doc, u)), None)
@@ -1099,8 +1100,8 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
         first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0 and u.head), None)
         if first is not None and roles.get(h.id) not in ("worked", "failed") and not _STAMP.match(plain(h.text) + " ") \
                 and not _TRY_HEAD.search(plain(h.text)) and not _VERDICT_MARK.search(first.text[:4]) \
-                and not _MEASURED.match(plain(first.text)):
-            out.add(first.block)
+                and not _MEASURED.match(plain(first.text)) and not _numbered_try(first.text):
+            out.add(first.block)  # ("Attempt 1: batch 8 → OOM" first: the story of the tries has begun)
     from dbglog.docreader.units import post_author
 
     post0 = next((u for u in sents if u.post == 0 and u.item < 0 and not _FIELD.match(u.text) and not post_author(u.text)
@@ -1260,6 +1261,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
+        if _numbered_try(u.text):
+            f.pop("under a lessons heading", None)  # ("Lessons learned" / "Attempt 1: bs 8 → OOM": a try told there)
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     topic = None if lab else _TOPIC_LEAD.match(u.text)
     _word_features(text, lang, f, shape=plain(u.text[topic.end():]) if topic else None)
@@ -1306,7 +1309,17 @@ def _sentence_label(raw: str) -> tuple[str, str] | None:
     lab = label_of(raw, ATTEMPT_LABELS)
     if lab and lab[0] == "did" and _label_word(raw) not in _DID_WORDS:
         lab = None  # "Setup:", "Config:", "Code:" name a thing, not something done
+    if not lab:
+        rest = _numbered_try(raw)
+        lab = ("did", rest) if rest else None
     return lab or _foreign_label(raw)
+
+
+def _numbered_try(raw: str) -> str:
+    """ "**Attempt 2:** batch size 4, no checkpointing", "Versuch 3: mit Gradient Checkpointing": what a try's noun and
+    number label (in any language a cue table names the noun for), or ''."""
+    m = attempt_head().match(plain(raw)) if len(raw) <= 600 else None
+    return (m.group("rest") or "").strip() if m else ""
 
 
 def _steps_then_verdict(text: str) -> bool:

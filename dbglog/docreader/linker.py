@@ -757,7 +757,10 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         if (n.label in ACTS and not labelled and not persisted) or n.unit.kind != "sentence":
             break
         if n.label == "result" or labelled or persisted:
-            f = _found(j, u.text, n.unit.text, last=n.unit.last)
+            # (the result's verdict as the cues read it, in the document's language, when the sentence alone reads as
+            # another: "→ **Erfolgreich!** (10GB Peak Memory)" in a German note looks English by its words)
+            said = _outcome(n.unit.text) or next((k.split(": ", 1)[1] for k in n.features if k.startswith("outcome: ")), None)
+            f = _found(j, u.text, n.unit.text, outcome=said, last=n.unit.last)
             f.units.append(n.unit.id)
             if after_code and len(plain(u.text).split()) <= 6:
                 # "Run this:" names nothing: the try is the command it shows
