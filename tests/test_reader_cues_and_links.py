@@ -3876,6 +3876,8 @@ def test_a_list_captioned_as_a_routine_to_follow_is_not_a_list_of_tries_in_any_l
     ("改了之后还是不断报错", "zh", "failed"),
     ("ドライバを入れ直したらエラーが出なくなった", "ja", "worked"),  # the negation after it, a particle between
     ("ドライバを入れ直したらエラーが出て動かない", "ja", "failed"),  # an error, then a failure: nothing negated
+    ("ROCm 6.2 ではエラーは発生しなかった", "ja", "worked"),  # the error and its occurring both negated
+    ("ROCm 6.3 にしたら再び発生するようになった", "ja", "failed"),  # occurring is the failure
     ("드라이버를 다시 설치하니 에러가 나지 않았다", "ko", "worked"),
     ("Nach dem Treiberwechsel gab es keinen Absturz mehr", "de", "worked"),
     ("Après la mise à jour, aucune erreur", "fr", "worked"),
@@ -4883,3 +4885,14 @@ vllm serve my/model --port "$PORT" --max-num-batched-tokens 2048
 def test_a_paragraph_labelled_with_a_tries_noun_and_number_is_a_try_and_the_arrow_under_it_its_result(doc, want):
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == want, got
+
+
+def test_a_japanese_sentence_of_two_versions_where_the_error_did_and_did_not_occur_is_two_tries():
+    doc = """# ROCm でのメモリアクセスエラー
+
+RX 7900 で PyTorch の学習中にメモリアクセスエラーが出る。
+
+自分の環境で試した限りでは ROCm 6.2 では発生せず、ROCm 6.3 から発生するようになった。
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "worked"), ([5, 5], "failed")], got

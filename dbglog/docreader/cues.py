@@ -338,8 +338,9 @@ def _absent_failures(s: str, t: Table, negated: re.Pattern) -> int:
     text = masked.sub(" ", s) if masked is not None else s
     if t.lang in ("ja", "ko"):
         after = t.rx.get("outcome.absence", negated).pattern  # (Japanese "出なくなった": the negation's own forms)
-        # (a particle and a verb between, no more: "エラーが出て動かない" is an error, then a failure)
-        near = rf"(?:{failed})[^\n，。,.;；!！?？]{{0,{3 if t.lang == 'ja' else 6}}}?(?:{after})"
+        # (a particle and a verb between, no more: "エラーが出て動かない" is an error, then a failure; each failure word
+        # counted, so "エラーは発生しなかった" negates both the error and its occurring)
+        near = rf"(?:{failed})(?=[^\n，。,.;；!！?？]{{0,{4 if t.lang == 'ja' else 6}}}?(?:{after}))"
     else:
         gap = r"[^\s，。,.;；!！?？]{0,3}?" if t.lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
         near = rf"(?:{negated.pattern}){gap}(?:{failed})"
