@@ -4896,3 +4896,40 @@ RX 7900 で PyTorch の学習中にメモリアクセスエラーが出る。
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "worked"), ([5, 5], "failed")], got
+
+
+def test_a_numbered_try_whose_sub_section_gives_its_result_is_one_try_with_its_sub_sections_as_its_account():
+    doc = """# Throughput tuning log
+
+Short runs of 5 steps each, one change at a time.
+
+## Iter0: Baseline (FAILED — OOM)
+
+### Settings
+| Setting | Value |
+|---|---|
+| `GPU_MEMORY_FRACTION` | 0.70 |
+| `MAX_SEQS` | 512 |
+
+### Result: OOM in the backward pass
+```
+torch.OutOfMemoryError: Tried to allocate 4.21 GiB.
+```
+
+### Logs
+Kept in `logs/iter0/`.
+
+## Iter1: Smaller cache (SUCCESS)
+
+### Changes from Iter0
+| Setting | Iter0 | Iter1 |
+|---|---|---|
+| `GPU_MEMORY_FRACTION` | 0.70 | 0.45 |
+| `MAX_SEQS` | 512 | 256 |
+
+### Result: 5 of 5 steps completed
+Step time 150 s on average.
+"""
+    got = [(a.source_lines, a.outcome, a.title) for p in _read(doc) for a in p.inv.attempts]
+    assert [(lines, o) for lines, o, _ in got] == [([5, 20], "failed"), ([21, 31], "worked")], got
+    assert got[0][2].startswith("Iter0") and got[1][2].startswith("Iter1")

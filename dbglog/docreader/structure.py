@@ -303,7 +303,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     fields: dict[str, list[str]] = {}
     seen: dict[str, int] = {}
     lead: list[str] = []
-    named = {c.first: _field_heading(c.head.text) for c in s.children}
+    named = {c.first: _field_heading_value(c.head.text)[0] if m else _field_heading(c.head.text) for c in s.children}
     field_kids = [c for c in s.children if named[c.first] in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
     if len({named[c.first] for c in field_kids} & {"did", "result", "conclusion", "outcome"}) >= 2 \
@@ -315,6 +315,11 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
                                 for c in s.walk() if c is not s):
         last = s.last  # "### Attempt 7" + "**Milestone Achievements:**" and its ticked list: that try's own account
         # (a sub-heading of its own, "### Changes from run 0" over a change table, is read on its own)
+    elif m and any(named[c.first] in ("result", "outcome") for c in s.children) \
+            and not any(ATTEMPT_HEAD.match(plain(c.head.text)) for c in s.walk() if c is not s):
+        # "## Iter1: Lower vLLM memory" over "### Adjustments", "### Result: 5/5 steps completed", "### Logs": a numbered
+        # try whose own sub-section says how it went; all of it is that try's account
+        last = s.last
     lines = list(range(s.first, last + 1))
     kid_of = {c.first: named[c.first] for c in field_kids}
     cur = None
@@ -324,7 +329,8 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         if i in kid_of:
             cur = kid_of[i]
             seen[cur] = seen.get(cur, 0) + 1
-            fields.setdefault(cur, [])
+            value = _field_heading_value(doc.lines[i])[1]
+            fields.setdefault(cur, []).extend([value] if value else [])
             continue
         if re.match(r"^\s*(```|~~~)", line):
             fence = not fence
@@ -405,13 +411,25 @@ _FENCE = recache.compile(r"^\s{0,3}(?:```|~~~)")
 
 def _field_heading(text: str) -> str | None:
     """The protocol field a sub-heading names, in any spelling or language ("#### What I did", "### 17.3 Results",
-    "### 18.4 判定"): its section number off."""
-    name = re.sub(r"^\d{1,3}(?:\.\d{1,3})*[.)]?\s+", "", plain(text)).strip().lower()
+    "### 18.4 判定"): its section number off. (A heading that gives the field a value, "### Result: OOM", is one only
+    under a numbered try: ``attempt_section``.)"""
+    field, value = _field_heading_value(text)
+    return None if value else field
+
+
+def _field_heading_value(text: str) -> tuple[str | None, str]:
+    """``_field_heading``'s field, and the value the heading gives it after a colon ("Result: OOM during backward")."""
+    name = re.sub(r"^\d{1,3}(?:\.\d{1,3})*[.)]?\s+", "", plain(text)).strip()
     name = re.sub(r"\s*[（(][^（()）]{0,20}[)）]$", "", name).rstrip(":： ")  # ("Results (excerpt)")
-    if name in ATTEMPT_LABELS:
-        return ATTEMPT_LABELS[name]
+    if name.lower() in ATTEMPT_LABELS:
+        return ATTEMPT_LABELS[name.lower()], ""
     lab = _foreign_label(name + "：")
-    return lab[0] if lab else None
+    if lab:
+        return lab[0], ""
+    head, colon, value = name.partition(": ")
+    if colon and head.lower() in ATTEMPT_LABELS and value.strip():
+        return ATTEMPT_LABELS[head.lower()], value.strip()
+    return None, ""
 
 
 _VARIANT = recache.compile(r"^\s*[-*+]\s+`[^`]+`.{0,40}?\s(?:→|->|=>)\s*\S")
