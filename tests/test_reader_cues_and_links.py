@@ -411,6 +411,10 @@ def test_a_status_table_with_a_notes_column_gives_its_ticked_rows_as_attempts():
     ("runs, only 3 GB/s", "en", "partial"),
     ("still crashes, after ~2 h instead of 30 min", "en", "partial"),
     ("no better", "en", "failed"),
+    ("Minimal improvement: step time -1.4 %", "en", "partial"),  # better, by a little
+    ("a slight speed-up, same OOM later", "en", "partial"),
+    ("no measurable improvement", "en", "failed"),
+    ("Significant improvement", "en", "worked"),
     ("能跑，但每步 41 秒，太慢", "zh", "partial"),
     ("正常，每步 19 秒", "zh", "worked"),
 ])
@@ -4933,3 +4937,19 @@ Step time 150 s on average.
     got = [(a.source_lines, a.outcome, a.title) for p in _read(doc) for a in p.inv.attempts]
     assert [(lines, o) for lines, o, _ in got] == [([5, 20], "failed"), ([21, 31], "worked")], got
     assert got[0][2].startswith("Iter0") and got[1][2].startswith("Iter1")
+
+
+def test_a_numbered_try_still_marked_in_progress_takes_the_verdict_of_its_result_when_it_helped_a_little():
+    doc = """# Throughput tuning log
+
+Short runs of 5 steps each, one change at a time.
+
+## Iter3: Free the cache between phases (IN PROGRESS)
+
+### Changes from Iter2
+- `FREE_CACHE`: False → True
+
+### Result: Minimal improvement
+Step time 147.9 s against 149.9 s (-1.4 %).
+"""
+    assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([5, 12], "partial")]

@@ -181,6 +181,8 @@ _PARTIAL = [
     r"\b(?:runs|ran|works|worked|passes|passed|completes|completed|finishes|finished|starts|started)\b[^.;!?]{0,30}"
     r"\b\d+(?:\.\d+)?\s*[x×]\s+slower\b",
     r"\b(?:helps?|helped|improves?|improved|mitigat\w+|fewer|less (?:often|frequent\w*)|rarer|delays?|delayed)\b",
+    # "Minimal improvement", "a slight speed-up": better, by a little
+    r"\b(?:minimal|minor|slight|small|modest) (?:improvement|gain|speed-?up)\b",
     # (a rate of failures, not a setting's: "reduced the learning rate by half" is what was done)
     rf"\breduc\w+ (?:the |its )?(?:\w+ ){{0,2}}(?:{_SETTING_RATE}rate|frequency|{_BAD})\b|"
     rf"\b(?:{_SETTING_RATE}rate|frequency) (?:\w+ ){{0,2}}(?:reduced|lower|dropped)",

@@ -1018,8 +1018,8 @@ def _protocol_outcome(explicit: str, tag: str | None, result: str, conclusion: s
             return w
     r = outcome_of(result, language(result)) if result else None
     c = outcome_of(conclusion, language(conclusion)) if conclusion else None
-    if tag and not (r in ("worked", "failed") and r != tag):
-        return tag
+    if tag and not (r in ("worked", "failed") and r != tag) and not (tag == "untested" and r == "partial"):
+        return tag  # (a heading still "IN PROGRESS" over a result that says it helped a little: the result's)
     # The result says what happened; the conclusion explains it and speaks only when the result does not.
     got = r if r in ("worked", "failed", "partial") else (c if c in ("worked", "failed", "partial") else "inconclusive")
     if got == "inconclusive" and "untested" in (r, c):
