@@ -4953,3 +4953,26 @@ Short runs of 5 steps each, one change at a time.
 Step time 147.9 s against 149.9 s (-1.4 %).
 """
     assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([5, 12], "partial")]
+
+
+def test_a_setup_script_kept_as_notes_reads_its_header_of_notes_sentence_by_sentence():
+    doc = """#!/bin/bash
+# Driver notes for the RTX 2060 box. The 535 driver from the distro
+# never saw the card; the PPA's 580 driver did, after a reboot.
+# Docker still could not select the GPU until the toolkit was set up.
+
+set -xv
+sudo apt-get autoremove --purge 'nvidia-*'
+sudo apt-get install nvidia-driver-535 nvidia-settings
+sudo add-apt-repository ppa:graphics-drivers/ppa
+sudo apt install nvidia-driver-580 nvidia-settings
+ubuntu-drivers devices
+#driver   : nvidia-driver-535 - distro non-free recommended
+nvidia-xconfig
+# ERROR: Unable to find any GPUs in the system
+docker run --rm --gpus all ubuntu nvidia-smi
+# docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
+"""
+    units = segment(doc).units
+    assert [(u.first, u.last) for u in units if u.kind == "sentence"] == [(1, 1), (1, 2), (3, 3)], units
+    assert units[0].kind == "code" and units[0].first == 0  # the shebang

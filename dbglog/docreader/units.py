@@ -394,7 +394,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     "cmd  # NOK" after it, "# -> hangs at 128M" under it): one unit per command; False when it is no such block.
     ``script``: a program (a shebang, or a note that is all commands), whose lines it runs and never prints, so it
     is never read as a console session pasted without prompts."""
-    apart = _apart(cut.lines, body)
+    whole, apart = body, _apart(cut.lines, body)
     body = [i for i in body if i not in apart]  # (notes and a shebang are read with the rest, after the commands)
     prompted = _transcript_groups(cut.lines, body)
     groups = prompted or _command_groups(cut.lines, body)
@@ -413,14 +413,14 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
             # A script kept as notes ("ubuntu-drivers devices" and the devices it listed as comments under it,
             # among dozens of setup commands): the commands shown with what they printed or how they went are runs;
             # the rest of the script is code.
-            _script_said(cut, body, said, lang)
+            _script_said(cut, whole, said, lang)
             return True
         told = [g for g in said if _put_away_line(cut.lines[g["cmd"][0]])
                 and (g["result"] or _says_how(tuple(g["desc"])))] if script else []
         if not groups and told:
             # (a script with one or two runs put away in comments that say how they went: those are runs, the rest
             # is code and notes)
-            _script_said(cut, body, told, lang)
+            _script_said(cut, whole, told, lang)
             return True
         if not groups:
             return False
