@@ -1262,7 +1262,7 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
         text = lab[1] or text
-        if _numbered_try(u.text):
+        if lab[0] == "did" and _numbered_try(u.text):
             f.pop("under a lessons heading", None)  # ("Lessons learned" / "Attempt 1: bs 8 → OOM": a try told there)
     text = _UPDATE_LEAD.sub("", text) or text  # "**UPDATE (same evening):** `--lowvram` alone: still OOM"
     topic = None if lab else _TOPIC_LEAD.match(u.text)

@@ -684,11 +684,16 @@ def _heading_verdict(j: Judged) -> str | None:
     return next((o for o in ("failed", "worked") if f"under a heading saying what {o}" in j.features), None)
 
 
+def cue_outcome(j: Judged) -> str | None:
+    """The verdict the cues read in a unit, in the document's language (``outcome: failed``), or None."""
+    return next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None)
+
+
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
     # whose code names make the sentence alone look English).
-    own = next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None) if result == u.text else None
+    own = cue_outcome(j) if result == u.text else None
     # (an item under "## What didn't work" that says nothing of its own went as its heading says)
     oc = outcome or _outcome(result) or own or _heading_verdict(j) or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
@@ -759,8 +764,7 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         if n.label == "result" or labelled or persisted:
             # (the result's verdict as the cues read it, in the document's language, when the sentence alone reads as
             # another: "→ **Erfolgreich!** (10GB Peak Memory)" in a German note looks English by its words)
-            said = _outcome(n.unit.text) or next((k.split(": ", 1)[1] for k in n.features if k.startswith("outcome: ")), None)
-            f = _found(j, u.text, n.unit.text, outcome=said, last=n.unit.last)
+            f = _found(j, u.text, n.unit.text, outcome=_outcome(n.unit.text) or cue_outcome(n), last=n.unit.last)
             f.units.append(n.unit.id)
             if after_code and len(plain(u.text).split()) <= 6:
                 # "Run this:" names nothing: the try is the command it shows

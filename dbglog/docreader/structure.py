@@ -303,7 +303,9 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     fields: dict[str, list[str]] = {}
     seen: dict[str, int] = {}
     lead: list[str] = []
-    named = {c.first: _field_heading_value(c.head.text)[0] if m else _field_heading(c.head.text) for c in s.children}
+    valued = {c.first: _field_heading_value(c.head.text) for c in s.children}
+    # (a heading that gives its field a value, "### Result: OOM", names the field only under a numbered try)
+    named = {k: field if m or not value else None for k, (field, value) in valued.items()}
     field_kids = [c for c in s.children if named[c.first] in _FIELDS]
     last = field_kids[-1].last if field_kids and len(field_kids) == len(s.children) else s.own_last
     if len({named[c.first] for c in field_kids} & {"did", "result", "conclusion", "outcome"}) >= 2 \
@@ -329,7 +331,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         if i in kid_of:
             cur = kid_of[i]
             seen[cur] = seen.get(cur, 0) + 1
-            value = _field_heading_value(doc.lines[i])[1]
+            value = valued[i][1]
             fields.setdefault(cur, []).extend([value] if value else [])
             continue
         if re.match(r"^\s*(```|~~~)", line):
