@@ -4976,3 +4976,73 @@ docker run --rm --gpus all ubuntu nvidia-smi
     units = segment(doc).units
     assert [(u.first, u.last) for u in units if u.kind == "sentence"] == [(1, 1), (1, 2), (3, 3)], units
     assert units[0].kind == "code" and units[0].first == 0  # the shebang
+
+
+def test_paragraphs_of_settings_each_over_its_measurement_are_one_run_each():
+    # a benchmark journal: each paragraph is a run's settings, one per line, and the throughput it reached
+    doc = """# Serving the 30B model on one card
+
+## 1 card
+
+219tok/s
+temp 1
+MTP 2
+context 1.5M
+
+```
+Output token throughput (tok/s):         219.95
+```
+
+270tok/s
+temp .6
+MTP 5
+context 1.5M
+
+```
+Output token throughput (tok/s):         270.71
+```
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert [5, 8] in got and [14, 17] in got, got
+
+
+def test_a_long_comment_over_a_setting_in_a_script_is_read_as_notes_not_as_the_settings_result():
+    # nine lines of comment prose in a launch script, directly over the line it explains: the notes tell the tries
+    doc = """#!/usr/bin/env bash
+# 1 GPU: OK
+python bench.py --gpus 1
+# 2 GPUs: hangs at the first all-reduce
+python bench.py --gpus 2
+if [ "${CACHE:-0}" = "1" ]; then
+  ARGS="--enable-prefix-caching ${ARGS}"
+  # Prefix caching and a captured verify step do not mix on this path, and we
+  # measured it twice before believing it. Eager mode is clean, and so is the
+  # piecewise capture, which keeps the compiled graphs and leaves only the multi
+  # query verify uncaptured. We tried the full capture with caching on a long
+  # prompt and it fell from 132 to 38 tok/s, so that mode stays off here. We
+  # also disabled the adaptive verify length and it still corrupted the cache
+  # hit at one prompt length in every 128, so that was not the cause either.
+  # The capture mode is fixed at boot, so this setting takes the trade. Keep
+  # it this way until the residue bug is fixed upstream, whatever the cost.
+  MODE=piecewise
+fi
+"""
+    units = segment(doc).units
+    assert [u.kind for u in units if 7 <= u.first <= 15] and all(
+        u.kind in ("sentence", "code") for u in units if 7 <= u.first <= 15), [(u.kind, u.first) for u in units]
+    assert any(a.source_lines[0] >= 8 for p in _read(doc) for a in p.inv.attempts)
+
+
+def test_a_comment_sentence_that_opens_with_a_setting_it_talks_about_stays_prose():
+    # "MODE=FULL as unsafe: ..." continues a sentence in a comment block; it is no command put away
+    doc = """#!/usr/bin/env bash
+
+# The capture mode is fixed at boot, so this setting takes the trade. Treat
+# MODE=FULL_AND_PIECEWISE as unsafe: what it does is corrupt one prompt length
+# in every 128, which a coarse sweep reads as a length threshold and misses.
+
+python serve.py
+"""
+    units = segment(doc).units
+    assert any(u.kind == "sentence" and "MODE=FULL_AND_PIECEWISE as unsafe" in u.text for u in units), \
+        [(u.kind, u.first, u.text) for u in units]

@@ -831,7 +831,9 @@ def context(doc: Doc) -> Context:
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
     pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
-    return Context(doc, roles, asker, lang, pasted, _opening(doc, roles, replying), done_captions(doc, lang), _sweeps(doc),
+    sweeps = _sweeps(doc)
+    opening = {b for b in _opening(doc, roles, replying) if not any(u.block == b and u.id in sweeps for u in doc.units)}
+    return Context(doc, roles, asker, lang, pasted, opening, done_captions(doc, lang), sweeps,
                    _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc))
 
 
@@ -909,7 +911,7 @@ def _sweeps(doc: Doc) -> set[int]:
         if u.item >= 0 and u.kind == "sentence" and u.group >= 0:
             items.setdefault(u.group, []).append(len(u.text) <= 200 and bool(_SWEEP_ITEM.match(plain(u.text))))
     groups = {g for g, marks in items.items() if len(marks) >= 3 and all(marks)}
-    return {u.id for u in doc.units if u.item >= 0 and u.group in groups} | _series(doc)
+    return {u.id for u in doc.units if u.item >= 0 and u.group in groups} | _series(doc) | _stacks(doc)
 
 
 # "2.2.0+cu121" / "time elapsed 48.99": a setting on its line and what one run of it printed on the next
@@ -934,6 +936,29 @@ def _series(doc: Doc) -> set[int]:
         if m:
             run.append((u, what))
     return out
+
+
+# A line that is one measurement and nothing else ("219tok/s", "~38 GB/s"), and a short line setting something
+# ("temp .6", "MTP 5", "context 1.5M", "bs=8"): a digit or an "=" in at most four words
+_BARE_MEASURE = recache.compile(r"^(?:~|≈)?\d[\d',.]*\s*(?!%|x\b|×)" + _UNIT + r"$", re.I)
+_SET_LINE = recache.compile(r"^(?=.{1,40}$)(?=.*[\d=])\S+(?:\s+\S+){0,3}$")
+
+
+def _stacks(doc: Doc) -> set[int]:
+    """Paragraphs of a run's settings one per line with what it measured on a line of its own ("219tok/s" / "temp 1" /
+    "MTP 2" / "context 1.5M"), two or more measuring in the same unit: a benchmark journal's runs, each paragraph one
+    run, as a results table's rows are."""
+    seen: dict[str, list[int]] = {}
+    for u in doc.units:
+        if u.kind != "sentence" or u.item >= 0 or u.quoted or not u.head or u.last - u.first > 7:
+            continue
+        rows = [x.strip() for x in doc.lines[u.first:u.last + 1] if x.strip()]
+        measures = [x for x in rows if _BARE_MEASURE.match(x)]
+        if len(rows) < 2 or len(measures) != 1 or not all(_SET_LINE.match(x) for x in rows):
+            continue
+        unit = re.sub(r"^[~≈\d',.\s]+", "", measures[0]).lower()
+        seen.setdefault(unit, []).append(u.id)
+    return {i for ids in seen.values() if len(ids) >= 2 for i in ids}
 
 
 def done_captions(doc: Doc, lang: str) -> dict[int, int]:

@@ -438,6 +438,10 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     return True
 
 
+# A run of comment prose this long is notes even right above a command: a caption or a verdict is a line or two
+_LONG_NOTE = 9
+
+
 def _apart(lines: list[str], body: list[int]) -> set[int]:
     """The lines of a shell block that belong to no command: its shebang, and each run of comment prose that stands
     alone between blank lines (a script's header of "hard-won settings, don't change casually: - X: measured Y"), which
@@ -455,7 +459,7 @@ def _apart(lines: list[str], body: list[int]) -> set[int]:
     for block in blocks:
         before, after = block[0] - 1, block[-1] + 1
         alone = (before < 0 or before in out or not lines[before].strip()) and (after >= len(lines) or not lines[after].strip())
-        if alone and len(prose.intersection(block)) * 3 >= len(block) * 2:
+        if (alone or len(block) >= _LONG_NOTE) and len(prose.intersection(block)) * 3 >= len(block) * 2:
             out.update(block)
     return out
 
@@ -544,11 +548,11 @@ def _note_runs(lines: list[str], body: list[int]) -> list[list[int]]:
     cur: list[int] = []
     for i in body:
         m = _HASH_LINE.match(lines[i])
-        if m and not _COMMENTED_CMD.match(m.group("c").strip()) and (not cur or cur[-1] == i - 1):
+        if m and not _commented_cmd(m.group("c").strip()) and (not cur or cur[-1] == i - 1):
             cur.append(i)
             continue
         runs.append(cur)
-        cur = [i] if m and not _COMMENTED_CMD.match(m.group("c").strip()) else []
+        cur = [i] if m and not _commented_cmd(m.group("c").strip()) else []
     runs.append(cur)
     out = []
     for run in runs:
@@ -896,6 +900,19 @@ _SETUP_CMD = recache.compile(r"^\s*(?:(?:export|set|cd|source|\.|mkdir|conda act
 # A command kept as a comment: a Dockerfile instruction or a shell tool at the start.
 _COMMENTED_CMD = recache.compile(r"^(?:RUN|ENV|ARG|FROM|COPY|CMD|ENTRYPOINT|pip3?|python3?|export|conda|mamba|apt(?:-get)?|cmake|"
                             r"make|torchrun|docker|nvcc|sudo|git|uv|srun|mpirun|bash|sh|[A-Z_][A-Z0-9_]*=\S+)\s+\S")
+
+# A setting named in a sentence ("CUDAGRAPH_MODE=FULL_AND_PIECEWISE as unsafe: what it does is corrupt one"), not set
+_SETTING_SAID = recache.compile(r"^[A-Z_][A-Z0-9_]*=\S+\s+(?P<rest>.+)$")
+
+
+def _commented_cmd(text: str) -> bool:
+    """A comment line that is a command put away ("# export CUDA_HOME=...", "# NCCL_DEBUG=INFO torchrun ..."); not a
+    line of prose that opens with a setting it talks about, words after it and no option."""
+    if not _COMMENTED_CMD.match(text):
+        return False
+    m = _SETTING_SAID.match(text)
+    rest = m.group("rest").split() if m else []
+    return not (len(rest) >= 4 and not any(t.startswith("-") for t in rest) and _prose_line(m.group("rest")))
 
 
 def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
