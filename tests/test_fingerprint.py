@@ -601,3 +601,50 @@ def test_a_banners_rules_do_not_make_a_line_as_wide_as_them_read_as_cut():
     lines = [rule, "Welcome to the tool.", rule, "x" * 75 + ".so /", "Next record: starts here"]
     assert F.wrap_width(lines) == 0
     assert F.wrap_width(["a" * 70, "b" * 70, "c" * 20]) == 70  # two lines cut at one width still are
+
+
+_XF = ("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+       "     query       : shape={shape} (torch.{dtype})\n"
+       "     attn_bias   : <class 'NoneType'>\n"
+       "`fa2F@v2.6.3` is not supported because:\n"
+       "    requires device with capability > (8, 0) but your GPU has capability ({cc}) (too old)\n"
+       "{why}"
+       "`cutlassF-pt` is not supported because:\n"
+       "{why}")
+
+
+def test_xformers_turning_down_bf16_on_an_old_gpu_is_one_failure_in_any_app_and_a_build_without_cuda_another():
+    bf16 = "    bf16 is only supported on A100+ GPUs\n"
+    comfy = F.fingerprint_text(_XF.format(shape="(1, 577, 16, 64)", dtype="bfloat16", cc="7, 5", why=bf16))
+    volta = F.fingerprint_text("  File \"/env/lib/python3.11/site-packages/xformers/ops/fmha/dispatch.py\", line 63, "
+                               "in _run_priority_list\n    raise NotImplementedError(msg)\n"
+                               + _XF.format(shape="(1, 32768, 32, 128)", dtype="bfloat16", cc="7, 0", why=bf16))
+    unbuilt = F.fingerprint_text(_XF.format(shape="(2, 4096, 8, 40)", dtype="float16", cc="8, 6",
+                                            why="    xFormers wasn't build with CUDA support\n"))
+    assert comfy.signature == volta.signature == "gpu.xformers_bf16_unsupported"
+    assert F.same_failure(comfy, volta) and not F.same_failure(comfy, unbuilt)
+
+
+def test_a_missing_cuda_header_is_one_failure_however_the_compiler_words_it_and_another_header_another():
+    conda = F.fingerprint_text("cc1plus: fatal error: cuda_runtime.h: No such file or directory\ncompilation terminated.\n")
+    apex = F.fingerprint_text("cc1plus: fatal error: cuda_runtime.h:No file or directory\ncompilation terminated.\n"
+                              "error: command '/opt/env/bin/nvcc' failed with exit status 1\n")
+    cudnn = F.fingerprint_text("fatal error: cudnn.h: No such file or directory\ncompilation terminated.\n")
+    assert conda.signature == apex.signature == cudnn.signature == "build.cuda_headers_missing"
+    assert F.same_failure(conda, apex) and not F.same_failure(conda, cudnn)
+
+
+def test_a_collective_in_the_traceback_of_an_nccl_error_is_that_errors_path_not_a_hang():
+    errored = F.fingerprint_text(
+        "Traceback (most recent call last):\n"
+        "  File \"/env/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", line 3696, in barrier\n"
+        "    work = default_pg.barrier(opts=opts)\n"
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1331, unhandled cuda error, "
+        "NCCL version 2.18.5\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+        "Cuda failure 'invalid argument'\n")
+    interrupted = F.fingerprint_text(
+        "Traceback (most recent call last):\n"
+        "  File \"/env/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", line 3696, in barrier\n"
+        "    work = default_pg.barrier(opts=opts)\nKeyboardInterrupt\n")
+    assert errored.signature == "gpu.cuda_failure"
+    assert interrupted.signature == "nccl.collective_hang"  # (Ctrl-C on the hung job: the hang's own evidence)

@@ -35,6 +35,12 @@ SAMPLES = {
     "build.xformers_without_cuda": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` "
                                      "with inputs:", "`cutlassF` is not supported because:",
                                      "    xFormers wasn't build with CUDA support"], "build.xformers_without_cuda"),
+    "gpu.xformers_bf16_unsupported": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` "
+                                       "with inputs:", "`cutlassF-pt` is not supported because:",
+                                       "    bf16 is only supported on A100+ GPUs"], "gpu.xformers_bf16_unsupported"),
+    "build.cuda_headers_missing": (["cc1plus: fatal error: cuda_runtime.h: No such file or directory",
+                                    "compilation terminated.", "error: command 'nvcc' failed with exit status 1"],
+                                   "build.cuda_headers_missing"),
     "build.cuda_version_mismatch": (["RuntimeError:", "The detected CUDA version (12.1) mismatches the version that was "
                                      "used to compile PyTorch (11.3). Please make sure to use the same CUDA versions."],
                                     "build.cuda_version_mismatch"),

@@ -628,15 +628,18 @@ def siteless(a: Fingerprint, b: Fingerprint) -> bool:
 CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.torch_without_gpu",
                               "nvml.no_permission", "runtime.cuda_in_forked_child", "build.xformers_without_cuda",
                               "build.cuda_version_mismatch", "build.gpu_too_old", "build.xformers_torch_mismatch",
-                              "build.extension_torch_mismatch", "build.extension_cxx11_abi"))
-# ... of which these name the library that failed to load: two libraries are two failures
-_PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi"))
+                              "build.extension_torch_mismatch", "build.extension_cxx11_abi",
+                              "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing"))
+# ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
+_PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing"))
 _SO_NAME = recache.compile(r"([\w.+-]+?)(?:\.cpython[\w.-]*|\.abi3)?\.so\b")
+_HEADER_NAME = recache.compile(r"(\w+)\.h(?:pp)?\b")
 
 
 def _library(line: str) -> str:
-    """The shared library a loader line names, without its directory and Python tag ('' when none)."""
-    m = _SO_NAME.search(line)
+    """The shared library a loader line names, without its directory and Python tag, else the header a compiler
+    line names ('' when none)."""
+    m = _SO_NAME.search(line) or _HEADER_NAME.search(line)
     return m.group(1) if m else ""
 
 # Signatures whose message says what happened but never where (every OOM, every illegal address, every

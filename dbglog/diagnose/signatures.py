@@ -254,6 +254,16 @@ def _resolve_loader(m: re.Match[str]) -> tuple[str, int]:
     return "env.library_missing", 74
 
 
+def _resolve_collective(m: re.Match[str]) -> tuple[str, int]:
+    # A traceback's frame in a collective ('File "...", line 3696, in barrier') is the way to an exception raised
+    # there: a hang only when nothing else failed (a Ctrl-C on the hung job); under an NCCL or CUDA error it is that
+    # error's path, so it ranks below them. A thread dump's frame (py-spy, faulthandler) is the hang itself.
+    return ("nccl.collective_hang", 56 if _TRACEBACK_FRAME.search(m.group(0)) else 60)
+
+
+_TRACEBACK_FRAME = re.compile(r'", line \d+, in ')
+
+
 def _resolve_xformers_torch(m: re.Match[str]) -> tuple[str, int]:
     # the same torch on both sides ("2.2.0+cu121 (you have 2.2.0+cu121)"): the torch is not what differs
     return ("build.xformers_torch_mismatch", -1 if m.group(1) == m.group(2) else 76)
@@ -653,6 +663,18 @@ BUILTIN: tuple[Signature, ...] = (
     _S("build.xformers_without_cuda",
        [(r"xFormers wasn't buil[dt] with CUDA support", "xFormers wasn't buil")], 77,
        description="the installed xformers has no CUDA kernels: install the xformers wheel built for this torch and CUDA"),
+    # the same dispatcher turning down bf16 inputs operator by operator on a GPU before Ampere (a T4, a V100, a 2080 Ti):
+    # the cause its "No operator found" only reports; run the model in fp16 or fp32 there
+    _S("gpu.xformers_bf16_unsupported",
+       [(r"bf16 is only supported on A100\+ GPUs", "bf16 is only supported on A100")], 76,
+       description="xformers has no bf16 kernels for this GPU (before Ampere): run attention in fp16 or fp32"),
+    # A CUDA extension built where the compiler finds nvcc but not the toolkit's headers (a conda env with nvcc alone):
+    # "cc1plus: fatal error: cuda_runtime.h: No such file or directory", the header in the key
+    _S("build.cuda_headers_missing",
+       [(r"fatal error: ((?:cuda|cublas|cudnn|curand|cusparse|cusolver|cufft|nccl|nvrtc)\w*\.h(?:pp)?)\s*:\s*"
+         r"No (?:such )?file or directory", "fatal error: ")], 75,
+       description="the compiler cannot find the CUDA toolkit's headers: install the full toolkit (or its dev headers) "
+                   "where CUDA_HOME points"),
     # torch.utils.cpp_extension's check before it builds an extension: nvcc's CUDA is not the one torch was built with
     _S("build.cuda_version_mismatch",
        [(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile",
@@ -1145,7 +1167,7 @@ BUILTIN: tuple[Signature, ...] = (
          r"reduce|gather|scatter|send|recv|wait) \([^()\n]*distributed_c10d\.py:\d+\)", "distributed_c10d.py:"),
         (r'File "[^"\n]*distributed_c10d\.py", line \d+,? in (all_reduce|allreduce|barrier|all_gather\w*|'
          r"reduce_scatter\w*|broadcast|all_to_all\w*|reduce|gather|scatter|send|recv|wait)\b", "distributed_c10d.py\"")],
-       60, "hang"),
+       60, "hang", resolve=_resolve_collective),
 )
 del _S
 assert all(len(sig.needles) == len(sig.patterns) for sig in BUILTIN)
