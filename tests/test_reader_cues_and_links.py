@@ -5046,3 +5046,27 @@ python serve.py
     units = segment(doc).units
     assert any(u.kind == "sentence" and "MODE=FULL_AND_PIECEWISE as unsafe" in u.text for u in units), \
         [(u.kind, u.first, u.text) for u in units]
+
+
+def test_what_the_author_needed_to_do_is_a_try_that_worked_in_a_script_and_in_prose():
+    script = """# llama.cpp, built for HIP on gfx1151
+HIPCXX="$(hipconfig -l)/clang" HIP_PATH="$(hipconfig -R)" \\
+  cmake -S . -B build -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151 -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build build --config Release -- -j 16
+
+# pytorch & ROCm
+# I needed to install the nightly for ROCm 7.0 and set the following environment variable
+export TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(script) for a in p.inv.attempts]
+    assert ([6, 8], "worked") in got, got
+    prose = """# Training hangs at the first all-reduce
+
+Two nodes with 8 GPUs each hang at step 0.
+
+## What we did
+
+In the end we had to pin NCCL to 2.18.6 on both nodes to get past the first all-reduce.
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(prose) for a in p.inv.attempts]
+    assert ([7, 7], "worked") in got, got

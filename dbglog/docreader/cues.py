@@ -1539,6 +1539,12 @@ _FIX_WAS = recache.compile(rf"\b(?:{_FIX_NOUN} (?:just |simply |actually )?(?:to
                       r"problem)) by)\b", re.I)
 
 
+# "I needed to install the nightly and set ...", "we had to pin NCCL 2.18.6", "I ended up building it": what it took,
+# told after the fact by the one who got it working
+WHAT_IT_TOOK = recache.compile(r"(?<![\w'])(?:I|[Ww]e)\s+(?:(?:really|just|finally|also)\s+)?"
+                               r"(?:(?:needed|had) to\s+(?!guess|say|admit|wait|ask)|ended up\b)")
+
+
 _NOT_WORD = recache.compile(r"[^\w'-]")
 _CONDITIONAL = recache.compile(r"^(?:if|when|unless|in case)\b", re.I)
 _ED_OR_S = recache.compile(r"^\w+(?:ed|s)\b")
@@ -1595,7 +1601,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0
-    if _FIX_WAS.search(text) and not t.has("mood.modal", text):
+    if (_FIX_WAS.search(text) or WHAT_IT_TOOK.search(text) and "outcome: failed" not in f) and not t.has("mood.modal", text):
         f["says what fixed it"] = 1.0
         f.pop("outcome: failed", None)
         f["outcome: worked"] = 1.0

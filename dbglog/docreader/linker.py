@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CARD_FIELD, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CARD_FIELD, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -1077,7 +1077,8 @@ def _command(j: Judged) -> Found | None:
     # printed says none)
     oc = _outcome(u.comment) or (_outcome(u.desc) if u.prompted and u.desc else None) \
         or ("failed" if "what it printed shows a failure" in j.features else None) \
-        or ("inconclusive" if _PROGRESS.search(u.comment) else None)
+        or ("inconclusive" if _PROGRESS.search(u.comment) else None) \
+        or ("worked" if u.desc and WHAT_IT_TOOK.search(plain(u.desc)) else None)  # ("# I needed to set:" over it)
     if not oc and not u.desc and u.comment and diagnostic(u.text):
         # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
         return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")
