@@ -401,12 +401,14 @@ def train(docs, path, toward: float | None = None) -> str:
     the models at ``path`` on these docs with the L2 penalty centred on their weights (``fit_toward``, C =
     ``toward``), for when the docs behind them are no longer at hand."""
     data = _recall_data(docs)
+    # (the file also holds the outcome model, ``train_outcomes``'s: it stays as it is)
+    prior = json.loads(Path(path).read_text(encoding="utf-8")) if Path(path).exists() else {}
     if toward is not None:
-        prior = json.loads(Path(path).read_text(encoding="utf-8"))
-        raw = {"attempts": fit_toward(data, prior["attempts"], toward),
-               "steps": fit_toward(data, prior["steps"], toward, "steps")}
+        fitted = {"attempts": fit_toward(data, prior["attempts"], toward),
+                  "steps": fit_toward(data, prior["steps"], toward, "steps")}
     else:
-        raw = fit_models(data)
+        fitted = fit_models(data)
+    raw = {**prior, **fitted}
     Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"
                                           + (f" + {m['about']['refit_docs']} refit" if toward is not None else "")
