@@ -261,7 +261,7 @@ def _resolve_collective(m: re.Match[str]) -> tuple[str, int]:
     return ("nccl.collective_hang", 56 if _TRACEBACK_FRAME.search(m.group(0)) else 60)
 
 
-_TRACEBACK_FRAME = re.compile(r'", line \d+, in ')
+_TRACEBACK_FRAME = recache.compile(r'", line \d+, in ')
 
 
 def _resolve_xformers_torch(m: re.Match[str]) -> tuple[str, int]:
