@@ -794,7 +794,7 @@ def _pasted_output(lines: list[str], i: int, last: dict | None, comment: str) ->
         return False
     stop = min(i + 50, len(lines))  # (the comment run is looked at for 50 lines at most)
     end = next((j for j in range(i + 1, stop) if not _CMD_COMMENT.match(lines[j])), stop)
-    if any(_COMMENTED_CMD.match(_CMD_COMMENT.match(lines[j]).group("c").strip()) for j in range(i + 1, end)):
+    if any(_commented_cmd(_CMD_COMMENT.match(lines[j]).group("c").strip()) for j in range(i + 1, end)):
         return False  # "# ⚠️ Hang 256k bs4" over "# BATCH_SIZE=4 ... bash run.sh": the caption of a command put away
     if _OUTPUT_COMMENT.match(comment):
         return True  # (a second block of what it printed, "# RUN_ID 1 produces:", joins the first)
@@ -921,7 +921,7 @@ def _tried_before(lines: list[str], body: list[int], i: int) -> bool:
     if re.search(r"\s(?:->|=>|→)\s", lines[i]):
         return True
     above = i - 1
-    while above >= 0 and (m := _CMD_COMMENT.match(lines[above])) and _COMMENTED_CMD.match(m.group("c").strip()) \
+    while above >= 0 and (m := _CMD_COMMENT.match(lines[above])) and _commented_cmd(m.group("c").strip()) \
             and lines[above].rstrip().endswith("\\"):
         above -= 1  # (the lines of the same command continued with a backslash)
     floor = above - 8  # (a few settings at most: the walk up stays linear over a long run of them)
@@ -959,7 +959,7 @@ def _tried_comment(lines: list[str], body: list[int], i: int, cm: re.Match | Non
     said = _verdict_led(text)
     if said:
         return "", [said]
-    if _COMMENTED_CMD.match(text) and _tried_before(lines, body, i):
+    if _commented_cmd(text) and _tried_before(lines, body, i):
         got = re.split(r"\s+(?:->|=>|→)\s+", text, maxsplit=1)
         return "", [r.strip() for r in got[1:]]  # ("... -> same symbol": its result)
     return None
@@ -983,7 +983,7 @@ def _put_away(comment: str) -> tuple[str, str] | None:
 def _verdict_led(comment: str) -> str | None:
     """The verdict of a commented-out command written after it ("NOK docker run --gpus all ...": "NOK"), or None."""
     m = VERDICT_FIRST.match(comment)
-    return m.group(0) if m and _COMMENTED_CMD.match(comment[m.end():].lstrip(" :-")) else None
+    return m.group(0) if m and _commented_cmd(comment[m.end():].lstrip(" :-")) else None
 
 
 # A comment that opens with how the run went: a verdict mark, or a verdict word ("Pass", "NOK", "Hang", "OOM").
