@@ -648,3 +648,35 @@ def test_a_collective_in_the_traceback_of_an_nccl_error_is_that_errors_path_not_
         "    work = default_pg.barrier(opts=opts)\nKeyboardInterrupt\n")
     assert errored.signature == "gpu.cuda_failure"
     assert interrupted.signature == "nccl.collective_hang"  # (Ctrl-C on the hung job: the hang's own evidence)
+
+
+def test_an_xla_cudnn_version_check_is_one_failure_with_its_level_letter_or_without():
+    line = ("external/xla/xla/stream_executor/cuda/cuda_dnn.cc:427] Loaded runtime CuDNN library: 8.5.0 but source "
+            "was compiled with: 8.6.0.  CuDNN library needs to have matching major version and equal or higher minor "
+            "version.\n")
+    bare, levelled = F.fingerprint_text(line), F.fingerprint_text("E " + line)
+    assert bare.line == levelled.line and bare.line.startswith("Loaded runtime CuDNN library")
+    assert F.same_failure(bare, levelled)
+
+
+def test_bitsandbytes_without_windows_support_is_one_failure_whichever_binary_it_loaded():
+    head = ("CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching in backup paths...\n"
+            "CUDA SETUP: Loading binary {path}\\site-packages\\bitsandbytes\\{lib}...\n"
+            "argument of type 'WindowsPath' is not iterable\n")
+    gpu = F.fingerprint_text(head.format(path="C:\\Users\\ana\\kohya\\venv\\lib", lib="libbitsandbytes_cuda118.so"))
+    cpu = F.fingerprint_text(head.format(path="D:\\py310\\lib", lib="libbitsandbytes_cpu.so"))
+    linux = F.fingerprint_text("CUDA SETUP: Loading binary /env/lib/bitsandbytes/libbitsandbytes_cpu.so...\n"
+                               "TypeError: argument of type 'WindowsPath' is not iterable\n")
+    assert gpu.signature == cpu.signature == "build.bitsandbytes_windows"
+    assert F.same_failure(gpu, cpu)
+    assert linux.signature != "build.bitsandbytes_windows"  # a .so on a Linux path is no Windows install
+
+
+def test_an_extension_missing_torchs_symbol_is_one_failure_with_its_library_path_or_without():
+    pathed = F.fingerprint_text("ImportError: /env/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-"
+                                "linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    bare = F.fingerprint_text("ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    other = F.fingerprint_text("ImportError: undefined symbol: PyInit_missing_module\n")
+    assert pathed.signature == bare.signature == "build.extension_torch_mismatch"
+    assert F.same_failure(pathed, bare)
+    assert other.signature != "build.extension_torch_mismatch"  # no torch C++ symbol: no torch mismatch

@@ -42,6 +42,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
     r"^\s*[EWIF]\d{3,4}\s+[\d:.]+\s+\d+\s+\S+:\d+\]\s*",                        # glog E1203 12:00:00.1 77 x.cc:45]
     r"^\s*:?\s*[EWIF] [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s*",                       # TF/XLA (after the time): E xla/x.cc:427]
+    r"^\s*(?:[\w.-]+/)+[\w.-]+\.(?:cc|cpp|h):\d+\]\s*",                          # the same site, its level cut off: xla/x.cc:427]
     r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
     r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
     r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
@@ -629,7 +630,8 @@ CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.
                               "nvml.no_permission", "runtime.cuda_in_forked_child", "build.xformers_without_cuda",
                               "build.cuda_version_mismatch", "build.gpu_too_old", "build.xformers_torch_mismatch",
                               "build.extension_torch_mismatch", "build.extension_cxx11_abi",
-                              "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing"))
+                              "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing",
+                              "build.bitsandbytes_windows"))
 # ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
 _PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing"))
 _SO_NAME = recache.compile(r"([\w.+-]+?)(?:\.cpython[\w.-]*|\.abi3)?\.so\b")

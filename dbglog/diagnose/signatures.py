@@ -579,6 +579,12 @@ BUILTIN: tuple[Signature, ...] = (
         (r"CUDA Setup failed despite GPU being available", "CUDA Setup failed despite")], 74,
        description="bitsandbytes loaded its CPU binary or one its package does not ship: on Windows install bitsandbytes "
                    "0.43 or later; on Linux put the CUDA runtime on the library path, or upgrade it"),
+    # bitsandbytes before 0.43 on Windows: its CUDA setup picks a Linux binary (".so" on a drive's path) and hands ctypes a
+    # WindowsPath ("argument of type 'WindowsPath' is not iterable"); the cuda118 or the CPU binary, the same bug and fix
+    _S("build.bitsandbytes_windows",
+       [(r"CUDA SETUP: Loading binary [A-Za-z]:\\[^\n]{0,400}?(libbitsandbytes_\w+\.so)\b", "CUDA SETUP: Loading binary")], 75,
+       description="a bitsandbytes without Windows support loaded on Windows (a Linux .so binary): install bitsandbytes "
+                   "0.43 or later"),
     _S("build.hip_no_binary",
        [(r"hipErrorNoBinaryForGpu: (?:Unable to find code object for all current devices|Coudn't find binary)",
          "hipErrorNoBinaryForGpu")], 77),
@@ -695,7 +701,10 @@ BUILTIN: tuple[Signature, ...] = (
     # it was built against another torch than the one loaded; with a std::__cxx11 type in the symbol it was built with the
     # other C++ ABI (a cxx11abiTRUE wheel on a pip torch, or the reverse)
     _S("build.extension_torch_mismatch",
-       [(r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "undefined symbol: _Z")], 76,
+       [(r"(?<!\S)(\S+\.so(?:\.[\w.]+)?): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "undefined symbol: _Z"),
+        # the same loader error as ImportError printed it without the library's path ("ImportError: undefined symbol:
+        # _ZN3c104cuda9SetDeviceEi"): the symbol still says torch's C++ is not the one the extension was built against
+        (r"(ImportError): undefined symbol: (_ZN?K?\d*(?:3c10|2at|5torch)\w*)", "undefined symbol: _Z")], 76,
        resolve=_resolve_extension_symbol,
        description="a compiled extension was built against another torch (or its other C++ ABI): reinstall or rebuild it for this torch"),
     _S("driver.no_device",
