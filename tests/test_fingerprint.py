@@ -680,3 +680,56 @@ def test_an_extension_missing_torchs_symbol_is_one_failure_with_its_library_path
     assert pathed.signature == bare.signature == "build.extension_torch_mismatch"
     assert F.same_failure(pathed, bare)
     assert other.signature != "build.extension_torch_mismatch"  # no torch C++ symbol: no torch mismatch
+
+
+_XF_LOAD = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            "    PyTorch {built} (you have {have})\n    Python  3.11.5 (you have 3.11.5)\n"
+            "  Please reinstall xformers\n{tail}")
+
+
+def test_xformers_built_for_another_torch_is_named_with_or_without_its_cuda_and_above_what_it_causes():
+    bare = F.fingerprint_text(_XF_LOAD.format(built="2.0.1", have="2.1.0+cu121", tail=""))
+    cuda = F.fingerprint_text(_XF_LOAD.format(
+        built="2.6.0+cu124 with CUDA 1204", have="2.5.1+cu124",
+        tail="NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+             "`fa3F@0.0.0` is not supported because:\n    xFormers wasn't build with CUDA support\n"))
+    assert bare.signature == cuda.signature == "build.xformers_torch_mismatch"
+    assert F.same_failure(bare, cuda)
+
+
+def test_xformers_turning_down_a_gpu_too_new_is_one_failure_and_not_the_bf16_one():
+    head = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+    blackwell = F.fingerprint_text(head + "`cutlassF-pt` is not supported because:\n    requires device with capability "
+                                   "< (5, 0) but your GPU has capability (12, 0) (too new)\n")
+    traced = F.fingerprint_text('  File "/app/nodes.py", line 9, in attend\n    out = xops.memory_efficient_attention(q, k, v)\n'
+                                + head + "`cutlassF-pt` is not supported because:\n    requires device with capability "
+                                "<= (9, 0) but your GPU has capability (12, 0) (too new)\n")
+    old = F.fingerprint_text(head + "`cutlassF-pt` is not supported because:\n    bf16 is only supported on A100+ GPUs\n")
+    assert blackwell.signature == traced.signature == "gpu.xformers_gpu_too_new"
+    assert F.same_failure(blackwell, traced) and not F.same_failure(blackwell, old)
+
+
+def test_a_record_printed_after_a_progress_bar_on_its_line_keys_as_the_record():
+    record = ("[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
+              "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800089 "
+              "milliseconds before timing out.\n")
+    after_bar = F.fingerprint_text("Running tokenizer on dataset:  47%|████▊     | 3169/6811 [29:55<38:27, 1.58 examples/s]"
+                                   + record)
+    alone = F.fingerprint_text(record)
+    assert after_bar.line == alone.line and after_bar.key == alone.key
+
+
+def test_a_cuda_binary_bitsandbytes_lacks_is_one_failure_loaded_or_missing_and_another_binary_another():
+    loaded = F.fingerprint_text("bin /env/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda122.so\n"
+                                "CUDA SETUP: Detected CUDA version 122\n")
+    missing = F.fingerprint_text("CUDA SETUP: Detected CUDA version 122\nCUDA SETUP: Required library version not "
+                                 "found: libbitsandbytes_cuda122.so. Maybe you need to compile it from source?\n"
+                                 "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...\n")
+    volta = F.fingerprint_text("CUDA SETUP: Required library version not found: libbitsandbytes_cuda121_nocublaslt.so."
+                               " Maybe you need to compile it from source?\n")
+    cpu_a = F.fingerprint_text("bin /env/lib/site-packages/bitsandbytes/libbitsandbytes_cpu.so\n")
+    cpu_b = F.fingerprint_text("CUDA SETUP: Required library version not found: libbitsandbytes_cpu.so. Maybe you need "
+                               "to compile it from source?\n")
+    assert loaded.signature == missing.signature == volta.signature == "build.bitsandbytes_binary"
+    assert F.same_failure(loaded, missing) and not F.same_failure(missing, volta)
+    assert not F.same_failure(cpu_a, cpu_b)  # the CPU binary is where several causes end: its name is no diagnosis

@@ -40,6 +40,10 @@ SAMPLES = {
                                        "    bf16 is only supported on A100+ GPUs"], "gpu.xformers_bf16_unsupported"),
     "build.bitsandbytes_windows": (["CUDA SETUP: Loading binary C:\\py\\Lib\\site-packages\\bitsandbytes\\libbitsandbytes_cuda118.so...",
                                     "argument of type 'WindowsPath' is not iterable"], "build.bitsandbytes_windows"),
+    "gpu.xformers_gpu_too_new": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` "
+                                  "with inputs:", "`cutlassF-pt` is not supported because:",
+                                  "    requires device with capability < (5, 0) but your GPU has capability (12, 0) (too new)"],
+                                 "gpu.xformers_gpu_too_new"),
     "build.cuda_headers_missing": (["cc1plus: fatal error: cuda_runtime.h: No such file or directory",
                                     "compilation terminated.", "error: command 'nvcc' failed with exit status 1"],
                                    "build.cuda_headers_missing"),

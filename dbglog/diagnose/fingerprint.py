@@ -33,6 +33,8 @@ from dbglog.util import recache
 
 # Log prefixes, stripped from the start of the key line repeatedly (one pass each, in this order).
 PREFIXES = tuple(recache.compile(p) for p in (
+    # a progress bar the record was printed after, on its line ("Running tokenizer: 47%|███▊ | 31/68 [30:11<38:27]")
+    r"^[^|\n]{0,120}\d{1,3}%\|[^|\n]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,80}\]\s*",
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
     r"^\s*[\w.-]+ \[std(?:out|err)\]:?\s*",                                       # a runner's host [stderr]
@@ -553,7 +555,7 @@ def similarity(a: Fingerprint, b: Fingerprint, near: int = NEAR, score: float | 
     differs = disagreement(a, b)
     if differs:
         return Likeness("none", 0, differs)
-    if a.signature in CAUSE_SIGNATURES:  # (the diagnosis is the failure: its wording and torch's site vary)
+    if names_cause(a):  # (the diagnosis is the failure: its wording and torch's site vary)
         # (the score is only evidence here: torch words one cause many ways)
         score = int(round(_ratio()(message(a.line), message(b.line)) if score is None else score))
         return Likeness("near", score, f"a signature that names the cause ({a.signature})")
@@ -598,7 +600,7 @@ def disagreement(a: Fingerprint, b: Fingerprint) -> str:
         la, lb = _library(a.line), _library(b.line)
         if la and lb and la != lb:  # flash-attn and apex built against another torch are two fixes
             return f"different library ({la} vs {lb})"
-    if a.signature in CAUSE_SIGNATURES:
+    if names_cause(a):
         return ""
     kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
     if kept_a and kept_b and kept_a != kept_b:  # two collectives of other sizes: the line's numbers that stay
@@ -617,7 +619,7 @@ def fields_text(fp: Fingerprint) -> str:
 def siteless(a: Fingerprint, b: Fingerprint) -> bool:
     """Do two failures of one message say nothing about where they happened (no kernel, frames or
     collective on either side, a message that names no site)? Such a pair is at most similar."""
-    return a.signature not in CAUSE_SIGNATURES and _siteless(a, b)
+    return not names_cause(a) and _siteless(a, b)
 
 
 # Signatures that name the cause and its fix whatever line reported them (a driver older than the CUDA
@@ -631,9 +633,22 @@ CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.
                               "build.cuda_version_mismatch", "build.gpu_too_old", "build.xformers_torch_mismatch",
                               "build.extension_torch_mismatch", "build.extension_cxx11_abi",
                               "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing",
-                              "build.bitsandbytes_windows"))
+                              "build.bitsandbytes_windows", "gpu.xformers_gpu_too_new"))
 # ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
-_PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing"))
+_PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing",
+                          "build.bitsandbytes_binary"))
+# ... and signatures that name the cause by the library they name, but one: bitsandbytes falling back to its CPU binary
+# has several causes (Windows, no CUDA runtime on the path), a CUDA binary its package lacks ("libbitsandbytes_cuda122")
+# one, whether the log shows it loaded ("bin ...") or missing ("Required library version not found: ...")
+_CAUSE_UNLESS_LIBRARY = {"build.bitsandbytes_binary": "libbitsandbytes_cpu"}
+
+
+def names_cause(fp: Fingerprint) -> bool:
+    """Does the fingerprint's signature name the failure's cause (``CAUSE_SIGNATURES``, ``_CAUSE_UNLESS_LIBRARY``)?"""
+    if fp.signature in CAUSE_SIGNATURES:
+        return True
+    unless = _CAUSE_UNLESS_LIBRARY.get(fp.signature)
+    return unless is not None and _library(fp.line) not in ("", unless)
 _SO_NAME = recache.compile(r"([\w.+-]+?)(?:\.cpython[\w.-]*|\.abi3)?\.so\b")
 _HEADER_NAME = recache.compile(r"(\w+)\.h(?:pp)?\b")
 

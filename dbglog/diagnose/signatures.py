@@ -266,7 +266,8 @@ _TRACEBACK_FRAME = recache.compile(r'", line \d+, in ')
 
 def _resolve_xformers_torch(m: re.Match[str]) -> tuple[str, int]:
     # the same torch on both sides ("2.2.0+cu121 (you have 2.2.0+cu121)"): the torch is not what differs
-    return ("build.xformers_torch_mismatch", -1 if m.group(1) == m.group(2) else 76)
+    # (above xformers_without_cuda: "wasn't built with CUDA support" is what an extension that would not load reports)
+    return ("build.xformers_torch_mismatch", -1 if m.group(1) == m.group(2) else 78)
 
 
 def _resolve_extension_symbol(m: re.Match[str]) -> tuple[str, int]:
@@ -661,7 +662,7 @@ BUILTIN: tuple[Signature, ...] = (
     # A CPU-only torch wheel: nothing about the GPU or the code is wrong yet.
     _S("build.torch_without_gpu", [(r"Torch not compiled with CUDA enabled", "not compiled with CUDA"),
                                    # xformers' load check names the CPU-only torch: "(you have 2.1.2+cpu)"
-                                   (r"PyTorch \S+ with CUDA \S+ \(you have [\w.]+\+cpu\)", "(you have ")], 76,
+                                   (r"PyTorch \S+(?: with CUDA \S+)? \(you have [\w.]+\+cpu\)", "(you have ")], 78,
        description="the installed torch is a CPU-only build (pip picked the wrong wheel index)"),
     # xformers' dispatcher under "No operator found for `memory_efficient_attention_forward`", operator by operator:
     # the installed xformers has no CUDA kernels at all (a CPU-only or mismatched build), which names the cause its
@@ -674,6 +675,12 @@ BUILTIN: tuple[Signature, ...] = (
     _S("gpu.xformers_bf16_unsupported",
        [(r"bf16 is only supported on A100\+ GPUs", "bf16 is only supported on A100")], 76,
        description="xformers has no bf16 kernels for this GPU (before Ampere): run attention in fp16 or fp32"),
+    # ... and turning down a GPU newer than the build knows, operator by operator ("requires device with capability <=
+    # (9, 0) but your GPU has capability (12, 0) (too new)": a Blackwell card under an xformers built before it)
+    _S("gpu.xformers_gpu_too_new",
+       [(r"but your GPU has capability \((\d+), (\d+)\) \(too new\)", "(too new)")], 76,
+       description="xformers has no kernels for a GPU this new: install an xformers built for its architecture, or run "
+                   "attention without xformers (PyTorch's scaled_dot_product_attention)"),
     # A CUDA extension built where the compiler finds nvcc but not the toolkit's headers (a conda env with nvcc alone):
     # "cc1plus: fatal error: cuda_runtime.h: No such file or directory", the header in the key
     _S("build.cuda_headers_missing",
@@ -694,7 +701,7 @@ BUILTIN: tuple[Signature, ...] = (
     # xformers' load check, "xFormers was built for: / PyTorch 2.3.0+cu121 with CUDA 1201 (you have 2.0.0+cu117)":
     # the wheel is for another torch (a "(you have 2.1.2+cpu)" is a CPU-only torch: build.torch_without_gpu)
     _S("build.xformers_torch_mismatch",
-       [(r"PyTorch (\S+) with CUDA \S+ \(you have (?![\w.]+\+cpu\))([^()\s]+)\)", "(you have ")], 76,
+       [(r"PyTorch (\S+)(?: with CUDA \S+)? \(you have (?![\w.]+\+cpu\))([^()\s]+)\)", "(you have ")], 78,
        resolve=_resolve_xformers_torch,
        description="the installed xformers was built for another torch: install the xformers wheel made for this torch"),
     # A compiled extension (flash-attn, apex, a custom op) missing a symbol of torch's own C++ namespaces (c10, at, torch):
