@@ -5070,3 +5070,45 @@ In the end we had to pin NCCL to 2.18.6 on both nodes to get past the first all-
 """
     got = [(a.source_lines, a.outcome) for p in _read(prose) for a in p.inv.attempts]
     assert ([7, 7], "worked") in got, got
+
+
+def test_a_fence_of_cases_each_captioned_with_a_colon_over_what_it_gave_is_one_try_per_case():
+    doc = """### bob — 2024-03-02
+
+Same black output on my card. Every launch option I know, one at a time:
+
+```
+defaults :
+runs, 140 s per image
+
+--lowvram :
+runs, 210 s per image
+
+with --force-fp32 :
+black images
+
+with --force-fp32 --lowvram :
+black images
+```
+"""
+    got = {t.strip("`"): o for t, o, _ in _attempts(doc)}
+    assert got == {"defaults": "worked", "--lowvram": "worked", "with --force-fp32": "failed",
+                   "with --force-fp32 --lowvram": "failed"}
+
+
+def test_a_fence_of_yaml_keys_over_their_values_is_no_list_of_cases():
+    doc = """# Setup
+
+```
+model:
+llama-3-8b
+
+dtype:
+bfloat16
+
+device:
+cuda
+```
+"""
+    assert [u.kind for u in segment(doc).units if u.kind == "command"] == []
+    assert _attempts(doc) == []

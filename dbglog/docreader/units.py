@@ -326,7 +326,8 @@ class _Cut:
         if lang in _SHELL and body and _commands(self, body, lang, a, b, script=self.lines[body[0]].startswith("#!")):
             return
         if body and (_marked_lines(self, body, lang, a, b) or _arrowed_lines(self, body, lang, a, b)
-                     or lang in _HASH_COMMENTED and _called_lines(self, body, lang, a, b)):
+                     or lang in _HASH_COMMENTED and _called_lines(self, body, lang, a, b)
+                     or lang in _PLAIN_FENCE and _captioned_results(self, body, lang, a, b)):
             return
         if (lang in _SHELL or lang in _HASH_COMMENTED) and _note_runs(self.lines, body):
             _code_and_notes(self, list(range(a, b)), lang)
@@ -487,6 +488,7 @@ def _script_said(cut: _Cut, body: list[int], said: list[dict], lang: str) -> Non
 
 
 # Languages whose comments open with "#", besides the shells: a Python or YAML block's comment prose is notes too.
+_PLAIN_FENCE = {"", "text", "txt", "plaintext", "console", "output", "log"}
 _HASH_COMMENTED = {"python", "py", "python3", "yaml", "yml", "toml", "text", "txt", "plaintext", "conf", "ini", "makefile",
                    "cmake", "ebuild"}
 _HASH_LINE = recache.compile(r"^\s*#(?![!#]*!)(?: ?)(?P<c>.*)$")
@@ -673,6 +675,42 @@ def _called_lines(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool
     if len(marked) < 2:
         return False
     _verdict_units(cut, marked, lang, a, b)
+    return True
+
+
+# "--disable-xformers :" over "working but slow 160sec": a case named on its own line, ending in a colon, and what it
+# gave on the next, one paragraph each; a YAML key ("model:") opens no case (no space, flag or setting in it, nor a
+# space before its colon, as in "defaults :").
+_CASE_CAPTION = recache.compile(r"^\s*(?P<t>\S.{0,120}?)\s*[:：]\s*$")
+_CASE_NAME = recache.compile(r"\s|--?\w|=")
+
+
+def _captioned_results(cut: _Cut, body: list[int], lang: str, a: int, b: int) -> bool:
+    """A fence of results, each a paragraph of a case's caption and what it gave ("--disable-xformers :" / "working
+    but slow 160sec"): one command unit per paragraph, the case its text and the result its comment (as a command's
+    "# OK" is); False unless three paragraphs, and two in three of them, are such."""
+    paras: list[list[int]] = []
+    for i in body:
+        if not cut.lines[i].strip():
+            paras.append([])
+        elif paras and paras[-1]:
+            paras[-1].append(i)
+        else:
+            paras.append([i])
+    paras = [p for p in paras if p]
+    cases = {p[0]: p for p in paras if 2 <= len(p) <= 3 and (m := _CASE_CAPTION.match(cut.lines[p[0]]))
+             and _CASE_NAME.search(m.group(0).strip()) and not cut.lines[p[1]][:1].isspace()
+             and not any(_CASE_CAPTION.match(cut.lines[i]) for i in p[1:])}
+    if len(cases) < 3 or len(cases) * 3 < len(paras) * 2:
+        return False
+    for i in range(a, b):
+        p = cases.get(i)
+        if p is not None:
+            said = " ".join(cut.lines[k].strip() for k in p[1:])
+            cut.add("command", p[0], p[-1], _CASE_CAPTION.match(cut.lines[i]).group("t"), block=cut.nblock,
+                    comment=said, lang=lang, desc="")
+        elif not any(i in q for q in cases.values()):
+            cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
     return True
 
 
