@@ -5112,3 +5112,41 @@ cuda
 """
     assert [u.kind for u in segment(doc).units if u.kind == "command"] == []
     assert _attempts(doc) == []
+
+
+def test_items_under_a_bold_caption_of_failed_tries_are_each_a_failed_try_beside_the_fix_told_in_fields():
+    doc = """# RX 6600 troubleshooting
+
+## Issues
+
+### 1. ✅ **RESOLVED: model loading crashes**
+
+**Technical Details**:
+- **Error**: `HIP error: out of memory` while the pipeline loads
+- **Status**: ❌ **UNRESOLVED**
+
+**What Fails**:
+- ❌ Loading the pipeline onto the GPU
+- ❌ Any generation on the GPU
+
+**Attempted Solutions (All Failed)**:
+- Smaller batch and attention slicing
+- Loading the UNet and the VAE one at a time
+- `HSA_ENABLE_SDMA=0` in the container
+
+**FINAL FIX**: **matching ROCm versions**
+- **Problem**: host ROCm 6.0 against the container's ROCm 6.3
+- **Solution**: used the ROCm 6.0 image instead
+- **Result**: loads and generates at 512x512
+- **Status**: RESOLVED
+"""
+    from dbglog.docreader import structure
+
+    d = segment(doc)
+    listed = [s for s in structure.all_sections(structure.sections(d)) if s.head.text.startswith("Attempted")]
+    assert structure.attempt_section(listed[0], d) is None  # the fields after the list are not the whole section's
+    got = {t: o for t, o, _ in _attempts(doc)}
+    assert got.get("Smaller batch and attention slicing") == "failed"
+    assert got.get("Loading the UNet and the VAE one at a time") == "failed"
+    assert sum(o == "failed" for o in got.values()) == 3
+    assert got.get("used the ROCm 6.0 image instead") == "worked"

@@ -1014,8 +1014,10 @@ def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
 
 
 def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:
-    if cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7:
-        return _says_done(cap.text, language(cap.text) if language(cap.text) != "en" else lang)
+    if (cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7) \
+            and _says_done(cap.text, language(cap.text) if language(cap.text) != "en" else lang):
+        return True
+    # (a caption in bold, "**Attempted Solutions (All Failed)**:", is a heading of tries as "## Attempted fixes" is)
     return cap.kind == "heading" and first.depth == 1 and _tries_heading(doc, cap, lang) \
         and not _settings_list(doc, first.group)
 

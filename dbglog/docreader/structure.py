@@ -296,6 +296,9 @@ class Fields:
     tag: str | None = None
 
 
+_ITEM = recache.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
+
+
 def attempt_section(s: Section, doc: Doc) -> Fields | None:
     """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
     (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
@@ -347,6 +350,10 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
             lead.append(line)
     if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
         return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
+    if not m and sum(1 for x in lead if _ITEM.match(x)) >= 2:
+        # "**Attempted Solutions (All Failed)**:" over a list of tries, then "**Solution**: ..." / "**Result**: ...":
+        # the list's items are tries of their own before the one the fields tell; read unit by unit
+        return None
     if m and (seen.get("did", 0) > 1 or _variants(doc, lines) >= 2):
         return None  # "### Attempt 2" over three "Command:"/"Result:" pairs, or "- `cmd -s X` → error" items: its variants
     if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead) \
