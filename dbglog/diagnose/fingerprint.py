@@ -649,6 +649,8 @@ def names_cause(fp: Fingerprint) -> bool:
         return True
     unless = _CAUSE_UNLESS_LIBRARY.get(fp.signature)
     return unless is not None and _library(fp.line) not in ("", unless)
+
+
 _SO_NAME = recache.compile(r"([\w.+-]+?)(?:\.cpython[\w.-]*|\.abi3)?\.so\b")
 _HEADER_NAME = recache.compile(r"(\w+)\.h(?:pp)?\b")
 

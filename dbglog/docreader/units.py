@@ -703,13 +703,14 @@ def _captioned_results(cut: _Cut, body: list[int], lang: str, a: int, b: int) ->
              and not any(_CASE_CAPTION.match(cut.lines[i]) for i in p[1:])}
     if len(cases) < 3 or len(cases) * 3 < len(paras) * 2:
         return False
+    told = {k for p in cases.values() for k in p[1:]}  # (a set: a fence of thousands of cases stays linear)
     for i in range(a, b):
         p = cases.get(i)
         if p is not None:
             said = " ".join(cut.lines[k].strip() for k in p[1:])
             cut.add("command", p[0], p[-1], _CASE_CAPTION.match(cut.lines[i]).group("t"), block=cut.nblock,
                     comment=said, lang=lang, desc="")
-        elif not any(i in q for q in cases.values()):
+        elif i not in told:
             cut.add("code", i, i, cut.lines[i].strip(), block=cut.nblock, lang=lang)
     return True
 
