@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, plain
-from dbglog.docreader.units import Doc, Unit
+from dbglog.docreader.units import _LIST_START, Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, is_placeholder, label_of, placeholder_free, status_word
 from dbglog.util import recache
 
@@ -296,9 +296,6 @@ class Fields:
     tag: str | None = None
 
 
-_ITEM = recache.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
-
-
 def attempt_section(s: Section, doc: Doc) -> Fields | None:
     """A heading that is an attempt: numbered like one, or holding two or more of its labelled fields
     (as ``**Label:**`` lines, or as sub-headings named like a field: ``#### What I did``)."""
@@ -350,7 +347,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
             lead.append(line)
     if not m and (len(set(fields) & {"did", "result", "conclusion", "outcome"}) < 2 or max(seen.values()) > 1):
         return None  # one attempt has each field once: repeated "Result:" lines are several attempts, read unit by unit
-    if not m and sum(1 for x in lead if _ITEM.match(x)) >= 2:
+    if not m and sum(1 for x in lead if _LIST_START.match(x)) >= 2:
         # "**Attempted Solutions (All Failed)**:" over a list of tries, then "**Solution**: ..." / "**Result**: ...":
         # the list's items are tries of their own before the one the fields tell; read unit by unit
         return None
