@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from dbglog.core.gloss import gloss
 from dbglog.util import recache  # (compiled once per install: see util/recache.py)
 
 GROUPS: list[tuple[str, ...]] = [
@@ -240,8 +241,10 @@ _CJK_CHAR = recache.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")  # bes
 def identifier_words(*texts: str) -> str:
     """The words inside the compound identifiers of some text (``cudaMallocAsync`` -> "cuda malloc
     async", ``ShardedEvalSampler`` -> "sharded eval sampler"), and the Latin words glued to CJK text
-    ("使用packing的方式" -> "packing"), one per line: what the search index holds beside the text, since its
-    tokenizer splits at ``_``, ``-``, ``.`` but not at case changes, nor between scripts."""
+    ("使用packing的方式" -> "packing"), and the English words of another language's ("降级" -> "downgrade",
+    ``gloss.gloss``), one per line: what the search index holds beside the text, since its tokenizer splits at
+    ``_``, ``-``, ``.`` but not at case changes, nor between scripts, and an English question shares no word with
+    a note in Chinese."""
     seen: dict[str, None] = {}
     for text in texts:
         if not text:
@@ -254,6 +257,8 @@ def identifier_words(*texts: str) -> str:
                 seen.setdefault(" ".join(split_identifier(w)), None)
         for m in _GLUED_LATIN.finditer(text) if _CJK_CHAR.search(text) else ():
             seen.setdefault(" ".join(split_identifier(m.group(0))), None)
+        for w in gloss(text):  # English words for another language's ("降级" -> downgrade): core/gloss.py
+            seen.setdefault(w, None)
     return "\n".join(seen)
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
+from dbglog.core.gloss import gloss
 from dbglog.util.errors import DbglogError
 from dbglog.util import recache  # (patterns compiled once per install, not per command)
 from dbglog.util.lazyre import Lazy  # tried's rarer rules: nothing to a command that never reaches them
@@ -2112,14 +2113,18 @@ def _acronym(t: Term) -> bool:
 def _did_text(h: Hit, whole: bool = False) -> str:
     """What a record says was done (where a direction or a value is read): an attempt's title and
     action (``whole``: all its fields, for the values it sets: an import may leave the commands in
-    its conclusion), a free-text hit's window, a row's or a step's own text."""
+    its conclusion), a free-text hit's window, a row's or a step's own text; with the English words of what it says
+    in another language ("降级" -> downgrade: ``gloss``), where a way is read."""
     f = h.fields
     if h.kind == "section":
-        return h._window
-    if h.kind == "attempt":
+        text = h._window
+    elif h.kind == "attempt":
         names = ("title", "did", "hypothesis", "result", "conclusion") if whole else ("title", "did")
-        return "\n".join(f.get(k) or "" for k in names)
-    return "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
+        text = "\n".join(f.get(k) or "" for k in names)
+    else:
+        text = "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
+    english = gloss(text)
+    return text + "\n" + " ".join(english) if english else text
 
 
 # Which way an idea turns its knob. An idea that goes one way ("increase the dataloader timeout",

@@ -228,6 +228,14 @@ def _glued_latin_words(db) -> None:
     refresh_identifier_words(db.conn)
 
 
+def _gloss_words(db) -> None:
+    """The index's identifier words now hold the English words of other languages' ("降级" -> downgrade,
+    core/gloss.py): recomputed for the stored attempts and sections."""
+    from dbglog.kb.search import refresh_identifier_words
+
+    refresh_identifier_words(db.conn)
+
+
 def _sections(db) -> None:
     """Free sections and watched docs in the search index (issue 11): one row per chunk, FTS5 +
     trigram tables over them; existing investigations' sections are chunked now."""
@@ -283,6 +291,7 @@ MIGRATIONS = [
     ("0012_provenance", _provenance),
     ("0013_bookkeeping_unindexed", _bookkeeping_unindexed),
     ("0014_glued_latin_words", _glued_latin_words),
+    ("0015_gloss_words", _gloss_words),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,80 @@
+"""`tried` asked in English about notes written in other languages: the gloss table (core/gloss.toml) gives the
+index English words for a record's Chinese, Japanese, Korean or German ones, and the rules read a way ("降级",
+downgrade) in them. The records are my own sentences in the way such notes are written."""
+
+import time
+
+from conftest import old_database, opened_by_dbglog
+from dbglog.core.gloss import gloss
+from dbglog.kb import search
+
+
+def _records(root):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (root / ".git").mkdir()
+    return Records(Workspace(root / ".dbglog"), create=True)
+
+
+def _first(conn, idea):
+    res = search.tried(conn, idea)
+    return [(h.kind, h.title) for h in res.close][:1]
+
+
+def test_an_english_question_finds_a_chinese_try_by_its_words(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("多卡训练时报错")
+    recs.add_attempt(inv.id, title="把显卡驱动降级到 470 以后重启", result="还是报同样的错", outcome="failed")
+    recs.add_attempt(inv.id, title="换成单卡训练", result="正常", outcome="worked")
+    try:
+        assert _first(recs.store.conn, "downgrade the driver to 470") == [("attempt", "把显卡驱动降级到 470 以后重启")]
+        assert _first(recs.store.conn, "train on a single gpu") == [("attempt", "换成单卡训练")]
+    finally:
+        recs.close()
+
+
+def test_an_english_question_finds_japanese_korean_and_german_tries(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("推論が遅い / 추론 오류 / Absturz")
+    recs.add_attempt(inv.id, title="torch を再インストールした", outcome="failed")
+    recs.add_attempt(inv.id, title="드라이버 다운그레이드 후 재부팅", outcome="worked")
+    recs.add_attempt(inv.id, title="Umgebungsvariable gesetzt, Treiber neu installiert", outcome="failed")
+    try:
+        conn = recs.store.conn
+        assert _first(conn, "reinstall torch") == [("attempt", "torch を再インストールした")]
+        assert _first(conn, "downgrade driver and reboot") == [("attempt", "드라이버 다운그레이드 후 재부팅")]
+        assert _first(conn, "reinstall the driver") == [("attempt", "Umgebungsvariable gesetzt, Treiber neu installiert")]
+    finally:
+        recs.close()
+
+
+def test_the_longest_entry_at_a_place_wins():
+    assert gloss("重新安装了 torch") == ["reinstall"]
+    assert gloss("비활성화") == ["disable"]
+
+
+def test_no_latin_script_entry_glosses_an_english_word():
+    # Latin-script entries are looked for in English text too: none may start an English word of another meaning.
+    english = ("Enabled activation checkpointing, compiled the extension, eliminated the copy, borrowed a node, "
+               "the plant lent us two GPUs; plantuml; installed and reinstalled; a causal mask; no error at all")
+    assert gloss(english) in ([], ["install"], ["install", "reinstall"])
+
+
+def test_a_database_from_before_glosses_indexes_them_on_open(tmp_path):
+    db = tmp_path / "old.db"
+    conn = old_database(db, "0015")
+    conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
+    conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
+                 "('20260101-x-abcd', 1, '把驱动降级到 470', 'failed')")
+    with opened_by_dbglog(conn, db) as s:
+        assert [(h.kind, h.number) for h in search.tried(s.conn, "downgrade the driver to 470").close] == [
+            ("attempt", 1)]
+        assert search.check_index(s.conn) == []
+
+
+def test_glossing_a_huge_text_is_linear():
+    text = ("安装" * 20_000 + "x" * 50_000 + "Treiber " * 5_000)
+    start = time.process_time()
+    assert gloss(text) == ["install", "driver"]
+    assert time.process_time() - start < 2.0
