@@ -733,3 +733,66 @@ def test_a_cuda_binary_bitsandbytes_lacks_is_one_failure_loaded_or_missing_and_a
     assert loaded.signature == missing.signature == volta.signature == "build.bitsandbytes_binary"
     assert F.same_failure(loaded, missing) and not F.same_failure(missing, volta)
     assert not F.same_failure(cpu_a, cpu_b)  # the CPU binary is where several causes end: its name is no diagnosis
+
+
+def test_triton_out_of_resources_worded_either_way_is_one_failure_and_another_need_another():
+    new = F.fingerprint_text("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, "
+                             "Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n")
+    terse = F.fingerprint_text("triton.runtime.errors.OutOfResources: shared memory, Required: 147456, Hardware limit: "
+                               "101376\n")
+    other = F.fingerprint_text("OutOfResources: out of resource: shared memory, Required: 114688, Hardware limit: "
+                               "101376. Reducing block sizes or `num_stages` may help.\n")
+    assert new.signature == terse.signature == other.signature == "triton.out_of_resources"
+    assert new.key == terse.key and not F.same_failure(new, other)
+
+
+def test_a_message_wrapped_after_its_comma_is_read_with_its_tail():
+    # A Triton error cut at "shared memory," with its numbers on the next line is not any shared-memory shortfall:
+    # it is this kernel's, and another kernel's need is another failure.
+    wrapped = F.fingerprint_text("triton.runtime.errors.OutOfResources: out of resource: shared memory,\n"
+                                 "Required: 98304, Hardware limit: 65536.\nReducing block sizes or `num_stages` may help.\n")
+    moe = F.fingerprint_text("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, "
+                             "Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n")
+    assert "Required: ~96k" in wrapped.line
+    assert not F.same_failure(wrapped, moe)
+
+
+def test_an_engine_run_against_other_cuda_libraries_is_one_failure_however_tensorrt_words_it():
+    trt7 = F.fingerprint_text("[TensorRT] ERROR: myelin/myelinGraphContext.h (26) - Myelin Error in MyelinGraphContext: 1 "
+                              "(myelinVersionMismatch : Compiled against cuBLAS 11.3.0.0 but running against cuBLAS "
+                              "11.2.1.0.\n)\nAborted (core dumped)\n")
+    trt8 = F.fingerprint_text("[E] [TRT] 1: [raiiMyelinGraph.h::RAIIMyelinGraph::24] Error Code 1: Myelin (Compiled "
+                              "against cuBLASLt 11.5.2.0 but running against cuBLASLt 11.5.1.0.)\n")
+    internal = F.fingerprint_text("[E] Error[1]: [codeGenerator.cpp::compileGraph::894] Error Code 1: Myelin (No Myelin "
+                                  "Error exists)\n")
+    assert trt7.signature == trt8.signature == "build.trt_library_mismatch"
+    assert F.same_failure(trt7, trt8)
+    assert internal.signature == "tensorrt.error" and not F.same_failure(trt8, internal)
+
+
+def test_nccl_failing_to_create_its_shm_segment_is_named_under_torchs_system_error():
+    torch_side = F.fingerprint_text(
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled "
+        "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\nncclSystemError: System call (e.g. "
+        "socket, malloc) or external library call failed or device error.\nLast error:\nError while creating shared "
+        "memory segment /dev/shm/nccl-Ab12Cd (size 9637888)\n")
+    ray_worker = F.fingerprint_text("(Worker pid=4242) Error while creating shared memory segment /dev/shm/nccl-Zz9Yy8 "
+                                    "(size 7340384)\n")
+    attach = F.fingerprint_text("misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+                                "/dev/shm/nccl-Qq (size 0), error: No such file or directory (2)\n")
+    assert torch_side.signature == ray_worker.signature == "nccl.shm_create"
+    assert F.same_failure(torch_side, ray_worker) and not F.same_failure(torch_side, attach)
+
+
+def test_an_op_without_an_mps_kernel_is_that_op_in_either_wording_or_in_bold():
+    implemented = F.fingerprint_text("NotImplementedError: The operator 'aten::index.Tensor' is not current implemented "
+                                     "for the MPS device.\n")
+    dispatcher = F.fingerprint_text("NotImplementedError: Could not run 'aten::index.Tensor' with arguments from the "
+                                    "'MPS' backend.\n")
+    bold = F.fingerprint_text("NotImplementedError: The operator **'aten::_index_put_impl_'** is not current "
+                              "implemented for the MPS device.\n")
+    plain = F.fingerprint_text("NotImplementedError: The operator 'aten::_index_put_impl_' is not current implemented "
+                               "for the MPS device.\n")
+    assert {implemented.signature, dispatcher.signature, bold.signature} == {"mps.unsupported_op"}
+    assert F.same_failure(implemented, dispatcher) and F.same_failure(bold, plain)
+    assert not F.same_failure(implemented, plain)

@@ -121,6 +121,12 @@ SAMPLES = {
                     "NCCL version 2.20.5"], "nccl.error"),
     "nccl.result_text": (["ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
                           "device error. Last error: unhandled system error"], "nccl.result_text"),
+    "nccl.shm_create": (["ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+                         "device error.", "Last error:", "Error while creating shared memory segment /dev/shm/nccl-Xy12Ab "
+                         "(size 9637888)"], "nccl.shm_create"),
+    "build.trt_library_mismatch": (["[E] [TRT] 1: [raiiMyelinGraph.h::RAIIMyelinGraph::24] Error Code 1: Myelin "
+                                    "(Compiled against cuBLASLt 11.5.2.0 but running against cuBLASLt 11.5.1.0.)"],
+                                   "build.trt_library_mismatch"),
     "nccl.warn": (["node1:1234:5678 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44567> "
                    "message truncated"], "nccl.warn"),
     "nccl.network_error": (["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"

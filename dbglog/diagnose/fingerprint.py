@@ -98,6 +98,10 @@ _SCRUB_RULES = (
     # the kernel's configuration and the GPU's class: kept, to two significant figures of KiB, so one kernel
     # compiled a little differently still matches (133136 and 135200 are both ~130k) and another does not
     (r"\b(Required|Hardware limit):\s*(\d{3,12})\b", lambda m: f"{m.group(1)}: ~{_KEEP}{_kib(m.group(2))}k"),
+    # ... worded two ways by Triton's versions ("OutOfResources: out of resource: shared memory" or "OutOfResources:
+    # shared memory"), with or without its advice after: one message
+    (r"(?<=OutOfResources: )out of resource: ", ""),
+    (r"(?<=Hardware limit: ~" + _KEEP + r")(\d+k)\.? ?Reducing block sizes or `num_stages` may help\.?", r"\1"),
     (r"\b(pid|tid|rank|ranks|local_rank|global_rank|device|gpu|node|worker|process|thread)(\s*[=:#]?\s*)\d+",
      r"\1\2N"),
     (r"\b\d+(?:\.\d+)?\s*(?:[KMGTP]i?B|bytes?|B)\b", "<size>"),
@@ -435,6 +439,13 @@ def fingerprint_text(text: str, signatures=None, fallback: bool = True) -> Finge
         if join:
             m = sigmod.classify_text(join, signatures, max_key_lines=4) if _may_fail(join, signatures) else None
             text = join if m is not None else text
+    if m is not None and _OPEN_END.search(m.line):
+        # the key line stops mid-clause ("OutOfResources: out of resource: shared memory," over "Required: 98304, ..."):
+        # the message wrapped, and its tail is part of it when the joined text reads as the same failure
+        join = _join_soft_wraps(text)
+        again = sigmod.classify_text(join, signatures, max_key_lines=4) if join else None
+        if again is not None and again.name == m.name:
+            m, text = again, join
     lines = text.splitlines()
     if m is not None:
         return build(m.name, [t for _, t in m.key_lines], lines, m.line_no - 1)
@@ -600,6 +611,11 @@ def disagreement(a: Fingerprint, b: Fingerprint) -> str:
         la, lb = _library(a.line), _library(b.line)
         if la and lb and la != lb:  # flash-attn and apex built against another torch are two fixes
             return f"different library ({la} vs {lb})"
+    op = _PER_OP.get(a.signature)
+    if op is not None:
+        oa, ob = op.search(a.line), op.search(b.line)
+        if oa and ob and oa.group(1) != ob.group(1):
+            return f"different op ({oa.group(1)} vs {ob.group(1)})"
     if names_cause(a):
         return ""
     kept_a, kept_b = _KEPT_NUMBERS.findall(a.line), _KEPT_NUMBERS.findall(b.line)
@@ -633,10 +649,13 @@ CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.
                               "build.cuda_version_mismatch", "build.gpu_too_old", "build.xformers_torch_mismatch",
                               "build.extension_torch_mismatch", "build.extension_cxx11_abi",
                               "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing",
-                              "build.bitsandbytes_windows", "gpu.xformers_gpu_too_new"))
+                              "build.bitsandbytes_windows", "gpu.xformers_gpu_too_new", "build.trt_library_mismatch",
+                              "mps.unsupported_op"))
 # ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
 _PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing",
                           "build.bitsandbytes_binary"))
+# ... and this one the op that has no kernel ("aten::index.Tensor", however torch's version words it): two ops are two
+_PER_OP = {"mps.unsupported_op": recache.compile(r"'(\w+::[\w.]+)'")}
 # ... and signatures that name the cause by the library they name, but one: bitsandbytes falling back to its CPU binary
 # has several causes (Windows, no CUDA runtime on the path), a CUDA binary its package lacks ("libbitsandbytes_cuda122")
 # one, whether the log shows it loaded ("bin ...") or missing ("Required library version not found: ...")

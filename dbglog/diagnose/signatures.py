@@ -923,12 +923,20 @@ BUILTIN: tuple[Signature, ...] = (
                      # an InfiniBand completion error quoted without its "NCCL WARN" prefix
                      (r"NET/IB\w*\s*:\s*(Got completion from peer [^\n]*)", "Got completion from peer")], 58,
        resolve=_resolve_nccl_warn),
+    # NCCL's shared-memory transport could not make its segment: /dev/shm too small or full (a container's 64 MB
+    # default); printed as the "Last error:" under torch's "unhandled system error", and more telling than it.
+    _S("nccl.shm_create", [(r"Error while creating shared memory segment (\S+)(?: \(size \d+\))?",
+                            "Error while creating shared memory segment")], 59,
+       description="NCCL could not create its shared-memory segment in /dev/shm (too small or full: docker "
+                   "--shm-size or --ipc=host)"),
     _S("nccl.aborted", [(r"NCCL communicator was aborted", "communicator was aborted")], 30,
        description="a consequence of a timeout or failure elsewhere"),
     # Triton (rows 28-29), its compiler (the CompilationError often arrives without the traceback
     # header, e.g. re-printed by Inductor's "backend='inductor' raised:").
     _S("triton.out_of_resources",
        [(r"out of resource: ([a-z][a-z ]*?),? ?Required: ?(\d+)[, ]*Hardware limit(?:ation)?: ?(\d+)", "out of resource: "),
+        # (a Triton that words it "OutOfResources: shared memory, Required: ...", with no "out of resource:")
+        (r"OutOfResources: ([a-z][a-z ]*?),? ?Required: ?(\d+)[, ]*Hardware limit(?:ation)?: ?(\d+)", "OutOfResources: "),
         # the exception line cut short (or printed without numbers) still names it
         (r"OutOfResources: out of resource: ([a-z][a-z ]*)", "OutOfResources: out of resource: ")], 74),
     _S("triton.driver_error", [(r"Triton Error \[(?:CUDA|HIP)\]: ([^\n]*)", "Triton Error [")], 75),
@@ -998,8 +1006,17 @@ BUILTIN: tuple[Signature, ...] = (
     # "[F] [TRT] Assertion failed: cond", TRT 8+ "Error Code 2: Internal Error (Assertion X failed. )".
     # The first one is the cause; the app's "Assertion `engine != nullptr' failed" (cpp.assert) and
     # trtexec's "Engine could not be created" follow from it. Warnings ([W]) are not matched.
+    # An engine built against one cuBLAS/cuBLASLt/cuDNN and run against another (an older CUDA's libraries first on the
+    # loader's path): Myelin refuses it, worded by TensorRT's version ("myelinVersionMismatch : Compiled against cuBLAS
+    # 11.3.0.0 but running against cuBLAS 11.2.1.0", "Error Code 1: Myelin (Compiled against cuBLASLt ...)"); the cause
+    # whatever the library or versions.
+    _S("build.trt_library_mismatch",
+       [(r"(?:myelinVersionMismatch\s*:\s*)?Compiled against (cu[A-Za-z]+) ([\d.]+\d) but running against (cu[A-Za-z]+) "
+         r"([\d.]+\d)", "Compiled against ")], 62,
+       description="a TensorRT engine runs against other CUDA library versions (cuBLAS, cuDNN) than it was built "
+                   "with: put the build's CUDA libraries first on the loader's path, or rebuild the engine there"),
     _S("tensorrt.error",
-       [(r"Error Code \d+: ([\w ]*Error \([^\n]*)", "Error Code "),
+       [(r"Error Code \d+: ([\w ]*(?:Error|Myelin) \([^\n]*)", "Error Code "),
         # (the Python API's logger prints "[TRT] [E] ...", the C++ samples "[E] [TRT] ...")
         (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]* Error in [^\n]*)", " Error in "),
         (r"(?:\[[EF]\] \[TRT\]|\[TRT\] \[[EF]\]) ([^\n]*Assertion failed[^\n]*)", "Assertion failed"),
@@ -1037,7 +1054,9 @@ BUILTIN: tuple[Signature, ...] = (
     # the dispatcher's form names the backend ('MPS', 'SparseMPS'). Above the NotImplementedError it raises.
     _S("mps.unsupported_op",
        # (needles: the NotImplementedError it raises holds a hub literal, so a big log costs no pass of its own)
-       [(r"The operator '([^'\n]+)' is not current(?:ly)? implemented for the MPS device", "NotImplementedError: "),
+       # (an issue's paste may set the op in bold: "The operator **'aten::_index_put_impl_'** is not ...")
+       [(r"The operator (?:\*\*)?'([^'\n]+)'(?:\*\*)? is not current(?:ly)? implemented for the MPS device",
+         "NotImplementedError: "),
         (r"Could not run '([^'\n]+)' with arguments from the '(\w*MPS)' backend", "NotImplementedError: ")], 48,
        description="an op has no MPS (Apple GPU) kernel in this torch (PYTORCH_ENABLE_MPS_FALLBACK=1 runs it on the CPU)"),
     _S("cpp.assert",
