@@ -5150,3 +5150,40 @@ def test_items_under_a_bold_caption_of_failed_tries_are_each_a_failed_try_beside
     assert got.get("Loading the UNet and the VAE one at a time") == "failed"
     assert sum(o == "failed" for o in got.values()) == 3
     assert got.get("used the ROCm 6.0 image instead") == "worked"
+
+
+def test_commands_pasted_in_a_paragraph_each_with_a_chinese_verdict_after_it_are_a_try_each():
+    doc = """# 量化模型输出异常
+
+换了几种模型试了一下：
+
+./llama-cli -m ./tiny.q4_0.gguf -p "hi" -n 32 正常
+./llama-cli -m ./tiny.q4_0.gguf -p "hi" -n 32 -fa 直接异常结束
+./llama-cli -m ./tiny.f16.gguf -p "hi" -n 32 乱码
+"""
+    tries = _attempts(doc)
+    assert [o for _t, o, _w in tries] == ["worked", "failed", "failed"], tries
+    assert all(t.strip("`").startswith("./llama-cli") for t, _o, _w in tries)
+
+
+def test_a_chinese_caption_of_tries_without_a_subject_makes_its_items_tries():
+    doc = """# 多卡推理输出乱码
+
+### user — 2024-07-01
+
+尝试过以下方法，都会出现乱码：
+1. 原始模型使用项目自带的推理脚本；
+2. 换成 vllm 推理；
+3. 用 llama.cpp 跑 q4_k_m 量化模型；
+"""
+    tries = _attempts(doc)
+    assert len(tries) == 3 and {o for _t, o, _w in tries} == {"failed"}, tries
+    suggested = """# 多卡推理输出乱码
+
+### helper — 2024-07-02
+
+你可以尝试以下方法，都会有帮助：
+1. 原始模型使用项目自带的推理脚本；
+2. 用 llama.cpp 跑 q4_k_m 量化模型；
+"""
+    assert [o for _t, o, _w in _attempts(suggested)] != ["failed", "failed"]  # (advice: its items are no failed tries)

@@ -344,3 +344,16 @@ c）成功。
 """
     sure = _model({"w:pip": 12.0})
     assert _attempts(notes, sure) == [((5, 6), "worked", "")]
+
+
+def test_values_named_after_tried_in_the_problems_post_are_a_failed_try_each_quoted_or_not():
+    doc = """# Override ignored on a Vega card
+
+### someone — 2024-03-15
+
+Seeing the same crash with the Windows build on a Vega 56. The debug log shows the variable is read but the card is still refused. Have tried setting the variable to values of: 9.0.0, "9.0.0", 10.3.0, "10.3.0"
+"""
+    parsed, _ = read_document(doc, "doc.md")
+    titles = [a.title for p in parsed for a in p.inv.attempts if a.outcome == "failed"]
+    assert len(titles) == 4, titles
+    assert sum('"' in t for t in titles) == 2

@@ -1076,6 +1076,9 @@ def _result_closed_lists(doc: Doc) -> list[int]:
 _FIELD_ITEM = recache.compile(r"^[A-Za-z][\w /-]{0,24}:\s+\S")
 
 
+_PRO_DROP = frozenset({"zh", "ja", "ko"})
+
+
 def _says_done(text: str, lang: str) -> bool:
     if not table(lang).has("tense.tries", plain(text)):
         # "We began with the following settings:" lists the setup, and "此处一并分享给大家：" (shared with you
@@ -1083,8 +1086,9 @@ def _says_done(text: str, lang: str) -> bool:
         return False
     f: dict[str, float] = {}
     _word_features(plain(text), lang, f)
-    did = "first person" in f and ("a subject with a past-tense verb" in f or "opens with a past-tense verb" in f
-                                   or "an action verb" in f)
+    # (Chinese, Japanese and Korean leave the subject out: "尝试过以下方法" is "I tried these", its verb's form says done)
+    did = ("first person" in f or lang in _PRO_DROP) and (
+        "a subject with a past-tense verb" in f or "opens with a past-tense verb" in f or "an action verb" in f)
     return did and not any(k in f for k in ("a question", "modal (could, should, maybe)", "future or plan words",
                                             "conditional", "imperative", "second person"))
 
@@ -1215,7 +1219,20 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             # "... it hangs at init; turning deepspeed off, the same": after the problem, a change that left it as it
             # was is a try, even in the paragraph that states the problem
             f.pop("the opening paragraph (the problem)", None)
+        elif "the opening paragraph (the problem)" in f and _names_tries(u.text, f, ctx.lang):
+            # "Have tried using environment variable values of: 9.0.0, 9.0.6, 10.3.0": the problem's post lists what
+            # was tried already
+            f.pop("the opening paragraph (the problem)", None)
     return f
+
+
+def _names_tries(text: str, f: dict[str, float], lang: str) -> bool:
+    """A sentence whose verb of trying ("tried", "tested") names the settings or versions tried, neither asking,
+    proposing nor planning."""
+    return "names a setting, flag, version or file" in f and "a subject with a past-tense verb" in f and \
+        table(lang).has("tense.tries", plain(text)) and not f.keys() & {
+            "a question", "modal (could, should, maybe)", "conditional", "future or plan words", "imperative",
+            "second person"}
 
 
 def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:

@@ -367,12 +367,19 @@ class _Cut:
                  header=tuple(t["header"]), cells=tuple(cells))
 
 
+# A verdict written after a command in Chinese, Japanese or Korean with only a space before it ("./llama-cli -m x.gguf
+# -fa 乱码"): its comment, as "# garbled" would be. A program run from the current directory ("./llama-cli") is a run.
+_TRAIL_CJK = recache.compile(r"\s(?P<c>[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\x00-\x7f]{0,30})\s*$")
+_LOCAL_RUN = recache.compile(r"^\s{0,3}\./[\w.+-]+(?:\s|$)")
+
+
 def _bare_commands(cut: _Cut, a: int, texts: list[str], block: int) -> bool:
     """Commands pasted into a paragraph without a fence, each with what it showed as a trailing comment ("uname -r #
     5.15.0-94-generic", "dkms status nvidia # nvidia/570.133.07 installed"): one command unit per such line, as in
     a shell block, and the paragraph's other lines its sentences; False (all prose) unless two lines, or the only
     one, are such commands."""
-    said = [_TRAIL_COMMENT.search(t) if _TOOL.match(t) else None for t in texts]
+    said = [(_TRAIL_COMMENT.search(t) or _TRAIL_CJK.search(t)) if _TOOL.match(t) or _LOCAL_RUN.match(t) else None
+            for t in texts]
     if sum(1 for m in said if m) < min(2, len(texts)):
         return False
     prose: list[int] = []
