@@ -39,12 +39,13 @@ def test_an_english_question_finds_japanese_korean_and_german_tries(tmp_path):
     inv = recs.new("推論が遅い / 추론 오류 / Absturz")
     recs.add_attempt(inv.id, title="torch を再インストールした", outcome="failed")
     recs.add_attempt(inv.id, title="드라이버 다운그레이드 후 재부팅", outcome="worked")
-    recs.add_attempt(inv.id, title="Umgebungsvariable gesetzt, Treiber neu installiert", outcome="failed")
+    recs.add_attempt(inv.id, title="Umgebungsvariable gesetzt, Treiber neu installiert, Absturz unverändert", outcome="failed")
     try:
         conn = recs.store.conn
         assert _first(conn, "reinstall torch") == [("attempt", "torch を再インストールした")]
         assert _first(conn, "downgrade driver and reboot") == [("attempt", "드라이버 다운그레이드 후 재부팅")]
-        assert _first(conn, "reinstall the driver") == [("attempt", "Umgebungsvariable gesetzt, Treiber neu installiert")]
+        assert _first(conn, "reinstall the driver") == [
+            ("attempt", "Umgebungsvariable gesetzt, Treiber neu installiert, Absturz unverändert")]
     finally:
         recs.close()
 
@@ -55,10 +56,12 @@ def test_the_longest_entry_at_a_place_wins():
 
 
 def test_no_latin_script_entry_glosses_an_english_word():
-    # Latin-script entries are looked for in English text too: none may start an English word of another meaning.
-    english = ("Enabled activation checkpointing, compiled the extension, eliminated the copy, borrowed a node, "
-               "the plant lent us two GPUs; plantuml; installed and reinstalled; a causal mask; no error at all")
+    # Latin-script entries are looked for in English text beyond ASCII too (a dash, a µs): none may start an English
+    # word of another meaning. Plain ASCII is English and not looked at.
+    english = ("Enabled activation checkpointing — compiled the extension, eliminated the copy, borrowed a node, "
+               "the plant lent us two GPUs; plantuml; installed and reinstalled; a causal mask; 40 µs, no error")
     assert gloss(english) in ([], ["install"], ["install", "reinstall"])
+    assert gloss("Treiber neu installiert") == []  # (ASCII: taken as English, free)
 
 
 def test_a_database_from_before_glosses_indexes_them_on_open(tmp_path):

@@ -7,19 +7,21 @@ beside a record's text, as the words of its compound identifiers are (``synonyms
 
 One pass per script over the text: the entries of Chinese, Japanese and Korean as one alternation anywhere in a run
 (longest first, so "重新安装" wins over "安装"), only in text that holds those scripts; the others at a word's start,
-in any text (German is often written in ASCII: "Treiber neu installiert"), so none of them may start an English word
-of another meaning.
+in any text beyond ASCII (English beside a German word with an umlaut is read too), so none of them may start an
+English word of another meaning. German written in plain ASCII ("Treiber neu installiert") is not glossed: plain
+ASCII is taken as English, which costs nothing.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
-from importlib import resources
 
 from dbglog.util import recache
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +29,8 @@ def _tables() -> tuple[dict[str, str], re.Pattern | None, re.Pattern | None]:
     """entry (lower case) -> its English words; the pattern finding the CJK entries; the one finding the others."""
     from dbglog.util.config import parse
 
-    raw = parse(resources.files("dbglog.core").joinpath("gloss.toml").read_text(encoding="utf-8"))
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "gloss.toml"), encoding="utf-8") as f:
+        raw = parse(f.read())
     words: dict[str, str] = {}
     for table in raw.values():
         for entry, english in table.items():
@@ -43,8 +46,9 @@ def _tables() -> tuple[dict[str, str], re.Pattern | None, re.Pattern | None]:
 
 
 def gloss(text: str) -> list[str]:
-    """The English words of the entries ``text`` holds, each once, in the order first met."""
-    if not text:
+    """The English words of the entries ``text`` holds, each once, in the order first met. Plain ASCII text is taken
+    as English and not looked at (an ``attempt add`` in English pays nothing: the table is read on first use)."""
+    if not text or not _NOT_ASCII.search(text):
         return []
     words, cjk, other = _tables()
     seen: dict[str, None] = {}

@@ -1292,7 +1292,8 @@ _TRIED = recache.compile(r"\b(?:tried|tested|used|ran|set|disabled|enabled|remov
 _OR = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}(?:`|-{1,2}\w|[A-Z][A-Z0-9]*_))")
 # ... and after "tried" / "tested" (not "used": "I used docker 20.10, driver 440" is the machine), a piece may open on
 # any name: a token with a digit (a version, a size, a file) or an acronym ("I've tried sd_xl_base_1.0 and
-# sd_xl_turbo_1.0, using CPU and GPU"), quoted or not ('values of: 9.0.6, "9.0.6"'); never inside brackets ("4 seeds (None, 42, 0)" is one try's values)
+# sd_xl_turbo_1.0, using CPU and GPU"), quoted or not ('values of: 9.0.6, "9.0.6"'); never inside brackets ("4 seeds
+# (None, 42, 0)" is one try's values)
 _TRIED_ONLY = recache.compile(r"\b(?:tried|tested|attempted)\b", re.I)
 _OR_NAMED = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|/)\s+(?=(?:to\s+)?(?:\w+\s+){0,2}"
                        r"(?:(?-i:[A-Z]{2,})\b|[\"'`]?[\w.+-]{0,40}?\d))")
