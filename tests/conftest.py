@@ -356,6 +356,16 @@ def old_database(path: Path, below: str):
     return conn
 
 
+def old_database_with_attempt(path: Path, below: str, title: str):
+    """``old_database`` holding one investigation and its attempt 1, titled ``title`` and written as an older dbglog
+    wrote it (no index words of its own)."""
+    conn = old_database(path, below)
+    conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
+    conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
+                 "('20260101-x-abcd', 1, ?, 'failed')", (title,))
+    return conn
+
+
 @contextlib.contextmanager
 def opened_by_dbglog(conn, path: Path):
     """The old database ``conn`` (``old_database``) committed, closed, and opened as this dbglog opens a workspace's

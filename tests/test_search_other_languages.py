@@ -4,7 +4,7 @@ downgrade) in them. The records are my own sentences in the way such notes are w
 
 import time
 
-from conftest import old_database, opened_by_dbglog
+from conftest import old_database_with_attempt, opened_by_dbglog
 from dbglog.core.gloss import gloss
 from dbglog.kb import search
 
@@ -66,10 +66,7 @@ def test_no_latin_script_entry_glosses_an_english_word():
 
 def test_a_database_from_before_glosses_indexes_them_on_open(tmp_path):
     db = tmp_path / "old.db"
-    conn = old_database(db, "0015")
-    conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
-    conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
-                 "('20260101-x-abcd', 1, '把驱动降级到 470', 'failed')")
+    conn = old_database_with_attempt(db, "0015", "把驱动降级到 470")
     with opened_by_dbglog(conn, db) as s:
         assert [(h.kind, h.number) for h in search.tried(s.conn, "downgrade the driver to 470").close] == [
             ("attempt", 1)]

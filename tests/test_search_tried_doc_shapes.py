@@ -7,7 +7,7 @@ replies advise in the imperative and whose author reports in the past, a fix gui
 
 import pytest
 
-from conftest import old_database, opened_by_dbglog
+from conftest import old_database_with_attempt, opened_by_dbglog
 from dbglog.kb import search
 
 
@@ -400,10 +400,7 @@ def test_an_english_term_glued_to_chinese_text_is_found_by_tried(tmp_path):
 
 def test_a_database_from_before_glued_words_indexes_them_on_open(tmp_path):
     db = tmp_path / "old.db"
-    conn = old_database(db, "0014")
-    conn.execute("INSERT INTO investigations (id, title) VALUES ('20260101-x-abcd', 'old')")
-    conn.execute("INSERT INTO attempts (investigation_id, number, title, outcome) VALUES "
-                 "('20260101-x-abcd', 1, '但是目前我已经使用packing的方式', 'failed')")
+    conn = old_database_with_attempt(db, "0014", "但是目前我已经使用packing的方式")
     with opened_by_dbglog(conn, db) as s:
         assert [(h.kind, h.number) for h in search.tried(s.conn, "use packing").close] == [("attempt", 1)]
         assert search.check_index(s.conn) == []

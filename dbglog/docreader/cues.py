@@ -1077,6 +1077,9 @@ _FIELD_ITEM = recache.compile(r"^[A-Za-z][\w /-]{0,24}:\s+\S")
 
 
 _PRO_DROP = frozenset({"zh", "ja", "ko"})
+# A sentence with one of these asks, proposes or plans: it reports no try, whatever verb of trying it holds
+_NOT_TOLD = frozenset({"a question", "modal (could, should, maybe)", "future or plan words", "conditional", "imperative",
+                       "second person"})
 
 
 def _says_done(text: str, lang: str) -> bool:
@@ -1089,8 +1092,7 @@ def _says_done(text: str, lang: str) -> bool:
     # (Chinese, Japanese and Korean leave the subject out: "尝试过以下方法" is "I tried these", its verb's form says done)
     did = ("first person" in f or lang in _PRO_DROP) and (
         "a subject with a past-tense verb" in f or "opens with a past-tense verb" in f or "an action verb" in f)
-    return did and not any(k in f for k in ("a question", "modal (could, should, maybe)", "future or plan words",
-                                            "conditional", "imperative", "second person"))
+    return did and not f.keys() & _NOT_TOLD
 
 
 def _body_before_posts(doc: Doc) -> bool:
@@ -1230,9 +1232,7 @@ def _names_tries(text: str, f: dict[str, float], lang: str) -> bool:
     """A sentence whose verb of trying ("tried", "tested") names the settings or versions tried, neither asking,
     proposing nor planning."""
     return "names a setting, flag, version or file" in f and "a subject with a past-tense verb" in f and \
-        table(lang).has("tense.tries", plain(text)) and not f.keys() & {
-            "a question", "modal (could, should, maybe)", "conditional", "future or plan words", "imperative",
-            "second person"}
+        table(lang).has("tense.tries", plain(text)) and not f.keys() & _NOT_TOLD
 
 
 def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:

@@ -220,17 +220,10 @@ def _identifier_words(db) -> None:
     add_identifier_words(db)
 
 
-def _glued_latin_words(db) -> None:
-    """The index's identifier words now hold the Latin words glued to CJK text ("使用packing的方式" -> packing):
-    recomputed for the stored attempts and sections (the triggers update the index)."""
-    from dbglog.kb.search import refresh_identifier_words
-
-    refresh_identifier_words(db.conn)
-
-
-def _gloss_words(db) -> None:
-    """The index's identifier words now hold the English words of other languages' ("降级" -> downgrade,
-    core/gloss.py): recomputed for the stored attempts and sections."""
+def _refreshed_identifier_words(db) -> None:
+    """The index's identifier words now hold the Latin words glued to CJK text ("使用packing的方式" -> packing) (0014),
+    and then the English words of other languages' ("降级" -> downgrade, core/gloss.py) (0015): recomputed for the
+    stored attempts and sections (the triggers update the index)."""
     from dbglog.kb.search import refresh_identifier_words
 
     refresh_identifier_words(db.conn)
@@ -290,8 +283,8 @@ MIGRATIONS = [
     ("0011_failures", _failures),
     ("0012_provenance", _provenance),
     ("0013_bookkeeping_unindexed", _bookkeeping_unindexed),
-    ("0014_glued_latin_words", _glued_latin_words),
-    ("0015_gloss_words", _gloss_words),
+    ("0014_glued_latin_words", _refreshed_identifier_words),
+    ("0015_gloss_words", _refreshed_identifier_words),  # (the same refresh: the words gained glosses)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
