@@ -1175,6 +1175,40 @@ def test_each_entry_of_a_numbered_chinese_list_is_its_own_try():
     assert any("pin_memory" in s for s in _steps(ZH_NOTES))
 
 
+ZH_CASES = """# 四卡推理 Qwen 时 vLLM 启动卡住
+
+### wang_lei — 2025-03-02
+
+用 vLLM 0.6 部署，各种组合的情况如下：
+（1）单卡 fp16，成功
+（2）双卡 tp=2 fp16，成功
+（3）四卡 tp=4 awq 不成功
+（4）四卡 tp=4 fp16，不成功
+
+不成功的时候都是加载完权重就卡住不动。
+
+### zhao_min — 2025-03-03
+
+四卡的时候试试加上 `--disable-custom-all-reduce`
+"""
+
+
+def test_numbered_cases_in_one_chinese_paragraph_are_a_try_each_with_the_verdict_that_closes_it():
+    # "（1）…，成功" line after line: markdown sees one paragraph, the numbers make it a list of runs, and the word
+    # that closes each line, after a comma or a space, is how that run went
+    got = [(a.source_lines, a.outcome) for p in _read(ZH_CASES) for a in p.inv.attempts]
+    assert got[:4] == [([6, 6], "worked"), ([7, 7], "worked"), ([8, 8], "failed"), ([9, 9], "failed")]
+    units = [u for u in segment(ZH_CASES).units if u.first in (4, 5, 6)]  # (0-based: the caption, entries 1 and 2)
+    assert [(u.first, u.item >= 0) for u in units] == [(4, False), (5, True), (6, True)]
+
+
+@pytest.mark.parametrize("text", ["开机之后第一次可以正常启动,但是模型退出之后再次启动,就会卡住。", "我也是这个错，大佬有解决嘛",
+                                  "看来您的测试运行遇到了一个 \"invalid device ordinal\" 错误。"])
+def test_a_chinese_sentence_that_only_ends_on_an_outcome_word_is_no_try_and_its_verdict(text):
+    doc = f"# 记录\n\n## 现象\n\n随便说一句背景。\n\n{text}\n"
+    assert [a.source_lines for p in _read(doc) for a in p.inv.attempts] == []
+
+
 DE_FORUM = """# ROCm: HIP error invalid device function auf RX 6700 XT
 
 ### marco_k — 12.03.2024

@@ -1386,8 +1386,40 @@ def _verdict_after(text: str, lang: str, labelled: bool) -> bool:
     if len(arrow) < 2:
         arrow = _DASH.split(text, maxsplit=1)  # "Eager mode (`--enforce-eager`) — crash rate unchanged"
     if len(arrow) < 2 and not labelled:
-        arrow = colon_verdict(text, lang) or arrow
+        arrow = colon_verdict(text, lang) or _closing_verdict(text, lang) or arrow
     return len(arrow) == 2 and bool(arrow[0].strip()) and bool(outcome_of(arrow[1], lang))
+
+
+# A verdict closing a CJK sentence on its own: "…，成功", "…，不成功。", "… zero3+offload 不成功", "…lora 7b成功" (after
+# a comma or a space, or glued to the latin name it judges; a negation and "了" may go with it).
+_CJK_TAIL = recache.compile(r"(?:[，,；;、]\s*|(?<=[A-Za-z0-9+)])\s?)(?P<n>不|没有?|未|无法|不能|没能)?(?P<v>[^\s，,；;。：:、（）()A-Za-z0-9]{1,4}?)"
+                            r"[了啦]?[。！!～~]*$")
+
+
+def _closing_verdict(text: str, lang: str) -> list[str] | None:
+    """[what, verdict] when a Chinese, Japanese or Korean sentence ends on a bare verdict (no arrow, dash or colon
+    parts them there); a question ("…能跑嘛") or a clause that only ends on one ("就会卡住") is no such sentence."""
+    if lang not in _SUBSTRING_LANGS:
+        return None
+    m = _CJK_TAIL.search(text.strip())
+    if m is None or table(lang).has("mood.question", text.strip()[-2:]):
+        return None
+    t = table(lang)
+    if not (t.rx["outcome.worked"].fullmatch(m.group("v")) or t.rx["outcome.failed"].fullmatch(m.group("v"))):
+        return None  # ("…,就会卡住": a clause that tells more than how it went)
+    verdict = (m.group("n") or "") + m.group("v")
+    head = text.strip()[:m.start("v") - len(m.group("n") or "")].rstrip(" ，,；;、")
+    said = outcome_of(verdict, lang)
+    return [head, verdict] if said in ("worked", "failed") and len(head) >= 4 else None
+    m = _CJK_TAIL.search(text.strip())
+    if m is None:
+        return None
+    tail = m.group("v")
+    for k in range(min(len(tail), 4), 1, -1):  # the shortest closing words that are a verdict ("成功", "不成功")
+        head = text.strip()[:m.start("v") + len(tail) - k].rstrip(" ，,；;")
+        if outcome_of(tail[-k:], lang) in ("worked", "failed") and len(head.strip()) >= 4:
+            return [head, tail[-k:]]
+    return None
 
 
 # "- [Removing the unused import fixes it](#import)": an entry of a table of contents, a link to a heading below.

@@ -73,6 +73,14 @@ class Doc:
 
 
 
+def _enum_number(line: str) -> int | None:
+    m = _ENUM_LINE.match(line)
+    if m is None:
+        return None
+    c = m.group("c")
+    return ord(c) - ord("①") + 1 if c else int(m.group("a") or m.group("b") or m.group("d"))
+
+
 @lru_cache(maxsize=1)
 def _md():
     from markdown_it import MarkdownIt
@@ -111,6 +119,9 @@ _LIST_START = recache.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 # An arrow at a line's start ("-> tried X, no change", "=> ...") is such a bullet too.
 _GLYPH_ITEM = recache.compile(r"^\s*(?:[•◦▪‣●○■□➤►▶→⇒]|-{1,2}>|=>)\s+(?=\S)")
 # A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
+# A line numbered as an entry where markdown sees none: "（1）", "(2)", "3)", "4、", "⑤" (markdown's own "2." inside a
+# paragraph is text too, since only a "1." may interrupt one). Its number, for "the entries count up".
+_ENUM_LINE = recache.compile(r"^\s*(?:[（(](?P<a>\d{1,2})[）)]|(?P<b>\d{1,2})[)、]|(?P<c>[①-⑳])|(?P<d>\d{1,2})\.(?!\d))\s*(?=\S)")
 _PLAIN_TITLE = recache.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
 _RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
@@ -245,6 +256,24 @@ class _Cut:
             g["n"] += 1
             g["last"] = a + k
 
+    def _numbered_lines(self, a: int, texts: list[str], block: int) -> bool:
+        """ "利用…发现如下问题：" / "（1）单机多卡…，成功" / "（2）多机多卡…，成功": entries numbered 1, 2, 3… line after line in
+        one paragraph are a list's items (each its own place, as a markdown list's are); the lines above the first are
+        the paragraph's sentences, and a line without a number goes on the entry above it."""
+        nums = [_enum_number(t) for t in texts]
+        at = [k for k, n in enumerate(nums) if n is not None]
+        if len(at) < 2 or [nums[k] for k in at] != list(range(nums[at[0]], nums[at[0]] + len(at))) or nums[at[0]] > 1:
+            return False
+        for lo, hi, s in _sentences(texts[:at[0]]) if at[0] else ():
+            self.add("sentence", a + lo, a + hi, s, block=block, head=(lo == 0))
+        for n, k in enumerate(at):
+            end = at[n + 1] if n + 1 < len(at) else len(texts)
+            body = " ".join(t.strip() for t in texts[k:end])
+            self.nblock += 1  # (each entry its own block, as a markdown item's paragraph is)
+            self.add("sentence", a + k, a + end - 1, _ENUM_LINE.sub("", body, count=1).strip(), block=self.nblock, head=True,
+                     depth=1, item=a + k, group=block, index=n, ordered=True)
+        return True
+
     def _as_heading(self, a: int, b: int, texts: list[str], block: int) -> bool:
         """A paragraph that is a heading in all but markup: read as one (level 7), its other lines as its body."""
         if len(texts) == 1 and _CAPTION.match(texts[0]) and not _BOLD_COMMAND.match(_CAPTION.match(texts[0]).group(2)):
@@ -286,6 +315,8 @@ class _Cut:
         table = delimited.table_in_paragraph(self.lines, a, texts) if not first_of_item else None
         if table:
             self.delimited_rows(a, table, block)
+            return
+        if not self.items and not self.quote and self._numbered_lines(a, texts, block):
             return
         if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
             # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
