@@ -709,6 +709,21 @@ def test_xformers_turning_down_a_gpu_too_new_is_one_failure_and_not_the_bf16_one
     assert F.same_failure(blackwell, traced) and not F.same_failure(blackwell, old)
 
 
+def test_xformers_on_an_apple_gpu_is_one_failure_whatever_the_shapes_and_not_the_too_new_gpu_one():
+    head = "No operator found for `memory_efficient_attention_forward` with inputs:\n     query       : shape=({}) (torch.float32)\n"
+    mac = F.fingerprint_text("NotImplementedError: " + head.format("1, 4096, 1, 512") + "`cutlassF` is not supported "
+                             "because:\n    device=mps (supported: {'cuda'})\n`smallkF` is not supported because:\n"
+                             "    device=mps (supported: {'cuda', 'cpu'})\n")
+    webui = F.fingerprint_text("2023-05-31 09:03:37,811 | sd | ERROR | call_queue | Exception: " + head.format("1, 3136, 1, 512")
+                               + "`ck_decoderF` is not supported because:\n    max(query.shape[-1] != value.shape[-1]) > 256\n"
+                               "    device=mps (supported: {'cuda'})\n")
+    new_gpu = F.fingerprint_text("NotImplementedError: " + head.format("1, 11, 32, 128") + "`fa3F@0.0.0` is not supported "
+                                 "because:\n    requires device with capability <= (9, 0) but your GPU has capability "
+                                 "(12, 0) (too new)\n")
+    assert mac.signature == webui.signature == "build.xformers_device_unsupported"
+    assert F.same_failure(mac, webui) and not F.same_failure(mac, new_gpu)
+
+
 def test_a_record_printed_after_a_progress_bar_on_its_line_keys_as_the_record():
     record = ("[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
               "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800089 "

@@ -44,6 +44,9 @@ SAMPLES = {
                                   "with inputs:", "`cutlassF-pt` is not supported because:",
                                   "    requires device with capability < (5, 0) but your GPU has capability (12, 0) (too new)"],
                                  "gpu.xformers_gpu_too_new"),
+    "build.xformers_device_unsupported": (["NotImplementedError: No operator found for `memory_efficient_attention_forward` "
+                                           "with inputs:", "`cutlassF` is not supported because:",
+                                           "    device=mps (supported: {'cuda'})"], "build.xformers_device_unsupported"),
     "build.cuda_headers_missing": (["cc1plus: fatal error: cuda_runtime.h: No such file or directory",
                                     "compilation terminated.", "error: command 'nvcc' failed with exit status 1"],
                                    "build.cuda_headers_missing"),

@@ -650,6 +650,7 @@ CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.
                               "build.extension_torch_mismatch", "build.extension_cxx11_abi",
                               "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing",
                               "build.bitsandbytes_windows", "gpu.xformers_gpu_too_new", "build.trt_library_mismatch",
+                              "build.xformers_device_unsupported",
                               "mps.unsupported_op"))
 # ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
 _PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing",

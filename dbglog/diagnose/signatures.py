@@ -681,6 +681,12 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"but your GPU has capability \((\d+), (\d+)\) \(too new\)", "(too new)")], 76,
        description="xformers has no kernels for a GPU this new: install an xformers built for its architecture, or run "
                    "attention without xformers (PyTorch's scaled_dot_product_attention)"),
+    # ... and turning down tensors on a device it has no kernels for, operator by operator ("device=mps (supported:
+    # {'cuda'})"): xformers enabled on an Apple-silicon Mac (or on the CPU), whatever the shapes and operators listed
+    _S("build.xformers_device_unsupported",
+       [(r"device=(mps|cpu|xpu|meta) \(supported: \{'cuda'", "(supported: {'cuda'")], 76,
+       description="xformers was handed tensors on a device it has no kernels for (an Apple-silicon Mac's mps, the "
+                   "CPU): run without xformers there (uninstall it, or drop --xformers)"),
     # A CUDA extension built where the compiler finds nvcc but not the toolkit's headers (a conda env with nvcc alone):
     # "cc1plus: fatal error: cuda_runtime.h: No such file or directory", the header in the key
     _S("build.cuda_headers_missing",
