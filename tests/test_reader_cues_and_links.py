@@ -1477,6 +1477,32 @@ Need to rerun the 1B ablation with the filter to be sure.
 """
 
 
+CAPTIONED_SCRIPT = """# Max batch size per model on one 4090
+
+```bash
+# Fine.
+python bench.py --model 8b --bs 32 --ckpt on
+# OOM.
+python bench.py --model 8b --bs 64 --ckpt on
+# Runs fine with offload on.
+python bench.py --model 8b --bs 48 --offload on
+```
+"""
+
+
+def test_comments_over_commands_in_a_stretch_that_opens_with_a_comment_are_captions_and_a_lone_verdict_word_says_how():
+    # comment, command, comment, command, with no blank line: a stretch that opens with a comment and closes with a
+    # command pairs each comment with the command under it, not with the one above; "Fine." alone is a verdict
+    got = [(a.source_lines, a.outcome) for p in _read(CAPTIONED_SCRIPT) for a in p.inv.attempts]
+    assert got == [([4, 5], "worked"), ([6, 7], "failed"), ([8, 9], "worked")]
+
+
+def test_a_command_then_its_comment_stays_paired_with_the_command_above():
+    doc = "# Notes\n\n```bash\npython bench.py --bs 32\n# Fine.\npython bench.py --bs 64\n# OOM.\n```\n"
+    assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([4, 5], "worked"),
+                                                                                             ([6, 7], "failed")]
+
+
 def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
     got = [(a.source_lines, a.outcome) for p in _read(DATED_NOTEBOOK) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([11, 11], "failed"), ([13, 13], "inconclusive"), ([13, 13], "worked"),

@@ -363,6 +363,21 @@ _TRY_MARK = recache.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=le
 # not a setting that was tried: no verb, no value, nothing run.
 _BARE_PATH = recache.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = recache.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
+_ONE_WORD = recache.compile(r"\W{0,3}(\w{2,12})[.!]{0,3}")
+
+
+def _marker_verdict(s: str, t) -> str | None:
+    """A marker in a short text ("2xGPU - NOK"), or a verdict word alone ("Fine.", "OOM!": a comment over a run, a
+    cell); "No." and "Same." answer something, they judge no run."""
+    m = _OKNOK.search(s)
+    if m and len(s.split()) <= 14:
+        return _OKNOK_MAP[m.group("w")]
+    one = _ONE_WORD.fullmatch(s)
+    if one and t.rx["outcome.worked"].fullmatch(one.group(1)):
+        return "worked"
+    if one and t.rx["outcome.failed"].fullmatch(one.group(1)) and one.group(1).lower() not in ("no", "still", "same"):
+        return "failed"
+    return None
 _OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
               "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
               "STABLE": "worked", "UNSTABLE": "partial"}
@@ -530,10 +545,10 @@ def _unhedged(s: str) -> str | None:
 def _en_verdict(s: str) -> str | None:
     from dbglog.core import outcome
 
-    m = _OKNOK.search(s)
-    if m and len(s.split()) <= 14:
-        return _OKNOK_MAP[m.group("w")]
     t = table("en")
+    marked = _marker_verdict(s, t)
+    if marked:
+        return marked
     if t.has("outcome.unverified", s):
         return "inconclusive"  # applied, not yet seen to help: done, outcome unknown
     if t.has("outcome.untested", s):

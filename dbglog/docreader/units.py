@@ -762,7 +762,32 @@ _OUTPUT_COMMENT = recache.compile(r"^(?:(?:[\w.]{0,60}(?:Error|Exception)|Traceb
                                   r"outputs?|prints|printed|fails with|failed with)\s*:\s*$)", re.I)
 
 
+def _caption_led(lines: list[str], body: list[int]) -> set[int]:
+    """The comment lines of stretches (between blank lines) that alternate comment and command at least twice and
+    open with a comment and close with a command ("# Fine." / "python train.py --bs 48" / "# OOM." / "python ..."):
+    there a comment is the caption of the command under it, never the result of the one above. (A stretch that opens
+    with a command and closes with a comment is the other way round; the reading line by line decides it.)"""
+    out: set[int] = set()
+    for chunk in _stretches(lines, body):
+        kinds = ["c" if _CMD_COMMENT.match(lines[i]) and not lines[i].startswith("#!") else "x" for i in chunk]
+        runs = [k for n, k in enumerate(kinds) if n == 0 or kinds[n - 1] != k]
+        if len(runs) >= 4 and runs[0] == "c" and runs[-1] == "x":
+            out |= {i for i, k in zip(chunk, kinds) if k == "c"}
+    return out
+
+
+def _stretches(lines: list[str], body: list[int]) -> list[list[int]]:
+    out: list[list[int]] = [[]]
+    for i in body:
+        if lines[i].strip():
+            out[-1].append(i)
+        elif out[-1]:
+            out.append([])
+    return [c for c in out if c]
+
+
 def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
+    led = _caption_led(lines, body)
     groups: list[dict] = []
     cur: dict | None = None
     desc: list[str] = []
@@ -808,7 +833,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             # is the next command's caption, not this one's result)
             told = cur is not None and cur["desc"] and _says_how(tuple(cur["desc"]))
             if cur is not None and cur["cmd"] and not cur["result"] and not desc and not setup and (
-                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1 and not told) \
+                    _RESULT_COMMENT.match(text) or cur["lines"][-1] == i - 1 and not told and i not in led) \
                     or cur is not None and cur["result"] and cur["lines"][-1] == i - 1 and not desc:
                 cur["result"].append(text)
                 cur["lines"].append(i)
