@@ -1503,6 +1503,24 @@ def test_a_command_then_its_comment_stays_paired_with_the_command_above():
                                                                                              ([6, 7], "failed")]
 
 
+def test_ticked_items_that_say_what_a_component_does_are_not_tries_but_ticked_things_done_are():
+    doc = """# GPU sharing on the lab cluster
+
+## What the scheduler extension gives us
+
+- ✅ Detects every GPU through NVML
+- ✅ Reserves one GPU per job
+- ❌ Prevents two jobs on one card
+
+## What we changed
+
+- ✅ Set `CUDA_MPS_PIPE_DIRECTORY` on every node
+- ❌ Rebuilt the extension with CUDA 12.4
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([11, 11], "worked"), ([12, 12], "failed")]
+
+
 def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
     got = [(a.source_lines, a.outcome) for p in _read(DATED_NOTEBOOK) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([11, 11], "failed"), ([13, 13], "inconclusive"), ([13, 13], "worked"),
