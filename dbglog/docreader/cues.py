@@ -366,6 +366,15 @@ _OKNOK = recache.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOO
 # A verb in the third person opening a sentence with no subject ("Detects", "Registers", "Ensures"): what a component
 # does. (Not "Access", "Process": -ss; not "Was"/"Has"/"Is": auxiliaries open a sentence of their own kind.)
 _DOES = recache.compile(r"^(?!(?:Is|Was|Has|Does|This|Its|Yes|Thanks|Bus|Gas)\b)[A-Z][a-z]{1,14}[^s\W]s\s+[`a-z]")
+def _ticked_features(raw: str, text: str, lang: str, f: dict[str, float]) -> None:
+    f["marked with a verdict (✅ ❌)"] = 1.0
+    if lang == "en" and _DOES.match(_VERDICT_MARK.sub("", plain(raw), count=1).strip()) \
+            and not table("en").has("mood.gerund_result", text.split(None, 1)[0].lower() if text.split() else ""):
+        # "✅ Detects the GPU using NVML", "❌ Prevents over-subscription": what a thing does, ticked off (a try is
+        # told as done or to do, "✅ Set X", "✅ Rebuilt Y"; "✅ Works on H100" is a verdict)
+        f["says what a thing does (third person)"] = 1.0
+
+
 _ONE_WORD = recache.compile(r"\W{0,3}(\w{2,12})[.!]{0,3}")
 
 
@@ -1348,12 +1357,7 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f.pop("imperative")
         f["an arrow from what was done to how it went"] = 1.0
     if _VERDICT_MARK.match(u.text.lstrip("-*+ 0123456789.)[]xX")):
-        f["marked with a verdict (✅ ❌)"] = 1.0
-        if lang == "en" and _DOES.match(_VERDICT_MARK.sub("", plain(u.text), count=1).strip()) \
-                and not table("en").has("mood.gerund_result", text.split(None, 1)[0].lower() if text.split() else ""):
-            # "✅ Detects the GPU using NVML", "❌ Prevents over-subscription": what a thing does, ticked off (a try
-            # is told as done or to do, "✅ Set X", "✅ Rebuilt Y"; "✅ Works on H100" is a verdict)
-            f["says what a thing does (third person)"] = 1.0
+        _ticked_features(u.text, text, lang, f)
     _several_runs(text, lang, f)
     if u.item >= 0:
         _item_features(u, f)
