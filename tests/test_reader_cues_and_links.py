@@ -1521,6 +1521,32 @@ def test_ticked_items_that_say_what_a_component_does_are_not_tries_but_ticked_th
     assert got == [([11, 11], "worked"), ([12, 12], "failed")]
 
 
+ZH_LISTED_ANSWER = """# 双卡 tp=2 推理时 core dumped
+
+### li_wei — 2025-01-10
+
+两张 4090 上用 tp=2 启动服务，第一个请求就 core dumped。
+
+### chen_fang — 2025-01-10
+
+请试试下面两种设置：
+
+1. NCCL_P2P_LEVEL=LOC
+2. NCCL_SHM_DISABLE=1
+
+### li_wei — 2025-01-11
+
+加上NCCL_P2P_LEVEL=LOC 或 NCCL_SHM_DISABLE=1都能正常推理了
+"""
+
+
+def test_a_reply_naming_both_items_of_a_listed_suggestion_under_one_verdict_is_a_try_of_each():
+    # the suggestion is the list under its caption, one item per setting; the asker's one verdict names both
+    got = sorted((a.title, a.outcome, a.who) for p in _read(ZH_LISTED_ANSWER) for a in p.inv.attempts)
+    assert [(t, o, w) for t, o, w in got if "NCCL" in t] == [("NCCL_P2P_LEVEL=LOC", "worked", "li_wei"),
+                                                              ("NCCL_SHM_DISABLE=1", "worked", "li_wei")]
+
+
 def test_a_day_caption_is_a_date_not_a_numbered_try_and_need_to_is_a_plan():
     got = [(a.source_lines, a.outcome) for p in _read(DATED_NOTEBOOK) for a in p.inv.attempts]
     assert got == [([7, 7], "failed"), ([11, 11], "failed"), ([13, 13], "inconclusive"), ([13, 13], "worked"),

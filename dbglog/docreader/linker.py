@@ -907,17 +907,17 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if n.label == "result" or named or looked or (n.label == "action_result" and not all(_new_knob(p, v.text)
                                                                                           for p in parts)):
             oc = _outcome(v.text) or ("inconclusive" if looked else None)  # "Log attached; ACS is on": what it showed
-            k = _which_part(parts, v.text) if not looked else 0
-            had = got.get((v.author, k)) if k is not None else None
-            if oc in (None, "untested") or k is None or (had is not None and had.outcome != "inconclusive"):
-                continue
-            if had is not None:  # the earlier "can't tell yet" gets its verdict
-                had.outcome, had.result, had.last = oc, plain(v.text), v.last
-                had.units.append(v.id)
-                continue
-            f = Found(parts[k], plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
-            f.title, f.answer = _suggestion_title(parts[k]), True
-            got[(v.author, k)] = f
+            for k in (_parts_answered(parts, v.text, oc) if not looked else [0]):
+                had = got.get((v.author, k))
+                if oc in (None, "untested") or (had is not None and had.outcome != "inconclusive"):
+                    continue
+                if had is not None:  # the earlier "can't tell yet" gets its verdict
+                    had.outcome, had.result, had.last = oc, plain(v.text), v.last
+                    had.units.append(v.id)
+                    continue
+                f = Found(parts[k], plain(v.text), oc, u.first, v.last, v.author, [u.id, v.id], n.confidence)
+                f.title, f.answer = _suggestion_title(parts[k]), True
+                got[(v.author, k)] = f
         if v.post > u.post + 6:
             break
     return list(got.values())
@@ -956,7 +956,8 @@ def _names_same(suggested: str, reply: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _names(text: str) -> frozenset:
-    return frozenset({w.lower() for w in re.findall(r"\b[A-Z][A-Z0-9_]{1,}\b", text)}
+    # (ASCII edges, not \b: "加入NCCL_P2P_DISABLE=1" names NCCL_P2P_DISABLE, glued to the Chinese before it)
+    return frozenset({w.lower() for w in re.findall(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]{1,}(?![A-Za-z0-9_])", text)}
                      | {re.sub(r"[\s`]", "", m.group(0)).lower() for m in _KNOB.finditer(text)})
 
 
@@ -997,12 +998,24 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
         x = js[i]
         if x.label not in ("proposal", "request") or x.unit.quoted or reports and not _KNOB.search(x.unit.text):
             continue
-        said = _suggested(x, [js[m] for m in mine if m < i], code) or next(
+        listed = _listed_after(js, mine, i)
+        said = "" if listed else _suggested(x, [js[m] for m in mine if m < i], code) or next(
             (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
-        for p in _parts(said) if said else []:
+        for p in listed or (_parts(said) if said else []):
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
                 out.append(p)
     return out
+
+
+def _listed_after(js: list[Judged], mine: list[int], i: int) -> list[str]:
+    """ "可以试试下面两种情况" / "1. NCCL_P2P_DIRECT_DISABLE=1" / "2. NCCL_P2P_DISABLE=1", "Try one of these:" over a list
+    of settings: the items of the list right under the suggestion, each a suggestion of its own ([] unless two or
+    more items name a setting each)."""
+    after = [js[m].unit for m in mine if m > i]
+    if not after or after[0].item < 0:
+        return []
+    items = [u for u in after if u.group == after[0].group and u.head]
+    return [plain(u.text) for u in items] if len(items) >= 2 and all(_KNOB.search(u.text) for u in items) else []
 
 
 # "try `--max-num-batched-tokens 8192` and, separately, the nightly wheel?": one suggestion per named setting.
@@ -1035,6 +1048,22 @@ def _tokens(text: str) -> set[str]:
 
 
 _COMMON = {"with", "from", "that", "this", "same", "have", "tried", "using", "wheel", "there", "then", "also", "flag"}
+
+
+# Words that set one part of an answer against another ("X didn't help, but Y did"): one verdict is not both's.
+_CONTRAST = recache.compile(r"\b(?:but|however|though|whereas|while)\b|但|不过|然而|却|けど|しかし|aber|mais|pero", re.I)
+
+
+def _parts_answered(parts: list[str], answer: str, outcome: str | None) -> list[int]:
+    """The parts a reply gives its verdict to: the one it speaks of (``_which_part``); or every part it names when
+    it names several under one verdict and sets none against another ("加入 A 或 B 可以正常推理", "both A and B work")."""
+    k = _which_part(parts, answer)
+    if k is not None:
+        return [k]
+    named = [i for i, p in enumerate(parts) if _names_same(p, answer)]
+    if len(named) >= 2 and outcome in ("worked", "failed") and not _CONTRAST.search(answer):
+        return named
+    return []
 
 
 def _which_part(parts: list[str], answer: str) -> int | None:
