@@ -363,18 +363,9 @@ _TRY_MARK = recache.compile("|".join(re.escape(k) for k in sorted(_MARKS, key=le
 # not a setting that was tried: no verb, no value, nothing run.
 _BARE_PATH = recache.compile(r"(?:[\w ]{0,20}:\s*)?`?[~.]?/[^\s`=]+`?\s*(?:\([^()]{0,40}\))?")
 _OKNOK = recache.compile(r"(?<![\w-])(?P<w>NOK|NG|OK|PASS(?:ED)?|FAIL(?:ED)?|GOOD|BAD|WORKS|BROKEN|STABLE|UNSTABLE)(?![\w-])")
-# A verb in the third person opening a sentence with no subject ("Detects", "Registers", "Ensures"): what a component
-# does. (Not "Access", "Process": -ss; not "Was"/"Has"/"Is": auxiliaries open a sentence of their own kind.)
-_DOES = recache.compile(r"^(?!(?:Is|Was|Has|Does|This|Its|Yes|Thanks|Bus|Gas)\b)[A-Z][a-z]{1,14}[^s\W]s\s+[`a-z]")
-def _ticked_features(raw: str, text: str, lang: str, f: dict[str, float]) -> None:
-    f["marked with a verdict (✅ ❌)"] = 1.0
-    if lang == "en" and _DOES.match(_VERDICT_MARK.sub("", plain(raw), count=1).strip()) \
-            and not table("en").has("mood.gerund_result", text.split(None, 1)[0].lower() if text.split() else ""):
-        # "✅ Detects the GPU using NVML", "❌ Prevents over-subscription": what a thing does, ticked off (a try is
-        # told as done or to do, "✅ Set X", "✅ Rebuilt Y"; "✅ Works on H100" is a verdict)
-        f["says what a thing does (third person)"] = 1.0
-
-
+_OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
+              "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
+              "STABLE": "worked", "UNSTABLE": "partial"}
 _ONE_WORD = recache.compile(r"\W{0,3}(\w{2,12})[.!]{0,3}")
 
 
@@ -390,9 +381,6 @@ def _marker_verdict(s: str, t) -> str | None:
     if one and t.rx["outcome.failed"].fullmatch(one.group(1)) and one.group(1).lower() not in ("no", "still", "same"):
         return "failed"
     return None
-_OKNOK_MAP = {"NOK": "failed", "NG": "failed", "OK": "worked", "PASS": "worked", "PASSED": "worked", "FAIL": "failed",
-              "FAILED": "failed", "GOOD": "worked", "BAD": "failed", "WORKS": "worked", "BROKEN": "failed",
-              "STABLE": "worked", "UNSTABLE": "partial"}
 
 
 # "neither changed anything", "none of these helped", "didn't make any difference": an effect, negated.
@@ -1438,15 +1426,20 @@ def _closing_verdict(text: str, lang: str) -> list[str] | None:
     head = text.strip()[:m.start("v") - len(m.group("n") or "")].rstrip(" ，,；;、")
     said = outcome_of(verdict, lang)
     return [head, verdict] if said in ("worked", "failed") and len(head) >= 4 else None
-    m = _CJK_TAIL.search(text.strip())
-    if m is None:
-        return None
-    tail = m.group("v")
-    for k in range(min(len(tail), 4), 1, -1):  # the shortest closing words that are a verdict ("成功", "不成功")
-        head = text.strip()[:m.start("v") + len(tail) - k].rstrip(" ，,；;")
-        if outcome_of(tail[-k:], lang) in ("worked", "failed") and len(head.strip()) >= 4:
-            return [head, tail[-k:]]
-    return None
+
+
+# A verb in the third person opening a sentence with no subject ("Detects", "Registers", "Ensures"): what a component
+# does. (Not "Access", "Process": -ss; not "Was"/"Has"/"Is": auxiliaries open a sentence of their own kind.)
+_DOES = recache.compile(r"^(?!(?:Is|Was|Has|Does|This|Its|Yes|Thanks|Bus|Gas)\b)[A-Z][a-z]{1,14}[^s\W]s\s+[`a-z]")
+
+
+def _ticked_features(raw: str, text: str, lang: str, f: dict[str, float]) -> None:
+    f["marked with a verdict (✅ ❌)"] = 1.0
+    if lang == "en" and _DOES.match(_VERDICT_MARK.sub("", plain(raw), count=1).strip()) \
+            and not table("en").has("mood.gerund_result", text.split(None, 1)[0].lower() if text.split() else ""):
+        # "✅ Detects the GPU using NVML", "❌ Prevents over-subscription": what a thing does, ticked off (a try is
+        # told as done or to do, "✅ Set X", "✅ Rebuilt Y"; "✅ Works on H100" is a verdict)
+        f["says what a thing does (third person)"] = 1.0
 
 
 # "- [Removing the unused import fixes it](#import)": an entry of a table of contents, a link to a heading below.

@@ -73,14 +73,6 @@ class Doc:
 
 
 
-def _enum_number(line: str) -> int | None:
-    m = _ENUM_LINE.match(line)
-    if m is None:
-        return None
-    c = m.group("c")
-    return ord(c) - ord("①") + 1 if c else int(m.group("a") or m.group("b") or m.group("d"))
-
-
 @lru_cache(maxsize=1)
 def _md():
     from markdown_it import MarkdownIt
@@ -118,15 +110,25 @@ _LIST_START = recache.compile(r"^\s{0,3}(?:[-*+]|\d{1,2}[.)])\s+\S")
 # A bullet as text (a web page's list copied as plain text): not markdown's, but a list item all the same.
 # An arrow at a line's start ("-> tried X, no change", "=> ...") is such a bullet too.
 _GLYPH_ITEM = recache.compile(r"^\s*(?:[•◦▪‣●○■□➤►▶→⇒]|-{1,2}>|=>)\s+(?=\S)")
-# A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
 # A line numbered as an entry where markdown sees none: "（1）", "(2)", "3)", "4、", "⑤" (markdown's own "2." inside a
 # paragraph is text too, since only a "1." may interrupt one). Its number, for "the entries count up".
 _ENUM_LINE = recache.compile(r"^\s*(?:[（(](?P<a>\d{1,2})[）)]|(?P<b>\d{1,2})[)、]|(?P<c>[①-⑳])|(?P<d>\d{1,2})\.(?!\d))\s*(?=\S)")
+# A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
 _PLAIN_TITLE = recache.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
 _RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 _TAG = recache.compile(r"<[^<>]{0,200}>")
 _CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
+
+
+def _enum_number(line: str) -> int | None:
+    m = _ENUM_LINE.match(line)
+    if m is None:
+        return None
+    c = m.group("c")
+    return ord(c) - ord("①") + 1 if c else int(m.group("a") or m.group("b") or m.group("d"))
+
+
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
 _CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60])\n|"
                             r"\n(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3])")
