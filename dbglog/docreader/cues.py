@@ -1416,14 +1416,16 @@ def _closing_verdict(text: str, lang: str) -> list[str] | None:
     parts them there); a question ("…能跑嘛") or a clause that only ends on one ("就会卡住") is no such sentence."""
     if lang not in _SUBSTRING_LANGS:
         return None
-    m = _CJK_TAIL.search(text.strip())
-    if m is None or table(lang).has("mood.question", text.strip()[-2:]):
+    whole = text.strip()
+    cut = max(0, len(whole) - 40)  # (the verdict closes the sentence: its last 40 characters hold it)
+    m = _CJK_TAIL.search(whole, cut)
+    if m is None or table(lang).has("mood.question", whole[-2:]):
         return None
     t = table(lang)
     if not (t.rx["outcome.worked"].fullmatch(m.group("v")) or t.rx["outcome.failed"].fullmatch(m.group("v"))):
         return None  # ("…,就会卡住": a clause that tells more than how it went)
     verdict = (m.group("n") or "") + m.group("v")
-    head = text.strip()[:m.start("v") - len(m.group("n") or "")].rstrip(" ，,；;、")
+    head = whole[:m.start("v") - len(m.group("n") or "")].rstrip(" ，,；;、")
     said = outcome_of(verdict, lang)
     return [head, verdict] if said in ("worked", "failed") and len(head) >= 4 else None
 
