@@ -1050,10 +1050,6 @@ def _tokens(text: str) -> set[str]:
 _COMMON = {"with", "from", "that", "this", "same", "have", "tried", "using", "wheel", "there", "then", "also", "flag"}
 
 
-# Words that set one part of an answer against another ("X didn't help, but Y did"): one verdict is not both's.
-_CONTRAST = recache.compile(r"\b(?:but|however|though|whereas|while)\b|但|不过|然而|却|けど|しかし|aber|mais|pero", re.I)
-
-
 def _parts_answered(parts: list[str], answer: str, outcome: str | None) -> list[int]:
     """The parts a reply gives its verdict to: the one it speaks of (``_which_part``); or every part it names when
     it names several under one verdict and sets none against another ("加入 A 或 B 可以正常推理", "both A and B work")."""
@@ -1061,7 +1057,10 @@ def _parts_answered(parts: list[str], answer: str, outcome: str | None) -> list[
     if k is not None:
         return [k]
     named = [i for i, p in enumerate(parts) if _names_same(p, answer)]
-    if len(named) >= 2 and outcome in ("worked", "failed") and not _CONTRAST.search(answer):
+    # (words that set one part against another, "X didn't help, but Y did", give no one verdict to both: English's
+    # "but" / "while", each other language's contrast words from its cue table)
+    against = _BUT.search(answer) or table(language(answer)).has("outcome.contrast", answer)
+    if len(named) >= 2 and outcome in ("worked", "failed") and not against:
         return named
     return []
 
