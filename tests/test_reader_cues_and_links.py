@@ -1497,6 +1497,11 @@ def test_comments_over_commands_in_a_stretch_that_opens_with_a_comment_are_capti
     assert got == [([4, 5], "worked"), ([6, 7], "failed"), ([8, 9], "worked")]
 
 
+def test_a_run_captioned_by_a_verdict_word_alone_is_titled_by_its_command():
+    titles = [a.title for p in _read(CAPTIONED_SCRIPT) for a in p.inv.attempts]
+    assert titles[:2] == ["`python bench.py --model 8b --bs 32 --ckpt on`", "`python bench.py --model 8b --bs 64 --ckpt on`"]
+
+
 def test_a_command_then_its_comment_stays_paired_with_the_command_above():
     doc = "# Notes\n\n```bash\npython bench.py --bs 32\n# Fine.\npython bench.py --bs 64\n# OOM.\n```\n"
     assert [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts] == [([4, 5], "worked"),

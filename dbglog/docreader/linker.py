@@ -1116,8 +1116,8 @@ def _command(j: Judged) -> Found | None:
     said = u.desc or (u.comment if not u.text.strip() else "")
     what = re.sub(r"\s*[-—–:]*\s*\b(?:NOK|OK|PASS(?:ED)?|FAIL(?:ED)?)\b.*$", "", said).strip() or u.text
     lead = VERDICT_FIRST.match(what)
-    if lead and _PLACE_ONLY.match(what[lead.end():]):
-        what = u.text  # "# worked on the A100 box", "# fails": how and where it went, the commands are the try
+    if lead and _PLACE_ONLY.match(what[lead.end():]) or len(what.split()) == 1 and _outcome(what):
+        what = u.text  # "# worked on the A100 box", "# fails", "# Fine.": how and where it went, the commands are the try
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f
