@@ -5296,3 +5296,22 @@ def test_a_chinese_caption_of_tries_without_a_subject_makes_its_items_tries():
 2. 用 llama.cpp 跑 q4_k_m 量化模型；
 """
     assert [o for _t, o, _w in _attempts(suggested)] != ["failed", "failed"]  # (advice: its items are no failed tries)
+
+
+def test_a_block_opening_on_one_prompt_is_one_run_and_the_lines_it_printed_say_how_it_went():
+    # (any program, not only the known tools: what follows the only prompt is its output, not more commands)
+    doc = """# cuDNN handle fails inside the container
+
+## Checking the rebuilt image
+
+**Direct check of the library:**
+```bash
+$ singularity exec --nv env_cudnn896.sif python3 /data/probe_cudnn.py
+✓ runtime 12.4
+✓ cudnn 8.9.6
+✓ handle created, cudnnCreate returned 0
+```
+"""
+    got = _attempts(doc)
+    assert len(got) == 1, got
+    assert "probe_cudnn.py" in got[0][0] and got[0][1] == "worked"

@@ -444,8 +444,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     runs = [g for g in groups if g["result"] or g["desc"] or not _SETUP_CMD.match(cut.lines[g["cmd"][0]])]
     # ("$ nvcc -V" and what it printed: one tool run with its prompt and output is a command too)
     single = [] if prompted else _transcript_groups(cut.lines, body, least=1)
-    one_look = len(single) == 1 and bool(single[0]["result"]) and bool(
-        _TOOL.match(_PROMPT.sub("", cut.lines[single[0]["cmd"][0]])))
+    lead = next((i for i in body if cut.lines[i].strip()), -1)
+    one_look = len(single) == 1 and bool(single[0]["result"]) and (single[0]["cmd"][0] == lead or bool(
+        _TOOL.match(_PROMPT.sub("", cut.lines[single[0]["cmd"][0]]))))
     if one_look:
         groups = single
     elif len(said) < 2 or len(said) * 2 < len(runs):
