@@ -811,3 +811,50 @@ def test_an_op_without_an_mps_kernel_is_that_op_in_either_wording_or_in_bold():
     assert {implemented.signature, dispatcher.signature, bold.signature} == {"mps.unsupported_op"}
     assert F.same_failure(implemented, dispatcher) and F.same_failure(bold, plain)
     assert not F.same_failure(implemented, plain)
+
+
+def test_an_import_that_names_the_symbol_and_its_module_is_the_same_failure_in_any_program():
+    compile_side = F.fingerprint_text(
+        'Traceback (most recent call last):\n  File "/srv/app/run.py", line 9, in <module>\n    main()\n'
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler' "
+        "(/opt/venv/lib/python3.11/site-packages/triton/compiler/compiler.py)\n")
+    other_user = F.fingerprint_text(
+        "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler' "
+        "(C:\\tools\\py\\Lib\\site-packages\\triton\\compiler\\compiler.py)\n")
+    other_symbol = F.fingerprint_text(
+        "ImportError: cannot import name 'get_cuda_stream' from 'triton.runtime.jit' "
+        "(/opt/venv/lib/python3.11/site-packages/triton/runtime/jit.py)\n")
+    assert F.same_failure(compile_side, other_user)
+    assert not F.same_failure(compile_side, other_symbol)
+
+
+_GGML_POOL = ("CUDA error: out of memory\n  current device: 0, in function alloc at {path}ggml-cuda.cu:{n}\n"
+              "  cuMemAddressReserve(&pool_addr, CUDA_POOL_VMM_MAX_SIZE, 0, 0, 0)\n{path}ggml-cuda.cu:97: CUDA error\n")
+
+
+def test_a_c_checks_report_of_where_it_fired_is_its_frame_and_a_server_logs_prefix_comes_off():
+    elided = F.fingerprint_text(_GGML_POOL.format(path="...", n=476))
+    server = F.fingerprint_text("\n".join(f"[3121] 7.51.240.{900 + k} E {line}" for k, line in enumerate(
+        _GGML_POOL.format(path="/home/u/llama.cpp/ggml/src/ggml-cuda/", n=532).splitlines())) + "\n")
+    elsewhere = F.fingerprint_text("CUDA error: out of memory\n  current device: 0, in function ggml_cuda_op_mul_mat at "
+                                   "/src/ggml-cuda.cu:1611\n  cudaMalloc(&ptr, size)\n")
+    assert elided.frames == server.frames == ("ggml-cuda.cu:alloc",)
+    assert server.line == "CUDA error: out of memory"
+    assert F.same_failure(elided, server) and not F.same_failure(elided, elsewhere)
+
+
+def test_a_fault_reported_at_the_next_synchronisation_takes_no_frame_from_where_it_surfaced():
+    fault = F.fingerprint_text("CUDA error: an illegal memory access was encountered\n  current device: 1, in function "
+                               "ggml_backend_cuda_synchronize at /src/ggml-cuda.cu:2390\n  cudaStreamSynchronize(stream)\n")
+    assert fault.signature == "gpu.illegal_address" and fault.frames == ()
+
+
+def test_a_librarys_folders_come_off_even_when_the_path_is_elided():
+    elided = F.fingerprint_text('Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] '
+                                'LoadLibrary failed with error 126 "" when trying to load '
+                                '"...\\bin\\Debug\\net8.0\\onnxruntime_providers_cuda.dll"\n')
+    whole = F.fingerprint_text('Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] '
+                               'LoadLibrary failed with error 126 "" when trying to load '
+                               '"D:\\work\\App\\bin\\Release\\runtimes\\win-x64\\native\\onnxruntime_providers_cuda.dll"\n')
+    assert "bin" not in elided.line and elided.line == whole.line

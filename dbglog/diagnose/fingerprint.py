@@ -52,6 +52,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\[PG\b[^\]\n]{0,80}\bRank \d+\]\s*",                                # c10d's [PG ID 0 PG GUID 0(default_pg) Rank 3]
     r"^\s*-?\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*[:|-]?\s+",  # a bare level
     r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
+    r"^\s*\d+\.\d\d\.\d{3}\.\d{3}\s+[IWED]\s+",                                   # llama.cpp's log: 7.51.240.943 E
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
     r"^\s*what\(\):\s+",                                                       # std::terminate's what():
     # c10d re-raising the watchdog's own timeout: "[Rank 7] NCCL watchdog thread terminated with exception: [Rank 7]
@@ -88,7 +89,7 @@ _SCRUB_RULES = (
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\](?:[^\s'\"),:/\\]*[/\\])*"
      r"(?=[\w.+-]+\.(?:so|dll|dylib)\b)", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
-    (r"(?<![\w.~])(?:[A-Z]:|\.\.?)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),             # a path's folders
+    (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
@@ -179,7 +180,8 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
             out += lines[j]
             cut = len(lines[j]) == width
             continue
-        if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j]:
+        if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j] \
+                or _SITE_LINE.search(lines[j]):  # (a check's report of where it fired is a record of its own)
             break
         out += " " + lines[j].strip()
     return out.rstrip()
@@ -231,6 +233,29 @@ def user_frames(lines: list[str], end: int | None = None) -> tuple[str, ...]:
         found = [_frame(m.group(2) or "", m.group(1)) for line in lines[start:end]
                  if (m := _GDB_FRAME.match(line)) is not None][::-1]
     return tuple(f for f in reversed(found) if f)[:MAX_FRAMES]
+
+
+# A C/C++ check's report of where it fired, under the error it prints (ggml's CUDA_CHECK: "CUDA error: out of
+# memory" over "current device: 0, in function alloc at .../ggml-cuda.cu:476"): the one frame such a report has.
+_SITE_LINE = recache.compile(r"\bin function (\w+) at (\S{1,300}?):\d+")
+_SITE_REACH = 3  # lines under the key line
+# ... not for a fault the device reports later, at whatever call synchronises next (ggml_backend_cuda_synchronize
+# for any bad kernel): there the site is only where the error surfaced
+ASYNCHRONOUS = ("gpu.illegal_address", "gpu.illegal_instruction", "gpu.invalid_pc", "gpu.launch_failure",
+                "gpu.misaligned", "gpu.device_assert", "gpu.stack_overflow", "gpu.exception", "gpu.ecc_error",
+                "gpu.device_lost", "gpu.launch_timeout", "gpu.cuda_failure", "rocm.memory_", "hip.")
+
+
+def error_site(lines: list[str], key_index: int | None) -> tuple[str, ...]:
+    """The frame a C/C++ error report names under its key line (``_SITE_LINE``), as ``file:function``; () when none."""
+    if key_index is None:
+        return ()
+    for line in lines[key_index:key_index + 1 + _SITE_REACH]:
+        m = _SITE_LINE.search(line)
+        if m is not None:
+            name = m.group(2).replace("\\", "/").rsplit("/", 1)[-1].lstrip(".")  # (".../x.cu", "...x.cu")
+            return (f"{name}:{m.group(1)}",)
+    return ()
 
 
 def _frame(path: str, function: str) -> str:
@@ -354,7 +379,9 @@ def build(signature: str, key_lines: list[str], text_lines: list[str], key_index
     if key_index is not None and 0 <= key_index < len(text_lines):
         line = unwrap(text_lines, key_index, width=wrap_width(near))
     op, missing = collective(key_lines + near)
-    return Fingerprint(signature, normalise_line(line), user_frames(text_lines, key_index),
+    frames = user_frames(text_lines, key_index) or (
+        () if signature.startswith(ASYNCHRONOUS) else error_site(text_lines, key_index))
+    return Fingerprint(signature, normalise_line(line), frames,
                        kernel_name(near or key_lines, evidence), op, missing)
 
 
@@ -696,6 +723,9 @@ FREE_TEXT = ("py.traceback:", "triton.compilation_error", FALLBACK)
 SPECIFIC_WORDS = 5  # words of three letters or more, beyond the exception's name
 _WORD = recache.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
 _SOURCE_SITE = recache.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
+# ... or that names what it could not import and from where ("cannot import name 'triton_key' from
+# 'triton.compiler.compiler'"): one package's API against another's version, whatever program imported it
+_IMPORT_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+")
 
 
 # A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
@@ -709,7 +739,7 @@ def _specific(fp: Fingerprint) -> bool:
     if not fp.signature.startswith(FREE_TEXT):
         return False
     msg = message(fp.line)
-    if _SOURCE_SITE.search(msg) is not None:
+    if _SOURCE_SITE.search(msg) is not None or _IMPORT_SITE.search(msg) is not None:
         return True
     return len(_WORD.findall(msg)) >= SPECIFIC_WORDS and _MACHINE.search(msg) is not None
 
