@@ -828,6 +828,7 @@ class Context:
     fixes: set[int] = field(default_factory=set)  # units a caption says were the fix ("the solution for me was:")
     plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_plan_items``)
     legend: set[int] = field(default_factory=set)  # list groups that define the fields the entries below use (``_legends``)
+    results: set[int] = field(default_factory=set)  # list groups captioned as a run's result ("Result:"; ``_result_lists``)
 
 
 def context(doc: Doc) -> Context:
@@ -850,13 +851,29 @@ def context(doc: Doc) -> Context:
     # (a benchmark journal's first run, "219tok/s / temp 1 / MTP 2", first in its section: a run, not the problem)
     opening = _opening(doc, roles, replying) - {u.block for u in doc.units if u.id in sweeps}
     return Context(doc, roles, asker, lang, pasted, opening, done_captions(doc, lang), sweeps,
-                   _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc))
+                   _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc), _result_lists(doc))
 
 
 def _bold_label(line: str) -> str | None:
     """The name of a bold field label opening the line (``vocab.LABEL``), lower case, whatever the name."""
     m = LABEL.match(line)
     return m.group("l1").strip().lower() if m and m.group("l1") else None
+
+
+def _result_lists(doc: Doc) -> set[int]:
+    """The lists captioned by a result label alone ("Result:", "**Output:**", "结果：") on the line or two above: their
+    items are what the run before them gave ("- Scanned rows: 200", "- Corrupt tokens: [0, 0]"), not tries of their own."""
+    out: set[int] = set()
+    prev = None
+    for u in doc.units:
+        if u.item >= 0 and u.index == 0 and u.head and prev is not None and prev.item < 0 \
+                and 0 < u.first - prev.last <= 2 and (prev.kind == "sentence" or prev.kind == "heading" and prev.level >= 7):
+            lab = _sentence_label(prev.text)
+            if lab is not None and lab[0] in ("result", "outcome") and not lab[1].strip(" *_:："):
+                out.add(u.group)
+        if u.kind not in ("html", "rule"):
+            prev = u
+    return out
 
 
 def _legends(doc: Doc) -> set[int]:
@@ -1268,6 +1285,8 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         f["an item of a list of what was done"] = 1.0
     if u.item >= 0 and u.group in ctx.legend:
         f["a legend of the fields the entries use"] = 1.0
+    if u.item >= 0 and u.group in ctx.results:
+        f["an item of a list captioned as the result (Result:)"] = 1.0
     if u.block in ctx.opening:
         f["the opening paragraph (the problem)"] = 1.0
     if u.post >= 0:
