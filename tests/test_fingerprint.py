@@ -858,3 +858,20 @@ def test_a_librarys_folders_come_off_even_when_the_path_is_elided():
                                'LoadLibrary failed with error 126 "" when trying to load '
                                '"D:\\work\\App\\bin\\Release\\runtimes\\win-x64\\native\\onnxruntime_providers_cuda.dll"\n')
     assert "bin" not in elided.line and elided.line == whole.line
+
+
+def test_a_missing_attribute_of_a_named_class_is_specific_and_one_of_none_is_not():
+    one = F.fingerprint_text("AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'\n")
+    two = F.fingerprint_text('Exception ignored in: <function DeepSpeedCPUAdam.__del__ at 0x7f3a>\nTraceback (most recent '
+                             'call last):\nAttributeError: \'DeepSpeedCPUAdam\' object has no attribute \'ds_opt_adam\'\n')
+    none_a = F.fingerprint_text("AttributeError: 'NoneType' object has no attribute 'shape'\n")
+    none_b = F.fingerprint_text("AttributeError: 'NoneType' object has no attribute 'shape'\n")
+    assert F.same_failure(one, two)
+    assert F.similarity(none_a, none_b).level == "similar"
+
+
+def test_nccls_warning_that_names_its_own_source_file_says_where_it_failed():
+    h800 = F.fingerprint_text("gpu-node-7:41:41 [3] transport/nvls.cc:158 NCCL WARN Cuda failure 1 'invalid argument'\n")
+    h100 = F.fingerprint_text("worker-2:1177:1177 [0] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'\n")
+    elsewhere = F.fingerprint_text("host:9:9 [0] include/alloc.h:103 NCCL WARN Cuda failure 1 'invalid argument'\n")
+    assert F.same_failure(h800, h100) and not F.same_failure(h800, elsewhere)

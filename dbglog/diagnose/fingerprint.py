@@ -725,7 +725,14 @@ _WORD = recache.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
 _SOURCE_SITE = recache.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
 # ... or that names what it could not import and from where ("cannot import name 'triton_key' from
 # 'triton.compiler.compiler'"): one package's API against another's version, whatever program imported it
-_IMPORT_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+")
+_IMPORT_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+"
+                               # ... or the class whose attribute is missing ("'DeepSpeedCPUAdam' object has no
+                               # attribute 'ds_opt_adam'"): a library's object half built, not any None in any program
+                               r"|\b(?!(?:NoneType|str|int|float|list|dict|tuple|bool|bytes|set|function|module|type|object)\b)"
+                               r"[A-Za-z_]\w{2,60} object has no attribute \w+")
+# NCCL's warning names the file of its own source that failed ("transport/nvls.cc:N NCCL WARN Cuda failure 1 'invalid
+# argument'"): where the failure happened, as a frame would say
+_WARN_SITE = recache.compile(r"\b[\w-]+\.(?:cc|cpp|cu|h):N NCCL WARN\b")
 
 
 # A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
@@ -745,8 +752,10 @@ def _specific(fp: Fingerprint) -> bool:
 
 
 def _names_no_site(a: Fingerprint, b: Fingerprint) -> bool:
-    """Is this a message that says what happened but not where (``SITELESS``, not ``_specific``)?"""
-    return a.signature.startswith(SITELESS) and not (_specific(a) or _specific(b))
+    """Is this a message that says what happened but not where (``SITELESS``, not ``_specific``, not a library's
+    warning that names its own source file, ``_WARN_SITE``)?"""
+    return a.signature.startswith(SITELESS) and not (_specific(a) or _specific(b)) \
+        and not (_WARN_SITE.search(a.line) and _WARN_SITE.search(b.line))
 
 
 def _siteless(a: Fingerprint, b: Fingerprint) -> bool:
