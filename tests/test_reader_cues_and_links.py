@@ -5337,3 +5337,31 @@ Result:
 """
     titles = [t for t, _, _ in _attempts(doc)]
     assert not any(("shards" in t or "index file" in t or "optimizer state" in t) for t in titles), titles
+
+
+def test_a_first_reply_that_ran_two_requested_commands_is_two_looks_not_one():
+    doc = """# Server ignores the second GPU
+
+### dana — 2025-03-02
+After upgrading to 0.9 the server only uses the CPU. The card is a Radeon RX 6800.
+
+### lee — 2025-03-03
+Can you please send the output of `rocm-smi --showproductname`?
+
+Also, can you try starting it with the ROCm image and tell me if the GPU is picked up?
+
+`gpuserve --image=registry.example/gpuserve-rocm --debug serve tiny-model`
+
+### dana — 2025-03-04
+- `rocm-smi --showproductname`:
+```
+GPU[0] : Card series: Navi 21 [Radeon RX 6800]
+```
+- `gpuserve --image=registry.example/gpuserve-rocm --debug serve tiny-model`:
+```
+loading tiny-model on rocm device 0
+```
+"""
+    got = _attempts(doc)
+    assert len(got) == 2, got
+    assert any("rocm-smi" in t for t, _, _ in got) and any("gpuserve" in t for t, _, _ in got)

@@ -907,7 +907,9 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if n.label == "result" or named or looked or (n.label == "action_result" and not all(_new_knob(p, v.text)
                                                                                           for p in parts)):
             oc = _outcome(v.text) or ("inconclusive" if looked else None)  # "Log attached; ACS is on": what it showed
-            for k in (_parts_answered(parts, v.text, oc) if not looked else [0]):
+            # (a first reply that ran what was asked answers each request it names: "`rocminfo`:" + its output, then
+            # "`ramalama --image=... serve`" + how that went, are two looks)
+            for k in (_parts_answered(parts, v.text, oc) if not looked else [_which_part(parts, v.text) or 0]):
                 had = got.get((v.author, k))
                 if oc in (None, "untested") or (had is not None and had.outcome != "inconclusive"):
                     continue
@@ -999,8 +1001,12 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
         if x.label not in ("proposal", "request") or x.unit.quoted or reports and not _KNOB.search(x.unit.text):
             continue
         listed = _listed_after(js, mine, i)
-        said = "" if listed else _suggested(x, [js[m] for m in mine if m < i], code) or next(
-            (js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)), "")
+        # (a request naming nothing introduces the setting right under it, "Can you try this command?" / "`cmd`",
+        # before it points back at one above)
+        below = next((js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)
+                      and js[m].unit.first - x.unit.last <= 2), "")
+        said = "" if listed else (below if below and not _KNOB.search(x.unit.text) else "") or _suggested(
+            x, [js[m] for m in mine if m < i], code)
         for p in listed or (_parts(said) if said else []):
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
                 out.append(p)
