@@ -725,7 +725,7 @@ _WORD = recache.compile(r"(?<![<\w])[A-Za-z][A-Za-z_]{2,}")
 _SOURCE_SITE = recache.compile(r"\b[\w-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hip):N\b")
 # ... or that names what it could not import and from where ("cannot import name 'triton_key' from
 # 'triton.compiler.compiler'"): one package's API against another's version, whatever program imported it
-_IMPORT_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+"
+_NAMED_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+"
                                # ... or the class whose attribute is missing ("'DeepSpeedCPUAdam' object has no
                                # attribute 'ds_opt_adam'"): a library's object half built, not any None in any program
                                r"|\b(?!(?:NoneType|str|int|float|list|dict|tuple|bool|bytes|set|function|module|type|object)\b)"
@@ -746,7 +746,7 @@ def _specific(fp: Fingerprint) -> bool:
     if not fp.signature.startswith(FREE_TEXT):
         return False
     msg = message(fp.line)
-    if _SOURCE_SITE.search(msg) is not None or _IMPORT_SITE.search(msg) is not None:
+    if _SOURCE_SITE.search(msg) is not None or _NAMED_SITE.search(msg) is not None:
         return True
     return len(_WORD.findall(msg)) >= SPECIFIC_WORDS and _MACHINE.search(msg) is not None
 
