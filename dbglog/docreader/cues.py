@@ -864,15 +864,11 @@ def _result_lists(doc: Doc) -> set[int]:
     """The lists captioned by a result label alone ("Result:", "**Output:**", "结果：") on the line or two above: their
     items are what the run before them gave ("- Scanned rows: 200", "- Corrupt tokens: [0, 0]"), not tries of their own."""
     out: set[int] = set()
-    prev = None
-    for u in doc.units:
-        if u.item >= 0 and u.index == 0 and u.head and prev is not None and prev.item < 0 \
-                and 0 < u.first - prev.last <= 2 and (prev.kind == "sentence" or prev.kind == "heading" and prev.level >= 7):
-            lab = _sentence_label(prev.text)
+    for u, cap in _list_captions(doc):
+        if cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7:
+            lab = _sentence_label(cap.text)
             if lab is not None and lab[0] in ("result", "outcome") and not lab[1].strip(" *_:："):
                 out.add(u.group)
-        if u.kind not in ("html", "rule"):
-            prev = u
     return out
 
 
@@ -1034,12 +1030,20 @@ def _captioned_lists(doc: Doc, lang: str) -> dict[int, int]:
     """A caption right above the list says its items were done: a sentence or a one-line caption (level 7) with a
     verb of trying ("Things I tried:"), or a heading of tries (``_tries_heading``: "## Attempted fixes") over a list
     that is not a setup's properties. Other headings' role words speak through ``Context.roles`` instead."""
-    out: dict[int, int] = {}
+    return {u.group: cap.id for u, cap in _list_captions(doc) if _says_list_done(doc, cap, u, lang)}
+
+
+def _list_captions(doc: Doc) -> list[tuple[Unit, Unit]]:
+    """Each list's first item with the unit right above it (a line or two up, not an item itself): its caption, if
+    anything is."""
+    out: list[tuple[Unit, Unit]] = []
+    seen: set[int] = set()
     prev = None
     for u in doc.units:
-        if u.item >= 0 and u.index == 0 and u.head and prev is not None and u.group not in out \
-                and prev.item < 0 and 0 < u.first - prev.last <= 2 and _says_list_done(doc, prev, u, lang):
-            out[u.group] = prev.id
+        if u.item >= 0 and u.index == 0 and u.head and prev is not None and u.group not in seen \
+                and prev.item < 0 and 0 < u.first - prev.last <= 2:
+            seen.add(u.group)
+            out.append((u, prev))
         if u.kind not in ("html", "rule"):
             prev = u
     return out
