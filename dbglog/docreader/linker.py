@@ -1005,8 +1005,12 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
         # before it points back at one above)
         below = next((js[m].unit.text for m in mine if m == i + 1 and _KNOB.search(js[m].unit.text)
                       and js[m].unit.first - x.unit.last <= 2), "")
-        said = "" if listed else (below if below and not _KNOB.search(x.unit.text) else "") or _suggested(
-            x, [js[m] for m in mine if m < i], code)
+        if listed:
+            said = ""
+        elif below and not _KNOB.search(x.unit.text):
+            said = below
+        else:
+            said = _suggested(x, [js[m] for m in mine if m < i], code)
         for p in listed or (_parts(said) if said else []):
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
                 out.append(p)
