@@ -5365,3 +5365,59 @@ loading tiny-model on rocm device 0
     got = _attempts(doc)
     assert len(got) == 2, got
     assert any("rocm-smi" in t for t, _, _ in got) and any("gpuserve" in t for t, _, _ in got)
+
+
+def test_a_caption_over_a_console_run_is_one_try_with_the_run_and_the_verdict_under_it():
+    # (a blog's "did X:" / the session in a fence / "how it went": one try, not a caption, a run and a verdict apart)
+    doc = """# NaN loss after the torch upgrade
+
+## What I tried
+
+Rebuilt the image with cuDNN 8.9.6:
+
+```console
+$ python train.py --config cfg/7b.yaml
+step 1180 loss 2.31
+step 1200 loss nan
+```
+
+Still NaN at the same step.
+
+Turned off flash attention:
+
+```console
+$ python train.py --config cfg/7b.yaml --attn sdpa
+step 1200 loss 2.29
+step 5000 loss 1.87
+```
+
+That fixed it.
+
+Pinned NCCL to 2.18:
+
+```console
+$ NCCL_DEBUG=INFO torchrun --nproc-per-node 8 train.py
+RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled system error
+```
+"""
+    got = _attempts(doc)
+    assert [(t, o) for t, o, _w in got] == [("Rebuilt the image with cuDNN 8.9.6", "failed"),
+                                          ("Turned off flash attention", "worked"),
+                                          ("Pinned NCCL to 2.18", "failed")], got
+
+
+def test_a_caption_that_points_at_its_run_is_titled_by_the_command():
+    doc = """# Build fails on the cluster
+
+## Attempts
+
+Ran this:
+
+```console
+$ pip install flash-attn --no-build-isolation
+```
+
+It worked after that.
+"""
+    got = _attempts(doc)
+    assert len(got) == 1 and got[0][1] == "worked" and "pip install flash-attn" in got[0][0], got

@@ -166,11 +166,13 @@ class _Thread:
             if j.label in ("action", "action_result") and u.item < 0 else None
         if checked is not None:
             return checked  # "We upgraded to CUDA 12.8." over a list of ✅ states: how it went
+        # (the runs of a console session shown under a caption are its own lines: the result is read past them)
+        runs = sum(1 for _ in itertools.takewhile(lambda x: x.unit.kind == "command", js[k + 1:k + 30]))
         if j.label in ACTS and j.confidence < MIN_CONFIDENCE:
             # An unsure action is one when the next sentence says how it went ("At first we restarted the pods.
             # Nothing changed."): the pair is surer than either alone.
             # (and "在命令行里执行:" + the command in a fence + "即可解决问题": the fence stands between them)
-            f = _with_result(j, js[k + 1:k + 2], self.used, self.code_by_post.get(u.post, self.code)) \
+            f = _with_result(j, js[k + 1:k + 2 + runs], self.used, self.code_by_post.get(u.post, self.code)) \
                 if j.label == "action" else None
             return f if f is not None and f.result else _shared_verdict(j, js[k + 1:k + 5], self.used)
         if j.label == "action_result":
@@ -178,9 +180,13 @@ class _Thread:
                 return None  # "✅ README updated", "✅ Committed: a8376e2": a chore ticked off, not a try
             if _status_line(u.text):
                 return self._status(k)
+            shows = _with_result(j, js[k + 1:k + 6 + runs], self.used, self.code_by_post.get(u.post, self.code)) \
+                if u.text.rstrip().endswith(":") else None
+            if shows is not None and shows.result and _refers_back(shows.result):
+                return shows  # ("Ran this:" over a fence, "It worked after that." under it: the verdict is below)
             return _shown_below(_found(j, u.text, u.text), u, self.code_by_post.get(u.post, self.code))
         if j.label == "action":
-            f = _with_result(j, js[k + 1:k + 6], self.used, self.code_by_post.get(u.post, self.code))
+            f = _with_result(j, js[k + 1:k + 6 + runs], self.used, self.code_by_post.get(u.post, self.code))
             if not f.result:
                 f = _shared_verdict(j, js[k + 1:k + 5], self.used) or f
             return None if u.checkbox == "x" and not f.result and _prepares(u.text) else f
@@ -742,12 +748,25 @@ def _shared_verdict(j: Judged, ahead: list[Judged], used: set[int]) -> Found | N
     return None
 
 
+def _shown_runs(u: Unit, ahead: list[Judged], used: set[int], code: list[Unit]) -> tuple[Unit | None, int, list[Judged]]:
+    """ "Rebuilt it from source:" over a fence: (the fence's first unit, its last line, the runs it holds). A console
+    session is split into a unit per prompt, so the fence's runs are what the caption did, not tries of their own."""
+    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
+    if not shown:
+        return None, -1, []
+    ran = [n for n in ahead if n.unit.kind == "command" and n.unit.block == shown.block and n.unit.id not in used]
+    end = max([c.last for c in code if c.block == shown.block] + [n.unit.last for n in ran])
+    return shown, end, ran
+
+
 def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit] = ()) -> Found:
     u = j.unit
     # "Rebuilt it from source:" + the command in a fence + "This works": the fence is the action's own text.
-    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
+    shown, end, ran = _shown_runs(u, ahead, used, code)
     for n in ahead:
-        after_code = shown and 0 < n.unit.first - shown.last <= 2 and (n.unit.post, n.unit.path) == (u.post, u.path)
+        if any(n is r for r in ran):
+            continue
+        after_code = shown and 0 < n.unit.first - end <= 2 and (n.unit.post, n.unit.path) == (u.post, u.path)
         if not (_same_place(u, n.unit) or after_code) or n.unit.id in used:
             break
         labelled = "labelled as a result" in n.features
@@ -756,9 +775,11 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
         persisted = n.label in ACTS and "'still' or 'no change'" in n.features and _outcome(n.unit.text) in (
             "failed", "partial") and not _KNOB.search(n.unit.text) and not _OWN_TRY_SAID.intersection(n.features)
         # ("..., the stopgap was a custom MoE config. That also held for the 3 days we ran it.": a sentence of the same
-        # item or paragraph that refers back to it and says how it went, naming no setting of its own)
-        persisted = persisted or n.label in ACTS and n.unit.block == u.block and _refers_back(n.unit.text) \
-            and _outcome(n.unit.text) in ("worked", "failed", "partial") and not _KNOB.search(n.unit.text)
+        # item or paragraph, or right under the fence the action showed, that refers back to it and says how it went,
+        # naming no setting of its own)
+        persisted = persisted or n.label in ACTS and (n.unit.block == u.block or after_code) \
+            and _refers_back(n.unit.text) and _outcome(n.unit.text) in ("worked", "failed", "partial") \
+            and not _KNOB.search(n.unit.text)
         if (n.label in ACTS and not labelled and not persisted) or n.unit.kind != "sentence":
             break
         if n.label == "result" or labelled or persisted:
@@ -766,12 +787,35 @@ def _with_result(j: Judged, ahead: list[Judged], used: set[int], code: list[Unit
             # another: "→ **Erfolgreich!** (10GB Peak Memory)" in a German note looks English by its words)
             f = _found(j, u.text, n.unit.text, outcome=_outcome(n.unit.text) or cue_outcome(n), last=n.unit.last)
             f.units.append(n.unit.id)
-            if after_code and len(plain(u.text).split()) <= 6:
+            if after_code and _names_nothing(u.text):
                 # "Run this:" names nothing: the try is the command it shows
-                f.title = next((x.strip() for x in shown.text.split("\n") if x.strip()), f.title)
-            return f
+                f.title = ran[0].unit.text if ran else next((x.strip() for x in shown.text.split("\n") if x.strip()),
+                                                            f.title)
+            return _with_runs(f, ran)
     oc = _outcome(u.text)
-    return _found(j, u.text, "", outcome="untested" if oc == "untested" else None)
+    f = _found(j, u.text, "", outcome="untested" if oc == "untested" else None)
+    told = next((g for r in ran if (g := _command(r)) is not None), None)  # (how the run shown went, by what it printed)
+    if told is not None and f.outcome in ("inconclusive", "untested"):
+        f.outcome, f.result = told.outcome, told.result
+    return _with_runs(f, ran)
+
+
+# A caption that points at what it shows ("Run this:", "I ran the following:", "Here is what I did:") names no try.
+_POINTS_BELOW = recache.compile(r"(?:\b(?:this|these|that|following|below|here|it|as follows)|^\W*\w+(?:\s+\w+){0,2})\W*$", re.I)
+
+
+def _names_nothing(caption: str) -> bool:
+    return bool(_POINTS_BELOW.search(plain(caption)[-200:]))
+
+
+def _with_runs(f: Found, ran: list[Judged]) -> Found:
+    """The try takes in the runs its caption showed: their lines, and the commands in what it did."""
+    if ran:
+        f.title = f.title or plain(f.did).rstrip(":： ")
+        f.units += [r.unit.id for r in ran]
+        f.last = max(f.last, ran[-1].unit.last)
+        f.did = f"{f.did} " + " ".join(f"`{r.unit.text}`" for r in ran[:3])
+    return f
 
 
 def _measurement(text: str) -> bool:
