@@ -190,3 +190,12 @@ def test_onnxruntime_call_macro_names_the_library_and_the_call():
                         "Status Message: CUDNN error executing cudnnConvolutionForward(s_.handle, &alpha)\n")
     assert m.signature == "cudnn.status" and m.name == "cudnn:cudnnConvolutionForward"
     assert S.classify_text("CUBLAS error executing cublasGemmEx(handle)\n").signature == "blas.status"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("CUDA Error at sort.cu:72 - operation failed due to a previous error during capture", "gpu.graph_capture"),
+    ("CUDA error at raft/util/cudart_utils.hpp:148 - an illegal memory access was encountered", "gpu.illegal_address"),
+    ("CUDA Error at main.cu:31 - invalid configuration argument", "gpu.cuda_failure"),
+])
+def test_the_cuda_check_macros_file_line_dash_text_form_is_named_by_its_text(line, expected):
+    assert name("launching\n" + line + "\n") == expected

@@ -770,6 +770,8 @@ BUILTIN: tuple[Signature, ...] = (
         (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error ("),
         # Caffe / MXNet / glog CHECKs: "Check failed: error == cudaSuccess (803 vs. 0)  <runtime text>"
         (r"Check failed: \w+ == cudaSuccess \((\d+) vs\. 0\)\s*:?\s*(?P<text>[^\n]+)", "Check failed: "),
+        # the CUDA_CHECK macro of CUDA's libraries and their samples (CCCL, RAFT): "CUDA Error at sort.cu:72 - <text>"
+        (r"CUDA [Ee]rror at \S{1,300}?:\d+ - (?P<text>[^\n]+)", ("CUDA Error at", "CUDA error at")),
         # nccl-tests / rccl-tests: "host: Test CUDA failure common.cu:941 'invalid device ordinal'"
         (r"Test CUDA failure \S+:\d+ '(?P<text>[^'\n]+)'", "Test CUDA failure")], 59,
        resolve=_resolve_cuda_failure, description="a CUDA call failed inside NCCL/RCCL or a C++ extension"),
