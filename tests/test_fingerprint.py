@@ -875,3 +875,38 @@ def test_nccls_warning_that_names_its_own_source_file_says_where_it_failed():
     h100 = F.fingerprint_text("worker-2:1177:1177 [0] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'\n")
     elsewhere = F.fingerprint_text("host:9:9 [0] include/alloc.h:103 NCCL WARN Cuda failure 1 'invalid argument'\n")
     assert F.same_failure(h800, h100) and not F.same_failure(h800, elsewhere)
+
+
+def test_a_line_of_richs_traceback_box_reads_as_its_source_line_and_is_never_joined_to_the_next():
+    box = ("╭──────────────────── Traceback (most recent call last) ────────────────────╮\n"
+           "│ /home/u/venv/lib/python3.10/site-packages/pkg/cextension.py:20 in <module>│\n"
+           "│   19 │   if lib is None and torch.cuda.is_available():                   │\n"
+           "│ ❱ 20 │   │   raise RuntimeError('''                                      │\n"
+           "│   21 │   │   CUDA Setup failed despite GPU being available. Please run t │\n"
+           "│   22 │   │                                                               │\n"
+           "│   23 │   │   python -m bitsandbytes                                      │\n"
+           "╰───────────────────────────────────────────────────────────────────────────╯\n")
+    wide = box.replace("Please run t │", "Please run the following command │")
+    a, b = F.fingerprint_text(box), F.fingerprint_text(wide)
+    assert a.line == "CUDA Setup failed despite GPU being available. Please run t", a.line
+    assert F.same_failure(a, b)  # (one box cut the message shorter than the other)
+
+
+def test_a_librarys_own_exception_with_the_same_message_is_one_failure_wherever_it_was_raised_from():
+    at_import = ("Traceback (most recent call last):\n"
+                 '  File "/opt/venv/lib/python3.11/site-packages/deepspeed/ops/op_builder/builder.py", line 51, in '
+                 "installed_cuda_version\n"
+                 "    raise MissingCUDAException(\"CUDA_HOME does not exist, unable to compile CUDA op(s)\")\n"
+                 "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile "
+                 "CUDA op(s)\n")
+    at_build = ("Traceback (most recent call last):\n"
+                '  File "/tmp/pip-install-x1/deepspeed/setup.py", line 100, in <module>\n'
+                "    cuda_major = installed_cuda_version()\n"
+                '  File "/tmp/pip-install-x1/deepspeed/op_builder/builder.py", line 50, in installed_cuda_version\n'
+                "    raise MissingCUDAException(\"CUDA_HOME does not exist, unable to compile CUDA op(s)\")\n"
+                "op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)\n")
+    assert F.same_failure(F.fingerprint_text(at_import), F.fingerprint_text(at_build))
+    # (Python's own exception with one message says nothing of where: still a guess, not the same failure)
+    plain_a = at_import.replace("deepspeed.ops.op_builder.builder.MissingCUDAException", "RuntimeError")
+    plain_b = at_build.replace("op_builder.builder.MissingCUDAException", "RuntimeError")
+    assert not F.same_failure(F.fingerprint_text(plain_a), F.fingerprint_text(plain_b))

@@ -23,6 +23,7 @@ Pure: text in, values out; no I/O, no database. Rule tables are data (``PREFIXES
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import re
@@ -55,6 +56,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\d+\.\d\d\.\d{3}\.\d{3}\s+[IWED]\s+",                                   # llama.cpp's log: 7.51.240.943 E
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
     r"^\s*what\(\):\s+",                                                       # std::terminate's what():
+    r"^\s*[│┃]\s*(?:❱\s*)?(?:\d+\s*[│┃]\s*)?(?:[│┃]\s*)*",                         # rich's traceback box: │ ❱ 20 │ │
     # c10d re-raising the watchdog's own timeout: "[Rank 7] NCCL watchdog thread terminated with exception: [Rank 7]
     # Watchdog caught collective operation timeout: ..." is that timeout, as another rank printed it bare
     r"^\s*(?:\[Rank \d+\]\s*)?NCCL watchdog thread terminated with exception:\s*",
@@ -83,6 +85,7 @@ _SCRUB_RULES = (
     (r"^(?:\S*[/\\])?[\w-]+\.(?:cu|cuh|hip):\d+: (?=(?:void )?\w+(?:\(|: block: \[))", ""),
     (r"^(?:void )?(\w+)\((?:[^()\n]|\([^()\n]*\)){0,600}\)(?: \[with [^\]\n]{0,600}\])?(?=: block: \[)", r"\1"),
     (r"\s*\[repeated \d+x across cluster\]", ""),                                     # Ray's log deduplication
+    (r"[ \t]*[│┃][ \t]*$", ""),                                                       # ... and its right border
     (_GPU_MODEL, "<gpu>"),                                                            # the machine's GPU, by name
     # (a shared library loaded from a temporary directory, a pip build's overlay, keeps its name: which library
     # failed to load is the failure, wherever it was unpacked)
@@ -173,6 +176,8 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
     ``host:pid:tid [dev]``, a rank's prefix); and a line cut at a fixed ``width`` (``wrap_width``),
     mid-word or not, continued on the next as it was (no space added)."""
     out = lines[i].rstrip()
+    if _BOX_LINE.match(out):
+        return out  # (a box's next line is the box's next line)
     cut = width and len(lines[i]) == width
     for j in range(i + 1, min(len(lines), i + 1 + (max(most, 12) if cut else most))):
         if cut and not _starts_alike(lines[i], lines[j]):
@@ -191,12 +196,15 @@ def wrap_width(lines: list[str]) -> int:
     """The width a terminal or a paste cut these lines at: no line is longer and at least two lines
     are exactly that long (>= 60); 0 when they do not look cut. A banner's rules ("=====BUG REPORT=====") have a width
     of their own, which says nothing about where the text was cut."""
-    lengths = [len(x) for x in lines if not _RULE_LINE.match(x)]
+    lengths = [len(x) for x in lines if not (_RULE_LINE.match(x) or _BOX_LINE.match(x))]
     width = max(lengths, default=0)
     return width if width >= 60 and lengths.count(width) >= 2 else 0
 
 
 _RULE_LINE = recache.compile(r"^\s*([=*#~_-])\1{9}")  # a line that opens with ten of one rule character
+# a line of a box drawn around a traceback (rich's "│ ❱ 20 │ raise RuntimeError(... │"): its width is the box's, and
+# its next line is the next source line, not the rest of this one
+_BOX_LINE = recache.compile(r"^\s*[│┃╭╰]")
 
 
 def _starts_alike(a: str, b: str) -> bool:
@@ -742,10 +750,23 @@ _MACHINE = recache.compile(r"\b(?:GPUs?|compute capability|CUDA capability|sm_\d
                       r"|Blackwell|driver|compiled|kernel image|architecture|[Bb]float16|bf16|<gpu>)\b")
 
 
+# Python's own exceptions, raised anywhere for anything; a library's own class ("MissingCUDAException") is raised at the
+# few places that library checks one thing
+_BUILTIN_EXCEPTIONS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                                and issubclass(getattr(builtins, n), BaseException))
+
+
+def _own_exception(signature: str) -> bool:
+    name = signature.removeprefix("py.traceback:").rsplit(".", 1)[-1]
+    return signature.startswith("py.traceback:") and name not in _BUILTIN_EXCEPTIONS
+
+
 def _specific(fp: Fingerprint) -> bool:
     if not fp.signature.startswith(FREE_TEXT):
         return False
     msg = message(fp.line)
+    if _own_exception(fp.signature) and len(_WORD.findall(msg)) >= SPECIFIC_WORDS:
+        return True
     if _SOURCE_SITE.search(msg) is not None or _NAMED_SITE.search(msg) is not None:
         return True
     return len(_WORD.findall(msg)) >= SPECIFIC_WORDS and _MACHINE.search(msg) is not None
