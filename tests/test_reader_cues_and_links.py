@@ -5421,3 +5421,52 @@ It worked after that.
 """
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked" and "pip install flash-attn" in got[0][0], got
+
+
+def test_settings_listed_line_by_line_under_a_verdict_caption_are_each_a_try_that_went_that_way():
+    # (a reply's "Failing:" / "Working:" over flags given one per line, no bullets: a list of runs and their verdicts)
+    doc = """# Server crashes on the completion endpoint
+
+### reporter — 2025-07-03
+After more tests it only crashes without one sampler:
+
+Failing:
+--samplers "top_k"
+--samplers "top_k;min_p"
+--sampling-seq "mt"
+
+Working:
+--samplers "dry"
+--sampling-seq "dt"
+
+### maintainer — 2025-07-03
+Thanks, the next build should fix it.
+"""
+    got = [(t, o) for t, o, _w in _attempts(doc)]
+    assert ('--samplers "top_k"', "failed") in got and ('--sampling-seq "mt"', "failed") in got, got
+    assert ('--samplers "dry"', "worked") in got and ('--sampling-seq "dt"', "worked") in got, got
+    assert len([1 for _t, o in got if o in ("worked", "failed")]) == 5, got
+
+
+def test_a_caption_over_prose_lines_is_not_read_as_a_list():
+    doc = """# Loss spikes
+
+## Notes
+
+Observed so far:
+the loss spikes every 500 steps
+and the spikes line up with checkpointing
+"""
+    from dbglog.docreader.units import segment
+    assert not [u for u in segment(doc).units if u.kind == "heading" and u.level == 7]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Thanks for the report. #578 should fix it.", None),
+    ("That will solve this for you.", None),
+    ("Should be resolved in the next release.", None),
+    ("It should be fixed by now but it still crashes.", "failed"),
+    ("That fixed it.", "worked"),
+])
+def test_a_verdict_foretold_is_an_expectation_not_how_a_try_went(text, expected):
+    assert outcome_of(text, "en") == expected

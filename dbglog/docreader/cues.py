@@ -503,6 +503,7 @@ _LIMIT = recache.compile(r"\b(?:slow(?:er|s|ly|down)?|worse|less|lower|higher|on
 def _en_outcome(s: str) -> str | None:
     if _MY_PLAN.match(s):
         return None  # "I'll file a separate issue for the hang": what the author will do says nothing of how a try went
+    s = _PREDICTION.sub(" ", s)  # ("#578 should fix it": what someone expects of a change, not how it went)
     s = _FIX_OBJECT.sub(r"\1 it", s)  # "solved my llama.cpp compilation problem": the problem is what went away
     m = _SAME_HERE.match(s)
     if m and (after := _en_verdict(s[m.end():])) is not None:
@@ -523,6 +524,12 @@ _SAME_HERE = recache.compile(r"^\W{0,3}(?:i|we)\s+(?:also\s+)?(?:have|had|got|ge
                              r"am seeing|was seeing|'m seeing|am getting|was getting|'m getting)\s+(?:the\s+same|a\s+similar|"
                              r"this|that|the|a\s+same)\s+(?:\S+\s+){0,2}?(?:issue|error|problem|crash|bug|hang|behaviou?r|"
                              r"failure|oom)s?\b[^,;.!?]{0,120}?(?:,\s*(?:and\s+|but\s+)?|\s+but\s+|;\s*)", re.I)
+
+
+# A verdict foretold ("should fix it", "will solve this", "should be resolved in 2.4"): an expectation, no outcome
+_PREDICTION = recache.compile(r"\b(?:should|will|would|'ll)\s+(?:probably\s+|likely\s+|also\s+)?(?:(?:fix|solve|resolve|"
+                              r"address|help\s+with)\b|be\s+(?:fixed|solved|resolved|addressed)\b|work\b(?!\s*(?:fine|now)"
+                              r"\s*(?:after|with|since|once)\b))", re.I)
 
 
 # A sentence opening with what the author will do ("I'll update the docs", "We are going to rerun it on 8 GPUs");
@@ -686,7 +693,14 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
         return "tried"  # "Attempted workarounds", "Tried approaches": options someone ran, no longer options
     if said is None and table(lang).has("outcome.untested", s):
         return "plan"  # "Not tried", "Not yet run": what is left to do
+    if said is None and role is None and 1 <= len(words) <= 2 and _VERDICT_ALONE.match(" ".join(words)):
+        said = outcome_of(" ".join(words), lang)  # "Failing:", "Not working", "OK": a verdict alone names them too
     return said if said in ("worked", "failed") else role
+
+
+# A heading that is a verdict and nothing else, by its form: a participle ("Failing", "Working"), its negation, or a
+# status in capitals ("OK", "NG", "PASS"); not a noun ("Error", "Fix", "Solution"), which names a section's subject
+_VERDICT_ALONE = recache.compile(r"^(?:(?:not|still|now)\s+)?[a-z]+ing$|^(?-i:OK|NG|NOK|PASS|FAIL|PASSED|FAILED)$", re.I)
 
 
 # "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.

@@ -155,6 +155,16 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
         and bool(_PLAIN_TITLE.match(t)) and all(w[0].isupper() for w in words if len(w) >= 4)
 
 
+# A line that is an entry of its own by its form, not prose: a flag, a command, an inline code span, a setting
+_ENTRY_LINE = recache.compile(r"^\s*(?:--?[A-Za-z][\w.-]*(?:[\s=]|$)|`[^`\n]{1,200}`|\$ |[A-Z][A-Z0-9_]{1,40}=\S)")
+
+
+def _captioned_entries(texts: list[str]) -> bool:
+    """A short caption ending in a colon, then at least two lines that are each an entry (``_ENTRY_LINE``)."""
+    return len(texts) >= 3 and bool(_LIST_CAPTION.match(texts[0].strip())) and len(texts[0].split()) <= 4 \
+        and all(_ENTRY_LINE.match(t) and len(t) <= 300 for t in texts[1:])
+
+
 _YAML_KEY = recache.compile(r"^[\w-]{1,40}:(?:\s|$)")
 
 
@@ -319,6 +329,12 @@ class _Cut:
             self.delimited_rows(a, table, block)
             return
         if not self.items and not self.quote and self._numbered_lines(a, texts, block):
+            return
+        if not self.items and not self.quote and _captioned_entries(texts):
+            # "Failing:" / '--samplers "top_k"' / '--sampling-seq "mt"': a caption over settings given line by line is
+            # a list under its caption, one item per line, as if each line had a bullet
+            self.heading(a, a + 1, 7, texts[0].strip().rstrip(":："))
+            self._glyph_items(a + 1, texts[1:], block)
             return
         if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
             # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
