@@ -156,9 +156,7 @@ class _Thread:
         if u.kind == "command":
             return _command(j)
         if u.kind == "row":
-            if u.header and _MEASURE_COL.match(plain(u.header[0])):
-                return self._measures(k)
-            return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
+            return self._row(k, j)
         shaped = self._runs_below(k, j)
         if shaped:
             return shaped
@@ -197,6 +195,14 @@ class _Thread:
                 None if u.post in self.suggesting and "first person" not in j.features else _named_result(j)) or (
                 self._verdict_on_fix(j, out))
         return None
+
+    def _row(self, k: int, j: Judged) -> list[Found] | Found | None:
+        u = j.unit
+        if u.header and _MEASURE_COL.match(plain(u.header[0])):
+            return self._measures(k)
+        if u.header and _BREAKDOWN_COL.match(plain(u.header[0])):
+            return None
+        return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
 
     def _runs_below(self, k: int, j: Judged) -> list[Found] | Found | None:
         """A line naming a setup over the runs of it told below: "1. Using fp16:" over "- idle GPU, output correct" /
@@ -1325,6 +1331,10 @@ _MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects
 # "| Feature | Status | Impact |"): its rows are the write-up's reasoning, plan or description, not runs.
 _FACT_COL = recache.compile(r"^\W*(?:evidence|phases?|stages?|features?|tasks?|tâches?|aufgaben?|phasen?|证据|阶段|任务|功能|"
                             r"証拠|段階|タスク|機能|증거|단계|작업|기능|этап|фаза|задача|etapas?|fases?|tareas?)\W*$", re.I)
+# A first column naming the items one evaluation's results are broken down by ("| Class | AP@50 | Recall |", "| Class |
+# Train 2 | Train 3 | Δ |", "| Layer | Time |"): a row per class of what was measured, neither a run nor a change
+_BREAKDOWN_COL = recache.compile(r"^\W*(?:class(?:es)?|categor(?:y|ies)|labels?|layers?|clases?|classe|klassen?|categorías?|"
+                                 r"catégories?|kategorien?|类别|类|クラス|클래스|класс)\b[^|]{0,20}$", re.I)
 _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
