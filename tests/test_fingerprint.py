@@ -910,3 +910,18 @@ def test_a_librarys_own_exception_with_the_same_message_is_one_failure_wherever_
     plain_a = at_import.replace("deepspeed.ops.op_builder.builder.MissingCUDAException", "RuntimeError")
     plain_b = at_build.replace("op_builder.builder.MissingCUDAException", "RuntimeError")
     assert not F.same_failure(F.fingerprint_text(plain_a), F.fingerprint_text(plain_b))
+
+
+def test_a_python_warnings_file_and_line_come_off_as_an_exceptions_prefix_does():
+    a = F.normalise_line("site-packages/torch/autograd/graph.py:744: UserWarning: Plan failed with a cudnnException: "
+                         "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed")
+    b = F.normalise_line("C:\\venv\\lib\\site-packages\\torch\\nn\\modules\\conv.py:456: UserWarning: Plan failed with "
+                         "a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed")
+    assert a == b and a.startswith("UserWarning: Plan failed"), (a, b)
+
+
+def test_a_line_pasted_in_inline_code_reads_as_the_bare_line():
+    bare = "E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Loaded runtime CuDNN library: 8.7.0 but " \
+           "source was compiled with: 8.9.4."
+    assert F.normalise_line("`" + bare + "`").strip("`") == F.normalise_line(bare).strip("`")
+    assert F.normalise_line(bare).startswith("Loaded runtime CuDNN library")

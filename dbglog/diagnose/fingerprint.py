@@ -34,6 +34,7 @@ from dbglog.util import recache
 
 # Log prefixes, stripped from the start of the key line repeatedly (one pass each, in this order).
 PREFIXES = tuple(recache.compile(p) for p in (
+    r"^\s*`+(?=\S)",                                                          # the paste's own inline-code mark
     # a progress bar the record was printed after, on its line ("Running tokenizer: 47%|███▊ | 31/68 [30:11<38:27]")
     r"^[^|\n]{0,120}\d{1,3}%\|[^|\n]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,80}\]\s*",
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
@@ -140,7 +141,8 @@ def strip_prefixes(line: str) -> str:
 
 
 # (after anything but an ASCII word: a sentence in Chinese runs straight into "RuntimeError: ...")
-_EXCEPTION = recache.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?=: )")
+# (and a warning's category, as Python's warnings print it: "conv.py:605: UserWarning: Plan failed ...")
+_EXCEPTION = recache.compile(r"(?<![A-Za-z0-9_.])(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning)(?=: )")
 
 
 def _from_exception(line: str) -> str:
