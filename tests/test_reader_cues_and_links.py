@@ -5492,3 +5492,24 @@ Switched the box loss to GIoU.
 """
     got = _attempts(doc)
     assert not [t for t, _o, _w in got if t.split(":")[0].strip() in ("dog", "door", "person")], got
+
+
+def test_a_heading_that_opens_with_its_verdict_is_a_try_that_went_that_way():
+    doc = """# Multi-node training log
+
+## Phase 11: eval subsets
+
+#### Issue: jittery loss curves from random subsets
+
+Random eval subsets gave inconsistent metrics from one evaluation to the next.
+
+#### ✅ **Fixed: Deterministic Subset Selection**
+
+```python
+eval_dataset = eval_full.shuffle(seed=42).select(range(200))
+```
+
+**Result**: the same samples every evaluation, reproducible metrics.
+"""
+    got = _attempts(doc)
+    assert [(t, o) for t, o, _w in got] == [("Fixed: Deterministic Subset Selection", "worked")], got
