@@ -5513,3 +5513,24 @@ eval_dataset = eval_full.shuffle(seed=42).select(range(200))
 """
     got = _attempts(doc)
     assert [(t, o) for t, o, _w in got] == [("Fixed: Deterministic Subset Selection", "worked")], got
+
+
+def test_a_caption_inside_a_section_that_says_how_its_try_went_does_not_hide_the_sections_result():
+    doc = """# Multi-node training log
+
+## Phase 12: checkpoints
+
+#### ✅ **Fixed: Bypass FSDP when saving**
+
+**The fix:**
+```python
+state = get_peft_model_state_dict(model)
+```
+
+**Impact:**
+- checkpoint time: 30 min timeout -> 10 seconds
+
+**Result**: checkpoints complete in 10 seconds with no gather.
+"""
+    got = _attempts(doc)
+    assert len(got) == 1 and got[0][1] == "worked" and "Bypass FSDP" in got[0][0], got

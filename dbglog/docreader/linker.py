@@ -616,13 +616,15 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             _names_a_change(h.text) or re.match(r"^\W*\d{1,2}[.)]\s", h.text))
         # "## xformers - Not Working", "## bitsandbytes - Works": a heading that says how its try went is one
         entered = in_container or (entry and role not in ("options", "plan", "boilerplate", "lessons"))
+        # (a caption inside it, "**Impact:**" over a list, is a part of the section, not a section of its own)
         told = not entered and h.level > 1 and role not in ("options", "plan", "boilerplate", "lessons") \
             and heading_outcome(_VERDICT_MARK.sub("", h.text)) in ("worked", "failed", "partial") \
             and not heading_role(h.text, language(h.text)) \
-            and not any(h.id in o.path for o in heads.values())  # a leaf section, not a container of tries
+            and not any(h.id in o.path and o.level < 7 for o in heads.values())  # a leaf section, not a container
         if not entered and not told:
             continue
-        under = kids.get(h.id, [])
+        under = kids.get(h.id, []) + ([j for c in heads.values() if c.level == 7 and c.path and c.path[-1] == h.id
+                                       for j in kids.get(c.id, [])] if told else [])
         if sum(j.label in ACTS for j in under) >= 2 or sum(1 for j in under if j.unit.kind == "row" and _row(j)) >= 2:
             continue  # the heading groups several tries (or a table of runs): they speak for themselves
         res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
