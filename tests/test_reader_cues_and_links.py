@@ -5534,3 +5534,31 @@ state = get_peft_model_state_dict(model)
 """
     got = _attempts(doc)
     assert len(got) == 1 and got[0][1] == "worked" and "Bypass FSDP" in got[0][0], got
+
+
+def test_a_table_sweeping_one_value_row_by_row_is_one_run_not_a_try_per_row():
+    doc = """# Detector precision
+
+## Threshold sweep v1
+
+Swept the post-NMS threshold on the Train 4 model.
+
+| Threshold | mAP@50 | Precision | Recall | F1 |
+|---|---|---|---|---|
+| 0.10 | 0.6074 | 0.2746 | 0.7274 | 0.3987 |
+| 0.15 | 0.6021 | 0.3038 | 0.7107 | 0.4256 |
+| 0.20 | 0.5994 | 0.3269 | 0.7025 | 0.4462 |
+| 0.25 | 0.5936 | 0.3462 | 0.6886 | 0.4607 |
+"""
+    got = _attempts(doc)
+    assert not [t for t, _o, _w in got if t.startswith("Threshold 0.")], got
+    # (a table of tries, numbered, with a result column, is still a try per row)
+    tries = """# Kernel tuning
+
+| # | what I tried | result |
+|---|---|---|
+| 1 | tile 32 -> 16 | slower, 15.4 ms |
+| 2 | fp16 shared memory | slower, 16.3 ms |
+| 3 | padding +8 | faster, 10.4 ms |
+"""
+    assert len(_attempts(tries)) == 3

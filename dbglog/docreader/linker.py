@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CARD_FIELD, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (_NUMBER_COL, CARD_FIELD, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -202,7 +202,33 @@ class _Thread:
             return self._measures(k)
         if u.header and _BREAKDOWN_COL.match(plain(u.header[0])):
             return None
+        rows = self._table(k)
+        if _sweep(rows):
+            return self._swept(k, rows) if self.js[k].unit.index >= 0 else None
         return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
+
+    def _table(self, k: int) -> list[Judged]:
+        """The judged rows of the table row ``k`` belongs to, from its first."""
+        g = self.js[k].unit.group
+        lo = k
+        while lo > 0 and self.js[lo - 1].unit.kind == "row" and self.js[lo - 1].unit.group == g:
+            lo -= 1
+        rows = itertools.takewhile(lambda x: x.unit.kind == "row" and x.unit.group == g, self.js[lo:])
+        return [x for x in rows if x.unit.index >= 0]  # (the header row aside)
+
+    def _swept(self, k: int, rows: list[Judged]) -> Found | None:
+        """ "| Threshold | mAP@50 | Recall |" over "| 0.10 | ..." "| 0.15 | ...": one run that swept a value, told row by
+        row; the table is one look, titled by its heading, read from its first row (the others are its lines)."""
+        if self.js[k] is not rows[0] or not any(_row(x) for x in rows):
+            return None  # (the first row stands for the table; a table no row of which reads as a run is facts)
+        u = rows[0].unit
+        head = (self.heads or {}).get(u.path[-1]) if u.path else None
+        title = plain(head.text) if head is not None else f"{plain(u.header[0])} sweep"
+        cells = "; ".join(" · ".join(c for c in x.unit.cells if c.strip()) for x in rows[:6])
+        f = Found(title, cells[:400], "inconclusive", u.first, rows[-1].unit.last, u.author, [x.unit.id for x in rows],
+                  rows[0].confidence)
+        f.title = title
+        return f
 
     def _runs_below(self, k: int, j: Judged) -> list[Found] | Found | None:
         """A line naming a setup over the runs of it told below: "1. Using fp16:" over "- idle GPU, output correct" /
@@ -1183,6 +1209,22 @@ def _command(j: Judged) -> Found | None:
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
     return f
+
+
+# A swept value: a number, with a unit or a multiplier at most ("0.10", "512", "4k", "2x", "16 GB")
+_SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*")
+
+
+def _sweep(rows: list[Judged]) -> bool:
+    """Is this table one run sweeping a value: three rows or more whose first cells are numbers under a header that
+    names a quantity (not a try's number, "#", "Run"), no column saying how each went, and no verdict in any cell?"""
+    if len(rows) < 3:
+        return False
+    u = rows[0].unit
+    if not u.header or _NUMBER_COL.fullmatch(plain(u.header[0])) or _WHAT_COL.search(plain(u.header[0])):
+        return False
+    return not any(row_roles(x.unit)[1] >= 0 or not x.unit.cells or not _SWEPT.fullmatch(plain(x.unit.cells[0]))
+                   or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows)
 
 
 def _transposed(j: Judged) -> list[Found] | None:
