@@ -43,7 +43,9 @@ def question(what: str) -> str:
     return " ".join(re.sub(r"\s*\([^()]*\)", "", action).split())[:160] or action[:160]
 
 
-_ENTRY = re.compile(r"(?:attempt|issue|bug|fix|problem|step|case|try|run|test|experiment|entry)\s*#?\d+[a-z]?(?:\s+(?:fix|bisect)(?:\s+[a-z])?)?", re.I)
+# (an entry's name may open with what it belongs to: "forward try 1", "Train 3", "backward step 2")
+_ENTRY = re.compile(r"(?:[\w-]+\s+){0,2}?(?:attempt|issue|bug|fix|problem|step|case|try|run|test|experiment|entry|train)\s*#?\d+[a-z]?"
+                    r"(?:\s+(?:fix|bisect)(?:\s+[a-z])?)?", re.I)
 
 
 def imported(path: Path) -> tuple[Records, dict]:
