@@ -5562,3 +5562,14 @@ Swept the post-NMS threshold on the Train 4 model.
 | 3 | padding +8 | faster, 10.4 ms |
 """
     assert len(_attempts(tries)) == 3
+
+
+def test_settings_named_as_the_subject_of_one_verdict_are_each_a_try_with_it():
+    from dbglog.docreader.linker import split_several
+    said = ("`NCCL_SHM_DISABLE`, `NCCL_P2P_DISABLE`, `NCCL_CUMEM_ENABLE=0` and `zero1` vs `ddp` change nothing: "
+            "the collective is not implemented in this NCCL.")
+    got = split_several(said, "failed")
+    assert [d.split()[0] for d, _o in got] == ["`NCCL_SHM_DISABLE`", "`NCCL_P2P_DISABLE`", "`NCCL_CUMEM_ENABLE=0`",
+                                                "`zero1`"], got
+    assert {o for _d, o in got} == {"failed"} and "`ddp`" in got[-1][0]  # (a "vs" pair is one switch, one try)
+    assert outcome_of("These flags change nothing.", "en") == "failed"

@@ -1487,6 +1487,9 @@ _GERUND_AND = recache.compile(r"(?<!\s)\s*(?:,\s*(?:and|or)?|\band\b|\bor\b)\s+(
 # "NVLS enabled versus disabled: both wedged", "`a`, `b`, and `c` MoE: all wedged": each side a try, one verdict
 _VERSUS = recache.compile(r"^(?P<a>[^:]{2,120}?)\s+(?:versus|vs\.?)\s+(?P<b>[^:]{1,120}?):\s*(?P<v>(?:both|all|neither|each)\b.*)$",
                      re.I | re.S)
+_SPAN = r"`[^`\n]{1,80}`(?:\s+vs\.?\s+`[^`\n]{1,80}`)?"
+_CODE_SUBJECTS = recache.compile(rf"^(?P<l>{_SPAN}(?:(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+){_SPAN}){{1,7}})\s+"
+                                 r"(?P<v>(?!`)[^`]{3,300})$", re.S)
 _ALL_OF = recache.compile(r"^(?P<l>[^:]{2,200}?,[^:]{1,200}?\b(?:and|or)\s[^:]{1,120}?):\s*(?P<v>(?:all|each|none|neither)\b.*)$",
                      re.I | re.S)
 
@@ -1518,6 +1521,12 @@ def _compared(did: str) -> list[str]:
     listed = listed_sides(did)
     if listed:
         return listed
+    m = _CODE_SUBJECTS.match(did.strip())
+    if m and _outcome(m.group("v")) in ("worked", "failed"):
+        # "`NCCL_SHM_DISABLE`, `NCCL_P2P_DISABLE` and `zero1` vs `ddp` change nothing": settings named as the subject
+        # of one verdict, each a try with it (a "vs" pair is one: the two ways of one switch)
+        sides = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("l")) if x.strip()]
+        return [f"{x} {m.group('v')}" for x in sides]
     m = _ALL_OF.match(did.strip())
     if not m:
         return []
