@@ -5573,3 +5573,12 @@ def test_settings_named_as_the_subject_of_one_verdict_are_each_a_try_with_it():
                                                 "`zero1`"], got
     assert {o for _d, o in got} == {"failed"} and "`ddp`" in got[-1][0]  # (a "vs" pair is one switch, one try)
     assert outcome_of("These flags change nothing.", "en") == "failed"
+
+
+@pytest.mark.parametrize("heading, expected", [
+    ("✅ Working: Basic XPU operations", "worked"), ("❌ Failing: model inference", "failed"),
+    ("Testing: the XPU backend", None), ("Fix: use the eager path", None),
+])
+def test_a_heading_opening_with_a_participle_verdict_says_how_it_went(heading, expected):
+    from dbglog.docreader.vocab import heading_outcome
+    assert heading_outcome(heading.split(" ", 1)[1]) == expected

@@ -172,9 +172,10 @@ def heading_outcome(text: str) -> str | None:
     m = re.match(r"^\s*(?:\[|\()?(FAILED|FAIL|WORKED|FIXED|SOLVED|PARTIAL|WRONG|DEAD END|RESOLVED|REJECTED)\b", text)
     if m:
         return outcomes.verdict_word(m.group(1))
-    # "Fixed: Deterministic subset selection", "**Failed:** pinning NCCL": the verdict first, a participle or a verb
+    # "Fixed: Deterministic subset selection", "**Failed:** pinning NCCL", "Working: basic XPU ops": the verdict first,
+    # a participle or a verb
     # (not the noun of a "Fix:" label, which names what is proposed), then what went that way
-    m = re.match(r"^[\W_]{0,6}([A-Za-z]{3,12}(?:ed|en|s))[*_]{0,2}\s*[:：][*_]{0,2}\s*\w", text)
+    m = re.match(r"^[\W_]{0,6}([A-Za-z]{3,12}(?:ed|en|ing|s))[*_]{0,2}\s*[:：][*_]{0,2}\s*\w", text)
     return outcomes.verdict_word(m.group(1)) if m else None
 
 
