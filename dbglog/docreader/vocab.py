@@ -176,7 +176,10 @@ def heading_outcome(text: str) -> str | None:
     # a participle or a verb
     # (not the noun of a "Fix:" label, which names what is proposed), then what went that way
     m = re.match(r"^[\W_]{0,6}([A-Za-z]{3,12}(?:ed|en|ing|s))[*_]{0,2}\s*[:：][*_]{0,2}\s*\w", text)
-    return outcomes.verdict_word(m.group(1)) if m else None
+    if m is None:
+        return None
+    said = outcomes.verdict_word(m.group(1)) or outcomes.classify(m.group(1))
+    return said if said in ("worked", "failed", "partial") else None
 
 
 def status_word(text: str) -> str | None:
