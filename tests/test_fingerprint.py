@@ -925,3 +925,14 @@ def test_a_line_pasted_in_inline_code_reads_as_the_bare_line():
            "source was compiled with: 8.9.4."
     assert F.normalise_line("`" + bare + "`").strip("`") == F.normalise_line(bare).strip("`")
     assert F.normalise_line(bare).startswith("Loaded runtime CuDNN library")
+
+
+def test_jax_started_against_an_older_cuda_library_is_one_failure_per_library():
+    msg = ("CUDA backend failed to initialize: Found {lib} version {have}, but JAX was built against version {want}, "
+           "which is newer. The copy of {lib} that is installed must be at least as new as the version against which "
+           "JAX was built. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
+    colab = F.fingerprint_text(msg.format(lib="CUDA", have=12010, want=12020))
+    later = F.fingerprint_text("running AlphaFold...\n" + msg.format(lib="CUDA", have=12030, want=12040))
+    cudnn = F.fingerprint_text(msg.format(lib="cuDNN", have=8600, want=8906))
+    assert colab.signature == "jax.library_too_old" and F.same_failure(colab, later)
+    assert not F.same_failure(colab, cudnn)  # (another library, another fix)

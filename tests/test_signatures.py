@@ -54,6 +54,13 @@ SAMPLES = {
                                      "used to compile PyTorch (11.3). Please make sure to use the same CUDA versions."],
                                     "build.cuda_version_mismatch"),
     # (the warning names the cause of the "no kernel image" after it)
+    "jax.library_too_old": (["CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against "
+                             "version 8906, which is newer. The copy of cuDNN that is installed must be at least as new "
+                             "as the version against which JAX was built. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more "
+                             "info.)"], "jax.library_too_old"),
+    "jax.backend_init": (["CUDA backend failed to initialize: Unable to load cuPTI. Is it installed? (Set "
+                          "TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"],
+                         "jax.backend_init"),
     "build.gpu_too_old": (["    Found GPU0 GeForce 820M which is of cuda capability 2.1.",
                            "    PyTorch no longer supports this GPU because it is too old.",
                            "RuntimeError: CUDA error: no kernel image is available for execution on the device"],

@@ -701,6 +701,18 @@ BUILTIN: tuple[Signature, ...] = (
        description="the CUDA toolkit (nvcc) found is another version than the one torch was built with"),
     # torch's warning that the GPU is older than any architecture the wheel was built for (cc 2.1 on torch 1.x, Kepler
     # on torch 1.13+): the cause of the "no kernel image" that follows; only an older torch or a source build runs there
+    # JAX at start-up: a CUDA library (the runtime, cuDNN, cuSOLVER, cuBLAS...) older than the one jaxlib was built
+    # against ("Found cuDNN version 8600, but JAX was built against version 8906"); the library is the fix
+    _S("jax.library_too_old",
+       [(r"(?:CUDA backend failed to initialize|Unable to initialize backend '(?:cuda|gpu)'): Found (?P<lib>[\w-]{2,30}) "
+         r"version \d+, but JAX was built against version \d+", ("CUDA backend failed", "Unable to initialize backend"))],
+       78, description="a CUDA library older than the one jaxlib was built against: update it (or install the jax "
+                       "wheel for it)"),
+    _S("jax.backend_init",
+       # (not "Unable to initialize backend 'rocm': NOT_FOUND" at INFO: JAX probes every backend it knows, and a
+       # machine without one logs that as it goes on)
+       [(r"(?:CUDA|ROCm) backend failed to initialize: \S", "backend failed to initialize")], 58,
+       description="JAX fell back to the CPU: its GPU backend did not start (the message after the colon says why)"),
     _S("build.gpu_too_old",
        [(r"PyTorch no longer supports this GPU because it is too old", "no longer supports this GPU")], 79,
        description="the GPU is older than every architecture the installed torch was built for: an older torch or a build from source"),
