@@ -5582,3 +5582,24 @@ def test_settings_named_as_the_subject_of_one_verdict_are_each_a_try_with_it():
 def test_a_heading_opening_with_a_participle_verdict_says_how_it_went(heading, expected):
     from dbglog.docreader.vocab import heading_outcome
     assert heading_outcome(heading.split(" ", 1)[1]) == expected
+
+
+def test_a_tried_section_split_by_verdict_marks_gives_each_sub_section_its_marks_verdict():
+    from dbglog.docreader.cues import context
+    doc = """# Jetson PyTorch install status
+
+## Installation Attempts
+
+### ✅ Successfully Installed
+- PyTorch 2.0.1 from PyPI - **no CUDA support**
+
+### ❌ Issues Encountered
+1. **NVIDIA wheel nv24.07** (`torch-2.4.0a0+nv24.07-cp310-linux_aarch64.whl`)
+
+## ✅ Where it stands
+- CPU-only inference works
+"""
+    d = segment(doc)
+    roles = {u.text: r for u in d.units if u.kind == "heading" for r in [context(d).roles[u.id]]}
+    assert roles["✅ Successfully Installed"] == "worked" and roles["❌ Issues Encountered"] == "failed", roles
+    assert roles["✅ Where it stands"] is None  # (a marked section outside a section of tries: a status, not tries)

@@ -857,6 +857,7 @@ def context(doc: Doc) -> Context:
         # The title names the whole story ("GPU recovery guide", "flash-attn build notes"; a thread's "memory
         # requirements" is its question, not a section of setup): its text keeps its own cues.
         roles[tops[0].id] = None
+    _marked_sections(heads, roles)
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
@@ -866,6 +867,21 @@ def context(doc: Doc) -> Context:
     opening = _opening(doc, roles, replying) - {u.block for u in doc.units if u.id in sweeps}
     return Context(doc, roles, asker, lang, pasted, opening, done_captions(doc, lang), sweeps,
                    _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc), _result_lists(doc))
+
+
+def _marked_sections(heads: list[Unit], roles: dict[int, str | None]) -> None:
+    """ "## Installation Attempts" / "### ✅ Successfully installed" / "### ❌ Issues encountered": a section of tried
+    things split by verdict marks; a sub-heading with no role of its own that opens with one takes the mark's verdict
+    as its role, so its items are tries that went that way."""
+    by_id = {h.id: h for h in heads}
+    for h in heads:
+        parent = by_id.get(h.path[-1]) if h.path else None
+        if roles.get(h.id) is not None or parent is None or parent.level == 1 or roles.get(parent.id) != "tried":
+            continue  # (the document's title is no section of tries)
+        mark = _VERDICT_MARK.match(h.text.lstrip(" *_#"))
+        said = outcome_of(mark.group(0), "en") if mark else None
+        if said in ("worked", "failed"):
+            roles[h.id] = said
 
 
 def _bold_label(line: str) -> str | None:
