@@ -199,3 +199,9 @@ def test_onnxruntime_call_macro_names_the_library_and_the_call():
 ])
 def test_the_cuda_check_macros_file_line_dash_text_form_is_named_by_its_text(line, expected):
     assert name("launching\n" + line + "\n") == expected
+
+
+def test_xlas_stale_driver_linker_message_is_a_driver_older_than_the_ptx():
+    line = ("2022-08-01 17:28:07.861579: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_asm_compiler.cc:57]"
+            " cuLinkAddData fails. This is usually caused by stale driver version.")
+    assert name("Started run.\n" + line + "\n") == "driver.insufficient"

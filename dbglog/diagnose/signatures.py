@@ -614,7 +614,9 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"(?i:CUDA driver version is insufficient for CUDA runtime version)", "version is insufficient"),
         # torch's check of the driver against the CUDA it was built for
         (r"The NVIDIA driver on your system is too old|NVIDIA driver too old \(found version \d+\)",
-         ("driver on your system is too old", "NVIDIA driver too old"))], 76,
+         ("driver on your system is too old", "NVIDIA driver too old")),
+        # XLA linking the PTX it compiled with the driver's linker, which is older than the ptxas that wrote it
+        (r"cuLinkAddData fails\. This is usually caused by stale driver version", "cuLinkAddData fails")], 76,
        description="the installed driver is older than the CUDA runtime the program was built with"),
     _S("driver.no_driver", [(r"Found no NVIDIA driver on your system", "Found no NVIDIA driver")], 76),
     # NVML's NVML_ERROR_NO_PERMISSION ("Insufficient Permissions"; pynvml raises NVMLError_NoPermission):
