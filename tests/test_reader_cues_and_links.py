@@ -5603,3 +5603,27 @@ def test_a_tried_section_split_by_verdict_marks_gives_each_sub_section_its_marks
     roles = {u.text: r for u in d.units if u.kind == "heading" for r in [context(d).roles[u.id]]}
     assert roles["✅ Successfully Installed"] == "worked" and roles["❌ Issues Encountered"] == "failed", roles
     assert roles["✅ Where it stands"] is None  # (a marked section outside a section of tries: a status, not tries)
+
+
+def test_one_setting_under_a_verdict_caption_keeps_its_verdict_and_a_sweep_measuring_tokens_is_one_run():
+    doc = """# vLLM server crashes on the completions endpoint
+
+## What I tried
+
+Working:
+--attention-backend TRITON_ATTN
+
+`VLLM_USE_V1=0`, `--enforce-eager` and `--max-num-seqs 1` change nothing.
+
+## Batch sweep
+
+| max_num_seqs | tok/s | p99 latency |
+|---|---|---|
+| 1 | 41 | 120 ms |
+| 8 | 230 | 180 ms |
+| 32 | 610 | 390 ms |
+"""
+    got = [(t, o) for t, o, _w in _attempts(doc)]
+    assert ("--attention-backend TRITON_ATTN", "worked") in got, got  # (the sentence below names tries of its own)
+    assert len([t for t, _o in got if "change nothing" in t]) == 3, got
+    assert [t for t, _o in got if "max_num_seqs" in t or t == "Batch sweep"] == ["Batch sweep"], got

@@ -548,7 +548,9 @@ def _list_verdict(js: list[Judged], ks: list[int]) -> Judged | None:
         return None
     text = plain(n.unit.text)
     oc = _outcome(text)
-    return n if oc in ("worked", "failed", "partial") and table(language(text)).has("outcome.collective", text) else None
+    # (not a sentence naming tries of its own, "`A`, `B` and `C` change nothing": those are its subjects, not the list)
+    return n if oc in ("worked", "failed", "partial") and table(language(text)).has("outcome.collective", text) \
+        and not _compared(n.unit.text) else None
 
 
 def _lists(js: list[Judged], used: set[int], captions: dict[int, int] | None = None) -> list[Found]:
@@ -1217,14 +1219,34 @@ _SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|m
 
 def _sweep(rows: list[Judged]) -> bool:
     """Is this table one run sweeping a value: three rows or more whose first cells are numbers under a header that
-    names a quantity (not a try's number, "#", "Run"), no column saying how each went, and no verdict in any cell?"""
+    names a quantity (not a try's number, "#", "Run"), no column saying how each went (what each measured may), and
+    no verdict in any cell?"""
     if len(rows) < 3:
         return False
     u = rows[0].unit
     if not u.header or _NUMBER_COL.fullmatch(plain(u.header[0])) or _WHAT_COL.search(plain(u.header[0])):
         return False
-    return not any(row_roles(x.unit)[1] >= 0 or not x.unit.cells or not _SWEPT.fullmatch(plain(x.unit.cells[0]))
-                   or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows)
+    if any(not x.unit.cells or not _SWEPT.fullmatch(plain(x.unit.cells[0])) or _says_how(x.unit)
+           or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows):
+        return False
+    # (the swept value moves one way row after row; a first column that stays put, "| NODES | TP | PP |" with 2 in
+    # every row, is a grid of runs over the other settings)
+    values = [_number(plain(x.unit.cells[0])) for x in rows]
+    return all(a < b for a, b in zip(values, values[1:])) or all(a > b for a, b in zip(values, values[1:]))
+
+
+def _number(cell: str) -> float:
+    """A swept cell's value: "16K" is 16,000 (a context length), "2x" is 2."""
+    m = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*([kKmMgG])?", cell)
+    if m is None:
+        return 0.0
+    return float(m.group(1).replace(",", "")) * {"k": 1e3, "m": 1e6, "g": 1e9}.get((m.group(2) or "").lower(), 1.0)
+
+
+def _says_how(u: Unit) -> bool:
+    """Does the row's result column say how it went ("OOM", "works"), not only what it measured ("610 tok/s")?"""
+    res = row_roles(u)[1]
+    return 0 <= res < len(u.cells) and _outcome(u.cells[res]) in ("worked", "failed", "partial")
 
 
 def _transposed(j: Judged) -> list[Found] | None:

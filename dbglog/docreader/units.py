@@ -160,8 +160,8 @@ _ENTRY_LINE = recache.compile(r"^\s*(?:--?[A-Za-z][\w.-]*(?:[\s=]|$)|`[^`\n]{1,2
 
 
 def _captioned_entries(texts: list[str]) -> bool:
-    """A short caption ending in a colon, then at least two lines that are each an entry (``_ENTRY_LINE``)."""
-    return len(texts) >= 3 and bool(_LIST_CAPTION.match(texts[0].strip())) and len(texts[0].split()) <= 4 \
+    """A short caption ending in a colon, then lines that are each an entry (``_ENTRY_LINE``), one or more."""
+    return len(texts) >= 2 and bool(_LIST_CAPTION.match(texts[0].strip())) and len(texts[0].split()) <= 4 \
         and all(_ENTRY_LINE.match(t) and len(t) <= 300 for t in texts[1:])
 
 
