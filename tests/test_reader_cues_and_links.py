@@ -5627,3 +5627,22 @@ Working:
     assert ("--attention-backend TRITON_ATTN", "worked") in got, got  # (the sentence below names tries of its own)
     assert len([t for t, _o in got if "change nothing" in t]) == 3, got
     assert [t for t, _o in got if "max_num_seqs" in t or t == "Batch sweep"] == ["Batch sweep"], got
+
+
+def test_a_benchmark_tools_table_sweeping_one_setting_while_the_others_stay_put_is_one_run():
+    doc = """# Vulkan prompt processing is slow
+
+## Vulkan, no flash attention
+
+Ran llama-sweep-bench on the 7900 XTX.
+
+|    PP |     TG |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |
+|-------|--------|--------|----------|----------|----------|----------|
+|  1024 |    256 |      0 |    0.582 |  1759.21 |    2.841 |    90.11 |
+|  1024 |    256 |   1024 |    0.611 |  1675.04 |    2.902 |    88.21 |
+|  1024 |    256 |   2048 |    0.650 |  1575.38 |    2.967 |    86.28 |
+|  1024 |    256 |   3072 |    0.688 |  1488.37 |    3.031 |    84.46 |
+"""
+    got = _attempts(doc)
+    assert not [t for t, _o, _w in got if t.startswith("PP 1024")], got
+    assert len(got) <= 1, got

@@ -1218,20 +1218,33 @@ _SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|m
 
 
 def _sweep(rows: list[Judged]) -> bool:
-    """Is this table one run sweeping a value: three rows or more whose first cells are numbers under a header that
-    names a quantity (not a try's number, "#", "Run"), no column saying how each went (what each measured may), and
-    no verdict in any cell?"""
+    """Is this table one run sweeping a value: three rows or more, no column saying how each went (what each measured
+    may), no verdict in any cell, and one column of numbers that moves one way row after row -- the first, under a
+    header that names a quantity (not a try's number, "#", "Run"), or the only setting that changes while the others
+    stay put ("| PP | TG | N_KV | S_PP t/s |": N_KV, a benchmark tool's own sweep)?"""
     if len(rows) < 3:
         return False
     u = rows[0].unit
     if not u.header or _NUMBER_COL.fullmatch(plain(u.header[0])) or _WHAT_COL.search(plain(u.header[0])):
         return False
-    if any(not x.unit.cells or not _SWEPT.fullmatch(plain(x.unit.cells[0])) or _says_how(x.unit)
-           or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows):
+    if any(not x.unit.cells or _says_how(x.unit) or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows):
         return False
-    # (the swept value moves one way row after row; a first column that stays put, "| NODES | TP | PP |" with 2 in
-    # every row, is a grid of runs over the other settings)
-    values = [_number(plain(x.unit.cells[0])) for x in rows]
+    # (a first column that stays put, "| NODES | TP | PP |" with 2 in every row, and more than one setting changing:
+    # a grid of runs over the other settings)
+    settings = [k for k, h in enumerate(u.header) if k > 0 and not _MEASURE_HEAD.search(plain(h))]
+    varied = [k for k in settings if len({plain(x.unit.cells[k]) if k < len(x.unit.cells) else "" for x in rows}) > 1]
+    return _moves_one_way(rows, 0) or (len(varied) == 1 and _unmoved(rows, 0) and _moves_one_way(rows, varied[0]))
+
+
+def _unmoved(rows: list[Judged], k: int) -> bool:
+    return len({plain(x.unit.cells[k]) for x in rows}) == 1
+
+
+def _moves_one_way(rows: list[Judged], k: int) -> bool:
+    """Are column ``k``'s cells numbers that rise (or fall) row after row?"""
+    if not all(k < len(x.unit.cells) and _SWEPT.fullmatch(plain(x.unit.cells[k])) for x in rows):
+        return False
+    values = [_number(plain(x.unit.cells[k])) for x in rows]
     return all(a < b for a, b in zip(values, values[1:])) or all(a > b for a, b in zip(values, values[1:]))
 
 
