@@ -5646,3 +5646,25 @@ Ran llama-sweep-bench on the 7900 XTX.
     got = _attempts(doc)
     assert not [t for t, _o, _w in got if t.startswith("PP 1024")], got
     assert len(got) <= 1, got
+
+
+def test_the_protocols_fields_labelled_in_chinese_are_read_as_fields():
+    doc = """# Stage 3 GPU 利用率为 0
+
+## 诊断过程
+
+### 第二次假设（✅ 正确）
+
+**假设**：代码从 tar 文件重复读取，而不是使用已解压的目录
+
+**操作**：把读取改成已解压的目录，跑 I/O 对比脚本
+
+**结果**：从 tar 读取 17.97 ms，从目录读取 3.66 ms（4.9x 加速）
+
+**结论**：I/O 不是 258 秒的主要来源
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md", model=False)
+    tries = [a for p in parsed for a in p.inv.attempts]
+    assert len(tries) == 1, [(a.title, a.did) for a in tries]
+    a = tries[0]
+    assert "tar" in a.hypothesis and "17.97" in a.result and "I/O" in a.conclusion, (a.hypothesis, a.result, a.conclusion)

@@ -88,6 +88,16 @@ ATTEMPT_LABELS = {
     "verdict and why": "outcome", "solution": "did", "problem": "hypothesis",
     "resultado": "result", "resultados": "result", "ergebnis": "result", "résultat": "result",
     "sospecha": "hypothesis", "hipótesis": "hypothesis", "hipotesis": "hypothesis", "conclusión": "conclusion",
+    # the protocol's fields in Chinese, Japanese, Korean, German and French
+    "假设": "hypothesis", "假说": "hypothesis", "猜测": "hypothesis", "仮説": "hypothesis", "가설": "hypothesis",
+    "hypothese": "hypothesis", "vermutung": "hypothesis", "hypothèse": "hypothesis",
+    "操作": "did", "做法": "did", "尝试": "did", "试过": "did", "修改": "did", "解决方法": "did", "试したこと": "did",
+    "試したこと": "did", "対応": "did", "対処": "did", "시도": "did", "조치": "did", "versuch": "did",
+    "maßnahme": "did", "essai": "did", "tentative": "did",
+    "结果": "result", "测试结果": "result", "效果": "result", "证据": "result", "結果": "result",
+    "결과": "result", "beobachtung": "result", "observation faite": "result",
+    "结论": "conclusion", "結論": "conclusion", "결론": "conclusion", "原因": "conclusion", "fazit": "conclusion",
+    "schlussfolgerung": "conclusion",
     "outcome": "outcome", "verdict": "outcome", "status": "outcome", "worked": "outcome", "works": "outcome",
     "state": "outcome",
     # short spellings of the protocol's fields: "**Why:** / **Did:** / **Saw:** / **So:**"
@@ -101,9 +111,11 @@ ATTEMPT_LABELS = {
 LABEL = recache.compile(
     r"^\s{0,12}(?:>\s*)?(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:"
     # ("**Fix** (`crates/core/src/groupnorm.rs`):": the label and where the change went)
-    r"(?P<b>\*\*|__)(?P<l1>[^*_:\n]{1,40}?)\s*(?::(?P=b)|(?P=b)\s*:|(?P=b)\s+[—–-]\s|(?P=b)\s*\([^()\n]{1,80}\)\s*:)"
-    r"|(?P<i>[*_])(?P<l3>[^*_:\n]{1,40}?)(?::(?P=i)|(?P=i):)"
+    r"(?P<b>\*\*|__)(?P<l1>[^*_:：\n]{1,40}?)\s*(?:[:：](?P=b)|(?P=b)\s*[:：]|(?P=b)\s+[—–-]\s|(?P=b)\s*\([^()\n]{1,80}\)\s*:)"
+    r"|(?P<i>[*_])(?P<l3>[^*_:：\n]{1,40}?)(?:[:：](?P=i)|(?P=i)[:：])"
     r"|(?P<l2>[A-Za-z][A-Za-z '’/()-]{0,40}?)(?::|\s+[—–]\s|\s+-\s)"
+    # (a label in Chinese, Japanese or Korean, with a full-width or ASCII colon: "结果：", "結論:", "결과:")
+    r"|(?P<l4>[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{1,6})\s?[:：]"
     r")(?:[ \t]*(?P<rest>.*))?$"
 )
 
@@ -112,7 +124,7 @@ def label_of(line: str, labels: dict[str, str]) -> tuple[str, str] | None:
     m = LABEL.match(line)
     if not m:
         return None
-    name = (m.group("l1") or m.group("l3") or m.group("l2") or "").strip().lower().replace("’", "'")
+    name = (m.group("l1") or m.group("l3") or m.group("l2") or m.group("l4") or "").strip().lower().replace("’", "'")
     name = re.sub(r"^[^\w]+\s*", "", name).strip()  # "✅ Result:" -> "result"
     key = labels.get(name)
     if key is None and labels is ATTEMPT_LABELS and re.match(r"^(?:hypothesis|h)\s*#?\d{0,2}\s+(?:update|status|verdict)$", name):
