@@ -156,7 +156,7 @@ class _Thread:
         if u.kind == "command":
             return _command(j)
         if u.kind == "row":
-            return self._row(k, j)
+            return self._read_row(k, j)
         shaped = self._runs_below(k, j)
         if shaped:
             return shaped
@@ -196,7 +196,9 @@ class _Thread:
                 self._verdict_on_fix(j, out))
         return None
 
-    def _row(self, k: int, j: Judged) -> list[Found] | Found | None:
+    def _read_row(self, k: int, j: Judged) -> list[Found] | Found | None:
+        """A table row: one quality of a run (a metrics table), a class of one evaluation (nothing), a line of a
+        sweep (the sweep, read from its first row), else a try of its own."""
         u = j.unit
         if u.header and _MEASURE_COL.match(plain(u.header[0])):
             return self._measures(k)
@@ -204,7 +206,7 @@ class _Thread:
             return None
         rows = self._table(k)
         if _sweep(rows):
-            return self._swept(k, rows) if self.js[k].unit.index >= 0 else None
+            return self._swept(k, rows)
         return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
 
     def _table(self, k: int) -> list[Judged]:
