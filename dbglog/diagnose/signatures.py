@@ -701,8 +701,6 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile",
          "mismatches the version that was used to compile")], 76,
        description="the CUDA toolkit (nvcc) found is another version than the one torch was built with"),
-    # torch's warning that the GPU is older than any architecture the wheel was built for (cc 2.1 on torch 1.x, Kepler
-    # on torch 1.13+): the cause of the "no kernel image" that follows; only an older torch or a source build runs there
     # JAX at start-up: a CUDA library (the runtime, cuDNN, cuSOLVER, cuBLAS...) older than the one jaxlib was built
     # against ("Found cuDNN version 8600, but JAX was built against version 8906"); the library is the fix
     _S("jax.library_too_old",
@@ -715,6 +713,8 @@ BUILTIN: tuple[Signature, ...] = (
        # machine without one logs that as it goes on)
        [(r"(?:CUDA|ROCm) backend failed to initialize: \S", "backend failed to initialize")], 58,
        description="JAX fell back to the CPU: its GPU backend did not start (the message after the colon says why)"),
+    # torch's warning that the GPU is older than any architecture the wheel was built for (cc 2.1 on torch 1.x, Kepler
+    # on torch 1.13+): the cause of the "no kernel image" that follows; only an older torch or a source build runs there
     _S("build.gpu_too_old",
        [(r"PyTorch no longer supports this GPU because it is too old", "no longer supports this GPU")], 79,
        description="the GPU is older than every architecture the installed torch was built for: an older torch or a build from source"),
