@@ -5668,3 +5668,21 @@ def test_the_protocols_fields_labelled_in_chinese_are_read_as_fields():
     assert len(tries) == 1, [(a.title, a.did) for a in tries]
     a = tries[0]
     assert "tar" in a.hypothesis and "17.97" in a.result and "I/O" in a.conclusion, (a.hypothesis, a.result, a.conclusion)
+
+
+def test_a_table_of_problems_met_and_their_fixes_is_a_try_per_row_but_a_guides_table_is_advice():
+    met = """# CTranslate2 ROCm build
+
+## Problems encountered and solutions
+
+| # | Problem | Solution |
+|---|---------|----------|
+| 1 | Intel OpenMP `libiomp5` not found | `-DOPENMP_RUNTIME=NONE` |
+| 2 | "Failed to find ROCm root directory" | `-DCMAKE_HIP_COMPILER_ROCM_ROOT=<path>` |
+| 3 | DLL load fails at runtime | Add ROCm bin to `os.add_dll_directory()` (workaround) |
+"""
+    got = [(t, o) for t, o, _w in _attempts(met)]
+    assert [o for _t, o in got] == ["worked", "worked", "worked"], got
+    assert got[0][0] == "`-DOPENMP_RUNTIME=NONE`", got
+    guide = met.replace("## Problems encountered and solutions", "## Troubleshooting")
+    assert _attempts(guide) == []  # (the same table in a guide: what to do if, not what was done)

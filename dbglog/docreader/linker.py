@@ -207,7 +207,7 @@ class _Thread:
         rows = self._table(k)
         if _sweep(rows):
             return self._swept(k, rows)
-        return _transposed(j) or _changed(j, self.heads or {}) or _row(j)
+        return _transposed(j) or _changed(j, self.heads or {}) or _fixed_problem(j, self.heads or {}) or _row(j)
 
     def _table(self, k: int) -> list[Judged]:
         """The judged rows of the table row ``k`` belongs to, from its first."""
@@ -1212,6 +1212,35 @@ def _command(j: Judged) -> Found | None:
         what = u.text  # "# worked on the A100 box", "# fails", "# Fine.": how and where it went, the commands are the try
     f = _found(j, f"{what}: `{u.text}`" if what != u.text else f"`{u.text}`", u.comment, outcome=oc)
     f.title = what if what != u.text and len(what.split()) > 1 else ""  # "# test" names no try: the command does
+    return f
+
+
+# "| Problem | Solution |" under "## Problems encountered and solutions": a row per problem met and the fix applied to
+# it. Only where a heading above says they happened: the same table in a guide ("| Scenario | Solution |") is advice.
+_PROBLEM_COL = recache.compile(r"^\W*(?:problems?|issues?|errors?|symptoms?|what (?:went wrong|broke)|错误|问题|报错|現象|"
+                               r"エラー|問題|문제|오류|fehler|problème)\W*$", re.I)
+_FIX_COL = recache.compile(r"^\W*(?:solutions?|fix(?:es)?|fixed by|how (?:it was )?fixed|resolutions?|(?P<w>workarounds?)|"
+                           r"解决(?:方法|方案|办法)?|对策|対処|対策|解決策?|해결(?:책|방법)?|lösung|solution appliquée)\W*$", re.I)
+_HAPPENED = recache.compile(r"\b(?:encountered|faced|hit|ran into|run into|we had|met|fixed|solved|resolved|overcame|"
+                            r"along the way)\b|遇到|碰到|踩坑|発生した|遭遇|겪은|발생한|aufgetreten|rencontrés?", re.I)
+
+
+def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
+    """A row of a table of problems met and how each was fixed (``_PROBLEM_COL``, ``_FIX_COL``), under a heading that
+    says they happened (``_HAPPENED``): the fix is the try, the problem what it was for; a solution worked, a
+    workaround partly."""
+    u = j.unit
+    cols = [plain(c) for c in u.header]
+    prob = next((k for k, c in enumerate(cols) if _PROBLEM_COL.match(c)), -1)
+    fix = next((k for k, c in enumerate(cols) if _FIX_COL.match(c)), -1)
+    if u.index < 0 or prob < 0 or fix < 0 or fix >= len(u.cells) or not plain(u.cells[fix]).strip():
+        return None
+    if not any(_HAPPENED.search(heads[h].text) for h in u.path if h in heads):
+        return None
+    did = plain(u.cells[fix]).strip()
+    problem = plain(u.cells[prob]).strip() if prob < len(u.cells) else ""
+    f = _found(j, did, problem, outcome="partial" if _FIX_COL.match(cols[fix]).group("w") else "worked")
+    f.title = did
     return f
 
 
