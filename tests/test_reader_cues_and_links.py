@@ -5686,3 +5686,27 @@ def test_a_table_of_problems_met_and_their_fixes_is_a_try_per_row_but_a_guides_t
     assert got[0][0] == "`-DOPENMP_RUNTIME=NONE`", got
     guide = met.replace("## Problems encountered and solutions", "## Troubleshooting")
     assert _attempts(guide) == []  # (the same table in a guide: what to do if, not what was done)
+
+
+def test_a_setting_over_what_one_run_of_it_gave_is_one_try_and_a_capital_pass_is_its_verdict():
+    doc = """# Guarded generation on the GB10
+
+## Verification (guard=108GB)
+
+1. `--max-tokens=8`:
+   - output: `I once saw a UFO, maybe a plane`
+   - peak sample log: `total_gpu_mem=6053MiB`
+   - PASS (no kill)
+2. `--max-tokens=16`:
+   - output: `I once saw a UFO, just a bright light`
+   - FAIL (killed at 110GB)
+"""
+    got = [(t, o) for t, o, _w in _attempts(doc)]
+    assert got == [("`--max-tokens=8`", "worked"), ("`--max-tokens=16`", "failed")], got
+
+
+def test_words_inside_a_code_span_are_the_programs_not_a_plan_of_the_author():
+    from dbglog.docreader.cues import context, features
+    d = segment("# Generation check\n\n## Runs\n\n- output: `We will meet at noon, maybe later`\n")
+    u = next(x for x in d.units if x.kind == "sentence" and "output" in x.text)
+    assert "future or plan words" not in features(u, context(d))

@@ -1597,7 +1597,7 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         f["'still' or 'no change'"] = 1.0
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0
-    if t.has("tense.future", text):
+    if t.has("tense.future", prose_only):  # (a code span's words are the program's: "`I once saw a UFO`" printed)
         f["future or plan words"] = 1.0
     # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
     if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(_up_to_verdict(text, lang), maxsplit=1)[0])):
@@ -1694,6 +1694,10 @@ _SEQUENCER = recache.compile(r"^\W{0,3}(?:next|then|later|afterwards)\b,?", re.I
 _COMPOUND_ADJ = recache.compile(r"\w-(?:based|related|sized|shaped|specific)\W*$", re.I)
 
 
+# A status in capitals opening the line ("PASS (no kill)", "FAIL: OOM", "SKIP"): a verdict, not the verb "pass"
+_STATUS_WORD = recache.compile(r"^\W*(?:PASS(?:ED)?|FAIL(?:ED)?|OK|NOK|NG|SKIP(?:PED)?)\b")
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -1711,6 +1715,7 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
         # "Rebuilding with X and running with Y got me further": the doing is the subject, the past verb its effect
         f["an action that says how it went (-ing ... worked)"] = 1.0
     elif (t.find("mood.imperative_lead", text) and not _ED_OR_S.match(text) and not _NARRATED.match(text)
+          and not _STATUS_WORD.match(text)
           and not _NOUN_ATTACHED.match(text) and not _adverb_then_past(words, t)) or _LATE_IMPERATIVE.search(
             text[:80]):
         f["imperative"] = 1.0

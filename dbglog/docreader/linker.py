@@ -237,7 +237,7 @@ class _Thread:
         "- busy GPU, NaN" (a run per case); "torch.compile per block" over "Time for inference: 5.03 sec total" (one)."""
         u, ahead = j.unit, self.js[k + 1:k + 20]
         if u.item >= 0 and j.label != "result":
-            return _cases(j, ahead, self.used)
+            return _cases(j, ahead, self.used) or _one_run(j, ahead, self.used)
         if j.label in ("context", "action") and u.item < 0 and len(plain(u.text).split()) <= 12 \
                 and not _measurement(u.text):
             return _measured_below(j, ahead[:5], self.used)
@@ -950,6 +950,26 @@ def _cases(j: Judged, ahead: list[Judged], used: set[int]) -> list[Found] | None
         f.title = f"{said.rstrip(':：').strip()}: {plain(n.unit.text).split(',')[0].strip()}"
         out.append(f)
     return out
+
+
+def _one_run(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
+    """ "1. `--max-tokens=8`:" over "- output: `...`" / "- peak: 6053MiB" / "- PASS (no kill)": an item that names a
+    setting and ends in a colon, over sub-items that are what one run of it gave, one of them saying how it went."""
+    u = j.unit
+    said = plain(u.text).rstrip()
+    if not said.endswith((":", "：")) or len(said.split()) > 8 or not _KNOB.search(said) or j.label in ("proposal",
+                                                                                                     "request"):
+        return None
+    subs = list(itertools.takewhile(lambda n: n.unit.item >= 0 and n.unit.depth > u.depth and n.unit.post == u.post
+                                    and n.unit.path == u.path and n.unit.id not in used, ahead))
+    told = [n for n in subs if _outcome(n.unit.text) in ("worked", "failed", "partial")
+            and not (_OWN_TRY_SAID | {"a command"}) & set(n.features)]
+    if not subs or len(told) != 1 or any(n.label in ACTS and n not in told for n in subs):
+        return None  # (sub-items that are tries of their own, or several verdicts: a case list or a story)
+    f = _found(j, said.rstrip(":：").strip(), "; ".join(plain(n.unit.text) for n in subs)[:400],
+               outcome=_outcome(told[0].unit.text), last=subs[-1].unit.last)
+    f.units += [n.unit.id for n in subs]
+    return f
 
 
 def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) -> list[Found]:
