@@ -5710,3 +5710,14 @@ def test_words_inside_a_code_span_are_the_programs_not_a_plan_of_the_author():
     d = segment("# Generation check\n\n## Runs\n\n- output: `We will meet at noon, maybe later`\n")
     u = next(x for x in d.units if x.kind == "sentence" and "output" in x.text)
     assert "future or plan words" not in features(u, context(d))
+
+
+def test_a_table_is_judged_a_sweep_once_not_once_per_row(monkeypatch):
+    from dbglog.docreader import linker
+    calls = []
+    real = linker._sweep
+    monkeypatch.setattr(linker, "_sweep", lambda rows: calls.append(len(rows)) or real(rows))
+    doc = "# Fixes\n\n## Problems encountered\n\n| Problem | Solution |\n|---|---|\n" + "\n".join(
+        f"| error {i} | flag {i} |" for i in range(300)) + "\n"
+    _read(doc)
+    assert calls == [300]  # (once per table: per row, a table of thousands of rows read in quadratic time)

@@ -138,6 +138,8 @@ class _Thread:
         self.code = [j.unit for j in judged if j.unit.kind == "code" and j.unit.first not in skip]
         self.heads, self.used = heads, set()
         self.replied: set[int] = set()  # suggesting posts whose answers were read
+        self._tables: dict[int, list[Judged]] = {}  # a table's rows, by its group (``_table``)
+        self._sweeps: dict[int, bool] = {}  # whether a table is one sweep, by its group (``_is_sweep``)
         self._made: tuple[int, list[int]] = (0, [])  # (attempts seen, their first lines sorted): _firsts
         self.code_by_post: dict[int, list[Unit]] = {}
         for c in self.code:
@@ -205,18 +207,28 @@ class _Thread:
         if u.header and _BREAKDOWN_COL.match(plain(u.header[0])):
             return None
         rows = self._table(k)
-        if _sweep(rows):
+        if self._is_sweep(rows):
             return self._swept(k, rows)
         return _transposed(j) or _changed(j, self.heads or {}) or _fixed_problem(j, self.heads or {}) or _row(j)
 
     def _table(self, k: int) -> list[Judged]:
-        """The judged rows of the table row ``k`` belongs to, from its first."""
+        """The judged rows of the table row ``k`` belongs to, from its first (found once per table: a table of
+        thousands of rows asks for each of them)."""
         g = self.js[k].unit.group
-        lo = k
-        while lo > 0 and self.js[lo - 1].unit.kind == "row" and self.js[lo - 1].unit.group == g:
-            lo -= 1
-        rows = itertools.takewhile(lambda x: x.unit.kind == "row" and x.unit.group == g, self.js[lo:])
-        return [x for x in rows if x.unit.index >= 0]  # (the header row aside)
+        rows = self._tables.get(g)
+        if rows is None:
+            lo = k
+            while lo > 0 and self.js[lo - 1].unit.kind == "row" and self.js[lo - 1].unit.group == g:
+                lo -= 1
+            run = itertools.takewhile(lambda x: x.unit.kind == "row" and x.unit.group == g, self.js[lo:])
+            rows = self._tables[g] = [x for x in run if x.unit.index >= 0]  # (the header row aside)
+        return rows
+
+    def _is_sweep(self, rows: list[Judged]) -> bool:
+        g = rows[0].unit.group if rows else -1
+        if g not in self._sweeps:
+            self._sweeps[g] = _sweep(rows)
+        return self._sweeps[g]
 
     def _swept(self, k: int, rows: list[Judged]) -> Found | None:
         """ "| Threshold | mAP@50 | Recall |" over "| 0.10 | ..." "| 0.15 | ...": one run that swept a value, told row by
