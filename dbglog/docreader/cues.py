@@ -700,7 +700,8 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
 
 # A heading that is a verdict and nothing else, by its form: a participle ("Failing", "Working"), its negation, or a
 # status in capitals ("OK", "NG", "PASS"); not a noun ("Error", "Fix", "Solution"), which names a section's subject
-_VERDICT_ALONE = recache.compile(r"^(?:(?:not|still|now)\s+)?[a-z]+ing$|^(?-i:OK|NG|NOK|PASS|FAIL|PASSED|FAILED)$", re.I)
+_STATUS = r"(?-i:OK|NG|NOK|PASS(?:ED)?|FAIL(?:ED)?|SKIP(?:PED)?)"  # a run's status in capitals
+_VERDICT_ALONE = recache.compile(r"^(?:(?:not|still|now)\s+)?[a-z]+ing$|^" + _STATUS + "$", re.I)
 
 
 # "I still want to find out why", "we still need to rerun it": an intention, not a failure that lasted.
@@ -1695,7 +1696,7 @@ _COMPOUND_ADJ = recache.compile(r"\w-(?:based|related|sized|shaped|specific)\W*$
 
 
 # A status in capitals opening the line ("PASS (no kill)", "FAIL: OOM", "SKIP"): a verdict, not the verb "pass"
-_STATUS_WORD = recache.compile(r"^\W*(?:PASS(?:ED)?|FAIL(?:ED)?|OK|NOK|NG|SKIP(?:PED)?)\b")
+_STATUS_WORD = recache.compile(r"^\W*" + _STATUS + r"\b")
 
 
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:

@@ -763,7 +763,7 @@ def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: i
 def _shown_below(f: Found, u: Unit, code: list[Unit]) -> Found:
     """ "I ran into this and solved it by doing this:" over a fenced command: the command is what was done (the try's
     title and lines take it in)."""
-    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
+    shown = _fence_below(u, code)
     cmd = next((x.strip() for x in shown.text.split("\n") if x.strip() and not x.strip().startswith("```")), "") \
         if shown else ""
     cmd = _PROMPT.sub("", cmd)
@@ -798,10 +798,17 @@ def _shared_verdict(j: Judged, ahead: list[Judged], used: set[int]) -> Found | N
     return None
 
 
+def _fence_below(u: Unit, code: list[Unit]) -> Unit | None:
+    """The first unit of the fence a caption ending in a colon shows, a line or two under it (None: no such)."""
+    if not u.text.rstrip().endswith(":"):
+        return None
+    return next((c for c in code if 0 < c.first - u.last <= 2), None)
+
+
 def _shown_runs(u: Unit, ahead: list[Judged], used: set[int], code: list[Unit]) -> tuple[Unit | None, int, list[Judged]]:
     """ "Rebuilt it from source:" over a fence: (the fence's first unit, its last line, the runs it holds). A console
     session is split into a unit per prompt, so the fence's runs are what the caption did, not tries of their own."""
-    shown = u.text.rstrip().endswith(":") and next((c for c in code if 0 < c.first - u.last <= 2), None)
+    shown = _fence_below(u, code)
     if not shown:
         return None, -1, []
     ran = [n for n in ahead if n.unit.kind == "command" and n.unit.block == shown.block and n.unit.id not in used]
@@ -948,8 +955,7 @@ def _cases(j: Judged, ahead: list[Judged], used: set[int]) -> list[Found] | None
     if not said.endswith((":", "：")) or len(said.split()) > 8 or _outcome(said) or j.label in ("proposal", "request"):
         # (a caption with a verdict of its own, "Env vars ineffective:", heads the tries it sums up)
         return None
-    subs = list(itertools.takewhile(lambda n: n.unit.item >= 0 and n.unit.depth > u.depth and n.unit.post == u.post
-                                    and n.unit.path == u.path and n.unit.id not in used, ahead))
+    subs = _sub_items(u, ahead, used)
     subs = [n for n in subs if n.unit.depth == u.depth + 1]
     if len(subs) < 2 or any(n.label not in ("result", "action_result") or _outcome(n.unit.text) not in (
             "worked", "failed", "partial") or (_OWN_TRY_SAID | {"a command"}) & set(n.features) for n in subs):
@@ -964,6 +970,12 @@ def _cases(j: Judged, ahead: list[Judged], used: set[int]) -> list[Found] | None
     return out
 
 
+def _sub_items(u: Unit, ahead: list[Judged], used: set[int]) -> list[Judged]:
+    """The items nested under item ``u`` that follow it, in its post and place, not yet read."""
+    return list(itertools.takewhile(lambda n: n.unit.item >= 0 and n.unit.depth > u.depth and n.unit.post == u.post
+                                    and n.unit.path == u.path and n.unit.id not in used, ahead))
+
+
 def _one_run(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
     """ "1. `--max-tokens=8`:" over "- output: `...`" / "- peak: 6053MiB" / "- PASS (no kill)": an item that names a
     setting and ends in a colon, over sub-items that are what one run of it gave, one of them saying how it went."""
@@ -972,8 +984,7 @@ def _one_run(j: Judged, ahead: list[Judged], used: set[int]) -> Found | None:
     if not said.endswith((":", "：")) or len(said.split()) > 8 or not _KNOB.search(said) or j.label in ("proposal",
                                                                                                      "request"):
         return None
-    subs = list(itertools.takewhile(lambda n: n.unit.item >= 0 and n.unit.depth > u.depth and n.unit.post == u.post
-                                    and n.unit.path == u.path and n.unit.id not in used, ahead))
+    subs = _sub_items(u, ahead, used)
     told = [n for n in subs if _outcome(n.unit.text) in ("worked", "failed", "partial")
             and not (_OWN_TRY_SAID | {"a command"}) & set(n.features)]
     if not subs or len(told) != 1 or any(n.label in ACTS and n not in told for n in subs):
