@@ -936,3 +936,25 @@ def test_jax_started_against_an_older_cuda_library_is_one_failure_per_library():
     cudnn = F.fingerprint_text(msg.format(lib="cuDNN", have=8600, want=8906))
     assert colab.signature == "jax.library_too_old" and F.same_failure(colab, later)
     assert not F.same_failure(colab, cudnn)  # (another library, another fix)
+
+
+def _ort(logger, host, file, expr, when=""):
+    return (f"{when}[E:onnxruntime:{logger}, cuda_call.cc:129 CudaCall] CUDNN failure 3000: CUDNN_STATUS_NOT_SUPPORTED ; "
+            f"GPU=0 ; hostname={host} ; file={file} ; line=240 ; expr={expr}(CudnnHandle(), pooling_desc, &alpha); \n")
+
+
+def test_onnx_runtimes_cuda_call_report_is_one_failure_on_any_machine_and_logger_and_another_per_call():
+    pool_a = F.fingerprint_text(_ort("Default", "gpu-box-7", "pool.cc", "cudnnPoolingForward"))
+    pool_b = F.fingerprint_text(_ort("Model", "linux772", "pool.cc", "cudnnPoolingForward",
+                                     when="> 2025-03-02 11:20:31.518 "))  # (quoted in a reply, with its time)
+    conv = F.fingerprint_text(_ort("Default", "gpu-box-7", "conv.cc", "cudnnConvolutionForward"))
+    assert "gpu-box-7" not in pool_a.line and pool_a.line.startswith("CUDNN failure 3000")
+    assert F.same_failure(pool_a, pool_b)
+    assert not F.same_failure(pool_a, conv)  # (another call, another limit)
+
+
+def test_a_words_capitals_and_a_word_broken_by_a_terminals_wrap_are_not_another_word():
+    assert F._changed_words("CuDNN error: not supported if you passed in a n on-contiguous input",
+                            "cuDNN error: not supported if you passed in a non-contiguous input") == ""
+    assert F._changed_words("cuDNN error: not supported for a contiguous input",
+                            "cuDNN error: not supported for a strided input") != ""

@@ -56,6 +56,10 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*[\d:.]+\s+-\s+",                                                    # 12:00:01.123 -
     r"^\s*\d+\.\d\d\.\d{3}\.\d{3}\s+[IWED]\s+",                                   # llama.cpp's log: 7.51.240.943 E
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
+    r"^\s*>\s+",                                                              # a line quoted in a reply: "> ..."
+    # ONNX Runtime's logger ("[E:onnxruntime:Default, cuda_call.cc:123 CudaCall]"): the logger's name varies by
+    # session ("Default", "Model", a user's id) and the site is the logging macro, the same for every call
+    r"^\s*\[[EWIF]:onnxruntime:[^,\]\n]{0,80},\s*[\w.]+:\d+\s+\w+\]\s*",
     r"^\s*what\(\):\s+",                                                       # std::terminate's what():
     r"^\s*[│┃]\s*(?:❱\s*)?(?:\d+\s*[│┃]\s*)?(?:[│┃]\s*)*",                         # rich's traceback box: │ ❱ 20 │ │
     # c10d re-raising the watchdog's own timeout: "[Rank 7] NCCL watchdog thread terminated with exception: [Rank 7]
@@ -94,6 +98,7 @@ _SCRUB_RULES = (
      r"(?=[\w.+-]+\.(?:so|dll|dylib)\b)", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
+    (r"\b(hostname)\s*=\s*[^\s;,]+", r"\1=<host>"),                                   # the machine, by name
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
@@ -742,7 +747,10 @@ _NAMED_SITE = recache.compile(r"\bcannot import name \w+ from [\w.]+"
                                r"[A-Za-z_]\w{2,60} object has no attribute \w+")
 # NCCL's warning names the file of its own source that failed ("transport/nvls.cc:N NCCL WARN Cuda failure 1 'invalid
 # argument'"): where the failure happened, as a frame would say
-_WARN_SITE = recache.compile(r"\b[\w-]+\.(?:cc|cpp|cu|h):N NCCL WARN\b")
+_WARN_SITE = recache.compile(r"\b[\w-]+\.(?:cc|cpp|cu|h):N NCCL WARN\b"
+                            # ... as a CUDA-call check does, with the call that failed ("CUDNN failure 9: ... ;
+                            # file=batch_norm.cc ; line=N ; expr=cudnnBatchNormalizationForwardInference(...)")
+                            r"|\bfile=[\w.-]+\.(?:c|cc|cpp|cu|h)\b.{0,40}\bexpr=\w+\(")
 
 
 # A check about the machine (its GPU, its driver, what the build supports) names the failure whatever
@@ -830,9 +838,12 @@ def _changed_words(x: str, y: str) -> str:
     import difflib
 
     wx, wy = _plain(x).split(), _plain(y).split()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wx, wy, autojunk=False).get_opcodes():
+    lx, ly = [w.lower() for w in wx], [w.lower() for w in wy]  # (a version's capitals: "CuDNN error", "cuDNN error")
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, lx, ly, autojunk=False).get_opcodes():
         if op != "replace" or (i1 == j1 == 0 and _EXCEPTION.match(wx[0] + " ") and _EXCEPTION.match(wy[0] + " ")):
             continue
+        if "".join(lx[i1:i2]) == "".join(ly[j1:j2]):
+            continue  # a word broken by a terminal's wrap ("a n" over "on-contiguous input")
         if (i2 == len(wx) and i2 - i1 == 1 and wy[j1].startswith(wx[i1])) or \
                 (j2 == len(wy) and j2 - j1 == 1 and wx[i1].startswith(wy[j1])):
             continue  # the end of a line cut short mid-word
