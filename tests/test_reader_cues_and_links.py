@@ -5721,3 +5721,51 @@ def test_a_table_is_judged_a_sweep_once_not_once_per_row(monkeypatch):
         f"| error {i} | flag {i} |" for i in range(300)) + "\n"
     _read(doc)
     assert calls == [300]  # (once per table: per row, a table of thousands of rows read in quadratic time)
+
+
+def test_a_table_sweeping_one_setting_for_each_value_of_another_is_one_run_not_a_try_per_row():
+    doc = """# Video generation latency
+
+## Four GPUs
+
+| short side | steps | wall (s) |
+|---|---|---|
+| 720 | 40 | 61.02 |
+| 720 | 20 | 31.40 |
+| 360 | 40 | 18.33 |
+| 360 | 30 | 13.91 |
+| 360 | 20 | 9.87 |
+| 360 | 10 | 5.12 |
+"""
+    got = _attempts(doc)
+    assert not [t for t, _o, _w in got if t.startswith(("360", "720"))], got
+    assert len(got) <= 1, got
+
+
+def test_rows_of_two_settings_not_in_the_order_of_either_are_still_tries():
+    doc = """# Training hangs at step 0
+
+## What we tried
+
+| nodes | tp | result |
+|---|---|---|
+| 2 | 8 | hangs |
+| 1 | 8 | works |
+| 2 | 4 | hangs |
+| 1 | 4 | works |
+"""
+    assert len(_attempts(doc)) == 4
+
+
+def test_a_try_told_with_later_in_the_past_is_a_try_and_later_in_the_future_is_a_plan():
+    doc = """# Detections lose confidence on the A770
+
+Running the detector in FP16 gave confidences near zero.
+
+I later moved the runtime to the 2023.1 release, which resolved this issue.
+
+I will try the FP32 model later.
+"""
+    got = _attempts(doc)
+    assert [o for t, o, _w in got if "2023.1" in t] == ["worked"], got
+    assert not [t for t, _o, _w in got if "FP32" in t], got

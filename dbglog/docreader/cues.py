@@ -232,7 +232,7 @@ _KNOB = recache.compile(r"`[^`]{1,120}`|#\d{3,}\b|\b(?:nightly|pre-?release|main
 _PLACEHOLDER = recache.compile(r"<(?!/?" + HTML_TAGS + r"\b)[A-Za-z][^<>]{0,60}>|\{\{[^}]*\}\}|\bYYYY-MM-DD\b|^\s*\.\.\.\s*$|^\s*\d+\.\s*\.\.\.\s*$")
 _ED = recache.compile(r"\b[a-z]{3,}(?:ed|t)\b")
 _SUBJECT = recache.compile(r"\b(?:i|we|they|he|she|it|someone|somebody|(?-i:(?!(?:To|If|When|Then|And|But|So|Or|Please|Just|Also|After|Before|Once|With|Without|Maybe)\b)[A-Z][\w.-]+))(?:['’](?:ve|d))?\s+(?:(?:have|has|had|'ve|then|also|"
-                      r"just|first|finally|now|already|again|even|both|all)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
+                      r"just|first|finally|now|already|again|even|both|all|later)\s+){0,2}(?P<v>[a-z]{3,}(?:ed|t)|[a-z]+)\b",
                       re.I)
 
 
@@ -1699,6 +1699,10 @@ _COMPOUND_ADJ = recache.compile(r"\w-(?:based|related|sized|shaped|specific)\W*$
 _STATUS_WORD = recache.compile(r"^\W*" + _STATUS + r"\b")
 
 
+# Words of the future that also order a story told in the past ("I later updated", "once we pinned it, it held").
+_NARRATING = recache.compile(r"\b(?:later|once)\b", re.I)
+
+
 def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> None:
     first = _NOT_WORD.sub("", words[0]).lower() if words else ""
     if t.find("mood.question_lead", text) and "?" in text:
@@ -1731,6 +1735,9 @@ def _en_shape(text: str, words: list[str], t: Table, f: dict[str, float]) -> Non
     seq = _SEQUENCER.match(text)
     if seq and "a subject with a past-tense verb" in f and not t.has("tense.future", text[seq.end():]):
         f.pop("future or plan words", None)  # "Next, I built it from source": the story's order, told in the past
+    if "future or plan words" in f and "a subject with a past-tense verb" in f and \
+            not t.has("tense.future", _NARRATING.sub(" ", text)):
+        f.pop("future or plan words")  # "I later updated it to 2.2, which resolved it": "later" tells the story's order
     if re.search(r"\b(?:works?|worked|helps?|helped|fixe[sd]|solved|resolved)\b.{0,40}\b(?:by|with|after|when)\s+"
                  r"(?:\w+ing)\b", text, re.I) and not t.has("mood.modal", text):
         f["an action that says how it went (-ing ... worked)"] = 1.0

@@ -1307,7 +1307,23 @@ def _sweep(rows: list[Judged]) -> bool:
     # a grid of runs over the other settings)
     settings = [k for k, h in enumerate(u.header) if k > 0 and not _MEASURE_HEAD.search(plain(h))]
     varied = [k for k in settings if len({plain(x.unit.cells[k]) if k < len(x.unit.cells) else "" for x in rows}) > 1]
-    return _moves_one_way(rows, 0) or (len(varied) == 1 and _unmoved(rows, 0) and _moves_one_way(rows, varied[0]))
+    if _moves_one_way(rows, 0):
+        return True
+    return len(varied) == 1 and (_unmoved(rows, 0) and _moves_one_way(rows, varied[0]) or _nested(rows, varied[0]))
+
+
+def _nested(rows: list[Judged], k: int) -> bool:
+    """Does the table sweep column ``k`` once per value of its first column, rows in order of both ("| short_edge |
+    steps | time |" over 768/50, 480/50, 480/30, 480/20): a grid laid out as a measurer lays it, not tries in turn?"""
+    if not all(k < len(x.unit.cells) and _SWEPT.fullmatch(plain(x.unit.cells[k])) and
+               _SWEPT.fullmatch(plain(x.unit.cells[0])) for x in rows):
+        return False
+    firsts = [_number(plain(x.unit.cells[0])) for x in rows]
+    if len(set(firsts)) < 2 or not (firsts == sorted(firsts) or firsts == sorted(firsts, reverse=True)):
+        return False
+    inner = [(a, b) for (f0, a), (f1, b) in itertools.pairwise(
+        (f, _number(plain(x.unit.cells[k]))) for f, x in zip(firsts, rows)) if f0 == f1]
+    return bool(inner) and all(a != b for a, b in inner) and len({a > b for a, b in inner}) == 1
 
 
 def _unmoved(rows: list[Judged], k: int) -> bool:
