@@ -412,7 +412,7 @@ def train(docs, path, toward: float | None = None) -> str:
     Path(path).write_text(json.dumps(raw, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
     return f"wrote {path}: " + ", ".join(f"{k} {len(m['weights'])} weights from {m['about']['docs']} docs"
                                           + (f" + {m['about']['refit_docs']} refit" if toward is not None else "")
-                                          for k, m in raw.items())
+                                          for k, m in fitted.items())  # (the outcome models are not refitted here)
 
 
 # --- the outcome model -------------------------------------------------------------------------------------

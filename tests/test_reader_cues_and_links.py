@@ -3490,7 +3490,8 @@ TP=8 serving hangs after a few hundred requests.
     assert [first for first, _ in sents][-3:] == [6, 7, 8], sents
     parsed, _ = importer.parse_document(doc, "doc.md")  # (with the learned passes: the rules leave a bare verdict)
     got = [(a.title, a.outcome, a.source_lines) for p in parsed for a in p.inv.attempts]
-    assert any("--disable-custom-all-reduce" in t and o == "worked" and lines == [8, 8] for t, o, lines in got), got
+    # (the learned pass may read entry (3), a version check, as part of the same try: it starts at entry (2))
+    assert any("--disable-custom-all-reduce" in t and o == "worked" and lines[0] == 8 for t, o, lines in got), got
     assert not any(t.startswith(("2）", "（2）")) for t, _, _ in got), got  # the number is no part of the title
 
 

@@ -207,7 +207,10 @@ def _near_miss(j) -> bool:
     """The learned attempt pass almost took it: in grouped cross-validation about 40 % of the tries it missed
     scored from 0.3 up (bench/reader_learn.py), so a review offers them for one tick each."""
     m = load().attempts
-    return m is not None and j.learned is not None and j.unit.kind in KINDS and NEAR_MISS <= j.learned < m.threshold
+    # (the problem's own paragraph tells the failure, not a try of it: the rules never read a try there unless it
+    # names what was tried, and then its cue is gone)
+    return m is not None and j.learned is not None and j.unit.kind in KINDS and NEAR_MISS <= j.learned < m.threshold \
+        and "the opening paragraph (the problem)" not in j.features
 
 
 def _confidence(p, span: list[int]) -> float:
