@@ -5770,3 +5770,41 @@ I will try the FP32 model later.
     got = _attempts(doc)
     assert [o for t, o, _w in got if "2023.1" in t] == ["worked"], got
     assert not [t for t, _o, _w in got if "FP32" in t], got
+
+
+def test_tries_listed_under_an_item_that_captions_them_among_a_bugs_fields_are_a_try_each():
+    doc = """# Field test learnings
+
+## Issues
+
+#### 1. Training killed while loading
+
+- **Problem**: the trainer is killed before the first step
+- **Configuration**:
+  - Batch size: 16
+  - Image size: 640
+- **Mitigations Attempted**:
+  - Batch size lowered to 8 → Still killed
+  - Disable the image cache (`cache=False`) → Still killed
+  - Workers reduced to 2 → Still killed
+- **Conclusion**: 8 GB of shared memory is not enough to train here
+"""
+    got = _attempts(doc)
+    tried = [(t, o) for t, o, _w in got if "Still killed" in t or "cache=False" in t or "Workers" in t or "8" in t]
+    assert len([o for _t, o in tried if o == "failed"]) >= 3, got
+    assert not [t for t, _o, _w in got if t.startswith(("- Batch size: 16", "Batch size: 16"))], got
+
+
+def test_an_item_that_only_captions_its_nested_list_as_tried_makes_each_nested_item_a_try():
+    doc = """# cuDNN 9 on the Jetson
+
+The container ships cuDNN 9, and the wheel wants cuDNN 8.
+
+- **Attempted Solutions**:
+  1. Install cuDNN 8.9.7 next to cuDNN 9
+  2. Create a symlink `libcudnn.so.8 -> libcudnn.so.9`
+  3. Turn off benchmarking: `torch.backends.cudnn.benchmark = False`
+- **Result**: none of these let training start
+"""
+    got = _attempts(doc)
+    assert len([t for t, _o, _w in got if t.startswith(("Install cuDNN", "Create a symlink", "Turn off"))]) == 3, got

@@ -844,6 +844,7 @@ class Context:
     plans: dict[int, int] = field(default_factory=dict)  # an item a caption names as planned -> its caption (``_plan_items``)
     legend: set[int] = field(default_factory=set)  # list groups that define the fields the entries below use (``_legends``)
     results: set[int] = field(default_factory=set)  # list groups captioned as a run's result ("Result:"; ``_result_lists``)
+    caption_items: set[int] = field(default_factory=set)  # items that only caption the tries nested under them
 
 
 def context(doc: Doc) -> Context:
@@ -866,8 +867,10 @@ def context(doc: Doc) -> Context:
     sweeps = _sweeps(doc)
     # (a benchmark journal's first run, "219tok/s / temp 1 / MTP 2", first in its section: a run, not the problem)
     opening = _opening(doc, roles, replying) - {u.block for u in doc.units if u.id in sweeps}
-    return Context(doc, roles, asker, lang, pasted, opening, done_captions(doc, lang), sweeps,
-                   _captioned_fixes(doc), _plan_items(doc, lang), _legends(doc), _result_lists(doc))
+    captions = done_captions(doc, lang)
+    return Context(doc, roles, asker, lang, pasted, opening, captions, sweeps, _captioned_fixes(doc),
+                   _plan_items(doc, lang), _legends(doc), _result_lists(doc),
+                   {c for c in captions.values() if c >= 0 and doc.units[c].item >= 0})
 
 
 def _marked_sections(heads: list[Unit], roles: dict[int, str | None]) -> None:
@@ -1072,7 +1075,7 @@ def _list_captions(doc: Doc) -> list[tuple[Unit, Unit]]:
     prev = None
     for u in doc.units:
         if u.item >= 0 and u.index == 0 and u.head and prev is not None and u.group not in seen \
-                and prev.item < 0 and 0 < u.first - prev.last <= 2:
+                and (prev.item < 0 or _captioning_item(prev, u)) and 0 < u.first - prev.last <= 2:
             seen.add(u.group)
             out.append((u, prev))
         if u.kind not in ("html", "rule"):
@@ -1080,10 +1083,21 @@ def _list_captions(doc: Doc) -> list[tuple[Unit, Unit]]:
     return out
 
 
+def _captioning_item(prev: Unit, first: Unit) -> bool:
+    """Is ``prev`` an item that only captions the list nested under it ("- **Mitigations Attempted**:" over
+    "  - Workers reduced to 2 → Still OOM")?"""
+    return prev.head and prev.depth == first.depth - 1 and plain(prev.text).rstrip().endswith((":", "：")) \
+        and len(plain(prev.text).split()) <= 6
+
+
 def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:
     if (cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7) \
             and _says_done(cap.text, language(cap.text) if language(cap.text) != "en" else lang):
         return True
+    if cap.item >= 0 and _captioning_item(cap, first):
+        # ("- **Mitigations Attempted**:" over its own nested list: a heading of tries, written as an item)
+        words = plain(cap.text).strip(" :：")
+        return table(lang).has("tense.tries", words) and heading_role(words, lang) in ("tried", "worked", "failed")
     # (a caption in bold, "**Attempted Solutions (All Failed)**:", is a heading of tries as "## Attempted fixes" is)
     return cap.kind == "heading" and first.depth == 1 and _tries_heading(doc, cap, lang) \
         and not _settings_list(doc, first.group)
@@ -1315,9 +1329,12 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         # under "When I redo the prompt it crashed again:", is the program's words too)
         f["pasted error output"] = 1.0
     cap = ctx.captions.get(u.group) if u.item >= 0 else None
-    if cap is not None and (u.depth == 1 or cap < 0) and (u.head or cap < 0 or ctx.doc.units[cap].kind != "heading"):
+    if cap is not None and (u.depth == 1 or cap < 0 or ctx.doc.units[cap].item >= 0) and (
+            u.head or cap < 0 or ctx.doc.units[cap].kind != "heading"):
         # (under "## What worked", an item's later sentences tell how its try went: "That also held for 3 days.")
         f["an item of a list of what was done"] = 1.0
+    if u.id in ctx.caption_items:
+        f["an item that captions the tries listed under it"] = 1.0  # ("- **Attempted Solutions**:": not a try itself)
     if u.item >= 0 and u.group in ctx.legend:
         f["a legend of the fields the entries use"] = 1.0
     if u.item >= 0 and u.group in ctx.results:

@@ -10,6 +10,7 @@ section. Everything else is judged unit by unit (scorer) and linked (linker).
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -246,6 +247,8 @@ def header_try(doc: Doc, lo: int, hi: int, used: set[int]) -> Fields | None:
     fields (a fence under it included) until a blank line, a bug field or another try field; with no result of
     its own, the bug's Status ("✅ Confirmed working by user") is how it went. None when no field says what was
     done. ``used``: the lines ``header_fields`` took."""
+    if _tries_listed(doc, list(range(lo, hi + 1))):
+        return None  # ("- **Mitigations Attempted**:" over its tries: read unit by unit, not as the bug's one fix)
     fields: dict[str, list[str]] = {}
     lines: list[int] = []
     cur = None
@@ -351,6 +354,8 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
         # "**Attempted Solutions (All Failed)**:" over a list of tries, then "**Solution**: ..." / "**Result**: ...":
         # the list's items are tries of their own before the one the fields tell; read unit by unit
         return None
+    if not m and _tries_listed(doc, lines):
+        return None  # "- **Mitigations Attempted**:" over "  - batch 8 → Still OOM" items, among the fields: tries of their own
     if m and (seen.get("did", 0) > 1 or _variants(doc, lines) >= 2):
         return None  # "### Attempt 2" over three "Command:"/"Result:" pairs, or "- `cmd -s X` → error" items: its variants
     if not (set(fields) & {"did", "result", "conclusion", "outcome"}) and not any(x.strip() for x in lead) \
@@ -364,12 +369,30 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
 
 
+# A caption that names the tries listed under it ("**Attempted Solutions**:", "Mitigations attempted:", "What was
+# tried:"), not one try's own action field ("**What I did**:", "**Fix**:")
+_TRIES_CAPTION = recache.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?:[\w ]{0,30}\b(?:attempted|tried)|attempts|things tried|"
+                                r"(?:solutions|fixes|workarounds|mitigations) (?:attempted|tried))\b[^:：\n]{0,30}"
+                                r"(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*$", re.I)
+
+
+def _tries_listed(doc: Doc, lines: list[int]) -> bool:
+    """Does a caption among the lines name the tries listed under it, two items or more?"""
+    for k, i in enumerate(lines):
+        if _TRIES_CAPTION.match(doc.lines[i]):
+            items = itertools.takewhile(lambda j: doc.lines[j].strip(), lines[k + 1:])
+            if sum(1 for j in items if _LIST_START.match(doc.lines[j])) >= 2:
+                return True
+    return False
+
+
 def field_runs(s: Section, doc: Doc) -> list[Fields]:
     """ "### Trial 1" over "Command:" / "Error log:" / "Fix:" / "Output:" (sub-headings or ``**Label:**`` lines, each
     value the block below it): every "what was done" field opens a try, and the fields after it, up to the next one,
     are that try's; the lines before it (its setup: "#### Docker image: ...") lead it. Two or more such tries with
     a result among them, or nothing (one try with each field once is ``attempt_section``'s)."""
-    if any(ATTEMPT_HEAD.match(plain(c.head.text)) for c in s.walk() if c is not s):
+    if any(ATTEMPT_HEAD.match(plain(c.head.text)) for c in s.walk() if c is not s) or \
+            _tries_listed(doc, list(range(s.first, s.last + 1))):
         return []
     heads = {c.first: c for c in s.walk() if c is not s}
     runs: list[Fields] = []
