@@ -936,7 +936,7 @@ def _legends(doc: Doc) -> set[int]:
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
 _FIX_NOUN = (r"(?:the|my|our) (?:(?:best|only|real|simplest|easiest|actual|final) )?(?:solution|fix|workaround|answer|cure)"
-             r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is)")
+             r"(?: for (?:me|us|this(?: \w+)?|that|it))? (?:was|is|has been|has become|became|ended up being)")
 
 
 # "the solution for me was:", "I fixed it by doing this:": a caption whose next paragraph is the fix (a fence under it is
