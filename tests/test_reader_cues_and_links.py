@@ -5808,3 +5808,16 @@ The container ships cuDNN 9, and the wheel wants cuDNN 8.
 """
     got = _attempts(doc)
     assert len([t for t, _o, _w in got if t.startswith(("Install cuDNN", "Create a symlink", "Turn off"))]) == 3, got
+
+
+def test_my_solution_has_become_x_says_what_fixed_it():
+    doc = """# Garbage output on two GPUs
+
+### dana — 2024-01-10
+Output is garbage since the update, on both cards.
+
+### erik — 2024-01-16
+My solution has become to downgrade to 0.1.17.
+"""
+    got = _attempts(doc)
+    assert [o for t, o, _w in got if "0.1.17" in t] == ["worked"], got
