@@ -5821,3 +5821,23 @@ My solution has become to downgrade to 0.1.17.
 """
     got = _attempts(doc)
     assert [o for t, o, _w in got if "0.1.17" in t] == ["worked"], got
+
+
+def test_a_time_that_has_passed_since_tells_the_story_and_is_no_plan():
+    doc = """# Arc A770 training
+
+## Setup
+
+The first driver install failed at the kernel check.
+
+## Closing thoughts
+
+My first experience with the extension left me thinking the card would not be usable for a while.
+
+Several months later, my first tries last week had me thinking it would take even longer.
+
+## Next steps
+
+- Try the 6.5 kernel.
+"""
+    assert _steps(doc) == ["Try the 6.5 kernel."]

@@ -1615,7 +1615,8 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         f["'still' or 'no change'"] = 1.0
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0
-    if t.has("tense.future", prose_only):  # (a code span's words are the program's: "`I once saw a UFO`" printed)
+    # (a code span's words are the program's: "`I once saw a UFO`" printed; "several months later" tells a story)
+    if t.has("tense.future", _SPAN_LATER.sub(" ", prose_only)):
         f["future or plan words"] = 1.0
     # "could not run it after 0.4.2" is what happened; "..., so #10753 probably fixed it" hedges a cause, not the try
     if t.has("mood.modal", _PAST_INABILITY.sub(" ", _CAUSE_TAIL.split(_up_to_verdict(text, lang), maxsplit=1)[0])):
@@ -1716,6 +1717,8 @@ _COMPOUND_ADJ = recache.compile(r"\w-(?:based|related|sized|shaped|specific)\W*$
 _STATUS_WORD = recache.compile(r"^\W*" + _STATUS + r"\b")
 
 
+# A time that has passed since ("several months later", "two days later"): the story's order, never a plan.
+_SPAN_LATER = recache.compile(r"\b\w+ (?:seconds?|minutes?|hours?|days?|weeks?|months?|years?) later\b", re.I)
 # Words of the future that also order a story told in the past ("I later updated", "once we pinned it, it held").
 _NARRATING = recache.compile(r"\b(?:later|once)\b", re.I)
 
