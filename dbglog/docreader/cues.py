@@ -1083,6 +1083,12 @@ def _list_captions(doc: Doc) -> list[tuple[Unit, Unit]]:
     return out
 
 
+def caption_names_tries(words: str, lang: str) -> bool:
+    """Do a caption's words name what is listed under it as tried ("Attempted Solutions", "Mitigations attempted",
+    "What was tried"), by the cue table's verbs of trying and heading roles, not one try's own field ("What I did")?"""
+    return table(lang).has("tense.tries", words) and heading_role(words, lang) in ("tried", "worked", "failed")
+
+
 def _captioning_item(prev: Unit, first: Unit) -> bool:
     """Is ``prev`` an item that only captions the list nested under it ("- **Mitigations Attempted**:" over
     "  - Workers reduced to 2 → Still OOM")?"""
@@ -1096,8 +1102,7 @@ def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:
         return True
     if cap.item >= 0 and _captioning_item(cap, first):
         # ("- **Mitigations Attempted**:" over its own nested list: a heading of tries, written as an item)
-        words = plain(cap.text).strip(" :：")
-        return table(lang).has("tense.tries", words) and heading_role(words, lang) in ("tried", "worked", "failed")
+        return caption_names_tries(plain(cap.text).strip(" :："), lang)
     # (a caption in bold, "**Attempted Solutions (All Failed)**:", is a heading of tries as "## Attempted fixes" is)
     return cap.kind == "heading" and first.depth == 1 and _tries_heading(doc, cap, lang) \
         and not _settings_list(doc, first.group)
