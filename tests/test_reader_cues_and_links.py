@@ -5841,3 +5841,22 @@ Several months later, my first tries last week had me thinking it would take eve
 - Try the 6.5 kernel.
 """
     assert _steps(doc) == ["Try the 6.5 kernel."]
+
+
+def test_a_fence_of_chinese_notes_between_commands_is_read_as_notes():
+    doc = """# DeepSpeed 部署记录
+
+```
+服务器的显卡驱动太旧，只支持到 cuda 11.0，先看一下驱动版本
+nvidia-smi
+
+新建了一个环境，装了 torch 1.7.1，这个环境的 cuda 版本真的升级了
+conda create -n dp_cuda11 python=3.8
+
+在新环境里跑 deepspeed 还是报错了，说进程组不存在
+网上说 torch 版本太低，至少要升级到 1.8
+```
+"""
+    got = _attempts(doc)
+    assert got, got
+    assert any(o in ("worked", "failed") for _t, o, _w in got), got

@@ -586,8 +586,11 @@ def _code_and_notes(cut: _Cut, body: list[int], lang: str, per_line: bool = Fals
 _NOT_NOTES = recache.compile(r"^\s*(?:Traceback|File \"|\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\$ |>>> |"
                              r"\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL)\b|"
                              r"(?:def|class|import|from|for|if|return|#include)\b|.*[;{}]\s*$)")
-# A person's own words in a fence: a line led by "Note:" (or "Update", "Edit", "TODO"), a list item of a sentence
-_NOTE_LINE = recache.compile(r"^\s*(?:note|update|edit|todo)\b\W|^\s*[-*]\s+\S+(?:\s+\S+){4}", re.I)
+# A person's own words in a fence: a line led by "Note:" (or "Update", "Edit", "TODO"), a list item of a sentence, a
+# sentence in Chinese or Japanese (eight characters of the script in a row, with their punctuation)
+_NOTE_LINE = recache.compile(r"^\s*(?:note|update|edit|todo)\b\W|^\s*[-*]\s+\S+(?:\s+\S+){4}|"
+                             r"[\u4e00-\u9fff\u3040-\u30ff，、。]{8}", re.I)
+_CJK_CHAR = recache.compile(r"[\u4e00-\u9fff\u3040-\u30ff]")
 
 
 def _notes_in_fence(texts: list[str]) -> bool:
@@ -629,9 +632,15 @@ _WORD = recache.compile(r"^[(\[\"'`]?(?:[A-Za-z][a-z'’-]+|[\u4e00-\u9fff\u3040
 
 def _prose_line(text: str) -> bool:
     """A comment line of words, three or more, most of them words (not a program's "#  Rank 0 Group 0 Pid 4766"
-    header, not columns aligned with runs of spaces)."""
+    header, not columns aligned with runs of spaces); in Chinese or Japanese, which put no spaces between words, six
+    characters of the script or more, at least half the line's."""
     toks = text.split()
-    return len(toks) >= 3 and "   " not in text.strip() and sum(bool(_WORD.match(t)) for t in toks) * 5 >= len(toks) * 3
+    if "   " in text.strip():
+        return False
+    cjk = len(_CJK_CHAR.findall(text))
+    if cjk >= 6 and cjk * 2 >= len(text.replace(" ", "")):
+        return True
+    return len(toks) >= 3 and sum(bool(_WORD.match(t)) for t in toks) * 5 >= len(toks) * 3
 
 
 def _note_units(cut: _Cut, run: list[int], lang: str) -> None:
