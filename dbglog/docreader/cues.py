@@ -750,7 +750,7 @@ def row_roles(u: Unit) -> tuple[int, int]:
 
 _ORDINAL = recache.compile(r"\W{0,2}#?\d{1,3}[a-z]?\W{0,2}")
 # A header's word for "what was tried" (not a setting, a case or a config: a sweep's table names those)
-_ATTEMPT_COL = recache.compile(r"\b(?:attempts?|tried|try|tries|approach(?:es)?|fix(?:es)?|fix attempted|workarounds?|action(?:s| taken)?|"
+_ATTEMPT_COL = recache.compile(r"\b(?:attempts?|tried|try|tries|approach(?:es)?|fix(?:es)?|fix attempted|workarounds?|action(?:s| taken)?|changes?|experiments?|"
                           r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch)\b", re.I)
 _NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
 
@@ -1573,8 +1573,10 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
             f["its result column gives an outcome"] = 1.0
         elif box is None and column_roles(u.header)[1] == res and _ATTEMPT_COL.search(plain(u.header[what] if 0 <= what < len(u.header) else "")):
             # "| Attempt | Result |" over "| GPU reset | Fabric state back to In Progress |": the header says each row
-            # is a try and what came of it, in words no outcome table knows
-            f["its header names tries and their results"] = 1.0
+            # is a try and what came of it, in words no outcome table knows (unless another cell says it was never
+            # run: "| xformers 0.0.28 | not tried, the resolver wants torch 2.5 | — |")
+            untried = outcome_of(" | ".join(u.cells), language(u.text)) == "untested"
+            f["outcome: untested" if untried else "its header names tries and their results"] = 1.0
 
 
 def colon_verdict(text: str, lang: str) -> list[str] | None:

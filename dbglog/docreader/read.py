@@ -53,6 +53,9 @@ def _front_title(units) -> tuple[int, str] | None:
     return (front.first, t) if t else None
 
 
+_HEADER_TRIES = "its header names tries and their results"  # (cues._row_features' cue: never a row called untried)
+
+
 def _told_result(u: Unit, measured: set[int] = frozenset()) -> bool:
     """A command whose comment is what it printed or how it went, not a caption of what it is; a results table's
     row of a run and what it measured (``linking.measured_rows``)."""
@@ -666,8 +669,10 @@ class _Build:
             by_id = {u.id: u for u in self.units if u.kind in learned.KINDS}
             # (a command with the comment that says how it went, "# NOK (page fault)", is structure the model never drops)
             measured = linking.measured_rows(self.units)
+            # (nor a row of a table whose header says each row is a try and what came of it: "| Change | Latency |")
             low = {id(a) for a, us in self.linked if us and all(
-                u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u], measured) for u in us)}
+                u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u], measured)
+                and _HEADER_TRIES not in self.judged.get(by_id[u]).features for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
         # it, to no avail." is a plan and a try)
