@@ -1547,6 +1547,7 @@ PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: steps?)?|not yet (?:run|tri
 
 
 CARD_FIELD = "a field of a record card (| **Outcome** | ... |)"
+HEADER_TRIES = "its header names tries and their results"  # ("| Attempt | Result |", "| Change | Latency |")
 _BOLD_CELL = recache.compile(r"(?:\*\*|__)[^*_\n]{1,40}(?:\*\*|__)")
 
 
@@ -1576,7 +1577,7 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
             # is a try and what came of it, in words no outcome table knows (unless another cell says it was never
             # run: "| xformers 0.0.28 | not tried, the resolver wants torch 2.5 | — |")
             untried = outcome_of(" | ".join(u.cells), language(u.text)) == "untested"
-            f["outcome: untested" if untried else "its header names tries and their results"] = 1.0
+            f["outcome: untested" if untried else HEADER_TRIES] = 1.0
 
 
 def colon_verdict(text: str, lang: str) -> list[str] | None:

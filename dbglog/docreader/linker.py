@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (_NUMBER_COL, CARD_FIELD, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (_NUMBER_COL, CARD_FIELD, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -346,7 +346,7 @@ _DOING = frozenset({"opens with a past-tense verb", "a subject with a past-tense
                     "names a setting, flag, version or file", "a command", "marked with a verdict (✅ ❌)",
                     "opens with a named setting or file, and how it went", "an action that says how it went (-ing ... worked)",
                     "its comment gives an outcome", "its result column gives an outcome", "says what fixed it",
-                    "its header names tries and their results",
+                    HEADER_TRIES,
                     "labelled as what was done", "an arrow from what was done to how it went"})
 
 
@@ -1440,7 +1440,7 @@ def _row(j: Judged) -> Found | None:
         # "| Check | Result |": a look at the system and what it showed, whatever it showed ("`docker ps` | 4 running");
         # a probe that names a setting changed is a try with its verdict ("`amdgpu.noretry=1` | still crashed")
         oc = "inconclusive"
-    if not oc and "its header names tries and their results" in j.features:
+    if not oc and HEADER_TRIES in j.features:
         oc = "inconclusive"  # "| Attempt | Result |": a try by its table's word, its result in words no verdict knows
     if not oc:
         return None

@@ -11,7 +11,7 @@ from pathlib import Path
 from dbglog.docreader import learned
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import _KNOB, _PASTED, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
+from dbglog.docreader.cues import _KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -53,7 +53,6 @@ def _front_title(units) -> tuple[int, str] | None:
     return (front.first, t) if t else None
 
 
-_HEADER_TRIES = "its header names tries and their results"  # (cues._row_features' cue: never a row called untried)
 
 
 def _told_result(u: Unit, measured: set[int] = frozenset()) -> bool:
@@ -672,7 +671,7 @@ class _Build:
             # (nor a row of a table whose header says each row is a try and what came of it: "| Change | Latency |")
             low = {id(a) for a, us in self.linked if us and all(
                 u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u], measured)
-                and _HEADER_TRIES not in self.judged.get(by_id[u]).features for u in us)}
+                and HEADER_TRIES not in self.judged.get(by_id[u]).features for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
         # it, to no avail." is a plan and a try)
