@@ -958,3 +958,20 @@ def test_a_words_capitals_and_a_word_broken_by_a_terminals_wrap_are_not_another_
                             "cuDNN error: not supported if you passed in a non-contiguous input") == ""
     assert F._changed_words("cuDNN error: not supported for a contiguous input",
                             "cuDNN error: not supported for a strided input") != ""
+
+
+def _link_log(lib, suffix=""):
+    return ("FAILED: fused_adam.so\n"
+            f"c++ fused_adam.o kernels.cuda.o -shared -l{lib} -L/opt/env/lib64 -lcudart -o fused_adam.so\n"
+            f"/usr/bin/ld: cannot find -l{lib}{suffix}\n"
+            "collect2: error: ld returned 1 exit status\n"
+            "ninja: build stopped: subcommand failed.\n")
+
+
+def test_a_link_step_that_cannot_find_a_library_is_one_failure_per_library_across_binutils_versions():
+    old = F.fingerprint_text(_link_log("curand"))
+    new = F.fingerprint_text(_link_log("curand", ": No such file or directory"))
+    other = F.fingerprint_text(_link_log("cufft"))
+    assert old.signature == "build.compile_error" and old.line.endswith("cannot find -lcurand"), old.line
+    assert F.same_failure(old, new)
+    assert not F.same_failure(old, other)

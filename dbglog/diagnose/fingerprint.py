@@ -99,6 +99,7 @@ _SCRUB_RULES = (
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
     (r"\b(hostname)\s*=\s*[^\s;,]+", r"\1=<host>"),                                   # the machine, by name
+    (r"(cannot find -l[\w.+-]+): No such file or directory", r"\1"),                  # newer binutils' wording
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
@@ -131,7 +132,9 @@ _READ_HEAD = 4 * 1024
 _KEPT = recache.compile(r"\b(Numel(?:In|Out))=(#\d+)")  # numbers SCRUB marked to keep (the N rule skips "#1")
 _KEPT_NUMBERS = recache.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised line holds them
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
-_CONTINUES = recache.compile(r"^ {0,8}[a-z(]")  # a wrapped line's tail: starts lower-case (not "File", "Traceback")
+# a wrapped line's tail: starts lower-case (not "File", "Traceback"), and is not a tool's own line ("collect2: error:
+# ld returned 1", "ninja: build stopped")
+_CONTINUES = recache.compile(r"^ {0,8}(?![\w.+-]+: )[a-z(]")
 MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
 
 

@@ -598,9 +598,11 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"nvcc fatal\s*: ([^\n]+)", "nvcc fatal"),
         (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp))\((\d+)\): error: ([^\n]+)", "): error: "),
         (r"^(?:[^\n]{0,40}?)(\S+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)):(\d+):(?:\d+:)? (?:fatal )?error: ([^\n]+)",
-         (": error: ", ": fatal error: "))], 73,
+         (": error: ", ": fatal error: ")),
+        # ... or to link: GNU ld names the library it could not find ("/usr/bin/ld: cannot find -lcurand")
+        (r"(?<!\S)(?:\S*/)?ld(?:\.\w+)?: cannot find (-l[\w.+-]+)", "cannot find -l")], 73,
        resolve=_resolve_compile_error,
-       description="a CUDA/C++ extension failed to compile (nvcc or the host compiler)"),
+       description="a CUDA/C++ extension failed to compile or link (nvcc, the host compiler or the linker)"),
     _S("build.invalid_device_function",
        [(r"(?i:invalid device function)", ("invalid device function", "Invalid device function"))], 77),
     # CUDA graph capture. The other capture violations (cudaErrorStreamCapture*: "operation failed due
