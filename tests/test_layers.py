@@ -31,7 +31,7 @@ LAYERS = {
     2: {"dbglog.kb.mirror", "dbglog.docreader", "dbglog.docreader.read", "dbglog.docreader.units",
         "dbglog.docreader.cues", "dbglog.docreader.scorer", "dbglog.docreader.linker", "dbglog.docreader.structure",
         "dbglog.docreader.review", "dbglog.docreader.llm", "dbglog.docreader.learned",
-        "dbglog.docreader.vocab", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.delimited", "dbglog.kb.store",
+        "dbglog.docreader.vocab", "dbglog.docreader.columns", "dbglog.docreader.text", "dbglog.docreader.yardstick", "dbglog.docreader.delimited", "dbglog.kb.store",
         "dbglog.kb.sync", "dbglog.kb.merge", "dbglog.kb.sections", "dbglog.kb.search", "dbglog.kb.present",
         "dbglog.kb.failures"},
     1: {"dbglog.kb.rates", "dbglog.kb.experiment", "dbglog.run.signatures", "dbglog.run.evidence",

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from dbglog.docreader.columns import (AFTER_COL, ATTEMPT_COL, BEFORE_COL, BEST_RESULT, EXPECTED, KNOB_COL, NUMBER_COL, RESULT_COL,
+                                      RUN_COL, WEAK_RESULT, WHAT_COL)
 from dbglog.docreader.units import Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, attempt_head, label_of
 from dbglog.util import recache
@@ -724,12 +726,6 @@ _CONFIG_CHARS = recache.compile(r"[=+`]|\w\(|--\w|\b(?:bs|batch|seq|tp|pp|dp|lr|
 _PREP = recache.compile(r"\s(?:from|of|for|about|during|in|on|with|von|der|des|für|bei|zum|zur|mit)\s")
 
 
-_RESULT_COL = recache.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
-                         r"コメント|結果|備考|결과|비고|"
-                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
-                         re.I)
-_WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
-                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
 
 
 def row_roles(u: Unit) -> tuple[int, int]:
@@ -739,7 +735,7 @@ def row_roles(u: Unit) -> tuple[int, int]:
         res = u.said_col
         what = what if what >= 0 and what != res else (0 if res > 0 else -1)
     if 0 <= what < len(u.cells) and _ORDINAL.fullmatch(plain(u.cells[what])) and (what >= len(u.header)
-            or _WHAT_COL.search(plain(u.header[what])) or _NUMBER_COL.fullmatch(plain(u.header[what]))):
+            or WHAT_COL.search(plain(u.header[what])) or NUMBER_COL.fullmatch(plain(u.header[what]))):
         # ("| Attempt | Configuration | Result |" over "| 4 | Compile bitsandbytes from source | ❌ |": the column the
         # header names holds the try's number; what was tried is the next column with words. A first column of
         # sizes ("| NNODES | TP | PP | MBS | Speed |") is a setting: its number is no try's.)
@@ -749,10 +745,6 @@ def row_roles(u: Unit) -> tuple[int, int]:
 
 
 _ORDINAL = recache.compile(r"\W{0,2}#?\d{1,3}[a-z]?\W{0,2}")
-# A header's word for "what was tried" (not a setting, a case or a config: a sweep's table names those)
-_ATTEMPT_COL = recache.compile(r"\b(?:attempts?|tried|try|tries|approach(?:es)?|fix(?:es)?|fix attempted|workarounds?|action(?:s| taken)?|changes?|experiments?|"
-                          r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch)\b", re.I)
-_NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
 
 
 _YES_NO = recache.compile(r"^\W*(?:yes|no|y|n|ja|nein|是|否|true|false)\W*$", re.I)
@@ -785,27 +777,18 @@ def _said_columns(doc: Doc) -> None:
                 r.said_col = k
 
 
-# A change table: what was set, its value before and after ("| Parameter | Iter0 | Iter1 | Reason |",
-# "| Aspect | Before | After | Impact |"): each row is a knob turned, as a key-differences table's row is a factor.
-_KNOB_COL = recache.compile(r"param|setting|flag|option|config|knob|variable|env\b|aspect|参数|配置|设置|einstellung|"
-                       r"パラメータ|設定|파라미터|설정", re.I)
-_BEFORE_COL = recache.compile(r"^(?:before|old|from|original|previous|prev|default|was|vorher|alt|之前|修改前|原|旧|変更前|이전)"
-                         r"(?:\b|(?=[\s(]|$))", re.I)
-_AFTER_COL = recache.compile(r"^(?:after|new|to|changed|fixed|updated|now|nachher|neu|之后|修改后|新|変更後|이후)"
-                        r"(?:\b|(?=[\s(]|$))", re.I)
-_RUN_COL = recache.compile(r"^(?:iter(?:ation)?|run|round|exp(?:eriment)?|v)\s*#?\s*(\d+)$", re.I)
 
 
 def change_columns(header: tuple[str, ...]) -> tuple[int, int, int] | None:
     """(what, before, after) columns of a change table, or None: the first column names settings, and two columns
     next to each other are the value before and after (by their words, or as run N and a later run)."""
     cols = [plain(c).strip() for c in header]
-    if len(cols) < 3 or not _KNOB_COL.search(cols[0]):
+    if len(cols) < 3 or not KNOB_COL.search(cols[0]):
         return None
     for k in range(1, len(cols) - 1):
         a, b = cols[k], cols[k + 1]
-        ra, rb = _RUN_COL.match(a), _RUN_COL.match(b)
-        if _BEFORE_COL.match(a) and _AFTER_COL.match(b) or ra and rb and int(rb[1]) > int(ra[1]):
+        ra, rb = RUN_COL.match(a), RUN_COL.match(b)
+        if BEFORE_COL.match(a) and AFTER_COL.match(b) or ra and rb and int(rb[1]) > int(ra[1]):
             return 0, k, k + 1
     return None
 
@@ -814,18 +797,15 @@ def column_roles(header: tuple[str, ...]) -> tuple[int, int]:
     """(index of the column saying what was done, index of the column saying how it went), -1 when none.
     An "Expected" column is what was hoped for, never the result; "Actual", "Outcome", "Status" win over "Result"."""
     cols = [plain(c) for c in header]
-    what = next((k for k, c in enumerate(cols) if _WHAT_COL.search(c) and not _EXPECTED.search(c)), -1)
-    ranked = sorted((k for k, c in enumerate(cols) if _RESULT_COL.search(c) and not _EXPECTED.search(c) and k != what),
-                    key=lambda k: (not _BEST_RESULT.search(cols[k]), bool(_WEAK_RESULT.search(cols[k])), k))
+    what = next((k for k, c in enumerate(cols) if WHAT_COL.search(c) and not EXPECTED.search(c)), -1)
+    ranked = sorted((k for k, c in enumerate(cols) if RESULT_COL.search(c) and not EXPECTED.search(c) and k != what),
+                    key=lambda k: (not BEST_RESULT.search(cols[k]), bool(WEAK_RESULT.search(cols[k])), k))
     res = ranked[0] if ranked else -1
     if what < 0 and res > 0:
         what = 0
     return what, res
 
 
-_EXPECTED = recache.compile(r"expect|hope|hypothes|goal|why|reason|预期|erwart", re.I)
-_BEST_RESULT = recache.compile(r"outcome|verdict|status|结果|ergebnis", re.I)
-_WEAK_RESULT = recache.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|bemerkung|备注", re.I)
 
 
 @dataclass
@@ -1572,7 +1552,7 @@ def _row_features(u: Unit, f: dict[str, float]) -> None:
             f["outcome: untested"] = 1.0  # "waiting on change approval": listed, not done yet
         elif said:
             f["its result column gives an outcome"] = 1.0
-        elif box is None and column_roles(u.header)[1] == res and _ATTEMPT_COL.search(plain(u.header[what] if 0 <= what < len(u.header) else "")):
+        elif box is None and column_roles(u.header)[1] == res and ATTEMPT_COL.search(plain(u.header[what] if 0 <= what < len(u.header) else "")):
             # "| Attempt | Result |" over "| GPU reset | Fabric state back to In Progress |": the header says each row
             # is a try and what came of it, in words no outcome table knows (unless another cell says it was never
             # run: "| xformers 0.0.28 | not tried, the resolver wants torch 2.5 | — |")

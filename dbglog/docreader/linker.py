@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (_NUMBER_COL, CARD_FIELD, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, _WHAT_COL, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CARD_FIELD, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
+from dbglog.docreader.columns import (BREAKDOWN_COL, CHECK_COL, FACT_COL, FIX_COL, GOAL_COL, MEASURE_COL, MEASURE_HEAD, NUMBER_COL,
+                                      PROBLEM_COL, WHAT_COL)
 from dbglog.util import recache
 
 ACTS = ("action_result", "action")
@@ -202,9 +204,9 @@ class _Thread:
         """A table row: one quality of a run (a metrics table), a class of one evaluation (nothing), a line of a
         sweep (the sweep, read from its first row), else a try of its own."""
         u = j.unit
-        if u.header and _MEASURE_COL.match(plain(u.header[0])):
+        if u.header and MEASURE_COL.match(plain(u.header[0])):
             return self._measures(k)
-        if u.header and _BREAKDOWN_COL.match(plain(u.header[0])):
+        if u.header and BREAKDOWN_COL.match(plain(u.header[0])):
             return None
         rows = self._table(k)
         if self._is_sweep(rows):
@@ -1258,31 +1260,25 @@ def _command(j: Judged) -> Found | None:
     return f
 
 
-# "| Problem | Solution |" under "## Problems encountered and solutions": a row per problem met and the fix applied to
-# it. Only where a heading above says they happened: the same table in a guide ("| Scenario | Solution |") is advice.
-_PROBLEM_COL = recache.compile(r"^\W*(?:problems?|issues?|errors?|symptoms?|what (?:went wrong|broke)|错误|问题|报错|現象|"
-                               r"エラー|問題|문제|오류|fehler|problème)\W*$", re.I)
-_FIX_COL = recache.compile(r"^\W*(?:solutions?|fix(?:es)?|fixed by|how (?:it was )?fixed|resolutions?|(?P<w>workarounds?)|"
-                           r"解决(?:方法|方案|办法)?|对策|対処|対策|解決策?|해결(?:책|방법)?|lösung|solution appliquée)\W*$", re.I)
 _HAPPENED = recache.compile(r"\b(?:encountered|faced|hit|ran into|run into|we had|met|fixed|solved|resolved|overcame|"
                             r"along the way)\b|遇到|碰到|踩坑|発生した|遭遇|겪은|발생한|aufgetreten|rencontrés?", re.I)
 
 
 def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
-    """A row of a table of problems met and how each was fixed (``_PROBLEM_COL``, ``_FIX_COL``), under a heading that
+    """A row of a table of problems met and how each was fixed (``PROBLEM_COL``, ``FIX_COL``), under a heading that
     says they happened (``_HAPPENED``): the fix is the try, the problem what it was for; a solution worked, a
     workaround partly."""
     u = j.unit
     cols = [plain(c) for c in u.header]
-    prob = next((k for k, c in enumerate(cols) if _PROBLEM_COL.match(c)), -1)
-    fix = next((k for k, c in enumerate(cols) if _FIX_COL.match(c)), -1)
+    prob = next((k for k, c in enumerate(cols) if PROBLEM_COL.match(c)), -1)
+    fix = next((k for k, c in enumerate(cols) if FIX_COL.match(c)), -1)
     if u.index < 0 or prob < 0 or fix < 0 or fix >= len(u.cells) or not plain(u.cells[fix]).strip():
         return None
     if not any(_HAPPENED.search(heads[h].text) for h in u.path if h in heads):
         return None
     did = plain(u.cells[fix]).strip()
     problem = plain(u.cells[prob]).strip() if prob < len(u.cells) else ""
-    f = _found(j, did, problem, outcome="partial" if _FIX_COL.match(cols[fix]).group("w") else "worked")
+    f = _found(j, did, problem, outcome="partial" if FIX_COL.match(cols[fix]).group("w") else "worked")
     f.title = did
     return f
 
@@ -1299,13 +1295,13 @@ def _sweep(rows: list[Judged]) -> bool:
     if len(rows) < 3:
         return False
     u = rows[0].unit
-    if not u.header or _NUMBER_COL.fullmatch(plain(u.header[0])) or _WHAT_COL.search(plain(u.header[0])):
+    if not u.header or NUMBER_COL.fullmatch(plain(u.header[0])) or WHAT_COL.search(plain(u.header[0])):
         return False
     if any(not x.unit.cells or _says_how(x.unit) or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows):
         return False
     # (a first column that stays put, "| NODES | TP | PP |" with 2 in every row, and more than one setting changing:
     # a grid of runs over the other settings)
-    settings = [k for k, h in enumerate(u.header) if k > 0 and not _MEASURE_HEAD.search(plain(h))]
+    settings = [k for k, h in enumerate(u.header) if k > 0 and not MEASURE_HEAD.search(plain(h))]
     varied = [k for k in settings if len({plain(x.unit.cells[k]) if k < len(x.unit.cells) else "" for x in rows}) > 1]
     if _moves_one_way(rows, 0):
         return True
@@ -1419,7 +1415,7 @@ def _row(j: Judged) -> Found | None:
         return None  # a header, or an unticked box: a step not yet taken
     if CARD_FIELD in j.features:
         return None  # a field of one record ("| **Outcome** | PASSED |"), not a run of its own
-    if u.header and _FACT_COL.match(plain(u.header[0])):
+    if u.header and FACT_COL.match(plain(u.header[0])):
         return None
     has_res = 0 <= res < len(u.cells)
     if has_res and _advice(u.cells[res]):
@@ -1435,7 +1431,7 @@ def _row(j: Judged) -> Found | None:
     if measured:
         oc = _outcome(" ".join(u.cells)) or "inconclusive"  # a setting and what it measured: a run, seen
     if has_res and u.cells[res].strip() and 0 <= what < len(u.header) and what != res \
-            and _CHECK_COL.search(plain(u.header[what])) and u.cells[what].strip() \
+            and CHECK_COL.search(plain(u.header[what])) and u.cells[what].strip() \
             and (not oc or diagnostic(u.cells[what]) or not _KNOB.search(u.cells[what])):
         # "| Check | Result |": a look at the system and what it showed, whatever it showed ("`docker ps` | 4 running");
         # a probe that names a setting changed is a try with its verdict ("`amdgpu.noretry=1` | still crashed")
@@ -1449,7 +1445,7 @@ def _row(j: Judged) -> Found | None:
                       for k, c in enumerate(u.cells) if k not in (what,) and c)  # a measurement keeps its name
     f = _found(j, did, rest, outcome=oc)
     f.title = plain(did)
-    if not (0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what]))):
+    if not (0 <= what < len(u.header) and WHAT_COL.search(plain(u.header[what]))):
         # No column says what was tried ("ROCm | torch wheel | extra | Outcome"): the row's settings are, each
         # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
         # A row of runs is titled by its settings; what it measured is its result ("Method FP8 rowwise + compile",
@@ -1462,12 +1458,6 @@ def _row(j: Judged) -> Found | None:
     return f
 
 
-# A column that names what a run measured ("Speed", "t/s", "TFLOPs", "Peak VRAM (GB)"): its numbers are results,
-# while a bare number under any other name is a setting of the run ("| GPUS | PP | MBS |").
-_MEASURE_HEAD = recache.compile(r"\b(?:speed\w*|slowdown|ratio|throughput|latency|time|duration|t/s|tok/s|tokens?/s|it/s|samples?/s|"
-                                r"gb/s|[gt]flops?|tps|qps|fps|bandwidth|vram|memory|mem|peak|loss|accuracy|acc|score|r?mse|mae|ppl|"
-                                r"perplexity|f1|bleu|auc|wer|"
-                                r"ms|sec|s|mib|gib|gb|mb)\b", re.I)
 
 
 # A number with no unit ("8", "6.0"): a size, count or version set, unless its column names a measure.
@@ -1480,30 +1470,15 @@ def _measured_cell(head: str, cell: str, u: Unit, res: int, measured: bool) -> b
     row is a measured run."""
     if not _MEASURE.match(cell):
         return False
-    return bool(_MEASURE_HEAD.search(head)) or not _BARE.fullmatch(cell) or (measured and not _names_measures(u, res))
+    return bool(MEASURE_HEAD.search(head)) or not _BARE.fullmatch(cell) or (measured and not _names_measures(u, res))
 
 
 def _names_measures(u: Unit, res: int) -> bool:
     """Does the header name what was measured ("Speed", "t/s")? Then a number under another name is a setting; in a
     header that names none, a measured row's numbers are its measurements."""
-    return any(_MEASURE_HEAD.search(plain(h)) for k, h in enumerate(u.header) if k != res)
+    return any(MEASURE_HEAD.search(plain(h)) for k, h in enumerate(u.header) if k != res)
 
 
-# A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.
-_CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
-                        r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
-# A first column that names what is measured or compared: its rows are qualities of one setup, not tries.
-_MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects?|propert(?:y|ies)|criteri(?:on|a)|kpis?|"
-                               r"dimensions?|statistics?|stats|characteristics?|指标|指標|지표|kennzahl\w*|metrik(?:en)?|messgrößen?|"
-                               r"métriques?|метрик[аи]|métricas?)\W*$", re.I)
-# A first column naming the parts of an argument or a schedule ("| Evidence | Supports | Conclusion |", "| Phase | Time |",
-# "| Feature | Status | Impact |"): its rows are the write-up's reasoning, plan or description, not runs.
-_FACT_COL = recache.compile(r"^\W*(?:evidence|phases?|stages?|features?|tasks?|tâches?|aufgaben?|phasen?|证据|阶段|任务|功能|"
-                            r"証拠|段階|タスク|機能|증거|단계|작업|기능|этап|фаза|задача|etapas?|fases?|tareas?)\W*$", re.I)
-# A first column naming the items one evaluation's results are broken down by ("| Class | AP@50 | Recall |", "| Class |
-# Train 2 | Train 3 | Δ |", "| Layer | Time |"): a row per class of what was measured, neither a run nor a change
-_BREAKDOWN_COL = recache.compile(r"^\W*(?:class(?:es)?|categor(?:y|ies)|labels?|layers?|clases?|classe|klassen?|categorías?|"
-                                 r"catégories?|kategorien?|类别|类|クラス|클래스|класс)\b[^|]{0,20}$", re.I)
 _MEASURE = recache.compile(r"^\s*(?:~|≈|<|>)?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]{0,8}(?:/s)?)?\s*$")
 
 
@@ -1514,17 +1489,16 @@ def _measured(u: Unit, what: int, strict: bool = False) -> bool:
     ("Target (µs)", "Expected") measured nothing, and a row whose other numbers are all bare integers is a list of
     sizes ("256 | 4096 | 7168"), not a run."""
     cols = [k for k, c in enumerate(u.cells) if k != max(what, 0) and plain(c)
-            and not (k < len(u.header) and _GOAL_COL.search(plain(u.header[k])))]
+            and not (k < len(u.header) and GOAL_COL.search(plain(u.header[k])))]
     rest = [plain(u.cells[k]) for k in cols]
     n = sum(bool(_MEASURE.match(c)) for c in rest)
     if n and all(_MEASURE.match(c) and c.strip().isdigit() for c in rest) and len(cols) < len(u.cells) - 1:
         return False
     # ("| Configuration | 128K prefill (tok/s) |": a column that names the setting tried needs one measurement only)
-    least = 1 if 0 <= what < len(u.header) and _WHAT_COL.search(plain(u.header[what])) else 2
+    least = 1 if 0 <= what < len(u.header) and WHAT_COL.search(plain(u.header[what])) else 2
     return n == len(rest) >= least if strict else len(rest) >= least and n * 2 > len(rest)  # ("Python | 3.10": a fact)
 
 
-_GOAL_COL = recache.compile(r"\b(?:target|goal|budget|expect\w*|required|spec)\b", re.I)
 
 
 def measured_rows(units: list[Unit]) -> set[int]:
@@ -1541,7 +1515,7 @@ def measured_rows(units: list[Unit]) -> set[int]:
         res = row_roles(rows[0])[1]
         if not _names_measures(rows[0], res):
             continue
-        settings = [k for k, h in enumerate(rows[0].header) if k != res and not _MEASURE_HEAD.search(plain(h))]
+        settings = [k for k, h in enumerate(rows[0].header) if k != res and not MEASURE_HEAD.search(plain(h))]
         varied = sum(len({plain(r.cells[k]) for r in rows if k < len(r.cells)}) > 1 for k in settings)
         if varied >= 2:
             out.update(r.id for r in rows if _measured(r, row_roles(r)[0], strict=res < 0))
