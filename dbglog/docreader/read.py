@@ -15,7 +15,7 @@ from dbglog.docreader.cues import _KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Conte
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
-from dbglog.docreader.units import FENCE_LINE, Doc, Unit, segment
+from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
@@ -88,7 +88,7 @@ def _thin(text: str) -> bool:
     """Too little to be a try: under three words, no setting, flag, command or file named ("Run 1", "fp32",
     "Summary", "해결:"), and under four CJK characters."""
     t = plain(text)
-    return len(re.findall(r"[^\W\d_]{2,}|\d+", t)) < 3 and not _KNOB.search(t) and len(_CJK.findall(t)) < 4
+    return len(re.findall(r"[^\W\d_]{2,}|\d+", t)) < 3 and not _KNOB.search(t) and len(CJK_CHAR.findall(t)) < 4
 
 
 @dataclass
@@ -725,7 +725,7 @@ class _Build:
                     or j.label != "plan" or j.confidence < PLAN_CONFIDENCE:
                 continue
             text = PLAN_LEAD.sub("", plain(_row_task(u) if u.kind == "row" else u.text)).strip()
-            if (len(text.split()) >= 2 or len(_CJK.findall(text)) >= 4) and self._add_step(u.first, u.last, text):
+            if (len(text.split()) >= 2 or len(CJK_CHAR.findall(text)) >= 4) and self._add_step(u.first, u.last, text):
                 self.said_plans.add(u.id)
         self._labelled_plans(done)
 
@@ -967,7 +967,7 @@ _STRUCTURE_LINE = recache.compile(r"^\s{0,3}(?:#{1,6}\s|\||`{3,}|~{3,}|[-*+]\s+\
 def _verdict_line(u: Unit) -> str | None:
     """A short line that is only a verdict ("成功", "c）报错", "-> works"), and the verdict it gives."""
     text = plain(u.text)
-    if len(text.split()) > 4 or len(_CJK.findall(text)) > 8:
+    if len(text.split()) > 4 or len(CJK_CHAR.findall(text)) > 8:
         return None
     said = outcome_of(text, language(text))
     return said if said in ("worked", "failed", "partial") else None
@@ -1066,7 +1066,6 @@ def _fixed_width(lines: list[str], a: int, b: int):
     return head, rows
 
 
-_CJK = recache.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # words without spaces: "下周再试一下升级驱动" is one "word"
 
 
 def _row_task(u) -> str:

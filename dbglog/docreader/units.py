@@ -590,7 +590,9 @@ _NOT_NOTES = recache.compile(r"^\s*(?:Traceback|File \"|\[?\d{4}-\d\d-\d\d|\[?\d
 # sentence in Chinese or Japanese (eight characters of the script in a row, with their punctuation)
 _NOTE_LINE = recache.compile(r"^\s*(?:note|update|edit|todo)\b\W|^\s*[-*]\s+\S+(?:\s+\S+){4}|"
                              r"[\u4e00-\u9fff\u3040-\u30ff，、。]{8}", re.I)
-_CJK_CHAR = recache.compile(r"[\u4e00-\u9fff\u3040-\u30ff]")
+# A character of a script that writes words without spaces between them (Chinese, Japanese): "下周再试一下升级驱动" is
+# one "word" to str.split
+CJK_CHAR = recache.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
 def _notes_in_fence(texts: list[str]) -> bool:
@@ -637,7 +639,7 @@ def _prose_line(text: str) -> bool:
     toks = text.split()
     if "   " in text.strip():
         return False
-    cjk = len(_CJK_CHAR.findall(text))
+    cjk = len(CJK_CHAR.findall(text))
     if cjk >= 6 and cjk * 2 >= len(text.replace(" ", "")):
         return True
     return len(toks) >= 3 and sum(bool(_WORD.match(t)) for t in toks) * 5 >= len(toks) * 3
