@@ -975,3 +975,14 @@ def test_a_link_step_that_cannot_find_a_library_is_one_failure_per_library_acros
     assert old.signature == "build.compile_error" and old.line.endswith("cannot find -lcurand"), old.line
     assert F.same_failure(old, new)
     assert not F.same_failure(old, other)
+
+
+def test_a_source_file_built_in_pips_temporary_tree_keeps_its_name():
+    # (torch built from source by pip and a conda build report one THCBlas.cu; a script with a random temporary name
+    # still reads as a temporary path)
+    pip = F.normalise_line("RuntimeError: cublas runtime error : the GPU program failed to execute at "
+                           "/tmp/pip-req-build-jh50bw28/aten/src/THC/THCBlas.cu:259")
+    conda = F.normalise_line("RuntimeError: cublas runtime error : the GPU program failed to execute at "
+                             "/opt/conda/conda-bld/pytorch_1549628766161/work/aten/src/THC/THCBlas.cu:258")
+    assert pip == conda and pip.endswith("THCBlas.cu:N"), (pip, conda)
+    assert "<tmp>" in F.normalise_line("File /tmp/pip-req-build-jh50bw28 is missing")

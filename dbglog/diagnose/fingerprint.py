@@ -96,6 +96,11 @@ _SCRUB_RULES = (
     # failed to load is the failure, wherever it was unpacked)
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\](?:[^\s'\"),:/\\]*[/\\])*"
      r"(?=[\w.+-]+\.(?:so|dll|dylib)\b)", ""),
+    # (pip's build directory is a checkout of the package's source tree: "/tmp/pip-req-build-jh50/aten/src/THC/
+    # THCBlas.cu:259" is the package's THCBlas.cu, as "/opt/conda/conda-bld/pytorch_1549/work/aten/..." is: its
+    # folders then come off as any path's do)
+    (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\]pip-(?:req-build|install|build-env"
+     r"|ephem-wheel-cache)-[^\s'\"),:/\\]+(?=[/\\][^\s'\"),:]*[/\\])", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
     (r"\b(hostname)\s*=\s*[^\s;,]+", r"\1=<host>"),                                   # the machine, by name
