@@ -5876,3 +5876,36 @@ We went through several changes and measured each one's average latency over 20 
 """
     got = _attempts(doc)
     assert len([t for t, _o, _w in got if t.startswith(("NUM_SPLITS", "Reduce over", "First port"))]) >= 3, got
+
+
+def test_a_reply_that_only_says_the_bug_happens_here_too_is_no_try_in_any_wording():
+    doc = """# DNN library is not found with jaxlib cuda111
+
+### asker — 2020-11-20
+Training fails with `RuntimeError: Unimplemented: DNN library is not found.` on jaxlib 0.1.57+cuda111.
+
+### bob — 2020-11-22
+I have the exact same issue here.
+
+### carol — 2020-11-23
+I am also having the same issue.
+
+### erin — 2020-11-25
+I installed cuDNN 8.0.5 by hand and pointed LD_LIBRARY_PATH at it, which fixed it.
+
+### frank — 2020-11-26
+P100 上也遇到了同样的问题。
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")
+    who = sorted(a.who for p in parsed for a in p.inv.attempts)
+    assert who == ["erin"], who
+
+
+def test_the_same_problem_said_with_a_try_of_its_own_is_not_a_me_too():
+    from dbglog.docreader.cues import me_too
+
+    assert me_too("I am also having the same issue.") and me_too("Same here on H100") and me_too("同样的问题")
+    assert not me_too("Upgraded to 2.4, same issue")
+    assert not me_too("Same error, but with --enforce-eager it works")
+    assert not me_too("Same for me, downgrading to 2.3 fixed it")
+    assert me_too("i have the same error, how to solving the error?")

@@ -1584,6 +1584,36 @@ _TOPIC_LEAD = recache.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,60}?(?:[:：](?:\*\*|__
                               r"(?:[:：]|\s[—–-]))\s*(?=\S)")
 
 
+# (a contrast or a time after it tells a try: "Same error, but with --enforce-eager it works")
+_TRY_FOLLOWS = recache.compile(r"\b(?:but|however|when|after|until|once|by|so i|then|except)\b", re.I)
+
+
+def me_too(text: str) -> bool:
+    """ "I have the exact same issue here", "Also seeing this on H100", "P100 有同样问题": a report that the bug happens
+    to the writer too (the cue table's words for "the same problem"), short and telling no try of its own; not "I have
+    the same error but when I disable eager mode it works", nor "Upgraded to 2.4, same issue"."""
+    s = plain(text)
+    lang = language(s)
+    t = table(lang)
+    if not t.has("mood.same_problem", s):
+        return False
+    if lang in ("zh", "ja"):
+        return len(s) <= 40 and not t.has("tense.action", s)
+    words = s.split()
+    return len(words) <= 16 and not _TRY_FOLLOWS.search(s) and not t.has("tense.tries", s) and not (
+        lang == "en" and words and _is_past(_NOT_WORD.sub("", words[0]).lower(), t)) and (
+        outcome_of(s, lang) != "worked" or s.rstrip().endswith("?"))  # ("how to solve it?" asks; it tells no fix)
+
+
+def _outcome_words(text: str, lang: str, t: Table, f: dict[str, float]) -> None:
+    """How the sentence says it went: an outcome, "still", or that the bug happens here too."""
+    oc = outcome_of(text, lang)
+    if oc:
+        f[f"outcome: {oc}"] = 1.0
+    if t.has("outcome.still", _STILL_MEANS.sub(" ", text)):
+        f["'still' or 'no change'"] = 1.0
+
+
 def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None = None) -> None:
     """The cues of the sentence's words; ``shape``: the part whose tense and mood are the sentence's (after a bold
     name for it), when not the whole."""
@@ -1596,11 +1626,7 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
         f["first person"] = 1.0
     if t.has("person.second", prose_only):
         f["second person"] = 1.0
-    oc = outcome_of(text, lang)
-    if oc:
-        f[f"outcome: {oc}"] = 1.0
-    if t.has("outcome.still", _STILL_MEANS.sub(" ", text)):
-        f["'still' or 'no change'"] = 1.0
+    _outcome_words(text, lang, t, f)
     if _KNOB.search(text):
         f["names a setting, flag, version or file"] = 1.0
     # (a code span's words are the program's: "`I once saw a UFO`" printed; "several months later" tells a story)

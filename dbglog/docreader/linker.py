@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CARD_FIELD, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CARD_FIELD, me_too, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -1013,8 +1013,7 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
             # another suggestion (the same helper's next one too; "try this" over its setting on the next line):
             # later answers may be to that one
             break
-        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO.match(
-                plain(v.text)):
+        if v.post == u.post or v.author == u.author or v.id in used or v.post < 0 or v.quoted or _ME_TOO_LEAD.match(plain(v.text)):
             continue  # a quote ("> try with X") is the suggestion; "Same symptom here" reports the bug, not a try
         if "by the asker" not in n.features and not _POINTS_BACK.search(plain(v.text)[:60]) and not any(
                 _names_same(p, v.text) or _tokens(p) & _tokens(v.text) for p in parts):
@@ -1098,22 +1097,10 @@ def _own_try(n: Judged) -> bool:
                                          re.I)
 
 
-_ME_TOO = recache.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
+# A reply that opens by saying it has the same bug ("I have the same bug, only 0.38.1 works") is not taken as the
+# answer to the suggestion before it, even when it goes on to tell a try of its own (its try is read on its own)
+_ME_TOO_LEAD = recache.compile(r"^(?:same (?:symptom|issue|problem|thing|error|here|for me|on)|me too|\+1|seeing the same|"
                      r"i(?:'m| am) (?:also )?seeing the same|also seeing|we hit the same|i have the same)\b", re.I)
-
-
-# "P100 有同样问题", "同样P100，相同的问题", "我也遇到了": a short Chinese or Japanese post that only says the same happens there
-_ME_TOO_CJK = recache.compile(r"(?:同样|相同|一样)的?(?:问题|错误|报错)|也遇到|遇到了?(?:同样|相同|一样)|同问|同じ(?:問題|エラー|症状)")
-
-
-def me_too(text: str) -> bool:
-    """ "Same error here", "I have the same problem, how to fix it?": a report of the bug, not of a try (not "I have
-    the same error but when I disable eager mode it works": a try follows)."""
-    s = plain(text)
-    lang = language(s)
-    if lang in ("zh", "ja"):
-        return len(s) <= 40 and bool(_ME_TOO_CJK.search(s)) and not table(lang).has("tense.action", s)
-    return bool(_ME_TOO.match(s)) and not re.search(r"\b(?:but|however|when|after|until|once|by|so i|then)\b", s, re.I)
 
 
 def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> list[str]:
