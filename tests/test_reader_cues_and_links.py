@@ -5909,3 +5909,27 @@ def test_the_same_problem_said_with_a_try_of_its_own_is_not_a_me_too():
     assert not me_too("Same error, but with --enforce-eager it works")
     assert not me_too("Same for me, downgrading to 2.3 fixed it")
     assert me_too("i have the same error, how to solving the error?")
+
+
+def test_a_table_of_approaches_and_their_status_under_a_comparison_heading_is_the_tries_not_key_differences():
+    doc = """# MIOpen hangs on RDNA1
+
+## Comparison
+
+| Approach | GPU Used | Speed | Status |
+|----------|----------|-------|--------|
+| **Environment variables** | no | - | Failed |
+| **LD_PRELOAD** | no | - | Failed |
+| **Kernel parameter** | partly | 1x | Partial (MIOpen overrides it) |
+
+## Key differences
+
+| Factor | Working | Broken |
+|---|---|---|
+| GPU | gfx1030 | gfx1010 |
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md", model=False)
+    inv = parsed[0].inv
+    assert [(a.title, a.outcome) for a in inv.attempts] == [
+        ("Environment variables", "failed"), ("LD_PRELOAD", "failed"), ("Kernel parameter", "partial")]
+    assert [d.factor for d in inv.differences] == ["GPU"]

@@ -11,7 +11,8 @@ from pathlib import Path
 from dbglog.docreader import learned
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
-from dbglog.docreader.cues import _KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Context, context, language, outcome_of, plain, row_roles
+from dbglog.docreader.columns import ATTEMPT_COL
+from dbglog.docreader.cues import _KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Context, column_roles, context, language, outcome_of, plain, row_roles
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -468,6 +469,8 @@ class _Build:
         for u in self._within(s):
             got = None
             if u.kind == "row" and u.index < 0 and len(u.cells) >= 3:
+                if ATTEMPT_COL.search(plain(u.cells[0])) and column_roles(u.cells)[1] > 0:
+                    return  # ("## Comparison" over "| Approach | GPU used | Status |": the tries, each with how it went)
                 rows = [(v.first, list(v.cells)) for v in self.units if v.kind == "row" and v.group == u.group
                         and v.index >= 0]
                 got = (list(u.cells), rows, range(u.first, rows[-1][0] + 2 if rows else u.first + 1))
