@@ -5933,3 +5933,28 @@ def test_a_table_of_approaches_and_their_status_under_a_comparison_heading_is_th
     assert [(a.title, a.outcome) for a in inv.attempts] == [
         ("Environment variables", "failed"), ("LD_PRELOAD", "failed"), ("Kernel parameter", "partial")]
     assert [d.factor for d in inv.differences] == ["GPU"]
+
+
+def test_in_a_script_that_logs_runs_a_command_under_a_remark_was_run_too():
+    doc = """# Max batch size per setup on 2x A5000
+
+```bash
+# Fine.
+python train.py --batch_size 48 --train_type lora
+# Why is the bs so much lower for qlora than for lora?
+python train.py --batch_size 24 --train_type qlora
+# Extremely slow.
+python train.py --batch_size 96 --train_type lora --use_cpu_offload True
+# Fine.
+python train.py --batch_size 4 --train_type lora --use_gradient_checkpointing False
+# OOM at the first step.
+python train.py --batch_size 8 --train_type lora --use_gradient_checkpointing False
+```
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md", model=False)
+    got = [(a.source_lines, a.outcome) for p in parsed for a in p.inv.attempts]
+    assert ([6, 7], "inconclusive") in got and len(got) == 5, got
+    # (a how-to's commands under instructions are not runs, however many of them there are)
+    howto = doc.replace("# Why is the bs so much lower for qlora than for lora?", "# Restart the shell to apply it")
+    parsed, _ = importer.parse_document(howto, "doc.md", model=False)
+    assert [6, 7] not in [a.source_lines for p in parsed for a in p.inv.attempts]

@@ -154,11 +154,12 @@ class _Thread:
         # ... in #15412"), not results of theirs, unless they say what they ran themselves.
         self.suggesting = {j.unit.post for j in self.js if j.label in ("proposal", "request") and j.unit.post > 0
                            and not j.unit.quoted}
+        self.run_logs = _run_logs([j.unit for j in self.js if j.unit.kind == "command"])
 
     def read(self, k: int, j: Judged, out: list[Found]):
         u, js = j.unit, self.js
         if u.kind == "command":
-            return _command(j)
+            return _command(j, u.block in self.run_logs)
         if u.kind == "row":
             return self._read_row(k, j)
         shaped = self._runs_below(k, j)
@@ -1217,7 +1218,18 @@ _PLACE_ONLY = recache.compile(r"^[\s:,;.!-]*(?:$|(?:on|with|for|in|at|under|afte
                               r"now|fine|ok)\b)", re.I)
 
 
-def _command(j: Judged) -> Found | None:
+def _run_logs(commands: list[Unit]) -> set[int]:
+    """The blocks of commands that log runs: three or more of their commands' comments say how the run went ("#
+    Fine.", "# OOM at bs 8"), a third of those that have one or more. There, a command under a remark ("# How is
+    qlora's bs the same as ddp's?") was run too: the remark is what its run raised."""
+    said: dict[int, list[bool]] = {}
+    for u in commands:
+        if u.desc and not u.prompted:
+            said.setdefault(u.block, []).append(_outcome(u.desc) is not None)
+    return {b for b, oks in said.items() if sum(oks) >= 3 and sum(oks) * 3 >= len(oks)}
+
+
+def _command(j: Judged, run_log: bool = False) -> Found | None:
     u = j.unit
     # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
     lead = re.sub(r"^(?:first|then|finally|next|also|just|simply)\b[\s,]*(?:try\b[\s,:]*)?", "", plain(u.comment), flags=re.I)
@@ -1234,6 +1246,8 @@ def _command(j: Judged) -> Found | None:
     if not oc and not u.desc and u.comment and diagnostic(u.text):
         # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
         return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")
+    if not oc and run_log and not u.prompted and (len(u.desc.split()) >= 4 or u.desc.rstrip().endswith((".", "?", "!"))):
+        oc = "inconclusive"  # (a remark on the run, "# Extremely slow."; a name over it, "# current sweep", is no more)
     if not oc:
         return None  # (a run whose comment shows its progress, "# 28/67 [16:41, 32.18s/it", ran: how it went is open)
     # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
