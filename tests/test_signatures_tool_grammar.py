@@ -192,6 +192,16 @@ def test_onnxruntime_call_macro_names_the_library_and_the_call():
     assert S.classify_text("CUBLAS error executing cublasGemmEx(handle)\n").signature == "blas.status"
 
 
+def test_old_torchs_cublas_message_is_read_as_the_cublas_status_it_stands_for():
+    # (THC printed the status's description, not its name: one failure, worded by the torch version)
+    old = S.classify_text("RuntimeError: cublas runtime error : the GPU program failed to execute at "
+                          "/pytorch/aten/src/THC/THCBlas.cu:258\n")
+    new = S.classify_text("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle)`\n")
+    assert old.name == new.name == "cublas:CUBLAS_STATUS_EXECUTION_FAILED", (old.name, new.name)
+    assert S.classify_text("RuntimeError: cublas runtime error : library not initialized at THCGeneral.cpp:250\n"
+                           ).name == "cublas:CUBLAS_STATUS_NOT_INITIALIZED"
+
+
 @pytest.mark.parametrize("line, expected", [
     ("CUDA Error at sort.cu:72 - operation failed due to a previous error during capture", "gpu.graph_capture"),
     ("CUDA error at raft/util/cudart_utils.hpp:148 - an illegal memory access was encountered", "gpu.illegal_address"),

@@ -412,8 +412,21 @@ def _resolve_fatal(m: re.Match[str]) -> tuple[str, int]:
     return ("py.fatal", 29) if m.group(1) == "Aborted" else ("py.fatal", 65)
 
 
+# Old PyTorch (THC) printed a cuBLAS status as its message: "cublas runtime error : the GPU program failed to
+# execute at .../THCBlas.cu:258" is CUBLAS_STATUS_EXECUTION_FAILED (THCGeneral's table, message for status)
+_THC_CUBLAS = {
+    "library not initialized": "CUBLAS_STATUS_NOT_INITIALIZED",
+    "resource allocation failed": "CUBLAS_STATUS_ALLOC_FAILED",
+    "an invalid numeric value was used as an argument": "CUBLAS_STATUS_INVALID_VALUE",
+    "an absent device architectural feature is required": "CUBLAS_STATUS_ARCH_MISMATCH",
+    "an access to GPU memory space failed": "CUBLAS_STATUS_MAPPING_ERROR",
+    "the GPU program failed to execute": "CUBLAS_STATUS_EXECUTION_FAILED",
+    "an internal operation failed": "CUBLAS_STATUS_INTERNAL_ERROR",
+}
+
+
 def _resolve_library_status(m: re.Match[str]) -> tuple[str, int]:
-    tok = m.group("tok")
+    tok = m.groupdict().get("tok") or _THC_CUBLAS[m.group("msg")]
     lib = m.group("lib").lower()
     return f"{lib}:{tok}", 74
 
@@ -891,7 +904,8 @@ BUILTIN: tuple[Signature, ...] = (
         (r"(?P<tok>(?P<lib>HIPBLAS|HIPBLASLT)_STATUS_(?!SUCCESS\b)[A-Z_]+)", "BLAS_STATUS_"),
         (r"(?P<tok>(?P<lib>rocblas)_status_(?!success\b)[a-z_]+)", "rocblas_status_"),
         # ONNX Runtime's call macro without the status: "CUBLAS error executing cublasGemmEx(...)"
-        (r"(?P<lib>CUBLAS) error executing (?P<tok>\w+)", "error executing")], 74,
+        (r"(?P<lib>CUBLAS) error executing (?P<tok>\w+)", "error executing"),
+        (r"(?P<lib>cublas) runtime error : (?P<msg>" + "|".join(_THC_CUBLAS) + ")", "cublas runtime error")], 74,
        resolve=_resolve_library_status, description="cuBLAS / hipBLAS / rocBLAS status (cublas:CUBLAS_STATUS_...)"),
     _S("cudnn.status",
        [(r"(?P<tok>(?P<lib>CUDNN)_STATUS_(?!SUCCESS\b)[A-Z_0-9]+)", "CUDNN_STATUS_"),
