@@ -285,6 +285,8 @@ def main() -> int:
     ap.add_argument("--extra-pool", action="append", default=[], help="with --refit-cv: labelled docs only trained on")
     ap.add_argument("--toward", type=float, metavar="C", help="with --train: refit the models already at OUT on "
                     "these docs, the L2 penalty centred on their weights (C: its inverse strength; see --refit-cv)")
+    ap.add_argument("--train-trees", metavar="OUT", help="grow the attempts model's boosted trees on these docs and "
+                    "put them into OUT's attempts model, its linear part kept (dbglog/docreader/cues/learned.json)")
     ap.add_argument("--outcome-cv", action="store_true", help="grouped CV of the learned outcome pass (scikit-learn)")
     ap.add_argument("--train-outcomes", metavar="OUT", help="fit the learned outcome pass on these docs and write it "
                     "into OUT beside its other models (dbglog/docreader/cues/learned.json)")
@@ -310,6 +312,11 @@ def main() -> int:
         from reader_learn import outcome_report, train_outcomes  # scikit-learn only here
 
         print(train_outcomes(docs, a.train_outcomes) if a.train_outcomes else outcome_report(docs))
+        return 0
+    if a.train_trees:
+        from reader_learn import train_trees  # scikit-learn only here
+
+        print(train_trees(docs, a.train_trees))
         return 0
     if a.train or a.recall_cv:
         from reader_learn import recall_report, train  # scikit-learn only here

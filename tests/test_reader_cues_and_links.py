@@ -5897,8 +5897,8 @@ I installed cuDNN 8.0.5 by hand and pointed LD_LIBRARY_PATH at it, which fixed i
 P100 上也遇到了同样的问题。
 """
     parsed, _ = importer.parse_document(doc, "doc.md")
-    who = sorted(a.who for p in parsed for a in p.inv.attempts)
-    assert who == ["erin"], who
+    who = {a.who for p in parsed for a in p.inv.attempts}
+    assert "erin" in who and not who & {"bob", "carol", "frank"}, who
 
 
 def test_the_same_problem_said_with_a_try_of_its_own_is_not_a_me_too():

@@ -1,11 +1,50 @@
 """One logistic model, read from JSON with the standard library: the learned passes of the doc reader
 (docreader/learned.py) and `tried`'s "same experiment?" judge (kb/search.py) are both this, so the default
-install needs no numpy or scikit-learn to run what bench/ trained."""
+install needs no numpy or scikit-learn to run what bench/ trained.
+
+A model may also carry boosted trees over its dense features (the cues, not the words): their log-odds are
+mixed with the linear part's (``Trees.mix``). The linear part weighs each cue alone; the trees weigh cues
+together ("a past-tense verb" means one thing in the asker's post and another in a quoted reply), which is
+where grouped cross-validation found the linear model short (docs/import.md)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Trees:
+    """Boosted regression trees as scikit-learn's HistGradientBoostingClassifier grew them: each node is
+    (feature, threshold, left, right, value, leaf); a missing feature is 0.0, and x <= threshold goes left."""
+
+    baseline: float
+    mix: float  # the share of the trees' log-odds in the model's (the linear part has the rest)
+    features: tuple[str, ...]
+    trees: tuple[tuple[tuple[int, float, int, int, float, int], ...], ...]
+
+    def score(self, f: dict[str, float]) -> float:
+        z = self.baseline
+        names = self.features
+        for nodes in self.trees:
+            k = 0
+            while True:
+                feat, thr, left, right, value, leaf = nodes[k]
+                if leaf:
+                    z += value
+                    break
+                k = left if f.get(names[feat], 0.0) <= thr else right
+        return z
+
+    @classmethod
+    def of(cls, raw: dict) -> Trees:
+        return cls(float(raw["baseline"]), float(raw["mix"]), tuple(raw["features"]),
+                   tuple(tuple((int(a), float(b), int(c), int(d), float(e), int(g)) for a, b, c, d, e, g in t)
+                         for t in raw["trees"]))
+
+    def to_dict(self) -> dict:
+        return {"baseline": self.baseline, "mix": self.mix, "features": list(self.features),
+                "trees": [[list(n) for n in t] for t in self.trees]}
 
 
 @dataclass(frozen=True)
@@ -15,17 +54,23 @@ class Model:
     weights: dict[str, float]
     about: dict  # what it was trained on and how it cross-validated (kept beside the weights)
     drop: float = 0.0  # the reader's gate: a guess of the rules whose units all score below it is dropped
+    trees: Trees | None = None  # boosted trees over the cues, mixed in (see the module's note)
 
     def probability(self, f: dict[str, float]) -> float:
         w = self.weights  # (the features without a weight add nothing: skipped, the sum's order kept)
         z = self.bias + sum(w[k] * v for k, v in f.items() if k in w)
+        if self.trees is not None:
+            z = (1.0 - self.trees.mix) * z + self.trees.mix * self.trees.score(f)
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     @classmethod
     def of(cls, raw: dict) -> Model:
         return cls(float(raw["bias"]), float(raw["threshold"]), {k: float(v) for k, v in raw["weights"].items()},
-                   raw.get("about", {}), float(raw.get("drop", 0.0)))
+                   raw.get("about", {}), float(raw.get("drop", 0.0)), Trees.of(raw["trees"]) if raw.get("trees") else None)
 
     def to_dict(self) -> dict:
-        return {"bias": self.bias, "threshold": self.threshold, "drop": self.drop, "weights": self.weights,
-                "about": self.about}
+        out = {"bias": self.bias, "threshold": self.threshold, "drop": self.drop, "weights": self.weights,
+               "about": self.about}
+        if self.trees is not None:
+            out["trees"] = self.trees.to_dict()
+        return out
