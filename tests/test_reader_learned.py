@@ -357,3 +357,21 @@ Seeing the same crash with the Windows build on a Vega 56. The debug log shows t
     titles = [a.title for p in parsed for a in p.inv.attempts if a.outcome == "failed"]
     assert len(titles) == 4, titles
     assert sum('"' in t for t in titles) == 2
+
+
+def test_boosted_trees_weigh_cues_together_and_mix_their_log_odds_with_the_linear_part():
+    import math
+
+    from dbglog.util.logit import Model, Trees
+
+    # one tree: "a past-tense verb" counts only by the asker (x <= 0.5 goes left)
+    tree = ((0, 0.5, 1, 2, 0.0, 0), (0, 0.0, 0, 0, -1.0, 1), (1, 0.5, 3, 4, 0.0, 0),
+            (0, 0.0, 0, 0, -1.0, 1), (0, 0.0, 0, 0, 3.0, 1))
+    trees = Trees(0.0, 0.5, ("c:opens with a past-tense verb", "c:by the asker"), (tree,))
+    both = {"c:opens with a past-tense verb": 1.0, "c:by the asker": 1.0}
+    assert trees.score(both) == 3.0 and trees.score({"c:opens with a past-tense verb": 1.0}) == -1.0
+    m = Model(0.2, 0.45, {"c:by the asker": 1.0}, {}, 0.25, trees)
+    assert math.isclose(m.probability(both), 1 / (1 + math.exp(-(0.5 * 1.2 + 0.5 * 3.0))))
+    again = Model.of(m.to_dict())
+    assert again == m and again.probability({}) == m.probability({})
+    assert learned.load().attempts.trees is not None  # (the shipped attempt model has them)
