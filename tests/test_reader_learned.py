@@ -375,3 +375,12 @@ def test_boosted_trees_weigh_cues_together_and_mix_their_log_odds_with_the_linea
     again = Model.of(m.to_dict())
     assert again == m and again.probability({}) == m.probability({})
     assert learned.load().attempts.trees is not None  # (the shipped attempt model has them)
+
+
+def test_a_units_place_is_given_to_the_model_as_numbers():
+    from dbglog.docreader.units import segment
+
+    doc = segment("# t\n\n### a — 2024-01-01\nIt fails.\n\n### b — 2024-01-02\n- I tried the nightly, same error.\n")
+    units = [u for u in doc.units if u.kind in learned.KINDS]
+    f = learned.unit_features(units, [{} for _ in units], {}, len(units) - 1)
+    assert f["x:post"] == 1 / 20 and 0.5 < f["x:place"] < 1 and f["x:index"] == 0.0 and f["x:words"] == 6 / 80

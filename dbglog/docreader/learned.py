@@ -145,7 +145,18 @@ def unit_features(units: list[Unit], cues: Mapping[int, dict[str, float]] | list
         f["cb:" + u.checkbox] = 1.0
     if u.head:
         f["head"] = 1.0
+    _place(u, units[-1].last + 1, f)
     return f
+
+
+def _place(u: Unit, lines: int, f: dict[str, float]) -> None:
+    """Where the unit stands, as numbers the trees split (how far into the document, which post, how deep in
+    its list, which item or row, how long): the first post's story is told differently from the fifth's."""
+    f["x:words"] = min(len(u.text.split()), 80) / 80
+    f["x:place"] = u.first / max(1, lines)
+    f["x:post"] = min(u.post, 20) / 20 if u.post >= 0 else -0.05
+    f["x:depth"] = min(u.depth, 4) / 4
+    f["x:index"] = min(u.index, 20) / 20 if u.index >= 0 else -0.05
 
 
 @dataclass
