@@ -202,7 +202,8 @@ def _recall_rows(text: str):
     units = [u for u in doc.units if u.kind in learned.KINDS]
     heads = {u.id: u for u in doc.units if u.kind == "heading"}
     cues = [features(u, ctx) for u in units]
-    return [(learned.unit_features(units, cues, heads, i), u) for i, u in enumerate(units)]
+    doc = learned.doc_features(units)
+    return [(learned.unit_features(units, cues, heads, i, doc), u) for i, u in enumerate(units)]
 
 
 def _marked(units, lo: int, hi: int) -> list[int]:

@@ -5958,3 +5958,14 @@ python train.py --batch_size 8 --train_type lora --use_gradient_checkpointing Fa
     howto = doc.replace("# Why is the bs so much lower for qlora than for lora?", "# Restart the shell to apply it")
     parsed, _ = importer.parse_document(howto, "doc.md", model=False)
     assert [6, 7] not in [a.source_lines for p in parsed for a in p.inv.attempts]
+
+
+def test_a_heading_of_thirty_thousand_spaces_before_a_bracket_reads_in_linear_time():
+    import time
+
+    from dbglog.docreader.structure import _field_heading_value
+
+    t = time.process_time()
+    assert _field_heading_value("Results" + " " * 30_000 + "x") == (None, "")
+    assert _field_heading_value("Results (excerpt)")[0] is not None
+    assert time.process_time() - t < 1.0  # (the trailing-bracket pattern once tried every space: 2 s here)

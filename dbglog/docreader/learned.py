@@ -119,9 +119,23 @@ def _tokens(s: str, most: int = 40) -> list[str]:
     return [t if not t.isdigit() else "<n>" for t in _WORD.findall(s.lower()[:2000])][:most]
 
 
-def unit_features(units: list[Unit], cues: Mapping[int, dict[str, float]] | list[dict[str, float]], heads: dict[int, Unit], i: int) -> dict[str, float]:
+def doc_features(units: list[Unit]) -> dict[str, float]:
+    """What kind of document the scorer units make (a thread, a table of runs, a command log, a list, its size):
+    one author's "Ran it again" is a try in a lab log and context in a README, and the trees weigh a unit's cues
+    by the document they are in."""
+    n = max(1, len(units))
+    return {"d:thread": float(any(u.post >= 0 for u in units)),
+            "d:rows": sum(u.kind == "row" for u in units) / n,
+            "d:cmds": sum(u.kind == "command" for u in units) / n,
+            "d:items": sum(u.item >= 0 for u in units) / n,
+            "d:size": min(len(units), 2000) / 2000}
+
+
+def unit_features(units: list[Unit], cues: Mapping[int, dict[str, float]] | list[dict[str, float]], heads: dict[int, Unit], i: int,
+                  doc: dict[str, float] | None = None) -> dict[str, float]:
     """The features of ``units[i]`` (the document's scorer units, in order, with their cues): its cues,
-    kind, words and word pairs, its heading's words, its neighbours' cues, and its place."""
+    kind, words and word pairs, its heading's words, its neighbours' cues, its place, and the document's kind
+    (``doc``: ``doc_features(units)``, computed once per document by the caller)."""
     u = units[i]
     f = {"c:" + k: v for k, v in cues[i].items()}
     f["kind:" + u.kind] = 1.0
@@ -146,6 +160,7 @@ def unit_features(units: list[Unit], cues: Mapping[int, dict[str, float]] | list
     if u.head:
         f["head"] = 1.0
     _place(u, units[-1].last + 1, f)
+    f.update(doc if doc is not None else doc_features(units))
     return f
 
 
@@ -189,7 +204,8 @@ class _Spans:
 def guesses(units: list[Unit], probs: dict[int, float], threshold: float, covered: list[tuple[int, int]],
             free: set[int]) -> list[Guess]:
     """Units at or above the threshold that no attempt covers or touches, merged with the one just before
-    when they share a paragraph or item or follow it line by line. ``free``: the lines the pass may read."""
+    when they share a paragraph or item or follow it line by line (not when each is an item of its own).
+    ``free``: the lines the pass may read."""
     out: list[Guess] = []
     near = _Spans([(lo - 1, hi + 1) for lo, hi in covered])
     for u in units:
@@ -198,7 +214,10 @@ def guesses(units: list[Unit], probs: dict[int, float], threshold: float, covere
             continue
         if near.touches(u.first, u.last):
             continue  # part of (or beside) an attempt the rules made: its result, its context
-        if out and (out[-1].units[-1].block == u.block or out[-1].last >= u.first - 1):
+        prev = out[-1].units[-1] if out else None
+        # (an item of a list, a row of a table, is an entry of its own: the next one is never its result)
+        if prev is not None and (prev.block == u.block or out[-1].last >= u.first - 1) and not (
+                u.item >= 0 and prev.item >= 0 and u.item != prev.item):
             g = out[-1]
             g.last, g.probability = max(g.last, u.last), max(g.probability, p)
             g.units.append(u)
@@ -217,6 +236,7 @@ class Recall:
         self.heads = {u.id: u for u in units if u.kind == "heading"}
         self.cue_of, self.models = cue_of, models
         self.feats: dict[int, dict[str, float]] = {}
+        self.doc = doc_features(self.units)
         self.done: dict[tuple[int, int], float] = {}
 
     def probability(self, u: Unit, model: Model) -> float:
@@ -227,7 +247,7 @@ class Recall:
                 i = self.at[u.id]
                 near = range(max(0, i - 1), min(len(self.units), i + 2))
                 cues = {j: self.cue_of(self.units[j]) for j in near}
-                f = self.feats[u.id] = unit_features(self.units, cues, self.heads, i)
+                f = self.feats[u.id] = unit_features(self.units, cues, self.heads, i, self.doc)
             p = self.done[(id(model), u.id)] = model.probability(f)
         return p
 

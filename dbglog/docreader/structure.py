@@ -447,7 +447,8 @@ def _field_heading(text: str) -> str | None:
 def _field_heading_value(text: str) -> tuple[str | None, str]:
     """``_field_heading``'s field, and the value the heading gives it after a colon ("Result: OOM during backward")."""
     name = re.sub(r"^\d{1,3}(?:\.\d{1,3})*[.)]?\s+", "", plain(text)).strip()
-    name = re.sub(r"\s*[（(][^（()）]{0,20}[)）]$", "", name).rstrip(":： ")  # ("Results (excerpt)")
+    # ("Results (excerpt)"; the spaces before it go with rstrip: a pattern opening on \s* tried every space)
+    name = re.sub(r"[（(][^（()）]{0,20}[)）]$", "", name).rstrip().rstrip(":： ")
     if name.lower() in ATTEMPT_LABELS:
         return ATTEMPT_LABELS[name.lower()], ""
     lab = _foreign_label(name + "：")
