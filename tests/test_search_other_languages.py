@@ -78,3 +78,17 @@ def test_glossing_a_huge_text_is_linear():
     start = time.process_time()
     assert gloss(text) == ["install", "driver"]
     assert time.process_time() - start < 2.0
+
+
+def test_a_try_told_in_chinese_with_everyday_verbs_is_found_by_their_english(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("服务进程无声退出")
+    recs.add_attempt(inv.id, title="改用 HTTPServer（单线程）", outcome="failed")
+    recs.add_attempt(inv.id, title="逐步加回 `_get_romance_state`", outcome="failed")
+    recs.add_attempt(inv.id, title="重启机器", outcome="failed")
+    try:
+        conn = recs.store.conn
+        assert _first(conn, "switch to a single-threaded HTTPServer") == [("attempt", "改用 HTTPServer（单线程）")]
+        assert _first(conn, "add `_get_romance_state` back step by step") == [("attempt", "逐步加回 `_get_romance_state`")]
+    finally:
+        recs.close()
