@@ -1606,7 +1606,7 @@ def me_too(text: str) -> bool:
 
 
 def _outcome_words(text: str, lang: str, t: Table, f: dict[str, float]) -> None:
-    """How the sentence says it went: an outcome, "still", or that the bug happens here too."""
+    """How the sentence says it went: an outcome, or "still" / "no change"."""
     oc = outcome_of(text, lang)
     if oc:
         f[f"outcome: {oc}"] = 1.0

@@ -12,7 +12,8 @@ from dbglog.docreader import learned
 from dbglog.docreader import linker as linking
 from dbglog.docreader import structure as st
 from dbglog.docreader.columns import ATTEMPT_COL
-from dbglog.docreader.cues import _KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Context, column_roles, context, language, outcome_of, plain, row_roles
+from dbglog.docreader.cues import (_KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Context, column_roles, context, language, me_too,
+                                   outcome_of, plain, row_roles)
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title)
@@ -685,7 +686,7 @@ class _Build:
         # (nor is a reply's "I have the same error, how to solve it?": it reports the bug, not a try)
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
-                 and not (u.post > 0 and linking.me_too(u.text))
+                 and not (u.post > 0 and me_too(u.text))
                  and not _TEMPLATE_CUES & self.judged.get(u).features.keys()]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
