@@ -5954,6 +5954,8 @@ python train.py --batch_size 8 --train_type lora --use_gradient_checkpointing Fa
     parsed, _ = importer.parse_document(doc, "doc.md", model=False)
     got = [(a.source_lines, a.outcome) for p in parsed for a in p.inv.attempts]
     assert ([6, 7], "inconclusive") in got and len(got) == 5, got
+    titles = [a.title for p in parsed for a in p.inv.attempts if a.source_lines == [6, 7]]
+    assert titles and "Why is the bs" not in titles[0], titles  # (the command is the try; the remark is its result)
     # (a how-to's commands under instructions are not runs, however many of them there are)
     howto = doc.replace("# Why is the bs so much lower for qlora than for lora?", "# Restart the shell to apply it")
     parsed, _ = importer.parse_document(howto, "doc.md", model=False)

@@ -1247,7 +1247,9 @@ def _command(j: Judged, run_log: bool = False) -> Found | None:
         # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
         return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")
     if not oc and run_log and not u.prompted and (len(u.desc.split()) >= 4 or u.desc.rstrip().endswith((".", "?", "!"))):
-        oc = "inconclusive"  # (a remark on the run, "# Extremely slow."; a name over it, "# current sweep", is no more)
+        # (a remark on the run, "# Extremely slow.", is what it raised: the command is the try; a name over it,
+        # "# current sweep", is no more)
+        return _found(j, f"`{u.text}`", u.desc, outcome="inconclusive")
     if not oc:
         return None  # (a run whose comment shows its progress, "# 28/67 [16:41, 32.18s/it", ran: how it went is open)
     # "# 1xGPU - OK" above a command names the try; a result under it ("# -> same error") does not: the command does.
