@@ -398,3 +398,18 @@ def test_guessed_tries_in_separate_list_items_stay_separate():
     everything = _model({"c:a list item": 20.0})  # every item a guess
     got = [tuple(a.source_lines) for p in read_document(doc, "doc.md", model=everything)[0] for a in p.inv.attempts]
     assert (5, 5) in got and (6, 6) in got and (5, 6) not in got, got
+
+
+def test_a_table_of_problems_met_and_their_fixes_is_never_dropped_by_the_learned_pass():
+    doc = """# CTranslate2 on ROCm for Windows
+
+## Problems encountered and solutions
+
+| # | Problem | Solution |
+|---|---------|----------|
+| 1 | CMake can't find a C compiler | installed the MSVC Build Tools |
+| 2 | Intel OpenMP `libiomp5` not found | `-DOPENMP_RUNTIME=NONE` |
+"""
+    nobody = learned.Model(-9.0, 0.9, {}, {}, 0.25)  # every unit scored near zero, under the drop
+    got = [a.source_lines for p in read_document(doc, "doc.md", model=nobody)[0] for a in p.inv.attempts]
+    assert got == [[7, 7], [8, 8]], got

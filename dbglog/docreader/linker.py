@@ -1267,14 +1267,20 @@ _HAPPENED = recache.compile(r"\b(?:encountered|faced|hit|ran into|run into|we ha
                             r"along the way)\b|遇到|碰到|踩坑|発生した|遭遇|겪은|발생한|aufgetreten|rencontrés?", re.I)
 
 
+def problem_fix_columns(u: Unit) -> tuple[int, int]:
+    """A row's (problem, fix) columns by its header's words ("| Problem | Solution |"), -1 where none."""
+    cols = [plain(c) for c in u.header]
+    return (next((k for k, c in enumerate(cols) if PROBLEM_COL.match(c)), -1),
+            next((k for k, c in enumerate(cols) if FIX_COL.match(c)), -1))
+
+
 def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
     """A row of a table of problems met and how each was fixed (``PROBLEM_COL``, ``FIX_COL``), under a heading that
     says they happened (``_HAPPENED``): the fix is the try, the problem what it was for; a solution worked, a
     workaround partly."""
     u = j.unit
     cols = [plain(c) for c in u.header]
-    prob = next((k for k, c in enumerate(cols) if PROBLEM_COL.match(c)), -1)
-    fix = next((k for k, c in enumerate(cols) if FIX_COL.match(c)), -1)
+    prob, fix = problem_fix_columns(u)
     if u.index < 0 or prob < 0 or fix < 0 or fix >= len(u.cells) or not plain(u.cells[fix]).strip():
         return None
     if not any(_HAPPENED.search(heads[h].text) for h in u.path if h in heads):

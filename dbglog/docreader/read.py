@@ -673,9 +673,11 @@ class _Build:
             # (a command with the comment that says how it went, "# NOK (page fault)", is structure the model never drops)
             measured = linking.measured_rows(self.units)
             # (nor a row of a table whose header says each row is a try and what came of it: "| Change | Latency |")
+            # (nor a row of a table of problems met and how each was fixed: "| Problem | Solution |")
             low = {id(a) for a, us in self.linked if us and all(
                 u in by_id and rec.probability(by_id[u], m) < m.drop and not _told_result(by_id[u], measured)
-                and HEADER_TRIES not in self.judged.get(by_id[u]).features for u in us)}
+                and HEADER_TRIES not in self.judged.get(by_id[u]).features
+                and min(linking.problem_fix_columns(by_id[u])) < 0 for u in us)}
             self.attempts = [(i, a) for i, a in self.attempts if id(a) not in low]
         # (a plan said in a sentence leaves the other sentences of its line free: "So I'll reinstall it. I reinstalled
         # it, to no avail." is a plan and a try)
