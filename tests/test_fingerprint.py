@@ -986,3 +986,14 @@ def test_a_source_file_built_in_pips_temporary_tree_keeps_its_name():
                              "/opt/conda/conda-bld/pytorch_1549628766161/work/aten/src/THC/THCBlas.cu:258")
     assert pip == conda and pip.endswith("THCBlas.cu:N"), (pip, conda)
     assert "<tmp>" in F.normalise_line("File /tmp/pip-req-build-jh50bw28 is missing")
+
+
+def test_a_kernel_log_record_after_the_key_line_is_never_read_as_its_wrapped_tail():
+    # (the fault's line happens to be as long as two journald lines below it, which looked like a terminal's wrap width)
+    fault = ("Memory access fault by GPU node-1 (Agent handle: 0x55f8b54eec30) on address 0x7f2a53193000. "
+             "Reason: Page not present or supervisor privilege.")
+    rec = "Jan 09 18:55:45 alexpc kernel: amdgpu 0000:0b:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 p)"
+    rec = rec[:len(fault)].ljust(len(fault), "x")
+    fp = F.fingerprint_text("\n".join([fault, rec, rec.replace("18:55:45", "18:55:46")]) + "\n")
+    assert fp.line.endswith("supervisor privilege."), fp.line
+    assert F.normalise_line("Jan 09 18:55:45 alexpc kernel: boom at step") == "boom at step"

@@ -40,7 +40,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
     r"^\s*[\w.-]+ \[std(?:out|err)\]:?\s*",                                       # a runner's host [stderr]
-    r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+\[\d+\]:\s*",                  # journald: Dec 09 13:35:40 host x[1]:
+    r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+(?:\[\d+\])?:\s*",          # journald: Dec 09 13:35:40 host x[1]: / kernel:
     r"^\s*\((?:[A-Za-z_][\w-]*\s+)?(?:(?:rank|pid|ip)=[\w.]+[,\s]*)+\)\s*",       # Ray / vLLM (VllmWorker rank=5 pid=1)
     r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
     r"^\s*\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*",          # ISO timestamps
@@ -195,7 +195,8 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
         return out  # (a box's next line is the box's next line)
     cut = width and len(lines[i]) == width
     for j in range(i + 1, min(len(lines), i + 1 + (max(most, 12) if cut else most))):
-        if cut and not _starts_alike(lines[i], lines[j]):
+        # (a line a log record opens, "Jan 09 18:55:45 host kernel: ...", is a record of its own, whatever its length)
+        if cut and not _starts_alike(lines[i], lines[j]) and strip_prefixes(lines[j]) == lines[j]:
             out = lines[i] if j == i + 1 else out
             out += lines[j]
             cut = len(lines[j]) == width
