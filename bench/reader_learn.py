@@ -18,6 +18,10 @@ on both sides), each fold read with models fitted on the other nine, beside the 
 
     python bench/reader_eval.py --set all --pool DIR ... --styles --recall-cv     (pip install '.[learn]')
     python bench/reader_eval.py --set all --pool DIR ... --styles --train dbglog/docreader/cues/learned.json
+    python bench/reader_eval.py --set all --pool DIR ... --styles --train-trees dbglog/docreader/cues/learned.json
+
+The attempts model mixes boosted trees over the dense features (cues, place, the document's kind) into its
+linear log-odds (``fit_trees``, ``TREES``); ``--train-trees`` regrows them alone, keeping the linear part.
 
 The shipped models against refits, on docs they never saw (the pools behind them are kept outside the repository):
 
