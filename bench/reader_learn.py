@@ -275,21 +275,26 @@ def fit_trees(xs: list[dict], ys: list[int], keep: set[str], spec: str = TREES) 
             "trees": trees}
 
 
+def _training_rows(data, target: str = "ys", also: set[str] = frozenset()) -> tuple[list, list[dict], list[int], set[str]]:
+    """The docs with labels for ``target``, each scorer unit's features (only those seen in RECALL_MIN_DOCS docs or
+    more, or named in ``also``), its target, and that set of kept features: one selection for every fit."""
+    from collections import Counter
+
+    data = [d for d in data if d[target] is not None]
+    seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
+    keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS} | set(also)
+    xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
+    return data, xs, [y for d in data for y in d[target]], keep
+
+
 def fit_recall(data, c: float = RECALL_C, threshold: float = RECALL_THRESHOLD, target: str = "ys",
                drop: float = 0.0, trees: str = "") -> dict:
     """One model as learned.json holds it, fitted on ``data`` (scikit-learn: pip install scikit-learn): the
     attempts model (``target="ys"``) or the next-steps model (``"steps"``, on the docs whose steps have lines)."""
-    from collections import Counter
-
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    data = [d for d in data if d[target] is not None]
-
-    seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
-    keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS}
-    xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
-    ys = [y for d in data for y in d[target]]
+    data, xs, ys, keep = _training_rows(data, target)
     vec = DictVectorizer()
     x = vec.fit_transform(xs).tocsr()
     x.indices, x.indptr = x.indices.astype(np.int32), x.indptr.astype(np.int32)  # liblinear takes 32-bit only
@@ -309,16 +314,11 @@ def fit_toward(data, prior: dict, c: float, target: str = "ys") -> dict:
     outweighs ``1 / c``, and every weight learned from docs whose text is no longer at hand stays where it was
     (the labelled docs behind the shipped models were read from pools kept outside this repository). The bias
     is fitted freely. Same features and thresholds as ``fit_recall``."""
-    from collections import Counter
-
     from scipy.optimize import minimize
     from sklearn.feature_extraction import DictVectorizer
 
-    data = [d for d in data if d[target] is not None]
-    seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
-    keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS} | set(prior["weights"])
-    xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
-    y = np.array([yv for d in data for yv in d[target]], dtype=float)
+    data, xs, ys, _keep = _training_rows(data, target, set(prior["weights"]))
+    y = np.array(ys, dtype=float)
     vec = DictVectorizer()
     x = vec.fit_transform(xs).tocsr()
     names = vec.get_feature_names_out()
@@ -465,13 +465,7 @@ def train_trees(docs, path, spec: str = TREES) -> str:
     """Grow the attempts model's trees (``fit_trees``) on every labelled doc and put them, with the threshold
     and drop chosen for the mixed model, into the model at ``path``; its linear part stays as it is (the docs
     behind it are not all at hand, and the trees are fitted apart from it, as in the cross-validation)."""
-    from collections import Counter
-
-    data = _recall_data(docs)
-    seen = Counter(k for d in data for k in {k for f, _u in d["rows"] for k in f})
-    keep = {k for k, n in seen.items() if n >= RECALL_MIN_DOCS}
-    xs = [{k: v for k, v in f.items() if k in keep} for d in data for f, _u in d["rows"]]
-    ys = [y for d in data for y in d["ys"]]
+    data, xs, ys, keep = _training_rows(_recall_data(docs))
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
     grown = fit_trees(xs, ys, keep, spec)
     about = {**raw["attempts"].get("about", {}), "trees_docs": len(data), "trees_groups": len({d["group"] for d in data}),

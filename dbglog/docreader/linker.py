@@ -1279,7 +1279,6 @@ def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
     says they happened (``_HAPPENED``): the fix is the try, the problem what it was for; a solution worked, a
     workaround partly."""
     u = j.unit
-    cols = [plain(c) for c in u.header]
     prob, fix = problem_fix_columns(u)
     if u.index < 0 or prob < 0 or fix < 0 or fix >= len(u.cells) or not plain(u.cells[fix]).strip():
         return None
@@ -1287,7 +1286,7 @@ def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
         return None
     did = plain(u.cells[fix]).strip()
     problem = plain(u.cells[prob]).strip() if prob < len(u.cells) else ""
-    f = _found(j, did, problem, outcome="partial" if FIX_COL.match(cols[fix]).group("w") else "worked")
+    f = _found(j, did, problem, outcome="partial" if FIX_COL.match(plain(u.header[fix])).group("w") else "worked")
     f.title = did
     return f
 
