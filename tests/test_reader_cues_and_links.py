@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from dbglog.docreader.cues import heading_role, outcome_of, plain
+from dbglog.docreader.cues import heading_role, language, outcome_of, plain
 from dbglog.docreader.units import segment
 from dbglog.kb import importer
 
@@ -18,6 +18,42 @@ def _read(doc):
 
 def _attempts(doc):
     return [(a.title, a.outcome, a.who) for p in _read(doc) for a in p.inv.attempts]
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Ustawiłem zmienną i serwer nadal wisi na tym samym etapie, bez zmian.", "pl"),
+    ("Pody żądające GPU wisiały wiecznie w stanie Pending.", "pl"),
+    ("Ich habe den Treiber neu installiert und es funktioniert nicht.", "de"),
+    ("J'ai réinstallé le pilote mais ça ne marche pas.", "fr"),
+    ("Reinstalé el driver pero no funciona para nada.", "es"),
+    ("I reinstalled the driver and the pod is still pending.", "en"),
+])
+def test_a_polish_sentence_is_told_from_the_other_latin_script_languages(text, lang):
+    assert language(text) == lang
+
+
+def test_a_polish_note_is_read_by_its_cue_table_and_its_step_tables_columns():
+    doc = """# Trening zawiesza się na drugiej karcie
+
+## Próba 1: mniejszy batch
+
+Zmniejszyłem batch z 32 do 8 i uruchomiłem trening ponownie.
+Nadal wisi po pierwszej epoce, bez zmian.
+
+## Próba 2: sterownik
+
+### Krok po kroku
+
+| Krok | Komenda | Wynik |
+|---|---|---|
+| 1 | `NCCL_P2P_DISABLE=1` | ❌ Dalej wisi |
+| 2 | Sterownik 560 zamiast 535 | ✅ Trening przechodzi trzy epoki |
+"""
+    got = {(t, o) for t, o, _who in _attempts(doc)}
+    assert ("Próba 1: mniejszy batch", "failed") in got  # (like "Versuch 1: ...", the heading keeps its own word)
+    assert ("`NCCL_P2P_DISABLE=1`", "failed") in got
+    assert ("Sterownik 560 zamiast 535", "worked") in got
+    assert outcome_of("Serwer wstał i odpowiada — działa, ale przepustowość spadła o 15%.", "pl") == "partial"
 
 
 def test_a_short_german_heading_is_read_in_the_documents_language():

@@ -11,7 +11,7 @@ import pytest
 
 STYLES_DIR = Path(__file__).parent / "corpus" / "styles"
 STYLE_TAGS = {"thread", "command-notes", "case-results", "lab-notebook", "checklist-plan",
-              "postmortem", "table", "zh", "de", "blog", "protocol"}
+              "postmortem", "table", "zh", "de", "pl", "blog", "protocol"}
 OUTCOMES = {"worked", "failed", "partial", "unknown"}
 KINDS = {"action+result", "action"}
 ATTEMPT_KEYS = {"what", "outcome", "who", "kind", "lines", "result_lines", "suggestion_lines",

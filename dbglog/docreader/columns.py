@@ -9,17 +9,17 @@ from dbglog.util import recache
 
 RESULT_COL = recache.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
                          r"コメント|結果|備考|결과|비고|"
-                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注",
+                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注|wynik|rezultat|uwagi",
                          re.I)
 
 WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
-                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung", re.I)
+                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana", re.I)
 
 # A header's word for "what was tried" (not a setting, a case or a config: a sweep's table names those)
 ATTEMPT_COL = recache.compile(r"\b(?:attempts?|tried|try|tries|approach(?:es)?|fix(?:es)?|fix attempted|workarounds?|action(?:s| taken)?|changes?|experiments?|"
-                          r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch)\b", re.I)
+                          r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch|prób[ay])\b", re.I)
 
-NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
+NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|lp\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
 
 # A change table: what was set, its value before and after ("| Parameter | Iter0 | Iter1 | Reason |",
 # "| Aspect | Before | After | Impact |"): each row is a knob turned, as a key-differences table's row is a factor.
@@ -43,10 +43,10 @@ WEAK_RESULT = recache.compile(r"notes?\b|findings?|observ|comments?\b|remarks?|b
 # "| Problem | Solution |" under "## Problems encountered and solutions": a row per problem met and the fix applied to
 # it. Only where a heading above says they happened: the same table in a guide ("| Scenario | Solution |") is advice.
 PROBLEM_COL = recache.compile(r"^\W*(?:problems?|issues?|errors?|symptoms?|what (?:went wrong|broke)|错误|问题|报错|現象|"
-                               r"エラー|問題|문제|오류|fehler|problème)\W*$", re.I)
+                               r"エラー|問題|문제|오류|fehler|problème|błąd|błędy)\W*$", re.I)
 
 FIX_COL = recache.compile(r"^\W*(?:solutions?|fix(?:es)?|fixed by|how (?:it was )?fixed|resolutions?|(?P<w>workarounds?)|"
-                           r"解决(?:方法|方案|办法)?|对策|対処|対策|解決策?|해결(?:책|방법)?|lösung|solution appliquée)\W*$", re.I)
+                           r"解决(?:方法|方案|办法)?|对策|対処|対策|解決策?|해결(?:책|방법)?|lösung|solution appliquée|rozwiązanie)\W*$", re.I)
 
 # A column that names what a run measured ("Speed", "t/s", "TFLOPs", "Peak VRAM (GB)"): its numbers are results,
 # while a bare number under any other name is a setting of the run ("| GPUS | PP | MBS |").
@@ -57,7 +57,7 @@ MEASURE_HEAD = recache.compile(r"\b(?:speed\w*|slowdown|ratio|throughput|latency
 
 # A column of things looked at ("Check", "What we verified", "Probe"): its rows are looks, each with its finding.
 CHECK_COL = recache.compile(r"^\W*(?:checks?|checked|verif\w*|probes?|diagnostics?|inspect\w*|what (?:we |i )?(?:checked|looked at"
-                        r"|verified)|prüfung|检查|確認|확인)\W*$", re.I)
+                        r"|verified)|prüfung|检查|確認|확인|sprawdzenie)\W*$", re.I)
 
 # A first column that names what is measured or compared: its rows are qualities of one setup, not tries.
 MEASURE_COL = recache.compile(r"^\W*(?:metrics?|measures?|measurements?|aspects?|propert(?:y|ies)|criteri(?:on|a)|kpis?|"

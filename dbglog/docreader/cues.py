@@ -59,7 +59,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es")  # English first: the others are read beside it
+LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es", "pl")  # English first: the others are read beside it
+# The Latin-script languages told from English (and from each other) by their tables' [detect] words and letters, in the
+# order a tie goes: German first, then Polish; French and Spanish only when they do not tie.
+_LATIN = ("de", "pl", "fr", "es")
 _SUBSTRING_LANGS = ("zh", "ja", "ko")  # words without spaces (or endings glued on): matched as substrings
 
 
@@ -142,6 +145,8 @@ def table(lang: str) -> Table:
     t = Table(lang, raw)
     bounded = lang not in _SUBSTRING_LANGS
     for section, entries in raw.items():
+        if section == "detect":
+            continue  # (read by ``_detect``: letters and words that tell the language, not cues)
         for key, words in entries.items():
             if section == "forms":  # verb forms by shape: patterns, not words
                 t.rx[f"forms.{key}"] = recache.compile("|".join(f"(?:{w})" for w in words), re.I)
@@ -169,12 +174,18 @@ _DASH = recache.compile(r"\s(?:—|–|--)\s")
 _CJK = recache.compile(r"[\u4e00-\u9fff]")
 _KANA = recache.compile(r"[\u3040-\u30ff]")
 _HANGUL = recache.compile(r"[\uac00-\ud7a3]")
-_DE = recache.compile(r"[äöüß]|(?<!\w)(?:ich|nicht|und|der|die|das|ist|mit|auf|für|wir|habe|wurde|funktioniert)(?!\w)", re.I)
 _CYRILLIC = recache.compile(r"[\u0400-\u04ff]")
-# Words of French and of Spanish that English and German text do not use (an accent alone does not tell the two apart).
 _EN = recache.compile(r"(?<!\w)(?:the|was|is|for|this|that|and|with|i|it|to|of|my|we|but|not)(?!\w)", re.I)
-_FR = recache.compile(r"(?<!\w)(?:je|j'ai|nous|avec|pour|dans|les|des|est|une|pas|été|ça|très|où|sur|aussi|mais|après)(?!\w)", re.I)
-_ES = recache.compile(r"[ñ¿¡]|(?<!\w)(?:los|las|para|está|también|pero|muy|cuando|sin|una|el|con|por|que|he|fue|después)(?!\w)", re.I)
+
+
+@lru_cache(maxsize=None)
+def _detect(lang: str) -> re.Pattern:
+    """A Latin-script language's own letters and common words (its table's [detect]), as one pattern: each match
+    counts once towards telling the language (``_common_words``)."""
+    d = table(lang).raw["detect"]
+    letters = "".join(re.escape(c) for c in d.get("letters", []))
+    words = "|".join(re.escape(w) for w in sorted(d["common"], key=lambda w: (-len(w), w)))
+    return recache.compile((f"[{letters}]|" if letters else "") + rf"(?<!\w)(?:{words})(?!\w)", re.I)
 
 
 # Names and addresses in any language's prose (a URL, `code`, NCCL_P2P_DISABLE=1, paddle.utils.run_check()): the
@@ -204,11 +215,13 @@ def language(text: str) -> str:
     if len(_CYRILLIC.findall(text)) * 5 >= width:
         return "ru"
     words = max(1, len(text.split()))
-    de, fr, es = (_common_words(rx, text, words) for rx in (_DE, _FR, _ES))
-    if de >= 2 and de >= max(fr, es):
+    n = {lang: _common_words(_detect(lang), text, words) for lang in _LATIN}
+    if n["de"] >= 2 and n["de"] >= max(n.values()):
         return "de"
-    if max(fr, es) >= 2 and fr != es:
-        return "fr" if fr > es else "es"
+    if n["pl"] >= 2 and n["pl"] > max(n["fr"], n["es"]):
+        return "pl"
+    if max(n["fr"], n["es"]) >= 2 and n["fr"] != n["es"]:
+        return "fr" if n["fr"] > n["es"] else "es"
     return "en"
 
 
@@ -426,6 +439,7 @@ _TURN = {"en": recache.compile(r"\s*(?:[,;]\s*|\s)(?:but|whereas|while|however|t
          "de": recache.compile(r"\s*(?:[,;]\s*|\s)(?:aber|jedoch|während|doch)\b|;", re.I),
          "fr": recache.compile(r"\s*(?:[,;]\s*|\s)(?:mais|alors que|tandis que|cependant)\b|;", re.I),
          "es": recache.compile(r"\s*(?:[,;]\s*|\s)(?:pero|mientras que|sin embargo)\b|;", re.I),
+         "pl": recache.compile(r"\s*(?:[,;]\s*|\s)(?:ale|jednak|natomiast|lecz|podczas gdy)\b|;", re.I),
          "ru": recache.compile(r"\s*(?:[,;]\s*|\s)(?:но|а|однако)\b|;", re.I),
          "zh": recache.compile(r"[，,；;]"), "ja": recache.compile(r"[，,、；;]|けど|が、")}
 
