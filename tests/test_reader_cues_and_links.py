@@ -1952,6 +1952,21 @@ def test_a_table_of_settings_and_their_measurements_gives_one_try_per_row():
     assert (first.title, first.result) == ("ZeRO-1", "peak GB 21.46 · s/epoch 9.68")  # each measurement named
 
 
+def test_a_table_of_named_setups_and_what_each_measured_keeps_every_run_past_the_learned_pass():
+    doc = """# Training throughput of the 20B model on one node
+
+## Performance summary
+
+| Configuration | TFLOPs | Memory (GiB) |
+|---|---|---|
+| bf16, eager | 171.2 | 68.9 |
+| bf16 + compile | 188.4 | 59.0 |
+| fp8 everywhere + compile | 150.6 | 74.2 |
+"""
+    got = [a.source_lines for p in importer.parse_document(doc, "doc.md", model=True)[0] for a in p.inv.attempts]
+    assert got == [[7, 7], [8, 8], [9, 9]]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

@@ -1525,9 +1525,19 @@ def measured_rows(units: list[Unit]) -> set[int]:
             continue
         settings = [k for k, h in enumerate(rows[0].header) if k != res and not MEASURE_HEAD.search(plain(h))]
         varied = sum(len({plain(r.cells[k]) for r in rows if k < len(r.cells)}) > 1 for k in settings)
-        if varied >= 2:
+        if varied >= 2 or _named_setups(rows, settings):
             out.update(r.id for r in rows if _measured(r, row_roles(r)[0], strict=res < 0))
     return out
+
+
+def _named_setups(rows: list[Unit], settings: list[int]) -> bool:
+    """Is the one setting column a column of setups named in words under a header that says so ("| Configuration |
+    TFLOPs | Memory |" over "BF16 + compile", "Full FP8 + compile"): runs compared, each its own, not a number a tool
+    swept ("| N_KV | T_PP s |" over 512, 1024, 2048)?"""
+    if settings != [0] or not WHAT_COL.search(plain(rows[0].header[0])):
+        return False
+    names = [plain(r.cells[0]) for r in rows if r.cells]
+    return len(set(names)) == len(names) >= 2 and not any(_MEASURE.match(n) for n in names)
 
 
 # (each separator's spaces are taken from the first one only, "(?<!\s)": a long run of spaces stays linear)
