@@ -1967,6 +1967,20 @@ def test_a_table_of_named_setups_and_what_each_measured_keeps_every_run_past_the
     assert got == [[7, 7], [8, 8], [9, 9]]
 
 
+def test_a_libraries_log_records_pasted_as_lines_of_prose_are_no_tries():
+    doc = """# DDP job dies at the end of the first epoch
+
+The job on 4 nodes gets to the end of epoch 1 and then stops with:
+[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9120, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600412 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:737] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9120, OpType=BROADCAST, Timeout(ms)=600000) ran for 600388 milliseconds before timing out.
+[rank1]:[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-2]:29500 (errno: 110 - Connection timed out).
+
+I raised the timeout to two hours and it still dies at the same step.
+"""
+    got = [a.source_lines for p in importer.parse_document(doc, "doc.md", model=True)[0] for a in p.inv.attempts]
+    assert got == [[8, 8]]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

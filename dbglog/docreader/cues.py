@@ -1255,6 +1255,8 @@ _ADDRESSED = recache.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)
 # is output pasted as text: its words are the program's, not the author's.
 # (and a package manager's progress lines: "Requirement already satisfied: ...", "Installing collected packages")
 _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
+                     # a C++ library's log record (glog, c10): "[E ProcessGroupNCCL.cpp:737] ...", "[rank0]:[W socket.cpp:663]"
+                     r"(?:\[rank\d+\]:)?\[[EWIF]\d{0,4} [^\]\n]{0,60}\.(?:cpp|cc|cu|h|hpp|c):\d+\]|"
                      r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+|"
                      r"Requirement already satisfied:|Installing collected packages\b|Successfully (?:installed|built|uninstalled) \S|"
                      r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b|"

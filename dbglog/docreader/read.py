@@ -689,7 +689,7 @@ class _Build:
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
                  and not (u.post > 0 and me_too(u.text))
-                 and not _TEMPLATE_CUES & self.judged.get(u).features.keys()]
+                 and not _NOT_TRIES & self.judged.get(u).features.keys()]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:
             self.judged.get(u).learned = probs[u.id]
@@ -1004,6 +1004,8 @@ def _fence(s: Section) -> None:
 # that names setup, "**Setup:**", is no such cue: the tries told under it are still tries).
 _TEMPLATE_CUES = frozenset({"template placeholder", "a table of contents entry", "issue-form wording",
                             "a legend of the fields the entries use"})
+# what the learned pass never guesses a try from: a template's text, and a program's output pasted as prose
+_NOT_TRIES = _TEMPLATE_CUES | {"pasted error output"}
 PLAN_CONFIDENCE = 0.45
 SOURCE_HEADINGS = "## Source headings"  # bookkeeping: `show` leaves it out
 
