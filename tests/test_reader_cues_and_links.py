@@ -1981,6 +1981,27 @@ I raised the timeout to two hours and it still dies at the same step.
     assert got == [[8, 8]]
 
 
+def test_a_numbered_heading_over_a_card_of_labelled_fields_is_one_try_whose_failed_stage_fails_it():
+    doc = """# Custom vLLM image for the new cards
+
+## Builds tried
+
+### 1️⃣ From source (main branch)
+- **Image**: vllm-custom:dev
+- **Build**: ✅ success (41 min)
+- **Run**: ❌ **failed** (worker dies at the first request)
+- **PyTorch**: nightly
+
+### 2️⃣ From the release wheel
+- **Image**: vllm-custom:wheel
+- **Build**: ✅ success (6 min)
+- **Run**: ✅ serves requests
+- **PyTorch**: 2.8.0
+"""
+    got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("From source (main branch)", "failed", [5, 9]), ("From the release wheel", "worked", [11, 15])]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

@@ -623,7 +623,7 @@ _CONTAINER = ("tried", "worked", "failed")
 # "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
 # ("\s+(?:#\s*)?", not "\s+#?\s*": two runs of spaces side by side split a long run every way before failing)
 ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+(?:#\s*)?|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
-                   r"(?P<n2>\d{1,3}[a-z]?)[.)])"
+                   r"(?P<n2>\d{1,3}[a-z]?)(?:[.)]|\ufe0f?\u20e3))"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = recache.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"
                           r"recommendation|opción|option|vorschlag|方案|hypothese|hypothèse|hipótesis|hipotesis|vermutung|"
@@ -670,11 +670,14 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             continue
         under = kids.get(h.id, []) + ([j for c in heads.values() if c.level == 7 and c.path and c.path[-1] == h.id
                                        for j in kids.get(c.id, [])] if told else [])
-        if sum(j.label in ACTS for j in under) >= 2 or sum(1 for j in under if j.unit.kind == "row" and _row(j)) >= 2:
+        card = _card(under)
+        if sum(j.label in ACTS for j in under if j not in card) >= 2 or sum(
+                1 for j in under if j.unit.kind == "row" and _row(j)) >= 2:
             continue  # the heading groups several tries (or a table of runs): they speak for themselves
         res = next((j for j in under if j.label in ("result", "action_result") or "labelled as a result" in j.features),
                    None)
-        oc = heading_outcome(h.text) or (_outcome(res.unit.text) if res is not None else None)
+        oc = heading_outcome(h.text) or (_card_outcome(card) if card else None) or (
+            _outcome(res.unit.text) if res is not None else None)
         if oc == "untested" or any(_outcome(j.unit.text) == "untested" for j in under):
             continue  # "→ not tried", "not done — blocked": listed, never run
         if oc is None:
@@ -694,6 +697,28 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
         used.update(f.units)
         out.append(f)
     return out
+
+
+# "- **Build**: ✅ success (33 min)": a field of a record, its label in bold
+_FIELD_ITEM = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<k>[^*_\n]{1,30}?)[:：]?(?:\*\*|__)\s*[:：]?\s*\S")
+
+
+def _card(under: list[Judged]) -> list[Judged]:
+    """The list under a heading when it is one record's fields ("- **Image**: ...", "- **Build**: ✅ success",
+    "- **Run**: ❌ failed (EngineCore crash)"): three or more items, every one a bold label and its value, one at least
+    with a verdict, no label twice ("**Command:**" / "**Result:**" again: several variants, each a try). Its items
+    tell the heading's try (its settings, how each stage went), not tries of their own."""
+    items = [j for j in under if j.unit.item >= 0 and j.unit.depth <= 1]
+    keys = [m.group("k").strip().casefold() for j in items if (m := _FIELD_ITEM.match(j.unit.text))]
+    if len(items) < 3 or len({j.unit.group for j in items}) != 1 or len(keys) != len(items) or len(set(keys)) != len(keys):
+        return []
+    return items if any(_VERDICT_MARK.search(j.unit.text) or _outcome(j.unit.text) in ("worked", "failed") for j in items) else []
+
+
+def _card_outcome(card: list[Judged]) -> str | None:
+    """How the record's try went by its fields' verdicts: a stage that failed fails it ("Build: ✅", "Run: ❌")."""
+    said = {_outcome(j.unit.text) for j in card} - {None, "untested", "inconclusive"}
+    return "failed" if "failed" in said else "partial" if "partial" in said else "worked" if said else None
 
 
 # A name from the code ("blas_test", "dslash_test", "all_reduce_perf"): "Double prec blas_test segfaults" ran it.
