@@ -1989,6 +1989,9 @@ def test_a_numbered_heading_over_a_card_of_labelled_fields_is_one_try_whose_fail
 ### 1️⃣ From source (main branch)
 - **Image**: vllm-custom:dev
 - **Build**: ✅ success (41 min)
+- **SM_120 kernels**: ✅ compiled
+  - `scaled_mm_sm120.cu.o` ✅
+  - `moe_sm120.cu.o` ✅
 - **Run**: ❌ **failed** (worker dies at the first request)
 - **PyTorch**: nightly
 
@@ -1999,7 +2002,7 @@ def test_a_numbered_heading_over_a_card_of_labelled_fields_is_one_try_whose_fail
 - **PyTorch**: 2.8.0
 """
     got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
-    assert got == [("From source (main branch)", "failed", [5, 9]), ("From the release wheel", "worked", [11, 15])]
+    assert got == [("From source (main branch)", "failed", [5, 12]), ("From the release wheel", "worked", [14, 18])]
 
 
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():

@@ -700,7 +700,7 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
 
 
 # "- **Build**: ✅ success (33 min)": a field of a record, its label in bold
-_FIELD_ITEM = recache.compile(r"^\W{0,3}(?:\*\*|__)(?P<k>[^*_\n]{1,30}?)[:：]?(?:\*\*|__)\s*[:：]?\s*\S")
+_FIELD_ITEM = recache.compile(r"^\W{0,3}\*\*(?P<k>[^*\n]{1,30}?)[:：]?\*\*\s*[:：]?\s*\S")
 
 
 def _card(under: list[Judged]) -> list[Judged]:
@@ -708,16 +708,21 @@ def _card(under: list[Judged]) -> list[Judged]:
     "- **Run**: ❌ failed (EngineCore crash)"): three or more items, every one a bold label and its value, one at least
     with a verdict, no label twice ("**Command:**" / "**Result:**" again: several variants, each a try). Its items
     tell the heading's try (its settings, how each stage went), not tries of their own."""
-    items = [j for j in under if j.unit.item >= 0 and j.unit.depth <= 1]
+    listed = [j for j in under if j.unit.item >= 0]
+    top = min((j.unit.depth for j in listed), default=0)
+    items = [j for j in listed if j.unit.depth == top]
     keys = [m.group("k").strip().casefold() for j in items if (m := _FIELD_ITEM.match(j.unit.text))]
     if len(items) < 3 or len({j.unit.group for j in items}) != 1 or len(keys) != len(items) or len(set(keys)) != len(keys):
         return []
-    return items if any(_VERDICT_MARK.search(j.unit.text) or _outcome(j.unit.text) in ("worked", "failed") for j in items) else []
+    if not any(_VERDICT_MARK.search(j.unit.text) or _outcome(j.unit.text) in ("worked", "failed") for j in items):
+        return []
+    return items + [j for j in listed if j.unit.depth > top]  # (a field's own sub-items: "`x.cu.o` ✅" under it)
 
 
 def _card_outcome(card: list[Judged]) -> str | None:
     """How the record's try went by its fields' verdicts: a stage that failed fails it ("Build: ✅", "Run: ❌")."""
-    said = {_outcome(j.unit.text) for j in card} - {None, "untested", "inconclusive"}
+    top = min(j.unit.depth for j in card)
+    said = {_outcome(j.unit.text) for j in card if j.unit.depth == top} - {None, "untested", "inconclusive"}
     return "failed" if "failed" in said else "partial" if "partial" in said else "worked" if said else None
 
 
