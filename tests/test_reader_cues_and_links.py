@@ -2005,6 +2005,23 @@ def test_a_numbered_heading_over_a_card_of_labelled_fields_is_one_try_whose_fail
     assert got == [("From source (main branch)", "failed", [5, 12]), ("From the release wheel", "worked", [14, 18])]
 
 
+def test_latest_version_is_form_text_in_a_checkbox_and_a_try_in_a_reply():
+    doc = """# flash-attn build fails with No module named torch
+
+### asker — 2025-03-30
+
+- [x] I am on the latest version of flash-attn and the bug is still there.
+
+The build stops with `ModuleNotFoundError: No module named 'torch'`.
+
+### helper — 2025-03-31
+
+So I just installed the latest version: `pip install flash-attn --no-build-isolation`. It works now.
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([11, 11], "worked")]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

@@ -1530,6 +1530,8 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
         f["an empty checkbox"] = 1.0
     elif u.checkbox == "x":
         f["a ticked checkbox"] = 1.0
+    if u.checkbox and table("en").has("boilerplate.checkbox", u.text):
+        f["issue-form wording"] = 1.0  # ("- [x] I am on the latest version": a form's box)
     if u.checkbox and u.post < 0:
         # A task list is written in the imperative ("- [x] Try fp16", "- [ ] Check H100"): its box, not its mood,
         # says whether it was done (in a thread, "- [ ] try X" may still be a suggestion to someone).
