@@ -50,10 +50,26 @@ Nadal wisi po pierwszej epoce, bez zmian.
 | 2 | Sterownik 560 zamiast 535 | ✅ Trening przechodzi trzy epoki |
 """
     got = {(t, o) for t, o, _who in _attempts(doc)}
-    assert ("Próba 1: mniejszy batch", "failed") in got  # (like "Versuch 1: ...", the heading keeps its own word)
+    assert ("mniejszy batch", "failed") in got  # ("Próba 1" is attempt 1, as "Attempt 1" and "Versuch 1" are)
     assert ("`NCCL_P2P_DISABLE=1`", "failed") in got
     assert ("Sterownik 560 zamiast 535", "worked") in got
     assert outcome_of("Serwer wstał i odpowiada — działa, ale przepustowość spadła o 15%.", "pl") == "partial"
+
+
+@pytest.mark.parametrize("head, body, title", [
+    ("### Versuch 2: kleinere Batch", "Batch von 32 auf 8 reduziert, hängt immer noch.", "kleinere Batch"),
+    ("### Próba 2: mniejszy batch", "Zmniejszyłem batch z 32 do 8. Nadal wisi, bez zmian.", "mniejszy batch"),
+    ("### 尝试2：减小 batch", "把 batch 从 32 改成 8，还是卡住。", "减小 batch"),  # (a full-width colon after the number)
+    ("### Test 2: smaller batch", "Cut the batch from 32 to 8; still hangs.", "Test 2: smaller batch"),
+])
+def test_a_numbered_try_headed_by_the_word_for_attempt_in_any_language_is_titled_by_what_follows(head, body, title):
+    doc = f"""# Training hangs after the first epoch
+
+{head}
+
+{body}
+"""
+    assert [t for t, _o, _w in _attempts(doc)] == [title]
 
 
 def test_a_short_german_heading_is_read_in_the_documents_language():

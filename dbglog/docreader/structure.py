@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, caption_names_tries, plain
 from dbglog.docreader.units import _LIST_START, Doc, Unit
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, is_placeholder, label_of, placeholder_free, status_word
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, attempt_noun, is_placeholder, label_of, placeholder_free, status_word
 from dbglog.util import recache
 
 # "Attempt 3: title", "Fix #2 - title", "Try 4", "Experiment 2.1", "Attempt 3 (CANCELED): title": the protocol's
@@ -362,7 +362,7 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
             and not (m and fields):  # "### Attempt 7: FP8 rollout" + "- Problem: <the error it hit>" is still a try
         return None
     # "Attempt 3: x" is attempt 3 titled x; "Test 3: x" keeps its own word (the mirror writes "Attempt N: Test 3: x").
-    own_word = m and not re.match(r"^\W*attempt\b", plain(s.head.text), re.I)
+    own_word = m and not attempt_noun().match(plain(s.head.text))
     title = plain(s.head.text) if own_word or not m else (m.group("rest") or "")
     from dbglog.docreader.vocab import heading_outcome
 
