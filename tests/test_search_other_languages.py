@@ -50,6 +50,21 @@ def test_an_english_question_finds_japanese_korean_and_german_tries(tmp_path):
         recs.close()
 
 
+def test_an_english_question_finds_a_polish_try_by_its_words(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("Trening wisi na drugiej karcie")
+    recs.add_attempt(inv.id, title="Zaktualizowałem sterownik do 560 i zrestartowałem maszynę", result="Nadal wisi",
+                     outcome="failed")
+    recs.add_attempt(inv.id, title="Wyłączyłem IOMMU w BIOS-ie", result="Działa", outcome="worked")
+    try:
+        conn = recs.store.conn
+        assert _first(conn, "update the driver to 560") == [
+            ("attempt", "Zaktualizowałem sterownik do 560 i zrestartowałem maszynę")]
+        assert _first(conn, "disable IOMMU in the BIOS") == [("attempt", "Wyłączyłem IOMMU w BIOS-ie")]
+    finally:
+        recs.close()
+
+
 def test_the_longest_entry_at_a_place_wins():
     assert gloss("重新安装了 torch") == ["reinstall"]
     assert gloss("비활성화") == ["disable"]

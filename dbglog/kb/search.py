@@ -1716,9 +1716,17 @@ def _way_on_another_knob(p: _Pair) -> bool:
                 return True
             continue
         if not any(rg.search(record[max(0, k.start() - _KNOB_REACH):k.start()]) or after.match(record, k.end())
-                   or after.match(p.did, k.end()) for k in spots):
+                   or after.match(p.did, k.end()) for k in spots) and not _way_in_gloss_only(rg, p.did):
             return True
     return False
+
+
+def _way_in_gloss_only(rg: re.Pattern, did: str) -> bool:
+    """Is the switch word only in the English glossed onto a record told in another language ("Wyłączyłem IOMMU" +
+    "disable")? The gloss says the record turned something that way, not where: its place near the knob is not read."""
+    english = " ".join(gloss(did))
+    return bool(english) and did.endswith(english) and bool(rg.search(english)) \
+        and not rg.search(did[:-len(english)])
 
 
 _KNOB_REACH = 40  # characters between a switch word and the knob it turns ("without the `-mla` flag")
