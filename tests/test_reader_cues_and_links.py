@@ -72,6 +72,15 @@ def test_a_numbered_try_headed_by_the_word_for_attempt_in_any_language_is_titled
     assert [t for t, _o, _w in _attempts(doc)] == [title]
 
 
+@pytest.mark.parametrize("text, want", [
+    ("CUDA_VISIBLE_DEVICES=0 を設定したら起動した。", "worked"),
+    ("ドライバを戻しても起動しない。", "failed"),
+    ("サーバーが起動したが、推論でエラーになった。", "partial"),
+])
+def test_a_japanese_server_that_starts_or_does_not_says_how_the_try_went(text, want):
+    assert outcome_of(text, "ja") == want
+
+
 def test_a_short_german_heading_is_read_in_the_documents_language():
     doc = """# Ollama nutzt die iGPU nicht
 
