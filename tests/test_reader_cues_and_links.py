@@ -81,6 +81,19 @@ def test_a_japanese_server_that_starts_or_does_not_says_how_the_try_went(text, w
     assert outcome_of(text, "ja") == want
 
 
+def test_a_status_in_capitals_that_leads_a_comment_in_another_language_is_its_verdict():
+    doc = """# ビルドメモ
+
+```bash
+pip install flash-attn --no-build-isolation   # NG: nvcc が見つからない
+export CUDA_HOME=/usr/local/cuda-12.4
+pip install flash-attn --no-build-isolation   # OK
+```
+"""
+    assert [o for _t, o, _w in _attempts(doc)] == ["failed", "worked"]
+    assert outcome_of("NG: nvcc が見つからない", "ja") == "failed"
+
+
 def test_a_short_german_heading_is_read_in_the_documents_language():
     doc = """# Ollama nutzt die iGPU nicht
 

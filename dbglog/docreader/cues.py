@@ -300,10 +300,10 @@ def outcome_of(text: str, lang: str) -> str | None:
     if not s:
         return None
     if lang == "en":
-        said = _en_outcome(s)
-        if said is None and table("en").has("outcome.already", s):
-            return "failed"  # "I'm already using packing": it was in place, and the failure with it
-        return said if said is not None or not mark else _MARKS[mark.group(0)]
+        return _en_said(s, mark)
+    lead = _OKNOK.match(s.lstrip(" -*>#:"))
+    if lead:
+        return _OKNOK_MAP[lead.group("w")]  # ("NG: nvcc が見つからない", "OK (2 時間)": a status in capitals leads the comment)
     t = table(lang)
     purpose = t.rx.get("outcome.purpose")
     if purpose is not None:
@@ -342,6 +342,13 @@ def outcome_of(text: str, lang: str) -> str | None:
     if pos and neg:
         return "partial" if not still else "failed"
     return "failed" if t.has("outcome.already", s) else None
+
+
+def _en_said(s: str, mark: re.Match | None) -> str | None:
+    said = _en_outcome(s)
+    if said is None and table("en").has("outcome.already", s):
+        return "failed"  # "I'm already using packing": it was in place, and the failure with it
+    return said if said is not None or not mark else _MARKS[mark.group(0)]
 
 
 def _absent_failures(s: str, t: Table, negated: re.Pattern) -> int:
