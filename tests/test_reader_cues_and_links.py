@@ -94,6 +94,35 @@ pip install flash-attn --no-build-isolation   # OK
     assert outcome_of("NG: nvcc が見つからない", "ja") == "failed"
 
 
+def test_a_reply_that_names_what_it_did_only_by_a_pronoun_tried_the_suggestion_above_it():
+    doc = """# Inference is slow
+
+### asker — 2025-01-02
+
+Inference on an RTX 4090 is slow.
+
+### helper — 2025-01-03
+
+Please try removing `--enforce-eager`.
+
+### asker — 2025-01-04
+
+Removed it and it is much faster now. Thanks!
+"""
+    got = [(a.title, a.outcome, a.who) for p in importer.parse_document(doc, "doc.md", model=True)[0]
+           for a in p.inv.attempts]
+    assert got == [("removing `--enforce-eager`", "worked", "asker")]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Removed it and it is much faster now.", "worked"),
+    ("It is not much faster now.", None),
+    ("Tried it, but it isn't much faster.", None),
+])
+def test_much_faster_is_a_verdict_and_not_much_faster_is_none(text, want):
+    assert outcome_of(text, "en") == want
+
+
 def test_a_short_german_heading_is_read_in_the_documents_language():
     doc = """# Ollama nutzt die iGPU nicht
 

@@ -212,7 +212,9 @@ _WIN = [
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
     # "~13s off page generation", "saves 20 s", "391x faster": a measured gain
     r"~?\d+(?:[.,]\d+)?\s?(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?|%|x|×)\s+(?:off|faster|quicker|shorter|saved|less time)\b|"
-    r"\bsav(?:es|ed|ing)\s+~?\d",
+    r"\bsav(?:es|ed|ing)\s+~?\d|"
+    # "it is much faster now", "way quicker": a slowness gone, said without a number
+    r"(?<!\bnot )(?<!n't )(?<!\bno )\b(?:much|way|a lot|significantly|dramatically|far) (?:faster|quicker)\b",
     r"\b(?:doing|working|works|worked|running|runs) (?:great|perfectly|fine|well)\b",
     # "This time the head learned", "this time it converged": the retry worked
     r"\bthis time (?:it|the \w+|we) (?:learned|learnt|worked|trained|converged|passed|held|went through)\b",

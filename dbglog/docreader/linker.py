@@ -1055,15 +1055,17 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
                                             title=plain(v.text))
             continue
         named = len(parts) > 1 and n.label == "context"  # "Can't tell yet for the backend switch": names its part
-        if n.label == "action_result" and _own_try(n) and not any(_names_same(p, v.text) for p in parts):
+        # ("Removed it and it is much faster now": what it did is the suggestion, named by a pronoun)
+        refers = n.label in ACTS and not _KNOB.search(v.text) and _refers_to_it(v.text)
+        if n.label == "action_result" and _own_try(n) and not any(_names_same(p, v.text) for p in parts) and not refers:
             continue  # "Setting the flag to false avoids the hang for us": a try of their own, read as one
         # "Can you run with NCCL_DEBUG=INFO and attach the log?" answered "Log attached; ACS is on": the first reply ran
         # the look it was asked for (a diagnostic try); a question of fact ("which GPU?") names nothing to run.
         looked = v.post == first_reply and j.label == "request" and n.label in ("context", "result") and any(
             diagnostic(p) or _KNOB.search(p) for p in parts)
-        if n.label == "result" or named or looked or (n.label == "action_result" and not all(_new_knob(p, v.text)
-                                                                                          for p in parts)):
-            oc = _outcome(v.text) or ("inconclusive" if looked else None)  # "Log attached; ACS is on": what it showed
+        if n.label == "result" or named or looked or refers or (
+                n.label == "action_result" and not all(_new_knob(p, v.text) for p in parts)):
+            oc = _outcome(v.text) or ("inconclusive" if looked or refers else None)  # "Log attached; ACS is on": what it showed
             # (a first reply that ran what was asked answers each request it names: "`rocminfo`:" + its output, then
             # "`ramalama --image=... serve`" + how that went, are two looks)
             for k in (_parts_answered(parts, v.text, oc) if not looked else [_which_part(parts, v.text) or 0]):
@@ -1080,6 +1082,16 @@ def _answered(j: Judged, parts: list[str], ahead: list[Judged], used: set[int]) 
         if v.post > u.post + 6:
             break
     return list(got.values())
+
+
+# "Removed it and it is much faster now": the thing done named by a pronoun, the suggestion's
+_IT_DONE = recache.compile(r"^\W*(?:(?:i|we)\s+(?:just\s+)?)?\w+(?:ed|t)\s+(?:it|that|this|them|those)\b", re.I)
+
+
+def _refers_to_it(text: str) -> bool:
+    """Does a reply tell the thing it did only by a pronoun ("Removed it and it is faster now", "Tried that: works")?
+    Then what it did is the suggestion above it."""
+    return bool(_IT_DONE.match(plain(text)))
 
 
 def _prepares(text: str) -> bool:
