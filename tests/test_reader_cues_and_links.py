@@ -123,6 +123,27 @@ def test_much_faster_is_a_verdict_and_not_much_faster_is_none(text, want):
     assert outcome_of(text, "en") == want
 
 
+def test_dated_entries_that_open_a_note_are_tries_not_the_problem():
+    doc = """# Hang notes
+
+**2025-03-01** — set `NCCL_IB_DISABLE=1`: still hangs after 2h.
+**2025-03-02** — upgraded NCCL to 2.21.5: no hang in 12h.
+"""
+    got = [(a.title, a.outcome) for p in importer.parse_document(doc, "doc.md", model=True)[0] for a in p.inv.attempts]
+    assert got == [("set `NCCL_IB_DISABLE=1`", "failed"), ("upgraded NCCL to 2.21.5", "worked")]
+
+
+def test_a_table_of_tries_and_results_is_read_by_its_french_header():
+    doc = """# Essais
+
+| Essai | Résultat |
+|---|---|
+| `NCCL_P2P_DISABLE=1` | ça bloque toujours |
+| pilote 550 | ça marche |
+"""
+    assert [t for t, _o, _w in _attempts(doc)] == ["`NCCL_P2P_DISABLE=1`", "pilote 550"]
+
+
 def test_a_short_german_heading_is_read_in_the_documents_language():
     doc = """# Ollama nutzt die iGPU nicht
 

@@ -9,15 +9,17 @@ from dbglog.util import recache
 
 RESULT_COL = recache.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
                          r"コメント|結果|備考|결과|비고|"
-                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注|wynik|rezultat|uwagi",
+                         r"findings?|observ|comments?\b|remarks?|bemerkung|备注|wynik|rezultat|uwagi|résultats?|resultados?|estado|statut|"
+                         r"результат|статус",
                          re.I)
 
 WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
-                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana", re.I)
+                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana|essai|tentative|"
+                       r"modification|commande|intento|prueba|cambio|acción|comando|попытка|изменение|команда|試行|変更|시도|변경", re.I)
 
 # A header's word for "what was tried" (not a setting, a case or a config: a sweep's table names those)
 ATTEMPT_COL = recache.compile(r"\b(?:attempts?|tried|try|tries|approach(?:es)?|fix(?:es)?|fix attempted|workarounds?|action(?:s| taken)?|changes?|experiments?|"
-                          r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch|prób[ay])\b", re.I)
+                          r"what (?:i|we) (?:tried|did)|尝试|方案|操作|versuch|prób[ay]|essais?|tentatives?|intentos?|pruebas?|попытк[аи]|試行|시도)\b", re.I)
 
 NUMBER_COL = recache.compile(r"\W*(?:#|no\.?|nr\.?|lp\.?|n°|id|idx|index|序号|编号|番号|번호)?\W*", re.I)
 

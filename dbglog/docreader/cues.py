@@ -1310,9 +1310,10 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
             # "... it hangs at init; turning deepspeed off, the same": after the problem, a change that left it as it
             # was is a try, even in the paragraph that states the problem
             f.pop("the opening paragraph (the problem)", None)
-        elif "the opening paragraph (the problem)" in f and _names_tries(u.text, f, ctx.lang):
+        elif "the opening paragraph (the problem)" in f and (_names_tries(u.text, f, ctx.lang)
+                                                              or "a dated entry that names a change" in f):
             # "Have tried using environment variable values of: 9.0.0, 9.0.6, 10.3.0": the problem's post lists what
-            # was tried already
+            # was tried already; "**2025-03-02** — upgraded NCCL ...": a log's dated entry, not the problem
             f.pop("the opening paragraph (the problem)", None)
     return f
 
