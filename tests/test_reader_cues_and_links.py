@@ -144,6 +144,22 @@ def test_a_table_of_tries_and_results_is_read_by_its_french_header():
     assert [t for t, _o, _w in _attempts(doc)] == ["`NCCL_P2P_DISABLE=1`", "pilote 550"]
 
 
+def test_an_attempts_title_keeps_what_was_done_and_leaves_its_verdict_to_the_outcome():
+    doc = """# DEBUG: vLLM crashes with CUDA graphs on H100
+
+## Attempts
+
+### Attempt 1 — disable CUDA graphs (FAILED)
+- Ran with `--enforce-eager`.
+- Still crashes at the first decode step with the same illegal memory access.
+
+### Attempt 2 — pin flashinfer 0.2.5 ✅
+- `pip install flashinfer==0.2.5`
+- 500 requests, no crash.
+"""
+    assert [(t, o) for t, o, _w in _attempts(doc)] == [("disable CUDA graphs", "failed"), ("pin flashinfer 0.2.5", "worked")]
+
+
 def test_a_short_german_heading_is_read_in_the_documents_language():
     doc = """# Ollama nutzt die iGPU nicht
 

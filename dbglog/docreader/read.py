@@ -16,7 +16,7 @@ from dbglog.docreader.cues import (_KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Cont
                                    outcome_of, plain, row_roles)
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
-                                   section_heading, span_lines, status_from_title)
+                                   section_heading, span_lines, status_from_title, verdict_free)
 from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
@@ -839,6 +839,8 @@ class _Build:
         keep = len(set(nums)) == len(nums) == len(atts) and atts
         for k, (i, a) in enumerate(atts, 1):
             a.number = a.number if keep else k
+            if self.corrections is None:
+                a.title = verdict_free(a.title)
             self.inv.attempts.append(a)
             self.items.append(("attempt", str(a.number), i + 1))
         self.inv.attempts.sort(key=lambda a: a.number)

@@ -200,6 +200,18 @@ def status_from_title(title: str) -> tuple[str, str | None]:
     return title, None
 
 
+# How a try went, at the end of its title: "(FAILED)", "[WORKED]", "— partial", "✅" (its outcome says so already)
+_TITLE_VERDICT = recache.compile(r"(?<=\S)\s*(?:[(\[](?:failed|fail|worked|works|ok|nok|pass(?:ed)?|success|successful|"
+                                 r"partial|partially|no change|no effect|solved|fixed|done)[)\]]|[—–-]{1,2}\s*(?:failed|worked|"
+                                 r"partial|no change|no effect|solved|fixed)|(?:✅|❌|⚠️?|✔️?|✗)+)\W{0,2}$", re.I)
+
+
+def verdict_free(title: str) -> str:
+    """An attempt's title without the verdict written at its end ("disable CUDA graphs (FAILED)", "pin 0.2.5 ✅"):
+    the outcome field holds it, and `tried` reads the title as what was done."""
+    return _TITLE_VERDICT.sub("", title).strip() or title
+
+
 def parse_files(buf: list[str]) -> list[str]:
     out = []
     for line in buf:
