@@ -144,20 +144,28 @@ def test_a_table_of_tries_and_results_is_read_by_its_french_header():
     assert [t for t, _o, _w in _attempts(doc)] == ["`NCCL_P2P_DISABLE=1`", "pilote 550"]
 
 
-def test_an_attempts_title_keeps_what_was_done_and_leaves_its_verdict_to_the_outcome():
-    doc = """# DEBUG: vLLM crashes with CUDA graphs on H100
+@pytest.mark.parametrize("doc, want", [
+    ("""# Build-Notizen für flash-attn
 
-## Attempts
+Ich habe versucht, flash-attn auf dem neuen Server zu bauen. Der Speicher ist knapp und der Build ist sehr langsam.
 
-### Attempt 1 — disable CUDA graphs (FAILED)
-- Ran with `--enforce-eager`.
-- Still crashes at the first decode step with the same illegal memory access.
+```bash
+make -j32   # bricht ab, kein Speicher
+make -j4    # funktioniert
+```
+""", ["failed", "worked"]),
+    ("""# Essais sur le serveur
 
-### Attempt 2 — pin flashinfer 0.2.5 ✅
-- `pip install flashinfer==0.2.5`
-- 500 requests, no crash.
-"""
-    assert [(t, o) for t, o, _w in _attempts(doc)] == [("disable CUDA graphs", "failed"), ("pin flashinfer 0.2.5", "worked")]
+J'ai essayé plusieurs réglages pour que l'entraînement ne se bloque plus sur les deux cartes.
+
+| Essai | Résultat |
+|---|---|
+| `NCCL_P2P_DISABLE=1` | ça bloque toujours |
+| pilote 550 | ça marche |
+""", ["failed", "worked"]),
+])
+def test_a_verdict_of_a_word_or_two_is_read_in_the_documents_language(doc, want):
+    assert [o for _t, o, _w in _attempts(doc)] == want
 
 
 def test_a_short_german_heading_is_read_in_the_documents_language():

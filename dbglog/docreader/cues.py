@@ -344,6 +344,16 @@ def outcome_of(text: str, lang: str) -> str | None:
     return "failed" if t.has("outcome.already", s) else None
 
 
+def outcome_in(text: str, doc_lang: str) -> str | None:
+    """``outcome_of`` in the text's own language, or, for a text of a word or two that shows none ("funktioniert",
+    "ça marche": read as English), in the document's when English finds no verdict."""
+    lang = language(text)
+    said = outcome_of(text, lang)
+    if said is None and lang == "en" and doc_lang != "en" and len(plain(text).split()) <= 4:
+        said = outcome_of(text, doc_lang)
+    return said
+
+
 def _en_said(s: str, mark: re.Match | None) -> str | None:
     said = _en_outcome(s)
     if said is None and table("en").has("outcome.already", s):
@@ -1291,9 +1301,9 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
     f: dict[str, float] = {}
     _place_features(u, ctx, f)
     if u.kind == "command":
-        oc = outcome_of(u.comment, language(u.comment)) if u.comment else None
+        oc = outcome_in(u.comment, ctx.lang) if u.comment else None
         if not oc and u.prompted and u.desc:
-            oc = outcome_of(u.desc, language(u.desc))  # "# succeeds with --gpus all" over "$ docker run --gpus all"
+            oc = outcome_in(u.desc, ctx.lang)  # "# succeeds with --gpus all" over "$ docker run --gpus all"
         f["a command"] = 1.0
         if oc:
             f["its comment gives an outcome"] = 1.0

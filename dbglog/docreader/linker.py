@@ -11,10 +11,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbglog.docreader.cues import (CARD_FIELD, me_too, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
+from dbglog.docreader.cues import (CARD_FIELD, me_too, outcome_in, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
@@ -41,8 +42,13 @@ class Found:
     answer: bool = False  # a suggestion and the answerer's report of trying it
 
 
+# The language of the document being linked (``link``'s ``lang``): a comment or cell of a word or two shows no
+# language of its own ("# funktioniert", "| ça marche |"), and is read in the document's when English finds no verdict.
+_DOC_LANG: ContextVar[str] = ContextVar("doc_lang", default="en")
+
+
 def _outcome(text: str) -> str | None:
-    return outcome_of(text, language(text)) if text else None
+    return outcome_in(text, _DOC_LANG.get()) if text else None
 
 
 def _same_place(a: Unit, b: Unit) -> bool:
@@ -59,10 +65,21 @@ def _same_place(a: Unit, b: Unit) -> bool:
 
 
 def link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None = None,
-         roles: dict[int, str | None] | None = None, captions: dict[int, int] | None = None) -> list[Found]:
+         roles: dict[int, str | None] | None = None, captions: dict[int, int] | None = None,
+         lang: str = "en") -> list[Found]:
     """Attempts from the judged units of one investigation (units whose lines are in `skip` are not read).
     `roles` are the headings' roles read in the document's language (a short heading's own words rarely
-    tell its language); `captions` the lists introduced as things done (``cues.done_captions``)."""
+    tell its language); `captions` the lists introduced as things done (``cues.done_captions``); `lang` the
+    document's language, for the verdicts too short to show their own."""
+    token = _DOC_LANG.set(lang)
+    try:
+        return _link(judged, skip, heads, roles, captions)
+    finally:
+        _DOC_LANG.reset(token)
+
+
+def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
+          roles: dict[int, str | None] | None, captions: dict[int, int] | None) -> list[Found]:
     t = _Thread(judged, skip, heads)
     out: list[Found] = []
     out += _keyed(t.js, t.used, t.code)

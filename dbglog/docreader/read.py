@@ -587,7 +587,7 @@ class _Build:
         taken: set[int] = set()  # the units the attempts were read from
         self.linked: list[tuple[Attempt, list[int]]] = []  # the linker's attempts and their units (the learned gate)
         said = {j.unit.id: j.features for j in judged}
-        for f in linking.link(judged, skip, heads, self.ctx.roles, self.ctx.captions):
+        for f in linking.link(judged, skip, heads, self.ctx.roles, self.ctx.captions, self.ctx.lang):
             if not f.result and len(f.units) <= 1 and f.first == f.last and _thin(f.did) and not (
                     "opens with a past-tense verb" in said.get(f.units[0] if f.units else -1, ())
                     and not f.did.rstrip().endswith((":", "："))):
