@@ -1716,17 +1716,17 @@ def _way_on_another_knob(p: _Pair) -> bool:
                 return True
             continue
         if not any(rg.search(record[max(0, k.start() - _KNOB_REACH):k.start()]) or after.match(record, k.end())
-                   or after.match(p.did, k.end()) for k in spots) and not _way_in_gloss_only(rg, p.did):
+                   or after.match(p.did, k.end()) for k in spots) and not _way_in_gloss_only(rg, p.h, p.did):
             return True
     return False
 
 
-def _way_in_gloss_only(rg: re.Pattern, did: str) -> bool:
+def _way_in_gloss_only(rg: re.Pattern, h: Hit, did: str) -> bool:
     """Is the switch word only in the English glossed onto a record told in another language ("Wyłączyłem IOMMU" +
-    "disable")? The gloss says the record turned something that way, not where: its place near the knob is not read."""
-    english = " ".join(gloss(did))
-    return bool(english) and did.endswith(english) and bool(rg.search(english)) \
-        and not rg.search(did[:-len(english)])
+    "disable")? The gloss says the record turned something that way, not where: its place near the knob is not read.
+    (``did`` is ``_did_text(h)``: the record's own words, then its gloss.)"""
+    own = _own_text(h)
+    return len(did) > len(own) and bool(rg.search(did[len(own):])) and not rg.search(own)
 
 
 _KNOB_REACH = 40  # characters between a switch word and the knob it turns ("without the `-mla` flag")
@@ -2123,16 +2123,20 @@ def _did_text(h: Hit, whole: bool = False) -> str:
     action (``whole``: all its fields, for the values it sets: an import may leave the commands in
     its conclusion), a free-text hit's window, a row's or a step's own text; with the English words of what it says
     in another language ("降级" -> downgrade: ``gloss``), where a way is read."""
-    f = h.fields
-    if h.kind == "section":
-        text = h._window
-    elif h.kind == "attempt":
-        names = ("title", "did", "hypothesis", "result", "conclusion") if whole else ("title", "did")
-        text = "\n".join(f.get(k) or "" for k in names)
-    else:
-        text = "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
+    text = _own_text(h, whole)
     english = gloss(text)
     return text + "\n" + " ".join(english) if english else text
+
+
+def _own_text(h: Hit, whole: bool = False) -> str:
+    """``_did_text`` in the record's own words, before the gloss is added."""
+    f = h.fields
+    if h.kind == "section":
+        return h._window
+    if h.kind == "attempt":
+        names = ("title", "did", "hypothesis", "result", "conclusion") if whole else ("title", "did")
+        return "\n".join(f.get(k) or "" for k in names)
+    return "\n".join(str(f.get(k) or "") for k in ("factor", "working", "broken", "text", "detail", "title"))
 
 
 # Which way an idea turns its knob. An idea that goes one way ("increase the dataloader timeout",
