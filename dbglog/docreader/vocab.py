@@ -29,11 +29,7 @@ _PLACEHOLDER = recache.compile(r"(?<![\w:/\"'=<])<" + _HTML_TAG + r"[A-Za-z][^<>
 def attempt_head() -> re.Pattern:
     """A numbered try in any language a cue table names its noun for (``[heading] numbered``): "Attempt 3: pin the
     driver", "Versuch 2", "시도1. ...", "試行 4:"; ``n`` its number, ``rest`` what follows."""
-    words: set[str] = set()
-    for path in sorted(Path(__file__).with_name("cues").glob("*.toml")):
-        with open(path, "rb") as f:
-            words.update(tomllib.load(f).get("heading", {}).get("numbered", []))
-    nouns = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    nouns = _heading_words("numbered")
     # (a full-width colon or stop after the number, "尝试2：减小 batch", as in Chinese and Japanese)
     return recache.compile(r"^\W{0,3}(?:" + nouns + r")\s*#?\s*(?P<n>\d{1,4})(?:\.\d{1,2})?(?:\s*[(（][^()（）]{1,30}[)）])?"
                            r"\s*(?:[:.)—–\-：．、）]+\s*(?P<rest>.*))?$", re.I)
@@ -43,12 +39,16 @@ def attempt_head() -> re.Pattern:
 def attempt_noun() -> re.Pattern:
     """The word for "attempt" itself in any language a cue table names it for (``[heading] attempt``): "Attempt 3",
     "Versuch 3", "Próba 3", "尝试3" are attempt 3, their title what follows; "Test 3: x" keeps its own word."""
+    return recache.compile(r"^\W*(?:" + _heading_words("attempt") + r")(?![^\W\d_])", re.I)
+
+
+def _heading_words(key: str) -> str:
+    """Every cue table's ``[heading] key`` words, as one alternation, the longest first."""
     words: set[str] = set()
     for path in sorted(Path(__file__).with_name("cues").glob("*.toml")):
         with open(path, "rb") as f:
-            words.update(tomllib.load(f).get("heading", {}).get("attempt", []))
-    nouns = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return recache.compile(r"^\W*(?:" + nouns + r")(?![^\W\d_])", re.I)
+            words.update(tomllib.load(f).get("heading", {}).get(key, []))
+    return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
 
 
 INV_LABELS = {
