@@ -2134,6 +2134,21 @@ So I just installed the latest version: `pip install flash-attn --no-build-isola
     assert got == [([11, 11], "worked")]
 
 
+def test_a_cards_try_keeps_every_field_as_its_result_not_only_the_first():
+    doc = """# Custom llama.cpp build
+
+## Builds tried
+
+### 1. Vulkan backend
+- **Commit**: b4521
+- **Build**: ✅ ok (6 min)
+- **Run**: ❌ garbage output after 20 tokens
+"""
+    got = [(a.title, a.outcome, a.result) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("Vulkan backend", "failed",
+                    "Commit: b4521; Build: ✅ ok (6 min); Run: ❌ garbage output after 20 tokens")]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

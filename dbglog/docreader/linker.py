@@ -705,8 +705,8 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
                 and not (_told_done(h.text) and _has_body(h, js, code_units)):
             continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
-        f = Found(plain(h.text), plain(res.unit.text) if res is not None else "", oc, h.first, last, h.author,
-                  [j.unit.id for j in under], 0.5)
+        said = _card_text(card) if card else plain(res.unit.text) if res is not None else ""
+        f = Found(plain(h.text), said, oc, h.first, last, h.author, [j.unit.id for j in under], 0.5)
         f.title = (entry.group("rest") if entry and entry.group("rest") else
                    re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))).strip() or plain(h.text)
         if told:
@@ -734,6 +734,12 @@ def _card(under: list[Judged]) -> list[Judged]:
     if not any(_VERDICT_MARK.search(j.unit.text) or _outcome(j.unit.text) in ("worked", "failed") for j in items):
         return []
     return items + [j for j in listed if j.unit.depth > top]  # (a field's own sub-items: "`x.cu.o` ✅" under it)
+
+
+def _card_text(card: list[Judged]) -> str:
+    """The record's fields, as its result: "Build: ✅ ok (6 min); Run: ❌ garbage output" (every stage, not the first)."""
+    top = min(j.unit.depth for j in card)
+    return "; ".join(plain(j.unit.text) for j in card if j.unit.depth == top)
 
 
 def _card_outcome(card: list[Judged]) -> str | None:
