@@ -2149,6 +2149,25 @@ def test_a_cards_try_keeps_every_field_as_its_result_not_only_the_first():
                     "Commit: b4521; Build: ✅ ok (6 min); Run: ❌ garbage output after 20 tokens")]
 
 
+def test_a_card_of_fields_written_as_lines_of_one_paragraph_is_one_try():
+    doc = """# llama.cpp crashes at load on the new card
+
+## Attempts
+
+### 1. Vulkan backend
+
+**Build**: ✅ ok, `cmake -B build -DGGML_VULKAN=ON`
+**Run**: ❌ crashes, same error on load
+
+### 2. CUDA backend, arch 89
+
+**Build**: ✅ ok
+**Run**: ✅ model loads, 95 tok/s
+"""
+    got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("Vulkan backend", "failed"), ("CUDA backend, arch 89", "worked")]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

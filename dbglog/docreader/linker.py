@@ -728,8 +728,12 @@ def _card(under: list[Judged]) -> list[Judged]:
     listed = [j for j in under if j.unit.item >= 0]
     top = min((j.unit.depth for j in listed), default=0)
     items = [j for j in listed if j.unit.depth == top]
+    if not items:  # the fields as lines of one paragraph ("**Build**: ✅ ok" / "**Run**: ❌ crashes")
+        items = [j for j in under if j.unit.kind == "sentence" and j.unit.first == j.unit.last]
+        if len({j.unit.block for j in items}) != 1 or len(items) != sum(j.unit.kind == "sentence" for j in under):
+            return []
     keys = [m.group("k").strip().casefold() for j in items if (m := _FIELD_ITEM.match(j.unit.text))]
-    if len(items) < 3 or len({j.unit.group for j in items}) != 1 or len(keys) != len(items) or len(set(keys)) != len(keys):
+    if len(items) < 2 or len({j.unit.group for j in items}) != 1 or len(keys) != len(items) or len(set(keys)) != len(keys):
         return []
     if not any(_VERDICT_MARK.search(j.unit.text) or _outcome(j.unit.text) in ("worked", "failed") for j in items):
         return []
