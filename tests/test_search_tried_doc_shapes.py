@@ -432,3 +432,18 @@ def test_a_qualified_name_finds_the_try_that_names_its_member_and_class_apart(tm
     none = search.tried(recs.store.conn, "Modified ReplayBuffer.sample_batch")
     assert not none.close
     recs.close()
+
+
+def test_a_heading_kept_as_free_text_that_titles_a_try_is_not_the_investigations_topic(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("llama.cpp crashes at load on the new card")
+    recs.add_attempt(inv.id, title="Vulkan backend", result="Run: crashes, same error on load", outcome="failed")
+    recs.add_attempt(inv.id, title="CUDA backend, arch 89", result="Run: model loads", outcome="worked")
+    # an import keeps the tries' sections whole as free text too, under their own headings
+    recs.set_section(inv.id, "Notes: Attempts > 1. Vulkan backend", "**Run**: crashes")
+    recs.set_section(inv.id, "Notes: Attempts > 2. CUDA backend, arch 89", "**Run**: model loads")
+    try:
+        ans = search.tried(recs.store.conn, "vulkan backend")
+        assert [h.fields["title"] for h in ans.close if h.kind == "attempt"] == ["Vulkan backend"]
+    finally:
+        recs.close()

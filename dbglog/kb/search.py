@@ -1336,11 +1336,22 @@ def _inv_context(conn, ids: set[str]) -> dict[str, str]:
         for r in conn.execute(f"SELECT id, title, symptom, tags, environment FROM investigations WHERE id IN "
                               f"({','.join('?' * len(chunk))})", chunk):
             out[r[0]] = f"{r[1]}\n{r[2]}\n{r[3]}\n{r[4]}"
-        # (and the headings its text sits under: "Microbenchmark: d26 MLP" names what its rows ran)
-        for r in conn.execute(f"SELECT investigation_id, group_concat(heading, '\n') FROM sections WHERE "
-                              f"investigation_id IN ({','.join('?' * len(chunk))}) GROUP BY investigation_id", chunk):
-            out[r[0]] = f"{out.get(r[0], '')}\n{r[1] or ''}"
+        # (and the headings its text sits under: "Microbenchmark: d26 MLP" names what its rows ran; not a heading
+        # that is a try's own title, kept with its text: "1. Vulkan backend" names that try, not the topic)
+        marks = ",".join("?" * len(chunk))
+        tried: dict[str, set[str]] = {}
+        for r in conn.execute(f"SELECT investigation_id, title FROM attempts WHERE investigation_id IN ({marks})", chunk):
+            tried.setdefault(r[0], set()).add(_bare_heading(r[1] or ""))
+        for inv, heading in conn.execute(f"SELECT investigation_id, heading FROM sections WHERE investigation_id IN "
+                                         f"({marks})", chunk):
+            kept = [p for p in (heading or "").split(" > ") if _bare_heading(p) not in tried.get(inv, ())]
+            out[inv] = f"{out.get(inv, '')}\n{' > '.join(kept)}"
     return out
+
+
+def _bare_heading(text: str) -> str:
+    """A heading or title without its number and case ("1. Vulkan backend" -> "vulkan backend")."""
+    return re.sub(r"^\W*\d{1,3}[a-z]?[.):]?\s+", "", text.strip()).casefold()
 
 
 #: passages of an investigation's own text that name a word before it is that investigation's topic
