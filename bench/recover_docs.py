@@ -64,7 +64,7 @@ def rebuild(out: Path) -> tuple[int, list[str]]:
         text = f"<!-- source: {url} -->\n" + shown.stdout.decode("utf-8", "replace")
         labels = json.loads((folder / f"{did}.labels.json").read_text(encoding="utf-8"))
         n = text.count("\n") + (not text.endswith("\n"))
-        bad = [r for r in _ranges(labels) if len(r) != 2 or not 1 <= r[0] <= r[1] <= n]
+        bad = [r for r in _ranges(labels) if len(r) != 2 or not 1 <= min(r) <= max(r) <= n]  # ([action, result]: either order)
         if bad:
             problems.append(f"{did}: labelled lines {bad[:3]} outside its {n} lines")
             continue

@@ -2168,6 +2168,47 @@ def test_a_card_of_fields_written_as_lines_of_one_paragraph_is_one_try():
     assert got == [("Vulkan backend", "failed"), ("CUDA backend, arch 89", "worked")]
 
 
+def test_a_heading_that_names_its_attempts_is_a_section_of_tries_though_it_opens_with_a_verb():
+    from dbglog.docreader.cues import heading_role
+
+    assert heading_role("Build Attempts Log", "en") == "tried"
+    assert heading_role("Install CUDA components via pip", "en") is None  # a step, by its mood
+    doc = """# vLLM on the Jetson dies at KV cache allocation
+
+## Evidence
+
+### Build Attempts Log
+1. ❌ Build from source (ARM64) - setuptools_scm errors
+2. ❌ Build from source v0.6.3 - network timeouts
+3. ❌ Switch to V0 engine - same crash
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([6, 6], "failed"), ([7, 7], "failed"), ([8, 8], "failed")]
+
+
+def test_a_troubleshooting_record_inside_a_setup_section_is_read_and_its_numbered_cjk_captions_are_tries():
+    doc = """# 监控部署记录
+
+## 部署过程
+
+#### Docker 环境准备（简述）
+
+按官方文档安装 Docker。
+
+##### 排障记录1：Docker Compose 插件一直装不上
+
+**排查过程1——换成官方源**：
+
+我把 apt 源换成了 Docker 官方源，重新安装，还是失败。
+
+**排查过程2——重新下载密钥**：
+
+删掉旧的密钥文件，用 sudo 重新下载并 chmod a+r，再安装就成功了。
+"""
+    got = [(a.title, a.outcome, a.source_lines) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [("换成官方源", "failed", [11, 13]), ("重新下载密钥", "worked", [15, 17])]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

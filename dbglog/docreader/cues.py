@@ -659,6 +659,19 @@ _READ_ONLY = recache.compile(r"^(?:sudo\s+)?[\w.-]+(?:\s+(?:volume|network|compo
                         r"(?:status|list|ls|ps|show|info|describe|get|inspect|version|--version|-v|-V|log|top|events)\b")
 
 
+_TRIES_NOUN = recache.compile(r"\b(?:attempts|tries|trials|experiments)\b")
+
+
+# "排障记录1：...", "Troubleshooting log 2: ...": a short label, its number, and a colon before the section's title.
+_HEAD_LABEL = recache.compile(r"^\W*([^\W\d_][^:：]{0,24}?)\s*\d{0,3}\s*[:：]\s*\S")
+
+
+def label_role(text: str) -> str | None:
+    """The role of a heading's label, the words before its colon ("排障记录1：Docker 安装失败" -> tried), or None."""
+    m = _HEAD_LABEL.match(plain(text))
+    return heading_role(m.group(1), language(m.group(1))) if m else None
+
+
 @lru_cache(maxsize=8192)  # (the context, the linker and the list captions ask about the same headings)
 def heading_role(text: str, lang: str) -> str | None:
     """tried / plan / options / boilerplate / lessons for a heading's words, or None."""
@@ -682,8 +695,10 @@ def heading_role(text: str, lang: str) -> str | None:
         inner = heading_role(of.group(1), lang)
         if inner is not None:
             return inner
-    if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s):
-        return None  # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role
+    if len(s.split()) >= 3 and table("en").find("mood.imperative_lead", s) and not _TRIES_NOUN.search(s):
+        # "Install CUDA components via pip", "Set XLA flags": a step, not a section's role ("Build attempts log" is
+        # one: a step is not named after its attempts)
+        return None
     role = None
     for lng in dict.fromkeys((lang, "en")):
         t = table(lng)
@@ -871,6 +886,7 @@ def context(doc: Doc) -> Context:
         # requirements" is its question, not a section of setup): its text keeps its own cues.
         roles[tops[0].id] = None
     _marked_sections(heads, roles)
+    _records_in_setup(heads, roles)
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
@@ -882,6 +898,15 @@ def context(doc: Doc) -> Context:
     return Context(doc, roles, asker, lang, pasted, opening, captions, sweeps, _captioned_fixes(doc),
                    _plan_items(doc, lang), _legends(doc), _result_lists(doc),
                    {c for c in captions.values() if c >= 0 and doc.units[c].item >= 0})
+
+
+def _records_in_setup(heads: list[Unit], roles: dict[int, str | None]) -> None:
+    """ "#### Docker setup (brief)" / "##### Troubleshooting log 1: the plugin will not install": a record of tries
+    inside a setup section, named so by its label, is a section of tries (its long title hides the role)."""
+    for h in heads:
+        near = next((roles.get(p) for p in reversed(h.path) if roles.get(p)), None)
+        if roles.get(h.id) is None and near == "boilerplate" and h.level < 7 and label_role(h.text) == "tried":
+            roles[h.id] = "tried"
 
 
 def _marked_sections(heads: list[Unit], roles: dict[int, str | None]) -> None:

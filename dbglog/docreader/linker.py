@@ -637,9 +637,10 @@ def _under_heading(j: Judged, heads: dict[int, Unit], made: list[int]) -> Found 
 
 _CONTAINER = ("tried", "worked", "failed")
 # An entry of a numbered series: "### Config A — baseline", "### 3b. allocate the cache", "Try 2 - restore_value",
-# "### Intento 4: ...", "## Phase 1: Reproduce ✅". Shape, not wording: a word and a number or letter, or a number.
+# "### Intento 4: ...", "## Phase 1: Reproduce ✅", "排查过程1——检查源" (no space after a CJK word). Shape, not wording: a word and a number or letter, or a number.
 # ("\s+(?:#\s*)?", not "\s+#?\s*": two runs of spaces side by side split a long run every way before failing)
-ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+(?:#\s*)?|\s*#\s*|\s*[-_]\s*)(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
+ENTRY = recache.compile(r"^\W{0,4}(?:(?P<kw>[^\W\d_]{2,14})(?:(?:\s+(?:#\s*)?|\s*#\s*|\s*[-_]\s*|"
+                   r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]))(?P<n>\d{1,3}[a-z]?)|\s+(?P<n3>[A-Z]))(?![\w.])|"
                    r"(?P<n2>\d{1,3}[a-z]?)(?:[.)]|\ufe0f?\u20e3))"
                    r"\s*(?:\([^)]{1,30}\))?\s*(?:[:.)—–-]+\s*)?(?P<rest>.*)$")
 _PROPOSAL_KW = recache.compile(r"^(?:option|solution|idea|proposal|alternative|choice|candidate|h|hypothesis|theory|"

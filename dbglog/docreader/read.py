@@ -137,7 +137,7 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
     ctx = context(doc)
     tops = st.sections(doc)
     quiet = st.quiet_sections(tops, ctx)
-    quiet_lines = {i for s in quiet for i in range(s.first, s.last + 1)}
+    quiet_lines = st.quiet_lines(quiet, ctx)
     bugs = st.investigations(tops, doc)
     judged = _Judgements(doc, ctx, learned.models(model), every=explain)
     n = len(doc.lines)

@@ -110,6 +110,19 @@ def quiet_sections(tops: list[Section], ctx: Context) -> list[Section]:
     return out
 
 
+def quiet_lines(quiet: list[Section], ctx: Context) -> set[int]:
+    """The lines of the quiet sections, less those of a record of tries inside one ("#### Docker setup (brief)" /
+    "##### Troubleshooting log 1: the plugin will not install"): a heading that names its tries is read, wherever
+    it sits (unless it is quiet itself, or holds a quiet section)."""
+    quiet_ids = {id(q) for q in quiet}
+    records = [sub for s in quiet if not is_template(s, ctx.doc) for sub in s.walk()
+               if sub is not s and id(sub) not in quiet_ids and sub.head.level < 7
+               and ctx.roles.get(sub.head.id) in ("tried", "worked", "failed")]
+    out = {i for q in quiet for i in range(q.first, q.last + 1)}
+    out -= {i for r in records for i in range(r.first, r.last + 1)}
+    return out | {i for q in quiet if any(q.inside(r) for r in records) for i in range(q.first, q.last + 1)}
+
+
 def _imperative_heading(text: str) -> bool:
     """ "3. Maintain the list", "Before you start: check ...": a rule of a protocol, by its mood."""
     s = plain(re.sub(r"^\W*\d+(?:\.\d+)*[.)]?\s*", "", text))
