@@ -294,6 +294,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("The hang didn't trigger.", "worked"),
     ("I tried a clean install of EasyDiffusion, got the same result.", "failed"),  # "clean install" names a setting
     ("@kaiyux ok，I will try with latest version, thx！", None),  # what the asker will do: no verdict yet
+    ("Is this OK?", None),  # a question asks how it went; it does not say
+    ("I removed the flag, is it still crashing?", None),
+    ("Did that fix it? Yes, it works.", "worked"),
+    ("It crashes at load. Any idea why?", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

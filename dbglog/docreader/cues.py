@@ -290,6 +290,12 @@ def _not_past(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table("en").raw["tense"]["not_past"])
 
 
+# A question, from the end of the sentence before it to its question mark ("I removed it, is this OK?" keeps "I removed
+# it,"; the clause before a comma is told, the rest asked).
+# (tried only where a clause starts: from every position, a long clause with no question mark is read again and again)
+_QUESTION = recache.compile(r"(?:^|(?<=[.!?。！？,，;；\n]))[^.!?。！？,，;；\n]*[?？]")
+
+
 @lru_cache(maxsize=8192)
 def outcome_of(text: str, lang: str) -> str | None:
     """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
@@ -297,6 +303,7 @@ def outcome_of(text: str, lang: str) -> str | None:
     if mark and len(plain(text).split()) <= 3:
         return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
     s = _WHETHER.sub("", plain(text))  # "check whether it reproduces on H100": what is yet to be seen
+    s = _QUESTION.sub("", s).strip()  # "Is this OK?", "Did that fix it?": a question asks how it went, it does not say
     if not s:
         return None
     if lang == "en":
