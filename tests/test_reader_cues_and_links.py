@@ -2213,6 +2213,32 @@ def test_a_troubleshooting_record_inside_a_setup_section_is_read_and_its_numbere
     assert got == [("换成官方源", "failed", [11, 13]), ("重新下载密钥", "worked", [15, 17])]
 
 
+def test_a_caption_with_its_verdict_set_apart_over_a_command_block_is_one_try():
+    doc = """<!-- notes -->
+按官方教程安装（未成功）
+
+```bash
+sudo dpkg -i cudnn-local-repo.deb
+sudo apt-get -y install cudnn
+```
+
+基于 contrib 模块编译（编译失败）
+
+```bash
+cmake -DOPENCV_EXTRA_MODULES_PATH=../contrib/modules ../opencv
+cmake --build .
+```
+
+Fallback wheel URL (if the first one does not work):
+
+```bash
+pip install https://example.org/wheels/flash_attn-2.8.3-cp312.whl
+```
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([2, 7], "failed"), ([9, 14], "failed")]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

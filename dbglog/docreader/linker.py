@@ -87,6 +87,7 @@ def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
     if heads is not None:
         out += _headed(t.js, {k: h for k, h in heads.items() if h.first not in skip}, t.used, t.code, roles or {},
                        parents=heads)
+    out += _captioned_blocks(t.js, t.used, t.code)
     for k, j in enumerate(t.js):
         if j.unit.id in t.used:
             continue
@@ -495,6 +496,44 @@ def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, in
                                                                                    and not line else 0), 0, None,
                             u.author))
     return sorted(out, key=lambda e: e[2])
+
+
+# A caption's verdict set apart at its end: "...（编译失败）", "Built from the tarball (fails):", "pip install -e . — works"
+_CAPTION_VERDICT = recache.compile(r"(?:[(（]([^()（）]{1,40})[)）]|\s[—–-]{1,2}\s*([^—–-]{1,30}?))\s*[:：.]?\s*$")
+
+
+def _captioned_blocks(js: list[Judged], used: set[int], code: list[Unit]) -> list[Found]:
+    """ "安装官网标准教程（未成功）" over a fenced block, "Built from the tarball (fails):" over ```...```: a one-line
+    paragraph that says how it went, right above a code block, and the block are one try; the block's commands are
+    its detail, not tries of their own."""
+    out = []
+    for k, j in enumerate(js):
+        u = j.unit
+        if u.kind != "sentence" or u.item >= 0 or u.quoted or u.id in used or len(plain(u.text)) > 120 \
+                or j.label in ("proposal", "request", "plan", "boilerplate") \
+                or any(n.unit.block == u.block and n is not j for n in js[max(0, k - 3):k + 4]):
+            continue  # (a caption is a paragraph of its own)
+        aside = _CAPTION_VERDICT.search(plain(u.text))  # (the verdict set apart: "Okay now try this:" says none)
+        said = re.split(r"[,，;；]", aside.group(1) or aside.group(2))[0].strip() if aside else ""
+        # (a verdict of a few words, "编译失败", "fails", "未成功，可能仅针对9.0.0有效"; not an aside that explains or
+        # sets a condition: "(主要是看是64位还是32位的)", "(if TRUE doesn't work)")
+        oc = _outcome(said) if said and (len(said.split()) <= 4 if " " in said else len(said) <= 8) \
+            and not re.match(r"(?i)(?:(?:if|when|unless)\b|如果|若|假如)", said) else None
+        if oc is not None and _outcome(plain(u.text)[:aside.start()]) not in (None, oc):
+            continue  # "I was able to build main (failed a couple weeks prior)": two tries, told apart
+        fence = next((c for c in code if u.last < c.first <= u.last + 2), None)
+        if oc not in ("worked", "failed", "partial") or fence is None:
+            continue
+        block = [c for c in code if c.block == fence.block] + [n.unit for n in js[k + 1:k + 200]
+                                                              if n.unit.block == fence.block and n.unit.kind == "command"]
+        ran = [b for b in block if b.kind == "command" or b.text.strip().strip("`").strip()]
+        if not ran or any(b.id in used for b in block):
+            continue
+        f = Found(plain(u.text), plain(u.text), oc, u.first, max(b.last for b in block), u.author,
+                  [u.id] + [b.id for b in block], j.confidence)
+        used.update(f.units)
+        out.append(f)
+    return out
 
 
 def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> list[Found]:
