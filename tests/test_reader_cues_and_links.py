@@ -2239,6 +2239,28 @@ pip install https://example.org/wheels/flash_attn-2.8.3-cp312.whl
     assert got == [([2, 7], "failed"), ([9, 14], "failed")]
 
 
+def test_a_question_that_points_back_asks_about_the_thing_named_just_before_it_on_its_line():
+    doc = """# Quantizing to the new format asserts in one layer
+
+### asker — 2025-05-02
+
+`llama-quantize model.gguf out.gguf Q1_X` stops with `GGML_ASSERT(best >= 0)` on blk.1.
+
+### maintainer — 2025-05-03
+
+There is PR #368. Does it fix it? I cannot run such a large model here.
+
+### asker — 2025-05-03
+
+> There is PR #368. Does it fix it? I cannot run such a large model here.
+
+It works! No more error on blk.1. So what was the matter here?
+"""
+    got = [(a.title, a.outcome, getattr(a, "who", "")) for p in _read(doc) for a in p.inv.attempts]
+    assert ("There is PR #368", "worked", "asker") in got
+    assert all(who == "asker" for _, _, who in got)
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

@@ -459,14 +459,22 @@ _FIXED = recache.compile(r"\b(?:fixe[sd]|gone|no longer|works now|resolved|disap
                     re.I)
 
 
+# "Does it fix it?", "Can you try that?", "Does this help?": a question about the thing named before it
+_POINTS_AT_IT = recache.compile(r"^\W*(?:does|did|do|can|could|would|will|have|has)\s+(?:\w+\s+){0,3}?(?:it|that|this)\b"
+                                r"[^?]{0,30}\?\s*$", re.I)
+
+
 def _suggested(j: Judged, before: list[Judged], code: list[Unit]) -> str:
     """What a suggestion suggests: its own words when they name a setting, else the setting named just above it
     in the same post ("> HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py" / "Can you give that a go?")."""
     u = j.unit
     if _KNOB.search(u.text):
         return u.text
-    near = [x.unit for x in before if x.unit.post == u.post] + [c for c in code if c.post == u.post and c.last < u.first]
-    near = [x for x in near if _KNOB.search(x.text) and x.last < u.first]
+    # (the sentence just before it on its line counts when it points back at it: "There is PR #368. Does it fix it?")
+    back = _POINTS_AT_IT.search(plain(u.text)) is not None
+    near = [x.unit for x in before if x.unit.post == u.post and (x.unit.last < u.first or back and x.unit.id < u.id)] + [
+        c for c in code if c.post == u.post and c.last < u.first]
+    near = [x for x in near if _KNOB.search(x.text)]
     return max(near, key=lambda x: x.last).text if near else ""
 
 
@@ -1234,11 +1242,19 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
         elif below and not _KNOB.search(x.unit.text):
             said = below
         else:
-            said = _suggested(x, [js[m] for m in mine if m < i], code)
+            # (a quote of an earlier post is that person's words, not what this post suggests)
+            said = _suggested(x, [js[m] for m in mine if m < i and not (js[m].unit.quoted and _echoes(js, js[m].unit))],
+                              code)
         for p in listed or (_parts(said) if said else []):
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
                 out.append(p)
     return out
+
+
+def _echoes(js: list[Judged], q: Unit) -> bool:
+    """Does a quoted unit repeat a sentence of an earlier post (a reply quoting the suggestion it answers)?"""
+    said = plain(q.text).strip()
+    return any(j.unit.post < q.post and not j.unit.quoted and plain(j.unit.text).strip() == said for j in js)
 
 
 def _listed_after(js: list[Judged], mine: list[int], i: int) -> list[str]:
