@@ -298,6 +298,8 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("I removed the flag, is it still crashing?", None),
     ("Did that fix it? Yes, it works.", "worked"),
     ("It crashes at load. Any idea why?", "failed"),
+    ("Good to hear.", None),  # a reply's reaction to someone else's news
+    ("Glad it works now!", None),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
@@ -2259,6 +2261,23 @@ It works! No more error on blk.1. So what was the matter here?
     got = [(a.title, a.outcome, getattr(a, "who", "")) for p in _read(doc) for a in p.inv.attempts]
     assert ("There is PR #368", "worked", "asker") in got
     assert all(who == "asker" for _, _, who in got)
+
+
+def test_a_reply_quoting_an_earlier_post_does_not_read_the_quoted_try_again():
+    doc = """# imatrix run crashes on the converted model
+
+### asker — 2025-07-10
+
+I tried to rebuild my quants without -fmoe and the crash is gone.
+
+### helper — 2025-07-11
+
+> I tried to rebuild my quants without -fmoe and the crash is gone.
+
+Good to hear.
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert got == [[5, 5]]
 
 
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():

@@ -290,6 +290,8 @@ def _not_past(lang: str) -> frozenset:
     return frozenset(w.lower() for w in table("en").raw["tense"]["not_past"])
 
 
+_REACTION = recache.compile(r"^\W*(?:(?:that'?s|that is)\s+)?(?:good|glad|great|nice|happy|awesome)\s+(?:to\s+(?:hear|see|know)|"
+                           r"(?:that\s+)?(?:it|this)\s+(?:works?|helped|worked))\b", re.I)
 # A question, from the end of the sentence before it to its question mark ("I removed it, is this OK?" keeps "I removed
 # it,"; the clause before a comma is told, the rest asked).
 # (tried only where a clause starts: from every position, a long clause with no question mark is read again and again)
@@ -304,8 +306,8 @@ def outcome_of(text: str, lang: str) -> str | None:
         return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
     s = _WHETHER.sub("", plain(text))  # "check whether it reproduces on H100": what is yet to be seen
     s = _QUESTION.sub("", s).strip()  # "Is this OK?", "Did that fix it?": a question asks how it went, it does not say
-    if not s:
-        return None
+    if not s or _REACTION.match(s):
+        return None  # ("Good to hear.", "Glad it works now!": a reply's reaction to someone else's news)
     if lang == "en":
         return _en_said(s, mark)
     lead = _OKNOK.match(s.lstrip(" -*>#:"))

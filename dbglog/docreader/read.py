@@ -17,7 +17,7 @@ from dbglog.docreader.cues import (_KNOB, _PASTED, HEADER_TRIES, PLAN_LEAD, Cont
 from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title, verdict_free)
-from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, segment
+from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, echoed_quotes, segment
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
@@ -580,7 +580,8 @@ class _Build:
     def _loose(self) -> None:
         # (the scope's unread lines, not the whole document's: this investigation's units all start inside it, and
         # a document of 164 investigations built a set of all its lines for each of them)
-        skip = (self.scope.lines - self.scope.read) | self.owned
+        # (a reply's quote of an earlier post is that post's words: it was read there, and is no try of the reply's)
+        skip = (self.scope.lines - self.scope.read) | self.owned | echoed_quotes(self.units)
         before = {id(a) for _, a in self.attempts}  # (certain structure's: their outcomes were said, not guessed)
         heads = {u.id: u for u in self.units if u.kind == "heading" and u.first not in self.owned}
         judged = self.judged.units(skip, self.units)

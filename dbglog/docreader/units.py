@@ -1427,3 +1427,25 @@ def _row_cells(line: str) -> list[str]:
     if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
     return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
+
+
+def echoed_quotes(units: list[Unit]) -> set[int]:
+    """The lines of quoted sentences in a thread that repeat words of an earlier post ("> I tried -mla 3" in the
+    reply to the post that said it): 0-based line numbers."""
+    said: list[str] = []  # the posts' own words so far, post by post
+    out: set[int] = set()
+    post, upto, joined, text = -1, 0, 0, ""
+    for u in units:
+        if u.post < 0 or u.kind != "sentence":
+            continue
+        if u.post != post:
+            post, upto = u.post, len(said)
+        words = " ".join(u.text.split())
+        if u.quoted and len(words) >= 20:
+            if joined < upto:  # (joined only when a quote asks, and only anew when earlier posts added words)
+                joined, text = upto, "\n".join(said[:upto])
+            if words in text:
+                out.update(range(u.first, u.last + 1))
+        elif not u.quoted:
+            said.append(words)
+    return out
