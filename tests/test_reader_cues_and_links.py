@@ -81,6 +81,16 @@ def test_a_japanese_server_that_starts_or_does_not_says_how_the_try_went(text, w
     assert outcome_of(text, "ja") == want
 
 
+@pytest.mark.parametrize("text, want", [
+    ("電源の上限を下げても再現する。", "failed"),  # the failure reproduces: the try changed nothing
+    ("GPU メモリを確保した瞬間にホストごと落ちて再起動が必要になる。", "failed"),
+    ("ここでマシンがハードロックする。", "failed"),
+    ("BIOS で ReBAR を切ったら再現しなくなった。", "worked"),
+])
+def test_a_japanese_failure_that_reproduces_or_takes_the_host_down_says_the_try_failed(text, want):
+    assert outcome_of(text, "ja") == want
+
+
 def test_a_status_in_capitals_that_leads_a_comment_in_another_language_is_its_verdict():
     doc = """# ビルドメモ
 
