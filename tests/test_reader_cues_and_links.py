@@ -2290,6 +2290,25 @@ Good to hear.
     assert got == [[5, 5]]
 
 
+def test_a_chinese_goal_label_says_what_a_run_is_to_show_not_what_was_done():
+    doc = """# 待测项目清单
+
+### B. 真引擎联调：stability_test.py --real
+
+**位置**：`kernels/stability_test.py`
+
+**目标**：六步分层验证直接在真引擎上跑，500+ 请求的成功率/P50/P99/KV 归零成为真实证据（替换纯模拟）。
+
+**运行命令**：
+
+```bash
+python stability_test.py --real --requests 500
+```
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert [7, 7] not in got
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 
