@@ -2309,6 +2309,22 @@ python stability_test.py --real --requests 500
     assert [7, 7] not in got
 
 
+def test_assert_lines_pasted_as_prose_are_program_output_not_tries():
+    doc = """# batched-bench aborts with -ser on the CPU build
+
+### reporter — 2025-05-06
+
+I ran llama-batched-bench with `-ser 7,1` and it aborts at the second batch:
+
+/app/src/iqk/iqk_mul_mat.cpp:16600: GGML_ASSERT(fms.S[j] > 0) failed
+/app/src/iqk/iqk_mul_mat.cpp:16600: GGML_ASSERT(fms.S[j] > 0) failed
+
+/app/src/iqk/iqk_mul_mat.cpp:16600: GGML_ASSERT(fms.S[j] > 0) failed
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert all(lo == 5 for lo, _ in got)
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

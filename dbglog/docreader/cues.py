@@ -1308,7 +1308,9 @@ _ADDRESSED = recache.compile(r"^\W{0,3}(?:(?:hi|hey|hello|thanks|thank you|dear)
 _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Traceback\b|FATAL\b|ERROR\b|\[E\]|E\d{4} |"
                      # a C++ library's log record (glog, c10): "[E ProcessGroupNCCL.cpp:737] ...", "[rank0]:[W socket.cpp:663]"
                      r"(?:\[rank\d+\]:)?\[[EWIF]\d{0,4} [^\]\n]{0,60}\.(?:cpp|cc|cu|h|hpp|c):\d+\]|"
-                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|\w+\.(?:cpp|cc|py|cu):\d+|"
+                     # (a source line, with its path: "/app/ggml/src/iqk/iqk_mul_mat.cpp:16600: GGML_ASSERT(...) failed")
+                     r"RuntimeError|CUDA error|terminate called|Segmentation fault|GGML_ASSERT\b|OMP: (?:Warning|Error) #|"
+                     r"(?:/?[\w.-]+/){0,30}[\w-]+\.(?:cpp|cc|cu|cuh|c|h|hpp|py):\d+|"
                      r"Requirement already satisfied:|Installing collected packages\b|Successfully (?:installed|built|uninstalled) \S|"
                      r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b|"
                      # a log record: a time to the second, then a level ("[2021-01-25 23:17:21,310][x.utils][INFO] - ...")
@@ -1347,6 +1349,11 @@ def features(u: Unit, ctx: Context) -> dict[str, float]:
         _row_features(u, f)
     elif u.kind == "sentence":
         _sentence_features(u, ctx, f)
+        if "pasted error output" in f:
+            # ("/app/ggml/src/x.cpp:16600: GGML_ASSERT(...) failed": the program's words name a file and a failure;
+            # they are no arrow from a change to its result)
+            for cue in ("an arrow from what was done to how it went", "opens with a named setting or file, and how it went"):
+                f.pop(cue, None)
         if "an item of a list of what was done" in f:
             f.pop("imperative", None)  # "Things I tried:" / "• Flash with other VMs": the list's tense, not an order
         if "an action verb" in f and "'still' or 'no change'" in f and not u.head \
