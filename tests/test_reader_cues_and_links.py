@@ -750,6 +750,24 @@ Swapped in the tuned block-size table for the expert GEMM and reran the EP=8 job
     assert any("upstream" in s for s in _steps(doc))
 
 
+def test_a_question_about_the_future_asked_of_someone_else_is_no_next_step():
+    doc = """# vLLM hangs at the first request with TP=2
+
+### asker — 2025-08-01
+
+vLLM 0.9.2 with two GPUs hangs at the first request.
+
+### maintainer — 2025-08-02
+
+There is a fix for the custom all-reduce in PR #21034. Does it fix it?
+
+### asker — 2025-08-02
+
+It works! No more hang with the PR applied. Is the nightly going to include it?
+"""
+    assert not any("nightly" in s for s in _steps(doc))
+
+
 def test_the_items_under_a_short_plan_caption_are_next_steps_with_their_lines():
     doc = """# Loader eats VRAM during layout training
 
