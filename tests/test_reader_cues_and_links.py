@@ -2343,6 +2343,33 @@ I ran llama-batched-bench with `-ser 7,1` and it aborts at the second batch:
     assert all(lo == 5 for lo, _ in got)
 
 
+def test_a_try_of_a_suggestion_is_titled_by_what_the_suggestion_asks_to_run():
+    doc = """# The P40 crashes with an illegal memory access
+
+### asker — 2025-07-24
+
+llama-server crashes with an illegal memory access on the P40 as soon as a prompt is sent.
+
+### helper — 2025-07-25
+
+Does your card work in llama.cpp if you use regular quants of the model?
+
+### asker — 2025-07-25
+
+Yes, with regular quants it works fine.
+
+### helper — 2025-07-26
+
+Could you test PR #654 and report back?
+
+### asker — 2025-07-26
+
+Tested it, still the same crash.
+"""
+    got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert ("use regular quants of the model", "worked") in got and ("PR #654", "failed") in got
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

@@ -1281,6 +1281,10 @@ def _parts(said: str) -> list[str]:
     return [_KNOB.search(p).group(0).strip("`") if len(p.split()) > 8 else p for p in named]
 
 
+_REPORT_BACK = recache.compile(r"\s+and\s+(?:report(?:\s+back)?|let\s+(?:me|us)\s+know|post|share|tell)\b.*$", re.I)
+# "Does it work if you use regular quants?": the condition a question asks about is the thing to try
+_IF_YOU = recache.compile(r"\b(?:if|when)\s+you\s+((?:use|try|run|set|switch|build|install|disable|enable|remove|add)\b[^?,;]{3,80})",
+                          re.I)
 # "Could someone try X", "To split the problem, try with X; that forces sockets": the thing to try is X.
 _ASK_LEAD = recache.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setting|test|tested|testing|run|running|change|"
                        r"switch|upgrade|downgrade|pin|need|needs)\b\s+(?:with(?:out)?\s+|to\s+)?",
@@ -1288,9 +1292,16 @@ _ASK_LEAD = recache.compile(r"^.*?\b(?:try|tried|trying|use|used|using|set|setti
 
 
 def _suggestion_title(text: str) -> str:
+    """What a suggestion asks to be tried, as a try's title: "Can you try with --no-mmap?" -> "--no-mmap"; "Does your
+    card work if you use regular quants of R1?" -> "use regular quants of R1" (a question's condition names the try)."""
     s = re.split(r"\s*;\s*|\?\s", plain(text), maxsplit=1)[0].strip(" ?.")
-    cut = _ASK_LEAD.sub("", s, count=1)
-    return cut if cut != s and _KNOB.search(cut) else s
+    s = _REPORT_BACK.sub("", s).strip() or s  # ("... and report back", "... and let us know")
+    lead = _ASK_LEAD.match(s)
+    cut = s[lead.end():] if lead else s
+    if cut != s and _KNOB.search(cut):
+        return cut
+    asked = _IF_YOU.search(s) if s.rstrip().endswith("?") or text.rstrip().endswith("?") or lead else None
+    return asked.group(1).strip() if asked and len(asked.group(1).split()) >= 2 else s
 
 
 def _tokens(text: str) -> set[str]:
