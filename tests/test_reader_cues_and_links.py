@@ -2291,16 +2291,18 @@ It works! No more error on blk.1. So what was the matter here?
     assert all(who == "asker" for _, _, who in got)
 
 
-def test_a_reply_quoting_an_earlier_post_does_not_read_the_quoted_try_again():
-    doc = """# imatrix run crashes on the converted model
+@pytest.mark.parametrize("quote", ["I tried to rebuild my quants without -fmoe and the crash is gone.",
+                                   "to rebuild my quants without -fmoe and the crash"])  # (a part, its code spans plain)
+def test_a_reply_quoting_an_earlier_post_does_not_read_the_quoted_try_again(quote):
+    doc = f"""# imatrix run crashes on the converted model
 
 ### asker — 2025-07-10
 
-I tried to rebuild my quants without -fmoe and the crash is gone.
+I tried to rebuild my quants without `-fmoe` and the crash is gone.
 
 ### helper — 2025-07-11
 
-> I tried to rebuild my quants without -fmoe and the crash is gone.
+> {quote}
 
 Good to hear.
 """

@@ -1429,6 +1429,9 @@ def _row_cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
 
 
+_EMPHASIS = re.compile(r"[`*_]+")
+
+
 def echoed_quotes(units: list[Unit]) -> set[int]:
     """The lines of quoted sentences in a thread that repeat words of an earlier post ("> I tried -mla 3" in the
     reply to the post that said it): 0-based line numbers."""
@@ -1440,10 +1443,10 @@ def echoed_quotes(units: list[Unit]) -> set[int]:
             continue
         if u.post != post:
             post, upto = u.post, len(said)
-        words = " ".join(u.text.split())
+        words = " ".join(_EMPHASIS.sub("", u.text).split())  # (a quote may drop the code spans' backticks)
         if u.quoted and len(words) >= 20:
             if joined < upto:  # (joined only when a quote asks, and only anew when earlier posts added words)
-                joined, text = upto, "\n".join(said[:upto])
+                joined, text = upto, " ".join(said[:upto])
             if words in text:
                 out.update(range(u.first, u.last + 1))
         elif not u.quoted:
