@@ -27,6 +27,8 @@ def _attempts(doc):
     ("J'ai réinstallé le pilote mais ça ne marche pas.", "fr"),
     ("Reinstalé el driver pero no funciona para nada.", "es"),
     ("I reinstalled the driver and the pod is still pending.", "en"),
+    ("Reinstalei o driver, mas o servidor ainda trava quando sobe o modelo.", "pt"),
+    ("Reduzi o clock da memória e não resolveu, continua travando.", "pt"),
 ])
 def test_a_polish_sentence_is_told_from_the_other_latin_script_languages(text, lang):
     assert language(text) == lang
@@ -54,6 +56,20 @@ Nadal wisi po pierwszej epoce, bez zmian.
     assert ("`NCCL_P2P_DISABLE=1`", "failed") in got
     assert ("Sterownik 560 zamiast 535", "worked") in got
     assert outcome_of("Serwer wstał i odpowiada — działa, ale przepustowość spadła o 15%.", "pl") == "partial"
+
+
+def test_a_portuguese_note_is_read_by_its_cue_table():
+    doc = """# Travamentos da MI50 com o llama.cpp
+
+## Registro (2026-08-07)
+
+- Reduzi o MCLK de 1300 para 1200: o corte de energia continua, não resolveu.
+- Desativei o daemon de rampa: o jogo congelou de novo.
+- Voltei o daemon com rampa gradual e perfil em auto: funcionou, estável por duas horas.
+"""
+    got = [o for _t, o, _who in _attempts(doc)]
+    assert got == ["failed", "failed", "worked"]
+    assert outcome_of("O servidor subiu, mas ainda trava depois de uma hora.", "pt") in ("failed", "partial")
 
 
 @pytest.mark.parametrize("head, body, title", [

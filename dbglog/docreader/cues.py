@@ -59,10 +59,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
-LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es", "pl")  # English first: the others are read beside it
+LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es", "pl", "pt")  # English first: the others are read beside it
 # The Latin-script languages told from English (and from each other) by their tables' [detect] words and letters, in the
 # order a tie goes: German first, then Polish; French and Spanish only when they do not tie.
-_LATIN = ("de", "pl", "fr", "es")
+_LATIN = ("de", "pl", "fr", "es", "pt")
 _SUBSTRING_LANGS = ("zh", "ja", "ko")  # words without spaces (or endings glued on): matched as substrings
 
 
@@ -218,8 +218,10 @@ def language(text: str) -> str:
     n = {lang: _common_words(_detect(lang), text, words) for lang in _LATIN}
     if n["de"] >= 2 and n["de"] >= max(n.values()):
         return "de"
-    if n["pl"] >= 2 and n["pl"] > max(n["fr"], n["es"]):
+    if n["pl"] >= 2 and n["pl"] > max(n["fr"], n["es"], n["pt"]):
         return "pl"
+    if n["pt"] >= 2 and n["pt"] > max(n["fr"], n["es"]):
+        return "pt"
     if max(n["fr"], n["es"]) >= 2 and n["fr"] != n["es"]:
         return "fr" if n["fr"] > n["es"] else "es"
     return "en"
@@ -466,6 +468,7 @@ _TURN = {"en": recache.compile(r"\s*(?:[,;]\s*|\s)(?:but|whereas|while|however|t
          "fr": recache.compile(r"\s*(?:[,;]\s*|\s)(?:mais|alors que|tandis que|cependant)\b|;", re.I),
          "es": recache.compile(r"\s*(?:[,;]\s*|\s)(?:pero|mientras que|sin embargo)\b|;", re.I),
          "pl": recache.compile(r"\s*(?:[,;]\s*|\s)(?:ale|jednak|natomiast|lecz|podczas gdy)\b|;", re.I),
+         "pt": recache.compile(r"\s*(?:[,;]\s*|\s)(?:mas|porém|enquanto|contudo)\b|;", re.I),
          "ru": recache.compile(r"\s*(?:[,;]\s*|\s)(?:но|а|однако)\b|;", re.I),
          "zh": recache.compile(r"[，,；;]"), "ja": recache.compile(r"[，,、；;]|けど|が、")}
 
