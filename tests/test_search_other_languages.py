@@ -65,6 +65,19 @@ def test_an_english_question_finds_a_polish_try_by_its_words(tmp_path):
         recs.close()
 
 
+def test_an_english_question_finds_a_portuguese_try_by_its_words(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("Travamentos da MI50 sob carga")
+    recs.add_attempt(inv.id, title="Reduzi o clock da memória para 1200", result="Ainda travou de novo",
+                     outcome="failed")
+    recs.add_attempt(inv.id, title="Desativei o daemon de rampa", result="O jogo congelou", outcome="failed")
+    try:
+        assert _first(recs.store.conn, "reduce the memory clock to 1200") == [
+            ("attempt", "Reduzi o clock da memória para 1200")]
+    finally:
+        recs.close()
+
+
 def test_the_longest_entry_at_a_place_wins():
     assert gloss("重新安装了 torch") == ["reinstall"]
     assert gloss("비활성화") == ["disable"]

@@ -285,6 +285,7 @@ MIGRATIONS = [
     ("0013_bookkeeping_unindexed", _bookkeeping_unindexed),
     ("0014_glued_latin_words", _refreshed_identifier_words),
     ("0015_gloss_words", _refreshed_identifier_words),  # (the same refresh: the words gained glosses)
+    ("0016_gloss_polish_portuguese", _refreshed_identifier_words),  # (gloss tables for two more languages)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
