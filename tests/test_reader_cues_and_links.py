@@ -107,6 +107,18 @@ def test_a_japanese_failure_that_reproduces_or_takes_the_host_down_says_the_try_
     assert outcome_of(text, "ja") == want
 
 
+def test_a_korean_problem_that_went_away_says_the_try_worked():
+    assert outcome_of("GPU를 stop 시켰다가 다시 시작했더니 문제가 없어졌습니다!", "ko") == "worked"
+    assert outcome_of("드라이버를 바꾸니 에러가 사라졌다.", "ko") == "worked"
+
+
+def test_torchs_out_of_memory_message_pasted_as_prose_is_program_output():
+    from dbglog.docreader.cues import _PASTED
+
+    assert _PASTED.match("Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated)")
+    assert not _PASTED.match("Tried to allocate less by lowering the batch size: it runs now.")
+
+
 def test_a_status_in_capitals_that_leads_a_comment_in_another_language_is_its_verdict():
     doc = """# ビルドメモ
 

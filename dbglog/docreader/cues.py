@@ -1313,6 +1313,7 @@ _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Trac
                      r"(?:\[rank\d+\]:)?\[[EWIF]\d{0,4} [^\]\n]{0,60}\.(?:cpp|cc|cu|h|hpp|c):\d+\]|"
                      # (a source line, with its path: "/app/ggml/src/iqk/iqk_mul_mat.cpp:16600: GGML_ASSERT(...) failed")
                      r"RuntimeError|CUDA error|terminate called|Segmentation fault|GGML_ASSERT\b|OMP: (?:Warning|Error) #|"
+                     r"Tried to allocate \d|"  # (torch's out-of-memory message, pasted without its exception's name)
                      r"(?:/?[\w.-]+/){0,30}[\w-]+\.(?:cpp|cc|cu|cuh|c|h|hpp|py):\d+|"
                      r"Requirement already satisfied:|Installing collected packages\b|Successfully (?:installed|built|uninstalled) \S|"
                      r"Collecting \S+|Downloading \S+\.(?:whl|tar\.gz)|Building wheels? for\b|"
