@@ -529,8 +529,10 @@ def _captioned_blocks(js: list[Judged], used: set[int], code: list[Unit]) -> lis
             and not re.match(r"(?i)(?:(?:if|when|unless)\b|如果|若|假如)", said) else None
         if oc is not None and _outcome(plain(u.text)[:aside.start()]) not in (None, oc):
             continue  # "I was able to build main (failed a couple weeks prior)": two tries, told apart
+        if oc not in ("worked", "failed", "partial"):
+            continue
         fence = next((c for c in code if u.last < c.first <= u.last + 2), None)
-        if oc not in ("worked", "failed", "partial") or fence is None:
+        if fence is None:
             continue
         block = [c for c in code if c.block == fence.block] + [n.unit for n in js[k + 1:k + 200]
                                                               if n.unit.block == fence.block and n.unit.kind == "command"]
@@ -1242,19 +1244,12 @@ def _post_suggestions(js: list[Judged], mine: list[int], code: list[Unit]) -> li
         elif below and not _KNOB.search(x.unit.text):
             said = below
         else:
-            # (a quote of an earlier post is that person's words, not what this post suggests)
-            said = _suggested(x, [js[m] for m in mine if m < i and not (js[m].unit.quoted and _echoes(js, js[m].unit))],
-                              code)
+            # (a quote of an earlier post is that person's words: read.py leaves it out, units.echoed_quotes)
+            said = _suggested(x, [js[m] for m in mine if m < i], code)
         for p in listed or (_parts(said) if said else []):
             if p and p not in out and not any(_tokens(p) and _tokens(p) <= _tokens(q) for q in out):
                 out.append(p)
     return out
-
-
-def _echoes(js: list[Judged], q: Unit) -> bool:
-    """Does a quoted unit repeat a sentence of an earlier post (a reply quoting the suggestion it answers)?"""
-    said = plain(q.text).strip()
-    return any(j.unit.post < q.post and not j.unit.quoted and plain(j.unit.text).strip() == said for j in js)
 
 
 def _listed_after(js: list[Judged], mine: list[int], i: int) -> list[str]:
