@@ -61,7 +61,7 @@ except ModuleNotFoundError:  # Python 3.10
 _DIR = Path(__file__).with_name("cues")
 LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es", "pl", "pt")  # English first: the others are read beside it
 # The Latin-script languages told from English (and from each other) by their tables' [detect] words and letters, in the
-# order a tie goes: German first, then Polish; French and Spanish only when they do not tie.
+# order a tie goes: German first, then Polish, then Portuguese; French and Spanish only when they do not tie.
 _LATIN = ("de", "pl", "fr", "es", "pt")
 _SUBSTRING_LANGS = ("zh", "ja", "ko")  # words without spaces (or endings glued on): matched as substrings
 
