@@ -2400,6 +2400,27 @@ Tested it, still the same crash.
     assert ("use regular quants of the model", "worked") in got and ("PR #654", "failed") in got
 
 
+def test_a_try_whose_own_sentence_says_it_worked_keeps_that_verdict_over_the_story_after_it():
+    doc = """# Serving the new checkpoint on two boxes
+
+The model served on the first box; the second one took four fixes.
+
+## The traps on the second box
+
+**1. The image's entrypoint is `vllm serve`.**
+
+```
+vllm serve: error: argument --compilation-config/-cc: 1 validation error
+```
+
+The whole shell command was consumed as vLLM's `--compilation-config`, because `-c`
+is its short form. Fixed with `--entrypoint bash`. This is the same collision that
+wasted hours on the benchmark images, and it shows as a nonsense error.
+"""
+    got = [a.outcome for p in _read(doc) for a in p.inv.attempts if a.source_lines[0] <= 14 <= a.source_lines[1]]
+    assert got == ["worked"]
+
+
 def test_a_table_of_names_and_words_is_not_a_table_of_runs():
     doc = """# Which box is which
 

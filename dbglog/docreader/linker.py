@@ -388,7 +388,11 @@ def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     if said is None:
         return False
     marked = "marked with a verdict (✅ ❌)" in prev.features
-    if said != "untested" and (f.outcome in ("inconclusive", "untested") or not (f.result or marked)):
+    # (nor a verdict the action's own sentence gives: "Fixed with `--entrypoint bash`." over "This is the collision that
+    # wasted hours ...": the sentence after it tells the problem's story, not how the fix went)
+    own = _outcome(a.text) if prev.label == "action_result" and len(f.units) == 1 else None
+    if said != "untested" and own not in ("worked", "failed") and (
+            f.outcome in ("inconclusive", "untested") or not (f.result or marked)):
         f.outcome = said  # the first result said outranks the action's own wording, but not its ❌ / ✅
     f.result = f"{f.result} {j.unit.text}".strip()
     f.last, f.units = max(f.last, j.unit.last), [*f.units, j.unit.id]
