@@ -78,6 +78,18 @@ def test_an_english_question_finds_a_portuguese_try_by_its_words(tmp_path):
         recs.close()
 
 
+def test_an_abbreviated_clock_in_a_note_is_found_by_its_words(tmp_path):
+    recs = _records(tmp_path)
+    inv = recs.new("Travamentos da MI50 sob carga")
+    recs.add_attempt(inv.id, title="Reduzi o MCLK de 1300 para 1200: o corte de energia continua", outcome="failed")
+    recs.add_attempt(inv.id, title="Desativei o daemon de rampa", result="O jogo congelou", outcome="failed")
+    try:
+        assert _first(recs.store.conn, "reduce the memory clock to 1200") == [
+            ("attempt", "Reduzi o MCLK de 1300 para 1200: o corte de energia continua")]
+    finally:
+        recs.close()
+
+
 def test_the_longest_entry_at_a_place_wins():
     assert gloss("重新安装了 torch") == ["reinstall"]
     assert gloss("비활성화") == ["disable"]

@@ -72,6 +72,9 @@ GROUPS: list[tuple[str, ...]] = [
     ("fwd", "forward", "forward pass"),
     ("smem", "shared memory"),
     ("hbm", "device memory", "global memory"),
+    # clocks (AMD's pp_dpm_mclk / pp_dpm_sclk, overclocking notes): the memory clock and the core (shader) clock
+    ("mclk", "memory clock", "mem clock", "vram clock", "pp_dpm_mclk"),
+    ("sclk", "core clock", "gpu clock", "shader clock", "graphics clock", "pp_dpm_sclk"),
     ("tma", "tensor memory accelerator"),
     ("warp specialization", "warp specialisation", "warp-specialized"),
     ("jit", "just in time"),
