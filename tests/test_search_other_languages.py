@@ -4,6 +4,8 @@ downgrade) in them. The records are my own sentences in the way such notes are w
 
 import time
 
+import pytest
+
 from conftest import old_database_with_attempt, opened_by_dbglog
 from dbglog.core.gloss import gloss
 from dbglog.kb import search
@@ -65,27 +67,17 @@ def test_an_english_question_finds_a_polish_try_by_its_words(tmp_path):
         recs.close()
 
 
-def test_an_english_question_finds_a_portuguese_try_by_its_words(tmp_path):
+@pytest.mark.parametrize("title", [
+    "Reduzi o clock da memória para 1200",  # its words, glossed
+    "Reduzi o MCLK de 1300 para 1200: o corte de energia continua",  # an abbreviation the synonyms know
+])
+def test_an_english_question_finds_a_portuguese_try_by_its_words(tmp_path, title):
     recs = _records(tmp_path)
     inv = recs.new("Travamentos da MI50 sob carga")
-    recs.add_attempt(inv.id, title="Reduzi o clock da memória para 1200", result="Ainda travou de novo",
-                     outcome="failed")
+    recs.add_attempt(inv.id, title=title, outcome="failed")
     recs.add_attempt(inv.id, title="Desativei o daemon de rampa", result="O jogo congelou", outcome="failed")
     try:
-        assert _first(recs.store.conn, "reduce the memory clock to 1200") == [
-            ("attempt", "Reduzi o clock da memória para 1200")]
-    finally:
-        recs.close()
-
-
-def test_an_abbreviated_clock_in_a_note_is_found_by_its_words(tmp_path):
-    recs = _records(tmp_path)
-    inv = recs.new("Travamentos da MI50 sob carga")
-    recs.add_attempt(inv.id, title="Reduzi o MCLK de 1300 para 1200: o corte de energia continua", outcome="failed")
-    recs.add_attempt(inv.id, title="Desativei o daemon de rampa", result="O jogo congelou", outcome="failed")
-    try:
-        assert _first(recs.store.conn, "reduce the memory clock to 1200") == [
-            ("attempt", "Reduzi o MCLK de 1300 para 1200: o corte de energia continua")]
+        assert _first(recs.store.conn, "reduce the memory clock to 1200") == [("attempt", title)]
     finally:
         recs.close()
 
