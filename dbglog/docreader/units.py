@@ -1429,7 +1429,7 @@ def _row_cells(line: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", s)]
 
 
-_EMPHASIS = re.compile(r"[`*_]+")
+_EMPHASIS = recache.compile(r"[`*_]+")  # (units.py sits below cues.py: cues.plain is not in reach)
 
 
 def echoed_quotes(units: list[Unit]) -> set[int]:
