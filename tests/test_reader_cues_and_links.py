@@ -6476,3 +6476,21 @@ def test_a_heading_of_thirty_thousand_spaces_before_a_bracket_reads_in_linear_ti
     assert _field_heading_value("Results" + " " * 30_000 + "x") == (None, "")
     assert _field_heading_value("Results (excerpt)")[0] is not None
     assert time.process_time() - t < 1.0  # (the trailing-bracket pattern once tried every space: 2 s here)
+
+
+@pytest.mark.parametrize("caption, items", [
+    ("Things tried:", ["fixed the batch size", "kept the effective batch with gradient accumulation",
+                       "wrapped validation in `torch.no_grad()`"]),
+    ("시도한 방법:", ["배치 크기 고정", "gradient accumulation으로 유효 배치 유지", "검증 단계 `torch.no_grad()` 적용"]),
+])
+def test_a_caption_line_that_names_tries_without_a_person_makes_each_item_below_it_a_try(caption, items):
+    doc = "# OOM with memory left\n\nTraining dies with OOM although nvidia-smi shows free memory.\n\n" + caption \
+        + "\n\n" + "".join(f"- {t}\n" for t in items)
+    got = [t for t, _, _ in _attempts(doc)]
+    assert got[-3:] == items
+
+
+def test_a_heading_of_solutions_opened_by_a_verb_of_trying_names_tries_in_german_too():
+    from dbglog.docreader.cues import heading_role
+    assert heading_role("Versuchte Lösungen", "de") == "tried"
+    assert heading_role("Lösungen", "de") == "options"  # (solutions alone are still options)

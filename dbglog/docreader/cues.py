@@ -749,8 +749,10 @@ def _verdict_first(s: str, lang: str, role: str | None) -> str | None:
     form = {"en": r"(?:ed|ful|ing)$", "ko": r"(?:된|한|던|은)$"}.get(lang)
     first = words[0] if len(words) > 1 and (form is None or re.search(form, words[0])) else ""
     said = outcome_of(first, lang) if first else None
-    if role == "options" and lang == "en" and first.endswith("ed") and table(lang).has("heading.tried", first):
-        return "tried"  # "Attempted workarounds", "Tried approaches": options someone ran, no longer options
+    if role == "options" and (first.endswith("ed") and table(lang).has("heading.tried", first) if lang == "en"
+                              else first and table(lang).has("tense.tries", first)):
+        # "Attempted workarounds", "Tried approaches", "Versuchte Lösungen": options someone ran, no longer options
+        return "tried"
     if said is None and table(lang).has("outcome.untested", s):
         return "plan"  # "Not tried", "Not yet run": what is left to do
     if said is None and role is None and 1 <= len(words) <= 2 and _VERDICT_ALONE.match(" ".join(words)):
@@ -1144,9 +1146,19 @@ def _captioning_item(prev: Unit, first: Unit) -> bool:
         and len(plain(prev.text).split()) <= 6
 
 
+def _short_caption(u: Unit) -> bool:
+    """A line of its own that only names what follows: a few words ending in a colon."""
+    t = plain(u.text).rstrip()
+    return u.head and u.first == u.last and t.endswith((":", "：")) and len(t.split()) <= 6 and len(t) <= 40
+
+
 def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:
     if (cap.kind == "sentence" or cap.kind == "heading" and cap.level >= 7) \
             and _says_done(cap.text, language(cap.text) if language(cap.text) != "en" else lang):
+        return True
+    if cap.kind == "sentence" and _short_caption(cap) \
+            and caption_names_tries(plain(cap.text).strip(" :："), language(cap.text) if language(cap.text) != "en" else lang):
+        # ("Things tried:", "시도한 방법:" over a list: a heading of tries written as a line of its own)
         return True
     if cap.item >= 0 and _captioning_item(cap, first):
         # ("- **Mitigations Attempted**:" over its own nested list: a heading of tries, written as an item)
