@@ -6494,3 +6494,61 @@ def test_a_heading_of_solutions_opened_by_a_verb_of_trying_names_tries_in_german
     from dbglog.docreader.cues import heading_role
     assert heading_role("Versuchte Lösungen", "de") == "tried"
     assert heading_role("Lösungen", "de") == "options"  # (solutions alone are still options)
+
+
+def test_a_table_of_a_runs_progress_by_windows_of_steps_is_one_run_not_a_try_per_window():
+    doc = """# GRPO on a 16 GB card
+
+## Full run, 501 steps
+
+Ran the full math run for 501 steps, exit 0.
+
+| steps | reward | rollout correct | KL | mean len | s/step |
+|---|---|---|---|---|---|
+| 0–49 | 0.275 | 0.239 | 0.000 | 473 | 179 |
+| 50–99 | 0.317 | 0.277 | 0.001 | 467 | 182 |
+| 100–149 | 0.341 | 0.296 | 0.003 | 458 | 183 |
+| 150–199 | 0.360 | 0.306 | 0.007 | 445 | 171 |
+| 200 | 0.344 | 0.250 | 0.136 | 351 | 162 |
+"""
+    got = [t for t, _o, _w in _attempts(doc)]
+    assert len(got) <= 2 and not [t for t in got if t[:1].isdigit()], got
+    # (a table of a procedure's steps, each naming what was done, is still a try per row)
+    steps = """# Driver repair
+
+| step | action | result |
+|---|---|---|
+| 1 | reinstalled the driver | still fails |
+| 2 | disabled secure boot | still fails |
+| 3 | removed nouveau | works |
+"""
+    assert len(_attempts(steps)) == 3
+
+
+def test_fixes_told_as_done_under_a_heading_of_causes_are_tries_not_options():
+    doc = """# Custom node troubleshooting log
+
+## Root Causes Discovered
+
+### 1. **Missing Utility Files** (First Issue)
+The repository was missing `drop_path.py` and `layer_scale.py`.
+
+**Solution:** Created these files with implementations from standard vision transformer libraries.
+
+### 2. **Wrong Logger Import** (Second Issue)
+`vision_transformer.py` imports a logger that only exists in training.
+
+**Solution:** Changed to standard Python logging.
+
+### 3. **Outdated gsplat Package** (Third Issue)
+The package was 0.1.11, but the code needs 1.5.3.
+
+**Solution:** Upgraded gsplat with `pip install --upgrade gsplat`.
+"""
+    got = [t for t, _o, _w in _attempts(doc)]
+    assert len(got) == 3 and all(("Created", "Changed", "Upgraded")[k] in t or ("Missing", "Logger", "gsplat")[k] in t
+                                 for k, t in enumerate(got)), got
+    # (the same heading over fixes offered, not done, is still a list of options)
+    offered = doc.replace("Created these", "Create these").replace("Changed to", "Change to").replace(
+        "Upgraded gsplat", "Upgrade gsplat")
+    assert _attempts(offered) == []

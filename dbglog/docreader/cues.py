@@ -901,6 +901,7 @@ def context(doc: Doc) -> Context:
         roles[tops[0].id] = None
     _marked_sections(heads, roles)
     _records_in_setup(heads, roles)
+    _options_done(doc, roles, lang)
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
@@ -921,6 +922,24 @@ def _records_in_setup(heads: list[Unit], roles: dict[int, str | None]) -> None:
         near = next((roles.get(p) for p in reversed(h.path) if roles.get(p)), None)
         if roles.get(h.id) is None and near == "boilerplate" and h.level < 7 and label_role(h.text) == "tried":
             roles[h.id] = "tried"
+
+
+def _options_done(doc: Doc, roles: dict[int, str | None], lang: str) -> None:
+    """ "## Root Causes Discovered" / "### 1. Missing files" / "**Solution:** Created these files": a heading of
+    options (causes, solutions) whose entries each say in a field of what was done that it was done, in the past
+    tense, records fixes made, not options offered: the tense outranks the heading's word, and its role is tried."""
+    done: dict[int, int] = {}
+    for u in doc.units:
+        if u.kind != "sentence" or not u.head or not any(roles.get(p) == "options" for p in u.path):
+            continue
+        lab = _sentence_label(u.text)
+        words = plain(lab[1]).split() if lab and lab[0] == "did" else []
+        if words and _is_past(_NOT_WORD.sub("", words[0]), table(lang)):
+            for p in u.path:
+                done[p] = done.get(p, 0) + 1
+    for h, n in done.items():
+        if roles.get(h) == "options" and n >= 2:
+            roles[h] = "tried"
 
 
 def _marked_sections(heads: list[Unit], roles: dict[int, str | None]) -> None:

@@ -1427,7 +1427,13 @@ def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
 
 
 # A swept value: a number, with a unit or a multiplier at most ("0.10", "512", "4k", "2x", "16 GB")
-_SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*")
+# (or a window of them, "0–49", and a short note beside it, "0 (base)": a run's progress, step by step)
+_SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*"
+                         r"(?:[-–—]\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*)?(?:\([^()]{1,12}\)\s*)?")
+
+
+# A column of a training run's progress ("steps", "epoch", "iteration"), not of a procedure's steps
+_PROGRESS_COL = recache.compile(r"\W*(?:global\s+|train(?:ing)?\s+)?(?:steps?|epochs?|iter(?:ation)?s?)\W*", re.I)
 
 
 def _sweep(rows: list[Judged]) -> bool:
@@ -1438,8 +1444,9 @@ def _sweep(rows: list[Judged]) -> bool:
     if len(rows) < 3:
         return False
     u = rows[0].unit
-    if not u.header or NUMBER_COL.fullmatch(plain(u.header[0])) or WHAT_COL.search(plain(u.header[0])):
-        return False
+    if not u.header or NUMBER_COL.fullmatch(plain(u.header[0])) or WHAT_COL.search(plain(u.header[0])) and not (
+            _PROGRESS_COL.fullmatch(plain(u.header[0])) and not any(WHAT_COL.match(plain(h)) for h in u.header[1:])):
+        return False  # (a first column of steps is a run's progress when no column names what was done)
     if any(not x.unit.cells or _says_how(x.unit) or any(_VERDICT_MARK.search(c) for c in x.unit.cells) for x in rows):
         return False
     # (a first column that stays put, "| NODES | TP | PP |" with 2 in every row, and more than one setting changing:
