@@ -6552,3 +6552,18 @@ The package was 0.1.11, but the code needs 1.5.3.
     offered = doc.replace("Created these", "Create these").replace("Changed to", "Change to").replace(
         "Upgraded gsplat", "Upgrade gsplat")
     assert _attempts(offered) == []
+
+
+def test_a_heading_about_gpu_usage_is_not_a_section_of_usage_instructions():
+    from dbglog.docreader.cues import heading_role
+    assert heading_role("Checking GPU Usage", "en") is None
+    assert heading_role("Limiting TensorFlow memory usage", "en") is None
+    assert heading_role("Usage", "en") == heading_role("Example usage", "en") == "boilerplate"
+    doc = """# RX 7600 on Ubuntu
+
+## Checking GPU Usage
+
+I ran glxgears with vsync off: the GPU shows activity but the fan is still idle.
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")  # (as import reads it, its learned passes on)
+    assert [a.outcome for p in parsed for a in p.inv.attempts] == ["failed"]

@@ -701,6 +701,7 @@ def heading_role(text: str, lang: str) -> str | None:
         return None  # a title or a sentence, not a section's name
     # "Key learnings from the debugging process": the role is the head noun's, before the first preposition;
     # among several role words there, the last one is the head ("Debugging summary").
+    s = _METRIC_USAGE.sub(" ", s).strip()  # ("Checking GPU usage": a quantity measured, not a section of instructions)
     head = _PREP.split(s, maxsplit=1)[0].strip() or s
     of = _CONTAINER_OF.match(s)
     if of:  # "Summary of attempts", "History of fixes": the noun after "of" says what the section holds
@@ -727,6 +728,7 @@ def heading_role(text: str, lang: str) -> str | None:
 
 
 _ASIDE = recache.compile(r"[(（]([^()（）]{1,120})[)）]\s*$")
+_METRIC_USAGE = recache.compile(r"\b(?:gpu|cpu|memory|vram|ram|disk|power|resource|cuda|device|bandwidth)\s+usage\b", re.I)
 # A noun with a particle of place or direction makes it a modifier of the head noun after it (Korean and Japanese put
 # the head last): "AWS EC2환경에서 PyTorch 버전" is about a version (in the EC2 environment), "環境での確認" a check: not a
 # section of the environment. (A genitive may name a container, "解決方法の一覧": not among them.)
