@@ -6548,6 +6548,8 @@ The package was 0.1.11, but the code needs 1.5.3.
     got = [t for t, _o, _w in _attempts(doc)]
     assert len(got) == 3 and all(("Created", "Changed", "Upgraded")[k] in t or ("Missing", "Logger", "gsplat")[k] in t
                                  for k, t in enumerate(got)), got
+    # (each keeps its action beside the heading that names it: what `tried` matches an agent's question against)
+    assert "pip install --upgrade gsplat" in [a for p in _read(doc) for a in p.inv.attempts][2].did
     # (the same heading over fixes offered, not done, is still a list of options)
     offered = doc.replace("Created these", "Create these").replace("Changed to", "Change to").replace(
         "Upgraded gsplat", "Upgrade gsplat")
@@ -6567,3 +6569,4 @@ I ran glxgears with vsync off: the GPU shows activity but the fan is still idle.
 """
     parsed, _ = importer.parse_document(doc, "doc.md")  # (as import reads it, its learned passes on)
     assert [a.outcome for p in parsed for a in p.inv.attempts] == ["failed"]
+

@@ -760,7 +760,10 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
             continue  # "### 3c. upgrade to ROCm 6.3": listed, but nothing says it was run
         last = max([j.unit.last for j in under] + [h.last])
         said = _card_text(card) if card else plain(res.unit.text) if res is not None else ""
-        f = Found(plain(h.text), said, oc, h.first, last, h.author, [j.unit.id for j in under], 0.5)
+        # ("### 3. Outdated gsplat" / "**Solution:** Upgraded gsplat": the heading names the try, its action says it)
+        act = next((j for j in under if j.label in ACTS and j is not res and j not in card), None)
+        did = f"{plain(h.text)}\n{plain(act.unit.text)}" if act is not None else plain(h.text)
+        f = Found(did, said, oc, h.first, last, h.author, [j.unit.id for j in under], 0.5)
         f.title = (entry.group("rest") if entry and entry.group("rest") else
                    re.sub(r"^\W*\d{1,2}[.)]\s*", "", plain(h.text))).strip() or plain(h.text)
         if told:
