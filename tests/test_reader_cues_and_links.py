@@ -6570,3 +6570,32 @@ I ran glxgears with vsync off: the GPU shows activity but the fan is still idle.
     parsed, _ = importer.parse_document(doc, "doc.md")  # (as import reads it, its learned passes on)
     assert [a.outcome for p in parsed for a in p.inv.attempts] == ["failed"]
 
+
+
+def test_a_try_right_above_the_error_it_printed_failed():
+    doc = """# ROCm on kernel 7.0
+
+The card is not seen by ROCm after the kernel upgrade.
+
+## Tuesday
+
+I rebuilt the driver with DKMS.
+
+```
+Error! Bad return status for module build on kernel: 7.0.0-31-generic (x86_64)
+```
+
+## Wednesday
+
+I reinstalled the same driver from the vendor's repository.
+
+```
+Reading package lists... Done
+```
+"""
+    parsed, _ = importer.parse_document(doc, "doc.md")
+    tries = [a for p in parsed for a in p.inv.attempts]
+    assert [(a.outcome, a.source_lines) for a in tries][0] == ("failed", [7, 11])
+    assert "Bad return status" in tries[0].result
+    # (a block of output that opens with no error says nothing of how it went)
+    assert [a.outcome for a in tries][1:] in ([], ["inconclusive"])

@@ -100,11 +100,42 @@ def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
             t.used.update(g.units)
             out.extend(_split_several(g))
     out = _absorbed(_captioned(out, t.js, captions or {}))
+    _output_below(out, {j.unit.id: j.unit for j in t.js}, t.code)
     _done_marks(out, {j.unit.id: j.unit for j in t.js})
     _ran_beside_failures(out, {j.unit.id: j.unit for j in t.js})
     for g in out:
         g.outcome = looked_only(g.outcome, g.did, g.result)
     return out
+
+
+# The first line of a block of output that says the run failed: "E: Unable to locate package ...", "Error! Bad return
+# status ...", "ModuleNotFoundError: ...", "Traceback (most recent call last):", "fatal: ...", "Segmentation fault"
+ERROR_OUTPUT = recache.compile(r"^\s*(?:E: \S|Error\b|ERROR\b|error(?:\[\w+\])?: |fatal(?: error)?: |FATAL\b|"
+                               r"[\w.]*(?:Error|Exception): |Traceback \(most recent call last\)|Segmentation fault|"
+                               r"terminate called|CUDA error\b|Killed\s*$)")
+
+
+def _output_below(out: list[Found], units: dict[int, Unit], code: list[Unit]) -> None:
+    """ "I rebuilt the driver with DKMS." over a block that opens "Error! Bad return status for module build": a try
+    whose words say nothing of how it went, right above the error it printed, failed; the block is its result."""
+    after = {c.first: c for c in code}
+    for f in out:
+        u = units.get(f.units[-1]) if f.units else None
+        below = error_below(u, f.last, after) if f.outcome == "inconclusive" and not f.answer and u else None
+        if below is not None:
+            c, first = below
+            f.outcome, f.result = "failed", f"{f.result} {first}".strip()
+            f.last, f.units = c.last, [*f.units, c.id]
+
+
+def error_below(u: Unit, last: int, code: dict[int, Unit]) -> tuple[Unit, str] | None:
+    """The block of output right below line ``last`` (a try told in unit ``u``), in its place, when it opens with an
+    error: the block and that line."""
+    c = code.get(last + 1) or code.get(last + 2)
+    first = next((ln.strip() for ln in (c.text.split("\n") if c is not None else []) if ln.strip()), "")
+    if c is None or (c.post, c.path) != (u.post, u.path) or not ERROR_OUTPUT.match(first):
+        return None
+    return c, first
 
 
 def _ran_beside_failures(out: list[Found], units: dict[int, Unit]) -> None:

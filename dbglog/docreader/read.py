@@ -696,16 +696,22 @@ class _Build:
             self.judged.get(u).learned = probs[u.id]
         covered = [(a.source_lines[0] - 1, a.source_lines[1] - 1) for _, a in self.attempts if a.source_lines]
         after = {u.first: u for u in self.units if u.kind == "sentence" and u.first in free}
+        code = {u.first: u for u in self.units if u.kind == "code"}
         for g in learned.guesses(cands, probs, m.threshold, covered, free):
             if _thin(" ".join(u.text for u in g.units)):
                 continue
             told = self._verdict_after(g, after, probs, m.threshold)
+            # (or the error it printed, in a block right below it: "I rebuilt the driver." / "Error! Bad return ...")
+            below = linking.error_below(g.units[-1], g.last, code) if told is None else None
             for did, outcome in _tries_of(g):
                 if told is not None and outcome == "inconclusive":
                     outcome = told[1]
+                elif below is not None and outcome == "inconclusive":
+                    outcome = "failed"
                 a = Attempt(number=0, title=one_line(item_title(did))[:120] or "Attempt", did=one_line(did),
-                            outcome=linking.looked_only(outcome, did), result=told[0].text if told else "")
-                a.source_lines = [g.first + 1, (told[0].last if told else g.last) + 1]
+                            outcome=linking.looked_only(outcome, did),
+                            result=told[0].text if told else below[1] if below else "")
+                a.source_lines = [g.first + 1, (told[0].last if told else below[0].last if below else g.last) + 1]
                 a.who = g.units[0].author
                 self.attempts.append((g.first, a))
 
