@@ -6599,3 +6599,10 @@ Reading package lists... Done
     assert "Bad return status" in tries[0].result
     # (a block of output that opens with no error says nothing of how it went)
     assert [a.outcome for a in tries][1:] in ([], ["inconclusive"])
+
+
+@pytest.mark.parametrize("heading, lang", [("Actions taken", "en"), ("Actions Effectuées", "fr"),
+                                           ("Acciones realizadas", "es"), ("Durchgeführte Maßnahmen", "de"),
+                                           ("Ações realizadas", "pt")])
+def test_a_heading_of_actions_performed_names_tries_in_each_language(heading, lang):
+    assert heading_role(heading, lang) == "tried"
