@@ -248,3 +248,22 @@ def test_numbers_after_a_secret_looking_name_are_not_secrets():
     line = "ENTITY_KIND_USER_READER_WITH_KEY = 0x04,"
     assert redact.redact(line) == line
     assert redact.redact("API_KEY=0x3a8f9c2e7b1d4f6a0c5e8b2d9f7a1c3e") == "API_KEY=<redacted>"
+
+
+def test_a_colour_escape_pasted_into_a_doc_leaves_nothing_of_itself_in_what_is_read(workdir):
+    doc = workdir / "notes.md"
+    doc.write_text("# Driver trouble\n\nThings tried:\n\n- \x1b[31mreinstalled\x1b[0m the driver, still fails\n"
+                   "- \x1b]0;title\x07set `iommu=soft`, no change\n")
+    r = run_cli("import", "notes.md", "--json", cwd=workdir)
+    assert r.returncode == 0, r.stderr
+    from dbglog.kb import importer
+    parsed, _ = importer.parse_document(doc.read_text(), "notes.md")
+    tries = [a for p in parsed for a in p.inv.attempts]
+    assert [a.title for a in tries] == ["reinstalled the driver, still fails", "set `iommu=soft`, no change"]
+    assert [a.source_lines for a in tries] == [[5, 5], [6, 6]]  # (every line keeps its number)
+    assert "[31m" not in db_text(workdir) and "\x1b" not in db_text(workdir)
+
+
+def test_sanitize_lines_never_joins_two_lines():
+    text = "one \x1b]0;an OSC left open\nline two\n\x1b[1mthree\x1b[0m"
+    assert redact.sanitize_lines(text).split("\n") == ["one ", "line two", "three"]

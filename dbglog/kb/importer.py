@@ -105,7 +105,9 @@ def parse_document(text: str, path: str = "<text>", corrections=None, explain: b
         canon = _try_canonical(text, path)
         if canon is not None:
             return [canon], []
-    return docreader.read_document(text, path, corrections, explain, model)
+    # (a terminal escape pasted with a command's output, "\x1b[31mreinstalled\x1b[0m", is read without it: a title
+    # trimmed of its leading punctuation kept "[31m" once the escape byte alone had gone)
+    return docreader.read_document(redact.sanitize_lines(text), path, corrections, explain, model)
 
 
 def _try_canonical(text: str, path: str) -> Parsed | None:

@@ -51,6 +51,14 @@ _NEEDS_SANITIZE = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # (~5 ms 
 _SURROGATES = Lazy("[\ud800-\udfff]")
 
 
+def sanitize_lines(text: str) -> str:
+    """``sanitize`` line by line: no escape sequence can take a newline with it, so every line keeps its number (a
+    document's lines are cited by number)."""
+    if not text or _NEEDS_SANITIZE.search(text) is None:
+        return text
+    return "\n".join(sanitize(line) for line in text.split("\n"))
+
+
 def sanitize(text: str) -> str:
     """``text`` without terminal escapes and control characters (tab and newline kept); a lone
     surrogate becomes U+FFFD."""
