@@ -6606,3 +6606,14 @@ Reading package lists... Done
                                            ("Ações realizadas", "pt")])
 def test_a_heading_of_actions_performed_names_tries_in_each_language(heading, lang):
     assert heading_role(heading, lang) == "tried"
+
+
+def test_a_japanese_note_closing_on_its_verb_noun_is_a_try_done():
+    doc = """# gfx900 で Ollama が CPU に落ちる
+
+## 11.2 復旧
+
+- `build-ollama-gfx900.sh` を再実行し、`build-gfx900/lib/ollama` を再生成。
+- `libggml-hip.so` を含む backend ライブラリ群の存在を確認。
+"""
+    assert len(_attempts(doc)) == 2
