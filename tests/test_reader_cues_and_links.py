@@ -6617,3 +6617,14 @@ def test_a_japanese_note_closing_on_its_verb_noun_is_a_try_done():
 - `libggml-hip.so` を含む backend ライブラリ群の存在を確認。
 """
     assert len(_attempts(doc)) == 2
+
+
+def test_a_chinese_sentence_of_what_came_after_a_change_is_a_try_with_its_result():
+    doc = """# 语音识别模型量化
+
+## 优化效果
+
+* 使用ORT量化后，模型测试结果WER：6.06%，耗时：Encoder 7.34ms，Decoder 3.32ms。
+* 使用PPQ量化后，模型测试结果WER：5.71%，耗时：Encoder 12.14ms，Decoder 2.68ms。
+"""
+    assert len(_attempts(doc)) == 2
