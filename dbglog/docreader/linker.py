@@ -1634,7 +1634,7 @@ def _row(j: Judged) -> Found | None:
         # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
         # A row of runs is titled by its settings; what it measured is its result ("Method FP8 rowwise + compile",
         # not "... · Forward 1.84ms · Speedup 1.08x", which a question in words would not find).
-        named = [f"{plain(h)} {plain(c)}".strip() for k, (h, c) in enumerate(zip(u.header, u.cells))
+        named = [_named_cell(plain(h), plain(c)) for k, (h, c) in enumerate(zip(u.header, u.cells))
                  if k != res and plain(c) not in ("", "-", "—", "–", "n/a")
                  and not _measured_cell(plain(h), plain(c), u, res, measured)]
         f.title = " · ".join(named) or f.title
@@ -1642,6 +1642,17 @@ def _row(j: Judged) -> Found | None:
     return f
 
 
+
+
+# A cell that says nothing without its column's name: a number or version ("6.0", ">=2.3"), a switch's state ("on",
+# "False", "enabled"), a word of three letters or fewer
+_BARE_VALUE = recache.compile(r"\s*(?:[<>=~^+-]{0,2}\d.*|on|off|yes|no|true|false|enabled?|disabled?|\S{1,3})\s*", re.I)
+
+
+def _named_cell(header: str, cell: str) -> str:
+    """A setting as a row's title names it: "ROCm 6.0", "flash attn on"; a name needs no column ("allreduce", not
+    "Benchmark name allreduce")."""
+    return f"{header} {cell}".strip() if _BARE_VALUE.fullmatch(cell) else cell
 
 
 # A number with no unit ("8", "6.0"): a size, count or version set, unless its column names a measure.
