@@ -1583,14 +1583,23 @@ class CloseRule:
 
 def _names_no_record_has(p: _Pair) -> bool:
     """The idea names a flag, env var, identifier or number with a unit that no record holds
-    (``NCCL_ALGO=Tree``, ``HugePages``): an idea about something no record has was not tried."""
-    return any(_specific(t) for t in p.q.terms if t.kind == "unknown")
+    (``NCCL_ALGO=Tree``, ``HugePages``): an idea about something no record has was not tried (the
+    version a change starts from aside: records name where it went)."""
+    froms = _from_side(p.q)
+    return any(_specific(t) and t.raw.lower() not in froms for t in p.q.terms if t.kind == "unknown")
 
 
 def _names_this_record_lacks(p: _Pair) -> bool:
     """The record (with its investigation) lacks a flag, env var, identifier or number with a unit
-    the idea names: the name says exactly what was done."""
-    return not all(i in p.found for i, t in enumerate(p.active) if _specific(t))
+    the idea names: the name says exactly what was done. (Not the "from" side of a change: "roll the
+    driver back from 430 to 418" was done by a record that names 418 alone.)"""
+    froms = _from_side(p.q)
+    return not all(i in p.found for i, t in enumerate(p.active) if _specific(t) and t.raw.lower() not in froms)
+
+
+def _from_side(q: Query) -> set[str]:
+    """The numbers an idea changes from ("from 430 to 418": 430), lower case."""
+    return {a or b for a, b in _FROM_NUMBER.findall(q.text)} if "from" in q.text.lower() else set()
 
 
 def _value_missing(p: _Pair) -> bool:
@@ -2263,7 +2272,9 @@ _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten
 _TO_TARGET = Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
 _SWITCHED_TO = Lazy(r"\b(?:switch|migrate|port|move)\s+(?:[\w.-]+\s+){0,4}to\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*)",
                     re.I)
-_FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
+# ("from 430", "from bs=8"; with a longer name, only as a change's start: "from driver 430 to 418")
+_FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b|"
+                    r"\bfrom\s+[A-Za-z][\w-]{4,15}\s?=?\s?(\d+(?:\.\d+)?)\s+to\b", re.I)
 
 
 def _value_terms(q: Query) -> list[Term]:
@@ -2273,7 +2284,7 @@ def _value_terms(q: Query) -> list[Term]:
     cached = q.__dict__.get("_values")
     if cached is not None:
         return cached
-    froms = {m.lower() for m in _FROM_NUMBER.findall(q.text)} if "from" in q.text.lower() else set()
+    froms = _from_side(q)
     from dbglog.core.synonyms import env_name, known_words
 
     settings = {v.lower() for k, v in _ASSIGN.findall(q.text)
