@@ -115,6 +115,9 @@ ERROR_OUTPUT = recache.compile(r"^\s*(?:E: \S|Error\b|ERROR\b|error(?:\[\w+\])?:
                                r"terminate called|CUDA error\b|Killed\s*$)")
 
 
+_FIRST_LINE = recache.compile(r"\S[^\n]*")
+
+
 def _output_below(out: list[Found], units: dict[int, Unit], code: list[Unit]) -> None:
     """ "I rebuilt the driver with DKMS." over a block that opens "Error! Bad return status for module build": a try
     whose words say nothing of how it went, right above the error it printed, failed; the block is its result."""
@@ -132,7 +135,8 @@ def error_below(u: Unit, last: int, code: dict[int, Unit]) -> tuple[Unit, str] |
     """The block of output right below line ``last`` (a try told in unit ``u``), in its place, when it opens with an
     error: the block and that line."""
     c = code.get(last + 1) or code.get(last + 2)
-    first = next((ln.strip() for ln in (c.text.split("\n") if c is not None else []) if ln.strip()), "")
+    line = _FIRST_LINE.search(c.text) if c is not None else None  # (not a split of a block of megabytes)
+    first = line.group(0).strip() if line else ""
     if c is None or (c.post, c.path) != (u.post, u.path) or not ERROR_OUTPUT.match(first):
         return None
     return c, first
@@ -1632,8 +1636,8 @@ def _row(j: Judged) -> Found | None:
     if not (0 <= what < len(u.header) and WHAT_COL.search(plain(u.header[what]))):
         # No column says what was tried ("ROCm | torch wheel | extra | Outcome"): the row's settings are, each
         # with its column's name ("ROCm 6.0 · torch wheel 2.3.1+rocm6.0"), not a bare "6.0".
-        # A row of runs is titled by its settings; what it measured is its result ("Method FP8 rowwise + compile",
-        # not "... · Forward 1.84ms · Speedup 1.08x", which a question in words would not find).
+        # A row of runs is titled by its settings; what it measured is its result ("FP8 rowwise + compile", not
+        # "... · Forward 1.84ms · Speedup 1.08x", which a question in words would not find).
         named = [_named_cell(plain(h), plain(c)) for k, (h, c) in enumerate(zip(u.header, u.cells))
                  if k != res and plain(c) not in ("", "-", "—", "–", "n/a")
                  and not _measured_cell(plain(h), plain(c), u, res, measured)]
