@@ -41,6 +41,8 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ('os.environ["NCCL_BLOCKING_WAIT"] = "1"', "NCCL_BLOCKING_WAIT=1"),
     ("RETAIN_GRAPH: bool = False", "retain_graph=False"),
     ("`num_workers` 0", "set num_workers to zero"),
+    ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 418"),  # (the verb's halves apart)
+    ("moved torch back to 2.3.1", "downgrade torch to 2.3.1"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -54,6 +56,7 @@ def test_one_experiment_in_other_words(a, b):
     ("NCCL_P2P_LEVEL=NVL", "NCCL_P2P_LEVEL=SYS"),
     ("static_graph=True", "static_graph=False"),
     ("NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1"),
+    ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 410"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -253,6 +253,7 @@ _RAISE = (r"rais\w*|increas\w*|bump\w*|more|higher|larger|bigger|doubl\w*|longer
 _LOWER = r"lower\w*|reduc\w*|decreas\w*|fewer|less|smaller|shrink\w*|cut\w*|halv\w*|shorter|capp?\w*|limit\w*|down"
 _DOWN = r"downgrad\w*|roll\w*\s+back|rolled\s+back|revert\w*|older|previous|earlier|prior|pinn?\w*\s+(?:back|below)"
 _UP = r"upgrad\w*|newer|latest|bump\w*|updat\w*|nightly"
+_BACK_TO = recache.compile(r"^\W{0,3}back\s+(?:down\s+)?to\s+v?(\d+(?:\.\d+)*)\b", re.I)
 _CUE_WORD = {g: recache.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p in
              (("off", _OFF), ("on", _ON), ("raise", _RAISE), ("lower", _LOWER), ("downgrade", _DOWN),
               ("upgrade", _UP))}
@@ -529,6 +530,8 @@ def _read_packages(r: _Reader) -> None:
             state, val = cue, (to.group(1) if to else ver.group(1) if ver else "")
         elif re.match(r"^\W{0,3}(?:downgrad\w*|rollback)", after):
             state, val = "downgrade", ""
+        elif back := _BACK_TO.match(after):
+            state, val = "downgrade", back.group(1)  # "rolled the nvidia driver back to 418": the verb's two halves apart
         elif re.match(r"^\W{0,3}(?:upgrad\w*)", after):
             state, val = "upgrade", ""
         elif ver:
