@@ -47,18 +47,10 @@ def test_another_version_is_not_the_same_experiment(conn):
     assert first(conn, "revert to Ollama 0.1.9") is None
 
 
-def test_the_version_a_change_starts_from_need_not_be_in_the_record(tmp_path):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    (tmp_path / ".git").mkdir()
-    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+def test_the_version_a_change_starts_from_need_not_be_in_the_record(recs):
     inv = recs.new("Black screen after the driver upgrade")
     recs.add_attempt(inv.id, title="Rolled the nvidia driver back to 418", result="desktop back", outcome="worked")
-    try:
-        c = recs.store.conn
-        for idea in ("roll the nvidia driver back from 430 to 418", "roll the nvidia driver back from version 430 to 418"):
-            assert first(c, idea) == "Rolled the nvidia driver back to 418", idea
-        assert first(c, "roll the nvidia driver back from version 430 to 410") is None  # (another version it goes to)
-    finally:
-        recs.close()
+    c = recs.store.conn
+    for idea in ("roll the nvidia driver back from 430 to 418", "roll the nvidia driver back from version 430 to 418"):
+        assert first(c, idea) == "Rolled the nvidia driver back to 418", idea
+    assert first(c, "roll the nvidia driver back from version 430 to 410") is None  # (another version it goes to)

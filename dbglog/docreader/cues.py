@@ -1167,10 +1167,14 @@ def _captioning_item(prev: Unit, first: Unit) -> bool:
         and len(plain(prev.text).split()) <= 6
 
 
+# A line that is only a caption: a label and its colon, nothing after ("- **Attempted Solutions**:", "Tried:")
+BARE_CAPTION = recache.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<w>[^*_:：\n]{2,60}?)(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*$")
+
+
 def _short_caption(u: Unit) -> bool:
     """A line of its own that only names what follows: a few words ending in a colon."""
-    t = plain(u.text).rstrip()
-    return u.head and u.first == u.last and t.endswith((":", "：")) and len(t.split()) <= 6 and len(t) <= 40
+    cap = BARE_CAPTION.match(plain(u.text)) if u.head and u.first == u.last else None
+    return cap is not None and len(cap.group("w").split()) <= 6
 
 
 def _says_list_done(doc: Doc, cap: Unit, first: Unit, lang: str) -> bool:

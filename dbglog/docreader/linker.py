@@ -18,7 +18,7 @@ from functools import lru_cache
 from dbglog.docreader.cues import (CARD_FIELD, me_too, outcome_in, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
                                    heading_role, language, names_change, outcome_of, plain, row_roles, table)
 from dbglog.docreader.scorer import Judged
-from dbglog.docreader.units import _PROMPT, _TOOL, VERDICT_FIRST, Unit, post_author
+from dbglog.docreader.units import _PROMPT, _TOOL, ERROR_LINE, VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.vocab import heading_outcome
 from dbglog.docreader.columns import (BREAKDOWN_COL, CHECK_COL, FACT_COL, FIX_COL, GOAL_COL, MEASURE_COL, MEASURE_HEAD, NUMBER_COL,
                                       PROBLEM_COL, WHAT_COL)
@@ -108,13 +108,6 @@ def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
     return out
 
 
-# The first line of a block of output that says the run failed: "E: Unable to locate package ...", "Error! Bad return
-# status ...", "ModuleNotFoundError: ...", "Traceback (most recent call last):", "fatal: ...", "Segmentation fault"
-ERROR_OUTPUT = recache.compile(r"^\s*(?:E: \S|Error\b|ERROR\b|error(?:\[\w+\])?: |fatal(?: error)?: |FATAL\b|"
-                               r"[\w.]*(?:Error|Exception): |Traceback \(most recent call last\)|Segmentation fault|"
-                               r"terminate called|CUDA error\b|Killed\s*$)")
-
-
 _FIRST_LINE = recache.compile(r"\S[^\n]*")
 
 
@@ -137,7 +130,7 @@ def error_below(u: Unit, last: int, code: dict[int, Unit]) -> tuple[Unit, str] |
     c = code.get(last + 1) or code.get(last + 2)
     line = _FIRST_LINE.search(c.text) if c is not None else None  # (not a split of a block of megabytes)
     first = line.group(0).strip() if line else ""
-    if c is None or (c.post, c.path) != (u.post, u.path) or not ERROR_OUTPUT.match(first):
+    if c is None or (c.post, c.path) != (u.post, u.path) or not ERROR_LINE.match(first):
         return None
     return c, first
 
@@ -1466,8 +1459,8 @@ def _fixed_problem(j: Judged, heads: dict[int, Unit]) -> Found | None:
 
 # A swept value: a number, with a unit or a multiplier at most ("0.10", "512", "4k", "2x", "16 GB")
 # (or a window of them, "0–49", and a short note beside it, "0 (base)": a run's progress, step by step)
-_SWEPT = recache.compile(r"\s*[~≈]?\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*"
-                         r"(?:[-–—]\s*\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*)?(?:\([^()]{1,12}\)\s*)?")
+_ONE = r"\d[\d.,]*\s*(?:[kKmMgG]i?[bB]?|[xX×%]|ms|s)?\s*"
+_SWEPT = recache.compile(r"\s*[~≈]?\s*" + _ONE + r"(?:[-–—]\s*" + _ONE + r")?(?:\([^()]{1,12}\)\s*)?")
 
 
 # A column of a training run's progress ("steps", "epoch", "iteration"), not of a procedure's steps

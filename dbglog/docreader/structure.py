@@ -14,7 +14,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import Context, _foreign_label, heading_role, language, caption_names_tries, plain
+from dbglog.docreader.cues import BARE_CAPTION, Context, _foreign_label, heading_role, language, caption_names_tries, plain
 from dbglog.docreader.units import _LIST_START, Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, attempt_noun, is_placeholder, label_of, placeholder_free, status_word
 from dbglog.util import recache
@@ -382,14 +382,12 @@ def attempt_section(s: Section, doc: Doc) -> Fields | None:
     return Fields(int(m.group("n")) if m else None, title.strip(), fields, lead, lines, heading_outcome(s.head.text))
 
 
-# A line that is only a caption: a label and its colon, nothing after ("- **Attempted Solutions**:", "Tried:")
-_BARE_CAPTION = recache.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<w>[^*_:：\n]{2,60}?)(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*$")
 
 
 def _tries_listed(doc: Doc, lines: list[int]) -> bool:
     """Does a caption among the lines name the tries listed under it, two items or more?"""
     for k, i in enumerate(lines):
-        cap = _BARE_CAPTION.match(doc.lines[i])
+        cap = BARE_CAPTION.match(doc.lines[i])
         if cap and caption_names_tries(cap.group("w").strip(), language(cap.group("w"))):
             items = itertools.takewhile(lambda j: doc.lines[j].strip(), lines[k + 1:])
             if sum(1 for j in items if _LIST_START.match(doc.lines[j])) >= 2:

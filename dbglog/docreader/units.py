@@ -785,10 +785,14 @@ def _captioned_results(cut: _Cut, body: list[int], lang: str, a: int, b: int) ->
 
 _ARROW_LINE = recache.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
 _RESULT_COMMENT = recache.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
-# A comment that is what a command printed, or says so: an exception or error line, a kill, a segfault, or a caption
-# ending in "produces:" / "gives:" / "output:".
-_OUTPUT_COMMENT = recache.compile(r"^(?:(?:[\w.]{0,60}(?:Error|Exception)|Traceback|Killed|Segmentation fault|"
-                                  r"command terminated|CUDA error|error|fatal)\b|.{0,80}\b(?:produces|produced|gives|gave|"
+# The first words of a line a failing program prints: an exception or error line, a kill, a segfault, apt's "E: ..."
+_ERROR_START = (r"(?:(?:[\w.]{0,60}(?:Error|Exception)|Traceback|Killed|Segmentation fault|command terminated|CUDA error|"
+                r"terminate called|error|fatal)\b|E: \S)")
+# A line of output that says the run failed ("Error! Bad return status ...", "ModuleNotFoundError: ...")
+ERROR_LINE = recache.compile(r"^\s*" + _ERROR_START, re.I)
+# A comment that is what a command printed, or says so: an error line, or a caption ending in "produces:" /
+# "gives:" / "output:".
+_OUTPUT_COMMENT = recache.compile(r"^(?:" + _ERROR_START + r"|.{0,80}\b(?:produces|produced|gives|gave|"
                                   r"outputs?|prints|printed|fails with|failed with)\s*:\s*$)", re.I)
 
 
