@@ -997,3 +997,47 @@ def test_a_kernel_log_record_after_the_key_line_is_never_read_as_its_wrapped_tai
     fp = F.fingerprint_text("\n".join([fault, rec, rec.replace("18:55:45", "18:55:46")]) + "\n")
     assert fp.line.endswith("supervisor privilege."), fp.line
     assert F.normalise_line("Jan 09 18:55:45 alexpc kernel: boom at step") == "boom at step"
+
+
+def test_ggml_build_without_the_gpus_arch_names_the_kernel_not_the_level_word():
+    line = ("{}/ggml/src/ggml-cuda/mmv.cu:53: ERROR: CUDA kernel mul_mat_vec has no device code compatible with CUDA "
+            "arch 610. ggml-cuda.cu was compiled for: 610\n")
+    one = _fp(line.format("/tmp/tmpa81kx/llama_cpp_python-0.3.2/vendor/llama.cpp")
+              + "CUDA error: unspecified launch failure\n")
+    two = _fp(line.format("/home/ana/src/llama.cpp"))
+    assert one.signature == two.signature == "build.no_device_code"
+    assert one.kernel == two.kernel == "mul_mat_vec"
+    assert F.similarity(one, two).level in ("exact", "near")
+    other = _fp(line.replace("mmv.cu", "mmq.cuh").replace("mul_mat_vec", "mul_mat_q").format("/opt/ollama/llama"))
+    assert other.kernel == "mul_mat_q"
+    assert F.similarity(one, other).level == "none"  # another kernel the build lacks: another fix
+
+
+def test_a_device_asserts_site_never_takes_a_log_level_for_its_kernel():
+    fp = _fp("/src/ggml-cuda/fattn.cu:211: ERROR: something the kernel did not expect\n"
+             "CUDA error: unspecified launch failure\n")
+    assert fp.kernel != "ERROR"
+
+
+def test_jax_words_a_missing_cuda_library_two_ways_and_both_are_one_failure():
+    old = _fp("ERROR:2025-05-02 10:11:12,345:jax._src.xla_bridge:444: Jax plugin configuration error: Exception when "
+              "calling jax_plugins.xla_cuda12.initialize()\nTraceback (most recent call last):\n"
+              "RuntimeError: Unable to load cuSPARSE. Is it installed?\n")
+    new = _fp("RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) "
+              "failed: The cuSPARSE library was not found.\n")
+    assert old.signature == new.signature == "build.jax_cuda_library"
+    assert F.similarity(old, new).level == "near"
+    dnn = _fp("RuntimeError: Unable to load cuDNN. Is it installed?\n")
+    assert F.similarity(old, dnn).level == "none"  # another library, another fix
+
+
+def test_the_next_command_typed_is_not_a_wrapped_tail_of_the_error_above_it():
+    fp = _fp("common.cuh:98: ggml was not compiled with any CUDA arch <= 610\n"
+             "root@box:~/llama.cpp/build/bin# ./llama-cli --version\n")
+    assert fp.signature == "build.no_device_code"
+    assert "root@box" not in fp.line and "llama-cli" not in fp.line
+
+
+def test_a_compilers_fatal_error_with_a_column_is_not_ggmls_abort():
+    fp = _fp("csrc/kernel.cu:12:10: fatal error: cutlass/gemm.h: No such file or directory\n")
+    assert fp is None or fp.signature != "cpp.assert"

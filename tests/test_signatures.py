@@ -102,6 +102,11 @@ SAMPLES = {
                                  "     query       : shape=(1, 577, 16, 64) (torch.bfloat16)"],
                                 "py.traceback:NotImplementedError"),
     "cpp.assert": (["GGML_ASSERT: ggml/src/ggml-cuda.cu:1257: to_fp32_cuda != nullptr"], "cpp.assert"),
+    # (ggml's check that the build has code for this GPU outranks the launch failure it leads to)
+    "build.no_device_code": (["/src/ggml/src/ggml-cuda/mmq.cuh:3001: ERROR: CUDA kernel mul_mat_q has no device code "
+                              "compatible with CUDA arch 610. ggml-cuda.cu was compiled for: 750,800",
+                              "CUDA error: unspecified launch failure"], "build.no_device_code"),
+    "build.jax_cuda_library": (["RuntimeError: Unable to load cuDNN. Is it installed?"], "build.jax_cuda_library"),
     "oom.torch_hip": (["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                        "capacity of 191.98 GiB ... set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True"], "oom.torch_hip"),
     "oom.exception_type": (["torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory."],
@@ -806,3 +811,15 @@ def test_advice_that_names_an_error_it_did_not_hit_is_no_signature():
     assert S.classify_text(hint) is None
     said = "RuntimeError: CUDA error: invalid device function\n"
     assert S.classify_text(hint + said).name == "build.invalid_device_function"
+
+
+def test_ggmls_abort_is_an_assertion_and_a_compilers_fatal_error_is_not():
+    m = S.classify_text("[1234] /src/llama.cpp/ggml/src/ggml-cuda/fattn.cu:312: fatal error\n")
+    assert m is not None and m.name == "cpp.assert"
+    m = S.classify_text("csrc/attn.cu:12:10: fatal error: cutlass/gemm.h: No such file or directory\n")
+    assert m is None or m.name != "cpp.assert"
+
+
+def test_a_ggml_build_without_any_arch_this_old_is_read_at_start_up():
+    m = S.classify_text("common.cuh:98: ggml was not compiled with any CUDA arch <= 610\n")
+    assert m is not None and m.name == "build.no_device_code"

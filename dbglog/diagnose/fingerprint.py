@@ -101,6 +101,11 @@ _SCRUB_RULES = (
     # folders then come off as any path's do)
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\]pip-(?:req-build|install|build-env"
      r"|ephem-wheel-cache)-[^\s'\"),:/\\]+(?=[/\\][^\s'\"),:]*[/\\])", ""),
+    # (so is any C/C++/CUDA source three folders or more down a temporary tree: a package's sources unpacked there to
+    # be built, "/tmp/tmpd_q/llama_cpp_python-0.3.6/vendor/llama.cpp/ggml/src/ggml-cuda/mmv.cu:53" is ggml's mmv.cu;
+    # a compiler's scratch file sits one or two folders down)
+    (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)(?=(?:[/\\][^\s'\"),:/\\]+){3,}"
+     r"[/\\][^\s'\"),:/\\]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)\b)", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
     (r"\b(hostname)\s*=\s*[^\s;,]+", r"\1=<host>"),                                   # the machine, by name
@@ -202,10 +207,14 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
             cut = len(lines[j]) == width
             continue
         if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j] \
-                or _SITE_LINE.search(lines[j]):  # (a check's report of where it fired is a record of its own)
-            break
+                or _SITE_LINE.search(lines[j]) or _PROMPT_LINE.match(lines[j]):
+            break  # (a check's report of where it fired is a record of its own; so is the next command typed)
         out += " " + lines[j].strip()
     return out.rstrip()
+
+
+# a shell prompt with its user and host ("root@genai:~/llama.cpp/build/bin# ./llama-cli --version"): a command typed
+_PROMPT_LINE = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?[\w.-]+@[\w.-]+:\S*[$#]\s")
 
 
 def wrap_width(lines: list[str]) -> int:
@@ -296,7 +305,8 @@ KERNEL_PATTERNS = tuple(recache.compile(p) for p in (
     r"^[=\s]*at 0x[0-9a-fA-F]+ in (?:void )?([A-Za-z_][\w:]*(?:<[^>]*>)?)\(",  # compute-sanitizer: at 0x.. in k(
     r"\b[Kk]ernel(?: name)?\s*[:=]\s*['\"]?([A-Za-z_][\w:]*)",                 # Kernel Name: k / kernel=k
     r"\bin kernel '([A-Za-z_][\w:]*)'",
-    r"\.(?:cu|cuh|hip):\d+: (?:void )?([A-Za-z_]\w*)[:(<]",                        # a device assert's site
+    r"\bCUDA kernel ([A-Za-z_]\w*) has no device code",                             # ggml: the kernel the build lacks
+    r"\.(?:cu|cuh|hip):\d+: (?:void )?(?![A-Z]+:)([A-Za-z_]\w*)[:(<]",              # a device assert's site (not "ERROR:")
     r"\bggml_cuda_compute_forward: ([A-Z][A-Z0-9_]*) failed",                       # llama.cpp: the op that failed
 ))
 _COLLECTIVE_HINT = recache.compile(r"OpType|nccl|ollective|[Rr]ank", re.I)
@@ -702,12 +712,13 @@ CAUSE_SIGNATURES = frozenset(("driver.insufficient", "driver.no_driver", "build.
                               "gpu.xformers_bf16_unsupported", "build.cuda_headers_missing",
                               "build.bitsandbytes_windows", "gpu.xformers_gpu_too_new", "build.trt_library_mismatch",
                               "build.xformers_device_unsupported",
-                              "mps.unsupported_op"))
+                              "mps.unsupported_op", "build.jax_cuda_library"))
 # ... of which these name the library that failed to load (or whose header is missing): two libraries are two failures
 _PER_LIBRARY = frozenset(("build.extension_torch_mismatch", "build.extension_cxx11_abi", "build.cuda_headers_missing",
                           "build.bitsandbytes_binary"))
 # ... and this one the op that has no kernel ("aten::index.Tensor", however torch's version words it): two ops are two
-_PER_OP = {"mps.unsupported_op": recache.compile(r"'(\w+::[\w.]+)'")}
+_PER_OP = {"mps.unsupported_op": recache.compile(r"'(\w+::[\w.]+)'"),
+          "build.jax_cuda_library": recache.compile(r"\b(cu[A-Z][A-Za-z]+|NCCL)\b")}  # (cuSPARSE and cuDNN: two)
 # ... and signatures that name the cause by the library they name, but one: bitsandbytes falling back to its CPU binary
 # has several causes (Windows, no CUDA runtime on the path), a CUDA binary its package lacks ("libbitsandbytes_cuda122")
 # one, whether the log shows it loaded ("bin ...") or missing ("Required library version not found: ...")

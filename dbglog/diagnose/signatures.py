@@ -572,6 +572,14 @@ BUILTIN: tuple[Signature, ...] = (
         (r"\bCUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\b|\b(?:cuda|hip)ErrorLaunchOutOfResources\b", "OutOfResources"),
         (r"ERROR_LAUNCH_OUT_OF_RESOURCES", "ERROR_LAUNCH_OUT_OF_RESOURCES")], 74),
     _S("build.no_kernel_image", [(r"no kernel image is available for execution on the device", "no kernel image")], 77),
+    # ggml's own check that the build holds code for this GPU ("mmv.cu:53: ERROR: CUDA kernel mul_mat_vec has no
+    # device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520", or at start-up "ggml was not
+    # compiled with any CUDA arch <= 750"): the cause of the launch failure that follows, so it outranks it
+    _S("build.no_device_code",
+       [(r"CUDA kernel (\w+) has no device code compatible with CUDA arch (\d+)", "has no device code compatible"),
+        (r"ggml was not compiled with any CUDA arch <= (\d+)", "was not compiled with any CUDA arch")], 81,
+       description="the llama.cpp/ggml build has no kernels for this GPU's architecture: rebuild it with that arch "
+                   "in CMAKE_CUDA_ARCHITECTURES"),
     # torch's warning that the wheel was built without this GPU's architecture: the cause its "no kernel image"
     # error only reports, so it outranks it (the architecture stays in the key: sm_120 and sm_37 need other wheels)
     _S("build.no_arch_in_wheel",
@@ -711,6 +719,15 @@ BUILTIN: tuple[Signature, ...] = (
          r"No (?:such )?file or directory", "fatal error: ")], 75,
        description="the compiler cannot find the CUDA toolkit's headers: install the full toolkit (or its dev headers) "
                    "where CUDA_HOME points"),
+    # jaxlib's CUDA plugin failing to load one of the CUDA libraries it checks at start-up, worded two ways by its
+    # versions ("RuntimeError: Unable to load cuSPARSE. Is it installed?", "operation cusparseGetProperty(...) failed:
+    # The cuSPARSE library was not found."): the library is the failure (fingerprint._PER_OP keeps them apart)
+    _S("build.jax_cuda_library",
+       # (behind "CUDA backend failed to initialize: " it is how JAX fell back to the CPU: jax.backend_init)
+       [(r"(?<!initialize: )Unable to load (cu[A-Za-z]+|NCCL)\. Is it installed\?", "Is it installed?"),
+        (r"operation \w+\(.*?\) failed: The (cu[A-Za-z]+|NCCL) library was not found", "library was not found")], 72,
+       description="jaxlib's CUDA plugin cannot load a CUDA library: a system CUDA on LD_LIBRARY_PATH often shadows "
+                   "the pip-installed nvidia-* wheels (unset it, or install the library the plugin needs)"),
     # torch.utils.cpp_extension's check before it builds an extension: nvcc's CUDA is not the one torch was built with
     _S("build.cuda_version_mismatch",
        [(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile",
@@ -1101,6 +1118,9 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"GGML_ASSERT: (\S+?):(\d+): ([^\n]*)", "GGML_ASSERT: "),
         # (needles holding a hub: "fail" lines are looked up together on big logs)
         (r"(?<!\S)(\S+?):(\d+): GGML_ASSERT\((.*)\) failed", ") failed"),
+        # ggml's GGML_ABORT("fatal error"): "ggml-cuda/fattn.cu:579: fatal error", the file and line its only words
+        # (a compiler's "x.c:12:10: fatal error: y.h: No such file" has a column and goes on)
+        (r"(?<!\S)(\S+\.(?:c|cc|cpp|cu|cuh|h|m)):(\d+): fatal error\s*$", ": fatal error"),
         (r"(?<!\S)(\S+?):(\d+): ([^\n]{0,4096}?): Assertion `([^'\n]*)' failed\.", "' failed"),
         # the same assert() grammar from a library's own macro, "file.c:LINE  Assertion `cond' failed" with
         # no function (UCX's ucs_assert: "[host:pid:0:tid]   eager_snd.c:25   Assertion `x == 0' failed")
