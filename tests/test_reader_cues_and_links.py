@@ -1319,7 +1319,7 @@ ZH_NOTES = """# 记一次多机训练 NCCL 超时
 """
 
 
-@pytest.mark.parametrize("label", ["规避手段", "解决方法", "临时方案"])
+@pytest.mark.parametrize("label", ["规避手段", "解决方法", "临时方案", "解决方案", "**解决方案**"])
 def test_a_chinese_workaround_label_under_each_error_heading_is_the_fix_tried(label):
     doc = f"""# 昇腾 NPU 训练报错记录
 
@@ -1330,6 +1330,22 @@ def test_a_chinese_workaround_label_under_each_error_heading_is_the_fix_tried(la
 #### 问题：`Cannot set version_counter for inference tensor`
 
 {label}：用 torch.no_grad() 替换 torch.inference_mode()
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert got == [[5, 5], [9, 9]]
+
+
+@pytest.mark.parametrize("label", ["해결", "해결 방법", "해결책"])
+def test_a_korean_fix_label_under_each_error_heading_is_the_fix_tried(label):
+    doc = f"""# 학습 오류 기록
+
+#### 문제: `CUDA out of memory`
+
+{label}: 배치 크기를 8에서 4로 줄였더니 학습이 끝까지 돌았다
+
+#### 문제: `NCCL timeout`
+
+{label}: NCCL_P2P_DISABLE=1 을 설정했더니 멈추지 않았다
 """
     got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
     assert got == [[5, 5], [9, 9]]
