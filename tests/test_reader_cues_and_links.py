@@ -6657,3 +6657,23 @@ def test_a_row_is_titled_by_its_names_and_by_its_values_with_their_columns():
 | bscan | 6.2 | off | verify = FAIL |
 """
     assert [t for t, _o, _w in _attempts(doc)] == ["allreduce · ROCm 6.0 · flash attn on", "bscan · ROCm 6.2 · flash attn off"]
+
+
+def test_a_workaround_column_is_what_was_tried_and_only_whole_words_name_a_result_column():
+    from dbglog.docreader.cues import column_roles
+
+    assert column_roles(("Workaround", "Result")) == (0, 1)
+    assert column_roles(("Framework", "Version", "Status")) == (0, 2)  # ("Framework" holds no "works")
+    assert column_roles(("Notebook", "Outcome")) == (0, 1)  # (nor "Notebook" an "ok")
+    doc = """# Render loop panics under load
+
+**Workarounds tried.**
+
+| Workaround | Result |
+|---|---|
+| Read back f32 instead of f16 | Helps in isolation; does not eliminate under load. |
+| Move the colour conversion to the CPU | Does not eliminate. |
+| Tile the upscaler internally (640px) | Still fails on the largest frames. |
+"""
+    got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
+    assert got == [[7, 7], [8, 8], [9, 9]]

@@ -7,13 +7,14 @@ import re
 
 from dbglog.util import recache
 
-RESULT_COL = recache.compile(r"result|outcome|status|verdict|works?\??|effect|pass|ok\b|结果|状态|ergebnis|funktioniert|notes?\b|"
+# (English words whole at the start: "Workaround" is no "works?", "Framework" and "Notebook" no verdict)
+RESULT_COL = recache.compile(r"\b(?:result|outcome|status|verdict|works?\b\??|effect|pass(?:ed|es)?\b|ok\b)|结果|状态|ergebnis|funktioniert|notes?\b|"
                          r"コメント|結果|備考|결과|비고|"
                          r"findings?|observ|comments?\b|remarks?|bemerkung|备注|wynik|rezultat|uwagi|résultats?|resultados?|estado|statut|"
                          r"результат|статус",
                          re.I)
 
-WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|what|action|config|setting|flag|option|step|test|case|"
+WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|workaround|what|action|config|setting|flag|option|step|test|case|"
                        r"experiment|variant|command|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana|essai|tentative|"
                        r"modification|commande|intento|prueba|cambio|acción|comando|попытка|изменение|команда|試行|変更|시도|변경", re.I)
 
