@@ -6665,6 +6665,7 @@ def test_a_workaround_column_is_what_was_tried_and_only_whole_words_name_a_resul
     assert column_roles(("Workaround", "Result")) == (0, 1)
     assert column_roles(("Framework", "Version", "Status")) == (0, 2)  # ("Framework" holds no "works")
     assert column_roles(("Notebook", "Outcome")) == (0, 1)  # (nor "Notebook" an "ok")
+    assert column_roles(("Prefix", "Change", "Result")) == (1, 2)  # (nor "Prefix" a "fix")
     doc = """# Render loop panics under load
 
 **Workarounds tried.**

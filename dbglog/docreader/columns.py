@@ -14,8 +14,8 @@ RESULT_COL = recache.compile(r"\b(?:result|outcome|status|verdict|works?\b\??|ef
                          r"результат|статус",
                          re.I)
 
-WHAT_COL = recache.compile(r"approach|attempt|try|tried|change|fix|workaround|what|action|config|setting|flag|option|step|test|case|"
-                       r"experiment|variant|command|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana|essai|tentative|"
+WHAT_COL = recache.compile(r"\b(?:approach|attempt|try|tried|change|fix|workaround|what|action|config|setting|flag|option|step|test|"
+                       r"case|experiment|variant|command)|方案|尝试|操作|versuch|änderung|komenda|polecenie|krok|próba|zmiana|essai|tentative|"
                        r"modification|commande|intento|prueba|cambio|acción|comando|попытка|изменение|команда|試行|変更|시도|변경", re.I)
 
 # A header's word for "what was tried" (not a setting, a case or a config: a sweep's table names those)
