@@ -6678,3 +6678,26 @@ def test_a_workaround_column_is_what_was_tried_and_only_whole_words_name_a_resul
 """
     got = [a.source_lines for p in _read(doc) for a in p.inv.attempts]
     assert got == [[7, 7], [8, 8], [9, 9]]
+
+
+def test_a_commands_comment_that_is_the_systems_error_makes_it_a_failed_try():
+    doc = """# NCCL over RDMA in the pod
+
+### Raising the memlock limit
+
+```bash
+ulimit -l unlimited              # Operation not permitted
+prlimit --memlock=unlimited      # Operation not permitted
+ls /dev/infiniband               # Permission denied
+```
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([6, 6], "failed"), ([7, 7], "failed"), ([8, 8], "failed")]
+
+
+def test_the_shells_error_printed_below_a_try_is_its_failed_result():
+    from dbglog.docreader.units import ERROR_LINE
+
+    assert ERROR_LINE.match("bash: /opt/tools/env-manager.sh: No such file or directory")
+    assert ERROR_LINE.match("sudo: env-manager.sh: command not found")
+    assert not ERROR_LINE.match("The file was not there, so we copied it")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dbglog.docreader.columns import (AFTER_COL, ATTEMPT_COL, BEFORE_COL, BEST_RESULT, EXPECTED, KNOB_COL, NUMBER_COL, RESULT_COL,
                                       RUN_COL, WEAK_RESULT, WHAT_COL)
-from dbglog.docreader.units import Doc, Unit
+from dbglog.docreader.units import ERROR_LINE, Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, attempt_head, label_of
 from dbglog.util import recache
 
@@ -1360,8 +1360,13 @@ _PASTED = recache.compile(r"^\W{0,2}(?:[\w.]*(?:Error|Exception|Warning)\b:|Trac
 
 def printed_failure(doc: Doc, u: Unit) -> bool:
     """Do the lines a console command printed ("$ python -c 'import flash_attn'" and the traceback under it) show a
-    failure the signature catalog knows (an exception, a CUDA error, a missing library)? Words need not say so."""
-    if u.kind != "command" or not u.prompted or u.last <= u.first:
+    failure the signature catalog knows (an exception, a CUDA error, a missing library)? Words need not say so. So
+    does a comment after a command that is what it printed ("ulimit -l unlimited  # Operation not permitted")."""
+    if u.kind != "command":
+        return False
+    if u.comment and u.comment != u.desc and not u.prompted and ERROR_LINE.match(plain(u.comment)):
+        return True
+    if not u.prompted or u.last <= u.first:
         return False
     return _fails("\n".join(doc.lines[u.first + 1:u.last + 1]))
 

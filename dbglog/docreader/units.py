@@ -785,9 +785,14 @@ def _captioned_results(cut: _Cut, body: list[int], lang: str, a: int, b: int) ->
 
 _ARROW_LINE = recache.compile(r"^\s*(?:->|=>|→)\s*(?P<c>.*)$")
 _RESULT_COMMENT = recache.compile(r"^\s*(?:->|=>|→|result\b|output\b|got\b)", re.I)
+# The C library's and the shell's words for a call that failed (strerror's text, bash's "command not found"), alone or
+# behind the program and the path that failed: "bash: /opt/x.sh: No such file or directory", "# Operation not permitted"
+SYSTEM_ERROR = (r"(?:Operation not permitted|Permission denied|No such file or directory|command not found|Read-only file "
+                r"system|No space left on device|Connection refused|Cannot allocate memory|Device or resource busy|Too many "
+                r"open files|Input/output error|Connection timed out|Network is unreachable)\b")
 # The first words of a line a failing program prints: an exception or error line, a kill, a segfault, apt's "E: ..."
 _ERROR_START = (r"(?:(?:[\w.]{0,60}(?:Error|Exception)|Traceback|Killed|Segmentation fault|command terminated|CUDA error|"
-                r"terminate called|error|fatal)\b|E: \S)")
+                r"terminate called|error|fatal)\b|E: \S|(?:[\w./~-]{1,80}:\s+){0,3}" + SYSTEM_ERROR + ")")
 # A line of output that says the run failed ("Error! Bad return status ...", "ModuleNotFoundError: ...")
 ERROR_LINE = recache.compile(r"^\s*" + _ERROR_START, re.I)
 # A comment that is what a command printed, or says so: an error line, or a caption ending in "produces:" /
