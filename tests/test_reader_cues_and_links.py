@@ -6701,3 +6701,14 @@ def test_the_shells_error_printed_below_a_try_is_its_failed_result():
     assert ERROR_LINE.match("bash: /opt/tools/env-manager.sh: No such file or directory")
     assert ERROR_LINE.match("sudo: env-manager.sh: command not found")
     assert not ERROR_LINE.match("The file was not there, so we copied it")
+
+
+@pytest.mark.parametrize("text, lang, want", [
+    ("helm 업데이트(@2.5.13)도 진행 -> 해결되지 않음", "ko", "failed"),
+    ("드라이버를 다시 설치했지만 해결 안 됨", "ko", "failed"),
+    ("드라이버를 다시 설치했더니 해결됨", "ko", "worked"),
+    ("ドライバを入れ直したが解決しなかった", "ja", "failed"),
+    ("ドライバを入れ直したら解決した", "ja", "worked"),
+])
+def test_japanese_and_korean_negate_a_success_after_its_verb(text, lang, want):
+    assert outcome_of(text, lang) == want

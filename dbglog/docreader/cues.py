@@ -331,8 +331,10 @@ def outcome_of(text: str, lang: str) -> str | None:
         flips = len(near.findall(s))
         if (late := t.rx.get("outcome.negation_after")) is not None and not flips:
             # German puts the negation after the verb: "es funktioniert nicht", "klappt leider nicht" (one word
-            # between at most, and no comma: "läuft jetzt, nicht mehr abgestürzt" is a success)
-            post = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern})\s+(?:\w+\s+)?(?:{late.pattern})", re.I)
+            # between at most, and no comma: "läuft jetzt, nicht mehr abgestürzt" is a success); Japanese and Korean
+            # glue it on, a verb's stem or a particle between: "解決しなかった", "해결되지 않음", "해결이 안 됐다"
+            between = r"[^\s，。,.;；!！?？]{0,3}?\s?" if lang in _SUBSTRING_LANGS else r"\s+(?:\w+\s+)?"
+            post = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern}){between}(?:{late.pattern})", re.I)
             flips = min(pos, len(post.findall(s)))
         pos, neg = pos - flips, neg + flips
     if negated and neg:
