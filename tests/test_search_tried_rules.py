@@ -419,3 +419,15 @@ def test_a_batch_size_written_as_one_word_or_set_in_chinese_is_the_batch_size_kn
     from dbglog.kb import experiment
 
     assert experiment.compare(experiment.extract("set batch size to 1"), experiment.extract(record)).tier == "same"
+
+
+def test_an_english_compound_with_a_hyphen_is_a_word_not_a_name_no_record_holds(recs):
+    from dbglog.kb import search
+
+    inv = recs.new("CUDA_ERROR_UNKNOWN in the container")
+    recs.add_attempt(inv.id, title="reboot linux", did="and reboot linux, but i get CUDA_ERROR_UNKNOWN", outcome="failed")
+    c = recs.store.conn
+    res = search.tried(c, "rebooted Linux and re-ran")
+    assert res.close and res.close[0].title == "reboot linux"
+    # (a package's name is still a name: a record without it is not the same experiment)
+    assert not search.tried(c, "rebooted linux after installing flash-attn").close

@@ -2311,7 +2311,12 @@ def _value_terms(q: Query) -> list[Term]:
     return values
 
 
-_IDENT = recache.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|^[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
+# (a word joined by hyphens names a package or a flag's value, "flash-attn", "llama-cpp-python"; not an English
+# compound that opens with a prefix or a plain word, "re-ran", "multi-node", "out-of-memory", "fine-tuned")
+_IDENT = recache.compile(r"[_=]|^--?\w|\w\.\w|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d|^\d{3,}$|"
+                         r"^(?!(?i:re|pre|non|multi|single|cross|self|co|sub|un|post|mid|out|up|over|under|semi|half|full|"
+                         r"fine|well|long|short|double|built|follow|warm|cold|hard|soft|end|one|two|first|second|third|"
+                         r"per|all|in|on|off|mixed|high|low)-)[A-Za-z]+(?:-[A-Za-z0-9]+)+$")
 
 
 def _specific(t: Term) -> bool:
