@@ -6712,3 +6712,19 @@ def test_the_shells_error_printed_below_a_try_is_its_failed_result():
 ])
 def test_japanese_and_korean_negate_a_success_after_its_verb(text, lang, want):
     assert outcome_of(text, lang) == want
+
+
+def test_counters_repeated_in_one_listing_a_program_printed_are_rows_not_a_case_and_its_result():
+    doc = """# Test suite fails after the kernel update
+
+The test run has lots of fails:
+
+    1  /3   Test #1  : CudaTest.allocTest                 Passed      0.08
+    2  /3   Test #2  : CudaTest.randTest                  ***Failed   0.08
+    1  /2   Test #1  : ThrustTest.bufTest                 Child aborted***Exception:   0.25
+    2  /2   Test #2  : ThrustTest.sortTest                Child aborted***Exception:   0.21
+
+Rebooting into the older kernel brought the driver back.
+"""
+    got = [(a.source_lines, a.title) for p in _read(doc) for a in p.inv.attempts]
+    assert not any(lines[0] in (5, 6) for lines, _ in got), got

@@ -519,22 +519,22 @@ _EMPH_KEY = recache.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__|`)(?P<k>[A-Za-z]{1,12}
 _CODE_KEY = recache.compile(r"^\s*(?P<k>[A-Za-z]{0,6}\d{1,3}|[A-Z])\s{2,}(?P<rest>\S.*)$")
 
 
-def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, int, Judged | None, str]]:
-    """(key, rest, first, last, judged unit or None, author) for every keyed line: "case1: ...", "- B: ...",
+def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, int, Judged | None, str, int]]:
+    """(key, rest, first, last, judged unit or None, author, block) for every keyed line: "case1: ...", "- B: ...",
     and the lines of an indented table ("c4  47 invalid global reads")."""
     out = []
     for j in js:
         m = _KEY.match(plain(j.unit.text)) or _EMPH_KEY.match(j.unit.text)
         if m:
             out.append((m.group("k").lower().replace(" ", ""), m.group("rest"), j.unit.first, j.unit.last, j,
-                        j.unit.author))
+                        j.unit.author, j.unit.block))
     for u in code:
         for k, line in enumerate(u.text.split("\n")):
             m = _CODE_KEY.match(line)
             if m:
                 out.append((m.group("k").lower(), m.group("rest"), u.first + k + (1 if u.lang or u.last > u.first
                                                                                    and not line else 0), 0, None,
-                            u.author))
+                            u.author, u.block))
     return sorted(out, key=lambda e: e[2])
 
 
@@ -584,13 +584,15 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
     first: dict[str, tuple] = {}
     out = []
     for e in _entries(js, code or []):
-        key, rest, lo, hi, j, who = e
+        key, rest, lo, hi, j, who, block = e
         if key not in first:
             first[key] = e
             continue
         a = first[key]
         oc = _outcome(rest)
-        if oc and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
+        # (the result is told in another list or block: "2 /15 Test #2 ..." under "2 /5 Test #2 ..." in one listing a
+        # program printed is another row; and a case takes one result, the first)
+        if oc and block != a[6] and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
             units = [x.unit.id for x in (a[4], j) if x is not None]
             did = plain(a[4].unit.text) if a[4] is not None else plain(f"{a[0]}: {a[1]}")
             f = Found(did, plain(rest), oc, a[2], max(lo, hi), who, units, 0.5)
