@@ -591,7 +591,7 @@ def _keyed(js: list[Judged], used: set[int], code: list[Unit] | None = None) -> 
         a = first[key]
         oc = _outcome(rest)
         # (the result is told in another list or block: "2 /15 Test #2 ..." under "2 /5 Test #2 ..." in one listing a
-        # program printed is another row; and a case takes one result, the first)
+        # program printed is another row)
         if oc and block != a[6] and (a[4] is None or a[4].unit.id not in used) and lo > a[2]:
             units = [x.unit.id for x in (a[4], j) if x is not None]
             did = plain(a[4].unit.text) if a[4] is not None else plain(f"{a[0]}: {a[1]}")
