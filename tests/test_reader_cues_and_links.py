@@ -6729,3 +6729,15 @@ Rebooting into the older kernel brought the driver back.
 """
     got = [(a.source_lines, a.title) for p in _read(doc) for a in p.inv.attempts]
     assert not any(lines[0] in (5, 6) for lines, _ in got), got
+
+
+@pytest.mark.parametrize("problem, fix", [("Problem 1", "Solution"), ("Issue 2", "Fix"), ("문제 1", "해결 방법")])
+def test_a_problem_entrys_try_is_titled_by_the_fix_said_under_it(problem, fix):
+    doc = f"""# llama.cpp server dies on the GPU
+
+## {problem}: CUDA kernel mul_mat_vec has no device code
+
+{fix}: rebuilt with CMAKE_CUDA_ARCHITECTURES=61 and it works now
+"""
+    [a] = [a for p in _read(doc) for a in p.inv.attempts]
+    assert a.title.startswith("rebuilt with CMAKE_CUDA_ARCHITECTURES=61"), a.title

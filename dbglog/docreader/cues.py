@@ -509,7 +509,8 @@ _MADE_IT_RUN = recache.compile(r"\b(?:made|makes|got|gets|let|lets)\s+(?:it|them
 _PAST_INABILITY = recache.compile(r"\b(?:could(?:n't| not)|was(?:n't| not) able to|were(?:n't| not) able to)\b", re.I)
 _NOT_A_THING = recache.compile(r" · |\blabels?\b|(?-i:^[A-Z][A-Z_ ]{2,}$)|^\W*(?:error|fatal|warning|exception|traceback)\b", re.I)
 # "issue 3: `hipcc: error: unsupported option`": the problem an entry of a log is about, not a try of its own.
-_PROBLEM_LINE = recache.compile(r"^(?:issue|problem|error|bug|failure|symptom|problème|fehler|问题)\s*#?\d{1,3}\s*[:：(]", re.I)
+_PROBLEM_LINE = recache.compile(r"^(?:issue|problem|error|bug|failure|symptom|problème|fehler|问题|問題|문제)\s*#?\d{1,3}\s*[:：(]",
+                                re.I)
 _UPDATE_LEAD = recache.compile(r"^(?:update|edit|addendum|nachtrag|更新|补充)\b[^:：]{0,30}[:：]\s*", re.I)
 # A success with a catch, and a failure that got better: the words that turn either into a partial.
 _CATCH = recache.compile(r"\b(?:\d+(?:\.\d+)?x slower|slower|slowly|too slow|only (?:~|about |around )?\d|not (?:acceptable|usable|viable|"
