@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from dbglog.docreader.cues import (CARD_FIELD, me_too, outcome_in, HEADER_TRIES, WHAT_IT_TOOK, CJK_SPACE_GAP, _UNIT, listed_sides, opposite_clauses, _KNOB, _MEASURED, _PROPERTY, _TRY_MARK, _VERDICT_MARK, change_columns, colon_verdict, diagnostic,
-                                   heading_role, language, names_change, outcome_of, plain, row_roles, table, _foreign_label, _PROBLEM_LINE)
+                                   heading_role, language, names_change, outcome_of, plain, row_roles, table, _sentence_label, _PROBLEM_LINE)
 from dbglog.docreader.scorer import Judged
 from dbglog.docreader.units import _PROMPT, _TOOL, ERROR_LINE, VERDICT_FIRST, Unit, post_author
 from dbglog.docreader.text import item_title
@@ -801,20 +801,13 @@ def _headed(js: list[Judged], heads: dict[int, Unit], used: set[int], code_units
         if fix is not None and _PROBLEM_LINE.match(plain(h.text)):
             # ("## Problem 1: CUDA kernel X has no device code" / "Solution: rebuilt with its arch"): the entry names the
             # problem; the try is the fix said under it, and is titled so
-            f.title = item_title(_label_value(plain(fix.unit.text))) or f.title
+            lab = _sentence_label(plain(fix.unit.text))
+            f.title = item_title(lab[1] if lab and lab[1].strip() else plain(fix.unit.text)) or f.title
         if told:
             f.title = re.sub(r"\s[—–-]{1,2}\s[^—–-]+$", "", f.title).strip() or f.title  # "xformers - Not Working"
         used.update(f.units)
         out.append(f)
     return out
-
-
-def _label_value(text: str) -> str:
-    """A labelled field's value ("Solution: rebuilt it" -> "rebuilt it", "解决方案：..." likewise), else the text."""
-    from dbglog.docreader.vocab import ATTEMPT_LABELS, label_of
-
-    lab = label_of(text, ATTEMPT_LABELS) or _foreign_label(text)
-    return lab[1].strip() if lab and lab[1].strip() else text
 
 
 # "- **Build**: ✅ success (33 min)": a field of a record, its label in bold
