@@ -168,6 +168,35 @@ def test_an_env_fix_is_judged_against_the_same_command_run_without_it(dbg, workd
     assert "[FAILED] attempt 2" in hook.stdout + hook.stderr and "unchanged" in hook.stdout + hook.stderr
 
 
+def test_plain_runs_of_the_repro_since_the_investigation_began_are_the_baseline_of_a_later_fix(dbg, workdir):
+    # "dbglog run --repeat 8 -- CMD" first (no --attempt: those runs belong to no investigation), then the fix: it is
+    # judged against them, and says so, instead of "no baseline runs ... a guess either way"
+    (workdir / "race.py").write_text(FLAKY)
+    cmd = ["--", sys.executable, "race.py"]
+    assert dbg("run", "-q", "--repeat", "4", *cmd)[0] == 1  # made yesterday, before the investigation: not its baseline
+    recs = Records(Workspace(workdir / ".dbglog"))
+    with recs.store.write():
+        recs.store.q("UPDATE runs SET started = '2000-01-01T00:00:00.000Z'")
+    recs.close()
+    assert dbg("new", "race fails half the time", "--no-env")[0] == 0
+    assert dbg("run", "-q", "--repeat", "8", *cmd)[0] == 1
+    assert dbg("run", "-q", "--repeat", "8", "--attempt", "NCCL_ALGO=Ring", "--env", "NCCL_ALGO=Ring", *cmd)[0] == 1
+    (fix,) = _attempts(workdir)
+    assert fix.outcome == "failed" and "against the baseline's 4 of 8" in fix.result
+    assert "the baseline: 8 run(s) of this command made without --attempt" in fix.result
+
+
+def test_earlier_runs_of_the_same_env_fix_are_not_its_baseline(dbg, workdir):
+    (workdir / "race.py").write_text(FLAKY)
+    assert dbg("new", "race fails half the time", "--no-env")[0] == 0
+    cmd = ["--", sys.executable, "race.py"]
+    for _ in range(2):  # the same fix twice, and never the repro as it is: nothing to compare with
+        assert dbg("run", "-q", "--repeat", "8", "--attempt", "NCCL_ALGO=Ring", "--env", "NCCL_ALGO=Ring", *cmd)[0] == 1
+    first, again = _attempts(workdir)
+    assert first.outcome == again.outcome == "inconclusive" and "no baseline runs" in again.result
+    assert "dbglog run --repeat 8 -- CMD" in again.result  # (and how to get one)
+
+
 def test_a_rate_guess_is_printed_and_the_breaker_of_an_intermittent_failure_offers_a_flaky_bisection(workdir):
     cmd = _half_failing_baseline(workdir)
     for fix in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple"):

@@ -590,8 +590,9 @@ class Records:
             return None
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)
-            base = baseline if baseline is not None else self._baseline_runs(inv_id, results)
+            base, where = (baseline, "") if baseline is not None else self._baseline_runs(inv_id, results)
             outcome, rate_words = attempt_outcome_from_runs(results, base)
+            rate_words += where if rate_words and base else ""
             result = run_result_line(results) + (f"\n- {rate_words}" if rate_words else "")
             a = Attempt(number=number, title=attempt_title.strip() or "Supervised run", hypothesis=hypothesis.strip(),
                         did=did.strip(), result=result, outcome=outcome,
@@ -601,21 +602,34 @@ class Records:
                 self.store.insert_run(r, d, inv_id, number)
         return a
 
-    def _baseline_runs(self, inv_id: str, results: list[dict]) -> list[dict]:
+    def _baseline_runs(self, inv_id: str, results: list[dict]) -> tuple[list[dict], str]:
         """The investigation's earlier runs of the same command in the same place (its server
-        included; ``_run_key``), outside attempts recorded as having worked or helped."""
+        included; ``_run_key``), outside attempts recorded as having worked or helped; else the plain
+        runs of it (``dbglog run`` with no --attempt, which belong to no investigation) made since the
+        investigation began. With the words saying which, when it is the plain runs."""
         if not results:
-            return []
-        key = _run_key(results[0])
+            return [], ""
+        key, env = _run_key(results[0]), results[0].get("env_overrides") or {}
+
+        def base(r: dict) -> bool:  # (earlier runs with this attempt's own --env/--unset ran the fix, not the repro)
+            return _run_key(r) == key and not (env and (r.get("env_overrides") or {}) == env)
+
         rows = self.store.q(
             """SELECT r.result FROM runs r LEFT JOIN attempts a
                  ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
                WHERE r.investigation_id = ? AND (a.outcome IS NULL OR a.outcome NOT IN ('worked', 'partial'))""",
             inv_id).fetchall()
-        import json
-
-        out = [json.loads(r[0]) for r in rows]
-        return [r for r in out if _run_key(r) == key]
+        own = [r for r in (json.loads(x[0]) for x in rows) if base(r)]
+        if own:
+            return own, ""
+        # (seconds compared: a run's "...:51.323Z" sorts before the investigation's "...:51Z" as text)
+        rows = self.store.q(
+            """SELECT r.result FROM runs r JOIN investigations i ON i.id = ?
+               WHERE r.investigation_id IS NULL AND substr(r.started, 1, 19) >= substr(i.created, 1, 19)""",
+            inv_id).fetchall()
+        plain = [r for r in (json.loads(x[0]) for x in rows) if base(r)]
+        return plain, (f" (the baseline: {len(plain)} run(s) of this command made without --attempt since the "
+                       "investigation began)" if plain else "")
 
     def prune_runs(self, *, older_than_days: float | None = None, keep: int | None = None,
                    max_bytes: int | None = None, dry_run: bool = False) -> dict:
@@ -962,4 +976,5 @@ def attempt_outcome_from_runs(results: list[dict], baseline: list[dict] | None =
     if "pass" not in outcomes:
         return "failed", ""
     return "inconclusive", (f"runs disagree ({fails} of {len(results)} failed) and no baseline runs of this "
-                            "command are recorded in the investigation to compare with: a guess either way")
+                            "command are recorded in the investigation to compare with: a guess either way (runs "
+                            "of it without the fix give one: `dbglog run --repeat 8 -- CMD` first, or --baseline N)")
