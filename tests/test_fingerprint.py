@@ -1041,3 +1041,21 @@ def test_the_next_command_typed_is_not_a_wrapped_tail_of_the_error_above_it():
 def test_a_compilers_fatal_error_with_a_column_is_not_ggmls_abort():
     fp = _fp("csrc/kernel.cu:12:10: fatal error: cutlass/gemm.h: No such file or directory\n")
     assert fp is None or fp.signature != "cpp.assert"
+
+
+_CUDNN_CHECK = ("2024-02-03 09:12:44.118302: E {where}/stream_executor/cuda/cuda_dnn.cc:{n}] Loaded runtime CuDNN "
+                "library: 8.0.5 but source was compiled with: {built}.  CuDNN library needs to have matching major "
+                "version and equal or higher minor version. If using a binary install, upgrade your CuDNN library.  "
+                "If building from sources, make sure the library loaded at runtime is compatible with the version "
+                "specified during compile configuration.\n")
+
+
+def test_a_version_check_keeps_the_versions_it_names():
+    # the same check from two builds: TensorFlow made with cuDNN 8.1.0 and jaxlib made with 8.6.0, both loading an
+    # old 8.0.5, are two failures with two fixes; the same build's check on two machines is one
+    tf = [F.fingerprint_text(_CUDNN_CHECK.format(where="tensorflow", n=n, built="8.1.0")) for n in (359, 362)]
+    jax = F.fingerprint_text(_CUDNN_CHECK.format(where="external/org_tensorflow/tensorflow/compiler/xla", n=417,
+                                                 built="8.6.0"))
+    assert tf[0].key == tf[1].key and "8.1.0" in tf[0].line and "8.0.5" in tf[0].line
+    assert jax.key != tf[0].key and "8.6.0" in jax.line
+    assert F.similarity(tf[0], jax).level != "same"

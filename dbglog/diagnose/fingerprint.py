@@ -132,6 +132,10 @@ _SCRUB_RULES = (
     # (libcudart.so.10.0 is not libcudart.so.11.0)
     (r"(?-i:\b((?:[Ee]rror|[Cc]ode|errno|failure)(?: code)?\s*[=:(]?\s*))(\d+)\b", "\\1" + _KEEP + "\\2"),
     (r"(\.so)((?:\.\d+)+)\b", lambda m: m.group(1) + m.group(2).replace(".", "." + _KEEP)),
+    # ... and the versions a version check names: the library loaded and the one the build was made with
+    # ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.6.0" is jaxlib's build, not TF's 8.1.0)
+    (r"\b((?:library|compiled (?:with|against)|built (?:with|against)):\s*)(\d+(?:\.\d+)+)\b",
+     lambda m: m.group(1) + _KEEP + m.group(2).replace(".", "." + _KEEP)),
     (r"(?<![#" + _KEEP + r"])\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b", "N"),                          # the rest: counts, lines
 )
 SCRUB = tuple((recache.compile(p, re.I), r) for p, r in _SCRUB_RULES)
