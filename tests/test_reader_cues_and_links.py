@@ -338,6 +338,11 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("It crashes at load. Any idea why?", "failed"),
     ("Good to hear.", None),  # a reply's reaction to someone else's news
     ("Glad it works now!", None),
+    # the perfect tense negated: a failure not seen since is gone, a fix not managed is none
+    ("After disabling it I have not yet encountered the error.", "worked"),
+    ("Haven't had a crash since.", "worked"),
+    ("I have tried each of the following and haven't been able to eliminate this error yet:", "failed"),
+    ("We were not able to fix it.", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
@@ -6766,3 +6771,17 @@ def test_a_problem_entrys_try_is_titled_by_the_fix_said_under_it(problem, fix):
 """
     [a] = [a for p in _read(doc) for a in p.inv.attempts]
     assert a.title.startswith("rebuilt with CMAKE_CUDA_ARCHITECTURES=61"), a.title
+
+
+def test_a_fix_written_in_a_field_of_its_own_takes_the_verdict_written_beside_it():
+    # "solution : X the problem is solved": no result line of its own carries the verdict, the field's text does
+    doc = """# cuDNN mismatch after the upgrade
+
+error 2:
+
+Loaded runtime CuDNN library: 5005 but source was compiled with 5110.
+
+solution : update the cudnn to 5.1 the problem is solved.
+"""
+    got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert ("update the cudnn to 5.1 the problem is solved.", "worked") in got, got

@@ -68,6 +68,9 @@ _NEGATED_FAIL = [
     r"\b\w+ (?:is|are) (?:now |finally )?gone\b",
     rf"\b(?:don'?t|do not|didn'?t|did not|doesn'?t|does not|never|no longer) (?:get|see|hit|have|run into|got|saw) "
     rf"(?:any(?: more)?|more|the|those|these|that|this)? ?(?:\w+ ){{0,2}}{_BAD}\b",  # not "the NCCL INFO lines"
+    # "I have not seen the error since", "haven't had a crash since", "have not yet encountered the error"
+    rf"\b(?:have|has|had)(?:n'?t| not)(?: yet| since| once| again)? (?:seen|had|hit|got|gotten|encountered|experienced|"
+    rf"observed|noticed|run into) (?:any(?: more)?|more|the|those|these|that|this|an?|one)? ?(?:\w+ ){{0,2}}{_BAD}\b",
     rf"\b{_BAD}\s+(?:\w+ ){{0,2}}(?:no longer|never|not|did not|didn't|does not|doesn't) (?:\w+ ){{0,2}}"
     r"(?:shows? up|appears?|happen\w*|occurs?|reproduc\w*|triggers?|seen|come back|came back|return\w*)",
     r"\b(?:did|does|do) the trick\b|\bsolved it\b|\bnailed it\b",
@@ -121,6 +124,11 @@ _NOT_THE_CAUSE = r"\bnot (?:the |a |an )?(?:[\w-]+ ){0,2}(?:root )?(?:cause|culp
                  r"\b(?:a )?separate (?:bug|issue|problem)\b"
 _NEGATED_WIN = [
     r"\bconfirmed (?:(?:it|this|that)(?:'s| is| was) )?not (?:the |a )?(?:[\w-]+ )?(?:cause|culprit|issue|problem)\b",
+    # "haven't been able to eliminate this error yet", "was not able to fix it": the fix that did not come (before
+    # "eliminate this error" reads as one that did)
+    r"\b(?:(?:have|has|had)(?:n'?t| not)(?: yet)? been able|(?:am|is|are|was|were)(?:n'?t| not) able|not able|unable) to "
+    r"(?:\w+ )?(?:fix|solve|resolve|eliminate|get rid of|remove|stop|prevent|avoid|work around|get (?:it|this|that) "
+    r"(?:to )?work)\w*",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|(?:is|are|was|were)n'?t|"
     r"not(?! only\b)|never|nothing|no)"
     r" (?:\w+ ){0,2}(?:help(?:ed|s|ing)?|fix(?:ed|es)?|work(?:ed|s|ing)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",

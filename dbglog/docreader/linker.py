@@ -899,11 +899,16 @@ def cue_outcome(j: Judged) -> str | None:
     return next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None)
 
 
+# A unit that says what was done in a field of its own ("solution : update the cudnn to 5.1 the problem is solved"):
+# the verdict written in it is that try's, with no result unit of its own to carry it.
+_OWN_VERDICT = frozenset({"labelled as what was done"})
+
+
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
     # whose code names make the sentence alone look English).
-    own = cue_outcome(j) if result == u.text else None
+    own = cue_outcome(j) if result == u.text or not result and _OWN_VERDICT & set(j.features) else None
     # (an item under "## What didn't work" that says nothing of its own went as its heading says)
     oc = outcome or _outcome(result) or own or _heading_verdict(j) or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
