@@ -343,6 +343,12 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("Haven't had a crash since.", "worked"),
     ("I have tried each of the following and haven't been able to eliminate this error yet:", "failed"),
     ("We were not able to fix it.", "failed"),
+    # the change went through, the bug lasted: a failed try (a fix of one symptom beside another that lasted is partial)
+    ("Successfully downgraded from ROCm 7, but still has the same GPU cleanup hang issue", "failed"),
+    ("The install succeeded but torch still cannot see the GPU.", "failed"),
+    ("It compiles now, but still segfaults at startup.", "failed"),
+    ("fixes the crash but still hangs", "partial"),
+    ("Installed successfully, the hang is gone.", "worked"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

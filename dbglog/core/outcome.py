@@ -610,6 +610,8 @@ def classify(text: str) -> str:
         if len(meanings) == 1:
             return {"win": "worked", "fail": "failed", "partial": "partial"}[meanings[0]]
     c = c1 if first == rest else _scan(rest)  # (one clause: the same text, the same sentence around it)
+    if c["win"] and c["fail"] and not c["partial"] and only_the_step_went_through(rest):
+        return "failed"
     if c["partial"] or (c["win"] and c["fail"]):
         if c["partial"] and not c["fail"] and c["win"] > c["partial"]:
             return "worked"
@@ -619,6 +621,29 @@ def classify(text: str) -> str:
     if c["fail"]:
         return "failed"
     return _measured(head) or "inconclusive"
+
+
+# A step that went through ("Successfully downgraded from ROCm 7", "installed fine", "it compiles now"): the change was
+# made, which says nothing yet of the bug it was made for
+_STEP_DONE = Lazy(r"\b(?:successfully|correctly|properly|cleanly)\s+(?:\w+\s+)?(?:installed|built|compiled|downgraded|"
+                  r"upgraded|updated|loaded|reinstalled|rebuilt|applied|deployed|created|flashed|patched)\b|"
+                  r"\b(?:installed|built|compiled|downgraded|upgraded|updated|loaded|reinstalled|rebuilt|applied|flashed|"
+                  r"patched)\s+(?:\w+\s+){0,3}?(?:successfully|fine|ok|okay|cleanly|without (?:any )?(?:errors?|issues?|"
+                  r"problems?))\b|\b(?:install(?:ation)?|build|compil\w+|download|upgrade|downgrade|update)\s+"
+                  r"(?:succeeded|succeeds|completed|went through|was successful|is successful|worked)\b|"
+                  r"\b(?:it|this|that) (?:now )?(?:compiles|builds|installs)\b|\bcompiles now\b", re.I)
+# ... and the bug still there after it ("but still has the same hang", "the crash persists")
+_LASTED = Lazy(r"\b(?:still|same|persist\w*|continu\w*|remain\w*|unchanged)\b", re.I)
+
+
+def only_the_step_went_through(text: str) -> bool:
+    """ "Successfully downgraded from ROCm 7, but still has the same hang": the only success said is that the change
+    was made, and the failure lasted -- a failed try, not a partial one (a fix of one symptom beside another that
+    lasted, "fixes the crash but still hangs", stays partial)."""
+    if not (_STEP_DONE.search(text) and _LASTED.search(text)):
+        return False
+    c = _scan(_STEP_DONE.sub(" ", text))
+    return not c["win"] and not c["partial"] and c["fail"] > 0
 
 
 def combine(r: str, c: str) -> str | None:

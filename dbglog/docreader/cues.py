@@ -617,16 +617,8 @@ def _en_verdict(s: str) -> str | None:
     rest = s[:ne.start()] + " " + s[ne.end():] if ne else s  # "nothing fixed it": its "fixed it" is negated
     rest, denied = outcome.without_denied_wins(rest)  # "Neither 0.1.13 or 0.1.16 worked": no success said
     sw, sf = t.has("outcome.said_worked", rest), t.has("outcome.said_failed", s) or ne is not None or denied
-    if sw and sf:
-        return "partial"
-    if sf:
-        return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
-    if sw:
-        # ("the program stops hanging": a failure word inside the words that say it went away is no failure)
-        left = t.rx["outcome.said_worked"].sub(
-            lambda m: " works " if outcome.classify(m.group(0)) in ("failed", "partial") else m.group(0), rest)
-        got = outcome.classify(left) if left != rest else got
-        return "partial" if got in ("failed", "partial") else _catch(s, "worked")
+    if sw or sf:
+        return _said_verdict(s, rest, sw, sf, got)
     if got in ("worked", "failed", "partial"):
         return _catch(s, got) if got == "worked" else got
     hedged = _unhedged(s) if got == "inconclusive" else None
@@ -647,6 +639,23 @@ def _en_verdict(s: str) -> str | None:
         # it is a catch ("runs, but tuning takes 9 min").
         return "partial" if re.search(r"\b(?:but|however|although|though)\b", low) else "worked"
     return None
+
+
+def _said_verdict(s: str, rest: str, sw: bool, sf: bool, got: str) -> str:
+    """The verdict of a sentence that says it worked or failed in the cue table's words (``sw`` / ``sf``)."""
+    from dbglog.core import outcome
+
+    if outcome.only_the_step_went_through(s):
+        return "failed"  # "Successfully downgraded, but still the same hang": the change made, the bug lasted
+    if sw and sf:
+        return "partial"
+    if sf:
+        return "failed"  # "neither helped", "still hangs": the words of a failed try outweigh a success word nearby
+    # ("the program stops hanging": a failure word inside the words that say it went away is no failure)
+    left = table("en").rx["outcome.said_worked"].sub(
+        lambda m: " works " if outcome.classify(m.group(0)) in ("failed", "partial") else m.group(0), rest)
+    got = outcome.classify(left) if left != rest else got
+    return "partial" if got in ("failed", "partial") else _catch(s, "worked")
 
 
 def diagnostic(did: str) -> bool:
