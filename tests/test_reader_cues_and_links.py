@@ -349,6 +349,12 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("It compiles now, but still segfaults at startup.", "failed"),
     ("fixes the crash but still hangs", "partial"),
     ("Installed successfully, the hang is gone.", "worked"),
+    # refused by the system or the server; a fix managed; a panic that never came
+    ("Not allowed in `nccl-scc`", "failed"),
+    ("Both requests returned 500 and the listener disappeared.", "failed"),
+    ("Prior to that, I managed to resolve it by disabling `torch.compile` on the sync function.", "worked"),
+    ("I was not able to get it to work", "failed"),
+    ("The bench never panicked in the timing loop.", "worked"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

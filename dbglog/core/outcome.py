@@ -110,7 +110,7 @@ _NEGATED_FAIL = [
     r"(?:0|zero|none)\b(?![.,/]\d|\s*%)",
     rf"\b{_BAD} (?:(?!not\b|never\b)\w+ ){{0,2}}{_GONE}",  # not "the error did not go away"
     # ("the hang didn't trigger", not "this didn't trigger scale up": a trigger with an object of its own is a wanted effect)
-    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|error|reproduce|repro|trigger(?:s|ed)?\b(?!\s+(?!again\b|anymore\b|since\b|in\b|on\b|at\b|after\b|for\b|during\b|with\b|once\b)[a-z])|stall|freez|froze|wedge|lock up|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
+    r"\b(?:never|didn't|did not|doesn't|does not|won't|no longer) (?:\w+ ){0,2}(?:hang|crash|oom|fail|deadlock|segfault|fault|panick?|error|reproduce|repro|trigger(?:s|ed)?\b(?!\s+(?!again\b|anymore\b|since\b|in\b|on\b|at\b|after\b|for\b|during\b|with\b|once\b)[a-z])|stall|freez|froze|wedge|lock up|happen|occur|diverge|spike)\w*\b(?: again| anymore| since)?",
     rf"\b(?:cannot|can't|could not|couldn't|unable to) (?:\w+ ){{0,2}}reproduce\b(?: (?:the |this |that |any |it )?(?:\w+ )?{_BAD}\b)?",
     r"\bnot reproducible\b|\bno repro\b|\bdoes not repro\b",
     r"(?:\b[\w%-]+ ){0,3}(?:dropped|fell|went down|reduced|down|decreased) (?:\w+ ){0,3}(?:from [\d.,]+ ?%? )?to (?:0|zero|none)\b(?![.,]\d)",
@@ -203,6 +203,9 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
+    # "I managed to resolve it", "was able to get it working": the fix came
+    r"\b(?<!not )(?<!n't )(?:managed|was able|were able|got it|finally able) to (?:\w+ )?(?:fix|solve|resolve|get rid of|"
+    r"work around|get (?:it|this|that|everything) (?:to )?(?:work|run)|make (?:it|this|that) work)\w*",
     # "no recurrence since", "it has not recurred": the failure stayed away after the change
     r"\bno (?:recurrence|repeat|reoccurrence)s?\b|\b(?:has|have|had)(?:n't| not) (?:recurred|reoccurred|come back|returned)\b",
     # "I was back to having a fully functional system"
@@ -243,6 +246,9 @@ _FAIL = [
     r"\b(?:stayed|stays|kept|keeps)\s+(?:missing|broken|dead|stuck|hung|hanging|crashing|failing|segfaulting|erroring|"
     r"timing out|throwing|gone|black|blank|oom(?:ing)?)\b",
     rf"\b{_BAD}\b",
+    # "Not allowed in `nccl-scc`", "Permission denied", "returned 500": refused by the system or the server
+    r"\bnot (?:allowed|permitted)\b|\b(?:permission|access) denied\b|\bforbidden\b|\bblacklist(?:s|ed)?\b|"
+    r"\b(?:returned|returns|got|gets|answers?|answered|with) (?:an? |http |status )?5\d\d\b|"
     r"\b(?:not feasible|infeasible|incompatible|not compatible|garbage|gibberish|nonsense|reproduces|reproduced|repros|ignored|no-?op|fails?|failed|failing|broke(?! down and\b)|breaks|broken|regress\w*|worse|slower|slow-?downs?|slow(?:s|ed) (?:\w+ ){0,2}?down|wrong|incorrect|diverg\w+|blew up|blows up|explod\w+|killed|dies|died|refused|refuses|rejected|invalid|unsupported|not supported|falls? back|fell back|404)\b",
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|did not|not|never|nor)\b[^.;!?]{0,80}\beither\b",
     r"❌|✗|✘|⛔|🔴|🚫|💥",
