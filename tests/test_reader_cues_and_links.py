@@ -355,6 +355,12 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("Prior to that, I managed to resolve it by disabling `torch.compile` on the sync function.", "worked"),
     ("I was not able to get it to work", "failed"),
     ("The bench never panicked in the timing loop.", "worked"),
+    # a problem, then the fix it got: the failure words before the arrow or colon name the problem
+    ("3. **DataParallel Device Mismatch** → Fixed with device placement checks", "worked"),
+    ("OOM at startup -> fixed by lowering the batch", "worked"),
+    ("Segfault on load: resolved by pinning numpy", "worked"),
+    ("OOM -> fixed by lowering the batch, but it hangs at step 900", "partial"),
+    ("Status: not fixed by the patch", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

@@ -586,7 +586,7 @@ def classify(text: str) -> str:
     """The outcome a result sentence states: worked | failed | partial | inconclusive."""
     # Quoted error text ("driver initialization failed", `--fail-fast`) is what was seen, not a verdict.
     # So are logs pasted in a fence ("heartbeat ok", "Deactivated successfully").
-    text = _QUOTED.sub(" ", _FENCED.sub(" ", text or ""))
+    text = after_the_problem(_QUOTED.sub(" ", _FENCED.sub(" ", text or "")))
     clean = re.sub(r"^(?:result|results|outcome|observed|observation|effect|verdict)s?\s*[:—–-]\s*", "", plain_text(text), flags=re.I)
     clean = _TERMS.sub("amp", clean)  # "mixed precision" names a setting, it says nothing of the result
     clean = re.sub(r"^\d{1,3}[.)]\s+", "", clean)  # "2. I blamed the upgrade. ...": the entry's number is no sentence
@@ -627,6 +627,19 @@ def classify(text: str) -> str:
     if c["fail"]:
         return "failed"
     return _measured(head) or "inconclusive"
+
+
+# A problem, then the fix it got: "OOM at startup -> fixed by lowering the batch", "**Device Mismatch** → Fixed with
+# placement checks", "Segfault on load: resolved by pinning numpy"
+_PROBLEM_FIXED = Lazy(r"(?:→|->|=>|:)\s*(?=(?:(?:was|got|is|now|then|finally)\s+)?(?:fixed|resolved|solved|cured)\b"
+                      r"(?:\s+(?:it\s+)?(?:by|with|via|using|after|through)\b)(?!\s+(?:nothing|no\b|none)))", re.I)
+
+
+def after_the_problem(text: str) -> str:
+    """The words after a problem's arrow or colon when a fix follows it: the failure words before it name the
+    problem, they are not how the fix went."""
+    m = _PROBLEM_FIXED.search(text)
+    return text[m.end():] if m else text
 
 
 # A step that went through ("Successfully downgraded from ROCm 7", "installed fine", "it compiles now"): the change was

@@ -549,9 +549,12 @@ _LIMIT = recache.compile(r"\b(?:slow(?:er|s|ly|down)?|worse|less|lower|higher|on
 
 
 def _en_outcome(s: str) -> str | None:
+    from dbglog.core import outcome
+
     if _MY_PLAN.match(s):
         return None  # "I'll file a separate issue for the hang": what the author will do says nothing of how a try went
     s = _PREDICTION.sub(" ", s)  # ("#578 should fix it": what someone expects of a change, not how it went)
+    s = outcome.after_the_problem(s)  # ("OOM at startup -> fixed by lowering the batch": the problem, then the fix)
     s = _FIX_OBJECT.sub(r"\1 it", s)  # "solved my llama.cpp compilation problem": the problem is what went away
     m = _SAME_HERE.match(s)
     if m and (after := _en_verdict(s[m.end():])) is not None:
