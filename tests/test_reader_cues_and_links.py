@@ -1673,31 +1673,6 @@ def test_a_console_transcript_reads_each_prompt_as_a_command_and_what_it_printed
     assert all("$" not in t for _, _, t in got)
 
 
-ROOT_SESSION = """# gpu3 lost its card overnight
-
-```
-(venv) root@gpu3:~/deploy# nvidia-smi
-No devices were found
-
-root@gpu3:~# dmesg | grep -i xid
-[Tue Mar  5 02:11:09 2024] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
-
-root@gpu3:~# lspci | grep -i nvidia
-41:00.0 3D controller: NVIDIA Corporation Device 2684 (rev ff)
-```
-"""
-
-
-def test_roots_prompt_with_its_user_and_host_starts_a_command_in_a_pasted_session():
-    # "root@gpu3:~# cmd": root's prompt ends in "#", which alone would be a shell comment; with user@host:path it is
-    # a prompt, so each of the three runs is a command with what it printed
-    cmds = [u for u in segment(ROOT_SESSION).units if u.kind == "command"]
-    assert [u.text for u in cmds] == ["nvidia-smi", "dmesg | grep -i xid", "lspci | grep -i nvidia"]
-    assert [(u.first + 1, u.last + 1) for u in cmds][:2] == [(4, 5), (7, 8)]
-    assert not [u for u in segment("```\n# root@gpu3:~# is where it ran\nmake -j8\n```\n").units if u.kind == "command"
-                and u.text.startswith("is where")]
-
-
 ANNOTATED_SESSION = """# Container does not see the GPU
 
 ## what I ran

@@ -951,8 +951,7 @@ def _says_how(caption: tuple[str, ...]) -> bool:
     return classify(" ".join(caption)) in ("worked", "failed", "partial")
 
 
-# (root's prompt ends in "#": only with its user@host:path, so a shell comment is never a prompt)
-_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|[\w.-]+@[\w.-]+:[\w.~/-]*#|PS>|>>>)\s+(?=\S)")
+_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
 
 
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
