@@ -4547,6 +4547,16 @@ def test_a_negated_failure_word_says_the_failure_is_gone_in_any_language(text, l
     assert outcome_of(text, lang) == want
 
 
+@pytest.mark.parametrize("text, lang, want", [
+    ("Не решил, ошибка та же.", "ru", "failed"),  # was partial: "не" read twice, with "решил" and with "ошибка"
+    ("Es funktioniert nicht, Fehler bleibt.", "de", "failed"),
+    ("Решил её тем, что освободил место на диске.", "ru", "worked"),  # the fixer's own past: "I solved it by ..."
+    ("С новым драйвером больше не зависает", "ru", "worked"),
+])
+def test_a_negation_read_with_its_success_word_does_not_also_negate_the_failure_after_it(text, lang, want):
+    assert outcome_of(text, lang) == want
+
+
 def _steps(doc):
     return [s.text for p in _read(doc) for s in p.inv.next_steps]
 

@@ -323,12 +323,14 @@ def outcome_of(text: str, lang: str) -> str | None:
     neg = len(t.rx["outcome.failed"].findall(s))
     still = t.has("outcome.still", s)
     negated = t.rx.get("outcome.negation")
+    used = s  # (a negation read with its success word negates no failure after it: "Не решил, ошибка та же")
     if negated and pos:
         # "nicht funktioniert" / "没有解决": a success word right after a negation is a failure
         # (in Chinese, Japanese and Korean one or two characters may stand between: "没有解决", "并没有解决")
         gap = r"[^\s，。,.;；!！?？]{0,2}?" if lang in _SUBSTRING_LANGS else r"\W{0,3}(?:\w+\W+){0,2}?"
         near = recache.compile(rf"(?:{negated.pattern}){gap}(?:{t.rx['outcome.worked'].pattern})", re.I)
         flips = len(near.findall(s))
+        used = near.sub(" ", s)
         if (late := t.rx.get("outcome.negation_after")) is not None and not flips:
             # German puts the negation after the verb: "es funktioniert nicht", "klappt leider nicht" (one word
             # between at most, and no comma: "läuft jetzt, nicht mehr abgestürzt" is a success); Japanese and Korean
@@ -336,9 +338,10 @@ def outcome_of(text: str, lang: str) -> str | None:
             between = r"[^\s，。,.;；!！?？]{0,3}?\s?" if lang in _SUBSTRING_LANGS else r"\s+(?:\w+\s+)?"
             post = recache.compile(rf"(?:{t.rx['outcome.worked'].pattern}){between}(?:{late.pattern})", re.I)
             flips = min(pos, len(post.findall(s)))
+            used = post.sub(" ", s)
         pos, neg = pos - flips, neg + flips
     if negated and neg:
-        absent = _absent_failures(s, t, negated)
+        absent = _absent_failures(used, t, negated)
         pos, neg = pos + absent, neg - absent
     if pos and neg and lang in _SUBSTRING_LANGS:
         # "해결 실패", "解决失败": the success a try was after, then the word that it failed (one verdict, not two)
