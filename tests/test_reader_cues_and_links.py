@@ -6788,3 +6788,17 @@ solution : update the cudnn to 5.1 the problem is solved.
 """
     got = [(a.title, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert ("update the cudnn to 5.1 the problem is solved.", "worked") in got, got
+
+
+def test_a_tries_own_sentence_and_the_next_one_in_its_item_say_how_it_went():
+    # "Tried X; haven't been able to ..." is a try with its verdict in its own sentence; "Set X. I have not seen the
+    # OOM since." is a try and its result in one list item ("I" alone is no new doing there)
+    doc = """# vLLM OOM on the 4090 box
+
+## What I tried
+
+1. Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`. I have not seen the OOM since.
+2. Tried `--enforce-eager`; haven't been able to eliminate the error with it alone.
+"""
+    got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
+    assert got == [([5, 5], "worked"), ([6, 6], "failed")], got

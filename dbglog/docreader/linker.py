@@ -403,10 +403,14 @@ _DOING = frozenset({"opens with a past-tense verb", "a subject with a past-tense
 def _goes_on(j: Judged, prev: Judged | None, out: list[Found]) -> bool:
     """A verdict with no doing of its own, right below an attempt in the same place, is that attempt's result:
     it joins it instead of becoming an attempt of its own."""
-    if j.label not in ("action_result", "result") or _DOING & set(j.features) or prev is None or not out:
+    if j.label not in ("action_result", "result") or prev is None or not out:
         return False
     f = out[-1]
     a, b = prev.unit, j.unit
+    # ("Set X. I have not seen the OOM since.": in the try's own list item, "I" alone tells the result, not a doing)
+    doing = _DOING - {"first person"} if a.item >= 0 and a.item == b.item else _DOING
+    if doing & set(j.features):
+        return False
     # A list that starts on the line right under a paragraph ("❌ **Module reload:** `rmmod ...`" / "   - still
     # broken") elaborates that paragraph.
     below = b.first - a.last == 1 and a.item < 0 and (a.post, a.path) == (b.post, b.path)
@@ -899,16 +903,13 @@ def cue_outcome(j: Judged) -> str | None:
     return next((k.split(": ", 1)[1] for k in j.features if k.startswith("outcome: ")), None)
 
 
-# A unit that says what was done in a field of its own ("solution : update the cudnn to 5.1 the problem is solved"):
-# the verdict written in it is that try's, with no result unit of its own to carry it.
-_OWN_VERDICT = frozenset({"labelled as what was done"})
-
-
 def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: int | None = None) -> Found:
     u = j.unit
     # The unit's own verdict as the cues read it, in the document's language ("– gleicher Fehler" in a German note
     # whose code names make the sentence alone look English).
-    own = cue_outcome(j) if result == u.text or not result and _OWN_VERDICT & set(j.features) else None
+    # (with no result unit, the verdict the try's own words give is its outcome: "Tried `--enforce-eager`; haven't been
+    # able to eliminate the error", "solution : update the cudnn to 5.1 the problem is solved")
+    own = cue_outcome(j) if result == u.text or not result else None
     # (an item under "## What didn't work" that says nothing of its own went as its heading says)
     oc = outcome or _outcome(result) or own or _heading_verdict(j) or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
