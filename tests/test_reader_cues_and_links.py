@@ -361,6 +361,9 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("Segfault on load: resolved by pinning numpy", "worked"),
     ("OOM -> fixed by lowering the batch, but it hangs at step 900", "partial"),
     ("Status: not fixed by the patch", "failed"),
+    # an entry left open; "isolated" as a place, not as finding the culprit
+    ("6. Ninja not found in isolated pip build environment → UNSOLVED", "failed"),
+    ("We isolated the culprit: the fused kernel", "worked"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

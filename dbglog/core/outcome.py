@@ -219,7 +219,7 @@ _WIN = [
     r"callbacks?|checks?|indicators?|states?|flags?|codes?))|"
     r"(?:went|ran|got|goes|runs) (?:straight |right |all the way )through|pass(?:es|ed)|passing|green|stable|clean(?:ly)?|completes?|completed|finish(?:es|ed)|converges?|converged|confirmed|"
     r"\bcompiles\b|\bback to (?:~?[\d.]+|normal|baseline)|\bexits\b(?! (?:with|non-?zero|code|abnormally|early))|(?:is|are|looks?|works?|seems?) fine|builds (?:in|fine|cleanly|now)|root cause found|explains it|was the (?:missing|culprit|cause|problem|issue|bug)|found (?:\d+|that|a|an)\b|confirms|back to (?:the )?(?:pre|previous|normal|baseline|expected|original)\w*|exits normally|"
-    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|(?:runs?|ran) through)\b",
+    r"funciona|resuelto|arreglado|soluciona|resuelve|arregla|behaves|located(?: it)?|found (?:it|the (?:bug|cause|culprit|kernel|leak|race|layer|op))|identified|pinpointed|narrowed (?:it )?down|isolated(?! (?:\w+ )?(?:env\w*|build|venv|containers?|process\w*|network|machines?|nodes?|cores?|mode|test|instance|sandbox|copy|runs?|layers?)\b)|that was it|this was it|bingo|correct|matches (?:the )?(?:reference|expected|baseline|eager|cpu|golden|ground[- ]truth|upstream|fp32|bf16 reference)\w*|(?:now|outputs?|results?|logits|numbers) (?:\w+ )?match(?:es)?(?! (?:it|them|against))|matches (?:\w+ ){0,2}within|(?:^|(?<=[.:;] ))matches\b|identical (?:outputs?|results?|logits|numbers)|recovered|goes through|went through|(?:runs?|ran) through)\b",
     r"✅|✔️?|☑️?|🎉|🟢|\bok\b|\bokay\b|\bgood\b|(?-i:\bPASS(?:ED)?\b)",
     # "~13s off page generation", "saves 20 s", "391x faster": a measured gain
     r"~?\d+(?:[.,]\d+)?\s?(?:ms|s|sec(?:onds?)?|min(?:utes?)?|h|hours?|%|x|×)\s+(?:off|faster|quicker|shorter|saved|less time)\b|"
@@ -246,6 +246,8 @@ _FAIL = [
     r"\b(?:stayed|stays|kept|keeps)\s+(?:missing|broken|dead|stuck|hung|hanging|crashing|failing|segfaulting|erroring|"
     r"timing out|throwing|gone|black|blank|oom(?:ing)?)\b",
     rf"\b{_BAD}\b",
+    # "→ UNSOLVED", "still unresolved": the problem the entry names is open
+    r"\b(?:unsolved|unresolved|unfixed)\b|"
     # "Not allowed in `nccl-scc`", "Permission denied", "returned 500": refused by the system or the server
     r"\bnot (?:allowed|permitted)\b|\b(?:permission|access) denied\b|\bforbidden\b|\bblacklist(?:s|ed)?\b|"
     r"\b(?:returned|returns|got|gets|answers?|answered|with) (?:an? |http |status )?5\d\d\b|"
