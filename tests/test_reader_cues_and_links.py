@@ -364,6 +364,11 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     # an entry left open; "isolated" as a place, not as finding the culprit
     ("6. Ninja not found in isolated pip build environment → UNSOLVED", "failed"),
     ("We isolated the culprit: the fused kernel", "worked"),
+    # a tool's fatal error quoted, a device back, a speedup told as a factor
+    ("but now, when i run `sudo modprobe nvidia` i'm getting 'modprobe: FATAL: Module nvidia not found.'", "failed"),
+    ("One more cycle and the GPU came back at 4W, 0% with no reset pending.", "worked"),
+    ("The fused recurrent kernel achieves between 11.37 and 13.22x speedups.", "worked"),
+    ("The error came back after a day.", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

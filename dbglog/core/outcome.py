@@ -203,6 +203,10 @@ _PARTIAL = [
     r"\bnot (?:really )?usable\b|\bat (?:a|the) cost\b|\bnot a (?:real )?fix\b|\bband-?aid\b",
 ]
 _WIN = [
+    # "I could only make it work by setting X", "the GPU came back at 4W", "11.37x speedups": it went through
+    r"\bcould (?:only |finally |eventually )?(?:make|get) (?:it|this|that|things) (?:to )?work\b|"
+    r"\b(?:gpus?|devices?|cards?|nodes?|servers?|display|screen|machines?|hosts?) (?:\w+ )?(?:came|comes) back\b|"
+    r"\b\d+(?:\.\d+)?\s?[x×] (?:\w+ )?speed-?ups?\b",
     # "I managed to resolve it", "was able to get it working": the fix came
     r"\b(?<!not )(?<!n't )(?:managed|was able|were able|got it|finally able) to (?:\w+ )?(?:fix|solve|resolve|get rid of|"
     r"work around|get (?:it|this|that|everything) (?:to )?(?:work|run)|make (?:it|this|that) work)\w*",
@@ -246,6 +250,9 @@ _FAIL = [
     r"\b(?:stayed|stays|kept|keeps)\s+(?:missing|broken|dead|stuck|hung|hanging|crashing|failing|segfaulting|erroring|"
     r"timing out|throwing|gone|black|blank|oom(?:ing)?)\b",
     rf"\b{_BAD}\b",
+    # "modprobe: FATAL: Module nvidia not found": a tool's fatal error, or a thing it could not find, quoted in a sentence
+    r"\bfatal\b|\b(?:modules?|files?|commands?|librar(?:y|ies)|devices?|symbols?|packages?|drivers?|gpus?)\s+(?:[\w.'-]+\s+)?"
+    r"not found\b|"
     # "→ UNSOLVED", "still unresolved": the problem the entry names is open
     r"\b(?:unsolved|unresolved|unfixed)\b|"
     # "Not allowed in `nccl-scc`", "Permission denied", "returned 500": refused by the system or the server
