@@ -369,6 +369,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("One more cycle and the GPU came back at 4W, 0% with no reset pending.", "worked"),
     ("The fused recurrent kernel achieves between 11.37 and 13.22x speedups.", "worked"),
     ("The error came back after a day.", "failed"),
+    # not knowing why is no verdict; what the sentence says happened still is
+    ("It's still unclear why it's needed, but I could only make it work by setting HSA_OVERRIDE_GFX_VERSION first.",
+     "worked"),
+    ("No idea why it hangs.", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

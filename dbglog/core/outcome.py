@@ -164,6 +164,9 @@ _NEUTRAL_WHEN = Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,
 _PURPOSE = [r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that)|in order to|so as to|to (?:try to )?(?:avoid|prevent|"
             r"stop|reduce|get rid of|work around))\b[^.;,:!?—–]{0,60}"]
 _CONTROL = [  # "when I started the job again": the retry is no persistence
+    # "It's still unclear why it's needed, but I could only make it work by ...": a question about the cause, not the
+    # outcome (the words of not knowing count for nothing; what the clause says still does: "no idea why it hangs")
+    r"\b(?:still )?(?:unclear|unknown|not sure|no idea) (?:why|how come|what (?:causes|caused|triggers))\b",
     # "import errors are expected in the dev workspace": a failure the author says is normal
     rf"\b{_BAD} (?:are|is|were|was) (?:expected|normal|harmless|benign)\b",
     # "with a few keystrokes and a reboot, I was back": a reboot done, not one the system did
