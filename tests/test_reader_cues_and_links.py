@@ -373,6 +373,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("It's still unclear why it's needed, but I could only make it work by setting HSA_OVERRIDE_GFX_VERSION first.",
      "worked"),
     ("No idea why it hangs.", "failed"),
+    # a gain aimed at is no gain measured; a fix by nothing is none
+    ("- Target: 3-5x speedup (Phase 1 goal)", None),
+    ("- Current: 1.2-1.5x speedup with batch_size=21", "worked"),
+    ("Result: fixed by nothing, still OOM", "failed"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want
