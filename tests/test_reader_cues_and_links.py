@@ -377,6 +377,9 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("- Target: 3-5x speedup (Phase 1 goal)", None),
     ("- Current: 1.2-1.5x speedup with batch_size=21", "worked"),
     ("Result: fixed by nothing, still OOM", "failed"),
+    # a negation with "however" between it and its verb; a run that went through too slowly
+    ("It did not, however, correct the output head orientation.", "failed"),
+    ("✅ FLASHINFER but 4.4 TPS (slow kernel)", "partial"),
 ])
 def test_outcome_words_with_their_negation_and_catches(text, want):
     assert outcome_of(text, "en") == want

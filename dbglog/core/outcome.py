@@ -131,7 +131,8 @@ _NEGATED_WIN = [
     r"(?:to )?work)\w*",
     r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|could ?n[o']t|can't|cannot|(?:is|are|was|were)n'?t|"
     r"not(?! only\b)|never|nothing|no)"
-    r" (?:\w+ ){0,2}(?:help(?:ed|s|ing)?|fix(?:ed|es)?|work(?:ed|s|ing)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
+    r"(?:,? (?:however|though|sadly|unfortunately|actually|in fact),?)? (?:\w+ ){0,2}(?:help(?:ed|s|ing)?|fix(?:ed|es)?|"
+    r"correct(?:ed|s)?(?! (?:answer|output|result|value|way|version|one)s?\b)|work(?:ed|s|ing)?|remove[ds]?|eliminate[ds]?|prevent(?:ed|s)?|stop(?:ped|s)?|change(?:d|s)? anything|solve[ds]?|resolve[ds]?|matter(?:ed|s)?|improve[ds]?|make a difference|succeed(?:ed)?|pass(?:ed)?|affect(?:ed)?|budge)\b",
     r"\bsmall change\b|\bnegligible\b|\bineffective\b|\bineffectual\b|\bof no use\b|\bmarginal\w*\b|\bwithin (?:the )?noise\b|\bno better\b|\bno (?:\w+ )?(?:improvement|effect|change|difference|luck|success|help|dice|joy|progress|impact|gain|speed-?up)\b",
     r"\bnot (?:\w+ )?(?:fixed|resolved|solved|better|helpful|the (?:cause|culprit|issue|problem|fix))\b",
     _NOT_THE_CAUSE,
@@ -190,6 +191,8 @@ _STRONG_WIN = [
 _SETTING_RATE = "".join(f"(?<!{w} )" for w in ("learning", "lr", "sample", "sampling", "frame", "bit", "clock", "refresh",
                                                  "baud", "dropout", "warmup"))
 _PARTIAL = [
+    # "✅ FLASHINFER but 4.4 TPS (slow kernel)", "works, but slow": it ran, too slowly
+    r"\bbut (?:\w+ |[\d.,~]+ ){0,4}?(?:\(?(?:slow|laggy|sluggish)\b)",
     r"\bparcial\w*\b|\bpartial(?:ly)?\b|\bpartly\b|\bsomewhat\b|\bmostly\b|\bin part\b",
     # "conv2d runs, 3x slower than the CPU": it works now, at a price
     r"\b(?:runs|ran|works|worked|passes|passed|completes|completed|finishes|finished|starts|started)\b[^.;!?]{0,30}"
