@@ -104,3 +104,37 @@ def test_the_reader_s_cue_patterns_are_the_same_in_every_process():
     out = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")]
     assert out[0] == out[1] and len(out[0]) > 1000
+
+
+def test_a_value_derived_from_a_pattern_is_computed_once_per_install(kept):
+    calls = []
+
+    def openers(p):
+        calls.append(p)
+        return frozenset({"no luck"})
+
+    assert recache.derived("openers", r"\bno luck\b", openers) == frozenset({"no luck"})
+    recache.save()
+    _reload()  # a later process reads it from the file
+    assert recache.derived("openers", r"\bno luck\b", openers) == frozenset({"no luck"})
+    assert calls == [r"\bno luck\b"]
+
+
+def test_a_derived_none_is_kept_as_an_answer_not_taken_for_a_missing_one(kept):
+    calls = []
+    assert recache.derived("openers", "x", lambda p: calls.append(p)) is None
+    recache.save()
+    _reload()
+    assert recache.derived("openers", "x", lambda p: calls.append(p)) is None
+    assert calls == ["x"]
+
+
+def test_the_outcome_cues_read_the_same_openers_from_the_file_as_from_the_parser(kept):
+    from dbglog.core import outcome
+
+    fresh = [outcome._openers(p) for p, _ in outcome._CUES]
+    for p, _ in outcome._CUES:
+        recache.derived("openers", p, outcome._openers)
+    recache.save()
+    _reload()
+    assert [recache.derived("openers", p, lambda _: pytest.fail("parsed again")) for p, _ in outcome._CUES] == fresh

@@ -296,7 +296,7 @@ _CUES = [(p, "control") for p in _PURPOSE] + [(p, "fail") for p in _NEGATED_WIN_
 def _compiled() -> list[tuple[re.Pattern, str, frozenset[str] | None]]:
     from dbglog.util import recache  # (~100 cues: compiled once per install, not per command)
 
-    return [(recache.compile(p, re.I), m, _openers(p)) for p, m in _CUES]
+    return [(recache.compile(p, re.I), m, recache.derived("openers", p, _openers)) for p, m in _CUES]
 
 
 @functools.cache

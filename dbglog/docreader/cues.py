@@ -18,7 +18,7 @@ from dbglog.docreader.columns import (AFTER_COL, ATTEMPT_COL, BEFORE_COL, BEST_R
                                       RUN_COL, WEAK_RESULT, WHAT_COL)
 from dbglog.docreader.units import ERROR_LINE, Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, HTML_TAGS, LABEL, VERDICT_MARKS, attempt_head, label_of
-from dbglog.util import recache
+from dbglog.util import datacache, recache
 
 _DID_WORDS = {"edit", "edits", "edited", "workaround", "applied", "action", "actions", "what you did", "what we did", "what i did", "what was done", "what we tried",
               "what i tried", "did", "tried", "change", "changes", "command", "commands", "fix", "attempted fix",
@@ -52,11 +52,6 @@ def _label_word(text: str) -> str:
 # A labelled field ("**Action:** ...", "Result: ...") says what its text is, in any spelling (vocab.ATTEMPT_LABELS).
 _LABELLED = {"did": "labelled as what was done", "result": "labelled as a result", "outcome": "labelled as a result",
              "expected": "labelled as expected", "hypothesis": "labelled as reasoning", "conclusion": "labelled as reasoning"}
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 _DIR = Path(__file__).with_name("cues")
 LANGS = ("en", "zh", "ja", "ko", "de", "ru", "fr", "es", "pl", "pt")  # English first: the others are read beside it
@@ -140,8 +135,7 @@ def _words_rx(words: list[str], bounded: bool) -> re.Pattern:
 
 @lru_cache(maxsize=None)
 def table(lang: str) -> Table:
-    with open(_DIR / f"{lang}.toml", "rb") as f:
-        raw = tomllib.load(f)
+    raw = datacache.load(_DIR / f"{lang}.toml")
     t = Table(lang, raw)
     bounded = lang not in _SUBSTRING_LANGS
     for section, entries in raw.items():

@@ -22,7 +22,6 @@ read with the standard library: the default install needs no numpy or scikit-lea
 from __future__ import annotations
 
 import bisect
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Mapping
 
 from dbglog.docreader.units import Unit
 from dbglog.util.logit import Model
-from dbglog.util import recache
+from dbglog.util import datacache, recache
 
 KINDS = ("sentence", "command", "row")  # the units a person marks as attempts (the scorer's units)
 _WORD = recache.compile(r"[a-z]+|\d+|[^\x00-\x7f]")
@@ -58,7 +57,7 @@ def load(path: str | None = None) -> Models:
     p = Path(path) if path else MODEL
     if not p.exists():
         return Models()
-    raw = json.loads(p.read_text(encoding="utf-8"))
+    raw = datacache.load(p, "json")
     outs = raw.get("outcomes")
     return Models(*(Model.of(raw[k]) if raw.get(k) else None for k in ("attempts", "steps")),
                   tuple(Model.of(outs[k]) for k in OUTCOMES) if outs else None)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from dbglog.docreader.cues import Context, features, tomllib
+from dbglog.docreader.cues import Context, features
+from dbglog.util import datacache
 from dbglog.docreader.units import Unit
 
 LABELS = ("action_result", "action", "result", "proposal", "request", "plan", "boilerplate", "context")
@@ -32,8 +33,7 @@ class Judged:
 @lru_cache(maxsize=None)
 def weights(path: str | None = None) -> dict[str, dict[str, float]]:
     p = Path(path) if path else Path(__file__).with_name("cues") / "weights.toml"
-    with open(p, "rb") as f:
-        raw = tomllib.load(f)
+    raw = datacache.load(p)
     return {lab: {k: float(v) for k, v in raw.get(lab, {}).items()} for lab in LABELS}
 
 

@@ -4,12 +4,11 @@ field headings, outcome tags. Data and small pure functions; `reader` decides wi
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 from dbglog.core import outcome as outcomes
-from dbglog.util import recache
+from dbglog.util import datacache, recache
 
 
 #: the HTML tags people write in markdown (cues' placeholder pattern leaves them alone too)
@@ -46,8 +45,7 @@ def _heading_words(key: str) -> str:
     """Every cue table's ``[heading] key`` words, as one alternation, the longest first."""
     words: set[str] = set()
     for path in sorted(Path(__file__).with_name("cues").glob("*.toml")):
-        with open(path, "rb") as f:
-            words.update(tomllib.load(f).get("heading", {}).get(key, []))
+        words.update(datacache.load(path).get("heading", {}).get(key, []))
     return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
 
 
