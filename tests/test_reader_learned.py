@@ -413,3 +413,23 @@ def test_a_table_of_problems_met_and_their_fixes_is_never_dropped_by_the_learned
     nobody = learned.Model(-9.0, 0.9, {}, {}, 0.25)  # every unit scored near zero, under the drop
     got = [a.source_lines for p in read_document(doc, "doc.md", model=nobody)[0] for a in p.inv.attempts]
     assert got == [[7, 7], [8, 8]], got
+
+
+LOOK_WITH_OUTPUT = """# Torch check on the old card
+
+```bash
+$ pip show torchvision
+Name: torchvision
+Version: 0.20.1+cu121
+```
+"""
+
+
+def test_the_outcome_model_never_makes_a_look_with_its_output_a_fix_that_failed():
+    # ("$ pip show torch" and what it printed is a look: its finding is no verdict, whichever pass reads it)
+    sure = learned.Models(outcomes=_outcome_models({"failed": {"r:version": 12.0, "t:pip": 12.0}}))
+    assert [a.outcome for p in read_document(LOOK_WITH_OUTPUT, "doc.md", model=None)[0] for a in p.inv.attempts] \
+        == ["inconclusive"]
+    assert [a.outcome for p in read_document(LOOK_WITH_OUTPUT, "doc.md", model=sure)[0] for a in p.inv.attempts] \
+        == ["inconclusive"]
+    assert [a.outcome for p in read_document(LOOK_WITH_OUTPUT, "doc.md")[0] for a in p.inv.attempts] == ["inconclusive"]

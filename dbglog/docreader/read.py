@@ -618,7 +618,9 @@ class _Build:
         for a in attempts:
             said = learned.relabel(models, a.title, a.did, a.result, a.conclusion, a.outcome)
             if said is not None:
-                a.outcome = said
+                # (a look -- "$ pip show torch" and what it printed -- found something; the words of its finding do
+                # not make it a fix that failed, whichever pass reads them: ``linker.looked_only``)
+                a.outcome = linking.looked_only(said, a.did or a.title, a.result)
 
     def _captions_read(self, taken: set[int]) -> set[int]:
         """The lines of the captions whose listed tries were read ("We also tried these flags:"): the caption is
