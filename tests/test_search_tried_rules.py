@@ -293,6 +293,10 @@ def test_query_parsing():
     assert terms("retain_graph=False") == ["retain_graph", "False"]
     assert terms("mixed 3090/4090 box") == ["mixed", "3090", "4090", "box"]
     assert terms("/usr/local/cuda") == ["/usr/local/cuda"]
+    # a list of names of any length is each name on its own; a host, a model id or a path keeps its slashes
+    assert terms("pip show torch/torchvision/torchaudio") == ["pip", "show", "torch", "torchvision", "torchaudio"]
+    assert terms("forward/backward hooks") == ["forward", "backward", "hooks"]
+    assert terms("nvidia.com/gpu") == ["nvidia.com/gpu"] and terms("Qwen/Qwen3-0.6B") == ["Qwen/Qwen3-0.6B"]
     alts = {t.raw: t.alts for t in search.parse_query("utilization 0.5 torch 2.10").terms}
     assert alts["0.5"] == ["0.50"] and alts["2.10"] == []  # a fraction, not a version
 

@@ -332,7 +332,10 @@ def _env_terms(tok: str, name: str) -> list[Term]:
 
 
 _SETTING = recache.compile(r"^-{0,2}[A-Za-z][\w.-]*$")  # the name in ``name=value`` (retain_graph, --tp)
-_ALTERNATIVES = recache.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}")
+_ALTERNATIVES = recache.compile(r"[A-Za-z0-9.+-]{1,6}(?:/[A-Za-z0-9.+-]{1,6}){1,3}"
+                                # (names of any length with no dot, colon or path root: "torch/torchvision/torchaudio",
+                                # "forward/backward", "q5_1/q5_0"; "nvidia.com/gpu" and "Qwen/Qwen3-0.6B" stay one name)
+                                r"|[A-Za-z][\w+-]{0,23}(?:/[A-Za-z0-9][\w+-]{0,23}){1,4}")
 _ABBR_NUM = recache.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known abbreviation and its size
 _POSSESSIVE = recache.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 
