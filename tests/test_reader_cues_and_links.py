@@ -6821,3 +6821,20 @@ def test_a_tries_own_sentence_and_the_next_one_in_its_item_say_how_it_went():
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([5, 5], "worked"), ([6, 6], "failed")], got
+
+
+def test_a_linked_page_title_with_middle_dots_does_not_make_a_try_a_metadata_line():
+    # (GitHub titles its pages "error: ... · Issue #119 · owner/repo"; a link's text is that title, not "a · b · c")
+    doc = """# 编译 instant-ngp 失败
+
+环境：ubuntu 22.04, CUDA 11.8
+
+## 尝试
+
+根据这篇把 gcc/g++ 降级了，还是不行 [error: parameter packs not expanded · Issue #119 · NVlabs/instant-ngp](https://github.com/NVlabs/instant-ngp/issues/119)
+"""
+    assert [(t[:17], o) for t, o, _ in _attempts(doc)] == [("根据这篇把 gcc/g++ 降级了", "failed")]
+    meta = segment("# Notes\n\nalice · 2024-03-01 · 3 min read\n")
+    from dbglog.docreader.cues import context, features
+    line = next(u for u in meta.units if u.kind == "sentence" and "alice" in u.text)
+    assert "a metadata line (a · b · c)" in features(line, context(meta))

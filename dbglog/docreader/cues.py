@@ -1784,8 +1784,12 @@ def _word_features(text: str, lang: str, f: dict[str, float], shape: str | None 
             f["imperative"] = 1.0  # "试试 X" suggests; "下周试一下 X" plans
     if t.has("boilerplate.form", text) or (lang != "en" and table("en").has("boilerplate.form", text)):
         f["issue-form wording"] = 1.0  # bilingual forms ("我已经搜索过 ... | I have searched ...")
-    if text.count(" · ") >= 2:
+    if _LINKED_TEXT.sub("", text).count(" · ") >= 2:
         f["a metadata line (a · b · c)"] = 1.0
+
+
+# A link's text: a page's title ("[error: ... · Issue #119 · NVlabs/instant-ngp](url)") is no metadata line of its own
+_LINKED_TEXT = recache.compile(r"\[[^\[\]\n]{0,300}\]\([^()\s]{0,500}\)")
 
 
 # Where a Chinese or Japanese clause ends: its punctuation, or a space between two CJK characters ("怎么都不行 后来换成
