@@ -447,3 +447,18 @@ def test_a_heading_kept_as_free_text_that_titles_a_try_is_not_the_investigations
         assert [h.fields["title"] for h in ans.close if h.kind == "attempt"] == ["Vulkan backend"]
     finally:
         recs.close()
+
+
+def test_an_attempt_without_every_word_of_the_idea_is_still_a_candidate_when_sections_hold_them_all(tmp_path):
+    # ("manually" is in no attempt: every word matched three free sections, and the attempt that ran the very
+    # command was never gathered, so never judged)
+    recs = _records(tmp_path)
+    inv = recs.new("Containers lose their GPUs after a host reboot")
+    recs.add_attempt(inv.id, title="`nvidia-docker restart 42c188bb7e23`", did="nvidia-docker restart 42c188bb7e23",
+                     result="Cannot restart container 42c188bb7e23: error gathering device information",
+                     outcome="failed")
+    for k in range(3):
+        recs.set_section(inv.id, f"Notes {k}", f"Restart the container manually with nvidia-docker (note {k}).")
+    res = search.tried(recs.store.conn, "manually restart the container with nvidia-docker restart")
+    assert any(h.kind == "attempt" for h in res.result.hits)
+    recs.close()

@@ -1183,8 +1183,10 @@ def _search_kinds(kinds, filters: Filters) -> tuple[str, ...]:
     return kinds
 
 
-def _gather(conn, kinds, terms, filters: Filters, per_kind: dict, limit: int) -> tuple[list[Hit], str]:
-    """The candidate hits: every term (AND) first, any term (OR) when that finds too few."""
+def _gather(conn, kinds, terms, filters: Filters, per_kind: dict, limit: int,
+            widen: frozenset = frozenset()) -> tuple[list[Hit], str]:
+    """The candidate hits: every term (AND) first, any term (OR) when that finds too few; for the kinds in
+    ``widen``, any term as well whatever AND found."""
     rows: dict[tuple[str, int], Hit] = {}
     mode = "and"
     for k in kinds:
@@ -1197,11 +1199,15 @@ def _gather(conn, kinds, terms, filters: Filters, per_kind: dict, limit: int) ->
                 rows.setdefault((k, r["rowid"]), _make_hit(k, r))
     elif len(terms) == 1 and not rows:
         mode = "or"
+    elif len(terms) > 1:
+        for k in (k for k in kinds if k in widen):
+            for r in _candidates(conn, k, terms, "or", filters, per_kind[k]):
+                rows.setdefault((k, r["rowid"]), _make_hit(k, r))
     return list(rows.values()), mode
 
 
 def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | None = None, limit: int = 10,
-           rerank: bool = True, candidates: dict | None = None) -> Result:
+           rerank: bool = True, candidates: dict | None = None, widen: frozenset = frozenset()) -> Result:
     t0 = time.perf_counter()
     q = parse_query(text)
     if not q.terms:
@@ -1215,7 +1221,7 @@ def search(conn: sqlite3.Connection, text, *, kinds=None, filters: Filters | Non
         return Result(q, [], "none", (time.perf_counter() - t0) * 1000)
     pool = CANDIDATES | (candidates or {})
     per_kind = {k: max(pool[k] if rerank else limit, limit) for k in kinds}
-    hits, mode = _gather(conn, kinds, terms, filters, per_kind, limit)
+    hits, mode = _gather(conn, kinds, terms, filters, per_kind, limit, widen)
     if not hits:
         return Result(q, [], mode, (time.perf_counter() - t0) * 1000)
     _rank(conn, q, terms, hits, rerank, limit)
@@ -2604,8 +2610,11 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=T
     from dbglog.kb import experiment
 
     # judged over more hits than are shown: the close one may rank just below a related one
+    # (an idea says more than its record: "manually restart the container with nvidia-docker restart" against
+    # "`nvidia-docker restart 42c1`" -- attempts are gathered on any of its words, not only when every word found
+    # too few of anything, and ranked and judged with the rest)
     res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL),
-                 candidates=TRIED_CANDIDATES)
+                 candidates=TRIED_CANDIDATES, widen=frozenset({"attempt"}))
     idea_exp = experiment.extract(res.query.text)
     _add_knob_hits(conn, res, idea_exp, filters)
     weigh(conn, res.query, TRIED_KINDS)
