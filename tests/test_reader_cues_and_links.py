@@ -6838,3 +6838,28 @@ def test_a_linked_page_title_with_middle_dots_does_not_make_a_try_a_metadata_lin
     from dbglog.docreader.cues import context, features
     line = next(u for u in meta.units if u.kind == "sentence" and "alice" in u.text)
     assert "a metadata line (a · b · c)" in features(line, context(meta))
+
+
+def test_an_issue_logs_own_entries_are_not_a_legend_of_their_fields():
+    # (each entry's "- **Problem** / - **Solution** / - **Status**" list is followed by the others: that made every
+    # entry but the last two "a legend", template text, and its fix was never read)
+    doc = """# Debug log: serving issues
+
+1. Cannot see CUDA ✅
+- **Problem:** `RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED`
+- **Solution:** `export CUDA_VISIBLE_DEVICES=0` on the H100 nodes.
+- **Status:** solved.
+
+2. Wrong environment ✅
+- **Problem:** mixed up two virtual environments.
+- **Solution:** `source vllm-env/bin/activate` before the server starts.
+- **Status:** solved.
+
+3. Build killed on the login node ✅
+- **Problem:** the build exits with code -9 on the login node.
+- **Solution:** requested a compute node and built vLLM there.
+- **Status:** solved.
+"""
+    titles = [t for t, _, _ in _attempts(doc)]
+    for fix in ("CUDA_VISIBLE_DEVICES=0", "vllm-env/bin/activate", "requested a compute node"):
+        assert any(fix in t for t in titles), (fix, titles)

@@ -992,7 +992,10 @@ def _result_lists(doc: Doc) -> set[int]:
 def _legends(doc: Doc) -> set[int]:
     """The lists that define the labelled fields the entries below them use ("Each issue includes: - **Symptom**: How
     it manifested / - **Fix**: How we resolved it"): three or more items, each a field name, every name then used
-    as a field twice or more after the list. Their items describe a template; they report nothing."""
+    as a field twice or more after the list. Their items describe a template; they report nothing. An issue log's
+    own entries share the form (each "- **Problem**: ... / - **Solution**: ... / - **Status**: solved." is followed by
+    the others): only the first list of its names is a legend, and only when what its names say is a description --
+    no number, no code, a few words each ("How we resolved it"), not a report ("`export X=0` on the H100 nodes")."""
     from bisect import bisect_right
 
     groups: dict[int, list[Unit]] = {}
@@ -1001,11 +1004,16 @@ def _legends(doc: Doc) -> set[int]:
             groups.setdefault(u.group, []).append(u)
     used: dict[str, list[int]] | None = None  # a field name -> the lines that use it, in order (read once, if asked)
     out = set()
+    seen: set[tuple] = set()  # the name lists of the lists before (in document order)
     for g, items in groups.items():
         # ("- **Fix**: How we resolved it": a bold label, the one form a legend and its entries share)
         names = [_bold_label(u.text) for u in items]
         if len(items) < 3 or None in names:
             continue
+        if tuple(names) in seen or not all(_describes(doc.lines[u.first]) for u in items):
+            seen.add(tuple(names))
+            continue
+        seen.add(tuple(names))
         if used is None:
             used = {}
             for i, ln in enumerate(doc.lines):
@@ -1015,6 +1023,15 @@ def _legends(doc: Doc) -> set[int]:
         if all(len(at := used.get(n, [])) - bisect_right(at, last) >= 2 for n in names):
             out.add(g)
     return out
+
+
+def _describes(item: str) -> bool:
+    """A legend item's text after its label says what the field holds: a few words, no number and no code."""
+    said = _BOLD_LEAD.sub("", item, count=1)
+    return len(said.split()) <= 10 and not re.search(r"\d|`", said)
+
+
+_BOLD_LEAD = recache.compile(r"^\s*(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\*\*|__)[^*_\n]{1,60}?(?:\*\*|__)\s*[:：]?")
 
 
 # "the solution was", "the best fix for this error is": what fixed it, named (``_FIX_WAS`` and ``_FIX_CAPTION``)
