@@ -6863,3 +6863,11 @@ def test_an_issue_logs_own_entries_are_not_a_legend_of_their_fields():
     titles = [t for t, _, _ in _attempts(doc)]
     for fix in ("CUDA_VISIBLE_DEVICES=0", "vllm-env/bin/activate", "requested a compute node"):
         assert any(fix in t for t in titles), (fix, titles)
+
+
+def test_the_status_of_each_entry_in_a_log_of_issues_is_how_its_fix_went_not_the_investigations_status():
+    src = test_an_issue_logs_own_entries_are_not_a_legend_of_their_fields.__code__.co_consts
+    doc = next(c for c in src if isinstance(c, str) and c.startswith("# Debug log"))
+    parsed = _read(doc)
+    assert [(a.outcome, a.result) for p in parsed for a in p.inv.attempts] == [("worked", "solved.")] * 3
+    assert parsed[0].inv.status == "open" and not parsed[0].inv.symptom

@@ -337,8 +337,11 @@ class _Build:
         vals, used = st.header_fields(b, self.doc, lo, hi, tries=b is not None)
         keys = [lab[0] for i in sorted(used) if (lab := label_of(self.lines[i], INV_LABELS))]
         single = bool(keys) and len(keys) == len(set(keys))
-        if b is not None and not single:
-            vals, used = st.header_fields(b, self.doc, lo, hi)
+        if keys and not single:
+            # "- **Problem:** ... / - **Status:** solved." entry after entry: a log of issues, each with its own fields,
+            # not the investigation's (whose own fields, if any, come before the first of them)
+            cut = min(i for i in used if (lab := label_of(self.lines[i], INV_LABELS)) and keys.count(lab[0]) > 1)
+            vals, used = st.header_fields(b, self.doc, lo, cut - 1) if cut > lo else ({}, set())
         self._set_fields(vals)
         if b is None and "status" not in vals:
             used |= self._summary_status()
