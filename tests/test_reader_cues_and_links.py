@@ -323,6 +323,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("neither changed anything", "failed"),
     ("nothing fixed it", "failed"),
     ("the driver update didn't make any difference", "failed"),
+    # a gain denied by the verb that would have brought it
+    ("Surprisingly, giving more capacity to the model did not yield improvements.", "failed"),
+    ("It never gave any measurable speedup.", "failed"),
+    ("This change did not show a significant gain.", "failed"),
     ("runs, first start 40 s", "worked"),
     ("runs, but tuning takes 9 min on first start", "partial"),
     ("runs out of memory after 2 steps", "failed"),

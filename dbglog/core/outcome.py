@@ -146,6 +146,11 @@ _NEGATED_WIN = [
     # ("None of those compiles", "neither build succeeded": the verbs of a run or build that went through)
     r"compiles?|compiled|builds?|built|succeed(?:s|ed)?|pass(?:es|ed)?|runs?|ran|loads?|loaded|starts?|started)\b",
     r"\bbarely (?:any|a) (?:difference|change|effect|improvement)\b|\bidentical (?:behaviou?r|error|crash|symptoms?|failure)\b",
+    # "did not yield improvements", "never gave any speedup", "didn't bring a noticeable gain": a gain denied by the verb
+    # that would have brought it
+    r"\b(?:did ?n[o']t|does ?n[o']t|do ?n[o']t|didnt|doesnt|won't|wouldn't|never|failed to) (?:yield(?:ed)?|g[ai]ve|"
+    r"br(?:ing|ought)|show(?:ed)?|produced?|provided?|le(?:ad|d) to|result(?:ed)? in|ma[kd]e)(?: (?:any|much|a|an|the|the expected|noticeable|measurable|significant|"
+    r"real|visible))* (?:improvements?|speed-?ups?|gains?|difference|benefits?|boost)\b",
     # "tried the following without success", "without being able to fix the issue", "without any luck"
     r"\bwithout (?:any |much |real |a )?(?:success|luck|improvement|effect|difference|progress|joy)\b|"
     r"\bwithout (?:being able to|managing to|succeeding in) (?:\w+ ){0,2}?(?:fix|solv|resolv|get rid|work|help)\w*",
