@@ -6875,3 +6875,22 @@ def test_the_status_of_each_entry_in_a_log_of_issues_is_how_its_fix_went_not_the
     parsed = _read(doc)
     assert [(a.outcome, a.result) for p in parsed for a in p.inv.attempts] == [("worked", "solved.")] * 3
     assert parsed[0].inv.status == "open" and not parsed[0].inv.symptom
+
+
+def test_a_command_under_its_caption_with_the_output_in_a_comment_is_a_look():
+    doc = """# ROCm sees the wrong architecture
+
+### Verification commands
+```bash
+# ROCm info
+rocminfo | grep -E "Name:|ISA"
+# Output: Name: gfx1030
+
+# PyTorch detection
+python -c "import torch; print(torch.cuda.get_device_properties(0))"
+# Output: gcnArchName='gfx1030'
+```
+"""
+    got = [(t, o) for t, o, _ in _attempts(doc)]
+    assert got == [('`rocminfo | grep -E "Name:|ISA"`', "inconclusive"),
+                   ('`python -c "import torch; print(torch.cuda.get_device_properties(0))"`', "inconclusive")]

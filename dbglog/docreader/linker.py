@@ -1410,6 +1410,10 @@ def _run_logs(commands: list[Unit]) -> set[int]:
     return {b for b, oks in said.items() if sum(oks) >= 3 and sum(oks) * 3 >= len(oks)}
 
 
+# A command's comment that gives what it printed ("# Output: gcnArchName='gfx1030'", "# prints: 2.1.0")
+_OUTPUT_SAID = recache.compile(r"^\W{0,3}(?:output|prints?|printed|returns?|returned|shows?|showed|got)\s*[:：]", re.I)
+
+
 def _command(j: Judged, run_log: bool = False) -> Found | None:
     u = j.unit
     # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
@@ -1424,8 +1428,9 @@ def _command(j: Judged, run_log: bool = False) -> Found | None:
         or ("failed" if "what it printed shows a failure" in j.features else None) \
         or ("inconclusive" if _PROGRESS.search(u.comment) else None) \
         or ("worked" if u.desc and WHAT_IT_TOOK.search(plain(u.desc)) else None)  # ("# I needed to set:" over it)
-    if not oc and not u.desc and u.comment and diagnostic(u.text):
-        # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding)
+    if not oc and u.comment and (not u.desc and diagnostic(u.text) or _OUTPUT_SAID.match(u.comment)):
+        # "$ nvcc -V" and the lines it printed: a look that was taken (what it showed is its finding); so is a command
+        # under its caption with "# Output: gcnArchName='gfx1030'" below it
         return _found(j, f"`{u.text}`", u.comment, outcome="inconclusive")
     if not oc and run_log and not u.prompted and (len(u.desc.split()) >= 4 or u.desc.rstrip().endswith((".", "?", "!"))):
         # (a remark on the run, "# Extremely slow.", is what it raised: the command is the try; a name over it,
