@@ -323,6 +323,10 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("neither changed anything", "failed"),
     ("nothing fixed it", "failed"),
     ("the driver update didn't make any difference", "failed"),
+    # a reboot asked for is no reboot that happened; one that happened by itself is a failure
+    ("Disabled ECC mode (needs a reboot to take effect)", None),
+    ("The host reboots randomly under load.", "failed"),
+    ("After the reboot it works.", "worked"),
     # a gain denied by the verb that would have brought it
     ("Surprisingly, giving more capacity to the model did not yield improvements.", "failed"),
     ("It never gave any measurable speedup.", "failed"),
@@ -6894,3 +6898,17 @@ python -c "import torch; print(torch.cuda.get_device_properties(0))"
     got = [(t, o) for t, o, _ in _attempts(doc)]
     assert got == [('`rocminfo | grep -E "Name:|ISA"`', "inconclusive"),
                    ('`python -c "import torch; print(torch.cuda.get_device_properties(0))"`', "inconclusive")]
+
+
+def test_lines_led_by_verdict_marks_in_one_paragraph_are_one_try_each():
+    doc = """# CUDA error 802 on the KVM guest
+
+## What we changed
+
+✅ Enabled GPU persistence mode
+✅ Disabled ECC mode (needs a reboot to take effect)
+❌ Reinstalled the 575 driver: same error 802
+"""
+    assert [(t, o) for t, o, _ in _attempts(doc)] == [
+        ("Enabled GPU persistence mode", "worked"), ("Disabled ECC mode (needs a reboot to take effect)", "worked"),
+        ("Reinstalled the 575 driver", "failed")]

@@ -170,6 +170,9 @@ _NEUTRAL_WHEN = Lazy(rf"\b(?:fail\w*|breaks?|broken|still \w+|{_BAD})\b[^.;]{{0,
 _PURPOSE = [r"\b(?:in (?:the )?hopes? (?:of|that)|hoping (?:to|that)|in order to|so as to|to (?:try to )?(?:avoid|prevent|"
             r"stop|reduce|get rid of|work around))\b[^.;,:!?—–]{0,60}"]
 _CONTROL = [  # "when I started the job again": the retry is no persistence
+    # "needs a reboot to take effect", "pending a restart", "after the reboot": a reboot asked for or passed, not the
+    # machine rebooting by itself (what else the sentence says still counts: "hangs after a reboot")
+    r"\b(?:needs?|needed|requires?|required|pending|until|after|on) (?:a |the |another )?(?:system |host )?(?:reboot|restart)\b",
     # "It's still unclear why it's needed, but I could only make it work by ...": a question about the cause, not the
     # outcome (the words of not knowing count for nothing; what the clause says still does: "no idea why it hangs")
     r"\b(?:still )?(?:unclear|unknown|not sure|no idea) (?:why|how come|what (?:causes|caused|triggers))\b",
