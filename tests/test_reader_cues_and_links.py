@@ -6899,16 +6899,3 @@ python -c "import torch; print(torch.cuda.get_device_properties(0))"
     assert got == [('`rocminfo | grep -E "Name:|ISA"`', "inconclusive"),
                    ('`python -c "import torch; print(torch.cuda.get_device_properties(0))"`', "inconclusive")]
 
-
-def test_lines_led_by_verdict_marks_in_one_paragraph_are_one_try_each():
-    doc = """# CUDA error 802 on the KVM guest
-
-## What we changed
-
-✅ Enabled GPU persistence mode
-✅ Disabled ECC mode (needs a reboot to take effect)
-❌ Reinstalled the 575 driver: same error 802
-"""
-    assert [(t, o) for t, o, _ in _attempts(doc)] == [
-        ("Enabled GPU persistence mode", "worked"), ("Disabled ECC mode (needs a reboot to take effect)", "worked"),
-        ("Reinstalled the 575 driver", "failed")]

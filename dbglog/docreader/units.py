@@ -1186,10 +1186,7 @@ _LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.])|"
-                         r"(?:\d{1,2}|[a-z])）|"
-                         # ("✅ Enabled persistence mode" / "✅ Disabled ECC mode": a line led by a verdict mark is an entry)
-                         r"(?:" + "|".join(re.escape(m) for m in sorted(VERDICT_MARKS, key=len, reverse=True)) + r"))",
-                         re.I)
+                         r"(?:\d{1,2}|[a-z])）)", re.I)
 
 
 def _starts_entry(before: str, line: str) -> bool:
