@@ -461,4 +461,6 @@ def test_an_attempt_without_every_word_of_the_idea_is_still_a_candidate_when_sec
         recs.set_section(inv.id, f"Notes {k}", f"Restart the container manually with nvidia-docker (note {k}).")
     res = search.tried(recs.store.conn, "manually restart the container with nvidia-docker restart")
     assert any(h.kind == "attempt" for h in res.result.hits)
+    # ("manually" says how it was done, not what: the record that ran the command is the same experiment)
+    assert [h.kind for h in res.close][:1] == ["attempt"]
     recs.close()

@@ -694,8 +694,12 @@ choose choosing chose select selecting run runs running rerun reproduce reproduc
 
 
 def _filler(t: Term) -> bool:
-    """Everyday wording, unless the synonym table gives it a meaning ("smaller" = "lower")."""
-    return not t.group and all(p in FILLER or p in STOPWORDS for p in t.parts)
+    """Everyday wording, unless the synonym table gives it a meaning ("smaller" = "lower"); an adverb of manner
+    ("manually", "explicitly", "completely") says how a thing was done, not what."""
+    return not t.group and all(p in FILLER or p in STOPWORDS or _ADVERB.fullmatch(p) for p in t.parts)
+
+
+_ADVERB = recache.compile(r"[a-z]{4,}(?<!p)ly")  # (not "apply", "multiply": verbs)
 
 
 def weigh(conn, q: Query, kinds=None) -> None:
