@@ -252,9 +252,18 @@ def test_llama_cpps_failed_op_is_its_site():
      "[PG 1 Rank 0] Process group watchdog thread terminated"),
     # Ray's note that it folded repeated lines
     ("(Actor pid=5823, ip=10.1.2.3) boom at step [repeated 14x across cluster]", "(Actor pid=77) boom at step"),
+    # the host mpirun --tag-output or pdsh writes before each line, or a container's id
+    ("g0016: Test CUDA failure common.cu:89 'invalid device ordinal'",
+     "a8d0e4f53b2c: Test CUDA failure common.cu:196 'invalid device ordinal'"),
+    ("node-03: NCCL WARN Cuda failure 'out of memory'", "NCCL WARN Cuda failure 'out of memory'"),
 ])
 def test_a_runners_prefixes_and_notes_are_stripped_from_the_key_line(a, b):
     assert F.normalise_line(a) == F.normalise_line(b)
+
+
+def test_a_tools_own_name_before_its_message_is_no_host_prefix():
+    assert F.normalise_line("collect2: error: ld returned 1 exit status").startswith("collect2: error")
+    assert F.normalise_line("python3: can't open file 'x.py'").startswith("python3:")
 
 
 def test_the_gpus_product_name_is_the_machine_and_its_architecture_stays():

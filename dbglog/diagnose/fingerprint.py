@@ -40,6 +40,9 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
     r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s*",                                   # mpirun [1,3]<stderr>:
     r"^\s*[\w.-]+ \[std(?:out|err)\]:?\s*",                                       # a runner's host [stderr]
+    # the host mpirun --tag-output or pdsh puts before each line ("g0010: ", "node-03: ", a container's id): a
+    # name with two digits or more, or twelve hex digits ("collect2: error", "python3: can't open" keep theirs)
+    r"^\s*(?:[A-Za-z][A-Za-z-]*\d{2,}[\w.-]*|[0-9a-f]{12}):\s+(?=\S)",
     r"^\s*[A-Z][a-z]{2} [ \d]\d [\d:]{8} \S+ [\w.-]+(?:\[\d+\])?:\s*",          # journald: Dec 09 13:35:40 host x[1]: / kernel:
     r"^\s*\((?:[A-Za-z_][\w-]*\s+)?(?:(?:rank|pid|ip)=[\w.]+[,\s]*)+\)\s*",       # Ray / vLLM (VllmWorker rank=5 pid=1)
     r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+\d\d-\d\d\s+[\d:.]+\s*(?:\[[^\]]*\]\s*|[\w.]+:\d+\]\s*)?",
