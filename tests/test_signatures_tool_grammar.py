@@ -215,3 +215,14 @@ def test_xlas_stale_driver_linker_message_is_a_driver_older_than_the_ptx():
     line = ("2022-08-01 17:28:07.861579: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_asm_compiler.cc:57]"
             " cuLinkAddData fails. This is usually caused by stale driver version.")
     assert name("Started run.\n" + line + "\n") == "driver.insufficient"
+
+
+@pytest.mark.parametrize("log,expected", [
+    # a program's own check macro: the code, then the runtime's text unquoted
+    ("Cuda failure: 222 the provided PTX was compiled with an unsupported toolchain.\n/home/u/src/runtime.cu:1332\n"
+     "Aborting...\n", "driver.insufficient"),
+    # nccl-tests before "Test " was added to its check: "Cuda failure <file>:<line> '<text>'"
+    ("nThread 1 nGpus 2 minBytes 33554432\nCuda failure common.cu:891 'invalid device ordinal'\n", "gpu.cuda_failure"),
+])
+def test_a_programs_own_cuda_check_lines_are_read_as_the_runtime_text_they_carry(log, expected):
+    assert name(log) == expected

@@ -805,7 +805,9 @@ BUILTIN: tuple[Signature, ...] = (
          "kernel errors might be asynchronously")], 20,
        description="a hint printed next to sticky errors, never a cause"),
     _S("gpu.cuda_failure",
-       [(r"Cuda failure (?:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
+       [(r"Cuda failure (?:\d+ |\S+:\d+ )?'(?P<text>[^'\n]+)'", "Cuda failure"),
+        # a program's own check macro: "Cuda failure: 222 the provided PTX was compiled with an unsupported toolchain."
+        (r"Cuda failure: \d{1,3} (?P<text>[A-Za-z][^\n]*)", "Cuda failure: "),
         (r"Cuda error (?:\S+?):\d+ '(?P<text>[^'\n]+)'", "Cuda error "),
         (r"CUDA (?:failure|error) \d+: (?P<text>[^\n]+)", ("CUDA failure", "CUDA error ")),
         # torch/llama.cpp "CUDA error: <runtime text>" whose text has no entry of its own: still a CUDA failure
