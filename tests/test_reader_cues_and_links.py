@@ -6899,3 +6899,43 @@ python -c "import torch; print(torch.cuda.get_device_properties(0))"
     assert got == [('`rocminfo | grep -E "Name:|ISA"`', "inconclusive"),
                    ('`python -c "import torch; print(torch.cuda.get_device_properties(0))"`', "inconclusive")]
 
+
+
+def test_a_fix_field_whose_text_reads_like_a_verdict_is_titled_by_that_text_not_by_its_label():
+    # ("**Solution:** built on a compute node instead." read as "Solution: <it built>": the try was titled "Solution")
+    doc = """# Bring-up log
+
+1. Workers cannot see CUDA ✅
+- **Problem:** `RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED`
+- **Solution:** exported `CUDA_VISIBLE_DEVICES=0,1,2,3` in the job script.
+- **Status:** solved.
+
+2. Build killed on the login node ✅
+- **Problem:** the build exits with code -9.
+- **Solution:** built on a compute node instead.
+- **Status:** solved.
+"""
+    assert [(t, o) for t, o, _ in _attempts(doc)][1:] == [("built on a compute node instead.", "worked")]
+    assert [t for t, _, _ in _attempts(doc.replace("**Solution:** built", "**Fix:** rebuilt"))][1:] == \
+        ["rebuilt on a compute node instead."]
+
+
+def test_a_sections_first_paragraph_after_entries_listed_under_the_title_is_no_problem_statement():
+    # (with no paragraph under the title, the first section's first paragraph states the problem -- unless the story
+    # began before that section: here a list of entries did, and the last try was read as the problem)
+    doc = """# Bring-up log
+
+1. Workers cannot see CUDA ✅
+- **Problem:** `RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED`
+- **Solution:** exported `CUDA_VISIBLE_DEVICES=0,1,2,3` in the job script.
+- **Status:** solved.
+
+### Driver
+
+Reinstalling the driver did not yield any improvement.
+"""
+    assert ("Reinstalling the driver did not yield any improvement.", "failed") in \
+        [(t, o) for t, o, _ in _attempts(doc)]
+    # (a section first under the title still opens with the problem)
+    plain = "# Conv2d segfaults\n\n## Status\n\nPyTorch 2.3 on gfx1010: every Conv2d forward segfaults.\n"
+    assert _attempts(plain) == []

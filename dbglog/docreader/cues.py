@@ -1328,9 +1328,10 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
         top = []
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
-    if not top and sub is not None and not doc.posts:
+    if not top and sub is not None and not doc.posts and (body is None or body.first > sub):
         # No paragraph under the title: the first section's first paragraph states the problem ("## Status" /
-        # "PyTorch 2.3 on gfx1010: every Conv2d forward segfaults"), unless that section is a try or a dated entry.
+        # "PyTorch 2.3 on gfx1010: every Conv2d forward segfaults"), unless that section is a try or a dated entry
+        # (or the story began before it: entries listed under the title, a command block)
         h = next(u for u in doc.units if u.kind == "heading" and u.first == sub)
         first = next((u for u in sents if u.path and u.path[-1] == h.id and u.item < 0 and u.head), None)
         if first is not None and roles.get(h.id) not in ("worked", "failed") and not _STAMP.match(plain(h.text) + " ") \

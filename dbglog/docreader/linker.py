@@ -914,7 +914,8 @@ def _found(j: Judged, did: str, result: str, outcome: str | None = None, last: i
     oc = outcome or _outcome(result) or own or _heading_verdict(j) or "inconclusive"
     f = Found(_unlabelled(did), _unlabelled(result) if result != did else "", oc, u.first,
               last if last is not None else u.last, u.author, [u.id], j.confidence)
-    split = colon_verdict(plain(did), language(did))
+    # (read after the field's label is off: "**Solution:** built on a compute node" is no "Solution: <verdict>")
+    split = colon_verdict(plain(f.did), language(did))
     if split:
         f.title = split[0]  # "`--lowvram` alone: still OOM" is titled by what was tried
     return f
