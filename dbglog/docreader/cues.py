@@ -1328,7 +1328,9 @@ def _opening(doc: Doc, roles: dict[int, str | None] | None = None, replying: boo
         top = []
     out |= {u.block for u in (top if sub is not None else top[:1])}
     roles = roles or {}
-    if not top and sub is not None and not doc.posts and (body is None or body.first > sub):
+    begun = sub is not None and any(u.first < sub and u.post < 0 and (u.kind in ("code", "command", "row") or u.item >= 0)
+                                    for u in doc.units)
+    if not top and sub is not None and not doc.posts and not begun:
         # No paragraph under the title: the first section's first paragraph states the problem ("## Status" /
         # "PyTorch 2.3 on gfx1010: every Conv2d forward segfaults"), unless that section is a try or a dated entry
         # (or the story began before it: entries listed under the title, a command block)
