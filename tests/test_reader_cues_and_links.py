@@ -6848,7 +6848,7 @@ def test_a_linked_page_title_with_middle_dots_does_not_make_a_try_a_metadata_lin
     assert "a metadata line (a · b · c)" in features(line, context(meta))
 
 
-ISSUE_LOG = """# Debug log: serving issues
+ENTRY_LOG = """# Debug log: serving issues
 
 1. Cannot see CUDA ✅
 - **Problem:** `RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED`
@@ -6870,13 +6870,13 @@ ISSUE_LOG = """# Debug log: serving issues
 def test_an_issue_logs_own_entries_are_not_a_legend_of_their_fields():
     # (each entry's "- **Problem** / - **Solution** / - **Status**" list is followed by the others: that made every
     # entry but the last two "a legend", template text, and its fix was never read)
-    titles = [t for t, _, _ in _attempts(ISSUE_LOG)]
+    titles = [t for t, _, _ in _attempts(ENTRY_LOG)]
     for fix in ("CUDA_VISIBLE_DEVICES=0", "vllm-env/bin/activate", "requested a compute node"):
         assert any(fix in t for t in titles), (fix, titles)
 
 
 def test_the_status_of_each_entry_in_a_log_of_issues_is_how_its_fix_went_not_the_investigations_status():
-    parsed = _read(ISSUE_LOG)
+    parsed = _read(ENTRY_LOG)
     assert [(a.outcome, a.result) for p in parsed for a in p.inv.attempts] == [("worked", "solved.")] * 3
     assert parsed[0].inv.status == "open" and not parsed[0].inv.symptom
 
@@ -6902,7 +6902,7 @@ python -c "import torch; print(torch.cuda.get_device_properties(0))"
 
 def test_a_fix_field_whose_text_reads_like_a_verdict_is_titled_by_that_text_not_by_its_label():
     # ("**Solution:** built on a compute node instead." read as "Solution: <it built>": the try was titled "Solution")
-    doc = ISSUE_LOG.replace("requested a compute node and built vLLM there.", "built on a compute node instead.")
+    doc = ENTRY_LOG.replace("requested a compute node and built vLLM there.", "built on a compute node instead.")
     assert [(t, o) for t, o, _ in _attempts(doc)][2:] == [("built on a compute node instead.", "worked")]
     assert [t for t, _, _ in _attempts(doc.replace("**Solution:** built", "**Fix:** rebuilt"))][2:] == \
         ["rebuilt on a compute node instead."]
