@@ -43,6 +43,8 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("`num_workers` 0", "set num_workers to zero"),
     ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 418"),  # (the verb's halves apart)
     ("moved torch back to 2.3.1", "downgrade torch to 2.3.1"),
+    # "8k" tokens is 8192 as often as 8000
+    ("--max-model-len 8192 (was 32768)", "shrink the context window to 8k"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -57,6 +59,7 @@ def test_one_experiment_in_other_words(a, b):
     ("static_graph=True", "static_graph=False"),
     ("NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1"),
     ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 410"),
+    ("--max-model-len 8192", "set the context length to 16k"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -204,7 +204,15 @@ def same_value(a: str, b: str) -> bool:
     if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
         return True
     na, nb = number(a), number(b)
-    return na is not None and nb is not None and abs(na - nb) <= 1e-9 * max(abs(na), abs(nb), 1.0)
+    if na is None or nb is None:
+        return False
+    # ("8k" tokens is 8192 as often as 8000: a context length, a batch of tokens, a buffer counted in powers of two)
+    return any(abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0) for x in _kilo(a, na) for y in _kilo(b, nb))
+
+
+def _kilo(text: str, n: float) -> tuple[float, ...]:
+    """A value and, when it is counted in "k", the same count in binary thousands."""
+    return (n, n / 1e3 * 1024) if _NUM.match(text) and _NUM.match(text).group(2).lower() == "k" else (n,)
 
 
 def _version(v: str) -> tuple:
