@@ -45,6 +45,8 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("moved torch back to 2.3.1", "downgrade torch to 2.3.1"),
     # "8k" tokens is 8192 as often as 8000
     ("--max-model-len 8192 (was 32768)", "shrink the context window to 8k"),
+    # a version series holds its releases
+    ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.18"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -60,6 +62,7 @@ def test_one_experiment_in_other_words(a, b):
     ("NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1"),
     ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 410"),
     ("--max-model-len 8192", "set the context length to 16k"),
+    ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.19"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -293,6 +293,9 @@ def test_query_parsing():
     assert terms("retain_graph=False") == ["retain_graph", "False"]
     assert terms("mixed 3090/4090 box") == ["mixed", "3090", "4090", "box"]
     assert terms("/usr/local/cuda") == ["/usr/local/cuda"]
+    # a duration written apart is one term, with its other units ("7200 seconds" finds "timedelta(hours=2)")
+    assert terms("a timeout of 7200 seconds") == ["timeout", "7200s"]
+    assert "hours 2" in search.parse_query("7200 seconds").terms[0].alts
     # a list of names of any length is each name on its own; a host, a model id or a path keeps its slashes
     assert terms("pip show torch/torchvision/torchaudio") == ["pip", "show", "torch", "torchvision", "torchaudio"]
     assert terms("forward/backward hooks") == ["forward", "backward", "hooks"]

@@ -203,11 +203,23 @@ def same_value(a: str, b: str) -> bool:
         return True
     if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
         return True
+    if _series(a, b) or _series(b, a):
+        return True
     na, nb = number(a), number(b)
     if na is None or nb is None:
         return False
     # ("8k" tokens is 8192 as often as 8000: a context length, a batch of tokens, a buffer counted in powers of two)
     return any(abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0) for x in _kilo(a, na) for y in _kilo(b, nb))
+
+
+def _series(short: str, full: str) -> bool:
+    """Is ``short`` a version series that ``full`` is one of ("2.18" of "2.18.3"; not "2.1" of "2.10", nor "1" of
+    "1.5": a series has a dot of its own)?"""
+    return "." in short and _VERSION_LIKE.fullmatch(short) is not None and _VERSION_LIKE.fullmatch(full) is not None \
+        and full.startswith(short + ".")
+
+
+_VERSION_LIKE = recache.compile(r"v?\d+(?:\.\d+)+")
 
 
 def _kilo(text: str, n: float) -> tuple[float, ...]:

@@ -340,10 +340,15 @@ _ABBR_NUM = recache.compile(r"^([A-Za-z]{2,4})(\d{1,3})$")  # TP8, PP2: a known 
 _POSSESSIVE = recache.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 
 
+# "7200 seconds", "2 hours": a duration written apart is read as one ("7200s"), so it finds its other units too
+_SPACED_DURATION = recache.compile(r"\b(\d+(?:\.\d+)?)\s+(?:(s)ec(?:ond)?s?|(min)(?:ute)?s?|(h)(?:ou)?rs?)\b", re.I)
+
+
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
     from dbglog.core import synonyms
 
     out = []
+    text = _SPACED_DURATION.sub(lambda m: m.group(1) + next(g for g in m.groups()[1:] if g).lower(), text)
     for tok in text.split():
         glob = tok.rstrip("\"'`()[]{}<>,;!?^+").endswith("*")
         tok = tok.strip("\"'`()[]{}<>,;!?*^+")  # wrapping punctuation, FTS operators
@@ -385,6 +390,7 @@ def _durations(number: str, unit: str) -> list[str]:
         n = secs / size
         if n >= 1 and n == int(n):
             out += [f"{int(n)} {name}" for name in names]
+            out.append(f"{names[-1]} {int(n)}")  # (Python's keyword: ``timedelta(hours=2)``, ``timeout=timedelta(seconds=7200)``)
     if secs == int(secs):
         out.append(str(int(secs)))  # seconds with no unit: TIMEOUT=3600
     return [a for a in dict.fromkeys(out) if a.replace(" ", "") != f"{number}{unit}".lower()]
