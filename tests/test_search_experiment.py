@@ -47,6 +47,8 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("--max-model-len 8192 (was 32768)", "shrink the context window to 8k"),
     # a version series holds its releases
     ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.18"),
+    # Transformers' attention implementation is the attention backend, named in words too
+    ("attn_implementation='sdpa'", "use torch sdpa instead of flash attention 2"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -63,6 +65,7 @@ def test_one_experiment_in_other_words(a, b):
     ("Rolled the nvidia driver back to 418", "roll back the nvidia driver to 410"),
     ("--max-model-len 8192", "set the context length to 16k"),
     ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.19"),
+    ("attn_implementation='sdpa'", "set attn_implementation to eager"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)
