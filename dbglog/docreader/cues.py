@@ -1010,10 +1010,10 @@ def _legends(doc: Doc) -> set[int]:
         names = [_bold_label(u.text) for u in items]
         if len(items) < 3 or None in names:
             continue
-        if tuple(names) in seen or not all(_describes(doc.lines[u.first]) for u in items):
-            seen.add(tuple(names))
-            continue
+        again = tuple(names) in seen
         seen.add(tuple(names))
+        if again or not all(_describes(doc.lines[u.first]) for u in items):
+            continue
         if used is None:
             used = {}
             for i, ln in enumerate(doc.lines):
