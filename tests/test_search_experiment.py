@@ -49,6 +49,8 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.18"),
     # Transformers' attention implementation is the attention backend, named in words too
     ("attn_implementation='sdpa'", "use torch sdpa instead of flash attention 2"),
+    # a config key's number in scientific notation keeps its exponent
+    ("learning_rate 1e-5 (was 2e-5)", "lower the learning rate to 1e-5"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -66,6 +68,7 @@ def test_one_experiment_in_other_words(a, b):
     ("--max-model-len 8192", "set the context length to 16k"),
     ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.19"),
     ("attn_implementation='sdpa'", "set attn_implementation to eager"),
+    ("learning_rate 1e-5 (was 2e-5)", "set the learning rate to 1e-4"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -255,7 +255,9 @@ _SET_TO = recache.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s
                      r"`?([\w.+\-]+)", re.I)
 _PIN = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
 # "`num_workers` 16", "num_workers 16": a config key written before its number
-_KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*)(?![\w.])")
+# (a number in scientific notation keeps its exponent: "learning_rate 1e-5" is 1e-5, not "1e")
+_KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*(?:(?<=[eE])[-+]\d+)?)"
+                              r"(?![\w.])")
 # right before a name: it was taken away ("without --enforce-eager", "removed `NCCL_P2P_DISABLE`")
 _NEGATED = recache.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
                       r"\s+(?:the\s+)?[`'\"(]*$", re.I)
