@@ -438,3 +438,19 @@ def test_an_english_compound_with_a_hyphen_is_a_word_not_a_name_no_record_holds(
     assert res.close and res.close[0].title == "reboot linux"
     # (a package's name is still a name: a record without it is not the same experiment)
     assert not search.tried(c, "rebooted linux after installing flash-attn").close
+
+
+def test_a_preposition_of_how_a_thing_ran_is_no_part_of_the_experiment(tmp_path):
+    # ("run under compute-sanitizer" against "compute-sanitizer --tool memcheck python train.py": "under" is in no
+    # record, and it counted against the record as a word of the idea)
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    recs = Records(Workspace(tmp_path / ".dbglog"), create=True)
+    inv = recs.new("Training hangs at step 12000 on rank 5")
+    recs.add_attempt(inv.id, title="compute-sanitizer memcheck", did="compute-sanitizer --tool memcheck python train.py",
+                     result="no errors, too slow to reach step 12000", outcome="inconclusive")
+    res = search.tried(recs.store.conn, "run under compute-sanitizer")
+    assert [h.title for h in res.close][:1] == ["compute-sanitizer memcheck"]
+    recs.close()

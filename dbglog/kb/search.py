@@ -81,7 +81,9 @@ STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does doing for from had has have how i if in "
     "into is it its me my no not of on or our so that the then there these this those to try tried "
     "trying was we were what when where which while who why will with would you anyone someone "
-    "already again use using used".split()
+    "already again use using used "
+    # (prepositions of how or where a thing ran: "run under compute-sanitizer", "via the launcher")
+    "under via through inside within onto".split()
 )
 
 
