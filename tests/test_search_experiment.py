@@ -51,6 +51,9 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("attn_implementation='sdpa'", "use torch sdpa instead of flash attention 2"),
     # a config key's number in scientific notation keeps its exponent
     ("learning_rate 1e-5 (was 2e-5)", "lower the learning rate to 1e-5"),
+    # a number set, with the one it replaced written after it, says which way the knob went
+    ("Tensor parallel 4 instead of 8: --tp 4", "halve the tensor parallel degree"),
+    ("--mem-fraction-static 0.8 (was 0.9)", "give the server a smaller memory fraction"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -69,6 +72,7 @@ def test_one_experiment_in_other_words(a, b):
     ("pip install nvidia-nccl-cu12==2.18.3", "use nccl 2.19"),
     ("attn_implementation='sdpa'", "set attn_implementation to eager"),
     ("learning_rate 1e-5 (was 2e-5)", "set the learning rate to 1e-4"),
+    ("Tensor parallel 4 instead of 8: --tp 4", "raise the tensor parallel degree"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -637,7 +637,23 @@ def extract(text: str) -> Experiment:
     _read_gpu_count(r)
     _read_phrases(r)
     target = next((t for t, rg in _TARGETS if rg.search(text)), "")
-    return Experiment(_merge(r.knobs), target)
+    return Experiment(tuple(_with_previous(k, text) for k in _merge(r.knobs)), target)
+
+
+# the value a setting had before, written after the new one: "--tp 4 instead of 8", "8192 (was 32768)", "1e-5 (from 2e-5)"
+_PREVIOUS = r"\s*(?:\(\s*(?:was|from|previously)\s+|instead of\s+|rather than\s+)`?(\d[\w.]*(?:(?<=[eE])[-+]\d+)?)"
+
+
+def _with_previous(k: Knob, text: str) -> Knob:
+    """A number set, with the one it replaced written after it, is a knob raised or lowered to it: the record says which
+    way ("halve the tensor parallel degree" is what "--tp 4 instead of 8" did)."""
+    if k.state != "set" or number(k.value) is None:
+        return k
+    m = re.search(re.escape(k.value) + _PREVIOUS, text, re.I)
+    was = number(m.group(1)) if m else None
+    if was is None or was == number(k.value):
+        return k
+    return k._replace(state="raise" if number(k.value) > was else "lower")
 
 
 def targets(text: str) -> set[str]:
