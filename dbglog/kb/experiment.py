@@ -224,7 +224,8 @@ _VERSION_LIKE = recache.compile(r"v?\d+(?:\.\d+)+")
 
 def _kilo(text: str, n: float) -> tuple[float, ...]:
     """A value and, when it is counted in "k", the same count in binary thousands."""
-    return (n, n / 1e3 * 1024) if _NUM.match(text) and _NUM.match(text).group(2).lower() == "k" else (n,)
+    m = _NUM.match(text)
+    return (n, n / 1e3 * 1024) if m and m.group(2).lower() == "k" else (n,)
 
 
 def _version(v: str) -> tuple:
@@ -254,10 +255,11 @@ _CONFIG = recache.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z
 _SET_TO = recache.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
                      r"`?([\w.+\-]+)", re.I)
 _PIN = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
+# a number as written, in scientific notation with its exponent ("1e-5", not "1e")
+_NUMBER_TEXT = r"\d[\w.]*(?:(?<=[eE])[-+]\d+)?"
 # "`num_workers` 16", "num_workers 16": a config key written before its number
-# (a number in scientific notation keeps its exponent: "learning_rate 1e-5" is 1e-5, not "1e")
-_KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(\d[\w.]*(?:(?<=[eE])[-+]\d+)?)"
-                              r"(?![\w.])")
+_KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(" + _NUMBER_TEXT
+                              + r")(?![\w.])")
 # right before a name: it was taken away ("without --enforce-eager", "removed `NCCL_P2P_DISABLE`")
 _NEGATED = recache.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
                       r"\s+(?:the\s+)?[`'\"(]*$", re.I)
@@ -641,19 +643,18 @@ def extract(text: str) -> Experiment:
 
 
 # the value a setting had before, written after the new one: "--tp 4 instead of 8", "8192 (was 32768)", "1e-5 (from 2e-5)"
-_PREVIOUS = r"\s*(?:\(\s*(?:was|from|previously)\s+|instead of\s+|rather than\s+)`?(\d[\w.]*(?:(?<=[eE])[-+]\d+)?)"
+_PREVIOUS = r"\s*(?:\(\s*(?:was|from|previously)\s+|instead of\s+|rather than\s+)`?(" + _NUMBER_TEXT + ")"
 
 
 def _with_previous(k: Knob, text: str) -> Knob:
     """A number set, with the one it replaced written after it, is a knob raised or lowered to it: the record says which
     way ("halve the tensor parallel degree" is what "--tp 4 instead of 8" did)."""
-    if k.state != "set" or number(k.value) is None:
-        return k
-    m = re.search(re.escape(k.value) + _PREVIOUS, text, re.I)
+    now = number(k.value) if k.state == "set" else None
+    m = re.search(re.escape(k.value) + _PREVIOUS, text, re.I) if now is not None else None
     was = number(m.group(1)) if m else None
-    if was is None or was == number(k.value):
+    if was is None or was == now:
         return k
-    return k._replace(state="raise" if number(k.value) > was else "lower")
+    return k._replace(state="raise" if now > was else "lower")
 
 
 def targets(text: str) -> set[str]:

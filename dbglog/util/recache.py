@@ -72,12 +72,17 @@ def _build(pattern: str, flags: int, key: tuple) -> re.Pattern:
     # (the form is a second run of the regex parser, worth it only when it will be written)
     form = None if sys.dont_write_bytecode else _form(pattern, flags, rx)
     if form is not None:
-        if not _new:
-            import atexit
-
-            atexit.register(save)
-        _new[key] = form
+        _keep(key, form)
     return rx
+
+
+def _keep(key: tuple, value) -> None:
+    """Hold ``value`` for the file, which is written at exit (registered with the first one kept)."""
+    if not _new:
+        import atexit
+
+        atexit.register(save)
+    _new[key] = value
 
 
 def derived(tag: str, pattern: str, compute):
@@ -91,11 +96,7 @@ def derived(tag: str, pattern: str, compute):
         if not (isinstance(got, tuple) and len(got) == 1):
             got = (compute(pattern),)
             if not sys.dont_write_bytecode:
-                if not _new:
-                    import atexit
-
-                    atexit.register(save)
-                _new[key] = got
+                _keep(key, got)
         _made[key] = got
     return got[0]
 
