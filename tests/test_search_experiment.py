@@ -54,6 +54,22 @@ def test_vocabulary_loads_once_and_is_well_formed():
     # a number set, with the one it replaced written after it, says which way the knob went
     ("Tensor parallel 4 instead of 8: --tp 4", "halve the tensor parallel degree"),
     ("--mem-fraction-static 0.8 (was 0.9)", "give the server a smaller memory fraction"),
+    # a value joined by colons is one value
+    ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "set PYTORCH_CUDA_ALLOC_CONF to expandable_segments:True"),
+    # "capturing" is no "cap": skipping graph capture is CUDA graphs off
+    ("--disable-cuda-graph", "skip capturing cuda graphs at startup"),
+    ("--enforce-eager", "stop capturing graphs during warmup"),
+    ("--cuda-graph-max-bs 32", "limit the captured batch size to 32"),
+    # a share of device memory is the memory fraction
+    ("--gpu-memory-utilization 0.8 (was the default 0.9)", "give vllm only 80% of VRAM instead of 90"),
+    ("--mem-fraction-static 0.7", "give the KV pool 70% of memory instead of 88%"),
+    # a library's variable written without its prefix
+    ("export NCCL_P2P_DISABLE=1", "set P2P_DISABLE=1 for NCCL"),
+    ("export NCCL_IB_GID_INDEX=3 on both nodes", "make NCCL use the RoCEv2 GID (index 3)"),
+    # a diff of a pin, a release with its post-release, a package named like a config key
+    ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "downgrade flash attention to 2.7.4.post1"),
+    ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "pin flash_attn 2.7.4.post1 in requirements"),
+    ("pip install torch==2.3.0+cu121", "torch 2.3.0"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -73,6 +89,9 @@ def test_one_experiment_in_other_words(a, b):
     ("attn_implementation='sdpa'", "set attn_implementation to eager"),
     ("learning_rate 1e-5 (was 2e-5)", "set the learning rate to 1e-4"),
     ("Tensor parallel 4 instead of 8: --tp 4", "raise the tensor parallel degree"),
+    ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "pin flash-attn 2.7.4"),
+    ("--gpu-memory-utilization 0.8", "give vllm 95% of the GPU memory"),
+    ("HIP_VISIBLE_DEVICES=0 python train.py", "HIP_VISIBLE_DEVICES=0,1"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)
@@ -147,3 +166,15 @@ def test_torchvision_and_torchaudio_are_packages_whose_versions_are_knobs():
     rec = extract("Removing them and reinstalling torch==1.7.1, torchvision==0.8.2 and torchaudio==0.7.2 solved it")
     assert compare(extract("update torchvision to 0.8.2"), rec).tier == SAME
     assert compare(extract("pin torchaudio 0.7.1"), rec).tier == OTHER
+
+
+def test_a_share_of_memory_read_off_a_measurement_is_no_setting():
+    # "peaks at 95% of VRAM" is what the run used, not what it was given
+    assert not extract("memory usage peaks at 95% of VRAM").knobs
+    assert not extract("the model uses 80% of memory").knobs
+
+
+def test_a_file_named_before_its_lines_is_not_a_config_key():
+    # "requirements.txt: -flash-attn" read as the key "requirements.txt" set to "-flash-attn"
+    knobs = extract("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1").knobs
+    assert [(k.id, k.state, k.value) for k in knobs] == [("flash-attn", "downgrade", "2.7.4.post1")]

@@ -121,10 +121,17 @@ class Vocab:
             if key not in self.by_phrase or st:
                 self.by_phrase[key] = (f, st)
         self.by_package = {_words_key(_spaced(a)): pkg for a, pkg in self.packages.items()}
+        # a library's variable written without its prefix ("P2P_DISABLE=1 for NCCL"): the one name it ends
+        self.unprefixed: dict[str, tuple[str, str] | None] = {}
+        for key, got in self.names.items():
+            head, _, rest = key.partition("-")
+            if head in _LIBRARY_PREFIXES and "-" in rest:
+                self.unprefixed[rest] = got if self.unprefixed.get(rest, got) == got else None
         self.longest = max((k.count(" ") + 1 for k in (*self.by_phrase, *self.by_package)), default=1)
 
 
 _TOKEN = recache.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
+_LIBRARY_PREFIXES = frozenset("nccl torch pytorch vllm sglang hsa hip cuda rocr miopen xla tf jax ucx gloo".split())
 
 
 def _words_key(text: str) -> str:
@@ -228,8 +235,16 @@ def _kilo(text: str, n: float) -> tuple[float, ...]:
     return (n, n / 1e3 * 1024) if m and m.group(2).lower() == "k" else (n,)
 
 
+_RELEASE_PARTS = recache.compile(r"v?(\d+(?:\.\d+)*)(?:[.\-]?post(\d+))?(?:\+[\w.]+)?")
+
+
 def _version(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v)[:4])
+    """A version as numbers to compare: its release and post-release ("2.7.4.post1" after "2.7.4"); a local build
+    tag is the same release ("2.3.0+cu121" is 2.3.0)."""
+    m = _RELEASE_PARTS.fullmatch(v.strip())
+    if not m:
+        return tuple(int(x) for x in re.findall(r"\d+", v)[:4])
+    return tuple(int(x) for x in m.group(1).split(".")[:4]) + ((int(m.group(2)),) if m.group(2) else ())
 
 
 # --- reading a text --------------------------------------------------------------------------------
@@ -252,8 +267,9 @@ _ANNOTATED = recache.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], 
 _FLAG = recache.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
 _CONFIG = recache.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
                      r"(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
+# (a value may join its parts with colons: "set PYTORCH_CUDA_ALLOC_CONF to expandable_segments:True")
 _SET_TO = recache.compile(r"\b(?:set|setting|change|changed|changing)\s+(?:the\s+)?`?([A-Za-z][\w.\-]*)`?\s+(?:to|=)\s+"
-                     r"`?([\w.+\-]+)", re.I)
+                     r"`?([\w.+\-]+(?::[\w.+\-]+)*)", re.I)
 _PIN = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d[\w.+\-]*)")
 # a number as written, in scientific notation with its exponent ("1e-5", not "1e")
 _NUMBER_TEXT = r"\d[\w.]*(?:(?<=[eE])[-+]\d+)?"
@@ -269,12 +285,13 @@ _VALUE_WORDS = frozenset("""flag option options and or to the a an with without 
 _PROGRAMS = frozenset("python python3 torchrun bash sh srun mpirun deepspeed accelerate vllm sglang pip uv".split())
 
 _OFF = (r"no|not|non|without|w/o|disabl\w*|turn\w*\s+off|switch\w*\s+off|drop\w*|remov\w*|skip\w*|bypass\w*|"
-        r"avoid\w*|kill\w*|deactivat\w*|unset\w*|stop\w*\s+using|don'?t\s+use|do\s+not\s+use|instead\s+of|"
+        r"avoid\w*|kill\w*|deactivat\w*|unset\w*|stop\w*|don'?t\s+use|do\s+not\s+use|instead\s+of|"
         r"get\s+rid\s+of|off")
 _ON = r"set|export\w*|enabl\w*|turn\w*\s+on|switch\w*\s+on|use|used|using|uses|with|forc\w*|add\w*|activat\w*|keep\w*|on|re-?enabl\w*"
 _RAISE = (r"rais\w*|increas\w*|bump\w*|more|higher|larger|bigger|doubl\w*|longer|extend\w*|grow\w*|up|"
           r"bigger|greater|max\w*\s+out")
-_LOWER = r"lower\w*|reduc\w*|decreas\w*|fewer|less|smaller|shrink\w*|cut\w*|halv\w*|shorter|capp?\w*|limit\w*|down"
+# ("cap", "capped", "capping"; not "capture")
+_LOWER = r"lower\w*|reduc\w*|decreas\w*|fewer|less|smaller|shrink\w*|cut\w*|halv\w*|shorter|caps?|capp(?:ed|ing)|limit\w*|down"
 _DOWN = r"downgrad\w*|roll\w*\s+back|rolled\s+back|revert\w*|older|previous|earlier|prior|pinn?\w*\s+(?:back|below)"
 _UP = r"upgrad\w*|newer|latest|bump\w*|updat\w*|nightly"
 _BACK_TO = recache.compile(r"^\W{0,3}back\s+(?:down\s+)?to\s+v?(\d+(?:\.\d+)*)\b", re.I)
@@ -353,6 +370,8 @@ def _meaning(name: str) -> tuple[str, str]:
         if key.startswith(prefix) and len(key) > len(prefix) + 2:
             base = key[len(prefix):]
             return voc.names.get(base, (base, ""))[0], meaning
+    if voc.unprefixed.get(key):
+        return voc.unprefixed[key]
     if "." in key and not key.replace(".", "").isdigit():  # torch._dynamo.config.cache_size_limit
         last = key.rsplit(".", 1)[-1]
         return voc.names.get(last, (last, "value"))
@@ -501,17 +520,22 @@ def _read_config(r: _Reader) -> None:
         if r.free(*m.span(1)) and ("_" in m.group(1) or "." in m.group(1) or norm_name(m.group(1)) in vocab().names):
             r.named(m.span(), m.group(1), "config", m.group(2))
     for m in _KEY_NUMBER.finditer(text):
-        if r.free(*m.span(1)):
+        if r.free(*m.span(1)) and m.group(1).lower() not in vocab().packages:  # ("flash_attn 2.7.4": a package's version)
             r.named(m.span(), m.group(1), "config", m.group(2))
     for m in _CONFIG.finditer(text):
         key = m.group(1)
         if not r.free(*m.span(1)) or (m.group(2) != "=" and "_" not in key and "." not in key):
             continue
-        if key in ("http", "https", "file") or (m.group(2) == "=" and key in ("x", "n", "i")):
-            continue
+        if key in ("http", "https", "file") or (m.group(2) == "=" and key in ("x", "n", "i")) or _FILE_NAME.search(key):
+            continue  # (a file named before what it holds: "requirements.txt: flash-attn==2.7.4")
         r.named(m.span(), key, "config", m.group(3))
 
 
+_FILE_NAME = recache.compile(r"\.(?:txt|py|ya?ml|json|toml|cfg|ini|sh|md|log|conf|lock)$")
+# a diff of a pin: "-flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1" moves the package from one to the other
+_PIN_DIFF = recache.compile(r"(?<![\w.])-\s*([A-Za-z][\w.\-]*?)\s*==\s*v?(\d[\w.+\-]*)\s+\+\s*\1\s*==\s*v?(\d[\w.+\-]*)")
+# a version as a release names it: "2.7.4.post1", "2.3.0+cu121", "0.6.1rc2"
+_RELEASE = r"\d+(?:\.\d+)*(?:[.+\-]?[a-z]+\d*(?:\.\d+)*)*"
 _INSTEAD = recache.compile(r"^\W*v?(\d[\w.]*)\s+(?:[a-z]+\s+){0,2}(?:instead\s+of|rather\s+than|over)\s+v?(\d[\w.]*)")
 _FROM_TO = recache.compile(r"^\s*(?:from\s+)?v?(\d[\w.]*)\s*(?:→|->|=>|to)\s*v?(\d[\w.]*)")
 
@@ -529,6 +553,11 @@ def _change(after: str, longer: str) -> tuple[str, str] | None:
 def _read_packages(r: _Reader) -> None:
     voc = vocab()
     text, low = r.text, r.low
+    for m in _PIN_DIFF.finditer(text):
+        a, b = _version(m.group(2)), _version(m.group(3))
+        pkg = voc.packages.get(m.group(1).lower(), m.group(1).lower().replace("_", "-"))
+        r.add(m.span(), Knob(pkg, m.group(1), "package", "upgrade" if b > a else "downgrade" if b < a else "pin",
+                             m.group(3)))
     for m in _PIN.finditer(text):
         if not r.free(*m.span()) or not re.search(r"[a-z]", m.group(1), re.I) or m.group(1).isupper():
             continue
@@ -543,14 +572,14 @@ def _read_packages(r: _Reader) -> None:
         before = low[max(0, start - 40):start]
         change = _change(after, low[end:end + 60])
         cue = _cue(before, after)
-        ver = re.match(r"^\s*v?(\d+(?:\.\d+)+|\d{3,})\b", after)
+        ver = re.match(r"^\s*v?(\d+(?:\.\d+)+(?:[.+\-]?[a-z]+\d*(?:\.\d+)*)*|\d{3,})\b", after)
         if change:
             a, b = _version(change[0]), _version(change[1])
             state, val = ("upgrade" if b > a else "downgrade" if b < a else "pin"), change[1]
         elif re.search(r"\bpinn?(?:ed|ing|s)?\s+(?:the\s+)?$", before) and re.match(r"^\s*(?:to|at)\s+v?\d", after):
             state, val = "pin", re.match(r"^\s*(?:to|at)\s+v?(\d[\w.]*)", after).group(1)  # "pin torch to 2.3.1"
         elif cue in ("upgrade", "downgrade"):
-            to = re.search(r"\bto\s+v?(\d+(?:\.\d+)*)", after)
+            to = re.search(r"\bto\s+v?(" + _RELEASE + ")", after)
             state, val = cue, (to.group(1) if to else ver.group(1) if ver else "")
         elif re.match(r"^\W{0,3}(?:downgrad\w*|rollback)", after):
             state, val = "downgrade", ""
@@ -606,6 +635,19 @@ _GPU_COUNT = recache.compile(r"(?<![\w.])(\d{1,4})\s*(?:x\s*)?(?:gpus?|npus?|car
                         r"(?<![\d.])(\d{1,3})\s*(?:张|块)?卡|(单|双)(?:张|块)?卡", re.I)
 
 
+# "give vllm 80% of VRAM", "70% of the GPU memory": the share of device memory a server takes (not a reading: "peaks at
+# 95% of memory", "uses 80% of VRAM")
+_SHARE = recache.compile(r"(?<![\w.])(\d{1,3}(?:\.\d+)?)\s*%\s+of\s+(?:the\s+|its\s+|all\s+|total\s+)?(?:gpu'?s?\s+|device\s+)?"
+                         r"(?:vram|memory|hbm)\b", re.I)
+_READING = recache.compile(r"(?:\busag\w*|\bus(?:ed|es|ing)|\butiliz\w*|\bat|\bpeak\w*|\breach\w*|\bhit\w*|\bfull)\W*$", re.I)
+
+
+def _read_share(r: _Reader) -> None:
+    for m in _SHARE.finditer(r.text):
+        if r.free(*m.span()) and not _READING.search(r.text[max(0, m.start() - 16):m.start()]):
+            r.add(m.span(), Knob("GPU memory fraction", m.group(0), "feature", "set", m.group(1) + "%"))
+
+
 def _read_gpu_count(r: _Reader) -> None:
     for m in _GPU_COUNT.finditer(r.text):
         if r.free(*m.span()):
@@ -637,6 +679,7 @@ def extract(text: str) -> Experiment:
     _read_names(r)
     _read_packages(r)
     _read_gpu_count(r)
+    _read_share(r)
     _read_phrases(r)
     target = next((t for t, rg in _TARGETS if rg.search(text)), "")
     return Experiment(tuple(_with_previous(k, text) for k in _merge(r.knobs)), target)
