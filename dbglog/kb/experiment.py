@@ -305,6 +305,7 @@ _AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to|(?:设置?[
                           r"升[到为至]|减[小少]?[到为至]|增[大加]?[到为至]|为)了?)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
                           r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
 _UNIT_AFTER = recache.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
+_ONE_UNIT = recache.compile(r"^\s*(?:to\s+|of\s+)?(?:a|an|one)\s+(hour|minute|second)\b", re.I)
 _UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
                "mins": "min", "second": "s", "seconds": "s", "sec": "s", "secs": "s", "ms": "ms",
                "millisecond": "ms", "milliseconds": "ms"}
@@ -613,7 +614,10 @@ def _read_phrases(r: _Reader) -> None:
             value = val_m and next((g for g in val_m.groups() if g), "")
             if value and value.lower() in _VALUE_WORDS:
                 value = ""
-            unit = _UNIT_AFTER.match(low, end + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
+            one = None if value else _ONE_UNIT.match(after)
+            if one:  # "give the NCCL watchdog an hour": one of the unit
+                value = "1" + _UNIT_WORDS[one.group(1)]
+            unit = None if one else _UNIT_AFTER.match(low, end + (val_m.end() if val_m and val_m.re is _AFTER_VALUE else 0))
             if value and unit and number(value) is not None:  # "to two hours" is 2h, as timedelta(hours=2)
                 value = f"{_NUMBER_WORDS.get(value.lower(), value)}{_UNIT_WORDS[unit.group(1)]}"
             if value and cue not in ("off",):

@@ -2758,15 +2758,21 @@ def _tier(h: Hit, q: Query, idea) -> None:
     text = record_text(h)
     rec = h.experiment = experiment.extract(text)
     h.word_verdict = h.verdict
-    if h.verdict in MENTIONED or h.verdict == "background" or not _tested(h):
+    cmp = experiment.compare(idea, rec, text)
+    # (an attempt whose action turns the idea's knob did it, its way or another, though its hypothesis proposed it in
+    # other words)
+    done = h.kind == "attempt" and h.verdict == "only-proposed" and cmp.tier in (experiment.SAME, experiment.OTHER)
+    if (h.verdict in MENTIONED and not done) or h.verdict == "background" or not _tested(h):
         h.tier = "related"
         return
-    cmp = experiment.compare(idea, rec, text)
+    if done:
+        h.verdict = ""
     h.knob_tier = cmp.tier
     if cmp.tier == experiment.SAME:
         if h.verdict:  # the words refused it: the knob overrules them, but not a proposal or a log
-            mention = "only-proposed" if _only_proposed(_Pair(h, q)) else "background" if is_background(h) else \
-                "proposed-here" if is_idea(h) else ""
+            # (an attempt's knob is read from its title and action: what its hypothesis proposed, the action did)
+            mention = "only-proposed" if h.kind != "attempt" and _only_proposed(_Pair(h, q)) else \
+                "background" if is_background(h) else "proposed-here" if is_idea(h) else ""
             if mention:
                 h.verdict, h.tier = mention, "related"
                 return

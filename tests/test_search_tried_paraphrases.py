@@ -1,0 +1,49 @@
+"""`tried` answers an agent's paraphrase of its own attempt with that attempt: the knob named another way (a share of
+memory for a fraction, a variable without its library's prefix, "an hour" for 60 minutes), and an attempt whose
+hypothesis proposed the change in other words is still the attempt that made it."""
+
+import pytest
+
+from dbglog.kb import search
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    from dbglog.kb.records import Records
+    from dbglog.util.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("tried_paraphrases")
+    (root / ".git").mkdir()
+    recs = Records(Workspace(root / ".dbglog"), create=True)
+    inv = recs.new("Two-node job hangs in the first all_reduce; server dies in graph capture")
+    recs.add_attempt(inv.id, title="Pinned the socket interface", did="export NCCL_SOCKET_IFNAME=eth1",
+                     result="same hang", outcome="failed")
+    recs.add_attempt(inv.id, title="NCCL_P2P_DISABLE=1", did="export NCCL_P2P_DISABLE=1 on both nodes",
+                     result="still hangs", outcome="failed")
+    recs.add_attempt(inv.id, title="Longer process-group timeout",
+                     did="dist.init_process_group('nccl', timeout=timedelta(minutes=60))",
+                     result="hangs for the full hour, then aborts", outcome="failed")
+    recs.add_attempt(inv.id, title="static memory fraction 0.9 -> 0.75",
+                     hypothesis="The log hints at a smaller memory fraction; perhaps the KV pool crowds out the graph buffers.",
+                     did="--mem-fraction-static 0.75", result="the same crash", outcome="failed")
+    recs.add_attempt(inv.id, title="Skip graph capture", did="--disable-cuda-graph", result="serves", outcome="worked")
+    yield recs.store.conn
+    recs.close()
+
+
+@pytest.mark.parametrize("idea, title", [
+    ("set P2P_DISABLE=1 for NCCL", "NCCL_P2P_DISABLE=1"),
+    ("give the NCCL watchdog an hour before it aborts", "Longer process-group timeout"),
+    ("give the KV pool 75% of memory instead of 90%", "static memory fraction 0.9 -> 0.75"),
+    ("stop capturing cuda graphs", "Skip graph capture"),
+])
+def test_a_paraphrase_finds_the_attempt_it_restates(conn, idea, title):
+    res = search.tried(conn, idea)
+    assert res.close and res.close[0].title == title
+
+
+def test_another_share_of_memory_is_tried_another_way(conn):
+    res = search.tried(conn, "give the KV pool 60% of the GPU memory")
+    assert not res.close
+    hit = next(h for h in res.result.hits if h.title == "static memory fraction 0.9 -> 0.75")
+    assert hit.tier == "other" and "60%" in hit.differs
