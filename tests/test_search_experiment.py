@@ -70,6 +70,11 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "downgrade flash attention to 2.7.4.post1"),
     ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "pin flash_attn 2.7.4.post1 in requirements"),
     ("pip install torch==2.3.0+cu121", "torch 2.3.0"),
+    # bf16 and fp16 training are one choice: a flag's boolean, the dtype named bare, "from fp16 to bf16"
+    ("Use bf16 instead of fp16: --bf16 True --fp16 False", "train in bfloat16"),
+    ("Use bf16 instead of fp16: --bf16 True --fp16 False", "switch precision from fp16 to bf16"),
+    ("Use bf16 instead of fp16: --bf16 True --fp16 False", "disable fp16 mixed precision"),
+    ("--bf16", "use bf16 instead of fp16"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -92,6 +97,8 @@ def test_one_experiment_in_other_words(a, b):
     ("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1", "pin flash-attn 2.7.4"),
     ("--gpu-memory-utilization 0.8", "give vllm 95% of the GPU memory"),
     ("HIP_VISIBLE_DEVICES=0 python train.py", "HIP_VISIBLE_DEVICES=0,1"),
+    ("Use bf16 instead of fp16: --bf16 True --fp16 False", "train in fp16"),
+    ("--fp16", "use bf16 instead of fp16"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

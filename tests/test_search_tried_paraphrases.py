@@ -27,6 +27,9 @@ def conn(tmp_path_factory):
                      hypothesis="The log hints at a smaller memory fraction; perhaps the KV pool crowds out the graph buffers.",
                      did="--mem-fraction-static 0.75", result="the same crash", outcome="failed")
     recs.add_attempt(inv.id, title="Skip graph capture", did="--disable-cuda-graph", result="serves", outcome="worked")
+    other = recs.new("Loss goes to NaN after the optimizer step")
+    recs.add_attempt(other.id, title="Half precision off", did="--bf16 True --fp16 False", result="no NaN",
+                     outcome="worked")
     yield recs.store.conn
     recs.close()
 
@@ -47,3 +50,10 @@ def test_another_share_of_memory_is_tried_another_way(conn):
     assert not res.close
     hit = next(h for h in res.result.hits if h.title == "static memory fraction 0.9 -> 0.75")
     assert hit.tier == "other" and "60%" in hit.differs
+
+
+def test_the_same_knob_for_another_problem_is_not_the_attempt(conn):
+    # bf16 worked for the NaN loss; asked for the graph-capture crash, it was not tried there
+    assert search.tried(conn, "train in bfloat16").close
+    res = search.tried(conn, "train in bfloat16 for the graph capture crash")
+    assert not res.close

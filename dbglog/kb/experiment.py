@@ -94,6 +94,8 @@ class Vocab:
         self.phrases: list[tuple[str, str, str]] = []  # (phrase, feature id, state or "=value" or "")
         self.defaults: dict[str, float] = {}
         self.value_only: set[str] = set()  # features set by a value only (no on / off)
+        self.one_of: dict[str, str] = {}  # a feature -> the choice it is one answer of (bf16 / fp16 training)
+        self.bare: dict[str, str] = {}  # a feature's state when its words are given with no cue ("train in bfloat16")
         self.features = {k["id"] for k in data.get("knob", [])}
         for k in data.get("knob", []):
             fid = k["id"]
@@ -103,6 +105,10 @@ class Vocab:
                 self.phrases.append((_spaced(w.lower()), fid, ""))
             for w, st in k.get("states", {}).items():
                 self.phrases.append((_spaced(w.lower()), fid, st))
+            if "one of" in k:
+                self.one_of[fid] = k["one of"]
+            if "bare" in k:
+                self.bare[fid] = k["bare"]
             if "default" in k:
                 self.defaults[fid] = number(k["default"])
             if all(m == "value" for m in k.get("names", {}).values()):
@@ -451,6 +457,8 @@ def _flag_value(name: str, nxt: str) -> bool:
     short word), never a program, a script, a path or an everyday word ("the -mla flag")."""
     fid, meaning = _meaning(name)
     low = nxt.lower()
+    if meaning in ("enable", "disable") and (low in TRUE or low in FALSE):
+        return True  # "--fp16 False"
     if meaning != "value" or low in _VALUE_WORDS or low in _PROGRAMS or nxt.endswith(".py") or "/" in nxt:
         return False
     return fid != norm_name(name) or number(nxt) is not None or len(nxt) <= 12
@@ -595,6 +603,9 @@ def _read_packages(r: _Reader) -> None:
         r.add((start, end), Knob(pkg, text[start:end], "package", state, val))
 
 
+_FROM_BEFORE = recache.compile(r"\bfrom\s+$")
+
+
 def _read_phrases(r: _Reader) -> None:
     voc = vocab()
     low = r.low
@@ -608,6 +619,8 @@ def _read_phrases(r: _Reader) -> None:
             state, val = ("off" if _cue(r.before(start)) == "off" else "set"), st[1:]
         elif st:
             state, val = st, ""
+        elif fid in voc.bare and _FROM_BEFORE.search(r.before(start)):
+            state, val = "off", ""  # "switch from fp16 to bf16": away from it
         else:
             val_m = _AFTER_VALUE.match(after) or _BEFORE_VALUE.search(r.before(start))
             cue = _cue(r.before(start), after)
@@ -627,6 +640,7 @@ def _read_phrases(r: _Reader) -> None:
                     state = "raise" if _CUE_WORD["raise"].search(before) else "lower"
             else:
                 state, val = cue, ""
+                state = state or voc.bare.get(fid, "")
                 if state in ("on", "off") and fid in voc.value_only:
                     state = ""  # "use the attention backend" names it; a value would set it
         r.add((start, end), Knob(fid, low[start:end], "feature", state, val))
@@ -763,6 +777,14 @@ def agree(idea: Knob, rec: Knob) -> str:
     return OTHER
 
 
+def _implied(knobs: list[Knob]) -> set[Knob]:
+    """The alternatives an idea turns off by choosing another ("fp16 instead of bf16": bf16 off): a record that turns
+    them another way differs, one that does not name them lacks nothing."""
+    one_of = vocab().one_of
+    on = {one_of[k.id] for k in knobs if k.id in one_of and k.state in ("on", "set")}
+    return {k for k in knobs if k.state == "off" and one_of.get(k.id) in on}
+
+
 def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison:
     """How the record's experiment relates to the idea's (see the module docstring). Only the
     knobs the idea turns count ("per-head scales for the fp8 KV cache" names the cache as where, it
@@ -771,6 +793,7 @@ def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison
     for k in rec.knobs:
         by_id.setdefault(k.id, []).append(k)
     turned = [k for k in idea.knobs if k.state]
+    implied = _implied(turned)
     shared, diffs, missing, named = [], [], [], []
     for k in turned:
         ways = [(agree(k, o), o) for o in by_id.get(k.id, [])]
@@ -778,7 +801,8 @@ def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison
             or (ways[0] if ways else None)
         way, other = best if best else (None, None)
         if way is None:
-            missing.append(k)
+            if k not in implied:
+                missing.append(k)
         elif way == NONE:
             named.append(k)
         else:

@@ -2904,8 +2904,18 @@ def _lacking(h: Hit, q: Query, idea) -> list[str]:
     """The idea's telling names (an identifier, a version, a GPU) that neither the record nor its
     investigation holds, its knobs' own names and values aside: "on the MI300X nodes"."""
     own = " ".join(f"{k.name} {k.value}" for k in idea.knobs).lower()
-    return [t.raw for i, t in enumerate(q.active)
-            if i not in h._matched and _specific(t) and t.raw.lower() not in own]
+    lacks = [t.raw for i, t in enumerate(q.active)
+             if i not in h._matched and _specific(t) and t.raw.lower() not in own]
+    scope = _SCOPE.search(q.text)  # "... for the cleanup hang": the problem it is meant for
+    if scope:
+        words = set(scope.group(1).lower().split())
+        said = [i for i, t in enumerate(q.active) if t.raw.lower() in words]
+        if said and not any(i in h._matched for i in said):
+            lacks.append(scope.group(1).strip())
+    return lacks
+
+
+_SCOPE = recache.compile(r"\bfor (?:the|this|our|that) ([a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s*$", re.I)
 
 
 KNOB_HITS = 10  # attempts that name the idea's knob another way, added to those judged
