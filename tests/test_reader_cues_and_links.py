@@ -332,6 +332,11 @@ Hi @maintainer, I have tried to disable `chunked_prefill`, but it failed. Only w
     ("It never gave any measurable speedup.", "failed"),
     ("This change did not show a significant gain.", "failed"),
     ("runs, first start 40 s", "worked"),
+    # "pass" said of the tests or a count of them, not "pass the flag"
+    ("Nightly tests on CUDA 12.x: 7 / 7 pass", "worked"),
+    ("the tests pass now", "worked"),
+    ("3 / 7 pass", None),
+    ("pass the flag to the server", None),
     ("runs, but tuning takes 9 min on first start", "partial"),
     ("runs out of memory after 2 steps", "failed"),
     ('even without the "--upgrade" it fails', "failed"),  # a subject of its own: "without" negates no failure there
@@ -2362,6 +2367,34 @@ pip install https://example.org/wheels/flash_attn-2.8.3-cp312.whl
 """
     got = [(a.source_lines, a.outcome) for p in _read(doc) for a in p.inv.attempts]
     assert got == [([2, 7], "failed"), ([9, 14], "failed")]
+
+
+def test_a_caption_with_a_verdict_that_points_at_the_block_below_is_one_try_holding_what_was_set():
+    doc = """# Burn test cannot load its module on a Kepler card
+
+### owner — 2024-03-01
+
+The test dies at once with a PTX JIT error.
+
+### owner — 2024-03-02
+
+Fixed it by changing the following in the build file:
+
+```
+-ARCH ?= 50
++ARCH ?= 35
+```
+
+Then tried these commands:
+
+```
+make clean && make
+```
+"""
+    atts = [a for p in _read(doc) for a in p.inv.attempts]
+    fix = next(a for a in atts if a.title.startswith("Fixed it by changing"))
+    assert (fix.outcome, fix.source_lines) == ("worked", [9, 14])
+    assert "+ARCH ?= 35" in fix.did  # (what `tried` reads of it: what was set, not only "the following")
 
 
 def test_a_question_that_points_back_asks_about_the_thing_named_just_before_it_on_its_line():

@@ -250,6 +250,9 @@ _WIN = [
     r"\b(?:doing|working|works|worked|running|runs) (?:great|perfectly|fine|well)\b",
     # "This time the head learned", "this time it converged": the retry worked
     r"\bthis time (?:it|the \w+|we) (?:learned|learnt|worked|trained|converged|passed|held|went through)\b",
+    # "all seemed to pass", "7 / 7 pass", "the tests pass now" (a bare "pass" is also "pass the flag")
+    r"(?:\b(?:all|both|tests?|they|jobs?|checks?|runs?|cases?)|(?<![\d.])(?P<n>\d+)\s*/\s*(?P=n))\s+(?:(?:now|seemed?|seems?|appear(?:s|ed)?)\s+"
+    r"(?:to\s+)?)?pass\b(?!\s+(?:the|a|an|it|them|in|through)\b)|\bpass now\b",
 ]
 _FAIL = [
     # "same error", "Same blank icons.", "same loss curve": one word may sit between

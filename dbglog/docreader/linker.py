@@ -544,6 +544,13 @@ def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, in
 
 
 # A caption's verdict set apart at its end: "...（编译失败）", "Built from the tarball (fails):", "pip install -e . — works"
+# A caption that points at the block below it: "Solved by setting the following in Makefile:", "解决方法如下："
+_SETS_BELOW = recache.compile(r"(?:\b(?:the following|as follows|below|these (?:lines|settings|changes|commands))\b"
+                                r"[^:：]{0,40}|如下|以下|下面[^:：]{0,10})\s*[:：]\s*$", re.I)
+# (what the caption did with the block: set or changed it; not "the following test works", "error example below:")
+_CHANGE_VERB = recache.compile(r"\b(?:set|setting|chang(?:e|ed|ing)|add(?:ed|ing)?|edit(?:ed|ing)?|replac(?:e|ed|ing)|"
+                               r"modif(?:y|ied|ying)|patch(?:ed|ing)?|appl(?:y|ied|ying)|putting|put)\b|修改|设置|改成|改为|替换|添加",
+                               re.I)
 _CAPTION_VERDICT = recache.compile(r"(?:[(（]([^()（）]{1,40})[)）]|\s[—–-]{1,2}\s*([^—–-]{1,30}?))\s*[:：.]?\s*$")
 
 
@@ -566,6 +573,8 @@ def _captioned_blocks(js: list[Judged], used: set[int], code: list[Unit]) -> lis
             and not re.match(r"(?i)(?:(?:if|when|unless)\b|如果|若|假如)", said) else None
         if oc is not None and _outcome(plain(u.text)[:aside.start()]) not in (None, oc):
             continue  # "I was able to build main (failed a couple weeks prior)": two tries, told apart
+        if oc is None and _SETS_BELOW.search(plain(u.text)) and _CHANGE_VERB.search(plain(u.text)):
+            oc = _outcome(plain(u.text))  # "Solved by setting the following in Makefile:": the block is what was set
         if oc not in ("worked", "failed", "partial"):
             continue
         fence = next((c for c in code if u.last < c.first <= u.last + 2), None)
@@ -576,8 +585,9 @@ def _captioned_blocks(js: list[Judged], used: set[int], code: list[Unit]) -> lis
         ran = [b for b in block if b.kind == "command" or b.text.strip().strip("`").strip()]
         if not ran or any(b.id in used for b in block):
             continue
-        f = Found(plain(u.text), plain(u.text), oc, u.first, max(b.last for b in block), u.author,
-                  [u.id] + [b.id for b in block], j.confidence)
+        shown = " ".join(b.text.strip() for b in block)[:300]  # (what was set or run, for `tried` to read)
+        f = Found(f"{plain(u.text)}\n{shown}".strip(), plain(u.text), oc, u.first, max(b.last for b in block), u.author,
+                  [u.id] + [b.id for b in block], j.confidence, title=plain(u.text))
         used.update(f.units)
         out.append(f)
     return out
