@@ -75,6 +75,12 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("Use bf16 instead of fp16: --bf16 True --fp16 False", "switch precision from fp16 to bf16"),
     ("Use bf16 instead of fp16: --bf16 True --fp16 False", "disable fp16 mixed precision"),
     ("--bf16", "use bf16 instead of fp16"),
+    # llama.cpp, Ollama and DeepSpeed knobs, named by flag, variable or words
+    ("llama-server -m m.gguf -ngl 99", "offload all 99 gpu layers"),
+    ("zero_stage: 3 in ds_config.json", "use deepspeed stage 3"),
+    ("--gradient-accumulation-steps 8", "gradient accumulation 8"),
+    ("ollama: num_ctx 8192", "set the context length to 8192"),
+    ("llama-cli --no-mmap", "disable mmap"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -99,6 +105,8 @@ def test_one_experiment_in_other_words(a, b):
     ("HIP_VISIBLE_DEVICES=0 python train.py", "HIP_VISIBLE_DEVICES=0,1"),
     ("Use bf16 instead of fp16: --bf16 True --fp16 False", "train in fp16"),
     ("--fp16", "use bf16 instead of fp16"),
+    ("llama-server -m m.gguf -ngl 99", "offload 20 gpu layers"),
+    ("zero_stage: 3 in ds_config.json", "use deepspeed stage 2"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -649,7 +649,7 @@ def _read_phrases(r: _Reader) -> None:
 # "on 8 GPUs", "8xGPU", "2 x NPUs", "a single GPU": how many devices a run used (a run on 1 GPU and one on 8 are two
 # experiments, whatever else they share).
 # (Chinese counts cards: "4卡" four, "单卡" one, "双卡" two; "显卡" is a graphics card, no count)
-_GPU_COUNT = recache.compile(r"(?<![\w.])(\d{1,4})\s*(?:x\s*)?(?:gpus?|npus?|cards?|devices)\b|\b(single|one)[- ](?:gpu|npu|card)\b|"
+_GPU_COUNT = recache.compile(r"(?<![\w.])(\d{1,4})\s*(?:x\s*)?(?:gpus?|npus?|cards?|devices)\b(?!\s+layers?\b)|\b(single|one)[- ](?:gpu|npu|card)\b|"
                         r"(?<![\d.])(\d{1,3})\s*(?:张|块)?卡|(单|双)(?:张|块)?卡", re.I)
 
 
