@@ -193,3 +193,9 @@ def test_a_file_named_before_its_lines_is_not_a_config_key():
     # "requirements.txt: -flash-attn" read as the key "requirements.txt" set to "-flash-attn"
     knobs = extract("requirements.txt: -flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1").knobs
     assert [(k.id, k.state, k.value) for k in knobs] == [("flash-attn", "downgrade", "2.7.4.post1")]
+
+
+def test_a_dtype_naming_what_it_is_of_is_no_training_precision():
+    # "fp16 accumulator" is the accumulator's dtype: fp16 training was not turned on
+    assert [k.state for k in extract("fp16 accumulator in the epilogue").knobs] == [""]
+    assert [(k.id, k.state) for k in extract("train in bfloat16").knobs] == [("bf16 training", "on")]

@@ -604,6 +604,7 @@ def _read_packages(r: _Reader) -> None:
 
 
 _FROM_BEFORE = recache.compile(r"\bfrom\s+$")
+_BARE_END = recache.compile(r"^\s*(?:$|[.,;:)!?]|(?:training|mode|precision|mixed|amp|runs?|instead|and|or|for|on|to|with)\b)", re.I)
 
 
 def _read_phrases(r: _Reader) -> None:
@@ -640,7 +641,8 @@ def _read_phrases(r: _Reader) -> None:
                     state = "raise" if _CUE_WORD["raise"].search(before) else "lower"
             else:
                 state, val = cue, ""
-                state = state or voc.bare.get(fid, "")
+                if not state and fid in voc.bare and _BARE_END.match(after):
+                    state = voc.bare[fid]  # "train in bfloat16" (not "fp16 accumulator": the dtype of a thing)
                 if state in ("on", "off") and fid in voc.value_only:
                     state = ""  # "use the attention backend" names it; a value would set it
         r.add((start, end), Knob(fid, low[start:end], "feature", state, val))
