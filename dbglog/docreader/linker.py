@@ -585,8 +585,8 @@ def _captioned_blocks(js: list[Judged], used: set[int], code: list[Unit]) -> lis
         ran = [b for b in block if b.kind == "command" or b.text.strip().strip("`").strip()]
         if not ran or any(b.id in used for b in block):
             continue
-        shown = " ".join(b.text.strip() for b in block)[:300]  # (what was set or run, for `tried` to read)
-        f = Found(f"{plain(u.text)}\n{shown}".strip(), plain(u.text), oc, u.first, max(b.last for b in block), u.author,
+        shown = " ".join(" ".join(b.text.split()) for b in block)[:300]  # (what was set or run, on one line, for `tried`)
+        f = Found(f"{plain(u.text)} {shown}".strip(), plain(u.text), oc, u.first, max(b.last for b in block), u.author,
                   [u.id] + [b.id for b in block], j.confidence, title=plain(u.text))
         used.update(f.units)
         out.append(f)
