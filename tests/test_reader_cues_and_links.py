@@ -2395,6 +2395,7 @@ make clean && make
     fix = next(a for a in atts if a.title.startswith("Fixed it by changing"))
     assert (fix.outcome, fix.source_lines) == ("worked", [9, 14])
     assert "+ARCH ?= 35" in fix.did  # (what `tried` reads of it: what was set, not only "the following")
+    assert "\n" not in fix.did  # (on one line: a block's "- item" or "### Attempt" opens no structure in the mirror)
 
 
 def test_a_question_that_points_back_asks_about_the_thing_named_just_before_it_on_its_line():
