@@ -1068,3 +1068,25 @@ def test_a_version_check_keeps_the_versions_it_names():
     assert tf[0].key == tf[1].key and "8.1.0" in tf[0].line and "8.0.5" in tf[0].line
     assert jax.key != tf[0].key and "8.6.0" in jax.line
     assert F.similarity(tf[0], jax).level != "same"
+
+
+def test_lines_a_capture_padded_with_spaces_are_not_taken_for_a_cut():
+    # a terminal capture pads every line to its width: those lines were not cut, and the key line is the watchdog's,
+    # not the first line of the capture joined with everything after it
+    pad = 120
+    lines = ["INFO:trainer:Saving checkpoint. Gathering the full state dict...",
+             "INFO:trainer:Gathering took 109.5 secs",
+             *[WATCHDOG[k:k + pad] for k in range(0, len(WATCHDOG), pad)]]
+    text = "\n".join(x.ljust(pad) for x in lines) + "\n"
+    fp = F.fingerprint_text(text)
+    assert fp.key == F.fingerprint_text(WATCHDOG + "\n").key and "Saving checkpoint" not in fp.line
+
+
+def test_a_peer_address_and_port_are_stripped_and_a_version_of_four_numbers_is_not():
+    a = F.normalise_line("net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df78%ib0<53249> "
+                         "with error 4")
+    b = F.normalise_line("net_ib.cc:1701 NCCL WARN NET/IB : Got completion from peer fe80::966d:ae03:8b:df50%ib0<44413> "
+                         "with error 4")
+    assert a == b and "<addr>" in a
+    assert "<addr>" in F.normalise_line("connect to 10.0.0.7:29500 failed")
+    assert "8.9.7.29" in F.normalise_line("Loaded runtime CuDNN library: 8.9.7.29 but source was compiled with: 8.6.0")

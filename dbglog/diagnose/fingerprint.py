@@ -115,6 +115,12 @@ _SCRUB_RULES = (
     (r"(cannot find -l[\w.+-]+): No such file or directory", r"\1"),                  # newer binutils' wording
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
+    # a network address and its port ("peer fe80::966d:ae03:8b:df78%ib0<53249>", "10.0.0.7:29500"): the other host
+    (r"(?<![\w.:])[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6}::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?:%[\w.-]+)?(?:<\d+>)?"
+     r"(?![\w:])|(?<![\w.:])[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){7}(?:%[\w.-]+)?(?:<\d+>)?(?![\w:])", "<addr>"),
+    # (four numbers alone may be a version, cuDNN's 8.9.7.29: an IPv4 address is one with its port or named as one)
+    (r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5}|<\d+>)(?![\w.])", "<addr>"),
+    (r"\b((?:peer|host|addr(?:ess)?|ip|from|to|at)\s+)\d{1,3}(?:\.\d{1,3}){3}(?![\w.])", r"\1<addr>"),
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "<hex>"),               # hashes, ids
     (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?", "<time>"),
     (r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b", "<time>"),
@@ -205,13 +211,13 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
     out = lines[i].rstrip()
     if _BOX_LINE.match(out):
         return out  # (a box's next line is the box's next line)
-    cut = width and len(lines[i]) == width
+    cut = width and _cut_length(lines[i]) == width  # (a line a capture padded with spaces was not cut)
     for j in range(i + 1, min(len(lines), i + 1 + (max(most, 12) if cut else most))):
         # (a line a log record opens, "Jan 09 18:55:45 host kernel: ...", is a record of its own, whatever its length)
         if cut and not _starts_alike(lines[i], lines[j]) and strip_prefixes(lines[j]) == lines[j]:
             out = lines[i] if j == i + 1 else out
             out += lines[j]
-            cut = len(lines[j]) == width
+            cut = _cut_length(lines[j]) == width
             continue
         if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j] \
                 or _SITE_LINE.search(lines[j]) or _PROMPT_LINE.match(lines[j]):
@@ -228,9 +234,15 @@ def wrap_width(lines: list[str]) -> int:
     """The width a terminal or a paste cut these lines at: no line is longer and at least two lines
     are exactly that long (>= 60); 0 when they do not look cut. A banner's rules ("=====BUG REPORT=====") have a width
     of their own, which says nothing about where the text was cut."""
-    lengths = [len(x) for x in lines if not (_RULE_LINE.match(x) or _BOX_LINE.match(x))]
+    lengths = [_cut_length(x) for x in lines if not (_RULE_LINE.match(x) or _BOX_LINE.match(x))]
     width = max(lengths, default=0)
     return width if width >= 60 and lengths.count(width) >= 2 else 0
+
+
+def _cut_length(line: str) -> int:
+    """A line's length as a cut at a terminal's width reads it: 0 for a line a capture padded with spaces (text to the
+    last column, or one space where the terminal broke at a word, is a cut)."""
+    return 0 if line.endswith(("  ", "\t")) else len(line)
 
 
 _RULE_LINE = recache.compile(r"^\s*([=*#~_-])\1{9}")  # a line that opens with ten of one rule character

@@ -2014,7 +2014,9 @@ def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     if len(data) > _UNWRAP_MAX:
         return None
     lines = data.replace(b"\r\n", b"\n").split(b"\n")
-    lengths = [len(x.decode("utf-8", "replace")) for x in lines]
+    # (a capture that pads every line with spaces to the terminal's width cut none of them: a cut line is text to its
+    # last column, or one space where the terminal broke at a word)
+    lengths = [0 if x.endswith((b"  ", b"\t")) else len(x.decode("utf-8", "replace")) for x in lines]
     width = max(lengths, default=0)
     if width < _UNWRAP_MIN_WIDTH or lengths.count(width) < 2:
         return None
