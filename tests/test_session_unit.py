@@ -311,7 +311,11 @@ def test_leftovers_of_a_killed_driver_are_reaped(recs):
     p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
     other = subprocess.Popen(["sleep", "60"])  # not marked: must survive
     try:
-        psutil.Process(p.pid).environ()  # (the marker is read from /proc/PID/environ)
+        # (the marker is read from /proc/PID/environ, which holds it once the child has exec'd: on a busy machine
+        # the fork may not have got that far yet)
+        deadline = time.monotonic() + 30
+        while psutil.Process(p.pid).environ().get(S.SESSION_VAR) != sid and time.monotonic() < deadline:
+            time.sleep(0.01)
         S.reap_leftovers(sid)
         assert p.wait(timeout=30) is not None
         assert other.poll() is None
