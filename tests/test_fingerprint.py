@@ -1090,3 +1090,13 @@ def test_a_peer_address_and_port_are_stripped_and_a_version_of_four_numbers_is_n
     assert a == b and "<addr>" in a
     assert "<addr>" in F.normalise_line("connect to 10.0.0.7:29500 failed")
     assert "8.9.7.29" in F.normalise_line("Loaded runtime CuDNN library: 8.9.7.29 but source was compiled with: 8.6.0")
+
+
+def test_a_spinner_frame_and_a_relative_source_path_do_not_change_the_key_line():
+    # a CLI's progress spinner before the error ("⠋ "), and a build tree's relative path to the same source file
+    spun = F.normalise_line("\u280b mmq.cuh:2589: ERROR: CUDA kernel mul_mat_q has no device code compatible with CUDA "
+                            "arch 860. ggml-cuda.cu was compiled for: 520")
+    built = F.normalise_line("ggml/src/ggml-cuda/template-instances/../mmq.cuh:2589: ERROR: CUDA kernel mul_mat_q has no "
+                             "device code compatible with CUDA arch 750. ggml-cuda.cu was compiled for: 520")
+    assert spun == built and spun.startswith("mmq.cuh:N")
+    assert F.normalise_line("- item one") == "- item one"  # (a line that opens with a dash keeps it)

@@ -35,6 +35,7 @@ from dbglog.util import recache
 # Log prefixes, stripped from the start of the key line repeatedly (one pass each, in this order).
 PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*`+(?=\S)",                                                          # the paste's own inline-code mark
+    r"^\s*[\u2800-\u28ff]\s*(?=\S)",                                            # a CLI's spinner frame ("⠋ mmq.cuh:...")
     # a progress bar the record was printed after, on its line ("Running tokenizer: 47%|███▊ | 31/68 [30:11<38:27]")
     r"^[^|\n]{0,120}\d{1,3}%\|[^|\n]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,80}\]\s*",
     r"^\s*\[?\s*(?:rank|default|local_rank)\s*\d+\s*\]?\s*:\s*",            # torchrun [rank3]: / [default0]:
@@ -111,6 +112,8 @@ _SCRUB_RULES = (
      r"[/\\][^\s'\"),:/\\]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)\b)", ""),
     (r"(?:/tmp|/var/tmp|/dev/shm|/private/var/folders|/var/folders|[A-Z]:\\Temp)[/\\][^\s'\"),:]*", "<tmp>"),
     (r"(?<![\w.~])(?:[A-Z]:|\.{1,3}|\u2026)?[/\\](?:[^\s'\"():/\\]+[/\\])+", ""),  # a path's folders (elided too: "...\\bin\\x.dll")
+    # ... and a relative one before a source file ("ggml/src/ggml-cuda/template-instances/../mmq.cuh:2589": mmq.cuh)
+    (r"(?<![\w./~-])(?:[\w.-]+/)+(?=[\w.-]+\.(?:cuh?|cc|cpp|cxx|c|h|hpp|hip)\b)", ""),
     (r"\b(hostname)\s*=\s*[^\s;,]+", r"\1=<host>"),                                   # the machine, by name
     (r"(cannot find -l[\w.+-]+): No such file or directory", r"\1"),                  # newer binutils' wording
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
