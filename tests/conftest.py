@@ -325,6 +325,13 @@ def recs(tmp_path, monkeypatch):
     r.close()
 
 
+def module_records(tmp_path_factory, name: str) -> Records:
+    """A fresh workspace of its own (a git root, so nothing above it is found) for one test module's records."""
+    root = tmp_path_factory.mktemp(name)
+    (root / ".git").mkdir()
+    return Records(Workspace(root / ".dbglog"), create=True)
+
+
 @pytest.fixture(scope="session")
 def corpus_recs(tmp_path_factory):
     from search_corpus import CORPUS

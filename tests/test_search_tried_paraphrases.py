@@ -4,17 +4,13 @@ hypothesis proposed the change in other words is still the attempt that made it.
 
 import pytest
 
+from conftest import module_records
 from dbglog.kb import search
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    root = tmp_path_factory.mktemp("tried_paraphrases")
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs = module_records(tmp_path_factory, "tried_paraphrases")
     inv = recs.new("Two-node job hangs in the first all_reduce; server dies in graph capture")
     recs.add_attempt(inv.id, title="Pinned the socket interface", did="export NCCL_SOCKET_IFNAME=eth1",
                      result="same hang", outcome="failed")

@@ -9,17 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import module_records
 from dbglog.kb import search
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    root = tmp_path_factory.mktemp("tried_rules")
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs = module_records(tmp_path_factory, "tried_rules")
     inv = recs.new("ROCm cleanup hang on two RX 7900 XT", symptom="hangs in torch.cuda.empty_cache before training")
     recs.add_attempt(inv.id, title="TORCH_BLAS_PREFER_HIPBLASLT=0", result="no effect on the hang", outcome="failed")
     recs.add_attempt(inv.id, title="Solution 1: Skip the pre-training GPU cleanup",

@@ -3,17 +3,13 @@ name is not, and another version is another experiment."""
 
 import pytest
 
+from conftest import module_records
 from dbglog.kb import search
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
-    from dbglog.kb.records import Records
-    from dbglog.util.workspace import Workspace
-
-    root = tmp_path_factory.mktemp("tried_versions")
-    (root / ".git").mkdir()
-    recs = Records(Workspace(root / ".dbglog"), create=True)
+    recs = module_records(tmp_path_factory, "tried_versions")
     # a thread whose title never names the tool, though its posts do, again and again
     inv = recs.new("Out of memory on a model that loaded fine before the update to 0.1.13")
     recs.add_attempt(inv.id, title="I had to revert back to 0.1.11.", result="loads again", outcome="worked")

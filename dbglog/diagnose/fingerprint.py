@@ -211,16 +211,18 @@ def unwrap(lines: list[str], i: int, most: int = 3, width: int = 0) -> str:
     a sentence, followed by one that starts lower-case and is not a log record of its own (NCCL's
     ``host:pid:tid [dev]``, a rank's prefix); and a line cut at a fixed ``width`` (``wrap_width``),
     mid-word or not, continued on the next as it was (no space added)."""
+    from dbglog.diagnose.signatures import cut_length  # (loaded already: a key line comes from its scan)
+
     out = lines[i].rstrip()
     if _BOX_LINE.match(out):
         return out  # (a box's next line is the box's next line)
-    cut = width and _cut_length(lines[i]) == width  # (a line a capture padded with spaces was not cut)
+    cut = width and cut_length(lines[i]) == width  # (a line a capture padded with spaces was not cut)
     for j in range(i + 1, min(len(lines), i + 1 + (max(most, 12) if cut else most))):
         # (a line a log record opens, "Jan 09 18:55:45 host kernel: ...", is a record of its own, whatever its length)
         if cut and not _starts_alike(lines[i], lines[j]) and strip_prefixes(lines[j]) == lines[j]:
             out = lines[i] if j == i + 1 else out
             out += lines[j]
-            cut = _cut_length(lines[j]) == width
+            cut = cut_length(lines[j]) == width
             continue
         if out.endswith(_END_OF_SENTENCE) or not _CONTINUES.match(lines[j]) or strip_prefixes(lines[j]) != lines[j] \
                 or _SITE_LINE.search(lines[j]) or _PROMPT_LINE.match(lines[j]):
@@ -237,15 +239,11 @@ def wrap_width(lines: list[str]) -> int:
     """The width a terminal or a paste cut these lines at: no line is longer and at least two lines
     are exactly that long (>= 60); 0 when they do not look cut. A banner's rules ("=====BUG REPORT=====") have a width
     of their own, which says nothing about where the text was cut."""
-    lengths = [_cut_length(x) for x in lines if not (_RULE_LINE.match(x) or _BOX_LINE.match(x))]
+    from dbglog.diagnose.signatures import cut_length
+
+    lengths = [cut_length(x) for x in lines if not (_RULE_LINE.match(x) or _BOX_LINE.match(x))]
     width = max(lengths, default=0)
     return width if width >= 60 and lengths.count(width) >= 2 else 0
-
-
-def _cut_length(line: str) -> int:
-    """A line's length as a cut at a terminal's width reads it: 0 for a line a capture padded with spaces (text to the
-    last column, or one space where the terminal broke at a word, is a cut)."""
-    return 0 if line.endswith(("  ", "\t")) else len(line)
 
 
 _RULE_LINE = recache.compile(r"^\s*([=*#~_-])\1{9}")  # a line that opens with ten of one rule character

@@ -2006,6 +2006,12 @@ _UNWRAP_MAX = 32 << 20  # bytes; a log this big was written to a file, not copie
 _UNWRAP_MIN_WIDTH = 60
 
 
+def cut_length(line: str) -> int:
+    """A line's length as a cut at a terminal's width reads it: 0 for a line a capture padded with spaces (a cut line is
+    text to its last column, or one space where the terminal broke at a word)."""
+    return 0 if line.endswith(("  ", "\t")) else len(line)
+
+
 def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     """The text with terminal-wrapped lines joined back, how, and each joined line's first original
     line (0-based), when it looks wrapped: no line is longer than a width W (>= 60) and at least two
@@ -2014,9 +2020,7 @@ def unwrap(text: str | bytes) -> tuple[bytes, str, list[int]] | None:
     if len(data) > _UNWRAP_MAX:
         return None
     lines = data.replace(b"\r\n", b"\n").split(b"\n")
-    # (a capture that pads every line with spaces to the terminal's width cut none of them: a cut line is text to its
-    # last column, or one space where the terminal broke at a word)
-    lengths = [0 if x.endswith((b"  ", b"\t")) else len(x.decode("utf-8", "replace")) for x in lines]
+    lengths = [cut_length(x.decode("utf-8", "replace")) for x in lines]
     width = max(lengths, default=0)
     if width < _UNWRAP_MIN_WIDTH or lengths.count(width) < 2:
         return None

@@ -544,7 +544,8 @@ def _entries(js: list[Judged], code: list[Unit]) -> list[tuple[str, str, int, in
 
 
 # A caption's verdict set apart at its end: "...（编译失败）", "Built from the tarball (fails):", "pip install -e . — works"
-# A caption that points at the block below it: "Solved by setting the following in Makefile:", "解决方法如下："
+# A caption that points at the block below it with words between ("Solved by setting the following in Makefile:",
+# "解决方法如下："; ``_POINTS_BELOW`` reads a caption that ends on its pointing word, "Try this:")
 _SETS_BELOW = recache.compile(r"(?:\b(?:the following|as follows|below|these (?:lines|settings|changes|commands))\b"
                                 r"[^:：]{0,40}|如下|以下|下面[^:：]{0,10})\s*[:：]\s*$", re.I)
 # (what the caption did with the block: set or changed it; not "the following test works", "error example below:")

@@ -543,8 +543,9 @@ def _read_config(r: _Reader) -> None:
 _FILE_NAME = recache.compile(r"\.(?:txt|py|ya?ml|json|toml|cfg|ini|sh|md|log|conf|lock)$")
 # a diff of a pin: "-flash-attn==2.8.0.post2 +flash-attn==2.7.4.post1" moves the package from one to the other
 _PIN_DIFF = recache.compile(r"(?<![\w.])-\s*([A-Za-z][\w.\-]*?)\s*==\s*v?(\d[\w.+\-]*)\s+\+\s*\1\s*==\s*v?(\d[\w.+\-]*)")
-# a version as a release names it: "2.7.4.post1", "2.3.0+cu121", "0.6.1rc2"
-_RELEASE = r"\d+(?:\.\d+)*(?:[.+\-]?[a-z]+\d*(?:\.\d+)*)*"
+# a version as a release names it: "2.7.4.post1", "2.3.0+cu121", "0.6.1rc2" (its numbers, then any tags)
+_TAGS = r"(?:[.+\-]?[a-z]+\d*(?:\.\d+)*)*"
+_RELEASE = r"\d+(?:\.\d+)*" + _TAGS
 _INSTEAD = recache.compile(r"^\W*v?(\d[\w.]*)\s+(?:[a-z]+\s+){0,2}(?:instead\s+of|rather\s+than|over)\s+v?(\d[\w.]*)")
 _FROM_TO = recache.compile(r"^\s*(?:from\s+)?v?(\d[\w.]*)\s*(?:→|->|=>|to)\s*v?(\d[\w.]*)")
 
@@ -581,7 +582,7 @@ def _read_packages(r: _Reader) -> None:
         before = low[max(0, start - 40):start]
         change = _change(after, low[end:end + 60])
         cue = _cue(before, after)
-        ver = re.match(r"^\s*v?(\d+(?:\.\d+)+(?:[.+\-]?[a-z]+\d*(?:\.\d+)*)*|\d{3,})\b", after)
+        ver = re.match(r"^\s*v?(\d+(?:\.\d+)+" + _TAGS + r"|\d{3,})\b", after)
         if change:
             a, b = _version(change[0]), _version(change[1])
             state, val = ("upgrade" if b > a else "downgrade" if b < a else "pin"), change[1]
