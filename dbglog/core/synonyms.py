@@ -125,6 +125,7 @@ GROUPS: list[tuple[str, ...]] = [
     ("llama.cpp", "llamacpp", "llama cpp", "ggml"),
     ("checkpoint", "ckpt"),
     ("lr", "learning rate"),
+    ("eps", "epsilon"),
     ("bs", "batch size", "batch_size", "batchsize", "batch-size"),
     ("seq len", "sequence length", "seqlen", "max_seq_len", "context length", "seq", "sequence"),
     ("single node", "one node", "1 node", "single-node"),

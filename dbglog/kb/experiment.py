@@ -755,7 +755,8 @@ def agree(idea: Knob, rec: Knob) -> str:
         # both give the value: the value decides ("lr 3e-4 -> 1e-4" is "learning rate 1e-4")
         return OTHER if _versions_differ(idea.value, rec.value) else SAME
     if not a or a == b:
-        if a in ("set", "pin", "upgrade", "downgrade") and _versions_differ(idea.value, rec.value):
+        # (both lowered, to two values: "lr down to 5e-5" is not "lr 3e-4 -> 1e-4")
+        if a in ("set", "pin", "upgrade", "downgrade", "raise", "lower") and _versions_differ(idea.value, rec.value):
             return OTHER
         return SAME
     if {a, b} == {"set", "off"} and (idea.value if a == "off" else rec.value):

@@ -242,6 +242,54 @@ def _word_pattern(words: list[str]) -> str:
 _SCIENTIFIC = recache.compile(r"(\d+(?:\.\d+)?)[eE]([-+]?)0*(\d+)")
 
 
+def _form_pattern(form: str, exact_numbers: bool = True) -> str:
+    """The pattern of one way of writing a term: a number in scientific notation by its value's
+    spelling (1e-4 is 1e-04, not 1e4), anything else by its words."""
+    sci = _SCIENTIFIC.fullmatch(form) if exact_numbers else None
+    if sci:
+        return (r"(?<![\w.])" + re.escape(sci[1]) + "[eE]" + ("-" if sci[2] == "-" else r"\+?")
+                + "0*" + sci[3] + r"(?!\d)")
+    words = [w.lower() for w in _WORD.findall(form)]
+    return _word_pattern(words) if words else ""
+
+
+def number_forms(tok: str) -> list[str]:
+    """Other spellings of the value a number gives, the ways people write one setting: 1e-4 = 0.0001 =
+    1.0e-4, 0.001 = 1e-3, clip at 1 = 1.0. Not a version's: 2.1 is not 2.10, nor 12.4 12.40 (a fraction
+    of one is written with trailing zeros elsewhere, ``_token_term``); a whole number only gains and
+    loses its ".0"."""
+    sci = _SCIENTIFIC.fullmatch(tok)
+    if sci:
+        mant, exp = sci[1], int(sci[3]) * (-1 if sci[2] == "-" else 1)
+        tail = tok[len(mant):]
+        out = [mant[:-2] + tail] if mant.endswith(".0") else [mant + ".0" + tail] if "." not in mant else []
+        if -9 <= exp < 0:
+            out.append(_plain(mant, exp))
+        return out
+    if _TINY.fullmatch(tok):  # 0.0001 -> 1e-4, 0.00025 -> 2.5e-4
+        digits = tok[2:]
+        lead = len(digits) - len(digits.lstrip("0"))
+        rest = digits[lead:].rstrip("0") or "0"
+        mant = rest[0] + ("." + rest[1:] if len(rest) > 1 else "")
+        return [f"{mant}e-{lead + 1}"]
+    if re.fullmatch(r"[1-9]\d{0,2}", tok):
+        return [tok + ".0"]
+    if re.fullmatch(r"[1-9]\d{0,2}\.0", tok):
+        return [tok[:-2]]
+    return []
+
+
+def _plain(mant: str, exp: int) -> str:
+    """A mantissa and a negative exponent as a plain decimal (2.5, -4: 0.00025)."""
+    whole, _, frac = mant.partition(".")
+    digits = (whole + frac).lstrip("0") or "0"
+    shift = -exp - len(whole.lstrip("0") or "0")
+    return "0." + "0" * max(0, shift) + digits.rstrip("0") if digits.rstrip("0") else "0"
+
+
+_TINY = recache.compile(r"0\.00\d*[1-9]\d*")  # a fraction under 0.01: written in scientific notation too
+
+
 @dataclass
 class Term:
     raw: str  # the user's token(s), as typed
@@ -271,16 +319,11 @@ class Term:
         cached = self.__dict__.get("_pattern")
         if cached and cached[0] == key:
             return cached[1]  # (the ranking and is_close ask for it once per hit)
-        sci = _SCIENTIFIC.fullmatch(self.raw)
         if self.kind == "substring":
             # a number starts where a number starts: "1GB" is not the tail of "41GB"
             pat = (r"(?<![\d.])" if self.raw[:1].isdigit() else "") + re.escape(self.raw)
-        elif sci and self.kind != "typo":  # 1e-4 is 1e-04, not 1e4
-            pat = (r"(?<![\w.])" + re.escape(sci[1]) + "[eE]" + ("-" if sci[2] == "-" else r"\+?")
-                   + "0*" + sci[3] + r"(?!\d)")
         else:
-            pat = "|".join(_word_pattern(words) for f in self.forms
-                           if (words := [w.lower() for w in _WORD.findall(f)]))
+            pat = "|".join(p for f in self.forms if (p := _form_pattern(f, self.kind != "typo")))
         self.__dict__["_pattern"] = (key, pat)
         return pat
 
@@ -446,7 +489,7 @@ def parse_query(text) -> Query:
             name = synonyms.env_name(tok)
             if name:
                 new = _env_terms(tok, name)
-            else:
+            elif not _factor(toks, i):
                 new = [_token_term(tok, parts)]
             i += 1
         for t in new:
@@ -460,6 +503,19 @@ def parse_query(text) -> Query:
     if any(not t.stop for t in terms):
         terms = [t for t in terms if not t.stop]
     return Query(text=text, terms=terms[:MAX_TERMS], truncated=truncated)
+
+
+def _factor(toks, i: int) -> bool:
+    """Is token ``i`` a factor of change ("3x smaller", "by 2x", "10x lower")? It says how much, not what:
+    a record gives the value it went to ("lr 3e-4 -> 1e-4"), never the factor."""
+    if not _FACTOR.fullmatch(toks[i][0]):
+        return False
+    after = toks[i + 1][0].lower() if i + 1 < len(toks) else ""
+    return after in _COMPARATIVES or (i > 0 and toks[i - 1][0].lower() == "by")
+
+
+_FACTOR = recache.compile(r"\d+(?:\.\d+)?[x×]", re.IGNORECASE)
+_COMPARATIVES = frozenset("smaller larger bigger lower higher fewer more less faster slower shorter longer".split())
 
 
 def _bag_phrases(toks, norm) -> dict[int, Term | None]:
@@ -632,6 +688,7 @@ def _token_term(tok: str, parts: list[str]) -> Term:
         t.alts = [" ".join(_UNIT.match(tok).groups())] + _durations(*_UNIT.match(tok).groups())
     elif re.fullmatch(r"0\.\d+", tok):  # 0.5 = 0.50 (a fraction; 2.1 is not 2.10, a version)
         t.alts = [tok.rstrip("0").rstrip(".") if tok.endswith("0") else tok + "0"]
+    t.alts += [f for f in number_forms(tok) if f not in t.alts]
     member = _MEMBER.fullmatch(tok)
     if member:  # DQNAgent.select_action -> also "select_action" ("select_action() in DQNAgent")
         t.alts += [member.group("m")]

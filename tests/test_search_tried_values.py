@@ -1,0 +1,55 @@
+"""`tried` reads a value by what it is, not by how it was spelled: 1e-4 is 0.0001, clipping at 1 is clipping at
+1.0, and "3x smaller" says how much a setting moved, not what it names. Another value is still another
+experiment."""
+
+import pytest
+
+from conftest import module_records
+from dbglog.kb import search
+from dbglog.kb.search import number_forms
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_values")
+    inv = recs.new("fp16 fine-tune goes NaN after a few thousand steps")
+    recs.add_attempt(inv.id, title="lr 3e-4 -> 1e-4", did="--lr 1e-4 (peak, cosine schedule unchanged)",
+                     result="NaN arrives later", outcome="failed")
+    recs.add_attempt(inv.id, title="Clip grads at 1.0 after unscale",
+                     did="scaler.unscale_(opt); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+                     result="still NaN", outcome="failed")
+    recs.add_attempt(inv.id, title="AdamW eps 1e-8 -> 1e-6", did="optimizer config: eps: 1.0e-6",
+                     result="no change", outcome="failed")
+    yield recs.store.conn
+    recs.close()
+
+
+@pytest.mark.parametrize("idea, title", [
+    ("try a 3x smaller peak LR (0.0001)", "lr 3e-4 -> 1e-4"),
+    ("clip gradient norm at 1 after unscaling the grads", "Clip grads at 1.0 after unscale"),
+    ("raise AdamW epsilon to 1e-6", "AdamW eps 1e-8 -> 1e-6"),
+])
+def test_a_value_written_another_way_finds_the_attempt(conn, idea, title):
+    res = search.tried(conn, idea)
+    assert res.close and res.close[0].title == title
+
+
+@pytest.mark.parametrize("idea", ["lower the peak learning rate to 0.00005", "lower the learning rate to 5e-5"])
+def test_the_same_way_to_another_value_is_tried_another_way(conn, idea):
+    res = search.tried(conn, idea)
+    assert not res.close
+    hit = next(h for h in res.result.hits if h.title == "lr 3e-4 -> 1e-4")
+    assert hit.tier == "other"
+
+
+@pytest.mark.parametrize("token, forms", [
+    ("1e-4", ["1.0e-4", "0.0001"]),
+    ("2.5e-5", ["0.000025"]),
+    ("0.00025", ["2.5e-4"]),
+    ("1", ["1.0"]),
+    ("1.0", ["1"]),
+    ("2.1", []),  # a version: 2.1 is not 2.10
+    ("1000", []),
+])
+def test_a_number_is_also_written_as_its_other_spellings(token, forms):
+    assert number_forms(token) == forms
