@@ -199,3 +199,10 @@ def test_a_dtype_naming_what_it_is_of_is_no_training_precision():
     # "fp16 accumulator" is the accumulator's dtype: fp16 training was not turned on
     assert [k.state for k in extract("fp16 accumulator in the epilogue").knobs] == [""]
     assert [(k.id, k.state) for k in extract("train in bfloat16").knobs] == [("bf16 training", "on")]
+
+
+def test_a_knob_word_inside_a_longer_hyphenated_name_is_that_name_not_the_knob():
+    # "p2p" inside Megatron's overlap-p2p-communication is not NCCL's peer-to-peer transport
+    assert not [k for k in extract("run with overlap-p2p-communication disabled").knobs
+                if k.id == "NCCL peer-to-peer transport"]
+    assert [k.state for k in extract("--disable-cuda-graph").knobs if k.id == "CUDA graphs"] == ["off"]

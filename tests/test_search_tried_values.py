@@ -50,6 +50,17 @@ def test_the_same_way_to_another_value_is_tried_another_way(conn, idea):
     ("1.0", ["1"]),
     ("2.1", []),  # a version: 2.1 is not 2.10
     ("1000", []),
+    ("8k", ["8192", "8000"]),
 ])
 def test_a_number_is_also_written_as_its_other_spellings(token, forms):
     assert number_forms(token) == forms
+
+
+def test_a_size_in_thousands_finds_the_value_written_out(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_kilo")
+    inv = recs.new("fused MoE illegal memory access under load")
+    recs.add_attempt(inv.id, title="Smaller MoE chunk via env var", did="export VLLM_FUSED_MOE_CHUNK_SIZE=8192",
+                     result="same crash", outcome="failed")
+    res = search.tried(recs.store.conn, "lower the fused moe chunk size to 8k tokens")
+    assert res.close and res.close[0].title == "Smaller MoE chunk via env var"
+    recs.close()

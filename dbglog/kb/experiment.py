@@ -160,6 +160,17 @@ def find_phrases(spaced: str, table: dict, longest: int):
             i += 1
 
 
+def _inside_name(low: str, start: int, end: int) -> bool:
+    """Is ``low[start:end]`` the middle of a longer name joined by hyphens or underscores on both sides
+    ("p2p" in "overlap-p2p-communication": another knob, not NCCL's P2P)? A verb before it still turns it
+    ("disable-cuda-graph")."""
+    return bool(_JOINED_BEFORE.search(low, 0, start) and _JOINED_AFTER.match(low, end))
+
+
+_JOINED_BEFORE = recache.compile(r"\w[-_]$")
+_JOINED_AFTER = recache.compile(r"[-_]\w")
+
+
 def _spaced(text: str) -> str:
     """Hyphens and underscores inside words read as spaces ("max-num-seqs" = "max num seqs"), length kept."""
     return re.sub(r"(?<=\w)[-_](?=\w)", " ", text)
@@ -612,7 +623,7 @@ def _read_phrases(r: _Reader) -> None:
     voc = vocab()
     low = r.low
     for start, end, key in find_phrases(_spaced(low), voc.by_phrase, voc.longest):  # max-num-seqs: "max num seqs"
-        if not r.free(start, end):
+        if not r.free(start, end) or _inside_name(low, start, end):
             continue
         fid, st = voc.by_phrase[key]
         after = low[end:end + 24]

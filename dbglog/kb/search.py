@@ -257,7 +257,7 @@ def number_forms(tok: str) -> list[str]:
     """Other spellings of the value a number gives, the ways people write one setting: 1e-4 = 0.0001 =
     1.0e-4, 0.001 = 1e-3, clip at 1 = 1.0. Not a version's: 2.1 is not 2.10, nor 12.4 12.40 (a fraction
     of one is written with trailing zeros elsewhere, ``_token_term``); a whole number only gains and
-    loses its ".0"."""
+    loses its ".0", and "8k" is 8192 or 8000."""
     sci = _SCIENTIFIC.fullmatch(tok)
     if sci:
         mant, exp = sci[1], int(sci[3]) * (-1 if sci[2] == "-" else 1)
@@ -274,6 +274,8 @@ def number_forms(tok: str) -> list[str]:
         return [f"{mant}e-{lead + 1}"]
     if re.fullmatch(r"[1-9]\d{0,2}", tok):
         return [tok + ".0"]
+    if re.fullmatch(r"[1-9]\d{0,2}[kK]", tok):  # 8k tokens: 8192 as often as 8000
+        return [str(int(tok[:-1]) * 1024), str(int(tok[:-1]) * 1000)]
     if re.fullmatch(r"[1-9]\d{0,2}\.0", tok):
         return [tok[:-2]]
     return []
