@@ -206,3 +206,14 @@ def test_a_knob_word_inside_a_longer_hyphenated_name_is_that_name_not_the_knob()
     assert not [k for k in extract("run with overlap-p2p-communication disabled").knobs
                 if k.id == "NCCL peer-to-peer transport"]
     assert [k.state for k in extract("--disable-cuda-graph").knobs if k.id == "CUDA graphs"] == ["off"]
+
+
+def test_a_call_reads_its_last_argument_through_nested_calls_and_keywords():
+    positional = extract("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)").knobs
+    keyword = extract("add clip_grad_norm_(params, max_norm=1.0) after unscaling").knobs
+    assert [(k.id, k.value) for k in positional] == [(k.id, k.value) for k in keyword] == [("gradient clipping", "1.0")]
+
+
+def test_a_fraction_written_without_its_leading_zero_is_that_fraction():
+    assert compare(extract("--mem-fraction-static .7"), extract("--mem-fraction-static 0.7")).tier == SAME
+    assert compare(extract("--mem-fraction-static .6"), extract("--mem-fraction-static 0.7")).tier == OTHER

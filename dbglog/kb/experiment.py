@@ -202,7 +202,7 @@ TRUE = frozenset("1 true yes on enable enabled y".split())
 FALSE = frozenset("0 false no off disable disabled none n".split())
 _UNITS = {"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "kib": 1024.0, "mib": 2.0 ** 20,
           "gib": 2.0 ** 30, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "x": 1.0, "%": 0.01}
-_NUM = recache.compile(r"^v?(\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)
+_NUM = recache.compile(r"^v?((?:\d+(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)  # (".7" is 0.7)
 
 
 _NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "eight": "8", "sixteen": "16",
@@ -274,7 +274,8 @@ _DBGLOG_ENV = recache.compile(r"--env[ =]([A-Za-z_]\w*=\S*)")
 _ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'[^'\n]*'|"
                        r"(?:[^\s,;)`'\"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]|,(?=\w))*)")
 # a call the vocabulary names (``clip_grad_norm_(params, 1.0)``, ``set_detect_anomaly(True)``): its last argument
-_CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(([^()\n]{0,80})\)")
+# (an argument may hold a call of its own: clip_grad_norm_(model.parameters(), 1.0))
+_CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(((?:[^()\n]|\([^()\n]{0,40}\)){0,80})\)")
 # "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
 _KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
 _ENVIRON = recache.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
@@ -482,8 +483,14 @@ def _read_calls(r: _Reader) -> None:
         name = m.group(1).rsplit(".", 1)[-1] + "()"
         if norm_name(name) not in voc.names:
             continue
-        args = [a.strip().strip("\"'") for a in m.group(2).split(",") if a.strip()]
-        r.named(m.span(), name, "config", args[-1] if args else "1")
+        args = [a.strip().strip("\"'") for a in _ARG_SPLIT.split(m.group(2)) if a.strip()]
+        # (max_norm=1.0 is the value 1.0 given by its keyword, as clip_grad_norm_(params, 1.0) gives it)
+        last = _KEYWORD.sub("", args[-1]) if args else "1"
+        r.named(m.span(), name, "config", last)
+
+
+_ARG_SPLIT = recache.compile(r",(?![^()]*\))")  # commas between arguments, not inside a nested call
+_KEYWORD = recache.compile(r"^[A-Za-z_]\w*\s*=\s*")
 
 
 def _read_arrows(r: _Reader) -> None:

@@ -391,6 +391,9 @@ _POSSESSIVE = recache.compile(r"(?<=[A-Za-z0-9])['\u2019]s$")
 _SPACED_DURATION = recache.compile(r"\b(\d+(?:\.\d+)?)\s+(?:(s)ec(?:ond)?s?|(min)(?:ute)?s?|(h)(?:ou)?rs?)\b", re.I)
 
 
+_CALL = recache.compile(r"([A-Za-z_][\w.]*)\(([^()]*)")  # a call cut by the split at its first space
+
+
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
     from dbglog.core import synonyms
 
@@ -404,7 +407,10 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
             tok = tok.rstrip("_-.") or tok  # NCCL_* / VLLM_*: the family, by its prefix
         key, eq, value = tok.partition("=")
         m = _ABBR_NUM.match(tok)
-        if _ALTERNATIVES.fullmatch(tok):
+        call = _CALL.fullmatch(tok)
+        if call:  # "clip_grad_norm_(params," is the function and what it was given
+            pieces = [call[1]] + ([call[2]] if _WORD.search(call[2]) else [])
+        elif _ALTERNATIVES.fullmatch(tok):
             pieces = tok.split("/")  # 3090/4090, fp16/bf16, TP/PP: each on its own
         elif eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
             # TP=8, bs=32, retain_graph=False: the setting, then its value (records write
