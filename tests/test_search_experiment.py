@@ -217,3 +217,14 @@ def test_a_call_reads_its_last_argument_through_nested_calls_and_keywords():
 def test_a_fraction_written_without_its_leading_zero_is_that_fraction():
     assert compare(extract("--mem-fraction-static .7"), extract("--mem-fraction-static 0.7")).tier == SAME
     assert compare(extract("--mem-fraction-static .6"), extract("--mem-fraction-static 0.7")).tier == OTHER
+
+
+def test_what_follows_a_purpose_is_the_problem_not_a_knob():
+    knobs = extract("upgrade triton from 3.1 to 3.2.0 to fix the shared memory overflow").knobs
+    assert [(k.id, k.state) for k in knobs] == [("triton", "upgrade")]
+    assert [k.state for k in extract("to fix it, disable shared memory").knobs] == ["off"]
+
+
+def test_a_release_bumped_to_a_version_is_an_upgrade_but_a_setting_turned_up_is_no_package():
+    assert [(k.id, k.state, k.value) for k in extract("bump triton to 3.2").knobs] == [("triton", "upgrade", "3.2")]
+    assert [k.id for k in extract("turn up nccl logging to INFO").knobs] == ["NCCL debug logging"]

@@ -51,6 +51,8 @@ def test_the_same_way_to_another_value_is_tried_another_way(conn, idea):
     ("2.1", []),  # a version: 2.1 is not 2.10
     ("1000", []),
     ("8k", ["8192", "8000"]),
+    ("0.95", [".95"]),
+    (".95", ["0.95"]),
 ])
 def test_a_number_is_also_written_as_its_other_spellings(token, forms):
     assert number_forms(token) == forms

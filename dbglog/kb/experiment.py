@@ -160,6 +160,12 @@ def find_phrases(spaced: str, table: dict, longest: int):
             i += 1
 
 
+# "upgrade triton to 3.2.0 to fix the shared memory overflow": what follows a purpose in its clause is the problem,
+# not a knob turned
+_PURPOSE = recache.compile(r"\b(?:to (?:fix|avoid|prevent|stop|solve|resolve|address|work around|get rid of)|so that|"
+                           r"because|since)\b[^.;,:()]*$")
+
+
 def _inside_name(low: str, start: int, end: int) -> bool:
     """Is ``low[start:end]`` the middle of a longer name joined by hyphens or underscores on both sides
     ("p2p" in "overlap-p2p-communication": another knob, not NCCL's P2P)? A verb before it still turns it
@@ -600,6 +606,8 @@ def _read_packages(r: _Reader) -> None:
         before = low[max(0, start - 40):start]
         change = _change(after, low[end:end + 60])
         cue = _cue(before, after)
+        if cue in ("raise", "lower") and re.match(r"^\s*to\s+v?\d+\.\d", after):
+            cue = "upgrade" if cue == "raise" else "downgrade"  # "bump triton to 3.2": a release raised
         ver = re.match(r"^\s*v?(\d+(?:\.\d+)+" + _TAGS + r"|\d{3,})\b", after)
         if change:
             a, b = _version(change[0]), _version(change[1])
@@ -630,7 +638,7 @@ def _read_phrases(r: _Reader) -> None:
     voc = vocab()
     low = r.low
     for start, end, key in find_phrases(_spaced(low), voc.by_phrase, voc.longest):  # max-num-seqs: "max num seqs"
-        if not r.free(start, end) or _inside_name(low, start, end):
+        if not r.free(start, end) or _inside_name(low, start, end) or _PURPOSE.search(r.before(start)):
             continue
         fid, st = voc.by_phrase[key]
         after = low[end:end + 24]

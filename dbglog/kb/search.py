@@ -249,13 +249,18 @@ def _form_pattern(form: str, exact_numbers: bool = True) -> str:
     if sci:
         return (r"(?<![\w.])" + re.escape(sci[1]) + "[eE]" + ("-" if sci[2] == "-" else r"\+?")
                 + "0*" + sci[3] + r"(?!\d)")
+    if _FRACTION.fullmatch(form):  # .95 = 0.95 = 0.950 (never the tail of 10.95)
+        return r"(?<![\w.])0?\." + form.split(".")[1].rstrip("0") + r"0*(?![\w]|\.\d)"
     words = [w.lower() for w in _WORD.findall(form)]
     return _word_pattern(words) if words else ""
 
 
+_FRACTION = recache.compile(r"0?\.\d*[1-9]\d*")
+
+
 def number_forms(tok: str) -> list[str]:
     """Other spellings of the value a number gives, the ways people write one setting: 1e-4 = 0.0001 =
-    1.0e-4, 0.001 = 1e-3, clip at 1 = 1.0. Not a version's: 2.1 is not 2.10, nor 12.4 12.40 (a fraction
+    1.0e-4, 0.001 = 1e-3, .95 = 0.95, clip at 1 = 1.0. Not a version's: 2.1 is not 2.10, nor 12.4 12.40 (a fraction
     of one is written with trailing zeros elsewhere, ``_token_term``); a whole number only gains and
     loses its ".0", and "8k" is 8192 or 8000."""
     sci = _SCIENTIFIC.fullmatch(tok)
@@ -272,6 +277,8 @@ def number_forms(tok: str) -> list[str]:
         rest = digits[lead:].rstrip("0") or "0"
         mant = rest[0] + ("." + rest[1:] if len(rest) > 1 else "")
         return [f"{mant}e-{lead + 1}"]
+    if re.fullmatch(r"0?\.\d+", tok):  # 0.95 = .95
+        return [tok[1:] if tok.startswith("0") else "0" + tok]
     if re.fullmatch(r"[1-9]\d{0,2}", tok):
         return [tok + ".0"]
     if re.fullmatch(r"[1-9]\d{0,2}[kK]", tok):  # 8k tokens: 8192 as often as 8000
