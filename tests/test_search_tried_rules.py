@@ -297,7 +297,7 @@ def test_query_parsing():
     assert terms("forward/backward hooks") == ["forward", "backward", "hooks"]
     assert terms("nvidia.com/gpu") == ["nvidia.com/gpu"] and terms("Qwen/Qwen3-0.6B") == ["Qwen/Qwen3-0.6B"]
     alts = {t.raw: t.alts for t in search.parse_query("utilization 0.5 torch 2.10").terms}
-    assert alts["0.5"] == ["0.50"] and alts["2.10"] == []  # a fraction, not a version
+    assert alts["0.5"] == ["0.50", ".5"] and alts["2.10"] == []  # a fraction, not a version
 
 
 def test_a_word_of_the_field_is_not_a_typo(conn):
