@@ -66,3 +66,27 @@ def test_a_size_in_thousands_finds_the_value_written_out(tmp_path_factory):
     res = search.tried(recs.store.conn, "lower the fused moe chunk size to 8k tokens")
     assert res.close and res.close[0].title == "Smaller MoE chunk via env var"
     recs.close()
+
+
+def test_a_flag_spelled_with_dashes_finds_the_one_written_with_underscores_and_instead_of_is_the_old_value(
+        tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_flag_spelling")
+    inv = recs.new("trtllm-build runs out of memory on an L4")
+    recs.add_attempt(inv.id, title="--max_batch_size 64 -> 8",
+                     did="trtllm-build --checkpoint_dir ckpt --gemm_plugin float16 --max_batch_size 8",
+                     result="same OOM", outcome="failed")
+    conn = recs.store.conn
+    res = search.tried(conn, "build the engine with max-batch-size=8 instead of 64")
+    assert res.close and res.close[0].title == "--max_batch_size 64 -> 8"
+    assert not search.tried(conn, "build the engine with max-batch-size=16 instead of 64").close
+    recs.close()
+
+
+def test_a_release_series_finds_its_full_version(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_series")
+    inv = recs.new("bitsandbytes cannot find its CUDA library")
+    recs.add_attempt(inv.id, title="bnb 0.42.0 -> 0.45.0", did="pip install -U bitsandbytes==0.45.0",
+                     result="loads", outcome="worked")
+    res = search.tried(recs.store.conn, "upgrade bitsandbytes to 0.45")
+    assert res.close and res.close[0].title == "bnb 0.42.0 -> 0.45.0"
+    recs.close()

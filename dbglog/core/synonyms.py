@@ -126,6 +126,7 @@ GROUPS: list[tuple[str, ...]] = [
     ("checkpoint", "ckpt"),
     ("lr", "learning rate"),
     ("eps", "epsilon"),
+    ("gas", "gradient accumulation steps", "gradient_accumulation_steps", "grad accum", "gradient accumulation"),
     ("bs", "batch size", "batch_size", "batchsize", "batch-size"),
     ("seq len", "sequence length", "seqlen", "max_seq_len", "context length", "seq", "sequence"),
     ("single node", "one node", "1 node", "single-node"),

@@ -250,7 +250,7 @@ def _form_pattern(form: str, exact_numbers: bool = True) -> str:
         return (r"(?<![\w.])" + re.escape(sci[1]) + "[eE]" + ("-" if sci[2] == "-" else r"\+?")
                 + "0*" + sci[3] + r"(?!\d)")
     if _FRACTION.fullmatch(form):  # .95 = 0.95 = 0.950 (never the tail of 10.95)
-        return r"(?<![\w.])0?\." + form.split(".")[1].rstrip("0") + r"0*(?![\w]|\.\d)"
+        return r"(?<![\w.])0?\." + form.split(".")[1].rstrip("0") + r"0*(?!\w)"  # (0.45 is the series of 0.45.0)
     words = [w.lower() for w in _WORD.findall(form)]
     return _word_pattern(words) if words else ""
 
@@ -1691,8 +1691,12 @@ def _names_this_record_lacks(p: _Pair) -> bool:
 
 
 def _from_side(q: Query) -> set[str]:
-    """The numbers an idea changes from ("from 430 to 418": 430), lower case."""
-    return {a or b for a, b in _FROM_NUMBER.findall(q.text)} if "from" in q.text.lower() else set()
+    """The numbers an idea changes from ("from 430 to 418", "8 instead of 64": 430, 64), lower case."""
+    low = q.text.lower()
+    out = {a or b for a, b in _FROM_NUMBER.findall(q.text)} if "from" in low else set()
+    if "instead of" in low or "rather than" in low:
+        out |= set(_INSTEAD_NUMBER.findall(q.text))
+    return out
 
 
 def _value_missing(p: _Pair) -> bool:
@@ -2328,10 +2332,11 @@ def _given_values(name: str, record: str) -> set[str]:
     ``os.environ["NAME"] = "v"`` / ``setdefault("NAME", "v")``."""
     record = _CODE_ASSIGN.sub(lambda m: f" {m[1] or m[2]}=", record)
     key = name.lstrip("-")
-    pat = re.compile(r"(?<![\w])-{0,2}" + "[_-]".join(map(re.escape, re.split(r"[_-]", key)))
-                     + r"(?:\s*:\s*[A-Za-z]\w*\s*=|\s*[=:]" + (r"|\s+(?=[\w\"'.-]))" if name.startswith("-") else ")")
-                     + r"\s*[\"']?([\w.:+-]+)", re.I)
-    return {_norm_value(m) for m in pat.findall(record)}
+    words = "[_-]".join(map(re.escape, re.split(r"[_-]", key)))
+    # (and a flag the record writes with its dashes, whatever the idea wrote: max-batch-size=8 is --max_batch_size 8)
+    pat = re.compile(r"(?<![\w])-{0,2}" + words + r"(?:\s*:\s*[A-Za-z]\w*\s*=|\s*[=:]" + (r"|\s+(?=[\w\"'.-]))" if name.startswith("-") else ")")
+                     + r"\s*[\"']?([\w.:+-]+)|(?<![\w-])--?" + words + r"\s+(?!-[A-Za-z-])[\"']?([\w.:+-]+)", re.I)
+    return {_norm_value(a or b) for a, b in pat.findall(record)}
 
 
 def _other_value(idea: str, record: str) -> bool:
@@ -2366,6 +2371,7 @@ _TO_TARGET = Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
 _SWITCHED_TO = Lazy(r"\b(?:switch|migrate|port|move)\s+(?:[\w.-]+\s+){0,4}to\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*)",
                     re.I)
 # ("from 430", "from bs=8"; with a longer name, only as a change's start: "from driver 430 to 418")
+_INSTEAD_NUMBER = Lazy(r"\b(?:instead\s+of|rather\s+than)\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 _FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b|"
                     r"\bfrom\s+[A-Za-z][\w-]{4,15}\s?=?\s?(\d+(?:\.\d+)?)\s+to\b", re.I)
 
