@@ -56,6 +56,7 @@ def run(path: Path, misses: bool = False, part: str = "") -> dict:
     """The figures over the file's workspaces, or over its ``study`` or ``held_out`` part alone."""
     spec = json.loads(path.read_text(encoding="utf-8"))
     names = set(spec[part]) if part else {ws["name"] for ws in spec["workspaces"]}
+    hidden = set(spec.get("held_out", ()))  # (a held-out part's misses are not for tuning, whatever is asked)
     counts, wrong = Counter(), []
     for ws in (w for w in spec["workspaces"] if w["name"] in names):
         with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +64,7 @@ def run(path: Path, misses: bool = False, part: str = "") -> dict:
             for q in ws["queries"]:
                 verdict = judge(recs, q)
                 counts[verdict] += 1
-                if verdict not in ("right", "quiet", "another"):
+                if verdict not in ("right", "quiet", "another") and ws["name"] not in hidden:
                     wrong.append(f"{ws['name']} expect={q['expect']} {verdict}: {q['q']}")
             recs.close()
     same = counts["right"] + counts["wrong-first"] + counts["missed"]
@@ -71,7 +72,7 @@ def run(path: Path, misses: bool = False, part: str = "") -> dict:
     out = {"restatements": same, "right_first": counts["right"], "other_first": counts["wrong-first"],
            "not_tried": counts["missed"], "near_misses": near, "false_alarms": counts["alarm"],
            "another_way": counts["another"]}
-    if misses and part != "held_out":  # (a held-out part's misses are not for tuning)
+    if misses:
         out["misses"] = wrong
     return out
 
