@@ -228,3 +228,14 @@ def test_what_follows_a_purpose_is_the_problem_not_a_knob():
 def test_a_release_bumped_to_a_version_is_an_upgrade_but_a_setting_turned_up_is_no_package():
     assert [(k.id, k.state, k.value) for k in extract("bump triton to 3.2").knobs] == [("triton", "upgrade", "3.2")]
     assert [k.id for k in extract("turn up nccl logging to INFO").knobs] == ["NCCL debug logging"]
+
+
+def test_a_variable_set_to_a_value_after_to_takes_that_value():
+    assert [(k.state, k.value) for k in extract("bump XLA_PYTHON_CLIENT_MEM_FRACTION to 0.95").knobs] == [("raise", "0.95")]
+    assert compare(extract("bump XLA_PYTHON_CLIENT_MEM_FRACTION to 0.95"),
+                   extract("export XLA_PYTHON_CLIENT_MEM_FRACTION=.95")).tier == SAME
+
+
+def test_tensorflow_memory_growth_by_its_variable_and_by_its_call_is_one_knob():
+    assert compare(extract("export TF_FORCE_GPU_ALLOW_GROWTH=true"),
+                   extract("for g in gpus: tf.config.experimental.set_memory_growth(g, True)")).tier == SAME

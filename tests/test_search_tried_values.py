@@ -90,3 +90,13 @@ def test_a_release_series_finds_its_full_version(tmp_path_factory):
     res = search.tried(recs.store.conn, "upgrade bitsandbytes to 0.45")
     assert res.close and res.close[0].title == "bnb 0.42.0 -> 0.45.0"
     recs.close()
+
+
+def test_a_duration_in_words_finds_the_minutes_a_record_gives(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_worded_duration")
+    inv = recs.new("interleaved pipeline hangs at the first iteration")
+    recs.add_attempt(inv.id, title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
+                     result="hangs 30 minutes, then the watchdog fires", outcome="failed")
+    res = search.tried(recs.store.conn, "bump the torch distributed timeout to half an hour")
+    assert res.close and res.close[0].title == "Longer distributed timeout"
+    recs.close()

@@ -459,6 +459,10 @@ class _Reader:
                 return _state_for(meaning, "0")
             return _state_for(meaning, "1") if cue == "on" else ("", "")
         cue = _cue(self.before(span[0]), self.low[span[1]:span[1] + 16])
+        to = _NAME_TO.match(self.text, span[1]) if meaning == "value" else None
+        if to and (number(to.group(1)) is not None or to.group(1).lower() in TRUE | FALSE or to.group(1).isupper()):
+            # "bump XLA_PYTHON_CLIENT_MEM_FRACTION to 0.95", "set NCCL_ALGO to Tree": the value after "to"
+            return (cue if cue in ("raise", "lower") else "set"), to.group(1)
         if cue in ("raise", "lower", "upgrade", "downgrade"):
             return cue, ""
         if kind == "flag" and meaning != "value":
@@ -466,6 +470,7 @@ class _Reader:
         return "", ""
 
 
+_NAME_TO = recache.compile(r"\s+to\s+`?(\.?\d[\w.%]*|[A-Za-z][\w-]{0,15})`?(?![\w.-])")
 _TIMEDELTA = recache.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
 _TD_UNIT = {"seconds": "s", "minutes": "min", "hours": "h"}
 

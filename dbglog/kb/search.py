@@ -399,12 +399,18 @@ _SPACED_DURATION = recache.compile(r"\b(\d+(?:\.\d+)?)\s+(?:(s)ec(?:ond)?s?|(min
 
 
 _CALL = recache.compile(r"([A-Za-z_][\w.]*)\(([^()]*)")  # a call cut by the split at its first space
+# "half an hour", "an hour", "two minutes": a duration in words is the number of its unit (0.5 hours = 30 min)
+_COUNT_WORDS = {"half": "0.5", "an": "1", "a": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+                "six": "6", "ten": "10", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30"}
+_WORDED_DURATION = recache.compile(r"\b(half\s+an?|an|a|one|two|three|four|five|six|ten|twelve|fifteen|twenty|thirty)"
+                                   r"\s+(hours?|minutes?|seconds?)\b", re.I)
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
     from dbglog.core import synonyms
 
     out = []
+    text = _WORDED_DURATION.sub(lambda m: _COUNT_WORDS[m.group(1).lower().split()[0]] + " " + m.group(2), text)
     text = _SPACED_DURATION.sub(lambda m: m.group(1) + next(g for g in m.groups()[1:] if g).lower(), text)
     for tok in text.split():
         glob = tok.rstrip("\"'`()[]{}<>,;!?^+").endswith("*")
