@@ -97,6 +97,6 @@ def test_a_duration_in_words_finds_the_minutes_a_record_gives(tmp_path_factory):
     inv = recs.new("interleaved pipeline hangs at the first iteration")
     recs.add_attempt(inv.id, title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
                      result="hangs 30 minutes, then the watchdog fires", outcome="failed")
-    res = search.tried(recs.store.conn, "bump the torch distributed timeout to half an hour")
+    res = search.tried(recs.store.conn, "bump the distributed timeout to half an hour")
     assert res.close and res.close[0].title == "Longer distributed timeout"
     recs.close()
