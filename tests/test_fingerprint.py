@@ -256,6 +256,8 @@ def test_llama_cpps_failed_op_is_its_site():
     ("g0016: Test CUDA failure common.cu:89 'invalid device ordinal'",
      "a8d0e4f53b2c: Test CUDA failure common.cu:196 'invalid device ordinal'"),
     ("node-03: NCCL WARN Cuda failure 'out of memory'", "NCCL WARN Cuda failure 'out of memory'"),
+    # an error report form's bold field label
+    ("- **Exception Message:** CUDA error: operation not supported", "CUDA error: operation not supported"),
 ])
 def test_a_runners_prefixes_and_notes_are_stripped_from_the_key_line(a, b):
     assert F.normalise_line(a) == F.normalise_line(b)

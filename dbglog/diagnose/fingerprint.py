@@ -61,6 +61,8 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*\d+\.\d\d\.\d{3}\.\d{3}\s+[IWED]\s+",                                   # llama.cpp's log: 7.51.240.943 E
     r"^\s*=+\s+",                                                             # compute-sanitizer's =========
     r"^\s*>\s+",                                                              # a line quoted in a reply: "> ..."
+    # an error report form's bold field label ("- **Exception Message:** CUDA error: ...", ComfyUI's error report)
+    r"^\s*(?:[-*+]\s+)?\*\*[^*\n]{1,40}?:?\*\*:?\s+",
     # ONNX Runtime's logger ("[E:onnxruntime:Default, cuda_call.cc:123 CudaCall]"): the logger's name varies by
     # session ("Default", "Model", a user's id) and the site is the logging macro, the same for every call
     r"^\s*\[[EWIF]:onnxruntime:[^,\]\n]{0,80},\s*[\w.]+:\d+\s+\w+\]\s*",
