@@ -239,3 +239,15 @@ def test_a_variable_set_to_a_value_after_to_takes_that_value():
 def test_tensorflow_memory_growth_by_its_variable_and_by_its_call_is_one_knob():
     assert compare(extract("export TF_FORCE_GPU_ALLOW_GROWTH=true"),
                    extract("for g in gpus: tf.config.experimental.set_memory_growth(g, True)")).tier == SAME
+
+
+def test_a_config_key_written_again_after_the_arrow_is_one_change():
+    knobs = extract("**Change**: `learning_rate: 0.0003` → `learning_rate: 0.0001`").knobs
+    assert [(k.id, k.state, k.value) for k in knobs] == [("learning rate", "lower", "0.0001")]
+
+
+def test_a_value_given_with_an_alternative_is_either_value():
+    record = extract("Reduce batch size to 8 or 4")
+    assert [k.words() for k in record.knobs] == ["batch size lowered to 8 or 4"]
+    assert compare(extract("reduce batch size to 4"), record).tier == SAME
+    assert compare(extract("reduce batch size to 2"), record).tier == OTHER

@@ -100,3 +100,13 @@ def test_a_duration_in_words_finds_the_minutes_a_record_gives(tmp_path_factory):
     res = search.tried(recs.store.conn, "bump the distributed timeout to half an hour")
     assert res.close and res.close[0].title == "Longer distributed timeout"
     recs.close()
+
+
+def test_a_number_with_its_other_spellings_still_joins_its_unit(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_number_unit")
+    inv = recs.new("BERT fine-tune runs out of memory in epoch 3")
+    recs.add_attempt(inv.id, title="Cache emptied every 100 batches", did="torch.cuda.empty_cache() every 100 batches",
+                     result="fits in 4GB", outcome="worked")
+    res = search.tried(recs.store.conn, "empty the cuda cache every 100 batches on the 4 GB GPU")
+    assert "4 GB" in [t.raw for t in res.result.query.terms]
+    recs.close()

@@ -48,12 +48,13 @@ class Knob(NamedTuple):
         vocabulary does not know, as written ("--set full", "NCCL_DEBUG=INFO")."""
         how = {"on": "on", "off": "off", "raise": "raised", "lower": "lowered", "upgrade": "upgraded",
                "downgrade": "downgraded", "": "named"}.get(self.state, "")
+        value = self.value.replace("|", " or ")  # (alternatives: "8|4")
         if self.state == "off" and self.value:
-            how = "set to anything but " + self.value  # "disable kernel replay"
+            how = "set to anything but " + value  # "disable kernel replay"
         elif self.state in ("set", "pin"):
-            how = ("pinned to " if self.state == "pin" else "set to ") + self.value
+            how = ("pinned to " if self.state == "pin" else "set to ") + value
         elif self.value and self.state in ("upgrade", "downgrade", "raise", "lower"):
-            how += f" to {self.value}"
+            how += f" to {value}"
         written = self.name
         if self.value and "=" not in written and " " not in written and self.kind != "feature":
             written += f" {self.value}" if self.kind == "flag" else f"={self.value}"
@@ -228,6 +229,8 @@ def number(v) -> float | None:
 
 
 def same_value(a: str, b: str) -> bool:
+    if "|" in a or "|" in b:  # alternatives ("8|4": either was tried)
+        return any(same_value(x, y) for x in a.split("|") for y in b.split("|"))
     a, b = a.strip("\"'").lower(), b.strip("\"'").lower()
     if a == b:
         return True
@@ -283,7 +286,9 @@ _ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'
 # (an argument may hold a call of its own: clip_grad_norm_(model.parameters(), 1.0))
 _CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(((?:[^()\n]|\([^()\n]{0,40}\)){0,80})\)")
 # "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
-_KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)\s*(?:->|→|=>)\s*([\w.+\-]+)")
+# ("`learning_rate: 0.0003` → `learning_rate: 0.0001`": the key written again on the new side is one change)
+_KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)`?\s*(?:->|→|=>)\s*`?(?:\1\s*[:=]\s*)?"
+                             r"([\w.+\-]+)")
 _ENVIRON = recache.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
                       r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
 # code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
@@ -470,6 +475,7 @@ class _Reader:
         return "", ""
 
 
+_OR_VALUE = recache.compile(r"\s+or\s+(\d[\w.%]*)(?![\w.])")
 _NAME_TO = recache.compile(r"\s+to\s+`?(\.?\d[\w.%]*|[A-Za-z][\w-]{0,15})`?(?![\w.-])")
 _TIMEDELTA = recache.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
 _TD_UNIT = {"seconds": "s", "minutes": "min", "hours": "h"}
@@ -660,6 +666,9 @@ def _read_phrases(r: _Reader) -> None:
             value = val_m and next((g for g in val_m.groups() if g), "")
             if value and value.lower() in _VALUE_WORDS:
                 value = ""
+            alt = _OR_VALUE.match(after, val_m.end()) if value and val_m.re is _AFTER_VALUE else None
+            if alt:  # "reduce batch size to 8 or 4": either value is the one tried
+                value += "|" + alt.group(1)
             one = None if value else _ONE_UNIT.match(after)
             if one:  # "give the NCCL watchdog an hour": one of the unit
                 value = "1" + _UNIT_WORDS[one.group(1)]
@@ -772,6 +781,8 @@ def _direction_of(value: str, fid: str) -> str:
 
 
 def _versions_differ(a: str, b: str) -> bool:
+    if "|" in a or "|" in b:
+        return all(_versions_differ(x, y) for x in a.split("|") for y in b.split("|"))
     return bool(a and b) and not same_value(a, b) and (not re.search(r"\d", a + b) or _version(a) != _version(b))
 
 

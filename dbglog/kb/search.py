@@ -399,6 +399,7 @@ _SPACED_DURATION = recache.compile(r"\b(\d+(?:\.\d+)?)\s+(?:(s)ec(?:ond)?s?|(min
 
 
 _CALL = recache.compile(r"([A-Za-z_][\w.]*)\(([^()]*)")  # a call cut by the split at its first space
+_KEYWORD_VALUE = recache.compile(r"[A-Za-z_]\w*=[\w.+-]*\d[\w.+-]*,?")  # f(max_norm=1.0: the value it was given
 # "half an hour", "an hour", "two minutes": a duration in words is the number of its unit (0.5 hours = 30 min)
 _COUNT_WORDS = {"half": "0.5", "an": "1", "a": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                 "six": "6", "ten": "10", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30"}
@@ -421,8 +422,8 @@ def _tokens(text: str) -> list[tuple[str, list[str]]]:
         key, eq, value = tok.partition("=")
         m = _ABBR_NUM.match(tok)
         call = _CALL.fullmatch(tok)
-        if call:  # "clip_grad_norm_(params," is the function and what it was given
-            pieces = [call[1]] + ([call[2]] if _WORD.search(call[2]) else [])
+        if call:  # "clip_grad_norm_(params," is the function; what it was given counts only as a value set by name
+            pieces = [call[1]] + ([call[2]] if _KEYWORD_VALUE.fullmatch(call[2]) else [])
         elif _ALTERNATIVES.fullmatch(tok):
             pieces = tok.split("/")  # 3090/4090, fp16/bf16, TP/PP: each on its own
         elif eq and key and value and not synonyms.env_name(tok) and _SETTING.match(key) and _WORD.search(value):
@@ -822,7 +823,9 @@ def _join_split_words(conn, q: Query, ftables: list[str]) -> None:
         x, y = a.parts[-1], b.parts[0]
         words = x.isalpha() and y.isalpha() and len(x) >= 2 and len(y) >= 2
         unit = x.isdigit() and y.isalpha() and len(y) <= 3  # "350 W" for 350W
-        if not a.alts and not b.alts and len(a.parts) == 1 and len(b.parts) == 1 and (words or unit):
+        # (a number's own other spellings, "4" as "4.0", do not keep it from its unit: "4 GB" is 4GB)
+        plain = not a.alts or a.alts == number_forms(a.raw)
+        if plain and not b.alts and len(a.parts) == 1 and len(b.parts) == 1 and (words or unit):
             joined = a.parts[0] + b.parts[0]
             if any(_has(conn, ft, _fts_quote(joined)) for ft in ftables):
                 q.terms[i:i + 2] = [Term(raw=f"{a.raw} {b.raw}", parts=[*a.parts, *b.parts], alts=[joined])]
