@@ -209,7 +209,7 @@ def print_tried(res, text: str, notes: list[str], echo=_echo, style=_style) -> N
             echo(f"  - {_head(h)}")
 
 
-_ADD_VALUED = {"-H": "hypothesis", "--hypothesis": "hypothesis", "-d": "did", "--did": "did", "-r": "result",
+_ADD_VALUED = {"-t": "title_opt", "--title": "title_opt", "-H": "hypothesis", "--hypothesis": "hypothesis", "-d": "did", "--did": "did", "-r": "result",
                "--result": "result", "-c": "conclusion", "--conclusion": "conclusion", "-o": "outcome",
                "--outcome": "outcome", "--run": "runs", "-i": "inv_ref", "--investigation": "inv_ref"}
 
@@ -229,6 +229,10 @@ def parse_attempt_add(argv: list[str]) -> dict | None:
             out["as_json"] = True
         elif key == "runs":
             out["runs"].append(value)
+        elif key == "title_opt":
+            if out["title"] is not None:
+                return None  # a title twice: click's to refuse
+            out["title"] = value
         else:
             out[key] = value
     missing = any(out[k] is None for k in ("hypothesis", "did", "result", "conclusion"))

@@ -622,7 +622,7 @@ def run_repro(recs, cmd, opts: RunOptions = REPRO_OPTIONS, *, cwd=None, env=None
         launch = {"launch": slurm_mode.Step()}
     sigs = signatures.all_signatures(recs.ws.config_path)
     signatures.check_target(expect, sigs, runner.OUTCOMES)  # a typo would make every failure "different"
-    rules = _before_recording(recs, inv_ref) if attempt_title is not None else None
+    rules = _before_recording(recs, inv_ref, attempt_title is not None)
     base = _baseline_first(recs, cmd, opts, baseline, cwd, sigs, launch, inv_ref) if baseline else None
     run_id = runner.new_run_id()
     run_dir = recs.ws.runs_dir / run_id
@@ -704,12 +704,17 @@ def hang_hint(recs, d: dict) -> str | None:
     return f"{step[0].lower()}{step[1:]}" if step else None
 
 
-def _before_recording(recs, inv_ref):
+def _before_recording(recs, inv_ref, as_attempt: bool = True):
     """What recording the run as an attempt needs, checked before the run: the investigation, a writable
-    logs/, a readable [[advice]] table (returned: the playbooks' rules)."""
+    logs/, a readable [[advice]] table (returned: the playbooks' rules). A plain run needs only the
+    investigation it names, if it names one (None returned)."""
     from dbglog.run import advice
     from dbglog.util import fserrors
 
+    if not as_attempt:
+        if inv_ref is not None:
+            recs.resolve(inv_ref)  # a plain run for a named investigation: a wrong name is said before the run
+        return None
     recs.resolve(inv_ref)  # no investigation to record into: say so before the run, not after
     fserrors.check_writable(recs.ws.logs_dir, recs.ws.runs_dir.parent)  # (read-only logs/: nothing runs)
     return advice.load(recs.ws.config_path)  # a broken [[advice]] table stops us before the run
@@ -749,8 +754,12 @@ def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> 
                                                       failure_lines=[fp.mirror_line() for fp in dict.fromkeys(fps)])
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     if fps:
+        # (a plain run is recorded in the current investigation: that one's own runs are no "seen before")
+        row = None if a is not None else recs.store.q(
+            "SELECT investigation_id FROM runs WHERE id = ?", out.runs[0]["id"]).fetchone()
+        home = out.investigation if a is not None else row[0] if row else None
         out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
-                                      current_inv=out.investigation, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
+                                      current_inv=home, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
     return out
 
 

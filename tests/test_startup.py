@@ -103,7 +103,9 @@ def test_attempt_add_fast_path_prints_and_records_what_the_cli_does(tmp_path):
         got = []
         for args in (["Disable P2P", "-d", "NCCL_P2P_DISABLE=1 torchrun t.py", "-r", "still hangs"],
                      ["--did=NCCL_P2P_DISABLE=1 torchrun t.py", "--result", "same hang", "-o", "failed", "--json"],
-                     ["x", "-o", "bogus", "-d", "y"], ["-i", "nope", "x", "-d", "y"], ["a", "b"]):
+                     ["x", "-o", "bogus", "-d", "y"], ["-i", "nope", "x", "-d", "y"], ["a", "b"],
+                     ["--title", "Longer timeout", "-d", "timeout=timedelta(hours=2)", "-r", "same hang"],
+                     ["x", "--title", "y", "-d", "z"]):
             p = subprocess.run(runner + ["attempt", "add", *args], cwd=ws, capture_output=True, text=True,
                                env=cli_env({"DBGLOG_NO_EDITOR": "1"}), stdin=subprocess.DEVNULL, timeout=60)
             out = p.stdout
@@ -115,8 +117,8 @@ def test_attempt_add_fast_path_prints_and_records_what_the_cli_does(tmp_path):
         listed = json.loads(run_cli("attempt", "list", "--json", cwd=ws).stdout)
         outs.append((got, [(a["number"], a["title"], a["did"], a["outcome"]) for a in listed]))
     fast, slow = outs
-    assert [g[0] for g in fast[0]] == [0, 0, 2, 2, 2]
-    assert len(fast[1]) == 2  # the refused ones recorded nothing, the others once
+    assert [g[0] for g in fast[0]] == [0, 0, 2, 2, 2, 0, 2]
+    assert len(fast[1]) == 3 and fast[1][2][1] == "Longer timeout"  # the refused ones recorded nothing, the others once
     # (ids differ between the two workspaces: compare with them taken out)
     import re
 

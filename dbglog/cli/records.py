@@ -134,6 +134,7 @@ def edit_attempt_in_editor(initial: dict) -> dict:
 
 @attempt.command("add")
 @click.argument("title", required=False)
+@click.option("--title", "-t", "title_opt", help="The title, as an option (the way `attempt edit` takes it).")
 @click.option("--hypothesis", "-H", help="What you think is going on.")
 @click.option("--did", "-d", help="What you did (command, change).")
 @click.option("--result", "-r", help="What happened.")
@@ -142,8 +143,11 @@ def edit_attempt_in_editor(initial: dict) -> dict:
 @click.option("--run", "runs", multiple=True, help="Link a run id (repeatable).")
 @inv_option
 @json_option
-def attempt_add(title, hypothesis, did, result, conclusion, outcome, runs, inv_ref, as_json):
+def attempt_add(title, title_opt, hypothesis, did, result, conclusion, outcome, runs, inv_ref, as_json):
     """Record an attempt. Opens $EDITOR for missing fields when run from a terminal."""
+    if title is not None and title_opt is not None and title != title_opt:
+        raise click.UsageError("two titles: give it as the argument or as --title, not both")
+    title = title if title is not None else title_opt
     fields = {"title": title, "hypothesis": hypothesis, "did": did, "result": result,
               "conclusion": conclusion, "outcome": outcome}
     for k, v in fields.items():

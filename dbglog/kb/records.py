@@ -582,12 +582,15 @@ class Records:
             redact.remember_env({k: v for k, v in (r.get("env_overrides") or {}).items() if isinstance(v, str)})
         results[:] = [redact.clean_run(r) for r in results]  # (insert_run does not clean them again)
         attempt_title, hypothesis, did = _clean(attempt_title, hypothesis, did)
-        inv_id = self.resolve(inv_ref) if attempt_title is not None else None
-        if inv_id is None:
+        if attempt_title is None:
+            # (a plain run belongs to the investigation it was made in, when there is one: its failure is then that
+            # investigation's, and a later investigation that meets it is told so; never a reason to lose the run)
+            home = self._run_home(inv_ref)
             with self.store.write():
                 for r, d in zip(results, run_dirs):
-                    self.store.insert_run(r, d)
+                    self.store.insert_run(r, d, home)
             return None
+        inv_id = self.resolve(inv_ref)
         with self.change(inv_id):
             number = self.store.next_attempt_number(inv_id)
             base, where = (baseline, "") if baseline is not None else self._baseline_runs(inv_id, results)
@@ -602,11 +605,26 @@ class Records:
                 self.store.insert_run(r, d, inv_id, number)
         return a
 
+    def _run_home(self, inv_ref: str | None) -> str | None:
+        """The investigation a plain run is recorded in: the one named, else the current one while it is open;
+        None when there is none (a run made before any investigation), or the current one was resolved: a
+        failure seen after that is a regression to be told about, not a run of it."""
+        try:
+            inv_id = self.resolve(inv_ref)
+        except DbglogError:
+            return None
+        if inv_ref is None:
+            row = self.store.q("SELECT status FROM investigations WHERE id = ?", inv_id).fetchone()
+            if row is None or row[0] != "open":
+                return None
+        return inv_id
+
     def _baseline_runs(self, inv_id: str, results: list[dict]) -> tuple[list[dict], str]:
         """The investigation's earlier runs of the same command in the same place (its server
-        included; ``_run_key``), outside attempts recorded as having worked or helped; else the plain
-        runs of it (``dbglog run`` with no --attempt, which belong to no investigation) made since the
-        investigation began. With the words saying which, when it is the plain runs."""
+        included; ``_run_key``), outside attempts recorded as having worked or helped (``dbglog run`` with no
+        --attempt records its runs in the current investigation); else the runs of it that belong to no
+        investigation (made before there was a current one, or by an older dbglog) since the investigation
+        began. With the words saying which, when they are plain runs."""
         if not results:
             return [], ""
         key, env = _run_key(results[0]), results[0].get("env_overrides") or {}
@@ -615,13 +633,15 @@ class Records:
             return _run_key(r) == key and not (env and (r.get("env_overrides") or {}) == env)
 
         rows = self.store.q(
-            """SELECT r.result FROM runs r LEFT JOIN attempts a
+            """SELECT r.result, r.attempt_number FROM runs r LEFT JOIN attempts a
                  ON a.investigation_id = r.investigation_id AND a.number = r.attempt_number
                WHERE r.investigation_id = ? AND (a.outcome IS NULL OR a.outcome NOT IN ('worked', 'partial'))""",
             inv_id).fetchall()
-        own = [r for r in (json.loads(x[0]) for x in rows) if base(r)]
-        if own:
-            return own, ""
+        own = [(r, x[1]) for x in rows if base(r := json.loads(x[0]))]
+        if own:  # (plain runs made in the investigation are said to be: no attempt's runs among them)
+            plain = all(n is None for _r, n in own)
+            return [r for r, _n in own], (f" (the baseline: {len(own)} run(s) of this command made without --attempt "
+                                          "in this investigation)" if plain else "")
         # (seconds compared: a run's "...:51.323Z" sorts before the investigation's "...:51Z" as text)
         rows = self.store.q(
             """SELECT r.result FROM runs r JOIN investigations i ON i.id = ?
