@@ -53,3 +53,13 @@ def test_the_same_knob_for_another_problem_is_not_the_attempt(conn):
     assert search.tried(conn, "train in bfloat16").close
     res = search.tried(conn, "train in bfloat16 for the graph capture crash")
     assert not res.close
+
+
+@pytest.mark.parametrize("idea", ["run vllm eagerly", "run the model eagerly instead of replaying graphs"])
+def test_running_eagerly_is_the_attempt_that_turned_graphs_off(tmp_path_factory, idea):
+    recs = module_records(tmp_path_factory, "tried_eagerly")
+    inv = recs.new("vLLM crashes with an illegal memory access in the fused MoE kernel")
+    recs.add_attempt(inv.id, title="Eager mode", did="--enforce-eager", result="serves 500 requests", outcome="worked")
+    res = search.tried(recs.store.conn, idea)
+    assert res.close and res.close[0].title == "Eager mode"
+    recs.close()
