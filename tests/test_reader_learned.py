@@ -433,3 +433,26 @@ def test_the_outcome_model_never_makes_a_look_with_its_output_a_fix_that_failed(
     assert [a.outcome for p in read_document(LOOK_WITH_OUTPUT, "doc.md", model=sure)[0] for a in p.inv.attempts] \
         == ["inconclusive"]
     assert [a.outcome for p in read_document(LOOK_WITH_OUTPUT, "doc.md")[0] for a in p.inv.attempts] == ["inconclusive"]
+
+
+SECTIONED = """# NCCL hang on 2 nodes
+
+Training hangs at the first all_reduce when we go from 1 node to 2.
+
+## What we tried
+
+- Set `NCCL_IB_DISABLE=1`: still hangs.
+- Pinned `NCCL_SOCKET_IFNAME=ens5f0` on both nodes: the hang is gone, 30 steps/s.
+
+## Next
+
+- [ ] Check the IB GID index
+"""
+
+
+def test_the_opening_paragraph_of_a_doc_with_a_section_of_tries_is_no_try_whatever_a_model_says():
+    sure = _model({"w:hangs": 12.0, "w:training": 12.0})
+    assert [a[0] for a in _attempts(SECTIONED, sure)] == [(7, 7), (8, 8)]
+    # (without a section of tries, the opening paragraph is the model's to read)
+    flat = SECTIONED.replace("## What we tried\n", "")
+    assert (3, 3) in [a[0] for a in _attempts(flat, sure)]

@@ -608,7 +608,28 @@ class _Build:
         self._planned(judged, skip, {us[0] for _, us in self.linked if us})  # (a plan told after a try's action stays one)
         self._stepped(skip, guessed)
         self._recalled(skip | self._captions_read(taken))
+        self._opening_told()
         self._outcomes_learned([a for _, a in self.attempts if id(a) not in before])
+
+    def _opening_told(self) -> None:
+        """A document laid out in sections, one of them for what was tried ("## What we tried"), says what
+        happened in its opening paragraphs (under the title, before the first section): the problem, a status
+        line, a summary. No try is read there; its lines stay as text (over the labelled pools: 9 rows made
+        there were junk, 2 were tries)."""
+        heads = [u for u in self.units if u.kind == "heading" and u.first in self.scope.read]
+        subs = [u for u in heads if u.level >= 2]
+        if not subs or not any(self.ctx.roles.get(u.id) == "tried" for u in subs):
+            return
+        start = min((u.first for u in heads if u.level < subs[0].level), default=-1)
+        end = subs[0].first
+        if start < 0 or start > end:
+            return
+        inside = {id(a) for _i, a in self.attempts if id(a) not in self.took and a.source_lines
+                  and start < a.source_lines[0] - 1 and a.source_lines[1] - 1 < end}
+        for _i, a in self.attempts:
+            if id(a) in inside:
+                self.owned.difference_update(self.took.get(id(a), []))
+        self.attempts = [(i, a) for i, a in self.attempts if id(a) not in inside]
 
     def _outcomes_learned(self, attempts: list[Attempt]) -> None:
         """The learned outcome pass (learned.py): a read attempt's outcome becomes the one the model is confident
