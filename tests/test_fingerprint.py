@@ -258,6 +258,9 @@ def test_llama_cpps_failed_op_is_its_site():
     ("node-03: NCCL WARN Cuda failure 'out of memory'", "NCCL WARN Cuda failure 'out of memory'"),
     # an error report form's bold field label
     ("- **Exception Message:** CUDA error: operation not supported", "CUDA error: operation not supported"),
+    # addresses the poster blanked out, the sentence's period eaten by the dots
+    ("Memory access fault by GPU node-2 (Agent handle: 0x...) on address 0x... Reason: Page not present",
+     "Memory access fault by GPU node-1 (Agent handle: 0x5c3b0a1d2e40) on address 0x7f2a0000. Reason: Page not present"),
 ])
 def test_a_runners_prefixes_and_notes_are_stripped_from_the_key_line(a, b):
     assert F.normalise_line(a) == F.normalise_line(b)

@@ -120,6 +120,8 @@ _SCRUB_RULES = (
     (r"(cannot find -l[\w.+-]+): No such file or directory", r"\1"),                  # newer binutils' wording
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
     (r"\b0x[0-9a-f]+\b", "0x?"),                                                     # addresses, pointers
+    (r"\b0x(?:\.{2,}|…|x{3,})", "0x?"),                        # an address the poster blanked out ("0x...", "0xXXXX")
+    (r"0x\?\.(?=\s|$)", "0x?"),                              # (whose dots may have eaten a sentence's own period)
     # a network address and its port ("peer fe80::966d:ae03:8b:df78%ib0<53249>", "10.0.0.7:29500"): the other host
     (r"(?<![\w.:])[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6}::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?:%[\w.-]+)?(?:<\d+>)?"
      r"(?![\w:])|(?<![\w.:])[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){7}(?:%[\w.-]+)?(?:<\d+>)?(?![\w:])", "<addr>"),
