@@ -110,3 +110,9 @@ def test_a_number_with_its_other_spellings_still_joins_its_unit(tmp_path_factory
     res = search.tried(recs.store.conn, "empty the cuda cache every 100 batches on the 4 GB GPU")
     assert "4 GB" in [t.raw for t in res.result.query.terms]
     recs.close()
+
+
+@pytest.mark.parametrize("idea, term", [("bump the timeout to half an hour", "0.5h"), ("wait two minutes", "2min"),
+                                        ("run it a second time", "second")])
+def test_a_duration_in_words_is_read_as_one_and_an_ordinal_is_not(idea, term):
+    assert term in [t.raw for t in search.parse_query(idea).terms]

@@ -162,9 +162,9 @@ def find_phrases(spaced: str, table: dict, longest: int):
 
 
 # "upgrade triton to 3.2.0 to fix the shared memory overflow": what follows a purpose in its clause is the problem,
-# not a knob turned
+# not a knob turned (not "since": "since enabling cuda graphs" says when)
 _PURPOSE = recache.compile(r"\b(?:to (?:fix|avoid|prevent|stop|solve|resolve|address|work around|get rid of)|so that|"
-                           r"because|since)\b[^.;,:()]*$")
+                           r"because)\b[^.;,:()]*$")
 
 
 def _inside_name(low: str, start: int, end: int) -> bool:

@@ -403,15 +403,18 @@ _KEYWORD_VALUE = recache.compile(r"[A-Za-z_]\w*=[\w.+-]*\d[\w.+-]*,?")  # f(max_
 # "half an hour", "an hour", "two minutes": a duration in words is the number of its unit (0.5 hours = 30 min)
 _COUNT_WORDS = {"half": "0.5", "an": "1", "a": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                 "six": "6", "ten": "10", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30"}
-_WORDED_DURATION = recache.compile(r"\b(half\s+an?|an|a|one|two|three|four|five|six|ten|twelve|fifteen|twenty|thirty)"
-                                   r"\s+(hours?|minutes?|seconds?)\b", re.I)
+# (not "a second": "run it a second time" is no duration)
+_WORDED_DURATION = recache.compile(r"\b(?:(half\s+an?|an|a|one)\s+(hour|minute)|"
+                                   r"(two|three|four|five|six|ten|twelve|fifteen|twenty|thirty)\s+(hours|minutes|seconds))\b",
+                                   re.I)
 
 
 def _tokens(text: str) -> list[tuple[str, list[str]]]:
     from dbglog.core import synonyms
 
     out = []
-    text = _WORDED_DURATION.sub(lambda m: _COUNT_WORDS[m.group(1).lower().split()[0]] + " " + m.group(2), text)
+    text = _WORDED_DURATION.sub(lambda m: _COUNT_WORDS[(m.group(1) or m.group(3)).lower().split()[0]] + " "
+                                + (m.group(2) or m.group(4)), text)
     text = _SPACED_DURATION.sub(lambda m: m.group(1) + next(g for g in m.groups()[1:] if g).lower(), text)
     for tok in text.split():
         glob = tok.rstrip("\"'`()[]{}<>,;!?^+").endswith("*")
@@ -2380,9 +2383,10 @@ _TO_TARGET = Lazy(r"\bto\s+(?:the\s+|a\s+|an\s+)?([\w.+-]+)", re.I)
 _SWITCHED_TO = Lazy(r"\b(?:switch|migrate|port|move)\s+(?:[\w.-]+\s+){0,4}to\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w.+-]*)",
                     re.I)
 # ("from 430", "from bs=8"; with a longer name, only as a change's start: "from driver 430 to 418")
-_INSTEAD_NUMBER = Lazy(r"\b(?:instead\s+of|rather\s+than)\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 _FROM_NUMBER = Lazy(r"\bfrom\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b|"
                     r"\bfrom\s+[A-Za-z][\w-]{4,15}\s?=?\s?(\d+(?:\.\d+)?)\s+to\b", re.I)
+# ("8 instead of 64", "rather than bs=4": the value it replaces)
+_INSTEAD_NUMBER = Lazy(r"\b(?:instead\s+of|rather\s+than)\s+(?:[A-Za-z]{1,4}\s?=?\s?)?(\d+(?:\.\d+)?)\b", re.I)
 
 
 def _value_terms(q: Query) -> list[Term]:
