@@ -624,11 +624,9 @@ class _Build:
         end = subs[0].first
         if start < 0 or start > end:
             return
+        # (certain structure's tries, which own their lines, are never there: a protocol's are under their headings)
         inside = {id(a) for _i, a in self.attempts if id(a) not in self.took and a.source_lines
                   and start < a.source_lines[0] - 1 and a.source_lines[1] - 1 < end}
-        for _i, a in self.attempts:
-            if id(a) in inside:
-                self.owned.difference_update(self.took.get(id(a), []))
         self.attempts = [(i, a) for i, a in self.attempts if id(a) not in inside]
 
     def _outcomes_learned(self, attempts: list[Attempt]) -> None:
