@@ -74,6 +74,13 @@ def test_full_protocol_round(dbg, workdir):
     assert j(out) == []
 
 
+def test_a_title_is_taken_as_the_argument_or_as_the_title_option(dbg):
+    inv = j(dbg("new", "--title", "NCCL timeout on 4 nodes", "--no-env", "--json")[1])
+    assert inv["title"] == "NCCL timeout on 4 nodes"
+    code, out, _ = dbg("attempt", "add", "-t", "Longer timeout", "--did", "x", "--result", "same", "--json")
+    assert code == 0 and j(out)["title"] == "Longer timeout"
+
+
 def test_selection_by_prefix_words_and_use(dbg):
     a = new(dbg, "Illegal memory access in flash attention")
     b = new(dbg, "NCU hangs on TMA kernels")
@@ -100,6 +107,8 @@ def test_selection_by_prefix_words_and_use(dbg):
     (["next", "done", "9"], "no step 9"),
     (["show", "zzz"], "unknown investigation"),
     (["attempt", "add"], "needs at least a title"),
+    (["attempt", "add", "x", "--title", "y", "--did", "z"], "two titles"),
+    (["new", "a", "--title", "b"], "two titles"),
     (["bogus-command"], "No such command"),
 ])
 def test_bad_input_one_line_exit_2_nothing_changed(dbg, workdir, args, needle):

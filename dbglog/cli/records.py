@@ -29,15 +29,24 @@ def init(as_json):
         + (f" ({len(data['imported'])} investigation(s) taken in from logs/)" if data["imported"] else "")))
 
 
+def one_title(argument: str | None, option: str | None) -> str | None:
+    """The title given as the argument or as --title (an agent writes either); both, and different, is refused."""
+    if argument is not None and option is not None and argument != option:
+        raise click.UsageError("two titles: give it as the argument or as --title, not both")
+    return argument if argument is not None else option
+
+
 @click.command()
 @click.argument("title", required=False)
+@click.option("--title", "-t", "title_opt", help="The title, as an option.")
 @click.option("--symptom", default="", help="What goes wrong, as seen by the user.")
 @click.option("--file", "files", multiple=True, help="A related file (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--no-env", is_flag=True, help="Do not capture an environment snapshot.")
 @json_option
-def new(title, symptom, files, tags, no_env, as_json):
+def new(title, title_opt, symptom, files, tags, no_env, as_json):
     """Start an investigation and make it current."""
+    title = one_title(title, title_opt)
     text_arg(title, "title")
     text_arg(symptom, "symptom")
     recs = open_records(create=True)
@@ -145,9 +154,7 @@ def edit_attempt_in_editor(initial: dict) -> dict:
 @json_option
 def attempt_add(title, title_opt, hypothesis, did, result, conclusion, outcome, runs, inv_ref, as_json):
     """Record an attempt. Opens $EDITOR for missing fields when run from a terminal."""
-    if title is not None and title_opt is not None and title != title_opt:
-        raise click.UsageError("two titles: give it as the argument or as --title, not both")
-    title = title if title is not None else title_opt
+    title = one_title(title, title_opt)
     fields = {"title": title, "hypothesis": hypothesis, "did": did, "result": result,
               "conclusion": conclusion, "outcome": outcome}
     for k, v in fields.items():
