@@ -505,9 +505,9 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
     """Run the repro CMD (an argument list, never through a shell: pass ["bash", "-c", "..."] for a
     shell line) under supervision, as `dbglog run` does: classify the end (pass / fail / crash / hang
     / oom / error), name the failure signature and the key lines, kill the whole process tree on
-    `timeout` (seconds; set it: a hang otherwise waits forever) after the hang `captures`. With
-    `attempt` (a title) the run is also recorded as an attempt of the investigation, with the
-    evidence quoted and the playbooks' advice added to the next steps. Server-shaped repros: `server`
+    `timeout` (seconds; set it: a hang otherwise waits forever) after the hang `captures`. The run is
+    recorded in the current open investigation (or `investigation`); with `attempt` (a title) also as an
+    attempt of it, with the evidence quoted and the playbooks' advice added to the next steps. Server-shaped repros: `server`
     (a command line, started first and supervised) and `ready` (a URL answering 2xx, or a command
     exiting 0) make CMD the client; outcomes `server_died` / `server_not_ready` blame the server.
     `idle_timeout`: alive but silent this many seconds is a hang. `escalate`: with `repeat`, raise
