@@ -229,6 +229,9 @@ class ReproResult(BaseModel):
     runs: list[RunSummary]
     histogram: list[dict[str, Any]] = []
     attempt: Optional[Attempt] = Field(None, description="The attempt the run was recorded as (with `attempt`).")
+    investigation: Optional[str] = Field(
+        None, description="The investigation the runs were recorded in: the current open one, or `investigation`; "
+                          "none while the current one is resolved.")
     advice: list[NextStep] = Field([], description="Next steps the playbooks added for this failure.")
     circuit_breaker: Optional[dict[str, Any]] = Field(
         None, description="With `attempt`: set when it is the Nth failed attempt ending the same way; read its "
@@ -539,7 +542,7 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
                            runs=[_run_summary(d) for d in out.runs],
                            histogram=out.repeat.histogram_rows(),
                            attempt=Attempt.model_validate(out.attempt.to_dict() | {"investigation": out.investigation})
-                           if out.attempt is not None else None,
+                           if out.attempt is not None else None, investigation=out.recorded_in,
                            advice=[NextStep.model_validate(s.to_dict()) for s in out.advice],
                            circuit_breaker=out.breaker, seen_before=out.seen_before, warnings=warnings)
     return _call(body)

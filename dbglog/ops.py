@@ -484,6 +484,7 @@ class ReproRun:
     advice: list = field(default_factory=list)  # model.NextStep
     breaker: dict | None = None  # circuit_breaker() of the attempt
     seen_before: dict | None = None  # what the knowledge base knows about this failure (kb/failures.recall)
+    recorded_in: str | None = None  # the investigation the runs were recorded in (None: none)
 
     def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
         return self.repeat.exit_code(git_bisect, expect)
@@ -509,7 +510,7 @@ class ReproRun:
                            "advice": [s.to_dict() for s in self.advice], "circuit_breaker": self.breaker}
         if self.seen_before is not None:
             data = data | {"seen_before": self.seen_before}
-        return data
+        return data | {"investigation": self.recorded_in}
 
 
 def check_run(cmd, opts: RunOptions) -> list[str]:
@@ -748,6 +749,9 @@ def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> 
     import shlex
 
     fps = index_failures(recs, out.runs, warn)
+    row = recs.store.q("SELECT investigation_id FROM runs WHERE id = ?", out.runs[0]["id"]).fetchone() \
+        if out.runs else None
+    out.recorded_in = row[0] if row else None
     if a is not None:
         out.investigation = recs.resolve(inv_ref)
         out.attempt, out.advice = evidence_and_advice(recs, out.investigation, a, out.runs, text, rules, warn,
@@ -755,11 +759,9 @@ def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> 
         out.breaker = circuit_breaker(recs, out.investigation, out.attempt)
     if fps:
         # (a plain run is recorded in the current investigation: that one's own runs are no "seen before")
-        row = None if a is not None else recs.store.q(
-            "SELECT investigation_id FROM runs WHERE id = ?", out.runs[0]["id"]).fetchone()
-        home = out.investigation if a is not None else row[0] if row else None
         out.seen_before = seen_before(recs, fps[0], exclude_runs=[d["id"] for d in out.runs],
-                                      current_inv=home, cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
+                                      current_inv=out.investigation or out.recorded_in,
+                                      cmd=shlex.join(out.runs[0]["cmd"]), warn=warn)
     return out
 
 

@@ -174,7 +174,8 @@ CRASH = textwrap.dedent("""
 def test_run_repro_supervised_and_recorded(workdir, pid_dir):
     (workdir / "crash.py").write_text(CRASH)
     (workdir / "ok.py").write_text("print('fine')\n")
-    run_cli_inproc(workdir, "new", "illegal address in paged attention", "--no-env", check=0)
+    inv = json.loads(run_cli_inproc(workdir, "new", "illegal address in paged attention", "--no-env", "--json",
+                                    check=0).stdout)["id"]
 
     async def scenario(call, session):
         return {
@@ -196,6 +197,7 @@ def test_run_repro_supervised_and_recorded(workdir, pid_dir):
     assert open(c["runs"][0]["output"]).read().count("illegal memory access") == 1
     h = out["hang"]
     assert h["verdict"] == "fail" and h["outcome"] == "hang" and h["exit_code"] == 124 and h["attempt"] is None
+    assert c["investigation"] == h["investigation"] == inv  # (a run with no attempt is recorded there too)
     ok = out["ok"]
     assert ok["verdict"] == "pass" and len(ok["runs"]) == 2 and ok["histogram"][0]["count"] == 2
     assert out["tried"]["tried"] is True

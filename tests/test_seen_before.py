@@ -418,7 +418,8 @@ def test_a_failure_seen_only_in_this_investigation_is_said_to_be_in_no_other(cli
 def test_a_plain_run_belongs_to_the_open_investigation_so_a_later_one_is_told_what_fixed_it(cli_fast, repro):
     # The scenario as a user types it: no --attempt on the runs.
     first = json.loads(cli_fast(repro, "new", "IMA in fused MoE kernel", "--no-env", "--json", check=0).stdout)["id"]
-    assert _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]["investigations"] == []
+    run = _run(cli_fast, repro, "--", sys.executable, "crash.py")
+    assert run["investigation"] == first and run["seen_before"]["investigations"] == []
     cli_fast(repro, "attempt", "add", "Eager mode", "--did", "--enforce-eager", "--result", "no crash in 50 runs",
              "--outcome", "worked", check=0)
     cli_fast(repro, "status", first, "resolved", "--root-cause", "the MoE kernel read past the expert buffer", check=0)
@@ -432,8 +433,8 @@ def test_a_plain_run_after_the_investigation_was_resolved_is_a_regression_not_it
     first = json.loads(cli_fast(repro, "new", "IMA in fused MoE kernel", "--no-env", "--json", check=0).stdout)["id"]
     _run(cli_fast, repro, "--", sys.executable, "crash.py")
     cli_fast(repro, "status", first, "resolved", "--root-cause", "the MoE kernel read past the expert buffer", check=0)
-    seen = _run(cli_fast, repro, "--", sys.executable, "crash.py")["seen_before"]  # (first is still current)
-    assert seen["regression"]["investigation"] == first
+    again = _run(cli_fast, repro, "--", sys.executable, "crash.py")  # (first is still current, and resolved)
+    assert again["investigation"] is None and again["seen_before"]["regression"]["investigation"] == first
 
 
 def test_a_plain_run_for_an_unknown_investigation_is_refused_before_it_runs(cli_fast, repro):
