@@ -332,6 +332,18 @@ def module_records(tmp_path_factory, name: str) -> Records:
     return Records(Workspace(root / ".dbglog"), create=True)
 
 
+@contextlib.contextmanager
+def one_attempt(tmp_path_factory, name: str, problem: str, **attempt):
+    """A workspace of one investigation (``problem``) holding one attempt (its fields as keywords): its database
+    connection, for asking `tried` about it; closed on leaving."""
+    recs = module_records(tmp_path_factory, name)
+    try:
+        recs.add_attempt(recs.new(problem).id, **attempt)
+        yield recs.store.conn
+    finally:
+        recs.close()
+
+
 @pytest.fixture(scope="session")
 def corpus_recs(tmp_path_factory):
     from search_corpus import CORPUS

@@ -4,7 +4,7 @@ hypothesis proposed the change in other words is still the attempt that made it.
 
 import pytest
 
-from conftest import module_records
+from conftest import module_records, one_attempt
 from dbglog.kb import search
 
 
@@ -57,9 +57,7 @@ def test_the_same_knob_for_another_problem_is_not_the_attempt(conn):
 
 @pytest.mark.parametrize("idea", ["run vllm eagerly", "run the model eagerly instead of replaying graphs"])
 def test_running_eagerly_is_the_attempt_that_turned_graphs_off(tmp_path_factory, idea):
-    recs = module_records(tmp_path_factory, "tried_eagerly")
-    inv = recs.new("vLLM crashes with an illegal memory access in the fused MoE kernel")
-    recs.add_attempt(inv.id, title="Eager mode", did="--enforce-eager", result="serves 500 requests", outcome="worked")
-    res = search.tried(recs.store.conn, idea)
+    with one_attempt(tmp_path_factory, "tried_eagerly", "vLLM crashes with an illegal memory access in the fused MoE kernel",
+                     title="Eager mode", did="--enforce-eager", result="serves 500 requests", outcome="worked") as conn:
+        res = search.tried(conn, idea)
     assert res.close and res.close[0].title == "Eager mode"
-    recs.close()

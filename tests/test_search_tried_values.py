@@ -4,7 +4,7 @@ experiment."""
 
 import pytest
 
-from conftest import module_records
+from conftest import module_records, one_attempt
 from dbglog.kb import search
 from dbglog.kb.search import number_forms
 
@@ -59,57 +59,46 @@ def test_a_number_is_also_written_as_its_other_spellings(token, forms):
 
 
 def test_a_size_in_thousands_finds_the_value_written_out(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_kilo")
-    inv = recs.new("fused MoE illegal memory access under load")
-    recs.add_attempt(inv.id, title="Smaller MoE chunk via env var", did="export VLLM_FUSED_MOE_CHUNK_SIZE=8192",
-                     result="same crash", outcome="failed")
-    res = search.tried(recs.store.conn, "lower the fused moe chunk size to 8k tokens")
+    with one_attempt(tmp_path_factory, "tried_kilo", "fused MoE illegal memory access under load",
+                     title="Smaller MoE chunk via env var", did="export VLLM_FUSED_MOE_CHUNK_SIZE=8192",
+                     result="same crash", outcome="failed") as conn:
+        res = search.tried(conn, "lower the fused moe chunk size to 8k tokens")
     assert res.close and res.close[0].title == "Smaller MoE chunk via env var"
-    recs.close()
 
 
 def test_a_flag_spelled_with_dashes_finds_the_one_written_with_underscores_and_instead_of_is_the_old_value(
         tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_flag_spelling")
-    inv = recs.new("trtllm-build runs out of memory on an L4")
-    recs.add_attempt(inv.id, title="--max_batch_size 64 -> 8",
+    with one_attempt(tmp_path_factory, "tried_flag_spelling", "trtllm-build runs out of memory on an L4",
+                     title="--max_batch_size 64 -> 8",
                      did="trtllm-build --checkpoint_dir ckpt --gemm_plugin float16 --max_batch_size 8",
-                     result="same OOM", outcome="failed")
-    conn = recs.store.conn
-    res = search.tried(conn, "build the engine with max-batch-size=8 instead of 64")
-    assert res.close and res.close[0].title == "--max_batch_size 64 -> 8"
-    assert not search.tried(conn, "build the engine with max-batch-size=16 instead of 64").close
-    recs.close()
+                     result="same OOM", outcome="failed") as conn:
+        res = search.tried(conn, "build the engine with max-batch-size=8 instead of 64")
+        assert res.close and res.close[0].title == "--max_batch_size 64 -> 8"
+        assert not search.tried(conn, "build the engine with max-batch-size=16 instead of 64").close
 
 
 def test_a_release_series_finds_its_full_version(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_series")
-    inv = recs.new("bitsandbytes cannot find its CUDA library")
-    recs.add_attempt(inv.id, title="bnb 0.42.0 -> 0.45.0", did="pip install -U bitsandbytes==0.45.0",
-                     result="loads", outcome="worked")
-    res = search.tried(recs.store.conn, "upgrade bitsandbytes to 0.45")
+    with one_attempt(tmp_path_factory, "tried_series", "bitsandbytes cannot find its CUDA library",
+                     title="bnb 0.42.0 -> 0.45.0", did="pip install -U bitsandbytes==0.45.0", result="loads",
+                     outcome="worked") as conn:
+        res = search.tried(conn, "upgrade bitsandbytes to 0.45")
     assert res.close and res.close[0].title == "bnb 0.42.0 -> 0.45.0"
-    recs.close()
 
 
 def test_a_duration_in_words_finds_the_minutes_a_record_gives(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_worded_duration")
-    inv = recs.new("interleaved pipeline hangs at the first iteration")
-    recs.add_attempt(inv.id, title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
-                     result="hangs 30 minutes, then the watchdog fires", outcome="failed")
-    res = search.tried(recs.store.conn, "bump the distributed timeout to half an hour")
+    with one_attempt(tmp_path_factory, "tried_worded_duration", "interleaved pipeline hangs at the first iteration",
+                     title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
+                     result="hangs 30 minutes, then the watchdog fires", outcome="failed") as conn:
+        res = search.tried(conn, "bump the distributed timeout to half an hour")
     assert res.close and res.close[0].title == "Longer distributed timeout"
-    recs.close()
 
 
 def test_a_number_with_its_other_spellings_still_joins_its_unit(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_number_unit")
-    inv = recs.new("BERT fine-tune runs out of memory in epoch 3")
-    recs.add_attempt(inv.id, title="Cache emptied every 100 batches", did="torch.cuda.empty_cache() every 100 batches",
-                     result="fits in 4GB", outcome="worked")
-    res = search.tried(recs.store.conn, "empty the cuda cache every 100 batches on the 4 GB GPU")
+    with one_attempt(tmp_path_factory, "tried_number_unit", "BERT fine-tune runs out of memory in epoch 3",
+                     title="Cache emptied every 100 batches", did="torch.cuda.empty_cache() every 100 batches",
+                     result="fits in 4GB", outcome="worked") as conn:
+        res = search.tried(conn, "empty the cuda cache every 100 batches on the 4 GB GPU")
     assert "4 GB" in [t.raw for t in res.result.query.terms]
-    recs.close()
 
 
 @pytest.mark.parametrize("idea, term", [("bump the timeout to half an hour", "0.5h"), ("wait two minutes", "2min"),
