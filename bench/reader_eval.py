@@ -123,6 +123,10 @@ def extract_new(text: str, path: str, model=True) -> tuple[list[dict], list[dict
     from dbglog.docreader.read import read_document
 
     parsed, _ = read_document(text, path, model=model)
+    return _read(parsed)
+
+
+def _read(parsed) -> tuple[list[dict], list[dict]]:
     atts, steps = [], []
     for p in parsed:
         for a in p.inv.attempts:
@@ -132,6 +136,24 @@ def extract_new(text: str, path: str, model=True) -> tuple[list[dict], list[dict
             lo, hi = getattr(s, "source_lines", None) or [0, 0]
             steps.append({"lines": (lo, hi), "text": s.text})
     return atts, steps
+
+
+def extract_agent(folder: Path):
+    """The reading an agent sent back over MCP (``doc_units``, then ``import_extraction``): DOC's attempts are those
+    in FOLDER/<doc stem>.extraction.json, read through the same validation and corrections as the MCP tool. A doc
+    with no extraction reads as nothing, so a skipped doc counts against the agent."""
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    def extract(text: str, path: str) -> tuple[list[dict], list[dict]]:
+        f = folder / (Path(path).stem + ".extraction.json")
+        if not f.exists():
+            return [], []
+        corr = from_extraction(segment(text), json.loads(f.read_text(encoding="utf-8")))
+        parsed, _ = importer.parse_document(text, path, corr)
+        return _read(parsed)
+    return extract
 
 
 def lines_lost(text: str) -> int:
@@ -290,6 +312,8 @@ def main() -> int:
     ap.add_argument("--outcome-cv", action="store_true", help="grouped CV of the learned outcome pass (scikit-learn)")
     ap.add_argument("--train-outcomes", metavar="OUT", help="fit the learned outcome pass on these docs and write it "
                     "into OUT beside its other models (dbglog/docreader/cues/learned.json)")
+    ap.add_argument("--extractions", metavar="DIR", help="score an agent's readings instead of the built-in reader's: "
+                    "DIR/<doc stem>.extraction.json, as sent to the MCP tool import_extraction")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -323,7 +347,7 @@ def main() -> int:
 
         print(train(docs, a.train, a.toward) if a.train else recall_report(docs))
         return 0
-    extract = extract_new
+    extract = extract_agent(Path(a.extractions)) if a.extractions else extract_new
     rows = evaluate(docs, extract)
     if a.json:
         print(json.dumps({"docs": rows, "total": totals(rows)}, indent=1))

@@ -587,6 +587,8 @@ class DocUnit(_Open):
 
 class DocUnits(BaseModel):
     source: str
+    guide: str = Field(description="What counts as an attempt and how to cite it: the rules `import --llm` gives a "
+                                   "model and the hand labels follow.")
     units: list[DocUnit]
     warnings: list[str] = []
 
@@ -614,13 +616,14 @@ def _read_doc(path: str):
 
 def doc_units(path: str) -> DocUnits:
     """A markdown debug doc (PATH, from the server's directory) cut into units, each with its id, kind, source
-    lines, text and the built-in reader's label and confidence. Read-only. To correct the reading, send the
-    attempts back to `import_extraction`, citing these ids."""
+    lines, text and the built-in reader's label and confidence, and `guide`: what counts as an attempt. Read-only.
+    To correct the reading, send the attempts back to `import_extraction`, citing these ids."""
     def body():
-        from dbglog.docreader.review import units_for_agents
+        from dbglog.docreader.review import READING_GUIDE, units_for_agents
 
         doc, parsed = _read_doc(path)
-        return DocUnits(source=path, units=[DocUnit.model_validate(u) for u in units_for_agents(doc, parsed)])
+        return DocUnits(source=path, guide=READING_GUIDE,
+                        units=[DocUnit.model_validate(u) for u in units_for_agents(doc, parsed)])
     return _call(body)
 
 

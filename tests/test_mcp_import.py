@@ -56,6 +56,9 @@ def test_doc_units_then_import_extraction(ws):
     assert tools["doc_units"].annotations.read_only_hint and not tools["import_extraction"].annotations.read_only_hint
     assert "use" in tools["import_extraction"].input_schema["properties"]
     assert units["source"] == "notes.md" and n_before == 1  # doc_units wrote nothing
+    # the agent is told what an attempt is, in the words a model behind `import --llm` is given
+    from dbglog.docreader import llm
+    assert "suggestion answered by the person who tried it" in units["guide"] and units["guide"] in llm.PROMPT
     eager = next(u for u in units["units"] if "enforce_eager=True" in u["text"])
     assert (eager["kind"], eager["lines"], eager["label"]) == ("sentence", [9, 9], "action_result")
     assert len({u["id"] for u in units["units"]}) == len(units["units"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from dbglog.docreader.review import Corrections, from_extraction, units_for_agents
+from dbglog.docreader.review import READING_GUIDE, Corrections, from_extraction, units_for_agents
 from dbglog.util.errors import DbglogError
 from dbglog.util.llmchat import chat
 from dbglog.util import jsonsafe
@@ -23,19 +23,14 @@ SCHEMA = {
         "type": "object",
         "properties": {"units": {"type": "array", "items": {"type": "integer"}},
                        "title": {"type": "string"},
-                       "outcome": {"type": "string", "enum": ["worked", "failed", "partial", "inconclusive"]},
+                       "outcome": {"type": "string", "enum": ["worked", "failed", "partial", "inconclusive", "untested"]},
                        "who": {"type": "string"}},
         "required": ["units", "title", "outcome"]}}},
     "required": ["attempts"],
 }
 
-PROMPT = (
-    "You read a debugging write-up cut into numbered units. List every attempt: something someone reports having "
-    "actually run or changed to test or fix the problem (a command, setting, code change, version swap, repro run), "
-    "with how it went. A suggestion answered by the person who tried it is that person's attempt: cite the "
-    "suggestion and the answer. Proposals nobody reports running, plans, questions, templates and setup steps are "
-    "not attempts. Outcome: worked (symptom gone), failed (same or new failure), partial (better, not fixed), "
-    "inconclusive (no result given). Cite unit ids only from the list. Answer with JSON only.")
+PROMPT = ("You read a debugging write-up cut into numbered units. " + READING_GUIDE
+          + " Cite unit ids only from the list. Answer with JSON only.")
 
 
 class ModelError(Exception):

@@ -260,6 +260,22 @@ def check_rows(corr: Corrections, text: str, shown: str, doc: str) -> None:
                               "fix its lines or untick it")
 
 
+# What an attempt is, told to whoever reads a document's units for dbglog: a model behind `import --llm` and an
+# agent over MCP (`doc_units` carries it). One text, so the two readings follow the same rules as the hand labels
+# the built-in reader is measured against (bench/data/LABELLING.md).
+READING_GUIDE = (
+    "List every attempt: something someone reports having actually run or changed to test or fix the problem (a "
+    "command, setting, code change, version swap, repro run, or a check such as reading a log or a version), with "
+    "how it went. Cite the units that say what was done and the units that say how it went, wherever they are (the "
+    "same item, a later result list, a table row, a reply). A suggestion answered by the person who tried it is that "
+    "person's attempt (`who`): cite the suggestion and the answer. One sentence telling two things tried gives two "
+    "attempts. Not attempts: proposals nobody reports running, plans and next steps, questions and requests, the "
+    "failing run that opens the problem report, templates and checklist boxes of an issue form, setup instructions "
+    "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, or no change), partial "
+    "(better, not fixed), inconclusive (no result given, or a check that only found something out), untested "
+    "(applied, not yet run).")
+
+
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
     reads before it sends an extraction back."""
