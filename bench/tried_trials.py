@@ -12,6 +12,11 @@ Printed: restatements answered "tried" with the right attempt first, answered "t
 first, not answered "tried"; and of the near misses, how many were answered "tried" (false alarms) and how
 many "tried another way". A file names the workspaces that were studied and those held out (``--part``);
 ``--misses`` lists the queries judged wrong, never of the held-out part.
+
+The same trials measure an agent judging for itself: ``--mcp-dump DIR`` writes, per query, the idea and what
+the MCP tool ``tried`` answered (no expectation in it), for an agent to read; ``--agent-answers FILE`` scores the
+agent's answers (``{"w1_q3": attempt number or null, ...}``) as the built-in verdicts are scored, and says how
+often the right attempt was among the tool's candidates at all.
 """
 
 from __future__ import annotations
@@ -77,14 +82,80 @@ def run(path: Path, misses: bool = False, part: str = "") -> dict:
     return out
 
 
+def _queries(spec: dict):
+    """Each query with its id (``w1_q3``: workspace w1, third query) and its workspace."""
+    for ws in spec["workspaces"]:
+        for k, q in enumerate(ws["queries"], 1):
+            yield f"{ws['name']}_q{k}", ws, q
+
+
+def mcp_dump(path: Path, out: Path) -> int:
+    """Write DIR/<query id>.json: the idea and the MCP tool ``tried``'s answer in that workspace."""
+    import os
+
+    from dbglog import mcp_server
+
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    out.mkdir(parents=True, exist_ok=True)
+    here, n = os.getcwd(), 0
+    for ws in spec["workspaces"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            build(ws, Path(tmp)).close()
+            os.chdir(tmp)  # (the MCP server reads the workspace of its directory)
+            try:
+                for qid, _, q in (x for x in _queries(spec) if x[1] is ws):
+                    res = mcp_server.tried(q["q"]).model_dump()
+                    (out / f"{qid}.json").write_text(json.dumps({"idea": q["q"], "tool_result": res},
+                                                                ensure_ascii=False, indent=1), encoding="utf-8")
+                    n += 1
+            finally:
+                os.chdir(here)
+    return n
+
+
+def score_answers(path: Path, answers: dict, dump: Path | None = None) -> dict:
+    """An agent's answers against the file's expectations; ``dump``: the tool answers it read, for "among"."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    c = Counter()
+    for qid, _, q in _queries(spec):
+        got = answers.get(qid, "absent")
+        if q["expect"] is None:
+            c["near"] += 1
+            c["alarm"] += got not in (None, "absent")
+            continue
+        c["same"] += 1
+        c["right"] += got == q["expect"]
+        c["absent"] += got == "absent"
+        if dump is not None and (dump / f"{qid}.json").exists():
+            r = json.loads((dump / f"{qid}.json").read_text(encoding="utf-8"))["tool_result"]
+            c["among"] += q["expect"] in {h.get("attempt") for k in ("close", "another_way", "mentioned", "others")
+                                          for h in r[k] if h.get("kind") == "attempt"}
+    return {"restatements": c["same"], "right": c["right"], "unanswered": c["absent"], "among": c["among"],
+            "near_misses": c["near"], "false_alarms": c["alarm"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trials", type=Path, nargs="+")
     ap.add_argument("--misses", action="store_true", help="list the queries judged wrong (not of a held-out part)")
     ap.add_argument("--part", choices=("study", "held_out"), default="",
                     help="only the workspaces the file lists as studied, or as held out")
+    ap.add_argument("--mcp-dump", type=Path, metavar="DIR", help="write each query's idea and MCP `tried` answer")
+    ap.add_argument("--agent-answers", type=Path, metavar="FILE", help="score an agent's answers (JSON: query id "
+                    "to attempt number or null); with --mcp-dump DIR, also how often the right one was shown")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.agent_answers:
+        f = score_answers(args.trials[0], json.loads(args.agent_answers.read_text(encoding="utf-8")), args.mcp_dump)
+        print(json.dumps(f) if args.json else
+              f"{args.trials[0].name}, judged by an agent from the MCP answers: right attempt {f['right']}/"
+              f"{f['restatements']} ({100 * f['right'] / max(f['restatements'], 1):.0f} %), unanswered "
+              f"{f['unanswered']}, right one among the tool's candidates {f['among']}; near misses called tried "
+              f"{f['false_alarms']}/{f['near_misses']}")
+        return
+    if args.mcp_dump:
+        print(f"{sum(mcp_dump(p, args.mcp_dump) for p in args.trials)} queries written to {args.mcp_dump}")
+        return
     for path in args.trials:
         f = run(path, args.misses, args.part)
         if args.json:
