@@ -386,8 +386,9 @@ def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] 
     exists (`close`, best first, each with its outcome and conclusion); `another_way` holds records
     that turned the same knob another way or to another value; ideas only proposed come under
     `mentioned`, related records under `others`. Every candidate carries its `tier`, `differs`, its
-    `experiment` (knobs, their state, what it was applied to) and its `full_text`: judge the close
-    calls yourself."""
+    `experiment` (knobs, their state, what it was applied to) and its `full_text`. `tried` is a word-rule
+    verdict that misses many rewordings: read every candidate and judge yourself whether one is the same
+    experiment (the same change, to the same value or in the same direction, on the same thing)."""
     def body():
         recs, warnings = _records()
         res = ops.tried(recs, idea, status=status, tags=tags or (), inv_ref=investigation, limit=limit,

@@ -127,3 +127,56 @@ def test_a_refused_import_docs_in_a_directory_without_a_workspace_leaves_none_be
     assert "error" in refused and left == []
     assert "error" not in done and "error" in again
     assert (workdir / ".dbglog" / "dbglog.db").exists() and len(list((workdir / "logs").iterdir())) == 1
+
+
+# --- what an agent is shown of a document ---------------------------------------------------------------------
+
+SESSION_NOTES = """# Driver reinstall
+
+Purged first, then listed the drivers.
+
+    ./cuda_purge.sh
+    ./nvidia_purge.sh
+    sudo apt-get update
+    $ ubuntu-drivers devices
+    driver   : nvidia-driver-525 - distro non-free recommended
+    $ nvidia-smi
+    NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.
+
+- **Stacking kernels.** Liger with torch.compile crashed with an illegal memory access. Pick one.
+- Installed it with `uv pip install --python <venv>/bin/python <wheel>`, then ran `start <profile>`<br>and it <b>worked</b>.
+"""
+
+
+def _agent_units(text: str) -> list[dict]:
+    from dbglog.docreader.review import units_for_agents
+    from dbglog.kb import importer
+    from dbglog.docreader.units import segment
+
+    parsed, _ = importer.parse_document(text, "notes.md", explain=True)
+    return units_for_agents(segment(text), parsed)
+
+
+def test_every_written_line_of_a_console_session_lies_in_a_unit_an_agent_can_cite():
+    # (the purge commands run before the first "$ " prompt were in no unit: an agent could not cite them)
+    lines = SESSION_NOTES.split("\n")
+    units = _agent_units(SESSION_NOTES)
+    cited = {i for u in units for i in range(u["lines"][0], u["lines"][1] + 1)}
+    assert [k for k, ln in enumerate(lines, 1) if ln.strip() and k not in cited] == []
+    purge = next(u for u in units if "./cuda_purge.sh" in u["text"])
+    assert purge["lines"] == [5, 7] and purge["kind"] == "code"
+
+
+def test_an_agent_is_shown_a_command_with_what_it_printed_and_a_sentence_with_its_run_in_heading():
+    units = _agent_units(SESSION_NOTES)
+    smi = next(u for u in units if u["kind"] == "command" and "nvidia-smi" in u["text"])
+    assert "couldn't communicate with the NVIDIA driver" in smi["text"]
+    assert any(u["text"].startswith("**Stacking kernels.** Liger with torch.compile crashed") for u in units)
+
+
+def test_a_sentence_keeps_its_placeholders_and_loses_only_html_tags():
+    from dbglog.docreader.units import segment
+
+    said = next(u.text for u in segment(SESSION_NOTES).units if u.text.startswith("Installed it"))
+    assert said == ("Installed it with `uv pip install --python <venv>/bin/python <wheel>`, then ran `start <profile>` "
+                    "and it worked .")

@@ -285,12 +285,27 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
             continue
+        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last:
+            continue  # (a fence's own line says nothing to cite)
         j = label.get(u.id)
-        out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": u.text[:400],
+        out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": _shown(doc, u),
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
                     **_learned(j), "read_as": made.of(u)})
     return out
+
+
+AGENT_TEXT = 2000  # the characters of a unit an agent or a model is shown (a long table row keeps its result column)
+
+
+def _shown(doc: Doc, u) -> str:
+    """A unit as an agent reads it: a sentence with the run-in heading its paragraph opens with; a command or a
+    code block as its lines are written (the command and what it printed, not the command alone)."""
+    if u.kind in ("command", "code"):
+        text = "\n".join(doc.lines[u.first:u.last + 1]).strip("\n")
+    else:
+        text = f"{u.lead} {u.text}" if u.lead else u.text
+    return text[:AGENT_TEXT]
 
 
 def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Corrections:

@@ -53,6 +53,7 @@ class Unit:
     prompted: bool = False  # a console session's "$ cmd": its comment is what it printed, its desc the author's caption
     lang: str = ""  # a fence's info string
     head: bool = False  # the first sentence of its paragraph / item
+    lead: str = ""  # the run-in heading the paragraph opens with ("**Stacking kernels.**"), not part of ``text``
 
     @property
     def lines(self) -> tuple[int, int]:
@@ -356,11 +357,13 @@ class _Cut:
         if not self.items and not self.quote and _bare_commands(self, a, texts, block):
             return
         run_in = _RUN_IN.match(texts[0])
+        lead = ""
         if run_in:
             # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
-            texts = [texts[0][run_in.end():]] + texts[1:]
+            texts, lead = [texts[0][run_in.end():]] + texts[1:], run_in.group(0).strip()
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
-            self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)))
+            self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)),
+                     lead=lead if k == 0 else "")
 
     def fence(self, a: int, b: int, info: str, content: str) -> None:
         self.nblock += 1
@@ -1133,6 +1136,26 @@ VERDICT_FIRST = recache.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(
                             r"crash(?:es|ed)?|segfaults?|stable|unstable|good|bad)\b)")
 
 
+# An HTML tag a writer puts in markdown (<br>, <b>, <a href=...>, <details>, a comment), not a placeholder
+# ("start <profile>", "--python <venv>/bin/python"), which is the writer's words
+_HTML_TAG = recache.compile(r"<(?:/?(?:a|abbr|b|big|blockquote|br|button|center|code|dd|del|details|div|dl|dt|em|"
+                            r"figcaption|figure|font|h[1-6]|hr|i|iframe|img|input|ins|kbd|label|li|mark|ol|p|picture|"
+                            r"pre|q|s|samp|section|small|source|span|strike|strong|sub|summary|sup|table|tbody|td|th|"
+                            r"thead|tr|tt|u|ul|var|video|wbr)(?=[\s/>])[^<>]{0,200}|!--[^<>]{0,200}--)>", re.I)
+_CODE_SPAN = recache.compile(r"(`+)[^`].*?\1", re.S)
+
+
+def _untag(piece: str) -> str:
+    """A sentence's text without its HTML tags, code spans as written (`<venv>/bin/python` keeps its placeholder)."""
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(piece):
+        out.append(_HTML_TAG.sub(" ", piece[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_HTML_TAG.sub(" ", piece[pos:]))
+    return "".join(out)
+
+
 _ENUM_ONLY = recache.compile(r"[\W_]{0,3}\d{1,3}[.)]")
 
 
@@ -1172,7 +1195,7 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
             b = line_of(pos + len(piece.rstrip()) - 1)
-            out.append((a, b, " ".join(_TAG.sub(" ", piece).split())))
+            out.append((a, b, " ".join(_untag(piece).split())))
         pos = m.end() if m else end
     return _split_labels(out, texts)
 
@@ -1228,6 +1251,7 @@ def segment(text: str) -> Doc:
     first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")), "")
     if first.startswith("#!") or _looks_like_script(lines):
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
+        _leftover_code(cut, 0, len(lines), 0)
         return _finish(cut, covered=None)
     tokens = _parse_posts_apart(_rst_titles(lines))
     covered = [False] * len(lines)
@@ -1239,11 +1263,29 @@ def segment(text: str) -> Doc:
         handler = _OPEN.get(t.type)
         if handler is None:
             continue
+        made = len(cut.doc.units)
         handler(cut, t, a, b, tokens[k + 1] if k + 1 < len(tokens) else None)
+        if t.type in ("fence", "code_block"):
+            _leftover_code(cut, a, min(b, len(lines)), made)
         if t.type in _COVERS:
             for i in range(a, min(b, len(lines))):
                 covered[i] = True
     return _finish(cut, covered)
+
+
+def _leftover_code(cut: _Cut, a: int, b: int, made: int) -> None:
+    """The lines of a code block (lines A..B-1) that reading it as commands and notes put in no unit (a purge script
+    run before the first "$ " prompt, a comment between two runs): code units, one per stretch, so every line of
+    the document can still be cited (by an agent's extraction, by provenance)."""
+    inside = {i for u in cut.doc.units[made:] for i in range(u.first, u.last + 1)}
+    stretch: list[int] = []
+    for i in range(a, b + 1):
+        if i < b and i not in inside and cut.lines[i].strip():
+            stretch.append(i)
+            continue
+        if stretch:
+            cut.add("code", stretch[0], stretch[-1], "\n".join(cut.lines[k] for k in stretch), block=cut.nblock)
+            stretch = []
 
 
 FENCE_LINE = recache.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
