@@ -604,27 +604,15 @@ class ImportResult(_Open):
     warnings: list[str] = []
 
 
-def _read_doc(path: str):
-    from pathlib import Path
-
-    from dbglog.docreader.units import segment
-    from dbglog.kb import importer
-
-    text = importer.read_source(Path(path), path)
-    parsed, _ = importer.parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
-    return segment(text), parsed
-
-
 def doc_units(path: str) -> DocUnits:
     """A markdown debug doc (PATH, from the server's directory) cut into units, each with its id, kind, source
     lines, text and the built-in reader's label and confidence, and `guide`: what counts as an attempt. Read-only.
     To correct the reading, send the attempts back to `import_extraction`, citing these ids."""
     def body():
-        from dbglog.docreader.review import READING_GUIDE, units_for_agents
+        from dbglog.kb import importer
 
-        doc, parsed = _read_doc(path)
-        return DocUnits(source=path, guide=READING_GUIDE,
-                        units=[DocUnit.model_validate(u) for u in units_for_agents(doc, parsed)])
+        got = importer.agent_units(path)
+        return DocUnits(source=path, guide=got["guide"], units=[DocUnit.model_validate(u) for u in got["units"]])
     return _call(body)
 
 
@@ -635,20 +623,12 @@ def import_extraction(path: str, extraction: dict[str, Any], use: bool = False) 
     not an attempt stays as text). `use`: make the investigation the current one (default: the current one
     stays)."""
     def body():
-        from pathlib import Path
-
-        from dbglog.docreader.review import from_extraction
         from dbglog.kb import importer
 
-        doc, _ = _read_doc(path)
-        corr = from_extraction(doc, extraction)
+        corr = importer.read_extraction(path, extraction)  # (validated before the workspace is opened)
         recs, warnings = _records(create=True)
-        data = importer.import_files(recs, [path], use=use, corrections={str(Path(path).resolve()): corr})
-        made = sum(len(r["attempt_list"]) for r in data["investigations"])
-        if made != len(corr.attempts):
-            warnings.append(f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of "
-                            f"{path} (a template or a preamble); their lines are kept as text")
-        return ImportResult.model_validate(data | {"warnings": warnings})
+        data, more = importer.import_extracted(recs, path, corr, use=use)
+        return ImportResult.model_validate(data | {"warnings": warnings + more})
     return _call(body)
 
 

@@ -597,3 +597,42 @@ def test_a_refused_review_leaves_the_kept_one_and_the_mirror_as_they_were(ws, cl
     assert "outcome 'fixed'" in p.stderr and p.stderr.count("\n") == 1
     assert mirror_files(ws) == [mirror] and mirror.read_bytes() == before
     assert attempts_of(as_json(cli(ws, "import", doc, "--json"))) == want
+
+
+# --- an agent's reading from the command line: --units, then --extraction ------------------------------------
+
+
+def test_units_then_extraction_imports_exactly_the_attempts_an_agent_cited(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    assert data["source"] == str(doc) and "suggestion answered by the person who tried it" in data["guide"]
+    assert investigations(ws) == 0  # --units wrote nothing
+    eager = next(u for u in data["units"] if "enforce_eager=True" in u["text"])
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"attempts": [{"units": [eager["id"]], "title": "enforce_eager=True",
+                                             "outcome": "worked", "who": "bob"}]}), encoding="utf-8")
+    done = as_json(cli(ws, "import", doc, "--extraction", ext, "--json"))
+    (inv,) = done["investigations"]
+    assert [(a["title"], a["outcome"], a["who"], a["source_lines"]) for a in inv["attempt_list"]] == [
+        ("enforce_eager=True", "worked", "bob", eager["lines"])]
+    assert lost_lines(THREAD_DOC, mirror_files(ws)[0].read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("body, said", [
+    ('{"attempts": [{"units": [99999], "title": "x"}]}', "reading.json: attempt 1 cites unit 99999, which this "
+                                                         "document does not have"),
+    ("not json", "reading.json: not JSON"),
+    ('{"attempts": [{"units": [0], "outcome": "fixed"}]}', "reading.json: attempt 1: outcome 'fixed' is not one of"),
+])
+def test_a_wrong_extraction_is_one_line_exit_2_and_nothing_written(ws, cli, tmp_path, body, said):
+    doc = write_doc(tmp_path)
+    (tmp_path / "reading.json").write_text(body, encoding="utf-8")
+    p = cli(ws, "import", doc, "--extraction", tmp_path / "reading.json", check=2)
+    assert said in p.stderr and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert investigations(ws) == 0 and mirror_files(ws) == []
+
+
+def test_units_and_extraction_are_ways_of_reading_given_one_at_a_time(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    p = cli(ws, "import", "--units", doc, "--extraction", tmp_path / "x.json", check=2)
+    assert "--units and --extraction are different ways of reading a document; give one" in p.stderr

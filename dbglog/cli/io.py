@@ -39,11 +39,16 @@ def merge_driver(base, ours, theirs, path):
               "change nothing.")
 @click.option("--apply-review", "apply_review", type=click.Path(dir_okay=False), metavar="REVIEW.md",
               help="Import the document a corrected review file names, with exactly its ticked attempts.")
+@click.option("--units", "units", is_flag=True, help="Show FILE cut into units with the ids an extraction cites, "
+              "and the guide to what an attempt is; change nothing (an agent's reading, as MCP doc_units).")
+@click.option("--extraction", "extraction", type=click.Path(dir_okay=False), metavar="EXTRACTION.json",
+              help="Import FILE with exactly the attempts EXTRACTION.json cites by unit id (see --units); a wrong "
+              "one is refused, nothing written.")
 @click.option("--llm", "llm_url", metavar="URL", help="Ask an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, "
               "Ollama) which units are attempts; its answer is validated, the built-in reader is the fallback.")
 @click.option("--model", "llm_model", default="", metavar="NAME", help="The model name to ask for with --llm.")
 @json_option
-def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_model, as_json):
+def import_cmd(files, dry_run, use, explain, review, apply_review, units, extraction, llm_url, llm_model, as_json):
     """Import hand-written debug docs (DEBUG.md, per-bug notes, issue threads) as investigations.
 
     Every line of the document is kept: what reads as structure becomes fields, attempts (with
@@ -53,11 +58,16 @@ def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_
     duplicating it. A file that cannot be read (not UTF-8, binary, git conflict markers) stops the whole
     import, nothing written, with the file and line. The current investigation stays as it was unless
     --use. --explain shows how each unit was read; --review writes a checklist to correct and take back
-    with --apply-review. A directory stands for the .md files under it.
+    with --apply-review; an agent reads --units and sends its reading back with --extraction. A directory
+    stands for the .md files under it.
     """
-    _check_ways(explain, review, apply_review, llm_url, llm_model, use)
+    _check_ways(explain, review, apply_review, llm_url, llm_model, use, units, extraction)
     if explain or review:
         return _look(files, explain, review, as_json)
+    if units:
+        return _units(files, as_json)
+    if extraction:
+        return _extracted(files, extraction, dry_run, use, as_json)
     if apply_review:
         files, corrections = _reviewed(files, apply_review)
     elif llm_url:
@@ -72,15 +82,16 @@ def import_cmd(files, dry_run, use, explain, review, apply_review, llm_url, llm_
 # --- import's ways of reading: plain, explained, reviewed, or with a model's help ---
 
 
-def _check_ways(explain: bool, review: bool, apply_review, llm_url, llm_model: str, use: bool) -> None:
+def _check_ways(explain: bool, review: bool, apply_review, llm_url, llm_model: str, use: bool, units: bool = False,
+                extraction=None) -> None:
     """One way of reading at a time: a second one would be silently ignored."""
     ways = [n for n, on in (("--explain", explain), ("--review", review), ("--apply-review", apply_review),
-                            ("--llm", llm_url)) if on]
+                            ("--units", units), ("--extraction", extraction), ("--llm", llm_url)) if on]
     if len(ways) > 1:
         raise DbglogError(f"{' and '.join(ways)} are different ways of reading a document; give one")
     if llm_model and not llm_url:
         raise DbglogError("--model names the model to ask with --llm URL; give --llm too")
-    if use and (explain or review):
+    if use and (explain or review or units):
         raise DbglogError(f"{ways[0]} changes nothing, so there is nothing to --use; import the file to use it")
 
 
@@ -89,7 +100,11 @@ def _import(files, dry_run: bool, use: bool, corrections, as_json: bool) -> None
 
     recs = open_records(create=not dry_run)
     data = importer.import_files(recs, list(files), dry_run=dry_run, use=use, corrections=corrections)
+    _report(data, dry_run, use, as_json)
 
+
+def _report(data: dict, dry_run: bool, use: bool, as_json: bool) -> None:
+    """What an import did (or would do): one line per investigation, its attempts with --dry-run."""
     def human():
         verb = {"create": "new", "update": "updated", "unchanged": "unchanged"}
         width = max((len(r["id"]) for r in data["investigations"]), default=0)
@@ -153,10 +168,47 @@ def _say_review(r: dict, dry_run: bool) -> None:
                    f"(only the reviewed ones); {again}")
 
 
-def _one_file(files) -> Path:
+def _one_file(files, ways: str = "--explain and --review") -> Path:
     if len(files) != 1 or Path(files[0]).is_dir():
-        raise DbglogError("--explain and --review read one markdown file; give exactly one")
+        raise DbglogError(f"{ways} read one markdown file; give exactly one")
     return Path(files[0])
+
+
+def _units(files, as_json: bool) -> None:
+    """--units: the document as an agent reads it before it sends an --extraction back; nothing written."""
+    from dbglog.kb import importer
+
+    path = _one_file(files, "--units")
+    data = importer.agent_units(str(path))
+
+    def human():
+        click.echo(f"# {safe_text(data['guide'])}")
+        for u in data["units"]:
+            lines = f"{u['lines'][0]}-{u['lines'][1]}"
+            text = " ".join(safe_text(u["text"]).split())
+            click.echo(f"{u['id']:>5}  {lines:>9}  {u['kind']:<8} {u['label']:<13} {text[:100]}")
+
+    emit(as_json, data, human)
+
+
+def _extracted(files, extraction: str, dry_run: bool, use: bool, as_json: bool) -> None:
+    """--extraction: FILE with exactly the attempts an agent cited by unit id (validated before anything opens)."""
+    from dbglog.kb import importer
+    from dbglog.util import jsonsafe
+
+    path = _one_file(files, "--extraction")
+    raw = importer.read_source(Path(extraction), extraction)
+    try:
+        given = jsonsafe.loads(raw)
+    except ValueError as e:
+        raise DbglogError(f"{extraction}: not JSON ({str(e)[:80]}); give the extraction as "
+                          '{"attempts": [{"units": [ids], "title": ..., "outcome": ...}]}') from None
+    corr = importer.read_extraction(str(path), given, extraction)
+    recs = open_records(create=not dry_run)
+    data, warnings = importer.import_extracted(recs, str(path), corr, dry_run=dry_run, use=use)
+    for w in warnings:
+        warn(w)
+    _report(data, dry_run, use, as_json)
 
 
 def _look(files, explain: bool, review: bool, as_json: bool) -> None:

@@ -452,6 +452,37 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
     return out
 
 
+def agent_units(path: str) -> dict:
+    """A document as an agent or a model reads it to send an extraction back: ``{source, guide, units}``, each unit
+    with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
+    from dbglog.docreader.review import READING_GUIDE, units_for_agents
+    from dbglog.docreader.units import segment
+
+    text = read_source(Path(path), path)
+    parsed, _ = parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
+    return {"source": path, "guide": READING_GUIDE, "units": units_for_agents(segment(text), parsed)}
+
+
+def read_extraction(path: str, extraction, shown: str = "extraction"):
+    """An extraction that cites PATH's units by id, validated into corrections: a wrong one is one clear error,
+    raised before anything is opened or written."""
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+
+    return from_extraction(segment(read_source(Path(path), path)), extraction, shown)
+
+
+def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = False) -> tuple[dict, list[str]]:
+    """Import the document PATH with exactly the attempts of a validated extraction (``read_extraction``; MCP
+    ``import_extraction``, ``import --extraction``). Returns import_files' answer and the warnings (cited attempts
+    that lie outside every investigation of the document)."""
+    data = import_files(recs, [path], dry_run=dry_run, use=use, corrections={str(Path(path).resolve()): corr})
+    made = sum(len(r["attempt_list"]) for r in data["investigations"])
+    warnings = [f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of {path} (a "
+                "template or a preamble); their lines are kept as text"] if made != len(corr.attempts) else []
+    return data, warnings
+
+
 def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = False,
                  corrections: dict | None = None) -> dict:
     """Import documents. The current investigation stays as it was unless ``use``: then the one investigation
