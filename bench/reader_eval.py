@@ -150,7 +150,10 @@ def extract_agent(folder: Path):
         f = folder / (Path(path).stem + ".extraction.json")
         if not f.exists():
             return [], []
-        corr = from_extraction(segment(text), json.loads(f.read_text(encoding="utf-8")))
+        given = json.loads(f.read_text(encoding="utf-8"))
+        # (an extraction with its digest is checked against this reading: scored by another cutting, its ids would
+        # cite other lines)
+        corr = from_extraction(segment(text), given, f.name, digest="digest" in given)
         parsed, _ = importer.parse_document(text, path, corr)
         return _read(parsed)
     return extract

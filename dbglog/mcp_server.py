@@ -590,6 +590,7 @@ class DocUnits(BaseModel):
     source: str
     guide: str = Field(description="What counts as an attempt and how to cite it: the rules `import --llm` gives a "
                                    "model and the hand labels follow.")
+    digest: str = Field(description="Send it back in the extraction: it shows the ids still mean these units.")
     units: list[DocUnit]
     warnings: list[str] = []
 
@@ -612,14 +613,16 @@ def doc_units(path: str) -> DocUnits:
         from dbglog.kb import importer
 
         got = importer.agent_units(path)
-        return DocUnits(source=path, guide=got["guide"], units=[DocUnit.model_validate(u) for u in got["units"]])
+        return DocUnits(source=path, guide=got["guide"], digest=got["digest"],
+                        units=[DocUnit.model_validate(u) for u in got["units"]])
     return _call(body)
 
 
 def import_extraction(path: str, extraction: dict[str, Any], use: bool = False) -> ImportResult:
-    """Import the doc PATH with exactly the attempts EXTRACTION names: {"attempts": [{"units": [ids from
-    `doc_units`], "title", "outcome" (worked | failed | partial | inconclusive | untested), "who"}]}. Every cited
-    unit must exist and every outcome be known, or nothing is imported. Every line of the doc is kept (what is
+    """Import the doc PATH with exactly the attempts EXTRACTION names: {"digest": as `doc_units` gave it,
+    "attempts": [{"units": [ids from `doc_units`], "title", "outcome" (worked | failed | partial | inconclusive |
+    untested), "who"}]}. Every cited unit must exist, every outcome be known and the digest match (the doc unchanged
+    since), or nothing is imported. Every line of the doc is kept (what is
     not an attempt stays as text). `use`: make the investigation the current one (default: the current one
     stays)."""
     def body():

@@ -609,8 +609,8 @@ def test_units_then_extraction_imports_exactly_the_attempts_an_agent_cited(ws, c
     assert investigations(ws) == 0  # --units wrote nothing
     eager = next(u for u in data["units"] if "enforce_eager=True" in u["text"])
     ext = tmp_path / "reading.json"
-    ext.write_text(json.dumps({"attempts": [{"units": [eager["id"]], "title": "enforce_eager=True",
-                                             "outcome": "worked", "who": "bob"}]}), encoding="utf-8")
+    ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+        {"units": [eager["id"]], "title": "enforce_eager=True", "outcome": "worked", "who": "bob"}]}), encoding="utf-8")
     done = as_json(cli(ws, "import", doc, "--extraction", ext, "--json"))
     (inv,) = done["investigations"]
     assert [(a["title"], a["outcome"], a["who"], a["source_lines"]) for a in inv["attempt_list"]] == [
@@ -619,14 +619,19 @@ def test_units_then_extraction_imports_exactly_the_attempts_an_agent_cited(ws, c
 
 
 @pytest.mark.parametrize("body, said", [
-    ('{"attempts": [{"units": [99999], "title": "x"}]}', "reading.json: attempt 1 cites unit 99999, which this "
-                                                         "document does not have"),
+    ('{"digest": D, "attempts": [{"units": [99999], "title": "x"}]}', "reading.json: attempt 1 cites unit 99999, "
+                                                                       "which this document does not have"),
     ("not json", "reading.json: not JSON"),
-    ('{"attempts": [{"units": [0], "outcome": "fixed"}]}', "reading.json: attempt 1: outcome 'fixed' is not one of"),
+    ('{"digest": D, "attempts": [{"units": [0], "outcome": "fixed"}]}', "reading.json: attempt 1: outcome 'fixed' is "
+                                                                         "not one of"),
+    ('{"attempts": [{"units": [0]}]}', "reading.json: `digest` is missing"),
+    ('{"digest": "0123456789abcdef", "attempts": [{"units": [0]}]}', "reading.json: the document, or dbglog's reading "
+                                                                     "of it, changed since its units were read"),
 ])
 def test_a_wrong_extraction_is_one_line_exit_2_and_nothing_written(ws, cli, tmp_path, body, said):
     doc = write_doc(tmp_path)
-    (tmp_path / "reading.json").write_text(body, encoding="utf-8")
+    digest = as_json(cli(ws, "import", "--units", doc, "--json"))["digest"]
+    (tmp_path / "reading.json").write_text(body.replace("D", json.dumps(digest)), encoding="utf-8")
     p = cli(ws, "import", doc, "--extraction", tmp_path / "reading.json", check=2)
     assert said in p.stderr and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert investigations(ws) == 0 and mirror_files(ws) == []

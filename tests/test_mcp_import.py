@@ -18,12 +18,12 @@ def ws(workdir):
     return workdir
 
 
-def extraction_from(units: list[dict]) -> dict:
+def extraction_from(units: list[dict], digest: str) -> dict:
     """What an agent that read the units would send: the eager run worked, the downgrade only partly helped,
     bob's answer to the suggestion is his attempt."""
     def ids(word):
         return [u["id"] for u in units if word in u["text"] and u["kind"] == "sentence"]
-    return {"attempts": [
+    return {"digest": digest, "attempts": [
         {"units": ids("enforce_eager=True"), "title": "enforce_eager=True", "outcome": "worked"},
         {"units": ids("torch 2.3.1"), "title": "torch 2.3.1", "outcome": "partial"},
         {"units": ids("XFORMERS"), "title": "XFORMERS backend", "outcome": "worked", "who": "bob"},
@@ -38,18 +38,24 @@ def test_doc_units_then_import_extraction(ws):
         tools = {t.name: t for t in (await session.list_tools()).tools}
         units = await call("doc_units", path="notes.md")
         n_before = investigations(ws)
-        bad = {}
-        bad["no_unit"] = await call("import_extraction", path="notes.md",
-                                    extraction={"attempts": [{"units": [99999], "title": "x", "outcome": "worked"}]})
+        bad, d = {}, units["digest"]
+        bad["no_unit"] = await call("import_extraction", path="notes.md", extraction={
+            "digest": d, "attempts": [{"units": [99999], "title": "x", "outcome": "worked"}]})
         bad["outcome"] = await call("import_extraction", path="notes.md", extraction={
-            "attempts": [{"units": [units["units"][0]["id"]], "title": "x", "outcome": "fixed"}]})
+            "digest": d, "attempts": [{"units": [units["units"][0]["id"]], "title": "x", "outcome": "fixed"}]})
         bad["bool_id"] = await call("import_extraction", path="notes.md",
-                                    extraction={"attempts": [{"units": [True], "title": "x"}]})
+                                    extraction={"digest": d, "attempts": [{"units": [True], "title": "x"}]})
         bad["shape"] = await call("import_extraction", path="notes.md", extraction={"attempt": []})
         bad["missing"] = await call("doc_units", path="nope.md")
+        whole = extraction_from(units["units"], d)
+        bad["no_digest"] = await call("import_extraction", path="notes.md",
+                                      extraction={"attempts": whole["attempts"]})
+        bad["stale"] = await call("import_extraction", path="notes.md", extraction=whole | {"digest": "0" * 16})
         after_bad = investigations(ws)
-        done = await call("import_extraction", path="notes.md", extraction=extraction_from(units["units"]))
-        again = await call("import_extraction", path="notes.md", extraction=extraction_from(units["units"]))
+        done = await call("import_extraction", path="notes.md",
+                          extraction=extraction_from(units["units"], units["digest"]))
+        again = await call("import_extraction", path="notes.md",
+                           extraction=extraction_from(units["units"], units["digest"]))
         return tools, units, n_before, bad, after_bad, done, again
 
     tools, units, n_before, bad, after_bad, done, again = serve(ws, scenario)
@@ -71,6 +77,9 @@ def test_doc_units_then_import_extraction(ws):
     assert bad["outcome"]["error"].startswith("extraction: attempt 1: outcome 'fixed' is not one of")
     assert bad["bool_id"]["error"] == "extraction: attempt 1 cites no unit ids (`units`: a list of ids)"
     assert bad["shape"]["error"] == "extraction: expected an object with an `attempts` list"
+    # (ids mean the units they were read as: an extraction without the digest, or from another reading, is refused)
+    assert bad["no_digest"]["error"].startswith("extraction: `digest` is missing: give the digest that came with")
+    assert bad["stale"]["error"].startswith("extraction: the document, or dbglog's reading of it, changed since")
     assert bad["missing"]["error"] == "nope.md: no such file"
     assert all("\n" not in v["error"] for v in bad.values()) and after_bad == 1
 
@@ -96,9 +105,9 @@ def test_import_docs_and_import_extraction_take_use(ws):
         out["plain"] = await call("import_docs", paths=["notes.md"])
         out["use"] = await call("import_docs", paths=["notes.md"], use=True)
         out["two"] = await call("import_docs", paths=["notes.md", "other.md"], use=True)
-        units = (await call("doc_units", path="other.md"))["units"]
-        out["extracted"] = await call("import_extraction", path="other.md", extraction=extraction_from(units),
-                                      use=True)
+        read = await call("doc_units", path="other.md")
+        out["extracted"] = await call("import_extraction", path="other.md", use=True,
+                                      extraction=extraction_from(read["units"], read["digest"]))
         out["show"] = await call("show")
         return out
 

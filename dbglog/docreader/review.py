@@ -308,10 +308,25 @@ def _shown(doc: Doc, u) -> str:
     return text[:AGENT_TEXT]
 
 
-def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction") -> Corrections:
-    """An extraction that cites unit ids, validated into corrections (one clear error, nothing changed)."""
+def reading_digest(doc: Doc) -> str:
+    """What a unit id means, as a checksum: the document's text and how it was cut into units. An extraction made
+    from one reading and sent back after the document (or dbglog's cutting of it) changed would cite other lines."""
+    cuts = ";".join(f"{u.first},{u.last},{u.kind}" for u in doc.units)
+    return sha("\n".join(doc.lines) + "\0" + cuts)
+
+
+def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", digest: bool = False) -> Corrections:
+    """An extraction that cites unit ids, validated into corrections (one clear error, nothing changed).
+    ``digest``: the extraction must carry the ``digest`` its units were read with (an agent's, which comes back
+    later; a model's answer comes back within one read)."""
     if not isinstance(extraction, dict) or not isinstance(extraction.get("attempts"), list):
         raise DbglogError(f"{shown}: expected an object with an `attempts` list")
+    if digest and extraction.get("digest") != reading_digest(doc):
+        raise DbglogError(f"{shown}: " + (
+            "`digest` is missing: give the digest that came with the units it cites (MCP doc_units, "
+            "`dbglog import --units`)" if "digest" not in extraction else
+            "the document, or dbglog's reading of it, changed since its units were read (another `digest`): read "
+            "its units again and cite those"))
     ids = {u.id: u for u in doc.units}
     out = Corrections()
     for k, a in enumerate(extraction["attempts"], 1):

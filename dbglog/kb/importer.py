@@ -455,12 +455,13 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
 def agent_units(path: str) -> dict:
     """A document as an agent or a model reads it to send an extraction back: ``{source, guide, units}``, each unit
     with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
-    from dbglog.docreader.review import READING_GUIDE, units_for_agents
+    from dbglog.docreader.review import READING_GUIDE, reading_digest, units_for_agents
     from dbglog.docreader.units import segment
 
     text = read_source(Path(path), path)
     parsed, _ = parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
-    return {"source": path, "guide": READING_GUIDE, "units": units_for_agents(segment(text), parsed)}
+    doc = segment(text)
+    return {"source": path, "guide": READING_GUIDE, "digest": reading_digest(doc), "units": units_for_agents(doc, parsed)}
 
 
 def read_extraction(path: str, extraction, shown: str = "extraction"):
@@ -469,7 +470,7 @@ def read_extraction(path: str, extraction, shown: str = "extraction"):
     from dbglog.docreader.review import from_extraction
     from dbglog.docreader.units import segment
 
-    return from_extraction(segment(read_source(Path(path), path)), extraction, shown)
+    return from_extraction(segment(read_source(Path(path), path)), extraction, shown, digest=True)
 
 
 def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = False) -> tuple[dict, list[str]]:
