@@ -274,3 +274,19 @@ def test_run_repro_server_mode_blames_the_server(workdir, monkeypatch):
     from dbglog import hooks
 
     assert "server_died" in hooks.FAILING
+
+
+def test_mcp_tried_returns_eight_candidates_by_default_for_the_agent_to_judge(ws):
+    # (an agent judges "same experiment?" from the candidates: the right record was often the sixth to eighth)
+    cli_json(ws, "new", "NCCL watchdog timeout", "--no-env")
+    for v in ("NCCL_ALGO=Ring", "NCCL_PROTO=Simple", "NCCL_P2P_DISABLE=1", "NCCL_IB_DISABLE=1", "NCCL_DEBUG=INFO",
+              "NCCL_SOCKET_IFNAME=eth0", "NCCL_NET_GDR_LEVEL=0", "NCCL_BUFFSIZE=4194304", "NCCL_NTHREADS=256",
+              "NCCL_MIN_NCHANNELS=4"):
+        cli_json(ws, "attempt", "add", f"set {v} for the allreduce hang", "-o", "failed")
+
+    async def scenario(call, session):
+        return await call("tried", idea="set NCCL_CUMEM_ENABLE=0 for the allreduce hang")
+
+    res = serve(ws, scenario)
+    shown = {h["attempt"] for k in ("close", "another_way", "mentioned", "others") for h in res[k] if h["attempt"]}
+    assert len(shown) == 8
