@@ -64,7 +64,9 @@ def test_doc_units_then_import_extraction(ws):
     assert units["source"] == "notes.md" and n_before == 1  # doc_units wrote nothing
     # the agent is told what an attempt is, in the words a model behind `import --llm` is given
     from dbglog.docreader import llm
-    assert "suggestion answered by the person who tried it" in units["guide"] and units["guide"] in llm.PROMPT
+    from dbglog.docreader.review import READING_GUIDE
+    assert units["guide"].startswith(READING_GUIDE) and READING_GUIDE in llm.PROMPT
+    assert "suggestion answered by the person who tried it" in units["guide"] and "`next_steps`" in units["guide"]
     eager = next(u for u in units["units"] if "enforce_eager=True" in u["text"])
     assert (eager["kind"], eager["lines"], eager["label"]) == ("sentence", [9, 9], "action_result")
     assert len({u["id"] for u in units["units"]}) == len(units["units"])
@@ -189,3 +191,51 @@ def test_a_sentence_keeps_its_placeholders_and_loses_only_html_tags():
     said = next(u.text for u in segment(SESSION_NOTES).units if u.text.startswith("Installed it"))
     assert said == ("Installed it with `uv pip install --python <venv>/bin/python <wheel>`, then ran `start <profile>` "
                     "and it worked .")
+
+
+STEPS_DOC = """# NCCL hang on 2 nodes
+
+## Attempts
+
+### Attempt 1: NCCL_P2P_DISABLE=1
+**Result:** still hangs.
+
+## Next steps
+
+1. Run nccl-tests across the two nodes.
+2. Swap the IB cable.
+3. Ask the cluster team about the switch firmware.
+
+## Notes
+
+Tomorrow I will try NCCL_IB_DISABLE=1 on both nodes.
+"""
+
+
+def test_an_extractions_next_steps_replace_the_built_in_ones_and_every_line_is_kept(ws):
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    doc = segment(STEPS_DOC)
+    unit = {u.text: u.id for u in doc.units}
+    ext = {"attempts": [{"units": [unit["**Result:** still hangs."]], "title": "P2P off", "outcome": "failed"}],
+           "next_steps": [{"units": [unit["Ask the cluster team about the switch firmware."]]},
+                          {"units": [unit["Tomorrow I will try NCCL_IB_DISABLE=1 on both nodes."]],
+                           "text": "try NCCL_IB_DISABLE=1 on both nodes"}]}
+    (p,), _ = importer.parse_document(STEPS_DOC, "notes.md", from_extraction(doc, ext))
+    assert [(s.text, s.source_lines) for s in p.inv.next_steps] == [
+        ("Ask the cluster team about the switch firmware.", [12, 12]), ("try NCCL_IB_DISABLE=1 on both nodes", [16, 16])]
+    from dbglog.core import markdown
+    assert lost_lines(STEPS_DOC, markdown.render(p.inv)) == []  # (the steps left out are text again)
+    without = {"attempts": ext["attempts"]}  # (no `next_steps`: the built-in reader's stay)
+    (q,), _ = importer.parse_document(STEPS_DOC, "notes.md", from_extraction(doc, without))
+    assert "Run nccl-tests across the two nodes." in [s.text for s in q.inv.next_steps]
+
+
+def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+
+    with pytest.raises(Exception, match="next step 1 cites unit 9999, which this document does not have"):
+        from_extraction(segment(STEPS_DOC), {"attempts": [], "next_steps": [{"units": [9999]}]})

@@ -253,6 +253,7 @@ class _Build:
         self.items: list[tuple[str, str, int]] = []
         self.attempts: list[tuple[int, Attempt]] = []
         self.steps: list[tuple[int, NextStep]] = []
+        self.step_took: dict[int, tuple[int, list[int]]] = {}  # a listed step: its list's heading line and its lines
         self.said_plans: set[int] = set()  # the units ``_planned`` read as plans (their lines may hold a try too)
         self.titled = -1  # the 0-based line of the heading that names the investigation, if one does
 
@@ -264,6 +265,8 @@ class _Build:
         self._loose()
         if self.corrections is not None:
             self._correct()
+            if self.corrections.steps is not None:
+                self._correct_steps()
         self._finish(first)
         self._free()
         verified = self._verify()
@@ -526,6 +529,7 @@ class _Build:
             step.source_lines = [span[0] + 1, span[-1] + 1]
             self.steps.append((span[0], step))
             self.owned.update(span)
+            self.step_took[id(step)] = (s.first, list(span))  # (given back as text if an extraction drops it)
         if entries:
             self.owned.add(s.first)
 
@@ -830,6 +834,33 @@ class _Build:
         for _i, a in (x for same in by_span.values() for x in same):
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
+
+    def _correct_steps(self) -> None:
+        """The next steps are exactly an extraction's: one read from the same lines keeps its status; the lines of
+        a listed step it left out, and its list's heading when none of the list is left, are text again."""
+        by_span = {tuple(s.source_lines): (i, s) for i, s in self.steps if s.source_lines}
+        keep: list[tuple[int, NextStep]] = []
+        for c in self.corrections.steps:
+            if c.first - 1 not in self.scope.lines:
+                continue
+            got = by_span.pop((c.first, c.last), None)
+            if got is None or c.title and id(got[1]) not in self.step_took:
+                # (its lines stay as text where they are; a listed step keeps the document's words, which are its
+                # lines in the mirror)
+                said = c.title or " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+                step = make_step(said, [], 0)
+                if step is None:
+                    continue
+                step.source_lines = [c.first, c.last]
+                got = (c.first - 1, step)
+            keep.append(got)
+        kept_heads = {self.step_took[id(s)][0] for _, s in keep if id(s) in self.step_took}
+        for _, s in by_span.values():
+            head, span = self.step_took.get(id(s), (-1, []))
+            self.owned.difference_update(span)
+            if head >= 0 and head not in kept_heads:
+                self.owned.discard(head)
+        self.steps = keep
 
     def _recaps(self) -> None:
         """A summary that tells tries again (a "Timeline of attempts" table, a "Key findings" list over the runs

@@ -48,6 +48,7 @@ class Corrections:
     """The attempts a document holds, as corrected: exactly these are imported (the rest stays text)."""
 
     attempts: list[Correction] = field(default_factory=list)
+    steps: list[Correction] | None = None  # the next steps, when said (an extraction's; ``title`` their words)
     source: str = ""  # the document they are about (a review file names it)
     kept: bool = False  # a person's review: kept with the investigation and applied again on re-import
     dropped: list[Correction] = field(default_factory=list)  # kept ones whose lines no longer hold their text
@@ -276,6 +277,13 @@ READING_GUIDE = (
     "(applied, not yet run).")
 
 
+# What an agent may send besides the attempts (the model behind --llm is asked for attempts only).
+STEPS_GUIDE = (
+    "Optionally, `next_steps`: [{\"units\": [ids], \"text\": \"...\"}], the plans the author states and has not "
+    "done yet (a to-do list, \"next I will ...\"); not proposals from others, not done items. When given, they "
+    "replace the built-in reader's next steps; when left out, those stay.")
+
+
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
     reads before it sends an extraction back."""
@@ -347,6 +355,26 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
         title = " ".join(str(a.get("title", "")).split())[:200]
         who = " ".join(str(a.get("who", "")).split())[:80]
         out.attempts.append(Correction(first, last, title, outcome, who))
+    if "next_steps" in extraction:
+        out.steps = _extracted_steps(extraction["next_steps"], ids, shown)
+    return out
+
+
+def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
+    """An extraction's ``next_steps`` (``[{"units": [ids], "text": "..."}]``): each cites the units it was read
+    from; its ``title`` is the agent's words, if it gave any."""
+    if not isinstance(given, list):
+        raise DbglogError(f"{shown}: `next_steps` is not a list")
+    out = []
+    for k, st in enumerate(given, 1):
+        cited = st.get("units") if isinstance(st, dict) else None
+        if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
+            raise DbglogError(f"{shown}: next step {k} cites no unit ids (`units`: a list of ids)")
+        missing = [x for x in cited if x not in ids]
+        if missing:
+            raise DbglogError(f"{shown}: next step {k} cites unit {missing[0]}, which this document does not have")
+        text = " ".join(str(st.get("text", "")).split())[:400]  # ("": the step is told by its units' words)
+        out.append(Correction(min(ids[x].first for x in cited) + 1, max(ids[x].last for x in cited) + 1, text))
     return out
 
 

@@ -455,13 +455,14 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
 def agent_units(path: str) -> dict:
     """A document as an agent or a model reads it to send an extraction back: ``{source, guide, units}``, each unit
     with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
-    from dbglog.docreader.review import READING_GUIDE, reading_digest, units_for_agents
+    from dbglog.docreader.review import READING_GUIDE, STEPS_GUIDE, reading_digest, units_for_agents
     from dbglog.docreader.units import segment
 
     text = read_source(Path(path), path)
     parsed, _ = parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
     doc = segment(text)
-    return {"source": path, "guide": READING_GUIDE, "digest": reading_digest(doc), "units": units_for_agents(doc, parsed)}
+    return {"source": path, "guide": f"{READING_GUIDE} {STEPS_GUIDE}", "digest": reading_digest(doc),
+            "units": units_for_agents(doc, parsed)}
 
 
 def read_extraction(path: str, extraction, shown: str = "extraction"):
