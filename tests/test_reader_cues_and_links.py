@@ -6961,3 +6961,26 @@ Reinstalling the driver did not yield any improvement.
     # (a section first under the title still opens with the problem)
     plain = "# Conv2d segfaults\n\n## Status\n\nPyTorch 2.3 on gfx1010: every Conv2d forward segfaults.\n"
     assert _attempts(plain) == []
+
+
+def test_an_issue_forms_checklist_gives_no_next_steps_and_a_plan_list_still_does():
+    doc = """# [Bug] OOM while quantizing a 70B model
+
+### alice — 2024-06-18
+
+Checklist
+
+- [X] 1. I have searched related issues but cannot get the expected help.
+- [ ] 2. The bug has not been fixed in the latest version.
+
+Describe the bug
+
+Quantizing runs out of memory at layer 40.
+
+## Next steps
+
+- [ ] Lower the calibration samples to 64.
+- [ ] Try the fp8 path instead.
+"""
+    (p,), _ = importer.parse_document(doc, "issue.md")
+    assert [s.text for s in p.inv.next_steps] == ["Lower the calibration samples to 64.", "Try the fp8 path instead."]

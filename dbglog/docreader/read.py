@@ -542,6 +542,9 @@ class _Build:
             return []
         group = min(items, key=lambda g: items[g][0].first)
         top = [u for u in items[group] if u.depth == min(v.depth for v in items[group])]
+        # ("- [X] 1. I have searched related issues ..." under an issue form's "Checklist": the form's words, no step)
+        form = {u.item for u in top if self.judged.get(u).label == "boilerplate"} - {
+            u.item for u in top if self.judged.get(u).label != "boilerplate"}
         starts = sorted({u.item for u in top})
         out = []
         for k, start in enumerate(starts):
@@ -551,7 +554,7 @@ class _Build:
             while span and not self.lines[span[-1]].strip():
                 span.pop()
             raw = [self.lines[i] for i in span if self.lines[i].strip()]
-            if raw:
+            if raw and start not in form:
                 first = re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", raw[0])
                 extra = [re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "", x).strip() for x in raw[1:]]
                 out.append((span, first, extra))
