@@ -83,12 +83,45 @@ def answer(res, mine: set) -> str:
     return "text" if h.kind != "attempt" else "right" if (h.investigation, h.number) in mine else "wrong"
 
 
-def gather(pools: list[str], keep: list) -> list[dict]:
+def gather(pools: list[str], keep: list, trials: list[str] = ()) -> list[dict]:
     qs = []
     for pool in pools:
         for _did, group, path, labels in reader_eval.pool_docs(Path(pool), "all"):
             qs += doc_questions(path, labels, f"{pool}:{group}", keep)
+    for t in trials:
+        qs += trial_questions(Path(t), keep)
     return qs
+
+
+def trial_questions(path: Path, keep: list) -> list[dict]:
+    """The agent-style trials (``bench/tried_trials.py``'s files, the studied workspaces only): each query an
+    example set, a restatement asked where it was tried and where it never was, a near miss where it never was.
+    A workspace is one group."""
+    import tempfile
+
+    from tried_trials import build
+
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    hidden = set(spec.get("held_out", ()))
+    out = []
+    for ws in (w for w in spec["workspaces"] if w["name"] not in hidden):
+        recs = build(ws, Path(tempfile.mkdtemp()))
+        keep.append(recs)
+        conn = recs.store.conn
+        inv = conn.execute("SELECT id FROM investigations").fetchone()[0]
+        for q in ws["queries"]:
+            mine = {(inv, q["expect"])} if q["expect"] else set()
+            seen: list = []
+            res = search.tried(conn, q["q"], judge=None, seen=seen)
+            base = {"group": f"{path.name}:{ws['name']}", "conn": conn, "q": q["q"], "mine": mine, "trial": True}
+            if mine:
+                out.append(base | {"rules": answer(res, mine),
+                                   "examples": [(f, int((h.investigation, h.number) in mine)) for h, f in seen]})
+                with _without(conn, mine):
+                    seen = []
+                    res = search.tried(conn, q["q"], judge=None, seen=seen)
+            out.append(base | {"untried": True, "rules": answer(res, set()), "examples": [(f, 0) for _h, f in seen]})
+    return out
 
 
 def fit(examples: list[tuple[dict, int]], c: float, threshold: float):
@@ -144,16 +177,20 @@ def main() -> int:
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
     ap.add_argument("--threshold", type=float, default=0.6, help="the shipped threshold (with --train)")
     ap.add_argument("--train", metavar="OUT")
+    ap.add_argument("--trials", action="append", default=[], metavar="FILE",
+                    help="also the studied workspaces of an agent-style trial file (bench/data/tried_trials/)")
     ap.add_argument("--measure", action="store_true", help="no cross-validation: `tried` as shipped against the rules "
                                                             "alone (a blind set's one reading)")
     a = ap.parse_args()
     keep: list = []
     try:
-        qs = gather(a.pools, keep)
+        qs = gather(a.pools, keep, a.trials)
         print(f"{len(qs)} questions, {len({q['group'] for q in qs})} documents, "
               f"{sum(len(q['examples']) for q in qs)} examples")
-        asked = [i for i, q in enumerate(qs) if not q.get("untried")]
-        never = [i for i, q in enumerate(qs) if q.get("untried")]
+        asked = [i for i, q in enumerate(qs) if not q.get("untried") and not q.get("trial")]
+        never = [i for i, q in enumerate(qs) if q.get("untried") and not q.get("trial")]
+        t_asked = [i for i, q in enumerate(qs) if not q.get("untried") and q.get("trial")]
+        t_never = [i for i, q in enumerate(qs) if q.get("untried") and q.get("trial")]
         if a.measure:
             for name, idx in (("asked where it was tried", asked), ("asked where it was never tried", never)):
                 print(name)
@@ -161,7 +198,10 @@ def main() -> int:
                 print(show("  as shipped", [_ask(qs[i], True) for i in idx]))
             return 0
         cv = cross_validate(qs, a.c, THRESHOLDS)
-        for name, idx in (("asked where it was tried", asked), ("asked where it was never tried", never)):
+        for name, idx in (("asked where it was tried", asked), ("asked where it was never tried", never),
+                          ("trials: restatements", t_asked), ("trials: near misses and untried", t_never)):
+            if not idx:
+                continue
             print(name)
             print(show("  rules alone", [qs[i]["rules"] for i in idx]))
             for t in THRESHOLDS:

@@ -185,12 +185,10 @@ def test_an_agent_is_shown_a_command_with_what_it_printed_and_a_sentence_with_it
     assert any(u["text"].startswith("**Stacking kernels.** Liger with torch.compile crashed") for u in units)
 
 
-def test_a_sentence_keeps_its_placeholders_and_loses_only_html_tags():
-    from dbglog.docreader.units import segment
-
-    said = next(u.text for u in segment(SESSION_NOTES).units if u.text.startswith("Installed it"))
-    assert said == ("Installed it with `uv pip install --python <venv>/bin/python <wheel>`, then ran `start <profile>` "
-                    "and it worked .")
+def test_an_agent_is_shown_a_sentences_placeholders_as_written():
+    # (the built-in reader reads "<venv>" as an HTML tag and drops it; an agent is shown the line as written)
+    shown = next(u["text"] for u in _agent_units(SESSION_NOTES) if "Installed it" in u["text"])
+    assert "--python <venv>/bin/python <wheel>" in shown and "`start <profile>`" in shown
 
 
 STEPS_DOC = """# NCCL hang on 2 nodes

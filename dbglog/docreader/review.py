@@ -306,11 +306,20 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
 AGENT_TEXT = 2000  # the characters of a unit an agent or a model is shown (a long table row keeps its result column)
 
 
+# A placeholder a writer puts in angle brackets ("--python <venv>/bin/python", "ssh <head_ip>"): the built-in reader
+# reads a sentence without it (as an HTML tag), an agent is shown it
+_PLACEHOLDER = recache.compile(r"<[A-Za-z_][\w.-]{0,40}>")
+
+
 def _shown(doc: Doc, u) -> str:
-    """A unit as an agent reads it: a sentence with the run-in heading its paragraph opens with; a command or a
-    code block as its lines are written (the command and what it printed, not the command alone)."""
+    """A unit as an agent reads it: a sentence with the run-in heading its paragraph opens with, and its lines as
+    written when they hold a placeholder the sentence's text lost; a command or a code block as its lines are
+    written (the command and what it printed, not the command alone)."""
+    lines = doc.lines[u.first:u.last + 1]
     if u.kind in ("command", "code"):
-        text = "\n".join(doc.lines[u.first:u.last + 1]).strip("\n")
+        text = "\n".join(lines).strip("\n")
+    elif any(m.group(0) not in u.text for ln in lines for m in _PLACEHOLDER.finditer(ln)):
+        text = " ".join(" ".join(lines).split())
     else:
         text = f"{u.lead} {u.text}" if u.lead else u.text
     return text[:AGENT_TEXT]

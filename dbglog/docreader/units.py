@@ -1136,26 +1136,6 @@ VERDICT_FIRST = recache.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(
                             r"crash(?:es|ed)?|segfaults?|stable|unstable|good|bad)\b)")
 
 
-# An HTML tag a writer puts in markdown (<br>, <b>, <a href=...>, <details>, a comment), not a placeholder
-# ("start <profile>", "--python <venv>/bin/python"), which is the writer's words
-_HTML_TAG = recache.compile(r"<(?:/?(?:a|abbr|b|big|blockquote|br|button|center|code|dd|del|details|div|dl|dt|em|"
-                            r"figcaption|figure|font|h[1-6]|hr|i|iframe|img|input|ins|kbd|label|li|mark|ol|p|picture|"
-                            r"pre|q|s|samp|section|small|source|span|strike|strong|sub|summary|sup|table|tbody|td|th|"
-                            r"thead|tr|tt|u|ul|var|video|wbr)(?=[\s/>])[^<>]{0,200}|!--[^<>]{0,200}--)>", re.I)
-_CODE_SPAN = recache.compile(r"(`+)[^`].*?\1", re.S)
-
-
-def _untag(piece: str) -> str:
-    """A sentence's text without its HTML tags, code spans as written (`<venv>/bin/python` keeps its placeholder)."""
-    out, pos = [], 0
-    for m in _CODE_SPAN.finditer(piece):
-        out.append(_HTML_TAG.sub(" ", piece[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_HTML_TAG.sub(" ", piece[pos:]))
-    return "".join(out)
-
-
 _ENUM_ONLY = recache.compile(r"[\W_]{0,3}\d{1,3}[.)]")
 
 
@@ -1195,7 +1175,7 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
             b = line_of(pos + len(piece.rstrip()) - 1)
-            out.append((a, b, " ".join(_untag(piece).split())))
+            out.append((a, b, " ".join(_TAG.sub(" ", piece).split())))
         pos = m.end() if m else end
     return _split_labels(out, texts)
 
