@@ -156,6 +156,7 @@ Purged first, then listed the drivers.
 
 - **Stacking kernels.** Liger with torch.compile crashed with an illegal memory access. Pick one.
 - Installed it with `uv pip install --python <venv>/bin/python <wheel>`, then ran `start <profile>`<br>and it <b>worked</b>.
+- The driver <b>loaded</b> after a reboot.
 """
 
 
@@ -189,6 +190,7 @@ def test_an_agent_is_shown_a_sentences_placeholders_as_written():
     # (the built-in reader reads "<venv>" as an HTML tag and drops it; an agent is shown the line as written)
     shown = next(u["text"] for u in _agent_units(SESSION_NOTES) if "Installed it" in u["text"])
     assert "--python <venv>/bin/python <wheel>" in shown and "`start <profile>`" in shown
+    assert any(u["text"] == "The driver loaded after a reboot." for u in _agent_units(SESSION_NOTES))  # (tags go)
 
 
 STEPS_DOC = """# NCCL hang on 2 nodes

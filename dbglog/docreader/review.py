@@ -308,7 +308,8 @@ AGENT_TEXT = 2000  # the characters of a unit an agent or a model is shown (a lo
 
 # A placeholder a writer puts in angle brackets ("--python <venv>/bin/python", "ssh <head_ip>"): the built-in reader
 # reads a sentence without it (as an HTML tag), an agent is shown it
-_PLACEHOLDER = recache.compile(r"<[A-Za-z_][\w.-]{0,40}>")
+_PLACEHOLDER = recache.compile(r"<(?!(?:a|b|br|code|del|details|div|em|hr|i|img|kbd|li|mark|ol|p|pre|s|small|span|"
+                               r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}>", re.I)
 
 
 def _shown(doc: Doc, u) -> str:
