@@ -586,6 +586,8 @@ class DocUnit(_Open):
     learned_step: Optional[float] = Field(None, description="The learned next-step pass's, likewise.")
     read_as: dict[str, Any] = Field(default_factory=dict, description="What the built-in reading made of the unit "
                                     "in the end: {kind: attempt | next_step | text, number, outcome}.")
+    investigation: Optional[int] = Field(None, description="The index (in `investigations`) of the investigation "
+                                         "the unit is read in; null: in none (a template, a preamble).")
 
 
 class DocUnits(BaseModel):
@@ -593,6 +595,9 @@ class DocUnits(BaseModel):
     guide: str = Field(description="What counts as an attempt and how to cite it: the rules `import --llm` gives a "
                                    "model and the hand labels follow.")
     digest: str = Field(description="Send it back in the extraction: it shows the ids still mean these units.")
+    investigations: list[dict[str, Any]] = Field(default_factory=list, description="The investigations the document "
+                                                 "holds ({index, title, line}): an attempt is filed under the one "
+                                                 "of its first cited unit.")
     units: list[DocUnit]
     warnings: list[str] = []
 
@@ -615,7 +620,7 @@ def doc_units(path: str) -> DocUnits:
         from dbglog.kb import importer
 
         got = importer.agent_units(path)
-        return DocUnits(source=path, guide=got["guide"], digest=got["digest"],
+        return DocUnits(source=path, guide=got["guide"], digest=got["digest"], investigations=got["investigations"],
                         units=[DocUnit.model_validate(u) for u in got["units"]])
     return _call(body)
 

@@ -641,3 +641,34 @@ def test_units_and_extraction_are_ways_of_reading_given_one_at_a_time(ws, cli, t
     doc = write_doc(tmp_path)
     p = cli(ws, "import", "--units", doc, "--extraction", tmp_path / "x.json", check=2)
     assert "--units and --extraction are different ways of reading a document; give one" in p.stderr
+
+
+TWO_BUGS = """# Bug: NCCL hang on 2 nodes
+
+## Attempts
+
+### Attempt 1: NCCL_P2P_DISABLE=1
+**Result:** still hangs.
+
+# Bug: loss spikes after resume
+
+## Attempts
+
+### Attempt 1: reload the optimizer state
+**Result:** spikes are gone.
+"""
+
+
+def test_units_say_which_investigation_they_are_read_in_and_an_attempt_across_two_is_warned_of(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, TWO_BUGS, "two.md")
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    assert [(i["index"], i["title"]) for i in data["investigations"]] == [
+        (0, "Bug: NCCL hang on 2 nodes"), (1, "Bug: loss spikes after resume")]
+    unit = {u["text"]: u for u in data["units"]}
+    hangs, gone = unit["**Result:** still hangs."], unit["**Result:** spikes are gone."]
+    assert (hangs["investigation"], gone["investigation"]) == (0, 1)
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+        {"units": [hangs["id"], gone["id"]], "title": "mixed up", "outcome": "failed"}]}), encoding="utf-8")
+    p = cli(ws, "import", doc, "--extraction", ext, check=0)
+    assert "cites units of more than one investigation of" in p.stderr and "it is filed under the first" in p.stderr

@@ -288,6 +288,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     """A document's units with stable ids (their index) and the built-in labels: what an agent or a model
     reads before it sends an extraction back."""
     label = {j.unit.id: j for p in parsed for j in p.judged}
+    home = {j.unit.id: k for k, p in enumerate(parsed) for j in p.judged}  # (which investigation a unit is read in)
     made = ReadAs(parsed)
     out = []
     for u in doc.units:
@@ -299,7 +300,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": _shown(doc, u),
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
-                    **_learned(j), "read_as": made.of(u)})
+                    **_learned(j), "read_as": made.of(u), "investigation": home.get(u.id)})
     return out
 
 

@@ -462,6 +462,7 @@ def agent_units(path: str) -> dict:
     parsed, _ = parse_document(text, path, explain=True)  # (every unit judged: the labels shown)
     doc = segment(text)
     return {"source": path, "guide": f"{READING_GUIDE} {STEPS_GUIDE}", "digest": reading_digest(doc),
+            "investigations": [{"index": k, "title": p.inv.title, "line": p.line} for k, p in enumerate(parsed)],
             "units": units_for_agents(doc, parsed)}
 
 
@@ -482,6 +483,13 @@ def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = F
     made = sum(len(r["attempt_list"]) for r in data["investigations"])
     warnings = [f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of {path} (a "
                 "template or a preamble); their lines are kept as text"] if made != len(corr.attempts) else []
+    starts = sorted(int(r["source"].rsplit(":", 1)[1]) for r in data["investigations"])
+    for r in data["investigations"]:
+        for a in r["attempt_list"]:
+            lo, hi = a.get("source_lines") or (0, 0)
+            if any(lo < s <= hi for s in starts):
+                warnings.append(f"attempt {a['number']} of {r['id']} ({a['title'][:40]!r}) cites units of more than "
+                                f"one investigation of {path} (lines {lo}-{hi}); it is filed under the first")
     return data, warnings
 
 
