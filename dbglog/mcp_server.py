@@ -379,7 +379,7 @@ def _run_summary(d: dict) -> RunSummary:
 
 
 def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] = None,
-          tags: Optional[list[str]] = None, limit: int = 8) -> TriedResult:
+          tags: Optional[list[str]] = None, limit: int = ops.TRIED_CANDIDATES) -> TriedResult:
     """Was IDEA already tried, and what happened? Call it before trying a fix.
 
     Looks in attempts, free sections and watched docs; `tried` is true when a close prior attempt
@@ -389,8 +389,7 @@ def tried(idea: str, investigation: Optional[str] = None, status: Optional[str] 
     `experiment` (knobs, their state, what it was applied to) and its `full_text`. `tried` is a word-rule
     verdict that misses many rewordings: read every candidate and judge yourself whether one is the same
     experiment (the same change, to the same value or in the same direction, on the same thing). `limit`: the
-    candidates returned (8 by default: an agent judges better from more; on the studied trial rounds 5 missed the
-    right record for 7 paraphrases in 289, 8 for none)."""
+    candidates returned (8 by default)."""
     def body():
         recs, warnings = _records()
         res = ops.tried(recs, idea, status=status, tags=tags or (), inv_ref=investigation, limit=limit,

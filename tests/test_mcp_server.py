@@ -290,3 +290,6 @@ def test_mcp_tried_returns_eight_candidates_by_default_for_the_agent_to_judge(ws
     res = serve(ws, scenario)
     shown = {h["attempt"] for k in ("close", "another_way", "mentioned", "others") for h in res[k] if h["attempt"]}
     assert len(shown) == 8
+    cli = cli_json(ws, "tried", "set NCCL_CUMEM_ENABLE=0 for the allreduce hang", code=1)  # (the command: the same)
+    assert len({h["attempt"] for k in ("close", "another_way", "mentioned", "others") for h in cli[k]
+                if h.get("attempt")}) == 8

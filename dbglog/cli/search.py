@@ -81,7 +81,7 @@ def search_cmd(query, status, outcomes, tags, inv_ref, kinds, since, limit, as_j
 @click.argument("idea", nargs=-1, required=True)
 @click.option("--status", help="Only investigations with this status.")
 @scope_options
-@click.option("--limit", "-n", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=ops.TRIED_CANDIDATES, show_default=True)
 @click.option("--llm", metavar="URL", help="Also ask this OpenAI-compatible endpoint to judge the candidates "
               "(opt-in; its answer is validated, the built-in judge stands when it is not usable).")
 @click.option("--model", metavar="NAME", help="The model name to ask at --llm (default: 'default').")
