@@ -52,7 +52,7 @@ def _scan(argv: list[str], valued: dict[str, str]):
 
 def parse_tried(argv: list[str]) -> dict | None:
     """The options of a plain ``tried`` invocation, or None: let click parse (and refuse) it."""
-    out: dict = {"words": [], "status": None, "tags": [], "inv_ref": None, "limit": 5, "as_json": False}
+    out: dict = {"words": [], "status": None, "tags": [], "inv_ref": None, "limit": None, "as_json": False}
     for key, value in _scan(argv, _VALUED):
         if key == "bad":
             return None
@@ -337,7 +337,7 @@ def tried(argv: list[str]) -> int | None:
         recs = ops.open_records(warn=warnings.append)
         try:
             res = ops.tried(recs, text, status=opts["status"], tags=opts["tags"], inv_ref=opts["inv_ref"],
-                            limit=opts["limit"], warn=warnings.append)
+                            limit=opts["limit"] or ops.TRIED_CANDIDATES, warn=warnings.append)
         finally:
             recs.close()
     except KeyboardInterrupt:
