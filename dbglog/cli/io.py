@@ -5,6 +5,7 @@ Imports ``common`` and the format and storage services (importer, sync, merge, r
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -182,7 +183,9 @@ def _units(files, as_json: bool) -> None:
     data = importer.agent_units(str(path))
 
     def human():
-        click.echo(f"# {safe_text(data['guide'])}")
+        for line in textwrap.wrap(safe_text(data["guide"]), 100):
+            click.echo(f"# {line}")
+        click.echo(f"# digest: {data['digest']} (send it back with the extraction)")
         for u in data["units"]:
             lines = f"{u['lines'][0]}-{u['lines'][1]}"
             text = " ".join(safe_text(u["text"]).split())
