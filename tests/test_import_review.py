@@ -672,3 +672,26 @@ def test_units_say_which_investigation_they_are_read_in_and_an_attempt_across_tw
         {"units": [hangs["id"], gone["id"]], "title": "mixed up", "outcome": "failed"}]}), encoding="utf-8")
     p = cli(ws, "import", doc, "--extraction", ext, check=0)
     assert "cites units of more than one investigation of" in p.stderr and "it is filed under the first" in p.stderr
+
+
+def test_a_second_extraction_removes_the_attempts_it_leaves_out_unless_edited_since(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    ids = {w: next(u["id"] for u in data["units"] if w in u["text"] and u["kind"] == "sentence")
+           for w in ("enforce_eager=True", "torch 2.3.1")}
+
+    def reading(*words):
+        f = tmp_path / f"reading{len(words)}.json"
+        f.write_text(json.dumps({"digest": data["digest"], "attempts": [
+            {"units": [ids[w]], "title": w, "outcome": "failed"} for w in words]}), encoding="utf-8")
+        return f
+
+    both, one = reading("enforce_eager=True", "torch 2.3.1"), reading("enforce_eager=True")
+    inv = as_json(cli(ws, "import", doc, "--extraction", both, "--json"))["investigations"][0]["id"]
+    again = as_json(cli(ws, "import", doc, "--extraction", one, "--json"))["investigations"][0]
+    assert [a["title"] for a in again["attempt_list"]] == ["enforce_eager=True"]
+    assert [(u["title"], u["removed"]) for u in again["unticked"]] == [("torch 2.3.1", True)]
+    cli(ws, "import", doc, "--extraction", both, "--json")
+    cli(ws, "attempt", "edit", "2", "-i", inv, "-r", "also crashed with two GPUs")  # (a person's words since)
+    kept = as_json(cli(ws, "import", doc, "--extraction", one, "--json"))["investigations"][0]
+    assert [(u["title"], u["removed"]) for u in kept["unticked"]] == [("torch 2.3.1", False)]

@@ -125,8 +125,10 @@ def _report(data: dict, dry_run: bool, use: bool, as_json: bool) -> None:
                 click.echo(f"          kept as free text: {_some(rec['free_sections'])}")
             for u in r.get("unticked", []):
                 lines = "-".join(str(x) for x in u["source_lines"]) or "?"
-                said = (f"{'would be ' if dry_run else ''}removed: the review left it unticked (its lines stay as text)"
-                        if u["removed"] else "kept: the review left it unticked, but it holds words that are not in "
+                said = (f"{'would be ' if dry_run else ''}removed: this reading (a review or an extraction) left it "
+                        "out (its lines stay as text)"
+                        if u["removed"] else "kept: this reading (a review or an extraction) left it out, but it holds "
+                        "words that are not in "
                         f"the document (edited since); `dbglog attempt delete {u['number']} -i {r['id']}` removes it")
                 click.echo(f"          attempt {u['number']} (lines {lines}) {safe_text(u['title'])[:50]!r} {said}")
         for sk in data["skipped"]:

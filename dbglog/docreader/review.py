@@ -49,6 +49,7 @@ class Corrections:
 
     attempts: list[Correction] = field(default_factory=list)
     steps: list[Correction] | None = None  # the next steps, when said (an extraction's; ``title`` their words)
+    whole: bool = False  # every attempt of its document (an extraction): one an earlier import read and it leaves out goes
     source: str = ""  # the document they are about (a review file names it)
     kept: bool = False  # a person's review: kept with the investigation and applied again on re-import
     dropped: list[Correction] = field(default_factory=list)  # kept ones whose lines no longer hold their text
@@ -348,7 +349,7 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
             "the document, or dbglog's reading of it, changed since its units were read (another `digest`): read "
             "its units again and cite those"))
     ids = {u.id: u for u in doc.units}
-    out = Corrections()
+    out = Corrections(whole=True)
     for k, a in enumerate(extraction["attempts"], 1):
         if not isinstance(a, dict):
             raise DbglogError(f"{shown}: attempt {k} is not an object")

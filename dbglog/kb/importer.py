@@ -260,7 +260,7 @@ class Plan:
     action: str = "create"  # create | update | unchanged
     investigation_id: str = ""
     text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
-    reviewed: bool = False  # read with a review applied now (--apply-review): its attempts are all there are
+    reviewed: bool = False  # read with a review or an extraction applied now: its attempts are all there are
     unticked: list = field(default_factory=list)  # stored attempts the review says are none: (attempt, removed)
 
 
@@ -313,7 +313,8 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
         sha = content_sha(text)
         for p in parsed:
             check_roundtrip(p, shown)
-            plans.append(Plan(source=source, parsed=p, sha=sha, text=text, reviewed=applied and fix.kept))
+            plans.append(Plan(source=source, parsed=p, sha=sha, text=text,
+                              reviewed=applied and (fix.kept or fix.whole)))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
 
