@@ -454,8 +454,8 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
 
 
 def agent_units(path: str) -> dict:
-    """A document as an agent or a model reads it to send an extraction back: ``{source, guide, units}``, each unit
-    with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
+    """A document as an agent or a model reads it to send an extraction back: ``{source, guide, digest,
+    investigations, units}``, each unit with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
     from dbglog.docreader.review import READING_GUIDE, STEPS_GUIDE, reading_digest, units_for_agents
     from dbglog.docreader.units import segment
 
@@ -479,7 +479,7 @@ def read_extraction(path: str, extraction, shown: str = "extraction"):
 def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = False) -> tuple[dict, list[str]]:
     """Import the document PATH with exactly the attempts of a validated extraction (``read_extraction``; MCP
     ``import_extraction``, ``import --extraction``). Returns import_files' answer and the warnings (cited attempts
-    that lie outside every investigation of the document)."""
+    that lie outside every investigation of the document, or across two of them)."""
     data = import_files(recs, [path], dry_run=dry_run, use=use, corrections={str(Path(path).resolve()): corr})
     made = sum(len(r["attempt_list"]) for r in data["investigations"])
     warnings = [f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of {path} (a "
