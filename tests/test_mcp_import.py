@@ -191,6 +191,9 @@ def test_an_agent_is_shown_a_sentences_placeholders_as_written():
     shown = next(u["text"] for u in _agent_units(SESSION_NOTES) if "Installed it" in u["text"])
     assert "--python <venv>/bin/python <wheel>" in shown and "`start <profile>`" in shown
     assert any(u["text"] == "The driver loaded after a reboot." for u in _agent_units(SESSION_NOTES))  # (tags go)
+    # (sentences sharing a line are each shown as their own words, not the whole line once per sentence)
+    two = _agent_units("# Notes\n\nRan `ssh <head_ip>` first. Then it hung at init.\n")
+    assert [u["text"] for u in two if u["kind"] == "sentence"] == ["Ran `ssh ` first.", "Then it hung at init."]
 
 
 STEPS_DOC = """# NCCL hang on 2 nodes

@@ -292,14 +292,20 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     label = {j.unit.id: j for p in parsed for j in p.judged}
     home = {j.unit.id: k for k, p in enumerate(parsed) for j in p.judged}  # (which investigation a unit is read in)
     made = ReadAs(parsed)
+    shared: dict[int, int] = {}  # line -> the sentences on it (a sentence alone on its lines may be shown as written)
+    for u in doc.units:
+        if u.kind == "sentence":
+            for i in range(u.first, u.last + 1):
+                shared[i] = shared.get(i, 0) + 1
     out = []
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
             continue
-        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last:
-            continue  # (a fence's own line says nothing to cite)
+        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last or not _WORDY.search(u.text):
+            continue  # (a fence's own line, or a unit of punctuation alone, says nothing to cite)
         j = label.get(u.id)
-        out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": _shown(doc, u),
+        alone = all(shared.get(i, 0) <= 1 for i in range(u.first, u.last + 1))
+        out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": _shown(doc, u, alone),
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
                     **_learned(j), "read_as": made.of(u), "investigation": home.get(u.id)})
@@ -315,14 +321,17 @@ _PLACEHOLDER = recache.compile(r"<(?!(?:a|b|br|code|del|details|div|em|hr|i|img|
                                r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}>", re.I)
 
 
-def _shown(doc: Doc, u) -> str:
+_WORDY = recache.compile(r"\w")
+
+
+def _shown(doc: Doc, u, alone: bool = True) -> str:
     """A unit as an agent reads it: a sentence with the run-in heading its paragraph opens with, and its lines as
-    written when they hold a placeholder the sentence's text lost; a command or a code block as its lines are
-    written (the command and what it printed, not the command alone)."""
+    written when they hold a placeholder the sentence's text lost and no other sentence shares them; a command or a
+    code block as its lines are written (the command and what it printed, not the command alone)."""
     lines = doc.lines[u.first:u.last + 1]
     if u.kind in ("command", "code"):
         text = "\n".join(lines).strip("\n")
-    elif any(m.group(0) not in u.text for ln in lines for m in _PLACEHOLDER.finditer(ln)):
+    elif alone and any(m.group(0) not in u.text for ln in lines for m in _PLACEHOLDER.finditer(ln)):
         text = " ".join(" ".join(lines).split())
     else:
         text = f"{u.lead} {u.text}" if u.lead else u.text
