@@ -171,9 +171,9 @@ def _say_review(r: dict, dry_run: bool) -> None:
                    f"(only the reviewed ones); {again}")
 
 
-def _one_file(files, ways: str = "--explain and --review") -> Path:
+def _one_file(files, ways: str = "--explain and --review read") -> Path:
     if len(files) != 1 or Path(files[0]).is_dir():
-        raise DbglogError(f"{ways} read one markdown file; give exactly one")
+        raise DbglogError(f"{ways} one markdown file; give exactly one")
     return Path(files[0])
 
 
@@ -181,7 +181,7 @@ def _units(files, as_json: bool) -> None:
     """--units: the document as an agent reads it before it sends an --extraction back; nothing written."""
     from dbglog.kb import importer
 
-    path = _one_file(files, "--units")
+    path = _one_file(files, "--units reads")
     data = importer.agent_units(str(path))
 
     def human():
@@ -201,7 +201,7 @@ def _extracted(files, extraction: str, dry_run: bool, use: bool, as_json: bool) 
     from dbglog.kb import importer
     from dbglog.util import jsonsafe
 
-    path = _one_file(files, "--extraction")
+    path = _one_file(files, "--extraction imports")
     raw = importer.read_source(Path(extraction), extraction)
     try:
         given = jsonsafe.loads(raw)
