@@ -611,14 +611,19 @@ class ImportResult(_Open):
     warnings: list[str] = []
 
 
-def doc_units(path: str) -> DocUnits:
+def doc_units(path: str, first_line: Optional[int] = None, last_line: Optional[int] = None) -> DocUnits:
     """A markdown debug doc (PATH, from the server's directory) cut into units, each with its id, kind, source
     lines, text and the built-in reader's label and confidence, and `guide`: what counts as an attempt. Read-only.
-    To correct the reading, send the attempts back to `import_extraction`, citing these ids."""
+    To correct the reading, send the attempts back to `import_extraction`, citing these ids. `first_line` /
+    `last_line` (1-based): only the units on those lines, a long doc read a part at a time (ids and digest are the
+    whole doc's)."""
     def body():
         from dbglog.kb import importer
 
-        got = importer.agent_units(path)
+        if first_line is not None and first_line < 1 or last_line is not None and last_line < (first_line or 1):
+            raise DbglogError("first_line and last_line are 1-based lines with first_line <= last_line")
+        got = importer.agent_units(path, None if first_line is None and last_line is None else (first_line or 1,
+                                                                                               last_line))
         return DocUnits(source=path, guide=got["guide"], digest=got["digest"], investigations=got["investigations"],
                         units=[DocUnit.model_validate(u) for u in got["units"]])
     return _call(body)

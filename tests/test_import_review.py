@@ -695,3 +695,24 @@ def test_a_second_extraction_removes_the_attempts_it_leaves_out_unless_edited_si
     cli(ws, "attempt", "edit", "2", "-i", inv, "-r", "also crashed with two GPUs")  # (a person's words since)
     kept = as_json(cli(ws, "import", doc, "--extraction", one, "--json"))["investigations"][0]
     assert [(u["title"], u["removed"]) for u in kept["unticked"]] == [("torch 2.3.1", False)]
+
+
+def test_units_of_a_line_range_keep_the_whole_documents_ids_and_digest(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    whole = as_json(cli(ws, "import", "--units", doc, "--json"))
+    part = as_json(cli(ws, "import", "--units", doc, "--lines", "9-12", "--json"))
+    assert part["digest"] == whole["digest"] and part["units"]
+    assert part["units"] == [u for u in whole["units"] if u["lines"][1] >= 9 and u["lines"][0] <= 12]
+    tail = as_json(cli(ws, "import", "--units", doc, "--lines", "12-", "--json"))["units"]
+    assert tail == [u for u in whole["units"] if u["lines"][1] >= 12]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--units", "--lines", "9-3"], "--lines takes lines A-B with 1 <= A <= B, got '9-3'"),
+    (["--units", "--lines", "nine"], "--lines takes lines as A-B (1-based, e.g. 120-480), got 'nine'"),
+    (["--lines", "3"], "--lines picks the units --units shows; give --units too"),
+])
+def test_a_wrong_line_range_is_one_line_and_exit_2(ws, cli, tmp_path, args, said):
+    doc = write_doc(tmp_path)
+    p = cli(ws, "import", doc, *args, check=2)
+    assert said in p.stderr and "Traceback" not in p.stderr

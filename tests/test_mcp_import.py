@@ -47,6 +47,8 @@ def test_doc_units_then_import_extraction(ws):
                                     extraction={"digest": d, "attempts": [{"units": [True], "title": "x"}]})
         bad["shape"] = await call("import_extraction", path="notes.md", extraction={"attempt": []})
         bad["missing"] = await call("doc_units", path="nope.md")
+        bad["range"] = await call("doc_units", path="notes.md", first_line=9, last_line=3)
+        part = await call("doc_units", path="notes.md", first_line=9, last_line=9)
         whole = extraction_from(units["units"], d)
         bad["no_digest"] = await call("import_extraction", path="notes.md",
                                       extraction={"attempts": whole["attempts"]})
@@ -56,9 +58,11 @@ def test_doc_units_then_import_extraction(ws):
                           extraction=extraction_from(units["units"], units["digest"]))
         again = await call("import_extraction", path="notes.md",
                            extraction=extraction_from(units["units"], units["digest"]))
-        return tools, units, n_before, bad, after_bad, done, again
+        return tools, units, n_before, bad, after_bad, done, again, part
 
-    tools, units, n_before, bad, after_bad, done, again = serve(ws, scenario)
+    tools, units, n_before, bad, after_bad, done, again, part = serve(ws, scenario)
+    assert part["digest"] == units["digest"] and [u["lines"] for u in part["units"]] == [[9, 9]]
+    assert bad["range"]["error"] == "first_line and last_line are 1-based lines with first_line <= last_line"
     assert tools["doc_units"].annotations.read_only_hint and not tools["import_extraction"].annotations.read_only_hint
     assert "use" in tools["import_extraction"].input_schema["properties"]
     assert units["source"] == "notes.md" and n_before == 1  # doc_units wrote nothing

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -159,6 +160,25 @@ class _VarName(click.ParamType):
         return value
 
 
+class _LineRange(click.ParamType):
+    """``A-B``: lines A to B of a document, 1-based, both included (``A`` alone: that line; ``A-``: to the end)."""
+
+    name = "A-B"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        m = re.fullmatch(r"\s*(\d{1,9})\s*(?:(-)\s*(\d{1,9})?)?\s*", str(value))
+        if not m:
+            raise _Refused(f"{_opt(param)} takes lines as A-B (1-based, e.g. 120-480), got {value!r}", ctx=ctx,
+                           param=param)
+        a = int(m.group(1))
+        b = int(m.group(3)) if m.group(3) else (None if m.group(2) else a)
+        if a < 1 or b is not None and b < a:
+            raise _Refused(f"{_opt(param)} takes lines A-B with 1 <= A <= B, got {value!r}", ctx=ctx, param=param)
+        return (a, b)
+
+
 SECONDS = _Seconds()  # --timeout, --idle-timeout, --ready-timeout
 GRACE = _Seconds(allow_zero=True)  # --grace, --older-than
 INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
@@ -167,6 +187,7 @@ SIZE = _Size()  # --output-cap (None: no cap)
 LIMIT_SIZE = _Size(no_cap=0)  # runs prune --max-size (0: no cap, None: not given)
 ENV_PAIR = _EnvPair()  # run --env
 VAR_NAME = _VarName()  # run --unset
+LINES = _LineRange()  # import --units --lines
 
 
 def option_group(*options):

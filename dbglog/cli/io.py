@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from dbglog import ops
-from dbglog.cli.common import emit, json_option, open_records, safe_text, warn
+from dbglog.cli.common import LINES, emit, json_option, open_records, safe_text, warn
 from dbglog.util.errors import DbglogError
 
 
@@ -42,6 +42,8 @@ def merge_driver(base, ours, theirs, path):
               help="Import the document a corrected review file names, with exactly its ticked attempts.")
 @click.option("--units", "units", is_flag=True, help="Show FILE cut into units with the ids an extraction cites, "
               "and the guide to what an attempt is; change nothing (an agent's reading, as MCP doc_units).")
+@click.option("--lines", "lines", type=LINES, metavar="A-B", help="With --units: only the units on lines A-B "
+              "(1-based; a long document read a part at a time).")
 @click.option("--extraction", "extraction", type=click.Path(dir_okay=False), metavar="EXTRACTION.json",
               help="Import FILE with exactly the attempts EXTRACTION.json cites by unit id (see --units); a wrong "
               "one is refused, nothing written.")
@@ -49,7 +51,8 @@ def merge_driver(base, ours, theirs, path):
               "Ollama) which units are attempts; its answer is validated, the built-in reader is the fallback.")
 @click.option("--model", "llm_model", default="", metavar="NAME", help="The model name to ask for with --llm.")
 @json_option
-def import_cmd(files, dry_run, use, explain, review, apply_review, units, extraction, llm_url, llm_model, as_json):
+def import_cmd(files, dry_run, use, explain, review, apply_review, units, lines, extraction, llm_url, llm_model,
+               as_json):
     """Import hand-written debug docs (DEBUG.md, per-bug notes, issue threads) as investigations.
 
     Every line of the document is kept: what reads as structure becomes fields, attempts (with
@@ -65,8 +68,10 @@ def import_cmd(files, dry_run, use, explain, review, apply_review, units, extrac
     _check_ways(explain, review, apply_review, llm_url, llm_model, use, units, extraction)
     if explain or review:
         return _look(files, explain, review, as_json)
+    if lines is not None and not units:
+        raise DbglogError("--lines picks the units --units shows; give --units too")
     if units:
-        return _units(files, as_json)
+        return _units(files, lines, as_json)
     if extraction:
         return _extracted(files, extraction, dry_run, use, as_json)
     if apply_review:
@@ -177,12 +182,12 @@ def _one_file(files, ways: str = "--explain and --review read") -> Path:
     return Path(files[0])
 
 
-def _units(files, as_json: bool) -> None:
+def _units(files, lines, as_json: bool) -> None:
     """--units: the document as an agent reads it before it sends an --extraction back; nothing written."""
     from dbglog.kb import importer
 
     path = _one_file(files, "--units reads")
-    data = importer.agent_units(str(path))
+    data = importer.agent_units(str(path), lines)
 
     def human():
         for line in textwrap.wrap(safe_text(data["guide"]), 100):

@@ -453,9 +453,11 @@ def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
     return out
 
 
-def agent_units(path: str) -> dict:
+def agent_units(path: str, lines: tuple[int, int | None] | None = None) -> dict:
     """A document as an agent or a model reads it to send an extraction back: ``{source, guide, digest,
-    investigations, units}``, each unit with the id an extraction cites (MCP ``doc_units``, ``import --units``)."""
+    investigations, units}``, each unit with the id an extraction cites (MCP ``doc_units``, ``import --units``).
+    ``lines`` (first, last or None: to the end; 1-based): only the units that touch them, a long document read a
+    part at a time (the ids and the digest are the whole document's)."""
     from dbglog.docreader.review import READING_GUIDE, STEPS_GUIDE, reading_digest, units_for_agents
     from dbglog.docreader.units import segment
 
@@ -464,7 +466,8 @@ def agent_units(path: str) -> dict:
     doc = segment(text)
     return {"source": path, "guide": f"{READING_GUIDE} {STEPS_GUIDE}", "digest": reading_digest(doc),
             "investigations": [{"index": k, "title": p.inv.title, "line": p.line} for k, p in enumerate(parsed)],
-            "units": units_for_agents(doc, parsed)}
+            "units": [u for u in units_for_agents(doc, parsed) if lines is None or (
+                u["lines"][1] >= lines[0] and (lines[1] is None or u["lines"][0] <= lines[1]))]}
 
 
 def read_extraction(path: str, extraction, shown: str = "extraction"):
