@@ -276,7 +276,8 @@ READING_GUIDE = (
     "failing run that opens the problem report, templates and checklist boxes of an issue form, setup instructions "
     "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, or no change), partial "
     "(better, not fixed), inconclusive (no result given, or a check that only found something out), untested "
-    "(applied, not yet run).")
+    "(applied, not yet run). For a slowness or a memory problem, the symptom is the number: worked when it reached "
+    "what was wanted, partial when it moved the right way, failed when it did not move or got worse.")
 
 
 # What an agent may send besides the attempts (the model behind --llm is asked for attempts only).
