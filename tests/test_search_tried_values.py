@@ -58,12 +58,31 @@ def test_a_number_is_also_written_as_its_other_spellings(token, forms):
     assert number_forms(token) == forms
 
 
-def test_a_size_in_thousands_finds_the_value_written_out(tmp_path_factory):
-    with one_attempt(tmp_path_factory, "tried_kilo", "fused MoE illegal memory access under load",
-                     title="Smaller MoE chunk via env var", did="export VLLM_FUSED_MOE_CHUNK_SIZE=8192",
-                     result="same crash", outcome="failed") as conn:
-        res = search.tried(conn, "lower the fused moe chunk size to 8k tokens")
-    assert res.close and res.close[0].title == "Smaller MoE chunk via env var"
+# One workspace of one attempt each, asked in other words: (the problem, the attempt, the idea asked).
+ONE_ATTEMPT_RESTATED = {
+    "a size in thousands finds the value written out": (
+        "fused MoE illegal memory access under load",
+        dict(title="Smaller MoE chunk via env var", did="export VLLM_FUSED_MOE_CHUNK_SIZE=8192", result="same crash",
+             outcome="failed"),
+        "lower the fused moe chunk size to 8k tokens"),
+    "a release series finds its full version": (
+        "bitsandbytes cannot find its CUDA library",
+        dict(title="bnb 0.42.0 -> 0.45.0", did="pip install -U bitsandbytes==0.45.0", result="loads", outcome="worked"),
+        "upgrade bitsandbytes to 0.45"),
+    "a duration in words finds the minutes a record gives": (
+        "interleaved pipeline hangs at the first iteration",
+        dict(title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
+             result="hangs 30 minutes, then the watchdog fires", outcome="failed"),
+        "bump the distributed timeout to half an hour"),
+}
+
+
+@pytest.mark.parametrize("case", ONE_ATTEMPT_RESTATED, ids=lambda c: c.replace(" ", "_"))
+def test_a_value_written_another_way_finds_the_only_attempt(tmp_path_factory, case):
+    problem, attempt, idea = ONE_ATTEMPT_RESTATED[case]
+    with one_attempt(tmp_path_factory, "tried_" + case.replace(" ", "_")[:40], problem, **attempt) as conn:
+        res = search.tried(conn, idea)
+    assert res.close and res.close[0].title == attempt["title"]
 
 
 def test_a_flag_spelled_with_dashes_finds_the_one_written_with_underscores_and_instead_of_is_the_old_value(
@@ -75,22 +94,6 @@ def test_a_flag_spelled_with_dashes_finds_the_one_written_with_underscores_and_i
         res = search.tried(conn, "build the engine with max-batch-size=8 instead of 64")
         assert res.close and res.close[0].title == "--max_batch_size 64 -> 8"
         assert not search.tried(conn, "build the engine with max-batch-size=16 instead of 64").close
-
-
-def test_a_release_series_finds_its_full_version(tmp_path_factory):
-    with one_attempt(tmp_path_factory, "tried_series", "bitsandbytes cannot find its CUDA library",
-                     title="bnb 0.42.0 -> 0.45.0", did="pip install -U bitsandbytes==0.45.0", result="loads",
-                     outcome="worked") as conn:
-        res = search.tried(conn, "upgrade bitsandbytes to 0.45")
-    assert res.close and res.close[0].title == "bnb 0.42.0 -> 0.45.0"
-
-
-def test_a_duration_in_words_finds_the_minutes_a_record_gives(tmp_path_factory):
-    with one_attempt(tmp_path_factory, "tried_worded_duration", "interleaved pipeline hangs at the first iteration",
-                     title="Longer distributed timeout", did="--distributed-timeout-minutes 30 (was 10)",
-                     result="hangs 30 minutes, then the watchdog fires", outcome="failed") as conn:
-        res = search.tried(conn, "bump the distributed timeout to half an hour")
-    assert res.close and res.close[0].title == "Longer distributed timeout"
 
 
 def test_a_number_with_its_other_spellings_still_joins_its_unit(tmp_path_factory):
