@@ -364,24 +364,27 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
     for k, a in enumerate(extraction["attempts"], 1):
         if not isinstance(a, dict):
             raise DbglogError(f"{shown}: attempt {k} is not an object")
-        cited = a.get("units")
-        # (type, not isinstance: JSON's true is no unit id)
-        if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
-            raise DbglogError(f"{shown}: attempt {k} cites no unit ids (`units`: a list of ids)")
-        missing = [x for x in cited if x not in ids]
-        if missing:
-            raise DbglogError(f"{shown}: attempt {k} cites unit {missing[0]}, which this document does not have")
+        first, last = _cited_lines(a.get("units"), ids, f"{shown}: attempt {k}")
         outcome = str(a.get("outcome", "inconclusive")).strip().lower()
         if outcome not in OUTCOMES:
             raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        first = min(ids[x].first for x in cited) + 1
-        last = max(ids[x].last for x in cited) + 1
         title = " ".join(str(a.get("title", "")).split())[:200]
         who = " ".join(str(a.get("who", "")).split())[:80]
         out.attempts.append(Correction(first, last, title, outcome, who))
     if "next_steps" in extraction:
         out.steps = _extracted_steps(extraction["next_steps"], ids, shown)
     return out
+
+
+def _cited_lines(cited, ids: dict, what: str) -> tuple[int, int]:
+    """The 1-based lines from the first to the last unit an extraction's entry cites, or one clear error."""
+    # (type, not isinstance: JSON's true is no unit id)
+    if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
+        raise DbglogError(f"{what} cites no unit ids (`units`: a list of ids)")
+    missing = [x for x in cited if x not in ids]
+    if missing:
+        raise DbglogError(f"{what} cites unit {missing[0]}, which this document does not have")
+    return min(ids[x].first for x in cited) + 1, max(ids[x].last for x in cited) + 1
 
 
 def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
@@ -391,14 +394,9 @@ def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
         raise DbglogError(f"{shown}: `next_steps` is not a list")
     out = []
     for k, st in enumerate(given, 1):
-        cited = st.get("units") if isinstance(st, dict) else None
-        if not isinstance(cited, list) or not cited or not all(type(x) is int for x in cited):
-            raise DbglogError(f"{shown}: next step {k} cites no unit ids (`units`: a list of ids)")
-        missing = [x for x in cited if x not in ids]
-        if missing:
-            raise DbglogError(f"{shown}: next step {k} cites unit {missing[0]}, which this document does not have")
+        first, last = _cited_lines(st.get("units") if isinstance(st, dict) else None, ids, f"{shown}: next step {k}")
         text = " ".join(str(st.get("text", "")).split())[:400]  # ("": the step is told by its units' words)
-        out.append(Correction(min(ids[x].first for x in cited) + 1, max(ids[x].last for x in cited) + 1, text))
+        out.append(Correction(first, last, text))
     return out
 
 
