@@ -824,7 +824,7 @@ class _Build:
             if got is not None:
                 same.remove(got)
             if got is None:
-                text = " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+                text = self._said(c)
                 a = Attempt(number=0, title=one_line(c.title or item_title(text)) or "Attempt", did=text,
                             outcome=c.outcome or "inconclusive")
                 a.source_lines = [c.first, c.last]
@@ -838,6 +838,10 @@ class _Build:
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
 
+    def _said(self, c) -> str:
+        """The words of a correction's lines (1-based, both included), markup off."""
+        return " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+
     def _correct_steps(self) -> None:
         """The next steps are exactly an extraction's: one read from the same lines keeps its status; the lines of
         a listed step it left out, and its list's heading when none of the list is left, are text again."""
@@ -850,7 +854,7 @@ class _Build:
             if got is None or c.title and id(got[1]) not in self.step_took:
                 # (its lines stay as text where they are; a listed step keeps the document's words, which are its
                 # lines in the mirror)
-                said = c.title or " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
+                said = c.title or self._said(c)
                 step = make_step(said, [], 0)
                 if step is None:
                     continue
