@@ -1105,3 +1105,23 @@ def test_a_spinner_frame_and_a_relative_source_path_do_not_change_the_key_line()
                              "device code compatible with CUDA arch 750. ggml-cuda.cu was compiled for: 520")
     assert spun == built and spun.startswith("mmq.cuh:N")
     assert F.normalise_line("- item one") == "- item one"  # (a line that opens with a dash keeps it)
+
+
+def test_a_servers_column_tagged_record_is_not_read_as_the_key_lines_wrapped_tail():
+    # (llama.cpp's server tags each record with a word in a column of its own: "srv    operator(): ...")
+    log = ("/src/ggml/src/ggml-cuda/im2col.cu:84: GGML_ASSERT(dst->type == GGML_TYPE_F16) failed\n"
+           "srv    operator(): http client error: Failed to read connection\n")
+    assert F.fingerprint_text(log).line == "GGML_ASSERT(dst->type == GGML_TYPE_F16) failed"
+    wrapped = "RuntimeError: expected all tensors to be on the same device, but found at least two\ndevices, cuda:0 and cpu!\n"
+    assert F.fingerprint_text(wrapped).line.endswith("two devices, cuda:N and cpu!")
+
+
+def test_one_assert_formatted_two_ways_by_two_versions_is_one_failure():
+    linux = F.fingerprint_text("/home/u/llama.cpp/ggml/src/ggml-cuda/im2col.cu:84: "
+                               "GGML_ASSERT(dst->type == GGML_TYPE_F16 || dst->type == GGML_TYPE_F32) failed\n")
+    windows = F.fingerprint_text("D:\\a\\llama.cpp\\ggml\\src\\ggml-cuda\\im2col.cu:84: "
+                                 "GGML_ASSERT(dst->type == GGML_TYPE_F16 ||dst->type == GGML_TYPE_F32) failed\n")
+    other = F.fingerprint_text("/home/u/llama.cpp/ggml/src/ggml-cuda/im2col.cu:84: "
+                               "GGML_ASSERT(src->type == GGML_TYPE_F16 || src->type == GGML_TYPE_F32) failed\n")
+    assert F.same_failure(linux, windows)
+    assert not F.same_failure(linux, other)

@@ -164,7 +164,9 @@ _KEPT_NUMBERS = recache.compile(r"\bNumel(?:In|Out)=\d+")  # ... as a normalised
 _END_OF_SENTENCE = (".", ":", ")", "]", "}", "!", "?", ";")
 # a wrapped line's tail: starts lower-case (not "File", "Traceback"), and is not a tool's own line ("collect2: error:
 # ld returned 1", "ninja: build stopped")
-_CONTINUES = recache.compile(r"^ {0,8}(?![\w.+-]+: )[a-z(]")
+# (nor a line whose first word stands in a column of its own, "srv    operator(): ...": a log's tag, as llama.cpp's
+# server writes every record; a wrapped sentence goes on with single spaces)
+_CONTINUES = recache.compile(r"^ {0,8}(?![\w.+-]+: )(?![a-z]\w* {2,}\S)[a-z(]")
 MAX_LINE = 240  # a normalised key line is cut here (a giant line's tail is not what names a failure)
 
 
