@@ -10,7 +10,7 @@ import pytest
 from dbglog.kb import search
 from dbglog.util.logit import Model
 
-PARAPHRASE = "switched the converted checkpoint from mistral-7b to mistral-7b-instruct"
+PARAPHRASE = "the converted checkpoint was switched from mistral-7b to mistral-7b-instruct"
 
 
 def _judge(threshold=0.5):

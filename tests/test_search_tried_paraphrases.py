@@ -61,3 +61,42 @@ def test_running_eagerly_is_the_attempt_that_turned_graphs_off(tmp_path_factory,
                      title="Eager mode", did="--enforce-eager", result="serves 500 requests", outcome="worked") as conn:
         res = search.tried(conn, idea)
     assert res.close and res.close[0].title == "Eager mode"
+
+
+@pytest.fixture(scope="module")
+def build_conn(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_words_of_the_deed")
+    inv = recs.new("Serving image fails to find the CUDA libraries after the rebuild")
+    recs.add_attempt(inv.id, title="Prepended the conda lib dir to the loader path",
+                     did="export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH", result="libcublas loads",
+                     outcome="worked")
+    recs.add_attempt(inv.id, title="Deleted the kernel cache", did="rm -rf ~/.triton/cache ~/.triton/autotune",
+                     result="same error after the recompile", outcome="failed")
+    recs.add_attempt(inv.id, title="Other attention backend", did="VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve ./m",
+                     result="serves", outcome="worked")
+    recs.add_attempt(inv.id, title="NCCL 2.19.3 -> 2.21.5", did="pip install nvidia-nccl-cu12==2.21.5",
+                     result="no change", outcome="failed")
+    recs.add_attempt(inv.id, title="Rebuilt for gfx1031", did="cmake -B build -DAMDGPU_TARGETS=gfx1031 && cmake --build build",
+                     result="loads", outcome="worked")
+    yield recs.store.conn
+    recs.close()
+
+
+@pytest.mark.parametrize("idea, title", [
+    # (why the idea wants it, said in words no record has, is not what was done)
+    ("rebuild for gfx1031 so the rocblas kernels for the card get compiled", "Rebuilt for gfx1031"),
+    # (an order's own verb that no record uses: the record says the deed its way)
+    ("wipe ~/.triton/cache and the autotune folder", "Deleted the kernel cache"),
+    # (a compound written with its hyphen, a release series with its wildcard)
+    ("serve with the flash-infer attention backend", "Other attention backend"),
+    ("upgrade NCCL to 2.21.x", "NCCL 2.19.3 -> 2.21.5"),
+])
+def test_a_paraphrase_in_the_ideas_own_words_finds_the_deed(build_conn, idea, title):
+    res = search.tried(build_conn, idea)
+    assert res.close and res.close[0].title == title, [(h.title, h.verdict) for h in res.result.hits]
+
+
+@pytest.mark.parametrize("idea", ["upgrade NCCL to 2.22.x", "serve with the flash-attn backend pinned to 2.21.x",
+                                  "wipe the pip cache"])
+def test_another_series_or_another_thing_in_the_same_words_is_not_tried(build_conn, idea):
+    assert not search.tried(build_conn, idea).close

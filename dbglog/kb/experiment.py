@@ -234,6 +234,7 @@ def same_value(a: str, b: str) -> bool:
     a, b = a.strip("\"'").lower(), b.strip("\"'").lower()
     if a == b:
         return True
+    a, b = _WILDCARD.sub("", a), _WILDCARD.sub("", b)  # "2.21.x", "8.9.*": the series
     if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
         return True
     if _series(a, b) or _series(b, a):
@@ -253,6 +254,7 @@ def _series(short: str, full: str) -> bool:
 
 
 _VERSION_LIKE = recache.compile(r"v?\d+(?:\.\d+)+")
+_WILDCARD = recache.compile(r"(?<=\d)\.[x*]$")
 
 
 def _kilo(text: str, n: float) -> tuple[float, ...]:

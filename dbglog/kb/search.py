@@ -756,8 +756,32 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             fixed = None  # "2-wide" is not a typo of "4-wide", nor "sm_89" of "sm_80": another value
         if fixed and any(_has(conn, ft, _fts_quote(fixed)) for ft in ftables):
             t.kind, t.corrected = "typo", fixed
-        else:
+        elif not _another_spelling(conn, t, ftables):
             t.kind = "unknown"
+
+
+_WILDCARD_VERSION = Lazy(r"(\d+(?:\.\d+)+)\.[x*]")  # "2.21.x", "8.9.*": any release of that series
+
+
+def _another_spelling(conn, t: Term, ftables: list[str]) -> bool:
+    """A token no record holds as written, but as it is also written: a compound with its hyphen left out
+    ("flash-infer" for FLASHINFER, "top-k" for --speculative-eagle-topk), a series with its wildcard ("2.21.x" for
+    2.21.5). The term is then that word."""
+    m = _WILDCARD_VERSION.fullmatch(t.raw)
+    if m:
+        form = m.group(1)
+    elif re.fullmatch(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+", t.raw):
+        form = t.raw.replace("-", "")
+    else:
+        return False
+    if not any(_has(conn, ft, _fts_quote(form)) for ft in ftables):
+        return False
+    t.kind = "word"
+    if m:
+        t.base = form
+    else:
+        t.alts = [form] + [a for a in t.alts if a.lower() != form.lower()]
+    return True
 
 
 def _other_number(fixed: str, raw: str) -> bool:
@@ -1588,7 +1612,7 @@ class _Pair:
     ``q.active``) of the terms the record itself holds; ``found``: those and the terms only its
     investigation's title, symptom and tags hold (the idea names the GPU, the record the fix)."""
 
-    __slots__ = ("h", "q", "active", "direct", "found", "have", "total", "_did", "_own", "_fix")
+    __slots__ = ("h", "q", "active", "direct", "found", "have", "why", "total", "_did", "_own", "_fix")
 
     def __init__(self, h: Hit, q: Query):
         self.h, self.q = h, q
@@ -1607,10 +1631,12 @@ class _Pair:
         # counts against it, but less than a telling one: "make kernel launches synchronous" is
         # about the launches.
         self.have = {id(active[i]) for i in self.direct}
+        self.why = _purpose_terms(q) | _leading_verb(q)
         self.total = sum(self.weight(t) for t in q.terms) or 1.0
 
     def weight(self, t: Term) -> float:
-        return t.weight * (FILLER_WEIGHT if id(t) not in self.have and _filler(t) else 1.0)
+        lacked = id(t) not in self.have
+        return t.weight * (FILLER_WEIGHT if lacked and (_filler(t) or id(t) in self.why) else 1.0)
 
     def share(self, idx) -> float:
         """The weighted share of the idea the terms ``idx`` make (a typo's correction counts 3/4)."""
@@ -1690,8 +1716,14 @@ def _names_no_record_has(p: _Pair) -> bool:
     """The idea names a flag, env var, identifier or number with a unit that no record holds
     (``NCCL_ALGO=Tree``, ``HugePages``): an idea about something no record has was not tried (the
     version a change starts from aside: records name where it went)."""
-    froms = _from_side(p.q)
-    return any(_specific(t) and t.raw.lower() not in froms for t in p.q.terms if t.kind == "unknown")
+    froms, why = _from_side(p.q), _purpose_terms(p.q)  # (nor a name in what the idea is for: "... so rocBLAS loads")
+    return any(_specific(t) and t.raw.lower() not in froms and not _COMPOUND.fullmatch(t.raw) and id(t) not in why
+               for t in p.q.terms if t.kind == "unknown")
+
+
+# A compound of letters ("cpu-only", "graph-safe", "model-level"): as often an English word as a package's name. Held
+# by no record, it is missing words of the idea (the coverage rules weigh them), not a name nobody tried.
+_COMPOUND = Lazy(r"[A-Za-z]+(?:-[A-Za-z]+)+")
 
 
 def _names_this_record_lacks(p: _Pair) -> bool:
@@ -2111,6 +2143,41 @@ def _qualifier_terms(q: Query) -> set[int]:
     m = _QUALIFIER.search(text, first + 1) if first >= 0 else None
     out = {id(t) for t in q.terms if m and pos[id(t)] >= m.start()}  # (the word too: "across" says where)
     q.__dict__["_where"] = out
+    return out
+
+
+# Words after which an idea says why, not what: "... so libcudart resolves", "... to avoid the docker0 bridge".
+_PURPOSE = Lazy(r"\b(?:so(?: that)?(?! (?:far|much|many|long|often)\b)|in order to|to (?:avoid|prevent|stop|keep|ensure|"
+                r"make sure|see (?:if|whether)|check (?:if|whether)|get (?:rid of|around|past)|work around|rule out|fix|"
+                r"resolve|let|allow|force|match|load|pick up|free|save|speed up|unblock|silence|suppress))\b", re.I)
+
+
+def _leading_verb(q: Query) -> set[int]:
+    """The id of the idea's opening word when it is a plain word no record holds ("wipe ~/.triton/cache", "restrict
+    NCCL's bootstrap to ens5f0", "uninstall the docker snap"): an idea is written as an order, and a record says the
+    same deed with its own verb ("rm -rf", "export NCCL_SOCKET_IFNAME", "snap remove"). An opening word some record
+    holds may be the knob itself ("offload activations", "amax history 256"); a direction ("disable", "downgrade")
+    is read by the rules on ways."""
+    lead = q.terms[0] if q.terms else None
+    if lead is None or lead.kind != "unknown" or len(lead.parts) != 1 or _specific(lead) or _way(lead) or lead.group \
+            or not q.text.lower().startswith(lead.raw.lower()) or not lead.raw.isalpha() or not lead.raw.islower():
+        return set()
+    return {id(lead)}
+
+
+def _purpose_terms(q: Query) -> set[int]:
+    """ids of the idea's terms in its purpose clause ("rebuild with -DAMDGPU_TARGETS=gfx1031 *so the kernels load*"),
+    once a term that is neither everyday wording nor a direction came before it: a record that lacks those words
+    may still have done the thing (records say what was done; the why is in the idea's head)."""
+    cached = q.__dict__.get("_why")
+    if cached is not None:
+        return cached
+    text = q.text.lower()
+    pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
+    first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
+    m = _PURPOSE.search(text, first + 1) if first >= 0 else None
+    out = {id(t) for t in q.terms if m and pos[id(t)] >= m.end()}
+    q.__dict__["_why"] = out
     return out
 
 
