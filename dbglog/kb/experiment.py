@@ -234,7 +234,7 @@ def same_value(a: str, b: str) -> bool:
     a, b = a.strip("\"'").lower(), b.strip("\"'").lower()
     if a == b:
         return True
-    a, b = _WILDCARD.sub("", a), _WILDCARD.sub("", b)  # "2.21.x", "8.9.*": the series
+    a, b = wildcard_series(a) or a, wildcard_series(b) or b
     if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
         return True
     if _series(a, b) or _series(b, a):
@@ -254,7 +254,14 @@ def _series(short: str, full: str) -> bool:
 
 
 _VERSION_LIKE = recache.compile(r"v?\d+(?:\.\d+)+")
-_WILDCARD = recache.compile(r"(?<=\d)\.[x*]$")
+_WILDCARD = recache.compile(r"(\d+(?:\.\d+)+)\.[x*]")
+
+
+def wildcard_series(text: str) -> str | None:
+    """The series a version with a wildcard names ("2.21.x", "8.9.*" -> "2.21", "8.9"), or None: any release of it
+    (``_series``) is that value."""
+    m = _WILDCARD.fullmatch(text)
+    return m.group(1) if m else None
 
 
 def _kilo(text: str, n: float) -> tuple[float, ...]:

@@ -760,24 +760,21 @@ def resolve_terms(conn, q: Query, kinds) -> None:
             t.kind = "unknown"
 
 
-_WILDCARD_VERSION = Lazy(r"(\d+(?:\.\d+)+)\.[x*]")  # "2.21.x", "8.9.*": any release of that series
+_HYPHENATED = Lazy(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 
 
 def _another_spelling(conn, t: Term, ftables: list[str]) -> bool:
     """A token no record holds as written, but as it is also written: a compound with its hyphen left out
     ("flash-infer" for FLASHINFER, "top-k" for --speculative-eagle-topk), a series with its wildcard ("2.21.x" for
-    2.21.5). The term is then that word."""
-    m = _WILDCARD_VERSION.fullmatch(t.raw)
-    if m:
-        form = m.group(1)
-    elif re.fullmatch(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+", t.raw):
-        form = t.raw.replace("-", "")
-    else:
-        return False
-    if not any(_has(conn, ft, _fts_quote(form)) for ft in ftables):
+    2.21.5, ``experiment.wildcard_series``). The term is then that word."""
+    from dbglog.kb.experiment import wildcard_series
+
+    series = wildcard_series(t.raw)
+    form = series or (t.raw.replace("-", "") if _HYPHENATED.fullmatch(t.raw) else None)
+    if form is None or not any(_has(conn, ft, _fts_quote(form)) for ft in ftables):
         return False
     t.kind = "word"
-    if m:
+    if series:
         t.base = form
     else:
         t.alts = [form] + [a for a in t.alts if a.lower() != form.lower()]
@@ -1664,8 +1661,8 @@ class _Pair:
             knob = [i for i in fix if id(active[i]) not in where]
             # (the idea's leading verb is not its knob: "reproduce on one node without the network"
             # is about the node and the network)
-            lead = self.q.terms[0]
-            lead = id(lead) if self.q.text.lower().startswith(lead.raw.lower()) and len(lead.parts) == 1 else None
+            lead = _opening_word(self.q)
+            lead = id(lead) if lead is not None else None
             self._fix = knob if any(not _way(active[i]) and id(active[i]) != lead for i in knob) else fix
         return self._fix
 
@@ -2132,18 +2129,9 @@ _QUALIFIER = Lazy(r"\b(?:for|on|in|under|during|when|while|inside|within|across|
 
 
 def _qualifier_terms(q: Query) -> set[int]:
-    """ids of the idea's terms that follow its first qualifier word, once a term that is neither
-    everyday wording nor a direction came before it."""
-    cached = q.__dict__.get("_where")
-    if cached is not None:
-        return cached
-    text = q.text.lower()
-    pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
-    first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
-    m = _QUALIFIER.search(text, first + 1) if first >= 0 else None
-    out = {id(t) for t in q.terms if m and pos[id(t)] >= m.start()}  # (the word too: "across" says where)
-    q.__dict__["_where"] = out
-    return out
+    """ids of the idea's terms that follow its first qualifier word (the word too: "across" says where), once a
+    term that is neither everyday wording nor a direction came before it."""
+    return _terms_after(q, _QUALIFIER, "_where", with_marker=True)
 
 
 # Words after which an idea says why, not what: "... so libcudart resolves", "... to avoid the docker0 bridge".
@@ -2152,33 +2140,46 @@ _PURPOSE = Lazy(r"\b(?:so(?: that)?(?! (?:far|much|many|long|often)\b)|in order 
                 r"resolve|let|allow|force|match|load|pick up|free|save|speed up|unblock|silence|suppress))\b", re.I)
 
 
+def _purpose_terms(q: Query) -> set[int]:
+    """ids of the idea's terms in its purpose clause ("rebuild with -DAMDGPU_TARGETS=gfx1031 *so the kernels load*"):
+    a record that lacks those words may still have done the thing (records say what was done; the why is in the
+    idea's head)."""
+    return _terms_after(q, _PURPOSE, "_why", with_marker=False)
+
+
+def _terms_after(q: Query, marker, key: str, with_marker: bool) -> set[int]:
+    """ids of the idea's terms after the first ``marker`` that follows a term neither everyday wording nor a
+    direction (with the marker's own word when ``with_marker``); kept on the query under ``key``."""
+    cached = q.__dict__.get(key)
+    if cached is not None:
+        return cached
+    text = q.text.lower()
+    pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
+    first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
+    m = marker.search(text, first + 1) if first >= 0 else None
+    at = (m.start() if with_marker else m.end()) if m else 0
+    out = {id(t) for t in q.terms if m and pos[id(t)] >= at}
+    q.__dict__[key] = out
+    return out
+
+
+def _opening_word(q: Query) -> Term | None:
+    """The idea's first term when the idea opens with it as one word ("reproduce on one node ...", "wipe the cache")."""
+    lead = q.terms[0] if q.terms else None
+    return lead if lead is not None and len(lead.parts) == 1 and q.text.lower().startswith(lead.raw.lower()) else None
+
+
 def _leading_verb(q: Query) -> set[int]:
     """The id of the idea's opening word when it is a plain word no record holds ("wipe ~/.triton/cache", "restrict
     NCCL's bootstrap to ens5f0", "uninstall the docker snap"): an idea is written as an order, and a record says the
     same deed with its own verb ("rm -rf", "export NCCL_SOCKET_IFNAME", "snap remove"). An opening word some record
     holds may be the knob itself ("offload activations", "amax history 256"); a direction ("disable", "downgrade")
     is read by the rules on ways."""
-    lead = q.terms[0] if q.terms else None
-    if lead is None or lead.kind != "unknown" or len(lead.parts) != 1 or _specific(lead) or _way(lead) or lead.group \
-            or not q.text.lower().startswith(lead.raw.lower()) or not lead.raw.isalpha() or not lead.raw.islower():
+    lead = _opening_word(q)
+    if lead is None or lead.kind != "unknown" or _specific(lead) or _way(lead) or lead.group \
+            or not (lead.raw.isalpha() and lead.raw.islower()):
         return set()
     return {id(lead)}
-
-
-def _purpose_terms(q: Query) -> set[int]:
-    """ids of the idea's terms in its purpose clause ("rebuild with -DAMDGPU_TARGETS=gfx1031 *so the kernels load*"),
-    once a term that is neither everyday wording nor a direction came before it: a record that lacks those words
-    may still have done the thing (records say what was done; the why is in the idea's head)."""
-    cached = q.__dict__.get("_why")
-    if cached is not None:
-        return cached
-    text = q.text.lower()
-    pos = {id(t): text.find(t.parts[0]) if t.parts else -1 for t in q.terms}
-    first = min((pos[id(t)] for t in q.terms if pos[id(t)] >= 0 and not _filler(t) and not _way(t)), default=-1)
-    m = _PURPOSE.search(text, first + 1) if first >= 0 else None
-    out = {id(t) for t in q.terms if m and pos[id(t)] >= m.end()}
-    q.__dict__["_why"] = out
-    return out
 
 
 # A sentence that proposes rather than reports (a plan, advice, a condition): "If it plateaus,
