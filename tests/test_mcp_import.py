@@ -200,6 +200,69 @@ def test_an_agent_is_shown_a_sentences_placeholders_as_written():
     assert [u["text"] for u in two if u["kind"] == "sentence"] == ["Ran `ssh ` first.", "Then it hung at init."]
 
 
+BUILD_SCRIPT = """#!/bin/bash
+# From the previous box:
+# Built thunk (hsakmt)
+#   thunk-dev_1.0.0-local_amd64.deb
+#   note: installs to /opt/rocm
+# Built device-libs
+#   devlibs_1.0.0-local_amd64.deb
+#   devlibs-dev_1.0.0-local_amd64.deb
+# Built runtime
+#   runtime_2.0.0-local_amd64.deb
+#   runtime-dev_2.0.0-local_amd64.deb
+#   ISSUE: needs comgr
+#   Did sudo make install
+
+mkdir -p build/debs
+cd build
+
+# thunk interface
+if [ ! -f debs/thunk_1.0-local_amd64.deb ]
+then
+  cmake ../src/thunk
+  make -j8 package
+fi
+
+# device libs
+if [ ! -f debs/devlibs_1.0-local_amd64.deb ]
+then
+  cmake ../src/devlibs
+  make -j8 package
+fi
+
+# comgr (broken)
+#cmake ../src/comgr
+#make -j8
+"""
+
+
+def test_a_scripts_long_caption_goes_with_its_command_and_no_unit_is_cut_inside_another():
+    # (a script kept as notes: the caption's lines after its first were also cut into per-line code units, inside
+    # the command's own span, so an agent saw the same lines twice under two ids)
+    units = _agent_units(BUILD_SCRIPT)
+    owner: dict[int, int] = {}
+    for u in units:
+        if u["kind"] != "sentence":
+            for i in range(u["lines"][0], u["lines"][1] + 1):
+                assert owner.setdefault(i, u["id"]) == u["id"], f"line {i} is in units {owner[i]} and {u['id']}"
+    mkdir = next(u for u in units if "mkdir -p build/debs" in u["text"])
+    assert mkdir["kind"] == "command" and mkdir["lines"] == [2, 16]
+
+
+def test_a_long_units_end_is_shown_with_what_was_left_out_said():
+    # (a unit was cut at 2,000 characters: a long run's log lost its last lines, where it said how it went)
+    log = "\n".join(f"[rank0] step {k:4d} loss 2.{k % 97:02d} lr 3e-4 tok/s 41{k % 9}00 mem 61.2GiB" for k in range(90))
+    doc = f"# Long run\n\nI ran it with the new allocator.\n\n```console\n$ torchrun train.py --alloc expandable\n{log}\n" \
+          "RuntimeError: CUDA error: an illegal memory access was encountered\n```\n"
+    unit = next(u for u in _agent_units(doc) if "torchrun" in u["text"])
+    assert unit["text"].startswith("$ torchrun train.py --alloc expandable\n[rank0] step    0 loss")
+    assert unit["text"].endswith("step   89 loss 2.89 lr 3e-4 tok/s 41800 mem 61.2GiB\n"
+                                 "RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert "characters not shown" in unit["text"] and len(unit["text"]) <= 2000
+    assert unit["lines"] == [6, 97]
+
+
 STEPS_DOC = """# NCCL hang on 2 nodes
 
 ## Attempts
@@ -238,6 +301,16 @@ def test_an_extractions_next_steps_replace_the_built_in_ones_and_every_line_is_k
     without = {"attempts": ext["attempts"]}  # (no `next_steps`: the built-in reader's stay)
     (q,), _ = importer.parse_document(STEPS_DOC, "notes.md", from_extraction(doc, without))
     assert "Run nccl-tests across the two nodes." in [s.text for s in q.inv.next_steps]
+    (r,), _ = importer.parse_document(STEPS_DOC, "notes.md", from_extraction(doc, without | {"next_steps": []}))
+    assert r.inv.next_steps == [] and lost_lines(STEPS_DOC, markdown.render(r.inv)) == []  # (none: the guide says so)
+
+
+def test_the_guide_an_agent_reads_says_how_to_drop_the_built_in_next_steps(tmp_path):
+    from dbglog.kb import importer
+
+    (tmp_path / "steps.md").write_text(STEPS_DOC)
+    guide = importer.agent_units(str(tmp_path / "steps.md"))["guide"]
+    assert '`"next_steps": []`' in guide and "dropped" in guide
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():

@@ -4238,6 +4238,53 @@ I unloaded the modules with `sudo rmmod nvidia_uvm` and rebooted; nvidia-smi wor
     assert not any("last_modified_at" in a.title for a in parsed[0].inv.attempts)
 
 
+def test_a_front_matter_title_names_a_post_whose_top_level_headings_are_its_sections():
+    # (a post's "# Introduction" among its other "#" sections became the investigation's title)
+    doc = """---
+title: "Speeding up a T5 model with TensorRT"
+topics: ["ml", "python"]
+---
+
+# Introduction
+
+This post converts a T5 model to a TensorRT engine.
+
+# Conversion
+
+I exported to ONNX with opset 13; the engine build then ran out of memory.
+
+# Summary
+
+With a 4 GiB workspace the engine built and ran 3x faster.
+"""
+    assert [p.inv.title for p in _read(doc)] == ["Speeding up a T5 model with TensorRT"]
+
+
+def test_a_logs_numbered_try_headings_are_its_sections_and_none_of_them_names_it():
+    # (an untitled passthrough log's "# Attempt 2 Log", "## Attempt 3", "# Attempt 4" made one investigation named
+    # "Attempt 2 Log")
+    doc = """Passing the RTX 2060 through to the Windows VM.
+
+Tried PCI instead of PCIe: the screen goes blank and the host drops off the network.
+
+# Attempt 2 Log
+
+Added video=efifb:off to the kernel command line; the VM still shows a blinking cursor.
+
+## Attempt 3
+
+Bound the card to vfio-pci with disable_vga=1; the BAR 1 errors are still there.
+
+# Attempt 4
+
+Blacklisted sysfb_init; the VM now shows its boot screen and the GPU works.
+"""
+    parsed = _read(doc)
+    assert [p.inv.title for p in parsed] == ["Passing the RTX 2060 through to the Windows VM."]
+    assert len(_read(doc.replace("Passing the RTX", "# GPU passthrough\n\nPassing the RTX"))) == 1
+    assert _read(doc.replace("Passing the RTX", "# GPU passthrough\n\nPassing the RTX"))[0].inv.title == "GPU passthrough"
+
+
 def test_numbered_sub_headings_named_like_the_protocols_fields_make_one_try_each_with_its_verdict():
     doc = """# MI25 ollama worklog
 
@@ -6984,3 +7031,42 @@ Quantizing runs out of memory at layer 40.
 """
     (p,), _ = importer.parse_document(doc, "issue.md")
     assert [s.text for s in p.inv.next_steps] == ["Lower the calibration samples to 64.", "Try the fp8 path instead."]
+
+
+def test_a_command_pasted_in_a_paragraph_and_continued_with_backslashes_is_one_command():
+    # (a reply's server command, one flag per line, was read as eighteen tries, one per flag)
+    doc = """### ana — 2025-06-10
+
+Two 3090s here, built with CUDA on.
+
+started with:
+./bin/llama-server -m model.gguf \\
+    -ctk q8_0 \\
+    -fa \\
+    --n-gpu-layers 63 \\
+    --no-mmap
+"""
+    units = segment(doc).units
+    cmd = [u for u in units if u.kind == "command"]
+    assert [(u.first + 1, u.last + 1) for u in cmd] == [(6, 10)]
+    assert cmd[0].text == "./bin/llama-server -m model.gguf -ctk q8_0 -fa --n-gpu-layers 63 --no-mmap"
+    assert not any(u.kind == "sentence" and "--n-gpu-layers" in u.text for u in units)
+    assert len(_attempts(doc)) <= 1
+
+
+def test_an_indented_block_of_a_persons_sentences_is_read_as_sentences_not_code():
+    # (a reply's last lines indented by accident became a code block, never read)
+    doc = """### ana — 2025-06-10
+
+It still drops prompt speed with the BLAS build.
+
+    BUT, if i build it without BLAS and with CUDA only
+    
+    no prompt speed drop anymore, but no generation speedup either.
+"""
+    units = segment(doc).units
+    said = [u.text for u in units if u.kind == "sentence"]
+    assert "no prompt speed drop anymore, but no generation speedup either." in said
+    assert not any(u.kind == "code" for u in units)
+    code = doc.replace("    BUT, if i build", "    cmake -B build").replace("    no prompt", "    make -j8 # no prompt")
+    assert any(u.kind in ("code", "command") for u in segment(code).units)

@@ -18,7 +18,7 @@ from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title, verdict_free)
 from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, echoed_quotes, segment
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, heading_key, label_of, status_word
+from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_noun, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row, strip_blank
@@ -44,6 +44,8 @@ def _a_story(doc: Doc, lines: set[int], least: int = 12) -> bool:
     return sum(1 for u in doc.units if u.kind in ("sentence", "row", "command") and u.first in lines) >= least
 
 
+# A heading that is a try's noun and number ("Attempt 2 Log", "Versuch 3", "尝试2")
+_NUMBERED_HEAD = recache.compile(attempt_noun().pattern + r"\s*#?\s*\d{1,4}(?!\d)", re.I)
 _FRONT_TITLE = recache.compile(r"^title:\s*(?P<t>.+?)\s*$", re.M)
 
 
@@ -288,11 +290,13 @@ class _Build:
             if status:
                 self.inv.status = status
             return b.first + 1
-        heads = [u for u in self.units if u.kind == "heading"]
+        # ("# Attempt 2 Log", "## Attempt 3": a log's numbered tries are its sections, none of them its title)
+        heads = [u for u in self.units if u.kind == "heading" and not _NUMBERED_HEAD.match(plain(u.text))]
         top = min(heads, key=lambda u: (u.level, u.first)) if heads else None
         named = _front_title(self.units)
-        if named and (top is None or top.level > 1):
-            # (a blog post's front matter names it, "title: ..."; its headings are its sections)
+        if named and (top is None or top.level > 1 or sum(1 for h in heads if h.level == top.level) > 1):
+            # (a blog post's front matter names it, "title: ..."; its headings are its sections, "# Introduction"
+            # among them)
             title, status = status_from_title(named[1])
             self.inv.title = one_line(title)[:120]
             if status:

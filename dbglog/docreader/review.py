@@ -285,7 +285,8 @@ READING_GUIDE = (
 STEPS_GUIDE = (
     "Optionally, `next_steps`: [{\"units\": [ids], \"text\": \"...\"}], the plans the author states and has not "
     "done yet (a to-do list, \"next I will ...\"); not proposals from others, not done items. When given, they "
-    "replace the built-in reader's next steps; when left out, those stay.")
+    "replace the built-in reader's next steps; when left out, those stay. Send `\"next_steps\": []` when the "
+    "author states no plan: the built-in reader's next steps are then dropped.")
 
 
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
@@ -315,6 +316,8 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
 
 
 AGENT_TEXT = 2000  # the characters of a unit an agent or a model is shown (a long table row keeps its result column)
+# Of a longer unit, its start and its end are shown: a long log or session ends with how it went
+AGENT_TAIL = 600
 
 
 # A placeholder a writer puts in angle brackets ("--python <venv>/bin/python", "ssh <head_ip>"): the built-in reader
@@ -337,7 +340,21 @@ def _shown(doc: Doc, u, alone: bool = True) -> str:
         text = " ".join(" ".join(lines).split())
     else:
         text = f"{u.lead} {u.text}" if u.lead else u.text
-    return text[:AGENT_TEXT]
+    return clipped(text)
+
+
+def clipped(text: str) -> str:
+    """A unit's text as shown, at most about AGENT_TEXT characters: a longer one keeps its start and its end (cut at
+    line breaks where it has them), and says how much between them is left out and where to read it."""
+    if len(text) <= AGENT_TEXT:
+        return text
+    head, tail = text[:AGENT_TEXT - AGENT_TAIL - 80], text[-AGENT_TAIL:]
+    if "\n" in head[len(head) // 2:]:
+        head = head[:head.rindex("\n")]
+    if "\n" in tail[:len(tail) // 2]:
+        tail = tail[tail.index("\n") + 1:]
+    return f"{head}\n[... {len(text) - len(head) - len(tail):,} characters not shown: read the unit's lines in the " \
+           f"document ...]\n{tail}"
 
 
 def reading_digest(doc: Doc) -> str:

@@ -331,6 +331,10 @@ class _Cut:
             return
         if not self.items and not self.quote and self._numbered_lines(a, texts, block):
             return
+        run = _continued_run(texts)
+        if run is not None:
+            self._with_command(a, texts, run, block)
+            return
         if not self.items and not self.quote and _captioned_entries(texts):
             # "Failing:" / '--samplers "top_k"' / '--sampling-seq "mt"': a caption over settings given line by line is
             # a list under its caption, one item per line, as if each line had a bullet
@@ -364,6 +368,17 @@ class _Cut:
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
             self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)),
                      lead=lead if k == 0 else "")
+
+    def _with_command(self, a: int, texts: list[str], run: tuple[int, int], block: int) -> None:
+        """A paragraph holding one command continued over lines with backslashes: the lines around it are sentences,
+        the command one unit (not a sentence, or a list item, per flag)."""
+        lo, hi = run
+        for first, last in ((0, lo), (hi + 1, len(texts))):
+            for k, (s_lo, s_hi, sent) in enumerate(_sentences(texts[first:last]) if last > first else ()):
+                self.add("sentence", a + first + s_lo, a + first + s_hi, sent, block=block,
+                         head=(first == 0 and k == 0 and not self.items))
+        cmd = " ".join(t.strip().removesuffix("\\").strip() for t in texts[lo:hi + 1])
+        self.add("command", a + lo, a + hi, cmd, block=block, comment="", lang="", desc="")
 
     def fence(self, a: int, b: int, info: str, content: str) -> None:
         self.nblock += 1
@@ -423,6 +438,23 @@ class _Cut:
 # -fa 乱码"): its comment, as "# garbled" would be. A program run from the current directory ("./llama-cli") is a run.
 _TRAIL_CJK = recache.compile(r"\s(?P<c>[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\x00-\x7f]{0,30})\s*$")
 _LOCAL_RUN = recache.compile(r"^\s{0,3}\./[\w.+-]+(?:\s|$)")
+
+
+def _continued_run(texts: list[str]) -> tuple[int, int] | None:
+    """The lines (first, last) of a command pasted in a paragraph and continued with backslashes, three lines or more
+    ("-ctx-size 71680 \\" / "-ctk q8_0 \\" / ... / "--no-mmap"), or None."""
+    ends = [t.rstrip().endswith("\\") and not t.rstrip().endswith("\\\\") for t in texts]
+    k = 0
+    while k < len(texts):
+        if ends[k]:
+            j = k
+            while j < len(texts) and ends[j]:
+                j += 1
+            if j - k >= 2 and j < len(texts):
+                return k, j
+            k = j
+        k += 1
+    return None
 
 
 def _bare_commands(cut: _Cut, a: int, texts: list[str], block: int) -> bool:
@@ -833,11 +865,10 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
     groups: list[dict] = []
     cur: dict | None = None
     desc: list[str] = []
-    first_desc: int | None = None
+    desc_at: list[int] = []  # (the caption's lines: every one is the command's, so no other unit is cut inside them)
 
     def new(i: int) -> dict:
-        g = {"lines": ([first_desc] if first_desc is not None else []) + [i], "desc": list(desc), "cmd": [i],
-             "result": []}
+        g = {"lines": desc_at + [i], "desc": list(desc), "cmd": [i], "result": []}
         groups.append(g)
         return g
 
@@ -864,7 +895,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         tried = _tried_comment(lines, body, i, cm)
         if tried is not None:
             cur = new(i)
-            desc, first_desc = [], None
+            desc, desc_at = [], []
             cur["text"], result = tried  # (the code alone, when the comment holds more; else "")
             cur["result"] += result
             continue
@@ -881,10 +912,9 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
                 cur["lines"].append(i)
             else:
                 if desc and cur is None and i > 0 and not lines[i - 1].strip():
-                    desc, first_desc = [], None  # a note a blank line ago that no command followed: its own, not this
-                if not desc:
-                    first_desc = i
+                    desc, desc_at = [], []  # a note a blank line ago that no command followed: its own, not this
                 desc.append(text)
+                desc_at.append(i)
                 cur = None
             continue
         tm = _TRAIL_COMMENT.search(line)
@@ -898,7 +928,7 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
             cur["lines"].append(i)
         else:
             cur = new(i)
-            desc, first_desc = [], None
+            desc, desc_at = [], []
         if tm:
             cur["result"].append(tm.group("c").strip())
     for g in groups:
@@ -1406,7 +1436,26 @@ def _open_code(cut: _Cut, t, a: int, b: int, nxt) -> None:
     body = [i for i in range(a, b) if cut.lines[i].strip()]
     if body and _commands(cut, body, "", -1, -1):
         return
+    if _prose_block([cut.lines[i] for i in body]):
+        # (a reply's last lines indented by accident, "    BUT, if i build it with ... no pp decrease anymore": the
+        # writer's sentences, not code)
+        _as_notes(cut, a, [ln.strip() for ln in cut.lines[a:b]], "")
+        return
     cut.add("code", a, b - 1, t.content, block=cut.nblock)
+
+
+_LETTERS = recache.compile(r"^[(\[\"'`]?[A-Za-z][A-Za-z'’-]*[)\]\"'`,.:;!?]*$")
+
+
+def _prose_block(texts: list[str]) -> bool:
+    """An indented block of a person's sentences: every line opens with three words, none is a command or what a
+    program prints, one at least is a sentence's length."""
+    def worded(t: str) -> bool:
+        toks = t.split()
+        return len(toks) >= 3 and all(_LETTERS.match(w) for w in toks[:3])
+    return 0 < len(texts) <= 20 and any(len(t.split()) >= 6 for t in texts) and all(
+        worded(t) and not (_NOT_NOTES.match(t) or _SHELL_LINE.match(t) or _MORE_SHELL.match(t) or _TOOL.match(t))
+        for t in texts)
 
 
 _CLOSE = {"blockquote_close": _close_quote, "list_item_close": lambda cut: cut.items.pop(),
