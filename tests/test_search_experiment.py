@@ -81,6 +81,11 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("--gradient-accumulation-steps 8", "gradient accumulation 8"),
     ("ollama: num_ctx 8192", "set the context length to 8192"),
     ("llama-cli --no-mmap", "disable mmap"),
+    # a setting inside an env var's list of settings; a size in binary units; a value after "=" with spaces
+    ("export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", "set max_split_size_mb to 128"),
+    ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512", "max_split_size_mb=512"),
+    ("docker run --shm-size=8g", "docker run --shm-size 8192m"),
+    ("export NCCL_SHM_DISABLE=1", "NCCL_SHM_DISABLE = 1"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -107,6 +112,9 @@ def test_one_experiment_in_other_words(a, b):
     ("--fp16", "use bf16 instead of fp16"),
     ("llama-server -m m.gguf -ngl 99", "offload 20 gpu layers"),
     ("zero_stage: 3 in ds_config.json", "use deepspeed stage 2"),
+    ("export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", "set max_split_size_mb to 512"),
+    ("docker run --shm-size=8g", "docker run --shm-size 4096m"),
+    ("export NCCL_SHM_DISABLE=1", "NCCL_SHM_DISABLE = 0"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)
@@ -251,3 +259,27 @@ def test_a_value_given_with_an_alternative_is_either_value():
     assert [k.words() for k in record.knobs] == ["batch size lowered to 8 or 4"]
     assert compare(extract("reduce batch size to 4"), record).tier == SAME
     assert compare(extract("reduce batch size to 2"), record).tier == OTHER
+
+
+@pytest.mark.parametrize("text, names, want", [
+    ("increase docker shm size to 8 GB", ["--shm-size"], "increase docker --shm-size to 8 GB"),
+    ("NCCL SHM disable = 1", ["NCCL_SHM_DISABLE"], "NCCL_SHM_DISABLE = 1"),
+    ("limit the max split size to 128", ["max_split_size_mb"], "limit the max_split_size_mb to 128"),
+    ("stop when the capture range ends", ["--capture-range", "--capture-range-end"], "stop when the --capture-range-end"),
+    # (words a vocabulary phrase holds whole are read by the phrase, with their cues; one word is no name)
+    ("drop the batch size to 8", ["batch_size"], "drop the batch size to 8"),
+    ("rerun with NCCL debug output enabled", ["NCCL_DEBUG"], "rerun with NCCL debug output enabled"),
+    ("raise the timeout", ["--timeout"], "raise the timeout"),
+])
+def test_a_setting_spelled_in_words_is_read_as_the_name_a_record_holds(text, names, want):
+    assert experiment.spelled_out(text, names) == want
+
+
+def test_binary_and_decimal_sizes_are_one_value_and_other_sizes_are_not():
+    assert experiment.same_value("8192m", "8g") and experiment.same_value("8 GB", "8g")
+    assert experiment.same_value("8k", "8192") and not experiment.same_value("4g", "8g")
+
+
+def test_words_a_vocabulary_phrase_gives_a_state_are_not_respelled_as_a_name():
+    # ("kernel replay mode" is replay mode kernel: read as "kernel --replay-mode" it lost its value)
+    assert experiment.spelled_out("kernel replay mode", ["--replay-mode"]) == "kernel replay mode"

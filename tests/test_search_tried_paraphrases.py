@@ -100,3 +100,34 @@ def test_a_paraphrase_in_the_ideas_own_words_finds_the_deed(build_conn, idea, ti
                                   "wipe the pip cache"])
 def test_another_series_or_another_thing_in_the_same_words_is_not_tried(build_conn, idea):
     assert not search.tried(build_conn, idea).close
+
+
+@pytest.fixture(scope="module")
+def shm_conn(tmp_path_factory):
+    recs = module_records(tmp_path_factory, "tried_spelled")
+    inv = recs.new("DDP in a container: NCCL 'unhandled system error' at the first all_reduce")
+    recs.add_attempt(inv.id, title="NCCL_SHM_DISABLE=1", did="export NCCL_SHM_DISABLE=1", result="trains, slower",
+                     outcome="partial")
+    recs.add_attempt(inv.id, title="Bigger shm for the container", did="docker run --gpus all --shm-size=8g ...",
+                     result="trains at full speed", outcome="worked")
+    recs.add_attempt(inv.id, title="Allocator split size", did="export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128",
+                     result="no change", outcome="failed")
+    yield recs.store.conn
+    recs.close()
+
+
+@pytest.mark.parametrize("idea, title", [
+    ("increase docker shm size to 8 GB", "Bigger shm for the container"),
+    ("docker run --shm-size 8192m", "Bigger shm for the container"),
+    ("NCCL SHM disable = 1", "NCCL_SHM_DISABLE=1"),
+    ("set max_split_size_mb to 128", "Allocator split size"),
+])
+def test_a_setting_said_in_words_units_or_inside_a_list_finds_the_attempt(shm_conn, idea, title):
+    res = search.tried(shm_conn, idea)
+    assert res.close and res.close[0].title == title
+
+
+@pytest.mark.parametrize("idea", ["increase docker shm size to 2 GB", "set max_split_size_mb to 512",
+                                  "NCCL SHM disable = 0"])
+def test_the_same_setting_to_another_value_is_not_the_attempt(shm_conn, idea):
+    assert not search.tried(shm_conn, idea).close

@@ -183,6 +183,37 @@ def _spaced(text: str) -> str:
     return re.sub(r"(?<=\w)[-_](?=\w)", " ", text)
 
 
+# a unit a name ends with that a writer leaves out when spelling the name in words ("max split size" for
+# max_split_size_mb)
+_NAME_UNIT = frozenset("mb gb kb ms sec s secs seconds bytes".split())
+
+
+def spelled_out(text: str, names) -> str:
+    """``text`` with the names of ``names`` (knob names the records hold: "--shm-size", "NCCL_SHM_DISABLE") put in
+    where it spells one in words ("docker shm size" -> "docker --shm-size", "nccl shm disable = 1" ->
+    "NCCL_SHM_DISABLE = 1"): a writer says a setting by its words as often as by its name. Only names of two words
+    or more, written with spaces between them."""
+    voc = vocab()
+
+    def put(m: re.Match, name: str, known: list) -> str:
+        # (words a phrase of the vocabulary holds whole are read by it, with their cues: "drop the batch size to 8",
+        # "NCCL debug output enabled"; so are words a phrase that says a state overlaps: "kernel replay mode")
+        kept = any(s <= m.start() and m.end() <= e or s < m.end() and m.start() < e and voc.by_phrase[key][1]
+                   for s, e, key in known)
+        return name if re.search(r"\s", m.group(0)) and not kept else m.group(0)
+
+    for name in sorted(set(names), key=len, reverse=True):
+        words = [w for w in re.split(r"[-_.]+", name.lstrip("-").lower()) if w]
+        if len(words) > 2 and words[-1] in _NAME_UNIT:
+            words = words[:-1]
+        if len(words) < 2 or not all(w.isalnum() for w in words):
+            continue
+        rx = re.compile(r"(?<![\w\-])" + r"[\s_\-]+".join(map(re.escape, words)) + r"(?:e?s)?(?![\w\-])", re.I)
+        known = list(find_phrases(_spaced(text.lower()), voc.by_phrase, voc.longest))
+        text = rx.sub(lambda m, name=name, known=known: put(m, name, known), text)
+    return text
+
+
 _VOCAB: Vocab | None = None
 
 
@@ -242,7 +273,8 @@ def same_value(a: str, b: str) -> bool:
     na, nb = number(a), number(b)
     if na is None or nb is None:
         return False
-    # ("8k" tokens is 8192 as often as 8000: a context length, a batch of tokens, a buffer counted in powers of two)
+    # ("8k" tokens is 8192 as often as 8000: a context length, a batch of tokens, a buffer counted in powers of two;
+    # "8192m" is "8g" to docker)
     return any(abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0) for x in _kilo(a, na) for y in _kilo(b, nb))
 
 
@@ -264,10 +296,15 @@ def wildcard_series(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+_BINARY = {"k": 2.0 ** 10, "kb": 2.0 ** 10, "m": 2.0 ** 20, "mb": 2.0 ** 20, "g": 2.0 ** 30, "gb": 2.0 ** 30}
+
+
 def _kilo(text: str, n: float) -> tuple[float, ...]:
-    """A value and, when it is counted in "k", the same count in binary thousands."""
+    """A value and, when it is counted in "k", "m" or "g" (with or without a "b"), the same count in binary units:
+    "8192m" of shared memory is "8g" (docker counts in binary), "8k" tokens are 8192."""
     m = _NUM.match(text)
-    return (n, n / 1e3 * 1024) if m and m.group(2).lower() == "k" else (n,)
+    unit = m.group(2).lower() if m else ""
+    return (n, n / _UNITS[unit] * _BINARY[unit]) if unit in _BINARY else (n,)
 
 
 _RELEASE_PARTS = recache.compile(r"v?(\d+(?:\.\d+)*)(?:[.\-]?post(\d+))?(?:\+[\w.]+)?")
@@ -469,6 +506,9 @@ class _Reader:
             if kind == "flag":
                 return _state_for(meaning, "0" if negated else "1")
             cue = _cue(self.before(span[0]), self.low[span[1]:span[1] + 16])
+            to = _NAME_TO.match(self.text, span[1])
+            if to and to.group(1).lower() in TRUE | FALSE and not negated:
+                return _state_for(meaning, to.group(1))  # ("NCCL_SHM_DISABLE = 0", "set NCCL_P2P_DISABLE to 1")
             if negated or cue == "off":
                 return _state_for(meaning, "0")
             return _state_for(meaning, "1") if cue == "on" else ("", "")
@@ -485,7 +525,9 @@ class _Reader:
 
 
 _OR_VALUE = recache.compile(r"\s+or\s+(\d[\w.%]*)(?![\w.])")
-_NAME_TO = recache.compile(r"\s+to\s+`?(\.?\d[\w.%]*|[A-Za-z][\w-]{0,15})`?(?![\w.-])")
+# "to 0.95", "= 1", "to 8 GB": the value written after a name ("set X to Y", "X = Y")
+_NAME_TO = recache.compile(r"(?:\s+to\s+|\s*=\s*)`?(\.?\d[\w.%]*(?:\s(?:[KMGT]i?B|[kmgt]b)\b)?|[A-Za-z][\w-]{0,15})`?"
+                           r"(?![\w.-])")
 _TIMEDELTA = recache.compile(r"init_process_group\([^)]*?timeout\s*=\s*(?:datetime\.)?timedelta\(\s*(\w+)\s*=\s*(\d+)")
 _TD_UNIT = {"seconds": "s", "minutes": "min", "hours": "h"}
 
@@ -546,12 +588,26 @@ def _read_names(r: _Reader) -> None:
     for m in _ENV.finditer(text):
         if r.free(*m.span()):
             r.named(m.span(), m.group(1), "env", m.group(2))
+            for key, value in sub_settings(m.group(2)):
+                # (PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 sets max_split_size_mb to 128 as well)
+                r.named(m.span(), key, "config", value)
     _read_flags(r)
     _read_arrows(r)
     _read_config(r)
     for m in re.finditer(r"(?<![\w.\-])([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?![\w=])", text):
         if r.free(*m.span()):
             r.named(m.span(), m.group(1), "env", None)
+
+
+_SUB_SETTING = recache.compile(r"^([a-z][a-z0-9]*(?:[_.][a-z0-9]+)+|[a-z]{3,})[:=]([\w.+\-]+)$")
+
+
+def sub_settings(value: str) -> list[tuple[str, str]]:
+    """The settings an env var's value holds when it is a list of them ("expandable_segments:True,
+    max_split_size_mb:128"): [(key, value)], or [] when any part is no such setting."""
+    parts = [p.strip() for p in value.strip("\"'").split(",")]
+    got = [_SUB_SETTING.match(p) for p in parts]
+    return [(m.group(1), m.group(2)) for m in got] if parts and all(got) else []
 
 
 def _read_flags(r: _Reader) -> None:

@@ -2786,7 +2786,7 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=T
     # too few of anything, and ranked and judged with the rest)
     res = search(conn, idea, kinds=TRIED_KINDS, filters=filters, limit=max(2 * limit, TRIED_POOL),
                  candidates=TRIED_CANDIDATES, widen=frozenset({"attempt"}))
-    idea_exp = experiment.extract(res.query.text)
+    idea_exp = experiment.extract(experiment.spelled_out(res.query.text, _knob_names(res.hits)))
     _add_knob_hits(conn, res, idea_exp, filters)
     weigh(conn, res.query, TRIED_KINDS)
     for i, h in enumerate(res.hits):
@@ -2810,6 +2810,15 @@ def tried(conn, idea, *, filters: Filters | None = None, limit: int = 5, judge=T
     shown = set(map(id, close + another + mentioned))
     res.hits = [h for h in res.hits if id(h) in shown] + [h for h in res.hits if id(h) not in shown][:limit]
     return TriedResult(res, close, mentioned, another, idea_exp)
+
+
+def _knob_names(hits: list[Hit]) -> list[str]:
+    """The names of the knobs the hits' records turn, as written ("--shm-size", "NCCL_SHM_DISABLE"), their values
+    off: what an idea may spell in words."""
+    from dbglog.kb import experiment
+
+    return [re.split(r"[= ]", k.name, maxsplit=1)[0] for h in hits for k in experiment.extract(record_text(h)).knobs
+            if k.kind in ("flag", "env", "config")]
 
 
 def _restated(hits: list[Hit]) -> list[Hit]:
