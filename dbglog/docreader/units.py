@@ -323,28 +323,7 @@ class _Cut:
             first_of_item = True
         else:
             first_of_item = False
-        if not self.items and not self.quote and self._as_heading(a, b, texts, block):
-            return
-        table = delimited.table_in_paragraph(self.lines, a, texts) if not first_of_item else None
-        if table:
-            self.delimited_rows(a, table, block)
-            return
-        if not self.items and not self.quote and self._numbered_lines(a, texts, block):
-            return
-        run = _continued_run(texts)
-        if run is not None:
-            self._with_command(a, texts, run, block)
-            return
-        if not self.items and not self.quote and _captioned_entries(texts):
-            # "Failing:" / '--samplers "top_k"' / '--sampling-seq "mt"': a caption over settings given line by line is
-            # a list under its caption, one item per line, as if each line had a bullet
-            self.heading(a, a + 1, 7, texts[0].strip().rstrip(":："))
-            self._glyph_items(a + 1, texts[1:], block)
-            return
-        if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
-            # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
-            # a list as a page's text gives it, one item per line
-            self._glyph_items(a, texts, block)
+        if self._shaped(a, b, texts, block, first_of_item):
             return
         mail = _MAIL_FROM.match(texts[0]) if not self.items and not self.quote and len(texts) <= 4 else None
         if mail and (len(texts) == 1 or any(t.lower().startswith(("date:", "sent:", "subject:")) for t in texts[1:])):
@@ -368,6 +347,35 @@ class _Cut:
         for k, (lo, hi, s) in enumerate(_sentences(texts)):
             self.add("sentence", a + lo, a + hi, s, block=block, head=(k == 0 and (first_of_item or not self.items)),
                      lead=lead if k == 0 else "")
+
+    def _shaped(self, a: int, b: int, texts: list[str], block: int, first_of_item: bool) -> bool:
+        """A paragraph that is something else by its shape (a heading, a table, numbered entries, a command, a list
+        under a caption, glyph items), cut as that; False for prose."""
+        top = not self.items and not self.quote
+        if top and self._as_heading(a, b, texts, block):
+            return True
+        table = delimited.table_in_paragraph(self.lines, a, texts) if not first_of_item else None
+        if table:
+            self.delimited_rows(a, table, block)
+            return True
+        if top and self._numbered_lines(a, texts, block):
+            return True
+        run = _continued_run(texts)
+        if run is not None:
+            self._with_command(a, texts, run, block)
+            return True
+        if top and _captioned_entries(texts):
+            # "Failing:" / '--samplers "top_k"' / '--sampling-seq "mt"': a caption over settings given line by line is
+            # a list under its caption, one item per line, as if each line had a bullet
+            self.heading(a, a + 1, 7, texts[0].strip().rstrip(":："))
+            self._glyph_items(a + 1, texts[1:], block)
+            return True
+        if not self.items and all(_GLYPH_ITEM.match(t) for t in texts):
+            # "• ollama stop: model unloads but the GPU stays stuck" line after line (or paragraph after paragraph):
+            # a list as a page's text gives it, one item per line
+            self._glyph_items(a, texts, block)
+            return True
+        return False
 
     def _with_command(self, a: int, texts: list[str], run: tuple[int, int], block: int) -> None:
         """A paragraph holding one command continued over lines with backslashes: the lines around it are sentences,
