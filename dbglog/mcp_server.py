@@ -577,6 +577,9 @@ class DocUnit(_Open):
     lines: list[int] = Field(description="[first, last] source lines, 1-based.")
     text: str
     author: str = Field("", description="A thread comment's author.")
+    quoted: bool = Field(False, description="The unit is quoted (a blockquote): the words are not `author`'s own.")
+    quotes: str = Field("", description="For a quoted unit: the author of the earlier post in the thread that said "
+                                         "it, or \"\" when no earlier post did.")
     label: str = Field(description="The built-in reader's label: action, result, action_result, proposal, request, "
                                    "plan, boilerplate or context.")
     confidence: float

@@ -319,3 +319,32 @@ def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():
 
     with pytest.raises(Exception, match="next step 1 cites unit 9999, which this document does not have"):
         from_extraction(segment(STEPS_DOC), {"attempts": [], "next_steps": [{"units": [9999]}]})
+
+
+QUOTING_THREAD = """# vLLM hangs at startup
+
+### ana — 2025-03-01
+
+I tried --enforce-eager on the two 4090s and the server still hangs at the first request.
+
+### ben — 2025-03-02
+
+> I tried --enforce-eager on the two 4090s and the server still hangs at the first request.
+
+Try NCCL_P2P_DISABLE=1 as well.
+
+> The engine hangs forever after the weights load on a single card too.
+
+That one is from the docs' FAQ.
+"""
+
+
+def test_a_quoted_unit_says_it_is_quoted_and_whose_words_it_repeats():
+    # (a reply's quote of the asker was shown under the replier's name alone: an agent took it for the replier's try)
+    units = _agent_units(QUOTING_THREAD)
+    echoed = [u for u in units if u["text"].startswith("I tried --enforce-eager")]
+    assert [(u["author"], u.get("quoted", False), u.get("quotes")) for u in echoed] == [
+        ("ana", False, None), ("ben", True, "ana")]
+    faq = next(u for u in units if u["text"].startswith("The engine hangs forever"))
+    assert faq["quoted"] and faq["quotes"] == ""
+    assert "quoted" not in next(u for u in units if u["text"].startswith("Try NCCL_P2P_DISABLE"))

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 from dbglog.docreader.cues import language, outcome_of
 from dbglog.docreader.learned import KINDS, load
-from dbglog.docreader.units import FENCE_LINE, Doc
+from dbglog.docreader.units import FENCE_LINE, Doc, quoted_authors
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
 from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
@@ -300,6 +300,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         if u.kind == "sentence":
             for i in range(u.first, u.last + 1):
                 shared[i] = shared.get(i, 0) + 1
+    quoting = quoted_authors(doc.units)
     out = []
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
@@ -311,7 +312,8 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
         out.append({"id": u.id, "kind": u.kind, "lines": [u.first + 1, u.last + 1], "text": _shown(doc, u, alone),
                     "author": u.author, "heading": u.level if u.kind == "heading" else None,
                     "label": j.label if j else "context", "confidence": round(j.confidence, 2) if j else 0.0,
-                    **_learned(j), "read_as": made.of(u), "investigation": home.get(u.id)})
+                    **_learned(j), "read_as": made.of(u), "investigation": home.get(u.id),
+                    **({"quoted": True, "quotes": quoting.get(u.id, "")} if u.quoted else {})})
     return out
 
 

@@ -1520,6 +1520,27 @@ def _row_cells(line: str) -> list[str]:
 _EMPHASIS = recache.compile(r"[`*_]+")  # (units.py sits below cues.py: cues.plain is not in reach)
 
 
+def quoted_authors(units: list[Unit]) -> dict[int, str]:
+    """Whose words a thread's quoted sentences are: unit id -> the author of the earliest earlier post that said
+    them ("> I tried -mla 3" in a reply: the asker's), or "" when no earlier post did (quoted from elsewhere)."""
+    said: list[tuple[str, str]] = []  # (author, the post's own words), post by post
+    out: dict[int, str] = {}
+    post, upto = -1, 0
+    for u in units:
+        if u.post < 0 or u.kind != "sentence":
+            continue
+        if u.post != post:
+            post, upto = u.post, len(said)
+        words = " ".join(_EMPHASIS.sub("", u.text).split())
+        if u.quoted:
+            out[u.id] = next((who for who, text in said[:upto] if len(words) >= 12 and words in text), "")
+        elif said and said[-1][0] == u.author and len(said) > upto:
+            said[-1] = (u.author, said[-1][1] + " " + words)
+        else:
+            said.append((u.author, words))
+    return out
+
+
 def echoed_quotes(units: list[Unit]) -> set[int]:
     """The lines of quoted sentences in a thread that repeat words of an earlier post ("> I tried -mla 3" in the
     reply to the post that said it): 0-based line numbers."""
