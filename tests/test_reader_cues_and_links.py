@@ -7070,3 +7070,49 @@ It still drops prompt speed with the BLAS build.
     assert not any(u.kind == "code" for u in units)
     code = doc.replace("    BUT, if i build", "    cmake -B build").replace("    no prompt", "    make -j8 # no prompt")
     assert any(u.kind in ("code", "command") for u in segment(code).units)
+
+
+def test_cases_line_by_line_each_with_its_verdict_mark_are_tries_with_their_own_outcomes():
+    # (a caption over "q8_0 / q4_0  ❌ crashes" lines was one sentence; read as items, a sentence after them that
+    # says "runs without problems ... on both machines" gave every case its verdict)
+    doc = """# Fatal error over RPC with some KV cache types
+
+With flash-attention on and RPC offload, some cache type combinations crash the RPC server.
+
+Tested combinations over RPC:
+q4_0 / q4_0  ✅ works
+q8_0 / q8_0  ✅ works
+q8_0 / q4_0  ❌ crashes
+q5_0 / q5_0  ❌ crashes
+
+I verified that the same model and config runs without problems locally on both machines.
+"""
+    units = segment(doc).units
+    cases = [u for u in units if "q" in u.text and "/" in u.text]
+    assert [(u.first + 1, u.last + 1, u.item >= 0) for u in cases] == [(6, 6, True), (7, 7, True), (8, 8, True),
+                                                                      (9, 9, True)]
+    got = [(" ".join(t.split()[:3]), o) for t, o, _ in _attempts(doc) if "/" in t]
+    assert got == [("q4_0 / q4_0", "worked"), ("q8_0 / q8_0", "worked"), ("q8_0 / q4_0", "failed"),
+                   ("q5_0 / q5_0", "failed")]
+
+
+def test_a_sentence_cut_at_a_labelled_line_keeps_only_its_own_words():
+    # (the cut took whole lines: the piece before the label repeated the sentence that ended earlier on its line)
+    doc = "# Notes\n\nWe moved to the new allocator and reran it. The second run\nResult: still OOM at step 40.\n"
+    said = [u.text for u in segment(doc).units if u.kind == "sentence"]
+    assert said == ["We moved to the new allocator and reran it.", "The second run", "Result: still OOM at step 40."]
+
+
+def test_a_version_series_at_the_start_of_a_wrapped_line_carries_on_the_sentence():
+    doc = ("# Notes\n\nThe backend dispatches compute capability\n10.x/11.x to the upstream kernels, with 128x128 tiles. "
+           "The missing work is not a build flag.\n")
+    said = [u.text for u in segment(doc).units if u.kind == "sentence"]
+    assert said == ["The backend dispatches compute capability 10.x/11.x to the upstream kernels, with 128x128 tiles.",
+                    "The missing work is not a build flag."]
+
+
+def test_a_sentence_does_not_end_inside_a_code_span():
+    doc = "# Log\n\nWith the fix live (`bootstrap inputs: ... Requested port=None` confirms it) the run started. It passed.\n"
+    said = [u.text for u in segment(doc).units if u.kind == "sentence"]
+    assert said == ["With the fix live (`bootstrap inputs: ... Requested port=None` confirms it) the run started.",
+                    "It passed."]

@@ -650,8 +650,10 @@ def _captioned(out: list[Found], js: list[Judged], captions: dict[int, int]) -> 
             if lead and not capj.unit.text.rstrip().endswith((":", "：")):
                 f.title = f.title or f.did
                 f.did = f"{lead} {f.did}"  # "I tried building llama.cpp with" + "-DGGML_HIP_UMA=ON"
+            item = js[at[f.units[0]]]
+            # (an item with a verdict mark of its own, "q8_0 / q4_0  ❌ crashes", keeps it)
             if verdict is not None and not f.result and verdict.unit.id not in f.units and (
-                    f.outcome == "inconclusive" or not _TOLD & set(js[at[f.units[0]]].features)):
+                    f.outcome == "inconclusive" or not (_TOLD & set(item.features) or _VERDICT_MARK.search(item.unit.text))):
                 f.outcome, f.result = _outcome(verdict.unit.text), plain(verdict.unit.text)
                 f.last = max(f.last, verdict.unit.last)
                 f.units.append(verdict.unit.id)

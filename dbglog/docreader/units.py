@@ -160,6 +160,18 @@ def _names_list_below(lines: list[str], text: str, b: int) -> bool:
 _ENTRY_LINE = recache.compile(r"^\s*(?:--?[A-Za-z][\w.-]*(?:[\s=]|$)|`[^`\n]{1,200}`|\$ |[A-Z][A-Z0-9_]{1,40}=\S)")
 
 
+_ANY_MARK = recache.compile("|".join(re.escape(k) for k in sorted(VERDICT_MARKS, key=len, reverse=True)))
+
+
+def _marked_cases(texts: list[str]) -> int:
+    """Lines that each carry a verdict mark ("q8_0 / q4_0  ❌ crashes"), two or more, under an optional caption
+    ending in a colon: 2 with the caption, 1 without, 0 when the paragraph is no such list."""
+    cap = 1 if _LIST_CAPTION.match(texts[0].strip()) or texts[0].rstrip().endswith((":", "：")) else 0
+    rest = texts[cap:]
+    ok = len(rest) >= 2 and all(len(t) <= 160 and _ANY_MARK.search(t) for t in rest)
+    return (cap + 1) if ok else 0
+
+
 def _captioned_entries(texts: list[str]) -> bool:
     """A short caption ending in a colon, then lines that are each an entry (``_ENTRY_LINE``), one or more."""
     return len(texts) >= 2 and bool(_LIST_CAPTION.match(texts[0].strip())) and len(texts[0].split()) <= 4 \
@@ -363,6 +375,14 @@ class _Cut:
         run = _continued_run(texts)
         if run is not None:
             self._with_command(a, texts, run, block)
+            return True
+        cases = _marked_cases(texts) if top else 0
+        if cases:
+            # "Tested combinations:" / "q4_0 / q4_0  ✅ works" / "q8_0 / q4_0  ❌ crashes": cases line by line, each
+            # with its verdict mark, are a list's items (under the caption, when there is one)
+            if cases == 2:
+                self.heading(a, a + 1, 7, texts[0].strip().rstrip(":："))
+            self._glyph_items(a + cases - 1, texts[cases - 1:], block)
             return True
         if top and _captioned_entries(texts):
             # "Failing:" / '--samplers "top_k"' / '--sampling-seq "mt"': a caption over settings given line by line is
@@ -1209,6 +1229,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
         piece = joined[pos:end]
         if m is not None and _ENUM_ONLY.fullmatch(piece.strip()):
             continue  # "**2. Raised the limit**": the number of an entry, not a sentence of its own
+        if m is not None and piece.count("`") % 2 and "`" in joined[end:]:
+            continue  # (inside a code span: "`inputs: ... requested_port=None`" is one quoted line, not two sentences)
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
@@ -1226,7 +1248,7 @@ _CJK_KEY = recache.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八�
 _LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
-                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.])|"
+                         r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.])(?![xX*]\b)|"
                          r"(?:\d{1,2}|[a-z])）)", re.I)
 
 
@@ -1250,9 +1272,24 @@ def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[t
             out.append((a, b, s))
             continue
         bounds = [a] + cuts + [b + 1]
+        placed = _words_placed(s, texts, a, b)
         for lo, hi in zip(bounds, bounds[1:]):
-            out.append((lo, hi - 1, " ".join(" ".join(texts[lo:hi]).split())))
+            if placed is None:
+                out.append((lo, hi - 1, " ".join(" ".join(texts[lo:hi]).split())))
+            elif any(lo <= k < hi for k, _ in placed):
+                out.append((lo, hi - 1, " ".join(w for k, w in placed if lo <= k < hi)))
     return out
+
+
+def _words_placed(sent: str, texts: list[str], a: int, b: int) -> list[tuple[int, str]] | None:
+    """The words of a sentence on lines a..b, each with its line: a line's words before the sentence began, or after
+    it ended, belong to the sentences beside it (None when the sentence is not the lines' words as written)."""
+    words = [(k, w) for k in range(a, b + 1) for w in texts[k].split()]
+    said = sent.split()
+    for o in range(len(words) - len(said) + 1):
+        if words[o][1] == said[0] and [w for _, w in words[o:o + len(said)]] == said:
+            return words[o:o + len(said)]
+    return None
 
 
 def _heading_text(raw: str) -> str:
