@@ -208,6 +208,8 @@ SAMPLES = {
                               "train.py FAILED"], "elastic.child_failed"),
     "cpp.check_failed": (["F0525 12:35:32.850440 182776 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)"],
                          "cpp.check_failed"),
+    "ucx.signal": (["[node-07:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)",
+                    "==== backtrace (tid:   3095) ====", " 0 0x0000000000043090 killpg()  ???:0"], "ucx.signal:SIGBUS"),
     "gdb.signal": (['Thread 1 "python3" received signal SIGSEGV, Segmentation fault.', "0x00007fb8000055ae in ?? ()"],
                    "gdb.signal:SIGSEGV"),
     "sglang.child_failed": (["[2025-02-21 22:59:28] Received sigquit from a child process. It usually means the child "

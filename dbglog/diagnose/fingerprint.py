@@ -52,7 +52,7 @@ PREFIXES = tuple(recache.compile(p) for p in (
     r"^\s*:?\s*[EWIF] [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s*",                       # TF/XLA (after the time): E xla/x.cc:427]
     r"^\s*(?:[\w.-]+/)+[\w.-]+\.(?:cc|cpp|h):\d+\]\s*",                          # the same site, its level cut off: xla/x.cc:427]
     r"^\s*\S+:\d+:\d+\s+\[\d+\]\s*",                                          # NCCL host:pid:tid [dev]
-    r"^\s*\[[\w.-]+:\d+(?::\d+)*\]\s*",                                       # [host:pid] / [file.py:12]
+    r"^\s*\[[\w.-]+:\d+(?:\s*:\d+)*\]\s*",                                    # [host:pid] / [file.py:12] / UCX [h:1 :0:381]
     r"^\s*\[[EWIF](?:\d{3,4} [\d:.]+(?: \d+)?)? [\w.]+:\d+\]\s*",                 # c10 [E ProcessGroupNCCL.cpp:607]
     r"^\s*\[\d+\]\s+",                                                        # a viewer's line number [80747]
     r"^\s*\[PG\b[^\]\n]{0,80}\bRank \d+\]\s*",                                # c10d's [PG ID 0 PG GUID 0(default_pg) Rank 3]

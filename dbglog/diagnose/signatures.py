@@ -406,6 +406,14 @@ def _resolve_gdb_signal(m: re.Match[str]) -> tuple[str, int]:
     return f"gdb.signal:{sig}", 15  # SIGTRAP, SIGINT, real-time signals: debugger traffic
 
 
+_SIGNAL_NAMES = {"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "11": "SIGSEGV"}
+
+
+def _resolve_ucx_signal(m: re.Match[str]) -> tuple[str, int]:
+    sig = _SIGNAL_NAMES.get(m.group("num"), "SIG" + m.group("num"))
+    return f"ucx.signal:{sig}", (64 if sig in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL") else 28)
+
+
 def _resolve_fatal(m: re.Match[str]) -> tuple[str, int]:
     # "Aborted" is what every C++ terminate, CUDA core-dump trigger and ROCm fault ends in: a
     # consequence. A segfault/bus error/FPE/illegal instruction in native code is a cause.
@@ -1158,6 +1166,12 @@ BUILTIN: tuple[Signature, ...] = (
        [(r"(?:Program|Thread \d+ \"[^\"\n]*\") received signal (?P<sig>SIG[A-Z0-9]+), ([^\n]*)", "received signal SIG"),
         (r"Program terminated with signal (?P<sig>SIG[A-Z0-9]+), ([^\n]*)", "terminated with signal SIG")],
        64, resolve=_resolve_gdb_signal, description="gdb/rocgdb stopped the process on a signal"),
+    # UCX (and so UCC, Open MPI's UCX layer, HPC-X, NCCL's IB plugin) catching a fatal signal, before its backtrace:
+    # "[host:pid :0:tid] Caught signal 7 (Bus error: nonexistent physical address)"
+    _S("ucx.signal",
+       [(r"Caught signal (?P<num>\d{1,2}) \((?P<desc>[A-Z][\w ]+)(?::[^)\n]*)?\)", "Caught signal ")],
+       64, resolve=_resolve_ucx_signal, description="UCX caught a fatal signal in the process (its backtrace "
+                                                     "follows)"),
     _S("shell.signal",
        # bash prints "Segmentation fault (core dumped)" alone, or "line 1: 123 Killed   cmd" for
        # a job; zsh prints "zsh: IOT instruction (core dumped)  cmd"; fish "terminated by signal".
