@@ -305,12 +305,14 @@ def test_an_extractions_next_steps_replace_the_built_in_ones_and_every_line_is_k
     assert r.inv.next_steps == [] and lost_lines(STEPS_DOC, markdown.render(r.inv)) == []  # (none: the guide says so)
 
 
-def test_the_guide_an_agent_reads_says_how_to_drop_the_built_in_next_steps(tmp_path):
+def test_the_guide_an_agent_reads_says_how_to_drop_next_steps_and_how_to_read_measurements(tmp_path):
     from dbglog.kb import importer
 
     (tmp_path / "steps.md").write_text(STEPS_DOC)
     guide = importer.agent_units(str(tmp_path / "steps.md"))["guide"]
     assert '`"next_steps": []`' in guide and "dropped" in guide
+    # (agents marked a benchmark with no target worked or failed, and skipped a bisection's tested commits)
+    assert "benchmark or sweep that only found something out" in guide and "Each commit a bisection tests" in guide
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():

@@ -273,12 +273,15 @@ READING_GUIDE = (
     "person's attempt (`who`): cite the suggestion and the answer. Each run, check or change reported with a "
     "result of its own is one attempt: a table row or a list item with its own result is one, and one sentence "
     "telling two things tried (\"tried X, then Y, both failed\") gives two; changes applied together and judged by "
-    "one run are one attempt. Not attempts: proposals nobody reports running, plans and next steps, questions and requests, the "
+    "one run are one attempt. Each commit a bisection tests is an attempt (worked when it was good, failed when "
+    "bad). Not attempts: proposals nobody reports running, plans and next steps, questions and requests, the "
     "failing run that opens the problem report, templates and checklist boxes of an issue form, setup instructions "
-    "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, or no change), partial "
-    "(better, not fixed), inconclusive (no result given, or a check that only found something out), untested "
-    "(applied, not yet run). For a slowness or a memory problem, the symptom is the number: worked when it reached "
-    "what was wanted, partial when it moved the right way, failed when it did not move or got worse.")
+    "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, no change, or the "
+    "setting was ignored), partial (better, not fixed), inconclusive (no result given, or a check, measurement, "
+    "benchmark or sweep that only found something out, with nothing changed to fix the problem), untested "
+    "(applied, not yet run). For a slowness or a memory problem, a change made to fix it is judged by the number: "
+    "worked when it reached what was wanted, partial when it moved the right way, failed when it did not move or "
+    "got worse.")
 
 
 # What an agent may send besides the attempts (the model behind --llm is asked for attempts only).
