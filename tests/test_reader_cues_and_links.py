@@ -7116,3 +7116,40 @@ def test_a_sentence_does_not_end_inside_a_code_span():
     said = [u.text for u in segment(doc).units if u.kind == "sentence"]
     assert said == ["With the fix live (`bootstrap inputs: ... Requested port=None` confirms it) the run started.",
                     "It passed."]
+
+
+BISECT_SESSION = """# Memory use doubled since May
+
+I bisected it between the two releases:
+
+```
+D:\\src\\llama.cpp>git bisect start
+status: waiting for both good and bad commits
+
+D:\\src\\llama.cpp>git bisect good d894f352bf433157232dc8dc54eacd50014e898e
+status: waiting for bad commit, 1 good commit known
+
+D:\\src\\llama.cpp>git bisect bad f8ec8877b75774fc6c47559d529dac423877bcad
+Bisecting: 385 revisions left to test after this (roughly 9 steps)
+[d2c898f746a527f09effb061829e68b2e1812a28] ci : tmp disable gguf-split (#6983)
+
+D:\\src\\llama.cpp>git bisect good d2c898f746a527f09effb061829e68b2e1812a28
+Bisecting: 192 revisions left to test after this (roughly 8 steps)
+```
+"""
+
+
+def test_a_windows_prompt_opens_each_command_of_a_console_session():
+    cmds = [(u.first + 1, u.last + 1, u.text) for u in segment(BISECT_SESSION).units if u.kind == "command"]
+    assert [c[2].split()[2] for c in cmds] == ["start", "good", "bad", "good"]
+    assert cmds[2][:2] == (12, 14)  # (the command and what it printed)
+
+
+@pytest.mark.parametrize("unix", [False, True])
+def test_each_commit_a_bisection_marks_is_a_try_that_passed_or_failed(unix):
+    doc = BISECT_SESSION.replace("D:\\\\src\\\\llama.cpp>", "$ ") if unix else BISECT_SESSION
+    for rules_only in (True, False):
+        kw = {"model": False} if rules_only else {}
+        (p,), _ = importer.parse_document(doc, "doc.md", **kw)
+        got = [(a.did.strip("`").split()[2], a.outcome) for a in p.inv.attempts]
+        assert got == [("good", "worked"), ("bad", "failed"), ("good", "worked")], (rules_only, got)

@@ -1428,8 +1428,26 @@ def _run_logs(commands: list[Unit]) -> set[int]:
 _OUTPUT_SAID = recache.compile(r"^\W{0,3}(?:output|prints?|printed|returns?|returned|shows?|showed|got)\s*[:：]", re.I)
 
 
+# A bisection's step: "git bisect good d894f35" says the commit was tested and passed ("old" in git's other terms),
+# "git bisect bad" that it failed; "git bisect start", "reset", "log" are no test
+_BISECT = recache.compile(r"^git\s+bisect\s+(?P<v>good|bad|old|new|skip|start|reset|log|replay|visualize|view|"
+                          r"terms|run)\b")
+_BISECT_SAID = {"good": ("worked", "marked good (passed at this commit)"), "old": ("worked", "marked old (passed)"),
+                "bad": ("failed", "marked bad (failed at this commit)"), "new": ("failed", "marked new (failed)"),
+                "skip": ("inconclusive", "skipped (could not be tested)")}
+
+
+def bisect_command(text: str) -> bool:
+    """Is this a ``git bisect`` command (a step the rules read by its verb, or bookkeeping that tests nothing)?"""
+    return _BISECT.match(text.strip().strip("`")) is not None
+
+
 def _command(j: Judged, run_log: bool = False) -> Found | None:
     u = j.unit
+    step = _BISECT.match(u.text.strip())
+    if step:
+        said = _BISECT_SAID.get(step.group("v"))
+        return _found(j, f"`{u.text}`", said[1], outcome=said[0]) if said else None
     # ("# first try, straight pip: fails": an adverb, then how it went; not an instruction)
     lead = re.sub(r"^(?:first|then|finally|next|also|just|simply)\b[\s,]*(?:try\b[\s,:]*)?", "", plain(u.comment), flags=re.I)
     if table("en").find("mood.imperative_lead", lead) and not re.search(

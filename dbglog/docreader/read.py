@@ -649,6 +649,8 @@ class _Build:
         if not models:
             return
         for a in attempts:
+            if linking.bisect_command(a.did or a.title):
+                continue  # ("git bisect good <rev>": the command itself says how the test went)
             said = learned.relabel(models, a.title, a.did, a.result, a.conclusion, a.outcome)
             if said is not None:
                 # (a look -- "$ pip show torch" and what it printed -- found something; the words of its finding do
@@ -725,6 +727,7 @@ class _Build:
         cands = [u for u in self.units if u.kind in learned.KINDS and u.first in free and u.id not in planned
                  and (label_of(self.lines[u.first], ATTEMPT_LABELS) or ("", ""))[0] != "expected"
                  and not (u.post > 0 and me_too(u.text))
+                 and not (u.kind == "command" and linking.bisect_command(u.text))  # (the rules read a bisection)
                  and not _NOT_TRIES & self.judged.get(u).features.keys()]
         probs = {u.id: rec.probability(u, m) for u in cands}
         for u in cands:

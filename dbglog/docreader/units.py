@@ -1012,7 +1012,9 @@ def _says_how(caption: tuple[str, ...]) -> bool:
     return classify(" ".join(caption)) in ("worked", "failed", "partial")
 
 
-_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+(?=\S)")
+# a shell's prompt: "$ ", "(venv) user@host:~/x$ ", "% ", "❯ ", PowerShell's "PS>", Python's ">>> ", and cmd.exe's
+# "C:\work\llama.cpp>" (no space after it)
+_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+|[A-Za-z]:\\[^<>|\n\"]{0,120}>)(?=\S)")
 
 
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
