@@ -7153,3 +7153,46 @@ def test_each_commit_a_bisection_marks_is_a_try_that_passed_or_failed(unix):
         (p,), _ = importer.parse_document(doc, "doc.md", **kw)
         got = [(a.did.strip("`").split()[2], a.outcome) for a in p.inv.attempts]
         assert got == [("good", "worked"), ("bad", "failed"), ("good", "worked")], (rules_only, got)
+
+
+def test_a_posts_own_section_heading_keeps_its_author_and_a_heading_after_the_last_post_ends_the_thread():
+    # (a first post's "## The defect" section was read as the thread's end: its sentences had no author)
+    doc = """# Pinned memory OOM on WSL
+
+### dan — 2025-05-01
+
+## The defect
+
+Training with gradient checkpointing set to "unsloth" dies with a pinned-memory OOM.
+
+### eve — 2025-05-02
+
+I switched use_gradient_checkpointing to True and it trains.
+
+## Summary
+
+The fix is to turn the offloaded checkpointing off on WSL.
+"""
+    by_text = {u.text: u.author for u in segment(doc).units if u.kind == "sentence"}
+    assert by_text['Training with gradient checkpointing set to "unsloth" dies with a pinned-memory OOM.'] == "dan"
+    assert by_text["I switched use_gradient_checkpointing to True and it trains."] == "eve"
+    assert by_text["The fix is to turn the offloaded checkpointing off on WSL."] == ""
+
+
+def test_a_programs_output_pasted_into_a_paragraph_after_the_writers_lines_is_one_code_unit():
+    # (a reply's log, pasted without a fence, was cut into sentences: "@hiyouga /…/optimization.py:411: FutureWarning")
+    doc = """### li — 2023-09-18
+
+With the longer timeout it still fails; worker1 stops at 47% of the tokenizing.
+@maintainer
+/home/u/envs/x/lib/python3.10/site-packages/transformers/optimization.py:411: FutureWarning: This AdamW is deprecated
+warnings.warn(
+[2023-09-18 08:36:08,272] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.10.1
+File "/home/u/src/train_bash.py", line 14, in
+main()
+"""
+    units = segment(doc).units
+    code = [(u.first + 1, u.last + 1) for u in units if u.kind == "code"]
+    said = [u.text for u in units if u.kind == "sentence"]
+    assert code == [(5, 9)]
+    assert said == ["With the longer timeout it still fails; worker1 stops at 47% of the tokenizing.", "@maintainer"]

@@ -228,6 +228,8 @@ class _Cut:
         self.author = ""
         self.post_level = 99
         self.glyph: dict | None = None  # the list of "•" lines being read (a web page's list as plain text)
+        # (the last line that heads a post: a heading above the posts' level before it is a post's own section)
+        self.last_post = max((i for i, ln in enumerate(lines) if ln.startswith("#") and post_author(ln)), default=-1)
 
     def add(self, kind: str, first: int, last: int, text: str, **kw) -> Unit:
         it = self.items[-1] if self.items else None
@@ -265,8 +267,9 @@ class _Cut:
         if who is not None and level <= self.post_level + 1:
             self.post, self.author, self.post_level = len(self.doc.posts), who, level
             self.doc.posts.append((a, who))
-        elif level < self.post_level and who is None and self.post >= 0 and not self.quote:
-            # A heading at or above the posts' level that is no post: the thread is over.
+        elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post:
+            # A heading above the posts' level that is no post, with no post after it: the thread is over. (One with
+            # posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own section.)
             self.post, self.author, self.post_level = -1, "", 99
         self.add("heading", a, b - 1, _heading_text(text), level=level)
         self.path.append((level, len(self.doc.units) - 1))
@@ -372,6 +375,14 @@ class _Cut:
             return True
         if top and self._numbered_lines(a, texts, block):
             return True
+        out = _printed_from(texts) if top else None
+        if out:  # (a paragraph all of printed lines stays sentences, each read as pasted output: `cues._PASTED`)
+            # (a paste of what a program printed, no fence around it, after the writer's lines: "@hiyouga" /
+            # "/…/optimization.py:411: FutureWarning: ..." / "[2023-09-18 08:36:08] [INFO] ..." / 'File "…", line 14')
+            for k, (lo, hi, sent) in enumerate(_sentences(texts[:out])):
+                self.add("sentence", a + lo, a + hi, sent, block=block, head=(k == 0))
+            self.add("code", a + out, a + len(texts) - 1, "\n".join(texts[out:]), block=block, lang="")
+            return True
         run = _continued_run(texts)
         if run is not None:
             self._with_command(a, texts, run, block)
@@ -466,6 +477,25 @@ class _Cut:
 # -fa 乱码"): its comment, as "# garbled" would be. A program run from the current directory ("./llama-cli") is a run.
 _TRAIL_CJK = recache.compile(r"\s(?P<c>[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3][^\x00-\x7f]{0,30})\s*$")
 _LOCAL_RUN = recache.compile(r"^\s{0,3}\./[\w.+-]+(?:\s|$)")
+
+
+# A line a program printed, by its shape: a traceback's lines, a log record's date or level, a source path with its
+# line number, an exception or warning named at its start, a progress bar
+_PRINTED = recache.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+|"
+                           r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\]|"
+                           r"(?:/|[A-Za-z]:\\)[^\s:]+:\d+:|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning):\s|"
+                           r".{0,80}\d{1,3}%\|)")
+
+
+def _printed_from(texts: list[str]) -> int | None:
+    """Where a paragraph's pasted program output begins (a line it printed, from which on three lines or more,
+    and half its lines at least, are such lines), or None: the lines before it are the writer's."""
+    said = [bool(_PRINTED.match(t)) for t in texts]
+    for k in range(len(texts)):
+        rest = said[k:]
+        if said[k] and sum(rest) >= 3 and sum(rest) * 2 >= len(rest):
+            return k
+    return None
 
 
 def _continued_run(texts: list[str]) -> tuple[int, int] | None:
