@@ -86,6 +86,9 @@ def test_vocabulary_loads_once_and_is_well_formed():
     ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512", "max_split_size_mb=512"),
     ("docker run --shm-size=8g", "docker run --shm-size 8192m"),
     ("export NCCL_SHM_DISABLE=1", "NCCL_SHM_DISABLE = 1"),
+    # a container's /dev/shm by its flag, its compose key or its path; a purpose clause names no knob
+    ("docker run --shm-size=16g ... python train.py", "run the container with shm_size: 16gb to get more shared memory"),
+    ("docker run --shm-size=16g ... python train.py", "did anyone bump /dev/shm from the 64M default to 16G?"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -115,6 +118,7 @@ def test_one_experiment_in_other_words(a, b):
     ("export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", "set max_split_size_mb to 512"),
     ("docker run --shm-size=8g", "docker run --shm-size 4096m"),
     ("export NCCL_SHM_DISABLE=1", "NCCL_SHM_DISABLE = 0"),
+    ("docker run --shm-size=16g ... python train.py", "bump /dev/shm from the 64M default to 32G"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)
@@ -262,7 +266,7 @@ def test_a_value_given_with_an_alternative_is_either_value():
 
 
 @pytest.mark.parametrize("text, names, want", [
-    ("increase docker shm size to 8 GB", ["--shm-size"], "increase docker --shm-size to 8 GB"),
+    ("increase the docker pids limit to 4096", ["--pids-limit"], "increase the docker --pids-limit to 4096"),
     ("NCCL SHM disable = 1", ["NCCL_SHM_DISABLE"], "NCCL_SHM_DISABLE = 1"),
     ("limit the max split size to 128", ["max_split_size_mb"], "limit the max_split_size_mb to 128"),
     ("stop when the capture range ends", ["--capture-range", "--capture-range-end"], "stop when the --capture-range-end"),

@@ -31,6 +31,7 @@ import functools
 import re
 from typing import NamedTuple
 
+from dbglog.core.purpose import PURPOSE_OPENER
 from dbglog.util import recache  # (patterns compiled once per install, not per command)
 
 SAME, OTHER, NONE = "same", "other", ""
@@ -163,8 +164,7 @@ def find_phrases(spaced: str, table: dict, longest: int):
 
 # "upgrade triton to 3.2.0 to fix the shared memory overflow": what follows a purpose in its clause is the problem,
 # not a knob turned (not "since": "since enabling cuda graphs" says when)
-_PURPOSE = recache.compile(r"\b(?:to (?:fix|avoid|prevent|stop|solve|resolve|address|work around|get rid of)|so that|"
-                           r"because)\b[^.;,:()]*$")
+_PURPOSE = recache.compile(r"\b(?:" + PURPOSE_OPENER + r")\b[^.;,:()]*$", re.I)
 
 
 def _inside_name(low: str, start: int, end: int) -> bool:
@@ -376,7 +376,7 @@ _CUE_WORD = {g: recache.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I) for g, p i
 _AFTER_OFF = recache.compile(r"^\W{0,3}(?:off|disabled|removed|dropped|turned\s+off|switched\s+off|unset)\b", re.I)
 _AFTER_ON = recache.compile(r"^\W{0,3}(?:back\s+on|on|enabled|turned\s+on|switched\s+on)\b", re.I)
 # (Chinese sets a value with 设为 / 改成 / 调到 ... : "batchsize设为了1", "cutoff_len 调小到 1024")
-_AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+\S+\s+to|(?:设置?[为成]|改[为成]|调[小大低高]?[到为至]|降[到为至]|"
+_AFTER_VALUE = recache.compile(r"^\s*(?:to|=|of|at|:|from\s+(?:the\s+)?\S+(?:\s+default)?\s+to|(?:设置?[为成]|改[为成]|调[小大低高]?[到为至]|降[到为至]|"
                           r"升[到为至]|减[小少]?[到为至]|增[大加]?[到为至]|为)了?)?\s*`?(\d(?:[\w.%]|(?<=[eE])[-+])*)(?![\w.])|"
                           r"^\s+to\s+(?:the\s+|a\s+)?`?([a-z][\w.+\-]*)", re.I)
 _UNIT_AFTER = recache.compile(r"\s*(hours?|hrs?|minutes?|mins?|seconds?|secs?|ms|milliseconds?)\b")
@@ -717,7 +717,7 @@ def _read_phrases(r: _Reader) -> None:
         if not r.free(start, end) or _inside_name(low, start, end) or _PURPOSE.search(r.before(start)):
             continue
         fid, st = voc.by_phrase[key]
-        after = low[end:end + 24]
+        after = low[end:end + 36]  # (" from the 64m default to 16g")
         if st.startswith("="):
             # "disable kernel replay", "no range replay": away from that value, not set to it
             state, val = ("off" if _cue(r.before(start)) == "off" else "set"), st[1:]

@@ -38,6 +38,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from dbglog.core.gloss import gloss
+from dbglog.core.purpose import PURPOSE_OPENER
 from dbglog.util.errors import DbglogError
 from dbglog.util import recache  # (patterns compiled once per install, not per command)
 from dbglog.util.lazyre import Lazy  # tried's rarer rules: nothing to a command that never reaches them
@@ -2135,9 +2136,7 @@ def _qualifier_terms(q: Query) -> set[int]:
 
 
 # Words after which an idea says why, not what: "... so libcudart resolves", "... to avoid the docker0 bridge".
-_PURPOSE = Lazy(r"\b(?:so(?: that)?(?! (?:far|much|many|long|often)\b)|in order to|to (?:avoid|prevent|stop|keep|ensure|"
-                r"make sure|see (?:if|whether)|check (?:if|whether)|get (?:rid of|around|past)|work around|rule out|fix|"
-                r"resolve|let|allow|force|match|load|pick up|free|save|speed up|unblock|silence|suppress))\b", re.I)
+_PURPOSE = Lazy(r"\b(?:" + PURPOSE_OPENER + r")\b", re.I)
 
 
 def _purpose_terms(q: Query) -> set[int]:
@@ -3073,7 +3072,7 @@ def _lacking(h: Hit, q: Query, idea) -> list[str]:
     investigation holds, its knobs' own names and values aside: "on the MI300X nodes"."""
     own = " ".join(f"{k.name} {k.value}" for k in idea.knobs).lower()
     lacks = [t.raw for i, t in enumerate(q.active)
-             if i not in h._matched and _specific(t) and t.raw.lower() not in own]
+             if i not in h._matched and _specific(t) and t.raw.lower().strip(":;,.") not in own]  # ("shm_size:")
     scope = _SCOPE.search(q.text)  # "... for the cleanup hang": the problem it is meant for
     if scope:
         words = set(scope.group(1).lower().split())
