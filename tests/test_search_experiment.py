@@ -89,6 +89,12 @@ def test_vocabulary_loads_once_and_is_well_formed():
     # a container's /dev/shm by its flag, its compose key or its path; a purpose clause names no knob
     ("docker run --shm-size=16g ... python train.py", "run the container with shm_size: 16gb to get more shared memory"),
     ("docker run --shm-size=16g ... python train.py", "did anyone bump /dev/shm from the 64M default to 16G?"),
+    # a key and its new value after an arrow; a Triton model config's parameter; a flag with "=" spaced; -ctk
+    ("enable_kv_cache_reuse -> false", "set enable_kv_cache_reuse=false"),
+    ('config.pbtxt: parameters { key: "enable_kv_cache_reuse" value { string_value: "false" } }',
+     "turn enable_kv_cache_reuse off"),
+    ("trtllm-build --tokens_per_block 32", "--tokens_per_block = 32"),
+    ("llama-server -fa -ctk q8_0 -ctv q8_0", "--cache-type-k q8_0 --cache-type-v q8_0"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -119,6 +125,8 @@ def test_one_experiment_in_other_words(a, b):
     ("docker run --shm-size=8g", "docker run --shm-size 4096m"),
     ("export NCCL_SHM_DISABLE=1", "NCCL_SHM_DISABLE = 0"),
     ("docker run --shm-size=16g ... python train.py", "bump /dev/shm from the 64M default to 32G"),
+    ("enable_kv_cache_reuse -> false", "enable_kv_cache_reuse=true"),
+    ("trtllm-build --tokens_per_block 32", "--tokens_per_block = 64"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

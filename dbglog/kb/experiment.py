@@ -339,7 +339,7 @@ _ENVIRON = recache.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'
                       r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
 # code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
 _ANNOTATED = recache.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*:\s*[A-Za-z_][\w\[\], |]*=\s*(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
-_FLAG = recache.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:=(\S+)|[ \t]+([^\s\-`'\"][^\s`'\",;)]*))?")
+_FLAG = recache.compile(r"(?<![\w/.\-])(--?[A-Za-z][\w.\-]*[A-Za-z0-9])(?:[ \t]?=[ \t]?(\S+)|[ \t]+([^\s\-`'\"=][^\s`'\",;)]*))?")
 _CONFIG = recache.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[_.]+[a-z0-9]+)+|[a-z][a-z0-9]{1,})\s*(=|:\s)\s*"
                      r"(\"[^\"\n]*\"|'[^'\n]*'|[\w.+\-]+)")
 # (a value may join its parts with colons: "set PYTORCH_CUDA_ALLOC_CONF to expandable_segments:True")
@@ -561,8 +561,17 @@ _ARG_SPLIT = recache.compile(r",(?![^()]*\))")  # commas between arguments, not 
 _KEYWORD = recache.compile(r"^[A-Za-z_]\w*\s*=\s*")
 
 
+# "enable_kv_cache_reuse -> false": a setting's key and the value it was set to, no old value given
+_KEY_TO = recache.compile(r"(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s*(?:->|→|=>)\s*`?([\w.+\-]+)")
+# A Triton model config's parameter, in protobuf text format: key: "enable_kv_cache_reuse" value { string_value: "false" }
+_PBTXT_PARAM = recache.compile(r"key:\s*\"([A-Za-z_][\w.\-]*)\"\s*,?\s*value:?\s*\{\s*string_value:\s*\"([^\"\n]*)\"")
+
+
 def _read_arrows(r: _Reader) -> None:
-    """``lr 3e-4 -> 1e-4``: the setting's new value, and which way it went when both are numbers."""
+    """``lr 3e-4 -> 1e-4``: the setting's new value, and which way it went when both are numbers;
+    ``enable_kv_cache_reuse -> false``: the value a key was set to; a Triton config's parameter."""
+    for m in _PBTXT_PARAM.finditer(r.text):
+        r.named(m.span(), m.group(1), "config", m.group(2))
     for m in _KEY_ARROW.finditer(r.text):
         if not r.free(*m.span()) or m.group(1).lower() in _VALUE_WORDS or number(m.group(1)) is not None:
             continue
@@ -572,6 +581,9 @@ def _read_arrows(r: _Reader) -> None:
         a, b = number(m.group(2)), number(m.group(3))
         state = "set" if a is None or b is None or a == b else "raise" if b > a else "lower"
         r.add(m.span(), Knob(fid, m.group(1), "config", state, m.group(3)))
+    for m in _KEY_TO.finditer(r.text):
+        if r.free(*m.span()):
+            r.named(m.span(), m.group(1), "config", m.group(2))
 
 
 def _read_names(r: _Reader) -> None:
@@ -597,6 +609,9 @@ def _read_names(r: _Reader) -> None:
     for m in re.finditer(r"(?<![\w.\-])([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?![\w=])", text):
         if r.free(*m.span()):
             r.named(m.span(), m.group(1), "env", None)
+    for m in _SWITCH_KEY.finditer(text):  # "turn enable_kv_cache_reuse off": a switch's key named bare, with its cue
+        if r.free(*m.span()):
+            r.named(m.span(), m.group(1), "config", None)
 
 
 _SUB_SETTING = recache.compile(r"^([a-z][a-z0-9]*(?:[_.][a-z0-9]+)+|[a-z]{3,})[:=]([\w.+\-]+)$")
@@ -608,6 +623,10 @@ def sub_settings(value: str) -> list[tuple[str, str]]:
     parts = [p.strip() for p in value.strip("\"'").split(",")]
     got = [_SUB_SETTING.match(p) for p in parts]
     return [(m.group(1), m.group(2)) for m in got] if parts and all(got) else []
+
+
+# a config key that names a switch by its own words ("enable_kv_cache_reuse", "use_cache", "disable_custom_all_reduce")
+_SWITCH_KEY = recache.compile(r"(?<![\w.\-])((?:enable|disable|use|no)_[a-z0-9]+(?:_[a-z0-9]+)*)(?![\w=(])")
 
 
 def _read_flags(r: _Reader) -> None:
