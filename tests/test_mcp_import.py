@@ -195,9 +195,10 @@ def test_an_agent_is_shown_a_sentences_placeholders_as_written():
     shown = next(u["text"] for u in _agent_units(SESSION_NOTES) if "Installed it" in u["text"])
     assert "--python <venv>/bin/python <wheel>" in shown and "`start <profile>`" in shown
     assert any(u["text"] == "The driver loaded after a reboot." for u in _agent_units(SESSION_NOTES))  # (tags go)
-    # (sentences sharing a line are each shown as their own words, not the whole line once per sentence)
+    # (sentences sharing a line are each shown as their own words, with their placeholders, not the whole line once
+    # per sentence)
     two = _agent_units("# Notes\n\nRan `ssh <head_ip>` first. Then it hung at init.\n")
-    assert [u["text"] for u in two if u["kind"] == "sentence"] == ["Ran `ssh ` first.", "Then it hung at init."]
+    assert [u["text"] for u in two if u["kind"] == "sentence"] == ["Ran `ssh <head_ip>` first.", "Then it hung at init."]
 
 
 BUILD_SCRIPT = """#!/bin/bash
@@ -350,3 +351,11 @@ def test_a_quoted_unit_says_it_is_quoted_and_whose_words_it_repeats():
     faq = next(u for u in units if u["text"].startswith("The engine hangs forever"))
     assert faq["quoted"] and faq["quotes"] == ""
     assert "quoted" not in next(u for u in units if u["text"].startswith("Try NCCL_P2P_DISABLE"))
+
+
+def test_a_sentence_sharing_its_line_is_shown_with_its_placeholders():
+    # (the reading takes "<user>" for an HTML tag: "/tmp/<user>/.cache/uv" was shown as "/tmp/ /.cache/uv" when
+    # another sentence shared the line)
+    units = _agent_units("# Notes\n\nThe cache moved to /tmp/<user>/.cache/uv on the node. Then `uv sync` failed twice.\n")
+    said = [u["text"] for u in units if u["kind"] == "sentence"]
+    assert said == ["The cache moved to /tmp/<user>/.cache/uv on the node.", "Then `uv sync` failed twice."]

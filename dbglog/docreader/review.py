@@ -339,13 +339,28 @@ def _shown(doc: Doc, u, alone: bool = True) -> str:
     written when they hold a placeholder the sentence's text lost and no other sentence shares them; a command or a
     code block as its lines are written (the command and what it printed, not the command alone)."""
     lines = doc.lines[u.first:u.last + 1]
+    lost = u.kind not in ("command", "code") and any(m.group(0) not in u.text for ln in lines
+                                                     for m in _PLACEHOLDER.finditer(ln))
     if u.kind in ("command", "code"):
         text = "\n".join(lines).strip("\n")
-    elif alone and any(m.group(0) not in u.text for ln in lines for m in _PLACEHOLDER.finditer(ln)):
+    elif lost and alone:
         text = " ".join(" ".join(lines).split())
     else:
         text = f"{u.lead} {u.text}" if u.lead else u.text
+        if lost:  # (a sentence sharing its line: its own words as written, "/tmp/<user>/.cache/uv" with its placeholder)
+            text = _as_written(text, " ".join(" ".join(lines).split()))
     return clipped(text)
+
+
+def _as_written(text: str, written: str) -> str:
+    """A sentence's text with the placeholders its lines hold put back where the reading took them for tags: the
+    stretch of ``written`` that is the sentence's words with at most a placeholder between two of them."""
+    words = text.split(" ")
+    if len(words) > 200:
+        return text
+    gap = r"(?:\s+|\s*<[A-Za-z_][\w.-]{0,40}>\s*)"
+    m = re.search(gap.join(map(re.escape, words)), written)
+    return m.group(0) if m else text
 
 
 def clipped(text: str) -> str:
