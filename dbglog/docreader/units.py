@@ -491,11 +491,10 @@ def _printed_from(texts: list[str]) -> int | None:
     """Where a paragraph's pasted program output begins (a line it printed, from which on three lines or more,
     and half its lines at least, are such lines), or None: the lines before it are the writer's."""
     said = [bool(_PRINTED.match(t)) for t in texts]
-    for k in range(len(texts)):
-        rest = said[k:]
-        if said[k] and sum(rest) >= 3 and sum(rest) * 2 >= len(rest):
-            return k
-    return None
+    after = [0] * (len(texts) + 1)  # (printed lines from k on, counted once: a paragraph of 100,000 lines stays linear)
+    for k in range(len(texts) - 1, -1, -1):
+        after[k] = after[k + 1] + said[k]
+    return next((k for k in range(len(texts)) if said[k] and after[k] >= 3 and after[k] * 2 >= len(texts) - k), None)
 
 
 def _continued_run(texts: list[str]) -> tuple[int, int] | None:
