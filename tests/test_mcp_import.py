@@ -314,6 +314,7 @@ def test_the_guide_an_agent_reads_says_how_to_drop_next_steps_and_how_to_read_me
     assert '`"next_steps": []`' in guide and "dropped" in guide
     # (agents marked a benchmark with no target worked or failed, and skipped a bisection's tested commits)
     assert "benchmark or sweep that only found something out" in guide and "Each commit a bisection tests" in guide
+    assert "a step that only prepared the next one" in guide  # (a probe built and run is no fix that worked)
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():

@@ -278,7 +278,9 @@ READING_GUIDE = (
     "failing run that opens the problem report, templates and checklist boxes of an issue form, setup instructions "
     "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, no change, or the "
     "setting was ignored), partial (better, not fixed), inconclusive (no result given, or a check, measurement, "
-    "benchmark or sweep that only found something out, with nothing changed to fix the problem), untested "
+    "benchmark or sweep that only found something out, or a step that only prepared the next one -- a probe or a "
+    "tool built, logging switched on -- with nothing changed to fix the problem, however that step itself went), "
+    "untested "
     "(applied, not yet run). For a slowness or a memory problem, a change made to fix it is judged by the number: "
     "worked when it reached what was wanted, partial when it moved the right way, failed when it did not move or "
     "got worse.")
