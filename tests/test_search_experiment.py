@@ -95,6 +95,12 @@ def test_vocabulary_loads_once_and_is_well_formed():
      "turn enable_kv_cache_reuse off"),
     ("trtllm-build --tokens_per_block 32", "--tokens_per_block = 32"),
     ("llama-server -fa -ctk q8_0 -ctv q8_0", "--cache-type-k q8_0 --cache-type-v q8_0"),
+    # NVIDIA's pip wheel of a library is that library; a release raised with its kind named between; a switch's
+    # call with a boolean; nvidia-smi's persistence mode by its flag's value
+    ("pip install -U nvidia-cudnn-cu12==9.5.1.17", "upgrade cudnn to 9.5.x"),
+    ("bump cudnn wheel to 9.5", "upgrade nvidia-cudnn-cu12 to 9.5"),
+    ("torch.backends.cuda.enable_cudnn_sdp(False) at the top of train.py", "call enable_cudnn_sdp(False) at startup"),
+    ("sudo nvidia-smi -pm 1", "enable persistence mode on the node"),
 ])
 def test_one_experiment_in_other_words(a, b):
     assert compare(extract(b), extract(a), a).tier == SAME
@@ -127,6 +133,8 @@ def test_one_experiment_in_other_words(a, b):
     ("docker run --shm-size=16g ... python train.py", "bump /dev/shm from the 64M default to 32G"),
     ("enable_kv_cache_reuse -> false", "enable_kv_cache_reuse=true"),
     ("trtllm-build --tokens_per_block 32", "--tokens_per_block = 64"),
+    ("torch.backends.cuda.enable_cudnn_sdp(False)", "turn cuDNN attention on with enable_cudnn_sdp(True)"),
+    ("sudo nvidia-smi -pm 1", "nvidia-smi -pm 0"),
 ])
 def test_the_same_knob_another_way_or_value(record, idea):
     c = compare(extract(idea), extract(record), record)

@@ -545,10 +545,15 @@ def _flag_value(name: str, nxt: str) -> bool:
 
 
 def _read_calls(r: _Reader) -> None:
-    """Calls the vocabulary names as knobs (``name()`` entries): the value is the last argument."""
+    """Calls the vocabulary names as knobs (``name()`` entries): the value is the last argument; and a switch's call
+    named by its own words with a boolean (``torch.backends.cuda.enable_cudnn_sdp(False)``): that switch turned."""
     voc = vocab()
     for m in _CALL.finditer(r.text):
         name = m.group(1).rsplit(".", 1)[-1] + "()"
+        switch = _SWITCH_CALL.fullmatch(m.group(1).rsplit(".", 1)[-1] + "(" + m.group(2) + ")")
+        if switch and norm_name(name) not in voc.names:
+            r.named(m.span(), switch.group(1), "config", switch.group(2))
+            continue
         if norm_name(name) not in voc.names:
             continue
         args = [a.strip().strip("\"'") for a in _ARG_SPLIT.split(m.group(2)) if a.strip()]
@@ -558,6 +563,7 @@ def _read_calls(r: _Reader) -> None:
 
 
 _ARG_SPLIT = recache.compile(r",(?![^()]*\))")  # commas between arguments, not inside a nested call
+_SWITCH_CALL = recache.compile(r"((?:enable|disable|use)_[a-z0-9_]+)\(\s*(True|False|true|false|0|1)\s*\)")
 _KEYWORD = recache.compile(r"^[A-Za-z_]\w*\s*=\s*")
 
 
@@ -701,8 +707,8 @@ def _read_packages(r: _Reader) -> None:
         before = low[max(0, start - 40):start]
         change = _change(after, low[end:end + 60])
         cue = _cue(before, after)
-        if cue in ("raise", "lower") and re.match(r"^\s*to\s+v?\d+\.\d", after):
-            cue = "upgrade" if cue == "raise" else "downgrade"  # "bump triton to 3.2": a release raised
+        if cue in ("raise", "lower") and _TO_RELEASE.match(after):
+            cue = "upgrade" if cue == "raise" else "downgrade"  # "bump triton to 3.2", "bump cudnn wheel to 9.5"
         ver = re.match(r"^\s*v?(\d+(?:\.\d+)+" + _TAGS + r"|\d{3,})\b", after)
         if change:
             a, b = _version(change[0]), _version(change[1])
@@ -726,6 +732,8 @@ def _read_packages(r: _Reader) -> None:
 
 
 _FROM_BEFORE = recache.compile(r"\bfrom\s+$")
+# a release a package is raised or lowered to, its kind named between ("... wheel to 9.5", "... package to 2.21")
+_TO_RELEASE = recache.compile(r"^\s*(?:(?:pip\s+)?(?:wheel|package|version|release|build)s?\s+)?to\s+v?\d+\.\d")
 _BARE_END = recache.compile(r"^\s*(?:$|[.,;:)!?]|(?:training|mode|precision|mixed|amp|runs?|instead|and|or|for|on|to|with)\b)", re.I)
 
 
