@@ -7180,6 +7180,11 @@ The fix is to turn the offloaded checkpointing off on WSL.
     assert by_text['Training with gradient checkpointing set to "unsloth" dies with a pinned-memory OOM.'] == "dan"
     assert by_text["I switched use_gradient_checkpointing to True and it trains."] == "eve"
     assert by_text["The fix is to turn the offloaded checkpointing off on WSL."] == ""
+    # (a last post that opens with its own section heading keeps its author too)
+    last = doc.replace("I switched use_gradient_checkpointing", "## What I did\n\nI switched use_gradient_checkpointing")
+    last = last[:last.index("## Summary")]
+    by_text = {u.text: u.author for u in segment(last).units if u.kind == "sentence"}
+    assert by_text["I switched use_gradient_checkpointing to True and it trains."] == "eve"
 
 
 def test_a_programs_output_pasted_into_a_paragraph_after_the_writers_lines_is_one_code_unit():

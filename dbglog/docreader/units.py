@@ -267,12 +267,19 @@ class _Cut:
         if who is not None and level <= self.post_level + 1:
             self.post, self.author, self.post_level = len(self.doc.posts), who, level
             self.doc.posts.append((a, who))
-        elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post:
+        elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post \
+                and not self._opens_post():
             # A heading above the posts' level that is no post, with no post after it: the thread is over. (One with
             # posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own section.)
             self.post, self.author, self.post_level = -1, "", 99
         self.add("heading", a, b - 1, _heading_text(text), level=level)
         self.path.append((level, len(self.doc.units) - 1))
+
+    def _opens_post(self) -> bool:
+        """Is the heading being read the first thing in a post, right under the post's own header ("### eve — date" /
+        "## Workarounds attempted")? Then it is the post's section, even in the last post."""
+        last = self.doc.units[-1] if self.doc.units else None
+        return last is not None and last.kind == "heading" and last.post == self.post and post_author(last.text) is not None
 
     def _glyph_items(self, a: int, texts: list[str], block: int) -> None:
         g = self.glyph
