@@ -202,12 +202,13 @@ def spelled_out(text: str, names) -> str:
                    for s, e, key in known)
         return name if re.search(r"\s", m.group(0)) and not kept else m.group(0)
 
+    low = text.lower()
     for name in sorted(set(names), key=len, reverse=True):
         words = [w for w in re.split(r"[-_.]+", name.lstrip("-").lower()) if w]
         if len(words) > 2 and words[-1] in _NAME_UNIT:
             words = words[:-1]
-        if len(words) < 2 or not all(w.isalnum() for w in words):
-            continue
+        if len(words) < 2 or not all(w.isalnum() and w in low for w in words):
+            continue  # (a name whose words the idea does not all hold is passed by without a pattern compiled)
         rx = re.compile(r"(?<![\w\-])" + r"[\s_\-]+".join(map(re.escape, words)) + r"(?:e?s)?(?![\w\-])", re.I)
         known = list(find_phrases(_spaced(text.lower()), voc.by_phrase, voc.longest))
         text = rx.sub(lambda m, name=name, known=known: put(m, name, known), text)
