@@ -1618,21 +1618,7 @@ def quoted_authors(units: list[Unit]) -> dict[int, str]:
 
 def echoed_quotes(units: list[Unit]) -> set[int]:
     """The lines of quoted sentences in a thread that repeat words of an earlier post ("> I tried -mla 3" in the
-    reply to the post that said it): 0-based line numbers."""
-    said: list[str] = []  # the posts' own words so far, post by post
-    out: set[int] = set()
-    post, upto, joined, text = -1, 0, 0, ""
-    for u in units:
-        if u.post < 0 or u.kind != "sentence":
-            continue
-        if u.post != post:
-            post, upto = u.post, len(said)
-        words = " ".join(_EMPHASIS.sub("", u.text).split())  # (a quote may drop the code spans' backticks)
-        if u.quoted and len(words) >= 20:
-            if joined < upto:  # (joined only when a quote asks, and only anew when earlier posts added words)
-                joined, text = upto, " ".join(said[:upto])
-            if words in text:
-                out.update(range(u.first, u.last + 1))
-        elif not u.quoted:
-            said.append(words)
-    return out
+    reply to the post that said it), twenty characters or more: 0-based line numbers (``quoted_authors`` finds whose)."""
+    whose = quoted_authors(units)
+    return {i for u in units if whose.get(u.id) and len(" ".join(_EMPHASIS.sub("", u.text).split())) >= 20
+            for i in range(u.first, u.last + 1)}
