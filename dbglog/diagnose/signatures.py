@@ -397,21 +397,22 @@ def _resolve_rank_signal(m: re.Match[str]) -> tuple[str, int]:
     return f"elastic.rank_killed:{name}", (63 if name == "SIGKILL" else 26)
 
 
+# A fault in native code (a cause), against an abort (most often a consequence of another error)
+_FATAL_SIGNALS = frozenset(("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"))
+
+
 def _resolve_gdb_signal(m: re.Match[str]) -> tuple[str, int]:
     sig = m.group("sig")
-    if sig in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"):
+    if sig in _FATAL_SIGNALS:
         return f"gdb.signal:{sig}", 64
     if sig == "SIGABRT":
         return f"gdb.signal:{sig}", 28
     return f"gdb.signal:{sig}", 15  # SIGTRAP, SIGINT, real-time signals: debugger traffic
 
 
-_SIGNAL_NAMES = {"4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "11": "SIGSEGV"}
-
-
 def _resolve_ucx_signal(m: re.Match[str]) -> tuple[str, int]:
-    sig = _SIGNAL_NAMES.get(m.group("num"), "SIG" + m.group("num"))
-    return f"ucx.signal:{sig}", (64 if sig in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL") else 28)
+    sig = _SIGNAMES.get(int(m.group("num")), f"SIG{m.group('num')}")
+    return f"ucx.signal:{sig}", (64 if sig in _FATAL_SIGNALS else 28)
 
 
 def _resolve_fatal(m: re.Match[str]) -> tuple[str, int]:
