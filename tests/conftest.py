@@ -333,15 +333,22 @@ def module_records(tmp_path_factory, name: str) -> Records:
 
 
 @contextlib.contextmanager
-def one_attempt(tmp_path_factory, name: str, problem: str, **attempt):
-    """A workspace of one investigation (``problem``) holding one attempt (its fields as keywords): its database
-    connection, for asking `tried` about it; closed on leaving."""
+def attempts_workspace(tmp_path_factory, name: str, problem: str, attempts: list[dict]):
+    """A workspace of one investigation (``problem``) holding ``attempts`` (each its fields), in order: its database
+    connection, for asking `tried` about them; closed on leaving."""
     recs = module_records(tmp_path_factory, name)
     try:
-        recs.add_attempt(recs.new(problem).id, **attempt)
+        inv = recs.new(problem)
+        for a in attempts:
+            recs.add_attempt(inv.id, **a)
         yield recs.store.conn
     finally:
         recs.close()
+
+
+def one_attempt(tmp_path_factory, name: str, problem: str, **attempt):
+    """``attempts_workspace`` of one attempt (its fields as keywords)."""
+    return attempts_workspace(tmp_path_factory, name, problem, [attempt])
 
 
 @pytest.fixture(scope="session")

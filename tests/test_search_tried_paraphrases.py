@@ -4,7 +4,7 @@ hypothesis proposed the change in other words is still the attempt that made it.
 
 import pytest
 
-from conftest import module_records, one_attempt
+from conftest import attempts_workspace, module_records, one_attempt
 from dbglog.kb import search
 
 
@@ -65,21 +65,20 @@ def test_running_eagerly_is_the_attempt_that_turned_graphs_off(tmp_path_factory,
 
 @pytest.fixture(scope="module")
 def build_conn(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_words_of_the_deed")
-    inv = recs.new("Serving image fails to find the CUDA libraries after the rebuild")
-    recs.add_attempt(inv.id, title="Prepended the conda lib dir to the loader path",
-                     did="export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH", result="libcublas loads",
-                     outcome="worked")
-    recs.add_attempt(inv.id, title="Deleted the kernel cache", did="rm -rf ~/.triton/cache ~/.triton/autotune",
-                     result="same error after the recompile", outcome="failed")
-    recs.add_attempt(inv.id, title="Other attention backend", did="VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve ./m",
-                     result="serves", outcome="worked")
-    recs.add_attempt(inv.id, title="NCCL 2.19.3 -> 2.21.5", did="pip install nvidia-nccl-cu12==2.21.5",
-                     result="no change", outcome="failed")
-    recs.add_attempt(inv.id, title="Rebuilt for gfx1031", did="cmake -B build -DAMDGPU_TARGETS=gfx1031 && cmake --build build",
-                     result="loads", outcome="worked")
-    yield recs.store.conn
-    recs.close()
+    with attempts_workspace(tmp_path_factory, "tried_words_of_the_deed",
+                            "Serving image fails to find the CUDA libraries after the rebuild", [
+            dict(title="Prepended the conda lib dir to the loader path",
+                 did="export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH", result="libcublas loads",
+                 outcome="worked"),
+            dict(title="Deleted the kernel cache", did="rm -rf ~/.triton/cache ~/.triton/autotune",
+                 result="same error after the recompile", outcome="failed"),
+            dict(title="Other attention backend", did="VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve ./m",
+                 result="serves", outcome="worked"),
+            dict(title="NCCL 2.19.3 -> 2.21.5", did="pip install nvidia-nccl-cu12==2.21.5", result="no change",
+                 outcome="failed"),
+            dict(title="Rebuilt for gfx1031", did="cmake -B build -DAMDGPU_TARGETS=gfx1031 && cmake --build build",
+                 result="loads", outcome="worked")]) as conn:
+        yield conn
 
 
 @pytest.mark.parametrize("idea, title", [
@@ -104,16 +103,14 @@ def test_another_series_or_another_thing_in_the_same_words_is_not_tried(build_co
 
 @pytest.fixture(scope="module")
 def shm_conn(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_spelled")
-    inv = recs.new("DDP in a container: NCCL 'unhandled system error' at the first all_reduce")
-    recs.add_attempt(inv.id, title="NCCL_SHM_DISABLE=1", did="export NCCL_SHM_DISABLE=1", result="trains, slower",
-                     outcome="partial")
-    recs.add_attempt(inv.id, title="Bigger shm for the container", did="docker run --gpus all --shm-size=8g ...",
-                     result="trains at full speed", outcome="worked")
-    recs.add_attempt(inv.id, title="Allocator split size", did="export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128",
-                     result="no change", outcome="failed")
-    yield recs.store.conn
-    recs.close()
+    with attempts_workspace(tmp_path_factory, "tried_spelled",
+                            "DDP in a container: NCCL 'unhandled system error' at the first all_reduce", [
+            dict(title="NCCL_SHM_DISABLE=1", did="export NCCL_SHM_DISABLE=1", result="trains, slower", outcome="partial"),
+            dict(title="Bigger shm for the container", did="docker run --gpus all --shm-size=8g ...",
+                 result="trains at full speed", outcome="worked"),
+            dict(title="Allocator split size", did="export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128",
+                 result="no change", outcome="failed")]) as conn:
+        yield conn
 
 
 @pytest.mark.parametrize("idea, title", [

@@ -4,24 +4,22 @@ experiment."""
 
 import pytest
 
-from conftest import module_records, one_attempt
+from conftest import attempts_workspace, one_attempt
 from dbglog.kb import search
 from dbglog.kb.search import number_forms
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
-    recs = module_records(tmp_path_factory, "tried_values")
-    inv = recs.new("fp16 fine-tune goes NaN after a few thousand steps")
-    recs.add_attempt(inv.id, title="lr 3e-4 -> 1e-4", did="--lr 1e-4 (peak, cosine schedule unchanged)",
-                     result="NaN arrives later", outcome="failed")
-    recs.add_attempt(inv.id, title="Clip grads at 1.0 after unscale",
-                     did="scaler.unscale_(opt); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
-                     result="still NaN", outcome="failed")
-    recs.add_attempt(inv.id, title="AdamW eps 1e-8 -> 1e-6", did="optimizer config: eps: 1.0e-6",
-                     result="no change", outcome="failed")
-    yield recs.store.conn
-    recs.close()
+    with attempts_workspace(tmp_path_factory, "tried_values", "fp16 fine-tune goes NaN after a few thousand steps", [
+            dict(title="lr 3e-4 -> 1e-4", did="--lr 1e-4 (peak, cosine schedule unchanged)", result="NaN arrives later",
+                 outcome="failed"),
+            dict(title="Clip grads at 1.0 after unscale",
+                 did="scaler.unscale_(opt); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+                 result="still NaN", outcome="failed"),
+            dict(title="AdamW eps 1e-8 -> 1e-6", did="optimizer config: eps: 1.0e-6", result="no change",
+                 outcome="failed")]) as conn:
+        yield conn
 
 
 @pytest.mark.parametrize("idea, title", [
