@@ -1130,9 +1130,9 @@ def test_one_assert_formatted_two_ways_by_two_versions_is_one_failure():
 def test_a_ucx_caught_signal_is_one_failure_on_every_host_and_apart_from_another_signal():
     # (UCX prints "[host:pid :0:tid] Caught signal 7 (...)" before its backtrace: the host and ids differ per machine)
     a = F.fingerprint_text("[qgpu813-cv:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)\n"
-                         "==== backtrace (tid:    381) ====\n 0 0x00000000000143c0 __funlockfile()  ???:0\n")
+                           "==== backtrace (tid:    381) ====\n 0 0x00000000000143c0 __funlockfile()  ???:0\n")
     b = F.fingerprint_text("[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
-                         "==== backtrace (tid:   3095) ====\n 0 0x0000000000043090 killpg()  ???:0\n")
+                           "==== backtrace (tid:   3095) ====\n 0 0x0000000000043090 killpg()  ???:0\n")
     c = F.fingerprint_text("[8d6bf97c3bf4:3039 :0:3095] Caught signal 11 (Segmentation fault: address not mapped)\n")
     assert a.signature == "ucx.signal:SIGBUS" and a.key == b.key
     assert c.signature == "ucx.signal:SIGSEGV" and c.key != a.key

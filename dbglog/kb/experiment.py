@@ -550,12 +550,12 @@ def _read_calls(r: _Reader) -> None:
     named by its own words with a boolean (``torch.backends.cuda.enable_cudnn_sdp(False)``): that switch turned."""
     voc = vocab()
     for m in _CALL.finditer(r.text):
-        name = m.group(1).rsplit(".", 1)[-1] + "()"
-        switch = _SWITCH_CALL.fullmatch(m.group(1).rsplit(".", 1)[-1] + "(" + m.group(2) + ")")
-        if switch and norm_name(name) not in voc.names:
-            r.named(m.span(), switch.group(1), "config", switch.group(2))
-            continue
+        short = m.group(1).rsplit(".", 1)[-1]
+        name = short + "()"
         if norm_name(name) not in voc.names:
+            switch = _SWITCH_CALL.fullmatch(f"{short}({m.group(2)})")
+            if switch:
+                r.named(m.span(), switch.group(1), "config", switch.group(2))
             continue
         args = [a.strip().strip("\"'") for a in _ARG_SPLIT.split(m.group(2)) if a.strip()]
         # (max_norm=1.0 is the value 1.0 given by its keyword, as clip_grad_norm_(params, 1.0) gives it)
@@ -564,7 +564,9 @@ def _read_calls(r: _Reader) -> None:
 
 
 _ARG_SPLIT = recache.compile(r",(?![^()]*\))")  # commas between arguments, not inside a nested call
-_SWITCH_CALL = recache.compile(r"((?:enable|disable|use)_[a-z0-9_]+)\(\s*(True|False|true|false|0|1)\s*\)")
+# a name that says which way it turns a switch: "enable_kv_cache_reuse", "use_cache", "disable_custom_all_reduce"
+_SWITCH_NAME = r"(?:enable|disable|use|no)_[a-z0-9]+(?:_[a-z0-9]+)*"
+_SWITCH_CALL = recache.compile(r"(" + _SWITCH_NAME + r")\(\s*(True|False|true|false|0|1)\s*\)")
 _KEYWORD = recache.compile(r"^[A-Za-z_]\w*\s*=\s*")
 
 
@@ -632,8 +634,8 @@ def sub_settings(value: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in got] if parts and all(got) else []
 
 
-# a config key that names a switch by its own words ("enable_kv_cache_reuse", "use_cache", "disable_custom_all_reduce")
-_SWITCH_KEY = recache.compile(r"(?<![\w.\-])((?:enable|disable|use|no)_[a-z0-9]+(?:_[a-z0-9]+)*)(?![\w=(])")
+# a switch's key named bare, with the cue that turns it ("turn enable_kv_cache_reuse off")
+_SWITCH_KEY = recache.compile(r"(?<![\w.\-])(" + _SWITCH_NAME + r")(?![\w=(])")
 
 
 def _read_flags(r: _Reader) -> None:
