@@ -303,3 +303,60 @@ def test_binary_and_decimal_sizes_are_one_value_and_other_sizes_are_not():
 def test_words_a_vocabulary_phrase_gives_a_state_are_not_respelled_as_a_name():
     # ("kernel replay mode" is replay mode kernel: read as "kernel --replay-mode" it lost its value)
     assert experiment.spelled_out("kernel replay mode", ["--replay-mode"]) == "kernel replay mode"
+
+
+def test_a_path_word_is_not_where_a_change_was_applied():
+    # ("./build/all_gather_perf" runs a test binary; the record did not change a build)
+    record = extract("NCCL_P2P_LEVEL=SYS ./build/all_gather_perf -b 8M -e 1G -g 8")
+    assert record.target == ""
+    assert compare(extract("force NCCL_P2P_LEVEL=SYS on the server"), record, "./build/all_gather_perf").tier == SAME
+
+
+@pytest.mark.parametrize("record, idea", [
+    ("mlx_lm.lora -c config.yaml --grad-checkpoint", "turn on grad_checkpoint: true in the training config"),
+    ("mlx_lm.lora --grad-checkpoint --iters 600", "run with grad_checkpoint=True"),
+])
+def test_an_unknown_flag_last_on_its_command_or_before_another_option_is_a_switch_given(record, idea):
+    assert extract(record).knobs[0].state == "on"
+    assert compare(extract(idea), extract(record)).tier == SAME
+
+
+def test_an_unknown_flag_in_prose_or_taken_away_is_not_given():
+    assert extract("we thought about --grad-checkpoint.").knobs[0].state == ""
+    assert extract("without --grad-checkpoint").knobs[0].state == "off"
+
+
+@pytest.mark.parametrize("text, knob, state", [
+    ("call ddp_model._set_static_graph() as the error says", "static-graph", "on"),
+    ("model.gradient_checkpointing_enable()", "gradient checkpointing", "on"),
+    ("removed model.gradient_checkpointing_enable() and kept our wrapper", "gradient checkpointing", "off"),
+    ("model.disable_adapters()", "adapters", "off"),
+])
+def test_a_call_without_arguments_whose_name_says_the_way_turns_that_switch(text, knob, state):
+    (k,) = extract(text).knobs
+    assert (k.id, k.state) == (knob, state)
+
+
+def test_a_switch_turned_by_its_call_is_the_keyword_set_true():
+    assert compare(extract("call model._set_static_graph()"),
+                   extract("DDP(model, device_ids=[rank], static_graph=True)")).tier == SAME
+
+
+@pytest.mark.parametrize("text, state, value", [
+    ("config.yaml: learning_rate: 1e-4 changed to 2e-5", "lower", "2e-5"),
+    ("cut lora_parameters.scale from 20 to 2", "lower", "2"),
+    ("max_num_seqs 256 to 128", "lower", "128"),
+])
+def test_a_setting_moved_from_one_value_to_another_is_read_at_its_new_value(text, state, value):
+    (k,) = extract(text).knobs
+    assert (k.state, k.value) == (state, value)
+
+
+def test_to_between_a_number_and_a_word_is_no_setting_moved():
+    assert extract("set batch 8 to fix the OOM").knobs == ()
+    assert extract("gpu_memory_utilization 0.9 to fit").knobs[0].value == "0.9"
+
+
+@pytest.mark.parametrize("word, value", [("sixteen", 16.0), ("twelve", 12.0), ("sixty-four", 64.0), ("half", 0.5)])
+def test_numbers_written_in_words_are_their_values(word, value):
+    assert experiment.number(word) == value

@@ -244,8 +244,9 @@ _UNITS = {"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "kib": 
 _NUM = recache.compile(r"^v?((?:\d+(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?)\s*([a-z%]*)$", re.I)  # (".7" is 0.7)
 
 
-_NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "eight": "8", "sixteen": "16",
-                 "half": "0.5"}
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                                   "thirteen fourteen fifteen sixteen".split())}
+_NUMBER_WORDS.update({"twenty": "20", "thirty-two": "32", "sixty-four": "64", "half": "0.5"})
 
 
 def number(v) -> float | None:
@@ -334,8 +335,9 @@ _ENV = recache.compile(r"(?<![\w$.\-/])([A-Z][A-Z0-9_]*[A-Z0-9])=(\"[^\"\n]*\"|'
 _CALL = recache.compile(r"(?<![\w])([A-Za-z_][\w.]*)\(((?:[^()\n]|\([^()\n]{0,40}\)){0,80})\)")
 # "lr 3e-4 -> 1e-4": a setting changed, written with an arrow
 # ("`learning_rate: 0.0003` → `learning_rate: 0.0001`": the key written again on the new side is one change)
-_KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*[:=]?\s+([\w.+\-]+)`?\s*(?:->|→|=>)\s*`?(?:\1\s*[:=]\s*)?"
-                             r"([\w.+\-]+)")
+# "lr 3e-4 -> 1e-4", "learning_rate: 1e-4 changed to 2e-5", "scale from 20 to 2": a setting moved from one value to another
+_KEY_ARROW = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*)\s*(?:[:=]?\s+|\s+from\s+)([\w.+\-]+?)`?\s*"
+                             r"(?:->|→|=>|\s(?:changed\s+to|became)\s|(?<=\s)(to)\s)\s*`?(?:\1\s*[:=]\s*)?([\w.+\-]+)")
 _ENVIRON = recache.compile(r"environ\[\s*[\"'](\w+)[\"']\s*\]\s*=\s*[\"']?([^\"'\s)]*)|"
                       r"environ\.setdefault\(\s*[\"'](\w+)[\"']\s*,\s*[\"']?([^\"'\s)]*)")
 # code: `RETAIN_GRAPH: bool = False` (an annotated assignment sets the name, not its type)
@@ -385,11 +387,14 @@ _ONE_UNIT = recache.compile(r"^\s*(?:to\s+|of\s+)?(?:a|an|one)\s+(hour|minute|se
 _UNIT_WORDS = {"hour": "h", "hours": "h", "hr": "h", "hrs": "h", "minute": "min", "minutes": "min", "min": "min",
                "mins": "min", "second": "s", "seconds": "s", "sec": "s", "secs": "s", "ms": "ms",
                "millisecond": "ms", "milliseconds": "ms"}
-_BEFORE_VALUE = recache.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|zero|one|two|four|eight|sixteen)\s+$", re.I)
+_BEFORE_VALUE = recache.compile(r"(?:\bto\s+|\bwith\s+|\buse\s+|^|\s)(\d[\w.]*|"
+                                + "|".join(w for w in _NUMBER_WORDS if w != "half") + r")\s+$", re.I)
 _TARGETS = (("client", recache.compile(r"\bclients?\b|\bclient'?s\b", re.I)),
             ("server", recache.compile(r"\bserv(?:er|ers|ing)\b|\bserver'?s\b", re.I)),
             ("build", recache.compile(r"\bbuild\w*\b|\bwheel\b|\bnvcc\b|\bcmake\b|\bpip install\b", re.I)),
             ("kernel", recache.compile(r"\bkernels?\b", re.I)))
+# A path's words name where a file is, not what a change was applied to: "./build/all_gather_perf" runs a test.
+_PATH_WORD = recache.compile(r"\S*/\S*")
 WINDOW = 32  # characters before a name in which a cue word says which way it was turned
 
 
@@ -554,8 +559,15 @@ def _read_calls(r: _Reader) -> None:
         name = short + "()"
         if norm_name(name) not in voc.names:
             switch = _SWITCH_CALL.fullmatch(f"{short}({m.group(2)})")
+            turned = _TURNING_CALL.fullmatch(short) if not m.group(2).strip() else None
             if switch:
                 r.named(m.span(), switch.group(1), "config", switch.group(2))
+            elif turned:  # model._set_static_graph(), model.gradient_checkpointing_enable(): that switch turned
+                on = (turned.group(1) or turned.group(4)) != "disable"
+                if r._negated(m.span()) or _cue(r.before(m.start())) == "off":
+                    on = not on  # "removed model.gradient_checkpointing_enable()"
+                key = turned.group(2) or turned.group(3)
+                r.add(m.span(), Knob(_meaning(key)[0], short + "()", "config", "on" if on else "off", ""))
             continue
         args = [a.strip().strip("\"'") for a in _ARG_SPLIT.split(m.group(2)) if a.strip()]
         # (max_norm=1.0 is the value 1.0 given by its keyword, as clip_grad_norm_(params, 1.0) gives it)
@@ -567,6 +579,8 @@ _ARG_SPLIT = recache.compile(r",(?![^()]*\))")  # commas between arguments, not 
 # a name that says which way it turns a switch: "enable_kv_cache_reuse", "use_cache", "disable_custom_all_reduce"
 _SWITCH_NAME = r"(?:enable|disable|use|no)_[a-z0-9]+(?:_[a-z0-9]+)*"
 _SWITCH_CALL = recache.compile(r"(" + _SWITCH_NAME + r")\(\s*(True|False|true|false|0|1)\s*\)")
+# a call without arguments whose name says which way it turns a switch: "_set_static_graph", "x_enable", "disable_x"
+_TURNING_CALL = recache.compile(r"_?(set|enable|disable)_([a-z][a-z0-9_]*)|([a-z][a-z0-9_]*?)_(enable|disable)")
 _KEYWORD = recache.compile(r"^[A-Za-z_]\w*\s*=\s*")
 
 
@@ -587,9 +601,15 @@ def _read_arrows(r: _Reader) -> None:
         fid, meaning = _meaning(m.group(1))
         if meaning != "value" or fid in vocab().packages.values():
             continue
-        a, b = number(m.group(2)), number(m.group(3))
+        a, b = number(m.group(2)), number(m.group(4))
+        if (m.group(3) or " from " in m.group(0)) and not ("_" in m.group(1) or "." in m.group(1) or (
+                norm_name(m.group(1)) in vocab().names and a is not None and b is not None)):
+            # ("precision from fp16 to bf16", "version 430 to 418": a word is read with its phrase)
+            continue
+        if m.group(3) and (a is None or b is None) and " from " not in m.group(0):
+            continue  # ("set batch 8 to fix the OOM": "to" alone joins two numbers only)
         state = "set" if a is None or b is None or a == b else "raise" if b > a else "lower"
-        r.add(m.span(), Knob(fid, m.group(1), "config", state, m.group(3)))
+        r.add(m.span(), Knob(fid, m.group(1), "config", state, m.group(4)))
     for m in _KEY_TO.finditer(r.text):
         if r.free(*m.span()):
             r.named(m.span(), m.group(1), "config", m.group(2))
@@ -638,6 +658,10 @@ def sub_settings(value: str) -> list[tuple[str, str]]:
 _SWITCH_KEY = recache.compile(r"(?<![\w.\-])(" + _SWITCH_NAME + r")(?![\w=(])")
 
 
+# what follows a switch on a command line: the end of the line or of the command, or the next option
+_COMMAND_GOES_ON = recache.compile(r"[ \t]*(?:$|\n|\\|&&|;|\||-)")
+
+
 def _read_flags(r: _Reader) -> None:
     for m in _FLAG.finditer(r.text):
         if not r.free(*m.span(1)):
@@ -648,6 +672,11 @@ def _read_flags(r: _Reader) -> None:
         value, end = eq, (m.end(1) if eq is None else m.end())
         if value is None and nxt is not None and _flag_value(name, nxt):
             value, end = nxt, m.end()
+        elif value is None and nxt is None and _meaning(name) == (norm_name(name), "value") \
+                and _COMMAND_GOES_ON.match(r.text, m.end(1)):
+            # a flag the vocabulary does not know, last on its command or before the next option: a switch given
+            r.add((m.start(1), end), Knob(norm_name(name), name, "flag", "off" if r._negated(m.span(1)) else "on", ""))
+            continue
         r.named((m.start(1), end), name, "flag", value)
 
 
@@ -837,8 +866,12 @@ def extract(text: str) -> Experiment:
     _read_gpu_count(r)
     _read_share(r)
     _read_phrases(r)
-    target = next((t for t, rg in _TARGETS if rg.search(text)), "")
-    return Experiment(tuple(_with_previous(k, text) for k in _merge(r.knobs)), target)
+    return Experiment(tuple(_with_previous(k, text) for k in _merge(r.knobs)), _target(text))
+
+
+def _target(text: str) -> str:
+    bare = _PATH_WORD.sub(" ", text)
+    return next((t for t, rg in _TARGETS if rg.search(bare)), "")
 
 
 # the value a setting had before, written after the new one: "--tp 4 instead of 8", "8192 (was 32768)", "1e-5 (from 2e-5)"
@@ -857,7 +890,8 @@ def _with_previous(k: Knob, text: str) -> Knob:
 
 
 def targets(text: str) -> set[str]:
-    return {t for t, rg in _TARGETS if rg.search(text or "")}
+    bare = _PATH_WORD.sub(" ", text or "")
+    return {t for t, rg in _TARGETS if rg.search(bare)}
 
 
 # --- comparing two experiments ---------------------------------------------------------------------
