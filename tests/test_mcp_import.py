@@ -313,8 +313,10 @@ def test_the_guide_an_agent_reads_says_how_to_drop_next_steps_and_how_to_read_me
     guide = importer.agent_units(str(tmp_path / "steps.md"))["guide"]
     assert '`"next_steps": []`' in guide and "dropped" in guide
     # (agents marked a benchmark with no target worked or failed, and skipped a bisection's tested commits)
-    assert "benchmark or sweep that only found something out" in guide and "Each commit a bisection tests" in guide
-    assert "a step that only prepared the next one" in guide  # (a probe built and run is no fix that worked)
+    assert "a measurement or benchmark of the unchanged case" in guide and "Each commit a bisection tests" in guide
+    assert "only prepared the next one" in guide  # (a probe built and run is no fix that worked)
+    # (agents read isolation runs -- one part alone passed 30/30 -- and test runs of a fix as inconclusive checks)
+    assert "even only to find where the fault is" in guide and "a test run checking a fix" in guide
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():

@@ -7204,3 +7204,39 @@ main()
     said = [u.text for u in units if u.kind == "sentence"]
     assert code == [(5, 9)]
     assert said == ["With the longer timeout it still fails; worker1 stops at 47% of the tokenizing.", "@maintainer"]
+
+
+COMMENTED_LOG = """# Soak log of the stream-pool branch
+#
+# Older entries are kept below for reference.
+
+# Soak run 12 - Tue Mar 3 09:10 2026
+# Correctness: 18/20 PASS (the attention block fails now and then at 4 threads)
+#   - every single op PASS
+# Stress test: CRASHED (SIGBUS, the test binary was stale)
+# Branch head: 5d1e09a
+
+# Soak run 11 - Mon Mar 2 17:40 2026
+# Correctness: 20/20 PASS
+# Stress test: PASS
+"""
+
+
+def test_a_note_with_a_hash_before_every_line_reads_each_block_as_a_heading_over_its_text():
+    doc = segment(COMMENTED_LOG)
+    heads = [(u.first, u.text) for u in doc.units if u.kind == "heading"]
+    assert heads == [(0, "Soak log of the stream-pool branch"), (4, "Soak run 12 - Tue Mar 3 09:10 2026"),
+                     (10, "Soak run 11 - Mon Mar 2 17:40 2026")]
+    assert any(u.first == 5 and u.text.startswith("Correctness: 18/20 PASS") for u in doc.units)
+    assert doc.lines == COMMENTED_LOG.split("\n")  # (the document keeps its lines as written)
+    from import_thread_doc import lost_lines
+
+    from dbglog.core import markdown
+
+    assert lost_lines(COMMENTED_LOG, "\n".join(markdown.render(p.inv) for p in _read(COMMENTED_LOG))) == []
+
+
+def test_a_document_of_headings_alone_is_not_a_commented_note():
+    doc = "# Title\n\n# Part one\n\ntext\n\n# Part two\n\nmore\n\n# Part three\n\n# Part four\n"
+    assert [u.text for u in segment(doc).units if u.kind == "heading"] == [
+        "Title", "Part one", "Part two", "Part three", "Part four"]

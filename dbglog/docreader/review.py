@@ -277,11 +277,12 @@ READING_GUIDE = (
     "bad). Not attempts: proposals nobody reports running, plans and next steps, questions and requests, the "
     "failing run that opens the problem report, templates and checklist boxes of an issue form, setup instructions "
     "and lessons. Outcome: worked (the symptom was gone), failed (the same or a new failure, no change, or the "
-    "setting was ignored), partial (better, not fixed), inconclusive (no result given, or a check, measurement, "
-    "benchmark or sweep that only found something out, or a step that only prepared the next one -- a probe or a "
-    "tool built, logging switched on -- with nothing changed to fix the problem, however that step itself went), "
-    "untested "
-    "(applied, not yet run). For a slowness or a memory problem, a change made to fix it is judged by the number: "
+    "setting was ignored), partial (better, not fixed), inconclusive (no result given, or a step that only looked "
+    "-- a log, a version or a topology read, a measurement or benchmark of the unchanged case -- or only prepared "
+    "the next one -- a probe or a tool built, logging switched on -- however that step itself went), untested "
+    "(applied, not yet run). A run of the failing case with something changed, even only to find where the fault "
+    "is (one part alone, a smaller case, another backend), and a test run checking a fix, are judged by how they "
+    "went: worked when it ran right (passed, no error), failed when the failure showed. For a slowness or a memory problem, a change made to fix it is judged by the number: "
     "worked when it reached what was wanted, partial when it moved the right way, failed when it did not move or "
     "got worse.")
 

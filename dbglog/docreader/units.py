@@ -1346,7 +1346,11 @@ def segment(text: str) -> Doc:
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         _leftover_code(cut, 0, len(lines), 0)
         return _finish(cut, covered=None)
-    tokens = _parse_posts_apart(_rst_titles(lines))
+    read = _uncommented(lines)
+    if read is not lines:
+        cut = _Cut(read)  # (units read from the lines without their "# "; the document keeps its lines as written)
+        cut.doc.lines = lines
+    tokens = _parse_posts_apart(_rst_titles(read))
     covered = [False] * len(lines)
     for k, t in enumerate(tokens):
         if not t.map:
@@ -1364,6 +1368,38 @@ def segment(text: str) -> Doc:
             for i in range(a, min(b, len(lines))):
                 covered[i] = True
     return _finish(cut, covered)
+
+
+_COMMENT_LINE = recache.compile(r"^#(?:\s|$)")
+
+
+def _uncommented(lines: list[str]) -> list[str]:
+    """A note written with "#" before every line, as a shell comment (a log kept by a script, a text file renamed
+    .md), read as its writer laid it out: the first line of each block of such lines heads it, the lines under it
+    are its text ("# " taken off), a lone "#" a blank line. Markdown reads every such line as a heading: a note of
+    eighty one-line sections. Only when most lines are so written and some block has a lone "#" or three lines or
+    more -- never a document of headings. The source lines are unchanged."""
+    body = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")]
+    marked = [i for i, ln in enumerate(lines) if _COMMENT_LINE.match(ln)]
+    if len(body) < 6 or len(marked) < 0.8 * len(body):
+        return lines
+    out, run = list(lines), 0
+    for i, ln in enumerate(lines):
+        run = run + 1 if _COMMENT_LINE.match(ln) else 0
+        if run > 1:
+            out[i] = ln[2:] if ln[1:2] in (" ", "\t") else ""
+    if all(a == b for a, b in zip(out, lines)) or max(_runs(marked)) < 3 and "#" not in (ln.strip() for ln in lines):
+        return lines
+    return out
+
+
+def _runs(idx: list[int]) -> list[int]:
+    """The lengths of the runs of consecutive numbers in ``idx`` (sorted)."""
+    out, prev = [], None
+    for i in idx:
+        out.append(out.pop() + 1 if out and prev == i - 1 else 1)
+        prev = i
+    return out or [0]
 
 
 def _leftover_code(cut: _Cut, a: int, b: int, made: int) -> None:
