@@ -7240,3 +7240,65 @@ def test_a_document_of_headings_alone_is_not_a_commented_note():
     doc = "# Title\n\n# Part one\n\ntext\n\n# Part two\n\nmore\n\n# Part three\n\n# Part four\n"
     assert [u.text for u in segment(doc).units if u.kind == "heading"] == [
         "Title", "Part one", "Part two", "Part three", "Part four"]
+
+
+ISSUES_HIT = """# Bringing up the 8-GPU inference box
+
+## Every issue we hit
+
+### 1. Wheels built for a newer CUDA
+- **What happened:** the install pulled CUDA 12.9 wheels; the host driver stops at 12.8.
+- **Error:** CUDA initialization failed at the first import.
+- **Fix:** `uv pip install --system vllm --torch-backend=cu128`
+- **Root cause:** pip cannot see the driver and picks the newest wheels.
+
+### 2. Warmup ran out of memory
+- **What happened:** the sampler warmup allocated for 1024 sequences.
+- **Error:** CUDA out of memory during sampler warmup.
+- **Fix:** `--max-num-seqs 64`
+- **Root cause:** the defaults are sized for small models.
+"""
+
+
+def test_a_fix_field_after_the_problem_fields_is_a_try_that_worked_with_the_problem_as_its_context():
+    tries = [a for p in _read(ISSUES_HIT) for a in p.inv.attempts]
+    assert [(a.outcome, a.result) for a in tries] == [("worked", ""), ("worked", "")]
+    assert tries[1].hypothesis == "Problem: the sampler warmup allocated for 1024 sequences."
+
+
+def test_a_fix_field_followed_by_its_result_is_judged_by_that_result():
+    doc = ISSUES_HIT.replace("- **Fix:** `--max-num-seqs 64`",
+                             "- **Fix:** `--max-num-seqs 64`\n- **Result:** still out of memory at warmup")
+    tries = [a for p in _read(doc) for a in p.inv.attempts]
+    assert tries[-1].outcome == "failed"
+
+
+HISTORY_BLOCK = """# Bring-up notes
+
+```bash
+    1  export NCCL_DEBUG=WARN
+    2  # Attempt: NCCL env vars
+    3  export NCCL_NVLS_ENABLE=0
+    4  vllm serve ~/model -tp 8
+    5  # Attempt: system NCCL
+    6  export VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2
+    7  vllm serve ~/model -tp 8
+```
+"""
+
+
+def test_shell_history_in_a_fence_is_read_without_its_numbers():
+    units = segment(HISTORY_BLOCK).units
+    texts = [u.text for u in units if u.first > 2 and u.kind in ("command", "code")]
+    assert not any(t.lstrip()[:1].isdigit() for t in texts)
+    assert any("vllm serve ~/model -tp 8" in t and u.first == 6 for u, t in
+               ((u, u.text) for u in units if u.kind in ("command", "code")))
+    assert segment(HISTORY_BLOCK).lines == HISTORY_BLOCK.split("\n")
+
+
+def test_a_long_fenced_script_with_many_commented_runs_gives_each_run_its_own_unit():
+    runs = "\n".join(f"# try {k}: NCCL_ALGO variant {k}\nNCCL_ALGO=Ring{k} python bench.py  # NOK hangs" for k in range(6))
+    setup = "\n".join(f"pip install pkg{k}" for k in range(14))
+    doc = f"# Session\n\n```bash\n{setup}\n{runs}\n```\n"
+    cmds = [u for u in segment(doc).units if u.kind == "command" and "bench.py" in u.text]
+    assert len(cmds) == 6

@@ -18,7 +18,7 @@ from dbglog.docreader.scorer import Judged, judge
 from dbglog.docreader.text import (demote_headings, field_value, item_title, make_step, one_line, parse_files,
                                    section_heading, span_lines, status_from_title, verdict_free)
 from dbglog.docreader.units import CJK_CHAR, FENCE_LINE, Doc, Unit, echoed_quotes, segment
-from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_noun, heading_key, label_of, status_word
+from dbglog.docreader.vocab import ATTEMPT_LABELS, FIX_FIELD, INV_LABELS, attempt_noun, heading_key, label_of, status_word
 from dbglog.docreader.yardstick import _probe, counts, kept_text, norm
 from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row, strip_blank
@@ -452,6 +452,10 @@ class _Build:
             hyp = lead
         result, conclusion = vals.get("result", ""), vals.get("conclusion", "")
         said = vals.get("outcome", "")
+        fixed = self._fixed_problem(f)
+        if fixed:
+            # ("**What happened:** ... **Error:** ... **Fix:** ..."): the fields before the fix are the problem it fixed
+            hyp, result = f"{hyp}\nProblem: {result}".strip(), ""
         if len(plain(said).split()) > 3:
             # ("### Verdict" / "- The assets are read for both dat and hsaco: confirmed."): what the verdict says is
             # the attempt's conclusion too, not text left behind it
@@ -465,12 +469,24 @@ class _Build:
             out = "failed"  # "### Attempt 7: FP8 rollout" / "- Problem: RuntimeError: CUDA error ...": what it ran into
         if out == "inconclusive" and not (did or result or conclusion):
             out = "untested"
+        if fixed and _protocol_outcome(said, f.tag, "", "", f.title, "") == "inconclusive":
+            out = "worked"  # (by the label "Fix": a guess, over the labelled docs such fields worked 74 of 93 times)
         a = Attempt(number=f.number or 0, title=one_line(f.title or item_title(did or result)), hypothesis=hyp,
                     did=did, result=result, conclusion=conclusion, outcome=out)
         a.source_lines = [f.lines[0] + 1, f.lines[-1] + 1]
         self.attempts.append((f.lines[0], a))
         self.owned.update(f.lines)
         self.took[id(a)] = list(f.lines)
+
+    def _fixed_problem(self, f: st.Fields) -> bool:
+        """Do the fields open with the problem (what happened, the error) and then name the fix ("**Fix:**",
+        "Solution:"), with no result after it? An issue write-up's entry: what it hit, then what fixed it."""
+        order = list(f.fields)
+        if "did" not in order or "result" not in order or order.index("result") > order.index("did") \
+                or "outcome" in order:
+            return False
+        at = next((i for i in f.lines if (lab := label_of(self.lines[i], ATTEMPT_LABELS)) and lab[0] == "did"), None)
+        return at is not None and bool(FIX_FIELD.match(self.lines[at]))
 
     def _within(self, s: st.Section) -> list:
         """The units under section ``s`` (below its heading, up to its own last line)."""

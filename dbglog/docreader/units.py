@@ -566,7 +566,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
         groups = single
     elif len(said) < 2 or len(said) * 2 < len(runs):
         groups = [] if script else _bare_transcript_groups(cut.lines, body)
-        if not groups and a < 0 and len(said) >= 3:
+        if not groups and (a < 0 or len(said) >= 6) and len(said) >= 3:
             # A script kept as notes ("ubuntu-drivers devices" and the devices it listed as comments under it,
             # among dozens of setup commands): the commands shown with what they printed or how they went are runs;
             # the rest of the script is code.
@@ -1346,7 +1346,7 @@ def segment(text: str) -> Doc:
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         _leftover_code(cut, 0, len(lines), 0)
         return _finish(cut, covered=None)
-    read = _uncommented(lines)
+    read = _unnumbered(_uncommented(lines))
     if read is not lines:
         cut = _Cut(read)  # (units read from the lines without their "# "; the document keeps its lines as written)
         cut.doc.lines = lines
@@ -1391,6 +1391,30 @@ def _uncommented(lines: list[str]) -> list[str]:
     if all(a == b for a, b in zip(out, lines)) or max(_runs(marked)) < 3 and "#" not in (ln.strip() for ln in lines):
         return lines
     return out
+
+
+_HISTORY_LINE = recache.compile(r"^\s{0,6}\d{1,6}\s\s(?=\S)")
+
+
+def _unnumbered(lines: list[str]) -> list[str]:
+    """A fenced block of shell history as ``history`` prints it ("   46  export NCCL_DEBUG=WARN"), read without the
+    numbers: its lines are commands and "#" captions, as in any session. Most of the block's lines so numbered,
+    three or more. The source lines are unchanged."""
+    out, start = None, None
+    for i, line in enumerate(lines):
+        if not FENCE_LINE.match(line):
+            continue
+        if start is None:
+            start = i
+            continue
+        body = [k for k in range(start + 1, i) if lines[k].strip()]
+        numbered = [k for k in body if _HISTORY_LINE.match(lines[k])]
+        if len(numbered) >= 3 and len(numbered) >= 0.8 * len(body):
+            out = out or list(lines)
+            for k in numbered:
+                out[k] = _HISTORY_LINE.sub("", lines[k], count=1)
+        start = None
+    return out or lines
 
 
 def _runs(idx: list[int]) -> list[int]:

@@ -60,6 +60,10 @@ INV_LABELS = {
 }
 
 
+# A field labelled as the fix ("**Fix:**", "- Solution:", "Workaround applied:"): by its label, what fixed the problem
+FIX_FIELD = recache.compile(r"^[\s>*_\-+]*(?:the\s+)?(?:fix|fixed\s+by|solution|resolution|workaround)(?:\s+applied)?"
+                            r"[*_]*\s*:", re.I)
+
 ATTEMPT_LABELS = {
     "title": "title",
     "hypothesis": "hypothesis", "hypotheses": "hypothesis", "theory": "hypothesis", "idea": "hypothesis",
