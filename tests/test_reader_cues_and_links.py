@@ -7302,3 +7302,34 @@ def test_a_long_fenced_script_with_many_commented_runs_gives_each_run_its_own_un
     doc = f"# Session\n\n```bash\n{setup}\n{runs}\n```\n"
     cmds = [u for u in segment(doc).units if u.kind == "command" and "bench.py" in u.text]
     assert len(cmds) == 6
+
+
+PREREGISTERED = """# Memory probe log
+
+## Entry Log
+
+### 2026-07-29 10:19 - P-001 preregistration
+
+- Hypothesis: at 64k tokens per device the remat policy fits in 80 GiB.
+- Command: Not submitted.
+- Config: `SEQ=4096`, `REMAT=all_but_moe`.
+- Result: Pending.
+- Next action: build the branch with both features and smoke-test its imports.
+
+### 2026-07-29 11:02 - P-002 compile probe
+
+- Hypothesis: unchanged.
+- Command: `python probe.py --remat all_but_moe`
+- Result: compiled; 92 GiB of temporary arena, fits.
+- Next action: run the full-size arm next.
+"""
+
+
+def test_an_entry_whose_command_was_never_submitted_is_no_try():
+    tries = [a for p in _read(PREREGISTERED) for a in p.inv.attempts]
+    assert [(a.title, a.outcome) for a in tries] == [("P-002 compile probe", "worked")]
+
+
+def test_next_action_fields_are_next_steps():
+    steps = [s.text for p in _read(PREREGISTERED) for s in p.inv.next_steps]
+    assert steps == ["build the branch with both features and smoke-test its imports.", "run the full-size arm next."]

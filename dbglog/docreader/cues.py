@@ -1676,7 +1676,7 @@ def _item_features(u: Unit, f: dict[str, float]) -> None:
 
 
 # "Next: ...", "todo: ...", "Not yet run: ...": a label that says the rest is a plan (read.py strips it off the step).
-PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: steps?)?|not yet (?:run|tried)|still to try|things i still want to try|"
+PLAN_LEAD = recache.compile(r"^(?:todo|to do|next(?: (?:steps?|actions?|experiments?|tests?|runs?))?|not yet (?:run|tried)|still to try|things i still want to try|"
                        r"later|plan|action required|待办|下一步|次(?:のステップ)?|今後|다음 단계|nächster schritt|"
                        r"als nächstes)\s*[:：-]\s*", re.I)
 

@@ -96,7 +96,7 @@ def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
             continue
         f = t.read(k, j, out)
         for g in (f if isinstance(f, list) else [f] if f is not None else []):
-            if g.outcome == "untested":
+            if g.outcome == "untested" or _not_run(g):
                 continue  # "❌ Upgrade NCCL → not tried yet": nothing was run (a plan, read as one)
             t.used.update(g.units)
             out.extend(_split_several(g))
@@ -107,6 +107,13 @@ def _link(judged: list[Judged], skip: set[int], heads: dict[int, Unit] | None,
     for g in out:
         g.outcome = looked_only(g.outcome, g.did, g.result)
     return out
+
+
+def _not_run(g: Found) -> bool:
+    """ "Command: Not submitted." over "Result: Pending.": the action's own few words say it was never run, and
+    nothing after it says it went any way."""
+    return len(plain(g.did).split()) <= 4 and _outcome(g.did) == "untested" \
+        and _outcome(g.result) in (None, "untested", "inconclusive")
 
 
 _FIRST_LINE = recache.compile(r"\S[^\n]*")
