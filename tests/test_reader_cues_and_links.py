@@ -7333,3 +7333,22 @@ def test_an_entry_whose_command_was_never_submitted_is_no_try():
 def test_next_action_fields_are_next_steps():
     steps = [s.text for p in _read(PREREGISTERED) for s in p.inv.next_steps]
     assert steps == ["build the branch with both features and smoke-test its imports.", "run the full-size arm next."]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("SIGSEGV, exit 139.", "failed"), ("SIGBUS in the loader", "failed"), ("killed by SIGKILL (exit code 137)", "failed"),
+    ("`16/16 tests passed`.", "worked"), ("`--no-fail`", None), ("`use_fail_safe`.", None),
+])
+def test_a_signal_is_a_failure_and_a_programs_verdict_quoted_as_code_is_read(text, want):
+    assert outcome_of(text, "en") == want
+
+
+def test_a_setting_with_an_arrow_to_a_signal_is_a_failed_try():
+    doc = """# Persistent cache crash
+
+The op test segfaults on the first JIT compile of the attention kernel.
+
+I ran the op test twice. With `CACHE_PERSISTENT=1` → SIGSEGV, exit 139. With `CACHE_PERSISTENT=0` → 16/16 tests passed.
+"""
+    got = [a.outcome for p in _read(doc) for a in p.inv.attempts if "CACHE_PERSISTENT" in a.title + a.did]
+    assert got == ["failed", "worked"]

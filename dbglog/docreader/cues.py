@@ -294,9 +294,20 @@ _REACTION = recache.compile(r"^\W*(?:(?:that'?s|that is)\s+)?(?:good|glad|great|
 _QUESTION = recache.compile(r"(?:^|(?<=[.!?。！？,，;；\n]))[^.!?。！？,，;；\n]*[?？]")
 
 
+_ONE_SPAN = recache.compile(r"`([^`\n]+)`[\s.,;:!]*")
+
+
+def _unquoted(text: str) -> str:
+    """ "`16/16 tests passed`": a verdict of several words quoted whole as code is a program's words, read as words (a
+    name in a code span, "`--no-fail`", stays a name)."""
+    span = _ONE_SPAN.fullmatch((text or "").strip())
+    return span.group(1) if span and " " in span.group(1).strip() else text
+
+
 @lru_cache(maxsize=8192)
 def outcome_of(text: str, lang: str) -> str | None:
     """worked / failed / partial / untested, or None when no word says (the reader's outcome cue)."""
+    text = _unquoted(text)
     mark = _VERDICT_MARK.search(text or "")
     if mark and len(plain(text).split()) <= 3:
         return _MARKS[mark.group(0)]  # "❌" alone in a Status cell: the mark is the verdict
