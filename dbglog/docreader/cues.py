@@ -297,11 +297,15 @@ _QUESTION = recache.compile(r"(?:^|(?<=[.!?。！？,，;；\n]))[^.!?。！？,
 _ONE_SPAN = recache.compile(r"`([^`\n]+)`[\s.,;:!]*")
 
 
+# a test runner's summary: "16/16 tests passed", "3 passed, 1 failed", "1/1 PASS"
+_RUNNER_SUMMARY = recache.compile(r"\b\d+(?:/\d+)?\s+(?:tests?\s+)?(?:passed|failed|PASS|FAIL)\b")
+
+
 def _unquoted(text: str) -> str:
-    """ "`16/16 tests passed`": a verdict of several words quoted whole as code is a program's words, read as words (a
-    name in a code span, "`--no-fail`", stays a name)."""
+    """ "`16/16 tests passed`": a test runner's summary quoted whole as code is read as words (a name in a code span,
+    "`--no-fail`", stays a name; so does a pasted error line, which tells the symptom, not how a try went)."""
     span = _ONE_SPAN.fullmatch((text or "").strip())
-    return span.group(1) if span and " " in span.group(1).strip() else text
+    return span.group(1) if span and _RUNNER_SUMMARY.search(span.group(1)) else text
 
 
 @lru_cache(maxsize=8192)
