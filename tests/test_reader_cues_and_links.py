@@ -7352,3 +7352,11 @@ I ran the op test twice. With `CACHE_PERSISTENT=1` → SIGSEGV, exit 139. With `
 """
     got = [a.outcome for p in _read(doc) for a in p.inv.attempts if "CACHE_PERSISTENT" in a.title + a.did]
     assert got == ["failed", "worked"]
+
+
+def test_version_bounds_in_a_sentence_are_text_not_an_html_tag():
+    doc = "# Pins\n\n- pinned to `diffusers<0.30.0` which blocks the edit model (requires `diffusers>=0.30.0`).\n"
+    (s,) = [u.text for u in segment(doc).units if u.kind == "sentence"]
+    assert "which blocks the edit model" in s and "`diffusers>=0.30.0`" in s
+    assert [u.text for u in segment("# x\n\ncase0: OOM<br>case1: ok<br>\n").units if u.kind == "sentence"] == [
+        "case0: OOM case1: ok"]

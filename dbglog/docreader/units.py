@@ -118,7 +118,9 @@ _ENUM_LINE = recache.compile(r"^\s*(?:[（(](?P<a>\d{1,2})[）)]|(?P<b>\d{1,2})[
 _PLAIN_TITLE = recache.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
 _RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
 _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
-_TAG = recache.compile(r"<[^<>]{0,200}>")
+# an HTML tag: "<br>", "</p>", "<!-- x -->", "<details open>"; never "<0.30.0` ... `x>=0.30.0" (a version bound, then
+# another: the text between them is the writer's) nor anything across a code span's backtick
+_TAG = recache.compile(r"<(?=[A-Za-z/!])[^<>`]{0,200}>")
 _CHECK = recache.compile(r"^\s*\[([ xX])\]\s+")
 
 
