@@ -327,6 +327,32 @@ def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():
         from_extraction(segment(STEPS_DOC), {"attempts": [], "next_steps": [{"units": [9999]}]})
 
 
+def test_an_extractions_next_step_may_say_it_was_done_and_an_unknown_status_is_refused():
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    doc = segment(STEPS_DOC)
+    unit = {u.text: u.id for u in doc.units}
+    ext = {"attempts": [], "next_steps": [
+        {"units": [unit["Run nccl-tests across the two nodes."]], "status": "done"},
+        {"units": [unit["Swap the IB cable."]]}]}
+    (p,), _ = importer.parse_document(STEPS_DOC, "notes.md", from_extraction(doc, ext))
+    assert [(s.text, s.status) for s in p.inv.next_steps] == [
+        ("Run nccl-tests across the two nodes.", "done"), ("Swap the IB cable.", "todo")]
+    with pytest.raises(Exception, match="next step 1 has status 'finished'; use one of todo, done, dropped"):
+        from_extraction(doc, {"attempts": [], "next_steps": [{"units": [unit["Swap the IB cable."]],
+                                                              "status": "finished"}]})
+
+
+def test_the_guide_says_a_plan_carried_out_later_is_a_done_step(tmp_path):
+    from dbglog.kb import importer
+
+    (tmp_path / "steps.md").write_text(STEPS_DOC)
+    guide = importer.agent_units(str(tmp_path / "steps.md"))["guide"]
+    assert '`"status": "done"`' in guide and "carried out" in guide
+
+
 QUOTING_THREAD = """# vLLM hangs at startup
 
 ### ana — 2025-03-01

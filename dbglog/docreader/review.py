@@ -25,7 +25,7 @@ from dbglog.docreader.cues import language, outcome_of
 from dbglog.docreader.learned import KINDS, load
 from dbglog.docreader.units import FENCE_LINE, Doc, quoted_authors
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, label_of
-from dbglog.core.model import OUTCOMES, REVIEW_SECTION, Section
+from dbglog.core.model import NEXT_STATUSES, OUTCOMES, REVIEW_SECTION, Section
 from dbglog.util.errors import DbglogError
 from dbglog.util import recache
 
@@ -289,8 +289,10 @@ READING_GUIDE = (
 
 # What an agent may send besides the attempts (the model behind --llm is asked for attempts only).
 STEPS_GUIDE = (
-    "Optionally, `next_steps`: [{\"units\": [ids], \"text\": \"...\"}], the plans the author states and has not "
-    "done yet (a to-do list, \"next I will ...\"); not proposals from others, not done items. When given, they "
+    "Optionally, `next_steps`: [{\"units\": [ids], \"text\": \"...\", \"status\": \"todo|done|dropped\"}], the "
+    "plans the author states (a to-do list, \"next I will ...\", a \"Next step:\" field); a plan the document later "
+    "says was carried out is still a step, with `\"status\": \"done\"` (its run is an attempt too); not proposals from "
+    "others. When given, they "
     "replace the built-in reader's next steps; when left out, those stay. Send `\"next_steps\": []` when the "
     "author states no plan: the built-in reader's next steps are then dropped.")
 
@@ -428,15 +430,19 @@ def _cited_lines(cited, ids: dict, what: str) -> tuple[int, int]:
 
 
 def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
-    """An extraction's ``next_steps`` (``[{"units": [ids], "text": "..."}]``): each cites the units it was read
-    from; its ``title`` is the agent's words, if it gave any."""
+    """An extraction's ``next_steps`` (``[{"units": [ids], "text": "...", "status": "todo|done|dropped"}]``): each
+    cites the units it was read from; its ``title`` is the agent's words, if it gave any; its ``outcome`` the status
+    it gave (a plan the document later says was done is still the author's step, done)."""
     if not isinstance(given, list):
         raise DbglogError(f"{shown}: `next_steps` is not a list")
     out = []
     for k, st in enumerate(given, 1):
         first, last = _cited_lines(st.get("units") if isinstance(st, dict) else None, ids, f"{shown}: next step {k}")
         text = " ".join(str(st.get("text", "")).split())[:400]  # ("": the step is told by its units' words)
-        out.append(Correction(first, last, text))
+        status = st.get("status") or ""
+        if status and status not in NEXT_STATUSES:
+            raise DbglogError(f"{shown}: next step {k} has status {status!r}; use one of {', '.join(NEXT_STATUSES)}")
+        out.append(Correction(first, last, text, outcome=status))
     return out
 
 
