@@ -351,6 +351,8 @@ def test_the_guide_says_a_plan_carried_out_later_is_a_done_step(tmp_path):
     (tmp_path / "steps.md").write_text(STEPS_DOC)
     guide = importer.agent_units(str(tmp_path / "steps.md"))["guide"]
     assert '`"status": "done"`' in guide and "carried out" in guide
+    # (agents asked why ids were missing: the units with no words are not shown)
+    assert "Unit ids skip the units that carry no words" in guide
 
 
 QUOTING_THREAD = """# vLLM hangs at startup

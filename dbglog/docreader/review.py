@@ -284,7 +284,8 @@ READING_GUIDE = (
     "is (one part alone, a smaller case, another backend), and a test run checking a fix, are judged by how they "
     "went: worked when it ran right (passed, no error), failed when the failure showed. For a slowness or a memory problem, a change made to fix it is judged by the number: "
     "worked when it reached what was wanted, partial when it moved the right way, failed when it did not move or "
-    "got worse.")
+    "got worse. Unit ids skip the units that carry no words (a fence's own line, a rule): cite the units you are "
+    "shown; every line of the document is kept whatever you cite.")
 
 
 # What an agent may send besides the attempts (the model behind --llm is asked for attempts only).
