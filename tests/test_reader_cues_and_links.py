@@ -7360,3 +7360,27 @@ def test_version_bounds_in_a_sentence_are_text_not_an_html_tag():
     assert "which blocks the edit model" in s and "`diffusers>=0.30.0`" in s
     assert [u.text for u in segment("# x\n\ncase0: OOM<br>case1: ok<br>\n").units if u.kind == "sentence"] == [
         "case0: OOM case1: ok"]
+
+
+WORKAROUNDS = """# Loop collapse lost with derived-type bounds
+
+## Summary
+
+The kernel runs 30 % slower since the bounds moved into the grid type.
+
+## Workarounds
+
+- **`-Minline=reshape`**: one flag, no source change, brought the collapse back.
+- **Plain integer dummies**: fixed the collapse; on the real kernel it recovered only part of the loss.
+- **Inline body, no call**: recovered the full loss for us, at the price of a large source change.
+
+## Recommendation
+
+1. Use the plain dummies in the solver for now.
+2. Ask the compiler team for a diagnostic.
+"""
+
+
+def test_options_each_told_with_how_it_went_are_no_next_steps_and_options_without_a_verdict_still_are():
+    steps = [s.text for p in _read(WORKAROUNDS) for s in p.inv.next_steps]
+    assert steps == ["Use the plain dummies in the solver for now.", "Ask the compiler team for a diagnostic."]

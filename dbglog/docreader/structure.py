@@ -14,7 +14,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from dbglog.docreader.cues import BARE_CAPTION, Context, _foreign_label, heading_role, language, caption_names_tries, plain
+from dbglog.docreader.cues import (BARE_CAPTION, Context, _foreign_label, caption_names_tries, heading_role, language,
+                                   outcome_of, plain)
 from dbglog.docreader.units import _LIST_START, Doc, Unit
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, attempt_head, attempt_noun, is_placeholder, label_of, placeholder_free, status_word
 from dbglog.util import recache
@@ -488,4 +489,20 @@ def is_plan_section(s: Section, ctx: Context) -> bool:
     if s.head.level == 1 and s.parent is None and s.children:
         return False  # the title names the whole story ("GPU Recovery Guide"): its sections keep their own roles
     role = ctx.roles.get(s.head.id)
-    return role in ("plan", "options") and not _imperative_heading(s.head.text)
+    return role in ("plan", "options") and not _imperative_heading(s.head.text) \
+        and not (role == "options" and _items_tell_how_they_went(s, ctx))
+
+
+def _items_tell_how_they_went(s: Section, ctx: Context) -> bool:
+    """ "## Workarounds" over "- `-Minline=reshape`: restores the collapse", "- plain dummies: fixed part of the loss",
+    "- inline body: recovered the full loss for us": options each told with how it went when tried are tries, not
+    options nobody ran. The section's first list, two items or more, most of them with a verdict of their own."""
+    items: dict[int, list[str]] = {}
+    first_list = None  # (the list right under the heading: the options themselves, not a list of caveats further down)
+    for u in ctx.doc.units:
+        if s.first < u.first <= s.own_last and u.item >= 0 and u.depth <= 1:
+            first_list = u.group if first_list is None else first_list
+            if u.group == first_list:
+                items.setdefault(u.item, []).append(u.text)
+    told = sum(1 for texts in items.values() if outcome_of(" ".join(texts), ctx.lang) in ("worked", "failed", "partial"))
+    return len(items) >= 2 and told * 2 > len(items)
