@@ -7384,3 +7384,27 @@ The kernel runs 30 % slower since the bounds moved into the grid type.
 def test_options_each_told_with_how_it_went_are_no_next_steps_and_options_without_a_verdict_still_are():
     steps = [s.text for p in _read(WORKAROUNDS) for s in p.inv.next_steps]
     assert steps == ["Use the plain dummies in the solver for now.", "Ask the compiler team for a diagnostic."]
+
+
+def test_an_issue_forms_sections_in_the_last_post_keep_its_author():
+    # (a one-post issue "### ana — date" over "## Your current environment", "## Describe the bug": the second
+    # section was read as the thread's end, and agents had to fill in who tried what by hand)
+    doc = """# Silent corruption with full CUDA graphs
+
+### ana — 2026-06-12
+
+## Your current environment
+
+vLLM 0.11 on 8x H200.
+
+## Describe the bug
+
+I ran with --enforce-eager and the output is correct again.
+
+## Mechanism
+
+The decode kernel lacks varlen support under DCP.
+"""
+    by_text = {u.text: u.author for u in segment(doc).units if u.kind == "sentence"}
+    assert by_text["I ran with --enforce-eager and the output is correct again."] == "ana"
+    assert by_text["The decode kernel lacks varlen support under DCP."] == "ana"

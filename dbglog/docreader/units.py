@@ -232,6 +232,7 @@ class _Cut:
         self.glyph: dict | None = None  # the list of "•" lines being read (a web page's list as plain text)
         # (the last line that heads a post: a heading above the posts' level before it is a post's own section)
         self.last_post = max((i for i, ln in enumerate(lines) if ln.startswith("#") and post_author(ln)), default=-1)
+        self.sections_of_post: set[int] = set()  # the levels of the headings the current post opened its sections with
 
     def add(self, kind: str, first: int, last: int, text: str, **kw) -> Unit:
         it = self.items[-1] if self.items else None
@@ -269,11 +270,15 @@ class _Cut:
         if who is not None and level <= self.post_level + 1:
             self.post, self.author, self.post_level = len(self.doc.posts), who, level
             self.doc.posts.append((a, who))
-        elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post \
-                and not self._opens_post():
-            # A heading above the posts' level that is no post, with no post after it: the thread is over. (One with
-            # posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own section.)
-            self.post, self.author, self.post_level = -1, "", 99
+            self.sections_of_post = set()
+        elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post:
+            if self._opens_post():
+                self.sections_of_post.add(level)  # ("## Your current environment" right under "### ana — date")
+            elif level not in self.sections_of_post:
+                # A heading above the posts' level that is no post, with no post after it: the thread is over. (One
+                # with posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own
+                # section; so is one of the level the last post opened with: an issue form's "## Describe the bug".)
+                self.post, self.author, self.post_level = -1, "", 99
         self.add("heading", a, b - 1, _heading_text(text), level=level)
         self.path.append((level, len(self.doc.units) - 1))
 
