@@ -573,7 +573,7 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
         groups = single
     elif len(said) < 2 or len(said) * 2 < len(runs):
         groups = [] if script else _bare_transcript_groups(cut.lines, body)
-        if not groups and (a < 0 or len(said) >= 6) and len(said) >= 3:
+        if not groups and (a < 0 or len(said) >= _MANY_RUNS) and len(said) >= 3:
             # A script kept as notes ("ubuntu-drivers devices" and the devices it listed as comments under it,
             # among dozens of setup commands): the commands shown with what they printed or how they went are runs;
             # the rest of the script is code.
@@ -604,6 +604,9 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
 
 # A run of comment prose this long is notes even right above a command: a caption or a verdict is a line or two
 _LONG_NOTE = 9
+# A fenced script (a pasted shell history) with this many runs told with a caption or a result: each run a unit of its
+# own, the rest code, as in a script kept as a note (fewer, and the block stays one unit of code)
+_MANY_RUNS = 6
 
 
 def _apart(lines: list[str], body: list[int]) -> set[int]:
