@@ -346,6 +346,14 @@ def attempts_workspace(tmp_path_factory, name: str, problem: str, attempts: list
         recs.close()
 
 
+def first_tried(conn, idea: str) -> str | None:
+    """The title of the record `tried` judges first the same experiment as ``idea``, or None when none is."""
+    from dbglog.kb import search
+
+    res = search.tried(conn, idea)
+    return res.close[0].title if res.close else None
+
+
 def one_attempt(tmp_path_factory, name: str, problem: str, **attempt):
     """``attempts_workspace`` of one attempt (its fields as keywords)."""
     return attempts_workspace(tmp_path_factory, name, problem, [attempt])

@@ -4,7 +4,7 @@ hypothesis proposed the change in other words is still the attempt that made it.
 
 import pytest
 
-from conftest import attempts_workspace, module_records, one_attempt
+from conftest import attempts_workspace, first_tried, module_records, one_attempt
 from dbglog.kb import search
 
 
@@ -37,8 +37,7 @@ def conn(tmp_path_factory):
     ("stop capturing cuda graphs", "Skip graph capture"),
 ])
 def test_a_paraphrase_finds_the_attempt_it_restates(conn, idea, title):
-    res = search.tried(conn, idea)
-    assert res.close and res.close[0].title == title
+    assert first_tried(conn, idea) == title
 
 
 def test_another_share_of_memory_is_tried_another_way(conn):
@@ -120,8 +119,7 @@ def shm_conn(tmp_path_factory):
     ("set max_split_size_mb to 128", "Allocator split size"),
 ])
 def test_a_setting_said_in_words_units_or_inside_a_list_finds_the_attempt(shm_conn, idea, title):
-    res = search.tried(shm_conn, idea)
-    assert res.close and res.close[0].title == title
+    assert first_tried(shm_conn, idea) == title
 
 
 @pytest.mark.parametrize("idea", ["increase docker shm size to 2 GB", "set max_split_size_mb to 512",

@@ -4,7 +4,7 @@ experiment."""
 
 import pytest
 
-from conftest import attempts_workspace, one_attempt
+from conftest import attempts_workspace, first_tried, one_attempt
 from dbglog.kb import search
 from dbglog.kb.search import number_forms
 
@@ -28,8 +28,7 @@ def conn(tmp_path_factory):
     ("raise AdamW epsilon to 1e-6", "AdamW eps 1e-8 -> 1e-6"),
 ])
 def test_a_value_written_another_way_finds_the_attempt(conn, idea, title):
-    res = search.tried(conn, idea)
-    assert res.close and res.close[0].title == title
+    assert first_tried(conn, idea) == title
 
 
 @pytest.mark.parametrize("idea", ["lower the peak learning rate to 0.00005", "lower the learning rate to 5e-5"])

@@ -3,8 +3,7 @@ name is not, and another version is another experiment."""
 
 import pytest
 
-from conftest import module_records
-from dbglog.kb import search
+from conftest import first_tried, module_records
 
 
 @pytest.fixture(scope="module")
@@ -24,23 +23,18 @@ def conn(tmp_path_factory):
     recs.close()
 
 
-def first(conn, idea):
-    res = search.tried(conn, idea)
-    return res.close[0].title if res.close else None
-
-
 def test_a_bare_version_in_a_thread_about_the_tool_is_the_tools_version(conn):
-    assert first(conn, "revert to Ollama 0.1.11") == "I had to revert back to 0.1.11."
-    assert first(conn, "Ollama 0.1.22") == "I've tried the new 0.1.22 version"
+    assert first_tried(conn, "revert to Ollama 0.1.11") == "I had to revert back to 0.1.11."
+    assert first_tried(conn, "Ollama 0.1.22") == "I've tried the new 0.1.22 version"
 
 
 def test_a_version_written_after_another_name_is_not_the_ideas(conn):
-    assert first(conn, "build with triton 3.2") is None
+    assert first_tried(conn, "build with triton 3.2") is None
 
 
 def test_another_version_is_not_the_same_experiment(conn):
-    assert first(conn, "Ollama 0.1.16") is None
-    assert first(conn, "revert to Ollama 0.1.9") is None
+    assert first_tried(conn, "Ollama 0.1.16") is None
+    assert first_tried(conn, "revert to Ollama 0.1.9") is None
 
 
 def test_the_version_a_change_starts_from_need_not_be_in_the_record(recs):
@@ -48,5 +42,5 @@ def test_the_version_a_change_starts_from_need_not_be_in_the_record(recs):
     recs.add_attempt(inv.id, title="Rolled the nvidia driver back to 418", result="desktop back", outcome="worked")
     c = recs.store.conn
     for idea in ("roll the nvidia driver back from 430 to 418", "roll the nvidia driver back from version 430 to 418"):
-        assert first(c, idea) == "Rolled the nvidia driver back to 418", idea
-    assert first(c, "roll the nvidia driver back from version 430 to 410") is None  # (another version it goes to)
+        assert first_tried(c, idea) == "Rolled the nvidia driver back to 418", idea
+    assert first_tried(c, "roll the nvidia driver back from version 430 to 410") is None  # (another version it goes to)
