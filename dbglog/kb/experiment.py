@@ -492,7 +492,7 @@ class _Reader:
             state, val = self._bare(span, kind, meaning)
         else:
             state, val = _state_for(meaning, value)
-            if self._negated(span):
+            if self.negated(span):
                 # "without --target-processes all": anything but that value (``agree``); "without
                 # NCCL_P2P_DISABLE=1": the transport on
                 state = {"set": "off", "on": "off", "off": "on"}.get(state, state)
@@ -500,14 +500,14 @@ class _Reader:
                 name = f"{name}={value}" if kind != "flag" else f"{name} {value}"
         self.add(span, Knob(fid, name, kind, state, val))
 
-    def _negated(self, span) -> bool:
+    def negated(self, span) -> bool:
         """Is the name taken away right before it ("without --enforce-eager", "no NCCL_DEBUG=INFO")?"""
         return bool(_NEGATED.search(self.text[max(0, span[0] - WINDOW):span[0]]))
 
     def _bare(self, span, kind: str, meaning: str) -> tuple[str, str]:
         """The state of a name written without a value: a flag present is set (unless taken away
         right before it: "without --enforce-eager"); an env var by its cue word ("set X", "unset X")."""
-        negated = self._negated(span)
+        negated = self.negated(span)
         if meaning in ("enable", "disable"):
             if kind == "flag":
                 return _state_for(meaning, "0" if negated else "1")
@@ -564,7 +564,7 @@ def _read_calls(r: _Reader) -> None:
                 r.named(m.span(), switch.group(1), "config", switch.group(2))
             elif turned:  # model._set_static_graph(), model.gradient_checkpointing_enable(): that switch turned
                 on = (turned.group(1) or turned.group(4)) != "disable"
-                if r._negated(m.span()) or _cue(r.before(m.start())) == "off":
+                if r.negated(m.span()) or _cue(r.before(m.start())) == "off":
                     on = not on  # "removed model.gradient_checkpointing_enable()"
                 key = turned.group(2) or turned.group(3)
                 r.add(m.span(), Knob(_meaning(key)[0], short + "()", "config", "on" if on else "off", ""))
@@ -675,7 +675,7 @@ def _read_flags(r: _Reader) -> None:
         elif value is None and nxt is None and _meaning(name) == (norm_name(name), "value") \
                 and _COMMAND_GOES_ON.match(r.text, m.end(1)):
             # a flag the vocabulary does not know, last on its command or before the next option: a switch given
-            r.add((m.start(1), end), Knob(norm_name(name), name, "flag", "off" if r._negated(m.span(1)) else "on", ""))
+            r.add((m.start(1), end), Knob(norm_name(name), name, "flag", "off" if r.negated(m.span(1)) else "on", ""))
             continue
         r.named((m.start(1), end), name, "flag", value)
 
@@ -870,8 +870,9 @@ def extract(text: str) -> Experiment:
 
 
 def _target(text: str) -> str:
-    bare = _PATH_WORD.sub(" ", text)
-    return next((t for t, rg in _TARGETS if rg.search(bare)), "")
+    """The first of ``targets`` in the order of ``_TARGETS`` (client, server, build, kernel), or ""."""
+    named = targets(text)
+    return next((t for t, _ in _TARGETS if t in named), "")
 
 
 # the value a setting had before, written after the new one: "--tp 4 instead of 8", "8192 (was 32768)", "1e-5 (from 2e-5)"
@@ -890,6 +891,7 @@ def _with_previous(k: Knob, text: str) -> Knob:
 
 
 def targets(text: str) -> set[str]:
+    """What the text says a change was applied to (client, server, build, kernel); a path's words are none."""
     bare = _PATH_WORD.sub(" ", text or "")
     return {t for t, rg in _TARGETS if rg.search(bare)}
 
