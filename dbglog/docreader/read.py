@@ -883,8 +883,8 @@ class _Build:
                     continue
                 step.source_lines = [c.first, c.last]
                 got = (c.first - 1, step)
-            if c.outcome:
-                got[1].status = c.outcome  # (the extraction's status: a plan the document says was carried out, done)
+            if c.status:
+                got[1].status = c.status  # (the extraction's: a plan the document says was carried out is done)
             keep.append(got)
         kept_heads = {self.step_took[id(s)][0] for _, s in keep if id(s) in self.step_took}
         for _, s in by_span.values():

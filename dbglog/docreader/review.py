@@ -33,7 +33,7 @@ from dbglog.util import recache
 
 @dataclass(frozen=True)
 class Correction:
-    """One attempt as a person or a model says it is: its source lines (1-based), title, outcome, who."""
+    """One attempt (or next step) as a person or a model says it is: its source lines (1-based), title, outcome, who."""
 
     first: int
     last: int
@@ -41,6 +41,7 @@ class Correction:
     outcome: str = ""
     who: str = ""
     text: str = ""  # a kept correction: the checksum of its lines' text when the review was applied
+    status: str = ""  # a next step's, as an extraction gave it (todo | done | dropped; "": not said)
 
 
 @dataclass
@@ -432,8 +433,8 @@ def _cited_lines(cited, ids: dict, what: str) -> tuple[int, int]:
 
 def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
     """An extraction's ``next_steps`` (``[{"units": [ids], "text": "...", "status": "todo|done|dropped"}]``): each
-    cites the units it was read from; its ``title`` is the agent's words, if it gave any; its ``outcome`` the status
-    it gave (a plan the document later says was done is still the author's step, done)."""
+    cites the units it was read from; its ``title`` is the agent's words, if it gave any; its ``status`` the one it
+    gave (a plan the document later says was done is still the author's step, done)."""
     if not isinstance(given, list):
         raise DbglogError(f"{shown}: `next_steps` is not a list")
     out = []
@@ -443,7 +444,7 @@ def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
         status = st.get("status") or ""
         if status and status not in NEXT_STATUSES:
             raise DbglogError(f"{shown}: next step {k} has status {status!r}; use one of {', '.join(NEXT_STATUSES)}")
-        out.append(Correction(first, last, text, outcome=status))
+        out.append(Correction(first, last, text, status=status))
     return out
 
 
