@@ -1350,16 +1350,15 @@ def _heading_text(raw: str) -> str:
 def segment(text: str) -> Doc:
     """The document's units, in source order, covering every non-blank line."""
     lines = text.split("\n")
-    cut = _Cut(lines)
     first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("<!--")), "")
     if first.startswith("#!") or _looks_like_script(lines):
+        cut = _Cut(lines)
         _script(cut, lines)  # a command script saved as a note: its comments are the story, not headings
         _leftover_code(cut, 0, len(lines), 0)
         return _finish(cut, covered=None)
     read = _unnumbered(_uncommented(lines))
-    if read is not lines:
-        cut = _Cut(read)  # (units read from the lines without their "# "; the document keeps its lines as written)
-        cut.doc.lines = lines
+    cut = _Cut(read)  # (units read from the lines without a note's "# " or a history's numbers)
+    cut.doc.lines = lines  # (the document keeps its lines as written)
     tokens = _parse_posts_apart(_rst_titles(read))
     covered = [False] * len(lines)
     for k, t in enumerate(tokens):
