@@ -378,6 +378,22 @@ def test_boosted_trees_weigh_cues_together_and_mix_their_log_odds_with_the_linea
     assert learned.load().attempts.trees is not None  # (the shipped attempt model has them)
 
 
+def test_compiled_trees_score_every_feature_dict_exactly_as_walking_them_node_by_node():
+    import random
+
+    from dbglog.util.logit import Trees
+
+    trees = learned.load().attempts.trees
+    rng = random.Random(7)
+    for _ in range(500):
+        f = {n: rng.choice([0.0, 1.0, 0.5, rng.random() * 4]) for n in rng.sample(trees.features, 40)}
+        assert trees.score(f) == trees.walk(f)  # (the same comparisons and additions in order: the same float)
+    assert trees._compiled is not None
+    # a threshold with no literal (inf) is walked, not compiled
+    odd = Trees(0.5, 0.5, ("c:x",), (((0, float("inf"), 1, 2, 0.0, 0), (0, 0.0, 0, 0, 1.0, 1), (0, 0.0, 0, 0, 2.0, 1)),))
+    assert odd._compiled is None and odd.score({"c:x": 3.0}) == 1.5 and odd.score({}) == 1.5
+
+
 def test_a_units_place_is_given_to_the_model_as_numbers():
     from dbglog.docreader.units import segment
 

@@ -9,7 +9,9 @@ where grouped cross-validation found the linear model short (docs/import.md)."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -24,6 +26,11 @@ class Trees:
     trees: tuple[tuple[tuple[int, float, int, int, float, int], ...], ...]
 
     def score(self, f: dict[str, float]) -> float:
+        fast = self._compiled
+        return fast(f) if fast is not None else self.walk(f)
+
+    def walk(self, f: dict[str, float]) -> float:
+        """The trees' log-odds, node by node (the definition ``score``'s compiled form is tested against)."""
         z = self.baseline
         names = self.features
         for nodes in self.trees:
@@ -36,6 +43,23 @@ class Trees:
                 k = left if f.get(names[feat], 0.0) <= thr else right
         return z
 
+    @functools.cached_property
+    def _compiled(self) -> Callable[[dict[str, float]], float] | None:
+        """The trees as one Python expression of nested comparisons, compiled once: reading a long document scores
+        every sentence, and walking 50 trees node by node was a tenth of its time. The same comparisons and the
+        same additions in the same order as ``walk``, so the same float. None (walk them) when a number has no
+        literal (inf, nan) or a tree is too deep for the parser."""
+        numbers = [v for t in self.trees for n in t for v in (n[1], n[4])] + [self.baseline]
+        if not all(math.isfinite(v) for v in numbers) or any(_depth(t, 0) > _MAX_DEPTH for t in self.trees):
+            return None
+        used = sorted({n[0] for t in self.trees for n in t if not n[5]})
+        body = [f"    x{i} = g({self.features[i]!r}, 0.0)" for i in used]
+        terms = " + ".join([repr(self.baseline)] + [_expression(t, 0) for t in self.trees])
+        source = "\n".join(["def score(f):", "    g = f.get", *body, f"    return {terms}"])
+        space: dict = {}
+        exec(compile(source, "<trees>", "exec"), space)  # noqa: S102 - numbers and quoted names of our own model
+        return space["score"]
+
     @classmethod
     def of(cls, raw: dict) -> Trees:
         return cls(float(raw["baseline"]), float(raw["mix"]), tuple(raw["features"]),
@@ -45,6 +69,21 @@ class Trees:
     def to_dict(self) -> dict:
         return {"baseline": self.baseline, "mix": self.mix, "features": list(self.features),
                 "trees": [[list(n) for n in t] for t in self.trees]}
+
+
+_MAX_DEPTH = 60  # (nested parentheses: Python's parser stops at 200)
+
+
+def _depth(nodes: tuple, k: int) -> int:
+    n = nodes[k]
+    return 0 if n[5] else 1 + max(_depth(nodes, n[2]), _depth(nodes, n[3]))
+
+
+def _expression(nodes: tuple, k: int) -> str:
+    feat, thr, left, right, value, leaf = nodes[k]
+    if leaf:
+        return repr(value)
+    return f"({_expression(nodes, left)} if x{feat} <= {thr!r} else {_expression(nodes, right)})"
 
 
 @dataclass(frozen=True)
