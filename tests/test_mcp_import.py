@@ -390,3 +390,56 @@ def test_a_sentence_sharing_its_line_is_shown_with_its_placeholders():
     units = _agent_units("# Notes\n\nThe cache moved to /tmp/<user>/.cache/uv on the node. Then `uv sync` failed twice.\n")
     said = [u["text"] for u in units if u["kind"] == "sentence"]
     assert said == ["The cache moved to /tmp/<user>/.cache/uv on the node.", "Then `uv sync` failed twice."]
+
+
+STAGED_DOC = """# Loss goes to NaN at step 900 on the v5e pod
+
+### Stage 1: turn off the compiler cache (DONE)
+**Status**: ran past step 900 twice
+
+- Disabled the persistent compile cache: the NaN at step 900 is gone.
+
+### Stage 2: check the metrics code (DONE)
+**Status**: nothing syncs across replicas
+
+- Read the metrics code: no cross-replica reduction in it.
+
+### Stage 3: warmup schedule (DONE)
+**Status**: stable to step 2,000
+
+- Switched to a linear warmup of 500 steps: stable to step 2,000.
+"""
+
+
+def test_an_extraction_may_say_the_document_is_one_investigation_however_its_sections_read(ws):
+    from dbglog.docreader.review import from_extraction
+    from dbglog.docreader.units import segment
+    from dbglog.kb import importer
+
+    doc = segment(STAGED_DOC)
+    unit = {u.text: u.id for u in doc.units}
+    ext = {"attempts": [
+        {"units": [unit["Disabled the persistent compile cache: the NaN at step 900 is gone."]], "title": "no cache",
+         "outcome": "worked"},
+        {"units": [unit["Switched to a linear warmup of 500 steps: stable to step 2,000."]], "title": "warmup",
+         "outcome": "worked"}]}
+    split, _ = importer.parse_document(STAGED_DOC, "notes.md", from_extraction(doc, ext))
+    assert len(split) >= 2  # (each stage's Status reads as a bug of its own)
+    (one,), _ = importer.parse_document(STAGED_DOC, "notes.md",
+                                        from_extraction(doc, ext | {"one_investigation": True}))
+    assert one.inv.title == "Loss goes to NaN at step 900 on the v5e pod"
+    assert [(a.title, a.source_lines) for a in one.inv.attempts] == [("no cache", [6, 6]), ("warmup", [16, 16])]
+    from dbglog.core import markdown
+    assert lost_lines(STAGED_DOC, markdown.render(one.inv)) == []
+    from dbglog.util.errors import DbglogError
+
+    with pytest.raises(DbglogError, match="one_investigation"):
+        from_extraction(doc, ext | {"one_investigation": "yes"})
+
+
+def test_the_guide_tells_an_agent_how_to_join_a_story_split_into_investigations(tmp_path):
+    from dbglog.kb import importer
+
+    (tmp_path / "notes.md").write_text(STAGED_DOC)
+    got = importer.agent_units(str(tmp_path / "notes.md"))
+    assert '"one_investigation": true' in got["guide"] and len(got["investigations"]) >= 2

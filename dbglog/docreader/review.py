@@ -57,6 +57,7 @@ class Corrections:
     changed: bool = False  # kept ones, and the document changed since the review was applied
     reviewed: str = ""  # the checksum (``sha``) of the document as it was reviewed
     unreadable: list[str] = field(default_factory=list)  # kept rows edited by hand out of their form
+    one: bool = False  # the document is one investigation, however the reader would have split it (an extraction's)
 
 
 def sha(text: str) -> str:
@@ -296,7 +297,9 @@ STEPS_GUIDE = (
     "says was carried out is still a step, with `\"status\": \"done\"` (its run is an attempt too); not proposals from "
     "others. When given, they "
     "replace the built-in reader's next steps; when left out, those stay. Send `\"next_steps\": []` when the "
-    "author states no plan: the built-in reader's next steps are then dropped.")
+    "author states no plan: the built-in reader's next steps are then dropped. When the document tells one story that "
+    "dbglog split into several `investigations` (its steps or phases read as separate bugs), send "
+    "`\"one_investigation\": true`: it is then imported as one.")
 
 
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
@@ -417,6 +420,11 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
         out.attempts.append(Correction(first, last, title, outcome, who))
     if "next_steps" in extraction:
         out.steps = _extracted_steps(extraction["next_steps"], ids, shown)
+    one = extraction.get("one_investigation", False)
+    if type(one) is not bool:
+        raise DbglogError(f"{shown}: `one_investigation` is {one!r}; give true (the document is one investigation) "
+                          "or false")
+    out.one = one
     return out
 
 
