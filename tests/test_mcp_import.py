@@ -251,6 +251,40 @@ def test_a_scripts_long_caption_goes_with_its_command_and_no_unit_is_cut_inside_
     assert mkdir["kind"] == "command" and mkdir["lines"] == [2, 16]
 
 
+SCRIPT_WITH_NOTES = """#!/bin/bash
+# 010: build the image
+docker build -t trainer:dev .
+#    Stdout:
+
+#    Stderr:
+
+#    warning: cache mount ignored
+
+# It took me a while to see where the generated job file goes. Look at the
+# controller with scontrol show job and take the directory from the stdout
+# path; without accounting that shows nothing, so search the work directory
+# for the newest log file instead and edit the script next to it.
+
+sbatch --requeue job.sh
+"""
+
+
+def test_a_command_takes_no_caption_from_across_the_notes_read_apart_above_it():
+    # (the output comment of one command, then a block of the author's notes, then the next command: the notes were
+    # left out of the commands' lines, so the output comment above them became the next command's caption and its
+    # unit spanned the notes, which were units of their own too)
+    units = _agent_units(SCRIPT_WITH_NOTES)
+    said = {i for u in units if u["kind"] == "sentence" for i in range(u["lines"][0], u["lines"][1] + 1)}
+    owner: dict[int, int] = {}
+    for u in units:
+        if u["kind"] != "sentence":  # (sentences may share a line; nothing else shares one, with them or another)
+            for i in range(u["lines"][0], u["lines"][1] + 1):
+                assert i not in said and owner.setdefault(i, u["id"]) == u["id"], f"line {i} is in two units"
+    sbatch = next(u for u in units if "sbatch --requeue" in u["text"])
+    assert sbatch["lines"] == [15, 15]  # (its own line: no caption from above the notes)
+    assert any(u["kind"] == "sentence" and u["text"].startswith("It took me a while") for u in units)
+
+
 def test_a_long_units_end_is_shown_with_what_was_left_out_said():
     # (a unit was cut at 2,000 characters: a long run's log lost its last lines, where it said how it went)
     log = "\n".join(f"[rank0] step {k:4d} loss 2.{k % 97:02d} lr 3e-4 tok/s 41{k % 9}00 mem 61.2GiB" for k in range(90))

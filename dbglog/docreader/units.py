@@ -947,8 +947,14 @@ def _command_groups(lines: list[str], body: list[int]) -> list[dict]:
         return g
 
     last: dict | None = None  # the last command, across the blank lines after it (its output may follow them)
+    prev = None
     for i in body:
         line = lines[i]
+        if prev is not None and any(lines[k].strip() for k in range(prev + 1, i)):
+            # (lines left out of the body between, the author's notes read apart: nothing reaches across them, no
+            # caption of a command below and no output of one above)
+            cur, last, desc, desc_at = None, None, [], []
+        prev = i
         if not line.strip():
             cur, last = _after_blank(cur, last)
             continue
