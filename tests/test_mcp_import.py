@@ -477,3 +477,12 @@ def test_the_guide_tells_an_agent_how_to_join_a_story_split_into_investigations(
     (tmp_path / "notes.md").write_text(STAGED_DOC)
     got = importer.agent_units(str(tmp_path / "notes.md"))
     assert '"one_investigation": true' in got["guide"] and len(got["investigations"]) >= 2
+
+
+def test_a_period_of_vs_or_e_g_ends_no_sentence_so_an_error_line_stays_one_unit():
+    # (an agent saw "Check failed: err == cudaSuccess (7 vs." and "0) Name: ..." as two units)
+    doc = ("# Launch fails\n\nIt stops with `MXNetError` Check failed: err == cudaSuccess (7 vs. 0) Name: MapPlanKernel."
+           " A newer driver, e.g. 550, did not help.\n")
+    said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
+    assert said[-2:] == ["It stops with `MXNetError` Check failed: err == cudaSuccess (7 vs. 0) Name: MapPlanKernel.",
+                         "A newer driver, e.g. 550, did not help."]

@@ -1,12 +1,14 @@
 """Print what the dbglog MCP tool `doc_units(path)` answers for a document, one JSON object per line: first the
 guide, the digest and the investigations, then each unit (`python units.py DOC.md [FIRST LAST]`)."""
 import json
+import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from dbglog import mcp_server  # noqa: E402
 
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # (piped into head: stop quietly, as a shell tool does)
 span = [int(x) for x in sys.argv[2:4]] if len(sys.argv) >= 4 else [None, None]
 res = mcp_server.doc_units(sys.argv[1], *span)
 print(json.dumps({"guide": res.guide, "digest": res.digest, "investigations": res.investigations},

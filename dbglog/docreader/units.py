@@ -1249,6 +1249,8 @@ VERDICT_FIRST = recache.compile(r"^(?:" + "|".join(re.escape(k) for k in sorted(
 
 
 _ENUM_ONLY = recache.compile(r"[\W_]{0,3}\d{1,3}[.)]")
+# Words whose period ends no sentence (so the capital or the number after them starts none)
+_ABBREVIATED = recache.compile(r"(?:^|[\s(\[])(?:vs|e\.g|i\.e|cf|approx|incl|resp|esp)\.$", re.I)
 
 
 def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
@@ -1285,6 +1287,8 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
             continue  # "**2. Raised the limit**": the number of an entry, not a sentence of its own
         if m is not None and piece.count("`") % 2 and "`" in joined[end:]:
             continue  # (inside a code span: "`inputs: ... requested_port=None`" is one quoted line, not two sentences)
+        if m is not None and _ABBREVIATED.search(piece):
+            continue  # ("err == cudaSuccess (7 vs. 0)", "a newer driver, e.g. 550": the period is the word's)
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             a = line_of(pos + lead)
