@@ -674,6 +674,35 @@ def test_units_say_which_investigation_they_are_read_in_and_an_attempt_across_tw
     assert "cites units of more than one investigation of" in p.stderr and "it is filed under the first" in p.stderr
 
 
+PREAMBLE_THEN_BUG = """Notes kept while the job would not start.
+
+Rebuilt the container image from the 24.09 tag: the job still hangs at start.
+
+# Slurm job hangs at start
+
+## Attempts
+
+### Attempt 1: turn accounting off
+**Result:** the job starts.
+"""
+
+
+def test_an_attempt_citing_the_preamble_above_the_one_investigation_is_not_warned_of(ws, cli, tmp_path):
+    # (the preamble is the first investigation's: only a later investigation's start divides two)
+    doc = write_doc(tmp_path, PREAMBLE_THEN_BUG, "pre.md")
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    assert len(data["investigations"]) == 1 and data["investigations"][0]["line"] > 3
+    unit = {u["text"]: u for u in data["units"]}
+    rebuilt = unit["Rebuilt the container image from the 24.09 tag: the job still hangs at start."]
+    starts = unit["**Result:** the job starts."]
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+        {"units": [rebuilt["id"], starts["id"]], "title": "rebuild, then accounting off", "outcome": "worked"}]}),
+        encoding="utf-8")
+    p = cli(ws, "import", doc, "--extraction", ext, check=0)
+    assert "more than one investigation" not in p.stderr and "1 attempt(s)" in p.stdout
+
+
 def test_a_second_extraction_removes_the_attempts_it_leaves_out_unless_edited_since(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
     data = as_json(cli(ws, "import", "--units", doc, "--json"))

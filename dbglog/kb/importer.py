@@ -487,7 +487,8 @@ def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = F
     made = sum(len(r["attempt_list"]) for r in data["investigations"])
     warnings = [f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of {path} (a "
                 "template or a preamble); their lines are kept as text"] if made != len(corr.attempts) else []
-    starts = sorted(int(r["source"].rsplit(":", 1)[1]) for r in data["investigations"])
+    # (the first investigation keeps the lines above its start, a preamble: only a later one's start divides two)
+    starts = sorted(int(r["source"].rsplit(":", 1)[1]) for r in data["investigations"])[1:]
     for r in data["investigations"]:
         for a in r["attempt_list"]:
             lo, hi = a.get("source_lines") or (0, 0)
