@@ -3963,6 +3963,14 @@ def test_chinese_for_it_runs_is_a_verdict(said, outcome):
     assert outcome_of(said, "zh") == outcome
 
 
+@pytest.mark.parametrize("said, outcome", [("我用的deepspeed==0.14.0也是报这个错，需要升级到什么版本合适？", "failed"),
+                                           ("我降到0.13.0，还是报同样的错", "failed"), ("换了驱动以后不再报这个错了", "worked")])
+def test_chinese_for_it_gives_this_error_is_a_failure_and_its_negation_a_fix(said, outcome):
+    # ("报这个错": "gives this error", the error word apart from its verb; the question after the comma asks, the
+    # clause before it tells)
+    assert outcome_of(said, "zh") == outcome
+
+
 def test_the_prose_in_a_scripts_comments_is_read_for_its_tries_with_their_source_lines():
     doc = """#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
