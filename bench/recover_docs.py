@@ -8,6 +8,7 @@ label's line numbers hold again. Threads pieced from an issue index (PARTIAL) ca
 
     python bench/recover_docs.py --repos            # the repositories to fetch (owner/name, one a line)
     python bench/recover_docs.py --out /work/pools   # rebuild from the fetched snapshots in /work/.mirror
+    python bench/recover_docs.py --seen URL ... [--also /work/poolN/SOURCES.txt ...]   # gathered before?
 
 Each rebuilt doc is checked against its labels (every labelled line range inside the file); a doc that fails
 the check is not written. Output: OUT/<label dir>/<id>.md beside a copy of its labels, so `reader_eval.py
@@ -42,6 +43,37 @@ def sources() -> list[tuple[Path, str, str, str, str, str]]:
             url = m.group(0).rstrip(").,")
             path = unquote(m.group(4).rstrip(").,").split("#")[0].split("?")[0])
             out.append((listing.parent, did.strip(), f"{m.group(1)}/{m.group(2)}", m.group(3), path, url))
+    return out
+
+
+def _keys(text: str) -> set[str]:
+    """What names a gathered source, however its SOURCES line was written: a repository and a file path (any
+    commit), an issue, discussion or pull request, or a code-search index file id."""
+    keys = set()
+    for m in re.finditer(r"github\.com/([\w.-]+)/([\w.-]+)/(?:blob|tree)/[0-9a-f]{7,40}/(\S+)", text):
+        keys.add(f"{m.group(1)}/{m.group(2)}|{unquote(m.group(3)).rstrip(').,').split('#')[0]}".lower())
+    for m in re.finditer(r"github\.com/([\w.-]+)/([\w.-]+)/(issues|discussions|pull)/(\d+)", text):
+        keys.add(f"{m.group(1)}/{m.group(2)}/{m.group(3)}/{m.group(4)}".lower())
+    # ("code-search index file id N", "code-index id N", "index:N": the index's number for a file it would not name)
+    keys.update(f"id {m.group(1)}" for m in re.finditer(r"(?:\bid\s*|index:\s*)(\d{6,})", text))
+    return keys
+
+
+def seen(candidates: list[str], extra: list[Path] = ()) -> list[tuple[str, str]]:
+    """(candidate, verdict) for sources a helper is about to gather: "gathered before" when a label set in
+    bench/data (or an ``extra`` SOURCES.txt) already holds it: the search tools return the same documents to every
+    session, and a document labelled twice is no held-out document."""
+    listings = [*DATA.glob("*/SOURCES.txt"), *extra]
+    old = "\n".join(p.read_text(encoding="utf-8") for p in listings if p.exists()).lower()
+    lines = old.splitlines()
+    out = []
+    for c in candidates:
+        keys = _keys(c)
+        hit = any(k in old if "|" not in k and not k.startswith("id ") else
+                  re.search(rf"\b{k[3:]}\b", old) is not None if k.startswith("id ") else
+                  any(k.split("|")[0] in ln and k.split("|")[1] in ln for ln in lines) for k in keys)
+        out.append((c, "gathered before: choose another" if hit else "new" if keys else
+                    "not understood: give a GitHub issue or blob URL, or 'code-search index file id N'"))
     return out
 
 
@@ -80,7 +112,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repos", action="store_true", help="print the repositories to fetch and stop")
     ap.add_argument("--out", type=Path, help="where the rebuilt docs go (outside the repository)")
+    ap.add_argument("--seen", nargs="+", metavar="SOURCE", help="say of each source (a URL, or 'code-search index "
+                    "file id N') whether a label set already holds it, and stop")
+    ap.add_argument("--also", nargs="*", type=Path, default=[], metavar="SOURCES.txt",
+                    help="with --seen: SOURCES lists not committed yet (this session's sets)")
     a = ap.parse_args()
+    if a.seen:
+        for c, verdict in seen(a.seen, a.also):
+            print(f"{c}: {verdict}")
+        return
     if a.repos:
         print("\n".join(sorted({s[2] for s in sources()})))
         return
