@@ -200,19 +200,43 @@ def spelled_out(text: str, names) -> str:
         # "NCCL debug output enabled"; so are words a phrase that says a state overlaps: "kernel replay mode")
         kept = any(s <= m.start() and m.end() <= e or s < m.end() and m.start() < e and voc.by_phrase[key][1]
                    for s, e, key in known)
-        return name if re.search(r"\s", m.group(0)) and not kept else m.group(0)
+        if not re.search(r"\s", m.group(0)):
+            # ("kv-cache-free-gpu-mem-fraction" for kv_cache_free_gpu_mem_fraction: the name in other separators,
+            # never a phrase of the vocabulary inside it)
+            return name if "_" in name and "-" in m.group(0) else m.group(0)
+        return name if not kept else m.group(0)
 
     low = text.lower()
     for name in sorted(set(names), key=len, reverse=True):
         words = [w for w in re.split(r"[-_.]+", name.lstrip("-").lower()) if w]
         if len(words) > 2 and words[-1] in _NAME_UNIT:
             words = words[:-1]
-        if len(words) < 2 or not all(w.isalnum() and w in low for w in words):
-            continue  # (a name whose words the idea does not all hold is passed by without a pattern compiled)
-        rx = re.compile(r"(?<![\w\-])" + r"[\s_\-]+".join(map(re.escape, words)) + r"(?:e?s)?(?![\w\-])", re.I)
+        absent = [w for w in words if not (w.isalnum() and w in low)]
+        # (a long name may be spelled with one of its words left out, "kv cache free memory fraction" for
+        # kv_cache_free_gpu_mem_fraction; never its first or last word)
+        if len(words) < 2 or absent and (len(words) < _LONG_NAME or len(absent) > 1 or absent[0] in (words[0], words[-1])
+                                         or not all(w.isalnum() for w in words)):
+            continue  # (a name whose words the idea does not hold is passed by without a pattern compiled)
+        rx = re.compile(r"(?<![\w\-])" + _spelled_words(words, absent[0] if absent else None) + r"(?:e?s)?(?![\w\-])",
+                        re.I)
         known = list(find_phrases(_spaced(text.lower()), voc.by_phrase, voc.longest))
         text = rx.sub(lambda m, name=name, known=known: put(m, name, known), text)
     return text
+
+
+# A knob name of this many words or more may be spelled with one of its middle words left out
+_LONG_NAME = 5
+
+
+def _spelled_words(words: list[str], absent: str | None) -> str:
+    """The pattern of a name's words spelled out, one after another: a word of three letters or more may be written
+    whole where the name shortens it ("memory" for mem, "sequences" for seqs is the plural below), and ``absent``, a
+    word the text does not hold, may be left out."""
+    parts = [re.escape(w) + (r"\w*" if len(w) >= 3 and w.isalpha() else "") for w in words]
+    if absent is not None:
+        k = words.index(absent)
+        parts = parts[:k] + parts[k + 1:]
+    return r"[\s_\-]+".join(parts)
 
 
 _VOCAB: Vocab | None = None
@@ -265,8 +289,8 @@ def same_value(a: str, b: str) -> bool:
     if "|" in a or "|" in b:  # alternatives ("8|4": either was tried)
         return any(same_value(x, y) for x in a.split("|") for y in b.split("|"))
     a, b = a.strip("\"'").lower(), b.strip("\"'").lower()
-    if a == b:
-        return True
+    if a == b or a.replace("-", "_") == b.replace("-", "_") and not number(a):
+        return True  # ("guaranteed-no-evict" is guaranteed_no_evict; "-1" is no "_1")
     a, b = wildcard_series(a) or a, wildcard_series(b) or b
     if (a in TRUE and b in TRUE) or (a in FALSE and b in FALSE):
         return True
@@ -353,7 +377,7 @@ _PIN = recache.compile(r"(?<![\w.\-])([A-Za-z][\w.\-]*?)\s*(==|~=|>=|<=)\s*v?(\d
 _NUMBER_TEXT = r"\d[\w.]*(?:(?<=[eE])[-+]\d+)?"
 # "`num_workers` 16", "num_workers 16": a config key written before its number
 _KEY_NUMBER = recache.compile(r"`?(?<![\w.\-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?\s+(?:to\s+|of\s+)?(" + _NUMBER_TEXT
-                              + r")(?![\w.])")
+                              + r"%?)(?![\w.])")  # ("..._fraction to 75%": a share, as 0.75)
 # right before a name: it was taken away ("without --enforce-eager", "removed `NCCL_P2P_DISABLE`")
 _NEGATED = recache.compile(r"(?:\bwithout|\bno|\bnot|\bremov\w*|\bdrop\w*|\bunset\w*|\bdon'?t\s+use|\bdisabl\w*)"
                       r"\s+(?:the\s+)?[`'\"(]*$", re.I)
@@ -962,6 +986,36 @@ def _implied(knobs: list[Knob]) -> set[Knob]:
     return {k for k in knobs if k.state == "off" and one_of.get(k.id) in on}
 
 
+def _abbrev(a: str, b: str) -> bool:
+    """Two words of knob names alike, one the other's shortening ("mem" of "memory"), at three letters or more."""
+    return a == b or min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a))
+
+
+def _alias(k: Knob, by_id: dict) -> str | None:
+    """The record's knob that ``k`` names in an API's or a layer's spelling, when the record has no knob of its own
+    name: a config key of three words or more whose words all stand, in order, in the record's (shortened or not),
+    the last word the same ("free_gpu_memory_fraction" in Python, kv_cache_free_gpu_mem_fraction in the server's
+    config). One such knob, or None."""
+    if k.kind != "config":
+        return None
+    mine = k.id.split("-")
+    if len(mine) < 3:
+        return None
+    found = []
+    for other, knobs in by_id.items():
+        theirs = other.split("-")
+        if knobs[0].kind != "config" or len(theirs) < len(mine) or not _abbrev(mine[-1], theirs[-1]):
+            continue
+        at = 0
+        for w in mine:
+            while at < len(theirs) and not _abbrev(w, theirs[at]):
+                at += 1
+            at += 1
+        if at <= len(theirs):
+            found.append(other)
+    return found[0] if len(found) == 1 else None
+
+
 def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison:
     """How the record's experiment relates to the idea's (see the module docstring). Only the
     knobs the idea turns count ("per-head scales for the fp8 KV cache" names the cache as where, it
@@ -972,8 +1026,9 @@ def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison
     turned = [k for k in idea.knobs if k.state]
     implied = _implied(turned)
     shared, diffs, missing, named = [], [], [], []
+    alike: list[Knob] = []  # the record's knob each shared knob was turned the same way as
     for k in turned:
-        ways = [(agree(k, o), o) for o in by_id.get(k.id, [])]
+        ways = [(agree(k, o), o) for o in by_id.get(k.id) or by_id.get(_alias(k, by_id), [])]
         best = next((w for w in ways if w[0] == SAME), None) or next((w for w in ways if w[0] == OTHER), None) \
             or (ways[0] if ways else None)
         way, other = best if best else (None, None)
@@ -986,6 +1041,8 @@ def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison
             shared.append(k.id)
             if way == OTHER:
                 diffs.append(f"the record has {other.words()}, the idea {k.words()}")
+            else:
+                alike.append(other)
     if not shared:
         return Comparison(NONE, (), "")
     if diffs:
@@ -998,6 +1055,4 @@ def compare(idea: Experiment, rec: Experiment, rec_text: str = "") -> Comparison
         if where and idea.target not in where and idea.target in ("client", "server"):
             return Comparison(OTHER, tuple(shared), f"the record applied it to the {'/'.join(sorted(where))}, "
                                                     f"the idea to the {idea.target}")
-    settings = "; ".join(next(o for o in by_id[s] if agree(k, o) == SAME).words() for k in turned for s in [k.id]
-                         if s in shared)
-    return Comparison(SAME, tuple(shared), f"same knob, same way: {settings}")
+    return Comparison(SAME, tuple(shared), f"same knob, same way: {'; '.join(o.words() for o in alike)}")
