@@ -637,7 +637,8 @@ def import_extraction(path: str, extraction: dict[str, Any], use: bool = False) 
     "attempts": [{"units": [ids from `doc_units`], "title", "outcome" (worked | failed | partial | inconclusive |
     untested), "who"}], optionally "next_steps": [{"units": [ids], "text", "status" (todo | done | dropped)}] (they
     replace the built-in reader's) and "one_investigation": true (one story that `doc_units` split into several
-    investigations: imported as one)}.
+    investigations: imported as one); an attempt or step may give "investigation": index (from `doc_units`'
+    investigations) to be filed there instead of where its first unit is read}.
     Every cited unit must exist, every outcome be known and the digest match (the doc unchanged since), or nothing
     is imported. Every line of the doc is kept (what is
     not an attempt stays as text). `use`: make the investigation the current one (default: the current one

@@ -703,6 +703,30 @@ def test_an_attempt_citing_the_preamble_above_the_one_investigation_is_not_warne
     assert "more than one investigation" not in p.stderr and "1 attempt(s)" in p.stdout
 
 
+def test_an_extraction_files_an_attempt_under_the_investigation_it_names(ws, cli, tmp_path):
+    # (an agent saw a try told under one bug's heading that belonged to the next bug, and could move it only by
+    # citing a unit of the other first)
+    doc = write_doc(tmp_path, TWO_BUGS, "two.md")
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    unit = {u["text"]: u for u in data["units"]}
+    hangs, gone = unit["**Result:** still hangs."], unit["**Result:** spikes are gone."]
+    ext = tmp_path / "reading.json"
+    ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+        {"units": [hangs["id"]], "title": "reload the optimizer state", "outcome": "failed", "investigation": 1},
+        {"units": [gone["id"]], "title": "spikes gone", "outcome": "worked"}]}), encoding="utf-8")
+    out = as_json(cli(ws, "import", doc, "--extraction", ext, "--json"))
+    got = {r["title"]: [a["title"] for a in r["attempt_list"]] for r in out["investigations"]}
+    assert got == {"Bug: NCCL hang on 2 nodes": [],
+                   "Bug: loss spikes after resume": ["reload the optimizer state", "spikes gone"]}
+    assert not any("more than one investigation" in w for w in out.get("warnings", []))
+    for bad, said in ((2, "filed under investigation 2, but the document is read as 2 (0 to 1)"),
+                      ("1", "`investigation` is '1'")):
+        ext.write_text(json.dumps({"digest": data["digest"], "attempts": [
+            {"units": [hangs["id"]], "title": "x", "outcome": "failed", "investigation": bad}]}), encoding="utf-8")
+        p = cli(ws, "import", doc, "--extraction", ext, check=2)
+        assert said in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
 def test_a_second_extraction_removes_the_attempts_it_leaves_out_unless_edited_since(ws, cli, tmp_path):
     doc = write_doc(tmp_path)
     data = as_json(cli(ws, "import", "--units", doc, "--json"))

@@ -24,6 +24,7 @@ from dbglog.core import outcome as outcomes
 from dbglog.core.markdown import ParseError, split_row, strip_blank
 from dbglog.core.model import BOOKKEEPING_SECTIONS, Attempt, Difference, Investigation, NextStep, Section
 from dbglog.util import recache
+from dbglog.util.errors import DbglogError
 
 
 @dataclass
@@ -164,10 +165,22 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
                 scopes[0].read |= rest - quiet_lines
     skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
+    _check_homes(corrections, len(scopes))
     views = _views(doc, tops, scopes)
-    out = [_Build(doc, ctx, v, judged, sc, path, corrections).parsed() for sc, v in zip(scopes, views)]
+    out = [_Build(doc, ctx, v, judged, sc, path, corrections, k).parsed() for k, (sc, v) in enumerate(zip(scopes, views))]
     _unique_keys(out)
     return out, skipped
+
+
+def _check_homes(corrections, n: int) -> None:
+    """An extraction that files an attempt or a step under an investigation the document does not have is refused
+    (one line, before anything is written)."""
+    for what, cs in (("attempt", getattr(corrections, "attempts", None) or []),
+                     ("next step", getattr(corrections, "steps", None) or [])):
+        for k, c in enumerate(cs, 1):
+            if c.home is not None and c.home >= n:
+                raise DbglogError(f"extraction: {what} {k} is filed under investigation {c.home}, but the document is "
+                                  f"read as {n} (0 to {n - 1}); cite an index `investigations` lists")
 
 
 def _unique_keys(parsed: list[Parsed]) -> None:
@@ -242,8 +255,9 @@ class _Judgements:
 
 class _Build:
     def __init__(self, doc: Doc, ctx: Context, view: _View, judged: _Judgements, scope: _Scope, path: str,
-                 corrections=None):
+                 corrections=None, index: int = 0):
         self.doc, self.ctx, self.judged, self.scope, self.path = doc, ctx, judged, scope, path
+        self.index = index  # (its place among the document's investigations: an extraction may file entries by it)
         # This investigation's own units and sections: a document of hundreds of bugs is read in one pass each.
         self.units, self.sections, self.last_heading = view.units, view.sections, view.last_heading
         self.firsts = [u.first for u in self.units]  # (units are in source order: a section's are a slice)
@@ -841,7 +855,7 @@ class _Build:
             by_span.setdefault(tuple(a.source_lines), []).append((i, a))
         keep: list[tuple[int, Attempt]] = []
         for c in self.corrections.attempts:
-            if c.first - 1 not in self.scope.lines:
+            if not self._mine(c):
                 continue
             same = by_span.get((c.first, c.last), [])
             got = next((x for x in same if x[1].title == one_line(c.title)), same[0] if same else None)
@@ -862,6 +876,10 @@ class _Build:
             self.owned.difference_update(self.took.get(id(a), []))  # a dropped attempt's lines stay as text
         self.attempts = keep
 
+    def _mine(self, c) -> bool:
+        """Is the correction this investigation's: filed under it, else read from its lines?"""
+        return c.home == self.index if c.home is not None else c.first - 1 in self.scope.lines
+
     def _said(self, c) -> str:
         """The words of a correction's lines (1-based, both included), markup off."""
         return " ".join(plain(self.lines[i]) for i in range(c.first - 1, min(c.last, len(self.lines))))
@@ -872,7 +890,7 @@ class _Build:
         by_span = {tuple(s.source_lines): (i, s) for i, s in self.steps if s.source_lines}
         keep: list[tuple[int, NextStep]] = []
         for c in self.corrections.steps:
-            if c.first - 1 not in self.scope.lines:
+            if not self._mine(c):
                 continue
             got = by_span.pop((c.first, c.last), None)
             if got is None or c.title and id(got[1]) not in self.step_took:

@@ -42,6 +42,7 @@ class Correction:
     who: str = ""
     text: str = ""  # a kept correction: the checksum of its lines' text when the review was applied
     status: str = ""  # a next step's, as an extraction gave it (todo | done | dropped; "": not said)
+    home: int | None = None  # the investigation (its index) an extraction files it under; None: where its lines are
 
 
 @dataclass
@@ -299,7 +300,8 @@ STEPS_GUIDE = (
     "replace the built-in reader's next steps; when left out, those stay. Send `\"next_steps\": []` when the "
     "author states no plan: the built-in reader's next steps are then dropped. When the document tells one story that "
     "dbglog split into several `investigations` (its steps or phases read as separate bugs), send "
-    "`\"one_investigation\": true`: it is then imported as one.")
+    "`\"one_investigation\": true`: it is then imported as one. An attempt or a step is filed under the investigation "
+    "its first cited unit is read in; give `\"investigation\": index` (from `investigations`) to file it under another.")
 
 
 def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
@@ -417,7 +419,7 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
             raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
         title = " ".join(str(a.get("title", "")).split())[:200]
         who = " ".join(str(a.get("who", "")).split())[:80]
-        out.attempts.append(Correction(first, last, title, outcome, who))
+        out.attempts.append(Correction(first, last, title, outcome, who, home=_home(a, f"{shown}: attempt {k}")))
     if "next_steps" in extraction:
         out.steps = _extracted_steps(extraction["next_steps"], ids, shown)
     one = extraction.get("one_investigation", False)
@@ -452,8 +454,18 @@ def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
         status = st.get("status") or ""
         if status and status not in NEXT_STATUSES:
             raise DbglogError(f"{shown}: next step {k} has status {status!r}; use one of {', '.join(NEXT_STATUSES)}")
-        out.append(Correction(first, last, text, status=status))
+        out.append(Correction(first, last, text, status=status, home=_home(st, f"{shown}: next step {k}")))
     return out
+
+
+def _home(entry: dict, what: str) -> int | None:
+    """An extraction entry's ``investigation``: the index (from ``doc_units``' ``investigations``) it is filed under,
+    or None (the investigation its first cited line is read in)."""
+    k = entry.get("investigation")
+    if k is not None and (type(k) is not int or k < 0):
+        raise DbglogError(f"{what}: `investigation` is {k!r}; give the index of one of the document's investigations "
+                          "(0, 1, ... as doc_units lists them)")
+    return k
 
 
 # --- a review, kept -------------------------------------------------------------------------------

@@ -487,8 +487,10 @@ def import_extracted(recs, path: str, corr, dry_run: bool = False, use: bool = F
     made = sum(len(r["attempt_list"]) for r in data["investigations"])
     warnings = [f"{len(corr.attempts) - made} cited attempt(s) lie outside every investigation of {path} (a "
                 "template or a preamble); their lines are kept as text"] if made != len(corr.attempts) else []
-    # (the first investigation keeps the lines above its start, a preamble: only a later one's start divides two)
-    starts = sorted(int(r["source"].rsplit(":", 1)[1]) for r in data["investigations"])[1:]
+    # (the first investigation keeps the lines above its start, a preamble: only a later one's start divides two;
+    # an extraction that files its entries by investigation chose where each goes)
+    starts = [] if any(c.home is not None for c in corr.attempts) else \
+        sorted(int(r["source"].rsplit(":", 1)[1]) for r in data["investigations"])[1:]
     for r in data["investigations"]:
         for a in r["attempt_list"]:
             lo, hi = a.get("source_lines") or (0, 0)
