@@ -486,3 +486,12 @@ def test_a_period_of_vs_or_e_g_ends_no_sentence_so_an_error_line_stays_one_unit(
     said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
     assert said[-2:] == ["It stops with `MXNetError` Check failed: err == cudaSuccess (7 vs. 0) Name: MapPlanKernel.",
                          "A newer driver, e.g. 550, did not help."]
+
+
+def test_a_sentence_going_on_after_a_line_break_is_not_cut_at_a_long_capitalised_label():
+    # (an agent saw "... still `activating` instead" and "SIGTERMs the start script: ..." as two units)
+    doc = ("# Stop hangs\n\nA stop issued while the unit is still `activating` instead\nSIGTERMs the start script: the"
+           " unit fails and the containers are orphaned.\nResult: kept as a known issue.\n")
+    said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
+    assert said[-2:] == ["A stop issued while the unit is still `activating` instead SIGTERMs the start script: the unit"
+                         " fails and the containers are orphaned.", "Result: kept as a known issue."]

@@ -1318,7 +1318,11 @@ def _starts_entry(before: str, line: str) -> bool:
     if word in ATTEMPT_LABELS or word in INV_LABELS:
         return True  # "edit: ...", "result: ...": a known label starts its own entry whatever came before
     ended = before.rstrip()[-1:] in tuple(".!?:;)`>。：）*_") or not before.strip() or _LABEL_LINE.match(before)
-    return bool(ended or head[:1].isupper() or not head[:1].isalpha() or _CJK_KEY.match(line))
+    # (a capital after a line that ended no sentence opens a label of a word or three, "Result: ..."; four words or
+    # more before the colon are the sentence going on: "... while the unit is still activating instead / SIGTERMs the
+    # start script: ...")
+    short = len(word.split()) <= 3
+    return bool(ended or head[:1].isupper() and short or not head[:1].isalpha() or _CJK_KEY.match(line))
 
 
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
