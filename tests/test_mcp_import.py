@@ -351,6 +351,8 @@ def test_the_guide_an_agent_reads_says_how_to_drop_next_steps_and_how_to_read_me
     assert "only prepared the next one" in guide  # (a probe built and run is no fix that worked)
     # (agents read isolation runs -- one part alone passed 30/30 -- and test runs of a fix as inconclusive checks)
     assert "even only to find where the fault is" in guide and "a test run checking a fix" in guide
+    # (agents read each run of a benchmark sweep with no fault as a measurement; the labels, as a run that succeeded)
+    assert "each run of a sweep or benchmark that changes a setting from run to run" in guide
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():

@@ -285,7 +285,9 @@ READING_GUIDE = (
     "the next one -- a probe or a tool built, logging switched on -- however that step itself went), untested "
     "(applied, not yet run). A run of the failing case with something changed, even only to find where the fault "
     "is (one part alone, a smaller case, another backend), and a test run checking a fix, are judged by how they "
-    "went: worked when it ran right (passed, no error), failed when the failure showed. For a slowness or a memory problem, a change made to fix it is judged by the number: "
+    "went: worked when it ran right (passed, no error), failed when the failure showed; so is each run of a sweep or "
+    "benchmark that changes a setting from run to run with no failure in question (worked when it ran to its end, "
+    "failed when it errored or gave less than it was asked for). For a slowness or a memory problem, a change made to fix it is judged by the number: "
     "worked when it reached what was wanted, partial when it moved the right way, failed when it did not move or "
     "got worse. Unit ids skip the units that carry no words (a fence's own line, a rule): cite the units you are "
     "shown; every line of the document is kept whatever you cite.")
