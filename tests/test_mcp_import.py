@@ -497,3 +497,10 @@ def test_a_sentence_going_on_after_a_line_break_is_not_cut_at_a_long_capitalised
     said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
     assert said[-2:] == ["A stop issued while the unit is still `activating` instead SIGTERMs the start script: the unit"
                          " fails and the containers are orphaned.", "Result: kept as a known issue."]
+
+
+def test_a_journals_dated_entry_line_is_a_unit_of_its_own_not_glued_to_the_line_under_it():
+    # (an agent saw "**Date:** 02-06-2025 - 02-06-2025 Problem" as one unit: the date line and the entry's first line)
+    doc = "# Dev journal\n\n**Date:** 02-06-2025 - 05-06-2025\nProblem\n\n(Solved) The kernel build failed on 12.6.\n"
+    said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
+    assert said[:2] == ["**Date:** 02-06-2025 - 05-06-2025", "Problem"]

@@ -1325,11 +1325,19 @@ def _starts_entry(before: str, line: str) -> bool:
     return bool(ended or head[:1].isupper() and short or not head[:1].isalpha() or _CJK_KEY.match(line))
 
 
+# A labelled line whose value is only a date or a span of dates ("**Date:** 02-06-2025 - 05-06-2025"): a journal's
+# entry line, whole on its own; the line after it starts the entry's text
+_DATED_LINE = recache.compile(r"^\s*(?:\*\*|__)?[A-Za-z][\w ]{0,20}(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"
+                              r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:\s*(?:-|–|—|to|~)\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4})?"
+                              r"\s*(?:\*\*|__)?\s*$")
+
+
 def _split_labels(sents: list[tuple[int, int, str]], texts: list[str]) -> list[tuple[int, int, str]]:
     """A soft-broken "Action: ...\\nResult: ..." paragraph is two units, one per labelled line."""
     out = []
     for a, b, s in sents:
-        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k]) and _starts_entry(texts[k - 1], texts[k])]
+        cuts = [k for k in range(a + 1, b + 1) if _LABEL_LINE.match(texts[k]) and _starts_entry(texts[k - 1], texts[k])
+                or _DATED_LINE.match(texts[k - 1])]
         if not cuts:
             out.append((a, b, s))
             continue
