@@ -3964,7 +3964,9 @@ def test_chinese_for_it_runs_is_a_verdict(said, outcome):
 
 
 @pytest.mark.parametrize("said, outcome", [("我用的deepspeed==0.14.0也是报这个错，需要升级到什么版本合适？", "failed"),
-                                           ("我降到0.13.0，还是报同样的错", "failed"), ("换了驱动以后不再报这个错了", "worked")])
+                                           ("我降到0.13.0，还是报同样的错", "failed"), ("换了驱动以后不再报这个错了", "worked"),
+                                           ("将 deepspeed 退回到 0.14.0 版本对我有用", "worked"),
+                                           ("这个方法对我没有用", "failed")])
 def test_chinese_for_it_gives_this_error_is_a_failure_and_its_negation_a_fix(said, outcome):
     # ("报这个错": "gives this error", the error word apart from its verb; the question after the comma asks, the
     # clause before it tells)
