@@ -1136,3 +1136,25 @@ def test_a_ucx_caught_signal_is_one_failure_on_every_host_and_apart_from_another
     c = F.fingerprint_text("[8d6bf97c3bf4:3039 :0:3095] Caught signal 11 (Segmentation fault: address not mapped)\n")
     assert a.signature == "ucx.signal:SIGBUS" and a.key == b.key
     assert c.signature == "ucx.signal:SIGSEGV" and c.key != a.key
+
+
+def _miopen_jit(kernel: str, diagnostic: str, tmp: str) -> str:
+    """A MIOpen kernel that hiprtc failed to build at run time, as MIOpen logs it (the formats are MIOpen's)."""
+    return (f"MIOpen(HIP): Warning [BuildHip] /tmp/comgr-{tmp}/input/{kernel}:39:10: {diagnostic}\n"
+            f"   39 | #include <limits>\n      |          ^~~~~~~~\n1 error generated when compiling for gfx1030.\n"
+            f"MIOpen(HIP): Error [BuildHip] HIPRTC status = HIPRTC_ERROR_COMPILATION (6), source file: {kernel}\n"
+            f"MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' "
+            f"{kernel}: HIPRTC_ERROR_COMPILATION (6)\n"
+            "RuntimeError: miopenStatusUnknownError\n")
+
+
+def test_kernels_a_runtime_compiler_failed_to_build_for_one_reason_are_one_failure():
+    # (one host header missing fails every kernel MIOpen compiles: two reports naming two kernels are one cause)
+    a = F.fingerprint_text(_miopen_jit("naive_conv.cpp", "fatal error: 'limits' file not found", "e640"))
+    b = F.fingerprint_text(_miopen_jit("gridwise_convolution_implicit_gemm.cpp",
+                                       "fatal error: 'limits' file not found", "39ed"))
+    assert a is not None and a.key == b.key and F.same_failure(a, b)
+    assert "'limits' file not found" in a.line
+    # another diagnostic is another failure, whatever kernel
+    c = F.fingerprint_text(_miopen_jit("naive_conv.cpp", "error: not a valid operand.", "77aa"))
+    assert c.key != a.key and not F.same_failure(a, c)

@@ -427,6 +427,22 @@ def from_mirror_line(text: str) -> tuple[str, Fingerprint] | None:
 WINDOW = 400  # lines either side of the key line read for the kernel and the collective
 
 
+# A runtime compiler's failure to build a kernel (MIOpen's and HIP's hiprtc, NVRTC): which kernel it was building is
+# where it failed, not why, and one cause (a host header missing) fails every kernel the program compiles. Its
+# identity is the compiler's first error diagnostic, with the file it was in taken off: "fatal error: 'limits' file
+# not found" whether naive_conv.cpp or data_type.hpp included <limits>.
+_COMPILED_AT_RUN = recache.compile(r"\b(?:HIPRTC|NVRTC)_ERROR_COMPILATION\b|\bError \[Compile\]")
+_DIAGNOSTIC = recache.compile(r"\S:\d+(?::\d+)?:\s+(?P<d>(?:fatal )?error:\s+\S.*?)\s*$")
+
+
+def compile_cause(line: str, near: list[str]) -> str | None:
+    """The first error diagnostic of a runtime compiler among ``near`` when ``line`` says a kernel failed to compile
+    at run time, else None."""
+    if not _COMPILED_AT_RUN.search(line):
+        return None
+    return next((m.group("d") for t in near if (m := _DIAGNOSTIC.search(strip_prefixes(t)))), None)
+
+
 def build(signature: str, key_lines: list[str], text_lines: list[str], key_index: int | None = None,
           evidence: list[dict] | None = None) -> Fingerprint:
     """A fingerprint from a classified failure: its signature, its deciding key line (``key_lines[0]``,
@@ -438,6 +454,7 @@ def build(signature: str, key_lines: list[str], text_lines: list[str], key_index
     near = text_lines[max(0, at - WINDOW):at + WINDOW]
     if key_index is not None and 0 <= key_index < len(text_lines):
         line = unwrap(text_lines, key_index, width=wrap_width(near))
+    line = compile_cause(line, near) or line
     op, missing = collective(key_lines + near)
     frames = user_frames(text_lines, key_index) or (
         () if signature.startswith(ASYNCHRONOUS) else error_site(text_lines, key_index))
