@@ -392,7 +392,7 @@ def test_an_errors_code_and_a_librarys_version_name_what_failed_and_stay():
     assert F.same_failure(F.fingerprint_text(so.format("11.0")), F.fingerprint_text(so.format("11.0")))
     dll = "Could not load library cudnn_cnn_infer64_8.dll. Error code {}\n"
     assert not F.same_failure(F.fingerprint_text(dll.format(126)), F.fingerprint_text(dll.format(127)))
-    assert "error=35" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
+    assert "error (35)" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
     assert "line=N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
     assert F.normalise_line("ERROR 06-20 10:37:01 [worker.py:12] boom at 12") == "boom at N"  # a level is no code
 
@@ -1158,3 +1158,15 @@ def test_kernels_a_runtime_compiler_failed_to_build_for_one_reason_are_one_failu
     # another diagnostic is another failure, whatever kernel
     c = F.fingerprint_text(_miopen_jit("naive_conv.cpp", "error: not a valid operand.", "77aa"))
     assert c.key != a.key and not F.same_failure(a, c)
+
+
+def test_torchs_thc_check_line_and_the_exception_it_raises_are_one_failure():
+    # (a paste that stops at the check line read as nothing; the check line and the exception are one failure)
+    check = ("THCudaCheck FAIL file=/opt/conda/work/aten/src/THC/THCGeneral.cpp line=50 error=802 : system not yet "
+             "initialized\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n")
+    raised = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    torch.cuda.init()\n"
+              "RuntimeError: cuda runtime error (802) : system not yet initialized at /pytorch/aten/src/THC/"
+              "THCGeneral.cpp:47\n")
+    a, b = F.fingerprint_text(check), F.fingerprint_text(raised)
+    assert a is not None and a.signature == b.signature == "driver.init_failed"
+    assert F.same_failure(a, b)

@@ -199,12 +199,17 @@ def _from_exception(line: str) -> str:
     return line
 
 
+# torch's THC check prints its failure twice, as a check line and as the exception it raises: one line, either way
+_THC_CHECK = recache.compile(r"THCudaCheck FAIL file=(?:\S*/)?(\S+) line=(\d+) error=(\d+) : (.*)")
+
+
 def normalise_line(line: str) -> str:
     """One key line as it reads on every rank, machine and day: prefixes stripped, then what varies
     (``SCRUB``), whitespace collapsed, cut at ``MAX_LINE``."""
     # (a run of spaces kept to two and the line to its head first: what the patterns read is then short, and a
     # progress bar's thousands of spaces cannot make a scrubbing pattern try every split of them)
     line = _RUN.sub("  ", line.replace("\t", " "))[:_READ_HEAD]
+    line = _THC_CHECK.sub(r"RuntimeError: cuda runtime error (\3) : \4 at \1:\2", line)
     line = _from_exception(strip_prefixes(line))
     for rx, repl in SCRUB:
         line = rx.sub(repl, line)

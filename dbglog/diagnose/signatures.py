@@ -825,6 +825,9 @@ BUILTIN: tuple[Signature, ...] = (
         (r"CUDA error \d+ at \S+:\d+: (?P<text>[^\n]+)", "CUDA error "),
         # torch < 1.0: "cuda runtime error (35) : CUDA driver version is insufficient ... at file:line"
         (r"cuda runtime error \(\d+\) : (?P<text>[^\n]+)", "cuda runtime error ("),
+        # torch's THC check, the line before that exception: "THCudaCheck FAIL file=.../THCGeneral.cpp line=50
+        # error=802 : system not yet initialized" (a paste often stops there)
+        (r"THCudaCheck FAIL file=\S+ line=\d+ error=\d+ : (?P<text>[^\n]+)", "THCudaCheck FAIL"),
         # Caffe / MXNet / glog CHECKs: "Check failed: error == cudaSuccess (803 vs. 0)  <runtime text>"
         (r"Check failed: \w+ == cudaSuccess \((\d+) vs\. 0\)\s*:?\s*(?P<text>[^\n]+)", "Check failed: "),
         # the CUDA_CHECK macro of CUDA's libraries and their samples (CCCL, RAFT): "CUDA Error at sort.cu:72 - <text>"
