@@ -393,7 +393,7 @@ def test_an_errors_code_and_a_librarys_version_name_what_failed_and_stay():
     dll = "Could not load library cudnn_cnn_infer64_8.dll. Error code {}\n"
     assert not F.same_failure(F.fingerprint_text(dll.format(126)), F.fingerprint_text(dll.format(127)))
     assert "error (35)" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")
-    assert "line=N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
+    assert "THCGeneral.cpp:N" in F.normalise_line("THCudaCheck FAIL file=THCGeneral.cpp line=74 error=35 : x")  # a line varies
     assert F.normalise_line("ERROR 06-20 10:37:01 [worker.py:12] boom at 12") == "boom at N"  # a level is no code
 
 
