@@ -1170,3 +1170,17 @@ def test_torchs_thc_check_line_and_the_exception_it_raises_are_one_failure():
     a, b = F.fingerprint_text(check), F.fingerprint_text(raised)
     assert a is not None and a.signature == b.signature == "driver.init_failed"
     assert F.same_failure(a, b)
+
+
+def test_cupys_own_frames_are_a_librarys_not_the_users():
+    # (two NVRTC option errors of different causes shared CuPy's check_status / compileProgram frames, read as the
+    # user's code, and were called one failure; CuPy's frames, as torch's and numpy's, are every such failure's)
+    def nvrtc(user: str) -> str:
+        return ("Traceback (most recent call last):\n"
+                f'  File "{user}", line 12, in <module>\n    kernel = cp.RawModule(code=src, options=opts)\n'
+                '  File "cupy/cuda/nvrtc.pyx", line 98, in cupy.cuda.nvrtc.compileProgram\n'
+                '  File "cupy/cuda/nvrtc.pyx", line 53, in cupy.cuda.nvrtc.check_status\n'
+                "cupy.cuda.nvrtc.NVRTCError: NVRTC_ERROR_INVALID_OPTION (5)\n")
+    a, b = F.fingerprint_text(nvrtc("/home/ann/fft_filter.py")), F.fingerprint_text(nvrtc("/srv/bob/stencil.py"))
+    assert all("nvrtc.pyx" not in f for f in a.frames) and a.frames == ("fft_filter.py:<module>",)
+    assert not F.same_failure(a, b)

@@ -275,8 +275,8 @@ _PY_FRAME = recache.compile(r'(?:^|\s)File "([^"]+)", line \d+, in (\S+)')  # (b
 _GDB_FRAME = recache.compile(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?([\w:~<>]+?)\s*\(.*?\)(?: at ([^\s:]+):\d+)?")
 # Paths that are not the user's code: the interpreter, frameworks whose frames every failure shares.
 LIBRARY_PATHS = recache.compile(
-    r"(?:^<|/lib/python\d[\d.]*/(?!site-packages|dist-packages)|[/\\](?:torch|triton|numpy|_pytest|pytest|pluggy|"
-    r"click|multiprocessing|concurrent|asyncio|threading|runpy|importlib|accelerate|deepspeed)[/\\]|"
+    r"(?:^<|/lib/python\d[\d.]*/(?!site-packages|dist-packages)|(?:^|[/\\])(?:torch|triton|numpy|cupy|cupyx|_pytest|"
+    r"pytest|pluggy|click|multiprocessing|concurrent|asyncio|threading|runpy|importlib|accelerate|deepspeed)[/\\]|"
     r"^(?:libc|libpthread|libcuda|libtorch|libc10|libnccl|libamdhip|ld-linux)[\w.-]*$)")
 MAX_FRAMES = 3
 _TRACEBACK = "Traceback (most recent call last)"
