@@ -394,6 +394,19 @@ def test_compiled_trees_score_every_feature_dict_exactly_as_walking_them_node_by
     assert odd._compiled is None and odd.score({"c:x": 3.0}) == 1.5 and odd.score({}) == 1.5
 
 
+def test_a_models_linear_part_is_the_sum_of_its_weighted_features_in_their_order_bit_for_bit():
+    import math
+    import random
+
+    m = learned.load().steps
+    names = list(m.weights)[:60] + [f"w:unknown{i}" for i in range(30)]  # (features without a weight add nothing)
+    rng = random.Random(3)
+    for _ in range(300):
+        f = {n: rng.choice([1.0, 0.5, -0.25, rng.random() * 3]) for n in rng.sample(names, 35)}
+        z = m.bias + sum(m.weights[k] * v for k, v in f.items() if k in m.weights)
+        assert m.probability(f) == 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
 def test_a_units_place_is_given_to_the_model_as_numbers():
     from dbglog.docreader.units import segment
 
