@@ -282,7 +282,7 @@ def test_driver_liveness_is_proctrees_create_time_rule(recs):
         drive_by(plain.pid, S._stamp(plain.pid))
         assert db.get(sid)["status"] == "running" and db.live_driver(sid).pid == plain.pid
         # the pid now names another process (reused): its create time differs, whatever its name
-        drive_by(named.pid, f"{named.pid}:1000.0")
+        drive_by(named.pid, f"{named.pid}:1000000000.0")  # (2001: a wall-clock create time, never a start since boot)
         assert db.get(sid)["status"] == "interrupted" and db.live_driver(sid) is None
         drive_by(named.pid, None)  # an older dbglog's row (no create time): the command line decides
         assert db.get(sid)["status"] == "running"
