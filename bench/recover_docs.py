@@ -65,16 +65,24 @@ def seen(candidates: list[str], extra: list[Path] = ()) -> list[tuple[str, str]]
     session, and a document labelled twice is no held-out document."""
     listings = [*DATA.glob("*/SOURCES.txt"), *extra]
     old = "\n".join(p.read_text(encoding="utf-8") for p in listings if p.exists()).lower()
-    lines = old.splitlines()
     out = []
     for c in candidates:
         keys = _keys(c)
-        hit = any(k in old if "|" not in k and not k.startswith("id ") else
-                  re.search(rf"\b{k[3:]}\b", old) is not None if k.startswith("id ") else
-                  any(k.split("|")[0] in ln and k.split("|")[1] in ln for ln in lines) for k in keys)
+        hit = any(_listed(k, old) for k in keys)
         out.append((c, "gathered before: choose another" if hit else "new" if keys else
                     "not understood: give a GitHub issue or blob URL, or 'code-search index file id N'"))
     return out
+
+
+def _listed(key: str, old: str) -> bool:
+    """Does the SOURCES text ``old`` hold the source ``key`` (``_keys``): an index id as a number of its own, a
+    repository's file on one line with the repository (at whatever commit), an issue as written."""
+    if key.startswith("id "):
+        return re.search(rf"\b{key[3:]}\b", old) is not None
+    if "|" in key:
+        repo, path = key.split("|", 1)
+        return any(repo in line and path in line for line in old.splitlines())
+    return key in old
 
 
 def _ranges(labels: dict) -> list[tuple[int, int]]:

@@ -211,11 +211,12 @@ def spelled_out(text: str, names) -> str:
         words = [w for w in re.split(r"[-_.]+", name.lstrip("-").lower()) if w]
         if len(words) > 2 and words[-1] in _NAME_UNIT:
             words = words[:-1]
-        absent = [w for w in words if not (w.isalnum() and w in low)]
+        if len(words) < 2 or not all(w.isalnum() for w in words):
+            continue
+        absent = [w for w in words if w not in low]
         # (a long name may be spelled with one of its words left out, "kv cache free memory fraction" for
         # kv_cache_free_gpu_mem_fraction; never its first or last word)
-        if len(words) < 2 or absent and (len(words) < _LONG_NAME or len(absent) > 1 or absent[0] in (words[0], words[-1])
-                                         or not all(w.isalnum() for w in words)):
+        if absent and (len(words) < _LONG_NAME or len(absent) > 1 or absent[0] in (words[0], words[-1])):
             continue  # (a name whose words the idea does not hold is passed by without a pattern compiled)
         rx = re.compile(r"(?<![\w\-])" + _spelled_words(words, absent[0] if absent else None) + r"(?:e?s)?(?![\w\-])",
                         re.I)

@@ -99,8 +99,8 @@ class Model:
     trees: Trees | None = None  # boosted trees over the cues, mixed in (see the module's note)
 
     def probability(self, f: dict[str, float]) -> float:
-        # (a feature without a weight adds a zero, which leaves a sum as it was: the same float as skipping it, in
-        # the features' order, summed in C)
+        # (a feature without a weight adds a zero, which leaves a sum as it was: for the finite values features take,
+        # the same float as skipping it, in the features' order, summed in C)
         z = self.bias + sum(map(operator.mul, map(self.weights.get, f, _ZEROS), f.values()))
         if self.trees is not None:
             z = (1.0 - self.trees.mix) * z + self.trees.mix * self.trees.score(f)
