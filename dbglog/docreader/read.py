@@ -179,7 +179,7 @@ def _check_homes(corrections, n: int) -> None:
                      ("next step", getattr(corrections, "steps", None) or [])):
         for k, c in enumerate(cs, 1):
             if c.home is not None and c.home >= n:
-                raise DbglogError(f"extraction: {what} {k} is filed under investigation {c.home}, but the document is "
+                raise DbglogError(f"{corrections.shown}: {what} {k} is filed under investigation {c.home}, but the document is "
                                   f"read as {n} (0 to {n - 1}); cite an index `investigations` lists")
 
 

@@ -59,6 +59,7 @@ class Corrections:
     reviewed: str = ""  # the checksum (``sha``) of the document as it was reviewed
     unreadable: list[str] = field(default_factory=list)  # kept rows edited by hand out of their form
     one: bool = False  # the document is one investigation, however the reader would have split it (an extraction's)
+    shown: str = "extraction"  # how an error names where they came from (the extraction's file)
 
 
 def sha(text: str) -> str:
@@ -428,7 +429,7 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
     if type(one) is not bool:
         raise DbglogError(f"{shown}: `one_investigation` is {one!r}; give true (the document is one investigation) "
                           "or false")
-    out.one = one
+    out.one, out.shown = one, shown
     return out
 
 
