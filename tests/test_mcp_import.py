@@ -504,10 +504,3 @@ def test_a_journals_dated_entry_line_is_a_unit_of_its_own_not_glued_to_the_line_
     doc = "# Dev journal\n\n**Date:** 02-06-2025 - 05-06-2025\nProblem\n\n(Solved) The kernel build failed on 12.6.\n"
     said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
     assert said[:2] == ["**Date:** 02-06-2025 - 05-06-2025", "Problem"]
-
-
-def test_a_label_with_nothing_after_it_on_its_line_starts_an_entry_of_its_own():
-    # (an agent saw "**Status:** ❌ FAILED **Issues:**" as one unit: a label ending its line was no label)
-    doc = "# Build\n\n**Status:** ❌ FAILED\n**Issues:**\n- the wheel has no ROCm kernels\n"
-    said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
-    assert said == ["**Status:** ❌ FAILED", "**Issues:**", "the wheel has no ROCm kernels"]

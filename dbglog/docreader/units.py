@@ -1303,7 +1303,7 @@ def _sentences(texts: list[str]) -> list[tuple[int, int, str]]:
 # --version一致": no space, so no markdown list), a full-width parenthesis numbering one ("2）git checkout release",
 # "b）set include=..."). Shapes of notes, not words of one.
 _CJK_KEY = recache.compile(r"^\s*[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]")
-_LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?(?:\s|$)|"
+_LABEL_LINE = recache.compile(r"^\s*(?:(?:\*\*|__)?[A-Za-z][\w /()'-]{0,30}(?:\*\*|__)?\s*:(?:\*\*|__)?\s|"
                          r"[\u4e00-\u9fff]{1,6}[一二三四五六七八九十\d]{0,3}\s*[:：]|"
                          r"(?:\*\*|__)?(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b|->|=>|→|"
                          r"(?:issue|step|case|run|test|try)\s*#?\d{1,3}\b|（\d{1,2}）|[①-⑳]|\d{1,2}、|\d{1,2}\.(?=[^\d\s.])(?![xX*]\b)|"
