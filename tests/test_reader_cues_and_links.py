@@ -7418,3 +7418,77 @@ The decode kernel lacks varlen support under DCP.
     by_text = {u.text: u.author for u in segment(doc).units if u.kind == "sentence"}
     assert by_text["I ran with --enforce-eager and the output is correct again."] == "ana"
     assert by_text["The decode kernel lacks varlen support under DCP."] == "ana"
+
+
+ROOT_SHELL_SESSION = """# Driver mismatch inside the container
+
+```
+root@3f2a9c:/workspace# nvidia-smi
+Failed to initialize NVML: Driver/library version mismatch
+root@3f2a9c:/workspace# cat /proc/driver/nvidia/version
+NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.144.03
+[me@node01 build]$ make -j8
+make: *** [Makefile:12: all] Error 1
+```
+"""
+
+
+@pytest.mark.parametrize("prompt", ["root@3f2a9c:/workspace# ", "[me@node01 build]$ ", "bash-4.2# ", "(base) root@box:~# "])
+def test_a_root_shell_or_bracketed_prompt_starts_a_command_and_a_bare_hash_stays_a_comment(prompt):
+    doc = f"# x\n\n```\n{prompt}nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n" \
+          f"{prompt}ls /dev/nvidia*\nls: cannot access '/dev/nvidia*': No such file or directory\n```\n"
+    cmds = [u for u in segment(doc).units if u.kind == "command"]
+    assert [u.text for u in cmds] == ["nvidia-smi", "ls /dev/nvidia*"]
+    assert "version mismatch" in cmds[0].comment
+    comment_only = "# x\n\n```\n# nvidia-smi failed here\nFailed to initialize NVML\n# ls /dev/nvidia*\nnothing\n```\n"
+    assert not any(u.prompted for u in segment(comment_only).units if u.kind == "command")
+
+
+def test_a_root_shell_session_reads_each_prompt_with_what_it_printed():
+    units = [u for u in segment(ROOT_SHELL_SESSION).units if u.kind == "command"]
+    assert [(u.first + 1, u.text) for u in units] == [(4, "nvidia-smi"), (6, "cat /proc/driver/nvidia/version"),
+                                                      (8, "make -j8")]
+    assert "Error 1" in units[-1].comment
+
+
+LAUNCH_SCRIPT_WITH_EARLIER_RUNS = """# Llama 7B benchmark launch
+
+```bash
+#!/bin/bash
+export OMP_NUM_THREADS=8
+
+# torchrun --standalone --nproc_per_node 8 bench.py --plugin zero3 --batch_size 16   # OOM
+# torchrun --standalone --nproc_per_node 8 bench.py --plugin zero2 --batch_size 8    # OOM (no grad ckpt)
+# torchrun --standalone --nproc_per_node 8 bench.py --plugin zero2 --batch_size 8 --grad_checkpoint  # 41 GB/GPU, ok
+torchrun --standalone --nproc_per_node 8 bench.py --plugin gemini --batch_size 16 --grad_checkpoint
+```
+"""
+
+
+def test_each_long_command_put_away_in_a_comment_with_how_it_went_is_a_run_of_its_own():
+    # (a commented-out command longer than six words with "# OOM" after it was a caption of the next one: two runs,
+    # one unit, and the third read as code)
+    cmds = [u for u in segment(LAUNCH_SCRIPT_WITH_EARLIER_RUNS).units if u.kind == "command"]
+    told = [(u.first + 1, u.comment) for u in cmds if u.comment]
+    assert told == [(7, "OOM"), (8, "OOM (no grad ckpt)"), (9, "41 GB/GPU, ok")]
+    got = {tuple(a.source_lines): a.outcome for p in _read(LAUNCH_SCRIPT_WITH_EARLIER_RUNS) for a in p.inv.attempts}
+    assert got.get((7, 7)) == "failed" and got.get((8, 8)) == "failed" and got.get((9, 9)) == "worked"
+
+
+KOREAN_WRAPPED = """# V100 메모리 문제
+
+V100 32GB에서 학습을 돌리면 캐시 생성 단계에서 OOM이 납니다. 그래서 배치 크기를
+1로 줄이고 다시 실행했습니다. 이렇게 하니
+피크 메모리가 29GB로 내려갔고 OOM은 사라졌습니다.
+"""
+
+
+def test_korean_prose_wrapped_by_hand_is_cut_at_its_full_stops_not_at_its_line_breaks():
+    sents = [(u.first + 1, u.last + 1, u.text) for u in segment(KOREAN_WRAPPED).units if u.kind == "sentence"]
+    assert sents == [(3, 3, "V100 32GB에서 학습을 돌리면 캐시 생성 단계에서 OOM이 납니다."),
+                         (3, 4, "그래서 배치 크기를 1로 줄이고 다시 실행했습니다."),
+                         (4, 5, "이렇게 하니 피크 메모리가 29GB로 내려갔고 OOM은 사라졌습니다.")]
+    # Chinese and Japanese are not wrapped by hand: a line break beside their characters still ends a sentence
+    zh = "# 笔记\n\n安装:conda install pytorch -c nvidia\n安装后程序报错\n"
+    assert [u.text for u in segment(zh).units if u.kind == "sentence"][-2:] == [
+        "安装:conda install pytorch -c nvidia", "安装后程序报错"]

@@ -133,9 +133,10 @@ def _enum_number(line: str) -> int | None:
 
 
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
-_CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60])\n|"
-                            r"\n(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3])")
-_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
+# (not Korean: it is written with spaces and a full stop, and wrapped by hand as English is)
+_CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uff01-\uff60])\n|"
+                            r"\n(?=[\u3040-\u30ff\u4e00-\u9fff])")
+_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff\uac00-\ud7a3①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _numbered_try(line: str) -> bool:
@@ -1064,9 +1065,12 @@ def _says_how(caption: tuple[str, ...]) -> bool:
     return classify(" ".join(caption)) in ("worked", "failed", "partial")
 
 
-# a shell's prompt: "$ ", "(venv) user@host:~/x$ ", "% ", "❯ ", PowerShell's "PS>", Python's ">>> ", and cmd.exe's
-# "C:\work\llama.cpp>" (no space after it)
-_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+|[A-Za-z]:\\[^<>|\n\"]{0,120}>)(?=\S)")
+# a shell's prompt: "$ ", "(venv) user@host:~/x$ ", "% ", "❯ ", PowerShell's "PS>", Python's ">>> ", cmd.exe's
+# "C:\work\llama.cpp>" (no space after it), and a root shell's "#" where the prompt names the user or host first
+# ("root@3f2a:/workspace# ", "[user@node01 build]$ ", "bash-4.2# "): a bare "# " opens a comment, never a prompt
+_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:(?:[\w.@:~/-]*[$%❯]|PS>|>>>|[\w.-]+@[\w.-]+(?::[^\s#$]*)?#"
+                          r"|\[[\w.-]+@[\w.-]+[^\]\n]{0,80}\][$#]|(?:ba|z)?sh-\d[\d.]*[$#])\s+"
+                          r"|[A-Za-z]:\\[^<>|\n\"]{0,120}>)(?=\S)")
 
 
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
@@ -1230,7 +1234,9 @@ def _put_away(comment: str) -> tuple[str, str] | None:
     """A line of code put away in a comment and how it went, when a comment after it says so ('"videochat2-7b"  # OOM
     with 32 frames' -> the code and "OOM with 32 frames"); None for any other comment (prose, no outcome said)."""
     m = _PUT_AWAY.match(comment.strip())
-    if not m or len(m.group("code").split()) > 6 or not _CODE_MARK.search(m.group("code")):
+    # (a short line of code, or a whole command of any length: "# torchrun --nproc_per_node 8 bench.py --zero 3  # OOM")
+    if not m or not _CODE_MARK.search(m.group("code")) or len(m.group("code").split()) > 6 and not (
+            _commented_cmd(m.group("code").strip())):
         return None
     said = m.group("c").strip()
     return (m.group("code").strip(), said) if _says_how((said,)) else None
