@@ -7492,3 +7492,25 @@ def test_korean_prose_wrapped_by_hand_is_cut_at_its_full_stops_not_at_its_line_b
     zh = "# 笔记\n\n安装:conda install pytorch -c nvidia\n安装后程序报错\n"
     assert [u.text for u in segment(zh).units if u.kind == "sentence"][-2:] == [
         "安装:conda install pytorch -c nvidia", "安装后程序报错"]
+
+
+PARAGRAPH_OVER_A_RULE = """I tried to get xformers working on the K80 by forcing the module to load through sys.modules. It loaded, but the
+first image failed halfway with "no Tensor core support". Then I reverted the import logic to the original, and
+xformers stopped loading again.
+---
+
+## Setup
+
+Short Title Over A Rule
+---
+"""
+
+
+def test_a_paragraph_with_a_rule_right_under_it_is_read_as_sentences_not_as_a_heading():
+    # (markdown makes it a setext heading: the whole story became the investigation's title, and no attempt)
+    units = segment(PARAGRAPH_OVER_A_RULE).units
+    assert [u.kind for u in units if u.first <= 3] == ["sentence", "sentence", "sentence", "rule"]
+    assert any(u.kind == "heading" and u.text == "Short Title Over A Rule" for u in units)  # a title stays one
+    parsed, _ = importer.parse_document(PARAGRAPH_OVER_A_RULE, "doc.md")  # (the rules with the learned passes)
+    assert not parsed[0].inv.title.startswith("I tried")
+    assert any(a.source_lines[0] in (1, 2, 3) and a.outcome == "failed" for a in parsed[0].inv.attempts)

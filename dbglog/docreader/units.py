@@ -264,6 +264,12 @@ class _Cut:
     def heading(self, a: int, b: int, level: int, text: str) -> None:
         if self._front(a, b):
             return
+        if b - a >= 2 and _SETEXT_RULE.match(self.lines[b - 1]) and _told_not_titled(text):
+            # A paragraph with "---" right under it: markdown makes it a setext heading, its writer a rule after a
+            # paragraph ("I tried X. It loaded, but ... / ---"). Read as written: sentences, then the rule.
+            self.paragraph(a, b - 1, text)
+            self.rule(b - 1, b)
+            return
         self.nblock += 1
         while self.path and self.path[-1][0] >= level:
             self.path.pop()
@@ -1476,6 +1482,16 @@ def _leftover_code(cut: _Cut, a: int, b: int, made: int) -> None:
         if stretch:
             cut.add("code", stretch[0], stretch[-1], "\n".join(cut.lines[k] for k in stretch), block=cut.nblock)
             stretch = []
+
+
+_SETEXT_RULE = recache.compile(r"^ {0,3}-{3,}\s*$")  # (a "---" underline; "===" is a title's on purpose)
+
+
+def _told_not_titled(text: str) -> bool:
+    """A setext heading's text that is a paragraph, not a title: over two lines, or two sentences or more, or a
+    sentence longer than a title runs (a title has no full stop inside it and is seldom over 120 characters)."""
+    flat = " ".join(text.split())
+    return text.count("\n") >= 2 or len(flat) > 120 or bool(re.search(r"(?<![\d\W])[.!?。]\s+\S", flat))
 
 
 FENCE_LINE = recache.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
