@@ -7514,3 +7514,42 @@ def test_a_paragraph_with_a_rule_right_under_it_is_read_as_sentences_not_as_a_he
     parsed, _ = importer.parse_document(PARAGRAPH_OVER_A_RULE, "doc.md")  # (the rules with the learned passes)
     assert not parsed[0].inv.title.startswith("I tried")
     assert any(a.source_lines[0] in (1, 2, 3) and a.outcome == "failed" for a in parsed[0].inv.attempts)
+
+
+WORD_EXPORT_TABLE = """# Word export
+
+<table>
+<tbody>
+<tr>
+<td><p><strong>Problem</strong></p></td>
+<td><p><strong>What I did</strong></p></td>
+<td><p><strong>Result</strong></p></td>
+</tr>
+<tr>
+<td><p>cudnn missing</p></td>
+<td><p>conda install cudnn=8.2</p></td>
+<td><p>works</p></td>
+</tr>
+<tr>
+<td><p>wrong CUDA</p></td>
+<td><p>pip install paddlepaddle-gpu==2.4.2.post112</p>
+<p>and rebooted</p></td>
+<td><p>still fails with the same error</p></td>
+</tr>
+</tbody>
+</table>
+"""
+
+
+def test_an_html_table_is_read_row_by_row_with_its_header_as_a_markdown_table_is():
+    # (a word processor's or a wiki's export: each row was one unit of glued text, "StepProblemSolution", and no try)
+    rows = [u for u in segment(WORD_EXPORT_TABLE).units if u.kind == "row"]
+    assert [(u.first + 1, u.last + 1) for u in rows] == [(5, 9), (10, 14), (15, 20)]
+    assert rows[0].cells == ("Problem", "What I did", "Result")
+    assert rows[2].cells == ("wrong CUDA", "pip install paddlepaddle-gpu==2.4.2.post112 and rebooted",
+                             "still fails with the same error") and rows[2].header == rows[0].cells
+    got = {tuple(a.source_lines): a.outcome for p in _read(WORD_EXPORT_TABLE) for a in p.inv.attempts}
+    assert got == {(10, 14): "worked", (15, 20): "failed"}
+    # every line is still some unit's: the table's own tags are html units
+    covered = {i for u in segment(WORD_EXPORT_TABLE).units for i in range(u.first, u.last + 1)}
+    assert all(i in covered for i, line in enumerate(WORD_EXPORT_TABLE.split("\n")) if line.strip())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from html.parser import HTMLParser
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -467,7 +468,12 @@ class _Cut:
         self.add("code", a, b - 1, content, block=self.nblock, lang=lang)
 
     def html(self, a: int, b: int, content: str) -> None:
-        """An HTML block of text lines ("case0：OOM<br>"): one unit per line, tags off; else one unit."""
+        """An HTML block of text lines ("case0：OOM<br>"): one unit per line, tags off; an HTML table (a wiki's or
+        a word processor's export): a row unit per ``<tr>`` as a markdown table's; else one unit."""
+        rows = html_rows(content) if "<tr" in content.lower() else []
+        if len(rows) >= 2:
+            self._html_table(a, b, rows)
+            return
         texts = [_TAG.sub("", self.lines[i]).strip() for i in range(a, b)]
         if sum(bool(x) for x in texts) < 2 or "<br" not in content.lower() and "<p" not in content.lower():
             self.add("html", a, b - 1, content)
@@ -476,6 +482,28 @@ class _Cut:
         for k, x in enumerate(texts):
             self.add("sentence" if x else "html", a + k, a + k, x or self.lines[a + k].strip(), block=self.nblock,
                      head=True)
+
+    def _html_table(self, a: int, b: int, rows: list[tuple[int, int, list[str], bool]]) -> None:
+        """Row units of an HTML table: its header row (``<th>`` cells, else the first row) first, each row over the
+        lines it spans; the lines between rows (``<table>``, ``</table>``) are html units."""
+        self.nblock += 1
+        block, header, k, at = self.nblock, [], 0, a
+        for n, (lo, hi, cells, head) in enumerate(rows):
+            lo, hi = max(a + lo, at), min(a + hi, b - 1)
+            if lo > hi:
+                continue  # (two rows on one line: the first one's unit holds the line)
+            if lo > at:
+                self.add("html", at, lo - 1, "\n".join(self.lines[at:lo]))
+            if not header and (head or n == 0):
+                header = cells
+                self.add("row", lo, hi, " | ".join(cells), block=block, group=block, index=-1, cells=tuple(cells))
+            else:
+                self.add("row", lo, hi, " | ".join(cells), block=block, group=block, index=k, header=tuple(header),
+                         cells=tuple(cells))
+                k += 1
+            at = hi + 1
+        if at <= b - 1:
+            self.add("html", at, b - 1, "\n".join(self.lines[at:b]))
 
     def delimited_rows(self, first: int, table: delimited.Table, block: int) -> None:
         """A delimited table read from line ``first`` on, as a markdown table's rows: its header row first when
@@ -1492,6 +1520,60 @@ def _told_not_titled(text: str) -> bool:
     sentence longer than a title runs (a title has no full stop inside it and is seldom over 120 characters)."""
     flat = " ".join(text.split())
     return text.count("\n") >= 2 or len(flat) > 120 or bool(re.search(r"(?<![\d\W])[.!?。]\s+\S", flat))
+
+
+class _Rows(HTMLParser):
+    """The rows of HTML tables: (first line, last line, cell texts, a header row), lines 0-based in the block."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[tuple[int, int, list[str], bool]] = []
+        self.row: dict | None = None
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag == "tr":
+            self._end_row()
+            self.row = {"lo": self.getpos()[0] - 1, "cells": [], "head": False}
+        elif tag in ("td", "th") and self.row is not None:
+            self._end_cell()
+            self.cell = []
+            self.row["head"] = self.row["head"] or tag == "th"
+        elif tag in ("p", "br", "li", "div") and self.cell is not None:
+            self.cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self._end_cell()
+        elif tag in ("tr", "table"):
+            self._end_row()
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def _end_cell(self) -> None:
+        if self.cell is not None and self.row is not None:
+            self.row["cells"].append(" ".join("".join(self.cell).split()))
+        self.cell = None
+
+    def _end_row(self) -> None:
+        self._end_cell()
+        if self.row is not None and any(self.row["cells"]):
+            self.rows.append((self.row["lo"], self.getpos()[0] - 1, self.row["cells"], self.row["head"]))
+        self.row = None
+
+
+def html_rows(content: str) -> list[tuple[int, int, list[str], bool]]:
+    """The rows of the HTML tables in a block (``_Rows``); [] when the HTML does not parse."""
+    parser = _Rows()
+    try:
+        parser.feed(content)
+        parser.close()
+    except (ValueError, AssertionError):
+        return []
+    parser._end_row()
+    return parser.rows
 
 
 FENCE_LINE = recache.compile(r"^ {0,3}(`{3,}|~{3,})")  # a fence's opening or closing line
