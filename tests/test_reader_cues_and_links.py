@@ -7553,3 +7553,28 @@ def test_an_html_table_is_read_row_by_row_with_its_header_as_a_markdown_table_is
     # every line is still some unit's: the table's own tags are html units
     covered = {i for u in segment(WORD_EXPORT_TABLE).units for i in range(u.first, u.last + 1)}
     assert all(i in covered for i, line in enumerate(WORD_EXPORT_TABLE.split("\n")) if line.strip())
+
+
+JAPANESE_FIX_NOTE = """# WSL2 で vLLM の評価環境を作る
+
+## 発生した問題と対処
+
+### 1. fire モジュールが見つからない
+
+`ModuleNotFoundError: No module named 'fire'` が出た。`pip install fire` で解決。
+"""
+
+
+def test_an_error_quoted_in_a_code_span_and_told_about_is_the_writers_sentence_not_pasted_output():
+    from dbglog.docreader.cues import context, features
+
+    doc = segment(JAPANESE_FIX_NOTE)
+    ctx = context(doc)
+    said = [u for u in doc.units if u.kind == "sentence" and u.first == 6]
+    feats = [features(u, ctx) for u in said]
+    assert [("pasted error output" in f) for f in feats] == [False, False]
+    # (one kana in a sentence of code and kanji: the document's Japanese, so "解決" is read with the Japanese cues)
+    assert feats[1].get("outcome: worked") == 1.0
+    pasted = "# x\n\n`RuntimeError: CUDA error: out of memory`\n\nThen I lowered the batch size.\n"
+    d2 = segment(pasted)
+    assert "pasted error output" in features(next(u for u in d2.units if u.first == 2), context(d2))

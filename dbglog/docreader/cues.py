@@ -934,7 +934,7 @@ def context(doc: Doc) -> Context:
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
-    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _PASTED.match(u.text)}
+    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and pasted_line(u.text)}
     sweeps = _sweeps(doc)
     # (a benchmark journal's first run, "219tok/s / temp 1 / MTP 2", first in its section: a run, not the problem)
     opening = _opening(doc, roles, replying) - {u.block for u in doc.units if u.id in sweeps}
@@ -1469,6 +1469,16 @@ def _names_tries(text: str, f: dict[str, float], lang: str) -> bool:
         table(lang).has("tense.tries", plain(text)) and not f.keys() & _NOT_TOLD
 
 
+# An error quoted in a code span and then told about ("`ModuleNotFoundError: No module named 'fire'` が出た。",
+# "`CUDA error: out of memory` again after the update"): the writer's sentence, not the program's output.
+_QUOTED_THEN_TOLD = recache.compile(r"^\W{0,2}`[^`\n]{1,300}`\s*[(\[]?[^\W\d_]")
+
+
+def pasted_line(text: str) -> bool:
+    """Is this sentence a program's output pasted as text (``_PASTED``), not a writer's sentence quoting one?"""
+    return bool(_PASTED.match(text)) and not _QUOTED_THEN_TOLD.match(text)
+
+
 def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
     """Where the unit sits: the heading path's role, the thread, the quote, the problem statement."""
     role = next((ctx.roles.get(h) for h in reversed(u.path) if ctx.roles.get(h)), None)
@@ -1477,7 +1487,7 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         role = "tried"
     if role:
         f[f"under a {role} heading"] = 1.0
-    if u.block in ctx.pasted or (u.kind == "sentence" and not u.head and _PASTED.match(u.text)):
+    if u.block in ctx.pasted or (u.kind == "sentence" and not u.head and pasted_line(u.text)):
         # (a log line pasted into the middle of a paragraph, "CUDA error: an illegal memory access was encountered"
         # under "When I redo the prompt it crashed again:", is the program's words too)
         f["pasted error output"] = 1.0
@@ -1542,6 +1552,8 @@ def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         # a short German or Chinese sentence full of code names reads as the document does; an English reply in a
         # Russian thread ("I found the best solution for this error was ...") is English
         lang = ctx.lang
+    if lang == "zh" and ctx.lang == "ja":
+        lang = "ja"  # (kanji are Japanese too: "`pip install fire` で解決。" has one kana, and is the document's Japanese)
     lab = _sentence_label(u.text)
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
