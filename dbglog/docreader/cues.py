@@ -1545,15 +1545,21 @@ def _several_runs(text: str, lang: str, f: dict[str, float]) -> None:
         f["runs set side by side with opposite outcomes (A fails, B works)"] = 1.0
 
 
-def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
-    text = _ENUM_LEAD.sub("", plain(u.text))
-    lang = language(text) if text else ctx.lang
-    if lang == "en" and ctx.lang != "en" and _common_words(_EN, text, max(1, len(text.split()))) < 3:
+def _sentence_language(text: str, doc_lang: str) -> str:
+    """The language a sentence is read in: its own, unless its words are too few to tell it from the document's."""
+    lang = language(text) if text else doc_lang
+    if lang == "en" and doc_lang != "en" and _common_words(_EN, text, max(1, len(text.split()))) < 3:
         # a short German or Chinese sentence full of code names reads as the document does; an English reply in a
         # Russian thread ("I found the best solution for this error was ...") is English
-        lang = ctx.lang
-    if lang == "zh" and ctx.lang == "ja":
-        lang = "ja"  # (kanji are Japanese too: "`pip install fire` で解決。" has one kana, and is the document's Japanese)
+        return doc_lang
+    if lang == "zh" and doc_lang == "ja":
+        return "ja"  # (kanji are Japanese too: "`pip install fire` で解決。" has one kana, and is the document's Japanese)
+    return lang
+
+
+def _sentence_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
+    text = _ENUM_LEAD.sub("", plain(u.text))
+    lang = _sentence_language(text, ctx.lang)
     lab = _sentence_label(u.text)
     if lab:
         f[_LABELLED.get(lab[0], "labelled as reasoning")] = 1.0
