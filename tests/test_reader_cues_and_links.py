@@ -7578,3 +7578,25 @@ def test_an_error_quoted_in_a_code_span_and_told_about_is_the_writers_sentence_n
     pasted = "# x\n\n`RuntimeError: CUDA error: out of memory`\n\nThen I lowered the batch size.\n"
     d2 = segment(pasted)
     assert "pasted error output" in features(next(u for u in d2.units if u.first == 2), context(d2))
+
+
+HEREDOC_BLOCK = """# Testing GPU support
+
+```bash
+sycl-ls   # no level-zero device listed
+cat > /tmp/probe.py <<'EOF'
+import torch
+print(torch.xpu.is_available())
+x = torch.ones(4, device="xpu")
+EOF
+python /tmp/probe.py   # False, then RuntimeError: no XPU device
+```
+"""
+
+
+def test_a_here_documents_lines_are_its_commands_input_not_commands_of_their_own():
+    # (each line of the script written by "cat <<'EOF'" was a command, and the block's two told runs were lost among
+    # them: the whole block read as code)
+    cmds = [(u.first + 1, u.last + 1, u.comment) for u in segment(HEREDOC_BLOCK).units if u.kind == "command"]
+    assert cmds == [(4, 4, "no level-zero device listed"), (5, 9, ""),
+                    (10, 10, "False, then RuntimeError: no XPU device")]

@@ -593,9 +593,11 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     ``script``: a program (a shebang, or a note that is all commands), whose lines it runs and never prints, so it
     is never read as a console session pasted without prompts."""
     whole, apart = body, _apart(cut.lines, body)
-    body = [i for i in body if i not in apart]  # (notes and a shebang are read with the rest, after the commands)
+    docs = _heredocs(cut.lines, body)  # (a here-document's lines are its command's input, never commands of their own)
+    inner = {i for lines in docs.values() for i in lines}
+    body = [i for i in body if i not in apart and i not in inner]  # (notes and a shebang are read with the rest)
     prompted = _transcript_groups(cut.lines, body)
-    groups = prompted or _command_groups(cut.lines, body)
+    groups = _with_heredocs(prompted or _command_groups(cut.lines, body), docs)
     said = [g for g in groups if g["result"] or g["desc"]]
     # ("export EPOCHS=1", "cd scripts" between the commented runs set them up: they are not counted as silent runs)
     runs = [g for g in groups if g["result"] or g["desc"] or not _SETUP_CMD.match(cut.lines[g["cmd"][0]])]
@@ -635,6 +637,37 @@ def _commands(cut: _Cut, body: list[int], lang: str, a: int, b: int, script: boo
     if b >= 0:
         cut.add("code", b - 1, b - 1, cut.lines[b - 1].strip(), block=cut.nblock, lang=lang)
     return True
+
+
+# A here-document's opening ("cat > probe.py <<'EOF'", "python3 <<-PY"): its word ends it, alone on a line
+_HEREDOC = recache.compile(r"<<-?\s*(['\"]?)(?P<end>[A-Za-z_]\w{0,20})\1\s*(?:[|;&>]|$)")
+
+
+def _heredocs(lines: list[str], body: list[int]) -> dict[int, list[int]]:
+    """The here-documents of a shell block: the line that opens one -> its lines, up to and with the closing word's
+    line (to the block's end when it is never closed)."""
+    out: dict[int, list[int]] = {}
+    at, end = -1, ""
+    for i in body:
+        if at >= 0:
+            out[at].append(i)
+            if lines[i].strip() == end:
+                at = -1
+            continue
+        m = _HEREDOC.search(lines[i]) if not lines[i].lstrip().startswith("#") else None
+        if m:
+            at, end = i, m.group("end")
+            out[at] = []
+    return {k: v for k, v in out.items() if v}
+
+
+def _with_heredocs(groups: list[dict], docs: dict[int, list[int]]) -> list[dict]:
+    """Each command's here-document lines added to its lines (its text stays the command line)."""
+    for g in groups:
+        extra = [i for c in g["cmd"] for i in docs.get(c, [])]
+        if extra:
+            g["lines"] = sorted(set(g["lines"]) | set(extra))
+    return groups
 
 
 # A run of comment prose this long is notes even right above a command: a caption or a verdict is a line or two
