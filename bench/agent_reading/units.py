@@ -11,7 +11,11 @@ from dbglog import mcp_server  # noqa: E402
 signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # (piped into head: stop quietly, as a shell tool does)
 span = [int(x) for x in sys.argv[2:4]] if len(sys.argv) >= 4 else [None, None]
 res = mcp_server.doc_units(sys.argv[1], *span)
-print(json.dumps({"guide": res.guide, "digest": res.digest, "investigations": res.investigations},
+if getattr(res, "isError", False) or not hasattr(res, "guide"):  # (the tool's refusal: a missing file, not UTF-8 ...)
+    print(" ".join(getattr(c, "text", "") for c in getattr(res, "content", [])) or "doc_units failed", file=sys.stderr)
+    raise SystemExit(2)
+# (the digest first: the guide is long, and a reader that looks at the line's start finds what to send back)
+print(json.dumps({"digest": res.digest, "investigations": res.investigations, "guide": res.guide},
                  ensure_ascii=False))
 for u in res.units:
     d = u.model_dump()
