@@ -7420,37 +7420,6 @@ The decode kernel lacks varlen support under DCP.
     assert by_text["The decode kernel lacks varlen support under DCP."] == "ana"
 
 
-ROOT_SHELL_SESSION = """# Driver mismatch inside the container
-
-```
-root@3f2a9c:/workspace# nvidia-smi
-Failed to initialize NVML: Driver/library version mismatch
-root@3f2a9c:/workspace# cat /proc/driver/nvidia/version
-NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.144.03
-[me@node01 build]$ make -j8
-make: *** [Makefile:12: all] Error 1
-```
-"""
-
-
-@pytest.mark.parametrize("prompt", ["root@3f2a9c:/workspace# ", "[me@node01 build]$ ", "bash-4.2# ", "(base) root@box:~# "])
-def test_a_root_shell_or_bracketed_prompt_starts_a_command_and_a_bare_hash_stays_a_comment(prompt):
-    doc = f"# x\n\n```\n{prompt}nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n" \
-          f"{prompt}ls /dev/nvidia*\nls: cannot access '/dev/nvidia*': No such file or directory\n```\n"
-    cmds = [u for u in segment(doc).units if u.kind == "command"]
-    assert [u.text for u in cmds] == ["nvidia-smi", "ls /dev/nvidia*"]
-    assert "version mismatch" in cmds[0].comment
-    comment_only = "# x\n\n```\n# nvidia-smi failed here\nFailed to initialize NVML\n# ls /dev/nvidia*\nnothing\n```\n"
-    assert not any(u.prompted for u in segment(comment_only).units if u.kind == "command")
-
-
-def test_a_root_shell_session_reads_each_prompt_with_what_it_printed():
-    units = [u for u in segment(ROOT_SHELL_SESSION).units if u.kind == "command"]
-    assert [(u.first + 1, u.text) for u in units] == [(4, "nvidia-smi"), (6, "cat /proc/driver/nvidia/version"),
-                                                      (8, "make -j8")]
-    assert "Error 1" in units[-1].comment
-
-
 LAUNCH_SCRIPT_WITH_EARLIER_RUNS = """# Llama 7B benchmark launch
 
 ```bash

@@ -1132,12 +1132,9 @@ def _says_how(caption: tuple[str, ...]) -> bool:
     return classify(" ".join(caption)) in ("worked", "failed", "partial")
 
 
-# a shell's prompt: "$ ", "(venv) user@host:~/x$ ", "% ", "❯ ", PowerShell's "PS>", Python's ">>> ", cmd.exe's
-# "C:\work\llama.cpp>" (no space after it), and a root shell's "#" where the prompt names the user or host first
-# ("root@3f2a:/workspace# ", "[user@node01 build]$ ", "bash-4.2# "): a bare "# " opens a comment, never a prompt
-_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:(?:[\w.@:~/-]*[$%❯]|PS>|>>>|[\w.-]+@[\w.-]+(?::[^\s#$]*)?#"
-                          r"|\[[\w.-]+@[\w.-]+[^\]\n]{0,80}\][$#]|(?:ba|z)?sh-\d[\d.]*[$#])\s+"
-                          r"|[A-Za-z]:\\[^<>|\n\"]{0,120}>)(?=\S)")
+# a shell's prompt: "$ ", "(venv) user@host:~/x$ ", "% ", "❯ ", PowerShell's "PS>", Python's ">>> ", and cmd.exe's
+# "C:\work\llama.cpp>" (no space after it)
+_PROMPT = recache.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:(?:[\w.@:~/-]*[$%❯]|PS>|>>>)\s+|[A-Za-z]:\\[^<>|\n\"]{0,120}>)(?=\S)")
 
 
 def _transcript_groups(lines: list[str], body: list[int], least: int = 2) -> list[dict]:
