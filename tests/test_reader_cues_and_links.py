@@ -7444,25 +7444,6 @@ def test_each_long_command_put_away_in_a_comment_with_how_it_went_is_a_run_of_it
     assert got.get((7, 7)) == "failed" and got.get((8, 8)) == "failed" and got.get((9, 9)) == "worked"
 
 
-KOREAN_WRAPPED = """# V100 메모리 문제
-
-V100 32GB에서 학습을 돌리면 캐시 생성 단계에서 OOM이 납니다. 그래서 배치 크기를
-1로 줄이고 다시 실행했습니다. 이렇게 하니
-피크 메모리가 29GB로 내려갔고 OOM은 사라졌습니다.
-"""
-
-
-def test_korean_prose_wrapped_by_hand_is_cut_at_its_full_stops_not_at_its_line_breaks():
-    sents = [(u.first + 1, u.last + 1, u.text) for u in segment(KOREAN_WRAPPED).units if u.kind == "sentence"]
-    assert sents == [(3, 3, "V100 32GB에서 학습을 돌리면 캐시 생성 단계에서 OOM이 납니다."),
-                         (3, 4, "그래서 배치 크기를 1로 줄이고 다시 실행했습니다."),
-                         (4, 5, "이렇게 하니 피크 메모리가 29GB로 내려갔고 OOM은 사라졌습니다.")]
-    # Chinese and Japanese are not wrapped by hand: a line break beside their characters still ends a sentence
-    zh = "# 笔记\n\n安装:conda install pytorch -c nvidia\n安装后程序报错\n"
-    assert [u.text for u in segment(zh).units if u.kind == "sentence"][-2:] == [
-        "安装:conda install pytorch -c nvidia", "安装后程序报错"]
-
-
 PARAGRAPH_OVER_A_RULE = """I tried to get xformers working on the K80 by forcing the module to load through sys.modules. It loaded, but the
 first image failed halfway with "no Tensor core support". Then I reverted the import logic to the original, and
 xformers stopped loading again.

@@ -134,10 +134,9 @@ def _enum_number(line: str) -> int | None:
 
 
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
-# (not Korean: it is written with spaces and a full stop, and wrapped by hand as English is)
-_CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uff01-\uff60])\n|"
-                            r"\n(?=[\u3040-\u30ff\u4e00-\u9fff])")
-_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff\uac00-\ud7a3①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
+_CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60])\n|"
+                            r"\n(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3])")
+_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _numbered_try(line: str) -> bool:
