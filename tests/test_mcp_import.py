@@ -353,6 +353,8 @@ def test_the_guide_an_agent_reads_says_how_to_drop_next_steps_and_how_to_read_me
     assert "even only to find where the fault is" in guide and "a test run checking a fix" in guide
     # (agents read each run of a benchmark sweep with no fault as a measurement; the labels, as a run that succeeded)
     assert "each run of a sweep or benchmark that changes a setting from run to run" in guide
+    # (agents made one attempt per value of a sweep -- context 256, 512, 1024 -- where people count the sweep once)
+    assert "A sweep (one run or test repeated over values of one setting" in guide and "is one attempt" in guide
 
 
 def test_a_next_step_citing_a_unit_the_document_lacks_is_refused():
