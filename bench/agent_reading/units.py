@@ -19,5 +19,5 @@ print(json.dumps({"digest": res.digest, "investigations": res.investigations, "g
                  ensure_ascii=False))
 for u in res.units:
     d = u.model_dump()
-    keep = ("id", "kind", "lines", "author", "investigation", "label", "read_as", "text")
-    print(json.dumps({k: d[k] for k in keep if d.get(k) not in ("", None, {})}, ensure_ascii=False))
+    keep = ("id", "kind", "lines", "author", "quoted", "quotes", "investigation", "label", "read_as", "text")
+    print(json.dumps({k: d[k] for k in keep if d.get(k) not in ("", None, {}) and d.get(k) is not False}, ensure_ascii=False))
