@@ -506,3 +506,9 @@ def test_a_journals_dated_entry_line_is_a_unit_of_its_own_not_glued_to_the_line_
     doc = "# Dev journal\n\n**Date:** 02-06-2025 - 05-06-2025\nProblem\n\n(Solved) The kernel build failed on 12.6.\n"
     said = [u["text"] for u in _agent_units(doc) if u["kind"] == "sentence"]
     assert said[:2] == ["**Date:** 02-06-2025 - 05-06-2025", "Problem"]
+
+
+def test_a_unit_whose_words_are_all_in_its_run_in_heading_is_still_shown_to_an_agent():
+    # (a unit with only an emoji after its bold lead was left out of doc_units, so its line could not be cited)
+    units = _agent_units("# Notes\n\n**Loaded.** 🎉\n\nThen it hung at step 5.\n")
+    assert any(u["lines"] == [3, 3] for u in units)

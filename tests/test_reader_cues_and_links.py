@@ -7550,3 +7550,11 @@ def test_a_here_documents_lines_are_its_commands_input_not_commands_of_their_own
     cmds = [(u.first + 1, u.last + 1, u.comment) for u in segment(HEREDOC_BLOCK).units if u.kind == "command"]
     assert cmds == [(4, 4, "no level-zero device listed"), (5, 9, ""),
                     (10, 10, "False, then RuntimeError: no XPU device")]
+
+
+def test_a_bold_exclamation_opening_a_paragraph_is_its_sentence_not_a_run_in_heading():
+    # ("**All 191/191 shards loaded successfully!** 🎉" kept only the emoji as its text: the result was lost)
+    said = [u for u in segment("# x\n\n1. **All 191/191 shards loaded successfully!** 🎉\n").units if u.kind == "sentence"]
+    assert [(u.text, u.lead) for u in said] == [("**All 191/191 shards loaded successfully!** 🎉", "")]
+    named = [u for u in segment("# x\n\n**Important!** Pin the driver first.\n").units if u.kind == "sentence"]
+    assert [(u.text, u.lead) for u in named] == [("Pin the driver first.", "**Important!**")]

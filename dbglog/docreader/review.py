@@ -326,7 +326,7 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
             continue
-        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last or not _WORDY.search(u.text):
+        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last or not _WORDY.search(f"{u.lead} {u.text}"):
             continue  # (a fence's own line, or a unit of punctuation alone, says nothing to cite)
         j = label.get(u.id)
         alone = all(shared.get(i, 0) <= 1 for i in range(u.first, u.last + 1))

@@ -376,6 +376,8 @@ class _Cut:
         if not self.items and not self.quote and _bare_commands(self, a, texts, block):
             return
         run_in = _RUN_IN.match(texts[0])
+        if run_in and run_in.group(0).rstrip().rstrip("*_").endswith("!") and len(run_in.group(0).split()) >= 4:
+            run_in = None  # ("**All 191/191 shards loaded successfully!** 🎉": an exclamation, not a paragraph's name)
         lead = ""
         if run_in:
             # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
