@@ -7558,3 +7558,27 @@ def test_a_bold_exclamation_opening_a_paragraph_is_its_sentence_not_a_run_in_hea
     assert [(u.text, u.lead) for u in said] == [("**All 191/191 shards loaded successfully!** 🎉", "")]
     named = [u for u in segment("# x\n\n**Important!** Pin the driver first.\n").units if u.kind == "sentence"]
     assert [(u.text, u.lead) for u in named] == [("Pin the driver first.", "**Important!**")]
+
+
+POST_WITH_ITS_OWN_TITLE = """# Segfault in ifft on gfx906
+
+### alex — 2026-08-17
+
+# Segfault in ifft on gfx906
+
+## Summary
+
+Any inverse FFT crashes the process with SIGSEGV on gfx906.
+I tried the CPU backend and it works.
+
+## Environment
+
+jax 0.9.1 on ROCm 6.4.
+"""
+
+
+def test_sections_under_the_title_a_post_opens_with_keep_the_posts_author():
+    # (an issue's description repeats its title as "# ...", then "## Summary": the thread was read as over there, and
+    # every line after had no author, so the asker's tries were nobody's)
+    units = [u for u in segment(POST_WITH_ITS_OWN_TITLE).units if u.first >= 4]
+    assert {u.author for u in units} == {"alex"}

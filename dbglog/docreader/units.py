@@ -281,10 +281,11 @@ class _Cut:
         elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post:
             if self._opens_post():
                 self.sections_of_post.add(level)  # ("## Your current environment" right under "### ana — date")
-            elif level not in self.sections_of_post:
+            elif level not in self.sections_of_post and not (self.sections_of_post and level > min(self.sections_of_post)):
                 # A heading above the posts' level that is no post, with no post after it: the thread is over. (One
                 # with posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own
-                # section; so is one of the level the last post opened with: an issue form's "## Describe the bug".)
+                # section; so is one of the level the last post opened with: an issue form's "## Describe the bug",
+                # and one under the title the post opened with: "## Summary" under "# Segfault in ifft".)
                 self.post, self.author, self.post_level = -1, "", 99
         self.add("heading", a, b - 1, _heading_text(text), level=level)
         self.path.append((level, len(self.doc.units) - 1))
