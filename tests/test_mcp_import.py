@@ -512,3 +512,10 @@ def test_a_unit_whose_words_are_all_in_its_run_in_heading_is_still_shown_to_an_a
     # (a unit with only an emoji after its bold lead was left out of doc_units, so its line could not be cited)
     units = _agent_units("# Notes\n\n**Loaded.** 🎉\n\nThen it hung at step 5.\n")
     assert any(u["lines"] == [3, 3] for u in units)
+
+
+def test_a_placeholder_of_several_words_is_shown_to_an_agent_as_written():
+    # ("You can ensure that running `mpirun <mpirun args> <some script printing ulimit -l>`" lost both placeholders)
+    units = _agent_units("# Notes\n\nYou can check it by running mpirun <mpirun args> <some script printing ulimit -l> first.\n")
+    text = next(u["text"] for u in units if u["lines"] == [3, 3])
+    assert "<mpirun args>" in text and "<some script printing ulimit -l>" in text

@@ -346,7 +346,7 @@ AGENT_TAIL = 600
 # A placeholder a writer puts in angle brackets ("--python <venv>/bin/python", "ssh <head_ip>"): the built-in reader
 # reads a sentence without it (as an HTML tag), an agent is shown it
 _PLACEHOLDER = recache.compile(r"<(?!(?:a|b|br|code|del|details|div|em|hr|i|img|kbd|li|mark|ol|p|pre|s|small|span|"
-                               r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}>", re.I)
+                               r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}(?: [\w.-]{1,30}){0,6}>", re.I)
 
 
 _WORDY = recache.compile(r"\w")
