@@ -181,8 +181,13 @@ def gate_attempts(docs) -> str:
 # --- the learned recall pass (dbglog/docreader/learned.py): its training and its grouped cross-validation ---
 
 RECALL_C = 0.1  # L2 strength, chosen by the grouped CV below (0.1, 0.3, 1, 3 tried)
-RECALL_THRESHOLD = 0.45  # chosen the same way: 0.5 to 0.8 tried at first; re-tuned with ATTEMPT_DROP over 400 docs
+# The attempts model adds a unit at or above RECALL_THRESHOLD (DBGLOG_RECALL_THRESHOLD to try another). Grouped CV over
+# 591 docs (2026-12-06, with ATTEMPT_DROP 0.30): 0.40 3,231 found / 2,535 junk, F1 0.583; 0.45 3,133 / 2,265, 0.584;
+# 0.50 3,071 / 2,072, 0.587; 0.55 2,987 / 1,969, 0.581; 0.60 2,935 / 1,879, 0.579. 0.50 kept; read once on sets
+# 166-167 (16 fresh docs) against 0.45: 75 / 70 against 76 / 76 (F1 0.545 -> 0.551). Earlier: 0.5 to 0.8 tried at
+# first; re-tuned with ATTEMPT_DROP over 400 docs
 # (2026-12-05, 0.5), and again with the trees mixed in over 431 docs (0.45; see ATTEMPT_DROP)
+RECALL_THRESHOLD = float(os.environ.get("DBGLOG_RECALL_THRESHOLD", "0.50"))
 RECALL_MIN_DOCS = 4  # a feature seen in fewer training docs is left out: one author's words are not a cue
 # A linked attempt whose units all score below ATTEMPT_DROP is dropped (DBGLOG_ATTEMPT_DROP to try another). Grouped CV
 # over 591 docs (2026-12-06, 10 folds): 0.25 3,221 found / 2,571 junk, F1 0.580; 0.30 3,133 / 2,265, 0.584; 0.35
