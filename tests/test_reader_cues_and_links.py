@@ -7584,12 +7584,3 @@ def test_sections_under_the_title_a_post_opens_with_keep_the_posts_author():
     # every line after had no author, so the asker's tries were nobody's)
     units = [u for u in segment(POST_WITH_ITS_OWN_TITLE).units if u.first >= 4]
     assert {u.author for u in units} == {"alex"}
-
-
-def test_a_sentence_opening_with_a_name_of_mixed_case_is_cut_from_the_one_before():
-    # ("... (net -59). cuDNN-only is slower." was one sentence: a name that opens with a small letter ends none)
-    said = [u.text for u in segment("# x\n\nThe split saves 59 rows (net -59). cuDNN-only is slower. vLLM then loaded.\n").units
-            if u.kind == "sentence"]
-    assert said == ["The split saves 59 rows (net -59).", "cuDNN-only is slower.", "vLLM then loaded."]
-    kept = [u.text for u in segment("# x\n\nI used e.g. cuDNN 8 here.\n").units if u.kind == "sentence"]
-    assert kept == ["I used e.g. cuDNN 8 here."]

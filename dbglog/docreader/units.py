@@ -136,10 +136,7 @@ def _enum_number(line: str) -> int | None:
 # (an entry numbered the CJK way, "（2）", "②", "2、", opens a sentence as a capital does)
 _CJK_BREAK = recache.compile(r"(?<=[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3\uff01-\uff60])\n|"
                             r"\n(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3])")
-# (a full stop, a closing quote or bracket, then a capital, a digit, a CJK character, or a name of mixed case that
-# opens with a small letter: "cuDNN", "vLLM", "nvcc-12")
-_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]”’»]?\s+(?=[\"'(\[`*_（【“]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[A-Z0-9_-])|"
-                        r"(?<=[。！？；])")
+_SENT = recache.compile(r"(?<=[.!?。！？])[\"')\]]?\s+(?=[\"'(\[`*_（【]*[A-Z0-9`@\[(\u4e00-\u9fff①-⑳]|[a-z]+[0-9_-])|(?<=[。！？；])")
 
 
 def _numbered_try(line: str) -> bool:
