@@ -20,4 +20,5 @@ print(json.dumps({"digest": res.digest, "investigations": res.investigations, "g
 for u in res.units:
     d = u.model_dump()
     keep = ("id", "kind", "lines", "author", "quoted", "quotes", "investigation", "label", "read_as", "text")
-    print(json.dumps({k: d[k] for k in keep if d.get(k) not in ("", None, {}) and d.get(k) is not False}, ensure_ascii=False))
+    shown = {k: d[k] for k in keep if d.get(k) not in ("", None, {}) and d.get(k) is not False}  # (0 is an id)
+    print(json.dumps(shown, ensure_ascii=False))

@@ -934,7 +934,7 @@ def context(doc: Doc) -> Context:
     _said_columns(doc)
     replying = _body_before_posts(doc)
     asker = doc.posts[0][1] if doc.posts and not replying else ""
-    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and pasted_line(u.text)}
+    pasted = {u.block for u in doc.units if u.kind == "sentence" and u.head and _pasted_line(u.text)}
     sweeps = _sweeps(doc)
     # (a benchmark journal's first run, "219tok/s / temp 1 / MTP 2", first in its section: a run, not the problem)
     opening = _opening(doc, roles, replying) - {u.block for u in doc.units if u.id in sweeps}
@@ -1474,7 +1474,7 @@ def _names_tries(text: str, f: dict[str, float], lang: str) -> bool:
 _QUOTED_THEN_TOLD = recache.compile(r"^\W{0,2}`[^`\n]{1,300}`\s*[(\[]?[^\W\d_]")
 
 
-def pasted_line(text: str) -> bool:
+def _pasted_line(text: str) -> bool:
     """Is this sentence a program's output pasted as text (``_PASTED``), not a writer's sentence quoting one?"""
     return bool(_PASTED.match(text)) and not _QUOTED_THEN_TOLD.match(text)
 
@@ -1487,7 +1487,7 @@ def _place_features(u: Unit, ctx: Context, f: dict[str, float]) -> None:
         role = "tried"
     if role:
         f[f"under a {role} heading"] = 1.0
-    if u.block in ctx.pasted or (u.kind == "sentence" and not u.head and pasted_line(u.text)):
+    if u.block in ctx.pasted or (u.kind == "sentence" and not u.head and _pasted_line(u.text)):
         # (a log line pasted into the middle of a paragraph, "CUDA error: an illegal memory access was encountered"
         # under "When I redo the prompt it crashed again:", is the program's words too)
         f["pasted error output"] = 1.0
@@ -1553,7 +1553,7 @@ def _sentence_language(text: str, doc_lang: str) -> str:
         # Russian thread ("I found the best solution for this error was ...") is English
         return doc_lang
     if lang == "zh" and doc_lang == "ja":
-        return "ja"  # (kanji are Japanese too: "`pip install fire` で解決。" has one kana, and is the document's Japanese)
+        return "ja"  # (kanji are Japanese too: "`pip install fire` で解決。" has one kana and is the document's)
     return lang
 
 

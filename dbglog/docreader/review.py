@@ -326,7 +326,8 @@ def units_for_agents(doc: Doc, parsed: list) -> list[dict]:
     for u in doc.units:
         if u.kind not in ("sentence", "command", "row", "heading", "code"):
             continue
-        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last or not _WORDY.search(f"{u.lead} {u.text}"):
+        if u.kind == "code" and FENCE_LINE.match(u.text) and u.first == u.last or \
+                not _WORDY.search(f"{u.lead} {u.text}"):
             continue  # (a fence's own line, or a unit of punctuation alone, says nothing to cite)
         j = label.get(u.id)
         alone = all(shared.get(i, 0) <= 1 for i in range(u.first, u.last + 1))
@@ -346,7 +347,8 @@ AGENT_TAIL = 600
 # A placeholder a writer puts in angle brackets ("--python <venv>/bin/python", "ssh <head_ip>"): the built-in reader
 # reads a sentence without it (as an HTML tag), an agent is shown it
 _PLACEHOLDER = recache.compile(r"<(?!(?:a|b|br|code|del|details|div|em|hr|i|img|kbd|li|mark|ol|p|pre|s|small|span|"
-                               r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}(?: [\w.-]{1,30}){0,6}>", re.I)
+                               r"strong|sub|summary|sup|table|td|th|tr|u|ul)>)[A-Za-z_][\w.-]{0,40}"
+                               r"(?: [\w.-]{1,30}){0,6}>", re.I)  # (of a few words too: "<mpirun args>")
 
 
 _WORDY = recache.compile(r"\w")

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from html.parser import HTMLParser
 from dataclasses import dataclass, field
 from functools import lru_cache
+from html.parser import HTMLParser
 
 from dbglog.docreader import delimited
 from dbglog.docreader.vocab import ATTEMPT_LABELS, INV_LABELS, VERDICT_MARKS, attempt_head
@@ -118,6 +118,17 @@ _ENUM_LINE = recache.compile(r"^\s*(?:[（(](?P<a>\d{1,2})[）)]|(?P<b>\d{1,2})[
 # A heading in all but markup: a short title-cased line with no sentence's end ("What Doesn't Work").
 _PLAIN_TITLE = recache.compile(r"^[A-Z][^.!?。！？`=<>|:：]{1,48}$")
 _RUN_IN = recache.compile(r"^(\*\*|__)(?:(?!\1)[^\n]){1,40}?[.!]\1\s+(?=\S)")
+
+
+def _run_in(line: str) -> re.Match | None:
+    """The run-in heading a paragraph opens with ("**Building.** I built ..."); None for a bold exclamation of four
+    words or more, which is a sentence ("**All 191/191 shards loaded successfully!** 🎉")."""
+    m = _RUN_IN.match(line)
+    if m and m.group(0).rstrip().rstrip("*_").endswith("!") and len(m.group(0).split()) >= 4:
+        return None
+    return m
+
+
 _MAIL_FROM = recache.compile(r"^(?:\*\*)?From:(?:\*\*)?\s+(?P<who>[^<>@\n]{2,60}?)\s*(?:<[^>]*>)?\s*$")
 # an HTML tag: "<br>", "</p>", "<!-- x -->", "<details open>"; never "<0.30.0` ... `x>=0.30.0" (a version bound, then
 # another: the text between them is the writer's) nor anything across a code span's backtick
@@ -281,7 +292,8 @@ class _Cut:
         elif level < self.post_level and who is None and self.post >= 0 and not self.quote and a > self.last_post:
             if self._opens_post():
                 self.sections_of_post.add(level)  # ("## Your current environment" right under "### ana — date")
-            elif level not in self.sections_of_post and not (self.sections_of_post and level > min(self.sections_of_post)):
+            elif level not in self.sections_of_post and not (self.sections_of_post
+                                                             and level > min(self.sections_of_post)):
                 # A heading above the posts' level that is no post, with no post after it: the thread is over. (One
                 # with posts after it, "## The defect" in a post headed "### alice — 2025-03-01", is the post's own
                 # section; so is one of the level the last post opened with: an issue form's "## Describe the bug",
@@ -376,9 +388,7 @@ class _Cut:
                 self.doc.posts.append((a, who))
         if not self.items and not self.quote and _bare_commands(self, a, texts, block):
             return
-        run_in = _RUN_IN.match(texts[0])
-        if run_in and run_in.group(0).rstrip().rstrip("*_").endswith("!") and len(run_in.group(0).split()) >= 4:
-            run_in = None  # ("**All 191/191 shards loaded successfully!** 🎉": an exclamation, not a paragraph's name)
+        run_in = _run_in(texts[0])
         lead = ""
         if run_in:
             # "**Building.** I built ...": a run-in heading names the paragraph; its words are no sentence
@@ -472,7 +482,7 @@ class _Cut:
     def html(self, a: int, b: int, content: str) -> None:
         """An HTML block of text lines ("case0：OOM<br>"): one unit per line, tags off; an HTML table (a wiki's or
         a word processor's export): a row unit per ``<tr>`` as a markdown table's; else one unit."""
-        rows = html_rows(content) if "<tr" in content.lower() else []
+        rows = _html_rows(content) if "<tr" in content.lower() else []
         if len(rows) >= 2:
             self._html_table(a, b, rows)
             return
@@ -1595,8 +1605,12 @@ class _Rows(HTMLParser):
             self.rows.append((self.row["lo"], self.getpos()[0] - 1, self.row["cells"], self.row["head"]))
         self.row = None
 
+    def close(self) -> None:
+        super().close()
+        self._end_row()  # (a row left open at the block's end: "<tr><td>x" with no "</tr>")
 
-def html_rows(content: str) -> list[tuple[int, int, list[str], bool]]:
+
+def _html_rows(content: str) -> list[tuple[int, int, list[str], bool]]:
     """The rows of the HTML tables in a block (``_Rows``); [] when the HTML does not parse."""
     parser = _Rows()
     try:
@@ -1604,7 +1618,6 @@ def html_rows(content: str) -> list[tuple[int, int, list[str], bool]]:
         parser.close()
     except (ValueError, AssertionError):
         return []
-    parser._end_row()
     return parser.rows
 
 
