@@ -165,3 +165,19 @@ def test_a_doc_holding_a_long_log_reads_in_seconds():
     assert len(parsed) == 1 and len(parsed[0].inv.attempts) == 1
     assert "log line 24999" in "\n".join(s.body for s in parsed[0].inv.sections)
     assert took < 15, took  # ~40 s quadratic; ~1 s with the set
+
+
+def test_tried_over_a_result_of_one_long_word_is_linear(recs):
+    """A result holding a pasted blob (base64, a hex dump) with no blank in it: the "A -> B" pattern
+    was tried from every place inside the word, so `tried` and the prompt hook took 35 s for 40 KB."""
+    from dbglog.kb import search
+
+    old_side = search._OLD_SIDE
+    _linear(lambda t: list(old_side.finditer(t)), lambda n: "payload: " + "A" * n + " fp16 -> fp32")
+    assert [m.group(2) for m in old_side.finditer("moved fp16->fp32 and (a → b)")] == ["fp16", "a"]
+    inv = recs.new("slow tried")
+    recs.add_attempt(inv.id, title="raise the timeout", result="payload: " + "A" * 40000, outcome="failed")
+    t = time.thread_time()
+    res = search.tried(recs.store.conn, "raise the timeout")
+    assert time.thread_time() - t < 10  # ~35 s before; well under a second now
+    assert res.close and res.close[0].title == "raise the timeout"
