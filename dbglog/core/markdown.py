@@ -67,6 +67,27 @@ def _shown(value: str) -> str:
     return repr(value[:60] + ("..." if len(value) > 60 else ""))
 
 
+def _refuse_stray(lines: list[str], at, offset: int, path, where: str, hint: str) -> None:
+    """A hand-written line the structure has no place for (``lines[i]`` for ``i`` in ``at``; blank lines and HTML
+    comments aside) is refused where it stands: read and written back, it would be lost."""
+    for i in at:
+        line = lines[i]
+        if line.strip() and not line.lstrip().startswith("<!--"):
+            raise ParseError(f"{_shown(line.strip())} stands {where}; {hint}", path, offset + i + 1)
+
+
+def _continued(lines: list[str], labels: dict[str, str], single: set[str]) -> list[int]:
+    """The lines under a label whose field is one line (``single``: keys of ``labels``): read back, they are lost."""
+    lookup, key, out = {k.lower(): v for k, v in labels.items()}, None, []
+    for i, line in enumerate(lines):
+        m = _LABEL_LINE.match(line)
+        if m and m.group("label").lower() in lookup:
+            key = lookup[m.group("label").lower()]
+        elif key in single:
+            out.append(i)
+    return out
+
+
 class ParseError(DbglogError):
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         where = f"{path or '<text>'}" + (f":{line}" if line else "")
@@ -129,8 +150,11 @@ def scan_fields(lines: list[str], labels: dict[str, str]) -> tuple[dict[str, str
     return {k: _decode_value(v) for k, v in bufs.items()}, stray
 
 
-def scan_field_lines(lines: list[str], labels: dict[str, str]) -> tuple[dict[str, list[str]], list[int]]:
-    """Like scan_fields, but each value is its raw lines: [rest of the label line, *following lines]."""
+def scan_field_lines(lines: list[str], labels: dict[str, str],
+                     repeated: list[int] | None = None) -> tuple[dict[str, list[str]], list[int]]:
+    """Like scan_fields, but each value is its raw lines: [rest of the label line, *following lines].
+    ``repeated``, when given, collects the index of each label line whose field was already given (the later one
+    would replace the earlier)."""
     lookup = {k.lower(): v for k, v in labels.items()}
     out: dict[str, list[str]] = {}
     stray: list[int] = []
@@ -148,6 +172,8 @@ def scan_field_lines(lines: list[str], labels: dict[str, str]) -> tuple[dict[str
             if m and m.group("label").lower() in lookup:
                 flush()
                 key = lookup[m.group("label").lower()]
+                if repeated is not None and key in out:
+                    repeated.append(i)
                 buf = [m.group("rest") or ""]
                 continue
             fm = _FENCE.match(line)
@@ -246,6 +272,9 @@ def parse_diff_table(lines: list[str]) -> tuple[tuple[str, str], list[Difference
     rows = []
     for n, line in enumerate(lines[2:], 1):
         cells = split_row(line)
+        if len(cells) > len(head):
+            raise ValueError(f"row {n} has {len(cells)} cells and the header {len(head)}: a cell would be lost; "
+                             "join it to another cell or add its column to the header")
         cells += [""] * (len(head) - len(cells))
         rows.append(Difference(position=n, factor=cells[0], working=cells[1], broken=cells[2],
                                status=cells[3] or "untested", apply=cells[4] if with_apply else ""))
@@ -561,14 +590,14 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
         status=str(meta.get("status") or "open"),
         created=_ts(meta.get("created")),
         updated=_ts(meta.get("updated")),
-        tags=[str(t) for t in (meta.get("tags") or [])],
+        tags=_tags(meta.get("tags"), path),
         source=meta["source"] if isinstance(meta.get("source"), str) else "",
     )
     # Sections: every top-level heading of level <= 2 after the title starts one.
     bounds = [h for h in heads if h[0] > title_line and h[1] <= 2]
     firsts = [b[0] for b in blocks]
     header = lines[title_line + 1 : bounds[0][0] if bounds else len(lines)]
-    _parse_header(inv, header)
+    _parse_header(inv, header, title_line + 1, path)
     for idx, (start, _level, raw) in enumerate(bounds):
         end = bounds[idx + 1][0] if idx + 1 < len(bounds) else len(lines)
         body = lines[start + 1 : end]
@@ -617,17 +646,37 @@ def _front_matter(front: str | None, path: str | None) -> dict:
     except yaml.YAMLError as e:
         line = getattr(getattr(e, "problem_mark", None), "line", 0) + 2
         raise ParseError(f"front matter is not valid YAML ({getattr(e, 'problem', e)})", path, line) from None
+    except (ValueError, TypeError, OverflowError) as e:  # a value YAML parses but cannot build: "updated: 2026-13-01"
+        raise ParseError(f"front matter holds a value that cannot be read ({e}); put it back as it was", path,
+                         2) from None
     if not isinstance(meta, dict):
         raise ParseError("front matter must be a mapping", path, 2)
     return meta
+
+
+def _tags(v, path: str | None) -> list[str]:
+    """The front matter's tags: a list, or one tag written bare (``tags: gpu``)."""
+    if v is None:
+        return []
+    if isinstance(v, (str, int, float, bool)):
+        return [str(v)]
+    if not isinstance(v, list) or not all(isinstance(t, (str, int, float, bool)) for t in v):
+        raise ParseError("front matter tags must be a list of words ([gpu, nccl]); put them back as they were", path, 2)
+    return [str(t) for t in v]
 
 
 _HEADER_LABELS = {"Status": "status", "Symptom": "symptom", "Environment": "environment",
                   "Related files": "related_files", "Root cause": "root_cause"}
 
 
-def _parse_header(inv: Investigation, lines: list[str]) -> None:
-    bufs, _stray = scan_field_lines(lines, _HEADER_LABELS)
+def _parse_header(inv: Investigation, lines: list[str], offset: int, path) -> None:
+    repeated: list[int] = []
+    bufs, stray = scan_field_lines(lines, _HEADER_LABELS, repeated)
+    _refuse_stray(lines, stray, offset, path, "above the first section, outside any field",
+                  "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
+    _refuse_stray(lines, repeated, offset, path, "a second time", "join the two into one field")
+    _refuse_stray(lines, _continued(lines, _HEADER_LABELS, {"status"}), offset, path, "under **Status:**, which is "
+                  "one word", "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
     vals = {k: _decode_value(v) for k, v in bufs.items()}
     if "status" in vals:
         s = vals["status"].strip().lower().replace("'", "").replace(" ", "")
@@ -642,6 +691,11 @@ def _parse_header(inv: Investigation, lines: list[str]) -> None:
 def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
     head_lines = {h[0] for h in heads}  # (a set: a log of thousands of attempts is read in linear time)
     starts = [i for i, line in enumerate(body) if _ATTEMPT_HEAD.match(line) and offset + i in head_lines]
+    _refuse_stray(body, range(starts[0] if starts else len(body)), offset, path, "in ## Attempts before any attempt",
+                  "put it under an attempt's field or in a section of its own (## Notes)")
+    _refuse_stray(body, [i for i, line in enumerate(body) if offset + i in head_lines and line.startswith("### ")
+                         and i not in starts], offset, path, "in ## Attempts but is no attempt heading",
+                  "write it '### Attempt N: title', or move it to a section of its own")
     attempts: list[Attempt] = []
     labels = {lab: key for key, lab in ATTEMPT_FIELDS}
     labels.update({"Outcome": "outcome", "Runs": "runs", "By": "who", "Source lines": "source_lines"})
@@ -651,8 +705,16 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
         created = ""
         if chunk and (cm := re.match(r"^<!-- created: (\S+) -->$", chunk[0])):
             created, chunk = cm.group(1), chunk[1:]
-        vals, _ = scan_fields(chunk, labels)
         at = offset + s + 2 + (1 if created else 0)  # the chunk's first line, numbered from 1
+        repeated: list[int] = []
+        bufs, stray = scan_field_lines(chunk, labels, repeated)
+        _refuse_stray(chunk, stray, at - 1, path, f"in attempt {m.group(1)} outside any field",
+                      "put it under a field (**Result:** ...) or in a section of its own (## Notes)")
+        _refuse_stray(chunk, repeated, at - 1, path, f"a second time in attempt {m.group(1)}",
+                      "join the two into one field")
+        _refuse_stray(chunk, _continued(chunk, labels, {"runs", "who", "source_lines"}), at - 1, path,
+                      f"under a one-line field of attempt {m.group(1)}", "put it under **Result:** or **Conclusion:**")
+        vals = {k: _decode_value(v) for k, v in bufs.items()}
         where = next((at + i for i, line in enumerate(chunk) if (lm := _LABEL_LINE.match(line))
                       and lm.group("label").lower() == "outcome"), at)
         runs = [r.strip() for r in vals.get("runs", "").split(",") if r.strip()]
@@ -716,6 +778,8 @@ def _outcome_value(raw: str, number: str, path, line: int) -> str:
 
 def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None:
     table = [line for line in body if line.strip().startswith("|")]
+    _refuse_stray(body, [i for i, line in enumerate(body) if not line.strip().startswith("|")], offset, path,
+                  "in the key differences outside the table", "make it a row, or move it to a section of its own")
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
     if comment:
         data = _read_data_comment(comment, table)
@@ -737,6 +801,9 @@ def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None
 
 def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
     items = [(i, line) for i, line in enumerate(body) if re.match(r"^\d+\. ", line)]
+    _refuse_stray(body, sorted(set(range(len(body))) - {i for i, _ in items}), offset, path,
+                  "in What to Try Next but is no step", "each step is one line, '1. [ ] **text** - detail': join it "
+                  "to its step, or move it to a section of its own")
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
     if comment:
         data = _read_data_comment(comment, [line for _, line in items])
