@@ -424,6 +424,13 @@ def difference_notes(recs, inv_id: str, d) -> dict:
     out: dict = {"toggle": None, "next": []}
     if d is None:
         return out
+    from dbglog.util import redact
+
+    if redact.REDACTED in (d.working, d.broken):  # (a secret's row: its values were never stored)
+        out["redacted"] = True
+        out["toggle_error"] = ("its values are a secret's, stored redacted; to bisect over it, give them with "
+                               "`bisect toggles --env NAME=VALUE` (kept out of logs/)")
+        return out
     if d.apply.strip():
         from pathlib import Path
 

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from dbglog.bisect import configedit, suspects
 from dbglog.coop import ENABLED_VAR, MANAGED_VAR
+from dbglog.util import redact
 from dbglog.util.errors import DbglogError
 
 # --- the stored record ------------------------------------------------------------------------
@@ -334,6 +335,10 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
             raise DbglogError(f"no row of {from_diffs_inv}'s key-differences table has an apply spec; add one with "
                               "`dbglog diff set FACTOR --apply 'env:NAME=VALUE'`")
         for d in rows:
+            if redact.REDACTED in (d.working, d.broken):
+                raise DbglogError(f"row {d.factor!r} of the key differences holds a secret, stored redacted: give its "
+                                  f"values with --env NAME=VALUE instead (kept out of logs/), and drop its apply spec "
+                                  f"with `dbglog diff set {d.factor} --apply ''`")
             out.append(apply_spec_toggle(d.factor, d.apply.strip(), cwd, factor=d.factor, working=d.working,
                                          broken=d.broken))
     # unique names, stable

@@ -275,7 +275,7 @@ def _print_difference(head: str, notes: dict) -> None:
         click.echo(f"  as a toggle: off = {notes['toggle']['off']} (working case), "
                    f"on = {notes['toggle']['on']} (broken case)")
     if notes.get("toggle_error"):
-        click.echo(f"  apply spec: {notes['toggle_error']}")
+        click.echo(f"  {'values' if notes.get('redacted') else 'apply spec'}: {notes['toggle_error']}")
     for n in notes.get("next") or []:
         click.echo(f"  next: {n}")
 

@@ -441,6 +441,8 @@ class Records:
             if any(d.factor.casefold() == factor.casefold() for d in inv.differences):
                 raise DbglogError(f"factor {factor!r} is already in the table; use `dbglog diff set`")
             self._set_labels(inv_id, labels)
+            if _secret_row(factor, apply):
+                working, broken = _redacted(working, broken)
             d = Difference(position=len(inv.differences) + 1, factor=factor,
                            working=model.check_cell(working, "working value"),
                            broken=model.check_cell(broken, "broken value"), status=status,
@@ -465,6 +467,9 @@ class Records:
             if not factor:
                 return None
             d = self.find_diff(inv, factor)
+            if _secret_row(d.factor, d.apply if apply is None else apply):  # (values kept before included)
+                working, broken = _redacted(d.working if working is None else working,
+                                            d.broken if broken is None else broken)
             if working is not None:
                 d.working = model.check_cell(working, "working value")
             if broken is not None:
@@ -917,6 +922,18 @@ def _holds_investigations(logs_dir: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _secret_row(factor: str, apply: str | None) -> bool:
+    """Does a key-differences row's factor, or the variable its apply spec sets (``env:HF_TOKEN``), name a secret?
+    Then its values are the secret's, and are stored redacted like a secret-named assignment anywhere else."""
+    target = re.match(r"\s*env:([A-Za-z_][A-Za-z0-9_]*)", apply or "")
+    return redact.is_secret_name(factor) or bool(target and redact.is_secret_name(target.group(1)))
+
+
+def _redacted(*values):
+    """Each value as ``<redacted>``, but none, empty and "unset" (they say nothing of the secret) as they are."""
+    return tuple(v if v is None or v.strip().lower() in ("", "unset", "-") else redact.REDACTED for v in values)
 
 
 def _clean(*texts):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from conftest import run_cli, run_cli_inproc
 from dbglog.bisect.session import hidden_values
 from dbglog.util import redact
+from probe_kit import dbg, one_line_error
 from tree_guard import tree_guard  # noqa: F401 - kills what a probe started, pass or fail
 
 PLAIN = st.sampled_from(["B", "NCCL_P2P_DISABLE", "CUDA_LAUNCH_BLOCKING", "MAX_TOKENS", "OMP_NUM_THREADS"])
@@ -106,3 +107,30 @@ def test_a_file_without_secrets_is_left_alone(tmp_path):
     ino = path.stat().st_ino
     assert redact.redact_file(path, block=1 << 16) is False
     assert path.stat().st_ino == ino  # not rewritten
+
+
+def test_a_key_difference_of_a_secret_is_stored_redacted_and_not_bisected_from_the_table(tmp_path):
+    """`diff add HF_TOKEN old new` stored both tokens in logs/ and the database (an adversarial probe): the
+    factor, or the variable its apply spec sets, names a secret, so its values are stored as `<redacted>`;
+    `bisect toggles --from-diffs` then refuses that row in one line instead of setting the token to "<redacted>"."""
+    import sqlite3
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "auth fails", "--no-env", cwd=ws).returncode == 0
+    old, new = "oldTokenValue" + "1234", "newTokenValue" + "5678"
+    r = dbg("diff", "add", "HF_TOKEN", old, new, "--apply", "env:HF_TOKEN", cwd=ws)
+    assert r.returncode == 0 and old not in r.stdout and new not in r.stdout and "redacted" in r.stdout
+    assert dbg("diff", "add", "PLAIN", "x", "y", cwd=ws).returncode == 0
+    assert dbg("diff", "set", "PLAIN", "--working", old, "--apply", "env:API_KEY", cwd=ws).returncode == 0
+    assert dbg("diff", "add", "BATCH", "8", "16", cwd=ws).returncode == 0  # (not a secret: kept)
+    text = "".join(p.read_text() for p in (ws / "logs").glob("*.md"))
+    con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
+    dump = "\n".join(con.iterdump())
+    con.close()
+    for where in (text, dump):
+        assert old not in where and new not in where and "| x |" not in where
+    assert "| BATCH | 8 | 16 |" in text
+    r = dbg("bisect", "toggles", "--from-diffs", "--", "true", cwd=ws)
+    one_line_error(r, "from-diffs")
+    assert "HF_TOKEN" in r.stderr and "--env" in r.stderr
