@@ -807,7 +807,9 @@ def _doctor_file(ws: Workspace, rel: str, row, ids: set, seen: dict, add) -> Non
         try:
             inv = check(text, rel)
         except DbglogError as e:
-            add(kind, rel, str(e))
+            msg = str(e)  # (a parse error names its file and line; the file is already said: "line 2: ...")
+            add(kind, rel, "line " + msg[len(rel) + 1:] if msg.startswith(rel + ":") and msg[len(rel) + 1:][:1].isdigit()
+                else msg)
             return
     if inv.id in seen:
         add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
