@@ -182,6 +182,7 @@ class _LineRange(click.ParamType):
 SECONDS = _Seconds()  # --timeout, --idle-timeout, --ready-timeout
 GRACE = _Seconds(allow_zero=True)  # --grace, --older-than
 INT = click.IntRange(-(2**31), 2**31 - 1)  # what SQLite and every loop can hold
+POSITION = click.IntRange(1, 2**31 - 1)  # a place in a numbered list: 1 is the first
 COUNT = _Count()  # --repeat, --jobs, --limit, budgets, attempt numbers
 SIZE = _Size()  # --output-cap (None: no cap)
 LIMIT_SIZE = _Size(no_cap=0)  # runs prune --max-size (0: no cap, None: not given)

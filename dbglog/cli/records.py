@@ -10,7 +10,7 @@ import os
 import click
 
 from dbglog import ops
-from dbglog.cli.common import COUNT, INT, _LazyHelpOption, emit, inv_option, json_option, open_records, text_arg
+from dbglog.cli.common import COUNT, POSITION, _LazyHelpOption, emit, inv_option, json_option, open_records, text_arg
 from dbglog.util.errors import DbglogError
 from dbglog.kb.present import render_show
 
@@ -344,7 +344,7 @@ def next_():
 @next_.command("add")
 @click.argument("text")
 @click.option("--detail", default="", help="Why, or how.")
-@click.option("--at", "position", type=INT, help="Insert at this position (default: the end).")
+@click.option("--at", "position", type=POSITION, help="Insert at this position, 1 for the first (default: the end).")
 @inv_option
 @json_option
 def next_add(text, detail, position, inv_ref, as_json):
@@ -390,7 +390,7 @@ def next_drop(ref, inv_ref, as_json):
 
 @next_.command("move")
 @click.argument("ref")
-@click.argument("to", type=INT)
+@click.argument("to", type=POSITION)
 @inv_option
 @json_option
 def next_move(ref, to, inv_ref, as_json):

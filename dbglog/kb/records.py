@@ -504,7 +504,7 @@ class Records:
         with self.change(inv_id):
             steps = self.store.load(inv_id).next_steps
             step = NextStep(position=0, text=text, detail=model.check_cell(detail, "detail"))
-            idx = len(steps) if position is None else max(0, min(len(steps), position - 1))
+            idx = len(steps) if position is None else min(len(steps), _place(position) - 1)
             steps.insert(idx, step)
             self.store.set_next_steps(inv_id, steps)
             step.position = idx + 1
@@ -526,7 +526,7 @@ class Records:
             steps = self.store.load(inv_id).next_steps
             step = self._find_step(steps, ref)
             steps.remove(step)
-            idx = max(0, min(len(steps), to - 1))
+            idx = min(len(steps), _place(to) - 1)
             steps.insert(idx, step)
             self.store.set_next_steps(inv_id, steps)
             step.position = idx + 1
@@ -922,6 +922,13 @@ def _holds_investigations(logs_dir: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+def _place(position: int) -> int:
+    """A place in the numbered list as given (1 is the first; one past the end is the end)."""
+    if position < 1:
+        raise DbglogError(f"position {position} is not in the list: 1 is the first step")
+    return position
 
 
 def _secret_row(factor: str, apply: str | None) -> bool:

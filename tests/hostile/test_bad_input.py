@@ -127,6 +127,8 @@ MORE_BAD_VALUES = [
     # guards: these already held
     ["run", "--timeout=5x", "--", "true"], ["run", "---timeout", "5", "--", "true"], ["run", "-Q", "--", "true"],
     ["next", "move", "1", "99999999999999999999"], ["runs", "prune", "--max-size", "1e400"],
+    # a place before the first step was taken as the first (found by an adversarial probe)
+    ["next", "add", "x", "--at", "0"], ["next", "add", "x", "--at", "-5"], ["next", "move", "1", "0"],
     ["bisect", "toggles", "--config", ":=1", "--", "true"], ["bisect", "toggles", "--args-from", "/nonexistent",
                                                              "--", "true"],
     ["use", "\x1b]0;owned\x07\x1b[2J"], ["runs", "show", "\x1b[2J"], ["signature", "add", "n", ""],
