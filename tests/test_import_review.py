@@ -249,6 +249,8 @@ def test_a_review_whose_document_changed_since_is_refused_and_nothing_written(ws
     ("- [x] lines 9 · worked · 0.70 · one line only", "cannot read this row"),
     ("- [x] lines 9-9 · fixed · 0.70 · not an outcome dbglog knows", "outcome 'fixed'"),
     ("- [x] lines 12-9 · worked · 0.70 · backwards", "run backwards"),
+    ("- [x] lines 0-10 · worked · 0.70 · before the first line", "before the first line"),  # (was dropped silently)
+    ("- [x] lines 0-0 · worked · 0.70 · no line at all", "before the first line"),
 ])
 def test_a_malformed_row_is_refused_with_its_file_and_line(ws, cli, tmp_path, bad, says):
     doc = write_doc(tmp_path)

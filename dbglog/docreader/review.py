@@ -253,6 +253,8 @@ def parse_review(text: str, shown: str) -> Corrections:
         a, b = int(r.group("a")), int(r.group("b"))
         if b < a:
             raise DbglogError(f"{shown}:{n}: lines {a}-{b} run backwards")
+        if a < 1:
+            raise DbglogError(f"{shown}:{n}: lines {a}-{b} start before the first line (1); fix its lines or untick it")
         out.attempts.append(Correction(a, b, r.group("title").strip(), outcome, (r.group("who") or "").strip()))
     return out
 
