@@ -2,6 +2,10 @@
 Bad as soon as the hunted failure shows in any repeat; a build break, or a server that never got
 ready, is 125 (skip) unless --expect names it."""
 
+import sys
+
+import pytest
+
 from dbglog.run import runner
 
 
@@ -35,3 +39,19 @@ def test_a_server_dying_of_a_syntax_error_before_ready_is_skip_not_bad():
     assert runner.git_bisect_exit(never) == 125
     crashed_later = _r("server_died", "gpu.illegal_address", server={"state": "died", "ready_s": 1.5})
     assert runner.git_bisect_exit(crashed_later) == 1  # it started, then showed the bug
+
+
+@pytest.mark.parametrize("args", [["--timeout", "60s"], ["--expect", "gpu.nosuch"], ["-i", "nosuchinv"]])
+def test_dbglogs_own_refusal_stops_git_bisect_instead_of_reading_as_bad(tmp_path, args):
+    """Exit 2 is "bad" to `git bisect run`: a typo in dbglog's own options blamed a commit (an adversarial probe:
+    git named the second of eight commits). Under --git-bisect-exit a refusal exits 128, which stops git."""
+    from conftest import run_cli_inproc
+
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    r = run_cli_inproc(tmp_path, "run", "--git-bisect-exit", *args, "--", sys.executable, "-c", "pass")
+    assert r.returncode == 128, (r.returncode, r.stderr)
+    assert r.stderr.count("\n") == 1 and "git bisect run stops" in r.stderr, r.stderr
+    r = run_cli_inproc(tmp_path, "run", *args, "--", sys.executable, "-c", "pass")
+    assert r.returncode == 2  # (without the flag, bad input is exit 2 as everywhere)
+    r = run_cli_inproc(tmp_path, "run", "--timeout", "60s", "--", "echo", "--git-bisect-exit")
+    assert r.returncode == 2  # (the repro's own words are not dbglog's flag)

@@ -184,5 +184,11 @@ def _fail(message: str, code: int, argv) -> None:
     args = sys.argv[1:] if argv is None else argv
     if "--json" in args:
         click.echo(json.dumps({"error": message}))
+    if code != 0 and "--git-bisect-exit" in args[:args.index("--") if "--" in args else len(args)]:
+        # `git bisect run` reads 1-127 but 125 as "bad": a typo in dbglog's own options would blame a commit
+        message, code = f"{message} (exit {GIT_BISECT_STOP}: git bisect run stops on dbglog's own error)", GIT_BISECT_STOP
     click.echo(f"dbglog: {message}", err=True)
     sys.exit(code)
+
+
+GIT_BISECT_STOP = 128  # (git bisect run aborts on an exit code above 127)

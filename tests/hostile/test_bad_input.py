@@ -110,7 +110,7 @@ MORE_BAD_VALUES = [
     ["run", "--env", "A\nB=1", "--", "true"], ["run", "--unset", "", "--", "true"],
     ["run", "--unset", "A=B", "--", "true"], ["run", "--output-cap", "", "--", "true"],
     ["run", "--attempt", "two\nlines", "--", "true"], ["run", "--expect", "segfualt", "--", "true"],
-    ["run", "--expect", "hnag", "--git-bisect-exit", "--", "true"], ["run", "--repeat", "2", "--timout", "5", "--", "true"],
+    ["run", "--expect", "hnag", "--", "true"], ["run", "--repeat", "2", "--timout", "5", "--", "true"],
     ["attempt", "add", "x", "--run", "no-such-run"], ["search", "x", "--since", "99999999999d"],
     ["runs", "prune", "--max-size", ""],
     ["bisect", "git", "--god", "HEAD~1", "--bad", "HEAD", "--", "true"],
