@@ -120,3 +120,33 @@ def test_kill_minus_9_in_place_always_restored(ws, tmp_path):
     assert out["sets"] == [["b", "e"]]
     assert snapshot(src) == original
     assert json.loads(run_cli_inproc(ws, "bisect", "status", out["session"], "--json").stdout)["status"] == "done"
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_a_file_edited_again_after_the_driver_died_is_not_written_over(recs, tmp_path):
+    """An adversarial probe: a killed --in-place bisection, then the user edits the file, then any dbglog command
+    put the original back over that edit. Now only a file holding what the bisection wrote is put back; one edited
+    since is left as it is, and its original is saved where the warning says."""
+    from dbglog.bisect.journal import Journal, restore_orphans
+
+    conf, app = tmp_path / "conf.json", tmp_path / "app.py"
+    conf.write_bytes(b'{"fused": false}\n')
+    app.write_bytes(b"print('app')\n")
+    j = Journal(recs.store, "sid1")
+    j.write(conf, b'{"fused": true}\n')
+    j.write(app, b"print('app')  # toggled\n")
+    j.write(app, b"print('app')  # toggled again\n")
+    with recs.store.write():  # the driver dies (kill -9): its pid is gone
+        recs.store.q("UPDATE toggle_journal SET pid = ?, pid_started = NULL", _dead_pid())
+    conf.write_bytes(b'{"fused": true, "users_new_key": 42}\n')  # the user's edit, after the kill
+    done = dict(restore_orphans(recs.store))
+    assert conf.read_bytes() == b'{"fused": true, "users_new_key": 42}\n'  # left as the user made it
+    saved = done[str(conf)]
+    assert saved is not None and open(saved, "rb").read() == b'{"fused": false}\n'  # the original, kept aside
+    assert done[str(app)] is None and app.read_bytes() == b"print('app')\n"  # what the bisection wrote: put back
+    assert recs.store.q("SELECT count(*) FROM toggle_journal").fetchone()[0] == 0

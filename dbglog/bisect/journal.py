@@ -5,8 +5,12 @@ Protocol, per file:
 1. ``claim``: insert (path, original bytes, sha256, mode, owner pid) into ``toggle_journal`` and
    COMMIT, before the file is touched.
 2. ``write``: atomic write (temp file in the same directory + fsync + rename, mode preserved).
+   Before each write, the sha256 of the bytes about to be written joins the row's ``written`` list
+   (committed first: a kill between the two leaves a list that holds one sha too many, never too few).
 3. ``release``: atomic write of the original bytes (skipped when already identical), then delete
-   the row.
+   the row. A file that holds neither its original nor any bytes the bisection wrote was edited by
+   someone after the driver died: it is left as it is, and the original is saved to
+   ``.dbglog/bisect-originals/<session>/`` instead of written over their edit.
 
 The driver releases on every exit path it can see (success, failure, Ctrl-C, SIGTERM turned into
 an exception). For kill -9, every dbglog command calls :func:`restore_orphans` when it opens the
@@ -80,6 +84,7 @@ class Journal:
         self.pid = os.getpid()
         self.started = _started(self.pid)
         self.claimed: dict[Path, tuple[bytes | None, int | None]] = {}
+        self.written: dict[Path, set[str]] = {}
 
     def claim(self, path: Path) -> bytes | None:
         """Record the original before any edit; returns the original bytes."""
@@ -108,6 +113,12 @@ class Journal:
         if path not in self.claimed:
             self.claim(path)
         if _read(path) != data:
+            sha, seen = _sha(data), self.written.setdefault(path, set())
+            if sha not in seen:
+                with self.store.write():
+                    self.store.q("UPDATE toggle_journal SET written = coalesce(written, '') || ' ' || ? WHERE path = ?",
+                                 sha, str(path))
+                seen.add(sha)
             write_file(path, data, self.claimed[path][1])
 
     def release_all(self) -> list[str]:
@@ -120,26 +131,41 @@ class Journal:
         return restore_session(self.store, self.sid)
 
 
-def _restore_rows(store, rows) -> list[str]:
-    restored = []
+def _restore_rows(store, rows) -> list[tuple[str, str | None]]:
+    """(path, None) for each file put back; (path, where the original was saved) for each left as someone edited it."""
+    restored: list[tuple[str, str | None]] = []
     for r in rows:
         path = Path(r["path"])
         original = r["original"]
-        if _sha(_read(path)) != r["sha256"]:
+        now = _sha(_read(path))
+        written = r["written"]  # (None: a row from before written shas were kept: put back, as then)
+        if now != r["sha256"] and written is not None and now not in written.split():
+            restored.append((str(path), _save_original(store, r)))
+        elif now != r["sha256"]:
             write_file(path, original, r["mode"])
-            restored.append(str(path))
+            restored.append((str(path), None))
         _remove_temps(path)
         with store.write():
             store.q("DELETE FROM toggle_journal WHERE path = ? AND session_id = ?", str(path), r["session_id"])
     return restored
 
 
-def restore_session(store, session_id: str) -> list[str]:
+def _save_original(store, r) -> str:
+    """The original bytes of a journaled file kept beside the workspace's database, not written over a later edit."""
+    folder = Path(store.path).parent / "bisect-originals" / r["session_id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / r["path"].strip("/").replace("/", "__")
+    if r["original"] is not None:
+        atomic_write(dest, r["original"])
+    return str(dest)
+
+
+def restore_session(store, session_id: str) -> list[tuple[str, str | None]]:
     rows = store.q("SELECT * FROM toggle_journal WHERE session_id = ?", session_id).fetchall()
     return _restore_rows(store, rows)
 
 
-def restore_orphans(store) -> list[str]:
+def restore_orphans(store) -> list[tuple[str, str | None]]:
     """Restore files edited in place by bisection drivers that are gone. Returns the restored paths."""
     rows = store.q("SELECT * FROM toggle_journal").fetchall()
     orphans = [r for r in rows if not _alive(r["pid"], r["pid_started"])]

@@ -178,12 +178,14 @@ class Records:
             return []
         from dbglog.bisect.journal import restore_orphans
 
-        restored = restore_orphans(self.store)
-        for p in restored:
-            import sys
+        import sys
 
-            print(f"dbglog: restored {p} (edited in place by a bisection that was killed)", file=sys.stderr)
-        return restored
+        restored = restore_orphans(self.store)
+        for p, saved in restored:
+            print(f"dbglog: restored {p} (edited in place by a bisection that was killed)" if saved is None else
+                  f"dbglog: left {p} as it is: a bisection that was killed had edited it, and it was edited again "
+                  f"since; its original is in {saved}", file=sys.stderr)
+        return [p for p, _saved in restored]
 
     def _temp_files(self) -> list[str]:
         try:

@@ -207,6 +207,13 @@ def _toggle_journal(db) -> None:
     )
 
 
+def _toggle_journal_written(db) -> None:
+    """The sha256 of every content a bisection wrote to a journaled file (space-separated): a file that holds none of
+    them, nor its original, was edited by someone after the bisection died, and is not put back over their edit."""
+    if "written" not in {c[1] for c in db.execute("PRAGMA table_info(toggle_journal)").fetchall()}:
+        db.execute("ALTER TABLE toggle_journal ADD COLUMN written TEXT")
+
+
 def _inv_source(db) -> None:
     db.execute("ALTER TABLE investigations ADD COLUMN source TEXT NOT NULL DEFAULT ''")
     db.execute("CREATE INDEX IF NOT EXISTS investigations_source ON investigations(source) WHERE source != ''")
@@ -286,6 +293,7 @@ MIGRATIONS = [
     ("0014_glued_latin_words", _refreshed_identifier_words),
     ("0015_gloss_words", _refreshed_identifier_words),  # (the same refresh: the words gained glosses)
     ("0016_gloss_polish_portuguese", _refreshed_identifier_words),  # (gloss tables for two more languages)
+    ("0017_toggle_journal_written", _toggle_journal_written),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
