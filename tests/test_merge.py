@@ -78,3 +78,31 @@ def test_renumbered_attempts_carry_their_step_links():
                                                              (4, "theirs 3")]
     assert r.renumbered == {2: 3, 3: 4}
     assert next(s for s in r.inv.next_steps if s.text == "from theirs").attempt == 4
+
+
+def test_a_run_follows_its_attempt_when_a_merge_renumbers_it(tmp_path):
+    """An adversarial probe: the merge driver renumbered an attempt that held a run (1 -> 2, the other clone's
+    attempt taking 1); the file said `#2` but the database kept the run on attempt 1, so `runs show` and
+    `failures show` tied it to the other person's attempt. The file's **Runs:** field now moves it."""
+    import json
+    import re
+    import sys
+
+    from conftest import run_cli_inproc
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert run_cli_inproc(ws, "new", "shared bug", "--no-env").returncode == 0
+    r = run_cli_inproc(ws, "run", "-q", "--attempt", "C run attempt", "--", sys.executable, "-c", "raise SystemExit(1)")
+    assert r.returncode in (0, 1), r.stderr
+    run_id = json.loads(run_cli_inproc(ws, "runs", "list", "--json").stdout)[0]["id"]
+    log = next((ws / "logs").glob("*.md"))
+    text = log.read_text()
+    text = re.sub(r"^### Attempt 1: C run attempt", "### Attempt 1: D plain\n**Outcome:** untested\n\n"
+                  "### Attempt 2: C run attempt", text, flags=re.M)  # what the driver wrote: the other's first
+    log.write_text(text)
+    assert run_cli_inproc(ws, "list").returncode == 0  # (the edit is taken in)
+    shown = json.loads(run_cli_inproc(ws, "runs", "show", run_id, "--json").stdout)
+    assert shown["attempt"] == 2
+    listed = run_cli_inproc(ws, "attempt", "list").stdout
+    assert "1. [untested] D plain" in listed and "C run attempt" in listed

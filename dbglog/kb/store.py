@@ -632,6 +632,10 @@ class Store:
             raise DbglogError(f"investigation {inv.id} has two attempts numbered {dup[0]}; renumber one")
         for a in inv.attempts:
             self.upsert_attempt(inv.id, a)
+            if a.runs:  # a run follows its attempt when a merge or a hand edit renumbered it
+                self.q(f"UPDATE runs SET attempt_number = ? WHERE investigation_id = ? AND id IN "
+                       f"({','.join('?' * len(a.runs))}) AND attempt_number IS NOT ?", a.number, inv.id, *a.runs,
+                       a.number)
         marks = ",".join("?" * len(numbers))
         self.q(f"DELETE FROM attempts WHERE investigation_id = ? AND number NOT IN ({marks})", inv.id, *numbers)
         self.set_differences(inv.id, inv.differences)
