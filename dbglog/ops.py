@@ -525,6 +525,27 @@ class ReproRun:
         return data | {"investigation": self.recorded_in}
 
 
+def check_attempt_under_git_bisect(cwd: str) -> None:
+    """``run --git-bisect-exit --attempt`` while git bisects a repository that tracks ``logs/``: each step would write
+    the attempt into the version of logs/ git checked out (the database taking that old version in first, and the
+    next checkout refusing the changed file). Refused before anything is written."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    root = git("rev-parse", "--show-toplevel")
+    start = git("rev-parse", "--git-path", "BISECT_START")
+    if not root or not start or not os.path.exists(os.path.join(cwd, start)) or not git("ls-files", "--", f"{root}/logs"):
+        return
+    raise DbglogError("--attempt writes logs/, which git tracks here and git bisect checks out at each step (an old "
+                      "version would be written over and the next checkout refused): drop --attempt (each run is "
+                      "still recorded), or use `dbglog bisect git`, which works in a checkout of its own")
+
+
 def check_run(cmd, opts: RunOptions) -> list[str]:
     """The command as an argument list (a leading ``--`` dropped), with ``opts`` checked
     (``RunOptions.validate``): bad input refused in one line before anything runs."""

@@ -55,3 +55,34 @@ def test_dbglogs_own_refusal_stops_git_bisect_instead_of_reading_as_bad(tmp_path
     assert r.returncode == 2  # (without the flag, bad input is exit 2 as everywhere)
     r = run_cli_inproc(tmp_path, "run", "--timeout", "60s", "--", "echo", "--git-bisect-exit")
     assert r.returncode == 2  # (the repro's own words are not dbglog's flag)
+
+
+def test_an_attempt_under_git_bisect_of_a_repo_tracking_logs_is_refused_before_anything_is_written(tmp_path):
+    """Under `git bisect run`, each step's `--attempt` was written into the version of logs/ git had checked out
+    (an adversarial probe: an attempt of a later commit left the database, and git refused the next checkout).
+    It stops git bisect (128) and writes nothing; a plain run still works, and so does --attempt with no bisect."""
+    import subprocess
+
+    from conftest import run_cli_inproc
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "a@b")
+    git("config", "user.name", "t")
+    assert run_cli_inproc(tmp_path, "new", "x", "--no-env").returncode == 0
+    for i in range(4):
+        (tmp_path / "v.txt").write_text(f"v={i}\n")
+        git("add", "-A")
+        git("commit", "-qm", f"c{i}")
+    git("bisect", "start", "main", "main~3")
+    r = run_cli_inproc(tmp_path, "run", "--git-bisect-exit", "--attempt", "T", "--", sys.executable, "-c", "pass")
+    assert r.returncode == 128 and "drop --attempt" in r.stderr, r.stderr
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True, text=True).stdout
+    assert status == ""  # logs/ untouched
+    r = run_cli_inproc(tmp_path, "run", "--git-bisect-exit", "--", sys.executable, "-c", "pass")
+    assert r.returncode == 0, r.stderr
+    git("bisect", "reset")
+    r = run_cli_inproc(tmp_path, "run", "--git-bisect-exit", "--attempt", "T", "--", sys.executable, "-c", "pass")
+    assert r.returncode == 0, r.stderr

@@ -73,6 +73,8 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
                       until_fail=until_fail,
                       output_cap_bytes=output_cap, echo=not (quiet or as_json))
     cmd = ops.check_run(cmd, opts)  # before the workspace is created
+    if git_bisect_exit and attempt_title is not None:
+        ops.check_attempt_under_git_bisect(os.getcwd())
     env = dict(env_pairs) | {k: None for k in unset}
     recs = open_records(create=True)
     from dbglog.cli.common import post_progress
