@@ -788,10 +788,33 @@ class _StopRunsAtEOF:
             raise
         if _kind(item) == "JSONRPCRequest":
             _WIRE["asked"] += 1
+        elif isinstance(item, Exception):  # a line the SDK could not read: it drops it, and a client would wait
+            await _answer_unreadable(item)
         return item
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+
+async def _answer_unreadable(exc: Exception) -> None:
+    """The JSON-RPC error for a line that is not a message: -32700 for text that is not JSON, -32600 with the
+    request's id for a request of the wrong shape (`"params": "x"`). A notification gets none, as JSON-RPC says."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import ErrorData, JSONRPCError
+
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    whole = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
+    if any(e.get("type") == "json_invalid" for e in errors):
+        rid, code, what = None, -32700, "Parse error: the line is not JSON"
+    elif whole is not None and "method" in whole and "id" not in whole:
+        return
+    else:
+        rid = whole.get("id") if whole is not None and isinstance(whole.get("id"), (str, int)) else None
+        field = next((".".join(map(str, e["loc"][1:])) for e in errors if len(e.get("loc", ())) > 1), "")
+        code, what = -32600, f"Invalid request: {field or 'the message'} is not of the JSON-RPC shape"
+    writer = _WIRE["writer"]
+    if writer is not None:
+        await writer.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=what))))
 
 
 def _stop_runs(signum: int) -> None:

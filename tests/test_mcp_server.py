@@ -293,3 +293,30 @@ def test_mcp_tried_returns_eight_candidates_by_default_for_the_agent_to_judge(ws
     cli = cli_json(ws, "tried", "set NCCL_CUMEM_ENABLE=0 for the allreduce hang", code=1)  # (the command: the same)
     assert len({h["attempt"] for k in ("close", "another_way", "mentioned", "others") for h in cli[k]
                 if h.get("attempt")}) == 8
+
+
+def test_a_line_the_sdk_cannot_read_gets_a_json_rpc_error_not_silence(tmp_path):
+    """An adversarial probe: a request whose `params` is a string got no answer at all (the SDK drops a line it
+    cannot validate), so a client waited forever; text that is not JSON got no parse error. Each gets its error
+    now (-32600 with the request's id, -32700 with a null id); a notification gets none; the server keeps going."""
+    import json
+    import subprocess
+
+    from conftest import cli_env, run_cli_inproc
+
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}, "{not json",
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"},
+             {"jsonrpc": "2.0", "method": "notify/bad", "params": "x"},
+             {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}]
+    text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
+    p = subprocess.run([sys.executable, "-m", "dbglog", "mcp"], cwd=tmp_path, input=text, capture_output=True,
+                       text=True, timeout=120, env=cli_env())
+    answers = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[3]["error"]["code"] == -32600 and "params" in by_id[3]["error"]["message"]
+    assert "result" in by_id[0] and "tools" in by_id[4]["result"]  # (served on after both)
+    assert len(answers) == 4  # (none for the notification)
