@@ -175,3 +175,30 @@ def test_a_history_bisection_chart_has_every_commit_in_history_order(tmp_path):
     assert verdicts[0] == "good" and verdicts[-1] == "bad" and "untested" in verdicts
     assert all(v in ("good", "untested") for v in verdicts[:5]) and all(v in ("bad", "untested") for v in verdicts[5:])
     assert "(first bad)" in labels[5] and "(good end)" in labels[0] and "(bad end)" in labels[7]
+
+
+def test_report_never_replaces_a_device_a_pipe_or_what_dbglog_keeps(tmp_path):
+    """An adversarial probe: the page replaced its path by rename whatever it was, so `--html` turned a device
+    node or a FIFO into a regular file (as root, /dev/null itself), and over .dbglog/dbglog.db or a file of logs/
+    it destroyed the run records or made every later command fail. Each is refused in one line; nothing moves."""
+    import os
+    import sqlite3
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert run_cli_inproc(ws, "new", "crash", "--no-env").returncode == 0
+    os.mkfifo(ws / "fifo")
+    log = next((ws / "logs").glob("*.md"))
+    before = {p: p.read_bytes() for p in (log, ws / ".dbglog" / "config.toml") if p.exists()}
+    with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
+        rows = db.execute("SELECT count(*) FROM investigations").fetchone()
+    for target, says in (("fifo", "not a regular file"), (".dbglog/dbglog.db", "inside .dbglog/"),
+                         (str(log.relative_to(ws)), "inside logs/"), ("logs/page.html", "inside logs/")):
+        r = run_cli_inproc(ws, "report", "--html", target)
+        assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, (target, r.stderr)
+    assert (ws / "fifo").is_fifo() and not (ws / "logs" / "page.html").exists()
+    assert {p: p.read_bytes() for p in before} == before
+    with sqlite3.connect(ws / ".dbglog" / "dbglog.db") as db:
+        assert db.execute("SELECT count(*) FROM investigations").fetchone() == rows
+    r = run_cli_inproc(ws, "report", "--html", "page.html")
+    assert r.returncode == 0 and (ws / "page.html").read_text().startswith("<!DOCTYPE html>")

@@ -4,6 +4,7 @@ Imports ``common`` and dbglog/report.py."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -18,7 +19,19 @@ def _target(html: str) -> Path:
         raise DbglogError(f"--html {html}: is a directory; give a file name such as {Path(html) / 'report.html'}")
     if not path.parent.is_dir():
         raise DbglogError(f"--html {html}: the folder {path.parent} does not exist; create it or choose another")
+    given = Path(html).expanduser()
+    if (os.path.lexists(path) and not path.is_file()) or (os.path.lexists(given) and not given.is_file()):
+        # (the page replaces the path by rename: a device, a pipe or /dev/stdout would become a regular file)
+        raise DbglogError(f"--html {html}: is not a regular file (a device, a pipe, a socket); give a file name")
     return path
+
+
+def _outside_workspace(path: Path, ws, html: str) -> None:
+    """The page never replaces what dbglog keeps: its database, run folders and settings, or a file in logs/."""
+    for kept, what in ((ws.db_path.parent.resolve(), ws.db_path.parent.name + "/"), (ws.logs_dir.resolve(), "logs/")):
+        if path == kept or kept in path.parents:
+            raise DbglogError(f"--html {html}: is inside {what}, which dbglog keeps; write the page elsewhere "
+                              "(report.html in the project's root, say)")
 
 
 @click.command("report")
@@ -34,6 +47,8 @@ def report_cmd(ref, html, as_json):
 
     path = _target(html) if html else None  # refused before anything is read or written
     recs = open_records()
+    if path is not None:
+        _outside_workspace(path, recs.ws, html)
     data = report.gather(recs, ref)
     if path is not None:
         report.write_html(data, path)
