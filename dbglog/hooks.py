@@ -56,6 +56,11 @@ from dbglog.fastpath import one_line  # (stdlib only at import, like the hook)
 from dbglog.util import jsonsafe
 
 MAX_INPUT = 1 << 20  # a hook input larger than this is not a command or a prompt
+# The part of a shell command the notice reads: an agent's command is a line or a short script, and the hook must
+# answer well inside the agent's hook timeout whatever it is given (the lexer's cost grows with the square of a
+# word's length: 1 MB took 20 s; each simple command costs a lookup among the attempts that ran its program).
+NOTICE_TEXT = 64 << 10
+NOTICE_COMMANDS = 16
 NOTICE_ATTEMPTS = 3
 
 # Variables that change only what is logged, not what runs: a retry with NCCL_DEBUG=INFO is a retry.
@@ -405,6 +410,18 @@ def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
 
 
 def _attempt_keys(recs, r, root: str) -> list[tuple]:
+    """The keys of what an attempt ran, read once per notice (a chain of commands asks for the same attempts' keys
+    once per command: 10 commands at 10,000 attempts took 6 s)."""
+    memo = (r["inv"], r["number"], r["runs"], r["did"], root)
+    if memo not in _READ:
+        _READ[memo] = _read_attempt_keys(recs, r, root)
+    return _READ[memo]
+
+
+_READ: dict[tuple, list[tuple]] = {}  # attempts' keys, for one notice (``pre_command_notice`` clears it)
+
+
+def _read_attempt_keys(recs, r, root: str) -> list[tuple]:
     run_ids = json.loads(r["runs"] or "[]")
     if run_ids:  # the runs know exactly what ran, and where
         keys = []
@@ -597,7 +614,8 @@ def pre_command_notice(recs, command: str, cwd: str, threshold: int | None = Non
     settings beyond the investigation's repro command), a circuit breaker, and env settings a toggle
     bisection or a key-differences row proved bad. A plain re-run of a repro command is not a repeat."""
     root = str(recs.ws.root)
-    keys = command_keys(command, cwd, root)
+    _READ.clear()  # (the records may have changed since the last notice of this process: an MCP server's)
+    keys = command_keys(command[:NOTICE_TEXT], cwd, root)[:NOTICE_COMMANDS]
     if not keys:
         return ""
     repros = _Repros(recs, root)

@@ -394,3 +394,29 @@ def test_gemini_and_cursor_prompt_and_session_hooks(tmp_path, kb):
                     "hook_event_name": "SessionStart", "timestamp": "2026-11-24T10:00:00Z", "source": "startup"}
     assert json.loads(hook(tmp_path, "session-start", json.dumps(gemini_start)).stdout) == \
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": digest}}
+
+
+def test_the_command_hook_answers_in_bounded_time_whatever_the_command(recs, monkeypatch):
+    """An adversarial probe: a 1 MB command took 20 s in the lexer, and a chain of commands read every attempt
+    that ran the same program once per command (10 commands at 10,000 attempts: 6 s, past an agent's hook
+    timeout with more). The notice reads the first 64 KB and 16 commands, and each attempt's keys once."""
+    import time
+
+    from dbglog import hooks
+
+    inv = recs.new("hang")
+    for i in range(40):
+        recs.add_attempt(inv.id, title=f"try {i}", did=f"python repro.py --bs {i}", result="still hangs",
+                         outcome="failed")
+    t = time.thread_time()
+    assert hooks.pre_command_notice(recs, "a" * 1_000_000, str(recs.ws.root)) == ""
+    assert hooks.pre_command_notice(recs, "x && " * 200_000, str(recs.ws.root)) == ""
+    assert time.thread_time() - t < 5  # ~40 s before; a fraction of a second now
+    read = []
+    real = hooks._read_attempt_keys
+    monkeypatch.setattr(hooks, "_read_attempt_keys",
+                        lambda recs, r, root: read.append(r["number"]) or real(recs, r, root))
+    chain = " && ".join(f"python repro.py --bs {i}" for i in range(30))
+    notice = hooks.pre_command_notice(recs, chain, str(recs.ws.root))
+    assert "tried before" in notice
+    assert len(read) == len(set(read)) <= 40  # each attempt read once, not once per command of the chain
