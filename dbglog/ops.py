@@ -1028,11 +1028,26 @@ def failure_show(recs, ref: str) -> dict:
     return failures.show(recs.store, ref)
 
 
+def damaged(store) -> str:
+    """What SQLite's own check finds wrong in the database's pages ("" when nothing)."""
+    import sqlite3
+
+    try:
+        found = [r[0] for r in store.q("PRAGMA quick_check(3)").fetchall()]
+    except sqlite3.DatabaseError as e:
+        return str(e)
+    return "" if found == ["ok"] else "; ".join(found)
+
+
 def doctor(recs) -> list[dict]:
     """What disagrees between logs/ and the database (empty: healthy)."""
     from dbglog.bisect.session import secret_files
     from dbglog.kb.sync import doctor as check
 
+    broken = damaged(recs.store)
+    if broken:  # (nothing else can be trusted: every other check reads those pages)
+        return [{"kind": "damaged-database", "path": os.path.relpath(recs.store.path, recs.ws.root),
+                 "message": f"{broken[:200]}; `dbglog reindex --force` sets it aside and rebuilds it from logs/"}]
     problems = check(recs.store, recs.ws)
     for f in secret_files(recs.store):  # (issue 30: a token kept on disk after it was needed)
         rel = os.path.relpath(f["path"], recs.ws.root)
@@ -1177,6 +1192,10 @@ def reindex_workspace(force: bool = False) -> dict:
     except DbglogError as e:
         if isinstance(e, FilesystemError) or not (force and ws.exists and ws.db_path.exists()):
             raise  # a full disk is no reason to set a healthy database aside
+        set_aside_database(ws)
+        recs = Records(ws)
+    if force and damaged(recs.store):  # (its header reads, its pages do not: set aside as an unreadable one is)
+        recs.close()
         set_aside_database(ws)
         recs = Records(ws)
     from dbglog.kb import failures

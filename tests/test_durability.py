@@ -131,3 +131,36 @@ def test_startup_never_deletes_a_live_writers_temp_file(workdir):
     recs.sync()  # the lock is free: nobody can be writing it, so it is a leftover
     assert not tmp.exists()
     recs.close()
+
+
+def test_a_database_with_damaged_pages_is_named_by_doctor_refused_in_one_line_and_rebuilt_by_reindex(tmp_path):
+    """An adversarial probe: pages overwritten inside the database (its header intact) made `doctor` say healthy,
+    every other command an internal error (exit 1), and `reindex --force`, the fix the docs give, crash too."""
+    import sqlite3
+
+    from conftest import run_cli_inproc
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert run_cli_inproc(ws, "new", "crash", "--no-env").returncode == 0
+    assert run_cli_inproc(ws, "attempt", "add", "first", "--did", "x", "-r", "still fails", "-o", "failed").returncode == 0
+    db = ws / ".dbglog" / "dbglog.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'attempts'").fetchone()[0]
+    con.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\x77" * 64)
+    r = run_cli_inproc(ws, "doctor")
+    assert r.returncode == 1 and "damaged-database" in r.stdout and "reindex --force" in r.stdout
+    for args in (["show"], ["attempt", "list"], ["tried", "first"]):
+        r = run_cli_inproc(ws, *args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "damaged" in r.stderr, (args, r.stderr)
+        assert "internal error" not in r.stderr
+    r = run_cli_inproc(ws, "reindex", "--force")
+    assert r.returncode == 0, r.stderr
+    assert any(p.name.startswith("dbglog.db.broken") for p in db.parent.iterdir())  # set aside, not deleted
+    assert "first" in run_cli_inproc(ws, "attempt", "list", "-i", "crash").stdout
+    assert "Healthy" in run_cli_inproc(ws, "doctor").stdout

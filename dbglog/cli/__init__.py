@@ -148,9 +148,9 @@ def main(argv=None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # a bug of ours: say so in one line, traceback on request
-        from dbglog.util.fserrors import describe
+        from dbglog.util.fserrors import damaged_database, describe
 
-        machine = describe(e)  # a full disk, a read-only file system, a permission: not a bug
+        machine = describe(e) or damaged_database(e)  # a full disk, a read-only file system, damage: not a bug
         if machine is not None and not os.environ.get("DBGLOG_DEBUG"):
             _fail(machine, 2, argv)
         if os.environ.get("DBGLOG_DEBUG"):

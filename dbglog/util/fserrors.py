@@ -106,6 +106,18 @@ def describe(exc: BaseException, path=None) -> str | None:
     return None
 
 
+def damaged_database(exc: BaseException) -> str | None:
+    """One line for a database whose pages are damaged (SQLITE_CORRUPT: overwritten, its header intact), else None.
+    Not a machine failure (``describe``): ``reindex --force`` may set such a database aside."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.DatabaseError) and (
+            (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF == 11 or "malformed" in str(exc)):
+        return (f"the database is damaged ({exc}): `dbglog reindex --force` sets it aside and rebuilds it from "
+                "logs/; nothing was changed")
+    return None
+
+
 def check(exc: BaseException, path=None) -> None:
     """Raise ``FilesystemError`` for a machine failure (chained to ``exc``); return otherwise."""
     msg = describe(exc, path)
