@@ -311,12 +311,23 @@ def test_a_line_the_sdk_cannot_read_gets_a_json_rpc_error_not_silence(tmp_path):
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"},
              {"jsonrpc": "2.0", "method": "notify/bad", "params": "x"},
              {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}]
+    import threading
+
     text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
-    p = subprocess.run([sys.executable, "-m", "dbglog", "mcp"], cwd=tmp_path, input=text, capture_output=True,
-                       text=True, timeout=120, env=cli_env())
-    answers = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+    p = subprocess.Popen([sys.executable, "-m", "dbglog", "mcp"], cwd=tmp_path, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=cli_env())
+    watchdog = threading.Timer(120, p.kill)  # (a server that never answers fails the test, never hangs it)
+    watchdog.start()
+    try:
+        p.stdin.write(text)
+        p.stdin.flush()
+        answers = [json.loads(p.stdout.readline()) for _ in range(4)]  # (stdin kept open until all are read)
+    finally:
+        watchdog.cancel()
+        p.stdin.close()
+        p.wait(timeout=60)
     by_id = {a.get("id"): a for a in answers}
     assert by_id[None]["error"]["code"] == -32700
     assert by_id[3]["error"]["code"] == -32600 and "params" in by_id[3]["error"]["message"]
     assert "result" in by_id[0] and "tools" in by_id[4]["result"]  # (served on after both)
-    assert len(answers) == 4  # (none for the notification)
+    assert len(by_id) == 4  # (none for the notification: the four answers are the four requests')
