@@ -1038,6 +1038,8 @@ def _parse(argv: list[str]):
             event = a
         else:
             raise ValueError(f"unknown argument {a!r}")
+    if event is None:
+        raise ValueError("name the hook point: pre-command, prompt or session-start (docs/agents.md wires them)")
     if event not in EVENTS:
         raise ValueError(f"unknown hook {event!r}: use pre-command, prompt or session-start")
     if fmt not in ("auto", "json", "text", *DIALECTS) or (number is not None and number < 1):

@@ -734,6 +734,8 @@ class Store:
         return [self._run(r) for r in rows]
 
     def get_run(self, ref: str) -> dict:
+        if not ref.strip():  # (an empty prefix matches every run: the first one was shown)
+            raise DbglogError("give a run's id, or the start of one (see `dbglog runs list`)")
         rows = self.q("SELECT * FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
                       ref, ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%").fetchall()
         exact = [r for r in rows if r["id"] == ref]

@@ -287,3 +287,21 @@ def test_a_title_that_is_a_pasted_text_is_refused(tmp_path, args):
     assert "501 characters" in r.stderr and "at most 500" in r.stderr
     assert snapshot(ws) == before
     assert dbg(*[("t" * 500 if a == "t" * 501 else a) for a in args], cwd=ws).returncode == 0  # (500 is fine)
+
+
+def test_an_empty_run_id_is_refused_not_read_as_every_run(tmp_path):
+    """An empty id is the prefix of every run: `runs show ''` showed the first one (an adversarial probe)."""
+    ws = tmp_path / "w"
+    ws.mkdir()
+    r = dbg("run", "-q", "--", sys.executable, "-c", "pass", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    for args in (["runs", "show", ""], ["runs", "show", "  "]):
+        r = dbg(*args, cwd=ws)
+        one_line_error(r, args)
+        assert "run's id" in r.stderr
+
+
+def test_a_hook_with_no_point_named_says_which_points_there_are(tmp_path):
+    r = run_cli("hook", cwd=tmp_path, input="")
+    assert r.returncode == 0 and "None" not in r.stderr  # (a hook never blocks an agent: exit 0, as every hook)
+    assert "pre-command, prompt or session-start" in r.stderr
