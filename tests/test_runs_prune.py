@@ -117,3 +117,16 @@ def test_size_cap_holds_over_many_runs_of_one_process(recs, monkeypatch):
     newest = _record_run(recs, 10_000, 12)
     total = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
     assert total <= 200 * 1024 and newest in os.listdir(runs)
+
+
+def test_a_copied_workspace_counts_each_run_once(workdir, tmp_path):
+    """An adversarial probe: a workspace copied elsewhere keeps each run's old absolute folder, so prune counted
+    every run twice (its folder here, and its record as a `?ID` with no folder)."""
+    import shutil
+
+    assert run_cli_inproc(workdir, "new", "prune", "--no-env").returncode == 0
+    ids = make_runs(workdir, 3)
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy)
+    out = json.loads(run_cli_inproc(copy, "runs", "prune", "--keep", "1", "--dry-run", "--json").stdout)
+    assert sorted(out["pruned"]) == sorted(ids[:2]), out["pruned"]

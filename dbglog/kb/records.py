@@ -816,11 +816,13 @@ def _prune_units(recs: "Records", protect) -> list[dict]:
     except FileNotFoundError:
         names = []
     rows: dict[str, list] = {}
+    here = set(names)
     for r in recs.store.q("SELECT id, run_dir, started, investigation_id, attempt_number FROM runs"):
         try:
             top = Path(r["run_dir"]).resolve().relative_to(root.resolve()).parts[0]
         except (ValueError, IndexError, TypeError, OSError):
-            top = None
+            # a workspace copied or moved keeps the old absolute run_dir: its folder is here by the same name
+            top = Path(r["run_dir"]).name if r["run_dir"] and Path(r["run_dir"]).name in here else None
         rows.setdefault(top or f"?{r['id']}", []).append(r)
     units = []
     for name in set(names) | set(rows):
