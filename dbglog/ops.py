@@ -529,12 +529,12 @@ def check_attempt_under_git_bisect(cwd: str) -> None:
     """``run --git-bisect-exit --attempt`` while git bisects a repository that tracks ``logs/``: each step would write
     the attempt into the version of logs/ git checked out (the database taking that old version in first, and the
     next checkout refusing the changed file). Refused before anything is written."""
-    import subprocess
+    from dbglog.bisect import history
 
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
+            return history.git(cwd, *args, check=False).strip()
+        except OSError:  # (no git at all: nothing is being bisected)
             return ""
 
     root = git("rev-parse", "--show-toplevel")

@@ -177,6 +177,9 @@ def _drop_listing() -> None:
         sync.drop_listing()
 
 
+GIT_BISECT_STOP = 128  # (git bisect run aborts on an exit code above 127)
+
+
 def _fail(message: str, code: int, argv) -> None:
     _drop_listing()  # a command that reports an error changes nothing, the freshness cache included
     _drop_workspace()
@@ -190,5 +193,3 @@ def _fail(message: str, code: int, argv) -> None:
     click.echo(f"dbglog: {message}", err=True)
     sys.exit(code)
 
-
-GIT_BISECT_STOP = 128  # (git bisect run aborts on an exit code above 127)

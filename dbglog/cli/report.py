@@ -19,8 +19,8 @@ def _target(html: str) -> Path:
         raise DbglogError(f"--html {html}: is a directory; give a file name such as {Path(html) / 'report.html'}")
     if not path.parent.is_dir():
         raise DbglogError(f"--html {html}: the folder {path.parent} does not exist; create it or choose another")
-    given = Path(html).expanduser()
-    if (os.path.lexists(path) and not path.is_file()) or (os.path.lexists(given) and not given.is_file()):
+    given = Path(html).expanduser()  # (as given: /dev/stdout resolves to a pipe's name that is no path)
+    if os.path.lexists(given) and not given.is_file():
         # (the page replaces the path by rename: a device, a pipe or /dev/stdout would become a regular file)
         raise DbglogError(f"--html {html}: is not a regular file (a device, a pipe, a socket); give a file name")
     return path

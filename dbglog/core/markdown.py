@@ -76,23 +76,11 @@ def _refuse_stray(lines: list[str], at, offset: int, path, where: str, hint: str
             raise ParseError(f"{_shown(line.strip())} stands {where}; {hint}", path, offset + i + 1)
 
 
-def _continued(lines: list[str], labels: dict[str, str], single: set[str]) -> list[int]:
-    """The lines under a label whose field is one line (``single``: keys of ``labels``): read back, they are lost."""
-    lookup, key, out = {k.lower(): v for k, v in labels.items()}, None, []
-    for i, line in enumerate(lines):
-        m = _LABEL_LINE.match(line)
-        if m and m.group("label").lower() in lookup:
-            key = lookup[m.group("label").lower()]
-        elif key in single:
-            out.append(i)
-    return out
-
-
 class ParseError(DbglogError):
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         where = f"{path or '<text>'}" + (f":{line}" if line else "")
         super().__init__(f"{where}: {message}")
-        self.path, self.line = path, line
+        self.path, self.line, self.reason = path, line, message
 
 
 # --- field encoding -----------------------------------------------------------------
@@ -150,11 +138,11 @@ def scan_fields(lines: list[str], labels: dict[str, str]) -> tuple[dict[str, str
     return {k: _decode_value(v) for k, v in bufs.items()}, stray
 
 
-def scan_field_lines(lines: list[str], labels: dict[str, str],
-                     repeated: list[int] | None = None) -> tuple[dict[str, list[str]], list[int]]:
+def scan_field_lines(lines: list[str], labels: dict[str, str], repeated: list[int] | None = None,
+                     continued: dict[str, list[int]] | None = None) -> tuple[dict[str, list[str]], list[int]]:
     """Like scan_fields, but each value is its raw lines: [rest of the label line, *following lines].
     ``repeated``, when given, collects the index of each label line whose field was already given (the later one
-    would replace the earlier)."""
+    would replace the earlier); ``continued``, per field, the indices of the lines after its label line."""
     lookup = {k.lower(): v for k, v in labels.items()}
     out: dict[str, list[str]] = {}
     stray: list[int] = []
@@ -187,6 +175,8 @@ def scan_field_lines(lines: list[str], labels: dict[str, str],
             stray.append(i)
         else:
             buf.append(line)
+            if continued is not None:
+                continued.setdefault(key, []).append(i)
     flush()
     return out, stray
 
@@ -671,11 +661,12 @@ _HEADER_LABELS = {"Status": "status", "Symptom": "symptom", "Environment": "envi
 
 def _parse_header(inv: Investigation, lines: list[str], offset: int, path) -> None:
     repeated: list[int] = []
-    bufs, stray = scan_field_lines(lines, _HEADER_LABELS, repeated)
+    continued: dict[str, list[int]] = {}
+    bufs, stray = scan_field_lines(lines, _HEADER_LABELS, repeated, continued)
     _refuse_stray(lines, stray, offset, path, "above the first section, outside any field",
                   "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
     _refuse_stray(lines, repeated, offset, path, "a second time", "join the two into one field")
-    _refuse_stray(lines, _continued(lines, _HEADER_LABELS, {"status"}), offset, path, "under **Status:**, which is "
+    _refuse_stray(lines, continued.get("status", []), offset, path, "under **Status:**, which is "
                   "one word", "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
     vals = {k: _decode_value(v) for k, v in bufs.items()}
     if "status" in vals:
@@ -707,12 +698,13 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
             created, chunk = cm.group(1), chunk[1:]
         at = offset + s + 2 + (1 if created else 0)  # the chunk's first line, numbered from 1
         repeated: list[int] = []
-        bufs, stray = scan_field_lines(chunk, labels, repeated)
+        continued: dict[str, list[int]] = {}
+        bufs, stray = scan_field_lines(chunk, labels, repeated, continued)
         _refuse_stray(chunk, stray, at - 1, path, f"in attempt {m.group(1)} outside any field",
                       "put it under a field (**Result:** ...) or in a section of its own (## Notes)")
         _refuse_stray(chunk, repeated, at - 1, path, f"a second time in attempt {m.group(1)}",
                       "join the two into one field")
-        _refuse_stray(chunk, _continued(chunk, labels, {"runs", "who", "source_lines"}), at - 1, path,
+        _refuse_stray(chunk, sorted(i for k in ("runs", "who", "source_lines") for i in continued.get(k, [])), at - 1, path,
                       f"under a one-line field of attempt {m.group(1)}", "put it under **Result:** or **Conclusion:**")
         vals = {k: _decode_value(v) for k, v in bufs.items()}
         where = next((at + i for i, line in enumerate(chunk) if (lm := _LABEL_LINE.match(line))

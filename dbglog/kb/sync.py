@@ -807,9 +807,10 @@ def _doctor_file(ws: Workspace, rel: str, row, ids: set, seen: dict, add) -> Non
         try:
             inv = check(text, rel)
         except DbglogError as e:
-            msg = str(e)  # (a parse error names its file and line; the file is already said: "line 2: ...")
-            add(kind, rel, "line " + msg[len(rel) + 1:] if msg.startswith(rel + ":") and msg[len(rel) + 1:][:1].isdigit()
-                else msg)
+            from dbglog.core.markdown import ParseError  # (lazy, as the parse itself: sync's start-up stays light)
+
+            # (a parse error names its file, which the row already says: "line 2: ...")
+            add(kind, rel, f"line {e.line}: {e.reason}" if isinstance(e, ParseError) and e.line else str(e))
             return
     if inv.id in seen:
         add("duplicate-id", rel, f"holds {inv.id}, like {seen[inv.id]}")
