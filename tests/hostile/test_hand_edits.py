@@ -32,6 +32,7 @@ EDITS = {
     "a field given twice": (r"^\*\*Outcome:\*\* worked", "**Result:** NOTE again\n\\g<0>", "a second time"),
     "a mistyped attempt heading": (r"^### Attempt 2: second try", "### attempt 2: second try",
                                    "no attempt heading"),
+    "the first attempt's heading mistyped": (r"^### Attempt 1: try A", "### attempt 1: try A", "no attempt heading"),
     "an attempt heading without its number": (r"^### Attempt 2: second try", "### Attempt: second try",
                                               "no attempt heading"),
     "a line before the first attempt": (r"^## Attempts", "\\g<0>\n\nNOTE before any", "before any attempt"),
