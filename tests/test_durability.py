@@ -164,3 +164,32 @@ def test_a_database_with_damaged_pages_is_named_by_doctor_refused_in_one_line_an
     assert any(p.name.startswith("dbglog.db.broken") for p in db.parent.iterdir())  # set aside, not deleted
     assert "first" in run_cli_inproc(ws, "attempt", "list", "-i", "crash").stdout
     assert "Healthy" in run_cli_inproc(ws, "doctor").stdout
+
+
+def test_reindex_after_the_database_is_lost_indexes_the_kept_runs_again(tmp_path):
+    """Runs stay local (.dbglog/runs/ID/result.json): a database deleted or set aside lost every run from
+    `runs list`, their fingerprints with them, though each run's record was on disk."""
+    import json
+
+    from conftest import run_cli_inproc
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    (ws / "crash.py").write_text("raise SystemExit('boom')\n")
+    assert run_cli_inproc(ws, "new", "crash", "--no-env").returncode == 0
+    r = run_cli_inproc(ws, "run", "--attempt", "as it is", "--", sys.executable, "crash.py")
+    assert r.returncode == 1, r.stderr
+    r = run_cli_inproc(ws, "run", "--repeat", "2", "--", sys.executable, "crash.py")
+    assert r.returncode == 1, r.stderr
+    (ws / ".dbglog" / "runs" / "junk").mkdir()
+    (ws / ".dbglog" / "runs" / "junk" / "result.json").write_text('{"id": 3}')
+    before = {r["id"]: r for r in json.loads(run_cli_inproc(ws, "runs", "list", "--json").stdout)}
+    assert len(before) == 3
+    (ws / ".dbglog" / "dbglog.db").unlink()
+    r = run_cli_inproc(ws, "reindex", "--force", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["runs_restored"] == 3
+    after = {r["id"]: r for r in json.loads(run_cli_inproc(ws, "runs", "list", "--json").stdout)}
+    assert after.keys() == before.keys()
+    assert [(r["attempt"], r["outcome"]) for r in after.values() if r["attempt"]] == [(1, "fail")]
+    assert json.loads(run_cli_inproc(ws, "reindex", "--json").stdout)["runs_restored"] == 0

@@ -214,7 +214,7 @@ def test_reindex_refuses_db_only_then_force_rebuilds_from_files(recs, inv):
     assert recs.store.exists(db_only)
     with recs.store.write():
         out = sync.reindex(recs.store, recs.ws, force=True)
-    assert out == {"investigations": 1, "files": [f"logs/{inv}.md"]}
+    assert out == {"investigations": 1, "files": [f"logs/{inv}.md"], "runs_restored": 0}
     assert not recs.store.exists(db_only) and recs.store.load(inv).symptom == "rank 17 stalls"
 
 

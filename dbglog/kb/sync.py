@@ -738,7 +738,47 @@ def reindex(store: Store, ws: Workspace, force: bool = False, rewrite_dirty: boo
     head = git_head(ws.root)
     if head:
         store.set_meta(HEAD_KEY, head)
-    return {"investigations": len(parsed), "files": sorted(parsed)}
+    return {"investigations": len(parsed), "files": sorted(parsed), "runs_restored": restore_runs(store, ws)}
+
+
+def restore_runs(store: Store, ws: Workspace) -> int:
+    """Index again the runs whose folder holds their ``result.json`` but the database does not (it was
+    deleted, or set aside by ``reindex --force``): runs stay local, so logs/ cannot bring them back. A run
+    an attempt lists is that attempt's again; a plain run's investigation is not in logs/, so it comes back
+    in none. A file that is not a readable run record is left as it is. How many came back."""
+    if not ws.runs_dir.is_dir():
+        return 0
+    have = {r[0] for r in store.q("SELECT id FROM runs")}
+    owner = {}
+    for r in store.q("SELECT investigation_id, number, runs FROM attempts WHERE runs != '[]'"):
+        for rid in json.loads(r["runs"]):
+            owner[rid] = (r["investigation_id"], r["number"])
+    n = 0
+    # (a run's own folder, or a repeated run's numbered folder inside it: runs/ID/001/result.json)
+    for path in sorted([*ws.runs_dir.glob("*/result.json"), *ws.runs_dir.glob("*/*/result.json")]):
+        result = _run_record(path)
+        if result is not None and result["id"] not in have:
+            store.insert_run(redact.clean_run(result), str(path.parent), *owner.get(result["id"], (None, None)))
+            have.add(result["id"])
+            n += 1
+    return n
+
+
+_RUN_FIELDS = ("started", "duration_s", "cmd", "cwd", "outcome", "signature", "exit_code", "signal",
+               "git_commit", "git_dirty")
+
+
+def _run_record(path: Path) -> dict | None:
+    """The run record in ``path`` when it is one (a dict with an id and every field the index keeps), else None."""
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(result, dict) or not isinstance(result.get("id"), str) or not result["id"] or \
+            not all(k in result for k in _RUN_FIELDS) or not isinstance(result["cmd"], list) or \
+            not isinstance(result["started"], str) or not isinstance(result["outcome"], str):
+        return None
+    return result
 
 
 def set_aside_database(ws: Workspace) -> Path:
