@@ -21,9 +21,11 @@ fd 1 at stderr while serving.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Literal, Optional
 
@@ -716,9 +718,10 @@ class _Server(MCPServer):
                                             self._lowlevel_server.create_initialization_options())
 
 
-# requests read and answers written, so that a server stopping on a signal exits only once every call
-# in progress has been answered (its answer says the run was stopped and recorded)
-_WIRE: dict = {"asked": 0, "answered": 0, "writer": None}
+# the ids of the requests read and not yet answered (or cancelled by the client, which gets no answer then), so
+# that a server stopping on a signal or at EOF exits only once every call in progress has been answered (its
+# answer says the run was stopped and recorded)
+_WIRE: dict = {"pending": Counter(), "writer": None}
 
 
 def _kind(item) -> str:
@@ -734,7 +737,7 @@ class _CountAnswers:
     async def send(self, item) -> None:
         await self._inner.send(item)
         if _kind(item) in ("JSONRPCResponse", "JSONRPCError"):
-            _WIRE["answered"] += 1
+            _settle(item.message.id)
 
     async def __aenter__(self):
         await self._inner.__aenter__()
@@ -747,10 +750,21 @@ class _CountAnswers:
         return getattr(self._inner, name)
 
 
+def _id_key(rid) -> str:
+    return json.dumps(rid)  # (1 and "1" are two requests)
+
+
+def _settle(rid) -> None:
+    """A request answered, or cancelled by the client."""
+    key = _id_key(rid)
+    if _WIRE["pending"][key] > 0:
+        _WIRE["pending"][key] -= 1
+
+
 def _all_answered() -> bool:
     """Every request read has its answer written out: handed over, and the writer back to waiting
     for the next message (it writes and flushes one at a time)."""
-    if _WIRE["answered"] < _WIRE["asked"]:
+    if +_WIRE["pending"]:
         return False
     inner = getattr(_WIRE["writer"], "_inner", None)
     try:
@@ -785,9 +799,12 @@ class _StopRunsAtEOF:
             item = await self._inner.__anext__()
         except (StopAsyncIteration, anyio.EndOfStream, anyio.ClosedResourceError):
             _stop_runs(signal.SIGHUP)
+            await _answers_written()
             raise
         if _kind(item) == "JSONRPCRequest":
-            _WIRE["asked"] += 1
+            _WIRE["pending"][_id_key(item.message.id)] += 1
+        elif _kind(item) == "JSONRPCNotification" and item.message.method == "notifications/cancelled":
+            _settle((item.message.params or {}).get("requestId"))
         elif isinstance(item, Exception):  # a line the SDK could not read: it drops it, and a client would wait
             await _answer_unreadable(item)
         return item
@@ -815,6 +832,19 @@ async def _answer_unreadable(exc: Exception) -> None:
     writer = _WIRE["writer"]
     if writer is not None:
         await writer.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=what))))
+
+
+async def _answers_written(limit: float = 30.0) -> None:
+    """At the client's EOF, wait (at most ``limit`` seconds) until every request read has its answer written:
+    the SDK ends its loop, and cancels the calls still in progress, as soon as the read side ends, so lines
+    piped in with stdin closed behind them (``dbglog mcp < requests``) lost most of their answers."""
+    import time
+
+    import anyio
+
+    deadline = time.monotonic() + limit
+    while (_busy[0] > 0 or not _all_answered()) and time.monotonic() < deadline:
+        await anyio.sleep(0.005)
 
 
 def _stop_runs(signum: int) -> None:

@@ -331,3 +331,29 @@ def test_a_line_the_sdk_cannot_read_gets_a_json_rpc_error_not_silence(tmp_path):
     assert by_id[3]["error"]["code"] == -32600 and "params" in by_id[3]["error"]["message"]
     assert "result" in by_id[0] and "tools" in by_id[4]["result"]  # (served on after both)
     assert len(by_id) == 4  # (none for the notification: the four answers are the four requests')
+
+
+def test_requests_piped_with_stdin_closed_behind_them_are_all_answered(tmp_path):
+    """`dbglog mcp < requests`: the SDK ends its loop, cancelling the calls in progress, as soon as stdin ends,
+    so 10 of 10 such pipes lost their last answers (tools/list, a tool call). Every request read is answered
+    before the server exits; one the client cancelled gets no answer and does not hold the exit up."""
+    import json
+    import subprocess
+
+    from conftest import cli_env, run_cli_inproc
+
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             *({"jsonrpc": "2.0", "id": i, "method": "tools/list"} for i in (2, 3, 4)),
+             {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "hang"}}},
+             {"jsonrpc": "2.0", "id": "6", "method": "ping"},
+             {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "x"}}},
+             {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}]
+    # (the timeout is 30 times what it takes: a server waiting out its 30 s for the cancelled call fails it)
+    p = subprocess.run([sys.executable, "-m", "dbglog", "mcp"], cwd=tmp_path, env=cli_env(), capture_output=True,
+                       text=True, input="".join(json.dumps(x) + "\n" for x in lines), timeout=25)
+    ids = [json.loads(line)["id"] for line in p.stdout.splitlines() if line.strip()]
+    assert sorted(map(str, (i for i in ids if i != 7))) == ["1", "2", "3", "4", "5", "6"], p.stderr
+    assert p.returncode == 0
