@@ -373,9 +373,38 @@ def _like(word: str) -> str:
     return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _likes(key) -> list[str]:
+# A flag's value as the text must hold it, whatever the quoting: a plain word that no path rule rewrote.
+_PLAIN_VALUE = re.compile(r"^[\w.,:+@%-]+$", re.ASCII)  # (ASCII: a run's argv is stored as JSON, non-ASCII \\u-escaped)
+
+
+def _value_anchors(key) -> list[str]:
+    """The two longest flag values a recorded command must hold too (``--seed 17``): at 10,000 attempts running
+    one program with other values, the program and file alone let every one through to be parsed (0.6 s)."""
+    vals = {v for _pos, flags in key[2] for _f, v in flags
+            if len(v) >= 2 and _PLAIN_VALUE.match(v) and "/" not in v and not _FILEISH.search(v)}
+    return sorted(vals, key=lambda v: (-len(v), v))[:2]
+
+
+def _likes(key, values: bool = False) -> list[str]:
+    """LIKE patterns of the anchors; with ``values`` those of the flag values too (for a run's argv, stored as JSON:
+    a plain value is in it as it is, where a hand-written "did" may quote or escape it)."""
     a = _anchors(key)
-    return [_like(w) for w in (a + a)[:2]]
+    return [_like(w) for w in (a + a)[:2] + (_value_anchors(key) if values else [])]
+
+
+_QUOTING = str.maketrans("", "", "'\"\\")
+
+
+def _holds(text: str, values: list[str]) -> bool:
+    """Whether ``text`` holds every value, whatever shell quoting or escapes surround or split it."""
+    if not values:
+        return True
+    bare = text.translate(_QUOTING)
+    return all(v in bare for v in values)
+
+
+def _all_like(column: str, likes: list[str]) -> str:
+    return " AND ".join(f"{column} LIKE ? ESCAPE '\\'" for _ in likes)
 
 
 def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
@@ -383,13 +412,13 @@ def matching_attempts(recs, keys: list[tuple]) -> list[dict]:
     root = str(recs.ws.root)
     found: dict[tuple, dict] = {}
     for key in keys:
+        likes, values = _likes(key), _value_anchors(key)
         rows = recs.store.q(
             """SELECT a.investigation_id inv, a.number, a.title, a.did, a.result, a.conclusion, a.outcome, a.created,
                       a.runs, i.title inv_title, i.status FROM attempts a JOIN investigations i ON i.id = a.investigation_id
-               WHERE a.outcome IN ('failed', 'inconclusive') AND a.did LIKE ? ESCAPE '\\' AND a.did LIKE ? ESCAPE '\\'""",
-            *_likes(key))
+               WHERE a.outcome IN ('failed', 'inconclusive') AND """ + _all_like("a.did", likes), *likes)
         for r in rows:
-            if (r["inv"], r["number"]) in found:
+            if (r["inv"], r["number"]) in found or not _holds(r["did"], values):
                 continue
             if key in _attempt_keys(recs, r, root):
                 found[(r["inv"], r["number"])] = dict(r)
@@ -437,8 +466,8 @@ def _read_attempt_keys(recs, r, root: str) -> list[tuple]:
 def _runs_like(recs, key):
     return recs.store.q("""SELECT id, investigation_id, attempt_number, started, cmd, cwd, outcome, signature, result,
                                   run_dir
-                           FROM runs WHERE cmd LIKE ? ESCAPE '\\' AND cmd LIKE ? ESCAPE '\\'
-                           ORDER BY started DESC, id DESC LIMIT 500""", *_likes(key)).fetchall()
+                           FROM runs WHERE """ + _all_like("cmd", likes := _likes(key, values=True)) +
+                         " ORDER BY started DESC, id DESC LIMIT 500", *likes).fetchall()
 
 
 def _run_key(row, root: str):

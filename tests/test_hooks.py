@@ -420,3 +420,30 @@ def test_the_command_hook_answers_in_bounded_time_whatever_the_command(recs, mon
     notice = hooks.pre_command_notice(recs, chain, str(recs.ws.root))
     assert "tried before" in notice
     assert len(read) == len(set(read)) <= 40  # each attempt read once, not once per command of the chain
+
+
+def test_the_command_hook_reads_only_attempts_that_hold_the_commands_flag_values(recs, monkeypatch):
+    """At 10,000 attempts running one program with other values (`--seed N`), every one was parsed to compare
+    its command: 0.6 s per hook call. An attempt whose text lacks the command's flag values is not read, and one
+    that holds them behind quotes or escapes still matches."""
+    from dbglog import hooks
+
+    inv = recs.new("diverges")
+    for i in range(30):
+        recs.add_attempt(inv.id, title=f"seed {i}", did=f"python train.py --seed {1000 + i} --lr 3e-4",
+                         result="still diverges", outcome="failed")
+    recs.add_attempt(inv.id, title="quoted", did="python train.py --seed \"77\"'77' --lr 3e\\-4",
+                     result="still diverges", outcome="failed")
+    read = []
+    real = hooks._read_attempt_keys
+    monkeypatch.setattr(hooks, "_read_attempt_keys",
+                        lambda recs, r, root: read.append(r["number"]) or real(recs, r, root))
+    root = str(recs.ws.root)
+    assert "attempt 6 " in hooks.pre_command_notice(recs, "python train.py --seed 1005 --lr 3e-4", root)
+    assert read == [6]
+    read.clear()
+    assert "attempt 31 " in hooks.pre_command_notice(recs, "python train.py --lr 3e-4 --seed 7777", root)
+    assert read == [31]
+    read.clear()
+    assert hooks.pre_command_notice(recs, "python train.py --seed 4242 --lr 3e-4", root) == ""
+    assert read == []
