@@ -707,8 +707,9 @@ def die_with_parent():
 # stops what is left of the run by its marker variable and has it recorded as interrupted. An empty
 # directory costs one scandir per command.
 
-def live_enter(live_dir: Path, run_id: str, pid: int, run_dir: Path, cmd, marker_var: str) -> Path | None:
-    """Register a supervised run; returns the entry to remove when it ends (None: could not write)."""
+def live_enter(live_dir: Path, run_id: str, pid: int | None, run_dir: Path, cmd, marker_var: str) -> Path | None:
+    """Register a supervised run (before its repro starts: ``pid`` None); returns the entry to remove when it ends
+    (None: could not write). What is left of it is found by its marker variable, never by a pid."""
     import json
 
     entry = Path(live_dir) / f"{run_id}.json"

@@ -740,6 +740,8 @@ class _Supervision:
         argv = self.launch.argv(self.cmd, self.run_id) if self.launch is not None else self.cmd
         if self.presets:
             argv = _caps().wrap(self.presets, argv, rd)  # (rocgdb-throw starts the repro itself)
+        if self.live_dir is not None:  # before the spawn: a kill -9 right after it would orphan a registered-less tree
+            self.live_entry = proctree.live_enter(self.live_dir, self.run_id, None, rd, self.cmd, RUN_ID_VAR)
         try:
             with preflight.core_limit(self.core_dumps):  # the child inherits the limit
                 self.proc = proc = proctree.start(lambda: subprocess.Popen(
@@ -747,6 +749,8 @@ class _Supervision:
                     stderr=subprocess.PIPE, start_new_session=True, preexec_fn=proctree.die_with_parent()))
         except OSError as e:
             _untrap(self.trapped)
+            proctree.live_leave(self.live_entry)
+            self.live_entry = None
             for s in (*self.sinks.values(), self.merged):
                 s.close()
             if isinstance(e, FileNotFoundError):
@@ -771,8 +775,6 @@ class _Supervision:
         self.pump.start()
         self.tree = _Tree(proc.pid, self.run_id, started_epoch)
         proctree.SUPERVISING.add(self)
-        if self.live_dir is not None:
-            self.live_entry = proctree.live_enter(self.live_dir, self.run_id, proc.pid, rd, self.cmd, RUN_ID_VAR)
         try:
             self.pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):

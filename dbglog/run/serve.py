@@ -255,6 +255,9 @@ class _ServerClient:
     def drive(self) -> None:
         """Start the server, wait until it is ready, run the client with the server as its companion."""
         srv, opts = self.srv, self.opts
+        if self.live_dir is not None:  # registered before the server starts: a kill -9 while it gets ready would
+            # leave its workers running with nothing naming them (the client's run registers under the same id)
+            proctree.live_enter(self.live_dir, self.run_id, None, self.run_dir, self.client_cmd, runner.RUN_ID_VAR)
         err = srv.start(opts.core_dumps) if self.cwd.is_dir() else f"working directory {self.cwd} does not exist"
         if err:
             self.result = self._server_only("error", err)

@@ -98,3 +98,37 @@ def test_an_orphaned_run_is_recorded_once_by_concurrent_commands(workdir, pid_di
     assert sum(err.count("supervised by a dbglog that was killed") for _out, err in outs) == 1
     runs = json.loads(run_cli("runs", "list", "--json", cwd=workdir).stdout)
     assert len(runs) == 1
+
+
+def test_a_run_and_a_server_shaped_runs_server_are_registered_before_they_start(tmp_path, monkeypatch):
+    """Under load the repro (and its children) ran before its run was registered in .dbglog/live/: a kill -9 of
+    dbglog in that window left the grandchild running with nothing to name it, and a kill -9 while a server got
+    ready left the server's workers so. The entry is written before the spawn."""
+    from conftest import run_cli_inproc
+    from dbglog.run import proctree, runner
+
+    live = tmp_path / "live"
+    seen = []
+    real = proctree.start
+    monkeypatch.setattr(proctree, "start", lambda spawn: seen.append(sorted(p.name for p in live.glob("*.json")))
+                        or real(spawn))
+    result = runner.run([sys.executable, "-c", "pass"], run_dir=tmp_path / "run", echo=False, timeout=60,
+                        live_dir=live, run_id="r1")
+    assert result.outcome == "pass" and seen == [["r1.json"]]
+    monkeypatch.setattr(proctree, "start", real)
+
+    probe = tmp_path / "serve.py"
+    probe.write_text("import os, sys, time\n"
+                     "rid = os.environ['DBGLOG_RUN_ID'].removesuffix('-server')\n"
+                     "seen = os.path.exists(os.path.join('.dbglog', 'live', rid + '.json'))\n"
+                     "print('REGISTERED' if seen else 'NOT REGISTERED', file=sys.stderr, flush=True)\n"
+                     "open('up', 'w').close()\n"
+                     "time.sleep(60)\n")
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    r = run_cli_inproc(tmp_path, "run", "--json", "--server", f"{sys.executable} {probe}", "--ready",
+                       "test -e up", "--ready-timeout", "60", "--", sys.executable, "-c", "pass")
+    run = json.loads(r.stdout)
+    assert run["outcome"] == "pass", run
+    out = (tmp_path / ".dbglog" / "runs" / run["id"] / "server" / "output").read_text()
+    assert "REGISTERED" in out and "NOT REGISTERED" not in out
+    assert not list((tmp_path / ".dbglog" / "live").glob("*.json"))  # each entry left once recorded
