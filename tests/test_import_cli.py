@@ -213,3 +213,39 @@ def test_a_long_documents_free_sections_are_counted_not_listed_and_json_keeps_th
     assert len(line) < 300
     out = json.loads(cli(ws, "import", doc, "--dry-run", "--json", check=0).stdout)
     assert "Part 39" in out["investigations"][0]["recognized"]["free_sections"]
+
+
+def _snapshot(ws):
+    con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
+    try:
+        db = "\n".join(con.iterdump())
+    finally:
+        con.close()
+    return db, {p.name: p.read_bytes() for p in (ws / "logs").glob("*.md")}
+
+
+def test_an_older_copy_of_a_dbglog_file_is_refused_and_deletes_nothing(ws, cli, tmp_path):
+    """An adversarial probe: importing a backup (or a teammate's earlier copy) of a mirror file replaced the
+    investigation whole, and the attempts recorded since were gone; a file carrying another investigation's id
+    took it over (title, status and attempts). Both are refused in one line, with nothing changed; a copy that
+    holds everything recorded here is taken (and unchanged when it is the same)."""
+    cli(ws, "new", "GPU hang", "--no-env", check=0)
+    cli(ws, "attempt", "add", "first try", "-d", "set A=1", "-o", "failed", check=0)
+    mirror = next((ws / "logs").glob("*.md"))
+    old = tmp_path / "old-copy.md"
+    old.write_bytes(mirror.read_bytes())
+    cli(ws, "attempt", "add", "second try", "-d", "set B=1", "-o", "worked", check=0)
+    other = tmp_path / "other.md"
+    import re
+
+    other.write_text(re.sub(r"(?m)^created: .*$", "created: 2020-01-01T00:00:00Z", mirror.read_text()).replace(
+        "# GPU hang", "# Something else"))
+    before = _snapshot(ws)
+    for doc, words in ((old, "lacks attempt(s) 2"), (other, "another investigation here has")):
+        p = cli(ws, "import", str(doc))
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and words in p.stderr, p.stderr
+        assert _snapshot(ws) == before
+    current = tmp_path / "current-copy.md"
+    current.write_bytes(mirror.read_bytes())
+    out = json.loads(cli(ws, "import", str(current), "--json", check=0).stdout)
+    assert [r["action"] for r in out["investigations"]] == ["unchanged"]

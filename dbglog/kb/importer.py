@@ -401,6 +401,7 @@ def _decide(recs, plan: Plan) -> Investigation:
         return new
     old = store.load(existing)
     if plan.parsed.canonical:
+        _refuse_older_copy(old, inv, plan)
         merged = _canonical_update(old, inv)
     else:
         imported = {int(r[0]) for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
@@ -445,6 +446,28 @@ def _renumber(p: Parsed, renumbered: dict[int, int]) -> None:
         a.number = renumbered.get(a.number, a.number)
     p.items = [(k, str(renumbered.get(int(r), r)) if k == "attempt" and r.isdigit() else r, ln)
                for k, r, ln in p.items]
+
+
+def _refuse_older_copy(old: Investigation, new: Investigation, plan: Plan) -> None:
+    """A dbglog file of an investigation this workspace holds replaces it whole: refused when it is an older or
+    diverged copy (a backup, a teammate's earlier file) that would drop attempts or next steps recorded here, or
+    that is dated before the investigation here and differs from it: its import deleted those attempts."""
+    if new.created != old.created:  # (a copy keeps its investigation's creation time: another one took its id)
+        raise DbglogError(f"{plan.source}: holds id {old.id}, which another investigation here has (created "
+                          f"{old.created or '?'}, this one {new.created or '?'}); nothing imported. Give it its own "
+                          "id in its front matter, or remove the id line so that import gives it one")
+    numbers = {a.number for a in new.attempts}
+    lost = [a.number for a in old.attempts if a.number not in numbers]
+    steps = len(new.next_steps) < len(old.next_steps)
+    older = bool(new.updated and old.updated and new.updated < old.updated)
+    if not (lost or steps or older):
+        return
+    what = (f"it lacks attempt(s) {', '.join(map(str, lost[:8]))} recorded here" if lost else
+            "it lacks next steps recorded here" if steps else f"it was updated {new.updated}, the one here {old.updated}")
+    if not lost and not steps and older and _canonical_update(old, new) == old:
+        return  # (the same content under an older date: nothing would change)
+    raise DbglogError(f"{plan.source}: an older copy of investigation {old.id} ({what}); nothing imported. To take its "
+                      f"changes, merge it into logs/{old.id}.md (git merge, or by hand) and run `dbglog sync`")
 
 
 def _canonical_update(old: Investigation, new: Investigation) -> Investigation:
@@ -521,8 +544,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
         with contextlib.nullcontext() if look_only else store.write():
             if not look_only:
                 sync.sync(store, recs.ws)
-            for plan in plans:
-                inv = _decide(recs, plan)
+            # (every decision before any file is written: a refusal of the last document leaves no file changed)
+            for plan, inv in [(plan, _decide(recs, plan)) for plan in plans]:
                 if not dry_run and plan.action != "unchanged":
                     if plan.action == "create":
                         store.insert_investigation(inv)
