@@ -223,7 +223,7 @@ def watch_patterns(config_path: Path) -> list[str]:
     pats = config.table(config_path, "search", needle=b"watch").get("watch", [])  # (no parse without it)
     if isinstance(pats, str):
         pats = [pats]
-    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
+    if not isinstance(pats, list) or not all(isinstance(p, str) and "\x00" not in p for p in pats):
         raise DbglogError(f"{config_path}: [search] watch must be a list of paths, e.g. [\"DEBUG.md\", "
                           "\"docs/debug/**/*.md\"]")
     return [p for p in pats if p.strip()]
@@ -237,16 +237,13 @@ def watched_files(root: Path, patterns: list[str]) -> dict[str, os.stat_result]:
         pat = os.path.expanduser(pat.strip())
         full = pat if os.path.isabs(pat) else os.path.join(root_s, pat)
         if "**" in pat:
-            top = os.path.normpath(full.split("**", 1)[0] or os.sep)
-            if os.path.relpath(top, root_s).startswith(".."):
-                # ("/**/*.md", "../**": a walk of the whole disk before every search and tried)
-                raise DbglogError(f"[search] watch {pat!r}: a '**' pattern must stay inside the workspace "
-                                  f"({root_s}); name the files outside it one by one")
-        names = glob.glob(full, recursive=True) if glob.has_magic(pat) else [full]
+            names = _walk_matches(root_s, pat, full)
+        else:
+            names = glob.glob(full) if glob.has_magic(pat) else [full]
         for name in names:
             try:
                 st = os.stat(name)
-            except OSError:
+            except (OSError, ValueError):
                 continue
             if not os.path.isfile(name):
                 continue
@@ -257,6 +254,69 @@ def watched_files(root: Path, patterns: list[str]) -> dict[str, os.stat_result]:
                 continue  # the mirror and dbglog's own files are indexed already
             out[shown] = st
     return out
+
+
+def _walk_matches(root_s: str, pat: str, full: str) -> list[str]:
+    """The files a ``**`` pattern matches, by a walk that never follows a link to a directory: glob's own walk
+    followed them, so two links to "." made every search and tried loop for ever, and a link to "/" walked the
+    disk. A linked file counts only when it lies inside the workspace. The walk starts at the pattern's plain
+    directory part, which must be inside the workspace."""
+    head = full.split("**", 1)[0]
+    raw = head.rstrip(os.sep) if head.endswith(os.sep) else os.path.dirname(head)
+    while glob.has_magic(raw):
+        raw = os.path.dirname(raw)
+    top, rest = os.path.normpath(raw or os.sep), full[len(raw):].lstrip(os.sep)
+    if os.path.relpath(top, root_s).startswith("..") or ".." in rest.split("/"):
+        # ("/**/*.md", "../**", "**/../../**": a walk of the whole disk before every search and tried)
+        raise DbglogError(f"[search] watch {pat!r}: a '**' pattern must stay inside the workspace "
+                          f"({root_s}); name the files outside it one by one")
+    match = _glob_regex(rest).fullmatch
+    real_root = os.path.realpath(root_s)
+    out = []
+    for d, dirs, files in os.walk(top):  # (followlinks=False: a linked directory is listed, never entered)
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        rel_d = os.path.relpath(d, top)
+        for f in sorted(files):
+            rel = f if rel_d == "." else f"{rel_d}/{f}"
+            if f.startswith(".") or not match(rel):
+                continue
+            path = os.path.join(d, f)
+            if os.path.islink(path) and not os.path.realpath(path).startswith(real_root + os.sep):
+                continue
+            out.append(path)
+    return out
+
+
+def _glob_regex(pattern: str):
+    """A glob pattern (relative, '/'-separated) as a regex: ``**/`` any directories (none too), ``*`` and ``?``
+    within one name, ``[...]`` a class."""
+    import re
+
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (j := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1:j]
+            body = body.replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body[0] in "!^" else body) + "]")
+            i = j + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
 
 
 def refresh(store, root: Path, config_path: Path) -> WatchReport:

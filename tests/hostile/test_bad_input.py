@@ -263,7 +263,7 @@ def test_a_bad_runs_cap_setting_is_said_not_silently_dropped(tmp_path):
     assert "warning:" in r.stderr and "[runs] max_size: bad size 'lots'" in r.stderr, r.stderr  # before: nothing
 
 
-@pytest.mark.parametrize("pattern", ["/**/*.md", "../**/*.md", "~/**/*.md"])
+@pytest.mark.parametrize("pattern", ["/**/*.md", "../**/*.md", "~/**/*.md", "**/../../**", "notes/**/../../../*.md"])
 def test_a_watch_pattern_that_walks_outside_the_workspace_is_refused(tmp_path, pattern):
     ws = tmp_path / "w"
     ws.mkdir()
@@ -274,6 +274,31 @@ def test_a_watch_pattern_that_walks_outside_the_workspace_is_refused(tmp_path, p
     one_line_error(r, pattern)  # before: every search walked the whole disk (over 30 s here) first
     assert "must stay inside the workspace" in r.stderr
     assert snapshot(ws) == before
+
+
+def test_a_watched_folder_with_links_to_itself_and_outside_is_walked_once_inside_the_workspace(tmp_path):
+    """An adversarial probe: two links to "." inside a watched folder made every search and tried loop for ever
+    (glob follows linked directories), one made 41 copies of each doc, and a link to another tree watched its
+    files; a NUL in a pattern was an internal error. Linked directories are not entered, a linked file counts
+    only inside the workspace, and the NUL is refused in one line."""
+    ws = tmp_path / "w"
+    (ws / "notes" / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.md").write_text("# Far\n\nNCCL far away\n")
+    (ws / "notes" / "a.md").write_text("# A\n\nNCCL_P2P_DISABLE=1 fixed it\n")
+    (ws / "notes" / "sub" / "b.md").write_text("# B\n\nNCCL deep\n")
+    for name, target in (("l1", "."), ("l2", "."), ("ext", str(outside)), ("far.md", str(outside / "far.md")),
+                         ("near.md", "a.md")):
+        os.symlink(target, ws / "notes" / name)
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["notes/**/*.md"]\n')
+    r = run_cli("search", "NCCL", "--json", cwd=ws, timeout=120)  # (a process: the loop never ended)
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(r.stdout)["hits"]
+    assert sorted({h["path"] for h in hits}) == ["notes/a.md", "notes/near.md", "notes/sub/b.md"]
+    (ws / ".dbglog" / "config.toml").write_text('[search]\nwatch = ["a.md\\u0000x"]\n')
+    one_line_error(dbg("search", "NCCL", cwd=ws), "watch")
 
 
 @pytest.mark.parametrize("args", [["new", "t" * 501], ["attempt", "add", "t" * 501, "-r", "x"],
