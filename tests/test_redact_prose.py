@@ -132,3 +132,20 @@ def test_database_and_http_clients_passwords_are_redacted(text, secret):
                                   "mysql -p$DB_PASS db", "curl -u admin:$PW x", "ssh -p 2222 gpu01"])
 def test_what_only_looks_like_a_client_password_is_kept(text):
     assert redact.clean(text) == text  # the working directory, a prompt for it, a reference to it, a port
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("MODEL_REPO=ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "ghp_ABCDEFGHIJ"),
+    ("FOO=hf_abcdefghijklmnopqrstuvwx", "hf_abcdefghijklmnopqrstuvwx"),
+    ("cache/hf_abcdefghijklmnopqrstuvwx", "hf_abcdefghijklmnopqrstuvwx"),
+    ("GET https://api.example.com/v1?token=abcdef1234567890secret&x=1", "abcdef1234567890secret"),
+    ("https://e.com/x?access_token=abcabcabcabc", "abcabcabcabc"),
+    ("wget http://h:8000/v1?api_key=k3y-live-77&q=1", "k3y-live-77"),
+])
+def test_a_token_after_equals_or_a_slash_and_a_urls_query_secret_are_redacted(text, secret):
+    """An adversarial probe: a well-known token shape right after '=' or '/' (`KEY=AKIA...`, `REPO=ghp_...`) and a
+    secret in a URL's query (`?token=...`) reached logs/ in clear: the token patterns did not start after those,
+    and a URL's scheme was read as 'https: //...' whose value swallowed the rest of the line."""
+    out = redact.clean(text)
+    assert secret not in out and "<redacted>" in out, out

@@ -124,7 +124,7 @@ def is_secret_name(name: str) -> bool:
     return _WORD_SECRET.search(name) is not None
 
 
-_B = r"(?<![A-Za-z0-9_+/=-])"  # a token starts here (not inside a longer word)
+_B = r"(?<![A-Za-z0-9_+-])"  # a token starts here (not inside a longer word; after "=" or "/" it does: KEY=hf_...)
 _E = r"(?![A-Za-z0-9_+/=-])"
 # (a literal every match contains: a cheap `in` test first, the regex only when it is there)
 _VALUE_PATTERNS = [
@@ -160,8 +160,8 @@ _CURL_USER = Lazy(r"(\bcurl\b[^\n|;&]{0,300}?(?<!\S)(?:-u[ \t]*|--user[ \t]+|--u
                   r"(?!<redacted>)(?=[^\s$])[^\s'\"]+")
 # NAME=VALUE, NAME = VALUE, "NAME": "VALUE", --name=VALUE (the value: quoted, or one word)
 _ASSIGN = Lazy(
-    r"""(?P<pre>(?<![A-Za-z0-9_])(?P<q>["']?)(?P<flag>--?)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
-    r"""(?P<sep>[ \t]*[=:][ \t]*)(?P<lead>\$\{?|))"""
+    r"""(?P<pre>(?<![A-Za-z0-9_/])(?P<q>["']?)(?P<flag>--?)?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)"""
+    r"""(?P<sep>[ \t]*[=:][ \t]*)(?P<lead>\$\{?|))(?!//)"""  # (not a URL's scheme: "https://x/?token=...")
     r"""(?P<val>"[^"\n]*"|'[^'\n]*'|[^\s"'`,;|&)}\]]+)""")
 # --name VALUE
 _FLAG = Lazy(
