@@ -1009,6 +1009,13 @@ def _redact_outputs(result: RunResult) -> None:
                         files.append((str(c.get("name") or path.name), path))
         except OSError:
             continue
+    redact_files(result, files)
+
+
+def redact_files(result: RunResult, files) -> None:
+    """Secrets out of each (name, path), in place; a file that could not be cleaned is said in the notes."""
+    from dbglog.util import redact
+
     for name, path in files:
         try:  # streamed, a block at a time: bounded memory, and only lines near a hint are read closely
             redact.redact_file(path)
@@ -1059,10 +1066,15 @@ def _finish(result: RunResult, run_dir: Path, pump: _Pump | None, signatures) ->
         boundaries.append(scan.kernel_api.to_dict())
     result.kernel_api = boundaries
     _evidence(result, run_dir, data)
-    try:
-        from dbglog.util.redact import clean_obj  # (--env HF_TOKEN=...: the run folder keeps no secret either)
+    write_record(result)
 
-        # every value cleaned; the record's own field names are not (RunResult's, never a secret: half the work)
+
+def write_record(result: RunResult) -> None:
+    """result.json, every value cleaned (--env HF_TOKEN=...: the run folder keeps no secret either); the record's
+    own field names are not (RunResult's, never a secret: half the work)."""
+    from dbglog.util.redact import clean_obj
+
+    try:
         clean = {k: clean_obj(v) for k, v in result.to_dict().items()}
         Path(result.paths["result"]).write_text(json.dumps(clean, indent=1) + "\n")
     except OSError as e:

@@ -350,12 +350,12 @@ class _ServerClient:
             caps, found = capmod.after(self.presets, srv.dir, self.opts.capture_timeout, srv.env)
             result.captures.extend(c | {"name": f"server:{c['name']}"} for c in caps)
             result.evidence.extend(found)
+        # (the server's own files: a server that prints its HF_TOKEN kept it in clear, where the client's were cleaned)
+        runner.redact_files(result, [(f"server {k[7:]}", Path(srv.paths[k])) for k in
+                                     ("server_stdout", "server_stderr", "server_output") if srv.paths.get(k)])
         _classify_server(result, srv, self.run_dir, self.signatures)
         result.duration_s = time.monotonic() - self.t0
-        try:
-            Path(result.paths["result"]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
-        except OSError as e:
-            result.notes.append(f"could not write result.json: {e}")
+        runner.write_record(result)
         return result
 
 

@@ -134,3 +134,26 @@ def test_a_key_difference_of_a_secret_is_stored_redacted_and_not_bisected_from_t
     r = dbg("bisect", "toggles", "--from-diffs", "--", "true", cwd=ws)
     one_line_error(r, "from-diffs")
     assert "HF_TOKEN" in r.stderr and "--env" in r.stderr
+
+
+def test_a_server_shaped_runs_server_output_and_record_keep_no_secret(tmp_path):
+    """An adversarial probe: a server that printed its token (HF_TOKEN=..., a bearer header) kept it in clear in
+    runs/ID/server/{stdout,stderr,output} and in result.json (its key line, its command), where the client's files
+    were cleaned."""
+    token, bearer = "hf_" + "Z3k8" * 8, "Q" * 8 + "bearer9x"
+    serve = tmp_path / "serve.py"
+    serve.write_text("import sys, time\n"
+                     f"print('HF_TOKEN={token}', flush=True)\n"
+                     f"print('Authorization: Bearer {bearer}', file=sys.stderr, flush=True)\n"
+                     "open('up', 'w').close()\n"
+                     "time.sleep(60)\n")
+    assert run_cli_inproc(tmp_path, "init").returncode == 0
+    r = run_cli_inproc(tmp_path, "run", "--json", "--server", f"{sys.executable} {serve} --token {token}", "--ready",
+                       "test -e up", "--ready-timeout", "60", "--", sys.executable, "-c", "pass")
+    run = json.loads(r.stdout)
+    assert run["outcome"] == "pass", run
+    folder = tmp_path / ".dbglog" / "runs" / run["id"]
+    assert (folder / "server" / "output").read_text().count("<redacted>") >= 2
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes() and bearer.encode() not in path.read_bytes(), path
