@@ -344,7 +344,9 @@ def build_toggles(recs, *, cwd: Path, values: dict | None = None, from_diffs_inv
     # unique names, stable
     seen: dict[str, int] = {}
     for t in out:
-        base = t.name
+        # (a name is shown and stored everywhere -- the trials' keys, the chart, `bisect log`, the report -- while
+        # the words, values and spec that run it are sealed: `--arg '--hf-token hf_...'` showed its token)
+        base = t.name = redact.clean(t.name)
         if base in seen:
             seen[base] += 1
             t.name = f"{base}#{seen[base]}"

@@ -157,3 +157,22 @@ def test_a_server_shaped_runs_server_output_and_record_keep_no_secret(tmp_path):
     for path in folder.rglob("*"):
         if path.is_file():
             assert token.encode() not in path.read_bytes() and bearer.encode() not in path.read_bytes(), path
+
+
+def test_an_arg_toggle_holding_a_token_runs_with_it_and_shows_it_nowhere(workdir):
+    """An adversarial probe: `bisect toggles --arg '--hf-token hf_...'` kept the token in the trials' rows, the
+    chart in logs/, `bisect log` and the report: a toggle's name was its text. The name is cleaned; the words that
+    run it keep the value (the repro fails only when it is given the real token)."""
+    token = "hf_" + "W4p2" * 8
+    (workdir / "needs.py").write_text(f"import sys\nsys.exit(1 if '{token}' in sys.argv else 0)\n")
+    assert run_cli_inproc(workdir, "new", "leak", "--no-env").returncode == 0
+    p = run_cli("bisect", "toggles", "--arg", "--fast", "--arg", f"--hf-token {token}", "--",
+                sys.executable, "needs.py", cwd=workdir, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "--hf-token <redacted>" in p.stdout and token not in p.stdout + p.stderr
+    log = run_cli_inproc(workdir, "bisect", "log")
+    assert "<redacted>" in log.stdout and token not in log.stdout
+    assert run_cli_inproc(workdir, "report", "--html", "r.html").returncode == 0
+    for path in [*(workdir / ".dbglog").rglob("*"), *(workdir / "logs").rglob("*"), workdir / "r.html"]:
+        if path.is_file() and not path.name.endswith(("-wal", "-shm")):
+            assert token.encode() not in path.read_bytes(), path
