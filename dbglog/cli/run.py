@@ -330,9 +330,12 @@ def signature_test(file, as_json):
                                         save_dir=os.path.dirname(os.path.abspath(file)) if file != "-" else None)
     except OSError as e:
         raise DbglogError(f"cannot read {file}: {e.strerror}") from None
-    m, api = data_out["signature"], data_out["kernel_api"]
     if data_out["fingerprint"] is not None:
         data_out["seen_before"] = _seen_in_workspace(data_out["fingerprint"])
+    from dbglog.util.redact import clean_obj
+
+    data_out = clean_obj(data_out)  # (a key line holding a token was printed in clear; `run` shows it redacted)
+    m, api = data_out["signature"], data_out["kernel_api"]
 
     def human():
         from dbglog.diagnose import evidence

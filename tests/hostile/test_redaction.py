@@ -176,3 +176,16 @@ def test_an_arg_toggle_holding_a_token_runs_with_it_and_shows_it_nowhere(workdir
     for path in [*(workdir / ".dbglog").rglob("*"), *(workdir / "logs").rglob("*"), workdir / "r.html"]:
         if path.is_file() and not path.name.endswith(("-wal", "-shm")):
             assert token.encode() not in path.read_bytes(), path
+
+
+def test_signature_test_shows_a_key_line_holding_a_token_redacted(tmp_path):
+    """An adversarial probe: `signature test` printed the key line with its token and bearer value, text and
+    --json alike, where `dbglog run` shows the same line redacted."""
+    token = "hf_" + "K8m3" * 8
+    log = tmp_path / "x.log"
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered "
+                   f"HF_TOKEN={token} Authorization: Bearer beArer0secret0value\n")
+    for args in ((), ("--json",)):
+        r = dbg("signature", "test", str(log), *args, cwd=tmp_path)
+        assert r.returncode == 0 and "illegal" in r.stdout, r.stderr
+        assert token not in r.stdout and "beArer0secret0value" not in r.stdout and "<redacted>" in r.stdout
