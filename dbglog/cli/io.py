@@ -13,6 +13,7 @@ import click
 from dbglog import ops
 from dbglog.cli.common import LINES, emit, json_option, open_records, safe_text, warn
 from dbglog.util.errors import DbglogError
+from dbglog.util.redact import clean, clean_obj
 
 
 @click.command("merge-driver", hidden=True)
@@ -144,6 +145,7 @@ def _report(data: dict, dry_run: bool, use: bool, as_json: bool) -> None:
         click.echo(f"current investigation: {cur or '(none)'}"
                    + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
+    data = clean_obj(data)  # (what a dry run shows is what is stored: a title holding a token was shown in clear)
     emit(as_json, data, human)
 
 
@@ -187,7 +189,7 @@ def _units(files, lines, as_json: bool) -> None:
     from dbglog.kb import importer
 
     path = _one_file(files, "--units reads")
-    data = importer.agent_units(str(path), lines)
+    data = clean_obj(importer.agent_units(str(path), lines))  # (what an agent reads holds no secret of the doc's)
 
     def human():
         for line in textwrap.wrap(safe_text(data["guide"]), 100):
@@ -235,13 +237,13 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
         from dbglog.util.fsutil import atomic_write
 
         guessed = importer.parse_document(text, str(path), explain=True)[0] if kept is not None else None
-        atomic_write(out, rv.review_markdown(str(path), text, parsed, guessed=guessed).encode())
+        atomic_write(out, clean(rv.review_markdown(str(path), text, parsed, guessed=guessed)).encode())
         data = {"review": str(out), "source": str(path), "kept": kept is not None}
         emit(as_json, data, lambda: click.echo(
             f"wrote {out}{' (from the review applied before)' if kept is not None else ''}: tick and correct it, "
             f"then `dbglog import --apply-review {out}`"))
         return
-    units = rv.explain(parsed, len(text.split("\n")))
+    units = clean_obj(rv.explain(parsed, len(text.split("\n"))))  # (shown as stored: no secret of the doc's)
 
     def human():
         for u in units:

@@ -425,7 +425,8 @@ def _drop_unticked(inv: Investigation, kept: set[int], imported: set[int], text:
     text). One edited in dbglog since holds words of its own: it stays, and is reported. (attempt, removed)."""
     from dbglog.docreader import norm
 
-    doc = " ".join(norm(ln) for ln in text.split("\n"))
+    # (the document as stored: an attempt holding a redacted token is the document's words, not an edit)
+    doc = " ".join(norm(ln) for ln in redact.clean(text).split("\n"))
     out = []
     for a in list(inv.attempts):
         if a.number in kept or not (a.source_lines or a.number in imported):

@@ -189,3 +189,26 @@ def test_signature_test_shows_a_key_line_holding_a_token_redacted(tmp_path):
         r = dbg("signature", "test", str(log), *args, cwd=tmp_path)
         assert r.returncode == 0 and "illegal" in r.stdout, r.stderr
         assert token not in r.stdout and "beArer0secret0value" not in r.stdout and "<redacted>" in r.stdout
+
+
+def test_a_docs_token_is_shown_nowhere_by_import_and_does_not_block_a_review(tmp_path):
+    """An adversarial probe: a token in an imported doc was stored redacted but shown in clear by `import
+    --dry-run`, `--explain`, `--units` and the `--review` file; and an applied review could not remove the
+    attempt holding it ('holds words that are not in the document (edited since)': `<redacted>` is not)."""
+    token = "hf_" + "R5t7" * 8
+    doc = tmp_path / "n.md"
+    doc.write_text(f"# Hang at step 100\n\n## What we tried\n\n- I set HF_TOKEN={token} and re-ran; still hangs.\n"
+                   "- I downgraded torch to 2.3.1; still hangs.\n")
+    assert dbg("init", cwd=tmp_path).returncode == 0
+    for args in (["--dry-run"], ["--dry-run", "--json"], ["--explain"], ["--explain", "--json"], ["--units"],
+                 ["--units", "--json"]):
+        r = dbg("import", *args, str(doc), cwd=tmp_path)
+        assert r.returncode == 0 and token not in r.stdout, (args, r.stdout[-300:])
+    assert dbg("import", str(doc), cwd=tmp_path).returncode == 0
+    assert dbg("import", "--review", str(doc), cwd=tmp_path).returncode == 0
+    review = tmp_path / "n.md.review.md"
+    assert token not in review.read_text()
+    review.write_text(review.read_text().replace("- [x]", "- [ ]"))
+    r = dbg("import", "--apply-review", str(review), "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [u["removed"] for u in json.loads(r.stdout)["investigations"][0]["unticked"]] == [True, True]
