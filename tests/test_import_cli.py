@@ -249,3 +249,16 @@ def test_an_older_copy_of_a_dbglog_file_is_refused_and_deletes_nothing(ws, cli, 
     current.write_bytes(mirror.read_bytes())
     out = json.loads(cli(ws, "import", str(current), "--json", check=0).stdout)
     assert [r["action"] for r in out["investigations"]] == ["unchanged"]
+
+
+def test_a_doc_whose_title_was_edited_is_updated_not_imported_twice(ws, cli, tmp_path):
+    """An adversarial probe: a document's `#` title edited between two imports made a second investigation with
+    the attempts again (the import was remembered by its title). A document that holds one investigation updates
+    the one it made; one that holds two keeps them apart by title, as before."""
+    doc = tmp_path / "r.md"
+    doc.write_text("# Hang in NCCL\n\n- I set X=1; still hangs.\n")
+    first = json.loads(cli(ws, "import", str(doc), "--json", check=0).stdout)["investigations"][0]
+    doc.write_text("# Hang in NCCL allreduce\n\n- I set X=1; still hangs.\n")
+    again = json.loads(cli(ws, "import", str(doc), "--json", check=0).stdout)["investigations"][0]
+    assert (again["action"], again["id"], again["title"]) == ("update", first["id"], "Hang in NCCL allreduce")
+    assert n_investigations(ws) == 1

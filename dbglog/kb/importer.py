@@ -33,6 +33,7 @@ import contextlib
 import copy
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -369,11 +370,17 @@ def _review_report(fix, source: str, shown: str, applied: bool) -> dict:
                         for c in fix.dropped], "unreadable": list(fix.unreadable)}
 
 
-def _decide(recs, plan: Plan) -> Investigation:
-    """Set plan.action/investigation_id; return the investigation to store."""
+def _decide(recs, plan: Plan, alone: bool = False) -> Investigation:
+    """Set plan.action/investigation_id; return the investigation to store. ``alone``: the only investigation its
+    document holds now."""
     store = recs.store
     row = store.q("SELECT investigation_id FROM imports WHERE source = ? AND key = ?",
                   plan.source, plan.parsed.key).fetchone()
+    if row is None and alone and not plan.parsed.canonical:
+        # (its title was edited: the key is the title, so the re-import made a second investigation of the doc)
+        before = {r[0] for r in store.q("SELECT investigation_id FROM imports WHERE source = ?", plan.source)}
+        before = [i for i in before if store.exists(i)]
+        row = (before[0],) if len(before) == 1 else None
     # What is stored was cleaned (secrets, control bytes): compare the document's values cleaned the same
     # way, or a second import of a doc with a redacted value would always "update".
     inv = model.clone(plan.parsed.inv)
@@ -546,7 +553,8 @@ def import_files(recs, paths: list[str], dry_run: bool = False, use: bool = Fals
             if not look_only:
                 sync.sync(store, recs.ws)
             # (every decision before any file is written: a refusal of the last document leaves no file changed)
-            for plan, inv in [(plan, _decide(recs, plan)) for plan in plans]:
+            per_source = Counter(p.source for p in plans)
+            for plan, inv in [(plan, _decide(recs, plan, per_source[plan.source] == 1)) for plan in plans]:
                 if not dry_run and plan.action != "unchanged":
                     if plan.action == "create":
                         store.insert_investigation(inv)
