@@ -323,6 +323,11 @@ def _call(fn):
         return _error(str(e))
     except Exception as e:  # a bug of ours: one line, and the server keeps serving
         sync.drop_listing()
+        from dbglog.util.fserrors import damaged_database, describe
+
+        said = describe(e) or damaged_database(e)  # (a machine's failure, said as the CLI says it: a locked database
+        if said:  # was "internal error: OperationalError: database is locked")
+            return _error(said)
         if os.environ.get("DBGLOG_DEBUG"):
             import traceback
 

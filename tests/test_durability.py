@@ -193,3 +193,49 @@ def test_reindex_after_the_database_is_lost_indexes_the_kept_runs_again(tmp_path
     assert after.keys() == before.keys()
     assert [(r["attempt"], r["outcome"]) for r in after.values() if r["attempt"]] == [(1, "fail")]
     assert json.loads(run_cli_inproc(ws, "reindex", "--json").stdout)["runs_restored"] == 0
+
+
+def test_threads_of_one_process_queue_for_writes_instead_of_failing_on_the_lock(tmp_path):
+    """An adversarial probe: 5,000 add_attempt calls piped into one `dbglog mcp` (its tool calls run on threads,
+    each with its own connection) lost 29 to 'database is locked', some threads starving past the busy timeout.
+    Writers of one process queue for the lock; here with a busy timeout of 0, so any wait in SQLite would fail."""
+    import threading
+
+    from dbglog.kb.store import Store
+
+    db = tmp_path / "d.db"
+    Store(db).conn.close()
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        store = Store(db)
+        store.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            for i in range(40):
+                with store.write():
+                    store.set_meta(f"w{k}-{i}", "x" * 100)
+        except BaseException as e:  # (collected: the assertion below names it)
+            errors.append(e)
+        finally:
+            store.conn.close()
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:1]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM meta WHERE key LIKE 'w%'").fetchone()[0] == 240
+    con.close()
+
+
+def test_a_locked_database_in_an_mcp_call_is_one_line_not_an_internal_error():
+    from dbglog import mcp_server
+
+    def locked():
+        raise sqlite3.OperationalError("database is locked")
+
+    out = mcp_server._call(locked)
+    text = str(out)
+    assert "locked by another process" in text and "internal error" not in text, text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
@@ -351,6 +352,11 @@ def read_only_refusal(path: Path) -> DbglogError:
                            "commands (list, show, search, tried, runs, doctor) work; nothing was changed")
 
 
+# One writer at a time per process (an MCP server's tool calls run on threads, each with its own connection: 5,000
+# piped writes lost 29 to 'database is locked' after 60 s in SQLite's busy loop). Reentrant: a nested write joins.
+_WRITERS = threading.RLock()
+
+
 class Store:
     def __init__(self, db_path: Path, readonly: bool | None = None):
         """``readonly``: None decides by what this process may write (``writable``). A read-only
@@ -489,14 +495,15 @@ class Store:
             yield self.conn
             return
         self.refuse_if_readonly()
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
+        with _WRITERS:  # (threads of one process queue here, not in SQLite's busy loop, where some starved)
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
 
     def refuse_if_readonly(self) -> None:
         """For a command that does work before its first write (a run): refuse before it starts."""
