@@ -771,3 +771,21 @@ def test_a_wrong_line_range_is_one_line_and_exit_2(ws, cli, tmp_path, args, said
     doc = write_doc(tmp_path)
     p = cli(ws, "import", doc, *args, check=2)
     assert said in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_second_review_does_not_overwrite_corrections_not_applied_yet(ws, cli, tmp_path):
+    """An adversarial probe: `import --review` run again wrote over the review file, and the corrections made in it
+    but not applied yet were gone. It is refused in one line, the file as it was; once applied, or deleted, a
+    fresh review is written."""
+    doc = write_doc(tmp_path, REVIEW_DOC)
+    review, _ = corrected_review(ws, cli, doc)
+    edited = review.read_bytes()
+    p = cli(ws, "import", "--review", doc)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "not applied yet" in p.stderr, p.stderr
+    assert review.read_bytes() == edited
+    cli(ws, "import", "--apply-review", review, check=0)
+    assert cli(ws, "import", "--review", doc).returncode == 0  # (applied: its rows are the kept review's)
+    review.write_text("my own notes, not a review\n")
+    assert cli(ws, "import", "--review", doc).returncode == 2
+    review.unlink()
+    assert cli(ws, "import", "--review", doc).returncode == 0 and review.exists()

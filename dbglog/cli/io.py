@@ -237,7 +237,9 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
         from dbglog.util.fsutil import atomic_write
 
         guessed = importer.parse_document(text, str(path), explain=True)[0] if kept is not None else None
-        atomic_write(out, clean(rv.review_markdown(str(path), text, parsed, guessed=guessed)).encode())
+        fresh = clean(rv.review_markdown(str(path), text, parsed, guessed=guessed)).encode()
+        _keep_edited_review(out, fresh, kept)
+        atomic_write(out, fresh)
         data = {"review": str(out), "source": str(path), "kept": kept is not None}
         emit(as_json, data, lambda: click.echo(
             f"wrote {out}{' (from the review applied before)' if kept is not None else ''}: tick and correct it, "
@@ -261,6 +263,31 @@ def _look(files, explain: bool, review: bool, as_json: bool) -> None:
             click.echo(f"{'':>9}  {'':<13}       read as: {said}")
 
     emit(as_json, {"source": str(path), "units": units}, human)
+
+
+def _keep_edited_review(out: Path, fresh: bytes, kept) -> None:
+    """A review file whose ticked rows are neither this reading's nor those of the review applied before holds
+    corrections not applied yet: refused rather than overwritten (a second --review lost them)."""
+    from dbglog.docreader import review as rv
+
+    try:
+        old = out.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise DbglogError(f"cannot read {out}: {e.strerror}") from None
+
+    def rows(corr) -> list:  # (a kept review's rows as applied: those whose lines changed since too)
+        return sorted((c.first, c.last, c.title, c.outcome, c.who) for c in [*corr.attempts, *corr.dropped])
+
+    try:
+        mine = rows(rv.parse_review(old, str(out)))
+    except DbglogError:
+        mine = None  # (not a review file, or one edited out of its form: not ours to overwrite either)
+    if mine is not None and mine in (rows(rv.parse_review(fresh.decode(), str(out))), rows(kept) if kept else None):
+        return
+    raise DbglogError(f"{out} holds corrections not applied yet (or is not a review file): apply it with "
+                      f"`dbglog import --apply-review {out}`, or delete it to write a fresh one")
 
 
 def _kept_review_here(path: Path, text: str):
