@@ -13,6 +13,15 @@ def after_last_line(chunk: bytes) -> int:
     return chunk.rfind(b"\n") + 1
 
 
+def _soft_cut(chunk: bytes) -> int:
+    """Where a line too long to keep whole is cut: after its last carriage return, blank or tab in the chunk's
+    second half (progress bars redraw with \r), so that no word -- a token to redact -- is cut in two; else at
+    the end."""
+    half = len(chunk) // 2
+    at = max(chunk.rfind(b"\r", half), chunk.rfind(b" ", half), chunk.rfind(b"\t", half))
+    return at + 1 if at >= 0 else len(chunk)
+
+
 def line_blocks(src: BinaryIO, block: int = BLOCK, cut: Callable[[bytes], int] = after_last_line,
                 hold: Callable[[bytes], bool] | None = None) -> Iterator[bytes]:
     """The bytes of ``src`` in pieces of about ``block`` bytes, each ending where ``cut`` says (a
@@ -28,7 +37,7 @@ def line_blocks(src: BinaryIO, block: int = BLOCK, cut: Callable[[bytes], int] =
         if at == 0 and len(chunk) < _LONGEST * block:
             carry = chunk  # one line longer than a block: read on
             continue
-        at = at or len(chunk)
+        at = at or _soft_cut(chunk)
         piece, carry = chunk[:at], chunk[at:]
         if hold is not None and data and len(piece) < _LONGEST * block and hold(piece):
             carry = piece + carry

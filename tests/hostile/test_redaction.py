@@ -212,3 +212,16 @@ def test_a_docs_token_is_shown_nowhere_by_import_and_does_not_block_a_review(tmp
     r = dbg("import", "--apply-review", str(review), "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert [u["removed"] for u in json.loads(r.stdout)["investigations"][0]["unticked"]] == [True, True]
+
+
+def test_a_token_where_a_too_long_line_is_cut_is_still_redacted(tmp_path):
+    """An adversarial probe: a line longer than four blocks (a progress bar redrawn with \\r for 16 MB) is cut to
+    bound memory, and a token that straddled the cut was kept in clear. The cut falls after a \\r or a blank."""
+    block = 1024
+    token = b"hf_" + b"T6v1" * 8
+    prefix = b"progress 1%\r" * ((4 * block - 15) // 12)
+    data = prefix + b"." * (4 * block - 15 - len(prefix) - 1) + b" " + token + b"\rdone\n"
+    path = tmp_path / "out"
+    path.write_bytes(data)
+    assert redact.redact_file(path, block=block)
+    assert token not in path.read_bytes() and path.read_bytes().replace(b"<redacted>", token) == data
