@@ -269,3 +269,19 @@ def test_reimport_in_a_fresh_clone_updates_instead_of_duplicating(tmp_path, cli)
     assert {r["action"] for r in again} == {"unchanged"}
     assert sorted(r["id"] for r in again) == sorted(r["id"] for r in first)
     assert len(json.loads(cli(b, "list", "--json", check=0).stdout)) == len(first)
+
+
+def test_a_same_size_hand_edit_with_its_mtime_put_back_is_not_lost_by_the_next_write(ws, cli):
+    """An adversarial probe: an edit of the same size whose mtime was put back passed every stat pass, and the next
+    write replaced the file, the edit gone (doctor said healthy). The file a write replaces is read first."""
+    i = new(cli, ws, "mtime")
+    cli(ws, "attempt", "add", "one", "--result", "hangs at step 2", "-o", "failed", check=0)
+    f = mirror_path(ws, i)
+    st = f.stat()
+    f.write_text(f.read_text().replace("step 2", "step 7"))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+    cli(ws, "attempt", "add", "two", "-o", "failed", check=0)
+    assert "hangs at step 7" in f.read_text() and "hangs at step 2" not in f.read_text()
+    shown = json.loads(cli(ws, "show", i, "--json", check=0).stdout)
+    assert [a["result"] for a in shown["attempts"]][0] == "hangs at step 7"

@@ -264,6 +264,8 @@ class Records:
             # since and the file this write replaces is untouched, there is nothing to take in first
             # (issue 26: the second pass over every file cost more than the first).
             stamp = self.fresh_stamp
+            if inv_id is not None:
+                sync.spoil_if_edited(self.store, self.ws, self.path_for(inv_id))
             if inv_id is None or not sync.unchanged_since(self.store, self.ws, stamp, self.path_for(inv_id)):
                 stamp = None
                 self._clean_temp_files()

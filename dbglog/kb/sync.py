@@ -373,6 +373,22 @@ def unchanged_since(store: Store, ws: Workspace, stamp: str | None, rel: str) ->
     return stat.S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (row[0], row[1])
 
 
+def spoil_if_edited(store: Store, ws: Workspace, rel: str) -> None:
+    """Inside a write, before ``rel`` is replaced: when its bytes are not those of its baseline although its stat
+    is (a same-size edit whose mtime was put back passed every stat pass, and the write lost it), the baseline is
+    spoilt so that the sync the caller then runs takes the edit in. The write renders the file whole anyway."""
+    row = store.conn.execute("SELECT size, mtime_ns, sha256 FROM mirror_files WHERE path = ?", (rel,)).fetchone()
+    try:
+        st = os.lstat(ws.root / rel)
+        if row is None or not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != (row[0], row[1]):
+            return  # (no baseline, or a stat that differs: the sync sees it already)
+        data = (ws.root / rel).read_bytes()
+    except OSError:
+        return
+    if sha256(data) != row[2]:
+        store.conn.execute("UPDATE mirror_files SET mtime_ns = -1 WHERE path = ?", (rel,))
+
+
 # --- links in logs/ ------------------------------------------------------------------------
 
 
