@@ -208,3 +208,25 @@ def test_a_fresh_clone_without_dbglog_dir_works_from_the_first_command(tmp_path)
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "run `dbglog init`" in cli(empty, "list", code=2).stderr  # nothing to take in: still refused
+
+
+def test_a_file_deleted_on_one_side_and_changed_on_the_other_gets_advice_that_works(tmp_path):
+    """An adversarial probe: for a modify/delete conflict every command advised `git checkout -m`, which fails
+    there ("does not have all necessary versions"). The advice is to keep it (`git add`) or drop it (`git rm`),
+    and `git add` does resolve it."""
+    remote, a, shared = _remote_with_old_style_repo(tmp_path)
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", "-b", "main", str(remote), str(b))
+    cli(b, "sync")
+    git(a, "rm", "-q", f"logs/{shared}.md")
+    git(a, "commit", "-qm", "drop it")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    cli(b, "attempt", "add", "ring algo", "-i", shared, "--did", "NCCL_ALGO=Ring", "-r", "Hangs", "-o", "failed")
+    git(b, "commit", "-qam", "b")
+    assert git(b, "pull", "--no-rebase", "--no-edit", "origin", "main", check=False).returncode != 0
+    r = cli(b, "list", code=2)
+    assert f"`git add logs/{shared}.md`" in r.stderr and f"`git rm logs/{shared}.md`" in r.stderr, r.stderr
+    assert "checkout -m" not in r.stderr
+    assert "git rm" in cli(b, "doctor", code=1).stdout
+    git(b, "add", f"logs/{shared}.md")
+    assert "ring algo" in titles(b, shared)

@@ -694,10 +694,25 @@ def refuse_unmerged(store: Store, ws: Workspace) -> None:
         except OSError:
             pass
         more = f" (and {len(paths) - 1} more: `git ls-files -u logs/`)" if len(paths) > 1 else ""
-        raise ConflictError(
-            f"{paths[0]} is unmerged in git{more}: redo its merge with `git checkout -m -- {paths[0]}` "
-            f"(the dbglog merge driver keeps both sides' attempts) or merge it by hand, then "
-            f"`git add {paths[0]}` and retry")
+        raise ConflictError(f"{paths[0]} is unmerged in git{more}: {unmerged_advice(ws, paths[0])}")
+
+
+def unmerged_advice(ws: Workspace, rel: str) -> str:
+    """What to do about an unmerged mirror file: redo its merge with the driver; but a file one side deleted and the
+    other changed has no merge to redo (`git checkout -m` fails: "does not have all necessary versions")."""
+    import subprocess
+
+    try:
+        p = subprocess.run(["git", "ls-files", "-u", "-z", "--", rel], cwd=ws.root, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=30)
+        stages = {e.split("\t", 1)[0].split()[-1] for e in p.stdout.split("\0") if "\t" in e}
+    except (OSError, subprocess.SubprocessError, IndexError):
+        stages = set()
+    if stages and not {"2", "3"} <= stages:
+        return (f"one side deleted it and the other changed it: keep it with `git add {rel}`, or drop it with "
+                f"`git rm {rel}`, then retry")
+    return (f"redo its merge with `git checkout -m -- {rel}` (the dbglog merge driver keeps both sides' attempts) "
+            f"or merge it by hand, then `git add {rel}` and retry")
 
 
 def head_moved(store: Store, ws: Workspace) -> tuple[bool, str | None]:
@@ -818,8 +833,7 @@ def doctor(store: Store, ws: Workspace) -> list[dict]:
         problems.append({"kind": kind, "path": path, "message": message})
 
     for rel in unmerged_logs(store, ws):
-        add("unmerged", rel, f"unmerged in git (an unfinished merge): `git checkout -m -- {rel}` redoes it "
-            f"with the dbglog merge driver; then `git add {rel}`")
+        add("unmerged", rel, f"unmerged in git (an unfinished merge): {unmerged_advice(ws, rel)}")
     _doctor_names(ws, add)
     rows = store.mirror_rows()
     files = mirror_files(ws)
