@@ -789,3 +789,22 @@ def test_a_second_review_does_not_overwrite_corrections_not_applied_yet(ws, cli,
     assert cli(ws, "import", "--review", doc).returncode == 2
     review.unlink()
     assert cli(ws, "import", "--review", doc).returncode == 0 and review.exists()
+
+
+def test_an_extraction_that_lists_the_next_steps_removes_those_an_earlier_import_read(ws, cli, tmp_path):
+    """An adversarial probe: a plain import read two next steps; an extraction listing one of them kept both (in a
+    fresh workspace it gives one), so the result depended on the order of imports. Steps recorded through dbglog
+    stay."""
+    doc = tmp_path / "e.md"
+    doc.write_text("# Bug S\n\n## What we tried\n\n- I cleared the cache; still crashes.\n\n## Next\n\n- try fp32\n"
+                   "- try bigger batch\n")
+    inv = as_json(cli(ws, "import", doc, "--json"))["investigations"][0]["id"]
+    cli(ws, "next", "add", "my own step", "-i", inv, check=0)
+    data = as_json(cli(ws, "import", "--units", doc, "--json"))
+    fp32 = next(u["id"] for u in data["units"] if u["text"] == "try fp32")
+    f = tmp_path / "reading.json"
+    f.write_text(json.dumps({"digest": data["digest"], "attempts": [],
+                             "next_steps": [{"units": [fp32], "text": "try fp32", "status": "todo"}]}))
+    cli(ws, "import", doc, "--extraction", f, check=0)
+    steps = json.loads(cli(ws, "next", "list", "-i", inv, "--json", check=0).stdout)
+    assert [s["text"] for s in steps] == ["try fp32", "my own step"]

@@ -262,6 +262,7 @@ class Plan:
     investigation_id: str = ""
     text: str = ""  # the document (kb/failures.index_import fingerprints its error blocks)
     reviewed: bool = False  # read with a review or an extraction applied now: its attempts are all there are
+    steps_given: bool = False  # ... an extraction that lists the next steps: they are all there are
     unticked: list = field(default_factory=list)  # stored attempts the review says are none: (attempt, removed)
 
 
@@ -315,7 +316,8 @@ def plan_files(recs, paths: list[str], corrections: dict | None = None,
         for p in parsed:
             check_roundtrip(p, shown)
             plans.append(Plan(source=source, parsed=p, sha=sha, text=text,
-                              reviewed=applied and (fix.kept or fix.whole)))
+                              reviewed=applied and (fix.kept or fix.whole),
+                              steps_given=applied and fix.steps is not None))
         skipped += [{"source": source, "line": s.line, "title": s.title, "reason": s.reason} for s in skips]
     return plans, skipped
 
@@ -418,6 +420,11 @@ def _decide(recs, plan: Plan, alone: bool = False) -> Investigation:
         _renumber(plan.parsed, renumbered)
         if plan.reviewed:
             plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
+        if plan.steps_given:  # (steps an earlier reading took from the document and this one leaves out)
+            listed = {s.text.casefold() for s in inv.next_steps}
+            merged.next_steps = [s for s in merged.next_steps if not s.source_lines or s.text.casefold() in listed]
+            for k, s in enumerate(merged.next_steps, 1):
+                s.position = k
         _review_first(merged)
     plan.investigation_id = existing
     plan.action = "unchanged" if merged == old else "update"
