@@ -103,17 +103,25 @@ def cli():
     """
 
 
-def _check_argv(args) -> None:
+def _check_argv(args) -> list[str]:
     """Arguments that are not UTF-8 (bytes from a shell, decoded with surrogates) would fail deep in
-    a write as an internal error: refuse them first. (The merge driver takes git's paths as given.)"""
+    a write as an internal error: refuse them first. UTF-8 bytes that an ASCII locale decoded with
+    surrogates (LC_ALL=C with PYTHONUTF8=0) are read as the UTF-8 they are. (The merge driver takes git's
+    paths as given.)"""
     if args and args[0] == "merge-driver":
-        return
+        return list(args)
+    out = []
     for n, a in enumerate(args, 1):
         try:
             a.encode("utf-8")
         except UnicodeEncodeError:
-            shown = a.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            raise DbglogError(f"argument {n} ({shown!r}) is not valid UTF-8; pass text in UTF-8") from None
+            try:
+                a = os.fsencode(a).decode("utf-8")
+            except (UnicodeError, ValueError):
+                shown = a.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise DbglogError(f"argument {n} ({shown!r}) is not valid UTF-8; pass text in UTF-8") from None
+        out.append(a)
+    return out
 
 
 # click >= 8.2 raises this for a group run with no command (older click printed the help and exited 0 itself)
@@ -123,8 +131,8 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def main(argv=None) -> None:
     _keep_workspace()  # (what an earlier command of this process set up is not this one's to remove)
     try:
-        _check_argv(sys.argv[1:] if argv is None else list(argv))
-        cli.main(args=argv, prog_name="dbglog", standalone_mode=False)
+        args = _check_argv(sys.argv[1:] if argv is None else list(argv))
+        cli.main(args=args, prog_name="dbglog", standalone_mode=False)
         _keep_workspace()
     except DbglogError as e:
         _fail(str(e), e.exit_code, argv)

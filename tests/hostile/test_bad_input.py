@@ -330,3 +330,18 @@ def test_a_hook_with_no_point_named_says_which_points_there_are(tmp_path):
     r = run_cli("hook", cwd=tmp_path, input="")
     assert r.returncode == 0 and "None" not in r.stderr  # (a hook never blocks an agent: exit 0, as every hook)
     assert "pre-command, prompt or session-start" in r.stderr
+
+
+def test_utf8_arguments_under_an_ascii_locale_are_read_as_utf8(tmp_path):
+    """An adversarial probe: under LC_ALL=C with Python's UTF-8 mode off, Python decodes argv as ASCII with
+    surrogates, and valid UTF-8 ("ünï ✓") was refused as "not valid UTF-8". Bytes that are not UTF-8 still are."""
+    ws = tmp_path / "w"
+    ws.mkdir()
+    assert dbg("new", "x", "--no-env", cwd=ws).returncode == 0
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8"}
+    r = run_cli("attempt", "add", "ünï ✓", "-o", "failed", cwd=ws, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "ünï ✓" in dbg("attempt", "list", cwd=ws).stdout
+    bad = subprocess.run([sys.executable, "-m", "dbglog", "attempt", "add", b"\xff\xfe", "-o", "failed"], cwd=ws,
+                         capture_output=True, env={**os.environ, **env}, timeout=120)
+    assert bad.returncode == 2 and b"not valid UTF-8" in bad.stderr
