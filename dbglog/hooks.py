@@ -1226,7 +1226,12 @@ def main(argv: list[str] | None = None) -> int:
         if event == "help":
             print(USAGE)
             return 0
-        run(event, fmt, threshold, sys.stdin, sys.stdout)
+        out = _Counted(sys.stdout)
+        try:
+            run(event, fmt, threshold, sys.stdin, out)
+        finally:
+            if fmt == "json" and not out.wrote:  # (--json: JSON whatever happened; {} is "nothing to say")
+                sys.stdout.write("{}\n")
         sys.stdout.flush()
     except (ValueError, StopIteration) as e:
         _stderr(f"dbglog hook: {e} (see `dbglog hook --help`)")
@@ -1239,6 +1244,17 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         _stderr(f"dbglog hook: {type(e).__name__}: {' '.join(str(e).split())[:200]}")
     return 0
+
+
+class _Counted:
+    """stdout, remembering whether anything was written to it."""
+
+    def __init__(self, inner):
+        self.inner, self.wrote = inner, False
+
+    def write(self, text: str) -> None:
+        self.wrote = self.wrote or bool(text)
+        self.inner.write(text)
 
 
 def _stderr(line: str) -> None:

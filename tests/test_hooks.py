@@ -447,3 +447,12 @@ def test_the_command_hook_reads_only_attempts_that_hold_the_commands_flag_values
     read.clear()
     assert hooks.pre_command_notice(recs, "python train.py --seed 4242 --lr 3e-4", root) == ""
     assert read == []
+
+
+@pytest.mark.parametrize("stdin", ["", "ls -la", "{not json"])
+def test_a_hook_asked_for_json_prints_json_when_it_has_nothing_to_say(kb, stdin):
+    """An adversarial probe: `hook pre-command --json` printed nothing when it had nothing to say, which is not
+    JSON, though every command's --json is. It prints {} (nothing to say, in every agent's answer shape)."""
+    for event in ("pre-command", "prompt"):
+        p = hook(kb, event, stdin, "--json", fast=True)
+        assert json.loads(p.stdout) == {}, p.stdout
