@@ -119,6 +119,18 @@ def server_error(body):
     return 500, "overloaded"
 
 
+def content_an_object(body):
+    return 200, {"attempts": []}
+
+
+def content_a_list(body):
+    return 200, [{"attempts": []}]
+
+
+def content_a_number(body):
+    return 200, 5
+
+
 def unknown_outcome(body):
     units = units_of(body)
     return 200, json.dumps({"attempts": [{"units": [units[0]["id"]], "title": "x", "outcome": "fixed"}]})
@@ -130,6 +142,9 @@ def unknown_outcome(body):
     (nested_too_deeply, "nested too deeply"),
     (server_error, "HTTPError"),
     (unknown_outcome, "outcome 'fixed'"),
+    (content_an_object, "the reply's message content is not text"),
+    (content_a_list, "the reply's message content is not text"),
+    (content_a_number, "the reply's message content is not text"),
 ])
 def test_an_unusable_answer_falls_back_to_the_built_in_reader(ws, cli, tmp_path, answer, says):
     doc = write_doc(tmp_path)

@@ -76,7 +76,7 @@ def test_a_valid_model_answer_is_used(ws, endpoint):
 
 @pytest.mark.parametrize("content", ["not json", json.dumps({"verdicts": [{"id": 99, "tier": "same", "differs": ""}]}),
                                      json.dumps({"verdicts": [{"id": 0, "tier": "maybe", "differs": ""}]}),
-                                     json.dumps({"answer": "yes"})])
+                                     json.dumps({"answer": "yes"}), {"verdicts": []}, [{"verdicts": []}], 5])
 def test_an_unusable_answer_leaves_the_built_in_judge(ws, endpoint, content):
     REPLY.clear()
     REPLY["content"] = content

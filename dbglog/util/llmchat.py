@@ -34,6 +34,8 @@ def chat(url: str, body: dict, timeout: float) -> str:
         content = reply["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError):
         raise ValueError("the reply has no choices[0].message.content") from None
+    if not isinstance(content, str):  # (an object or a number where the model's text should be)
+        raise ValueError("the reply's message content is not text")
     content = content.strip()
     if content.startswith("```"):  # (a model that fences its JSON)
         content = content.split("\n", 1)[-1].rsplit("```", 1)[0]
