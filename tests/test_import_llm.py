@@ -119,6 +119,12 @@ def server_error(body):
     return 500, "overloaded"
 
 
+def unknown_investigation(body):
+    units = units_of(body)
+    return 200, json.dumps({"attempts": [{"units": [units[0]["id"]], "title": "t", "outcome": "worked",
+                                          "investigation": 7}]})
+
+
 def content_an_object(body):
     return 200, {"attempts": []}
 
@@ -142,6 +148,7 @@ def unknown_outcome(body):
     (nested_too_deeply, "nested too deeply"),
     (server_error, "HTTPError"),
     (unknown_outcome, "outcome 'fixed'"),
+    (unknown_investigation, "attempt 1 is filed under investigation 7"),
     (content_an_object, "the reply's message content is not text"),
     (content_a_list, "the reply's message content is not text"),
     (content_a_number, "the reply's message content is not text"),

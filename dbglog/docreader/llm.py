@@ -38,7 +38,7 @@ class ModelError(Exception):
 
 
 def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) -> Corrections:
-    from dbglog.docreader.read import read_document
+    from dbglog.docreader.read import check_homes, read_document
     from dbglog.docreader.units import segment
 
     doc = segment(text)
@@ -54,6 +54,9 @@ def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) 
     except (OSError, ValueError) as e:  # (urllib's errors are OSErrors; a reply that is no JSON a ValueError)
         raise ModelError(f"{type(e).__name__}: {str(e)[:120]}") from None
     try:
-        return from_extraction(doc, answer, "the model's answer")
+        out = from_extraction(doc, answer, "the model's answer")
+        # (checked here, not when the file is read for the import: there it would stop every file's import)
+        check_homes(out, 1 if out.one else len(parsed))
+        return out
     except DbglogError as e:
         raise ModelError(str(e)) from None

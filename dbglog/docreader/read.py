@@ -165,14 +165,14 @@ def read_document(text: str, path: str = "<text>", corrections=None, explain: bo
                 scopes[0].read |= rest - quiet_lines
     skipped = [Skipped(s.first + 1, s.head.text, "template: kept as text, not read as an investigation") for s in quiet if st.is_template(s, doc)
                and not any(s.inside(q) for q in quiet)]
-    _check_homes(corrections, len(scopes))
+    check_homes(corrections, len(scopes))
     views = _views(doc, tops, scopes)
     out = [_Build(doc, ctx, v, judged, sc, path, corrections, k).parsed() for k, (sc, v) in enumerate(zip(scopes, views))]
     _unique_keys(out)
     return out, skipped
 
 
-def _check_homes(corrections, n: int) -> None:
+def check_homes(corrections, n: int) -> None:
     """An extraction that files an attempt or a step under an investigation the document does not have is refused
     (one line, before anything is written)."""
     for what, cs in (("attempt", getattr(corrections, "attempts", None) or []),
