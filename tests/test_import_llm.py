@@ -5,50 +5,12 @@ with one line on stderr, and the import still succeeds."""
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from conftest import run_cli_inproc
+from fake_llm import FakeModel
 from import_thread_doc import THREAD_DOC, as_json, built_in_reading, lost_lines, mirror_files, write_doc
-
-
-
-class FakeModel:
-    """An endpoint answering /v1/chat/completions with ``answer(request) -> (status, content)``."""
-
-    def __init__(self, answer):
-        self.answer = answer
-        self.requests: list[tuple[str, dict]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append((self.path, body))
-                status, content = fake.answer(body)
-                reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def units_of(body: dict) -> list[dict]:
@@ -172,6 +134,17 @@ def test_nobody_listening_falls_back_to_the_built_in_reader(ws, cli, tmp_path):
     p = cli(ws, "import", doc, "--llm", f"http://127.0.0.1:{port}", check=0)
     assert p.stderr.count("\n") == 1 and "the model's answer was not used" in p.stderr
     assert f"{len(built_in_reading(ws, doc))} attempt(s)" in p.stdout
+
+
+@pytest.mark.parametrize("drip", ["body", "all"])
+def test_a_reply_dripped_a_byte_at_a_time_is_given_up_at_the_timeout(ws, cli, tmp_path, monkeypatch, drip):
+    monkeypatch.setattr("dbglog.docreader.llm.TIMEOUT_S", 0.5)  # (for the whole exchange; each read is far quicker)
+    doc = write_doc(tmp_path)
+    with FakeModel(reads_like_a_model, drip=drip) as model:
+        p = cli(ws, "import", doc, "--llm", model.url, "--json", check=0)
+    assert p.stderr.count("\n") == 1 and "TimeoutError: no whole reply within 0.5 s" in p.stderr, p.stderr
+    [inv] = json.loads(p.stdout)["investigations"]
+    assert [(a["source_lines"], a["who"]) for a in inv["attempt_list"]] == built_in_reading(ws, doc)
 
 
 def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_path):

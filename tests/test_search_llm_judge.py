@@ -7,7 +7,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_inproc
+from fake_llm import FakeModel
 
 REPLY: dict = {}
 SEEN: list = []
@@ -97,3 +98,15 @@ def test_bad_llm_options_are_refused(ws):
     assert p.returncode == 2 and "--llm 'localhost:8000': give the endpoint's URL" in p.stderr
     p = run_cli("tried", "disable keep-alive", "--model", "m", cwd=ws)
     assert p.returncode == 2 and "give --llm too" in p.stderr
+
+
+def same_as_the_record(body):
+    return 200, json.dumps({"verdicts": [{"id": 0, "tier": "unrelated", "differs": ""}]})
+
+
+def test_a_reply_dripped_a_byte_at_a_time_is_given_up_at_the_timeout(ws, monkeypatch):
+    monkeypatch.setattr("dbglog.kb.llmjudge.TIMEOUT_S", 0.5)  # (for the whole exchange; each read is far quicker)
+    with FakeModel(same_as_the_record, drip="body") as model:
+        p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", model.url, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
+    assert p.stderr == "dbglog: warning: --llm: no whole reply within 0.5 s; the built-in judge's answer is shown\n"

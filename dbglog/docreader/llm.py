@@ -29,6 +29,8 @@ SCHEMA = {
     "required": ["attempts"],
 }
 
+TIMEOUT_S = 120.0  # for the whole exchange with the endpoint, the model's answer included
+
 PROMPT = ("You read a debugging write-up cut into numbered units. " + READING_GUIDE
           + " Cite unit ids only from the list. Answer with JSON only.")
 
@@ -37,7 +39,7 @@ class ModelError(Exception):
     """The model's answer could not be used (said in one line; the built-in reader reads the file)."""
 
 
-def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) -> Corrections:
+def extract(url: str, model: str, text: str, path: str, timeout: float | None = None) -> Corrections:
     from dbglog.docreader.read import check_homes, read_document
     from dbglog.docreader.units import segment
 
@@ -50,7 +52,7 @@ def extract(url: str, model: str, text: str, path: str, timeout: float = 120.0) 
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "attempts", "schema": SCHEMA, "strict": True}}}
     try:
-        answer = jsonsafe.loads(chat(url, body, timeout))
+        answer = jsonsafe.loads(chat(url, body, timeout or TIMEOUT_S))
     except (OSError, ValueError) as e:  # (urllib's errors are OSErrors; a reply that is no JSON a ValueError)
         raise ModelError(f"{type(e).__name__}: {str(e)[:120]}") from None
     try:

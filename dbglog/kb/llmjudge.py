@@ -23,7 +23,7 @@ from dbglog.util import jsonsafe
 TIERS = ("same", "other", "related", "unrelated")
 CANDIDATES = 6  # the first candidates of the built-in answer the model is asked about
 TEXT_CHARS = 1500  # of each candidate's full text
-TIMEOUT_S = 60.0
+TIMEOUT_S = 60.0  # for the whole exchange with the endpoint, the model's answer included
 WORDS_CHARS = 300
 
 SCHEMA = {
@@ -91,15 +91,15 @@ def validate(content: str, n: int) -> dict[int, tuple[str, str]]:
     return out
 
 
-def ask(url: str, body: dict, timeout: float = TIMEOUT_S) -> str:
+def ask(url: str, body: dict, timeout: float | None = None) -> str:
     """The first choice's message content of a chat completion at ``url`` (``util/llmchat.py``, shared with
     ``import --llm``)."""
     from dbglog.util.llmchat import chat
 
-    return chat(url, body, timeout)
+    return chat(url, body, timeout or TIMEOUT_S)
 
 
-def judge(res, url: str, model: str = "default", timeout: float = TIMEOUT_S) -> str:
+def judge(res, url: str, model: str = "default", timeout: float | None = None) -> str:
     """Re-judge ``res`` (``search.TriedResult``) with the model; "" when its answer was used, else the
     note saying why the built-in judge's answer stands."""
     hits = candidates(res)
