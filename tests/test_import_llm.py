@@ -147,6 +147,28 @@ def test_a_reply_dripped_a_byte_at_a_time_is_given_up_at_the_timeout(ws, cli, tm
     assert [(a["source_lines"], a["who"]) for a in inv["attempt_list"]] == built_in_reading(ws, doc)
 
 
+SECRETS = ("hf_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "hunter2pass",
+           "abcdefghijklmnopqrstu")
+SECRET_DOC = f"""\
+# Model download fails
+
+- I exported `HF_TOKEN={SECRETS[0]}` and the download worked.
+- Pushed with {SECRETS[1]}, it failed.
+- Connected to postgres://admin:{SECRETS[2]}@db.internal:5432/app and it worked.
+- `curl -H "Authorization: Bearer {SECRETS[3]}" https://hub.example/api` failed.
+"""
+
+
+def test_the_units_sent_to_the_model_hold_no_secret(ws, cli, tmp_path):
+    doc = write_doc(tmp_path, SECRET_DOC)
+    with FakeModel(not_json) as model:
+        cli(ws, "import", doc, "--llm", model.url, check=0)
+    [(_, body)] = model.requests
+    sent = json.dumps(body)
+    assert [s for s in SECRETS if s in sent] == [] and "<redacted>" in sent
+    assert "postgres://admin:<redacted>@db.internal" in sent  # (the rest of each unit is sent as written)
+
+
 def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

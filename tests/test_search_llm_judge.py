@@ -110,3 +110,12 @@ def test_a_reply_dripped_a_byte_at_a_time_is_given_up_at_the_timeout(ws, monkeyp
         p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", model.url, "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
     assert p.stderr == "dbglog: warning: --llm: no whole reply within 0.5 s; the built-in judge's answer is shown\n"
+
+
+def test_the_idea_sent_to_the_model_holds_no_secret(ws):
+    with FakeModel(same_as_the_record) as model:
+        run_cli_inproc(ws, "tried", "disable keep-alive with HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123", "--llm",
+                       model.url)
+    [(_, body)] = model.requests
+    assert "hf_abcdefghijklmnopqrstuvwxyz0123" not in json.dumps(body)
+    assert "HF_TOKEN=<redacted>" in json.loads(body["messages"][1]["content"])["idea"]

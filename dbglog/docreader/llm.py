@@ -15,7 +15,7 @@ import json
 from dbglog.docreader.review import READING_GUIDE, Corrections, from_extraction, units_for_agents
 from dbglog.util.errors import DbglogError
 from dbglog.util.llmchat import chat
-from dbglog.util import jsonsafe
+from dbglog.util import jsonsafe, redact
 
 SCHEMA = {
     "type": "object",
@@ -45,10 +45,11 @@ def extract(url: str, model: str, text: str, path: str, timeout: float | None = 
 
     doc = segment(text)
     parsed, _ = read_document(text, path, explain=True)
-    units = units_for_agents(doc, parsed)
+    # (secrets as the database keeps them, redacted: nothing secret leaves the machine)
+    units = redact.clean_obj(units_for_agents(doc, parsed))
     body = {"model": model or "default", "temperature": 0,
             "messages": [{"role": "system", "content": PROMPT},
-                         {"role": "user", "content": json.dumps({"document": path, "units": units})}],
+                         {"role": "user", "content": json.dumps({"document": redact.clean(path), "units": units})}],
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "attempts", "schema": SCHEMA, "strict": True}}}
     try:

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 
 from dbglog.kb import search
-from dbglog.util import jsonsafe
+from dbglog.util import jsonsafe, redact
 
 TIERS = ("same", "other", "related", "unrelated")
 CANDIDATES = 6  # the first candidates of the built-in answer the model is asked about
@@ -60,7 +60,8 @@ def request_body(idea: str, hits: list, model: str) -> dict:
         items.append({"id": i, "kind": h.kind, "title": h.title, "outcome": h.outcome,
                       "experiment": h.experiment.to_dict() if h.experiment is not None else None,
                       "text": search.record_text(h, full=True)[:TEXT_CHARS]})
-    user = json.dumps({"idea": idea, "records": items}, ensure_ascii=False)
+    # (the idea redacted as the records are: nothing secret leaves the machine)
+    user = json.dumps(redact.clean_obj({"idea": idea, "records": items}), ensure_ascii=False)
     return {"model": model, "temperature": 0,
             "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
             "response_format": {"type": "json_schema",
