@@ -169,6 +169,18 @@ def test_the_units_sent_to_the_model_hold_no_secret(ws, cli, tmp_path):
     assert "postgres://admin:<redacted>@db.internal" in sent  # (the rest of each unit is sent as written)
 
 
+def test_a_redirect_is_not_followed_and_falls_back_to_the_built_in_reader(ws, cli, tmp_path):
+    doc = write_doc(tmp_path)
+    elsewhere = FakeModel(reads_like_a_model)
+    redirecting = FakeModel(lambda body: (302, "", {"Location": elsewhere.url + "/v1/chat/completions"}))
+    with elsewhere, redirecting as model:
+        p = cli(ws, "import", doc, "--llm", model.url, "--json", env={"DBGLOG_LLM_API_KEY": "k"}, check=0)
+    assert elsewhere.requests == []  # (neither the document nor the key went to the other address)
+    assert p.stderr.count("\n") == 1 and "HTTP Error 302: a redirect, not followed" in p.stderr, p.stderr
+    [inv] = json.loads(p.stdout)["investigations"]
+    assert [(a["source_lines"], a["who"]) for a in inv["attempt_list"]] == built_in_reading(ws, doc)
+
+
 def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -119,3 +119,14 @@ def test_the_idea_sent_to_the_model_holds_no_secret(ws):
     [(_, body)] = model.requests
     assert "hf_abcdefghijklmnopqrstuvwxyz0123" not in json.dumps(body)
     assert "HF_TOKEN=<redacted>" in json.loads(body["messages"][1]["content"])["idea"]
+
+
+def test_a_redirect_is_not_followed_and_leaves_the_built_in_judge(ws):
+    elsewhere = FakeModel(same_as_the_record)
+    redirecting = FakeModel(lambda body: (303, "", {"Location": elsewhere.url + "/v1/chat/completions"}))
+    with elsewhere, redirecting as model:
+        p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", model.url, "--json",
+                           env={"DBGLOG_LLM_API_KEY": "k"})
+    assert elsewhere.requests == [] and p.returncode == 0
+    assert json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
+    assert p.stderr.count("\n") == 1 and "HTTP Error 303: a redirect, not followed" in p.stderr

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import threading
+import urllib.error
 import urllib.request
 from dbglog.util import jsonsafe
 
@@ -107,6 +108,14 @@ class _WatchedTLS(http.client.HTTPSConnection, _Watched):  # (_Watched.connect r
         self.deadline.watch(self.sock)  # (the TLS socket that took the plain one's place)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is a failure: followed, it would take the document and the key to an address nobody gave."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise urllib.error.HTTPError(req.full_url, code, "a redirect, not followed (give --llm the address it "
+                                     "points to)", headers, fp)
+
+
 def _made(cls, deadline: _Deadline, host, **kw):
     conn = cls(host, **kw)
     conn.deadline = deadline
@@ -122,4 +131,4 @@ def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
         def https_open(self, req):
             return self.do_open(functools.partial(_made, _WatchedTLS, deadline), req)
 
-    return urllib.request.build_opener(Plain, TLS)
+    return urllib.request.build_opener(Plain, TLS, _NoRedirect)
