@@ -181,6 +181,17 @@ def test_a_redirect_is_not_followed_and_falls_back_to_the_built_in_reader(ws, cl
     assert [(a["source_lines"], a["who"]) for a in inv["attempt_list"]] == built_in_reading(ws, doc)
 
 
+@pytest.mark.parametrize("url, says", [("http://127.0.0.1:notaport", "InvalidURL: nonnumeric port: 'notaport'"),
+                                       ("http://127.0.0.1:9/v1\r\nX-Injected: 1", "InvalidURL: URL can't contain "
+                                                                                    "control characters")])
+def test_a_url_that_is_no_usable_address_falls_back_to_the_built_in_reader(ws, cli, tmp_path, url, says):
+    doc = write_doc(tmp_path)
+    p = cli(ws, "import", doc, "--llm", url, "--json", check=0)
+    assert p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
+    [inv] = json.loads(p.stdout)["investigations"]
+    assert [(a["source_lines"], a["who"]) for a in inv["attempt_list"]] == built_in_reading(ws, doc)
+
+
 def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

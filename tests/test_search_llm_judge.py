@@ -130,3 +130,10 @@ def test_a_redirect_is_not_followed_and_leaves_the_built_in_judge(ws):
     assert elsewhere.requests == [] and p.returncode == 0
     assert json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
     assert p.stderr.count("\n") == 1 and "HTTP Error 303: a redirect, not followed" in p.stderr
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:notaport", "http://127.0.0.1:9/v1\r\nX-Injected: 1"])
+def test_a_url_that_is_no_usable_address_leaves_the_built_in_judge(ws, url):
+    p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", url, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
+    assert p.stderr.count("\n") == 1 and "--llm: InvalidURL: " in p.stderr, p.stderr

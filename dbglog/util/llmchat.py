@@ -3,7 +3,7 @@
 Shared by the opt-in model paths (``import --llm``, ``tried --llm``): the address rule, the optional key
 (``DBGLOG_LLM_API_KEY``), the reply's first message, a fenced answer unwrapped, and one deadline for the whole
 exchange. Failures are the caller's to turn into its fallback: ``OSError`` (``urllib.error.URLError`` and
-``TimeoutError`` included) and ``ValueError``.
+``TimeoutError`` included) and ``ValueError`` (a URL that is no usable address among them).
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ def chat(url: str, body: dict, timeout: float) -> str:
     try:
         with _opener(deadline).open(req, timeout=timeout) as resp:
             raw = resp.read(4 << 20)
-    except (OSError, http.client.HTTPException):
+    except (OSError, http.client.HTTPException) as e:
         if deadline.expired:  # (what the shut socket made of it: a reset, a short read)
             raise TimeoutError(f"no whole reply within {timeout:g} s") from None
-        raise
+        if isinstance(e, OSError):
+            raise
+        # (a URL http.client refuses, a reply that is no HTTP: no OSErrors, and said in one line)
+        raise ValueError(f"{type(e).__name__}: {' '.join(str(e).split())[:200]}") from None
     finally:
         deadline.timer.cancel()
     if deadline.expired:  # (a reply without a length ends where the socket was shut)
