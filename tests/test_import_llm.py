@@ -87,6 +87,17 @@ def unknown_investigation(body):
                                           "investigation": 7}]})
 
 
+def a_list_for_a_title(body):
+    units = units_of(body)
+    return 200, json.dumps({"attempts": [{"units": [units[0]["id"]], "title": ["t", "u"], "outcome": "worked"}]})
+
+
+def a_list_for_who(body):
+    units = units_of(body)
+    return 200, json.dumps({"attempts": [{"units": [units[0]["id"]], "title": "t", "outcome": "worked",
+                                          "who": ["x"]}]})
+
+
 def content_an_object(body):
     return 200, {"attempts": []}
 
@@ -111,6 +122,8 @@ def unknown_outcome(body):
     (server_error, "HTTPError"),
     (unknown_outcome, "outcome 'fixed'"),
     (unknown_investigation, "attempt 1 is filed under investigation 7"),
+    (a_list_for_a_title, "attempt 1: `title` must be text, not ['t', 'u']"),
+    (a_list_for_who, "attempt 1: `who` must be text, not ['x']"),
     (content_an_object, "the reply's message content is not text"),
     (content_a_list, "the reply's message content is not text"),
     (content_a_number, "the reply's message content is not text"),

@@ -627,6 +627,13 @@ def test_units_then_extraction_imports_exactly_the_attempts_an_agent_cited(ws, c
     ('{"digest": D, "attempts": [{"units": [0], "outcome": "fixed"}]}', "reading.json: attempt 1: outcome 'fixed' is "
                                                                          "not one of"),
     ('{"attempts": [{"units": [0]}]}', "reading.json: `digest` is missing"),
+    ('{"digest": D, "attempts": [{"units": [0], "title": ["t", "u"]}]}', "reading.json: attempt 1: `title` must be "
+                                                                          "text, not ['t', 'u']"),
+    ('{"digest": D, "attempts": [{"units": [0], "who": ["x"]}]}', "reading.json: attempt 1: `who` must be text"),
+    ('{"digest": D, "attempts": [], "next_steps": [{"units": [0], "text": {"a": [1]}}]}', "reading.json: next step 1: "
+                                                                                         "`text` must be text"),
+    ('{"digest": D, "attempts": [], "next_steps": [{"units": [0], "text": 5}]}', "reading.json: next step 1: `text` "
+                                                                                 "must be text, not 5"),
     ('{"digest": "0123456789abcdef", "attempts": [{"units": [0]}]}', "reading.json: the document, or dbglog's reading "
                                                                      "of it, changed since its units were read"),
 ])

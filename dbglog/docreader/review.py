@@ -427,8 +427,8 @@ def from_extraction(doc: Doc, extraction: dict, shown: str = "extraction", diges
         outcome = str(a.get("outcome", "inconclusive")).strip().lower()
         if outcome not in OUTCOMES:
             raise DbglogError(f"{shown}: attempt {k}: outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        title = " ".join(str(a.get("title", "")).split())[:200]
-        who = " ".join(str(a.get("who", "")).split())[:80]
+        title = _text(a, "title", f"{shown}: attempt {k}", 200)
+        who = _text(a, "who", f"{shown}: attempt {k}", 80)
         out.attempts.append(Correction(first, last, title, outcome, who, home=_home(a, f"{shown}: attempt {k}")))
     if "next_steps" in extraction:
         out.steps = _extracted_steps(extraction["next_steps"], ids, shown)
@@ -460,12 +460,22 @@ def _extracted_steps(given, ids: dict, shown: str) -> list[Correction]:
     out = []
     for k, st in enumerate(given, 1):
         first, last = _cited_lines(st.get("units") if isinstance(st, dict) else None, ids, f"{shown}: next step {k}")
-        text = " ".join(str(st.get("text", "")).split())[:400]  # ("": the step is told by its units' words)
+        text = _text(st, "text", f"{shown}: next step {k}", 400)  # ("": the step is told by its units' words)
         status = st.get("status") or ""
         if status and status not in NEXT_STATUSES:
             raise DbglogError(f"{shown}: next step {k} has status {status!r}; use one of {', '.join(NEXT_STATUSES)}")
         out.append(Correction(first, last, text, status=status, home=_home(st, f"{shown}: next step {k}")))
     return out
+
+
+def _text(entry: dict, key: str, what: str, most: int) -> str:
+    """An extraction entry's text field on one line ("" when not given), or one clear error."""
+    v = entry.get(key)
+    if v is None:
+        return ""
+    if not isinstance(v, str):  # (a list or an object would be stored as Python's repr of it)
+        raise DbglogError(f"{what}: `{key}` must be text, not {v!r:.60}; give a string")
+    return " ".join(v.split())[:most]
 
 
 def _home(entry: dict, what: str) -> int | None:
