@@ -9,7 +9,7 @@ DRIP_S = 0.05  # between two bytes of a dripped reply: well within a read's time
 
 
 class FakeModel:
-    """An endpoint answering /v1/chat/completions with ``answer(request) -> (status, content[, headers])``.
+    """An endpoint answering /v1/chat/completions with ``answer(request) -> (status, content[, headers[, reason]])``.
     ``drip``: "all" sends the reply a byte at a time from its status line on, "body" after its headers."""
 
     def __init__(self, answer, drip: str = ""):
@@ -26,7 +26,7 @@ class FakeModel:
                 reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
                 if drip:
                     return self.drip(status, reply)
-                self.send_response(status)
+                self.send_response(status, more[1] if len(more) > 1 else None)  # (a reason phrase of its own)
                 for k, v in (more[0] if more else {}).items():
                     self.send_header(k, v)
                 self.send_header("Content-Type", "application/json")

@@ -214,3 +214,11 @@ def test_a_directory_is_read_by_the_built_in_reader_and_said_so(ws, cli, tmp_pat
     assert model.requests == [] and p.stderr.count("\n") == 1 and "name the files" in p.stderr
     assert [(a["source_lines"], a["who"]) for a in json.loads(p.stdout)["investigations"][0]["attempt_list"]] \
         == built_in_reading(ws, notes)
+
+
+def test_an_endpoints_reason_phrase_reaches_the_terminal_without_its_escapes(ws, cli, tmp_path):
+    """A reason phrase is the server's text: one holding terminal escapes reached stderr as it was."""
+    doc = write_doc(tmp_path)
+    with FakeModel(lambda body: (500, "", {}, "\x1b[31mboom\x1b]0;pwned\x07")) as model:
+        p = cli(ws, "import", doc, "--llm", model.url, "--json", check=0)
+    assert p.returncode == 0 and "boom" in p.stderr and "\x1b" not in p.stderr and "\x07" not in p.stderr, p.stderr

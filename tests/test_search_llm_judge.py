@@ -137,3 +137,10 @@ def test_a_url_that_is_no_usable_address_leaves_the_built_in_judge(ws, url):
     p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", url, "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["close"][0]["judged_by"] == "built-in"
     assert p.stderr.count("\n") == 1 and "--llm: InvalidURL: " in p.stderr, p.stderr
+
+
+def test_an_endpoints_reason_phrase_reaches_the_terminal_without_its_escapes(ws):
+    """A reason phrase is the server's text: one holding terminal escapes reached stderr as it was."""
+    with FakeModel(lambda body: (500, "", {}, "\x1b[31mboom\x1b]0;pwned\x07")) as model:
+        p = run_cli_inproc(ws, "tried", "disable keep-alive in the client", "--llm", model.url, "--json")
+    assert p.returncode == 0 and "boom" in p.stderr and "\x1b" not in p.stderr and "\x07" not in p.stderr, p.stderr

@@ -357,7 +357,8 @@ def _asked(files, url: str, model: str):
         try:
             out[str(p.resolve())] = llm.extract(url, model, text, f)
         except llm.ModelError as e:
-            click.echo(f"dbglog: {f}: the model's answer was not used ({e}); read by the built-in reader", err=True)
+            click.echo(f"dbglog: {f}: the model's answer was not used ({' '.join(safe_text(str(e)).split())}); read "
+                       "by the built-in reader", err=True)  # (the server's reason phrase may hold terminal escapes)
     return out
 
 

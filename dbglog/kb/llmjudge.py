@@ -109,7 +109,9 @@ def judge(res, url: str, model: str = "default", timeout: float | None = None) -
     try:
         verdicts = validate(ask(url, request_body(res.result.query.text, hits, model), timeout), len(hits))
     except (OSError, urllib.error.URLError, ValueError, TimeoutError) as e:
-        return f"--llm: {e}; the built-in judge's answer is shown"
+        from dbglog.util.redact import sanitize  # (the server's reason phrase may hold terminal escapes)
+
+        return f"--llm: {' '.join(sanitize(str(e)).split())}; the built-in judge's answer is shown"
     for i, (tier, differs) in verdicts.items():
         h = hits[i]
         h.tier, h.judged_by = tier, "model"
