@@ -149,7 +149,10 @@ def tried(recs, idea: str, *, status=None, tags=(), inv_ref=None, limit: int = T
         raise DbglogError(f"--llm {llm!r}: give the endpoint's URL, e.g. http://localhost:8000/v1")
     refresh_watched(recs, warn)
     filters = search_filters(recs, status, (), tags, inv_ref, None)
-    res = search.tried(recs.store.conn, idea, filters=filters, limit=limit)
+    from dbglog.util.redact import clean
+
+    # (asked as the records hold it: "HF_TOKEN=hf_..." against a record's "HF_TOKEN=<redacted>" read as another way)
+    res = search.tried(recs.store.conn, clean(idea), filters=filters, limit=limit)
     if llm is not None:
         from dbglog.kb import llmjudge
 

@@ -225,3 +225,16 @@ def test_a_token_where_a_too_long_line_is_cut_is_still_redacted(tmp_path):
     path.write_bytes(data)
     assert redact.redact_file(path, block=block)
     assert token not in path.read_bytes() and path.read_bytes().replace(b"<redacted>", token) == data
+
+
+def test_tried_with_a_token_in_the_idea_finds_the_attempt_recorded_with_it_redacted(tmp_path):
+    """An adversarial probe: asking `tried 'export HF_TOKEN=hf_... then rerun'` of an attempt that did exactly that
+    answered "tried another way" (the record holds HF_TOKEN=<redacted>), and echoed the token in its note."""
+    token = "hf_" + "P2c4" * 8
+    assert dbg("new", "401 from the hub", "--no-env", cwd=tmp_path).returncode == 0
+    assert dbg("attempt", "add", "set the token", "--did", f"export HF_TOKEN={token} then rerun", "-r", "still 401",
+               "-o", "failed", cwd=tmp_path).returncode == 0
+    r = dbg("tried", f"export HF_TOKEN={token} then rerun", "--json", cwd=tmp_path)
+    out = json.loads(r.stdout)
+    assert out["tried"] is True and [h["attempt"] for h in out["close"]] == [1], out
+    assert token not in r.stdout + r.stderr
