@@ -262,3 +262,9 @@ def test_a_doc_whose_title_was_edited_is_updated_not_imported_twice(ws, cli, tmp
     again = json.loads(cli(ws, "import", str(doc), "--json", check=0).stdout)["investigations"][0]
     assert (again["action"], again["id"], again["title"]) == ("update", first["id"], "Hang in NCCL allreduce")
     assert n_investigations(ws) == 1
+
+
+def test_importing_the_mirror_directory_says_it_is_the_mirror(ws, cli):
+    cli(ws, "new", "x", "--no-env", check=0)
+    p = cli(ws, "import", "logs")
+    assert p.returncode == 2 and "is the mirror" in p.stderr and "dbglog sync" in p.stderr, p.stderr  # was: "no .md"

@@ -278,6 +278,8 @@ def _expand(paths: list[str], logs: Path, state: Path) -> list[str]:
         found = sorted(str(f) for f in p.rglob("*.md") if f.is_file() and not f.name.endswith(".review.md")
                        and logs not in f.resolve().parents and state not in f.resolve().parents
                        and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        if not found and (p.resolve() == logs or logs in p.resolve().parents):
+            raise DbglogError(f"{raw} is the mirror (logs/), whose files dbglog wrote; `dbglog sync` reads edits to them")
         if not found:
             raise DbglogError(f"{raw}: no markdown (.md) files in this directory")
         out.extend(found)
