@@ -18,6 +18,15 @@ def _line_buffered() -> None:
             pass
 
 
+def _closed_streams_to_devnull() -> None:
+    """A stream the caller closed (`dbglog run ... >&-`) is None in Python: every print then failed
+    after the repro had run, and the run was lost. /dev/null takes its descriptor (the lowest free
+    one, so in order 0, 1, 2) and a later file cannot land on it; what cannot be shown is dropped."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115 - lives as long as the process
+
+
 def main() -> None:
     """The command; then the freshness check's manifest it found is written (``kb.sync.flush_listing``)
     -- unless the command reported an error, which drops it: such a command changes nothing."""
@@ -39,6 +48,7 @@ def _flush_listing(keep: bool = True) -> None:
 
 
 def _main() -> None:
+    _closed_streams_to_devnull()
     _line_buffered()
     if sys.argv[1:2] == ["hook"]:
         from dbglog.hooks import main as hook_main

@@ -30,3 +30,23 @@ def test_run_into_a_closed_pipe_still_exits_with_the_runs_verdict(tmp_path):
         p.stdout.close()  # `dbglog run -- CMD | head -1`
         assert p.wait(timeout=120) == want, p.stderr.read()  # before: 1 (click's EPIPE exit) for a pass too
         p.stderr.close()
+
+
+def _close_stdout():
+    import os
+
+    os.close(1)
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["-q"]], ids=["text", "json", "quiet"])
+def test_run_with_stdout_closed_records_the_run_and_exits_with_its_verdict(tmp_path, flags):
+    ws = _ws(tmp_path)
+    for code, want in ((0, 0), (3, 1)):
+        p = subprocess.run([sys.executable, "-m", "dbglog", "run", *flags, "--", "sh", "-c", f"echo hi; exit {code}"],
+                           cwd=ws, env=cli_env(), stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           preexec_fn=_close_stdout, timeout=120, text=True)  # `dbglog run ... >&-`
+        assert p.returncode == want, p.stderr  # before: 1, an internal error, for a pass too
+        assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    listed = subprocess.run([sys.executable, "-m", "dbglog", "runs", "list"], cwd=ws, env=cli_env(),
+                            capture_output=True, text=True, timeout=120).stdout
+    assert listed.count("echo hi") == 2, listed
