@@ -130,3 +130,29 @@ def test_a_copied_workspace_counts_each_run_once(workdir, tmp_path):
     shutil.copytree(workdir, copy)
     out = json.loads(run_cli_inproc(copy, "runs", "prune", "--keep", "1", "--dry-run", "--json").stdout)
     assert sorted(out["pruned"]) == sorted(ids[:2]), out["pruned"]
+
+
+def test_prune_keeps_the_folders_of_runs_still_supervised(workdir):
+    from dbglog.run import proctree
+
+    ids = make_runs(workdir, 2)
+    runs, live = workdir / ".dbglog" / "runs", workdir / ".dbglog" / "live"
+    single, repeated = runs / "20991231-000000-aaaaaaaa", runs / "20991231-000000-bbbbbbbb"
+    for folder in (single, repeated / "001"):  # a plain run and a --repeat run's first repeat, being written
+        folder.mkdir(parents=True)
+        (folder / "output").write_text("partial")
+    proctree.live_enter(live, single.name, None, single, ["sleep", "9"], "DBGLOG_RUN_ID")
+    proctree.live_enter(live, "20991231-000001-cccccccc", None, repeated / "001", ["sleep", "9"], "DBGLOG_RUN_ID")
+    out = json.loads(run_cli_inproc(workdir, "runs", "prune", "--keep", "0", "--json").stdout)
+    assert sorted(out["pruned"]) == sorted(ids)
+    assert (single / "output").exists() and (repeated / "001" / "output").exists()
+
+
+def test_a_second_prune_counts_nothing_when_no_output_is_left(workdir):
+    assert run_cli_inproc(workdir, "new", "prune", "--no-env").returncode == 0
+    ids = make_runs(workdir, 3, attempt_every=1)  # every run cited: its record stays
+    first = json.loads(run_cli_inproc(workdir, "runs", "prune", "--keep", "0", "--json").stdout)
+    assert sorted(first["pruned"]) == sorted(ids)
+    r = run_cli_inproc(workdir, "runs", "prune", "--keep", "0")
+    assert r.returncode == 0 and "Removed the outputs of 0 run(s)" in r.stdout, r.stdout
+    assert set(run_rows(workdir)) == set(ids)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dbglog.core import model
 from dbglog.kb import sync
-from dbglog.util import redact
+from dbglog.util import jsonsafe, redact
 from dbglog.util.errors import DbglogError
 from dbglog.util.fsutil import atomic_write
 from dbglog.core.model import Attempt, Difference, Investigation, NextStep
@@ -797,14 +797,17 @@ def plan_prune(recs: "Records", *, older_than_days: float | None = None, keep: i
         except ValueError:
             pass
     out = {"pruned": [], "rows_deleted": [], "rows_kept": [], "freed_bytes": 0}
-    for u in drop:
+    for u in list(drop):
+        # a run an attempt or a bisection cites keeps its record (only its output goes)
+        cited = [r["id"] for r in u["rows"] if r["attempt_number"] is not None or r["id"] in linked]
+        if u["path"] is None and len(cited) == len(u["rows"]):
+            drop.remove(u)  # its output went before and its records stay: nothing to remove, nothing to count
+            continue
         out["pruned"].append(u["name"])
         if u["path"] is not None:
             out["freed_bytes"] += _du(u["path"])
-        for r in u["rows"]:
-            # a run an attempt or a bisection cites keeps its record (only its output goes)
-            (out["rows_kept"] if r["attempt_number"] is not None or r["id"] in linked
-             else out["rows_deleted"]).append(r["id"])
+        out["rows_kept"] += cited
+        out["rows_deleted"] += [r["id"] for r in u["rows"] if r["id"] not in cited]
     out["_units"] = drop
     return out
 
@@ -826,14 +829,35 @@ def _prune_units(recs: "Records", protect) -> list[dict]:
             # a workspace copied or moved keeps the old absolute run_dir: its folder is here by the same name
             top = Path(r["run_dir"]).name if r["run_dir"] and Path(r["run_dir"]).name in here else None
         rows.setdefault(top or f"?{r['id']}", []).append(r)
+    live = _live_units(recs, root)
     units = []
     for name in set(names) | set(rows):
         rs = rows.get(name, [])
         path = root / name if name in names else None
         units.append({"name": name, "path": path, "when": _unit_time(rs, path), "rows": rs,
-                      "protected": any(r["id"] in protect for r in rs) or name in protect})
+                      "protected": any(r["id"] in protect for r in rs) or name in protect or name in live})
     units.sort(key=lambda u: (u["when"], u["name"]), reverse=True)
     return units
+
+
+def _live_units(recs: "Records", root: Path) -> set[str]:
+    """The top-level entries of `.dbglog/runs/` of runs still supervised (``proctree.live_enter``; a
+    repeated run's folder is runs/<id>/NNN): removed, the run could not write its result and was
+    recorded without its signature. An entry whose supervisor was killed counts too: its output is
+    read when the run is recorded as interrupted."""
+    out = set()
+    try:
+        entries = [e.path for e in os.scandir(recs.ws.dir / "live") if ".json" in e.name]
+    except OSError:
+        return out
+    for path in entries:
+        out.add(Path(path).name.lstrip(".").split(".json")[0])
+        try:
+            run_dir = Path(jsonsafe.loads(Path(path).read_text()).get("run_dir") or "")
+            out.add(run_dir.resolve().relative_to(root.resolve()).parts[0])
+        except (OSError, ValueError, TypeError, AttributeError, IndexError):
+            pass
+    return out
 
 
 def _unit_time(rows: list, path: Path | None) -> float:
