@@ -1237,22 +1237,39 @@ def rerun_source(recs, ref: str, inv_ref=None) -> tuple[str, list[dict]]:
 
 
 def rerun_options(run: dict, repeat: int | None) -> tuple[list[str], RunOptions, dict, str]:
-    """The recorded run as it was typed: (cmd, options with its server and readiness, env, cwd)."""
+    """The recorded run as it was typed: (cmd, options, env, cwd). A run recorded with its options
+    (``options``, ``RunOptions.record``) gets them all; an older record what it kept beside the outcome."""
+    import shlex
+
+    kept = RunOptions.recorded(run["options"]) if isinstance(run.get("options"), dict) else _older_options(run)
+    cmd = list(run["cmd"])
+    if kept.get("slurm") is not None:  # recorded with srun's words in front: run_repro puts them there again
+        words = shlex.split(RunOptions(slurm=kept["slurm"]).slurm_launcher())
+        if cmd[:len(words)] == words:
+            cmd = cmd[len(words):]
+        else:
+            kept["slurm"] = None
+    opts = RunOptions(**({"output_cap_bytes": REPRO_OUTPUT_CAP} | kept | {"repeat": repeat or 1, "echo": False}))
+    return cmd, opts, dict(run.get("env_overrides") or {}), run.get("cwd") or os.getcwd()
+
+
+def _older_options(run: dict) -> dict:
+    """The options a run recorded before its ``options`` were kept can be read from: its timeout, idle
+    timeout (when it fired), server and readiness, core dumps."""
     import shlex
 
     srv = run.get("server") or {}
     server = srv.get("cmd")
-    opts = RunOptions(timeout=run.get("timeout"), repeat=repeat or 1, echo=False,
-                      server=shlex.join(server) if isinstance(server, list) else server,
-                      ready=srv.get("ready"), ready_timeout=srv.get("ready_timeout") or 120.0,
-                      output_cap_bytes=REPRO_OUTPUT_CAP)
-    return list(run["cmd"]), opts, dict(run.get("env_overrides") or {}), run.get("cwd") or os.getcwd()
+    return {"timeout": run.get("timeout"), "idle_timeout": (run.get("idle") or {}).get("after_s"),
+            "server": shlex.join(server) if isinstance(server, list) else server, "ready": srv.get("ready"),
+            "ready_timeout": srv.get("ready_timeout") or 120.0,
+            "core_dumps": "core_limit" in (run.get("preflight") or {}) and run["preflight"]["core_limit"] is None}
 
 
 def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | None = None, inv_ref=None,
           warn: Warn = _ignore) -> dict:
     """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
-    recorded (command, directory, environment, server and readiness), and compare the failure
+    recorded (command, directory, environment, the run's options), and compare the failure
     rates (``rates.again``: the new runs against the original's)."""
     from dbglog.kb import rates
 

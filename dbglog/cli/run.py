@@ -413,7 +413,8 @@ def print_breaker(b: dict | None) -> None:
 @json_option
 def rerun(ref, repeat, attempt_title, inv_ref, as_json):
     """Run a recorded attempt (its number) or run (its id) again, exactly as recorded -- command,
-    directory, environment, server and readiness -- and compare the failure rate with the original's."""
+    directory, environment and the run's options (timeouts, captures, server...) -- and compare the
+    failure rate with the original's."""
     recs = open_records()
     res = ops.rerun(recs, ref, repeat=repeat, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)
     out, cmp = res["out"], res["comparison"]

@@ -118,6 +118,18 @@ class RunOptions:
 
         return esc.Ladder(esc.parse_ladder(self.escalate_levels), list(self.dump_include), list(self.dump_exclude))
 
+    def record(self) -> dict:
+        """The options that shape one run, as its record keeps them (``options`` of a run): what
+        ``dbglog rerun`` runs it again with. Not the series (repeat, until-fail) nor what only changes
+        the display (echo)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in
+                ((k, getattr(self, k)) for k in _RECORDED)}
+
+    @classmethod
+    def recorded(cls, options: dict) -> dict:
+        """The fields of a run record's ``options`` this dbglog knows, as RunOptions keywords."""
+        return {k: options[k] for k in _RECORDED if k in options}
+
     def slurm_launcher(self) -> str | None:
         """``srun ARGS`` for ``slurm``, or None (refuses srun options that would defeat the Slurm mode)."""
         if self.slurm is None:
@@ -128,6 +140,9 @@ class RunOptions:
 
 
 _FIELDS = frozenset(f.name for f in fields(RunOptions))
+_RECORDED = ("timeout", "grace", "idle_timeout", "captures", "on_hang", "capture_timeout", "core_dumps",
+             "output_cap_bytes", "server", "ready", "ready_timeout", "gpu_release_timeout", "escalate",
+             "escalate_levels", "dump_include", "dump_exclude", "slurm", "container")
 
 
 # --- the server-mode arguments (run/serve.py runs them; they are checked here, before anything runs) ---

@@ -110,6 +110,7 @@ class RunResult:
     preflight: dict = field(default_factory=dict)  # core limit, GPU processes found before the run
     stuck: dict | None = None  # the hang captures' guess at the stuck process (dbglog/run/captures.py)
     slurm: dict | None = None  # a Slurm-launched run: job id, node(s), state (dbglog/run/slurm.py)
+    options: dict | None = None  # the run options that shaped it (RunOptions.record): `dbglog rerun` uses them
 
     @property
     def signal_name(self) -> str | None:
@@ -149,6 +150,7 @@ class RunResult:
             "preflight": dict(self.preflight),
             "stuck": dict(self.stuck) if self.stuck else None,
             "slurm": dict(self.slurm) if self.slurm else None,
+            "options": dict(self.options) if self.options else None,
         }
 
 
@@ -630,6 +632,7 @@ def run(cmd: Sequence[str], opts: RunOptions | None = None, *, run_dir: Path | s
                      signatures=signatures, run_id=run_id, companion=companion, escalation=escalation, launch=launch)
     s.live_dir = live_dir
     s.prepare(opts.git_info, opts.preflight_check, opts.core_dumps)
+    s.result.options = opts.record()
     if not s.start():  # no such directory or command: recorded as an error run
         return s.result
     try:

@@ -249,8 +249,10 @@ class _ServerClient:
         self.live_dir: Path | None = None
 
     def _server_only(self, outcome: str, note: str) -> runner.RunResult:
-        return _server_only(self.client_cmd, self.run_dir, self.cwd, self.env_overrides, self.run_id,
-                            self.opts.timeout, self.srv, outcome, note)
+        r = _server_only(self.client_cmd, self.run_dir, self.cwd, self.env_overrides, self.run_id,
+                         self.opts.timeout, self.srv, outcome, note)
+        r.options = self.opts.record()
+        return r
 
     def drive(self) -> None:
         """Start the server, wait until it is ready, run the client with the server as its companion."""
