@@ -1266,6 +1266,29 @@ def _older_options(run: dict) -> dict:
             "core_dumps": "core_limit" in (run.get("preflight") or {}) and run["preflight"]["core_limit"] is None}
 
 
+def _unredacted(what: str, cmd: list[str], opts: RunOptions, env: dict, warn: Warn) -> dict:
+    """The recorded environment with each value the record redacted taken from this environment. A
+    redacted word anywhere else (the command, the server, a hang command) is refused: the placeholder
+    would run in the secret's place, and the rate compared as if it had tested something."""
+    from dbglog.util.redact import REDACTED
+
+    for where, value in [("command", cmd)] + [(f"--{k.replace('_', '-')}", v) for k, v in opts.record().items()]:
+        words = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if any(REDACTED in str(w) for w in words):
+            raise DbglogError(f"{what}'s {where} held a secret, recorded as {REDACTED}: it cannot run again as "
+                              "recorded; run it with `dbglog run`, passing the secret in a variable (--env NAME=VALUE)")
+    out = {}
+    for k, v in env.items():
+        if isinstance(v, str) and REDACTED in v:
+            if k not in os.environ:
+                raise DbglogError(f"{what} ran with {k} set to a secret, recorded as {REDACTED}: export {k} "
+                                  "(rerun takes it from the environment) and run `dbglog rerun` again")
+            warn(f"{k}: its value was redacted in the record; this run takes it from the environment")
+            v = os.environ[k]
+        out[k] = v
+    return out
+
+
 def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | None = None, inv_ref=None,
           warn: Warn = _ignore) -> dict:
     """`dbglog rerun REF`: run a recorded attempt (all its runs' count) or run again, exactly as
@@ -1275,6 +1298,7 @@ def rerun(recs, ref: str, *, repeat: int | None = None, attempt_title: str | Non
 
     what, orig = rerun_source(recs, ref, inv_ref)
     cmd, opts, env, cwd = rerun_options(orig[0], repeat or len(orig))
+    env = _unredacted(what, cmd, opts, env, warn)
     if not os.path.isdir(cwd):
         raise DbglogError(f"{what} ran in {cwd}, which is gone: nothing to run again")
     out = run_repro(recs, cmd, opts, cwd=cwd, env=env, attempt_title=attempt_title, inv_ref=inv_ref, warn=warn)

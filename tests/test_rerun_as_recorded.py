@@ -1,10 +1,13 @@
 """`dbglog rerun` runs a record again as it was made: every option that shaped the run (an idle
-timeout, the grace, the hang captures, ...)."""
+timeout, the grace, the hang captures, ...), and never a secret's placeholder in the secret's place."""
 
 import json
 import sqlite3
 
 from conftest import run_cli_inproc
+
+TOKEN = "hf_abcdefghijklmnopqrstuvwxyz12"
+
 
 def _last_run(ws) -> str:
     con = sqlite3.connect(ws / ".dbglog" / "dbglog.db")
@@ -43,6 +46,29 @@ def test_rerun_of_a_run_recorded_without_its_options_keeps_the_idle_timeout_it_s
     con.close()
     again = run_cli_inproc(ws, "rerun", rid, "--json")
     assert again.returncode == 124 and json.loads(again.stdout)["outcome"] == "hang", again.stderr
+
+
+def test_rerun_takes_a_redacted_variable_from_the_environment_or_refuses_in_one_line(ws, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    check = ["--", "sh", "-c", f'test "$HF_TOKEN" = {TOKEN[:3]}"{TOKEN[3:]}"']  # (the command itself shows no secret)
+    assert run_cli_inproc(ws, "run", "-q", "--env", f"HF_TOKEN={TOKEN}", *check).returncode == 0
+    rid, before = _last_run(ws), _run_count(ws)
+    refused = run_cli_inproc(ws, "rerun", rid)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "HF_TOKEN" in refused.stderr and "export HF_TOKEN" in refused.stderr
+    assert _run_count(ws) == before  # nothing ran (before: ran with HF_TOKEN=<redacted> and compared the rate)
+    again = run_cli_inproc(ws, "rerun", rid, env={"HF_TOKEN": TOKEN})
+    assert again.returncode == 0, again.stderr  # the real value reached the repro
+
+
+def test_rerun_refuses_a_command_that_held_a_redacted_secret(ws):
+    assert run_cli_inproc(ws, "run", "-q", "--env", f"HF_TOKEN={TOKEN}", "--", "sh", "-c",
+                          f'test "$HF_TOKEN" = {TOKEN}').returncode == 0
+    rid, before = _last_run(ws), _run_count(ws)
+    refused = run_cli_inproc(ws, "rerun", rid, env={"HF_TOKEN": TOKEN})
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "command" in refused.stderr and "<redacted>" in refused.stderr and "Traceback" not in refused.stderr
+    assert _run_count(ws) == before
 
 
 def test_rerun_of_a_slurm_run_launches_it_through_slurm_once():
