@@ -149,6 +149,30 @@ def _git_root(start: Path) -> Path | None:
 
 def find(cwd: Path | None = None) -> Workspace:
     """The workspace that applies here; it may not exist yet (see ``Workspace.exists``)."""
+    return _text_path(_find(cwd))
+
+
+def _text_path(ws: Workspace) -> Workspace:
+    """Refuse a workspace whose path is not valid UTF-8 (before anything is made or run): the
+    database, logs/ and every run record hold paths as text, and such a path failed half-way."""
+    check_text_path(ws.dir, "the workspace's path", "rename the directory, or set DBGLOG_DIR to a "
+                    ".dbglog directory whose path is")
+    return ws
+
+
+def check_text_path(path: Path, what: str, fix: str) -> None:
+    """One line (``DbglogError``) when ``path`` does not decode as UTF-8; ``fix``: what to do, ending in
+    "... whose path is" (valid UTF-8 follows)."""
+    raw = os.fsencode(path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = raw.decode("utf-8", "backslashreplace")
+        raise DbglogError(f"{what} {shown} is not valid UTF-8, which dbglog records paths in: {fix} "
+                          "valid UTF-8") from None
+
+
+def _find(cwd: Path | None) -> Workspace:
     env = os.environ.get("DBGLOG_DIR")
     if env:
         p = Path(env).expanduser()

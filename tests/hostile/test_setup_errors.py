@@ -94,3 +94,17 @@ def test_mcp_errors_carry_the_clis_one_line(workdir):
     assert "cmd" in answers[2][1]["error"] and "more" in answers[2][1]["error"]
     runs = json.loads(run_cli_inproc(workdir, "runs", "list", "--json").stdout)
     assert runs == []
+
+
+@pytest.mark.parametrize("args", [["init"], ["new", "a title", "--no-env"],
+                                  ["run", "--", "sh", "-c", "touch ran"]], ids=["init", "new", "run"])
+def test_a_workspace_path_that_is_not_utf8_is_refused_before_anything_is_made_or_run(tmp_path, args):
+    d = os.fsencode(tmp_path) + b"/ws\xffZ"  # (a directory name in Latin-1, say)
+    os.mkdir(d)
+    os.mkdir(d + b"/.git")
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "dbglog", *args], cwd=d, env=cli_env(), capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=120)
+    _one_line(p, "is not valid UTF-8")  # before: an internal UnicodeDecodeError, or the run lost after it ran
+    assert sorted(os.listdir(d)) == [b".git"]  # no .dbglog/, no logs/, and the repro did not run
