@@ -553,7 +553,8 @@ def run_repro(cmd: list[str], timeout: Optional[float] = None, repeat: int = 1, 
                            attempt=Attempt.model_validate(out.attempt.to_dict() | {"investigation": out.investigation})
                            if out.attempt is not None else None, investigation=out.recorded_in,
                            advice=[NextStep.model_validate(s.to_dict()) for s in out.advice],
-                           circuit_breaker=out.breaker, seen_before=out.seen_before, warnings=warnings)
+                           circuit_breaker=out.breaker, seen_before=out.seen_before,
+                           warnings=warnings + ([out.failed_after] if out.failed_after else []))
     return _call(body)
 
 

@@ -500,8 +500,11 @@ class ReproRun:
     breaker: dict | None = None  # circuit_breaker() of the attempt
     seen_before: dict | None = None  # what the knowledge base knows about this failure (kb/failures.recall)
     recorded_in: str | None = None  # the investigation the runs were recorded in (None: none)
+    failed_after: str | None = None  # a step after the record was committed failed (a full disk): what to say
 
     def exit_code(self, git_bisect: bool = False, expect: str | None = None) -> int:
+        if self.failed_after:  # (not the run's verdict: under git bisect, stop it rather than blame a commit)
+            return 128 if git_bisect else 1
         return self.repeat.exit_code(git_bisect, expect)
 
     @property
@@ -525,6 +528,8 @@ class ReproRun:
                            "advice": [s.to_dict() for s in self.advice], "circuit_breaker": self.breaker}
         if self.seen_before is not None:
             data = data | {"seen_before": self.seen_before}
+        if self.failed_after:
+            data = data | {"error": self.failed_after}
         return data | {"investigation": self.recorded_in}
 
 
@@ -776,7 +781,28 @@ def _record_repro(recs, rep, run_dir, opts: RunOptions, expect, attempt_title, h
         raise
     _left_live(recs, dicts)
     out = ReproRun(dicts, rep, repeated=repeat > 1)
-    return _recorded(recs, out, a, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
+    try:
+        return _recorded(recs, out, a, inv_ref, f"{attempt_title}\n{hypothesis}\n{a.did}" if a else "", rules, warn)
+    except Exception as e:  # noqa: BLE001 - a machine failure only; anything else is raised again
+        return _failed_after_recording(recs, out, a, inv_ref, e)
+
+
+def _failed_after_recording(recs, out: ReproRun, a, inv_ref, e: Exception) -> ReproRun:
+    """The runs (and the attempt) were committed; a step after them (fingerprints, evidence, advice)
+    hit a machine failure such as a full disk. Saying "nothing was changed" would be false, and a retry
+    would record the run twice: the run is shown as recorded, with what failed after it."""
+    from dbglog.util import fserrors
+
+    line = fserrors.describe(e)
+    if line is None:
+        raise e
+    if a is not None and out.attempt is None:
+        out.attempt, out.investigation = a, recs.resolve(inv_ref)
+    what = f"recorded as attempt {a.number} of {out.investigation}" if a is not None else "recorded"
+    out.failed_after = (f"{line.split(': ')[0].removesuffix('; nothing was changed')}: the run was {what}, but "
+                        "the steps after it (fingerprints, evidence, advice) were not saved; do not run it again to record "
+                        "it")
+    return out
 
 
 def _recorded(recs, out: ReproRun, a, inv_ref, text: str, rules, warn: Warn) -> ReproRun:

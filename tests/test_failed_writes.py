@@ -4,6 +4,7 @@ A write renders `logs/<id>.md` before its transaction commits. When the commit t
 disk), the file must come back as it was (or go, if it was new), and the error must name the real
 cause ("no space left on device"), never an unreadable database."""
 
+import json
 import os
 import shutil
 import sqlite3
@@ -183,3 +184,25 @@ def test_a_refused_command_in_a_directory_without_a_workspace_leaves_none_behind
     assert cli_fast(tmp_path, "import", "t.md").returncode == 0
     assert cli_fast(tmp_path, "import", "missing.md").returncode == 2
     assert (tmp_path / ".dbglog" / "dbglog.db").exists() and len(list((tmp_path / "logs").iterdir())) == 1
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_full_disk_after_the_run_was_recorded_says_it_was_recorded(dbg, workdir, monkeypatch, as_json):
+    from dbglog.kb.records import Records
+
+    def full(*a, **k):  # the attempt is committed; quoting its evidence into it then finds the disk full
+        raise sqlite3.OperationalError(FULL)
+
+    assert dbg("new", "disk full", "--no-env")[0] == 0
+    monkeypatch.setattr(Records, "edit_attempt", full)
+    code, out, err = dbg("run", "-q", *(["--json"] if as_json else []), "--attempt", "as is", "--", "sh", "-c",
+                         "echo 'RuntimeError: CUDA error: an illegal memory access was encountered'; exit 1")
+    assert code == 1, err
+    assert "nothing was changed" not in err and "internal error" not in err, err  # before: exit 2, "nothing changed"
+    assert err.strip().splitlines()[-1].startswith("dbglog: no space left on device: the run was recorded as attempt 1")
+    if as_json:
+        assert "was recorded" in json.loads(out)["error"] and json.loads(out)["attempt"]["number"] == 1
+    else:
+        assert "FAIL [gpu.illegal_address]" in out and "Attempt 1 recorded" in out  # the summary is printed
+    code, out, _ = dbg("attempt", "list", "--json")
+    assert code == 0 and len(json.loads(out)) == 1

@@ -113,6 +113,8 @@ def run(timeout, grace, on_hang, captures, idle_timeout, server, ready, ready_ti
                     click.echo(f"Next step {s.position} added: {s.text}")
                 print_breaker(out.breaker)
         sys.stdout.flush()
+        if out.failed_after:  # (the run stands recorded: said after its summary, never "nothing was changed")
+            click.echo(f"dbglog: {out.failed_after}", err=True)
     except BrokenPipeError:  # (`run ... | head`: the run's verdict is still the exit status, not click's 1)
         os._exit(out.exit_code(git_bisect_exit, expect))
     sys.exit(out.exit_code(git_bisect_exit, expect))
@@ -431,6 +433,8 @@ def rerun(ref, repeat, attempt_title, inv_ref, as_json):
         if out.attempt is not None:
             click.echo(f"Attempt {out.attempt.number} recorded in {out.investigation} ({out.attempt.outcome})")
             _echo_rate_guess(out.attempt)
+    if out.failed_after:
+        click.echo(f"dbglog: {out.failed_after}", err=True)
     sys.exit(out.exit_code())
 
 
