@@ -613,3 +613,11 @@ def test_start_takes_good_ends_from_the_graph_or_their_merge_bases(recs, tmp_pat
     assert sp["goods"] == [shas[3]] and sp["good_labels"] == [f"merge-base({side})"] and asked == [side]
     with pytest.raises(DbglogError, match="swapped"):
         start([shas[7]], bad=shas[2])
+
+
+def test_a_repro_that_deletes_its_worktree_leaves_no_worktree_registered(tmp_path):
+    repo, shas = linear_repo(tmp_path, 6)
+    p = run_cli("bisect", "git", "-j", "2", "--good", shas[0], "--bad", shas[-1], "--", "sh", "-c",
+                'd=$(pwd); cd /; rm -rf "$d"', cwd=repo)
+    assert "Traceback" not in p.stderr, p.stderr
+    no_worktrees_left(repo)  # before: each deleted one stayed in `git worktree list`, "prunable"

@@ -266,14 +266,44 @@ def _index_lists_python(wt: Path) -> bool | None:
     return b".py\0" in data or b".pyw\0" in data
 
 
+def _admins_of_gone(repo, root: Path) -> list[Path] | None:
+    """The administrative folders (``worktrees/<name>`` in ``repo``'s git dir) of worktrees of ``root``
+    whose folder no longer exists, read without a git process; None when the git dir is not a plain
+    ``.git`` folder (a prune then decides)."""
+    if repo is None:
+        return []
+    git_dir = Path(repo) / ".git"
+    if not git_dir.is_dir():
+        return None
+    try:
+        names = list((git_dir / "worktrees").iterdir())
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    here, out = {os.path.abspath(root), os.path.realpath(root)}, []
+    for admin in names:
+        try:
+            dot_git = os.path.abspath((admin / "gitdir").read_text().strip())  # <worktree>/.git
+        except OSError:
+            continue
+        wt = os.path.dirname(dot_git)
+        if os.path.dirname(wt) in here and os.path.basename(wt).startswith("wt") and not os.path.exists(wt):
+            out.append(admin)
+    return out
+
+
 def remove_worktrees(repo, root: Path) -> None:
     """Remove every worktree of a session (also after kill -9) and forget them in the repo."""
-    if not root.is_dir():
-        return  # nothing of ours (a worktree whose folder is gone is forgotten by the next prune)
+    # A worktree whose folder is gone (a repro that deleted its own directory) is still registered:
+    # `git worktree list` showed it as prunable in the user's repository, so it is looked for too.
+    gone = _admins_of_gone(repo, root)
+    if not root.is_dir() and not gone:
+        return  # nothing of ours
     # The folders first, then what `git worktree prune` would remove for them: each one's
     # administrative folder, when it surely is its own (no git process); any doubt (a worktree
     # killed while being added, an odd .git file): one prune forgets every worktree whose folder is gone.
-    admins, unsure = [], False
+    admins, unsure = list(gone or ()), gone is None
     for wt in root.glob("wt*"):
         a = _admin_dir(wt)
         if a is None:
