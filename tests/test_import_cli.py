@@ -268,3 +268,10 @@ def test_importing_the_mirror_directory_says_it_is_the_mirror(ws, cli):
     cli(ws, "new", "x", "--no-env", check=0)
     p = cli(ws, "import", "logs")
     assert p.returncode == 2 and "is the mirror" in p.stderr and "dbglog sync" in p.stderr, p.stderr  # was: "no .md"
+
+
+def test_a_dry_run_with_use_says_what_would_become_current(ws, cli, tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\n- I set X=1; still hangs.\n")
+    p = cli(ws, "import", "--use", "--dry-run", str(doc))
+    assert p.returncode == 0 and "would become the one imported" in p.stdout and "unchanged" not in p.stdout, p.stdout

@@ -142,8 +142,13 @@ def _report(data: dict, dry_run: bool, use: bool, as_json: bool) -> None:
         for r in data["reviews"]:
             _say_review(r, dry_run)
         cur = data.get("current")
-        click.echo(f"current investigation: {cur or '(none)'}"
-                   + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
+        if use and dry_run and data["investigations"]:  # (it said "unchanged; `--use` ... to switch" to a --use)
+            would = data["investigations"][0]
+            click.echo(f"current investigation: {cur or '(none)'} (would become "
+                       f"{would['id'] if would['action'] != 'create' else 'the one imported'})")
+        else:
+            click.echo(f"current investigation: {cur or '(none)'}"
+                       + ("" if use and not dry_run else " (unchanged; `--use` or `dbglog use ID` to switch)"))
 
     data = clean_obj(data)  # (what a dry run shows is what is stored: a title holding a token was shown in clear)
     emit(as_json, data, human)
