@@ -165,3 +165,35 @@ def test_a_data_comment_that_is_not_ours_in_shape_gives_way_to_the_visible_lines
                             "<!-- dbglog-data " + (comment % digest if "%s" in comment else comment) + " -->")
         got = markdown.parse(hand, "x.md")
         assert got.labels == ("ok", "bad") and len(got.differences) == 1 and [s.text for s in got.next_steps] == ["s"]
+
+
+def test_ticking_one_box_of_a_list_kept_in_the_data_comment_leaves_the_other_steps_as_stored():
+    """A list shown lossily (bold in a step's text, a link-like detail) is kept exactly in the data comment; a hand
+    edit of one step's line changes that step alone, the others keep their stored text, detail and link."""
+    steps = [NextStep(1, "Rebuild with **-O0**"), NextStep(2, "Try NCCL_ALGO=Tree"),
+             NextStep(3, "Check dmesg", "as in (→ Attempt 1)"), NextStep(4, "Bisect", status="done", attempt=1)]
+    inv = Investigation(id="20260101-x", title="t", attempts=[Attempt(1, "a1", outcome="failed")], next_steps=steps)
+    text = markdown.render(inv)
+    assert "dbglog-data" in text
+    got = markdown.parse(text.replace("2. [ ] **Try", "2. [x] **Try").replace("1. [ ] **Rebuild", "1. [x] **Rebuild")
+                         .replace("4. [x] **Bisect**", "4. [x] **Bisect again**"), "x.md")
+    assert [(s.position, s.text, s.detail, s.status, s.attempt) for s in got.next_steps] == [
+        (1, "Rebuild with **-O0**", "", "done", None), (2, "Try NCCL_ALGO=Tree", "", "done", None),
+        (3, "Check dmesg", "as in (→ Attempt 1)", "todo", None), (4, "Bisect again", "", "done", 1)]
+    # a step removed by hand: the others keep their stored text under their new numbers
+    got = markdown.parse(text.replace("1. [ ] **Rebuild with -O0**\n", ""), "x.md")
+    assert [(s.position, s.text, s.detail) for s in got.next_steps] == [
+        (1, "Try NCCL_ALGO=Tree", ""), (2, "Check dmesg", "as in (→ Attempt 1)"), (3, "Bisect", "")]
+
+
+def test_editing_one_row_of_a_table_kept_in_the_data_comment_leaves_the_other_rows_as_stored():
+    rows = [Difference(1, "Flags", "-O2  -g", "**-O3**"), Difference(2, "Driver", "535", "550"),
+            Difference(3, "Pipe", "a|b", " padded")]
+    inv = Investigation(id="20260101-x", title="t", labels=("good  run", "bad"), differences=rows)
+    text = markdown.render(inv)
+    assert "dbglog-data" in text
+    got = markdown.parse(text.replace("| Driver | 535 | 550 | untested |", "| Driver | 535 | 550 | culprit |"), "x.md")
+    assert got.labels == ("good  run", "bad")
+    assert [(d.position, d.factor, d.working, d.broken, d.status) for d in got.differences] == [
+        (1, "Flags", "-O2  -g", "**-O3**", "untested"), (2, "Driver", "535", "550", "culprit"),
+        (3, "Pipe", "a|b", " padded", "untested")]

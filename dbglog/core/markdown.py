@@ -18,8 +18,8 @@ How exactness is achieved while staying readable:
   carriage return, which markdown would silently turn into a line break;
 * table rows and list items are checked at render time by parsing them back; if a row does not
   survive, the exact data is added in an invisible ``<!-- dbglog-data ... -->`` comment, which
-  the parser uses only while the visible lines still hash to what was rendered (so a hand edit
-  of the table wins over the stale comment).
+  the parser uses for each line still as it was rendered (so a hand edit of a row or step wins
+  over the stale comment, and leaves the others as stored).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dbglog.util import jsonsafe
 from dbglog.util.fsutil import sha256_hex
 from dbglog.core.model import (
     DEFAULT_LABELS,
+    DIFF_STATUSES,
     OUTCOMES,
     STATUS_LABELS,
     Attempt,
@@ -307,21 +308,28 @@ def _data_comment(lines: list[str], payload) -> str:
     return "<!-- dbglog-data " + data.replace(">", "\\u003e") + " -->"
 
 
-def _read_data_comment(line: str, lines: list[str]):
-    m = re.match(r"^<!-- dbglog-data (.*) -->$", line)
+def _comment_data(line: str | None):
+    """The data of a ``<!-- dbglog-data ... -->`` line (its ``sha`` of the lines shown is no longer needed: each line
+    is matched against the rendering of what the data keeps); None when it is not one."""
+    m = re.match(r"^<!-- dbglog-data (.*) -->$", line or "")
     if not m:
         return None
     try:
         obj = jsonsafe.loads(m.group(1))
     except ValueError:
         return None
-    if not isinstance(obj, dict) or obj.get("sha") != _digest(lines):
-        return None  # the visible lines were edited by hand (or the comment was): they win
-    return obj.get("data")
+    return obj.get("data") if isinstance(obj, dict) else None
 
 
 def _one_line_each(lines: list[str]) -> bool:
     return not any("\n" in line or "\r" in line for line in lines)
+
+
+def _shown_table(labels, rows: list[Difference]) -> list[str]:
+    """The visible lines of a table kept exactly in the data comment."""
+    return render_diff_table((_flat(labels[0]), _flat(labels[1])),
+                             [Difference(r.position, _flat(r.factor), _flat(r.working), _flat(r.broken), r.status,
+                                         _flat(r.apply)) for r in rows])
 
 
 def diff_section_lines(inv: Investigation) -> list[str]:
@@ -331,22 +339,23 @@ def diff_section_lines(inv: Investigation) -> list[str]:
     except ValueError:
         ok = False
     if not ok:
-        shown = render_diff_table(
-            (_flat(inv.labels[0]), _flat(inv.labels[1])),
-            [Difference(r.position, _flat(r.factor), _flat(r.working), _flat(r.broken), r.status, _flat(r.apply))
-             for r in inv.differences],
-        )
+        shown = _shown_table(inv.labels, inv.differences)
         payload = {"labels": list(inv.labels), "rows": [r.to_dict() for r in inv.differences]}
         return shown + ["", _data_comment(shown, payload)]
     return lines
+
+
+def _shown_step(s: NextStep) -> str:
+    """The visible line of a step kept exactly in the data comment."""
+    return render_step(NextStep(s.position, _flat(s.text).replace("**", "") or "(untitled)", _flat(s.detail),
+                                s.status, s.attempt))
 
 
 def steps_section_lines(steps: list[NextStep]) -> list[str]:
     lines = [render_step(s) for s in steps]
     if _one_line_each(lines) and all(parse_step(line, s.position) == s for line, s in zip(lines, steps)):
         return lines
-    shown = [render_step(NextStep(s.position, _flat(s.text).replace("**", "") or "(untitled)",
-                                  _flat(s.detail), s.status, s.attempt)) for s in steps]
+    shown = [_shown_step(s) for s in steps]
     return shown + ["", _data_comment(shown, [s.to_dict() for s in steps])]
 
 
@@ -774,15 +783,6 @@ def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None
     _refuse_stray(body, [i for i, line in enumerate(body) if not line.strip().startswith("|")], offset, path,
                   "in the key differences outside the table", "make it a row, or move it to a section of its own")
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
-    if comment:
-        data = _read_data_comment(comment, table)
-        try:
-            labels, rows = tuple(data["labels"]), [Difference(**r) for r in data["rows"]]
-        except (KeyError, TypeError, ValueError):
-            pass  # no data, or not ours in shape: the visible table is read instead
-        else:
-            inv.labels, inv.differences = labels, rows
-            return
     if not table:
         return
     try:
@@ -790,6 +790,34 @@ def _parse_diffs(inv: Investigation, body: list[str], offset: int, path) -> None
     except ValueError as e:
         first = next(i for i, line in enumerate(body) if line.strip().startswith("|"))
         raise ParseError(str(e), path, offset + first + 1) from None
+    # The header and each row left as they were shown keep the data the comment stored for them: an edit of one
+    # row must not re-read every other row from its lossy line.
+    labels, rows = _stored_table(comment)
+    if labels is None:
+        return
+    shown = _shown_table(labels, rows)
+    if table[0].strip() == shown[0]:
+        inv.labels = labels
+    kept: dict[str, list[Difference]] = {}
+    for line, r in zip(shown[2:], rows):
+        kept.setdefault(line, []).append(r)
+    for n, line in enumerate(table[2:], 1):
+        if kept.get(line.strip()):
+            inv.differences[n - 1] = kept[line.strip()].pop(0)
+            inv.differences[n - 1].position = n
+
+
+def _stored_table(comment: str | None) -> tuple[tuple[str, str] | None, list[Difference]]:
+    """(labels, rows) a data comment keeps, checked; (None, []) when it holds no table of ours in shape."""
+    data = _comment_data(comment)
+    try:
+        labels, rows = tuple(data["labels"]), [Difference(**r) for r in data["rows"]]
+    except (KeyError, TypeError, ValueError):
+        return None, []
+    texts = [*labels, *(v for r in rows for v in (r.factor, r.working, r.broken, r.apply))]
+    if len(labels) != 2 or not all(isinstance(t, str) for t in texts) or any(r.status not in DIFF_STATUSES for r in rows):
+        return None, []
+    return labels, rows
 
 
 def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
@@ -798,17 +826,38 @@ def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
                   "in What to Try Next but is no step", "each step is one line, '1. [ ] **text** - detail': join it "
                   "to its step, or move it to a section of its own")
     comment = next((line for line in body if line.startswith("<!-- dbglog-data ")), None)
-    if comment:
-        data = _read_data_comment(comment, [line for _, line in items])
-        try:
-            return [NextStep(**d) for d in data]
-        except TypeError:
-            pass  # no data, or not ours in shape: the visible list is read instead
+    # A step kept exactly in the data comment stays as stored while its visible line, past its number and box, is
+    # as it was shown: ticking one box must not re-read every other step from its lossy line.
+    kept: dict[str, list[NextStep]] = {}
+    for s in _stored_steps(comment):
+        kept.setdefault(_STEP_HEAD.sub("", _shown_step(s)), []).append(s)
     steps = []
     for n, (_i, line) in enumerate(items, 1):
+        same = kept.get(_STEP_HEAD.sub("", line)) if _STEP_HEAD.match(line) else None
+        if same:
+            steps.append(same.pop(0))
+            steps[-1].position, steps[-1].status = n, _UNMARK[_STEP_HEAD.match(line).group(1)]
+            continue
         step = parse_step(line, n)
         if step is None:
             m = re.match(r"^\d+\. (?:\[([ xX~-])\] )?(.*)$", line)
             step = NextStep(position=n, text=m.group(2).strip(), status=_UNMARK.get(m.group(1) or " ", "todo"))
         steps.append(step)
     return steps
+
+
+_STEP_HEAD = recache.compile(r"^\d+\. \[([ xX~-])\] ")
+
+
+def _stored_steps(comment: str | None) -> list[NextStep]:
+    """The steps a data comment keeps, checked: none when it holds no list of steps of ours in shape."""
+    data = _comment_data(comment)
+    try:
+        steps = [NextStep(**d) for d in data] if isinstance(data, list) else []
+    except TypeError:
+        return []  # not ours in shape: the visible list is read instead
+    ok = all(isinstance(s.text, str) and isinstance(s.detail, str) and s.status in _MARK
+             and (s.attempt is None or type(s.attempt) is int and 0 < s.attempt < 10**9)
+             and isinstance(s.source_lines, list) and all(type(n) is int and 0 < n < 10**9 for n in s.source_lines)
+             for s in steps)
+    return steps if ok else []
