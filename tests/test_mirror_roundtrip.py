@@ -197,3 +197,10 @@ def test_editing_one_row_of_a_table_kept_in_the_data_comment_leaves_the_other_ro
     assert [(d.position, d.factor, d.working, d.broken, d.status) for d in got.differences] == [
         (1, "Flags", "-O2  -g", "**-O3**", "untested"), (2, "Driver", "535", "550", "culprit"),
         (3, "Pipe", "a|b", " padded", "untested")]
+
+
+def test_a_detail_that_ends_like_a_link_to_a_huge_attempt_number_reads_back():
+    inv = Investigation(id="20260101-x", title="t", next_steps=[NextStep(1, "s", "see (→ Attempt 99999999999)")])
+    text = markdown.render(inv)
+    assert markdown.parse(text) == inv
+    assert markdown.parse(text.replace("1. [ ] **s**", "1. [x] **s**")).next_steps[0].status == "done"

@@ -294,8 +294,14 @@ def parse_step(line: str, position: int) -> NextStep | None:
     if not m:
         return None
     att = m.group("att")
+    if att and len(att) > 9:  # (SQLite holds 64 bits: a link no attempt can have would break every command)
+        raise ValueError(f"step {position} links attempt {_long_number(att)}, a number too large")
     return NextStep(position=position, text=m.group("text"), detail=m.group("detail") or "",
                     status=_UNMARK[m.group("mark")], attempt=int(att) if att else None)
+
+
+def _long_number(digits: str) -> str:
+    return digits[:20] + ("..." if len(digits) > 20 else "")
 
 
 def _digest(lines: list[str]) -> str:
@@ -351,9 +357,16 @@ def _shown_step(s: NextStep) -> str:
                                 s.status, s.attempt))
 
 
+def _reads_back(line: str, s: NextStep) -> bool:
+    try:
+        return parse_step(line, s.position) == s
+    except ValueError:  # a detail ending in a link no attempt can have: the data comment keeps it
+        return False
+
+
 def steps_section_lines(steps: list[NextStep]) -> list[str]:
     lines = [render_step(s) for s in steps]
-    if _one_line_each(lines) and all(parse_step(line, s.position) == s for line, s in zip(lines, steps)):
+    if _one_line_each(lines) and all(_reads_back(line, s) for line, s in zip(lines, steps)):
         return lines
     shown = [_shown_step(s) for s in steps]
     return shown + ["", _data_comment(shown, [s.to_dict() for s in steps])]
@@ -721,7 +734,7 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
                       and lm.group("label").lower() == "outcome"), at)
         runs = [r.strip() for r in vals.get("runs", "").split(",") if r.strip()]
         if len(m.group(1)) > 9:  # (SQLite holds 64 bits, a loop over numbers even less: 1e9 attempts is a typo)
-            raise ParseError(f"attempt number {m.group(1)[:20]}{'...' if len(m.group(1)) > 20 else ''} is too large; "
+            raise ParseError(f"attempt number {_long_number(m.group(1))} is too large; "
                              "renumber it", path, offset + s + 1)
         attempts.append(Attempt(
             number=int(m.group(1)),
@@ -832,13 +845,16 @@ def _parse_steps(body: list[str], offset: int, path) -> list[NextStep]:
     for s in _stored_steps(comment):
         kept.setdefault(_STEP_HEAD.sub("", _shown_step(s)), []).append(s)
     steps = []
-    for n, (_i, line) in enumerate(items, 1):
+    for n, (i, line) in enumerate(items, 1):
         same = kept.get(_STEP_HEAD.sub("", line)) if _STEP_HEAD.match(line) else None
         if same:
             steps.append(same.pop(0))
             steps[-1].position, steps[-1].status = n, _UNMARK[_STEP_HEAD.match(line).group(1)]
             continue
-        step = parse_step(line, n)
+        try:
+            step = parse_step(line, n)
+        except ValueError as e:
+            raise ParseError(f"{e}; link it to the attempt that did it, '(→ Attempt N)'", path, offset + i + 1) from None
         if step is None:
             m = re.match(r"^\d+\. (?:\[([ xX~-])\] )?(.*)$", line)
             step = NextStep(position=n, text=m.group(2).strip(), status=_UNMARK.get(m.group(1) or " ", "todo"))

@@ -41,6 +41,12 @@ EDITS = {
     "a line under the table": (r"^\| NCCL_ALGO .*$", "\\g<0>\nNOTE 2 nodes", "outside the table"),
     "a line under a step": (r"^1\. \[ \] \*\*check dmesg\*\*", "\\g<0>\n   NOTE look for Xid 79", "no step"),
     "a bullet among the steps": (r"^1\. \[ \] \*\*check dmesg\*\*", "\\g<0>\n- [ ] NOTE try P2P off", "no step"),
+    "a step's link to an attempt number too large": (r"^1\. \[ \] \*\*check dmesg\*\*$",
+                                                     "1. [x] **check dmesg** (→ Attempt 99999999999999999999)",
+                                                     "a number too large"),
+    "a step's link to an attempt number of 5000 digits": (r"^1\. \[ \] \*\*check dmesg\*\*$",
+                                                          "1. [x] **check dmesg** (→ Attempt " + "9" * 5000 + ")",
+                                                          "a number too large"),
     "a 13th month": (r"^updated: \d{4}-\d\d-", "updated: 2026-13-", "cannot be read"),
     "tags that are a mapping": (r"^tags: \[\]", "tags: {a: 1}", "tags must be a list"),
 }
