@@ -296,6 +296,8 @@ def parse_step(line: str, position: int) -> NextStep | None:
     att = m.group("att")
     if att and len(att) > 9:  # (SQLite holds 64 bits: a link no attempt can have would break every command)
         raise ValueError(f"step {position} links attempt {_long_number(att)}, a number too large")
+    if att and int(att) == 0:
+        raise ValueError(f"step {position} links attempt 0: attempts are numbered from 1")
     return NextStep(position=position, text=m.group("text"), detail=m.group("detail") or "",
                     status=_UNMARK[m.group("mark")], attempt=int(att) if att else None)
 
@@ -736,6 +738,8 @@ def _parse_attempts(body: list[str], offset: int, heads, path) -> list[Attempt]:
         if len(m.group(1)) > 9:  # (SQLite holds 64 bits, a loop over numbers even less: 1e9 attempts is a typo)
             raise ParseError(f"attempt number {_long_number(m.group(1))} is too large; "
                              "renumber it", path, offset + s + 1)
+        if int(m.group(1)) == 0:  # (no command can address it: edit and delete take 1 and up)
+            raise ParseError("attempt number 0: attempts are numbered from 1; renumber it", path, offset + s + 1)
         attempts.append(Attempt(
             number=int(m.group(1)),
             title=vals["title"] if "title" in vals else (m.group(2) or ""),

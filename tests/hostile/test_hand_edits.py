@@ -47,6 +47,9 @@ EDITS = {
     "a step's link to an attempt number of 5000 digits": (r"^1\. \[ \] \*\*check dmesg\*\*$",
                                                           "1. [x] **check dmesg** (→ Attempt " + "9" * 5000 + ")",
                                                           "a number too large"),
+    "an attempt numbered 0": (r"^### Attempt 1: try A", "### Attempt 0: try A", "attempts are numbered from 1"),
+    "a step's link to attempt 0": (r"^1\. \[ \] \*\*check dmesg\*\*$", "1. [x] **check dmesg** (→ Attempt 00)",
+                                   "attempts are numbered from 1"),
     "a 13th month": (r"^updated: \d{4}-\d\d-", "updated: 2026-13-", "cannot be read"),
     "tags that are a mapping": (r"^tags: \[\]", "tags: {a: 1}", "tags must be a list"),
 }
