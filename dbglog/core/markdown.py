@@ -38,6 +38,7 @@ from dbglog.core.model import (
     DIFF_STATUSES,
     OUTCOMES,
     STATUS_LABELS,
+    STATUSES,
     Attempt,
     Difference,
     Investigation,
@@ -598,10 +599,11 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
         raise ParseError(f"front matter id {_shown(meta['id'])} must be letters, digits, '.', '_' or '-' "
                          "(at most 200, it names the file in logs/); put the id back as it was", path, 1)
 
+    front_status = _front_status(meta.get("status"), front, path)
     inv = Investigation(
         id=meta["id"],
         title=title,
-        status=str(meta.get("status") or "open"),
+        status=front_status or "open",
         created=_ts(meta.get("created")),
         updated=_ts(meta.get("updated")),
         tags=_tags(meta.get("tags"), path),
@@ -611,7 +613,7 @@ def parse(text: str, path: str | None = None, misplaced: list | None = None) -> 
     bounds = [h for h in heads if h[0] > title_line and h[1] <= 2]
     firsts = [b[0] for b in blocks]
     header = lines[title_line + 1 : bounds[0][0] if bounds else len(lines)]
-    _parse_header(inv, header, title_line + 1, path)
+    _parse_header(inv, header, title_line + 1, path, front_status)
     for idx, (start, _level, raw) in enumerate(bounds):
         end = bounds[idx + 1][0] if idx + 1 < len(bounds) else len(lines)
         body = lines[start + 1 : end]
@@ -683,7 +685,23 @@ _HEADER_LABELS = {"Status": "status", "Symptom": "symptom", "Environment": "envi
                   "Related files": "related_files", "Root cause": "root_cause"}
 
 
-def _parse_header(inv: Investigation, lines: list[str], offset: int, path) -> None:
+def _status_value(raw, where: str, path, line: int) -> str:
+    """A hand-written status, as stored: one of STATUSES ('Won't Fix' is wontfix), else refused where it stands."""
+    word = re.sub(r"[\s'’_-]", "", str(raw)).lower()
+    if word in STATUSES:
+        return word
+    raise ParseError(f"{where} {_shown(str(raw))} is not a status: use open, resolved or wontfix", path, line)
+
+
+def _front_status(raw, front: str, path) -> str | None:
+    """The front matter's ``status:``, checked; None when it gives none."""
+    if raw is None or raw == "":
+        return None
+    line = next((i for i, text in enumerate(front.split("\n")) if re.match(r"status\s*:", text)), 0)
+    return _status_value(raw, "front matter status", path, line + 2)
+
+
+def _parse_header(inv: Investigation, lines: list[str], offset: int, path, front_status: str | None = None) -> None:
     repeated: list[int] = []
     continued: dict[str, list[int]] = {}
     bufs, stray = scan_field_lines(lines, _HEADER_LABELS, repeated, continued)
@@ -693,9 +711,15 @@ def _parse_header(inv: Investigation, lines: list[str], offset: int, path) -> No
     _refuse_stray(lines, continued.get("status", []), offset, path, "under **Status:**, which is "
                   "one word", "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
     vals = {k: _decode_value(v) for k, v in bufs.items()}
-    if "status" in vals:
-        s = vals["status"].strip().lower().replace("'", "").replace(" ", "")
-        inv.status = {"open": "open", "resolved": "resolved", "wontfix": "wontfix"}.get(s, inv.status)
+    if vals.get("status"):
+        # Two places say the status and neither may win silently: an edit of one alone would be undone by the next
+        # write (or, of the front matter, ignored), so they must agree.
+        at = offset + next(i for i, line in enumerate(lines) if (lm := _LABEL_LINE.match(line))
+                           and lm.group("label").lower() == "status")
+        inv.status = _status_value(vals["status"], "**Status:**", path, at + 1)
+        if front_status is not None and front_status != inv.status:
+            raise ParseError(f"**Status:** {_shown(vals['status'])} and the front matter's 'status: {front_status}' "
+                             "disagree: change both, or put back the one you did not mean to change", path, at + 1)
     inv.symptom = vals.get("symptom", "")
     inv.environment = vals.get("environment", "")
     inv.root_cause = vals.get("root_cause", "")

@@ -50,6 +50,10 @@ EDITS = {
     "an attempt numbered 0": (r"^### Attempt 1: try A", "### Attempt 0: try A", "attempts are numbered from 1"),
     "a step's link to attempt 0": (r"^1\. \[ \] \*\*check dmesg\*\*$", "1. [x] **check dmesg** (→ Attempt 00)",
                                    "attempts are numbered from 1"),
+    "a status that is none of the statuses": (r"^\*\*Status:\*\* Open", "**Status:** In progress", "is not a status"),
+    "a front-matter status that is none of the statuses": (r"^status: open", "status: bogus", "is not a status"),
+    "the front-matter status changed alone": (r"^status: open", "status: resolved", "disagree"),
+    "the status line changed alone": (r"^\*\*Status:\*\* Open", "**Status:** Won’t Fix", "disagree"),
     "a 13th month": (r"^updated: \d{4}-\d\d-", "updated: 2026-13-", "cannot be read"),
     "tags that are a mapping": (r"^tags: \[\]", "tags: {a: 1}", "tags must be a list"),
 }
@@ -71,6 +75,20 @@ def test_a_hand_edit_with_no_place_in_the_structure_is_refused_and_changes_nothi
     assert snapshot(ws) == before  # the hand edit is still there, and nothing else moved
     r = dbg("doctor", cwd=ws)
     assert "parse-error" in r.stdout and said in r.stdout
+
+
+@pytest.mark.parametrize("other", [r"^\*\*Status:\*\* Open", r"^\*\*Status:\*\* Open\n"])
+def test_a_status_edit_in_the_front_matter_takes_effect_once_the_status_line_agrees_or_is_gone(tmp_path, other):
+    """Before, an edit of the front matter's status alone was reported imported, ignored, and undone by the next
+    write: now it is refused until the **Status:** line says the same (or is removed), and then it stays."""
+    ws = _workspace(tmp_path)
+    log = next((ws / "logs").glob("*.md"))
+    log.write_text(log.read_text().replace("status: open", "status: resolved", 1))
+    assert "disagree" in dbg("list", cwd=ws).stderr
+    log.write_text(re.sub(other, "**Status:** Resolved" if other.endswith("Open") else "", log.read_text(), count=1, flags=re.M))
+    assert dbg("next", "add", "another", cwd=ws).returncode == 0  # a write: the file is rendered again
+    assert '"status": "resolved"' in dbg("show", "--json", cwd=ws).stdout
+    assert "status: resolved" in log.read_text() and "**Status:** Resolved" in log.read_text()
 
 
 def test_a_bare_tag_is_read_as_one_tag(tmp_path):
