@@ -296,3 +296,17 @@ def test_list_keeps_its_columns_whatever_the_length_of_the_ids(ws, cli_fast):
     cli_fast(ws, "new", "NCCL test hangs between GPU2 and GPU3 all the time on the A6000 box", "--no-env", check=0)
     lines = cli_fast(ws, "list", check=0).stdout.splitlines()
     assert len(lines) == 2 and len({ln.index(" open ") for ln in lines}) == 1  # (one column, not a ragged one)
+
+
+def test_deleting_an_attempt_unlinks_the_steps_it_did_so_they_never_point_at_the_next_attempt_of_that_number(dbg):
+    new(dbg, "links")
+    for args in (["attempt", "add", "a1", "-o", "failed"], ["attempt", "add", "a2", "-o", "failed"],
+                 ["next", "add", "step one"], ["next", "add", "step two"],
+                 ["next", "done", "1", "--attempt", "2"], ["next", "done", "2", "--attempt", "1"]):
+        assert dbg(*args)[0] == 0, args
+    code, out, _ = dbg("attempt", "delete", "2", "--json")
+    assert code == 0 and j(out)["unlinked_steps"] == [1]
+    assert dbg("attempt", "add", "a new second", "-o", "worked")[0] == 0  # numbered 2 again
+    steps = j(dbg("next", "list", "--json")[1])
+    assert [(s["text"], s["status"], s["attempt"]) for s in steps] == [("step one", "done", None),
+                                                                      ("step two", "done", 1)]

@@ -427,6 +427,7 @@ def attempt_delete(number, inv_ref, as_json):
     """Delete attempt NUMBER (the other attempts keep their numbers)."""
     recs = open_records()
     inv_id = recs.resolve(inv_ref)
-    a = recs.delete_attempt(inv_id, number)
-    emit(as_json, {"deleted": a.to_dict(), "investigation": inv_id},
-         lambda: click.echo(f"Attempt {a.number} deleted from {inv_id}"))
+    a, unlinked = recs.delete_attempt(inv_id, number)
+    said = "".join(f"\n  step {s.position} ({s.text}) no longer links it" for s in unlinked)
+    emit(as_json, {"deleted": a.to_dict(), "investigation": inv_id, "unlinked_steps": [s.position for s in unlinked]},
+         lambda: click.echo(f"Attempt {a.number} deleted from {inv_id}{said}"))

@@ -422,12 +422,19 @@ class Records:
             self.store.upsert_attempt(inv_id, a)
         return a
 
-    def delete_attempt(self, inv_id: str, number: int) -> Attempt:
-        """Remove attempt NUMBER (the numbers of the others do not change)."""
+    def delete_attempt(self, inv_id: str, number: int) -> tuple[Attempt, list[NextStep]]:
+        """Remove attempt NUMBER (the numbers of the others do not change); returns it and the next steps that
+        linked it, unlinked: a link left behind would name no attempt, then whichever attempt took the number."""
         with self.change(inv_id):
             a = self.store.get_attempt(inv_id, number)
             self.store.q("DELETE FROM attempts WHERE investigation_id = ? AND number = ?", inv_id, number)
-        return a
+            steps = self.store.load(inv_id).next_steps
+            unlinked = [s for s in steps if s.attempt == number]
+            for s in unlinked:
+                s.attempt = None
+            if unlinked:
+                self.store.set_next_steps(inv_id, steps)
+        return a, unlinked
 
     # --- key differences ------------------------------------------------------------
 
