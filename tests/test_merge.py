@@ -106,3 +106,19 @@ def test_a_run_follows_its_attempt_when_a_merge_renumbers_it(tmp_path):
     assert shown["attempt"] == 2
     listed = run_cli_inproc(ws, "attempt", "list").stdout
     assert "1. [untested] D plain" in listed and "C run attempt" in listed
+
+
+def test_an_attempt_deleted_on_one_branch_is_not_the_new_attempt_that_took_its_number():
+    """Theirs deleted attempt 2 and recorded a new one, numbered 2 again; ours edited the old attempt 2. Before, the
+    edit was merged into the new attempt without a word."""
+    base = base_inv(2)
+    theirs = base_inv(1)
+    theirs.attempts.append(Attempt(2, "new", did="other", outcome="worked", created="2026-11-21T10:00:00Z"))
+    ours = base_inv(2)
+    ours.attempts[1].conclusion = "about the old attempt 2"
+    r = merge_texts(markdown.render(base), markdown.render(ours), markdown.render(theirs))
+    assert r.conflicts == ["attempt 2 edited here, deleted there"]
+    # with the old attempt left as it was, the deletion and the new attempt merge cleanly
+    r = merge(base, base_inv(2), theirs)
+    assert r.conflicts == [] and [(a.number, a.title) for a in r.inv.attempts] == [(1, "a1"), (2, "new")]
+

@@ -62,8 +62,9 @@ class _Merger:
             setattr(out, f.name, self.value(f"{what}: {f.name}", b, o, t))
         return out
 
-    def keyed(self, what: str, base: list, ours: list, theirs: list, key, merge_one) -> list:
-        """Merge lists of records identified by ``key``: ours' order, theirs' additions appended."""
+    def keyed(self, what: str, base: list, ours: list, theirs: list, key, merge_one, name=repr) -> list:
+        """Merge lists of records identified by ``key``: ours' order, theirs' additions appended (``name``: a key
+        as a conflict names it)."""
         b = {key(x): x for x in base}
         o = {key(x): x for x in ours}
         t = {key(x): x for x in theirs}
@@ -73,7 +74,7 @@ class _Merger:
                 out.append(merge_one(b.get(k), ox, t[k]))
             elif k in b:  # theirs deleted it
                 if ox != b[k]:
-                    self.conflicts.append(f"{what} {k!r} edited here, deleted there")
+                    self.conflicts.append(f"{what} {name(k)} edited here, deleted there")
                     out.append(ox)
             else:
                 out.append(ox)
@@ -82,7 +83,7 @@ class _Merger:
                 continue
             if k in b:  # we deleted it
                 if tx != b[k]:
-                    self.conflicts.append(f"{what} {k!r} deleted here, edited there")
+                    self.conflicts.append(f"{what} {name(k)} deleted here, edited there")
                     out.append(tx)
             else:
                 out.append(tx)
@@ -103,16 +104,20 @@ def merge(base: Investigation | None, ours: Investigation, theirs: Investigation
     out.tags = m.strings("tag", base.tags, ours.tags, theirs.tags)
     out.related_files = m.strings("related file", base.related_files, ours.related_files, theirs.related_files)
 
-    # Attempts are only ever appended, so attempt N of the base is the same record on both sides.
+    # Attempts are only ever appended, so attempt N of the base is the same record on both sides -- while its
+    # creation stamp is the base's: a number `attempt delete` freed and a new attempt took is another record.
     # A number the base does not have was added on a branch: the same number added on both sides
     # is two different attempts (unless identical), and theirs moves after the last.
     base_numbers = {a.number for a in base.attempts}
 
     def akey(a: Attempt):
-        return a.number if a.number in base_numbers else (a.number, repr(a))
+        if a.number in base_numbers:
+            return a.number, a.created
+        return a.number, repr(a)
 
     attempts = m.keyed("attempt", base.attempts, ours.attempts, theirs.attempts, akey,
-                       lambda b, o, t: m.record(f"attempt {o.number}", b, o, t, skip=("number",)))
+                       lambda b, o, t: m.record(f"attempt {o.number}", b, o, t, skip=("number",)),
+                       name=lambda k: str(k[0]))
     renumbered: dict[int, int] = {}
     theirs_keys = {akey(a) for a in theirs.attempts} - {akey(a) for a in ours.attempts}
     theirs_new = sorted((a for a in attempts if akey(a) in theirs_keys), key=lambda a: a.number)
