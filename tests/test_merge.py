@@ -122,3 +122,15 @@ def test_an_attempt_deleted_on_one_branch_is_not_the_new_attempt_that_took_its_n
     r = merge(base, base_inv(2), theirs)
     assert r.conflicts == [] and [(a.number, a.title) for a in r.inv.attempts] == [(1, "a1"), (2, "new")]
 
+
+def test_a_file_added_on_both_sides_holds_one_attempt_where_number_and_stamp_agree():
+    """Unrelated histories that both added the same investigation: its attempt 1, edited differently on each side,
+    is one attempt with a conflict, not two attempts with one stamp."""
+    ours, theirs = base_inv(1), base_inv(1)
+    ours.attempts[0].conclusion = "ours"
+    theirs.attempts[0].conclusion = "theirs"
+    r = merge_texts("", markdown.render(ours), markdown.render(theirs))
+    assert r.conflicts == ["attempt 1: conclusion"]
+    theirs.attempts[0].conclusion = "ours"
+    r = merge_texts("", markdown.render(ours), markdown.render(theirs))
+    assert r.conflicts == [] and len(r.inv.attempts) == 1

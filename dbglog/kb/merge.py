@@ -96,6 +96,7 @@ class _Merger:
 
 def merge(base: Investigation | None, ours: Investigation, theirs: Investigation) -> MergeResult:
     m = _Merger()
+    base_missing = base is None
     base = base or Investigation(id=ours.id, title=ours.title)
     out = copy.deepcopy(ours)
     for name in ("id", "title", "status", "symptom", "environment", "root_cause", "created", "labels", "source"):
@@ -107,11 +108,12 @@ def merge(base: Investigation | None, ours: Investigation, theirs: Investigation
     # Attempts are only ever appended, so attempt N of the base is the same record on both sides -- while its
     # creation stamp is the base's: a number `attempt delete` freed and a new attempt took is another record.
     # A number the base does not have was added on a branch: the same number added on both sides
-    # is two different attempts (unless identical), and theirs moves after the last.
+    # is two different attempts (unless identical), and theirs moves after the last. A file both sides added
+    # (no base: unrelated histories) holds the same attempts where number and stamp agree.
     base_numbers = {a.number for a in base.attempts}
 
     def akey(a: Attempt):
-        if a.number in base_numbers:
+        if a.number in base_numbers or (base_missing and a.created):
             return a.number, a.created
         return a.number, repr(a)
 
