@@ -63,6 +63,10 @@ def assert_clean(workdir, *, secrets=(TOKEN,)):
     ("clear\x1b[2J\x1b[Hscreen", "clearscreen"),
     ("bell\x07 bs\x08 del\x7f c1\x9b31m", "bell bs del c1"),
     ("cut off \x1b[", "cut off "),
+    ("id \u202e4ox7-x-20261207\u202c shown", "id 4ox7-x-20261207 shown"),  # bidi override: shown reversed
+    ("\u2066is\u2069\u2067ol\u2069\u202a\u202b\u202d", "isol"),
+    # (the joiners U+200C/U+200D are part of Persian words and emoji sequences: kept)
+    ("zero\u200bwidth\u2060\ufeff نمی\u200cخواهم 👨\u200d👩", "zerowidth نمی\u200cخواهم 👨\u200d👩"),
 ])
 def test_sanitize(raw, want):
     assert redact.sanitize(raw) == want
@@ -267,3 +271,9 @@ def test_a_colour_escape_pasted_into_a_doc_leaves_nothing_of_itself_in_what_is_r
 def test_sanitize_lines_never_joins_two_lines():
     text = "one \x1b]0;an OSC left open\nline two\n\x1b[1mthree\x1b[0m"
     assert redact.sanitize_lines(text).split("\n") == ["one ", "line two", "three"]
+
+
+@pytest.mark.parametrize("title", ["\u202e", "\u200b\u200b", "\u200d", " \u2066 \u2069 "])
+def test_a_title_of_invisible_characters_only_is_refused_as_empty(workdir, title):
+    r = run_cli("new", title, "--no-env", cwd=workdir)
+    assert r.returncode == 2 and "empty title" in r.stderr and not list(workdir.glob("logs/*.md")), r.stderr

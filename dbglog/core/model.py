@@ -144,7 +144,7 @@ _PATHLIKE = recache.compile(r"(^|[\\/])\.\.([\\/]|$)|^[\\/~]")
 
 def check_title(title: str, what: str = "title") -> str:
     title = (title or "").strip()
-    if not title:
+    if not any(c.isprintable() and not c.isspace() for c in title):  # (joiners alone show nothing either)
         raise DbglogError(f"empty {what}: give a short description of the bug")
     if "\n" in title or "\r" in title:
         raise DbglogError(f"the {what} must be one line")

@@ -44,8 +44,13 @@ _ESCAPES = Lazy(
     r"|\x1b[ -/]*[0-~]?"                 # two/three-byte ESC sequences (charset, keypad, RIS)
     r"|\x9b[0-?]*[ -/]*[@-~]?"           # 8-bit CSI
 )
-_CONTROLS = Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEEDS_SANITIZE = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # (~5 ms to compile: kept between processes)
+# Bidi embeddings, overrides and isolates (U+202A-E, U+2066-9) reorder what is shown after them (an id printed
+# backwards) and the invisible zero-width space, word joiner and BOM make a blank title look filled in: dropped like
+# control bytes. The joiners U+200C/U+200D stay: Persian, Indic scripts and emoji sequences need them.
+_INVISIBLE = "\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069"
+_CONTROLS = Lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + _INVISIBLE + "]")
+# (~5 ms to compile: kept between processes)
+_NEEDS_SANITIZE = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _INVISIBLE + r"\ud800-\udfff]")
 # A lone surrogate (a YAML "\uDCFF" in a hand edit, a JSON one from an agent) is no character: stored,
 # it could never be written as UTF-8 again (the MCP answer, a --json line, the mirror file).
 _SURROGATES = Lazy("[\ud800-\udfff]")
@@ -60,8 +65,8 @@ def sanitize_lines(text: str) -> str:
 
 
 def sanitize(text: str) -> str:
-    """``text`` without terminal escapes and control characters (tab and newline kept); a lone
-    surrogate becomes U+FFFD."""
+    """``text`` without terminal escapes, control characters (tab and newline kept), bidi controls and invisible
+    zero-width characters; a lone surrogate becomes U+FFFD."""
     if not text or _NEEDS_SANITIZE.search(text) is None:
         return text
     text = _ESCAPES.sub("", text)
