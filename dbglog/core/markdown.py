@@ -685,6 +685,10 @@ _HEADER_LABELS = {"Status": "status", "Symptom": "symptom", "Environment": "envi
                   "Related files": "related_files", "Root cause": "root_cause"}
 
 
+# The attribute a parsed investigation carries when its front matter's status and its **Status:** line disagree
+FRONT_STATUS = "_front_status"
+
+
 def _status_value(raw, where: str, path, line: int) -> str:
     """A hand-written status, as stored: one of STATUSES ('Won't Fix' is wontfix), else refused where it stands."""
     word = re.sub(r"[\s'’_-]", "", str(raw)).lower()
@@ -712,14 +716,13 @@ def _parse_header(inv: Investigation, lines: list[str], offset: int, path, front
                   "one word", "put it under a field (**Symptom:** ...) or in a section of its own (## Notes)")
     vals = {k: _decode_value(v) for k, v in bufs.items()}
     if vals.get("status"):
-        # Two places say the status and neither may win silently: an edit of one alone would be undone by the next
-        # write (or, of the front matter, ignored), so they must agree.
         at = offset + next(i for i, line in enumerate(lines) if (lm := _LABEL_LINE.match(line))
                            and lm.group("label").lower() == "status")
         inv.status = _status_value(vals["status"], "**Status:**", path, at + 1)
         if front_status is not None and front_status != inv.status:
-            raise ParseError(f"**Status:** {_shown(vals['status'])} and the front matter's 'status: {front_status}' "
-                             "disagree: change both, or put back the one you did not mean to change", path, at + 1)
+            # Two places say it: the **Status:** line is read, and the front matter's other value kept aside for the
+            # sync, which knows the stored status and so which of the two a hand edit changed (FRONT_STATUS).
+            setattr(inv, FRONT_STATUS, front_status)
     inv.symptom = vals.get("symptom", "")
     inv.environment = vals.get("environment", "")
     inv.root_cause = vals.get("root_cause", "")

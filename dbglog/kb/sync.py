@@ -435,6 +435,22 @@ def misplaced_warnings(misplaced: list[tuple[int, str, str]], rel: str) -> list[
             f"move it under '## Attempts' to record it as an attempt" for line, head, section in misplaced]
 
 
+def _edited_status(store: Store, inv) -> bool:
+    """A file whose front-matter status and **Status:** line disagree: the one a hand edit changed wins. The line is
+    read; when it still says the stored status, the front matter was the edit (it was ignored, and undone by the next
+    write). Both changed differently: the line, which is what a reader of the file sees. True: the file disagreed
+    with itself (it is written back agreeing)."""
+    from dbglog.core.markdown import FRONT_STATUS
+
+    front = getattr(inv, FRONT_STATUS, None)
+    if front is None:
+        return False
+    row = store.q("SELECT status FROM investigations WHERE id = ?", inv.id).fetchone()
+    if row is not None and row[0] == inv.status:
+        inv.status = front
+    return True
+
+
 def _parse(text: str, rel: str, misplaced: list | None = None):
     """A mirror file read as an investigation (the format's parser, imported when a file is read)."""
     from dbglog.core.markdown import parse
@@ -533,6 +549,7 @@ class _Pass:
         inv = _parse(text, rel, misplaced)  # (the parse itself finds them: no second reading of the file)
         self.report.misplaced += misplaced_warnings(misplaced, rel)
         dirty = redact.clean_record(inv)  # control characters or secrets put in by hand: not kept
+        dirty = _edited_status(store, inv) or dirty
         self._note(rel, row, inv, forced)
         store.replace_investigation(inv)
         store.set_mirror(rel, inv.id, st.st_size, st.st_mtime_ns, digest, store.rev(inv.id))
