@@ -163,3 +163,18 @@ def test_a_passage_added_to_the_document_never_overwrites_an_attempt_recorded_in
     assert shown["attempts"][3]["did"] == "fixed seed 7" and shown["attempts"][3]["source_lines"] == []
     assert as_json(cli(ws, "import", doc, "--json"))["investigations"][0]["action"] == "unchanged"
     cli(ws, "doctor", check=0)
+
+
+def test_an_attempt_whose_lines_left_the_document_cites_them_no_more(ws, cli, tmp_path):
+    """An adversarial probe: after two attempts' lines were deleted from a document and it was imported again, the
+    kept attempts still cited lines 5-5 (now another attempt's) and 6-6 (past the end). They are kept (nothing
+    stored is dropped) and cite no lines; the attempt still there cites where it is now."""
+    doc = tmp_path / "d.md"
+    doc.write_text("# Hang\n\n## What we tried\n\n- I set A=1; still hangs.\n- I set B=1; still hangs.\n"
+                   "- I set C=1; it works now.\n")
+    inv = json.loads(cli(ws, "import", doc, "--json", check=0).stdout)["investigations"][0]["id"]
+    doc.write_text("# Hang\n\n## What we tried\n\n- I set C=1; it works now.\n")
+    cli(ws, "import", doc, check=0)
+    shown = json.loads(cli(ws, "show", inv, "--json", check=0).stdout)["attempts"]
+    assert [(a["title"], a["source_lines"]) for a in shown] == [
+        ("I set A=1; still hangs.", []), ("I set B=1; still hangs.", []), ("I set C=1; it works now.", [5, 5])]

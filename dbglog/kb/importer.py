@@ -186,10 +186,12 @@ def match_attempts(old: list, new: list, imported: set[int] | frozenset = frozen
     return out
 
 
-def _merge_attempts(out: Investigation, new: Investigation, imported) -> dict[int, int]:
-    """The re-read attempts into ``out``: each updates the stored attempt it is, or comes after the last."""
+def _merge_attempts(out: Investigation, new: Investigation, imported, lines: int | None = None) -> dict[int, int]:
+    """The re-read attempts into ``out``: each updates the stored attempt it is, or comes after the last.
+    ``lines``: the document's length now."""
     by_num = {a.number: a for a in out.attempts}
     mapping = match_attempts(out.attempts, new.attempts, imported)
+    _unmoored(out, set(mapping.values()), new, lines)
     top = max(by_num, default=0)
     for a in new.attempts:
         if a.number in mapping:
@@ -206,8 +208,20 @@ def _merge_attempts(out: Investigation, new: Investigation, imported) -> dict[in
     return mapping
 
 
+def _unmoored(out: Investigation, found: set[int], new: Investigation, lines: int | None) -> None:
+    """A stored attempt read from the document before and not read from it now is kept, but cites its lines no more
+    when they run past the document's end or are another attempt's now (an edit deleted its passage)."""
+    taken = [a.source_lines for a in new.attempts if len(a.source_lines) == 2]
+    for a in out.attempts:
+        if len(a.source_lines) != 2 or a.number in found:
+            continue
+        first, last = a.source_lines
+        if (lines is not None and last > lines) or any(f <= last and first <= t for f, t in taken):
+            a.source_lines = []
+
+
 def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset = frozenset(),
-          renumbered: dict[int, int] | None = None) -> Investigation:
+          renumbered: dict[int, int] | None = None, lines: int | None = None) -> Investigation:
     """Re-import: the document's values update the stored investigation; nothing stored is dropped.
     ``imported``: numbers of stored attempts an earlier import made (before attempts cited their lines);
     ``renumbered`` is filled with new number -> stored number for every attempt of ``new``."""
@@ -219,7 +233,7 @@ def merge(old: Investigation, new: Investigation, imported: set[int] | frozenset
     if new.related_files:
         out.related_files = list(new.related_files)
     out.tags = out.tags + [t for t in new.tags if t not in out.tags]
-    mapping = _merge_attempts(out, new, imported)
+    mapping = _merge_attempts(out, new, imported, lines)
     if renumbered is not None:
         renumbered.update(mapping)
     if new.differences:
@@ -418,7 +432,7 @@ def _decide(recs, plan: Plan, alone: bool = False) -> Investigation:
         imported = {int(r[0]) for r in store.q("SELECT ref FROM import_items WHERE investigation_id = ? AND "
                                                "kind = 'attempt'", existing) if str(r[0]).isdigit()}
         renumbered: dict[int, int] = {}
-        merged = merge(old, inv, imported, renumbered)
+        merged = merge(old, inv, imported, renumbered, lines=len(plan.text.splitlines()) if plan.text else None)
         _renumber(plan.parsed, renumbered)
         if plan.reviewed:
             plan.unticked = _drop_unticked(merged, set(renumbered.values()), imported, plan.text)
