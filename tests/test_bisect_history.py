@@ -621,3 +621,20 @@ def test_a_repro_that_deletes_its_worktree_leaves_no_worktree_registered(tmp_pat
                 'd=$(pwd); cd /; rm -rf "$d"', cwd=repo)
     assert "Traceback" not in p.stderr, p.stderr
     no_worktrees_left(repo)  # before: each deleted one stayed in `git worktree list`, "prunable"
+
+
+def test_the_verdict_cache_is_not_reused_when_the_repro_or_the_environment_changed(tmp_path):
+    """An adversarial probe: a second bisection with the repro's file edited, or with the environment the failure
+    needs unset, answered the first one's culprit from the cache, 0 runs, exit 0. The cache shared by sessions is
+    keyed on the environment and the bytes of the files the command names too."""
+    repo, shas = linear_repo(tmp_path, 32)
+    repro = Repro(tmp_path, culprit=20)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0 and res["first_bad"]["commit"] == shas[20], p.stderr
+    repro.set(culprit=11)  # the repro's input changed: spec.json, a file the command names
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert p.returncode == 0 and res["first_bad"]["commit"] == shas[11] and res["runs"] > 0, (p.stderr, res)
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD", env={"SOMETHING_THE_BUG_NEEDS": "1"})
+    assert res["runs"] > 0  # another environment: run again, not answered from the cache
+    p, res = bisect(repo, repro, "--good", shas[0], "--bad", "HEAD")
+    assert res["runs"] == 0 and res["first_bad"]["commit"] == shas[11]  # the same world again: the cache answers

@@ -1,6 +1,7 @@
 """End-to-end toggle bisection on real processes (subprocess CLI: python -m dbglog)."""
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -231,3 +232,31 @@ def test_from_diffs_rows_carry_both_states_broken_unset_fails_together(ws):
     assert "fails with every toggle off" in out["message"]  # off = unset now breaks the app's assert
     p = run_cli("diff", "set", "NCCL debug", "--apply", "env:NCCL_DEBUG on=1 off=1", cwd=ws)
     assert p.returncode == 2 and "nothing to switch" in p.stderr  # refused when written, not at bisect time
+
+
+def test_the_verdict_cache_is_not_reused_after_the_code_changed(ws):
+    """An adversarial probe: after the code was changed (committed, or not), a second toggle bisection answered the
+    first one's pair from the cache, every trial but the ends, exit 0, where one toggle alone now fails. The cache
+    shared by sessions is keyed on the working tree's state (HEAD, changes, untracked files) too."""
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"})
+
+    app = ws / "app.py"
+    app.write_text("import os, sys\non = {k for k in 'ABC' if os.environ.get(k) == '1'}\n"
+                   "sys.exit(1 if {'B', 'C'} <= on else 0)\n")
+    git("init", "-q")
+    git("add", "app.py")
+    git("commit", "-qm", "i")
+    args = ("bisect", "toggles", "--env", "A=1", "--env", "B=1", "--env", "C=1", "--", sys.executable, "app.py")
+    first, _ = cli_json(ws, *args, code=0)
+    assert sorted(first["sets"][0]) == ["B", "C"], first
+    app.write_text(app.read_text().replace("{'B', 'C'} <= on", "'A' in on"))
+    again, _ = cli_json(ws, *args, code=0)
+    assert again["sets"] == [["A"]], again
+    git("commit", "-qam", "only A now")
+    third, _ = cli_json(ws, *args, code=0)
+    assert third["sets"] == [["A"]] and third["runs"] > 2, third

@@ -359,6 +359,7 @@ class _Driver:
                              db=self.db, workdir=self.wt_root)
         self.target: S.Target | None = None
         self.ex: S.Execution | None = None
+        self._world: str | None = None
 
     # -- helpers --------------------------------------------------------------------
 
@@ -367,7 +368,10 @@ class _Driver:
 
     def ckey(self, sha: str, ex: S.Execution | None = None, target: S.Target | None = None,
              kind: str = KIND) -> str:
-        return S.cache_key(kind, sha, ex or self.ex, target or self.target, {"cwd": self.spec.cwd_rel})
+        if self._world is None:  # (once per session: the environment and the files the command names)
+            self._world = S.world((ex or self.ex).cmd, os.getcwd())
+        return S.cache_key(kind, sha, ex or self.ex, target or self.target,
+                           {"cwd": self.spec.cwd_rel, "world": self._world})
 
     def label(self, sha: str) -> str:
         subj = self.subjects.get(sha)

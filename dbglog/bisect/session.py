@@ -342,6 +342,57 @@ def cache_key(kind: str, key: str, execution: Execution, target: Target, extra: 
     return sha256_hex(blob.encode())
 
 
+# What only a shell or a terminal sets, or dbglog and its test runner: left out of a verdict's world (``world``)
+_PASSING_ENV = re.compile(r"(?:PWD|OLDPWD|SHLVL|_|TERM|TERM_\w*|COLORTERM|COLUMNS|LINES|SSH_\w*|DISPLAY|XDG_\w*|TMUX\w*|"
+                          r"STY|WINDOW|PS[1-4]|PROMPT_COMMAND|LS_COLORS|HIST\w*|MAIL|DBGLOG_\w*|PYTEST_\w*|"
+                          r"COV_\w*)")
+_OUTPUT_SUFFIXES = (".log", ".out", ".err", ".txt", ".jsonl", ".csv")
+_WORLD_READ = 4 << 20  # the bytes of a named file read for its digest (past them: its size and mtime)
+
+
+def world(cmd: Sequence[str], cwd: str, tree: bool = False) -> str:
+    """What a verdict depends on besides its key, for the cache shared by sessions: the environment (bar what only a
+    shell or terminal sets), the bytes of each file the command names, and with ``tree`` the state of the working
+    tree it runs in (HEAD, and the digest of its changes and untracked files; outside git a value of its own, so no
+    verdict is shared). An edited repro, TRIGGER=1 unset, or a commit since gave the old answer with exit 0."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for k in sorted(os.environ):
+        if not _PASSING_ENV.fullmatch(k):
+            h.update(f"{k}={os.environ[k]}\0".encode("utf-8", "surrogateescape"))
+    for w in cmd:
+        p = os.path.join(cwd, w)
+        if w.lower().endswith(_OUTPUT_SUFFIXES):
+            continue  # (a file the repro writes, named so it knows where: its growing log is no input)
+        try:
+            if os.path.isfile(p):
+                st = os.stat(p)
+                with open(p, "rb") as f:
+                    h.update(p.encode("utf-8", "surrogateescape") + f.read(_WORLD_READ) + f"{st.st_size}".encode())
+                if st.st_size > _WORLD_READ:
+                    h.update(f"{st.st_mtime_ns}".encode())
+        except (OSError, ValueError):
+            continue
+    if tree:
+        h.update(_tree_state(cwd))
+    return h.hexdigest()[:32]
+
+
+def _tree_state(cwd: str) -> bytes:
+    import subprocess
+
+    try:
+        out = [subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+               for args in (["rev-parse", "HEAD"], ["diff", "HEAD", "--binary"],
+                            ["ls-files", "--others", "--exclude-standard", "-z"])]
+    except (OSError, subprocess.SubprocessError):
+        out = []
+    if not out or any(p.returncode != 0 for p in out):
+        return os.urandom(16)  # (not a git checkout: nothing says two sessions ran the same code)
+    return b"\0".join(p.stdout for p in out)
+
+
 def _stamp(pid: int) -> str | None:
     """What is stored beside a driver's pid: "PID:CREATE_TIME", and ":SECONDS_SINCE_BOOT" where /proc tells
     (None when it cannot be read). The second survives a step of the wall clock between the stamp and a check

@@ -166,6 +166,7 @@ class Trials:
         self.jobs = max(1, int(spec.jobs))
         self.workdir = workdir_root(recs, spec.scratch) / self.sid
         self.originals: dict[str, bytes] = {}
+        self.world: str | None = None
         for path, sha in spec.files.items():
             data = Path(path).read_bytes() if Path(path).exists() else b""
             import hashlib
@@ -180,6 +181,7 @@ class Trials:
             self.journal = Journal(recs.store, self.sid)
         self._made: set[int] = set()  # slots whose copy this process made
         self.oracle: Oracle | None = None  # set by resume(): the drivers ask it for verdicts
+        self.world = S.world(spec.cmd, str(self.cwd), tree=True)  # (the files as found: before any edit of ours)
 
     # what a trial looks like
     def env_for(self, enabled: set[str]) -> dict:
@@ -248,8 +250,10 @@ class Trials:
         return self.oracle.collect(asks)
 
     def cache_extra(self) -> dict:
+        if self.world is None:  # (the tree as the bisection found it, before any of its edits: see __init__)
+            self.world = S.world(self.spec.cmd, str(self.cwd), tree=True)
         return {"toggles": [t.to_dict() for t in self.toggles], "files": self.spec.files,
-                "cwd": str(self.cwd), "in_place": self.in_place}
+                "cwd": str(self.cwd), "in_place": self.in_place, "world": self.world}
 
     def close(self) -> None:
         if self.journal is not None:
