@@ -275,3 +275,35 @@ def test_a_dry_run_with_use_says_what_would_become_current(ws, cli, tmp_path):
     doc.write_text("# A\n\n- I set X=1; still hangs.\n")
     p = cli(ws, "import", "--use", "--dry-run", str(doc))
     assert p.returncode == 0 and "would become the one imported" in p.stdout and "unchanged" not in p.stdout, p.stdout
+
+
+REDIS = "# Redis timeouts\n\n- Tried raising `timeout` to 30 s; still times out.\n" \
+        "- Tried pinning redis-py 4.5; the timeouts went away.\n"
+
+
+def test_an_attempt_recorded_under_a_deleted_imported_attempts_number_is_not_overwritten(ws, cli, tmp_path):
+    """An adversarial probe: after an imported attempt was deleted and one recorded through dbglog took its number,
+    a re-import wrote the document's attempt over it (the number was still remembered as the import's)."""
+    doc = tmp_path / "notes.md"
+    doc.write_text(REDIS)
+    inv = json.loads(cli(ws, "import", "--use", str(doc), "--json", check=0).stdout)["investigations"][0]["id"]
+    cli(ws, "attempt", "delete", "2", check=0)
+    cli(ws, "attempt", "add", "My own: restarted sentinel", "-d", "restarted sentinel by hand", "-r",
+        "still times out", "-o", "failed", check=0)
+    cli(ws, "import", str(doc), check=0)
+    shown = json.loads(cli(ws, "show", inv, "--json", check=0).stdout)["attempts"]
+    assert [(a["title"], a["did"]) for a in shown][1] == ("My own: restarted sentinel", "restarted sentinel by hand")
+    assert any("redis-py 4.5" in a["title"] for a in shown)
+
+
+def test_a_conclusion_added_in_dbglog_to_an_imported_attempt_survives_an_unchanged_re_import(ws, cli, tmp_path):
+    """An adversarial probe: the re-read attempt's blank conclusion was copied over the one written in dbglog, and
+    the unchanged document was reported "updated"."""
+    doc = tmp_path / "notes.md"
+    doc.write_text(REDIS)
+    inv = json.loads(cli(ws, "import", "--use", str(doc), "--json", check=0).stdout)["investigations"][0]["id"]
+    cli(ws, "attempt", "edit", "1", "-c", "not the server timeout; confirmed with tcpdump", check=0)
+    out = json.loads(cli(ws, "import", str(doc), "--json", check=0).stdout)["investigations"][0]
+    assert out["action"] == "unchanged"
+    shown = json.loads(cli(ws, "show", inv, "--json", check=0).stdout)["attempts"]
+    assert shown[0]["conclusion"] == "not the server timeout; confirmed with tcpdump"

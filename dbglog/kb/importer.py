@@ -196,8 +196,9 @@ def _merge_attempts(out: Investigation, new: Investigation, imported, lines: int
     for a in new.attempts:
         if a.number in mapping:
             cur = by_num[mapping[a.number]]
-            for name in _ATTEMPT_VALUES:
-                setattr(cur, name, getattr(a, name))
+            for name in _ATTEMPT_VALUES:  # (a field the document leaves blank keeps what was written in dbglog: a
+                if getattr(a, name) or name == "source_lines":  # conclusion added to it was erased by a re-import)
+                    setattr(cur, name, getattr(a, name))
         else:
             top += 1
             mapping[a.number] = top

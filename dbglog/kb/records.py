@@ -428,6 +428,10 @@ class Records:
         with self.change(inv_id):
             a = self.store.get_attempt(inv_id, number)
             self.store.q("DELETE FROM attempts WHERE investigation_id = ? AND number = ?", inv_id, number)
+            # (an import that read it remembers its number: the attempt recorded next under that number is not the
+            # document's, and a re-import took it for one and wrote the document's text over it)
+            self.store.q("DELETE FROM import_items WHERE investigation_id = ? AND kind = 'attempt' AND ref = ?",
+                         inv_id, str(number))
             steps = self.store.load(inv_id).next_steps
             unlinked = [s for s in steps if s.attempt == number]
             for s in unlinked:
