@@ -705,6 +705,10 @@ class _Server(MCPServer):
 
         from mcp.server.mcpserver.exceptions import ToolError
 
+        from dbglog.run import proctree
+
+        # (the runs this call starts know it: a notifications/cancelled of its request stops them, _StopRunsAtEOF)
+        token = proctree.CALLER.set(_id_key(context.request_id) if context is not None else None)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -712,6 +716,8 @@ class _Server(MCPServer):
                 return _error(_argument_error(name, e.__cause__))
             msg = str(e).removeprefix(f"Error executing tool {name}: ")
             return _error(msg.splitlines()[0] if msg else f"unknown tool {name!r}")
+        finally:
+            proctree.CALLER.reset(token)
 
     async def run_stdio_async(self) -> None:
         """Serve over stdio; when the client goes away (stdin closed) every run in progress is
@@ -810,7 +816,11 @@ class _StopRunsAtEOF:
         if _kind(item) == "JSONRPCRequest":
             _WIRE["pending"][_id_key(item.message.id)] += 1
         elif _kind(item) == "JSONRPCNotification" and item.message.method == "notifications/cancelled":
-            _settle((item.message.params or {}).get("requestId"))
+            rid = (item.message.params or {}).get("requestId")
+            _settle(rid)
+            from dbglog.run import proctree
+
+            proctree.stop_caller(_id_key(str(rid)), signal.SIGTERM)  # (its runs, as a stop signal would)
         elif isinstance(item, Exception):  # a line the SDK could not read: it drops it, and a client would wait
             await _answer_unreadable(item)
         return item

@@ -8,6 +8,7 @@ errors with the CLI's one-line message, and the server keeps serving after them.
 import asyncio
 import json
 import sys
+from pathlib import Path
 import textwrap
 
 import pytest
@@ -357,3 +358,58 @@ def test_requests_piped_with_stdin_closed_behind_them_are_all_answered(tmp_path)
     ids = [json.loads(line)["id"] for line in p.stdout.splitlines() if line.strip()]
     assert sorted(map(str, (i for i in ids if i != 7))) == ["1", "2", "3", "4", "5", "6"], p.stderr
     assert p.returncode == 0
+
+
+def test_a_cancelled_run_repro_stops_its_repro_and_is_recorded_interrupted(tmp_path):
+    """An adversarial probe: notifications/cancelled of a run_repro left the repro running until its timeout (or
+    for ever without one): the server only stopped waiting for the answer. The runs a cancelled request started
+    stop as at a stop signal, and are recorded. (The repro's timeout, 300 s, is far past what the test waits.)"""
+    import json
+    import subprocess
+    import threading
+    import time
+
+    from conftest import cli_env
+
+    p = subprocess.Popen([sys.executable, "-m", "dbglog", "mcp"], cwd=tmp_path, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=cli_env())
+    watchdog = threading.Timer(240, p.kill)
+    watchdog.start()
+
+    def send(o):
+        p.stdin.write(json.dumps(o) + "\n")
+        p.stdin.flush()
+
+    def answer(i):
+        while True:
+            m = json.loads(p.stdout.readline())
+            if m.get("id") == i:
+                return m
+
+    try:
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        answer(0)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "new_investigation", "arguments": {"title": "cancel", "environment": False}}})
+        answer(1)
+        pid_file = tmp_path / "repro.pid"
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run_repro", "arguments": {
+            "cmd": ["bash", "-c", f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 1000"],
+            "timeout": 300, "attempt": "cancel me"}}})
+        while not pid_file.exists():
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        deadline = time.monotonic() + 120
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists(), "the cancelled repro is still running"
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {}}})
+        attempts = answer(3)["result"]["structuredContent"]["attempts"]
+        assert [a["title"] for a in attempts] == ["cancel me"]
+    finally:
+        watchdog.cancel()
+        p.stdin.close()
+        p.wait(60)

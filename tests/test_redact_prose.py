@@ -149,3 +149,15 @@ def test_a_token_after_equals_or_a_slash_and_a_urls_query_secret_are_redacted(te
     and a URL's scheme was read as 'https: //...' whose value swallowed the rest of the line."""
     out = redact.clean(text)
     assert secret not in out and "<redacted>" in out, out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("logged in with token \x1b[1mhf_abcdefghijklmnopqrstuvwx12\x1b[0m", "hf_abcdefghijklmnopqrstuvwx12"),
+    ("\x1b[32mghp_" + "G" * 36 + "\x1b[0m", "ghp_" + "G" * 36),
+    ("\x1b[38;5;196mAKIAIOSFODNN7EXAMPLE\x1b[m", "AKIAIOSFODNN7EXAMPLE"),
+])
+def test_a_token_right_after_a_terminal_colour_is_redacted(text, secret):
+    """An adversarial probe: a coloured log (rich, colorlog) put `\\x1b[1m` right before a token, whose 'm' read as
+    the end of a longer word, and the run's output files kept it in clear."""
+    out = redact.redact(text)
+    assert secret not in out and "<redacted>" in out, out

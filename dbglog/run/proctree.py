@@ -9,6 +9,7 @@ lazily imported psutil; imports nothing of dbglog's, so every layer may use it.
 from __future__ import annotations
 
 import collections
+import contextvars
 import os
 import signal as _signal
 import sys
@@ -653,6 +654,21 @@ SUPERVISING: "weakref.WeakSet" = weakref.WeakSet()  # live supervisions: each ha
 
 
 STOPPING: list[int] = []  # set for good by a server on its way out: a run starting now stops at once
+
+# Who asked for the runs a thread supervises (an MCP request's id, set around its tool call: the worker thread the
+# SDK runs the tool on inherits it), and the callers whose request was cancelled: their runs stop, now and later
+# (a cancelled run_repro ran on until its timeout, or for ever).
+CALLER: "contextvars.ContextVar[str | None]" = contextvars.ContextVar("dbglog_caller", default=None)
+CANCELLED: set[str] = set()
+
+
+def stop_caller(caller: str, signum: int) -> int:
+    """Stop the runs ``caller`` asked for, and any it starts later; how many were running."""
+    CANCELLED.add(caller)
+    runs = [s for s in list(SUPERVISING) if getattr(s, "caller", None) == caller]
+    for s in runs:
+        s.request_stop(signum)
+    return len(runs)
 
 
 def stop_all(signum: int, for_good: bool = False) -> int:

@@ -777,6 +777,7 @@ class _Supervision:
                           self.merged, self.echo, cap)
         self.pump.start()
         self.tree = _Tree(proc.pid, self.run_id, started_epoch)
+        self.caller = proctree.CALLER.get()
         proctree.SUPERVISING.add(self)
         try:
             self.pidfd = os.pidfd_open(proc.pid)
@@ -792,8 +793,8 @@ class _Supervision:
         deadline = None if self.timeout is None else self.t0 + self.timeout
         interval = 0.02
         while True:
-            if self.stop_signum is not None or proctree.STOPPING:
-                raise Interrupted(self.stop_signum or proctree.STOPPING[0])
+            if self.stop_signum is not None or proctree.STOPPING or self.caller in proctree.CANCELLED:
+                raise Interrupted(self.stop_signum or (proctree.STOPPING or [_signal.SIGTERM])[0])
             wait = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
             self.rc = _wait_exit(proc, self.pidfd, wait)
             if self.rc is not None:

@@ -129,7 +129,9 @@ def is_secret_name(name: str) -> bool:
     return _WORD_SECRET.search(name) is not None
 
 
-_B = r"(?<![A-Za-z0-9_+-])"  # a token starts here (not inside a longer word; after "=" or "/" it does: KEY=hf_...)
+# A token starts here: not inside a longer word (after "=" or "/" it does: KEY=hf_...), and right after a terminal
+# colour (`\x1b[1m`, `\x1b[38;5;196m`: a colourful log's token was kept in a run's output files).
+_B = r"(?:(?<![A-Za-z0-9_+-])|(?<=[0-9;]m)|(?<=\x1b\[m))"
 _E = r"(?![A-Za-z0-9_+/=-])"
 # (a literal every match contains: a cheap `in` test first, the regex only when it is there)
 _VALUE_PATTERNS = [
