@@ -293,6 +293,9 @@ def _error(message: str):
     ``--json`` error shape)."""
     from mcp.types import CallToolResult, TextContent
 
+    from dbglog.util.redact import clean
+
+    message = clean(message)  # (it may quote an argument: `command not found: HF_TOKEN=hf_...`)
     return CallToolResult(content=[TextContent(type="text", text=message)], structured_content={"error": message},
                           is_error=True)
 

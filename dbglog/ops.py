@@ -177,7 +177,10 @@ def search(recs, query: str, *, status=None, outcomes=(), tags=(), inv_ref=None,
     _check_limit(limit, 500)
     refresh_watched(recs, warn)
     filters = search_filters(recs, status, outcomes, tags, inv_ref, since)
-    return _search.search(recs.store.conn, query, kinds=kinds or None, filters=filters, limit=limit)
+    from dbglog.util.redact import clean
+
+    # (asked as records hold it: a token searched for is echoed nowhere, and finds where it was stored redacted)
+    return _search.search(recs.store.conn, clean(query), kinds=kinds or None, filters=filters, limit=limit)
 
 
 # --- records -----------------------------------------------------------------------------

@@ -191,7 +191,9 @@ GIT_BISECT_STOP = 128  # (git bisect run aborts on an exit code above 127)
 def _fail(message: str, code: int, argv) -> None:
     _drop_listing()  # a command that reports an error changes nothing, the freshness cache included
     _drop_workspace()
-    message = safe_text(message)  # it may quote what the user typed or a file held
+    from dbglog.util.redact import redact
+
+    message = redact(safe_text(message))  # it may quote what the user typed or a file held (a token among them)
     args = sys.argv[1:] if argv is None else argv
     if "--json" in args:
         click.echo(json.dumps({"error": message}))

@@ -238,3 +238,16 @@ def test_tried_with_a_token_in_the_idea_finds_the_attempt_recorded_with_it_redac
     out = json.loads(r.stdout)
     assert out["tried"] is True and [h["attempt"] for h in out["close"]] == [1], out
     assert token not in r.stdout + r.stderr
+
+
+def test_a_token_in_an_argument_is_echoed_nowhere_in_errors_and_search(tmp_path):
+    """An adversarial probe: an agent writing env-prefix argv got `command not found: HF_TOKEN=hf_...` back, and
+    `search` echoed the token in its query and notes, where the stored records hold it redacted."""
+    token = "hf_" + "E9r2" * 8
+    assert dbg("new", "x", "--no-env", cwd=tmp_path).returncode == 0
+    r = run_cli("run", "--timeout", "5", "--json", "--", f"HF_TOKEN={token}", "python", "x.py", cwd=tmp_path)
+    assert token not in r.stdout + r.stderr, (r.stdout, r.stderr)
+    r = dbg("show", f"Bearer {token}", cwd=tmp_path)
+    assert r.returncode == 2 and token not in r.stderr
+    r = dbg("search", f"HF_TOKEN={token}", "--json", cwd=tmp_path)
+    assert token not in r.stdout + r.stderr
