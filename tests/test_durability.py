@@ -239,3 +239,25 @@ def test_a_locked_database_in_an_mcp_call_is_one_line_not_an_internal_error():
     out = mcp_server._call(locked)
     text = str(out)
     assert "locked by another process" in text and "internal error" not in text, text
+
+
+def test_failing_runs_finishing_at_once_add_their_advice_once(tmp_path):
+    """An adversarial probe: failing runs recorded at once (six here) each read the next steps before any had added the
+    playbook's advice, and left up to four copies of it. The read and the add are one write transaction."""
+    import json
+
+    from conftest import run_cli_inproc
+
+    ws = tmp_path / "w"
+    ws.mkdir()
+    (ws / "fail.py").write_text("import sys\nprint('RuntimeError: CUDA error: an illegal memory access was "
+                                "encountered', file=sys.stderr)\nsys.exit(1)\n")
+    assert run_cli_inproc(ws, "new", "ima", "--no-env").returncode == 0
+    procs = [subprocess.Popen([sys.executable, "-m", "dbglog", "run", "--timeout", "60", "--attempt", f"try {k}", "--",
+                               sys.executable, "fail.py"], cwd=ws, env=cli_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for k in range(6)]
+    for p in procs:
+        assert p.wait(300) == 1
+    steps = json.loads(run_cli_inproc(ws, "next", "list", "--json").stdout)
+    advice = [s for s in steps if "[advice:" in (s["detail"] or "")]
+    assert len(advice) == len({s["detail"] for s in advice}) >= 1, [s["text"][:60] for s in steps]

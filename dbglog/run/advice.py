@@ -207,14 +207,20 @@ def marker(advice_id: str) -> str:
 def apply_to_investigation(recs, inv_id: str, steps: Iterable[dict]) -> list:
     """Add each step to the investigation's next steps unless a step with its advice id is there
     already (in any state): the same advice is never added twice."""
-    existing = recs.store.load(inv_id).next_steps
-    have = " ".join(f"{s.text} {s.detail}" for s in existing)
-    added = []
-    for a in steps:
-        tag = marker(a["id"])
-        if tag in have or a["step"] in have:
-            continue
-        detail = f"{tag} {a['detail']}".strip()
-        added.append(recs.next_add(inv_id, a["step"], detail=detail))
-        have += f" {tag} {a['step']}"
+    steps = list(steps)
+    if not steps:
+        return []
+    # (read and added in one write transaction: runs finishing at once each read the list before any had added to
+    # it, and four concurrent failing runs left four copies of one advice)
+    with recs.store.write():
+        existing = recs.store.load(inv_id).next_steps
+        have = " ".join(f"{s.text} {s.detail}" for s in existing)
+        added = []
+        for a in steps:
+            tag = marker(a["id"])
+            if tag in have or a["step"] in have:
+                continue
+            detail = f"{tag} {a['detail']}".strip()
+            added.append(recs.next_add(inv_id, a["step"], detail=detail))
+            have += f" {tag} {a['step']}"
     return added
