@@ -729,7 +729,8 @@ class _Supervision:
 
         result, rd = self.result, self.run_dir
         if not self.cwd.is_dir():
-            result.error = f"working directory {self.cwd} does not exist"
+            result.error = (f"working directory {self.cwd} is not a directory" if self.cwd.exists() else
+                            f"working directory {self.cwd} does not exist")
             result.notes.append(result.error)
             _finish(result, rd, None, self.signatures)
             return False
@@ -757,7 +758,7 @@ class _Supervision:
             for s in (*self.sinks.values(), self.merged):
                 s.close()
             if isinstance(e, FileNotFoundError):
-                result.error = f"command not found: {self.cmd[0]}"
+                result.error = _not_found(self.cmd[0], self.cwd)
             elif isinstance(e, PermissionError):
                 result.error = f"permission denied: {self.cmd[0]} (is it executable?)"
             else:
@@ -993,6 +994,22 @@ def _quiet_report(after: float, streams: list) -> dict:
              for q in quiet]
     return {"after_s": after, "streams": quiet,
             "summary": f"idle for {after:g}s with no output while alive: " + "; ".join(parts)}
+
+
+def _not_found(prog: str, cwd: Path) -> str:
+    """Why the program could not start: not there, or there with an interpreter line naming one that is not (both
+    are ENOENT; a script whose #! is missing was said "command not found" though it exists)."""
+    path = cwd / prog if "/" in prog else None
+    if path is not None and path.is_file():
+        try:
+            with open(path, "rb") as f:
+                first = f.readline(300)
+        except OSError:
+            first = b""
+        if first.startswith(b"#!"):
+            shown = first[2:].decode("utf-8", "replace").strip()
+            return f"cannot run {prog}: its interpreter line names {shown!r}, which is not there"
+    return f"command not found: {prog}"
 
 
 def _redact_outputs(result: RunResult) -> None:

@@ -345,3 +345,17 @@ def test_utf8_arguments_under_an_ascii_locale_are_read_as_utf8(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "dbglog", "attempt", "add", b"\xff\xfe", "-o", "failed"], cwd=ws,
                          capture_output=True, env={**os.environ, **env}, timeout=120)
     assert bad.returncode == 2 and b"not valid UTF-8" in bad.stderr
+
+
+def test_a_script_whose_interpreter_is_missing_and_a_cwd_that_is_a_file_are_said_as_they_are(tmp_path):
+    """An adversarial probe: a script whose #! names a missing interpreter was "command not found" though it is
+    there; a working directory that is a file "does not exist"."""
+    from dbglog.run import runner
+
+    script = tmp_path / "badinterp.sh"
+    script.write_text("#!/nonexistent/interp\necho hi\n")
+    script.chmod(0o755)
+    r = runner.run(["./badinterp.sh"], run_dir=tmp_path / "r1", echo=False, timeout=30, cwd=tmp_path)
+    assert "interpreter line names '/nonexistent/interp'" in r.error, r.error
+    r = runner.run([sys.executable, "-c", "pass"], run_dir=tmp_path / "r2", echo=False, timeout=30, cwd=script)
+    assert r.error.endswith("is not a directory"), r.error
