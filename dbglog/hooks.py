@@ -1013,6 +1013,9 @@ def session_digest(db, budget: int = DIGEST_BUDGET) -> str:
             "`dbglog tried \"IDEA\"` (exit 0 = already tried: read its outcome); record with "
             "`dbglog attempt add` or `dbglog run --attempt TITLE -- CMD`; `dbglog agent-guide` has the protocol."]
     used = estimate_tokens("\n".join(head))
+    if used > budget:  # (a budget smaller than the preamble got the preamble anyway, over it)
+        short = f"dbglog: {len(invs)} open investigation(s): `dbglog list --status open`"
+        return short if estimate_tokens(short) <= budget else ""
     out = list(head)
     for k, inv in enumerate(invs):
         rest = len(invs) - k - 1

@@ -331,6 +331,15 @@ def test_session_start_digest_under_budget(tmp_path):
     assert all(f"Other bug {k}" in text for k in range(3))
     # a tight budget keeps the head and says what it left out
     assert small.startswith("dbglog: 4 open") and "more open: `dbglog list --status open`" in small
+    # a budget under the head's own size (an adversarial probe: 20 tokens got 86) gets a line that fits, or nothing
+    db = hooks.Recorded(str(tmp_path / ".dbglog"))
+    try:
+        for budget in (1, 5, 20, 40):
+            tiny = hooks.session_digest(db, budget=budget)
+            assert hooks.estimate_tokens(tiny) <= budget, (budget, tiny)
+        assert hooks.session_digest(db, budget=20).startswith("dbglog: 4 open investigation(s)")
+    finally:
+        db.close()
 
 
 def test_session_start_hook_wiring(tmp_path, kb):
