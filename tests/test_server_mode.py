@@ -146,3 +146,36 @@ def test_bisect_toggles_refuses_a_server_without_readiness(tmp_path):
     r = run_cli("bisect", "toggles", "--env", "X=1", "--server", f"{PY} {SERVER} 1", "--", PY, str(CLIENT), "1",
                 cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--ready" in r.stderr, r.stderr
+
+
+def test_a_ready_url_with_credentials_is_checked_with_them(tmp_path):
+    """An adversarial probe: `--ready http://user:pw@127.0.0.1:PORT/` never became ready: urllib took the userinfo
+    for part of the host. It is sent as basic authentication."""
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from dbglog.run import serve
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(200 if self.headers.get("Authorization") else 401)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        port = srv.server_address[1]
+        ok, said = serve.probe_ready(f"http://us%40er:p%3Aw@127.0.0.1:{port}/health", str(tmp_path), {}, 10)
+        assert ok and said == "HTTP 200", said
+        assert seen == ["Basic " + base64.b64encode(b"us@er:p:w").decode()]
+        assert serve.probe_ready(f"http://127.0.0.1:{port}/health", str(tmp_path), {}, 10) == (False, "HTTP 401")
+    finally:
+        srv.shutdown()
+        srv.server_close()

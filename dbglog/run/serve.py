@@ -50,7 +50,7 @@ def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, st
         import urllib.request
 
         try:
-            with urllib.request.urlopen(ready, timeout=limit) as resp:  # noqa: S310 (user's own URL)
+            with urllib.request.urlopen(_with_credentials(ready), timeout=limit) as resp:  # noqa: S310 (user's own URL)
                 return 200 <= resp.status < 300, f"HTTP {resp.status}"
         except urllib.error.HTTPError as e:
             return False, f"HTTP {e.code}"
@@ -68,6 +68,24 @@ def probe_ready(ready: str, cwd: str, env: dict, limit: float) -> tuple[bool, st
         p.wait()
         return False, f"readiness command did not finish within {limit:g}s"
     return rc == 0, f"readiness command exited {rc}"
+
+
+def _with_credentials(url: str):
+    """``url``, or a request with its ``user:password@`` sent as basic authentication: urllib took the userinfo for
+    part of the host ("Name or service not known"), so a server behind basic auth never became ready."""
+    import base64
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url
+    host = parts.hostname or ""
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    auth = base64.b64encode(f"{urllib.parse.unquote(parts.username)}:"
+                            f"{urllib.parse.unquote(parts.password or '')}".encode()).decode()
+    return urllib.request.Request(urllib.parse.urlunsplit(parts._replace(netloc=netloc)),
+                                  headers={"Authorization": f"Basic {auth}"})
 
 
 class Server:
